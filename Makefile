@@ -1,0 +1,173 @@
+# Makefile — builds one static library per folder (common, legacy, modern, converter, bridge),
+# the wfbridge program, native sample/test libraries, and one Check runner for all suites.
+# Everything goes under $(BUILD) so sanitizer and fuzz builds live beside the normal one.
+
+BUILD    ?= build
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+CC       ?= cc
+PKGS     := libffi libxml-2.0 sqlite3
+WARN     := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes -Wformat=2
+OPT      ?= -O2 -g
+CFLAGS_EXTRA ?=
+LDFLAGS_EXTRA ?=
+ifeq ($(WERROR),1)
+WARN     += -Werror
+endif
+
+# First step: the system packages. When pkg-config cannot find them, the project's install
+# script runs (apt-get as root; otherwise it prints the exact command and make stops).
+DEPS_OK  := $(shell pkg-config --exists $(PKGS) check 2>/dev/null && echo yes)
+ifneq ($(DEPS_OK),yes)
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+$(info wfbridge: system packages missing, running scripts/install-deps.sh)
+DEPS_RC := $(shell sh scripts/install-deps.sh >&2; echo $$?)
+ifneq ($(DEPS_RC),0)
+$(error missing system packages: run the command printed above, then make again)
+endif
+endif
+endif
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lpthread -lm
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
+
+CFLAGS_ALL := -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -fPIC $(OPT) $(WARN) \
+              $(PKG_CFLAGS) $(CFLAGS_EXTRA) -MMD -MP
+LDFLAGS_ALL := $(LDFLAGS_EXTRA)
+
+MODULES  := common legacy modern converter bridge
+# Link order: a library comes before the ones it uses.
+LINK_ORDER := bridge converter modern legacy common
+
+define module_srcs
+$(filter-out bridge/wfb_main.c,$(wildcard $(1)/*.c))
+endef
+
+lib_of = $(BUILD)/lib/libwf$(1).a
+PRESENT_MODULES := $(foreach m,$(MODULES),$(if $(strip $(call module_srcs,$(m))),$(m)))
+LIBS_ALL := $(foreach m,$(LINK_ORDER),$(if $(filter $(m),$(PRESENT_MODULES)),$(call lib_of,$(m))))
+
+.SECONDEXPANSION:
+.PHONY: all deps libs native test asan demo bench fuzz fuzz-run install clean check-%
+all: deps libs $(BUILD)/bin/wfbridge native
+
+deps:
+	@true
+
+# ---- libraries ---------------------------------------------------------------------------
+define module_rules
+$(call lib_of,$(1)): $(patsubst %.c,$(BUILD)/obj/%.o,$(call module_srcs,$(1)))
+	@mkdir -p $$(dir $$@)
+	@rm -f $$@
+	ar rcs $$@ $$^
+endef
+$(foreach m,$(PRESENT_MODULES),$(eval $(call module_rules,$(m))))
+
+libs: $(LIBS_ALL)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/bin/wfbridge: $(BUILD)/obj/bridge/wfb_main.o $(LIBS_ALL)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -rdynamic
+
+# ---- native libraries: samples/*/libs/NAME/*.c and tests/*/libs/NAME/*.c ----------------------
+# Each directory becomes lib/NAME.so-style shared objects plus any NAME.activities.xml beside
+# them, in $(BUILD)/samples/lib or $(BUILD)/tests/lib (the library paths the demo and the tests
+# use).
+SAMPLE_LIB_DIRS := $(wildcard samples/*/libs/*)
+TEST_LIB_DIRS   := $(wildcard tests/*/libs/*)
+define native_rules
+$(2)/lib$(notdir $(1)).so: $(wildcard $(1)/*.c) $(wildcard $(1)/*.h)
+	@mkdir -p $(2)
+	$(CC) -std=c11 -D_DEFAULT_SOURCE -shared -fPIC $(OPT) -Wall -Wextra $(CFLAGS_EXTRA) -o $$@ $(wildcard $(1)/*.c) $(LDFLAGS_EXTRA)
+	@for f in $(wildcard $(1)/*.xml); do cp $$$$f $(2)/; done
+NATIVE_OUT += $(2)/lib$(notdir $(1)).so
+endef
+$(foreach d,$(SAMPLE_LIB_DIRS),$(eval $(call native_rules,$(d),$(BUILD)/samples/lib)))
+$(foreach d,$(TEST_LIB_DIRS),$(eval $(call native_rules,$(d),$(BUILD)/tests/lib)))
+native: $(NATIVE_OUT)
+
+# ---- tests -------------------------------------------------------------------------------
+TEST_SRCS   := $(wildcard tests/*/test_*.c)
+TEST_CFLAGS := $(CFLAGS_ALL) $(CHECK_CFLAGS) -Wno-missing-prototypes -DWF_BUILD_DIR='"$(BUILD)"'
+
+$(BUILD)/tests/obj/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I$(BUILD)/tests -c $< -o $@
+
+# The runner's suite list is generated from every `Suite *NAME_suite(void)` definition.
+$(BUILD)/tests/suites-%.inc: $(TEST_SRCS) Makefile
+	@mkdir -p $(dir $@)
+	@grep -ho '^Suite \*[a-z0-9_]*_suite(void)' $(if $(filter all,$*),$(TEST_SRCS),$(wildcard tests/$*/test_*.c)) \
+	  | sed 's/^Suite \*\([a-z0-9_]*\)_suite(void)/WF_SUITE(\1_suite)/' > $@.tmp; mv $@.tmp $@
+
+$(BUILD)/tests/obj/main-%.o: tests/wf_test_main.c $(BUILD)/tests/suites-%.inc
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -DWF_SUITES_INC='"suites-$*.inc"' -I$(BUILD)/tests -c $< -o $@
+
+TEST_SUPPORT := $(BUILD)/tests/obj/wf_test_util.o
+
+$(BUILD)/tests/wftest: $(BUILD)/tests/obj/main-all.o $(TEST_SUPPORT) $(patsubst tests/%.c,$(BUILD)/tests/obj/%.o,$(TEST_SRCS)) $(LIBS_ALL)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS) -rdynamic
+
+$(BUILD)/tests/wftest-%: $(BUILD)/tests/obj/main-%.o $(TEST_SUPPORT) $$(patsubst tests/%.c,$(BUILD)/tests/obj/%.o,$$(wildcard tests/$$*/test_*.c)) $(LIBS_ALL)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS) -rdynamic
+
+# `make check-legacy` runs one folder's suites (handy while several people work at once).
+check-%: deps native $(BUILD)/tests/wftest-%
+	WF_BUILD=$(BUILD) $(BUILD)/tests/wftest-$*
+
+test: deps all $(BUILD)/tests/wftest
+	WF_BUILD=$(BUILD) $(BUILD)/tests/wftest
+
+asan: deps
+	$(MAKE) --no-print-directory BUILD=build-asan OPT="-g -O1" \
+	  CFLAGS_EXTRA="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	  LDFLAGS_EXTRA="-fsanitize=address,undefined" test
+
+# ---- fuzzing (clang + libFuzzer): tests/fuzz/fuzz_NAME.c -> build-fuzz/fuzz/fuzz_NAME -------
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_SECONDS ?= 20
+fuzz: deps
+	$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang OPT="-g -O1" \
+	  CFLAGS_EXTRA="-fsanitize=fuzzer-no-link,address,undefined" libs
+	@mkdir -p build-fuzz/fuzz
+	@for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); \
+	  echo "clang $$f -> build-fuzz/fuzz/$$n"; \
+	  clang -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -g -O1 $(PKG_CFLAGS) \
+	    -fsanitize=fuzzer,address,undefined -o build-fuzz/fuzz/$$n $$f \
+	    $(foreach m,$(LINK_ORDER),$(if $(filter $(m),$(PRESENT_MODULES)),build-fuzz/lib/libwf$(m).a)) \
+	    $(PKG_LIBS) || exit 1; done
+fuzz-run: fuzz
+	@for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); c=tests/fuzz/corpus/$$n; \
+	  mkdir -p build-fuzz/corpus/$$n; \
+	  echo "fuzzing $$n for $(FUZZ_SECONDS)s"; \
+	  build-fuzz/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=0 \
+	    build-fuzz/corpus/$$n $$( [ -d $$c ] && echo $$c ) 2>build-fuzz/$$n.log >/dev/null \
+	    || { tail -40 build-fuzz/$$n.log; exit 1; }; done; echo "fuzzing: no crashes"
+
+# ---- demo, bench, install ------------------------------------------------------------------
+demo: deps all
+	@BUILD=$(BUILD) sh scripts/demo.sh
+
+bench: deps all
+	@BUILD=$(BUILD) sh scripts/bench.sh
+
+HEADERS := $(foreach m,$(PRESENT_MODULES),$(filter-out %_int.h,$(wildcard $(m)/*.h)))
+install: all
+	@for h in $(HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/wfbridge/$$h; done
+	@for l in $(LIBS_ALL); do install -D -m 644 $$l $(DESTDIR)$(PREFIX)/lib/$$(basename $$l); done
+	install -D -m 755 $(BUILD)/bin/wfbridge $(DESTDIR)$(PREFIX)/bin/wfbridge
+	@mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(foreach m,$(LINK_ORDER),$(if $(filter $(m),$(PRESENT_MODULES)),-lwf$(m)))|' \
+	  -e 's|@REQUIRES@|$(PKGS)|' scripts/wfbridge.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/wfbridge.pc
+	@echo "installed under $(DESTDIR)$(PREFIX)"
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

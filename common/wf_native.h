@@ -1,0 +1,79 @@
+/* wf_native.h — native libraries and calls. A library is loaded only from the configured
+ * library path (never from a path a definition names); an exported function gets a libffi
+ * call interface built once from its declared signature and reused for every call; values are
+ * marshalled per the type mapping in DESIGN.md "The legacy model" (Decimal = int64 1/10,000,
+ * DateTime = int64 us since epoch, strings in as const char *, out as char ** and returned as
+ * char *, both malloc'd by the callee and freed here). */
+#ifndef WF_NATIVE_H
+#define WF_NATIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "wf_error.h"
+#include "wf_value.h"
+
+/* 1. wf_libpath_create from --lib-path / WFBRIDGE_LIB_PATH ("dir1:dir2").
+ * 2. wf_native_lib_open(path, "Warehouse", ...) finds libWarehouse.so then Warehouse.so in
+ *    those directories, or wf_libpath_find for a type library file.
+ * 3. wf_native_fn_prepare once per function signature; wf_native_fn_call any number of times,
+ *    from any thread (a prepared function is immutable).
+ * 4. wf_native_lib_close after every fn from it is destroyed. Libraries are refcounted by the
+ *    set that opened them: open the same name twice and you get the same handle retained. */
+
+typedef struct wf_libpath wf_libpath;
+typedef struct wf_native_lib wf_native_lib;
+typedef struct wf_native_fn wf_native_fn;
+
+wf_status wf_libpath_create(const char *dirs, wf_libpath **out, wf_error *err);
+void wf_libpath_destroy(wf_libpath *path);
+size_t wf_libpath_count(const wf_libpath *path);
+const char *wf_libpath_dir(const wf_libpath *path, size_t index);
+/* Find a plain file name (no '/' and no "..": those are refused with WF_E_NOLIB, naming the
+ * name) in the path. Writes the full path into out. WF_E_NOTFOUND if absent. */
+wf_status wf_libpath_find(const wf_libpath *path, const char *file_name, char *out,
+                          size_t out_size, wf_error *err);
+
+/* Open library NAME: libNAME.so, then NAME.so, in each directory in order. A NAME that
+ * already ends in ".so" is looked up as given. WF_E_NOLIB names NAME and the directories. */
+wf_status wf_native_lib_open(const wf_libpath *path, const char *name, wf_native_lib **out,
+                             wf_error *err);
+void wf_native_lib_close(wf_native_lib *lib); /* accepts NULL */
+const char *wf_native_lib_file(const wf_native_lib *lib);
+
+typedef enum wf_native_dir {
+    WF_NATIVE_IN,
+    WF_NATIVE_OUT,    /* pointer to a slot the callee writes */
+    WF_NATIVE_INOUT,  /* pointer to a slot holding the In value, the callee may update */
+} wf_native_dir;
+
+typedef struct wf_native_param {
+    const wf_type *type; /* Boolean, Int32, Int64, Double, Decimal, DateTime or String */
+    wf_native_dir dir;
+} wf_native_param;
+
+typedef struct wf_native_sig {
+    const wf_type *ret;          /* NULL = void */
+    const wf_native_param *params;
+    size_t param_count;
+    bool error_on_nonzero;       /* ret must be Int32: non-zero is a WF_E_NATIVE fault */
+} wf_native_sig;
+
+/* Resolve `symbol` and build its call interface. WF_E_NOSYM names the symbol and library;
+ * WF_E_TYPE if a type has no C mapping. The signature is copied. */
+wf_status wf_native_fn_prepare(wf_native_lib *lib, const char *symbol, const wf_native_sig *sig,
+                               wf_native_fn **out, wf_error *err);
+void wf_native_fn_destroy(wf_native_fn *fn);
+const char *wf_native_fn_name(const wf_native_fn *fn);
+const wf_native_sig *wf_native_fn_sig(const wf_native_fn *fn);
+
+/* Call. args[i] holds the In value for IN and INOUT parameters (converted to the declared
+ * type, null strings pass NULL) and is ignored for OUT. On success, outs[i] receives the value
+ * for OUT and INOUT parameters (outs[i] for IN stays null; the caller releases outs), and *ret
+ * the return value (null for void). With error_on_nonzero a non-zero status returns
+ * WF_E_NATIVE ("FUNCTION returned N") and still fills *ret and outs. outs and ret may be NULL
+ * when not needed. */
+wf_status wf_native_fn_call(const wf_native_fn *fn, const wf_value *args, wf_value *outs,
+                            wf_value *ret, wf_error *err);
+
+#endif

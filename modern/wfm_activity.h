@@ -1,0 +1,220 @@
+/* wfm_activity.h — the extensible activity catalogue. An activity kind (built-in or added by
+ * another part of the project, e.g. the bridge's Interop) is described once by a
+ * wfm_kind_spec: its XAML element, its properties (arguments, child activities, auxiliary
+ * nodes, delegates, literals) and its callbacks. The XAML loader is driven entirely by these
+ * specs, and the scheduler calls the callbacks (DESIGN.md "The modern model",
+ * WF-SEMANTICS.md §5). Thread rule: callbacks of one instance run on one thread at a time. */
+#ifndef WFM_ACTIVITY_H
+#define WFM_ACTIVITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/wf_error.h"
+#include "../common/wf_native.h"
+#include "../common/wf_value.h"
+
+typedef struct wfm_catalogue wfm_catalogue; /* the set of registered kinds */
+typedef struct wfm_kind wfm_kind;           /* one registered kind */
+typedef struct wfm_node wfm_node;           /* an element of a loaded definition (immutable) */
+typedef struct wfm_ai wfm_ai;               /* an activity instance (run time) */
+typedef struct wfm_ctx wfm_ctx;             /* the running instance, seen from a callback */
+typedef struct wfm_load wfm_load;           /* the loader, seen from a prepare callback */
+
+#define WFM_NS_ACTIVITIES "http://schemas.microsoft.com/netfx/2009/xaml/activities"
+
+/* ---- describing a kind ------------------------------------------------------------------ */
+typedef enum wfm_prop_kind {
+    WFM_PROP_IN,         /* InArgument<type>: "[expr]", a literal, or <InArgument> element */
+    WFM_PROP_OUT,        /* OutArgument<type>: "[location]" */
+    WFM_PROP_INOUT,      /* InOutArgument<type>: "[location]" */
+    WFM_PROP_LITERAL,    /* attribute value converted to `type` at load ("True", "00:00:05") */
+    WFM_PROP_ACTIVITY,   /* one child activity (category "Activity") */
+    WFM_PROP_ACTIVITIES, /* ordered child activities */
+    WFM_PROP_NODE,       /* one node of category `accepts`; may be an x:Reference */
+    WFM_PROP_NODES,      /* ordered nodes of category `accepts`; items may be x:Reference */
+    WFM_PROP_KEYED,      /* content items with x:Key, key converted to `type` (Switch cases) */
+    WFM_PROP_DELEGATE,   /* ActivityAction<type> with one DelegateInArgument (ForEach body) */
+    WFM_PROP_PARAMS,     /* ordered typed In/Out/InOut arguments (InvokeMethod.Parameters) */
+    WFM_PROP_TYPE,       /* a type name ("p:Any", "s:Exception"), resolved at load */
+} wfm_prop_kind;
+
+enum {
+    WFM_PROP_REQUIRED = 1u << 0, /* validation error when absent */
+    WFM_PROP_CONTENT = 1u << 1,  /* element content (children without a property element) */
+};
+
+typedef struct wfm_prop_spec {
+    const char *name;    /* "Condition", "Then", "Activities", "Text" */
+    wfm_prop_kind kind;
+    const char *type;    /* value type: "x:Boolean", "x:String", "x:Object", "T" (the kind's
+                            x:TypeArguments), "List(T)"; NULL where not applicable */
+    const char *accepts; /* NODE/NODES: the category of allowed nodes ("FlowNode", "Catch") */
+    unsigned flags;
+    const char *deflt;   /* LITERAL/IN default as text, NULL for none */
+} wfm_prop_spec;
+
+enum {
+    WFM_KIND_GENERIC = 1u << 0,    /* takes x:TypeArguments (the "T" of its props) */
+    WFM_KIND_VARIABLES = 1u << 1,  /* accepts <Kind.Variables> */
+    WFM_KIND_CAN_IDLE = 1u << 2,   /* may create bookmarks or timers */
+    WFM_KIND_NO_PERSIST = 1u << 3, /* the instance may not persist while one is executing */
+};
+
+/* Callback types. `ai` is the activity instance the callback belongs to. */
+typedef void (*wfm_exec_fn)(wfm_ctx *ctx, wfm_ai *ai);
+/* A scheduled child finished: wfm_ai_status(child) says how. `child` is valid only during the
+ * callback. */
+typedef void (*wfm_done_fn)(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child);
+/* A fault propagates out of `child`'s subtree. Return true to handle it: the runtime then
+ * cancels what is left of the child subtree (running cancellation handlers) and calls on_done
+ * for the child with status WFM_FAULTED. Return false to let it pass to ai's parent. */
+typedef bool (*wfm_fault_fn)(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child, const wf_value *exc);
+/* A bookmark or timer of ai was resumed with `payload` (null for timers). */
+typedef void (*wfm_resume_fn)(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload);
+
+typedef struct wfm_kind_spec {
+    const char *name;     /* XAML element local name: "Sequence" */
+    const char *ns;       /* element namespace URI; NULL = WFM_NS_ACTIVITIES */
+    const char *category; /* "Activity" for activities; or "FlowNode", "State", "Catch", ... */
+    unsigned flags;
+    const wfm_prop_spec *props; /* order = property index used by the accessors below */
+    size_t prop_count;
+    const char *content_prop;   /* which property element content fills (NULL: none) */
+    size_t state_size;          /* bytes of zeroed per-instance state (wfm_ai_state) */
+    /* Load time, after the node is built and its expressions compiled (optional): static
+     * checks beyond the spec, and preparation (open a native library, prepare a call).
+     * Report problems with wfm_load_error (all of them) and return WF_OK unless out of
+     * memory. */
+    wf_status (*prepare)(wfm_load *load, wfm_node *node);
+    wfm_exec_fn execute;  /* required for activities */
+    wfm_exec_fn cancel;   /* NULL = cancel all running children, then complete as canceled */
+    void (*fini)(wfm_ai *ai); /* release what the state holds (optional) */
+    void *ud;                 /* spec-level user data, see wfm_kind_ud */
+} wfm_kind_spec;
+
+/* Register a kind. The spec and everything it points to must outlive the catalogue (static
+ * tables). A second kind with the same namespace and name is WF_E_STATE. */
+wf_status wfm_catalogue_register(wfm_catalogue *cat, const wfm_kind_spec *spec, wf_error *err);
+const wfm_kind *wfm_catalogue_find(const wfm_catalogue *cat, const char *ns, const char *name);
+const wfm_kind_spec *wfm_kind_spec_of(const wfm_kind *kind);
+void *wfm_kind_ud(const wfm_kind *kind);
+
+/* ---- reading a node (load time and run time) --------------------------------------------- */
+const wfm_kind *wfm_node_kind(const wfm_node *node);
+wf_loc wfm_node_loc(const wfm_node *node);
+const char *wfm_node_display_name(const wfm_node *node); /* DisplayName, else the kind name */
+const char *wfm_node_id(const wfm_node *node);           /* "1.3.2", stable per definition */
+const wf_type *wfm_node_type_arg(const wfm_node *node);  /* x:TypeArguments, NULL if none */
+bool wfm_node_has(const wfm_node *node, unsigned prop);  /* set in the XAML */
+const wfm_node *wfm_node_child(const wfm_node *node, unsigned prop); /* ACTIVITY, NODE */
+size_t wfm_node_count(const wfm_node *node, unsigned prop); /* ACTIVITIES, NODES, KEYED, PARAMS */
+const wfm_node *wfm_node_at(const wfm_node *node, unsigned prop, size_t index);
+const wf_value *wfm_node_key(const wfm_node *node, unsigned prop, size_t index); /* KEYED */
+const wf_value *wfm_node_literal(const wfm_node *node, unsigned prop); /* LITERAL; null value
+                                                                         when absent */
+const wf_type *wfm_node_prop_type(const wfm_node *node, unsigned prop); /* IN/OUT/TYPE/... */
+/* PARAMS: the direction and type of parameter `index`. */
+wfm_prop_kind wfm_node_param_dir(const wfm_node *node, unsigned prop, size_t index);
+const wf_type *wfm_node_param_type(const wfm_node *node, unsigned prop, size_t index);
+/* Data a prepare callback attached (owned by the node, destroyed with the definition). */
+void wfm_node_set_data(wfm_node *node, void *data, void (*destroy)(void *data));
+void *wfm_node_data(const wfm_node *node);
+
+/* ---- load time (prepare callbacks) ------------------------------------------------------ */
+void wfm_load_error(wfm_load *load, const wfm_node *node, wf_status code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void wfm_load_warning(wfm_load *load, const wfm_node *node, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+const wf_libpath *wfm_load_libpath(const wfm_load *load); /* NULL if none configured */
+wf_types *wfm_load_types(const wfm_load *load);
+/* The assembly NAME an xmlns prefix in scope at `node` maps to
+ * ("clr-namespace:NS;Assembly=NAME"); NULL if the prefix is not a clr-namespace. */
+const char *wfm_load_assembly(const wfm_load *load, const wfm_node *node, const char *prefix);
+/* The raw text of an attribute of the node's element that the spec does not describe (for
+ * kinds with open-ended attributes such as Interop's property names); NULL if absent. The
+ * loader reports unknown attributes as errors unless a prepare callback claims them with this
+ * function. */
+const char *wfm_load_claim_attr(wfm_load *load, const wfm_node *node, const char *name);
+
+/* ---- run time (execute / cancel / completion callbacks) --------------------------------- */
+typedef enum wfm_status {
+    WFM_EXECUTING = 0,
+    WFM_CLOSED,
+    WFM_CANCELED,
+    WFM_FAULTED,
+} wfm_status;
+
+const wfm_node *wfm_ai_node(const wfm_ai *ai);
+void *wfm_ai_state(wfm_ai *ai); /* kind's state_size bytes, zeroed at creation */
+wfm_status wfm_ai_status(const wfm_ai *ai);
+bool wfm_ai_cancel_requested(const wfm_ai *ai);
+wfm_ai *wfm_ai_parent(const wfm_ai *ai);
+
+/* Evaluate IN/INOUT property `prop` now (On failure the runtime has already faulted ai:
+ * return from the callback). Unset properties give their default or null. */
+wf_status wfm_ctx_get(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, wf_value *out);
+/* Write OUT/INOUT property `prop` (no-op when unbound); conversion failures fault ai. */
+wf_status wfm_ctx_set(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, const wf_value *value);
+/* Evaluate IN property `prop` of an auxiliary node (a FlowDecision's Condition, a Transition's
+ * Condition) in ai's environment; faults ai on failure like wfm_ctx_get. */
+wf_status wfm_ctx_eval_node(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsigned prop,
+                            wf_value *out);
+/* PARAMS: evaluate In/InOut parameter `index`, write Out/InOut parameter `index`. */
+wf_status wfm_ctx_get_param(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, size_t index,
+                            wf_value *out);
+wf_status wfm_ctx_set_param(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, size_t index,
+                            const wf_value *value);
+
+/* Schedule `child` (a node reachable from ai's node) as a child of ai. WF4 order: scheduled
+ * work is pushed to the FRONT of the queue, so the last scheduled runs first. on_done is
+ * required, on_fault optional (NULL: faults pass through). */
+wf_status wfm_ctx_schedule(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *child, wfm_done_fn on_done,
+                           wfm_fault_fn on_fault);
+/* Schedule the body of DELEGATE property `prop` of `node` (ai's own node, or an auxiliary node
+ * under it such as a Catch) as a child of ai, with the delegate argument bound to `arg`. */
+wf_status wfm_ctx_schedule_delegate(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsigned prop,
+                                    const wf_value *arg, wfm_done_fn on_done,
+                                    wfm_fault_fn on_fault);
+/* Close ai (WFM_CLOSED, or WFM_CANCELED after wfm_ctx_mark_canceled). Children must be done. */
+void wfm_ctx_complete(wfm_ctx *ctx, wfm_ai *ai);
+void wfm_ctx_mark_canceled(wfm_ctx *ctx, wfm_ai *ai);
+/* Fault ai with exception `exc` (taken over). The fault walks up per WF-SEMANTICS §5. */
+void wfm_ctx_fault(wfm_ctx *ctx, wfm_ai *ai, wf_value exc);
+/* Fault with a new exception of the given type and message. */
+void wfm_ctx_throw(wfm_ctx *ctx, wfm_ai *ai, const wf_type *exc_type, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Request cancellation of one running child / all running children of ai. */
+void wfm_ctx_cancel_child(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child);
+void wfm_ctx_cancel_children(wfm_ctx *ctx, wfm_ai *ai);
+size_t wfm_ai_running_children(const wfm_ai *ai);
+
+enum { WFM_BOOKMARK_MULTIPLE = 1u << 0, WFM_BOOKMARK_NONBLOCKING = 1u << 1 };
+/* Create a bookmark owned by ai; the instance goes idle while only bookmarks remain. The
+ * runtime removes ai's bookmarks and timers when ai closes. Duplicate name: WF_E_STATE. */
+wf_status wfm_ctx_bookmark(wfm_ctx *ctx, wfm_ai *ai, const char *name, unsigned flags,
+                           wfm_resume_fn on_resume);
+void wfm_ctx_bookmark_remove(wfm_ctx *ctx, wfm_ai *ai, const char *name);
+/* A durable timer due at `due_us` (microseconds since the epoch, UTC). */
+wf_status wfm_ctx_timer(wfm_ctx *ctx, wfm_ai *ai, int64_t due_us, wfm_resume_fn on_fire);
+int64_t wfm_ctx_now_us(const wfm_ctx *ctx);
+
+/* Per-instance extension state (e.g. the compensation token list), keyed by the address of
+ * a static object of the extension: created zeroed with `size` bytes on first use, `fini`
+ * called when the instance is destroyed. NULL on out of memory. */
+void *wfm_ctx_ext(wfm_ctx *ctx, const void *key, size_t size, void (*fini)(void *state));
+/* Called once when the root activity has finished (body_status says how), before the instance
+ * completes. The hook may schedule nodes as children of `root` with wfm_ctx_schedule (e.g.
+ * confirmation or compensation handlers); the instance completes when they are done. */
+typedef void (*wfm_finish_fn)(wfm_ctx *ctx, wfm_ai *root, wfm_status body_status, void *data);
+wf_status wfm_ctx_on_finish(wfm_ctx *ctx, wfm_finish_fn fn, void *data);
+
+/* WriteLine's sink: the instance's output writer (stdout for the CLI). */
+void wfm_ctx_write(wfm_ctx *ctx, const char *text, size_t len);
+wf_types *wfm_ctx_types(const wfm_ctx *ctx);
+/* Record one native call for the trace (`--trace`, side-by-side verification). */
+void wfm_ctx_trace_call(wfm_ctx *ctx, wfm_ai *ai, const char *function, const wf_value *in,
+                        size_t in_count, const wf_value *out, size_t out_count);
+
+#endif

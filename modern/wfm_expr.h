@@ -1,0 +1,74 @@
+/* wfm_expr.h — the expression compiler: a small typed C#-like language (with the common VB
+ * spellings WF4 designer files use) compiled once at load time. Names resolve to environment
+ * slots through a callback, types are checked, and evaluation does no name lookups. Run-time
+ * errors are exception values (DivideByZeroException, OverflowException,
+ * NullReferenceException, ...), never crashes (DESIGN.md "The modern model"). */
+#ifndef WFM_EXPR_H
+#define WFM_EXPR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../common/wf_error.h"
+#include "../common/wf_mem.h"
+#include "../common/wf_value.h"
+
+/* A run-time environment: the values of the arguments / variables / delegate arguments that
+ * one activity instance declares, chained to the enclosing environment. Owned by the runtime;
+ * expressions only read and write slots. */
+typedef struct wfm_env wfm_env;
+struct wfm_env {
+    wfm_env *parent;
+    wf_value *slots;
+    uint32_t count;
+};
+
+/* What a name means, as the resolver reports it: slot `index` of the environment `hops`
+ * parents up from the one the expression is evaluated in. */
+typedef struct wfm_name {
+    const wf_type *type;
+    uint32_t hops;
+    uint32_t index;
+    bool writable; /* false for In arguments read-only in this scope, delegate args, ... */
+} wfm_name;
+
+/* Return true and fill *out when `name` (len bytes, not NUL-terminated) is in scope. */
+typedef bool (*wfm_resolve_fn)(void *ud, const char *name, size_t len, wfm_name *out);
+
+typedef struct wfm_expr_scope {
+    wfm_resolve_fn resolve;
+    void *ud;
+    wf_types *types; /* for List(T) and exception types named in `new T(...)` */
+} wfm_expr_scope;
+
+typedef struct wfm_expr wfm_expr;
+
+enum {
+    WFM_EXPR_LVALUE = 1u << 0, /* must denote a writable location (Out/InOut arguments) */
+};
+
+/* Compile `text`. It may be bracketed ("[a + b]", as XAML attributes write it) or bare (as in
+ * a CSharpValue element); `at` is the location of text[0], and errors point at the offending
+ * token (line and column advance over newlines in text). With `expected` non-NULL the result
+ * must be assignable to it (an implicit conversion is inserted). Allocations come from
+ * `arena` (the definition's), so there is no destroy: the expression lives as long as the
+ * arena. Errors: WF_E_SYNTAX, WF_E_NAME (message names the unknown name), WF_E_TYPE. */
+wf_status wfm_expr_compile(wf_arena *arena, const wfm_expr_scope *scope, const char *text,
+                           wf_loc at, const wf_type *expected, unsigned flags, wfm_expr **out,
+                           wf_error *err);
+
+const wf_type *wfm_expr_type(const wfm_expr *expr);
+/* True if the value does not depend on any name or on the clock (folded at compile time). */
+bool wfm_expr_is_constant(const wfm_expr *expr);
+const char *wfm_expr_text(const wfm_expr *expr); /* the source text, for messages */
+
+/* Evaluate. WF_OK: *out holds the value (caller releases). WF_E_FAULT: *exc holds the
+ * exception value (caller releases) and *out is null. Never fails otherwise except
+ * WF_E_NOMEM. Thread rule: an expression is immutable; evaluate from any thread as long as
+ * the environment belongs to that thread. */
+wf_status wfm_expr_eval(const wfm_expr *expr, const wfm_env *env, wf_value *out, wf_value *exc);
+/* Store into the location an LVALUE expression denotes (converting to its type). */
+wf_status wfm_expr_store(const wfm_expr *expr, wfm_env *env, const wf_value *value,
+                         wf_value *exc);
+
+#endif

@@ -1,0 +1,44 @@
+/* wf_test_util.h — shared test helpers: fixture paths, the native library directory built by
+ * make, temporary files, and the `nomem` loop that fails the 1st, 2nd, ... allocation. */
+#ifndef WF_TEST_UTIL_H
+#define WF_TEST_UTIL_H
+
+#include <check.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../common/wf_error.h"
+
+/* The build directory (WF_BUILD from make, else the compiled-in default). */
+const char *wf_test_build_dir(void);
+/* Directory holding the native libraries built from tests/ * /libs/ (BUILD/tests/lib). */
+const char *wf_test_lib_dir(void);
+/* Directory holding the native libraries built from samples/ * /libs/ (BUILD/samples/lib). */
+const char *wf_test_sample_lib_dir(void);
+/* A fresh temporary directory (removed by wf_test_tmpdir_remove). Returns a static buffer
+ * valid until the next call. */
+const char *wf_test_tmpdir(void);
+void wf_test_tmpdir_remove(const char *dir);
+/* Write `text` to DIR/NAME and return the path in a static buffer. */
+const char *wf_test_write_file(const char *dir, const char *name, const char *text);
+/* Read a whole file (wf_free the result). */
+char *wf_test_read_file(const char *path, size_t *len);
+
+/* Run `op` with allocation N failing, N = 1, 2, ... until op returns something other than
+ * WF_E_NOMEM; asserts each failing run returned WF_E_NOMEM (op must free everything itself in
+ * that case). Returns the number of failing runs tried. */
+typedef wf_status (*wf_test_op)(void *ud);
+unsigned wf_test_nomem_loop(wf_test_op op, void *ud, unsigned max_runs);
+
+/* Assert an error's code, line, col and that its message contains `needle`. */
+#define WF_ASSERT_ERROR(err, status, ln, cl, needle)                                               \
+    do {                                                                                           \
+        ck_assert_msg((err).code == (status), "code %d, want %d: %s", (int)(err).code,            \
+                      (int)(status), (err).message);                                               \
+        ck_assert_uint_eq((err).line, (ln));                                                      \
+        ck_assert_uint_eq((err).col, (cl));                                                       \
+        ck_assert_msg(strstr((err).message, (needle)) != NULL, "'%s' not in '%s'", (needle),      \
+                      (err).message);                                                              \
+    } while (0)
+
+#endif
