@@ -182,6 +182,9 @@ void wfm_ctx_complete(wfm_ctx *ctx, wfm_ai *ai);
 void wfm_ctx_mark_canceled(wfm_ctx *ctx, wfm_ai *ai);
 /* Fault ai with exception `exc` (taken over). The fault walks up per WF-SEMANTICS §5. */
 void wfm_ctx_fault(wfm_ctx *ctx, wfm_ai *ai, wf_value exc);
+/* TerminateWorkflow: end the whole instance as Terminated with `exc` (taken over; its message
+ * is the reason). Not catchable: no on_fault handler sees it; running activities are aborted. */
+void wfm_ctx_terminate(wfm_ctx *ctx, wfm_ai *ai, wf_value exc);
 /* Fault with a new exception of the given type and message. */
 void wfm_ctx_throw(wfm_ctx *ctx, wfm_ai *ai, const wf_type *exc_type, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
