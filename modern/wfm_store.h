@@ -1,0 +1,122 @@
+/* wfm_store.h — the modern instance store: definitions, instances (status + state blob),
+ * bookmarks, promoted properties, pending timers and ownership leases, in an embedded SQLite
+ * file (WAL) by default. The state blob is opaque here: the runtime encodes it. Two hosts on
+ * one store never run the same instance (DESIGN.md "Persistence", WF-SEMANTICS §5). */
+#ifndef WFM_STORE_H
+#define WFM_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/wf_error.h"
+
+/* Lifecycle:
+ * 1. wfm_store_open(opts): creates the file and schema, or migrates an older schema; refuses
+ *    (untouched) a file that is not a wfbridge store or has a newer schema.
+ * 2. wfm_store_create: a new instance row owned (leased) by this store's owner id.
+ *    wfm_store_lock: take the lease of an existing instance (WF_E_LOCKED while another owner's
+ *    lease is unexpired; an expired lease is taken over).
+ * 3. wfm_store_save while holding the lease (renews it); release=true gives it up (unload).
+ * 4. wfm_store_load_state reads the blob; wfm_store_query lists instances.
+ * 5. wfm_store_close.
+ * Threads: one wfm_store may be used from many threads; concurrent saves are grouped into one
+ * transaction (group commit) when opts.group_commit is set, with the same durability as one
+ * commit each: a save returns only after its transaction committed. */
+
+typedef struct wfm_store wfm_store;
+
+typedef enum wfm_durability {
+    WFM_DURABILITY_FULL = 0, /* fsync at every commit (SQLite synchronous=FULL): the default */
+    WFM_DURABILITY_NORMAL,   /* WAL synchronous=NORMAL: a power loss may drop the last commits,
+                                a process crash loses nothing */
+} wfm_durability;
+
+typedef struct wfm_store_opts {
+    const char *path;            /* required */
+    const char *owner;           /* this host's owner id; NULL: "host-PID-RANDOM" */
+    int64_t lease_ms;            /* 0: 60,000 (WF4: HostLockRenewalPeriod 30 s + 30 s) */
+    wfm_durability durability;
+    bool group_commit;
+} wfm_store_opts;
+
+#define WFM_STORE_OPTS_INIT {NULL, NULL, 0, WFM_DURABILITY_FULL, true}
+#define WFM_STORE_SCHEMA_VERSION 1
+
+wf_status wfm_store_open(const wfm_store_opts *opts, wfm_store **out, wf_error *err);
+void wfm_store_close(wfm_store *store); /* accepts NULL */
+const char *wfm_store_owner(const wfm_store *store);
+
+/* Record a definition by content hash (idempotent). */
+wf_status wfm_store_put_definition(wfm_store *store, uint64_t hash, const char *path,
+                                   wf_error *err);
+
+/* An instance id: 32 lowercase hex digits. */
+typedef struct wfm_store_id {
+    char text[33];
+} wfm_store_id;
+
+wf_status wfm_store_create(wfm_store *store, uint64_t definition_hash, wfm_store_id *out,
+                           wf_error *err);
+wf_status wfm_store_lock(wfm_store *store, const char *id, wf_error *err);
+wf_status wfm_store_release(wfm_store *store, const char *id, wf_error *err);
+/* Renew the lease of every instance this owner holds (call periodically while running). */
+wf_status wfm_store_renew(wfm_store *store, wf_error *err);
+
+/* What one save writes. Replaces the instance's bookmarks and promoted properties. */
+typedef struct wfm_store_save_rec {
+    const char *id;
+    const char *status;          /* "Executing", "Idle", "Closed", "Faulted", ... */
+    const void *state;           /* the encoded instance; may be NULL for completed instances */
+    size_t state_len;
+    const char *const *bookmarks;
+    size_t bookmark_count;
+    const char *const *prop_names; /* promoted properties, values as text */
+    const char *const *prop_values;
+    size_t prop_count;
+    int64_t next_timer_us;       /* earliest due timer, 0 for none */
+    bool release;                /* give up the lease after saving (unload) */
+} wfm_store_save_rec;
+
+/* Save. The caller must hold the lease (WF_E_LOCKED otherwise: the lease expired and another
+ * host took the instance over). Either everything in rec is written or nothing. */
+wf_status wfm_store_save(wfm_store *store, const wfm_store_save_rec *rec, wf_error *err);
+
+/* Read the state blob (wf_free *state) and status (static string in the store's table or a
+ * copy into status[32]). WF_E_NOTFOUND for an unknown id. */
+wf_status wfm_store_load_state(wfm_store *store, const char *id, void **state, size_t *state_len,
+                               char status[32], uint64_t *definition_hash, wf_error *err);
+
+typedef struct wfm_store_row {
+    const char *id;
+    const char *status;
+    uint64_t definition_hash;
+    const char *definition_path; /* NULL if the definition was not recorded */
+    int64_t created_ms, updated_ms;
+    const char *owner;           /* NULL when not leased */
+    int64_t lock_expires_ms;
+    int64_t next_timer_us;
+    const char *bookmarks;       /* names separated by '\n' ("" for none) */
+} wfm_store_row;
+
+typedef struct wfm_store_query {
+    const char *status;     /* NULL: any */
+    const char *prop_name;  /* with prop_value: instances whose promoted property matches */
+    const char *prop_value;
+    int64_t due_before_us;  /* > 0: only instances with a timer due before this time */
+    const char *bookmark;   /* NULL: any; else instances waiting on this bookmark */
+} wfm_store_query;
+
+#define WFM_STORE_QUERY_INIT {NULL, NULL, NULL, 0, NULL}
+
+/* Call `fn` for each matching instance (ordered by creation); fn returns false to stop. */
+typedef bool (*wfm_store_row_fn)(void *ud, const wfm_store_row *row);
+wf_status wfm_store_query_rows(wfm_store *store, const wfm_store_query *q, wfm_store_row_fn fn,
+                               void *ud, wf_error *err);
+/* Promoted properties of one instance, as "name=value\n" lines (wf_free the result). */
+wf_status wfm_store_props(wfm_store *store, const char *id, char **out, wf_error *err);
+
+/* Counters for benchmarks: commits issued and saves written. */
+void wfm_store_counters(const wfm_store *store, uint64_t *commits, uint64_t *saves);
+
+#endif
