@@ -48,7 +48,6 @@ lib_of = $(BUILD)/lib/libwf$(1).a
 PRESENT_MODULES := $(foreach m,$(MODULES),$(if $(strip $(call module_srcs,$(m))),$(m)))
 LIBS_ALL := $(foreach m,$(LINK_ORDER),$(if $(filter $(m),$(PRESENT_MODULES)),$(call lib_of,$(m))))
 
-.SECONDEXPANSION:
 .PHONY: all deps libs native test asan demo bench fuzz fuzz-run install clean check-%
 all: deps libs $(BUILD)/bin/wfbridge native
 
@@ -114,8 +113,13 @@ TEST_SUPPORT := $(BUILD)/tests/obj/wf_test_util.o
 $(BUILD)/tests/wftest: $(BUILD)/tests/obj/main-all.o $(TEST_SUPPORT) $(patsubst tests/%.c,$(BUILD)/tests/obj/%.o,$(TEST_SRCS)) $(LIBS_ALL)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS) -rdynamic
 
-$(BUILD)/tests/wftest-%: $(BUILD)/tests/obj/main-%.o $(TEST_SUPPORT) $$(patsubst tests/%.c,$(BUILD)/tests/obj/%.o,$$(wildcard tests/$$*/test_*.c)) $(LIBS_ALL)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS) -rdynamic
+TEST_MODULES := $(sort $(patsubst tests/%/,%,$(dir $(TEST_SRCS))))
+define test_module_rules
+$(BUILD)/tests/wftest-$(1): $(BUILD)/tests/obj/main-$(1).o $(TEST_SUPPORT) $(patsubst tests/%.c,$(BUILD)/tests/obj/%.o,$(wildcard tests/$(1)/test_*.c)) $(LIBS_ALL)
+	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$^ $$(CHECK_LIBS) $$(PKG_LIBS) -rdynamic
+endef
+$(foreach m,$(TEST_MODULES),$(eval $(call test_module_rules,$(m))))
+.SECONDARY:
 
 # `make check-legacy` runs one folder's suites (handy while several people work at once).
 check-%: deps native $(BUILD)/tests/wftest-%

@@ -57,6 +57,8 @@ static const char schema_v1[] =
     "CREATE TABLE promoted(instance TEXT NOT NULL, name TEXT NOT NULL, value TEXT,"
     " PRIMARY KEY(instance, name)) WITHOUT ROWID;"
     "CREATE INDEX promoted_by_value ON promoted(name, value);"
+    "CREATE TABLE tracking(instance TEXT NOT NULL, seq INTEGER NOT NULL, time_us INTEGER NOT NULL,"
+    " kind TEXT NOT NULL, record TEXT NOT NULL, PRIMARY KEY(instance, seq)) WITHOUT ROWID;"
     "INSERT INTO wfbridge_meta VALUES('application', 'wfbridge-instance-store');"
     "INSERT INTO wfbridge_meta VALUES('schema_version', '1');";
 

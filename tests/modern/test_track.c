@@ -1,0 +1,244 @@
+/* test_track.c — tracking records, profiles (built-in and XML), and the ring, file and store
+ * participants: which records pass, their JSON shape, and that one instance's records arrive
+ * in emission order. */
+#include <check.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/wf_mem.h"
+#include "../../modern/wfm_store.h"
+#include "../../modern/wfm_track.h"
+#include "../wf_test_util.h"
+
+static wfm_track_record rec(wfm_rec_kind kind, const char *state, const char *activity,
+                            uint64_t seq)
+{
+    wfm_track_record r = {0};
+    r.kind = kind;
+    r.instance_id = "inst-1";
+    r.seq = seq;
+    r.time_us = 1700000000000000LL;
+    r.state = state;
+    r.activity = activity;
+    r.activity_id = activity ? "1.1" : NULL;
+    return r;
+}
+
+static wfm_tracker *ring_tracker(const wfm_profile *p)
+{
+    wfm_tracker *t = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_tracker_create(p, &t, &err), WF_OK);
+    ck_assert_int_eq(wfm_tracker_add_ring(t, 64, &err), WF_OK);
+    return t;
+}
+
+/* Emit the Sequence{WriteLine} record stream of WF-SEMANTICS §5 and return what was kept. */
+static size_t emit_sequence_run(wfm_tracker *t)
+{
+    wfm_track_record r[] = {
+        rec(WFM_REC_INSTANCE, "Started", NULL, 1),
+        rec(WFM_REC_ACTIVITY_SCHEDULED, NULL, "Sequence", 2),
+        rec(WFM_REC_ACTIVITY_STATE, "Executing", "Sequence", 3),
+        rec(WFM_REC_ACTIVITY_STATE, "Closed", "WriteLine", 4),
+        rec(WFM_REC_ACTIVITY_STATE, "Closed", "Sequence", 5),
+        rec(WFM_REC_INSTANCE, "Completed", NULL, 6),
+    };
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+        wfm_tracker_emit(t, &r[i]);
+    return wfm_tracker_ring_count(t);
+}
+
+START_TEST(test_track_builtin_profiles_filter_by_level)
+{
+    const char *names[] = {"none", "health", "basic", "all"};
+    size_t want[] = {0, 2, 4, 6};
+    for (size_t i = 0; i < 4; i++) {
+        const wfm_profile *p = wfm_profile_builtin(names[i]);
+        ck_assert_ptr_nonnull(p);
+        wfm_tracker *t = ring_tracker(p);
+        ck_assert_uint_eq(emit_sequence_run(t), want[i]);
+        wfm_tracker_destroy(t);
+    }
+    ck_assert_ptr_null(wfm_profile_builtin("verbose"));
+    ck_assert(!wfm_tracker_wants(NULL, WFM_REC_INSTANCE));
+    ck_assert(!wfm_tracker_wants(NULL, WFM_REC_CUSTOM));
+}
+END_TEST
+
+START_TEST(test_track_record_json_shape_and_order)
+{
+    wfm_tracker *t = ring_tracker(wfm_profile_builtin("basic"));
+    emit_sequence_run(t);
+    char line[1024];
+    ck_assert(wfm_tracker_ring_get(t, 0, line, sizeof line));
+    ck_assert_str_eq(line, "{\"record\": \"WorkflowInstance\", \"instance\": \"inst-1\", "
+                           "\"seq\": 1, \"time\": \"2023-11-14T22:13:20Z\", "
+                           "\"state\": \"Started\"}");
+    ck_assert(wfm_tracker_ring_get(t, 1, line, sizeof line));
+    ck_assert_ptr_nonnull(strstr(line, "\"seq\": 4"));
+    ck_assert_ptr_nonnull(strstr(line, "\"activity\": \"WriteLine\""));
+    ck_assert(wfm_tracker_ring_get(t, 3, line, sizeof line));
+    ck_assert_ptr_nonnull(strstr(line, "\"state\": \"Completed\""));
+    ck_assert(!wfm_tracker_ring_get(t, 4, line, sizeof line));
+    wfm_tracker_destroy(t);
+}
+END_TEST
+
+START_TEST(test_track_ring_keeps_the_newest_records)
+{
+    wfm_tracker *t = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_tracker_create(wfm_profile_builtin("all"), &t, &err), WF_OK);
+    ck_assert_int_eq(wfm_tracker_add_ring(t, 2, &err), WF_OK);
+    emit_sequence_run(t);
+    ck_assert_uint_eq(wfm_tracker_ring_count(t), 2);
+    char line[512];
+    ck_assert(wfm_tracker_ring_get(t, 0, line, sizeof line));
+    ck_assert_ptr_nonnull(strstr(line, "\"seq\": 5"));
+    wfm_tracker_destroy(t);
+}
+END_TEST
+
+START_TEST(test_track_xml_profile_selects_activity_bookmark_and_data)
+{
+    wfm_profile *p = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_profile_load("tests/modern/data/track/orders.profile.xml", &p, &err),
+                     WF_OK);
+    wfm_tracker *t = ring_tracker(p);
+    ck_assert_uint_eq(emit_sequence_run(t), 2); /* Started + Completed */
+    const char *names[] = {"amount"};
+    wf_value values[] = {wf_int32(250)};
+    wfm_track_record closed = rec(WFM_REC_ACTIVITY_STATE, "Closed", "Approve", 7);
+    closed.data_names = names;
+    closed.data_values = values;
+    closed.data_count = 1;
+    wfm_tracker_emit(t, &closed);
+    wfm_track_record other = rec(WFM_REC_ACTIVITY_STATE, "Closed", "Ship", 8);
+    wfm_tracker_emit(t, &other);
+    wf_value payload = wf_int32(1);
+    wfm_track_record bm = rec(WFM_REC_BOOKMARK_RESUMPTION, NULL, NULL, 9);
+    bm.name = "approve";
+    bm.payload = &payload;
+    wfm_tracker_emit(t, &bm);
+    bm.name = "reject";
+    wfm_tracker_emit(t, &bm);
+    ck_assert_uint_eq(wfm_tracker_ring_count(t), 4);
+    char line[1024];
+    ck_assert(wfm_tracker_ring_get(t, 2, line, sizeof line));
+    ck_assert_ptr_nonnull(strstr(line, "\"data\": {\"amount\": 250}"));
+    ck_assert(wfm_tracker_ring_get(t, 3, line, sizeof line));
+    ck_assert_ptr_nonnull(strstr(line, "\"bookmark\": \"approve\", \"payload\": 1"));
+    wfm_tracker_destroy(t);
+    wfm_profile_destroy(p);
+}
+END_TEST
+
+START_TEST(test_track_file_participant_writes_lines_in_order)
+{
+    const char *dir = wf_test_tmpdir();
+    char d[256], path[512];
+    snprintf(d, sizeof d, "%s", dir);
+    snprintf(path, sizeof path, "%s/track.jsonl", d);
+    wfm_tracker *t = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_tracker_create(wfm_profile_builtin("all"), &t, &err), WF_OK);
+    ck_assert_int_eq(wfm_tracker_add_file(t, path, &err), WF_OK);
+    for (uint64_t i = 1; i <= 500; i++) {
+        wfm_track_record r = rec(WFM_REC_ACTIVITY_STATE, "Closed", "Step", i);
+        wfm_tracker_emit(t, &r);
+    }
+    wfm_tracker_flush(t);
+    size_t len = 0;
+    char *text = wf_test_read_file(path, &len);
+    ck_assert_ptr_nonnull(text);
+    uint64_t expect = 1, lines = 0;
+    for (char *p = text; (p = strstr(p, "\"seq\": ")) != NULL; p += 7, lines++)
+        ck_assert_uint_eq(strtoull(p + 7, NULL, 10), expect++);
+    ck_assert_uint_eq(lines, 500);
+    wf_free(text);
+    wfm_tracker_destroy(t);
+    wf_test_tmpdir_remove(d);
+}
+END_TEST
+
+static int count_cb(void *ud, int n, char **vals, char **cols)
+{
+    (void)n;
+    (void)cols;
+    *(int *)ud = atoi(vals[0]);
+    return 0;
+}
+
+START_TEST(test_track_store_participant_fills_the_tracking_table)
+{
+    const char *dir = wf_test_tmpdir();
+    char d[256], path[512];
+    snprintf(d, sizeof d, "%s", dir);
+    snprintf(path, sizeof path, "%s/store.db", d);
+    wfm_store_opts o = WFM_STORE_OPTS_INIT;
+    o.path = path;
+    wfm_store *s = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_open(&o, &s, &err), WF_OK);
+    wfm_tracker *t = NULL;
+    ck_assert_int_eq(wfm_tracker_create(wfm_profile_builtin("health"), &t, &err), WF_OK);
+    ck_assert_int_eq(wfm_tracker_add_store(t, path, &err), WF_OK);
+    emit_sequence_run(t);
+    wfm_tracker_flush(t);
+    wfm_tracker_destroy(t);
+    wfm_store_close(s);
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    int n = -1;
+    sqlite3_exec(db, "SELECT count(*) FROM tracking WHERE kind = 'WorkflowInstance'", count_cb,
+                 &n, NULL);
+    ck_assert_int_eq(n, 2);
+    sqlite3_close(db);
+    wf_test_tmpdir_remove(d);
+}
+END_TEST
+
+START_TEST(test_track_unknown_query_element_reports_location)
+{
+    wfm_profile *p = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(
+        wfm_profile_load("tests/modern/data/track/bad/unknown_query.profile.xml", &p, &err),
+        WF_E_SCHEMA);
+    ck_assert_ptr_null(p);
+    WF_ASSERT_ERROR(err, WF_E_SCHEMA, 3, 3, "ActivityStatQuery");
+}
+END_TEST
+
+START_TEST(test_track_store_participant_refuses_a_non_store)
+{
+    wfm_tracker *t = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_tracker_create(wfm_profile_builtin("health"), &t, &err), WF_OK);
+    ck_assert_int_eq(wfm_tracker_add_store(t, "tests/modern/data/track/orders.profile.xml", &err),
+                     WF_E_STORE);
+    wfm_tracker_destroy(t);
+}
+END_TEST
+
+Suite *modern_track_suite(void)
+{
+    Suite *s = suite_create("modern_track");
+    TCase *core = tcase_create("core");
+    tcase_add_test(core, test_track_builtin_profiles_filter_by_level);
+    tcase_add_test(core, test_track_record_json_shape_and_order);
+    tcase_add_test(core, test_track_ring_keeps_the_newest_records);
+    tcase_add_test(core, test_track_xml_profile_selects_activity_bookmark_and_data);
+    tcase_add_test(core, test_track_file_participant_writes_lines_in_order);
+    tcase_add_test(core, test_track_store_participant_fills_the_tracking_table);
+    suite_add_tcase(s, core);
+    TCase *bad = tcase_create("bad_input");
+    tcase_add_test(bad, test_track_unknown_query_element_reports_location);
+    tcase_add_test(bad, test_track_store_participant_refuses_a_non_store);
+    suite_add_tcase(s, bad);
+    return s;
+}
