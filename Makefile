@@ -2,6 +2,8 @@
 # the wfbridge program, native sample/test libraries, and one Check runner for all suites.
 # Everything goes under $(BUILD) so sanitizer and fuzz builds live beside the normal one.
 
+MAKEFLAGS += --no-builtin-rules
+.SUFFIXES:
 BUILD    ?= build
 PREFIX   ?= /usr/local
 DESTDIR  ?=
@@ -174,4 +176,6 @@ install: all
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+DEP_FILES := $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+$(DEP_FILES): ;
+-include $(DEP_FILES)

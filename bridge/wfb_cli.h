@@ -18,6 +18,10 @@ typedef int (*wfb_verb_fn)(int argc, char **argv);
 /* The verbs, each in its own file of bridge/. */
 int wfb_cmd_run(int argc, char **argv);        /* wfb_run.c: modern runtime */
 int wfb_cmd_run_legacy(int argc, char **argv); /* wfb_run_legacy.c: legacy runtime */
+int wfb_cmd_instances(int argc, char **argv);  /* wfb_instances.c: list a store */
+
+/* The instance store used when --store is not given: a file in the working directory. */
+#define WFB_DEFAULT_STORE "wfbridge.db"
 
 /* Print one error / warning to stderr in the contract form; returns the exit code for it. */
 int wfb_report(const wf_error *err);

@@ -12,6 +12,7 @@ static const struct verb {
 } verbs[] = {
     {"run", wfb_cmd_run, "run a modern .xaml workflow"},
     {"run-legacy", wfb_cmd_run_legacy, "run a legacy .xoml workflow unchanged"},
+    {"instances", wfb_cmd_instances, "list the instances of an instance store"},
 };
 
 static void usage(FILE *out)

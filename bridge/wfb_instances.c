@@ -1,0 +1,155 @@
+/* wfb_instances.c — `wfbridge instances`: list the instances of a modern instance store,
+ * filtered by status, promoted property or bookmark, as a table or as JSON. Read-only: the
+ * store is opened (and created or migrated if needed) but no instance is touched. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/wf_mem.h"
+#include "../common/wf_value.h"
+#include "../modern/wfm_store.h"
+#include "wfb_cli.h"
+
+static const char usage_text[] =
+    "usage: wfbridge instances [--store FILE] [--status S] [--where NAME=VALUE]\n"
+    "                          [--bookmark NAME] [--json]\n\n"
+    "List the workflow instances of an instance store (default: " WFB_DEFAULT_STORE
+    " in the\nworking directory), oldest first.\n\n"
+    "  --status S         only instances in status S (Idle, Executing, Closed, Faulted, ...)\n"
+    "  --where NAME=VALUE only instances whose promoted property NAME equals VALUE\n"
+    "  --bookmark NAME    only instances waiting on bookmark NAME\n"
+    "  --json             one JSON object: {\"instances\": [{\"id\", \"status\", ...}]}\n";
+
+typedef struct list_state {
+    bool json;
+    size_t count;
+    wf_buf out;
+} list_state;
+
+static void add_time(wf_buf *b, const char *key, int64_t ms)
+{
+    char when[64];
+    wf_datetime_format(ms * 1000, when, sizeof when);
+    wf_buf_addf(b, ", \"%s\": \"%s\"", key, when);
+}
+
+static void add_json_row(wf_buf *b, const wfm_store_row *row)
+{
+    wf_buf_adds(b, "{\"id\": ");
+    wf_buf_add_json_string(b, row->id, strlen(row->id));
+    wf_buf_adds(b, ", \"status\": ");
+    wf_buf_add_json_string(b, row->status, strlen(row->status));
+    wf_buf_addf(b, ", \"definition\": \"%016llx\"", (unsigned long long)row->definition_hash);
+    if (row->definition_path) {
+        wf_buf_adds(b, ", \"path\": ");
+        wf_buf_add_json_string(b, row->definition_path, strlen(row->definition_path));
+    }
+    add_time(b, "created", row->created_ms);
+    add_time(b, "updated", row->updated_ms);
+    wf_buf_adds(b, ", \"owner\": ");
+    if (row->owner)
+        wf_buf_add_json_string(b, row->owner, strlen(row->owner));
+    else
+        wf_buf_adds(b, "null");
+    wf_buf_adds(b, ", \"bookmarks\": [");
+    const char *p = row->bookmarks;
+    for (bool first = true; *p; first = false) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        wf_buf_adds(b, first ? "" : ", ");
+        wf_buf_add_json_string(b, p, len);
+        p += len + (nl ? 1 : 0);
+    }
+    wf_buf_adds(b, "]");
+    if (row->next_timer_us > 0) {
+        char when[64];
+        wf_datetime_format(row->next_timer_us, when, sizeof when);
+        wf_buf_addf(b, ", \"nextTimer\": \"%s\"", when);
+    }
+    wf_buf_adds(b, "}");
+}
+
+static bool print_row(void *ud, const wfm_store_row *row)
+{
+    list_state *ls = ud;
+    if (ls->json) {
+        wf_buf_adds(&ls->out, ls->count ? ", " : "");
+        add_json_row(&ls->out, row);
+    } else {
+        char when[64];
+        wf_datetime_format(row->updated_ms * 1000, when, sizeof when);
+        char bookmarks[256];
+        snprintf(bookmarks, sizeof bookmarks, "%s", row->bookmarks);
+        for (char *c = bookmarks; *c; c++)
+            if (*c == '\n')
+                *c = ',';
+        printf("%-32s  %-10s  %-24s  %s\n", row->id, row->status, when,
+               *bookmarks ? bookmarks : "-");
+    }
+    ls->count++;
+    return true;
+}
+
+typedef struct instances_opts {
+    const char *store;
+    wfm_store_query q;
+    char *where_name;
+    bool json;
+} instances_opts;
+
+static int parse_opts(int argc, char **argv, instances_opts *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if (strcmp(a, "--json") == 0) {
+            o->json = true;
+        } else if (strcmp(a, "--store") == 0 && has_value) {
+            o->store = argv[++i];
+        } else if (strcmp(a, "--status") == 0 && has_value) {
+            o->q.status = argv[++i];
+        } else if (strcmp(a, "--bookmark") == 0 && has_value) {
+            o->q.bookmark = argv[++i];
+        } else if (strcmp(a, "--where") == 0 && has_value) {
+            wf_free(o->where_name);
+            o->where_name = NULL;
+            if (!wfb_split_assignment(argv[++i], &o->where_name, &o->q.prop_value))
+                return wfb_usage_error("instances", "--where needs NAME=VALUE, not '%s'",
+                                       argv[i]);
+            o->q.prop_name = o->where_name;
+        } else {
+            return wfb_usage_error("instances", "unknown or incomplete option '%s'", a);
+        }
+    }
+    return 0;
+}
+
+int wfb_cmd_instances(int argc, char **argv)
+{
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    instances_opts o = {WFB_DEFAULT_STORE, WFM_STORE_QUERY_INIT, NULL, false};
+    int rc = parse_opts(argc, argv, &o);
+    if (rc != 0) {
+        wf_free(o.where_name);
+        return rc;
+    }
+    wfm_store_opts so = WFM_STORE_OPTS_INIT;
+    so.path = o.store;
+    wfm_store *store = NULL;
+    wf_error err = WF_ERROR_INIT;
+    list_state ls = {o.json, 0, {0}};
+    wf_buf_init(&ls.out);
+    wf_status st = wfm_store_open(&so, &store, &err);
+    if (st == WF_OK)
+        st = wfm_store_query_rows(store, &o.q, print_row, &ls, &err);
+    if (st == WF_OK && o.json)
+        printf("{\"instances\": [%s]}\n", ls.out.data);
+    else if (st == WF_OK && ls.count == 0)
+        fprintf(stderr, "no instances match\n");
+    wfm_store_close(store);
+    wf_buf_fini(&ls.out);
+    wf_free(o.where_name);
+    return st == WF_OK ? 0 : wfb_report(&err);
+}
