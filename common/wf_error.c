@@ -3,7 +3,7 @@
  * that runs out of memory only counts what it dropped (wf_error.h). */
 #include "wf_error.h"
 
-#include <stdio.h>  /* vsnprintf */
+#include <stdio.h> /* vsnprintf */
 #include <string.h>
 
 #include "wf_mem.h"

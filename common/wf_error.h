@@ -68,7 +68,7 @@ typedef struct wf_error {
 wf_status wf_error_set(wf_error *err, wf_status code, const wf_loc *loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 wf_status wf_error_setv(wf_error *err, wf_status code, const wf_loc *loc, const char *fmt,
-                        va_list ap);
+                        va_list ap) __attribute__((format(printf, 4, 0)));
 /* Prepend context to the message of a recorded error ("in Sequence 'main': "). */
 void wf_error_prefix(wf_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void wf_error_clear(wf_error *err);

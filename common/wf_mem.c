@@ -114,7 +114,7 @@ char *wf_strdup(const char *s)
 
 /* ---- arena ---------------------------------------------------------------------------- */
 
-#define ARENA_ALIGN 16
+#define ARENA_ALIGN         16
 #define ARENA_DEFAULT_BLOCK 8192
 
 typedef struct arena_block {
@@ -317,7 +317,8 @@ void wf_buf_fini(wf_buf *buf)
 void wf_buf_reset(wf_buf *buf)
 {
     buf->len = 0;
-    buf->data[0] = '\0';
+    if (buf->cap)
+        buf->data[0] = '\0';
 }
 
 /* Make room for `extra` more bytes plus the NUL. */
@@ -392,15 +393,18 @@ bool wf_buf_addf(wf_buf *buf, const char *fmt, ...)
 static size_t utf8_seq_len(const unsigned char *s, size_t left)
 {
     unsigned c = s[0];
-    size_t n = c < 0x80 ? 1 : c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3
-                                                      : c >= 0xF0 && c < 0xF5 ? 4 : 0;
+    size_t n = c < 0x80                ? 1
+               : c >= 0xC2 && c < 0xE0 ? 2
+               : c >= 0xE0 && c < 0xF0 ? 3
+               : c >= 0xF0 && c < 0xF5 ? 4
+                                       : 0;
     if (n == 0 || n > left)
         return 0;
     for (size_t i = 1; i < n; i++)
         if ((s[i] & 0xC0) != 0x80)
             return 0;
-    if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0) ||
-        (c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90))
+    if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0) || (c == 0xF0 && s[1] < 0x90) ||
+        (c == 0xF4 && s[1] >= 0x90))
         return 0; /* overlong, surrogate or beyond U+10FFFF */
     return n;
 }
@@ -408,14 +412,30 @@ static size_t utf8_seq_len(const unsigned char *s, size_t left)
 static void json_escape_byte(wf_buf *buf, unsigned char c)
 {
     switch (c) {
-    case '"': wf_buf_add(buf, "\\\"", 2); break;
-    case '\\': wf_buf_add(buf, "\\\\", 2); break;
-    case '\n': wf_buf_add(buf, "\\n", 2); break;
-    case '\r': wf_buf_add(buf, "\\r", 2); break;
-    case '\t': wf_buf_add(buf, "\\t", 2); break;
-    case '\b': wf_buf_add(buf, "\\b", 2); break;
-    case '\f': wf_buf_add(buf, "\\f", 2); break;
-    default: wf_buf_addf(buf, "\\u%04x", c); break;
+    case '"':
+        wf_buf_add(buf, "\\\"", 2);
+        break;
+    case '\\':
+        wf_buf_add(buf, "\\\\", 2);
+        break;
+    case '\n':
+        wf_buf_add(buf, "\\n", 2);
+        break;
+    case '\r':
+        wf_buf_add(buf, "\\r", 2);
+        break;
+    case '\t':
+        wf_buf_add(buf, "\\t", 2);
+        break;
+    case '\b':
+        wf_buf_add(buf, "\\b", 2);
+        break;
+    case '\f':
+        wf_buf_add(buf, "\\f", 2);
+        break;
+    default:
+        wf_buf_addf(buf, "\\u%04x", c);
+        break;
     }
 }
 

@@ -41,6 +41,16 @@ wf_status wf_native_lib_open(const wf_libpath *path, const char *name, wf_native
 void wf_native_lib_close(wf_native_lib *lib); /* accepts NULL */
 const char *wf_native_lib_file(const wf_native_lib *lib);
 
+/* String ownership at the boundary (the C library's malloc/free, never wf_malloc):
+ * - IN: a `const char *` borrowed for the call (NULL for a null value); the callee must not
+ *   keep or free it.
+ * - OUT: a `char **` whose slot starts NULL; the callee may store a malloc'd string.
+ * - INOUT: a `char **` whose slot starts as a malloc'd copy of the In value (NULL for null);
+ *   the callee may free() it and store another malloc'd string, or leave it.
+ * - Return: a `char *` the callee malloc'd (or NULL).
+ * After the call every string left in an OUT/INOUT slot and a returned string is copied into
+ * a wf_value and released with free(), also when outs/ret are NULL or the call faults.
+ * Scalars OUT/INOUT are pointers to a slot of the C type (INOUT starts with the In value). */
 typedef enum wf_native_dir {
     WF_NATIVE_IN,
     WF_NATIVE_OUT,    /* pointer to a slot the callee writes */
@@ -60,7 +70,9 @@ typedef struct wf_native_sig {
 } wf_native_sig;
 
 /* Resolve `symbol` and build its call interface. WF_E_NOSYM names the symbol and library;
- * WF_E_TYPE if a type has no C mapping. The signature is copied. */
+ * WF_E_TYPE if a type has no C mapping or ErrorOnNonZero without an Int32 return; WF_E_LIMIT
+ * beyond WF_NATIVE_MAX_PARAMS parameters. The signature is copied. */
+#define WF_NATIVE_MAX_PARAMS 32
 wf_status wf_native_fn_prepare(wf_native_lib *lib, const char *symbol, const wf_native_sig *sig,
                                wf_native_fn **out, wf_error *err);
 void wf_native_fn_destroy(wf_native_fn *fn);
@@ -68,7 +80,8 @@ const char *wf_native_fn_name(const wf_native_fn *fn);
 const wf_native_sig *wf_native_fn_sig(const wf_native_fn *fn);
 
 /* Call. args[i] holds the In value for IN and INOUT parameters (converted to the declared
- * type, null strings pass NULL) and is ignored for OUT. On success, outs[i] receives the value
+ * type with wf_value_convert, so a failed conversion returns its error before any call;
+ * null strings pass NULL) and is ignored for OUT. On success, outs[i] receives the value
  * for OUT and INOUT parameters (outs[i] for IN stays null; the caller releases outs), and *ret
  * the return value (null for void). With error_on_nonzero a non-zero status returns
  * WF_E_NATIVE ("FUNCTION returned N") and still fills *ret and outs. outs and ret may be NULL

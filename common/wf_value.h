@@ -45,6 +45,9 @@ struct wf_type {
 extern const wf_type wf_type_null, wf_type_bool, wf_type_int32, wf_type_int64, wf_type_double,
     wf_type_decimal, wf_type_string, wf_type_datetime, wf_type_timespan, wf_type_record,
     wf_type_object, wf_type_token;
+/* List(Object), the type JSON arrays get; wf_types_list returns static list types such as this
+ * one for every built-in scalar element type, so they are equal across wf_types tables. */
+extern const wf_type wf_type_list_object;
 /* Built-in exceptions (DESIGN.md "Exceptions are values"): */
 extern const wf_type wf_exc_exception, wf_exc_system, wf_exc_application,
     wf_exc_invalid_operation, wf_exc_argument, wf_exc_argument_null, wf_exc_argument_range,
@@ -141,14 +144,17 @@ void wf_value_release(wf_value *v);
 void wf_value_set(wf_value *dst, const wf_value *src);
 
 /* Equality as WF's Equals: same type and same contents (strings by bytes, decimals exactly,
- * lists and records element-wise). Numeric values of different types compare by value. */
+ * lists element-wise, records by key in any order, exceptions by type and message).
+ * Numeric values of different types compare by value; NaN equals NaN (Double.Equals). */
 bool wf_value_equal(const wf_value *a, const wf_value *b);
 /* Ordering for comparable kinds (numbers, strings ordinal, DateTime, TimeSpan, Boolean);
  * returns WF_E_TYPE when a and b cannot be compared. */
 wf_status wf_value_compare(const wf_value *a, const wf_value *b, int *result, wf_error *err);
 
 /* Convert to type `to` with checks: integer narrowing and double->integer are checked for
- * overflow (WF_E_RANGE, message names the value), decimal<->double, number->string,
+ * overflow (WF_E_RANGE, message names the value); double and decimal -> integer truncate
+ * toward zero as a C# cast does; double -> decimal rounds half to even; decimal<->double,
+ * number->string (wf_value_to_text), List(A) -> List(B) element-wise,
  * string->number parses (WF_E_SYNTAX), null -> null for reference types and WF_E_TYPE for
  * value types. Object accepts anything. */
 wf_status wf_value_convert(const wf_value *v, const wf_type *to, wf_value *out, wf_error *err);
@@ -169,7 +175,7 @@ wf_status wf_json_parse(wf_types *types, const char *text, size_t len, wf_value 
                         wf_error *err);
 /* JSON per the output contract: integers and doubles as numbers, String as string, Decimal
  * as string with 4 places ("12.5000"), DateTime ISO 8601 UTC ("2024-03-01T10:00:00Z", with
- * .ffffff when non-zero), TimeSpan as "hh:mm:ss[.ffffff]" string, lists as arrays, records as
+ * .ffffff when non-zero), TimeSpan as its wf_timespan_format string, lists as arrays, records as
  * objects, exceptions as {"type": ..., "message": ...}, null as null. */
 bool wf_value_to_json(const wf_value *v, wf_buf *out);
 /* Plain text as WriteLine and str() show it: strings bare, booleans "True"/"False", Decimal
@@ -185,5 +191,10 @@ wf_status wf_decimal_div(int64_t a, int64_t b, int64_t *out); /* b == 0 -> WF_E_
 /* DateTime helpers. */
 wf_status wf_datetime_parse(const char *text, int64_t *us);
 void wf_datetime_format(int64_t us, char *buf, size_t size); /* ISO 8601, UTC, 'Z' */
+
+/* TimeSpan helpers: "[-][d.]hh:mm[:ss[.fffffff]]" or whole days "d" in; out as .NET writes it
+ * ("00:00:10", "1.02:03:04.5000000"). WF_E_SYNTAX / WF_E_RANGE. */
+wf_status wf_timespan_parse(const char *text, int64_t *us);
+void wf_timespan_format(int64_t us, char *buf, size_t size);
 
 #endif

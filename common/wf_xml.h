@@ -1,7 +1,8 @@
 /* wf_xml.h — hardened XML loading into a small read-only DOM that keeps line AND column for
  * every element and attribute (libxml2's tree keeps lines only). Parsing goes through
  * libxml2's SAX2 interface with network access off, no DTD loading, no external entities,
- * any DOCTYPE rejected, and limits on size, depth and node count. */
+ * any DOCTYPE rejected, and limits on size, depth and node count. Only UTF-8 input (with or
+ * without a byte order mark); columns count characters from 1 (a tab is one column). */
 #ifndef WF_XML_H
 #define WF_XML_H
 

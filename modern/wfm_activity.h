@@ -43,6 +43,10 @@ typedef enum wfm_prop_kind {
 enum {
     WFM_PROP_REQUIRED = 1u << 0, /* validation error when absent */
     WFM_PROP_CONTENT = 1u << 1,  /* element content (children without a property element) */
+    /* ACTIVITY: may also be an x:Reference ({x:Reference N} or <x:Reference>N</x:Reference>)
+     * to an activity written in the same property of another node with the same owner: the
+     * two sites share one node (StateMachine shared triggers, WF4 4.5). */
+    WFM_PROP_SHARED = 1u << 2,
 };
 
 typedef struct wfm_prop_spec {

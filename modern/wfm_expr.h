@@ -43,6 +43,24 @@ typedef struct wfm_expr_scope {
 
 typedef struct wfm_expr wfm_expr;
 
+/* The language (C# precedence; VB keywords are case-insensitive):
+ *   literals   42 (Int32, Int64 when larger), 5L, 0x1F, 12.5m (Decimal), 1.5 / 1e3 / 2d (Double),
+ *              "C# \"escapes\" \u00e9" and VB "" doubling, true/True, null/Nothing
+ *   operators  ?: ?? || && (OrElse AndAlso Or And) ! (Not) == != (= <> Is IsNot) < <= > >=
+ *              & (concatenation) + - * / % (Mod) unary - +, casts (int)x (long) (double)
+ *              (decimal) (string) (bool) (object) (Int32)..., CType(x, T), DirectCast(x, T)
+ *   members    s.Length .ToUpper() .ToLower() .Trim() .Contains(x) .StartsWith(x)
+ *              .EndsWith(x) .Substring(a[, n]) .Replace(a, b) .IndexOf(x); list.Count
+ *              .Contains(x) list[i]; rec.Field rec["key"] .ContainsKey(k); ex.Message;
+ *              span.TotalMilliseconds/Seconds/Minutes/Hours/Days; date.Year/Month/Day/Hour/
+ *              Minute/Second; x.ToString()
+ *   library    String.Format/Concat/IsNullOrEmpty/Empty, Math.Abs/Min/Max/Round/Floor/Ceiling/
+ *              Pow/Sqrt, Convert.ToInt32/ToInt64/ToDouble/ToDecimal/ToString/ToBoolean,
+ *              DateTime.Now/UtcNow, TimeSpan.FromMilliseconds/Seconds/Minutes/Hours/Days,
+ *              CInt CLng CDbl CDec CStr CBool, If(c, a, b), If(a, b), len str int decimal now
+ *   new        new T("message") for exception types; new List<T>{...} / New List(Of T) From {...}
+ * Record members and Object operands are typed Object and checked at run time. */
+
 enum {
     WFM_EXPR_LVALUE = 1u << 0, /* must denote a writable location (Out/InOut arguments) */
 };
@@ -67,7 +85,11 @@ const char *wfm_expr_text(const wfm_expr *expr); /* the source text, for message
  * WF_E_NOMEM. Thread rule: an expression is immutable; evaluate from any thread as long as
  * the environment belongs to that thread. */
 wf_status wfm_expr_eval(const wfm_expr *expr, const wfm_env *env, wf_value *out, wf_value *exc);
-/* Store into the location an LVALUE expression denotes (converting to its type). */
+/* Store into the location an LVALUE expression denotes (converting to its type). A record
+ * field or list element is stored by building a new record / list and storing that into its
+ * own location (values are immutable). With WFM_EXPR_LVALUE, `expected` (if any) is the type
+ * of the values to be stored: it must be assignable to the location's type, which
+ * wfm_expr_type reports. */
 wf_status wfm_expr_store(const wfm_expr *expr, wfm_env *env, const wf_value *value,
                          wf_value *exc);
 

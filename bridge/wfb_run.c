@@ -1,0 +1,285 @@
+/* wfb_run.c — `wfbridge run FILE.xaml`: load a modern workflow, set its arguments, run it on
+ * this thread (waiting out timers, resuming --resume bookmarks whenever it goes idle) and
+ * report per DESIGN.md "Output contracts": workflow output on stdout as it happens, errors on
+ * stderr as file:line:col, the --json result as the last line, exit 0/1/2. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../common/wf_mem.h"
+#include "../modern/wfm_runtime.h"
+#include "wfb_cli.h"
+
+static const char usage_text[] =
+    "usage: wfbridge run FILE.xaml [--arg NAME=VALUE]... [--resume BOOKMARK=VALUE]...\n"
+    "                    [--json] [--lib-path DIR] [--workers N]\n\n"
+    "Run a modern (WF4 XAML) workflow until it completes or waits on bookmarks.\n\n"
+    "  --arg NAME=VALUE       set In/InOut argument NAME; VALUE is read as the argument's\n"
+    "                         declared type (lists and records as JSON, Decimal and DateTime\n"
+    "                         as text)\n"
+    "  --resume NAME=VALUE    when the workflow goes idle, resume bookmark NAME with VALUE\n"
+    "                         (JSON if it parses, else a string); repeat to resume in order\n"
+    "  --json                 print the result as one JSON object on the last line of stdout\n"
+    "  --lib-path DIR         where native libraries are found (default $WFBRIDGE_LIB_PATH)\n"
+    "  --workers N            worker threads of the runtime (default: one per core)\n\n"
+    "A workflow waiting only on a timer (Delay) is waited for. Exit status: 0 Closed or Idle,\n"
+    "1 Faulted, Canceled or Terminated, 2 usage or input error.\n";
+
+typedef struct run_opts {
+    const char *file;
+    const char **args, **resumes;
+    size_t arg_count, resume_count;
+    bool json;
+    const char *lib_path;
+    unsigned workers;
+} run_opts;
+
+static int parse_opts(int argc, char **argv, run_opts *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if (strcmp(a, "--json") == 0) {
+            o->json = true;
+        } else if (strcmp(a, "--arg") == 0 && has_value) {
+            o->args[o->arg_count++] = argv[++i];
+        } else if (strcmp(a, "--resume") == 0 && has_value) {
+            o->resumes[o->resume_count++] = argv[++i];
+        } else if (strcmp(a, "--lib-path") == 0 && has_value) {
+            o->lib_path = argv[++i];
+        } else if (strcmp(a, "--workers") == 0 && has_value) {
+            char *end;
+            long n = strtol(argv[++i], &end, 10);
+            if (*end || n < 1 || n > 1024)
+                return wfb_usage_error("run", "--workers needs a number from 1 to 1024");
+            o->workers = (unsigned)n;
+        } else if (a[0] == '-' && a[1] == '-') {
+            return wfb_usage_error("run", "unknown or incomplete option '%s'", a);
+        } else if (!o->file) {
+            o->file = a;
+        } else {
+            return wfb_usage_error("run", "more than one workflow file ('%s')", a);
+        }
+    }
+    if (!o->file)
+        return wfb_usage_error("run", "no workflow file given");
+    return 0;
+}
+
+/* --arg NAME=VALUE: VALUE read as the declared type of argument NAME. */
+static int set_arg(wfm_runtime *rt, wfm_instance *inst, const char *file, const char *text)
+{
+    char *name = NULL;
+    const char *value = NULL;
+    if (!wfb_split_assignment(text, &name, &value))
+        return wfb_usage_error("run", "--arg needs NAME=VALUE, not '%s'", text);
+    const wfm_definition *def = wfm_instance_definition(inst);
+    wf_error err = WF_ERROR_INIT;
+    wf_loc loc = {file, 0, 0};
+    size_t index;
+    wf_value v = wf_null();
+    if (!wfm_definition_arg_find(def, name, &index))
+        wf_error_set(&err, WF_E_NAME, &loc, "the workflow has no argument '%s'", name);
+    else if (wf_value_parse(wfm_runtime_types(rt), wfm_definition_arg_type(def, index), value, &v,
+                            &err) != WF_OK)
+        wf_error_prefix(&err, "argument '%s': ", name);
+    else
+        wfm_instance_set_input(inst, name, &v, &err);
+    wf_value_release(&v);
+    wf_free(name);
+    if (err.code == WF_OK)
+        return 0;
+    if (!err.file[0])
+        snprintf(err.file, sizeof err.file, "%s", file);
+    wfb_report(&err);
+    return 2;
+}
+
+/* --resume NAME=VALUE: the payload is JSON when it parses, else the text itself. */
+static int resume_one(wfm_runtime *rt, wfm_instance *inst, const char *file, const char *text)
+{
+    char *name = NULL;
+    const char *value = NULL;
+    if (!wfb_split_assignment(text, &name, &value))
+        return wfb_usage_error("run", "--resume needs BOOKMARK=VALUE, not '%s'", text);
+    wf_value payload = wf_null();
+    wf_error err = WF_ERROR_INIT;
+    if (wf_json_parse(wfm_runtime_types(rt), value, strlen(value), &payload, &err) != WF_OK) {
+        wf_error_clear(&err);
+        if (wf_value_cstring(value, &payload) != WF_OK)
+            wf_error_set(&err, WF_E_NOMEM, NULL, "out of memory");
+    }
+    if (err.code == WF_OK)
+        wfm_instance_resume(inst, name, &payload, &err);
+    wf_value_release(&payload);
+    wf_free(name);
+    if (err.code == WF_OK)
+        return 0;
+    if (!err.file[0])
+        snprintf(err.file, sizeof err.file, "%s", file);
+    wfb_report(&err);
+    return 2;
+}
+
+static void sleep_until(int64_t due_us)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int64_t wait = due_us - ((int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000);
+    if (wait <= 0)
+        return;
+    struct timespec ts = {(time_t)(wait / 1000000), (long)(wait % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* Does the instance wait on the bookmark named by a --resume NAME=VALUE text? */
+static bool has_bookmark(const wfm_instance *inst, const char *assignment)
+{
+    size_t len = strcspn(assignment, "=");
+    for (size_t i = 0; i < wfm_instance_bookmark_count(inst); i++) {
+        const char *name = wfm_instance_bookmark_name(inst, i);
+        if (strlen(name) == len && memcmp(name, assignment, len) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Run until completed, or idle with nothing left to resume and no timer to wait for. A
+ * --resume waits for its bookmark while a timer is pending (the timer may create it). */
+static int drive(wfm_runtime *rt, wfm_instance *inst, const run_opts *o)
+{
+    size_t next_resume = 0;
+    for (;;) {
+        wf_error err = WF_ERROR_INIT;
+        if (wfm_instance_run(inst, &err) != WF_OK)
+            return wfb_report(&err);
+        if (wfm_instance_state_get(inst) != WFM_INSTANCE_IDLE)
+            return 0;
+        int64_t due = wfm_instance_next_timer_us(inst);
+        if (next_resume < o->resume_count &&
+            (due == INT64_MAX || has_bookmark(inst, o->resumes[next_resume]))) {
+            int rc = resume_one(rt, inst, o->file, o->resumes[next_resume++]);
+            if (rc)
+                return rc;
+            continue;
+        }
+        if (due == INT64_MAX ||
+            (wfm_instance_bookmark_count(inst) && next_resume == o->resume_count))
+            return 0;
+        sleep_until(due);
+    }
+}
+
+static void report_fault(const wfm_instance *inst, const char **type, const char **message)
+{
+    const wf_value *exc = wfm_instance_fault(inst);
+    *type = exc->type->kind == WF_K_EXCEPTION ? exc->type->name : "OutOfMemoryException";
+    *message = exc->type->kind == WF_K_EXCEPTION ? wf_value_exc_message(exc) : "out of memory";
+    wf_loc loc = wfm_instance_fault_loc(inst);
+    wf_error e = WF_ERROR_INIT;
+    wf_error_set(&e, WF_E_FAULT, &loc, "%s: %s", *type, *message);
+    wfb_report(&e);
+}
+
+static int finish(const wfm_instance *inst, const run_opts *o)
+{
+    wfm_instance_state state = wfm_instance_state_get(inst);
+    wfb_result r = {0};
+    r.status = wfm_instance_state_name(state);
+    if (state == WFM_INSTANCE_FAULTED || state == WFM_INSTANCE_TERMINATED)
+        report_fault(inst, &r.error_type, &r.error_message);
+    size_t n = wfm_instance_output_count(inst), b = wfm_instance_bookmark_count(inst);
+    const char **names = wf_calloc(n + 1, sizeof *names);
+    wf_value *values = wf_calloc(n + 1, sizeof *values);
+    const char **marks = wf_calloc(b + 1, sizeof *marks);
+    if (!names || !values || !marks) {
+        wf_free(names);
+        wf_free(values);
+        wf_free(marks);
+        fprintf(stderr, "wfbridge run: out of memory\n");
+        return 2;
+    }
+    for (size_t i = 0; i < n; i++) {
+        names[i] = wfm_instance_output_name(inst, i);
+        values[i] = *wfm_instance_output_value(inst, i);
+    }
+    for (size_t i = 0; i < b; i++)
+        marks[i] = wfm_instance_bookmark_name(inst, i);
+    r.output_names = names;
+    r.output_values = values;
+    r.output_count = n;
+    r.bookmarks = marks;
+    r.bookmark_count = state == WFM_INSTANCE_IDLE ? b : 0;
+    if (o->json)
+        wfb_print_result(stdout, &r);
+    wf_free(names);
+    wf_free(values);
+    wf_free(marks);
+    return wfb_status_exit_code(r.status);
+}
+
+static int run_file(const run_opts *o)
+{
+    wf_error err = WF_ERROR_INIT;
+    wf_libpath *libpath = NULL;
+    wfm_runtime *rt = NULL;
+    wfm_definition *def = NULL;
+    wfm_instance *inst = NULL;
+    wf_diags *diags = wf_diags_create();
+    int rc = 2;
+    if (!diags || wfb_libpath(o->lib_path, &libpath, &err) != WF_OK)
+        goto fail;
+    wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
+    ro.worker_count = o->workers;
+    ro.libpath = libpath;
+    if (wfm_runtime_create(&ro, &rt, &err) != WF_OK)
+        goto fail;
+    if (wfm_runtime_load(rt, o->file, &def, diags, &err) != WF_OK) {
+        if (wf_diags_error_count(diags) == 0)
+            wfb_report(&err);
+        wfb_report_diags(diags);
+        goto done;
+    }
+    wfb_report_diags(diags); /* warnings */
+    if (wfm_instance_create(rt, def, &inst, &err) != WF_OK)
+        goto fail;
+    for (size_t i = 0; i < o->arg_count; i++)
+        if ((rc = set_arg(rt, inst, o->file, o->args[i])) != 0)
+            goto done;
+    rc = drive(rt, inst, o);
+    if (rc == 0)
+        rc = finish(inst, o);
+    goto done;
+fail:
+    if (err.code != WF_OK)
+        wfb_report(&err);
+    else
+        fprintf(stderr, "wfbridge run: out of memory\n");
+    rc = 2;
+done:
+    wfm_instance_destroy(inst);
+    wfm_definition_release(def);
+    wfm_runtime_destroy(rt);
+    wf_libpath_destroy(libpath);
+    wf_diags_destroy(diags);
+    return rc;
+}
+
+int wfb_cmd_run(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+    run_opts o = {0};
+    o.args = wf_calloc((size_t)argc, sizeof *o.args);
+    o.resumes = wf_calloc((size_t)argc, sizeof *o.resumes);
+    int rc = (o.args && o.resumes) ? parse_opts(argc, argv, &o) : 2;
+    if (rc == 0)
+        rc = run_file(&o);
+    wf_free(o.args);
+    wf_free(o.resumes);
+    return rc;
+}

@@ -1,0 +1,396 @@
+/* wfl_act_basic.c — behaviours of the structural and leaf activities: Sequence (and every
+ * sequence-shaped kind), Code, IfElse, While (a fresh clone per iteration), Parallel, Throw,
+ * Terminate, Suspend, Policy, Compensate, FaultHandlers, InvokeWorkflow and custom
+ * type-library activities (WF-SEMANTICS.md §3). */
+#include "wfl_exec_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- Sequence ------------------------------------------------------------------------------- */
+static bool seq_next(wfl_exec *ex, wfl_act *act)
+{
+    xact *x = wfl_act_exec(act);
+    size_t n = wfl_act_child_count(act);
+    while ((size_t)x->cursor < n) {
+        wfl_act *c = wfl_act_child(act, (size_t)x->cursor++);
+        if (x_is_body_child(c)) {
+            x_execute(ex, c);
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool is_workflow_root(const wfl_act *act)
+{
+    return wfl_act_type(act)->kind == WFL_KIND_SEQUENTIAL_WORKFLOW;
+}
+
+static wfl_status seq_execute(wfl_exec *ex, wfl_act *act)
+{
+    xact *x = wfl_act_exec(act);
+    x->cursor = 0;
+    if (is_workflow_root(act) && !x_raise_event(ex, act, "Initialized"))
+        return WFL_ST_FAULTING;
+    if (seq_next(ex, act))
+        return WFL_ST_EXECUTING;
+    if (is_workflow_root(act) && !x_raise_event(ex, act, "Completed"))
+        return WFL_ST_FAULTING;
+    return WFL_ST_CLOSED;
+}
+
+static void seq_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
+{
+    (void)child;
+    if (seq_next(ex, act))
+        return;
+    if (is_workflow_root(act) && !x_raise_event(ex, act, "Completed"))
+        return;
+    x_close(ex, act);
+}
+
+const wfl_kind_ops wfl_ops_sequence = {seq_execute, NULL, seq_child_closed, NULL};
+
+/* ---- Code ------------------------------------------------------------------------------------ */
+static wfl_status code_execute(wfl_exec *ex, wfl_act *act)
+{
+    return x_raise_event(ex, act, "ExecuteCode") ? WFL_ST_CLOSED : WFL_ST_FAULTING;
+}
+
+const wfl_kind_ops wfl_ops_code = {code_execute, NULL, NULL, NULL};
+
+/* ---- IfElse: the first branch whose condition holds (no condition = else) -------------------- */
+static wfl_status ifelse_execute(wfl_exec *ex, wfl_act *act)
+{
+    for (size_t i = 0; i < wfl_act_child_count(act); i++) {
+        wfl_act *branch = wfl_act_child(act, i);
+        if (!x_is_body_child(branch))
+            continue;
+        bool ok;
+        bool take = x_condition_dp(ex, branch, "Condition", true, &ok);
+        if (!ok)
+            return WFL_ST_FAULTING;
+        if (take) {
+            x_execute(ex, branch);
+            return WFL_ST_EXECUTING;
+        }
+    }
+    return WFL_ST_CLOSED;
+}
+
+static void close_when_children_done(wfl_exec *ex, wfl_act *act, wfl_act *child)
+{
+    (void)child;
+    if (x_running_children(act) == 0)
+        x_close(ex, act);
+}
+
+const wfl_kind_ops wfl_ops_ifelse = {ifelse_execute, NULL, close_when_children_done, NULL};
+
+/* ---- While: condition before each iteration; each iteration runs a fresh clone ------------------ */
+static wfl_act *first_body_child(wfl_act *act)
+{
+    for (size_t i = 0; i < wfl_act_child_count(act); i++)
+        if (x_is_body_child(wfl_act_child(act, i)))
+            return wfl_act_child(act, i);
+    return NULL;
+}
+
+static wfl_status while_step(wfl_exec *ex, wfl_act *act)
+{
+    bool ok;
+    bool again = x_condition_dp(ex, act, "Condition", false, &ok);
+    if (!ok)
+        return WFL_ST_FAULTING;
+    wfl_act *body = first_body_child(act);
+    if (!again || !body)
+        return WFL_ST_CLOSED;
+    wfl_act *clone = x_clone(ex, body);
+    if (!clone)
+        return WFL_ST_FAULTING;
+    ((xact *)wfl_act_exec(act))->cursor++;
+    x_execute(ex, clone);
+    return WFL_ST_EXECUTING;
+}
+
+static wfl_status while_execute(wfl_exec *ex, wfl_act *act)
+{
+    return while_step(ex, act);
+}
+
+static void while_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
+{
+    (void)child;
+    if (while_step(ex, act) == WFL_ST_CLOSED)
+        x_close(ex, act);
+}
+
+const wfl_kind_ops wfl_ops_while = {while_execute, NULL, while_child_closed, NULL};
+
+/* ---- Parallel: every branch scheduled at once; FIFO interleaves them ---------------------------- */
+static wfl_status parallel_execute(wfl_exec *ex, wfl_act *act)
+{
+    bool any = false;
+    for (size_t i = 0; i < wfl_act_child_count(act); i++) {
+        wfl_act *c = wfl_act_child(act, i);
+        if (x_is_body_child(c)) {
+            x_execute(ex, c);
+            any = true;
+        }
+    }
+    return any ? WFL_ST_EXECUTING : WFL_ST_CLOSED;
+}
+
+const wfl_kind_ops wfl_ops_parallel = {parallel_execute, NULL, close_when_children_done, NULL};
+
+/* ---- Throw, Terminate, Suspend ------------------------------------------------------------------ */
+static wfl_status throw_execute(wfl_exec *ex, wfl_act *act)
+{
+    wf_value fault = wf_null();
+    wf_error err = WF_ERROR_INIT;
+    const wfl_dp *dp = x_dp(act, "Fault");
+    if (dp && wfl_act_get(act, dp, &fault, &err) != WF_OK)
+        return x_throw_error(ex, act, &err, NULL);
+    if (wf_is_null(&fault)) {
+        const wfl_pval *pv = x_pval(act, "FaultType");
+        const wf_type *t = pv && pv->kind == WFL_PV_TYPE && pv->u.type.exc ? pv->u.type.exc
+                                                                           : &wf_exc_exception;
+        char msg[300];
+        snprintf(msg, sizeof msg, "Exception of type '%s' was thrown.", t->name);
+        if (wf_value_exception(t, msg, &fault) != WF_OK) {
+            x_fail_nomem(ex);
+            return WFL_ST_FAULTING;
+        }
+    }
+    x_throw(ex, act, &fault);
+    wf_value_release(&fault);
+    return WFL_ST_FAULTING;
+}
+
+const wfl_kind_ops wfl_ops_throw = {throw_execute, NULL, NULL, NULL};
+
+static bool read_error(wfl_exec *ex, wfl_act *act, char *buf, size_t size)
+{
+    wf_value v = wf_null();
+    wf_error err = WF_ERROR_INIT;
+    buf[0] = '\0';
+    if (wfl_act_get_by_name(act, "Error", &v, &err) != WF_OK) {
+        x_throw_error(ex, act, &err, NULL);
+        return false;
+    }
+    snprintf(buf, size, "%s", wf_value_str(&v));
+    wf_value_release(&v);
+    return true;
+}
+
+static wfl_status terminate_execute(wfl_exec *ex, wfl_act *act)
+{
+    char msg[512];
+    if (!read_error(ex, act, msg, sizeof msg))
+        return WFL_ST_FAULTING;
+    x_terminate(ex, msg);
+    return WFL_ST_EXECUTING; /* the instance is over; nothing closes */
+}
+
+const wfl_kind_ops wfl_ops_terminate = {terminate_execute, NULL, NULL, NULL};
+
+static wfl_status suspend_execute(wfl_exec *ex, wfl_act *act)
+{
+    char msg[512];
+    if (!read_error(ex, act, msg, sizeof msg))
+        return WFL_ST_FAULTING;
+    x_suspend(ex, msg);
+    return WFL_ST_CLOSED;
+}
+
+const wfl_kind_ops wfl_ops_suspend = {suspend_execute, NULL, NULL, NULL};
+
+/* ---- Policy -------------------------------------------------------------------------------------- */
+static wfl_status policy_execute(wfl_exec *ex, wfl_act *act)
+{
+    const wfl_pval *pv = x_pval(act, "RuleSetReference");
+    if (!pv || pv->kind != WFL_PV_RULESET || !pv->u.ruleset.ruleset) {
+        wf_error e = WF_ERROR_INIT;
+        wf_error_set(&e, WF_E_NAME, &wfl_act_node(act)->loc, "no rule set '%s' (no rules loaded?)",
+                     pv && pv->kind == WFL_PV_RULESET ? pv->u.ruleset.name : "");
+        return x_throw_error(ex, act, &e, NULL);
+    }
+    return x_run_ruleset(ex, act, pv->u.ruleset.ruleset);
+}
+
+const wfl_kind_ops wfl_ops_policy = {policy_execute, NULL, NULL, NULL};
+
+/* ---- Compensate: the named completed activity (or its kept loop contexts), newest first;
+ * naming an enclosing scope compensates that scope's completed children ------------------------ */
+static bool is_ancestor(const wfl_act *anc, const wfl_act *act)
+{
+    for (const wfl_act *a = wfl_act_parent(act); a; a = wfl_act_parent(a))
+        if (a == anc)
+            return true;
+    return false;
+}
+
+static wfl_act *compensate_next(wfl_act *act, wfl_act *target)
+{
+    if (is_ancestor(target, act))
+        return x_comp_next(target);
+    wfl_act *best = NULL;
+    uint64_t best_order = 0;
+    wfl_act *parent = wfl_act_parent(target);
+    size_t n = parent ? wfl_act_context_count(parent) : 0;
+    for (size_t i = 0; i <= n; i++) {
+        wfl_act *c = i < n ? wfl_act_context_at(parent, i) : target;
+        if (i < n && wfl_act_template(c) != target)
+            continue;
+        const xact *cx = wfl_act_exec(c);
+        if (cx && x_needs_comp(c) && cx->order > best_order) {
+            best = c;
+            best_order = cx->order;
+        }
+    }
+    return best;
+}
+
+static wfl_act *compensate_target(wfl_exec *ex, wfl_act *act, bool *ok)
+{
+    const wfl_pval *pv = x_pval(act, "TargetActivityName");
+    const char *name = pv && pv->kind == WFL_PV_LITERAL ? wf_value_str(&pv->u.literal) : "";
+    wfl_act *t = wfl_act_resolve(act, name);
+    *ok = t != NULL;
+    if (!t) {
+        wf_error e = WF_ERROR_INIT;
+        wf_error_set(&e, WF_E_NAME, &wfl_act_node(act)->loc,
+                     "Compensate: no activity named '%s'", name);
+        x_throw_error(ex, act, &e, NULL);
+    }
+    return t;
+}
+
+static wfl_status compensate_step(wfl_exec *ex, wfl_act *act)
+{
+    bool ok;
+    wfl_act *target = compensate_target(ex, act, &ok);
+    if (!ok)
+        return WFL_ST_FAULTING;
+    wfl_act *next = compensate_next(act, target);
+    if (!next)
+        return WFL_ST_CLOSED;
+    x_compensate(ex, next, act);
+    return WFL_ST_EXECUTING;
+}
+
+static void compensate_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
+{
+    (void)child;
+    if (compensate_step(ex, act) == WFL_ST_CLOSED)
+        x_close(ex, act);
+}
+
+const wfl_kind_ops wfl_ops_compensate = {compensate_step, NULL, compensate_child_closed, NULL};
+
+/* ---- FaultHandlers: the first FaultHandler whose FaultType the exception is-a ------------------ */
+static bool handler_matches(const wfl_act *h, const wf_value *exc)
+{
+    const wfl_pval *pv = x_pval(h, "FaultType");
+    if (!pv || pv->kind != WFL_PV_TYPE)
+        return true;
+    if (pv->u.type.exc)
+        return wf_type_is_a(exc->type, pv->u.type.exc);
+    return strcmp(pv->u.type.name, exc->type->name) == 0;
+}
+
+static wfl_status fault_handlers_execute(wfl_exec *ex, wfl_act *act)
+{
+    wfl_act *owner = wfl_act_parent(act);
+    xact *ox = owner ? wfl_act_exec(owner) : NULL;
+    if (!ox || wf_is_null(&ox->exc))
+        return WFL_ST_CLOSED;
+    for (size_t i = 0; i < wfl_act_child_count(act); i++) {
+        wfl_act *h = wfl_act_child(act, i);
+        if (!x_is_body_child(h) || !handler_matches(h, &ox->exc))
+            continue;
+        const wfl_dp *dp = x_dp(h, "Fault");
+        wf_error err = WF_ERROR_INIT;
+        if (dp && wfl_act_set_internal(h, dp, &ox->exc, &err) != WF_OK)
+            return x_throw_error(ex, act, &err, NULL);
+        ((xact *)wfl_act_exec(act))->cursor = (int32_t)i;
+        x_execute(ex, h);
+        return WFL_ST_EXECUTING;
+    }
+    return WFL_ST_CLOSED;
+}
+
+static void fault_handlers_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
+{
+    wfl_act *owner = wfl_act_parent(act);
+    xact *ox = owner ? wfl_act_exec(owner) : NULL;
+    if (ox && wfl_act_result(child) == WFL_RES_SUCCEEDED) { /* the handler ate the exception */
+        ox->flags |= XF_HANDLED;
+        wf_value_release(&ox->exc);
+    }
+    x_close(ex, act);
+}
+
+const wfl_kind_ops wfl_ops_fault_handlers = {fault_handlers_execute, NULL,
+                                             fault_handlers_child_closed, NULL};
+
+/* ---- InvokeWorkflow: fire-and-forget through the host ------------------------------------------- */
+static wfl_status invoke_execute(wfl_exec *ex, wfl_act *act)
+{
+    wf_error err = WF_ERROR_INIT;
+    const wfl_pval *tp = x_pval(act, "TargetWorkflow");
+    const char *target = tp && tp->kind == WFL_PV_TYPE ? tp->u.type.name : "";
+    if (!ex->opts.invoke_workflow) {
+        wf_error_set(&err, WF_E_UNSUPPORTED, &wfl_act_node(act)->loc,
+                     "InvokeWorkflow '%s': this host cannot start workflows", target);
+        return x_throw_error(ex, act, &err, NULL);
+    }
+    if (!x_raise_event(ex, act, "Invoking"))
+        return WFL_ST_FAULTING;
+    const wfl_pval *pv = x_pval(act, "ParameterBindings");
+    size_t n = pv && pv->kind == WFL_PV_PARAMS ? pv->u.params.count : 0;
+    const char **names = wf_calloc(n + 1, sizeof(char *));
+    wf_value *vals = wf_calloc(n + 1, sizeof(wf_value));
+    wf_status rc = names && vals ? WF_OK : WF_E_NOMEM;
+    if (rc != WF_OK)
+        wf_error_set(&err, rc, NULL, "out of memory");
+    for (size_t i = 0; rc == WF_OK && i < n; i++) {
+        const wfl_param_binding *pb = &pv->u.params.items[i];
+        names[i] = pb->param;
+        vals[i] = wf_null();
+        if (pb->is_bind)
+            rc = wfl_act_bind_get(act, pb->bind, &vals[i], &err);
+        else if (pb->has_value)
+            vals[i] = wf_value_retain(&pb->literal);
+    }
+    char id[64] = "";
+    if (rc == WF_OK)
+        rc = ex->opts.invoke_workflow(ex->opts.invoke_ud, target, names, vals, n, id, sizeof id,
+                                      &err);
+    for (size_t i = 0; vals && i < n; i++)
+        wf_value_release(&vals[i]);
+    wf_free(names);
+    wf_free(vals);
+    wf_value idv = wf_null();
+    const wfl_dp *dp = x_dp(act, "InstanceId");
+    if (rc == WF_OK && dp && (rc = wf_value_cstring(id, &idv)) == WF_OK)
+        rc = wfl_act_set_internal(act, dp, &idv, &err);
+    wf_value_release(&idv);
+    if (rc != WF_OK) {
+        if (err.code == WF_OK)
+            wf_error_set(&err, rc, NULL, "out of memory");
+        return x_throw_error(ex, act, &err, NULL);
+    }
+    return WFL_ST_CLOSED;
+}
+
+const wfl_kind_ops wfl_ops_invoke_workflow = {invoke_execute, NULL, NULL, NULL};
+
+/* ---- custom type-library activities --------------------------------------------------------- */
+static wfl_status custom_execute(wfl_exec *ex, wfl_act *act)
+{
+    return x_call_custom(ex, act);
+}
+
+const wfl_kind_ops wfl_ops_custom = {custom_execute, NULL, NULL, NULL};

@@ -1,0 +1,273 @@
+/* wfl_act_event.c — activities built on workflow queues: HandleExternalEvent (queue
+ * "Interface.Event", payload written through ParameterBindings), Delay (a timer feeding its own
+ * queue), Listen (first event wins, the losers' subscriptions are removed and they never start)
+ * and CallExternalMethod (WF-SEMANTICS.md §3, §4 "Queues and events"). */
+#include "wfl_exec_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+bool x_is_event_act(const wfl_act *act)
+{
+    wfl_kind k = wfl_act_type(act)->kind;
+    return k == WFL_KIND_DELAY || k == WFL_KIND_HANDLE_EXTERNAL_EVENT;
+}
+
+static const wfl_tl_service *service_of(const wfl_act *act, const char **iface)
+{
+    const wfl_pval *pv = x_pval(act, "InterfaceType");
+    *iface = pv && pv->kind == WFL_PV_TYPE ? pv->u.type.name : "";
+    const wfl_tl_service *s = pv && pv->kind == WFL_PV_TYPE ? pv->u.type.service : NULL;
+    if (s)
+        *iface = wfl_tl_service_name(s);
+    return s;
+}
+
+static const char *literal_str(const wfl_act *act, const char *dp_name)
+{
+    const wfl_pval *pv = x_pval(act, dp_name);
+    return pv && pv->kind == WFL_PV_LITERAL ? wf_value_str(&pv->u.literal) : "";
+}
+
+/* The queue name an event activity waits on. */
+static void event_queue_name(const wfl_act *act, char *buf, size_t size)
+{
+    if (wfl_act_type(act)->kind == WFL_KIND_DELAY) {
+        uint32_t ctx = wfl_act_context_id(act);
+        if (ctx)
+            snprintf(buf, size, "timer:%s#%u", wfl_act_name(act), (unsigned)ctx);
+        else
+            snprintf(buf, size, "timer:%s", wfl_act_name(act));
+        return;
+    }
+    const char *iface;
+    service_of(act, &iface);
+    snprintf(buf, size, "%s.%s", iface, literal_str(act, "EventName"));
+}
+
+/* A Delay's timeout after its InitializeTimeoutDuration handler. */
+static bool delay_timeout(wfl_exec *ex, wfl_act *act, int64_t *us)
+{
+    if (!x_raise_event(ex, act, "InitializeTimeoutDuration"))
+        return false;
+    wf_value v = wf_null();
+    wf_error err = WF_ERROR_INIT;
+    if (wfl_act_get_by_name(act, "TimeoutDuration", &v, &err) != WF_OK) {
+        x_throw_error(ex, act, &err, NULL);
+        return false;
+    }
+    *us = v.type->kind == WF_K_TIMESPAN ? v.u.i64 : 0;
+    wf_value_release(&v);
+    return true;
+}
+
+bool x_event_subscribe(wfl_exec *ex, wfl_act *ev, wfl_act *listener)
+{
+    xact *x = x_state(ex, ev);
+    if (!x)
+        return false;
+    xqueue *q = x->queue_id ? x_queue_by_id(ex, x->queue_id) : NULL;
+    if (!q) {
+        char name[300];
+        event_queue_name(ev, name, sizeof name);
+        bool is_delay = wfl_act_type(ev)->kind == WFL_KIND_DELAY;
+        int64_t timeout = 0;
+        if (is_delay && !delay_timeout(ex, ev, &timeout))
+            return false;
+        q = x_queue_create(ex, name, is_delay);
+        if (!q)
+            return false;
+        x->queue_id = q->id;
+        if (is_delay && !x_timer_add(ex, x_now(ex) + (timeout > 0 ? timeout : 0), q->id))
+            return false;
+    }
+    return x_queue_subscribe(ex, q, listener);
+}
+
+void x_event_unsubscribe(wfl_exec *ex, wfl_act *ev, wfl_act *listener)
+{
+    xact *x = wfl_act_exec(ev);
+    xqueue *q = x && x->queue_id ? x_queue_by_id(ex, x->queue_id) : NULL;
+    if (!q)
+        return;
+    x_queue_unsubscribe(ex, q, listener);
+    if (!q->sub_count && (q->is_timer || !q->item_count)) {
+        x_queue_delete(ex, q->id);
+        x->queue_id = 0;
+    }
+}
+
+/* ---- HandleExternalEvent ------------------------------------------------------------------- */
+static bool hee_deliver(wfl_exec *ex, wfl_act *act, const wf_value *payload)
+{
+    const char *iface;
+    const wfl_tl_service *s = service_of(act, &iface);
+    const wfl_tl_event *ev = s ? wfl_tl_service_event(s, literal_str(act, "EventName")) : NULL;
+    if (!x_write_event_params(ex, act, ev, payload))
+        return false;
+    return x_raise_event(ex, act, "Invoked");
+}
+
+/* Take an item if one is there: CLOSED / FAULTING; EXECUTING when nothing yet. */
+static wfl_status hee_try(wfl_exec *ex, wfl_act *act, xqueue *q)
+{
+    wf_value item;
+    if (!x_queue_dequeue(q, &item))
+        return WFL_ST_EXECUTING;
+    x_event_unsubscribe(ex, act, act);
+    bool ok = hee_deliver(ex, act, &item);
+    wf_value_release(&item);
+    return ok ? WFL_ST_CLOSED : WFL_ST_FAULTING;
+}
+
+static wfl_status hee_execute(wfl_exec *ex, wfl_act *act)
+{
+    xact *x = wfl_act_exec(act);
+    char name[300];
+    event_queue_name(act, name, sizeof name);
+    xqueue *q = x_queue_by_name(ex, name);
+    if (!q && !(q = x_queue_create(ex, name, false)))
+        return WFL_ST_FAULTING;
+    x->queue_id = q->id;
+    wfl_status st = hee_try(ex, act, q);
+    if (st == WFL_ST_EXECUTING && !x_queue_subscribe(ex, q, act))
+        return WFL_ST_FAULTING;
+    return st;
+}
+
+static void hee_queue_item(wfl_exec *ex, wfl_act *act, xqueue *q)
+{
+    wfl_status st = hee_try(ex, act, q);
+    if (st == WFL_ST_CLOSED)
+        x_close(ex, act);
+}
+
+static void event_stop(wfl_exec *ex, wfl_act *act)
+{
+    x_event_unsubscribe(ex, act, act);
+}
+
+const wfl_kind_ops wfl_ops_hee = {hee_execute, event_stop, NULL, hee_queue_item};
+
+/* ---- Delay ------------------------------------------------------------------------------------ */
+static wfl_status delay_try(wfl_exec *ex, wfl_act *act, xqueue *q)
+{
+    wf_value item;
+    if (!x_queue_dequeue(q, &item))
+        return WFL_ST_EXECUTING;
+    wf_value_release(&item);
+    xact *x = wfl_act_exec(act);
+    x_queue_delete(ex, q->id);
+    x->queue_id = 0;
+    return WFL_ST_CLOSED;
+}
+
+static wfl_status delay_execute(wfl_exec *ex, wfl_act *act)
+{
+    if (!x_event_subscribe(ex, act, act))
+        return wfl_act_status(act) == WFL_ST_FAULTING ? WFL_ST_FAULTING : WFL_ST_EXECUTING;
+    xact *x = wfl_act_exec(act);
+    xqueue *q = x_queue_by_id(ex, x->queue_id);
+    if (!q)
+        return WFL_ST_EXECUTING;
+    wfl_status st = delay_try(ex, act, q);
+    return st;
+}
+
+static void delay_queue_item(wfl_exec *ex, wfl_act *act, xqueue *q)
+{
+    if (delay_try(ex, act, q) == WFL_ST_CLOSED)
+        x_close(ex, act);
+}
+
+static void delay_stop(wfl_exec *ex, wfl_act *act)
+{
+    xact *x = wfl_act_exec(act);
+    if (x->queue_id)
+        x_queue_delete(ex, x->queue_id);
+    x->queue_id = 0;
+}
+
+const wfl_kind_ops wfl_ops_delay = {delay_execute, delay_stop, NULL, delay_queue_item};
+
+/* ---- Listen ------------------------------------------------------------------------------------ */
+static wfl_act *branch_event(wfl_act *branch)
+{
+    wfl_act *first = wfl_act_child(branch, 0);
+    return first && x_is_event_act(first) ? first : NULL;
+}
+
+static void listen_unsubscribe_all(wfl_exec *ex, wfl_act *act, wfl_act *except)
+{
+    for (size_t i = 0; i < wfl_act_child_count(act); i++) {
+        wfl_act *ev = branch_event(wfl_act_child(act, i));
+        if (ev && ev != except)
+            x_event_unsubscribe(ex, ev, act);
+    }
+}
+
+static wfl_status listen_execute(wfl_exec *ex, wfl_act *act)
+{
+    xact *x = wfl_act_exec(act);
+    x->cursor = -1;
+    for (size_t i = 0; i < wfl_act_child_count(act); i++) {
+        wfl_act *b = wfl_act_child(act, i);
+        wfl_act *ev = x_is_body_child(b) ? branch_event(b) : NULL;
+        if (ev && !x_event_subscribe(ex, ev, act))
+            return wfl_act_status(act) == WFL_ST_FAULTING ? WFL_ST_FAULTING : WFL_ST_EXECUTING;
+    }
+    return WFL_ST_EXECUTING;
+}
+
+static void listen_queue_item(wfl_exec *ex, wfl_act *act, xqueue *q)
+{
+    xact *x = wfl_act_exec(act);
+    if (x->cursor >= 0)
+        return; /* a winner is already running */
+    for (size_t i = 0; i < wfl_act_child_count(act); i++) {
+        wfl_act *b = wfl_act_child(act, i);
+        wfl_act *ev = branch_event(b);
+        xact *ex_ev = ev ? wfl_act_exec(ev) : NULL;
+        if (!ex_ev || ex_ev->queue_id != q->id)
+            continue;
+        x->cursor = (int32_t)i;
+        listen_unsubscribe_all(ex, act, ev);
+        x_queue_unsubscribe(ex, q, act); /* the item stays for the winning event activity */
+        x_execute(ex, b);
+        return;
+    }
+}
+
+static void listen_stop(wfl_exec *ex, wfl_act *act)
+{
+    listen_unsubscribe_all(ex, act, NULL);
+}
+
+static void listen_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
+{
+    (void)child;
+    x_close(ex, act);
+}
+
+const wfl_kind_ops wfl_ops_listen = {listen_execute, listen_stop, listen_child_closed,
+                                     listen_queue_item};
+
+/* ---- CallExternalMethod ------------------------------------------------------------------------- */
+static wfl_status cem_execute(wfl_exec *ex, wfl_act *act)
+{
+    const char *iface;
+    const wfl_tl_service *s = service_of(act, &iface);
+    const char *method = literal_str(act, "MethodName");
+    const wfl_tl_func *fn = s ? wfl_tl_service_method(s, method) : NULL;
+    if (!fn) {
+        wf_error e = WF_ERROR_INIT;
+        wf_error_set(&e, WF_E_NAME, &wfl_act_node(act)->loc,
+                     "no local service method %s.%s is registered", iface, method);
+        return x_throw_error(ex, act, &e, NULL);
+    }
+    if (!x_raise_event(ex, act, "MethodInvoking"))
+        return WFL_ST_FAULTING;
+    return x_call_method(ex, act, fn);
+}
+
+const wfl_kind_ops wfl_ops_cem = {cem_execute, NULL, NULL, NULL};

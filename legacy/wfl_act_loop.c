@@ -1,0 +1,269 @@
+/* wfl_act_loop.c — the activities that run children in execution contexts more than once:
+ * Replicator (one clone per data item, Sequence or Parallel, UntilCondition at start and after
+ * each child, ChildInitialized/ChildCompleted seeing the clone and its InstanceData) and the
+ * ConditionedActivityGroup (WhenCondition per child, UntilCondition for the group)
+ * (WF-SEMANTICS.md §3, §4 "Execution contexts"). */
+#include "wfl_exec_int.h"
+
+#include <string.h>
+
+#define LOOP_UNTIL_MET 1 /* xact.cursor: the UntilCondition held; closing after cancels */
+
+static bool has_condition(const wfl_act *act, const char *dp)
+{
+    const wfl_pval *pv = x_pval(act, dp);
+    return pv && pv->kind == WFL_PV_CONDITION;
+}
+
+static wfl_act *template_child(wfl_act *act)
+{
+    for (size_t i = 0; i < wfl_act_child_count(act); i++)
+        if (x_is_body_child(wfl_act_child(act, i)))
+            return wfl_act_child(act, i);
+    return NULL;
+}
+
+/* Clones started and not yet heard closing are counted in xact.count: several clones may
+ * close before the first notification is processed. */
+static void start_clone(wfl_exec *ex, wfl_act *act, wfl_act *clone)
+{
+    ((xact *)wfl_act_exec(act))->count++;
+    x_execute(ex, clone);
+}
+
+static int32_t clone_heard(wfl_act *act, wfl_act *child)
+{
+    xact *x = wfl_act_exec(act);
+    if (wfl_act_is_clone_root(child) && x->count > 0)
+        x->count--;
+    return x->count;
+}
+
+/* Until held: cancel what runs and close when nothing does. */
+static wfl_status until_met(wfl_exec *ex, wfl_act *act)
+{
+    xact *x = wfl_act_exec(act);
+    x->cursor = LOOP_UNTIL_MET;
+    x_cancel_children(ex, act);
+    return x->count == 0 ? WFL_ST_CLOSED : WFL_ST_EXECUTING;
+}
+
+/* ---- Replicator -------------------------------------------------------------------------- */
+static bool is_parallel(wfl_act *act)
+{
+    wf_value v = wf_null();
+    wf_error err = WF_ERROR_INIT;
+    bool par = wfl_act_get_by_name(act, "ExecutionType", &v, &err) == WF_OK &&
+               strcmp(wf_value_str(&v), "Parallel") == 0;
+    wf_value_release(&v);
+    return par;
+}
+
+static bool child_event(wfl_exec *ex, wfl_act *act, wfl_act *clone, const char *event)
+{
+    xact *x = wfl_act_exec(act);
+    xact *cx = wfl_act_exec(clone);
+    const wf_value *data = wf_value_list_at(&x->val, (size_t)cx->aux);
+    wf_value null_data = wf_null();
+    wfl_act *saved_child = ex->event_child;
+    const wf_value *saved_data = ex->event_data;
+    ex->event_child = clone;
+    ex->event_data = data ? data : &null_data;
+    bool ok = x_raise_event(ex, act, event);
+    ex->event_child = saved_child;
+    ex->event_data = saved_data;
+    return ok;
+}
+
+/* Clone the template for data item `index` and raise ChildInitialized; NULL on a fault. */
+static wfl_act *rep_make_child(wfl_exec *ex, wfl_act *act, size_t index)
+{
+    wfl_act *tmpl = template_child(act);
+    wfl_act *clone = tmpl ? x_clone(ex, tmpl) : NULL;
+    if (!clone)
+        return NULL;
+    ((xact *)wfl_act_exec(clone))->aux = (int32_t)index;
+    if (!child_event(ex, act, clone, "ChildInitialized")) {
+        wfl_act_clone_release(clone);
+        return NULL;
+    }
+    return clone;
+}
+
+static bool rep_until(wfl_exec *ex, wfl_act *act, bool *ok)
+{
+    *ok = true;
+    if (!has_condition(act, "UntilCondition"))
+        return false;
+    return x_condition_dp(ex, act, "UntilCondition", false, ok);
+}
+
+static wfl_status rep_done(wfl_exec *ex, wfl_act *act)
+{
+    return x_raise_event(ex, act, "Completed") ? WFL_ST_CLOSED : WFL_ST_FAULTING;
+}
+
+static wfl_status rep_start(wfl_exec *ex, wfl_act *act)
+{
+    xact *x = wfl_act_exec(act);
+    size_t n = wf_value_list_count(&x->val);
+    if (!is_parallel(act)) {
+        if ((size_t)x->aux >= n)
+            return has_condition(act, "UntilCondition") ? WFL_ST_EXECUTING : rep_done(ex, act);
+        wfl_act *c = rep_make_child(ex, act, (size_t)x->aux++);
+        if (!c)
+            return WFL_ST_FAULTING;
+        start_clone(ex, act, c);
+        return WFL_ST_EXECUTING;
+    }
+    size_t first = (size_t)x->aux;
+    for (; (size_t)x->aux < n; x->aux++)
+        if (!rep_make_child(ex, act, (size_t)x->aux))
+            return WFL_ST_FAULTING;
+    for (size_t i = 0; i < wfl_act_context_count(act); i++) {
+        wfl_act *c = wfl_act_context_at(act, i);
+        xact *cx = wfl_act_exec(c);
+        if (wfl_act_status(c) == WFL_ST_INITIALIZED && cx && (size_t)cx->aux >= first)
+            start_clone(ex, act, c);
+    }
+    if (x->count)
+        return WFL_ST_EXECUTING;
+    return has_condition(act, "UntilCondition") ? WFL_ST_EXECUTING : rep_done(ex, act);
+}
+
+static wfl_status rep_execute(wfl_exec *ex, wfl_act *act)
+{
+    xact *x = wfl_act_exec(act);
+    x->aux = 0;
+    x->cursor = 0;
+    x->count = 0;
+    if (!x_raise_event(ex, act, "Initialized"))
+        return WFL_ST_FAULTING;
+    wf_error err = WF_ERROR_INIT;
+    wf_value data = wf_null();
+    if (wfl_act_get_by_name(act, "InitialChildData", &data, &err) != WF_OK)
+        return x_throw_error(ex, act, &err, NULL);
+    wf_value_release(&x->val);
+    x->val = data;
+    bool ok;
+    if (rep_until(ex, act, &ok))
+        return rep_done(ex, act);
+    if (!ok)
+        return WFL_ST_FAULTING;
+    return rep_start(ex, act);
+}
+
+static void rep_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
+{
+    xact *x = wfl_act_exec(act);
+    int32_t running = clone_heard(act, child);
+    if (x->cursor == LOOP_UNTIL_MET) {
+        if (running == 0 && rep_done(ex, act) == WFL_ST_CLOSED)
+            x_close(ex, act);
+        return;
+    }
+    if (wfl_act_is_clone_root(child) && !child_event(ex, act, child, "ChildCompleted"))
+        return;
+    bool ok;
+    wfl_status st;
+    if (rep_until(ex, act, &ok))
+        st = until_met(ex, act);
+    else if (!ok)
+        return;
+    else if (!is_parallel(act))
+        st = rep_start(ex, act);
+    else
+        st = running || has_condition(act, "UntilCondition") ? WFL_ST_EXECUTING : WFL_ST_CLOSED;
+    if (st == WFL_ST_CLOSED && x->cursor == LOOP_UNTIL_MET)
+        st = rep_done(ex, act);
+    else if (st == WFL_ST_CLOSED && is_parallel(act))
+        st = rep_done(ex, act);
+    if (st == WFL_ST_CLOSED)
+        x_close(ex, act);
+}
+
+const wfl_kind_ops wfl_ops_replicator = {rep_execute, NULL, rep_child_closed, NULL};
+
+/* ---- ConditionedActivityGroup --------------------------------------------------------------- */
+static bool cag_child_running(wfl_act *act, wfl_act *tmpl)
+{
+    for (size_t i = 0; i < wfl_act_context_count(act); i++) {
+        wfl_act *c = wfl_act_context_at(act, i);
+        if (wfl_act_template(c) == tmpl && x_is_running(c))
+            return true;
+    }
+    return false;
+}
+
+/* Start every idle child whose WhenCondition holds (no When: exactly once). */
+static bool cag_schedule(wfl_exec *ex, wfl_act *act)
+{
+    for (size_t i = 0; i < wfl_act_child_count(act); i++) {
+        wfl_act *t = wfl_act_child(act, i);
+        if (!x_is_body_child(t) || cag_child_running(act, t))
+            continue;
+        xact *tx = x_state(ex, t);
+        if (!tx)
+            return false;
+        const wfl_node *n = wfl_act_node(t);
+        bool ok = true;
+        bool run = n->has_when ? x_condition(ex, act, &n->when, &ok) : tx->cursor == 0;
+        if (!ok)
+            return false;
+        if (!run)
+            continue;
+        wfl_act *clone = x_clone(ex, t);
+        if (!clone)
+            return false;
+        tx->cursor++;
+        start_clone(ex, act, clone);
+    }
+    return true;
+}
+
+static wfl_status cag_step(wfl_exec *ex, wfl_act *act)
+{
+    bool ok = true;
+    bool has_until = has_condition(act, "UntilCondition");
+    if (has_until && x_condition_dp(ex, act, "UntilCondition", false, &ok))
+        return until_met(ex, act);
+    if (!ok || !cag_schedule(ex, act))
+        return WFL_ST_FAULTING;
+    if (((xact *)wfl_act_exec(act))->count)
+        return WFL_ST_EXECUTING;
+    if (!has_until)
+        return WFL_ST_CLOSED;
+    wf_value exc = wf_null();
+    if (wf_value_exception(&wf_exc_invalid_operation,
+                           "ConditionedActivityGroup has nothing to run while its "
+                           "UntilCondition is false",
+                           &exc) != WF_OK) {
+        x_fail_nomem(ex);
+        return WFL_ST_FAULTING;
+    }
+    x_throw(ex, act, &exc);
+    wf_value_release(&exc);
+    return WFL_ST_FAULTING;
+}
+
+static wfl_status cag_execute(wfl_exec *ex, wfl_act *act)
+{
+    ((xact *)wfl_act_exec(act))->cursor = 0;
+    ((xact *)wfl_act_exec(act))->count = 0;
+    return cag_step(ex, act);
+}
+
+static void cag_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
+{
+    xact *x = wfl_act_exec(act);
+    int32_t running = clone_heard(act, child);
+    wfl_status st;
+    if (x->cursor == LOOP_UNTIL_MET)
+        st = running ? WFL_ST_EXECUTING : WFL_ST_CLOSED;
+    else
+        st = cag_step(ex, act);
+    if (st == WFL_ST_CLOSED)
+        x_close(ex, act);
+}
+
+const wfl_kind_ops wfl_ops_cag = {cag_execute, NULL, cag_child_closed, NULL};

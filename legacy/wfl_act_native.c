@@ -1,0 +1,384 @@
+/* wfl_act_native.c — where activities meet native code and rules: custom activity Execute
+ * against the activity's DPs, code-beside handlers and conditions against the root, service
+ * methods through ParameterBindings, .rules conditions and RuleSets with `this` = the root,
+ * and the trace record of every native call (DESIGN.md "The legacy model"). */
+#include "wfl_exec_int.h"
+
+#include <string.h>
+
+const wfl_dp *x_dp(const wfl_act *act, const char *dp_name)
+{
+    return wfl_type_find_dp(wfl_act_type(act), dp_name);
+}
+
+const wfl_pval *x_pval(const wfl_act *act, const char *dp_name)
+{
+    const wfl_dp *dp = x_dp(act, dp_name);
+    return dp ? wfl_node_pval(wfl_act_node(act), dp) : NULL;
+}
+
+static wfl_act *root_of(wfl_exec *ex)
+{
+    return wfl_inst_root(ex->inst);
+}
+
+/* ---- tracing ------------------------------------------------------------------------------- */
+typedef struct call_ctx {
+    wfl_exec *ex;
+    wfl_act *act;      /* the activity the call is made for (trace) */
+    wfl_act *target;   /* whose DPs the names read/write */
+    const wfl_tl_func *fn;
+} call_ctx;
+
+static void trace_call(void *ud, const wfl_tl_call_record *rec)
+{
+    call_ctx *cc = ud;
+    wfl_exec *ex = cc->ex;
+    if (!ex->opts.trace)
+        return;
+    size_t n = rec->count + 1;
+    const char **names = wf_calloc(2 * n, sizeof(char *));
+    wf_value *vals = wf_calloc(2 * n, sizeof(wf_value));
+    if (!names || !vals) {
+        wf_free(names);
+        wf_free(vals);
+        return;
+    }
+    size_t ni = 0, no = 0;
+    for (size_t i = 0; i < rec->count; i++) {
+        const wfl_tl_prop *p = wfl_tl_func_param(rec->fn, i);
+        if (p->dir == WFL_TL_IN || p->dir == WFL_TL_INOUT) {
+            names[ni] = p->name;
+            vals[ni++] = rec->args[i];
+        }
+        if (p->dir == WFL_TL_OUT || p->dir == WFL_TL_INOUT) {
+            names[n + no] = p->name;
+            vals[n + no++] = rec->outs[i];
+        }
+    }
+    const wfl_tl_prop *rp = wfl_tl_func_return(rec->fn);
+    if (rec->ret && !wf_is_null(rec->ret)) {
+        names[n + no] = rp ? rp->name : "(ReturnValue)";
+        vals[n + no++] = *rec->ret;
+    }
+    wfl_trace_rec tr = {0};
+    tr.kind = WFL_TRACE_NATIVE;
+    tr.activity = wfl_act_name(cc->act);
+    tr.type = wfl_act_type(cc->act)->name;
+    tr.context_id = wfl_act_context_id(cc->act);
+    tr.function = wfl_tl_func_symbol(rec->fn);
+    tr.in_names = names;
+    tr.in_values = vals;
+    tr.in_count = ni;
+    tr.out_names = names + n;
+    tr.out_values = vals + n;
+    tr.out_count = no;
+    tr.ret = rec->ret;
+    tr.call_status = rec->status;
+    ex->opts.trace(ex->opts.trace_ud, &tr);
+    wf_free(names);
+    wf_free(vals);
+}
+
+/* ---- value access by name -------------------------------------------------------------------- */
+/* Code-beside names go to the root, except inside a Replicator child event: "InstanceData"
+ * reads the child's data, and a name that is a DP of the child clone reads/writes the clone
+ * (the C rendering of ReplicatorChildEventArgs.InstanceData and e.Activity). */
+static wfl_act *event_target(call_ctx *cc, const char *name)
+{
+    wfl_exec *ex = cc->ex;
+    if (ex->event_child && x_dp(ex->event_child, name) &&
+        strcmp(name, "Name") != 0)
+        return ex->event_child;
+    return cc->target;
+}
+
+static wf_status get_by_name(void *ud, const char *name, const wf_type *type, wf_value *out,
+                             wf_error *err)
+{
+    (void)type;
+    call_ctx *cc = ud;
+    if (cc->ex->event_data && strcmp(name, "InstanceData") == 0) {
+        *out = wf_value_retain(cc->ex->event_data);
+        return WF_OK;
+    }
+    return wfl_act_get_by_name(event_target(cc, name), name, out, err);
+}
+
+static wf_status set_by_name(void *ud, const char *name, const wf_value *value, wf_error *err)
+{
+    call_ctx *cc = ud;
+    if (cc->ex->event_data && strcmp(name, "InstanceData") == 0)
+        return WF_OK;
+    return wfl_act_set_by_name(event_target(cc, name), name, value, err);
+}
+
+static wf_status invoke_on(wfl_exec *ex, wfl_act *act, wfl_act *target, const wfl_tl_func *fn,
+                           wf_value *ret, wf_error *err)
+{
+    call_ctx cc = {ex, act, target, fn};
+    wfl_tl_binding b = WFL_TL_BINDING_INIT;
+    b.get = get_by_name;
+    b.set = set_by_name;
+    b.trace = ex->opts.trace ? trace_call : NULL;
+    b.ud = &cc;
+    return wfl_tl_func_invoke(fn, &b, ret, err);
+}
+
+/* ---- rules target: `this` is the root ---------------------------------------------------------- */
+static wf_status segs_to_path(const wfl_rules_seg *path, size_t count, wfl_path_seg *out,
+                              size_t max, size_t *n, wf_error *err)
+{
+    size_t k = 0;
+    for (size_t i = 1; i < count; i++) {
+        if (k == max)
+            return wf_error_set(err, WF_E_LIMIT, NULL, "member path too long");
+        out[k++] = (wfl_path_seg){WFL_SEG_MEMBER, path[i].name, 0};
+    }
+    *n = k;
+    return WF_OK;
+}
+
+static wf_status rules_get(void *ud, const wfl_rules_seg *path, size_t count, wf_value *out,
+                           wf_value *exc, wf_error *err)
+{
+    (void)exc;
+    wfl_exec *ex = ud;
+    if (count != 1 || path[0].index_count)
+        return WF_E_NAME; /* the evaluator reads the prefix and applies the rest itself */
+    if (!x_dp(root_of(ex), path[0].name))
+        return wf_error_set(err, WF_E_NAME, NULL, "'%s' is not a member of the workflow",
+                            path[0].name);
+    return wfl_act_get_by_name(root_of(ex), path[0].name, out, err);
+}
+
+static wf_status rules_set(void *ud, const wfl_rules_seg *path, size_t count,
+                           const wf_value *value, wf_value *exc, wf_error *err)
+{
+    (void)exc;
+    wfl_exec *ex = ud;
+    wfl_act *root = root_of(ex);
+    for (size_t i = 0; i < count; i++)
+        if (path[i].index_count)
+            return wf_error_set(err, WF_E_UNSUPPORTED, NULL,
+                                "assigning through an indexer is not supported");
+    if (count == 1)
+        return wfl_act_set_by_name(root, path[0].name, value, err);
+    wfl_path_seg segs[16];
+    size_t n = 0;
+    wf_status rc = segs_to_path(path, count, segs, 16, &n, err);
+    if (rc != WF_OK)
+        return rc;
+    wf_value cur = wf_null(), next = wf_null();
+    rc = wfl_act_get_by_name(root, path[0].name, &cur, err);
+    if (rc == WF_OK)
+        rc = wfl_value_path_set(&cur, segs, n, value, &next, err);
+    if (rc == WF_OK)
+        rc = wfl_act_set_by_name(root, path[0].name, &next, err);
+    wf_value_release(&cur);
+    wf_value_release(&next);
+    return rc;
+}
+
+static wfl_rules_target rules_target(wfl_exec *ex)
+{
+    wfl_rules_target t = {rules_get, rules_set, NULL, ex};
+    return t;
+}
+
+/* ---- conditions and events ------------------------------------------------------------------- */
+static bool fault_msg(wfl_exec *ex, wfl_act *act, wf_status code, const char *what,
+                      const char *name)
+{
+    wf_error e = WF_ERROR_INIT;
+    wf_error_set(&e, code, &wfl_act_node(act)->loc, "no %s '%s'", what, name);
+    x_throw_error(ex, act, &e, NULL);
+    return false;
+}
+
+bool x_condition(wfl_exec *ex, wfl_act *act, const wfl_cond *cond, bool *ok)
+{
+    wf_error err = WF_ERROR_INIT;
+    *ok = false;
+    if (cond->kind == WFL_COND_CODE) {
+        if (!cond->fn)
+            return fault_msg(ex, act, WF_E_NAME, "code-beside condition", cond->name);
+        wf_value ret = wf_null();
+        if (invoke_on(ex, act, root_of(ex), cond->fn, &ret, &err) != WF_OK) {
+            x_throw_error(ex, act, &err, NULL);
+            return false;
+        }
+        *ok = true;
+        bool r = ret.type->kind == WF_K_BOOL && ret.u.b;
+        wf_value_release(&ret);
+        return r;
+    }
+    if (!cond->rule)
+        return fault_msg(ex, act, WF_E_NAME, ".rules condition (no rules loaded?)",
+                         cond->name);
+    wfl_rules_target t = rules_target(ex);
+    bool result = false;
+    wf_value exc = wf_null();
+    if (wfl_rules_eval_condition(cond->rule, &t, &result, &exc, &err) != WF_OK) {
+        x_throw_error(ex, act, &err, &exc);
+        wf_value_release(&exc);
+        return false;
+    }
+    *ok = true;
+    return result;
+}
+
+bool x_condition_dp(wfl_exec *ex, wfl_act *act, const char *dp_name, bool unset_true, bool *ok)
+{
+    const wfl_pval *pv = x_pval(act, dp_name);
+    if (!pv || pv->kind != WFL_PV_CONDITION) {
+        *ok = true;
+        return unset_true;
+    }
+    return x_condition(ex, act, &pv->u.cond, ok);
+}
+
+bool x_raise_event(wfl_exec *ex, wfl_act *act, const char *dp_name)
+{
+    const wfl_pval *pv = x_pval(act, dp_name);
+    if (!pv || pv->kind != WFL_PV_HANDLER)
+        return true;
+    if (!pv->u.handler.fn)
+        return fault_msg(ex, act, WF_E_NAME, "code-beside handler", pv->u.handler.name);
+    wf_error err = WF_ERROR_INIT;
+    if (invoke_on(ex, act, root_of(ex), pv->u.handler.fn, NULL, &err) != WF_OK) {
+        x_throw_error(ex, act, &err, NULL);
+        return false;
+    }
+    return true;
+}
+
+wfl_status x_call_custom(wfl_exec *ex, wfl_act *act)
+{
+    const wfl_type *t = wfl_act_type(act);
+    const wfl_tl_func *fn = t->custom ? wfl_tl_activity_func(t->custom) : NULL;
+    if (!fn)
+        return WFL_ST_CLOSED;
+    wf_error err = WF_ERROR_INIT;
+    if (invoke_on(ex, act, act, fn, NULL, &err) != WF_OK)
+        return x_throw_error(ex, act, &err, NULL);
+    return WFL_ST_CLOSED;
+}
+
+wfl_status x_run_ruleset(wfl_exec *ex, wfl_act *act, const wfl_ruleset *rs)
+{
+    wfl_rules_target t = rules_target(ex);
+    wf_value exc = wf_null();
+    wf_error err = WF_ERROR_INIT;
+    if (wfl_rules_execute(rs, &t, NULL, &exc, &err) != WF_OK) {
+        x_throw_error(ex, act, &err, &exc);
+        wf_value_release(&exc);
+        return WFL_ST_FAULTING;
+    }
+    return WFL_ST_CLOSED;
+}
+
+/* ---- ParameterBindings ------------------------------------------------------------------------- */
+static const wfl_param_binding *find_binding(wfl_act *act, const char *param)
+{
+    const wfl_pval *pv = x_pval(act, "ParameterBindings");
+    if (!pv || pv->kind != WFL_PV_PARAMS)
+        return NULL;
+    for (size_t i = 0; i < pv->u.params.count; i++)
+        if (strcmp(pv->u.params.items[i].param, param) == 0)
+            return &pv->u.params.items[i];
+    return NULL;
+}
+
+static wf_status binding_get(wfl_act *act, const wfl_param_binding *pb, wf_value *out,
+                             wf_error *err)
+{
+    if (!pb || !pb->has_value) {
+        *out = wf_null();
+        return WF_OK;
+    }
+    if (pb->is_bind)
+        return wfl_act_bind_get(act, pb->bind, out, err);
+    *out = wf_value_retain(&pb->literal);
+    return WF_OK;
+}
+
+static wf_status binding_set(wfl_act *act, const wfl_param_binding *pb, const wf_value *v,
+                             wf_error *err)
+{
+    if (!pb || !pb->is_bind) /* nothing bound: the value is dropped, as in WF3 */
+        return WF_OK;
+    return wfl_act_bind_set(act, pb->bind, v, err);
+}
+
+static wf_status method_get(void *ud, const char *name, const wf_type *type, wf_value *out,
+                            wf_error *err)
+{
+    (void)type;
+    call_ctx *cc = ud;
+    return binding_get(cc->target, find_binding(cc->target, name), out, err);
+}
+
+static wf_status method_set(void *ud, const char *name, const wf_value *value, wf_error *err)
+{
+    call_ctx *cc = ud;
+    const wfl_param_binding *pb = find_binding(cc->target, name);
+    const wfl_tl_prop *rp = wfl_tl_func_return(cc->fn);
+    if (!pb && rp && strcmp(rp->name, name) == 0)
+        pb = find_binding(cc->target, "(ReturnValue)");
+    return binding_set(cc->target, pb, value, err);
+}
+
+wfl_status x_call_method(wfl_exec *ex, wfl_act *act, const wfl_tl_func *fn)
+{
+    call_ctx cc = {ex, act, act, fn};
+    wfl_tl_binding b = WFL_TL_BINDING_INIT;
+    b.get = method_get;
+    b.set = method_set;
+    b.trace = ex->opts.trace ? trace_call : NULL;
+    b.ud = &cc;
+    wf_error err = WF_ERROR_INIT;
+    wf_value ret = wf_null();
+    wf_status rc = wfl_tl_func_invoke(fn, &b, &ret, &err);
+    if (rc == WF_OK && !wfl_tl_func_return(fn) && !wf_is_null(&ret))
+        rc = binding_set(act, find_binding(act, "(ReturnValue)"), &ret, &err);
+    wf_value_release(&ret);
+    if (rc != WF_OK)
+        return x_throw_error(ex, act, &err, NULL);
+    return WFL_ST_CLOSED;
+}
+
+bool x_write_event_params(wfl_exec *ex, wfl_act *act, const wfl_tl_event *ev,
+                          const wf_value *payload)
+{
+    size_t n = ev ? wfl_tl_event_param_count(ev) : 0;
+    wf_error err = WF_ERROR_INIT;
+    for (size_t i = 0; i < n; i++) {
+        const wfl_tl_prop *p = wfl_tl_event_param(ev, i);
+        const wf_value *v = payload;
+        if (payload->type->kind == WF_K_RECORD) {
+            const wf_value *field = wf_value_record_get(payload, p->name);
+            if (field)
+                v = field;
+            else if (n > 1)
+                continue;
+        }
+        wf_value conv = wf_null();
+        wf_status rc = wf_value_convert(v, p->type, &conv, &err);
+        if (rc == WF_OK)
+            rc = binding_set(act, find_binding(act, p->name), &conv, &err);
+        wf_value_release(&conv);
+        if (rc != WF_OK) {
+            wf_error_prefix(&err, "event parameter %s: ", p->name);
+            x_throw_error(ex, act, &err, NULL);
+            return false;
+        }
+    }
+    if (!ev) { /* no type library for the interface: bind the payload to "e" */
+        if (binding_set(act, find_binding(act, "e"), payload, &err) != WF_OK) {
+            x_throw_error(ex, act, &err, NULL);
+            return false;
+        }
+    }
+    return true;
+}

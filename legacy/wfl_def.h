@@ -1,0 +1,68 @@
+/* wfl_def.h — loading a legacy workflow definition: a WF3 `.xoml` file (plus its `.rules`
+ * and the type libraries its namespaces name) checked as WF3 would and turned into an
+ * immutable activity tree. Every problem goes to a wf_diags with file:line:col
+ * (DESIGN.md "The legacy model", "Output contracts"; WF-SEMANTICS.md §1, §3). */
+#ifndef WFL_DEF_H
+#define WFL_DEF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../common/wf_error.h"
+#include "../common/wf_native.h"
+#include "../common/wf_value.h"
+
+/* Lifecycle:
+ * 1. wfl_load_opts o = WFL_LOAD_OPTS_INIT; set types (required), libpath, rules_path, diags.
+ * 2. wfl_definition_load_file(&o, "order.xoml", &def, &err): every error and warning goes to
+ *    o.diags (when given), the first error in source order to err; on failure def is NULL.
+ * 3. Read it (and create instances with wfl_inst.h) from any thread: a definition is immutable.
+ * 4. wfl_definition_destroy after every instance made from it is destroyed.
+ * The wf_types and wf_libpath must outlive the definition. */
+
+typedef struct wfl_definition wfl_definition;
+
+typedef struct wfl_load_opts {
+    wf_types *types;           /* required: interns list and exception types */
+    const wf_libpath *libpath; /* where NAME.activities.xml are found; NULL = none */
+    const char *rules_path;    /* --rules FILE; NULL = FILE.rules beside FILE.xoml if present */
+    bool no_auto_rules;        /* true: never look for the .rules beside the file */
+    wf_diags *diags;           /* optional: receives every error and warning */
+} wfl_load_opts;
+
+#define WFL_LOAD_OPTS_INIT {NULL, NULL, NULL, false, NULL}
+
+/* Errors: WF_E_IO, WF_E_XML, WF_E_SCHEMA (unknown element/DP, structure), WF_E_SYNTAX,
+ * WF_E_TYPE, WF_E_NAME (bind/handler/condition/target not found), WF_E_NOLIB / WF_E_NOTFOUND
+ * (type library), WF_E_UNSUPPORTED (a WF3 type with no native equivalent), WF_E_NOMEM. */
+wf_status wfl_definition_load_file(const wfl_load_opts *opts, const char *path,
+                                   wfl_definition **out, wf_error *err);
+/* From memory; `name` is used in locations. Rules come only from opts->rules_path. */
+wf_status wfl_definition_load_mem(const wfl_load_opts *opts, const char *name, const char *data,
+                                  size_t len, wfl_definition **out, wf_error *err);
+void wfl_definition_destroy(wfl_definition *def); /* accepts NULL */
+
+const char *wfl_definition_path(const wfl_definition *def);      /* as given */
+const char *wfl_definition_root_name(const wfl_definition *def); /* "Workflow1" */
+const char *wfl_definition_class_name(const wfl_definition *def); /* x:Class or NULL */
+size_t wfl_definition_activity_count(const wfl_definition *def);
+size_t wfl_definition_warning_count(const wfl_definition *def);
+
+/* The workflow's parameters: the root's non-metadata value DPs declared by its code-beside
+ * class (WF-SEMANTICS.md §3: CreateWorkflow sets them by name; outputs are ALL of them). */
+typedef enum wfl_param_dir { WFL_PARAM_IN, WFL_PARAM_OUT, WFL_PARAM_INOUT } wfl_param_dir;
+
+typedef struct wfl_param_info {
+    const char *name;
+    const wf_type *type;
+    wfl_param_dir dir;    /* a hint: INOUT for code-beside properties */
+    size_t dp_index;      /* index of the root DP */
+} wfl_param_info;
+
+size_t wfl_definition_param_count(const wfl_definition *def);
+/* index < count; returns false otherwise. */
+bool wfl_definition_param(const wfl_definition *def, size_t index, wfl_param_info *out);
+/* By name; false if the root has no such parameter. */
+bool wfl_definition_find_param(const wfl_definition *def, const char *name, wfl_param_info *out);
+
+#endif

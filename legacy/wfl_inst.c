@@ -1,0 +1,1203 @@
+/* wfl_inst.c — the run-time activity tree: value slots per activity instance, ActivityBind
+ * resolved on every access (names are unique in a definition, so resolving a name means
+ * finding the nearest instance of one node: clone first), execution-context clones, and the
+ * versioned binary save/restore (WF-SEMANTICS.md §1 "ActivityBind", §4 "Execution contexts"). */
+#include "wfl_inst.h"
+
+#include <string.h>
+
+#define BIND_DEPTH_MAX 32
+
+struct wfl_act {
+    wfl_inst *inst;
+    const wfl_node *node;
+    wfl_act *parent;       /* a clone root's parent is its template's parent */
+    wfl_act **children;    /* node->child_count entries, same order as the node's */
+    wf_value *slots;       /* node->type->dp_count values */
+    wfl_status status;
+    wfl_result result;
+    uint32_t context_id;
+    bool clone_root;
+    wfl_act *template_act; /* clone roots only */
+    wfl_act **contexts;    /* live clones of this activity's children (owned) */
+    size_t context_count, context_cap;
+    void *exec;            /* the executor's (see dispose) */
+    const unsigned char *blob; /* restore only: the executor's saved bytes */
+    size_t blob_len;
+};
+
+struct wfl_inst {
+    const wfl_definition *def;
+    wfl_act *root;
+    wfl_act **templates; /* by node index */
+    uint32_t next_context;
+    wfl_act_dispose_fn dispose;
+    void *dispose_ud;
+};
+
+const char *wfl_status_name(wfl_status s)
+{
+    static const char *const names[] = {"Initialized", "Executing", "Canceling", "Closed",
+                                        "Compensating", "Faulting"};
+    return (unsigned)s < 6 ? names[s] : "?";
+}
+
+const char *wfl_result_name(wfl_result r)
+{
+    static const char *const names[] = {"None", "Succeeded", "Canceled", "Compensated",
+                                        "Faulted", "Uninitialized"};
+    return (unsigned)r < 6 ? names[r] : "?";
+}
+
+/* ---- building and freeing ------------------------------------------------------------------- */
+static void init_slot(wf_value *slot, const wfl_dp *dp, const wfl_pval *pv)
+{
+    if (pv->kind == WFL_PV_LITERAL)
+        *slot = wf_value_retain(&pv->u.literal);
+    else if (pv->kind == WFL_PV_UNSET)
+        *slot = wf_value_retain(&dp->default_value);
+    else
+        *slot = wf_null();
+}
+
+/* One activity instance (slots from the definition), children not yet built. */
+static wfl_act *act_new(wfl_inst *inst, const wfl_node *node, wfl_act *parent, uint32_t ctx)
+{
+    size_t nslots = node->type->dp_count, nkids = node->child_count;
+    size_t size = sizeof(wfl_act) + nslots * sizeof(wf_value) + nkids * sizeof(wfl_act *);
+    wfl_act *a = wf_calloc(1, size);
+    if (a == NULL)
+        return NULL;
+    a->inst = inst;
+    a->node = node;
+    a->parent = parent;
+    a->slots = (wf_value *)(a + 1);
+    a->children = (wfl_act **)(a->slots + nslots);
+    a->context_id = ctx;
+    for (size_t i = 0; i < nslots; i++)
+        init_slot(&a->slots[i], node->type->dps[i], &node->props[i]);
+    return a;
+}
+
+static void act_free(wfl_act *a)
+{
+    if (a == NULL)
+        return;
+    for (size_t i = 0; i < a->context_count; i++)
+        act_free(a->contexts[i]);
+    wf_free(a->contexts);
+    for (size_t i = 0; i < a->node->child_count; i++)
+        act_free(a->children[i]);
+    if (a->exec != NULL && a->inst->dispose != NULL)
+        a->inst->dispose(a->inst->dispose_ud, a, a->exec);
+    for (size_t i = 0; i < a->node->type->dp_count; i++)
+        wf_value_release(&a->slots[i]);
+    wf_free(a);
+}
+
+/* A fresh subtree for `node`; templates (non-NULL) receives the template acts by index. */
+static wfl_act *build_tree(wfl_inst *inst, const wfl_node *node, wfl_act *parent, uint32_t ctx,
+                           wfl_act **templates)
+{
+    wfl_act *a = act_new(inst, node, parent, ctx);
+    if (a == NULL)
+        return NULL;
+    if (templates != NULL)
+        templates[node->index] = a;
+    for (size_t i = 0; i < node->child_count; i++) {
+        a->children[i] = build_tree(inst, node->children[i], a, ctx, templates);
+        if (a->children[i] == NULL) {
+            act_free(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+static wfl_inst *inst_new(const wfl_definition *def)
+{
+    wfl_inst *inst = wf_calloc(1, sizeof *inst);
+    if (inst == NULL)
+        return NULL;
+    inst->def = def;
+    inst->templates = wf_calloc(def->node_count + 1, sizeof *inst->templates);
+    if (inst->templates == NULL) {
+        wf_free(inst);
+        return NULL;
+    }
+    return inst;
+}
+
+wf_status wfl_inst_create(const wfl_definition *def, wfl_inst **out, wf_error *err)
+{
+    *out = NULL;
+    wfl_inst *inst = inst_new(def);
+    if (inst == NULL)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory creating an instance");
+    inst->root = build_tree(inst, def->root, NULL, 0, inst->templates);
+    if (inst->root == NULL) {
+        wfl_inst_destroy(inst);
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory creating an instance");
+    }
+    *out = inst;
+    return WF_OK;
+}
+
+void wfl_inst_destroy(wfl_inst *inst)
+{
+    if (inst == NULL)
+        return;
+    act_free(inst->root);
+    wf_free(inst->templates);
+    wf_free(inst);
+}
+
+const wfl_definition *wfl_inst_definition(const wfl_inst *inst)
+{
+    return inst->def;
+}
+
+wfl_act *wfl_inst_root(wfl_inst *inst)
+{
+    return inst->root;
+}
+
+wfl_act *wfl_inst_act_at(wfl_inst *inst, size_t node_index)
+{
+    return node_index < inst->def->node_count ? inst->templates[node_index] : NULL;
+}
+
+static wfl_act *find_in(wfl_act *a, uint32_t ctx, size_t node_index)
+{
+    if (a->context_id == ctx && a->node->index == node_index)
+        return a;
+    for (size_t i = 0; i < a->node->child_count; i++) {
+        wfl_act *hit = find_in(a->children[i], ctx, node_index);
+        if (hit != NULL)
+            return hit;
+    }
+    for (size_t i = 0; i < a->context_count; i++) {
+        wfl_act *hit = find_in(a->contexts[i], ctx, node_index);
+        if (hit != NULL)
+            return hit;
+    }
+    return NULL;
+}
+
+wfl_act *wfl_inst_find_act(wfl_inst *inst, uint32_t context_id, size_t node_index)
+{
+    return inst->root != NULL ? find_in(inst->root, context_id, node_index) : NULL;
+}
+
+void wfl_inst_set_dispose(wfl_inst *inst, wfl_act_dispose_fn fn, void *ud)
+{
+    inst->dispose = fn;
+    inst->dispose_ud = ud;
+}
+
+/* ---- accessors ------------------------------------------------------------------------------ */
+const wfl_node *wfl_act_node(const wfl_act *act)
+{
+    return act->node;
+}
+
+const wfl_type *wfl_act_type(const wfl_act *act)
+{
+    return act->node->type;
+}
+
+const char *wfl_act_name(const wfl_act *act)
+{
+    return act->node->name;
+}
+
+wfl_inst *wfl_act_inst(const wfl_act *act)
+{
+    return act->inst;
+}
+
+wfl_act *wfl_act_parent(const wfl_act *act)
+{
+    return act->parent;
+}
+
+size_t wfl_act_child_count(const wfl_act *act)
+{
+    return act->node->child_count;
+}
+
+wfl_act *wfl_act_child(const wfl_act *act, size_t index)
+{
+    return index < act->node->child_count ? act->children[index] : NULL;
+}
+
+wfl_act *wfl_act_child_for(const wfl_act *act, const wfl_node *node)
+{
+    for (size_t i = 0; i < act->node->child_count; i++) {
+        if (act->node->children[i] == node)
+            return act->children[i];
+    }
+    return NULL;
+}
+
+wfl_status wfl_act_status(const wfl_act *act)
+{
+    return act->status;
+}
+
+void wfl_act_set_status(wfl_act *act, wfl_status status)
+{
+    act->status = status;
+}
+
+wfl_result wfl_act_result(const wfl_act *act)
+{
+    return act->result;
+}
+
+void wfl_act_set_result(wfl_act *act, wfl_result result)
+{
+    act->result = result;
+}
+
+uint32_t wfl_act_context_id(const wfl_act *act)
+{
+    return act->context_id;
+}
+
+bool wfl_act_is_clone_root(const wfl_act *act)
+{
+    return act->clone_root;
+}
+
+wfl_act *wfl_act_template(const wfl_act *act)
+{
+    return act->template_act;
+}
+
+void *wfl_act_exec(const wfl_act *act)
+{
+    return act->exec;
+}
+
+void wfl_act_set_exec(wfl_act *act, void *exec)
+{
+    act->exec = exec;
+}
+
+/* ---- name resolution ------------------------------------------------------------------------ */
+static bool node_within(const wfl_node *node, const wfl_node *ancestor)
+{
+    for (const wfl_node *n = node; n != NULL; n = n->parent) {
+        if (n == ancestor)
+            return true;
+        if (n->depth <= ancestor->depth)
+            return false;
+    }
+    return false;
+}
+
+/* The instance of `node` inside a's subtree, following template children. */
+static wfl_act *descend(wfl_act *a, const wfl_node *node)
+{
+    while (a != NULL && a->node != node) {
+        const wfl_node *step = node;
+        while (step->parent != a->node)
+            step = step->parent;
+        a = wfl_act_child_for(a, step);
+    }
+    return a;
+}
+
+static const wfl_node *lookup_node(const wfl_definition *def, const wfl_node *from,
+                                   const char *name)
+{
+    if (strchr(name, '.') == NULL && def->by_name != NULL)
+        return wf_strmap_get(def->by_name, name);
+    return wfl_def_resolve_name(def, from, name);
+}
+
+wfl_act *wfl_act_resolve(wfl_act *act, const char *name)
+{
+    bool relative = false;
+    unsigned up = 0;
+    if (!wfl_bind_name_steps(name, &relative, &up))
+        return NULL;
+    if (relative) {
+        wfl_act *a = act;
+        while (a != NULL && up-- > 0)
+            a = a->parent;
+        return a;
+    }
+    const wfl_node *target = lookup_node(act->inst->def, act->node, name);
+    if (target == NULL)
+        return NULL;
+    for (wfl_act *a = act; a != NULL; a = a->parent) {
+        if (node_within(target, a->node))
+            return descend(a, target);
+    }
+    return NULL;
+}
+
+/* ---- reading and writing through binds ------------------------------------------------------ */
+static wf_status check_dp(const wfl_act *act, const wfl_dp *dp, wf_error *err)
+{
+    const wfl_type *t = act->node->type;
+    if (dp == NULL || dp->index >= t->dp_count || t->dps[dp->index] != dp)
+        return wf_error_set(err, WF_E_SCHEMA, NULL, "property '%s' does not belong to %s '%s'",
+                            dp != NULL ? dp->name : "(null)", t->name, act->node->name);
+    if (dp->kind != WFL_DPK_VALUE && dp->kind != WFL_DPK_ACTIVITY_REF)
+        return wf_error_set(err, WF_E_SCHEMA, NULL, "property '%s' of '%s' holds no value",
+                            dp->name, act->node->name);
+    return WF_OK;
+}
+
+static const wfl_bind *bind_of(const wfl_act *act, const wfl_dp *dp)
+{
+    const wfl_pval *pv = &act->node->props[dp->index];
+    return pv->kind == WFL_PV_BIND ? pv->u.bind : NULL;
+}
+
+static wf_status read_bind(wfl_act *act, const wfl_bind *b, unsigned depth, wf_value *out,
+                           wf_error *err);
+static wf_status write_bind(wfl_act *act, const wfl_bind *b, const wf_value *value,
+                            unsigned depth, wf_error *err);
+
+/* The member named by segs[0] on target, as a DP (value kinds only). */
+static wf_status member_dp(wfl_act *target, const wfl_path_seg *segs, size_t count,
+                           const wfl_dp **out, wf_error *err)
+{
+    if (count == 0 || segs[0].kind != WFL_SEG_MEMBER)
+        return wf_error_set(err, WF_E_NAME, NULL, "ActivityBind to '%s' names no member",
+                            target->node->name);
+    *out = wfl_type_find_dp(target->node->type, segs[0].name);
+    if (*out == NULL)
+        return wf_error_set(err, WF_E_NAME, NULL, "activity '%s' has no property '%s'",
+                            target->node->name, segs[0].name);
+    return check_dp(target, *out, err);
+}
+
+/* The current value of a DP, following its bind if it has one. */
+static wf_status read_dp(wfl_act *act, const wfl_dp *dp, unsigned depth, wf_value *out,
+                         wf_error *err)
+{
+    const wfl_bind *b = bind_of(act, dp);
+    if (b == NULL) {
+        *out = wf_value_retain(&act->slots[dp->index]);
+        return WF_OK;
+    }
+    return read_bind(act, b, depth + 1, out, err);
+}
+
+static wf_status read_path(wfl_act *target, const wfl_path_seg *segs, size_t count,
+                           unsigned depth, wf_value *out, wf_error *err)
+{
+    const wfl_dp *dp = NULL;
+    wf_status rc = member_dp(target, segs, count, &dp, err);
+    if (rc != WF_OK)
+        return rc;
+    wf_value v = wf_null();
+    if ((rc = read_dp(target, dp, depth, &v, err)) != WF_OK)
+        return rc;
+    rc = wfl_value_path_get(&v, segs + 1, count - 1, out, err);
+    wf_value_release(&v);
+    return rc;
+}
+
+static wf_status resolve_bind(wfl_act *act, const wfl_bind *b, unsigned depth, wfl_act **target,
+                              wf_error *err)
+{
+    if (depth > BIND_DEPTH_MAX)
+        return wf_error_set(err, WF_E_LIMIT, &b->loc, "ActivityBind cycle through '%s.%s'",
+                            b->name, b->path);
+    *target = wfl_act_resolve(act, b->name);
+    if (*target == NULL)
+        return wf_error_set(err, WF_E_NAME, &b->loc, "ActivityBind: no activity named '%s'",
+                            b->name);
+    return WF_OK;
+}
+
+static wf_status read_bind(wfl_act *act, const wfl_bind *b, unsigned depth, wf_value *out,
+                           wf_error *err)
+{
+    wfl_act *target = NULL;
+    wf_status rc = resolve_bind(act, b, depth, &target, err);
+    return rc != WF_OK ? rc : read_path(target, b->segs, b->seg_count, depth, out, err);
+}
+
+static wf_status store_dp(wfl_act *act, const wfl_dp *dp, const wf_value *value, unsigned depth,
+                          wf_error *err)
+{
+    const wfl_bind *b = bind_of(act, dp);
+    if (b != NULL)
+        return write_bind(act, b, value, depth + 1, err);
+    wf_value conv = wf_null();
+    wf_status rc = wf_value_convert(value, dp->type, &conv, err);
+    if (rc != WF_OK) {
+        wf_error_prefix(err, "property '%s' of '%s': ", dp->name, act->node->name);
+        return rc;
+    }
+    wf_value_release(&act->slots[dp->index]);
+    act->slots[dp->index] = conv;
+    return WF_OK;
+}
+
+static wf_status write_path(wfl_act *target, const wfl_path_seg *segs, size_t count,
+                            const wf_value *value, unsigned depth, wf_error *err)
+{
+    const wfl_dp *dp = NULL;
+    wf_status rc = member_dp(target, segs, count, &dp, err);
+    if (rc != WF_OK)
+        return rc;
+    if (dp->flags & WFL_DP_METADATA)
+        return wf_error_set(err, WF_E_STATE, NULL, "metadata property '%s' of '%s' cannot be "
+                            "written", dp->name, target->node->name);
+    if (count == 1)
+        return store_dp(target, dp, value, depth, err);
+    wf_value cur = wf_null(), next = wf_null();
+    rc = read_dp(target, dp, depth, &cur, err);
+    if (rc == WF_OK)
+        rc = wfl_value_path_set(&cur, segs + 1, count - 1, value, &next, err);
+    if (rc == WF_OK)
+        rc = store_dp(target, dp, &next, depth, err);
+    wf_value_release(&cur);
+    wf_value_release(&next);
+    return rc;
+}
+
+static wf_status write_bind(wfl_act *act, const wfl_bind *b, const wf_value *value,
+                            unsigned depth, wf_error *err)
+{
+    wfl_act *target = NULL;
+    wf_status rc = resolve_bind(act, b, depth, &target, err);
+    return rc != WF_OK ? rc : write_path(target, b->segs, b->seg_count, value, depth, err);
+}
+
+wf_status wfl_act_get(wfl_act *act, const wfl_dp *dp, wf_value *out, wf_error *err)
+{
+    *out = wf_null();
+    wf_status rc = check_dp(act, dp, err);
+    if (rc != WF_OK)
+        return rc;
+    const wfl_bind *b = bind_of(act, dp);
+    if (b == NULL) {
+        *out = wf_value_retain(&act->slots[dp->index]);
+        return WF_OK;
+    }
+    wf_value raw = wf_null();
+    if ((rc = read_bind(act, b, 0, &raw, err)) != WF_OK)
+        return rc;
+    rc = wf_value_convert(&raw, dp->type, out, err);
+    wf_value_release(&raw);
+    return rc;
+}
+
+static wf_status set_checked(wfl_act *act, const wfl_dp *dp, const wf_value *value,
+                             unsigned forbidden, wf_error *err)
+{
+    wf_status rc = check_dp(act, dp, err);
+    if (rc != WF_OK)
+        return rc;
+    if (dp->flags & forbidden)
+        return wf_error_set(err, WF_E_STATE, NULL, "%s property '%s' of '%s' cannot be set",
+                            dp->flags & WFL_DP_METADATA ? "metadata" : "read-only", dp->name,
+                            act->node->name);
+    return store_dp(act, dp, value, 0, err);
+}
+
+wf_status wfl_act_set(wfl_act *act, const wfl_dp *dp, const wf_value *value, wf_error *err)
+{
+    return set_checked(act, dp, value, WFL_DP_METADATA | WFL_DP_READONLY, err);
+}
+
+wf_status wfl_act_set_internal(wfl_act *act, const wfl_dp *dp, const wf_value *value,
+                               wf_error *err)
+{
+    return set_checked(act, dp, value, WFL_DP_METADATA, err);
+}
+
+static const wfl_dp *dp_named(const wfl_act *act, const char *name, wf_error *err)
+{
+    const wfl_dp *dp = wfl_type_find_dp(act->node->type, name);
+    if (dp == NULL)
+        wf_error_set(err, WF_E_NAME, NULL, "%s '%s' has no property '%s'", act->node->type->name,
+                     act->node->name, name);
+    return dp;
+}
+
+wf_status wfl_act_get_by_name(wfl_act *act, const char *name, wf_value *out, wf_error *err)
+{
+    *out = wf_null();
+    const wfl_dp *dp = dp_named(act, name, err);
+    return dp != NULL ? wfl_act_get(act, dp, out, err) : WF_E_NAME;
+}
+
+wf_status wfl_act_set_by_name(wfl_act *act, const char *name, const wf_value *value,
+                              wf_error *err)
+{
+    const wfl_dp *dp = dp_named(act, name, err);
+    return dp != NULL ? wfl_act_set(act, dp, value, err) : WF_E_NAME;
+}
+
+wf_status wfl_act_bind_get(wfl_act *act, const wfl_bind *bind, wf_value *out, wf_error *err)
+{
+    *out = wf_null();
+    return read_bind(act, bind, 0, out, err);
+}
+
+wf_status wfl_act_bind_set(wfl_act *act, const wfl_bind *bind, const wf_value *value,
+                           wf_error *err)
+{
+    return write_bind(act, bind, value, 0, err);
+}
+
+/* Paths given as text: parsed into a scratch arena for the call. */
+static wf_status with_path(wfl_act *act, const char *path, const wf_value *value, wf_value *out,
+                           wf_error *err)
+{
+    wf_arena *arena = wf_arena_create(512);
+    if (arena == NULL)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    wfl_path_seg *segs = NULL;
+    size_t count = 0;
+    wf_status rc = wfl_bind_parse_path(arena, path, WF_LOC_NONE, &segs, &count, err);
+    if (rc == WF_OK && out != NULL)
+        rc = read_path(act, segs, count, 0, out, err);
+    else if (rc == WF_OK)
+        rc = write_path(act, segs, count, value, 0, err);
+    wf_arena_destroy(arena);
+    return rc;
+}
+
+wf_status wfl_act_get_path(wfl_act *act, const char *path, wf_value *out, wf_error *err)
+{
+    *out = wf_null();
+    return with_path(act, path, NULL, out, err);
+}
+
+wf_status wfl_act_set_path(wfl_act *act, const char *path, const wf_value *value,
+                           wf_error *err)
+{
+    return with_path(act, path, value, NULL, err);
+}
+
+/* ---- execution contexts --------------------------------------------------------------------- */
+static bool add_context(wfl_act *parent, wfl_act *clone)
+{
+    if (parent->context_count == parent->context_cap) {
+        size_t cap = parent->context_cap ? parent->context_cap * 2 : 4;
+        wfl_act **grown = wf_realloc(parent->contexts, cap * sizeof *grown);
+        if (grown == NULL)
+            return false;
+        parent->contexts = grown;
+        parent->context_cap = cap;
+    }
+    parent->contexts[parent->context_count++] = clone;
+    return true;
+}
+
+wf_status wfl_act_clone(wfl_act *template_act, wfl_act **out, wf_error *err)
+{
+    *out = NULL;
+    wfl_act *parent = template_act->parent;
+    if (parent == NULL)
+        return wf_error_set(err, WF_E_STATE, NULL, "the root activity cannot be cloned");
+    wfl_inst *inst = template_act->inst;
+    uint32_t ctx = inst->next_context + 1;
+    wfl_act *clone = build_tree(inst, template_act->node, parent, ctx, NULL);
+    if (clone == NULL || !add_context(parent, clone)) {
+        act_free(clone);
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory cloning '%s'",
+                            template_act->node->name);
+    }
+    inst->next_context = ctx;
+    clone->clone_root = true;
+    clone->template_act = template_act;
+    *out = clone;
+    return WF_OK;
+}
+
+void wfl_act_clone_release(wfl_act *clone)
+{
+    if (clone == NULL || !clone->clone_root)
+        return;
+    wfl_act *parent = clone->parent;
+    for (size_t i = 0; i < parent->context_count; i++) {
+        if (parent->contexts[i] == clone) {
+            memmove(&parent->contexts[i], &parent->contexts[i + 1],
+                    (parent->context_count - i - 1) * sizeof *parent->contexts);
+            parent->context_count--;
+            break;
+        }
+    }
+    act_free(clone);
+}
+
+size_t wfl_act_context_count(const wfl_act *act)
+{
+    return act->context_count;
+}
+
+wfl_act *wfl_act_context_at(const wfl_act *act, size_t index)
+{
+    return index < act->context_count ? act->contexts[index] : NULL;
+}
+
+/* ---- persistence: a versioned compact binary ---------------------------------------------------
+ * "WFLI", version, hash of the definition's shape, next context id, the executor's instance
+ * blob, then the activity tree in pre-order: node index, context id, status, result, clone
+ * flag, slot values, the executor's blob, children, then live contexts (clone subtrees).
+ * Integers are LEB128 varints (signed ones zig-zag encoded); strings and blobs are length
+ * prefixed. The reader checks every length against what is left, so bad input is
+ * WF_E_CORRUPT, never a crash. */
+#define SAVE_MAGIC "WFLI"
+#define SAVE_VERSION 1
+#define VALUE_DEPTH_MAX 64
+
+static void put_varint(wf_buf *b, uint64_t v)
+{
+    unsigned char tmp[10];
+    size_t n = 0;
+    do {
+        tmp[n] = (unsigned char)(v & 0x7f);
+        v >>= 7;
+        tmp[n] |= v != 0 ? 0x80 : 0;
+        n++;
+    } while (v != 0);
+    wf_buf_add(b, tmp, n);
+}
+
+static void put_zz(wf_buf *b, int64_t v)
+{
+    put_varint(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+static void put_bytes(wf_buf *b, const void *data, size_t len)
+{
+    put_varint(b, len);
+    wf_buf_add(b, data, len);
+}
+
+static void put_str(wf_buf *b, const char *s)
+{
+    put_bytes(b, s, strlen(s));
+}
+
+static wf_status put_value(wf_buf *b, const wf_value *v, wf_error *err)
+{
+    wf_kind k = v->type->kind;
+    wf_buf_addc(b, (char)k);
+    switch (k) {
+    case WF_K_NULL:
+        return WF_OK;
+    case WF_K_BOOL:
+        wf_buf_addc(b, v->u.b ? 1 : 0);
+        return WF_OK;
+    case WF_K_INT32:
+        put_zz(b, v->u.i32);
+        return WF_OK;
+    case WF_K_INT64:
+    case WF_K_DECIMAL:
+    case WF_K_DATETIME:
+    case WF_K_TIMESPAN:
+    case WF_K_TOKEN:
+        put_zz(b, v->u.i64);
+        return WF_OK;
+    case WF_K_DOUBLE: {
+        uint64_t bits;
+        memcpy(&bits, &v->u.d, sizeof bits);
+        put_varint(b, bits);
+        return WF_OK;
+    }
+    case WF_K_STRING:
+        put_bytes(b, wf_value_str(v), wf_value_str_len(v));
+        return WF_OK;
+    case WF_K_EXCEPTION:
+        put_str(b, v->type->name);
+        put_str(b, wf_value_exc_message(v));
+        return WF_OK;
+    case WF_K_LIST:
+        put_str(b, v->type->name);
+        put_varint(b, wf_value_list_count(v));
+        for (size_t i = 0; i < wf_value_list_count(v); i++) {
+            if (put_value(b, wf_value_list_at(v, i), err) != WF_OK)
+                return WF_E_TYPE;
+        }
+        return WF_OK;
+    case WF_K_RECORD:
+        put_varint(b, wf_value_record_count(v));
+        for (size_t i = 0; i < wf_value_record_count(v); i++) {
+            put_str(b, wf_value_record_key(v, i));
+            if (put_value(b, wf_value_record_at(v, i), err) != WF_OK)
+                return WF_E_TYPE;
+        }
+        return WF_OK;
+    default:
+        return wf_error_set(err, WF_E_TYPE, NULL, "a %s value cannot be saved", v->type->name);
+    }
+}
+
+/* FNV-1a over the definition's shape (no allocation, so it cannot fail). */
+static uint64_t fnv(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}
+
+static uint64_t shape_hash(const wfl_definition *def)
+{
+    uint64_t h = fnv(14695981039346656037ULL, &def->node_count, sizeof def->node_count);
+    for (size_t i = 0; i < def->node_count; i++) {
+        const wfl_node *n = def->nodes[i];
+        h = fnv(h, n->type->name, strlen(n->type->name) + 1);
+        h = fnv(h, n->name, strlen(n->name) + 1);
+        h = fnv(h, &n->type->dp_count, sizeof n->type->dp_count);
+        h = fnv(h, &n->child_count, sizeof n->child_count);
+    }
+    return h;
+}
+
+typedef struct saver {
+    const wfl_inst_hooks *hooks;
+    wf_buf *out;
+    wf_buf scratch;
+} saver;
+
+static wf_status save_act(saver *sv, const wfl_act *a, wf_error *err)
+{
+    wf_buf *b = sv->out;
+    put_varint(b, a->node->index);
+    put_varint(b, a->context_id);
+    wf_buf_addc(b, (char)a->status);
+    wf_buf_addc(b, (char)a->result);
+    wf_buf_addc(b, a->clone_root ? 1 : 0);
+    put_varint(b, a->node->type->dp_count);
+    for (size_t i = 0; i < a->node->type->dp_count; i++) {
+        wf_status rc = put_value(b, &a->slots[i], err);
+        if (rc != WF_OK)
+            return rc;
+    }
+    wf_buf_reset(&sv->scratch);
+    if (sv->hooks != NULL && sv->hooks->save_act != NULL &&
+        !sv->hooks->save_act(sv->hooks->ud, a, &sv->scratch))
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory saving '%s'", a->node->name);
+    put_bytes(b, sv->scratch.data, sv->scratch.len);
+    put_varint(b, a->node->child_count);
+    for (size_t i = 0; i < a->node->child_count; i++) {
+        wf_status rc = save_act(sv, a->children[i], err);
+        if (rc != WF_OK)
+            return rc;
+    }
+    put_varint(b, a->context_count);
+    for (size_t i = 0; i < a->context_count; i++) {
+        wf_status rc = save_act(sv, a->contexts[i], err);
+        if (rc != WF_OK)
+            return rc;
+    }
+    return WF_OK;
+}
+
+wf_status wfl_inst_save(const wfl_inst *inst, const wfl_inst_hooks *hooks, wf_buf *out,
+                        wf_error *err)
+{
+    size_t start = out->len;
+    saver sv = {hooks, out, {0}};
+    wf_buf_init(&sv.scratch);
+    wf_buf_add(out, SAVE_MAGIC, 4);
+    wf_buf_addc(out, SAVE_VERSION);
+    uint64_t h = shape_hash(inst->def);
+    for (int i = 0; i < 8; i++)
+        wf_buf_addc(out, (char)(h >> (8 * i)));
+    put_varint(out, inst->next_context);
+    wf_status rc = WF_OK;
+    if (hooks != NULL && hooks->save_inst != NULL && !hooks->save_inst(hooks->ud, inst, &sv.scratch))
+        rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory saving the instance");
+    put_bytes(out, sv.scratch.data, sv.scratch.len);
+    if (rc == WF_OK)
+        rc = save_act(&sv, inst->root, err);
+    if (rc == WF_OK && (out->oom || sv.scratch.oom))
+        rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory saving the instance");
+    wf_buf_fini(&sv.scratch);
+    if (rc != WF_OK && !out->oom) {
+        out->len = start;
+        out->data[start] = '\0';
+    }
+    return rc;
+}
+
+/* ---- restore ---------------------------------------------------------------------------- */
+typedef struct reader {
+    const unsigned char *p, *end;
+    bool bad;
+    wf_types *types;
+} reader;
+
+static uint64_t get_varint(reader *r)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+        if (r->p >= r->end) {
+            r->bad = true;
+            return 0;
+        }
+        unsigned char c = *r->p++;
+        v |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80))
+            return v;
+    }
+    r->bad = true;
+    return 0;
+}
+
+static int64_t get_zz(reader *r)
+{
+    uint64_t u = get_varint(r);
+    return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+static unsigned get_u8(reader *r)
+{
+    if (r->p >= r->end) {
+        r->bad = true;
+        return 0;
+    }
+    return *r->p++;
+}
+
+/* A length-prefixed byte run, borrowed from the input. */
+static const unsigned char *get_bytes(reader *r, size_t *len)
+{
+    uint64_t n = get_varint(r);
+    if (r->bad || n > (uint64_t)(r->end - r->p)) {
+        r->bad = true;
+        *len = 0;
+        return NULL;
+    }
+    const unsigned char *p = r->p;
+    r->p += n;
+    *len = (size_t)n;
+    return p;
+}
+
+/* A length-prefixed string copied NUL-terminated into buf (names are short). */
+static bool get_name(reader *r, char *buf, size_t size)
+{
+    size_t len = 0;
+    const unsigned char *p = get_bytes(r, &len);
+    if (p == NULL || len >= size || memchr(p, '\0', len) != NULL) {
+        r->bad = true;
+        return false;
+    }
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    return true;
+}
+
+static wf_status corrupt(wf_error *err, const char *what)
+{
+    return wf_error_set(err, WF_E_CORRUPT, NULL, "saved instance is corrupt: %s", what);
+}
+
+static wf_status get_value(reader *r, unsigned depth, wf_value *out, wf_error *err);
+
+static wf_status get_list(reader *r, unsigned depth, wf_value *out, wf_error *err)
+{
+    char name[256];
+    if (!get_name(r, name, sizeof name))
+        return corrupt(err, "truncated list");
+    const wf_type *t = wf_types_find(r->types, name);
+    uint64_t n = get_varint(r);
+    if (t == NULL || t->kind != WF_K_LIST || r->bad || n > (uint64_t)(r->end - r->p))
+        return corrupt(err, "bad list");
+    wf_value *items = wf_calloc((size_t)n + 1, sizeof *items);
+    if (items == NULL)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    wf_status rc = WF_OK;
+    size_t got = 0;
+    for (; got < n && rc == WF_OK; got++)
+        rc = get_value(r, depth + 1, &items[got], err);
+    if (rc == WF_OK && wf_value_list(t, items, (size_t)n, out) != WF_OK)
+        rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < got; i++)
+        wf_value_release(&items[i]);
+    wf_free(items);
+    return rc;
+}
+
+static wf_status get_record(reader *r, unsigned depth, wf_value *out, wf_error *err)
+{
+    uint64_t n = get_varint(r);
+    if (r->bad || n > (uint64_t)(r->end - r->p))
+        return corrupt(err, "bad record");
+    char **keys = wf_calloc((size_t)n + 1, sizeof *keys);
+    wf_value *vals = wf_calloc((size_t)n + 1, sizeof *vals);
+    wf_status rc = keys != NULL && vals != NULL ? WF_OK : WF_E_NOMEM;
+    for (size_t i = 0; rc == WF_OK && i < n; i++)
+        vals[i] = wf_null();
+    size_t got = 0;
+    for (; got < n && rc == WF_OK; got++) {
+        size_t len = 0;
+        const unsigned char *k = get_bytes(r, &len);
+        if (k == NULL || memchr(k, '\0', len) != NULL)
+            rc = corrupt(err, "bad record key");
+        else if ((keys[got] = wf_strndup((const char *)k, len)) == NULL)
+            rc = WF_E_NOMEM;
+        else
+            rc = get_value(r, depth + 1, &vals[got], err);
+    }
+    if (rc == WF_OK && wf_value_record((const char *const *)keys, vals, (size_t)n, out) != WF_OK)
+        rc = WF_E_NOMEM;
+    for (size_t i = 0; keys != NULL && i < got; i++) {
+        wf_free(keys[i]);
+        wf_value_release(&vals[i]);
+    }
+    wf_free(keys);
+    wf_free(vals);
+    return rc == WF_E_NOMEM ? wf_error_set(err, rc, NULL, "out of memory") : rc;
+}
+
+static wf_status get_exception(reader *r, wf_value *out, wf_error *err)
+{
+    char name[256];
+    size_t len = 0;
+    if (!get_name(r, name, sizeof name))
+        return corrupt(err, "bad exception");
+    const unsigned char *msg = get_bytes(r, &len);
+    const wf_type *t = wf_types_find(r->types, name);
+    if (msg == NULL || t == NULL || t->kind != WF_K_EXCEPTION || memchr(msg, '\0', len))
+        return corrupt(err, "bad exception");
+    char *m = wf_strndup((const char *)msg, len);
+    wf_status rc = m != NULL ? wf_value_exception(t, m, out) : WF_E_NOMEM;
+    wf_free(m);
+    return rc == WF_OK ? WF_OK : wf_error_set(err, rc, NULL, "out of memory");
+}
+
+static wf_status get_scalar(reader *r, wf_kind k, wf_value *out)
+{
+    static const wf_type *const by_kind[] = {
+        [WF_K_INT64] = &wf_type_int64, [WF_K_DECIMAL] = &wf_type_decimal,
+        [WF_K_DATETIME] = &wf_type_datetime, [WF_K_TIMESPAN] = &wf_type_timespan,
+        [WF_K_TOKEN] = &wf_type_token};
+    if (k == WF_K_BOOL) {
+        unsigned b = get_u8(r);
+        r->bad |= b > 1;
+        *out = wf_bool(b == 1);
+    } else if (k == WF_K_INT32) {
+        int64_t v = get_zz(r);
+        r->bad |= v < INT32_MIN || v > INT32_MAX;
+        *out = wf_int32((int32_t)v);
+    } else if (k == WF_K_DOUBLE) {
+        uint64_t bits = get_varint(r);
+        double d;
+        memcpy(&d, &bits, sizeof d);
+        *out = wf_double(d);
+    } else {
+        *out = wf_int64(get_zz(r));
+        out->type = by_kind[k];
+    }
+    return WF_OK;
+}
+
+static wf_status get_value(reader *r, unsigned depth, wf_value *out, wf_error *err)
+{
+    *out = wf_null();
+    if (depth > VALUE_DEPTH_MAX)
+        return corrupt(err, "values nested too deeply");
+    unsigned k = get_u8(r);
+    wf_status rc = WF_OK;
+    size_t len = 0;
+    const unsigned char *s = NULL;
+    switch (k) {
+    case WF_K_NULL:
+        break;
+    case WF_K_BOOL: case WF_K_INT32: case WF_K_INT64: case WF_K_DOUBLE: case WF_K_DECIMAL:
+    case WF_K_DATETIME: case WF_K_TIMESPAN: case WF_K_TOKEN:
+        rc = get_scalar(r, (wf_kind)k, out);
+        break;
+    case WF_K_STRING:
+        s = get_bytes(r, &len);
+        if (s != NULL && wf_value_string((const char *)s, len, out) != WF_OK)
+            rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+        break;
+    case WF_K_LIST:
+        rc = get_list(r, depth, out, err);
+        break;
+    case WF_K_RECORD:
+        rc = get_record(r, depth, out, err);
+        break;
+    case WF_K_EXCEPTION:
+        rc = get_exception(r, out, err);
+        break;
+    default:
+        r->bad = true;
+    }
+    if (rc == WF_OK && r->bad) {
+        wf_value_release(out);
+        rc = corrupt(err, "bad value");
+    }
+    return rc;
+}
+
+typedef struct restorer {
+    reader r;
+    wfl_inst *inst;
+} restorer;
+
+static wf_status load_slots(restorer *rs, wfl_act *a, wf_error *err)
+{
+    size_t n = a->node->type->dp_count;
+    if (get_varint(&rs->r) != n || rs->r.bad)
+        return corrupt(err, "property count does not match the definition");
+    for (size_t i = 0; i < n; i++) {
+        wf_value v = wf_null();
+        wf_status rc = get_value(&rs->r, 0, &v, err);
+        if (rc != WF_OK)
+            return rc;
+        wf_value_release(&a->slots[i]);
+        a->slots[i] = v;
+    }
+    return WF_OK;
+}
+
+static wf_status load_act(restorer *rs, wfl_act *a, bool in_clone, wf_error *err);
+
+/* Header of one activity; `a` is already linked to its parent (so a failure frees it). */
+static wf_status load_act_fields(restorer *rs, wfl_act *a, bool in_clone, wf_error *err)
+{
+    reader *r = &rs->r;
+    uint64_t ctx = get_varint(r);
+    unsigned status = get_u8(r), result = get_u8(r), clone_root = get_u8(r);
+    if (r->bad || status > WFL_ST_FAULTING || result > WFL_RES_UNINITIALIZED || clone_root > 1 ||
+        ctx > rs->inst->next_context || (!in_clone && ctx != 0) || (in_clone && ctx == 0))
+        return corrupt(err, "bad activity header");
+    a->context_id = (uint32_t)ctx;
+    a->status = (wfl_status)status;
+    a->result = (wfl_result)result;
+    if (!in_clone)
+        rs->inst->templates[a->node->index] = a;
+    wf_status rc = load_slots(rs, a, err);
+    if (rc != WF_OK)
+        return rc;
+    a->blob = get_bytes(r, &a->blob_len);
+    if (a->blob == NULL)
+        return corrupt(err, "truncated activity state");
+    return load_act(rs, a, in_clone, err);
+}
+
+/* Children and contexts of a (its header is read). */
+static wf_status load_act(restorer *rs, wfl_act *a, bool in_clone, wf_error *err)
+{
+    reader *r = &rs->r;
+    if (get_varint(r) != a->node->child_count || r->bad)
+        return corrupt(err, "child count does not match the definition");
+    for (size_t i = 0; i < a->node->child_count; i++) {
+        const wfl_node *cn = a->node->children[i];
+        if (get_varint(r) != cn->index || r->bad)
+            return corrupt(err, "activity order does not match the definition");
+        if ((a->children[i] = act_new(rs->inst, cn, a, 0)) == NULL)
+            return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+        wf_status rc = load_act_fields(rs, a->children[i], in_clone, err);
+        if (rc != WF_OK)
+            return rc;
+    }
+    uint64_t nctx = get_varint(r);
+    if (r->bad || nctx > (uint64_t)(r->end - r->p))
+        return corrupt(err, "bad context count");
+    for (uint64_t k = 0; k < nctx; k++) {
+        uint64_t idx = get_varint(r);
+        wfl_act *tmpl = NULL;
+        for (size_t i = 0; i < a->node->child_count && tmpl == NULL; i++)
+            tmpl = a->node->children[i]->index == idx ? a->children[i] : NULL;
+        if (r->bad || tmpl == NULL)
+            return corrupt(err, "a context's template is not a child");
+        wfl_act *clone = act_new(rs->inst, tmpl->node, a, 0);
+        if (clone == NULL || !add_context(a, clone)) {
+            act_free(clone);
+            return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+        }
+        clone->clone_root = true;
+        clone->template_act = tmpl;
+        wf_status rc = load_act_fields(rs, clone, true, err);
+        if (rc != WF_OK)
+            return rc;
+    }
+    return WF_OK;
+}
+
+static wf_status call_load_hooks(wfl_act *a, const wfl_inst_hooks *hooks, wf_error *err)
+{
+    if (hooks != NULL && hooks->load_act != NULL) {
+        wf_status rc = hooks->load_act(hooks->ud, a, a->blob, a->blob_len, err);
+        if (rc != WF_OK)
+            return rc;
+    }
+    a->blob = NULL;
+    a->blob_len = 0;
+    for (size_t i = 0; i < a->node->child_count; i++) {
+        wf_status rc = call_load_hooks(a->children[i], hooks, err);
+        if (rc != WF_OK)
+            return rc;
+    }
+    for (size_t i = 0; i < a->context_count; i++) {
+        wf_status rc = call_load_hooks(a->contexts[i], hooks, err);
+        if (rc != WF_OK)
+            return rc;
+    }
+    return WF_OK;
+}
+
+static wf_status restore_header(restorer *rs, const wfl_definition *def, const unsigned char **blob,
+                                size_t *blob_len, wf_error *err)
+{
+    reader *r = &rs->r;
+    if ((size_t)(r->end - r->p) < 13 || memcmp(r->p, SAVE_MAGIC, 4) != 0)
+        return corrupt(err, "not a saved legacy instance");
+    if (r->p[4] != SAVE_VERSION)
+        return corrupt(err, "unknown format version");
+    uint64_t h = 0;
+    for (int i = 0; i < 8; i++)
+        h |= (uint64_t)r->p[5 + i] << (8 * i);
+    r->p += 13;
+    if (h != shape_hash(def))
+        return corrupt(err, "saved for a different definition");
+    uint64_t next = get_varint(r);
+    *blob = get_bytes(r, blob_len);
+    if (r->bad || *blob == NULL || next > UINT32_MAX)
+        return corrupt(err, "truncated header");
+    rs->inst->next_context = (uint32_t)next;
+    if (get_varint(r) != 0 || r->bad)
+        return corrupt(err, "the tree does not start at the root");
+    return WF_OK;
+}
+
+wf_status wfl_inst_restore(const wfl_definition *def, const void *data, size_t len,
+                           const wfl_inst_hooks *hooks, wfl_inst **out, wf_error *err)
+{
+    *out = NULL;
+    restorer rs = {{data, (const unsigned char *)data + len, false, def->types}, inst_new(def)};
+    if (rs.inst == NULL)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory restoring an instance");
+    const unsigned char *blob = NULL;
+    size_t blob_len = 0;
+    wf_status rc = restore_header(&rs, def, &blob, &blob_len, err);
+    if (rc == WF_OK && (rs.inst->root = act_new(rs.inst, def->root, NULL, 0)) == NULL)
+        rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory restoring an instance");
+    if (rc == WF_OK)
+        rc = load_act_fields(&rs, rs.inst->root, false, err);
+    if (rc == WF_OK && rs.r.p != rs.r.end)
+        rc = corrupt(err, "trailing bytes");
+    if (rc == WF_OK && hooks != NULL && hooks->dispose != NULL)
+        wfl_inst_set_dispose(rs.inst, hooks->dispose, hooks->ud);
+    if (rc == WF_OK)
+        rc = call_load_hooks(rs.inst->root, hooks, err);
+    if (rc == WF_OK && hooks != NULL && hooks->load_inst != NULL)
+        rc = hooks->load_inst(hooks->ud, rs.inst, blob, blob_len, err);
+    if (rc != WF_OK) {
+        wfl_inst_destroy(rs.inst);
+        return rc;
+    }
+    *out = rs.inst;
+    return WF_OK;
+}

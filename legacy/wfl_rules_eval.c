@@ -1,0 +1,1101 @@
+/* wfl_rules_eval.c — evaluates compiled rule expressions against a wfl_rules_target and
+ * executes rule sets as WF3's PolicyActivity does (WF-SEMANTICS.md §2, RS Executor.cs).
+ * Run-time failures are exception values (WF_E_FAULT), never crashes; arithmetic is checked
+ * (OverflowException), integer and decimal division by zero is DivideByZeroException. */
+#include "wfl_rules_int.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#define MAX_STEPS 64 /* members and indexers in one this-path */
+#define MAX_ARGS  16
+
+typedef struct ev {
+    const wfl_rules_target *t;
+    wf_value *exc; /* OUT on WF_E_FAULT */
+    wf_error *err;
+} ev;
+
+static wf_status eval(ev *c, const wfl_rexpr *e, wf_value *out);
+
+/* ---- failures -------------------------------------------------------------------------- */
+
+static wf_status fault(ev *c, const wf_type *type, const wfl_rexpr *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static wf_status fault(ev *c, const wf_type *type, const wfl_rexpr *at, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    wf_value_release(c->exc);
+    if (wf_value_exception(type, msg, c->exc) != WF_OK)
+        return wf_error_set(c->err, WF_E_NOMEM, &at->loc, "out of memory");
+    wf_error_set(c->err, WF_E_FAULT, &at->loc, "%s: %s", type->name, msg);
+    return WF_E_FAULT;
+}
+
+static wf_status fail(ev *c, wf_status code, const wfl_rexpr *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static wf_status fail(ev *c, wf_status code, const wfl_rexpr *at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    wf_error_setv(c->err, code, &at->loc, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static wf_status null_ref(ev *c, const wfl_rexpr *at, const char *what)
+{
+    return fault(c, &wf_exc_null_reference,
+                 at, "Object reference not set to an instance of an object ('%s' of null)", what);
+}
+
+static wf_status nomem(ev *c, const wfl_rexpr *at)
+{
+    return wf_error_set(c->err, WF_E_NOMEM, &at->loc, "out of memory");
+}
+
+/* ---- values ---------------------------------------------------------------------------- */
+
+static bool is_integer(const wf_value *v)
+{
+    return v->type->kind == WF_K_INT32 || v->type->kind == WF_K_INT64;
+}
+
+static bool is_number(const wf_value *v)
+{
+    return is_integer(v) || v->type->kind == WF_K_DOUBLE || v->type->kind == WF_K_DECIMAL;
+}
+
+static int64_t as_i64(const wf_value *v)
+{
+    return v->type->kind == WF_K_INT32 ? v->u.i32 : v->u.i64;
+}
+
+static double as_double(const wf_value *v)
+{
+    switch (v->type->kind) {
+    case WF_K_INT32: return v->u.i32;
+    case WF_K_DECIMAL: return (double)v->u.i64 / WF_DECIMAL_SCALE;
+    case WF_K_DOUBLE: return v->u.d;
+    default: return (double)v->u.i64;
+    }
+}
+
+/* Value equality as the rules engine sees it: numbers by value across types, null == null. */
+static bool values_equal(const wf_value *a, const wf_value *b)
+{
+    if (wf_is_null(a) || wf_is_null(b))
+        return wf_is_null(a) && wf_is_null(b);
+    if (is_number(a) && is_number(b)) {
+        int cmp = 0;
+        wf_error e = WF_ERROR_INIT;
+        return wf_value_compare(a, b, &cmp, &e) == WF_OK && cmp == 0;
+    }
+    return wf_value_equal(a, b);
+}
+
+static wf_status text_of(ev *c, const wfl_rexpr *at, const wf_value *v, wf_buf *out)
+{
+    if (!wf_is_null(v) && !wf_value_to_text(v, out))
+        return nomem(c, at);
+    return out->oom ? nomem(c, at) : WF_OK;
+}
+
+static wf_status make_string(ev *c, const wfl_rexpr *at, wf_buf *buf, wf_value *out)
+{
+    size_t len = 0;
+    char *s = wf_buf_detach(buf, &len);
+    if (!s || wf_value_string_take(s, len, out) != WF_OK)
+        return nomem(c, at);
+    return WF_OK;
+}
+
+/* ---- arithmetic ------------------------------------------------------------------------ */
+
+static wf_status overflow(ev *c, const wfl_rexpr *at)
+{
+    return fault(c, &wf_exc_overflow, at, "Arithmetic operation resulted in an overflow (%s)",
+                 wfl_rop_name(at->op));
+}
+
+static wf_status int_op(ev *c, const wfl_rexpr *at, int64_t a, int64_t b, bool wide,
+                        wf_value *out)
+{
+    int64_t r = 0;
+    bool ovf = false;
+    switch (at->op) {
+    case WFL_ROP_ADD: ovf = __builtin_add_overflow(a, b, &r); break;
+    case WFL_ROP_SUBTRACT: ovf = __builtin_sub_overflow(a, b, &r); break;
+    case WFL_ROP_MULTIPLY: ovf = __builtin_mul_overflow(a, b, &r); break;
+    case WFL_ROP_DIVIDE:
+    case WFL_ROP_MODULUS:
+        if (b == 0)
+            return fault(c, &wf_exc_divide_by_zero, at, "Attempted to divide by zero");
+        if (b == -1 && a == INT64_MIN)
+            return overflow(c, at);
+        r = at->op == WFL_ROP_DIVIDE ? a / b : a % b;
+        break;
+    case WFL_ROP_BITWISE_AND: r = a & b; break;
+    case WFL_ROP_BITWISE_OR: r = a | b; break;
+    default: return fail(c, WF_E_TYPE, at, "bad integer operator");
+    }
+    if (ovf || (!wide && (r < INT32_MIN || r > INT32_MAX)))
+        return overflow(c, at);
+    *out = wide ? wf_int64(r) : wf_int32((int32_t)r);
+    return WF_OK;
+}
+
+static wf_status to_units(ev *c, const wfl_rexpr *at, const wf_value *v, int64_t *units)
+{
+    if (v->type->kind == WF_K_DECIMAL) {
+        *units = v->u.i64;
+        return WF_OK;
+    }
+    if (__builtin_mul_overflow(as_i64(v), (int64_t)WF_DECIMAL_SCALE, units))
+        return overflow(c, at);
+    return WF_OK;
+}
+
+static wf_status decimal_op(ev *c, const wfl_rexpr *at, const wf_value *l, const wf_value *r,
+                            wf_value *out)
+{
+    int64_t a, b, res = 0;
+    wf_status st = to_units(c, at, l, &a);
+    if (st == WF_OK)
+        st = to_units(c, at, r, &b);
+    if (st != WF_OK)
+        return st;
+    bool ovf = false;
+    switch (at->op) {
+    case WFL_ROP_ADD: ovf = __builtin_add_overflow(a, b, &res); break;
+    case WFL_ROP_SUBTRACT: ovf = __builtin_sub_overflow(a, b, &res); break;
+    case WFL_ROP_MULTIPLY: ovf = wf_decimal_mul(a, b, &res) != WF_OK; break;
+    case WFL_ROP_DIVIDE:
+    case WFL_ROP_MODULUS:
+        if (b == 0)
+            return fault(c, &wf_exc_divide_by_zero, at, "Attempted to divide by zero");
+        if (at->op == WFL_ROP_MODULUS)
+            res = a % b;
+        else
+            ovf = wf_decimal_div(a, b, &res) != WF_OK;
+        break;
+    default: return fail(c, WF_E_TYPE, at, "operator %s does not apply to Decimal",
+                         wfl_rop_name(at->op));
+    }
+    if (ovf)
+        return overflow(c, at);
+    *out = wf_decimal_units(res);
+    return WF_OK;
+}
+
+static wf_status double_op(ev *c, const wfl_rexpr *at, double a, double b, wf_value *out)
+{
+    switch (at->op) {
+    case WFL_ROP_ADD: *out = wf_double(a + b); return WF_OK;
+    case WFL_ROP_SUBTRACT: *out = wf_double(a - b); return WF_OK;
+    case WFL_ROP_MULTIPLY: *out = wf_double(a * b); return WF_OK;
+    case WFL_ROP_DIVIDE: *out = wf_double(a / b); return WF_OK;
+    case WFL_ROP_MODULUS: *out = wf_double(fmod(a, b)); return WF_OK;
+    default: return fail(c, WF_E_TYPE, at, "operator %s does not apply to Double",
+                         wfl_rop_name(at->op));
+    }
+}
+
+static wf_status numeric_op(ev *c, const wfl_rexpr *at, const wf_value *l, const wf_value *r,
+                            wf_value *out)
+{
+    wf_kind lk = l->type->kind, rk = r->type->kind;
+    if (lk == WF_K_DOUBLE || rk == WF_K_DOUBLE)
+        return double_op(c, at, as_double(l), as_double(r), out);
+    if (lk == WF_K_DECIMAL || rk == WF_K_DECIMAL)
+        return decimal_op(c, at, l, r, out);
+    return int_op(c, at, as_i64(l), as_i64(r), lk == WF_K_INT64 || rk == WF_K_INT64, out);
+}
+
+static wf_status concat(ev *c, const wfl_rexpr *at, const wf_value *l, const wf_value *r,
+                        wf_value *out)
+{
+    wf_buf buf;
+    wf_buf_init(&buf);
+    wf_status st = text_of(c, at, l, &buf);
+    if (st == WF_OK)
+        st = text_of(c, at, r, &buf);
+    if (st == WF_OK)
+        st = make_string(c, at, &buf, out);
+    wf_buf_fini(&buf);
+    return st;
+}
+
+/* DateTime +/- TimeSpan, DateTime - DateTime, TimeSpan +/- TimeSpan. */
+static bool time_op(const wfl_rexpr *at, const wf_value *l, const wf_value *r, wf_value *out)
+{
+    wf_kind lk = l->type->kind, rk = r->type->kind;
+    bool add = at->op == WFL_ROP_ADD, sub = at->op == WFL_ROP_SUBTRACT;
+    if (!add && !sub)
+        return false;
+    int64_t sum = add ? l->u.i64 + r->u.i64 : l->u.i64 - r->u.i64;
+    if (lk == WF_K_DATETIME && rk == WF_K_TIMESPAN)
+        *out = wf_datetime_us(sum);
+    else if (lk == WF_K_DATETIME && rk == WF_K_DATETIME && sub)
+        *out = wf_timespan_us(sum);
+    else if (lk == WF_K_TIMESPAN && rk == WF_K_TIMESPAN)
+        *out = wf_timespan_us(sum);
+    else
+        return false;
+    return true;
+}
+
+static wf_status compare_op(ev *c, const wfl_rexpr *at, const wf_value *l, const wf_value *r,
+                            wf_value *out)
+{
+    if (wf_is_null(l) || wf_is_null(r)) { /* lifted comparison: false */
+        *out = wf_bool(false);
+        return WF_OK;
+    }
+    int cmp = 0;
+    wf_error e = WF_ERROR_INIT;
+    if (wf_value_compare(l, r, &cmp, &e) != WF_OK)
+        return fail(c, WF_E_TYPE, at, "cannot compare %s with %s", l->type->name,
+                    r->type->name);
+    bool res = at->op == WFL_ROP_LESS_THAN               ? cmp < 0
+               : at->op == WFL_ROP_LESS_THAN_OR_EQUAL    ? cmp <= 0
+               : at->op == WFL_ROP_GREATER_THAN          ? cmp > 0
+                                                         : cmp >= 0;
+    *out = wf_bool(res);
+    return WF_OK;
+}
+
+static wf_status binop(ev *c, const wfl_rexpr *at, const wf_value *l, const wf_value *r,
+                       wf_value *out)
+{
+    switch (at->op) {
+    case WFL_ROP_VALUE_EQUALITY:
+    case WFL_ROP_IDENTITY_EQUALITY:
+        *out = wf_bool(values_equal(l, r));
+        return WF_OK;
+    case WFL_ROP_IDENTITY_INEQUALITY:
+        *out = wf_bool(!values_equal(l, r));
+        return WF_OK;
+    case WFL_ROP_LESS_THAN: case WFL_ROP_LESS_THAN_OR_EQUAL:
+    case WFL_ROP_GREATER_THAN: case WFL_ROP_GREATER_THAN_OR_EQUAL:
+        return compare_op(c, at, l, r, out);
+    default:
+        break;
+    }
+    if (at->op == WFL_ROP_ADD &&
+        (l->type->kind == WF_K_STRING || r->type->kind == WF_K_STRING))
+        return concat(c, at, l, r, out);
+    if (wf_is_null(l) || wf_is_null(r)) { /* lifted arithmetic: null */
+        *out = wf_null();
+        return WF_OK;
+    }
+    bool bitwise = at->op == WFL_ROP_BITWISE_AND || at->op == WFL_ROP_BITWISE_OR;
+    if (bitwise && l->type->kind == WF_K_BOOL && r->type->kind == WF_K_BOOL) {
+        *out = wf_bool(at->op == WFL_ROP_BITWISE_AND ? l->u.b && r->u.b : l->u.b || r->u.b);
+        return WF_OK;
+    }
+    if (bitwise && is_integer(l) && is_integer(r))
+        return int_op(c, at, as_i64(l), as_i64(r),
+                      l->type->kind == WF_K_INT64 || r->type->kind == WF_K_INT64, out);
+    if (!bitwise && is_number(l) && is_number(r))
+        return numeric_op(c, at, l, r, out);
+    if (time_op(at, l, r, out))
+        return WF_OK;
+    return fail(c, WF_E_TYPE, at, "operator %s cannot be applied to %s and %s",
+                wfl_rop_name(at->op), l->type->name, r->type->name);
+}
+
+static wf_status eval_bool(ev *c, const wfl_rexpr *e, bool *out)
+{
+    wf_value v = wf_null();
+    wf_status st = eval(c, e, &v);
+    if (st != WF_OK)
+        return st;
+    if (v.type->kind != WF_K_BOOL) {
+        st = wf_is_null(&v) ? fault(c, &wf_exc_invalid_cast, e, "Null cannot be used as a Boolean")
+                            : fail(c, WF_E_TYPE, e, "expected a Boolean, got %s", v.type->name);
+        wf_value_release(&v);
+        return st;
+    }
+    *out = v.u.b;
+    return WF_OK;
+}
+
+static wf_status eval_binary(ev *c, const wfl_rexpr *e, wf_value *out)
+{
+    if (e->op == WFL_ROP_BOOLEAN_AND || e->op == WFL_ROP_BOOLEAN_OR) {
+        bool l = false, r = false;
+        wf_status st = eval_bool(c, e->kids[0], &l);
+        if (st != WF_OK)
+            return st;
+        if (l == (e->op == WFL_ROP_BOOLEAN_OR)) { /* short circuit */
+            *out = wf_bool(l);
+            return WF_OK;
+        }
+        st = eval_bool(c, e->kids[1], &r);
+        if (st == WF_OK)
+            *out = wf_bool(r);
+        return st;
+    }
+    wf_value l = wf_null(), r = wf_null();
+    wf_status st = eval(c, e->kids[0], &l);
+    if (st == WF_OK)
+        st = eval(c, e->kids[1], &r);
+    if (st == WF_OK)
+        st = binop(c, e, &l, &r, out);
+    wf_value_release(&l);
+    wf_value_release(&r);
+    return st;
+}
+
+/* ---- members and indexers on values ------------------------------------------------------ */
+
+static size_t utf8_length(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+static wf_status datetime_member(ev *c, const wfl_rexpr *at, int64_t us, const char *name,
+                                 wf_value *out)
+{
+    int64_t secs = us / 1000000 - (us % 1000000 < 0);
+    time_t t = (time_t)secs;
+    struct tm tm;
+    if (!gmtime_r(&t, &tm))
+        return fault(c, &wf_exc_argument_range, at, "DateTime out of range");
+    static const char *const names[] = {"Year", "Month", "Day", "Hour", "Minute", "Second"};
+    int values[] = {tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                    tm.tm_sec};
+    for (int i = 0; i < 6; i++)
+        if (strcmp(name, names[i]) == 0) {
+            *out = wf_int32(values[i]);
+            return WF_OK;
+        }
+    if (strcmp(name, "Date") == 0) {
+        *out = wf_datetime_us(us - (us % 86400000000LL + 86400000000LL) % 86400000000LL);
+        return WF_OK;
+    }
+    return fail(c, WF_E_NAME, at, "DateTime has no member '%s'", name);
+}
+
+static wf_status value_member(ev *c, const wfl_rexpr *at, const wf_value *v, const char *name,
+                              wf_value *out)
+{
+    if (wf_is_null(v))
+        return null_ref(c, at, name);
+    switch (v->type->kind) {
+    case WF_K_STRING:
+        if (strcmp(name, "Length") == 0) {
+            *out = wf_int32((int32_t)utf8_length(wf_value_str(v)));
+            return WF_OK;
+        }
+        break;
+    case WF_K_LIST:
+        if (strcmp(name, "Count") == 0) {
+            *out = wf_int32((int32_t)wf_value_list_count(v));
+            return WF_OK;
+        }
+        break;
+    case WF_K_RECORD: {
+        const wf_value *f = wf_value_record_get(v, name);
+        if (f) {
+            *out = wf_value_retain(f);
+            return WF_OK;
+        }
+        break;
+    }
+    case WF_K_EXCEPTION:
+        if (strcmp(name, "Message") == 0)
+            return wf_value_cstring(wf_value_exc_message(v), out) == WF_OK ? WF_OK
+                                                                          : nomem(c, at);
+        break;
+    case WF_K_DATETIME:
+        return datetime_member(c, at, v->u.i64, name, out);
+    default:
+        break;
+    }
+    return fail(c, WF_E_NAME, at, "%s has no member '%s'", v->type->name, name);
+}
+
+static wf_status value_index(ev *c, const wfl_rexpr *at, const wf_value *v, const wf_value *idx,
+                             size_t count, wf_value *out)
+{
+    if (wf_is_null(v))
+        return null_ref(c, at, "[]");
+    if (count != 1)
+        return fail(c, WF_E_TYPE, at, "%s takes one index", v->type->name);
+    wf_kind k = v->type->kind;
+    if ((k == WF_K_LIST || k == WF_K_STRING) && is_integer(idx)) {
+        int64_t i = as_i64(idx);
+        size_t n = k == WF_K_LIST ? wf_value_list_count(v) : wf_value_str_len(v);
+        if (i < 0 || (uint64_t)i >= n)
+            return fault(c, &wf_exc_index_range, at,
+                         "Index was outside the bounds of the array (%lld of %zu)", (long long)i,
+                         n);
+        if (k == WF_K_LIST) {
+            *out = wf_value_retain(wf_value_list_at(v, (size_t)i));
+            return WF_OK;
+        }
+        return wf_value_string(wf_value_str(v) + i, 1, out) == WF_OK ? WF_OK : nomem(c, at);
+    }
+    if (k == WF_K_RECORD && idx->type->kind == WF_K_STRING) {
+        const wf_value *f = wf_value_record_get(v, wf_value_str(idx));
+        if (!f)
+            return fault(c, &wf_exc_key_not_found, at,
+                         "The given key '%s' was not present in the dictionary",
+                         wf_value_str(idx));
+        *out = wf_value_retain(f);
+        return WF_OK;
+    }
+    return fail(c, WF_E_TYPE, at, "cannot index %s with %s", v->type->name, idx->type->name);
+}
+
+/* ---- this-paths ------------------------------------------------------------------------ */
+
+typedef struct thispath {
+    const wfl_rexpr *steps[MAX_STEPS]; /* outward from `this` */
+    size_t count;
+    wf_value idx[MAX_STEPS]; /* evaluated indices, in step order */
+    size_t idx_start[MAX_STEPS], idx_count[MAX_STEPS];
+    size_t idx_used;
+    wfl_rules_seg segs[MAX_STEPS];
+} thispath;
+
+static void thispath_fini(thispath *tp)
+{
+    for (size_t i = 0; i < tp->idx_used; i++)
+        wf_value_release(&tp->idx[i]);
+}
+
+static wf_status thispath_init(ev *c, const wfl_rexpr *e, thispath *tp)
+{
+    tp->count = tp->idx_used = 0;
+    const wfl_rexpr *chain[MAX_STEPS];
+    size_t n = 0;
+    for (const wfl_rexpr *x = e; x->kind != WFL_REX_THIS; x = x->kids[0]) {
+        if (n == MAX_STEPS)
+            return fail(c, WF_E_LIMIT, e, "member path is too deep");
+        chain[n++] = x;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const wfl_rexpr *s = chain[n - 1 - i];
+        tp->steps[i] = s;
+        tp->idx_start[i] = tp->idx_used;
+        tp->idx_count[i] = s->kind == WFL_REX_INDEX ? s->kid_count - 1 : 0;
+        for (size_t k = 1; k <= tp->idx_count[i]; k++) {
+            if (tp->idx_used == MAX_STEPS)
+                return fail(c, WF_E_LIMIT, e, "too many indices in a member path");
+            tp->idx[tp->idx_used] = wf_null();
+            wf_status st = eval(c, s->kids[k], &tp->idx[tp->idx_used++]);
+            if (st != WF_OK)
+                return st;
+        }
+    }
+    tp->count = n;
+    return WF_OK;
+}
+
+/* Accessor segments for the first k steps; 0 when those steps cannot be expressed (an indexer
+ * right after `this`, or two indexers in a row). */
+static size_t thispath_segs(thispath *tp, size_t k)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < k; i++) {
+        const wfl_rexpr *s = tp->steps[i];
+        if (s->kind == WFL_REX_MEMBER) {
+            tp->segs[n].name = s->name;
+            tp->segs[n].index = NULL;
+            tp->segs[n++].index_count = 0;
+        } else if (n && !tp->segs[n - 1].index && tp->steps[i - 1]->kind == WFL_REX_MEMBER) {
+            tp->segs[n - 1].index = &tp->idx[tp->idx_start[i]];
+            tp->segs[n - 1].index_count = tp->idx_count[i];
+        } else {
+            return 0;
+        }
+    }
+    return n;
+}
+
+static wf_status apply_step(ev *c, thispath *tp, size_t i, const wf_value *v, wf_value *out)
+{
+    const wfl_rexpr *s = tp->steps[i];
+    if (s->kind == WFL_REX_MEMBER)
+        return value_member(c, s, v, s->name, out);
+    return value_index(c, s, v, &tp->idx[tp->idx_start[i]], tp->idx_count[i], out);
+}
+
+/* Read via the accessor the longest prefix it knows, then walk the rest on the value. */
+static wf_status read_this_path(ev *c, const wfl_rexpr *e, thispath *tp, wf_value *out)
+{
+    if (!c->t || !c->t->get)
+        return fail(c, WF_E_STATE, e, "no target to read '%s' from", tp->steps[0]->name);
+    for (size_t k = tp->count; k > 0; k--) {
+        size_t nsegs = thispath_segs(tp, k);
+        if (nsegs == 0)
+            continue;
+        wf_error local = WF_ERROR_INIT;
+        wf_value v = wf_null();
+        wf_status st = c->t->get(c->t->ud, tp->segs, nsegs, &v, c->exc, &local);
+        if (st == WF_E_NAME)
+            continue;
+        if (st != WF_OK)
+            return wf_error_set(c->err, st, &e->loc, "%s", local.message);
+        for (size_t i = k; i < tp->count && st == WF_OK; i++) {
+            wf_value next = wf_null();
+            st = apply_step(c, tp, i, &v, &next);
+            wf_value_release(&v);
+            v = next;
+        }
+        if (st == WF_OK)
+            *out = v;
+        else
+            wf_value_release(&v);
+        return st;
+    }
+    return fail(c, WF_E_NAME, e, "'this' has no member '%s'",
+                tp->count ? tp->steps[0]->name ? tp->steps[0]->name : "[]" : "?");
+}
+
+static wf_status eval_this_path(ev *c, const wfl_rexpr *e, wf_value *out)
+{
+    thispath tp;
+    wf_status st = thispath_init(c, e, &tp);
+    if (st == WF_OK)
+        st = read_this_path(c, e, &tp, out);
+    thispath_fini(&tp);
+    return st;
+}
+
+static wf_status assign_this_path(ev *c, const wfl_rexpr *target, const wf_value *value)
+{
+    thispath tp;
+    wf_status st = thispath_init(c, target, &tp);
+    if (st == WF_OK) {
+        size_t nsegs = thispath_segs(&tp, tp.count);
+        wf_error local = WF_ERROR_INIT;
+        if (nsegs == 0)
+            st = fail(c, WF_E_UNSUPPORTED, target, "cannot assign to this member path");
+        else if (!c->t || !c->t->set)
+            st = fail(c, WF_E_STATE, target, "no target to assign '%s'", tp.segs[0].name);
+        else if ((st = c->t->set(c->t->ud, tp.segs, nsegs, value, c->exc, &local)) != WF_OK)
+            wf_error_set(c->err, st, &target->loc, "%s", local.message);
+    }
+    thispath_fini(&tp);
+    return st;
+}
+
+/* ---- static members ---------------------------------------------------------------------- */
+
+static const char *short_type(const char *name)
+{
+    return strncmp(name, "System.", 7) == 0 ? name + 7 : name;
+}
+
+static int64_t now_us(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+}
+
+static wf_status static_member(ev *c, const wfl_rexpr *e, wf_value *out)
+{
+    const wfl_rexpr *t = e->kids[0];
+    char full[256];
+    snprintf(full, sizeof full, "%s.%s", short_type(t->name), e->name);
+    static const struct { const char *name; wf_value v; } consts[] = {
+        {"DateTime.MinValue", {&wf_type_datetime, {.i64 = -62135596800LL * 1000000}}},
+        {"DateTime.MaxValue", {&wf_type_datetime, {.i64 = 253402300799999999LL}}},
+        {"Int32.MaxValue", {&wf_type_int32, {.i32 = INT32_MAX}}},
+        {"Int32.MinValue", {&wf_type_int32, {.i32 = INT32_MIN}}},
+        {"Int64.MaxValue", {&wf_type_int64, {.i64 = INT64_MAX}}},
+        {"Int64.MinValue", {&wf_type_int64, {.i64 = INT64_MIN}}},
+        {"Decimal.Zero", {&wf_type_decimal, {.i64 = 0}}},
+        {"Math.PI", {&wf_type_double, {.d = 3.14159265358979323846}}},
+    };
+    for (size_t i = 0; i < sizeof consts / sizeof consts[0]; i++)
+        if (strcmp(full, consts[i].name) == 0) {
+            *out = consts[i].v;
+            return WF_OK;
+        }
+    int64_t now = now_us();
+    if (strcmp(full, "DateTime.Now") == 0 || strcmp(full, "DateTime.UtcNow") == 0) {
+        *out = wf_datetime_us(now);
+        return WF_OK;
+    }
+    if (strcmp(full, "DateTime.Today") == 0) {
+        *out = wf_datetime_us(now - now % 86400000000LL);
+        return WF_OK;
+    }
+    const char *text = strcmp(full, "Boolean.TrueString") == 0    ? "True"
+                       : strcmp(full, "Boolean.FalseString") == 0 ? "False"
+                       : strcmp(full, "String.Empty") == 0        ? ""
+                                                                   : e->name;
+    /* Anything else is a member of a type wfbridge does not model (an enum): its name. */
+    return wf_value_cstring(text, out) == WF_OK ? WF_OK : nomem(c, e);
+}
+
+static wf_status eval_access(ev *c, const wfl_rexpr *e, wf_value *out)
+{
+    if (wfl_rexpr_is_this_path(e))
+        return eval_this_path(c, e, out);
+    if (e->kind == WFL_REX_MEMBER && e->kids[0]->kind == WFL_REX_TYPEREF)
+        return static_member(c, e, out);
+    wf_value target = wf_null();
+    wf_status st = eval(c, e->kids[0], &target);
+    if (st != WF_OK)
+        return st;
+    if (e->kind == WFL_REX_MEMBER) {
+        st = value_member(c, e, &target, e->name, out);
+    } else {
+        wf_value idx[MAX_ARGS];
+        size_t n = 0;
+        for (size_t i = 1; i < e->kid_count && st == WF_OK; i++) {
+            if (n == MAX_ARGS) {
+                st = fail(c, WF_E_LIMIT, e, "too many indices");
+                break;
+            }
+            idx[n] = wf_null();
+            st = eval(c, e->kids[i], &idx[n++]);
+        }
+        if (st == WF_OK)
+            st = value_index(c, e, &target, idx, n, out);
+        for (size_t i = 0; i < n; i++)
+            wf_value_release(&idx[i]);
+    }
+    wf_value_release(&target);
+    return st;
+}
+
+/* ---- methods --------------------------------------------------------------------------- */
+
+static wf_status want_string_arg(ev *c, const wfl_rexpr *e, const wf_value *args, size_t argc,
+                                 size_t i)
+{
+    if (i >= argc)
+        return fail(c, WF_E_TYPE, e, "'%s' needs %zu argument(s)", e->name, i + 1);
+    if (wf_is_null(&args[i]))
+        return fault(c, &wf_exc_argument_null, e, "Value cannot be null (argument of '%s')",
+                     e->name);
+    if (args[i].type->kind != WF_K_STRING)
+        return fail(c, WF_E_TYPE, e, "'%s' expects a String argument, got %s", e->name,
+                    args[i].type->name);
+    return WF_OK;
+}
+
+static wf_status map_string(ev *c, const wfl_rexpr *e, const char *s, int mode, wf_value *out)
+{
+    size_t len = strlen(s), start = 0;
+    if (mode == 2) { /* Trim */
+        while (start < len && strchr(" \t\r\n\v\f", s[start]))
+            start++;
+        while (len > start && strchr(" \t\r\n\v\f", s[len - 1]))
+            len--;
+    }
+    char *copy = wf_strndup(s + start, len - start);
+    if (!copy)
+        return nomem(c, e);
+    for (char *p = copy; *p && mode != 2; p++)
+        if ((unsigned char)*p < 128)
+            *p = (char)(mode == 0 ? (*p >= 'a' && *p <= 'z' ? *p - 32 : *p)
+                                  : (*p >= 'A' && *p <= 'Z' ? *p + 32 : *p));
+    return wf_value_string_take(copy, len - start, out) == WF_OK ? WF_OK : nomem(c, e);
+}
+
+static wf_status substring(ev *c, const wfl_rexpr *e, const char *s, const wf_value *args,
+                           size_t argc, wf_value *out)
+{
+    size_t len = strlen(s);
+    if (argc < 1 || argc > 2 || !is_integer(&args[0]) || (argc == 2 && !is_integer(&args[1])))
+        return fail(c, WF_E_TYPE, e, "Substring takes one or two integer arguments");
+    int64_t start = as_i64(&args[0]);
+    int64_t count = argc == 2 ? as_i64(&args[1]) : (int64_t)len - start;
+    if (start < 0 || count < 0 || (uint64_t)start > len || (uint64_t)(start + count) > len)
+        return fault(c, &wf_exc_argument_range, e,
+                     "Index and length must refer to a location within the string");
+    return wf_value_string(s + start, (size_t)count, out) == WF_OK ? WF_OK : nomem(c, e);
+}
+
+static wf_status replace(ev *c, const wfl_rexpr *e, const char *s, const char *from,
+                         const char *to, wf_value *out)
+{
+    if (!*from)
+        return fault(c, &wf_exc_argument, e, "String cannot be of zero length");
+    wf_buf buf;
+    wf_buf_init(&buf);
+    size_t flen = strlen(from);
+    for (const char *hit; (hit = strstr(s, from)) != NULL; s = hit + flen) {
+        wf_buf_add(&buf, s, (size_t)(hit - s));
+        wf_buf_adds(&buf, to);
+    }
+    wf_buf_adds(&buf, s);
+    wf_status st = buf.oom ? nomem(c, e) : make_string(c, e, &buf, out);
+    wf_buf_fini(&buf);
+    return st;
+}
+
+static wf_status string_method(ev *c, const wfl_rexpr *e, const char *s, const wf_value *args,
+                               size_t argc, wf_value *out)
+{
+    const char *m = e->name;
+    if (strcmp(m, "ToUpper") == 0 || strcmp(m, "ToLower") == 0 || strcmp(m, "Trim") == 0)
+        return map_string(c, e, s, m[2] == 'U' ? 0 : m[2] == 'L' ? 1 : 2, out);
+    if (strcmp(m, "Substring") == 0)
+        return substring(c, e, s, args, argc, out);
+    wf_status st = want_string_arg(c, e, args, argc, 0);
+    if (st != WF_OK)
+        return st;
+    const char *a = wf_value_str(&args[0]);
+    size_t slen = strlen(s), alen = strlen(a);
+    if (strcmp(m, "Contains") == 0)
+        *out = wf_bool(strstr(s, a) != NULL);
+    else if (strcmp(m, "StartsWith") == 0)
+        *out = wf_bool(strncmp(s, a, alen) == 0);
+    else if (strcmp(m, "EndsWith") == 0)
+        *out = wf_bool(alen <= slen && strcmp(s + slen - alen, a) == 0);
+    else if (strcmp(m, "IndexOf") == 0) {
+        const char *hit = strstr(s, a);
+        *out = wf_int32(hit ? (int32_t)(hit - s) : -1);
+    } else if (strcmp(m, "Replace") == 0) {
+        if ((st = want_string_arg(c, e, args, argc, 1)) != WF_OK)
+            return st;
+        return replace(c, e, s, a, wf_value_str(&args[1]), out);
+    } else
+        return fail(c, WF_E_NAME, e, "String has no method '%s'", m);
+    return WF_OK;
+}
+
+static wf_status value_method(ev *c, const wfl_rexpr *e, const wf_value *v, const wf_value *args,
+                              size_t argc, wf_value *out)
+{
+    if (wf_is_null(v))
+        return null_ref(c, e, e->name);
+    if (strcmp(e->name, "ToString") == 0 && argc == 0) {
+        wf_buf buf;
+        wf_buf_init(&buf);
+        wf_status st = text_of(c, e, v, &buf);
+        if (st == WF_OK)
+            st = make_string(c, e, &buf, out);
+        wf_buf_fini(&buf);
+        return st;
+    }
+    if (strcmp(e->name, "Equals") == 0 && argc == 1) {
+        *out = wf_bool(values_equal(v, &args[0]));
+        return WF_OK;
+    }
+    if (strcmp(e->name, "CompareTo") == 0 && argc == 1) {
+        int cmp = 1;
+        wf_error local = WF_ERROR_INIT;
+        if (!wf_is_null(&args[0]) && wf_value_compare(v, &args[0], &cmp, &local) != WF_OK)
+            return fault(c, &wf_exc_argument, e, "Object must be of type %s", v->type->name);
+        *out = wf_int32(cmp < 0 ? -1 : cmp > 0);
+        return WF_OK;
+    }
+    if (v->type->kind == WF_K_STRING)
+        return string_method(c, e, wf_value_str(v), args, argc, out);
+    return fail(c, WF_E_NAME, e, "%s has no method '%s' taking %zu argument(s)", v->type->name,
+                e->name, argc);
+}
+
+static wf_status static_method(ev *c, const wfl_rexpr *e, const wf_value *args, size_t argc,
+                               wf_value *out)
+{
+    const char *type = short_type(e->kids[0]->name), *m = e->name;
+    if (strcmp(type, "String") == 0 && strcmp(m, "IsNullOrEmpty") == 0 && argc == 1) {
+        *out = wf_bool(wf_is_null(&args[0]) || wf_value_str_len(&args[0]) == 0);
+        return WF_OK;
+    }
+    if (strcmp(type, "String") == 0 && strcmp(m, "Concat") == 0) {
+        wf_buf buf;
+        wf_buf_init(&buf);
+        wf_status st = WF_OK;
+        for (size_t i = 0; i < argc && st == WF_OK; i++)
+            st = text_of(c, e, &args[i], &buf);
+        if (st == WF_OK)
+            st = make_string(c, e, &buf, out);
+        wf_buf_fini(&buf);
+        return st;
+    }
+    if (strcmp(type, "Math") == 0 && (strcmp(m, "Max") == 0 || strcmp(m, "Min") == 0) &&
+        argc == 2) {
+        int cmp = 0;
+        wf_error local = WF_ERROR_INIT;
+        if (!is_number(&args[0]) || !is_number(&args[1]) ||
+            wf_value_compare(&args[0], &args[1], &cmp, &local) != WF_OK)
+            return fail(c, WF_E_TYPE, e, "Math.%s takes two numbers", m);
+        bool first = m[1] == 'a' ? cmp >= 0 : cmp <= 0;
+        *out = wf_value_retain(first ? &args[0] : &args[1]);
+        return WF_OK;
+    }
+    if (strcmp(type, "Math") == 0 && strcmp(m, "Abs") == 0 && argc == 1 && is_number(&args[0])) {
+        wf_value zero = wf_int32(0);
+        int cmp = 0;
+        wf_error local = WF_ERROR_INIT;
+        wf_value_compare(&args[0], &zero, &cmp, &local);
+        if (cmp >= 0) {
+            *out = wf_value_retain(&args[0]);
+            return WF_OK;
+        }
+        wfl_rexpr negate = *e;
+        negate.op = WFL_ROP_SUBTRACT;
+        return numeric_op(c, &negate, &zero, &args[0], out);
+    }
+    return fail(c, WF_E_NAME, e, "unknown static method %s.%s with %zu argument(s)", type, m,
+                argc);
+}
+
+static wf_status eval_invoke(ev *c, const wfl_rexpr *e, wf_value *out)
+{
+    size_t argc = e->kid_count - 1;
+    if (argc > MAX_ARGS)
+        return fail(c, WF_E_LIMIT, e, "too many arguments");
+    wf_value args[MAX_ARGS], target = wf_null();
+    size_t done = 0;
+    wf_status st = WF_OK;
+    for (; done < argc && st == WF_OK; done++) {
+        args[done] = wf_null();
+        st = eval(c, e->kids[1 + done], &args[done]);
+    }
+    const wfl_rexpr *t = e->kids[0];
+    if (st == WF_OK && t->kind == WFL_REX_THIS) {
+        wf_error local = WF_ERROR_INIT;
+        if (!c->t || !c->t->invoke)
+            st = fail(c, WF_E_NAME, e, "'this' has no method '%s'", e->name);
+        else if ((st = c->t->invoke(c->t->ud, e->name, args, argc, out, c->exc, &local)) != WF_OK)
+            wf_error_set(c->err, st, &e->loc, "%s", local.message);
+    } else if (st == WF_OK && t->kind == WFL_REX_TYPEREF) {
+        st = static_method(c, e, args, argc, out);
+    } else if (st == WF_OK && (st = eval(c, t, &target)) == WF_OK) {
+        st = value_method(c, e, &target, args, argc, out);
+    }
+    wf_value_release(&target);
+    for (size_t i = 0; i < done; i++)
+        wf_value_release(&args[i]);
+    return st;
+}
+
+/* ---- casts and new ----------------------------------------------------------------------- */
+
+static bool is_value_type(const wf_type *t)
+{
+    switch (t->kind) {
+    case WF_K_BOOL: case WF_K_INT32: case WF_K_INT64: case WF_K_DOUBLE:
+    case WF_K_DECIMAL: case WF_K_DATETIME: case WF_K_TIMESPAN:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static wf_status eval_cast(ev *c, const wfl_rexpr *e, wf_value *out)
+{
+    wf_value v = wf_null();
+    wf_status st = eval(c, e->kids[0], &v);
+    if (st != WF_OK)
+        return st;
+    if (wf_is_null(&v)) {
+        if (is_value_type(e->type))
+            return fault(c, &wf_exc_invalid_cast, e, "Cannot cast null to value type %s",
+                         e->type->name);
+        *out = v;
+        return WF_OK;
+    }
+    wf_error local = WF_ERROR_INIT;
+    st = wf_value_convert(&v, e->type, out, &local);
+    if (st == WF_E_RANGE)
+        st = fault(c, &wf_exc_overflow, e, "Value was either too large or too small for %s",
+                   e->type->name);
+    else if (st == WF_E_NOMEM)
+        st = nomem(c, e);
+    else if (st != WF_OK)
+        st = fault(c, &wf_exc_invalid_cast, e, "Unable to cast %s to %s", v.type->name,
+                   e->type->name);
+    wf_value_release(&v);
+    return st;
+}
+
+static wf_status eval_new(ev *c, const wfl_rexpr *e, wf_value *out)
+{
+    wf_value msg = wf_null();
+    wf_status st = e->kid_count ? eval(c, e->kids[0], &msg) : WF_OK;
+    if (st != WF_OK)
+        return st;
+    wf_buf buf;
+    wf_buf_init(&buf);
+    if (e->kid_count == 0)
+        wf_buf_addf(&buf, "Exception of type '%s' was thrown.", e->type->name);
+    else
+        st = text_of(c, e, &msg, &buf);
+    if (st == WF_OK && (buf.oom || wf_value_exception(e->type, buf.data, out) != WF_OK))
+        st = nomem(c, e);
+    wf_buf_fini(&buf);
+    wf_value_release(&msg);
+    return st;
+}
+
+static wf_status eval(ev *c, const wfl_rexpr *e, wf_value *out)
+{
+    switch (e->kind) {
+    case WFL_REX_PRIMITIVE:
+        *out = wf_value_retain(&e->value);
+        return WF_OK;
+    case WFL_REX_MEMBER:
+    case WFL_REX_INDEX:
+        return eval_access(c, e, out);
+    case WFL_REX_BINARY:
+        return eval_binary(c, e, out);
+    case WFL_REX_INVOKE:
+        return eval_invoke(c, e, out);
+    case WFL_REX_CAST:
+        return eval_cast(c, e, out);
+    case WFL_REX_NEW:
+        return eval_new(c, e, out);
+    case WFL_REX_THIS:
+        return fail(c, WF_E_UNSUPPORTED, e, "'this' cannot be used as a value");
+    case WFL_REX_TYPEREF:
+        return fail(c, WF_E_TYPE, e, "type '%s' cannot be used as a value", e->name);
+    }
+    return fail(c, WF_E_STATE, e, "bad expression node");
+}
+
+/* ---- public evaluation ------------------------------------------------------------------- */
+
+wf_status wfl_rules_eval_expr(const wfl_rexpr *expr, const wfl_rules_target *target,
+                              wf_value *out, wf_value *exc, wf_error *err)
+{
+    wf_value scratch = wf_null();
+    ev c = {target, exc ? exc : &scratch, err};
+    *c.exc = wf_null();
+    *out = wf_null();
+    wf_status st = eval(&c, expr, out);
+    wf_value_release(&scratch);
+    return st;
+}
+
+wf_status wfl_rules_eval_condition(const wfl_rule_cond *cond, const wfl_rules_target *target,
+                                   bool *result, wf_value *exc, wf_error *err)
+{
+    wf_value scratch = wf_null();
+    ev c = {target, exc ? exc : &scratch, err};
+    *c.exc = wf_null();
+    *result = false;
+    wf_status st = eval_bool(&c, cond->expr, result);
+    wf_value_release(&scratch);
+    return st;
+}
+
+/* ---- rule sets (RS Executor.ExecuteRuleSet) ---------------------------------------------- */
+
+static wf_status run_actions(ev *c, const wfl_rule *r, int branch, bool *halted)
+{
+    for (size_t i = 0; i < r->action_count[branch]; i++) {
+        const wfl_rule_action *a = &r->actions[branch][i];
+        wf_value v = wf_null();
+        wf_status st = WF_OK;
+        switch (a->kind) {
+        case WFL_ACTION_HALT:
+            *halted = true;
+            return WF_OK;
+        case WFL_ACTION_UPDATE:
+            break; /* only matters to chaining, which was analysed at load */
+        case WFL_ACTION_ASSIGN:
+            st = eval(c, a->value, &v);
+            if (st == WF_OK)
+                st = assign_this_path(c, a->target, &v);
+            break;
+        case WFL_ACTION_EXPR:
+            st = eval(c, a->value, &v);
+            break;
+        }
+        wf_value_release(&v);
+        if (st != WF_OK) {
+            wf_error_prefix(c->err, "in rule '%s': ", r->name);
+            return st;
+        }
+    }
+    return WF_OK;
+}
+
+/* Re-mark the rules an action list affects; returns the earliest re-marked index. */
+static size_t remark(const wfl_ruleset *rs, const wfl_triggers *t, bool *evaluated,
+                     const unsigned *executed, size_t index)
+{
+    for (size_t i = 0; i < t->count; i++) {
+        size_t j = t->index[i];
+        const wfl_rule *other = &rs->rules[rs->active[j]];
+        if (evaluated[j] && (executed[j] == 0 || other->always)) {
+            evaluated[j] = false;
+            if (j < index)
+                index = j;
+        }
+    }
+    return index;
+}
+
+static wf_status execute(ev *c, const wfl_ruleset *rs, const wfl_rules_exec_opts *opts,
+                         bool *evaluated, unsigned *executed)
+{
+    unsigned max = opts && opts->max_evaluations ? opts->max_evaluations : 100000;
+    unsigned evaluations = 0;
+    size_t index = 0;
+    while (index < rs->active_count) {
+        if (evaluated[index]) {
+            index++;
+            continue;
+        }
+        const wfl_rule *r = &rs->rules[rs->active[index]];
+        evaluated[index] = true;
+        if (++evaluations > max)
+            return wf_error_set(c->err, WF_E_LIMIT, &rs->loc,
+                                "rule set '%s' did not finish after %u rule evaluations "
+                                "(endless chaining at rule '%s'?)", rs->name, max, r->name);
+        bool result = true;
+        wf_status st = r->cond ? eval_bool(c, r->cond, &result) : WF_OK;
+        if (st != WF_OK) {
+            wf_error_prefix(c->err, "in rule '%s': ", r->name);
+            return st;
+        }
+        if (opts && opts->on_rule)
+            opts->on_rule(opts->ud, r, result);
+        int branch = result ? 0 : 1;
+        if (r->action_count[branch] == 0) {
+            index++;
+            continue;
+        }
+        executed[index]++;
+        bool halted = false;
+        if ((st = run_actions(c, r, branch, &halted)) != WF_OK || halted)
+            return st;
+        index = remark(rs, &r->triggers[branch], evaluated, executed, index);
+    }
+    return WF_OK;
+}
+
+wf_status wfl_rules_execute(const wfl_ruleset *ruleset, const wfl_rules_target *target,
+                            const wfl_rules_exec_opts *opts, wf_value *exc, wf_error *err)
+{
+    wf_value scratch = wf_null();
+    ev c = {target, exc ? exc : &scratch, err};
+    *c.exc = wf_null();
+    size_t n = ruleset->active_count;
+    bool *evaluated = wf_calloc(n ? n : 1, sizeof *evaluated);
+    unsigned *executed = wf_calloc(n ? n : 1, sizeof *executed);
+    wf_status st = evaluated && executed
+                       ? execute(&c, ruleset, opts, evaluated, executed)
+                       : wf_error_set(err, WF_E_NOMEM, &ruleset->loc, "out of memory");
+    wf_free(evaluated);
+    wf_free(executed);
+    wf_value_release(&scratch);
+    return st;
+}

@@ -1,0 +1,238 @@
+/* wfl_store.c — the legacy instance store in SQLite: a `meta` table whose schema_version row
+ * identifies the file, and an `instances` table of (id, status, blob). Every write is one
+ * transaction; a file that fails the identity check is never written (see wfl_store.h). */
+#include "wfl_store.h"
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/wf_mem.h"
+
+struct wfl_store {
+    sqlite3 *db;
+    char path[256];
+};
+
+static wf_status db_error(wfl_store *store, wf_error *err, const char *what)
+{
+    wf_loc loc = {store->path, 0, 0};
+    return wf_error_set(err, WF_E_STORE, &loc, "%s: %s", what, sqlite3_errmsg(store->db));
+}
+
+static wf_status exec_sql(wfl_store *store, const char *sql, wf_error *err)
+{
+    if (sqlite3_exec(store->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return db_error(store, err, "cannot update the store");
+    return WF_OK;
+}
+
+/*
+** Read the schema version; -1 when the meta table is missing (a new, empty file), -2 when
+** the file is not a database at all.
+*/
+static int read_version(wfl_store *store)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(store->db, "SELECT value FROM meta WHERE key='schema_version'",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        bool not_db = rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT;
+        sqlite3_finalize(st);
+        if (not_db)
+            return -2;
+        /* no meta table: empty database or someone else's */
+        sqlite3_stmt *q = NULL;
+        int n = 0;
+        if (sqlite3_prepare_v2(store->db, "SELECT count(*) FROM sqlite_master", -1, &q, NULL) !=
+            SQLITE_OK) {
+            sqlite3_finalize(q);
+            return -2;
+        }
+        if (sqlite3_step(q) == SQLITE_ROW)
+            n = sqlite3_column_int(q, 0);
+        sqlite3_finalize(q);
+        return n == 0 ? -1 : -3;
+    }
+    int version = -3;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        version = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return version;
+}
+
+static wf_status create_schema(wfl_store *store, wf_error *err)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "BEGIN IMMEDIATE;"
+             "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+             "INSERT INTO meta VALUES('schema_version', '%d');"
+             "INSERT INTO meta VALUES('format', 'wfbridge-legacy');"
+             "CREATE TABLE instances(id TEXT PRIMARY KEY, status TEXT NOT NULL,"
+             " blob BLOB NOT NULL);"
+             "COMMIT;",
+             WFL_STORE_SCHEMA_VERSION);
+    wf_status rc = exec_sql(store, sql, err);
+    if (rc != WF_OK)
+        sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+wf_status wfl_store_open(const char *path, wfl_store **out, wf_error *err)
+{
+    *out = NULL;
+    wfl_store *store = wf_calloc(1, sizeof *store);
+    if (!store)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory opening %s", path);
+    snprintf(store->path, sizeof store->path, "%s", path);
+    wf_loc loc = {store->path, 0, 0};
+    if (sqlite3_open_v2(path, &store->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK) {
+        wf_status rc = store->db ? db_error(store, err, "cannot open the store")
+                                 : wf_error_set(err, WF_E_NOMEM, &loc, "out of memory");
+        wfl_store_close(store);
+        return rc;
+    }
+    sqlite3_busy_timeout(store->db, 5000);
+    int version = read_version(store);
+    wf_status rc = WF_OK;
+    if (version == -1)
+        rc = create_schema(store, err);
+    else if (version != WFL_STORE_SCHEMA_VERSION)
+        rc = wf_error_set(err, WF_E_CORRUPT, &loc,
+                          version == -2 ? "not a wfbridge legacy store (not a database)"
+                                        : "not a wfbridge legacy store or unknown schema version");
+    if (rc != WF_OK) {
+        wfl_store_close(store);
+        return rc;
+    }
+    *out = store;
+    return WF_OK;
+}
+
+void wfl_store_close(wfl_store *store)
+{
+    if (!store)
+        return;
+    sqlite3_close(store->db);
+    wf_free(store);
+}
+
+wf_status wfl_store_save(wfl_store *store, const char *instance_id, const char *status,
+                         const void *blob, size_t len, wf_error *err)
+{
+    wf_status rc = exec_sql(store, "BEGIN IMMEDIATE", err);
+    if (rc != WF_OK)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(store->db,
+                           "INSERT OR REPLACE INTO instances(id, status, blob) VALUES(?, ?, ?)",
+                           -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_bind_text(st, 1, instance_id, -1, SQLITE_TRANSIENT) != SQLITE_OK ||
+        sqlite3_bind_text(st, 2, status, -1, SQLITE_TRANSIENT) != SQLITE_OK ||
+        sqlite3_bind_blob64(st, 3, blob, (sqlite3_uint64)len, SQLITE_TRANSIENT) != SQLITE_OK ||
+        sqlite3_step(st) != SQLITE_DONE) {
+        rc = db_error(store, err, "cannot save the instance");
+        sqlite3_finalize(st);
+        sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    sqlite3_finalize(st);
+    rc = exec_sql(store, "COMMIT", err);
+    if (rc != WF_OK)
+        sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+static wf_status select_row(wfl_store *store, const char *sql, const char *instance_id,
+                            sqlite3_stmt **out, wf_error *err)
+{
+    *out = NULL;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(store->db, sql, -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_bind_text(st, 1, instance_id, -1, SQLITE_TRANSIENT) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return db_error(store, err, "cannot read the store");
+    }
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *out = st;
+        return WF_OK;
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE) {
+        wf_loc loc = {store->path, 0, 0};
+        return wf_error_set(err, WF_E_NOTFOUND, &loc, "no instance '%s' in the store",
+                            instance_id);
+    }
+    return db_error(store, err, "cannot read the store");
+}
+
+wf_status wfl_store_load(wfl_store *store, const char *instance_id, void **blob, size_t *len,
+                         wf_error *err)
+{
+    *blob = NULL;
+    *len = 0;
+    sqlite3_stmt *st;
+    wf_status rc =
+        select_row(store, "SELECT blob FROM instances WHERE id = ?", instance_id, &st, err);
+    if (rc != WF_OK)
+        return rc;
+    size_t n = (size_t)sqlite3_column_bytes(st, 0);
+    const void *data = sqlite3_column_blob(st, 0);
+    void *copy = wf_malloc(n ? n : 1);
+    if (!copy) {
+        sqlite3_finalize(st);
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory loading '%s'", instance_id);
+    }
+    if (n)
+        memcpy(copy, data, n);
+    sqlite3_finalize(st);
+    *blob = copy;
+    *len = n;
+    return WF_OK;
+}
+
+wf_status wfl_store_status(wfl_store *store, const char *instance_id, char *buf, size_t size,
+                           wf_error *err)
+{
+    sqlite3_stmt *st;
+    wf_status rc =
+        select_row(store, "SELECT status FROM instances WHERE id = ?", instance_id, &st, err);
+    if (rc != WF_OK)
+        return rc;
+    snprintf(buf, size, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return WF_OK;
+}
+
+wf_status wfl_store_remove(wfl_store *store, const char *instance_id, wf_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(store->db, "DELETE FROM instances WHERE id = ?", -1, &st, NULL) !=
+            SQLITE_OK ||
+        sqlite3_bind_text(st, 1, instance_id, -1, SQLITE_TRANSIENT) != SQLITE_OK ||
+        sqlite3_step(st) != SQLITE_DONE) {
+        sqlite3_finalize(st);
+        return db_error(store, err, "cannot remove the instance");
+    }
+    sqlite3_finalize(st);
+    return WF_OK;
+}
+
+wf_status wfl_store_count(wfl_store *store, size_t *count, wf_error *err)
+{
+    *count = 0;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(store->db, "SELECT count(*) FROM instances", -1, &st, NULL) !=
+            SQLITE_OK ||
+        sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return db_error(store, err, "cannot read the store");
+    }
+    *count = (size_t)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return WF_OK;
+}

@@ -1,0 +1,44 @@
+/* wfl_store.h — legacy persistence: each instance is ONE versioned state blob (wfl_exec_save)
+ * in a row of an SQLite file, written at persistence points and read back on the next event,
+ * like WF3's SqlWorkflowPersistenceService (WF-SEMANTICS.md §4 "Persistence points"). The blob
+ * is opaque here; a save replaces the row inside one transaction, so a crash never leaves half
+ * a blob. */
+#ifndef WFL_STORE_H
+#define WFL_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/wf_error.h"
+
+/* Lifecycle:
+ * 1. wfl_store_open(path): creates the file and its schema (a version row), or opens an
+ *    existing one; a file that is not SQLite, or has another schema version, is WF_E_CORRUPT
+ *    and left untouched.
+ * 2. wfl_store_save / wfl_store_load / wfl_store_remove by instance id (any printable text).
+ * 3. wfl_store_close.
+ * Threads: one wfl_store per thread (SQLite's serialized mode makes sharing safe but slow). */
+
+typedef struct wfl_store wfl_store;
+
+#define WFL_STORE_SCHEMA_VERSION 1
+
+wf_status wfl_store_open(const char *path, wfl_store **out, wf_error *err);
+void wfl_store_close(wfl_store *store); /* accepts NULL */
+
+/* Insert or replace the instance's blob with its status text ("Idle", "Closed", ...), in one
+ * transaction. WF_E_STORE on an SQLite failure (the previous row stays). */
+wf_status wfl_store_save(wfl_store *store, const char *instance_id, const char *status,
+                         const void *blob, size_t len, wf_error *err);
+/* Read the blob (wf_free it). WF_E_NOTFOUND naming the id when there is no such instance. */
+wf_status wfl_store_load(wfl_store *store, const char *instance_id, void **blob, size_t *len,
+                         wf_error *err);
+/* The stored status text of an instance into buf (WF_E_NOTFOUND when absent). */
+wf_status wfl_store_status(wfl_store *store, const char *instance_id, char *buf, size_t size,
+                           wf_error *err);
+/* Delete an instance (WF3 removes completed instances); absent ids are fine. */
+wf_status wfl_store_remove(wfl_store *store, const char *instance_id, wf_error *err);
+/* Number of stored instances (for tests and `instances`). */
+wf_status wfl_store_count(wfl_store *store, size_t *count, wf_error *err);
+
+#endif

@@ -1,0 +1,1777 @@
+/* wfl_xoml.c — the XOML loader: WF3 markup (elements = types, attributes and property
+ * elements = DPs, markup extensions, attached properties, clr-namespace type libraries) into
+ * the immutable wfl_node tree, then WF3's validation; every problem goes to the diagnostics
+ * list with file:line:col and loading carries on to report the rest (WF-SEMANTICS.md §1, §3).
+ * The reader comes first, then the checks that need the whole tree, then the public API. */
+#include "wfl_def_int.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h> /* strncasecmp */
+#include <unistd.h>  /* access */
+
+#include "../common/wf_xml.h"
+
+#define WF_NS "http://schemas.microsoft.com/winfx/2006/xaml/workflow"
+#define X_NS "http://schemas.microsoft.com/winfx/2006/xaml"
+
+typedef struct custom_type {
+    const wfl_tl_activity *activity;
+    const wfl_type *type;
+} custom_type;
+
+typedef struct loader {
+    const wfl_load_opts *opts;
+    wf_diags *diags;
+    wf_xml_doc *doc;
+    wfl_definition *def;
+    wf_arena *arena;
+    custom_type *customs; /* cache: one wfl_type per typelib activity used */
+    size_t custom_count;
+    size_t node_count;
+    bool nomem;
+} loader;
+
+/* ---- reporting ---------------------------------------------------------------------------- */
+static void report(loader *ld, wf_severity sev, wf_status code, wf_loc loc, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static void report(loader *ld, wf_severity sev, wf_status code, wf_loc loc, const char *fmt, ...)
+{
+    wf_error e = WF_ERROR_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    wf_error_setv(&e, code, &loc, fmt, ap);
+    va_end(ap);
+    if (code == WF_E_NOMEM)
+        ld->nomem = true;
+    if (sev == WF_SEV_WARNING)
+        ld->def->warning_count++;
+    wf_diags_add_error(ld->diags, sev, &e);
+}
+
+#define ERR(ld, code, loc, ...) report(ld, WF_SEV_ERROR, code, loc, __VA_ARGS__)
+#define WARN(ld, loc, ...) report(ld, WF_SEV_WARNING, WF_E_SCHEMA, loc, __VA_ARGS__)
+
+static void nomem(loader *ld)
+{
+    ERR(ld, WF_E_NOMEM, WF_LOC_NONE, "out of memory loading the definition");
+}
+
+/* Pass on an error a callee recorded in `e`. */
+static void report_error(loader *ld, const wf_error *e)
+{
+    if (e->code == WF_E_NOMEM)
+        ld->nomem = true;
+    wf_diags_add_error(ld->diags, WF_SEV_ERROR, e);
+}
+
+/* Locations kept in the definition must name its own copy of the path (the XML document,
+ * and the path it holds, are gone once loading ends). */
+static wf_loc own_loc(loader *ld, wf_loc loc)
+{
+    loc.file = ld->def->path;
+    return loc;
+}
+
+static wf_loc node_loc(loader *ld, const wf_xml_node *x)
+{
+    return own_loc(ld, wf_xml_node_loc(ld->doc, x));
+}
+
+static wf_loc value_loc(loader *ld, const wf_xml_attr *a)
+{
+    return own_loc(ld, wf_xml_value_loc(ld->doc, a));
+}
+
+static wf_loc attr_loc(loader *ld, const wf_xml_attr *a)
+{
+    return own_loc(ld, wf_xml_attr_loc(ld->doc, a));
+}
+
+static wf_loc text_loc(loader *ld, const wf_xml_node *x)
+{
+    return own_loc(ld, wf_xml_text_loc(ld->doc, x));
+}
+
+static char *adup(loader *ld, const char *s)
+{
+    char *d = wf_arena_strdup(ld->arena, s);
+    if (d == NULL)
+        nomem(ld);
+    return d;
+}
+
+/* ---- namespaces and type libraries ---------------------------------------------------- */
+static bool is_system_assembly(const char *name, size_t len)
+{
+    return (len >= 6 && strncmp(name, "System", 6) == 0) ||
+           (len == 8 && strncmp(name, "mscorlib", 8) == 0) ||
+           (len >= 10 && strncmp(name, "Microsoft.", 10) == 0);
+}
+
+/* Split "clr-namespace:NS;Assembly=NAME, Version=..." into the assembly name. Returns false
+ * when uri is not a clr-namespace; *asm_out is NULL when there is no Assembly= part. */
+static bool clr_assembly(const char *uri, const char **asm_start, size_t *asm_len, bool *valid)
+{
+    static const char prefix[] = "clr-namespace:";
+    *asm_start = NULL;
+    *asm_len = 0;
+    *valid = true;
+    if (uri == NULL || strncasecmp(uri, prefix, sizeof prefix - 1) != 0)
+        return false;
+    const char *semi = strchr(uri, ';');
+    if (semi == NULL)
+        return true;
+    const char *p = semi + 1;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (strncasecmp(p, "Assembly=", 9) != 0) {
+        *valid = false;
+        return true;
+    }
+    p += 9;
+    const char *end = p;
+    while (*end != '\0' && *end != ',')
+        end++;
+    while (end > p && isspace((unsigned char)end[-1]))
+        end--;
+    *asm_start = p;
+    *asm_len = (size_t)(end - p);
+    *valid = *asm_len > 0;
+    return true;
+}
+
+/* The entry for an assembly, loaded or not (a failed load is kept with typelib NULL, so a
+ * missing library is reported once, not at every declaration). */
+static wfl_tl_use *find_entry(loader *ld, const char *name, size_t len)
+{
+    for (size_t i = 0; i < ld->def->typelib_count; i++) {
+        const char *a = ld->def->typelibs[i].assembly;
+        if (strlen(a) == len && strncmp(a, name, len) == 0)
+            return &ld->def->typelibs[i];
+    }
+    return NULL;
+}
+
+static wfl_typelib *find_typelib(loader *ld, const char *name, size_t len)
+{
+    wfl_tl_use *u = find_entry(ld, name, len);
+    return u != NULL ? u->typelib : NULL;
+}
+
+static void load_typelib(loader *ld, const char *name, size_t len, wf_loc at)
+{
+    if (find_entry(ld, name, len) != NULL)
+        return;
+    char *asm_name = wf_arena_strndup(ld->arena, name, len);
+    wfl_tl_use *grown = wf_realloc(ld->def->typelibs,
+                                   (ld->def->typelib_count + 1) * sizeof *grown);
+    if (grown != NULL)
+        ld->def->typelibs = grown;
+    if (asm_name == NULL || grown == NULL) {
+        nomem(ld);
+        return;
+    }
+    wfl_tl_use *use = &ld->def->typelibs[ld->def->typelib_count++];
+    *use = (wfl_tl_use){asm_name, NULL};
+    if (ld->opts->libpath == NULL) {
+        ERR(ld, WF_E_NOLIB, at, "type library '%s' cannot be loaded: no library path is set",
+            asm_name);
+        return;
+    }
+    wf_error e = WF_ERROR_INIT;
+    wf_status rc = wfl_typelib_load(ld->opts->libpath, ld->def->types, asm_name, &use->typelib,
+                                    ld->diags, &e);
+    if (rc == WF_E_NOTFOUND)
+        ERR(ld, WF_E_NOLIB, at, "type library '%s' (%s.activities.xml) not found on the "
+            "library path", asm_name, asm_name);
+    else if (rc != WF_OK)
+        ERR(ld, rc, at, "type library '%s' failed to load: %s", asm_name, e.message);
+}
+
+/* Load every type library a clr-namespace declaration in the document names. */
+static void load_declared_typelibs(loader *ld, const wf_xml_node *x)
+{
+    for (size_t i = 0; i < x->nsdecl_count; i++) {
+        const char *a = NULL;
+        size_t len = 0;
+        bool valid = true;
+        if (!clr_assembly(x->nsdecls[i].uri, &a, &len, &valid))
+            continue;
+        if (!valid)
+            ERR(ld, WF_E_SCHEMA, node_loc(ld, x),
+                "invalid namespace mapping '%s': expected clr-namespace:NS;Assembly=NAME",
+                x->nsdecls[i].uri);
+        else if (a != NULL && !is_system_assembly(a, len))
+            load_typelib(ld, a, len, node_loc(ld, x));
+    }
+    for (const wf_xml_node *c = x->first_child; c != NULL; c = c->next)
+        load_declared_typelibs(ld, c);
+}
+
+/* The type library a namespace URI maps to (NULL for system or unmapped namespaces). */
+static wfl_typelib *typelib_of_ns(loader *ld, const char *uri)
+{
+    const char *a = NULL;
+    size_t len = 0;
+    bool valid = true;
+    if (!clr_assembly(uri, &a, &len, &valid) || a == NULL)
+        return NULL;
+    return find_typelib(ld, a, len);
+}
+
+static bool is_system_ns(const char *uri)
+{
+    const char *a = NULL;
+    size_t len = 0;
+    bool valid = true;
+    return clr_assembly(uri, &a, &len, &valid) && a != NULL && is_system_assembly(a, len);
+}
+
+/* ---- element types -------------------------------------------------------------------- */
+static const wfl_type *custom_type_for(loader *ld, const wfl_typelib *tl,
+                                       const wfl_tl_activity *act, wf_loc at)
+{
+    for (size_t i = 0; i < ld->custom_count; i++) {
+        if (ld->customs[i].activity == act)
+            return ld->customs[i].type;
+    }
+    custom_type *grown = wf_realloc(ld->customs, (ld->custom_count + 1) * sizeof *grown);
+    if (grown == NULL) {
+        nomem(ld);
+        return NULL;
+    }
+    ld->customs = grown;
+    const wfl_type *t = NULL;
+    wf_error e = WF_ERROR_INIT;
+    if (wfl_type_create_custom(ld->arena, tl, act, &t, &e) != WF_OK) {
+        e.line = at.line;
+        e.col = at.col;
+        report_error(ld, &e);
+        return NULL;
+    }
+    ld->customs[ld->custom_count++] = (custom_type){act, t};
+    return t;
+}
+
+static const wfl_type *element_type(loader *ld, const wf_xml_node *x)
+{
+    wf_loc at = node_loc(ld, x);
+    if (x->ns != NULL && strcmp(x->ns, WF_NS) == 0) {
+        const wfl_type *t = wfl_registry_find(x->name);
+        if (t == NULL)
+            ERR(ld, WF_E_SCHEMA, at, "unknown activity type '%s'", x->name);
+        else if (t->kind == WFL_KIND_UNSUPPORTED)
+            ERR(ld, WF_E_UNSUPPORTED, at, "%s is not supported: %s", t->name, t->unsupported);
+        else
+            return t;
+        return NULL;
+    }
+    wfl_typelib *tl = x->ns != NULL ? typelib_of_ns(ld, x->ns) : NULL;
+    if (tl != NULL) {
+        const wfl_tl_activity *act = wfl_typelib_activity(tl, x->name);
+        if (act != NULL)
+            return custom_type_for(ld, tl, act, at);
+        ERR(ld, WF_E_NAME, at, "type library '%s' has no activity type '%s'",
+            wfl_typelib_name(tl), x->name);
+        return NULL;
+    }
+    const char *a = NULL;
+    size_t alen = 0;
+    bool valid = true;
+    if (clr_assembly(x->ns, &a, &alen, &valid) && a == NULL) {
+        ERR(ld, WF_E_NAME, at, "type '%s': its namespace '%s' names no Assembly= (types of the "
+            "workflow's own assembly need a type library)", x->name, x->ns);
+        return NULL;
+    }
+    if (a != NULL && !is_system_assembly(a, alen))
+        return NULL; /* the missing or broken library was reported at its declaration */
+    ERR(ld, WF_E_SCHEMA, at, "unknown activity type '%s%s%s' (namespace %s)",
+        x->prefix ? x->prefix : "", x->prefix ? ":" : "", x->name, x->ns ? x->ns : "none");
+    return NULL;
+}
+
+/* ---- markup extensions and literal values ------------------------------------------------ */
+typedef enum ext_kind { EXT_NONE, EXT_ESCAPED, EXT_NULL, EXT_TYPE, EXT_BIND, EXT_OTHER } ext_kind;
+
+/* Classify an attribute value; for EXT_TYPE, *arg receives the type's qname (arena). */
+static ext_kind classify(loader *ld, const wf_xml_node *x, const char *text, const char **arg)
+{
+    *arg = NULL;
+    if (text[0] != '{')
+        return EXT_NONE;
+    if (text[1] == '}')
+        return EXT_ESCAPED;
+    if (wfl_bind_is_markup(text))
+        return EXT_BIND;
+    const char *p = text + 1;
+    while (isspace((unsigned char)*p))
+        p++;
+    const char *start = p;
+    while (*p != '\0' && *p != '}' && !isspace((unsigned char)*p))
+        p++;
+    char qname[128];
+    size_t len = (size_t)(p - start);
+    if (len == 0 || len >= sizeof qname)
+        return EXT_OTHER;
+    memcpy(qname, start, len);
+    qname[len] = '\0';
+    const char *ns = NULL, *local = NULL;
+    size_t local_len = 0;
+    if (!wf_xml_resolve_qname(x, qname, &ns, &local, &local_len) || ns == NULL ||
+        strcmp(ns, X_NS) != 0)
+        return EXT_OTHER;
+    if (strcmp(local, "Null") == 0 || strcmp(local, "NullExtension") == 0)
+        return EXT_NULL;
+    if (strcmp(local, "Type") != 0 && strcmp(local, "TypeExtension") != 0)
+        return EXT_OTHER;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (strncmp(p, "TypeName=", 9) == 0)
+        p += 9;
+    const char *end = strchr(p, '}');
+    if (end == NULL)
+        return EXT_OTHER;
+    while (end > p && isspace((unsigned char)end[-1]))
+        end--;
+    *arg = wf_arena_strndup(ld->arena, p, (size_t)(end - p));
+    return EXT_TYPE;
+}
+
+static void keep_heap_literal(loader *ld, const wf_value *v)
+{
+    if (v->type->kind != WF_K_LIST && v->type->kind != WF_K_RECORD)
+        return;
+    wfl_definition *def = ld->def;
+    wf_value *grown = wf_realloc(def->heap_literals, (def->heap_literal_count + 1) * sizeof *grown);
+    if (grown == NULL) {
+        nomem(ld);
+        return;
+    }
+    def->heap_literals = grown;
+    grown[def->heap_literal_count++] = wf_value_retain(v);
+}
+
+/* Convert literal text to the DP's type; strings become immortal arena strings. */
+static bool literal_value(loader *ld, const wfl_dp *dp, const char *text, wf_loc at,
+                          wf_value *out)
+{
+    const wf_type *t = dp->type;
+    *out = wf_null();
+    if (t->kind == WF_K_STRING || t->kind == WF_K_OBJECT) {
+        if (dp->enum_values != NULL) {
+            bool ok = false;
+            for (const char *const *e = dp->enum_values; *e != NULL && !ok; e++)
+                ok = strcmp(*e, text) == 0;
+            if (!ok) {
+                ERR(ld, WF_E_SYNTAX, at, "'%s' is not a valid %s (expected %s or %s)", text,
+                    dp->name, dp->enum_values[0], dp->enum_values[1]);
+                return false;
+            }
+        }
+        if (wf_value_string_static(ld->arena, text, strlen(text), out) != WF_OK) {
+            nomem(ld);
+            return false;
+        }
+        return true;
+    }
+    if (t->kind == WF_K_EXCEPTION || t->kind == WF_K_TOKEN) {
+        ERR(ld, WF_E_TYPE, at, "property '%s' of type %s cannot be written as text", dp->name,
+            t->name);
+        return false;
+    }
+    wf_error e = WF_ERROR_INIT;
+    wf_status rc = wf_value_parse(ld->def->types, t, text, out, &e);
+    if (rc == WF_E_NOMEM) {
+        nomem(ld);
+        return false;
+    }
+    if (rc != WF_OK) {
+        ERR(ld, rc, at, "cannot convert '%s' to %s for property '%s': %s", text, t->name,
+            dp->name, e.message);
+        return false;
+    }
+    wf_value keep = *out; /* the definition's list holds the reference from here on */
+    keep_heap_literal(ld, &keep);
+    if (t->kind == WF_K_LIST || t->kind == WF_K_RECORD)
+        wf_value_release(out);
+    *out = keep;
+    return !ld->nomem;
+}
+
+/* ---- code-beside lookups ---------------------------------------------------------------- */
+static const wfl_tl_func *class_handler(loader *ld, const char *name, wf_loc at)
+{
+    const wfl_tl_class *cls = ld->def->code_beside;
+    if (cls == NULL) {
+        ERR(ld, WF_E_NAME, at,
+            "handler '%s' needs a code-beside class (x:Class naming a type-library Class)", name);
+        return NULL;
+    }
+    const wfl_tl_func *fn = wfl_tl_class_handler(cls, name);
+    if (fn == NULL)
+        ERR(ld, WF_E_NAME, at, "class '%s' has no handler '%s'", wfl_tl_class_name(cls), name);
+    return fn;
+}
+
+static const wfl_tl_func *class_condition(loader *ld, const char *name, wf_loc at)
+{
+    const wfl_tl_class *cls = ld->def->code_beside;
+    if (cls == NULL) {
+        ERR(ld, WF_E_NAME, at,
+            "condition '%s' needs a code-beside class (x:Class naming a type-library Class)",
+            name);
+        return NULL;
+    }
+    const wfl_tl_func *fn = wfl_tl_class_condition(cls, name);
+    if (fn == NULL)
+        ERR(ld, WF_E_NAME, at, "class '%s' has no condition '%s'", wfl_tl_class_name(cls),
+            name);
+    return fn;
+}
+
+/* ---- {x:Type} and type names ------------------------------------------------------------ */
+static void resolve_type(loader *ld, const wf_xml_node *x, const wfl_dp *dp, const char *qname,
+                         wf_loc at, wfl_pval *pv)
+{
+    const char *ns = NULL, *local = qname;
+    size_t local_len = strlen(qname);
+    if (strchr(qname, ':') != NULL && !wf_xml_resolve_qname(x, qname, &ns, &local, &local_len)) {
+        ERR(ld, WF_E_NAME, at, "undeclared namespace prefix in type '%s'", qname);
+        return;
+    }
+    const char *dot = strrchr(local, '.');
+    const char *last = dot != NULL ? dot + 1 : local;
+    pv->kind = WFL_PV_TYPE;
+    pv->loc = at;
+    pv->u.type.name = adup(ld, last);
+    wfl_typelib *tl = ns != NULL ? typelib_of_ns(ld, ns) : NULL;
+    const wf_type *exc = tl != NULL ? wfl_typelib_exception(tl, local) : NULL;
+    if (exc == NULL)
+        exc = wf_types_find(ld->def->types, last);
+    if (exc != NULL && exc->kind != WF_K_EXCEPTION)
+        exc = NULL;
+    pv->u.type.exc = exc;
+    if (strcmp(dp->name, "FaultType") == 0) {
+        if (exc == NULL)
+            ERR(ld, WF_E_TYPE, at, "'%s' is not a known exception type", qname);
+        return;
+    }
+    if (strcmp(dp->name, "InterfaceType") == 0) {
+        for (size_t i = 0; i < ld->def->typelib_count && pv->u.type.service == NULL; i++) {
+            const wfl_typelib *cand = tl != NULL ? tl : ld->def->typelibs[i].typelib;
+            if (cand == NULL)
+                continue;
+            pv->u.type.service = wfl_typelib_service(cand, local);
+            if (pv->u.type.service == NULL)
+                pv->u.type.service = wfl_typelib_service(cand, last);
+        }
+        if (pv->u.type.service == NULL)
+            ERR(ld, WF_E_NAME, at, "no type library declares the service interface '%s'", qname);
+    }
+}
+
+/* ---- attributes ------------------------------------------------------------------------ */
+static bool dp_bindable(loader *ld, const wfl_dp *dp, wf_loc at)
+{
+    if (dp->flags & WFL_DP_METADATA) {
+        ERR(ld, WF_E_SCHEMA, at, "metadata property '%s' cannot be bound (ActivityBind)",
+            dp->name);
+        return false;
+    }
+    if (dp->kind != WFL_DPK_VALUE && dp->kind != WFL_DPK_EVENT && dp->kind != WFL_DPK_TYPE) {
+        ERR(ld, WF_E_SCHEMA, at, "property '%s' cannot be bound (ActivityBind)", dp->name);
+        return false;
+    }
+    return true;
+}
+
+static void set_bind(loader *ld, const wfl_dp *dp, const char *text, wf_loc at, wfl_pval *pv)
+{
+    if (!dp_bindable(ld, dp, at))
+        return;
+    wfl_bind *b = NULL;
+    wf_error e = WF_ERROR_INIT;
+    if (wfl_bind_parse_markup(ld->arena, text, at, &b, &e) != WF_OK) {
+        report_error(ld, &e);
+        return;
+    }
+    pv->kind = WFL_PV_BIND;
+    pv->loc = at;
+    pv->u.bind = b;
+}
+
+static void set_text(loader *ld, const wf_xml_node *x, const wfl_dp *dp, const char *text,
+                     wf_loc at, wfl_pval *pv)
+{
+    switch (dp->kind) {
+    case WFL_DPK_VALUE:
+    case WFL_DPK_ACTIVITY_REF:
+        if (literal_value(ld, dp, text, at, &pv->u.literal)) {
+            pv->kind = WFL_PV_LITERAL;
+            pv->loc = at;
+        }
+        return;
+    case WFL_DPK_EVENT:
+        pv->kind = WFL_PV_HANDLER;
+        pv->loc = at;
+        pv->u.handler.name = adup(ld, text);
+        pv->u.handler.fn = class_handler(ld, text, at);
+        return;
+    case WFL_DPK_TYPE:
+        resolve_type(ld, x, dp, text, at, pv);
+        return;
+    default:
+        ERR(ld, WF_E_SCHEMA, at, "property '%s' must be written as a property element",
+            dp->name);
+        return;
+    }
+}
+
+static void set_attr_value(loader *ld, const wf_xml_node *x, const wfl_dp *dp, const char *text,
+                           wf_loc at, wfl_pval *pv)
+{
+    const char *arg = NULL;
+    switch (classify(ld, x, text, &arg)) {
+    case EXT_ESCAPED:
+        set_text(ld, x, dp, text + 2, at, pv);
+        return;
+    case EXT_NULL:
+        if (dp->flags & WFL_DP_METADATA && dp->kind != WFL_DPK_VALUE &&
+            dp->kind != WFL_DPK_ACTIVITY_REF) {
+            pv->kind = WFL_PV_UNSET;
+            return;
+        }
+        pv->kind = WFL_PV_NULL;
+        pv->loc = at;
+        return;
+    case EXT_BIND:
+        set_bind(ld, dp, text, at, pv);
+        return;
+    case EXT_TYPE:
+        if (dp->kind != WFL_DPK_TYPE) {
+            ERR(ld, WF_E_TYPE, at, "property '%s' does not take a type", dp->name);
+            return;
+        }
+        if (arg == NULL)
+            nomem(ld);
+        else
+            resolve_type(ld, x, dp, arg, at, pv);
+        return;
+    case EXT_OTHER:
+        ERR(ld, WF_E_SYNTAX, at, "unknown markup extension in '%s' (a literal '{' is written "
+            "'{}{')", text);
+        return;
+    case EXT_NONE:
+        set_text(ld, x, dp, text, at, pv);
+        return;
+    }
+}
+
+static void x_attribute(loader *ld, const wf_xml_node *x, wfl_node *node, const wf_xml_attr *a,
+                        bool is_root)
+{
+    wf_loc at = attr_loc(ld, a);
+    if (strcmp(a->name, "Name") == 0) {
+        node->name = adup(ld, a->value);
+        node->props[WFL_DPI_NAME].kind = WFL_PV_LITERAL;
+        node->props[WFL_DPI_NAME].loc = value_loc(ld, a);
+        if (wf_value_string_static(ld->arena, a->value, strlen(a->value),
+                                   &node->props[WFL_DPI_NAME].u.literal) != WF_OK)
+            nomem(ld);
+    } else if (strcmp(a->name, "Class") == 0) {
+        if (!is_root)
+            ERR(ld, WF_E_SCHEMA, at, "x:Class is only allowed on the root activity");
+    } else {
+        ERR(ld, WF_E_SCHEMA, at, "unknown directive 'x:%s' (only x:Name, x:Class and x:Code "
+            "are allowed)", a->name);
+    }
+    (void)x;
+}
+
+static void dp_attribute(loader *ld, const wf_xml_node *x, wfl_node *node, const wf_xml_attr *a)
+{
+    const wfl_dp *dp = wfl_type_find_dp(node->type, a->name);
+    wf_loc at = attr_loc(ld, a);
+    if (dp == NULL) {
+        ERR(ld, WF_E_SCHEMA, at, "%s has no property '%s'", node->type->name, a->name);
+        return;
+    }
+    if (dp->index == WFL_DPI_NAME) {
+        node->name = adup(ld, a->value);
+    }
+    set_attr_value(ld, x, dp, a->value, value_loc(ld, a), &node->props[dp->index]);
+}
+
+static void attributes(loader *ld, const wf_xml_node *x, wfl_node *node, bool is_root)
+{
+    for (size_t i = 0; i < x->attr_count; i++) {
+        const wf_xml_attr *a = &x->attrs[i];
+        if (a->ns != NULL && strcmp(a->ns, X_NS) == 0)
+            x_attribute(ld, x, node, a, is_root);
+        else if (a->ns == NULL || strcmp(a->ns, WF_NS) == 0)
+            dp_attribute(ld, x, node, a);
+        else
+            WARN(ld, attr_loc(ld, a), "ignored attribute '%s%s%s' (namespace %s)",
+                 a->prefix ? a->prefix : "", a->prefix ? ":" : "", a->name, a->ns);
+    }
+}
+
+/* ---- property elements ------------------------------------------------------------------- */
+static const wf_xml_node *single_child(loader *ld, const wf_xml_node *pe)
+{
+    if (pe->child_count != 1) {
+        ERR(ld, WF_E_SCHEMA, node_loc(ld, pe), "property element '%s' must contain exactly one "
+            "element", pe->name);
+        return NULL;
+    }
+    return pe->first_child;
+}
+
+static bool is_wf(const wf_xml_node *x, const char *name)
+{
+    return x->ns != NULL && strcmp(x->ns, WF_NS) == 0 && strcmp(x->name, name) == 0;
+}
+
+static const char *attr_value(const wf_xml_node *x, const char *name)
+{
+    const wf_xml_attr *a = wf_xml_attr_find(x, NULL, name);
+    return a != NULL ? a->value : NULL;
+}
+
+static bool parse_condition(loader *ld, const wf_xml_node *pe, wfl_cond *cond)
+{
+    const wf_xml_node *c = single_child(ld, pe);
+    if (c == NULL)
+        return false;
+    wf_loc at = node_loc(ld, c);
+    cond->loc = at;
+    if (is_wf(c, "CodeCondition")) {
+        const wf_xml_attr *a = wf_xml_attr_find(c, NULL, "Condition");
+        cond->kind = WFL_COND_CODE;
+        if (a == NULL) {
+            ERR(ld, WF_E_SCHEMA, at, "CodeCondition needs a Condition attribute");
+            return false;
+        }
+        if (wfl_bind_is_markup(a->value)) {
+            wfl_bind *b = NULL;
+            wf_error e = WF_ERROR_INIT;
+            if (wfl_bind_parse_markup(ld->arena, a->value, value_loc(ld, a), &b, &e) != WF_OK) {
+                report_error(ld, &e);
+                return false;
+            }
+            cond->bind = b;
+            cond->name = b->path;
+            return true;
+        }
+        cond->name = adup(ld, a->value);
+        cond->fn = class_condition(ld, a->value, value_loc(ld, a));
+        return cond->fn != NULL;
+    }
+    if (is_wf(c, "RuleConditionReference")) {
+        const char *name = attr_value(c, "ConditionName");
+        cond->kind = WFL_COND_RULE;
+        if (name == NULL) {
+            ERR(ld, WF_E_SCHEMA, at, "RuleConditionReference needs a ConditionName");
+            return false;
+        }
+        cond->name = adup(ld, name);
+        if (ld->def->rules != NULL) {
+            cond->rule = wfl_rules_condition(ld->def->rules, name);
+            if (cond->rule == NULL)
+                ERR(ld, WF_E_NAME, at, "the rules have no condition '%s'", name);
+        }
+        return true;
+    }
+    ERR(ld, WF_E_SCHEMA, at, "'%s' is not a condition (expected CodeCondition or "
+        "RuleConditionReference)", c->name);
+    return false;
+}
+
+/* A value written as an element: ActivityBind, x:Null, a typed primitive or a record. */
+static void element_value(loader *ld, const wfl_dp *dp, const wf_xml_node *c, wfl_pval *pv);
+
+static void parse_param_binding(loader *ld, const wf_xml_node *b, wfl_param_binding *pb)
+{
+    pb->loc = node_loc(ld, b);
+    const char *pname = attr_value(b, "ParameterName");
+    if (pname == NULL) {
+        ERR(ld, WF_E_SCHEMA, pb->loc, "WorkflowParameterBinding needs a ParameterName");
+        return;
+    }
+    pb->param = adup(ld, pname);
+    static const wfl_dp value_dp = {"Value", WFL_DPK_VALUE, &wf_type_object, 0,
+                                    {&wf_type_null, {0}}, NULL, 0, NULL, NULL};
+    wfl_pval pv = {WFL_PV_UNSET, WF_LOC_NONE, {.literal = {&wf_type_null, {0}}}};
+    const wf_xml_attr *va = wf_xml_attr_find(b, NULL, "Value");
+    if (va != NULL)
+        set_attr_value(ld, b, &value_dp, va->value, value_loc(ld, va), &pv);
+    for (const wf_xml_node *c = b->first_child; c != NULL; c = c->next) {
+        if (is_wf(c, "WorkflowParameterBinding.Value")) {
+            const wf_xml_node *v = single_child(ld, c);
+            if (v != NULL)
+                element_value(ld, &value_dp, v, &pv);
+        } else {
+            ERR(ld, WF_E_SCHEMA, node_loc(ld, c), "unexpected '%s' in WorkflowParameterBinding",
+                c->name);
+        }
+    }
+    pb->has_value = pv.kind != WFL_PV_UNSET;
+    pb->is_bind = pv.kind == WFL_PV_BIND;
+    pb->bind = pb->is_bind ? pv.u.bind : NULL;
+    pb->literal = pv.kind == WFL_PV_LITERAL ? pv.u.literal : wf_null();
+}
+
+static void parse_params(loader *ld, const wf_xml_node *pe, wfl_pval *pv)
+{
+    wfl_param_binding *items = wf_arena_alloc(ld->arena, (pe->child_count + 1) * sizeof *items);
+    if (items == NULL) {
+        nomem(ld);
+        return;
+    }
+    size_t n = 0;
+    for (const wf_xml_node *c = pe->first_child; c != NULL; c = c->next) {
+        if (!is_wf(c, "WorkflowParameterBinding")) {
+            ERR(ld, WF_E_SCHEMA, node_loc(ld, c), "expected WorkflowParameterBinding, found '%s'",
+                c->name);
+            continue;
+        }
+        parse_param_binding(ld, c, &items[n++]);
+    }
+    pv->kind = WFL_PV_PARAMS;
+    pv->loc = node_loc(ld, pe);
+    pv->u.params.items = items;
+    pv->u.params.count = n;
+}
+
+static void record_value(loader *ld, const wfl_dp *dp, const wf_xml_node *c, wfl_pval *pv)
+{
+    const char **keys = wf_calloc(c->attr_count + 1, sizeof *keys);
+    wf_value *vals = wf_calloc(c->attr_count + 1, sizeof *vals);
+    size_t n = 0;
+    bool ok = keys != NULL && vals != NULL;
+    for (size_t i = 0; ok && i < c->attr_count; i++) {
+        const wf_xml_attr *a = &c->attrs[i];
+        if (a->ns != NULL)
+            continue;
+        keys[n] = a->name;
+        if (strcmp(a->name, "TimeoutDuration") == 0) {
+            int64_t us = 0;
+            if (wf_timespan_parse(a->value, &us) != WF_OK) {
+                ERR(ld, WF_E_SYNTAX, value_loc(ld, a), "'%s' is not a TimeSpan", a->value);
+                ok = false;
+                break;
+            }
+            vals[n++] = wf_timespan_us(us);
+        } else if (wf_value_cstring(a->value, &vals[n++]) != WF_OK) {
+            ok = false;
+        }
+    }
+    wf_value rec = wf_null();
+    if (ok && wf_value_record(keys, vals, n, &rec) == WF_OK) {
+        wf_value keep = rec;
+        keep_heap_literal(ld, &keep);
+        wf_value_release(&rec);
+        pv->kind = WFL_PV_LITERAL;
+        pv->loc = node_loc(ld, c);
+        pv->u.literal = keep;
+    } else if (ok || keys == NULL || vals == NULL) {
+        nomem(ld);
+    }
+    for (size_t i = 0; i < n; i++)
+        wf_value_release(&vals[i]);
+    wf_free(keys);
+    wf_free(vals);
+    (void)dp;
+}
+
+static void element_value(loader *ld, const wfl_dp *dp, const wf_xml_node *c, wfl_pval *pv)
+{
+    wf_loc at = node_loc(ld, c);
+    if (is_wf(c, "ActivityBind")) {
+        if (!dp_bindable(ld, dp, at))
+            return;
+        wfl_bind *b = NULL;
+        wf_error e = WF_ERROR_INIT;
+        if (wfl_bind_make(ld->arena, attr_value(c, "Name"), attr_value(c, "Path"), at, &b, &e) !=
+            WF_OK) {
+            report_error(ld, &e);
+            return;
+        }
+        pv->kind = WFL_PV_BIND;
+        pv->loc = at;
+        pv->u.bind = b;
+    } else if (c->ns != NULL && strcmp(c->ns, X_NS) == 0 && strcmp(c->name, "Null") == 0) {
+        pv->kind = WFL_PV_NULL;
+        pv->loc = at;
+    } else if (is_system_ns(c->ns) && dp->kind == WFL_DPK_VALUE) {
+        const wf_type *t = wf_types_find(ld->def->types, c->name);
+        if (t == NULL) {
+            ERR(ld, WF_E_TYPE, at, "unknown value type '%s'", c->name);
+            return;
+        }
+        wfl_dp typed = *dp;
+        typed.type = dp->type->kind == WF_K_OBJECT ? t : dp->type;
+        set_text(ld, c, &typed, c->text, text_loc(ld, c), pv);
+    } else if (dp->kind == WFL_DPK_VALUE && dp->type->kind == WF_K_RECORD &&
+               c->ns != NULL && strcmp(c->ns, WF_NS) == 0) {
+        record_value(ld, dp, c, pv);
+    } else {
+        ERR(ld, WF_E_SCHEMA, at, "'%s' is not a valid value for property '%s'", c->name,
+            dp->name);
+    }
+}
+
+static void property_content(loader *ld, const wf_xml_node *pe, wfl_node *node,
+                             const wfl_dp *dp)
+{
+    wfl_pval *pv = &node->props[dp->index];
+    if (dp->kind == WFL_DPK_CONDITION) {
+        if (parse_condition(ld, pe, &pv->u.cond) || pv->u.cond.name != NULL) {
+            pv->kind = WFL_PV_CONDITION;
+            pv->loc = node_loc(ld, pe);
+        }
+    } else if (dp->kind == WFL_DPK_PARAMS) {
+        parse_params(ld, pe, pv);
+    } else if (dp->kind == WFL_DPK_RULESET) {
+        const wf_xml_node *c = single_child(ld, pe);
+        const char *name = c != NULL ? attr_value(c, "RuleSetName") : NULL;
+        if (c != NULL && (!is_wf(c, "RuleSetReference") || name == NULL)) {
+            ERR(ld, WF_E_SCHEMA, node_loc(ld, c), "expected <RuleSetReference RuleSetName=...>");
+        } else if (c != NULL) {
+            pv->kind = WFL_PV_RULESET;
+            pv->loc = node_loc(ld, c);
+            pv->u.ruleset.name = adup(ld, name);
+            if (ld->def->rules != NULL &&
+                (pv->u.ruleset.ruleset = wfl_rules_ruleset(ld->def->rules, name)) == NULL)
+                ERR(ld, WF_E_NAME, pv->loc, "the rules have no rule set '%s'", name);
+        }
+    } else if (pe->child_count == 0) {
+        set_attr_value(ld, pe, dp, pe->text, text_loc(ld, pe), pv);
+    } else {
+        const wf_xml_node *c = single_child(ld, pe);
+        if (c != NULL)
+            element_value(ld, dp, c, pv);
+    }
+}
+
+static void child_element(loader *ld, const wf_xml_node *c, wfl_node *node, wfl_node *parent,
+                          size_t depth);
+
+/* "Owner.Prop": a DP of the node's type (Owner = the type or a base), or an attached DP. */
+static void property_element(loader *ld, const wf_xml_node *pe, wfl_node *node,
+                             wfl_node *parent)
+{
+    const char *dot = strchr(pe->name, '.');
+    size_t olen = (size_t)(dot - pe->name);
+    char owner[128];
+    wf_loc at = node_loc(ld, pe);
+    snprintf(owner, sizeof owner, "%.*s", (int)(olen < 127 ? olen : 127), pe->name);
+    const wfl_dp *att = wfl_registry_attached(owner, dot + 1);
+    if (att != NULL && strcmp(att->name, "WhenCondition") == 0) {
+        if (parent == NULL || parent->type->kind != WFL_KIND_CAG) {
+            ERR(ld, WF_E_SCHEMA, at, "WhenCondition is only allowed on a child of a "
+                "ConditionedActivityGroup");
+            return;
+        }
+        node->has_when = parse_condition(ld, pe, &node->when);
+        return;
+    }
+    if (att != NULL && parent != NULL) {
+        ERR(ld, WF_E_SCHEMA, at, "WorkflowChanges.Condition is only allowed on the root");
+        return;
+    }
+    const wfl_dp *dp = wfl_type_find_dp(node->type, dot + 1);
+    bool owner_ok = att != NULL;
+    if (strcmp(dot + 1, "Activities") == 0 && (node->type->flags & WFL_TF_COMPOSITE)) {
+        /* the explicit form of the content property: its children are child activities */
+        for (const wf_xml_node *c = pe->first_child; c != NULL && !ld->nomem; c = c->next)
+            child_element(ld, c, node, parent, node->depth);
+        return;
+    }
+    for (const wfl_type *t = node->type; t != NULL && !owner_ok; t = t->base)
+        owner_ok = t->name != NULL && strcmp(t->name, owner) == 0;
+    if (att != NULL)
+        dp = wfl_type_find_dp(node->type, att->name);
+    if (dp == NULL || !owner_ok) {
+        ERR(ld, WF_E_SCHEMA, at, "%s has no property '%s'", node->type->name, pe->name);
+        return;
+    }
+    property_content(ld, pe, node, dp);
+}
+
+/* ---- activities ------------------------------------------------------------------------- */
+static wfl_node *load_activity(loader *ld, const wf_xml_node *x, wfl_node *parent, size_t depth);
+
+static void child_element(loader *ld, const wf_xml_node *c, wfl_node *node, wfl_node *parent,
+                          size_t depth)
+{
+    if (c->ns != NULL && strcmp(c->ns, X_NS) == 0) {
+        if (strcmp(c->name, "Code") == 0 && parent == NULL)
+            WARN(ld, node_loc(ld, c), "x:Code ignored: C code-beside comes from the type "
+                 "library, not inline code");
+        else
+            ERR(ld, WF_E_SCHEMA, node_loc(ld, c), "unexpected directive 'x:%s'", c->name);
+        return;
+    }
+    bool known_ns = c->ns != NULL && (strcmp(c->ns, WF_NS) == 0 ||
+                                      strncasecmp(c->ns, "clr-namespace:", 14) == 0);
+    if (strchr(c->name, '.') != NULL && known_ns) {
+        property_element(ld, c, node, parent);
+        return;
+    }
+    if (!known_ns) {
+        WARN(ld, node_loc(ld, c), "ignored element '%s' (namespace %s)", c->name,
+             c->ns ? c->ns : "none");
+        return;
+    }
+    if (!(node->type->flags & WFL_TF_COMPOSITE)) {
+        ERR(ld, WF_E_SCHEMA, node_loc(ld, c), "%s cannot contain child activities ('%s')",
+            node->type->name, c->name);
+        return;
+    }
+    wfl_node *child = load_activity(ld, c, node, depth + 1);
+    if (child != NULL)
+        node->children[node->child_count++] = child;
+}
+
+/* Child elements, counting those inside an explicit "Owner.Activities" element. */
+static size_t child_slots(const wf_xml_node *x)
+{
+    size_t n = x->child_count;
+    for (const wf_xml_node *c = x->first_child; c != NULL; c = c->next) {
+        const char *dot = strchr(c->name, '.');
+        if (dot != NULL && strcmp(dot + 1, "Activities") == 0)
+            n += c->child_count;
+    }
+    return n;
+}
+
+static wfl_node *new_node(loader *ld, const wfl_type *type, const wf_xml_node *x,
+                          wfl_node *parent, size_t depth)
+{
+    wfl_node *node = wf_arena_alloc(ld->arena, sizeof *node);
+    wfl_pval *props = wf_arena_alloc(ld->arena, (type->dp_count + 1) * sizeof *props);
+    wfl_node **kids = wf_arena_alloc(ld->arena, (child_slots(x) + 1) * sizeof *kids);
+    if (node == NULL || props == NULL || kids == NULL) {
+        nomem(ld);
+        return NULL;
+    }
+    for (size_t i = 0; i < type->dp_count; i++)
+        props[i] = (wfl_pval){.kind = WFL_PV_UNSET, .u.literal = wf_null()};
+    node->type = type;
+    node->loc = node_loc(ld, x);
+    node->parent = parent;
+    node->children = kids;
+    node->props = props;
+    node->depth = depth;
+    if (type->flags & WFL_TF_ALT_FLOW)
+        node->flags |= WFL_NODE_ALT_FLOW;
+    ld->node_count++;
+    return node;
+}
+
+static void link_handlers(wfl_node *node)
+{
+    for (size_t i = 0; i < node->child_count; i++) {
+        wfl_node *c = node->children[i];
+        if (c->type->kind == WFL_KIND_FAULT_HANDLERS)
+            node->fault_handlers = c;
+        else if (c->type->kind == WFL_KIND_CANCELLATION_HANDLER)
+            node->cancellation_handler = c;
+        else if (c->type->kind == WFL_KIND_COMPENSATION_HANDLER)
+            node->compensation_handler = c;
+    }
+    const wfl_pval *en = &node->props[WFL_DPI_ENABLED];
+    if (en->kind == WFL_PV_LITERAL && !en->u.literal.u.b)
+        node->flags |= WFL_NODE_DISABLED;
+}
+
+static void root_class(loader *ld, const wf_xml_node *x, const wfl_type **type);
+
+static wfl_node *load_activity(loader *ld, const wf_xml_node *x, wfl_node *parent, size_t depth)
+{
+    const wfl_type *type = element_type(ld, x);
+    if (type == NULL)
+        return NULL;
+    if (parent == NULL)
+        root_class(ld, x, &type);
+    wfl_node *node = new_node(ld, type, x, parent, depth);
+    if (node == NULL)
+        return NULL;
+    attributes(ld, x, node, parent == NULL);
+    if (!wf_xml_text_blank(x->text))
+        WARN(ld, text_loc(ld, x), "ignored text inside %s", type->name);
+    for (const wf_xml_node *c = x->first_child; c != NULL && !ld->nomem; c = c->next)
+        child_element(ld, c, node, parent, depth);
+    link_handlers(node);
+    return node;
+}
+
+/* x:Class: find the class in the loaded type libraries and derive the root type from it. */
+static void root_class(loader *ld, const wf_xml_node *x, const wfl_type **type)
+{
+    const wf_xml_attr *a = wf_xml_attr_find(x, X_NS, "Class");
+    if (a == NULL)
+        return;
+    wf_loc at = value_loc(ld, a);
+    ld->def->class_name = adup(ld, a->value);
+    const char *dot = strrchr(a->value, '.');
+    size_t usable = 0;
+    for (size_t i = 0; i < ld->def->typelib_count && ld->def->code_beside == NULL; i++) {
+        const wfl_typelib *tl = ld->def->typelibs[i].typelib;
+        if (tl == NULL)
+            continue;
+        usable++;
+        const wfl_tl_class *cls = wfl_typelib_class(tl, a->value);
+        if (cls == NULL && dot != NULL)
+            cls = wfl_typelib_class(tl, dot + 1);
+        if (cls != NULL) {
+            ld->def->code_beside = cls;
+            ld->def->class_typelib = tl;
+        }
+    }
+    if (ld->def->code_beside == NULL) {
+        if (usable > 0)
+            ERR(ld, WF_E_NAME, at, "no type library declares the class '%s'", a->value);
+        else if (ld->def->typelib_count == 0)
+            WARN(ld, at, "x:Class '%s' has no type library: the workflow has no code-beside",
+                 a->value);
+        return;
+    }
+    wf_error e = WF_ERROR_INIT;
+    const wfl_type *t = NULL;
+    if (wfl_type_create_code_beside(ld->arena, *type, ld->def->class_typelib,
+                                    ld->def->code_beside, &t, &e) != WF_OK) {
+        e.line = at.line;
+        e.col = at.col;
+        report_error(ld, &e);
+        return;
+    }
+    *type = t;
+}
+
+/* ---- whole-tree checks --------------------------------------------------------------------- */
+static void number_nodes(loader *ld, wfl_node *node, size_t *next)
+{
+    node->index = (*next)++;
+    ld->def->nodes[node->index] = node;
+    for (size_t i = 0; i < node->child_count; i++)
+        number_nodes(ld, node->children[i], next);
+}
+
+/* Activities without x:Name get "<typeName><n>" as WF3's designer would have written. */
+static void name_unnamed(loader *ld)
+{
+    for (size_t i = 0; i < ld->def->node_count && !ld->nomem; i++) {
+        wfl_node *n = ld->def->nodes[i];
+        if (n->name != NULL)
+            continue;
+        char buf[160];
+        const char *tn = n->type->name;
+        snprintf(buf, sizeof buf, "%c%s%zu", (char)tolower((unsigned char)tn[0]), tn + 1, i);
+        n->name = adup(ld, buf);
+        if (n->name != NULL &&
+            wf_value_string_static(ld->arena, n->name, strlen(n->name),
+                                   &n->props[WFL_DPI_NAME].u.literal) != WF_OK)
+            nomem(ld);
+        n->props[WFL_DPI_NAME].kind = WFL_PV_LITERAL;
+        if (i > 0)
+            WARN(ld, n->loc, "%s has no x:Name; it is called '%s'", tn, n->name);
+    }
+}
+
+static void check_duplicate_names(loader *ld)
+{
+    wf_strmap *seen = wf_strmap_create(NULL);
+    if (seen == NULL) {
+        nomem(ld);
+        return;
+    }
+    ld->def->by_name = seen;
+    for (size_t i = 0; i < ld->def->node_count; i++) {
+        wfl_node *n = ld->def->nodes[i];
+        const wfl_node *first = wf_strmap_get(seen, n->name);
+        if (first != NULL)
+            ERR(ld, WF_E_SCHEMA, n->loc, "duplicate activity name '%s' (first used at line %u)",
+                n->name, first->loc.line);
+        else if (wf_strmap_put(seen, n->name, n) != WF_OK)
+            nomem(ld);
+    }
+}
+
+/* A bind's target must exist; its first member must be a property (or, for an event, a
+ * handler) of the target when the target's members are known. */
+static void check_bind(loader *ld, const wfl_node *from, const wfl_bind *b, bool is_event)
+{
+    const wfl_node *target = wfl_def_resolve_name(ld->def, from, b->name);
+    if (target == NULL) {
+        ERR(ld, WF_E_NAME, b->loc, "ActivityBind: no activity named '%s'", b->name);
+        return;
+    }
+    if (b->seg_count == 0 || b->segs[0].kind != WFL_SEG_MEMBER)
+        return;
+    const char *member = b->segs[0].name;
+    const wfl_dp *dp = wfl_type_find_dp(target->type, member);
+    if (dp != NULL)
+        return;
+    const wfl_tl_class *cls = target->type->code_beside;
+    if (is_event && cls != NULL && wfl_tl_class_handler(cls, member) != NULL)
+        return;
+    if (is_event && target->type->kind == WFL_KIND_CUSTOM)
+        return; /* a custom activity's methods are not described by its type library */
+    ERR(ld, WF_E_NAME, b->loc, "ActivityBind: activity '%s' (%s) has no %s '%s'", target->name,
+        target->type->name, is_event ? "handler or property" : "property", member);
+}
+
+static void check_node_binds(loader *ld, const wfl_node *n)
+{
+    for (size_t i = 0; i < n->type->dp_count; i++) {
+        const wfl_pval *pv = &n->props[i];
+        if (pv->kind == WFL_PV_BIND)
+            check_bind(ld, n, pv->u.bind, n->type->dps[i]->kind == WFL_DPK_EVENT);
+        else if (pv->kind == WFL_PV_CONDITION && pv->u.cond.bind != NULL)
+            check_bind(ld, n, pv->u.cond.bind, true);
+        else if (pv->kind == WFL_PV_PARAMS) {
+            for (size_t k = 0; k < pv->u.params.count; k++) {
+                if (pv->u.params.items[k].is_bind)
+                    check_bind(ld, n, pv->u.params.items[k].bind, false);
+            }
+        }
+    }
+    if (n->has_when && n->when.bind != NULL)
+        check_bind(ld, n, n->when.bind, true);
+}
+
+/* ---- structural rules (WF-SEMANTICS.md §3) ------------------------------------------------ */
+static size_t body_count(const wfl_node *n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n->child_count; i++)
+        c += !(n->children[i]->flags & WFL_NODE_ALT_FLOW);
+    return c;
+}
+
+static bool children_all(loader *ld, const wfl_node *n, wfl_kind kind, size_t min)
+{
+    bool ok = true;
+    for (size_t i = 0; i < n->child_count; i++) {
+        const wfl_node *c = n->children[i];
+        if (!(c->flags & WFL_NODE_ALT_FLOW) && c->type->kind != kind) {
+            ERR(ld, WF_E_SCHEMA, c->loc, "%s '%s' may only contain %sActivity children, not %s",
+                n->type->name, n->name, wfl_kind_name(kind), c->type->name);
+            ok = false;
+        }
+    }
+    if (body_count(n) < min)
+        ERR(ld, WF_E_SCHEMA, n->loc, "%s '%s' needs at least %zu %sActivity children (has %zu)",
+            n->type->name, n->name, min, wfl_kind_name(kind), body_count(n));
+    return ok;
+}
+
+static const wfl_pval *pval_named(const wfl_node *n, const char *dp_name)
+{
+    const wfl_dp *dp = wfl_type_find_dp(n->type, dp_name);
+    return dp != NULL ? &n->props[dp->index] : NULL;
+}
+
+static const char *literal_str(const wfl_node *n, const char *dp_name)
+{
+    const wfl_pval *pv = pval_named(n, dp_name);
+    return pv != NULL && pv->kind == WFL_PV_LITERAL ? wf_value_str(&pv->u.literal) : NULL;
+}
+
+static bool is_leaf_state(const wfl_node *n)
+{
+    if (n->type->kind != WFL_KIND_STATE)
+        return false;
+    for (size_t i = 0; i < n->child_count; i++) {
+        if (n->children[i]->type->kind == WFL_KIND_STATE)
+            return false;
+    }
+    return true;
+}
+
+static bool contains_event(const wfl_node *n)
+{
+    for (size_t i = 0; i < n->child_count; i++) {
+        if ((n->children[i]->type->flags & WFL_TF_EVENT) || contains_event(n->children[i]))
+            return true;
+    }
+    return false;
+}
+
+static bool has_ancestor(const wfl_node *n, wfl_kind kind)
+{
+    for (const wfl_node *a = n->parent; a != NULL; a = a->parent) {
+        if (a->type->kind == kind)
+            return true;
+    }
+    return false;
+}
+
+static void check_state_children(loader *ld, const wfl_node *n)
+{
+    size_t inits = 0, finals = 0;
+    for (size_t i = 0; i < n->child_count; i++) {
+        const wfl_node *c = n->children[i];
+        wfl_kind k = c->type->kind;
+        inits += k == WFL_KIND_STATE_INITIALIZATION;
+        finals += k == WFL_KIND_STATE_FINALIZATION;
+        if (k != WFL_KIND_STATE && k != WFL_KIND_EVENT_DRIVEN &&
+            k != WFL_KIND_STATE_INITIALIZATION && k != WFL_KIND_STATE_FINALIZATION &&
+            !(c->flags & WFL_NODE_ALT_FLOW))
+            ERR(ld, WF_E_SCHEMA, c->loc, "state '%s' cannot contain %s", n->name, c->type->name);
+        if ((k == WFL_KIND_STATE_INITIALIZATION || k == WFL_KIND_STATE_FINALIZATION) &&
+            !is_leaf_state(n) && n->type->kind == WFL_KIND_STATE)
+            ERR(ld, WF_E_SCHEMA, c->loc, "%s is only allowed in a leaf state ('%s' has "
+                "sub-states)", c->type->name, n->name);
+    }
+    if (inits > 1 || finals > 1)
+        ERR(ld, WF_E_SCHEMA, n->loc, "state '%s' has more than one %s", n->name,
+            inits > 1 ? "StateInitializationActivity" : "StateFinalizationActivity");
+}
+
+static void check_state_ref(loader *ld, const wfl_node *n, const char *dp_name, bool required)
+{
+    const wfl_pval *pv = pval_named(n, dp_name);
+    const char *target = literal_str(n, dp_name);
+    if (target == NULL || target[0] == '\0') {
+        if (required)
+            ERR(ld, WF_E_SCHEMA, n->loc, "%s '%s' needs %s", n->type->name, n->name, dp_name);
+        return;
+    }
+    const wfl_node *s = wfl_def_find_node(ld->def, target);
+    if (s == NULL)
+        ERR(ld, WF_E_NAME, pv->loc, "%s: no state named '%s'", dp_name, target);
+    else if (!is_leaf_state(s))
+        ERR(ld, WF_E_SCHEMA, pv->loc, "%s '%s' must name a leaf StateActivity", dp_name, target);
+}
+
+static void check_state_machine(loader *ld, const wfl_node *n)
+{
+    check_state_children(ld, n);
+    check_state_ref(ld, n, "InitialStateName", true);
+    check_state_ref(ld, n, "CompletedStateName", false);
+    const char *init = literal_str(n, "InitialStateName");
+    const char *done = literal_str(n, "CompletedStateName");
+    if (init != NULL && done != NULL && strcmp(init, done) == 0)
+        ERR(ld, WF_E_SCHEMA, n->loc, "InitialStateName and CompletedStateName are both '%s'",
+            init);
+    const wfl_node *ds = done != NULL ? wfl_def_find_node(ld->def, done) : NULL;
+    if (ds != NULL && ds->child_count > 0)
+        ERR(ld, WF_E_SCHEMA, ds->loc, "the completed state '%s' must be empty", done);
+}
+
+static const wf_type *handler_fault_type(const wfl_node *h)
+{
+    const wfl_pval *pv = pval_named(h, "FaultType");
+    return pv != NULL && pv->kind == WFL_PV_TYPE ? pv->u.type.exc : NULL;
+}
+
+static void check_fault_handlers(loader *ld, const wfl_node *n)
+{
+    children_all(ld, n, WFL_KIND_FAULT_HANDLER, 0);
+    for (size_t j = 0; j < n->child_count; j++) {
+        const wfl_node *hj = n->children[j];
+        const wf_type *tj = handler_fault_type(hj);
+        if (hj->type->kind != WFL_KIND_FAULT_HANDLER)
+            continue;
+        if (tj == NULL && pval_named(hj, "FaultType")->kind != WFL_PV_TYPE)
+            ERR(ld, WF_E_SCHEMA, hj->loc, "FaultHandlerActivity '%s' needs a FaultType",
+                hj->name);
+        for (size_t i = 0; i < j && tj != NULL; i++) {
+            const wf_type *ti = handler_fault_type(n->children[i]);
+            if (ti != NULL && wf_type_is_a(tj, ti)) {
+                ERR(ld, WF_E_SCHEMA, hj->loc, "FaultHandlerActivity '%s' (%s) is never reached: "
+                    "'%s' before it handles %s", hj->name, tj->name, n->children[i]->name,
+                    ti->name);
+                break;
+            }
+        }
+    }
+}
+
+static void check_compensate(loader *ld, const wfl_node *n)
+{
+    if (!has_ancestor(n, WFL_KIND_COMPENSATION_HANDLER) &&
+        !has_ancestor(n, WFL_KIND_FAULT_HANDLER) &&
+        !has_ancestor(n, WFL_KIND_CANCELLATION_HANDLER))
+        ERR(ld, WF_E_SCHEMA, n->loc, "CompensateActivity '%s' is only allowed inside a "
+            "compensation, fault or cancellation handler", n->name);
+    const char *target = literal_str(n, "TargetActivityName");
+    if (target == NULL)
+        return;
+    const wfl_node *t = wfl_def_find_node(ld->def, target);
+    const wfl_pval *pv = pval_named(n, "TargetActivityName");
+    if (t == NULL)
+        ERR(ld, WF_E_NAME, pv->loc, "TargetActivityName: no activity named '%s'", target);
+    else if (!(t->type->flags & WFL_TF_COMPENSATABLE))
+        ERR(ld, WF_E_SCHEMA, pv->loc, "TargetActivityName '%s' is not compensatable (%s)",
+            target, t->type->name);
+}
+
+static void require(loader *ld, const wfl_node *n, const char *dp_name)
+{
+    const wfl_pval *pv = pval_named(n, dp_name);
+    if (pv != NULL && pv->kind == WFL_PV_UNSET)
+        ERR(ld, WF_E_SCHEMA, n->loc, "%s '%s' needs %s", n->type->name, n->name, dp_name);
+}
+
+static void check_service_member(loader *ld, const wfl_node *n, const char *dp_name, bool event)
+{
+    const wfl_pval *it = pval_named(n, "InterfaceType");
+    const wfl_pval *pv = pval_named(n, dp_name);
+    const char *name = literal_str(n, dp_name);
+    require(ld, n, "InterfaceType");
+    require(ld, n, dp_name);
+    if (it->kind != WFL_PV_TYPE || it->u.type.service == NULL || name == NULL)
+        return;
+    const wfl_tl_service *s = it->u.type.service;
+    if (event ? wfl_tl_service_event(s, name) == NULL : wfl_tl_service_method(s, name) == NULL)
+        ERR(ld, WF_E_NAME, pv->loc, "service '%s' has no %s '%s'", wfl_tl_service_name(s),
+            event ? "event" : "method", name);
+}
+
+static void check_alt_flow_parent(loader *ld, const wfl_node *n)
+{
+    const wfl_node *p = n->parent;
+    if (p == NULL)
+        return;
+    if (n->type->kind == WFL_KIND_COMPENSATION_HANDLER && !(p->type->flags & WFL_TF_COMPENSATABLE))
+        ERR(ld, WF_E_SCHEMA, n->loc, "CompensationHandlerActivity is only allowed in a "
+            "compensatable activity, not in %s '%s'", p->type->name, p->name);
+    for (size_t i = 0; i < p->child_count && p->children[i] != n; i++) {
+        if (p->children[i]->type->kind == n->type->kind) {
+            ERR(ld, WF_E_SCHEMA, n->loc, "%s '%s' has more than one %s", p->type->name, p->name,
+                n->type->name);
+            break;
+        }
+    }
+}
+
+static void check_event_driven(loader *ld, const wfl_node *n)
+{
+    wfl_kind pk = n->parent != NULL ? n->parent->type->kind : WFL_KIND_COUNT;
+    if (pk != WFL_KIND_LISTEN && pk != WFL_KIND_STATE && pk != WFL_KIND_STATE_MACHINE_WORKFLOW)
+        ERR(ld, WF_E_SCHEMA, n->loc, "EventDrivenActivity '%s' must be inside a Listen or a "
+            "State", n->name);
+    const wfl_node *first = n->child_count > 0 ? n->children[0] : NULL;
+    if (first == NULL || !(first->type->flags & WFL_TF_EVENT))
+        ERR(ld, WF_E_SCHEMA, first != NULL ? first->loc : n->loc, "the first child of "
+            "EventDrivenActivity '%s' must be an event activity (Delay or "
+            "HandleExternalEvent)", n->name);
+}
+
+static void check_in_parent(loader *ld, const wfl_node *n, wfl_kind parent_kind)
+{
+    if (n->parent == NULL || n->parent->type->kind != parent_kind)
+        ERR(ld, WF_E_SCHEMA, n->loc, "%s '%s' must be inside a %sActivity", n->type->name,
+            n->name, wfl_kind_name(parent_kind));
+}
+
+static void check_one_child(loader *ld, const wfl_node *n)
+{
+    if (body_count(n) != 1)
+        ERR(ld, WF_E_SCHEMA, n->loc, "%s '%s' must have exactly one child activity (has %zu)",
+            n->type->name, n->name, body_count(n));
+    if (n->type->kind == WFL_KIND_WHILE)
+        require(ld, n, "Condition");
+}
+
+static void check_state(loader *ld, const wfl_node *n)
+{
+    check_state_children(ld, n);
+    if (n->parent != NULL && n->parent->type->kind != WFL_KIND_STATE &&
+        n->parent->type->kind != WFL_KIND_STATE_MACHINE_WORKFLOW)
+        ERR(ld, WF_E_SCHEMA, n->loc, "StateActivity '%s' must be inside a state machine",
+            n->name);
+}
+
+static void check_no_events(loader *ld, const wfl_node *n)
+{
+    if (contains_event(n))
+        ERR(ld, WF_E_SCHEMA, n->loc, "%s '%s' cannot contain event activities", n->type->name,
+            n->name);
+}
+
+static void check_transaction_scope(loader *ld, const wfl_node *n)
+{
+    if (has_ancestor(n, WFL_KIND_TRANSACTION_SCOPE))
+        ERR(ld, WF_E_SCHEMA, n->loc, "TransactionScopeActivity '%s' cannot be nested in "
+            "another transaction scope", n->name);
+}
+
+static void check_throw(loader *ld, const wfl_node *n)
+{
+    if (pval_named(n, "FaultType")->kind == WFL_PV_UNSET &&
+        pval_named(n, "Fault")->kind == WFL_PV_UNSET)
+        ERR(ld, WF_E_SCHEMA, n->loc, "ThrowActivity '%s' needs FaultType or Fault", n->name);
+}
+
+static void check_set_state(loader *ld, const wfl_node *n)
+{
+    if (!has_ancestor(n, WFL_KIND_STATE) && !has_ancestor(n, WFL_KIND_STATE_MACHINE_WORKFLOW))
+        ERR(ld, WF_E_SCHEMA, n->loc, "SetStateActivity '%s' must be inside a state machine",
+            n->name);
+    check_state_ref(ld, n, "TargetStateName", true);
+}
+
+static void check_fault_handlers_node(loader *ld, const wfl_node *n)
+{
+    check_fault_handlers(ld, n);
+    check_alt_flow_parent(ld, n);
+}
+
+/* WF3's per-type validators, one line per kind. */
+static void check_structure(loader *ld, const wfl_node *n)
+{
+    switch (n->type->kind) {
+    case WFL_KIND_IFELSE: children_all(ld, n, WFL_KIND_IFELSE_BRANCH, 1); break;
+    case WFL_KIND_IFELSE_BRANCH: check_in_parent(ld, n, WFL_KIND_IFELSE); break;
+    case WFL_KIND_WHILE: check_one_child(ld, n); break;
+    case WFL_KIND_REPLICATOR: check_one_child(ld, n); break;
+    case WFL_KIND_PARALLEL: children_all(ld, n, WFL_KIND_SEQUENCE, 2); break;
+    case WFL_KIND_LISTEN: children_all(ld, n, WFL_KIND_EVENT_DRIVEN, 2); break;
+    case WFL_KIND_EVENT_DRIVEN: check_event_driven(ld, n); break;
+    case WFL_KIND_STATE: check_state(ld, n); break;
+    case WFL_KIND_STATE_MACHINE_WORKFLOW: check_state_machine(ld, n); break;
+    case WFL_KIND_STATE_INITIALIZATION: check_no_events(ld, n); break;
+    case WFL_KIND_STATE_FINALIZATION: check_no_events(ld, n); break;
+    case WFL_KIND_SET_STATE: check_set_state(ld, n); break;
+    case WFL_KIND_FAULT_HANDLERS: check_fault_handlers_node(ld, n); break;
+    case WFL_KIND_CANCELLATION_HANDLER: check_alt_flow_parent(ld, n); break;
+    case WFL_KIND_COMPENSATION_HANDLER: check_alt_flow_parent(ld, n); break;
+    case WFL_KIND_FAULT_HANDLER: check_in_parent(ld, n, WFL_KIND_FAULT_HANDLERS); break;
+    case WFL_KIND_COMPENSATE: check_compensate(ld, n); break;
+    case WFL_KIND_TRANSACTION_SCOPE: check_transaction_scope(ld, n); break;
+    case WFL_KIND_THROW: check_throw(ld, n); break;
+    case WFL_KIND_POLICY: require(ld, n, "RuleSetReference"); break;
+    case WFL_KIND_INVOKE_WORKFLOW: require(ld, n, "TargetWorkflow"); break;
+    case WFL_KIND_HANDLE_EXTERNAL_EVENT: check_service_member(ld, n, "EventName", true); break;
+    case WFL_KIND_CALL_EXTERNAL_METHOD: check_service_member(ld, n, "MethodName", false); break;
+    default: break;
+    }
+}
+
+static void check_tree(loader *ld)
+{
+    name_unnamed(ld);
+    check_duplicate_names(ld);
+    for (size_t i = 0; i < ld->def->node_count && !ld->nomem; i++) {
+        check_node_binds(ld, ld->def->nodes[i]);
+        check_structure(ld, ld->def->nodes[i]);
+    }
+}
+
+static void collect_params(loader *ld)
+{
+    const wfl_type *t = ld->def->root->type;
+    if (t->code_beside == NULL)
+        return;
+    wfl_param_info *ps = wf_arena_alloc(ld->arena, (t->dp_count + 1) * sizeof *ps);
+    if (ps == NULL) {
+        nomem(ld);
+        return;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < t->dp_count; i++) {
+        const wfl_dp *dp = t->dps[i];
+        if (dp->owner == t && dp->kind == WFL_DPK_VALUE && !(dp->flags & WFL_DP_METADATA))
+            ps[n++] = (wfl_param_info){dp->name, dp->type, WFL_PARAM_INOUT, dp->index};
+    }
+    ld->def->params = ps;
+    ld->def->param_count = n;
+}
+
+/* ---- driver ------------------------------------------------------------------------------- */
+static void load_rules(loader *ld, const char *rules_path)
+{
+    if (rules_path == NULL)
+        return;
+    wf_error e = WF_ERROR_INIT;
+    wfl_rules *rules = NULL;
+    if (wfl_rules_load(rules_path, ld->def->types, &rules, ld->diags, &e) != WF_OK) {
+        if (e.code == WF_E_NOMEM)
+            ld->nomem = true;
+        if (wf_diags_error_count(ld->diags) == 0)
+            report_error(ld, &e);
+        return;
+    }
+    ld->def->rules = rules;
+    ld->def->rules_path = adup(ld, rules_path);
+}
+
+static void build(loader *ld, const char *rules_path)
+{
+    const wf_xml_node *xr = wf_xml_root(ld->doc);
+    load_rules(ld, rules_path);
+    load_declared_typelibs(ld, xr);
+    if (ld->nomem)
+        return;
+    wfl_node *root = load_activity(ld, xr, NULL, 0);
+    if (root == NULL || ld->nomem)
+        return;
+    ld->def->root = root;
+    if (root->name == NULL && ld->def->class_name != NULL) {
+        const char *dot = strrchr(ld->def->class_name, '.');
+        root->name = adup(ld, dot != NULL ? dot + 1 : ld->def->class_name);
+        if (root->name != NULL && wf_value_string_static(ld->arena, root->name, strlen(root->name),
+                                                         &root->props[WFL_DPI_NAME].u.literal) != WF_OK)
+            nomem(ld);
+        root->props[WFL_DPI_NAME].kind = WFL_PV_LITERAL;
+    }
+    ld->def->nodes = wf_arena_alloc(ld->arena, (ld->node_count + 1) * sizeof *ld->def->nodes);
+    if (ld->def->nodes == NULL) {
+        nomem(ld);
+        return;
+    }
+    size_t next = 0;
+    number_nodes(ld, root, &next);
+    ld->def->node_count = next;
+    check_tree(ld);
+    collect_params(ld);
+}
+
+void wfl_definition_destroy(wfl_definition *def)
+{
+    if (def == NULL)
+        return;
+    for (size_t i = 0; i < def->heap_literal_count; i++)
+        wf_value_release(&def->heap_literals[i]);
+    wf_free(def->heap_literals);
+    for (size_t i = 0; i < def->typelib_count; i++)
+        wfl_typelib_destroy(def->typelibs[i].typelib);
+    wf_free(def->typelibs);
+    wfl_rules_destroy(def->rules);
+    wf_strmap_destroy(def->by_name);
+    wf_arena_destroy(def->arena);
+    wf_free(def);
+}
+
+static wf_status finish(loader *ld, wfl_definition **out, wf_error *err)
+{
+    wf_status rc = WF_OK;
+    if (ld->nomem) {
+        rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory loading the definition");
+    } else if (wf_diags_error_count(ld->diags) > 0 || ld->def->root == NULL) {
+        rc = wf_diags_first_error(ld->diags, err);
+        if (rc == WF_OK)
+            rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory reporting errors");
+    }
+    if (rc != WF_OK) {
+        wfl_definition_destroy(ld->def);
+        ld->def = NULL;
+    }
+    *out = ld->def;
+    return rc;
+}
+
+static wf_status load_doc(const wfl_load_opts *opts, wf_xml_doc *doc, const char *rules_path,
+                          wfl_definition **out, wf_error *err)
+{
+    loader ld = {.opts = opts, .doc = doc, .diags = opts->diags};
+    wf_diags *own = NULL;
+    if (ld.diags == NULL && (ld.diags = own = wf_diags_create()) == NULL)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    ld.def = wf_calloc(1, sizeof *ld.def);
+    ld.arena = ld.def != NULL ? wf_arena_create(0) : NULL;
+    if (ld.arena == NULL) {
+        wf_free(ld.def);
+        wf_diags_destroy(own);
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    }
+    ld.def->arena = ld.arena;
+    ld.def->types = opts->types;
+    ld.def->path = adup(&ld, wf_xml_path(doc));
+    build(&ld, rules_path);
+    wf_free(ld.customs);
+    wf_status rc = finish(&ld, out, err);
+    wf_diags_destroy(own);
+    return rc;
+}
+
+/* FILE.xoml -> FILE.rules when that file exists (WF-SEMANTICS.md §2 pairing by name). */
+static char *auto_rules_path(const char *path)
+{
+    size_t len = strlen(path);
+    const char *dot = strrchr(path, '.');
+    const char *slash = strrchr(path, '/');
+    size_t stem = dot != NULL && (slash == NULL || dot > slash) ? (size_t)(dot - path) : len;
+    char *r = wf_malloc(stem + 7);
+    if (r == NULL)
+        return NULL;
+    memcpy(r, path, stem);
+    memcpy(r + stem, ".rules", 7);
+    if (access(r, R_OK) != 0) {
+        wf_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+static wf_status check_opts(const wfl_load_opts *opts, wfl_definition **out, wf_error *err)
+{
+    *out = NULL;
+    if (opts == NULL || opts->types == NULL)
+        return wf_error_set(err, WF_E_USAGE, NULL, "load options need a wf_types table");
+    return WF_OK;
+}
+
+static wf_status report_xml_error(const wfl_load_opts *opts, wf_error *e, wf_error *err)
+{
+    if (opts->diags != NULL)
+        wf_diags_add_error(opts->diags, WF_SEV_ERROR, e);
+    if (err != NULL)
+        *err = *e;
+    return e->code;
+}
+
+/* WF3 tools write clr-namespace URIs with spaces ("Assembly=A, Version=1.0.0.0, ..."), which
+ * libxml2 rejects as invalid URIs. Spaces inside a clr-namespace attribute value become '+'
+ * (same length, so every line:col stays right); only the Assembly name is read from them. */
+static void soften_clr_uris(char *data, size_t len)
+{
+    static const char key[] = "clr-namespace:";
+    for (size_t i = 1; i + sizeof key - 1 <= len; i++) {
+        char q = data[i - 1];
+        if ((q != '"' && q != '\'') || strncasecmp(data + i, key, sizeof key - 1) != 0)
+            continue;
+        size_t k = i - 1;
+        while (k > 0 && isspace((unsigned char)data[k - 1]))
+            k--;
+        if (k == 0 || data[k - 1] != '=')
+            continue;
+        for (size_t j = i; j < len && data[j] != q && data[j] != '<'; j++) {
+            if (data[j] == ' ')
+                data[j] = '+';
+        }
+    }
+}
+
+static wf_status read_all(const char *path, char **out, size_t *len, wf_error *err)
+{
+    *out = NULL;
+    wf_loc at = {path, 0, 0};
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return wf_error_set(err, WF_E_IO, &at, "cannot read '%s'", path);
+    wf_buf b;
+    wf_buf_init(&b);
+    char chunk[8192];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        wf_buf_add(&b, chunk, n);
+    bool failed = ferror(f) != 0;
+    fclose(f);
+    if (failed || b.oom) {
+        wf_buf_fini(&b);
+        return failed ? wf_error_set(err, WF_E_IO, &at, "cannot read '%s'", path)
+                      : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory reading '%s'", path);
+    }
+    *out = wf_buf_detach(&b, len);
+    return WF_OK;
+}
+
+static wf_status load_bytes(const wfl_load_opts *opts, const char *name, char *data, size_t len,
+                            const char *rules_path, wfl_definition **out, wf_error *err)
+{
+    soften_clr_uris(data, len);
+    wf_xml_doc *doc = NULL;
+    wf_error e = WF_ERROR_INIT;
+    if (wf_xml_load_mem(name, data, len, NULL, &doc, &e) != WF_OK)
+        return report_xml_error(opts, &e, err);
+    wf_status rc = load_doc(opts, doc, rules_path, out, err);
+    wf_xml_doc_destroy(doc);
+    return rc;
+}
+
+wf_status wfl_definition_load_file(const wfl_load_opts *opts, const char *path,
+                                   wfl_definition **out, wf_error *err)
+{
+    wf_status rc = check_opts(opts, out, err);
+    if (rc != WF_OK)
+        return rc;
+    char *data = NULL;
+    size_t len = 0;
+    wf_error e = WF_ERROR_INIT;
+    if ((rc = read_all(path, &data, &len, &e)) != WF_OK)
+        return report_xml_error(opts, &e, err);
+    char *auto_rules = NULL;
+    if (opts->rules_path == NULL && !opts->no_auto_rules)
+        auto_rules = auto_rules_path(path);
+    rc = load_bytes(opts, path, data, len,
+                    opts->rules_path != NULL ? opts->rules_path : auto_rules, out, err);
+    wf_free(auto_rules);
+    wf_free(data);
+    return rc;
+}
+
+wf_status wfl_definition_load_mem(const wfl_load_opts *opts, const char *name, const char *data,
+                                  size_t len, wfl_definition **out, wf_error *err)
+{
+    wf_status rc = check_opts(opts, out, err);
+    if (rc != WF_OK)
+        return rc;
+    char *copy = wf_malloc(len + 1);
+    if (copy == NULL)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    if (len > 0)
+        memcpy(copy, data, len);
+    rc = load_bytes(opts, name, copy, len, opts->rules_path, out, err);
+    wf_free(copy);
+    return rc;
+}
+
+/* ---- accessors ----------------------------------------------------------------------------- */
+const char *wfl_definition_path(const wfl_definition *def)
+{
+    return def->path;
+}
+
+const char *wfl_definition_root_name(const wfl_definition *def)
+{
+    return def->root->name;
+}
+
+const char *wfl_definition_class_name(const wfl_definition *def)
+{
+    return def->class_name;
+}
+
+size_t wfl_definition_activity_count(const wfl_definition *def)
+{
+    return def->node_count;
+}
+
+size_t wfl_definition_warning_count(const wfl_definition *def)
+{
+    return def->warning_count;
+}
+
+size_t wfl_definition_param_count(const wfl_definition *def)
+{
+    return def->param_count;
+}
+
+bool wfl_definition_param(const wfl_definition *def, size_t index, wfl_param_info *out)
+{
+    if (index >= def->param_count)
+        return false;
+    *out = def->params[index];
+    return true;
+}
+
+bool wfl_definition_find_param(const wfl_definition *def, const char *name, wfl_param_info *out)
+{
+    for (size_t i = 0; i < def->param_count; i++) {
+        if (strcmp(def->params[i].name, name) == 0) {
+            *out = def->params[i];
+            return true;
+        }
+    }
+    return false;
+}

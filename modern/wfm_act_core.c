@@ -1,0 +1,653 @@
+/* wfm_act_core.c — the core WF4 activities: Sequence, Assign, WriteLine, If, While, DoWhile,
+ * ForEach, ParallelForEach, Parallel, Switch, Delay, Pick/PickBranch and WaitForEvent (the
+ * Receive-style bookmark activity). Each is a spec plus a few callbacks; ordering comes from
+ * the scheduler's front/back rules (WF-SEMANTICS.md §5, wfm_activity.h). */
+#include <string.h>
+
+#include "wfm_sched_int.h"
+
+/* Schedule or fault: a failed schedule has already recorded out-of-memory in the ctx. */
+#define SCHEDULE(ctx, ai, node, done) wfm_ctx_schedule((ctx), (ai), (node), (done), NULL)
+
+static void done_complete(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
+{
+    (void)child;
+    wfm_ctx_complete(ctx, ai);
+}
+
+/* Evaluate a Boolean property; false (and ai faulted) when evaluation failed. */
+static bool get_bool(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, bool *out)
+{
+    wf_value v;
+    if (wfm_ctx_get(ctx, ai, prop, &v) != WF_OK)
+        return false;
+    *out = v.type->kind == WF_K_BOOL && v.u.b;
+    wf_value_release(&v);
+    return true;
+}
+
+/* ---- Sequence --------------------------------------------------------------------------- */
+enum { SEQ_ACTIVITIES };
+static const wfm_prop_spec seq_props[] = {
+    {"Activities", WFM_PROP_ACTIVITIES, NULL, NULL, WFM_PROP_CONTENT, NULL},
+};
+typedef struct seq_state {
+    size_t next;
+} seq_state;
+
+static void seq_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child);
+
+static void seq_next(wfm_ctx *ctx, wfm_ai *ai)
+{
+    seq_state *st = wfm_ai_state(ai);
+    const wfm_node *node = wfm_ai_node(ai);
+    if (st->next >= wfm_node_count(node, SEQ_ACTIVITIES)) {
+        wfm_ctx_complete(ctx, ai);
+        return;
+    }
+    SCHEDULE(ctx, ai, wfm_node_at(node, SEQ_ACTIVITIES, st->next++), seq_done);
+}
+
+static void seq_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
+{
+    (void)child;
+    seq_next(ctx, ai);
+}
+
+static const wfm_kind_spec seq_spec = {
+    .name = "Sequence",
+    .category = "Activity",
+    .flags = WFM_KIND_VARIABLES,
+    .props = seq_props,
+    .prop_count = 1,
+    .content_prop = "Activities",
+    .state_size = sizeof(seq_state),
+    .execute = seq_next,
+};
+
+/* ---- Assign<T> -------------------------------------------------------------------------- */
+enum { ASSIGN_TO, ASSIGN_VALUE };
+static const wfm_prop_spec assign_props[] = {
+    {"To", WFM_PROP_OUT, "T", NULL, WFM_PROP_REQUIRED, NULL},
+    {"Value", WFM_PROP_IN, "T", NULL, WFM_PROP_REQUIRED, NULL},
+};
+
+static void assign_execute(wfm_ctx *ctx, wfm_ai *ai)
+{
+    wf_value v;
+    if (wfm_ctx_get(ctx, ai, ASSIGN_VALUE, &v) != WF_OK)
+        return;
+    wf_status st = wfm_ctx_set(ctx, ai, ASSIGN_TO, &v);
+    wf_value_release(&v);
+    if (st == WF_OK)
+        wfm_ctx_complete(ctx, ai);
+}
+
+static const wfm_kind_spec assign_spec = {
+    .name = "Assign",
+    .category = "Activity",
+    .flags = WFM_KIND_GENERIC,
+    .props = assign_props,
+    .prop_count = 2,
+    .execute = assign_execute,
+};
+
+/* ---- WriteLine -------------------------------------------------------------------------- */
+enum { WL_TEXT };
+static const wfm_prop_spec writeline_props[] = {
+    {"Text", WFM_PROP_IN, "x:String", NULL, 0, NULL},
+};
+
+/* One writer call per line, so lines of concurrent instances never interleave. */
+static void writeline_execute(wfm_ctx *ctx, wfm_ai *ai)
+{
+    wf_value v;
+    if (wfm_ctx_get(ctx, ai, WL_TEXT, &v) != WF_OK)
+        return;
+    const char *text = wf_value_str(&v);
+    size_t len = wf_value_str_len(&v);
+    char small[512];
+    char *line = len < sizeof small ? small : wf_malloc(len + 1);
+    if (line) {
+        memcpy(line, text, len);
+        line[len] = '\n';
+        wfm_ctx_write(ctx, line, len + 1);
+        if (line != small)
+            wf_free(line);
+    } else {
+        wfm_ctx_write(ctx, text, len);
+        wfm_ctx_write(ctx, "\n", 1);
+    }
+    wf_value_release(&v);
+    wfm_ctx_complete(ctx, ai);
+}
+
+static const wfm_kind_spec writeline_spec = {
+    .name = "WriteLine",
+    .category = "Activity",
+    .props = writeline_props,
+    .prop_count = 1,
+    .execute = writeline_execute,
+};
+
+/* ---- If --------------------------------------------------------------------------------- */
+enum { IF_CONDITION, IF_THEN, IF_ELSE };
+static const wfm_prop_spec if_props[] = {
+    {"Condition", WFM_PROP_IN, "x:Boolean", NULL, WFM_PROP_REQUIRED, NULL},
+    {"Then", WFM_PROP_ACTIVITY, NULL, NULL, 0, NULL},
+    {"Else", WFM_PROP_ACTIVITY, NULL, NULL, 0, NULL},
+};
+
+static void if_execute(wfm_ctx *ctx, wfm_ai *ai)
+{
+    bool cond;
+    if (!get_bool(ctx, ai, IF_CONDITION, &cond))
+        return;
+    const wfm_node *branch = wfm_node_child(wfm_ai_node(ai), cond ? IF_THEN : IF_ELSE);
+    if (branch)
+        SCHEDULE(ctx, ai, branch, done_complete);
+    else
+        wfm_ctx_complete(ctx, ai);
+}
+
+static const wfm_kind_spec if_spec = {
+    .name = "If",
+    .category = "Activity",
+    .props = if_props,
+    .prop_count = 3,
+    .execute = if_execute,
+};
+
+/* ---- While / DoWhile: one work item per iteration, the body's variables fresh each time -- */
+enum { LOOP_CONDITION, LOOP_BODY };
+static const wfm_prop_spec loop_props[] = {
+    {"Condition", WFM_PROP_IN, "x:Boolean", NULL, WFM_PROP_REQUIRED, NULL},
+    {"Body", WFM_PROP_ACTIVITY, NULL, NULL, WFM_PROP_CONTENT, NULL},
+};
+
+static void loop_body_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child);
+
+/* A loop without a body has nothing to repeat: it ends after one evaluation. */
+static void loop_check(wfm_ctx *ctx, wfm_ai *ai)
+{
+    bool cond;
+    if (!get_bool(ctx, ai, LOOP_CONDITION, &cond))
+        return;
+    const wfm_node *body = wfm_node_child(wfm_ai_node(ai), LOOP_BODY);
+    if (cond && body)
+        SCHEDULE(ctx, ai, body, loop_body_done);
+    else
+        wfm_ctx_complete(ctx, ai);
+}
+
+static void loop_body_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
+{
+    (void)child;
+    loop_check(ctx, ai);
+}
+
+static void dowhile_execute(wfm_ctx *ctx, wfm_ai *ai)
+{
+    const wfm_node *body = wfm_node_child(wfm_ai_node(ai), LOOP_BODY);
+    if (body)
+        SCHEDULE(ctx, ai, body, loop_body_done);
+    else
+        loop_check(ctx, ai);
+}
+
+static const wfm_kind_spec while_spec = {
+    .name = "While",
+    .category = "Activity",
+    .flags = WFM_KIND_VARIABLES,
+    .props = loop_props,
+    .prop_count = 2,
+    .content_prop = "Body",
+    .execute = loop_check,
+};
+static const wfm_kind_spec dowhile_spec = {
+    .name = "DoWhile",
+    .category = "Activity",
+    .flags = WFM_KIND_VARIABLES,
+    .props = loop_props,
+    .prop_count = 2,
+    .content_prop = "Body",
+    .execute = dowhile_execute,
+};
+
+/* ---- ForEach<T> / ParallelForEach<T> ------------------------------------------------------ */
+enum { FE_VALUES, FE_BODY, FE_COMPLETION };
+static const wfm_prop_spec foreach_props[] = {
+    {"Values", WFM_PROP_IN, "List(T)", NULL, WFM_PROP_REQUIRED, NULL},
+    {"Body", WFM_PROP_DELEGATE, "T", NULL, WFM_PROP_CONTENT, NULL},
+    {"CompletionCondition", WFM_PROP_IN, "x:Boolean", NULL, 0, NULL},
+};
+typedef struct fe_state {
+    wf_value values; /* owned: the list, evaluated once at the start */
+    size_t next;
+    bool stopping; /* ParallelForEach: CompletionCondition became true */
+} fe_state;
+
+static void fe_fini(wfm_ai *ai)
+{
+    fe_state *st = wfm_ai_state(ai);
+    if (st->values.type)
+        wf_value_release(&st->values);
+}
+
+static bool fe_start(wfm_ctx *ctx, wfm_ai *ai)
+{
+    fe_state *st = wfm_ai_state(ai);
+    if (wfm_ctx_get(ctx, ai, FE_VALUES, &st->values) != WF_OK)
+        return false;
+    if (wf_is_null(&st->values)) {
+        wfm_ctx_throw(ctx, ai, &wf_exc_argument_null, "%s: Values is null",
+                      wfm_node_display_name(wfm_ai_node(ai)));
+        return false;
+    }
+    return true;
+}
+
+static void foreach_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child);
+
+static void foreach_next(wfm_ctx *ctx, wfm_ai *ai)
+{
+    fe_state *st = wfm_ai_state(ai);
+    if (st->next >= wf_value_list_count(&st->values)) {
+        wfm_ctx_complete(ctx, ai);
+        return;
+    }
+    const wf_value *item = wf_value_list_at(&st->values, st->next++);
+    wfm_ctx_schedule_delegate(ctx, ai, wfm_ai_node(ai), FE_BODY, item, foreach_done, NULL);
+}
+
+static void foreach_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
+{
+    (void)child;
+    foreach_next(ctx, ai);
+}
+
+static void foreach_execute(wfm_ctx *ctx, wfm_ai *ai)
+{
+    if (fe_start(ctx, ai))
+        foreach_next(ctx, ai);
+}
+
+/* Parallel and ParallelForEach: after each child, CompletionCondition; true cancels the rest
+ * and the activity still closes normally. */
+static void par_child_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child, unsigned cond_prop,
+                           bool *stopping)
+{
+    (void)child;
+    if (!*stopping && wfm_node_has(wfm_ai_node(ai), cond_prop)) {
+        bool cond;
+        if (!get_bool(ctx, ai, cond_prop, &cond))
+            return;
+        if (cond) {
+            *stopping = true;
+            wfm_ctx_cancel_children(ctx, ai);
+        }
+    }
+    if (wfm_ai_running_children(ai) == 0)
+        wfm_ctx_complete(ctx, ai);
+}
+
+static void pfe_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
+{
+    fe_state *st = wfm_ai_state(ai);
+    par_child_done(ctx, ai, child, FE_COMPLETION, &st->stopping);
+}
+
+/* Forward order: the deque is LIFO, so the last item's body runs first (WF4). */
+static void pfe_execute(wfm_ctx *ctx, wfm_ai *ai)
+{
+    if (!fe_start(ctx, ai))
+        return;
+    fe_state *st = wfm_ai_state(ai);
+    size_t n = wf_value_list_count(&st->values);
+    for (size_t i = 0; i < n; i++)
+        if (wfm_ctx_schedule_delegate(ctx, ai, wfm_ai_node(ai), FE_BODY,
+                                      wf_value_list_at(&st->values, i), pfe_done, NULL) != WF_OK)
+            return;
+    if (n == 0)
+        wfm_ctx_complete(ctx, ai);
+}
+
+static const wfm_kind_spec foreach_spec = {
+    .name = "ForEach",
+    .category = "Activity",
+    .flags = WFM_KIND_GENERIC,
+    .props = foreach_props,
+    .prop_count = 2,
+    .content_prop = "Body",
+    .state_size = sizeof(fe_state),
+    .execute = foreach_execute,
+    .fini = fe_fini,
+};
+static const wfm_kind_spec pfe_spec = {
+    .name = "ParallelForEach",
+    .category = "Activity",
+    .flags = WFM_KIND_GENERIC,
+    .props = foreach_props,
+    .prop_count = 3,
+    .content_prop = "Body",
+    .state_size = sizeof(fe_state),
+    .execute = pfe_execute,
+    .fini = fe_fini,
+};
+
+/* ---- Parallel --------------------------------------------------------------------------- */
+enum { PAR_BRANCHES, PAR_COMPLETION };
+static const wfm_prop_spec par_props[] = {
+    {"Branches", WFM_PROP_ACTIVITIES, NULL, NULL, WFM_PROP_CONTENT, NULL},
+    {"CompletionCondition", WFM_PROP_IN, "x:Boolean", NULL, 0, NULL},
+};
+typedef struct par_state {
+    bool stopping;
+} par_state;
+
+static void par_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
+{
+    par_state *st = wfm_ai_state(ai);
+    par_child_done(ctx, ai, child, PAR_COMPLETION, &st->stopping);
+}
+
+/* Reverse order, so branch 1 runs first; each runs depth-first until it blocks. */
+static void par_execute(wfm_ctx *ctx, wfm_ai *ai)
+{
+    const wfm_node *node = wfm_ai_node(ai);
+    size_t n = wfm_node_count(node, PAR_BRANCHES);
+    for (size_t i = n; i-- > 0;)
+        if (SCHEDULE(ctx, ai, wfm_node_at(node, PAR_BRANCHES, i), par_done) != WF_OK)
+            return;
+    if (n == 0)
+        wfm_ctx_complete(ctx, ai);
+}
+
+static const wfm_kind_spec par_spec = {
+    .name = "Parallel",
+    .category = "Activity",
+    .flags = WFM_KIND_VARIABLES,
+    .props = par_props,
+    .prop_count = 2,
+    .content_prop = "Branches",
+    .state_size = sizeof(par_state),
+    .execute = par_execute,
+};
+
+/* ---- Switch<T> -------------------------------------------------------------------------- */
+enum { SW_EXPRESSION, SW_CASES, SW_DEFAULT };
+static const wfm_prop_spec switch_props[] = {
+    {"Expression", WFM_PROP_IN, "T", NULL, WFM_PROP_REQUIRED, NULL},
+    {"Cases", WFM_PROP_KEYED, "T", NULL, WFM_PROP_CONTENT, NULL},
+    {"Default", WFM_PROP_ACTIVITY, NULL, NULL, 0, NULL},
+};
+
+static void switch_execute(wfm_ctx *ctx, wfm_ai *ai)
+{
+    wf_value v;
+    if (wfm_ctx_get(ctx, ai, SW_EXPRESSION, &v) != WF_OK)
+        return;
+    const wfm_node *node = wfm_ai_node(ai), *pick = wfm_node_child(node, SW_DEFAULT);
+    size_t n = wfm_node_count(node, SW_CASES);
+    for (size_t i = 0; i < n; i++) {
+        const wf_value *key = wfm_node_key(node, SW_CASES, i);
+        bool both_null = wf_is_null(key) && wf_is_null(&v);
+        if (both_null || (!wf_is_null(key) && !wf_is_null(&v) && wf_value_equal(key, &v))) {
+            pick = wfm_node_at(node, SW_CASES, i);
+            break;
+        }
+    }
+    wf_value_release(&v);
+    if (pick)
+        SCHEDULE(ctx, ai, pick, done_complete);
+    else
+        wfm_ctx_complete(ctx, ai);
+}
+
+static const wfm_kind_spec switch_spec = {
+    .name = "Switch",
+    .category = "Activity",
+    .flags = WFM_KIND_GENERIC,
+    .props = switch_props,
+    .prop_count = 3,
+    .content_prop = "Cases",
+    .execute = switch_execute,
+};
+
+/* ---- Delay: a timer, never a sleeping thread --------------------------------------------- */
+enum { DELAY_DURATION };
+static const wfm_prop_spec delay_props[] = {
+    {"Duration", WFM_PROP_IN, "x:TimeSpan", NULL, WFM_PROP_REQUIRED, NULL},
+};
+
+static void delay_fire(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)
+{
+    (void)payload;
+    wfm_ctx_complete(ctx, ai);
+}
+
+static void delay_execute(wfm_ctx *ctx, wfm_ai *ai)
+{
+    wf_value v;
+    if (wfm_ctx_get(ctx, ai, DELAY_DURATION, &v) != WF_OK)
+        return;
+    int64_t us = v.u.i64;
+    wf_value_release(&v);
+    if (us < 0) {
+        wfm_ctx_throw(ctx, ai, &wf_exc_argument_range, "Delay.Duration must not be negative");
+        return;
+    }
+    int64_t now = wfm_ctx_now_us(ctx);
+    int64_t due = us < INT64_MAX - 1 - now ? now + us : INT64_MAX - 1; /* TimeSpan.MaxValue */
+    if (wfm_ctx_timer(ctx, ai, due, delay_fire) != WF_OK)
+        wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation, "cannot create the timer");
+}
+
+static const wfm_kind_spec delay_spec = {
+    .name = "Delay",
+    .category = "Activity",
+    .flags = WFM_KIND_CAN_IDLE,
+    .props = delay_props,
+    .prop_count = 1,
+    .execute = delay_execute,
+};
+
+/* ---- Pick / PickBranch ------------------------------------------------------------------- */
+/* All triggers run; the first to complete wins; the other branches are canceled, and only
+ * when they have finished canceling does the winner's Action run (WF-SEMANTICS §5). */
+enum { PICK_BRANCHES };
+enum { PB_TRIGGER, PB_ACTION };
+static const wfm_prop_spec pick_props[] = {
+    {"Branches", WFM_PROP_ACTIVITIES, NULL, NULL, WFM_PROP_CONTENT, NULL},
+};
+static const wfm_prop_spec pickbranch_props[] = {
+    {"Trigger", WFM_PROP_ACTIVITY, NULL, NULL, 0, NULL},
+    {"Action", WFM_PROP_ACTIVITY, NULL, NULL, WFM_PROP_CONTENT, NULL},
+};
+typedef struct pick_state {
+    wfm_ai *winner;
+    bool action_started;
+} pick_state;
+
+static const wfm_kind_spec pickbranch_spec;
+
+static void pick_start_action(wfm_ctx *ctx, wfm_ai *pick)
+{
+    pick_state *st = wfm_ai_state(pick);
+    st->action_started = true;
+    const wfm_node *action = wfm_node_child(wfm_ai_node(st->winner), PB_ACTION);
+    if (action)
+        SCHEDULE(ctx, st->winner, action, done_complete);
+    else
+        wfm_ctx_complete(ctx, st->winner);
+}
+
+static void branch_triggered(wfm_ctx *ctx, wfm_ai *branch)
+{
+    wfm_ai *pick = wfm_ai_parent(branch);
+    pick_state *st = wfm_ai_state(pick);
+    if (st->winner) { /* lost the race: finish as canceled */
+        wfm_ctx_mark_canceled(ctx, branch);
+        wfm_ctx_complete(ctx, branch);
+        return;
+    }
+    st->winner = branch;
+    for (wfm_ai *c = pick->first_child, *next; c; c = next) {
+        next = c->next;
+        if (c != branch)
+            wfm_ctx_cancel_child(ctx, pick, c);
+    }
+    if (wfm_ai_running_children(pick) == 1)
+        pick_start_action(ctx, pick);
+}
+
+static void trigger_done(wfm_ctx *ctx, wfm_ai *branch, wfm_ai *trigger)
+{
+    if (wfm_ai_status(trigger) == WFM_CLOSED) {
+        branch_triggered(ctx, branch);
+        return;
+    }
+    wfm_ctx_mark_canceled(ctx, branch);
+    wfm_ctx_complete(ctx, branch);
+}
+
+static void pickbranch_execute(wfm_ctx *ctx, wfm_ai *ai)
+{
+    const wfm_node *trigger = wfm_node_child(wfm_ai_node(ai), PB_TRIGGER);
+    if (trigger)
+        SCHEDULE(ctx, ai, trigger, trigger_done);
+    else
+        branch_triggered(ctx, ai);
+}
+
+static void pick_branch_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *branch)
+{
+    pick_state *st = wfm_ai_state(ai);
+    if (branch == st->winner) {
+        wfm_ctx_complete(ctx, ai);
+        return;
+    }
+    size_t running = wfm_ai_running_children(ai);
+    if (st->winner && !st->action_started && running == 1)
+        pick_start_action(ctx, ai);
+    else if (running == 0)
+        wfm_ctx_complete(ctx, ai);
+}
+
+static void pick_execute(wfm_ctx *ctx, wfm_ai *ai)
+{
+    const wfm_node *node = wfm_ai_node(ai);
+    size_t n = wfm_node_count(node, PICK_BRANCHES);
+    for (size_t i = n; i-- > 0;)
+        if (SCHEDULE(ctx, ai, wfm_node_at(node, PICK_BRANCHES, i), pick_branch_done) != WF_OK)
+            return;
+    if (n == 0)
+        wfm_ctx_complete(ctx, ai);
+}
+
+static wf_status pick_prepare(wfm_load *load, wfm_node *node)
+{
+    size_t n = wfm_node_count(node, PICK_BRANCHES);
+    for (size_t i = 0; i < n; i++) {
+        const wfm_node *b = wfm_node_at(node, PICK_BRANCHES, i);
+        if (wfm_kind_spec_of(wfm_node_kind(b)) != &pickbranch_spec)
+            wfm_load_error(load, b, WF_E_SCHEMA, "Pick.Branches accepts only PickBranch, not %s",
+                           wfm_kind_spec_of(wfm_node_kind(b))->name);
+    }
+    return WF_OK;
+}
+
+static wf_status pickbranch_prepare(wfm_load *load, wfm_node *node)
+{
+    if (!wfm_node_has(node, PB_TRIGGER))
+        wfm_load_error(load, node, WF_E_SCHEMA, "PickBranch needs a Trigger");
+    return WF_OK;
+}
+
+static const wfm_kind_spec pick_spec = {
+    .name = "Pick",
+    .category = "Activity",
+    .props = pick_props,
+    .prop_count = 1,
+    .content_prop = "Branches",
+    .state_size = sizeof(pick_state),
+    .prepare = pick_prepare,
+    .execute = pick_execute,
+};
+static const wfm_kind_spec pickbranch_spec = {
+    .name = "PickBranch",
+    .category = "Activity",
+    .flags = WFM_KIND_VARIABLES,
+    .props = pickbranch_props,
+    .prop_count = 2,
+    .content_prop = "Action",
+    .prepare = pickbranch_prepare,
+    .execute = pickbranch_execute,
+};
+
+/* ---- WaitForEvent<T>: wfbridge's Receive-style activity ----------------------------------- */
+/* <WaitForEvent x:TypeArguments="x:Int32" BookmarkName="approve" Result="[amount]"/> waits
+ * on bookmark BookmarkName; the host's resume payload, converted to T, goes to Result. */
+enum { WFE_NAME, WFE_RESULT };
+static const wfm_prop_spec wfe_props[] = {
+    {"BookmarkName", WFM_PROP_IN, "x:String", NULL, WFM_PROP_REQUIRED, NULL},
+    {"Result", WFM_PROP_OUT, "T", NULL, 0, NULL},
+};
+
+static void wfe_resume(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)
+{
+    const wf_type *t = wfm_node_type_arg(wfm_ai_node(ai));
+    wf_value v = wf_null();
+    wf_error e = WF_ERROR_INIT;
+    if (t && wf_value_convert(payload, t, &v, &e) != WF_OK) {
+        wfm_ctx_throw(ctx, ai, &wf_exc_invalid_cast, "WaitForEvent: %s", e.message);
+        return;
+    }
+    if (!t)
+        v = wf_value_retain(payload);
+    wf_status st = wfm_ctx_set(ctx, ai, WFE_RESULT, &v);
+    wf_value_release(&v);
+    if (st == WF_OK)
+        wfm_ctx_complete(ctx, ai);
+}
+
+static void wfe_execute(wfm_ctx *ctx, wfm_ai *ai)
+{
+    wf_value name;
+    if (wfm_ctx_get(ctx, ai, WFE_NAME, &name) != WF_OK)
+        return;
+    wf_status st = wfm_ctx_bookmark(ctx, ai, wf_value_str(&name), 0, wfe_resume);
+    if (st == WF_E_STATE)
+        wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation, "a bookmark named '%s' already exists",
+                      wf_value_str(&name));
+    else if (st != WF_OK)
+        wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation, "cannot create bookmark '%s'",
+                      wf_value_str(&name));
+    wf_value_release(&name);
+}
+
+static const wfm_kind_spec wfe_spec = {
+    .name = "WaitForEvent",
+    .category = "Activity",
+    .flags = WFM_KIND_GENERIC | WFM_KIND_CAN_IDLE,
+    .props = wfe_props,
+    .prop_count = 2,
+    .execute = wfe_execute,
+};
+
+/* ---- registration ----------------------------------------------------------------------- */
+static const wfm_kind_spec *const core_specs[] = {
+    &seq_spec,     &assign_spec,  &writeline_spec,  &if_spec,  &while_spec,
+    &dowhile_spec, &foreach_spec, &pfe_spec,        &par_spec, &switch_spec,
+    &delay_spec,   &pick_spec,    &pickbranch_spec, &wfe_spec,
+};
+
+wf_status wfm_core_register(wfm_catalogue *cat, wf_error *err)
+{
+    for (size_t i = 0; i < sizeof core_specs / sizeof core_specs[0]; i++) {
+        wf_status st = wfm_catalogue_register(cat, core_specs[i], err);
+        if (st != WF_OK)
+            return st;
+    }
+    return WF_OK;
+}

@@ -1,0 +1,350 @@
+/* wfm_catalogue.c — the activity catalogue (kinds registered from static wfm_kind_spec
+ * tables, looked up by namespace + element name), the read accessors of loaded nodes, and the
+ * wfm_load_* services prepare callbacks use. The catalogue is filled before threads start and
+ * only read afterwards (wfm_activity.h, STYLE.md "State"). */
+#include "wfm_def_int.h"
+#include "wfm_load_int.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h> /* strncasecmp */
+
+struct wfm_catalogue {
+    wf_strmap *by_name; /* "ns\nname" -> wfm_kind* (borrowed from kinds) */
+    wfm_kind **kinds;   /* owned, registration order */
+    size_t count, cap;
+};
+
+wf_status wfm_catalogue_create(wfm_catalogue **out, wf_error *err)
+{
+    *out = NULL;
+    wfm_catalogue *cat = wf_calloc(1, sizeof *cat);
+    if (!cat)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory creating the catalogue");
+    cat->by_name = wf_strmap_create(NULL);
+    if (!cat->by_name) {
+        wf_free(cat);
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory creating the catalogue");
+    }
+    *out = cat;
+    return WF_OK;
+}
+
+void wfm_catalogue_destroy(wfm_catalogue *cat)
+{
+    if (!cat)
+        return;
+    for (size_t i = 0; i < cat->count; i++)
+        wf_free(cat->kinds[i]);
+    wf_free(cat->kinds);
+    wf_strmap_destroy(cat->by_name);
+    wf_free(cat);
+}
+
+size_t wfm_catalogue_count(const wfm_catalogue *cat)
+{
+    return cat ? cat->count : 0;
+}
+
+const wfm_kind *wfm_catalogue_at(const wfm_catalogue *cat, size_t index)
+{
+    return cat && index < cat->count ? cat->kinds[index] : NULL;
+}
+
+static bool make_key(char *buf, size_t size, const char *ns, const char *name)
+{
+    int n = snprintf(buf, size, "%s\n%s", ns ? ns : WFM_NS_ACTIVITIES, name);
+    return n > 0 && (size_t)n < size;
+}
+
+/* A spec the loader can drive: named props, a content prop that exists, Variables only on
+ * activities (the environment rules of wfm_def_int.h need an activity instance). */
+static wf_status check_spec(const wfm_kind_spec *spec, int *content_index, wf_error *err)
+{
+    *content_index = -1;
+    if (!spec->name || !*spec->name || !spec->category || (spec->prop_count && !spec->props))
+        return wf_error_set(err, WF_E_USAGE, NULL, "kind spec needs a name, category and props");
+    for (size_t i = 0; i < spec->prop_count; i++) {
+        const wfm_prop_spec *p = &spec->props[i];
+        if (!p->name || !*p->name)
+            return wf_error_set(err, WF_E_USAGE, NULL, "kind '%s': property %zu has no name",
+                                spec->name, i);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(spec->props[j].name, p->name) == 0)
+                return wf_error_set(err, WF_E_USAGE, NULL,
+                                    "kind '%s': duplicate property '%s'", spec->name, p->name);
+        if ((p->kind == WFM_PROP_NODE || p->kind == WFM_PROP_NODES) && !p->accepts)
+            return wf_error_set(err, WF_E_USAGE, NULL,
+                                "kind '%s': node property '%s' needs a category", spec->name,
+                                p->name);
+        if (spec->content_prop && strcmp(spec->content_prop, p->name) == 0)
+            *content_index = (int)i;
+    }
+    if (spec->content_prop && *content_index < 0)
+        return wf_error_set(err, WF_E_USAGE, NULL, "kind '%s': content property '%s' unknown",
+                            spec->name, spec->content_prop);
+    if ((spec->flags & WFM_KIND_VARIABLES) && strcmp(spec->category, "Activity") != 0)
+        return wf_error_set(err, WF_E_USAGE, NULL,
+                            "kind '%s': only activities may declare Variables", spec->name);
+    return WF_OK;
+}
+
+static bool grow_kinds(wfm_catalogue *cat)
+{
+    if (cat->count < cat->cap)
+        return true;
+    size_t cap = cat->cap ? cat->cap * 2 : 32;
+    wfm_kind **kinds = wf_realloc(cat->kinds, cap * sizeof *kinds);
+    if (!kinds)
+        return false;
+    cat->kinds = kinds;
+    cat->cap = cap;
+    return true;
+}
+
+wf_status wfm_catalogue_register(wfm_catalogue *cat, const wfm_kind_spec *spec, wf_error *err)
+{
+    int content_index = -1;
+    wf_status rc = check_spec(spec, &content_index, err);
+    if (rc != WF_OK)
+        return rc;
+    char key[512];
+    if (!make_key(key, sizeof key, spec->ns, spec->name))
+        return wf_error_set(err, WF_E_USAGE, NULL, "kind name too long");
+    if (wf_strmap_get(cat->by_name, key))
+        return wf_error_set(err, WF_E_STATE, NULL, "activity kind '%s' is already registered",
+                            spec->name);
+    wfm_kind *kind = wf_calloc(1, sizeof *kind);
+    if (!kind || !grow_kinds(cat)) {
+        wf_free(kind);
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory registering '%s'", spec->name);
+    }
+    kind->spec = spec;
+    kind->ns = spec->ns ? spec->ns : WFM_NS_ACTIVITIES;
+    kind->index = (uint32_t)cat->count;
+    kind->is_activity = strcmp(spec->category, "Activity") == 0;
+    kind->content_index = content_index;
+    if (wf_strmap_put(cat->by_name, key, kind) != WF_OK) {
+        wf_free(kind);
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory registering '%s'", spec->name);
+    }
+    cat->kinds[cat->count++] = kind;
+    return WF_OK;
+}
+
+const wfm_kind *wfm_catalogue_find(const wfm_catalogue *cat, const char *ns, const char *name)
+{
+    char key[512];
+    if (!cat || !name || !make_key(key, sizeof key, ns, name))
+        return NULL;
+    return wf_strmap_get(cat->by_name, key);
+}
+
+const wfm_kind_spec *wfm_kind_spec_of(const wfm_kind *kind)
+{
+    return kind->spec;
+}
+
+void *wfm_kind_ud(const wfm_kind *kind)
+{
+    return kind->spec->ud;
+}
+
+wf_value wfm_type_default(const wf_type *type)
+{
+    wf_value v = wf_null();
+    if (!type)
+        return v;
+    switch (type->kind) {
+    case WF_K_BOOL:
+    case WF_K_INT32:
+    case WF_K_INT64:
+    case WF_K_DOUBLE:
+    case WF_K_DECIMAL:
+    case WF_K_DATETIME:
+    case WF_K_TIMESPAN:
+        v.type = type; /* the zeroed union is 0 / false / 0.0 for each of these */
+        return v;
+    default:
+        return v;
+    }
+}
+
+/* ---- node accessors -------------------------------------------------------------------- */
+const wfm_kind *wfm_node_kind(const wfm_node *node)
+{
+    return node->kind;
+}
+
+wf_loc wfm_node_loc(const wfm_node *node)
+{
+    return node->loc;
+}
+
+const char *wfm_node_display_name(const wfm_node *node)
+{
+    return node->display_name;
+}
+
+const char *wfm_node_id(const wfm_node *node)
+{
+    return node->id;
+}
+
+uint32_t wfm_node_index(const wfm_node *node)
+{
+    return node->index;
+}
+
+const wf_type *wfm_node_type_arg(const wfm_node *node)
+{
+    return node->type_arg;
+}
+
+static const wfm_prop *prop_at(const wfm_node *node, unsigned prop)
+{
+    return prop < node->kind->spec->prop_count ? &node->props[prop] : NULL;
+}
+
+bool wfm_node_has(const wfm_node *node, unsigned prop)
+{
+    const wfm_prop *p = prop_at(node, prop);
+    return p && p->present;
+}
+
+const wfm_node *wfm_node_child(const wfm_node *node, unsigned prop)
+{
+    const wfm_prop *p = prop_at(node, prop);
+    return p ? p->child : NULL;
+}
+
+size_t wfm_node_count(const wfm_node *node, unsigned prop)
+{
+    const wfm_prop *p = prop_at(node, prop);
+    return p ? p->count : 0;
+}
+
+const wfm_node *wfm_node_at(const wfm_node *node, unsigned prop, size_t index)
+{
+    const wfm_prop *p = prop_at(node, prop);
+    return p && p->items && index < p->count ? p->items[index] : NULL;
+}
+
+const wf_value *wfm_node_key(const wfm_node *node, unsigned prop, size_t index)
+{
+    const wfm_prop *p = prop_at(node, prop);
+    return p && p->keys && index < p->count ? &p->keys[index] : NULL;
+}
+
+const wf_value *wfm_node_literal(const wfm_node *node, unsigned prop)
+{
+    const wfm_prop *p = prop_at(node, prop);
+    return p ? &p->literal : NULL;
+}
+
+const wf_type *wfm_node_prop_type(const wfm_node *node, unsigned prop)
+{
+    const wfm_prop *p = prop_at(node, prop);
+    return p ? p->type : NULL;
+}
+
+wfm_prop_kind wfm_node_param_dir(const wfm_node *node, unsigned prop, size_t index)
+{
+    const wfm_prop *p = prop_at(node, prop);
+    return p && p->params && index < p->count ? p->params[index].dir : WFM_PROP_IN;
+}
+
+const wf_type *wfm_node_param_type(const wfm_node *node, unsigned prop, size_t index)
+{
+    const wfm_prop *p = prop_at(node, prop);
+    return p && p->params && index < p->count ? p->params[index].type : NULL;
+}
+
+void wfm_node_set_data(wfm_node *node, void *data, void (*destroy)(void *data))
+{
+    if (node->data && node->data_destroy && node->data != data)
+        node->data_destroy(node->data);
+    node->data = data;
+    node->data_destroy = destroy;
+}
+
+void *wfm_node_data(const wfm_node *node)
+{
+    return node->data;
+}
+
+/* ---- load-time services -------------------------------------------------------------- */
+void wfm_load_error(wfm_load *load, const wfm_node *node, wf_status code, const char *fmt, ...)
+{
+    wf_error e = WF_ERROR_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    wf_error_setv(&e, code, node ? &node->loc : NULL, fmt, ap);
+    va_end(ap);
+    if (code == WF_E_NOMEM)
+        load->nomem = true;
+    load->errors++;
+    wf_diags_add_error(load->diags, WF_SEV_ERROR, &e);
+}
+
+void wfm_load_warning(wfm_load *load, const wfm_node *node, const char *fmt, ...)
+{
+    wf_error e = WF_ERROR_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    wf_error_setv(&e, WF_E_SCHEMA, node ? &node->loc : NULL, fmt, ap);
+    va_end(ap);
+    wf_diags_add_error(load->diags, WF_SEV_WARNING, &e);
+}
+
+const wf_libpath *wfm_load_libpath(const wfm_load *load)
+{
+    return load->opts->libpath;
+}
+
+wf_types *wfm_load_types(const wfm_load *load)
+{
+    return load->types;
+}
+
+/* "clr-namespace:NS;assembly=NAME[;...]" -> NAME (in the definition's arena). */
+const char *wfm_load_assembly(const wfm_load *load, const wfm_node *node, const char *prefix)
+{
+    wfm_lnode *ln = wfm_load_lnode((wfm_load *)load, node);
+    if (!ln || !prefix)
+        return NULL;
+    const char *uri = wf_xml_lookup_ns(ln->el, prefix);
+    if (!uri || strncmp(uri, "clr-namespace:", 14) != 0)
+        return NULL;
+    for (const char *p = strchr(uri, ';'); p; p = strchr(p + 1, ';')) {
+        const char *q = p + 1;
+        while (*q == ' ')
+            q++;
+        if (strncasecmp(q, "assembly=", 9) == 0) {
+            q += 9;
+            size_t len = strcspn(q, ";");
+            return len ? wf_arena_strndup(load->arena, q, len) : NULL;
+        }
+    }
+    return NULL;
+}
+
+const char *wfm_load_claim_attr(wfm_load *load, const wfm_node *node, const char *name)
+{
+    wfm_lnode *ln = wfm_load_lnode(load, node);
+    if (!ln || !name)
+        return NULL;
+    for (size_t i = 0; i < ln->unknown_count; i++) {
+        const wf_xml_attr *a = ln->unknown[i];
+        if (!a->ns && strcmp(a->name, name) == 0) {
+            ln->claimed[i] = true;
+            const char *copy = wf_arena_strdup(load->arena, a->value);
+            if (!copy)
+                load->nomem = true;
+            return copy;
+        }
+    }
+    return NULL;
+}

@@ -1,0 +1,190 @@
+/* wfm_def_int.h — the internal IR of a loaded modern definition, shared by modern/ only (the
+ * loader builds it, the scheduler and the activities read it). Everything hangs off the
+ * definition's arena and is immutable after load: no name lookups happen at run time.
+ * The environment rules at the end of this comment are a contract between loader and runtime.
+ *
+ * Values of properties ("value sources"). IN properties, variable defaults, root argument
+ * defaults and In parameters are all one rule:  value = expr ? eval(expr, env) : copy(literal)
+ *   - "[a + b]" or <InArgument>[..]</InArgument> / CSharpValue / VisualBasicValue -> expr set,
+ *     already type-checked and converted to `type` (wfm_expr_compile with expected = type);
+ *   - a plain attribute value (Text="Hello", Duration="00:00:05") -> expr NULL, literal holds
+ *     the value converted to `type` at load (strings are immortal: wf_value_string_static);
+ *   - absent -> expr NULL and literal = the spec default (prop->deflt) or default(T)
+ *     (wfm_type_default: 0, false, 0.0, 0m, epoch, 00:00:00; null for reference types).
+ *   `{x:Null}` -> expr NULL, literal null (present = true).
+ * OUT/INOUT properties and Out/InOut parameters: expr is an LVALUE expression (compiled with
+ * WFM_EXPR_LVALUE), NULL when unbound (writes are then no-ops; an unbound INOUT reads as
+ * default(T)). INOUT reads evaluate the same expr. prop->type is then the LOCATION's type
+ * (an x:Object Out property such as InvokeMethod.Result binds a location of any type; the
+ * value is converted to prop->type when stored).
+ * Generic kinds: node->type_arg is x:TypeArguments, or when absent inferred from the first
+ * "T" property bound with a type (Out/InOut first, then delegates, then the rest: Assign's T
+ * comes from To). It stays NULL when nothing fixes it.
+ *
+ * Node identity. Every element that became a node (activities and auxiliary nodes such as
+ * FlowStep, Catch, delegate bodies) has a dense `index` (0..node_count-1) and a WF4-style `id`
+ * by position: the root body is "1"; the children of a node are numbered 1, 2, ... in spec
+ * property order, then item order ("1.2.3"). A node reached through x:Reference is numbered
+ * where its element is written, once; `parent` is that tree parent.
+ *
+ * ENVIRONMENTS (how names become slots; the runtime must build envs exactly like this):
+ *   E0  The root environment: one slot per x:Members argument, in declaration order
+ *       (wfm_arg.slot == its index). Always created (count may be 0). Its parent is NULL.
+ *   Ev  An ACTIVITY node (kind category "Activity") with var_count >= 1 (creates_env) gets a
+ *       new environment when its activity instance starts: one slot per variable, in
+ *       declaration order; the parent is the environment the instance was scheduled in.
+ *       Slots are first set to default(T), then each variable's value source is evaluated in
+ *       declaration order IN THIS NEW environment (a default may read earlier variables).
+ *       Every instance gets fresh variables (a While body Sequence per iteration); the env
+ *       dies with the instance. Only "Activity" kinds may declare Variables (the catalogue
+ *       refuses WFM_KIND_VARIABLES on other categories).
+ *   Ed  A DELEGATE property: when the body is scheduled (wfm_ctx_schedule_delegate) a new
+ *       environment with exactly ONE slot (index 0) holding the delegate argument (also when
+ *       the ActivityAction declares no argument: the slot then is unnamed and holds null) is
+ *       created; its parent is the environment of the scheduling activity instance `ai`
+ *       (env(ai), below). The body runs in it.
+ *   env(ai) for an activity instance of node N: N->creates_env ? Ev(N) : the environment it
+ *       was scheduled in. Scheduled in: the root body in E0; wfm_ctx_schedule(ai, child) in
+ *       env(ai); a delegate body in its Ed.
+ *   EVERY expression that belongs to activity node N (IN/OUT/INOUT props, params, variable
+ *   defaults) is compiled in, and must be evaluated in, env(ai of N) — so While.Condition sees
+ *   While.Variables (hops 0). Expressions of an AUXILIARY node M (FlowDecision.Condition,
+ *   FlowSwitch.Expression, Catch props) are evaluated in env(ai) of M->owner, the nearest
+ *   enclosing activity node (wfm_ctx_eval_node(ctx, owner_ai, M, prop)); x:Reference may only
+ *   point at nodes scheduled by the same activity as the referencing site (for an auxiliary
+ *   target its owner; for an activity target in a WFM_PROP_SHARED property the owner of the
+ *   node it is written in). A delegate written on an auxiliary node (Catch.Action) gets its
+ *   Ed parented to env(owner ai).
+ *   `hops` (wfm_name) = the number of env parents to follow from the evaluation env; index =
+ *   slot. Inner declarations shadow outer ones; the same name twice in one Variables
+ *   collection is an error. Writability: arguments (all directions) and variables are
+ *   writable (Variable Modifiers="ReadOnly" is not); delegate arguments are not. */
+#ifndef WFM_DEF_INT_H
+#define WFM_DEF_INT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/wf_error.h"
+#include "../common/wf_mem.h"
+#include "../common/wf_value.h"
+#include "wfm_activity.h"
+#include "wfm_definition.h"
+#include "wfm_expr.h"
+
+/* A registered kind (owned by the catalogue). */
+struct wfm_kind {
+    const wfm_kind_spec *spec; /* borrowed, static */
+    const char *ns;            /* spec->ns or WFM_NS_ACTIVITIES */
+    uint32_t index;            /* registration order in the catalogue */
+    bool is_activity;          /* category "Activity" */
+    int content_index;         /* index of spec->content_prop in props, -1 if none */
+};
+
+/* One In/Out/InOut parameter of a PARAMS property. */
+typedef struct wfm_param {
+    wfm_prop_kind dir;    /* WFM_PROP_IN, WFM_PROP_OUT or WFM_PROP_INOUT */
+    const wf_type *type;
+    wfm_expr *expr;       /* IN: value source with literal; OUT/INOUT: lvalue or NULL */
+    wf_value literal;
+    wf_loc loc;
+} wfm_param;
+
+/* The ActivityAction of a DELEGATE property; its environment is described above (Ed). */
+typedef struct wfm_delegate {
+    const char *arg_name;    /* DelegateInArgument Name, NULL if none declared */
+    const wf_type *arg_type; /* x:TypeArguments of the ActivityAction (may be NULL if none) */
+    wfm_node *body;          /* NULL for an empty ActivityAction */
+    wf_loc loc;
+} wfm_delegate;
+
+/* One property of a node, indexed like spec->props. Which fields are used depends on the
+ * spec's prop kind; the others stay zero / null. */
+typedef struct wfm_prop {
+    bool present;        /* written in the XAML */
+    wf_loc loc;          /* of the attribute value / property element / content item */
+    const wf_type *type; /* IN/OUT/INOUT/LITERAL: value type; KEYED: key type; TYPE: the
+                            named type (NULL when it is a clr-namespace type such as p:Any);
+                            DELEGATE: the argument type */
+    wfm_expr *expr;      /* IN/OUT/INOUT (see the value-source rule) */
+    wf_value literal;    /* IN (see the rule), LITERAL (converted, or spec default, or null) */
+    wfm_node *child;     /* ACTIVITY, NODE (may be a referenced node) */
+    wfm_node **items;    /* ACTIVITIES, NODES, KEYED: count nodes */
+    wf_value *keys;      /* KEYED: count keys, converted to `type` */
+    wfm_param *params;   /* PARAMS: count parameters */
+    size_t count;
+    wfm_delegate delegate; /* DELEGATE */
+    const char *type_text;   /* TYPE: the text as written ("p:Any") */
+    const char *type_prefix; /* TYPE: "p" of "p:Any", NULL when unprefixed */
+} wfm_prop;
+
+/* One entry of <Kind.Variables>. */
+typedef struct wfm_var {
+    const char *name;
+    const wf_type *type;
+    wfm_expr *expr;   /* Default="[...]"; NULL -> literal */
+    wf_value literal; /* Default="literal" converted, else default(T) */
+    bool writable;    /* false with Modifiers="ReadOnly" */
+    wf_loc loc;
+} wfm_var;
+
+struct wfm_node {
+    const wfm_kind *kind;
+    wf_loc loc;               /* of the element's '<' (file = the definition's path) */
+    wfm_node *parent;         /* tree parent; NULL for the root body */
+    wfm_node *owner;          /* nearest activity node: itself for activities */
+    const char *id;           /* "1.2.3" */
+    uint32_t index;           /* dense preorder index */
+    uint32_t depth;           /* tree depth, root body 0 */
+    const char *display_name; /* DisplayName, else the kind name */
+    const char *x_name;       /* x:Name, NULL if none */
+    const wf_type *type_arg;  /* first x:TypeArguments type (or inferred, Assign), NULL */
+    wfm_prop *props;          /* [kind->spec->prop_count] */
+    wfm_var *vars;
+    uint32_t var_count;
+    bool creates_env;         /* var_count > 0 (activities only) */
+    void *data;               /* wfm_node_set_data */
+    void (*data_destroy)(void *data);
+};
+
+typedef struct wfm_arg {
+    const char *name;
+    wfm_prop_kind dir;   /* WFM_PROP_IN, WFM_PROP_OUT, WFM_PROP_INOUT */
+    const wf_type *type;
+    wfm_expr *expr;      /* default value source, evaluated in E0 (after every slot holds */
+    wf_value literal;    /* default(T)), in declaration order; only used for In/InOut args */
+    bool has_default;    /* the host did not supply it */
+    uint32_t slot;       /* == index in E0 */
+    wf_loc loc;
+} wfm_arg;
+
+struct wfm_definition {
+    wf_arena *arena;        /* owns nodes, strings, expressions, literals */
+    atomic_uint refcount;
+    const char *path;       /* in the arena; the `file` of every wf_loc */
+    const char *class_name; /* x:Class, NULL */
+    uint64_t hash;          /* wf_hash_bytes of the file bytes */
+    wfm_node *root;         /* the body activity */
+    wfm_arg *args;
+    uint32_t arg_count;
+    wfm_node **nodes;       /* [node_count] by index */
+    uint32_t node_count;
+    const wfm_catalogue *catalogue; /* borrowed */
+    wf_types *types;                /* borrowed */
+    wf_value *owned_values;         /* heap literals (lists, records), released at free */
+    size_t owned_count;
+};
+
+/* default(T) as a value: 0 / false / 0.0 / 0m / epoch / zero span; null for reference types,
+ * Object and NULL. */
+wf_value wfm_type_default(const wf_type *type);
+
+/* The value source of IN property `prop` of `node`: expr (may be NULL) and literal. */
+static inline const wfm_prop *wfm_node_prop(const wfm_node *node, unsigned prop)
+{
+    return &node->props[prop];
+}
+
+#endif

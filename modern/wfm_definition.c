@@ -1,0 +1,95 @@
+/* wfm_definition.c — the life and read accessors of a loaded definition: one arena owns the
+ * whole IR (wfm_def_int.h), an atomic refcount shares it across threads, and the last release
+ * runs the node data destroy functions prepare callbacks registered, then drops the arena. */
+#include "wfm_def_int.h"
+
+#include <string.h>
+
+wfm_definition *wfm_definition_retain(wfm_definition *def)
+{
+    if (def)
+        atomic_fetch_add_explicit(&def->refcount, 1, memory_order_relaxed);
+    return def;
+}
+
+/* Also used by the loader to drop a half-built definition (refcount 1). */
+void wfm_definition_release(wfm_definition *def)
+{
+    if (!def || atomic_fetch_sub_explicit(&def->refcount, 1, memory_order_acq_rel) != 1)
+        return;
+    for (uint32_t i = 0; i < def->node_count; i++) {
+        wfm_node *n = def->nodes[i];
+        if (n->data && n->data_destroy)
+            n->data_destroy(n->data);
+    }
+    for (size_t i = 0; i < def->owned_count; i++)
+        wf_value_release(&def->owned_values[i]);
+    wf_arena_destroy(def->arena); /* def itself lives in the arena */
+}
+
+const char *wfm_definition_path(const wfm_definition *def)
+{
+    return def->path;
+}
+
+const char *wfm_definition_class(const wfm_definition *def)
+{
+    return def->class_name;
+}
+
+uint64_t wfm_definition_hash(const wfm_definition *def)
+{
+    return def->hash;
+}
+
+const wfm_node *wfm_definition_root(const wfm_definition *def)
+{
+    return def->root;
+}
+
+size_t wfm_definition_node_count(const wfm_definition *def)
+{
+    return def->node_count;
+}
+
+const wfm_node *wfm_definition_node_at(const wfm_definition *def, size_t index)
+{
+    return index < def->node_count ? def->nodes[index] : NULL;
+}
+
+size_t wfm_definition_arg_count(const wfm_definition *def)
+{
+    return def->arg_count;
+}
+
+const char *wfm_definition_arg_name(const wfm_definition *def, size_t index)
+{
+    return index < def->arg_count ? def->args[index].name : NULL;
+}
+
+wfm_prop_kind wfm_definition_arg_dir(const wfm_definition *def, size_t index)
+{
+    return index < def->arg_count ? def->args[index].dir : WFM_PROP_IN;
+}
+
+const wf_type *wfm_definition_arg_type(const wfm_definition *def, size_t index)
+{
+    return index < def->arg_count ? def->args[index].type : NULL;
+}
+
+bool wfm_definition_arg_has_default(const wfm_definition *def, size_t index)
+{
+    return index < def->arg_count && def->args[index].has_default;
+}
+
+bool wfm_definition_arg_find(const wfm_definition *def, const char *name, size_t *index)
+{
+    for (uint32_t i = 0; i < def->arg_count; i++) {
+        if (strcmp(def->args[i].name, name) == 0) {
+            if (index)
+                *index = i;
+            return true;
+        }
+    }
+    return false;
+}

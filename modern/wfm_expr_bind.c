@@ -1,0 +1,685 @@
+/* wfm_expr_bind.c — binding what names denote: keywords and literals, argument/variable
+ * names (through the scope's resolver, to slots), members of typed values, the static
+ * library (String., Math., Convert., DateTime., TimeSpan., CInt & co., len/str/int/decimal/now)
+ * and `new`. The tables below are the whole library; see wfm_expr_lib.c for what each does. */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "wfm_expr_int.h"
+
+/* Parameter letters: 's' String, 'i' Int32, 'd' Double, 'e' the list's element type,
+ * 'o' anything; a trailing '*' repeats the previous letter. Results: the same letters plus
+ * 'b' Boolean. */
+typedef struct member_spec {
+    wf_kind recv;       /* receiver kind */
+    const char *name;
+    uint8_t fn;         /* xfn */
+    int8_t min, max;    /* argument counts; -1: a property (no parentheses) */
+    char ret;
+    const char *params;
+    int64_t param;
+} member_spec;
+
+static const member_spec members[] = {
+    {WF_K_STRING, "Length", XF_LENGTH, -1, -1, 'i', "", 0},
+    {WF_K_LIST, "Count", XF_COUNT, -1, -1, 'i', "", 0},
+    {WF_K_EXCEPTION, "Message", XF_MESSAGE, -1, -1, 's', "", 0},
+    {WF_K_TIMESPAN, "TotalMilliseconds", XF_TS_TOTAL, -1, -1, 'd', "", 1000},
+    {WF_K_TIMESPAN, "TotalSeconds", XF_TS_TOTAL, -1, -1, 'd', "", 1000000},
+    {WF_K_TIMESPAN, "TotalMinutes", XF_TS_TOTAL, -1, -1, 'd', "", 60000000},
+    {WF_K_TIMESPAN, "TotalHours", XF_TS_TOTAL, -1, -1, 'd', "", 3600000000},
+    {WF_K_TIMESPAN, "TotalDays", XF_TS_TOTAL, -1, -1, 'd', "", 86400000000},
+    {WF_K_DATETIME, "Year", XF_DT_PART, -1, -1, 'i', "", 0},
+    {WF_K_DATETIME, "Month", XF_DT_PART, -1, -1, 'i', "", 1},
+    {WF_K_DATETIME, "Day", XF_DT_PART, -1, -1, 'i', "", 2},
+    {WF_K_DATETIME, "Hour", XF_DT_PART, -1, -1, 'i', "", 3},
+    {WF_K_DATETIME, "Minute", XF_DT_PART, -1, -1, 'i', "", 4},
+    {WF_K_DATETIME, "Second", XF_DT_PART, -1, -1, 'i', "", 5},
+    {WF_K_DATETIME, "AddMilliseconds", XF_DT_ADD, 1, 1, 'D', "d", 1000},
+    {WF_K_DATETIME, "AddSeconds", XF_DT_ADD, 1, 1, 'D', "d", 1000000},
+    {WF_K_DATETIME, "AddMinutes", XF_DT_ADD, 1, 1, 'D', "d", 60000000},
+    {WF_K_DATETIME, "AddHours", XF_DT_ADD, 1, 1, 'D', "d", 3600000000},
+    {WF_K_DATETIME, "AddDays", XF_DT_ADD, 1, 1, 'D', "d", 86400000000},
+    {WF_K_TIMESPAN, "Days", XF_TS_PART, -1, -1, 'i', "", 0},
+    {WF_K_TIMESPAN, "Hours", XF_TS_PART, -1, -1, 'i', "", 1},
+    {WF_K_TIMESPAN, "Minutes", XF_TS_PART, -1, -1, 'i', "", 2},
+    {WF_K_TIMESPAN, "Seconds", XF_TS_PART, -1, -1, 'i', "", 3},
+    {WF_K_TIMESPAN, "Milliseconds", XF_TS_PART, -1, -1, 'i', "", 4},
+    {WF_K_STRING, "ToUpper", XF_TOUPPER, 0, 0, 's', "", 0},
+    {WF_K_STRING, "ToLower", XF_TOLOWER, 0, 0, 's', "", 0},
+    {WF_K_STRING, "Trim", XF_TRIM, 0, 0, 's', "", 0},
+    {WF_K_STRING, "Contains", XF_STR_CONTAINS, 1, 1, 'b', "s", 0},
+    {WF_K_STRING, "StartsWith", XF_STARTSWITH, 1, 1, 'b', "s", 0},
+    {WF_K_STRING, "EndsWith", XF_ENDSWITH, 1, 1, 'b', "s", 0},
+    {WF_K_STRING, "Substring", XF_SUBSTRING, 1, 2, 's', "ii", 0},
+    {WF_K_STRING, "Replace", XF_REPLACE, 2, 2, 's', "ss", 0},
+    {WF_K_STRING, "IndexOf", XF_INDEXOF, 1, 1, 'i', "s", 0},
+    {WF_K_LIST, "Contains", XF_LIST_CONTAINS, 1, 1, 'b', "e", 0},
+    {WF_K_RECORD, "ContainsKey", XF_CONTAINSKEY, 1, 1, 'b', "s", 0},
+};
+
+/* Static members and global functions. kind: how the call is built. */
+enum { S_FN, S_CONV, S_NOW, S_EMPTY, S_MATH, S_IF, S_CONST, S_PARSE };
+
+typedef struct static_spec {
+    const char *cls; /* NULL: a global function (len, CInt, ...) */
+    const char *name;
+    uint8_t kind;
+    uint8_t fn;
+    int8_t min, max; /* -1: a property */
+    char ret;
+    const char *params;
+    int64_t param;         /* XF_TS_FROM: microseconds per unit */
+    const wf_type *conv;   /* S_CONV target */
+    uint8_t mode;          /* S_CONV mode */
+} static_spec;
+
+static const static_spec statics[] = {
+    {"String", "Format", S_FN, XF_FORMAT, 1, WFM_EXPR_MAX_ARGS, 's', "so*", 0, NULL, 0},
+    {"String", "Concat", S_FN, XF_CONCAT, 0, WFM_EXPR_MAX_ARGS, 's', "o*", 0, NULL, 0},
+    {"String", "IsNullOrEmpty", S_FN, XF_ISNULLOREMPTY, 1, 1, 'b', "s", 0, NULL, 0},
+    {"String", "Empty", S_EMPTY, 0, -1, -1, 's', "", 0, NULL, 0},
+    {"String", "IsNullOrWhiteSpace", S_FN, XF_ISNULLORWHITESPACE, 1, 1, 'b', "s", 0, NULL, 0},
+    {"String", "Join", S_FN, XF_JOIN, 2, WFM_EXPR_MAX_ARGS, 's', "so*", 0, NULL, 0},
+    {"Int32", "MaxValue", S_CONST, 0, -1, -1, 0, "", INT32_MAX, &wf_type_int32, 0},
+    {"Int32", "MinValue", S_CONST, 0, -1, -1, 0, "", INT32_MIN, &wf_type_int32, 0},
+    {"Int64", "MaxValue", S_CONST, 0, -1, -1, 0, "", INT64_MAX, &wf_type_int64, 0},
+    {"Int64", "MinValue", S_CONST, 0, -1, -1, 0, "", INT64_MIN, &wf_type_int64, 0},
+    {"Int32", "Parse", S_PARSE, 0, 1, 1, 0, "", 0, &wf_type_int32, XV_CONVERT},
+    {"Int64", "Parse", S_PARSE, 0, 1, 1, 0, "", 0, &wf_type_int64, XV_CONVERT},
+    {"Double", "Parse", S_PARSE, 0, 1, 1, 0, "", 0, &wf_type_double, XV_CONVERT},
+    {"Decimal", "Parse", S_PARSE, 0, 1, 1, 0, "", 0, &wf_type_decimal, XV_CONVERT},
+    {"Boolean", "Parse", S_PARSE, 0, 1, 1, 0, "", 0, &wf_type_bool, XV_CONVERT},
+    {"DateTime", "Parse", S_PARSE, 0, 1, 1, 0, "", 0, &wf_type_datetime, XV_CONVERT},
+    {"TimeSpan", "Parse", S_PARSE, 0, 1, 1, 0, "", 0, &wf_type_timespan, XV_CONVERT},
+    {"DateTime", "Today", S_NOW, 0, -1, -1, 0, "", 1, NULL, 0},
+    {"Math", "Abs", S_MATH, XF_ABS, 1, 1, 0, "", 0, NULL, 0},
+    {"Math", "Min", S_MATH, XF_MIN, 2, 2, 0, "", 0, NULL, 0},
+    {"Math", "Max", S_MATH, XF_MAX, 2, 2, 0, "", 0, NULL, 0},
+    {"Math", "Round", S_MATH, XF_ROUND, 1, 2, 0, "", 0, NULL, 0},
+    {"Math", "Floor", S_MATH, XF_FLOOR, 1, 1, 0, "", 0, NULL, 0},
+    {"Math", "Ceiling", S_MATH, XF_CEILING, 1, 1, 0, "", 0, NULL, 0},
+    {"Math", "Pow", S_FN, XF_POW, 2, 2, 'd', "dd", 0, NULL, 0},
+    {"Math", "Sqrt", S_FN, XF_SQRT, 1, 1, 'd', "d", 0, NULL, 0},
+    {"Convert", "ToInt32", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_int32, XV_CONVERT},
+    {"Convert", "ToInt64", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_int64, XV_CONVERT},
+    {"Convert", "ToDouble", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_double, XV_CONVERT},
+    {"Convert", "ToDecimal", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_decimal, XV_CONVERT},
+    {"Convert", "ToString", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_string, XV_TEXT},
+    {"Convert", "ToBoolean", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_bool, XV_CONVERT},
+    {"DateTime", "Now", S_NOW, 0, -1, -1, 0, "", 0, NULL, 0},
+    {"DateTime", "UtcNow", S_NOW, 0, -1, -1, 0, "", 0, NULL, 0},
+    {"TimeSpan", "FromMilliseconds", S_FN, XF_TS_FROM, 1, 1, 't', "d", 1000, NULL, 0},
+    {"TimeSpan", "FromSeconds", S_FN, XF_TS_FROM, 1, 1, 't', "d", 1000000, NULL, 0},
+    {"TimeSpan", "FromMinutes", S_FN, XF_TS_FROM, 1, 1, 't', "d", 60000000, NULL, 0},
+    {"TimeSpan", "FromHours", S_FN, XF_TS_FROM, 1, 1, 't', "d", 3600000000, NULL, 0},
+    {"TimeSpan", "FromDays", S_FN, XF_TS_FROM, 1, 1, 't', "d", 86400000000, NULL, 0},
+    {NULL, "len", S_FN, XF_LEN, 1, 1, 'i', "o", 0, NULL, 0},
+    {NULL, "str", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_string, XV_TEXT},
+    {NULL, "int", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_int32, XV_CONVERT},
+    {NULL, "decimal", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_decimal, XV_CONVERT},
+    {NULL, "now", S_NOW, 0, 0, 0, 0, "", 0, NULL, 0},
+    {NULL, "CInt", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_int32, XV_CONVERT},
+    {NULL, "CLng", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_int64, XV_CONVERT},
+    {NULL, "CDbl", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_double, XV_CONVERT},
+    {NULL, "CDec", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_decimal, XV_CONVERT},
+    {NULL, "CStr", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_string, XV_TEXT},
+    {NULL, "CBool", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_bool, XV_CONVERT},
+    {NULL, "If", S_IF, 0, 2, 3, 0, "", 0, NULL, 0},
+};
+
+static const char *const static_classes[] = {"String", "Math", "Convert", "DateTime",
+                                             "TimeSpan", "Int32", "Int64", "Double",
+                                             "Decimal", "Boolean"};
+
+static bool name_is(const char *text, uint32_t len, const char *word)
+{
+    return strlen(word) == len && strncasecmp(text, word, len) == 0;
+}
+
+static const wf_type *letter_type(char c, const wf_type *elem)
+{
+    switch (c) {
+    case 's': return &wf_type_string;
+    case 'i': return &wf_type_int32;
+    case 'd': return &wf_type_double;
+    case 'b': return &wf_type_bool;
+    case 't': return &wf_type_timespan;
+    case 'D': return &wf_type_datetime;
+    case 'e': return elem ? elem : &wf_type_object;
+    default: return &wf_type_object;
+    }
+}
+
+static char param_letter(const char *params, unsigned i)
+{
+    size_t n = strlen(params);
+    if (n >= 2 && params[n - 1] == '*' && i >= n - 2)
+        return params[n - 2];
+    return i < n ? params[i] : 'o';
+}
+
+/* Check the count, convert each argument to its parameter type, build the call node. */
+static xnode *make_call(xparser *p, uint8_t fn, const char *fname, int min, int max,
+                        const char *params, const wf_type *elem, const wf_type *ret,
+                        xnode **args, unsigned nargs, unsigned first, int64_t param,
+                        uint32_t off)
+{
+    unsigned given = nargs - first;
+    if ((int)given < min || (int)given > max) {
+        if (min == max)
+            return wfm_expr__fail(p, off, WF_E_TYPE, "'%s' takes %d argument%s, not %u", fname,
+                                  min, min == 1 ? "" : "s", given);
+        return wfm_expr__fail(p, off, WF_E_TYPE, "'%s' takes %d to %d arguments, not %u", fname,
+                              min, max, given);
+    }
+    char what[96];
+    for (unsigned i = first; i < nargs; i++) {
+        snprintf(what, sizeof what, "argument %u of '%s': ", i - first + 1, fname);
+        args[i] = wfm_expr__coerce_to(p, args[i], letter_type(param_letter(params, i - first), elem),
+                                      what);
+        if (!args[i])
+            return NULL;
+    }
+    xnode *n = wfm_expr__mk(p, XOP_CALL, ret, off, NULL, NULL, NULL);
+    if (!n)
+        return NULL;
+    n->sub = fn;
+    n->param = param;
+    n->off = nargs ? args[0]->off : off;
+    if (first)
+        n->flags |= XN_RECV;
+    return wfm_expr__fold(p, wfm_expr__set_args(p, n, args, nargs));
+}
+
+/* ---- members of a value ------------------------------------------------------------------ */
+static xnode *make_field(xparser *p, xnode *recv, const xtok *name)
+{
+    xnode *n = wfm_expr__mk(p, XOP_FIELD, &wf_type_object, name->off, recv, NULL, NULL);
+    if (!n)
+        return NULL;
+    n->name = wf_arena_strndup(p->arena, p->text + name->off, name->len);
+    if (!n->name)
+        return wfm_expr__nomem(p);
+    return n;
+}
+
+static const member_spec *find_member(wf_kind kind, const char *s, uint32_t len, bool parens)
+{
+    for (size_t i = 0; i < sizeof members / sizeof members[0]; i++)
+        if ((kind == WF_K_OBJECT || members[i].recv == kind) && name_is(s, len, members[i].name) &&
+            (members[i].min < 0) == !parens)
+            return &members[i];
+    return NULL;
+}
+
+static xnode *bind_member(xparser *p, xnode *recv, const xtok *name, xnode **args,
+                          unsigned nargs, bool parens)
+{
+    const char *s = p->text + name->off;
+    wf_kind kind = recv->type->kind;
+    if (!parens && (kind == WF_K_RECORD || kind == WF_K_OBJECT))
+        return make_field(p, recv, name);
+    if (parens && name_is(s, name->len, "ToString")) /* on null: NullReferenceException */
+        return make_call(p, XF_TOSTRING, "ToString", 0, 0, "", NULL, &wf_type_string, args,
+                         nargs, 1, 0, name->off);
+    if (kind == WF_K_OBJECT && name_is(s, name->len, "Contains"))
+        return make_call(p, XF_DYN_CONTAINS, "Contains", 1, 1, "o", NULL, &wf_type_bool, args,
+                         nargs, 1, 0, name->off);
+    const member_spec *m = find_member(kind, s, name->len, parens);
+    if (!m)
+        return wfm_expr__fail(p, name->off, WF_E_NAME, "'%s' has no member '%.*s'",
+                              recv->type->name, (int)name->len, s);
+    if (kind == WF_K_OBJECT) { /* late bound: the receiver must turn out to be the right kind */
+        const wf_type *rt = m->recv == WF_K_STRING      ? &wf_type_string
+                            : m->recv == WF_K_EXCEPTION ? &wf_exc_exception
+                            : m->recv == WF_K_TIMESPAN  ? &wf_type_timespan
+                            : m->recv == WF_K_DATETIME  ? &wf_type_datetime
+                                                        : NULL;
+        if (!rt)
+            return wfm_expr__fail(p, name->off, WF_E_TYPE,
+                                  "'%.*s' needs a typed receiver, not Object", (int)name->len, s);
+        args[0] = wfm_expr__coerce(p, recv, rt);
+        if (!args[0])
+            return NULL;
+    }
+    const wf_type *elem = args[0]->type->kind == WF_K_LIST ? args[0]->type->elem : NULL;
+    const wf_type *ret = m->ret == 'e' ? elem : letter_type(m->ret, elem);
+    return make_call(p, m->fn, m->name, m->min < 0 ? 0 : m->min, m->max < 0 ? 0 : m->max,
+                     m->params, elem, ret, args, nargs, 1, m->param, name->off);
+}
+
+static xnode *make_index(xparser *p, xnode *base, xnode *index, uint32_t off)
+{
+    if (!base || !index)
+        return NULL;
+    const wf_type *bt = base->type, *t;
+    if (bt->kind == WF_K_LIST) {
+        index = wfm_expr__coerce_to(p, index, &wf_type_int32, "index: ");
+        t = bt->elem ? bt->elem : &wf_type_object;
+    } else if (bt->kind == WF_K_RECORD) {
+        index = wfm_expr__coerce_to(p, index, &wf_type_string, "key: ");
+        t = &wf_type_object;
+    } else if (bt->kind == WF_K_OBJECT) {
+        t = &wf_type_object;
+    } else {
+        return wfm_expr__fail(p, off, WF_E_TYPE, "cannot index a value of type %s", bt->name);
+    }
+    if (!index)
+        return NULL;
+    return wfm_expr__mk(p, XOP_INDEX, t, off, base, index, NULL);
+}
+
+xnode *wfm_expr__parse_postfix(xparser *p)
+{
+    xnode *n = wfm_expr__parse_primary(p);
+    while (n) {
+        if (p->cur.kind == TK_PUNCT && p->cur.punct == '.') {
+            wfm_expr__advance(p);
+            xtok name = p->cur;
+            if (name.kind != TK_ID)
+                return wfm_expr__unexpected(p);
+            wfm_expr__advance(p);
+            xnode *args[WFM_EXPR_MAX_ARGS + 1] = {n};
+            unsigned nargs = 0;
+            bool parens = p->cur.kind == TK_PUNCT && p->cur.punct == '(';
+            if (parens && !wfm_expr__parse_args(p, args + 1, &nargs, WFM_EXPR_MAX_ARGS))
+                return NULL;
+            n = bind_member(p, n, &name, args, nargs + 1, parens);
+        } else if (p->cur.kind == TK_PUNCT && p->cur.punct == '[') {
+            uint32_t off = p->cur.off;
+            wfm_expr__advance(p);
+            xnode *index = wfm_expr__parse_expr(p);
+            if (!index || !wfm_expr__expect(p, ']'))
+                return NULL;
+            n = make_index(p, n, index, off);
+        } else {
+            break;
+        }
+    }
+    return n;
+}
+
+/* ---- the static library ------------------------------------------------------------------ */
+static const wf_type *math_type(const wf_type *t, bool keep_ints)
+{
+    if (t->kind == WF_K_DECIMAL || t->kind == WF_K_DOUBLE)
+        return t;
+    if (keep_ints && (t->kind == WF_K_INT32 || t->kind == WF_K_INT64))
+        return t;
+    return &wf_type_double;
+}
+
+static xnode *make_math(xparser *p, const static_spec *s, xnode **args, unsigned nargs,
+                        uint32_t off)
+{
+    for (unsigned i = 0; i < nargs; i++)
+        if (!wfm_expr__is_num(args[i]->type) && args[i]->type->kind != WF_K_OBJECT)
+            return wfm_expr__fail(p, args[i]->off, WF_E_TYPE,
+                                  "argument %u of 'Math.%s' must be numeric, not %s", i + 1,
+                                  s->name, args[i]->type->name);
+    const wf_type *t;
+    if (s->fn == XF_MIN || s->fn == XF_MAX) {
+        if (nargs != 2)
+            return wfm_expr__fail(p, off, WF_E_TYPE, "'%s' takes 2 arguments, not %u", s->name,
+                                  nargs);
+        t = wfm_expr__promote(math_type(args[0]->type, true), math_type(args[1]->type, true));
+        if (!t)
+            return wfm_expr__fail(p, off, WF_E_TYPE, "'Math.%s' cannot mix %s and %s", s->name,
+                                  args[0]->type->name, args[1]->type->name);
+    } else {
+        t = nargs ? math_type(args[0]->type, s->fn == XF_ABS) : &wf_type_double;
+    }
+    const wf_type *tt[2] = {t, s->fn == XF_ROUND ? &wf_type_int32 : t};
+    if ((int)nargs >= s->min && (int)nargs <= s->max)
+        for (unsigned i = 0; i < nargs; i++)
+            if (!(args[i] = wfm_expr__coerce(p, args[i], tt[i])))
+                return NULL;
+    return make_call(p, s->fn, s->name, s->min, s->max, "oo", NULL, t, args, nargs, 0, 0, off);
+}
+
+static xnode *bind_static(xparser *p, const static_spec *s, xnode **args, unsigned nargs,
+                          uint32_t off)
+{
+    switch (s->kind) {
+    case S_CONV:
+        if (nargs != 1)
+            return wfm_expr__fail(p, off, WF_E_TYPE, "'%s' takes 1 argument, not %u", s->name,
+                                  nargs);
+        return wfm_expr__convert(p, args[0], s->conv, s->mode, off);
+    case S_NOW: {
+        if (nargs)
+            return wfm_expr__fail(p, off, WF_E_TYPE, "'%s' takes no arguments", s->name);
+        xnode *n = wfm_expr__mk(p, XOP_NOW, &wf_type_datetime, off, NULL, NULL, NULL);
+        if (n) {
+            n->flags = 0;
+            n->param = s->param;
+        }
+        return n;
+    }
+    case S_CONST: {
+        xnode *n = wfm_expr__mk(p, XOP_CONST, s->conv, off, NULL, NULL, NULL);
+        if (n) {
+            n->k.type = s->conv;
+            if (s->conv->kind == WF_K_INT32)
+                n->k.u.i32 = (int32_t)s->param;
+            else
+                n->k.u.i64 = s->param;
+        }
+        return n;
+    }
+    case S_PARSE:
+        if (nargs != 1)
+            return wfm_expr__fail(p, off, WF_E_TYPE, "'%s' takes 1 argument, not %u", s->name,
+                                  nargs);
+        args[0] = wfm_expr__coerce_to(p, args[0], &wf_type_string, "argument 1 of 'Parse': ");
+        return wfm_expr__convert(p, args[0], s->conv, s->mode, off);
+    case S_EMPTY: {
+        xnode *n = wfm_expr__mk(p, XOP_CONST, &wf_type_string, off, NULL, NULL, NULL);
+        if (n && wf_value_string_static(p->arena, "", 0, &n->k) != WF_OK)
+            return wfm_expr__nomem(p);
+        return n;
+    }
+    case S_MATH:
+        return make_math(p, s, args, nargs, off);
+    case S_IF: /* If(c, a, b) is ?:, If(a, b) is ?? */
+        if (nargs == 2)
+            return wfm_expr__make_coalesce(p, args[0], args[1], off);
+        if (nargs != 3)
+            return wfm_expr__fail(p, off, WF_E_TYPE, "'If' takes 2 or 3 arguments, not %u",
+                                  nargs);
+        return wfm_expr__make_cond(p, args[0], args[1], args[2], off);
+    default:
+        return make_call(p, s->fn, s->name, s->min, s->max, s->params, NULL,
+                         letter_type(s->ret, NULL), args, nargs, 0, s->param, off);
+    }
+}
+
+static const static_spec *find_static(const char *cls, const char *s, uint32_t len)
+{
+    for (size_t i = 0; i < sizeof statics / sizeof statics[0]; i++) {
+        const static_spec *st = &statics[i];
+        if ((cls == NULL) != (st->cls == NULL) || (cls && strcmp(cls, st->cls) != 0))
+            continue;
+        if (name_is(s, len, st->name))
+            return st;
+    }
+    return NULL;
+}
+
+/* cur is the member name after "Class."; parse optional arguments and bind. */
+static xnode *parse_static_call(xparser *p, const char *cls, const xtok *name)
+{
+    const char *s = p->text + name->off;
+    const static_spec *st = find_static(cls, s, name->len);
+    if (!st) {
+        if (cls)
+            return wfm_expr__fail(p, name->off, WF_E_NAME, "'%s' has no member '%.*s'", cls,
+                                  (int)name->len, s);
+        return wfm_expr__fail(p, name->off, WF_E_NAME, "unknown function '%.*s'",
+                              (int)name->len, s);
+    }
+    xnode *args[WFM_EXPR_MAX_ARGS];
+    unsigned nargs = 0;
+    bool parens = p->cur.kind == TK_PUNCT && p->cur.punct == '(';
+    if (st->min < 0 && parens)
+        return wfm_expr__fail(p, p->cur.off, WF_E_TYPE, "'%s' is a property, not a method",
+                              st->name);
+    if (st->min >= 0 && !parens)
+        return wfm_expr__fail(p, p->cur.off, WF_E_SYNTAX, "expected '(' after '%s'", st->name);
+    if (parens && !wfm_expr__parse_args(p, args, &nargs, WFM_EXPR_MAX_ARGS))
+        return NULL;
+    return bind_static(p, st, args, nargs, name->off);
+}
+
+/* ---- new ---------------------------------------------------------------------------- */
+/* A type name at cur: NAME ((':' | '.') NAME)*, with List<T> / List(Of T) generics. */
+static const wf_type *parse_type(xparser *p, uint32_t *name_off)
+{
+    xtok first = p->cur;
+    *name_off = first.off;
+    if (first.kind != TK_ID) {
+        wfm_expr__unexpected(p);
+        return NULL;
+    }
+    xtok last = first;
+    wfm_expr__advance(p);
+    while (p->cur.kind == TK_PUNCT && (p->cur.punct == '.' || p->cur.punct == ':')) {
+        xtok next = wfm_expr__peek(p);
+        if (next.kind != TK_ID)
+            break;
+        wfm_expr__advance(p);
+        last = p->cur;
+        wfm_expr__advance(p);
+    }
+    if (name_is(p->text + last.off, last.len, "List")) {
+        bool angle = p->cur.kind == TK_PUNCT && p->cur.punct == '<';
+        xtok of = wfm_expr__peek(p);
+        bool vb = p->cur.kind == TK_PUNCT && p->cur.punct == '(' &&
+                  wfm_expr__tok_is(p, &of, "of");
+        if (!angle && !vb) {
+            wfm_expr__fail(p, p->cur.off, WF_E_SYNTAX, "expected '<' after 'List'");
+            return NULL;
+        }
+        wfm_expr__advance(p);
+        if (vb)
+            wfm_expr__advance(p);
+        uint32_t eoff;
+        const wf_type *elem = parse_type(p, &eoff);
+        if (!elem || !wfm_expr__expect(p, angle ? '>' : ')'))
+            return NULL;
+        if (!p->scope->types) {
+            wfm_expr__fail(p, first.off, WF_E_TYPE, "list types need the scope's type table");
+            return NULL;
+        }
+        const wf_type *t = wf_types_list(p->scope->types, elem);
+        if (!t)
+            wfm_expr__nomem(p);
+        return t;
+    }
+    const wf_type *t = wfm_expr__find_type(p, p->text + first.off, last.off + last.len - first.off);
+    if (!t)
+        wfm_expr__fail(p, first.off, WF_E_NAME, "unknown type '%.*s'",
+                       (int)(last.off + last.len - first.off), p->text + first.off);
+    return t;
+}
+
+static xnode *parse_list_init(xparser *p, const wf_type *lt, uint32_t off)
+{
+    enum { MAX_ITEMS = 64 };
+    xnode *items[MAX_ITEMS];
+    unsigned count = 0;
+    if (p->cur.kind == TK_PUNCT && p->cur.punct == '(') {
+        wfm_expr__advance(p);
+        if (!wfm_expr__expect(p, ')'))
+            return NULL;
+    }
+    if (wfm_expr__tok_is(p, &p->cur, "from"))
+        wfm_expr__advance(p);
+    if (p->cur.kind == TK_PUNCT && p->cur.punct == '{') {
+        wfm_expr__advance(p);
+        while (!(p->cur.kind == TK_PUNCT && p->cur.punct == '}')) {
+            if (count == MAX_ITEMS)
+                return wfm_expr__fail(p, p->cur.off, WF_E_LIMIT,
+                                      "too many list items (more than %d)", MAX_ITEMS);
+            xnode *it = wfm_expr__coerce_to(p, wfm_expr__parse_expr(p), lt->elem, "list item: ");
+            if (!it)
+                return NULL;
+            items[count++] = it;
+            if (p->cur.kind == TK_PUNCT && p->cur.punct == ',')
+                wfm_expr__advance(p);
+            else if (!(p->cur.kind == TK_PUNCT && p->cur.punct == '}'))
+                return wfm_expr__unexpected(p);
+        }
+        wfm_expr__advance(p);
+    }
+    xnode *n = wfm_expr__mk(p, XOP_NEW_LIST, lt, off, NULL, NULL, NULL);
+    if (!n)
+        return NULL;
+    n->args = count ? wf_arena_alloc(p->arena, count * sizeof *n->args) : NULL;
+    if (count && !n->args)
+        return wfm_expr__nomem(p);
+    if (count)
+        memcpy(n->args, items, count * sizeof *items);
+    n->nargs = 0; /* more than the call limit: set_args is not used */
+    n->param = count;
+    for (unsigned i = 0; i < count; i++) {
+        if (items[i]->depth >= n->depth)
+            n->depth = (uint16_t)(items[i]->depth + 1);
+        if (!(items[i]->flags & XN_PURE))
+            n->flags &= (uint8_t)~XN_PURE;
+    }
+    if (n->depth > WFM_EXPR_MAX_DEPTH)
+        return wfm_expr__fail(p, off, WF_E_LIMIT, "expression is too complex");
+    return n;
+}
+
+static xnode *parse_new(xparser *p)
+{
+    uint32_t off = p->cur.off;
+    wfm_expr__advance(p);
+    uint32_t toff;
+    const wf_type *t = parse_type(p, &toff);
+    if (!t)
+        return NULL;
+    if (t->kind == WF_K_LIST)
+        return parse_list_init(p, t, off);
+    if (t->kind != WF_K_EXCEPTION && t->kind != WF_K_DATETIME && t->kind != WF_K_TIMESPAN)
+        return wfm_expr__fail(p, toff, WF_E_TYPE, "cannot create a %s with 'new'", t->name);
+    xnode *args[WFM_EXPR_MAX_ARGS];
+    unsigned nargs = 0;
+    if (!wfm_expr__parse_args(p, args, &nargs, WFM_EXPR_MAX_ARGS))
+        return NULL;
+    if (t->kind == WF_K_DATETIME) /* new DateTime(y, m, d[, h, mi, s]) */
+        return make_call(p, XF_DT_NEW, "DateTime", nargs == 6 ? 6 : 3, nargs == 6 ? 6 : 3,
+                         "i*", NULL, t, args, nargs, 0, 0, toff);
+    if (t->kind == WF_K_TIMESPAN) /* new TimeSpan(h, m, s) / (d, h, m, s[, ms]) */
+        return make_call(p, XF_TS_NEW, "TimeSpan", nargs <= 3 ? 3 : 4, nargs <= 3 ? 3 : 5,
+                         "i*", NULL, t, args, nargs, 0, 0, toff);
+    if (nargs > 1)
+        return wfm_expr__fail(p, args[1]->off, WF_E_TYPE,
+                              "'new %s' takes a message only (inner exceptions are not supported)",
+                              t->name);
+    if (nargs == 1 &&
+        !(args[0] = wfm_expr__coerce_to(p, args[0], &wf_type_string, "exception message: ")))
+        return NULL;
+    xnode *n = wfm_expr__mk(p, XOP_NEW_EXC, t, off, NULL, NULL, NULL);
+    if (n)
+        n->aux = t;
+    return wfm_expr__set_args(p, n, args, nargs);
+}
+
+/* VB CType(x, T) converts as CInt & co. do; DirectCast(x, T) as a C# cast. cur is '('. */
+static xnode *parse_vb_cast(xparser *p, const xtok *name)
+{
+    wfm_expr__advance(p);
+    xnode *x = wfm_expr__parse_expr(p);
+    if (!x || !wfm_expr__expect(p, ','))
+        return NULL;
+    uint32_t toff;
+    const wf_type *t = parse_type(p, &toff);
+    if (!t || !wfm_expr__expect(p, ')'))
+        return NULL;
+    bool ctype = name_is(p->text + name->off, name->len, "CType");
+    return wfm_expr__convert(p, x, t, ctype ? (t->kind == WF_K_STRING ? XV_TEXT : XV_CONVERT)
+                                            : XV_CAST,
+                             name->off);
+}
+
+/* ---- names -------------------------------------------------------------------------- */
+static const char *static_class(const xparser *p, const xtok *t)
+{
+    for (size_t i = 0; i < sizeof static_classes / sizeof static_classes[0]; i++)
+        if (name_is(p->text + t->off, t->len, static_classes[i]))
+            return static_classes[i];
+    return NULL;
+}
+
+static xnode *make_slot(xparser *p, const xtok *t, const wfm_name *nm)
+{
+    xnode *n = wfm_expr__mk(p, XOP_SLOT, nm->type ? nm->type : &wf_type_object, t->off, NULL,
+                            NULL, NULL);
+    if (!n)
+        return NULL;
+    n->flags = nm->writable ? XN_WRITABLE : 0;
+    n->hops = nm->hops;
+    n->index = nm->index;
+    return n;
+}
+
+static xnode *keyword(xparser *p, const xtok *t, bool *handled)
+{
+    *handled = true;
+    if (wfm_expr__tok_is(p, t, "true") || wfm_expr__tok_is(p, t, "false")) {
+        wfm_expr__advance(p);
+        xnode *n = wfm_expr__mk(p, XOP_CONST, &wf_type_bool, t->off, NULL, NULL, NULL);
+        if (n)
+            n->k = wf_bool(p->text[t->off] == 't' || p->text[t->off] == 'T');
+        return n;
+    }
+    if (wfm_expr__tok_is(p, t, "null") || wfm_expr__tok_is(p, t, "nothing")) {
+        wfm_expr__advance(p);
+        xnode *n = wfm_expr__mk(p, XOP_CONST, &wf_type_null, t->off, NULL, NULL, NULL);
+        if (n)
+            n->k = wf_null();
+        return n;
+    }
+    if (wfm_expr__tok_is(p, t, "new"))
+        return parse_new(p);
+    static const char *const reserved[] = {"and", "or", "andalso", "orelse", "mod", "is",
+                                           "isnot", "not"};
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+        if (wfm_expr__tok_is(p, t, reserved[i]))
+            return wfm_expr__unexpected(p);
+    *handled = false;
+    return NULL;
+}
+
+xnode *wfm_expr__parse_name(xparser *p)
+{
+    xtok t = p->cur;
+    bool handled;
+    xnode *n = keyword(p, &t, &handled);
+    if (handled)
+        return n;
+    xtok next = wfm_expr__peek(p);
+    bool call = next.kind == TK_PUNCT && next.punct == '(';
+    wfm_name nm = {0};
+    if (!call && p->scope->resolve &&
+        p->scope->resolve(p->scope->ud, p->text + t.off, t.len, &nm)) {
+        wfm_expr__advance(p);
+        return make_slot(p, &t, &nm);
+    }
+    if (call) {
+        wfm_expr__advance(p);
+        if (name_is(p->text + t.off, t.len, "CType") ||
+            name_is(p->text + t.off, t.len, "DirectCast"))
+            return parse_vb_cast(p, &t);
+        return parse_static_call(p, NULL, &t);
+    }
+    bool dot = next.kind == TK_PUNCT && next.punct == '.';
+    if (dot && name_is(p->text + t.off, t.len, "System")) { /* System.Math.Abs */
+        xtok cls = wfm_expr__lex(p->text, next.off + next.len, p->end);
+        xtok dot2 = wfm_expr__lex(p->text, cls.off + cls.len, p->end);
+        if (cls.kind == TK_ID && static_class(p, &cls) && dot2.kind == TK_PUNCT &&
+            dot2.punct == '.') {
+            wfm_expr__advance(p);
+            wfm_expr__advance(p);
+            t = cls;
+            next = dot2;
+        }
+    }
+    const char *cls = dot ? static_class(p, &t) : NULL;
+    if (cls) {
+        wfm_expr__advance(p);
+        wfm_expr__advance(p);
+        xtok name = p->cur;
+        if (name.kind != TK_ID)
+            return wfm_expr__unexpected(p);
+        wfm_expr__advance(p);
+        return parse_static_call(p, cls, &name);
+    }
+    return wfm_expr__fail(p, t.off, WF_E_NAME, "unknown name '%.*s'", (int)t.len,
+                          p->text + t.off);
+}

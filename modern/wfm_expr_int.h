@@ -1,0 +1,182 @@
+/* wfm_expr_int.h — internals shared by the expression compiler's files (lexer, parser,
+ * evaluator, library functions): the typed node tree, allocated from the definition's arena
+ * and immutable once compiled, and the tokens. Only modern/wfm_expr*.c include this file. */
+#ifndef WFM_EXPR_INT_H
+#define WFM_EXPR_INT_H
+
+#include <stdarg.h>
+
+#include "wfm_expr.h"
+
+#define WFM_EXPR_MAX_NEST  256        /* parser recursion (nested parentheses, unary chains) */
+#define WFM_EXPR_MAX_DEPTH 512        /* tree depth, which bounds evaluation recursion */
+#define WFM_EXPR_MAX_ARGS  16         /* arguments of one call */
+#define WFM_EXPR_MAX_TEXT  (1u << 20) /* bytes of source text */
+
+/* ---- nodes ---------------------------------------------------------------------------- */
+typedef enum xop {
+    XOP_CONST,    /* k (scalar or immortal string) */
+    XOP_SLOT,     /* env slot (hops, index) */
+    XOP_CONV,     /* a converted to `type`, mode in sub (XV_*) */
+    XOP_NEG,      /* -a */
+    XOP_NOT,      /* !a (a is Boolean) */
+    XOP_ARITH,    /* a op b, op in sub (XA_*); operands already promoted when typed */
+    XOP_CONCAT,   /* text(a) + text(b) */
+    XOP_CMP,      /* a op b, op in sub (XC_*) */
+    XOP_ANDALSO,  /* short-circuit && */
+    XOP_ORELSE,   /* short-circuit || */
+    XOP_AND,      /* VB And on Booleans: both sides evaluated */
+    XOP_OR,       /* VB Or on Booleans: both sides evaluated */
+    XOP_COND,     /* a ? b : c */
+    XOP_FIELD,    /* a.name: record field, or a late-bound member of an Object */
+    XOP_INDEX,    /* a[b]: list element or record entry */
+    XOP_CALL,     /* library function sub (XF_*) over args[0..nargs) */
+    XOP_NEW_EXC,  /* exception of type aux with message args[0] (optional) */
+    XOP_NEW_LIST, /* list of type `type` from args */
+    XOP_NOW,      /* the clock; param 1: today (midnight UTC) */
+    XOP_COALESCE, /* a ?? b: a unless it is null */
+} xop;
+
+enum { XA_ADD, XA_SUB, XA_MUL, XA_DIV, XA_MOD };
+enum { XC_EQ, XC_NE, XC_LT, XC_LE, XC_GT, XC_GE };
+/* Conversion modes: IMPLICIT widens (and checks Object values), CAST is C#'s (T)x (integer
+ * targets truncate), CONVERT is Convert.ToX / CInt (round half to even, strings parsed),
+ * TEXT is ToString / str. */
+enum { XV_IMPLICIT, XV_CAST, XV_CONVERT, XV_TEXT };
+
+/* Library functions (XOP_CALL). Instance members take the receiver as args[0]. */
+typedef enum xfn {
+    XF_LENGTH, XF_COUNT, XF_MESSAGE, XF_TS_TOTAL, XF_DT_PART,
+    XF_TOUPPER, XF_TOLOWER, XF_TRIM, XF_STR_CONTAINS, XF_STARTSWITH, XF_ENDSWITH,
+    XF_SUBSTRING, XF_REPLACE, XF_INDEXOF, XF_LIST_CONTAINS, XF_CONTAINSKEY, XF_DYN_CONTAINS,
+    XF_FORMAT, XF_CONCAT, XF_ISNULLOREMPTY, XF_LEN,
+    XF_ABS, XF_MIN, XF_MAX, XF_ROUND, XF_FLOOR, XF_CEILING, XF_POW, XF_SQRT,
+    XF_TS_FROM, XF_TOSTRING, XF_DT_ADD, XF_TS_PART, XF_ISNULLORWHITESPACE, XF_JOIN,
+    XF_DT_NEW, XF_TS_NEW,
+} xfn;
+
+enum {
+    XN_PURE = 1u << 0,     /* depends on no name and not on the clock */
+    XN_RECV = 1u << 1,     /* XOP_CALL: args[0] is a receiver that must not be null */
+    XN_WRITABLE = 1u << 2, /* XOP_SLOT: the name may be assigned */
+};
+
+typedef struct xnode xnode;
+struct xnode {
+    uint8_t op;          /* xop */
+    uint8_t sub;         /* operator, conversion mode or function */
+    uint8_t flags;       /* XN_* */
+    uint8_t nargs;       /* XOP_CALL / XOP_NEW_*: args count */
+    uint16_t depth;      /* 1 + deepest child */
+    uint32_t off;        /* source offset of the node's first token (compile-time messages) */
+    int64_t param;       /* XF_TS_FROM / XF_DT_ADD: microseconds per unit; *_PART, *_TOTAL: which */
+    const wf_type *type; /* static result type */
+    const wf_type *aux;  /* XOP_NEW_EXC: exception type */
+    xnode *a, *b, *c;
+    xnode **args;        /* arena */
+    const char *name;    /* XOP_FIELD: member / key (arena) */
+    uint32_t hops, index; /* XOP_SLOT */
+    wf_value k;          /* XOP_CONST */
+};
+
+struct wfm_expr {
+    xnode *root;
+    const char *text; /* arena copy of the source */
+    bool lvalue;
+};
+
+/* ---- lexer ---------------------------------------------------------------------------- */
+typedef enum tkind { TK_EOF, TK_ERR, TK_INT, TK_DEC, TK_DBL, TK_STR, TK_ID, TK_PUNCT } tkind;
+
+/* Multi-character punctuators; single characters use their own code. */
+enum { P_ANDAND = 256, P_OROR, P_EQEQ, P_NE, P_LE, P_GE, P_COALESCE };
+
+typedef struct xtok {
+    tkind kind;
+    uint32_t off, len; /* bytes of text */
+    int punct;         /* TK_PUNCT */
+    uint64_t ival;     /* TK_INT magnitude */
+    bool is_long;      /* TK_INT with suffix L */
+    int64_t dec;       /* TK_DEC units */
+    double dbl;        /* TK_DBL */
+    wf_status ecode;   /* TK_ERR: status, message and where it points */
+    const char *emsg;
+    uint32_t eoff;
+} xtok;
+
+/* Lex the token starting at or after `off` (skipping white space), never past `end`. */
+xtok wfm_expr__lex(const char *text, uint32_t off, uint32_t end);
+/* Decode a string token (quotes included) into buf (C# escapes, VB "" doubling). */
+bool wfm_expr__string_decode(const char *text, uint32_t len, wf_buf *buf);
+/* Line and column of byte `off` of text that starts at `at`. */
+wf_loc wfm_expr__loc(wf_loc at, const char *text, uint32_t off);
+
+/* ---- parser (wfm_expr_parse.c: grammar and operators; wfm_expr_bind.c: names, members,
+ * library calls, `new`) ------------------------------------------------------------------ */
+typedef struct xparser {
+    wf_arena *arena;
+    const wfm_expr_scope *scope;
+    const char *text;
+    uint32_t end;    /* end of the expression body (the closing ']' in attribute form) */
+    bool bracketed;  /* "[ ... ]" */
+    wf_loc at;       /* location of text[0] */
+    xtok cur;
+    unsigned nest;   /* recursion depth */
+    wf_status status; /* first error */
+    wf_error *err;
+} xparser;
+
+xnode *wfm_expr__fail(xparser *p, uint32_t off, wf_status code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+xnode *wfm_expr__nomem(xparser *p);
+xnode *wfm_expr__unexpected(xparser *p);
+void wfm_expr__advance(xparser *p);
+bool wfm_expr__expect(xparser *p, int c);
+xtok wfm_expr__peek(const xparser *p);
+bool wfm_expr__tok_is(const xparser *p, const xtok *t, const char *word); /* case-insensitive */
+
+xnode *wfm_expr__mk(xparser *p, int op, const wf_type *type, uint32_t off, xnode *a, xnode *b,
+                    xnode *c);
+xnode *wfm_expr__set_args(xparser *p, xnode *n, xnode **args, unsigned nargs);
+xnode *wfm_expr__fold(xparser *p, xnode *n);
+bool wfm_expr__is_num(const wf_type *t);
+const wf_type *wfm_expr__promote(const wf_type *a, const wf_type *b);
+const wf_type *wfm_expr__find_type(const xparser *p, const char *name, size_t len);
+xnode *wfm_expr__coerce(xparser *p, xnode *n, const wf_type *to);
+/* Implicit conversion or WF_E_TYPE "<what>cannot convert X to Y" at n. */
+xnode *wfm_expr__coerce_to(xparser *p, xnode *n, const wf_type *to, const char *what);
+xnode *wfm_expr__convert(xparser *p, xnode *n, const wf_type *to, int mode, uint32_t off);
+xnode *wfm_expr__make_cond(xparser *p, xnode *c, xnode *a, xnode *b, uint32_t off);
+xnode *wfm_expr__make_coalesce(xparser *p, xnode *a, xnode *b, uint32_t off);
+xnode *wfm_expr__int_literal(xparser *p, const xtok *t, bool neg, uint32_t off);
+
+xnode *wfm_expr__parse_expr(xparser *p);
+xnode *wfm_expr__parse_or(xparser *p);
+xnode *wfm_expr__parse_postfix(xparser *p);
+xnode *wfm_expr__parse_primary(xparser *p);
+xnode *wfm_expr__parse_name(xparser *p);
+bool wfm_expr__parse_args(xparser *p, xnode **args, unsigned *nargs, unsigned max);
+
+/* ---- evaluation ----------------------------------------------------------------------- */
+wf_status wfm_expr__eval(const xnode *n, const wfm_env *env, wf_value *out, wf_value *exc);
+wf_status wfm_expr__store(const xnode *n, wfm_env *env, const wf_value *value, wf_value *exc);
+/* Convert v to `to` in mode XV_*. WF_OK, WF_E_FAULT (exc set) or WF_E_NOMEM. */
+wf_status wfm_expr__conv(const wf_value *v, const wf_type *to, int mode, wf_value *out,
+                         wf_value *exc);
+/* Make an exception value in *exc; returns WF_E_FAULT (or WF_E_NOMEM). */
+wf_status wfm_expr__raise(wf_value *exc, const wf_type *type, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Append the text form of v (str()). false on out of memory. */
+bool wfm_expr__text(const wf_value *v, wf_buf *buf);
+/* Run library function fn over args (evaluated). */
+wf_status wfm_expr__call(const xnode *n, wf_value *args, wf_value *out, wf_value *exc);
+/* The clock, microseconds since the Unix epoch (UTC). */
+int64_t wfm_expr__now_us(void);
+
+/* .NET's messages for the run-time exceptions. */
+#define WFM_MSG_OVERFLOW "Arithmetic operation resulted in an overflow."
+#define WFM_MSG_DIVZERO  "Attempted to divide by zero."
+#define WFM_MSG_NULLREF  "Object reference not set to an instance of an object."
+#define WFM_MSG_FORMAT   "Input string was not in a correct format."
+
+#endif

@@ -1,0 +1,638 @@
+/* wfm_expr_lib.c — the library functions expressions may call (the members and static
+ * functions bound in wfm_expr_bind.c): string methods, String.Format, Math, TimeSpan
+ * factories, len. Arguments arrive evaluated and converted to the parameter types; string
+ * positions count characters (UTF-8 code points), not bytes. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "wfm_expr_int.h"
+
+/* ---- UTF-8 positions ----------------------------------------------------------------- */
+static size_t u8_count(const char *s, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return n;
+}
+
+/* Byte offset of character `index` (index <= count). */
+static size_t u8_offset(const char *s, size_t len, size_t index)
+{
+    size_t i = 0;
+    for (size_t seen = 0; i < len; i++) {
+        if (((unsigned char)s[i] & 0xC0) != 0x80) {
+            if (seen == index)
+                return i;
+            seen++;
+        }
+    }
+    return len;
+}
+
+static const char *find_bytes(const char *hay, size_t hlen, const char *needle, size_t nlen)
+{
+    if (nlen == 0)
+        return hay;
+    for (size_t i = 0; i + nlen <= hlen; i++)
+        if (hay[i] == needle[0] && memcmp(hay + i, needle, nlen) == 0)
+            return hay + i;
+    return NULL;
+}
+
+static wf_status arg_null(wf_value *exc, const char *param)
+{
+    return wfm_expr__raise(exc, &wf_exc_argument_null, "Value cannot be null. (Parameter '%s')",
+                           param);
+}
+
+static wf_status arg_range(wf_value *exc, const char *param)
+{
+    return wfm_expr__raise(exc, &wf_exc_argument_range,
+                           "Specified argument was out of the range of valid values. "
+                           "(Parameter '%s')",
+                           param);
+}
+
+static wf_status take_buf(wf_buf *buf, wf_value *out)
+{
+    size_t len;
+    char *s = wf_buf_detach(buf, &len);
+    if (!s)
+        return WF_E_NOMEM;
+    return wf_value_string_take(s, len, out);
+}
+
+/* ---- string methods ------------------------------------------------------------------ */
+static wf_status str_case(const wf_value *s, bool upper, wf_value *out)
+{
+    wf_buf buf;
+    wf_buf_init(&buf);
+    const char *p = wf_value_str(s);
+    size_t len = wf_value_str_len(s);
+    for (size_t i = 0; i < len; i++) {
+        char c = p[i];
+        if (upper && c >= 'a' && c <= 'z')
+            c = (char)(c - 'a' + 'A');
+        else if (!upper && c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        wf_buf_addc(&buf, c);
+    }
+    return take_buf(&buf, out);
+}
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static wf_status str_trim(const wf_value *s, wf_value *out)
+{
+    const char *p = wf_value_str(s);
+    size_t len = wf_value_str_len(s);
+    while (len && is_space(*p))
+        p++, len--;
+    while (len && is_space(p[len - 1]))
+        len--;
+    return wf_value_string(p, len, out);
+}
+
+static wf_status str_test(int fn, const wf_value *s, const wf_value *x, wf_value *out,
+                          wf_value *exc)
+{
+    if (wf_is_null(x))
+        return arg_null(exc, "value");
+    const char *h = wf_value_str(s), *n = wf_value_str(x);
+    size_t hl = wf_value_str_len(s), nl = wf_value_str_len(x);
+    bool r;
+    if (fn == XF_STARTSWITH)
+        r = nl <= hl && memcmp(h, n, nl) == 0;
+    else if (fn == XF_ENDSWITH)
+        r = nl <= hl && memcmp(h + hl - nl, n, nl) == 0;
+    else
+        r = find_bytes(h, hl, n, nl) != NULL;
+    *out = wf_bool(r);
+    return WF_OK;
+}
+
+static wf_status str_substring(const wf_value *s, const wf_value *args, unsigned nargs,
+                               wf_value *out, wf_value *exc)
+{
+    const char *p = wf_value_str(s);
+    size_t len = wf_value_str_len(s), count = u8_count(p, len);
+    int64_t start = args[0].u.i32;
+    int64_t n = nargs > 1 ? args[1].u.i32 : (int64_t)count - start;
+    if (start < 0 || (size_t)start > count)
+        return arg_range(exc, "startIndex");
+    if (n < 0 || (size_t)(start + n) > count)
+        return arg_range(exc, "length");
+    size_t from = u8_offset(p, len, (size_t)start), to = u8_offset(p, len, (size_t)(start + n));
+    return wf_value_string(p + from, to - from, out);
+}
+
+static wf_status str_replace(const wf_value *s, const wf_value *a, const wf_value *b,
+                             wf_value *out, wf_value *exc)
+{
+    if (wf_is_null(a))
+        return arg_null(exc, "oldValue");
+    size_t al = wf_value_str_len(a), bl = wf_value_str_len(b), len = wf_value_str_len(s);
+    if (al == 0)
+        return wfm_expr__raise(exc, &wf_exc_argument,
+                               "String cannot be of zero length. (Parameter 'oldValue')");
+    const char *p = wf_value_str(s), *end = p + len;
+    wf_buf buf;
+    wf_buf_init(&buf);
+    for (;;) {
+        const char *hit = find_bytes(p, (size_t)(end - p), wf_value_str(a), al);
+        if (!hit)
+            break;
+        wf_buf_add(&buf, p, (size_t)(hit - p));
+        wf_buf_add(&buf, wf_value_str(b), bl);
+        p = hit + al;
+    }
+    wf_buf_add(&buf, p, (size_t)(end - p));
+    return take_buf(&buf, out);
+}
+
+static wf_status str_indexof(const wf_value *s, const wf_value *x, wf_value *out,
+                             wf_value *exc)
+{
+    if (wf_is_null(x))
+        return arg_null(exc, "value");
+    const char *h = wf_value_str(s);
+    const char *hit = find_bytes(h, wf_value_str_len(s), wf_value_str(x), wf_value_str_len(x));
+    *out = wf_int32(hit ? (int32_t)u8_count(h, (size_t)(hit - h)) : -1);
+    return WF_OK;
+}
+
+static wf_status list_contains(const wf_value *list, const wf_value *x, wf_value *out)
+{
+    size_t n = wf_value_list_count(list);
+    bool found = false;
+    for (size_t i = 0; i < n && !found; i++)
+        found = wf_value_equal(wf_value_list_at(list, i), x);
+    *out = wf_bool(found);
+    return WF_OK;
+}
+
+static wf_status dyn_contains(const wf_value *recv, const wf_value *x, wf_value *out,
+                              wf_value *exc)
+{
+    if (recv->type->kind == WF_K_LIST)
+        return list_contains(recv, x, out);
+    if (recv->type->kind == WF_K_RECORD && x->type->kind == WF_K_STRING) {
+        *out = wf_bool(wf_value_record_get(recv, wf_value_str(x)) != NULL);
+        return WF_OK;
+    }
+    if (recv->type->kind == WF_K_STRING && (x->type->kind == WF_K_STRING || wf_is_null(x)))
+        return str_test(XF_STR_CONTAINS, recv, x, out, exc);
+    return wfm_expr__raise(exc, &wf_exc_invalid_cast, "'%s' has no method 'Contains(%s)'.",
+                           recv->type->name, x->type->name);
+}
+
+/* ---- String.Format ------------------------------------------------------------------- */
+static void add_grouped(wf_buf *buf, const char *digits, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (i && (n - i) % 3 == 0)
+            wf_buf_addc(buf, ',');
+        wf_buf_addc(buf, digits[i]);
+    }
+}
+
+/* Standard numeric formats F, N (fixed point, N with thousands separators) and D (integer
+ * digits); other specifiers fall back to the plain text. Returns false if not handled. */
+static bool format_number(const wf_value *v, const char *spec, size_t slen, wf_buf *buf)
+{
+    wf_kind k = v->type->kind;
+    if (slen == 0 || slen > 3 || (k != WF_K_INT32 && k != WF_K_INT64 && k != WF_K_DOUBLE &&
+                                   k != WF_K_DECIMAL))
+        return false;
+    char c = (char)(spec[0] & ~0x20);
+    int prec = -1;
+    for (size_t i = 1; i < slen; i++) {
+        if (spec[i] < '0' || spec[i] > '9')
+            return false;
+        prec = (prec < 0 ? 0 : prec * 10) + (spec[i] - '0');
+    }
+    double d = k == WF_K_INT32    ? v->u.i32
+               : k == WF_K_INT64  ? (double)v->u.i64
+               : k == WF_K_DOUBLE ? v->u.d
+                                  : (double)v->u.i64 / WF_DECIMAL_SCALE;
+    char tmp[400];
+    if (c == 'D' && (k == WF_K_INT32 || k == WF_K_INT64)) {
+        long long x = k == WF_K_INT32 ? v->u.i32 : v->u.i64;
+        snprintf(tmp, sizeof tmp, "%0*lld", prec < 0 ? 1 : prec, x);
+        return wf_buf_adds(buf, tmp);
+    }
+    if (c != 'F' && c != 'N')
+        return false;
+    if (prec < 0)
+        prec = 2;
+    if (k == WF_K_DECIMAL) { /* exact, midpoints away from zero as .NET formats */
+        int64_t u = v->u.i64;
+        bool neg = u < 0;
+        uint64_t a = neg ? (uint64_t)0 - (uint64_t)u : (uint64_t)u;
+        int places = prec > 4 ? 4 : prec;
+        uint64_t step = 1;
+        for (int i = places; i < 4; i++)
+            step *= 10;
+        a = (a + step / 2) / step; /* units of 10^-places */
+        uint64_t div = 1;
+        for (int i = 0; i < places; i++)
+            div *= 10;
+        int w = snprintf(tmp, sizeof tmp, "%s%llu", neg && a ? "-" : "",
+                         (unsigned long long)(a / div));
+        if (prec > 0) {
+            if (places > 0)
+                w += snprintf(tmp + w, sizeof tmp - (size_t)w, ".%0*llu", places,
+                              (unsigned long long)(a % div));
+            else
+                tmp[w++] = '.';
+            for (int i = places; i < prec && (size_t)w + 1 < sizeof tmp; i++)
+                tmp[w++] = '0';
+            tmp[w] = '\0';
+        }
+    } else {
+        snprintf(tmp, sizeof tmp, "%.*f", prec > 99 ? 99 : prec, d);
+    }
+    if (c == 'F')
+        return wf_buf_adds(buf, tmp);
+    const char *p = tmp;
+    if (*p == '-')
+        wf_buf_addc(buf, *p++);
+    size_t int_len = strcspn(p, ".");
+    add_grouped(buf, p, int_len);
+    return wf_buf_adds(buf, p + int_len);
+}
+
+static wf_status format_error(wf_buf *buf, wf_value *exc, const char *msg)
+{
+    wf_buf_fini(buf);
+    return wfm_expr__raise(exc, &wf_exc_format, "%s", msg);
+}
+
+/* One "{index[,align][:spec]}" item starting after '{'; returns the offset after '}'. */
+static wf_status format_item(const char *f, size_t len, size_t *pos, const wf_value *args,
+                             unsigned nargs, wf_buf *buf, wf_value *exc)
+{
+    size_t i = *pos;
+    unsigned long index = 0;
+    size_t digits = 0;
+    while (i < len && f[i] >= '0' && f[i] <= '9' && digits < 6)
+        index = index * 10 + (unsigned long)(f[i++] - '0'), digits++;
+    if (digits == 0)
+        return format_error(buf, exc, WFM_MSG_FORMAT);
+    while (i < len && f[i] != ':' && f[i] != '}') /* alignment is ignored */
+        i++;
+    const char *spec = "";
+    size_t slen = 0;
+    if (i < len && f[i] == ':') {
+        spec = f + ++i;
+        while (i < len && f[i] != '}')
+            i++;
+        slen = (size_t)(f + i - spec);
+    }
+    if (i >= len)
+        return format_error(buf, exc, WFM_MSG_FORMAT);
+    if (index >= nargs)
+        return format_error(buf, exc,
+                            "Index (zero based) must be greater than or equal to zero and less "
+                            "than the size of the argument list.");
+    if (!format_number(&args[index], spec, slen, buf))
+        wfm_expr__text(&args[index], buf);
+    *pos = i + 1;
+    return WF_OK;
+}
+
+static wf_status str_format(const wf_value *args, unsigned nargs, wf_value *out, wf_value *exc)
+{
+    if (wf_is_null(&args[0]))
+        return arg_null(exc, "format");
+    const char *f = wf_value_str(&args[0]);
+    size_t len = wf_value_str_len(&args[0]), i = 0;
+    wf_buf buf;
+    wf_buf_init(&buf);
+    while (i < len) {
+        char c = f[i++];
+        if ((c == '{' || c == '}') && i < len && f[i] == c) {
+            wf_buf_addc(&buf, c);
+            i++;
+        } else if (c == '}') {
+            return format_error(&buf, exc, WFM_MSG_FORMAT);
+        } else if (c == '{') {
+            wf_status st = format_item(f, len, &i, args + 1, nargs - 1, &buf, exc);
+            if (st != WF_OK)
+                return st;
+        } else {
+            wf_buf_addc(&buf, c);
+        }
+    }
+    return take_buf(&buf, out);
+}
+
+static wf_status str_concat(const wf_value *args, unsigned nargs, wf_value *out)
+{
+    wf_buf buf;
+    wf_buf_init(&buf);
+    for (unsigned i = 0; i < nargs; i++)
+        wfm_expr__text(&args[i], &buf);
+    return take_buf(&buf, out);
+}
+
+/* ---- numbers and time -------------------------------------------------------------- */
+static wf_status overflow(wf_value *exc)
+{
+    return wfm_expr__raise(exc, &wf_exc_overflow, WFM_MSG_OVERFLOW);
+}
+
+static wf_status math_abs(const wf_value *x, wf_value *out, wf_value *exc)
+{
+    switch (x->type->kind) {
+    case WF_K_INT32:
+        if (x->u.i32 == INT32_MIN)
+            return wfm_expr__raise(exc, &wf_exc_overflow,
+                                   "Negating the minimum value of a twos complement number is "
+                                   "invalid.");
+        *out = wf_int32(x->u.i32 < 0 ? -x->u.i32 : x->u.i32);
+        return WF_OK;
+    case WF_K_DOUBLE:
+        *out = wf_double(fabs(x->u.d));
+        return WF_OK;
+    default: /* Int64, Decimal */
+        if (x->u.i64 == INT64_MIN)
+            return overflow(exc);
+        out->type = x->type;
+        out->u.i64 = x->u.i64 < 0 ? -x->u.i64 : x->u.i64;
+        return WF_OK;
+    }
+}
+
+static wf_status math_minmax(bool max, const wf_value *a, const wf_value *b, wf_value *out)
+{
+    bool a_first;
+    switch (a->type->kind) {
+    case WF_K_INT32: a_first = max ? a->u.i32 >= b->u.i32 : a->u.i32 <= b->u.i32; break;
+    case WF_K_DOUBLE:
+        if (isnan(a->u.d) || isnan(b->u.d)) {
+            *out = wf_double(NAN);
+            return WF_OK;
+        }
+        a_first = max ? a->u.d >= b->u.d : a->u.d <= b->u.d;
+        break;
+    default: a_first = max ? a->u.i64 >= b->u.i64 : a->u.i64 <= b->u.i64; break;
+    }
+    *out = a_first ? *a : *b;
+    return WF_OK;
+}
+
+static int64_t pow10i(int n)
+{
+    int64_t r = 1;
+    while (n-- > 0)
+        r *= 10;
+    return r;
+}
+
+/* Decimal units rounded to a multiple of step: mode 0 half to even, 1 floor, 2 ceiling. */
+static wf_status dec_round(int64_t u, int64_t step, int mode, wf_value *out, wf_value *exc)
+{
+    int64_t q = u / step, r = u % step;
+    if (r != 0) {
+        if (mode == 1 && r < 0)
+            q--;
+        else if (mode == 2 && r > 0)
+            q++;
+        else if (mode == 0) {
+            int64_t ar = r < 0 ? -r : r, half = step / 2;
+            if (ar > half || (ar == half && (q & 1)))
+                q += r < 0 ? -1 : 1;
+        }
+    }
+    int64_t units;
+    if (__builtin_mul_overflow(q, step, &units))
+        return overflow(exc);
+    *out = wf_decimal_units(units);
+    return WF_OK;
+}
+
+static wf_status math_round(int fn, const wf_value *args, unsigned nargs, wf_value *out,
+                            wf_value *exc)
+{
+    int digits = 0;
+    if (nargs > 1) {
+        if (args[1].u.i32 < 0 || args[1].u.i32 > 15)
+            return arg_range(exc, "digits");
+        digits = args[1].u.i32;
+    }
+    int mode = fn == XF_FLOOR ? 1 : fn == XF_CEILING ? 2 : 0;
+    if (args[0].type->kind == WF_K_DECIMAL)
+        return dec_round(args[0].u.i64, digits >= 4 ? 1 : pow10i(4 - digits), mode, out, exc);
+    double d = args[0].u.d, r;
+    if (mode == 1)
+        r = floor(d);
+    else if (mode == 2)
+        r = ceil(d);
+    else if (digits == 0)
+        r = nearbyint(d);
+    else {
+        double scale = (double)pow10i(digits), t = d * scale;
+        r = isinf(t) ? d : nearbyint(t) / scale;
+    }
+    *out = wf_double(r);
+    return WF_OK;
+}
+
+/* TimeSpan.FromX(value): .NET Framework rounds to whole milliseconds. */
+static wf_status ts_from(const wf_value *x, int64_t unit_us, wf_value *out, wf_value *exc)
+{
+    double v = x->u.d;
+    if (isnan(v))
+        return wfm_expr__raise(exc, &wf_exc_argument,
+                               "TimeSpan does not accept floating point Not-a-Number values.");
+    double ms = v * (double)(unit_us / 1000);
+    ms += ms >= 0 ? 0.5 : -0.5;
+    if (!(ms > -9223372036854775.0 && ms < 9223372036854775.0))
+        return wfm_expr__raise(exc, &wf_exc_overflow,
+                               "TimeSpan overflowed because the duration is too long.");
+    *out = wf_timespan_us((int64_t)ms * 1000);
+    return WF_OK;
+}
+
+/* Year, month, day, hour, minute, second of a DateTime (proleptic Gregorian, UTC). */
+static int32_t dt_part(int64_t us, int64_t which)
+{
+    int64_t days = us / 86400000000LL, rem = us % 86400000000LL;
+    if (rem < 0) {
+        rem += 86400000000LL;
+        days--;
+    }
+    if (which >= 3) {
+        int64_t secs = rem / 1000000;
+        return (int32_t)(which == 3 ? secs / 3600 : which == 4 ? secs / 60 % 60 : secs % 60);
+    }
+    days += 719468; /* civil-from-days, days since 0000-03-01 */
+    int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+    int64_t doe = days - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    int64_t d = doy - (153 * mp + 2) / 5 + 1;
+    int64_t m = mp < 10 ? mp + 3 : mp - 9;
+    int64_t y = yoe + era * 400 + (m <= 2);
+    return (int32_t)(which == 0 ? y : which == 1 ? m : d);
+}
+
+static wf_status dt_add(const wf_value *dt, const wf_value *x, int64_t unit_us, wf_value *out,
+                        wf_value *exc)
+{
+    double ms = x->u.d * (double)(unit_us / 1000); /* .NET rounds to whole milliseconds */
+    ms += ms >= 0 ? 0.5 : -0.5;
+    int64_t r;
+    if (!(ms > -9223372036854775.0 && ms < 9223372036854775.0) ||
+        __builtin_add_overflow(dt->u.i64, (int64_t)ms * 1000, &r))
+        return wfm_expr__raise(exc, &wf_exc_argument_range,
+                               "The added or subtracted value results in an un-representable "
+                               "DateTime.");
+    *out = wf_datetime_us(r);
+    return WF_OK;
+}
+
+static int32_t ts_part(int64_t us, int64_t which)
+{
+    static const int64_t unit[] = {86400000000LL, 3600000000LL, 60000000LL, 1000000LL, 1000LL};
+    static const int64_t wrap[] = {0, 24, 60, 60, 1000};
+    int64_t v = us / unit[which];
+    return (int32_t)(which == 0 ? v : v % wrap[which]);
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (days-from-civil). */
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+static wf_status dt_new(const wf_value *a, unsigned nargs, wf_value *out, wf_value *exc)
+{
+    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int64_t v[6] = {0};
+    for (unsigned i = 0; i < nargs && i < 6; i++)
+        v[i] = a[i].u.i32;
+    bool leap = (v[0] % 4 == 0 && v[0] % 100 != 0) || v[0] % 400 == 0;
+    bool ok = v[0] >= 1 && v[0] <= 9999 && v[1] >= 1 && v[1] <= 12 && v[2] >= 1 &&
+              v[2] <= mdays[v[1] - 1] + (v[1] == 2 && leap) && v[3] >= 0 && v[3] < 24 &&
+              v[4] >= 0 && v[4] < 60 && v[5] >= 0 && v[5] < 60;
+    if (!ok)
+        return wfm_expr__raise(exc, &wf_exc_argument_range,
+                               "Year, Month, and Day parameters describe an un-representable "
+                               "DateTime.");
+    int64_t secs = days_from_civil(v[0], v[1], v[2]) * 86400 + v[3] * 3600 + v[4] * 60 + v[5];
+    *out = wf_datetime_us(secs * 1000000);
+    return WF_OK;
+}
+
+static wf_status ts_new(const wf_value *a, unsigned nargs, wf_value *out, wf_value *exc)
+{
+    int64_t d = nargs >= 4 ? a[0].u.i32 : 0, first = nargs >= 4 ? 1 : 0;
+    int64_t ms = nargs == 5 ? a[4].u.i32 : 0;
+    __int128 us = (((((__int128)d * 24 + a[first].u.i32) * 60 + a[first + 1].u.i32) * 60 +
+                    a[first + 2].u.i32) * 1000000) + (__int128)ms * 1000;
+    if (us > INT64_MAX || us < INT64_MIN)
+        return wfm_expr__raise(exc, &wf_exc_argument_range, "TimeSpan overflowed because the "
+                                                            "duration is too long.");
+    *out = wf_timespan_us((int64_t)us);
+    return WF_OK;
+}
+
+static wf_status str_join(const wf_value *a, unsigned nargs, wf_value *out)
+{
+    wf_buf buf;
+    wf_buf_init(&buf);
+    bool one_list = nargs == 2 && a[1].type->kind == WF_K_LIST;
+    size_t count = one_list ? wf_value_list_count(&a[1]) : nargs - 1;
+    for (size_t i = 0; i < count; i++) {
+        if (i)
+            wfm_expr__text(&a[0], &buf);
+        wfm_expr__text(one_list ? wf_value_list_at(&a[1], i) : &a[i + 1], &buf);
+    }
+    return take_buf(&buf, out);
+}
+
+static bool blank(const wf_value *s)
+{
+    const char *p = wf_value_str(s);
+    for (size_t i = 0; i < wf_value_str_len(s); i++)
+        if (!is_space(p[i]))
+            return false;
+    return true;
+}
+
+static wf_status len_of(const wf_value *x, wf_value *out, wf_value *exc)
+{
+    switch (x->type->kind) {
+    case WF_K_NULL:
+        return wfm_expr__raise(exc, &wf_exc_null_reference, WFM_MSG_NULLREF);
+    case WF_K_STRING: *out = wf_int32((int32_t)u8_count(wf_value_str(x), wf_value_str_len(x))); break;
+    case WF_K_LIST: *out = wf_int32((int32_t)wf_value_list_count(x)); break;
+    case WF_K_RECORD: *out = wf_int32((int32_t)wf_value_record_count(x)); break;
+    default:
+        return wfm_expr__raise(exc, &wf_exc_invalid_cast, "len() of a value of type '%s'.",
+                               x->type->name);
+    }
+    return WF_OK;
+}
+
+wf_status wfm_expr__call(const xnode *n, wf_value *a, wf_value *out, wf_value *exc)
+{
+    const wf_value *s = &a[0];
+    switch ((xfn)n->sub) {
+    case XF_LENGTH: *out = wf_int32((int32_t)u8_count(wf_value_str(s), wf_value_str_len(s))); return WF_OK;
+    case XF_COUNT: *out = wf_int32((int32_t)wf_value_list_count(s)); return WF_OK;
+    case XF_MESSAGE: return wf_value_cstring(wf_value_exc_message(s), out);
+    case XF_TS_TOTAL: *out = wf_double((double)s->u.i64 / (double)n->param); return WF_OK;
+    case XF_DT_PART: *out = wf_int32(dt_part(s->u.i64, n->param)); return WF_OK;
+    case XF_TOUPPER: return str_case(s, true, out);
+    case XF_TOLOWER: return str_case(s, false, out);
+    case XF_TRIM: return str_trim(s, out);
+    case XF_STR_CONTAINS:
+    case XF_STARTSWITH:
+    case XF_ENDSWITH: return str_test(n->sub, s, &a[1], out, exc);
+    case XF_SUBSTRING: return str_substring(s, a + 1, n->nargs - 1u, out, exc);
+    case XF_REPLACE: return str_replace(s, &a[1], &a[2], out, exc);
+    case XF_INDEXOF: return str_indexof(s, &a[1], out, exc);
+    case XF_LIST_CONTAINS: return list_contains(s, &a[1], out);
+    case XF_CONTAINSKEY:
+        if (wf_is_null(&a[1]))
+            return arg_null(exc, "key");
+        *out = wf_bool(wf_value_record_get(s, wf_value_str(&a[1])) != NULL);
+        return WF_OK;
+    case XF_DYN_CONTAINS: return dyn_contains(s, &a[1], out, exc);
+    case XF_FORMAT: return str_format(a, n->nargs, out, exc);
+    case XF_CONCAT: return str_concat(a, n->nargs, out);
+    case XF_ISNULLOREMPTY: *out = wf_bool(wf_value_str_len(s) == 0); return WF_OK;
+    case XF_LEN: return len_of(s, out, exc);
+    case XF_ABS: return math_abs(s, out, exc);
+    case XF_MIN:
+    case XF_MAX: return math_minmax(n->sub == XF_MAX, &a[0], &a[1], out);
+    case XF_ROUND:
+    case XF_FLOOR:
+    case XF_CEILING: return math_round(n->sub, a, n->nargs, out, exc);
+    case XF_POW: *out = wf_double(pow(a[0].u.d, a[1].u.d)); return WF_OK;
+    case XF_SQRT: *out = wf_double(sqrt(s->u.d)); return WF_OK;
+    case XF_TS_FROM: return ts_from(s, n->param, out, exc);
+    case XF_TOSTRING: return wfm_expr__conv(s, &wf_type_string, XV_TEXT, out, exc);
+    case XF_DT_ADD: return dt_add(s, &a[1], n->param, out, exc);
+    case XF_TS_PART: *out = wf_int32(ts_part(s->u.i64, n->param)); return WF_OK;
+    case XF_ISNULLORWHITESPACE: *out = wf_bool(blank(s)); return WF_OK;
+    case XF_JOIN: return str_join(a, n->nargs, out);
+    case XF_DT_NEW: return dt_new(a, n->nargs, out, exc);
+    case XF_TS_NEW: return ts_new(a, n->nargs, out, exc);
+    }
+    return wfm_expr__raise(exc, &wf_exc_invalid_operation, "bad library function");
+}

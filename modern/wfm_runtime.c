@@ -1,0 +1,924 @@
+/* wfm_runtime.c — the host side of the modern runtime: the runtime object (catalogue with
+ * the built-ins, type table, definition cache keyed by path and content hash), the worker
+ * pool with its runnable-instance queue, the timer thread, and the instance host API.
+ * A worker holds an instance exclusively while it runs; a waiting instance holds no thread.
+ *
+ * Pool states of an instance (inst->ps, guarded by rt->lock):
+ *   NONE -> QUEUED     post (wfm_instance_start, resume, a due timer)
+ *   QUEUED -> RUNNING  worker_main takes it
+ *   RUNNING -> NONE    after_slice (-> QUEUED again if more work or a post arrived)
+ *   NONE -> HOST       host_hold (run, resume, cancel, terminate on the caller's thread)
+ *   HOST -> NONE       host_release (-> QUEUED when the instance lives on the pool) */
+#include "wfm_runtime.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h> /* sysconf */
+
+#include "wfm_sched_int.h"
+
+enum { PS_NONE = 0, PS_QUEUED, PS_RUNNING, PS_HOST };
+#define SLICE_ITEMS 4096 /* work items per turn on a worker, for fairness */
+
+typedef struct timer_entry {
+    int64_t due_us;
+    wfm_instance *inst;
+    uint64_t gen; /* inst->timer_gen when registered; older entries are stale */
+} timer_entry;
+
+struct wfm_runtime {
+    wfm_catalogue *catalogue; /* owned */
+    wf_types *types;          /* owned */
+    const wf_libpath *libpath;
+    wfm_write_fn write;
+    void *write_ud;
+    wfm_clock_fn clock;
+    void *clock_ud;
+    pthread_mutex_t out_lock; /* serialises the runtime's writer */
+    pthread_mutex_t spare_lock;
+    wfm_instance *spares; /* recycled instance shells (q_next list) */
+    size_t spare_count;
+    /* definition cache */
+    pthread_mutex_t cache_lock;
+    wf_strmap *cache; /* "hash:path" -> wfm_definition (one reference each) */
+    /* the pool */
+    pthread_mutex_t lock;
+    pthread_cond_t work_cv, idle_cv, timer_cv;
+    pthread_t *workers;
+    unsigned worker_count, workers_started;
+    pthread_t timer_thread;
+    bool timer_started, stop;
+    wfm_instance *q_head, *q_tail; /* runnable instances */
+    unsigned running;
+    timer_entry *theap;
+    size_t theap_count, theap_cap, timer_waiting;
+    _Atomic uint64_t n_defs, n_hits, n_created, n_completed, n_executed, n_items, n_resumed,
+        n_timers;
+};
+
+struct wfm_instance {
+    wfm_runtime *rt;
+    wfm_definition *def; /* retained */
+    wfm_ctx ctx;
+    wfm_write_fn write;
+    void *write_ud;
+    wfm_instance_fn on_complete;
+    void *on_complete_ud;
+    size_t *outputs; /* arg indices of Out/InOut arguments */
+    size_t output_count, outputs_cap;
+    /* pool bookkeeping, under rt->lock */
+    int ps;
+    bool wanted; /* posted while running or held by the host */
+    bool pooled; /* started on the pool */
+    bool timer_registered;
+    bool counted_done;
+    uint64_t timer_gen;
+    wfm_instance *q_next; /* the runnable queue, or the spare list */
+};
+
+static void shell_free(wfm_instance *inst);
+
+/* ---- defaults ------------------------------------------------------------------------- */
+
+static void stdout_write(void *ud, const char *text, size_t len)
+{
+    (void)ud;
+    fwrite(text, 1, len, stdout);
+    fflush(stdout);
+}
+
+static int64_t real_clock(void *ud)
+{
+    (void)ud;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* The instance's writer: its own, else the runtime's, which instances on several workers
+ * share: calls to it are serialised. */
+static void inst_write(void *ud, const char *text, size_t len)
+{
+    wfm_instance *inst = ud;
+    if (inst->write) {
+        inst->write(inst->write_ud, text, len);
+        return;
+    }
+    wfm_runtime *rt = inst->rt;
+    pthread_mutex_lock(&rt->out_lock);
+    rt->write(rt->write_ud, text, len);
+    pthread_mutex_unlock(&rt->out_lock);
+}
+
+static int64_t inst_clock(void *ud)
+{
+    wfm_runtime *rt = ud;
+    return rt->clock(rt->clock_ud);
+}
+
+/* ---- runtime -------------------------------------------------------------------------- */
+
+static void release_def(void *def)
+{
+    wfm_definition_release(def);
+}
+
+wf_status wfm_runtime_create(const wfm_runtime_opts *opts, wfm_runtime **out, wf_error *err)
+{
+    *out = NULL;
+    wfm_runtime_opts defaults = WFM_RUNTIME_OPTS_INIT;
+    if (!opts)
+        opts = &defaults;
+    wfm_runtime *rt = wf_calloc(1, sizeof *rt);
+    if (!rt)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    wf_status st = wfm_catalogue_create(&rt->catalogue, err);
+    if (st == WF_OK && !(rt->types = wf_types_create()))
+        st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    if (st == WF_OK && !(rt->cache = wf_strmap_create(release_def)))
+        st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    if (st == WF_OK)
+        st = wfm_builtins_register(rt->catalogue, err);
+    if (st != WF_OK) {
+        wf_strmap_destroy(rt->cache);
+        wf_types_destroy(rt->types);
+        wfm_catalogue_destroy(rt->catalogue);
+        wf_free(rt);
+        return st;
+    }
+    rt->libpath = opts->libpath;
+    rt->write = opts->write ? opts->write : stdout_write;
+    rt->write_ud = opts->write ? opts->write_ud : rt;
+    rt->clock = opts->clock ? opts->clock : real_clock;
+    rt->clock_ud = opts->clock_ud;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    rt->worker_count = opts->worker_count ? opts->worker_count : (cores > 0 ? (unsigned)cores : 1);
+    pthread_mutex_init(&rt->out_lock, NULL);
+    pthread_mutex_init(&rt->spare_lock, NULL);
+    pthread_mutex_init(&rt->cache_lock, NULL);
+    pthread_mutex_init(&rt->lock, NULL);
+    pthread_cond_init(&rt->work_cv, NULL);
+    pthread_cond_init(&rt->idle_cv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&rt->timer_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    *out = rt;
+    return WF_OK;
+}
+
+void wfm_runtime_destroy(wfm_runtime *rt)
+{
+    if (!rt)
+        return;
+    pthread_mutex_lock(&rt->lock);
+    rt->stop = true;
+    pthread_cond_broadcast(&rt->work_cv);
+    pthread_cond_broadcast(&rt->timer_cv);
+    pthread_mutex_unlock(&rt->lock);
+    for (unsigned i = 0; i < rt->workers_started; i++)
+        pthread_join(rt->workers[i], NULL);
+    if (rt->timer_started)
+        pthread_join(rt->timer_thread, NULL);
+    wf_free(rt->workers);
+    wf_free(rt->theap);
+    while (rt->spares) {
+        wfm_instance *next = rt->spares->q_next;
+        shell_free(rt->spares);
+        rt->spares = next;
+    }
+    pthread_mutex_destroy(&rt->spare_lock);
+    wf_strmap_destroy(rt->cache);
+    wfm_catalogue_destroy(rt->catalogue);
+    wf_types_destroy(rt->types);
+    pthread_cond_destroy(&rt->timer_cv);
+    pthread_cond_destroy(&rt->idle_cv);
+    pthread_cond_destroy(&rt->work_cv);
+    pthread_mutex_destroy(&rt->lock);
+    pthread_mutex_destroy(&rt->cache_lock);
+    pthread_mutex_destroy(&rt->out_lock);
+    wf_free(rt);
+}
+
+wfm_catalogue *wfm_runtime_catalogue(wfm_runtime *rt)
+{
+    return rt->catalogue;
+}
+
+wf_types *wfm_runtime_types(wfm_runtime *rt)
+{
+    return rt->types;
+}
+
+void wfm_runtime_stats(wfm_runtime *rt, wfm_stats *out)
+{
+    out->definitions_loaded = atomic_load(&rt->n_defs);
+    out->definition_cache_hits = atomic_load(&rt->n_hits);
+    out->instances_created = atomic_load(&rt->n_created);
+    out->instances_completed = atomic_load(&rt->n_completed);
+    out->activities_executed = atomic_load(&rt->n_executed);
+    out->work_items = atomic_load(&rt->n_items);
+    out->bookmarks_resumed = atomic_load(&rt->n_resumed);
+    out->timers_fired = atomic_load(&rt->n_timers);
+}
+
+/* ---- definition cache ----------------------------------------------------------------- */
+
+wf_status wfm_runtime_load_mem(wfm_runtime *rt, const char *name, const char *data, size_t len,
+                               wfm_definition **out, wf_diags *diags, wf_error *err)
+{
+    *out = NULL;
+    char key[64 + 4096];
+    snprintf(key, sizeof key, "%016llx:%s", (unsigned long long)wf_hash_bytes(data, len), name);
+    pthread_mutex_lock(&rt->cache_lock);
+    wfm_definition *def = wf_strmap_get(rt->cache, key);
+    if (def)
+        wfm_definition_retain(def);
+    pthread_mutex_unlock(&rt->cache_lock);
+    if (def) {
+        atomic_fetch_add(&rt->n_hits, 1);
+        *out = def;
+        return WF_OK;
+    }
+    wfm_load_opts lo = WFM_LOAD_OPTS_INIT;
+    lo.catalogue = rt->catalogue;
+    lo.types = rt->types;
+    lo.libpath = rt->libpath;
+    lo.diags = diags;
+    wf_status st = wfm_definition_load_mem(&lo, name, data, len, &def, err);
+    if (st != WF_OK)
+        return st;
+    atomic_fetch_add(&rt->n_defs, 1);
+    pthread_mutex_lock(&rt->cache_lock);
+    wfm_definition *had = wf_strmap_get(rt->cache, key);
+    if (had) { /* another thread loaded it meanwhile: share theirs */
+        wfm_definition_release(def);
+        def = had;
+    } else if (wf_strmap_put(rt->cache, key, def) != WF_OK) {
+        pthread_mutex_unlock(&rt->cache_lock);
+        wfm_definition_release(def);
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    }
+    *out = wfm_definition_retain(def);
+    pthread_mutex_unlock(&rt->cache_lock);
+    return WF_OK;
+}
+
+static char *read_file(const char *path, size_t *len, wf_error *err)
+{
+    wf_loc loc = {path, 0, 0};
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        wf_error_set(err, WF_E_IO, &loc, "cannot open: %s", strerror(errno));
+        return NULL;
+    }
+    wf_buf b;
+    wf_buf_init(&b);
+    char chunk[8192];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        wf_buf_add(&b, chunk, n);
+    bool bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        wf_buf_fini(&b);
+        wf_error_set(err, WF_E_IO, &loc, "cannot read: %s", strerror(errno));
+        return NULL;
+    }
+    char *data = wf_buf_detach(&b, len);
+    if (!data)
+        wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    return data;
+}
+
+wf_status wfm_runtime_load(wfm_runtime *rt, const char *path, wfm_definition **out, wf_diags *diags,
+                           wf_error *err)
+{
+    *out = NULL;
+    wf_error local = WF_ERROR_INIT;
+    size_t len = 0;
+    char *data = read_file(path, &len, &local);
+    if (!data) {
+        if (diags)
+            wf_diags_add_error(diags, WF_SEV_ERROR, &local);
+        if (err && err->code == WF_OK)
+            *err = local;
+        return local.code;
+    }
+    wf_status st = wfm_runtime_load_mem(rt, path, data, len, out, diags, err);
+    wf_free(data);
+    return st;
+}
+
+/* ---- the pool ------------------------------------------------------------------------- */
+
+static void timer_heap_swap(timer_entry *h, size_t a, size_t b)
+{
+    timer_entry t = h[a];
+    h[a] = h[b];
+    h[b] = t;
+}
+
+static void timer_heap_push(wfm_runtime *rt, timer_entry e)
+{
+    if (rt->theap_count == rt->theap_cap) {
+        size_t cap = rt->theap_cap ? rt->theap_cap * 2 : 16;
+        timer_entry *h = wf_realloc(rt->theap, cap * sizeof *h);
+        if (!h)
+            return; /* the instance then waits for the host (wfm_instance_run fires timers) */
+        rt->theap = h;
+        rt->theap_cap = cap;
+    }
+    size_t i = rt->theap_count++;
+    rt->theap[i] = e;
+    while (i > 0 && rt->theap[(i - 1) / 2].due_us > rt->theap[i].due_us) {
+        timer_heap_swap(rt->theap, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+}
+
+static timer_entry timer_heap_pop(wfm_runtime *rt)
+{
+    timer_entry top = rt->theap[0];
+    rt->theap[0] = rt->theap[--rt->theap_count];
+    size_t i = 0, n = rt->theap_count;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && rt->theap[l].due_us < rt->theap[m].due_us)
+            m = l;
+        if (r < n && rt->theap[r].due_us < rt->theap[m].due_us)
+            m = r;
+        if (m == i)
+            break;
+        timer_heap_swap(rt->theap, i, m);
+        i = m;
+    }
+    return top;
+}
+
+/* Under rt->lock: make the instance runnable (or note that it must run again). */
+static void post_locked(wfm_runtime *rt, wfm_instance *inst)
+{
+    if (inst->ps != PS_NONE) {
+        if (inst->ps != PS_QUEUED)
+            inst->wanted = true;
+        return;
+    }
+    inst->ps = PS_QUEUED;
+    inst->wanted = false;
+    inst->q_next = NULL;
+    if (rt->q_tail)
+        rt->q_tail->q_next = inst;
+    else
+        rt->q_head = inst;
+    rt->q_tail = inst;
+    pthread_cond_signal(&rt->work_cv);
+}
+
+static void timer_unregister_locked(wfm_runtime *rt, wfm_instance *inst)
+{
+    if (!inst->timer_registered)
+        return;
+    inst->timer_registered = false;
+    inst->timer_gen++;
+    rt->timer_waiting--;
+    pthread_cond_broadcast(&rt->idle_cv);
+}
+
+static void timer_register_locked(wfm_runtime *rt, wfm_instance *inst, int64_t due)
+{
+    timer_unregister_locked(rt, inst);
+    timer_entry e = {due, inst, ++inst->timer_gen};
+    timer_heap_push(rt, e);
+    inst->timer_registered = true;
+    rt->timer_waiting++;
+    pthread_cond_signal(&rt->timer_cv);
+}
+
+static void add_counters(wfm_instance *inst)
+{
+    wfm_runtime *rt = inst->rt;
+    wfm_ctx *ctx = &inst->ctx;
+    atomic_fetch_add(&rt->n_executed, ctx->n_executed);
+    atomic_fetch_add(&rt->n_items, ctx->n_work_items);
+    atomic_fetch_add(&rt->n_resumed, ctx->n_resumed);
+    atomic_fetch_add(&rt->n_timers, ctx->n_timers);
+    ctx->n_executed = ctx->n_work_items = ctx->n_resumed = ctx->n_timers = 0;
+    if (ctx->state >= WFM_SCHED_CLOSED && !inst->counted_done) {
+        inst->counted_done = true;
+        atomic_fetch_add(&rt->n_completed, 1);
+    }
+}
+
+/* One turn of an instance on a worker. */
+static void run_slice(wfm_instance *inst)
+{
+    wfm_sched_state s = wfm_sched_run(&inst->ctx, SLICE_ITEMS);
+    add_counters(inst);
+    bool report = s >= WFM_SCHED_CLOSED ||
+                  (s == WFM_SCHED_IDLE && wfm_sched_next_timer(&inst->ctx) == INT64_MAX);
+    if (report && inst->on_complete)
+        inst->on_complete(inst, inst->on_complete_ud);
+}
+
+/* Under rt->lock, after a worker turn or a host hold: queue again or wait for a timer. */
+static void after_run_locked(wfm_runtime *rt, wfm_instance *inst)
+{
+    inst->ps = PS_NONE;
+    wfm_sched_state s = inst->ctx.state;
+    if (s >= WFM_SCHED_CLOSED) {
+        timer_unregister_locked(rt, inst);
+    } else if (inst->pooled && (s == WFM_SCHED_RUNNING || inst->wanted)) {
+        post_locked(rt, inst);
+    } else if (inst->pooled) {
+        int64_t due = wfm_sched_next_timer(&inst->ctx);
+        if (due != INT64_MAX)
+            timer_register_locked(rt, inst, due);
+        else
+            timer_unregister_locked(rt, inst);
+    }
+    inst->wanted = false;
+    pthread_cond_broadcast(&rt->idle_cv);
+}
+
+static void *worker_main(void *arg)
+{
+    wfm_runtime *rt = arg;
+    pthread_mutex_lock(&rt->lock);
+    for (;;) {
+        while (!rt->stop && !rt->q_head)
+            pthread_cond_wait(&rt->work_cv, &rt->lock);
+        if (!rt->q_head)
+            break;
+        wfm_instance *inst = rt->q_head;
+        rt->q_head = inst->q_next;
+        if (!rt->q_head)
+            rt->q_tail = NULL;
+        inst->ps = PS_RUNNING;
+        inst->wanted = false;
+        rt->running++;
+        pthread_mutex_unlock(&rt->lock);
+        run_slice(inst);
+        pthread_mutex_lock(&rt->lock);
+        rt->running--;
+        after_run_locked(rt, inst);
+    }
+    pthread_mutex_unlock(&rt->lock);
+    return NULL;
+}
+
+static void *timer_main(void *arg)
+{
+    wfm_runtime *rt = arg;
+    pthread_mutex_lock(&rt->lock);
+    while (!rt->stop) {
+        if (!rt->theap_count) {
+            pthread_cond_wait(&rt->timer_cv, &rt->lock);
+            continue;
+        }
+        timer_entry top = rt->theap[0];
+        int64_t now = rt->clock(rt->clock_ud);
+        if (top.due_us <= now) {
+            timer_heap_pop(rt);
+            if (top.gen == top.inst->timer_gen && top.inst->timer_registered) {
+                timer_unregister_locked(rt, top.inst);
+                post_locked(rt, top.inst);
+            }
+            continue;
+        }
+        int64_t wait_us = top.due_us - now;
+        if (wait_us > 1000000)
+            wait_us = 1000000; /* re-read the (possibly virtual) clock now and then */
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_sec += wait_us / 1000000;
+        ts.tv_nsec += (long)(wait_us % 1000000) * 1000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&rt->timer_cv, &rt->lock, &ts);
+    }
+    pthread_mutex_unlock(&rt->lock);
+    return NULL;
+}
+
+/* Under rt->lock: start the workers and the timer thread on first use. */
+static wf_status pool_start_locked(wfm_runtime *rt, wf_error *err)
+{
+    if (rt->workers_started)
+        return WF_OK;
+    if (!rt->workers && !(rt->workers = wf_calloc(rt->worker_count, sizeof(pthread_t))))
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    if (!rt->timer_started) {
+        if (pthread_create(&rt->timer_thread, NULL, timer_main, rt) != 0)
+            return wf_error_set(err, WF_E_NOMEM, NULL, "cannot start the timer thread");
+        rt->timer_started = true;
+    }
+    for (unsigned i = 0; i < rt->worker_count; i++) {
+        if (pthread_create(&rt->workers[i], NULL, worker_main, rt) != 0)
+            break;
+        rt->workers_started++;
+    }
+    if (!rt->workers_started)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "cannot start worker threads");
+    return WF_OK;
+}
+
+void wfm_runtime_wait_idle(wfm_runtime *rt)
+{
+    pthread_mutex_lock(&rt->lock);
+    while (rt->q_head || rt->running || rt->timer_waiting)
+        pthread_cond_wait(&rt->idle_cv, &rt->lock);
+    pthread_mutex_unlock(&rt->lock);
+}
+
+/* Under rt->lock: forget every timer entry of an instance that is going away. */
+static void timer_purge_locked(wfm_runtime *rt, wfm_instance *inst)
+{
+    timer_unregister_locked(rt, inst);
+    size_t kept = 0;
+    for (size_t i = 0; i < rt->theap_count; i++)
+        if (rt->theap[i].inst != inst)
+            rt->theap[kept++] = rt->theap[i];
+    if (kept == rt->theap_count)
+        return;
+    timer_entry *all = rt->theap;
+    rt->theap_count = 0;
+    for (size_t i = 0; i < kept; i++)
+        timer_heap_push(rt, all[i]); /* in place: push i never overtakes read i */
+}
+
+/* ---- instances ------------------------------------------------------------------------ */
+
+const char *wfm_instance_state_name(wfm_instance_state state)
+{
+    static const char *const names[] = {"Created", "Executing", "Idle",      "Closed",
+                                        "Faulted", "Canceled",  "Terminated"};
+    return (unsigned)state < sizeof names / sizeof names[0] ? names[state] : "Unknown";
+}
+
+/* Spare instance shells keep their pools and buffers: creating an instance in steady state
+ * then allocates nothing (see wfm_sched_recycle). */
+#define SPARE_MAX 64
+
+static wfm_instance *shell_get(wfm_runtime *rt)
+{
+    pthread_mutex_lock(&rt->spare_lock);
+    wfm_instance *inst = rt->spares;
+    if (inst) {
+        rt->spares = inst->q_next;
+        rt->spare_count--;
+    }
+    pthread_mutex_unlock(&rt->spare_lock);
+    return inst ? inst : wf_calloc(1, sizeof *inst);
+}
+
+static void shell_free(wfm_instance *inst)
+{
+    wfm_sched_fini(&inst->ctx);
+    wf_free(inst->outputs);
+    wf_free(inst);
+}
+
+/* Keep the shell for the next instance, or free it. */
+static void shell_put(wfm_runtime *rt, wfm_instance *inst)
+{
+    if (!wfm_sched_recycle(&inst->ctx)) {
+        shell_free(inst);
+        return;
+    }
+    wfm_instance keep = *inst;
+    memset(inst, 0, sizeof *inst);
+    inst->ctx = keep.ctx;
+    inst->outputs = keep.outputs;
+    inst->outputs_cap = keep.outputs_cap;
+    pthread_mutex_lock(&rt->spare_lock);
+    bool kept = rt->spare_count < SPARE_MAX;
+    if (kept) {
+        inst->q_next = rt->spares;
+        rt->spares = inst;
+        rt->spare_count++;
+    }
+    pthread_mutex_unlock(&rt->spare_lock);
+    if (!kept)
+        shell_free(inst);
+}
+
+static bool list_outputs(wfm_instance *inst, const wfm_definition *def)
+{
+    size_t n = wfm_definition_arg_count(def), outs = 0;
+    for (size_t i = 0; i < n; i++)
+        outs += wfm_definition_arg_dir(def, i) != WFM_PROP_IN;
+    if (outs > inst->outputs_cap) {
+        size_t *o = wf_realloc(inst->outputs, outs * sizeof *o);
+        if (!o)
+            return false;
+        inst->outputs = o;
+        inst->outputs_cap = outs;
+    }
+    inst->output_count = 0;
+    for (size_t i = 0; i < n; i++)
+        if (wfm_definition_arg_dir(def, i) != WFM_PROP_IN)
+            inst->outputs[inst->output_count++] = i;
+    return true;
+}
+
+wf_status wfm_instance_create(wfm_runtime *rt, wfm_definition *def, wfm_instance **out,
+                              wf_error *err)
+{
+    *out = NULL;
+    wfm_instance *inst = shell_get(rt);
+    if (!inst)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    inst->rt = rt;
+    wfm_sched_host host = {0};
+    host.write = inst_write;
+    host.write_ud = inst;
+    host.clock = inst_clock;
+    host.clock_ud = rt;
+    host.types = rt->types;
+    wf_status st = list_outputs(inst, def) ? wfm_sched_init(&inst->ctx, def, &host, err)
+                                           : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    if (st != WF_OK) {
+        shell_free(inst);
+        return st;
+    }
+    inst->def = wfm_definition_retain(def);
+    atomic_fetch_add(&rt->n_created, 1);
+    *out = inst;
+    return WF_OK;
+}
+
+void wfm_instance_destroy(wfm_instance *inst)
+{
+    if (!inst)
+        return;
+    wfm_runtime *rt = inst->rt;
+    pthread_mutex_lock(&rt->lock);
+    while (inst->ps == PS_RUNNING || inst->ps == PS_HOST)
+        pthread_cond_wait(&rt->idle_cv, &rt->lock);
+    if (inst->ps == PS_QUEUED) {
+        wfm_instance **pp = &rt->q_head, *prev = NULL;
+        while (*pp && *pp != inst) {
+            prev = *pp;
+            pp = &(*pp)->q_next;
+        }
+        if (*pp) {
+            *pp = inst->q_next;
+            if (rt->q_tail == inst)
+                rt->q_tail = prev;
+        }
+        inst->ps = PS_NONE;
+    }
+    timer_purge_locked(rt, inst);
+    pthread_cond_broadcast(&rt->idle_cv);
+    pthread_mutex_unlock(&rt->lock);
+    wfm_definition *def = inst->def;
+    shell_put(rt, inst); /* releases the run's values first: they may point into def */
+    wfm_definition_release(def);
+}
+
+void wfm_instance_set_writer(wfm_instance *inst, wfm_write_fn write, void *ud)
+{
+    inst->write = write;
+    inst->write_ud = ud;
+}
+
+void wfm_instance_on_complete(wfm_instance *inst, wfm_instance_fn fn, void *ud)
+{
+    inst->on_complete = fn;
+    inst->on_complete_ud = ud;
+}
+
+wf_status wfm_instance_set_input(wfm_instance *inst, const char *name, const wf_value *value,
+                                 wf_error *err)
+{
+    const wfm_definition *def = inst->def;
+    size_t i;
+    if (inst->ctx.state != WFM_SCHED_NEW)
+        return wf_error_set(err, WF_E_STATE, NULL, "inputs can only be set before the first run");
+    if (!wfm_definition_arg_find(def, name, &i))
+        return wf_error_set(err, WF_E_NAME, NULL, "the workflow has no argument '%s'", name);
+    if (wfm_definition_arg_dir(def, i) == WFM_PROP_OUT)
+        return wf_error_set(err, WF_E_NAME, NULL, "argument '%s' is an Out argument", name);
+    const wf_type *t = wfm_definition_arg_type(def, i);
+    wf_value v = wf_null();
+    wf_error cerr = WF_ERROR_INIT;
+    if (wf_value_convert(value, t, &v, &cerr) != WF_OK)
+        return wf_error_set(err, cerr.code == WF_E_NOMEM ? WF_E_NOMEM : WF_E_TYPE, NULL,
+                            "argument '%s' (%s): %s", name, t->name, cerr.message);
+    wfm_sched_set_arg(&inst->ctx, i, &v);
+    wf_value_release(&v);
+    return WF_OK;
+}
+
+/* Take the instance for the calling thread, waiting while the pool has it. */
+static void host_hold(wfm_instance *inst)
+{
+    wfm_runtime *rt = inst->rt;
+    pthread_mutex_lock(&rt->lock);
+    while (inst->ps != PS_NONE)
+        pthread_cond_wait(&rt->idle_cv, &rt->lock);
+    inst->ps = PS_HOST;
+    pthread_mutex_unlock(&rt->lock);
+}
+
+static void host_release(wfm_instance *inst)
+{
+    wfm_runtime *rt = inst->rt;
+    add_counters(inst);
+    pthread_mutex_lock(&rt->lock);
+    after_run_locked(rt, inst);
+    pthread_mutex_unlock(&rt->lock);
+}
+
+static wf_status start_locked_out(wfm_instance *inst, wf_error *err)
+{
+    if (inst->ctx.state != WFM_SCHED_NEW)
+        return WF_OK;
+    wf_status st = wfm_sched_start(&inst->ctx);
+    if (st != WF_OK)
+        return wf_error_set(err, st, NULL, "%s", wf_status_message(st));
+    return WF_OK;
+}
+
+wf_status wfm_instance_run(wfm_instance *inst, wf_error *err)
+{
+    wfm_runtime *rt = inst->rt;
+    pthread_mutex_lock(&rt->lock);
+    bool busy = inst->ps != PS_NONE;
+    if (!busy)
+        inst->ps = PS_HOST;
+    pthread_mutex_unlock(&rt->lock);
+    if (busy)
+        return wf_error_set(err, WF_E_STATE, NULL, "the instance is running on the worker pool");
+    wf_status st = WF_OK;
+    if (inst->ctx.state >= WFM_SCHED_CLOSED)
+        st = wf_error_set(err, WF_E_STATE, NULL, "the instance has already completed");
+    else
+        st = start_locked_out(inst, err);
+    if (st == WF_OK)
+        wfm_sched_run(&inst->ctx, 0);
+    host_release(inst);
+    return st;
+}
+
+wf_status wfm_instance_start(wfm_instance *inst, wf_error *err)
+{
+    wfm_runtime *rt = inst->rt;
+    pthread_mutex_lock(&rt->lock);
+    wf_status st = WF_OK;
+    if (inst->ps != PS_NONE || inst->ctx.state >= WFM_SCHED_CLOSED)
+        st = wf_error_set(err, WF_E_STATE, NULL, "the instance is running or has completed");
+    else
+        st = pool_start_locked(rt, err);
+    if (st == WF_OK)
+        inst->ps = PS_HOST;
+    pthread_mutex_unlock(&rt->lock);
+    if (st != WF_OK)
+        return st;
+    st = start_locked_out(inst, err);
+    pthread_mutex_lock(&rt->lock);
+    inst->pooled = st == WF_OK;
+    inst->ps = PS_NONE;
+    if (inst->pooled)
+        post_locked(rt, inst);
+    pthread_cond_broadcast(&rt->idle_cv);
+    pthread_mutex_unlock(&rt->lock);
+    return st;
+}
+
+wfm_instance_state wfm_instance_state_get(const wfm_instance *inst)
+{
+    switch (inst->ctx.state) {
+    case WFM_SCHED_NEW:
+        return WFM_INSTANCE_CREATED;
+    case WFM_SCHED_RUNNING:
+        return WFM_INSTANCE_EXECUTING;
+    case WFM_SCHED_IDLE:
+        return WFM_INSTANCE_IDLE;
+    case WFM_SCHED_CLOSED:
+        return WFM_INSTANCE_CLOSED;
+    case WFM_SCHED_FAULTED:
+        return WFM_INSTANCE_FAULTED;
+    case WFM_SCHED_CANCELED:
+        return WFM_INSTANCE_CANCELED;
+    case WFM_SCHED_TERMINATED:
+        return WFM_INSTANCE_TERMINATED;
+    }
+    return WFM_INSTANCE_EXECUTING;
+}
+
+const wfm_definition *wfm_instance_definition(const wfm_instance *inst)
+{
+    return inst->def;
+}
+
+size_t wfm_instance_output_count(const wfm_instance *inst)
+{
+    return inst->output_count;
+}
+
+const char *wfm_instance_output_name(const wfm_instance *inst, size_t index)
+{
+    return index < inst->output_count ? wfm_definition_arg_name(inst->def, inst->outputs[index])
+                                      : NULL;
+}
+
+const wf_value *wfm_instance_output_value(const wfm_instance *inst, size_t index)
+{
+    return index < inst->output_count ? &inst->ctx.root_env.slots[inst->outputs[index]] : NULL;
+}
+
+const wf_value *wfm_instance_output(const wfm_instance *inst, const char *name)
+{
+    for (size_t i = 0; i < inst->output_count; i++)
+        if (strcmp(wfm_instance_output_name(inst, i), name) == 0)
+            return wfm_instance_output_value(inst, i);
+    return NULL;
+}
+
+static const wfm_bookmark *blocking_at(const wfm_instance *inst, size_t index, size_t *count)
+{
+    size_t n = 0;
+    for (const wfm_bookmark *bm = inst->ctx.bm_first; bm; bm = bm->all_next) {
+        if (bm->flags & WFM_BOOKMARK_NONBLOCKING)
+            continue;
+        if (n++ == index && !count)
+            return bm;
+    }
+    if (count)
+        *count = n;
+    return NULL;
+}
+
+size_t wfm_instance_bookmark_count(const wfm_instance *inst)
+{
+    size_t n = 0;
+    blocking_at(inst, 0, &n);
+    return n;
+}
+
+const char *wfm_instance_bookmark_name(const wfm_instance *inst, size_t index)
+{
+    const wfm_bookmark *bm = blocking_at(inst, index, NULL);
+    return bm ? bm->name : NULL;
+}
+
+int64_t wfm_instance_next_timer_us(const wfm_instance *inst)
+{
+    return wfm_sched_next_timer(&inst->ctx);
+}
+
+wf_status wfm_instance_resume(wfm_instance *inst, const char *name, const wf_value *payload,
+                              wf_error *err)
+{
+    host_hold(inst);
+    wf_status st = wfm_sched_resume(&inst->ctx, name, payload, err);
+    host_release(inst);
+    return st;
+}
+
+wf_status wfm_instance_cancel(wfm_instance *inst, wf_error *err)
+{
+    host_hold(inst);
+    wf_status st = WF_OK;
+    if (inst->ctx.state >= WFM_SCHED_CLOSED)
+        st = wf_error_set(err, WF_E_STATE, NULL, "the instance has already completed");
+    else
+        wfm_sched_cancel(&inst->ctx);
+    host_release(inst);
+    return st;
+}
+
+wf_status wfm_instance_terminate(wfm_instance *inst, const char *reason, wf_error *err)
+{
+    host_hold(inst);
+    wf_status st = WF_OK;
+    wf_value exc = wf_null();
+    if (inst->ctx.state >= WFM_SCHED_CLOSED)
+        st = wf_error_set(err, WF_E_STATE, NULL, "the instance has already completed");
+    else if (wf_value_exception(&wf_exc_workflow_terminated, reason ? reason : "", &exc) != WF_OK)
+        st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    else
+        wfm_sched_terminate(&inst->ctx, exc);
+    host_release(inst);
+    return st;
+}
+
+const wf_value *wfm_instance_fault(const wfm_instance *inst)
+{
+    return &inst->ctx.fault;
+}
+
+wf_loc wfm_instance_fault_loc(const wfm_instance *inst)
+{
+    return inst->ctx.fault_loc;
+}

@@ -1,0 +1,1247 @@
+/* wfm_sched.c — the modern scheduler: one work-item deque per instance (scheduled work and
+ * completions at the front, resumptions and timers at the back), activity instances and
+ * environments from per-instance pools, WF4 fault propagation and cancellation, bookmarks and
+ * a timer heap; plus the wfm_ctx_* / wfm_ai_* functions activities call (wfm_activity.h).
+ * Spec: DESIGN.md "The scheduler", WF-SEMANTICS.md §5, environments per wfm_def_int.h.
+ *
+ * Instance states (wfm_sched_state) and who moves them:
+ *   NEW -> RUNNING            wfm_sched_start (root scheduled)
+ *   RUNNING <-> IDLE          wfm_sched_run (queue empty, bookmarks/timers left), resume
+ *   RUNNING -> CLOSED/CANCELED/FAULTED   finalize, after the root closed and the finish
+ *                             hooks' work is done (unhandled faults: process_fault)
+ *   any live -> TERMINATED    do_terminate (wfm_ctx_terminate, wfm_sched_terminate)
+ *   any live -> FAULTED       fail_nomem (out of memory)
+ * Activity instance: EXECUTING -> CLOSED | CANCELED | FAULTED in close_ai; aborted subtrees
+ * are freed by abort_tree without callbacks. */
+#include "wfm_sched_int.h"
+
+#include <stdarg.h>
+#include <stdio.h> /* vsnprintf */
+#include <string.h>
+
+static void process_fault(wfm_ctx *ctx, wfm_ai *src, wf_value exc);
+static void close_ai(wfm_ctx *ctx, wfm_ai *ai);
+static void cancel_ai(wfm_ctx *ctx, wfm_ai *ai);
+
+#define TRACK(ctx, ev, ai, name, value)                                                            \
+    do {                                                                                           \
+        if ((ctx)->host.track)                                                                     \
+            (ctx)->host.track((ctx)->host.track_ud, (ev), (ai), (name), (value));                  \
+    } while (0)
+
+static bool is_final(wfm_sched_state s)
+{
+    return s >= WFM_SCHED_CLOSED;
+}
+
+static bool ai_live(const wfm_ai *ai)
+{
+    return ai && ai->status == WFM_EXECUTING && !(ai->flags & WFM_AI_FAULTING);
+}
+
+/* ---- the deque ------------------------------------------------------------------------ */
+
+/* The ring's capacity is a power of two; it grows by doubling and never shrinks, so a
+ * running instance stops allocating once it has seen its widest point. */
+static bool ring_grow(wfm_ctx *ctx)
+{
+    size_t cap = ctx->cap ? ctx->cap * 2 : 16;
+    wfm_wi *ring = wf_malloc(cap * sizeof *ring);
+    if (!ring)
+        return false;
+    for (size_t i = 0; i < ctx->count; i++)
+        ring[i] = ctx->ring[(ctx->head + i) & (ctx->cap - 1)];
+    wf_free(ctx->ring);
+    ctx->ring = ring;
+    ctx->head = 0;
+    ctx->cap = cap;
+    return true;
+}
+
+static bool ring_room(wfm_ctx *ctx, wfm_wi *wi)
+{
+    if (ctx->count < ctx->cap || ring_grow(ctx))
+        return true;
+    wf_value_release(&wi->value);
+    ctx->nomem = true;
+    return false;
+}
+
+static void push_front(wfm_ctx *ctx, wfm_wi wi)
+{
+    if (!ring_room(ctx, &wi))
+        return;
+    ctx->head = (ctx->head + ctx->cap - 1) & (ctx->cap - 1);
+    ctx->ring[ctx->head] = wi;
+    ctx->count++;
+}
+
+static void push_back(wfm_ctx *ctx, wfm_wi wi)
+{
+    if (!ring_room(ctx, &wi))
+        return;
+    ctx->ring[(ctx->head + ctx->count) & (ctx->cap - 1)] = wi;
+    ctx->count++;
+}
+
+static wfm_wi pop_front(wfm_ctx *ctx)
+{
+    wfm_wi wi = ctx->ring[ctx->head];
+    ctx->head = (ctx->head + 1) & (ctx->cap - 1);
+    ctx->count--;
+    return wi;
+}
+
+static wfm_wi make_wi(wfm_wi_kind kind, wfm_ai *ai)
+{
+    wfm_wi wi = {kind, ai, ai ? ai->serial : 0, NULL, wf_null()};
+    return wi;
+}
+
+static void clear_queue(wfm_ctx *ctx)
+{
+    while (ctx->count) {
+        wfm_wi wi = pop_front(ctx);
+        wf_value_release(&wi.value);
+    }
+}
+
+/* ---- pools: per-kind state and environment slots by size class ------------------------ */
+
+static int state_class(size_t size)
+{
+    int c = 0;
+    for (size_t s = 16; c < WFM_STATE_CLASSES; c++, s *= 2)
+        if (size <= s)
+            return c;
+    return -1;
+}
+
+static void *state_alloc(wfm_ctx *ctx, size_t size)
+{
+    int c = state_class(size);
+    if (c < 0)
+        return wf_calloc(1, size);
+    if (!ctx->state_pools[c] && !(ctx->state_pools[c] = wf_pool_create((size_t)16 << c, 16)))
+        return NULL;
+    return wf_pool_get(ctx->state_pools[c]);
+}
+
+static void state_free(wfm_ctx *ctx, void *state, size_t size)
+{
+    int c = state_class(size);
+    if (c < 0)
+        wf_free(state);
+    else
+        wf_pool_put(ctx->state_pools[c], state);
+}
+
+static int env_class(uint32_t count)
+{
+    int c = 0;
+    for (uint32_t n = 1; c < WFM_ENV_CLASSES; c++, n *= 2)
+        if (count <= n)
+            return c;
+    return -1;
+}
+
+static wf_value *slots_alloc(wfm_ctx *ctx, uint32_t count)
+{
+    int c = env_class(count);
+    if (c < 0)
+        return wf_calloc(count, sizeof(wf_value));
+    if (!ctx->env_pools[c] && !(ctx->env_pools[c] = wf_pool_create(sizeof(wf_value) << c, 16)))
+        return NULL;
+    return wf_pool_get(ctx->env_pools[c]);
+}
+
+/* Release the values of an environment and give its slots back. */
+static void env_release(wfm_ctx *ctx, wfm_env *env)
+{
+    if (!env->slots)
+        return;
+    for (uint32_t i = 0; i < env->count; i++)
+        wf_value_release(&env->slots[i]);
+    int c = env_class(env->count);
+    if (c < 0)
+        wf_free(env->slots);
+    else
+        wf_pool_put(ctx->env_pools[c], env->slots);
+    env->slots = NULL;
+    env->count = 0;
+}
+
+/* ---- activity instances --------------------------------------------------------------- */
+
+static void link_child(wfm_ai *parent, wfm_ai *child)
+{
+    child->prev = parent->last_child;
+    if (parent->last_child)
+        parent->last_child->next = child;
+    else
+        parent->first_child = child;
+    parent->last_child = child;
+    parent->child_count++;
+}
+
+static void unlink_child(wfm_ai *child)
+{
+    wfm_ai *parent = child->parent;
+    if (!parent)
+        return;
+    if (child->prev)
+        child->prev->next = child->next;
+    else
+        parent->first_child = child->next;
+    if (child->next)
+        child->next->prev = child->prev;
+    else
+        parent->last_child = child->prev;
+    child->prev = child->next = NULL;
+    parent->child_count--;
+}
+
+static wfm_ai *ai_new(wfm_ctx *ctx, const wfm_node *node, wfm_ai *parent, wfm_env *env)
+{
+    if (!ctx->ai_pool && !(ctx->ai_pool = wf_pool_create(sizeof(wfm_ai), 32))) {
+        ctx->nomem = true;
+        return NULL;
+    }
+    wfm_ai *ai = wf_pool_get(ctx->ai_pool);
+    if (!ai) {
+        ctx->nomem = true;
+        return NULL;
+    }
+    ai->node = node;
+    ai->spec = node->kind->spec;
+    ai->serial = ++ctx->next_serial;
+    ai->env = env;
+    ai->status = WFM_EXECUTING;
+    if (ai->spec->state_size && !(ai->state = state_alloc(ctx, ai->spec->state_size))) {
+        ai->serial = 0;
+        wf_pool_put(ctx->ai_pool, ai);
+        ctx->nomem = true;
+        return NULL;
+    }
+    ai->parent = parent;
+    if (parent)
+        link_child(parent, ai);
+    return ai;
+}
+
+static void bookmark_unlink(wfm_ctx *ctx, wfm_bookmark *bm);
+static void timers_drop_owner(wfm_ctx *ctx, wfm_ai *owner);
+
+/* Remove what makes ai wait: its bookmarks and timers. */
+static void drop_waits(wfm_ctx *ctx, wfm_ai *ai)
+{
+    while (ai->bookmarks)
+        bookmark_unlink(ctx, ai->bookmarks);
+    if (ai->timer_count)
+        timers_drop_owner(ctx, ai);
+}
+
+static void ai_free(wfm_ctx *ctx, wfm_ai *ai)
+{
+    drop_waits(ctx, ai);
+    if (ai->spec->fini && (ai->flags & WFM_AI_STARTED))
+        ai->spec->fini(ai);
+    if (ai->state)
+        state_free(ctx, ai->state, ai->spec->state_size);
+    env_release(ctx, &ai->venv);
+    env_release(ctx, &ai->denv);
+    ai->serial = 0;
+    wf_pool_put(ctx->ai_pool, ai);
+}
+
+/* Abort ai's children and everything under them: no callbacks run (WF-SEMANTICS §5). */
+static void abort_children(wfm_ctx *ctx, wfm_ai *ai)
+{
+    while (ai->first_child) {
+        wfm_ai *child = ai->first_child;
+        abort_children(ctx, child);
+        unlink_child(child);
+        ai_free(ctx, child);
+    }
+}
+
+/* ---- bookmarks ------------------------------------------------------------------------ */
+
+static void bookmark_unlink(wfm_ctx *ctx, wfm_bookmark *bm)
+{
+    wf_strmap_remove(ctx->bookmark_map, bm->name);
+    if (bm->owner_prev)
+        bm->owner_prev->owner_next = bm->owner_next;
+    else
+        bm->owner->bookmarks = bm->owner_next;
+    if (bm->owner_next)
+        bm->owner_next->owner_prev = bm->owner_prev;
+    if (bm->all_prev)
+        bm->all_prev->all_next = bm->all_next;
+    else
+        ctx->bm_first = bm->all_next;
+    if (bm->all_next)
+        bm->all_next->all_prev = bm->all_prev;
+    else
+        ctx->bm_last = bm->all_prev;
+    if (!(bm->flags & WFM_BOOKMARK_NONBLOCKING))
+        ctx->blocking_bookmarks--;
+    wf_free(bm->name);
+    wf_pool_put(ctx->bm_pool, bm);
+}
+
+static bool bookmark_prepare(wfm_ctx *ctx)
+{
+    if (!ctx->bookmark_map && !(ctx->bookmark_map = wf_strmap_create(NULL)))
+        return false;
+    if (!ctx->bm_pool && !(ctx->bm_pool = wf_pool_create(sizeof(wfm_bookmark), 16)))
+        return false;
+    return true;
+}
+
+wf_status wfm_ctx_bookmark(wfm_ctx *ctx, wfm_ai *ai, const char *name, unsigned flags,
+                           wfm_resume_fn on_resume)
+{
+    if (!ai_live(ai) || !name || !on_resume)
+        return WF_E_STATE;
+    if (!bookmark_prepare(ctx))
+        return WF_E_NOMEM;
+    if (wf_strmap_get(ctx->bookmark_map, name))
+        return WF_E_STATE;
+    wfm_bookmark *bm = wf_pool_get(ctx->bm_pool);
+    char *copy = bm ? wf_strdup(name) : NULL;
+    if (!copy || wf_strmap_put(ctx->bookmark_map, name, bm) != WF_OK) {
+        wf_free(copy);
+        wf_pool_put(ctx->bm_pool, bm);
+        return WF_E_NOMEM;
+    }
+    bm->name = copy;
+    bm->owner = ai;
+    bm->owner_serial = ai->serial;
+    bm->flags = flags;
+    bm->on_resume = on_resume;
+    bm->owner_next = ai->bookmarks;
+    if (ai->bookmarks)
+        ai->bookmarks->owner_prev = bm;
+    ai->bookmarks = bm;
+    bm->all_prev = ctx->bm_last;
+    if (ctx->bm_last)
+        ctx->bm_last->all_next = bm;
+    else
+        ctx->bm_first = bm;
+    ctx->bm_last = bm;
+    if (!(flags & WFM_BOOKMARK_NONBLOCKING))
+        ctx->blocking_bookmarks++;
+    return WF_OK;
+}
+
+void wfm_ctx_bookmark_remove(wfm_ctx *ctx, wfm_ai *ai, const char *name)
+{
+    wfm_bookmark *bm = ctx->bookmark_map ? wf_strmap_get(ctx->bookmark_map, name) : NULL;
+    if (bm && bm->owner == ai)
+        bookmark_unlink(ctx, bm);
+}
+
+wf_status wfm_sched_resume(wfm_ctx *ctx, const char *name, const wf_value *payload, wf_error *err)
+{
+    if (is_final(ctx->state) || ctx->state == WFM_SCHED_NEW)
+        return wf_error_set(err, WF_E_STATE, NULL,
+                            "cannot resume bookmark '%s': the instance "
+                            "is not running",
+                            name);
+    wfm_bookmark *bm = ctx->bookmark_map ? wf_strmap_get(ctx->bookmark_map, name) : NULL;
+    if (!bm)
+        return wf_error_set(err, WF_E_NOTFOUND, NULL, "no bookmark named '%s'", name);
+    wfm_wi wi = make_wi(WFM_WI_RESUME, bm->owner);
+    wi.fn = bm->on_resume;
+    wi.value = payload ? wf_value_retain(payload) : wf_null();
+    TRACK(ctx, WFM_TRACK_RESUMED, bm->owner, name, &wi.value);
+    if (!(bm->flags & WFM_BOOKMARK_MULTIPLE))
+        bookmark_unlink(ctx, bm);
+    push_back(ctx, wi);
+    if (ctx->nomem)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    ctx->n_resumed++;
+    ctx->state = WFM_SCHED_RUNNING;
+    return WF_OK;
+}
+
+/* ---- timers: a binary min-heap on (due_us, seq) ---------------------------------------- */
+
+static bool timer_less(const wfm_timer *a, const wfm_timer *b)
+{
+    return a->due_us < b->due_us || (a->due_us == b->due_us && a->seq < b->seq);
+}
+
+static void heap_up(wfm_timer *h, size_t i)
+{
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!timer_less(&h[i], &h[p]))
+            break;
+        wfm_timer t = h[i];
+        h[i] = h[p];
+        h[p] = t;
+        i = p;
+    }
+}
+
+static void heap_down(wfm_timer *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && timer_less(&h[l], &h[m]))
+            m = l;
+        if (r < n && timer_less(&h[r], &h[m]))
+            m = r;
+        if (m == i)
+            return;
+        wfm_timer t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+wf_status wfm_ctx_timer(wfm_ctx *ctx, wfm_ai *ai, int64_t due_us, wfm_resume_fn on_fire)
+{
+    if (!ai_live(ai) || !on_fire)
+        return WF_E_STATE;
+    if (ctx->timer_count == ctx->timer_cap) {
+        size_t cap = ctx->timer_cap ? ctx->timer_cap * 2 : 8;
+        wfm_timer *t = wf_realloc(ctx->timers, cap * sizeof *t);
+        if (!t)
+            return WF_E_NOMEM;
+        ctx->timers = t;
+        ctx->timer_cap = cap;
+    }
+    wfm_timer t = {due_us, ++ctx->next_timer_seq, ai, ai->serial, on_fire};
+    ctx->timers[ctx->timer_count] = t;
+    heap_up(ctx->timers, ctx->timer_count++);
+    ai->timer_count++;
+    return WF_OK;
+}
+
+static void timers_drop_owner(wfm_ctx *ctx, wfm_ai *owner)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < ctx->timer_count; i++)
+        if (ctx->timers[i].owner != owner)
+            ctx->timers[kept++] = ctx->timers[i];
+    ctx->timer_count = kept;
+    for (size_t i = kept / 2 + 1; i-- > 0;)
+        heap_down(ctx->timers, kept, i);
+    owner->timer_count = 0;
+}
+
+/* Append a resumption for every timer due now, in due order. */
+static void fire_due_timers(wfm_ctx *ctx)
+{
+    if (!ctx->timer_count)
+        return;
+    int64_t now = wfm_ctx_now_us(ctx);
+    while (ctx->timer_count && ctx->timers[0].due_us <= now) {
+        wfm_timer t = ctx->timers[0];
+        ctx->timers[0] = ctx->timers[--ctx->timer_count];
+        heap_down(ctx->timers, ctx->timer_count, 0);
+        t.owner->timer_count--;
+        wfm_wi wi = {WFM_WI_RESUME, t.owner, t.owner_serial, t.on_fire, wf_null()};
+        push_back(ctx, wi);
+        ctx->n_timers++;
+    }
+}
+
+int64_t wfm_sched_next_timer(const wfm_ctx *ctx)
+{
+    return ctx->timer_count ? ctx->timers[0].due_us : INT64_MAX;
+}
+
+/* ---- evaluation ----------------------------------------------------------------------- */
+
+static void fault_from_status(wfm_ctx *ctx, wfm_ai *ai, wf_status st, wf_value *exc)
+{
+    if (st == WF_E_FAULT) {
+        wfm_ctx_fault(ctx, ai, *exc);
+        *exc = wf_null();
+        return;
+    }
+    wf_value_release(exc);
+    if (st == WF_E_NOMEM)
+        ctx->nomem = true;
+    else
+        wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation, "%s", wf_status_message(st));
+}
+
+/* value = expr ? eval(expr, env) : copy(literal) (wfm_def_int.h "value sources"). */
+static wf_status eval_source(wfm_ctx *ctx, wfm_ai *ai, const wfm_expr *expr,
+                             const wf_value *literal, wfm_env *env, wf_value *out)
+{
+    *out = wf_null();
+    if (!expr) {
+        if (literal && literal->type)
+            *out = wf_value_retain(literal);
+        return WF_OK;
+    }
+    wf_value exc = wf_null();
+    wf_status st = wfm_expr_eval(expr, env, out, &exc);
+    if (st != WF_OK)
+        fault_from_status(ctx, ai, st, &exc);
+    return st;
+}
+
+static wf_status store_location(wfm_ctx *ctx, wfm_ai *ai, const wfm_expr *expr,
+                                const wf_value *value)
+{
+    if (!expr)
+        return WF_OK;
+    wf_value exc = wf_null();
+    wf_status st = wfm_expr_store(expr, ai->env, value, &exc);
+    if (st != WF_OK)
+        fault_from_status(ctx, ai, st, &exc);
+    return st;
+}
+
+/* Ev: a fresh environment for the node's variables, defaults evaluated in it. */
+static bool env_start(wfm_ctx *ctx, wfm_ai *ai)
+{
+    const wfm_node *node = ai->node;
+    if (!node->creates_env)
+        return true;
+    wf_value *slots = slots_alloc(ctx, node->var_count);
+    if (!slots) {
+        ctx->nomem = true;
+        return false;
+    }
+    for (uint32_t i = 0; i < node->var_count; i++)
+        slots[i] = wfm_type_default(node->vars[i].type);
+    ai->venv.parent = ai->env;
+    ai->venv.slots = slots;
+    ai->venv.count = node->var_count;
+    ai->env = &ai->venv;
+    for (uint32_t i = 0; i < node->var_count; i++) {
+        const wfm_var *var = &node->vars[i];
+        if (!var->expr && (!var->literal.type || wf_is_null(&var->literal)))
+            continue;
+        wf_value v;
+        if (eval_source(ctx, ai, var->expr, &var->literal, ai->env, &v) != WF_OK)
+            return false;
+        wf_value_release(&slots[i]);
+        slots[i] = v;
+    }
+    return true;
+}
+
+static const wfm_prop *prop_of(const wfm_ai *ai, const wfm_node *node, unsigned prop,
+                               wfm_prop_kind *kind)
+{
+    const wfm_kind_spec *spec = node->kind->spec;
+    if (!ai_live(ai) || prop >= spec->prop_count)
+        return NULL;
+    *kind = spec->props[prop].kind;
+    return &node->props[prop];
+}
+
+static wf_status get_prop(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsigned prop,
+                          wf_value *out)
+{
+    wfm_prop_kind kind;
+    const wfm_prop *p = prop_of(ai, node, prop, &kind);
+    *out = wf_null();
+    if (!p)
+        return WF_E_STATE;
+    switch (kind) {
+    case WFM_PROP_IN:
+    case WFM_PROP_LITERAL:
+        return eval_source(ctx, ai, p->expr, &p->literal, ai->env, out);
+    case WFM_PROP_INOUT:
+        if (p->expr)
+            return eval_source(ctx, ai, p->expr, NULL, ai->env, out);
+        *out = wfm_type_default(p->type);
+        return WF_OK;
+    default:
+        return WF_E_STATE;
+    }
+}
+
+wf_status wfm_ctx_get(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, wf_value *out)
+{
+    return get_prop(ctx, ai, ai->node, prop, out);
+}
+
+wf_status wfm_ctx_eval_node(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsigned prop,
+                            wf_value *out)
+{
+    return get_prop(ctx, ai, node, prop, out);
+}
+
+wf_status wfm_ctx_set(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, const wf_value *value)
+{
+    wfm_prop_kind kind;
+    const wfm_prop *p = prop_of(ai, ai->node, prop, &kind);
+    if (!p || (kind != WFM_PROP_OUT && kind != WFM_PROP_INOUT))
+        return WF_E_STATE;
+    return store_location(ctx, ai, p->expr, value);
+}
+
+static const wfm_param *param_of(const wfm_ai *ai, unsigned prop, size_t index)
+{
+    wfm_prop_kind kind;
+    const wfm_prop *p = prop_of(ai, ai->node, prop, &kind);
+    if (!p || kind != WFM_PROP_PARAMS || index >= p->count)
+        return NULL;
+    return &p->params[index];
+}
+
+wf_status wfm_ctx_get_param(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, size_t index, wf_value *out)
+{
+    const wfm_param *pa = param_of(ai, prop, index);
+    *out = wf_null();
+    if (!pa)
+        return WF_E_STATE;
+    if (pa->dir == WFM_PROP_IN)
+        return eval_source(ctx, ai, pa->expr, &pa->literal, ai->env, out);
+    if (pa->dir == WFM_PROP_INOUT && pa->expr)
+        return eval_source(ctx, ai, pa->expr, NULL, ai->env, out);
+    *out = wfm_type_default(pa->type);
+    return WF_OK;
+}
+
+wf_status wfm_ctx_set_param(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, size_t index,
+                            const wf_value *value)
+{
+    const wfm_param *pa = param_of(ai, prop, index);
+    if (!pa || pa->dir == WFM_PROP_IN)
+        return WF_E_STATE;
+    return store_location(ctx, ai, pa->expr, value);
+}
+
+/* ---- scheduling ----------------------------------------------------------------------- */
+
+/* May ai get new children? Live activities, and the root while finish hooks run. */
+static bool can_schedule(const wfm_ctx *ctx, const wfm_ai *ai)
+{
+    return ai_live(ai) || (ai && ai == ctx->root && ctx->finishing && !is_final(ctx->state));
+}
+
+static wfm_ai *schedule_node(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, wfm_env *env,
+                             wfm_done_fn on_done, wfm_fault_fn on_fault)
+{
+    wfm_ai *child = ai_new(ctx, node, ai, env);
+    if (!child)
+        return NULL;
+    child->on_done = on_done;
+    child->on_fault = on_fault;
+    push_front(ctx, make_wi(WFM_WI_EXECUTE, child));
+    TRACK(ctx, WFM_TRACK_SCHEDULED, child, NULL, NULL);
+    return child;
+}
+
+wf_status wfm_ctx_schedule(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *child, wfm_done_fn on_done,
+                           wfm_fault_fn on_fault)
+{
+    if (!child || !on_done || !child->kind->is_activity || !child->kind->spec->execute ||
+        !can_schedule(ctx, ai))
+        return WF_E_STATE;
+    return schedule_node(ctx, ai, child, ai->env, on_done, on_fault) ? WF_OK : WF_E_NOMEM;
+}
+
+/* Ed: one slot holding the delegate argument (converted to its declared type), parented to
+ * env(ai). An empty ActivityAction yields a child that completes at once. */
+wf_status wfm_ctx_schedule_delegate(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsigned prop,
+                                    const wf_value *arg, wfm_done_fn on_done, wfm_fault_fn on_fault)
+{
+    if (!node || !on_done || prop >= node->kind->spec->prop_count ||
+        node->kind->spec->props[prop].kind != WFM_PROP_DELEGATE || !can_schedule(ctx, ai))
+        return WF_E_STATE;
+    const wfm_delegate *d = &node->props[prop].delegate;
+    wf_value v = arg ? wf_value_retain(arg) : wf_null();
+    if (d->arg_type && v.type != d->arg_type && !wf_is_null(&v)) {
+        wf_value conv;
+        wf_error e = WF_ERROR_INIT;
+        wf_status st = wf_value_convert(&v, d->arg_type, &conv, &e);
+        wf_value_release(&v);
+        if (st != WF_OK) {
+            wfm_ctx_throw(ctx, ai, &wf_exc_invalid_cast, "%s", e.message);
+            return WF_E_TYPE;
+        }
+        v = conv;
+    }
+    wfm_ai *child = ai_new(ctx, d->body ? d->body : node, ai, ai->env);
+    wf_value *slot = child ? slots_alloc(ctx, 1) : NULL;
+    if (!slot) {
+        wf_value_release(&v);
+        if (child) {
+            unlink_child(child);
+            ai_free(ctx, child);
+        }
+        ctx->nomem = true;
+        return WF_E_NOMEM;
+    }
+    slot[0] = v;
+    child->denv.parent = ai->env;
+    child->denv.slots = slot;
+    child->denv.count = 1;
+    child->env = &child->denv;
+    child->on_done = on_done;
+    child->on_fault = on_fault;
+    if (!d->body)
+        child->flags |= WFM_AI_EMPTY;
+    push_front(ctx, make_wi(WFM_WI_EXECUTE, child));
+    TRACK(ctx, WFM_TRACK_SCHEDULED, child, NULL, NULL);
+    return ctx->nomem ? WF_E_NOMEM : WF_OK;
+}
+
+static void run_execute(wfm_ctx *ctx, wfm_ai *ai)
+{
+    if (!ai_live(ai))
+        return;
+    ai->flags |= WFM_AI_STARTED;
+    if (ai->flags & WFM_AI_EMPTY) {
+        close_ai(ctx, ai);
+        return;
+    }
+    if (!env_start(ctx, ai))
+        return;
+    ctx->n_executed++;
+    TRACK(ctx, WFM_TRACK_EXECUTING, ai, NULL, NULL);
+    ai->spec->execute(ctx, ai);
+}
+
+/* ---- completion ----------------------------------------------------------------------- */
+
+static void close_ai(wfm_ctx *ctx, wfm_ai *ai)
+{
+    ai->status = (ai->flags & WFM_AI_FAULT_DONE)    ? WFM_FAULTED
+                 : (ai->flags & WFM_AI_MARK_CANCEL) ? WFM_CANCELED
+                                                    : WFM_CLOSED;
+    drop_waits(ctx, ai);
+    TRACK(ctx, WFM_TRACK_CLOSED, ai, NULL, NULL);
+    push_front(ctx, make_wi(ai->parent ? WFM_WI_DONE : WFM_WI_ROOT_DONE, ai));
+}
+
+void wfm_ctx_complete(wfm_ctx *ctx, wfm_ai *ai)
+{
+    if (!ai_live(ai))
+        return;
+    if (ai->child_count) {
+        ai->flags |= WFM_AI_COMPLETING; /* closes when the last child is done */
+        return;
+    }
+    close_ai(ctx, ai);
+}
+
+void wfm_ctx_mark_canceled(wfm_ctx *ctx, wfm_ai *ai)
+{
+    (void)ctx;
+    if (ai)
+        ai->flags |= WFM_AI_MARK_CANCEL;
+}
+
+static void finalize(wfm_ctx *ctx)
+{
+    if (ctx->terminating)
+        ctx->state = WFM_SCHED_TERMINATED;
+    else if (ctx->faulted)
+        ctx->state = WFM_SCHED_FAULTED;
+    else
+        ctx->state = ctx->body_status == WFM_CLOSED     ? WFM_SCHED_CLOSED
+                     : ctx->body_status == WFM_CANCELED ? WFM_SCHED_CANCELED
+                                                        : WFM_SCHED_FAULTED;
+    if (ctx->root) {
+        abort_children(ctx, ctx->root);
+        ai_free(ctx, ctx->root);
+        ctx->root = NULL;
+    }
+    clear_queue(ctx);
+    ctx->timer_count = 0;
+}
+
+static void check_finished(wfm_ctx *ctx)
+{
+    if (ctx->finishing && ctx->root && ctx->root->child_count == 0)
+        finalize(ctx);
+}
+
+/* The root body closed: run the finish hooks once (they may schedule children of root). */
+static void root_done(wfm_ctx *ctx, wfm_ai *root)
+{
+    if (ctx->finishing)
+        return;
+    ctx->finishing = true;
+    ctx->body_status = (wfm_status)root->status;
+    for (size_t i = 0; i < ctx->hook_count; i++)
+        ctx->hooks[i].fn(ctx, root, ctx->body_status, ctx->hooks[i].data);
+    check_finished(ctx);
+}
+
+/* A parent that is canceling with the default behaviour (no cancel callback), or that asked
+ * to complete while children ran, does not see its children's completions: it closes when
+ * the last one is done. */
+static bool parent_waits_quietly(const wfm_ai *p)
+{
+    return (p->flags & WFM_AI_COMPLETING) || ((p->flags & WFM_AI_CANCEL_REQ) && !p->spec->cancel);
+}
+
+static void deliver_done(wfm_ctx *ctx, wfm_ai *child)
+{
+    wfm_ai *p = child->parent;
+    unlink_child(child);
+    if (ai_live(p) && parent_waits_quietly(p)) {
+        if (p->child_count == 0) {
+            if (!(p->flags & WFM_AI_COMPLETING))
+                p->flags |= WFM_AI_MARK_CANCEL;
+            close_ai(ctx, p);
+        }
+    } else if (can_schedule(ctx, p)) {
+        child->on_done(ctx, p, child);
+    }
+    ai_free(ctx, child);
+    if (p == ctx->root)
+        check_finished(ctx);
+}
+
+/* ---- cancellation --------------------------------------------------------------------- */
+
+static void default_cancel(wfm_ctx *ctx, wfm_ai *ai)
+{
+    if (ai->child_count == 0) {
+        ai->flags |= WFM_AI_MARK_CANCEL;
+        close_ai(ctx, ai);
+        return;
+    }
+    wfm_ctx_cancel_children(ctx, ai);
+}
+
+static void cancel_ai(wfm_ctx *ctx, wfm_ai *ai)
+{
+    if (!ai_live(ai) || (ai->flags & WFM_AI_CANCEL_REQ))
+        return;
+    ai->flags |= WFM_AI_CANCEL_REQ;
+    TRACK(ctx, WFM_TRACK_CANCEL_REQ, ai, NULL, NULL);
+    if (!(ai->flags & WFM_AI_STARTED) || (ai->flags & WFM_AI_EMPTY)) {
+        ai->flags |= WFM_AI_MARK_CANCEL; /* never ran: nothing to undo */
+        close_ai(ctx, ai);
+    } else if (ai->spec->cancel) {
+        ai->spec->cancel(ctx, ai);
+    } else {
+        default_cancel(ctx, ai);
+    }
+}
+
+void wfm_ctx_cancel_child(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
+{
+    if (child && child->parent == ai)
+        cancel_ai(ctx, child);
+}
+
+void wfm_ctx_cancel_children(wfm_ctx *ctx, wfm_ai *ai)
+{
+    for (wfm_ai *c = ai->first_child, *next; c; c = next) {
+        next = c->next;
+        cancel_ai(ctx, c);
+    }
+}
+
+void wfm_sched_cancel(wfm_ctx *ctx)
+{
+    if (ctx->state == WFM_SCHED_NEW) {
+        ctx->state = WFM_SCHED_CANCELED;
+        return;
+    }
+    if (is_final(ctx->state) || !ctx->root || ctx->finishing)
+        return;
+    cancel_ai(ctx, ctx->root);
+    if (ctx->count)
+        ctx->state = WFM_SCHED_RUNNING;
+}
+
+/* ---- faults --------------------------------------------------------------------------- */
+
+void wfm_ctx_fault(wfm_ctx *ctx, wfm_ai *ai, wf_value exc)
+{
+    if (!ai || ai->status != WFM_EXECUTING || (ai->flags & WFM_AI_FAULTING)) {
+        wf_value_release(&exc);
+        return;
+    }
+    ai->flags |= WFM_AI_FAULTING;
+    wfm_wi wi = make_wi(WFM_WI_FAULT, ai);
+    wi.value = exc;
+    push_front(ctx, wi);
+}
+
+void wfm_ctx_throw(wfm_ctx *ctx, wfm_ai *ai, const wf_type *exc_type, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    wf_value exc;
+    if (wf_value_exception(exc_type ? exc_type : &wf_exc_exception, msg, &exc) != WF_OK) {
+        ctx->nomem = true;
+        return;
+    }
+    wfm_ctx_fault(ctx, ai, exc);
+}
+
+/* Unhandled: keep the exception and where it came from, abort the whole tree, then run the
+ * finish hooks (compensation) unless the instance is aborted outright. */
+static void fault_instance(wfm_ctx *ctx, wfm_ai *src, wf_value exc, bool run_hooks)
+{
+    if (!ctx->faulted) {
+        wf_value_release(&ctx->fault);
+        ctx->fault = exc;
+        ctx->fault_loc = src->node->loc;
+        ctx->faulted = true;
+    } else {
+        wf_value_release(&exc);
+    }
+    wfm_ai *root = ctx->root;
+    abort_children(ctx, root);
+    drop_waits(ctx, root);
+    if (root->status == WFM_EXECUTING)
+        root->status = WFM_FAULTED;
+    root->flags |= WFM_AI_FAULTING;
+    if (run_hooks && !ctx->finishing)
+        root_done(ctx, root);
+    else
+        finalize(ctx);
+}
+
+/* Walk up from src to the nearest ancestor whose fault callback for the child on the path
+ * handles the exception (WF-SEMANTICS §5). */
+static void process_fault(wfm_ctx *ctx, wfm_ai *src, wf_value exc)
+{
+    TRACK(ctx, WFM_TRACK_FAULT, src, NULL, &exc);
+    wfm_ai *c = src, *p;
+    while ((p = c->parent)) {
+        if (c != src && (c->flags & WFM_AI_CANCEL_REQ)) {
+            fault_instance(ctx, src, exc, false); /* through a canceling activity: abort */
+            return;
+        }
+        if (c->on_fault && ai_live(p) && c->on_fault(ctx, p, c, &exc))
+            break;
+        c = p;
+    }
+    if (!p) {
+        fault_instance(ctx, src, exc, true);
+        return;
+    }
+    wf_value_release(&exc);
+    if (c == src) {
+        abort_children(ctx, src);
+        drop_waits(ctx, src);
+        src->status = WFM_FAULTED;
+        push_front(ctx, make_wi(WFM_WI_DONE, src));
+        return;
+    }
+    abort_children(ctx, src);
+    unlink_child(src);
+    ai_free(ctx, src);
+    c->flags |= WFM_AI_FAULT_DONE;
+    cancel_ai(ctx, c);
+}
+
+void wfm_ctx_terminate(wfm_ctx *ctx, wfm_ai *ai, wf_value exc)
+{
+    if (ctx->terminating || is_final(ctx->state)) {
+        wf_value_release(&exc);
+        return;
+    }
+    wf_value_release(&ctx->fault);
+    ctx->fault = exc;
+    ctx->fault_loc = ai ? ai->node->loc : WF_LOC_NONE;
+    ctx->terminating = true;
+}
+
+void wfm_sched_terminate(wfm_ctx *ctx, wf_value exc)
+{
+    if (is_final(ctx->state)) {
+        wf_value_release(&exc);
+        return;
+    }
+    wfm_ctx_terminate(ctx, NULL, exc);
+    finalize(ctx);
+}
+
+static void fail_nomem(wfm_ctx *ctx)
+{
+    wf_value_release(&ctx->fault);
+    ctx->faulted = true;
+    ctx->fault_loc = WF_LOC_NONE;
+    /* Without memory there may be no exception value: the host reports "out of memory". */
+    finalize(ctx);
+    ctx->state = WFM_SCHED_FAULTED;
+}
+
+/* ---- the run loop --------------------------------------------------------------------- */
+
+static void dispatch(wfm_ctx *ctx, wfm_wi *wi)
+{
+    if (wi->ai && wi->ai->serial != wi->serial) {
+        wf_value_release(&wi->value); /* its activity was freed meanwhile */
+        return;
+    }
+    switch (wi->kind) {
+    case WFM_WI_EXECUTE:
+        run_execute(ctx, wi->ai);
+        break;
+    case WFM_WI_DONE:
+        deliver_done(ctx, wi->ai);
+        break;
+    case WFM_WI_RESUME:
+        if (ai_live(wi->ai))
+            wi->fn(ctx, wi->ai, &wi->value);
+        wf_value_release(&wi->value);
+        break;
+    case WFM_WI_FAULT:
+        process_fault(ctx, wi->ai, wi->value);
+        break;
+    case WFM_WI_TERMINATE:
+        wf_value_release(&wi->value);
+        break;
+    case WFM_WI_ROOT_DONE:
+        root_done(ctx, wi->ai);
+        break;
+    }
+}
+
+wfm_sched_state wfm_sched_run(wfm_ctx *ctx, size_t budget)
+{
+    if (is_final(ctx->state) || ctx->state == WFM_SCHED_NEW)
+        return ctx->state;
+    fire_due_timers(ctx);
+    size_t n = 0;
+    while (ctx->count && !is_final(ctx->state)) {
+        if (ctx->nomem || ctx->terminating || (budget && n >= budget))
+            break;
+        wfm_wi wi = pop_front(ctx);
+        n++;
+        dispatch(ctx, &wi);
+        if (!ctx->count)
+            fire_due_timers(ctx);
+    }
+    ctx->n_work_items += n;
+    if (ctx->nomem && !is_final(ctx->state))
+        fail_nomem(ctx);
+    else if (ctx->terminating && !is_final(ctx->state))
+        finalize(ctx);
+    if (!is_final(ctx->state))
+        ctx->state = ctx->count ? WFM_SCHED_RUNNING : WFM_SCHED_IDLE;
+    return ctx->state;
+}
+
+/* ---- instance setup ------------------------------------------------------------------- */
+
+wf_status wfm_sched_init(wfm_ctx *ctx, const wfm_definition *def, const wfm_sched_host *host,
+                         wf_error *err)
+{
+    ctx->def = def;
+    ctx->host = *host;
+    ctx->fault = wf_null();
+    ctx->state = WFM_SCHED_NEW;
+    uint32_t n = def->arg_count;
+    if (n > ctx->root_cap) { /* E0's slots and the `supplied` flags share one block */
+        void *block = wf_malloc(n * (sizeof(wf_value) + sizeof(bool)));
+        if (!block)
+            return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+        wf_free(ctx->root_env.slots);
+        ctx->root_env.slots = block;
+        ctx->root_cap = n;
+    }
+    ctx->supplied = (bool *)(ctx->root_env.slots + ctx->root_cap);
+    ctx->root_env.count = n;
+    for (uint32_t i = 0; i < n; i++) {
+        ctx->root_env.slots[i] = wfm_type_default(def->args[i].type);
+        ctx->supplied[i] = false;
+    }
+    return WF_OK;
+}
+
+void wfm_sched_set_arg(wfm_ctx *ctx, size_t index, const wf_value *value)
+{
+    wf_value_set(&ctx->root_env.slots[index], value);
+    ctx->supplied[index] = true;
+}
+
+wf_status wfm_sched_start(wfm_ctx *ctx)
+{
+    if (ctx->state != WFM_SCHED_NEW)
+        return WF_E_STATE;
+    const wfm_definition *def = ctx->def;
+    for (uint32_t i = 0; i < def->arg_count; i++) {
+        const wfm_arg *a = &def->args[i];
+        if (ctx->supplied[i] || !a->has_default || a->dir == WFM_PROP_OUT)
+            continue;
+        wf_value v = wf_null(), exc = wf_null();
+        wf_status st = a->expr ? wfm_expr_eval(a->expr, &ctx->root_env, &v, &exc) : WF_OK;
+        if (st != WF_OK) {
+            ctx->fault = exc;
+            ctx->fault_loc = a->loc;
+            ctx->faulted = true;
+            ctx->state = WFM_SCHED_FAULTED;
+            return st == WF_E_FAULT ? WF_OK : st;
+        }
+        if (!a->expr)
+            v = wf_value_retain(&a->literal);
+        wf_value_release(&ctx->root_env.slots[i]);
+        ctx->root_env.slots[i] = v;
+    }
+    ctx->root = ai_new(ctx, def->root, NULL, &ctx->root_env);
+    if (!ctx->root)
+        return WF_E_NOMEM;
+    push_front(ctx, make_wi(WFM_WI_EXECUTE, ctx->root));
+    if (ctx->nomem)
+        return WF_E_NOMEM;
+    ctx->state = WFM_SCHED_RUNNING;
+    return WF_OK;
+}
+
+/* Release what one run of an instance holds: activities, queued work, extension states and
+ * values. Pools, the ring and other buffers stay for reuse. */
+static void release_run(wfm_ctx *ctx)
+{
+    if (ctx->root) {
+        abort_children(ctx, ctx->root);
+        ai_free(ctx, ctx->root);
+        ctx->root = NULL;
+    }
+    clear_queue(ctx);
+    for (size_t i = 0; i < ctx->ext_count; i++) {
+        if (ctx->exts[i].fini)
+            ctx->exts[i].fini(ctx->exts[i].state);
+        wf_free(ctx->exts[i].state);
+    }
+    wf_free(ctx->exts);
+    ctx->exts = NULL;
+    ctx->ext_count = 0;
+    for (uint32_t i = 0; i < ctx->root_env.count; i++)
+        wf_value_release(&ctx->root_env.slots[i]);
+    ctx->root_env.count = 0;
+    if (ctx->fault.type) /* a zeroed ctx that never saw wfm_sched_init has no value here */
+        wf_value_release(&ctx->fault);
+}
+
+bool wfm_sched_recycle(wfm_ctx *ctx)
+{
+    if (ctx->nomem || ctx->next_serial > WFM_RECYCLE_MAX_ACTIVITIES)
+        return false;
+    release_run(ctx);
+    wfm_ctx keep = *ctx;
+    memset(ctx, 0, sizeof *ctx);
+    ctx->fault = wf_null();
+    ctx->ring = keep.ring;
+    ctx->cap = keep.cap;
+    ctx->ai_pool = keep.ai_pool;
+    ctx->bm_pool = keep.bm_pool;
+    memcpy(ctx->state_pools, keep.state_pools, sizeof ctx->state_pools);
+    memcpy(ctx->env_pools, keep.env_pools, sizeof ctx->env_pools);
+    ctx->bookmark_map = keep.bookmark_map;
+    ctx->timers = keep.timers;
+    ctx->timer_cap = keep.timer_cap;
+    ctx->hooks = keep.hooks;
+    ctx->hook_cap = keep.hook_cap;
+    ctx->root_env.slots = keep.root_env.slots;
+    ctx->root_cap = keep.root_cap;
+    return true;
+}
+
+void wfm_sched_fini(wfm_ctx *ctx)
+{
+    release_run(ctx);
+    wf_free(ctx->ring);
+    wf_free(ctx->hooks);
+    wf_free(ctx->timers);
+    wf_strmap_destroy(ctx->bookmark_map);
+    wf_pool_destroy(ctx->bm_pool);
+    wf_pool_destroy(ctx->ai_pool);
+    for (int i = 0; i < WFM_STATE_CLASSES; i++)
+        wf_pool_destroy(ctx->state_pools[i]);
+    wf_free(ctx->root_env.slots);
+    for (int i = 0; i < WFM_ENV_CLASSES; i++)
+        wf_pool_destroy(ctx->env_pools[i]);
+}
+
+/* ---- the rest of the activity API ----------------------------------------------------- */
+
+const wfm_node *wfm_ai_node(const wfm_ai *ai)
+{
+    return ai->node;
+}
+
+void *wfm_ai_state(wfm_ai *ai)
+{
+    return ai->state;
+}
+
+wfm_status wfm_ai_status(const wfm_ai *ai)
+{
+    return (wfm_status)ai->status;
+}
+
+bool wfm_ai_cancel_requested(const wfm_ai *ai)
+{
+    return (ai->flags & WFM_AI_CANCEL_REQ) != 0;
+}
+
+wfm_ai *wfm_ai_parent(const wfm_ai *ai)
+{
+    return ai->parent;
+}
+
+size_t wfm_ai_running_children(const wfm_ai *ai)
+{
+    return ai->child_count;
+}
+
+int64_t wfm_ctx_now_us(const wfm_ctx *ctx)
+{
+    return ctx->host.clock(ctx->host.clock_ud);
+}
+
+void *wfm_ctx_ext(wfm_ctx *ctx, const void *key, size_t size, void (*fini)(void *state))
+{
+    for (size_t i = 0; i < ctx->ext_count; i++)
+        if (ctx->exts[i].key == key)
+            return ctx->exts[i].state;
+    wfm_ext *exts = wf_realloc(ctx->exts, (ctx->ext_count + 1) * sizeof *exts);
+    if (!exts)
+        return NULL;
+    ctx->exts = exts;
+    void *state = wf_calloc(1, size ? size : 1);
+    if (!state)
+        return NULL;
+    exts[ctx->ext_count++] = (wfm_ext){key, state, fini};
+    return state;
+}
+
+wf_status wfm_ctx_on_finish(wfm_ctx *ctx, wfm_finish_fn fn, void *data)
+{
+    if (ctx->hook_count == ctx->hook_cap) {
+        size_t cap = ctx->hook_cap ? ctx->hook_cap * 2 : 4;
+        wfm_finish_hook *h = wf_realloc(ctx->hooks, cap * sizeof *h);
+        if (!h)
+            return WF_E_NOMEM;
+        ctx->hooks = h;
+        ctx->hook_cap = cap;
+    }
+    ctx->hooks[ctx->hook_count++] = (wfm_finish_hook){fn, data};
+    return WF_OK;
+}
+
+void wfm_ctx_write(wfm_ctx *ctx, const char *text, size_t len)
+{
+    ctx->host.write(ctx->host.write_ud, text, len);
+}
+
+wf_types *wfm_ctx_types(const wfm_ctx *ctx)
+{
+    return ctx->host.types;
+}
+
+void wfm_ctx_trace_call(wfm_ctx *ctx, wfm_ai *ai, const char *function, const wf_value *in,
+                        size_t in_count, const wf_value *out, size_t out_count)
+{
+    if (ctx->host.trace)
+        ctx->host.trace(ctx->host.trace_ud, ai, function, in, in_count, out, out_count);
+}

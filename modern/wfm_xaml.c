@@ -1,0 +1,1840 @@
+/* wfm_xaml.c — the WF4 XAML loader: walks the hardened DOM (wf_xml.h), builds the immutable
+ * IR of wfm_def_int.h driven only by the catalogue's kind specs, compiles every expression
+ * against the environment rules documented there, resolves x:Reference after the whole file
+ * is read, runs prepare callbacks, and reports every problem with file:line:col. */
+#include "wfm_load_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NS_XML "http://www.w3.org/XML/1998/namespace"
+
+/* Where the value of one property came from while gathering an element. */
+typedef struct psrc {
+    const wf_xml_attr *attr;        /* Prop="..." */
+    const wf_xml_node *pel;         /* <Kind.Prop> */
+    const wf_xml_node **items;      /* content items (content property only) */
+    size_t count;
+    const wf_xml_node *text_el;     /* element whose non-blank text is the content value */
+} psrc;
+
+/* The node being built. */
+typedef struct nctx {
+    wfm_node *node;
+    size_t ln; /* lnode index */
+    const wf_xml_node *el;
+    const char *kname;
+} nctx;
+
+static wfm_node *build_item(wfm_load *L, const wf_xml_node *c, nctx *parent, const char *accepts,
+                            const char *what, bool keyed);
+
+/* ---- small helpers --------------------------------------------------------------------- */
+static void *anew(wfm_load *L, size_t size)
+{
+    void *p = wf_arena_alloc(L->arena, size ? size : 1);
+    if (!p)
+        L->nomem = true;
+    return p;
+}
+
+/* Scratch memory that lives until the end of the load (not kept by the definition). */
+static void *tnew(wfm_load *L, size_t size)
+{
+    void *p = wf_arena_alloc(L->tmp, size ? size : 1);
+    if (!p)
+        L->nomem = true;
+    return p;
+}
+
+static const char *astr(wfm_load *L, const char *s)
+{
+    char *p = wf_arena_strdup(L->arena, s);
+    if (!p)
+        L->nomem = true;
+    return p;
+}
+
+static wf_loc keep(wfm_load *L, wf_loc loc)
+{
+    loc.file = L->def->path;
+    return loc;
+}
+
+static wf_loc loc_el(wfm_load *L, const wf_xml_node *el)
+{
+    return keep(L, wf_xml_node_loc(L->doc, el));
+}
+
+static wf_loc loc_attr(wfm_load *L, const wf_xml_attr *a)
+{
+    return keep(L, wf_xml_attr_loc(L->doc, a));
+}
+
+static wf_loc loc_val(wfm_load *L, const wf_xml_attr *a)
+{
+    return keep(L, wf_xml_value_loc(L->doc, a));
+}
+
+static wf_loc loc_text(wfm_load *L, const wf_xml_node *el)
+{
+    return keep(L, wf_xml_text_loc(L->doc, el));
+}
+
+static void mark_bad(wfm_load *L, size_t ln)
+{
+    if (ln < L->lnode_count)
+        L->lnodes[ln].bad = true;
+}
+
+static void mark_ctx_bad(wfm_load *L, const struct nctx *nc)
+{
+    if (nc)
+        mark_bad(L, nc->ln);
+}
+
+/* Report at `at` and mark the node being built (nc may be NULL) as bad. */
+#define REPORT(L, nc, code, at, ...)                                                               \
+    do {                                                                                           \
+        wfm_xt_report((L), (code), (at), __VA_ARGS__);                                             \
+        mark_ctx_bad((L), (nc));                                                                   \
+    } while (0)
+
+static bool is_ns(const char *ns, const char *want)
+{
+    return ns && want && strcmp(ns, want) == 0;
+}
+
+static bool is_acts(const char *ns)
+{
+    return is_ns(ns, WFM_NS_ACTIVITIES);
+}
+
+static bool ns_starts(const char *ns, const char *prefix)
+{
+    return ns && strncmp(ns, prefix, strlen(prefix)) == 0;
+}
+
+static bool skip_el(const wf_xml_node *c)
+{
+    return wfm_xt_ignorable(c, c->ns) || wfm_xt_designer_member(c->ns, c->name);
+}
+
+static bool skip_attr(const wf_xml_node *el, const wf_xml_attr *a)
+{
+    if (!a->ns)
+        return false;
+    return is_ns(a->ns, NS_XML) || wfm_xt_ignorable(el, a->ns) ||
+           wfm_xt_designer_member(a->ns, a->name) ||
+           (is_ns(a->ns, WFM_NS_MC) && strcmp(a->name, "Ignorable") == 0);
+}
+
+static bool is_x_reference(const wf_xml_node *c)
+{
+    return wfm_xt_is_x(c->ns) && strcmp(c->name, "Reference") == 0;
+}
+
+/* The text after leading blanks, with its location advanced over them. */
+static const char *trim_at(const char *text, wf_loc *at, size_t *len)
+{
+    const char *t = wfm_xt_trim(text, len);
+    for (const char *p = text; p < t; p++) {
+        if (*p == '\n') {
+            at->line++;
+            at->col = 1;
+        } else {
+            at->col++;
+        }
+    }
+    return t;
+}
+
+static bool is_null_ext(const char *t, size_t len)
+{
+    return len == 8 && memcmp(t, "{x:Null}", 8) == 0;
+}
+
+static size_t count_children(const wf_xml_node *el)
+{
+    size_t n = 0;
+    for (const wf_xml_node *c = el->first_child; c; c = c->next)
+        if (!skip_el(c))
+            n++;
+    return n;
+}
+
+/* ---- load-time scopes -------------------------------------------------------------------- */
+static bool resolve_name(void *ud, const char *name, size_t len, wfm_name *out)
+{
+    wfm_load *L = ud;
+    uint32_t hops = 0;
+    for (const wfm_scope_frame *f = L->scope; f; f = f->up, hops++) {
+        for (size_t i = 0; i < f->count; i++) {
+            const wfm_scope_name *n = &f->names[i];
+            if (n->name && strlen(n->name) == len && memcmp(n->name, name, len) == 0) {
+                out->type = n->type;
+                out->hops = hops;
+                out->index = (uint32_t)i;
+                out->writable = n->writable;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static wfm_expr *compile(wfm_load *L, const nctx *nc, const char *text, wf_loc at,
+                         const wf_type *expected, unsigned flags)
+{
+    wfm_expr_scope scope = {resolve_name, L, L->types};
+    wf_error e = WF_ERROR_INIT;
+    wfm_expr *x = NULL;
+    wf_status rc = wfm_expr_compile(L->arena, &scope, text, at, expected, flags, &x, &e);
+    if (rc == WF_OK)
+        return x;
+    if (rc == WF_E_NOMEM)
+        L->nomem = true;
+    L->errors++;
+    wf_diags_add_error(L->diags, WF_SEV_ERROR, &e);
+    if (nc)
+        mark_bad(L, nc->ln);
+    return NULL;
+}
+
+/* ---- bindings: IN / OUT / INOUT values ---------------------------------------------------- */
+/* One binding being filled (a property, a parameter, a variable or argument default). */
+typedef struct binding {
+    wfm_prop_kind dir;   /* IN, OUT, INOUT */
+    const wf_type *type; /* expected type; NULL = infer */
+    wfm_expr *expr;
+    wf_value literal;
+    const char *what;    /* "Assign.To" for messages */
+} binding;
+
+/* Whether an Out value of type `value` may be stored into a location of type `loc`. An x:Object
+ * Out property (InvokeMethod.Result) binds any location; the runtime converts on store. */
+static bool out_ok(const wf_type *loc, const wf_type *value)
+{
+    return value->kind == WF_K_OBJECT || wf_type_assignable(loc, value);
+}
+
+/* An expression text (bracketed or bare) for the binding. */
+static bool bind_expr(wfm_load *L, const nctx *nc, binding *b, const char *text, wf_loc at)
+{
+    bool in = b->dir == WFM_PROP_IN;
+    wfm_expr *x = compile(L, nc, text, at, in ? b->type : NULL, in ? 0 : WFM_EXPR_LVALUE);
+    if (!x)
+        return false;
+    const wf_type *xt = wfm_expr_type(x);
+    if (!in && b->type && xt) {
+        bool ok = b->dir == WFM_PROP_OUT ? out_ok(xt, b->type) : xt == b->type;
+        if (!ok) {
+            REPORT(L, nc, WF_E_TYPE, at, "%s of type %s cannot be bound to a location of type %s",
+                   b->what, b->type->name, xt->name);
+            return false;
+        }
+    }
+    if (!b->type || (!in && xt))
+        b->type = xt;
+    b->expr = x;
+    return true;
+}
+
+/* A value written as text: "[expr]", {x:Null}, or a literal (In only). */
+static bool bind_text(wfm_load *L, const nctx *nc, binding *b, const char *text, wf_loc at)
+{
+    size_t len;
+    const char *t = trim_at(text, &at, &len);
+    if (is_null_ext(t, len)) {
+        b->literal = wf_null();
+        return true;
+    }
+    if (len >= 2 && t[0] == '[' && t[len - 1] == ']')
+        return bind_expr(L, nc, b, t, at);
+    if (b->dir != WFM_PROP_IN) {
+        REPORT(L, nc, WF_E_SCHEMA, at, "%s requires a location expression such as [name]",
+               b->what);
+        return false;
+    }
+    if (len && t[0] == '{') { /* "{}" escapes a literal that starts with '{' */
+        if (len < 2 || t[1] != '}') {
+            REPORT(L, nc, WF_E_SCHEMA, at, "unsupported markup extension in %s", b->what);
+            return false;
+        }
+        text = t + 2;
+        t += 2;
+        len -= 2;
+    }
+    const char *lit = text;
+    if (b->type && b->type->kind != WF_K_STRING && b->type->kind != WF_K_OBJECT) {
+        lit = wf_arena_strndup(L->arena, t, len);
+        if (!lit) {
+            L->nomem = true;
+            return false;
+        }
+    }
+    if (wfm_xt_literal(L, b->type, lit, at, &b->literal) != WF_OK) {
+        if (nc)
+            mark_bad(L, nc->ln);
+        return false;
+    }
+    if (!b->type)
+        b->type = b->literal.type;
+    return true;
+}
+
+/* x:TypeArguments of a wrapper / expression element against the binding's type. */
+static bool reconcile(wfm_load *L, const nctx *nc, binding *b, const wf_xml_node *c)
+{
+    const wf_xml_attr *ta = wf_xml_attr_find(c, WFM_NS_XAML, "TypeArguments");
+    if (!ta)
+        return true;
+    const wf_type *w;
+    if (wfm_xt_type(L, c, ta->value, wfm_xt_first_type_len(ta->value), loc_val(L, ta), &w) !=
+        WF_OK) {
+        if (nc)
+            mark_bad(L, nc->ln);
+        return false;
+    }
+    if (!b->type) {
+        b->type = w;
+        return true;
+    }
+    bool ok = b->dir == WFM_PROP_IN    ? wf_type_assignable(b->type, w)
+              : b->dir == WFM_PROP_OUT ? out_ok(w, b->type)
+                                       : w == b->type;
+    if (!ok) {
+        REPORT(L, nc, WF_E_TYPE, loc_val(L, ta), "%s expects %s, not %s", b->what, b->type->name,
+               w->name);
+        return false;
+    }
+    if (b->dir != WFM_PROP_IN)
+        b->type = w;
+    return true;
+}
+
+/* Attributes an expression element may carry besides the ones named in `allowed`. */
+static bool check_attrs(wfm_load *L, const nctx *nc, const wf_xml_node *c,
+                        const char *const *allowed)
+{
+    bool ok = true;
+    for (size_t i = 0; i < c->attr_count; i++) {
+        const wf_xml_attr *a = &c->attrs[i];
+        if (skip_attr(c, a) || (wfm_xt_is_x(a->ns) && (strcmp(a->name, "TypeArguments") == 0 ||
+                                                        strcmp(a->name, "Name") == 0)))
+            continue;
+        bool known = false;
+        for (size_t k = 0; allowed && allowed[k]; k++)
+            if (!a->ns && strcmp(a->name, allowed[k]) == 0)
+                known = true;
+        if (!known) {
+            REPORT(L, nc, WF_E_SCHEMA, loc_attr(L, a), "unknown attribute '%s' on %s", a->name,
+                   c->name);
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+static bool is_expr_element(const wf_xml_node *c)
+{
+    if (ns_starts(c->ns, "clr-namespace:Microsoft.CSharp.Activities"))
+        return strcmp(c->name, "CSharpValue") == 0 || strcmp(c->name, "CSharpReference") == 0;
+    if (ns_starts(c->ns, "clr-namespace:Microsoft.VisualBasic.Activities") || is_acts(c->ns))
+        return strcmp(c->name, "VisualBasicValue") == 0 ||
+               strcmp(c->name, "VisualBasicReference") == 0 ||
+               (is_acts(c->ns) && strcmp(c->name, "Literal") == 0);
+    return false;
+}
+
+/* <mca:CSharpValue>, <VisualBasicValue ExpressionText=...>, <Literal Value=...>. */
+static bool bind_expr_element(wfm_load *L, const nctx *nc, binding *b, const wf_xml_node *c)
+{
+    static const char *const vb[] = {"ExpressionText", NULL};
+    static const char *const lit[] = {"Value", NULL};
+    bool is_vb = strncmp(c->name, "VisualBasic", 11) == 0;
+    bool is_lit = strcmp(c->name, "Literal") == 0;
+    if (!check_attrs(L, nc, c, is_vb ? vb : is_lit ? lit : NULL) || !reconcile(L, nc, b, c))
+        return false;
+    if (is_vb || is_lit) {
+        const wf_xml_attr *a = wf_xml_attr_find(c, NULL, is_vb ? "ExpressionText" : "Value");
+        if (!a) {
+            REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "%s needs %s", c->name,
+                   is_vb ? "ExpressionText" : "Value");
+            return false;
+        }
+        if (is_vb)
+            return bind_expr(L, nc, b, a->value, loc_val(L, a));
+        binding lb = *b;
+        lb.dir = WFM_PROP_IN;
+        if (!bind_text(L, nc, &lb, a->value, loc_val(L, a)))
+            return false;
+        *b = lb;
+        b->dir = WFM_PROP_IN;
+        return true;
+    }
+    size_t len;
+    wf_loc at = loc_text(L, c);
+    const char *t = wfm_xt_trim(c->text, &len);
+    if (len == 0) {
+        REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "empty expression in %s", b->what);
+        return false;
+    }
+    return bind_expr(L, nc, b, t, at);
+}
+
+/* The inside of <InArgument>/<OutArgument>/<InOutArgument> (the element itself is checked). */
+static bool bind_wrapper(wfm_load *L, const nctx *nc, binding *b, const wf_xml_node *c)
+{
+    static const char *const allowed[] = {"EvaluationOrder", NULL};
+    if (!check_attrs(L, nc, c, allowed) || !reconcile(L, nc, b, c))
+        return false;
+    const wf_xml_node *inner = NULL;
+    for (const wf_xml_node *k = c->first_child; k; k = k->next) {
+        if (skip_el(k))
+            continue;
+        if (inner) {
+            REPORT(L, nc, WF_E_SCHEMA, loc_el(L, k), "more than one value in %s", b->what);
+            return false;
+        }
+        inner = k;
+    }
+    if (inner) {
+        if (!is_expr_element(inner)) {
+            REPORT(L, nc, WF_E_SCHEMA, loc_el(L, inner), "'%s' cannot appear in %s", inner->name,
+                   b->what);
+            return false;
+        }
+        return bind_expr_element(L, nc, b, inner);
+    }
+    if (!wf_xml_text_blank(c->text))
+        return bind_text(L, nc, b, c->text, loc_text(L, c));
+    b->literal = wfm_type_default(b->type); /* unbound: default(T) */
+    return true;
+}
+
+static const char *wrapper_name(wfm_prop_kind dir)
+{
+    return dir == WFM_PROP_IN ? "InArgument" : dir == WFM_PROP_OUT ? "OutArgument" : "InOutArgument";
+}
+
+static bool wrapper_dir(const wf_xml_node *c, wfm_prop_kind *dir)
+{
+    if (!is_acts(c->ns))
+        return false;
+    if (strcmp(c->name, "InArgument") == 0)
+        *dir = WFM_PROP_IN;
+    else if (strcmp(c->name, "OutArgument") == 0)
+        *dir = WFM_PROP_OUT;
+    else if (strcmp(c->name, "InOutArgument") == 0)
+        *dir = WFM_PROP_INOUT;
+    else
+        return false;
+    return true;
+}
+
+/* A binding written as one element: a wrapper or an expression element. */
+static bool bind_element(wfm_load *L, const nctx *nc, binding *b, const wf_xml_node *c)
+{
+    wfm_prop_kind dir;
+    if (wrapper_dir(c, &dir)) {
+        if (dir != b->dir) {
+            REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "%s cannot appear in %s (expects %s)",
+                   c->name, b->what, wrapper_name(b->dir));
+            return false;
+        }
+        return bind_wrapper(L, nc, b, c);
+    }
+    if (is_expr_element(c))
+        return bind_expr_element(L, nc, b, c);
+    REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "%s cannot appear in %s", c->name, b->what);
+    return false;
+}
+
+/* A binding from a property element / content: exactly one element, or text. */
+static bool bind_items(wfm_load *L, const nctx *nc, binding *b, const wf_xml_node **items,
+                       size_t count, const wf_xml_node *text_el)
+{
+    if (count > 1) {
+        REPORT(L, nc, WF_E_SCHEMA, loc_el(L, items[1]), "more than one value in %s", b->what);
+        return false;
+    }
+    if (count == 1)
+        return bind_element(L, nc, b, items[0]);
+    if (text_el && !wf_xml_text_blank(text_el->text))
+        return bind_text(L, nc, b, text_el->text, loc_text(L, text_el));
+    return true;
+}
+
+/* ---- gathering an element's members ------------------------------------------------------ */
+static const wf_xml_node **pel_items(wfm_load *L, const wf_xml_node *pel, size_t *count)
+{
+    size_t n = count_children(pel);
+    const wf_xml_node **items = tnew(L, n * sizeof *items);
+    *count = 0;
+    if (!items)
+        return NULL;
+    for (const wf_xml_node *c = pel->first_child; c; c = c->next)
+        if (!skip_el(c))
+            items[(*count)++] = c;
+    return items;
+}
+
+/* The elements and text of one property: from its property element or the content. */
+static const wf_xml_node **src_items(wfm_load *L, const psrc *s, size_t *count,
+                                     const wf_xml_node **text_el)
+{
+    if (s->pel) {
+        *text_el = s->pel;
+        return pel_items(L, s->pel, count);
+    }
+    *text_el = s->text_el;
+    *count = s->count;
+    return s->items;
+}
+
+static int find_prop(const wfm_kind_spec *spec, const char *name, size_t len)
+{
+    for (size_t i = 0; i < spec->prop_count; i++)
+        if (strlen(spec->props[i].name) == len && memcmp(spec->props[i].name, name, len) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* "Sequence.Activities" on a Sequence element: the property part, else NULL. */
+static const char *member_of(const nctx *nc, const wf_xml_node *c)
+{
+    const char *dot = strchr(c->name, '.');
+    if (!dot || !is_ns(c->ns, nc->el->ns) || strncmp(c->name, nc->kname, (size_t)(dot - c->name)) ||
+        strlen(nc->kname) != (size_t)(dot - c->name))
+        return NULL;
+    return dot + 1;
+}
+
+static void defer_attr(wfm_load *L, nctx *nc, const wf_xml_attr *a)
+{
+    wfm_lnode *ln = &L->lnodes[nc->ln];
+    if (!ln->unknown) {
+        ln->unknown = tnew(L, nc->el->attr_count * sizeof *ln->unknown);
+        ln->claimed = tnew(L, nc->el->attr_count * sizeof *ln->claimed);
+        if (!ln->unknown || !ln->claimed) {
+            ln->unknown = NULL;
+            return;
+        }
+    }
+    ln->unknown[ln->unknown_count++] = a;
+}
+
+static bool set_src_attr(wfm_load *L, nctx *nc, psrc *s, const wf_xml_attr *a, const char *prop)
+{
+    if (s->attr || s->pel) {
+        REPORT(L, nc, WF_E_SCHEMA, loc_attr(L, a), "%s.%s is set more than once", nc->kname, prop);
+        return false;
+    }
+    s->attr = a;
+    return true;
+}
+
+static void gather_attrs(wfm_load *L, nctx *nc, psrc *src, bool keyed)
+{
+    const wfm_kind_spec *spec = nc->node->kind->spec;
+    for (size_t i = 0; i < nc->el->attr_count; i++) {
+        const wf_xml_attr *a = &nc->el->attrs[i];
+        if (skip_attr(nc->el, a))
+            continue;
+        if (wfm_xt_is_x(a->ns)) {
+            if (strcmp(a->name, "TypeArguments") == 0 || (keyed && strcmp(a->name, "Key") == 0))
+                continue;
+            if (strcmp(a->name, "Name") == 0) {
+                nc->node->x_name = astr(L, a->value);
+                continue;
+            }
+        } else if (!a->ns) {
+            if (strcmp(a->name, "DisplayName") == 0) {
+                nc->node->display_name = astr(L, a->value);
+                continue;
+            }
+            int pi = find_prop(spec, a->name, strlen(a->name));
+            if (pi >= 0) {
+                set_src_attr(L, nc, &src[pi], a, a->name);
+                continue;
+            }
+            if (spec->prepare) {
+                defer_attr(L, nc, a);
+                continue;
+            }
+        }
+        REPORT(L, nc, WF_E_SCHEMA, loc_attr(L, a), "unknown attribute '%s%s%s' on %s",
+               a->prefix ? a->prefix : "", a->prefix ? ":" : "", a->name, nc->kname);
+    }
+}
+
+static void gather_children(wfm_load *L, nctx *nc, psrc *src)
+{
+    const wfm_kind *kind = nc->node->kind;
+    int ci = kind->content_index;
+    if (ci >= 0) {
+        src[ci].items = tnew(L, count_children(nc->el) * sizeof *src[ci].items);
+        if (!src[ci].items)
+            return;
+    }
+    for (const wf_xml_node *c = nc->el->first_child; c; c = c->next) {
+        if (skip_el(c))
+            continue;
+        const char *member = member_of(nc, c);
+        if (member) {
+            if (strcmp(member, "Variables") == 0)
+                continue; /* read before everything else */
+            int pi = find_prop(kind->spec, member, strlen(member));
+            if (pi < 0) {
+                REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "unknown property '%s'", c->name);
+            } else if (src[pi].attr || src[pi].pel) {
+                REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "%s is set more than once", c->name);
+            } else {
+                src[pi].pel = c;
+            }
+        } else if (strchr(c->name, '.')) {
+            REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "unknown element '%s' in %s", c->name,
+                   nc->kname);
+        } else if (ci < 0) {
+            REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "%s cannot appear in %s", c->name, nc->kname);
+        } else {
+            src[ci].items[src[ci].count++] = c;
+        }
+    }
+    if (!wf_xml_text_blank(nc->el->text)) {
+        wfm_prop_kind pk = ci >= 0 ? kind->spec->props[ci].kind : WFM_PROP_ACTIVITY;
+        if (pk == WFM_PROP_IN || pk == WFM_PROP_OUT || pk == WFM_PROP_INOUT ||
+            pk == WFM_PROP_LITERAL || pk == WFM_PROP_TYPE)
+            src[ci].text_el = nc->el;
+        else
+            REPORT(L, nc, WF_E_SCHEMA, loc_text(L, nc->el), "unexpected text in %s", nc->kname);
+    }
+    if (ci >= 0 && (src[ci].count || src[ci].text_el) && (src[ci].attr || src[ci].pel))
+        REPORT(L, nc, WF_E_SCHEMA, loc_el(L, nc->el), "%s.%s is set more than once", nc->kname,
+               kind->spec->props[ci].name);
+}
+
+/* ---- property kinds ------------------------------------------------------------------- */
+/* The spec's type text for this node: "T", "List(T)" or a fixed name; *uses_t says whether
+ * it depends on the node's type argument. */
+static const wf_type *spec_type(wfm_load *L, const wfm_node *n, const char *st, bool *uses_t)
+{
+    *uses_t = false;
+    if (!st)
+        return NULL;
+    if (strcmp(st, "T") == 0) {
+        *uses_t = true;
+        return n->type_arg;
+    }
+    if (strcmp(st, "List(T)") == 0) {
+        *uses_t = true;
+        if (!n->type_arg)
+            return NULL;
+        const wf_type *t = wf_types_list(L->types, n->type_arg);
+        if (!t)
+            L->nomem = true;
+        return t;
+    }
+    const wf_type *t = NULL;
+    wfm_xt_type_quiet(L, NULL, st, strlen(st), &t);
+    return t;
+}
+
+static const char *label(wfm_load *L, const nctx *nc, unsigned pi)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s.%s", nc->kname, nc->node->kind->spec->props[pi].name);
+    char *copy = wf_arena_strdup(L->tmp, buf);
+    if (!copy)
+        L->nomem = true;
+    return copy ? copy : "";
+}
+
+static void infer_t(nctx *nc, bool uses_t, const wf_type *t, const char *st)
+{
+    if (uses_t && !nc->node->type_arg && t && strcmp(st, "T") == 0)
+        nc->node->type_arg = t;
+}
+
+static void prop_binding(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
+{
+    const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
+    wfm_prop *p = &nc->node->props[pi];
+    bool uses_t;
+    binding b = {ps->kind, spec_type(L, nc->node, ps->type, &uses_t), NULL, wf_null(),
+                 label(L, nc, pi)};
+    bool ok;
+    if (s->attr) {
+        p->loc = loc_val(L, s->attr);
+        ok = bind_text(L, nc, &b, s->attr->value, p->loc);
+    } else {
+        const wf_xml_node *text_el;
+        size_t count;
+        const wf_xml_node **items = src_items(L, s, &count, &text_el);
+        p->loc = s->pel ? loc_el(L, s->pel) : count ? loc_el(L, items[0]) : loc_text(L, text_el);
+        ok = bind_items(L, nc, &b, items, count, text_el);
+    }
+    if (!ok)
+        return;
+    p->expr = b.expr;
+    p->literal = b.literal;
+    p->type = b.type;
+    infer_t(nc, uses_t, b.type, ps->type);
+}
+
+static void prop_literal(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
+{
+    const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
+    wfm_prop *p = &nc->node->props[pi];
+    bool uses_t;
+    p->type = spec_type(L, nc->node, ps->type, &uses_t);
+    const char *text;
+    if (s->attr) {
+        p->loc = loc_val(L, s->attr);
+        text = s->attr->value;
+    } else {
+        const wf_xml_node *el = s->pel ? s->pel : s->text_el;
+        if (!el || (s->pel && count_children(s->pel))) {
+            REPORT(L, nc, WF_E_SCHEMA, s->pel ? loc_el(L, s->pel) : loc_el(L, s->items[0]),
+                   "%s takes a literal value", label(L, nc, pi));
+            return;
+        }
+        p->loc = loc_text(L, el);
+        text = el->text;
+    }
+    size_t len;
+    const char *t = wfm_xt_trim(text, &len);
+    if (is_null_ext(t, len))
+        return;
+    if (wfm_xt_literal(L, p->type, text, p->loc, &p->literal) != WF_OK)
+        mark_bad(L, nc->ln);
+}
+
+static void prop_type(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
+{
+    wfm_prop *p = &nc->node->props[pi];
+    const wf_xml_node *el = s->attr ? nc->el : s->pel ? s->pel : s->text_el;
+    const char *text = s->attr ? s->attr->value : el ? el->text : "";
+    p->loc = s->attr ? loc_val(L, s->attr) : el ? loc_text(L, el) : loc_el(L, nc->el);
+    size_t len;
+    const char *t = trim_at(text, &p->loc, &len);
+    if (len > 9 && strncmp(t, "{x:Type ", 8) == 0 && t[len - 1] == '}') {
+        t += 8;
+        len -= 9;
+        while (len && *t == ' ')
+            t++, len--;
+    }
+    const char *full = wf_arena_strndup(L->arena, t, len);
+    if (!full) {
+        L->nomem = true;
+        return;
+    }
+    p->type_text = full;
+    const char *colon = strchr(full, ':');
+    if (colon && !strchr(full, '('))
+        p->type_prefix = wf_arena_strndup(L->arena, full, (size_t)(colon - full));
+    wf_status rc = wfm_xt_type_quiet(L, el, full, len, &p->type);
+    if (rc != WF_E_TYPE)
+        return;
+    const char *uri = p->type_prefix ? wf_xml_lookup_ns(el, p->type_prefix) : NULL;
+    if (uri && ns_starts(uri, "clr-namespace:") && strstr(uri, "ssembly="))
+        return; /* a native library type (InvokeMethod TargetType="p:Any") */
+    REPORT(L, nc, WF_E_TYPE, p->loc, "unknown type '%s'", full);
+}
+
+static void add_ref(wfm_load *L, nctx *nc, wfm_node **slot, const char *name, size_t len,
+                    wf_loc at, const char *accepts, const char *what)
+{
+    if (L->ref_count == L->ref_cap) {
+        size_t cap = L->ref_cap ? L->ref_cap * 2 : 16;
+        wfm_pending_ref *refs = wf_realloc(L->refs, cap * sizeof *refs);
+        if (!refs) {
+            L->nomem = true;
+            return;
+        }
+        L->refs = refs;
+        L->ref_cap = cap;
+    }
+    const char *copy = wf_arena_strndup(L->tmp, name, len);
+    if (!copy) {
+        L->nomem = true;
+        return;
+    }
+    L->refs[L->ref_count++] = (wfm_pending_ref){slot, copy, at, nc->node, nc->ln, accepts, what};
+}
+
+/* <x:Reference>Name</x:Reference> (optionally with <x:Key>); the key element is returned. */
+static void element_ref(wfm_load *L, nctx *nc, wfm_node **slot, const wf_xml_node *c,
+                        const char *accepts, const char *what, const wf_xml_node **key_el)
+{
+    *key_el = NULL;
+    for (const wf_xml_node *k = c->first_child; k; k = k->next) {
+        if (skip_el(k))
+            continue;
+        if (wfm_xt_is_x(k->ns) && strcmp(k->name, "Key") == 0 && key_el && !*key_el)
+            *key_el = k;
+        else
+            REPORT(L, nc, WF_E_SCHEMA, loc_el(L, k), "%s cannot appear in x:Reference", k->name);
+    }
+    const wf_xml_attr *na = wf_xml_attr_find(c, NULL, "Name");
+    size_t len;
+    wf_loc at = na ? loc_val(L, na) : loc_text(L, c);
+    const char *name = wfm_xt_trim(na ? na->value : c->text, &len);
+    if (len == 0) {
+        REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "x:Reference without a name in %s", what);
+        return;
+    }
+    add_ref(L, nc, slot, name, len, at, accepts, what);
+}
+
+static const char *accepts_of(const wfm_prop_spec *ps)
+{
+    return ps->accepts ? ps->accepts : "Activity";
+}
+
+/* x:Reference is allowed for nodes, and for activities in WFM_PROP_SHARED properties. */
+static bool refs_allowed(const wfm_prop_spec *ps)
+{
+    return strcmp(accepts_of(ps), "Activity") != 0 || (ps->flags & WFM_PROP_SHARED);
+}
+
+/* One item of an ACTIVITY/NODE/ACTIVITIES/NODES/KEYED property into *slot. */
+static void place_item(wfm_load *L, nctx *nc, wfm_node **slot, const wf_xml_node *c,
+                       const wfm_prop_spec *ps, const char *what, bool keyed,
+                       const wf_xml_node **key_el)
+{
+    if (key_el)
+        *key_el = NULL;
+    if (is_x_reference(c)) {
+        if (!refs_allowed(ps)) {
+            REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "x:Reference cannot appear in %s", what);
+            return;
+        }
+        const wf_xml_node *dummy;
+        element_ref(L, nc, slot, c, accepts_of(ps), what, key_el ? key_el : &dummy);
+        return;
+    }
+    *slot = build_item(L, c, nc, accepts_of(ps), what, keyed);
+    if (!*slot)
+        mark_bad(L, nc->ln);
+}
+
+/* {x:Reference Name} / {x:Null} as an attribute value of a NODE property. */
+static void attr_node(wfm_load *L, nctx *nc, wfm_prop *p, const wf_xml_attr *a,
+                      const wfm_prop_spec *ps, const char *what)
+{
+    size_t len;
+    wf_loc at = loc_val(L, a);
+    const char *t = trim_at(a->value, &at, &len);
+    if (is_null_ext(t, len))
+        return;
+    if (refs_allowed(ps) && len > 14 && strncmp(t, "{x:Reference ", 13) == 0 &&
+        t[len - 1] == '}') {
+        const char *name = t + 13;
+        size_t n = len - 14;
+        while (n && *name == ' ')
+            name++, n--;
+        if (n > 5 && strncmp(name, "Name=", 5) == 0)
+            name += 5, n -= 5;
+        while (n && name[n - 1] == ' ')
+            n--;
+        add_ref(L, nc, &p->child, name, n, at, accepts_of(ps), what);
+        return;
+    }
+    REPORT(L, nc, WF_E_SCHEMA, at, "%s needs an element, not a value", what);
+}
+
+static void prop_single(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
+{
+    const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
+    wfm_prop *p = &nc->node->props[pi];
+    const char *what = label(L, nc, pi);
+    if (s->attr) {
+        p->loc = loc_val(L, s->attr);
+        attr_node(L, nc, p, s->attr, ps, what);
+        return;
+    }
+    const wf_xml_node *text_el;
+    size_t count;
+    const wf_xml_node **items = src_items(L, s, &count, &text_el);
+    p->loc = s->pel ? loc_el(L, s->pel) : count ? loc_el(L, items[0]) : loc_el(L, nc->el);
+    for (size_t i = 0; i < count; i++) {
+        if (i == 0) {
+            place_item(L, nc, &p->child, items[i], ps, what, false, NULL);
+            continue;
+        }
+        REPORT(L, nc, WF_E_SCHEMA, loc_el(L, items[i]), "more than one child in %s", what);
+        wfm_node *extra = NULL; /* built for its own errors, not linked */
+        place_item(L, nc, &extra, items[i], ps, what, false, NULL);
+    }
+    if (s->pel && !wf_xml_text_blank(s->pel->text))
+        REPORT(L, nc, WF_E_SCHEMA, loc_text(L, s->pel), "unexpected text in %s", what);
+}
+
+/* The key of a KEYED item: x:Key attribute or <x:Key> element (x:Reference). */
+static bool item_key(wfm_load *L, nctx *nc, wfm_prop *p, const wf_xml_node *c,
+                     const wf_xml_node *key_el, const char *what, wf_value *key)
+{
+    const wf_xml_attr *ka = wf_xml_attr_find(c, WFM_NS_XAML, "Key");
+    if (!ka && !key_el) {
+        REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "%s in %s needs an x:Key", c->name, what);
+        return false;
+    }
+    wf_loc at = ka ? loc_val(L, ka) : loc_text(L, key_el);
+    const char *text = ka ? ka->value : key_el->text;
+    size_t len;
+    const char *t = wfm_xt_trim(text, &len);
+    *key = wf_null();
+    if (!is_null_ext(t, len) && wfm_xt_literal(L, p->type, text, at, key) != WF_OK) {
+        mark_bad(L, nc->ln);
+        return false;
+    }
+    for (size_t i = 0; i < p->count; i++) {
+        if (wf_value_equal(&p->keys[i], key)) {
+            REPORT(L, nc, WF_E_SCHEMA, at, "duplicate key '%.*s' in %s", (int)(len > 100 ? 100 : len),
+                   t, what);
+            return false;
+        }
+    }
+    return true;
+}
+
+static void prop_many(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
+{
+    const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
+    wfm_prop *p = &nc->node->props[pi];
+    const char *what = label(L, nc, pi);
+    bool keyed = ps->kind == WFM_PROP_KEYED;
+    if (s->attr) {
+        p->loc = loc_val(L, s->attr);
+        size_t len;
+        const char *t = wfm_xt_trim(s->attr->value, &len);
+        if (!is_null_ext(t, len))
+            REPORT(L, nc, WF_E_SCHEMA, p->loc, "%s needs elements, not a value", what);
+        return;
+    }
+    const wf_xml_node *text_el;
+    size_t count;
+    const wf_xml_node **items = src_items(L, s, &count, &text_el);
+    p->loc = s->pel ? loc_el(L, s->pel) : count ? loc_el(L, items[0]) : loc_el(L, nc->el);
+    if (keyed) {
+        bool uses_t;
+        p->type = spec_type(L, nc->node, ps->type, &uses_t);
+        p->keys = anew(L, count * sizeof *p->keys);
+    }
+    p->items = anew(L, count * sizeof *p->items);
+    if (!p->items || (keyed && !p->keys))
+        return;
+    for (size_t i = 0; i < count; i++) {
+        const wf_xml_node *key_el = NULL;
+        wfm_node **slot = &p->items[p->count];
+        place_item(L, nc, slot, items[i], ps, what, keyed, keyed ? &key_el : NULL);
+        if (keyed && !item_key(L, nc, p, items[i], key_el, what, &p->keys[p->count]))
+            continue;
+        p->count++;
+    }
+    if (s->pel && !wf_xml_text_blank(s->pel->text))
+        REPORT(L, nc, WF_E_SCHEMA, loc_text(L, s->pel), "unexpected text in %s", what);
+}
+
+/* <InvokeMethod.Parameters><InArgument x:TypeArguments="x:Int32">[a]</InArgument>... */
+static void prop_params(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
+{
+    wfm_prop *p = &nc->node->props[pi];
+    const char *what = label(L, nc, pi);
+    if (s->attr) {
+        p->loc = loc_val(L, s->attr);
+        REPORT(L, nc, WF_E_SCHEMA, p->loc, "%s needs argument elements", what);
+        return;
+    }
+    const wf_xml_node *text_el;
+    size_t count;
+    const wf_xml_node **items = src_items(L, s, &count, &text_el);
+    p->loc = s->pel ? loc_el(L, s->pel) : count ? loc_el(L, items[0]) : loc_el(L, nc->el);
+    p->params = anew(L, count * sizeof *p->params);
+    if (!p->params)
+        return;
+    for (size_t i = 0; i < count; i++) {
+        const wf_xml_node *c = items[i];
+        wfm_prop_kind dir;
+        if (!wrapper_dir(c, &dir)) {
+            REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "%s cannot appear in %s", c->name, what);
+            continue;
+        }
+        if (!wf_xml_attr_find(c, WFM_NS_XAML, "TypeArguments")) {
+            REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "%s in %s needs x:TypeArguments", c->name,
+                   what);
+            continue;
+        }
+        binding b = {dir, NULL, NULL, wf_null(), what};
+        if (!bind_wrapper(L, nc, &b, c))
+            continue;
+        p->params[p->count++] = (wfm_param){dir, b.type, b.expr, b.literal, loc_el(L, c)};
+    }
+}
+
+/* ---- delegates ------------------------------------------------------------------------ */
+static bool delegate_arg(wfm_load *L, nctx *nc, const wf_xml_node *pel, wfm_delegate *d)
+{
+    static const char *const allowed[] = {"Name", NULL};
+    for (const wf_xml_node *c = pel->first_child; c; c = c->next) {
+        if (skip_el(c))
+            continue;
+        if (!is_acts(c->ns) || strcmp(c->name, "DelegateInArgument") != 0 || d->arg_name) {
+            REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "%s cannot appear in ActivityAction.Argument",
+                   c->name);
+            return false;
+        }
+        if (!check_attrs(L, nc, c, allowed))
+            return false;
+        const wf_xml_attr *ta = wf_xml_attr_find(c, WFM_NS_XAML, "TypeArguments");
+        const wf_type *t = NULL;
+        if (ta && wfm_xt_type(L, c, ta->value, wfm_xt_first_type_len(ta->value),
+                              loc_val(L, ta), &t) != WF_OK) {
+            mark_bad(L, nc->ln);
+            return false;
+        }
+        if (t && d->arg_type && t != d->arg_type) {
+            REPORT(L, nc, WF_E_TYPE, loc_val(L, ta), "DelegateInArgument of %s in an action of %s",
+                   t->name, d->arg_type->name);
+            return false;
+        }
+        if (t)
+            d->arg_type = t;
+        const wf_xml_attr *na = wf_xml_attr_find(c, NULL, "Name");
+        d->arg_name = astr(L, na ? na->value : "");
+        if (d->arg_name && !*d->arg_name)
+            d->arg_name = NULL;
+    }
+    return true;
+}
+
+static void delegate_body(wfm_load *L, nctx *nc, wfm_delegate *d, const wf_xml_node *body,
+                          const char *what)
+{
+    wfm_scope_name name = {d->arg_name, d->arg_type ? d->arg_type : &wf_type_object, false};
+    wfm_scope_frame frame = {L->scope, &name, d->arg_name ? 1 : 0};
+    L->scope = &frame;
+    d->body = build_item(L, body, nc, "Activity", what, false);
+    if (!d->body)
+        mark_bad(L, nc->ln);
+    L->scope = frame.up;
+}
+
+static void read_action(wfm_load *L, nctx *nc, unsigned pi, const wf_xml_node *aa,
+                        const char *what)
+{
+    const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
+    wfm_prop *p = &nc->node->props[pi];
+    wfm_delegate *d = &p->delegate;
+    d->loc = loc_el(L, aa);
+    bool uses_t;
+    d->arg_type = spec_type(L, nc->node, ps->type, &uses_t);
+    binding b = {WFM_PROP_INOUT, d->arg_type, NULL, wf_null(), what};
+    if (!check_attrs(L, nc, aa, NULL) || !reconcile(L, nc, &b, aa))
+        return;
+    d->arg_type = b.type;
+    infer_t(nc, uses_t, b.type, ps->type);
+    const wf_xml_node *body = NULL;
+    for (const wf_xml_node *c = aa->first_child; c; c = c->next) {
+        if (skip_el(c))
+            continue;
+        const wf_xml_node *cand = c;
+        if (is_acts(c->ns) && strcmp(c->name, "ActivityAction.Argument") == 0) {
+            if (!delegate_arg(L, nc, c, d))
+                return;
+            continue;
+        }
+        if (is_acts(c->ns) && strcmp(c->name, "ActivityAction.Handler") == 0) {
+            size_t n;
+            const wf_xml_node **items = pel_items(L, c, &n);
+            if (n == 0)
+                continue;
+            cand = items[0];
+        } else if (strchr(c->name, '.')) {
+            REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "unknown element '%s' in ActivityAction",
+                   c->name);
+            continue;
+        }
+        if (body) {
+            REPORT(L, nc, WF_E_SCHEMA, loc_el(L, cand), "more than one child in %s", what);
+            continue;
+        }
+        body = cand;
+    }
+    p->type = d->arg_type;
+    if (body)
+        delegate_body(L, nc, d, body, what);
+}
+
+static void prop_delegate(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
+{
+    wfm_prop *p = &nc->node->props[pi];
+    const char *what = label(L, nc, pi);
+    if (s->attr) {
+        p->loc = loc_val(L, s->attr);
+        REPORT(L, nc, WF_E_SCHEMA, p->loc, "%s needs an ActivityAction element", what);
+        return;
+    }
+    const wf_xml_node *text_el;
+    size_t count;
+    const wf_xml_node **items = src_items(L, s, &count, &text_el);
+    p->loc = s->pel ? loc_el(L, s->pel) : count ? loc_el(L, items[0]) : loc_el(L, nc->el);
+    for (size_t i = 0; i < count; i++) {
+        const wf_xml_node *c = items[i];
+        if (i > 0)
+            REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "more than one child in %s", what);
+        else if (!is_acts(c->ns) || strcmp(c->name, "ActivityAction") != 0)
+            REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "%s cannot appear in %s (expects "
+                   "ActivityAction)", c->name, what);
+        else
+            read_action(L, nc, pi, c, what);
+    }
+}
+
+/* ---- variables ------------------------------------------------------------------------- */
+typedef struct var_src {
+    const wf_xml_attr *deflt;
+    const wf_xml_node *deflt_el;
+} var_src;
+
+static void read_variable(wfm_load *L, nctx *nc, const wf_xml_node *c, wfm_var *v,
+                          var_src *vs)
+{
+    static const char *const allowed[] = {"Name", "Default", "Modifiers", NULL};
+    v->loc = loc_el(L, c);
+    v->writable = true;
+    check_attrs(L, nc, c, allowed);
+    const wf_xml_attr *ta = wf_xml_attr_find(c, WFM_NS_XAML, "TypeArguments");
+    if (!ta)
+        REPORT(L, nc, WF_E_SCHEMA, v->loc, "Variable needs x:TypeArguments");
+    else if (wfm_xt_type(L, c, ta->value, wfm_xt_first_type_len(ta->value), loc_val(L, ta),
+                         &v->type) != WF_OK)
+        mark_bad(L, nc->ln);
+    if (!v->type)
+        v->type = &wf_type_object;
+    const wf_xml_attr *na = wf_xml_attr_find(c, NULL, "Name");
+    if (!na || !*na->value)
+        REPORT(L, nc, WF_E_SCHEMA, v->loc, "Variable needs a Name");
+    else
+        v->name = astr(L, na->value);
+    const wf_xml_attr *ma = wf_xml_attr_find(c, NULL, "Modifiers");
+    if (ma && strstr(ma->value, "ReadOnly"))
+        v->writable = false;
+    vs->deflt = wf_xml_attr_find(c, NULL, "Default");
+    for (const wf_xml_node *k = c->first_child; k; k = k->next) {
+        if (skip_el(k))
+            continue;
+        if (is_acts(k->ns) && strcmp(k->name, "Variable.Default") == 0 && !vs->deflt &&
+            !vs->deflt_el)
+            vs->deflt_el = k;
+        else
+            REPORT(L, nc, WF_E_SCHEMA, loc_el(L, k), "%s cannot appear in Variable", k->name);
+    }
+}
+
+/* Reads <Kind.Variables>; returns the frame names (NULL when there are none). */
+static wfm_scope_name *read_variables(wfm_load *L, nctx *nc, var_src **srcs)
+{
+    const wf_xml_node *pel = NULL;
+    for (const wf_xml_node *c = nc->el->first_child; c; c = c->next) {
+        const char *m = skip_el(c) ? NULL : member_of(nc, c);
+        if (m && strcmp(m, "Variables") == 0) {
+            if (pel)
+                REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "%s is set more than once", c->name);
+            else
+                pel = c;
+        }
+    }
+    *srcs = NULL;
+    if (!pel)
+        return NULL;
+    if (!(nc->node->kind->spec->flags & WFM_KIND_VARIABLES)) {
+        REPORT(L, nc, WF_E_SCHEMA, loc_el(L, pel), "%s does not accept Variables", nc->kname);
+        return NULL;
+    }
+    size_t n;
+    const wf_xml_node **items = pel_items(L, pel, &n);
+    wfm_var *vars = anew(L, n * sizeof *vars);
+    wfm_scope_name *names = tnew(L, n * sizeof *names);
+    *srcs = tnew(L, n * sizeof **srcs);
+    if (!items || !vars || !names || !*srcs)
+        return NULL;
+    uint32_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        const wf_xml_node *c = items[i];
+        if (!is_acts(c->ns) || strcmp(c->name, "Variable") != 0) {
+            REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "%s cannot appear in %s.Variables", c->name,
+                   nc->kname);
+            continue;
+        }
+        wfm_var *v = &vars[count];
+        read_variable(L, nc, c, v, &(*srcs)[count]);
+        for (uint32_t j = 0; v->name && j < count; j++) {
+            if (vars[j].name && strcmp(vars[j].name, v->name) == 0) {
+                const wf_xml_attr *na = wf_xml_attr_find(c, NULL, "Name");
+                REPORT(L, nc, WF_E_SCHEMA, loc_val(L, na), "duplicate variable '%s' in %s",
+                       v->name, nc->kname);
+                v->name = NULL;
+            }
+        }
+        names[count] = (wfm_scope_name){v->name, v->type, v->writable};
+        count++;
+    }
+    nc->node->vars = vars;
+    nc->node->var_count = count;
+    nc->node->creates_env = count > 0;
+    return names;
+}
+
+static void variable_defaults(wfm_load *L, nctx *nc, const var_src *srcs)
+{
+    for (uint32_t i = 0; i < nc->node->var_count; i++) {
+        wfm_var *v = &nc->node->vars[i];
+        char what[160];
+        snprintf(what, sizeof what, "Variable '%s'", v->name ? v->name : "");
+        binding b = {WFM_PROP_IN, v->type, NULL, wfm_type_default(v->type), what};
+        bool ok = true;
+        if (srcs[i].deflt) {
+            b.literal = wf_null();
+            ok = bind_text(L, nc, &b, srcs[i].deflt->value, loc_val(L, srcs[i].deflt));
+        } else if (srcs[i].deflt_el) {
+            size_t n;
+            const wf_xml_node **items = pel_items(L, srcs[i].deflt_el, &n);
+            b.literal = wf_null();
+            ok = bind_items(L, nc, &b, items, n, srcs[i].deflt_el);
+            if (ok && !b.expr && wf_is_null(&b.literal))
+                b.literal = wfm_type_default(v->type);
+        }
+        if (!ok)
+            continue;
+        v->expr = b.expr;
+        v->literal = b.literal;
+    }
+}
+
+/* ---- nodes ----------------------------------------------------------------------------- */
+static size_t add_lnode(wfm_load *L, wfm_node *node, const wf_xml_node *el)
+{
+    if (L->lnode_count == L->lnode_cap) {
+        size_t cap = L->lnode_cap ? L->lnode_cap * 2 : 64;
+        wfm_lnode *ln = wf_realloc(L->lnodes, cap * sizeof *ln);
+        if (!ln) {
+            L->nomem = true;
+            return SIZE_MAX;
+        }
+        L->lnodes = ln;
+        L->lnode_cap = cap;
+    }
+    L->lnodes[L->lnode_count] = (wfm_lnode){node, el, NULL, NULL, 0, false};
+    return L->lnode_count++;
+}
+
+wfm_lnode *wfm_load_lnode(wfm_load *L, const wfm_node *node)
+{
+    if (L->cur_lnode < L->lnode_count && L->lnodes[L->cur_lnode].node == node)
+        return &L->lnodes[L->cur_lnode];
+    for (size_t i = 0; i < L->lnode_count; i++)
+        if (L->lnodes[i].node == node)
+            return &L->lnodes[i];
+    return NULL;
+}
+
+static void type_arguments(wfm_load *L, nctx *nc)
+{
+    const wf_xml_attr *ta = wf_xml_attr_find(nc->el, WFM_NS_XAML, "TypeArguments");
+    if (!ta)
+        return;
+    if (!(nc->node->kind->spec->flags & WFM_KIND_GENERIC)) {
+        REPORT(L, nc, WF_E_SCHEMA, loc_attr(L, ta), "%s does not take x:TypeArguments",
+               nc->kname);
+        return;
+    }
+    if (wfm_xt_type(L, nc->el, ta->value, wfm_xt_first_type_len(ta->value), loc_val(L, ta),
+                    &nc->node->type_arg) != WF_OK)
+        mark_bad(L, nc->ln);
+}
+
+/* Absent property: defaults and the REQUIRED check. */
+static void prop_absent(wfm_load *L, nctx *nc, unsigned pi)
+{
+    const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
+    wfm_prop *p = &nc->node->props[pi];
+    if (ps->flags & WFM_PROP_REQUIRED) {
+        REPORT(L, nc, WF_E_SCHEMA, loc_el(L, nc->el), "%s is required", label(L, nc, pi));
+        return;
+    }
+    bool uses_t;
+    p->type = spec_type(L, nc->node, ps->type, &uses_t);
+    if (ps->kind != WFM_PROP_IN && ps->kind != WFM_PROP_LITERAL && ps->kind != WFM_PROP_INOUT)
+        return;
+    if (ps->deflt && ps->kind != WFM_PROP_INOUT) {
+        if (wfm_xt_literal(L, p->type, ps->deflt, loc_el(L, nc->el), &p->literal) != WF_OK)
+            mark_bad(L, nc->ln);
+    } else if (ps->kind != WFM_PROP_LITERAL) {
+        p->literal = wfm_type_default(p->type);
+    }
+}
+
+static void process_prop(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
+{
+    if (!s->attr && !s->pel && !s->count && !s->text_el) {
+        prop_absent(L, nc, pi);
+        return;
+    }
+    nc->node->props[pi].present = true;
+    switch (nc->node->kind->spec->props[pi].kind) {
+    case WFM_PROP_IN:
+    case WFM_PROP_OUT:
+    case WFM_PROP_INOUT: prop_binding(L, nc, pi, s); break;
+    case WFM_PROP_LITERAL: prop_literal(L, nc, pi, s); break;
+    case WFM_PROP_ACTIVITY:
+    case WFM_PROP_NODE: prop_single(L, nc, pi, s); break;
+    case WFM_PROP_ACTIVITIES:
+    case WFM_PROP_NODES:
+    case WFM_PROP_KEYED: prop_many(L, nc, pi, s); break;
+    case WFM_PROP_DELEGATE: prop_delegate(L, nc, pi, s); break;
+    case WFM_PROP_PARAMS: prop_params(L, nc, pi, s); break;
+    case WFM_PROP_TYPE: prop_type(L, nc, pi, s); break;
+    }
+}
+
+/* Locations first (they fix a generic kind's T, as Assign.To does), then delegates, then the
+ * rest in spec order. */
+static int prop_rank(wfm_prop_kind k)
+{
+    return k == WFM_PROP_OUT || k == WFM_PROP_INOUT ? 0 : k == WFM_PROP_DELEGATE ? 1 : 2;
+}
+
+static void process_props(wfm_load *L, nctx *nc, const psrc *src)
+{
+    const wfm_kind_spec *spec = nc->node->kind->spec;
+    for (int rank = 0; rank < 3; rank++)
+        for (unsigned pi = 0; pi < spec->prop_count; pi++)
+            if (prop_rank(spec->props[pi].kind) == rank)
+                process_prop(L, nc, pi, &src[pi]);
+}
+
+static wfm_node *build_node(wfm_load *L, const wf_xml_node *el, const wfm_kind *kind,
+                            nctx *parent, bool keyed)
+{
+    const wfm_kind_spec *spec = kind->spec;
+    wfm_node *node = anew(L, sizeof *node);
+    wfm_prop *props = anew(L, spec->prop_count * sizeof *props);
+    psrc *src = tnew(L, spec->prop_count * sizeof *src);
+    if (!node || !props || !src)
+        return NULL;
+    node->kind = kind;
+    node->loc = loc_el(L, el);
+    node->parent = parent ? parent->node : NULL;
+    node->owner = kind->is_activity ? node : parent ? parent->node->owner : NULL;
+    node->depth = parent ? parent->node->depth + 1 : 0;
+    node->display_name = spec->name;
+    node->props = props;
+    for (size_t i = 0; i < spec->prop_count; i++)
+        props[i].literal = wf_null();
+    nctx nc = {node, add_lnode(L, node, el), el, spec->name};
+    if (nc.ln == SIZE_MAX)
+        return NULL;
+    type_arguments(L, &nc);
+    var_src *vsrc;
+    wfm_scope_name *names = read_variables(L, &nc, &vsrc);
+    wfm_scope_frame frame = {L->scope, names, node->var_count};
+    if (node->creates_env)
+        L->scope = &frame;
+    if (node->creates_env && vsrc)
+        variable_defaults(L, &nc, vsrc);
+    gather_attrs(L, &nc, src, keyed);
+    gather_children(L, &nc, src);
+    process_props(L, &nc, src);
+    if (node->creates_env)
+        L->scope = frame.up;
+    if (node->x_name) {
+        wf_status rc = WF_OK;
+        if (wf_strmap_get(L->names, node->x_name)) {
+            const wf_xml_attr *na = wf_xml_attr_find(el, WFM_NS_XAML, "Name");
+            REPORT(L, &nc, WF_E_SCHEMA, loc_val(L, na), "duplicate x:Name '%s'", node->x_name);
+        } else {
+            rc = wf_strmap_put(L->names, node->x_name, (void *)(uintptr_t)(nc.ln + 1));
+        }
+        if (rc != WF_OK)
+            L->nomem = true;
+    }
+    return node;
+}
+
+static wfm_node *build_item(wfm_load *L, const wf_xml_node *c, nctx *parent, const char *accepts,
+                            const char *what, bool keyed)
+{
+    if (L->nomem)
+        return NULL;
+    /* An element in no namespace is never an activity (find treats NULL as the default). */
+    const wfm_kind *kind = c->ns ? wfm_catalogue_find(L->opts->catalogue, c->ns, c->name) : NULL;
+    if (!kind) {
+        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c), "unknown activity '%s'", c->name);
+        return NULL;
+    }
+    if (strcmp(kind->spec->category, accepts) != 0) {
+        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c), "%s cannot appear in %s", c->name, what);
+        return NULL;
+    }
+    return build_node(L, c, kind, parent, keyed);
+}
+
+/* ---- the root: <Activity x:Class> with x:Members, or a bare activity -------------------- */
+static const char *class_short(const wfm_load *L)
+{
+    const char *c = L->def->class_name;
+    if (!c)
+        return NULL;
+    const char *dot = strrchr(c, '.');
+    return dot ? dot + 1 : c;
+}
+
+static wfm_prop_kind arg_dir(const char *t, size_t *skip)
+{
+    static const struct {
+        const char *head;
+        wfm_prop_kind dir;
+    } heads[] = {{"InArgument(", WFM_PROP_IN},
+                 {"OutArgument(", WFM_PROP_OUT},
+                 {"InOutArgument(", WFM_PROP_INOUT}};
+    for (size_t i = 0; i < 3; i++) {
+        size_t n = strlen(heads[i].head);
+        if (strncmp(t, heads[i].head, n) == 0) {
+            *skip = n;
+            return heads[i].dir;
+        }
+    }
+    *skip = 0;
+    return WFM_PROP_LITERAL;
+}
+
+static bool read_member(wfm_load *L, const wf_xml_node *c, wfm_arg *a)
+{
+    static const char *const allowed[] = {"Name", "Type", NULL};
+    bool ok = check_attrs(L, NULL, c, allowed);
+    for (const wf_xml_node *k = c->first_child; k; k = k->next)
+        if (!skip_el(k) && !(wfm_xt_is_x(k->ns) && strcmp(k->name, "Property.Attributes") == 0)) {
+            wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, k), "%s cannot appear in x:Property", k->name);
+            ok = false;
+        }
+    const wf_xml_attr *na = wf_xml_attr_find(c, NULL, "Name");
+    const wf_xml_attr *ta = wf_xml_attr_find(c, NULL, "Type");
+    a->loc = loc_el(L, c);
+    if (!na || !ta) {
+        wfm_xt_report(L, WF_E_SCHEMA, a->loc, "x:Property needs Name and Type");
+        return false;
+    }
+    a->name = astr(L, na->value);
+    size_t len, skip;
+    wf_loc at = loc_val(L, ta);
+    const char *t = trim_at(ta->value, &at, &len);
+    a->dir = arg_dir(t, &skip);
+    if (a->dir == WFM_PROP_LITERAL || t[len - 1] != ')') {
+        wfm_xt_report(L, WF_E_SCHEMA, at,
+                      "x:Property '%s' must be an InArgument, OutArgument or InOutArgument",
+                      na->value);
+        return false;
+    }
+    at.col += (unsigned)skip;
+    if (wfm_xt_type(L, c, t + skip, len - skip - 1, at, &a->type) != WF_OK)
+        return false;
+    return ok && a->name;
+}
+
+static void read_members(wfm_load *L, const wf_xml_node *members, wfm_scope_name **names)
+{
+    size_t n;
+    const wf_xml_node **items = pel_items(L, members, &n);
+    wfm_arg *args = anew(L, n * sizeof *args);
+    *names = tnew(L, n * sizeof **names);
+    if (!items || !args || !*names)
+        return;
+    uint32_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        const wf_xml_node *c = items[i];
+        if (!wfm_xt_is_x(c->ns) || strcmp(c->name, "Property") != 0) {
+            wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c), "%s cannot appear in x:Members", c->name);
+            continue;
+        }
+        wfm_arg *a = &args[count];
+        if (!read_member(L, c, a))
+            continue;
+        bool dup = false;
+        for (uint32_t j = 0; j < count; j++)
+            dup = dup || strcmp(args[j].name, a->name) == 0;
+        if (dup) {
+            wfm_xt_report(L, WF_E_SCHEMA, loc_val(L, wf_xml_attr_find(c, NULL, "Name")),
+                          "duplicate argument '%s'", a->name);
+            continue;
+        }
+        a->slot = count;
+        a->literal = wfm_type_default(a->type);
+        (*names)[count] = (wfm_scope_name){a->name, a->type, true};
+        count++;
+    }
+    L->def->args = args;
+    L->def->arg_count = count;
+}
+
+/* "this:Wf.Arg" as attribute or property element: the argument it names, or NULL. */
+static wfm_arg *default_target(wfm_load *L, const char *ns, const char *name)
+{
+    const char *dot = strchr(name, '.');
+    const char *cls = class_short(L);
+    if (!dot || !ns_starts(ns, "clr-namespace:") || !cls || strlen(cls) != (size_t)(dot - name) ||
+        strncmp(name, cls, (size_t)(dot - name)) != 0)
+        return NULL;
+    for (uint32_t i = 0; i < L->def->arg_count; i++)
+        if (strcmp(L->def->args[i].name, dot + 1) == 0)
+            return &L->def->args[i];
+    return NULL;
+}
+
+static void arg_default(wfm_load *L, wfm_arg *a, const wf_xml_attr *attr, const wf_xml_node *pel)
+{
+    binding b = {WFM_PROP_IN, a->type, NULL, wf_null(), a->name};
+    bool ok;
+    if (attr) {
+        ok = bind_text(L, NULL, &b, attr->value, loc_val(L, attr));
+    } else {
+        size_t n;
+        const wf_xml_node **items = pel_items(L, pel, &n);
+        ok = bind_items(L, NULL, &b, items, n, pel);
+    }
+    if (!ok)
+        return;
+    a->expr = b.expr;
+    a->literal = b.literal;
+    a->has_default = true;
+}
+
+static void root_attrs(wfm_load *L, const wf_xml_node *root)
+{
+    for (size_t i = 0; i < root->attr_count; i++) {
+        const wf_xml_attr *a = &root->attrs[i];
+        if (skip_attr(root, a) || (wfm_xt_is_x(a->ns) && strcmp(a->name, "Class") == 0))
+            continue;
+        wfm_arg *arg = default_target(L, a->ns, a->name);
+        if (arg)
+            arg_default(L, arg, a, NULL);
+        else if (strchr(a->name, '.') && ns_starts(a->ns, "clr-namespace:") && class_short(L))
+            wfm_xt_report(L, WF_E_NAME, loc_attr(L, a), "unknown argument '%s'", a->name);
+        else
+            wfm_xt_report(L, WF_E_SCHEMA, loc_attr(L, a), "unknown attribute '%s' on Activity",
+                          a->name);
+    }
+}
+
+static void build_activity_root(wfm_load *L, const wf_xml_node *root)
+{
+    const wf_xml_attr *ca = wf_xml_attr_find(root, WFM_NS_XAML, "Class");
+    if (ca)
+        L->def->class_name = astr(L, ca->value);
+    wfm_scope_name *names = NULL;
+    const wf_xml_node *body = NULL;
+    for (const wf_xml_node *c = root->first_child; c; c = c->next)
+        if (!skip_el(c) && wfm_xt_is_x(c->ns) && strcmp(c->name, "Members") == 0)
+            read_members(L, c, &names);
+    wfm_scope_frame frame = {NULL, names, L->def->arg_count};
+    L->scope = &frame;
+    root_attrs(L, root);
+    for (const wf_xml_node *c = root->first_child; c; c = c->next) {
+        if (skip_el(c) || (wfm_xt_is_x(c->ns) && strcmp(c->name, "Members") == 0))
+            continue;
+        wfm_arg *arg = default_target(L, c->ns, c->name);
+        if (arg) {
+            arg_default(L, arg, NULL, c);
+        } else if (strchr(c->name, '.')) {
+            wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c), "unknown element '%s' in Activity",
+                          c->name);
+        } else if (body) {
+            wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c), "more than one child in Activity");
+        } else {
+            body = c;
+            L->def->root = build_item(L, c, NULL, "Activity", "Activity", false);
+        }
+    }
+    if (!body)
+        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, root), "Activity has no body activity");
+    L->scope = NULL;
+}
+
+static void build_root(wfm_load *L)
+{
+    const wf_xml_node *root = wf_xml_root(L->doc);
+    if (is_acts(root->ns) && strcmp(root->name, "Activity") == 0) {
+        build_activity_root(L, root);
+        return;
+    }
+    wfm_scope_frame frame = {NULL, NULL, 0};
+    L->scope = &frame;
+    L->def->root = build_item(L, root, NULL, "Activity", "the document", false);
+    L->scope = NULL;
+}
+
+/* ---- after the tree: references, numbering, prepare -------------------------------------- */
+/* The activity whose instance schedules `n` (and in whose environment n's expressions run):
+ * for an auxiliary node its owner; for an activity the owner of the node it is written in. */
+static const wfm_node *sched_owner(const wfm_node *n)
+{
+    if (!n->kind->is_activity)
+        return n->owner;
+    return n->parent ? n->parent->owner : NULL;
+}
+
+static void resolve_refs(wfm_load *L)
+{
+    for (size_t i = 0; i < L->ref_count; i++) {
+        const wfm_pending_ref *r = &L->refs[i];
+        uintptr_t v = (uintptr_t)wf_strmap_get(L->names, r->name);
+        wfm_lnode *site = &L->lnodes[r->site_ln];
+        if (!v) {
+            wfm_xt_report(L, WF_E_NAME, r->loc, "unknown reference '%s' in %s", r->name, r->prop);
+        } else {
+            wfm_node *target = L->lnodes[v - 1].node;
+            if (strcmp(target->kind->spec->category, r->accepts) != 0)
+                wfm_xt_report(L, WF_E_SCHEMA, r->loc, "%s cannot appear in %s",
+                              target->kind->spec->name, r->prop);
+            else if (sched_owner(target) != r->site->owner)
+                wfm_xt_report(L, WF_E_SCHEMA, r->loc,
+                              "x:Reference '%s' points outside the activity that owns %s",
+                              r->name, r->prop);
+            else {
+                *r->slot = target;
+                continue;
+            }
+        }
+        site->bad = true;
+    }
+}
+
+static void number(wfm_load *L, wfm_node *n, const char *id);
+
+static void number_child(wfm_load *L, wfm_node *n, wfm_node *c, unsigned *k)
+{
+    if (!c || c->parent != n || c->id)
+        return;
+    char buf[32];
+    snprintf(buf, sizeof buf, ".%u", ++*k);
+    size_t len = strlen(n->id);
+    char *id = anew(L, len + strlen(buf) + 1);
+    if (!id)
+        return;
+    memcpy(id, n->id, len);
+    strcpy(id + len, buf);
+    number(L, c, id);
+}
+
+static void number(wfm_load *L, wfm_node *n, const char *id)
+{
+    n->id = id;
+    n->index = L->def->node_count;
+    L->def->nodes[L->def->node_count++] = n;
+    unsigned k = 0;
+    for (size_t i = 0; i < n->kind->spec->prop_count; i++) {
+        wfm_prop *p = &n->props[i];
+        number_child(L, n, p->child, &k);
+        number_child(L, n, p->delegate.body, &k);
+        for (size_t j = 0; p->items && j < p->count; j++)
+            number_child(L, n, p->items[j], &k);
+    }
+}
+
+static void number_all(wfm_load *L)
+{
+    wfm_definition *def = L->def;
+    def->nodes = anew(L, L->lnode_count * sizeof *def->nodes);
+    if (!def->nodes)
+        return;
+    if (def->root)
+        number(L, def->root, "1");
+    for (size_t i = 0; i < L->lnode_count; i++) {
+        wfm_node *n = L->lnodes[i].node;
+        if (!n->id) { /* built for its errors only */
+            n->id = "0";
+            n->index = def->node_count;
+            def->nodes[def->node_count++] = n;
+        }
+    }
+}
+
+static void prepare_all(wfm_load *L)
+{
+    for (size_t i = 0; i < L->lnode_count && !L->nomem; i++) {
+        wfm_lnode *ln = &L->lnodes[i];
+        const wfm_kind_spec *spec = ln->node->kind->spec;
+        if (ln->bad || !spec->prepare)
+            continue;
+        L->cur_lnode = i;
+        if (spec->prepare(L, ln->node) == WF_E_NOMEM)
+            L->nomem = true;
+        for (size_t k = 0; k < ln->unknown_count; k++) {
+            const wf_xml_attr *a = ln->unknown[k];
+            if (!ln->claimed[k])
+                wfm_xt_report(L, WF_E_SCHEMA, loc_attr(L, a), "unknown attribute '%s' on %s",
+                              a->name, spec->name);
+        }
+    }
+    L->cur_lnode = SIZE_MAX;
+}
+
+/* ---- entry points -------------------------------------------------------------------- */
+static void finish_def(wfm_load *L)
+{
+    wfm_definition *def = L->def;
+    if (L->owned_count) {
+        def->owned_values = anew(L, L->owned_count * sizeof *def->owned_values);
+        if (!def->owned_values)
+            return;
+        memcpy(def->owned_values, L->owned, L->owned_count * sizeof *L->owned);
+        def->owned_count = L->owned_count;
+        L->owned_count = 0;
+    }
+}
+
+static void load_fini(wfm_load *L)
+{
+    for (size_t i = 0; i < L->owned_count; i++)
+        wf_value_release(&L->owned[i]);
+    wf_free(L->owned);
+    wf_free(L->lnodes);
+    wf_free(L->refs);
+    wf_strmap_destroy(L->names);
+    wf_xml_doc_destroy(L->doc);
+    wf_arena_destroy(L->tmp);
+    wf_diags_destroy(L->diags);
+}
+
+static wf_status load_result(wfm_load *L, wf_error *err)
+{
+    if (L->opts->diags)
+        for (size_t i = 0; i < wf_diags_count(L->diags); i++) {
+            const wf_diag *d = wf_diags_get(L->diags, i);
+            wf_diags_add_error(L->opts->diags, d->severity, &d->error);
+        }
+    if (L->nomem || (L->errors && !wf_diags_error_count(L->diags)))
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory loading %s",
+                            L->def ? L->def->path : "a definition");
+    if (L->errors) {
+        wf_error first = WF_ERROR_INIT;
+        wf_status rc = wf_diags_first_error(L->diags, &first);
+        if (err && err->code == WF_OK)
+            *err = first;
+        return rc;
+    }
+    return WF_OK;
+}
+
+static bool load_init(wfm_load *L, const wfm_load_opts *opts, const char *name, const char *data,
+                      size_t len)
+{
+    memset(L, 0, sizeof *L);
+    L->opts = opts;
+    L->types = opts->types;
+    L->cur_lnode = SIZE_MAX;
+    L->diags = wf_diags_create();
+    L->names = wf_strmap_create(NULL);
+    L->tmp = wf_arena_create(0);
+    wf_arena *arena = wf_arena_create(0);
+    wfm_definition *def = arena ? wf_arena_alloc(arena, sizeof *def) : NULL;
+    const char *path = def ? wf_arena_strdup(arena, name) : NULL;
+    if (!L->diags || !L->names || !L->tmp || !path) {
+        wf_arena_destroy(arena);
+        L->nomem = true;
+        return false;
+    }
+    atomic_init(&def->refcount, 1);
+    def->arena = arena;
+    def->path = path;
+    def->hash = wf_hash_bytes(data, len);
+    def->catalogue = opts->catalogue;
+    def->types = opts->types;
+    L->def = def;
+    L->arena = arena;
+    return true;
+}
+
+wf_status wfm_definition_load_mem(const wfm_load_opts *opts, const char *name, const char *data,
+                                  size_t len, wfm_definition **out, wf_error *err)
+{
+    *out = NULL;
+    if (!opts || !opts->catalogue || !opts->types || !name || (!data && len))
+        return wf_error_set(err, WF_E_USAGE, NULL, "load needs a catalogue, types and a name");
+    wfm_load L;
+    if (load_init(&L, opts, name, data, len)) {
+        wf_error e = WF_ERROR_INIT;
+        wf_status rc = wf_xml_load_mem(L.def->path, data, len, opts->xml_limits, &L.doc, &e);
+        if (rc == WF_E_NOMEM)
+            L.nomem = true;
+        else if (rc != WF_OK) {
+            L.errors++;
+            wf_diags_add_error(L.diags, WF_SEV_ERROR, &e);
+        } else {
+            build_root(&L);
+            if (!L.nomem)
+                resolve_refs(&L);
+            if (!L.nomem)
+                number_all(&L);
+            if (!L.nomem)
+                prepare_all(&L);
+            if (!L.nomem)
+                finish_def(&L);
+        }
+    }
+    wf_status rc = load_result(&L, err);
+    if (rc == WF_OK)
+        *out = L.def;
+    else
+        wfm_definition_release(L.def);
+    load_fini(&L);
+    return rc;
+}
+
+wf_status wfm_definition_load_file(const wfm_load_opts *opts, const char *path,
+                                   wfm_definition **out, wf_error *err)
+{
+    *out = NULL;
+    if (!path)
+        return wf_error_set(err, WF_E_USAGE, NULL, "no file name");
+    size_t max = opts && opts->xml_limits && opts->xml_limits->max_bytes
+                     ? opts->xml_limits->max_bytes
+                     : (size_t)64 << 20;
+    FILE *f = fopen(path, "rb");
+    wf_error e = WF_ERROR_INIT;
+    if (!f) {
+        wf_error_set(&e, WF_E_IO, &(wf_loc){path, 0, 0}, "cannot open: %s", strerror(errno));
+        if (opts && opts->diags)
+            wf_diags_add_error(opts->diags, WF_SEV_ERROR, &e);
+        if (err && err->code == WF_OK)
+            *err = e;
+        return e.code;
+    }
+    wf_buf buf;
+    wf_buf_init(&buf);
+    char chunk[16384];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && buf.len <= max)
+        wf_buf_add(&buf, chunk, n);
+    bool read_err = ferror(f) != 0;
+    fclose(f);
+    wf_status rc;
+    if (buf.oom)
+        rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory reading %s", path);
+    else if (read_err || buf.len > max) {
+        wf_error_set(&e, read_err ? WF_E_IO : WF_E_LIMIT, &(wf_loc){path, 0, 0},
+                     read_err ? "read error" : "file larger than %zu bytes", max);
+        if (opts && opts->diags)
+            wf_diags_add_error(opts->diags, WF_SEV_ERROR, &e);
+        if (err && err->code == WF_OK)
+            *err = e;
+        rc = e.code;
+    } else
+        rc = wfm_definition_load_mem(opts, path, buf.data, buf.len, out, err);
+    wf_buf_fini(&buf);
+    return rc;
+}

@@ -1,0 +1,28 @@
+#!/bin/sh
+# bench.sh — `make bench`: builds each bench/bench_*.c against the libraries in $BUILD (like the
+# tests are linked) and runs it. Benchmarks print their own table: throughput of the runtime
+# and of a hand-coded C baseline measured in the same run, and the ratio.
+BUILD=${BUILD:-build}
+CC=${CC:-cc}
+PKGS="libffi libxml-2.0 sqlite3"
+LIBS=""
+for m in bridge converter modern legacy common; do
+    [ -f "$BUILD/lib/libwf$m.a" ] && LIBS="$LIBS $BUILD/lib/libwf$m.a"
+done
+mkdir -p "$BUILD/bench"
+status=0
+for src in bench/bench_*.c; do
+    [ -f "$src" ] || continue
+    name=$(basename "$src" .c)
+    # shellcheck disable=SC2086
+    if ! $CC -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -O2 -g \
+        $(pkg-config --cflags $PKGS) -o "$BUILD/bench/$name" "$src" $LIBS \
+        $(pkg-config --libs $PKGS) -ldl -lpthread -lm; then
+        echo "bench: cannot build $src" >&2
+        status=1
+        continue
+    fi
+    echo "== $name"
+    "$BUILD/bench/$name" "$@" || status=1
+done
+exit $status

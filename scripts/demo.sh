@@ -1,0 +1,99 @@
+#!/bin/sh
+# demo.sh — `make demo`: runs every sample workflow with the freshly built wfbridge and prints
+# what it does. One function per sample group; each run states the exit status it expects
+# (a sample may fault on purpose), and the script fails if any run differs.
+BUILD=${BUILD:-build}
+WFBRIDGE="$BUILD/bin/wfbridge"
+LIBS="$BUILD/samples/lib"
+failures=0
+
+# run_sample EXPECTED_EXIT TITLE ARGS... : print the command and its output, check the exit.
+run_sample()
+{
+    want=$1
+    title=$2
+    shift 2
+    printf '\n== %s\n$ wfbridge %s\n' "$title" "$*"
+    "$WFBRIDGE" "$@" 2>&1
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        printf '!! exit status %s, expected %s\n' "$got" "$want"
+        failures=$((failures + 1))
+    fi
+}
+
+# The modern runtime (WF4-style XAML): samples/modern/, see samples/modern/README.md.
+demo_modern()
+{
+    dir=samples/modern
+    printf '\n#### modern runtime: %s\n' "$dir"
+    run_sample 0 "arguments in and out" run "$dir/hello.xaml" \
+        --arg Name=World --arg Times=2 --json --lib-path "$LIBS"
+    run_sample 0 "While and ForEach with a running total" run "$dir/running_total.xaml" \
+        --arg 'Prices=[3, 4, 5]' --arg Rounds=3 --json --lib-path "$LIBS"
+    run_sample 0 "a Flowchart with a loop and decisions" run "$dir/flowchart.xaml" \
+        --arg 'Scores=[72, 35, 90, 50]' --json --lib-path "$LIBS"
+    run_sample 0 "a state machine goes idle on its bookmarks" run "$dir/order_state_machine.xaml" \
+        --arg OrderId=A-17 --arg Amount=120.50 --json --lib-path "$LIBS"
+    run_sample 0 "... and --resume moves it on" run "$dir/order_state_machine.xaml" \
+        --arg OrderId=A-17 --arg Amount=120.50 --resume pay=120.50 --resume ship=TRK-9 \
+        --json --lib-path "$LIBS"
+    run_sample 0 "compensable bookings are confirmed on success" run "$dir/compensation.xaml" \
+        --arg Budget=1000 --arg HotelPrice=400 --arg FlightPrice=350.25 --json --lib-path "$LIBS"
+    run_sample 1 "a fault after them compensates, newest first" run "$dir/compensation.xaml" \
+        --arg Budget=500 --arg HotelPrice=400 --arg FlightPrice=350.25 --json --lib-path "$LIBS"
+    run_sample 0 "InvokeMethod calls a plain C library" run "$dir/invoke_native.xaml" \
+        --arg A=1984 --arg B=48 --json --lib-path "$LIBS"
+}
+
+# The legacy runtime (WF3-style XOML run unchanged): samples/legacy/, see its README.md.
+demo_legacy()
+{
+    dir=samples/legacy
+    printf '\n#### legacy runtime: %s\n' "$dir"
+    order="$dir/order_processing/order_processing.xoml"
+    run_sample 0 "order processing: custom activities, .rules conditions, a policy" \
+        run-legacy "$order" --arg OrderId=SO-1001 --arg Sku=WIDGET-7 --arg UnitPrice=75.50 \
+        --arg Quantity=3 --json --lib-path "$LIBS"
+    run_sample 0 "... a large order gets a discount and a manager review" \
+        run-legacy "$order" --arg OrderId=SO-1002 --arg Sku=WIDGET-7 --arg UnitPrice=75.50 \
+        --arg Quantity=20 --json --lib-path "$LIBS"
+    run_sample 1 "... ReserveStock's non-zero status terminates the instance" \
+        run-legacy "$order" --arg OrderId=SO-1003 --arg Sku=WIDGET-7 --arg UnitPrice=75.50 \
+        --arg Quantity=500 --json --lib-path "$LIBS"
+    expense="$dir/expense_approval/expense_approval.xoml"
+    run_sample 0 "expense approval: a state machine approved by an event" \
+        run-legacy "$expense" --arg Employee=dana --arg Amount=420.00 --event Approved=alice \
+        --json --lib-path "$LIBS"
+    run_sample 0 "... no answer: the Delay escalates, Idle waiting on Approved" \
+        run-legacy "$expense" --arg Employee=dana --arg Amount=420.00 --json --lib-path "$LIBS"
+    store="${TMPDIR:-/tmp}/wfbridge-demo-$$.db"
+    rm -f "$store"
+    printf '\n== ... persisted while idle (--store), then resumed by instance id\n'
+    out=$("$WFBRIDGE" run-legacy "$expense" --arg Employee=erin --arg Amount=99.90 --json \
+        --store "$store" --lib-path "$LIBS")
+    printf '%s\n' "$out"
+    id=$(printf '%s\n' "$out" | sed -n 's/.*"id": "\([0-9a-f]*\)".*/\1/p' | tail -1)
+    run_sample 0 "... resumed: Rejected delivered to instance $id" \
+        run-legacy "$expense" --store "$store" --instance "$id" \
+        --event 'Rejected={"Approver":"bob","Comment":"no receipts"}' --json --lib-path "$LIBS"
+    rm -f "$store"
+    review="$dir/document_review/document_review.xoml"
+    run_sample 0 "document review: a parallel Replicator over the reviewers" \
+        run-legacy "$review" --arg 'Document=Supplier contract' \
+        --arg 'Reviewers=["ana", "ben", "legal-team"]' --json --lib-path "$LIBS"
+    batch="$dir/batch_processing/batch_processing.xoml"
+    run_sample 0 "batch processing: a While loop with per-iteration state" \
+        run-legacy "$batch" --arg BatchSize=4 --json --lib-path "$LIBS"
+    run_sample 0 "... a failing record: FaultHandlers, iterations compensated newest first" \
+        run-legacy "$batch" --arg BatchSize=4 --arg FailAt=3 --json --lib-path "$LIBS"
+}
+
+demo_modern
+demo_legacy
+
+if [ "$failures" -ne 0 ]; then
+    printf '\ndemo: %s run(s) did not end as expected\n' "$failures"
+    exit 1
+fi
+printf '\ndemo: every sample ran as expected\n'

@@ -1,0 +1,404 @@
+/* test_exec.c — the legacy executor core: FIFO order, Parallel round-robin interleaving seen in
+ * the trace of CodeActivity handlers, the status lifecycle, fault handlers (first match in
+ * order), cancellation handlers, compensation in reverse completion order (While iterations
+ * included), Throw/Terminate/Suspend. Also defines the xt_* helpers the other legacy executor
+ * suites use (fixtures in tests/legacy/data/exec/, library tests/legacy/libs/wfexectest/). */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../common/wf_mem.h"
+#include "../../legacy/wfl_def.h"
+#include "../../legacy/wfl_runtime.h"
+#include "../wf_test_util.h"
+#include "test_exec.h"
+
+/* ---- shared helpers ---------------------------------------------------------------------- */
+static void record(void *ud, const wfl_trace_rec *rec)
+{
+    xt_env *e = ud;
+    if (rec->kind == WFL_TRACE_NATIVE) {
+        wf_buf_adds(&e->calls, rec->activity);
+        wf_buf_addc(&e->calls, ',');
+        e->native_count++;
+        snprintf(e->last_fn, sizeof e->last_fn, "%s", rec->function);
+        e->last_in_count = rec->in_count;
+        e->last_out_count = rec->out_count;
+        e->last_status = rec->call_status;
+    } else {
+        wf_buf_addf(&e->statuses, "%s:%s", rec->activity, wfl_status_name(rec->status));
+        if (rec->status == WFL_ST_CLOSED)
+            wf_buf_addf(&e->statuses, "/%s", wfl_result_name(rec->result));
+        wf_buf_addc(&e->statuses, ',');
+    }
+}
+
+static int64_t fake_clock(void *ud)
+{
+    return ((xt_env *)ud)->now;
+}
+
+wf_status xt_load_status(xt_env *e, const char *file, const char *rules, wf_error *err)
+{
+    memset(e, 0, sizeof *e);
+    wf_buf_init(&e->calls);
+    wf_buf_init(&e->statuses);
+    e->now = 1700000000000000LL;
+    e->types = wf_types_create();
+    ck_assert_ptr_nonnull(e->types);
+    ck_assert_int_eq(wf_libpath_create(wf_test_lib_dir(), &e->libpath, NULL), WF_OK);
+    char path[512], rpath[512];
+    snprintf(path, sizeof path, "tests/legacy/data/exec/%s", file);
+    wfl_load_opts lo = WFL_LOAD_OPTS_INIT;
+    lo.types = e->types;
+    lo.libpath = e->libpath;
+    lo.no_auto_rules = true;
+    if (rules) {
+        snprintf(rpath, sizeof rpath, "tests/legacy/data/exec/%s", rules);
+        lo.rules_path = rpath;
+    }
+    return wfl_definition_load_file(&lo, path, &e->def, err);
+}
+
+void xt_load(xt_env *e, const char *file, const char *rules)
+{
+    wf_error err = WF_ERROR_INIT;
+    wf_status rc = xt_load_status(e, file, rules, &err);
+    ck_assert_msg(rc == WF_OK, "%s: %s:%u:%u: %s", file, err.file, err.line, err.col,
+                  err.message);
+}
+
+wfl_exec_opts xt_opts(xt_env *e)
+{
+    wfl_exec_opts o = WFL_EXEC_OPTS_INIT;
+    o.trace = record;
+    o.trace_ud = e;
+    o.clock = fake_clock;
+    o.clock_ud = e;
+    o.instance_id = "test-instance";
+    return o;
+}
+
+void xt_start(xt_env *e)
+{
+    wfl_exec_opts o = xt_opts(e);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfl_exec_create(e->def, NULL, &o, &e->ex, &err), WF_OK);
+}
+
+void xt_set(xt_env *e, const char *name, const char *text)
+{
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_msg(wfl_exec_set_input_text(e->ex, name, text, &err) == WF_OK, "%s", err.message);
+}
+
+wfl_exec_state xt_run(xt_env *e)
+{
+    wfl_exec_state st;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_msg(wfl_exec_run(e->ex, &st, &err) == WF_OK, "%s", err.message);
+    return st;
+}
+
+wfl_exec_state xt_deliver(xt_env *e, const char *queue, const char *json)
+{
+    wf_value v = wf_null();
+    if (json)
+        ck_assert_int_eq(wf_json_parse(e->types, json, strlen(json), &v, NULL), WF_OK);
+    wfl_exec_state st;
+    wf_error err = WF_ERROR_INIT;
+    wf_status rc = wfl_exec_deliver(e->ex, queue, &v, &st, &err);
+    wf_value_release(&v);
+    ck_assert_msg(rc == WF_OK, "%s", err.message);
+    return st;
+}
+
+int32_t xt_int(xt_env *e, const char *name)
+{
+    wf_value v;
+    ck_assert_int_eq(wfl_exec_output(e->ex, name, &v, NULL), WF_OK);
+    ck_assert_int_eq(v.type->kind, WF_K_INT32);
+    return v.u.i32;
+}
+
+bool xt_bool(xt_env *e, const char *name)
+{
+    wf_value v;
+    ck_assert_int_eq(wfl_exec_output(e->ex, name, &v, NULL), WF_OK);
+    ck_assert_int_eq(v.type->kind, WF_K_BOOL);
+    return v.u.b;
+}
+
+const char *xt_str(xt_env *e, const char *name)
+{
+    wf_value v;
+    ck_assert_int_eq(wfl_exec_output(e->ex, name, &v, NULL), WF_OK);
+    snprintf(e->text, sizeof e->text, "%s", wf_value_str(&v));
+    wf_value_release(&v);
+    return e->text;
+}
+
+bool xt_waits_on(xt_env *e, const char *queue)
+{
+    for (size_t i = 0; i < wfl_exec_queue_count(e->ex); i++)
+        if (strcmp(wfl_exec_queue_name(e->ex, i), queue) == 0)
+            return true;
+    return false;
+}
+
+void xt_free(xt_env *e)
+{
+    wfl_exec_destroy(e->ex);
+    wfl_definition_destroy(e->def);
+    wf_libpath_destroy(e->libpath);
+    wf_types_destroy(e->types);
+    wf_buf_fini(&e->calls);
+    wf_buf_fini(&e->statuses);
+}
+
+/* ---- core ------------------------------------------------------------------------------------ */
+START_TEST(test_sequence_if_while_run_in_order)
+{
+    xt_env e;
+    xt_load(&e, "basic.xoml", NULL);
+    xt_start(&e);
+    xt_set(&e, "Limit", "2");
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    ck_assert_str_eq(xt_str(&e, "Log"), "AC");
+    ck_assert_int_eq(xt_int(&e, "Count"), 2);
+    ck_assert_int_eq(xt_int(&e, "Sum"), 4);
+    ck_assert_str_eq(e.calls.data,
+                     "codeA,ifFlag,codeC,while1,tick,counter1,while1,tick,counter1,while1,add1,");
+    xt_free(&e);
+}
+END_TEST
+
+START_TEST(test_parallel_branches_interleave_round_robin)
+{
+    xt_env e;
+    xt_load(&e, "parallel.xoml", NULL);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    /* FIFO: each branch enqueues its next child at the back, so branches alternate */
+    ck_assert_str_eq(e.calls.data, "a1,b1,a2,b2,a3,b3,after,");
+    ck_assert_str_eq(xt_str(&e, "Log"), "ABABABC");
+    xt_free(&e);
+}
+END_TEST
+
+START_TEST(test_status_lifecycle_is_traced)
+{
+    xt_env e;
+    xt_load(&e, "parallel.xoml", NULL);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    const char *s = e.statuses.data;
+    const char *a1_exec = strstr(s, "a1:Executing,");
+    const char *a1_closed = strstr(s, "a1:Closed/Succeeded,");
+    ck_assert_ptr_nonnull(a1_exec);
+    ck_assert_ptr_nonnull(a1_closed);
+    ck_assert(a1_exec < a1_closed);
+    /* the request moves the status; the behaviour runs later as a work item */
+    ck_assert_ptr_nonnull(strstr(s, "a1:Executing,b1:Executing,a1:Closed/Succeeded,"));
+    ck_assert_ptr_nonnull(strstr(s, "ExecFlow:Executing,"));
+    /* the parallel closes only after both branches */
+    const char *left = strstr(s, "left:Closed/Succeeded");
+    const char *right = strstr(s, "right:Closed/Succeeded");
+    const char *par = strstr(s, "parallel1:Closed/Succeeded");
+    ck_assert_ptr_nonnull(left);
+    ck_assert_ptr_nonnull(right);
+    ck_assert_ptr_nonnull(par);
+    ck_assert(par > left && par > right);
+    ck_assert_ptr_nonnull(strstr(s, "ExecFlow:Closed/Succeeded,"));
+    xt_free(&e);
+}
+END_TEST
+
+START_TEST(test_first_matching_fault_handler_in_order_runs)
+{
+    xt_env e;
+    xt_load(&e, "faults.xoml", NULL);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    /* CreditException is-a ApplicationException: onArgument skipped, onApplication eats it,
+     * the workflow continues after the scope */
+    ck_assert_str_eq(xt_str(&e, "Log"), "ABC");
+    ck_assert_str_eq(e.calls.data, "before,appHandler,afterScope,");
+    wf_value caught;
+    ck_assert_int_eq(wfl_exec_output(e.ex, "Caught", &caught, NULL), WF_OK);
+    ck_assert_str_eq(caught.type->name, "Tests.CreditException");
+    wf_value_release(&caught);
+    ck_assert_ptr_nonnull(strstr(e.statuses.data, "throw1:Faulting,"));
+    ck_assert_ptr_nonnull(strstr(e.statuses.data, "scope:Faulting,"));
+    ck_assert_ptr_nonnull(strstr(e.statuses.data, "scope:Closed/Faulted,"));
+    ck_assert_ptr_null(strstr(e.statuses.data, "never:"));
+    xt_free(&e);
+}
+END_TEST
+
+START_TEST(test_unhandled_fault_compensates_in_reverse_then_faults_root)
+{
+    xt_env e;
+    xt_load(&e, "compensation.xoml", NULL);
+    xt_start(&e);
+    xt_set(&e, "Limit", "3");
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_FAULTED);
+    /* "last" completed after the three While iterations: undone first, then 3, 2, 1 */
+    ck_assert_str_eq(xt_str(&e, "Log"), "D321");
+    const wf_value *exc = wfl_exec_exception(e.ex);
+    ck_assert_str_eq(exc->type->name, "InvalidOperationException");
+    ck_assert_ptr_nonnull(strstr(e.statuses.data, "step:Compensating,"));
+    ck_assert_ptr_nonnull(strstr(e.statuses.data, "step:Closed/Compensated,"));
+    xt_free(&e);
+}
+END_TEST
+
+START_TEST(test_cancel_runs_cancellation_handler_then_compensates)
+{
+    xt_env e;
+    xt_load(&e, "cancel.xoml", NULL);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_IDLE);
+    ck_assert(xt_waits_on(&e, "ITestService.Approved"));
+    wfl_exec_state st;
+    ck_assert_int_eq(wfl_exec_cancel(e.ex, &st, NULL), WF_OK);
+    ck_assert_int_eq(st, WFL_EXEC_CANCELED);
+    /* scope's CancellationHandler (B), then the root's default compensation of "first" (D) */
+    ck_assert_str_eq(xt_str(&e, "Log"), "ABD");
+    ck_assert_ptr_nonnull(strstr(e.statuses.data, "approved:Closed/Canceled,"));
+    ck_assert_ptr_nonnull(strstr(e.statuses.data, "scope:Closed/Canceled,"));
+    ck_assert_ptr_nonnull(strstr(e.statuses.data, "first:Closed/Compensated,"));
+    ck_assert_uint_eq(wfl_exec_queue_count(e.ex), 0);
+    xt_free(&e);
+}
+END_TEST
+
+START_TEST(test_throw_terminate_suspend)
+{
+    xt_env e;
+    xt_load(&e, "terminate.xoml", NULL);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_TERMINATED);
+    ck_assert_str_eq(xt_str(&e, "Log"), "A");
+    ck_assert_str_eq(wfl_exec_exception(e.ex)->type->name, "WorkflowTerminatedException");
+    ck_assert_str_eq(wf_value_exc_message(wfl_exec_exception(e.ex)), "stop here");
+    xt_free(&e);
+
+    xt_load(&e, "suspend.xoml", NULL);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_SUSPENDED);
+    ck_assert_str_eq(xt_str(&e, "Log"), "A");
+    ck_assert_str_eq(wf_value_exc_message(wfl_exec_exception(e.ex)), "hold");
+    wfl_exec_state st;
+    ck_assert_int_eq(wfl_exec_resume(e.ex, &st, NULL), WF_OK);
+    ck_assert_int_eq(st, WFL_EXEC_CLOSED);
+    ck_assert_str_eq(xt_str(&e, "Log"), "AB");
+    xt_free(&e);
+}
+END_TEST
+
+/* ---- bad input -------------------------------------------------------------------------------- */
+START_TEST(test_host_misuse_is_reported)
+{
+    xt_env e;
+    xt_load(&e, "cancel.xoml", NULL);
+    xt_start(&e);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfl_exec_set_input_text(e.ex, "NoSuchProperty", "1", &err), WF_E_NAME);
+    ck_assert_ptr_nonnull(strstr(err.message, "NoSuchProperty"));
+    wf_error_clear(&err);
+    ck_assert_int_eq(wfl_exec_set_input_text(e.ex, "Count", "many", &err), WF_E_SYNTAX);
+    wf_error_clear(&err);
+    wfl_exec_state st;
+    ck_assert_int_eq(wfl_exec_deliver(e.ex, "ITestService.Approved", NULL, &st, &err), WF_E_STATE);
+    wf_error_clear(&err);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_IDLE);
+    ck_assert_int_eq(wfl_exec_set_input_text(e.ex, "Count", "1", &err), WF_E_STATE);
+    wf_error_clear(&err);
+    ck_assert_int_eq(wfl_exec_deliver(e.ex, "Nope.Never", NULL, &st, &err), WF_E_NOTFOUND);
+    ck_assert_ptr_nonnull(strstr(err.message, "Nope.Never"));
+    wf_error_clear(&err);
+    ck_assert_int_eq(wfl_exec_resume(e.ex, &st, &err), WF_E_STATE);
+    wf_error_clear(&err);
+    ck_assert_int_eq(xt_deliver(&e, "ITestService.Approved", "\"ann\""), WFL_EXEC_CLOSED);
+    ck_assert_int_eq(wfl_exec_run(e.ex, &st, &err), WF_E_STATE);
+    xt_free(&e);
+}
+END_TEST
+
+START_TEST(test_unknown_subtree_is_a_name_error)
+{
+    xt_env e;
+    xt_load(&e, "basic.xoml", NULL);
+    wf_error err = WF_ERROR_INIT;
+    wfl_exec *ex = (wfl_exec *)&e; /* must be reset to NULL */
+    ck_assert_int_eq(wfl_exec_create(e.def, "noSuchActivity", NULL, &ex, &err), WF_E_NAME);
+    ck_assert_ptr_null(ex);
+    ck_assert_ptr_nonnull(strstr(err.message, "noSuchActivity"));
+    xt_free(&e);
+}
+END_TEST
+
+START_TEST(test_subtree_runs_alone)
+{
+    xt_env e;
+    xt_load(&e, "natives.xoml", NULL);
+    wfl_exec_opts o = xt_opts(&e);
+    ck_assert_int_eq(wfl_exec_create(e.def, "concat1", &o, &e.ex, NULL), WF_OK);
+    ck_assert_int_eq(wfl_exec_set_input_text(e.ex, "B", "!", NULL), WF_OK);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    ck_assert_str_eq(e.calls.data, "concat1,");
+    xt_free(&e);
+}
+END_TEST
+
+/* ---- nomem ------------------------------------------------------------------------------------- */
+static wf_status run_once(void *ud)
+{
+    xt_env *e = ud;
+    wfl_exec *ex = NULL;
+    wf_error err = WF_ERROR_INIT;
+    wf_status rc = wfl_exec_create(e->def, NULL, NULL, &ex, &err);
+    wfl_exec_state st = WFL_EXEC_CREATED;
+    if (rc == WF_OK)
+        rc = wfl_exec_run(ex, &st, &err);
+    if (rc == WF_OK && st == WFL_EXEC_FAULTED &&
+        strstr(wf_value_exc_message(wfl_exec_exception(ex)), "out of memory"))
+        rc = WF_E_NOMEM; /* a native call that could not allocate faults the workflow */
+    wfl_exec_destroy(ex);
+    return rc;
+}
+
+START_TEST(test_run_survives_allocation_failures)
+{
+    xt_env e;
+    xt_load(&e, "parallel.xoml", NULL);
+    unsigned runs = wf_test_nomem_loop(run_once, &e, 2000);
+    ck_assert_uint_gt(runs, 0);
+    xt_free(&e);
+}
+END_TEST
+
+Suite *legacy_exec_suite(void)
+{
+    Suite *s = suite_create("legacy_exec");
+    TCase *core = tcase_create("core");
+    tcase_add_test(core, test_sequence_if_while_run_in_order);
+    tcase_add_test(core, test_parallel_branches_interleave_round_robin);
+    tcase_add_test(core, test_status_lifecycle_is_traced);
+    tcase_add_test(core, test_first_matching_fault_handler_in_order_runs);
+    tcase_add_test(core, test_unhandled_fault_compensates_in_reverse_then_faults_root);
+    tcase_add_test(core, test_cancel_runs_cancellation_handler_then_compensates);
+    tcase_add_test(core, test_throw_terminate_suspend);
+    tcase_add_test(core, test_subtree_runs_alone);
+    suite_add_tcase(s, core);
+    TCase *bad = tcase_create("bad_input");
+    tcase_add_test(bad, test_host_misuse_is_reported);
+    tcase_add_test(bad, test_unknown_subtree_is_a_name_error);
+    suite_add_tcase(s, bad);
+    TCase *nomem = tcase_create("nomem");
+    tcase_set_timeout(nomem, 60);
+    tcase_add_test(nomem, test_run_survives_allocation_failures);
+    suite_add_tcase(s, nomem);
+    return s;
+}

@@ -1,0 +1,296 @@
+/* test_persist.c — legacy persistence: the executor's versioned state blob (instance tree,
+ * scheduler, queues, timers, kept compensation contexts) saved at a persistence point and
+ * continued in a fresh executor, the SQLite store (one blob per instance, one transaction per
+ * save), and corrupt, truncated, foreign or unknown-version blobs refused with WF_E_CORRUPT. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../common/wf_mem.h"
+#include "../../legacy/wfl_store.h"
+#include "../wf_test_util.h"
+#include "test_exec.h"
+
+typedef struct saver {
+    wfl_store *store;
+    int saves;
+} saver;
+
+static wf_status save_to_store(void *ud, wfl_exec *ex, wf_error *err)
+{
+    saver *s = ud;
+    void *blob = NULL;
+    size_t len = 0;
+    wf_status rc = wfl_exec_save(ex, &blob, &len, err);
+    if (rc == WF_OK)
+        rc = wfl_store_save(s->store, wfl_exec_instance_id(ex),
+                            wfl_exec_state_name(wfl_exec_state_get(ex)), blob, len, err);
+    wf_free(blob);
+    s->saves++;
+    return rc;
+}
+
+/* Replace e->ex by an executor restored from its own blob. */
+static void reload(xt_env *e)
+{
+    void *blob = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(wfl_exec_save(e->ex, &blob, &len, NULL), WF_OK);
+    wfl_exec_destroy(e->ex);
+    e->ex = NULL;
+    wfl_exec_opts o = xt_opts(e);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_msg(wfl_exec_restore(e->def, &o, blob, len, &e->ex, &err) == WF_OK, "%s",
+                  err.message);
+    wf_free(blob);
+}
+
+START_TEST(test_round_trip_at_a_persistence_point)
+{
+    const char *dir = wf_test_tmpdir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/legacy.db", dir);
+    saver s = {NULL, 0};
+    ck_assert_int_eq(wfl_store_open(path, &s.store, NULL), WF_OK);
+    xt_env e;
+    xt_load(&e, "txn.xoml", NULL);
+    wfl_exec_opts o = xt_opts(&e);
+    o.persist = save_to_store;
+    o.persist_ud = &s;
+    ck_assert_int_eq(wfl_exec_create(e.def, NULL, &o, &e.ex, NULL), WF_OK);
+    xt_set(&e, "Limit", "2");
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_IDLE);
+    ck_assert_int_eq(s.saves, 1); /* TransactionScope closed */
+    wfl_exec_destroy(e.ex);
+    e.ex = NULL;
+
+    /* the blob saved when the scope closed: the loop has not run yet */
+    void *blob = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(wfl_store_load(s.store, "test-instance", &blob, &len, NULL), WF_OK);
+    wfl_exec_opts plain = xt_opts(&e);
+    ck_assert_int_eq(wfl_exec_restore(e.def, &plain, blob, len, &e.ex, NULL), WF_OK);
+    wf_free(blob);
+    ck_assert_str_eq(wfl_exec_instance_id(e.ex), "test-instance");
+    ck_assert_str_eq(xt_str(&e, "Log"), "A");
+    ck_assert_int_eq(xt_int(&e, "Count"), 0);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_IDLE);
+    ck_assert_int_eq(xt_int(&e, "Count"), 2);
+    ck_assert(xt_waits_on(&e, "ITestService.Approved"));
+    ck_assert_int_eq(xt_deliver(&e, "ITestService.Approved", "\"ann\""), WFL_EXEC_CLOSED);
+    ck_assert_str_eq(xt_str(&e, "Log"), "AB");
+    xt_free(&e);
+    wfl_store_close(s.store);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+START_TEST(test_kept_contexts_compensate_after_reload)
+{
+    xt_env e;
+    xt_load(&e, "txn.xoml", NULL);
+    xt_start(&e);
+    xt_set(&e, "Limit", "2");
+    xt_set(&e, "Flag", "true");
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_IDLE);
+    reload(&e);
+    ck_assert(xt_waits_on(&e, "ITestService.Approved"));
+    ck_assert_int_eq(xt_deliver(&e, "ITestService.Approved", "\"ann\""), WFL_EXEC_FAULTED);
+    /* both While iterations were kept for compensation and undone newest first */
+    ck_assert_str_eq(xt_str(&e, "Log"), "A21");
+    xt_free(&e);
+}
+END_TEST
+
+START_TEST(test_state_machine_continues_in_a_fresh_executor)
+{
+    xt_env e;
+    xt_load(&e, "statemachine.xoml", NULL);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_IDLE);
+    ck_assert_int_eq(xt_deliver(&e, "ITestService.Approved", "\"alice\""), WFL_EXEC_IDLE);
+    reload(&e);
+    int64_t due;
+    ck_assert(wfl_exec_next_timer(e.ex, &due)); /* the parent state's timer survived */
+    ck_assert(xt_waits_on(&e, "ITestService.Scored"));
+    ck_assert_int_eq(xt_deliver(&e, "ITestService.Scored", "{\"Approver\":\"bob\",\"Score\":3}"),
+                     WFL_EXEC_IDLE);
+    reload(&e);
+    ck_assert_int_eq(xt_deliver(&e, "ITestService.Approved", "\"x\""), WFL_EXEC_CLOSED);
+    ck_assert_str_eq(xt_str(&e, "Log"), "ABC");
+    ck_assert_int_eq(xt_int(&e, "Score"), 3);
+    xt_free(&e);
+}
+END_TEST
+
+/* ---- bad input ------------------------------------------------------------------------------- */
+static void blob_of(xt_env *e, const char *file, void **blob, size_t *len)
+{
+    xt_load(e, file, NULL);
+    xt_start(e);
+    ck_assert_int_eq(xt_run(e), WFL_EXEC_IDLE);
+    ck_assert_int_eq(wfl_exec_save(e->ex, blob, len, NULL), WF_OK);
+}
+
+static void expect_corrupt(xt_env *e, const void *blob, size_t len, const char *needle)
+{
+    wfl_exec *ex = (wfl_exec *)e; /* must come back NULL */
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfl_exec_restore(e->def, NULL, blob, len, &ex, &err), WF_E_CORRUPT);
+    ck_assert_ptr_null(ex);
+    ck_assert_msg(strstr(err.message, needle) != NULL, "'%s' not in '%s'", needle, err.message);
+}
+
+START_TEST(test_damaged_blobs_are_refused)
+{
+    xt_env e;
+    void *blob;
+    size_t len;
+    blob_of(&e, "listen.xoml", &blob, &len);
+    unsigned char *copy = wf_malloc(len);
+    memcpy(copy, blob, len);
+    copy[len / 2] ^= 0x5a;
+    expect_corrupt(&e, copy, len, "checksum");
+    expect_corrupt(&e, blob, len - 3, "truncated");
+    expect_corrupt(&e, blob, 10, "not a legacy instance blob");
+    memcpy(copy, blob, len);
+    copy[4] = 99; /* version */
+    expect_corrupt(&e, copy, len, "unknown blob version 99");
+    memcpy(copy, "XXXX", 4);
+    expect_corrupt(&e, copy, len, "not a legacy instance blob");
+    wf_free(copy);
+    /* the same bytes are still fine */
+    wfl_exec *ex = NULL;
+    ck_assert_int_eq(wfl_exec_restore(e.def, NULL, blob, len, &ex, NULL), WF_OK);
+    wfl_exec_destroy(ex);
+    wf_free(blob);
+    xt_free(&e);
+}
+END_TEST
+
+START_TEST(test_blob_of_another_definition_is_refused)
+{
+    xt_env e, other;
+    void *blob;
+    size_t len;
+    blob_of(&e, "listen.xoml", &blob, &len);
+    xt_load(&other, "cancel.xoml", NULL);
+    wfl_exec *ex = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfl_exec_restore(other.def, NULL, blob, len, &ex, &err), WF_E_CORRUPT);
+    ck_assert_ptr_null(ex);
+    wf_free(blob);
+    xt_free(&other);
+    xt_free(&e);
+}
+END_TEST
+
+START_TEST(test_store_keeps_blobs_and_refuses_foreign_files)
+{
+    const char *dir = wf_test_tmpdir();
+    char db[512];
+    snprintf(db, sizeof db, "%s/s.db", dir);
+    wfl_store *st = NULL;
+    ck_assert_int_eq(wfl_store_open(db, &st, NULL), WF_OK);
+    ck_assert_int_eq(wfl_store_save(st, "i1", "Idle", "abc", 3, NULL), WF_OK);
+    ck_assert_int_eq(wfl_store_save(st, "i1", "Closed", "defg", 4, NULL), WF_OK);
+    void *blob;
+    size_t len;
+    ck_assert_int_eq(wfl_store_load(st, "i1", &blob, &len, NULL), WF_OK);
+    ck_assert_uint_eq(len, 4);
+    ck_assert(memcmp(blob, "defg", 4) == 0);
+    wf_free(blob);
+    char status[32];
+    ck_assert_int_eq(wfl_store_status(st, "i1", status, sizeof status, NULL), WF_OK);
+    ck_assert_str_eq(status, "Closed");
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfl_store_load(st, "nope", &blob, &len, &err), WF_E_NOTFOUND);
+    ck_assert_ptr_null(blob);
+    ck_assert_ptr_nonnull(strstr(err.message, "nope"));
+    size_t n;
+    ck_assert_int_eq(wfl_store_count(st, &n, NULL), WF_OK);
+    ck_assert_uint_eq(n, 1);
+    wfl_store_close(st);
+
+    /* a corrupt blob read from the store fails to restore; the store row is untouched */
+    xt_env e;
+    xt_load(&e, "listen.xoml", NULL);
+    ck_assert_int_eq(wfl_store_open(db, &st, NULL), WF_OK);
+    ck_assert_int_eq(wfl_store_load(st, "i1", &blob, &len, NULL), WF_OK);
+    wfl_exec *ex = NULL;
+    ck_assert_int_eq(wfl_exec_restore(e.def, NULL, blob, len, &ex, NULL), WF_E_CORRUPT);
+    ck_assert_ptr_null(ex);
+    wf_free(blob);
+    ck_assert_int_eq(wfl_store_load(st, "i1", &blob, &len, NULL), WF_OK);
+    ck_assert(len == 4 && memcmp(blob, "defg", 4) == 0);
+    wf_free(blob);
+    wfl_store_close(st);
+    xt_free(&e);
+
+    /* not a database: refused, left as it was */
+    const char *junk = wf_test_write_file(dir, "junk.db", "this is not sqlite, just text\n");
+    char junk_path[512];
+    snprintf(junk_path, sizeof junk_path, "%s", junk);
+    wf_error_clear(&err);
+    st = (wfl_store *)&err;
+    ck_assert_int_eq(wfl_store_open(junk_path, &st, &err), WF_E_CORRUPT);
+    ck_assert_ptr_null(st);
+    char *text = wf_test_read_file(junk_path, &len);
+    ck_assert_str_eq(text, "this is not sqlite, just text\n");
+    wf_free(text);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* ---- nomem ------------------------------------------------------------------------------------ */
+typedef struct blob_case {
+    xt_env *e;
+    void *blob;
+    size_t len;
+} blob_case;
+
+static wf_status restore_once(void *ud)
+{
+    blob_case *c = ud;
+    wfl_exec *ex = NULL;
+    wf_status rc = wfl_exec_restore(c->e->def, NULL, c->blob, c->len, &ex, NULL);
+    if (rc == WF_OK) {
+        void *again = NULL;
+        size_t n = 0;
+        rc = wfl_exec_save(ex, &again, &n, NULL);
+        wf_free(again);
+    }
+    wfl_exec_destroy(ex);
+    return rc;
+}
+
+START_TEST(test_restore_survives_allocation_failures)
+{
+    xt_env e;
+    blob_case c = {&e, NULL, 0};
+    blob_of(&e, "statemachine.xoml", &c.blob, &c.len);
+    ck_assert_uint_gt(wf_test_nomem_loop(restore_once, &c, 5000), 0);
+    wf_free(c.blob);
+    xt_free(&e);
+}
+END_TEST
+
+Suite *legacy_persist_suite(void)
+{
+    Suite *s = suite_create("legacy_persist");
+    TCase *core = tcase_create("core");
+    tcase_add_test(core, test_round_trip_at_a_persistence_point);
+    tcase_add_test(core, test_kept_contexts_compensate_after_reload);
+    tcase_add_test(core, test_state_machine_continues_in_a_fresh_executor);
+    suite_add_tcase(s, core);
+    TCase *bad = tcase_create("bad_input");
+    tcase_add_test(bad, test_damaged_blobs_are_refused);
+    tcase_add_test(bad, test_blob_of_another_definition_is_refused);
+    tcase_add_test(bad, test_store_keeps_blobs_and_refuses_foreign_files);
+    suite_add_tcase(s, bad);
+    TCase *nomem = tcase_create("nomem");
+    tcase_set_timeout(nomem, 60);
+    tcase_add_test(nomem, test_restore_survives_allocation_failures);
+    suite_add_tcase(s, nomem);
+    return s;
+}

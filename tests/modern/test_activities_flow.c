@@ -1,0 +1,448 @@
+/* test_activities_flow.c — Flowchart (FlowStep, FlowDecision, FlowSwitch) and StateMachine
+ * (State, Transition) from modern/wfm_act_flow.c, run on the modern runtime with bookmarks
+ * resumed by the test; order is asserted through captured WriteLine output
+ * (WF-SEMANTICS.md §5). Fixtures: tests/modern/data/acts/. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/wf_mem.h"
+#include "../../common/wf_value.h"
+#include "../../modern/wfm_runtime.h"
+#include "../wf_test_util.h"
+
+#define ACTS_DIR "tests/modern/data/acts/"
+
+typedef struct acts_run {
+    wfm_runtime *rt;
+    wfm_definition *def;
+    wfm_instance *inst;
+    wf_buf out; /* everything the workflow wrote */
+} acts_run;
+
+static void capture(void *ud, const char *text, size_t len)
+{
+    wf_buf_add(ud, text, len);
+}
+
+static void run_open(acts_run *r, const char *file)
+{
+    memset(r, 0, sizeof *r);
+    wf_buf_init(&r->out);
+    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
+    o.worker_count = 1;
+    o.write = capture;
+    o.write_ud = &r->out;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_runtime_create(&o, &r->rt, &err), WF_OK);
+    char path[256];
+    snprintf(path, sizeof path, ACTS_DIR "%s", file);
+    ck_assert_msg(wfm_runtime_load(r->rt, path, &r->def, NULL, &err) == WF_OK, "%s:%u:%u: %s",
+                  err.file, err.line, err.col, err.message);
+    ck_assert_int_eq(wfm_instance_create(r->rt, r->def, &r->inst, &err), WF_OK);
+}
+
+static void set_string(acts_run *r, const char *name, const char *text)
+{
+    wf_value v;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wf_value_cstring(text, &v), WF_OK);
+    ck_assert_msg(wfm_instance_set_input(r->inst, name, &v, &err) == WF_OK, "%s", err.message);
+    wf_value_release(&v);
+}
+
+static wfm_instance_state run_go(acts_run *r)
+{
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_msg(wfm_instance_run(r->inst, &err) == WF_OK, "%s", err.message);
+    return wfm_instance_state_get(r->inst);
+}
+
+static void resume(acts_run *r, const char *bookmark, const wf_value *payload)
+{
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_msg(wfm_instance_resume(r->inst, bookmark, payload, &err) == WF_OK, "%s: %s",
+                  bookmark, err.message);
+}
+
+/* The blocking bookmarks, sorted and joined with ',' (creation order is not the point). */
+static const char *bookmarks(acts_run *r)
+{
+    static char buf[256];
+    const char *names[16];
+    size_t n = wfm_instance_bookmark_count(r->inst);
+    ck_assert_uint_le(n, 16);
+    for (size_t i = 0; i < n; i++)
+        names[i] = wfm_instance_bookmark_name(r->inst, i);
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            const char *t = names[j];
+            names[j] = names[j - 1];
+            names[j - 1] = t;
+        }
+    buf[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            strcat(buf, ",");
+        strcat(buf, names[i]);
+    }
+    return buf;
+}
+
+static void run_close(acts_run *r)
+{
+    wfm_instance_destroy(r->inst);
+    wfm_definition_release(r->def);
+    wfm_runtime_destroy(r->rt);
+    wf_buf_fini(&r->out);
+}
+
+/* The output written since the last call (then forgotten). */
+static const char *take_out(acts_run *r)
+{
+    static char buf[1024];
+    snprintf(buf, sizeof buf, "%s", r->out.data);
+    wf_buf_reset(&r->out);
+    return buf;
+}
+
+static void load_expect_error(const char *file, wf_status code, unsigned line, unsigned col,
+                              const char *needle)
+{
+    wfm_runtime *rt = NULL;
+    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
+    o.worker_count = 1;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_runtime_create(&o, &rt, &err), WF_OK);
+    char path[256];
+    snprintf(path, sizeof path, ACTS_DIR "bad/%s", file);
+    wfm_definition *def = (wfm_definition *)&def;
+    ck_assert_int_ne(wfm_runtime_load(rt, path, &def, NULL, &err), WF_OK);
+    ck_assert_ptr_null(def);
+    WF_ASSERT_ERROR(err, code, line, col, needle);
+    ck_assert_ptr_nonnull(strstr(err.file, file));
+    wfm_runtime_destroy(rt);
+}
+
+/* ---- Flowchart ------------------------------------------------------------------------ */
+START_TEST(test_flowchart_cycle_loops_back_through_decision)
+{
+    acts_run r;
+    run_open(&r, "flow_cycle.xaml");
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_str_eq(r.out.data, "i=0\ni=1\ni=2\ndone\n");
+    run_close(&r);
+}
+END_TEST
+
+static void switch_case(const char *choice, const char *want)
+{
+    acts_run r;
+    run_open(&r, "flow_switch.xaml");
+    set_string(&r, "choice", choice);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_str_eq(r.out.data, want);
+    run_close(&r);
+}
+
+START_TEST(test_flowswitch_takes_matching_case)
+{
+    switch_case("a", "case a\nend\n");
+    switch_case("b", "case b\nend\n"); /* a case written as <x:Reference> with <x:Key> */
+}
+END_TEST
+
+START_TEST(test_flowswitch_falls_back_to_default)
+{
+    switch_case("zzz", "default\nend\n");
+    switch_case("A", "default\nend\n"); /* keys compare exactly */
+}
+END_TEST
+
+START_TEST(test_flowswitch_int_keys_in_a_cycle)
+{
+    acts_run r;
+    run_open(&r, "flow_switch_int.xaml");
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_str_eq(r.out.data, "zero 0\none 1\nother 2\nzero 3\n");
+    run_close(&r);
+}
+END_TEST
+
+START_TEST(test_flowchart_decision_loop_without_activity_faults)
+{
+    acts_run r;
+    run_open(&r, "flow_spin.xaml");
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_FAULTED);
+    const wf_value *exc = wfm_instance_fault(r.inst);
+    ck_assert_ptr_eq(exc->type, &wf_exc_invalid_operation);
+    ck_assert_ptr_nonnull(strstr(wf_value_exc_message(exc), "Spin"));
+    run_close(&r);
+}
+END_TEST
+
+/* ---- StateMachine --------------------------------------------------------------------- */
+static void resume_int(acts_run *r, const char *bookmark, int32_t value)
+{
+    wf_value v = wf_int32(value);
+    resume(r, bookmark, &v);
+}
+
+START_TEST(test_state_machine_runs_entry_exit_action_in_order)
+{
+    acts_run r;
+    run_open(&r, "state_machine.xaml");
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_str_eq(take_out(&r), "enter Draft\n");
+    ck_assert_str_eq(bookmarks(&r), "submit");
+    resume_int(&r, "submit", 50);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_str_eq(take_out(&r), "exit Draft\nsubmitting 50\nenter Review\n");
+    ck_assert_str_eq(bookmarks(&r), "approve,cancel");
+    resume(&r, "approve", NULL);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_str_eq(take_out(&r), "exit Review\napproved 50\nenter Done\n");
+    ck_assert_str_eq(bookmarks(&r), "");
+    run_close(&r);
+}
+END_TEST
+
+START_TEST(test_state_machine_false_condition_reschedules_trigger)
+{
+    acts_run r;
+    run_open(&r, "state_machine.xaml");
+    run_go(&r);
+    take_out(&r);
+    resume_int(&r, "submit", 0);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_str_eq(take_out(&r), "");
+    ck_assert_str_eq(bookmarks(&r), "submit");
+    resume_int(&r, "submit", 70);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_str_eq(take_out(&r), "exit Draft\nsubmitting 70\nenter Review\n");
+    run_close(&r);
+}
+END_TEST
+
+START_TEST(test_state_machine_condition_without_trigger_is_taken_at_once)
+{
+    acts_run r;
+    run_open(&r, "state_machine.xaml");
+    run_go(&r);
+    take_out(&r);
+    resume_int(&r, "submit", 5);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_str_eq(take_out(&r), "exit Draft\nsubmitting 5\nenter Review\n"
+                                   "exit Review\nrework\nenter Draft\n");
+    ck_assert_str_eq(bookmarks(&r), "submit");
+    run_close(&r);
+}
+END_TEST
+
+START_TEST(test_state_machine_winning_trigger_cancels_the_others)
+{
+    acts_run r;
+    run_open(&r, "state_machine.xaml");
+    run_go(&r);
+    resume_int(&r, "submit", 20);
+    run_go(&r);
+    take_out(&r);
+    resume(&r, "cancel", NULL);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_str_eq(take_out(&r), "exit Review\nwithdrawn\nenter Done\n");
+    ck_assert_str_eq(bookmarks(&r), "");
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_resume(r.inst, "approve", NULL, &err), WF_E_STATE);
+    run_close(&r);
+}
+END_TEST
+
+START_TEST(test_state_machine_instance_cancel_cancels_triggers)
+{
+    acts_run r;
+    run_open(&r, "state_machine.xaml");
+    run_go(&r);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_cancel(r.inst, &err), WF_OK);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CANCELED);
+    ck_assert_str_eq(take_out(&r), "enter Draft\n");
+    run_close(&r);
+}
+END_TEST
+
+START_TEST(test_shared_trigger_conditions_choose_transition)
+{
+    acts_run r;
+    run_open(&r, "state_shared.xaml");
+    run_go(&r);
+    resume(&r, "submit", NULL);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_str_eq(take_out(&r), "enter Draft\nexit Draft\nsubmitting\nenter Review\n");
+    ck_assert_str_eq(bookmarks(&r), "cancel,decide");
+    /* 5 is small: back to Draft through the second transition on the shared trigger. */
+    resume_int(&r, "decide", 5);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_str_eq(take_out(&r), "exit Review\nrework 5\nenter Draft\n");
+    ck_assert_str_eq(bookmarks(&r), "submit");
+    resume(&r, "submit", NULL);
+    run_go(&r);
+    take_out(&r);
+    /* 500 matches no condition: the shared trigger runs again, the state stays. */
+    resume_int(&r, "decide", 500);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_str_eq(take_out(&r), "");
+    ck_assert_str_eq(bookmarks(&r), "cancel,decide");
+    /* 50 approves: the final state closes the machine. */
+    resume_int(&r, "decide", 50);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_str_eq(take_out(&r), "exit Review\napproved 50\nenter Done\n");
+    ck_assert_str_eq(bookmarks(&r), "");
+    run_close(&r);
+}
+END_TEST
+
+/* ---- nomem --------------------------------------------------------------------------- */
+/* A scripted run (resume bookmark i with payload i between runs) of a loaded definition,
+ * with a writer that does not allocate; runtime and definition exist before failures start. */
+typedef struct nomem_case {
+    wfm_runtime *rt;
+    wfm_definition *def;
+    const char *const *resumes; /* NULL-terminated bookmark names */
+    const int32_t *payloads;
+    const char *want_out;
+    char out[512];
+    size_t len;
+    wf_status last;
+} nomem_case;
+
+static void capture_fixed(void *ud, const char *text, size_t len)
+{
+    nomem_case *c = ud;
+    if (c->len + len < sizeof c->out) {
+        memcpy(c->out + c->len, text, len);
+        c->len += len;
+        c->out[c->len] = '\0';
+    }
+}
+
+/* Run until idle or done; WF_E_NOMEM when the instance failed for lack of memory. */
+static wf_status nomem_step(wfm_instance *inst)
+{
+    wf_error err = WF_ERROR_INIT;
+    wf_status st = wfm_instance_run(inst, &err);
+    if (st == WF_OK && wfm_instance_state_get(inst) == WFM_INSTANCE_FAULTED &&
+        wf_is_null(wfm_instance_fault(inst)))
+        st = WF_E_NOMEM;
+    return st;
+}
+
+static wf_status nomem_op(void *ud)
+{
+    nomem_case *c = ud;
+    c->len = 0;
+    c->out[0] = '\0';
+    wfm_instance *inst = NULL;
+    wf_error err = WF_ERROR_INIT;
+    wf_status st = wfm_instance_create(c->rt, c->def, &inst, &err);
+    if (st == WF_OK) {
+        wfm_instance_set_writer(inst, capture_fixed, c);
+        st = nomem_step(inst);
+    }
+    for (size_t i = 0; st == WF_OK && c->resumes && c->resumes[i]; i++) {
+        wf_value v = wf_int32(c->payloads[i]);
+        st = wfm_instance_resume(inst, c->resumes[i], &v, &err);
+        if (st == WF_OK)
+            st = nomem_step(inst);
+    }
+    if (st == WF_OK && (wfm_instance_state_get(inst) != WFM_INSTANCE_CLOSED ||
+                        strcmp(c->out, c->want_out) != 0))
+        st = WF_E_FAULT;
+    wfm_instance_destroy(inst);
+    c->last = st;
+    return st;
+}
+
+static void nomem_expect(const char *file, const char *const *resumes, const int32_t *payloads,
+                         const char *want_out)
+{
+    nomem_case c;
+    memset(&c, 0, sizeof c);
+    c.resumes = resumes;
+    c.payloads = payloads;
+    c.want_out = want_out;
+    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
+    o.worker_count = 1;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_runtime_create(&o, &c.rt, &err), WF_OK);
+    char path[256];
+    snprintf(path, sizeof path, ACTS_DIR "%s", file);
+    ck_assert_int_eq(wfm_runtime_load(c.rt, path, &c.def, NULL, &err), WF_OK);
+    unsigned failing = wf_test_nomem_loop(nomem_op, &c, 2000);
+    ck_assert_uint_gt(failing, 0);
+    ck_assert_msg(c.last == WF_OK, "run after %u failing runs: status %d, output '%s'", failing,
+                  (int)c.last, c.out);
+    wfm_definition_release(c.def);
+    wfm_runtime_destroy(c.rt);
+}
+
+START_TEST(test_nomem_in_flowchart_fails_cleanly)
+{
+    nomem_expect("flow_cycle.xaml", NULL, NULL, "i=0\ni=1\ni=2\ndone\n");
+}
+END_TEST
+
+START_TEST(test_nomem_in_state_machine_fails_cleanly)
+{
+    static const char *const resumes[] = {"submit", "submit", "approve", NULL};
+    static const int32_t payloads[] = {5, 60, 0};
+    nomem_expect("state_machine.xaml", resumes, payloads,
+                 "enter Draft\nexit Draft\nsubmitting 5\nenter Review\nexit Review\nrework\n"
+                 "enter Draft\nexit Draft\nsubmitting 60\nenter Review\nexit Review\n"
+                 "approved 60\nenter Done\n");
+}
+END_TEST
+
+/* ---- bad input ------------------------------------------------------------------------ */
+START_TEST(test_state_without_transitions_must_be_final)
+{
+    load_expect_error("state_dead_end.xaml", WF_E_SCHEMA, 13, 7, "no transitions");
+}
+END_TEST
+
+START_TEST(test_final_state_cannot_have_transitions)
+{
+    load_expect_error("state_final_with_transition.xaml", WF_E_SCHEMA, 13, 7,
+                      "cannot have transitions");
+}
+END_TEST
+
+Suite *modern_activities_flow_suite(void)
+{
+    Suite *s = suite_create("modern_activities_flow");
+    TCase *core = tcase_create("core");
+    tcase_add_test(core, test_flowchart_cycle_loops_back_through_decision);
+    tcase_add_test(core, test_flowswitch_takes_matching_case);
+    tcase_add_test(core, test_flowswitch_falls_back_to_default);
+    tcase_add_test(core, test_flowswitch_int_keys_in_a_cycle);
+    tcase_add_test(core, test_state_machine_runs_entry_exit_action_in_order);
+    tcase_add_test(core, test_state_machine_false_condition_reschedules_trigger);
+    tcase_add_test(core, test_state_machine_condition_without_trigger_is_taken_at_once);
+    tcase_add_test(core, test_state_machine_winning_trigger_cancels_the_others);
+    tcase_add_test(core, test_state_machine_instance_cancel_cancels_triggers);
+    tcase_add_test(core, test_shared_trigger_conditions_choose_transition);
+    suite_add_tcase(s, core);
+    TCase *limits = tcase_create("limits");
+    tcase_add_test(limits, test_flowchart_decision_loop_without_activity_faults);
+    suite_add_tcase(s, limits);
+    TCase *bad = tcase_create("bad_input");
+    tcase_add_test(bad, test_state_without_transitions_must_be_final);
+    tcase_add_test(bad, test_final_state_cannot_have_transitions);
+    suite_add_tcase(s, bad);
+    TCase *nomem = tcase_create("nomem");
+    tcase_set_timeout(nomem, 60);
+    tcase_add_test(nomem, test_nomem_in_flowchart_fails_cleanly);
+    tcase_add_test(nomem, test_nomem_in_state_machine_fails_cleanly);
+    suite_add_tcase(s, nomem);
+    return s;
+}

@@ -1,0 +1,1062 @@
+/* test_expr.c — the expression compiler (modern/wfm_expr*.c): literals, precedence, typing,
+ * VB spellings, library calls, records and lists, l-value stores, every run-time exception,
+ * constant folding, error locations, limits and out-of-memory. Names come from a fixed table
+ * resolved into a two-level environment (hops 0 and 1). */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../modern/wfm_expr.h"
+#include "../wf_test_util.h"
+
+/* ---- fixture: names, types, a two-level environment ----------------------------------- */
+enum { IN_TOTAL, IN_COUNT, IN_NAME, IN_FLAG, IN_BIG, IN_RATIO, IN_OBJ, IN_REC, IN_LIST,
+       IN_WHEN, IN_SPAN, IN_NUL, IN_EXC, IN_RO, IN_OBJS, IN_SLOTS };
+enum { OUT_X, OUT_S, OUT_NAMES, OUT_REC, OUT_SLOTS };
+
+typedef struct tname {
+    const char *name;
+    int type; /* index into types_of() */
+    uint32_t hops, index;
+    bool writable;
+} tname;
+
+static const wf_type *lt_int, *lt_str;
+static wf_types *types;
+static wf_arena *arena;
+static wf_value inner_slots[IN_SLOTS], outer_slots[OUT_SLOTS];
+static wfm_env outer_env, inner_env;
+
+enum { T_DEC, T_I32, T_STR, T_BOOL, T_I64, T_DBL, T_OBJ, T_REC, T_LINT, T_DT, T_TS, T_EXC,
+       T_LSTR };
+
+static const wf_type *type_of(int t)
+{
+    switch (t) {
+    case T_DEC: return &wf_type_decimal;
+    case T_I32: return &wf_type_int32;
+    case T_STR: return &wf_type_string;
+    case T_BOOL: return &wf_type_bool;
+    case T_I64: return &wf_type_int64;
+    case T_DBL: return &wf_type_double;
+    case T_REC: return &wf_type_record;
+    case T_LINT: return lt_int;
+    case T_LSTR: return lt_str;
+    case T_DT: return &wf_type_datetime;
+    case T_TS: return &wf_type_timespan;
+    case T_EXC: return &wf_exc_exception;
+    default: return &wf_type_object;
+    }
+}
+
+static const tname names[] = {
+    {"total", T_DEC, 0, IN_TOTAL, true},  {"count", T_I32, 0, IN_COUNT, true},
+    {"name", T_STR, 0, IN_NAME, true},    {"flag", T_BOOL, 0, IN_FLAG, true},
+    {"big", T_I64, 0, IN_BIG, true},      {"ratio", T_DBL, 0, IN_RATIO, true},
+    {"obj", T_OBJ, 0, IN_OBJ, true},      {"rec", T_REC, 0, IN_REC, true},
+    {"list", T_LINT, 0, IN_LIST, true},   {"when", T_DT, 0, IN_WHEN, true},
+    {"span", T_TS, 0, IN_SPAN, true},     {"nul", T_STR, 0, IN_NUL, true},
+    {"ex", T_EXC, 0, IN_EXC, false},      {"ro", T_I32, 0, IN_RO, false},
+    {"objs", T_OBJ, 0, IN_OBJS, true},    {"outer_x", T_I32, 1, OUT_X, true},
+    {"outer_s", T_STR, 1, OUT_S, true},   {"names", T_LSTR, 1, OUT_NAMES, true},
+    {"orec", T_REC, 1, OUT_REC, true},
+};
+
+static bool resolve(void *ud, const char *name, size_t len, wfm_name *out)
+{
+    (void)ud;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i].name) == len && strncmp(names[i].name, name, len) == 0) {
+            out->type = type_of(names[i].type);
+            out->hops = names[i].hops;
+            out->index = names[i].index;
+            out->writable = names[i].writable;
+            return true;
+        }
+    return false;
+}
+
+static wfm_expr_scope scope;
+
+static void str_value(const char *s, wf_value *out)
+{
+    ck_assert_int_eq(wf_value_cstring(s, out), WF_OK);
+}
+
+static void setup(void)
+{
+    types = wf_types_create();
+    ck_assert_ptr_nonnull(types);
+    lt_int = wf_types_list(types, &wf_type_int32);
+    lt_str = wf_types_list(types, &wf_type_string);
+    arena = wf_arena_create(0);
+    ck_assert_ptr_nonnull(arena);
+    scope = (wfm_expr_scope){resolve, NULL, types};
+    for (int i = 0; i < IN_SLOTS; i++)
+        inner_slots[i] = wf_null();
+    for (int i = 0; i < OUT_SLOTS; i++)
+        outer_slots[i] = wf_null();
+    inner_slots[IN_TOTAL] = wf_decimal_units(1250000); /* 125 */
+    inner_slots[IN_COUNT] = wf_int32(7);
+    str_value("Widget", &inner_slots[IN_NAME]);
+    inner_slots[IN_FLAG] = wf_bool(true);
+    inner_slots[IN_BIG] = wf_int64(5000000000LL);
+    inner_slots[IN_RATIO] = wf_double(0.5);
+    inner_slots[IN_OBJ] = wf_int32(42);
+    wf_value v[3];
+    str_value("Contoso", &v[0]);
+    v[1] = wf_decimal_units(99500); /* 9.95 */
+    v[2] = wf_int32(3);
+    const char *keys[] = {"Customer", "Amount", "Qty"};
+    ck_assert_int_eq(wf_value_record(keys, v, 3, &inner_slots[IN_REC]), WF_OK);
+    wf_value_release(&v[0]);
+    wf_value items[3] = {wf_int32(1), wf_int32(2), wf_int32(3)};
+    ck_assert_int_eq(wf_value_list(lt_int, items, 3, &inner_slots[IN_LIST]), WF_OK);
+    inner_slots[IN_WHEN] = wf_datetime_us(1709287200000000LL); /* 2024-03-01T10:00:00Z */
+    inner_slots[IN_SPAN] = wf_timespan_us(90000000LL);         /* 90 s */
+    ck_assert_int_eq(wf_value_exception(&wf_exc_invalid_operation, "boom", &inner_slots[IN_EXC]),
+                     WF_OK);
+    inner_slots[IN_RO] = wf_int32(1);
+    str_value("text", &inner_slots[IN_OBJS]);
+    outer_slots[OUT_X] = wf_int32(100);
+    str_value("outer", &outer_slots[OUT_S]);
+    wf_value s2[2];
+    str_value("alpha", &s2[0]);
+    str_value("beta", &s2[1]);
+    ck_assert_int_eq(wf_value_list(lt_str, s2, 2, &outer_slots[OUT_NAMES]), WF_OK);
+    wf_value_release(&s2[0]);
+    wf_value_release(&s2[1]);
+    wf_value inner_rec;
+    const char *ikeys[] = {"X"};
+    wf_value iv = wf_int32(5);
+    ck_assert_int_eq(wf_value_record(ikeys, &iv, 1, &inner_rec), WF_OK);
+    const char *okeys[] = {"Inner"};
+    ck_assert_int_eq(wf_value_record(okeys, &inner_rec, 1, &outer_slots[OUT_REC]), WF_OK);
+    wf_value_release(&inner_rec);
+    outer_env = (wfm_env){NULL, outer_slots, OUT_SLOTS};
+    inner_env = (wfm_env){&outer_env, inner_slots, IN_SLOTS};
+}
+
+static void teardown(void)
+{
+    for (int i = 0; i < IN_SLOTS; i++)
+        wf_value_release(&inner_slots[i]);
+    for (int i = 0; i < OUT_SLOTS; i++)
+        wf_value_release(&outer_slots[i]);
+    wf_arena_destroy(arena);
+    wf_types_destroy(types);
+}
+
+/* ---- helpers -------------------------------------------------------------------------- */
+static const wf_loc AT = {"order.xaml", 12, 1};
+
+static wfm_expr *compile_as(const char *text, const wf_type *expected, unsigned flags)
+{
+    wf_error err = WF_ERROR_INIT;
+    wfm_expr *e = NULL;
+    wf_status st = wfm_expr_compile(arena, &scope, text, AT, expected, flags, &e, &err);
+    ck_assert_msg(st == WF_OK, "compile '%s': %s (%u:%u)", text, err.message, err.line, err.col);
+    ck_assert_ptr_nonnull(e);
+    return e;
+}
+
+static wfm_expr *compile(const char *text)
+{
+    return compile_as(text, NULL, 0);
+}
+
+static wf_value eval_text(const char *text)
+{
+    wfm_expr *e = compile(text);
+    wf_value out, exc;
+    wf_status st = wfm_expr_eval(e, &inner_env, &out, &exc);
+    ck_assert_msg(st == WF_OK, "eval '%s': status %d, %s: %s", text, (int)st,
+                  exc.type->name, st == WF_E_FAULT ? wf_value_exc_message(&exc) : "");
+    ck_assert(wf_is_null(&exc));
+    return out;
+}
+
+#define CHECK_I32(text, want)                                                                      \
+    do {                                                                                           \
+        wf_value v_ = eval_text(text);                                                             \
+        ck_assert_msg(v_.type == &wf_type_int32, "%s: type %s", text, v_.type->name);              \
+        ck_assert_int_eq(v_.u.i32, (want));                                                        \
+    } while (0)
+#define CHECK_I64(text, want)                                                                      \
+    do {                                                                                           \
+        wf_value v_ = eval_text(text);                                                             \
+        ck_assert_msg(v_.type == &wf_type_int64, "%s: type %s", text, v_.type->name);              \
+        ck_assert_int_eq(v_.u.i64, (want));                                                        \
+    } while (0)
+#define CHECK_DBL(text, want)                                                                      \
+    do {                                                                                           \
+        wf_value v_ = eval_text(text);                                                             \
+        ck_assert_msg(v_.type == &wf_type_double, "%s: type %s", text, v_.type->name);             \
+        ck_assert_double_eq_tol(v_.u.d, (want), 1e-9);                                             \
+    } while (0)
+#define CHECK_DEC(text, units)                                                                     \
+    do {                                                                                           \
+        wf_value v_ = eval_text(text);                                                             \
+        ck_assert_msg(v_.type == &wf_type_decimal, "%s: type %s", text, v_.type->name);            \
+        ck_assert_int_eq(v_.u.i64, (units));                                                       \
+    } while (0)
+#define CHECK_BOOL(text, want)                                                                     \
+    do {                                                                                           \
+        wf_value v_ = eval_text(text);                                                             \
+        ck_assert_msg(v_.type == &wf_type_bool, "%s: type %s", text, v_.type->name);               \
+        ck_assert_msg(v_.u.b == (want), "%s: got %d", text, (int)v_.u.b);                          \
+    } while (0)
+#define CHECK_STR(text, want)                                                                      \
+    do {                                                                                           \
+        wf_value v_ = eval_text(text);                                                             \
+        ck_assert_msg(v_.type == &wf_type_string, "%s: type %s", text, v_.type->name);             \
+        ck_assert_str_eq(wf_value_str(&v_), (want));                                               \
+        wf_value_release(&v_);                                                                     \
+    } while (0)
+
+static void check_fault(const char *text, const wf_type *exc_type)
+{
+    wfm_expr *e = compile(text);
+    wf_value out, exc;
+    wf_status st = wfm_expr_eval(e, &inner_env, &out, &exc);
+    ck_assert_msg(st == WF_E_FAULT, "'%s': status %d, want a fault", text, (int)st);
+    ck_assert(wf_is_null(&out));
+    ck_assert_msg(exc.type == exc_type, "'%s': %s, want %s (%s)", text, exc.type->name,
+                  exc_type->name, wf_value_exc_message(&exc));
+    ck_assert(strlen(wf_value_exc_message(&exc)) > 0);
+    wf_value_release(&exc);
+}
+
+static wf_error compile_error(const char *text, const wf_type *expected, unsigned flags)
+{
+    wf_error err = WF_ERROR_INIT;
+    wfm_expr *e = (wfm_expr *)&err; /* must come back NULL */
+    wf_status st = wfm_expr_compile(arena, &scope, text, AT, expected, flags, &e, &err);
+    ck_assert_int_eq(st, err.code);
+    ck_assert_msg(st != WF_OK, "'%s' compiled", text);
+    ck_assert_ptr_null(e);
+    ck_assert_str_eq(err.file, "order.xaml");
+    return err;
+}
+
+/* ---- core ----------------------------------------------------------------------------- */
+START_TEST(test_literals)
+{
+    CHECK_I32("[42]", 42);
+    CHECK_I32("2147483647", 2147483647);
+    CHECK_I64("[2147483648]", 2147483648LL);
+    CHECK_I64("[5L]", 5);
+    CHECK_I32("[0x1F]", 31);
+    CHECK_I32("[-2147483648]", INT32_MIN);
+    CHECK_I64("[-9223372036854775808]", INT64_MIN);
+    CHECK_DEC("[12.5m]", 125000);
+    CHECK_DEC("[3M]", 30000);
+    CHECK_DBL("[1.5]", 1.5);
+    CHECK_DBL("[1e3]", 1000.0);
+    CHECK_DBL("[2d]", 2.0);
+    CHECK_DBL("[.25]", 0.25);
+    CHECK_STR("[\"a\\\"b\\\\c\\n\\t\\r\"]", "a\"b\\c\n\t\r");
+    CHECK_STR("[\"say \"\"hi\"\"\"]", "say \"hi\"");
+    CHECK_STR("[\"caf\\u00e9\"]", "caf\xc3\xa9");
+    CHECK_STR("[\"\\uD83D\\uDE00\"]", "\xf0\x9f\x98\x80");
+    CHECK_I32("[\"a\\0b\".Length]", 3);
+    CHECK_BOOL("[true]", true);
+    CHECK_BOOL("[True]", true);
+    CHECK_BOOL("[FALSE]", false);
+    wf_value v = eval_text("[null]");
+    ck_assert(wf_is_null(&v));
+    v = eval_text("[Nothing]");
+    ck_assert(wf_is_null(&v));
+    wfm_expr *e = compile("  [ \"x\" ]  ");
+    ck_assert_str_eq(wfm_expr_text(e), "  [ \"x\" ]  ");
+    ck_assert_ptr_eq(wfm_expr_type(e), &wf_type_string);
+}
+END_TEST
+
+START_TEST(test_precedence)
+{
+    CHECK_I32("[1 + 2 * 3]", 7);
+    CHECK_I32("[(1 + 2) * 3]", 9);
+    CHECK_I32("[10 - 4 - 3]", 3);
+    CHECK_I32("[2 * 3 % 4]", 2);
+    CHECK_I32("[-2 * 3]", -6);
+    CHECK_I32("[- -3]", 3);
+    CHECK_I32("[20 / 3]", 6);
+    CHECK_I32("[-7 % 3]", -1);
+    CHECK_BOOL("[true || false && false]", true);
+    CHECK_BOOL("[(true || false) && false]", false);
+    CHECK_BOOL("[1 < 2 == true]", true);
+    CHECK_BOOL("[!false && true]", true);
+    CHECK_STR("[1 + 2 > 2 ? \"a\" : \"b\"]", "a");
+    CHECK_STR("[count > 10 ? \"big\" : count > 5 ? \"mid\" : \"small\"]", "mid");
+    CHECK_I32("[flag ? count : 0]", 7);
+}
+END_TEST
+
+START_TEST(test_names_and_hops)
+{
+    CHECK_I32("[count + outer_x]", 107);
+    CHECK_STR("[outer_s + name]", "outerWidget");
+    CHECK_I32("[names.Count]", 2);
+    ck_assert_ptr_eq(wfm_expr_type(compile("[count + big]")), &wf_type_int64);
+    ck_assert_ptr_eq(wfm_expr_type(compile("[count + ratio]")), &wf_type_double);
+    ck_assert_ptr_eq(wfm_expr_type(compile("[count + total]")), &wf_type_decimal);
+    ck_assert_ptr_eq(wfm_expr_type(compile("[rec.Customer]")), &wf_type_object);
+    ck_assert_ptr_eq(wfm_expr_type(compile("[list[0]]")), &wf_type_int32);
+    ck_assert_ptr_eq(wfm_expr_type(compile("[names[0]]")), &wf_type_string);
+}
+END_TEST
+
+START_TEST(test_numeric_typing)
+{
+    CHECK_I64("[count + big]", 5000000007LL);
+    CHECK_DBL("[count * ratio]", 3.5);
+    CHECK_DEC("[total + count]", 1320000);
+    CHECK_DEC("[total * 2]", 2500000);
+    CHECK_DEC("[total / 8]", 156250);
+    CHECK_DEC("[total % 10]", 50000);
+    CHECK_DEC("[10m / 3]", 33333);
+    CHECK_BOOL("[0.1m + 0.2m == 0.3m]", true);
+    CHECK_BOOL("[total > 100]", true);
+    CHECK_BOOL("[big > count]", true);
+    CHECK_DBL("[7.0 / 2]", 3.5);
+    CHECK_DBL("[7 % 2.5]", 2.0);
+    wf_value inf = eval_text("[1.0 / 0]");
+    ck_assert(isinf(inf.u.d) && inf.u.d > 0);
+    CHECK_I32("[+count]", 7);
+    CHECK_DEC("[-total]", -1250000);
+    CHECK_I64("[-big]", -5000000000LL);
+}
+END_TEST
+
+START_TEST(test_strings_and_equality)
+{
+    CHECK_STR("[\"n=\" + count]", "n=7");
+    CHECK_STR("[count + \"!\"]", "7!");
+    CHECK_STR("[name + flag]", "WidgetTrue");
+    CHECK_STR("[\"t=\" + total]", "t=125");
+    CHECK_STR("[name + nul]", "Widget");
+    CHECK_STR("[count & \"/\" & total]", "7/125");
+    CHECK_STR("[\"x\" + 1 + 2]", "x12");
+    CHECK_BOOL("[name == \"Widget\"]", true);
+    CHECK_BOOL("[name != \"Widget\"]", false);
+    CHECK_BOOL("[name = \"Widget\"]", true);
+    CHECK_BOOL("[name <> \"Gadget\"]", true);
+    CHECK_BOOL("[nul == null]", true);
+    CHECK_BOOL("[name == null]", false);
+    CHECK_BOOL("[flag == true]", true);
+    CHECK_BOOL("[count == 7L]", true);
+    CHECK_BOOL("[total == 125]", true);
+    CHECK_BOOL("[obj == 42]", true);
+    CHECK_BOOL("[obj > 40]", true);
+    CHECK_BOOL("[when == when]", true);
+    CHECK_BOOL("[span < TimeSpan.FromMinutes(2)]", true);
+}
+END_TEST
+
+START_TEST(test_vb_spellings)
+{
+    CHECK_BOOL("[flag AndAlso count > 5]", true);
+    CHECK_BOOL("[flag andalso count < 5 OrElse name = \"Widget\"]", true);
+    CHECK_BOOL("[flag And False]", false);
+    CHECK_BOOL("[False Or flag]", true);
+    CHECK_BOOL("[Not flag]", false);
+    CHECK_BOOL("[Not count = 5]", true);
+    CHECK_BOOL("[NOT (1 > 2)]", true);
+    CHECK_I32("[count Mod 4]", 3);
+    CHECK_STR("[If(flag, \"yes\", \"no\")]", "yes");
+    CHECK_I64("[If(count > 100, 1, big)]", 5000000000LL);
+    CHECK_I32("[CInt(2.5)]", 2);
+    CHECK_I32("[CInt(3.5)]", 4);
+    CHECK_I32("[CInt(\" 12 \")]", 12);
+    CHECK_I64("[CLng(count)]", 7);
+    CHECK_DBL("[CDbl(\"1.25\")]", 1.25);
+    CHECK_DEC("[CDec(\"2.5\")]", 25000);
+    CHECK_STR("[CStr(True)]", "True");
+    CHECK_BOOL("[CBool(\"true\")]", true);
+    CHECK_BOOL("[CBool(0)]", false);
+    CHECK_BOOL("[nul Is Nothing]", true);
+    CHECK_BOOL("[name IsNot Nothing]", true);
+    CHECK_BOOL("[count <> 7]", false);
+    CHECK_STR("[If(nul, \"dflt\")]", "dflt");
+    CHECK_STR("[nul ?? outer_s ?? \"x\"]", "outer");
+    CHECK_STR("[name ?? \"x\"]", "Widget");
+    CHECK_I32("[CType(\"12\", Int32) + 1]", 13);
+    CHECK_DEC("[CType(count, System.Decimal)]", 70000);
+    CHECK_STR("[CType(count, String)]", "7");
+    CHECK_I32("[DirectCast(obj, Integer)]", 42);
+    CHECK_I32("[7 \\ 2]", 3);
+    CHECK_I64("[big \\ count]", 714285714);
+    CHECK_DBL("[2 ^ 10]", 1024.0);
+    CHECK_DBL("[-2 ^ 2]", -4.0);
+    CHECK_DBL("[2 ^ 3 ^ 2]", 64.0);
+    CHECK_DBL("[2 ^ -1 * 4]", 2.0);
+}
+END_TEST
+
+START_TEST(test_methods)
+{
+    CHECK_I32("[name.Length]", 6);
+    CHECK_STR("[name.ToUpper()]", "WIDGET");
+    CHECK_STR("[name.ToLower()]", "widget");
+    CHECK_STR("[\"  pad \\t\".Trim()]", "pad");
+    CHECK_BOOL("[name.Contains(\"dge\")]", true);
+    CHECK_BOOL("[name.StartsWith(\"Wid\")]", true);
+    CHECK_BOOL("[name.EndsWith(\"x\")]", false);
+    CHECK_STR("[name.Substring(3)]", "get");
+    CHECK_STR("[name.Substring(1, 2)]", "id");
+    CHECK_STR("[\"caf\\u00e9s\".Substring(3, 1)]", "\xc3\xa9");
+    CHECK_I32("[\"caf\\u00e9s\".Length]", 5);
+    CHECK_STR("[name.Replace(\"dg\", \"--\")]", "Wi--et");
+    CHECK_I32("[name.IndexOf(\"g\")]", 3);
+    CHECK_I32("[name.IndexOf(\"z\")]", -1);
+    CHECK_STR("[count.ToString()]", "7");
+    CHECK_STR("[total.ToString()]", "125");
+    CHECK_STR("[flag.ToString()]", "True");
+    CHECK_I32("[list.Count]", 3);
+    CHECK_BOOL("[list.Contains(2)]", true);
+    CHECK_BOOL("[list.Contains(9)]", false);
+    CHECK_BOOL("[rec.ContainsKey(\"Qty\")]", true);
+    CHECK_STR("[ex.Message]", "boom");
+    CHECK_I32("[objs.Length]", 4);
+    CHECK_STR("[objs.ToUpper()]", "TEXT");
+    CHECK_BOOL("[objs.Contains(\"ex\")]", true);
+    CHECK_STR("[name.ToUpper().Substring(0, 3).ToLower()]", "wid");
+}
+END_TEST
+
+START_TEST(test_static_library)
+{
+    CHECK_STR("[String.Format(\"{0} x {1}\", name, count)]", "Widget x 7");
+    CHECK_STR("[String.Format(\"{0:N2} {1,5} {{ok}}\", 1234.5m, \"a\")]", "1,234.50 a {ok}");
+    CHECK_STR("[String.Format(\"{0:F1}|{1:D3}\", 2.25m, 7)]", "2.3|007");
+    CHECK_STR("[string.Concat(\"a\", 1, true)]", "a1True");
+    CHECK_BOOL("[String.IsNullOrEmpty(nul)]", true);
+    CHECK_BOOL("[String.IsNullOrEmpty(name)]", false);
+    CHECK_STR("[String.Empty + \"x\"]", "x");
+    CHECK_I32("[Math.Abs(-5)]", 5);
+    CHECK_DEC("[Math.Abs(-2.5m)]", 25000);
+    CHECK_I32("[Math.Max(3, count)]", 7);
+    CHECK_I64("[Math.Min(count, big)]", 7);
+    CHECK_DBL("[Math.Round(2.5)]", 2.0);
+    CHECK_DBL("[Math.Round(3.5)]", 4.0);
+    CHECK_DEC("[Math.Round(2.345m, 2)]", 23400);
+    CHECK_DEC("[Math.Round(2.355m, 2)]", 23600);
+    CHECK_DBL("[Math.Floor(-1.5)]", -2.0);
+    CHECK_DEC("[Math.Ceiling(1.2m)]", 20000);
+    CHECK_DBL("[System.Math.Sqrt(16)]", 4.0);
+    CHECK_DBL("[Math.Pow(2, 10)]", 1024.0);
+    CHECK_I32("[Convert.ToInt32(\"-17\")]", -17);
+    CHECK_I32("[Convert.ToInt32(2.5)]", 2);
+    CHECK_I64("[Convert.ToInt64(count)]", 7);
+    CHECK_DBL("[Convert.ToDouble(total)]", 125.0);
+    CHECK_DEC("[Convert.ToDecimal(\"1.5\")]", 15000);
+    CHECK_STR("[Convert.ToString(12.5m)]", "12.5");
+    CHECK_BOOL("[Convert.ToBoolean(\"False\")]", false);
+    CHECK_I32("[len(name)]", 6);
+    CHECK_I32("[len(list)]", 3);
+    CHECK_I32("[len(rec)]", 3);
+    CHECK_STR("[str(count)]", "7");
+    CHECK_I32("[int(\"5\") + 1]", 6);
+    CHECK_DEC("[decimal(3)]", 30000);
+    wf_value v = eval_text("[TimeSpan.FromSeconds(1.5)]");
+    ck_assert_ptr_eq(v.type, &wf_type_timespan);
+    ck_assert_int_eq(v.u.i64, 1500000);
+    v = eval_text("[TimeSpan.FromMinutes(2) + TimeSpan.FromHours(1) + TimeSpan.FromDays(1)]");
+    ck_assert_int_eq(v.u.i64, (120LL + 3600 + 86400) * 1000000);
+    v = eval_text("[TimeSpan.FromMilliseconds(250)]");
+    ck_assert_int_eq(v.u.i64, 250000);
+    CHECK_I32("[Int32.MaxValue]", INT32_MAX);
+    CHECK_I64("[Int64.MinValue]", INT64_MIN);
+    CHECK_I32("[Int32.Parse(\"42\") + 1]", 43);
+    CHECK_I64("[Int64.Parse(\"5000000000\")]", 5000000000LL);
+    CHECK_DBL("[Double.Parse(\"0.5\")]", 0.5);
+    CHECK_DEC("[Decimal.Parse(\"1.25\")]", 12500);
+    CHECK_BOOL("[Boolean.Parse(\"True\")]", true);
+    CHECK_BOOL("[DateTime.Parse(\"2024-03-01T10:00:00Z\") == when]", true);
+    CHECK_BOOL("[TimeSpan.Parse(\"00:01:30\") == span]", true);
+    CHECK_BOOL("[String.IsNullOrWhiteSpace(\" \\t \")]", true);
+    CHECK_BOOL("[String.IsNullOrWhiteSpace(name)]", false);
+    CHECK_STR("[String.Join(\", \", names)]", "alpha, beta");
+    CHECK_STR("[String.Join(\"-\", 1, count, \"x\")]", "1-7-x");
+    /* the clock is typed, never folded, and not read here (tests do not read the clock) */
+    ck_assert_ptr_eq(wfm_expr_type(compile("[DateTime.Now]")), &wf_type_datetime);
+    ck_assert_ptr_eq(wfm_expr_type(compile("[DateTime.UtcNow - when]")), &wf_type_timespan);
+    ck_assert_ptr_eq(wfm_expr_type(compile("[now()]")), &wf_type_datetime);
+}
+END_TEST
+
+START_TEST(test_records_and_lists)
+{
+    CHECK_BOOL("[rec.Customer == \"Contoso\"]", true);
+    CHECK_DEC("[(decimal)rec.Amount * 2]", 199000);
+    CHECK_I32("[(int)rec[\"Qty\"] + 1]", 4);
+    CHECK_I32("[list[1] + list[2]]", 5);
+    CHECK_I32("[names[1].Length]", 4);
+    CHECK_I32("[(int)orec.Inner.X]", 5);
+    CHECK_STR("[str(rec.Amount)]", "9.95");
+    CHECK_I32("[new List<int>{1, 2, 3}.Count]", 3);
+    CHECK_I32("[new List<int>().Count]", 0);
+    CHECK_BOOL("[new List<string>{}.Contains(name)]", false);
+    CHECK_I32("[new List<int>() { 4, 5 }[1]]", 5);
+    CHECK_STR("[New List(Of String) From {\"a\", \"b\"}[0]]", "a");
+    wf_value v = eval_text("[new List<long>{1, count}]");
+    ck_assert_str_eq(v.type->name, "List(Int64)");
+    ck_assert_int_eq(wf_value_list_at(&v, 1)->u.i64, 7);
+    wf_value_release(&v);
+}
+END_TEST
+
+START_TEST(test_casts_and_time)
+{
+    CHECK_I32("[(int)2.7]", 2);
+    CHECK_I32("[(int)-2.7]", -2);
+    CHECK_I32("[(int)9.99m]", 9);
+    CHECK_I64("[(long)count]", 7);
+    CHECK_DBL("[(double)count / 4]", 1.75);
+    CHECK_DEC("[(decimal)count]", 70000);
+    CHECK_DEC("[(decimal)0.125]", 1250);
+    CHECK_STR("[(string)objs]", "text");
+    CHECK_I32("[(int)obj + 1]", 43);
+    CHECK_I32("[(Int32)obj]", 42);
+    wf_value v = eval_text("[when + span]");
+    ck_assert_ptr_eq(v.type, &wf_type_datetime);
+    ck_assert_int_eq(v.u.i64, 1709287290000000LL);
+    v = eval_text("[when - (when - span)]");
+    ck_assert_ptr_eq(v.type, &wf_type_timespan);
+    ck_assert_int_eq(v.u.i64, 90000000);
+    v = eval_text("[-span + span + span]");
+    ck_assert_int_eq(v.u.i64, 90000000);
+    CHECK_DBL("[span.TotalSeconds]", 90.0);
+    CHECK_DBL("[span.TotalMinutes]", 1.5);
+    CHECK_I32("[when.Year * 10000 + when.Month * 100 + when.Day]", 20240301);
+    CHECK_I32("[when.Hour]", 10);
+    CHECK_I32("[when.AddHours(-10).Hour]", 0);
+    CHECK_I32("[when.AddMinutes(1.5).Second]", 30);
+    CHECK_DBL("[(when.AddDays(1) - when).TotalHours]", 24.0);
+    CHECK_I32("[when.AddSeconds(0.25).AddMilliseconds(750).Second]", 1);
+    CHECK_I32("[span.Minutes * 100 + span.Seconds]", 130);
+    CHECK_I32("[TimeSpan.FromDays(2.5).Days * 100 + TimeSpan.FromDays(2.5).Hours]", 212);
+    CHECK_I32("[TimeSpan.FromMilliseconds(1234).Milliseconds]", 234);
+    CHECK_BOOL("[new DateTime(2024, 3, 1, 10, 0, 0) == when]", true);
+    CHECK_I32("[new DateTime(2024, 2, 29).Day]", 29);
+    CHECK_I32("[new DateTime(1969, 12, 31).Year]", 1969);
+    CHECK_BOOL("[new TimeSpan(0, 1, 30) == span]", true);
+    CHECK_DBL("[new TimeSpan(1, 2, 3, 4).TotalSeconds]", 93784.0);
+    CHECK_DBL("[new TimeSpan(0, 0, 0, 1, 500).TotalMilliseconds]", 1500.0);
+}
+END_TEST
+
+START_TEST(test_new_exception)
+{
+    wf_value v = eval_text("[new InvalidOperationException(\"bad \" + count)]");
+    ck_assert_ptr_eq(v.type, &wf_exc_invalid_operation);
+    ck_assert_str_eq(wf_value_exc_message(&v), "bad 7");
+    wf_value_release(&v);
+    v = eval_text("[New s:ArgumentException(\"x\")]");
+    ck_assert_ptr_eq(v.type, &wf_exc_argument);
+    wf_value_release(&v);
+    v = eval_text("[new System.DivideByZeroException()]");
+    ck_assert_ptr_eq(v.type, &wf_exc_divide_by_zero);
+    ck_assert_ptr_nonnull(strstr(wf_value_exc_message(&v), "DivideByZeroException"));
+    wf_value_release(&v);
+    const wf_type *mine;
+    ck_assert_int_eq(wf_types_exception(types, "OrderRejectedException", &wf_exc_application,
+                                        &mine, NULL),
+                     WF_OK);
+    v = eval_text("[new OrderRejectedException(\"no stock\")]");
+    ck_assert_ptr_eq(v.type, mine);
+    wf_value_release(&v);
+    CHECK_STR("[new ArgumentException(\"m\").Message]", "m");
+    ck_assert(wfm_expr_is_constant(compile("[new ArgumentException(\"m\")]")));
+}
+END_TEST
+
+static void store_text(const char *text, wf_value value)
+{
+    wfm_expr *e = compile_as(text, NULL, WFM_EXPR_LVALUE);
+    wf_value exc;
+    wf_status st = wfm_expr_store(e, &inner_env, &value, &exc);
+    ck_assert_msg(st == WF_OK, "store '%s': %d %s", text, (int)st,
+                  st == WF_E_FAULT ? wf_value_exc_message(&exc) : "");
+}
+
+START_TEST(test_store)
+{
+    store_text("[count]", wf_int32(9));
+    CHECK_I32("[count]", 9);
+    store_text("[total]", wf_int32(3)); /* converted to the slot's Decimal */
+    ck_assert_ptr_eq(inner_slots[IN_TOTAL].type, &wf_type_decimal);
+    ck_assert_int_eq(inner_slots[IN_TOTAL].u.i64, 30000);
+    store_text("[outer_x]", wf_int32(-1));
+    ck_assert_int_eq(outer_slots[OUT_X].u.i32, -1);
+    wf_value s;
+    str_value("Fabrikam", &s);
+    store_text("[rec.Customer]", s);
+    wf_value_release(&s);
+    CHECK_BOOL("[rec.Customer == \"Fabrikam\" && (int)rec.Qty == 3]", true);
+    store_text("[rec[\"New\"]]", wf_int32(1));
+    CHECK_I32("[len(rec)]", 4);
+    store_text("[list[1]]", wf_int32(20));
+    CHECK_I32("[list[0] + list[1] + list[2]]", 24);
+    store_text("[orec.Inner.X]", wf_int32(6));
+    CHECK_I32("[(int)orec.Inner.X]", 6);
+    str_value("gamma", &s);
+    store_text("[names[0]]", s);
+    wf_value_release(&s);
+    CHECK_STR("[names[0] + names[1]]", "gammabeta");
+    wfm_expr *e = compile_as("[count]", &wf_type_int32, WFM_EXPR_LVALUE);
+    ck_assert_ptr_eq(wfm_expr_type(e), &wf_type_int32);
+    wf_value exc;
+    wf_value bad = wf_int64(1LL << 40);
+    ck_assert_int_eq(wfm_expr_store(e, &inner_env, &bad, &exc), WF_E_FAULT);
+    ck_assert_ptr_eq(exc.type, &wf_exc_overflow);
+    wf_value_release(&exc);
+    str_value("nine", &s);
+    ck_assert_int_eq(wfm_expr_store(e, &inner_env, &s, &exc), WF_E_FAULT);
+    ck_assert_ptr_eq(exc.type, &wf_exc_invalid_cast);
+    wf_value_release(&exc);
+    wf_value_release(&s);
+    e = compile_as("[list[7]]", NULL, WFM_EXPR_LVALUE);
+    ck_assert_int_eq(wfm_expr_store(e, &inner_env, &bad, &exc), WF_E_FAULT);
+    ck_assert_ptr_eq(exc.type, &wf_exc_index_range);
+    wf_value_release(&exc);
+    CHECK_I32("[count]", 9);
+}
+END_TEST
+
+START_TEST(test_runtime_exceptions)
+{
+    check_fault("[2147483647 + count]", &wf_exc_overflow);
+    check_fault("[-2147483648 - count]", &wf_exc_overflow);
+    check_fault("[count * 1000000000]", &wf_exc_overflow);
+    check_fault("[big * big]", &wf_exc_overflow);
+    check_fault("[-(count - 7 - 2147483647 - 1)]", &wf_exc_overflow);
+    check_fault("[Math.Abs(-2147483647 + count - 8)]", &wf_exc_overflow);
+    check_fault("[total * 10000000000000m]", &wf_exc_overflow);
+    check_fault("[count / (count - 7)]", &wf_exc_divide_by_zero);
+    check_fault("[count % (count - 7)]", &wf_exc_divide_by_zero);
+    check_fault("[big / 0L]", &wf_exc_divide_by_zero);
+    check_fault("[total / 0]", &wf_exc_divide_by_zero);
+    check_fault("[total % 0m]", &wf_exc_divide_by_zero);
+    check_fault("[nul.Length]", &wf_exc_null_reference);
+    check_fault("[nul.ToUpper()]", &wf_exc_null_reference);
+    check_fault("[nul.ToString()]", &wf_exc_null_reference);
+    check_fault("[DirectCast(objs, Int32)]", &wf_exc_invalid_cast);
+    check_fault("[7 \\ (count - 7)]", &wf_exc_divide_by_zero);
+    check_fault("[new DateTime(2023, 2, 29)]", &wf_exc_argument_range);
+    check_fault("[new DateTime(2024, 13, 1)]", &wf_exc_argument_range);
+    check_fault("[when.AddDays(1e300)]", &wf_exc_argument_range);
+    check_fault("[new TimeSpan(2147483647, 0, 0, 0) + new TimeSpan(2147483647, 0, 0, 0)]",
+                &wf_exc_argument_range);
+    check_fault("[Int32.Parse(\"x\")]", &wf_exc_format);
+    check_fault("[(int)objs]", &wf_exc_invalid_cast);
+    check_fault("[obj + when]", &wf_exc_invalid_cast);
+    check_fault("[list[3]]", &wf_exc_index_range);
+    check_fault("[list[-1]]", &wf_exc_index_range);
+    check_fault("[rec.Missing]", &wf_exc_key_not_found);
+    check_fault("[rec[\"missing\"]]", &wf_exc_key_not_found);
+    check_fault("[Convert.ToInt32(\"abc\")]", &wf_exc_format);
+    check_fault("[String.Format(\"{1}\", count)]", &wf_exc_format);
+    check_fault("[String.Format(\"{0\", count)]", &wf_exc_format);
+    check_fault("[name.Substring(10)]", &wf_exc_argument_range);
+    check_fault("[name.Substring(2, 5)]", &wf_exc_argument_range);
+    check_fault("[name.Contains(nul)]", &wf_exc_argument_null);
+    check_fault("[name.Replace(\"\", \"x\")]", &wf_exc_argument);
+    check_fault("[CInt(3e10)]", &wf_exc_overflow);
+    check_fault("[(int)big]", &wf_exc_overflow);
+    check_fault("[CInt(\"99999999999\")]", &wf_exc_overflow);
+    check_fault("[(decimal)1e30]", &wf_exc_overflow);
+    /* faults inside deeper expressions release what was already computed */
+    check_fault("[name + (count / 0).ToString() + name]", &wf_exc_divide_by_zero);
+    check_fault("[String.Format(\"{0}{1}\", name.ToUpper(), nul.Length)]",
+                &wf_exc_null_reference);
+    /* short-circuit: the right side is not evaluated */
+    CHECK_BOOL("[nul != null && nul.Length > 0]", false);
+    CHECK_BOOL("[nul == null || nul.Length > 0]", true);
+    check_fault("[nul != null And nul.Length > 0]", &wf_exc_null_reference);
+    CHECK_I32("[flag ? 1 : count / 0]", 1);
+}
+END_TEST
+
+START_TEST(test_constant_folding)
+{
+    ck_assert(wfm_expr_is_constant(compile("[1 + 2 * 3]")));
+    ck_assert(wfm_expr_is_constant(compile("[\"a\" + 1 + Math.Max(2, 3)]")));
+    ck_assert(wfm_expr_is_constant(compile("[TimeSpan.FromSeconds(5)]")));
+    ck_assert(wfm_expr_is_constant(compile("[1 / 0 == 0]"))); /* pure, faults when run */
+    ck_assert(!wfm_expr_is_constant(compile("[count + 1]")));
+    ck_assert(!wfm_expr_is_constant(compile("[now()]")));
+    ck_assert(!wfm_expr_is_constant(compile("[DateTime.Now > when]")));
+    /* a folded string is immortal: every evaluation yields the same bytes, no allocation */
+    wfm_expr *e = compile("[\"ab\" + \"cd\" + 1.5]");
+    wf_value a, b, exc;
+    ck_assert_int_eq(wfm_expr_eval(e, &inner_env, &a, &exc), WF_OK);
+    ck_assert_int_eq(wfm_expr_eval(e, &inner_env, &b, &exc), WF_OK);
+    ck_assert_ptr_eq(a.u.s, b.u.s);
+    ck_assert_str_eq(wf_value_str(&a), "abcd1.5");
+    wf_value_release(&a);
+    wf_value_release(&b);
+    /* literals, folded values and scalar arithmetic evaluate without allocating */
+    wfm_expr *k = compile("[(2 + 3) * 4]");
+    wfm_expr *arith = compile("[count * 2 + big - (long)(ratio * 4) > 0 ? total * 2 : -total]");
+    wf_alloc_fail_after(1);
+    ck_assert_int_eq(wfm_expr_eval(k, &inner_env, &a, &exc), WF_OK);
+    ck_assert_int_eq(wfm_expr_eval(arith, &inner_env, &b, &exc), WF_OK);
+    wf_alloc_fail_after(0);
+    ck_assert_int_eq(a.u.i32, 20);
+    ck_assert_int_eq(b.u.i64, 2500000);
+    /* a constant that faults folds to nothing and faults each time it runs */
+    check_fault("[1 / 0]", &wf_exc_divide_by_zero);
+    check_fault("[2147483647 + 1]", &wf_exc_overflow);
+}
+END_TEST
+
+START_TEST(test_expected_type)
+{
+    wfm_expr *e = compile_as("[count]", &wf_type_int64, 0);
+    ck_assert_ptr_eq(wfm_expr_type(e), &wf_type_int64);
+    wf_value v, exc;
+    ck_assert_int_eq(wfm_expr_eval(e, &inner_env, &v, &exc), WF_OK);
+    ck_assert_ptr_eq(v.type, &wf_type_int64);
+    ck_assert_int_eq(v.u.i64, 7);
+    e = compile_as("[count * 2]", &wf_type_decimal, 0);
+    ck_assert_int_eq(wfm_expr_eval(e, &inner_env, &v, &exc), WF_OK);
+    ck_assert_int_eq(v.u.i64, 140000);
+    e = compile_as("[null]", &wf_type_string, 0);
+    ck_assert_int_eq(wfm_expr_eval(e, &inner_env, &v, &exc), WF_OK);
+    ck_assert(wf_is_null(&v));
+    e = compile_as("[obj]", &wf_type_int32, 0); /* Object: checked when it runs */
+    ck_assert_int_eq(wfm_expr_eval(e, &inner_env, &v, &exc), WF_OK);
+    ck_assert_int_eq(v.u.i32, 42);
+    e = compile_as("[objs]", &wf_type_int32, 0);
+    ck_assert_int_eq(wfm_expr_eval(e, &inner_env, &v, &exc), WF_E_FAULT);
+    ck_assert_ptr_eq(exc.type, &wf_exc_invalid_cast);
+    wf_value_release(&exc);
+    e = compile_as("[name]", &wf_type_object, 0);
+    ck_assert_int_eq(wfm_expr_eval(e, &inner_env, &v, &exc), WF_OK);
+    ck_assert_str_eq(wf_value_str(&v), "Widget");
+    wf_value_release(&v);
+    e = compile_as("ex", &wf_exc_exception, 0);
+    ck_assert_ptr_nonnull(e);
+}
+END_TEST
+
+/* ---- bad input ------------------------------------------------------------------------ */
+START_TEST(test_bad_unknown_name)
+{
+    wf_error err = compile_error("[total + taxx]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_NAME, 12, 10, "taxx");
+    err = compile_error("[Foo.Bar]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_NAME, 12, 2, "'Foo'");
+}
+END_TEST
+
+START_TEST(test_bad_empty)
+{
+    wf_error err = compile_error("[]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "']'");
+    err = compile_error("[   ]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 5, "']'");
+    err = compile_error("", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 1, "end of expression");
+}
+END_TEST
+
+START_TEST(test_bad_tokens)
+{
+    wf_error err = compile_error("[count + )]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 10, "unexpected ')'");
+    err = compile_error("[count count]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 8, "'count'");
+    err = compile_error("[count # 2]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 8, "'#'");
+    err = compile_error("count +", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 8, "end of expression");
+    err = compile_error("[(count + 1]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 12, "']'");
+    err = compile_error("[count + 1", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 11, "]");
+    err = compile_error("[flag ? 1]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 10, "']'");
+    err = compile_error("[count And]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 11, "']'");
+}
+END_TEST
+
+START_TEST(test_bad_literals)
+{
+    wf_error err = compile_error("[\"abc]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "unterminated");
+    err = compile_error("[name + \"a\\qb\"]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 11, "escape");
+    err = compile_error("[99999999999999999999]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "too large");
+    err = compile_error("[1.23456m]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "decimal");
+    err = compile_error("[12abc]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "number");
+}
+END_TEST
+
+START_TEST(test_bad_types)
+{
+    wf_error err = compile_error("[count + true]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 8, "'+'");
+    err = compile_error("[name < \"b\"]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 7, "'<'");
+    err = compile_error("[total + ratio]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 8, "Decimal and Double");
+    err = compile_error("[count ? 1 : 2]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 2, "Boolean");
+    err = compile_error("[count && flag]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 8, "'&&'");
+    err = compile_error("[!count]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 2, "'!'");
+    err = compile_error("[name == count]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 7, "String and Int32");
+    err = compile_error("[flag ? name : count]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 7, "String and Int32");
+    err = compile_error("[name]", &wf_type_int32, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 2, "cannot convert String to Int32");
+    err = compile_error("[(int)name]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 2, "cannot convert String to Int32");
+    err = compile_error("[count ?? 1]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 8, "'?\?'"); /* "\?" avoids a trigraph */
+    err = compile_error("[CType(name, Foo)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_NAME, 12, 14, "Foo");
+    err = compile_error("[7.5 \\ 2]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 6, "'\\'");
+    err = compile_error("[name ^ 2]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 7, "'^'");
+    err = compile_error("[Int32.Parse(5)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 14, "Parse");
+    err = compile_error("[new DateTime(2024, 1)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 6, "DateTime");
+    err = compile_error("[when + when]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 7, "DateTime and DateTime");
+    err = compile_error("[new List<int>{1, \"a\"}]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 19, "String to Int32");
+}
+END_TEST
+
+START_TEST(test_bad_members_and_calls)
+{
+    wf_error err = compile_error("[name.Foo]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_NAME, 12, 7, "Foo");
+    err = compile_error("[foo(1)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_NAME, 12, 2, "foo");
+    err = compile_error("[name.Substring()]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 7, "Substring");
+    err = compile_error("[name.Substring(\"a\")]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 17, "argument 1");
+    err = compile_error("[Math.Cube(2)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_NAME, 12, 7, "Cube");
+    err = compile_error("[Math.Abs(name)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 11, "numeric");
+    err = compile_error("[count[0]]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 7, "index");
+    err = compile_error("[new FooException(\"x\")]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_NAME, 12, 6, "FooException");
+    err = compile_error("[new Int32(\"x\")]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 6, "Int32");
+}
+END_TEST
+
+START_TEST(test_bad_multiline)
+{
+    wf_error err = compile_error("[count +\n  taxx]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_NAME, 13, 3, "taxx");
+    err = compile_error("[String.Format(\"{0}\",\n    name,\n    count +)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 14, 12, "')'");
+}
+END_TEST
+
+START_TEST(test_bad_lvalue)
+{
+    wf_error err = compile_error("[count + 1]", NULL, WFM_EXPR_LVALUE);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 2, "not assignable");
+    err = compile_error("[ro]", NULL, WFM_EXPR_LVALUE);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 2, "'ro' is not assignable");
+    err = compile_error("[name.Length]", NULL, WFM_EXPR_LVALUE);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 2, "not assignable");
+    err = compile_error("[5]", NULL, WFM_EXPR_LVALUE);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 2, "not assignable");
+    err = compile_error("[count]", &wf_type_string, WFM_EXPR_LVALUE);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 2, "cannot assign String to Int32");
+}
+END_TEST
+
+/* ---- limits --------------------------------------------------------------------------- */
+static char *repeat_text(const char *head, const char *unit, size_t times, const char *tail)
+{
+    size_t n = strlen(head) + strlen(unit) * times + strlen(tail) + 1;
+    char *s = malloc(n);
+    ck_assert_ptr_nonnull(s);
+    strcpy(s, head);
+    char *p = s + strlen(head);
+    for (size_t i = 0; i < times; i++, p += strlen(unit))
+        memcpy(p, unit, strlen(unit));
+    strcpy(p, tail);
+    return s;
+}
+
+START_TEST(test_limit_nested_parens)
+{
+    char *text = malloc(20002 + 8);
+    ck_assert_ptr_nonnull(text);
+    memset(text, '(', 10000);
+    text[10000] = '1';
+    memset(text + 10001, ')', 10000);
+    text[20001] = '\0';
+    wf_error err = compile_error(text, NULL, 0);
+    ck_assert_int_eq(err.code, WF_E_LIMIT);
+    ck_assert_uint_eq(err.line, 12);
+    ck_assert_ptr_nonnull(strstr(err.message, "nested"));
+    free(text);
+    text = repeat_text("[", "(", 200, "1");
+    char *full = repeat_text(text, ")", 200, "]");
+    CHECK_I32(full, 1);
+    free(text);
+    free(full);
+}
+END_TEST
+
+START_TEST(test_limit_long_chains)
+{
+    char *text = repeat_text("[", "-", 10000, "count]");
+    wf_error err = compile_error(text, NULL, 0);
+    ck_assert_int_eq(err.code, WF_E_LIMIT);
+    free(text);
+    text = repeat_text("[count", " + count", 5000, "]");
+    err = compile_error(text, NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_LIMIT, 12, 8 * 512, "complex"); /* the 512th '+' */
+    free(text);
+    text = repeat_text("[0", " + 1", 5000, "]"); /* folds as it goes: no depth */
+    CHECK_I32(text, 5000);
+    free(text);
+    text = repeat_text("[String.Concat(", "name, ", 20, "name)]");
+    err = compile_error(text, NULL, 0);
+    ck_assert_int_eq(err.code, WF_E_LIMIT);
+    free(text);
+}
+END_TEST
+
+/* ---- nomem ---------------------------------------------------------------------------- */
+static const char *const nomem_texts[] = {
+    "[String.Format(\"{0}: {1:N2}\", name.ToUpper(), total * count) + \" \" + (flag ? "
+    "rec.Customer : \"-\")]",
+    "[new List<int>{1, count, list[0]}.Contains(7) && names[0].StartsWith(\"al\")]",
+    "[new InvalidOperationException(\"x\" + 1 + 2).Message + str(when) + CStr(span)]",
+};
+
+typedef struct nomem_case {
+    const char *text;
+    bool evaluate;
+} nomem_case;
+
+static wf_status compile_fresh(void *ud)
+{
+    const nomem_case *c = ud;
+    wf_arena *a = wf_arena_create(0);
+    if (!a)
+        return WF_E_NOMEM;
+    wf_error err = WF_ERROR_INIT;
+    wfm_expr *e = NULL;
+    wf_status st = wfm_expr_compile(a, &scope, c->text, AT, NULL, 0, &e, &err);
+    if (st == WF_E_NOMEM) {
+        ck_assert_ptr_null(e);
+        ck_assert_int_eq(err.code, WF_E_NOMEM);
+    }
+    if (st == WF_OK && c->evaluate) {
+        wf_value v, exc;
+        st = wfm_expr_eval(e, &inner_env, &v, &exc);
+        if (st == WF_E_NOMEM)
+            ck_assert(wf_is_null(&v) && wf_is_null(&exc));
+        wf_value_release(&v);
+        wf_value_release(&exc);
+    }
+    wf_arena_destroy(a);
+    return st;
+}
+
+START_TEST(test_nomem_compile)
+{
+    for (size_t i = 0; i < sizeof nomem_texts / sizeof nomem_texts[0]; i++) {
+        nomem_case c = {nomem_texts[i], false};
+        ck_assert_uint_gt(wf_test_nomem_loop(compile_fresh, &c, 1000), 0);
+        c.evaluate = true;
+        ck_assert_int_eq(compile_fresh(&c), WF_OK);
+        wf_test_nomem_loop(compile_fresh, &c, 1000);
+    }
+}
+END_TEST
+
+START_TEST(test_nomem_eval)
+{
+    wfm_expr *e = compile("[name + count + rec.Customer.ToString().ToLower() + list.Count]");
+    for (unsigned n = 1; n < 100; n++) {
+        wf_value v, exc;
+        wf_alloc_fail_after(n);
+        wf_status st = wfm_expr_eval(e, &inner_env, &v, &exc);
+        wf_alloc_fail_after(0);
+        if (st == WF_OK) {
+            ck_assert_str_eq(wf_value_str(&v), "Widget7contoso3");
+            wf_value_release(&v);
+            return;
+        }
+        ck_assert_int_eq(st, WF_E_NOMEM);
+        ck_assert(wf_is_null(&v));
+    }
+    ck_abort_msg("evaluation never succeeded");
+}
+END_TEST
+
+Suite *modern_expr_suite(void)
+{
+    Suite *s = suite_create("modern_expr");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_literals);
+    tcase_add_test(tc, test_precedence);
+    tcase_add_test(tc, test_names_and_hops);
+    tcase_add_test(tc, test_numeric_typing);
+    tcase_add_test(tc, test_strings_and_equality);
+    tcase_add_test(tc, test_vb_spellings);
+    tcase_add_test(tc, test_methods);
+    tcase_add_test(tc, test_static_library);
+    tcase_add_test(tc, test_records_and_lists);
+    tcase_add_test(tc, test_casts_and_time);
+    tcase_add_test(tc, test_new_exception);
+    tcase_add_test(tc, test_store);
+    tcase_add_test(tc, test_runtime_exceptions);
+    tcase_add_test(tc, test_constant_folding);
+    tcase_add_test(tc, test_expected_type);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("bad_input");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_bad_unknown_name);
+    tcase_add_test(tc, test_bad_empty);
+    tcase_add_test(tc, test_bad_tokens);
+    tcase_add_test(tc, test_bad_literals);
+    tcase_add_test(tc, test_bad_types);
+    tcase_add_test(tc, test_bad_members_and_calls);
+    tcase_add_test(tc, test_bad_multiline);
+    tcase_add_test(tc, test_bad_lvalue);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("limits");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_limit_nested_parens);
+    tcase_add_test(tc, test_limit_long_chains);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("nomem");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_nomem_compile);
+    tcase_add_test(tc, test_nomem_eval);
+    suite_add_tcase(s, tc);
+    return s;
+}

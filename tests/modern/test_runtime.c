@@ -1,0 +1,311 @@
+/* test_runtime.c — the modern host API (modern/wfm_runtime.c): loading through the
+ * definition cache, inputs and outputs, bookmark listing and resumption, state errors, bad
+ * inputs (unknown argument, wrong type, unknown bookmark) and out-of-memory behaviour. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../common/wf_mem.h"
+#include "../../common/wf_value.h"
+#include "../../modern/wfm_runtime.h"
+#include "../wf_test_util.h"
+
+#define SCHED_DIR "tests/modern/data/sched/"
+#define HEAD                                                                                       \
+    "<Activity x:Class=\"T\" xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\" "   \
+    "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\">"
+#define SMALL                                                                                      \
+    HEAD                                                                                           \
+        "<x:Members><x:Property Name=\"N\" Type=\"InArgument(x:Int32)\"/>"                         \
+        "<x:Property Name=\"R\" Type=\"OutArgument(x:Int32)\"/></x:Members>"                       \
+        "<Sequence><WaitForEvent x:TypeArguments=\"x:Int32\" BookmarkName=\"go\" Result=\"[R]\"/>" \
+        "<Assign x:TypeArguments=\"x:Int32\" To=\"[R]\" Value=\"[R + N]\"/></Sequence></Activity>"
+
+static void discard(void *ud, const char *text, size_t len)
+{
+    (void)ud;
+    (void)text;
+    (void)len;
+}
+
+static wfm_runtime *make_rt(void)
+{
+    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
+    o.worker_count = 1;
+    o.write = discard;
+    wfm_runtime *rt = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_runtime_create(&o, &rt, &err), WF_OK);
+    return rt;
+}
+
+static wfm_definition *load_small(wfm_runtime *rt)
+{
+    wfm_definition *def = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_msg(wfm_runtime_load_mem(rt, "small.xaml", SMALL, strlen(SMALL), &def, NULL, &err) ==
+                      WF_OK,
+                  "%s", err.message);
+    return def;
+}
+
+/* ---- core ----------------------------------------------------------------------------------- */
+
+START_TEST(test_same_file_loaded_twice_is_the_same_definition)
+{
+    wfm_runtime *rt = make_rt();
+    wfm_definition *a = NULL, *b = NULL, *c = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_runtime_load(rt, SCHED_DIR "pool_sum.xaml", &a, NULL, &err), WF_OK);
+    ck_assert_int_eq(wfm_runtime_load(rt, SCHED_DIR "pool_sum.xaml", &b, NULL, &err), WF_OK);
+    ck_assert_ptr_eq(a, b);
+    /* Different bytes under another name: a different definition. */
+    c = load_small(rt);
+    ck_assert_ptr_ne(a, c);
+    wfm_stats s;
+    wfm_runtime_stats(rt, &s);
+    ck_assert_uint_eq(s.definitions_loaded, 2);
+    ck_assert_uint_eq(s.definition_cache_hits, 1);
+    wfm_definition_release(a);
+    wfm_definition_release(b);
+    wfm_definition_release(c);
+    wfm_runtime_destroy(rt);
+}
+END_TEST
+
+START_TEST(test_inputs_outputs_and_bookmarks_round_trip)
+{
+    wfm_runtime *rt = make_rt();
+    wfm_definition *def = load_small(rt);
+    wfm_instance *inst = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_create(rt, def, &inst, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_state_get(inst), WFM_INSTANCE_CREATED);
+    wf_value n = wf_int64(5); /* converted to the argument's Int32 */
+    ck_assert_int_eq(wfm_instance_set_input(inst, "N", &n, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_run(inst, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_state_get(inst), WFM_INSTANCE_IDLE);
+    ck_assert_uint_eq(wfm_instance_bookmark_count(inst), 1);
+    ck_assert_str_eq(wfm_instance_bookmark_name(inst, 0), "go");
+    ck_assert_ptr_null(wfm_instance_bookmark_name(inst, 1));
+    wf_value v = wf_int32(10);
+    ck_assert_int_eq(wfm_instance_resume(inst, "go", &v, &err), WF_OK);
+    /* Resumed once: the bookmark is gone before the instance even runs again. */
+    ck_assert_int_eq(wfm_instance_resume(inst, "go", &v, &err), WF_E_NOTFOUND);
+    ck_assert_int_eq(wfm_instance_run(inst, &err), WF_OK);
+    ck_assert_str_eq(wfm_instance_state_name(wfm_instance_state_get(inst)), "Closed");
+    ck_assert_uint_eq(wfm_instance_output_count(inst), 1);
+    ck_assert_str_eq(wfm_instance_output_name(inst, 0), "R");
+    ck_assert_int_eq(wfm_instance_output(inst, "R")->u.i32, 15);
+    ck_assert(wf_is_null(wfm_instance_fault(inst)));
+    wfm_stats s;
+    wfm_runtime_stats(rt, &s);
+    ck_assert_uint_eq(s.instances_created, 1);
+    ck_assert_uint_eq(s.instances_completed, 1);
+    ck_assert_uint_eq(s.activities_executed, 3); /* Sequence, WaitForEvent, Assign */
+    ck_assert_uint_eq(s.bookmarks_resumed, 1);
+    wfm_instance_destroy(inst);
+    wfm_definition_release(def);
+    wfm_runtime_destroy(rt);
+}
+END_TEST
+
+START_TEST(test_instances_of_one_definition_are_independent)
+{
+    wfm_runtime *rt = make_rt();
+    wfm_definition *def = load_small(rt);
+    wfm_instance *a = NULL, *b = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_create(rt, def, &a, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_create(rt, def, &b, &err), WF_OK);
+    wf_value one = wf_int32(1), two = wf_int32(2);
+    wfm_instance_set_input(a, "N", &one, &err);
+    wfm_instance_set_input(b, "N", &two, &err);
+    wfm_instance_run(a, &err);
+    wfm_instance_run(b, &err);
+    wfm_instance_resume(b, "go", &two, &err);
+    wfm_instance_run(b, &err);
+    ck_assert_int_eq(wfm_instance_state_get(a), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_instance_state_get(b), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_instance_output(b, "R")->u.i32, 4);
+    wfm_instance_destroy(a); /* destroying an idle instance is fine */
+    wfm_instance_destroy(b);
+    wfm_definition_release(def);
+    wfm_runtime_destroy(rt);
+}
+END_TEST
+
+/* ---- bad input ---------------------------------------------------------------------------- */
+
+START_TEST(test_unknown_argument_name_is_refused)
+{
+    wfm_runtime *rt = make_rt();
+    wfm_definition *def = load_small(rt);
+    wfm_instance *inst = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_create(rt, def, &inst, &err), WF_OK);
+    wf_value v = wf_int32(1);
+    ck_assert_int_eq(wfm_instance_set_input(inst, "Nope", &v, &err), WF_E_NAME);
+    ck_assert_ptr_nonnull(strstr(err.message, "Nope"));
+    wf_error_clear(&err);
+    ck_assert_int_eq(wfm_instance_set_input(inst, "R", &v, &err), WF_E_NAME);
+    ck_assert_ptr_nonnull(strstr(err.message, "Out argument"));
+    wfm_instance_destroy(inst);
+    wfm_definition_release(def);
+    wfm_runtime_destroy(rt);
+}
+END_TEST
+
+START_TEST(test_wrong_input_type_is_refused)
+{
+    wfm_runtime *rt = make_rt();
+    wfm_definition *def = load_small(rt);
+    wfm_instance *inst = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_create(rt, def, &inst, &err), WF_OK);
+    wf_value v;
+    ck_assert_int_eq(wf_value_cstring("twelve", &v), WF_OK);
+    ck_assert_int_eq(wfm_instance_set_input(inst, "N", &v, &err), WF_E_TYPE);
+    ck_assert_ptr_nonnull(strstr(err.message, "'N'"));
+    wf_value_release(&v);
+    wf_error_clear(&err);
+    wf_value big = wf_int64(1LL << 40);
+    ck_assert_int_eq(wfm_instance_set_input(inst, "N", &big, &err), WF_E_TYPE);
+    /* The instance still runs with the default. */
+    ck_assert_int_eq(wfm_instance_run(inst, &err), WF_OK);
+    wf_error_clear(&err);
+    wf_value one = wf_int32(1);
+    ck_assert_int_eq(wfm_instance_set_input(inst, "N", &one, &err), WF_E_STATE);
+    wfm_instance_destroy(inst);
+    wfm_definition_release(def);
+    wfm_runtime_destroy(rt);
+}
+END_TEST
+
+START_TEST(test_resume_unknown_bookmark_is_not_found)
+{
+    wfm_runtime *rt = make_rt();
+    wfm_definition *def = load_small(rt);
+    wfm_instance *inst = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_create(rt, def, &inst, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_resume(inst, "go", NULL, &err), WF_E_STATE); /* not started */
+    wf_error_clear(&err);
+    ck_assert_int_eq(wfm_instance_run(inst, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_resume(inst, "stop", NULL, &err), WF_E_NOTFOUND);
+    ck_assert_ptr_nonnull(strstr(err.message, "stop"));
+    ck_assert_int_eq(wfm_instance_state_get(inst), WFM_INSTANCE_IDLE);
+    wfm_instance_destroy(inst);
+    wfm_definition_release(def);
+    wfm_runtime_destroy(rt);
+}
+END_TEST
+
+START_TEST(test_completed_instance_refuses_run_and_cancel)
+{
+    const char *xaml = HEAD "<Sequence/></Activity>";
+    wfm_runtime *rt = make_rt();
+    wfm_definition *def = NULL;
+    wfm_instance *inst = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_runtime_load_mem(rt, "e.xaml", xaml, strlen(xaml), &def, NULL, &err),
+                     WF_OK);
+    ck_assert_int_eq(wfm_instance_create(rt, def, &inst, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_run(inst, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_state_get(inst), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_instance_run(inst, &err), WF_E_STATE);
+    wf_error_clear(&err);
+    ck_assert_int_eq(wfm_instance_cancel(inst, &err), WF_E_STATE);
+    wfm_instance_destroy(inst);
+    wfm_definition_release(def);
+    wfm_runtime_destroy(rt);
+}
+END_TEST
+
+START_TEST(test_load_errors_reach_diagnostics_and_nothing_escapes)
+{
+    const char *xaml = HEAD "\n<Sequence>\n  <NoSuchActivity/>\n</Sequence></Activity>";
+    wfm_runtime *rt = make_rt();
+    wfm_definition *def = (wfm_definition *)&def;
+    wf_diags *diags = wf_diags_create();
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_ne(wfm_runtime_load_mem(rt, "bad.xaml", xaml, strlen(xaml), &def, diags, &err),
+                     WF_OK);
+    ck_assert_ptr_null(def);
+    ck_assert_uint_ge(wf_diags_error_count(diags), 1);
+    ck_assert_uint_eq(err.line, 3);
+    ck_assert_uint_eq(err.col, 3);
+    ck_assert_ptr_nonnull(strstr(err.message, "NoSuchActivity"));
+    wf_error_clear(&err);
+    def = (wfm_definition *)&def;
+    ck_assert_int_eq(wfm_runtime_load(rt, SCHED_DIR "no_such_file.xaml", &def, NULL, &err),
+                     WF_E_IO);
+    ck_assert_ptr_null(def);
+    ck_assert_str_eq(err.file, SCHED_DIR "no_such_file.xaml");
+    wf_diags_destroy(diags);
+    wfm_runtime_destroy(rt);
+}
+END_TEST
+
+/* ---- nomem ------------------------------------------------------------------------------- */
+
+static wf_status run_small_once(void *ud)
+{
+    (void)ud;
+    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
+    o.write = discard;
+    wfm_runtime *rt = NULL;
+    wfm_definition *def = NULL;
+    wfm_instance *inst = NULL;
+    wf_error err = WF_ERROR_INIT;
+    wf_status st = wfm_runtime_create(&o, &rt, &err);
+    if (st == WF_OK)
+        st = wfm_runtime_load_mem(rt, "small.xaml", SMALL, strlen(SMALL), &def, NULL, &err);
+    if (st == WF_OK)
+        st = wfm_instance_create(rt, def, &inst, &err);
+    if (st == WF_OK)
+        st = wfm_instance_run(inst, &err);
+    wf_value v = wf_int32(3);
+    if (st == WF_OK)
+        st = wfm_instance_resume(inst, "go", &v, &err);
+    if (st == WF_OK)
+        st = wfm_instance_run(inst, &err);
+    if (st == WF_OK && wfm_instance_state_get(inst) == WFM_INSTANCE_FAULTED &&
+        wf_is_null(wfm_instance_fault(inst)))
+        st = WF_E_NOMEM; /* ran out of memory while running: faulted without an exception */
+    if (st == WF_OK)
+        ck_assert_int_eq(wfm_instance_state_get(inst), WFM_INSTANCE_CLOSED);
+    wfm_instance_destroy(inst);
+    wfm_definition_release(def);
+    wfm_runtime_destroy(rt);
+    return st;
+}
+
+START_TEST(test_nomem_every_allocation_fails_cleanly)
+{
+    unsigned runs = wf_test_nomem_loop(run_small_once, NULL, 2000);
+    ck_assert_uint_gt(runs, 10);
+}
+END_TEST
+
+Suite *modern_runtime_suite(void)
+{
+    Suite *s = suite_create("modern_runtime");
+    TCase *core = tcase_create("core");
+    tcase_add_test(core, test_same_file_loaded_twice_is_the_same_definition);
+    tcase_add_test(core, test_inputs_outputs_and_bookmarks_round_trip);
+    tcase_add_test(core, test_instances_of_one_definition_are_independent);
+    suite_add_tcase(s, core);
+    TCase *bad = tcase_create("bad_input");
+    tcase_add_test(bad, test_unknown_argument_name_is_refused);
+    tcase_add_test(bad, test_wrong_input_type_is_refused);
+    tcase_add_test(bad, test_resume_unknown_bookmark_is_not_found);
+    tcase_add_test(bad, test_completed_instance_refuses_run_and_cancel);
+    tcase_add_test(bad, test_load_errors_reach_diagnostics_and_nothing_escapes);
+    suite_add_tcase(s, bad);
+    TCase *nomem = tcase_create("nomem");
+    tcase_add_test(nomem, test_nomem_every_allocation_fails_cleanly);
+    tcase_set_timeout(nomem, 60);
+    suite_add_tcase(s, nomem);
+    return s;
+}

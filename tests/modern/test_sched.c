@@ -1,0 +1,590 @@
+/* test_sched.c — the modern scheduler's WF4 ordering rules (modern/wfm_sched.c), asserted
+ * through WriteLine output captured by a writer callback: LIFO scheduling, Parallel and
+ * ParallelForEach order, Pick, FIFO resumptions, timers on a virtual clock, faults,
+ * cancellation, and many instances on the worker pool (WF-SEMANTICS.md §5). */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../common/wf_mem.h"
+#include "../../common/wf_value.h"
+#include "../../modern/wfm_runtime.h"
+#include "../wf_test_util.h"
+
+#define HEAD                                                                                       \
+    "<Activity x:Class=\"T\" xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\" "   \
+    "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" "                                    \
+    "xmlns:s=\"clr-namespace:System;assembly=mscorlib\" "                                          \
+    "xmlns:scg=\"clr-namespace:System.Collections.Generic;assembly=mscorlib\">"
+#define TAIL      "</Activity>"
+#define WL(t)     "<WriteLine Text=\"" t "\"/>"
+#define WAIT(b)   "<WaitForEvent x:TypeArguments=\"x:String\" BookmarkName=\"" b "\"/>"
+#define SCHED_DIR "tests/modern/data/sched/"
+
+typedef struct fix {
+    wfm_runtime *rt;
+    wfm_definition *def;
+    wfm_instance *inst;
+    wf_buf out;
+    int64_t now; /* the virtual clock, us */
+} fix;
+
+static void capture(void *ud, const char *text, size_t len)
+{
+    wf_buf_add(ud, text, len);
+}
+
+static int64_t virtual_clock(void *ud)
+{
+    return ((fix *)ud)->now;
+}
+
+static void fix_rt(fix *f)
+{
+    memset(f, 0, sizeof *f);
+    wf_buf_init(&f->out);
+    f->now = 1000000000000;
+    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
+    o.worker_count = 2;
+    o.write = capture;
+    o.write_ud = &f->out;
+    o.clock = virtual_clock;
+    o.clock_ud = f;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_runtime_create(&o, &f->rt, &err), WF_OK);
+}
+
+static void fix_open(fix *f, const char *xaml)
+{
+    fix_rt(f);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_msg(wfm_runtime_load_mem(f->rt, "t.xaml", xaml, strlen(xaml), &f->def, NULL, &err) ==
+                      WF_OK,
+                  "%u:%u: %s", err.line, err.col, err.message);
+    ck_assert_int_eq(wfm_instance_create(f->rt, f->def, &f->inst, &err), WF_OK);
+}
+
+static void fix_open_file(fix *f, const char *name)
+{
+    fix_rt(f);
+    char path[256];
+    snprintf(path, sizeof path, SCHED_DIR "%s", name);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_msg(wfm_runtime_load(f->rt, path, &f->def, NULL, &err) == WF_OK, "%s:%u:%u: %s",
+                  err.file, err.line, err.col, err.message);
+    ck_assert_int_eq(wfm_instance_create(f->rt, f->def, &f->inst, &err), WF_OK);
+}
+
+static const char *fix_run(fix *f)
+{
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_msg(wfm_instance_run(f->inst, &err) == WF_OK, "%s", err.message);
+    return wfm_instance_state_name(wfm_instance_state_get(f->inst));
+}
+
+static void fix_resume(fix *f, const char *name, const char *text)
+{
+    wf_value v = wf_null();
+    if (text)
+        ck_assert_int_eq(wf_value_cstring(text, &v), WF_OK);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_msg(wfm_instance_resume(f->inst, name, &v, &err) == WF_OK, "%s", err.message);
+    wf_value_release(&v);
+}
+
+static void fix_close(fix *f)
+{
+    wfm_instance_destroy(f->inst);
+    wfm_definition_release(f->def);
+    wfm_runtime_destroy(f->rt);
+    wf_buf_fini(&f->out);
+}
+
+/* The inline XAML fixtures below are laid out by hand: one element per line where it helps.
+ * clang-format off */
+
+/* ---- ordering ----------------------------------------------------------------------------- */
+
+START_TEST(test_parallel_runs_branch_one_first_depth_first)
+{
+    fix f;
+    fix_open(&f, HEAD
+             "<Parallel>"
+             "  <Sequence>" WL("a1") "<Sequence>" WL("a2") "</Sequence>" WL("a3") "</Sequence>"
+             "  <Sequence>" WL("b1") WL("b2") "</Sequence>"
+             WL("c1")
+             "</Parallel>" TAIL);
+    ck_assert_str_eq(fix_run(&f), "Closed");
+    ck_assert_str_eq(f.out.data, "a1\na2\na3\nb1\nb2\nc1\n");
+    fix_close(&f);
+}
+END_TEST
+
+START_TEST(test_parallel_switches_branch_when_one_blocks)
+{
+    fix f;
+    fix_open(&f, HEAD
+             "<Parallel>"
+             "  <Sequence>" WL("a1") WAIT("a") WL("a2") "</Sequence>"
+             "  <Sequence>" WL("b1") WAIT("b") WL("b2") "</Sequence>"
+             "</Parallel>" TAIL);
+    ck_assert_str_eq(fix_run(&f), "Idle");
+    ck_assert_str_eq(f.out.data, "a1\nb1\n");
+    ck_assert_uint_eq(wfm_instance_bookmark_count(f.inst), 2);
+    ck_assert_str_eq(wfm_instance_bookmark_name(f.inst, 0), "a");
+    ck_assert_str_eq(wfm_instance_bookmark_name(f.inst, 1), "b");
+    /* Resumptions queue at the back: FIFO, in the order the host resumed them. */
+    fix_resume(&f, "b", NULL);
+    fix_resume(&f, "a", NULL);
+    ck_assert_str_eq(fix_run(&f), "Closed");
+    ck_assert_str_eq(f.out.data, "a1\nb1\nb2\na2\n");
+    fix_close(&f);
+}
+END_TEST
+
+START_TEST(test_parallel_for_each_runs_last_item_first)
+{
+    fix f;
+    fix_open(&f, HEAD
+             "<ParallelForEach x:TypeArguments=\"x:Int32\""
+             "                 Values=\"[new List&lt;int&gt; { 1, 2, 3 }]\">"
+             "  <ActivityAction x:TypeArguments=\"x:Int32\">"
+             "    <ActivityAction.Argument>"
+             "      <DelegateInArgument x:TypeArguments=\"x:Int32\" Name=\"n\"/>"
+             "    </ActivityAction.Argument>"
+             "    <Sequence>"
+             "      <WriteLine Text=\"[&quot;x&quot; + n]\"/>"
+             "      <WriteLine Text=\"[&quot;y&quot; + n]\"/>"
+             "    </Sequence>"
+             "  </ActivityAction>"
+             "</ParallelForEach>" TAIL);
+    ck_assert_str_eq(fix_run(&f), "Closed");
+    ck_assert_str_eq(f.out.data, "x3\ny3\nx2\ny2\nx1\ny1\n");
+    fix_close(&f);
+}
+END_TEST
+
+START_TEST(test_pick_cancels_losers_before_winner_action)
+{
+    fix f;
+    fix_open(&f, HEAD
+             "<Pick>"
+             "  <PickBranch>"
+             "    <PickBranch.Trigger>" WAIT("go") "</PickBranch.Trigger>"
+             WL("winner action")
+             "  </PickBranch>"
+             "  <PickBranch>"
+             "    <PickBranch.Trigger>"
+             "      <CancellationScope>" WAIT("other")
+             "        <CancellationScope.CancellationHandler>" WL("loser canceled")
+             "        </CancellationScope.CancellationHandler>"
+             "      </CancellationScope>"
+             "    </PickBranch.Trigger>"
+             WL("loser action")
+             "  </PickBranch>"
+             "</Pick>" TAIL);
+    ck_assert_str_eq(fix_run(&f), "Idle");
+    ck_assert_uint_eq(wfm_instance_bookmark_count(f.inst), 2);
+    fix_resume(&f, "go", NULL);
+    ck_assert_str_eq(fix_run(&f), "Closed");
+    ck_assert_str_eq(f.out.data, "loser canceled\nwinner action\n");
+    ck_assert_uint_eq(wfm_instance_bookmark_count(f.inst), 0);
+    fix_close(&f);
+}
+END_TEST
+
+START_TEST(test_parallel_completion_condition_cancels_the_rest)
+{
+    fix f;
+    fix_open(&f, HEAD
+             "<Parallel CompletionCondition=\"True\">"
+             "  <Sequence>" WL("a1") WAIT("a") WL("a2") "</Sequence>"
+             WL("b")
+             "</Parallel>" TAIL);
+    /* b completes first (a blocks), the condition is true: a is canceled, Parallel closes. */
+    ck_assert_str_eq(fix_run(&f), "Closed");
+    ck_assert_str_eq(f.out.data, "a1\nb\n");
+    ck_assert_uint_eq(wfm_instance_bookmark_count(f.inst), 0);
+    fix_close(&f);
+}
+END_TEST
+
+/* ---- timers ----------------------------------------------------------------------------- */
+
+START_TEST(test_delay_waits_for_the_clock)
+{
+    fix f;
+    fix_open(&f, HEAD
+             "<Sequence>" WL("before") "<Delay Duration=\"00:00:05\"/>" WL("after") "</Sequence>"
+             TAIL);
+    int64_t start = f.now;
+    ck_assert_str_eq(fix_run(&f), "Idle");
+    ck_assert_uint_eq(wfm_instance_bookmark_count(f.inst), 0);
+    ck_assert(wfm_instance_next_timer_us(f.inst) == start + 5000000);
+    f.now += 4999999;
+    ck_assert_str_eq(fix_run(&f), "Idle");
+    ck_assert_str_eq(f.out.data, "before\n");
+    f.now += 1;
+    ck_assert_str_eq(fix_run(&f), "Closed");
+    ck_assert_str_eq(f.out.data, "before\nafter\n");
+    ck_assert(wfm_instance_next_timer_us(f.inst) == INT64_MAX);
+    fix_close(&f);
+}
+END_TEST
+
+START_TEST(test_timers_fire_in_due_order)
+{
+    fix f;
+    fix_open(&f, HEAD
+             "<Parallel>"
+             "  <Sequence><Delay Duration=\"00:00:03\"/>" WL("three") "</Sequence>"
+             "  <Sequence><Delay Duration=\"00:00:01\"/>" WL("one") "</Sequence>"
+             "  <Sequence><Delay Duration=\"00:00:02\"/>" WL("two") "</Sequence>"
+             "</Parallel>" TAIL);
+    ck_assert_str_eq(fix_run(&f), "Idle");
+    f.now += 10000000; /* all three are due: they fire in due order */
+    ck_assert_str_eq(fix_run(&f), "Closed");
+    ck_assert_str_eq(f.out.data, "one\ntwo\nthree\n");
+    wfm_stats s;
+    wfm_runtime_stats(f.rt, &s);
+    ck_assert_uint_eq(s.timers_fired, 3);
+    fix_close(&f);
+}
+END_TEST
+
+START_TEST(test_pick_timer_wins_and_removes_the_bookmark)
+{
+    fix f;
+    fix_open(&f, HEAD
+             "<Pick>"
+             "  <PickBranch>"
+             "    <PickBranch.Trigger>" WAIT("approve") "</PickBranch.Trigger>"
+             WL("approved")
+             "  </PickBranch>"
+             "  <PickBranch>"
+             "    <PickBranch.Trigger><Delay Duration=\"00:01:00\"/></PickBranch.Trigger>"
+             WL("timed out")
+             "  </PickBranch>"
+             "</Pick>" TAIL);
+    ck_assert_str_eq(fix_run(&f), "Idle");
+    f.now += 60000000;
+    ck_assert_str_eq(fix_run(&f), "Closed");
+    ck_assert_str_eq(f.out.data, "timed out\n");
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_resume(f.inst, "approve", NULL, &err), WF_E_STATE);
+    fix_close(&f);
+}
+END_TEST
+
+/* ---- faults ----------------------------------------------------------------------------- */
+
+START_TEST(test_unhandled_fault_faults_instance_with_location)
+{
+    fix f;
+    fix_open(&f, HEAD "\n"
+             "<Sequence>\n"
+             WL("one") "\n"
+             "  <Throw Exception=\"[new InvalidOperationException(&quot;boom&quot;)]\"/>\n"
+             WL("never") "\n"
+             "</Sequence>" TAIL);
+    ck_assert_str_eq(fix_run(&f), "Faulted");
+    ck_assert_str_eq(f.out.data, "one\n");
+    const wf_value *exc = wfm_instance_fault(f.inst);
+    ck_assert_int_eq(exc->type->kind, WF_K_EXCEPTION);
+    ck_assert_str_eq(exc->type->name, "InvalidOperationException");
+    ck_assert_str_eq(wf_value_exc_message(exc), "boom");
+    wf_loc loc = wfm_instance_fault_loc(f.inst);
+    ck_assert_str_eq(loc.file, "t.xaml");
+    ck_assert_uint_eq(loc.line, 4);
+    ck_assert_uint_eq(loc.col, 3);
+    fix_close(&f);
+}
+END_TEST
+
+#define CATCH_ALL(action)                                                                   \
+    "<TryCatch.Catches>"                                                                    \
+    "  <Catch x:TypeArguments=\"s:Exception\">"                                             \
+    "    <ActivityAction x:TypeArguments=\"s:Exception\">"                                  \
+    "      <ActivityAction.Argument>"                                                       \
+    "        <DelegateInArgument x:TypeArguments=\"s:Exception\" Name=\"e\"/>"              \
+    "      </ActivityAction.Argument>"                                                      \
+    action                                                                                  \
+    "    </ActivityAction>"                                                                 \
+    "  </Catch>"                                                                            \
+    "</TryCatch.Catches>"
+
+START_TEST(test_caught_fault_cancels_siblings_normally)
+{
+    fix f;
+    fix_open(&f, HEAD
+             "<TryCatch>"
+             "  <TryCatch.Try>"
+             "    <Parallel>"
+             "      <CancellationScope>" WAIT("w")
+             "        <CancellationScope.CancellationHandler>" WL("sibling canceled")
+             "        </CancellationScope.CancellationHandler>"
+             "      </CancellationScope>"
+             "      <Sequence>" WL("throwing")
+             "        <Throw Exception=\"[new ArgumentException(&quot;bad&quot;)]\"/>"
+             "      </Sequence>"
+             "    </Parallel>"
+             "  </TryCatch.Try>"
+             CATCH_ALL("<WriteLine Text=\"[&quot;caught &quot; + e.Message]\"/>")
+             "</TryCatch>" TAIL);
+    ck_assert_str_eq(fix_run(&f), "Closed");
+    ck_assert_str_eq(f.out.data, "throwing\nsibling canceled\ncaught bad\n");
+    ck_assert_uint_eq(wfm_instance_bookmark_count(f.inst), 0);
+    fix_close(&f);
+}
+END_TEST
+
+START_TEST(test_fault_through_canceling_activity_aborts_instance)
+{
+    fix f;
+    /* The cancellation handler throws while its scope is being canceled: the TryCatch above
+     * must not catch it (WF-SEMANTICS §5: propagating through a canceling activity aborts). */
+    fix_open(&f, HEAD
+             "<TryCatch>"
+             "  <TryCatch.Try>"
+             "    <CancellationScope>" WAIT("w")
+             "      <CancellationScope.CancellationHandler>"
+             "        <Throw Exception=\"[new ApplicationException(&quot;in handler&quot;)]\"/>"
+             "      </CancellationScope.CancellationHandler>"
+             "    </CancellationScope>"
+             "  </TryCatch.Try>"
+             CATCH_ALL(WL("caught"))
+             "</TryCatch>" TAIL);
+    ck_assert_str_eq(fix_run(&f), "Idle");
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_cancel(f.inst, &err), WF_OK);
+    ck_assert_str_eq(fix_run(&f), "Faulted");
+    ck_assert_str_eq(f.out.data, "");
+    ck_assert_str_eq(wf_value_exc_message(wfm_instance_fault(f.inst)), "in handler");
+    fix_close(&f);
+}
+END_TEST
+
+/* ---- cancellation and termination ------------------------------------------------------ */
+
+START_TEST(test_host_cancel_runs_cancellation_handlers)
+{
+    fix f;
+    fix_open(&f, HEAD
+             "<Parallel>"
+             "  <CancellationScope>" WAIT("a")
+             "    <CancellationScope.CancellationHandler>" WL("a canceled")
+             "    </CancellationScope.CancellationHandler>"
+             "  </CancellationScope>"
+             "  <Sequence>" WAIT("b") WL("never") "</Sequence>"
+             "</Parallel>" TAIL);
+    ck_assert_str_eq(fix_run(&f), "Idle");
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_cancel(f.inst, &err), WF_OK);
+    ck_assert_str_eq(fix_run(&f), "Canceled");
+    ck_assert_str_eq(f.out.data, "a canceled\n");
+    ck_assert_uint_eq(wfm_instance_bookmark_count(f.inst), 0);
+    fix_close(&f);
+}
+END_TEST
+
+START_TEST(test_terminate_ends_instance_at_once)
+{
+    fix f;
+    fix_open(&f, HEAD
+             "<Parallel>"
+             "  <Sequence>" WAIT("a") WL("never") "</Sequence>"
+             "  <Sequence>" WL("b") "<TerminateWorkflow Reason=\"enough\"/>" WL("never")
+             "  </Sequence>"
+             "</Parallel>" TAIL);
+    ck_assert_str_eq(fix_run(&f), "Terminated");
+    ck_assert_str_eq(f.out.data, "b\n");
+    ck_assert_str_eq(wf_value_exc_message(wfm_instance_fault(f.inst)), "enough");
+    ck_assert_uint_eq(wfm_instance_bookmark_count(f.inst), 0);
+    fix_close(&f);
+}
+END_TEST
+
+START_TEST(test_host_terminate_of_idle_instance)
+{
+    fix f;
+    fix_open(&f, HEAD WAIT("a") TAIL);
+    ck_assert_str_eq(fix_run(&f), "Idle");
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_terminate(f.inst, "host said so", &err), WF_OK);
+    ck_assert_str_eq(wfm_instance_state_name(wfm_instance_state_get(f.inst)), "Terminated");
+    ck_assert_str_eq(wf_value_exc_message(wfm_instance_fault(f.inst)), "host said so");
+    fix_close(&f);
+}
+END_TEST
+
+/* clang-format on */
+
+/* ---- the worker pool ------------------------------------------------------------------------ */
+
+#define POOL_THREADS    4
+#define POOL_PER_THREAD 25
+
+typedef struct pool_job {
+    wfm_runtime *rt;
+    wfm_definition *def;
+    int base;
+    wfm_instance *insts[POOL_PER_THREAD];
+    wf_buf outs[POOL_PER_THREAD];
+    bool ok;
+} pool_job;
+
+static void *pool_thread(void *arg)
+{
+    pool_job *job = arg;
+    job->ok = true;
+    for (int i = 0; i < POOL_PER_THREAD; i++) {
+        wf_error err = WF_ERROR_INIT;
+        wf_buf_init(&job->outs[i]);
+        if (wfm_instance_create(job->rt, job->def, &job->insts[i], &err) != WF_OK) {
+            job->ok = false;
+            return NULL;
+        }
+        wfm_instance_set_writer(job->insts[i], capture, &job->outs[i]);
+        wf_value n = wf_int32(job->base + i);
+        job->ok &= wfm_instance_set_input(job->insts[i], "N", &n, &err) == WF_OK;
+        job->ok &= wfm_instance_start(job->insts[i], &err) == WF_OK;
+    }
+    return NULL;
+}
+
+START_TEST(test_many_instances_on_the_pool_from_several_threads)
+{
+    fix f;
+    fix_open_file(&f, "pool_sum.xaml");
+    pool_job jobs[POOL_THREADS];
+    pthread_t threads[POOL_THREADS];
+    for (int t = 0; t < POOL_THREADS; t++) {
+        memset(&jobs[t], 0, sizeof jobs[t]);
+        jobs[t].rt = f.rt;
+        jobs[t].def = f.def;
+        jobs[t].base = t * 1000;
+        ck_assert_int_eq(pthread_create(&threads[t], NULL, pool_thread, &jobs[t]), 0);
+    }
+    for (int t = 0; t < POOL_THREADS; t++)
+        pthread_join(threads[t], NULL);
+    wfm_runtime_wait_idle(f.rt);
+    /* Every instance now waits on its bookmark; resume them all from this thread. */
+    for (int t = 0; t < POOL_THREADS; t++) {
+        ck_assert(jobs[t].ok);
+        for (int i = 0; i < POOL_PER_THREAD; i++) {
+            wfm_instance *inst = jobs[t].insts[i];
+            ck_assert_str_eq(wfm_instance_state_name(wfm_instance_state_get(inst)), "Idle");
+            wf_value v = wf_int32(7);
+            wf_error err = WF_ERROR_INIT;
+            ck_assert_int_eq(wfm_instance_resume(inst, "add", &v, &err), WF_OK);
+        }
+    }
+    wfm_runtime_wait_idle(f.rt);
+    for (int t = 0; t < POOL_THREADS; t++)
+        for (int i = 0; i < POOL_PER_THREAD; i++) {
+            wfm_instance *inst = jobs[t].insts[i];
+            int n = jobs[t].base + i;
+            ck_assert_str_eq(wfm_instance_state_name(wfm_instance_state_get(inst)), "Closed");
+            const wf_value *sum = wfm_instance_output(inst, "Sum");
+            ck_assert_int_eq(sum->u.i32, n * 10 + 45 + 7); /* sum of n+k for k = 0..9, + 7 */
+            char want[64];
+            snprintf(want, sizeof want, "start %d\ndone %d\n", n, n * 10 + 52);
+            ck_assert_str_eq(jobs[t].outs[i].data, want);
+            wfm_instance_destroy(inst);
+            wf_buf_fini(&jobs[t].outs[i]);
+        }
+    wfm_stats s;
+    wfm_runtime_stats(f.rt, &s);
+    ck_assert_uint_eq(s.instances_completed, POOL_THREADS * POOL_PER_THREAD);
+    ck_assert_uint_eq(s.bookmarks_resumed, POOL_THREADS * POOL_PER_THREAD);
+    fix_close(&f);
+}
+END_TEST
+
+static void count_done(wfm_instance *inst, void *ud)
+{
+    (void)inst;
+    __atomic_add_fetch((int *)ud, 1, __ATOMIC_SEQ_CST);
+}
+
+START_TEST(test_pool_completion_callback_and_rerun_refused)
+{
+    fix f;
+    fix_open(&f,
+             HEAD "<Sequence>" WL("x") "<Delay Duration=\"00:00:00\"/>" WL("y") "</Sequence>" TAIL);
+    int done = 0;
+    wfm_instance_on_complete(f.inst, count_done, &done);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_start(f.inst, &err), WF_OK);
+    wfm_runtime_wait_idle(f.rt);
+    ck_assert_int_eq(done, 1);
+    ck_assert_str_eq(wfm_instance_state_name(wfm_instance_state_get(f.inst)), "Closed");
+    ck_assert_str_eq(f.out.data, "x\ny\n");
+    ck_assert_int_eq(wfm_instance_start(f.inst, &err), WF_E_STATE);
+    fix_close(&f);
+}
+END_TEST
+
+/* A timer on the pool is fired by the runtime's timer thread, not by a waiting worker. */
+START_TEST(test_pool_timer_thread_resumes_waiting_instances)
+{
+    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT; /* the real clock */
+    o.worker_count = 2;
+    wf_buf out;
+    wf_buf_init(&out);
+    o.write = capture;
+    o.write_ud = &out;
+    wfm_runtime *rt = NULL;
+    wfm_definition *def = NULL;
+    wf_error err = WF_ERROR_INIT;
+    const char *xaml = HEAD "<Sequence><Delay Duration=\"00:00:00.02\"/>" WL("tick") "</Sequence>"
+        TAIL;
+    ck_assert_int_eq(wfm_runtime_create(&o, &rt, &err), WF_OK);
+    ck_assert_int_eq(wfm_runtime_load_mem(rt, "t.xaml", xaml, strlen(xaml), &def, NULL, &err),
+                     WF_OK);
+    wfm_instance *insts[3];
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(wfm_instance_create(rt, def, &insts[i], &err), WF_OK);
+        ck_assert_int_eq(wfm_instance_start(insts[i], &err), WF_OK);
+    }
+    wfm_runtime_wait_idle(rt);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(wfm_instance_state_get(insts[i]), WFM_INSTANCE_CLOSED);
+        wfm_instance_destroy(insts[i]);
+    }
+    ck_assert_str_eq(out.data, "tick\ntick\ntick\n");
+    wfm_stats s;
+    wfm_runtime_stats(rt, &s);
+    ck_assert_uint_eq(s.timers_fired, 3);
+    wfm_definition_release(def);
+    wfm_runtime_destroy(rt);
+    wf_buf_fini(&out);
+}
+END_TEST
+
+Suite *modern_sched_suite(void)
+{
+    Suite *s = suite_create("modern_sched");
+    TCase *core = tcase_create("core");
+    tcase_add_test(core, test_parallel_runs_branch_one_first_depth_first);
+    tcase_add_test(core, test_parallel_switches_branch_when_one_blocks);
+    tcase_add_test(core, test_parallel_for_each_runs_last_item_first);
+    tcase_add_test(core, test_pick_cancels_losers_before_winner_action);
+    tcase_add_test(core, test_parallel_completion_condition_cancels_the_rest);
+    tcase_add_test(core, test_delay_waits_for_the_clock);
+    tcase_add_test(core, test_timers_fire_in_due_order);
+    tcase_add_test(core, test_pick_timer_wins_and_removes_the_bookmark);
+    tcase_add_test(core, test_unhandled_fault_faults_instance_with_location);
+    tcase_add_test(core, test_caught_fault_cancels_siblings_normally);
+    tcase_add_test(core, test_fault_through_canceling_activity_aborts_instance);
+    tcase_add_test(core, test_host_cancel_runs_cancellation_handlers);
+    tcase_add_test(core, test_terminate_ends_instance_at_once);
+    tcase_add_test(core, test_host_terminate_of_idle_instance);
+    tcase_add_test(core, test_many_instances_on_the_pool_from_several_threads);
+    tcase_add_test(core, test_pool_completion_callback_and_rerun_refused);
+    tcase_add_test(core, test_pool_timer_thread_resumes_waiting_instances);
+    tcase_set_timeout(core, 30);
+    suite_add_tcase(s, core);
+    return s;
+}
