@@ -121,6 +121,12 @@ $(BUILD)/tests/wftest-$(1): $(BUILD)/tests/obj/main-$(1).o $(TEST_SUPPORT) $(pat
 	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$^ $$(CHECK_LIBS) $$(PKG_LIBS) -rdynamic
 endef
 $(foreach m,$(TEST_MODULES),$(eval $(call test_module_rules,$(m))))
+
+# The crash harness's host process (run and killed by tests/modern/test_crash.c), built with
+# the native libraries so check-modern has it; test_durable runs $(BUILD)/bin/wfbridge.
+$(BUILD)/tests/crash_host: $(BUILD)/tests/obj/modern/crash_host.o $(LIBS_ALL)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -rdynamic
+native: $(BUILD)/tests/crash_host $(BUILD)/bin/wfbridge
 .SECONDARY:
 
 # `make check-legacy` runs one folder's suites (handy while several people work at once).
@@ -138,6 +144,7 @@ asan: deps
 # ---- fuzzing (clang + libFuzzer): tests/fuzz/fuzz_NAME.c -> build-fuzz/fuzz/fuzz_NAME -------
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_SECONDS ?= 20
+FUZZ_SEED ?= 1
 fuzz: deps
 	$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang OPT="-g -O1" \
 	  CFLAGS_EXTRA="-fsanitize=fuzzer-no-link,address,undefined" libs
@@ -148,11 +155,14 @@ fuzz: deps
 	    -fsanitize=fuzzer,address,undefined -o build-fuzz/fuzz/$$n $$f \
 	    $(foreach m,$(LINK_ORDER),$(if $(filter $(m),$(PRESENT_MODULES)),build-fuzz/lib/libwf$(m).a)) \
 	    $(PKG_LIBS) || exit 1; done
+# Each target runs over its seed corpus, then mutates for FUZZ_SECONDS with a fixed seed
+# (FUZZ_SEED), so a CI run is repeatable; a crash leaves its input in build-fuzz/.
 fuzz-run: fuzz
 	@for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); c=tests/fuzz/corpus/$$n; \
-	  mkdir -p build-fuzz/corpus/$$n; \
-	  echo "fuzzing $$n for $(FUZZ_SECONDS)s"; \
-	  build-fuzz/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=0 \
+	  rm -rf build-fuzz/corpus/$$n; mkdir -p build-fuzz/corpus/$$n; \
+	  echo "fuzzing $$n for $(FUZZ_SECONDS)s (seed $(FUZZ_SEED))"; \
+	  build-fuzz/fuzz/$$n -seed=$(FUZZ_SEED) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+	    -print_final_stats=0 -artifact_prefix=build-fuzz/$$n- \
 	    build-fuzz/corpus/$$n $$( [ -d $$c ] && echo $$c ) 2>build-fuzz/$$n.log >/dev/null \
 	    || { tail -40 build-fuzz/$$n.log; exit 1; }; done; echo "fuzzing: no crashes"
 

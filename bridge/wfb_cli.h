@@ -19,6 +19,9 @@ typedef int (*wfb_verb_fn)(int argc, char **argv);
 int wfb_cmd_run(int argc, char **argv);        /* wfb_run.c: modern runtime */
 int wfb_cmd_run_legacy(int argc, char **argv); /* wfb_run_legacy.c: legacy runtime */
 int wfb_cmd_instances(int argc, char **argv);  /* wfb_instances.c: list a store */
+int wfb_cmd_resume(int argc, char **argv);     /* wfb_resume.c: resume a persisted instance */
+int wfb_cmd_inspect(int argc, char **argv);    /* wfb_inspect.c: decode one stored instance */
+int wfb_cmd_host(int argc, char **argv);       /* wfb_host.c: resume due instances */
 
 /* The instance store used when --store is not given: a file in the working directory. */
 #define WFB_DEFAULT_STORE "wfbridge.db"

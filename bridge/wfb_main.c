@@ -13,6 +13,9 @@ static const struct verb {
     {"run", wfb_cmd_run, "run a modern .xaml workflow"},
     {"run-legacy", wfb_cmd_run_legacy, "run a legacy .xoml workflow unchanged"},
     {"instances", wfb_cmd_instances, "list the instances of an instance store"},
+    {"resume", wfb_cmd_resume, "resume a persisted instance's bookmark"},
+    {"inspect", wfb_cmd_inspect, "show a persisted instance's state and store row"},
+    {"host", wfb_cmd_host, "run persisted instances whose timers are due"},
 };
 
 static void usage(FILE *out)

@@ -10,10 +10,13 @@
 #include "../common/wf_mem.h"
 #include "../modern/wfm_runtime.h"
 #include "wfb_cli.h"
+#include "wfb_durable.h"
 
 static const char usage_text[] =
     "usage: wfbridge run FILE.xaml [--arg NAME=VALUE]... [--resume BOOKMARK=VALUE]...\n"
-    "                    [--json] [--lib-path DIR] [--workers N]\n\n"
+    "                    [--json] [--lib-path DIR] [--workers N]\n"
+    "                    [--track FILE [--profile P]]\n"
+    "                    [--store FILE [--durability full|normal]]\n\n"
     "Run a modern (WF4 XAML) workflow until it completes or waits on bookmarks.\n\n"
     "  --arg NAME=VALUE       set In/InOut argument NAME; VALUE is read as the argument's\n"
     "                         declared type (lists and records as JSON, Decimal and DateTime\n"
@@ -22,7 +25,17 @@ static const char usage_text[] =
     "                         (JSON if it parses, else a string); repeat to resume in order\n"
     "  --json                 print the result as one JSON object on the last line of stdout\n"
     "  --lib-path DIR         where native libraries are found (default $WFBRIDGE_LIB_PATH)\n"
-    "  --workers N            worker threads of the runtime (default: one per core)\n\n"
+    "  --workers N            worker threads of the runtime (default: one per core)\n"
+    "  --track FILE           write tracking records as JSON lines to FILE ('-': stdout)\n"
+    "  --profile P            tracking profile: health, basic (default), all, none, or a\n"
+    "                         TrackingProfile XML file\n"
+    "  --store FILE           durable run: create the instance in instance store FILE\n"
+    "                         (created if missing), persist it at Persist activities, and\n"
+    "                         when it goes idle persist it, release it and exit; the result\n"
+    "                         carries its instance_id (continue with 'wfbridge resume')\n"
+    "  --durability D         with --store: full (the default: fsync at every commit) or\n"
+    "                         normal (WAL; a process crash loses nothing, a power loss may\n"
+    "                         drop the last commits)\n\n"
     "A workflow waiting only on a timer (Delay) is waited for. Exit status: 0 Closed or Idle,\n"
     "1 Faulted, Canceled or Terminated, 2 usage or input error.\n";
 
@@ -33,6 +46,10 @@ typedef struct run_opts {
     bool json;
     const char *lib_path;
     unsigned workers;
+    const char *track;   /* --track FILE ("-" = stdout) */
+    const char *profile; /* --profile NAME|FILE.xml, default basic */
+    const char *store;   /* --store FILE: durable run */
+    int durability;      /* --durability: a wfm_durability */
 } run_opts;
 
 static int parse_opts(int argc, char **argv, run_opts *o)
@@ -48,6 +65,15 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             o->resumes[o->resume_count++] = argv[++i];
         } else if (strcmp(a, "--lib-path") == 0 && has_value) {
             o->lib_path = argv[++i];
+        } else if (strcmp(a, "--store") == 0 && has_value) {
+            o->store = argv[++i];
+        } else if (strcmp(a, "--durability") == 0 && has_value) {
+            if (wfb_parse_durability("run", argv[++i], &o->durability))
+                return 2;
+        } else if (strcmp(a, "--track") == 0 && has_value) {
+            o->track = argv[++i];
+        } else if (strcmp(a, "--profile") == 0 && has_value) {
+            o->profile = argv[++i];
         } else if (strcmp(a, "--workers") == 0 && has_value) {
             char *end;
             long n = strtol(argv[++i], &end, 10);
@@ -64,6 +90,9 @@ static int parse_opts(int argc, char **argv, run_opts *o)
     }
     if (!o->file)
         return wfb_usage_error("run", "no workflow file given");
+    if (o->store && o->resume_count)
+        return wfb_usage_error("run", "--resume cannot be used with --store (use 'wfbridge "
+                                      "resume' on the persisted instance)");
     return 0;
 }
 
@@ -219,6 +248,58 @@ static int finish(const wfm_instance *inst, const run_opts *o)
     return wfb_status_exit_code(r.status);
 }
 
+/* --store: create the instance in the store, run it to its first persisted idle or to its
+ * completion, print the result with the instance id. */
+static int run_durable(wfm_runtime *rt, wfm_definition *def, const run_opts *o)
+{
+    wf_error err = WF_ERROR_INIT;
+    wfm_store *store = NULL;
+    wfm_host *host = NULL;
+    wfm_dinst *d = NULL;
+    int rc = 2;
+    if (wfb_durable_open(o->store, false, o->durability, rt, &store, &host, &err) != WF_OK ||
+        wfm_host_new(host, def, &d, &err) != WF_OK) {
+        wfb_report(&err);
+        goto done;
+    }
+    for (size_t i = 0; i < o->arg_count; i++)
+        if ((rc = set_arg(rt, wfm_dinst_instance(d), o->file, o->args[i])) != 0)
+            goto done;
+    if (wfb_durable_drive(host, d, &err) != WF_OK) {
+        rc = wfb_report(&err);
+        goto done;
+    }
+    rc = wfb_durable_finish(d, o->json);
+done:
+    wfm_dinst_close(d);
+    wfm_host_destroy(host);
+    wfm_store_close(store);
+    return rc;
+}
+
+/* --track FILE --profile P: a tracker writing JSON lines, or none without --track. */
+static wf_status make_tracker(const run_opts *o, wfm_profile **owned, wfm_tracker **out,
+                              wf_error *err)
+{
+    *owned = NULL;
+    *out = NULL;
+    if (!o->track)
+        return o->profile ? wf_error_set(err, WF_E_USAGE, NULL, "--profile needs --track FILE")
+                          : WF_OK;
+    const char *name = o->profile ? o->profile : "basic";
+    const wfm_profile *profile = wfm_profile_builtin(name);
+    if (!profile) {
+        wf_status st = wfm_profile_load(name, owned, err);
+        if (st != WF_OK)
+            return st;
+        profile = *owned;
+    }
+    wf_status st = wfm_tracker_create(profile, out, err);
+    if (st == WF_OK)
+        st = wfm_tracker_add_file(*out, o->track, err);
+    return st;
+}
+
 static int run_file(const run_opts *o)
 {
     wf_error err = WF_ERROR_INIT;
@@ -226,13 +307,17 @@ static int run_file(const run_opts *o)
     wfm_runtime *rt = NULL;
     wfm_definition *def = NULL;
     wfm_instance *inst = NULL;
+    wfm_profile *profile = NULL;
+    wfm_tracker *tracker = NULL;
     wf_diags *diags = wf_diags_create();
     int rc = 2;
-    if (!diags || wfb_libpath(o->lib_path, &libpath, &err) != WF_OK)
+    if (!diags || wfb_libpath(o->lib_path, &libpath, &err) != WF_OK ||
+        make_tracker(o, &profile, &tracker, &err) != WF_OK)
         goto fail;
     wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
     ro.worker_count = o->workers;
     ro.libpath = libpath;
+    ro.tracker = tracker;
     if (wfm_runtime_create(&ro, &rt, &err) != WF_OK)
         goto fail;
     if (wfm_runtime_load(rt, o->file, &def, diags, &err) != WF_OK) {
@@ -242,6 +327,10 @@ static int run_file(const run_opts *o)
         goto done;
     }
     wfb_report_diags(diags); /* warnings */
+    if (o->store) {
+        rc = run_durable(rt, def, o);
+        goto done;
+    }
     if (wfm_instance_create(rt, def, &inst, &err) != WF_OK)
         goto fail;
     for (size_t i = 0; i < o->arg_count; i++)
@@ -261,6 +350,8 @@ done:
     wfm_instance_destroy(inst);
     wfm_definition_release(def);
     wfm_runtime_destroy(rt);
+    wfm_tracker_destroy(tracker); /* flushes */
+    wfm_profile_destroy(profile);
     wf_libpath_destroy(libpath);
     wf_diags_destroy(diags);
     return rc;

@@ -33,7 +33,8 @@ static const char usage_text[] =
     "                    when it has one; events are delivered in the order given\n"
     "  --store FILE      persist the instance in FILE (SQLite) at persistence points and when\n"
     "                    idle; a pending Delay then ends the run as Idle instead of waiting\n"
-    "  --instance ID     resume instance ID from --store (FILE.xoml must be the same)\n"
+    "  --instance ID     resume instance ID from --store (FILE.xoml must be the same);\n"
+    "                    a suspended instance is resumed\n"
     "  --json            print the result as one JSON object on the last line of stdout:\n"
     "                    {\"status\", \"outputs\", \"bookmarks\", \"error\"}; bookmarks are the\n"
     "                    event queues an Idle instance waits on, named Interface.Event\n"
@@ -134,7 +135,8 @@ static void trace_cb(void *ud, const wfl_trace_rec *rec)
     wf_buf_fini(&b);
 }
 
-/* ---- persistence ------------------------------------------------------------------------------ */
+/* ---- persistence ------------------------------------------------------------------------------
+ */
 static wf_status save_now(run *r, wf_error *err)
 {
     if (!r->store)
@@ -155,7 +157,8 @@ static wf_status persist_cb(void *ud, wfl_exec *ex, wf_error *err)
     return save_now(ud, err);
 }
 
-/* ---- loading ---------------------------------------------------------------------------------- */
+/* ---- loading ----------------------------------------------------------------------------------
+ */
 static int load(run *r)
 {
     wf_error err = WF_ERROR_INIT;
@@ -224,7 +227,8 @@ static int start(run *r)
     return 0;
 }
 
-/* ---- driving ---------------------------------------------------------------------------------- */
+/* ---- driving ----------------------------------------------------------------------------------
+ */
 static int64_t now_us(void)
 {
     struct timespec ts;
@@ -274,6 +278,9 @@ static int drive(run *r, wfl_exec_state *st)
     *st = wfl_exec_state_get(r->ex);
     if (*st == WFL_EXEC_CREATED && wfl_exec_run(r->ex, st, &err) != WF_OK)
         return wfb_report(&err);
+    /* a suspended instance loaded from the store is resumed by this run (WF3's Resume) */
+    if (*st == WFL_EXEC_SUSPENDED && r->o.instance && wfl_exec_resume(r->ex, st, &err) != WF_OK)
+        return wfb_report(&err);
     while (*st == WFL_EXEC_IDLE) {
         int64_t due;
         if (wfl_exec_next_timer(r->ex, &due) && due <= now_us()) { /* overdue timers first */
@@ -297,14 +304,17 @@ static int drive(run *r, wfl_exec_state *st)
             return wfb_report(&err);
     }
     for (size_t i = r->next_event; i < r->o.event_count; i++)
-        fprintf(stderr, "wfbridge run-legacy: warning: event '%s' was not delivered (the "
-                        "workflow is not waiting for it)\n", r->o.events[i]);
+        fprintf(stderr,
+                "wfbridge run-legacy: warning: event '%s' was not delivered (the "
+                "workflow is not waiting for it)\n",
+                r->o.events[i]);
     if (save_now(r, &err) != WF_OK)
         return wfb_report(&err);
     return 0;
 }
 
-/* ---- output ------------------------------------------------------------------------------------ */
+/* ---- output ------------------------------------------------------------------------------------
+ */
 static const char *status_text(wfl_exec_state st)
 {
     /* An unhandled exception terminates a WF3 instance (WorkflowTerminated). */
@@ -335,10 +345,15 @@ static int print_result(run *r, wfl_exec_state st)
             strcmp(wfl_exec_queue_name(r->ex, i), "SetStateQueue") != 0)
             bms[nb++] = wfl_exec_queue_name(r->ex, i);
     const wf_value *exc = wfl_exec_exception(r->ex);
-    bool has_err = exc->type->kind == WF_K_EXCEPTION &&
-                   (st == WFL_EXEC_FAULTED || st == WFL_EXEC_TERMINATED ||
-                    st == WFL_EXEC_SUSPENDED);
-    wfb_result res = {status_text(st), names, vals, n, bms, nb,
+    bool has_err =
+        exc->type->kind == WF_K_EXCEPTION &&
+        (st == WFL_EXEC_FAULTED || st == WFL_EXEC_TERMINATED || st == WFL_EXEC_SUSPENDED);
+    wfb_result res = {status_text(st),
+                      names,
+                      vals,
+                      n,
+                      bms,
+                      nb,
                       has_err ? exc->type->name : NULL,
                       has_err ? wf_value_exc_message(exc) : NULL,
                       r->store ? wfl_exec_instance_id(r->ex) : NULL};

@@ -169,8 +169,11 @@ bool wf_type_assignable(const wf_type *to, const wf_type *from);
  * "[-][d.]hh:mm:ss[.fffffff]", String as is, List and Record as JSON. */
 wf_status wf_value_parse(wf_types *types, const wf_type *t, const char *text, wf_value *out,
                          wf_error *err);
-/* Parse any JSON text into values: numbers -> Int32/Int64/Double, strings, true/false,
- * null, arrays -> List(Object), objects -> Record. */
+/* Parse any JSON text (strict RFC 8259, UTF-8) into values: integers -> Int32, else Int64,
+ * else Double; other numbers -> Double; strings, true/false, null, arrays -> List(Object),
+ * objects -> Record. Errors carry the line and character column inside the text (err->file
+ * stays empty): WF_E_SYNTAX (also for duplicate keys), WF_E_RANGE (number beyond Double),
+ * WF_E_LIMIT (nested deeper than 256), WF_E_UNSUPPORTED ("\u0000"). */
 wf_status wf_json_parse(wf_types *types, const char *text, size_t len, wf_value *out,
                         wf_error *err);
 /* JSON per the output contract: integers and doubles as numbers, String as string, Decimal

@@ -57,8 +57,8 @@ typedef struct loader {
     size_t nodes;
     wf_status st; /* our own first failure (limits, DOCTYPE, out of memory) */
     wf_error *err;
-    xmlError xerr; /* libxml2's first error: code, line, int2 = column, message */
-    bool have_xerr;
+    bool have_xerr; /* libxml2's first error: code, line, column and message */
+    int xcode, xline, xcol;
     char xmsg[256];
 } loader;
 
@@ -162,23 +162,33 @@ static bool is_space(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-/* First non-blank character of character data at or after off: skips blanks, comments, PIs
- * and CDATA delimiters (but not CDATA content). */
-static size_t first_text_char(const loader *ld, size_t off)
+/* First non-blank character of character data at or after off, skipping blanks, comments
+ * and PIs; inside a CDATA section nothing is markup. *resume is where the cursor may go next:
+ * past the section when the character is inside one (its content may hold a '<'). */
+static size_t first_text_char(const loader *ld, size_t off, size_t *resume)
 {
     while (off < ld->len) {
         if (is_space(ld->data[off])) {
             off++;
         } else if (starts(ld, off, "<![CDATA[")) {
-            off += 9;
-        } else if (starts(ld, off, "]]>")) {
-            off += 3;
+            size_t past = skip_past(ld, off + 9, "]]>");
+            size_t content_end = past >= off + 12 && starts(ld, past - 3, "]]>") ? past - 3 : past;
+            size_t p = off + 9;
+            while (p < content_end && is_space(ld->data[p]))
+                p++;
+            if (p < content_end) {
+                *resume = past;
+                return p;
+            }
+            off = past;
         } else if (ld->data[off] == '<' && skip_special(ld, off) != off) {
             off = skip_special(ld, off);
         } else {
+            *resume = off + 1;
             return off;
         }
     }
+    *resume = ld->len;
     return ld->len;
 }
 
@@ -199,7 +209,8 @@ static void fail(loader *ld, wf_status code, size_t off, const char *fmt, ...)
     va_start(ap, fmt);
     wf_error_setv(ld->err, code, &loc, fmt, ap);
     va_end(ap);
-    xmlStopParser(ld->ctxt);
+    if (ld->ctxt)
+        xmlStopParser(ld->ctxt);
 }
 
 static void on_error(void *ud, xmlErrorPtr e)
@@ -213,7 +224,9 @@ static void on_error(void *ud, xmlErrorPtr e)
         e->code == XML_WAR_NS_COLUMN)
         return;
     ld->have_xerr = true;
-    ld->xerr = *e;
+    ld->xcode = e->code;
+    ld->xline = e->line;
+    ld->xcol = e->int2; /* libxml2 keeps the column in int2 */
     snprintf(ld->xmsg, sizeof ld->xmsg, "%s", e->message ? e->message : "malformed XML");
     ld->xmsg[strcspn(ld->xmsg, "\n")] = '\0'; /* the first line says it */
     size_t n = strlen(ld->xmsg);
@@ -510,9 +523,10 @@ static void on_text(void *ud, const xmlChar *chars, int len)
     }
     if (f->node->text_line || blank_n((const char *)chars, (size_t)len))
         return; /* earlier chunks were blank, or the location is known */
-    size_t at = first_text_char(ld, ld->cursor);
+    size_t resume;
+    size_t at = first_text_char(ld, ld->cursor, &resume);
     pos_of(ld, at, &f->node->text_line, &f->node->text_col);
-    ld->cursor = at + 1;
+    ld->cursor = resume;
 }
 
 /* ---- loading -------------------------------------------------------------------------- */
@@ -588,9 +602,9 @@ static wf_status finish(loader *ld)
     if (ld->st != WF_OK)
         return ld->st;
     if (ld->have_xerr || !ld->ctxt->wellFormed) {
-        wf_loc loc = {ld->doc->path, ld->have_xerr ? (unsigned)ld->xerr.line : 0,
-                      ld->have_xerr && ld->xerr.int2 > 0 ? (unsigned)ld->xerr.int2 : 0};
-        if (ld->have_xerr && ld->xerr.code == XML_ERR_NO_MEMORY)
+        wf_loc loc = {ld->doc->path, ld->have_xerr && ld->xline > 0 ? (unsigned)ld->xline : 0,
+                      ld->have_xerr && ld->xcol > 0 ? (unsigned)ld->xcol : 0};
+        if (ld->have_xerr && ld->xcode == XML_ERR_NO_MEMORY)
             return wf_error_set(ld->err, WF_E_NOMEM, &loc, "out of memory parsing XML");
         return wf_error_set(ld->err, WF_E_XML, &loc, "%s",
                             ld->have_xerr ? ld->xmsg : "malformed XML");

@@ -6,14 +6,14 @@
 
 #include <string.h>
 
-const wfl_dp *x_dp(const wfl_act *act, const char *dp_name)
+const wfl_dp *wflx_dp(const wfl_act *act, const char *dp_name)
 {
     return wfl_type_find_dp(wfl_act_type(act), dp_name);
 }
 
-const wfl_pval *x_pval(const wfl_act *act, const char *dp_name)
+const wfl_pval *wflx_pval(const wfl_act *act, const char *dp_name)
 {
-    const wfl_dp *dp = x_dp(act, dp_name);
+    const wfl_dp *dp = wflx_dp(act, dp_name);
     return dp ? wfl_node_pval(wfl_act_node(act), dp) : NULL;
 }
 
@@ -25,8 +25,8 @@ static wfl_act *root_of(wfl_exec *ex)
 /* ---- tracing ------------------------------------------------------------------------------- */
 typedef struct call_ctx {
     wfl_exec *ex;
-    wfl_act *act;      /* the activity the call is made for (trace) */
-    wfl_act *target;   /* whose DPs the names read/write */
+    wfl_act *act;    /* the activity the call is made for (trace) */
+    wfl_act *target; /* whose DPs the names read/write */
     const wfl_tl_func *fn;
 } call_ctx;
 
@@ -87,8 +87,7 @@ static void trace_call(void *ud, const wfl_tl_call_record *rec)
 static wfl_act *event_target(call_ctx *cc, const char *name)
 {
     wfl_exec *ex = cc->ex;
-    if (ex->event_child && x_dp(ex->event_child, name) &&
-        strcmp(name, "Name") != 0)
+    if (ex->event_child && wflx_dp(ex->event_child, name) && strcmp(name, "Name") != 0)
         return ex->event_child;
     return cc->target;
 }
@@ -117,6 +116,7 @@ static wf_status invoke_on(wfl_exec *ex, wfl_act *act, wfl_act *target, const wf
                            wf_value *ret, wf_error *err)
 {
     call_ctx cc = {ex, act, target, fn};
+    ex->stats.native_calls++;
     wfl_tl_binding b = WFL_TL_BINDING_INIT;
     b.get = get_by_name;
     b.set = set_by_name;
@@ -125,7 +125,8 @@ static wf_status invoke_on(wfl_exec *ex, wfl_act *act, wfl_act *target, const wf
     return wfl_tl_func_invoke(fn, &b, ret, err);
 }
 
-/* ---- rules target: `this` is the root ---------------------------------------------------------- */
+/* ---- rules target: `this` is the root ----------------------------------------------------------
+ */
 static wf_status segs_to_path(const wfl_rules_seg *path, size_t count, wfl_path_seg *out,
                               size_t max, size_t *n, wf_error *err)
 {
@@ -146,14 +147,14 @@ static wf_status rules_get(void *ud, const wfl_rules_seg *path, size_t count, wf
     wfl_exec *ex = ud;
     if (count != 1 || path[0].index_count)
         return WF_E_NAME; /* the evaluator reads the prefix and applies the rest itself */
-    if (!x_dp(root_of(ex), path[0].name))
+    if (!wflx_dp(root_of(ex), path[0].name))
         return wf_error_set(err, WF_E_NAME, NULL, "'%s' is not a member of the workflow",
                             path[0].name);
     return wfl_act_get_by_name(root_of(ex), path[0].name, out, err);
 }
 
-static wf_status rules_set(void *ud, const wfl_rules_seg *path, size_t count,
-                           const wf_value *value, wf_value *exc, wf_error *err)
+static wf_status rules_set(void *ud, const wfl_rules_seg *path, size_t count, const wf_value *value,
+                           wf_value *exc, wf_error *err)
 {
     (void)exc;
     wfl_exec *ex = ud;
@@ -192,11 +193,11 @@ static bool fault_msg(wfl_exec *ex, wfl_act *act, wf_status code, const char *wh
 {
     wf_error e = WF_ERROR_INIT;
     wf_error_set(&e, code, &wfl_act_node(act)->loc, "no %s '%s'", what, name);
-    x_throw_error(ex, act, &e, NULL);
+    wflx_throw_error(ex, act, &e, NULL);
     return false;
 }
 
-bool x_condition(wfl_exec *ex, wfl_act *act, const wfl_cond *cond, bool *ok)
+bool wflx_condition(wfl_exec *ex, wfl_act *act, const wfl_cond *cond, bool *ok)
 {
     wf_error err = WF_ERROR_INIT;
     *ok = false;
@@ -205,7 +206,7 @@ bool x_condition(wfl_exec *ex, wfl_act *act, const wfl_cond *cond, bool *ok)
             return fault_msg(ex, act, WF_E_NAME, "code-beside condition", cond->name);
         wf_value ret = wf_null();
         if (invoke_on(ex, act, root_of(ex), cond->fn, &ret, &err) != WF_OK) {
-            x_throw_error(ex, act, &err, NULL);
+            wflx_throw_error(ex, act, &err, NULL);
             return false;
         }
         *ok = true;
@@ -214,13 +215,12 @@ bool x_condition(wfl_exec *ex, wfl_act *act, const wfl_cond *cond, bool *ok)
         return r;
     }
     if (!cond->rule)
-        return fault_msg(ex, act, WF_E_NAME, ".rules condition (no rules loaded?)",
-                         cond->name);
+        return fault_msg(ex, act, WF_E_NAME, ".rules condition (no rules loaded?)", cond->name);
     wfl_rules_target t = rules_target(ex);
     bool result = false;
     wf_value exc = wf_null();
     if (wfl_rules_eval_condition(cond->rule, &t, &result, &exc, &err) != WF_OK) {
-        x_throw_error(ex, act, &err, &exc);
+        wflx_throw_error(ex, act, &err, &exc);
         wf_value_release(&exc);
         return false;
     }
@@ -228,32 +228,39 @@ bool x_condition(wfl_exec *ex, wfl_act *act, const wfl_cond *cond, bool *ok)
     return result;
 }
 
-bool x_condition_dp(wfl_exec *ex, wfl_act *act, const char *dp_name, bool unset_true, bool *ok)
+bool wflx_condition_dp(wfl_exec *ex, wfl_act *act, const char *dp_name, bool unset_true, bool *ok)
 {
-    const wfl_pval *pv = x_pval(act, dp_name);
+    const wfl_pval *pv = wflx_pval(act, dp_name);
     if (!pv || pv->kind != WFL_PV_CONDITION) {
         *ok = true;
         return unset_true;
     }
-    return x_condition(ex, act, &pv->u.cond, ok);
+    return wflx_condition(ex, act, &pv->u.cond, ok);
 }
 
-bool x_raise_event(wfl_exec *ex, wfl_act *act, const char *dp_name)
+bool wflx_raise_event(wfl_exec *ex, wfl_act *act, const char *dp_name)
 {
-    const wfl_pval *pv = x_pval(act, dp_name);
+    const wfl_pval *pv = wflx_pval(act, dp_name);
+    if (pv && pv->kind == WFL_PV_BIND) {
+        wf_error e = WF_ERROR_INIT;
+        wf_error_set(&e, WF_E_UNSUPPORTED, &pv->loc,
+                     "%s: an event handler given by ActivityBind cannot be called", dp_name);
+        wflx_throw_error(ex, act, &e, NULL);
+        return false;
+    }
     if (!pv || pv->kind != WFL_PV_HANDLER)
         return true;
     if (!pv->u.handler.fn)
         return fault_msg(ex, act, WF_E_NAME, "code-beside handler", pv->u.handler.name);
     wf_error err = WF_ERROR_INIT;
     if (invoke_on(ex, act, root_of(ex), pv->u.handler.fn, NULL, &err) != WF_OK) {
-        x_throw_error(ex, act, &err, NULL);
+        wflx_throw_error(ex, act, &err, NULL);
         return false;
     }
     return true;
 }
 
-wfl_status x_call_custom(wfl_exec *ex, wfl_act *act)
+wfl_status wflx_call_custom(wfl_exec *ex, wfl_act *act)
 {
     const wfl_type *t = wfl_act_type(act);
     const wfl_tl_func *fn = t->custom ? wfl_tl_activity_func(t->custom) : NULL;
@@ -261,27 +268,28 @@ wfl_status x_call_custom(wfl_exec *ex, wfl_act *act)
         return WFL_ST_CLOSED;
     wf_error err = WF_ERROR_INIT;
     if (invoke_on(ex, act, act, fn, NULL, &err) != WF_OK)
-        return x_throw_error(ex, act, &err, NULL);
+        return wflx_throw_error(ex, act, &err, NULL);
     return WFL_ST_CLOSED;
 }
 
-wfl_status x_run_ruleset(wfl_exec *ex, wfl_act *act, const wfl_ruleset *rs)
+wfl_status wflx_run_ruleset(wfl_exec *ex, wfl_act *act, const wfl_ruleset *rs)
 {
     wfl_rules_target t = rules_target(ex);
     wf_value exc = wf_null();
     wf_error err = WF_ERROR_INIT;
     if (wfl_rules_execute(rs, &t, NULL, &exc, &err) != WF_OK) {
-        x_throw_error(ex, act, &err, &exc);
+        wflx_throw_error(ex, act, &err, &exc);
         wf_value_release(&exc);
         return WFL_ST_FAULTING;
     }
     return WFL_ST_CLOSED;
 }
 
-/* ---- ParameterBindings ------------------------------------------------------------------------- */
+/* ---- ParameterBindings -------------------------------------------------------------------------
+ */
 static const wfl_param_binding *find_binding(wfl_act *act, const char *param)
 {
-    const wfl_pval *pv = x_pval(act, "ParameterBindings");
+    const wfl_pval *pv = wflx_pval(act, "ParameterBindings");
     if (!pv || pv->kind != WFL_PV_PARAMS)
         return NULL;
     for (size_t i = 0; i < pv->u.params.count; i++)
@@ -329,9 +337,10 @@ static wf_status method_set(void *ud, const char *name, const wf_value *value, w
     return binding_set(cc->target, pb, value, err);
 }
 
-wfl_status x_call_method(wfl_exec *ex, wfl_act *act, const wfl_tl_func *fn)
+wfl_status wflx_call_method(wfl_exec *ex, wfl_act *act, const wfl_tl_func *fn)
 {
     call_ctx cc = {ex, act, act, fn};
+    ex->stats.native_calls++;
     wfl_tl_binding b = WFL_TL_BINDING_INIT;
     b.get = method_get;
     b.set = method_set;
@@ -344,12 +353,12 @@ wfl_status x_call_method(wfl_exec *ex, wfl_act *act, const wfl_tl_func *fn)
         rc = binding_set(act, find_binding(act, "(ReturnValue)"), &ret, &err);
     wf_value_release(&ret);
     if (rc != WF_OK)
-        return x_throw_error(ex, act, &err, NULL);
+        return wflx_throw_error(ex, act, &err, NULL);
     return WFL_ST_CLOSED;
 }
 
-bool x_write_event_params(wfl_exec *ex, wfl_act *act, const wfl_tl_event *ev,
-                          const wf_value *payload)
+bool wflx_write_event_params(wfl_exec *ex, wfl_act *act, const wfl_tl_event *ev,
+                             const wf_value *payload)
 {
     size_t n = ev ? wfl_tl_event_param_count(ev) : 0;
     wf_error err = WF_ERROR_INIT;
@@ -370,13 +379,13 @@ bool x_write_event_params(wfl_exec *ex, wfl_act *act, const wfl_tl_event *ev,
         wf_value_release(&conv);
         if (rc != WF_OK) {
             wf_error_prefix(&err, "event parameter %s: ", p->name);
-            x_throw_error(ex, act, &err, NULL);
+            wflx_throw_error(ex, act, &err, NULL);
             return false;
         }
     }
     if (!ev) { /* no type library for the interface: bind the payload to "e" */
         if (binding_set(act, find_binding(act, "e"), payload, &err) != WF_OK) {
-            x_throw_error(ex, act, &err, NULL);
+            wflx_throw_error(ex, act, &err, NULL);
             return false;
         }
     }

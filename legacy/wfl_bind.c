@@ -554,6 +554,8 @@ const wfl_node *wfl_def_resolve_name(const wfl_definition *def, const wfl_node *
             n = n->parent;
         return n;
     }
+    if (def->by_name != NULL && strchr(name, '.') == NULL)
+        return wf_strmap_get(def->by_name, name); /* names are unique: the nearest is the one */
     size_t len = strlen(name);
     for (const wfl_node *a = from; a != NULL; a = a->parent) {
         const wfl_node *hit = find_below(a, name, len);

@@ -33,8 +33,11 @@ typedef struct wfl_load_opts {
 #define WFL_LOAD_OPTS_INIT {NULL, NULL, NULL, false, NULL}
 
 /* Errors: WF_E_IO, WF_E_XML, WF_E_SCHEMA (unknown element/DP, structure), WF_E_SYNTAX,
- * WF_E_TYPE, WF_E_NAME (bind/handler/condition/target not found), WF_E_NOLIB / WF_E_NOTFOUND
- * (type library), WF_E_UNSUPPORTED (a WF3 type with no native equivalent), WF_E_NOMEM. */
+ * WF_E_TYPE, WF_E_NAME (bind/handler/condition/target not found), WF_E_NOLIB (a type library
+ * NAME.activities.xml missing from the library path), WF_E_UNSUPPORTED (a WF3 type with no
+ * native equivalent), WF_E_NOMEM. Designer-only and foreign-namespace attributes and elements
+ * are warnings, never silently dropped. The .rules file is loaded first (WF-SEMANTICS.md §2),
+ * so RuleConditionReference / RuleSetReference names are checked against it. */
 wf_status wfl_definition_load_file(const wfl_load_opts *opts, const char *path,
                                    wfl_definition **out, wf_error *err);
 /* From memory; `name` is used in locations. Rules come only from opts->rules_path. */

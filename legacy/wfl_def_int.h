@@ -109,7 +109,7 @@ struct wfl_node {
 
 typedef struct wfl_tl_use {
     const char *assembly;  /* NAME of Assembly=NAME */
-    wfl_typelib *typelib;  /* owned */
+    wfl_typelib *typelib;  /* owned; never NULL in a loaded definition */
 } wfl_tl_use;
 
 struct wfl_definition {

@@ -4,18 +4,18 @@
  *
  * Status transitions (WF-SEMANTICS.md §4) and the function making each move:
  *
- *   Initialized  -> Executing     x_execute      (request; do_execute calls the kind's execute)
- *   Executing    -> Closed        x_close        result Succeeded (completion order assigned)
- *   Executing    -> Canceling     x_cancel       do_cancel: stop, cancel children, then
+ *   Initialized  -> Executing     wflx_execute      (request; do_execute calls the kind's execute)
+ *   Executing    -> Closed        wflx_close        result Succeeded (completion order assigned)
+ *   Executing    -> Canceling     wflx_cancel       do_cancel: stop, cancel children, then
  *                                                CancellationHandler or default compensation
- *   Canceling    -> Closed        x_close        result Canceled (phase_step / cancel_next)
- *   Executing    -> Faulting      x_throw        do_fault: cancel children, FaultHandlers
- *   Canceling    -> Faulting      x_throw        (a fault while canceling wins)
- *   Faulting     -> Closed        x_close        result Faulted; the exception propagates to
+ *   Canceling    -> Closed        wflx_close        result Canceled (phase_step / cancel_next)
+ *   Executing    -> Faulting      wflx_throw        do_fault: cancel children, FaultHandlers
+ *   Canceling    -> Faulting      wflx_throw        (a fault while canceling wins)
+ *   Faulting     -> Closed        wflx_close        result Faulted; the exception propagates to
  *                                                the parent unless a FaultHandler took it
- *   Closed       -> Compensating  x_compensate   do_compensate: CompensationHandler or
+ *   Closed       -> Compensating  wflx_compensate   do_compensate: CompensationHandler or
  *                                                default compensation, newest first
- *   Compensating -> Closed        x_close        result Compensated
+ *   Compensating -> Closed        wflx_close        result Compensated
  *
  * A closing activity is heard by its listener (normally the parent) through a WI_CLOSED item;
  * at the executor's root, root_closed decides the instance state. */
@@ -67,7 +67,7 @@ static const wfl_kind_ops *ops_of(const wfl_act *act)
 }
 
 /* ---- failures and per-activity state ---------------------------------------------------- */
-void x_fail(wfl_exec *ex, const wf_error *err)
+void wflx_fail(wfl_exec *ex, const wf_error *err)
 {
     if (!ex->failed) {
         ex->host_err = *err;
@@ -75,21 +75,21 @@ void x_fail(wfl_exec *ex, const wf_error *err)
     }
 }
 
-void x_fail_nomem(wfl_exec *ex)
+void wflx_fail_nomem(wfl_exec *ex)
 {
     wf_error e = WF_ERROR_INIT;
     wf_error_set(&e, WF_E_NOMEM, NULL, "out of memory while running the workflow");
-    x_fail(ex, &e);
+    wflx_fail(ex, &e);
 }
 
-xact *x_state(wfl_exec *ex, wfl_act *act)
+xact *wflx_state(wfl_exec *ex, wfl_act *act)
 {
     xact *x = wfl_act_exec(act);
     if (x)
         return x;
     x = wf_pool_get(ex->xpool);
     if (!x) {
-        x_fail_nomem(ex);
+        wflx_fail_nomem(ex);
         return NULL;
     }
     x->exc = wf_null();
@@ -109,7 +109,7 @@ static void dispose_xact(void *ud, wfl_act *act, void *exec)
 }
 
 /* ---- the scheduler ---------------------------------------------------------------------- */
-bool x_wiq_push(wi_queue *q, const work_item *it)
+bool wflx_wiq_push(wi_queue *q, const work_item *it)
 {
     if (q->count == q->cap) {
         size_t cap = q->cap ? q->cap * 2 : 32;
@@ -148,11 +148,11 @@ static bool in_atomic_scope(wfl_act *act)
     return false;
 }
 
-void x_schedule(wfl_exec *ex, wi_kind kind, wfl_act *act, wfl_act *child, uint32_t arg)
+void wflx_schedule(wfl_exec *ex, wi_kind kind, wfl_act *act, wfl_act *child, uint32_t arg)
 {
     work_item it = {kind, act, child, arg};
-    if (!x_wiq_push(in_atomic_scope(act) ? &ex->atomic : &ex->normal, &it))
-        x_fail_nomem(ex);
+    if (!wflx_wiq_push(in_atomic_scope(act) ? &ex->atomic : &ex->normal, &it))
+        wflx_fail_nomem(ex);
 }
 
 /* ---- status moves ----------------------------------------------------------------------- */
@@ -170,82 +170,89 @@ static void trace_status(wfl_exec *ex, wfl_act *act)
     ex->opts.trace(ex->opts.trace_ud, &rec);
 }
 
-void x_set_status(wfl_exec *ex, wfl_act *act, wfl_status status)
+void wflx_set_status(wfl_exec *ex, wfl_act *act, wfl_status status)
 {
     wfl_act_set_status(act, status);
     trace_status(ex, act);
 }
 
-void x_execute(wfl_exec *ex, wfl_act *act)
+void wflx_execute(wfl_exec *ex, wfl_act *act)
 {
     if (wfl_act_status(act) != WFL_ST_INITIALIZED)
         return;
-    if (!x_state(ex, act))
+    if (!wflx_state(ex, act))
         return;
-    x_set_status(ex, act, WFL_ST_EXECUTING);
-    x_schedule(ex, WI_EXECUTE, act, NULL, 0);
+    wflx_set_status(ex, act, WFL_ST_EXECUTING);
+    wflx_schedule(ex, WI_EXECUTE, act, NULL, 0);
 }
 
-void x_cancel(wfl_exec *ex, wfl_act *act)
+void wflx_cancel(wfl_exec *ex, wfl_act *act)
 {
     if (wfl_act_status(act) != WFL_ST_EXECUTING)
         return;
-    x_set_status(ex, act, WFL_ST_CANCELING);
-    x_schedule(ex, WI_CANCEL, act, NULL, 0);
+    wflx_set_status(ex, act, WFL_ST_CANCELING);
+    wflx_schedule(ex, WI_CANCEL, act, NULL, 0);
 }
 
-void x_compensate(wfl_exec *ex, wfl_act *act, wfl_act *listener)
+void wflx_compensate(wfl_exec *ex, wfl_act *act, wfl_act *listener)
 {
-    xact *x = x_state(ex, act);
+    xact *x = wflx_state(ex, act);
     if (!x)
         return;
     x->listener = listener;
     x->phase = XP_NONE;
-    x_set_status(ex, act, WFL_ST_COMPENSATING);
-    x_schedule(ex, WI_COMPENSATE, act, NULL, 0);
+    wflx_set_status(ex, act, WFL_ST_COMPENSATING);
+    wflx_schedule(ex, WI_COMPENSATE, act, NULL, 0);
 }
 
-void x_throw(wfl_exec *ex, wfl_act *act, const wf_value *exc)
+void wflx_throw(wfl_exec *ex, wfl_act *act, const wf_value *exc)
 {
-    xact *x = x_state(ex, act);
+    xact *x = wflx_state(ex, act);
     if (!x)
         return;
     wf_value_set(&x->exc, exc);
     x->flags &= ~XF_HANDLED;
     x->phase = XP_NONE;
-    x_set_status(ex, act, WFL_ST_FAULTING);
-    x_schedule(ex, WI_FAULT, act, NULL, 0);
+    wflx_set_status(ex, act, WFL_ST_FAULTING);
+    wflx_schedule(ex, WI_FAULT, act, NULL, 0);
 }
 
 static const wf_type *exception_for(wf_status code)
 {
     switch (code) {
-    case WF_E_NATIVE: return &wf_exc_native;
-    case WF_E_TYPE: return &wf_exc_invalid_cast;
-    case WF_E_RANGE: return &wf_exc_argument_range;
-    case WF_E_NAME: return &wf_exc_argument;
-    case WF_E_SYNTAX: return &wf_exc_format;
-    case WF_E_UNSUPPORTED: return &wf_exc_not_supported;
-    default: return &wf_exc_invalid_operation;
+    case WF_E_NATIVE:
+        return &wf_exc_native;
+    case WF_E_TYPE:
+        return &wf_exc_invalid_cast;
+    case WF_E_RANGE:
+        return &wf_exc_argument_range;
+    case WF_E_NAME:
+        return &wf_exc_argument;
+    case WF_E_SYNTAX:
+        return &wf_exc_format;
+    case WF_E_UNSUPPORTED:
+        return &wf_exc_not_supported;
+    default:
+        return &wf_exc_invalid_operation;
     }
 }
 
-wfl_status x_throw_error(wfl_exec *ex, wfl_act *act, const wf_error *err, const wf_value *exc)
+wfl_status wflx_throw_error(wfl_exec *ex, wfl_act *act, const wf_error *err, const wf_value *exc)
 {
     if (err->code == WF_E_NOMEM) {
-        x_fail(ex, err);
+        wflx_fail(ex, err);
         return WFL_ST_FAULTING;
     }
     if (exc && exc->type->kind == WF_K_EXCEPTION) {
-        x_throw(ex, act, exc);
+        wflx_throw(ex, act, exc);
         return WFL_ST_FAULTING;
     }
     wf_value v = wf_null();
     if (wf_value_exception(exception_for(err->code), err->message, &v) != WF_OK) {
-        x_fail_nomem(ex);
+        wflx_fail_nomem(ex);
         return WFL_ST_FAULTING;
     }
-    x_throw(ex, act, &v);
+    wflx_throw(ex, act, &v);
     wf_value_release(&v);
     return WFL_ST_FAULTING;
 }
@@ -267,26 +274,26 @@ static wfl_act *member_at(const wfl_act *act, size_t i)
     return i < n ? wfl_act_child(act, i) : wfl_act_context_at(act, i - n);
 }
 
-bool x_needs_comp(const wfl_act *act)
+bool wflx_needs_comp(const wfl_act *act)
 {
     if (wfl_act_status(act) != WFL_ST_CLOSED || wfl_act_result(act) != WFL_RES_SUCCEEDED)
         return false;
     if (is_compensatable(act))
         return true;
     for (size_t i = 0; i < member_count(act); i++)
-        if (x_needs_comp(member_at(act, i)))
+        if (wflx_needs_comp(member_at(act, i)))
             return true;
     return false;
 }
 
-wfl_act *x_comp_next(wfl_act *scope)
+wfl_act *wflx_comp_next(wfl_act *scope)
 {
     wfl_act *best = NULL;
     uint64_t best_order = 0;
     for (size_t i = 0; i < member_count(scope); i++) {
         wfl_act *c = member_at(scope, i);
         const xact *cx = wfl_act_exec(c);
-        if (cx && x_needs_comp(c) && cx->order > best_order) {
+        if (cx && wflx_needs_comp(c) && cx->order > best_order) {
             best = c;
             best_order = cx->order;
         }
@@ -294,62 +301,63 @@ wfl_act *x_comp_next(wfl_act *scope)
     return best;
 }
 
-bool x_is_running(const wfl_act *act)
+bool wflx_is_running(const wfl_act *act)
 {
     wfl_status s = wfl_act_status(act);
     return s != WFL_ST_INITIALIZED && s != WFL_ST_CLOSED;
 }
 
-size_t x_running_children(wfl_act *act)
+size_t wflx_running_children(wfl_act *act)
 {
     size_t n = 0;
     for (size_t i = 0; i < member_count(act); i++)
-        if (x_is_running(member_at(act, i)))
+        if (wflx_is_running(member_at(act, i)))
             n++;
     return n;
 }
 
-size_t x_cancel_children(wfl_exec *ex, wfl_act *act)
+size_t wflx_cancel_children(wfl_exec *ex, wfl_act *act)
 {
     for (size_t i = 0; i < member_count(act); i++)
-        x_cancel(ex, member_at(act, i));
-    return x_running_children(act);
+        wflx_cancel(ex, member_at(act, i));
+    return wflx_running_children(act);
 }
 
-bool x_is_body_child(const wfl_act *child)
+bool wflx_is_body_child(const wfl_act *child)
 {
     const wfl_node *n = wfl_act_node(child);
     return !(n->flags & (WFL_NODE_ALT_FLOW | WFL_NODE_DISABLED));
 }
 
-wfl_act *x_clone(wfl_exec *ex, wfl_act *template_act)
+wfl_act *wflx_clone(wfl_exec *ex, wfl_act *template_act)
 {
     wfl_act *clone = NULL;
     wf_error err = WF_ERROR_INIT;
     if (wfl_act_clone(template_act, &clone, &err) != WF_OK) {
-        x_fail(ex, &err);
+        wflx_fail(ex, &err);
         return NULL;
     }
-    if (!x_state(ex, clone)) {
+    if (!wflx_state(ex, clone)) {
         wfl_act_clone_release(clone);
         return NULL;
     }
+    ex->stats.contexts_created++;
     return clone;
 }
 
-void x_finish_clone(wfl_exec *ex, wfl_act *clone)
+void wflx_finish_clone(wfl_exec *ex, wfl_act *clone)
 {
-    if (!wfl_act_is_clone_root(clone) || x_is_running(clone))
+    if (!wfl_act_is_clone_root(clone) || wflx_is_running(clone))
         return;
-    xact *x = x_state(ex, clone);
-    if (x && x_needs_comp(clone)) {
+    xact *x = wflx_state(ex, clone);
+    if (x && wflx_needs_comp(clone)) {
         x->flags |= XF_KEEP_CONTEXT;
         return;
     }
     wfl_act_clone_release(clone);
 }
 
-void x_request_persist(wfl_exec *ex)
+void wflx_request_persist(wfl_exec *ex)
 {
     ex->persist_pending = true;
     ex->persist_now = true;
@@ -367,22 +375,22 @@ static void end_with(wfl_exec *ex, wfl_exec_state state, const wf_type *exc_type
     ex->state = state;
     wf_value_release(&ex->exception);
     if (exc_type && wf_value_exception(exc_type, message ? message : "", &ex->exception) != WF_OK)
-        x_fail_nomem(ex);
+        wflx_fail_nomem(ex);
     clear_scheduler(ex);
 }
 
-void x_terminate(wfl_exec *ex, const char *error)
+void wflx_terminate(wfl_exec *ex, const char *error)
 {
     end_with(ex, WFL_EXEC_TERMINATED, &wf_exc_workflow_terminated, error);
-    x_request_persist(ex);
+    wflx_request_persist(ex);
 }
 
-void x_suspend(wfl_exec *ex, const char *error)
+void wflx_suspend(wfl_exec *ex, const char *error)
 {
     ex->suspended = true;
     wf_value_release(&ex->exception);
     if (wf_value_exception(&wf_exc_exception, error ? error : "", &ex->exception) != WF_OK)
-        x_fail_nomem(ex);
+        wflx_fail_nomem(ex);
 }
 
 static void root_closed(wfl_exec *ex, wfl_act *act)
@@ -400,16 +408,16 @@ static void root_closed(wfl_exec *ex, wfl_act *act)
         ex->state = WFL_EXEC_CLOSED;
     }
     clear_scheduler(ex);
-    x_request_persist(ex);
+    wflx_request_persist(ex);
 }
 
-void x_close(wfl_exec *ex, wfl_act *act)
+void wflx_close(wfl_exec *ex, wfl_act *act)
 {
-    xact *x = x_state(ex, act);
+    xact *x = wflx_state(ex, act);
     if (!x)
         return;
     wfl_status s = wfl_act_status(act);
-    wfl_result r = s == WFL_ST_CANCELING     ? WFL_RES_CANCELED
+    wfl_result r = s == WFL_ST_CANCELING      ? WFL_RES_CANCELED
                    : s == WFL_ST_FAULTING     ? WFL_RES_FAULTED
                    : s == WFL_ST_COMPENSATING ? WFL_RES_COMPENSATED
                                               : WFL_RES_SUCCEEDED;
@@ -417,11 +425,13 @@ void x_close(wfl_exec *ex, wfl_act *act)
         return;
     x->phase = XP_NONE;
     wfl_act_set_result(act, r);
-    x_set_status(ex, act, WFL_ST_CLOSED);
+    wflx_set_status(ex, act, WFL_ST_CLOSED);
+    if (wfl_act_type(act)->kind == WFL_KIND_TRANSACTION_SCOPE)
+        wflx_checkpoint_drop(ex);
     if (r == WFL_RES_SUCCEEDED) {
         x->order = ++ex->next_order;
         if (wfl_act_type(act)->kind == WFL_KIND_TRANSACTION_SCOPE)
-            x_request_persist(ex);
+            wflx_request_persist(ex);
     }
     if (act == ex->root) {
         root_closed(ex, act);
@@ -430,7 +440,7 @@ void x_close(wfl_exec *ex, wfl_act *act)
     wfl_act *listener = x->listener ? x->listener : wfl_act_parent(act);
     x->listener = NULL;
     if (listener)
-        x_schedule(ex, WI_CLOSED, listener, act, 0);
+        wflx_schedule(ex, WI_CLOSED, listener, act, 0);
 }
 
 /* ---- the phases of Canceling, Faulting and Compensating ---------------------------------- */
@@ -447,11 +457,11 @@ static void comp_step(wfl_exec *ex, wfl_act *act)
 {
     xact *x = wfl_act_exec(act);
     x->phase = XP_DEFAULT_COMP;
-    wfl_act *next = x_comp_next(act);
+    wfl_act *next = wflx_comp_next(act);
     if (next)
-        x_compensate(ex, next, act);
+        wflx_compensate(ex, next, act);
     else
-        x_close(ex, act);
+        wflx_close(ex, act);
 }
 
 static void cancel_after_children(wfl_exec *ex, wfl_act *act)
@@ -460,7 +470,7 @@ static void cancel_after_children(wfl_exec *ex, wfl_act *act)
     wfl_act *h = handler_act(act, wfl_act_node(act)->cancellation_handler);
     if (h) {
         x->phase = XP_HANDLER;
-        x_execute(ex, h);
+        wflx_execute(ex, h);
         return;
     }
     comp_step(ex, act);
@@ -470,7 +480,7 @@ static void fault_after_handlers(wfl_exec *ex, wfl_act *act)
 {
     xact *x = wfl_act_exec(act);
     if (x->flags & XF_HANDLED)
-        x_close(ex, act);
+        wflx_close(ex, act);
     else
         comp_step(ex, act);
 }
@@ -481,7 +491,7 @@ static void fault_after_children(wfl_exec *ex, wfl_act *act)
     wfl_act *h = handler_act(act, wfl_act_node(act)->fault_handlers);
     if (h) {
         x->phase = XP_HANDLER;
-        x_execute(ex, h);
+        wflx_execute(ex, h);
         return;
     }
     fault_after_handlers(ex, act);
@@ -495,7 +505,7 @@ static void phase_step(wfl_exec *ex, wfl_act *act)
     wfl_status s = wfl_act_status(act);
     switch (x->phase) {
     case XP_CANCEL_CHILDREN:
-        if (x_running_children(act) == 0) {
+        if (wflx_running_children(act) == 0) {
             if (s == WFL_ST_CANCELING)
                 cancel_after_children(ex, act);
             else
@@ -503,15 +513,15 @@ static void phase_step(wfl_exec *ex, wfl_act *act)
         }
         break;
     case XP_HANDLER:
-        if (x_running_children(act) == 0) {
+        if (wflx_running_children(act) == 0) {
             if (s == WFL_ST_FAULTING)
                 fault_after_handlers(ex, act);
             else
-                x_close(ex, act);
+                wflx_close(ex, act);
         }
         break;
     case XP_DEFAULT_COMP: /* one compensation at a time, newest first */
-        if (x_running_children(act) == 0)
+        if (wflx_running_children(act) == 0)
             comp_step(ex, act);
         break;
     default:
@@ -522,59 +532,62 @@ static void phase_step(wfl_exec *ex, wfl_act *act)
 /* ---- work item handlers ------------------------------------------------------------------ */
 static void do_execute(wfl_exec *ex, wfl_act *act)
 {
-    xact *x = x_state(ex, act);
+    xact *x = wflx_state(ex, act);
     if (!x || wfl_act_status(act) != WFL_ST_EXECUTING || (x->flags & XF_STARTED))
         return;
     x->flags |= XF_STARTED;
+    ex->stats.activities_executed++;
     const wfl_kind_ops *ops = ops_of(act);
     if (!ops) {
         wf_error e = WF_ERROR_INIT;
         const wfl_type *t = wfl_act_type(act);
-        wf_error_set(&e, WF_E_UNSUPPORTED, &wfl_act_node(act)->loc, "%s cannot be run%s%s",
-                     t->name, t->unsupported ? ": " : "", t->unsupported ? t->unsupported : "");
-        x_throw_error(ex, act, &e, NULL);
+        wf_error_set(&e, WF_E_UNSUPPORTED, &wfl_act_node(act)->loc, "%s cannot be run%s%s", t->name,
+                     t->unsupported ? ": " : "", t->unsupported ? t->unsupported : "");
+        wflx_throw_error(ex, act, &e, NULL);
         return;
     }
     wfl_status st = ops->execute(ex, act);
     if (st == WFL_ST_CLOSED && wfl_act_status(act) == WFL_ST_EXECUTING)
-        x_close(ex, act);
+        wflx_close(ex, act);
 }
 
 static void do_cancel(wfl_exec *ex, wfl_act *act)
 {
-    xact *x = x_state(ex, act);
+    xact *x = wflx_state(ex, act);
     if (!x || wfl_act_status(act) != WFL_ST_CANCELING || x->phase != XP_NONE)
         return;
     const wfl_kind_ops *ops = ops_of(act);
     if (ops && ops->stop)
         ops->stop(ex, act);
     x->phase = XP_CANCEL_CHILDREN;
-    if (x_cancel_children(ex, act) == 0)
+    if (wflx_cancel_children(ex, act) == 0)
         cancel_after_children(ex, act);
 }
 
 static void do_fault(wfl_exec *ex, wfl_act *act)
 {
-    xact *x = x_state(ex, act);
+    xact *x = wflx_state(ex, act);
     if (!x || wfl_act_status(act) != WFL_ST_FAULTING || x->phase != XP_NONE)
         return;
+    if (wfl_act_type(act)->kind == WFL_KIND_TRANSACTION_SCOPE && wflx_checkpoint_rollback(ex, act))
+        return; /* act is gone: the restored scope faults instead */
     const wfl_kind_ops *ops = ops_of(act);
     if (ops && ops->stop)
         ops->stop(ex, act);
     x->phase = XP_CANCEL_CHILDREN;
-    if (x_cancel_children(ex, act) == 0)
+    if (wflx_cancel_children(ex, act) == 0)
         fault_after_children(ex, act);
 }
 
 static void do_compensate(wfl_exec *ex, wfl_act *act)
 {
-    xact *x = x_state(ex, act);
+    xact *x = wflx_state(ex, act);
     if (!x || wfl_act_status(act) != WFL_ST_COMPENSATING)
         return;
     wfl_act *h = handler_act(act, wfl_act_node(act)->compensation_handler);
     if (h) {
         x->phase = XP_HANDLER;
-        x_execute(ex, h);
+        wflx_execute(ex, h);
         return;
     }
     comp_step(ex, act);
@@ -584,11 +597,11 @@ static void do_compensate(wfl_exec *ex, wfl_act *act)
 static void propagate_fault(wfl_exec *ex, wfl_act *act, const wf_value *exc)
 {
     wfl_status s = wfl_act_status(act);
-    xact *x = x_state(ex, act);
+    xact *x = wflx_state(ex, act);
     if (!x)
         return;
     if (s == WFL_ST_EXECUTING || s == WFL_ST_CANCELING) {
-        x_throw(ex, act, exc);
+        wflx_throw(ex, act, exc);
     } else if (s == WFL_ST_FAULTING || s == WFL_ST_COMPENSATING) {
         /* A handler that faults replaces the exception; while children are being canceled
          * the first exception wins. */
@@ -606,12 +619,12 @@ static void do_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
     if (wfl_act_result(child) == WFL_RES_FAULTED && cx && !wf_is_null(&cx->exc)) {
         wf_value exc = cx->exc;
         cx->exc = wf_null();
-        x_finish_clone(ex, child);
+        wflx_finish_clone(ex, child);
         propagate_fault(ex, act, &exc);
         wf_value_release(&exc);
         return;
     }
-    if (!x_state(ex, act))
+    if (!wflx_state(ex, act))
         return;
     if (wfl_act_status(act) == WFL_ST_EXECUTING) {
         const wfl_kind_ops *ops = ops_of(act);
@@ -620,12 +633,12 @@ static void do_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
     } else if (wfl_act_status(act) != WFL_ST_CLOSED) {
         phase_step(ex, act);
     }
-    x_finish_clone(ex, child);
+    wflx_finish_clone(ex, child);
 }
 
 static void do_queue_item(wfl_exec *ex, wfl_act *act, uint32_t queue_id)
 {
-    xqueue *q = x_queue_by_id(ex, queue_id);
+    xqueue *q = wflx_queue_by_id(ex, queue_id);
     if (!q || wfl_act_status(act) != WFL_ST_EXECUTING)
         return;
     const wfl_kind_ops *ops = ops_of(act);
@@ -636,17 +649,62 @@ static void do_queue_item(wfl_exec *ex, wfl_act *act, uint32_t queue_id)
 static void run_item(wfl_exec *ex, const work_item *it)
 {
     switch (it->kind) {
-    case WI_EXECUTE: do_execute(ex, it->act); break;
-    case WI_CANCEL: do_cancel(ex, it->act); break;
-    case WI_FAULT: do_fault(ex, it->act); break;
-    case WI_COMPENSATE: do_compensate(ex, it->act); break;
-    case WI_CLOSED: do_closed(ex, it->act, it->child); break;
-    case WI_QUEUE: do_queue_item(ex, it->act, it->arg); break;
+    case WI_EXECUTE:
+        do_execute(ex, it->act);
+        break;
+    case WI_CANCEL:
+        do_cancel(ex, it->act);
+        break;
+    case WI_FAULT:
+        do_fault(ex, it->act);
+        break;
+    case WI_COMPENSATE:
+        do_compensate(ex, it->act);
+        break;
+    case WI_CLOSED:
+        do_closed(ex, it->act, it->child);
+        break;
+    case WI_QUEUE:
+        do_queue_item(ex, it->act, it->arg);
+        break;
     }
 }
 
 /* ---- queues and timers --------------------------------------------------------------------- */
-xqueue *x_queue_by_id(wfl_exec *ex, uint32_t id)
+/* The timer heap: timers[0] is the earliest (ties by creation order). */
+static bool timer_before(const xtimer *a, const xtimer *b)
+{
+    return a->due_us < b->due_us || (a->due_us == b->due_us && a->seq < b->seq);
+}
+
+static void timer_sift_up(xtimer *h, size_t i)
+{
+    while (i > 0 && timer_before(&h[i], &h[(i - 1) / 2])) {
+        xtimer t = h[i];
+        h[i] = h[(i - 1) / 2];
+        h[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+    }
+}
+
+static void timer_sift_down(xtimer *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && timer_before(&h[l], &h[m]))
+            m = l;
+        if (r < n && timer_before(&h[r], &h[m]))
+            m = r;
+        if (m == i)
+            return;
+        xtimer t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+xqueue *wflx_queue_by_id(wfl_exec *ex, uint32_t id)
 {
     for (size_t i = 0; i < ex->queue_count; i++)
         if (ex->queues[i]->id == id)
@@ -654,7 +712,7 @@ xqueue *x_queue_by_id(wfl_exec *ex, uint32_t id)
     return NULL;
 }
 
-xqueue *x_queue_by_name(wfl_exec *ex, const char *name)
+xqueue *wflx_queue_by_name(wfl_exec *ex, const char *name)
 {
     for (size_t i = 0; i < ex->queue_count; i++)
         if (strcmp(ex->queues[i]->name, name) == 0)
@@ -672,16 +730,16 @@ static void queue_free(xqueue *q)
     wf_free(q);
 }
 
-xqueue *x_queue_create(wfl_exec *ex, const char *name, bool is_timer)
+xqueue *wflx_queue_create(wfl_exec *ex, const char *name, bool is_timer)
 {
-    xqueue *q = x_queue_by_name(ex, name);
+    xqueue *q = wflx_queue_by_name(ex, name);
     if (q)
         return q;
     if (ex->queue_count == ex->queue_cap) {
         size_t cap = ex->queue_cap ? ex->queue_cap * 2 : 8;
         xqueue **qs = wf_realloc(ex->queues, cap * sizeof *qs);
         if (!qs) {
-            x_fail_nomem(ex);
+            wflx_fail_nomem(ex);
             return NULL;
         }
         ex->queues = qs;
@@ -690,7 +748,7 @@ xqueue *x_queue_create(wfl_exec *ex, const char *name, bool is_timer)
     q = wf_calloc(1, sizeof *q);
     if (!q || !(q->name = wf_strdup(name))) {
         wf_free(q);
-        x_fail_nomem(ex);
+        wflx_fail_nomem(ex);
         return NULL;
     }
     q->id = ++ex->next_queue_id;
@@ -699,7 +757,7 @@ xqueue *x_queue_create(wfl_exec *ex, const char *name, bool is_timer)
     return q;
 }
 
-void x_queue_delete(wfl_exec *ex, uint32_t id)
+void wflx_queue_delete(wfl_exec *ex, uint32_t id)
 {
     for (size_t i = 0; i < ex->queue_count; i++) {
         if (ex->queues[i]->id != id)
@@ -709,14 +767,16 @@ void x_queue_delete(wfl_exec *ex, uint32_t id)
         ex->queue_count--;
         break;
     }
-    size_t w = 0;
+    size_t w = 0; /* drop the queue's timers, then restore the heap order */
     for (size_t i = 0; i < ex->timer_count; i++)
         if (ex->timers[i].queue_id != id)
             ex->timers[w++] = ex->timers[i];
     ex->timer_count = w;
+    for (size_t i = w / 2; i-- > 0;)
+        timer_sift_down(ex->timers, w, i);
 }
 
-bool x_queue_subscribe(wfl_exec *ex, xqueue *q, wfl_act *act)
+bool wflx_queue_subscribe(wfl_exec *ex, xqueue *q, wfl_act *act)
 {
     for (size_t i = 0; i < q->sub_count; i++)
         if (q->subs[i] == act)
@@ -725,7 +785,7 @@ bool x_queue_subscribe(wfl_exec *ex, xqueue *q, wfl_act *act)
         size_t cap = q->sub_cap ? q->sub_cap * 2 : 2;
         wfl_act **subs = wf_realloc(q->subs, cap * sizeof *subs);
         if (!subs) {
-            x_fail_nomem(ex);
+            wflx_fail_nomem(ex);
             return false;
         }
         q->subs = subs;
@@ -733,11 +793,11 @@ bool x_queue_subscribe(wfl_exec *ex, xqueue *q, wfl_act *act)
     }
     q->subs[q->sub_count++] = act;
     if (q->item_count) /* items that arrived before the subscription */
-        x_schedule(ex, WI_QUEUE, act, NULL, q->id);
+        wflx_schedule(ex, WI_QUEUE, act, NULL, q->id);
     return true;
 }
 
-void x_queue_unsubscribe(wfl_exec *ex, xqueue *q, wfl_act *act)
+void wflx_queue_unsubscribe(wfl_exec *ex, xqueue *q, wfl_act *act)
 {
     (void)ex;
     for (size_t i = 0; i < q->sub_count; i++) {
@@ -749,7 +809,7 @@ void x_queue_unsubscribe(wfl_exec *ex, xqueue *q, wfl_act *act)
     }
 }
 
-bool x_queue_dequeue(xqueue *q, wf_value *out)
+bool wflx_queue_dequeue(xqueue *q, wf_value *out)
 {
     if (!q->item_count)
         return false;
@@ -759,13 +819,13 @@ bool x_queue_dequeue(xqueue *q, wf_value *out)
     return true;
 }
 
-bool x_queue_enqueue(wfl_exec *ex, xqueue *q, const wf_value *item)
+bool wflx_queue_enqueue(wfl_exec *ex, xqueue *q, const wf_value *item)
 {
     if (q->item_count == q->item_cap) {
         size_t cap = q->item_cap ? q->item_cap * 2 : 4;
         wf_value *items = wf_realloc(q->items, cap * sizeof *items);
         if (!items) {
-            x_fail_nomem(ex);
+            wflx_fail_nomem(ex);
             return false;
         }
         q->items = items;
@@ -773,33 +833,41 @@ bool x_queue_enqueue(wfl_exec *ex, xqueue *q, const wf_value *item)
     }
     q->items[q->item_count++] = wf_value_retain(item);
     if (q->sub_count)
-        x_schedule(ex, WI_QUEUE, q->subs[0], NULL, q->id);
+        wflx_schedule(ex, WI_QUEUE, q->subs[0], NULL, q->id);
     return true;
 }
 
-bool x_timer_add(wfl_exec *ex, int64_t due_us, uint32_t queue_id)
+bool wflx_timer_add(wfl_exec *ex, int64_t due_us, uint32_t queue_id, uint64_t seq)
 {
     if (ex->timer_count == ex->timer_cap) {
         size_t cap = ex->timer_cap ? ex->timer_cap * 2 : 4;
         xtimer *t = wf_realloc(ex->timers, cap * sizeof *t);
         if (!t) {
-            x_fail_nomem(ex);
+            wflx_fail_nomem(ex);
             return false;
         }
         ex->timers = t;
         ex->timer_cap = cap;
     }
-    size_t i = ex->timer_count;
-    while (i > 0 && ex->timers[i - 1].due_us > due_us) { /* stable: equal due keeps order */
-        ex->timers[i] = ex->timers[i - 1];
-        i--;
-    }
-    ex->timers[i] = (xtimer){due_us, queue_id};
-    ex->timer_count++;
+    if (!seq)
+        seq = ++ex->next_timer_seq;
+    else if (seq > ex->next_timer_seq)
+        ex->next_timer_seq = seq;
+    ex->timers[ex->timer_count] = (xtimer){due_us, queue_id, seq};
+    timer_sift_up(ex->timers, ex->timer_count++);
     return true;
 }
 
-int64_t x_now(wfl_exec *ex)
+/* Take the earliest timer off the heap. */
+static xtimer timer_pop(wfl_exec *ex)
+{
+    xtimer top = ex->timers[0];
+    ex->timers[0] = ex->timers[--ex->timer_count];
+    timer_sift_down(ex->timers, ex->timer_count, 0);
+    return top;
+}
+
+int64_t wflx_now(wfl_exec *ex)
 {
     if (ex->opts.clock)
         return ex->opts.clock(ex->opts.clock_ud);
@@ -822,7 +890,7 @@ static void call_persist(wfl_exec *ex)
         return;
     wf_error e = WF_ERROR_INIT;
     if (ex->opts.persist(ex->opts.persist_ud, ex, &e) != WF_OK)
-        x_fail(ex, &e);
+        wflx_fail(ex, &e);
 }
 
 static void free_waiting(wfl_exec *ex)
@@ -836,7 +904,7 @@ static void free_waiting(wfl_exec *ex)
     ex->waiting_count = 0;
 }
 
-void x_rebuild_waiting(wfl_exec *ex)
+void wflx_rebuild_waiting(wfl_exec *ex)
 {
     free_waiting(ex);
     if (is_final(ex->state) || !ex->queue_count)
@@ -844,7 +912,7 @@ void x_rebuild_waiting(wfl_exec *ex)
     ex->waiting_names = wf_calloc(ex->queue_count, sizeof(char *));
     ex->waiting_ids = wf_calloc(ex->queue_count, sizeof(uint32_t));
     if (!ex->waiting_names || !ex->waiting_ids) {
-        x_fail_nomem(ex);
+        wflx_fail_nomem(ex);
         return;
     }
     for (size_t i = 0; i < ex->queue_count; i++) {
@@ -853,7 +921,7 @@ void x_rebuild_waiting(wfl_exec *ex)
             continue;
         char *name = wf_strdup(q->name);
         if (!name) {
-            x_fail_nomem(ex);
+            wflx_fail_nomem(ex);
             return;
         }
         ex->waiting_ids[ex->waiting_count] = q->id;
@@ -871,21 +939,22 @@ static wf_status pulse(wfl_exec *ex, wfl_exec_state *state, wf_error *err)
             call_persist(ex);
         if (ex->failed || (!wiq_pop(&ex->atomic, &it) && !wiq_pop(&ex->normal, &it)))
             break;
+        ex->stats.work_items++;
         run_item(ex, &it);
     }
     if (ex->persist_now && !ex->failed)
         call_persist(ex);
     if (!is_final(ex->state))
         ex->state = ex->suspended ? WFL_EXEC_SUSPENDED : WFL_EXEC_IDLE;
-    x_rebuild_waiting(ex);
+    wflx_rebuild_waiting(ex);
     if (state)
         *state = ex->state;
     if (ex->failed) {
         ex->failed = false;
         wf_error e = ex->host_err;
         ex->host_err = (wf_error)WF_ERROR_INIT;
-        return wf_error_set(err, e.code, &(wf_loc){e.file[0] ? e.file : NULL, e.line, e.col},
-                            "%s", e.message);
+        return wf_error_set(err, e.code, &(wf_loc){e.file[0] ? e.file : NULL, e.line, e.col}, "%s",
+                            e.message);
     }
     return WF_OK;
 }
@@ -893,7 +962,7 @@ static wf_status pulse(wfl_exec *ex, wfl_exec_state *state, wf_error *err)
 /* ---- public API ------------------------------------------------------------------------------ */
 const char *wfl_exec_state_name(wfl_exec_state state)
 {
-    static const char *const names[] = {"Created", "Idle", "Closed", "Canceled",
+    static const char *const names[] = {"Created", "Idle",       "Closed",   "Canceled",
                                         "Faulted", "Terminated", "Suspended"};
     return (size_t)state < sizeof names / sizeof names[0] ? names[state] : "?";
 }
@@ -948,8 +1017,8 @@ void wfl_exec_attach(wfl_exec *ex, wfl_inst *inst, wfl_act *root)
     wfl_inst_set_dispose(inst, dispose_xact, ex);
 }
 
-wf_status wfl_exec_create(const wfl_definition *def, const char *subtree,
-                          const wfl_exec_opts *opts, wfl_exec **out, wf_error *err)
+wf_status wfl_exec_create(const wfl_definition *def, const char *subtree, const wfl_exec_opts *opts,
+                          wfl_exec **out, wf_error *err)
 {
     *out = NULL;
     wfl_act *root = NULL;
@@ -989,6 +1058,7 @@ void wfl_exec_destroy(wfl_exec *ex)
     wf_free(ex->atomic.items);
     free_waiting(ex);
     wf_value_release(&ex->exception);
+    wf_free(ex->checkpoint);
     wf_pool_destroy(ex->xpool);
     wf_free(ex);
 }
@@ -1018,8 +1088,7 @@ static const wfl_dp *input_dp(wfl_exec *ex, const char *name, wf_error *err)
     return dp;
 }
 
-wf_status wfl_exec_set_input(wfl_exec *ex, const char *name, const wf_value *value,
-                             wf_error *err)
+wf_status wfl_exec_set_input(wfl_exec *ex, const char *name, const wf_value *value, wf_error *err)
 {
     const wfl_dp *dp = input_dp(ex, name, err);
     if (!dp)
@@ -1030,8 +1099,7 @@ wf_status wfl_exec_set_input(wfl_exec *ex, const char *name, const wf_value *val
     return rc;
 }
 
-wf_status wfl_exec_set_input_text(wfl_exec *ex, const char *name, const char *text,
-                                  wf_error *err)
+wf_status wfl_exec_set_input_text(wfl_exec *ex, const char *name, const char *text, wf_error *err)
 {
     const wfl_dp *dp = input_dp(ex, name, err);
     if (!dp)
@@ -1054,7 +1122,7 @@ wf_status wfl_exec_run(wfl_exec *ex, wfl_exec_state *state, wf_error *err)
         return wf_error_set(err, WF_E_STATE, NULL, "the instance has completed");
     }
     if (ex->state == WFL_EXEC_CREATED)
-        x_execute(ex, ex->root);
+        wflx_execute(ex, ex->root);
     return pulse(ex, state, err);
 }
 
@@ -1072,7 +1140,7 @@ bool wfl_exec_queue_is_timer(const wfl_exec *ex, size_t index)
 {
     if (index >= ex->waiting_count)
         return false;
-    xqueue *q = x_queue_by_id((wfl_exec *)ex, ex->waiting_ids[index]);
+    xqueue *q = wflx_queue_by_id((wfl_exec *)ex, ex->waiting_ids[index]);
     return q && q->is_timer;
 }
 
@@ -1112,29 +1180,26 @@ wf_status wfl_exec_deliver(wfl_exec *ex, const char *queue, const wf_value *item
     wf_status rc = check_live(ex, err);
     if (rc != WF_OK)
         return rc;
-    xqueue *q = x_queue_by_name(ex, queue);
+    xqueue *q = wflx_queue_by_name(ex, queue);
     if (!q)
         return wf_error_set(err, WF_E_NOTFOUND, NULL, "no workflow queue named '%s'", queue);
     wf_value null_item = wf_null();
-    if (!x_queue_enqueue(ex, q, item ? item : &null_item))
+    if (!wflx_queue_enqueue(ex, q, item ? item : &null_item))
         return pulse(ex, state, err);
     return pulse(ex, state, err);
 }
 
-wf_status wfl_exec_fire_timers(wfl_exec *ex, int64_t now_us, wfl_exec_state *state,
-                               wf_error *err)
+wf_status wfl_exec_fire_timers(wfl_exec *ex, int64_t now_us, wfl_exec_state *state, wf_error *err)
 {
     wf_status rc = check_live(ex, err);
     if (rc != WF_OK)
         return rc;
     wf_value null_item = wf_null();
     while (ex->timer_count && ex->timers[0].due_us <= now_us && !ex->failed) {
-        uint32_t id = ex->timers[0].queue_id;
-        memmove(&ex->timers[0], &ex->timers[1], (ex->timer_count - 1) * sizeof(xtimer));
-        ex->timer_count--;
-        xqueue *q = x_queue_by_id(ex, id);
+        uint32_t id = timer_pop(ex).queue_id;
+        xqueue *q = wflx_queue_by_id(ex, id);
         if (q)
-            x_queue_enqueue(ex, q, &null_item);
+            wflx_queue_enqueue(ex, q, &null_item);
     }
     return pulse(ex, state, err);
 }
@@ -1145,7 +1210,7 @@ wf_status wfl_exec_cancel(wfl_exec *ex, wfl_exec_state *state, wf_error *err)
     if (rc != WF_OK)
         return rc;
     ex->suspended = false;
-    x_cancel(ex, ex->root);
+    wflx_cancel(ex, ex->root);
     return pulse(ex, state, err);
 }
 
@@ -1161,6 +1226,11 @@ wf_status wfl_exec_resume(wfl_exec *ex, wfl_exec_state *state, wf_error *err)
 const wf_value *wfl_exec_exception(const wfl_exec *ex)
 {
     return &ex->exception;
+}
+
+void wfl_exec_stats_get(const wfl_exec *ex, wfl_exec_stats *out)
+{
+    *out = ex->stats;
 }
 
 bool wfl_exec_take_persist_request(wfl_exec *ex)

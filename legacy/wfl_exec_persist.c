@@ -46,16 +46,23 @@ static void put_value(wf_buf *b, const wf_value *v)
     wf_kind k = v->type->kind;
     put_u8(b, (uint8_t)k);
     switch (k) {
-    case WF_K_NULL: break;
-    case WF_K_BOOL: put_u8(b, v->u.b); break;
-    case WF_K_INT32: put_u32(b, (uint32_t)v->u.i32); break;
+    case WF_K_NULL:
+        break;
+    case WF_K_BOOL:
+        put_u8(b, v->u.b);
+        break;
+    case WF_K_INT32:
+        put_u32(b, (uint32_t)v->u.i32);
+        break;
     case WF_K_DOUBLE: {
         uint64_t bits;
         memcpy(&bits, &v->u.d, 8);
         put_u64(b, bits);
         break;
     }
-    case WF_K_STRING: put_str(b, wf_value_str(v), wf_value_str_len(v)); break;
+    case WF_K_STRING:
+        put_str(b, wf_value_str(v), wf_value_str_len(v));
+        break;
     case WF_K_LIST:
         put_cstr(b, v->type->name);
         put_u32(b, (uint32_t)wf_value_list_count(v));
@@ -136,6 +143,7 @@ static void put_queues(wf_buf *b, const wfl_exec *ex)
     for (size_t i = 0; i < ex->timer_count; i++) {
         put_u64(b, (uint64_t)ex->timers[i].due_us);
         put_u32(b, ex->timers[i].queue_id);
+        put_u64(b, ex->timers[i].seq);
     }
 }
 
@@ -167,6 +175,9 @@ wf_status wfl_exec_save(const wfl_exec *ex, void **blob, size_t *len, wf_error *
     put_items(&b, &ex->atomic);
     put_items(&b, &ex->normal);
     put_queues(&b, ex);
+    put_str(&b, ex->checkpoint ? ex->checkpoint : "", ex->checkpoint ? ex->checkpoint_len : 0);
+    put_u32(&b, ex->checkpoint_ctx);
+    put_u64(&b, ex->checkpoint_node);
     if (b.oom) {
         rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory saving the instance");
         goto done;
@@ -330,9 +341,12 @@ static wf_value get_value(reader *r, unsigned depth)
         return r->bad = true, v;
     size_t n;
     switch ((wf_kind)k) {
-    case WF_K_NULL: return v;
-    case WF_K_BOOL: return wf_bool(get_u8(r) != 0);
-    case WF_K_INT32: return wf_int32((int32_t)get_u32(r));
+    case WF_K_NULL:
+        return v;
+    case WF_K_BOOL:
+        return wf_bool(get_u8(r) != 0);
+    case WF_K_INT32:
+        return wf_int32((int32_t)get_u32(r));
     case WF_K_DOUBLE: {
         uint64_t bits = get_u64(r);
         double d;
@@ -345,8 +359,10 @@ static wf_value get_value(reader *r, unsigned depth)
             r->nomem = r->bad = true;
         return v;
     }
-    case WF_K_LIST: return get_list(r, depth);
-    case WF_K_RECORD: return get_record(r, depth);
+    case WF_K_LIST:
+        return get_list(r, depth);
+    case WF_K_RECORD:
+        return get_record(r, depth);
     case WF_K_EXCEPTION: {
         char *tname = get_dup(r), *msg = get_dup(r);
         const wf_type *t = tname ? find_type(r, tname) : NULL;
@@ -358,7 +374,10 @@ static wf_value get_value(reader *r, unsigned depth)
         wf_free(msg);
         return v;
     }
-    case WF_K_INT64: case WF_K_DECIMAL: case WF_K_DATETIME: case WF_K_TIMESPAN:
+    case WF_K_INT64:
+    case WF_K_DECIMAL:
+    case WF_K_DATETIME:
+    case WF_K_TIMESPAN:
     case WF_K_TOKEN: {
         char *tname = get_dup(r);
         const wf_type *t = tname ? find_type(r, tname) : NULL;
@@ -370,7 +389,9 @@ static wf_value get_value(reader *r, unsigned depth)
             v.type = t;
         return v;
     }
-    default: r->bad = true; return v;
+    default:
+        r->bad = true;
+        return v;
     }
 }
 
@@ -416,7 +437,7 @@ static wf_status load_act(void *ud, wfl_act *act, const void *data, size_t len, 
     if (!len)
         return WF_OK;
     reader r = {data, len, false, false, rc->def};
-    xact *x = x_state(rc->ex, act);
+    xact *x = wflx_state(rc->ex, act);
     if (!x)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory restoring the instance");
     x->phase = get_u32(&r);
@@ -459,7 +480,7 @@ static void read_items(reader *r, wfl_exec *ex, wi_queue *q)
         it.arg = get_u32(r);
         if (it.kind > WI_QUEUE || !it.act)
             r->bad = true;
-        if (!r->bad && !x_wiq_push(q, &it))
+        if (!r->bad && !wflx_wiq_push(q, &it))
             r->nomem = r->bad = true;
     }
 }
@@ -471,7 +492,7 @@ static void read_queues(reader *r, wfl_exec *ex)
         uint32_t id = get_u32(r);
         char *name = get_dup(r);
         bool is_timer = get_u8(r) != 0;
-        xqueue *q = name && !r->bad ? x_queue_create(ex, name, is_timer) : NULL;
+        xqueue *q = name && !r->bad ? wflx_queue_create(ex, name, is_timer) : NULL;
         wf_free(name);
         if (!q) {
             r->bad = true;
@@ -481,7 +502,7 @@ static void read_queues(reader *r, wfl_exec *ex)
         uint32_t items = get_u32(r);
         for (uint32_t j = 0; j < items && !r->bad; j++) {
             wf_value v = get_value(r, 0);
-            if (!r->bad && !x_queue_enqueue(ex, q, &v))
+            if (!r->bad && !wflx_queue_enqueue(ex, q, &v))
                 r->nomem = r->bad = true;
             wf_value_release(&v);
         }
@@ -489,10 +510,10 @@ static void read_queues(reader *r, wfl_exec *ex)
         for (uint32_t j = 0; j < subs && !r->bad; j++) {
             wfl_act *a = resolve(ex, get_ref(r), &r->bad);
             if (a && !r->bad) {
-                q->subs = q->sub_count == q->sub_cap
-                              ? wf_realloc(q->subs, (q->sub_cap = q->sub_cap * 2 + 2) *
-                                                        sizeof(wfl_act *))
-                              : q->subs;
+                q->subs =
+                    q->sub_count == q->sub_cap
+                        ? wf_realloc(q->subs, (q->sub_cap = q->sub_cap * 2 + 2) * sizeof(wfl_act *))
+                        : q->subs;
                 if (!q->subs)
                     r->nomem = r->bad = true;
                 else
@@ -504,9 +525,29 @@ static void read_queues(reader *r, wfl_exec *ex)
     for (uint32_t i = 0; i < t && !r->bad; i++) {
         int64_t due = (int64_t)get_u64(r);
         uint32_t qid = get_u32(r);
-        if (!r->bad && !x_timer_add(ex, due, qid))
+        uint64_t seq = get_u64(r);
+        if (!r->bad && !seq)
+            r->bad = true;
+        else if (!r->bad && !wflx_timer_add(ex, due, qid, seq))
             r->nomem = r->bad = true;
     }
+}
+
+static void read_checkpoint(reader *r, wfl_exec *ex)
+{
+    size_t n;
+    const char *cp = get_str(r, &n);
+    ex->checkpoint_ctx = get_u32(r);
+    ex->checkpoint_node = get_u64(r);
+    if (r->bad || !n)
+        return;
+    ex->checkpoint = wf_malloc(n);
+    if (!ex->checkpoint) {
+        r->nomem = r->bad = true;
+        return;
+    }
+    memcpy(ex->checkpoint, cp, n);
+    ex->checkpoint_len = n;
 }
 
 static wf_status corrupt(wf_error *err, const char *what)
@@ -529,8 +570,54 @@ static wf_status check_header(const uint8_t *p, size_t len, wf_error *err)
     return WF_OK;
 }
 
-wf_status wfl_exec_restore(const wfl_definition *def, const wfl_exec_opts *opts,
-                           const void *blob, size_t len, wfl_exec **out, wf_error *err)
+/* The executor fields after the instance id; the instance bytes are returned as a view. */
+static wf_status read_exec_fields(reader *r, wfl_exec *ex, ref *root, const char **inst,
+                                  size_t *inst_len, wf_error *err)
+{
+    ex->state = (wfl_exec_state)get_u8(r);
+    ex->suspended = get_u8(r) != 0;
+    ex->persist_pending = get_u8(r) != 0;
+    ex->next_order = get_u64(r);
+    ex->next_queue_id = get_u32(r);
+    ex->exception = get_value(r, 0);
+    *root = get_ref(r);
+    *inst = get_str(r, inst_len);
+    if (r->nomem)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    if (r->bad || ex->state > WFL_EXEC_SUSPENDED)
+        return corrupt(err, "bad executor header");
+    return WF_OK;
+}
+
+/* Rebuild the activity tree with every xact, then resolve the references into it. */
+static wf_status restore_tree(wfl_exec *ex, const char *bytes, size_t len, ref root, wf_error *err)
+{
+    restore_ctx rx = {ex, ex->def, NULL, 0, 0};
+    wfl_inst_hooks hooks = WFL_INST_HOOKS_INIT;
+    hooks.load_act = load_act;
+    hooks.ud = &rx;
+    wfl_inst *inst = NULL;
+    wf_status rc = wfl_inst_restore(ex->def, bytes, len, &hooks, &inst, err);
+    if (rc != WF_OK) { /* the activities are gone: drop what their xacts hold */
+        for (size_t i = 0; i < rx.pend_count; i++) {
+            wf_value_release(&rx.pend[i].x->exc);
+            wf_value_release(&rx.pend[i].x->val);
+        }
+        wf_free(rx.pend);
+        return rc;
+    }
+    bool bad = false;
+    wfl_exec_attach(ex, inst, NULL);
+    ex->root = resolve(ex, root, &bad);
+    for (size_t i = 0; i < rx.pend_count; i++)
+        if (rx.pend[i].listener.ctx != NO_CONTEXT)
+            rx.pend[i].x->listener = resolve(ex, rx.pend[i].listener, &bad);
+    wf_free(rx.pend);
+    return bad || !ex->root ? corrupt(err, "bad activity reference") : WF_OK;
+}
+
+wf_status wfl_exec_restore(const wfl_definition *def, const wfl_exec_opts *opts, const void *blob,
+                           size_t len, wfl_exec **out, wf_error *err)
 {
     *out = NULL;
     wf_status rc = check_header(blob, len, err);
@@ -543,65 +630,106 @@ wf_status wfl_exec_restore(const wfl_definition *def, const wfl_exec_opts *opts,
     wfl_exec *ex = NULL;
     if (r.bad || (rc = wfl_exec_new(def, &o, &ex, err)) != WF_OK) {
         wf_free(id);
-        return r.nomem ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory")
-                       : rc != WF_OK ? rc : corrupt(err, "truncated header");
+        return r.nomem       ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory")
+               : rc != WF_OK ? rc
+                             : corrupt(err, "truncated header");
     }
     wf_free(id);
     ex->opts.instance_id = NULL;
-    ex->state = (wfl_exec_state)get_u8(&r);
-    ex->suspended = get_u8(&r) != 0;
-    ex->persist_pending = get_u8(&r) != 0;
-    ex->next_order = get_u64(&r);
-    ex->next_queue_id = get_u32(&r);
-    ex->exception = get_value(&r, 0);
-    ref root = get_ref(&r);
+    ref root;
+    const char *inst_bytes;
     size_t inst_len;
-    const char *inst_bytes = get_str(&r, &inst_len);
-    if (r.bad || ex->state > WFL_EXEC_SUSPENDED) {
-        rc = r.nomem ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory")
-                     : corrupt(err, "bad executor header");
-        goto fail;
+    rc = read_exec_fields(&r, ex, &root, &inst_bytes, &inst_len, err);
+    if (rc == WF_OK)
+        rc = restore_tree(ex, inst_bytes, inst_len, root, err);
+    if (rc == WF_OK) {
+        read_items(&r, ex, &ex->atomic);
+        read_items(&r, ex, &ex->normal);
+        read_queues(&r, ex);
+        read_checkpoint(&r, ex);
+        if (!r.bad && !r.left && !ex->failed)
+            wflx_rebuild_waiting(ex);
+        if (r.nomem || ex->failed)
+            rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+        else if (r.bad || r.left)
+            rc = corrupt(err, "bad scheduler or queue data");
     }
-    restore_ctx rx = {ex, def, NULL, 0, 0};
-    wfl_inst_hooks hooks = WFL_INST_HOOKS_INIT;
-    hooks.load_act = load_act;
-    hooks.ud = &rx;
-    wfl_inst *inst = NULL;
-    /* The dispose hook is not set yet on a failed restore: xacts made by load_act are
-     * returned to the pool when the executor is destroyed below. */
-    rc = wfl_inst_restore(def, inst_bytes, inst_len, &hooks, &inst, err);
-    if (rc != WF_OK) { /* the activities are gone: drop what their xacts hold */
-        for (size_t i = 0; i < rx.pend_count; i++) {
-            wf_value_release(&rx.pend[i].x->exc);
-            wf_value_release(&rx.pend[i].x->val);
-        }
-        wf_free(rx.pend);
-        goto fail;
-    }
-    bool bad = false;
-    wfl_exec_attach(ex, inst, NULL);
-    ex->root = resolve(ex, root, &bad);
-    for (size_t i = 0; i < rx.pend_count; i++)
-        if (rx.pend[i].listener.ctx != NO_CONTEXT)
-            rx.pend[i].x->listener = resolve(ex, rx.pend[i].listener, &bad);
-    wf_free(rx.pend);
-    r.bad = r.bad || bad || !ex->root;
-    read_items(&r, ex, &ex->atomic);
-    read_items(&r, ex, &ex->normal);
-    read_queues(&r, ex);
-    if (r.bad || r.left || ex->failed) {
-        rc = r.nomem || ex->failed ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory")
-                                   : corrupt(err, "bad scheduler or queue data");
-        goto fail;
-    }
-    x_rebuild_waiting(ex);
-    if (ex->failed) {
-        rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-        goto fail;
+    if (rc != WF_OK) {
+        wfl_exec_destroy(ex);
+        return rc;
     }
     *out = ex;
     return WF_OK;
-fail:
-    wfl_exec_destroy(ex);
-    return rc;
+}
+
+/* ---- TransactionScope checkpoints ------------------------------------------------------------ */
+void wflx_checkpoint_take(wfl_exec *ex, wfl_act *scope)
+{
+    wflx_checkpoint_drop(ex);
+    if (ex->opts.no_checkpoints)
+        return;
+    wf_error err = WF_ERROR_INIT;
+    void *blob = NULL;
+    size_t len = 0;
+    if (wfl_exec_save(ex, &blob, &len, &err) != WF_OK) {
+        wflx_fail(ex, &err);
+        return;
+    }
+    ex->checkpoint = blob;
+    ex->checkpoint_len = len;
+    ex->checkpoint_ctx = wfl_act_context_id(scope);
+    ex->checkpoint_node = wfl_act_node(scope)->index;
+}
+
+void wflx_checkpoint_drop(wfl_exec *ex)
+{
+    wf_free(ex->checkpoint);
+    ex->checkpoint = NULL;
+    ex->checkpoint_len = 0;
+}
+
+/* Exchange everything but the identity and the counters, then give each its dispose hook. */
+static void swap_state(wfl_exec *ex, wfl_exec *other)
+{
+    wfl_exec tmp = *ex;
+    *ex = *other;
+    *other = tmp;
+    ex->opts = other->opts;
+    memcpy(ex->instance_id, other->instance_id, sizeof ex->instance_id);
+    wfl_exec_stats stats = ex->stats;
+    ex->stats = other->stats;
+    other->stats = stats;
+    wfl_exec_attach(ex, ex->inst, ex->root);
+    wfl_exec_attach(other, other->inst, other->root);
+}
+
+bool wflx_checkpoint_rollback(wfl_exec *ex, wfl_act *scope)
+{
+    if (!ex->checkpoint || wfl_act_context_id(scope) != ex->checkpoint_ctx ||
+        wfl_act_node(scope)->index != ex->checkpoint_node)
+        return false;
+    uint32_t ctx = ex->checkpoint_ctx;
+    size_t node = (size_t)ex->checkpoint_node;
+    xact *x = wfl_act_exec(scope);
+    wf_value exc = wf_value_retain(&x->exc);
+    wfl_exec_opts o = ex->opts;
+    o.instance_id = ex->instance_id;
+    wfl_exec *before = NULL;
+    wf_error err = WF_ERROR_INIT;
+    wf_status rc = wfl_exec_restore(ex->def, &o, ex->checkpoint, ex->checkpoint_len, &before, &err);
+    wflx_checkpoint_drop(ex);
+    if (rc != WF_OK) {
+        wf_value_release(&exc);
+        wflx_fail(ex, &err);
+        return true;
+    }
+    swap_state(ex, before);
+    wfl_exec_destroy(before); /* the state being rolled back, scope included */
+    wfl_act *again = wfl_inst_find_act(ex->inst, ctx, node);
+    if (again)
+        wflx_throw(ex, again, &exc);
+    else
+        wflx_fail(ex, &(wf_error){WF_E_CORRUPT, "checkpoint without its scope", "", 0, 0});
+    wf_value_release(&exc);
+    return true;
 }

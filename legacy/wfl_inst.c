@@ -408,8 +408,9 @@ static wf_status resolve_bind(wfl_act *act, const wfl_bind *b, unsigned depth, w
                               wf_error *err)
 {
     if (depth > BIND_DEPTH_MAX)
-        return wf_error_set(err, WF_E_LIMIT, &b->loc, "ActivityBind cycle through '%s.%s'",
-                            b->name, b->path);
+        return wf_error_set(err, WF_E_LIMIT, &b->loc,
+                            "ActivityBind cycle (or a chain of more than %d binds) through '%s.%s'",
+                            BIND_DEPTH_MAX, b->name, b->path);
     *target = wfl_act_resolve(act, b->name);
     if (*target == NULL)
         return wf_error_set(err, WF_E_NAME, &b->loc, "ActivityBind: no activity named '%s'",
@@ -683,9 +684,12 @@ static void put_str(wf_buf *b, const char *s)
     put_bytes(b, s, strlen(s));
 }
 
-static wf_status put_value(wf_buf *b, const wf_value *v, wf_error *err)
+static wf_status put_value(wf_buf *b, const wf_value *v, unsigned depth, wf_error *err)
 {
     wf_kind k = v->type->kind;
+    if (depth > VALUE_DEPTH_MAX)
+        return wf_error_set(err, WF_E_LIMIT, NULL, "a value nested more than %d deep cannot be "
+                            "saved", VALUE_DEPTH_MAX);
     wf_buf_addc(b, (char)k);
     switch (k) {
     case WF_K_NULL:
@@ -720,16 +724,18 @@ static wf_status put_value(wf_buf *b, const wf_value *v, wf_error *err)
         put_str(b, v->type->name);
         put_varint(b, wf_value_list_count(v));
         for (size_t i = 0; i < wf_value_list_count(v); i++) {
-            if (put_value(b, wf_value_list_at(v, i), err) != WF_OK)
-                return WF_E_TYPE;
+            wf_status rc = put_value(b, wf_value_list_at(v, i), depth + 1, err);
+            if (rc != WF_OK)
+                return rc;
         }
         return WF_OK;
     case WF_K_RECORD:
         put_varint(b, wf_value_record_count(v));
         for (size_t i = 0; i < wf_value_record_count(v); i++) {
             put_str(b, wf_value_record_key(v, i));
-            if (put_value(b, wf_value_record_at(v, i), err) != WF_OK)
-                return WF_E_TYPE;
+            wf_status rc = put_value(b, wf_value_record_at(v, i), depth + 1, err);
+            if (rc != WF_OK)
+                return rc;
         }
         return WF_OK;
     default:
@@ -746,15 +752,24 @@ static uint64_t fnv(uint64_t h, const void *data, size_t len)
     return h;
 }
 
+/* A count, hashed as 8 little-endian bytes so the hash is the same on every platform. */
+static uint64_t fnv_count(uint64_t h, size_t v)
+{
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)((uint64_t)v >> (8 * i));
+    return fnv(h, b, sizeof b);
+}
+
 static uint64_t shape_hash(const wfl_definition *def)
 {
-    uint64_t h = fnv(14695981039346656037ULL, &def->node_count, sizeof def->node_count);
+    uint64_t h = fnv_count(14695981039346656037ULL, def->node_count);
     for (size_t i = 0; i < def->node_count; i++) {
         const wfl_node *n = def->nodes[i];
         h = fnv(h, n->type->name, strlen(n->type->name) + 1);
         h = fnv(h, n->name, strlen(n->name) + 1);
-        h = fnv(h, &n->type->dp_count, sizeof n->type->dp_count);
-        h = fnv(h, &n->child_count, sizeof n->child_count);
+        h = fnv_count(h, n->type->dp_count);
+        h = fnv_count(h, n->child_count);
     }
     return h;
 }
@@ -775,7 +790,7 @@ static wf_status save_act(saver *sv, const wfl_act *a, wf_error *err)
     wf_buf_addc(b, a->clone_root ? 1 : 0);
     put_varint(b, a->node->type->dp_count);
     for (size_t i = 0; i < a->node->type->dp_count; i++) {
-        wf_status rc = put_value(b, &a->slots[i], err);
+        wf_status rc = put_value(b, &a->slots[i], 0, err);
         if (rc != WF_OK)
             return rc;
     }
@@ -812,7 +827,8 @@ wf_status wfl_inst_save(const wfl_inst *inst, const wfl_inst_hooks *hooks, wf_bu
         wf_buf_addc(out, (char)(h >> (8 * i)));
     put_varint(out, inst->next_context);
     wf_status rc = WF_OK;
-    if (hooks != NULL && hooks->save_inst != NULL && !hooks->save_inst(hooks->ud, inst, &sv.scratch))
+    bool has_inst_hook = hooks != NULL && hooks->save_inst != NULL;
+    if (has_inst_hook && !hooks->save_inst(hooks->ud, inst, &sv.scratch))
         rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory saving the instance");
     put_bytes(out, sv.scratch.data, sv.scratch.len);
     if (rc == WF_OK)

@@ -37,7 +37,9 @@
  * 5. wfl_inst_destroy: calls hooks->dispose (wfl_inst_set_dispose) for every activity whose
  *    exec pointer is set, then frees everything.
  * Thread rule: an instance is used by one thread at a time; the definition it borrows is
- * immutable and shared. Values returned by get are retained: the caller releases them. */
+ * immutable and shared. Values returned by get are retained: the caller releases them; a value
+ * that came from a literal in the XOML may borrow an immortal string from the definition, so
+ * no value read from an instance may outlive the definition. */
 
 typedef struct wfl_inst wfl_inst; /* one workflow instance's activity tree */
 typedef struct wfl_act wfl_act;   /* one activity instance */
@@ -162,7 +164,8 @@ typedef struct wfl_inst_hooks {
 #define WFL_INST_HOOKS_INIT {NULL, NULL, NULL, NULL, NULL, NULL}
 
 /* Append the instance's state to out (hooks may be NULL). WF_E_NOMEM; WF_E_TYPE for a value
- * that cannot be saved (Object payloads are saved by their dynamic type). */
+ * that cannot be saved (Object payloads are saved by their dynamic type); WF_E_LIMIT for lists
+ * and records nested more than 64 deep. On failure out is left as it was. */
 wf_status wfl_inst_save(const wfl_inst *inst, const wfl_inst_hooks *hooks, wf_buf *out,
                         wf_error *err);
 /* Rebuild an instance from bytes made by wfl_inst_save for the same definition (checked by a

@@ -52,7 +52,9 @@ typedef struct wfl_rules_target {
 } wfl_rules_target;
 
 /* ---- loading --------------------------------------------------------------------------- */
-/* `types` resolves type names in casts and `new` (System.Int32, InvalidOperationException,
+/* The text is UTF-8, or UTF-16 with a byte-order mark (as the WF3 designer often saves .rules
+ * files; transcoded first, lines and columns unchanged).
+ * `types` resolves type names in casts and `new` (System.Int32, InvalidOperationException,
  * exception types a typelib declared). Errors carry the .rules file:line:col: WF_E_XML,
  * WF_E_SCHEMA (unknown element or attribute, missing Left/Right, duplicate names), WF_E_SYNTAX
  * (bad primitive value, bad Priority, unknown operator), WF_E_TYPE (unknown type name),
@@ -73,8 +75,15 @@ const wfl_ruleset *wfl_rules_ruleset_at(const wfl_rules *rules, size_t index);
 /* ---- evaluation ------------------------------------------------------------------------ */
 /* Run-time failures (null reference, division by zero, invalid cast, overflow) return
  * WF_E_FAULT and an exception value in *exc (NullReferenceException, DivideByZeroException,
- * InvalidCastException, ...; caller releases), like the modern runtime; the accessor's own
- * errors are passed through. */
+ * InvalidCastException, ...; caller releases; exc may be NULL), like the modern runtime; the
+ * accessor's own errors are passed through; an operator applied to the wrong types is
+ * WF_E_TYPE. Arithmetic is checked (OverflowException). A static member of a type wfbridge
+ * does not model (an enum: `Workflow1+Level.Gold`) evaluates to its name as a String. Known
+ * statics: DateTime.Now/UtcNow/Today/MinValue/MaxValue, Int32/Int64.MinValue/MaxValue,
+ * String.Empty, String.IsNullOrEmpty/Concat, Math.Max/Min/Abs/PI. Value methods: ToString,
+ * ToUpper, ToLower, Trim, Contains, StartsWith, EndsWith, Substring, IndexOf, Replace,
+ * Equals, CompareTo; members: String.Length, List.Count, record fields, Exception.Message,
+ * DateTime.Year..Second/Date. */
 wf_status wfl_rules_eval_condition(const wfl_rule_cond *cond, const wfl_rules_target *target,
                                    bool *result, wf_value *exc, wf_error *err);
 wf_status wfl_rules_eval_expr(const wfl_rexpr *expr, const wfl_rules_target *target,
@@ -153,7 +162,8 @@ typedef enum wfl_rop {
     WFL_ROP_VALUE_EQUALITY, WFL_ROP_BITWISE_OR, WFL_ROP_BITWISE_AND, WFL_ROP_BOOLEAN_OR,
     WFL_ROP_BOOLEAN_AND, WFL_ROP_LESS_THAN, WFL_ROP_LESS_THAN_OR_EQUAL, WFL_ROP_GREATER_THAN,
     WFL_ROP_GREATER_THAN_OR_EQUAL,
-} wfl_rop; /* CodeBinaryOperatorType order; ASSIGN is rejected at load */
+} wfl_rop; /* CodeBinaryOperatorType order; ASSIGN is rejected at load; Identity(In)Equality
+            * compares like ValueEquality (wfbridge values have no reference identity) */
 
 wfl_rexpr_kind wfl_rexpr_kind_of(const wfl_rexpr *e);
 wf_loc wfl_rexpr_loc(const wfl_rexpr *e);

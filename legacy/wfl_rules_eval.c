@@ -24,21 +24,30 @@ static wf_status eval(ev *c, const wfl_rexpr *e, wf_value *out);
 
 /* ---- failures -------------------------------------------------------------------------- */
 
-static wf_status fault(ev *c, const wf_type *type, const wfl_rexpr *at, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static wf_status fault(ev *c, const wf_type *type, const wfl_rexpr *at, const char *fmt, ...)
+/* Raise `type` with .NET's exact `message` (side-by-side runs compare it); the detail goes
+ * only into err. */
+static wf_status fault(ev *c, const wf_type *type, const wfl_rexpr *at, const char *message,
+                       const char *detail_fmt, ...) __attribute__((format(printf, 5, 6)));
+static wf_status fault(ev *c, const wf_type *type, const wfl_rexpr *at, const char *message,
+                       const char *detail_fmt, ...)
 {
-    char msg[400];
+    char detail[300];
     va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_start(ap, detail_fmt);
+    vsnprintf(detail, sizeof detail, detail_fmt, ap);
     va_end(ap);
     wf_value_release(c->exc);
-    if (wf_value_exception(type, msg, c->exc) != WF_OK)
+    if (wf_value_exception(type, message, c->exc) != WF_OK)
         return wf_error_set(c->err, WF_E_NOMEM, &at->loc, "out of memory");
-    wf_error_set(c->err, WF_E_FAULT, &at->loc, "%s: %s", type->name, msg);
+    wf_error_set(c->err, WF_E_FAULT, &at->loc, "%s: %s%s%s%s", type->name, message,
+                 *detail ? " (" : "", detail, *detail ? ")" : "");
     return WF_E_FAULT;
 }
+
+#define MSG_NULLREF  "Object reference not set to an instance of an object."
+#define MSG_DIVZERO  "Attempted to divide by zero."
+#define MSG_OVERFLOW "Arithmetic operation resulted in an overflow."
+#define MSG_CAST     "Specified cast is not valid."
 
 static wf_status fail(ev *c, wf_status code, const wfl_rexpr *at, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -53,8 +62,7 @@ static wf_status fail(ev *c, wf_status code, const wfl_rexpr *at, const char *fm
 
 static wf_status null_ref(ev *c, const wfl_rexpr *at, const char *what)
 {
-    return fault(c, &wf_exc_null_reference,
-                 at, "Object reference not set to an instance of an object ('%s' of null)", what);
+    return fault(c, &wf_exc_null_reference, at, MSG_NULLREF, "'%s' of null", what);
 }
 
 static wf_status nomem(ev *c, const wfl_rexpr *at)
@@ -122,8 +130,7 @@ static wf_status make_string(ev *c, const wfl_rexpr *at, wf_buf *buf, wf_value *
 
 static wf_status overflow(ev *c, const wfl_rexpr *at)
 {
-    return fault(c, &wf_exc_overflow, at, "Arithmetic operation resulted in an overflow (%s)",
-                 wfl_rop_name(at->op));
+    return fault(c, &wf_exc_overflow, at, MSG_OVERFLOW, "%s", wfl_rop_name(at->op));
 }
 
 static wf_status int_op(ev *c, const wfl_rexpr *at, int64_t a, int64_t b, bool wide,
@@ -138,7 +145,7 @@ static wf_status int_op(ev *c, const wfl_rexpr *at, int64_t a, int64_t b, bool w
     case WFL_ROP_DIVIDE:
     case WFL_ROP_MODULUS:
         if (b == 0)
-            return fault(c, &wf_exc_divide_by_zero, at, "Attempted to divide by zero");
+            return fault(c, &wf_exc_divide_by_zero, at, MSG_DIVZERO, "%s", wfl_rop_name(at->op));
         if (b == -1 && a == INT64_MIN)
             return overflow(c, at);
         r = at->op == WFL_ROP_DIVIDE ? a / b : a % b;
@@ -181,7 +188,7 @@ static wf_status decimal_op(ev *c, const wfl_rexpr *at, const wf_value *l, const
     case WFL_ROP_DIVIDE:
     case WFL_ROP_MODULUS:
         if (b == 0)
-            return fault(c, &wf_exc_divide_by_zero, at, "Attempted to divide by zero");
+            return fault(c, &wf_exc_divide_by_zero, at, MSG_DIVZERO, "%s", wfl_rop_name(at->op));
         if (at->op == WFL_ROP_MODULUS)
             res = a % b;
         else
@@ -320,7 +327,7 @@ static wf_status eval_bool(ev *c, const wfl_rexpr *e, bool *out)
     if (st != WF_OK)
         return st;
     if (v.type->kind != WF_K_BOOL) {
-        st = wf_is_null(&v) ? fault(c, &wf_exc_invalid_cast, e, "Null cannot be used as a Boolean")
+        st = wf_is_null(&v) ? fault(c, &wf_exc_invalid_cast, e, MSG_CAST, "null as Boolean")
                             : fail(c, WF_E_TYPE, e, "expected a Boolean, got %s", v.type->name);
         wf_value_release(&v);
         return st;
@@ -373,7 +380,7 @@ static wf_status datetime_member(ev *c, const wfl_rexpr *at, int64_t us, const c
     time_t t = (time_t)secs;
     struct tm tm;
     if (!gmtime_r(&t, &tm))
-        return fault(c, &wf_exc_argument_range, at, "DateTime out of range");
+        return fault(c, &wf_exc_argument_range, at, "DateTime out of range.", "%s", name);
     static const char *const names[] = {"Year", "Month", "Day", "Hour", "Minute", "Second"};
     int values[] = {tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
                     tm.tm_sec};
@@ -440,9 +447,8 @@ static wf_status value_index(ev *c, const wfl_rexpr *at, const wf_value *v, cons
         int64_t i = as_i64(idx);
         size_t n = k == WF_K_LIST ? wf_value_list_count(v) : wf_value_str_len(v);
         if (i < 0 || (uint64_t)i >= n)
-            return fault(c, &wf_exc_index_range, at,
-                         "Index was outside the bounds of the array (%lld of %zu)", (long long)i,
-                         n);
+            return fault(c, &wf_exc_index_range, at, "Index was outside the bounds of the array.",
+                         "%lld of %zu", (long long)i, n);
         if (k == WF_K_LIST) {
             *out = wf_value_retain(wf_value_list_at(v, (size_t)i));
             return WF_OK;
@@ -453,7 +459,7 @@ static wf_status value_index(ev *c, const wfl_rexpr *at, const wf_value *v, cons
         const wf_value *f = wf_value_record_get(v, wf_value_str(idx));
         if (!f)
             return fault(c, &wf_exc_key_not_found, at,
-                         "The given key '%s' was not present in the dictionary",
+                         "The given key was not present in the dictionary.", "'%s'",
                          wf_value_str(idx));
         *out = wf_value_retain(f);
         return WF_OK;
@@ -686,7 +692,7 @@ static wf_status want_string_arg(ev *c, const wfl_rexpr *e, const wf_value *args
     if (i >= argc)
         return fail(c, WF_E_TYPE, e, "'%s' needs %zu argument(s)", e->name, i + 1);
     if (wf_is_null(&args[i]))
-        return fault(c, &wf_exc_argument_null, e, "Value cannot be null (argument of '%s')",
+        return fault(c, &wf_exc_argument_null, e, "Value cannot be null.", "argument of '%s'",
                      e->name);
     if (args[i].type->kind != WF_K_STRING)
         return fail(c, WF_E_TYPE, e, "'%s' expects a String argument, got %s", e->name,
@@ -723,7 +729,8 @@ static wf_status substring(ev *c, const wfl_rexpr *e, const char *s, const wf_va
     int64_t count = argc == 2 ? as_i64(&args[1]) : (int64_t)len - start;
     if (start < 0 || count < 0 || (uint64_t)start > len || (uint64_t)(start + count) > len)
         return fault(c, &wf_exc_argument_range, e,
-                     "Index and length must refer to a location within the string");
+                     "Index and length must refer to a location within the string.", "%s",
+                     "Substring");
     return wf_value_string(s + start, (size_t)count, out) == WF_OK ? WF_OK : nomem(c, e);
 }
 
@@ -731,7 +738,7 @@ static wf_status replace(ev *c, const wfl_rexpr *e, const char *s, const char *f
                          const char *to, wf_value *out)
 {
     if (!*from)
-        return fault(c, &wf_exc_argument, e, "String cannot be of zero length");
+        return fault(c, &wf_exc_argument, e, "String cannot be of zero length.", "%s", "Replace");
     wf_buf buf;
     wf_buf_init(&buf);
     size_t flen = strlen(from);
@@ -798,7 +805,8 @@ static wf_status value_method(ev *c, const wfl_rexpr *e, const wf_value *v, cons
         int cmp = 1;
         wf_error local = WF_ERROR_INIT;
         if (!wf_is_null(&args[0]) && wf_value_compare(v, &args[0], &cmp, &local) != WF_OK)
-            return fault(c, &wf_exc_argument, e, "Object must be of type %s", v->type->name);
+            return fault(c, &wf_exc_argument, e, "Object must be of the same type.", "%s",
+                         v->type->name);
         *out = wf_int32(cmp < 0 ? -1 : cmp > 0);
         return WF_OK;
     }
@@ -906,20 +914,19 @@ static wf_status eval_cast(ev *c, const wfl_rexpr *e, wf_value *out)
         return st;
     if (wf_is_null(&v)) {
         if (is_value_type(e->type))
-            return fault(c, &wf_exc_invalid_cast, e, "Cannot cast null to value type %s",
-                         e->type->name);
+            return fault(c, &wf_exc_invalid_cast, e, MSG_CAST, "null to %s", e->type->name);
         *out = v;
         return WF_OK;
     }
     wf_error local = WF_ERROR_INIT;
     st = wf_value_convert(&v, e->type, out, &local);
     if (st == WF_E_RANGE)
-        st = fault(c, &wf_exc_overflow, e, "Value was either too large or too small for %s",
+        st = fault(c, &wf_exc_overflow, e, MSG_OVERFLOW, "%s to %s", v.type->name,
                    e->type->name);
     else if (st == WF_E_NOMEM)
         st = nomem(c, e);
     else if (st != WF_OK)
-        st = fault(c, &wf_exc_invalid_cast, e, "Unable to cast %s to %s", v.type->name,
+        st = fault(c, &wf_exc_invalid_cast, e, MSG_CAST, "%s to %s", v.type->name,
                    e->type->name);
     wf_value_release(&v);
     return st;

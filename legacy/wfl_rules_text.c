@@ -161,6 +161,14 @@ static void print_target(const wfl_rexpr *t, wf_buf *out)
     wf_buf_addc(out, '.');
 }
 
+/* A member of a type wfbridge does not model (an enum such as Workflow1+Level.Gold): the
+ * evaluator treats it as the member's name, so the text is that string. */
+static bool is_enum_member(const wfl_rexpr *e)
+{
+    const wfl_rexpr *t = e->kids[0];
+    return t->kind == WFL_REX_TYPEREF && !t->type && strcmp(short_type(t->name), "Math") != 0;
+}
+
 static bool is_false(const wfl_rexpr *e)
 {
     return e->kind == WFL_REX_PRIMITIVE && e->value.type->kind == WF_K_BOOL && !e->value.u.b;
@@ -256,6 +264,10 @@ static void print(const wfl_rexpr *e, wf_buf *out, int min_prec)
     case WFL_REX_TYPEREF: wf_buf_adds(out, short_type(e->name)); break;
     case WFL_REX_BINARY: print_binary(e, out, min_prec); break;
     case WFL_REX_MEMBER:
+        if (is_enum_member(e)) {
+            print_string(e->name, out);
+            break;
+        }
         print_target(e->kids[0], out);
         wf_buf_adds(out, e->name);
         break;

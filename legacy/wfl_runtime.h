@@ -54,11 +54,11 @@ typedef enum wfl_trace_kind { WFL_TRACE_NATIVE, WFL_TRACE_STATUS } wfl_trace_kin
 
 typedef struct wfl_trace_rec {
     wfl_trace_kind kind;
-    const char *activity;  /* the activity's name (QualifiedName) */
-    const char *type;      /* its type name: "CodeActivity", "ReserveStock" */
+    const char *activity; /* the activity's name (QualifiedName) */
+    const char *type;     /* its type name: "CodeActivity", "ReserveStock" */
     unsigned context_id;
     /* NATIVE */
-    const char *function;  /* exported C symbol */
+    const char *function; /* exported C symbol */
     const char *const *in_names;
     const wf_value *in_values;
     size_t in_count;
@@ -87,18 +87,20 @@ typedef int64_t (*wfl_clock_fn)(void *ud);
 typedef wf_status (*wfl_persist_fn)(void *ud, wfl_exec *ex, wf_error *err);
 
 typedef struct wfl_exec_opts {
-    wfl_trace_fn trace;        /* NULL: no tracing (costs nothing) */
+    wfl_trace_fn trace; /* NULL: no tracing (costs nothing) */
     void *trace_ud;
     wfl_invoke_fn invoke_workflow; /* NULL: InvokeWorkflow faults with a clear message */
     void *invoke_ud;
-    wfl_clock_fn clock;        /* NULL: the real clock (CLOCK_REALTIME) */
+    wfl_clock_fn clock; /* NULL: the real clock (CLOCK_REALTIME) */
     void *clock_ud;
-    wfl_persist_fn persist;    /* NULL: only wfl_exec_take_persist_request records it */
+    wfl_persist_fn persist; /* NULL: only wfl_exec_take_persist_request records it */
     void *persist_ud;
-    const char *instance_id;   /* NULL: a random 32-hex-digit id */
+    const char *instance_id; /* NULL: a random 32-hex-digit id */
+    bool no_checkpoints;     /* TransactionScope faults without rolling back (WF4's Interop
+                                takes no checkpoint, WF-SEMANTICS.md §6) */
 } wfl_exec_opts;
 
-#define WFL_EXEC_OPTS_INIT {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
+#define WFL_EXEC_OPTS_INIT {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, false}
 
 /* Create an executor. subtree: NULL for the whole workflow, else the name of the activity to
  * run as root (WF_E_NAME if absent). */
@@ -109,11 +111,9 @@ const char *wfl_exec_instance_id(const wfl_exec *ex);
 
 /* Set a root DP by name (converted to its type). WF_E_NAME: unknown or not settable (metadata,
  * read-only); WF_E_STATE after the first run. */
-wf_status wfl_exec_set_input(wfl_exec *ex, const char *name, const wf_value *value,
-                             wf_error *err);
+wf_status wfl_exec_set_input(wfl_exec *ex, const char *name, const wf_value *value, wf_error *err);
 /* Parse `text` as the DP's type and set it (the CLI's --arg NAME=VALUE). */
-wf_status wfl_exec_set_input_text(wfl_exec *ex, const char *name, const char *text,
-                                  wf_error *err);
+wf_status wfl_exec_set_input_text(wfl_exec *ex, const char *name, const char *text, wf_error *err);
 
 /* Pulse until the scheduler is empty. A non-OK return is a host-level failure (out of memory,
  * WF_E_STATE when completed); workflow faults are states, not errors. */
@@ -136,8 +136,7 @@ bool wfl_exec_next_timer(const wfl_exec *ex, int64_t *due_us);
 wf_status wfl_exec_deliver(wfl_exec *ex, const char *queue, const wf_value *item,
                            wfl_exec_state *state, wf_error *err);
 /* Fire every timer due at `now_us` (earliest first) and pulse. */
-wf_status wfl_exec_fire_timers(wfl_exec *ex, int64_t now_us, wfl_exec_state *state,
-                               wf_error *err);
+wf_status wfl_exec_fire_timers(wfl_exec *ex, int64_t now_us, wfl_exec_state *state, wf_error *err);
 /* Cancel the root and pulse (CancellationHandlers run). */
 wf_status wfl_exec_cancel(wfl_exec *ex, wfl_exec_state *state, wf_error *err);
 /* Resume a SUSPENDED instance and pulse. */
@@ -158,6 +157,15 @@ wf_status wfl_exec_output(wfl_exec *ex, const char *name, wf_value *out, wf_erro
 /* A persistence point was reached since the last call (TransactionScope closed, the root
  * closed, or a PersistOnClose activity); reading clears it. Hosts with a store save then. */
 bool wfl_exec_take_persist_request(wfl_exec *ex);
+
+/* Counters since the executor was created or restored (benchmarks, tests). */
+typedef struct wfl_exec_stats {
+    uint64_t work_items;          /* scheduler items run */
+    uint64_t activities_executed; /* Execute calls */
+    uint64_t contexts_created;    /* execution-context clones */
+    uint64_t native_calls;        /* traced or not */
+} wfl_exec_stats;
+void wfl_exec_stats_get(const wfl_exec *ex, wfl_exec_stats *out);
 
 /* Save the whole state (instance tree, scheduler, queues, timers, contexts) as one versioned
  * blob (wf_free it). Only between pulses. */

@@ -35,8 +35,8 @@ static wf_status exec_sql(wfl_store *store, const char *sql, wf_error *err)
 static int read_version(wfl_store *store)
 {
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(store->db, "SELECT value FROM meta WHERE key='schema_version'",
-                                -1, &st, NULL);
+    int rc = sqlite3_prepare_v2(store->db, "SELECT value FROM meta WHERE key='schema_version'", -1,
+                                &st, NULL);
     if (rc != SQLITE_OK) {
         bool not_db = rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT;
         sqlite3_finalize(st);
@@ -128,8 +128,8 @@ wf_status wfl_store_save(wfl_store *store, const char *instance_id, const char *
         return rc;
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(store->db,
-                           "INSERT OR REPLACE INTO instances(id, status, blob) VALUES(?, ?, ?)",
-                           -1, &st, NULL) != SQLITE_OK ||
+                           "INSERT OR REPLACE INTO instances(id, status, blob) VALUES(?, ?, ?)", -1,
+                           &st, NULL) != SQLITE_OK ||
         sqlite3_bind_text(st, 1, instance_id, -1, SQLITE_TRANSIENT) != SQLITE_OK ||
         sqlite3_bind_text(st, 2, status, -1, SQLITE_TRANSIENT) != SQLITE_OK ||
         sqlite3_bind_blob64(st, 3, blob, (sqlite3_uint64)len, SQLITE_TRANSIENT) != SQLITE_OK ||
@@ -164,8 +164,7 @@ static wf_status select_row(wfl_store *store, const char *sql, const char *insta
     sqlite3_finalize(st);
     if (rc == SQLITE_DONE) {
         wf_loc loc = {store->path, 0, 0};
-        return wf_error_set(err, WF_E_NOTFOUND, &loc, "no instance '%s' in the store",
-                            instance_id);
+        return wf_error_set(err, WF_E_NOTFOUND, &loc, "no instance '%s' in the store", instance_id);
     }
     return db_error(store, err, "cannot read the store");
 }

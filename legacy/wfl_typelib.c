@@ -362,6 +362,9 @@ static void finish_func(tl_parse *p, wfl_tl_func *fn, const wfl_tl_prop *all, si
         }
     }
     fn->param_count = n;
+    if (n > WF_NATIVE_MAX_PARAMS)
+        report(p, WF_E_LIMIT, fn->loc, "'%s' has %zu parameters; at most %d", fn->name, n,
+               WF_NATIVE_MAX_PARAMS);
     if (fn->kind == WFL_TL_CONDITION)
         fn->ret_type = &wf_type_bool;
     else if (fn->error_on_nonzero)

@@ -56,8 +56,9 @@ typedef struct wfl_tl_prop {
 /* Load "<assembly_name>.activities.xml" from `path` (WF_E_NOTFOUND if absent). Validation
  * errors name the typelib's file:line:col: WF_E_XML, WF_E_SCHEMA (unknown element or
  * attribute, duplicate name, missing attribute, Library containing '/'), WF_E_TYPE (unknown
- * type, type without a C mapping), WF_E_SYNTAX (bad Direction/Default/boolean), WF_E_NOLIB
- * (the Library is not on the path), WF_E_NOSYM (at the element naming the function).
+ * type, type without a C mapping), WF_E_SYNTAX (bad Direction/Default/boolean), WF_E_NAME
+ * (a Parameter binds a property the class lacks), WF_E_NOLIB (the Library is not on the
+ * path), WF_E_NOSYM (at the element naming the function).
  * `diags` (may be NULL) receives every problem; the first is returned in err. */
 wf_status wfl_typelib_load(const wf_libpath *path, wf_types *types, const char *assembly_name,
                            wfl_typelib **out, wf_diags *diags, wf_error *err);

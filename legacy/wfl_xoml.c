@@ -571,17 +571,23 @@ static void set_attr_value(loader *ld, const wf_xml_node *x, const wfl_dp *dp, c
     }
 }
 
-static void x_attribute(loader *ld, const wf_xml_node *x, wfl_node *node, const wf_xml_attr *a,
-                        bool is_root)
+/* x:Name (or a generated name): the node's name and its Name DP. */
+static void set_name(loader *ld, wfl_node *node, const char *name, wf_loc at)
+{
+    wfl_pval *pv = &node->props[WFL_DPI_NAME];
+    node->name = adup(ld, name);
+    pv->kind = WFL_PV_LITERAL;
+    pv->loc = at;
+    if (node->name != NULL &&
+        wf_value_string_static(ld->arena, node->name, strlen(node->name), &pv->u.literal) != WF_OK)
+        nomem(ld);
+}
+
+static void x_attribute(loader *ld, wfl_node *node, const wf_xml_attr *a, bool is_root)
 {
     wf_loc at = attr_loc(ld, a);
     if (strcmp(a->name, "Name") == 0) {
-        node->name = adup(ld, a->value);
-        node->props[WFL_DPI_NAME].kind = WFL_PV_LITERAL;
-        node->props[WFL_DPI_NAME].loc = value_loc(ld, a);
-        if (wf_value_string_static(ld->arena, a->value, strlen(a->value),
-                                   &node->props[WFL_DPI_NAME].u.literal) != WF_OK)
-            nomem(ld);
+        set_name(ld, node, a->value, value_loc(ld, a));
     } else if (strcmp(a->name, "Class") == 0) {
         if (!is_root)
             ERR(ld, WF_E_SCHEMA, at, "x:Class is only allowed on the root activity");
@@ -589,7 +595,6 @@ static void x_attribute(loader *ld, const wf_xml_node *x, wfl_node *node, const 
         ERR(ld, WF_E_SCHEMA, at, "unknown directive 'x:%s' (only x:Name, x:Class and x:Code "
             "are allowed)", a->name);
     }
-    (void)x;
 }
 
 static void dp_attribute(loader *ld, const wf_xml_node *x, wfl_node *node, const wf_xml_attr *a)
@@ -611,7 +616,7 @@ static void attributes(loader *ld, const wf_xml_node *x, wfl_node *node, bool is
     for (size_t i = 0; i < x->attr_count; i++) {
         const wf_xml_attr *a = &x->attrs[i];
         if (a->ns != NULL && strcmp(a->ns, X_NS) == 0)
-            x_attribute(ld, x, node, a, is_root);
+            x_attribute(ld, node, a, is_root);
         else if (a->ns == NULL || strcmp(a->ns, WF_NS) == 0)
             dp_attribute(ld, x, node, a);
         else
@@ -747,7 +752,7 @@ static void parse_params(loader *ld, const wf_xml_node *pe, wfl_pval *pv)
     pv->u.params.count = n;
 }
 
-static void record_value(loader *ld, const wfl_dp *dp, const wf_xml_node *c, wfl_pval *pv)
+static void record_value(loader *ld, const wf_xml_node *c, wfl_pval *pv)
 {
     const char **keys = wf_calloc(c->attr_count + 1, sizeof *keys);
     wf_value *vals = wf_calloc(c->attr_count + 1, sizeof *vals);
@@ -785,7 +790,6 @@ static void record_value(loader *ld, const wfl_dp *dp, const wf_xml_node *c, wfl
         wf_value_release(&vals[i]);
     wf_free(keys);
     wf_free(vals);
-    (void)dp;
 }
 
 static void element_value(loader *ld, const wfl_dp *dp, const wf_xml_node *c, wfl_pval *pv)
@@ -815,10 +819,10 @@ static void element_value(loader *ld, const wfl_dp *dp, const wf_xml_node *c, wf
         }
         wfl_dp typed = *dp;
         typed.type = dp->type->kind == WF_K_OBJECT ? t : dp->type;
-        set_text(ld, c, &typed, c->text, text_loc(ld, c), pv);
+        set_text(ld, c, &typed, c->text, c->text_line != 0 ? text_loc(ld, c) : at, pv);
     } else if (dp->kind == WFL_DPK_VALUE && dp->type->kind == WF_K_RECORD &&
                c->ns != NULL && strcmp(c->ns, WF_NS) == 0) {
-        record_value(ld, dp, c, pv);
+        record_value(ld, c, pv);
     } else {
         ERR(ld, WF_E_SCHEMA, at, "'%s' is not a valid value for property '%s'", c->name,
             dp->name);
@@ -830,10 +834,11 @@ static void property_content(loader *ld, const wf_xml_node *pe, wfl_node *node,
 {
     wfl_pval *pv = &node->props[dp->index];
     if (dp->kind == WFL_DPK_CONDITION) {
-        if (parse_condition(ld, pe, &pv->u.cond) || pv->u.cond.name != NULL) {
-            pv->kind = WFL_PV_CONDITION;
-            pv->loc = node_loc(ld, pe);
-        }
+        /* set even when the condition is bad (its error is reported), so "needs a
+         * Condition" does not follow */
+        parse_condition(ld, pe, &pv->u.cond);
+        pv->kind = WFL_PV_CONDITION;
+        pv->loc = node_loc(ld, pe);
     } else if (dp->kind == WFL_DPK_PARAMS) {
         parse_params(ld, pe, pv);
     } else if (dp->kind == WFL_DPK_RULESET) {
@@ -850,7 +855,8 @@ static void property_content(loader *ld, const wf_xml_node *pe, wfl_node *node,
                 ERR(ld, WF_E_NAME, pv->loc, "the rules have no rule set '%s'", name);
         }
     } else if (pe->child_count == 0) {
-        set_attr_value(ld, pe, dp, pe->text, text_loc(ld, pe), pv);
+        wf_loc at = pe->text_line != 0 ? text_loc(ld, pe) : node_loc(ld, pe);
+        set_attr_value(ld, pe, dp, pe->text, at, pv);
     } else {
         const wf_xml_node *c = single_child(ld, pe);
         if (c != NULL)
@@ -1073,12 +1079,7 @@ static void name_unnamed(loader *ld)
         char buf[160];
         const char *tn = n->type->name;
         snprintf(buf, sizeof buf, "%c%s%zu", (char)tolower((unsigned char)tn[0]), tn + 1, i);
-        n->name = adup(ld, buf);
-        if (n->name != NULL &&
-            wf_value_string_static(ld->arena, n->name, strlen(n->name),
-                                   &n->props[WFL_DPI_NAME].u.literal) != WF_OK)
-            nomem(ld);
-        n->props[WFL_DPI_NAME].kind = WFL_PV_LITERAL;
+        set_name(ld, n, buf, n->loc);
         if (i > 0)
             WARN(ld, n->loc, "%s has no x:Name; it is called '%s'", tn, n->name);
     }
@@ -1369,8 +1370,8 @@ static void check_event_driven(loader *ld, const wfl_node *n)
 static void check_in_parent(loader *ld, const wfl_node *n, wfl_kind parent_kind)
 {
     if (n->parent == NULL || n->parent->type->kind != parent_kind)
-        ERR(ld, WF_E_SCHEMA, n->loc, "%s '%s' must be inside a %sActivity", n->type->name,
-            n->name, wfl_kind_name(parent_kind));
+        ERR(ld, WF_E_SCHEMA, n->loc, "%s '%s' must have a %sActivity as its parent",
+            n->type->name, n->name, wfl_kind_name(parent_kind));
 }
 
 static void check_one_child(loader *ld, const wfl_node *n)
@@ -1488,16 +1489,29 @@ static void collect_params(loader *ld)
 }
 
 /* ---- driver ------------------------------------------------------------------------------- */
+static wf_status read_all(const char *path, char **out, size_t *len, wf_error *err);
+static void soften_clr_uris(char *data, size_t len);
+
+/* The .rules file is read here (not by path) so its clr-namespace URIs get the same
+ * tolerance as the XOML's; locations still name the .rules file. */
 static void load_rules(loader *ld, const char *rules_path)
 {
     if (rules_path == NULL)
         return;
     wf_error e = WF_ERROR_INIT;
     wfl_rules *rules = NULL;
-    if (wfl_rules_load(rules_path, ld->def->types, &rules, ld->diags, &e) != WF_OK) {
+    char *data = NULL;
+    size_t len = 0;
+    wf_status rc = read_all(rules_path, &data, &len, &e);
+    if (rc == WF_OK) {
+        soften_clr_uris(data, len);
+        rc = wfl_rules_load_mem(rules_path, data, len, ld->def->types, &rules, ld->diags, &e);
+    }
+    wf_free(data);
+    if (rc != WF_OK) {
         if (e.code == WF_E_NOMEM)
             ld->nomem = true;
-        if (wf_diags_error_count(ld->diags) == 0)
+        if (rc == WF_E_IO || wf_diags_error_count(ld->diags) == 0)
             report_error(ld, &e);
         return;
     }
@@ -1516,13 +1530,10 @@ static void build(loader *ld, const char *rules_path)
     if (root == NULL || ld->nomem)
         return;
     ld->def->root = root;
-    if (root->name == NULL && ld->def->class_name != NULL) {
+    bool named_as_type = root->name != NULL && strcmp(root->name, root->type->name) == 0;
+    if ((root->name == NULL || named_as_type) && ld->def->class_name != NULL) {
         const char *dot = strrchr(ld->def->class_name, '.');
-        root->name = adup(ld, dot != NULL ? dot + 1 : ld->def->class_name);
-        if (root->name != NULL && wf_value_string_static(ld->arena, root->name, strlen(root->name),
-                                                         &root->props[WFL_DPI_NAME].u.literal) != WF_OK)
-            nomem(ld);
-        root->props[WFL_DPI_NAME].kind = WFL_PV_LITERAL;
+        set_name(ld, root, dot != NULL ? dot + 1 : ld->def->class_name, root->loc);
     }
     ld->def->nodes = wf_arena_alloc(ld->arena, (ld->node_count + 1) * sizeof *ld->def->nodes);
     if (ld->def->nodes == NULL) {
@@ -1652,6 +1663,28 @@ static void soften_clr_uris(char *data, size_t len)
     }
 }
 
+/* .NET tools serialise XOML into a string (UTF-16) and then save it as UTF-8, so many real
+ * files say encoding="utf-16" over 8-bit content. Without a UTF-16 byte-order mark (or the
+ * zero bytes UTF-16 text has), that label is rewritten to the same-length "utf8" + space. */
+static void fix_utf16_label(char *data, size_t len)
+{
+    if (len < 6 || memcmp(data, "<?xml", 5) != 0)
+        return;
+    const char *end = memchr(data, '>', len);
+    if (end == NULL || memchr(data, '\0', len) != NULL)
+        return;
+    for (char *p = data; p + 17 <= end; p++) {
+        if (strncmp(p, "encoding=", 9) == 0 && (p[9] == '"' || p[9] == '\'') &&
+            strncasecmp(p + 10, "utf-16", 6) == 0 && p[16] == p[9]) {
+            memcpy(p + 10, "utf8", 4);
+            p[14] = p[9];
+            p[15] = ' ';
+            p[16] = ' ';
+            return;
+        }
+    }
+}
+
 static wf_status read_all(const char *path, char **out, size_t *len, wf_error *err)
 {
     *out = NULL;
@@ -1680,6 +1713,7 @@ static wf_status load_bytes(const wfl_load_opts *opts, const char *name, char *d
                             const char *rules_path, wfl_definition **out, wf_error *err)
 {
     soften_clr_uris(data, len);
+    fix_utf16_label(data, len);
     wf_xml_doc *doc = NULL;
     wf_error e = WF_ERROR_INIT;
     if (wf_xml_load_mem(name, data, len, NULL, &doc, &e) != WF_OK)

@@ -3,6 +3,7 @@
  * extension; when its body closes, the token keeps a snapshot of the activity's environment
  * chain so its handlers later see the variables as they were then. The workflow's end
  * confirms (success) or compensates (fault, cancel) what is still open, newest first. */
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,8 +18,8 @@
 /* Token lifecycle (status, and the function that moves it):
  *   RUNNING     -> COMPLETED    ca_body_done (body closed: snapshot taken, order recorded)
  *   RUNNING     -> CANCELING    ca_body_done (body canceled) -> CANCELED   drv_finalize
- *   COMPLETED   -> COMPENSATING drv_start    -> COMPENSATED                drv_finalize
- *   COMPLETED   -> CONFIRMING   drv_start    -> CONFIRMED                  drv_finalize
+ *   COMPLETED   -> COMPENSATING drv_step     -> COMPENSATED                drv_finalize
+ *   COMPLETED   -> CONFIRMING   drv_step     -> CONFIRMED                  drv_finalize
  * A token whose activity was aborted by a fault stays RUNNING; its completed children are
  * then compensated or confirmed at the workflow's end like top-level ones.
  * Handlers (WF4's CompensationParticipant): compensating runs CompensationHandler, then
@@ -75,7 +76,7 @@ typedef struct comp_ext {
     comp_driver finish;   /* the end-of-workflow confirmation / compensation */
 } comp_ext;
 
-static const char comp_ext_key = 0;
+static const wfm_ext_spec comp_ext_spec;
 static const wfm_kind_spec compensable_spec, compensate_spec, confirm_spec;
 
 static bool node_is(const wfm_node *node, const wfm_kind_spec *spec)
@@ -90,14 +91,20 @@ static void fail_nomem(wfm_ctx *ctx)
 }
 
 /* ---- environment snapshots ------------------------------------------------------------ */
+static void env_free_copy(wfm_env *env)
+{
+    for (uint32_t i = 0; i < env->count; i++)
+        wf_value_release(&env->slots[i]);
+    wf_free(env->slots);
+    wf_free(env);
+}
+
+/* Free a snapshot chain; it ends at the live root environment (parent NULL), not ours. */
 static void env_free_chain(wfm_env *env)
 {
-    while (env && env->parent) { /* the root environment (parent NULL) is live, not ours */
+    while (env && env->parent) {
         wfm_env *up = env->parent;
-        for (uint32_t i = 0; i < env->count; i++)
-            wf_value_release(&env->slots[i]);
-        wf_free(env->slots);
-        wf_free(env);
+        env_free_copy(env);
         env = up;
     }
 }
@@ -116,7 +123,11 @@ static wf_status env_snapshot(const wfm_env *env, wfm_env **out)
         if (!copy || (env->count && !copy->slots)) {
             wf_free(copy);
             *link = NULL;
-            env_free_chain(head);
+            while (head) { /* every link so far is a copy */
+                wfm_env *up = head->parent;
+                env_free_copy(head);
+                head = up;
+            }
             return WF_E_NOMEM;
         }
         copy->count = env->count;
@@ -139,8 +150,10 @@ static wf_status schedule_in_env(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node,
                                  wfm_done_fn done, wfm_fault_fn fault)
 {
     wf_status rc = wfm_ctx_schedule(ctx, ai, node, done, fault);
-    if (rc == WF_OK && env)
+    if (rc == WF_OK && env) {
+        assert(ai->last_child && ai->last_child->node == node && ai->last_child->env == ai->env);
         ai->last_child->env = env;
+    }
     return rc;
 }
 
@@ -168,8 +181,9 @@ static void comp_ext_fini(void *state)
 
 static comp_ext *comp_ext_get(wfm_ctx *ctx)
 {
-    return wfm_ctx_ext(ctx, &comp_ext_key, sizeof(comp_ext), comp_ext_fini);
+    return wfm_ctx_ext_get(ctx, &comp_ext_spec);
 }
+
 
 static comp_token *token_new(comp_ext *ext, const wfm_node *node, comp_token *parent)
 {
@@ -214,6 +228,128 @@ static comp_token *token_newest_child(comp_ext *ext, const comp_token *t)
     }
     return best;
 }
+
+/* ---- persistence (wfm_activity.h "Persistence contract") -------------------------------- */
+/* Tokens are written by id (0: none); snapshots as free environments; each state starts
+ * with a version number. */
+#define COMP_STATE_VERSION 1u
+
+static void drv_save(const comp_driver *drv, wfm_persist_writer *w)
+{
+    wfm_persist_write_uint(w, drv->count);
+    for (size_t i = 0; i < drv->count; i++) {
+        const drv_frame *f = &drv->frames[i];
+        wfm_persist_write_int(w, f->t ? f->t->id : 0);
+        wfm_persist_write_uint(w, (uint64_t)f->op | (uint64_t)f->children_op << 2 |
+                                      (uint64_t)f->started << 4 | (uint64_t)f->scope << 5);
+    }
+    wfm_persist_write_uint(w, drv->failed);
+    if (drv->failed)
+        wfm_persist_write_value(w, &drv->failure);
+}
+
+static comp_token *token_read(comp_ext *ext, wfm_persist_reader *r)
+{
+    int64_t id = wfm_persist_read_int(r);
+    if (id == 0)
+        return NULL;
+    if (!ext || id < 0 || (uint64_t)id > ext->count) {
+        wfm_persist_read_fail(r, "compensation token %lld does not exist", (long long)id);
+        return NULL;
+    }
+    return ext->tokens[id - 1];
+}
+
+static wf_status drv_restore(comp_driver *drv, comp_ext *ext, wfm_persist_reader *r)
+{
+    uint64_t n = wfm_persist_read_uint(r);
+    if (n > (ext ? ext->count : 0) + 1) { /* one frame per nesting level, plus a scope */
+        wfm_persist_read_fail(r, "bad compensation driver depth");
+        return WF_OK;
+    }
+    if (n && !(drv->frames = wf_calloc((size_t)n, sizeof *drv->frames)))
+        return WF_E_NOMEM;
+    drv->cap = (size_t)n;
+    for (; drv->count < n && wfm_persist_read_ok(r); drv->count++) {
+        drv_frame *f = &drv->frames[drv->count];
+        f->t = token_read(ext, r);
+        uint64_t bits = wfm_persist_read_uint(r);
+        if ((bits & 3u) > OP_CANCEL || (bits >> 2 & 3u) > OP_CANCEL || (!f->t && !(bits >> 5)))
+            wfm_persist_read_fail(r, "bad compensation driver frame");
+        f->op = (comp_op)(bits & 3u);
+        f->children_op = (comp_op)(bits >> 2 & 3u);
+        f->started = bits >> 4 & 1u;
+        f->scope = bits >> 5 & 1u;
+    }
+    drv->failed = wfm_persist_read_uint(r) != 0;
+    drv->failure = drv->failed ? wfm_persist_read_value(r) : wf_null();
+    return WF_OK;
+}
+
+static wf_status comp_ext_save(const void *state, wfm_persist_writer *w)
+{
+    const comp_ext *ext = state;
+    wfm_persist_write_uint(w, COMP_STATE_VERSION);
+    wfm_persist_write_uint(w, ext->count);
+    wfm_persist_write_uint(w, ext->seq);
+    wfm_persist_write_uint(w, ext->hooked);
+    for (size_t i = 0; i < ext->count; i++) {
+        const comp_token *t = ext->tokens[i];
+        wfm_persist_write_node(w, t->node);
+        wfm_persist_write_int(w, t->parent ? t->parent->id : 0);
+        wfm_persist_write_uint(w, t->status);
+        wfm_persist_write_uint(w, t->seq);
+        wfm_persist_write_env(w, t->env);
+    }
+    drv_save(&ext->finish, w);
+    return WF_OK;
+}
+
+/* One token, appended to ext (its parent, written by id, was restored before it). */
+static wf_status comp_token_restore(comp_ext *ext, wfm_persist_reader *r)
+{
+    const wfm_node *node = wfm_persist_read_node(r);
+    comp_token *parent = token_read(ext, r);
+    uint64_t status = wfm_persist_read_uint(r);
+    uint64_t seq = wfm_persist_read_uint(r);
+    if (!wfm_persist_read_ok(r))
+        return WF_OK;
+    if (!node_is(node, &compensable_spec) || status > TOK_CONFIRMED) {
+        wfm_persist_read_fail(r, "bad compensation token");
+        return WF_OK;
+    }
+    comp_token *t = token_new(ext, node, parent);
+    if (!t)
+        return WF_E_NOMEM;
+    t->status = (comp_status)status;
+    t->seq = seq;
+    t->env = wfm_persist_read_env(r, true);
+    return WF_OK;
+}
+
+static wf_status comp_ext_restore(void *state, wfm_persist_reader *r)
+{
+    comp_ext *ext = state;
+    if (wfm_persist_read_uint(r) != COMP_STATE_VERSION)
+        wfm_persist_read_fail(r, "unknown compensation state version");
+    uint64_t n = wfm_persist_read_uint(r);
+    ext->seq = wfm_persist_read_uint(r);
+    ext->hooked = wfm_persist_read_uint(r) != 0;
+    for (uint64_t i = 0; i < n && wfm_persist_read_ok(r); i++) {
+        wf_status st = comp_token_restore(ext, r);
+        if (st != WF_OK)
+            return st;
+    }
+    return drv_restore(&ext->finish, ext, r);
+}
+
+static const wfm_ext_spec comp_ext_spec = {
+    .name = "wfbridge.compensation",
+    .size = sizeof(comp_ext),
+    .fini = comp_ext_fini,
+    .save = comp_ext_save,
+    .restore = comp_ext_restore,
+};
 
 /* ---- the driver: runs handlers one at a time -------------------------------------------- */
 typedef enum drv_result { DRV_RUNNING, DRV_DONE, DRV_FAILED } drv_result;
@@ -417,6 +553,8 @@ static void ca_body_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
 }
 
 static void comp_finish_hook(wfm_ctx *ctx, wfm_ai *root, wfm_status body_status, void *data);
+static void finish_handler_done(wfm_ctx *ctx, wfm_ai *root, wfm_ai *child);
+static bool finish_handler_fault(wfm_ctx *ctx, wfm_ai *root, wfm_ai *child, const wf_value *exc);
 
 static void compensable_execute(wfm_ctx *ctx, wfm_ai *ai)
 {
@@ -491,6 +629,37 @@ static wf_status compensable_prepare(wfm_load *load, wfm_node *node)
     return WF_OK;
 }
 
+static wf_status compensable_save(const wfm_ai *ai, wfm_persist_writer *w)
+{
+    const ca_state *st = ai->state;
+    wfm_persist_write_uint(w, COMP_STATE_VERSION);
+    wfm_persist_write_int(w, st->token ? st->token->id : 0);
+    wfm_persist_write_uint(w, st->canceling);
+    drv_save(&st->drv, w);
+    return WF_OK;
+}
+
+static wf_status compensable_restore(wfm_ai *ai, wfm_persist_reader *r)
+{
+    ca_state *st = ai->state;
+    comp_ext *ext = comp_ext_get(wfm_persist_reader_ctx(r)); /* restored before activities */
+    if (!ext)
+        return WF_E_NOMEM;
+    if (wfm_persist_read_uint(r) != COMP_STATE_VERSION)
+        wfm_persist_read_fail(r, "unknown CompensableActivity state version");
+    st->token = token_read(ext, r);
+    st->canceling = wfm_persist_read_uint(r) != 0;
+    return drv_restore(&st->drv, ext, r);
+}
+
+/* Append only: saved instances name callbacks by their index here. */
+static const void *const compensable_callbacks[] = {
+    (const void *)ca_body_done,        (const void *)ca_handler_done,
+    (const void *)ca_handler_fault,    (const void *)comp_finish_hook,
+    (const void *)finish_handler_done, (const void *)finish_handler_fault,
+};
+static const wfm_ext_spec *const compensable_exts[] = {&comp_ext_spec};
+
 static const wfm_kind_spec compensable_spec = {
     .name = "CompensableActivity",
     .category = "Activity",
@@ -503,6 +672,12 @@ static const wfm_kind_spec compensable_spec = {
     .execute = compensable_execute,
     .cancel = compensable_cancel,
     .fini = compensable_fini,
+    .callbacks = compensable_callbacks,
+    .callback_count = sizeof compensable_callbacks / sizeof compensable_callbacks[0],
+    .save = compensable_save,
+    .restore = compensable_restore,
+    .exts = compensable_exts,
+    .ext_count = 1,
 };
 
 /* ---- the workflow's end --------------------------------------------------------------- */
@@ -532,6 +707,8 @@ static void comp_finish_hook(wfm_ctx *ctx, wfm_ai *root, wfm_status body_status,
     (void)data;
     comp_ext *ext = comp_ext_get(ctx);
     comp_op op = body_status == WFM_CLOSED ? OP_CONFIRM : OP_COMPENSATE;
+    if (ext && !token_newest_child(ext, NULL))
+        return; /* nothing open */
     if (!ext || !drv_push(&ext->finish, NULL, op, true, op)) {
         fail_nomem(ctx);
         return;
@@ -669,6 +846,31 @@ static void ct_fini(wfm_ai *ai)
     driver_fini(&st->drv);
 }
 
+static wf_status ct_save(const wfm_ai *ai, wfm_persist_writer *w)
+{
+    const ct_state *st = ai->state;
+    wfm_persist_write_uint(w, COMP_STATE_VERSION);
+    drv_save(&st->drv, w);
+    return WF_OK;
+}
+
+static wf_status ct_restore(wfm_ai *ai, wfm_persist_reader *r)
+{
+    ct_state *st = ai->state;
+    comp_ext *ext = comp_ext_get(wfm_persist_reader_ctx(r));
+    if (!ext)
+        return WF_E_NOMEM;
+    if (wfm_persist_read_uint(r) != COMP_STATE_VERSION)
+        wfm_persist_read_fail(r, "unknown Compensate/Confirm state version");
+    return drv_restore(&st->drv, ext, r);
+}
+
+/* Append only: saved instances name callbacks by their index here. */
+static const void *const ct_callbacks[] = {
+    (const void *)ct_handler_done,
+    (const void *)ct_handler_fault,
+};
+
 static const wfm_kind_spec compensate_spec = {
     .name = "Compensate",
     .category = "Activity",
@@ -678,6 +880,12 @@ static const wfm_kind_spec compensate_spec = {
     .execute = compensate_execute,
     .cancel = ct_cancel,
     .fini = ct_fini,
+    .callbacks = ct_callbacks,
+    .callback_count = sizeof ct_callbacks / sizeof ct_callbacks[0],
+    .save = ct_save,
+    .restore = ct_restore,
+    .exts = compensable_exts,
+    .ext_count = 1,
 };
 static const wfm_kind_spec confirm_spec = {
     .name = "Confirm",
@@ -688,6 +896,12 @@ static const wfm_kind_spec confirm_spec = {
     .execute = confirm_execute,
     .cancel = ct_cancel,
     .fini = ct_fini,
+    .callbacks = ct_callbacks,
+    .callback_count = sizeof ct_callbacks / sizeof ct_callbacks[0],
+    .save = ct_save,
+    .restore = ct_restore,
+    .exts = compensable_exts,
+    .ext_count = 1,
 };
 
 wf_status wfm_acts_comp_register(wfm_catalogue *cat, wf_error *err)

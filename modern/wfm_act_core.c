@@ -40,12 +40,12 @@ static void seq_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child);
 static void seq_next(wfm_ctx *ctx, wfm_ai *ai)
 {
     seq_state *st = wfm_ai_state(ai);
-    const wfm_node *node = wfm_ai_node(ai);
-    if (st->next >= wfm_node_count(node, SEQ_ACTIVITIES)) {
+    const wfm_prop *children = wfm_node_prop(wfm_ai_node(ai), SEQ_ACTIVITIES);
+    if (st->next >= children->count) {
         wfm_ctx_complete(ctx, ai);
         return;
     }
-    SCHEDULE(ctx, ai, wfm_node_at(node, SEQ_ACTIVITIES, st->next++), seq_done);
+    SCHEDULE(ctx, ai, children->items[st->next++], seq_done);
 }
 
 static void seq_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
@@ -54,15 +54,21 @@ static void seq_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
     seq_next(ctx, ai);
 }
 
+/* Persistence tables list every callback a kind hands the runtime; append only (saved
+ * states name callbacks by their index). */
+static const void *const seq_callbacks[] = {(const void *)seq_done};
+
 static const wfm_kind_spec seq_spec = {
     .name = "Sequence",
     .category = "Activity",
-    .flags = WFM_KIND_VARIABLES,
+    .flags = WFM_KIND_VARIABLES | WFM_KIND_STATE_PLAIN,
     .props = seq_props,
     .prop_count = 1,
     .content_prop = "Activities",
     .state_size = sizeof(seq_state),
     .execute = seq_next,
+    .callbacks = seq_callbacks,
+    .callback_count = 1,
 };
 
 /* ---- Assign<T> -------------------------------------------------------------------------- */
@@ -125,6 +131,7 @@ static void writeline_execute(wfm_ctx *ctx, wfm_ai *ai)
 static const wfm_kind_spec writeline_spec = {
     .name = "WriteLine",
     .category = "Activity",
+    .content_prop = "Text", /* <WriteLine><InArgument ...>[x]</InArgument></WriteLine> */
     .props = writeline_props,
     .prop_count = 1,
     .execute = writeline_execute,
@@ -150,12 +157,16 @@ static void if_execute(wfm_ctx *ctx, wfm_ai *ai)
         wfm_ctx_complete(ctx, ai);
 }
 
+static const void *const complete_callbacks[] = {(const void *)done_complete};
+
 static const wfm_kind_spec if_spec = {
     .name = "If",
     .category = "Activity",
     .props = if_props,
     .prop_count = 3,
     .execute = if_execute,
+    .callbacks = complete_callbacks,
+    .callback_count = 1,
 };
 
 /* ---- While / DoWhile: one work item per iteration, the body's variables fresh each time -- */
@@ -195,6 +206,8 @@ static void dowhile_execute(wfm_ctx *ctx, wfm_ai *ai)
         loop_check(ctx, ai);
 }
 
+static const void *const loop_callbacks[] = {(const void *)loop_body_done};
+
 static const wfm_kind_spec while_spec = {
     .name = "While",
     .category = "Activity",
@@ -203,6 +216,8 @@ static const wfm_kind_spec while_spec = {
     .prop_count = 2,
     .content_prop = "Body",
     .execute = loop_check,
+    .callbacks = loop_callbacks,
+    .callback_count = 1,
 };
 static const wfm_kind_spec dowhile_spec = {
     .name = "DoWhile",
@@ -212,6 +227,8 @@ static const wfm_kind_spec dowhile_spec = {
     .prop_count = 2,
     .content_prop = "Body",
     .execute = dowhile_execute,
+    .callbacks = loop_callbacks,
+    .callback_count = 1,
 };
 
 /* ---- ForEach<T> / ParallelForEach<T> ------------------------------------------------------ */
@@ -312,6 +329,29 @@ static void pfe_execute(wfm_ctx *ctx, wfm_ai *ai)
         wfm_ctx_complete(ctx, ai);
 }
 
+static wf_status fe_save(const wfm_ai *ai, wfm_persist_writer *w)
+{
+    const fe_state *st = ai->state;
+    wfm_persist_write_value(w, &st->values);
+    wfm_persist_write_uint(w, st->next);
+    wfm_persist_write_uint(w, st->stopping);
+    return WF_OK;
+}
+
+static wf_status fe_restore(wfm_ai *ai, wfm_persist_reader *r)
+{
+    fe_state *st = wfm_ai_state(ai);
+    st->values = wfm_persist_read_value(r);
+    st->next = (size_t)wfm_persist_read_uint(r);
+    st->stopping = wfm_persist_read_uint(r) != 0;
+    if (wfm_persist_read_ok(r) && st->values.type->kind != WF_K_LIST)
+        wfm_persist_read_fail(r, "ForEach values are not a list");
+    return WF_OK;
+}
+
+static const void *const foreach_callbacks[] = {(const void *)foreach_done};
+static const void *const pfe_callbacks[] = {(const void *)pfe_done};
+
 static const wfm_kind_spec foreach_spec = {
     .name = "ForEach",
     .category = "Activity",
@@ -322,6 +362,10 @@ static const wfm_kind_spec foreach_spec = {
     .state_size = sizeof(fe_state),
     .execute = foreach_execute,
     .fini = fe_fini,
+    .callbacks = foreach_callbacks,
+    .callback_count = 1,
+    .save = fe_save,
+    .restore = fe_restore,
 };
 static const wfm_kind_spec pfe_spec = {
     .name = "ParallelForEach",
@@ -333,6 +377,10 @@ static const wfm_kind_spec pfe_spec = {
     .state_size = sizeof(fe_state),
     .execute = pfe_execute,
     .fini = fe_fini,
+    .callbacks = pfe_callbacks,
+    .callback_count = 1,
+    .save = fe_save,
+    .restore = fe_restore,
 };
 
 /* ---- Parallel --------------------------------------------------------------------------- */
@@ -363,15 +411,19 @@ static void par_execute(wfm_ctx *ctx, wfm_ai *ai)
         wfm_ctx_complete(ctx, ai);
 }
 
+static const void *const par_callbacks[] = {(const void *)par_done};
+
 static const wfm_kind_spec par_spec = {
     .name = "Parallel",
     .category = "Activity",
-    .flags = WFM_KIND_VARIABLES,
+    .flags = WFM_KIND_VARIABLES | WFM_KIND_STATE_PLAIN,
     .props = par_props,
     .prop_count = 2,
     .content_prop = "Branches",
     .state_size = sizeof(par_state),
     .execute = par_execute,
+    .callbacks = par_callbacks,
+    .callback_count = 1,
 };
 
 /* ---- Switch<T> -------------------------------------------------------------------------- */
@@ -412,6 +464,8 @@ static const wfm_kind_spec switch_spec = {
     .prop_count = 3,
     .content_prop = "Cases",
     .execute = switch_execute,
+    .callbacks = complete_callbacks,
+    .callback_count = 1,
 };
 
 /* ---- Delay: a timer, never a sleeping thread --------------------------------------------- */
@@ -443,6 +497,8 @@ static void delay_execute(wfm_ctx *ctx, wfm_ai *ai)
         wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation, "cannot create the timer");
 }
 
+static const void *const delay_callbacks[] = {(const void *)delay_fire};
+
 static const wfm_kind_spec delay_spec = {
     .name = "Delay",
     .category = "Activity",
@@ -450,6 +506,8 @@ static const wfm_kind_spec delay_spec = {
     .props = delay_props,
     .prop_count = 1,
     .execute = delay_execute,
+    .callbacks = delay_callbacks,
+    .callback_count = 1,
 };
 
 /* ---- Pick / PickBranch ------------------------------------------------------------------- */
@@ -564,6 +622,29 @@ static wf_status pickbranch_prepare(wfm_load *load, wfm_node *node)
     return WF_OK;
 }
 
+/* The winner is a child of the Pick: written as a reference into the saved tree. */
+static wf_status pick_save(const wfm_ai *ai, wfm_persist_writer *w)
+{
+    const pick_state *st = ai->state;
+    wfm_persist_write_ai(w, st->winner);
+    wfm_persist_write_uint(w, st->action_started);
+    return WF_OK;
+}
+
+static wf_status pick_restore(wfm_ai *ai, wfm_persist_reader *r)
+{
+    pick_state *st = wfm_ai_state(ai);
+    st->winner = wfm_persist_read_ai(r);
+    st->action_started = wfm_persist_read_uint(r) != 0;
+    if (st->winner && wfm_ai_parent(st->winner) != ai)
+        wfm_persist_read_fail(r, "the Pick's winner is not one of its branches");
+    return WF_OK;
+}
+
+static const void *const pick_callbacks[] = {(const void *)pick_branch_done};
+static const void *const pickbranch_callbacks[] = {(const void *)trigger_done,
+                                                   (const void *)done_complete};
+
 static const wfm_kind_spec pick_spec = {
     .name = "Pick",
     .category = "Activity",
@@ -573,6 +654,10 @@ static const wfm_kind_spec pick_spec = {
     .state_size = sizeof(pick_state),
     .prepare = pick_prepare,
     .execute = pick_execute,
+    .callbacks = pick_callbacks,
+    .callback_count = 1,
+    .save = pick_save,
+    .restore = pick_restore,
 };
 static const wfm_kind_spec pickbranch_spec = {
     .name = "PickBranch",
@@ -583,6 +668,8 @@ static const wfm_kind_spec pickbranch_spec = {
     .content_prop = "Action",
     .prepare = pickbranch_prepare,
     .execute = pickbranch_execute,
+    .callbacks = pickbranch_callbacks,
+    .callback_count = 2,
 };
 
 /* ---- WaitForEvent<T>: wfbridge's Receive-style activity ----------------------------------- */
@@ -626,6 +713,8 @@ static void wfe_execute(wfm_ctx *ctx, wfm_ai *ai)
     wf_value_release(&name);
 }
 
+static const void *const wfe_callbacks[] = {(const void *)wfe_resume};
+
 static const wfm_kind_spec wfe_spec = {
     .name = "WaitForEvent",
     .category = "Activity",
@@ -633,6 +722,8 @@ static const wfm_kind_spec wfe_spec = {
     .props = wfe_props,
     .prop_count = 2,
     .execute = wfe_execute,
+    .callbacks = wfe_callbacks,
+    .callback_count = 1,
 };
 
 /* ---- registration ----------------------------------------------------------------------- */

@@ -25,7 +25,8 @@ static bool node_is(const wfm_node *node, const wfm_kind_spec *spec)
  *   CATCH   -> FINALLY  tc_catch_done (also after the Catch faulted: tc_catch_fault kept it)
  *   FINALLY -> done     tc_finally_done -> tc_finish (rethrows a kept exception, or closes,
  *                       as canceled when cancellation was requested and nothing was caught)
- * Cancellation reaches the Try only; Catch and Finally always run to their end (as WF4). */
+ * Cancellation reaches the Try only; Catch and Finally run to their end (as WF4), except a
+ * Finally an exception left (tc_finally_fault): an outer handler's cancellation reaches it. */
 enum { TC_TRY, TC_CATCHES, TC_FINALLY };
 enum { CATCH_ACTION };
 
@@ -46,6 +47,7 @@ typedef struct tc_state {
     wf_value caught;         /* owned: the exception being handled (Rethrow reads it) */
     wf_value pending;        /* owned: thrown by the Catch, rethrown after Finally */
     bool handled;            /* a Catch ran to completion */
+    bool cancel_finally;     /* an exception left Finally: cancellation may reach it */
 } tc_state;
 
 /*
@@ -91,13 +93,25 @@ static void tc_finally_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
     tc_finish(ctx, ai);
 }
 
+/* An exception leaving Finally passes on; if someone above handles it, this TryCatch is
+ * canceled and must then let the cancellation reach what is left of Finally (WF4). */
+static bool tc_finally_fault(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child, const wf_value *exc)
+{
+    (void)ctx;
+    (void)child;
+    (void)exc;
+    tc_state *st = wfm_ai_state(ai);
+    st->cancel_finally = true;
+    return false;
+}
+
 static void tc_finally(wfm_ctx *ctx, wfm_ai *ai)
 {
     tc_state *st = wfm_ai_state(ai);
     st->phase = TC_PHASE_FINALLY;
     const wfm_node *fin = wfm_node_child(wfm_ai_node(ai), TC_FINALLY);
     if (fin)
-        wfm_ctx_schedule(ctx, ai, fin, tc_finally_done, NULL);
+        wfm_ctx_schedule(ctx, ai, fin, tc_finally_done, tc_finally_fault);
     else
         tc_finish(ctx, ai);
 }
@@ -168,7 +182,8 @@ static void try_catch_execute(wfm_ctx *ctx, wfm_ai *ai)
 static void try_catch_cancel(wfm_ctx *ctx, wfm_ai *ai)
 {
     tc_state *st = wfm_ai_state(ai);
-    if (st->phase == TC_PHASE_TRY && wfm_ai_running_children(ai) > 0)
+    bool cancelable = st->phase == TC_PHASE_TRY || st->cancel_finally;
+    if (cancelable && wfm_ai_running_children(ai) > 0)
         wfm_ctx_cancel_children(ctx, ai);
 }
 
@@ -205,6 +220,52 @@ static wf_status try_catch_prepare(wfm_load *load, wfm_node *node)
     return WF_OK;
 }
 
+/* Persistence (wfm_activity.h "Persistence contract"): a version, then the fields. */
+#define FAULT_STATE_VERSION 1u
+
+static void write_value_or_null(wfm_persist_writer *w, const wf_value *v)
+{
+    wf_value none = wf_null();
+    wfm_persist_write_value(w, v->type ? v : &none);
+}
+
+static wf_status try_catch_save(const wfm_ai *ai, wfm_persist_writer *w)
+{
+    const tc_state *st = ai->state;
+    wfm_persist_write_uint(w, FAULT_STATE_VERSION);
+    wfm_persist_write_uint(w, st->phase);
+    wfm_persist_write_node(w, st->handler);
+    write_value_or_null(w, &st->caught);
+    write_value_or_null(w, &st->pending);
+    wfm_persist_write_uint(w, (st->handled ? 1u : 0u) | (st->cancel_finally ? 2u : 0u));
+    return WF_OK;
+}
+
+static wf_status try_catch_restore(wfm_ai *ai, wfm_persist_reader *r)
+{
+    tc_state *st = ai->state;
+    if (wfm_persist_read_uint(r) != FAULT_STATE_VERSION)
+        wfm_persist_read_fail(r, "unknown TryCatch state version");
+    uint64_t phase = wfm_persist_read_uint(r);
+    st->phase = phase <= TC_PHASE_FINALLY ? (tc_phase)phase : TC_PHASE_TRY;
+    st->handler = wfm_persist_read_node(r);
+    st->caught = wfm_persist_read_value(r);
+    st->pending = wfm_persist_read_value(r);
+    uint64_t flags = wfm_persist_read_uint(r);
+    st->handled = flags & 1u;
+    st->cancel_finally = flags & 2u;
+    if (phase > TC_PHASE_FINALLY || (st->handler && !node_is(st->handler, &catch_spec)) ||
+        (phase == TC_PHASE_CATCH && !st->handler))
+        wfm_persist_read_fail(r, "bad TryCatch state");
+    return WF_OK;
+}
+
+/* Append only: saved instances name callbacks by their index here. */
+static const void *const try_catch_callbacks[] = {
+    (const void *)tc_try_done,   (const void *)tc_try_fault,     (const void *)tc_catch_done,
+    (const void *)tc_catch_fault, (const void *)tc_finally_done, (const void *)tc_finally_fault,
+};
+
 static const wfm_kind_spec try_catch_spec = {
     .name = "TryCatch",
     .category = "Activity",
@@ -216,6 +277,10 @@ static const wfm_kind_spec try_catch_spec = {
     .execute = try_catch_execute,
     .cancel = try_catch_cancel,
     .fini = try_catch_fini,
+    .callbacks = try_catch_callbacks,
+    .callback_count = sizeof try_catch_callbacks / sizeof try_catch_callbacks[0],
+    .save = try_catch_save,
+    .restore = try_catch_restore,
 };
 static const wfm_kind_spec catch_spec = {
     .name = "Catch",
@@ -345,13 +410,24 @@ static void cs_handler_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
     wfm_ctx_complete(ctx, ai);
 }
 
+/* As TryCatch's Finally: once an exception left the handler, cancellation may reach it. */
+static bool cs_handler_fault(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child, const wf_value *exc)
+{
+    (void)ctx;
+    (void)child;
+    (void)exc;
+    cs_state *st = wfm_ai_state(ai);
+    st->in_handler = false;
+    return false;
+}
+
 static void cs_run_handler(wfm_ctx *ctx, wfm_ai *ai)
 {
     cs_state *st = wfm_ai_state(ai);
     st->in_handler = true;
     const wfm_node *handler = wfm_node_child(wfm_ai_node(ai), CS_HANDLER);
     if (handler) {
-        wfm_ctx_schedule(ctx, ai, handler, cs_handler_done, NULL);
+        wfm_ctx_schedule(ctx, ai, handler, cs_handler_done, cs_handler_fault);
         return;
     }
     wfm_ctx_mark_canceled(ctx, ai);
@@ -387,16 +463,25 @@ static void cancel_scope_cancel(wfm_ctx *ctx, wfm_ai *ai)
         cs_run_handler(ctx, ai);
 }
 
+/* Append only: saved instances name callbacks by their index here. */
+static const void *const cancel_scope_callbacks[] = {
+    (const void *)cs_body_done,
+    (const void *)cs_handler_done,
+    (const void *)cs_handler_fault,
+};
+
 static const wfm_kind_spec cancel_scope_spec = {
     .name = "CancellationScope",
     .category = "Activity",
-    .flags = WFM_KIND_VARIABLES,
+    .flags = WFM_KIND_VARIABLES | WFM_KIND_STATE_PLAIN,
     .props = cancel_scope_props,
     .prop_count = sizeof cancel_scope_props / sizeof cancel_scope_props[0],
     .content_prop = "Body",
     .state_size = sizeof(cs_state),
     .execute = cancel_scope_execute,
     .cancel = cancel_scope_cancel,
+    .callbacks = cancel_scope_callbacks,
+    .callback_count = sizeof cancel_scope_callbacks / sizeof cancel_scope_callbacks[0],
 };
 
 wf_status wfm_acts_fault_register(wfm_catalogue *cat, wf_error *err)

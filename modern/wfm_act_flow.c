@@ -9,10 +9,13 @@
 #include "wfm_activity.h"
 #include "wfm_acts.h"
 #include "wfm_def_int.h"
+#include "wfm_sched_int.h"
 
 /* Decisions and switches visited in a row without running an activity: nothing can change
  * between them except the clock, so a longer chain is a loop that would never end. */
 #define FLOW_MAX_HOPS 65536u
+/* The same for a StateMachine's trigger-less transitions (each one is a few stack frames). */
+#define SM_MAX_HOPS 1024u
 
 /* ---- Flowchart ------------------------------------------------------------------------ */
 enum { FC_START, FC_NODES };
@@ -156,6 +159,31 @@ static void cancel_running(wfm_ctx *ctx, wfm_ai *ai)
     wfm_ctx_cancel_children(ctx, ai);
 }
 
+/* Persistence (wfm_activity.h "Persistence contract"): a version, then the fields. */
+#define FLOW_STATE_VERSION 1u
+
+static wf_status flowchart_save(const wfm_ai *ai, wfm_persist_writer *w)
+{
+    const flow_state *st = ai->state;
+    wfm_persist_write_uint(w, FLOW_STATE_VERSION);
+    wfm_persist_write_node(w, st->step);
+    return WF_OK;
+}
+
+static wf_status flowchart_restore(wfm_ai *ai, wfm_persist_reader *r)
+{
+    flow_state *st = ai->state;
+    if (wfm_persist_read_uint(r) != FLOW_STATE_VERSION)
+        wfm_persist_read_fail(r, "unknown Flowchart state version");
+    st->step = wfm_persist_read_node(r);
+    if (st->step && !node_is(st->step, &flow_step_spec))
+        wfm_persist_read_fail(r, "Flowchart state names a node that is not a FlowStep");
+    return WF_OK;
+}
+
+/* Append only: saved instances name callbacks by their index here. */
+static const void *const flowchart_callbacks[] = {(const void *)flow_step_done};
+
 static const wfm_kind_spec flowchart_spec = {
     .name = "Flowchart",
     .category = "Activity",
@@ -166,6 +194,10 @@ static const wfm_kind_spec flowchart_spec = {
     .state_size = sizeof(flow_state),
     .execute = flowchart_execute,
     .cancel = cancel_running,
+    .callbacks = flowchart_callbacks,
+    .callback_count = sizeof flowchart_callbacks / sizeof flowchart_callbacks[0],
+    .save = flowchart_save,
+    .restore = flowchart_restore,
 };
 static const wfm_kind_spec flow_step_spec = {
     .name = "FlowStep",
@@ -226,9 +258,10 @@ typedef struct sm_state {
     sm_phase phase;
     const wfm_node *state;      /* the current State */
     const wfm_node *transition; /* the winning Transition (CANCELING .. ACTION) */
-    size_t running;             /* children scheduled and not yet done */
+    unsigned hops;              /* states entered since an activity last ran */
 } sm_state;
 
+static const wfm_kind_spec state_spec, transition_spec;
 static void sm_enter(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *state);
 static void sm_trigger_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child);
 
@@ -243,7 +276,7 @@ static bool sm_schedule(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, wfm_done
     sm_state *st = wfm_ai_state(ai);
     if (wfm_ctx_schedule(ctx, ai, node, done, NULL) != WF_OK)
         return false;
-    st->running++;
+    st->hops = 0;
     return true;
 }
 
@@ -254,12 +287,11 @@ static bool sm_schedule(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, wfm_done
 static bool sm_child_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
 {
     sm_state *st = wfm_ai_state(ai);
-    st->running--;
     bool stop = wfm_ai_cancel_requested(ai) ||
                 (wfm_ai_status(child) != WFM_CLOSED && st->phase != SM_CANCELING);
     if (!stop)
         return false;
-    if (st->running == 0) {
+    if (wfm_ai_running_children(ai) == 0) {
         wfm_ctx_mark_canceled(ctx, ai);
         wfm_ctx_complete(ctx, ai);
     }
@@ -310,7 +342,7 @@ static void sm_take(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *tr)
     sm_state *st = wfm_ai_state(ai);
     st->phase = SM_CANCELING;
     st->transition = tr;
-    if (st->running > 0)
+    if (wfm_ai_running_children(ai) > 0)
         wfm_ctx_cancel_children(ctx, ai);
     else
         sm_run_exit(ctx, ai);
@@ -348,7 +380,7 @@ static void sm_trigger_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
     if (sm_child_done(ctx, ai, child))
         return;
     if (st->phase == SM_CANCELING) {
-        if (st->running == 0)
+        if (wfm_ai_running_children(ai) == 0)
             sm_run_exit(ctx, ai);
         return;
     }
@@ -397,7 +429,7 @@ static void sm_after_entry(wfm_ctx *ctx, wfm_ai *ai)
             !sm_schedule(ctx, ai, trigger, sm_trigger_done))
             return;
     }
-    if (st->running == 0)
+    if (wfm_ai_running_children(ai) == 0)
         wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation,
                       "no transition of state '%s' can be taken",
                       wfm_node_display_name(st->state));
@@ -412,6 +444,14 @@ static void sm_entry_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
 static void sm_enter(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *state)
 {
     sm_state *st = wfm_ai_state(ai);
+    /* Trigger-less transitions without Entry, Exit or Action recurse through here; a long
+     * chain of them is a cycle nothing can leave. */
+    if (++st->hops > SM_MAX_HOPS) {
+        wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation,
+                      "StateMachine '%s' entered %u states without running an activity",
+                      wfm_node_display_name(wfm_ai_node(ai)), SM_MAX_HOPS);
+        return;
+    }
     st->phase = SM_ENTRY;
     st->state = state;
     st->transition = NULL;
@@ -425,17 +465,6 @@ static void sm_enter(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *state)
 static void state_machine_execute(wfm_ctx *ctx, wfm_ai *ai)
 {
     sm_enter(ctx, ai, wfm_node_child(wfm_ai_node(ai), SM_INITIAL));
-}
-
-static void state_machine_cancel(wfm_ctx *ctx, wfm_ai *ai)
-{
-    sm_state *st = wfm_ai_state(ai);
-    if (st->running == 0) {
-        wfm_ctx_mark_canceled(ctx, ai);
-        wfm_ctx_complete(ctx, ai);
-        return;
-    }
-    wfm_ctx_cancel_children(ctx, ai);
 }
 
 /*
@@ -460,6 +489,45 @@ static wf_status state_prepare(wfm_load *load, wfm_node *node)
     return WF_OK;
 }
 
+static wf_status state_machine_save(const wfm_ai *ai, wfm_persist_writer *w)
+{
+    const sm_state *st = ai->state;
+    wfm_persist_write_uint(w, FLOW_STATE_VERSION);
+    wfm_persist_write_uint(w, st->phase);
+    wfm_persist_write_node(w, st->state);
+    wfm_persist_write_node(w, st->transition);
+    wfm_persist_write_uint(w, st->hops);
+    return WF_OK;
+}
+
+static wf_status state_machine_restore(wfm_ai *ai, wfm_persist_reader *r)
+{
+    sm_state *st = ai->state;
+    if (wfm_persist_read_uint(r) != FLOW_STATE_VERSION)
+        wfm_persist_read_fail(r, "unknown StateMachine state version");
+    uint64_t phase = wfm_persist_read_uint(r);
+    if (phase > SM_ACTION)
+        wfm_persist_read_fail(r, "bad StateMachine phase");
+    st->phase = (sm_phase)phase;
+    st->state = wfm_persist_read_node(r);
+    st->transition = wfm_persist_read_node(r);
+    st->hops = (unsigned)wfm_persist_read_uint(r);
+    bool need_tr = st->phase >= SM_CANCELING;
+    if ((st->state && !node_is(st->state, &state_spec)) ||
+        (st->transition && !node_is(st->transition, &transition_spec)) ||
+        (need_tr && !st->transition))
+        wfm_persist_read_fail(r, "StateMachine state names the wrong nodes");
+    return WF_OK;
+}
+
+/* Append only: saved instances name callbacks by their index here. */
+static const void *const state_machine_callbacks[] = {
+    (const void *)sm_trigger_done,
+    (const void *)sm_entry_done,
+    (const void *)sm_exit_done,
+    (const void *)sm_action_done,
+};
+
 static const wfm_kind_spec state_machine_spec = {
     .name = "StateMachine",
     .category = "Activity",
@@ -469,7 +537,11 @@ static const wfm_kind_spec state_machine_spec = {
     .content_prop = "States",
     .state_size = sizeof(sm_state),
     .execute = state_machine_execute,
-    .cancel = state_machine_cancel,
+    .cancel = cancel_running,
+    .callbacks = state_machine_callbacks,
+    .callback_count = sizeof state_machine_callbacks / sizeof state_machine_callbacks[0],
+    .save = state_machine_save,
+    .restore = state_machine_restore,
 };
 static const wfm_kind_spec state_spec = {
     .name = "State",

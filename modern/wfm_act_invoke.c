@@ -206,16 +206,17 @@ static void invoke_execute(wfm_ctx *ctx, wfm_ai *ai)
     wf_status rc = wf_native_fn_call(d->fn, args, outs, &outs[n], &e);
     bool has_ret = wf_native_fn_sig(d->fn)->ret != NULL;
     wfm_ctx_trace_call(ctx, ai, wf_native_fn_name(d->fn), args, n, outs, n + (has_ret ? 1 : 0));
-    if (rc == WF_E_NOMEM)
+    if (rc == WF_E_NOMEM) {
         ctx->nomem = true; /* the scheduler fails the instance after this callback */
-    else if (rc != WF_OK && rc != WF_E_NATIVE)
+    } else if (rc != WF_OK && rc != WF_E_NATIVE) {
         wfm_ctx_throw(ctx, ai, &wf_exc_native, "%s", e.message);
-    else if (!invoke_write_back(ctx, ai, d, outs, n))
-        ; /* the write faulted ai */
-    else if (rc == WF_E_NATIVE)
-        wfm_ctx_throw(ctx, ai, &wf_exc_native, "%s", e.message);
-    else
-        wfm_ctx_complete(ctx, ai);
+    } else if (invoke_write_back(ctx, ai, d, outs, n)) { /* false: a write faulted ai */
+        /* A non-zero ErrorOnNonZero status (WF_E_NATIVE) still delivered its outputs. */
+        if (rc == WF_E_NATIVE)
+            wfm_ctx_throw(ctx, ai, &wf_exc_native, "%s", e.message);
+        else
+            wfm_ctx_complete(ctx, ai);
+    }
     release_values(args, n);
     release_values(outs, n + 1);
 }
@@ -338,6 +339,42 @@ static void transaction_fini(wfm_ai *ai)
         wf_value_release(&st->failure);
 }
 
+/* Persistence (wfm_activity.h "Persistence contract"). TransactionScope is a no-persist
+ * zone while it executes, so a saved one has not started or has already finished; the state
+ * is written anyway so the contract holds. */
+#define TS_STATE_VERSION 1u
+
+static wf_status transaction_save(const wfm_ai *ai, wfm_persist_writer *w)
+{
+    const ts_state *st = ai->state;
+    wf_value none = wf_null();
+    wfm_persist_write_uint(w, TS_STATE_VERSION);
+    wfm_persist_write_uint(w, st->failed);
+    wfm_persist_write_value(w, st->failed ? &st->failure : &none);
+    wfm_persist_write_int(w, st->timeout_us);
+    return WF_OK;
+}
+
+static wf_status transaction_restore(wfm_ai *ai, wfm_persist_reader *r)
+{
+    ts_state *st = ai->state;
+    if (wfm_persist_read_uint(r) != TS_STATE_VERSION)
+        wfm_persist_read_fail(r, "unknown TransactionScope state version");
+    st->failed = wfm_persist_read_uint(r) != 0;
+    st->failure = wfm_persist_read_value(r);
+    st->timeout_us = wfm_persist_read_int(r);
+    if (!st->failed)
+        wf_value_release(&st->failure);
+    return WF_OK;
+}
+
+/* Append only: saved instances name callbacks by their index here. */
+static const void *const transaction_callbacks[] = {
+    (const void *)ts_body_done,
+    (const void *)ts_body_fault,
+    (const void *)ts_timed_out,
+};
+
 static wf_status transaction_prepare(wfm_load *load, wfm_node *node)
 {
     static const char *const levels[] = {"Serializable",    "RepeatableRead", "ReadCommitted",
@@ -363,6 +400,10 @@ static const wfm_kind_spec transaction_spec = {
     .prepare = transaction_prepare,
     .execute = transaction_execute,
     .fini = transaction_fini,
+    .callbacks = transaction_callbacks,
+    .callback_count = sizeof transaction_callbacks / sizeof transaction_callbacks[0],
+    .save = transaction_save,
+    .restore = transaction_restore,
 };
 
 wf_status wfm_acts_invoke_register(wfm_catalogue *cat, wf_error *err)

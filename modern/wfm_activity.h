@@ -64,7 +64,14 @@ enum {
     WFM_KIND_VARIABLES = 1u << 1,  /* accepts <Kind.Variables> */
     WFM_KIND_CAN_IDLE = 1u << 2,   /* may create bookmarks or timers */
     WFM_KIND_NO_PERSIST = 1u << 3, /* the instance may not persist while one is executing */
+    WFM_KIND_STATE_PLAIN = 1u << 4, /* the state_size bytes hold no pointers: saved as bytes */
 };
+
+/* Persistence (wfm_persist.h): see "Persistence contract" below. */
+typedef struct wfm_persist_writer wfm_persist_writer;
+typedef struct wfm_persist_reader wfm_persist_reader;
+typedef struct wfm_ext_spec wfm_ext_spec;
+typedef struct wfm_env wfm_env; /* an environment (wfm_expr.h) */
 
 /* Callback types. `ai` is the activity instance the callback belongs to. */
 typedef void (*wfm_exec_fn)(wfm_ctx *ctx, wfm_ai *ai);
@@ -96,6 +103,17 @@ typedef struct wfm_kind_spec {
     wfm_exec_fn cancel;   /* NULL = cancel all running children, then complete as canceled */
     void (*fini)(wfm_ai *ai); /* release what the state holds (optional) */
     void *ud;                 /* spec-level user data, see wfm_kind_ud */
+    /* ---- persistence (optional; "Persistence contract" below) ---- */
+    const void *const *callbacks; /* every function the kind hands the runtime, cast to
+                                     (const void *): on_done, on_fault, bookmark and timer
+                                     callbacks, finish hooks (and static hook data) */
+    size_t callback_count;
+    /* Per-instance state that is not plain bytes: write it with the wfm_persist_write_*
+     * helpers / read it back with wfm_persist_read_* into the zeroed state. */
+    wf_status (*save)(const wfm_ai *ai, wfm_persist_writer *w);
+    wf_status (*restore)(wfm_ai *ai, wfm_persist_reader *r);
+    const wfm_ext_spec *const *exts; /* the extension states the kind creates */
+    size_t ext_count;
 } wfm_kind_spec;
 
 /* Register a kind. The spec and everything it points to must outlive the catalogue (static
@@ -211,6 +229,18 @@ int64_t wfm_ctx_now_us(const wfm_ctx *ctx);
  * a static object of the extension: created zeroed with `size` bytes on first use, `fini`
  * called when the instance is destroyed. NULL on out of memory. */
 void *wfm_ctx_ext(wfm_ctx *ctx, const void *key, size_t size, void (*fini)(void *state));
+/* A persistable extension state: use the descriptor's address as the key, e.g.
+ * wfm_ctx_ext_get(ctx, &comp_ext_spec), and list the descriptor in the kind's `exts`. */
+struct wfm_ext_spec {
+    const char *name;           /* stable and unique: written into saved states */
+    size_t size;                /* bytes of zeroed state */
+    void (*fini)(void *state);  /* optional */
+    wf_status (*save)(const void *state, wfm_persist_writer *w);
+    wf_status (*restore)(void *state, wfm_persist_reader *r); /* into the zeroed state */
+};
+/* wfm_ctx_ext(ctx, spec, spec->size, spec->fini). */
+void *wfm_ctx_ext_get(wfm_ctx *ctx, const wfm_ext_spec *spec);
+
 /* Called once when the root activity has finished (body_status says how), before the instance
  * completes. The hook may schedule nodes as children of `root` with wfm_ctx_schedule (e.g.
  * confirmation or compensation handlers); the instance completes when they are done. */
@@ -223,5 +253,68 @@ wf_types *wfm_ctx_types(const wfm_ctx *ctx);
 /* Record one native call for the trace (`--trace`, side-by-side verification). */
 void wfm_ctx_trace_call(wfm_ctx *ctx, wfm_ai *ai, const char *function, const wf_value *in,
                         size_t in_count, const wf_value *out, size_t out_count);
+
+/* ---- Persistence contract ---------------------------------------------------------------
+ * wfm_instance_save (wfm_persist.h) writes the whole instance; kinds take part like this:
+ * 1. Callbacks. A function the runtime will call with an activity of kind K — on_done and
+ *    on_fault passed to wfm_ctx_schedule(_delegate) for a child of a K activity, the callback
+ *    of a bookmark or timer a K activity owns — must be listed in K's `callbacks` (so a Pick
+ *    that schedules a child of its PickBranch lists nothing: PickBranch lists the callback).
+ *    Finish hooks (wfm_ctx_on_finish), a non-NULL hook `data` (then a static object), the
+ *    callbacks of work a finish hook schedules under the root, and pointers written with
+ *    wfm_persist_write_ptr may be in any registered kind's table.
+ *    The blob names a callback (kind name, index), so keep a table's order stable: append
+ *    only. A callback not found makes the save fail with WF_E_STATE naming the kind.
+ * 2. State. state_size == 0: nothing to do. WFM_KIND_STATE_PLAIN: the bytes are copied as
+ *    they are (no pointers, no wf_values). Otherwise save/restore are required (registration
+ *    refuses the kind): save writes the state with the helpers below, restore reads the same
+ *    sequence into the zeroed state. Pointers are written as references: an activity instance
+ *    (wfm_persist_write_ai: its index in the saved tree), a node (its dense index), an
+ *    environment, a listed callback. restore runs after the whole tree exists (every ai can
+ *    be referenced, children included) and before any callback; `fini` runs on a state whose
+ *    restore failed half-way, so keep it safe on partly filled state.
+ * 3. Extension states (wfm_ctx_ext): give them a wfm_ext_spec, create them with
+ *    wfm_ctx_ext_get, list the spec in `exts`. Extensions are restored before activity states.
+ *    A wfm_ctx_ext key found in no kind's `exts` makes the save fail (WF_E_STATE).
+ * 4. No-persist zones: a kind whose run cannot be persisted meaningfully (a native call in
+ *    flight, an atomic scope) sets WFM_KIND_NO_PERSIST; saving while one executes is refused.
+ * 5. Versioning: the blob stores, for each kind, its name and the state bytes length-prefixed;
+ *    a kind that changes its state layout should write a version number first.
+ * Readers are sticky: after a bad read every later read returns zero / NULL; restore hooks
+ * return WF_OK and the runtime then reports the first error (WF_E_CORRUPT). */
+void wfm_persist_write_uint(wfm_persist_writer *w, uint64_t v);
+void wfm_persist_write_int(wfm_persist_writer *w, int64_t v);
+void wfm_persist_write_bytes(wfm_persist_writer *w, const void *data, size_t len);
+void wfm_persist_write_str(wfm_persist_writer *w, const char *s); /* NULL allowed */
+void wfm_persist_write_value(wfm_persist_writer *w, const wf_value *v);
+void wfm_persist_write_ai(wfm_persist_writer *w, const wfm_ai *ai);       /* NULL allowed */
+void wfm_persist_write_node(wfm_persist_writer *w, const wfm_node *node); /* NULL allowed */
+void wfm_persist_write_ptr(wfm_persist_writer *w, const void *callback);  /* NULL allowed */
+/* An environment: the root (E0), an activity's own (variables, delegate argument), or one
+ * the kind owns (a snapshot): such a "free" environment is written in full at its first
+ * reference, its parent chain as references. NULL allowed. */
+void wfm_persist_write_env(wfm_persist_writer *w, const wfm_env *env);
+/* Make the save fail (WF_E_STATE) with a message. */
+void wfm_persist_write_fail(wfm_persist_writer *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+uint64_t wfm_persist_read_uint(wfm_persist_reader *r);
+int64_t wfm_persist_read_int(wfm_persist_reader *r);
+/* Bytes borrowed from the blob (valid during the restore); NULL (len 0) after an error. */
+const void *wfm_persist_read_bytes(wfm_persist_reader *r, size_t *len);
+char *wfm_persist_read_str(wfm_persist_reader *r); /* wf_malloc'd (caller frees); NULL */
+wf_value wfm_persist_read_value(wfm_persist_reader *r); /* owned; null after an error */
+wfm_ai *wfm_persist_read_ai(wfm_persist_reader *r);
+const wfm_node *wfm_persist_read_node(wfm_persist_reader *r);
+const void *wfm_persist_read_ptr(wfm_persist_reader *r);
+/* A free environment read with take=true belongs to the caller from then on, with every free
+ * environment up its parent chain (allocated as wf_calloc'd wfm_env + wf_calloc'd slots, NULL
+ * slots when count is 0; free them with wf_free). Free environments nobody takes are freed
+ * when the restore ends. */
+wfm_env *wfm_persist_read_env(wfm_persist_reader *r, bool take);
+bool wfm_persist_read_ok(const wfm_persist_reader *r);
+void wfm_persist_read_fail(wfm_persist_reader *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+wfm_ctx *wfm_persist_reader_ctx(wfm_persist_reader *r); /* the instance being restored */
 
 #endif

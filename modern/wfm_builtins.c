@@ -2,6 +2,7 @@
  * activities (wfm_act_core.c) and the structured ones (wfm_acts.h). The runtime calls it once
  * per catalogue, before any definition is loaded (DESIGN.md "Activity catalogue"). */
 #include "wfm_acts.h"
+#include "wfm_durable.h" /* Persist */
 #include "wfm_sched_int.h"
 
 wf_status wfm_builtins_register(wfm_catalogue *cat, wf_error *err)
@@ -9,5 +10,7 @@ wf_status wfm_builtins_register(wfm_catalogue *cat, wf_error *err)
     wf_status st = wfm_core_register(cat, err);
     if (st == WF_OK)
         st = wfm_acts_register(cat, err);
+    if (st == WF_OK)
+        st = wfm_act_persist_register(cat, err);
     return st;
 }

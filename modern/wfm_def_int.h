@@ -55,6 +55,9 @@
  *   target its owner; for an activity target in a WFM_PROP_SHARED property the owner of the
  *   node it is written in). A delegate written on an auxiliary node (Catch.Action) gets its
  *   Ed parented to env(owner ai).
+ *   Hence an activity node must be scheduled by an instance of the activity that "owns" its
+ *   position: its tree parent when that is an activity, else the parent's owner (a FlowStep's
+ *   Action by the Flowchart, a Transition's Trigger by the StateMachine).
  *   `hops` (wfm_name) = the number of env parents to follow from the evaluation env; index =
  *   slot. Inner declarations shadow outer ones; the same name twice in one Variables
  *   collection is an error. Writability: arguments (all directions) and variables are
@@ -155,7 +158,7 @@ typedef struct wfm_arg {
     const wf_type *type;
     wfm_expr *expr;      /* default value source, evaluated in E0 (after every slot holds */
     wf_value literal;    /* default(T)), in declaration order; only used for In/InOut args */
-    bool has_default;    /* the host did not supply it */
+    bool has_default;    /* the XAML gives a default (used when the host supplies none) */
     uint32_t slot;       /* == index in E0 */
     wf_loc loc;
 } wfm_arg;

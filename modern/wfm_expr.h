@@ -45,20 +45,26 @@ typedef struct wfm_expr wfm_expr;
 
 /* The language (C# precedence; VB keywords are case-insensitive):
  *   literals   42 (Int32, Int64 when larger), 5L, 0x1F, 12.5m (Decimal), 1.5 / 1e3 / 2d (Double),
- *              "C# \"escapes\" \u00e9" and VB "" doubling, true/True, null/Nothing
+ *              "C# \"escapes\" \u00e9" and VB "" doubling, $"n={x} t={y:N2}", true/True,
+ *              null/Nothing
  *   operators  ?: ?? || && (OrElse AndAlso Or And) ! (Not) == != (= <> Is IsNot) < <= > >=
- *              & (concatenation) + - * / % (Mod) unary - +, casts (int)x (long) (double)
- *              (decimal) (string) (bool) (object) (Int32)..., CType(x, T), DirectCast(x, T)
+ *              & (concatenation) + - * / % (Mod) \ (integer division) ^ (power) unary - +,
+ *              casts (int)x (long) (double) (decimal) (string) (bool) (object) (Int32)...,
+ *              CType(x, T), DirectCast(x, T); indexing list[i] rec["k"] (VB: list(i))
  *   members    s.Length .ToUpper() .ToLower() .Trim() .Contains(x) .StartsWith(x)
  *              .EndsWith(x) .Substring(a[, n]) .Replace(a, b) .IndexOf(x); list.Count
- *              .Contains(x) list[i]; rec.Field rec["key"] .ContainsKey(k); ex.Message;
- *              span.TotalMilliseconds/Seconds/Minutes/Hours/Days; date.Year/Month/Day/Hour/
- *              Minute/Second; x.ToString()
- *   library    String.Format/Concat/IsNullOrEmpty/Empty, Math.Abs/Min/Max/Round/Floor/Ceiling/
- *              Pow/Sqrt, Convert.ToInt32/ToInt64/ToDouble/ToDecimal/ToString/ToBoolean,
- *              DateTime.Now/UtcNow, TimeSpan.FromMilliseconds/Seconds/Minutes/Hours/Days,
- *              CInt CLng CDbl CDec CStr CBool, If(c, a, b), If(a, b), len str int decimal now
- *   new        new T("message") for exception types; new List<T>{...} / New List(Of T) From {...}
+ *              .Contains(x); rec.Field .ContainsKey(k); ex.Message; span.Days/Hours/Minutes/
+ *              Seconds/Milliseconds/TotalMilliseconds/TotalSeconds/TotalMinutes/TotalHours/
+ *              TotalDays; date.Year/Month/Day/Hour/Minute/Second .AddDays(x)/AddHours/
+ *              AddMinutes/AddSeconds/AddMilliseconds; x.ToString([format: F2 N2 D3])
+ *   library    String.Format/Concat/Join/IsNullOrEmpty/IsNullOrWhiteSpace/Empty, Math.Abs/Min/
+ *              Max/Round/Floor/Ceiling/Pow/Sqrt, Convert.ToInt32/ToInt64/ToDouble/ToDecimal/
+ *              ToString/ToBoolean, Int32/Int64/Double/Decimal/Boolean/DateTime/TimeSpan.Parse,
+ *              Int32/Int64.MaxValue/MinValue, DateTime.Now/UtcNow/Today (UTC),
+ *              TimeSpan.FromMilliseconds/Seconds/Minutes/Hours/Days, CInt CLng CDbl CDec CStr
+ *              CBool, If(c, a, b), If(a, b), len str int decimal now
+ *   new        new T("message") for exception types; new List<T>{...} / New List(Of T) From {...};
+ *              new DateTime(y, m, d[, h, mi, s]); new TimeSpan(h, m, s) / (d, h, m, s[, ms])
  * Record members and Object operands are typed Object and checked at run time. */
 
 enum {

@@ -48,7 +48,14 @@ static const member_spec members[] = {
     {WF_K_TIMESPAN, "Milliseconds", XF_TS_PART, -1, -1, 'i', "", 4},
     {WF_K_STRING, "ToUpper", XF_TOUPPER, 0, 0, 's', "", 0},
     {WF_K_STRING, "ToLower", XF_TOLOWER, 0, 0, 's', "", 0},
-    {WF_K_STRING, "Trim", XF_TRIM, 0, 0, 's', "", 0},
+    {WF_K_STRING, "Trim", XF_TRIM, 0, 0, 's', "", 3},
+    {WF_K_STRING, "TrimStart", XF_TRIM, 0, 0, 's', "", 1},
+    {WF_K_STRING, "TrimEnd", XF_TRIM, 0, 0, 's', "", 2},
+    {WF_K_STRING, "ToUpperInvariant", XF_TOUPPER, 0, 0, 's', "", 0},
+    {WF_K_STRING, "ToLowerInvariant", XF_TOLOWER, 0, 0, 's', "", 0},
+    {WF_K_STRING, "PadLeft", XF_PAD, 1, 1, 's', "i", 0},
+    {WF_K_STRING, "PadRight", XF_PAD, 1, 1, 's', "i", 1},
+    {WF_K_LIST, "IndexOf", XF_LIST_INDEXOF, 1, 1, 'i', "e", 0},
     {WF_K_STRING, "Contains", XF_STR_CONTAINS, 1, 1, 'b', "s", 0},
     {WF_K_STRING, "StartsWith", XF_STARTSWITH, 1, 1, 'b', "s", 0},
     {WF_K_STRING, "EndsWith", XF_ENDSWITH, 1, 1, 'b', "s", 0},
@@ -205,6 +212,8 @@ static xnode *make_field(xparser *p, xnode *recv, const xtok *name)
     return n;
 }
 
+static xnode *make_index(xparser *p, xnode *base, xnode *index, uint32_t off);
+
 static const member_spec *find_member(wf_kind kind, const char *s, uint32_t len, bool parens)
 {
     for (size_t i = 0; i < sizeof members / sizeof members[0]; i++)
@@ -222,12 +231,20 @@ static xnode *bind_member(xparser *p, xnode *recv, const xtok *name, xnode **arg
     if (!parens && (kind == WF_K_RECORD || kind == WF_K_OBJECT))
         return make_field(p, recv, name);
     if (parens && name_is(s, name->len, "ToString")) /* on null: NullReferenceException */
-        return make_call(p, XF_TOSTRING, "ToString", 0, 0, "", NULL, &wf_type_string, args,
+        return make_call(p, XF_TOSTRING, "ToString", 0, 1, "s", NULL, &wf_type_string, args,
                          nargs, 1, 0, name->off);
+    if (parens && name_is(s, name->len, "Equals")) /* x.Equals(y): Equals semantics */
+        return make_call(p, XF_EQUALS, "Equals", 1, 1, "o", NULL, &wf_type_bool, args, nargs, 1,
+                         0, name->off);
     if (kind == WF_K_OBJECT && name_is(s, name->len, "Contains"))
         return make_call(p, XF_DYN_CONTAINS, "Contains", 1, 1, "o", NULL, &wf_type_bool, args,
                          nargs, 1, 0, name->off);
     const member_spec *m = find_member(kind, s, name->len, parens);
+    if (!m && parens && nargs == 2 && (kind == WF_K_RECORD || kind == WF_K_OBJECT)) {
+        /* VB: rec.Items(0) is the field Items indexed by 0 */
+        xnode *field = make_field(p, recv, name);
+        return field ? make_index(p, field, args[1], name->off) : NULL;
+    }
     if (!m)
         return wfm_expr__fail(p, name->off, WF_E_NAME, "'%s' has no member '%.*s'",
                               recv->type->name, (int)name->len, s);
@@ -271,6 +288,12 @@ static xnode *make_index(xparser *p, xnode *base, xnode *index, uint32_t off)
     return wfm_expr__mk(p, XOP_INDEX, t, off, base, index, NULL);
 }
 
+static bool vb_indexable(const xnode *n)
+{
+    wf_kind k = n->type->kind;
+    return k == WF_K_LIST || k == WF_K_RECORD || k == WF_K_OBJECT;
+}
+
 xnode *wfm_expr__parse_postfix(xparser *p)
 {
     xnode *n = wfm_expr__parse_primary(p);
@@ -287,11 +310,13 @@ xnode *wfm_expr__parse_postfix(xparser *p)
             if (parens && !wfm_expr__parse_args(p, args + 1, &nargs, WFM_EXPR_MAX_ARGS))
                 return NULL;
             n = bind_member(p, n, &name, args, nargs + 1, parens);
-        } else if (p->cur.kind == TK_PUNCT && p->cur.punct == '[') {
-            uint32_t off = p->cur.off;
+        } else if (p->cur.kind == TK_PUNCT &&
+                   (p->cur.punct == '[' || (p->cur.punct == '(' && vb_indexable(n)))) {
+            uint32_t off = p->cur.off; /* list[i], rec["k"]; VB writes list(i) */
+            int close = p->cur.punct == '[' ? ']' : ')';
             wfm_expr__advance(p);
             xnode *index = wfm_expr__parse_expr(p);
-            if (!index || !wfm_expr__expect(p, ']'))
+            if (!index || !wfm_expr__expect(p, close))
                 return NULL;
             n = make_index(p, n, index, off);
         } else {
@@ -587,6 +612,123 @@ static xnode *parse_vb_cast(xparser *p, const xtok *name)
                              name->off);
 }
 
+/* ---- interpolated strings ------------------------------------------------------------ */
+static xnode *string_const(xparser *p, const char *s, size_t len, uint32_t off)
+{
+    xnode *n = wfm_expr__mk(p, XOP_CONST, &wf_type_string, off, NULL, NULL, NULL);
+    if (n && wf_value_string_static(p->arena, s, len, &n->k) != WF_OK)
+        return wfm_expr__nomem(p);
+    return n;
+}
+
+static xnode *concat_part(xparser *p, xnode *acc, xnode *part, uint32_t off)
+{
+    if (!acc || !part)
+        return NULL;
+    return wfm_expr__fold(p, wfm_expr__mk(p, XOP_CONCAT, &wf_type_string, off, acc, part, NULL));
+}
+
+/* Where a hole's expression ends (a top-level ',' or ':' starts alignment or format) and
+ * where the hole ends ('}'), found with the lexer so that strings and brackets nest. */
+static uint32_t hole_split(const xparser *p, uint32_t from, uint32_t limit, uint32_t *close)
+{
+    int depth = 0;
+    uint32_t split = 0;
+    xtok t = wfm_expr__lex(p->text, from, limit);
+    for (; t.kind != TK_EOF; t = wfm_expr__lex(p->text, t.off + t.len, limit)) {
+        if (t.kind == TK_ERR) { /* let the hole's parse report it */
+            *close = limit;
+            return t.off + t.len;
+        }
+        if (t.kind != TK_PUNCT)
+            continue;
+        if (t.punct == '(' || t.punct == '[' || t.punct == '{')
+            depth++;
+        else if ((t.punct == ')' || t.punct == ']') && depth > 0)
+            depth--;
+        else if (t.punct == '}' && depth-- == 0)
+            break;
+        else if ((t.punct == ',' || t.punct == ':') && depth == 0 && !split)
+            split = t.off;
+    }
+    *close = t.off;
+    return split ? split : t.off;
+}
+
+/* One hole: parse [from, split) as an expression; with a format, String.Format("{0:fmt}", x). */
+static xnode *parse_hole(xparser *p, uint32_t from, uint32_t split, uint32_t close)
+{
+    uint32_t saved_end = p->end;
+    bool saved_bracketed = p->bracketed;
+    xtok saved_cur = p->cur;
+    p->end = split;
+    p->bracketed = false;
+    p->cur = wfm_expr__lex(p->text, from, split);
+    xnode *x = wfm_expr__parse_expr(p);
+    if (x && p->cur.kind != TK_EOF)
+        x = wfm_expr__unexpected(p);
+    p->end = saved_end;
+    p->bracketed = saved_bracketed;
+    p->cur = saved_cur;
+    if (!x || split == close || p->text[split] != ':')
+        return x;
+    char fmt[80];
+    int n = snprintf(fmt, sizeof fmt, "{0:%.*s}", (int)(close - split - 1), p->text + split + 1);
+    if (n < 0 || (size_t)n >= sizeof fmt)
+        return wfm_expr__fail(p, split, WF_E_LIMIT, "format specifier is too long");
+    xnode *args[2] = {string_const(p, fmt, (size_t)n, split), x};
+    if (!args[0])
+        return NULL;
+    xnode *call = wfm_expr__mk(p, XOP_CALL, &wf_type_string, x->off, NULL, NULL, NULL);
+    if (call)
+        call->sub = XF_FORMAT;
+    return wfm_expr__fold(p, wfm_expr__set_args(p, call, args, 2));
+}
+
+/* Literal text up to the next hole: {{ and }} are braces, escapes as in strings. */
+static uint32_t literal_end(const char *text, uint32_t i, uint32_t end)
+{
+    while (i < end) {
+        if (text[i] == '\\')
+            i += text[i + 1] == 'u' ? 6 : 2;
+        else if ((text[i] == '{' || text[i] == '}') && i + 1 < end && text[i + 1] == text[i])
+            i += 2;
+        else if (text[i] == '{')
+            return i;
+        else
+            i++;
+    }
+    return end;
+}
+
+xnode *wfm_expr__parse_interp(xparser *p)
+{
+    xtok t = p->cur;
+    uint32_t i = t.off + 2, end = t.off + t.len - 1; /* between $" and " */
+    xnode *acc = string_const(p, "", 0, t.off);
+    while (acc && i < end) {
+        uint32_t j = literal_end(p->text, i, end);
+        if (j > i) {
+            wf_buf buf;
+            wf_buf_init(&buf);
+            bool ok = wfm_expr__decode(p->text, i, j, true, &buf);
+            xnode *lit = ok ? string_const(p, buf.data, buf.len, i) : wfm_expr__nomem(p);
+            wf_buf_fini(&buf);
+            acc = concat_part(p, acc, lit, t.off);
+        }
+        if (!acc || j >= end)
+            break;
+        uint32_t close, split = hole_split(p, j + 1, end, &close);
+        acc = concat_part(p, acc, parse_hole(p, j + 1, split, close), t.off);
+        i = close + 1;
+    }
+    if (acc) {
+        wfm_expr__advance(p);
+        acc->off = t.off;
+    }
+    return acc;
+}
+
 /* ---- names -------------------------------------------------------------------------- */
 static const char *static_class(const xparser *p, const xtok *t)
 {
@@ -646,8 +788,7 @@ xnode *wfm_expr__parse_name(xparser *p)
     xtok next = wfm_expr__peek(p);
     bool call = next.kind == TK_PUNCT && next.punct == '(';
     wfm_name nm = {0};
-    if (!call && p->scope->resolve &&
-        p->scope->resolve(p->scope->ud, p->text + t.off, t.len, &nm)) {
+    if (p->scope->resolve && p->scope->resolve(p->scope->ud, p->text + t.off, t.len, &nm)) {
         wfm_expr__advance(p);
         return make_slot(p, &t, &nm);
     }

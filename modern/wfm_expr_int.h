@@ -12,6 +12,7 @@
 #define WFM_EXPR_MAX_DEPTH 512        /* tree depth, which bounds evaluation recursion */
 #define WFM_EXPR_MAX_ARGS  16         /* arguments of one call */
 #define WFM_EXPR_MAX_TEXT  (1u << 20) /* bytes of source text */
+#define WFM_EXPR_FOLD_MAX  1024       /* longest string a folded node may hold */
 
 /* ---- nodes ---------------------------------------------------------------------------- */
 typedef enum xop {
@@ -52,7 +53,7 @@ typedef enum xfn {
     XF_FORMAT, XF_CONCAT, XF_ISNULLOREMPTY, XF_LEN,
     XF_ABS, XF_MIN, XF_MAX, XF_ROUND, XF_FLOOR, XF_CEILING, XF_POW, XF_SQRT,
     XF_TS_FROM, XF_TOSTRING, XF_DT_ADD, XF_TS_PART, XF_ISNULLORWHITESPACE, XF_JOIN,
-    XF_DT_NEW, XF_TS_NEW,
+    XF_DT_NEW, XF_TS_NEW, XF_PAD, XF_LIST_INDEXOF, XF_EQUALS,
 } xfn;
 
 enum {
@@ -86,7 +87,9 @@ struct wfm_expr {
 };
 
 /* ---- lexer ---------------------------------------------------------------------------- */
-typedef enum tkind { TK_EOF, TK_ERR, TK_INT, TK_DEC, TK_DBL, TK_STR, TK_ID, TK_PUNCT } tkind;
+typedef enum tkind {
+    TK_EOF, TK_ERR, TK_INT, TK_DEC, TK_DBL, TK_STR, TK_ISTR /* $"..." */, TK_ID, TK_PUNCT
+} tkind;
 
 /* Multi-character punctuators; single characters use their own code. */
 enum { P_ANDAND = 256, P_OROR, P_EQEQ, P_NE, P_LE, P_GE, P_COALESCE };
@@ -108,6 +111,8 @@ typedef struct xtok {
 xtok wfm_expr__lex(const char *text, uint32_t off, uint32_t end);
 /* Decode a string token (quotes included) into buf (C# escapes, VB "" doubling). */
 bool wfm_expr__string_decode(const char *text, uint32_t len, wf_buf *buf);
+/* Decode text[i, end) of a string body; interp: {{ and }} instead of "". */
+bool wfm_expr__decode(const char *text, uint32_t i, uint32_t end, bool interp, wf_buf *buf);
 /* Line and column of byte `off` of text that starts at `at`. */
 wf_loc wfm_expr__loc(wf_loc at, const char *text, uint32_t off);
 
@@ -155,6 +160,7 @@ xnode *wfm_expr__parse_or(xparser *p);
 xnode *wfm_expr__parse_postfix(xparser *p);
 xnode *wfm_expr__parse_primary(xparser *p);
 xnode *wfm_expr__parse_name(xparser *p);
+xnode *wfm_expr__parse_interp(xparser *p);
 bool wfm_expr__parse_args(xparser *p, xnode **args, unsigned *nargs, unsigned max);
 
 /* ---- evaluation ----------------------------------------------------------------------- */

@@ -141,6 +141,21 @@ static xtok lex_number(const char *text, uint32_t start, uint32_t end)
     return t;
 }
 
+/* Bytes of the escape sequence at text[i] == '\\', 0 if it is not a valid one. */
+static uint32_t escape_len(const char *text, uint32_t i, uint32_t end)
+{
+    if (i + 1 >= end)
+        return 0;
+    char e = text[i + 1];
+    if (e == 'u') {
+        for (uint32_t k = 2; k < 6; k++)
+            if (i + k >= end || hexval((unsigned char)text[i + k]) < 0)
+                return 0;
+        return 6;
+    }
+    return e != '\0' && strchr("\"'\\0abfnrtv", e) ? 2 : 0;
+}
+
 /* Scan a string literal starting at the quote; returns the offset after the closing quote,
  * or 0 with *bad set to the offset of a bad escape (or the opening quote if unterminated). */
 static uint32_t scan_string(const char *text, uint32_t start, uint32_t end, uint32_t *bad)
@@ -158,21 +173,12 @@ static uint32_t scan_string(const char *text, uint32_t start, uint32_t end, uint
         if (c == '\\') {
             if (i + 1 >= end)
                 break;
-            char e = text[i + 1];
-            if (e == 'u') {
-                for (int k = 2; k < 6; k++)
-                    if (i + (uint32_t)k >= end || hexval((unsigned char)text[i + k]) < 0) {
-                        *bad = i;
-                        return 0;
-                    }
-                i += 6;
-                continue;
-            }
-            if (!strchr("\"'\\0abfnrtv", e) || e == '\0') {
+            uint32_t n = escape_len(text, i, end);
+            if (n == 0) {
                 *bad = i;
                 return 0;
             }
-            i += 2;
+            i += n;
             continue;
         }
         i++;
@@ -190,6 +196,61 @@ static xtok lex_string(const char *text, uint32_t start, uint32_t end)
                             : tok_error(start, bad, WF_E_SYNTAX, "unrecognized escape sequence");
     xtok t = {.kind = TK_STR, .off = start, .len = stop - start};
     return t;
+}
+
+/* The end of an interpolation hole starting after '{' (offset of its '}'), 0 if none: nested
+ * strings and braces are skipped. */
+static uint32_t hole_end(const char *text, uint32_t i, uint32_t end, uint32_t *bad)
+{
+    int depth = 1;
+    while (i < end) {
+        if (text[i] == '"') {
+            uint32_t stop = scan_string(text, i, end, bad);
+            if (!stop)
+                return 0;
+            i = stop;
+            continue;
+        }
+        if (text[i] == '{')
+            depth++;
+        else if (text[i] == '}' && --depth == 0)
+            return i;
+        i++;
+    }
+    return 0;
+}
+
+/* $"text {expr[,align][:format]} text": C# escapes, {{ and }} for braces. */
+static xtok lex_interp(const char *text, uint32_t start, uint32_t end)
+{
+    uint32_t i = start + 2;
+    while (i < end) {
+        char c = text[i];
+        if (c == '"') {
+            xtok t = {.kind = TK_ISTR, .off = start, .len = i + 1 - start};
+            return t;
+        }
+        if (c == '\\') {
+            uint32_t n = escape_len(text, i, end);
+            if (!n)
+                return tok_error(start, i, WF_E_SYNTAX, "unrecognized escape sequence");
+            i += n;
+        } else if ((c == '{' || c == '}') && i + 1 < end && text[i + 1] == c) {
+            i += 2;
+        } else if (c == '}') {
+            return tok_error(start, i, WF_E_SYNTAX, "unexpected '}' in interpolated string");
+        } else if (c == '{') {
+            uint32_t bad = 0, close = hole_end(text, i + 1, end, &bad);
+            if (!close && bad && text[bad] == '\\')
+                return tok_error(start, bad, WF_E_SYNTAX, "unrecognized escape sequence");
+            if (!close)
+                return tok_error(start, i, WF_E_SYNTAX, "unterminated interpolation hole");
+            i = close + 1;
+        } else {
+            i++;
+        }
+    }
+    return tok_error(start, start, WF_E_SYNTAX, "unterminated string");
 }
 
 static void put_utf8(wf_buf *buf, uint32_t cp)
@@ -241,17 +302,19 @@ static char simple_escape(char e)
     }
 }
 
-bool wfm_expr__string_decode(const char *text, uint32_t len, wf_buf *buf)
+bool wfm_expr__decode(const char *text, uint32_t i, uint32_t end, bool interp, wf_buf *buf)
 {
-    uint32_t i = 1, end = len - 1; /* inside the quotes; the lexer validated the escapes */
     while (i < end) {
         char c = text[i];
-        if (c == '"') { /* a doubled quote */
-            wf_buf_addc(buf, '"');
+        if ((c == '"' && !interp) || (interp && (c == '{' || c == '}'))) { /* doubled */
+            wf_buf_addc(buf, c);
             i += 2;
         } else if (c != '\\') {
             uint32_t j = i;
-            while (j < end && text[j] != '"' && text[j] != '\\')
+            while (j < end && text[j] != '"' && text[j] != '\\' && text[j] != '{' &&
+                   text[j] != '}')
+                j++;
+            if (j == i)
                 j++;
             wf_buf_add(buf, text + i, j - i);
             i = j;
@@ -275,6 +338,11 @@ bool wfm_expr__string_decode(const char *text, uint32_t len, wf_buf *buf)
         }
     }
     return !buf->oom;
+}
+
+bool wfm_expr__string_decode(const char *text, uint32_t len, wf_buf *buf)
+{
+    return wfm_expr__decode(text, 1, len - 1, false, buf); /* inside the quotes */
 }
 
 static int punct2(char c, char d)
@@ -310,6 +378,8 @@ xtok wfm_expr__lex(const char *text, uint32_t off, uint32_t end)
         return lex_number(text, i, end);
     if (c == '"')
         return lex_string(text, i, end);
+    if (c == '$' && i + 1 < end && text[i + 1] == '"')
+        return lex_interp(text, i, end);
     if (is_id_start(c)) {
         uint32_t j = i + 1;
         while (j < end && is_id_char((unsigned char)text[j]))

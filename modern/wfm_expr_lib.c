@@ -87,15 +87,34 @@ static bool is_space(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
-static wf_status str_trim(const wf_value *s, wf_value *out)
+/* Trim (sides 3), TrimStart (1), TrimEnd (2). */
+static wf_status str_trim(const wf_value *s, int64_t sides, wf_value *out)
 {
     const char *p = wf_value_str(s);
     size_t len = wf_value_str_len(s);
-    while (len && is_space(*p))
+    while ((sides & 1) && len && is_space(*p))
         p++, len--;
-    while (len && is_space(p[len - 1]))
+    while ((sides & 2) && len && is_space(p[len - 1]))
         len--;
     return wf_value_string(p, len, out);
+}
+
+/* PadLeft (right 0) / PadRight (right 1) with spaces to `width` characters. */
+static wf_status str_pad(const wf_value *s, const wf_value *width, int64_t right, wf_value *out,
+                         wf_value *exc)
+{
+    if (width->u.i32 < 0)
+        return arg_range(exc, "totalWidth");
+    size_t have = u8_count(wf_value_str(s), wf_value_str_len(s));
+    size_t pad = (size_t)width->u.i32 > have ? (size_t)width->u.i32 - have : 0;
+    wf_buf buf;
+    wf_buf_init(&buf);
+    for (size_t i = 0; i < pad && !right; i++)
+        wf_buf_addc(&buf, ' ');
+    wf_buf_add(&buf, wf_value_str(s), wf_value_str_len(s));
+    for (size_t i = 0; i < pad && right; i++)
+        wf_buf_addc(&buf, ' ');
+    return take_buf(&buf, out);
 }
 
 static wf_status str_test(int fn, const wf_value *s, const wf_value *x, wf_value *out,
@@ -201,6 +220,31 @@ static void add_grouped(wf_buf *buf, const char *digits, size_t n)
     }
 }
 
+/* Decimal units as fixed point with `prec` places: exact, midpoints away from zero as .NET
+ * formats them. */
+static void fixed_decimal(int64_t u, int prec, char *tmp, size_t size)
+{
+    bool neg = u < 0;
+    uint64_t a = neg ? (uint64_t)0 - (uint64_t)u : (uint64_t)u;
+    int places = prec > 4 ? 4 : prec;
+    uint64_t step = 1, div = 1;
+    for (int i = places; i < 4; i++)
+        step *= 10;
+    for (int i = 0; i < places; i++)
+        div *= 10;
+    a = (a + step / 2) / step; /* units of 10^-places */
+    int w = snprintf(tmp, size, "%s%llu", neg && a ? "-" : "", (unsigned long long)(a / div));
+    if (prec == 0)
+        return;
+    if (places > 0)
+        w += snprintf(tmp + w, size - (size_t)w, ".%0*llu", places, (unsigned long long)(a % div));
+    else
+        tmp[w++] = '.';
+    for (int i = places; i < prec && (size_t)w + 1 < size; i++)
+        tmp[w++] = '0';
+    tmp[w] = '\0';
+}
+
 /* Standard numeric formats F, N (fixed point, N with thousands separators) and D (integer
  * digits); other specifiers fall back to the plain text. Returns false if not handled. */
 static bool format_number(const wf_value *v, const char *spec, size_t slen, wf_buf *buf)
@@ -230,33 +274,10 @@ static bool format_number(const wf_value *v, const char *spec, size_t slen, wf_b
         return false;
     if (prec < 0)
         prec = 2;
-    if (k == WF_K_DECIMAL) { /* exact, midpoints away from zero as .NET formats */
-        int64_t u = v->u.i64;
-        bool neg = u < 0;
-        uint64_t a = neg ? (uint64_t)0 - (uint64_t)u : (uint64_t)u;
-        int places = prec > 4 ? 4 : prec;
-        uint64_t step = 1;
-        for (int i = places; i < 4; i++)
-            step *= 10;
-        a = (a + step / 2) / step; /* units of 10^-places */
-        uint64_t div = 1;
-        for (int i = 0; i < places; i++)
-            div *= 10;
-        int w = snprintf(tmp, sizeof tmp, "%s%llu", neg && a ? "-" : "",
-                         (unsigned long long)(a / div));
-        if (prec > 0) {
-            if (places > 0)
-                w += snprintf(tmp + w, sizeof tmp - (size_t)w, ".%0*llu", places,
-                              (unsigned long long)(a % div));
-            else
-                tmp[w++] = '.';
-            for (int i = places; i < prec && (size_t)w + 1 < sizeof tmp; i++)
-                tmp[w++] = '0';
-            tmp[w] = '\0';
-        }
-    } else {
+    if (k == WF_K_DECIMAL)
+        fixed_decimal(v->u.i64, prec, tmp, sizeof tmp);
+    else
         snprintf(tmp, sizeof tmp, "%.*f", prec > 99 ? 99 : prec, d);
-    }
     if (c == 'F')
         return wf_buf_adds(buf, tmp);
     const char *p = tmp;
@@ -329,6 +350,19 @@ static wf_status str_format(const wf_value *args, unsigned nargs, wf_value *out,
             wf_buf_addc(&buf, c);
         }
     }
+    return take_buf(&buf, out);
+}
+
+/* x.ToString() and x.ToString("N2"): the numeric formats of String.Format, else plain text. */
+static wf_status to_string(const wf_value *x, const wf_value *format, wf_value *out,
+                           wf_value *exc)
+{
+    if (!format || wf_value_str_len(format) == 0)
+        return wfm_expr__conv(x, &wf_type_string, XV_TEXT, out, exc);
+    wf_buf buf;
+    wf_buf_init(&buf);
+    if (!format_number(x, wf_value_str(format), wf_value_str_len(format), &buf))
+        wfm_expr__text(x, &buf);
     return take_buf(&buf, out);
 }
 
@@ -599,7 +633,16 @@ wf_status wfm_expr__call(const xnode *n, wf_value *a, wf_value *out, wf_value *e
     case XF_DT_PART: *out = wf_int32(dt_part(s->u.i64, n->param)); return WF_OK;
     case XF_TOUPPER: return str_case(s, true, out);
     case XF_TOLOWER: return str_case(s, false, out);
-    case XF_TRIM: return str_trim(s, out);
+    case XF_TRIM: return str_trim(s, n->param, out);
+    case XF_PAD: return str_pad(s, &a[1], n->param, out, exc);
+    case XF_EQUALS: *out = wf_bool(wf_value_equal(s, &a[1])); return WF_OK;
+    case XF_LIST_INDEXOF: {
+        size_t count = wf_value_list_count(s), i = 0;
+        while (i < count && !wf_value_equal(wf_value_list_at(s, i), &a[1]))
+            i++;
+        *out = wf_int32(i < count ? (int32_t)i : -1);
+        return WF_OK;
+    }
     case XF_STR_CONTAINS:
     case XF_STARTSWITH:
     case XF_ENDSWITH: return str_test(n->sub, s, &a[1], out, exc);
@@ -626,7 +669,7 @@ wf_status wfm_expr__call(const xnode *n, wf_value *a, wf_value *out, wf_value *e
     case XF_POW: *out = wf_double(pow(a[0].u.d, a[1].u.d)); return WF_OK;
     case XF_SQRT: *out = wf_double(sqrt(s->u.d)); return WF_OK;
     case XF_TS_FROM: return ts_from(s, n->param, out, exc);
-    case XF_TOSTRING: return wfm_expr__conv(s, &wf_type_string, XV_TEXT, out, exc);
+    case XF_TOSTRING: return to_string(s, n->nargs > 1 ? &a[1] : NULL, out, exc);
     case XF_DT_ADD: return dt_add(s, &a[1], n->param, out, exc);
     case XF_TS_PART: *out = wf_int32(ts_part(s->u.i64, n->param)); return WF_OK;
     case XF_ISNULLORWHITESPACE: *out = wf_bool(blank(s)); return WF_OK;

@@ -183,6 +183,10 @@ xnode *wfm_expr__fold(xparser *p, xnode *n)
         wf_value_release(&v);
         return n;
     }
+    if (k == WF_K_STRING && wf_value_str_len(&v) > WFM_EXPR_FOLD_MAX) {
+        wf_value_release(&v); /* folding long chains would copy quadratically */
+        return n;
+    }
     if (k == WF_K_STRING) {
         wf_value sv;
         st = wf_value_string_static(p->arena, wf_value_str(&v), wf_value_str_len(&v), &sv);
@@ -942,6 +946,8 @@ xnode *wfm_expr__parse_primary(xparser *p)
         return unexpected(p);
     case TK_ID:
         return wfm_expr__parse_name(p);
+    case TK_ISTR:
+        return wfm_expr__parse_interp(p);
     default:
         return unexpected(p);
     }

@@ -53,6 +53,8 @@ struct wfm_load {
     wfm_definition *def;
     wf_arena *arena; /* def->arena */
     wf_arena *tmp;   /* scratch for this load only */
+    const char *data; /* the source bytes (for mapping columns over entity references) */
+    size_t len;
     wf_diags *diags; /* private; copied to opts->diags at the end */
     bool nomem;
     size_t errors; /* errors reported (diags may drop some when memory runs out) */

@@ -17,10 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h> /* sysconf */
 
 #include "wfm_sched_int.h"
+#include "wfm_track_int.h"
 
 enum { PS_NONE = 0, PS_QUEUED, PS_RUNNING, PS_HOST };
 #define SLICE_ITEMS 4096 /* work items per turn on a worker, for fairness */
@@ -55,10 +57,14 @@ struct wfm_runtime {
     bool timer_started, stop;
     wfm_instance *q_head, *q_tail; /* runnable instances */
     unsigned running;
+    unsigned idle_workers, idle_waiters; /* threads waiting on work_cv / idle_cv */
     timer_entry *theap;
     size_t theap_count, theap_cap, timer_waiting;
     _Atomic uint64_t n_defs, n_hits, n_created, n_completed, n_executed, n_items, n_resumed,
         n_timers;
+    wfm_tracker *tracker;     /* borrowed; NULL: no tracking */
+    uint64_t id_prefix;       /* random, for instance ids */
+    _Atomic uint64_t id_counter;
 };
 
 struct wfm_instance {
@@ -69,6 +75,8 @@ struct wfm_instance {
     void *write_ud;
     wfm_instance_fn on_complete;
     void *on_complete_ud;
+    wfm_trace_fn trace;
+    void *trace_ud;
     size_t *outputs; /* arg indices of Out/InOut arguments */
     size_t output_count, outputs_cap;
     /* pool bookkeeping, under rt->lock */
@@ -79,6 +87,8 @@ struct wfm_instance {
     bool counted_done;
     uint64_t timer_gen;
     wfm_instance *q_next; /* the runnable queue, or the spare list */
+    char id[33];          /* "" until wfm_instance_id or wfm_instance_set_id */
+    uint64_t track_seq;   /* tracking record numbers */
 };
 
 static void shell_free(wfm_instance *inst);
@@ -98,6 +108,54 @@ static int64_t real_clock(void *ud)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* ---- tracking ---------------------------------------------------------------------------- */
+
+static wfm_track_target track_target(wfm_instance *inst)
+{
+    wfm_runtime *rt = inst->rt;
+    wfm_track_target to = {rt->tracker, wfm_instance_id(inst), &inst->track_seq,
+                           rt->clock(rt->clock_ud)};
+    return to;
+}
+
+static void inst_track(void *ud, wfm_track_event ev, const wfm_ai *ai, const char *name,
+                       const wf_value *value)
+{
+    wfm_track_target to = track_target(ud);
+    wfm_track_sched(&to, ev, ai, name, value);
+}
+
+static void track_run_end(wfm_instance *inst)
+{
+    if (!inst->rt->tracker || inst->ctx.state == WFM_SCHED_RUNNING)
+        return;
+    wfm_track_target to = track_target(inst);
+    wfm_track_run_end(&to, inst->ctx.state, &inst->ctx.fault);
+}
+
+const char *wfm_instance_id(wfm_instance *inst)
+{
+    if (!inst->id[0]) {
+        uint64_t n = atomic_fetch_add(&inst->rt->id_counter, 1);
+        snprintf(inst->id, sizeof inst->id, "%016llx%016llx",
+                 (unsigned long long)inst->rt->id_prefix, (unsigned long long)n);
+    }
+    return inst->id;
+}
+
+void wfm_instance_set_id(wfm_instance *inst, const char *id)
+{
+    snprintf(inst->id, sizeof inst->id, "%s", id);
+}
+
+void wfm_instance_track_state(wfm_instance *inst, const char *state)
+{
+    if (!inst->rt->tracker)
+        return;
+    wfm_track_target to = track_target(inst);
+    wfm_track_instance(&to, state, NULL);
 }
 
 /* The instance's writer: its own, else the runtime's, which instances on several workers
@@ -156,6 +214,9 @@ wf_status wfm_runtime_create(const wfm_runtime_opts *opts, wfm_runtime **out, wf
     rt->write_ud = opts->write ? opts->write_ud : rt;
     rt->clock = opts->clock ? opts->clock : real_clock;
     rt->clock_ud = opts->clock_ud;
+    rt->tracker = opts->tracker;
+    if (getrandom(&rt->id_prefix, sizeof rt->id_prefix, 0) != (ssize_t)sizeof rt->id_prefix)
+        rt->id_prefix = (uint64_t)rt->clock(rt->clock_ud) ^ ((uint64_t)getpid() << 40);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     rt->worker_count = opts->worker_count ? opts->worker_count : (cores > 0 ? (unsigned)cores : 1);
     pthread_mutex_init(&rt->out_lock, NULL);
@@ -362,6 +423,21 @@ static timer_entry timer_heap_pop(wfm_runtime *rt)
     return top;
 }
 
+/* Under rt->lock: wait for a change of some instance's pool state, or wake those waiting.
+ * Waking costs a system call, so it happens only when someone waits. */
+static void idle_wait_locked(wfm_runtime *rt)
+{
+    rt->idle_waiters++;
+    pthread_cond_wait(&rt->idle_cv, &rt->lock);
+    rt->idle_waiters--;
+}
+
+static void idle_wake_locked(wfm_runtime *rt)
+{
+    if (rt->idle_waiters)
+        pthread_cond_broadcast(&rt->idle_cv);
+}
+
 /* Under rt->lock: make the instance runnable (or note that it must run again). */
 static void post_locked(wfm_runtime *rt, wfm_instance *inst)
 {
@@ -378,7 +454,8 @@ static void post_locked(wfm_runtime *rt, wfm_instance *inst)
     else
         rt->q_head = inst;
     rt->q_tail = inst;
-    pthread_cond_signal(&rt->work_cv);
+    if (rt->idle_workers)
+        pthread_cond_signal(&rt->work_cv);
 }
 
 static void timer_unregister_locked(wfm_runtime *rt, wfm_instance *inst)
@@ -388,7 +465,7 @@ static void timer_unregister_locked(wfm_runtime *rt, wfm_instance *inst)
     inst->timer_registered = false;
     inst->timer_gen++;
     rt->timer_waiting--;
-    pthread_cond_broadcast(&rt->idle_cv);
+    idle_wake_locked(rt);
 }
 
 static void timer_register_locked(wfm_runtime *rt, wfm_instance *inst, int64_t due)
@@ -405,10 +482,12 @@ static void add_counters(wfm_instance *inst)
 {
     wfm_runtime *rt = inst->rt;
     wfm_ctx *ctx = &inst->ctx;
-    atomic_fetch_add(&rt->n_executed, ctx->n_executed);
-    atomic_fetch_add(&rt->n_items, ctx->n_work_items);
-    atomic_fetch_add(&rt->n_resumed, ctx->n_resumed);
-    atomic_fetch_add(&rt->n_timers, ctx->n_timers);
+    atomic_fetch_add_explicit(&rt->n_executed, ctx->n_executed, memory_order_relaxed);
+    atomic_fetch_add_explicit(&rt->n_items, ctx->n_work_items, memory_order_relaxed);
+    if (ctx->n_resumed)
+        atomic_fetch_add_explicit(&rt->n_resumed, ctx->n_resumed, memory_order_relaxed);
+    if (ctx->n_timers)
+        atomic_fetch_add_explicit(&rt->n_timers, ctx->n_timers, memory_order_relaxed);
     ctx->n_executed = ctx->n_work_items = ctx->n_resumed = ctx->n_timers = 0;
     if (ctx->state >= WFM_SCHED_CLOSED && !inst->counted_done) {
         inst->counted_done = true;
@@ -421,6 +500,7 @@ static void run_slice(wfm_instance *inst)
 {
     wfm_sched_state s = wfm_sched_run(&inst->ctx, SLICE_ITEMS);
     add_counters(inst);
+    track_run_end(inst);
     bool report = s >= WFM_SCHED_CLOSED ||
                   (s == WFM_SCHED_IDLE && wfm_sched_next_timer(&inst->ctx) == INT64_MAX);
     if (report && inst->on_complete)
@@ -444,7 +524,7 @@ static void after_run_locked(wfm_runtime *rt, wfm_instance *inst)
             timer_unregister_locked(rt, inst);
     }
     inst->wanted = false;
-    pthread_cond_broadcast(&rt->idle_cv);
+    idle_wake_locked(rt);
 }
 
 static void *worker_main(void *arg)
@@ -452,8 +532,11 @@ static void *worker_main(void *arg)
     wfm_runtime *rt = arg;
     pthread_mutex_lock(&rt->lock);
     for (;;) {
-        while (!rt->stop && !rt->q_head)
+        while (!rt->stop && !rt->q_head) {
+            rt->idle_workers++;
             pthread_cond_wait(&rt->work_cv, &rt->lock);
+            rt->idle_workers--;
+        }
         if (!rt->q_head)
             break;
         wfm_instance *inst = rt->q_head;
@@ -535,7 +618,7 @@ void wfm_runtime_wait_idle(wfm_runtime *rt)
 {
     pthread_mutex_lock(&rt->lock);
     while (rt->q_head || rt->running || rt->timer_waiting)
-        pthread_cond_wait(&rt->idle_cv, &rt->lock);
+        idle_wait_locked(rt);
     pthread_mutex_unlock(&rt->lock);
 }
 
@@ -566,7 +649,7 @@ const char *wfm_instance_state_name(wfm_instance_state state)
 
 /* Spare instance shells keep their pools and buffers: creating an instance in steady state
  * then allocates nothing (see wfm_sched_recycle). */
-#define SPARE_MAX 64
+#define SPARE_MAX 256
 
 static wfm_instance *shell_get(wfm_runtime *rt)
 {
@@ -594,11 +677,22 @@ static void shell_put(wfm_runtime *rt, wfm_instance *inst)
         shell_free(inst);
         return;
     }
-    wfm_instance keep = *inst;
-    memset(inst, 0, sizeof *inst);
-    inst->ctx = keep.ctx;
-    inst->outputs = keep.outputs;
-    inst->outputs_cap = keep.outputs_cap;
+    /* Everything but ctx (already reset) and the outputs buffer starts over. */
+    inst->rt = NULL;
+    inst->def = NULL;
+    inst->write = NULL;
+    inst->write_ud = NULL;
+    inst->on_complete = NULL;
+    inst->on_complete_ud = NULL;
+    inst->trace = NULL;
+    inst->trace_ud = NULL;
+    inst->output_count = 0;
+    inst->ps = PS_NONE;
+    inst->wanted = inst->pooled = inst->timer_registered = inst->counted_done = false;
+    inst->timer_gen = 0;
+    inst->q_next = NULL;
+    inst->id[0] = '\0';
+    inst->track_seq = 0;
     pthread_mutex_lock(&rt->spare_lock);
     bool kept = rt->spare_count < SPARE_MAX;
     if (kept) {
@@ -644,6 +738,10 @@ wf_status wfm_instance_create(wfm_runtime *rt, wfm_definition *def, wfm_instance
     host.clock = inst_clock;
     host.clock_ud = rt;
     host.types = rt->types;
+    if (rt->tracker) {
+        host.track = inst_track;
+        host.track_ud = inst;
+    }
     wf_status st = list_outputs(inst, def) ? wfm_sched_init(&inst->ctx, def, &host, err)
                                            : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     if (st != WF_OK) {
@@ -663,7 +761,7 @@ void wfm_instance_destroy(wfm_instance *inst)
     wfm_runtime *rt = inst->rt;
     pthread_mutex_lock(&rt->lock);
     while (inst->ps == PS_RUNNING || inst->ps == PS_HOST)
-        pthread_cond_wait(&rt->idle_cv, &rt->lock);
+        idle_wait_locked(rt);
     if (inst->ps == PS_QUEUED) {
         wfm_instance **pp = &rt->q_head, *prev = NULL;
         while (*pp && *pp != inst) {
@@ -678,7 +776,7 @@ void wfm_instance_destroy(wfm_instance *inst)
         inst->ps = PS_NONE;
     }
     timer_purge_locked(rt, inst);
-    pthread_cond_broadcast(&rt->idle_cv);
+    idle_wake_locked(rt);
     pthread_mutex_unlock(&rt->lock);
     wfm_definition *def = inst->def;
     shell_put(rt, inst); /* releases the run's values first: they may point into def */
@@ -689,6 +787,22 @@ void wfm_instance_set_writer(wfm_instance *inst, wfm_write_fn write, void *ud)
 {
     inst->write = write;
     inst->write_ud = ud;
+}
+
+static void inst_trace(void *ud, const wfm_ai *ai, const char *function, const wf_value *in,
+                       size_t in_count, const wf_value *out, size_t out_count)
+{
+    wfm_instance *inst = ud;
+    (void)ai;
+    inst->trace(inst->trace_ud, function, in, in_count, out, out_count);
+}
+
+void wfm_instance_set_trace(wfm_instance *inst, wfm_trace_fn fn, void *ud)
+{
+    inst->trace = fn;
+    inst->trace_ud = ud;
+    inst->ctx.host.trace = fn ? inst_trace : NULL;
+    inst->ctx.host.trace_ud = inst;
 }
 
 void wfm_instance_on_complete(wfm_instance *inst, wfm_instance_fn fn, void *ud)
@@ -725,7 +839,7 @@ static void host_hold(wfm_instance *inst)
     wfm_runtime *rt = inst->rt;
     pthread_mutex_lock(&rt->lock);
     while (inst->ps != PS_NONE)
-        pthread_cond_wait(&rt->idle_cv, &rt->lock);
+        idle_wait_locked(rt);
     inst->ps = PS_HOST;
     pthread_mutex_unlock(&rt->lock);
 }
@@ -739,10 +853,14 @@ static void host_release(wfm_instance *inst)
     pthread_mutex_unlock(&rt->lock);
 }
 
-static wf_status start_locked_out(wfm_instance *inst, wf_error *err)
+static wf_status start_if_new(wfm_instance *inst, wf_error *err)
 {
     if (inst->ctx.state != WFM_SCHED_NEW)
         return WF_OK;
+    if (inst->rt->tracker) {
+        wfm_track_target to = track_target(inst);
+        wfm_track_instance(&to, "Started", NULL);
+    }
     wf_status st = wfm_sched_start(&inst->ctx);
     if (st != WF_OK)
         return wf_error_set(err, st, NULL, "%s", wf_status_message(st));
@@ -763,9 +881,11 @@ wf_status wfm_instance_run(wfm_instance *inst, wf_error *err)
     if (inst->ctx.state >= WFM_SCHED_CLOSED)
         st = wf_error_set(err, WF_E_STATE, NULL, "the instance has already completed");
     else
-        st = start_locked_out(inst, err);
-    if (st == WF_OK)
+        st = start_if_new(inst, err);
+    if (st == WF_OK) {
         wfm_sched_run(&inst->ctx, 0);
+        track_run_end(inst);
+    }
     host_release(inst);
     return st;
 }
@@ -784,13 +904,13 @@ wf_status wfm_instance_start(wfm_instance *inst, wf_error *err)
     pthread_mutex_unlock(&rt->lock);
     if (st != WF_OK)
         return st;
-    st = start_locked_out(inst, err);
+    st = start_if_new(inst, err);
     pthread_mutex_lock(&rt->lock);
     inst->pooled = st == WF_OK;
     inst->ps = PS_NONE;
     if (inst->pooled)
         post_locked(rt, inst);
-    pthread_cond_broadcast(&rt->idle_cv);
+    idle_wake_locked(rt);
     pthread_mutex_unlock(&rt->lock);
     return st;
 }
@@ -907,8 +1027,10 @@ wf_status wfm_instance_terminate(wfm_instance *inst, const char *reason, wf_erro
         st = wf_error_set(err, WF_E_STATE, NULL, "the instance has already completed");
     else if (wf_value_exception(&wf_exc_workflow_terminated, reason ? reason : "", &exc) != WF_OK)
         st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    else
+    else {
         wfm_sched_terminate(&inst->ctx, exc);
+        track_run_end(inst);
+    }
     host_release(inst);
     return st;
 }
@@ -921,4 +1043,22 @@ const wf_value *wfm_instance_fault(const wfm_instance *inst)
 wf_loc wfm_instance_fault_loc(const wfm_instance *inst)
 {
     return inst->ctx.fault_loc;
+}
+
+/* ---- persistence support (wfm_persist.c) ---------------------------------------------- */
+
+wfm_ctx *wfm_instance_hold(wfm_instance *inst)
+{
+    host_hold(inst);
+    return &inst->ctx;
+}
+
+void wfm_instance_unhold(wfm_instance *inst)
+{
+    host_release(inst);
+}
+
+wfm_ctx *wfm_instance_ctx(wfm_instance *inst)
+{
+    return &inst->ctx;
 }

@@ -14,6 +14,7 @@
 #include "../common/wf_value.h"
 #include "wfm_activity.h"
 #include "wfm_definition.h"
+#include "wfm_track.h"
 
 /* Lifecycle:
  * 1. wfm_runtime_create (registers the built-in kinds); optionally register more kinds on
@@ -44,12 +45,10 @@ typedef struct wfm_runtime_opts {
     void *write_ud;
     wfm_clock_fn clock; /* NULL: the real clock */
     void *clock_ud;
+    wfm_tracker *tracker; /* borrowed, must outlive the runtime; NULL: no tracking */
 } wfm_runtime_opts;
 
-#define WFM_RUNTIME_OPTS_INIT                                                                      \
-    {                                                                                              \
-        0, NULL, NULL, NULL, NULL, NULL                                                            \
-    }
+#define WFM_RUNTIME_OPTS_INIT {0, NULL, NULL, NULL, NULL, NULL, NULL}
 
 wf_status wfm_runtime_create(const wfm_runtime_opts *opts, wfm_runtime **out, wf_error *err);
 /* Stops the workers. Every instance must have been destroyed. Accepts NULL. */
@@ -95,8 +94,13 @@ wf_status wfm_instance_create(wfm_runtime *rt, wfm_definition *def, wfm_instance
 void wfm_instance_destroy(wfm_instance *inst);
 /* Per-instance output writer (overrides the runtime's). Before the first run. */
 void wfm_instance_set_writer(wfm_instance *inst, wfm_write_fn write, void *ud);
-/* Called once (on the worker) when the instance closes, faults, is canceled or terminated,
- * or goes idle. Before wfm_instance_start. */
+/* Native calls activities make (InvokeMethod), for side-by-side traces. Before the run. */
+typedef void (*wfm_trace_fn)(void *ud, const char *function, const wf_value *in, size_t in_count,
+                             const wf_value *out, size_t out_count);
+void wfm_instance_set_trace(wfm_instance *inst, wfm_trace_fn fn, void *ud);
+/* Called on the worker each time a pool run ends Closed/Faulted/Canceled/Terminated, or
+ * Idle with no timer pending. It must not call the host API on the same instance (the
+ * worker still holds it). Set before wfm_instance_start. */
 typedef void (*wfm_instance_fn)(wfm_instance *inst, void *ud);
 void wfm_instance_on_complete(wfm_instance *inst, wfm_instance_fn fn, void *ud);
 
@@ -136,6 +140,14 @@ wf_status wfm_instance_resume(wfm_instance *inst, const char *name, const wf_val
 wf_status wfm_instance_cancel(wfm_instance *inst, wf_error *err);
 /* End the instance at once as Terminated with `reason` as the exception message. */
 wf_status wfm_instance_terminate(wfm_instance *inst, const char *reason, wf_error *err);
+
+/* The instance id used in tracking records and by the instance store: 32 hex digits, made
+ * up when first asked for unless the host set one (a durable host sets the store's id). */
+const char *wfm_instance_id(wfm_instance *inst);
+void wfm_instance_set_id(wfm_instance *inst, const char *id); /* copied; at most 32 chars */
+/* Emit a WorkflowInstance tracking record the host knows about ("Persisted", "Unloaded",
+ * "Resumed"). No-op without a tracker. */
+void wfm_instance_track_state(wfm_instance *inst, const char *state);
 
 /* Faulted/Terminated: the exception (null otherwise) and where it was thrown. */
 const wf_value *wfm_instance_fault(const wfm_instance *inst);

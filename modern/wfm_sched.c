@@ -9,10 +9,11 @@
  *   RUNNING <-> IDLE          wfm_sched_run (queue empty, bookmarks/timers left), resume
  *   RUNNING -> CLOSED/CANCELED/FAULTED   finalize, after the root closed and the finish
  *                             hooks' work is done (unhandled faults: process_fault)
- *   any live -> TERMINATED    do_terminate (wfm_ctx_terminate, wfm_sched_terminate)
+ *   any live -> TERMINATED    finalize, once wfm_ctx_terminate / wfm_sched_terminate set
+ *                             ctx->terminating (the run stops before the next item)
  *   any live -> FAULTED       fail_nomem (out of memory)
  * Activity instance: EXECUTING -> CLOSED | CANCELED | FAULTED in close_ai; aborted subtrees
- * are freed by abort_tree without callbacks. */
+ * are freed by abort_children without callbacks. */
 #include "wfm_sched_int.h"
 
 #include <stdarg.h>
@@ -84,12 +85,36 @@ static void push_back(wfm_ctx *ctx, wfm_wi wi)
     ctx->count++;
 }
 
-static wfm_wi pop_front(wfm_ctx *ctx)
+/* Copied field by field on purpose: the item was usually just written field by field, and
+ * a whole-struct (vector) load of it stalls on store forwarding. */
+static void pop_front(wfm_ctx *ctx, wfm_wi *out)
 {
-    wfm_wi wi = ctx->ring[ctx->head];
+    const wfm_wi *slot = &ctx->ring[ctx->head];
+    out->kind = slot->kind;
+    out->ai = slot->ai;
+    out->serial = slot->serial;
+    out->fn = slot->fn;
+    out->value.type = slot->value.type;
+    out->value.u.i64 = slot->value.u.i64;
     ctx->head = (ctx->head + 1) & (ctx->cap - 1);
     ctx->count--;
-    return wi;
+}
+
+/* The common case, written in place: an item about an activity, without a value. */
+static void push_ai_front(wfm_ctx *ctx, wfm_wi_kind kind, wfm_ai *ai)
+{
+    if (ctx->count == ctx->cap && !ring_grow(ctx)) {
+        ctx->nomem = true;
+        return;
+    }
+    ctx->head = (ctx->head + ctx->cap - 1) & (ctx->cap - 1);
+    wfm_wi *wi = &ctx->ring[ctx->head];
+    wi->kind = kind;
+    wi->ai = ai;
+    wi->serial = ai->serial;
+    wi->fn = NULL;
+    wi->value = wf_null();
+    ctx->count++;
 }
 
 static wfm_wi make_wi(wfm_wi_kind kind, wfm_ai *ai)
@@ -101,7 +126,8 @@ static wfm_wi make_wi(wfm_wi_kind kind, wfm_ai *ai)
 static void clear_queue(wfm_ctx *ctx)
 {
     while (ctx->count) {
-        wfm_wi wi = pop_front(ctx);
+        wfm_wi wi;
+        pop_front(ctx, &wi);
         wf_value_release(&wi.value);
     }
 }
@@ -122,7 +148,7 @@ static void *state_alloc(wfm_ctx *ctx, size_t size)
     int c = state_class(size);
     if (c < 0)
         return wf_calloc(1, size);
-    if (!ctx->state_pools[c] && !(ctx->state_pools[c] = wf_pool_create((size_t)16 << c, 16)))
+    if (!ctx->state_pools[c] && !(ctx->state_pools[c] = wf_pool_create((size_t)16 << c, 8)))
         return NULL;
     return wf_pool_get(ctx->state_pools[c]);
 }
@@ -150,7 +176,7 @@ static wf_value *slots_alloc(wfm_ctx *ctx, uint32_t count)
     int c = env_class(count);
     if (c < 0)
         return wf_calloc(count, sizeof(wf_value));
-    if (!ctx->env_pools[c] && !(ctx->env_pools[c] = wf_pool_create(sizeof(wf_value) << c, 16)))
+    if (!ctx->env_pools[c] && !(ctx->env_pools[c] = wf_pool_create(sizeof(wf_value) << c, 8)))
         return NULL;
     return wf_pool_get(ctx->env_pools[c]);
 }
@@ -203,7 +229,7 @@ static void unlink_child(wfm_ai *child)
 
 static wfm_ai *ai_new(wfm_ctx *ctx, const wfm_node *node, wfm_ai *parent, wfm_env *env)
 {
-    if (!ctx->ai_pool && !(ctx->ai_pool = wf_pool_create(sizeof(wfm_ai), 32))) {
+    if (!ctx->ai_pool && !(ctx->ai_pool = wf_pool_create(sizeof(wfm_ai), 16))) {
         ctx->nomem = true;
         return NULL;
     }
@@ -294,7 +320,7 @@ static bool bookmark_prepare(wfm_ctx *ctx)
 {
     if (!ctx->bookmark_map && !(ctx->bookmark_map = wf_strmap_create(NULL)))
         return false;
-    if (!ctx->bm_pool && !(ctx->bm_pool = wf_pool_create(sizeof(wfm_bookmark), 16)))
+    if (!ctx->bm_pool && !(ctx->bm_pool = wf_pool_create(sizeof(wfm_bookmark), 8)))
         return false;
     return true;
 }
@@ -631,7 +657,7 @@ static wfm_ai *schedule_node(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, wfm
         return NULL;
     child->on_done = on_done;
     child->on_fault = on_fault;
-    push_front(ctx, make_wi(WFM_WI_EXECUTE, child));
+    push_ai_front(ctx, WFM_WI_EXECUTE, child);
     TRACK(ctx, WFM_TRACK_SCHEDULED, child, NULL, NULL);
     return child;
 }
@@ -686,7 +712,7 @@ wf_status wfm_ctx_schedule_delegate(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *no
     child->on_fault = on_fault;
     if (!d->body)
         child->flags |= WFM_AI_EMPTY;
-    push_front(ctx, make_wi(WFM_WI_EXECUTE, child));
+    push_ai_front(ctx, WFM_WI_EXECUTE, child);
     TRACK(ctx, WFM_TRACK_SCHEDULED, child, NULL, NULL);
     return ctx->nomem ? WF_E_NOMEM : WF_OK;
 }
@@ -716,7 +742,7 @@ static void close_ai(wfm_ctx *ctx, wfm_ai *ai)
                                                     : WFM_CLOSED;
     drop_waits(ctx, ai);
     TRACK(ctx, WFM_TRACK_CLOSED, ai, NULL, NULL);
-    push_front(ctx, make_wi(ai->parent ? WFM_WI_DONE : WFM_WI_ROOT_DONE, ai));
+    push_ai_front(ctx, ai->parent ? WFM_WI_DONE : WFM_WI_ROOT_DONE, ai);
 }
 
 void wfm_ctx_complete(wfm_ctx *ctx, wfm_ai *ai)
@@ -932,14 +958,29 @@ static void process_fault(wfm_ctx *ctx, wfm_ai *src, wf_value exc)
         abort_children(ctx, src);
         drop_waits(ctx, src);
         src->status = WFM_FAULTED;
-        push_front(ctx, make_wi(WFM_WI_DONE, src));
+        push_ai_front(ctx, WFM_WI_DONE, src);
         return;
     }
+    wfm_ai *between = src->parent;
     abort_children(ctx, src);
     unlink_child(src);
     ai_free(ctx, src);
     c->flags |= WFM_AI_FAULT_DONE;
     cancel_ai(ctx, c);
+    /* The activities the fault passed through are canceled even where a parent's cancel
+     * callback does not reach them (a TryCatch lets its Finally run on): having lost the
+     * aborted child, they could otherwise wait for it forever. */
+    wfm_ai *bereaved = between; /* the aborted source's parent */
+    for (; between && between != c; between = between->parent)
+        cancel_ai(ctx, between);
+    /* It never hears of that child again: if nothing else can wake it (no children, no
+     * bookmarks, no timers), it completes now, as WF4 completes an instance that has no
+     * pending work (a kind counting its own children would otherwise wait forever). */
+    if (ai_live(bereaved) && !bereaved->child_count && !bereaved->bookmarks &&
+        !bereaved->timer_count) {
+        bereaved->flags |= WFM_AI_MARK_CANCEL;
+        close_ai(ctx, bereaved);
+    }
 }
 
 void wfm_ctx_terminate(wfm_ctx *ctx, wfm_ai *ai, wf_value exc)
@@ -997,9 +1038,6 @@ static void dispatch(wfm_ctx *ctx, wfm_wi *wi)
     case WFM_WI_FAULT:
         process_fault(ctx, wi->ai, wi->value);
         break;
-    case WFM_WI_TERMINATE:
-        wf_value_release(&wi->value);
-        break;
     case WFM_WI_ROOT_DONE:
         root_done(ctx, wi->ai);
         break;
@@ -1015,7 +1053,8 @@ wfm_sched_state wfm_sched_run(wfm_ctx *ctx, size_t budget)
     while (ctx->count && !is_final(ctx->state)) {
         if (ctx->nomem || ctx->terminating || (budget && n >= budget))
             break;
-        wfm_wi wi = pop_front(ctx);
+        wfm_wi wi;
+        pop_front(ctx, &wi);
         n++;
         dispatch(ctx, &wi);
         if (!ctx->count)
@@ -1090,7 +1129,7 @@ wf_status wfm_sched_start(wfm_ctx *ctx)
     ctx->root = ai_new(ctx, def->root, NULL, &ctx->root_env);
     if (!ctx->root)
         return WF_E_NOMEM;
-    push_front(ctx, make_wi(WFM_WI_EXECUTE, ctx->root));
+    push_ai_front(ctx, WFM_WI_EXECUTE, ctx->root);
     if (ctx->nomem)
         return WF_E_NOMEM;
     ctx->state = WFM_SCHED_RUNNING;
@@ -1244,4 +1283,26 @@ void wfm_ctx_trace_call(wfm_ctx *ctx, wfm_ai *ai, const char *function, const wf
 {
     if (ctx->host.trace)
         ctx->host.trace(ctx->host.trace_ud, ai, function, in, in_count, out, out_count);
+}
+
+/* ---- persistence support (wfm_persist.c) ---------------------------------------------- */
+
+wfm_ai *wfm_sched_ai_restore(wfm_ctx *ctx, const wfm_node *node, wfm_ai *parent)
+{
+    return ai_new(ctx, node, parent, NULL);
+}
+
+wf_value *wfm_sched_slots_alloc(wfm_ctx *ctx, uint32_t count)
+{
+    wf_value *slots = slots_alloc(ctx, count);
+    if (slots)
+        for (uint32_t i = 0; i < count; i++)
+            slots[i] = wf_null();
+    return slots;
+}
+
+bool wfm_sched_queue_restore(wfm_ctx *ctx, wfm_wi wi)
+{
+    push_back(ctx, wi);
+    return !ctx->nomem;
 }

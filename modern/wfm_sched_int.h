@@ -17,6 +17,19 @@
 #include "wfm_expr.h"
 #include "wfm_runtime.h"
 
+/* What kinds can rely on (beyond wfm_activity.h):
+ * - Default cancellation (spec->cancel NULL): the runtime cancels the running children and
+ *   closes the activity as Canceled when the last one is done; its on_done callbacks are
+ *   not called meanwhile. A kind with a cancel callback keeps getting on_done.
+ * - wfm_ctx_complete with children still running closes the activity when they are done
+ *   (their on_done callbacks are not called).
+ * - Faults: the source is aborted (no on_done for it). When an ancestor handles the fault,
+ *   every activity the fault passed through is canceled, and the source's parent, if
+ *   nothing can wake it any more (no children, bookmarks or timers), is closed as
+ *   Canceled (Faulted if it is the handler's child). Count children with
+ *   wfm_ai_running_children rather than a counter of your own.
+ * - The root may get children from finish hooks after its body closed. */
+
 /* Activity instance flags. */
 enum {
     WFM_AI_CANCEL_REQ = 1u << 0,  /* cancellation requested (wfm_ctx_cancel_child) */
@@ -72,14 +85,15 @@ typedef struct wfm_timer {
 } wfm_timer;
 
 /* Work items. EXECUTE and DONE are pushed to the front (LIFO), RESUME (bookmarks, timers) is
- * appended at the back (FIFO); FAULT, TERMINATE and ROOT_DONE go to the front so they run
- * right after the callback that caused them returns. */
+ * appended at the back (FIFO); FAULT and ROOT_DONE go to the front so they run right after
+ * the callback that caused them returns. Items live by value in a ring that grows by
+ * doubling and is kept with the instance shell, so steady-state runs allocate none.
+ * Termination is not an item: ctx->terminating ends the run before the next one. */
 typedef enum wfm_wi_kind {
     WFM_WI_EXECUTE = 0, /* ai: run the kind's execute */
     WFM_WI_DONE,        /* ai completed: call the parent's on_done, then free ai */
     WFM_WI_RESUME,      /* ai: call fn(payload) */
     WFM_WI_FAULT,       /* ai raised exc: propagate */
-    WFM_WI_TERMINATE,   /* end the instance as Terminated with exc */
     WFM_WI_ROOT_DONE,   /* the root closed: run the finish hooks */
 } wfm_wi_kind;
 
@@ -88,7 +102,7 @@ typedef struct wfm_wi {
     wfm_ai *ai;
     uint64_t serial; /* ai->serial when queued */
     wfm_resume_fn fn;
-    wf_value value; /* RESUME payload / FAULT and TERMINATE exception (owned) */
+    wf_value value; /* RESUME payload / FAULT exception (owned) */
 } wfm_wi;
 
 /* Tracking events (one branch each while no tracker is attached). */
@@ -208,5 +222,21 @@ wf_status wfm_builtins_register(wfm_catalogue *cat, wf_error *err);
 /* Sequence, Assign, WriteLine, If, While, DoWhile, ForEach, ParallelForEach, Parallel,
  * Switch, Delay, Pick, PickBranch, WaitForEvent. */
 wf_status wfm_core_register(wfm_catalogue *cat, wf_error *err);
+
+/* ---- persistence support (wfm_persist.c rebuilds a saved instance with these) ----------- */
+/* A new activity instance of `node` under `parent` (NULL: none) with zeroed state and no
+ * environment, not queued. NULL on out of memory. */
+wfm_ai *wfm_sched_ai_restore(wfm_ctx *ctx, const wfm_node *node, wfm_ai *parent);
+/* `count` environment slots from the pools env_release gives them back to (zeroed). */
+wf_value *wfm_sched_slots_alloc(wfm_ctx *ctx, uint32_t count);
+/* Append a work item at the back (wi->value taken over); false on out of memory. */
+bool wfm_sched_queue_restore(wfm_ctx *ctx, wfm_wi wi);
+/* wfm_runtime.c: hold the instance for the calling thread (waiting while the pool runs it)
+ * and give its scheduler state; wfm_instance_unhold lets it go again. */
+wfm_ctx *wfm_instance_hold(wfm_instance *inst);
+void wfm_instance_unhold(wfm_instance *inst);
+/* The scheduler state without holding (the caller already holds the instance: a worker's
+ * on_complete callback). */
+wfm_ctx *wfm_instance_ctx(wfm_instance *inst);
 
 #endif

@@ -4,6 +4,7 @@
  * is read, runs prepare callbacks, and reports every problem with file:line:col. */
 #include "wfm_load_int.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +137,11 @@ static bool is_x_reference(const wf_xml_node *c)
     return wfm_xt_is_x(c->ns) && strcmp(c->name, "Reference") == 0;
 }
 
+static bool is_x_null(const wf_xml_node *c)
+{
+    return wfm_xt_is_x(c->ns) && strcmp(c->name, "Null") == 0;
+}
+
 /* The text after leading blanks, with its location advanced over them. */
 static const char *trim_at(const char *text, wf_loc *at, size_t *len)
 {
@@ -185,6 +191,37 @@ static bool resolve_name(void *ud, const char *name, size_t len, wfm_name *out)
     return false;
 }
 
+/* Length of an entity or character reference ("&quot;", "&#x41;") at p, 0 if none. */
+static size_t entity_len(const char *p, const char *end)
+{
+    if (*p != '&')
+        return 0;
+    const char *q = p + 1;
+    while (q < end && q - p < 12 && (isalnum((unsigned char)*q) || *q == '#'))
+        q++;
+    return q < end && *q == ';' && q > p + 1 ? (size_t)(q + 1 - p) : 0;
+}
+
+/* The compiler counts columns in the decoded text; move an error's column onto the source
+ * bytes, where "&quot;" is six columns wide. `start_col` is where the decoded text begins on
+ * the error's line. */
+static unsigned source_col(const wfm_load *L, unsigned line, unsigned start_col, unsigned col)
+{
+    const char *p = L->data, *end = L->data + L->len;
+    for (unsigned l = 1; l < line && p < end; p++)
+        if (*p == '\n')
+            l++;
+    p += start_col - 1;
+    unsigned out = start_col;
+    for (unsigned c = start_col; c < col && p < end && *p != '\n'; c++) {
+        size_t n = entity_len(p, end);
+        n = n ? n : 1;
+        p += n;
+        out += (unsigned)n;
+    }
+    return out;
+}
+
 static wfm_expr *compile(wfm_load *L, const nctx *nc, const char *text, wf_loc at,
                          const wf_type *expected, unsigned flags)
 {
@@ -196,6 +233,10 @@ static wfm_expr *compile(wfm_load *L, const nctx *nc, const char *text, wf_loc a
         return x;
     if (rc == WF_E_NOMEM)
         L->nomem = true;
+    if (e.line == at.line && e.col >= at.col && at.col > 0)
+        e.col = source_col(L, e.line, at.col, e.col);
+    else if (e.line > at.line && e.col > 0)
+        e.col = source_col(L, e.line, 1, e.col);
     L->errors++;
     wf_diags_add_error(L->diags, WF_SEV_ERROR, &e);
     if (nc)
@@ -439,6 +480,10 @@ static bool wrapper_dir(const wf_xml_node *c, wfm_prop_kind *dir)
 static bool bind_element(wfm_load *L, const nctx *nc, binding *b, const wf_xml_node *c)
 {
     wfm_prop_kind dir;
+    if (is_x_null(c)) {
+        b->literal = wf_null();
+        return true;
+    }
     if (wrapper_dir(c, &dir)) {
         if (dir != b->dir) {
             REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "%s cannot appear in %s (expects %s)",
@@ -808,6 +853,8 @@ static void place_item(wfm_load *L, nctx *nc, wfm_node **slot, const wf_xml_node
 {
     if (key_el)
         *key_el = NULL;
+    if (is_x_null(c) && !keyed)
+        return; /* <x:Null/>: explicitly nothing */
     if (is_x_reference(c)) {
         if (!refs_allowed(ps)) {
             REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "x:Reference cannot appear in %s", what);
@@ -931,6 +978,8 @@ static void prop_many(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
     for (size_t i = 0; i < count; i++) {
         const wf_xml_node *key_el = NULL;
         wfm_node **slot = &p->items[p->count];
+        if (!keyed && is_x_null(items[i]))
+            continue;
         place_item(L, nc, slot, items[i], ps, what, keyed, keyed ? &key_el : NULL);
         if (keyed && !item_key(L, nc, p, items[i], key_el, what, &p->keys[p->count]))
             continue;
@@ -1433,6 +1482,12 @@ static bool read_member(wfm_load *L, const wf_xml_node *c, wfm_arg *a)
     size_t len, skip;
     wf_loc at = loc_val(L, ta);
     const char *t = trim_at(ta->value, &at, &len);
+    const char *colon = memchr(t, ':', len), *paren = memchr(t, '(', len);
+    if (colon && paren && colon < paren) { /* "p:InArgument(...)" with a prefixed default ns */
+        at.col += (unsigned)(colon + 1 - t);
+        len -= (size_t)(colon + 1 - t);
+        t = colon + 1;
+    }
     a->dir = arg_dir(t, &skip);
     if (a->dir == WFM_PROP_LITERAL || t[len - 1] != ')') {
         wfm_xt_report(L, WF_E_SCHEMA, at,
@@ -1740,7 +1795,10 @@ static bool load_init(wfm_load *L, const wfm_load_opts *opts, const char *name, 
     L->diags = wf_diags_create();
     L->names = wf_strmap_create(NULL);
     L->tmp = wf_arena_create(0);
-    wf_arena *arena = wf_arena_create(0);
+    /* Blocks sized from the file: small definitions stay small (many are kept in memory at
+     * once), large ones do not pay a malloc per few nodes. */
+    size_t block = len < 1024 ? 2048 : len > 32768 ? 65536 : len * 2;
+    wf_arena *arena = wf_arena_create(block);
     wfm_definition *def = arena ? wf_arena_alloc(arena, sizeof *def) : NULL;
     const char *path = def ? wf_arena_strdup(arena, name) : NULL;
     if (!L->diags || !L->names || !L->tmp || !path) {
@@ -1767,6 +1825,8 @@ wf_status wfm_definition_load_mem(const wfm_load_opts *opts, const char *name, c
         return wf_error_set(err, WF_E_USAGE, NULL, "load needs a catalogue, types and a name");
     wfm_load L;
     if (load_init(&L, opts, name, data, len)) {
+        L.data = data;
+        L.len = len;
         wf_error e = WF_ERROR_INIT;
         wf_status rc = wf_xml_load_mem(L.def->path, data, len, opts->xml_limits, &L.doc, &e);
         if (rc == WF_E_NOMEM)

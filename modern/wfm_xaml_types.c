@@ -85,6 +85,8 @@ bool wfm_xt_designer_member(const char *ns, const char *name)
     }
     if (starts_with(ns, "http://schemas.microsoft.com/netfx/2010/xaml/activities/debugger"))
         return starts_with(name, "DebugSymbol.");
+    if (starts_with(ns, "clr-namespace:System.Activities.Debugger"))
+        return starts_with(name, "XamlDebuggerXmlReader."); /* VS2010 writes the file name */
     if (starts_with(ns, "clr-namespace:Microsoft.VisualBasic.Activities") ||
         strcmp(ns, WFM_NS_ACTIVITIES) == 0) {
         if (strcmp(name, "VisualBasic.Settings") == 0)

@@ -15,7 +15,7 @@ for src in bench/bench_*.c; do
     [ -f "$src" ] || continue
     name=$(basename "$src" .c)
     # shellcheck disable=SC2086
-    if ! $CC -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -O2 -g \
+    if ! $CC -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -O2 -g -Wall -Wextra \
         $(pkg-config --cflags $PKGS) -o "$BUILD/bench/$name" "$src" $LIBS \
         $(pkg-config --libs $PKGS) -ldl -lpthread -lm; then
         echo "bench: cannot build $src" >&2

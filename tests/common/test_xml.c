@@ -80,6 +80,23 @@ START_TEST(test_columns_of_elements_attributes_text)
 }
 END_TEST
 
+/* Found by fuzz_xml: markup-like text inside CDATA must not move the column cursor. */
+START_TEST(test_cdata_content_is_not_markup)
+{
+    wf_xml_doc *doc = load_ok(DATA "cdata_markup.xml");
+    const wf_xml_node *b = child(wf_xml_root(doc), "b");
+    ck_assert_str_eq(b->text, " <?x <c> ");
+    ck_assert_uint_eq(b->text_line, 2);
+    ck_assert_uint_eq(b->text_col, 16);
+    const wf_xml_node *d = child(wf_xml_root(doc), "d");
+    ck_assert_uint_eq(d->text_col, 15);
+    const wf_xml_node *f = child(d, "f");
+    ck_assert_uint_eq(f->line, 3);
+    ck_assert_uint_eq(f->col, 24);
+    wf_xml_doc_destroy(doc);
+}
+END_TEST
+
 START_TEST(test_namespaces_resolve_through_parents)
 {
     wf_xml_doc *doc = load_ok(DATA "columns.xml");
@@ -360,6 +377,7 @@ Suite *common_xml_suite(void)
     Suite *s = suite_create("common_xml");
     TCase *core = tcase_create("core");
     tcase_add_test(core, test_columns_of_elements_attributes_text);
+    tcase_add_test(core, test_cdata_content_is_not_markup);
     tcase_add_test(core, test_namespaces_resolve_through_parents);
     tcase_add_test(core, test_load_mem_with_bom_and_crlf);
     tcase_add_test(core, test_clr_namespace_that_is_not_a_uri_loads);

@@ -1,24 +1,79 @@
-/* fuzz_xml.c — libFuzzer target for the hardened XML loader: any input must either load (and
- * then every node, attribute and location is walked) or fail with a status, never crash. */
+/* fuzz_xml.c — libFuzzer target for the hardened XML loader: any input must either load or
+ * fail with a status, never crash; when it loads, every reported line:col must point at the
+ * element's '<', the attribute's name, the character after the value's quote and a non-blank
+ * text character of the input (the column cursor's invariants). */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../common/wf_xml.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static size_t walk(const wf_xml_node *node)
+typedef struct input {
+    const char *data;
+    size_t size;
+} input;
+
+/* The byte offset of 1-based line:col (columns count UTF-8 characters), or SIZE_MAX. */
+static size_t offset_of(const input *in, unsigned line, unsigned col)
 {
-    size_t n = 0;
-    for (; node; node = node->next) {
-        n += strlen(node->name) + strlen(node->text) + node->line + node->col;
-        for (size_t i = 0; i < node->attr_count; i++)
-            n += strlen(node->attrs[i].value) + node->attrs[i].value_col;
-        n += wf_xml_lookup_ns(node, NULL) != NULL;
-        n += walk(node->first_child);
+    size_t off = 0;
+    if (in->size >= 3 && memcmp(in->data, "\xEF\xBB\xBF", 3) == 0)
+        off = 3;
+    for (unsigned l = 1; l < line; l++) {
+        while (off < in->size && in->data[off] != '\n' && in->data[off] != '\r')
+            off++;
+        if (off >= in->size)
+            return SIZE_MAX;
+        off += in->data[off] == '\r' && off + 1 < in->size && in->data[off + 1] == '\n' ? 2 : 1;
     }
-    return n;
+    for (unsigned c = 1; c < col; c++) {
+        if (off >= in->size)
+            return SIZE_MAX;
+        off++;
+        while (off < in->size && ((unsigned char)in->data[off] & 0xC0) == 0x80)
+            off++;
+    }
+    return off < in->size ? off : SIZE_MAX;
+}
+
+static void check_attr(const input *in, const wf_xml_node *node, const wf_xml_attr *a)
+{
+    if (a->line == node->line && a->col == node->col)
+        return; /* more attributes than the scanner records: the node's position stands in */
+    size_t off = offset_of(in, a->line, a->col);
+    size_t plen = a->prefix ? strlen(a->prefix) : 0, nlen = strlen(a->name);
+    if (off == SIZE_MAX || off + plen + 1 + nlen > in->size)
+        abort();
+    if (a->prefix && (memcmp(in->data + off, a->prefix, plen) != 0 || in->data[off + plen] != ':'))
+        abort();
+    if (memcmp(in->data + off + (a->prefix ? plen + 1 : 0), a->name, nlen) != 0)
+        abort();
+    size_t voff = offset_of(in, a->value_line, a->value_col);
+    if (voff == SIZE_MAX && a->value[0] == '\0')
+        return; /* an empty value at the very end of a line */
+    if (voff == SIZE_MAX || voff == 0 || (in->data[voff - 1] != '"' && in->data[voff - 1] != '\''))
+        abort();
+}
+
+static void check(const input *in, const wf_xml_node *node)
+{
+    for (; node; node = node->next) {
+        size_t off = offset_of(in, node->line, node->col);
+        if (off == SIZE_MAX || in->data[off] != '<')
+            abort();
+        for (size_t i = 0; i < node->attr_count; i++)
+            check_attr(in, node, &node->attrs[i]);
+        if (node->text_line) {
+            size_t t = offset_of(in, node->text_line, node->text_col);
+            if (t == SIZE_MAX || strchr(" \t\r\n", in->data[t]))
+                abort();
+        }
+        (void)wf_xml_lookup_ns(node, NULL);
+        check(in, node->first_child);
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -28,8 +83,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wf_error err = WF_ERROR_INIT;
     wf_status st = wf_xml_load_mem("fuzz.xml", (const char *)data, size, &lim, &doc, &err);
     if (st == WF_OK) {
-        volatile size_t sink = walk(wf_xml_root(doc));
-        (void)sink;
+        input in = {(const char *)data, size};
+        check(&in, wf_xml_root(doc));
     }
     wf_xml_doc_destroy(doc);
     return 0;

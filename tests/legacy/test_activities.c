@@ -20,6 +20,11 @@ START_TEST(test_while_iteration_state_dies_with_its_clone)
     /* counter1.Local starts at 0 in every iteration's clone: 1, never 2 or 3 */
     ck_assert_int_eq(xt_int(&e, "LastSeen"), 1);
     ck_assert_ptr_nonnull(strstr(e.statuses.data, "counter1:Closed/Succeeded,"));
+    wfl_exec_stats stats;
+    wfl_exec_stats_get(e.ex, &stats);
+    ck_assert_uint_eq(stats.contexts_created, 3); /* one clone per iteration */
+    ck_assert_uint_eq(stats.native_calls, e.native_count);
+    ck_assert_uint_gt(stats.work_items, stats.activities_executed);
     xt_free(&e);
 }
 END_TEST
@@ -99,6 +104,31 @@ START_TEST(test_delay_fires_on_the_host_clock)
 }
 END_TEST
 
+START_TEST(test_timers_fire_earliest_first)
+{
+    xt_env e;
+    xt_load(&e, "timers.xoml", NULL);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_IDLE);
+    int64_t due;
+    ck_assert(wfl_exec_next_timer(e.ex, &due));
+    ck_assert_int_eq(due, e.now + 1000000);
+    ck_assert_uint_eq(wfl_exec_queue_count(e.ex), 3);
+    ck_assert(wfl_exec_queue_is_timer(e.ex, 0));
+    wfl_exec_state st;
+    ck_assert_int_eq(wfl_exec_fire_timers(e.ex, e.now + 1000000, &st, NULL), WF_OK);
+    ck_assert_int_eq(st, WFL_EXEC_IDLE);
+    ck_assert_str_eq(xt_str(&e, "Log"), "BC"); /* equal due times: first set, first fired */
+    ck_assert(wfl_exec_next_timer(e.ex, &due));
+    ck_assert_int_eq(due, e.now + 2000000);
+    ck_assert_int_eq(wfl_exec_fire_timers(e.ex, e.now + 5000000, &st, NULL), WF_OK);
+    ck_assert_int_eq(st, WFL_EXEC_CLOSED);
+    ck_assert_str_eq(xt_str(&e, "Log"), "BCA");
+    ck_assert(!wfl_exec_next_timer(e.ex, &due));
+    xt_free(&e);
+}
+END_TEST
+
 START_TEST(test_event_payload_bare_value_for_one_parameter)
 {
     xt_env e;
@@ -121,7 +151,7 @@ START_TEST(test_policy_and_rule_conditions)
     xt_set(&e, "Count", "4");
     ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
     ck_assert_str_eq(xt_str(&e, "Log"), "A");
-    ck_assert_int_eq(xt_int(&e, "Sum"), 8);    /* Double (priority 10) */
+    ck_assert_int_eq(xt_int(&e, "Sum"), 8);     /* Double (priority 10) */
     ck_assert_int_eq(xt_int(&e, "Score"), 108); /* Bonus reads Sum */
     xt_free(&e);
 
@@ -213,6 +243,95 @@ START_TEST(test_transaction_scope_is_a_persistence_point)
 }
 END_TEST
 
+/* ---- nomem: a failed allocation anywhere is WF_E_NOMEM, never a silently different run --- */
+typedef struct nomem_case {
+    xt_env *e;
+    const char *set_name, *set_value; /* one input */
+    const char *queue, *payload;      /* one event after the first run, or NULL */
+    const char *want_log;             /* expected Log when everything succeeded */
+} nomem_case;
+
+static wf_status run_case(void *ud)
+{
+    nomem_case *c = ud;
+    wfl_exec *ex = NULL;
+    wfl_exec_state st = WFL_EXEC_CREATED;
+    wf_value v = wf_null(), log = wf_null();
+    wf_status rc = wfl_exec_create(c->e->def, NULL, NULL, &ex, NULL);
+    if (rc == WF_OK && c->set_name)
+        rc = wfl_exec_set_input_text(ex, c->set_name, c->set_value, NULL);
+    if (rc == WF_OK)
+        rc = wfl_exec_run(ex, &st, NULL);
+    if (rc == WF_OK && c->queue) {
+        rc = wf_json_parse(c->e->types, c->payload, strlen(c->payload), &v, NULL);
+        if (rc == WF_OK)
+            rc = wfl_exec_deliver(ex, c->queue, &v, &st, NULL);
+    }
+    if (rc == WF_OK)
+        rc = wfl_exec_output(ex, "Log", &log, NULL);
+    if (rc == WF_OK) {
+        ck_assert_msg(st == WFL_EXEC_CLOSED, "state %s", wfl_exec_state_name(st));
+        ck_assert_str_eq(wf_value_str(&log), c->want_log);
+    }
+    wf_value_release(&v);
+    wf_value_release(&log);
+    wfl_exec_destroy(ex);
+    return rc;
+}
+
+START_TEST(test_replicator_and_state_machine_survive_allocation_failures)
+{
+    xt_env e;
+    xt_load(&e, "replicator.xoml", NULL);
+    nomem_case rep = {&e, "Items", "[\"x\",\"y\"]", NULL, NULL, "x;y;"};
+    ck_assert_uint_gt(wf_test_nomem_loop(run_case, &rep, 5000), 0);
+    xt_free(&e);
+    xt_load(&e, "statemachine.xoml", NULL);
+    nomem_case sm = {&e, NULL, NULL, "SetStateQueue", "\"done\"", "AB"};
+    ck_assert_uint_gt(wf_test_nomem_loop(run_case, &sm, 5000), 0);
+    xt_free(&e);
+    xt_load(&e, "cancel.xoml", NULL);
+    nomem_case ev = {&e, NULL, NULL, "ITestService.Approved", "\"ann\"", "AC"};
+    ck_assert_uint_gt(wf_test_nomem_loop(run_case, &ev, 5000), 0);
+    xt_free(&e);
+    xt_load(&e, "rollback.xoml", NULL);
+    nomem_case rb = {&e, "Flag", "true", NULL, NULL, "BC"};
+    ck_assert_uint_gt(wf_test_nomem_loop(run_case, &rb, 5000), 0);
+    xt_free(&e);
+    xt_load(&e, "compensate.xoml", NULL);
+    nomem_case comp = {&e, "Limit", "2", NULL, NULL, "21DA"};
+    ck_assert_uint_gt(wf_test_nomem_loop(run_case, &comp, 5000), 0);
+    xt_free(&e);
+}
+END_TEST
+
+START_TEST(test_transaction_scope_fault_rolls_back_to_its_checkpoint)
+{
+    xt_env e;
+    xt_load(&e, "rollback.xoml", NULL);
+    xt_start(&e);
+    xt_set(&e, "Flag", "true");
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    /* inTxn and txnCounter ran, but their writes were undone with the transaction */
+    ck_assert_ptr_nonnull(strstr(e.calls.data, "inTxn,txnCounter,"));
+    ck_assert_str_eq(xt_str(&e, "Log"), "BC");
+    ck_assert_int_eq(xt_int(&e, "LastSeen"), 0);
+    ck_assert_ptr_nonnull(strstr(e.statuses.data, "txn:Closed/Faulted,"));
+    wf_value caught;
+    ck_assert_int_eq(wfl_exec_output(e.ex, "Caught", &caught, NULL), WF_OK);
+    ck_assert_str_eq(caught.type->name, "InvalidOperationException");
+    wf_value_release(&caught);
+    xt_free(&e);
+
+    xt_load(&e, "rollback.xoml", NULL); /* no fault: the scope commits */
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    ck_assert_str_eq(xt_str(&e, "Log"), "AC");
+    ck_assert_int_eq(xt_int(&e, "LastSeen"), 1);
+    xt_free(&e);
+}
+END_TEST
+
 Suite *legacy_activities_suite(void)
 {
     Suite *s = suite_create("legacy_activities");
@@ -222,11 +341,17 @@ Suite *legacy_activities_suite(void)
     tcase_add_test(core, test_replicator_with_no_data_closes);
     tcase_add_test(core, test_listen_first_event_wins);
     tcase_add_test(core, test_delay_fires_on_the_host_clock);
+    tcase_add_test(core, test_timers_fire_earliest_first);
     tcase_add_test(core, test_event_payload_bare_value_for_one_parameter);
     tcase_add_test(core, test_policy_and_rule_conditions);
     tcase_add_test(core, test_cag_reruns_children_until);
     tcase_add_test(core, test_invoke_workflow_uses_the_host);
     tcase_add_test(core, test_transaction_scope_is_a_persistence_point);
+    tcase_add_test(core, test_transaction_scope_fault_rolls_back_to_its_checkpoint);
     suite_add_tcase(s, core);
+    TCase *nomem = tcase_create("nomem");
+    tcase_set_timeout(nomem, 120);
+    tcase_add_test(nomem, test_replicator_and_state_machine_survive_allocation_failures);
+    suite_add_tcase(s, nomem);
     return s;
 }

@@ -2,6 +2,7 @@
  * written through paths into immutable records and lists, and run-time resolution on an
  * instance tree (/Self, /Parent, chains, two-way writes, clone first, the cycle guard). */
 #include <check.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../../common/wf_mem.h"
@@ -412,6 +413,56 @@ START_TEST(test_bind_to_exception_message)
 }
 END_TEST
 
+/* ---- limits ------------------------------------------------------------------------------ */
+/* A chain of `n` TerminateActivity Error binds: t1 -> t0, t2 -> t1, ...; the last one's value
+ * is copied into text (literal strings live as long as their definition). */
+static wf_status chain_value(int n, char *text, size_t size, wf_error *err)
+{
+    wf_value v = wf_null();
+    wf_value *out = &v;
+    wf_buf x;
+    wf_buf_init(&x);
+    wf_buf_adds(&x, "<SequentialWorkflowActivity x:Name=\"W\" "
+                    "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" "
+                    "xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\">\n"
+                    "<TerminateActivity x:Name=\"t0\" Error=\"end\"/>\n");
+    for (int i = 1; i < n; i++)
+        wf_buf_addf(&x,
+                    "<TerminateActivity x:Name=\"t%d\" Error=\"{ActivityBind t%d,Path=Error}\"/>\n",
+                    i, i - 1);
+    wf_buf_adds(&x, "</SequentialWorkflowActivity>\n");
+    ck_assert(!x.oom);
+    wf_types *t = wf_types_create();
+    wfl_load_opts o = WFL_LOAD_OPTS_INIT;
+    o.types = t;
+    wfl_definition *d = NULL;
+    wfl_inst *in = NULL;
+    ck_assert_int_eq(wfl_definition_load_mem(&o, "chain.xoml", x.data, x.len, &d, NULL), WF_OK);
+    ck_assert_int_eq(wfl_inst_create(d, &in, NULL), WF_OK);
+    char last[16];
+    snprintf(last, sizeof last, "t%d", n - 1);
+    wf_status rc = wfl_act_get_by_name(wfl_act_resolve(wfl_inst_root(in), last), "Error", out,
+                                       err);
+    snprintf(text, size, "%s", wf_value_str(&v));
+    wf_value_release(&v);
+    wfl_inst_destroy(in);
+    wfl_definition_destroy(d);
+    wf_types_destroy(t);
+    wf_buf_fini(&x);
+    return rc;
+}
+
+START_TEST(test_long_bind_chains_are_followed_then_refused)
+{
+    char text[32];
+    ck_assert_int_eq(chain_value(30, text, sizeof text, NULL), WF_OK);
+    ck_assert_str_eq(text, "end");
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(chain_value(60, text, sizeof text, &err), WF_E_LIMIT);
+    ck_assert_ptr_nonnull(strstr(err.message, "cycle"));
+}
+END_TEST
+
 Suite *legacy_bind_suite(void)
 {
     Suite *s = suite_create("legacy_bind");
@@ -432,6 +483,9 @@ Suite *legacy_bind_suite(void)
     tcase_add_test(tc, test_bind_resolves_in_the_clone_first);
     tcase_add_test(tc, test_bind_cycle_is_an_error);
     tcase_add_test(tc, test_bind_to_exception_message);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("limits");
+    tcase_add_test(tc, test_long_bind_chains_are_followed_then_refused);
     suite_add_tcase(s, tc);
     tc = tcase_create("bad_input");
     tcase_add_checked_fixture(tc, arena_setup, arena_teardown);

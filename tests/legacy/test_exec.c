@@ -4,11 +4,15 @@
  * included), Throw/Terminate/Suspend. Also defines the xt_* helpers the other legacy executor
  * suites use (fixtures in tests/legacy/data/exec/, library tests/legacy/libs/wfexectest/). */
 #include <check.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../common/wf_mem.h"
 #include "../../legacy/wfl_def.h"
+#include "../../bridge/wfb_cli.h"
 #include "../../legacy/wfl_runtime.h"
 #include "../wf_test_util.h"
 #include "test_exec.h"
@@ -64,8 +68,7 @@ void xt_load(xt_env *e, const char *file, const char *rules)
 {
     wf_error err = WF_ERROR_INIT;
     wf_status rc = xt_load_status(e, file, rules, &err);
-    ck_assert_msg(rc == WF_OK, "%s: %s:%u:%u: %s", file, err.file, err.line, err.col,
-                  err.message);
+    ck_assert_msg(rc == WF_OK, "%s: %s:%u:%u: %s", file, err.file, err.line, err.col, err.message);
 }
 
 wfl_exec_opts xt_opts(xt_env *e)
@@ -253,6 +256,21 @@ START_TEST(test_unhandled_fault_compensates_in_reverse_then_faults_root)
 }
 END_TEST
 
+START_TEST(test_compensate_activity_undoes_loop_iterations_newest_first)
+{
+    xt_env e;
+    xt_load(&e, "compensate.xoml", NULL);
+    xt_start(&e);
+    xt_set(&e, "Limit", "3");
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    /* a handled fault compensates nothing by itself: the CompensateActivity in the handler
+     * undoes each kept While iteration (its own Sum), newest first, then the flow goes on */
+    ck_assert_str_eq(xt_str(&e, "Log"), "321DA");
+    ck_assert_ptr_nonnull(strstr(e.statuses.data, "undoSteps:Closed/Succeeded,"));
+    xt_free(&e);
+}
+END_TEST
+
 START_TEST(test_cancel_runs_cancellation_handler_then_compensates)
 {
     xt_env e;
@@ -297,7 +315,126 @@ START_TEST(test_throw_terminate_suspend)
 }
 END_TEST
 
-/* ---- bad input -------------------------------------------------------------------------------- */
+/* Many executors of one definition on many threads: no shared mutable state. */
+typedef struct thread_case {
+    const wfl_definition *def;
+    int ok;
+} thread_case;
+
+static void *run_many(void *arg)
+{
+    thread_case *tc = arg;
+    for (int i = 0; i < 50; i++) {
+        wfl_exec *ex = NULL;
+        wfl_exec_state st = WFL_EXEC_CREATED;
+        wf_value log = wf_null();
+        if (wfl_exec_create(tc->def, NULL, NULL, &ex, NULL) == WF_OK &&
+            wfl_exec_run(ex, &st, NULL) == WF_OK && st == WFL_EXEC_CLOSED &&
+            wfl_exec_output(ex, "Log", &log, NULL) == WF_OK &&
+            strcmp(wf_value_str(&log), "ABABABC") == 0)
+            tc->ok++;
+        wf_value_release(&log);
+        wfl_exec_destroy(ex);
+    }
+    return NULL;
+}
+
+START_TEST(test_executors_run_on_many_threads)
+{
+    xt_env e;
+    xt_load(&e, "parallel.xoml", NULL);
+    pthread_t threads[4];
+    thread_case cases[4];
+    for (int i = 0; i < 4; i++) {
+        cases[i] = (thread_case){e.def, 0};
+        ck_assert_int_eq(pthread_create(&threads[i], NULL, run_many, &cases[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(threads[i], NULL);
+        ck_assert_int_eq(cases[i].ok, 50);
+    }
+    xt_free(&e);
+}
+END_TEST
+
+/* Run the run-legacy verb with stdout and stderr in files; returns its exit code. */
+static int run_verb(const char *dir, char **argv, int argc, char **out, char **errout)
+{
+    char opath[512], epath[512];
+    snprintf(opath, sizeof opath, "%s/out.txt", dir);
+    snprintf(epath, sizeof epath, "%s/err.txt", dir);
+    fflush(stdout);
+    fflush(stderr);
+    int saved_out = dup(1), saved_err = dup(2);
+    int fo = open(opath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int fe = open(epath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fo, 1);
+    dup2(fe, 2);
+    int code = wfb_cmd_run_legacy(argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(saved_out, 1);
+    dup2(saved_err, 2);
+    close(fo);
+    close(fe);
+    close(saved_out);
+    close(saved_err);
+    size_t len;
+    *out = wf_test_read_file(opath, &len);
+    *errout = wf_test_read_file(epath, &len);
+    return code;
+}
+
+START_TEST(test_run_legacy_verb_prints_the_contract)
+{
+    const char *dir = wf_test_tmpdir();
+    char tmp[512];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    char *argv[] = {"run-legacy", "tests/legacy/data/exec/listen.xoml",
+                    "--lib-path", (char *)wf_test_lib_dir(),
+                    "--event",    "Approved=ann",
+                    "--json",     "--trace"};
+    char *out = NULL, *err = NULL;
+    ck_assert_int_eq(run_verb(tmp, argv, 8, &out, &err), 0);
+    ck_assert_ptr_nonnull(strstr(out, "{\"status\": \"Closed\", \"outputs\": {\"Count\": 0, "));
+    ck_assert_ptr_nonnull(strstr(out, "\"Approver\": \"ann\""));
+    ck_assert_ptr_nonnull(strstr(out, "\"bookmarks\": []}\n"));
+    ck_assert_ptr_nonnull(strstr(err, "{\"activity\": \"gotApproval\", \"function\": "
+                                      "\"wx_append_a\", \"in\": {\"Log\": null}, "
+                                      "\"out\": {\"Log\": \"A\"}}\n"));
+    wf_free(out);
+    wf_free(err);
+    /* idle: the queue it waits on is the bookmark */
+    char *argv2[] = {"run-legacy", "tests/legacy/data/exec/cancel.xoml", "--lib-path",
+                     (char *)wf_test_lib_dir(), "--json"};
+    ck_assert_int_eq(run_verb(tmp, argv2, 5, &out, &err), 0);
+    ck_assert_ptr_nonnull(strstr(out, "{\"status\": \"Idle\""));
+    ck_assert_ptr_nonnull(strstr(out, "\"bookmarks\": [\"ITestService.Approved\"]}"));
+    wf_free(out);
+    wf_free(err);
+    /* an unhandled exception terminates the instance: exit 1 with the error */
+    char *argv3[] = {"run-legacy", "tests/legacy/data/exec/failhandler.xoml", "--lib-path",
+                     (char *)wf_test_lib_dir(), "--json"};
+    ck_assert_int_eq(run_verb(tmp, argv3, 5, &out, &err), 1);
+    ck_assert_ptr_nonnull(strstr(out, "{\"status\": \"Terminated\""));
+    ck_assert_ptr_nonnull(strstr(out, "\"error\": {\"type\": \"NativeException\", "));
+    wf_free(out);
+    wf_free(err);
+    /* every load diagnostic, exit 2 */
+    char *argv4[] = {"run-legacy", "tests/legacy/data/exec/bad/missing_library.xoml", "--lib-path",
+                     (char *)wf_test_lib_dir(), "--json"};
+    ck_assert_int_eq(run_verb(tmp, argv4, 5, &out, &err), 2);
+    ck_assert_str_eq(out, "");
+    ck_assert_ptr_nonnull(strstr(err, "tests/legacy/data/exec/bad/missing_library.xoml:1:1: "
+                                      "error: type library 'nosuchlib'"));
+    wf_free(out);
+    wf_free(err);
+    wf_test_tmpdir_remove(tmp);
+}
+END_TEST
+
+/* ---- bad input --------------------------------------------------------------------------------
+ */
 START_TEST(test_host_misuse_is_reported)
 {
     xt_env e;
@@ -352,7 +489,8 @@ START_TEST(test_subtree_runs_alone)
 }
 END_TEST
 
-/* ---- nomem ------------------------------------------------------------------------------------- */
+/* ---- nomem -------------------------------------------------------------------------------------
+ */
 static wf_status run_once(void *ud)
 {
     xt_env *e = ud;
@@ -388,9 +526,12 @@ Suite *legacy_exec_suite(void)
     tcase_add_test(core, test_status_lifecycle_is_traced);
     tcase_add_test(core, test_first_matching_fault_handler_in_order_runs);
     tcase_add_test(core, test_unhandled_fault_compensates_in_reverse_then_faults_root);
+    tcase_add_test(core, test_compensate_activity_undoes_loop_iterations_newest_first);
     tcase_add_test(core, test_cancel_runs_cancellation_handler_then_compensates);
     tcase_add_test(core, test_throw_terminate_suspend);
     tcase_add_test(core, test_subtree_runs_alone);
+    tcase_add_test(core, test_run_legacy_verb_prints_the_contract);
+    tcase_add_test(core, test_executors_run_on_many_threads);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_host_misuse_is_reported);

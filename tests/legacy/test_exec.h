@@ -17,14 +17,14 @@ typedef struct xt_env {
     wf_libpath *libpath;
     wfl_definition *def;
     wfl_exec *ex;
-    wf_buf calls;      /* "activity," per native call */
-    wf_buf statuses;   /* "activity:Status[/Result]," per status change */
-    int64_t now;       /* the fake clock, us */
+    wf_buf calls;    /* "activity," per native call */
+    wf_buf statuses; /* "activity:Status[/Result]," per status change */
+    int64_t now;     /* the fake clock, us */
     size_t native_count;
-    char last_fn[64];  /* the last native call */
+    char last_fn[64]; /* the last native call */
     size_t last_in_count, last_out_count;
     wf_status last_status;
-    char text[512];    /* xt_str's result */
+    char text[512]; /* xt_str's result */
 } xt_env;
 
 wf_status xt_load_status(xt_env *e, const char *file, const char *rules, wf_error *err);

@@ -391,6 +391,29 @@ START_TEST(test_damaged_state_never_crashes)
 }
 END_TEST
 
+/* ---- limits ---------------------------------------------------------------------------------- */
+START_TEST(test_deeply_nested_values_are_refused)
+{
+    wf_value v = wf_int32(1);
+    for (int i = 0; i < 70; i++) {
+        wf_value next = wf_null();
+        ck_assert_int_eq(wf_value_list(&wf_type_list_object, &v, 1, &next), WF_OK);
+        wf_value_release(&v);
+        v = next;
+    }
+    ck_assert_int_eq(wfl_act_set_by_name(wfl_inst_root(inst), "Order", &v, NULL), WF_OK);
+    wf_value_release(&v);
+    wf_buf b;
+    wf_buf_init(&b);
+    wf_buf_adds(&b, "keep");
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfl_inst_save(inst, NULL, &b, &err), WF_E_LIMIT);
+    ck_assert_ptr_nonnull(strstr(err.message, "nested"));
+    ck_assert_str_eq(b.data, "keep");
+    wf_buf_fini(&b);
+}
+END_TEST
+
 /* ---- nomem ---------------------------------------------------------------------------------- */
 static wf_status create_op(void *ud)
 {
@@ -450,6 +473,10 @@ Suite *legacy_inst_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_truncated_state_is_corrupt);
     tcase_add_test(tc, test_damaged_state_never_crashes);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("limits");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_deeply_nested_values_are_refused);
     suite_add_tcase(s, tc);
     tc = tcase_create("nomem");
     tcase_add_checked_fixture(tc, setup, teardown);

@@ -242,7 +242,39 @@ START_TEST(test_store_keeps_blobs_and_refuses_foreign_files)
 }
 END_TEST
 
-/* ---- nomem ------------------------------------------------------------------------------------ */
+/* A payload the fuzzer found (two Listen branches sharing one queue id): restoring it and
+ * firing its timers must not touch freed memory. The header is made here, as the fuzz target
+ * does. */
+START_TEST(test_fuzzed_blob_with_shared_queue_is_safe)
+{
+    xt_env e;
+    xt_load(&e, "fuzz.xoml", NULL);
+    size_t n;
+    unsigned char *payload = (unsigned char *)wf_test_read_file(
+        "tests/legacy/data/exec/bad/listen_shared_queue.payload", &n);
+    ck_assert_ptr_nonnull(payload);
+    unsigned char *blob = wf_malloc(n + 24);
+    memcpy(blob, "WFLX\x01\0\0\0", 8);
+    uint64_t sum = wf_hash_bytes(payload, n);
+    for (int i = 0; i < 8; i++) {
+        blob[8 + i] = (unsigned char)((uint64_t)n >> (8 * i));
+        blob[16 + i] = (unsigned char)(sum >> (8 * i));
+    }
+    memcpy(blob + 24, payload, n);
+    wfl_exec *ex = NULL;
+    wf_status rc = wfl_exec_restore(e.def, NULL, blob, n + 24, &ex, NULL);
+    ck_assert_int_eq(rc, WF_OK); /* the payload must stay readable to test the fix */
+    wfl_exec_state st;
+    wfl_exec_fire_timers(ex, INT64_MAX, &st, NULL);
+    wfl_exec_destroy(ex);
+    wf_free(blob);
+    wf_free(payload);
+    xt_free(&e);
+}
+END_TEST
+
+/* ---- nomem ------------------------------------------------------------------------------------
+ */
 typedef struct blob_case {
     xt_env *e;
     void *blob;
@@ -287,6 +319,7 @@ Suite *legacy_persist_suite(void)
     tcase_add_test(bad, test_damaged_blobs_are_refused);
     tcase_add_test(bad, test_blob_of_another_definition_is_refused);
     tcase_add_test(bad, test_store_keeps_blobs_and_refuses_foreign_files);
+    tcase_add_test(bad, test_fuzzed_blob_with_shared_queue_is_safe);
     suite_add_tcase(s, bad);
     TCase *nomem = tcase_create("nomem");
     tcase_set_timeout(nomem, 60);

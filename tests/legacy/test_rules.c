@@ -13,6 +13,7 @@
 
 #define OPS    "tests/legacy/data/operators.rules"
 #define POLICY "tests/legacy/data/policy.rules"
+#define SMALL  "tests/legacy/data/small.rules"
 #define BAD    "tests/legacy/data/bad/"
 
 /* ---- a target: `this` is a flat bag of named values --------------------------------------- */
@@ -145,6 +146,7 @@ static void fill_operands(void)
     obj_put(&self, "Flag", wf_bool(true));
     obj_put(&self, "Ratio", wf_double(3.9));
     obj_put(&self, "Zero", wf_int32(0));
+    obj_put(&self, "Level", str("Gold"));
     obj_put(&self, "IntMax", wf_int32(INT32_MAX));
     wf_value lines[2] = {wf_int32(10), wf_int32(20)};
     wf_value list;
@@ -225,7 +227,8 @@ START_TEST(test_methods_members_indexers_and_casts)
     fill_operands();
     static const char *const names[] = {
         "Methods", "Substring", "StaticCalls", "Length", "CompareTo", "EqualsCall",
-        "ToStringCall", "Indexer", "ArrayIndexer", "RecordField", "Cast", "MakeError"};
+        "ToStringCall", "Indexer", "ArrayIndexer", "RecordField", "Cast", "MakeError",
+        "EnumValue"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         expect_true(names[i]);
 }
@@ -273,6 +276,7 @@ START_TEST(test_printer_produces_modern_text)
     expect_text("EqualsCall", "A == 10L");
     expect_text("Substring", "Padded.Trim().Substring(1, 2) == \" y\"");
     expect_text("DecimalMath", "D * 2m == 5.5m");
+    expect_text("EnumValue", "Level == \"Gold\"");
 }
 END_TEST
 
@@ -295,7 +299,51 @@ START_TEST(test_tree_is_readable)
     ck_assert_uint_eq(wfl_rexpr_loc(e).line, 5);
     ck_assert_uint_eq(wfl_rexpr_loc(e).col, 5);
     ck_assert_ptr_nonnull(strstr(wfl_rexpr_loc(e).file, "operators.rules"));
-    ck_assert_uint_eq(wfl_rules_condition_count(rules), 45);
+    ck_assert_uint_eq(wfl_rules_condition_count(rules), 46);
+}
+END_TEST
+
+START_TEST(test_small_file_actions_print)
+{
+    load(SMALL);
+    expect_text("C1", "A >= 1 && B != \"x\"");
+    expect_text("C2", "Math.Max(A, L[0]) < (int)2.5");
+    const wfl_ruleset *rs = wfl_rules_ruleset(rules, "R");
+    const wfl_rule *b = wfl_ruleset_rule_at(rs, 0), *a = wfl_ruleset_rule_at(rs, 1);
+    ck_assert_str_eq(wfl_rule_name(b), "b");
+    ck_assert_uint_eq(wfl_rule_action_count(a, false), 3);
+    ck_assert_uint_eq(wfl_rule_action_count(a, true), 1);
+    static const char *const then_text[] = {"B = B + \"y\"", "Update(\"B\")", "Halt()"};
+    wf_buf buf;
+    wf_buf_init(&buf);
+    for (size_t i = 0; i < 3; i++) {
+        wf_buf_reset(&buf);
+        ck_assert(wfl_rules_action_text(wfl_rule_action_at(a, false, i), &buf));
+        ck_assert_str_eq(buf.data, then_text[i]);
+    }
+    wf_buf_reset(&buf);
+    ck_assert(wfl_rules_action_text(wfl_rule_action_at(a, true, 0), &buf));
+    ck_assert_str_eq(buf.data, "M(new InvalidOperationException(\"m\"))");
+    wf_buf_fini(&buf);
+    /* b's condition reads B; a's Then writes B (assignment and update). */
+    ck_assert_str_eq(wfl_rule_read_at(b, 0), "B");
+    ck_assert_str_eq(wfl_rule_write_at(a, 0), "B");
+}
+END_TEST
+
+START_TEST(test_utf16_file_as_the_designer_saves_it)
+{
+    load("tests/legacy/data/utf16.rules");
+    expect_text("C1", "A >= 1 && B != \"x\"");
+    const wfl_rule *a = wfl_ruleset_rule_at(wfl_rules_ruleset(rules, "R"), 1);
+    wf_buf buf;
+    wf_buf_init(&buf);
+    ck_assert(wfl_rules_action_text(wfl_rule_action_at(a, false, 0), &buf));
+    ck_assert_str_eq(buf.data, "B = B + \"\xc3\xbf\xe2\x82\xac\xf0\x9f\x98\x80\"");
+    wf_buf_fini(&buf);
+    /* One line more than small.rules (the XML declaration), same columns. */
+    ck_assert_uint_eq(wfl_rexpr_loc(wfl_rule_cond_expr(wfl_rules_condition(rules, "C1"))).line,
+                      6);
 }
 END_TEST
 
@@ -460,6 +508,7 @@ START_TEST(test_divide_by_zero_faults_the_rule_set)
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(run("Faulting", &exc, &err), WF_E_FAULT);
     ck_assert_ptr_eq(exc.type, &wf_exc_divide_by_zero);
+    ck_assert_str_eq(wf_value_exc_message(&exc), "Attempted to divide by zero.");
     ck_assert_ptr_nonnull(strstr(err.message, "Ratio"));
     ck_assert_str_eq(wf_value_str(obj_get(&self, "Log")), "");
     wf_value_release(&exc);
@@ -582,7 +631,7 @@ START_TEST(test_bad_malformed_xml)
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfl_rules_load(BAD "malformed.rules", types, &rules, NULL, &err), WF_E_XML);
     ck_assert_ptr_null(rules);
-    ck_assert_uint_eq(err.line, 4);
+    WF_ASSERT_ERROR(err, WF_E_XML, 4, 31, "mismatch");
 }
 END_TEST
 
@@ -629,6 +678,62 @@ START_TEST(test_bad_from_memory_and_tolerated_attributes)
 }
 END_TEST
 
+/* ---- limits ------------------------------------------------------------------------------- */
+/* A condition `!(!(...!(true)...))` nested `depth` times, written as the rules parser stores
+ * it: each level is (x ValueEquality false). */
+static char *nested_condition(unsigned depth)
+{
+    static const char ns[] = " xmlns:ns0='clr-namespace:System.CodeDom;Assembly=System'"
+                             " xmlns:ns1='clr-namespace:System;Assembly=mscorlib'";
+    static const char prim[] = "<ns0:CodePrimitiveExpression><ns0:CodePrimitiveExpression.Value>"
+                               "<ns1:Boolean>%s</ns1:Boolean></ns0:CodePrimitiveExpression.Value>"
+                               "</ns0:CodePrimitiveExpression>";
+    wf_buf b;
+    wf_buf_init(&b);
+    wf_buf_addf(&b, "<RuleDefinitions xmlns='http://schemas.microsoft.com/winfx/2006/xaml/"
+                    "workflow'%s><RuleDefinitions.Conditions><RuleExpressionCondition Name='Deep'>"
+                    "<RuleExpressionCondition.Expression>", ns);
+    for (unsigned i = 0; i < depth; i++)
+        wf_buf_adds(&b, "<ns0:CodeBinaryOperatorExpression Operator='ValueEquality'>"
+                        "<ns0:CodeBinaryOperatorExpression.Left>");
+    wf_buf_addf(&b, prim, "True");
+    for (unsigned i = 0; i < depth; i++) {
+        wf_buf_adds(&b, "</ns0:CodeBinaryOperatorExpression.Left>"
+                        "<ns0:CodeBinaryOperatorExpression.Right>");
+        wf_buf_addf(&b, prim, "False");
+        wf_buf_adds(&b, "</ns0:CodeBinaryOperatorExpression.Right>"
+                        "</ns0:CodeBinaryOperatorExpression>");
+    }
+    wf_buf_adds(&b, "</RuleExpressionCondition.Expression></RuleExpressionCondition>"
+                    "</RuleDefinitions.Conditions></RuleDefinitions>");
+    ck_assert(!b.oom);
+    return wf_buf_detach(&b, NULL);
+}
+
+START_TEST(test_deep_expression_evaluates)
+{
+    char *text = nested_condition(100);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfl_rules_load_mem("deep.rules", text, strlen(text), types, &rules, NULL,
+                                        &err), WF_OK);
+    bool result = false;
+    ck_assert_int_eq(cond("Deep", &result, NULL, &err), WF_OK);
+    ck_assert(result); /* an even number of negations */
+    wf_free(text);
+}
+END_TEST
+
+START_TEST(test_too_deep_expression_is_refused)
+{
+    char *text = nested_condition(200);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfl_rules_load_mem("deep.rules", text, strlen(text), types, &rules, NULL,
+                                        &err), WF_E_LIMIT);
+    ck_assert_ptr_null(rules);
+    wf_free(text);
+}
+END_TEST
+
 /* ---- nomem -------------------------------------------------------------------------------- */
 static wf_status load_op(void *ud)
 {
@@ -641,9 +746,9 @@ static wf_status load_op(void *ud)
     return st;
 }
 
-START_TEST(test_nomem_load_policy)
+START_TEST(test_nomem_load)
 {
-    ck_assert_uint_gt(wf_test_nomem_loop(load_op, (void *)POLICY, 20000), 10);
+    ck_assert_uint_gt(wf_test_nomem_loop(load_op, (void *)SMALL, 20000), 10);
 }
 END_TEST
 
@@ -678,6 +783,8 @@ Suite *legacy_rules_suite(void)
     tcase_add_test(tc, test_static_members_load_and_print);
     tcase_add_test(tc, test_printer_produces_modern_text);
     tcase_add_test(tc, test_tree_is_readable);
+    tcase_add_test(tc, test_small_file_actions_print);
+    tcase_add_test(tc, test_utf16_file_as_the_designer_saves_it);
     tcase_add_test(tc, test_then_and_else_actions);
     tcase_add_test(tc, test_priority_then_name_order_and_inactive_rules);
     tcase_add_test(tc, test_halt_stops_the_rule_set);
@@ -685,7 +792,6 @@ Suite *legacy_rules_suite(void)
     tcase_add_test(tc, test_read_and_write_analysis);
     tcase_add_test(tc, test_path_overlap);
     tcase_add_test(tc, test_reevaluation_never_runs_actions_once);
-    tcase_add_test(tc, test_endless_chaining_hits_the_limit);
     tcase_add_test(tc, test_divide_by_zero_faults_the_rule_set);
     tcase_add_test(tc, test_expression_statement_and_new_exception);
     tcase_add_test(tc, test_runtime_faults);
@@ -706,9 +812,17 @@ Suite *legacy_rules_suite(void)
     tcase_add_test(tc, test_bad_from_memory_and_tolerated_attributes);
     suite_add_tcase(s, tc);
 
+    tc = tcase_create("limits");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_endless_chaining_hits_the_limit);
+    tcase_add_test(tc, test_deep_expression_evaluates);
+    tcase_add_test(tc, test_too_deep_expression_is_refused);
+    suite_add_tcase(s, tc);
+
     tc = tcase_create("nomem");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, test_nomem_load_policy);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_nomem_load);
     tcase_add_test(tc, test_nomem_execute);
     suite_add_tcase(s, tc);
     return s;

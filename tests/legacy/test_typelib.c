@@ -12,7 +12,7 @@
 #include "../wf_test_util.h"
 
 /* ---- a property bag standing in for an activity's dependency properties ----------------- */
-#define BAG_MAX 16
+#define BAG_MAX 32
 typedef struct bag {
     const char *names[BAG_MAX];
     wf_value values[BAG_MAX];
@@ -138,7 +138,7 @@ START_TEST(test_load_describes_activity_types)
     ck_assert_str_eq(wfl_typelib_name(tl), "WfTlTest");
     ck_assert_str_eq(wfl_typelib_library(tl), "libwftltest.so");
     ck_assert_ptr_nonnull(wfl_typelib_native_lib(tl));
-    ck_assert_uint_eq(wfl_typelib_activity_count(tl), 8);
+    ck_assert_uint_eq(wfl_typelib_activity_count(tl), 9);
     const wfl_tl_activity *a = wfl_typelib_activity(tl, "ReserveStock");
     ck_assert_ptr_nonnull(a);
     ck_assert_ptr_null(wfl_typelib_activity(tl, "Nope"));
@@ -434,8 +434,7 @@ START_TEST(test_bad_malformed_xml)
     ck_assert_int_eq(wfl_typelib_load(libpath, types, "malformed_xml", &tl, NULL, &err),
                      WF_E_XML);
     ck_assert_ptr_null(tl);
-    ck_assert_uint_eq(err.line, 4);
-    ck_assert_uint_gt(err.col, 0);
+    WF_ASSERT_ERROR(err, WF_E_XML, 4, 18, "mismatch");
 }
 END_TEST
 
@@ -478,6 +477,96 @@ START_TEST(test_bad_parse_from_memory)
                      WF_E_SYNTAX);
     ck_assert_ptr_null(tl);
     WF_ASSERT_ERROR(err, WF_E_SYNTAX, 2, 55, "ErrorOnNonZero");
+}
+END_TEST
+
+/* Smaller faults, one document each: what must be refused, and where. */
+typedef struct bad_case {
+    const char *body; /* inside <TypeLibrary>, starting on line 2 */
+    wf_status code;
+    unsigned line, col;
+    const char *needle;
+} bad_case;
+
+static const bad_case bad_cases[] = {
+    {"<ActivityType Name='A' Function='f' ErrorOnNonZero='true'>\n"
+     " <Property Name='R' Type='Double' Direction='Return'/>\n</ActivityType>",
+     WF_E_TYPE, 2, 1, "Int32"},
+    {"<Class Name='C'><Property Name='P' Type='Int32'/>\n"
+     " <Condition Name='K' Function='k'><Parameter Property='P' Direction='Return'/></Condition>"
+     "</Class>",
+     WF_E_SYNTAX, 3, 70, "Return"},
+    {"<ActivityType Name='A' Function='f'>\n <Property Name='O' Type='Int32' Direction='Out' "
+     "Default='3'/>\n</ActivityType>",
+     WF_E_SCHEMA, 3, 2, "Default"},
+    {"<Exception Name='X.E' Base='System.NoSuchException'/>", WF_E_TYPE, 2, 29,
+     "NoSuchException"},
+    {"<ActivityType Name='A' Function='f'/>\n<ActivityType Name='A' Function='g'/>",
+     WF_E_SCHEMA, 3, 1, "duplicate"},
+    {"<Class Name='C'><Property Name='L' Type='List(Int32)'/>\n"
+     "<Handler Name='H' Function='h'><Parameter Property='L'/></Handler></Class>",
+     WF_E_TYPE, 3, 53, "C function"},
+    {"<ActivityType Name='A' Function='f'>\n <Property Name='N' Type='Int32' Default='many'/>"
+     "\n</ActivityType>",
+     WF_E_SYNTAX, 3, 43, "many"},
+    {"<Service Name='S'><Method Name='M' Function='m'/>\n<Event Name='M'/></Service>",
+     WF_E_SCHEMA, 3, 1, "duplicate"},
+    {"<ActivityType Name='A'/>", WF_E_SCHEMA, 2, 1, "Function"},
+};
+
+START_TEST(test_bad_small_documents)
+{
+    const bad_case *bc = &bad_cases[_i];
+    char text[2048];
+    snprintf(text, sizeof text,
+             "<TypeLibrary xmlns='urn:wfbridge:typelib' Name='T' Library='libt.so'>\n%s\n"
+             "</TypeLibrary>\n", bc->body);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfl_typelib_parse(types, "t.xml", text, strlen(text), &tl, NULL, &err),
+                     bc->code);
+    ck_assert_ptr_null(tl);
+    WF_ASSERT_ERROR(err, bc->code, bc->line, bc->col, bc->needle);
+}
+END_TEST
+
+/* ---- limits ----------------------------------------------------------------------------- */
+START_TEST(test_many_parameters)
+{
+    load_test_lib();
+    bag b = {0};
+    static const char *const names[] = {"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9",
+                                        "P10", "P11", "P12", "P13", "P14", "P15"};
+    for (int i = 0; i < 15; i++)
+        bag_put(&b, names[i], wf_int32(i + 1));
+    /* P16..P18 take their declared defaults (16, 17, 18), as an executor would. */
+    const wfl_tl_activity *a = wfl_typelib_activity(tl, "Sum18");
+    for (size_t i = 15; i < 18; i++) {
+        const wfl_tl_prop *p = wfl_tl_activity_prop(a, i);
+        bag_put(&b, p->name, wf_value_retain(&p->default_value));
+    }
+    wf_error err = WF_ERROR_INIT;
+    wfl_tl_binding bind = binding_for(&b);
+    ck_assert_int_eq(wfl_tl_func_invoke(wfl_tl_activity_func(a), &bind, NULL, &err), WF_OK);
+    ck_assert_int_eq(bag_get(&b, "Sum")->u.i32, 171);
+    bag_fini(&b);
+}
+END_TEST
+
+START_TEST(test_too_many_parameters_is_refused)
+{
+    char text[4096];
+    size_t n = (size_t)snprintf(text, sizeof text,
+                                "<TypeLibrary xmlns='urn:wfbridge:typelib' Name='T' "
+                                "Library='libt.so'>\n<ActivityType Name='Wide' Function='w'>\n");
+    for (int i = 0; i <= WF_NATIVE_MAX_PARAMS; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "<Property Name='P%d' Type='Int32'/>\n",
+                              i);
+    snprintf(text + n, sizeof text - n, "</ActivityType>\n</TypeLibrary>\n");
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfl_typelib_parse(types, "wide.xml", text, strlen(text), &tl, NULL, &err),
+                     WF_E_LIMIT);
+    ck_assert_ptr_null(tl);
+    WF_ASSERT_ERROR(err, WF_E_LIMIT, 2, 1, "Wide");
 }
 END_TEST
 
@@ -531,6 +620,14 @@ Suite *legacy_typelib_suite(void)
     tcase_add_test(tc, test_bad_unknown_attribute_and_element_all_reported);
     tcase_add_test(tc, test_bad_handler_binds_unknown_property);
     tcase_add_test(tc, test_bad_parse_from_memory);
+    tcase_add_loop_test(tc, test_bad_small_documents, 0,
+                        (int)(sizeof bad_cases / sizeof bad_cases[0]));
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("limits");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_many_parameters);
+    tcase_add_test(tc, test_too_many_parameters_is_refused);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("nomem");

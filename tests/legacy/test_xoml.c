@@ -237,6 +237,18 @@ START_TEST(test_designer_file_with_many_namespaces)
 }
 END_TEST
 
+START_TEST(test_utf16_label_over_utf8_bytes_is_tolerated)
+{
+    /* .NET writes encoding="utf-16" over UTF-8 bytes; locations stay exact */
+    wfl_definition *def = (wfl_definition *)1;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfl_definition_load_file(&fx.opts, XDIR "utf16_label.xoml", &def, &err),
+                     WF_E_SCHEMA);
+    WF_ASSERT_ERROR(err, WF_E_SCHEMA, 2, 68, "Colour");
+    ck_assert_ptr_null(def);
+}
+END_TEST
+
 START_TEST(test_load_from_memory_without_library_path)
 {
     static const char xoml[] =
@@ -296,6 +308,20 @@ static const bad_case bad_cases[] = {
     {"unknown_service_interface.xoml", WF_E_NAME, 2, 59, "IShipping"},
     {"unknown_service_method.xoml", WF_E_NAME, 2, 102, "Reject"},
     {"replicator_bad_execution_type.xoml", WF_E_SYNTAX, 2, 50, "Sideways"},
+    {"ifelsebranch_outside_ifelse.xoml", WF_E_SCHEMA, 2, 2, "IfElseActivity as its parent"},
+    {"eventdriven_outside_listen.xoml", WF_E_SCHEMA, 2, 2, "Listen or a State"},
+    {"two_compensation_handlers.xoml", WF_E_SCHEMA, 4, 3, "more than one"},
+    {"compensation_handler_not_compensatable.xoml", WF_E_SCHEMA, 3, 3, "compensatable"},
+    {"nested_transaction_scope.xoml", WF_E_SCHEMA, 3, 3, "nested"},
+    {"throw_without_fault.xoml", WF_E_SCHEMA, 2, 2, "FaultType or Fault"},
+    {"policy_without_ruleset.xoml", WF_E_SCHEMA, 2, 2, "RuleSetReference"},
+    {"class_on_inner_activity.xoml", WF_E_SCHEMA, 2, 32, "x:Class"},
+    {"whencondition_outside_cag.xoml", WF_E_SCHEMA, 3, 3, "ConditionedActivityGroup"},
+    {"condition_with_two_elements.xoml", WF_E_SCHEMA, 3, 3, "exactly one element"},
+    {"unknown_property_element.xoml", WF_E_SCHEMA, 3, 3, "DelayActivity.Colour"},
+    {"unknown_markup_extension.xoml", WF_E_SYNTAX, 2, 46, "markup extension"},
+    {"initial_equals_completed_state.xoml", WF_E_SCHEMA, 1, 1, "both 'S1'"},
+    {"state_init_in_composite_state.xoml", WF_E_SCHEMA, 3, 3, "leaf state"},
 };
 
 START_TEST(test_bad_file_reports_location)
@@ -357,6 +383,17 @@ START_TEST(test_missing_typelib_reported_once)
 }
 END_TEST
 
+START_TEST(test_missing_rules_file_is_io_error)
+{
+    fx.opts.rules_path = XDIR "no_such.rules";
+    wfl_definition *def = (wfl_definition *)1;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfl_definition_load_file(&fx.opts, XDIR "order.xoml", &def, &err), WF_E_IO);
+    ck_assert_str_eq(err.file, XDIR "no_such.rules");
+    ck_assert_ptr_null(def);
+}
+END_TEST
+
 START_TEST(test_missing_file_is_io_error)
 {
     wfl_definition *def = (wfl_definition *)1;
@@ -387,6 +424,9 @@ START_TEST(test_load_survives_every_allocation_failure)
     ck_assert_uint_gt(runs, 10);
     runs = wf_test_nomem_loop(load_op, XDIR "markup.xoml", 20000);
     ck_assert_uint_gt(runs, 10);
+    fx.opts.no_auto_rules = false; /* order.rules beside order.xoml */
+    runs = wf_test_nomem_loop(load_op, XDIR "order.xoml", 20000);
+    ck_assert_uint_gt(runs, 10);
 }
 END_TEST
 
@@ -402,6 +442,7 @@ Suite *legacy_xoml_suite(void)
     tcase_add_test(tc, test_state_machine_loads);
     tcase_add_test(tc, test_designer_file_with_many_namespaces);
     tcase_add_test(tc, test_load_from_memory_without_library_path);
+    tcase_add_test(tc, test_utf16_label_over_utf8_bytes_is_tolerated);
     suite_add_tcase(s, tc);
     tc = tcase_create("bad_input");
     tcase_add_checked_fixture(tc, setup, teardown);
@@ -411,6 +452,7 @@ Suite *legacy_xoml_suite(void)
     tcase_add_test(tc, test_every_error_in_a_file_is_reported);
     tcase_add_test(tc, test_missing_typelib_reported_once);
     tcase_add_test(tc, test_missing_file_is_io_error);
+    tcase_add_test(tc, test_missing_rules_file_is_io_error);
     suite_add_tcase(s, tc);
     tc = tcase_create("nomem");
     tcase_add_checked_fixture(tc, setup, teardown);

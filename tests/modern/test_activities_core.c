@@ -449,6 +449,16 @@ START_TEST(test_foreach_over_null_list_faults)
 }
 END_TEST
 
+START_TEST(test_negative_delay_faults)
+{
+    fix f;
+    fix_open(&f, HEAD "<Delay Duration=\"[TimeSpan.FromSeconds(-1)]\"/>" TAIL);
+    ck_assert_str_eq(fix_run(&f), "Faulted");
+    ck_assert_str_eq(wfm_instance_fault(f.inst)->type->name, "ArgumentOutOfRangeException");
+    fix_close(&f);
+}
+END_TEST
+
 /* clang-format on */
 
 Suite *modern_activities_core_suite(void)
@@ -478,6 +488,7 @@ Suite *modern_activities_core_suite(void)
     tcase_add_test(bad, test_null_reference_faults_with_location);
     tcase_add_test(bad, test_fault_in_variable_default_faults_declaring_activity);
     tcase_add_test(bad, test_foreach_over_null_list_faults);
+    tcase_add_test(bad, test_negative_delay_faults);
     suite_add_tcase(s, bad);
     return s;
 }

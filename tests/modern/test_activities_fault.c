@@ -9,6 +9,7 @@
 
 #include "../../common/wf_mem.h"
 #include "../../common/wf_value.h"
+#include "../../modern/wfm_persist.h"
 #include "../../modern/wfm_runtime.h"
 #include "../wf_test_util.h"
 
@@ -55,6 +56,21 @@ static void resume(acts_run *r, const char *bookmark, const wf_value *payload)
     wf_error err = WF_ERROR_INIT;
     ck_assert_msg(wfm_instance_resume(r->inst, bookmark, payload, &err) == WF_OK, "%s: %s",
                   bookmark, err.message);
+}
+
+/* Save the instance, destroy it, and restore it from the bytes (as another process would). */
+static void save_restore(acts_run *r)
+{
+    wf_buf blob;
+    wf_buf_init(&blob);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_msg(wfm_instance_save(r->inst, &blob, &err) == WF_OK, "save: %s", err.message);
+    wfm_instance_destroy(r->inst);
+    r->inst = NULL;
+    ck_assert_msg(wfm_instance_restore(r->rt, r->def, blob.data, blob.len, &r->inst, &err) ==
+                      WF_OK,
+                  "restore: %s", err.message);
+    wf_buf_fini(&blob);
 }
 
 static void run_close(acts_run *r)
@@ -127,6 +143,13 @@ START_TEST(test_exception_in_catch_propagates_after_finally)
 }
 END_TEST
 
+START_TEST(test_exception_from_finally_propagates)
+{
+    run_expect("finally_throws.xaml", WFM_INSTANCE_CLOSED,
+               "body closes normally\ntry\nfinally\nouter caught from finally\n");
+}
+END_TEST
+
 START_TEST(test_uncaught_fault_faults_instance_at_the_throw)
 {
     acts_run r;
@@ -153,6 +176,20 @@ START_TEST(test_terminate_is_not_catchable_and_ends_terminated)
     const wf_value *exc = wfm_instance_fault(r.inst);
     ck_assert_ptr_eq(exc->type, &wf_exc_workflow_terminated);
     ck_assert_str_eq(wf_value_exc_message(exc), "stock exhausted");
+    run_close(&r);
+}
+END_TEST
+
+START_TEST(test_terminate_with_exception_ends_instance_with_it)
+{
+    acts_run r;
+    run_open(&r, "terminate_exc.xaml");
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_TERMINATED);
+    ASSERT_OUT(r, "");
+    const wf_value *exc = wfm_instance_fault(r.inst);
+    ck_assert_ptr_eq(exc->type, &wf_exc_argument);
+    ck_assert_str_eq(wf_value_exc_message(exc), "bad order");
+    ck_assert_uint_eq(wfm_instance_bookmark_count(r.inst), 0);
     run_close(&r);
 }
 END_TEST
@@ -230,6 +267,19 @@ END_TEST
 START_TEST(test_compensation_handler_sees_variables_as_body_left_them)
 {
     run_expect("comp_variables.xaml", WFM_INSTANCE_FAULTED, "reserved\nrelease 42 of T-7\n");
+}
+END_TEST
+
+START_TEST(test_explicit_compensate_runs_handler_in_snapshot_and_writes_arguments)
+{
+    /* The handler sees the enclosing Sequence's variable as it was when the body completed
+     * (a snapshot), and writes the workflow argument for real. */
+    acts_run r;
+    run_open(&r, "comp_explicit.xaml");
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_str_eq(r.out.data, "release 7 (outer)\nend\n");
+    ck_assert_int_eq(wfm_instance_output(r.inst, "released")->u.i32, 7);
+    run_close(&r);
 }
 END_TEST
 
@@ -354,10 +404,65 @@ START_TEST(test_nomem_during_compensation_fails_cleanly)
 }
 END_TEST
 
+START_TEST(test_nomem_during_explicit_compensation_fails_cleanly)
+{
+    nomem_expect("comp_explicit.xaml", WFM_INSTANCE_CLOSED, "release 7 (outer)\nend\n");
+}
+END_TEST
+
 START_TEST(test_nomem_during_catch_and_rethrow_fails_cleanly)
 {
     nomem_expect("catch_rethrow.xaml", WFM_INSTANCE_CLOSED,
                  "inner saw original\ninner finally\nouter saw original\n");
+}
+END_TEST
+
+/* ---- persistence ---------------------------------------------------------------------- */
+START_TEST(test_catch_in_progress_survives_save_and_restore)
+{
+    acts_run r;
+    run_open(&r, "catch_wait.xaml");
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    save_restore(&r);
+    resume(&r, "resume", NULL);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ASSERT_OUT(r, "caught kept across a save\nfinally\nouter saw kept across a save\n");
+    run_close(&r);
+}
+END_TEST
+
+static void comp_persist_start(acts_run *r, bool fail)
+{
+    run_open(r, "comp_persist.xaml");
+    wf_value v = wf_bool(fail);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_set_input(r->inst, "fail", &v, &err), WF_OK);
+    ck_assert_int_eq(run_go(r), WFM_INSTANCE_IDLE);
+    save_restore(r);
+    resume(r, "shipped", NULL);
+}
+
+START_TEST(test_compensation_tokens_and_snapshots_survive_save_and_restore)
+{
+    acts_run r;
+    comp_persist_start(&r, true);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_FAULTED);
+    ASSERT_OUT(r, "shipping\nrecall\nrelease 5\n");
+    run_close(&r);
+}
+END_TEST
+
+START_TEST(test_confirmation_waiting_at_the_end_survives_save_and_restore)
+{
+    acts_run r;
+    comp_persist_start(&r, false);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ASSERT_OUT(r, "shipping\nconfirming 5\n");
+    save_restore(&r);
+    resume(&r, "confirm", NULL);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ASSERT_OUT(r, "shipping\nconfirming 5\nconfirmed\n");
+    run_close(&r);
 }
 END_TEST
 
@@ -394,8 +499,10 @@ Suite *modern_activities_fault_suite(void)
     tcase_add_test(core, test_finally_runs_after_catch_and_after_clean_try);
     tcase_add_test(core, test_rethrow_passes_the_caught_exception_outward_after_finally);
     tcase_add_test(core, test_exception_in_catch_propagates_after_finally);
+    tcase_add_test(core, test_exception_from_finally_propagates);
     tcase_add_test(core, test_uncaught_fault_faults_instance_at_the_throw);
     tcase_add_test(core, test_terminate_is_not_catchable_and_ends_terminated);
+    tcase_add_test(core, test_terminate_with_exception_ends_instance_with_it);
     tcase_add_test(core, test_cancellation_handler_runs_when_pick_branch_loses);
     tcase_add_test(core, test_cancellation_handler_runs_when_parallel_condition_cancels);
     tcase_add_test(core, test_cancellation_handler_runs_when_instance_is_canceled);
@@ -405,9 +512,15 @@ Suite *modern_activities_fault_suite(void)
     tcase_add_test(core, test_confirmed_compensable_is_not_compensated_on_fault);
     tcase_add_test(core, test_compensation_handler_sees_variables_as_body_left_them);
     tcase_add_test(core, test_nested_compensables_default_and_explicit);
+    tcase_add_test(core, test_explicit_compensate_runs_handler_in_snapshot_and_writes_arguments);
     tcase_add_test(core, test_cancel_before_body_completes_runs_cancellation_handler);
     tcase_add_test(core, test_fault_inside_compensable_body_runs_its_cancellation_path);
     suite_add_tcase(s, core);
+    TCase *persist = tcase_create("persist");
+    tcase_add_test(persist, test_catch_in_progress_survives_save_and_restore);
+    tcase_add_test(persist, test_compensation_tokens_and_snapshots_survive_save_and_restore);
+    tcase_add_test(persist, test_confirmation_waiting_at_the_end_survives_save_and_restore);
+    suite_add_tcase(s, persist);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_duplicate_catch_type_is_a_load_error);
     tcase_add_test(bad, test_rethrow_outside_catch_is_a_load_error);
@@ -417,6 +530,7 @@ Suite *modern_activities_fault_suite(void)
     TCase *nomem = tcase_create("nomem");
     tcase_set_timeout(nomem, 60);
     tcase_add_test(nomem, test_nomem_during_compensation_fails_cleanly);
+    tcase_add_test(nomem, test_nomem_during_explicit_compensation_fails_cleanly);
     tcase_add_test(nomem, test_nomem_during_catch_and_rethrow_fails_cleanly);
     suite_add_tcase(s, nomem);
     return s;

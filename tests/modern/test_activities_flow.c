@@ -9,6 +9,7 @@
 
 #include "../../common/wf_mem.h"
 #include "../../common/wf_value.h"
+#include "../../modern/wfm_persist.h"
 #include "../../modern/wfm_runtime.h"
 #include "../wf_test_util.h"
 
@@ -88,6 +89,21 @@ static const char *bookmarks(acts_run *r)
         strcat(buf, names[i]);
     }
     return buf;
+}
+
+/* Save the instance, destroy it, and restore it from the bytes (as another process would). */
+static void save_restore(acts_run *r)
+{
+    wf_buf blob;
+    wf_buf_init(&blob);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_msg(wfm_instance_save(r->inst, &blob, &err) == WF_OK, "save: %s", err.message);
+    wfm_instance_destroy(r->inst);
+    r->inst = NULL;
+    ck_assert_msg(wfm_instance_restore(r->rt, r->def, blob.data, blob.len, &r->inst, &err) ==
+                      WF_OK,
+                  "restore: %s", err.message);
+    wf_buf_fini(&blob);
 }
 
 static void run_close(acts_run *r)
@@ -182,6 +198,18 @@ START_TEST(test_flowchart_decision_loop_without_activity_faults)
 }
 END_TEST
 
+START_TEST(test_state_machine_cycle_without_activity_faults)
+{
+    acts_run r;
+    run_open(&r, "state_spin.xaml");
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_FAULTED);
+    const wf_value *exc = wfm_instance_fault(r.inst);
+    ck_assert_ptr_eq(exc->type, &wf_exc_invalid_operation);
+    ck_assert_ptr_nonnull(strstr(wf_value_exc_message(exc), "Spin"));
+    run_close(&r);
+}
+END_TEST
+
 /* ---- StateMachine --------------------------------------------------------------------- */
 static void resume_int(acts_run *r, const char *bookmark, int32_t value)
 {
@@ -268,6 +296,25 @@ START_TEST(test_state_machine_instance_cancel_cancels_triggers)
     ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CANCELED);
     ck_assert_str_eq(take_out(&r), "enter Draft\n");
     run_close(&r);
+}
+END_TEST
+
+static void state_fault_case(const char *bookmark, const char *want)
+{
+    acts_run r;
+    run_open(&r, "state_fault.xaml");
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    resume(&r, bookmark, NULL);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_str_eq(take_out(&r), want);
+    ck_assert_str_eq(bookmarks(&r), "");
+    run_close(&r);
+}
+
+START_TEST(test_state_machine_fault_caught_outside_cancels_it)
+{
+    state_fault_case("go", "enter Draft\ncaught broken entry\n");   /* from an Entry */
+    state_fault_case("other", "enter Draft\ncaught broken trigger\n"); /* from a trigger */
 }
 END_TEST
 
@@ -403,6 +450,57 @@ START_TEST(test_nomem_in_state_machine_fails_cleanly)
 }
 END_TEST
 
+/* ---- persistence ---------------------------------------------------------------------- */
+START_TEST(test_flowchart_resumes_after_save_and_restore)
+{
+    acts_run r;
+    run_open(&r, "flow_wait.xaml");
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    save_restore(&r);
+    resume_int(&r, "next", 4);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    save_restore(&r);
+    resume_int(&r, "next", 12);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_str_eq(take_out(&r), "waiting 0\nwaiting 4\ndone 12\n");
+    run_close(&r);
+}
+END_TEST
+
+START_TEST(test_state_machine_resumes_after_save_and_restore)
+{
+    acts_run r;
+    run_open(&r, "state_machine.xaml");
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    save_restore(&r);
+    resume_int(&r, "submit", 50);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    save_restore(&r);
+    ck_assert_str_eq(bookmarks(&r), "approve,cancel");
+    resume(&r, "cancel", NULL);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_str_eq(take_out(&r), "enter Draft\nexit Draft\nsubmitting 50\nenter Review\n"
+                                   "exit Review\nwithdrawn\nenter Done\n");
+    run_close(&r);
+}
+END_TEST
+
+START_TEST(test_shared_trigger_survives_save_and_restore)
+{
+    acts_run r;
+    run_open(&r, "state_shared.xaml");
+    run_go(&r);
+    resume(&r, "submit", NULL);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    save_restore(&r);
+    resume_int(&r, "decide", 7);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_str_eq(take_out(&r), "enter Draft\nexit Draft\nsubmitting\nenter Review\n"
+                                   "exit Review\nrework 7\nenter Draft\n");
+    run_close(&r);
+}
+END_TEST
+
 /* ---- bad input ------------------------------------------------------------------------ */
 START_TEST(test_state_without_transitions_must_be_final)
 {
@@ -430,10 +528,17 @@ Suite *modern_activities_flow_suite(void)
     tcase_add_test(core, test_state_machine_condition_without_trigger_is_taken_at_once);
     tcase_add_test(core, test_state_machine_winning_trigger_cancels_the_others);
     tcase_add_test(core, test_state_machine_instance_cancel_cancels_triggers);
+    tcase_add_test(core, test_state_machine_fault_caught_outside_cancels_it);
     tcase_add_test(core, test_shared_trigger_conditions_choose_transition);
     suite_add_tcase(s, core);
+    TCase *persist = tcase_create("persist");
+    tcase_add_test(persist, test_flowchart_resumes_after_save_and_restore);
+    tcase_add_test(persist, test_state_machine_resumes_after_save_and_restore);
+    tcase_add_test(persist, test_shared_trigger_survives_save_and_restore);
+    suite_add_tcase(s, persist);
     TCase *limits = tcase_create("limits");
     tcase_add_test(limits, test_flowchart_decision_loop_without_activity_faults);
+    tcase_add_test(limits, test_state_machine_cycle_without_activity_faults);
     suite_add_tcase(s, limits);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_state_without_transitions_must_be_final);

@@ -20,30 +20,60 @@ static int spec_ud = 42;
 static const wfm_prop_spec seq_props[] = {
     {"Activities", WFM_PROP_ACTIVITIES, NULL, NULL, WFM_PROP_CONTENT, NULL},
 };
-static const wfm_kind_spec seq_spec = {"Sequence", NULL, "Activity", WFM_KIND_VARIABLES,
-                                       seq_props, 1, "Activities", 0, NULL, noop_exec,
-                                       NULL, NULL, &spec_ud};
+static const wfm_kind_spec seq_spec = {
+    .name = "Sequence",
+    .category = "Activity",
+    .flags = WFM_KIND_VARIABLES,
+    .props = seq_props,
+    .prop_count = 1,
+    .content_prop = "Activities",
+    .execute = noop_exec,
+    .ud = &spec_ud,
+};
 /* Same local name in another namespace: a different kind. */
-static const wfm_kind_spec other_seq_spec = {"Sequence", "urn:other", "Activity", 0, NULL, 0,
-                                             NULL, 0, NULL, noop_exec, NULL, NULL, NULL};
-static const wfm_kind_spec step_spec = {"FlowStep", NULL, "FlowNode", 0, NULL, 0, NULL, 0,
-                                        NULL, NULL, NULL, NULL, NULL};
+static const wfm_kind_spec other_seq_spec = {
+    .name = "Sequence",
+    .ns = "urn:other",
+    .category = "Activity",
+    .execute = noop_exec,
+};
+static const wfm_kind_spec step_spec = {
+    .name = "FlowStep",
+    .category = "FlowNode",
+};
 
-static const wfm_kind_spec bad_content_spec = {"BadContent", NULL, "Activity", 0, seq_props, 1,
-                                               "Nope", 0, NULL, noop_exec, NULL, NULL, NULL};
-static const wfm_kind_spec vars_on_node_spec = {"VarsNode", NULL, "FlowNode",
-                                                WFM_KIND_VARIABLES, NULL, 0, NULL, 0, NULL, NULL,
-                                                NULL, NULL, NULL};
+static const wfm_kind_spec bad_content_spec = {
+    .name = "BadContent",
+    .category = "Activity",
+    .props = seq_props,
+    .prop_count = 1,
+    .content_prop = "Nope",
+    .execute = noop_exec,
+};
+static const wfm_kind_spec vars_on_node_spec = {
+    .name = "VarsNode",
+    .category = "FlowNode",
+    .flags = WFM_KIND_VARIABLES,
+};
 static const wfm_prop_spec dup_props[] = {
     {"A", WFM_PROP_IN, "x:Int32", NULL, 0, NULL},
     {"A", WFM_PROP_IN, "x:Int32", NULL, 0, NULL},
 };
-static const wfm_kind_spec dup_prop_spec = {"DupProp", NULL, "Activity", 0, dup_props, 2, NULL,
-                                            0, NULL, noop_exec, NULL, NULL, NULL};
+static const wfm_kind_spec dup_prop_spec = {
+    .name = "DupProp",
+    .category = "Activity",
+    .props = dup_props,
+    .prop_count = 2,
+    .execute = noop_exec,
+};
 static const wfm_prop_spec node_props[] = {{"Next", WFM_PROP_NODE, NULL, NULL, 0, NULL}};
-static const wfm_kind_spec node_no_category_spec = {"NoCat", NULL, "Activity", 0, node_props,
-                                                     1, NULL, 0, NULL, noop_exec, NULL, NULL,
-                                                     NULL};
+static const wfm_kind_spec node_no_category_spec = {
+    .name = "NoCat",
+    .category = "Activity",
+    .props = node_props,
+    .prop_count = 1,
+    .execute = noop_exec,
+};
 
 START_TEST(test_register_and_find)
 {

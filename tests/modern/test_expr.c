@@ -4,6 +4,7 @@
  * resolved into a two-level environment (hops 0 and 1). */
 #include <check.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -274,6 +275,22 @@ START_TEST(test_literals)
 }
 END_TEST
 
+START_TEST(test_interpolated_strings)
+{
+    CHECK_STR("[$\"n={count}, t={total:N2}!\"]", "n=7, t=125.00!");
+    CHECK_STR("[$\"{{x}} {name.ToUpper()} {(flag ? \"y\" : \"n\")}\"]", "{x} WIDGET y");
+    CHECK_STR("[$\"{nul}|{count,5}|{rec[\"Customer\"]}\"]", "|7|Contoso");
+    CHECK_STR("[$\"a\\tb\\u00e9\"]", "a\tb\xc3\xa9");
+    CHECK_STR("[$\"\"]", "");
+    CHECK_STR("[$\"{new List<int>{1, 2}.Count}\"]", "2");
+    wfm_expr *e = compile("[$\"x{1 + 2}\" + $\"{true}\"]");
+    ck_assert(wfm_expr_is_constant(e));
+    wf_value v, exc;
+    ck_assert_int_eq(wfm_expr_eval(e, &inner_env, &v, &exc), WF_OK);
+    ck_assert_str_eq(wf_value_str(&v), "x3True");
+}
+END_TEST
+
 START_TEST(test_precedence)
 {
     CHECK_I32("[1 + 2 * 3]", 7);
@@ -401,6 +418,14 @@ START_TEST(test_methods)
     CHECK_STR("[name.ToUpper()]", "WIDGET");
     CHECK_STR("[name.ToLower()]", "widget");
     CHECK_STR("[\"  pad \\t\".Trim()]", "pad");
+    CHECK_STR("[\"  pad \".TrimStart() + \"|\"]", "pad |");
+    CHECK_STR("[\"  pad \".TrimEnd() + \"|\"]", "  pad|");
+    CHECK_STR("[name.PadLeft(8) + name.PadRight(7) + \"|\" + name.PadLeft(2)]",
+              "  WidgetWidget |Widget");
+    CHECK_STR("[name.ToUpperInvariant() + name.ToLowerInvariant()]", "WIDGETwidget");
+    CHECK_I32("[list.IndexOf(3) * 10 + list.IndexOf(9)]", 19);
+    CHECK_BOOL("[name.Equals(\"Widget\") && count.Equals(7) && !obj.Equals(41)]", true);
+    CHECK_BOOL("[total.Equals(125) && !name.Equals(nul)]", true); /* as wf_value_equal */
     CHECK_BOOL("[name.Contains(\"dge\")]", true);
     CHECK_BOOL("[name.StartsWith(\"Wid\")]", true);
     CHECK_BOOL("[name.EndsWith(\"x\")]", false);
@@ -414,6 +439,11 @@ START_TEST(test_methods)
     CHECK_STR("[count.ToString()]", "7");
     CHECK_STR("[total.ToString()]", "125");
     CHECK_STR("[flag.ToString()]", "True");
+    CHECK_STR("[total.ToString(\"N2\")]", "125.00");
+    CHECK_STR("[(total * 100).ToString(\"n0\")]", "12,500");
+    CHECK_STR("[ratio.ToString(\"F3\")]", "0.500");
+    CHECK_STR("[count.ToString(\"D4\")]", "0007");
+    CHECK_STR("[name.ToString(\"N2\")]", "Widget");
     CHECK_I32("[list.Count]", 3);
     CHECK_BOOL("[list.Contains(2)]", true);
     CHECK_BOOL("[list.Contains(9)]", false);
@@ -496,6 +526,9 @@ START_TEST(test_records_and_lists)
     CHECK_I32("[names[1].Length]", 4);
     CHECK_I32("[(int)orec.Inner.X]", 5);
     CHECK_STR("[str(rec.Amount)]", "9.95");
+    CHECK_I32("[list(1) + list(2)]", 5);             /* VB indexing */
+    CHECK_STR("[names(0) & names(1)]", "alphabeta");
+    CHECK_I32("[CInt(orec(\"Inner\").X) + CInt(orec.Inner(\"X\"))]", 10);
     CHECK_I32("[new List<int>{1, 2, 3}.Count]", 3);
     CHECK_I32("[new List<int>().Count]", 0);
     CHECK_BOOL("[new List<string>{}.Contains(name)]", false);
@@ -662,6 +695,7 @@ START_TEST(test_runtime_exceptions)
     check_fault("[String.Format(\"{0\", count)]", &wf_exc_format);
     check_fault("[name.Substring(10)]", &wf_exc_argument_range);
     check_fault("[name.Substring(2, 5)]", &wf_exc_argument_range);
+    check_fault("[name.PadLeft(-1)]", &wf_exc_argument_range);
     check_fault("[name.Contains(nul)]", &wf_exc_argument_null);
     check_fault("[name.Replace(\"\", \"x\")]", &wf_exc_argument);
     check_fault("[CInt(3e10)]", &wf_exc_overflow);
@@ -743,6 +777,53 @@ START_TEST(test_expected_type)
 }
 END_TEST
 
+/* One compiled expression, evaluated by several threads, each with its own environment
+ * holding shared (reference-counted) values. */
+typedef struct worker {
+    const wfm_expr *expr;
+    int ok;
+} worker;
+
+static void *eval_worker(void *ud)
+{
+    worker *w = ud;
+    wf_value inner[IN_SLOTS], outer[OUT_SLOTS];
+    for (int i = 0; i < IN_SLOTS; i++)
+        inner[i] = wf_value_retain(&inner_slots[i]);
+    for (int i = 0; i < OUT_SLOTS; i++)
+        outer[i] = wf_value_retain(&outer_slots[i]);
+    wfm_env oenv = {NULL, outer, OUT_SLOTS}, ienv = {&oenv, inner, IN_SLOTS};
+    for (int n = 0; n < 2000; n++) {
+        wf_value v, exc;
+        if (wfm_expr_eval(w->expr, &ienv, &v, &exc) == WF_OK &&
+            strcmp(wf_value_str(&v), "Widget7Contosoouter") == 0)
+            w->ok++;
+        wf_value_release(&v);
+        wf_value_release(&exc);
+    }
+    for (int i = 0; i < IN_SLOTS; i++)
+        wf_value_release(&inner[i]);
+    for (int i = 0; i < OUT_SLOTS; i++)
+        wf_value_release(&outer[i]);
+    return NULL;
+}
+
+START_TEST(test_concurrent_eval)
+{
+    wfm_expr *e = compile("[name + count + rec.Customer + outer_s]");
+    worker w[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        w[i] = (worker){e, 0};
+        ck_assert_int_eq(pthread_create(&th[i], NULL, eval_worker, &w[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        ck_assert_int_eq(w[i].ok, 2000);
+    }
+}
+END_TEST
+
 /* ---- bad input ------------------------------------------------------------------------ */
 START_TEST(test_bad_unknown_name)
 {
@@ -797,6 +878,25 @@ START_TEST(test_bad_literals)
     WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "decimal");
     err = compile_error("[12abc]", NULL, 0);
     WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "number");
+}
+END_TEST
+
+START_TEST(test_bad_interpolation)
+{
+    wf_error err = compile_error("[$\"{taxx}\"]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_NAME, 12, 5, "taxx");
+    err = compile_error("[$\"{}\"]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 5, "end of expression");
+    err = compile_error("[$\"a}\"]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 5, "'}'");
+    err = compile_error("[$\"{count\"]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 4, "unterminated");
+    err = compile_error("[$\"abc]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "unterminated string");
+    err = compile_error("[$\"{count #}\"]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 11, "'#'");
+    err = compile_error("[$\"{count + }\"]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 13, "end of expression");
 }
 END_TEST
 
@@ -855,6 +955,8 @@ START_TEST(test_bad_members_and_calls)
     WF_ASSERT_ERROR(err, WF_E_NAME, 12, 7, "Cube");
     err = compile_error("[Math.Abs(name)]", NULL, 0);
     WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 11, "numeric");
+    err = compile_error("[name(0)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 6, "'('");
     err = compile_error("[count[0]]", NULL, 0);
     WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 7, "index");
     err = compile_error("[new FooException(\"x\")]", NULL, 0);
@@ -936,6 +1038,11 @@ START_TEST(test_limit_long_chains)
     text = repeat_text("[0", " + 1", 5000, "]"); /* folds as it goes: no depth */
     CHECK_I32(text, 5000);
     free(text);
+    text = repeat_text("[\"\"", " + \"ab\"", 5000, "]"); /* folds up to a bound, then LIMIT */
+    err = compile_error(text, NULL, 0);
+    ck_assert_int_eq(err.code, WF_E_LIMIT);
+    ck_assert_uint_lt(wf_arena_bytes(arena), 4u << 20);
+    free(text);
     text = repeat_text("[String.Concat(", "name, ", 20, "name)]");
     err = compile_error(text, NULL, 0);
     ck_assert_int_eq(err.code, WF_E_LIMIT);
@@ -945,8 +1052,8 @@ END_TEST
 
 /* ---- nomem ---------------------------------------------------------------------------- */
 static const char *const nomem_texts[] = {
-    "[String.Format(\"{0}: {1:N2}\", name.ToUpper(), total * count) + \" \" + (flag ? "
-    "rec.Customer : \"-\")]",
+    ("[String.Format(\"{0}: {1:N2}\", name.ToUpper(), total * count) + \" \" + (flag ? "
+     "rec.Customer : \"-\")]"),
     "[new List<int>{1, count, list[0]}.Contains(7) && names[0].StartsWith(\"al\")]",
     "[new InvalidOperationException(\"x\" + 1 + 2).Message + str(when) + CStr(span)]",
 };
@@ -1020,6 +1127,7 @@ Suite *modern_expr_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_literals);
     tcase_add_test(tc, test_precedence);
+    tcase_add_test(tc, test_interpolated_strings);
     tcase_add_test(tc, test_names_and_hops);
     tcase_add_test(tc, test_numeric_typing);
     tcase_add_test(tc, test_strings_and_equality);
@@ -1033,6 +1141,7 @@ Suite *modern_expr_suite(void)
     tcase_add_test(tc, test_runtime_exceptions);
     tcase_add_test(tc, test_constant_folding);
     tcase_add_test(tc, test_expected_type);
+    tcase_add_test(tc, test_concurrent_eval);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("bad_input");
@@ -1041,6 +1150,7 @@ Suite *modern_expr_suite(void)
     tcase_add_test(tc, test_bad_empty);
     tcase_add_test(tc, test_bad_tokens);
     tcase_add_test(tc, test_bad_literals);
+    tcase_add_test(tc, test_bad_interpolation);
     tcase_add_test(tc, test_bad_types);
     tcase_add_test(tc, test_bad_members_and_calls);
     tcase_add_test(tc, test_bad_multiline);

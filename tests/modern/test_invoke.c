@@ -138,18 +138,22 @@ START_TEST(test_out_and_inout_parameters_are_written_back)
 {
     acts_run r;
     run_open(&r, "invoke_out.xaml");
-    wf_value text, counter = wf_int32(1), sum = wf_double(1.0);
+    wf_value text, shout, counter = wf_int32(1), sum = wf_double(1.0);
     ck_assert_int_eq(wf_value_cstring("left,right", &text), WF_OK);
+    ck_assert_int_eq(wf_value_cstring("hey", &shout), WF_OK);
     set_input(&r, "text", &text);
     set_input(&r, "counter", &counter);
     set_input(&r, "sum", &sum);
+    set_input(&r, "shout", &shout);
     wf_value_release(&text);
+    wf_value_release(&shout);
     ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(wf_value_str(output(&r, "head")), "left");
     ck_assert_str_eq(wf_value_str(output(&r, "tail")), "right");
     ck_assert_int_eq(output(&r, "total")->u.i32, 10);
     ck_assert_int_eq(output(&r, "counter")->u.i32, 2);
     ck_assert(output(&r, "sum")->u.d == 1.5);
+    ck_assert_str_eq(wf_value_str(output(&r, "shout")), "hey!");
     run_close(&r);
 }
 END_TEST
@@ -166,6 +170,7 @@ START_TEST(test_null_string_out_parameter_becomes_null)
     ck_assert_str_eq(wf_value_str(output(&r, "head")), "alone");
     ck_assert(wf_is_null(output(&r, "tail")));
     ck_assert_int_eq(output(&r, "total")->u.i32, 5);
+    ck_assert_str_eq(wf_value_str(output(&r, "shout")), "!"); /* null went in as NULL */
     run_close(&r);
 }
 END_TEST
@@ -196,6 +201,7 @@ START_TEST(test_error_on_nonzero_faults_naming_function_and_value)
     ck_assert_ptr_nonnull(strstr(wf_value_exc_message(exc), "wfmi_check_positive"));
     ck_assert_ptr_nonnull(strstr(wf_value_exc_message(exc), "42"));
     ck_assert_uint_eq(wfm_instance_fault_loc(r.inst).line, 12);
+    ck_assert_int_eq(output(&r, "status")->u.i32, 42); /* the Result still received it */
     run_close(&r);
 }
 END_TEST
@@ -308,6 +314,14 @@ START_TEST(test_error_on_nonzero_needs_int32_result)
 }
 END_TEST
 
+/* ---- limits -------------------------------------------------------------------------- */
+START_TEST(test_more_than_32_parameters_is_a_load_error)
+{
+    load_expect_error("bad/invoke_too_many_parameters.xaml", true, WF_E_LIMIT, 5, 3,
+                      "33 parameters");
+}
+END_TEST
+
 /* ---- nomem --------------------------------------------------------------------------- */
 static char *c_text; /* the fixture the nomem load reads */
 
@@ -372,6 +386,9 @@ Suite *modern_invoke_suite(void)
     tcase_add_test(bad, test_error_on_nonzero_needs_int32_result);
     tcase_add_test(bad, test_unknown_isolation_level_is_a_load_error);
     suite_add_tcase(s, bad);
+    TCase *limits = tcase_create("limits");
+    tcase_add_test(limits, test_more_than_32_parameters_is_a_load_error);
+    suite_add_tcase(s, limits);
     TCase *nomem = tcase_create("nomem");
     tcase_set_timeout(nomem, 60);
     tcase_add_test(nomem, test_nomem_while_preparing_native_calls_fails_cleanly);

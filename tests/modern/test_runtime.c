@@ -135,6 +135,153 @@ START_TEST(test_instances_of_one_definition_are_independent)
 }
 END_TEST
 
+/* ---- the samples (samples/modern/, also run by `make demo`) ------------------------------ */
+
+typedef struct sample_run {
+    wf_libpath *libpath;
+    wfm_runtime *rt;
+    wfm_definition *def;
+    wfm_instance *inst;
+    wf_buf out;
+} sample_run;
+
+static void capture(void *ud, const char *text, size_t len)
+{
+    wf_buf_add(ud, text, len);
+}
+
+/* Load a sample and set its inputs from "NAME=VALUE" texts, read as the declared types. */
+static void sample_open(sample_run *r, const char *file, const char *const *args)
+{
+    memset(r, 0, sizeof *r);
+    wf_buf_init(&r->out);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wf_libpath_create(wf_test_sample_lib_dir(), &r->libpath, &err), WF_OK);
+    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
+    o.worker_count = 1;
+    o.libpath = r->libpath;
+    o.write = capture;
+    o.write_ud = &r->out;
+    ck_assert_int_eq(wfm_runtime_create(&o, &r->rt, &err), WF_OK);
+    char path[256];
+    snprintf(path, sizeof path, "samples/modern/%s", file);
+    ck_assert_msg(wfm_runtime_load(r->rt, path, &r->def, NULL, &err) == WF_OK, "%s:%u:%u: %s",
+                  err.file, err.line, err.col, err.message);
+    ck_assert_int_eq(wfm_instance_create(r->rt, r->def, &r->inst, &err), WF_OK);
+    for (size_t i = 0; args[i]; i++) {
+        const char *eq = strchr(args[i], '=');
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - args[i]), args[i]);
+        size_t index;
+        ck_assert(wfm_definition_arg_find(r->def, name, &index));
+        wf_value v;
+        ck_assert_int_eq(wf_value_parse(wfm_runtime_types(r->rt),
+                                        wfm_definition_arg_type(r->def, index), eq + 1, &v, &err),
+                         WF_OK);
+        ck_assert_int_eq(wfm_instance_set_input(r->inst, name, &v, &err), WF_OK);
+        wf_value_release(&v);
+    }
+}
+
+static wfm_instance_state sample_run_once(sample_run *r)
+{
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_run(r->inst, &err), WF_OK);
+    return wfm_instance_state_get(r->inst);
+}
+
+static void sample_close(sample_run *r)
+{
+    wfm_instance_destroy(r->inst);
+    wfm_definition_release(r->def);
+    wfm_runtime_destroy(r->rt);
+    wf_libpath_destroy(r->libpath);
+    wf_buf_fini(&r->out);
+}
+
+static void sample_expect(const char *file, const char *const *args, wfm_instance_state state,
+                          const char *text)
+{
+    sample_run r;
+    sample_open(&r, file, args);
+    ck_assert_str_eq(wfm_instance_state_name(sample_run_once(&r)), wfm_instance_state_name(state));
+    ck_assert_str_eq(r.out.data, text);
+    sample_close(&r);
+}
+
+START_TEST(test_samples_run_as_documented)
+{
+    const char *hello[] = {"Name=World", "Times=2", NULL};
+    sample_expect("hello.xaml", hello, WFM_INSTANCE_CLOSED, "Hello, World!\nHello, World!\n");
+    const char *total[] = {"Prices=[3, 4, 5]", "Rounds=2", NULL};
+    sample_expect("running_total.xaml", total, WFM_INSTANCE_CLOSED,
+                  "round 1: subtotal 12, running total 12\n"
+                  "round 2: subtotal 24, running total 36\n");
+    const char *scores[] = {"Scores=[72, 35]", NULL};
+    sample_expect("flowchart.xaml", scores, WFM_INSTANCE_CLOSED,
+                  "score 72: pass\nscore 35: fail\n");
+    const char *trip[] = {"Budget=500", "HotelPrice=400", "FlightPrice=350.25", NULL};
+    sample_expect("compensation.xaml", trip, WFM_INSTANCE_FAULTED,
+                  "hotel booked for 400\nflight booked for 350.25\n"
+                  "flight booking cancelled\nhotel booking cancelled\n");
+    const char *math[] = {"A=1984", "B=48", NULL};
+    sample_expect("invoke_native.xaml", math, WFM_INSTANCE_CLOSED,
+                  "1984 / 48 = 41 remainder 16\n"
+                  "gcd 16, hypotenuse 1984.5805602192117, 1984 in Roman numerals is MCMLXXXIV\n");
+}
+END_TEST
+
+START_TEST(test_state_machine_sample_goes_idle_then_resumes)
+{
+    const char *order[] = {"OrderId=A-17", "Amount=120.50", NULL};
+    sample_run r;
+    sample_open(&r, "order_state_machine.xaml", order);
+    ck_assert_int_eq(sample_run_once(&r), WFM_INSTANCE_IDLE);
+    ck_assert_uint_eq(wfm_instance_bookmark_count(r.inst), 2);
+    ck_assert_str_eq(wf_value_str(wfm_instance_output(r.inst, "Status")), "Placed");
+    wf_error err = WF_ERROR_INIT;
+    wf_value paid = wf_decimal_units(1205000), tracking;
+    ck_assert_int_eq(wfm_instance_resume(r.inst, "pay", &paid, &err), WF_OK);
+    ck_assert_int_eq(sample_run_once(&r), WFM_INSTANCE_IDLE);
+    ck_assert_str_eq(wfm_instance_bookmark_name(r.inst, 0), "ship");
+    ck_assert_int_eq(wf_value_cstring("TRK-9", &tracking), WF_OK);
+    ck_assert_int_eq(wfm_instance_resume(r.inst, "ship", &tracking, &err), WF_OK);
+    wf_value_release(&tracking);
+    ck_assert_int_eq(sample_run_once(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_str_eq(wf_value_str(wfm_instance_output(r.inst, "Status")), "Shipped");
+    ck_assert_str_eq(wf_value_str(wfm_instance_output(r.inst, "Tracking")), "TRK-9");
+    sample_close(&r);
+}
+END_TEST
+
+static void trace_names(void *ud, const char *function, const wf_value *in, size_t in_count,
+                        const wf_value *out, size_t out_count)
+{
+    (void)in;
+    (void)out;
+    wf_buf_addf(ud, "%s/%zu/%zu ", function, in_count, out_count);
+}
+
+START_TEST(test_native_calls_reach_the_trace_callback)
+{
+    const char *math[] = {"A=12", "B=5", NULL};
+    sample_run r;
+    sample_open(&r, "invoke_native.xaml", math);
+    wf_buf trace;
+    wf_buf_init(&trace);
+    wfm_instance_set_trace(r.inst, trace_names, &trace);
+    ck_assert_int_eq(sample_run_once(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_ptr_nonnull(strstr(trace.data, "mathlib_gcd/"));
+    const char *gcd = strstr(trace.data, "mathlib_gcd"),
+               *roman = strstr(trace.data, "mathlib_roman");
+    ck_assert_ptr_nonnull(roman);
+    ck_assert(gcd < roman); /* in execution order */
+    ck_assert_ptr_nonnull(strstr(trace.data, "mathlib_divmod/"));
+    wf_buf_fini(&trace);
+    sample_close(&r);
+}
+END_TEST
+
 /* ---- bad input ---------------------------------------------------------------------------- */
 
 START_TEST(test_unknown_argument_name_is_refused)
@@ -295,6 +442,9 @@ Suite *modern_runtime_suite(void)
     tcase_add_test(core, test_same_file_loaded_twice_is_the_same_definition);
     tcase_add_test(core, test_inputs_outputs_and_bookmarks_round_trip);
     tcase_add_test(core, test_instances_of_one_definition_are_independent);
+    tcase_add_test(core, test_samples_run_as_documented);
+    tcase_add_test(core, test_state_machine_sample_goes_idle_then_resumes);
+    tcase_add_test(core, test_native_calls_reach_the_trace_callback);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_unknown_argument_name_is_refused);

@@ -563,6 +563,141 @@ START_TEST(test_pool_timer_thread_resumes_waiting_instances)
 }
 END_TEST
 
+/* ---- an extension kind: bookmark flags through the activity API ---------------------- */
+
+static void ticker_resume(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)
+{
+    const char *text = wf_value_str(payload);
+    wfm_ctx_write(ctx, text, strlen(text));
+    wfm_ctx_write(ctx, "\n", 1);
+    if (strcmp(text, "stop") == 0)
+        wfm_ctx_complete(ctx, ai);
+}
+
+static void ticker_execute(wfm_ctx *ctx, wfm_ai *ai)
+{
+    ck_assert_int_eq(wfm_ctx_bookmark(ctx, ai, "tick", WFM_BOOKMARK_MULTIPLE, ticker_resume),
+                     WF_OK);
+    ck_assert_int_eq(wfm_ctx_bookmark(ctx, ai, "peek", WFM_BOOKMARK_NONBLOCKING, ticker_resume),
+                     WF_OK);
+    ck_assert_int_eq(wfm_ctx_bookmark(ctx, ai, "tick", 0, ticker_resume), WF_E_STATE);
+}
+
+static const wfm_kind_spec ticker_spec = {
+    .name = "Ticker",
+    .ns = "urn:wfbridge:test",
+    .category = "Activity",
+    .flags = WFM_KIND_CAN_IDLE,
+    .execute = ticker_execute,
+};
+
+static void send(fix *f, const char *bookmark, const char *text, wf_status want)
+{
+    wf_value v;
+    ck_assert_int_eq(wf_value_cstring(text, &v), WF_OK);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_resume(f->inst, bookmark, &v, &err), want);
+    wf_value_release(&v);
+}
+
+START_TEST(test_multiple_and_nonblocking_bookmarks)
+{
+    fix f;
+    fix_rt(&f);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_catalogue_register(wfm_runtime_catalogue(f.rt), &ticker_spec, &err),
+                     WF_OK);
+    const char *xaml = HEAD "<Sequence xmlns:t=\"urn:wfbridge:test\"><t:Ticker/>" WL("done")
+        "</Sequence>" TAIL;
+    ck_assert_int_eq(wfm_runtime_load_mem(f.rt, "t.xaml", xaml, strlen(xaml), &f.def, NULL, &err),
+                     WF_OK);
+    ck_assert_int_eq(wfm_instance_create(f.rt, f.def, &f.inst, &err), WF_OK);
+    ck_assert_str_eq(fix_run(&f), "Idle");
+    /* Only the blocking bookmark is listed; both can be resumed, "tick" any number of times. */
+    ck_assert_uint_eq(wfm_instance_bookmark_count(f.inst), 1);
+    ck_assert_str_eq(wfm_instance_bookmark_name(f.inst, 0), "tick");
+    send(&f, "tick", "one", WF_OK);
+    send(&f, "tick", "two", WF_OK);
+    ck_assert_str_eq(fix_run(&f), "Idle");
+    send(&f, "peek", "peeked", WF_OK);
+    send(&f, "peek", "again", WF_E_NOTFOUND); /* resumed once: gone */
+    send(&f, "tick", "stop", WF_OK);
+    ck_assert_str_eq(fix_run(&f), "Closed");
+    ck_assert_str_eq(f.out.data, "one\ntwo\npeeked\nstop\ndone\n");
+    ck_assert_uint_eq(wfm_instance_bookmark_count(f.inst), 0);
+    fix_close(&f);
+}
+END_TEST
+
+/* A kind that counts its running child itself, as some composites do. */
+typedef struct keeper_state {
+    int running;
+} keeper_state;
+
+static void keeper_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
+{
+    (void)child;
+    ((keeper_state *)wfm_ai_state(ai))->running--;
+    wfm_ctx_complete(ctx, ai);
+}
+
+static void keeper_execute(wfm_ctx *ctx, wfm_ai *ai)
+{
+    ((keeper_state *)wfm_ai_state(ai))->running++;
+    wfm_ctx_schedule(ctx, ai, wfm_node_child(wfm_ai_node(ai), 0), keeper_done, NULL);
+}
+
+static void keeper_cancel(wfm_ctx *ctx, wfm_ai *ai)
+{
+    if (((keeper_state *)wfm_ai_state(ai))->running == 0) {
+        wfm_ctx_mark_canceled(ctx, ai);
+        wfm_ctx_complete(ctx, ai);
+        return;
+    }
+    wfm_ctx_cancel_children(ctx, ai);
+}
+
+static const wfm_prop_spec keeper_props[] = {
+    {"Body", WFM_PROP_ACTIVITY, NULL, NULL, WFM_PROP_CONTENT | WFM_PROP_REQUIRED, NULL},
+};
+
+static const wfm_kind_spec keeper_spec = {
+    .name = "Keeper",
+    .ns = "urn:wfbridge:test",
+    .category = "Activity",
+    .props = keeper_props,
+    .prop_count = 1,
+    .content_prop = "Body",
+    .state_size = sizeof(keeper_state),
+    .execute = keeper_execute,
+    .cancel = keeper_cancel,
+};
+
+/* The thrower is aborted without a completion callback, so the Keeper's own count never
+ * drops; the runtime completes it anyway once nothing can wake it, and the TryCatch above
+ * gets its faulted child. */
+START_TEST(test_handled_fault_completes_parent_that_lost_its_child)
+{
+    fix f;
+    fix_rt(&f);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_catalogue_register(wfm_runtime_catalogue(f.rt), &keeper_spec, &err),
+                     WF_OK);
+    const char *xaml =
+        HEAD "<TryCatch xmlns:t=\"urn:wfbridge:test\"><TryCatch.Try><t:Keeper>"
+             "<Throw Exception=\"[new ArgumentException(&quot;lost&quot;)]\"/></t:Keeper>"
+             "</TryCatch.Try><TryCatch.Catches><Catch x:TypeArguments=\"s:Exception\">"
+             "<ActivityAction x:TypeArguments=\"s:Exception\">" WL("caught")
+             "</ActivityAction></Catch></TryCatch.Catches></TryCatch>" TAIL;
+    ck_assert_int_eq(wfm_runtime_load_mem(f.rt, "t.xaml", xaml, strlen(xaml), &f.def, NULL, &err),
+                     WF_OK);
+    ck_assert_int_eq(wfm_instance_create(f.rt, f.def, &f.inst, &err), WF_OK);
+    ck_assert_str_eq(fix_run(&f), "Closed");
+    ck_assert_str_eq(f.out.data, "caught\n");
+    fix_close(&f);
+}
+END_TEST
+
 Suite *modern_sched_suite(void)
 {
     Suite *s = suite_create("modern_sched");
@@ -584,6 +719,8 @@ Suite *modern_sched_suite(void)
     tcase_add_test(core, test_many_instances_on_the_pool_from_several_threads);
     tcase_add_test(core, test_pool_completion_callback_and_rerun_refused);
     tcase_add_test(core, test_pool_timer_thread_resumes_waiting_instances);
+    tcase_add_test(core, test_multiple_and_nonblocking_bookmarks);
+    tcase_add_test(core, test_handled_fault_completes_parent_that_lost_its_child);
     tcase_set_timeout(core, 30);
     suite_add_tcase(s, core);
     return s;

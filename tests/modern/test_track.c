@@ -242,3 +242,105 @@ Suite *modern_track_suite(void)
     suite_add_tcase(s, bad);
     return s;
 }
+
+/* ---- the runtime emits records through its tracker ---------------------------------------- */
+#include "../../modern/wfm_runtime.h"
+
+static const char seq_xaml[] =
+    "<Activity x:Class=\"T.Seq\" xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\"\n"
+    " xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\">\n"
+    "  <Sequence DisplayName=\"Main\">\n"
+    "    <WriteLine DisplayName=\"Hello\" Text=\"hello\" />\n"
+    "  </Sequence>\n"
+    "</Activity>\n";
+
+static void swallow(void *ud, const char *text, size_t len)
+{
+    (void)ud;
+    (void)text;
+    (void)len;
+}
+
+/* Run seq_xaml with `profile`; copy the kept records' "record"/"state"/"activity" into out. */
+static size_t run_tracked(const char *profile, char lines[][512], size_t max)
+{
+    wf_error err = WF_ERROR_INIT;
+    wfm_tracker *t = ring_tracker(wfm_profile_builtin(profile));
+    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
+    o.worker_count = 1;
+    o.write = swallow;
+    o.tracker = t;
+    wfm_runtime *rt = NULL;
+    wfm_definition *def = NULL;
+    wfm_instance *inst = NULL;
+    ck_assert_int_eq(wfm_runtime_create(&o, &rt, &err), WF_OK);
+    ck_assert_int_eq(
+        wfm_runtime_load_mem(rt, "seq.xaml", seq_xaml, strlen(seq_xaml), &def, NULL, &err),
+        WF_OK);
+    ck_assert_int_eq(wfm_instance_create(rt, def, &inst, &err), WF_OK);
+    wfm_instance_set_id(inst, "0123456789abcdef0123456789abcdef");
+    ck_assert_int_eq(wfm_instance_run(inst, &err), WF_OK);
+    size_t n = wfm_tracker_ring_count(t);
+    for (size_t i = 0; i < n && i < max; i++)
+        ck_assert(wfm_tracker_ring_get(t, i, lines[i], sizeof lines[i]));
+    wfm_instance_destroy(inst);
+    wfm_definition_release(def);
+    wfm_runtime_destroy(rt);
+    wfm_tracker_destroy(t);
+    return n;
+}
+
+static bool has(const char *line, const char *a, const char *b)
+{
+    return strstr(line, a) && (!b || strstr(line, b));
+}
+
+START_TEST(test_track_runtime_basic_profile_order_for_sequence_writeline)
+{
+    char lines[16][512];
+    size_t n = run_tracked("basic", lines, 16);
+    ck_assert_uint_eq(n, 4);
+    ck_assert(has(lines[0], "\"state\": \"Started\"", "0123456789abcdef0123456789abcdef"));
+    ck_assert(has(lines[1], "\"state\": \"Closed\"", "\"activity\": \"Hello\""));
+    ck_assert(has(lines[2], "\"state\": \"Closed\"", "\"activity\": \"Main\""));
+    ck_assert(has(lines[3], "\"state\": \"Completed\"", NULL));
+}
+END_TEST
+
+START_TEST(test_track_runtime_all_profile_schedules_before_closing)
+{
+    char lines[16][512];
+    size_t n = run_tracked("all", lines, 16);
+    ck_assert_uint_ge(n, 6);
+    size_t sched = n, closed = n;
+    for (size_t i = 0; i < n; i++) {
+        if (has(lines[i], "ActivityScheduled", "\"child\": \"Hello\"") && sched == n)
+            sched = i;
+        if (has(lines[i], "\"state\": \"Closed\"", "\"activity\": \"Hello\"") && closed == n)
+            closed = i;
+        char want[32];
+        snprintf(want, sizeof want, "\"seq\": %zu,", i + 1);
+        ck_assert_msg(strstr(lines[i], want) != NULL, "record %zu out of order: %s", i, lines[i]);
+    }
+    ck_assert_uint_lt(sched, closed);
+    ck_assert(has(lines[n - 1], "\"state\": \"Completed\"", NULL));
+}
+END_TEST
+
+START_TEST(test_track_runtime_none_profile_keeps_nothing)
+{
+    char lines[4][512];
+    ck_assert_uint_eq(run_tracked("none", lines, 4), 0);
+}
+END_TEST
+
+Suite *modern_track_runtime_suite(void)
+{
+    Suite *s = suite_create("modern_track_runtime");
+    TCase *core = tcase_create("core");
+    tcase_add_test(core, test_track_runtime_basic_profile_order_for_sequence_writeline);
+    tcase_add_test(core, test_track_runtime_all_profile_schedules_before_closing);
+    tcase_add_test(core, test_track_runtime_none_profile_keeps_nothing);
+    suite_add_tcase(s, core);
+    return s;
+}

@@ -28,14 +28,26 @@ enum { SEQ_ACTIVITIES };
 static const wfm_prop_spec seq_props[] = {
     {"Activities", WFM_PROP_ACTIVITIES, NULL, NULL, WFM_PROP_CONTENT, NULL},
 };
-static const wfm_kind_spec seq_spec = {"Sequence", NULL, "Activity", WFM_KIND_VARIABLES,
-                                       seq_props, 1, "Activities", 0, NULL, noop_exec,
-                                       NULL, NULL, NULL};
+static const wfm_kind_spec seq_spec = {
+    .name = "Sequence",
+    .category = "Activity",
+    .flags = WFM_KIND_VARIABLES,
+    .props = seq_props,
+    .prop_count = 1,
+    .content_prop = "Activities",
+    .execute = noop_exec,
+};
 
 enum { WL_TEXT };
 static const wfm_prop_spec wl_props[] = {{"Text", WFM_PROP_IN, "x:String", NULL, 0, NULL}};
-static const wfm_kind_spec wl_spec = {"WriteLine", NULL, "Activity", 0, wl_props, 1, "Text",
-                                      0, NULL, noop_exec, NULL, NULL, NULL};
+static const wfm_kind_spec wl_spec = {
+    .name = "WriteLine",
+    .category = "Activity",
+    .props = wl_props,
+    .prop_count = 1,
+    .content_prop = "Text",
+    .execute = noop_exec,
+};
 
 enum { IF_COND, IF_THEN, IF_ELSE };
 static const wfm_prop_spec if_props[] = {
@@ -43,50 +55,82 @@ static const wfm_prop_spec if_props[] = {
     {"Then", WFM_PROP_ACTIVITY, NULL, NULL, 0, NULL},
     {"Else", WFM_PROP_ACTIVITY, NULL, NULL, 0, NULL},
 };
-static const wfm_kind_spec if_spec = {"If", NULL, "Activity", 0, if_props, 3, NULL, 0, NULL,
-                                      noop_exec, NULL, NULL, NULL};
+static const wfm_kind_spec if_spec = {
+    .name = "If",
+    .category = "Activity",
+    .props = if_props,
+    .prop_count = 3,
+    .execute = noop_exec,
+};
 
 enum { AS_TO, AS_VALUE };
 static const wfm_prop_spec assign_props[] = {
     {"To", WFM_PROP_OUT, "T", NULL, WFM_PROP_REQUIRED, NULL},
     {"Value", WFM_PROP_IN, "T", NULL, WFM_PROP_REQUIRED, NULL},
 };
-static const wfm_kind_spec assign_spec = {"Assign", NULL, "Activity", WFM_KIND_GENERIC,
-                                          assign_props, 2, NULL, 0, NULL, noop_exec, NULL,
-                                          NULL, NULL};
+static const wfm_kind_spec assign_spec = {
+    .name = "Assign",
+    .category = "Activity",
+    .flags = WFM_KIND_GENERIC,
+    .props = assign_props,
+    .prop_count = 2,
+    .execute = noop_exec,
+};
 
 enum { FE_VALUES, FE_BODY };
 static const wfm_prop_spec foreach_props[] = {
     {"Values", WFM_PROP_IN, "List(T)", NULL, WFM_PROP_REQUIRED, NULL},
     {"Body", WFM_PROP_DELEGATE, "T", NULL, WFM_PROP_CONTENT, NULL},
 };
-static const wfm_kind_spec foreach_spec = {"ForEach", NULL, "Activity", WFM_KIND_GENERIC,
-                                           foreach_props, 2, "Body", 0, NULL, noop_exec, NULL,
-                                           NULL, NULL};
+static const wfm_kind_spec foreach_spec = {
+    .name = "ForEach",
+    .category = "Activity",
+    .flags = WFM_KIND_GENERIC,
+    .props = foreach_props,
+    .prop_count = 2,
+    .content_prop = "Body",
+    .execute = noop_exec,
+};
 
 enum { DL_DURATION };
 static const wfm_prop_spec delay_props[] = {
     {"Duration", WFM_PROP_IN, "s:TimeSpan", NULL, WFM_PROP_REQUIRED, NULL}};
-static const wfm_kind_spec delay_spec = {"Delay", NULL, "Activity", WFM_KIND_CAN_IDLE,
-                                         delay_props, 1, NULL, 0, NULL, noop_exec, NULL, NULL,
-                                         NULL};
+static const wfm_kind_spec delay_spec = {
+    .name = "Delay",
+    .category = "Activity",
+    .flags = WFM_KIND_CAN_IDLE,
+    .props = delay_props,
+    .prop_count = 1,
+    .execute = noop_exec,
+};
 
 enum { FC_START, FC_NODES };
 static const wfm_prop_spec flowchart_props[] = {
     {"StartNode", WFM_PROP_NODE, NULL, "FlowNode", 0, NULL},
     {"Nodes", WFM_PROP_NODES, NULL, "FlowNode", WFM_PROP_CONTENT, NULL},
 };
-static const wfm_kind_spec flowchart_spec = {"Flowchart", NULL, "Activity", WFM_KIND_VARIABLES,
-                                             flowchart_props, 2, "Nodes", 0, NULL, noop_exec,
-                                             NULL, NULL, NULL};
+static const wfm_kind_spec flowchart_spec = {
+    .name = "Flowchart",
+    .category = "Activity",
+    .flags = WFM_KIND_VARIABLES,
+    .props = flowchart_props,
+    .prop_count = 2,
+    .content_prop = "Nodes",
+    .execute = noop_exec,
+};
 
 enum { FS_ACTION, FS_NEXT };
 static const wfm_prop_spec flowstep_props[] = {
     {"Action", WFM_PROP_ACTIVITY, NULL, NULL, 0, NULL},
     {"Next", WFM_PROP_NODE, NULL, "FlowNode", 0, NULL},
 };
-static const wfm_kind_spec flowstep_spec = {"FlowStep", NULL, "FlowNode", 0, flowstep_props,
-                                            2, "Action", 0, NULL, NULL, NULL, NULL, NULL};
+static const wfm_kind_spec flowstep_spec = {
+    .name = "FlowStep",
+    .category = "FlowNode",
+    .props = flowstep_props,
+    .prop_count = 2,
+    .content_prop = "Action",
+};
 
 enum { FD_COND, FD_TRUE, FD_FALSE };
 static const wfm_prop_spec flowdecision_props[] = {
@@ -94,9 +138,12 @@ static const wfm_prop_spec flowdecision_props[] = {
     {"True", WFM_PROP_NODE, NULL, "FlowNode", 0, NULL},
     {"False", WFM_PROP_NODE, NULL, "FlowNode", 0, NULL},
 };
-static const wfm_kind_spec flowdecision_spec = {"FlowDecision", NULL, "FlowNode", 0,
-                                                flowdecision_props, 3, NULL, 0, NULL, NULL,
-                                                NULL, NULL, NULL};
+static const wfm_kind_spec flowdecision_spec = {
+    .name = "FlowDecision",
+    .category = "FlowNode",
+    .props = flowdecision_props,
+    .prop_count = 3,
+};
 
 enum { FW_EXPR, FW_DEFAULT, FW_CASES };
 static const wfm_prop_spec flowswitch_props[] = {
@@ -104,9 +151,14 @@ static const wfm_prop_spec flowswitch_props[] = {
     {"Default", WFM_PROP_NODE, NULL, "FlowNode", 0, NULL},
     {"Cases", WFM_PROP_KEYED, "T", "FlowNode", WFM_PROP_CONTENT, NULL},
 };
-static const wfm_kind_spec flowswitch_spec = {"FlowSwitch", NULL, "FlowNode", WFM_KIND_GENERIC,
-                                              flowswitch_props, 3, "Cases", 0, NULL, NULL,
-                                              NULL, NULL, NULL};
+static const wfm_kind_spec flowswitch_spec = {
+    .name = "FlowSwitch",
+    .category = "FlowNode",
+    .flags = WFM_KIND_GENERIC,
+    .props = flowswitch_props,
+    .prop_count = 3,
+    .content_prop = "Cases",
+};
 
 enum { SW_EXPR, SW_CASES, SW_DEFAULT };
 static const wfm_prop_spec switch_props[] = {
@@ -114,9 +166,15 @@ static const wfm_prop_spec switch_props[] = {
     {"Cases", WFM_PROP_KEYED, "T", NULL, WFM_PROP_CONTENT, NULL},
     {"Default", WFM_PROP_ACTIVITY, NULL, NULL, 0, NULL},
 };
-static const wfm_kind_spec switch_spec = {"Switch", NULL, "Activity", WFM_KIND_GENERIC,
-                                          switch_props, 3, "Cases", 0, NULL, noop_exec, NULL,
-                                          NULL, NULL};
+static const wfm_kind_spec switch_spec = {
+    .name = "Switch",
+    .category = "Activity",
+    .flags = WFM_KIND_GENERIC,
+    .props = switch_props,
+    .prop_count = 3,
+    .content_prop = "Cases",
+    .execute = noop_exec,
+};
 
 enum { TC_TRY, TC_CATCHES, TC_FINALLY };
 static const wfm_prop_spec trycatch_props[] = {
@@ -124,15 +182,26 @@ static const wfm_prop_spec trycatch_props[] = {
     {"Catches", WFM_PROP_NODES, NULL, "Catch", 0, NULL},
     {"Finally", WFM_PROP_ACTIVITY, NULL, NULL, 0, NULL},
 };
-static const wfm_kind_spec trycatch_spec = {"TryCatch", NULL, "Activity", WFM_KIND_VARIABLES,
-                                            trycatch_props, 3, NULL, 0, NULL, noop_exec, NULL,
-                                            NULL, NULL};
+static const wfm_kind_spec trycatch_spec = {
+    .name = "TryCatch",
+    .category = "Activity",
+    .flags = WFM_KIND_VARIABLES,
+    .props = trycatch_props,
+    .prop_count = 3,
+    .execute = noop_exec,
+};
 
 enum { CA_ACTION };
 static const wfm_prop_spec catch_props[] = {
     {"Action", WFM_PROP_DELEGATE, "T", NULL, WFM_PROP_CONTENT, NULL}};
-static const wfm_kind_spec catch_spec = {"Catch", NULL, "Catch", WFM_KIND_GENERIC, catch_props,
-                                         1, "Action", 0, NULL, NULL, NULL, NULL, NULL};
+static const wfm_kind_spec catch_spec = {
+    .name = "Catch",
+    .category = "Catch",
+    .flags = WFM_KIND_GENERIC,
+    .props = catch_props,
+    .prop_count = 1,
+    .content_prop = "Action",
+};
 
 /* InvokeMethod's prepare checks what a native-call kind needs from the loader. */
 enum { IM_TARGET, IM_METHOD, IM_PARAMS, IM_RESULT };
@@ -164,9 +233,15 @@ static wf_status invoke_prepare(wfm_load *load, wfm_node *node)
     return WF_OK;
 }
 
-static const wfm_kind_spec invoke_spec = {"InvokeMethod", NULL, "Activity", 0, invoke_props, 4,
-                                          "Parameters", 0, invoke_prepare, noop_exec, NULL,
-                                          NULL, NULL};
+static const wfm_kind_spec invoke_spec = {
+    .name = "InvokeMethod",
+    .category = "Activity",
+    .props = invoke_props,
+    .prop_count = 4,
+    .content_prop = "Parameters",
+    .prepare = invoke_prepare,
+    .execute = noop_exec,
+};
 
 /* A kind in its own namespace with literals and open-ended attributes (like Interop). */
 enum { PR_COUNT, PR_FLAG };
@@ -183,11 +258,43 @@ static wf_status probe_prepare(wfm_load *load, wfm_node *node)
     return WF_OK;
 }
 
-static const wfm_kind_spec probe_spec = {"Probe", "urn:wfbridge:test", "Activity", 0,
-                                         probe_props, 2, NULL, 0, probe_prepare, noop_exec,
-                                         NULL, NULL, NULL};
+static const wfm_kind_spec probe_spec = {
+    .name = "Probe",
+    .ns = "urn:wfbridge:test",
+    .category = "Activity",
+    .props = probe_props,
+    .prop_count = 2,
+    .prepare = probe_prepare,
+    .execute = noop_exec,
+};
+
+/* Shared triggers (WFM_PROP_SHARED), as StateMachine transitions write them. */
+enum { BR_TRIGGER };
+static const wfm_prop_spec branch_props[] = {
+    {"Trigger", WFM_PROP_ACTIVITY, NULL, NULL, WFM_PROP_SHARED, NULL}};
+static const wfm_kind_spec branch_spec = {
+    .name = "Branch",
+    .ns = "urn:wfbridge:test",
+    .category = "Branch",
+    .props = branch_props,
+    .prop_count = 1,
+    .content_prop = "Trigger",
+};
+enum { CH_BRANCHES };
+static const wfm_prop_spec chooser_props[] = {
+    {"Branches", WFM_PROP_NODES, NULL, "Branch", WFM_PROP_CONTENT, NULL}};
+static const wfm_kind_spec chooser_spec = {
+    .name = "Chooser",
+    .ns = "urn:wfbridge:test",
+    .category = "Activity",
+    .props = chooser_props,
+    .prop_count = 1,
+    .content_prop = "Branches",
+    .execute = noop_exec,
+};
 
 static const wfm_kind_spec *const test_kinds[] = {
+    &branch_spec, &chooser_spec,
     &seq_spec, &wl_spec, &if_spec, &assign_spec, &foreach_spec, &delay_spec, &flowchart_spec,
     &flowstep_spec, &flowdecision_spec, &flowswitch_spec, &switch_spec, &trycatch_spec,
     &catch_spec, &invoke_spec, &probe_spec};
@@ -447,12 +554,55 @@ START_TEST(test_switch_catch_invoke_and_prepare)
 }
 END_TEST
 
+/* Visual Studio 2010 style: prefixed activities namespace, debugger and VB settings attributes
+ * outside mc:Ignorable, literal TimeSpan default. */
+START_TEST(test_vs2010_file)
+{
+    wfm_definition *def = load_ok(DATA "vs2010.xaml");
+    ck_assert_str_eq(wfm_definition_class(def), "Legacy.Tool");
+    ck_assert_ptr_eq(wfm_definition_arg_type(def, 0), &wf_type_datetime);
+    const wfm_node *root = wfm_definition_root(def);
+    ck_assert_ptr_eq(root->vars[0].type, &wf_type_timespan);
+    ck_assert(root->vars[0].literal.u.i64 == 90 * (int64_t)1000000);
+    const wfm_node *delay = wfm_node_at(root, SEQ_ACTIVITIES, 0);
+    wf_value slots0[1] = {wf_datetime_us(0)};
+    wf_value slots1[1] = {wf_timespan_us(5)};
+    wfm_env e0 = {NULL, slots0, 1}, ev = {&e0, slots1, 1};
+    wf_value d = eval_prop(delay, DL_DURATION, &ev);
+    ck_assert(d.u.i64 == 5);
+    const wfm_node *wl = wfm_node_at(root, SEQ_ACTIVITIES, 1);
+    wf_value text = eval_prop(wl, WL_TEXT, &ev);
+    ck_assert_ptr_nonnull(strstr(wf_value_str(&text), "started 1970-01-01"));
+    wf_value_release(&text);
+    wfm_definition_release(def);
+}
+END_TEST
+
+START_TEST(test_shared_activity_references)
+{
+    wfm_definition *def = load_ok(DATA "shared.xaml");
+    const wfm_node *root = wfm_definition_root(def);
+    const wfm_node *ch = wfm_node_at(root, SEQ_ACTIVITIES, 0);
+    ck_assert_uint_eq(wfm_node_count(ch, CH_BRANCHES), 3);
+    const wfm_node *t = wfm_node_child(wfm_node_at(ch, CH_BRANCHES, 0), BR_TRIGGER);
+    ck_assert_str_eq(t->x_name, "t");
+    ck_assert_ptr_eq(wfm_node_child(wfm_node_at(ch, CH_BRANCHES, 1), BR_TRIGGER), t);
+    ck_assert_ptr_eq(wfm_node_child(wfm_node_at(ch, CH_BRANCHES, 2), BR_TRIGGER), t);
+    ck_assert_str_eq(wfm_node_id(t), "1.1.1.1");
+    ck_assert_uint_eq(wfm_definition_node_count(def), 6);
+    wfm_definition_release(def);
+}
+END_TEST
+
 START_TEST(test_defaults_for_absent_properties)
 {
     static const char xaml[] =
         "<Sequence xmlns='http://schemas.microsoft.com/netfx/2009/xaml/activities' "
-        "xmlns:t='urn:wfbridge:test'>\n"
-        "  <t:Probe/>\n  <WriteLine/>\n  <WriteLine Text='{x:Null}'/>\n</Sequence>\n";
+        "xmlns:t='urn:wfbridge:test' xmlns:x='http://schemas.microsoft.com/winfx/2006/xaml'>\n"
+        "  <t:Probe/>\n  <WriteLine/>\n  <WriteLine Text='{x:Null}'/>\n"
+        "  <If Condition='[true]'><If.Then><x:Null/></If.Then></If>\n"
+        "  <x:Null/>\n"
+        "</Sequence>\n";
     wfm_load_opts opts = WFM_LOAD_OPTS_INIT;
     opts.catalogue = cat;
     opts.types = types;
@@ -470,11 +620,16 @@ START_TEST(test_defaults_for_absent_properties)
     ck_assert_str_eq(wfm_node_loc(wl).file, "mem.xaml");
     ck_assert_uint_eq(wfm_node_loc(wl).line, 3);
     ck_assert(wfm_node_has(wfm_node_at(root, SEQ_ACTIVITIES, 2), WL_TEXT));
+    ck_assert_uint_eq(wfm_node_count(root, SEQ_ACTIVITIES), 4); /* <x:Null/> adds nothing */
+    const wfm_node *iff = wfm_node_at(root, SEQ_ACTIVITIES, 3);
+    ck_assert(wfm_node_has(iff, IF_THEN));
+    ck_assert_ptr_null(wfm_node_child(iff, IF_THEN));
+    ck_assert(!wfm_node_has(iff, IF_ELSE));
     ck_assert_str_eq(wfm_definition_path(def), "mem.xaml");
     /* Shared by reference count. */
     ck_assert_ptr_eq(wfm_definition_retain(def), def);
     wfm_definition_release(def);
-    ck_assert_uint_eq(wfm_definition_node_count(def), 4);
+    ck_assert_uint_eq(wfm_definition_node_count(def), 5);
     wfm_definition_release(def);
     wfm_definition_release(NULL);
 }
@@ -507,8 +662,9 @@ START_TEST(test_concurrent_loads)
         ck_assert_uint_eq(wfm_definition_node_count(defs[i]), 11);
         ck_assert(wfm_definition_hash(defs[i]) == wfm_definition_hash(defs[0]));
         ck_assert_ptr_eq(wfm_definition_arg_type(defs[i], 1), wfm_definition_arg_type(defs[0], 1));
-        wfm_definition_release(defs[i]);
     }
+    for (int i = 0; i < 4; i++)
+        wfm_definition_release(defs[i]);
 }
 END_TEST
 
@@ -556,6 +712,7 @@ static const bad_case bad_cases[] = {
     {"set_twice.xaml", WF_E_SCHEMA, 4, 5, "If.Condition is set more than once"},
     {"attribute_in_unlisted_namespace.xaml", WF_E_SCHEMA, 3, 23, "unknown attribute 'foo:Colour'"},
     {"unknown_target_type.xaml", WF_E_TYPE, 3, 29, "unknown type 'q:Nope'"},
+    {"shared_reference_other_owner.xaml", WF_E_SCHEMA, 8, 24, "points outside"},
     {"element_without_namespace.xaml", WF_E_SCHEMA, 1, 1, "unknown activity 'Flowchart'"},
     {"wrong_argument_direction.xaml", WF_E_SCHEMA, 7, 7, "InArgument cannot appear in Assign.To"},
 };
@@ -598,6 +755,22 @@ START_TEST(test_three_independent_errors_all_reported)
     WF_ASSERT_ERROR(d1->error, WF_E_NAME, 6, 28, "nope");
     WF_ASSERT_ERROR(d2->error, WF_E_SCHEMA, 8, 5, "unknown activity 'Bogus'");
     WF_ASSERT_ERROR(err, WF_E_SCHEMA, 5, 14, "Txt");
+    wf_diags_destroy(diags);
+}
+END_TEST
+
+/* Expression errors land on the source column even after "&quot;" and "&lt;" and newlines. */
+START_TEST(test_expression_error_columns_count_entities)
+{
+    wf_diags *diags = wf_diags_create();
+    wfm_definition *def = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(load(DATA "bad/entity_column.xaml", diags, &def, &err), WF_E_NAME);
+    ck_assert_ptr_null(def);
+    ck_assert_uint_eq(wf_diags_error_count(diags), 2);
+    wf_diags_sort(diags);
+    WF_ASSERT_ERROR(wf_diags_get(diags, 0)->error, WF_E_NAME, 2, 53, "missing");
+    WF_ASSERT_ERROR(wf_diags_get(diags, 1)->error, WF_E_NAME, 6, 2, "absent");
     wf_diags_destroy(diags);
 }
 END_TEST
@@ -723,6 +896,8 @@ Suite *modern_xaml_suite(void)
     tcase_add_test(tc, test_designer_file_envs_slots_and_hops);
     tcase_add_test(tc, test_flowchart_references_and_cycles);
     tcase_add_test(tc, test_switch_catch_invoke_and_prepare);
+    tcase_add_test(tc, test_vs2010_file);
+    tcase_add_test(tc, test_shared_activity_references);
     tcase_add_test(tc, test_defaults_for_absent_properties);
     tcase_add_test(tc, test_concurrent_loads);
     suite_add_tcase(s, tc);
@@ -731,6 +906,7 @@ Suite *modern_xaml_suite(void)
     tcase_add_loop_test(tc, test_bad_file_reports_location, 0,
                         (int)(sizeof bad_cases / sizeof bad_cases[0]));
     tcase_add_test(tc, test_three_independent_errors_all_reported);
+    tcase_add_test(tc, test_expression_error_columns_count_entities);
     tcase_add_test(tc, test_missing_file_is_io_error);
     tcase_add_test(tc, test_load_needs_catalogue_and_types);
     suite_add_tcase(s, tc);

@@ -96,3 +96,12 @@ bool approval_request(const char *approver, int32_t level)
 {
     return approver && strcmp(approver, "alice") == 0 && level < 3;
 }
+
+/* Many parameters (more than the runtime keeps on its stack). */
+int32_t tl_sum18(int32_t a1, int32_t a2, int32_t a3, int32_t a4, int32_t a5, int32_t a6,
+                 int32_t a7, int32_t a8, int32_t a9, int32_t a10, int32_t a11, int32_t a12,
+                 int32_t a13, int32_t a14, int32_t a15, int32_t a16, int32_t a17, int32_t a18)
+{
+    return a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11 + a12 + a13 + a14 + a15 +
+           a16 + a17 + a18;
+}

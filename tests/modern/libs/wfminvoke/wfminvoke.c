@@ -18,6 +18,7 @@ int32_t wfmi_length(const char *s);
 void wfmi_split(const char *s, char **head, char **tail, int32_t *total);
 void wfmi_bump(int32_t *counter, double *sum, double add);
 void wfmi_void_noop(void);
+void wfmi_shout(char **text);
 int32_t wfmi_check_positive(int32_t x);
 
 int32_t wfmi_add_i32(int32_t a, int32_t b)
@@ -105,4 +106,20 @@ void wfmi_void_noop(void)
 int32_t wfmi_check_positive(int32_t x)
 {
     return x > 0 ? 0 : 40 - x;
+}
+
+/* In/out string: the slot holds a malloc'd copy of the In value (or NULL); the callee may
+ * replace it with another malloc'd string. */
+void wfmi_shout(char **text)
+{
+    const char *old = *text ? *text : "";
+    size_t n = strlen(old);
+    char *r = malloc(n + 2);
+    if (!r)
+        return;
+    memcpy(r, old, n);
+    r[n] = '!';
+    r[n + 1] = '\0';
+    free(*text);
+    *text = r;
 }

@@ -1,0 +1,27 @@
+/* wfb_durable.h — helpers the durable verbs share (run --store, resume, inspect, host):
+ * opening an instance store with a durable host on a runtime, driving an instance to its
+ * next persisted idle or completion, and printing its contract result with "instance_id". */
+#ifndef WFB_DURABLE_H
+#define WFB_DURABLE_H
+
+#include <stdbool.h>
+
+#include "../common/wf_error.h"
+#include "../common/wf_value.h"
+#include "../modern/wfm_durable.h"
+
+/* --durability full|normal -> *out (a wfm_durability); prints a usage error and returns 2. */
+int wfb_parse_durability(const char *verb, const char *text, int *out);
+/* Open the store (must_exist: refuse a missing file with WF_E_IO instead of creating one) and
+ * a durable host on rt that persists and unloads instances as soon as they are idle. */
+wf_status wfb_durable_open(const char *path, bool must_exist, int durability, wfm_runtime *rt,
+                           wfm_store **store, wfm_host **host, wf_error *err);
+/* Run until the instance completes or is persisted and unloaded; a timer inside a no-persist
+ * zone is waited for; an idle instance that cannot be persisted is WF_E_STATE. */
+wf_status wfb_durable_drive(wfm_host *host, wfm_dinst *d, wf_error *err);
+/* Print the result (--json: the contract object with instance_id) and return the exit code. */
+int wfb_durable_finish(wfm_dinst *d, bool json);
+/* A NAME=VALUE value as a payload: JSON when it parses, else the text as a string. */
+wf_status wfb_payload(wfm_runtime *rt, const char *text, wf_value *out, wf_error *err);
+
+#endif

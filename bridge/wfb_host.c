@@ -1,0 +1,160 @@
+/* wfb_host.c — `wfbridge host [--store FILE] [--once]`: a long-running durable host. It loads
+ * and runs the persisted instances that can make progress — timers due, or saved at a Persist
+ * request / mid-run ("Executing") and not leased by another live host — until each is idle
+ * again (persisted and unloaded) or completes, then looks again. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../common/wf_mem.h"
+#include "wfb_cli.h"
+#include "wfb_durable.h"
+
+static const char usage_text[] =
+    "usage: wfbridge host [--store FILE] [--once] [--durability full|normal] [--lib-path DIR]\n\n"
+    "Run the instances of the instance store (default: " WFB_DEFAULT_STORE
+    " in the working\ndirectory) whose timers are due or that were saved while runnable, each "
+    "until it is\nidle again (persisted and unloaded) or completes; instances another host "
+    "holds are\nleft alone. Prints one line per instance run: \"ID STATUS\".\n\n"
+    "  --once            one pass, then exit (default: keep polling, at least once a second)\n"
+    "  --durability D    full (default) or normal\n"
+    "  --lib-path DIR    where native libraries are found (default $WFBRIDGE_LIB_PATH)\n\n"
+    "Exit status: 0, or 2 when the store cannot be opened or an instance failed to load.\n";
+
+typedef struct pass {
+    int64_t now_us, next_due_us;
+    char (*ids)[33];
+    size_t count, cap;
+    bool oom;
+} pass;
+
+static int64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static bool collect(void *ud, const wfm_store_row *row)
+{
+    pass *p = ud;
+    bool runnable = strcmp(row->status, "Executing") == 0;
+    if (strcmp(row->status, "Idle") == 0 && row->next_timer_us > 0) {
+        if (row->next_timer_us <= p->now_us)
+            runnable = true;
+        else if (row->next_timer_us < p->next_due_us)
+            p->next_due_us = row->next_timer_us;
+    }
+    if (!runnable)
+        return true;
+    if (p->count == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 16;
+        char(*n)[33] = wf_realloc(p->ids, cap * sizeof *n);
+        if (!n) {
+            p->oom = true;
+            return false;
+        }
+        p->ids = n;
+        p->cap = cap;
+    }
+    snprintf(p->ids[p->count++], 33, "%s", row->id);
+    return true;
+}
+
+/* One pass; returns 2 if an instance failed, else 0. *next_due: the earliest future timer. */
+static int run_pass(wfm_host *host, int64_t *next_due)
+{
+    pass p = {now_us(), INT64_MAX, NULL, 0, 0, false};
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_query q = WFM_STORE_QUERY_INIT;
+    if (wfm_store_query_rows(wfm_host_store(host), &q, collect, &p, &err) != WF_OK || p.oom) {
+        if (err.code == WF_OK)
+            wf_error_set(&err, WF_E_NOMEM, NULL, "out of memory");
+        wf_free(p.ids);
+        return wfb_report(&err);
+    }
+    int rc = 0;
+    for (size_t i = 0; i < p.count; i++) {
+        wfm_dinst *d = NULL;
+        wf_error e = WF_ERROR_INIT;
+        wf_status st = wfm_host_load(host, p.ids[i], &d, &e);
+        if (st == WF_E_LOCKED || st == WF_E_STATE) { /* another host has it / it finished */
+            wf_error_clear(&e);
+            continue;
+        }
+        if (st == WF_OK)
+            st = wfb_durable_drive(host, d, &e);
+        if (st == WF_OK) {
+            printf("%s %s\n", p.ids[i],
+                   wfm_instance_state_name(wfm_instance_state_get(wfm_dinst_instance(d))));
+            fflush(stdout);
+        } else {
+            wfb_report(&e);
+            rc = 2;
+        }
+        wfm_dinst_close(d);
+    }
+    *next_due = p.next_due_us;
+    wf_free(p.ids);
+    return rc;
+}
+
+int wfb_cmd_host(int argc, char **argv)
+{
+    const char *store_path = NULL, *lib_path = NULL;
+    bool once = false;
+    int durability = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        if (strcmp(a, "--once") == 0)
+            once = true;
+        else if (strcmp(a, "--store") == 0 && has_value)
+            store_path = argv[++i];
+        else if (strcmp(a, "--lib-path") == 0 && has_value)
+            lib_path = argv[++i];
+        else if (strcmp(a, "--durability") == 0 && has_value) {
+            if (wfb_parse_durability("host", argv[++i], &durability))
+                return 2;
+        } else
+            return wfb_usage_error("host", "unknown or incomplete argument '%s'", a);
+    }
+    wf_error err = WF_ERROR_INIT;
+    wf_libpath *libpath = NULL;
+    wfm_runtime *rt = NULL;
+    wfm_store *store = NULL;
+    wfm_host *host = NULL;
+    int rc = 2;
+    wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
+    ro.worker_count = 1;
+    if (wfb_libpath(lib_path, &libpath, &err) == WF_OK &&
+        (ro.libpath = libpath, wfm_runtime_create(&ro, &rt, &err)) == WF_OK &&
+        wfb_durable_open(store_path ? store_path : WFB_DEFAULT_STORE, true, durability, rt,
+                         &store, &host, &err) == WF_OK) {
+        for (;;) {
+            int64_t next_due = INT64_MAX;
+            rc = run_pass(host, &next_due);
+            if (once)
+                break;
+            int64_t wait = next_due == INT64_MAX ? 1000000 : next_due - now_us();
+            if (wait > 1000000)
+                wait = 1000000;
+            if (wait > 0) {
+                struct timespec ts = {(time_t)(wait / 1000000), (long)(wait % 1000000) * 1000};
+                nanosleep(&ts, NULL);
+            }
+        }
+    } else {
+        rc = wfb_report(&err);
+    }
+    wfm_host_destroy(host);
+    wfm_store_close(store);
+    wfm_runtime_destroy(rt);
+    wf_libpath_destroy(libpath);
+    return rc;
+}

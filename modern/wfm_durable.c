@@ -1,0 +1,756 @@
+/* wfm_durable.c — the durable host (wfm_durable.h): instances created in and loaded from the
+ * instance store under a lease, saved at persist points through wfm_instance_save +
+ * wfm_store_save, restored with wfm_instance_restore; a background thread renews the leases
+ * and applies the timed idle policy. Each wfm_dinst is used by one thread at a time: a busy
+ * flag (under host->lock) keeps the host API and the background thread off each other. */
+#include "wfm_durable.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h> /* realpath */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "../common/wf_mem.h"
+#include "wfm_persist.h"
+#include "wfm_sched_int.h" /* the activity tree: no-persist zones, variables */
+
+#define DEFAULT_RENEW_MS 10000
+
+struct wfm_dinst {
+    wfm_host *host;
+    wfm_store_id id;
+    wfm_instance *inst;
+    bool loaded;    /* in memory and leased: may run */
+    bool dirty;     /* changed since the last save / load */
+    bool busy;      /* a thread is using it (host->lock) */
+    int64_t idle_since_us;
+    char **bookmarks; /* user bookmarks after the last run (owned) */
+    size_t bookmark_count;
+    uint64_t saves;
+    wfm_dinst *prev, *next; /* the host's list */
+};
+
+typedef struct def_entry {
+    uint64_t hash;
+    wfm_definition *def; /* retained */
+} def_entry;
+
+struct wfm_host {
+    wfm_runtime *rt;
+    wfm_store *store;
+    wfm_host_opts opts;
+    pthread_mutex_t lock;
+    pthread_cond_t cv; /* busy flags, the renewal thread's sleep */
+    wfm_dinst *first;
+    def_entry *defs;
+    size_t def_count, def_cap;
+    pthread_t thread;
+    bool thread_started, stop;
+};
+
+static int64_t real_clock_us(void *ud)
+{
+    (void)ud;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t host_now(const wfm_host *h)
+{
+    return h->opts.clock ? h->opts.clock(h->opts.clock_ud) : real_clock_us(NULL);
+}
+
+/* ---- busy flags ---------------------------------------------------------------------------- */
+static void hold(wfm_dinst *d)
+{
+    wfm_host *h = d->host;
+    pthread_mutex_lock(&h->lock);
+    while (d->busy)
+        pthread_cond_wait(&h->cv, &h->lock);
+    d->busy = true;
+    pthread_mutex_unlock(&h->lock);
+}
+
+static void let_go(wfm_dinst *d)
+{
+    wfm_host *h = d->host;
+    pthread_mutex_lock(&h->lock);
+    d->busy = false;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->lock);
+}
+
+/* ---- bookmarks ----------------------------------------------------------------------------- */
+static void free_bookmarks(wfm_dinst *d)
+{
+    for (size_t i = 0; i < d->bookmark_count; i++)
+        wf_free(d->bookmarks[i]);
+    wf_free(d->bookmarks);
+    d->bookmarks = NULL;
+    d->bookmark_count = 0;
+}
+
+static bool is_done(const wfm_instance *inst)
+{
+    return wfm_instance_state_get(inst) >= WFM_INSTANCE_CLOSED;
+}
+
+/* Copy the user-visible blocking bookmarks of the instance. */
+static wf_status refresh_bookmarks(wfm_dinst *d, wf_error *err)
+{
+    free_bookmarks(d);
+    size_t n = is_done(d->inst) ? 0 : wfm_instance_bookmark_count(d->inst);
+    if (!n)
+        return WF_OK;
+    if (!(d->bookmarks = wf_calloc(n, sizeof *d->bookmarks)))
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const char *name = wfm_instance_bookmark_name(d->inst, i);
+        if (wfm_persist_bookmark(name))
+            continue;
+        if (!(d->bookmarks[d->bookmark_count] = wf_strdup(name)))
+            return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+        d->bookmark_count++;
+    }
+    return WF_OK;
+}
+
+static size_t persist_requests(const wfm_instance *inst)
+{
+    if (is_done(inst))
+        return 0;
+    size_t n = 0;
+    for (size_t i = 0; i < wfm_instance_bookmark_count(inst); i++)
+        n += wfm_persist_bookmark(wfm_instance_bookmark_name(inst, i));
+    return n;
+}
+
+/* ---- the instance's inside (the host holds it: it never runs on the pool) ------------------ */
+static bool zone_in(const wfm_ai *a)
+{
+    for (; a; a = a->next) {
+        if ((a->spec->flags & WFM_KIND_NO_PERSIST) && a->status == WFM_EXECUTING)
+            return true;
+        if (zone_in(a->first_child))
+            return true;
+    }
+    return false;
+}
+
+/* Is an activity of a no-persist kind (InvokeMethod, TransactionScope) executing? */
+static bool in_no_persist_zone(wfm_dinst *d)
+{
+    if (is_done(d->inst))
+        return false;
+    wfm_ctx *ctx = wfm_instance_ctx(d->inst);
+    return ctx->root && zone_in(ctx->root);
+}
+
+/* A promoted name: a workflow argument (any direction), else a variable of the root
+ * activity while it runs. NULL when there is no such name. */
+static const wf_value *promoted_value(wfm_dinst *d, const char *name)
+{
+    wfm_ctx *ctx = wfm_instance_ctx(d->inst);
+    size_t index;
+    if (wfm_definition_arg_find(ctx->def, name, &index))
+        return index < ctx->root_env.count ? &ctx->root_env.slots[index] : NULL;
+    const wfm_ai *root = ctx->root;
+    if (!root || !(root->flags & WFM_AI_STARTED) || !root->venv.slots)
+        return NULL;
+    for (uint32_t i = 0; i < root->node->var_count && i < root->venv.count; i++)
+        if (strcmp(root->node->vars[i].name, name) == 0)
+            return &root->venv.slots[i];
+    return NULL;
+}
+
+/* ---- saving -------------------------------------------------------------------------------- */
+static wf_status save_locked(wfm_host *h, wfm_dinst *d, bool release, wf_error *err)
+{
+    if (!d->loaded)
+        return wf_error_set(err, WF_E_STATE, NULL, "instance '%s' is not loaded", d->id.text);
+    if (in_no_persist_zone(d))
+        return wf_error_set(err, WF_E_STATE, NULL,
+                            "instance '%s' is in a no-persist zone (InvokeMethod or "
+                            "TransactionScope executing)",
+                            d->id.text);
+    wf_buf blob;
+    wf_buf_init(&blob);
+    wf_status st = wfm_instance_save(d->inst, &blob, err);
+    if (st != WF_OK) {
+        wf_buf_fini(&blob);
+        return st;
+    }
+    if (refresh_bookmarks(d, err) != WF_OK) {
+        wf_buf_fini(&blob);
+        return WF_E_NOMEM;
+    }
+    size_t np = h->opts.promote_count;
+    const char **names = wf_calloc(np + 1, sizeof *names);
+    const char **values = wf_calloc(np + 1, sizeof *values);
+    wf_buf *texts = wf_calloc(np + 1, sizeof *texts);
+    size_t count = 0;
+    bool oom = !names || !values || !texts;
+    for (size_t i = 0; !oom && i < np; i++) {
+        const wf_value *v = promoted_value(d, h->opts.promote[i]);
+        if (!v)
+            continue;
+        wf_buf_init(&texts[count]);
+        oom = !wf_value_to_text(v, &texts[count]) || texts[count].oom;
+        names[count] = h->opts.promote[i];
+        values[count] = texts[count].data;
+        count++;
+    }
+    if (oom) {
+        st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    } else {
+        wfm_instance_state state = wfm_instance_state_get(d->inst);
+        int64_t due = wfm_instance_next_timer_us(d->inst);
+        wfm_store_save_rec rec = {0};
+        rec.id = d->id.text;
+        /* waiting only on a Persist request is runnable: the host resumes it on load */
+        rec.status = (state == WFM_INSTANCE_IDLE && persist_requests(d->inst))
+                         ? wfm_instance_state_name(WFM_INSTANCE_EXECUTING)
+                         : wfm_instance_state_name(state);
+        rec.state = blob.data;
+        rec.state_len = blob.len;
+        rec.bookmarks = (const char *const *)d->bookmarks;
+        rec.bookmark_count = d->bookmark_count;
+        rec.prop_names = names;
+        rec.prop_values = values;
+        rec.prop_count = count;
+        rec.next_timer_us = due == INT64_MAX || is_done(d->inst) ? 0 : due;
+        rec.release = release;
+        st = wfm_store_save(h->store, &rec, err);
+        if (st == WF_OK) {
+            d->saves++;
+            d->dirty = false;
+            if (release)
+                d->loaded = false;
+            if (h->opts.on_persist)
+                h->opts.on_persist(h->opts.on_persist_ud, &rec);
+        }
+    }
+    for (size_t i = 0; texts && i < count; i++)
+        wf_buf_fini(&texts[i]);
+    wf_free(texts);
+    wf_free(names);
+    wf_free(values);
+    wf_buf_fini(&blob);
+    return st;
+}
+
+/* ---- the host ------------------------------------------------------------------------------ */
+static void *renew_main(void *arg)
+{
+    wfm_host *h = arg;
+    int64_t period = h->opts.renew_ms > 0 ? h->opts.renew_ms : DEFAULT_RENEW_MS;
+    pthread_mutex_lock(&h->lock);
+    while (!h->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += (time_t)(period / 1000);
+        ts.tv_nsec += (long)(period % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        int rc = 0;
+        while (!h->stop && rc != ETIMEDOUT)
+            rc = pthread_cond_timedwait(&h->cv, &h->lock, &ts);
+        if (h->stop)
+            break;
+        pthread_mutex_unlock(&h->lock);
+        wf_error err = WF_ERROR_INIT;
+        wfm_store_renew(h->store, &err);
+        wf_error_clear(&err);
+        wfm_host_poll(h, &err);
+        wf_error_clear(&err);
+        pthread_mutex_lock(&h->lock);
+    }
+    pthread_mutex_unlock(&h->lock);
+    return NULL;
+}
+
+wf_status wfm_host_create(wfm_runtime *rt, wfm_store *store, const wfm_host_opts *opts,
+                          wfm_host **out, wf_error *err)
+{
+    *out = NULL;
+    wfm_host *h = wf_calloc(1, sizeof *h);
+    if (!h)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    wfm_host_opts defaults = WFM_HOST_OPTS_INIT;
+    h->opts = opts ? *opts : defaults;
+    h->rt = rt;
+    h->store = store;
+    pthread_mutex_init(&h->lock, NULL);
+    pthread_cond_init(&h->cv, NULL);
+    if (!wfm_durable_attach(wfm_runtime_types(rt))) {
+        pthread_cond_destroy(&h->cv);
+        pthread_mutex_destroy(&h->lock);
+        wf_free(h);
+        return wf_error_set(err, WF_E_STATE, NULL, "the runtime already has a durable host");
+    }
+    if (h->opts.renew_ms >= 0) {
+        if (pthread_create(&h->thread, NULL, renew_main, h) != 0) {
+            wfm_host_destroy(h);
+            return wf_error_set(err, WF_E_NOMEM, NULL, "cannot start the lease renewal thread");
+        }
+        h->thread_started = true;
+    }
+    *out = h;
+    return WF_OK;
+}
+
+void wfm_host_destroy(wfm_host *h)
+{
+    if (!h)
+        return;
+    if (h->thread_started) {
+        pthread_mutex_lock(&h->lock);
+        h->stop = true;
+        pthread_cond_broadcast(&h->cv);
+        pthread_mutex_unlock(&h->lock);
+        pthread_join(h->thread, NULL);
+    }
+    for (size_t i = 0; i < h->def_count; i++)
+        wfm_definition_release(h->defs[i].def);
+    wf_free(h->defs);
+    wfm_durable_detach(wfm_runtime_types(h->rt));
+    pthread_cond_destroy(&h->cv);
+    pthread_mutex_destroy(&h->lock);
+    wf_free(h);
+}
+
+wfm_store *wfm_host_store(wfm_host *h)
+{
+    return h->store;
+}
+
+/* Keep a reference to def by hash (for loads). */
+static wf_status cache_def(wfm_host *h, wfm_definition *def, wf_error *err)
+{
+    uint64_t hash = wfm_definition_hash(def);
+    wf_status st = WF_OK;
+    pthread_mutex_lock(&h->lock);
+    bool found = false;
+    for (size_t i = 0; i < h->def_count && !found; i++)
+        found = h->defs[i].hash == hash;
+    if (!found) {
+        if (h->def_count == h->def_cap) {
+            size_t cap = h->def_cap ? h->def_cap * 2 : 4;
+            def_entry *n = wf_realloc(h->defs, cap * sizeof *n);
+            if (n) {
+                h->defs = n;
+                h->def_cap = cap;
+            }
+        }
+        if (h->def_count < h->def_cap)
+            h->defs[h->def_count++] = (def_entry){hash, wfm_definition_retain(def)};
+        else
+            st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    }
+    pthread_mutex_unlock(&h->lock);
+    return st;
+}
+
+static wfm_definition *cached_def(wfm_host *h, uint64_t hash)
+{
+    wfm_definition *def = NULL;
+    pthread_mutex_lock(&h->lock);
+    for (size_t i = 0; i < h->def_count && !def; i++)
+        if (h->defs[i].hash == hash)
+            def = wfm_definition_retain(h->defs[i].def);
+    pthread_mutex_unlock(&h->lock);
+    return def;
+}
+
+static void link_dinst(wfm_host *h, wfm_dinst *d)
+{
+    pthread_mutex_lock(&h->lock);
+    d->next = h->first;
+    if (h->first)
+        h->first->prev = d;
+    h->first = d;
+    pthread_mutex_unlock(&h->lock);
+}
+
+static wfm_dinst *dinst_new(wfm_host *h, const char *id, wf_error *err)
+{
+    wfm_dinst *d = wf_calloc(1, sizeof *d);
+    if (!d) {
+        wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    d->host = h;
+    snprintf(d->id.text, sizeof d->id.text, "%s", id);
+    return d;
+}
+
+wf_status wfm_host_new(wfm_host *h, wfm_definition *def, wfm_dinst **out, wf_error *err)
+{
+    *out = NULL;
+    wfm_store_id id;
+    wf_status st = cache_def(h, def, err);
+    if (st == WF_OK) {
+        /* the absolute path, so that a host in another directory can load it again */
+        const char *path = wfm_definition_path(def);
+        char *abs = path ? realpath(path, NULL) : NULL;
+        st = wfm_store_put_definition(h->store, wfm_definition_hash(def), abs ? abs : path, err);
+        free(abs);
+    }
+    if (st == WF_OK)
+        st = wfm_store_create(h->store, wfm_definition_hash(def), &id, err);
+    if (st != WF_OK)
+        return st;
+    wfm_dinst *d = dinst_new(h, id.text, err);
+    if (!d)
+        return WF_E_NOMEM;
+    if ((st = wfm_instance_create(h->rt, def, &d->inst, err)) != WF_OK) {
+        wf_error tmp = WF_ERROR_INIT;
+        wfm_store_release(h->store, id.text, &tmp);
+        wf_free(d);
+        return st;
+    }
+    d->loaded = true;
+    d->dirty = true;
+    link_dinst(h, d);
+    *out = d;
+    return WF_OK;
+}
+
+/* The path the store recorded for instance `id`'s definition. */
+typedef struct path_find {
+    const char *id;
+    char *path;
+    bool oom;
+} path_find;
+
+static bool path_row(void *ud, const wfm_store_row *row)
+{
+    path_find *f = ud;
+    if (strcmp(row->id, f->id) != 0)
+        return true;
+    if (row->definition_path && row->definition_path[0] &&
+        !(f->path = wf_strdup(row->definition_path)))
+        f->oom = true;
+    return false;
+}
+
+static wf_status find_def(wfm_host *h, const char *id, uint64_t hash, wfm_definition **out,
+                          wf_error *err)
+{
+    if ((*out = cached_def(h, hash)))
+        return WF_OK;
+    path_find f = {id, NULL, false};
+    wfm_store_query q = WFM_STORE_QUERY_INIT;
+    wf_status st = wfm_store_query_rows(h->store, &q, path_row, &f, err);
+    if (st != WF_OK)
+        return st;
+    if (f.oom)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    if (!f.path)
+        return wf_error_set(err, WF_E_NOTFOUND, NULL,
+                            "the store has no definition file for instance '%s'", id);
+    wfm_definition *def = NULL;
+    st = wfm_runtime_load(h->rt, f.path, &def, NULL, err);
+    if (st == WF_OK && wfm_definition_hash(def) != hash) {
+        wf_loc loc = {f.path, 0, 0};
+        st = wf_error_set(err, WF_E_STATE, &loc,
+                          "the workflow file changed since instance '%s' was saved", id);
+    }
+    if (st == WF_OK)
+        st = cache_def(h, def, err);
+    wf_free(f.path);
+    if (st != WF_OK) {
+        wfm_definition_release(def);
+        return st;
+    }
+    *out = def;
+    return WF_OK;
+}
+
+static bool completed_status(const char *status)
+{
+    return strcmp(status, "Closed") == 0 || strcmp(status, "Faulted") == 0 ||
+           strcmp(status, "Canceled") == 0 || strcmp(status, "Terminated") == 0;
+}
+
+/* Read and decode the saved state of `id` (no store change). */
+static wf_status read_and_restore(wfm_host *h, const char *id, void **blob, size_t *len,
+                                  wfm_instance **inst, wf_error *err)
+{
+    char status[32] = "";
+    uint64_t hash = 0;
+    *inst = NULL;
+    wf_status st = wfm_store_load_state(h->store, id, blob, len, status, &hash, err);
+    if (st != WF_OK)
+        return st;
+    if (completed_status(status))
+        return wf_error_set(err, WF_E_STATE, NULL, "instance '%s' has completed (%s)", id,
+                            status);
+    if (!*blob)
+        return wf_error_set(err, WF_E_STATE, NULL, "instance '%s' has no saved state", id);
+    wfm_definition *def = NULL;
+    if ((st = find_def(h, id, hash, &def, err)) != WF_OK)
+        return st;
+    st = wfm_instance_restore(h->rt, def, *blob, *len, inst, err);
+    wfm_definition_release(def);
+    if (st != WF_OK)
+        wf_error_prefix(err, "instance '%s': ", id);
+    return st;
+}
+
+wf_status wfm_host_load(wfm_host *h, const char *id, wfm_dinst **out, wf_error *err)
+{
+    *out = NULL;
+    void *blob = NULL, *again = NULL;
+    size_t len = 0, again_len = 0;
+    wfm_instance *inst = NULL;
+    wf_status st = read_and_restore(h, id, &blob, &len, &inst, err);
+    if (st == WF_OK)
+        st = wfm_store_lock(h->store, id, err);
+    /* Another host may have saved between the read and the lock: read again under the
+     * lease and decode the newer state if it changed. */
+    for (int tries = 0; st == WF_OK && tries < 3; tries++) {
+        char status[32];
+        uint64_t hash;
+        st = wfm_store_load_state(h->store, id, &again, &again_len, status, &hash, err);
+        if (st != WF_OK)
+            break;
+        if (again_len == len && again && memcmp(again, blob, len) == 0)
+            break;
+        wfm_instance_destroy(inst);
+        inst = NULL;
+        wf_free(blob);
+        blob = NULL;
+        wf_free(again);
+        again = NULL;
+        st = read_and_restore(h, id, &blob, &len, &inst, err);
+        if (st != WF_OK) {
+            wf_error tmp = WF_ERROR_INIT;
+            wfm_store_release(h->store, id, &tmp);
+        }
+    }
+    wf_free(blob);
+    wf_free(again);
+    wfm_dinst *d = NULL;
+    if (st == WF_OK && !(d = dinst_new(h, id, err)))
+        st = WF_E_NOMEM;
+    if (st == WF_OK) {
+        d->inst = inst;
+        d->loaded = true;
+        if ((st = refresh_bookmarks(d, err)) == WF_OK) {
+            link_dinst(h, d);
+            *out = d;
+            return WF_OK;
+        }
+        free_bookmarks(d);
+        wf_free(d);
+        wf_error tmp = WF_ERROR_INIT;
+        wfm_store_release(h->store, id, &tmp);
+    }
+    wfm_instance_destroy(inst);
+    return st;
+}
+
+/* Idle outside a Persist request: apply the immediate idle policy. */
+static wf_status idle_policy(wfm_host *h, wfm_dinst *d, wf_error *err)
+{
+    d->idle_since_us = host_now(h);
+    bool unload = h->opts.time_to_unload_ms == 0;
+    bool persist = unload || (h->opts.time_to_persist_ms == 0 &&
+                              h->opts.time_to_unload_ms > 0);
+    if (!persist || in_no_persist_zone(d)) /* a zone defers it; the instance stays loaded */
+        return WF_OK;
+    return save_locked(h, d, unload, err);
+}
+
+static wf_status run_locked(wfm_host *h, wfm_dinst *d, wf_error *err)
+{
+    if (!d->loaded)
+        return wf_error_set(err, WF_E_STATE, NULL, "instance '%s' is not loaded (%s)", d->id.text,
+                            is_done(d->inst) ? "completed" : "unloaded");
+    for (;;) {
+        size_t requests = persist_requests(d->inst);
+        if (requests) {
+            if (d->dirty) {
+                if (in_no_persist_zone(d)) /* another branch: wait until the zone ends */
+                    return refresh_bookmarks(d, err);
+                wf_status st = save_locked(h, d, false, err);
+                if (st != WF_OK)
+                    return st;
+            }
+            /* resume every Persist request (names copied: resuming changes the list) */
+            char **names = wf_calloc(requests, sizeof *names);
+            size_t n = 0;
+            wf_status st = names ? WF_OK : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+            for (size_t i = 0; st == WF_OK && i < wfm_instance_bookmark_count(d->inst); i++) {
+                const char *name = wfm_instance_bookmark_name(d->inst, i);
+                if (!wfm_persist_bookmark(name) || n == requests)
+                    continue;
+                if (!(names[n++] = wf_strdup(name)))
+                    st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+            }
+            for (size_t i = 0; st == WF_OK && i < n; i++)
+                st = wfm_instance_resume(d->inst, names[i], NULL, err);
+            for (size_t i = 0; names && i < n; i++)
+                wf_free(names[i]);
+            wf_free(names);
+            if (st != WF_OK)
+                return st;
+        }
+        wf_status st = wfm_instance_run(d->inst, err);
+        d->dirty = true;
+        if (st != WF_OK)
+            return st;
+        if (is_done(d->inst))
+            return save_locked(h, d, true, err);
+        if (persist_requests(d->inst))
+            continue;
+        if ((st = refresh_bookmarks(d, err)) != WF_OK)
+            return st;
+        if (wfm_instance_state_get(d->inst) != WFM_INSTANCE_IDLE)
+            return WF_OK;
+        return idle_policy(h, d, err);
+    }
+}
+
+wf_status wfm_host_run(wfm_host *h, wfm_dinst *d, wf_error *err)
+{
+    hold(d);
+    wf_status st = run_locked(h, d, err);
+    let_go(d);
+    return st;
+}
+
+wf_status wfm_host_resume(wfm_host *h, wfm_dinst *d, const char *bookmark,
+                          const wf_value *payload, wf_error *err)
+{
+    (void)h;
+    hold(d);
+    wf_status st;
+    if (!d->loaded)
+        st = wf_error_set(err, WF_E_STATE, NULL, "instance '%s' is not loaded", d->id.text);
+    else if (wfm_persist_bookmark(bookmark))
+        st = wf_error_set(err, WF_E_NOTFOUND, NULL, "no bookmark named '%s'", bookmark);
+    else
+        st = wfm_instance_resume(d->inst, bookmark, payload, err);
+    if (st == WF_OK)
+        d->dirty = true;
+    let_go(d);
+    return st;
+}
+
+wf_status wfm_host_persist(wfm_host *h, wfm_dinst *d, bool unload, wf_error *err)
+{
+    hold(d);
+    wf_status st = save_locked(h, d, unload, err);
+    let_go(d);
+    return st;
+}
+
+wf_status wfm_host_poll(wfm_host *h, wf_error *err)
+{
+    int64_t ttp = h->opts.time_to_persist_ms, ttu = h->opts.time_to_unload_ms;
+    if (ttu == 0 || (ttp == WFM_HOST_NEVER && ttu == WFM_HOST_NEVER))
+        return WF_OK;
+    int64_t now = host_now(h);
+    wf_status result = WF_OK;
+    /* One instance at a time: find a due one under the lock, mark it busy, save it. */
+    for (;;) {
+        wfm_dinst *due = NULL;
+        bool unload = false;
+        pthread_mutex_lock(&h->lock);
+        for (wfm_dinst *d = h->first; d && !due; d = d->next) {
+            if (d->busy || !d->loaded || wfm_instance_state_get(d->inst) != WFM_INSTANCE_IDLE)
+                continue;
+            int64_t idle_ms = (now - d->idle_since_us) / 1000;
+            if (ttu != WFM_HOST_NEVER && idle_ms >= ttu) {
+                due = d;
+                unload = true;
+            } else if (d->dirty && ttp < ttu && idle_ms >= ttp) {
+                due = d;
+            }
+        }
+        if (due)
+            due->busy = true;
+        pthread_mutex_unlock(&h->lock);
+        if (!due)
+            return result;
+        wf_status st = WF_OK;
+        if (in_no_persist_zone(due)) {
+            due->idle_since_us = now + 1000 * 1000; /* deferred: look again later */
+        } else {
+            wf_error tmp = WF_ERROR_INIT;
+            st = save_locked(h, due, unload, &tmp);
+            if (st != WF_OK) {
+                due->idle_since_us = now + 1000 * 1000;
+                if (result == WF_OK) {
+                    result = st;
+                    *err = tmp;
+                } else {
+                    wf_error_clear(&tmp);
+                }
+            }
+        }
+        let_go(due);
+    }
+}
+
+void wfm_dinst_close(wfm_dinst *d)
+{
+    if (!d)
+        return;
+    wfm_host *h = d->host;
+    hold(d);
+    if (d->loaded) {
+        wf_error tmp = WF_ERROR_INIT;
+        wfm_store_release(h->store, d->id.text, &tmp);
+        wf_error_clear(&tmp);
+    }
+    pthread_mutex_lock(&h->lock);
+    if (d->prev)
+        d->prev->next = d->next;
+    else
+        h->first = d->next;
+    if (d->next)
+        d->next->prev = d->prev;
+    pthread_mutex_unlock(&h->lock);
+    wfm_instance_destroy(d->inst);
+    free_bookmarks(d);
+    wf_free(d);
+}
+
+const char *wfm_dinst_id(const wfm_dinst *d)
+{
+    return d->id.text;
+}
+
+wfm_instance *wfm_dinst_instance(wfm_dinst *d)
+{
+    return d->inst;
+}
+
+bool wfm_dinst_loaded(const wfm_dinst *d)
+{
+    return d->loaded;
+}
+
+size_t wfm_dinst_bookmark_count(const wfm_dinst *d)
+{
+    return d->bookmark_count;
+}
+
+const char *wfm_dinst_bookmark_name(const wfm_dinst *d, size_t index)
+{
+    return index < d->bookmark_count ? d->bookmarks[index] : NULL;
+}
+
+uint64_t wfm_dinst_saves(const wfm_dinst *d)
+{
+    return d->saves;
+}

@@ -1,0 +1,129 @@
+/* wfm_durable.h — the durable host: a wfm_runtime plus a wfm_store. It creates instances in
+ * the store under a lease, runs them, saves them at persist points (Persist activity, idle
+ * per TimeToPersist/TimeToUnload, completion), loads-and-locks them back by id, renews the
+ * leases of loaded instances from a background thread and releases them on unload
+ * (DESIGN.md "Persistence", WF-SEMANTICS.md §5). */
+#ifndef WFM_DURABLE_H
+#define WFM_DURABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/wf_error.h"
+#include "../common/wf_value.h"
+#include "wfm_runtime.h"
+#include "wfm_store.h"
+
+/* Lifecycle:
+ * 1. wfm_host_create(rt, store, opts): the runtime's Persist activities now request persists
+ *    (without a durable host on the runtime a Persist completes at once).
+ * 2. wfm_host_new (store row + lease; set inputs on wfm_dinst_instance) or wfm_host_load
+ *    (lock + restore by id).
+ * 3. wfm_host_run: runs on the caller's thread to the next idle or completion, saving at each
+ *    persist point on the way; wfm_host_resume + wfm_host_run continue it.
+ * 4. wfm_dinst_close each instance (releases a lease still held, without saving), then
+ *    wfm_host_destroy.
+ * Threads: different instances may be run from different threads at once (their saves are
+ *    then grouped into shared commits when the store has group commit on); calls on one
+ *    instance must not race.
+ *
+ * Idle policy (WF4 WorkflowIdleBehavior): when an instance goes idle outside a no-persist
+ * zone, time_to_unload_ms == 0 persists it and unloads it at once (releases the lease; the
+ * in-memory copy stays readable until wfm_dinst_close but can no longer run); otherwise
+ * time_to_persist_ms == 0 (< time_to_unload) persists it and keeps it loaded. Longer settings
+ * are applied by wfm_host_poll, which compares the host clock with the time the instance went
+ * idle. WFM_HOST_NEVER is TimeSpan.MaxValue. The defaults (WFM_HOST_OPTS_INIT): persist and
+ * unload as soon as idle, which is what the CLI wants (WF4's own default TimeToUnload is
+ * one minute).
+ *
+ * Inside a no-persist zone (an InvokeMethod or TransactionScope executing) an idle instance
+ * is not saved: the persist is deferred to the next persist point after the zone ends, and
+ * the instance stays loaded (wfm_dinst_loaded is true).
+ *
+ * Promoted properties: opts.promote names arguments of the workflow (In, Out or InOut); each
+ * save writes their current values as text (wf_value_to_text) into the store's promoted
+ * table, queryable with `wfbridge instances --where NAME=VALUE` / wfm_store_query. A name the
+ * workflow does not declare is skipped. */
+
+#define WFM_HOST_NEVER INT64_MAX
+
+/* Called after each successful save (on the saving thread), e.g. for logs and tests. */
+typedef void (*wfm_host_persist_fn)(void *ud, const wfm_store_save_rec *rec);
+/* The host clock in microseconds since the epoch (NULL: the real clock). */
+typedef int64_t (*wfm_host_clock_fn)(void *ud);
+
+typedef struct wfm_host_opts {
+    int64_t time_to_persist_ms; /* WFM_HOST_NEVER (default), or persist after idle this long */
+    int64_t time_to_unload_ms;  /* 0 (default): persist + unload at once; WFM_HOST_NEVER */
+    const char *const *promote; /* argument names to promote (borrowed for the host's life) */
+    size_t promote_count;
+    int64_t renew_ms;           /* lease renewal period; 0: 10,000 ms; < 0: no thread */
+    wfm_host_persist_fn on_persist;
+    void *on_persist_ud;
+    wfm_host_clock_fn clock;
+    void *clock_ud;
+} wfm_host_opts;
+
+#define WFM_HOST_OPTS_INIT {WFM_HOST_NEVER, 0, NULL, 0, 0, NULL, NULL, NULL, NULL}
+
+typedef struct wfm_host wfm_host;
+typedef struct wfm_dinst wfm_dinst; /* one durable instance handled by a host */
+
+/* rt and store are borrowed and must outlive the host. WF_E_STATE if rt already has a host. */
+wf_status wfm_host_create(wfm_runtime *rt, wfm_store *store, const wfm_host_opts *opts,
+                          wfm_host **out, wf_error *err);
+/* Stops the renewal thread. Every wfm_dinst must have been closed. Accepts NULL. */
+void wfm_host_destroy(wfm_host *host);
+wfm_store *wfm_host_store(wfm_host *host);
+
+/* A new instance of def: a store row (status "Created", leased to this host) and an
+ * in-memory instance, not yet run. */
+wf_status wfm_host_new(wfm_host *host, wfm_definition *def, wfm_dinst **out, wf_error *err);
+/* Load instance `id`: decode its saved state (the definition is loaded again from the path the
+ * store recorded and must have the same content hash), then take its lease. WF_E_NOTFOUND
+ * unknown id; WF_E_LOCKED another host holds it; WF_E_STATE it has completed or was never
+ * saved; WF_E_CORRUPT its state does not decode (the store is left untouched); I/O and
+ * parse errors of the definition file as they are. */
+wf_status wfm_host_load(wfm_host *host, const char *id, wfm_dinst **out, wf_error *err);
+
+/* Run to the next idle or completion: a Persist request saves the instance (keeping the
+ * lease) and continues; completion saves the final status and state and releases the lease;
+ * idle applies the idle policy above. WF_E_STATE when the instance was unloaded or has
+ * completed; a failed save (e.g. WF_E_LOCKED: the lease was lost) is returned. */
+wf_status wfm_host_run(wfm_host *host, wfm_dinst *d, wf_error *err);
+/* Resume a bookmark of a loaded instance (see wfm_instance_resume); run it next. */
+wf_status wfm_host_resume(wfm_host *host, wfm_dinst *d, const char *bookmark,
+                          const wf_value *payload, wf_error *err);
+/* Save now (WF_E_STATE inside a no-persist zone); unload=true also releases the lease. */
+wf_status wfm_host_persist(wfm_host *host, wfm_dinst *d, bool unload, wf_error *err);
+/* Apply time_to_persist/time_to_unload to every loaded idle instance whose time has come
+ * (the long-running host and the renewal thread call it). */
+wf_status wfm_host_poll(wfm_host *host, wf_error *err);
+
+/* Release the lease if still held (nothing is saved) and free the instance. NULL accepted. */
+void wfm_dinst_close(wfm_dinst *d);
+const char *wfm_dinst_id(const wfm_dinst *d);
+/* The in-memory instance: set inputs before the first run; read outputs, bookmarks, state.
+ * Bookmark names include internal Persist bookmarks (wfm_persist_bookmark tells them). */
+wfm_instance *wfm_dinst_instance(wfm_dinst *d);
+bool wfm_dinst_loaded(const wfm_dinst *d); /* false once unloaded or completed */
+/* The user-visible bookmarks as last saved ("" entries never; count 0 when none). */
+size_t wfm_dinst_bookmark_count(const wfm_dinst *d);
+const char *wfm_dinst_bookmark_name(const wfm_dinst *d, size_t index);
+uint64_t wfm_dinst_saves(const wfm_dinst *d); /* successful saves by this host */
+
+/* ---- the Persist activity (wfm_act_persist.c) ------------------------------------------- */
+/* Internal bookmarks a Persist activity waits on start with this prefix. */
+#define WFM_PERSIST_BOOKMARK_PREFIX "\x1fpersist#"
+bool wfm_persist_bookmark(const char *name);
+/* Register the Persist kind (wfm_builtins_register calls it). */
+wf_status wfm_act_persist_register(wfm_catalogue *cat, wf_error *err);
+/* Whether a durable host is attached to the runtime owning `types` (the Persist activity asks
+ * with wfm_ctx_types). */
+bool wfm_durable_attached(const wf_types *types);
+/* wfm_host_create / _destroy: mark the runtime as durable (false: it already is). */
+bool wfm_durable_attach(const wf_types *types);
+void wfm_durable_detach(const wf_types *types);
+
+#endif

@@ -1,0 +1,31 @@
+/* wfm_track_int.h — the bridge between the runtime and the tracker (modern/ only): instance
+ * lifecycle records emitted by wfm_runtime.c, and the scheduler's wfm_track_event hook turned
+ * into WF4 records. Every function starts with one wfm_tracker_wants() test, so a runtime
+ * without a tracker pays a branch per event. */
+#ifndef WFM_TRACK_INT_H
+#define WFM_TRACK_INT_H
+
+#include <stdint.h>
+
+#include "wfm_sched_int.h"
+#include "wfm_track.h"
+
+/* Where one instance's records go: its tracker, id and record counter. */
+typedef struct wfm_track_target {
+    wfm_tracker *tracker; /* borrowed; NULL: no tracking */
+    const char *instance_id;
+    uint64_t *seq;        /* the instance's record counter */
+    int64_t now_us;
+} wfm_track_target;
+
+/* A WorkflowInstance record: state "Started", "Idle", "Completed", ... */
+void wfm_track_instance(const wfm_track_target *to, const char *state, const wf_value *fault);
+/* The scheduler's hook (wfm_sched_host.track) mapped to ActivityScheduled, ActivityState,
+ * CancelRequested, FaultPropagation and BookmarkResumption records. */
+void wfm_track_sched(const wfm_track_target *to, wfm_track_event ev, const wfm_ai *ai,
+                     const char *name, const wf_value *value);
+/* The instance record for the state a run ended in (Idle, Completed, Faulted, ...), with
+ * UnhandledException first for a fault. */
+void wfm_track_run_end(const wfm_track_target *to, wfm_sched_state state, const wf_value *fault);
+
+#endif

@@ -1,0 +1,133 @@
+/* wfm_track_sched.c — turns scheduler events and instance state changes into tracking
+ * records (WF-SEMANTICS §5 "Tracking": Sequence{WriteLine} gives Started, Scheduled(Sequence),
+ * Scheduled(WriteLine), Closed(WriteLine), Closed(Sequence), Completed). */
+#include "wfm_track_int.h"
+
+static wfm_track_record base(const wfm_track_target *to, wfm_rec_kind kind)
+{
+    wfm_track_record r = {0};
+    r.kind = kind;
+    r.instance_id = to->instance_id;
+    r.seq = ++*to->seq;
+    r.time_us = to->now_us;
+    return r;
+}
+
+void wfm_track_instance(const wfm_track_target *to, const char *state, const wf_value *fault)
+{
+    if (!wfm_tracker_wants(to->tracker, WFM_REC_INSTANCE))
+        return;
+    wfm_track_record r = base(to, WFM_REC_INSTANCE);
+    r.state = state;
+    r.fault = fault;
+    wfm_tracker_emit(to->tracker, &r);
+}
+
+void wfm_track_run_end(const wfm_track_target *to, wfm_sched_state state, const wf_value *fault)
+{
+    switch (state) {
+    case WFM_SCHED_IDLE:
+        wfm_track_instance(to, "Idle", NULL);
+        break;
+    case WFM_SCHED_CLOSED:
+        wfm_track_instance(to, "Completed", NULL);
+        break;
+    case WFM_SCHED_FAULTED:
+        wfm_track_instance(to, "UnhandledException", fault);
+        wfm_track_instance(to, "Faulted", fault);
+        break;
+    case WFM_SCHED_CANCELED:
+        wfm_track_instance(to, "Canceled", NULL);
+        break;
+    case WFM_SCHED_TERMINATED:
+        wfm_track_instance(to, "Terminated", fault);
+        break;
+    default:
+        break;
+    }
+}
+
+static const char *name_of(const wfm_ai *ai)
+{
+    return ai ? wfm_node_display_name(ai->node) : NULL;
+}
+
+static const char *id_of(const wfm_ai *ai)
+{
+    return ai ? wfm_node_id(ai->node) : NULL;
+}
+
+static const char *closed_state(const wfm_ai *ai)
+{
+    switch (ai->status) {
+    case WFM_CANCELED:
+        return "Canceled";
+    case WFM_FAULTED:
+        return "Faulted";
+    default:
+        return "Closed";
+    }
+}
+
+/* ActivityState with the activity's own variables (the profile decides whether they stay). */
+static void activity_state(const wfm_track_target *to, const wfm_ai *ai, const char *state)
+{
+    wfm_track_record r = base(to, WFM_REC_ACTIVITY_STATE);
+    r.state = state;
+    r.activity = name_of(ai);
+    r.activity_id = id_of(ai);
+    const char *names[32];
+    uint32_t n = ai->node->var_count;
+    if (n > 0 && n <= 32 && ai->venv.slots) {
+        for (uint32_t i = 0; i < n; i++)
+            names[i] = ai->node->vars[i].name;
+        r.data_names = names;
+        r.data_values = ai->venv.slots;
+        r.data_count = n;
+    }
+    wfm_tracker_emit(to->tracker, &r);
+}
+
+static wfm_rec_kind kind_of(wfm_track_event ev)
+{
+    switch (ev) {
+    case WFM_TRACK_SCHEDULED:
+        return WFM_REC_ACTIVITY_SCHEDULED;
+    case WFM_TRACK_CANCEL_REQ:
+        return WFM_REC_CANCEL_REQUESTED;
+    case WFM_TRACK_FAULT:
+        return WFM_REC_FAULT_PROPAGATION;
+    case WFM_TRACK_RESUMED:
+        return WFM_REC_BOOKMARK_RESUMPTION;
+    default:
+        return WFM_REC_ACTIVITY_STATE;
+    }
+}
+
+void wfm_track_sched(const wfm_track_target *to, wfm_track_event ev, const wfm_ai *ai,
+                     const char *name, const wf_value *value)
+{
+    wfm_rec_kind kind = kind_of(ev);
+    if (!wfm_tracker_wants(to->tracker, kind))
+        return;
+    if (ev == WFM_TRACK_EXECUTING || ev == WFM_TRACK_CLOSED) {
+        activity_state(to, ai, ev == WFM_TRACK_EXECUTING ? "Executing" : closed_state(ai));
+        return;
+    }
+    wfm_track_record r = base(to, kind);
+    if (ev == WFM_TRACK_SCHEDULED || ev == WFM_TRACK_CANCEL_REQ) {
+        r.activity = name_of(ai->parent); /* the scheduling (or canceling) parent */
+        r.activity_id = id_of(ai->parent);
+        r.child = name_of(ai);
+        r.child_id = id_of(ai);
+    } else {
+        r.activity = name_of(ai); /* fault source, or the bookmark's owner */
+        r.activity_id = id_of(ai);
+        r.name = name;
+        if (ev == WFM_TRACK_FAULT)
+            r.fault = value;
+        else
+            r.payload = value;
+    }
+    wfm_tracker_emit(to->tracker, &r);
+}

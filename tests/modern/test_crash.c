@@ -1,0 +1,259 @@
+/* test_crash.c — the kill -9 harness for durable instances. Rounds of 20 instances of
+ * tests/modern/data/durable/crash.xaml ("go" bookmark, then five native wfd_step calls with a
+ * Persist after each of the first four and a 2 ms Delay after the second) are run by the
+ * host process $WF_BUILD/tests/crash_host (4 threads, group commit, durability FULL), which
+ * is killed with SIGKILL after a random sleep (seeded PRNG; the seed is printed) and
+ * restarted, until every instance of the round completed; rounds repeat until at least
+ * WF_CRASH_CYCLES kills happened (default 200).
+ * The rule checked from the O_APPEND log ("S TAG K" per native call, "P TAG K STATUS" after
+ * each committed save, K = the promoted Step): per instance the calls run 1..5 in order, a
+ * call may repeat only if it is the latest one (it ran after the last persist, which the
+ * crash lost), no call K appears after a persist with Step >= K (nothing before the last
+ * persist point runs twice), exactly one completion save at most and no call after it; at
+ * the end the store row is Closed with Step 5, and PRAGMA integrity_check says ok.
+ * Long form, by hand (several minutes):
+ *   WF_CRASH_CYCLES=5000 CK_RUN_SUITE=modern_crash make BUILD=build-p2 check-modern
+ * WF_CRASH_SEED=N replays a seed; WF_CRASH_DURABILITY=normal uses synchronous=NORMAL. */
+#include <check.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../common/wf_mem.h"
+#include "../../modern/wfm_store.h"
+#include "../wf_test_util.h"
+
+#define ROUND_INSTANCES 20
+#define STEPS 5
+#define THREADS "4"
+
+typedef struct harness {
+    char store[512], log[512], host[512];
+    const char *xaml, *libdir, *durability;
+    unsigned seed, target;
+    unsigned long long rng;
+} harness;
+
+static unsigned next_rand(harness *h)
+{
+    h->rng = h->rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (unsigned)(h->rng >> 33);
+}
+
+static unsigned env_uint(const char *name, unsigned deflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? (unsigned)strtoul(v, NULL, 10) : deflt;
+}
+
+static pid_t spawn(harness *h, const char *const *args)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        const char *argv[12] = {h->host, h->store, h->xaml, h->libdir};
+        size_t n = 4;
+        for (; args[n - 4]; n++)
+            argv[n] = args[n - 4];
+        argv[n++] = h->durability;
+        argv[n] = NULL;
+        execv(h->host, (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+static void run_init(harness *h, const char *prefix)
+{
+    char count[16];
+    snprintf(count, sizeof count, "%d", ROUND_INSTANCES);
+    const char *args[] = {"init", count, prefix, NULL};
+    int status = 0;
+    ck_assert_int_eq(waitpid(spawn(h, args), &status, 0) > 0, 1);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "crash_host init failed (%d)",
+                  status);
+}
+
+/* ---- checking the log ------------------------------------------------------------------- */
+typedef struct tag_state {
+    int last_call; /* last S step, 0 none */
+    int max_persisted;
+    int closed;
+    unsigned repeats;
+} tag_state;
+
+static unsigned check_log(const harness *h, const char *prefix)
+{
+    tag_state tags[ROUND_INSTANCES];
+    for (int i = 0; i < ROUND_INSTANCES; i++)
+        tags[i] = (tag_state){0, -1, 0, 0};
+    FILE *f = fopen(h->log, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[256];
+    size_t plen = strlen(prefix);
+    unsigned lines = 0;
+    while (fgets(line, sizeof line, f)) {
+        char kind = 0, tag[64] = "", status[32] = "";
+        int k = -1;
+        int n = sscanf(line, "%c %63s %d %31s", &kind, tag, &k, status);
+        ck_assert_msg(n >= 3, "bad log line '%s'", line);
+        if (strncmp(tag, prefix, plen) != 0 || tag[plen] != '-')
+            continue;
+        int i = atoi(tag + plen + 1);
+        ck_assert_int_lt(i, ROUND_INSTANCES);
+        tag_state *t = &tags[i];
+        lines++;
+        if (kind == 'S') {
+            ck_assert_msg(k == t->last_call || k == t->last_call + 1,
+                          "%s: call %d after call %d (seed %u)", tag, k, t->last_call, h->seed);
+            ck_assert_msg(k > t->max_persisted,
+                          "%s: call %d repeated after a persist at step %d (seed %u)", tag, k,
+                          t->max_persisted, h->seed);
+            ck_assert_msg(!t->closed, "%s: call %d after completion (seed %u)", tag, k, h->seed);
+            t->repeats += k == t->last_call;
+            t->last_call = k;
+        } else {
+            ck_assert_int_eq(kind, 'P');
+            ck_assert_msg(k >= t->max_persisted, "%s: persist %d after %d (seed %u)", tag, k,
+                          t->max_persisted, h->seed);
+            ck_assert_msg(k == t->last_call, "%s: persisted step %d, last call %d (seed %u)",
+                          tag, k, t->last_call, h->seed);
+            t->max_persisted = k;
+            if (strcmp(status, "Closed") == 0) {
+                ck_assert_msg(!t->closed, "%s: completed twice (seed %u)", tag, h->seed);
+                ck_assert_int_eq(k, STEPS);
+                t->closed = 1;
+            }
+        }
+    }
+    fclose(f);
+    unsigned repeats = 0;
+    for (int i = 0; i < ROUND_INSTANCES; i++) {
+        ck_assert_msg(tags[i].last_call == STEPS, "%s-%02d: last call %d", prefix, i,
+                      tags[i].last_call);
+        repeats += tags[i].repeats;
+    }
+    ck_assert_uint_gt(lines, 0);
+    return repeats;
+}
+
+typedef struct found_rows {
+    unsigned n;
+    char id[33], status[16];
+} found_rows;
+
+static bool found_row(void *ud, const wfm_store_row *row)
+{
+    found_rows *f = ud;
+    f->n++;
+    snprintf(f->id, sizeof f->id, "%s", row->id);
+    snprintf(f->status, sizeof f->status, "%s", row->status);
+    return true;
+}
+
+/* Exactly one row carries each tag of the round: Closed, with Step = 5 promoted. */
+static void check_store(const harness *h, const char *prefix)
+{
+    wfm_store_opts so = WFM_STORE_OPTS_INIT;
+    so.path = h->store;
+    so.owner = "harness";
+    wfm_store *store = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_open(&so, &store, &err), WF_OK);
+    for (int i = 0; i < ROUND_INSTANCES; i++) {
+        char tag[64], want[32];
+        snprintf(tag, sizeof tag, "%s-%02d", prefix, i);
+        snprintf(want, sizeof want, "Step=%d\n", STEPS);
+        wfm_store_query q = WFM_STORE_QUERY_INIT;
+        q.prop_name = "Tag";
+        q.prop_value = tag;
+        found_rows f = {0, "", ""};
+        ck_assert_int_eq(wfm_store_query_rows(store, &q, found_row, &f, &err), WF_OK);
+        ck_assert_uint_eq(f.n, 1);
+        ck_assert_str_eq(f.status, "Closed");
+        char *props = NULL;
+        ck_assert_int_eq(wfm_store_props(store, f.id, &props, &err), WF_OK);
+        ck_assert_msg(props && strstr(props, want), "%s: promoted '%s'", tag, props);
+        wf_free(props);
+    }
+    wfm_store_close(store);
+}
+
+static void check_integrity(const harness *h)
+{
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open_v2(h->store, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "ok");
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+START_TEST(crash_kill_restart)
+{
+    harness h = {0};
+    const char *dir = wf_test_tmpdir();
+    char dir_copy[256];
+    snprintf(dir_copy, sizeof dir_copy, "%s", dir);
+    snprintf(h.store, sizeof h.store, "%s/crash.db", dir_copy);
+    snprintf(h.log, sizeof h.log, "%s/crash.log", dir_copy);
+    snprintf(h.host, sizeof h.host, "%s/tests/crash_host", wf_test_build_dir());
+    h.xaml = "tests/modern/data/durable/crash.xaml";
+    h.libdir = wf_test_lib_dir();
+    h.durability = getenv("WF_CRASH_DURABILITY") ? getenv("WF_CRASH_DURABILITY") : "full";
+    h.seed = env_uint("WF_CRASH_SEED", 20261130u);
+    h.target = env_uint("WF_CRASH_CYCLES", 200);
+    h.rng = h.seed;
+    setenv("WFD_LOG", h.log, 1);
+    printf("crash harness: seed %u, at least %u kill/restart cycles\n", h.seed, h.target);
+    fflush(stdout);
+    unsigned cycles = 0, rounds = 0, repeats = 0;
+    while (cycles < h.target) {
+        char prefix[16];
+        snprintf(prefix, sizeof prefix, "r%u", rounds);
+        run_init(&h, prefix);
+        for (unsigned in_round = 0;; in_round++) {
+            const char *args[] = {"work", THREADS, NULL};
+            pid_t pid = spawn(&h, args);
+            unsigned span = 3000 + 1000 * in_round; /* grows so every round finishes */
+            if (span > 200000)
+                span = 200000;
+            usleep(next_rand(&h) % span);
+            kill(pid, SIGKILL);
+            int status = 0;
+            ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+            if (WIFEXITED(status)) {
+                ck_assert_msg(WEXITSTATUS(status) == 0, "crash_host work exited %d (seed %u)",
+                              WEXITSTATUS(status), h.seed);
+                break;
+            }
+            ck_assert(WIFSIGNALED(status));
+            cycles++;
+        }
+        repeats += check_log(&h, prefix);
+        check_store(&h, prefix);
+        rounds++;
+    }
+    check_integrity(&h);
+    printf("crash harness: %u cycles, %u rounds of %d instances, %u repeated calls\n", cycles,
+           rounds, ROUND_INSTANCES, repeats);
+    wf_test_tmpdir_remove(dir_copy);
+}
+END_TEST
+
+Suite *modern_crash_suite(void)
+{
+    Suite *s = suite_create("modern_crash");
+    TCase *tc = tcase_create("core");
+    unsigned cycles = env_uint("WF_CRASH_CYCLES", 200);
+    tcase_set_timeout(tc, 120 + (double)cycles / 4);
+    tcase_add_test(tc, crash_kill_restart);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,797 @@
+/* test_durable.c — the durable host (modern/wfm_durable.h) and the durable CLI verbs: Persist
+ * activity, idle policy (TimeToPersist / TimeToUnload on a virtual clock), no-persist zones,
+ * promoted properties, resume after unload in another process, leases and takeover between
+ * two hosts, a corrupt state blob, and `wfbridge run --store / instances / inspect / resume`
+ * end to end with their bad inputs and exit codes. Fixtures: tests/modern/data/durable/. */
+#include <check.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../common/wf_mem.h"
+#include "../../modern/wfm_durable.h"
+#include "../../modern/wfm_persist.h"
+#include "../wf_test_util.h"
+
+#define DATA "tests/modern/data/durable/"
+
+static void sink(void *ud, const char *text, size_t len)
+{
+    (void)ud;
+    (void)text;
+    (void)len;
+}
+
+typedef struct fixture {
+    char dir[256], store_path[512];
+    wf_libpath *libpath;
+    wfm_runtime *rt;
+    wfm_store *store;
+    wfm_host *host;
+    int64_t clock_us;
+    char statuses[512]; /* "Executing,Idle," as saved */
+} fixture;
+
+static int64_t fake_clock(void *ud)
+{
+    return ((fixture *)ud)->clock_us;
+}
+
+static void on_persist(void *ud, const wfm_store_save_rec *rec)
+{
+    fixture *f = ud;
+    strncat(f->statuses, rec->status, sizeof f->statuses - strlen(f->statuses) - 2);
+    strcat(f->statuses, ",");
+}
+
+static const char *const promote[] = {"Who", "Total", "amount", "nosuch"};
+
+static void fx_open_store(fixture *f, const char *owner, int64_t lease_ms)
+{
+    wfm_store_opts so = WFM_STORE_OPTS_INIT;
+    so.path = f->store_path;
+    so.owner = owner;
+    so.lease_ms = lease_ms;
+    so.durability = WFM_DURABILITY_NORMAL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_open(&so, &f->store, &err), WF_OK);
+}
+
+static void fx_host(fixture *f, const wfm_host_opts *opts)
+{
+    wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
+    ro.worker_count = 1;
+    ro.write = sink;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wf_libpath_create(wf_test_lib_dir(), &f->libpath, &err), WF_OK);
+    ro.libpath = f->libpath;
+    ck_assert_int_eq(wfm_runtime_create(&ro, &f->rt, &err), WF_OK);
+    wfm_host_opts ho = WFM_HOST_OPTS_INIT;
+    if (opts)
+        ho = *opts;
+    ho.renew_ms = -1;
+    ho.promote = promote;
+    ho.promote_count = 4;
+    ho.on_persist = on_persist;
+    ho.on_persist_ud = f;
+    ho.clock = fake_clock;
+    ho.clock_ud = f;
+    ck_assert_int_eq(wfm_host_create(f->rt, f->store, &ho, &f->host, &err), WF_OK);
+}
+
+static void fx_init(fixture *f, const wfm_host_opts *opts)
+{
+    memset(f, 0, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "%s", wf_test_tmpdir());
+    snprintf(f->store_path, sizeof f->store_path, "%s/d.db", f->dir);
+    f->clock_us = 1000000;
+    fx_open_store(f, "test-host", 0);
+    fx_host(f, opts);
+}
+
+static void fx_close_host(fixture *f)
+{
+    wfm_host_destroy(f->host);
+    wfm_store_close(f->store);
+    wfm_runtime_destroy(f->rt);
+    wf_libpath_destroy(f->libpath);
+    f->host = NULL;
+    f->store = NULL;
+    f->rt = NULL;
+    f->libpath = NULL;
+}
+
+static void fx_fini(fixture *f)
+{
+    fx_close_host(f);
+    wf_test_tmpdir_remove(f->dir);
+}
+
+/* A new instance of `file` (Who=bob when it has that argument), run to its first stop. */
+static wfm_dinst *start(fixture *f, const char *file)
+{
+    wf_error err = WF_ERROR_INIT;
+    wfm_definition *def = NULL;
+    ck_assert_int_eq(wfm_runtime_load(f->rt, file, &def, NULL, &err), WF_OK);
+    wfm_dinst *d = NULL;
+    ck_assert_int_eq(wfm_host_new(f->host, def, &d, &err), WF_OK);
+    wfm_definition_release(def);
+    size_t index;
+    if (wfm_definition_arg_find(wfm_instance_definition(wfm_dinst_instance(d)), "Who", &index)) {
+        wf_value who;
+        ck_assert_int_eq(wf_value_cstring("bob", &who), WF_OK);
+        ck_assert_int_eq(wfm_instance_set_input(wfm_dinst_instance(d), "Who", &who, &err), WF_OK);
+        wf_value_release(&who);
+    }
+    ck_assert_msg(wfm_host_run(f->host, d, &err) == WF_OK, "%s", err.message);
+    return d;
+}
+
+typedef struct row_copy {
+    unsigned n;
+    char status[16], bookmarks[128], owner[64];
+    int64_t updated_ms, next_timer_us;
+} row_copy;
+
+static bool copy_row(void *ud, const wfm_store_row *row)
+{
+    row_copy *r = ud;
+    r->n++;
+    snprintf(r->status, sizeof r->status, "%s", row->status);
+    snprintf(r->bookmarks, sizeof r->bookmarks, "%s", row->bookmarks);
+    snprintf(r->owner, sizeof r->owner, "%s", row->owner ? row->owner : "");
+    r->updated_ms = row->updated_ms;
+    r->next_timer_us = row->next_timer_us;
+    return true;
+}
+
+/* The row of the store's only instance. */
+static row_copy get_row(wfm_store *store)
+{
+    row_copy r = {0};
+    wfm_store_query q = WFM_STORE_QUERY_INIT;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_query_rows(store, &q, copy_row, &r, &err), WF_OK);
+    ck_assert_uint_eq(r.n, 1);
+    return r;
+}
+
+static wf_value int_value(int32_t x)
+{
+    return wf_int32(x);
+}
+
+/* ---- core ----------------------------------------------------------------------------------- */
+START_TEST(persist_activity_and_idle_unload)
+{
+    fixture f;
+    fx_init(&f, NULL);
+    wfm_dinst *d = start(&f, DATA "approve.xaml");
+    /* the Persist activity saved the runnable instance, then the idle unloaded it */
+    ck_assert_str_eq(f.statuses, "Executing,Idle,");
+    ck_assert_uint_eq(wfm_dinst_saves(d), 2);
+    ck_assert(!wfm_dinst_loaded(d));
+    ck_assert_uint_eq(wfm_dinst_bookmark_count(d), 1);
+    ck_assert_str_eq(wfm_dinst_bookmark_name(d, 0), "approve");
+    row_copy r = get_row(f.store);
+    ck_assert_str_eq(r.status, "Idle");
+    ck_assert_str_eq(r.bookmarks, "approve");
+    ck_assert_str_eq(r.owner, ""); /* released */
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_host_run(f.host, d, &err), WF_E_STATE);
+    wf_error_clear(&err);
+    wfm_dinst_close(d);
+    fx_fini(&f);
+}
+END_TEST
+
+START_TEST(persist_without_host_completes)
+{
+    wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
+    ro.worker_count = 1;
+    ro.write = sink;
+    wfm_runtime *rt = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_runtime_create(&ro, &rt, &err), WF_OK);
+    wfm_definition *def = NULL;
+    ck_assert_int_eq(wfm_runtime_load(rt, DATA "approve.xaml", &def, NULL, &err), WF_OK);
+    wfm_instance *inst = NULL;
+    ck_assert_int_eq(wfm_instance_create(rt, def, &inst, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_run(inst, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_state_get(inst), WFM_INSTANCE_IDLE);
+    ck_assert_uint_eq(wfm_instance_bookmark_count(inst), 1);
+    ck_assert_str_eq(wfm_instance_bookmark_name(inst, 0), "approve");
+    wfm_instance_destroy(inst);
+    wfm_definition_release(def);
+    wfm_runtime_destroy(rt);
+}
+END_TEST
+
+START_TEST(persist_in_no_persist_zone_faults)
+{
+    fixture f;
+    fx_init(&f, NULL);
+    wfm_dinst *d = start(&f, DATA "persist_in_tx.xaml");
+    wfm_instance *inst = wfm_dinst_instance(d);
+    /* TransactionScope (AbortInstanceOnTransactionFailure) ends the instance on a fault */
+    ck_assert_int_eq(wfm_instance_state_get(inst), WFM_INSTANCE_TERMINATED);
+    const wf_value *exc = wfm_instance_fault(inst);
+    ck_assert_str_eq(exc->type->name, "InvalidOperationException");
+    ck_assert_ptr_nonnull(strstr(wf_value_exc_message(exc), "no-persist zone"));
+    ck_assert_ptr_nonnull(strstr(wf_value_exc_message(exc), "Atomic"));
+    ck_assert_str_eq(f.statuses, "Terminated,"); /* completion persisted */
+    ck_assert_str_eq(get_row(f.store).status, "Terminated");
+    wfm_dinst_close(d);
+    fx_fini(&f);
+}
+END_TEST
+
+START_TEST(zone_defers_idle_persist)
+{
+    fixture f;
+    fx_init(&f, NULL);
+    wfm_dinst *d = start(&f, DATA "zone.xaml");
+    /* idle on "inside" within the TransactionScope: not persisted, still loaded */
+    ck_assert_uint_eq(wfm_dinst_saves(d), 0);
+    ck_assert(wfm_dinst_loaded(d));
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_host_persist(f.host, d, false, &err), WF_E_STATE);
+    ck_assert_ptr_nonnull(strstr(err.message, "no-persist zone"));
+    wf_error_clear(&err);
+    ck_assert_int_eq(wfm_host_resume(f.host, d, "inside", NULL, &err), WF_OK);
+    ck_assert_int_eq(wfm_host_run(f.host, d, &err), WF_OK);
+    /* the zone ended: the next idle persisted and unloaded */
+    ck_assert_uint_eq(wfm_dinst_saves(d), 1);
+    ck_assert(!wfm_dinst_loaded(d));
+    ck_assert_str_eq(get_row(f.store).bookmarks, "after");
+    wfm_dinst_close(d);
+    fx_fini(&f);
+}
+END_TEST
+
+START_TEST(idle_policy_timed)
+{
+    fixture f;
+    wfm_host_opts ho = WFM_HOST_OPTS_INIT;
+    ho.time_to_persist_ms = 1000;
+    ho.time_to_unload_ms = 5000;
+    fx_init(&f, &ho);
+    wfm_dinst *d = start(&f, DATA "approve.xaml");
+    ck_assert_uint_eq(wfm_dinst_saves(d), 1); /* the Persist activity only */
+    ck_assert(wfm_dinst_loaded(d));
+    wf_error err = WF_ERROR_INIT;
+    f.clock_us += 999 * 1000;
+    ck_assert_int_eq(wfm_host_poll(f.host, &err), WF_OK);
+    ck_assert_uint_eq(wfm_dinst_saves(d), 1);
+    f.clock_us += 1000;
+    ck_assert_int_eq(wfm_host_poll(f.host, &err), WF_OK);
+    ck_assert_uint_eq(wfm_dinst_saves(d), 2); /* TimeToPersist: persisted, kept */
+    ck_assert(wfm_dinst_loaded(d));
+    ck_assert_str_eq(get_row(f.store).owner, "test-host");
+    f.clock_us += 3000 * 1000;
+    ck_assert_int_eq(wfm_host_poll(f.host, &err), WF_OK);
+    ck_assert_uint_eq(wfm_dinst_saves(d), 2); /* persisted already, not yet unloaded */
+    f.clock_us += 1000 * 1000;
+    ck_assert_int_eq(wfm_host_poll(f.host, &err), WF_OK);
+    ck_assert_uint_eq(wfm_dinst_saves(d), 3); /* TimeToUnload: persisted and released */
+    ck_assert(!wfm_dinst_loaded(d));
+    ck_assert_str_eq(get_row(f.store).owner, "");
+    wfm_dinst_close(d);
+    fx_fini(&f);
+}
+END_TEST
+
+START_TEST(idle_policy_persist_keep)
+{
+    fixture f;
+    wfm_host_opts ho = WFM_HOST_OPTS_INIT;
+    ho.time_to_persist_ms = 0;
+    ho.time_to_unload_ms = WFM_HOST_NEVER;
+    fx_init(&f, &ho);
+    wfm_dinst *d = start(&f, DATA "approve.xaml");
+    ck_assert_uint_eq(wfm_dinst_saves(d), 2);
+    ck_assert(wfm_dinst_loaded(d));
+    wf_error err = WF_ERROR_INIT;
+    f.clock_us += (int64_t)3600 * 1000000;
+    ck_assert_int_eq(wfm_host_poll(f.host, &err), WF_OK);
+    ck_assert(wfm_dinst_loaded(d)); /* never unloaded */
+    wf_value v = int_value(21);
+    ck_assert_int_eq(wfm_host_resume(f.host, d, "approve", &v, &err), WF_OK);
+    wf_value_release(&v);
+    ck_assert_int_eq(wfm_host_run(f.host, d, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_state_get(wfm_dinst_instance(d)), WFM_INSTANCE_CLOSED);
+    ck_assert_str_eq(get_row(f.store).status, "Closed");
+    ck_assert_str_eq(get_row(f.store).owner, "");
+    wfm_dinst_close(d);
+    fx_fini(&f);
+}
+END_TEST
+
+START_TEST(promoted_properties)
+{
+    fixture f;
+    fx_init(&f, NULL);
+    wfm_dinst *d = start(&f, DATA "approve.xaml");
+    char id[33];
+    snprintf(id, sizeof id, "%s", wfm_dinst_id(d));
+    wfm_dinst_close(d);
+    wf_error err = WF_ERROR_INIT;
+    char *props = NULL;
+    ck_assert_int_eq(wfm_store_props(f.store, id, &props, &err), WF_OK);
+    ck_assert_str_eq(props, "Total=0\nWho=bob\namount=0\n");
+    wf_free(props);
+    row_copy r = {0};
+    wfm_store_query q = WFM_STORE_QUERY_INIT;
+    q.prop_name = "Who";
+    q.prop_value = "bob";
+    ck_assert_int_eq(wfm_store_query_rows(f.store, &q, copy_row, &r, &err), WF_OK);
+    ck_assert_uint_eq(r.n, 1);
+    q.prop_value = "alice";
+    r.n = 0;
+    ck_assert_int_eq(wfm_store_query_rows(f.store, &q, copy_row, &r, &err), WF_OK);
+    ck_assert_uint_eq(r.n, 0);
+    /* resumed to completion: the final values */
+    ck_assert_int_eq(wfm_host_load(f.host, id, &d, &err), WF_OK);
+    wf_value v = int_value(21);
+    ck_assert_int_eq(wfm_host_resume(f.host, d, "approve", &v, &err), WF_OK);
+    wf_value_release(&v);
+    ck_assert_int_eq(wfm_host_run(f.host, d, &err), WF_OK);
+    wfm_dinst_close(d);
+    ck_assert_int_eq(wfm_store_props(f.store, id, &props, &err), WF_OK);
+    ck_assert_ptr_nonnull(strstr(props, "Total=42\n"));
+    wf_free(props);
+    fx_fini(&f);
+}
+END_TEST
+
+/* Unload here, resume in a forked process with its own runtime, store and host. */
+START_TEST(resume_in_new_process)
+{
+    fixture f;
+    fx_init(&f, NULL);
+    wfm_dinst *d = start(&f, DATA "approve.xaml");
+    char id[33];
+    snprintf(id, sizeof id, "%s", wfm_dinst_id(d));
+    wfm_dinst_close(d);
+    fx_close_host(&f);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        fixture g = f;
+        fx_open_store(&g, "second-process", 0);
+        fx_host(&g, NULL);
+        wf_error err = WF_ERROR_INIT;
+        wfm_dinst *e = NULL;
+        int rc = 10;
+        if (wfm_host_load(g.host, id, &e, &err) == WF_OK) {
+            wf_value v = int_value(21);
+            rc = 11;
+            if (wfm_host_resume(g.host, e, "approve", &v, &err) == WF_OK &&
+                wfm_host_run(g.host, e, &err) == WF_OK) {
+                const wf_value *total = wfm_instance_output(wfm_dinst_instance(e), "Total");
+                rc = total && total->type == &wf_type_int32 && total->u.i32 == 42 ? 0 : 12;
+            }
+            wf_value_release(&v);
+        }
+        wfm_dinst_close(e);
+        fx_close_host(&g);
+        _exit(rc);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), 0);
+    fx_open_store(&f, "test-host", 0);
+    ck_assert_str_eq(get_row(f.store).status, "Closed");
+    wfm_store_close(f.store);
+    f.store = NULL;
+    fx_fini(&f);
+}
+END_TEST
+
+/* Two hosts on one store file: a live lease blocks the other host; an expired one is taken
+ * over and the first host's next save fails with WF_E_LOCKED. */
+START_TEST(lease_and_takeover)
+{
+    fixture a, b;
+    wfm_host_opts keep = WFM_HOST_OPTS_INIT;
+    keep.time_to_persist_ms = 0;
+    keep.time_to_unload_ms = WFM_HOST_NEVER;
+    fx_init(&a, &keep);
+    wfm_dinst *d = start(&a, DATA "approve.xaml");
+    ck_assert(wfm_dinst_loaded(d));
+    char id[33];
+    snprintf(id, sizeof id, "%s", wfm_dinst_id(d));
+    memset(&b, 0, sizeof b);
+    snprintf(b.store_path, sizeof b.store_path, "%s", a.store_path);
+    fx_open_store(&b, "other-host", 0);
+    fx_host(&b, NULL);
+    wf_error err = WF_ERROR_INIT;
+    wfm_dinst *e = NULL;
+    ck_assert_int_eq(wfm_host_load(b.host, id, &e, &err), WF_E_LOCKED);
+    ck_assert_ptr_null(e);
+    ck_assert_ptr_nonnull(strstr(err.message, "locked"));
+    wf_error_clear(&err);
+    ck_assert_str_eq(get_row(a.store).owner, "test-host");
+    /* host A's lease lapses: reopen its store with a 1 ms lease and renew nothing */
+    wfm_dinst_close(d);
+    fx_close_host(&a);
+    fx_open_store(&a, "test-host", 1);
+    fx_host(&a, &keep);
+    ck_assert_int_eq(wfm_host_load(a.host, id, &d, &err), WF_OK);
+    usleep(5000);
+    ck_assert_int_eq(wfm_host_load(b.host, id, &e, &err), WF_OK); /* taken over */
+    ck_assert_str_eq(get_row(b.store).owner, "other-host");
+    ck_assert_int_eq(wfm_host_persist(a.host, d, false, &err), WF_E_LOCKED);
+    wf_error_clear(&err);
+    wf_value v = int_value(21);
+    ck_assert_int_eq(wfm_host_resume(b.host, e, "approve", &v, &err), WF_OK);
+    wf_value_release(&v);
+    ck_assert_int_eq(wfm_host_run(b.host, e, &err), WF_OK);
+    ck_assert_str_eq(get_row(b.store).status, "Closed");
+    wfm_dinst_close(e);
+    wfm_dinst_close(d);
+    fx_close_host(&b);
+    fx_fini(&a);
+}
+END_TEST
+
+/* The background thread renews the lease of a loaded instance: with a 300 ms lease renewed
+ * every 20 ms another host still finds it locked after 700 ms. */
+START_TEST(lease_renewed_while_loaded)
+{
+    fixture a, b;
+    memset(&a, 0, sizeof a);
+    snprintf(a.dir, sizeof a.dir, "%s", wf_test_tmpdir());
+    snprintf(a.store_path, sizeof a.store_path, "%s/d.db", a.dir);
+    fx_open_store(&a, "renewing-host", 300);
+    wfm_host_opts keep = WFM_HOST_OPTS_INIT;
+    keep.time_to_persist_ms = 0;
+    keep.time_to_unload_ms = WFM_HOST_NEVER;
+    fx_host(&a, &keep);
+    /* fx_host turns the thread off for the other tests: start a host with it on */
+    wfm_host_destroy(a.host);
+    keep.renew_ms = 20;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_host_create(a.rt, a.store, &keep, &a.host, &err), WF_OK);
+    wfm_dinst *d = start(&a, DATA "approve.xaml");
+    ck_assert(wfm_dinst_loaded(d));
+    usleep(700 * 1000);
+    memset(&b, 0, sizeof b);
+    snprintf(b.store_path, sizeof b.store_path, "%s", a.store_path);
+    fx_open_store(&b, "other-host", 0);
+    fx_host(&b, NULL);
+    wfm_dinst *e = NULL;
+    ck_assert_int_eq(wfm_host_load(b.host, wfm_dinst_id(d), &e, &err), WF_E_LOCKED);
+    wf_error_clear(&err);
+    ck_assert_int_eq(wfm_host_persist(a.host, d, true, &err), WF_OK); /* unload: released */
+    ck_assert_int_eq(wfm_host_load(b.host, wfm_dinst_id(d), &e, &err), WF_OK);
+    wfm_dinst_close(e);
+    wfm_dinst_close(d);
+    fx_close_host(&b);
+    fx_fini(&a);
+}
+END_TEST
+
+/* ---- the CLI ---------------------------------------------------------------------------- */
+typedef struct cli_out {
+    int rc;
+    char *out, *err;
+} cli_out;
+
+static cli_out cli(const char *dir, const char *const *args)
+{
+    char out_path[512], err_path[512], exe[512];
+    snprintf(out_path, sizeof out_path, "%s/cli.out", dir);
+    snprintf(err_path, sizeof err_path, "%s/cli.err", dir);
+    snprintf(exe, sizeof exe, "%s/bin/wfbridge", wf_test_build_dir());
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (o < 0 || e < 0)
+            _exit(126);
+        dup2(o, 1);
+        dup2(e, 2);
+        const char *argv[16] = {exe};
+        for (size_t i = 0; args[i] && i < 14; i++)
+            argv[i + 1] = args[i];
+        execv(exe, (char *const *)argv);
+        _exit(127);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    cli_out r = {WIFEXITED(status) ? WEXITSTATUS(status) : -1, NULL, NULL};
+    size_t len;
+    r.out = wf_test_read_file(out_path, &len);
+    r.err = wf_test_read_file(err_path, &len);
+    ck_assert_ptr_nonnull(r.out);
+    ck_assert_ptr_nonnull(r.err);
+    return r;
+}
+
+static void cli_free(cli_out *r)
+{
+    wf_free(r->out);
+    wf_free(r->err);
+}
+
+START_TEST(cli_end_to_end)
+{
+    char dir[256], store[512];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(store, sizeof store, "%s/cli.db", dir);
+    const char *run[] = {"run", DATA "approve.xaml", "--store", store, "--durability", "normal",
+                         "--arg", "Who=ann", "--json", NULL};
+    cli_out r = cli(dir, run);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "hello ann\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "\"status\": \"Idle\""));
+    ck_assert_ptr_nonnull(strstr(r.out, "\"approve\""));
+    const char *p = strstr(r.out, "\"id\": \"");
+    ck_assert_ptr_nonnull(p);
+    char id[33];
+    snprintf(id, sizeof id, "%.32s", p + strlen("\"id\": \""));
+    cli_free(&r);
+
+    const char *list[] = {"instances", "--store", store, "--json", NULL};
+    r = cli(dir, list);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, id));
+    cli_free(&r);
+
+    const char *inspect[] = {"inspect", "--store", store, id, NULL};
+    r = cli(dir, inspect);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"status\": \"Idle\""));
+    ck_assert_ptr_nonnull(strstr(r.out, "\"owner\": null"));
+    ck_assert_ptr_nonnull(strstr(r.out, "\"state\": {"));
+    cli_free(&r);
+
+    /* bad --bookmark syntax, unknown bookmark */
+    const char *bad_syntax[] = {"resume", "--store", store, id, "--bookmark", "approve", NULL};
+    r = cli(dir, bad_syntax);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "NAME=VALUE"));
+    cli_free(&r);
+    const char *bad_name[] = {"resume", "--store", store, id, "--bookmark", "nope=1", NULL};
+    r = cli(dir, bad_name);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "nope"));
+    cli_free(&r);
+
+    /* locked by another host */
+    wfm_store_opts so = WFM_STORE_OPTS_INIT;
+    so.path = store;
+    so.owner = "holder";
+    wfm_store *s = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_open(&so, &s, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_lock(s, id, &err), WF_OK);
+    const char *resume[] = {"resume", "--store", store, id, "--bookmark", "approve=21", "--json",
+                            NULL};
+    r = cli(dir, resume);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "locked"));
+    cli_free(&r);
+    ck_assert_int_eq(wfm_store_release(s, id, &err), WF_OK);
+    wfm_store_close(s);
+
+    r = cli(dir, resume);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "total 42\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "\"status\": \"Closed\""));
+    ck_assert_ptr_nonnull(strstr(r.out, id));
+    cli_free(&r);
+
+    /* completed: resuming again is an error */
+    r = cli(dir, resume);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "completed"));
+    cli_free(&r);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+START_TEST(cli_host_runs_due_timer)
+{
+    char dir[256], store[512];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(store, sizeof store, "%s/host.db", dir);
+    const char *run[] = {"run", DATA "delay.xaml", "--store", store, "--json", NULL};
+    cli_out r = cli(dir, run);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"status\": \"Idle\""));
+    cli_free(&r);
+    usleep(3000); /* the 1 ms timer is due */
+    const char *host[] = {"host", "--store", store, "--once", NULL};
+    r = cli(dir, host);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, " Closed\n"));
+    cli_free(&r);
+    const char *list[] = {"instances", "--store", store, "--status", "Closed", "--json", NULL};
+    r = cli(dir, list);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"Closed\""));
+    cli_free(&r);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* ---- bad input -------------------------------------------------------------------------- */
+START_TEST(cli_bad_input)
+{
+    char dir[256], store[512], missing[512];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(store, sizeof store, "%s/bad.db", dir);
+    snprintf(missing, sizeof missing, "%s/missing.db", dir);
+    const char *run[] = {"run", DATA "approve.xaml", "--store", store, NULL};
+    cli_out r = cli(dir, run);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "persisted"));
+    cli_free(&r);
+    const char *unknown[] = {"resume", "--store", store, "0123456789abcdef0123456789abcdef",
+                             "--bookmark", "approve=1", NULL};
+    r = cli(dir, unknown);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "no instance '0123456789abcdef0123456789abcdef'"));
+    cli_free(&r);
+    const char *inspect_unknown[] = {"inspect", "--store", store, "feed", NULL};
+    r = cli(dir, inspect_unknown);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "no instance 'feed'"));
+    cli_free(&r);
+    const char *no_store[] = {"resume", "--store", missing, "feed", NULL};
+    r = cli(dir, no_store);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "no instance store"));
+    ck_assert_int_ne(access(missing, F_OK), 0); /* not created */
+    cli_free(&r);
+    const char *bad_dur[] = {"run", DATA "approve.xaml", "--store", store, "--durability", "max",
+                             NULL};
+    r = cli(dir, bad_dur);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "--durability needs full or normal"));
+    cli_free(&r);
+    const char *no_id[] = {"resume", "--store", store, NULL};
+    r = cli(dir, no_id);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "no instance id"));
+    cli_free(&r);
+    const char *with_resume[] = {"run", DATA "approve.xaml", "--store", store, "--resume",
+                                 "approve=1", NULL};
+    r = cli(dir, with_resume);
+    ck_assert_int_eq(r.rc, 2);
+    cli_free(&r);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* A corrupt state blob: a clear WF_E_CORRUPT, no lease taken, nothing in the row changed. */
+START_TEST(corrupt_state_blob)
+{
+    fixture f;
+    fx_init(&f, NULL);
+    wfm_dinst *d = start(&f, DATA "approve.xaml");
+    char id[33];
+    snprintf(id, sizeof id, "%s", wfm_dinst_id(d));
+    wfm_dinst_close(d);
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(f.store_path, &db), SQLITE_OK);
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "UPDATE instances SET state = substr(state, 1, length(state) / 2) WHERE id = '%s'",
+             id);
+    ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    row_copy before = get_row(f.store);
+    void *blob_before = NULL;
+    size_t len_before = 0;
+    char status[32];
+    uint64_t hash;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(
+        wfm_store_load_state(f.store, id, &blob_before, &len_before, status, &hash, &err), WF_OK);
+    d = NULL;
+    ck_assert_int_eq(wfm_host_load(f.host, id, &d, &err), WF_E_CORRUPT);
+    ck_assert_ptr_null(d);
+    ck_assert_ptr_nonnull(strstr(err.message, id));
+    wf_error_clear(&err);
+    row_copy after = get_row(f.store);
+    ck_assert_str_eq(after.owner, "");
+    ck_assert_str_eq(after.status, before.status);
+    ck_assert_int_eq(after.updated_ms, before.updated_ms);
+    void *blob_after = NULL;
+    size_t len_after = 0;
+    ck_assert_int_eq(
+        wfm_store_load_state(f.store, id, &blob_after, &len_after, status, &hash, &err), WF_OK);
+    ck_assert_uint_eq(len_after, len_before);
+    ck_assert_int_eq(memcmp(blob_after, blob_before, len_before), 0);
+    wf_free(blob_before);
+    wf_free(blob_after);
+    /* inspect reports it too */
+    const char *inspect[] = {"inspect", "--store", f.store_path, id, NULL};
+    cli_out r = cli(f.dir, inspect);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, id));
+    cli_free(&r);
+    fx_fini(&f);
+}
+END_TEST
+
+/* ---- nomem ------------------------------------------------------------------------------- */
+typedef struct nomem_op {
+    fixture *f;
+    const char *id;
+} nomem_op;
+
+/* Load, resume and run to completion: every allocation failure is WF_E_NOMEM, nothing leaks,
+ * and the store row stays loadable (the lease is given back). */
+static wf_status load_and_finish(void *ud)
+{
+    nomem_op *op = ud;
+    wf_error err = WF_ERROR_INIT;
+    wfm_dinst *d = NULL;
+    wf_status st = wfm_host_load(op->f->host, op->id, &d, &err);
+    if (st != WF_OK)
+        return st;
+    wf_value v = wf_int32(21);
+    st = wfm_host_resume(op->f->host, d, "approve", &v, &err);
+    if (st == WF_OK)
+        st = wfm_host_run(op->f->host, d, &err);
+    if (st == WF_OK && wfm_instance_state_get(wfm_dinst_instance(d)) != WFM_INSTANCE_CLOSED)
+        st = WF_E_STATE;
+    wfm_dinst_close(d);
+    return st;
+}
+
+START_TEST(nomem_load)
+{
+    fixture f;
+    fx_init(&f, NULL);
+    wfm_dinst *d = start(&f, DATA "approve.xaml");
+    nomem_op op = {&f, wfm_dinst_id(d)};
+    unsigned runs = wf_test_nomem_loop(load_and_finish, &op, 10000);
+    ck_assert_uint_gt(runs, 0);
+    row_copy r = get_row(f.store);
+    ck_assert_str_eq(r.owner, "");
+    ck_assert_str_eq(r.status, "Closed");
+    wfm_dinst_close(d);
+    fx_fini(&f);
+}
+END_TEST
+
+Suite *modern_durable_suite(void)
+{
+    Suite *s = suite_create("modern_durable");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, persist_activity_and_idle_unload);
+    tcase_add_test(tc, persist_without_host_completes);
+    tcase_add_test(tc, persist_in_no_persist_zone_faults);
+    tcase_add_test(tc, zone_defers_idle_persist);
+    tcase_add_test(tc, idle_policy_timed);
+    tcase_add_test(tc, idle_policy_persist_keep);
+    tcase_add_test(tc, promoted_properties);
+    tcase_add_test(tc, resume_in_new_process);
+    tcase_add_test(tc, lease_and_takeover);
+    tcase_add_test(tc, lease_renewed_while_loaded);
+    tcase_add_test(tc, cli_end_to_end);
+    tcase_add_test(tc, cli_host_runs_due_timer);
+    suite_add_tcase(s, tc);
+    TCase *bad = tcase_create("bad_input");
+    tcase_set_timeout(bad, 60);
+    tcase_add_test(bad, cli_bad_input);
+    tcase_add_test(bad, corrupt_state_blob);
+    suite_add_tcase(s, bad);
+    TCase *nomem = tcase_create("nomem");
+    tcase_set_timeout(nomem, 60);
+    tcase_add_test(nomem, nomem_load);
+    suite_add_tcase(s, nomem);
+    return s;
+}
