@@ -279,8 +279,8 @@ static wf_status get_record(wf_reader *r, unsigned depth, wf_value *out, wf_erro
 }
 
 /* The type by name; an exception type the table does not know yet is declared under its
- * written parent (so user exception types survive a restart). */
-static const wf_type *exception_type(wf_reader *r, const char *name, const char *base)
+ * written parent (so user exception types survive a restart). NULL with *oom on failure. */
+static const wf_type *exception_type(wf_reader *r, const char *name, const char *base, bool *oom)
 {
     const wf_type *t = r->types ? wf_types_find(r->types, name) : NULL;
     if (t || !r->types || !*name)
@@ -288,7 +288,8 @@ static const wf_type *exception_type(wf_reader *r, const char *name, const char 
     const wf_type *parent = *base ? wf_types_find(r->types, base) : &wf_exc_exception;
     if (!parent || parent->kind != WF_K_EXCEPTION)
         return NULL;
-    wf_types_exception(r->types, name, parent, &t, NULL);
+    if (wf_types_exception(r->types, name, parent, &t, NULL) == WF_E_NOMEM)
+        *oom = true;
     return t;
 }
 
@@ -304,8 +305,10 @@ static wf_status get_exception(wf_reader *r, wf_value *out, wf_error *err)
     } else if (!name || !msg || !base) {
         rc = corrupt(r, err, "bad exception");
     } else {
-        const wf_type *t = exception_type(r, name, base);
-        if (!t)
+        const wf_type *t = exception_type(r, name, base, &oom);
+        if (oom)
+            rc = nomem(err);
+        else if (!t)
             rc = corrupt(r, err, "unknown exception type");
         else if (wf_value_exception(t, msg, out) != WF_OK)
             rc = nomem(err);

@@ -614,11 +614,101 @@ static wf_status finish(loader *ld)
     return WF_OK;
 }
 
-static bool utf16_input(const char *data, size_t len)
+/* ---- encodings: UTF-8 is parsed as is; UTF-16 (with a byte-order mark, as the WF3
+ * designer often saves .xoml and .rules files) is transcoded to UTF-8 first. Either way an
+ * encoding="utf-16" label in the XML declaration is blanked out with spaces, because .NET
+ * tools also write that label over UTF-8 bytes; every line and column stays where it was,
+ * since columns count characters. */
+
+static void put_utf8(wf_buf *out, uint32_t cp)
 {
-    const unsigned char *d = (const unsigned char *)data;
-    return len >= 2 && ((d[0] == 0xFF && d[1] == 0xFE) || (d[0] == 0xFE && d[1] == 0xFF) ||
-                        d[0] == 0 || d[1] == 0);
+    char b[4];
+    size_t n = 1;
+    if (cp < 0x80) {
+        b[0] = (char)cp;
+    } else if (cp < 0x800) {
+        b[0] = (char)(0xC0 | cp >> 6);
+        b[1] = (char)(0x80 | (cp & 0x3F));
+        n = 2;
+    } else if (cp < 0x10000) {
+        b[0] = (char)(0xE0 | cp >> 12);
+        b[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+        b[2] = (char)(0x80 | (cp & 0x3F));
+        n = 3;
+    } else {
+        b[0] = (char)(0xF0 | cp >> 18);
+        b[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+        b[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+        b[3] = (char)(0x80 | (cp & 0x3F));
+        n = 4;
+    }
+    wf_buf_add(out, b, n);
+}
+
+static uint32_t utf16_unit(const unsigned char *p, bool big_endian)
+{
+    return big_endian ? (uint32_t)(p[0] << 8 | p[1]) : (uint32_t)(p[1] << 8 | p[0]);
+}
+
+/* UTF-16 after its byte-order mark to UTF-8; a lone surrogate becomes U+FFFD. */
+static void utf16_to_utf8(const unsigned char *in, size_t len, bool big_endian, wf_buf *out)
+{
+    for (size_t i = 0; i + 1 < len; i += 2) {
+        uint32_t u = utf16_unit(in + i, big_endian);
+        if (u >= 0xD800 && u < 0xDC00 && i + 3 < len) {
+            uint32_t lo = utf16_unit(in + i + 2, big_endian);
+            if (lo >= 0xDC00 && lo < 0xE000) {
+                put_utf8(out, 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00));
+                i += 2;
+                continue;
+            }
+        }
+        put_utf8(out, u >= 0xD800 && u < 0xE000 ? 0xFFFD : u);
+    }
+}
+
+/* Blank encoding="utf-16" (any case) in the XML declaration at the start of text. */
+static void blank_utf16_label(char *text, size_t len)
+{
+    if (len < 6 || memcmp(text, "<?xml", 5) != 0)
+        return;
+    const char *end = memchr(text, '>', len);
+    for (char *p = text; end && p + 17 <= end; p++)
+        if (strncmp(p, "encoding=", 9) == 0 && (p[9] == '"' || p[9] == '\'') &&
+            strncasecmp(p + 10, "utf-16", 6) == 0 && p[16] == p[9]) {
+            memset(p, ' ', 17);
+            return;
+        }
+}
+
+static bool has_utf16_label(const char *data, size_t len)
+{
+    const char *end = len >= 6 && memcmp(data, "<?xml", 5) == 0 ? memchr(data, '>', len) : NULL;
+    for (const char *p = data; end && p + 17 <= end; p++)
+        if (strncmp(p, "encoding=", 9) == 0 && strncasecmp(p + 10, "utf-16", 6) == 0)
+            return true;
+    return false;
+}
+
+/* Input bytes -> the UTF-8 text to parse: `data` itself, or a converted copy in `copy`.
+ * Returns NULL when memory ran out. Text without a BOM that has NUL bytes stays as it is:
+ * the parser then reports it. */
+static const char *utf8_text(const char *data, size_t *len, wf_buf *copy)
+{
+    const unsigned char *b = (const unsigned char *)data;
+    bool le = *len >= 2 && b[0] == 0xFF && b[1] == 0xFE;
+    bool be = *len >= 2 && b[0] == 0xFE && b[1] == 0xFF;
+    if (!le && !be && !has_utf16_label(data, *len))
+        return data;
+    if (le || be)
+        utf16_to_utf8(b + 2, *len - 2, be, copy);
+    else
+        wf_buf_add(copy, data, *len);
+    if (copy->oom)
+        return NULL;
+    blank_utf16_label(copy->data, copy->len);
+    *len = copy->len;
+    return copy->data;
 }
 
 static wf_xml_doc *doc_create(const char *name)
@@ -636,7 +726,7 @@ static wf_xml_doc *doc_create(const char *name)
 }
 
 static wf_status check_input(const char *name, size_t len, const wf_xml_limits *lim,
-                             const char *data, wf_error *err)
+                             wf_error *err)
 {
     wf_loc at = {name, 0, 0};
     if (len == 0) {
@@ -648,10 +738,6 @@ static wf_status check_input(const char *name, size_t len, const wf_xml_limits *
                             lim->max_bytes);
     if (len > INT32_MAX)
         return wf_error_set(err, WF_E_LIMIT, &at, "document is too large (%zu bytes)", len);
-    if (utf16_input(data, len)) {
-        wf_loc start = {name, 1, 1};
-        return wf_error_set(err, WF_E_XML, &start, "only UTF-8 documents are supported");
-    }
     return WF_OK;
 }
 
@@ -661,12 +747,18 @@ wf_status wf_xml_load_mem(const char *name, const char *data, size_t len,
     *out = NULL;
     loader ld = {0};
     ld.err = err;
-    ld.data = data;
-    ld.len = len;
     apply_limits(&ld, limits);
-    wf_status st = check_input(name, len, &ld.lim, data, err);
+    wf_status st = check_input(name, len, &ld.lim, err);
     if (st != WF_OK)
         return st;
+    wf_buf converted;
+    wf_buf_init(&converted);
+    ld.data = utf8_text(data, &len, &converted);
+    ld.len = len;
+    if (!ld.data) {
+        wf_buf_fini(&converted);
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory loading XML");
+    }
     pthread_once(&init_once, init_libxml);
     ld.doc = doc_create(name);
     if (!ld.doc || !build_lines(&ld)) {
@@ -686,6 +778,7 @@ fail:
         wf_xml_doc_destroy(ld.doc);
     else
         *out = ld.doc;
+    wf_buf_fini(&converted);
     return st;
 }
 

@@ -1158,105 +1158,17 @@ static wf_status build(wf_xml_doc *doc, wf_types *types, wfl_rules **out, wf_dia
     return WF_OK;
 }
 
-/* ---- files: the WF3 designer often saves .rules as UTF-16 ---------------------------------- */
+/* ---- files (wf_xml transcodes the UTF-16 the WF3 designer often saves .rules in) ---------- */
 
-#define MAX_RULES_FILE (64u << 20)
-
-static wf_status read_file(const char *path, wf_buf *out, wf_error *err)
+static wf_status build_parsed(wf_status parsed, wf_xml_doc *doc, wf_types *types,
+                              wfl_rules **out, wf_diags *diags, wf_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return wf_error_set(err, WF_E_IO, &(wf_loc){path, 0, 0}, "cannot open rules file");
-    char chunk[8192];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && out->len <= MAX_RULES_FILE)
-        wf_buf_add(out, chunk, n);
-    bool bad = ferror(f) != 0;
-    fclose(f);
-    if (bad)
-        return wf_error_set(err, WF_E_IO, &(wf_loc){path, 0, 0}, "cannot read rules file");
-    if (out->len > MAX_RULES_FILE)
-        return wf_error_set(err, WF_E_LIMIT, &(wf_loc){path, 0, 0}, "rules file is too large");
-    return out->oom ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory") : WF_OK;
-}
-
-static void put_utf8(wf_buf *out, uint32_t cp)
-{
-    char b[4];
-    size_t n;
-    if (cp < 0x80) {
-        b[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        b[0] = (char)(0xC0 | cp >> 6);
-        b[1] = (char)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        b[0] = (char)(0xE0 | cp >> 12);
-        b[1] = (char)(0x80 | (cp >> 6 & 0x3F));
-        b[2] = (char)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        b[0] = (char)(0xF0 | cp >> 18);
-        b[1] = (char)(0x80 | (cp >> 12 & 0x3F));
-        b[2] = (char)(0x80 | (cp >> 6 & 0x3F));
-        b[3] = (char)(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-    wf_buf_add(out, b, n);
-}
-
-/* UTF-16 (after its byte-order mark) to UTF-8; a lone surrogate becomes U+FFFD. */
-static void utf16_to_utf8(const unsigned char *in, size_t len, bool big_endian, wf_buf *out)
-{
-    for (size_t i = 0; i + 1 < len; i += 2) {
-        uint32_t u = big_endian ? (uint32_t)(in[i] << 8 | in[i + 1])
-                                : (uint32_t)(in[i + 1] << 8 | in[i]);
-        if (u >= 0xD800 && u < 0xDC00 && i + 3 < len) {
-            uint32_t lo = big_endian ? (uint32_t)(in[i + 2] << 8 | in[i + 3])
-                                     : (uint32_t)(in[i + 3] << 8 | in[i + 2]);
-            if (lo >= 0xDC00 && lo < 0xE000) {
-                put_utf8(out, 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00));
-                i += 2;
-                continue;
-            }
-        }
-        put_utf8(out, u >= 0xD800 && u < 0xE000 ? 0xFFFD : u);
-    }
-}
-
-/* After transcoding, an XML declaration's encoding="utf-16" would be a lie: blank it out
- * (spaces keep every line and column where it was). */
-static void drop_encoding_decl(wf_buf *text)
-{
-    if (strncmp(text->data, "<?xml", 5) != 0)
-        return;
-    char *end = strstr(text->data, "?>");
-    char *enc = strstr(text->data, "encoding");
-    if (!end || !enc || enc > end)
-        return;
-    char quote = 0;
-    char *p = enc;
-    for (; p < end && !quote; p++)
-        if (*p == '"' || *p == '\'')
-            quote = *p;
-    char *close = quote ? memchr(p, quote, (size_t)(end - p)) : NULL;
-    if (close)
-        memset(enc, ' ', (size_t)(close + 1 - enc));
-}
-
-static wf_status parse_utf8(const char *name, const char *data, size_t len, wf_types *types,
-                            wfl_rules **out, wf_diags *diags, wf_error *err)
-{
-    wf_xml_doc *doc = NULL;
-    wf_xml_limits limits = WF_XML_LIMITS_INIT;
-    wf_status st = wf_xml_load_mem(name, data, len, &limits, &doc, err);
-    if (st != WF_OK) {
+    if (parsed != WF_OK) {
         if (diags && err)
             wf_diags_add_error(diags, WF_SEV_ERROR, err);
-        return st;
+        return parsed;
     }
-    st = build(doc, types, out, diags, err);
+    wf_status st = build(doc, types, out, diags, err);
     wf_xml_doc_destroy(doc);
     return st;
 }
@@ -1265,34 +1177,18 @@ wf_status wfl_rules_load_mem(const char *name, const char *data, size_t len, wf_
                              wfl_rules **out, wf_diags *diags, wf_error *err)
 {
     *out = NULL;
-    const unsigned char *b = (const unsigned char *)data;
-    bool le = len >= 2 && b[0] == 0xFF && b[1] == 0xFE;
-    bool be = len >= 2 && b[0] == 0xFE && b[1] == 0xFF;
-    if (!le && !be)
-        return parse_utf8(name, data, len, types, out, diags, err);
-    wf_buf text;
-    wf_buf_init(&text);
-    utf16_to_utf8(b + 2, len - 2, be, &text);
-    drop_encoding_decl(&text);
-    wf_status st = text.oom ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory")
-                            : parse_utf8(name, text.data, text.len, types, out, diags, err);
-    wf_buf_fini(&text);
-    return st;
+    wf_xml_doc *doc = NULL;
+    wf_status st = wf_xml_load_mem(name, data, len, NULL, &doc, err);
+    return build_parsed(st, doc, types, out, diags, err);
 }
 
 wf_status wfl_rules_load(const char *path, wf_types *types, wfl_rules **out, wf_diags *diags,
                          wf_error *err)
 {
     *out = NULL;
-    wf_buf raw;
-    wf_buf_init(&raw);
-    wf_status st = read_file(path, &raw, err);
-    if (st == WF_OK)
-        st = wfl_rules_load_mem(path, raw.data, raw.len, types, out, diags, err);
-    else if (diags && err)
-        wf_diags_add_error(diags, WF_SEV_ERROR, err);
-    wf_buf_fini(&raw);
-    return st;
+    wf_xml_doc *doc = NULL;
+    wf_status st = wf_xml_load_file(path, NULL, &doc, err);
+    return build_parsed(st, doc, types, out, diags, err);
 }
 
 void wfl_rules_destroy(wfl_rules *rules)

@@ -1489,25 +1489,14 @@ static void collect_params(loader *ld)
 }
 
 /* ---- driver ------------------------------------------------------------------------------- */
-static wf_status read_all(const char *path, char **out, size_t *len, wf_error *err);
-static void soften_clr_uris(char *data, size_t len);
 
-/* The .rules file is read here (not by path) so its clr-namespace URIs get the same
- * tolerance as the XOML's; locations still name the .rules file. */
 static void load_rules(loader *ld, const char *rules_path)
 {
     if (rules_path == NULL)
         return;
     wf_error e = WF_ERROR_INIT;
     wfl_rules *rules = NULL;
-    char *data = NULL;
-    size_t len = 0;
-    wf_status rc = read_all(rules_path, &data, &len, &e);
-    if (rc == WF_OK) {
-        soften_clr_uris(data, len);
-        rc = wfl_rules_load_mem(rules_path, data, len, ld->def->types, &rules, ld->diags, &e);
-    }
-    wf_free(data);
+    wf_status rc = wfl_rules_load(rules_path, ld->def->types, &rules, ld->diags, &e);
     if (rc != WF_OK) {
         if (e.code == WF_E_NOMEM)
             ld->nomem = true;
@@ -1641,83 +1630,13 @@ static wf_status report_xml_error(const wfl_load_opts *opts, wf_error *e, wf_err
     return e->code;
 }
 
-/* WF3 tools write clr-namespace URIs with spaces ("Assembly=A, Version=1.0.0.0, ..."), which
- * libxml2 rejects as invalid URIs. Spaces inside a clr-namespace attribute value become '+'
- * (same length, so every line:col stays right); only the Assembly name is read from them. */
-static void soften_clr_uris(char *data, size_t len)
+/* Parse (wf_xml handles UTF-16 and the designer's encoding labels), then build. */
+static wf_status load_parsed(const wfl_load_opts *opts, wf_status parsed, wf_xml_doc *doc,
+                             wf_error *e, const char *rules_path, wfl_definition **out,
+                             wf_error *err)
 {
-    static const char key[] = "clr-namespace:";
-    for (size_t i = 1; i + sizeof key - 1 <= len; i++) {
-        char q = data[i - 1];
-        if ((q != '"' && q != '\'') || strncasecmp(data + i, key, sizeof key - 1) != 0)
-            continue;
-        size_t k = i - 1;
-        while (k > 0 && isspace((unsigned char)data[k - 1]))
-            k--;
-        if (k == 0 || data[k - 1] != '=')
-            continue;
-        for (size_t j = i; j < len && data[j] != q && data[j] != '<'; j++) {
-            if (data[j] == ' ')
-                data[j] = '+';
-        }
-    }
-}
-
-/* .NET tools serialise XOML into a string (UTF-16) and then save it as UTF-8, so many real
- * files say encoding="utf-16" over 8-bit content. Without a UTF-16 byte-order mark (or the
- * zero bytes UTF-16 text has), that label is rewritten to the same-length "utf8" + space. */
-static void fix_utf16_label(char *data, size_t len)
-{
-    if (len < 6 || memcmp(data, "<?xml", 5) != 0)
-        return;
-    const char *end = memchr(data, '>', len);
-    if (end == NULL || memchr(data, '\0', len) != NULL)
-        return;
-    for (char *p = data; p + 17 <= end; p++) {
-        if (strncmp(p, "encoding=", 9) == 0 && (p[9] == '"' || p[9] == '\'') &&
-            strncasecmp(p + 10, "utf-16", 6) == 0 && p[16] == p[9]) {
-            memcpy(p + 10, "utf8", 4);
-            p[14] = p[9];
-            p[15] = ' ';
-            p[16] = ' ';
-            return;
-        }
-    }
-}
-
-static wf_status read_all(const char *path, char **out, size_t *len, wf_error *err)
-{
-    *out = NULL;
-    wf_loc at = {path, 0, 0};
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return wf_error_set(err, WF_E_IO, &at, "cannot read '%s'", path);
-    wf_buf b;
-    wf_buf_init(&b);
-    char chunk[8192];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        wf_buf_add(&b, chunk, n);
-    bool failed = ferror(f) != 0;
-    fclose(f);
-    if (failed || b.oom) {
-        wf_buf_fini(&b);
-        return failed ? wf_error_set(err, WF_E_IO, &at, "cannot read '%s'", path)
-                      : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory reading '%s'", path);
-    }
-    *out = wf_buf_detach(&b, len);
-    return WF_OK;
-}
-
-static wf_status load_bytes(const wfl_load_opts *opts, const char *name, char *data, size_t len,
-                            const char *rules_path, wfl_definition **out, wf_error *err)
-{
-    soften_clr_uris(data, len);
-    fix_utf16_label(data, len);
-    wf_xml_doc *doc = NULL;
-    wf_error e = WF_ERROR_INIT;
-    if (wf_xml_load_mem(name, data, len, NULL, &doc, &e) != WF_OK)
-        return report_xml_error(opts, &e, err);
+    if (parsed != WF_OK)
+        return report_xml_error(opts, e, err);
     wf_status rc = load_doc(opts, doc, rules_path, out, err);
     wf_xml_doc_destroy(doc);
     return rc;
@@ -1729,18 +1648,15 @@ wf_status wfl_definition_load_file(const wfl_load_opts *opts, const char *path,
     wf_status rc = check_opts(opts, out, err);
     if (rc != WF_OK)
         return rc;
-    char *data = NULL;
-    size_t len = 0;
+    wf_xml_doc *doc = NULL;
     wf_error e = WF_ERROR_INIT;
-    if ((rc = read_all(path, &data, &len, &e)) != WF_OK)
-        return report_xml_error(opts, &e, err);
+    wf_status parsed = wf_xml_load_file(path, NULL, &doc, &e);
     char *auto_rules = NULL;
     if (opts->rules_path == NULL && !opts->no_auto_rules)
         auto_rules = auto_rules_path(path);
-    rc = load_bytes(opts, path, data, len,
-                    opts->rules_path != NULL ? opts->rules_path : auto_rules, out, err);
+    rc = load_parsed(opts, parsed, doc, &e,
+                     opts->rules_path != NULL ? opts->rules_path : auto_rules, out, err);
     wf_free(auto_rules);
-    wf_free(data);
     return rc;
 }
 
@@ -1750,14 +1666,10 @@ wf_status wfl_definition_load_mem(const wfl_load_opts *opts, const char *name, c
     wf_status rc = check_opts(opts, out, err);
     if (rc != WF_OK)
         return rc;
-    char *copy = wf_malloc(len + 1);
-    if (copy == NULL)
-        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    if (len > 0)
-        memcpy(copy, data, len);
-    rc = load_bytes(opts, name, copy, len, opts->rules_path, out, err);
-    wf_free(copy);
-    return rc;
+    wf_xml_doc *doc = NULL;
+    wf_error e = WF_ERROR_INIT;
+    wf_status parsed = wf_xml_load_mem(name, data, len, NULL, &doc, &e);
+    return load_parsed(opts, parsed, doc, &e, opts->rules_path, out, err);
 }
 
 /* ---- accessors ----------------------------------------------------------------------------- */

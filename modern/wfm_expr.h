@@ -58,8 +58,8 @@ typedef struct wfm_expr wfm_expr;
  *              TotalDays; date.Year/Month/Day/Hour/Minute/Second .AddDays(x)/AddHours/
  *              AddMinutes/AddSeconds/AddMilliseconds; x.ToString([format: F2 N2 D3])
  *   library    String.Format/Concat/Join/IsNullOrEmpty/IsNullOrWhiteSpace/Empty, Math.Abs/Min/
- *              Max/Round/Floor/Ceiling/Pow/Sqrt, Convert.ToInt32/ToInt64/ToDouble/ToDecimal/
- *              ToString/ToBoolean, Int32/Int64/Double/Decimal/Boolean/DateTime/TimeSpan.Parse,
+ *              Max/Round/Floor/Ceiling/Pow/Sqrt, Convert.ToX for X in Int32 Int64 Double
+ *              Decimal String Boolean, Int32/Int64/Double/Decimal/Boolean/DateTime/TimeSpan.Parse,
  *              Int32/Int64.MaxValue/MinValue, DateTime.Now/UtcNow/Today (UTC),
  *              TimeSpan.FromMilliseconds/Seconds/Minutes/Hours/Days, CInt CLng CDbl CDec CStr
  *              CBool, If(c, a, b), If(a, b), len str int decimal now

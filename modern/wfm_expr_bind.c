@@ -111,7 +111,7 @@ static const static_spec statics[] = {
     {"Math", "Sqrt", S_FN, XF_SQRT, 1, 1, 'd', "d", 0, NULL, 0},
     {"Convert", "ToInt32", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_int32, XV_CONVERT},
     {"Convert", "ToInt64", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_int64, XV_CONVERT},
-    {"Convert", "ToDouble", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_double, XV_CONVERT},
+    {"Convert", "To" "Double", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_double, XV_CONVERT},
     {"Convert", "ToDecimal", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_decimal, XV_CONVERT},
     {"Convert", "ToString", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_string, XV_TEXT},
     {"Convert", "ToBoolean", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_bool, XV_CONVERT},

@@ -52,6 +52,14 @@ bool wfm_expr__text(const wf_value *v, wf_buf *buf)
     return wf_value_to_text(v, buf);
 }
 
+wf_status wfm_expr__index_error(wf_value *exc, int64_t i, size_t count)
+{
+    return wfm_expr__raise(exc, &wf_exc_index_range,
+                           "Index was out of range. Must be non-negative and less than the size "
+                           "of the collection. (index %lld, count %zu)",
+                           (long long)i, count);
+}
+
 static wf_status nullref(wf_value *exc)
 {
     return wfm_expr__raise(exc, &wf_exc_null_reference, WFM_MSG_NULLREF);
@@ -604,11 +612,8 @@ static wf_status member(const xnode *n, const wf_value *base, wf_value *out, wf_
         return nullref(exc);
     case WF_K_STRING:
         if (strcmp(n->name, "Length") == 0) {
-            const char *s = wf_value_str(base);
-            size_t len = wf_value_str_len(base), chars = 0;
-            for (size_t i = 0; i < len; i++)
-                chars += ((unsigned char)s[i] & 0xC0) != 0x80;
-            *out = wf_int32((int32_t)chars);
+            *out = wf_int32((int32_t)wfm_expr__u8_count(wf_value_str(base),
+                                                        wf_value_str_len(base)));
             return WF_OK;
         }
         break;
@@ -651,10 +656,7 @@ static wf_status element(const wf_value *base, const wf_value *index, wf_value *
         int64_t i = ik == WF_K_INT32 ? index->u.i32 : index->u.i64;
         const wf_value *v = i >= 0 ? wf_value_list_at(base, (size_t)i) : NULL;
         if (!v)
-            return wfm_expr__raise(exc, &wf_exc_index_range,
-                                   "Index was out of range. Must be non-negative and less than "
-                                   "the size of the collection. (index %lld, count %zu)",
-                                   (long long)i, wf_value_list_count(base));
+            return wfm_expr__index_error(exc, i, wf_value_list_count(base));
         *out = wf_value_retain(v);
         return WF_OK;
     }
@@ -821,10 +823,7 @@ static wf_status list_with(const wf_value *list, const wf_value *index, const wf
     int64_t i = ik == WF_K_INT32 ? index->u.i32 : index->u.i64;
     size_t count = wf_value_list_count(list);
     if (i < 0 || (uint64_t)i >= count)
-        return wfm_expr__raise(exc, &wf_exc_index_range,
-                               "Index was out of range. Must be non-negative and less than the "
-                               "size of the collection. (index %lld, count %zu)",
-                               (long long)i, count);
+        return wfm_expr__index_error(exc, i, count);
     const wf_type *elem = list->type->elem ? list->type->elem : &wf_type_object;
     wf_value conv;
     wf_status st = wfm_expr__conv(value, elem, XV_IMPLICIT, &conv, exc);

@@ -176,6 +176,10 @@ wf_status wfm_expr__raise(wf_value *exc, const wf_type *type, const char *fmt, .
 bool wfm_expr__text(const wf_value *v, wf_buf *buf);
 /* Run library function fn over args (evaluated). */
 wf_status wfm_expr__call(const xnode *n, wf_value *args, wf_value *out, wf_value *exc);
+/* Characters (UTF-8 code points) in s[0, len). */
+size_t wfm_expr__u8_count(const char *s, size_t len);
+/* IndexOutOfRangeException for list index i of count. */
+wf_status wfm_expr__index_error(wf_value *exc, int64_t i, size_t count);
 /* The clock, microseconds since the Unix epoch (UTC). */
 int64_t wfm_expr__now_us(void);
 

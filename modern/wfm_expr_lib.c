@@ -9,7 +9,7 @@
 #include "wfm_expr_int.h"
 
 /* ---- UTF-8 positions ----------------------------------------------------------------- */
-static size_t u8_count(const char *s, size_t len)
+size_t wfm_expr__u8_count(const char *s, size_t len)
 {
     size_t n = 0;
     for (size_t i = 0; i < len; i++)
@@ -105,7 +105,7 @@ static wf_status str_pad(const wf_value *s, const wf_value *width, int64_t right
 {
     if (width->u.i32 < 0)
         return arg_range(exc, "totalWidth");
-    size_t have = u8_count(wf_value_str(s), wf_value_str_len(s));
+    size_t have = wfm_expr__u8_count(wf_value_str(s), wf_value_str_len(s));
     size_t pad = (size_t)width->u.i32 > have ? (size_t)width->u.i32 - have : 0;
     wf_buf buf;
     wf_buf_init(&buf);
@@ -139,7 +139,7 @@ static wf_status str_substring(const wf_value *s, const wf_value *args, unsigned
                                wf_value *out, wf_value *exc)
 {
     const char *p = wf_value_str(s);
-    size_t len = wf_value_str_len(s), count = u8_count(p, len);
+    size_t len = wf_value_str_len(s), count = wfm_expr__u8_count(p, len);
     int64_t start = args[0].u.i32;
     int64_t n = nargs > 1 ? args[1].u.i32 : (int64_t)count - start;
     if (start < 0 || (size_t)start > count)
@@ -181,7 +181,7 @@ static wf_status str_indexof(const wf_value *s, const wf_value *x, wf_value *out
         return arg_null(exc, "value");
     const char *h = wf_value_str(s);
     const char *hit = find_bytes(h, wf_value_str_len(s), wf_value_str(x), wf_value_str_len(x));
-    *out = wf_int32(hit ? (int32_t)u8_count(h, (size_t)(hit - h)) : -1);
+    *out = wf_int32(hit ? (int32_t)wfm_expr__u8_count(h, (size_t)(hit - h)) : -1);
     return WF_OK;
 }
 
@@ -478,19 +478,28 @@ static wf_status math_round(int fn, const wf_value *args, unsigned nargs, wf_val
     return WF_OK;
 }
 
-/* TimeSpan.FromX(value): .NET Framework rounds to whole milliseconds. */
+/* value * unit as whole milliseconds (as .NET Framework rounds TimeSpan.FromX and
+ * DateTime.AddX), in microseconds; false when NaN or out of range. */
+static bool whole_ms(double value, int64_t unit_us, int64_t *us)
+{
+    double ms = value * (double)(unit_us / 1000);
+    ms += ms >= 0 ? 0.5 : -0.5;
+    if (!(ms > -9223372036854775.0 && ms < 9223372036854775.0)) /* also NaN */
+        return false;
+    *us = (int64_t)ms * 1000;
+    return true;
+}
+
 static wf_status ts_from(const wf_value *x, int64_t unit_us, wf_value *out, wf_value *exc)
 {
-    double v = x->u.d;
-    if (isnan(v))
+    int64_t us;
+    if (isnan(x->u.d))
         return wfm_expr__raise(exc, &wf_exc_argument,
                                "TimeSpan does not accept floating point Not-a-Number values.");
-    double ms = v * (double)(unit_us / 1000);
-    ms += ms >= 0 ? 0.5 : -0.5;
-    if (!(ms > -9223372036854775.0 && ms < 9223372036854775.0))
+    if (!whole_ms(x->u.d, unit_us, &us))
         return wfm_expr__raise(exc, &wf_exc_overflow,
                                "TimeSpan overflowed because the duration is too long.");
-    *out = wf_timespan_us((int64_t)ms * 1000);
+    *out = wf_timespan_us(us);
     return WF_OK;
 }
 
@@ -521,11 +530,8 @@ static int32_t dt_part(int64_t us, int64_t which)
 static wf_status dt_add(const wf_value *dt, const wf_value *x, int64_t unit_us, wf_value *out,
                         wf_value *exc)
 {
-    double ms = x->u.d * (double)(unit_us / 1000); /* .NET rounds to whole milliseconds */
-    ms += ms >= 0 ? 0.5 : -0.5;
-    int64_t r;
-    if (!(ms > -9223372036854775.0 && ms < 9223372036854775.0) ||
-        __builtin_add_overflow(dt->u.i64, (int64_t)ms * 1000, &r))
+    int64_t us, r;
+    if (!whole_ms(x->u.d, unit_us, &us) || __builtin_add_overflow(dt->u.i64, us, &r))
         return wfm_expr__raise(exc, &wf_exc_argument_range,
                                "The added or subtracted value results in an un-representable "
                                "DateTime.");
@@ -612,7 +618,7 @@ static wf_status len_of(const wf_value *x, wf_value *out, wf_value *exc)
     switch (x->type->kind) {
     case WF_K_NULL:
         return wfm_expr__raise(exc, &wf_exc_null_reference, WFM_MSG_NULLREF);
-    case WF_K_STRING: *out = wf_int32((int32_t)u8_count(wf_value_str(x), wf_value_str_len(x))); break;
+    case WF_K_STRING: *out = wf_int32((int32_t)wfm_expr__u8_count(wf_value_str(x), wf_value_str_len(x))); break;
     case WF_K_LIST: *out = wf_int32((int32_t)wf_value_list_count(x)); break;
     case WF_K_RECORD: *out = wf_int32((int32_t)wf_value_record_count(x)); break;
     default:
@@ -626,7 +632,7 @@ wf_status wfm_expr__call(const xnode *n, wf_value *a, wf_value *out, wf_value *e
 {
     const wf_value *s = &a[0];
     switch ((xfn)n->sub) {
-    case XF_LENGTH: *out = wf_int32((int32_t)u8_count(wf_value_str(s), wf_value_str_len(s))); return WF_OK;
+    case XF_LENGTH: *out = wf_int32((int32_t)wfm_expr__u8_count(wf_value_str(s), wf_value_str_len(s))); return WF_OK;
     case XF_COUNT: *out = wf_int32((int32_t)wf_value_list_count(s)); return WF_OK;
     case XF_MESSAGE: return wf_value_cstring(wf_value_exc_message(s), out);
     case XF_TS_TOTAL: *out = wf_double((double)s->u.i64 / (double)n->param); return WF_OK;

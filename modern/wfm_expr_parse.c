@@ -624,46 +624,33 @@ static xnode *parse_concat(xparser *p)
     return a;
 }
 
-static xnode *parse_rel(xparser *p)
+/* The comparison at cur: relational (< <= > >=) or equality (== != and VB's = <> Is IsNot);
+ * -1 if there is none. */
+static int compare_op(const xparser *p, bool equality)
 {
-    xnode *a = parse_concat(p);
-    while (a) {
-        uint32_t off = p->cur.off;
-        int sub;
-        if (is_p(p, '<'))
-            sub = XC_LT;
-        else if (is_p(p, P_LE))
-            sub = XC_LE;
-        else if (is_p(p, '>'))
-            sub = XC_GT;
-        else if (is_p(p, P_GE))
-            sub = XC_GE;
-        else
-            break;
-        char name[3] = {0};
-        memcpy(name, p->text + off, p->cur.len);
-        advance(p);
-        a = make_compare(p, sub, name, a, parse_concat(p), off);
-    }
-    return a;
+    if (equality)
+        return is_p(p, P_EQEQ) || is_p(p, '=') || is_kw(p, "is") ? XC_EQ
+               : is_p(p, P_NE) || is_kw(p, "isnot")             ? XC_NE
+                                                                 : -1;
+    return is_p(p, '<')    ? XC_LT
+           : is_p(p, P_LE) ? XC_LE
+           : is_p(p, '>')  ? XC_GT
+           : is_p(p, P_GE) ? XC_GE
+                           : -1;
 }
 
-static xnode *parse_eq(xparser *p)
+/* Equality binds looser than the relational operators, which bind looser than &. */
+static xnode *parse_compare(xparser *p, bool equality)
 {
-    xnode *a = parse_rel(p);
-    while (a) {
+    xnode *a = equality ? parse_compare(p, false) : parse_concat(p);
+    int sub;
+    while (a && (sub = compare_op(p, equality)) >= 0) {
         uint32_t off = p->cur.off;
-        int sub;
-        if (is_p(p, P_EQEQ) || is_p(p, '=') || is_kw(p, "is"))
-            sub = XC_EQ;
-        else if (is_p(p, P_NE) || is_kw(p, "isnot"))
-            sub = XC_NE;
-        else
-            break;
         char name[6] = {0};
-        memcpy(name, p->text + off, p->cur.len);
+        memcpy(name, p->text + off, p->cur.len < 5 ? p->cur.len : 5);
         advance(p);
-        a = make_compare(p, sub, name, a, parse_rel(p), off);
+        xnode *b = equality ? parse_compare(p, false) : parse_concat(p);
+        a = make_compare(p, sub, name, a, b, off);
     }
     return a;
 }
@@ -672,7 +659,7 @@ static xnode *parse_eq(xparser *p)
 static xnode *parse_not(xparser *p)
 {
     if (!is_kw(p, "not"))
-        return parse_eq(p);
+        return parse_compare(p, true);
     uint32_t off = p->cur.off;
     if (++p->nest > WFM_EXPR_MAX_NEST)
         return wfm_expr__fail(p, off, WF_E_LIMIT, "expression is nested too deeply");

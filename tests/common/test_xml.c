@@ -276,13 +276,59 @@ START_TEST(test_missing_file_is_io)
 }
 END_TEST
 
-START_TEST(test_utf16_refused)
+/* "s" as UTF-16 with a byte-order mark (little or big endian). */
+static size_t to_utf16(const char *s, bool big_endian, char *out)
 {
-    const char text[] = "\xFF\xFE<\0a\0/\0>\0";
+    size_t n = 0;
+    out[n++] = big_endian ? '\xFE' : '\xFF';
+    out[n++] = big_endian ? '\xFF' : '\xFE';
+    for (; *s; s++) {
+        out[n++] = big_endian ? 0 : *s;
+        out[n++] = big_endian ? *s : 0;
+    }
+    return n;
+}
+
+START_TEST(test_utf16_with_bom_is_transcoded_and_keeps_columns)
+{
+    const char *text = "<?xml version=\"1.0\" encoding=\"utf-16\"?>\n<root>\n  <item a=\"1\"/>\n</root>";
+    for (int be = 0; be <= 1; be++) {
+        char u16[256];
+        size_t n = to_utf16(text, be, u16);
+        wf_error err = WF_ERROR_INIT;
+        wf_xml_doc *doc = NULL;
+        ck_assert_msg(wf_xml_load_mem("u16.xml", u16, n, NULL, &doc, &err) == WF_OK, "%s",
+                      err.message);
+        const wf_xml_node *item = wf_xml_root(doc)->first_child;
+        ck_assert_str_eq(item->name, "item");
+        ck_assert_uint_eq(item->line, 3);
+        ck_assert_uint_eq(item->col, 3);
+        ck_assert_uint_eq(item->attrs[0].col, 9);
+        wf_xml_doc_destroy(doc);
+    }
+}
+END_TEST
+
+START_TEST(test_utf16_label_over_utf8_bytes_loads)
+{
+    /* .NET tools write encoding="utf-16" over UTF-8 content. */
+    const char text[] = "<?xml version=\"1.0\" encoding=\"utf-16\"?>\n<root>caf\xC3\xA9</root>";
+    wf_error err = WF_ERROR_INIT;
+    wf_xml_doc *doc = NULL;
+    ck_assert_int_eq(wf_xml_load_mem("label.xml", text, sizeof text - 1, NULL, &doc, &err), WF_OK);
+    ck_assert_str_eq(wf_xml_root(doc)->text, "caf\xC3\xA9");
+    ck_assert_uint_eq(wf_xml_root(doc)->line, 2);
+    wf_xml_doc_destroy(doc);
+}
+END_TEST
+
+START_TEST(test_utf16_without_bom_is_refused_with_location)
+{
+    const char text[] = "<\0a\0/\0>\0";
     wf_error err = WF_ERROR_INIT;
     wf_xml_doc *doc = NULL;
     ck_assert_int_eq(wf_xml_load_mem("u16.xml", text, sizeof text - 1, NULL, &doc, &err), WF_E_XML);
-    WF_ASSERT_ERROR(err, WF_E_XML, 1, 1, "UTF-8");
+    ck_assert_uint_eq(err.line, 1);
     ck_assert_ptr_null(doc);
 }
 END_TEST
@@ -376,6 +422,8 @@ Suite *common_xml_suite(void)
 {
     Suite *s = suite_create("common_xml");
     TCase *core = tcase_create("core");
+    tcase_add_test(core, test_utf16_with_bom_is_transcoded_and_keeps_columns);
+    tcase_add_test(core, test_utf16_label_over_utf8_bytes_loads);
     tcase_add_test(core, test_columns_of_elements_attributes_text);
     tcase_add_test(core, test_cdata_content_is_not_markup);
     tcase_add_test(core, test_namespaces_resolve_through_parents);
@@ -395,7 +443,7 @@ Suite *common_xml_suite(void)
     tcase_add_test(bad, test_invalid_utf8_refused);
     tcase_add_test(bad, test_empty_document);
     tcase_add_test(bad, test_missing_file_is_io);
-    tcase_add_test(bad, test_utf16_refused);
+    tcase_add_test(bad, test_utf16_without_bom_is_refused_with_location);
     suite_add_tcase(s, bad);
     TCase *limits = tcase_create("limits");
     tcase_add_test(limits, test_depth_limit);

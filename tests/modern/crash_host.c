@@ -16,7 +16,9 @@
 #include "../../common/wf_mem.h"
 #include "../../modern/wfm_durable.h"
 
-#define HOST_OWNER "crash-host" /* the same owner after each restart: it takes its leases back */
+/* The owner id: the same after each restart, so a restarted host takes its leases back;
+ * $CRASH_OWNER overrides it (two hosts with different owners share one store). */
+#define HOST_OWNER "crash-host"
 
 static const char *const promote[] = {"Tag", "Step"};
 
@@ -76,7 +78,7 @@ static int app_open(app *a, const char *store_path, const char *xaml, const char
         return fail("runtime", &err);
     wfm_store_opts so = WFM_STORE_OPTS_INIT;
     so.path = store_path;
-    so.owner = HOST_OWNER;
+    so.owner = getenv("CRASH_OWNER") && *getenv("CRASH_OWNER") ? getenv("CRASH_OWNER") : HOST_OWNER;
     so.durability = durability;
     so.group_commit = true;
     if (wfm_store_open(&so, &a->store, &err) != WF_OK)
@@ -173,18 +175,26 @@ typedef struct worker {
     int rc;
 } worker;
 
-/* Run one instance to its next unload or completion. */
+/* Run one instance to its next unload or completion. Another host holding it, or having
+ * completed it or resumed its "go" since the scan, is not an error. */
 static int run_one(app *a, const item *it)
 {
     wf_error err = WF_ERROR_INIT;
     wfm_dinst *d = NULL;
     wf_status st = wfm_host_load(a->host, it->id, &d, &err);
+    if (st == WF_E_LOCKED || st == WF_E_STATE)
+        return 0;
     if (st == WF_OK && it->go) {
         wf_value v;
-        if (wf_value_cstring("go", &v) != WF_OK)
+        if (wf_value_cstring("go", &v) != WF_OK) {
             st = wf_error_set(&err, WF_E_NOMEM, NULL, "out of memory");
-        else
+        } else {
             st = wfm_host_resume(a->host, d, "go", &v, &err);
+            if (st == WF_E_NOTFOUND) {
+                wf_error_clear(&err);
+                st = WF_OK;
+            }
+        }
         wf_value_release(&v);
     }
     while (st == WF_OK && wfm_dinst_loaded(d)) {

@@ -50,11 +50,13 @@ static unsigned env_uint(const char *name, unsigned deflt)
     return v && *v ? (unsigned)strtoul(v, NULL, 10) : deflt;
 }
 
-static pid_t spawn(harness *h, const char *const *args)
+static pid_t spawn_as(harness *h, const char *const *args, const char *owner)
 {
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
+        if (owner)
+            setenv("CRASH_OWNER", owner, 1);
         const char *argv[12] = {h->host, h->store, h->xaml, h->libdir};
         size_t n = 4;
         for (; args[n - 4]; n++)
@@ -65,6 +67,11 @@ static pid_t spawn(harness *h, const char *const *args)
         _exit(127);
     }
     return pid;
+}
+
+static pid_t spawn(harness *h, const char *const *args)
+{
+    return spawn_as(h, args, NULL);
 }
 
 static void run_init(harness *h, const char *prefix)
@@ -117,12 +124,13 @@ static unsigned check_log(const harness *h, const char *prefix)
             t->repeats += k == t->last_call;
             t->last_call = k;
         } else {
+            /* a host that released the instance in its save may log the P line after the
+             * next host's first call: P lines only raise the bar */
             ck_assert_int_eq(kind, 'P');
-            ck_assert_msg(k >= t->max_persisted, "%s: persist %d after %d (seed %u)", tag, k,
-                          t->max_persisted, h->seed);
-            ck_assert_msg(k == t->last_call, "%s: persisted step %d, last call %d (seed %u)",
+            ck_assert_msg(k <= t->last_call, "%s: persisted step %d, last call %d (seed %u)",
                           tag, k, t->last_call, h->seed);
-            t->max_persisted = k;
+            if (k > t->max_persisted)
+                t->max_persisted = k;
             if (strcmp(status, "Closed") == 0) {
                 ck_assert_msg(!t->closed, "%s: completed twice (seed %u)", tag, h->seed);
                 ck_assert_int_eq(k, STEPS);
@@ -195,22 +203,49 @@ static void check_integrity(const harness *h)
     sqlite3_close(db);
 }
 
+static void harness_init(harness *h, char *dir_copy, size_t size)
+{
+    const char *dir = wf_test_tmpdir();
+    snprintf(dir_copy, size, "%s", dir);
+    snprintf(h->store, sizeof h->store, "%s/crash.db", dir_copy);
+    snprintf(h->log, sizeof h->log, "%s/crash.log", dir_copy);
+    snprintf(h->host, sizeof h->host, "%s/tests/crash_host", wf_test_build_dir());
+    h->xaml = "tests/modern/data/durable/crash.xaml";
+    h->libdir = wf_test_lib_dir();
+    h->durability = getenv("WF_CRASH_DURABILITY") ? getenv("WF_CRASH_DURABILITY") : "full";
+    h->seed = env_uint("WF_CRASH_SEED", 20261130u);
+    h->target = env_uint("WF_CRASH_CYCLES", 200);
+    h->rng = h->seed;
+    setenv("WFD_LOG", h->log, 1);
+}
+
+/* Two host processes with different owners work on one store at once: leases keep them
+ * apart, so no call runs twice and every instance completes exactly once. */
+START_TEST(two_hosts_one_store)
+{
+    harness h = {0};
+    char dir[256];
+    harness_init(&h, dir, sizeof dir);
+    run_init(&h, "two");
+    const char *args[] = {"work", "2", NULL};
+    pid_t a = spawn_as(&h, args, "host-a"), b = spawn_as(&h, args, "host-b");
+    int sa = 0, sb = 0;
+    ck_assert_int_eq(waitpid(a, &sa, 0), a);
+    ck_assert_int_eq(waitpid(b, &sb, 0), b);
+    ck_assert_msg(WIFEXITED(sa) && WEXITSTATUS(sa) == 0, "host-a: %d", sa);
+    ck_assert_msg(WIFEXITED(sb) && WEXITSTATUS(sb) == 0, "host-b: %d", sb);
+    ck_assert_uint_eq(check_log(&h, "two"), 0);
+    check_store(&h, "two");
+    check_integrity(&h);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 START_TEST(crash_kill_restart)
 {
     harness h = {0};
-    const char *dir = wf_test_tmpdir();
     char dir_copy[256];
-    snprintf(dir_copy, sizeof dir_copy, "%s", dir);
-    snprintf(h.store, sizeof h.store, "%s/crash.db", dir_copy);
-    snprintf(h.log, sizeof h.log, "%s/crash.log", dir_copy);
-    snprintf(h.host, sizeof h.host, "%s/tests/crash_host", wf_test_build_dir());
-    h.xaml = "tests/modern/data/durable/crash.xaml";
-    h.libdir = wf_test_lib_dir();
-    h.durability = getenv("WF_CRASH_DURABILITY") ? getenv("WF_CRASH_DURABILITY") : "full";
-    h.seed = env_uint("WF_CRASH_SEED", 20261130u);
-    h.target = env_uint("WF_CRASH_CYCLES", 200);
-    h.rng = h.seed;
-    setenv("WFD_LOG", h.log, 1);
+    harness_init(&h, dir_copy, sizeof dir_copy);
     printf("crash harness: seed %u, at least %u kill/restart cycles\n", h.seed, h.target);
     fflush(stdout);
     unsigned cycles = 0, rounds = 0, repeats = 0;
@@ -254,6 +289,7 @@ Suite *modern_crash_suite(void)
     unsigned cycles = env_uint("WF_CRASH_CYCLES", 200);
     tcase_set_timeout(tc, 120 + (double)cycles / 4);
     tcase_add_test(tc, crash_kill_restart);
+    tcase_add_test(tc, two_hosts_one_store);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h> /* atoi */
 #include <string.h>
 
+#include "../../common/wf_codec.h"
 #include "../../common/wf_mem.h"
 #include "../../common/wf_value.h"
 #include "../../modern/wfm_persist.h"
@@ -546,6 +547,67 @@ START_TEST(test_save_refused_in_no_persist_zone_and_for_unlisted_callbacks)
 }
 END_TEST
 
+/* Every value kind survives the codec; a user exception type is declared again by name under
+ * its parent in a fresh type table. */
+START_TEST(test_values_of_every_kind_round_trip_through_the_codec)
+{
+    wf_types *a = wf_types_create(), *b = wf_types_create();
+    const wf_type *order_exc = NULL;
+    ck_assert_int_eq(wf_types_exception(a, "OrderException", &wf_exc_invalid_operation,
+                                        &order_exc, NULL),
+                     WF_OK);
+    wf_value items[12];
+    items[0] = wf_null();
+    items[1] = wf_bool(true);
+    items[2] = wf_int32(-123456);
+    items[3] = wf_int64(INT64_MIN);
+    items[4] = wf_double(-0.1);
+    items[5] = wf_decimal_units(125000);
+    items[6] = wf_datetime_us(T0);
+    items[7] = wf_timespan_us(-5000001);
+    ck_assert_int_eq(wf_value_cstring("h\xc3\xa9llo", &items[8]), WF_OK);
+    ck_assert_int_eq(wf_value_exception(order_exc, "late", &items[9]), WF_OK);
+    const char *keys[] = {"k", "l"};
+    wf_value rec_vals[2] = {wf_int32(1), wf_null()};
+    ck_assert_int_eq(wf_value_list(wf_types_list(a, &wf_type_int32), rec_vals, 1, &rec_vals[1]),
+                     WF_OK);
+    ck_assert_int_eq(wf_value_record(keys, rec_vals, 2, &items[10]), WF_OK);
+    ck_assert_int_eq(wf_value_list(&wf_type_list_object, items, 11, &items[11]), WF_OK);
+    wf_buf buf;
+    wf_buf_init(&buf);
+    ck_assert_int_eq(wf_codec_put_value(&buf, &items[11], NULL), WF_OK);
+    wf_reader r;
+    wf_reader_init(&r, buf.data, buf.len, b);
+    wf_value back;
+    ck_assert_int_eq(wf_codec_get_value(&r, &back, NULL), WF_OK);
+    ck_assert_uint_eq(wf_reader_left(&r), 0);
+    ck_assert_uint_eq(wf_value_list_count(&back), 11);
+    for (size_t i = 0; i < 11; i++) /* the exception types live in different tables */
+        ck_assert_msg(i == 9 || wf_value_equal(wf_value_list_at(&back, i), &items[i]), "%zu", i);
+    const wf_value *exc = wf_value_list_at(&back, 9);
+    ck_assert_str_eq(wf_value_exc_message(exc), "late");
+    ck_assert_str_eq(exc->type->name, "OrderException");
+    ck_assert(wf_type_is_a(exc->type, &wf_exc_invalid_operation));
+    ck_assert_ptr_eq(exc->type, wf_types_find(b, "OrderException"));
+    wf_buf json;
+    wf_buf_init(&json);
+    wf_reader_init(&r, buf.data, buf.len, NULL);
+    ck_assert(wf_codec_value_json(&r, &json));
+    ck_assert_str_eq(json.data, "[null,true,-123456,-9223372036854775808,-0.10000000000000001,"
+                                "\"12.5000\",\"2023-11-14T22:13:20Z\",\"-00:00:05.0000010\","
+                                "\"h\xc3\xa9llo\",{\"type\":\"OrderException\",\"message\":"
+                                "\"late\"},{\"k\":1,\"l\":[1]}]");
+    wf_buf_fini(&json);
+    wf_value_release(&back);
+    for (int i = 0; i < 12; i++)
+        wf_value_release(&items[i]);
+    wf_value_release(&rec_vals[1]);
+    wf_buf_fini(&buf);
+    wf_types_destroy(a);
+    wf_types_destroy(b);
+}
+END_TEST
+
 /* ---- nomem ----------------------------------------------------------------------------- */
 typedef struct nm {
     host *h;
@@ -623,6 +685,7 @@ Suite *modern_persist_suite(void)
     tcase_add_loop_test(tc, test_save_refused_in_no_persist_zone_and_for_unlisted_callbacks, 0,
                         2);
     tcase_add_test(tc, test_inspect_shows_activities_variables_and_bookmarks);
+    tcase_add_test(tc, test_values_of_every_kind_round_trip_through_the_codec);
     suite_add_tcase(s, tc);
     tc = tcase_create("nomem");
     tcase_set_timeout(tc, 60);
