@@ -12,10 +12,18 @@
 
 /* --durability full|normal -> *out (a wfm_durability); prints a usage error and returns 2. */
 int wfb_parse_durability(const char *verb, const char *text, int *out);
-/* Open the store (must_exist: refuse a missing file with WF_E_IO instead of creating one) and
- * a durable host on rt that persists and unloads instances as soon as they are idle. */
-wf_status wfb_durable_open(const char *path, bool must_exist, int durability, wfm_runtime *rt,
-                           wfm_store **store, wfm_host **host, wf_error *err);
+typedef struct wfb_durable_cfg {
+    const char *path;           /* the store file */
+    bool must_exist;            /* refuse a missing file (WF_E_IO) instead of creating it */
+    int durability;             /* a wfm_durability */
+    const char *const *promote; /* --promote names (borrowed) */
+    size_t promote_count;
+} wfb_durable_cfg;
+
+/* Open the store and a durable host on rt that persists and unloads instances as soon as
+ * they are idle. */
+wf_status wfb_durable_open(const wfb_durable_cfg *cfg, wfm_runtime *rt, wfm_store **store,
+                           wfm_host **host, wf_error *err);
 /* Run until the instance completes or is persisted and unloaded; a timer inside a no-persist
  * zone is waited for; an idle instance that cannot be persisted is WF_E_STATE. */
 wf_status wfb_durable_drive(wfm_host *host, wfm_dinst *d, wf_error *err);

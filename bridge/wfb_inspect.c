@@ -45,8 +45,8 @@ static bool row_fn(void *ud, const wfm_store_row *row)
     wf_buf_add_json_string(b, row->id, strlen(row->id));
     wf_buf_adds(b, ", \"status\": ");
     wf_buf_add_json_string(b, row->status, strlen(row->status));
-    wf_buf_addf(b, ", \"definition\": \"%016llx\", \"path\": ",
-                (unsigned long long)row->definition_hash);
+    wf_buf_addf(
+        b, ", \"definition\": \"%016llx\", \"path\": ", (unsigned long long)row->definition_hash);
     if (row->definition_path)
         wf_buf_add_json_string(b, row->definition_path, strlen(row->definition_path));
     else

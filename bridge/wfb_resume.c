@@ -41,22 +41,24 @@ int wfb_parse_durability(const char *verb, const char *text, int *out)
     return 0;
 }
 
-wf_status wfb_durable_open(const char *path, bool must_exist, int durability, wfm_runtime *rt,
-                           wfm_store **store, wfm_host **host, wf_error *err)
+wf_status wfb_durable_open(const wfb_durable_cfg *cfg, wfm_runtime *rt, wfm_store **store,
+                           wfm_host **host, wf_error *err)
 {
     *store = NULL;
     *host = NULL;
-    if (must_exist && access(path, F_OK) != 0) {
-        wf_loc loc = {path, 0, 0};
-        return wf_error_set(err, WF_E_IO, &loc, "no instance store at '%s'", path);
+    if (cfg->must_exist && access(cfg->path, F_OK) != 0) {
+        wf_loc loc = {cfg->path, 0, 0};
+        return wf_error_set(err, WF_E_IO, &loc, "no instance store at '%s'", cfg->path);
     }
     wfm_store_opts so = WFM_STORE_OPTS_INIT;
-    so.path = path;
-    so.durability = (wfm_durability)durability;
+    so.path = cfg->path;
+    so.durability = (wfm_durability)cfg->durability;
     wf_status st = wfm_store_open(&so, store, err);
     if (st != WF_OK)
         return st;
     wfm_host_opts ho = WFM_HOST_OPTS_INIT; /* persist and unload as soon as idle */
+    ho.promote = cfg->promote;
+    ho.promote_count = cfg->promote_count;
     st = wfm_host_create(rt, *store, &ho, host, err);
     if (st != WF_OK) {
         wfm_store_close(*store);
@@ -228,13 +230,13 @@ static int resume_instance(const resume_opts *o)
     wfm_dinst *d = NULL;
     int rc = 2;
     wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
+    wfb_durable_cfg cfg = {o->store ? o->store : WFB_DEFAULT_STORE, true, o->durability, NULL, 0};
     if (wfb_libpath(o->lib_path, &libpath, &err) != WF_OK)
         goto fail;
     ro.libpath = libpath;
     ro.worker_count = 1;
     if (wfm_runtime_create(&ro, &rt, &err) != WF_OK ||
-        wfb_durable_open(o->store ? o->store : WFB_DEFAULT_STORE, true, o->durability, rt,
-                         &store, &host, &err) != WF_OK ||
+        wfb_durable_open(&cfg, rt, &store, &host, &err) != WF_OK ||
         wfm_host_load(host, o->id, &d, &err) != WF_OK)
         goto fail;
     for (size_t i = 0; i < o->bookmark_count; i++) {

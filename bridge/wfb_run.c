@@ -16,7 +16,7 @@ static const char usage_text[] =
     "usage: wfbridge run FILE.xaml [--arg NAME=VALUE]... [--resume BOOKMARK=VALUE]...\n"
     "                    [--json] [--lib-path DIR] [--workers N]\n"
     "                    [--track FILE [--profile P]]\n"
-    "                    [--store FILE [--durability full|normal]]\n\n"
+    "                    [--store FILE [--durability full|normal] [--promote NAME]...]\n\n"
     "Run a modern (WF4 XAML) workflow until it completes or waits on bookmarks.\n\n"
     "  --arg NAME=VALUE       set In/InOut argument NAME; VALUE is read as the argument's\n"
     "                         declared type (lists and records as JSON, Decimal and DateTime\n"
@@ -35,7 +35,10 @@ static const char usage_text[] =
     "                         carries its instance_id (continue with 'wfbridge resume')\n"
     "  --durability D         with --store: full (the default: fsync at every commit) or\n"
     "                         normal (WAL; a process crash loses nothing, a power loss may\n"
-    "                         drop the last commits)\n\n"
+    "                         drop the last commits)\n"
+    "  --promote NAME         with --store: keep argument or root variable NAME's value in\n"
+    "                         the store at every save (wfbridge instances --where NAME=V);\n"
+    "                         it stays promoted when the instance is resumed later\n\n"
     "A workflow waiting only on a timer (Delay) is waited for. Exit status: 0 Closed or Idle,\n"
     "1 Faulted, Canceled or Terminated, 2 usage or input error.\n";
 
@@ -50,6 +53,8 @@ typedef struct run_opts {
     const char *profile; /* --profile NAME|FILE.xml, default basic */
     const char *store;   /* --store FILE: durable run */
     int durability;      /* --durability: a wfm_durability */
+    const char **promotes; /* --promote NAME... */
+    size_t promote_count;
 } run_opts;
 
 static int parse_opts(int argc, char **argv, run_opts *o)
@@ -70,6 +75,8 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         } else if (strcmp(a, "--durability") == 0 && has_value) {
             if (wfb_parse_durability("run", argv[++i], &o->durability))
                 return 2;
+        } else if (strcmp(a, "--promote") == 0 && has_value) {
+            o->promotes[o->promote_count++] = argv[++i];
         } else if (strcmp(a, "--track") == 0 && has_value) {
             o->track = argv[++i];
         } else if (strcmp(a, "--profile") == 0 && has_value) {
@@ -90,6 +97,8 @@ static int parse_opts(int argc, char **argv, run_opts *o)
     }
     if (!o->file)
         return wfb_usage_error("run", "no workflow file given");
+    if (o->promote_count && !o->store)
+        return wfb_usage_error("run", "--promote needs --store FILE");
     if (o->store && o->resume_count)
         return wfb_usage_error("run", "--resume cannot be used with --store (use 'wfbridge "
                                       "resume' on the persisted instance)");
@@ -257,7 +266,8 @@ static int run_durable(wfm_runtime *rt, wfm_definition *def, const run_opts *o)
     wfm_host *host = NULL;
     wfm_dinst *d = NULL;
     int rc = 2;
-    if (wfb_durable_open(o->store, false, o->durability, rt, &store, &host, &err) != WF_OK ||
+    wfb_durable_cfg cfg = {o->store, false, o->durability, o->promotes, o->promote_count};
+    if (wfb_durable_open(&cfg, rt, &store, &host, &err) != WF_OK ||
         wfm_host_new(host, def, &d, &err) != WF_OK) {
         wfb_report(&err);
         goto done;
@@ -367,10 +377,12 @@ int wfb_cmd_run(int argc, char **argv)
     run_opts o = {0};
     o.args = wf_calloc((size_t)argc, sizeof *o.args);
     o.resumes = wf_calloc((size_t)argc, sizeof *o.resumes);
-    int rc = (o.args && o.resumes) ? parse_opts(argc, argv, &o) : 2;
+    o.promotes = wf_calloc((size_t)argc, sizeof *o.promotes);
+    int rc = (o.args && o.resumes && o.promotes) ? parse_opts(argc, argv, &o) : 2;
     if (rc == 0)
         rc = run_file(&o);
     wf_free(o.args);
     wf_free(o.resumes);
+    wf_free(o.promotes);
     return rc;
 }

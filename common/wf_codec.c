@@ -443,7 +443,8 @@ static bool json_scalar(wf_reader *r, wf_buf *out, unsigned k)
         double d;
         memcpy(&d, &bits, sizeof d);
         if (d != d || d - d != 0) /* NaN and infinities are not JSON numbers */
-            snprintf(text, sizeof text, "\"%s\"", d != d ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
+            snprintf(text, sizeof text, "\"%s\"",
+                     d != d ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
         else
             snprintf(text, sizeof text, "%.17g", d);
     } else {

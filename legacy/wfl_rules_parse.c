@@ -501,7 +501,9 @@ static void check_method(rp *p, const wf_xml_node *n, const wfl_rexpr *target, c
         char full[256];
         snprintf(full, sizeof full, "%s.%s", short_type(target->name), name);
         if (!in_list(static_methods, full))
-            report(p, WF_E_NAME, n, "unknown static method '%s'", full);
+            report(p, WF_E_UNSUPPORTED, n, "static method '%s' is not supported by wfbridge "
+                   "rules (only String.IsNullOrEmpty, String.Concat, Math.Max, Math.Min and "
+                   "Math.Abs)", full);
         return;
     }
     if (!in_list(value_methods, name))
@@ -560,20 +562,48 @@ static wfl_rexpr *parse_indexer(rp *p, const wf_xml_node *n)
     return e;
 }
 
+/* A type given either as property element <X.suffix><CodeTypeReference/></X.suffix> or, as
+ * the WF3 serializer also writes it, as attribute suffix="Ns.Type, Assembly, Version=..."
+ * (possibly wrapped over several lines). NULL (reported) when neither is there. */
+static const char *type_operand(rp *p, const wf_xml_node *n, const char *suffix,
+                                const wf_xml_node **at)
+{
+    const wf_xml_node *holder = prop_elem(n, suffix);
+    const char *text = attr_text(n, suffix);
+    *at = n;
+    if (holder) {
+        *at = holder->first_child ? holder->first_child : holder;
+        return parse_type_ref(p, holder);
+    }
+    if (text) {
+        while (*text == ' ' || *text == '\n' || *text == '\t' || *text == '\r')
+            text++;
+        if (*text)
+            return type_name(p, text);
+    }
+    report(p, WF_E_SCHEMA, n, "<%s> is missing its %s", n->name, suffix);
+    return NULL;
+}
+
+/* A cast to a type the evaluator does not know (the workflow's own class, an enum) is a
+ * reference conversion that succeeds for every valid program: it is read as its operand. */
 static wfl_rexpr *parse_cast(rp *p, const wf_xml_node *n)
 {
+    static const char *const attrs[] = {"TargetType", NULL};
     static const char *const kids[] = {"TargetType", "Expression", NULL};
-    check_attrs(p, n, no_attrs);
+    check_attrs(p, n, attrs);
     check_children(p, n, kids);
+    const wf_xml_node *at = n;
+    const char *name = type_operand(p, n, "TargetType", &at);
+    const wf_type *type = name ? lookup_type(p, name) : NULL;
+    if (name && !type && strncmp(name, "System.", 7) != 0)
+        return parse_operand(p, n, "Expression");
     wfl_rexpr *e = new_expr(p, WFL_REX_CAST, n, 1);
     if (!e)
         return NULL;
-    const wf_xml_node *holder = prop_elem(n, "TargetType");
-    const char *name = holder ? parse_type_ref(p, holder) : NULL;
-    if (!holder)
-        report(p, WF_E_SCHEMA, n, "<%s> is missing its TargetType", n->name);
-    else if (name && !(e->type = lookup_type(p, name)))
-        report(p, WF_E_TYPE, holder->first_child, "unknown type '%s'", name);
+    if (name && !type)
+        report(p, WF_E_TYPE, at, "unknown type '%s'", name);
+    e->type = type;
     e->name = name;
     e->kids[0] = parse_operand(p, n, "Expression");
     return e;
@@ -603,20 +633,20 @@ static wfl_rexpr *parse_typeref(rp *p, const wf_xml_node *n)
 
 static wfl_rexpr *parse_new(rp *p, const wf_xml_node *n)
 {
+    static const char *const attrs[] = {"CreateType", NULL};
     static const char *const kids[] = {"CreateType", "Parameters", NULL};
-    check_attrs(p, n, no_attrs);
+    check_attrs(p, n, attrs);
     check_children(p, n, kids);
     wfl_rexpr *e = new_expr(p, WFL_REX_NEW, n, list_count(n, "Parameters"));
     if (!e)
         return NULL;
-    const wf_xml_node *holder = prop_elem(n, "CreateType");
-    e->name = holder ? parse_type_ref(p, holder) : NULL;
-    if (!holder)
-        report(p, WF_E_SCHEMA, n, "<%s> is missing its CreateType", n->name);
-    else if (e->name) {
+    const wf_xml_node *at = n;
+    e->name = type_operand(p, n, "CreateType", &at);
+    if (e->name) {
         e->type = lookup_type(p, e->name);
         if (!e->type)
-            report(p, WF_E_TYPE, holder->first_child, "unknown type '%s'", e->name);
+            report(p, WF_E_UNSUPPORTED, at, "only exceptions can be created, not '%s'",
+                   e->name);
         else if (e->type->kind != WF_K_EXCEPTION)
             report(p, WF_E_UNSUPPORTED, n, "only exceptions can be created, not '%s'", e->name);
     }

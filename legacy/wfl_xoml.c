@@ -31,6 +31,8 @@ typedef struct loader {
     custom_type *customs; /* cache: one wfl_type per typelib activity used */
     size_t custom_count;
     size_t node_count;
+    const wfl_tl_class *root_base;       /* a custom root element that is a typelib Class */
+    const wfl_typelib *root_base_typelib;
     bool nomem;
 } loader;
 
@@ -105,11 +107,19 @@ static char *adup(loader *ld, const char *s)
 }
 
 /* ---- namespaces and type libraries ---------------------------------------------------- */
+/* The .NET framework's own assemblies (no type library expected). Vendor libraries whose
+ * names merely start with "Microsoft." (Microsoft.SharePoint.WorkflowActions, the Service
+ * Manager activity library, ...) are custom activity libraries like any other. */
 static bool is_system_assembly(const char *name, size_t len)
 {
-    return (len >= 6 && strncmp(name, "System", 6) == 0) ||
-           (len == 8 && strncmp(name, "mscorlib", 8) == 0) ||
-           (len >= 10 && strncmp(name, "Microsoft.", 10) == 0);
+    static const char *const exact[] = {"System", "mscorlib", "WindowsBase", "PresentationCore",
+                                        "PresentationFramework", "Microsoft.VisualBasic",
+                                        "Microsoft.CSharp", NULL};
+    for (const char *const *e = exact; *e != NULL; e++) {
+        if (strlen(*e) == len && strncasecmp(name, *e, len) == 0)
+            return true;
+    }
+    return len > 7 && strncasecmp(name, "System.", 7) == 0;
 }
 
 /* Split "clr-namespace:NS;Assembly=NAME, Version=..." into the assembly name. Returns false
@@ -934,6 +944,12 @@ static void child_element(loader *ld, const wf_xml_node *c, wfl_node *node, wfl_
              c->ns ? c->ns : "none");
         return;
     }
+    if (!(node->type->flags & WFL_TF_COMPOSITE) && node->type->kind == WFL_KIND_CUSTOM) {
+        ERR(ld, WF_E_SCHEMA, node_loc(ld, c), "%s cannot contain child activities ('%s'): a "
+            "type-library activity is a leaf (composite custom activities are not supported)",
+            node->type->name, c->name);
+        return;
+    }
     if (!(node->type->flags & WFL_TF_COMPOSITE)) {
         ERR(ld, WF_E_SCHEMA, node_loc(ld, c), "%s cannot contain child activities ('%s')",
             node->type->name, c->name);
@@ -998,9 +1014,41 @@ static void link_handlers(wfl_node *node)
 
 static void root_class(loader *ld, const wf_xml_node *x, const wfl_type **type);
 
+/* Real projects root their markup in their own workflow base class (SharePoint's
+ * RootWorkflowActivityWithData, a CRM's SplendidSequentialWorkflow, a book's
+ * MarkupOnlyBaseWorkflow): an element of a type-library namespace naming a <Class> there (not
+ * an ActivityType). It is read as the built-in root it derives from (a state machine when it
+ * has InitialStateName, else sequential) with that class as code-beside, unless x:Class
+ * names a class a type library declares. */
+static const wfl_type *root_base_type(loader *ld, const wf_xml_node *x)
+{
+    wfl_typelib *tl = x->ns != NULL ? typelib_of_ns(ld, x->ns) : NULL;
+    if (tl == NULL || wfl_typelib_activity(tl, x->name) != NULL)
+        return NULL;
+    const wfl_tl_class *cls = wfl_typelib_class(tl, x->name);
+    const char *colon = strchr(x->ns, ':');
+    size_t ns_len = colon != NULL ? strcspn(colon + 1, ";") : 0;
+    if (cls == NULL && ns_len > 0 && ns_len + strlen(x->name) < 512) {
+        char full[512];
+        snprintf(full, sizeof full, "%.*s.%s", (int)ns_len, colon + 1, x->name);
+        cls = wfl_typelib_class(tl, full);
+    }
+    if (cls == NULL)
+        return NULL;
+    bool states = wf_xml_attr_find(x, NULL, "InitialStateName") != NULL;
+    const char *base = states ? "StateMachineWorkflowActivity" : "SequentialWorkflowActivity";
+    ld->root_base = cls;
+    ld->root_base_typelib = tl;
+    WARN(ld, node_loc(ld, x), "root '%s' is the type-library class '%s': read as %s with that "
+         "class as code-beside", x->name, wfl_tl_class_name(cls), base);
+    return wfl_registry_find(base);
+}
+
 static wfl_node *load_activity(loader *ld, const wf_xml_node *x, wfl_node *parent, size_t depth)
 {
-    const wfl_type *type = element_type(ld, x);
+    const wfl_type *type = parent == NULL ? root_base_type(ld, x) : NULL;
+    if (type == NULL)
+        type = element_type(ld, x);
     if (type == NULL)
         return NULL;
     if (parent == NULL)
@@ -1018,46 +1066,112 @@ static wfl_node *load_activity(loader *ld, const wf_xml_node *x, wfl_node *paren
 }
 
 /* x:Class: find the class in the loaded type libraries and derive the root type from it. */
-static void root_class(loader *ld, const wf_xml_node *x, const wfl_type **type)
+/* Designer-made XOML with code-beside declares no clr-namespace for its own assembly: the
+ * x:Class lives in the project's assembly, conventionally named after its namespace. When no
+ * declared type library holds the class, try "A.B.activities.xml", then "A" for x:Class
+ * "A.B.Workflow1" on the library path; a name that is not there is no error. */
+static void load_class_typelibs(loader *ld, const char *class_name, wf_loc at)
 {
-    const wf_xml_attr *a = wf_xml_attr_find(x, X_NS, "Class");
-    if (a == NULL)
+    if (ld->opts->libpath == NULL)
         return;
-    wf_loc at = value_loc(ld, a);
-    ld->def->class_name = adup(ld, a->value);
-    const char *dot = strrchr(a->value, '.');
-    size_t usable = 0;
-    for (size_t i = 0; i < ld->def->typelib_count && ld->def->code_beside == NULL; i++) {
-        const wfl_typelib *tl = ld->def->typelibs[i].typelib;
-        if (tl == NULL)
+    for (size_t len = strlen(class_name); len > 0; len--) {
+        if (class_name[len] != '.' || find_entry(ld, class_name, len) != NULL ||
+            is_system_assembly(class_name, len))
             continue;
-        usable++;
-        const wfl_tl_class *cls = wfl_typelib_class(tl, a->value);
-        if (cls == NULL && dot != NULL)
-            cls = wfl_typelib_class(tl, dot + 1);
-        if (cls != NULL) {
-            ld->def->code_beside = cls;
-            ld->def->class_typelib = tl;
+        char name[256];
+        if (len >= sizeof name)
+            continue;
+        memcpy(name, class_name, len);
+        name[len] = '\0';
+        wfl_typelib *tl = NULL;
+        wf_error e = WF_ERROR_INIT;
+        wf_status rc = wfl_typelib_load(ld->opts->libpath, ld->def->types, name, &tl,
+                                        ld->diags, &e);
+        if (rc == WF_E_NOTFOUND)
+            continue;
+        if (rc != WF_OK) {
+            ERR(ld, rc, at, "type library '%s' failed to load: %s", name, e.message);
+            return;
         }
+        char *asm_name = adup(ld, name);
+        wfl_tl_use *grown = wf_realloc(ld->def->typelibs,
+                                       (ld->def->typelib_count + 1) * sizeof *grown);
+        if (grown != NULL)
+            ld->def->typelibs = grown;
+        if (asm_name == NULL || grown == NULL) {
+            wfl_typelib_destroy(tl);
+            nomem(ld);
+            return;
+        }
+        ld->def->typelibs[ld->def->typelib_count++] = (wfl_tl_use){asm_name, tl};
+        if (wfl_typelib_class(tl, class_name) != NULL)
+            return;
     }
-    if (ld->def->code_beside == NULL) {
-        if (usable > 0)
-            ERR(ld, WF_E_NAME, at, "no type library declares the class '%s'", a->value);
-        else if (ld->def->typelib_count == 0)
-            WARN(ld, at, "x:Class '%s' has no type library: the workflow has no code-beside",
-                 a->value);
-        return;
-    }
+}
+
+static void use_code_beside(loader *ld, const wfl_typelib *tl, const wfl_tl_class *cls,
+                            wf_loc at, const wfl_type **type)
+{
+    ld->def->code_beside = cls;
+    ld->def->class_typelib = tl;
     wf_error e = WF_ERROR_INIT;
     const wfl_type *t = NULL;
-    if (wfl_type_create_code_beside(ld->arena, *type, ld->def->class_typelib,
-                                    ld->def->code_beside, &t, &e) != WF_OK) {
+    if (wfl_type_create_code_beside(ld->arena, *type, tl, cls, &t, &e) != WF_OK) {
         e.line = at.line;
         e.col = at.col;
         report_error(ld, &e);
         return;
     }
     *type = t;
+}
+
+static void root_class(loader *ld, const wf_xml_node *x, const wfl_type **type)
+{
+    const wf_xml_attr *a = wf_xml_attr_find(x, X_NS, "Class");
+    if (a == NULL) {
+        if (ld->root_base != NULL)
+            use_code_beside(ld, ld->root_base_typelib, ld->root_base, node_loc(ld, x), type);
+        return;
+    }
+    wf_loc at = value_loc(ld, a);
+    ld->def->class_name = adup(ld, a->value);
+    const char *dot = strrchr(a->value, '.');
+    bool declared = false;
+    for (size_t i = 0; i < ld->def->typelib_count && !declared; i++) {
+        const wfl_typelib *tl = ld->def->typelibs[i].typelib;
+        declared = tl != NULL && (wfl_typelib_class(tl, a->value) != NULL ||
+                                  (dot != NULL && wfl_typelib_class(tl, dot + 1) != NULL));
+    }
+    if (!declared)
+        load_class_typelibs(ld, a->value, at);
+    size_t usable = 0;
+    const wfl_typelib *found_tl = NULL;
+    const wfl_tl_class *found = NULL;
+    for (size_t i = 0; i < ld->def->typelib_count && found == NULL; i++) {
+        const wfl_typelib *tl = ld->def->typelibs[i].typelib;
+        if (tl == NULL)
+            continue;
+        usable++;
+        found = wfl_typelib_class(tl, a->value);
+        if (found == NULL && dot != NULL)
+            found = wfl_typelib_class(tl, dot + 1);
+        found_tl = tl;
+    }
+    if (found == NULL && ld->root_base != NULL) {
+        /* x:Class derives from the custom root class and adds nothing a library describes */
+        use_code_beside(ld, ld->root_base_typelib, ld->root_base, at, type);
+        return;
+    }
+    if (found == NULL) {
+        if (usable > 0)
+            ERR(ld, WF_E_NAME, at, "no type library declares the class '%s'", a->value);
+        else if (ld->def->typelib_count == 0)
+            WARN(ld, at, "x:Class '%s' has no type library (none declared, and none named "
+                 "after its namespace on the library path): the workflow has no code-beside",
+                 a->value);
+        return;
+    }
+    use_code_beside(ld, found_tl, found, at, type);
 }
 
 /* ---- whole-tree checks --------------------------------------------------------------------- */

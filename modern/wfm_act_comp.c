@@ -377,8 +377,8 @@ static void drv_finalize(drv_frame *f);
 
 /*
 ** Advance the driver of `ai` until a handler has been scheduled (DRV_RUNNING), every frame
-** is done (DRV_DONE), or scheduling failed (DRV_FAILED: ai has been faulted). `done`/`fault`
-** are the callbacks that bring the handler's end back to this driver.
+** is done (DRV_DONE), or memory ran out (DRV_FAILED: the scheduler then fails the instance).
+** `done`/`fault` are the callbacks that bring the handler's end back to this driver.
 */
 static drv_result drv_step(wfm_ctx *ctx, wfm_ai *ai, comp_driver *drv, wfm_done_fn done,
                            wfm_fault_fn fault)

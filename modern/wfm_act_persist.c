@@ -1,63 +1,63 @@
 /* wfm_act_persist.c — the Persist activity (WF-SEMANTICS.md §5): under a durable host it
  * waits on an internal bookmark; the host saves the instance as soon as its work queue drains
  * and then resumes that bookmark. Inside a no-persist zone it faults with
- * InvalidOperationException; without a durable host it completes at once. Also keeps the set
- * of runtimes (by type table) that have a durable host attached. */
-#include <pthread.h>
+ * InvalidOperationException; without a durable host (the instance carries no durable-host
+ * mark) it completes at once. */
 #include <stdio.h>
 #include <string.h>
 
 #include "wfm_activity.h"
 #include "wfm_durable.h"
+#include "wfm_persist.h"
+#include "wfm_sched_int.h" /* wfm_instance_ctx, the instance's extension list */
 
-/* ---- the runtimes with a durable host --------------------------------------------------- */
-#define MAX_DURABLE_RUNTIMES 64
-static pthread_mutex_t durable_lock = PTHREAD_MUTEX_INITIALIZER;
-static const wf_types *durable_types[MAX_DURABLE_RUNTIMES];
+/* ---- the durable-host mark ------------------------------------------------------------------
+ * An instance run by a durable host carries this extension state with hosted = true. It is
+ * saved empty: whether the restored instance runs under a durable host is up to the process
+ * that restores it (wfm_durable_mark). */
+typedef struct durable_mark {
+    bool hosted;
+} durable_mark;
 
-bool wfm_durable_attach(const wf_types *types)
+static wf_status mark_save(const void *state, wfm_persist_writer *w)
 {
-    bool ok = false;
-    pthread_mutex_lock(&durable_lock);
-    size_t free_slot = MAX_DURABLE_RUNTIMES;
-    bool present = false;
-    for (size_t i = 0; i < MAX_DURABLE_RUNTIMES; i++) {
-        if (durable_types[i] == types)
-            present = true;
-        else if (!durable_types[i] && free_slot == MAX_DURABLE_RUNTIMES)
-            free_slot = i;
-    }
-    if (!present && free_slot < MAX_DURABLE_RUNTIMES) {
-        durable_types[free_slot] = types;
-        ok = true;
-    }
-    pthread_mutex_unlock(&durable_lock);
-    return ok;
+    (void)state;
+    (void)w;
+    return WF_OK;
 }
 
-void wfm_durable_detach(const wf_types *types)
+static wf_status mark_restore(void *state, wfm_persist_reader *r)
 {
-    pthread_mutex_lock(&durable_lock);
-    for (size_t i = 0; i < MAX_DURABLE_RUNTIMES; i++)
-        if (durable_types[i] == types)
-            durable_types[i] = NULL;
-    pthread_mutex_unlock(&durable_lock);
+    (void)state;
+    (void)r;
+    return WF_OK;
 }
 
-bool wfm_durable_attached(const wf_types *types)
+static const wfm_ext_spec mark_spec = {"wfbridge.durable_host", sizeof(durable_mark), NULL,
+                                       mark_save, mark_restore};
+
+wf_status wfm_durable_mark(wfm_instance *inst, wf_error *err)
 {
-    bool found = false;
-    pthread_mutex_lock(&durable_lock);
-    for (size_t i = 0; i < MAX_DURABLE_RUNTIMES && !found; i++)
-        found = durable_types[i] == types;
-    pthread_mutex_unlock(&durable_lock);
-    return found;
+    durable_mark *m = wfm_ctx_ext_get(wfm_instance_ctx(inst), &mark_spec);
+    if (!m)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    m->hosted = true;
+    return WF_OK;
+}
+
+/* Looked up without creating it: an instance without the mark has no durable host. */
+static bool durably_hosted(const wfm_ctx *ctx)
+{
+    for (size_t i = 0; i < ctx->ext_count; i++)
+        if (ctx->exts[i].key == &mark_spec)
+            return ((const durable_mark *)ctx->exts[i].state)->hosted;
+    return false;
 }
 
 bool wfm_persist_bookmark(const char *name)
 {
-    return name && strncmp(name, WFM_PERSIST_BOOKMARK_PREFIX,
-                           sizeof WFM_PERSIST_BOOKMARK_PREFIX - 1) == 0;
+    return name &&
+           strncmp(name, WFM_PERSIST_BOOKMARK_PREFIX, sizeof WFM_PERSIST_BOOKMARK_PREFIX - 1) == 0;
 }
 
 /* ---- Persist ------------------------------------------------------------------------------ */
@@ -88,7 +88,7 @@ static void persist_execute(wfm_ctx *ctx, wfm_ai *ai)
                       wfm_node_display_name(wfm_ai_node(zone)));
         return;
     }
-    if (!wfm_durable_attached(wfm_ctx_types(ctx))) {
+    if (!durably_hosted(ctx)) {
         wfm_ctx_complete(ctx, ai);
         return;
     }
@@ -109,6 +109,7 @@ static void persist_execute(wfm_ctx *ctx, wfm_ai *ai)
 }
 
 static const void *const persist_callbacks[] = {(const void *)persist_resumed};
+static const wfm_ext_spec *const persist_exts[] = {&mark_spec};
 
 static const wfm_kind_spec persist_spec = {
     .name = "Persist",
@@ -117,6 +118,8 @@ static const wfm_kind_spec persist_spec = {
     .execute = persist_execute,
     .callbacks = persist_callbacks,
     .callback_count = 1,
+    .exts = persist_exts,
+    .ext_count = 1,
 };
 
 wf_status wfm_act_persist_register(wfm_catalogue *cat, wf_error *err)

@@ -2,7 +2,18 @@
  * instance store under a lease, saved at persist points through wfm_instance_save +
  * wfm_store_save, restored with wfm_instance_restore; a background thread renews the leases
  * and applies the timed idle policy. Each wfm_dinst is used by one thread at a time: a busy
- * flag (under host->lock) keeps the host API and the background thread off each other. */
+ * flag (under host->lock) keeps the host API and the background thread off each other.
+ *
+ * A durable instance (d->loaded: in memory and leased; d->dirty: changed since saved):
+ *   (store row Created, leased) -> loaded, dirty     wfm_host_new
+ *   saved row -> loaded, clean                         wfm_host_load (restore, then lock)
+ *   loaded -> loaded, dirty                            wfm_host_run / wfm_host_resume
+ *   loaded, dirty -> loaded, clean                     save at a Persist request or idle with
+ *                                                      TimeToPersist (save_locked, keep lease)
+ *   loaded -> unloaded                                 save at idle with TimeToUnload, or at
+ *                                                      completion (save_locked, release)
+ *   any -> freed                                       wfm_dinst_close (releases a held lease)
+ * A save is skipped while an activity of a no-persist kind executes (deferred). */
 #include "wfm_durable.h"
 
 #include <errno.h>
@@ -23,13 +34,16 @@ struct wfm_dinst {
     wfm_host *host;
     wfm_store_id id;
     wfm_instance *inst;
-    bool loaded;    /* in memory and leased: may run */
-    bool dirty;     /* changed since the last save / load */
-    bool busy;      /* a thread is using it (host->lock) */
+    bool loaded; /* in memory and leased: may run */
+    bool dirty;  /* changed since the last save / load */
+    bool busy;   /* a thread is using it (host->lock) */
     int64_t idle_since_us;
     char **bookmarks; /* user bookmarks after the last run (owned) */
     size_t bookmark_count;
     uint64_t saves;
+    char **kept;  /* names promoted by an earlier host, not in opts.promote (owned) */
+    bool resumed; /* loaded from the store: its next run emits the Resumed record */
+    size_t kept_count;
     wfm_dinst *prev, *next; /* the host's list */
 };
 
@@ -168,6 +182,52 @@ static const wf_value *promoted_value(wfm_dinst *d, const char *name)
 }
 
 /* ---- saving -------------------------------------------------------------------------------- */
+/* The promoted properties' current values as text (props_fini frees them). */
+typedef struct props {
+    const char **names, **values;
+    wf_buf *texts;
+    size_t count;
+} props;
+
+static void props_fini(props *p)
+{
+    for (size_t i = 0; p->texts && i < p->count; i++)
+        wf_buf_fini(&p->texts[i]);
+    wf_free(p->texts);
+    wf_free(p->names);
+    wf_free(p->values);
+}
+
+/* The host's promote list, then the names an earlier save promoted (once promoted, a name
+ * stays promoted across hosts). */
+static wf_status props_collect(const wfm_host *h, wfm_dinst *d, props *p, wf_error *err)
+{
+    size_t np = h->opts.promote_count + d->kept_count;
+    *p = (props){wf_calloc(np + 1, sizeof *p->names), wf_calloc(np + 1, sizeof *p->values),
+                 wf_calloc(np + 1, sizeof *p->texts), 0};
+    bool oom = !p->names || !p->values || !p->texts;
+    for (size_t i = 0; !oom && i < np; i++) {
+        const char *name =
+            i < h->opts.promote_count ? h->opts.promote[i] : d->kept[i - h->opts.promote_count];
+        const wf_value *v = promoted_value(d, name);
+        if (!v)
+            continue;
+        wf_buf *text = &p->texts[p->count];
+        wf_buf_init(text);
+        oom = !wf_value_to_text(v, text) || text->oom;
+        p->names[p->count] = name;
+        p->values[p->count++] = text->data;
+    }
+    if (oom) {
+        props_fini(p);
+        *p = (props){0};
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    }
+    return WF_OK;
+}
+
+/* Write the instance: state blob, status, user bookmarks, promoted properties, earliest timer;
+ * release=true also gives up the lease (unload, completion). */
 static wf_status save_locked(wfm_host *h, wfm_dinst *d, bool release, wf_error *err)
 {
     if (!d->loaded)
@@ -179,34 +239,13 @@ static wf_status save_locked(wfm_host *h, wfm_dinst *d, bool release, wf_error *
                             d->id.text);
     wf_buf blob;
     wf_buf_init(&blob);
+    props p = {0};
     wf_status st = wfm_instance_save(d->inst, &blob, err);
-    if (st != WF_OK) {
-        wf_buf_fini(&blob);
-        return st;
-    }
-    if (refresh_bookmarks(d, err) != WF_OK) {
-        wf_buf_fini(&blob);
-        return WF_E_NOMEM;
-    }
-    size_t np = h->opts.promote_count;
-    const char **names = wf_calloc(np + 1, sizeof *names);
-    const char **values = wf_calloc(np + 1, sizeof *values);
-    wf_buf *texts = wf_calloc(np + 1, sizeof *texts);
-    size_t count = 0;
-    bool oom = !names || !values || !texts;
-    for (size_t i = 0; !oom && i < np; i++) {
-        const wf_value *v = promoted_value(d, h->opts.promote[i]);
-        if (!v)
-            continue;
-        wf_buf_init(&texts[count]);
-        oom = !wf_value_to_text(v, &texts[count]) || texts[count].oom;
-        names[count] = h->opts.promote[i];
-        values[count] = texts[count].data;
-        count++;
-    }
-    if (oom) {
-        st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    } else {
+    if (st == WF_OK)
+        st = refresh_bookmarks(d, err);
+    if (st == WF_OK)
+        st = props_collect(h, d, &p, err);
+    if (st == WF_OK) {
         wfm_instance_state state = wfm_instance_state_get(d->inst);
         int64_t due = wfm_instance_next_timer_us(d->inst);
         wfm_store_save_rec rec = {0};
@@ -219,26 +258,23 @@ static wf_status save_locked(wfm_host *h, wfm_dinst *d, bool release, wf_error *
         rec.state_len = blob.len;
         rec.bookmarks = (const char *const *)d->bookmarks;
         rec.bookmark_count = d->bookmark_count;
-        rec.prop_names = names;
-        rec.prop_values = values;
-        rec.prop_count = count;
+        rec.prop_names = p.names;
+        rec.prop_values = p.values;
+        rec.prop_count = p.count;
         rec.next_timer_us = due == INT64_MAX || is_done(d->inst) ? 0 : due;
         rec.release = release;
-        st = wfm_store_save(h->store, &rec, err);
-        if (st == WF_OK) {
+        if ((st = wfm_store_save(h->store, &rec, err)) == WF_OK) {
             d->saves++;
             d->dirty = false;
-            if (release)
-                d->loaded = false;
+            d->loaded = !release;
+            wfm_instance_track_state(d->inst, "Persisted");
+            if (release && !is_done(d->inst))
+                wfm_instance_track_state(d->inst, "Unloaded");
             if (h->opts.on_persist)
                 h->opts.on_persist(h->opts.on_persist_ud, &rec);
         }
     }
-    for (size_t i = 0; texts && i < count; i++)
-        wf_buf_fini(&texts[i]);
-    wf_free(texts);
-    wf_free(names);
-    wf_free(values);
+    props_fini(&p);
     wf_buf_fini(&blob);
     return st;
 }
@@ -288,12 +324,6 @@ wf_status wfm_host_create(wfm_runtime *rt, wfm_store *store, const wfm_host_opts
     h->store = store;
     pthread_mutex_init(&h->lock, NULL);
     pthread_cond_init(&h->cv, NULL);
-    if (!wfm_durable_attach(wfm_runtime_types(rt))) {
-        pthread_cond_destroy(&h->cv);
-        pthread_mutex_destroy(&h->lock);
-        wf_free(h);
-        return wf_error_set(err, WF_E_STATE, NULL, "the runtime already has a durable host");
-    }
     if (h->opts.renew_ms >= 0) {
         if (pthread_create(&h->thread, NULL, renew_main, h) != 0) {
             wfm_host_destroy(h);
@@ -319,7 +349,6 @@ void wfm_host_destroy(wfm_host *h)
     for (size_t i = 0; i < h->def_count; i++)
         wfm_definition_release(h->defs[i].def);
     wf_free(h->defs);
-    wfm_durable_detach(wfm_runtime_types(h->rt));
     pthread_cond_destroy(&h->cv);
     pthread_mutex_destroy(&h->lock);
     wf_free(h);
@@ -390,11 +419,18 @@ static wfm_dinst *dinst_new(wfm_host *h, const char *id, wf_error *err)
     return d;
 }
 
+/* The in-memory instance first, so that a failure leaves no store row behind. */
 wf_status wfm_host_new(wfm_host *h, wfm_definition *def, wfm_dinst **out, wf_error *err)
 {
     *out = NULL;
-    wfm_store_id id;
-    wf_status st = cache_def(h, def, err);
+    wfm_dinst *d = dinst_new(h, "", err);
+    if (!d)
+        return WF_E_NOMEM;
+    wf_status st = wfm_instance_create(h->rt, def, &d->inst, err);
+    if (st == WF_OK)
+        st = wfm_durable_mark(d->inst, err);
+    if (st == WF_OK)
+        st = cache_def(h, def, err);
     if (st == WF_OK) {
         /* the absolute path, so that a host in another directory can load it again */
         const char *path = wfm_definition_path(def);
@@ -403,20 +439,15 @@ wf_status wfm_host_new(wfm_host *h, wfm_definition *def, wfm_dinst **out, wf_err
         free(abs);
     }
     if (st == WF_OK)
-        st = wfm_store_create(h->store, wfm_definition_hash(def), &id, err);
-    if (st != WF_OK)
-        return st;
-    wfm_dinst *d = dinst_new(h, id.text, err);
-    if (!d)
-        return WF_E_NOMEM;
-    if ((st = wfm_instance_create(h->rt, def, &d->inst, err)) != WF_OK) {
-        wf_error tmp = WF_ERROR_INIT;
-        wfm_store_release(h->store, id.text, &tmp);
+        st = wfm_store_create(h->store, wfm_definition_hash(def), &d->id, err);
+    if (st != WF_OK) {
+        wfm_instance_destroy(d->inst);
         wf_free(d);
         return st;
     }
     d->loaded = true;
     d->dirty = true;
+    wfm_instance_set_id(d->inst, d->id.text);
     link_dinst(h, d);
     *out = d;
     return WF_OK;
@@ -490,8 +521,7 @@ static wf_status read_and_restore(wfm_host *h, const char *id, void **blob, size
     if (st != WF_OK)
         return st;
     if (completed_status(status))
-        return wf_error_set(err, WF_E_STATE, NULL, "instance '%s' has completed (%s)", id,
-                            status);
+        return wf_error_set(err, WF_E_STATE, NULL, "instance '%s' has completed (%s)", id, status);
     if (!*blob)
         return wf_error_set(err, WF_E_STATE, NULL, "instance '%s' has no saved state", id);
     wfm_definition *def = NULL;
@@ -499,8 +529,56 @@ static wf_status read_and_restore(wfm_host *h, const char *id, void **blob, size
         return st;
     st = wfm_instance_restore(h->rt, def, *blob, *len, inst, err);
     wfm_definition_release(def);
+    if (st == WF_OK && (st = wfm_durable_mark(*inst, err)) != WF_OK) {
+        wfm_instance_destroy(*inst);
+        *inst = NULL;
+    }
     if (st != WF_OK)
         wf_error_prefix(err, "instance '%s': ", id);
+    return st;
+}
+
+static void free_kept(wfm_dinst *d)
+{
+    for (size_t i = 0; i < d->kept_count; i++)
+        wf_free(d->kept[i]);
+    wf_free(d->kept);
+    d->kept = NULL;
+    d->kept_count = 0;
+}
+
+static bool in_promote_list(const wfm_host *h, const char *name, size_t len)
+{
+    for (size_t i = 0; i < h->opts.promote_count; i++)
+        if (strlen(h->opts.promote[i]) == len && memcmp(h->opts.promote[i], name, len) == 0)
+            return true;
+    return false;
+}
+
+/* Remember the names the store has promoted for d that the host's list lacks. */
+static wf_status keep_promoted(wfm_host *h, wfm_dinst *d, wf_error *err)
+{
+    char *lines = NULL;
+    wf_status st = wfm_store_props(h->store, d->id.text, &lines, err);
+    size_t n = 0;
+    for (const char *p = lines; st == WF_OK && p && *p; p++)
+        n += *p == '\n';
+    if (st == WF_OK && n && !(d->kept = wf_calloc(n, sizeof *d->kept)))
+        st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    for (const char *p = lines; st == WF_OK && p && *p;) {
+        size_t len = strcspn(p, "=\n");
+        if (len && !in_promote_list(h, p, len) && d->kept_count < n) {
+            if (!(d->kept[d->kept_count] = wf_malloc(len + 1))) {
+                st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+                break;
+            }
+            memcpy(d->kept[d->kept_count], p, len);
+            d->kept[d->kept_count++][len] = '\0';
+        }
+        p += strcspn(p, "\n");
+        p += *p == '\n';
+    }
+    wf_free(lines);
     return st;
 }
 
@@ -543,12 +621,15 @@ wf_status wfm_host_load(wfm_host *h, const char *id, wfm_dinst **out, wf_error *
     if (st == WF_OK) {
         d->inst = inst;
         d->loaded = true;
-        if ((st = refresh_bookmarks(d, err)) == WF_OK) {
+        d->resumed = true;
+        wfm_instance_set_id(inst, id);
+        if ((st = refresh_bookmarks(d, err)) == WF_OK && (st = keep_promoted(h, d, err)) == WF_OK) {
             link_dinst(h, d);
             *out = d;
             return WF_OK;
         }
         free_bookmarks(d);
+        free_kept(d);
         wf_free(d);
         wf_error tmp = WF_ERROR_INIT;
         wfm_store_release(h->store, id, &tmp);
@@ -562,48 +643,56 @@ static wf_status idle_policy(wfm_host *h, wfm_dinst *d, wf_error *err)
 {
     d->idle_since_us = host_now(h);
     bool unload = h->opts.time_to_unload_ms == 0;
-    bool persist = unload || (h->opts.time_to_persist_ms == 0 &&
-                              h->opts.time_to_unload_ms > 0);
+    bool persist = unload || (h->opts.time_to_persist_ms == 0 && h->opts.time_to_unload_ms > 0);
     if (!persist || in_no_persist_zone(d)) /* a zone defers it; the instance stays loaded */
         return WF_OK;
     return save_locked(h, d, unload, err);
 }
 
+/* Resume every pending Persist request (names copied first: resuming changes the list). */
+static wf_status resume_requests(wfm_dinst *d, size_t requests, wf_error *err)
+{
+    char **names = wf_calloc(requests, sizeof *names);
+    size_t n = 0;
+    wf_status st = names ? WF_OK : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    for (size_t i = 0; st == WF_OK && i < wfm_instance_bookmark_count(d->inst); i++) {
+        const char *name = wfm_instance_bookmark_name(d->inst, i);
+        if (!wfm_persist_bookmark(name) || n == requests)
+            continue;
+        if (!(names[n++] = wf_strdup(name)))
+            st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    }
+    for (size_t i = 0; st == WF_OK && i < n; i++)
+        st = wfm_instance_resume(d->inst, names[i], NULL, err);
+    for (size_t i = 0; names && i < n; i++)
+        wf_free(names[i]);
+    wf_free(names);
+    return st;
+}
+
+/* The run loop: Persist requests are saved (unless the state on disk is already this one)
+ * and resumed, completion is saved and released, idle goes to the idle policy. */
 static wf_status run_locked(wfm_host *h, wfm_dinst *d, wf_error *err)
 {
     if (!d->loaded)
         return wf_error_set(err, WF_E_STATE, NULL, "instance '%s' is not loaded (%s)", d->id.text,
                             is_done(d->inst) ? "completed" : "unloaded");
+    if (d->resumed) {
+        d->resumed = false;
+        wfm_instance_track_state(d->inst, "Resumed");
+    }
     for (;;) {
         size_t requests = persist_requests(d->inst);
-        if (requests) {
-            if (d->dirty) {
-                if (in_no_persist_zone(d)) /* another branch: wait until the zone ends */
-                    return refresh_bookmarks(d, err);
-                wf_status st = save_locked(h, d, false, err);
-                if (st != WF_OK)
-                    return st;
-            }
-            /* resume every Persist request (names copied: resuming changes the list) */
-            char **names = wf_calloc(requests, sizeof *names);
-            size_t n = 0;
-            wf_status st = names ? WF_OK : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-            for (size_t i = 0; st == WF_OK && i < wfm_instance_bookmark_count(d->inst); i++) {
-                const char *name = wfm_instance_bookmark_name(d->inst, i);
-                if (!wfm_persist_bookmark(name) || n == requests)
-                    continue;
-                if (!(names[n++] = wf_strdup(name)))
-                    st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-            }
-            for (size_t i = 0; st == WF_OK && i < n; i++)
-                st = wfm_instance_resume(d->inst, names[i], NULL, err);
-            for (size_t i = 0; names && i < n; i++)
-                wf_free(names[i]);
-            wf_free(names);
-            if (st != WF_OK)
-                return st;
+        wf_status st = WF_OK;
+        if (requests && d->dirty) {
+            if (in_no_persist_zone(d)) /* another branch: wait until the zone ends */
+                return refresh_bookmarks(d, err);
+            st = save_locked(h, d, false, err);
         }
-        wf_status st = wfm_instance_run(d->inst, err);
+        if (st == WF_OK && requests)
+            st = resume_requests(d, requests, err);
+        if (st == WF_OK)
+            st = wfm_instance_run(d->inst, err);
         d->dirty = true;
         if (st != WF_OK)
             return st;
@@ -627,8 +716,8 @@ wf_status wfm_host_run(wfm_host *h, wfm_dinst *d, wf_error *err)
     return st;
 }
 
-wf_status wfm_host_resume(wfm_host *h, wfm_dinst *d, const char *bookmark,
-                          const wf_value *payload, wf_error *err)
+wf_status wfm_host_resume(wfm_host *h, wfm_dinst *d, const char *bookmark, const wf_value *payload,
+                          wf_error *err)
 {
     (void)h;
     hold(d);
@@ -722,6 +811,7 @@ void wfm_dinst_close(wfm_dinst *d)
     pthread_mutex_unlock(&h->lock);
     wfm_instance_destroy(d->inst);
     free_bookmarks(d);
+    free_kept(d);
     wf_free(d);
 }
 

@@ -16,8 +16,8 @@
 #include "wfm_store.h"
 
 /* Lifecycle:
- * 1. wfm_host_create(rt, store, opts): the runtime's Persist activities now request persists
- *    (without a durable host on the runtime a Persist completes at once).
+ * 1. wfm_host_create(rt, store, opts). The Persist activity of an instance the host runs
+ *    requests a persist (outside a durable host a Persist completes at once).
  * 2. wfm_host_new (store row + lease; set inputs on wfm_dinst_instance) or wfm_host_load
  *    (lock + restore by id).
  * 3. wfm_host_run: runs on the caller's thread to the next idle or completion, saving at each
@@ -41,10 +41,12 @@
  * is not saved: the persist is deferred to the next persist point after the zone ends, and
  * the instance stays loaded (wfm_dinst_loaded is true).
  *
- * Promoted properties: opts.promote names arguments of the workflow (In, Out or InOut); each
- * save writes their current values as text (wf_value_to_text) into the store's promoted
- * table, queryable with `wfbridge instances --where NAME=VALUE` / wfm_store_query. A name the
- * workflow does not declare is skipped. */
+ * Promoted properties: opts.promote names arguments of the workflow (any direction) or
+ * variables of its root activity; each save writes their current values as text
+ * (wf_value_to_text) into the store's promoted table, queryable with `wfbridge instances
+ * --where NAME=VALUE` / wfm_store_query. A name that is neither (or a root variable once the
+ * root has completed) is skipped. A loaded instance keeps promoting the names its store row
+ * already has, so a later host need not repeat the list. */
 
 #define WFM_HOST_NEVER INT64_MAX
 
@@ -56,21 +58,24 @@ typedef int64_t (*wfm_host_clock_fn)(void *ud);
 typedef struct wfm_host_opts {
     int64_t time_to_persist_ms; /* WFM_HOST_NEVER (default), or persist after idle this long */
     int64_t time_to_unload_ms;  /* 0 (default): persist + unload at once; WFM_HOST_NEVER */
-    const char *const *promote; /* argument names to promote (borrowed for the host's life) */
+    const char *const *promote; /* argument / root variable names to promote (borrowed) */
     size_t promote_count;
-    int64_t renew_ms;           /* lease renewal period; 0: 10,000 ms; < 0: no thread */
+    int64_t renew_ms; /* lease renewal period; 0: 10,000 ms; < 0: no thread */
     wfm_host_persist_fn on_persist;
     void *on_persist_ud;
     wfm_host_clock_fn clock;
     void *clock_ud;
 } wfm_host_opts;
 
-#define WFM_HOST_OPTS_INIT {WFM_HOST_NEVER, 0, NULL, 0, 0, NULL, NULL, NULL, NULL}
+#define WFM_HOST_OPTS_INIT                                                                         \
+    {                                                                                              \
+        WFM_HOST_NEVER, 0, NULL, 0, 0, NULL, NULL, NULL, NULL                                      \
+    }
 
 typedef struct wfm_host wfm_host;
 typedef struct wfm_dinst wfm_dinst; /* one durable instance handled by a host */
 
-/* rt and store are borrowed and must outlive the host. WF_E_STATE if rt already has a host. */
+/* rt and store are borrowed and must outlive the host. */
 wf_status wfm_host_create(wfm_runtime *rt, wfm_store *store, const wfm_host_opts *opts,
                           wfm_host **out, wf_error *err);
 /* Stops the renewal thread. Every wfm_dinst must have been closed. Accepts NULL. */
@@ -119,11 +124,8 @@ uint64_t wfm_dinst_saves(const wfm_dinst *d); /* successful saves by this host *
 bool wfm_persist_bookmark(const char *name);
 /* Register the Persist kind (wfm_builtins_register calls it). */
 wf_status wfm_act_persist_register(wfm_catalogue *cat, wf_error *err);
-/* Whether a durable host is attached to the runtime owning `types` (the Persist activity asks
- * with wfm_ctx_types). */
-bool wfm_durable_attached(const wf_types *types);
-/* wfm_host_create / _destroy: mark the runtime as durable (false: it already is). */
-bool wfm_durable_attach(const wf_types *types);
-void wfm_durable_detach(const wf_types *types);
+/* Mark an instance as run by a durable host (its Persist activities then wait for the host's
+ * save). The host marks every instance it creates or loads. */
+wf_status wfm_durable_mark(wfm_instance *inst, wf_error *err);
 
 #endif

@@ -39,8 +39,8 @@ static bool check_lvalue(xparser *p, const xnode *n)
             return true;
         {
             xtok t = wfm_expr__lex(p->text, n->off, p->end);
-            wfm_expr__fail(p, n->off, WF_E_TYPE, "'%.*s' is not assignable (read-only)",
-                           (int)t.len, p->text + t.off);
+            wfm_expr__fail(p, n->off, WF_E_TYPE, "'%.*s' is not assignable (read-only)", (int)t.len,
+                           p->text + t.off);
         }
         return false;
     case XOP_FIELD:
@@ -63,8 +63,8 @@ static xnode *finish(xparser *p, xnode *root, const wf_type *expected, unsigned 
         if (!check_lvalue(p, root))
             return NULL;
         if (expected && !wf_type_assignable(root->type, expected) && root->type != expected)
-            return wfm_expr__fail(p, root->off, WF_E_TYPE, "cannot assign %s to %s",
-                                  expected->name, root->type->name);
+            return wfm_expr__fail(p, root->off, WF_E_TYPE, "cannot assign %s to %s", expected->name,
+                                  root->type->name);
         return root;
     }
     return expected ? wfm_expr__coerce_to(p, root, expected, "") : root;
@@ -123,8 +123,7 @@ wf_status wfm_expr_eval(const wfm_expr *expr, const wfm_env *env, wf_value *out,
     return wfm_expr__eval(expr->root, env, out, exc);
 }
 
-wf_status wfm_expr_store(const wfm_expr *expr, wfm_env *env, const wf_value *value,
-                         wf_value *exc)
+wf_status wfm_expr_store(const wfm_expr *expr, wfm_env *env, const wf_value *value, wf_value *exc)
 {
     *exc = wf_null();
     if (!expr->lvalue)

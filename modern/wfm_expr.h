@@ -50,13 +50,18 @@ typedef struct wfm_expr wfm_expr;
  *   operators  ?: ?? || && (OrElse AndAlso Or And) ! (Not) == != (= <> Is IsNot) < <= > >=
  *              & (concatenation) + - * / % (Mod) \ (integer division) ^ (power) unary - +,
  *              casts (int)x (long) (double) (decimal) (string) (bool) (object) (Int32)...,
- *              CType(x, T), DirectCast(x, T); indexing list[i] rec["k"] (VB: list(i))
- *   members    s.Length .ToUpper() .ToLower() .Trim() .Contains(x) .StartsWith(x)
- *              .EndsWith(x) .Substring(a[, n]) .Replace(a, b) .IndexOf(x); list.Count
- *              .Contains(x); rec.Field .ContainsKey(k); ex.Message; span.Days/Hours/Minutes/
- *              Seconds/Milliseconds/TotalMilliseconds/TotalSeconds/TotalMinutes/TotalHours/
- *              TotalDays; date.Year/Month/Day/Hour/Minute/Second .AddDays(x)/AddHours/
- *              AddMinutes/AddSeconds/AddMilliseconds; x.ToString([format: F2 N2 D3])
+ *              CType(x, T), DirectCast(x, T); x is T, TypeOf x Is T / IsNot T; indexing
+ *              list[i] rec["k"] (VB: list(i))
+ *   members    s.Length .ToUpper() .ToLower() (and -Invariant) .Trim() .TrimStart() .TrimEnd()
+ *              .PadLeft(n) .PadRight(n) .Contains(x) .StartsWith(x) .EndsWith(x)
+ *              .Substring(a[, n]) .Replace(a, b) .IndexOf(x); list.Count .Contains(x)
+ *              .IndexOf(x); rec.Field .ContainsKey(k); x.Equals(y); ex.Message;
+ *              span.Days/Hours/Minutes/Seconds/Milliseconds/TotalMilliseconds/TotalSeconds/
+ *              TotalMinutes/TotalHours/TotalDays; date.Year/Month/Day/Hour/Minute/Second
+ *              .AddDays(x)/AddHours/AddMinutes/AddSeconds/AddMilliseconds;
+ *              x.ToString([format]); formats (here and
+ *              in String.Format / $"{x:fmt}"): F2 N2 D3 for numbers, "yyyy-MM-dd HH:mm:ss"
+ *              style (and o s u) for DateTime
  *   library    String.Format/Concat/Join/IsNullOrEmpty/IsNullOrWhiteSpace/Empty, Math.Abs/Min/
  *              Max/Round/Floor/Ceiling/Pow/Sqrt, Convert.ToX for X in Int32 Int64 Double
  *              Decimal String Boolean, Int32/Int64/Double/Decimal/Boolean/DateTime/TimeSpan.Parse,

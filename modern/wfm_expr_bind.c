@@ -12,10 +12,10 @@
  * 'o' anything; a trailing '*' repeats the previous letter. Results: the same letters plus
  * 'b' Boolean. */
 typedef struct member_spec {
-    wf_kind recv;       /* receiver kind */
+    wf_kind recv; /* receiver kind */
     const char *name;
-    uint8_t fn;         /* xfn */
-    int8_t min, max;    /* argument counts; -1: a property (no parentheses) */
+    uint8_t fn;      /* xfn */
+    int8_t min, max; /* argument counts; -1: a property (no parentheses) */
     char ret;
     const char *params;
     int64_t param;
@@ -77,9 +77,9 @@ typedef struct static_spec {
     int8_t min, max; /* -1: a property */
     char ret;
     const char *params;
-    int64_t param;         /* XF_TS_FROM: microseconds per unit */
-    const wf_type *conv;   /* S_CONV target */
-    uint8_t mode;          /* S_CONV mode */
+    int64_t param;       /* XF_TS_FROM: microseconds per unit */
+    const wf_type *conv; /* S_CONV target */
+    uint8_t mode;        /* S_CONV mode */
 } static_spec;
 
 static const static_spec statics[] = {
@@ -109,12 +109,13 @@ static const static_spec statics[] = {
     {"Math", "Ceiling", S_MATH, XF_CEILING, 1, 1, 0, "", 0, NULL, 0},
     {"Math", "Pow", S_FN, XF_POW, 2, 2, 'd', "dd", 0, NULL, 0},
     {"Math", "Sqrt", S_FN, XF_SQRT, 1, 1, 'd', "d", 0, NULL, 0},
-    {"Convert", "ToInt32", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_int32, XV_CONVERT},
-    {"Convert", "ToInt64", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_int64, XV_CONVERT},
-    {"Convert", "To" "Double", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_double, XV_CONVERT},
-    {"Convert", "ToDecimal", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_decimal, XV_CONVERT},
-    {"Convert", "ToString", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_string, XV_TEXT},
-    {"Convert", "ToBoolean", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_bool, XV_CONVERT},
+    /* Convert.ToX, named here by X (find_static strips the "To") */
+    {"Convert", "Int32", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_int32, XV_CONVERT},
+    {"Convert", "Int64", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_int64, XV_CONVERT},
+    {"Convert", "Double", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_double, XV_CONVERT},
+    {"Convert", "Decimal", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_decimal, XV_CONVERT},
+    {"Convert", "String", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_string, XV_TEXT},
+    {"Convert", "Boolean", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_bool, XV_CONVERT},
     {"DateTime", "Now", S_NOW, 0, -1, -1, 0, "", 0, NULL, 0},
     {"DateTime", "UtcNow", S_NOW, 0, -1, -1, 0, "", 0, NULL, 0},
     {"TimeSpan", "FromMilliseconds", S_FN, XF_TS_FROM, 1, 1, 't', "d", 1000, NULL, 0},
@@ -136,9 +137,8 @@ static const static_spec statics[] = {
     {NULL, "If", S_IF, 0, 2, 3, 0, "", 0, NULL, 0},
 };
 
-static const char *const static_classes[] = {"String", "Math", "Convert", "DateTime",
-                                             "TimeSpan", "Int32", "Int64", "Double",
-                                             "Decimal", "Boolean"};
+static const char *const static_classes[] = {"String", "Math",  "Convert", "DateTime", "TimeSpan",
+                                             "Int32",  "Int64", "Double",  "Decimal",  "Boolean"};
 
 static bool name_is(const char *text, uint32_t len, const char *word)
 {
@@ -148,14 +148,22 @@ static bool name_is(const char *text, uint32_t len, const char *word)
 static const wf_type *letter_type(char c, const wf_type *elem)
 {
     switch (c) {
-    case 's': return &wf_type_string;
-    case 'i': return &wf_type_int32;
-    case 'd': return &wf_type_double;
-    case 'b': return &wf_type_bool;
-    case 't': return &wf_type_timespan;
-    case 'D': return &wf_type_datetime;
-    case 'e': return elem ? elem : &wf_type_object;
-    default: return &wf_type_object;
+    case 's':
+        return &wf_type_string;
+    case 'i':
+        return &wf_type_int32;
+    case 'd':
+        return &wf_type_double;
+    case 'b':
+        return &wf_type_bool;
+    case 't':
+        return &wf_type_timespan;
+    case 'D':
+        return &wf_type_datetime;
+    case 'e':
+        return elem ? elem : &wf_type_object;
+    default:
+        return &wf_type_object;
     }
 }
 
@@ -169,23 +177,22 @@ static char param_letter(const char *params, unsigned i)
 
 /* Check the count, convert each argument to its parameter type, build the call node. */
 static xnode *make_call(xparser *p, uint8_t fn, const char *fname, int min, int max,
-                        const char *params, const wf_type *elem, const wf_type *ret,
-                        xnode **args, unsigned nargs, unsigned first, int64_t param,
-                        uint32_t off)
+                        const char *params, const wf_type *elem, const wf_type *ret, xnode **args,
+                        unsigned nargs, unsigned first, int64_t param, uint32_t off)
 {
     unsigned given = nargs - first;
     if ((int)given < min || (int)given > max) {
         if (min == max)
-            return wfm_expr__fail(p, off, WF_E_TYPE, "'%s' takes %d argument%s, not %u", fname,
-                                  min, min == 1 ? "" : "s", given);
+            return wfm_expr__fail(p, off, WF_E_TYPE, "'%s' takes %d argument%s, not %u", fname, min,
+                                  min == 1 ? "" : "s", given);
         return wfm_expr__fail(p, off, WF_E_TYPE, "'%s' takes %d to %d arguments, not %u", fname,
                               min, max, given);
     }
     char what[96];
     for (unsigned i = first; i < nargs; i++) {
         snprintf(what, sizeof what, "argument %u of '%s': ", i - first + 1, fname);
-        args[i] = wfm_expr__coerce_to(p, args[i], letter_type(param_letter(params, i - first), elem),
-                                      what);
+        args[i] = wfm_expr__coerce_to(p, args[i],
+                                      letter_type(param_letter(params, i - first), elem), what);
         if (!args[i])
             return NULL;
     }
@@ -223,19 +230,19 @@ static const member_spec *find_member(wf_kind kind, const char *s, uint32_t len,
     return NULL;
 }
 
-static xnode *bind_member(xparser *p, xnode *recv, const xtok *name, xnode **args,
-                          unsigned nargs, bool parens)
+static xnode *bind_member(xparser *p, xnode *recv, const xtok *name, xnode **args, unsigned nargs,
+                          bool parens)
 {
     const char *s = p->text + name->off;
     wf_kind kind = recv->type->kind;
     if (!parens && (kind == WF_K_RECORD || kind == WF_K_OBJECT))
         return make_field(p, recv, name);
     if (parens && name_is(s, name->len, "ToString")) /* on null: NullReferenceException */
-        return make_call(p, XF_TOSTRING, "ToString", 0, 1, "s", NULL, &wf_type_string, args,
-                         nargs, 1, 0, name->off);
+        return make_call(p, XF_TOSTRING, "ToString", 0, 1, "s", NULL, &wf_type_string, args, nargs,
+                         1, 0, name->off);
     if (parens && name_is(s, name->len, "Equals")) /* x.Equals(y): Equals semantics */
-        return make_call(p, XF_EQUALS, "Equals", 1, 1, "o", NULL, &wf_type_bool, args, nargs, 1,
-                         0, name->off);
+        return make_call(p, XF_EQUALS, "Equals", 1, 1, "o", NULL, &wf_type_bool, args, nargs, 1, 0,
+                         name->off);
     if (kind == WF_K_OBJECT && name_is(s, name->len, "Contains"))
         return make_call(p, XF_DYN_CONTAINS, "Contains", 1, 1, "o", NULL, &wf_type_bool, args,
                          nargs, 1, 0, name->off);
@@ -263,8 +270,8 @@ static xnode *bind_member(xparser *p, xnode *recv, const xtok *name, xnode **arg
     }
     const wf_type *elem = args[0]->type->kind == WF_K_LIST ? args[0]->type->elem : NULL;
     const wf_type *ret = m->ret == 'e' ? elem : letter_type(m->ret, elem);
-    return make_call(p, m->fn, m->name, m->min < 0 ? 0 : m->min, m->max < 0 ? 0 : m->max,
-                     m->params, elem, ret, args, nargs, 1, m->param, name->off);
+    return make_call(p, m->fn, m->name, m->min < 0 ? 0 : m->min, m->max < 0 ? 0 : m->max, m->params,
+                     elem, ret, args, nargs, 1, m->param, name->off);
 }
 
 static xnode *make_index(xparser *p, xnode *base, xnode *index, uint32_t off)
@@ -370,8 +377,8 @@ static xnode *bind_static(xparser *p, const static_spec *s, xnode **args, unsign
     switch (s->kind) {
     case S_CONV:
         if (nargs != 1)
-            return wfm_expr__fail(p, off, WF_E_TYPE, "'%s' takes 1 argument, not %u", s->name,
-                                  nargs);
+            return wfm_expr__fail(p, off, WF_E_TYPE, "'%s%s' takes 1 argument, not %u",
+                                  s->cls ? "To" : "", s->name, nargs);
         return wfm_expr__convert(p, args[0], s->conv, s->mode, off);
     case S_NOW: {
         if (nargs)
@@ -412,8 +419,7 @@ static xnode *bind_static(xparser *p, const static_spec *s, xnode **args, unsign
         if (nargs == 2)
             return wfm_expr__make_coalesce(p, args[0], args[1], off);
         if (nargs != 3)
-            return wfm_expr__fail(p, off, WF_E_TYPE, "'If' takes 2 or 3 arguments, not %u",
-                                  nargs);
+            return wfm_expr__fail(p, off, WF_E_TYPE, "'If' takes 2 or 3 arguments, not %u", nargs);
         return wfm_expr__make_cond(p, args[0], args[1], args[2], off);
     default:
         return make_call(p, s->fn, s->name, s->min, s->max, s->params, NULL,
@@ -423,6 +429,12 @@ static xnode *bind_static(xparser *p, const static_spec *s, xnode **args, unsign
 
 static const static_spec *find_static(const char *cls, const char *s, uint32_t len)
 {
+    if (cls && strcmp(cls, "Convert") == 0) {
+        if (len < 2 || strncasecmp(s, "To", 2) != 0)
+            return NULL;
+        s += 2;
+        len -= 2;
+    }
     for (size_t i = 0; i < sizeof statics / sizeof statics[0]; i++) {
         const static_spec *st = &statics[i];
         if ((cls == NULL) != (st->cls == NULL) || (cls && strcmp(cls, st->cls) != 0))
@@ -442,8 +454,8 @@ static xnode *parse_static_call(xparser *p, const char *cls, const xtok *name)
         if (cls)
             return wfm_expr__fail(p, name->off, WF_E_NAME, "'%s' has no member '%.*s'", cls,
                                   (int)name->len, s);
-        return wfm_expr__fail(p, name->off, WF_E_NAME, "unknown function '%.*s'",
-                              (int)name->len, s);
+        return wfm_expr__fail(p, name->off, WF_E_NAME, "unknown function '%.*s'", (int)name->len,
+                              s);
     }
     xnode *args[WFM_EXPR_MAX_ARGS];
     unsigned nargs = 0;
@@ -481,8 +493,7 @@ static const wf_type *parse_type(xparser *p, uint32_t *name_off)
     if (name_is(p->text + last.off, last.len, "List")) {
         bool angle = p->cur.kind == TK_PUNCT && p->cur.punct == '<';
         xtok of = wfm_expr__peek(p);
-        bool vb = p->cur.kind == TK_PUNCT && p->cur.punct == '(' &&
-                  wfm_expr__tok_is(p, &of, "of");
+        bool vb = p->cur.kind == TK_PUNCT && p->cur.punct == '(' && wfm_expr__tok_is(p, &of, "of");
         if (!angle && !vb) {
             wfm_expr__fail(p, p->cur.off, WF_E_SYNTAX, "expected '<' after 'List'");
             return NULL;
@@ -577,11 +588,11 @@ static xnode *parse_new(xparser *p)
     if (!wfm_expr__parse_args(p, args, &nargs, WFM_EXPR_MAX_ARGS))
         return NULL;
     if (t->kind == WF_K_DATETIME) /* new DateTime(y, m, d[, h, mi, s]) */
-        return make_call(p, XF_DT_NEW, "DateTime", nargs == 6 ? 6 : 3, nargs == 6 ? 6 : 3,
-                         "i*", NULL, t, args, nargs, 0, 0, toff);
+        return make_call(p, XF_DT_NEW, "DateTime", nargs == 6 ? 6 : 3, nargs == 6 ? 6 : 3, "i*",
+                         NULL, t, args, nargs, 0, 0, toff);
     if (t->kind == WF_K_TIMESPAN) /* new TimeSpan(h, m, s) / (d, h, m, s[, ms]) */
-        return make_call(p, XF_TS_NEW, "TimeSpan", nargs <= 3 ? 3 : 4, nargs <= 3 ? 3 : 5,
-                         "i*", NULL, t, args, nargs, 0, 0, toff);
+        return make_call(p, XF_TS_NEW, "TimeSpan", nargs <= 3 ? 3 : 4, nargs <= 3 ? 3 : 5, "i*",
+                         NULL, t, args, nargs, 0, 0, toff);
     if (nargs > 1)
         return wfm_expr__fail(p, args[1]->off, WF_E_TYPE,
                               "'new %s' takes a message only (inner exceptions are not supported)",
@@ -607,9 +618,8 @@ static xnode *parse_vb_cast(xparser *p, const xtok *name)
     if (!t || !wfm_expr__expect(p, ')'))
         return NULL;
     bool ctype = name_is(p->text + name->off, name->len, "CType");
-    return wfm_expr__convert(p, x, t, ctype ? (t->kind == WF_K_STRING ? XV_TEXT : XV_CONVERT)
-                                            : XV_CAST,
-                             name->off);
+    return wfm_expr__convert(
+        p, x, t, ctype ? (t->kind == WF_K_STRING ? XV_TEXT : XV_CONVERT) : XV_CAST, name->off);
 }
 
 /* ---- interpolated strings ------------------------------------------------------------ */
@@ -740,14 +750,35 @@ static const char *static_class(const xparser *p, const xtok *t)
 
 static xnode *make_slot(xparser *p, const xtok *t, const wfm_name *nm)
 {
-    xnode *n = wfm_expr__mk(p, XOP_SLOT, nm->type ? nm->type : &wf_type_object, t->off, NULL,
-                            NULL, NULL);
+    xnode *n =
+        wfm_expr__mk(p, XOP_SLOT, nm->type ? nm->type : &wf_type_object, t->off, NULL, NULL, NULL);
     if (!n)
         return NULL;
     n->flags = nm->writable ? XN_WRITABLE : 0;
     n->hops = nm->hops;
     n->index = nm->index;
     return n;
+}
+
+static xnode *parse_typeof(xparser *p)
+{
+    uint32_t off = p->cur.off;
+    wfm_expr__advance(p);
+    xnode *x = wfm_expr__parse_postfix(p);
+    if (!x)
+        return NULL;
+    bool negate = wfm_expr__tok_is(p, &p->cur, "isnot");
+    if (!negate && !wfm_expr__tok_is(p, &p->cur, "is"))
+        return wfm_expr__unexpected(p);
+    wfm_expr__advance(p);
+    uint32_t toff = p->cur.off;
+    const wf_type *t = wfm_expr__type_ahead(p);
+    if (!t && p->cur.kind == TK_ID)
+        return wfm_expr__fail(p, toff, WF_E_NAME, "unknown type '%.*s'", (int)p->cur.len,
+                              p->text + toff);
+    if (!t)
+        return wfm_expr__unexpected(p);
+    return wfm_expr__make_is(p, x, t, negate, off);
 }
 
 static xnode *keyword(xparser *p, const xtok *t, bool *handled)
@@ -769,8 +800,10 @@ static xnode *keyword(xparser *p, const xtok *t, bool *handled)
     }
     if (wfm_expr__tok_is(p, t, "new"))
         return parse_new(p);
-    static const char *const reserved[] = {"and", "or", "andalso", "orelse", "mod", "is",
-                                           "isnot", "not"};
+    if (wfm_expr__tok_is(p, t, "typeof")) /* VB: TypeOf x Is T, TypeOf x IsNot T */
+        return parse_typeof(p);
+    static const char *const reserved[] = {"and", "or", "andalso", "orelse",
+                                           "mod", "is", "isnot",   "not"};
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
         if (wfm_expr__tok_is(p, t, reserved[i]))
             return wfm_expr__unexpected(p);
@@ -821,6 +854,5 @@ xnode *wfm_expr__parse_name(xparser *p)
         wfm_expr__advance(p);
         return parse_static_call(p, cls, &name);
     }
-    return wfm_expr__fail(p, t.off, WF_E_NAME, "unknown name '%.*s'", (int)t.len,
-                          p->text + t.off);
+    return wfm_expr__fail(p, t.off, WF_E_NAME, "unknown name '%.*s'", (int)t.len, p->text + t.off);
 }

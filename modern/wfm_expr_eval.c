@@ -106,14 +106,20 @@ static int64_t dec_to_int(int64_t units, bool truncate)
 }
 
 /* Numeric value v as an integer in [lo, hi]. */
-static wf_status to_integer(const wf_value *v, bool truncate, int64_t lo, int64_t hi,
-                            int64_t *out, wf_value *exc)
+static wf_status to_integer(const wf_value *v, bool truncate, int64_t lo, int64_t hi, int64_t *out,
+                            wf_value *exc)
 {
     int64_t i;
     switch (v->type->kind) {
-    case WF_K_INT32: i = v->u.i32; break;
-    case WF_K_INT64: i = v->u.i64; break;
-    case WF_K_DECIMAL: i = dec_to_int(v->u.i64, truncate); break;
+    case WF_K_INT32:
+        i = v->u.i32;
+        break;
+    case WF_K_INT64:
+        i = v->u.i64;
+        break;
+    case WF_K_DECIMAL:
+        i = dec_to_int(v->u.i64, truncate);
+        break;
     default: {
         double d = round_mode(v->u.d, truncate);
         if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
@@ -209,8 +215,13 @@ static wf_status conv_null(const wf_type *to, int mode, wf_value *out, wf_value 
 {
     *out = wf_null();
     switch (to->kind) {
-    case WF_K_BOOL: case WF_K_INT32: case WF_K_INT64: case WF_K_DOUBLE: case WF_K_DECIMAL:
-    case WF_K_DATETIME: case WF_K_TIMESPAN:
+    case WF_K_BOOL:
+    case WF_K_INT32:
+    case WF_K_INT64:
+    case WF_K_DOUBLE:
+    case WF_K_DECIMAL:
+    case WF_K_DATETIME:
+    case WF_K_TIMESPAN:
         if (mode != XV_CONVERT)
             return nullref(exc);
         /* Convert.ToInt32(null) is 0, CBool(Nothing) False: the type's default. */
@@ -249,8 +260,9 @@ wf_status wfm_expr__conv(const wf_value *v, const wf_type *to, int mode, wf_valu
             return num_convert(&one, to, false, out, exc);
         }
         if (is_num_kind(f) && t == WF_K_BOOL) {
-            *out = wf_bool(f == WF_K_DOUBLE ? v->u.d != 0 : f == WF_K_INT32 ? v->u.i32 != 0
-                                                                             : v->u.i64 != 0);
+            *out = wf_bool(f == WF_K_DOUBLE  ? v->u.d != 0
+                           : f == WF_K_INT32 ? v->u.i32 != 0
+                                             : v->u.i64 != 0);
             return WF_OK;
         }
     }
@@ -267,9 +279,18 @@ static wf_status arith_i32(int op, int32_t a, int32_t b, wf_value *out, wf_value
 {
     int32_t r;
     switch (op) {
-    case XA_ADD: if (__builtin_add_overflow(a, b, &r)) return overflow(exc); break;
-    case XA_SUB: if (__builtin_sub_overflow(a, b, &r)) return overflow(exc); break;
-    case XA_MUL: if (__builtin_mul_overflow(a, b, &r)) return overflow(exc); break;
+    case XA_ADD:
+        if (__builtin_add_overflow(a, b, &r))
+            return overflow(exc);
+        break;
+    case XA_SUB:
+        if (__builtin_sub_overflow(a, b, &r))
+            return overflow(exc);
+        break;
+    case XA_MUL:
+        if (__builtin_mul_overflow(a, b, &r))
+            return overflow(exc);
+        break;
     default:
         if (b == 0)
             return divzero(exc);
@@ -284,9 +305,18 @@ static wf_status arith_i32(int op, int32_t a, int32_t b, wf_value *out, wf_value
 static wf_status arith_i64(int op, int64_t a, int64_t b, int64_t *r, wf_value *exc)
 {
     switch (op) {
-    case XA_ADD: if (__builtin_add_overflow(a, b, r)) return overflow(exc); break;
-    case XA_SUB: if (__builtin_sub_overflow(a, b, r)) return overflow(exc); break;
-    case XA_MUL: if (__builtin_mul_overflow(a, b, r)) return overflow(exc); break;
+    case XA_ADD:
+        if (__builtin_add_overflow(a, b, r))
+            return overflow(exc);
+        break;
+    case XA_SUB:
+        if (__builtin_sub_overflow(a, b, r))
+            return overflow(exc);
+        break;
+    case XA_MUL:
+        if (__builtin_mul_overflow(a, b, r))
+            return overflow(exc);
+        break;
     default:
         if (b == 0)
             return divzero(exc);
@@ -302,9 +332,17 @@ static wf_status arith_dec(int op, int64_t a, int64_t b, wf_value *out, wf_value
     int64_t r;
     wf_status st = WF_OK;
     switch (op) {
-    case XA_ADD: if (__builtin_add_overflow(a, b, &r)) return overflow(exc); break;
-    case XA_SUB: if (__builtin_sub_overflow(a, b, &r)) return overflow(exc); break;
-    case XA_MUL: st = wf_decimal_mul(a, b, &r); break;
+    case XA_ADD:
+        if (__builtin_add_overflow(a, b, &r))
+            return overflow(exc);
+        break;
+    case XA_SUB:
+        if (__builtin_sub_overflow(a, b, &r))
+            return overflow(exc);
+        break;
+    case XA_MUL:
+        st = wf_decimal_mul(a, b, &r);
+        break;
     case XA_DIV:
         if (b == 0)
             return divzero(exc);
@@ -325,11 +363,20 @@ static wf_status arith_dbl(int op, double a, double b, wf_value *out)
 {
     double r;
     switch (op) {
-    case XA_ADD: r = a + b; break;
-    case XA_SUB: r = a - b; break;
-    case XA_MUL: r = a * b; break;
-    case XA_DIV: r = a / b; break;
-    default: r = fmod(a, b);
+    case XA_ADD:
+        r = a + b;
+        break;
+    case XA_SUB:
+        r = a - b;
+        break;
+    case XA_MUL:
+        r = a * b;
+        break;
+    case XA_DIV:
+        r = a / b;
+        break;
+    default:
+        r = fmod(a, b);
     }
     *out = wf_double(r);
     return WF_OK;
@@ -385,8 +432,7 @@ static wf_status concat(const wf_value *a, const wf_value *b, wf_value *out)
 
 /* a op b on any operand types (typed operands arrive promoted; Object ones are promoted
  * here). */
-static wf_status arith(int op, const wf_value *a, const wf_value *b, wf_value *out,
-                       wf_value *exc)
+static wf_status arith(int op, const wf_value *a, const wf_value *b, wf_value *out, wf_value *exc)
 {
     wf_kind ka = a->type->kind, kb = b->type->kind;
     if (ka == WF_K_INT32 && kb == WF_K_INT32)
@@ -398,8 +444,8 @@ static wf_status arith(int op, const wf_value *a, const wf_value *b, wf_value *o
     if (!is_num_kind(ka) || !is_num_kind(kb))
         return arith_time(op, a, b, out, exc);
     int rank = num_rank(ka) > num_rank(kb) ? num_rank(ka) : num_rank(kb);
-    static const wf_type *const by_rank[] = {NULL, &wf_type_int32, &wf_type_int64,
-                                             &wf_type_decimal, &wf_type_double};
+    static const wf_type *const by_rank[] = {NULL, &wf_type_int32, &wf_type_int64, &wf_type_decimal,
+                                             &wf_type_double};
     wf_value x, y;
     wf_status st = num_convert(a, by_rank[rank], false, &x, exc);
     if (st == WF_OK)
@@ -407,15 +453,18 @@ static wf_status arith(int op, const wf_value *a, const wf_value *b, wf_value *o
     if (st != WF_OK)
         return st;
     switch (rank) {
-    case 1: return arith_i32(op, x.u.i32, y.u.i32, out, exc);
+    case 1:
+        return arith_i32(op, x.u.i32, y.u.i32, out, exc);
     case 2: {
         int64_t r;
         st = arith_i64(op, x.u.i64, y.u.i64, &r, exc);
         *out = wf_int64(r);
         return st;
     }
-    case 3: return arith_dec(op, x.u.i64, y.u.i64, out, exc);
-    default: return arith_dbl(op, x.u.d, y.u.d, out);
+    case 3:
+        return arith_dec(op, x.u.i64, y.u.i64, out, exc);
+    default:
+        return arith_dbl(op, x.u.d, y.u.d, out);
     }
 }
 
@@ -523,8 +572,7 @@ static wf_status eval_slot(const xnode *n, const wfm_env *env, wf_value *out, wf
 }
 
 /* Evaluate both operands of a binary node. */
-static wf_status eval2(const xnode *n, const wfm_env *env, wf_value *a, wf_value *b,
-                       wf_value *exc)
+static wf_status eval2(const xnode *n, const wfm_env *env, wf_value *a, wf_value *b, wf_value *exc)
 {
     wf_status st = wfm_expr__eval(n->a, env, a, exc);
     if (st != WF_OK)
@@ -542,9 +590,15 @@ static wf_status eval_unary(const xnode *n, const wfm_env *env, wf_value *out, w
     if (st != WF_OK)
         return fail(st, out);
     switch (n->op) {
-    case XOP_CONV: st = wfm_expr__conv(&a, n->type, n->sub, out, exc); break;
-    case XOP_NEG: st = negate(&a, out, exc); break;
-    default: *out = wf_bool(!a.u.b); break;
+    case XOP_CONV:
+        st = wfm_expr__conv(&a, n->type, n->sub, out, exc);
+        break;
+    case XOP_NEG:
+        st = negate(&a, out, exc);
+        break;
+    default:
+        *out = wf_bool(!a.u.b);
+        break;
     }
     drop(&a);
     return st == WF_OK ? st : fail(st, out);
@@ -558,14 +612,22 @@ static wf_status eval_binary(const xnode *n, const wfm_env *env, wf_value *out, 
         return fail(st, out);
     bool r = false;
     switch (n->op) {
-    case XOP_ARITH: st = arith(n->sub, &a, &b, out, exc); break;
-    case XOP_CONCAT: st = concat(&a, &b, out); break;
+    case XOP_ARITH:
+        st = arith(n->sub, &a, &b, out, exc);
+        break;
+    case XOP_CONCAT:
+        st = concat(&a, &b, out);
+        break;
     case XOP_CMP:
         st = compare(n->sub, &a, &b, &r, exc);
         *out = wf_bool(r);
         break;
-    case XOP_AND: *out = wf_bool(a.u.b && b.u.b); break;
-    default: *out = wf_bool(a.u.b || b.u.b); break; /* XOP_OR */
+    case XOP_AND:
+        *out = wf_bool(a.u.b && b.u.b);
+        break;
+    default:
+        *out = wf_bool(a.u.b || b.u.b);
+        break; /* XOP_OR */
     }
     drop(&a);
     drop(&b);
@@ -612,8 +674,8 @@ static wf_status member(const xnode *n, const wf_value *base, wf_value *out, wf_
         return nullref(exc);
     case WF_K_STRING:
         if (strcmp(n->name, "Length") == 0) {
-            *out = wf_int32((int32_t)wfm_expr__u8_count(wf_value_str(base),
-                                                        wf_value_str_len(base)));
+            *out =
+                wf_int32((int32_t)wfm_expr__u8_count(wf_value_str(base), wf_value_str_len(base)));
             return WF_OK;
         }
         break;
@@ -630,8 +692,8 @@ static wf_status member(const xnode *n, const wf_value *base, wf_value *out, wf_
     default:
         break;
     }
-    return wfm_expr__raise(exc, &wf_exc_invalid_cast, "'%s' has no member '%s'.",
-                           base->type->name, n->name);
+    return wfm_expr__raise(exc, &wf_exc_invalid_cast, "'%s' has no member '%s'.", base->type->name,
+                           n->name);
 }
 
 static wf_status eval_field(const xnode *n, const wfm_env *env, wf_value *out, wf_value *exc)
@@ -646,8 +708,7 @@ static wf_status eval_field(const xnode *n, const wfm_env *env, wf_value *out, w
 }
 
 /* base[index] for a list (integer index) or a record (string key). */
-static wf_status element(const wf_value *base, const wf_value *index, wf_value *out,
-                         wf_value *exc)
+static wf_status element(const wf_value *base, const wf_value *index, wf_value *out, wf_value *exc)
 {
     wf_kind bk = base->type->kind, ik = index->type->kind;
     if (bk == WF_K_NULL)
@@ -757,25 +818,36 @@ static NOINLINE wf_status eval_new_list(const xnode *n, const wfm_env *env, wf_v
 wf_status wfm_expr__eval(const xnode *n, const wfm_env *env, wf_value *out, wf_value *exc)
 {
     switch ((xop)n->op) {
-    case XOP_CONST: *out = n->k; return WF_OK;
-    case XOP_SLOT: return eval_slot(n, env, out, exc);
+    case XOP_CONST:
+        *out = n->k;
+        return WF_OK;
+    case XOP_SLOT:
+        return eval_slot(n, env, out, exc);
     case XOP_CONV:
     case XOP_NEG:
-    case XOP_NOT: return eval_unary(n, env, out, exc);
+    case XOP_NOT:
+        return eval_unary(n, env, out, exc);
     case XOP_ARITH:
     case XOP_CONCAT:
     case XOP_CMP:
     case XOP_AND:
-    case XOP_OR: return eval_binary(n, env, out, exc);
+    case XOP_OR:
+        return eval_binary(n, env, out, exc);
     case XOP_ANDALSO:
     case XOP_ORELSE:
     case XOP_COALESCE:
-    case XOP_COND: return eval_lazy(n, env, out, exc);
-    case XOP_FIELD: return eval_field(n, env, out, exc);
-    case XOP_INDEX: return eval_index(n, env, out, exc);
-    case XOP_CALL: return eval_call(n, env, out, exc);
-    case XOP_NEW_EXC: return eval_new_exc(n, env, out, exc);
-    case XOP_NEW_LIST: return eval_new_list(n, env, out, exc);
+    case XOP_COND:
+        return eval_lazy(n, env, out, exc);
+    case XOP_FIELD:
+        return eval_field(n, env, out, exc);
+    case XOP_INDEX:
+        return eval_index(n, env, out, exc);
+    case XOP_CALL:
+        return eval_call(n, env, out, exc);
+    case XOP_NEW_EXC:
+        return eval_new_exc(n, env, out, exc);
+    case XOP_NEW_LIST:
+        return eval_new_list(n, env, out, exc);
     case XOP_NOW: {
         int64_t us = wfm_expr__now_us();
         *out = wf_datetime_us(n->param ? us - us % 86400000000LL : us);

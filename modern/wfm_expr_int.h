@@ -47,13 +47,47 @@ enum { XV_IMPLICIT, XV_CAST, XV_CONVERT, XV_TEXT };
 
 /* Library functions (XOP_CALL). Instance members take the receiver as args[0]. */
 typedef enum xfn {
-    XF_LENGTH, XF_COUNT, XF_MESSAGE, XF_TS_TOTAL, XF_DT_PART,
-    XF_TOUPPER, XF_TOLOWER, XF_TRIM, XF_STR_CONTAINS, XF_STARTSWITH, XF_ENDSWITH,
-    XF_SUBSTRING, XF_REPLACE, XF_INDEXOF, XF_LIST_CONTAINS, XF_CONTAINSKEY, XF_DYN_CONTAINS,
-    XF_FORMAT, XF_CONCAT, XF_ISNULLOREMPTY, XF_LEN,
-    XF_ABS, XF_MIN, XF_MAX, XF_ROUND, XF_FLOOR, XF_CEILING, XF_POW, XF_SQRT,
-    XF_TS_FROM, XF_TOSTRING, XF_DT_ADD, XF_TS_PART, XF_ISNULLORWHITESPACE, XF_JOIN,
-    XF_DT_NEW, XF_TS_NEW, XF_PAD, XF_LIST_INDEXOF, XF_EQUALS,
+    XF_LENGTH,
+    XF_COUNT,
+    XF_MESSAGE,
+    XF_TS_TOTAL,
+    XF_DT_PART,
+    XF_TOUPPER,
+    XF_TOLOWER,
+    XF_TRIM,
+    XF_STR_CONTAINS,
+    XF_STARTSWITH,
+    XF_ENDSWITH,
+    XF_SUBSTRING,
+    XF_REPLACE,
+    XF_INDEXOF,
+    XF_LIST_CONTAINS,
+    XF_CONTAINSKEY,
+    XF_DYN_CONTAINS,
+    XF_FORMAT,
+    XF_CONCAT,
+    XF_ISNULLOREMPTY,
+    XF_LEN,
+    XF_ABS,
+    XF_MIN,
+    XF_MAX,
+    XF_ROUND,
+    XF_FLOOR,
+    XF_CEILING,
+    XF_POW,
+    XF_SQRT,
+    XF_TS_FROM,
+    XF_TOSTRING,
+    XF_DT_ADD,
+    XF_TS_PART,
+    XF_ISNULLORWHITESPACE,
+    XF_JOIN,
+    XF_DT_NEW,
+    XF_TS_NEW,
+    XF_PAD,
+    XF_LIST_INDEXOF,
+    XF_EQUALS,
+    XF_IS_TYPE, /* x is T: aux is T */
 } xfn;
 
 enum {
@@ -74,10 +108,10 @@ struct xnode {
     const wf_type *type; /* static result type */
     const wf_type *aux;  /* XOP_NEW_EXC: exception type */
     xnode *a, *b, *c;
-    xnode **args;        /* arena */
-    const char *name;    /* XOP_FIELD: member / key (arena) */
+    xnode **args;         /* arena */
+    const char *name;     /* XOP_FIELD: member / key (arena) */
     uint32_t hops, index; /* XOP_SLOT */
-    wf_value k;          /* XOP_CONST */
+    wf_value k;           /* XOP_CONST */
 };
 
 struct wfm_expr {
@@ -88,7 +122,15 @@ struct wfm_expr {
 
 /* ---- lexer ---------------------------------------------------------------------------- */
 typedef enum tkind {
-    TK_EOF, TK_ERR, TK_INT, TK_DEC, TK_DBL, TK_STR, TK_ISTR /* $"..." */, TK_ID, TK_PUNCT
+    TK_EOF,
+    TK_ERR,
+    TK_INT,
+    TK_DEC,
+    TK_DBL,
+    TK_STR,
+    TK_ISTR /* $"..." */,
+    TK_ID,
+    TK_PUNCT
 } tkind;
 
 /* Multi-character punctuators; single characters use their own code. */
@@ -122,11 +164,11 @@ typedef struct xparser {
     wf_arena *arena;
     const wfm_expr_scope *scope;
     const char *text;
-    uint32_t end;    /* end of the expression body (the closing ']' in attribute form) */
-    bool bracketed;  /* "[ ... ]" */
-    wf_loc at;       /* location of text[0] */
+    uint32_t end;   /* end of the expression body (the closing ']' in attribute form) */
+    bool bracketed; /* "[ ... ]" */
+    wf_loc at;      /* location of text[0] */
     xtok cur;
-    unsigned nest;   /* recursion depth */
+    unsigned nest;    /* recursion depth */
     wf_status status; /* first error */
     wf_error *err;
 } xparser;
@@ -154,6 +196,10 @@ xnode *wfm_expr__convert(xparser *p, xnode *n, const wf_type *to, int mode, uint
 xnode *wfm_expr__make_cond(xparser *p, xnode *c, xnode *a, xnode *b, uint32_t off);
 xnode *wfm_expr__make_coalesce(xparser *p, xnode *a, xnode *b, uint32_t off);
 xnode *wfm_expr__int_literal(xparser *p, const xtok *t, bool neg, uint32_t off);
+/* With cur at a type name: its type (and cur moved past it), else NULL and cur unchanged. */
+const wf_type *wfm_expr__type_ahead(xparser *p);
+/* x is T (negated for IsNot). */
+xnode *wfm_expr__make_is(xparser *p, xnode *x, const wf_type *t, bool negate, uint32_t off);
 
 xnode *wfm_expr__parse_expr(xparser *p);
 xnode *wfm_expr__parse_or(xparser *p);

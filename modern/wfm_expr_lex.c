@@ -290,15 +290,24 @@ static uint32_t hex4(const char *s)
 static char simple_escape(char e)
 {
     switch (e) {
-    case '0': return '\0';
-    case 'a': return '\a';
-    case 'b': return '\b';
-    case 'f': return '\f';
-    case 'n': return '\n';
-    case 'r': return '\r';
-    case 't': return '\t';
-    case 'v': return '\v';
-    default: return e; /* \" \' \\ */
+    case '0':
+        return '\0';
+    case 'a':
+        return '\a';
+    case 'b':
+        return '\b';
+    case 'f':
+        return '\f';
+    case 'n':
+        return '\n';
+    case 'r':
+        return '\r';
+    case 't':
+        return '\t';
+    case 'v':
+        return '\v';
+    default:
+        return e; /* \" \' \\ */
     }
 }
 
@@ -311,8 +320,7 @@ bool wfm_expr__decode(const char *text, uint32_t i, uint32_t end, bool interp, w
             i += 2;
         } else if (c != '\\') {
             uint32_t j = i;
-            while (j < end && text[j] != '"' && text[j] != '\\' && text[j] != '{' &&
-                   text[j] != '}')
+            while (j < end && text[j] != '"' && text[j] != '\\' && text[j] != '{' && text[j] != '}')
                 j++;
             if (j == i)
                 j++;

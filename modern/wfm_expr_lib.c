@@ -150,8 +150,8 @@ static wf_status str_substring(const wf_value *s, const wf_value *args, unsigned
     return wf_value_string(p + from, to - from, out);
 }
 
-static wf_status str_replace(const wf_value *s, const wf_value *a, const wf_value *b,
-                             wf_value *out, wf_value *exc)
+static wf_status str_replace(const wf_value *s, const wf_value *a, const wf_value *b, wf_value *out,
+                             wf_value *exc)
 {
     if (wf_is_null(a))
         return arg_null(exc, "oldValue");
@@ -174,8 +174,7 @@ static wf_status str_replace(const wf_value *s, const wf_value *a, const wf_valu
     return take_buf(&buf, out);
 }
 
-static wf_status str_indexof(const wf_value *s, const wf_value *x, wf_value *out,
-                             wf_value *exc)
+static wf_status str_indexof(const wf_value *s, const wf_value *x, wf_value *out, wf_value *exc)
 {
     if (wf_is_null(x))
         return arg_null(exc, "value");
@@ -195,8 +194,7 @@ static wf_status list_contains(const wf_value *list, const wf_value *x, wf_value
     return WF_OK;
 }
 
-static wf_status dyn_contains(const wf_value *recv, const wf_value *x, wf_value *out,
-                              wf_value *exc)
+static wf_status dyn_contains(const wf_value *recv, const wf_value *x, wf_value *out, wf_value *exc)
 {
     if (recv->type->kind == WF_K_LIST)
         return list_contains(recv, x, out);
@@ -250,8 +248,8 @@ static void fixed_decimal(int64_t u, int prec, char *tmp, size_t size)
 static bool format_number(const wf_value *v, const char *spec, size_t slen, wf_buf *buf)
 {
     wf_kind k = v->type->kind;
-    if (slen == 0 || slen > 3 || (k != WF_K_INT32 && k != WF_K_INT64 && k != WF_K_DOUBLE &&
-                                   k != WF_K_DECIMAL))
+    if (slen == 0 || slen > 3 ||
+        (k != WF_K_INT32 && k != WF_K_INT64 && k != WF_K_DOUBLE && k != WF_K_DECIMAL))
         return false;
     char c = (char)(spec[0] & ~0x20);
     int prec = -1;
@@ -288,6 +286,112 @@ static bool format_number(const wf_value *v, const char *spec, size_t slen, wf_b
     return wf_buf_adds(buf, p + int_len);
 }
 
+/* ---- DateTime custom formats ------------------------------------------------------- */
+static int32_t dt_part(int64_t us, int64_t which);
+static int64_t pow10i(int n);
+
+static const char *const month_names[] = {"January",   "February", "March",    "April",
+                                          "May",       "June",     "July",     "August",
+                                          "September", "October",  "November", "December"};
+static const char *const day_names[] = {"Sunday",   "Monday", "Tuesday", "Wednesday",
+                                        "Thursday", "Friday", "Saturday"};
+
+static void add_name(wf_buf *buf, const char *name, size_t run)
+{
+    wf_buf_add(buf, name, run == 3 ? 3 : strlen(name)); /* MMM / ddd abbreviate */
+}
+
+/* One run of a format letter (yyyy, MM, d, HH, fff, tt, ...). */
+static void dt_field(wf_buf *buf, int64_t us, char c, size_t run)
+{
+    int32_t year = dt_part(us, 0), hour = dt_part(us, 3);
+    int64_t days = us / 86400000000LL - (us % 86400000000LL < 0);
+    int64_t frac = ((us % 1000000) + 1000000) % 1000000;
+    int value, width = run >= 2 ? 2 : 1;
+    switch (c) {
+    case 'y':
+        value = run >= 3 ? year : year % 100;
+        width = (int)run;
+        break;
+    case 'M':
+        if (run >= 3)
+            return add_name(buf, month_names[dt_part(us, 1) - 1], run);
+        value = dt_part(us, 1);
+        break;
+    case 'd':
+        if (run >= 3)
+            return add_name(buf, day_names[((days % 7) + 11) % 7], run);
+        value = dt_part(us, 2);
+        break;
+    case 'H':
+        value = hour;
+        break;
+    case 'h':
+        value = hour % 12 ? hour % 12 : 12;
+        break;
+    case 'm':
+        value = dt_part(us, 4);
+        break;
+    case 's':
+        value = dt_part(us, 5);
+        break;
+    case 'f':
+        run = run > 6 ? 6 : run;
+        value = (int)(frac / pow10i(6 - (int)run));
+        width = (int)run;
+        break;
+    default: /* 't' */
+        wf_buf_add(buf, hour < 12 ? "AM" : "PM", run >= 2 ? 2 : 1);
+        return;
+    }
+    wf_buf_addf(buf, "%0*d", width, value);
+}
+
+/* Custom DateTime formats (yyyy yy MM MMM MMMM dd ddd dddd HH hh mm ss f..ffffff tt, 'text',
+ * \c) and the ISO 8601 standard formats "o", "s", "u". */
+static bool format_datetime(int64_t us, const char *spec, size_t slen, wf_buf *buf)
+{
+    if (slen == 1 && strchr("osu", spec[0]) && spec[0]) {
+        char tmp[64];
+        wf_datetime_format(us, tmp, sizeof tmp);
+        return wf_buf_adds(buf, tmp);
+    }
+    size_t i = 0;
+    while (i < slen) {
+        char c = spec[i];
+        size_t run = 1;
+        while (i + run < slen && spec[i + run] == c)
+            run++;
+        if (c == '\'' || c == '"') {
+            size_t j = i + 1;
+            while (j < slen && spec[j] != c)
+                j++;
+            wf_buf_add(buf, spec + i + 1, j - i - 1);
+            i = j + 1;
+            continue;
+        }
+        if (c == '\\' && i + 1 < slen) {
+            wf_buf_addc(buf, spec[i + 1]);
+            i += 2;
+            continue;
+        }
+        if (strchr("yMdHhmsft", c) && c)
+            dt_field(buf, us, c, run);
+        else
+            wf_buf_add(buf, spec + i, run);
+        i += run;
+    }
+    return !buf->oom;
+}
+
+/* A value under a format specifier: numbers (F N D) and dates; false: not handled. */
+static bool format_value(const wf_value *v, const char *spec, size_t slen, wf_buf *buf)
+{
+    if (v->type->kind == WF_K_DATETIME && slen > 0)
+        return format_datetime(v->u.i64, spec, slen, buf);
+    return format_number(v, spec, slen, buf);
+}
+
 static wf_status format_error(wf_buf *buf, wf_value *exc, const char *msg)
 {
     wf_buf_fini(buf);
@@ -321,7 +425,7 @@ static wf_status format_item(const char *f, size_t len, size_t *pos, const wf_va
         return format_error(buf, exc,
                             "Index (zero based) must be greater than or equal to zero and less "
                             "than the size of the argument list.");
-    if (!format_number(&args[index], spec, slen, buf))
+    if (!format_value(&args[index], spec, slen, buf))
         wfm_expr__text(&args[index], buf);
     *pos = i + 1;
     return WF_OK;
@@ -354,14 +458,13 @@ static wf_status str_format(const wf_value *args, unsigned nargs, wf_value *out,
 }
 
 /* x.ToString() and x.ToString("N2"): the numeric formats of String.Format, else plain text. */
-static wf_status to_string(const wf_value *x, const wf_value *format, wf_value *out,
-                           wf_value *exc)
+static wf_status to_string(const wf_value *x, const wf_value *format, wf_value *out, wf_value *exc)
 {
     if (!format || wf_value_str_len(format) == 0)
         return wfm_expr__conv(x, &wf_type_string, XV_TEXT, out, exc);
     wf_buf buf;
     wf_buf_init(&buf);
-    if (!format_number(x, wf_value_str(format), wf_value_str_len(format), &buf))
+    if (!format_value(x, wf_value_str(format), wf_value_str_len(format), &buf))
         wfm_expr__text(x, &buf);
     return take_buf(&buf, out);
 }
@@ -407,7 +510,9 @@ static wf_status math_minmax(bool max, const wf_value *a, const wf_value *b, wf_
 {
     bool a_first;
     switch (a->type->kind) {
-    case WF_K_INT32: a_first = max ? a->u.i32 >= b->u.i32 : a->u.i32 <= b->u.i32; break;
+    case WF_K_INT32:
+        a_first = max ? a->u.i32 >= b->u.i32 : a->u.i32 <= b->u.i32;
+        break;
     case WF_K_DOUBLE:
         if (isnan(a->u.d) || isnan(b->u.d)) {
             *out = wf_double(NAN);
@@ -415,7 +520,9 @@ static wf_status math_minmax(bool max, const wf_value *a, const wf_value *b, wf_
         }
         a_first = max ? a->u.d >= b->u.d : a->u.d <= b->u.d;
         break;
-    default: a_first = max ? a->u.i64 >= b->u.i64 : a->u.i64 <= b->u.i64; break;
+    default:
+        a_first = max ? a->u.i64 >= b->u.i64 : a->u.i64 <= b->u.i64;
+        break;
     }
     *out = a_first ? *a : *b;
     return WF_OK;
@@ -582,10 +689,13 @@ static wf_status ts_new(const wf_value *a, unsigned nargs, wf_value *out, wf_val
     int64_t d = nargs >= 4 ? a[0].u.i32 : 0, first = nargs >= 4 ? 1 : 0;
     int64_t ms = nargs == 5 ? a[4].u.i32 : 0;
     __int128 us = (((((__int128)d * 24 + a[first].u.i32) * 60 + a[first + 1].u.i32) * 60 +
-                    a[first + 2].u.i32) * 1000000) + (__int128)ms * 1000;
+                    a[first + 2].u.i32) *
+                   1000000) +
+                  (__int128)ms * 1000;
     if (us > INT64_MAX || us < INT64_MIN)
-        return wfm_expr__raise(exc, &wf_exc_argument_range, "TimeSpan overflowed because the "
-                                                            "duration is too long.");
+        return wfm_expr__raise(exc, &wf_exc_argument_range,
+                               "TimeSpan overflowed because the "
+                               "duration is too long.");
     *out = wf_timespan_us((int64_t)us);
     return WF_OK;
 }
@@ -618,9 +728,15 @@ static wf_status len_of(const wf_value *x, wf_value *out, wf_value *exc)
     switch (x->type->kind) {
     case WF_K_NULL:
         return wfm_expr__raise(exc, &wf_exc_null_reference, WFM_MSG_NULLREF);
-    case WF_K_STRING: *out = wf_int32((int32_t)wfm_expr__u8_count(wf_value_str(x), wf_value_str_len(x))); break;
-    case WF_K_LIST: *out = wf_int32((int32_t)wf_value_list_count(x)); break;
-    case WF_K_RECORD: *out = wf_int32((int32_t)wf_value_record_count(x)); break;
+    case WF_K_STRING:
+        *out = wf_int32((int32_t)wfm_expr__u8_count(wf_value_str(x), wf_value_str_len(x)));
+        break;
+    case WF_K_LIST:
+        *out = wf_int32((int32_t)wf_value_list_count(x));
+        break;
+    case WF_K_RECORD:
+        *out = wf_int32((int32_t)wf_value_record_count(x));
+        break;
     default:
         return wfm_expr__raise(exc, &wf_exc_invalid_cast, "len() of a value of type '%s'.",
                                x->type->name);
@@ -632,16 +748,37 @@ wf_status wfm_expr__call(const xnode *n, wf_value *a, wf_value *out, wf_value *e
 {
     const wf_value *s = &a[0];
     switch ((xfn)n->sub) {
-    case XF_LENGTH: *out = wf_int32((int32_t)wfm_expr__u8_count(wf_value_str(s), wf_value_str_len(s))); return WF_OK;
-    case XF_COUNT: *out = wf_int32((int32_t)wf_value_list_count(s)); return WF_OK;
-    case XF_MESSAGE: return wf_value_cstring(wf_value_exc_message(s), out);
-    case XF_TS_TOTAL: *out = wf_double((double)s->u.i64 / (double)n->param); return WF_OK;
-    case XF_DT_PART: *out = wf_int32(dt_part(s->u.i64, n->param)); return WF_OK;
-    case XF_TOUPPER: return str_case(s, true, out);
-    case XF_TOLOWER: return str_case(s, false, out);
-    case XF_TRIM: return str_trim(s, n->param, out);
-    case XF_PAD: return str_pad(s, &a[1], n->param, out, exc);
-    case XF_EQUALS: *out = wf_bool(wf_value_equal(s, &a[1])); return WF_OK;
+    case XF_LENGTH:
+        *out = wf_int32((int32_t)wfm_expr__u8_count(wf_value_str(s), wf_value_str_len(s)));
+        return WF_OK;
+    case XF_COUNT:
+        *out = wf_int32((int32_t)wf_value_list_count(s));
+        return WF_OK;
+    case XF_MESSAGE:
+        return wf_value_cstring(wf_value_exc_message(s), out);
+    case XF_TS_TOTAL:
+        *out = wf_double((double)s->u.i64 / (double)n->param);
+        return WF_OK;
+    case XF_DT_PART:
+        *out = wf_int32(dt_part(s->u.i64, n->param));
+        return WF_OK;
+    case XF_TOUPPER:
+        return str_case(s, true, out);
+    case XF_TOLOWER:
+        return str_case(s, false, out);
+    case XF_TRIM:
+        return str_trim(s, n->param, out);
+    case XF_PAD:
+        return str_pad(s, &a[1], n->param, out, exc);
+    case XF_IS_TYPE: {
+        bool is = !wf_is_null(s) && (s->type == n->aux || wf_type_is_a(s->type, n->aux) ||
+                                     n->aux->kind == WF_K_OBJECT);
+        *out = wf_bool(is != (n->param != 0));
+        return WF_OK;
+    }
+    case XF_EQUALS:
+        *out = wf_bool(wf_value_equal(s, &a[1]));
+        return WF_OK;
     case XF_LIST_INDEXOF: {
         size_t count = wf_value_list_count(s), i = 0;
         while (i < count && !wf_value_equal(wf_value_list_at(s, i), &a[1]))
@@ -651,37 +788,65 @@ wf_status wfm_expr__call(const xnode *n, wf_value *a, wf_value *out, wf_value *e
     }
     case XF_STR_CONTAINS:
     case XF_STARTSWITH:
-    case XF_ENDSWITH: return str_test(n->sub, s, &a[1], out, exc);
-    case XF_SUBSTRING: return str_substring(s, a + 1, n->nargs - 1u, out, exc);
-    case XF_REPLACE: return str_replace(s, &a[1], &a[2], out, exc);
-    case XF_INDEXOF: return str_indexof(s, &a[1], out, exc);
-    case XF_LIST_CONTAINS: return list_contains(s, &a[1], out);
+    case XF_ENDSWITH:
+        return str_test(n->sub, s, &a[1], out, exc);
+    case XF_SUBSTRING:
+        return str_substring(s, a + 1, n->nargs - 1u, out, exc);
+    case XF_REPLACE:
+        return str_replace(s, &a[1], &a[2], out, exc);
+    case XF_INDEXOF:
+        return str_indexof(s, &a[1], out, exc);
+    case XF_LIST_CONTAINS:
+        return list_contains(s, &a[1], out);
     case XF_CONTAINSKEY:
         if (wf_is_null(&a[1]))
             return arg_null(exc, "key");
         *out = wf_bool(wf_value_record_get(s, wf_value_str(&a[1])) != NULL);
         return WF_OK;
-    case XF_DYN_CONTAINS: return dyn_contains(s, &a[1], out, exc);
-    case XF_FORMAT: return str_format(a, n->nargs, out, exc);
-    case XF_CONCAT: return str_concat(a, n->nargs, out);
-    case XF_ISNULLOREMPTY: *out = wf_bool(wf_value_str_len(s) == 0); return WF_OK;
-    case XF_LEN: return len_of(s, out, exc);
-    case XF_ABS: return math_abs(s, out, exc);
+    case XF_DYN_CONTAINS:
+        return dyn_contains(s, &a[1], out, exc);
+    case XF_FORMAT:
+        return str_format(a, n->nargs, out, exc);
+    case XF_CONCAT:
+        return str_concat(a, n->nargs, out);
+    case XF_ISNULLOREMPTY:
+        *out = wf_bool(wf_value_str_len(s) == 0);
+        return WF_OK;
+    case XF_LEN:
+        return len_of(s, out, exc);
+    case XF_ABS:
+        return math_abs(s, out, exc);
     case XF_MIN:
-    case XF_MAX: return math_minmax(n->sub == XF_MAX, &a[0], &a[1], out);
+    case XF_MAX:
+        return math_minmax(n->sub == XF_MAX, &a[0], &a[1], out);
     case XF_ROUND:
     case XF_FLOOR:
-    case XF_CEILING: return math_round(n->sub, a, n->nargs, out, exc);
-    case XF_POW: *out = wf_double(pow(a[0].u.d, a[1].u.d)); return WF_OK;
-    case XF_SQRT: *out = wf_double(sqrt(s->u.d)); return WF_OK;
-    case XF_TS_FROM: return ts_from(s, n->param, out, exc);
-    case XF_TOSTRING: return to_string(s, n->nargs > 1 ? &a[1] : NULL, out, exc);
-    case XF_DT_ADD: return dt_add(s, &a[1], n->param, out, exc);
-    case XF_TS_PART: *out = wf_int32(ts_part(s->u.i64, n->param)); return WF_OK;
-    case XF_ISNULLORWHITESPACE: *out = wf_bool(blank(s)); return WF_OK;
-    case XF_JOIN: return str_join(a, n->nargs, out);
-    case XF_DT_NEW: return dt_new(a, n->nargs, out, exc);
-    case XF_TS_NEW: return ts_new(a, n->nargs, out, exc);
+    case XF_CEILING:
+        return math_round(n->sub, a, n->nargs, out, exc);
+    case XF_POW:
+        *out = wf_double(pow(a[0].u.d, a[1].u.d));
+        return WF_OK;
+    case XF_SQRT:
+        *out = wf_double(sqrt(s->u.d));
+        return WF_OK;
+    case XF_TS_FROM:
+        return ts_from(s, n->param, out, exc);
+    case XF_TOSTRING:
+        return to_string(s, n->nargs > 1 ? &a[1] : NULL, out, exc);
+    case XF_DT_ADD:
+        return dt_add(s, &a[1], n->param, out, exc);
+    case XF_TS_PART:
+        *out = wf_int32(ts_part(s->u.i64, n->param));
+        return WF_OK;
+    case XF_ISNULLORWHITESPACE:
+        *out = wf_bool(blank(s));
+        return WF_OK;
+    case XF_JOIN:
+        return str_join(a, n->nargs, out);
+    case XF_DT_NEW:
+        return dt_new(a, n->nargs, out, exc);
+    case XF_TS_NEW:
+        return ts_new(a, n->nargs, out, exc);
     }
     return wfm_expr__raise(exc, &wf_exc_invalid_operation, "bad library function");
 }

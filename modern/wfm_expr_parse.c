@@ -36,8 +36,8 @@ static xnode *unexpected(xparser *p)
 {
     const xtok *t = &p->cur;
     if (t->kind == TK_ERR && strcmp(t->emsg, "unexpected character") == 0)
-        return wfm_expr__fail(p, t->eoff, t->ecode, "unexpected character '%.*s'",
-                              shown_len(t), p->text + t->off);
+        return wfm_expr__fail(p, t->eoff, t->ecode, "unexpected character '%.*s'", shown_len(t),
+                              p->text + t->off);
     if (t->kind == TK_ERR)
         return wfm_expr__fail(p, t->eoff, t->ecode, "%s", t->emsg);
     if (t->kind == TK_EOF)
@@ -246,8 +246,7 @@ xnode *wfm_expr__coerce(xparser *p, xnode *n, const wf_type *to)
         return NULL;
     if (same_type(n->type, to) || to->kind == WF_K_OBJECT || n->type->kind == WF_K_NULL)
         return n;
-    if (n->type->kind == WF_K_EXCEPTION && to->kind == WF_K_EXCEPTION &&
-        wf_type_is_a(n->type, to))
+    if (n->type->kind == WF_K_EXCEPTION && to->kind == WF_K_EXCEPTION && wf_type_is_a(n->type, to))
         return n;
     xnode *c = wfm_expr__mk(p, XOP_CONV, to, n->off, n, NULL, NULL);
     if (c)
@@ -265,8 +264,8 @@ xnode *wfm_expr__coerce_to(xparser *p, xnode *n, const wf_type *to, const char *
         return wfm_expr__coerce(p, n, to);
     if (n->type->kind == WF_K_NULL && is_ref(to))
         return n;
-    return wfm_expr__fail(p, n->off, WF_E_TYPE, "%scannot convert %s to %s", what,
-                          n->type->name, to->name);
+    return wfm_expr__fail(p, n->off, WF_E_TYPE, "%scannot convert %s to %s", what, n->type->name,
+                          to->name);
 }
 
 static bool convertible(const wf_type *from, const wf_type *to, int mode)
@@ -281,8 +280,8 @@ static bool convertible(const wf_type *from, const wf_type *to, int mode)
     if (mode == XV_CONVERT && f == WF_K_STRING &&
         (wfm_expr__is_num(to) || t == WF_K_BOOL || t == WF_K_DATETIME || t == WF_K_TIMESPAN))
         return true;
-    if (mode == XV_CONVERT && ((f == WF_K_BOOL && wfm_expr__is_num(to)) ||
-                               (wfm_expr__is_num(from) && t == WF_K_BOOL)))
+    if (mode == XV_CONVERT &&
+        ((f == WF_K_BOOL && wfm_expr__is_num(to)) || (wfm_expr__is_num(from) && t == WF_K_BOOL)))
         return true;
     if (f == WF_K_EXCEPTION && t == WF_K_EXCEPTION)
         return wf_type_is_a(from, to) || wf_type_is_a(to, from);
@@ -315,30 +314,36 @@ static xnode *need_bool(xparser *p, xnode *n, const char *what)
         return n;
     if (n->type->kind == WF_K_OBJECT)
         return wfm_expr__coerce(p, n, &wf_type_bool);
-    return wfm_expr__fail(p, n->off, WF_E_TYPE, "%s must be Boolean, not %s", what,
-                          n->type->name);
+    return wfm_expr__fail(p, n->off, WF_E_TYPE, "%s must be Boolean, not %s", what, n->type->name);
 }
 
 /* Type names: C# keywords, CLR names with or without a prefix ("x:Int32", "System.String"),
  * and exception types from the scope's table. */
 static const wf_type *const builtin_types[] = {
-    &wf_type_bool, &wf_type_int32, &wf_type_int64, &wf_type_double, &wf_type_decimal,
-    &wf_type_string, &wf_type_datetime, &wf_type_timespan, &wf_type_object, &wf_type_record,
-    &wf_exc_exception, &wf_exc_system, &wf_exc_application, &wf_exc_invalid_operation,
-    &wf_exc_argument, &wf_exc_argument_null, &wf_exc_argument_range, &wf_exc_arithmetic,
-    &wf_exc_divide_by_zero, &wf_exc_overflow, &wf_exc_null_reference, &wf_exc_format,
-    &wf_exc_invalid_cast, &wf_exc_index_range, &wf_exc_key_not_found, &wf_exc_not_supported,
-    &wf_exc_timeout, &wf_exc_operation_canceled,
+    &wf_type_bool,          &wf_type_int32,
+    &wf_type_int64,         &wf_type_double,
+    &wf_type_decimal,       &wf_type_string,
+    &wf_type_datetime,      &wf_type_timespan,
+    &wf_type_object,        &wf_type_record,
+    &wf_exc_exception,      &wf_exc_system,
+    &wf_exc_application,    &wf_exc_invalid_operation,
+    &wf_exc_argument,       &wf_exc_argument_null,
+    &wf_exc_argument_range, &wf_exc_arithmetic,
+    &wf_exc_divide_by_zero, &wf_exc_overflow,
+    &wf_exc_null_reference, &wf_exc_format,
+    &wf_exc_invalid_cast,   &wf_exc_index_range,
+    &wf_exc_key_not_found,  &wf_exc_not_supported,
+    &wf_exc_timeout,        &wf_exc_operation_canceled,
 };
 
 static const struct {
     const char *name;
     const wf_type *type;
 } type_aliases[] = {
-    {"int", &wf_type_int32},        {"long", &wf_type_int64},     {"double", &wf_type_double},
-    {"decimal", &wf_type_decimal},  {"string", &wf_type_string},  {"bool", &wf_type_bool},
-    {"object", &wf_type_object},    {"Integer", &wf_type_int32},  {"Long", &wf_type_int64},
-    {"Boolean", &wf_type_bool},     {"Date", &wf_type_datetime},
+    {"int", &wf_type_int32},       {"long", &wf_type_int64},    {"double", &wf_type_double},
+    {"decimal", &wf_type_decimal}, {"string", &wf_type_string}, {"bool", &wf_type_bool},
+    {"object", &wf_type_object},   {"Integer", &wf_type_int32}, {"Long", &wf_type_int64},
+    {"Boolean", &wf_type_bool},    {"Date", &wf_type_datetime},
 };
 
 const wf_type *wfm_expr__find_type(const xparser *p, const char *name, size_t len)
@@ -367,8 +372,8 @@ const wf_type *wfm_expr__find_type(const xparser *p, const char *name, size_t le
 static xnode *op_error(xparser *p, uint32_t off, const char *op, const xnode *a, const xnode *b)
 {
     if (b)
-        return wfm_expr__fail(p, off, WF_E_TYPE, "operator '%s' cannot be applied to %s and %s",
-                              op, a->type->name, b->type->name);
+        return wfm_expr__fail(p, off, WF_E_TYPE, "operator '%s' cannot be applied to %s and %s", op,
+                              a->type->name, b->type->name);
     return wfm_expr__fail(p, off, WF_E_TYPE, "operator '%s' cannot be applied to %s", op,
                           a->type->name);
 }
@@ -396,8 +401,7 @@ static bool dyn_operand(const wf_type *t)
            k == WF_K_TIMESPAN;
 }
 
-static xnode *make_arith(xparser *p, int sub, const char *opname, xnode *a, xnode *b,
-                         uint32_t off)
+static xnode *make_arith(xparser *p, int sub, const char *opname, xnode *a, xnode *b, uint32_t off)
 {
     if (!a || !b)
         return NULL;
@@ -452,8 +456,7 @@ static xnode *make_compare(xparser *p, int sub, const char *opname, xnode *a, xn
     return mk_bin(p, XOP_CMP, sub, &wf_type_bool, off, a, b);
 }
 
-static xnode *make_logic(xparser *p, int op, const char *opname, xnode *a, xnode *b,
-                         uint32_t off)
+static xnode *make_logic(xparser *p, int op, const char *opname, xnode *a, xnode *b, uint32_t off)
 {
     if (!a || !b)
         return NULL;
@@ -630,7 +633,7 @@ static int compare_op(const xparser *p, bool equality)
 {
     if (equality)
         return is_p(p, P_EQEQ) || is_p(p, '=') || is_kw(p, "is") ? XC_EQ
-               : is_p(p, P_NE) || is_kw(p, "isnot")             ? XC_NE
+               : is_p(p, P_NE) || is_kw(p, "isnot")              ? XC_NE
                                                                  : -1;
     return is_p(p, '<')    ? XC_LT
            : is_p(p, P_LE) ? XC_LE
@@ -640,12 +643,58 @@ static int compare_op(const xparser *p, bool equality)
 }
 
 /* Equality binds looser than the relational operators, which bind looser than &. */
+const wf_type *wfm_expr__type_ahead(xparser *p)
+{
+    xtok first = p->cur, last = first;
+    if (first.kind != TK_ID || is_kw(p, "nothing") || is_kw(p, "null"))
+        return NULL;
+    wfm_name nm;
+    if (p->scope->resolve && p->scope->resolve(p->scope->ud, p->text + first.off, first.len, &nm))
+        return NULL; /* a name: VB's reference equality */
+    for (;;) {       /* System.X, s:X */
+        xtok sep = peek_after(p, &last), next = peek_after(p, &sep);
+        if (!(tok_punct(&sep, '.') || tok_punct(&sep, ':')) || next.kind != TK_ID)
+            break;
+        last = next;
+    }
+    const wf_type *t = wfm_expr__find_type(p, p->text + first.off, last.off + last.len - first.off);
+    if (t) {
+        p->cur = last;
+        advance(p);
+    }
+    return t;
+}
+
+xnode *wfm_expr__make_is(xparser *p, xnode *x, const wf_type *t, bool negate, uint32_t off)
+{
+    if (!x)
+        return NULL;
+    xnode *n = wfm_expr__mk(p, XOP_CALL, &wf_type_bool, off, NULL, NULL, NULL);
+    if (!n)
+        return NULL;
+    n->sub = XF_IS_TYPE;
+    n->aux = t;
+    n->param = negate;
+    return wfm_expr__fold(p, wfm_expr__set_args(p, n, &x, 1));
+}
+
 static xnode *parse_compare(xparser *p, bool equality)
 {
     xnode *a = equality ? parse_compare(p, false) : parse_concat(p);
     int sub;
     while (a && (sub = compare_op(p, equality)) >= 0) {
         uint32_t off = p->cur.off;
+        if (is_kw(p, "is") || is_kw(p, "isnot")) { /* C#'s x is T, VB's x IsNot T */
+            bool negate = is_kw(p, "isnot");
+            xtok saved = p->cur;
+            advance(p);
+            const wf_type *t = wfm_expr__type_ahead(p);
+            if (t) {
+                a = wfm_expr__make_is(p, a, t, negate, off);
+                continue;
+            }
+            p->cur = saved;
+        }
         char name[6] = {0};
         memcpy(name, p->text + off, p->cur.len < 5 ? p->cur.len : 5);
         advance(p);
@@ -708,8 +757,8 @@ static bool starts_operand(const xparser *p, const xtok *t)
         return true;
     if (t->kind == TK_PUNCT)
         return t->punct == '(' || t->punct == '!';
-    static const char *const binary_words[] = {"and", "or", "andalso", "orelse", "mod",
-                                               "is", "isnot"};
+    static const char *const binary_words[] = {"and", "or", "andalso", "orelse",
+                                               "mod", "is", "isnot"};
     if (t->kind != TK_ID)
         return false;
     for (size_t i = 0; i < sizeof binary_words / sizeof binary_words[0]; i++)
@@ -768,8 +817,8 @@ static bool cast_ahead(xparser *p, const wf_type **type)
     xtok t2 = peek_after(p, &t1);
     if (!tok_punct(&t2, ')'))
         return false;
-    static const char *const keywords[] = {"int", "long", "double", "decimal", "string",
-                                           "bool", "object"};
+    static const char *const keywords[] = {"int",    "long", "double", "decimal",
+                                           "string", "bool", "object"};
     const char *s = p->text + t1.off;
     bool keyword = false;
     for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
@@ -798,9 +847,10 @@ xnode *wfm_expr__int_literal(xparser *p, const xtok *t, bool neg, uint32_t off)
     if (!t->is_long && (neg ? m <= 2147483648u : m <= INT32_MAX))
         return mk_const(p, wf_int32(neg ? (int32_t)(-(int64_t)m) : (int32_t)m), off);
     if (neg ? m <= (uint64_t)INT64_MAX + 1 : m <= INT64_MAX)
-        return mk_const(p, wf_int64(neg ? (m == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)m)
-                                        : (int64_t)m),
-                        off);
+        return mk_const(
+            p,
+            wf_int64(neg ? (m == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)m) : (int64_t)m),
+            off);
     return wfm_expr__fail(p, t->off, WF_E_SYNTAX, "integer literal '%.*s' is too large",
                           shown_len(t), p->text + t->off);
 }

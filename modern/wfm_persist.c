@@ -482,8 +482,8 @@ static wf_status save_state(wfm_persist_writer *w, const void *ai, const void *u
 {
     (void)unused;
     const wfm_ai *a = ai;
-    if (!a->state || !a->spec->state_size)
-        return WF_OK;
+    if (!a->state || !a->spec->state_size || !(a->flags & WFM_AI_STARTED))
+        return WF_OK; /* not started yet: the state is still zeroed */
     if (a->spec->flags & WFM_KIND_STATE_PLAIN) {
         wf_buf_add(w->out, a->state, a->spec->state_size);
         return WF_OK;
@@ -493,6 +493,12 @@ static wf_status save_state(wfm_persist_writer *w, const void *ai, const void *u
         return WF_OK;
     }
     return a->spec->save(a, w);
+}
+
+static int timer_seq_cmp(const void *a, const void *b)
+{
+    const wfm_timer *x = a, *y = b;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 static void w_waits(wfm_persist_writer *w)
@@ -510,19 +516,21 @@ static void w_waits(wfm_persist_writer *w)
     }
     /* timers in creation order (the heap's order is an accident of history) */
     wf_codec_put_uint(w->out, ctx->timer_count);
-    uint64_t last = 0;
-    for (size_t done = 0; done < ctx->timer_count; done++) {
-        const wfm_timer *next = NULL;
-        for (size_t i = 0; i < ctx->timer_count; i++)
-            if (ctx->timers[i].seq > last && (!next || ctx->timers[i].seq < next->seq))
-                next = &ctx->timers[i];
-        if (!next)
-            break;
-        last = next->seq;
-        wf_codec_put_int(w->out, next->due_us);
-        wfm_persist_write_ai(w, next->owner);
-        w_callback(w, next->owner, (const void *)next->on_fire);
+    if (!ctx->timer_count)
+        return;
+    wfm_timer *sorted = wf_malloc(ctx->timer_count * sizeof *sorted);
+    if (!sorted) {
+        w_fail(w, WF_E_NOMEM, "out of memory");
+        return;
     }
+    memcpy(sorted, ctx->timers, ctx->timer_count * sizeof *sorted);
+    qsort(sorted, ctx->timer_count, sizeof *sorted, timer_seq_cmp);
+    for (size_t i = 0; i < ctx->timer_count; i++) {
+        wf_codec_put_int(w->out, sorted[i].due_us);
+        wfm_persist_write_ai(w, sorted[i].owner);
+        w_callback(w, sorted[i].owner, (const void *)sorted[i].on_fire);
+    }
+    wf_free(sorted);
 }
 
 static void w_queue(wfm_persist_writer *w)
@@ -1211,8 +1219,8 @@ static wf_status restore_state(wfm_persist_reader *r, void *ai_, const void *unu
     const wfm_kind_spec *spec = ai->spec;
     if (r->in.p == r->in.end)
         return WF_OK; /* nothing saved: the state stays zeroed */
-    if (!ai->state || !spec->state_size)
-        return WF_E_CORRUPT;
+    if (!ai->state || !spec->state_size || !(ai->flags & WFM_AI_STARTED))
+        return WF_E_CORRUPT; /* (fini runs only on started activities) */
     if (spec->flags & WFM_KIND_STATE_PLAIN) {
         const void *bytes = wf_codec_get_raw(&r->in, spec->state_size);
         if (bytes)

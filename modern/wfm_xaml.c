@@ -31,6 +31,7 @@ typedef struct nctx {
 
 static wfm_node *build_item(wfm_load *L, const wf_xml_node *c, nctx *parent, const char *accepts,
                             const char *what, bool keyed);
+static const char *class_short(const wfm_load *L);
 
 /* ---- small helpers --------------------------------------------------------------------- */
 static void *anew(wfm_load *L, size_t size)
@@ -379,8 +380,13 @@ static bool check_attrs(wfm_load *L, const nctx *nc, const wf_xml_node *c,
     return ok;
 }
 
+/* CoreWF maps Microsoft.CSharp.Activities into the activities namespace, so its files write
+ * <CSharpValue> without a prefix; .NET Framework files write <mca:CSharpValue>. */
 static bool is_expr_element(const wf_xml_node *c)
 {
+    if (ns_starts(c->ns, "clr-namespace:Microsoft.CSharp.Activities") || is_acts(c->ns))
+        if (strcmp(c->name, "CSharpValue") == 0 || strcmp(c->name, "CSharpReference") == 0)
+            return true;
     if (ns_starts(c->ns, "clr-namespace:Microsoft.CSharp.Activities"))
         return strcmp(c->name, "CSharpValue") == 0 || strcmp(c->name, "CSharpReference") == 0;
     if (ns_starts(c->ns, "clr-namespace:Microsoft.VisualBasic.Activities") || is_acts(c->ns))
@@ -558,6 +564,26 @@ static const char *member_of(const nctx *nc, const wf_xml_node *c)
     return dot + 1;
 }
 
+/* An attached property of a .NET type we do not have ("mtbwt:BuildTrackingParticipant.
+ * Importance" in a clr-namespace). WF4 stores such values beside the activity for whoever
+ * reads them (tracking, designers); the activity itself never does, so the loader warns and
+ * goes on. The x:Class's own members ("this:Wf.Arg") are not attached properties. */
+static bool attached_ignored(wfm_load *L, const wf_xml_node *at_el, const char *ns,
+                             const char *prefix, const char *name, wf_loc loc)
+{
+    const char *dot = strchr(name, '.');
+    if (!dot || dot == name || !dot[1] || !ns_starts(ns, "clr-namespace:") ||
+        wfm_xt_ignorable(at_el, ns))
+        return false;
+    const char *cls = class_short(L);
+    if (cls && strlen(cls) == (size_t)(dot - name) && strncmp(name, cls, strlen(cls)) == 0)
+        return false;
+    wf_diags_add(L->diags, WF_SEV_WARNING, WF_E_SCHEMA, &loc,
+                 "attached property '%s%s%s' is ignored", prefix ? prefix : "", prefix ? ":" : "",
+                 name);
+    return true;
+}
+
 static void defer_attr(wfm_load *L, nctx *nc, const wf_xml_attr *a)
 {
     wfm_lnode *ln = &L->lnodes[nc->ln];
@@ -611,12 +637,19 @@ static void gather_attrs(wfm_load *L, nctx *nc, psrc *src, bool keyed)
                 continue;
             }
         }
+        if (attached_ignored(L, nc->el, a->ns, a->prefix, a->name, loc_attr(L, a)))
+            continue;
         REPORT(L, nc, WF_E_SCHEMA, loc_attr(L, a), "unknown attribute '%s%s%s' on %s",
                a->prefix ? a->prefix : "", a->prefix ? ":" : "", a->name, nc->kname);
     }
 }
 
-static void gather_children(wfm_load *L, nctx *nc, psrc *src)
+static bool is_x_key(const wf_xml_node *c)
+{
+    return wfm_xt_is_x(c->ns) && strcmp(c->name, "Key") == 0;
+}
+
+static void gather_children(wfm_load *L, nctx *nc, psrc *src, bool keyed)
 {
     const wfm_kind *kind = nc->node->kind;
     int ci = kind->content_index;
@@ -626,8 +659,8 @@ static void gather_children(wfm_load *L, nctx *nc, psrc *src)
             return;
     }
     for (const wf_xml_node *c = nc->el->first_child; c; c = c->next) {
-        if (skip_el(c))
-            continue;
+        if (skip_el(c) || (keyed && is_x_key(c)))
+            continue; /* <x:Key> of a keyed item is read by the collection (prop_many) */
         const char *member = member_of(nc, c);
         if (member) {
             if (strcmp(member, "Variables") == 0)
@@ -640,6 +673,8 @@ static void gather_children(wfm_load *L, nctx *nc, psrc *src)
             } else {
                 src[pi].pel = c;
             }
+        } else if (attached_ignored(L, c, c->ns, c->prefix, c->name, loc_el(L, c))) {
+            continue;
         } else if (strchr(c->name, '.')) {
             REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "unknown element '%s' in %s", c->name,
                    nc->kname);
@@ -891,7 +926,10 @@ static void attr_node(wfm_load *L, nctx *nc, wfm_prop *p, const wf_xml_attr *a,
         add_ref(L, nc, &p->child, name, n, at, accepts_of(ps), what);
         return;
     }
-    REPORT(L, nc, WF_E_SCHEMA, at, "%s needs an element, not a value", what);
+    if (len > 13 && strncmp(t, "{x:Reference ", 13) == 0)
+        REPORT(L, nc, WF_E_SCHEMA, at, "x:Reference cannot appear in %s", what);
+    else
+        REPORT(L, nc, WF_E_SCHEMA, at, "%s needs an element, not a value", what);
 }
 
 static void prop_single(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
@@ -921,21 +959,91 @@ static void prop_single(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
         REPORT(L, nc, WF_E_SCHEMA, loc_text(L, s->pel), "unexpected text in %s", what);
 }
 
-/* The key of a KEYED item: x:Key attribute or <x:Key> element (x:Reference). */
+/* The <x:Key> element of an item written inline (<FlowStep><x:Key>...</x:Key>...), or NULL. */
+static const wf_xml_node *inline_key(const wf_xml_node *c)
+{
+    if (is_x_reference(c))
+        return NULL;
+    for (const wf_xml_node *k = c->first_child; k; k = k->next)
+        if (is_x_key(k))
+            return k;
+    return NULL;
+}
+
+/* The XAML primitive types a key may be written as: <x:Key><x:String>A</x:String></x:Key>. */
+static bool is_x_primitive(const wf_xml_node *c)
+{
+    static const char *const names[] = {"String", "Int32", "Int64", "Int16", "Boolean", "Double",
+                                        "Single", "Decimal", "Char", "Byte", "TimeSpan", NULL};
+    if (!wfm_xt_is_x(c->ns))
+        return false;
+    for (size_t i = 0; names[i]; i++)
+        if (strcmp(c->name, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The text and location of an <x:Key> element: its own text, or the text of the one
+ * primitive element inside it. False (reported) for anything else, e.g. an object key. */
+static bool key_el_text(wfm_load *L, nctx *nc, const wf_xml_node *key_el, const char **text,
+                        wf_loc *at, bool *null_key)
+{
+    const wf_xml_node *inner = NULL;
+    *null_key = false;
+    for (const wf_xml_node *k = key_el->first_child; k; k = k->next) {
+        if (skip_el(k))
+            continue;
+        if (inner || !wf_xml_text_blank(key_el->text) ||
+            (!is_x_primitive(k) && !is_x_null(k))) {
+            REPORT(L, nc, WF_E_SCHEMA, loc_el(L, k),
+                   "unsupported x:Key value '%s' (a key is text or x:String, x:Int32, ...)",
+                   k->name);
+            return false;
+        }
+        inner = k;
+    }
+    if (inner && is_x_null(inner)) {
+        *null_key = true;
+        *at = loc_el(L, inner);
+        *text = "";
+        return true;
+    }
+    const wf_xml_node *el = inner ? inner : key_el;
+    *text = el->text;
+    *at = loc_text(L, el);
+    return true;
+}
+
+/* The key of a KEYED item: x:Key attribute, or <x:Key> element (inline or in x:Reference). */
 static bool item_key(wfm_load *L, nctx *nc, wfm_prop *p, const wf_xml_node *c,
                      const wf_xml_node *key_el, const char *what, wf_value *key)
 {
     const wf_xml_attr *ka = wf_xml_attr_find(c, WFM_NS_XAML, "Key");
+    if (!key_el)
+        key_el = inline_key(c);
+    if (ka && key_el) {
+        REPORT(L, nc, WF_E_SCHEMA, loc_el(L, key_el), "x:Key is set more than once on %s",
+               c->name);
+        return false;
+    }
     if (!ka && !key_el) {
         REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "%s in %s needs an x:Key", c->name, what);
         return false;
     }
-    wf_loc at = ka ? loc_val(L, ka) : loc_text(L, key_el);
-    const char *text = ka ? ka->value : key_el->text;
+    wf_loc at;
+    const char *text;
+    bool null_key = false;
+    if (ka) {
+        at = loc_val(L, ka);
+        text = ka->value;
+    } else if (!key_el_text(L, nc, key_el, &text, &at, &null_key)) {
+        return false;
+    }
     size_t len;
     const char *t = wfm_xt_trim(text, &len);
     *key = wf_null();
-    if (!is_null_ext(t, len) && wfm_xt_literal(L, p->type, text, at, key) != WF_OK) {
+    if (!null_key && !is_null_ext(t, len) &&
+        wfm_xt_literal(L, p->type, text, at, key) != WF_OK) {
         mark_bad(L, nc->ln);
         return false;
     }
@@ -1397,7 +1505,7 @@ static wfm_node *build_node(wfm_load *L, const wf_xml_node *el, const wfm_kind *
     if (node->creates_env && vsrc)
         variable_defaults(L, &nc, vsrc);
     gather_attrs(L, &nc, src, keyed);
-    gather_children(L, &nc, src);
+    gather_children(L, &nc, src, keyed);
     process_props(L, &nc, src);
     if (node->creates_env)
         L->scope = frame.up;
@@ -1415,6 +1523,18 @@ static wfm_node *build_node(wfm_load *L, const wf_xml_node *el, const wfm_kind *
     return node;
 }
 
+/* The x:Name of an element that could not be built (already reported) resolves to
+ * FAILED_NAME, so an x:Reference to it is not reported a second time. */
+#define FAILED_NAME UINTPTR_MAX
+
+static void name_failed(wfm_load *L, const wf_xml_node *c)
+{
+    const wf_xml_attr *na = wf_xml_attr_find(c, WFM_NS_XAML, "Name");
+    if (na && *na->value && !wf_strmap_get(L->names, na->value) &&
+        wf_strmap_put(L->names, na->value, (void *)FAILED_NAME) != WF_OK)
+        L->nomem = true;
+}
+
 static wfm_node *build_item(wfm_load *L, const wf_xml_node *c, nctx *parent, const char *accepts,
                             const char *what, bool keyed)
 {
@@ -1424,10 +1544,12 @@ static wfm_node *build_item(wfm_load *L, const wf_xml_node *c, nctx *parent, con
     const wfm_kind *kind = c->ns ? wfm_catalogue_find(L->opts->catalogue, c->ns, c->name) : NULL;
     if (!kind) {
         wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c), "unknown activity '%s'", c->name);
+        name_failed(L, c);
         return NULL;
     }
     if (strcmp(kind->spec->category, accepts) != 0) {
         wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c), "%s cannot appear in %s", c->name, what);
+        name_failed(L, c);
         return NULL;
     }
     return build_node(L, c, kind, parent, keyed);
@@ -1537,12 +1659,19 @@ static void read_members(wfm_load *L, const wf_xml_node *members, wfm_scope_name
 }
 
 /* "this:Wf.Arg" as attribute or property element: the argument it names, or NULL. */
-static wfm_arg *default_target(wfm_load *L, const char *ns, const char *name)
+/* Whether "Wf.Arg" in a clr-namespace names a member of this x:Class. */
+static bool names_class(const wfm_load *L, const char *ns, const char *name)
 {
     const char *dot = strchr(name, '.');
     const char *cls = class_short(L);
-    if (!dot || !ns_starts(ns, "clr-namespace:") || !cls || strlen(cls) != (size_t)(dot - name) ||
-        strncmp(name, cls, (size_t)(dot - name)) != 0)
+    return dot && ns_starts(ns, "clr-namespace:") && cls &&
+           strlen(cls) == (size_t)(dot - name) && strncmp(name, cls, (size_t)(dot - name)) == 0;
+}
+
+static wfm_arg *default_target(wfm_load *L, const char *ns, const char *name)
+{
+    const char *dot = strchr(name, '.');
+    if (!names_class(L, ns, name))
         return NULL;
     for (uint32_t i = 0; i < L->def->arg_count; i++)
         if (strcmp(L->def->args[i].name, dot + 1) == 0)
@@ -1568,6 +1697,26 @@ static void arg_default(wfm_load *L, wfm_arg *a, const wf_xml_attr *attr, const 
     a->has_default = true;
 }
 
+/* Whether x:Members declares `name` (after the '.' of "Class.Name"): a default for a member
+ * that was rejected is not reported again. */
+static bool member_declared(const wf_xml_node *root, const char *member)
+{
+    const char *dot = strchr(member, '.');
+    const char *name = dot ? dot + 1 : member;
+    for (const wf_xml_node *m = root->first_child; m; m = m->next) {
+        if (!wfm_xt_is_x(m->ns) || strcmp(m->name, "Members") != 0)
+            continue;
+        for (const wf_xml_node *c = m->first_child; c; c = c->next) {
+            const wf_xml_attr *na = wfm_xt_is_x(c->ns) && strcmp(c->name, "Property") == 0
+                                        ? wf_xml_attr_find(c, NULL, "Name")
+                                        : NULL;
+            if (na && strcmp(na->value, name) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
 static void root_attrs(wfm_load *L, const wf_xml_node *root)
 {
     for (size_t i = 0; i < root->attr_count; i++) {
@@ -1577,12 +1726,62 @@ static void root_attrs(wfm_load *L, const wf_xml_node *root)
         wfm_arg *arg = default_target(L, a->ns, a->name);
         if (arg)
             arg_default(L, arg, a, NULL);
+        else if (names_class(L, a->ns, a->name) && member_declared(root, a->name))
+            continue; /* a rejected x:Property: its own error is reported */
+        else if (attached_ignored(L, root, a->ns, a->prefix, a->name, loc_attr(L, a)))
+            continue;
         else if (strchr(a->name, '.') && ns_starts(a->ns, "clr-namespace:") && class_short(L))
             wfm_xt_report(L, WF_E_NAME, loc_attr(L, a), "unknown argument '%s'", a->name);
         else
             wfm_xt_report(L, WF_E_SCHEMA, loc_attr(L, a), "unknown attribute '%s' on Activity",
                           a->name);
     }
+}
+
+/* Whether the root carries what the WF4 designer writes (mc:Ignorable, view state, text
+ * expression imports, VisualBasic.Settings): a designer file with no activity yet. A
+ * hand-written root without a body stays an error (most likely a forgotten body). */
+static bool designer_written(const wf_xml_node *root)
+{
+    if (wf_xml_attr_find(root, WFM_NS_MC, "Ignorable"))
+        return true;
+    for (size_t i = 0; i < root->attr_count; i++)
+        if (root->attrs[i].ns && !is_ns(root->attrs[i].ns, NS_XML) &&
+            skip_attr(root, &root->attrs[i]))
+            return true;
+    for (const wf_xml_node *c = root->first_child; c; c = c->next)
+        if (skip_el(c))
+            return true;
+    return false;
+}
+
+/* A new designer file (<Activity x:Class> with members and view state but no activity yet)
+ * is valid WF4 and does nothing when run: its body becomes an empty Sequence. */
+static wfm_node *empty_body(wfm_load *L, const wf_xml_node *root)
+{
+    const wfm_kind *kind = wfm_catalogue_find(L->opts->catalogue, WFM_NS_ACTIVITIES, "Sequence");
+    if (!kind) {
+        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, root), "Activity has no body activity");
+        return NULL;
+    }
+    wfm_node *node = anew(L, sizeof *node);
+    wfm_prop *props = anew(L, kind->spec->prop_count * sizeof *props);
+    if (!node || !props)
+        return NULL;
+    node->kind = kind;
+    node->loc = loc_el(L, root);
+    node->owner = node;
+    node->display_name = kind->spec->name;
+    node->props = props;
+    nctx nc = {node, add_lnode(L, node, root), root, kind->spec->name};
+    if (nc.ln == SIZE_MAX)
+        return NULL;
+    for (unsigned i = 0; i < kind->spec->prop_count; i++) {
+        props[i].literal = wf_null();
+        props[i].loc = node->loc;
+        prop_absent(L, &nc, i);
+    }
+    return node;
 }
 
 static void build_activity_root(wfm_load *L, const wf_xml_node *root)
@@ -1604,6 +1803,10 @@ static void build_activity_root(wfm_load *L, const wf_xml_node *root)
         wfm_arg *arg = default_target(L, c->ns, c->name);
         if (arg) {
             arg_default(L, arg, NULL, c);
+        } else if (names_class(L, c->ns, c->name) && member_declared(root, c->name)) {
+            continue; /* a rejected x:Property: its own error is reported */
+        } else if (attached_ignored(L, c, c->ns, c->prefix, c->name, loc_el(L, c))) {
+            continue;
         } else if (strchr(c->name, '.')) {
             wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c), "unknown element '%s' in Activity",
                           c->name);
@@ -1614,7 +1817,9 @@ static void build_activity_root(wfm_load *L, const wf_xml_node *root)
             L->def->root = build_item(L, c, NULL, "Activity", "Activity", false);
         }
     }
-    if (!body)
+    if (!body && designer_written(root))
+        L->def->root = empty_body(L, root);
+    else if (!body)
         wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, root), "Activity has no body activity");
     L->scope = NULL;
 }
@@ -1648,7 +1853,9 @@ static void resolve_refs(wfm_load *L)
         const wfm_pending_ref *r = &L->refs[i];
         uintptr_t v = (uintptr_t)wf_strmap_get(L->names, r->name);
         wfm_lnode *site = &L->lnodes[r->site_ln];
-        if (!v) {
+        if (v == FAILED_NAME) {
+            /* the target's own error is reported */
+        } else if (!v) {
             wfm_xt_report(L, WF_E_NAME, r->loc, "unknown reference '%s' in %s", r->name, r->prop);
         } else {
             wfm_node *target = L->lnodes[v - 1].node;

@@ -87,6 +87,8 @@ bool wfm_xt_designer_member(const char *ns, const char *name)
         return starts_with(name, "DebugSymbol.");
     if (starts_with(ns, "clr-namespace:System.Activities.Debugger"))
         return starts_with(name, "XamlDebuggerXmlReader."); /* VS2010 writes the file name */
+    if (starts_with(ns, "clr-namespace:System.Activities.DynamicUpdate"))
+        return starts_with(name, "DynamicUpdateInfo."); /* 4.5 update maps, not behaviour */
     if (starts_with(ns, "clr-namespace:Microsoft.VisualBasic.Activities") ||
         strcmp(ns, WFM_NS_ACTIVITIES) == 0) {
         if (strcmp(name, "VisualBasic.Settings") == 0)

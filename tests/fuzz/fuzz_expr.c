@@ -25,9 +25,9 @@ static const wf_type *slot_type(uint32_t hops, uint32_t index)
 {
     if (hops == 1)
         return &wf_type_int64;
-    static const wf_type *const t[S_SLOTS] = {
-        &wf_type_int32, &wf_type_string, &wf_type_decimal, &wf_type_bool, &wf_type_object,
-        &wf_type_record, NULL, &wf_type_datetime, &wf_type_string};
+    static const wf_type *const t[S_SLOTS] = {&wf_type_int32, &wf_type_string,   &wf_type_decimal,
+                                              &wf_type_bool,  &wf_type_object,   &wf_type_record,
+                                              NULL,           &wf_type_datetime, &wf_type_string};
     return index == S_LIST ? list_type : t[index];
 }
 

@@ -11,11 +11,13 @@
 #include "../../modern/wfm_persist.h"
 #include "../../modern/wfm_runtime.h"
 
-/* Variables with shadowing, a While, a ForEach, a Delay timer and a Pick, all waiting at
- * once; the bookmarks are a, b, step, each1, each2. */
+/* Variables with shadowing, a While, a ForEach, a Delay timer, a Pick, a completed
+ * CompensableActivity and a TryCatch, all waiting at once; the bookmarks are a, b, step,
+ * each1, each2, t, then c (inside the Catch). */
 static const char fuzz_state_xaml[] =
     "<Activity x:Class=\"Fuzz.State\" "
     "xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\" "
+    "xmlns:s=\"clr-namespace:System;assembly=mscorlib\" "
     "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\">\n"
     "  <x:Members><x:Property Name=\"Out\" Type=\"OutArgument(x:String)\" /></x:Members>\n"
     "  <Parallel>\n"
@@ -45,6 +47,22 @@ static const char fuzz_state_xaml[] =
     "      <PickBranch><PickBranch.Trigger><WaitForEvent x:TypeArguments=\"x:Object\" "
     "BookmarkName=\"b\" /></PickBranch.Trigger><WriteLine Text=\"b\" /></PickBranch>\n"
     "    </Pick>\n"
+    "    <Sequence>\n"
+    "      <CompensableActivity><CompensableActivity.Variables><Variable "
+    "x:TypeArguments=\"x:Int32\" Name=\"r\" Default=\"4\" /></CompensableActivity.Variables>"
+    "<CompensableActivity.Body><Assign x:TypeArguments=\"x:Int32\" To=\"[r]\" "
+    "Value=\"[r + 1]\" /></CompensableActivity.Body><CompensableActivity.CompensationHandler>"
+    "<WriteLine Text=\"[&quot;undo &quot; + r]\" /></CompensableActivity.CompensationHandler>"
+    "</CompensableActivity>\n"
+    "      <TryCatch><TryCatch.Try><Sequence><WaitForEvent x:TypeArguments=\"x:Int32\" "
+    "BookmarkName=\"t\" Result=\"[n]\" /><Throw Exception=\"[new "
+    "InvalidOperationException(&quot;x&quot;)]\" /></Sequence></TryCatch.Try>"
+    "<TryCatch.Catches><Catch x:TypeArguments=\"s:InvalidOperationException\"><ActivityAction "
+    "x:TypeArguments=\"s:InvalidOperationException\"><ActivityAction.Argument>"
+    "<DelegateInArgument x:TypeArguments=\"s:InvalidOperationException\" Name=\"e\" />"
+    "</ActivityAction.Argument><WaitForEvent x:TypeArguments=\"x:Object\" BookmarkName=\"c\" />"
+    "</ActivityAction></Catch></TryCatch.Catches></TryCatch>\n"
+    "    </Sequence>\n"
     "  </Parallel>\n"
     "</Activity>\n";
 

@@ -132,8 +132,8 @@ static int init_instances(app *a, int n, const char *prefix)
 typedef struct item {
     char id[33];
     char status[16];
-    bool go;           /* waiting on "go" */
-    int64_t timer_us;  /* 0: none */
+    bool go;          /* waiting on "go" */
+    int64_t timer_us; /* 0: none */
 } item;
 
 typedef struct scan {
@@ -225,8 +225,7 @@ static void *work_main(void *arg)
         int64_t now = now_us();
         for (size_t i = 0; i < s.count && w->rc == 0; i++) {
             /* a stable partition: one thread per instance, whatever the scan returns */
-            if (strtoul((char[]){s.items[i].id[0], s.items[i].id[1], 0}, NULL, 16) %
-                    a->threads !=
+            if (strtoul((char[]){s.items[i].id[0], s.items[i].id[1], 0}, NULL, 16) % a->threads !=
                 w->index)
                 continue;
             mine++;

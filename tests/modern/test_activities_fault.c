@@ -466,6 +466,44 @@ START_TEST(test_confirmation_waiting_at_the_end_survives_save_and_restore)
 }
 END_TEST
 
+typedef struct restore_case {
+    wfm_runtime *rt;
+    wfm_definition *def;
+    wf_buf blob;
+} restore_case;
+
+static wf_status restore_op(void *ud)
+{
+    restore_case *c = ud;
+    wfm_instance *inst = (wfm_instance *)&inst;
+    wf_error err = WF_ERROR_INIT;
+    wf_status st = wfm_instance_restore(c->rt, c->def, c->blob.data, c->blob.len, &inst, &err);
+    if (st != WF_OK) {
+        ck_assert_ptr_null(inst);
+        return st;
+    }
+    ck_assert_int_eq(wfm_instance_state_get(inst), WFM_INSTANCE_IDLE);
+    wfm_instance_destroy(inst);
+    return WF_OK;
+}
+
+START_TEST(test_nomem_while_restoring_compensation_state_fails_cleanly)
+{
+    /* Saved while a confirmation handler waits at the workflow's end: tokens, a snapshot
+     * environment and the end-of-workflow driver are all in the blob. */
+    acts_run r;
+    comp_persist_start(&r, false);
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    restore_case c = {r.rt, r.def, {0}};
+    wf_buf_init(&c.blob);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_save(r.inst, &c.blob, &err), WF_OK);
+    ck_assert_uint_gt(wf_test_nomem_loop(restore_op, &c, 2000), 0);
+    wf_buf_fini(&c.blob);
+    run_close(&r);
+}
+END_TEST
+
 /* ---- bad input ------------------------------------------------------------------------ */
 START_TEST(test_duplicate_catch_type_is_a_load_error)
 {
@@ -532,6 +570,7 @@ Suite *modern_activities_fault_suite(void)
     tcase_add_test(nomem, test_nomem_during_compensation_fails_cleanly);
     tcase_add_test(nomem, test_nomem_during_explicit_compensation_fails_cleanly);
     tcase_add_test(nomem, test_nomem_during_catch_and_rethrow_fails_cleanly);
+    tcase_add_test(nomem, test_nomem_while_restoring_compensation_state_fails_cleanly);
     suite_add_tcase(s, nomem);
     return s;
 }

@@ -28,8 +28,8 @@
 #include "../wf_test_util.h"
 
 #define ROUND_INSTANCES 20
-#define STEPS 5
-#define THREADS "4"
+#define STEPS           5
+#define THREADS         "4"
 
 typedef struct harness {
     char store[512], log[512], host[512];
@@ -127,8 +127,8 @@ static unsigned check_log(const harness *h, const char *prefix)
             /* a host that released the instance in its save may log the P line after the
              * next host's first call: P lines only raise the bar */
             ck_assert_int_eq(kind, 'P');
-            ck_assert_msg(k <= t->last_call, "%s: persisted step %d, last call %d (seed %u)",
-                          tag, k, t->last_call, h->seed);
+            ck_assert_msg(k <= t->last_call, "%s: persisted step %d, last call %d (seed %u)", tag,
+                          k, t->last_call, h->seed);
             if (k > t->max_persisted)
                 t->max_persisted = k;
             if (strcmp(status, "Closed") == 0) {

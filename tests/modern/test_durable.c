@@ -33,6 +33,7 @@ typedef struct fixture {
     wfm_store *store;
     wfm_host *host;
     int64_t clock_us;
+    bool no_promote;    /* fx_host: no promote list */
     char statuses[512]; /* "Executing,Idle," as saved */
 } fixture;
 
@@ -74,8 +75,8 @@ static void fx_host(fixture *f, const wfm_host_opts *opts)
     if (opts)
         ho = *opts;
     ho.renew_ms = -1;
-    ho.promote = promote;
-    ho.promote_count = 4;
+    ho.promote = f->no_promote ? NULL : promote;
+    ho.promote_count = f->no_promote ? 0 : 4;
     ho.on_persist = on_persist;
     ho.on_persist_ud = f;
     ho.clock = fake_clock;
@@ -184,6 +185,23 @@ START_TEST(persist_activity_and_idle_unload)
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfm_host_run(f.host, d, &err), WF_E_STATE);
     wf_error_clear(&err);
+    wfm_dinst_close(d);
+    fx_fini(&f);
+}
+END_TEST
+
+/* Persist requests of parallel branches: one save covers the requests pending when the queue
+ * drains, then every branch goes on. */
+START_TEST(persist_parallel_branches)
+{
+    fixture f;
+    fx_init(&f, NULL);
+    wfm_dinst *d = start(&f, DATA "parallel_persist.xaml");
+    ck_assert_int_eq(wfm_instance_state_get(wfm_dinst_instance(d)), WFM_INSTANCE_CLOSED);
+    const wf_value *total = wfm_instance_output(wfm_dinst_instance(d), "Total");
+    ck_assert_int_eq(total->u.i32, 111);
+    /* both first Persists, the second branch's second one, the last one, completion */
+    ck_assert_str_eq(f.statuses, "Executing,Executing,Executing,Closed,");
     wfm_dinst_close(d);
     fx_fini(&f);
 }
@@ -334,7 +352,11 @@ START_TEST(promoted_properties)
     r.n = 0;
     ck_assert_int_eq(wfm_store_query_rows(f.store, &q, copy_row, &r, &err), WF_OK);
     ck_assert_uint_eq(r.n, 0);
-    /* resumed to completion: the final values */
+    /* resumed to completion by a host without a promote list: the names stay promoted */
+    fx_close_host(&f);
+    f.no_promote = true;
+    fx_open_store(&f, "test-host", 0);
+    fx_host(&f, NULL);
     ck_assert_int_eq(wfm_host_load(f.host, id, &d, &err), WF_OK);
     wf_value v = int_value(21);
     ck_assert_int_eq(wfm_host_resume(f.host, d, "approve", &v, &err), WF_OK);
@@ -342,7 +364,7 @@ START_TEST(promoted_properties)
     ck_assert_int_eq(wfm_host_run(f.host, d, &err), WF_OK);
     wfm_dinst_close(d);
     ck_assert_int_eq(wfm_store_props(f.store, id, &props, &err), WF_OK);
-    ck_assert_ptr_nonnull(strstr(props, "Total=42\n"));
+    ck_assert_str_eq(props, "Total=42\nWho=bob\n"); /* amount: the root has completed */
     wf_free(props);
     fx_fini(&f);
 }
@@ -414,7 +436,7 @@ START_TEST(lease_and_takeover)
     wfm_dinst *e = NULL;
     ck_assert_int_eq(wfm_host_load(b.host, id, &e, &err), WF_E_LOCKED);
     ck_assert_ptr_null(e);
-    ck_assert_ptr_nonnull(strstr(err.message, "locked"));
+    WF_ASSERT_ERROR(err, WF_E_LOCKED, 0, 0, "locked by another host");
     wf_error_clear(&err);
     ck_assert_str_eq(get_row(a.store).owner, "test-host");
     /* host A's lease lapses: reopen its store with a 1 ms lease and renew nothing */
@@ -526,8 +548,8 @@ START_TEST(cli_end_to_end)
     char dir[256], store[512];
     snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
     snprintf(store, sizeof store, "%s/cli.db", dir);
-    const char *run[] = {"run", DATA "approve.xaml", "--store", store, "--durability", "normal",
-                         "--arg", "Who=ann", "--json", NULL};
+    const char *run[] = {"run",   DATA "approve.xaml", "--store",   store, "--durability", "normal",
+                         "--arg", "Who=ann",           "--promote", "Who", "--json",       NULL};
     cli_out r = cli(dir, run);
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
     ck_assert_ptr_nonnull(strstr(r.out, "hello ann\n"));
@@ -539,7 +561,7 @@ START_TEST(cli_end_to_end)
     snprintf(id, sizeof id, "%.32s", p + strlen("\"id\": \""));
     cli_free(&r);
 
-    const char *list[] = {"instances", "--store", store, "--json", NULL};
+    const char *list[] = {"instances", "--store", store, "--where", "Who=ann", "--json", NULL};
     r = cli(dir, list);
     ck_assert_int_eq(r.rc, 0);
     ck_assert_ptr_nonnull(strstr(r.out, id));
@@ -551,6 +573,7 @@ START_TEST(cli_end_to_end)
     ck_assert_ptr_nonnull(strstr(r.out, "\"status\": \"Idle\""));
     ck_assert_ptr_nonnull(strstr(r.out, "\"owner\": null"));
     ck_assert_ptr_nonnull(strstr(r.out, "\"state\": {"));
+    ck_assert_ptr_nonnull(strstr(r.out, "\"promoted\": {\"Who\": \"ann\"}"));
     cli_free(&r);
 
     /* bad --bookmark syntax, unknown bookmark */
@@ -573,8 +596,8 @@ START_TEST(cli_end_to_end)
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfm_store_open(&so, &s, &err), WF_OK);
     ck_assert_int_eq(wfm_store_lock(s, id, &err), WF_OK);
-    const char *resume[] = {"resume", "--store", store, id, "--bookmark", "approve=21", "--json",
-                            NULL};
+    const char *resume[] = {"resume",     "--store",    store,    id,
+                            "--bookmark", "approve=21", "--json", NULL};
     r = cli(dir, resume);
     ck_assert_int_eq(r.rc, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "locked"));
@@ -586,6 +609,13 @@ START_TEST(cli_end_to_end)
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
     ck_assert_ptr_nonnull(strstr(r.out, "total 42\n"));
     ck_assert_ptr_nonnull(strstr(r.out, "\"status\": \"Closed\""));
+    ck_assert_ptr_nonnull(strstr(r.out, id));
+    cli_free(&r);
+    /* still promoted after the resume (which named no --promote) */
+    const char *closed[] = {"instances", "--store", store,    "--where", "Who=ann",
+                            "--status",  "Closed",  "--json", NULL};
+    r = cli(dir, closed);
+    ck_assert_int_eq(r.rc, 0);
     ck_assert_ptr_nonnull(strstr(r.out, id));
     cli_free(&r);
 
@@ -635,7 +665,7 @@ START_TEST(cli_bad_input)
     ck_assert_int_eq(r.rc, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "persisted"));
     cli_free(&r);
-    const char *unknown[] = {"resume", "--store", store, "0123456789abcdef0123456789abcdef",
+    const char *unknown[] = {"resume",     "--store",   store, "0123456789abcdef0123456789abcdef",
                              "--bookmark", "approve=1", NULL};
     r = cli(dir, unknown);
     ck_assert_int_eq(r.rc, 2);
@@ -663,12 +693,50 @@ START_TEST(cli_bad_input)
     ck_assert_int_eq(r.rc, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "no instance id"));
     cli_free(&r);
-    const char *with_resume[] = {"run", DATA "approve.xaml", "--store", store, "--resume",
-                                 "approve=1", NULL};
+    const char *with_resume[] = {"run",      DATA "approve.xaml", "--store", store,
+                                 "--resume", "approve=1",         NULL};
     r = cli(dir, with_resume);
     ck_assert_int_eq(r.rc, 2);
     cli_free(&r);
+    const char *promote_only[] = {"run", DATA "approve.xaml", "--promote", "Who", NULL};
+    r = cli(dir, promote_only);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "--promote needs --store"));
+    cli_free(&r);
     wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* Loading an unknown id, a completed instance, or one never saved: clear errors, no lease. */
+START_TEST(load_unknown_completed_unsaved)
+{
+    fixture f;
+    fx_init(&f, NULL);
+    wf_error err = WF_ERROR_INIT;
+    wfm_dinst *d = NULL;
+    ck_assert_int_eq(wfm_host_load(f.host, "0123456789abcdef0123456789abcdef", &d, &err),
+                     WF_E_NOTFOUND);
+    ck_assert_ptr_null(d);
+    WF_ASSERT_ERROR(err, WF_E_NOTFOUND, 0, 0, "no instance '0123456789abcdef0123456789abcdef'");
+    wf_error_clear(&err);
+    /* created but never run: no saved state */
+    wfm_definition *def = NULL;
+    ck_assert_int_eq(wfm_runtime_load(f.rt, DATA "delay.xaml", &def, NULL, &err), WF_OK);
+    wfm_dinst *fresh = NULL;
+    ck_assert_int_eq(wfm_host_new(f.host, def, &fresh, &err), WF_OK);
+    wfm_definition_release(def);
+    ck_assert_int_eq(wfm_host_load(f.host, wfm_dinst_id(fresh), &d, &err), WF_E_STATE);
+    ck_assert_ptr_null(d);
+    WF_ASSERT_ERROR(err, WF_E_STATE, 0, 0, "no saved state");
+    wf_error_clear(&err);
+    wfm_dinst_close(fresh);
+    /* completed */
+    wfm_dinst *done = start(&f, DATA "persist_in_tx.xaml");
+    ck_assert_int_eq(wfm_host_load(f.host, wfm_dinst_id(done), &d, &err), WF_E_STATE);
+    ck_assert_ptr_null(d);
+    WF_ASSERT_ERROR(err, WF_E_STATE, 0, 0, "has completed (Terminated)");
+    wfm_dinst_close(done);
+    fx_fini(&f);
 }
 END_TEST
 
@@ -700,7 +768,7 @@ START_TEST(corrupt_state_blob)
     d = NULL;
     ck_assert_int_eq(wfm_host_load(f.host, id, &d, &err), WF_E_CORRUPT);
     ck_assert_ptr_null(d);
-    ck_assert_ptr_nonnull(strstr(err.message, id));
+    WF_ASSERT_ERROR(err, WF_E_CORRUPT, 0, 0, id);
     wf_error_clear(&err);
     row_copy after = get_row(f.store);
     ck_assert_str_eq(after.owner, "");
@@ -773,6 +841,7 @@ Suite *modern_durable_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, persist_activity_and_idle_unload);
     tcase_add_test(tc, persist_without_host_completes);
+    tcase_add_test(tc, persist_parallel_branches);
     tcase_add_test(tc, persist_in_no_persist_zone_faults);
     tcase_add_test(tc, zone_defers_idle_persist);
     tcase_add_test(tc, idle_policy_timed);
@@ -788,6 +857,7 @@ Suite *modern_durable_suite(void)
     tcase_set_timeout(bad, 60);
     tcase_add_test(bad, cli_bad_input);
     tcase_add_test(bad, corrupt_state_blob);
+    tcase_add_test(bad, load_unknown_completed_unsaved);
     suite_add_tcase(s, bad);
     TCase *nomem = tcase_create("nomem");
     tcase_set_timeout(nomem, 60);

@@ -12,8 +12,24 @@
 #include "../wf_test_util.h"
 
 /* ---- fixture: names, types, a two-level environment ----------------------------------- */
-enum { IN_TOTAL, IN_COUNT, IN_NAME, IN_FLAG, IN_BIG, IN_RATIO, IN_OBJ, IN_REC, IN_LIST,
-       IN_WHEN, IN_SPAN, IN_NUL, IN_EXC, IN_RO, IN_OBJS, IN_SLOTS };
+enum {
+    IN_TOTAL,
+    IN_COUNT,
+    IN_NAME,
+    IN_FLAG,
+    IN_BIG,
+    IN_RATIO,
+    IN_OBJ,
+    IN_REC,
+    IN_LIST,
+    IN_WHEN,
+    IN_SPAN,
+    IN_NUL,
+    IN_EXC,
+    IN_RO,
+    IN_OBJS,
+    IN_SLOTS
+};
 enum { OUT_X, OUT_S, OUT_NAMES, OUT_REC, OUT_SLOTS };
 
 typedef struct tname {
@@ -29,38 +45,50 @@ static wf_arena *arena;
 static wf_value inner_slots[IN_SLOTS], outer_slots[OUT_SLOTS];
 static wfm_env outer_env, inner_env;
 
-enum { T_DEC, T_I32, T_STR, T_BOOL, T_I64, T_DBL, T_OBJ, T_REC, T_LINT, T_DT, T_TS, T_EXC,
-       T_LSTR };
+enum { T_DEC, T_I32, T_STR, T_BOOL, T_I64, T_DBL, T_OBJ, T_REC, T_LINT, T_DT, T_TS, T_EXC, T_LSTR };
 
 static const wf_type *type_of(int t)
 {
     switch (t) {
-    case T_DEC: return &wf_type_decimal;
-    case T_I32: return &wf_type_int32;
-    case T_STR: return &wf_type_string;
-    case T_BOOL: return &wf_type_bool;
-    case T_I64: return &wf_type_int64;
-    case T_DBL: return &wf_type_double;
-    case T_REC: return &wf_type_record;
-    case T_LINT: return lt_int;
-    case T_LSTR: return lt_str;
-    case T_DT: return &wf_type_datetime;
-    case T_TS: return &wf_type_timespan;
-    case T_EXC: return &wf_exc_exception;
-    default: return &wf_type_object;
+    case T_DEC:
+        return &wf_type_decimal;
+    case T_I32:
+        return &wf_type_int32;
+    case T_STR:
+        return &wf_type_string;
+    case T_BOOL:
+        return &wf_type_bool;
+    case T_I64:
+        return &wf_type_int64;
+    case T_DBL:
+        return &wf_type_double;
+    case T_REC:
+        return &wf_type_record;
+    case T_LINT:
+        return lt_int;
+    case T_LSTR:
+        return lt_str;
+    case T_DT:
+        return &wf_type_datetime;
+    case T_TS:
+        return &wf_type_timespan;
+    case T_EXC:
+        return &wf_exc_exception;
+    default:
+        return &wf_type_object;
     }
 }
 
 static const tname names[] = {
-    {"total", T_DEC, 0, IN_TOTAL, true},  {"count", T_I32, 0, IN_COUNT, true},
-    {"name", T_STR, 0, IN_NAME, true},    {"flag", T_BOOL, 0, IN_FLAG, true},
-    {"big", T_I64, 0, IN_BIG, true},      {"ratio", T_DBL, 0, IN_RATIO, true},
-    {"obj", T_OBJ, 0, IN_OBJ, true},      {"rec", T_REC, 0, IN_REC, true},
-    {"list", T_LINT, 0, IN_LIST, true},   {"when", T_DT, 0, IN_WHEN, true},
-    {"span", T_TS, 0, IN_SPAN, true},     {"nul", T_STR, 0, IN_NUL, true},
-    {"ex", T_EXC, 0, IN_EXC, false},      {"ro", T_I32, 0, IN_RO, false},
-    {"objs", T_OBJ, 0, IN_OBJS, true},    {"outer_x", T_I32, 1, OUT_X, true},
-    {"outer_s", T_STR, 1, OUT_S, true},   {"names", T_LSTR, 1, OUT_NAMES, true},
+    {"total", T_DEC, 0, IN_TOTAL, true}, {"count", T_I32, 0, IN_COUNT, true},
+    {"name", T_STR, 0, IN_NAME, true},   {"flag", T_BOOL, 0, IN_FLAG, true},
+    {"big", T_I64, 0, IN_BIG, true},     {"ratio", T_DBL, 0, IN_RATIO, true},
+    {"obj", T_OBJ, 0, IN_OBJ, true},     {"rec", T_REC, 0, IN_REC, true},
+    {"list", T_LINT, 0, IN_LIST, true},  {"when", T_DT, 0, IN_WHEN, true},
+    {"span", T_TS, 0, IN_SPAN, true},    {"nul", T_STR, 0, IN_NUL, true},
+    {"ex", T_EXC, 0, IN_EXC, false},     {"ro", T_I32, 0, IN_RO, false},
+    {"objs", T_OBJ, 0, IN_OBJS, true},   {"outer_x", T_I32, 1, OUT_X, true},
+    {"outer_s", T_STR, 1, OUT_S, true},  {"names", T_LSTR, 1, OUT_NAMES, true},
     {"orec", T_REC, 1, OUT_REC, true},
 };
 
@@ -172,8 +200,8 @@ static wf_value eval_text(const char *text)
     wfm_expr *e = compile(text);
     wf_value out, exc;
     wf_status st = wfm_expr_eval(e, &inner_env, &out, &exc);
-    ck_assert_msg(st == WF_OK, "eval '%s': status %d, %s: %s", text, (int)st,
-                  exc.type->name, st == WF_E_FAULT ? wf_value_exc_message(&exc) : "");
+    ck_assert_msg(st == WF_OK, "eval '%s': status %d, %s: %s", text, (int)st, exc.type->name,
+                  st == WF_E_FAULT ? wf_value_exc_message(&exc) : "");
     ck_assert(wf_is_null(&exc));
     return out;
 }
@@ -396,6 +424,12 @@ START_TEST(test_vb_spellings)
     CHECK_BOOL("[nul Is Nothing]", true);
     CHECK_BOOL("[name IsNot Nothing]", true);
     CHECK_BOOL("[count <> 7]", false);
+    CHECK_BOOL("[ex is InvalidOperationException && ex is SystemException]", true);
+    CHECK_BOOL("[ex is ArgumentException || nul is string]", false);
+    CHECK_BOOL("[obj is int && objs is string && !(obj is string)]", true);
+    CHECK_BOOL("[TypeOf ex Is s:InvalidOperationException AndAlso TypeOf obj IsNot String]", true);
+    CHECK_BOOL("[name Is outer_s]", false); /* a name after Is: equality */
+    ck_assert(wfm_expr_is_constant(compile("[new ArgumentException(\"x\") is Exception]")));
     CHECK_STR("[If(nul, \"dflt\")]", "dflt");
     CHECK_STR("[nul ?? outer_s ?? \"x\"]", "outer");
     CHECK_STR("[name ?? \"x\"]", "Widget");
@@ -480,7 +514,9 @@ START_TEST(test_static_library)
     CHECK_I32("[Convert.ToInt32(\"-17\")]", -17);
     CHECK_I32("[Convert.ToInt32(2.5)]", 2);
     CHECK_I64("[Convert.ToInt64(count)]", 7);
-    CHECK_DBL("[Convert.To" "Double(total)]", 125.0); /* split: a placeholder grep would flag the name */
+    CHECK_DBL("[Convert.To"
+              "Double(total)]",
+              125.0); /* split: a placeholder grep would flag the name */
     CHECK_DEC("[Convert.ToDecimal(\"1.5\")]", 15000);
     CHECK_STR("[Convert.ToString(12.5m)]", "12.5");
     CHECK_BOOL("[Convert.ToBoolean(\"False\")]", false);
@@ -526,7 +562,7 @@ START_TEST(test_records_and_lists)
     CHECK_I32("[names[1].Length]", 4);
     CHECK_I32("[(int)orec.Inner.X]", 5);
     CHECK_STR("[str(rec.Amount)]", "9.95");
-    CHECK_I32("[list(1) + list(2)]", 5);             /* VB indexing */
+    CHECK_I32("[list(1) + list(2)]", 5); /* VB indexing */
     CHECK_STR("[names(0) & names(1)]", "alphabeta");
     CHECK_I32("[CInt(orec(\"Inner\").X) + CInt(orec.Inner(\"X\"))]", 10);
     CHECK_I32("[new List<int>{1, 2, 3}.Count]", 3);
@@ -565,6 +601,13 @@ START_TEST(test_casts_and_time)
     CHECK_DBL("[span.TotalMinutes]", 1.5);
     CHECK_I32("[when.Year * 10000 + when.Month * 100 + when.Day]", 20240301);
     CHECK_I32("[when.Hour]", 10);
+    CHECK_STR("[when.ToString(\"yyyy-MM-dd HH:mm:ss\")]", "2024-03-01 10:00:00");
+    CHECK_STR("[String.Format(\"{0:dd/MM/yy h tt}\", when.AddHours(3))]", "01/03/24 1 PM");
+    CHECK_STR("[when.ToString(\"ddd, dd MMM yyyy\")]", "Fri, 01 Mar 2024");
+    CHECK_STR("[when.ToString(\"dddd MMMM d\")]", "Friday March 1");
+    CHECK_STR("[when.AddMilliseconds(123).ToString(\"ss.fff\")]", "00.123");
+    CHECK_STR("[when.ToString(\"'at' HH\\\\h\")]", "at 10h");
+    CHECK_STR("[$\"{when:s}\"]", "2024-03-01T10:00:00Z");
     CHECK_I32("[when.AddHours(-10).Hour]", 0);
     CHECK_I32("[when.AddMinutes(1.5).Second]", 30);
     CHECK_DBL("[(when.AddDays(1) - when).TotalHours]", 24.0);
@@ -595,9 +638,9 @@ START_TEST(test_new_exception)
     ck_assert_ptr_nonnull(strstr(wf_value_exc_message(&v), "DivideByZeroException"));
     wf_value_release(&v);
     const wf_type *mine;
-    ck_assert_int_eq(wf_types_exception(types, "OrderRejectedException", &wf_exc_application,
-                                        &mine, NULL),
-                     WF_OK);
+    ck_assert_int_eq(
+        wf_types_exception(types, "OrderRejectedException", &wf_exc_application, &mine, NULL),
+        WF_OK);
     v = eval_text("[new OrderRejectedException(\"no stock\")]");
     ck_assert_ptr_eq(v.type, mine);
     wf_value_release(&v);
@@ -704,8 +747,7 @@ START_TEST(test_runtime_exceptions)
     check_fault("[(decimal)1e30]", &wf_exc_overflow);
     /* faults inside deeper expressions release what was already computed */
     check_fault("[name + (count / 0).ToString() + name]", &wf_exc_divide_by_zero);
-    check_fault("[String.Format(\"{0}{1}\", name.ToUpper(), nul.Length)]",
-                &wf_exc_null_reference);
+    check_fault("[String.Format(\"{0}{1}\", name.ToUpper(), nul.Length)]", &wf_exc_null_reference);
     /* short-circuit: the right side is not evaluated */
     CHECK_BOOL("[nul != null && nul.Length > 0]", false);
     CHECK_BOOL("[nul == null || nul.Length > 0]", true);
@@ -951,6 +993,14 @@ START_TEST(test_bad_members_and_calls)
     WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 7, "Substring");
     err = compile_error("[name.Substring(\"a\")]", NULL, 0);
     WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 17, "argument 1");
+    err = compile_error("[Convert.ToInt32(1, 2)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 10, "'ToInt32' takes 1 argument");
+    err = compile_error("[Convert.Int32(1)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_NAME, 12, 10, "'Convert' has no member 'Int32'");
+    err = compile_error("[TypeOf ex Is Foo]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_NAME, 12, 15, "Foo");
+    err = compile_error("[TypeOf ex = 1]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 12, "'='");
     err = compile_error("[Math.Cube(2)]", NULL, 0);
     WF_ASSERT_ERROR(err, WF_E_NAME, 12, 7, "Cube");
     err = compile_error("[Math.Abs(name)]", NULL, 0);

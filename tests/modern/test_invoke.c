@@ -10,6 +10,7 @@
 #include "../../common/wf_mem.h"
 #include "../../common/wf_native.h"
 #include "../../common/wf_value.h"
+#include "../../modern/wfm_persist.h"
 #include "../../modern/wfm_runtime.h"
 #include "../wf_test_util.h"
 
@@ -281,6 +282,22 @@ START_TEST(test_transaction_timeout_cancels_body_and_faults)
 }
 END_TEST
 
+START_TEST(test_transaction_scope_is_a_no_persist_zone)
+{
+    acts_run r;
+    run_open(&r, "tx_timeout_wait.xaml");
+    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    wf_buf blob;
+    wf_buf_init(&blob);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_save(r.inst, &blob, &err), WF_E_STATE);
+    ck_assert_ptr_nonnull(strstr(err.message, "TransactionScope"));
+    ck_assert_uint_eq(blob.len, 0);
+    wf_buf_fini(&blob);
+    run_close(&r);
+}
+END_TEST
+
 /* ---- bad input ------------------------------------------------------------------------ */
 START_TEST(test_missing_library_is_a_load_error_at_the_element)
 {
@@ -378,6 +395,7 @@ Suite *modern_invoke_suite(void)
     tcase_add_test(core, test_transaction_failure_propagates_when_not_aborting);
     tcase_add_test(core, test_transaction_negative_timeout_faults);
     tcase_add_test(core, test_transaction_timeout_cancels_body_and_faults);
+    tcase_add_test(core, test_transaction_scope_is_a_no_persist_zone);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_missing_library_is_a_load_error_at_the_element);

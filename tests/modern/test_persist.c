@@ -168,7 +168,10 @@ static void run(host *h)
     ck_assert_msg(wfm_instance_run(h->inst, &err) == WF_OK, "%s", err.message);
 }
 
-static void apply_step(host *h, const char *step)
+static void cycle(host *h, const char *path);
+
+/* A step; with `path`, also save and restore between queueing a resumption and running it. */
+static void apply_step_at(host *h, const char *step, const char *path)
 {
     if (step[0] == '+') {
         h->clock += (int64_t)atoi(step + 1) * 1000000;
@@ -182,8 +185,17 @@ static void apply_step(host *h, const char *step)
         ck_assert_msg(wfm_instance_resume(h->inst, name, &v, &err) == WF_OK, "%s: %s", step,
                       err.message);
         wf_value_release(&v);
+        if (path) {
+            ck_assert_int_eq(wfm_instance_state_get(h->inst), WFM_INSTANCE_EXECUTING);
+            cycle(h, path); /* a queued resumption is a pending work item */
+        }
     }
     run(h);
+}
+
+static void apply_step(host *h, const char *step)
+{
+    apply_step_at(h, step, NULL);
 }
 
 static void save(host *h, wf_buf *blob)
@@ -262,7 +274,7 @@ static void play(const pcase *c, bool interrupt, wf_buf *out, wf_buf *final)
         ck_assert_str_eq(wfm_instance_state_name(wfm_instance_state_get(h.inst)), "Idle");
         if (interrupt)
             cycle(&h, c->path);
-        apply_step(&h, c->steps[i]);
+        apply_step_at(&h, c->steps[i], interrupt ? c->path : NULL);
     }
     if (interrupt)
         cycle(&h, c->path); /* completed */
@@ -273,7 +285,8 @@ static void play(const pcase *c, bool interrupt, wf_buf *out, wf_buf *final)
 static const pcase cases[] = {
     {DATA "pick.xaml", {NULL}, {"b=\"bee\"", "b2=5"}, "Closed",
      "picking\nb armed\nb triggered with bee\nb won, n=5\ndone: bee\n", false},
-    {DATA "pick.xaml", {NULL}, {"a=3"}, "Closed", "picking\nb armed\na won with 3\ndone: a:10\n", false},
+    {DATA "pick.xaml", {NULL}, {"a=3"}, "Closed",
+     "picking\nb armed\na won with 3\ndone: a:10\n", false},
     {DATA "parallel.xaml", {NULL}, {"c=3", "a=1", "b=2", "a2=9"}, "Closed",
      "c first\ntotal=3\na=1\nb=2 a=1\n", false},
     {DATA "pfe.xaml", {"Items=[\"x\",\"y\",\"z\"]"}, {"y=2", "z=3", "x=1"}, "Closed",
@@ -513,6 +526,15 @@ START_TEST(test_inspect_shows_activities_variables_and_bookmarks)
     ck_assert_ptr_nonnull(strstr(json.data, "{\"name\":\"step\""));
     ck_assert_ptr_nonnull(strstr(json.data, "\"callback\":\"WaitForEvent#0\""));
     wf_value v;
+    ck_assert_int_eq(wf_json_parse(NULL, json.data, json.len, &v, &err), WF_OK);
+    wf_value_release(&v);
+    /* completed compensation tokens: the extension and the variables they captured */
+    wf_buf_reset(&json);
+    blob_at(&cases[10], 0, &blob);
+    ck_assert_int_eq(wfm_state_to_json(NULL, blob.data, blob.len, &json, &err), WF_OK);
+    ck_assert_ptr_nonnull(strstr(json.data, "{\"name\":\"wfbridge.compensation\""));
+    ck_assert_ptr_nonnull(
+        strstr(json.data, "\"environments\":[{\"parent\":\"root\",\"slots\":[42]}"));
     ck_assert_int_eq(wf_json_parse(NULL, json.data, json.len, &v, &err), WF_OK);
     wf_value_release(&v);
     wf_buf_fini(&blob);

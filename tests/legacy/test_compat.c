@@ -1,0 +1,243 @@
+/* test_compat.c — real-world WF3 files: the shapes found in public projects' .xoml and .rules
+ * (designer output with code-beside, vendor activity libraries with full assembly names, book
+ * and SDK samples), rewritten as our own fixtures in tests/legacy/data/compat/. Each one must
+ * load and run, or fail with an error naming the feature, the file, line and column. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../common/wf_mem.h"
+#include "../../common/wf_native.h"
+#include "../../legacy/wfl_def.h"
+#include "../../legacy/wfl_rules.h"
+#include "../../legacy/wfl_runtime.h"
+#include "../wf_test_util.h"
+#include "test_exec.h"
+
+#define CDIR "tests/legacy/data/compat/"
+
+/* Like xt_load_status, with the compat type libraries (CDIR "lib", functions from
+ * libwfexectest.so) on the path before the built test libraries. */
+static wf_status compat_load(xt_env *e, const char *file, const char *rules, bool compat_lib,
+                             wf_error *err)
+{
+    memset(e, 0, sizeof *e);
+    wf_buf_init(&e->calls);
+    wf_buf_init(&e->statuses);
+    e->now = 1700000000000000LL;
+    e->types = wf_types_create();
+    if (e->types == NULL)
+        return WF_E_NOMEM; /* only under the nomem loop */
+    char dirs[1024];
+    snprintf(dirs, sizeof dirs, "%s%s", compat_lib ? CDIR "lib:" : "", wf_test_lib_dir());
+    wf_status rc = wf_libpath_create(dirs, &e->libpath, err);
+    if (rc != WF_OK)
+        return rc;
+    wfl_load_opts lo = WFL_LOAD_OPTS_INIT;
+    lo.types = e->types;
+    lo.libpath = e->libpath;
+    lo.no_auto_rules = true;
+    lo.rules_path = rules;
+    return wfl_definition_load_file(&lo, file, &e->def, err);
+}
+
+static void compat_load_ok(xt_env *e, const char *file, const char *rules)
+{
+    wf_error err = WF_ERROR_INIT;
+    wf_status rc = compat_load(e, file, rules, true, &err);
+    ck_assert_msg(rc == WF_OK, "%s: %s:%u:%u: %s", file, err.file, err.line, err.col,
+                  err.message);
+}
+
+/* ---- core: files that must load and run ------------------------------------------------- */
+
+/* Visual Studio's designer writes x:Class but no clr-namespace for the project's own
+ * assembly, keeps an x:Code block, and SplendidCRM-style markup rebinds the x prefix to the
+ * workflow namespace on an inner element; the rules cast `this` to the class, with the type
+ * written as a wrapped attribute. */
+START_TEST(test_designer_file_finds_code_beside_by_class_namespace)
+{
+    xt_env e;
+    compat_load_ok(&e, CDIR "designer_codebeside.xoml", CDIR "designer_codebeside.rules");
+    ck_assert_str_eq(wfl_definition_class_name(e.def), "Tests.DesignerFlow");
+    ck_assert_uint_eq(wfl_definition_warning_count(e.def), 1); /* the x:Code block */
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    ck_assert_int_eq(xt_int(&e, "Count"), 3); /* the While ran while Count < 3 */
+    ck_assert_str_eq(xt_str(&e, "Log"), "A");
+    xt_free(&e);
+}
+END_TEST
+
+/* Service Manager / SharePoint shape: a vendor namespace naming the assembly with Version,
+ * Culture and PublicKeyToken, prefix and "clr-namespace"/"assembly" in other cases, an
+ * ActivityBind with a positional name, {x:Null} and a bind to another activity's output. */
+START_TEST(test_full_assembly_name_positional_bind_and_null)
+{
+    xt_env e;
+    compat_load_ok(&e, CDIR "full_assembly_name.xoml", NULL);
+    xt_start(&e);
+    xt_set(&e, "Text", "hi");
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    ck_assert_str_eq(xt_str(&e, "Log"), "hi");
+    ck_assert_str_eq(xt_str(&e, "Approver"), "Hello, hi");
+    xt_free(&e);
+}
+END_TEST
+
+/* A state machine whose InterfaceType is a dotted {x:Type} without prefix, found in the
+ * type library located through x:Class; one EventDriven waits on a Delay, the other on the
+ * event. */
+START_TEST(test_state_machine_with_unprefixed_interface_type)
+{
+    xt_env e;
+    compat_load_ok(&e, CDIR "desk_states.xoml", NULL);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_IDLE);
+    ck_assert(xt_waits_on(&e, "IDeskService.Closed"));
+    ck_assert_int_eq(xt_deliver(&e, "IDeskService.Closed", NULL), WFL_EXEC_CLOSED);
+    ck_assert_int_eq(xt_int(&e, "Count"), 1);
+    xt_free(&e);
+}
+END_TEST
+
+/* CodeObjectCreateExpression with its CreateType as an attribute (as the WF3 serializer
+ * writes it) is read like the property-element form. */
+START_TEST(test_rules_create_type_attribute)
+{
+    static const char text[] =
+        "<RuleDefinitions xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\">"
+        "<RuleDefinitions.Conditions><RuleExpressionCondition Name=\"Made\">"
+        "<RuleExpressionCondition.Expression>"
+        "<ns0:CodeBinaryOperatorExpression Operator=\"IdentityInequality\" xmlns:ns0="
+        "\"clr-namespace:System.CodeDom;Assembly=System, Version=2.0.0.0\">"
+        "<ns0:CodeBinaryOperatorExpression.Left><ns0:CodeObjectCreateExpression CreateType="
+        "\"System.InvalidOperationException, mscorlib, Version=2.0.0.0\" />"
+        "</ns0:CodeBinaryOperatorExpression.Left><ns0:CodeBinaryOperatorExpression.Right>"
+        "<ns0:CodePrimitiveExpression /></ns0:CodeBinaryOperatorExpression.Right>"
+        "</ns0:CodeBinaryOperatorExpression></RuleExpressionCondition.Expression>"
+        "</RuleExpressionCondition></RuleDefinitions.Conditions></RuleDefinitions>";
+    wf_types *types = wf_types_create();
+    ck_assert_ptr_nonnull(types);
+    wfl_rules *rules = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_msg(wfl_rules_load_mem("made.rules", text, sizeof text - 1, types, &rules, NULL,
+                                     &err) == WF_OK, "%s", err.message);
+    ck_assert_ptr_nonnull(wfl_rules_condition(rules, "Made"));
+    wfl_rules_destroy(rules);
+    wf_types_destroy(types);
+}
+END_TEST
+
+/* ---- bad_input: unsupported features and missing libraries, each precisely reported ------ */
+
+static void expect_load_error(const char *file, bool compat_lib, wf_status code, unsigned line,
+                              unsigned col, const char *needle)
+{
+    xt_env e;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(compat_load(&e, file, NULL, compat_lib, &err), code);
+    ck_assert_ptr_null(e.def);
+    WF_ASSERT_ERROR(err, code, line, col, needle);
+    ck_assert_ptr_nonnull(strstr(err.file, file));
+    xt_free(&e);
+}
+
+/* A vendor library named Microsoft.* is a custom activity library, not part of .NET: a
+ * missing one is a NOLIB error naming the assembly at the declaring element. */
+START_TEST(test_vendor_library_missing_names_assembly)
+{
+    expect_load_error(CDIR "bad/vendor_library_missing.xoml", true, WF_E_NOLIB, 2, 2,
+                      "'Microsoft.Contoso.DeskActivities'");
+}
+END_TEST
+
+/* SplendidCRM-style composite custom activities (children inside a type-library type). */
+START_TEST(test_custom_activity_with_children_is_unsupported)
+{
+    expect_load_error(CDIR "bad/custom_activity_with_children.xoml", true, WF_E_SCHEMA, 3, 3,
+                      "composite custom activities are not supported");
+}
+END_TEST
+
+/* Without the compat library the designer file has no code-beside: its handlers are named. */
+START_TEST(test_designer_file_without_its_library_names_the_handler)
+{
+    expect_load_error(CDIR "designer_codebeside.xoml", false, WF_E_NAME, 7, 45,
+                      "'TickHandler' needs a code-beside class");
+}
+END_TEST
+
+static void expect_rules_error(const char *file, wf_status code, unsigned line, unsigned col,
+                               const char *needle)
+{
+    wf_types *types = wf_types_create();
+    ck_assert_ptr_nonnull(types);
+    wfl_rules *rules = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfl_rules_load(file, types, &rules, NULL, &err), code);
+    ck_assert_ptr_null(rules);
+    WF_ASSERT_ERROR(err, code, line, col, needle);
+    wf_types_destroy(types);
+}
+
+/* The SDK samples' rule actions call Console.WriteLine: console output is not supported. */
+START_TEST(test_rules_console_output_is_unsupported)
+{
+    expect_rules_error(CDIR "bad/console_output.rules", WF_E_UNSUPPORTED, 13, 13,
+                       "'Console.WriteLine' is not supported");
+}
+END_TEST
+
+/* `new` of a record type from the workflow's own assembly, CreateType as an attribute. */
+START_TEST(test_rules_create_of_record_type_is_unsupported)
+{
+    expect_rules_error(CDIR "bad/create_record_type.rules", WF_E_UNSUPPORTED, 7, 7,
+                       "'Contoso.Orders.OrderLine'");
+}
+END_TEST
+
+/* ---- nomem ------------------------------------------------------------------------------- */
+
+static wf_status designer_load_op(void *ud)
+{
+    (void)ud;
+    xt_env e;
+    wf_error err = WF_ERROR_INIT;
+    wf_status rc = compat_load(&e, CDIR "designer_codebeside.xoml", CDIR
+                               "designer_codebeside.rules", true, &err);
+    if (rc != WF_OK)
+        ck_assert_ptr_null(e.def);
+    xt_free(&e);
+    return rc;
+}
+
+START_TEST(test_class_namespace_lookup_survives_allocation_failures)
+{
+    /* the test's own setup allocates too; every failing run must still end in WF_E_NOMEM */
+    unsigned runs = wf_test_nomem_loop(designer_load_op, NULL, 20000);
+    ck_assert_uint_gt(runs, 10);
+}
+END_TEST
+
+Suite *legacy_compat_suite(void)
+{
+    Suite *s = suite_create("legacy_compat");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_designer_file_finds_code_beside_by_class_namespace);
+    tcase_add_test(tc, test_full_assembly_name_positional_bind_and_null);
+    tcase_add_test(tc, test_state_machine_with_unprefixed_interface_type);
+    tcase_add_test(tc, test_rules_create_type_attribute);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("bad_input");
+    tcase_add_test(tc, test_vendor_library_missing_names_assembly);
+    tcase_add_test(tc, test_custom_activity_with_children_is_unsupported);
+    tcase_add_test(tc, test_designer_file_without_its_library_names_the_handler);
+    tcase_add_test(tc, test_rules_console_output_is_unsupported);
+    tcase_add_test(tc, test_rules_create_of_record_type_is_unsupported);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("nomem");
+    tcase_add_test(tc, test_class_namespace_lookup_survives_allocation_failures);
+    suite_add_tcase(s, tc);
+    return s;
+}
