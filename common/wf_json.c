@@ -230,25 +230,6 @@ static wf_status parse_escape(jparser *jp, wf_buf *buf)
     return WF_OK;
 }
 
-/* Length of a valid UTF-8 sequence at p, 0 if invalid. */
-static size_t utf8_len(const unsigned char *p, size_t left)
-{
-    unsigned c = p[0];
-    size_t n = c >= 0xC2 && c < 0xE0   ? 2
-               : c >= 0xE0 && c < 0xF0 ? 3
-               : c >= 0xF0 && c < 0xF5 ? 4
-                                       : 0;
-    if (n == 0 || n > left)
-        return 0;
-    for (size_t i = 1; i < n; i++)
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-    if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] >= 0xA0) || (c == 0xF0 && p[1] < 0x90) ||
-        (c == 0xF4 && p[1] >= 0x90))
-        return 0;
-    return n;
-}
-
 /* Reads a string (jp->p at the opening quote) into buf. */
 static wf_status parse_string_into(jparser *jp, wf_buf *buf)
 {
@@ -263,7 +244,7 @@ static wf_status parse_string_into(jparser *jp, wf_buf *buf)
         } else if (c < 0x80) {
             wf_buf_addc(buf, (char)c), jp->p++;
         } else {
-            size_t n = utf8_len((const unsigned char *)jp->p, (size_t)(jp->end - jp->p));
+            size_t n = wf_utf8_seq_len(jp->p, (size_t)(jp->end - jp->p));
             if (n == 0)
                 st = jerror(jp, jp->p, WF_E_SYNTAX, "invalid UTF-8 in JSON string");
             else

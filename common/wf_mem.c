@@ -389,9 +389,9 @@ bool wf_buf_addf(wf_buf *buf, const char *fmt, ...)
     return true;
 }
 
-/* Length of the valid UTF-8 sequence at s (at most `left` bytes), 0 if invalid. */
-static size_t utf8_seq_len(const unsigned char *s, size_t left)
+size_t wf_utf8_seq_len(const void *data, size_t left)
 {
+    const unsigned char *s = data;
     unsigned c = s[0];
     size_t n = c < 0x80                ? 1
                : c >= 0xC2 && c < 0xE0 ? 2
@@ -457,7 +457,7 @@ bool wf_buf_add_json_string(wf_buf *buf, const char *s, size_t len)
             json_escape_byte(buf, p[i++]);
             continue;
         }
-        size_t n = utf8_seq_len(p + i, len - i);
+        size_t n = wf_utf8_seq_len(p + i, len - i);
         if (n == 0) {
             wf_buf_adds(buf, "\\ufffd");
             i++;

@@ -112,17 +112,20 @@ static wf_status set_by_name(void *ud, const char *name, const wf_value *value, 
     return wfl_act_set_by_name(event_target(cc, name), name, value, err);
 }
 
+/* Call cc->fn with values read and written through get/set (counted, traced when asked). */
+static wf_status invoke_cc(call_ctx *cc, wfl_tl_get_fn get, wfl_tl_set_fn set, wf_value *ret,
+                           wf_error *err)
+{
+    cc->ex->stats.native_calls++;
+    wfl_tl_binding b = {get, set, cc->ex->opts.trace ? trace_call : NULL, cc};
+    return wfl_tl_func_invoke(cc->fn, &b, ret, err);
+}
+
 static wf_status invoke_on(wfl_exec *ex, wfl_act *act, wfl_act *target, const wfl_tl_func *fn,
                            wf_value *ret, wf_error *err)
 {
     call_ctx cc = {ex, act, target, fn};
-    ex->stats.native_calls++;
-    wfl_tl_binding b = WFL_TL_BINDING_INIT;
-    b.get = get_by_name;
-    b.set = set_by_name;
-    b.trace = ex->opts.trace ? trace_call : NULL;
-    b.ud = &cc;
-    return wfl_tl_func_invoke(fn, &b, ret, err);
+    return invoke_cc(&cc, get_by_name, set_by_name, ret, err);
 }
 
 /* ---- rules target: `this` is the root ----------------------------------------------------------
@@ -340,15 +343,9 @@ static wf_status method_set(void *ud, const char *name, const wf_value *value, w
 wfl_status wflx_call_method(wfl_exec *ex, wfl_act *act, const wfl_tl_func *fn)
 {
     call_ctx cc = {ex, act, act, fn};
-    ex->stats.native_calls++;
-    wfl_tl_binding b = WFL_TL_BINDING_INIT;
-    b.get = method_get;
-    b.set = method_set;
-    b.trace = ex->opts.trace ? trace_call : NULL;
-    b.ud = &cc;
     wf_error err = WF_ERROR_INIT;
     wf_value ret = wf_null();
-    wf_status rc = wfl_tl_func_invoke(fn, &b, &ret, &err);
+    wf_status rc = invoke_cc(&cc, method_get, method_set, &ret, &err);
     if (rc == WF_OK && !wfl_tl_func_return(fn) && !wf_is_null(&ret))
         rc = binding_set(act, find_binding(act, "(ReturnValue)"), &ret, &err);
     wf_value_release(&ret);

@@ -464,16 +464,22 @@ static void comp_step(wfl_exec *ex, wfl_act *act)
         wflx_close(ex, act);
 }
 
+/* Run act's handler for handler_node (phase XP_HANDLER); false if it has none. */
+static bool start_handler(wfl_exec *ex, wfl_act *act, const wfl_node *handler_node)
+{
+    wfl_act *h = handler_act(act, handler_node);
+    if (!h)
+        return false;
+    xact *x = wfl_act_exec(act);
+    x->phase = XP_HANDLER;
+    wflx_execute(ex, h);
+    return true;
+}
+
 static void cancel_after_children(wfl_exec *ex, wfl_act *act)
 {
-    xact *x = wfl_act_exec(act);
-    wfl_act *h = handler_act(act, wfl_act_node(act)->cancellation_handler);
-    if (h) {
-        x->phase = XP_HANDLER;
-        wflx_execute(ex, h);
-        return;
-    }
-    comp_step(ex, act);
+    if (!start_handler(ex, act, wfl_act_node(act)->cancellation_handler))
+        comp_step(ex, act);
 }
 
 static void fault_after_handlers(wfl_exec *ex, wfl_act *act)
@@ -487,14 +493,8 @@ static void fault_after_handlers(wfl_exec *ex, wfl_act *act)
 
 static void fault_after_children(wfl_exec *ex, wfl_act *act)
 {
-    xact *x = wfl_act_exec(act);
-    wfl_act *h = handler_act(act, wfl_act_node(act)->fault_handlers);
-    if (h) {
-        x->phase = XP_HANDLER;
-        wflx_execute(ex, h);
-        return;
-    }
-    fault_after_handlers(ex, act);
+    if (!start_handler(ex, act, wfl_act_node(act)->fault_handlers))
+        fault_after_handlers(ex, act);
 }
 
 /* A child (or a compensated activity) closed while act is Canceling, Faulting or

@@ -1092,7 +1092,8 @@ static void parse_ruleset(rp *p, const wf_xml_node *n, wfl_ruleset *rs)
     }
     if (p->first.code != WF_OK)
         return;
-    qsort(rs->rules, rs->rule_count, sizeof *rs->rules, rule_order);
+    if (rs->rule_count > 1) /* an empty rule set (as the designer saves one) has no array */
+        qsort(rs->rules, rs->rule_count, sizeof *rs->rules, rule_order);
     rs->active = rp_alloc(p, rs->rule_count, sizeof *rs->active);
     for (size_t i = 0; i < rs->rule_count && rs->active; i++)
         if (rs->rules[i].active)

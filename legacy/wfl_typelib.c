@@ -747,6 +747,17 @@ static wf_status build(wf_xml_doc *doc, const wf_libpath *path, wf_types *types,
     return finish(&p, out, err);
 }
 
+/* The XML layer rejected the file: the error (with its line:col in the type library) goes to
+ * diags like every other problem in it, and to err. */
+static wf_status xml_failed(wf_diags *diags, const wf_error *xe, wf_error *err)
+{
+    if (diags)
+        wf_diags_add_error(diags, WF_SEV_ERROR, xe);
+    if (err && err->code == WF_OK)
+        *err = *xe;
+    return xe->code;
+}
+
 wf_status wfl_typelib_load(const wf_libpath *path, wf_types *types, const char *assembly_name,
                            wfl_typelib **out, wf_diags *diags, wf_error *err)
 {
@@ -762,9 +773,10 @@ wf_status wfl_typelib_load(const wf_libpath *path, wf_types *types, const char *
     }
     wf_xml_doc *doc = NULL;
     wf_xml_limits limits = WF_XML_LIMITS_INIT;
-    st = wf_xml_load_file(full, &limits, &doc, err);
+    wf_error xe = WF_ERROR_INIT;
+    st = wf_xml_load_file(full, &limits, &doc, &xe);
     if (st != WF_OK)
-        return st;
+        return xml_failed(diags, &xe, err);
     st = build(doc, path, types, out, diags, err);
     wf_xml_doc_destroy(doc);
     return st;
@@ -776,9 +788,10 @@ wf_status wfl_typelib_parse(wf_types *types, const char *name, const char *data,
     *out = NULL;
     wf_xml_doc *doc = NULL;
     wf_xml_limits limits = WF_XML_LIMITS_INIT;
-    wf_status st = wf_xml_load_mem(name, data, len, &limits, &doc, err);
+    wf_error xe = WF_ERROR_INIT;
+    wf_status st = wf_xml_load_mem(name, data, len, &limits, &doc, &xe);
     if (st != WF_OK)
-        return st;
+        return xml_failed(diags, &xe, err);
     st = build(doc, NULL, types, out, diags, err);
     wf_xml_doc_destroy(doc);
     return st;

@@ -910,6 +910,12 @@ static void property_element(loader *ld, const wf_xml_node *pe, wfl_node *node,
     }
     for (const wfl_type *t = node->type; t != NULL && !owner_ok; t = t->base)
         owner_ok = t->name != NULL && strcmp(t->name, owner) == 0;
+    if (!owner_ok && parent == NULL && ld->root_base != NULL) {
+        /* <Base.Prop> on a root written as its type-library class */
+        const char *cls = wfl_tl_class_name(ld->root_base);
+        const char *last = strrchr(cls, '.');
+        owner_ok = strcmp(last != NULL ? last + 1 : cls, owner) == 0;
+    }
     if (att != NULL)
         dp = wfl_type_find_dp(node->type, att->name);
     if (dp == NULL || !owner_ok) {
@@ -1234,7 +1240,8 @@ static void check_bind(loader *ld, const wfl_node *from, const wfl_bind *b, bool
     if (dp != NULL)
         return;
     const wfl_tl_class *cls = target->type->code_beside;
-    if (is_event && cls != NULL && wfl_tl_class_handler(cls, member) != NULL)
+    if (is_event && cls != NULL && (wfl_tl_class_handler(cls, member) != NULL ||
+                                    wfl_tl_class_condition(cls, member) != NULL))
         return;
     if (is_event && target->type->kind == WFL_KIND_CUSTOM)
         return; /* a custom activity's methods are not described by its type library */
@@ -1475,7 +1482,12 @@ static void check_event_driven(loader *ld, const wfl_node *n)
         ERR(ld, WF_E_SCHEMA, n->loc, "EventDrivenActivity '%s' must be inside a Listen or a "
             "State", n->name);
     const wfl_node *first = n->child_count > 0 ? n->children[0] : NULL;
-    if (first == NULL || !(first->type->flags & WFL_TF_EVENT))
+    if (first != NULL && first->type->kind == WFL_KIND_CUSTOM)
+        ERR(ld, WF_E_UNSUPPORTED, first->loc, "the first child of EventDrivenActivity '%s' is "
+            "the type-library activity '%s': custom event activities (HandleExternalEvent "
+            "subclasses such as wca.exe generates) are not supported; use "
+            "HandleExternalEventActivity with ParameterBindings", n->name, first->type->name);
+    else if (first == NULL || !(first->type->flags & WFL_TF_EVENT))
         ERR(ld, WF_E_SCHEMA, first != NULL ? first->loc : n->loc, "the first child of "
             "EventDrivenActivity '%s' must be an event activity (Delay or "
             "HandleExternalEvent)", n->name);
@@ -1572,11 +1584,57 @@ static void check_structure(loader *ld, const wfl_node *n)
     }
 }
 
+/* The code-beside function an event or CodeCondition bind names: markup-only workflows
+ * write ExecuteCode="{ActivityBind Root,Path=OnStep}" for the root class's method. NULL
+ * when the bind names anything else (checked and reported by check_bind). */
+static const wfl_tl_func *bound_method(loader *ld, const wfl_node *from, const wfl_bind *b,
+                                       bool condition)
+{
+    if (b->seg_count != 1 || b->segs[0].kind != WFL_SEG_MEMBER)
+        return NULL;
+    const wfl_node *target = wfl_def_resolve_name(ld->def, from, b->name);
+    const wfl_tl_class *cls = target != NULL ? target->type->code_beside : NULL;
+    if (cls == NULL || wfl_type_find_dp(target->type, b->segs[0].name) != NULL)
+        return NULL;
+    return condition ? wfl_tl_class_condition(cls, b->segs[0].name)
+                     : wfl_tl_class_handler(cls, b->segs[0].name);
+}
+
+/* Such a bind is fixed at load: it becomes the plain handler or condition it denotes. */
+static void resolve_method_binds(loader *ld, wfl_node *n)
+{
+    for (size_t i = 0; i < n->type->dp_count; i++) {
+        wfl_pval *pv = &n->props[i];
+        const wfl_tl_func *fn = NULL;
+        if (pv->kind == WFL_PV_BIND && n->type->dps[i]->kind == WFL_DPK_EVENT &&
+            (fn = bound_method(ld, n, pv->u.bind, false)) != NULL) {
+            const char *name = pv->u.bind->segs[0].name;
+            pv->kind = WFL_PV_HANDLER;
+            pv->u.handler.name = name;
+            pv->u.handler.fn = fn;
+        } else if (pv->kind == WFL_PV_CONDITION && pv->u.cond.bind != NULL &&
+                   (fn = bound_method(ld, n, pv->u.cond.bind, true)) != NULL) {
+            pv->u.cond.name = pv->u.cond.bind->segs[0].name;
+            pv->u.cond.fn = fn;
+            pv->u.cond.bind = NULL;
+        }
+    }
+    if (n->has_when && n->when.bind != NULL) {
+        const wfl_tl_func *fn = bound_method(ld, n, n->when.bind, true);
+        if (fn != NULL) {
+            n->when.name = n->when.bind->segs[0].name;
+            n->when.fn = fn;
+            n->when.bind = NULL;
+        }
+    }
+}
+
 static void check_tree(loader *ld)
 {
     name_unnamed(ld);
     check_duplicate_names(ld);
     for (size_t i = 0; i < ld->def->node_count && !ld->nomem; i++) {
+        resolve_method_binds(ld, ld->def->nodes[i]);
         check_node_binds(ld, ld->def->nodes[i]);
         check_structure(ld, ld->def->nodes[i]);
     }

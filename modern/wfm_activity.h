@@ -307,10 +307,12 @@ wf_value wfm_persist_read_value(wfm_persist_reader *r); /* owned; null after an 
 wfm_ai *wfm_persist_read_ai(wfm_persist_reader *r);
 const wfm_node *wfm_persist_read_node(wfm_persist_reader *r);
 const void *wfm_persist_read_ptr(wfm_persist_reader *r);
-/* A free environment read with take=true belongs to the caller from then on, with every free
- * environment up its parent chain (allocated as wf_calloc'd wfm_env + wf_calloc'd slots, NULL
- * slots when count is 0; free them with wf_free). A free environment nobody takes makes
- * the restore fail (WF_E_CORRUPT): every saved one must have an owner. */
+/* A free environment read with take=true belongs to the caller from then on, with every
+ * environment up its parent chain to the root environment (E0, which stays the runtime's):
+ * they are wf_calloc'd wfm_env + wf_calloc'd slots (NULL when count is 0); free them with
+ * wf_free. The chain must consist of free environments ending at E0 (E0 itself may be taken:
+ * nothing to free), else the restore fails. A free environment nobody takes makes the restore
+ * fail too (WF_E_CORRUPT): every saved one must have an owner. */
 wfm_env *wfm_persist_read_env(wfm_persist_reader *r, bool take);
 bool wfm_persist_read_ok(const wfm_persist_reader *r);
 void wfm_persist_read_fail(wfm_persist_reader *r, const char *fmt, ...)

@@ -299,6 +299,11 @@ void *wfm_node_data(const wfm_node *node)
 /* ---- load-time services -------------------------------------------------------------- */
 void wfm_load_error(wfm_load *load, const wfm_node *node, wf_status code, const char *fmt, ...)
 {
+    /* A prepare callback that looks at another node (TryCatch at its Catch) does not report a
+     * second error at a node whose own error (an unknown type, say) is already reported. */
+    const wfm_lnode *ln = node && code != WF_E_NOMEM ? wfm_load_lnode(load, node) : NULL;
+    if (ln && ln->bad && wf_diags_error_count(load->diags) > 0)
+        return;
     wf_error e = WF_ERROR_INIT;
     va_list ap;
     va_start(ap, fmt);

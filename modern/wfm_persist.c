@@ -830,22 +830,33 @@ static wfm_env *env_at(wfm_persist_reader *r, uint64_t ref)
     return NULL;
 }
 
-/* Mark free environment k and its free ancestors taken. */
+/* Mark a free environment and its ancestors taken: the chain must be free environments up
+ * to the root environment (an owner frees the links and stops at the root). */
+static size_t free_env_index(const wfm_persist_reader *r, const wfm_env *env)
+{
+    size_t k = 0;
+    while (k < r->env_count && r->envs[k].env != env)
+        k++;
+    return k;
+}
+
 static void env_take(wfm_persist_reader *r, wfm_env *env)
 {
-    for (size_t steps = 0; env && steps <= r->env_count; steps++) {
-        size_t k = 0;
-        while (k < r->env_count && r->envs[k].env != env)
-            k++;
-        if (k == r->env_count)
-            return; /* not free: the root or an activity's own */
+    /* check the whole chain first, so that a failure leaves nothing half owned */
+    size_t steps = 0;
+    for (const wfm_env *e = env; e != &r->ctx->root_env; e = e->parent, steps++) {
+        size_t k = e ? free_env_index(r, e) : r->env_count;
+        if (k == r->env_count || steps > r->env_count) {
+            r_fail(r, "an owned environment chain does not end at the root environment");
+            return;
+        }
         if (r->envs[k].taken) {
             r_fail(r, "an environment is owned twice");
             return;
         }
-        r->envs[k].taken = true;
-        env = env->parent;
     }
+    for (wfm_env *e = env; e != &r->ctx->root_env; e = e->parent)
+        r->envs[free_env_index(r, e)].taken = true;
 }
 
 wfm_env *wfm_persist_read_env(wfm_persist_reader *r, bool take)

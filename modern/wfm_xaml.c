@@ -126,8 +126,9 @@ static bool skip_el(const wf_xml_node *c)
 
 static bool skip_attr(const wf_xml_node *el, const wf_xml_attr *a)
 {
-    if (!a->ns)
-        return false;
+    if (!a->ns) /* an unprefixed Owner.Member is in the default namespace (CoreWF writes
+                   VisualBasic.Settings="{x:Null}" so) */
+        return strchr(a->name, '.') && wfm_xt_designer_member(wf_xml_lookup_ns(el, NULL), a->name);
     return is_ns(a->ns, NS_XML) || wfm_xt_ignorable(el, a->ns) ||
            wfm_xt_designer_member(a->ns, a->name) ||
            (is_ns(a->ns, WFM_NS_MC) && strcmp(a->name, "Ignorable") == 0);
@@ -1323,6 +1324,13 @@ static wfm_scope_name *read_variables(wfm_load *L, nctx *nc, var_src **srcs)
     uint32_t count = 0;
     for (size_t i = 0; i < n; i++) {
         const wf_xml_node *c = items[i];
+        if (is_x_reference(c)) {
+            REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c),
+                   "x:Reference to a variable declared elsewhere is not supported in "
+                   "%s.Variables",
+                   nc->kname);
+            continue;
+        }
         if (!is_acts(c->ns) || strcmp(c->name, "Variable") != 0) {
             REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "%s cannot appear in %s.Variables", c->name,
                    nc->kname);
@@ -1535,6 +1543,36 @@ static void name_failed(wfm_load *L, const wf_xml_node *c)
         L->nomem = true;
 }
 
+#define NS_SERVICEMODEL "http://schemas.microsoft.com/netfx/2009/xaml/servicemodel"
+
+/* "unknown activity 'X'" with what the namespace says about it: a WCF messaging activity,
+ * a custom activity from a .NET assembly, or a WF4 activity the catalogue lacks. */
+static void report_unknown(wfm_load *L, const wf_xml_node *c)
+{
+    const char *ns = c->ns ? c->ns : "";
+    const char *asm_at = strstr(ns, "ssembly=");
+    if (is_ns(ns, NS_SERVICEMODEL))
+        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c),
+                      "unknown activity '%s' (WCF messaging activities are not supported)",
+                      c->name);
+    else if (ns_starts(ns, "clr-namespace:") && asm_at && asm_at[8])
+        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c),
+                      "unknown activity '%s' (a custom activity from assembly '%.*s')", c->name,
+                      (int)strcspn(asm_at + 8, ";, "), asm_at + 8);
+    else if (ns_starts(ns, "clr-namespace:"))
+        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c), "unknown activity '%s' (a custom activity)",
+                      c->name);
+    else if (is_acts(ns))
+        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c),
+                      "unknown activity '%s' (not in the activity catalogue)", c->name);
+    else if (*ns)
+        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c),
+                      "unknown activity '%s' (a custom activity from namespace '%s')", c->name,
+                      ns);
+    else
+        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c), "unknown activity '%s'", c->name);
+}
+
 static wfm_node *build_item(wfm_load *L, const wf_xml_node *c, nctx *parent, const char *accepts,
                             const char *what, bool keyed)
 {
@@ -1543,7 +1581,7 @@ static wfm_node *build_item(wfm_load *L, const wf_xml_node *c, nctx *parent, con
     /* An element in no namespace is never an activity (find treats NULL as the default). */
     const wfm_kind *kind = c->ns ? wfm_catalogue_find(L->opts->catalogue, c->ns, c->name) : NULL;
     if (!kind) {
-        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c), "unknown activity '%s'", c->name);
+        report_unknown(L, c);
         name_failed(L, c);
         return NULL;
     }
@@ -1829,6 +1867,12 @@ static void build_root(wfm_load *L)
     const wf_xml_node *root = wf_xml_root(L->doc);
     if (is_acts(root->ns) && strcmp(root->name, "Activity") == 0) {
         build_activity_root(L, root);
+        return;
+    }
+    if (is_ns(root->ns, NS_SERVICEMODEL) && strcmp(root->name, "WorkflowService") == 0) {
+        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, root),
+                      "unknown activity 'WorkflowService' (a WCF workflow service, .xamlx, is "
+                      "not supported; the root must be an Activity)");
         return;
     }
     wfm_scope_frame frame = {NULL, NULL, 0};

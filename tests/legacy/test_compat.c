@@ -101,6 +101,35 @@ START_TEST(test_state_machine_with_unprefixed_interface_type)
 }
 END_TEST
 
+/* Markup-only workflows rooted in the project's own base class (a type-library Class), with
+ * the While's CodeCondition and the CodeActivity's handler bound to the root's methods. */
+START_TEST(test_custom_root_class_with_bound_methods)
+{
+    xt_env e;
+    compat_load_ok(&e, CDIR "markup_only_base.xoml", NULL);
+    ck_assert_str_eq(wfl_definition_root_name(e.def), "Desk");
+    ck_assert_ptr_null(wfl_definition_class_name(e.def));
+    ck_assert_uint_eq(wfl_definition_warning_count(e.def), 1); /* the root read as a class */
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    ck_assert_int_eq(xt_int(&e, "Count"), 2); /* <DeskWorkflow.Limit>2</...> on the root */
+    xt_free(&e);
+}
+END_TEST
+
+/* The designer saves a new RuleSet with no rules, an empty Conditions element and rules
+ * without actions, in UTF-16: they load and run as no-ops. */
+START_TEST(test_empty_rule_sets_run_as_no_ops)
+{
+    xt_env e;
+    compat_load_ok(&e, CDIR "empty_rulesets.xoml", CDIR "empty_rulesets.rules");
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    ck_assert_int_eq(xt_int(&e, "Count"), 1);
+    xt_free(&e);
+}
+END_TEST
+
 /* CodeObjectCreateExpression with its CreateType as an attribute (as the WF3 serializer
  * writes it) is read like the property-element form. */
 START_TEST(test_rules_create_type_attribute)
@@ -157,6 +186,15 @@ START_TEST(test_custom_activity_with_children_is_unsupported)
 {
     expect_load_error(CDIR "bad/custom_activity_with_children.xoml", true, WF_E_SCHEMA, 3, 3,
                       "composite custom activities are not supported");
+}
+END_TEST
+
+/* A wca.exe-style custom event activity opening an EventDriven (here in a state machine whose
+ * root is a type-library class read as StateMachineWorkflowActivity). */
+START_TEST(test_custom_event_activity_is_unsupported)
+{
+    expect_load_error(CDIR "bad/custom_event_activity.xoml", true, WF_E_UNSUPPORTED, 4, 4,
+                      "custom event activities");
 }
 END_TEST
 
@@ -227,11 +265,14 @@ Suite *legacy_compat_suite(void)
     tcase_add_test(tc, test_designer_file_finds_code_beside_by_class_namespace);
     tcase_add_test(tc, test_full_assembly_name_positional_bind_and_null);
     tcase_add_test(tc, test_state_machine_with_unprefixed_interface_type);
+    tcase_add_test(tc, test_custom_root_class_with_bound_methods);
+    tcase_add_test(tc, test_empty_rule_sets_run_as_no_ops);
     tcase_add_test(tc, test_rules_create_type_attribute);
     suite_add_tcase(s, tc);
     tc = tcase_create("bad_input");
     tcase_add_test(tc, test_vendor_library_missing_names_assembly);
     tcase_add_test(tc, test_custom_activity_with_children_is_unsupported);
+    tcase_add_test(tc, test_custom_event_activity_is_unsupported);
     tcase_add_test(tc, test_designer_file_without_its_library_names_the_handler);
     tcase_add_test(tc, test_rules_console_output_is_unsupported);
     tcase_add_test(tc, test_rules_create_of_record_type_is_unsupported);

@@ -438,6 +438,26 @@ START_TEST(test_bad_malformed_xml)
 }
 END_TEST
 
+/* The XML error is also a diagnostic located in the type library file itself, so a caller
+ * that prints diagnostics (the CLI) shows file:line:col of the library, not only its user. */
+START_TEST(test_bad_malformed_xml_is_a_located_diagnostic)
+{
+    wf_error err = WF_ERROR_INIT;
+    wf_diags *diags = wf_diags_create();
+    ck_assert_ptr_nonnull(diags);
+    ck_assert_int_eq(wfl_typelib_load(libpath, types, "malformed_xml", &tl, diags, &err),
+                     WF_E_XML);
+    ck_assert_ptr_null(tl);
+    WF_ASSERT_ERROR(err, WF_E_XML, 4, 18, "mismatch");
+    ck_assert_uint_eq(wf_diags_error_count(diags), 1);
+    const wf_diag *d = wf_diags_get(diags, 0);
+    ck_assert_uint_eq(d->error.line, 4);
+    ck_assert_uint_eq(d->error.col, 18);
+    ck_assert_ptr_nonnull(strstr(d->error.file, "malformed_xml.activities.xml"));
+    wf_diags_destroy(diags);
+}
+END_TEST
+
 START_TEST(test_bad_duplicate_property)
 {
     expect_bad("duplicate_property", WF_E_SCHEMA, 4, 5, "Amount");
@@ -616,6 +636,7 @@ Suite *legacy_typelib_suite(void)
     tcase_add_test(tc, test_bad_unknown_type);
     tcase_add_test(tc, test_bad_direction);
     tcase_add_test(tc, test_bad_malformed_xml);
+    tcase_add_test(tc, test_bad_malformed_xml_is_a_located_diagnostic);
     tcase_add_test(tc, test_bad_duplicate_property);
     tcase_add_test(tc, test_bad_unknown_attribute_and_element_all_reported);
     tcase_add_test(tc, test_bad_handler_binds_unknown_property);

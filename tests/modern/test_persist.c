@@ -630,6 +630,35 @@ START_TEST(test_values_of_every_kind_round_trip_through_the_codec)
 }
 END_TEST
 
+/* Blobs the fuzzer (tests/fuzz/fuzz_state.c) found, against its definition. */
+START_TEST(test_fuzzer_findings_are_clean_errors)
+{
+    static const struct {
+        const char *file, *needle;
+    } bad[] = {
+        {DATA "bad/owned_env_chain_through_activity.bin", "does not end at the root"},
+    };
+    wf_buf out;
+    wf_buf_init(&out);
+    host h;
+    open_only(&h, &out, DATA "fuzz_state.xaml");
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        size_t len = 0;
+        char *data = wf_test_read_file(bad[i].file, &len);
+        ck_assert_ptr_nonnull(data);
+        wf_error err = WF_ERROR_INIT;
+        wfm_instance *inst = NULL;
+        ck_assert_int_eq(wfm_instance_restore(h.rt, h.def, data, len, &inst, &err),
+                         WF_E_CORRUPT);
+        WF_ASSERT_ERROR(err, WF_E_CORRUPT, 0, 0, bad[i].needle);
+        ck_assert_ptr_null(inst);
+        wf_free(data);
+    }
+    host_close(&h);
+    wf_buf_fini(&out);
+}
+END_TEST
+
 /* ---- nomem ----------------------------------------------------------------------------- */
 typedef struct nm {
     host *h;
@@ -708,6 +737,7 @@ Suite *modern_persist_suite(void)
                         2);
     tcase_add_test(tc, test_inspect_shows_activities_variables_and_bookmarks);
     tcase_add_test(tc, test_values_of_every_kind_round_trip_through_the_codec);
+    tcase_add_test(tc, test_fuzzer_findings_are_clean_errors);
     suite_add_tcase(s, tc);
     tc = tcase_create("nomem");
     tcase_set_timeout(tc, 60);
