@@ -1,14 +1,15 @@
 /* bench_legacy.c — the WF4 paper's component table, WF3 side against WF4 side, in one run: each
- * case as XOML on our legacy runtime (code-beside handlers from bench/libs/wfbench, built by
- * scripts/bench.sh beside this program) and as the equivalent XAML on the modern runtime.
- * Prints legacy and modern workflows per CPU-second and the modern/legacy speed-up, with the
- * legacy execution-context clones per workflow (the per-iteration cost the paper describes). */
+ * case as XOML on our legacy runtime (code-beside from bench/libs/wfbench, built by bench.sh
+ * beside this program, or .rules only) and as the equivalent XAML on the modern runtime.
+ * Prints workflows per CPU-second for both, the modern/legacy speed-up, and the legacy
+ * execution-context clones per workflow (the per-iteration cost the paper describes). */
 #include <libgen.h> /* dirname */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h> /* getpid, unlink */
 
 #include "../common/wf_mem.h"
 #include "../common/wf_native.h"
@@ -32,6 +33,45 @@
     "<WhileActivity x:Name=\"" name "\"><WhileActivity.Condition><CodeCondition Condition=\"" cond \
     "\"/></WhileActivity.Condition>"
 
+/* The .rules file of the declarative loop (written to /tmp at start: the loader takes rules
+ * from a file only): condition Below is this.Count < this.Limit; rule set Tick has one rule,
+ * "if this.Count < this.Limit then this.Count = this.Count + 1", without chaining. */
+#define CD "xmlns:ns0=\"clr-namespace:System.CodeDom;Assembly=System\""
+#define THIS_PROP(p)                                                                               \
+    "<ns0:CodePropertyReferenceExpression PropertyName=\"" p "\">"                                 \
+    "<ns0:CodePropertyReferenceExpression.TargetObject><ns0:CodeThisReferenceExpression/>"         \
+    "</ns0:CodePropertyReferenceExpression.TargetObject></ns0:CodePropertyReferenceExpression>"
+#define COUNT_BELOW_LIMIT                                                                          \
+    "<ns0:CodeBinaryOperatorExpression Operator=\"LessThan\" " CD ">"                              \
+    "<ns0:CodeBinaryOperatorExpression.Left>" THIS_PROP("Count")                                   \
+    "</ns0:CodeBinaryOperatorExpression.Left><ns0:CodeBinaryOperatorExpression.Right>"             \
+    THIS_PROP("Limit") "</ns0:CodeBinaryOperatorExpression.Right>"                                 \
+    "</ns0:CodeBinaryOperatorExpression>"
+static const char rules_text[] =
+    "<RuleDefinitions xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\" "
+    "xmlns:p3=\"http://schemas.microsoft.com/winfx/2006/xaml\"><RuleDefinitions.Conditions>"
+    "<RuleExpressionCondition Name=\"Below\"><RuleExpressionCondition.Expression>"
+    COUNT_BELOW_LIMIT "</RuleExpressionCondition.Expression></RuleExpressionCondition>"
+    "</RuleDefinitions.Conditions><RuleDefinitions.RuleSets>"
+    "<RuleSet Name=\"Tick\" ChainingBehavior=\"None\" Description=\"{p3:Null}\"><RuleSet.Rules>"
+    "<Rule Name=\"inc\" ReevaluationBehavior=\"Never\" Priority=\"0\" Description=\"{p3:Null}\" "
+    "Active=\"True\"><Rule.Condition><RuleExpressionCondition Name=\"{p3:Null}\">"
+    "<RuleExpressionCondition.Expression>" COUNT_BELOW_LIMIT
+    "</RuleExpressionCondition.Expression></RuleExpressionCondition></Rule.Condition>"
+    "<Rule.ThenActions><RuleStatementAction><RuleStatementAction.CodeDomStatement>"
+    "<ns0:CodeAssignStatement LinePragma=\"{p3:Null}\" " CD "><ns0:CodeAssignStatement.Left>"
+    THIS_PROP("Count") "</ns0:CodeAssignStatement.Left><ns0:CodeAssignStatement.Right>"
+    "<ns0:CodeBinaryOperatorExpression Operator=\"Add\"><ns0:CodeBinaryOperatorExpression.Left>"
+    THIS_PROP("Count") "</ns0:CodeBinaryOperatorExpression.Left>"
+    "<ns0:CodeBinaryOperatorExpression.Right><ns0:CodePrimitiveExpression>"
+    "<ns0:CodePrimitiveExpression.Value><ns1:Int32 "
+    "xmlns:ns1=\"clr-namespace:System;Assembly=mscorlib\">1</ns1:Int32>"
+    "</ns0:CodePrimitiveExpression.Value></ns0:CodePrimitiveExpression>"
+    "</ns0:CodeBinaryOperatorExpression.Right></ns0:CodeBinaryOperatorExpression>"
+    "</ns0:CodeAssignStatement.Right></ns0:CodeAssignStatement>"
+    "</RuleStatementAction.CodeDomStatement></RuleStatementAction></Rule.ThenActions>"
+    "</Rule></RuleSet.Rules></RuleSet></RuleDefinitions.RuleSets></RuleDefinitions>";
+
 /* ---- the modern (WF4) workflows ------------------------------------------------------------- */
 #define XAML_OPEN                                                                                  \
     "<Activity x:Class=\"Bench.Flow\" "                                                            \
@@ -50,28 +90,36 @@ typedef struct bench_case {
     int32_t expect;       /* legacy Count and modern Result after one run */
     bool items;           /* pass the 64-item list */
     bool given_id;        /* legacy: the host names the instance (no random id) */
+    bool rules;           /* legacy: load with rules_text */
     long weight;          /* relative cost: the time budget is shared out by it */
 } bench_case;
 
 static const bench_case cases[] = {
-    {"empty workflow", XOML_OPEN XOML_CLOSE, XAML_OPEN "<Sequence/>" XAML_CLOSE, 0, false, false,
-     1},
+    {"empty workflow", XOML_OPEN XOML_CLOSE, XAML_OPEN "<Sequence/>" XAML_CLOSE, 0, false,
+     false, false, 1},
     {"empty, host-given id", XOML_OPEN XOML_CLOSE, XAML_OPEN "<Sequence/>" XAML_CLOSE, 0, false,
-     true, 1},
+     true, false, 1},
     {"single activity", XOML_OPEN NOOP("a1") XOML_CLOSE,
-     XAML_OPEN "<Sequence><Sequence/></Sequence>" XAML_CLOSE, 0, false, false, 1},
+     XAML_OPEN "<Sequence><Sequence/></Sequence>" XAML_CLOSE, 0, false, false, false, 1},
     {"sequence of 5 (code)", XOML_OPEN NOOP("a1") NOOP("a2") NOOP("a3") NOOP("a4") NOOP("a5")
      XOML_CLOSE,
      XAML_OPEN "<Sequence><Sequence/><Sequence/><Sequence/><Sequence/><Sequence/></Sequence>"
-     XAML_CLOSE, 0, false, false, 1},
+     XAML_CLOSE, 0, false, false, false, 1},
     {"sequence of 5 (empty)", XOML_OPEN EMPTY_SEQ("s1") EMPTY_SEQ("s2") EMPTY_SEQ("s3")
      EMPTY_SEQ("s4") EMPTY_SEQ("s5") XOML_CLOSE,
      XAML_OPEN "<Sequence><Sequence/><Sequence/><Sequence/><Sequence/><Sequence/></Sequence>"
-     XAML_CLOSE, 0, false, false, 1},
+     XAML_CLOSE, 0, false, false, false, 1},
     {"While x1000", XOML_OPEN WHILE_OPEN("loop", "Below") TICK("tick") "</WhileActivity>"
      XOML_CLOSE,
      XAML_OPEN "<While Condition=\"[Result &lt; 1000]\">" INC "</While>" XAML_CLOSE, 1000, false,
-     false, 2},
+     false, false, 2},
+    {"While x1000 (rules)", XOML_OPEN "<WhileActivity x:Name=\"loop\"><WhileActivity.Condition>"
+     "<RuleConditionReference ConditionName=\"Below\"/></WhileActivity.Condition>"
+     "<PolicyActivity x:Name=\"tick\"><PolicyActivity.RuleSetReference><RuleSetReference "
+     "RuleSetName=\"Tick\"/></PolicyActivity.RuleSetReference></PolicyActivity></WhileActivity>"
+     XOML_CLOSE,
+     XAML_OPEN "<While Condition=\"[Result &lt; 1000]\">" INC "</While>" XAML_CLOSE, 1000, false,
+     false, true, 2},
     {"Replicator par/PFE x64", XOML_OPEN
      "<ReplicatorActivity x:Name=\"rep\" ExecutionType=\"Parallel\" "
      "InitialChildData=\"{ActivityBind Flow,Path=Items}\">" TICK("tick") "</ReplicatorActivity>"
@@ -80,7 +128,7 @@ static const bench_case cases[] = {
      "<ActivityAction x:TypeArguments=\"x:String\"><ActivityAction.Argument>"
      "<DelegateInArgument x:TypeArguments=\"x:String\" Name=\"item\"/>"
      "</ActivityAction.Argument>" INC "</ActivityAction></ParallelForEach>" XAML_CLOSE,
-     64, true, false, 2},
+     64, true, false, false, 2},
     {"Replicator seq/ForEach", XOML_OPEN
      "<ReplicatorActivity x:Name=\"rep\" ExecutionType=\"Sequence\" "
      "InitialChildData=\"{ActivityBind Flow,Path=Items}\">" TICK("tick") "</ReplicatorActivity>"
@@ -89,12 +137,12 @@ static const bench_case cases[] = {
      "<ActivityAction x:TypeArguments=\"x:String\"><ActivityAction.Argument>"
      "<DelegateInArgument x:TypeArguments=\"x:String\" Name=\"item\"/>"
      "</ActivityAction.Argument>" INC "</ActivityAction></ForEach>" XAML_CLOSE,
-     64, true, false, 2},
+     64, true, false, false, 2},
     {"TransactionScope x50", XOML_OPEN WHILE_OPEN("loop", "BelowBatch")
      "<TransactionScopeActivity x:Name=\"txn\">" TICK("tick") "</TransactionScopeActivity>"
      "</WhileActivity>" XOML_CLOSE,
      XAML_OPEN "<While Condition=\"[Result &lt; 50]\"><TransactionScope>" INC
-     "</TransactionScope></While>" XAML_CLOSE, 50, false, false, 2},
+     "</TransactionScope></While>" XAML_CLOSE, 50, false, false, false, 2},
     {"compensation", XOML_OPEN
      "<SequenceActivity x:Name=\"scope\"><CompensatableSequenceActivity x:Name=\"WorkScope\">"
      NOOP("work") "<CompensationHandlerActivity x:Name=\"undo\">" TICK("undone")
@@ -109,7 +157,7 @@ static const bench_case cases[] = {
      "<CompensableActivity.Body><Sequence/></CompensableActivity.Body>"
      "<CompensableActivity.CompensationHandler>" INC "</CompensableActivity.CompensationHandler>"
      "</CompensableActivity><Compensate Target=\"[token]\"/></Sequence>" XAML_CLOSE,
-     1, false, false, 1},
+     1, false, false, false, 1},
 };
 enum { CASE_COUNT = sizeof cases / sizeof cases[0], ITEMS = 64, REPEATS = 2 };
 
@@ -141,6 +189,7 @@ typedef struct legacy_env {
     wf_types *types;
     wf_libpath *libpath;
     wf_value items;
+    char rules_path[128];
 } legacy_env;
 
 static int legacy_once(const legacy_env *env, const wfl_definition *def, const bench_case *bc,
@@ -185,6 +234,8 @@ static int legacy_side(const legacy_env *env, const bench_case *bc, side_result 
     lo.types = env->types;
     lo.libpath = env->libpath;
     lo.no_auto_rules = true;
+    if (bc->rules)
+        lo.rules_path = env->rules_path;
     wfl_definition *def = NULL;
     wf_error err = WF_ERROR_INIT;
     if (wfl_definition_load_mem(&lo, "bench.xoml", bc->xoml, strlen(bc->xoml), &def, &err) !=
@@ -316,8 +367,17 @@ int main(int argc, char **argv)
     wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
     o.worker_count = 1;
     int rc = 0;
+    snprintf(env.rules_path, sizeof env.rules_path, "/tmp/wfbridge-bench-%ld.rules",
+             (long)getpid());
+    FILE *rf = fopen(env.rules_path, "wb");
+    if (!rf || fwrite(rules_text, 1, strlen(rules_text), rf) != strlen(rules_text)) {
+        fprintf(stderr, "bench_legacy: cannot write %s\n", env.rules_path);
+        rc = 1;
+    }
+    if (rf && fclose(rf) != 0)
+        rc = 1;
     env.types = wf_types_create();
-    if (!env.types || wf_libpath_create(dir, &env.libpath, &err) != WF_OK ||
+    if (rc || !env.types || wf_libpath_create(dir, &env.libpath, &err) != WF_OK ||
         make_items(env.types, &env.items) || wfm_runtime_create(&o, &rt, &err) != WF_OK ||
         make_items(wfm_runtime_types(rt), &mitems)) {
         fprintf(stderr, "bench_legacy: setup failed (library path %s): %s\n", dir, err.message);
@@ -341,11 +401,16 @@ int main(int argc, char **argv)
     }
     if (!rc)
         printf("  contexts: legacy execution contexts cloned per workflow; items: scheduler work\n"
-               "  items per workflow (L legacy, M modern). TransactionScope x50 = one workflow of\n"
-               "  50 loop iterations, each through a TransactionScope.\n"
+               "  items per workflow (L legacy, M modern). Legacy no-ops are CodeActivity with an\n"
+               "  empty native handler, modern ones empty Sequences; (empty): empty\n"
+               "  SequenceActivity children; (rules): While condition and body (PolicyActivity)\n"
+               "  from .rules, no native code; host-given id: no random instance id is made.\n"
+               "  TransactionScope x50 = one workflow of 50 loop iterations through a scope.\n"
+               "  Not measured: WF3 via Interop (no Interop activity yet).\n"
                "seed (WF3 vs WF4 on .NET, sequence of 5): WF3 1,576/s, WF3 via Interop 2,745/s,\n"
                "WF4 153,582/s (97x); the paper's largest gaps are in loops (WF3 clones an\n"
                "activity per iteration)\n");
+    unlink(env.rules_path);
     wf_value_release(&mitems);
     wf_value_release(&env.items);
     wfm_runtime_destroy(rt);

@@ -2,7 +2,7 @@
  * ~3%, basic profile ~8%): the sequence of 5 and While x1000 run with no tracker, with a
  * tracker whose profile is "none" (the one-branch check), and with the health, basic and all
  * profiles writing JSON lines to a file in /tmp (flush thread) or into an in-memory ring.
- * Prints workflows/s per configuration, the overhead against no tracker and records/workflow. */
+ * Prints workflows/s and CPU time per workflow, the overheads against no tracker, records/wf. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,7 @@
 /* wf_codec.h — the binary primitives of saved states: LEB128 varints, zig-zag signed ints,
  * length-prefixed bytes and strings, and wf_values of every kind (tag = wf_kind byte; lists
- * and exceptions carry their type name, found again with wf_types_find). Writers append to a
+ * carry their type name, exceptions their type name, message and parent type name, so a user
+ * exception type unknown to the reading process is declared again). Writers append to a
  * wf_buf (its sticky oom flag reports failure); readers are bounds-checked and sticky: after
  * the first bad read every read returns zero / NULL and wf_reader_ok is false. */
 #ifndef WF_CODEC_H

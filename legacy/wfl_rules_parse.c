@@ -510,6 +510,26 @@ static void check_method(rp *p, const wf_xml_node *n, const wfl_rexpr *target, c
         report(p, WF_E_NAME, n, "unknown method '%s'", name);
 }
 
+/* this.GetActivityByName("Name") with a literal name: markup-only workflows reach their own
+ * root's properties this way (((Base)this.GetActivityByName("Flow1")).Count). */
+static bool is_self_lookup(const wfl_rexpr *e)
+{
+    return strcmp(e->name, "GetActivityByName") == 0 && e->kid_count == 2 && e->kids[0] &&
+           e->kids[0]->kind == WFL_REX_THIS && e->kids[1] &&
+           e->kids[1]->kind == WFL_REX_PRIMITIVE && e->kids[1]->value.type != NULL &&
+           e->kids[1]->value.type->kind == WF_K_STRING;
+}
+
+/* Read as 'this' carrying the looked-up name; the XOML loader checks that the name is the
+ * root workflow's own (wfl_rexpr.name of a THIS node; NULL for a plain 'this'). */
+static wfl_rexpr *self_lookup(wfl_rexpr *e)
+{
+    e->kind = WFL_REX_THIS;
+    e->name = wf_value_str(&e->kids[1]->value);
+    e->kid_count = 0;
+    return e;
+}
+
 static wfl_rexpr *parse_invoke(rp *p, const wf_xml_node *n)
 {
     static const char *const kids[] = {"Method", "Parameters", NULL};
@@ -540,6 +560,8 @@ static wfl_rexpr *parse_invoke(rp *p, const wf_xml_node *n)
     e->name = rp_strdup(p, name, strlen(name));
     e->kids[0] = parse_operand(p, ref, "TargetObject");
     parse_list(p, n, "Parameters", e->kids + 1);
+    if (is_self_lookup(e))
+        return self_lookup(e);
     check_method(p, ref, e->kids[0], name);
     return e;
 }

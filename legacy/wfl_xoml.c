@@ -4,6 +4,7 @@
  * list with file:line:col and loading carries on to report the rest (WF-SEMANTICS.md §1, §3).
  * The reader comes first, then the checks that need the whole tree, then the public API. */
 #include "wfl_def_int.h"
+#include "wfl_rules_int.h" /* walking rule expressions for this.GetActivityByName */
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -267,6 +268,24 @@ static const wfl_type *custom_type_for(loader *ld, const wfl_typelib *tl,
     return t;
 }
 
+/* A clr-namespace without Assembly= names the workflow's own assembly: its types come from
+ * the type library that holds the x:Class (compiled workflows write their markup so). */
+static const wfl_type *own_assembly_type(loader *ld, const wf_xml_node *x, wf_loc at)
+{
+    const wfl_typelib *own = ld->def->class_typelib;
+    const wfl_tl_activity *act = own != NULL ? wfl_typelib_activity(own, x->name) : NULL;
+    if (act != NULL)
+        return custom_type_for(ld, own, act, at);
+    if (own != NULL)
+        ERR(ld, WF_E_NAME, at, "type '%s' (namespace '%s', the workflow's own assembly): type "
+            "library '%s' has no activity type '%s'", x->name, x->ns, wfl_typelib_name(own),
+            x->name);
+    else
+        ERR(ld, WF_E_NAME, at, "type '%s': its namespace '%s' names no Assembly= (types of the "
+            "workflow's own assembly need a type library holding its x:Class)", x->name, x->ns);
+    return NULL;
+}
+
 static const wfl_type *element_type(loader *ld, const wf_xml_node *x)
 {
     wf_loc at = node_loc(ld, x);
@@ -292,11 +311,8 @@ static const wfl_type *element_type(loader *ld, const wf_xml_node *x)
     const char *a = NULL;
     size_t alen = 0;
     bool valid = true;
-    if (clr_assembly(x->ns, &a, &alen, &valid) && a == NULL) {
-        ERR(ld, WF_E_NAME, at, "type '%s': its namespace '%s' names no Assembly= (types of the "
-            "workflow's own assembly need a type library)", x->name, x->ns);
-        return NULL;
-    }
+    if (clr_assembly(x->ns, &a, &alen, &valid) && a == NULL)
+        return own_assembly_type(ld, x, at);
     if (a != NULL && !is_system_assembly(a, alen))
         return NULL; /* the missing or broken library was reported at its declaration */
     ERR(ld, WF_E_SCHEMA, at, "unknown activity type '%s%s%s' (namespace %s)",
@@ -607,12 +623,40 @@ static void x_attribute(loader *ld, wfl_node *node, const wf_xml_attr *a, bool i
     }
 }
 
+/* "A, B, Result": the properties a type library declares for a custom type, for messages. */
+static const char *declared_props(const wfl_type *t, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < t->dp_count && used < size; i++) {
+        if (t->dps[i]->tl_prop == NULL)
+            continue;
+        int n = snprintf(buf + used, size - used, "%s%s", used > 0 ? ", " : "",
+                         t->dps[i]->name);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+    return buf[0] != '\0' ? buf : "none";
+}
+
+/* "%s has no property '%s'", naming what a type-library activity does declare. */
+static void no_such_property(loader *ld, const wfl_type *t, const char *name, wf_loc at)
+{
+    char props[256];
+    if (t->kind == WFL_KIND_CUSTOM)
+        ERR(ld, WF_E_SCHEMA, at, "%s has no property '%s' (its type library declares: %s)",
+            t->name, name, declared_props(t, props, sizeof props));
+    else
+        ERR(ld, WF_E_SCHEMA, at, "%s has no property '%s'", t->name, name);
+}
+
 static void dp_attribute(loader *ld, const wf_xml_node *x, wfl_node *node, const wf_xml_attr *a)
 {
     const wfl_dp *dp = wfl_type_find_dp(node->type, a->name);
     wf_loc at = attr_loc(ld, a);
     if (dp == NULL) {
-        ERR(ld, WF_E_SCHEMA, at, "%s has no property '%s'", node->type->name, a->name);
+        no_such_property(ld, node->type, a->name, at);
         return;
     }
     if (dp->index == WFL_DPI_NAME) {
@@ -878,6 +922,27 @@ static void child_element(loader *ld, const wf_xml_node *c, wfl_node *node, wfl_
                           size_t depth);
 
 /* "Owner.Prop": a DP of the node's type (Owner = the type or a base), or an attached DP. */
+/* <Base.Prop> on a root written as its type-library class: Base is the class's last name. */
+static bool is_root_class_owner(loader *ld, const char *owner)
+{
+    const char *cls = wfl_tl_class_name(ld->root_base);
+    const char *last = strrchr(cls, '.');
+    return strcmp(last != NULL ? last + 1 : cls, owner) == 0;
+}
+
+/* A class root's collection that is no property, such as SharePoint's WorkflowFields: the
+ * declarations the type library's Class already makes. Kept out of the run, but reported;
+ * false (an error follows) when it holds text, which would be a value. */
+static bool ignore_class_collection(loader *ld, const wf_xml_node *pe, wf_loc at)
+{
+    if (pe->first_child == NULL || !wf_xml_text_blank(pe->text))
+        return false;
+    WARN(ld, at, "ignored property element '%s' (%zu elements): it is not a property of the "
+         "type-library class '%s'; declare the root's properties there", pe->name,
+         pe->child_count, wfl_tl_class_name(ld->root_base));
+    return true;
+}
+
 static void property_element(loader *ld, const wf_xml_node *pe, wfl_node *node,
                              wfl_node *parent)
 {
@@ -910,16 +975,15 @@ static void property_element(loader *ld, const wf_xml_node *pe, wfl_node *node,
     }
     for (const wfl_type *t = node->type; t != NULL && !owner_ok; t = t->base)
         owner_ok = t->name != NULL && strcmp(t->name, owner) == 0;
-    if (!owner_ok && parent == NULL && ld->root_base != NULL) {
-        /* <Base.Prop> on a root written as its type-library class */
-        const char *cls = wfl_tl_class_name(ld->root_base);
-        const char *last = strrchr(cls, '.');
-        owner_ok = strcmp(last != NULL ? last + 1 : cls, owner) == 0;
-    }
+    bool class_root = parent == NULL && ld->root_base != NULL;
+    if (!owner_ok && class_root)
+        owner_ok = is_root_class_owner(ld, owner);
     if (att != NULL)
         dp = wfl_type_find_dp(node->type, att->name);
+    if (dp == NULL && owner_ok && class_root && ignore_class_collection(ld, pe, at))
+        return;
     if (dp == NULL || !owner_ok) {
-        ERR(ld, WF_E_SCHEMA, at, "%s has no property '%s'", node->type->name, pe->name);
+        no_such_property(ld, node->type, pe->name, at);
         return;
     }
     property_content(ld, pe, node, dp);
@@ -1131,6 +1195,29 @@ static void use_code_beside(loader *ld, const wfl_typelib *tl, const wfl_tl_clas
     *type = t;
 }
 
+/* The x:Class in the loaded type libraries, by full or last dotted name; *usable counts the
+ * libraries that loaded. */
+static const wfl_tl_class *find_class(loader *ld, const char *name, const wfl_typelib **tl_out,
+                                      size_t *usable)
+{
+    const char *dot = strrchr(name, '.');
+    *usable = 0;
+    for (size_t i = 0; i < ld->def->typelib_count; i++) {
+        const wfl_typelib *tl = ld->def->typelibs[i].typelib;
+        if (tl == NULL)
+            continue;
+        (*usable)++;
+        const wfl_tl_class *cls = wfl_typelib_class(tl, name);
+        if (cls == NULL && dot != NULL)
+            cls = wfl_typelib_class(tl, dot + 1);
+        if (cls != NULL) {
+            *tl_out = tl;
+            return cls;
+        }
+    }
+    return NULL;
+}
+
 static void root_class(loader *ld, const wf_xml_node *x, const wfl_type **type)
 {
     const wf_xml_attr *a = wf_xml_attr_find(x, X_NS, "Class");
@@ -1142,26 +1229,12 @@ static void root_class(loader *ld, const wf_xml_node *x, const wfl_type **type)
     wf_loc at = value_loc(ld, a);
     ld->def->class_name = adup(ld, a->value);
     const char *dot = strrchr(a->value, '.');
-    bool declared = false;
-    for (size_t i = 0; i < ld->def->typelib_count && !declared; i++) {
-        const wfl_typelib *tl = ld->def->typelibs[i].typelib;
-        declared = tl != NULL && (wfl_typelib_class(tl, a->value) != NULL ||
-                                  (dot != NULL && wfl_typelib_class(tl, dot + 1) != NULL));
-    }
-    if (!declared)
-        load_class_typelibs(ld, a->value, at);
-    size_t usable = 0;
     const wfl_typelib *found_tl = NULL;
-    const wfl_tl_class *found = NULL;
-    for (size_t i = 0; i < ld->def->typelib_count && found == NULL; i++) {
-        const wfl_typelib *tl = ld->def->typelibs[i].typelib;
-        if (tl == NULL)
-            continue;
-        usable++;
-        found = wfl_typelib_class(tl, a->value);
-        if (found == NULL && dot != NULL)
-            found = wfl_typelib_class(tl, dot + 1);
-        found_tl = tl;
+    size_t usable = 0;
+    const wfl_tl_class *found = find_class(ld, a->value, &found_tl, &usable);
+    if (found == NULL) {
+        load_class_typelibs(ld, a->value, at);
+        found = find_class(ld, a->value, &found_tl, &usable);
     }
     if (found == NULL && ld->root_base != NULL) {
         /* x:Class derives from the custom root class and adds nothing a library describes */
@@ -1171,9 +1244,12 @@ static void root_class(loader *ld, const wf_xml_node *x, const wfl_type **type)
     if (found == NULL) {
         if (usable > 0)
             ERR(ld, WF_E_NAME, at, "no type library declares the class '%s'", a->value);
+        else if (ld->def->typelib_count == 0 && dot != NULL && dot > a->value)
+            WARN(ld, at, "x:Class '%s' has no type library (declare its assembly with a "
+                 "clr-namespace, or put %.*s.activities.xml on the library path): the workflow "
+                 "has no code-beside", a->value, (int)(dot - a->value), a->value);
         else if (ld->def->typelib_count == 0)
-            WARN(ld, at, "x:Class '%s' has no type library (none declared, and none named "
-                 "after its namespace on the library path): the workflow has no code-beside",
+            WARN(ld, at, "x:Class '%s' has no type library: the workflow has no code-beside",
                  a->value);
         return;
     }
@@ -1243,8 +1319,13 @@ static void check_bind(loader *ld, const wfl_node *from, const wfl_bind *b, bool
     if (is_event && cls != NULL && (wfl_tl_class_handler(cls, member) != NULL ||
                                     wfl_tl_class_condition(cls, member) != NULL))
         return;
-    if (is_event && target->type->kind == WFL_KIND_CUSTOM)
-        return; /* a custom activity's methods are not described by its type library */
+    if (is_event && target->type->kind == WFL_KIND_CUSTOM) {
+        /* SplendidCRM-style ExecuteCode="{ActivityBind Accounts1,Path=LoadByAUDIT_ID}" */
+        ERR(ld, WF_E_UNSUPPORTED, b->loc, "ActivityBind to '%s.%s': a method of the "
+            "type-library activity %s cannot be called (a type library describes only its "
+            "Execute function)", target->name, member, target->type->name);
+        return;
+    }
     ERR(ld, WF_E_NAME, b->loc, "ActivityBind: activity '%s' (%s) has no %s '%s'", target->name,
         target->type->name, is_event ? "handler or property" : "property", member);
 }
@@ -1629,10 +1710,81 @@ static void resolve_method_binds(loader *ld, wfl_node *n)
     }
 }
 
+/* Rule expressions against the root: this.GetActivityByName("N") is read as 'this'
+ * (wfl_rules_parse.c), so N must be the root workflow itself, the only activity rules can
+ * reach (blanks around N, as in hand-formatted files, are ignored); and every this.Member
+ * must be a property of the root, checked here rather than when the rule first runs. */
+/* this.Member in a rule: a property of the root ('this' is the root, WF-SEMANTICS.md §2;
+ * WF3's rule validation rejects anything else when the workflow is compiled). */
+static void check_root_member(loader *ld, const wfl_rexpr *e)
+{
+    const wfl_node *root = ld->def->root;
+    if (wfl_type_find_dp(root->type, e->name) != NULL)
+        return;
+    if (wfl_def_find_node(ld->def, e->name) != NULL)
+        ERR(ld, WF_E_UNSUPPORTED, e->loc, "the rules use this.%s, the activity '%s': rules "
+            "can read and write only the workflow's own properties, not another activity's",
+            e->name, e->name);
+    else if (ld->def->code_beside != NULL)
+        ERR(ld, WF_E_NAME, e->loc, "the rules use this.%s, but the workflow '%s' (class '%s') "
+            "has no property '%s'", e->name, root->name != NULL ? root->name : "",
+            wfl_tl_class_name(ld->def->code_beside), e->name);
+    else
+        ERR(ld, WF_E_NAME, e->loc, "the rules use this.%s, but the workflow '%s' (%s, no "
+            "code-beside class) has no property '%s'", e->name,
+            root->name != NULL ? root->name : "", root->type->name, e->name);
+}
+
+static void check_self_lookups(loader *ld, const wfl_rexpr *e)
+{
+    if (e == NULL)
+        return;
+    if (e->kind == WFL_REX_THIS && e->name != NULL) {
+        const char *n = e->name, *root = ld->def->root->name;
+        while (isspace((unsigned char)*n))
+            n++;
+        size_t len = strlen(n);
+        while (len > 0 && isspace((unsigned char)n[len - 1]))
+            len--;
+        if (root == NULL || strlen(root) != len || strncmp(n, root, len) != 0)
+            ERR(ld, WF_E_UNSUPPORTED, e->loc, "GetActivityByName(\"%.*s\") in a rule: only the "
+                "root workflow '%s' itself can be looked up", (int)len, n,
+                root != NULL ? root : "");
+    }
+    if (e->kind == WFL_REX_MEMBER && e->kid_count > 0 && e->kids[0] != NULL &&
+        e->kids[0]->kind == WFL_REX_THIS && e->name != NULL)
+        check_root_member(ld, e);
+    for (size_t i = 0; i < e->kid_count; i++)
+        check_self_lookups(ld, e->kids[i]);
+}
+
+static void check_rules_lookups(loader *ld)
+{
+    const wfl_rules *r = ld->def->rules;
+    if (r == NULL)
+        return;
+    for (size_t i = 0; i < r->cond_count; i++)
+        check_self_lookups(ld, r->conds[i].expr);
+    for (size_t i = 0; i < wfl_rules_ruleset_count(r); i++) {
+        const wfl_ruleset *rs = wfl_rules_ruleset_at(r, i);
+        for (size_t k = 0; k < rs->rule_count; k++) {
+            const wfl_rule *rule = &rs->rules[k];
+            check_self_lookups(ld, rule->cond);
+            for (size_t b = 0; b < 2; b++) {
+                for (size_t a = 0; a < rule->action_count[b]; a++) {
+                    check_self_lookups(ld, rule->actions[b][a].target);
+                    check_self_lookups(ld, rule->actions[b][a].value);
+                }
+            }
+        }
+    }
+}
+
 static void check_tree(loader *ld)
 {
     name_unnamed(ld);
     check_duplicate_names(ld);
+    check_rules_lookups(ld);
     for (size_t i = 0; i < ld->def->node_count && !ld->nomem; i++) {
         resolve_method_binds(ld, ld->def->nodes[i]);
         check_node_binds(ld, ld->def->nodes[i]);

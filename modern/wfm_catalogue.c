@@ -88,6 +88,23 @@ static wf_status check_spec(const wfm_kind_spec *spec, int *content_index, wf_er
     if ((spec->flags & WFM_KIND_VARIABLES) && strcmp(spec->category, "Activity") != 0)
         return wf_error_set(err, WF_E_USAGE, NULL,
                             "kind '%s': only activities may declare Variables", spec->name);
+    /* Persistence contract (wfm_activity.h): state that is not plain bytes needs both hooks. */
+    if (spec->state_size && !(spec->flags & WFM_KIND_STATE_PLAIN) &&
+        (!spec->save || !spec->restore))
+        return wf_error_set(err, WF_E_USAGE, NULL,
+                            "kind '%s': per-instance state needs WFM_KIND_STATE_PLAIN or "
+                            "save and restore functions",
+                            spec->name);
+    if ((spec->callback_count && !spec->callbacks) || (spec->ext_count && !spec->exts))
+        return wf_error_set(err, WF_E_USAGE, NULL, "kind '%s': persistence table missing",
+                            spec->name);
+    for (size_t i = 0; i < spec->ext_count; i++) {
+        const wfm_ext_spec *x = spec->exts[i];
+        if (!x || !x->name || !*x->name || !x->save || !x->restore)
+            return wf_error_set(err, WF_E_USAGE, NULL,
+                                "kind '%s': extension %zu needs a name, save and restore",
+                                spec->name, i);
+    }
     return WF_OK;
 }
 

@@ -429,7 +429,7 @@ static void w_exts(wfm_persist_writer *w)
     wf_codec_put_uint(w->out, ctx->ext_count);
     for (size_t i = 0; i < ctx->ext_count; i++) {
         const wfm_ext_spec *spec = ext_spec_of(w->cat, ctx->exts[i].key);
-        if (!spec || !spec->save) {
+        if (!spec || !spec->save || !spec->restore) {
             w_fail(w, WF_E_STATE,
                    "cannot persist: an extension state has no persistence descriptor "
                    "(wfm_ext_spec listed in a kind's exts)");
@@ -1419,11 +1419,18 @@ wf_status wfm_state_peek(const void *data, size_t len, wfm_state_info *out, wf_e
 
 /* ---- JSON (wfbridge inspect) ------------------------------------------------------------ */
 
+typedef struct json_node {
+    uint64_t node, kind, children;
+    const char *id; /* borrowed from the blob, id_len bytes */
+    size_t id_len;
+} json_node;
+
 typedef struct json_ctx {
     wf_reader in;
     wf_buf *out;
     char **kinds; /* names, for callbacks and activities */
     size_t kind_count;
+    json_node *tree; /* [ai_count] */
     uint64_t ai_count, env_count;
     bool nomem;
 } json_ctx;
@@ -1527,28 +1534,28 @@ static void j_kinds(json_ctx *j)
     }
 }
 
+/* The tree is remembered and shown with each activity's run-time data (j_activity). */
 static void j_tree(json_ctx *j)
 {
     j->ai_count = wf_codec_get_uint(&j->in);
-    if (j->ai_count > wf_reader_left(&j->in) / 4)
+    if (j->ai_count > wf_reader_left(&j->in) / 4) {
         wf_reader_fail(&j->in, "bad activity count");
-    j_key(j, "tree", false);
-    wf_buf_addc(j->out, '[');
-    for (uint64_t i = 0; i < j->ai_count && !j->in.bad; i++) {
-        wf_buf_addf(j->out, "%s{\"index\":%llu,\"node\":", i ? "," : "", (unsigned long long)i);
-        j_uint(j);
-        uint64_t k = wf_codec_get_uint(&j->in);
-        if (k >= j->kind_count)
-            wf_reader_fail(&j->in, "bad kind reference");
-        else
-            wf_buf_addf(j->out, ",\"kind\":\"%s\"", j->kinds[k]);
-        wf_buf_adds(j->out, ",\"children\":");
-        j_uint(j);
-        wf_buf_adds(j->out, ",\"id\":");
-        j_str(j);
-        wf_buf_addc(j->out, '}');
+        return;
     }
-    wf_buf_addc(j->out, ']');
+    if (j->ai_count && !(j->tree = wf_calloc((size_t)j->ai_count, sizeof *j->tree))) {
+        j->nomem = true;
+        wf_reader_fail(&j->in, "out of memory");
+        return;
+    }
+    for (uint64_t i = 0; i < j->ai_count && !j->in.bad; i++) {
+        json_node *n = &j->tree[i];
+        n->node = wf_codec_get_uint(&j->in);
+        n->kind = wf_codec_get_uint(&j->in);
+        n->children = wf_codec_get_uint(&j->in);
+        n->id = wf_codec_get_bytes(&j->in, &n->id_len);
+        if (!j->in.bad && n->kind >= j->kind_count)
+            wf_reader_fail(&j->in, "bad kind reference");
+    }
 }
 
 static void j_free_envs(json_ctx *j)
@@ -1621,8 +1628,13 @@ static void j_exts(json_ctx *j)
 
 static void j_activity(json_ctx *j, uint64_t i)
 {
-    wf_buf_addf(j->out, "%s{\"index\":%llu,\"status\":\"%s\"", i ? "," : "",
-                (unsigned long long)i, status_name(wf_codec_get_uint(&j->in)));
+    const json_node *n = &j->tree[i];
+    wf_buf_addf(j->out, "%s{\"index\":%llu,\"node\":%llu,\"id\":", i ? "," : "",
+                (unsigned long long)i, (unsigned long long)n->node);
+    wf_buf_add_json_string(j->out, n->id, n->id_len);
+    wf_buf_addf(j->out, ",\"kind\":\"%s\",\"children\":%llu,\"status\":\"%s\"",
+                j->kinds[n->kind], (unsigned long long)n->children,
+                status_name(wf_codec_get_uint(&j->in)));
     wf_buf_adds(j->out, ",\"flags\":");
     j_uint(j);
     wf_buf_adds(j->out, ",\"env\":");
@@ -1773,6 +1785,7 @@ wf_status wfm_state_to_json(wfm_runtime *rt, const void *data, size_t len, wf_bu
     for (size_t i = 0; i < j.kind_count; i++)
         wf_free(j.kinds[i]);
     wf_free(j.kinds);
+    wf_free(j.tree);
     if (j.nomem || tmp.oom)
         st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     else if (j.in.bad)

@@ -8,7 +8,8 @@
  * Lifecycle: 1. run an instance until it is not in the middle of a run (Created, Idle,
  * Executing with only host resumptions queued, or completed); 2. wfm_instance_save; 3. later,
  * maybe in another process: load the same definition and wfm_instance_restore; 4. resume /
- * run the restored instance as if it had never left memory. */
+ * run the restored instance as if it had never left memory. The byte layout is documented
+ * at the top of wfm_persist.c; the primitives are common/wf_codec.h. */
 #ifndef WFM_PERSIST_H
 #define WFM_PERSIST_H
 
@@ -42,9 +43,10 @@ wf_status wfm_instance_restore(wfm_runtime *rt, wfm_definition *def, const void 
                                wfm_instance **out, wf_error *err);
 
 /* Render a blob as one JSON object without the definition (for `wfbridge inspect`):
- * {"version", "definition": {"hash", "path"}, "state", "fault", "arguments",
- *  "activities": [{"index", "node", "id", "kind", "status", "variables", ...}],
- *  "bookmarks", "timers", "work_items", "finish_hooks", "extensions"}.
+ * {"version", "definition": {"hash", "path", "node_count"}, "state", "next_timer",
+ *  "environments" (free ones), "fault", "arguments", "extensions",
+ *  "activities": [{"index", "node", "id", "kind", "status", "env", "variables", ...}],
+ *  "bookmarks", "timers", "work_items", "finish_hooks"}.
  * Appends to `out`; WF_E_CORRUPT as for restore (out is left as it was). `rt` may be NULL. */
 wf_status wfm_state_to_json(wfm_runtime *rt, const void *data, size_t len, wf_buf *out,
                             wf_error *err);

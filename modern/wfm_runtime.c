@@ -123,13 +123,17 @@ static wfm_track_target track_target(wfm_instance *inst)
 static void inst_track(void *ud, wfm_track_event ev, const wfm_ai *ai, const char *name,
                        const wf_value *value)
 {
-    wfm_track_target to = track_target(ud);
+    wfm_instance *inst = ud;
+    if (!wfm_track_sched_wanted(inst->rt->tracker, ev, ai))
+        return;
+    wfm_track_target to = track_target(inst);
     wfm_track_sched(&to, ev, ai, name, value);
 }
 
 static void track_run_end(wfm_instance *inst)
 {
-    if (!inst->rt->tracker || inst->ctx.state == WFM_SCHED_RUNNING)
+    if (!wfm_tracker_wants(inst->rt->tracker, WFM_REC_INSTANCE) ||
+        inst->ctx.state == WFM_SCHED_RUNNING)
         return;
     wfm_track_target to = track_target(inst);
     wfm_track_run_end(&to, inst->ctx.state, &inst->ctx.fault);
@@ -152,7 +156,7 @@ void wfm_instance_set_id(wfm_instance *inst, const char *id)
 
 void wfm_instance_track_state(wfm_instance *inst, const char *state)
 {
-    if (!inst->rt->tracker)
+    if (!wfm_tracker_wants(inst->rt->tracker, WFM_REC_INSTANCE))
         return;
     wfm_track_target to = track_target(inst);
     wfm_track_instance(&to, state, NULL);
@@ -857,7 +861,7 @@ static wf_status start_if_new(wfm_instance *inst, wf_error *err)
 {
     if (inst->ctx.state != WFM_SCHED_NEW)
         return WF_OK;
-    if (inst->rt->tracker) {
+    if (wfm_tracker_wants(inst->rt->tracker, WFM_REC_INSTANCE)) {
         wfm_track_target to = track_target(inst);
         wfm_track_instance(&to, "Started", NULL);
     }

@@ -4,17 +4,21 @@
  * so records of one instance (emitted by one thread at a time) arrive in order. */
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "../common/wf_mem.h"
 #include "wfm_track.h"
 
 #define MAX_FILES 4
+#define GATHER_LINES 512  /* write at once when this many lines wait */
+#define GATHER_NS 2000000 /* otherwise gather for up to 2 ms */
 
 typedef struct line {
     struct line *next;
-    char *instance;   /* owned */
+    const char *instance; /* in the same allocation, after text; NULL if none */
     uint64_t seq;
     int64_t time_us;
     wfm_rec_kind kind;
@@ -25,11 +29,12 @@ typedef struct line {
 struct wfm_tracker {
     const wfm_profile *profile; /* borrowed */
     unsigned kinds;             /* wfm_profile_kinds(profile) */
+    unsigned act_states;        /* wfm_profile_activity_states(profile) */
     pthread_mutex_t lock;
     pthread_cond_t work, drained;
     line *head, *tail;
     uint64_t queued, written, dropped;
-    bool stop, thread_running;
+    bool stop, thread_running, flush_wanted;
     pthread_t thread;
     FILE *files[MAX_FILES];
     bool owns_file[MAX_FILES];
@@ -51,12 +56,59 @@ const char *wfm_rec_kind_name(wfm_rec_kind kind)
 
 /* ---- formatting --------------------------------------------------------------------------- */
 
+static void add_key(wf_buf *b, const char *key)
+{
+    wf_buf_adds(b, ", \"");
+    wf_buf_adds(b, key);
+    wf_buf_adds(b, "\": ");
+}
+
 static void add_field(wf_buf *b, const char *key, const char *value)
 {
     if (!value)
         return;
-    wf_buf_addf(b, ", \"%s\": ", key);
+    add_key(b, key);
     wf_buf_add_json_string(b, value, strlen(value));
+}
+
+static void add_uint(wf_buf *b, uint64_t v)
+{
+    char digits[24];
+    size_t n = sizeof digits;
+    do {
+        digits[--n] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    wf_buf_add(b, digits + n, sizeof digits - n);
+}
+
+/* ISO 8601 with microseconds; the "YYYY-MM-DDThh:mm:ss" part is cached per thread, since
+ * records come many per second. */
+static void add_time(wf_buf *b, int64_t us)
+{
+    static _Thread_local int64_t cached_sec = INT64_MIN;
+    static _Thread_local char cached[32];
+    int64_t sec = us >= 0 ? us / 1000000 : -((-us + 999999) / 1000000);
+    if (sec != cached_sec) {
+        char full[64];
+        wf_datetime_format(sec * 1000000, full, sizeof full);
+        size_t len = strcspn(full, ".Z");
+        if (len >= sizeof cached)
+            len = sizeof cached - 1;
+        memcpy(cached, full, len);
+        cached[len] = '\0';
+        cached_sec = sec;
+    }
+    char frac[8];
+    int64_t f = us - sec * 1000000;
+    for (int i = 6; i >= 1; i--, f /= 10)
+        frac[i] = (char)('0' + f % 10);
+    frac[0] = '.';
+    add_key(b, "time");
+    wf_buf_addc(b, '"');
+    wf_buf_adds(b, cached);
+    wf_buf_add(b, frac, 7);
+    wf_buf_adds(b, "Z\"");
 }
 
 static void add_data(wf_buf *b, const wfm_track_record *rec)
@@ -75,13 +127,13 @@ static void add_data(wf_buf *b, const wfm_track_record *rec)
 
 bool wfm_track_record_json(const wfm_track_record *rec, wf_buf *b)
 {
-    char when[64];
-    wf_datetime_format(rec->time_us, when, sizeof when);
-    wf_buf_adds(b, "{\"record\": ");
-    wf_buf_add_json_string(b, wfm_rec_kind_name(rec->kind), strlen(wfm_rec_kind_name(rec->kind)));
+    wf_buf_adds(b, "{\"record\": \"");
+    wf_buf_adds(b, wfm_rec_kind_name(rec->kind));
+    wf_buf_addc(b, '"');
     add_field(b, "instance", rec->instance_id);
-    wf_buf_addf(b, ", \"seq\": %llu", (unsigned long long)rec->seq);
-    add_field(b, "time", when);
+    add_key(b, "seq");
+    add_uint(b, rec->seq);
+    add_time(b, rec->time_us);
     add_field(b, "state", rec->state);
     add_field(b, "activity", rec->activity);
     add_field(b, "activityId", rec->activity_id);
@@ -89,11 +141,11 @@ bool wfm_track_record_json(const wfm_track_record *rec, wf_buf *b)
     add_field(b, "childId", rec->child_id);
     add_field(b, rec->kind == WFM_REC_BOOKMARK_RESUMPTION ? "bookmark" : "name", rec->name);
     if (rec->payload) {
-        wf_buf_adds(b, ", \"payload\": ");
+        add_key(b, "payload");
         wf_value_to_json(rec->payload, b);
     }
     if (rec->fault) {
-        wf_buf_adds(b, ", \"fault\": ");
+        add_key(b, "fault");
         wf_value_to_json(rec->fault, b);
     }
     add_data(b, rec);
@@ -141,7 +193,6 @@ static size_t write_batch(wfm_tracker *t, line *batch)
         write_store(t, batch);
     while (batch) {
         line *next = batch->next;
-        wf_free(batch->instance);
         wf_free(batch);
         batch = next;
     }
@@ -157,6 +208,18 @@ static void *flush_main(void *arg)
             pthread_cond_wait(&t->work, &t->lock);
         if (!t->head && t->stop)
             break;
+        /* Let a batch build up (a few ms) unless someone waits for it: fewer wake-ups,
+         * writes and fflushes for the same records. */
+        if (!t->stop && !t->flush_wanted && t->queued - t->written < GATHER_LINES) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += GATHER_NS;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&t->work, &t->lock, &until);
+        }
         line *batch = t->head;
         t->head = t->tail = NULL;
         pthread_mutex_unlock(&t->lock);
@@ -189,6 +252,7 @@ wf_status wfm_tracker_create(const wfm_profile *profile, wfm_tracker **out, wf_e
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory creating a tracker");
     t->profile = profile;
     t->kinds = wfm_profile_kinds(profile);
+    t->act_states = wfm_profile_activity_states(profile);
     pthread_mutex_init(&t->lock, NULL);
     pthread_cond_init(&t->work, NULL);
     pthread_cond_init(&t->drained, NULL);
@@ -287,6 +351,11 @@ bool wfm_tracker_wants(const wfm_tracker *t, wfm_rec_kind kind)
     return t && (t->kinds & (1u << kind));
 }
 
+bool wfm_tracker_wants_activity(const wfm_tracker *t, unsigned act_state)
+{
+    return t && (t->act_states & act_state);
+}
+
 /* Under the lock: keep a copy of the line in the ring (oldest dropped when full). */
 static void ring_put(wfm_tracker *t, const line *l)
 {
@@ -305,7 +374,8 @@ static void ring_put(wfm_tracker *t, const line *l)
 
 static line *make_line(const wfm_track_record *rec, const wf_buf *json)
 {
-    line *l = wf_malloc(sizeof *l + json->len + 1);
+    size_t id_len = rec->instance_id ? strlen(rec->instance_id) + 1 : 0;
+    line *l = wf_malloc(sizeof *l + json->len + 1 + id_len);
     if (!l)
         return NULL;
     memset(l, 0, sizeof *l);
@@ -314,10 +384,10 @@ static line *make_line(const wfm_track_record *rec, const wf_buf *json)
     l->seq = rec->seq;
     l->time_us = rec->time_us;
     l->kind = rec->kind;
-    l->instance = rec->instance_id ? wf_strdup(rec->instance_id) : NULL;
-    if (rec->instance_id && !l->instance) {
-        wf_free(l);
-        return NULL;
+    if (id_len) {
+        char *id = l->text + json->len + 1;
+        memcpy(id, rec->instance_id, id_len);
+        l->instance = id;
     }
     return l;
 }
@@ -342,18 +412,19 @@ void wfm_tracker_emit(wfm_tracker *t, const wfm_track_record *rec)
             ring_put(t, l);
         if (!t->thread_running) { /* no file or store participant: nothing to queue */
             pthread_mutex_unlock(&t->lock);
-            wf_free(l->instance);
             wf_free(l);
             return;
         }
         l->next = NULL;
+        bool was_empty = !t->head;
         if (t->tail)
             t->tail->next = l;
         else
             t->head = l;
         t->tail = l;
         t->queued++;
-        pthread_cond_signal(&t->work);
+        if (was_empty || t->queued - t->written == GATHER_LINES)
+            pthread_cond_signal(&t->work);
     }
     pthread_mutex_unlock(&t->lock);
 }
@@ -364,8 +435,11 @@ void wfm_tracker_flush(wfm_tracker *t)
         return;
     pthread_mutex_lock(&t->lock);
     uint64_t target = t->queued;
+    t->flush_wanted = true;
+    pthread_cond_signal(&t->work);
     while (t->written < target)
         pthread_cond_wait(&t->drained, &t->lock);
+    t->flush_wanted = false;
     pthread_mutex_unlock(&t->lock);
 }
 

@@ -73,6 +73,15 @@ void wfm_profile_destroy(wfm_profile *profile); /* accepts NULL and built-ins */
 bool wfm_profile_match(const wfm_profile *profile, const wfm_track_record *rec, bool *want_data);
 /* Bit (1 << kind) set for every record kind some query of the profile can keep. */
 unsigned wfm_profile_kinds(const wfm_profile *profile);
+/* ActivityState states as bits, so the scheduler can skip a record with one test. */
+enum {
+    WFM_ACT_EXECUTING = 1u << 0,
+    WFM_ACT_CLOSED = 1u << 1,
+    WFM_ACT_FAULTED = 1u << 2,
+    WFM_ACT_CANCELED = 1u << 3,
+};
+/* The WFM_ACT_* states some ActivityState query of the profile can keep. */
+unsigned wfm_profile_activity_states(const wfm_profile *profile);
 
 /* ---- the tracker -------------------------------------------------------------------------- */
 typedef struct wfm_tracker wfm_tracker;
@@ -91,8 +100,10 @@ size_t wfm_tracker_ring_count(wfm_tracker *tracker);
 /* Copy ring entry `index` (0 = oldest kept) into buf; false if out of range. */
 bool wfm_tracker_ring_get(wfm_tracker *tracker, size_t index, char *buf, size_t size);
 
-/* The cheap pre-check: may records of this kind pass the profile at all? NULL-safe. */
+/* The cheap pre-checks: may records of this kind (ActivityState records in this WFM_ACT_*
+ * state) pass the profile at all? NULL-safe. */
 bool wfm_tracker_wants(const wfm_tracker *tracker, wfm_rec_kind kind);
+bool wfm_tracker_wants_activity(const wfm_tracker *tracker, unsigned act_state);
 /* Filter, format and queue one record. Never blocks on I/O; thread-safe. */
 void wfm_tracker_emit(wfm_tracker *tracker, const wfm_track_record *rec);
 /* Wait until everything emitted so far has been written by the participants. */

@@ -5,6 +5,7 @@
 #ifndef WFM_TRACK_INT_H
 #define WFM_TRACK_INT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "wfm_sched_int.h"
@@ -20,6 +21,9 @@ typedef struct wfm_track_target {
 
 /* A WorkflowInstance record: state "Started", "Idle", "Completed", ... */
 void wfm_track_instance(const wfm_track_target *to, const char *state, const wf_value *fault);
+/* Whether the tracker could keep the record for this scheduler event: one or two bit tests,
+ * made before the caller reads the clock or formats an id. */
+bool wfm_track_sched_wanted(const wfm_tracker *tracker, wfm_track_event ev, const wfm_ai *ai);
 /* The scheduler's hook (wfm_sched_host.track) mapped to ActivityScheduled, ActivityState,
  * CancelRequested, FaultPropagation and BookmarkResumption records. */
 void wfm_track_sched(const wfm_track_target *to, wfm_track_event ev, const wfm_ai *ai,

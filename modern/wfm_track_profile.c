@@ -120,6 +120,32 @@ unsigned wfm_profile_kinds(const wfm_profile *p)
     return mask;
 }
 
+static unsigned act_state_bit(const char *state)
+{
+    static const char *const names[] = {"Executing", "Closed", "Faulted", "Canceled"};
+    if (strcmp(state, "*") == 0)
+        return WFM_ACT_EXECUTING | WFM_ACT_CLOSED | WFM_ACT_FAULTED | WFM_ACT_CANCELED;
+    for (unsigned i = 0; i < 4; i++)
+        if (strcmp(names[i], state) == 0)
+            return 1u << i;
+    return 0;
+}
+
+unsigned wfm_profile_activity_states(const wfm_profile *p)
+{
+    unsigned mask = 0;
+    for (size_t i = 0; p && i < p->count; i++) {
+        const query *q = &p->queries[i];
+        if (q->kind != WFM_REC_ACTIVITY_STATE)
+            continue;
+        if (!q->states[0])
+            return WFM_ACT_EXECUTING | WFM_ACT_CLOSED | WFM_ACT_FAULTED | WFM_ACT_CANCELED;
+        for (size_t j = 0; j < sizeof q->states / sizeof q->states[0] && q->states[j]; j++)
+            mask |= act_state_bit(q->states[j]);
+    }
+    return mask;
+}
+
 /* ---- loading ------------------------------------------------------------------------------ */
 
 static const struct {

@@ -104,11 +104,33 @@ static wfm_rec_kind kind_of(wfm_track_event ev)
     }
 }
 
+static unsigned act_state_bit(wfm_track_event ev, const wfm_ai *ai)
+{
+    if (ev == WFM_TRACK_EXECUTING)
+        return WFM_ACT_EXECUTING;
+    switch (ai->status) {
+    case WFM_CANCELED:
+        return WFM_ACT_CANCELED;
+    case WFM_FAULTED:
+        return WFM_ACT_FAULTED;
+    default:
+        return WFM_ACT_CLOSED;
+    }
+}
+
+bool wfm_track_sched_wanted(const wfm_tracker *t, wfm_track_event ev, const wfm_ai *ai)
+{
+    wfm_rec_kind kind = kind_of(ev);
+    if (!wfm_tracker_wants(t, kind))
+        return false;
+    return kind != WFM_REC_ACTIVITY_STATE || wfm_tracker_wants_activity(t, act_state_bit(ev, ai));
+}
+
 void wfm_track_sched(const wfm_track_target *to, wfm_track_event ev, const wfm_ai *ai,
                      const char *name, const wf_value *value)
 {
     wfm_rec_kind kind = kind_of(ev);
-    if (!wfm_tracker_wants(to->tracker, kind))
+    if (!wfm_track_sched_wanted(to->tracker, ev, ai))
         return;
     if (ev == WFM_TRACK_EXECUTING || ev == WFM_TRACK_CLOSED) {
         activity_state(to, ai, ev == WFM_TRACK_EXECUTING ? "Executing" : closed_state(ai));

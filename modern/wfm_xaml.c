@@ -97,6 +97,39 @@ static void mark_ctx_bad(wfm_load *L, const struct nctx *nc)
         mark_bad(L, nc->ln);
 }
 
+/* Names whose declaration was rejected (an argument or variable of an unknown type, say):
+ * kept in the x:Name map under a key no XML name can have, so an expression that uses one is
+ * not reported as "unknown name" a second time. */
+#define REJECTED_KEY '\x01'
+
+static void name_rejected(wfm_load *L, const char *name)
+{
+    char key[256];
+    if (!name || !*name || strlen(name) + 2 > sizeof key)
+        return;
+    key[0] = REJECTED_KEY;
+    strcpy(key + 1, name);
+    if (!wf_strmap_get(L->names, key) && wf_strmap_put(L->names, key, (void *)1) != WF_OK)
+        L->nomem = true;
+}
+
+/* Whether `e` is the compiler's "unknown name 'N'" for a rejected N. */
+static bool names_rejected(const wfm_load *L, const wf_error *e)
+{
+    static const char head[] = "unknown name '";
+    if (e->code != WF_E_NAME || strncmp(e->message, head, sizeof head - 1) != 0)
+        return false;
+    const char *n = e->message + sizeof head - 1;
+    size_t len = strcspn(n, "'");
+    char key[256];
+    if (len == 0 || len + 2 > sizeof key || n[len] != '\'')
+        return false;
+    key[0] = REJECTED_KEY;
+    memcpy(key + 1, n, len);
+    key[len + 1] = '\0';
+    return wf_strmap_get(L->names, key) != NULL;
+}
+
 /* Report at `at` and mark the node being built (nc may be NULL) as bad. */
 #define REPORT(L, nc, code, at, ...)                                                               \
     do {                                                                                           \
@@ -109,9 +142,30 @@ static bool is_ns(const char *ns, const char *want)
     return ns && want && strcmp(ns, want) == 0;
 }
 
+/* The CLR namespaces System.Activities maps into the activities XML namespace: a file may
+ * also name them directly (xmlns:sas="clr-namespace:System.Activities.Statements;assembly=
+ * System.Activities"), and WF4 resolves <sas:Sequence> to the same Sequence. */
+static bool is_acts_clr(const char *ns)
+{
+    static const char *const heads[] = {"clr-namespace:System.Activities;",
+                                        "clr-namespace:System.Activities.Statements;",
+                                        "clr-namespace:System.Activities.Expressions;", NULL};
+    for (size_t i = 0; ns && heads[i]; i++) {
+        size_t n = strlen(heads[i]);
+        if (strncmp(ns, heads[i], n) != 0)
+            continue;
+        const char *as = ns + n;
+        while (*as == ' ')
+            as++;
+        return strncmp(as, "assembly=System.Activities", 26) == 0 &&
+               (as[26] == '\0' || as[26] == ',' || as[26] == ' ');
+    }
+    return false;
+}
+
 static bool is_acts(const char *ns)
 {
-    return is_ns(ns, WFM_NS_ACTIVITIES);
+    return is_ns(ns, WFM_NS_ACTIVITIES) || is_acts_clr(ns);
 }
 
 static bool ns_starts(const char *ns, const char *prefix)
@@ -204,24 +258,64 @@ static size_t entity_len(const char *p, const char *end)
     return q < end && *q == ';' && q > p + 1 ? (size_t)(q + 1 - p) : 0;
 }
 
-/* The compiler counts columns in the decoded text; move an error's column onto the source
- * bytes, where "&quot;" is six columns wide. `start_col` is where the decoded text begins on
- * the error's line. */
-static unsigned source_col(const wfm_load *L, unsigned line, unsigned start_col, unsigned col)
+static bool utf8_cont(char c)
 {
+    return ((unsigned char)c & 0xC0) == 0x80;
+}
+
+/* The compiler reports line:col in the decoded text, counted from `at` where that text
+ * starts in the file. Move such a position onto the source: an entity ("&quot;", "&#xA;")
+ * is one character of the text but several columns of the file (and &#xA; is a newline of
+ * the text on the same line of the file), while a line break inside an attribute value is a
+ * space of the text. Columns count characters, as wf_xml and the compiler do. Files that were
+ * converted from UTF-16 keep the compiler's position. */
+static void source_pos(const wfm_load *L, const char *text, wf_loc at, unsigned *line,
+                       unsigned *col)
+{
+    const unsigned char *u = (const unsigned char *)L->data;
+    if (L->len >= 2 && ((u[0] == 0xFF && u[1] == 0xFE) || (u[0] == 0xFE && u[1] == 0xFF)))
+        return;
+    if (at.line == 0 || at.col == 0 || *line < at.line || (*line == at.line && *col < at.col))
+        return;
+    size_t off = 0; /* the error's byte offset in the decoded text */
+    for (unsigned l = at.line, c = at.col; text[off] && (l < *line || c < *col); off++) {
+        if (text[off] == '\n') {
+            if (l == *line)
+                break;
+            l++;
+            c = 1;
+        } else if (!utf8_cont(text[off + 1])) {
+            c++;
+        }
+    }
     const char *p = L->data, *end = L->data + L->len;
-    for (unsigned l = 1; l < line && p < end; p++)
+    for (unsigned l = 1; l < at.line && p < end; p++)
         if (*p == '\n')
             l++;
-    p += start_col - 1;
-    unsigned out = start_col;
-    for (unsigned c = start_col; c < col && p < end && *p != '\n'; c++) {
+    for (unsigned c = 1; c < at.col && p < end && *p != '\n'; p++)
+        if (!utf8_cont(p[1]))
+            c++;
+    unsigned sl = at.line, sc = at.col;
+    for (size_t i = 0; i < off && p < end; i++) {
         size_t n = entity_len(p, end);
-        n = n ? n : 1;
-        p += n;
-        out += (unsigned)n;
+        if (utf8_cont(text[i]))
+            continue; /* the whole character was consumed with its first byte */
+        if (n) {
+            p += n;
+            sc += (unsigned)n;
+        } else if (*p == '\r' || *p == '\n') {
+            p += (*p == '\r' && p + 1 < end && p[1] == '\n') ? 2 : 1;
+            sl++;
+            sc = 1;
+        } else {
+            p++;
+            while (p < end && utf8_cont(*p))
+                p++;
+            sc++;
+        }
     }
-    return out;
+    *line = sl;
+    *col = sc;
 }
 
 static wfm_expr *compile(wfm_load *L, const nctx *nc, const char *text, wf_loc at,
@@ -235,12 +329,11 @@ static wfm_expr *compile(wfm_load *L, const nctx *nc, const char *text, wf_loc a
         return x;
     if (rc == WF_E_NOMEM)
         L->nomem = true;
-    if (e.line == at.line && e.col >= at.col && at.col > 0)
-        e.col = source_col(L, e.line, at.col, e.col);
-    else if (e.line > at.line && e.col > 0)
-        e.col = source_col(L, e.line, 1, e.col);
+    if (e.line && e.col)
+        source_pos(L, text, at, &e.line, &e.col);
     L->errors++;
-    wf_diags_add_error(L->diags, WF_SEV_ERROR, &e);
+    if (!names_rejected(L, &e) || !wf_diags_error_count(L->diags))
+        wf_diags_add_error(L->diags, WF_SEV_ERROR, &e);
     if (nc)
         mark_bad(L, nc->ln);
     return NULL;
@@ -569,15 +662,21 @@ static const char *member_of(const nctx *nc, const wf_xml_node *c)
  * Importance" in a clr-namespace). WF4 stores such values beside the activity for whoever
  * reads them (tracking, designers); the activity itself never does, so the loader warns and
  * goes on. The x:Class's own members ("this:Wf.Arg") are not attached properties. */
+static bool owner_is(const char *name, const char *dot, const char *owner)
+{
+    return owner && strlen(owner) == (size_t)(dot - name) &&
+           strncmp(name, owner, strlen(owner)) == 0;
+}
+
+/* `kname`: the kind of the element being read (NULL at the root); its own members written
+ * with another prefix are not attached properties, nor is anything of System.Activities. */
 static bool attached_ignored(wfm_load *L, const wf_xml_node *at_el, const char *ns,
-                             const char *prefix, const char *name, wf_loc loc)
+                             const char *prefix, const char *name, wf_loc loc, const char *kname)
 {
     const char *dot = strchr(name, '.');
-    if (!dot || dot == name || !dot[1] || !ns_starts(ns, "clr-namespace:") ||
-        wfm_xt_ignorable(at_el, ns))
-        return false;
-    const char *cls = class_short(L);
-    if (cls && strlen(cls) == (size_t)(dot - name) && strncmp(name, cls, strlen(cls)) == 0)
+    if (!dot || dot == name || !dot[1] || !ns_starts(ns, "clr-namespace:") || is_acts_clr(ns) ||
+        wfm_xt_ignorable(at_el, ns) || owner_is(name, dot, class_short(L)) ||
+        owner_is(name, dot, kname))
         return false;
     wf_diags_add(L->diags, WF_SEV_WARNING, WF_E_SCHEMA, &loc,
                  "attached property '%s%s%s' is ignored", prefix ? prefix : "", prefix ? ":" : "",
@@ -638,7 +737,7 @@ static void gather_attrs(wfm_load *L, nctx *nc, psrc *src, bool keyed)
                 continue;
             }
         }
-        if (attached_ignored(L, nc->el, a->ns, a->prefix, a->name, loc_attr(L, a)))
+        if (attached_ignored(L, nc->el, a->ns, a->prefix, a->name, loc_attr(L, a), nc->kname))
             continue;
         REPORT(L, nc, WF_E_SCHEMA, loc_attr(L, a), "unknown attribute '%s%s%s' on %s",
                a->prefix ? a->prefix : "", a->prefix ? ":" : "", a->name, nc->kname);
@@ -674,7 +773,7 @@ static void gather_children(wfm_load *L, nctx *nc, psrc *src, bool keyed)
             } else {
                 src[pi].pel = c;
             }
-        } else if (attached_ignored(L, c, c->ns, c->prefix, c->name, loc_el(L, c))) {
+        } else if (attached_ignored(L, c, c->ns, c->prefix, c->name, loc_el(L, c), nc->kname)) {
             continue;
         } else if (strchr(c->name, '.')) {
             REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "unknown element '%s' in %s", c->name,
@@ -1312,6 +1411,10 @@ static wfm_scope_name *read_variables(wfm_load *L, nctx *nc, var_src **srcs)
         return NULL;
     if (!(nc->node->kind->spec->flags & WFM_KIND_VARIABLES)) {
         REPORT(L, nc, WF_E_SCHEMA, loc_el(L, pel), "%s does not accept Variables", nc->kname);
+        for (const wf_xml_node *c = pel->first_child; c; c = c->next) {
+            const wf_xml_attr *na = skip_el(c) ? NULL : wf_xml_attr_find(c, NULL, "Name");
+            name_rejected(L, na ? na->value : NULL);
+        }
         return NULL;
     }
     size_t n;
@@ -1545,13 +1648,25 @@ static void name_failed(wfm_load *L, const wf_xml_node *c)
 
 #define NS_SERVICEMODEL "http://schemas.microsoft.com/netfx/2009/xaml/servicemodel"
 
+/* WF4's Interop activity lives in System.Workflow.Runtime under the Statements namespace. */
+static bool is_interop_ns(const char *ns)
+{
+    return ns_starts(ns, "clr-namespace:System.Activities.Statements;") &&
+           strstr(ns, "assembly=System.Workflow.Runtime");
+}
+
 /* "unknown activity 'X'" with what the namespace says about it: a WCF messaging activity,
  * a custom activity from a .NET assembly, or a WF4 activity the catalogue lacks. */
 static void report_unknown(wfm_load *L, const wf_xml_node *c)
 {
     const char *ns = c->ns ? c->ns : "";
     const char *asm_at = strstr(ns, "ssembly=");
-    if (is_ns(ns, NS_SERVICEMODEL))
+    if (is_interop_ns(ns))
+        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c),
+                      "unknown activity '%s' (System.Workflow.Runtime: not in the activity "
+                      "catalogue)",
+                      c->name);
+    else if (is_ns(ns, NS_SERVICEMODEL))
         wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c),
                       "unknown activity '%s' (WCF messaging activities are not supported)",
                       c->name);
@@ -1580,6 +1695,8 @@ static wfm_node *build_item(wfm_load *L, const wf_xml_node *c, nctx *parent, con
         return NULL;
     /* An element in no namespace is never an activity (find treats NULL as the default). */
     const wfm_kind *kind = c->ns ? wfm_catalogue_find(L->opts->catalogue, c->ns, c->name) : NULL;
+    if (!kind && (is_acts_clr(c->ns) || is_interop_ns(c->ns)))
+        kind = wfm_catalogue_find(L->opts->catalogue, WFM_NS_ACTIVITIES, c->name);
     if (!kind) {
         report_unknown(L, c);
         name_failed(L, c);
@@ -1677,8 +1794,11 @@ static void read_members(wfm_load *L, const wf_xml_node *members, wfm_scope_name
             continue;
         }
         wfm_arg *a = &args[count];
-        if (!read_member(L, c, a))
+        if (!read_member(L, c, a)) {
+            const wf_xml_attr *na = wf_xml_attr_find(c, NULL, "Name");
+            name_rejected(L, na ? na->value : NULL);
             continue;
+        }
         bool dup = false;
         for (uint32_t j = 0; j < count; j++)
             dup = dup || strcmp(args[j].name, a->name) == 0;
@@ -1766,7 +1886,7 @@ static void root_attrs(wfm_load *L, const wf_xml_node *root)
             arg_default(L, arg, a, NULL);
         else if (names_class(L, a->ns, a->name) && member_declared(root, a->name))
             continue; /* a rejected x:Property: its own error is reported */
-        else if (attached_ignored(L, root, a->ns, a->prefix, a->name, loc_attr(L, a)))
+        else if (attached_ignored(L, root, a->ns, a->prefix, a->name, loc_attr(L, a), NULL))
             continue;
         else if (strchr(a->name, '.') && ns_starts(a->ns, "clr-namespace:") && class_short(L))
             wfm_xt_report(L, WF_E_NAME, loc_attr(L, a), "unknown argument '%s'", a->name);
@@ -1843,7 +1963,7 @@ static void build_activity_root(wfm_load *L, const wf_xml_node *root)
             arg_default(L, arg, NULL, c);
         } else if (names_class(L, c->ns, c->name) && member_declared(root, c->name)) {
             continue; /* a rejected x:Property: its own error is reported */
-        } else if (attached_ignored(L, c, c->ns, c->prefix, c->name, loc_el(L, c))) {
+        } else if (attached_ignored(L, c, c->ns, c->prefix, c->name, loc_el(L, c), NULL)) {
             continue;
         } else if (strchr(c->name, '.')) {
             wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c), "unknown element '%s' in Activity",

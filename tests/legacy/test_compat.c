@@ -117,6 +117,34 @@ START_TEST(test_custom_root_class_with_bound_methods)
 }
 END_TEST
 
+/* A compiled workflow's markup names its own activities by clr-namespace without Assembly=
+ * (single-quoted attributes, as some generators write them): they come from the type library
+ * that holds the x:Class. */
+START_TEST(test_own_assembly_types_come_from_the_class_library)
+{
+    xt_env e;
+    compat_load_ok(&e, CDIR "own_assembly_types.xoml", NULL);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    ck_assert_str_eq(xt_str(&e, "Log"), "desk:open");
+    ck_assert_int_eq(xt_int(&e, "Count"), 1);
+    xt_free(&e);
+}
+END_TEST
+
+/* Markup-only rules reach the root through this.GetActivityByName("Root") cast to the base
+ * class (the name hand-formatted over lines): read as 'this'. */
+START_TEST(test_rules_get_activity_by_name_of_the_root)
+{
+    xt_env e;
+    compat_load_ok(&e, CDIR "self_lookup.xoml", CDIR "self_lookup.rules");
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    ck_assert_int_eq(xt_int(&e, "Count"), 3); /* while Count < Limit (3) */
+    xt_free(&e);
+}
+END_TEST
+
 /* The designer saves a new RuleSet with no rules, an empty Conditions element and rules
  * without actions, in UTF-16: they load and run as no-ops. */
 START_TEST(test_empty_rule_sets_run_as_no_ops)
@@ -126,6 +154,23 @@ START_TEST(test_empty_rule_sets_run_as_no_ops)
     xt_start(&e);
     ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
     ck_assert_int_eq(xt_int(&e, "Count"), 1);
+    xt_free(&e);
+}
+END_TEST
+
+/* SharePoint Designer shape: the root is the vendor's data-carrying class (x:Class named by
+ * no library), its WorkflowFields collection declares the fields the type library already
+ * describes, and activities bind to underscore-named root fields. */
+START_TEST(test_custom_root_with_field_declarations)
+{
+    xt_env e;
+    compat_load_ok(&e, CDIR "root_with_fields.xoml", NULL);
+    ck_assert_str_eq(wfl_definition_class_name(e.def), "Tests.Workflow.ROOT");
+    ck_assert_uint_eq(wfl_definition_warning_count(e.def), 2); /* root class, WorkflowFields */
+    xt_start(&e);
+    xt_set(&e, "__context", "list1");
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    ck_assert_str_eq(xt_str(&e, "Log"), "Hello, list1");
     xt_free(&e);
 }
 END_TEST
@@ -198,6 +243,85 @@ START_TEST(test_custom_event_activity_is_unsupported)
 }
 END_TEST
 
+/* An own-assembly type the class's library does not describe. */
+START_TEST(test_own_assembly_unknown_type_names_the_library)
+{
+    expect_load_error(CDIR "bad/own_assembly_unknown_type.xoml", true, WF_E_NAME, 2, 2,
+                      "type library 'Tests' has no activity type 'Archive'");
+}
+END_TEST
+
+/* GetActivityByName of any other activity cannot be expressed: reported in the .rules. */
+START_TEST(test_rules_get_activity_by_name_of_a_child_is_unsupported)
+{
+    xt_env e;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(compat_load(&e, CDIR "self_lookup.xoml",
+                                 CDIR "bad/lookup_of_other_activity.rules", true, &err),
+                     WF_E_UNSUPPORTED);
+    ck_assert_ptr_null(e.def);
+    WF_ASSERT_ERROR(err, WF_E_UNSUPPORTED, 11, 21, "GetActivityByName(\"tick\")");
+    ck_assert_ptr_nonnull(strstr(err.file, "lookup_of_other_activity.rules"));
+    xt_free(&e);
+}
+END_TEST
+
+/* A vendor SQL activity's ParameterBindings collection: a type-library activity has only the
+ * properties its library declares, and the message lists them. */
+START_TEST(test_custom_activity_parameter_bindings_list_declared_properties)
+{
+    expect_load_error(CDIR "bad/custom_activity_parameter_bindings.xoml", true, WF_E_SCHEMA, 3,
+                      3, "no property 'Concat.ParameterBindings' (its type library declares: "
+                      "A, B, Result)");
+}
+END_TEST
+
+static void expect_rules_target_error(const char *rules, wf_status code, const char *needle)
+{
+    xt_env e;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(compat_load(&e, CDIR "bad/rules_target.xoml", rules, true, &err), code);
+    ck_assert_ptr_null(e.def);
+    WF_ASSERT_ERROR(err, code, 7, 7, needle);
+    ck_assert_ptr_nonnull(strstr(err.file, rules));
+    xt_free(&e);
+}
+
+/* Book samples' rules read code-beside fields the type library does not declare: found at
+ * load (as WF3's rule validation would), not when the rule first runs. */
+START_TEST(test_rules_member_missing_from_the_class_is_reported_at_load)
+{
+    expect_rules_target_error(CDIR "bad/rule_reads_undeclared_field.rules", WF_E_NAME,
+                              "this.loopCounter, but the workflow 'ExecFlow' (class "
+                              "'Tests.ExecFlow') has no property 'loopCounter'");
+}
+END_TEST
+
+/* Compiled workflows' rules reach child activities as fields (this.activity.Property). */
+START_TEST(test_rules_reading_another_activity_is_unsupported)
+{
+    expect_rules_target_error(CDIR "bad/rule_reads_activity_field.rules", WF_E_UNSUPPORTED,
+                              "this.concat1, the activity 'concat1'");
+}
+END_TEST
+
+/* SplendidCRM binds CodeActivity handlers to methods of its own activities. */
+START_TEST(test_handler_bound_to_custom_activity_method_is_unsupported)
+{
+    expect_load_error(CDIR "bad/bind_to_custom_activity_method.xoml", true, WF_E_UNSUPPORTED, 3,
+                      52, "'Reviews1.LoadByAuditId': a method of the type-library activity Review");
+}
+END_TEST
+
+/* WPF resources inside a workflow (seen in exploit write-ups against hosts that load XOML):
+ * an unknown element of a framework assembly, never instantiated. */
+START_TEST(test_wpf_resource_dictionary_is_rejected)
+{
+    expect_load_error(CDIR "bad/resource_dictionary.xoml", true, WF_E_SCHEMA, 2, 2,
+                      "unknown activity type 'Rd:ResourceDictionary'");
+}
+END_TEST
+
 /* Without the compat library the designer file has no code-beside: its handlers are named. */
 START_TEST(test_designer_file_without_its_library_names_the_handler)
 {
@@ -237,24 +361,34 @@ END_TEST
 
 /* ---- nomem ------------------------------------------------------------------------------- */
 
-static wf_status designer_load_op(void *ud)
+typedef struct load_case {
+    const char *xoml, *rules;
+} load_case;
+
+static wf_status compat_load_op(void *ud)
 {
-    (void)ud;
+    const load_case *c = ud;
     xt_env e;
     wf_error err = WF_ERROR_INIT;
-    wf_status rc = compat_load(&e, CDIR "designer_codebeside.xoml", CDIR
-                               "designer_codebeside.rules", true, &err);
+    wf_status rc = compat_load(&e, c->xoml, c->rules, true, &err);
     if (rc != WF_OK)
         ck_assert_ptr_null(e.def);
     xt_free(&e);
     return rc;
 }
 
-START_TEST(test_class_namespace_lookup_survives_allocation_failures)
+START_TEST(test_compat_loads_survive_allocation_failures)
 {
     /* the test's own setup allocates too; every failing run must still end in WF_E_NOMEM */
-    unsigned runs = wf_test_nomem_loop(designer_load_op, NULL, 20000);
-    ck_assert_uint_gt(runs, 10);
+    static const load_case cases[] = {
+        {CDIR "designer_codebeside.xoml", CDIR "designer_codebeside.rules"}, /* class lookup */
+        {CDIR "self_lookup.xoml", CDIR "self_lookup.rules"},     /* root class, rule checks */
+        {CDIR "root_with_fields.xoml", NULL},                     /* ignored collection */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unsigned runs = wf_test_nomem_loop(compat_load_op, (void *)&cases[i], 20000);
+        ck_assert_uint_gt(runs, 10);
+    }
 }
 END_TEST
 
@@ -266,6 +400,9 @@ Suite *legacy_compat_suite(void)
     tcase_add_test(tc, test_full_assembly_name_positional_bind_and_null);
     tcase_add_test(tc, test_state_machine_with_unprefixed_interface_type);
     tcase_add_test(tc, test_custom_root_class_with_bound_methods);
+    tcase_add_test(tc, test_custom_root_with_field_declarations);
+    tcase_add_test(tc, test_own_assembly_types_come_from_the_class_library);
+    tcase_add_test(tc, test_rules_get_activity_by_name_of_the_root);
     tcase_add_test(tc, test_empty_rule_sets_run_as_no_ops);
     tcase_add_test(tc, test_rules_create_type_attribute);
     suite_add_tcase(s, tc);
@@ -273,12 +410,19 @@ Suite *legacy_compat_suite(void)
     tcase_add_test(tc, test_vendor_library_missing_names_assembly);
     tcase_add_test(tc, test_custom_activity_with_children_is_unsupported);
     tcase_add_test(tc, test_custom_event_activity_is_unsupported);
+    tcase_add_test(tc, test_wpf_resource_dictionary_is_rejected);
+    tcase_add_test(tc, test_handler_bound_to_custom_activity_method_is_unsupported);
+    tcase_add_test(tc, test_custom_activity_parameter_bindings_list_declared_properties);
+    tcase_add_test(tc, test_own_assembly_unknown_type_names_the_library);
+    tcase_add_test(tc, test_rules_get_activity_by_name_of_a_child_is_unsupported);
+    tcase_add_test(tc, test_rules_member_missing_from_the_class_is_reported_at_load);
+    tcase_add_test(tc, test_rules_reading_another_activity_is_unsupported);
     tcase_add_test(tc, test_designer_file_without_its_library_names_the_handler);
     tcase_add_test(tc, test_rules_console_output_is_unsupported);
     tcase_add_test(tc, test_rules_create_of_record_type_is_unsupported);
     suite_add_tcase(s, tc);
     tc = tcase_create("nomem");
-    tcase_add_test(tc, test_class_namespace_lookup_survives_allocation_failures);
+    tcase_add_test(tc, test_compat_loads_survive_allocation_failures);
     suite_add_tcase(s, tc);
     return s;
 }

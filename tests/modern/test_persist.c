@@ -306,6 +306,10 @@ static const pcase cases[] = {
      "reserved 42\ncharged\nend\nconfirm 42\n", false},
     {DATA "comp.xaml", {NULL}, {"decide=false", "refund=null"}, "Faulted",
      "reserved 42\ncharged\nrefunded\nrelease 42\n", false},
+    {DATA "cancel.xaml", {NULL}, {"a=null", "undo=\"bee\""}, "Closed",
+     "waiting for b\nbee canceled\na won\n", false},
+    {DATA "compensate.xaml", {NULL}, {"note=\"later\"", "extra=9"}, "Closed",
+     "release 9 (outer)\nend\n", false},
     {"samples/modern/order_state_machine.xaml", {"OrderId=\"A-1\"", "Amount=100"},
      {"pay=150", "ship=\"TRK-9\""}, "Closed",
      "order A-1 placed, waiting for payment of 100\npayment of 150 received\n"
@@ -385,6 +389,8 @@ static const struct {
     {10, 0}, /* completed compensation tokens with variable snapshots */
     {11, 1}, /* compensation running from a finish hook */
     {8, 1},  /* inside a Catch handler */
+    {12, 1}, /* a CancellationScope's handler running while the Pick waits */
+    {13, 1}, /* a compensation handler run by Compensate */
 };
 #define SAMPLES (int)(sizeof samples / sizeof samples[0])
 
@@ -545,8 +551,11 @@ END_TEST
 /* Save inside a no-persist zone, and with a callback no table lists: refused, named. */
 START_TEST(test_save_refused_in_no_persist_zone_and_for_unlisted_callbacks)
 {
-    static const char *const fixtures[] = {DATA "hold.xaml", DATA "stray.xaml"};
-    static const char *const needles[] = {"no-persist zone", "kind 'Stray'"};
+    static const char *const fixtures[] = {DATA "hold.xaml", DATA "stray.xaml", DATA "tx.xaml"};
+    static const char *const needles[] = {"Hold 'Waiting Hold' (activity 1.2) is executing",
+                                          "kind 'Stray' (activity 1.2) handed the runtime",
+                                          "TransactionScope 'Transfer' (activity 1.2) is "
+                                          "executing: it is a no-persist zone"};
     wf_buf out, blob;
     wf_buf_init(&out);
     wf_buf_init(&blob);
@@ -659,6 +668,60 @@ START_TEST(test_fuzzer_findings_are_clean_errors)
 }
 END_TEST
 
+static wf_status half_save(const wfm_ai *ai, wfm_persist_writer *w)
+{
+    (void)ai;
+    (void)w;
+    return WF_OK;
+}
+
+/* State that is not plain bytes without save/restore: the catalogue refuses the kind. */
+START_TEST(test_register_refuses_state_without_persistence)
+{
+    static const wfm_kind_spec opaque_spec = {
+        .name = "Opaque",
+        .ns = TEST_NS,
+        .category = "Activity",
+        .state_size = 16,
+        .execute = tick_execute,
+    };
+    static const wfm_kind_spec half_spec = {
+        .name = "Half",
+        .ns = TEST_NS,
+        .category = "Activity",
+        .state_size = 16,
+        .execute = tick_execute,
+        .save = half_save,
+    };
+    wfm_runtime *rt = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_runtime_create(NULL, &rt, &err), WF_OK);
+    ck_assert_int_eq(wfm_catalogue_register(wfm_runtime_catalogue(rt), &opaque_spec, &err),
+                     WF_E_USAGE);
+    WF_ASSERT_ERROR(err, WF_E_USAGE, 0, 0, "kind 'Opaque': per-instance state needs");
+    err = (wf_error)WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_catalogue_register(wfm_runtime_catalogue(rt), &half_spec, &err),
+                     WF_E_USAGE);
+    WF_ASSERT_ERROR(err, WF_E_USAGE, 0, 0, "save and restore");
+    static const wfm_ext_spec no_restore = {"test.half", 8, NULL, tick_ext_save, NULL};
+    static const wfm_ext_spec *const half_exts[] = {&no_restore};
+    static const wfm_kind_spec ext_spec = {
+        .name = "HalfExt",
+        .ns = TEST_NS,
+        .category = "Activity",
+        .execute = tick_execute,
+        .exts = half_exts,
+        .ext_count = 1,
+    };
+    err = (wf_error)WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_catalogue_register(wfm_runtime_catalogue(rt), &ext_spec, &err),
+                     WF_E_USAGE);
+    WF_ASSERT_ERROR(err, WF_E_USAGE, 0, 0, "extension 0 needs a name, save and restore");
+    ck_assert_ptr_null(wfm_catalogue_find(wfm_runtime_catalogue(rt), TEST_NS, "Opaque"));
+    wfm_runtime_destroy(rt);
+}
+END_TEST
+
 /* ---- nomem ----------------------------------------------------------------------------- */
 typedef struct nm {
     host *h;
@@ -734,10 +797,11 @@ Suite *modern_persist_suite(void)
     tcase_add_test(tc, test_unknown_version_bad_magic_and_trailing_bytes_are_corrupt);
     tcase_add_test(tc, test_restore_into_another_definition_is_a_state_error);
     tcase_add_loop_test(tc, test_save_refused_in_no_persist_zone_and_for_unlisted_callbacks, 0,
-                        2);
+                        3);
     tcase_add_test(tc, test_inspect_shows_activities_variables_and_bookmarks);
     tcase_add_test(tc, test_values_of_every_kind_round_trip_through_the_codec);
     tcase_add_test(tc, test_fuzzer_findings_are_clean_errors);
+    tcase_add_test(tc, test_register_refuses_state_without_persistence);
     suite_add_tcase(s, tc);
     tc = tcase_create("nomem");
     tcase_set_timeout(tc, 60);

@@ -665,6 +665,7 @@ static const wfm_kind_spec keeper_spec = {
     .name = "Keeper",
     .ns = "urn:wfbridge:test",
     .category = "Activity",
+    .flags = WFM_KIND_STATE_PLAIN, /* plain counters (persistence contract) */
     .props = keeper_props,
     .prop_count = 1,
     .content_prop = "Body",

@@ -75,7 +75,7 @@ START_TEST(test_track_record_json_shape_and_order)
     char line[1024];
     ck_assert(wfm_tracker_ring_get(t, 0, line, sizeof line));
     ck_assert_str_eq(line, "{\"record\": \"WorkflowInstance\", \"instance\": \"inst-1\", "
-                           "\"seq\": 1, \"time\": \"2023-11-14T22:13:20Z\", "
+                           "\"seq\": 1, \"time\": \"2023-11-14T22:13:20.000000Z\", "
                            "\"state\": \"Started\"}");
     ck_assert(wfm_tracker_ring_get(t, 1, line, sizeof line));
     ck_assert_ptr_nonnull(strstr(line, "\"seq\": 4"));
