@@ -20,6 +20,7 @@
  * A closing activity is heard by its listener (normally the parent) through a WI_CLOSED item;
  * at the executor's root, root_closed decides the instance state. */
 #include "wfl_exec_int.h"
+#include "../common/wf_random.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -967,25 +968,6 @@ const char *wfl_exec_state_name(wfl_exec_state state)
     return (size_t)state < sizeof names / sizeof names[0] ? names[state] : "?";
 }
 
-static void random_id(char *out, size_t size)
-{
-    unsigned char bytes[16] = {0};
-    FILE *f = fopen("/dev/urandom", "rb");
-    size_t got = f ? fread(bytes, 1, sizeof bytes, f) : 0;
-    if (f)
-        fclose(f);
-    if (got != sizeof bytes) { /* no entropy source: mix the clock and an address */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        uint64_t h = wf_hash_bytes(&ts, sizeof ts) ^ (uint64_t)(uintptr_t)out;
-        memcpy(bytes, &h, sizeof h);
-        h = wf_hash_bytes(&h, sizeof h);
-        memcpy(bytes + 8, &h, sizeof h);
-    }
-    for (size_t i = 0; i < 16 && 2 * i + 2 < size; i++)
-        snprintf(out + 2 * i, 3, "%02x", bytes[i]);
-}
-
 wf_status wfl_exec_new(const wfl_definition *def, const wfl_exec_opts *opts, wfl_exec **out,
                        wf_error *err)
 {
@@ -1005,7 +987,7 @@ wf_status wfl_exec_new(const wfl_definition *def, const wfl_exec_opts *opts, wfl
     if (opts && opts->instance_id)
         snprintf(ex->instance_id, sizeof ex->instance_id, "%s", opts->instance_id);
     else
-        random_id(ex->instance_id, sizeof ex->instance_id);
+        wf_random_id(ex->instance_id);
     *out = ex;
     return WF_OK;
 }

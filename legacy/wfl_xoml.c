@@ -1524,6 +1524,63 @@ static void require(loader *ld, const wfl_node *n, const char *dp_name)
         ERR(ld, WF_E_SCHEMA, n->loc, "%s '%s' needs %s", n->type->name, n->name, dp_name);
 }
 
+/* "Approver, Score": the parameter names of an event or method, for messages. */
+static const char *param_names(const wfl_tl_event *ev, const wfl_tl_func *fn, char *buf,
+                               size_t size)
+{
+    size_t count = ev != NULL ? wfl_tl_event_param_count(ev) : wfl_tl_func_param_count(fn);
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < count && used < size; i++) {
+        const wfl_tl_prop *p = ev != NULL ? wfl_tl_event_param(ev, i) : wfl_tl_func_param(fn, i);
+        int k = snprintf(buf + used, size - used, "%s%s", used > 0 ? ", " : "", p->name);
+        if (k < 0)
+            break;
+        used += (size_t)k;
+    }
+    if (fn != NULL && wfl_tl_func_return(fn) != NULL && used < size)
+        snprintf(buf + used, size - used, "%s(ReturnValue)", used > 0 ? ", " : "");
+    return buf[0] != '\0' ? buf : "none";
+}
+
+static bool has_param(const wfl_tl_event *ev, const wfl_tl_func *fn, const char *name)
+{
+    if (fn != NULL && strcmp(name, "(ReturnValue)") == 0)
+        return wfl_tl_func_return(fn) != NULL;
+    size_t count = ev != NULL ? wfl_tl_event_param_count(ev) : wfl_tl_func_param_count(fn);
+    for (size_t i = 0; i < count; i++) {
+        const wfl_tl_prop *p = ev != NULL ? wfl_tl_event_param(ev, i) : wfl_tl_func_param(fn, i);
+        if (strcmp(p->name, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Each WorkflowParameterBinding names a parameter of the event or method (WF3 rejects any
+ * other name). An event's "e" and "sender" are accepted by WF3 but receive nothing here, where
+ * a typed event delivers its parameters by name: reported, not silently dropped. */
+static void check_param_bindings(loader *ld, const wfl_node *n, const wfl_tl_event *ev,
+                                 const wfl_tl_func *fn, const char *member)
+{
+    const wfl_pval *pv = pval_named(n, "ParameterBindings");
+    if (pv == NULL || pv->kind != WFL_PV_PARAMS)
+        return;
+    char names[256];
+    for (size_t i = 0; i < pv->u.params.count; i++) {
+        const wfl_param_binding *b = &pv->u.params.items[i];
+        if (b->param == NULL || has_param(ev, fn, b->param))
+            continue;
+        if (ev != NULL && (strcmp(b->param, "e") == 0 || strcmp(b->param, "sender") == 0))
+            WARN(ld, b->loc, "ParameterBinding '%s' receives nothing: event '%s' delivers its "
+                 "parameters by name (%s)", b->param, member, param_names(ev, fn, names,
+                 sizeof names));
+        else
+            ERR(ld, WF_E_NAME, b->loc, "%s '%s' has no parameter '%s' (it has: %s)",
+                ev != NULL ? "event" : "method", member, b->param,
+                param_names(ev, fn, names, sizeof names));
+    }
+}
+
 static void check_service_member(loader *ld, const wfl_node *n, const char *dp_name, bool event)
 {
     const wfl_pval *it = pval_named(n, "InterfaceType");
@@ -1534,9 +1591,13 @@ static void check_service_member(loader *ld, const wfl_node *n, const char *dp_n
     if (it->kind != WFL_PV_TYPE || it->u.type.service == NULL || name == NULL)
         return;
     const wfl_tl_service *s = it->u.type.service;
-    if (event ? wfl_tl_service_event(s, name) == NULL : wfl_tl_service_method(s, name) == NULL)
+    const wfl_tl_event *ev = event ? wfl_tl_service_event(s, name) : NULL;
+    const wfl_tl_func *fn = event ? NULL : wfl_tl_service_method(s, name);
+    if (ev == NULL && fn == NULL)
         ERR(ld, WF_E_NAME, pv->loc, "service '%s' has no %s '%s'", wfl_tl_service_name(s),
             event ? "event" : "method", name);
+    else
+        check_param_bindings(ld, n, ev, fn, name);
 }
 
 static void check_alt_flow_parent(loader *ld, const wfl_node *n)

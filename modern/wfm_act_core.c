@@ -502,6 +502,7 @@ static const void *const delay_callbacks[] = {(const void *)delay_fire};
 static const wfm_kind_spec delay_spec = {
     .name = "Delay",
     .category = "Activity",
+    .content_prop = "Duration", /* WF4's [ContentProperty]: <Delay>[d]</Delay> */
     .flags = WFM_KIND_CAN_IDLE,
     .props = delay_props,
     .prop_count = 1,

@@ -339,6 +339,7 @@ static wf_status rethrow_prepare(wfm_load *load, wfm_node *node)
 static const wfm_kind_spec throw_spec = {
     .name = "Throw",
     .category = "Activity",
+    .content_prop = "Exception", /* WF4's [ContentProperty] */
     .props = throw_props,
     .prop_count = sizeof throw_props / sizeof throw_props[0],
     .execute = throw_execute,

@@ -108,25 +108,6 @@ static wf_status check_spec(const wfm_kind_spec *spec, int *content_index, wf_er
     return WF_OK;
 }
 
-/* The [ContentProperty] WF4 declares on its activities, for built-in kinds whose spec names
- * none, so that the designer's <Delay>[d]</Delay> and <Throw><InArgument ...></Throw> load. */
-static int wf4_content_index(const wfm_kind_spec *spec)
-{
-    static const struct {
-        const char *kind, *prop;
-    } wf4[] = {{"Delay", "Duration"}, {"Throw", "Exception"}};
-    if (spec->content_prop || (spec->ns && strcmp(spec->ns, WFM_NS_ACTIVITIES) != 0))
-        return -1;
-    for (size_t i = 0; i < sizeof wf4 / sizeof wf4[0]; i++) {
-        if (strcmp(spec->name, wf4[i].kind) != 0)
-            continue;
-        for (size_t j = 0; j < spec->prop_count; j++)
-            if (strcmp(spec->props[j].name, wf4[i].prop) == 0)
-                return (int)j;
-    }
-    return -1;
-}
-
 static bool grow_kinds(wfm_catalogue *cat)
 {
     if (cat->count < cat->cap)
@@ -146,8 +127,6 @@ wf_status wfm_catalogue_register(wfm_catalogue *cat, const wfm_kind_spec *spec, 
     wf_status rc = check_spec(spec, &content_index, err);
     if (rc != WF_OK)
         return rc;
-    if (content_index < 0)
-        content_index = wf4_content_index(spec);
     char key[512];
     if (!make_key(key, sizeof key, spec->ns, spec->name))
         return wf_error_set(err, WF_E_USAGE, NULL, "kind name too long");

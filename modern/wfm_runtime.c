@@ -17,10 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h> /* sysconf */
 
+#include "../common/wf_random.h"
 #include "wfm_sched_int.h"
 #include "wfm_track_int.h"
 
@@ -219,8 +219,7 @@ wf_status wfm_runtime_create(const wfm_runtime_opts *opts, wfm_runtime **out, wf
     rt->clock = opts->clock ? opts->clock : real_clock;
     rt->clock_ud = opts->clock_ud;
     rt->tracker = opts->tracker;
-    if (getrandom(&rt->id_prefix, sizeof rt->id_prefix, 0) != (ssize_t)sizeof rt->id_prefix)
-        rt->id_prefix = (uint64_t)rt->clock(rt->clock_ud) ^ ((uint64_t)getpid() << 40);
+    wf_random_bytes(&rt->id_prefix, sizeof rt->id_prefix);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     rt->worker_count = opts->worker_count ? opts->worker_count : (cores > 0 ? (unsigned)cores : 1);
     pthread_mutex_init(&rt->out_lock, NULL);

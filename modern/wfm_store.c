@@ -14,11 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../common/wf_mem.h"
+#include "../common/wf_random.h"
 
 typedef struct pending_save {
     const wfm_store_save_rec *rec;
@@ -180,9 +180,8 @@ static wf_status set_pragmas(wfm_store *s, wfm_durability durability, wf_error *
 
 static char *default_owner(void)
 {
-    unsigned char r[4] = {0};
-    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
-        memset(r, 0, sizeof r);
+    unsigned char r[4];
+    wf_random_bytes(r, sizeof r);
     char buf[64];
     snprintf(buf, sizeof buf, "host-%ld-%02x%02x%02x%02x", (long)getpid(), r[0], r[1], r[2], r[3]);
     return wf_strdup(buf);
@@ -301,26 +300,12 @@ wf_status wfm_store_put_definition(wfm_store *s, uint64_t hash, const char *path
     return rc;
 }
 
-static void new_id(wfm_store_id *id)
-{
-    unsigned char r[16];
-    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_sec;
-        for (size_t i = 0; i < sizeof r; i++, x = x * 6364136223846793005ULL + 1)
-            r[i] = (unsigned char)(x >> 56);
-    }
-    for (size_t i = 0; i < sizeof r; i++)
-        snprintf(id->text + 2 * i, 3, "%02x", r[i]);
-}
-
 wf_status wfm_store_create(wfm_store *s, uint64_t definition_hash, wfm_store_id *out,
                            wf_error *err)
 {
     char h[17];
     hash_text(definition_hash, h);
-    new_id(out);
+    wf_random_id(out->text);
     int64_t now = now_ms();
     pthread_mutex_lock(&s->db_lock);
     wf_status rc = run_stmt(s,
