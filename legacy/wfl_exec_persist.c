@@ -485,6 +485,22 @@ static void read_items(reader *r, wfl_exec *ex, wi_queue *q)
     }
 }
 
+/* Append a restored subscriber (no work item is scheduled: the saved queues hold those).
+ * On out of memory the queue keeps its old array, so nothing leaks. */
+static bool add_sub(xqueue *q, wfl_act *a)
+{
+    if (q->sub_count == q->sub_cap) {
+        size_t cap = q->sub_cap * 2 + 2;
+        wfl_act **subs = wf_realloc(q->subs, cap * sizeof *subs);
+        if (!subs)
+            return false;
+        q->subs = subs;
+        q->sub_cap = cap;
+    }
+    q->subs[q->sub_count++] = a;
+    return true;
+}
+
 static void read_queues(reader *r, wfl_exec *ex)
 {
     uint32_t n = get_u32(r);
@@ -509,16 +525,8 @@ static void read_queues(reader *r, wfl_exec *ex)
         uint32_t subs = get_u32(r);
         for (uint32_t j = 0; j < subs && !r->bad; j++) {
             wfl_act *a = resolve(ex, get_ref(r), &r->bad);
-            if (a && !r->bad) {
-                q->subs =
-                    q->sub_count == q->sub_cap
-                        ? wf_realloc(q->subs, (q->sub_cap = q->sub_cap * 2 + 2) * sizeof(wfl_act *))
-                        : q->subs;
-                if (!q->subs)
-                    r->nomem = r->bad = true;
-                else
-                    q->subs[q->sub_count++] = a;
-            }
+            if (a && !r->bad && !add_sub(q, a))
+                r->nomem = r->bad = true;
         }
     }
     uint32_t t = get_u32(r);

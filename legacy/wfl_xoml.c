@@ -1016,8 +1016,9 @@ static void child_element(loader *ld, const wf_xml_node *c, wfl_node *node, wfl_
     }
     if (!(node->type->flags & WFL_TF_COMPOSITE) && node->type->kind == WFL_KIND_CUSTOM) {
         ERR(ld, WF_E_SCHEMA, node_loc(ld, c), "%s cannot contain child activities ('%s'): a "
-            "type-library activity is a leaf (composite custom activities are not supported)",
-            node->type->name, c->name);
+            "type-library activity is a leaf (composite custom activities are not supported%s)",
+            node->type->name, c->name, node->parent == NULL ? "; a workflow base class is "
+            "declared as a <Class> of its type library" : "");
         return;
     }
     if (!(node->type->flags & WFL_TF_COMPOSITE)) {
@@ -1153,6 +1154,9 @@ static void load_class_typelibs(loader *ld, const char *class_name, wf_loc at)
             continue;
         memcpy(name, class_name, len);
         name[len] = '\0';
+        if (strpbrk(name, "/\\") != NULL || strstr(name, "..") != NULL || name[0] == '.' ||
+            name[len - 1] == '.')
+            continue; /* not a plain assembly name: never a library the markup could mean */
         wfl_typelib *tl = NULL;
         wf_error e = WF_ERROR_INIT;
         wf_status rc = wfl_typelib_load(ld->opts->libpath, ld->def->types, name, &tl,

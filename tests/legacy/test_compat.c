@@ -92,6 +92,7 @@ START_TEST(test_state_machine_with_unprefixed_interface_type)
 {
     xt_env e;
     compat_load_ok(&e, CDIR "desk_states.xoml", NULL);
+    ck_assert_uint_eq(wfl_definition_warning_count(e.def), 1); /* the "e" binding */
     xt_start(&e);
     ck_assert_int_eq(xt_run(&e), WFL_EXEC_IDLE);
     ck_assert(xt_waits_on(&e, "IDeskService.Closed"));
@@ -141,6 +142,19 @@ START_TEST(test_rules_get_activity_by_name_of_the_root)
     xt_start(&e);
     ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
     ck_assert_int_eq(xt_int(&e, "Count"), 3); /* while Count < Limit (3) */
+    xt_free(&e);
+}
+END_TEST
+
+/* The x:Class namespace names a library only as a plain name on the library path: one that
+ * walks out of it ("../compat/lib/Tests", which does exist relative to the path) is never
+ * tried, and the workflow simply has no code-beside. */
+START_TEST(test_class_namespace_never_leaves_the_library_path)
+{
+    xt_env e;
+    compat_load_ok(&e, CDIR "class_name_with_path.xoml", NULL);
+    ck_assert_uint_eq(wfl_definition_warning_count(e.def), 1); /* no type library */
+    ck_assert_uint_eq(wfl_definition_param_count(e.def), 0);
     xt_free(&e);
 }
 END_TEST
@@ -322,6 +336,23 @@ START_TEST(test_wpf_resource_dictionary_is_rejected)
 }
 END_TEST
 
+/* A ParameterBinding naming no parameter of the method (WF3's validation rejects it too). */
+START_TEST(test_unknown_parameter_binding_lists_the_parameters)
+{
+    expect_load_error(CDIR "bad/unknown_parameter_binding.xoml", true, WF_E_NAME, 5, 4,
+                      "method 'Notify' has no parameter 'Recipient' (it has: Message, "
+                      "(ReturnValue))");
+}
+END_TEST
+
+/* A workflow base class wrongly described as an ActivityType: the message says what to do. */
+START_TEST(test_root_activity_type_with_children_hints_at_class)
+{
+    expect_load_error(CDIR "bad/root_is_activity_type.xoml", true, WF_E_SCHEMA, 2, 2,
+                      "a workflow base class is declared as a <Class> of its type library");
+}
+END_TEST
+
 /* Without the compat library the designer file has no code-beside: its handlers are named. */
 START_TEST(test_designer_file_without_its_library_names_the_handler)
 {
@@ -403,6 +434,7 @@ Suite *legacy_compat_suite(void)
     tcase_add_test(tc, test_custom_root_with_field_declarations);
     tcase_add_test(tc, test_own_assembly_types_come_from_the_class_library);
     tcase_add_test(tc, test_rules_get_activity_by_name_of_the_root);
+    tcase_add_test(tc, test_class_namespace_never_leaves_the_library_path);
     tcase_add_test(tc, test_empty_rule_sets_run_as_no_ops);
     tcase_add_test(tc, test_rules_create_type_attribute);
     suite_add_tcase(s, tc);
@@ -411,6 +443,8 @@ Suite *legacy_compat_suite(void)
     tcase_add_test(tc, test_custom_activity_with_children_is_unsupported);
     tcase_add_test(tc, test_custom_event_activity_is_unsupported);
     tcase_add_test(tc, test_wpf_resource_dictionary_is_rejected);
+    tcase_add_test(tc, test_root_activity_type_with_children_hints_at_class);
+    tcase_add_test(tc, test_unknown_parameter_binding_lists_the_parameters);
     tcase_add_test(tc, test_handler_bound_to_custom_activity_method_is_unsupported);
     tcase_add_test(tc, test_custom_activity_parameter_bindings_list_declared_properties);
     tcase_add_test(tc, test_own_assembly_unknown_type_names_the_library);
