@@ -128,12 +128,24 @@ static void writeline_execute(wfm_ctx *ctx, wfm_ai *ai)
     wfm_ctx_complete(ctx, ai);
 }
 
+/* WF4's TextWriter="[w]" redirects the line; here every line goes to the instance's writer,
+ * so the attribute is accepted (files from the designer carry it) and ignored with a warning.
+ * The property-element form <WriteLine.TextWriter> stays an error. */
+static wf_status writeline_prepare(wfm_load *load, wfm_node *node)
+{
+    if (wfm_load_claim_attr(load, node, "TextWriter"))
+        wfm_load_warning(load, node,
+                         "WriteLine.TextWriter is ignored: the line goes to the instance's writer");
+    return WF_OK;
+}
+
 static const wfm_kind_spec writeline_spec = {
     .name = "WriteLine",
     .category = "Activity",
     .content_prop = "Text", /* <WriteLine><InArgument ...>[x]</InArgument></WriteLine> */
     .props = writeline_props,
     .prop_count = 1,
+    .prepare = writeline_prepare,
     .execute = writeline_execute,
 };
 
