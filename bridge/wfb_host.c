@@ -1,7 +1,8 @@
 /* wfb_host.c — `wfbridge host [--store FILE] [--once]`: a long-running durable host. It loads
- * and runs the persisted instances that can make progress — timers due, or saved at a Persist
- * request / mid-run ("Executing") and not leased by another live host — until each is idle
- * again (persisted and unloaded) or completes, then looks again. */
+ * and runs the persisted instances that can make progress — timers due, resumptions queued
+ * by `wfbridge resume`, saved at a Persist request / mid-run ("Executing") or before their
+ * first run ("Created"), and not leased by another live host — until each is idle again
+ * (persisted and unloaded) or completes, then looks again. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,8 @@
 static const char usage_text[] =
     "usage: wfbridge host [--store FILE] [--once] [--durability full|normal] [--lib-path DIR]\n\n"
     "Run the instances of the instance store (default: " WFB_DEFAULT_STORE
-    " in the working\ndirectory) whose timers are due or that were saved while runnable, each "
+    " in the working\ndirectory) whose timers are due, that have queued resumptions (applied in "
+    "order) or\nthat were saved while runnable, each "
     "until it is\nidle again (persisted and unloaded) or completes; instances another host "
     "holds are\nleft alone. Prints one line per instance run: \"ID STATUS\".\n\n"
     "  --once            one pass, then exit (default: keep polling, at least once a second)\n"
@@ -36,10 +38,28 @@ static int64_t now_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* Is `name` one of the row's bookmarks ('\n'-separated)? */
+static bool waits_on(const wfm_store_row *row, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *b = row->bookmarks; *b;) {
+        size_t n = strcspn(b, "\n");
+        if (n == len && memcmp(b, name, len) == 0)
+            return true;
+        b += n;
+        b += *b == '\n';
+    }
+    return false;
+}
+
 static bool collect(void *ud, const wfm_store_row *row)
 {
     pass *p = ud;
-    bool runnable = strcmp(row->status, "Executing") == 0;
+    /* Created: saved before its first run (a host died before it got further) */
+    bool runnable = strcmp(row->status, "Executing") == 0 || strcmp(row->status, "Created") == 0;
+    /* resumptions queued by `wfbridge resume` while it was locked, the first one takeable */
+    if (row->next_resume && strcmp(row->status, "Idle") == 0 && waits_on(row, row->next_resume))
+        runnable = true;
     if (strcmp(row->status, "Idle") == 0 && row->next_timer_us > 0) {
         if (row->next_timer_us <= p->now_us)
             runnable = true;

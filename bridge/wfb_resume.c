@@ -26,8 +26,12 @@ static const char usage_text[] =
     "  --durability D        full (default: fsync every commit) or normal (WAL, survives a\n"
     "                        process crash, a power loss may drop the last commits)\n"
     "  --lib-path DIR        where native libraries are found (default $WFBRIDGE_LIB_PATH)\n\n"
-    "Exit status: 0 Closed or Idle, 1 Faulted, Canceled or Terminated, 2 usage or input\n"
-    "error (unknown id, instance locked by another host, unknown bookmark, bad state).\n";
+    "When another live host holds the instance, each --bookmark is queued in the store\n"
+    "instead (exit 0): that host, or the next one to run the instance, applies the queued\n"
+    "resumptions in order; resumptions queued earlier also go before these ones.\n\n"
+    "Exit status: 0 Closed, Idle or queued, 1 Faulted, Canceled or Terminated, 2 usage or\n"
+    "input error (unknown id, instance locked without a bookmark to queue, unknown bookmark,\n"
+    "bad state).\n";
 
 /* ---- shared durable helpers --------------------------------------------------------------- */
 int wfb_parse_durability(const char *verb, const char *text, int *out)
@@ -220,6 +224,59 @@ static wf_status resume_bookmark(wfm_runtime *rt, wfm_host *host, wfm_dinst *d, 
     return st;
 }
 
+/* ---- queueing for an instance another host holds ------------------------------------------ */
+static bool count_queued(void *ud, const wfm_store_resume *r)
+{
+    (void)r;
+    (*(size_t *)ud)++;
+    return true;
+}
+
+/* Queue every --bookmark of o in the store's pending resumptions, in order. */
+static wf_status queue_bookmarks(wfm_runtime *rt, wfm_store *store, const resume_opts *o,
+                                 wf_error *err)
+{
+    wf_status st = WF_OK;
+    for (size_t i = 0; st == WF_OK && i < o->bookmark_count; i++) {
+        char *name = NULL;
+        const char *value = NULL;
+        if (!wfb_split_assignment(o->bookmarks[i], &name, &value))
+            return wf_error_set(err, WF_E_USAGE, NULL, "--bookmark needs NAME=VALUE, not '%s'",
+                                o->bookmarks[i]);
+        wf_value payload = wf_null();
+        wf_buf json;
+        wf_buf_init(&json);
+        st = wfb_payload(rt, value, &payload, err);
+        if (st == WF_OK && (!wf_value_to_json(&payload, &json) || json.oom || !json.data))
+            st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+        int64_t seq = 0;
+        if (st == WF_OK)
+            st = wfm_store_enqueue_resume(store, o->id, name, json.data, &seq, err);
+        if (st == WF_OK && !o->json)
+            printf("instance %s: resumption of bookmark '%s' queued (#%lld)\n", o->id, name,
+                   (long long)seq);
+        wf_buf_fini(&json);
+        wf_value_release(&payload);
+        wf_free(name);
+    }
+    return st;
+}
+
+/* The instance is leased by another live host: queue the resumptions for it (that host, or
+ * the next one to run the instance, applies them in order). Exit 0 once queued. */
+static int queue_for_other_host(wfm_runtime *rt, wfm_store *store, const resume_opts *o,
+                                wf_error *err)
+{
+    if (queue_bookmarks(rt, store, o, err) != WF_OK)
+        return wfb_report(err);
+    if (o->json)
+        printf("{\"instance_id\": \"%s\", \"status\": \"Queued\"}\n", o->id);
+    else
+        printf("instance %s is locked by another host: %zu resumption(s) queued\n", o->id,
+               o->bookmark_count);
+    return 0;
+}
+
 static int resume_instance(const resume_opts *o)
 {
     wf_error err = WF_ERROR_INIT;
@@ -236,9 +293,27 @@ static int resume_instance(const resume_opts *o)
     ro.libpath = libpath;
     ro.worker_count = 1;
     if (wfm_runtime_create(&ro, &rt, &err) != WF_OK ||
-        wfb_durable_open(&cfg, rt, &store, &host, &err) != WF_OK ||
-        wfm_host_load(host, o->id, &d, &err) != WF_OK)
+        wfb_durable_open(&cfg, rt, &store, &host, &err) != WF_OK)
         goto fail;
+    wf_status st = wfm_host_load(host, o->id, &d, &err);
+    if (st == WF_E_LOCKED && o->bookmark_count > 0) {
+        wf_error_clear(&err);
+        rc = queue_for_other_host(rt, store, o, &err);
+        goto done;
+    }
+    if (st != WF_OK)
+        goto fail;
+    /* resumptions queued earlier go first: queue these behind them and run */
+    size_t queued = 0;
+    if (o->bookmark_count > 0 &&
+        wfm_store_pending_resumes(store, o->id, count_queued, &queued, &err) != WF_OK)
+        goto fail;
+    if (queued > 0) {
+        if (queue_bookmarks(rt, store, o, &err) != WF_OK || wfb_durable_drive(host, d, &err) != WF_OK)
+            goto fail;
+        rc = wfb_durable_finish(d, o->json);
+        goto done;
+    }
     for (size_t i = 0; i < o->bookmark_count; i++) {
         if (i > 0 && wfm_dinst_loaded(d) == false) {
             /* the previous run unloaded it: load it again for the next bookmark */

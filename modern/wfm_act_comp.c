@@ -3,7 +3,6 @@
  * extension; when its body closes, the token keeps a snapshot of the activity's environment
  * chain so its handlers later see the variables as they were then. The workflow's end
  * confirms (success) or compensates (fault, cancel) what is still open, newest first. */
-#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,7 +12,6 @@
 #include "wfm_activity.h"
 #include "wfm_acts.h"
 #include "wfm_def_int.h"
-#include "wfm_sched_int.h"
 
 /* Token lifecycle (status, and the function that moves it):
  *   RUNNING     -> COMPLETED    ca_body_done (body closed: snapshot taken, order recorded)
@@ -87,7 +85,7 @@ static bool node_is(const wfm_node *node, const wfm_kind_spec *spec)
 /* Out of memory: the scheduler fails the instance once this callback returns. */
 static void fail_nomem(wfm_ctx *ctx)
 {
-    ctx->nomem = true;
+    wfm_ctx_nomem(ctx);
 }
 
 /* ---- environment snapshots ------------------------------------------------------------ */
@@ -139,22 +137,6 @@ static wf_status env_snapshot(const wfm_env *env, wfm_env **out)
     *link = (wfm_env *)env;
     *out = head;
     return WF_OK;
-}
-
-/*
-** Schedule `node` as a child of ai to run in `env` (a token's snapshot) instead of env(ai).
-** The activity API has no call for this; wfm_ctx_schedule links the new child as ai's last
-** child and reads its env only when it executes, so the env is replaced before that.
-*/
-static wf_status schedule_in_env(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, wfm_env *env,
-                                 wfm_done_fn done, wfm_fault_fn fault)
-{
-    wf_status rc = wfm_ctx_schedule(ctx, ai, node, done, fault);
-    if (rc == WF_OK && env) {
-        assert(ai->last_child && ai->last_child->node == node && ai->last_child->env == ai->env);
-        ai->last_child->env = env;
-    }
-    return rc;
 }
 
 /* ---- the extension -------------------------------------------------------------------- */
@@ -396,7 +378,7 @@ static drv_result drv_step(wfm_ctx *ctx, wfm_ai *ai, comp_driver *drv, wfm_done_
             if (handler) {
                 wf_status rc = f->op == OP_CANCEL
                                    ? wfm_ctx_schedule(ctx, ai, handler, done, fault)
-                                   : schedule_in_env(ctx, ai, handler, f->t->env, done, fault);
+                                   : wfm_ctx_schedule_in_env(ctx, ai, handler, f->t->env, done, fault);
                 return rc == WF_OK ? DRV_RUNNING : DRV_FAILED;
             }
         }
@@ -542,7 +524,7 @@ static void ca_body_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
     comp_token *t = st->token;
     if (wfm_node_child(t->node, CA_COMPENSATION) || wfm_node_child(t->node, CA_CONFIRMATION) ||
         wfm_node_child(t->node, CA_CANCELLATION)) {
-        if (env_snapshot(ai->env, &t->env) != WF_OK) {
+        if (env_snapshot(wfm_ai_env(ai), &t->env) != WF_OK) {
             fail_nomem(ctx);
             return;
         }
@@ -631,7 +613,7 @@ static wf_status compensable_prepare(wfm_load *load, wfm_node *node)
 
 static wf_status compensable_save(const wfm_ai *ai, wfm_persist_writer *w)
 {
-    const ca_state *st = ai->state;
+    const ca_state *st = wfm_ai_state_const(ai);
     wfm_persist_write_uint(w, COMP_STATE_VERSION);
     wfm_persist_write_int(w, st->token ? st->token->id : 0);
     wfm_persist_write_uint(w, st->canceling);
@@ -641,7 +623,7 @@ static wf_status compensable_save(const wfm_ai *ai, wfm_persist_writer *w)
 
 static wf_status compensable_restore(wfm_ai *ai, wfm_persist_reader *r)
 {
-    ca_state *st = ai->state;
+    ca_state *st = wfm_ai_state(ai);
     comp_ext *ext = comp_ext_get(wfm_persist_reader_ctx(r)); /* restored before activities */
     if (!ext)
         return WF_E_NOMEM;
@@ -848,7 +830,7 @@ static void ct_fini(wfm_ai *ai)
 
 static wf_status ct_save(const wfm_ai *ai, wfm_persist_writer *w)
 {
-    const ct_state *st = ai->state;
+    const ct_state *st = wfm_ai_state_const(ai);
     wfm_persist_write_uint(w, COMP_STATE_VERSION);
     drv_save(&st->drv, w);
     return WF_OK;
@@ -856,7 +838,7 @@ static wf_status ct_save(const wfm_ai *ai, wfm_persist_writer *w)
 
 static wf_status ct_restore(wfm_ai *ai, wfm_persist_reader *r)
 {
-    ct_state *st = ai->state;
+    ct_state *st = wfm_ai_state(ai);
     comp_ext *ext = comp_ext_get(wfm_persist_reader_ctx(r));
     if (!ext)
         return WF_E_NOMEM;

@@ -170,6 +170,9 @@ typedef enum wfm_status {
 
 const wfm_node *wfm_ai_node(const wfm_ai *ai);
 void *wfm_ai_state(wfm_ai *ai); /* kind's state_size bytes, zeroed at creation */
+const void *wfm_ai_state_const(const wfm_ai *ai); /* the same, for save hooks */
+/* env(ai): the environment ai's expressions see (its variables, then its ancestors'). */
+const wfm_env *wfm_ai_env(const wfm_ai *ai);
 wfm_status wfm_ai_status(const wfm_ai *ai);
 bool wfm_ai_cancel_requested(const wfm_ai *ai);
 wfm_ai *wfm_ai_parent(const wfm_ai *ai);
@@ -194,6 +197,13 @@ wf_status wfm_ctx_set_param(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, size_t inde
  * required, on_fault optional (NULL: faults pass through). */
 wf_status wfm_ctx_schedule(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *child, wfm_done_fn on_done,
                            wfm_fault_fn on_fault);
+/* Like wfm_ctx_schedule, but the child runs in `env` instead of env(ai): an environment the
+ * kind owns (a snapshot whose parent chain ends at the root environment, e.g. the variables
+ * a CompensableActivity had when its body closed), which must outlive the child. The kind
+ * saves and restores it with wfm_persist_write_env / wfm_persist_read_env(r, true) like any
+ * state it owns; the saved child refers to it. NULL env: env(ai). */
+wf_status wfm_ctx_schedule_in_env(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *child, wfm_env *env,
+                                  wfm_done_fn on_done, wfm_fault_fn on_fault);
 /* Schedule the body of DELEGATE property `prop` of `node` (ai's own node, or an auxiliary node
  * under it such as a Catch) as a child of ai, with the delegate argument bound to `arg`. */
 wf_status wfm_ctx_schedule_delegate(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsigned prop,
@@ -204,6 +214,10 @@ void wfm_ctx_complete(wfm_ctx *ctx, wfm_ai *ai);
 void wfm_ctx_mark_canceled(wfm_ctx *ctx, wfm_ai *ai);
 /* Fault ai with exception `exc` (taken over). The fault walks up per WF-SEMANTICS §5. */
 void wfm_ctx_fault(wfm_ctx *ctx, wfm_ai *ai, wf_value exc);
+/* Report that memory ran out in a callback that has no status to return (a finish hook, an
+ * on_done): once the callback returns, the runtime ends the instance as Faulted without an
+ * exception value (hosts report "out of memory"), running nothing more. */
+void wfm_ctx_nomem(wfm_ctx *ctx);
 /* TerminateWorkflow: end the whole instance as Terminated with `exc` (taken over; its message
  * is the reason). Not catchable: no on_fault handler sees it; running activities are aborted. */
 void wfm_ctx_terminate(wfm_ctx *ctx, wfm_ai *ai, wf_value exc);

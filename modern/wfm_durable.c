@@ -6,6 +6,7 @@
  *
  * A durable instance (d->loaded: in memory and leased; d->dirty: changed since saved):
  *   (store row Created, leased) -> loaded, dirty     wfm_host_new
+ *   first run: the Created state is saved first       run_queue (save_state, initial)
  *   saved row -> loaded, clean                         wfm_host_load (restore, then lock)
  *   loaded -> loaded, dirty                            wfm_host_run / wfm_host_resume
  *   loaded, dirty -> loaded, clean                     save at a Persist request or idle with
@@ -44,6 +45,8 @@ struct wfm_dinst {
     char **kept;  /* names promoted by an earlier host, not in opts.promote (owned) */
     bool resumed; /* loaded from the store: its next run emits the Resumed record */
     size_t kept_count;
+    int64_t resumes_through; /* the last queued resumption applied (deleted by the next save) */
+    bool created_saved;      /* the state before the first run is in the store */
     wfm_dinst *prev, *next; /* the host's list */
 };
 
@@ -228,7 +231,18 @@ static wf_status props_collect(const wfm_host *h, wfm_dinst *d, props *p, wf_err
 
 /* Write the instance: state blob, status, user bookmarks, promoted properties, earliest timer;
  * release=true also gives up the lease (unload, completion). */
+static wf_status save_state(wfm_host *h, wfm_dinst *d, bool release, bool initial,
+                            wf_error *err);
+
 static wf_status save_locked(wfm_host *h, wfm_dinst *d, bool release, wf_error *err)
+{
+    return save_state(h, d, release, false, err);
+}
+
+/* initial: the new instance's state before its first run (wfm_host_run), which is part of
+ * creating it rather than a persist point: not counted, no on_persist, no tracking record. */
+static wf_status save_state(wfm_host *h, wfm_dinst *d, bool release, bool initial,
+                            wf_error *err)
 {
     if (!d->loaded)
         return wf_error_set(err, WF_E_STATE, NULL, "instance '%s' is not loaded", d->id.text);
@@ -263,7 +277,10 @@ static wf_status save_locked(wfm_host *h, wfm_dinst *d, bool release, wf_error *
         rec.prop_count = p.count;
         rec.next_timer_us = due == INT64_MAX || is_done(d->inst) ? 0 : due;
         rec.release = release;
-        if ((st = wfm_store_save(h->store, &rec, err)) == WF_OK) {
+        rec.resumes_through = d->resumes_through;
+        if ((st = wfm_store_save(h->store, &rec, err)) == WF_OK && initial) {
+            d->created_saved = true;
+        } else if (st == WF_OK) {
             d->saves++;
             d->dirty = false;
             d->loaded = !release;
@@ -622,6 +639,7 @@ wf_status wfm_host_load(wfm_host *h, const char *id, wfm_dinst **out, wf_error *
         d->inst = inst;
         d->loaded = true;
         d->resumed = true;
+        d->created_saved = true;
         wfm_instance_set_id(inst, id);
         if ((st = refresh_bookmarks(d, err)) == WF_OK && (st = keep_promoted(h, d, err)) == WF_OK) {
             link_dinst(h, d);
@@ -670,8 +688,145 @@ static wf_status resume_requests(wfm_dinst *d, size_t requests, wf_error *err)
     return st;
 }
 
-/* The run loop: Persist requests are saved (unless the state on disk is already this one)
- * and resumed, completion is saved and released, idle goes to the idle policy. */
+/* ---- queued resumptions (wfm_store_enqueue_resume) ----------------------------------------- */
+typedef struct queued {
+    int64_t seq;
+    char *bookmark, *payload_json;
+} queued;
+
+typedef struct queue_copy {
+    queued *items;
+    size_t count, cap, next; /* next: the first not yet applied */
+    bool oom;
+} queue_copy;
+
+static bool queue_row(void *ud, const wfm_store_resume *r)
+{
+    queue_copy *q = ud;
+    if (q->count == q->cap) {
+        size_t cap = q->cap ? q->cap * 2 : 4;
+        queued *n = wf_realloc(q->items, cap * sizeof *n);
+        if (!n) {
+            q->oom = true;
+            return false;
+        }
+        q->items = n;
+        q->cap = cap;
+    }
+    queued *it = &q->items[q->count];
+    it->seq = r->seq;
+    it->bookmark = wf_strdup(r->bookmark);
+    it->payload_json = wf_strdup(r->payload_json);
+    q->count++;
+    if (!it->bookmark || !it->payload_json)
+        q->oom = true;
+    return !q->oom;
+}
+
+static void queue_free(queue_copy *q)
+{
+    for (size_t i = 0; i < q->count; i++) {
+        wf_free(q->items[i].bookmark);
+        wf_free(q->items[i].payload_json);
+    }
+    wf_free(q->items);
+    *q = (queue_copy){0};
+}
+
+static wf_status queue_read(wfm_host *h, wfm_dinst *d, queue_copy *q, wf_error *err)
+{
+    wf_status st = wfm_store_pending_resumes(h->store, d->id.text, queue_row, q, err);
+    if (st == WF_OK && q->oom)
+        st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    return st;
+}
+
+/* Apply the queued resumptions in seq order, from q->next on, while the instance has their
+ * bookmarks: the first it lacks (not created yet, or the instance has not started) stays
+ * queued with everything after it, for a later run. *applied: one or more were. */
+static wf_status queue_apply(wfm_host *h, wfm_dinst *d, queue_copy *q, bool *applied,
+                             wf_error *err)
+{
+    *applied = false;
+    while (q->next < q->count && !is_done(d->inst)) {
+        const queued *it = &q->items[q->next];
+        if (it->seq <= d->resumes_through) { /* applied already, its save still to come */
+            q->next++;
+            continue;
+        }
+        if (wfm_persist_bookmark(it->bookmark))
+            return WF_OK;
+        wf_value payload = wf_null();
+        wf_status st = wf_json_parse(wfm_runtime_types(h->rt), it->payload_json,
+                                     strlen(it->payload_json), &payload, err);
+        if (st == WF_OK)
+            st = wfm_instance_resume(d->inst, it->bookmark, &payload, err);
+        wf_value_release(&payload);
+        if (st == WF_E_NOTFOUND || st == WF_E_STATE) {
+            wf_error_clear(err);
+            return WF_OK;
+        }
+        if (st != WF_OK) {
+            wf_error_prefix(err, "queued resumption %lld of instance '%s': ", (long long)it->seq,
+                            d->id.text);
+            return st;
+        }
+        d->resumes_through = it->seq;
+        d->dirty = true;
+        *applied = true;
+        q->next++;
+    }
+    return WF_OK;
+}
+
+/* The run loop: the first run saves the new instance first (so that a restart finds it
+ * runnable); queued resumptions are applied when their bookmarks exist; Persist requests
+ * are saved (unless the state on disk is already this one) and resumed, completion is saved
+ * and released (dropping what is still queued), idle goes to the idle policy. */
+static wf_status run_queue(wfm_host *h, wfm_dinst *d, queue_copy *q, wf_error *err)
+{
+    if (wfm_instance_state_get(d->inst) == WFM_INSTANCE_CREATED && !d->created_saved) {
+        wf_status st = save_state(h, d, false, true, err);
+        if (st != WF_OK)
+            return st;
+    }
+    for (;;) {
+        size_t requests = persist_requests(d->inst);
+        wf_status st = WF_OK;
+        bool applied = false;
+        if (requests && d->dirty) {
+            if (in_no_persist_zone(d)) /* another branch: wait until the zone ends */
+                return refresh_bookmarks(d, err);
+            st = save_locked(h, d, false, err);
+        }
+        if (st == WF_OK && requests)
+            st = resume_requests(d, requests, err);
+        if (st == WF_OK)
+            st = queue_apply(h, d, q, &applied, err);
+        if (st == WF_OK)
+            st = wfm_instance_run(d->inst, err);
+        d->dirty = true;
+        if (st != WF_OK)
+            return st;
+        if (is_done(d->inst)) {
+            if (q->count)
+                d->resumes_through = q->items[q->count - 1].seq;
+            return save_locked(h, d, true, err);
+        }
+        if (persist_requests(d->inst))
+            continue;
+        if ((st = queue_apply(h, d, q, &applied, err)) != WF_OK)
+            return st;
+        if (applied)
+            continue;
+        if ((st = refresh_bookmarks(d, err)) != WF_OK)
+            return st;
+        if (wfm_instance_state_get(d->inst) != WFM_INSTANCE_IDLE)
+            return WF_OK;
+        return idle_policy(h, d, err);
+    }
+}
+
 static wf_status run_locked(wfm_host *h, wfm_dinst *d, wf_error *err)
 {
     if (!d->loaded)
@@ -681,31 +836,12 @@ static wf_status run_locked(wfm_host *h, wfm_dinst *d, wf_error *err)
         d->resumed = false;
         wfm_instance_track_state(d->inst, "Resumed");
     }
-    for (;;) {
-        size_t requests = persist_requests(d->inst);
-        wf_status st = WF_OK;
-        if (requests && d->dirty) {
-            if (in_no_persist_zone(d)) /* another branch: wait until the zone ends */
-                return refresh_bookmarks(d, err);
-            st = save_locked(h, d, false, err);
-        }
-        if (st == WF_OK && requests)
-            st = resume_requests(d, requests, err);
-        if (st == WF_OK)
-            st = wfm_instance_run(d->inst, err);
-        d->dirty = true;
-        if (st != WF_OK)
-            return st;
-        if (is_done(d->inst))
-            return save_locked(h, d, true, err);
-        if (persist_requests(d->inst))
-            continue;
-        if ((st = refresh_bookmarks(d, err)) != WF_OK)
-            return st;
-        if (wfm_instance_state_get(d->inst) != WFM_INSTANCE_IDLE)
-            return WF_OK;
-        return idle_policy(h, d, err);
-    }
+    queue_copy q = {0};
+    wf_status st = queue_read(h, d, &q, err);
+    if (st == WF_OK)
+        st = run_queue(h, d, &q, err);
+    queue_free(&q);
+    return st;
 }
 
 wf_status wfm_host_run(wfm_host *h, wfm_dinst *d, wf_error *err)
@@ -719,7 +855,6 @@ wf_status wfm_host_run(wfm_host *h, wfm_dinst *d, wf_error *err)
 wf_status wfm_host_resume(wfm_host *h, wfm_dinst *d, const char *bookmark, const wf_value *payload,
                           wf_error *err)
 {
-    (void)h;
     hold(d);
     wf_status st;
     if (!d->loaded)
@@ -727,6 +862,16 @@ wf_status wfm_host_resume(wfm_host *h, wfm_dinst *d, const char *bookmark, const
     else if (wfm_persist_bookmark(bookmark))
         st = wf_error_set(err, WF_E_NOTFOUND, NULL, "no bookmark named '%s'", bookmark);
     else
+        st = WF_OK;
+    if (st == WF_OK) { /* resumptions queued earlier go first, as far as they can */
+        queue_copy q = {0};
+        bool applied = false;
+        st = queue_read(h, d, &q, err);
+        if (st == WF_OK)
+            st = queue_apply(h, d, &q, &applied, err);
+        queue_free(&q);
+    }
+    if (st == WF_OK)
         st = wfm_instance_resume(d->inst, bookmark, payload, err);
     if (st == WF_OK)
         d->dirty = true;

@@ -94,10 +94,18 @@ wf_status wfm_host_load(wfm_host *host, const char *id, wfm_dinst **out, wf_erro
 
 /* Run to the next idle or completion: a Persist request saves the instance (keeping the
  * lease) and continues; completion saves the final status and state and releases the lease;
- * idle applies the idle policy above. WF_E_STATE when the instance was unloaded or has
+ * idle applies the idle policy above. The first run of a new instance saves it first
+ * (status "Created", inputs included), so that a restart after a crash can run it; that
+ * save is part of creating the instance, not a persist point: wfm_dinst_saves does not count
+ * it, on_persist is not called and no "Persisted" record is tracked.
+ * Resumptions queued in the store (wfm_store_enqueue_resume, `wfbridge resume` while another
+ * host held the lease) are applied in seq order whenever the instance has their bookmark;
+ * the save that follows deletes them in its transaction. One whose bookmark the instance
+ * lacks waits, with those after it, for a later run; completion drops what is left. WF_E_STATE when the instance was unloaded or has
  * completed; a failed save (e.g. WF_E_LOCKED: the lease was lost) is returned. */
 wf_status wfm_host_run(wfm_host *host, wfm_dinst *d, wf_error *err);
-/* Resume a bookmark of a loaded instance (see wfm_instance_resume); run it next. */
+/* Resume a bookmark of a loaded instance (see wfm_instance_resume); run it next. Queued
+ * resumptions the instance can take now are applied before it. */
 wf_status wfm_host_resume(wfm_host *host, wfm_dinst *d, const char *bookmark,
                           const wf_value *payload, wf_error *err);
 /* Save now (WF_E_STATE inside a no-persist zone); unload=true also releases the lease. */

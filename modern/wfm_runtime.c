@@ -21,6 +21,7 @@
 #include <unistd.h> /* sysconf */
 
 #include "../common/wf_random.h"
+#include "wfm_durable.h" /* wfm_persist_bookmark */
 #include "wfm_sched_int.h"
 #include "wfm_track_int.h"
 
@@ -126,14 +127,28 @@ static void inst_track(void *ud, wfm_track_event ev, const wfm_ai *ai, const cha
     wfm_instance *inst = ud;
     if (!wfm_track_sched_wanted(inst->rt->tracker, ev, ai))
         return;
+    if (ev == WFM_TRACK_RESUMED && wfm_persist_bookmark(name))
+        return; /* the durable host's own resumption of a Persist request */
     wfm_track_target to = track_target(inst);
     wfm_track_sched(&to, ev, ai, name, value);
+}
+
+/* A Persist activity waiting for the durable host's save: the instance is not idle in the
+ * tracking sense (the host emits "Persisted" after the save and runs it on). */
+static bool persist_pending(const wfm_ctx *ctx)
+{
+    for (const wfm_bookmark *bm = ctx->bm_first; bm; bm = bm->all_next)
+        if (wfm_persist_bookmark(bm->name))
+            return true;
+    return false;
 }
 
 static void track_run_end(wfm_instance *inst)
 {
     if (!wfm_tracker_wants(inst->rt->tracker, WFM_REC_INSTANCE) ||
         inst->ctx.state == WFM_SCHED_RUNNING)
+        return;
+    if (inst->ctx.state == WFM_SCHED_IDLE && persist_pending(&inst->ctx))
         return;
     wfm_track_target to = track_target(inst);
     wfm_track_run_end(&to, inst->ctx.state, &inst->ctx.fault);

@@ -671,6 +671,21 @@ wf_status wfm_ctx_schedule(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *child, wfm_
     return schedule_node(ctx, ai, child, ai->env, on_done, on_fault) ? WF_OK : WF_E_NOMEM;
 }
 
+wf_status wfm_ctx_schedule_in_env(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *child, wfm_env *env,
+                                  wfm_done_fn on_done, wfm_fault_fn on_fault)
+{
+    if (!child || !on_done || !child->kind->is_activity || !child->kind->spec->execute ||
+        !can_schedule(ctx, ai))
+        return WF_E_STATE;
+    return schedule_node(ctx, ai, child, env ? env : ai->env, on_done, on_fault) ? WF_OK
+                                                                                : WF_E_NOMEM;
+}
+
+void wfm_ctx_nomem(wfm_ctx *ctx)
+{
+    ctx->nomem = true;
+}
+
 /* Ed: one slot holding the delegate argument (converted to its declared type), parented to
  * env(ai). An empty ActivityAction yields a child that completes at once. */
 wf_status wfm_ctx_schedule_delegate(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsigned prop,
@@ -782,9 +797,11 @@ static void finalize(wfm_ctx *ctx)
     ctx->timer_count = 0;
 }
 
+/* Out of memory (a finish hook could not schedule its work): the outcome is fail_nomem's,
+ * once the callback returns to the run loop, never the body's as if the hooks had run. */
 static void check_finished(wfm_ctx *ctx)
 {
-    if (ctx->finishing && ctx->root && ctx->root->child_count == 0)
+    if (ctx->finishing && !ctx->nomem && ctx->root && ctx->root->child_count == 0)
         finalize(ctx);
 }
 
@@ -1211,6 +1228,16 @@ const wfm_node *wfm_ai_node(const wfm_ai *ai)
 void *wfm_ai_state(wfm_ai *ai)
 {
     return ai->state;
+}
+
+const void *wfm_ai_state_const(const wfm_ai *ai)
+{
+    return ai->state;
+}
+
+const wfm_env *wfm_ai_env(const wfm_ai *ai)
+{
+    return ai->env;
 }
 
 wfm_status wfm_ai_status(const wfm_ai *ai)

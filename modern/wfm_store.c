@@ -62,9 +62,15 @@ static const char schema_v1[] =
     "INSERT INTO wfbridge_meta VALUES('application', 'wfbridge-instance-store');"
     "INSERT INTO wfbridge_meta VALUES('schema_version', '1');";
 
+/* Version 2: resumptions queued for an instance another host holds. */
+static const char schema_v2[] =
+    "CREATE TABLE pending_resumes(instance TEXT NOT NULL, seq INTEGER NOT NULL,"
+    " bookmark TEXT NOT NULL, payload_json TEXT NOT NULL, created_ms INTEGER NOT NULL,"
+    " PRIMARY KEY(instance, seq)) WITHOUT ROWID;";
+
 /* Migrations from version N to N+1; index 0 is the creation of version 1. A future schema
- * adds its step here and bumps WFM_STORE_SCHEMA_VERSION. */
-static const char *const migrations[WFM_STORE_SCHEMA_VERSION] = {schema_v1};
+ * adds its step here and bumps WFM_STORE_SCHEMA_VERSION; migrate() then records the version. */
+static const char *const migrations[WFM_STORE_SCHEMA_VERSION] = {schema_v1, schema_v2};
 
 static int64_t now_ms(void)
 {
@@ -135,7 +141,7 @@ static wf_status migrate(wfm_store *s, int from, wf_error *err)
         return rc;
     for (int v = from; v < WFM_STORE_SCHEMA_VERSION && rc == WF_OK; v++)
         rc = exec_sql(s, migrations[v], err);
-    if (rc == WF_OK && from > 0) {
+    if (rc == WF_OK) {
         char sql[128];
         snprintf(sql, sizeof sql,
                  "UPDATE wfbridge_meta SET value = '%d' WHERE key = 'schema_version'",
@@ -443,6 +449,9 @@ static wf_status write_instance(wfm_store *s, const wfm_store_save_rec *r, wf_er
         rc = write_names(s, "INSERT OR REPLACE INTO promoted(instance, name, value)"
                             " VALUES(?, ?, ?)",
                          r->id, r->prop_names, r->prop_values, r->prop_count, err);
+    if (rc == WF_OK && r->resumes_through > 0)
+        rc = run_stmt(s, "DELETE FROM pending_resumes WHERE instance = ? AND seq <= ?", NULL,
+                      err, "ti", r->id, r->resumes_through);
     return rc;
 }
 
@@ -565,7 +574,9 @@ wf_status wfm_store_load_state(wfm_store *s, const char *id, void **state, size_
 static const char query_sql[] =
     "SELECT i.id, i.status, i.definition, d.path, i.created_ms, i.updated_ms, i.owner,"
     " i.lock_expires_ms, i.next_timer_us,"
-    " (SELECT group_concat(name, char(10)) FROM bookmarks b WHERE b.instance = i.id)"
+    " (SELECT group_concat(name, char(10)) FROM bookmarks b WHERE b.instance = i.id),"
+    " (SELECT count(*) FROM pending_resumes r WHERE r.instance = i.id),"
+    " (SELECT bookmark FROM pending_resumes r WHERE r.instance = i.id ORDER BY seq LIMIT 1)"
     " FROM instances i LEFT JOIN definitions d ON d.hash = i.definition"
     " WHERE (?1 IS NULL OR i.status = ?1)"
     " AND (?2 IS NULL OR EXISTS (SELECT 1 FROM promoted p WHERE p.instance = i.id"
@@ -610,7 +621,8 @@ wf_status wfm_store_query_rows(wfm_store *s, const wfm_store_query *q, wfm_store
                                  strtoull(col_text(st, 2), NULL, 16), col_text(st, 3),
                                  sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
                                  col_text(st, 6), sqlite3_column_int64(st, 7),
-                                 sqlite3_column_int64(st, 8), bm ? bm : ""};
+                                 sqlite3_column_int64(st, 8), bm ? bm : "",
+                                 sqlite3_column_int64(st, 10), col_text(st, 11)};
             if (!fn(ud, &row))
                 break;
         }
@@ -646,5 +658,69 @@ wf_status wfm_store_props(wfm_store *s, const char *id, char **out, wf_error *er
             rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory reading properties");
     }
     wf_buf_fini(&b);
+    return rc;
+}
+
+/* ---- pending resumptions ----------------------------------------------------------------- */
+
+wf_status wfm_store_enqueue_resume(wfm_store *s, const char *id, const char *bookmark,
+                                   const char *payload_json, int64_t *seq, wf_error *err)
+{
+    pthread_mutex_lock(&s->db_lock);
+    bool exists = false;
+    wf_status rc = exec_sql(s, "BEGIN IMMEDIATE", err);
+    if (rc == WF_OK)
+        rc = instance_exists(s, id, &exists, err);
+    if (rc == WF_OK && !exists) {
+        wf_loc loc = {s->path, 0, 0};
+        rc = wf_error_set(err, WF_E_NOTFOUND, &loc, "no instance '%s' in the store", id);
+    }
+    if (rc == WF_OK)
+        rc = run_stmt(s,
+                      "INSERT INTO pending_resumes(instance, seq, bookmark, payload_json,"
+                      " created_ms) SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4"
+                      " FROM pending_resumes WHERE instance = ?1",
+                      NULL, err, "ttti", id, bookmark, payload_json ? payload_json : "null",
+                      now_ms());
+    if (rc == WF_OK && seq) {
+        sqlite3_stmt *st = NULL;
+        rc = prepare(s, "SELECT max(seq) FROM pending_resumes WHERE instance = ?", &st, err);
+        if (rc == WF_OK) {
+            sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+            *seq = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+        }
+        sqlite3_finalize(st);
+    }
+    if (rc == WF_OK)
+        rc = exec_sql(s, "COMMIT", err);
+    if (rc != WF_OK)
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    pthread_mutex_unlock(&s->db_lock);
+    return rc;
+}
+
+wf_status wfm_store_pending_resumes(wfm_store *s, const char *id, wfm_store_resume_fn fn,
+                                    void *ud, wf_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    pthread_mutex_lock(&s->db_lock);
+    wf_status rc = prepare(s,
+                           "SELECT seq, bookmark, payload_json, created_ms FROM pending_resumes"
+                           " WHERE instance = ? ORDER BY seq",
+                           &st, err);
+    if (rc == WF_OK) {
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+        int step;
+        while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+            wfm_store_resume r = {sqlite3_column_int64(st, 0), col_text(st, 1), col_text(st, 2),
+                                  sqlite3_column_int64(st, 3)};
+            if (!fn(ud, &r))
+                break;
+        }
+        if (step != SQLITE_ROW && step != SQLITE_DONE)
+            rc = db_error(s, err, "store");
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&s->db_lock);
     return rc;
 }

@@ -41,7 +41,8 @@ typedef struct wfm_store_opts {
 } wfm_store_opts;
 
 #define WFM_STORE_OPTS_INIT {NULL, NULL, 0, WFM_DURABILITY_FULL, true}
-#define WFM_STORE_SCHEMA_VERSION 1
+/* 1: the first schema; 2: pending_resumes (resumptions queued by another process). */
+#define WFM_STORE_SCHEMA_VERSION 2
 
 wf_status wfm_store_open(const wfm_store_opts *opts, wfm_store **out, wf_error *err);
 void wfm_store_close(wfm_store *store); /* accepts NULL */
@@ -76,6 +77,9 @@ typedef struct wfm_store_save_rec {
     size_t prop_count;
     int64_t next_timer_us;       /* earliest due timer, 0 for none */
     bool release;                /* give up the lease after saving (unload) */
+    int64_t resumes_through;     /* > 0: delete the instance's pending resumptions with
+                                    seq <= this in the save's transaction (they were applied
+                                    to the state saved); 0: none */
 } wfm_store_save_rec;
 
 /* Save. The caller must hold the lease (WF_E_LOCKED otherwise: the lease expired and another
@@ -97,6 +101,8 @@ typedef struct wfm_store_row {
     int64_t lock_expires_ms;
     int64_t next_timer_us;
     const char *bookmarks;       /* names separated by '\n' ("" for none) */
+    int64_t pending_resumes;     /* resumptions queued for it (wfm_store_enqueue_resume) */
+    const char *next_resume;     /* the bookmark of the first queued one, NULL if none */
 } wfm_store_row;
 
 typedef struct wfm_store_query {
@@ -115,6 +121,28 @@ wf_status wfm_store_query_rows(wfm_store *store, const wfm_store_query *q, wfm_s
                                void *ud, wf_error *err);
 /* Promoted properties of one instance, as "name=value\n" lines (wf_free the result). */
 wf_status wfm_store_props(wfm_store *store, const char *id, char **out, wf_error *err);
+
+/* ---- pending resumptions ------------------------------------------------------------------
+ * A process that cannot lock an instance (another live host holds its lease) queues the
+ * resumption instead: the host that runs the instance next applies the queued resumptions in
+ * seq order and deletes them in the transaction of the save that follows (resumes_through),
+ * so a crash before that save applies them again to the older state, never twice. */
+typedef struct wfm_store_resume {
+    int64_t seq;              /* per instance, increasing */
+    const char *bookmark;
+    const char *payload_json; /* the payload as JSON text ("null" for none) */
+    int64_t created_ms;
+} wfm_store_resume;
+
+/* Queue a resumption of `bookmark` of instance `id` (no lease needed). WF_E_NOTFOUND for an
+ * unknown id. *seq (optional) receives its sequence number. */
+wf_status wfm_store_enqueue_resume(wfm_store *store, const char *id, const char *bookmark,
+                                   const char *payload_json, int64_t *seq, wf_error *err);
+/* Call `fn` for each queued resumption of `id` in seq order; fn returns false to stop. fn
+ * runs under the store's connection lock: it must not call the store. */
+typedef bool (*wfm_store_resume_fn)(void *ud, const wfm_store_resume *r);
+wf_status wfm_store_pending_resumes(wfm_store *store, const char *id, wfm_store_resume_fn fn,
+                                    void *ud, wf_error *err);
 
 /* Counters for benchmarks: commits issued and saves written. */
 void wfm_store_counters(const wfm_store *store, uint64_t *commits, uint64_t *saves);

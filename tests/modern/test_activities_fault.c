@@ -404,6 +404,22 @@ START_TEST(test_nomem_during_compensation_fails_cleanly)
 }
 END_TEST
 
+/* Out of memory inside the end-of-workflow hook (confirming what is open) must fault the
+ * instance, not close it as if the confirmations had run. */
+START_TEST(test_nomem_in_finish_hook_faults_instead_of_closing)
+{
+    nomem_expect("comp_success.xaml", WFM_INSTANCE_CLOSED,
+                 "A body\nB body\nC body\nend\nconfirm C\nconfirm B\nconfirm A\n");
+}
+END_TEST
+
+START_TEST(test_nomem_in_finish_hook_of_faulted_workflow_keeps_it_faulted)
+{
+    nomem_expect("comp_fault.xaml", WFM_INSTANCE_FAULTED,
+                 "A body\nB body\nC body\ncompensate C\ncompensate B\ncompensate A\n");
+}
+END_TEST
+
 START_TEST(test_nomem_during_explicit_compensation_fails_cleanly)
 {
     nomem_expect("comp_explicit.xaml", WFM_INSTANCE_CLOSED, "release 7 (outer)\nend\n");
@@ -569,6 +585,8 @@ Suite *modern_activities_fault_suite(void)
     tcase_set_timeout(nomem, 60);
     tcase_add_test(nomem, test_nomem_during_compensation_fails_cleanly);
     tcase_add_test(nomem, test_nomem_during_explicit_compensation_fails_cleanly);
+    tcase_add_test(nomem, test_nomem_in_finish_hook_faults_instead_of_closing);
+    tcase_add_test(nomem, test_nomem_in_finish_hook_of_faulted_workflow_keeps_it_faulted);
     tcase_add_test(nomem, test_nomem_during_catch_and_rethrow_fails_cleanly);
     tcase_add_test(nomem, test_nomem_while_restoring_compensation_state_fails_cleanly);
     suite_add_tcase(s, nomem);

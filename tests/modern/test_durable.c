@@ -35,6 +35,7 @@ typedef struct fixture {
     int64_t clock_us;
     bool no_promote;    /* fx_host: no promote list */
     char statuses[512]; /* "Executing,Idle," as saved */
+    wfm_tracker *tracker; /* fx_host: given to the runtime when set */
 } fixture;
 
 static int64_t fake_clock(void *ud)
@@ -67,6 +68,7 @@ static void fx_host(fixture *f, const wfm_host_opts *opts)
     wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
     ro.worker_count = 1;
     ro.write = sink;
+    ro.tracker = f->tracker;
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wf_libpath_create(wf_test_lib_dir(), &f->libpath, &err), WF_OK);
     ro.libpath = f->libpath;
@@ -187,6 +189,46 @@ START_TEST(persist_activity_and_idle_unload)
     wf_error_clear(&err);
     wfm_dinst_close(d);
     fx_fini(&f);
+}
+END_TEST
+
+/* A Persist request is not an idle period: tracking shows the save ("Persisted"), not
+ * "Idle", and no resumption of the internal bookmark; the real wait later is Idle. */
+START_TEST(persist_request_tracks_no_idle)
+{
+    fixture f;
+    memset(&f, 0, sizeof f);
+    wf_error err = WF_ERROR_INIT;
+    wfm_tracker *t = NULL;
+    ck_assert_int_eq(wfm_tracker_create(wfm_profile_builtin("all"), &t, &err), WF_OK);
+    ck_assert_int_eq(wfm_tracker_add_ring(t, 256, &err), WF_OK);
+    snprintf(f.dir, sizeof f.dir, "%s", wf_test_tmpdir());
+    snprintf(f.store_path, sizeof f.store_path, "%s/d.db", f.dir);
+    f.clock_us = 1000000;
+    f.tracker = t;
+    fx_open_store(&f, "test-host", 0);
+    fx_host(&f, NULL);
+    wfm_dinst *d = start(&f, DATA "approve.xaml");
+    wfm_tracker_flush(t);
+    char states[512] = "", line[2048];
+    bool persist_bookmark = false;
+    for (size_t i = 0; wfm_tracker_ring_get(t, i, line, sizeof line); i++) {
+        if (strstr(line, "persist#"))
+            persist_bookmark = true;
+        const char *st = strstr(line, "\"record\": \"WorkflowInstance\"") ? strstr(line, "\"state\": \"")
+                                                                         : NULL;
+        if (!st)
+            continue;
+        st += strlen("\"state\": \"");
+        size_t len = strcspn(st, "\"");
+        strncat(states, st, len < 40 ? len : 40);
+        strcat(states, ",");
+    }
+    ck_assert_str_eq(states, "Started,Persisted,Idle,Persisted,Unloaded,");
+    ck_assert(!persist_bookmark);
+    wfm_dinst_close(d);
+    fx_fini(&f);
+    wfm_tracker_destroy(t);
 }
 END_TEST
 
@@ -366,6 +408,162 @@ START_TEST(promoted_properties)
     ck_assert_int_eq(wfm_store_props(f.store, id, &props, &err), WF_OK);
     ck_assert_str_eq(props, "Total=42\nWho=bob\n"); /* amount: the root has completed */
     wf_free(props);
+    fx_fini(&f);
+}
+END_TEST
+
+/* A process that dies after creating an instance and before its first persist point: the
+ * state saved before the first run lets another host run it from the start, inputs kept. */
+START_TEST(created_instance_runs_after_death_before_first_persist)
+{
+    fixture f;
+    wfm_host_opts keep = WFM_HOST_OPTS_INIT;
+    keep.time_to_persist_ms = WFM_HOST_NEVER;
+    keep.time_to_unload_ms = WFM_HOST_NEVER;
+    fx_init(&f, &keep);
+    wfm_dinst *d = start(&f, DATA "two_steps.xaml");
+    ck_assert_uint_eq(wfm_dinst_saves(d), 0); /* idle and kept loaded: no persist point */
+    ck_assert_str_eq(f.statuses, "");
+    ck_assert(wfm_dinst_loaded(d));
+    char id[33];
+    snprintf(id, sizeof id, "%s", wfm_dinst_id(d));
+    row_copy r = get_row(f.store);
+    ck_assert_str_eq(r.status, "Created");
+    wfm_dinst_close(d); /* the process "dies": nothing more is saved */
+    fx_close_host(&f);
+
+    fx_open_store(&f, "second-host", 0);
+    fx_host(&f, NULL);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_msg(wfm_host_load(f.host, id, &d, &err) == WF_OK, "%s", err.message);
+    ck_assert_int_eq(wfm_instance_state_get(wfm_dinst_instance(d)), WFM_INSTANCE_CREATED);
+    ck_assert_int_eq(wfm_host_run(f.host, d, &err), WF_OK);
+    ck_assert_str_eq(f.statuses, "Idle,");
+    ck_assert(!wfm_dinst_loaded(d));
+    wfm_dinst_close(d);
+    r = get_row(f.store);
+    ck_assert_str_eq(r.status, "Idle");
+    ck_assert_str_eq(r.bookmarks, "first");
+    char *props = NULL;
+    ck_assert_int_eq(wfm_store_props(f.store, id, &props, &err), WF_OK);
+    ck_assert_str_eq(props, "Total=0\nWho=bob\n"); /* the input survived */
+    wf_free(props);
+    fx_fini(&f);
+}
+END_TEST
+
+static bool count_queued(void *ud, const wfm_store_resume *r)
+{
+    (void)r;
+    (*(int *)ud)++;
+    return true;
+}
+
+static int queued_count(wfm_store *store, const char *id)
+{
+    int n = 0;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_pending_resumes(store, id, count_queued, &n, &err), WF_OK);
+    return n;
+}
+
+/* Resumptions queued while another host held the instance are applied by the next host in
+ * seq order ("second" exists only after "first" was processed), each deleted with the save
+ * that follows it; one the instance cannot take waits. */
+START_TEST(queued_resumes_applied_in_order)
+{
+    fixture f;
+    fx_init(&f, NULL);
+    wfm_dinst *d = start(&f, DATA "two_steps.xaml");
+    char id[33];
+    snprintf(id, sizeof id, "%s", wfm_dinst_id(d));
+    wfm_dinst_close(d);
+    wfm_store_opts so = WFM_STORE_OPTS_INIT;
+    so.path = f.store_path;
+    so.owner = "holder";
+    wfm_store *holder = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_open(&so, &holder, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_lock(holder, id, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_enqueue_resume(holder, id, "second", "2", NULL, &err), WF_OK);
+    ck_assert_int_eq(wfm_host_load(f.host, id, &d, &err), WF_E_LOCKED);
+    wf_error_clear(&err);
+    ck_assert_int_eq(wfm_store_release(holder, id, &err), WF_OK);
+
+    /* "second" first: the instance waits on "first", so it stays queued */
+    ck_assert_int_eq(wfm_host_load(f.host, id, &d, &err), WF_OK);
+    ck_assert_int_eq(wfm_host_run(f.host, d, &err), WF_OK);
+    wfm_dinst_close(d);
+    ck_assert_str_eq(get_row(f.store).bookmarks, "first");
+    ck_assert_int_eq(queued_count(f.store, id), 1);
+
+    /* the test's own queue: clear it and queue in the right order */
+    ck_assert_int_eq(wfm_store_lock(holder, id, &err), WF_OK);
+    wfm_store_save_rec clear = {0};
+    clear.id = id;
+    clear.status = "Idle";
+    ck_assert_int_eq(wfm_store_load_state(holder, id, (void **)&clear.state, &clear.state_len,
+                                          (char[32]){0}, NULL, &err),
+                     WF_OK);
+    const char *bms[] = {"first"};
+    clear.bookmarks = bms;
+    clear.bookmark_count = 1;
+    clear.release = true;
+    clear.resumes_through = 1;
+    ck_assert_int_eq(wfm_store_save(holder, &clear, &err), WF_OK);
+    wf_free((void *)clear.state);
+    ck_assert_int_eq(queued_count(f.store, id), 0);
+    ck_assert_int_eq(wfm_store_enqueue_resume(holder, id, "first", "1", NULL, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_enqueue_resume(holder, id, "second", "2", NULL, &err), WF_OK);
+    wfm_store_close(holder);
+
+    ck_assert_int_eq(wfm_host_load(f.host, id, &d, &err), WF_OK);
+    ck_assert_int_eq(wfm_host_run(f.host, d, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_state_get(wfm_dinst_instance(d)), WFM_INSTANCE_CLOSED);
+    const wf_value *total = wfm_instance_output(wfm_dinst_instance(d), "Total");
+    ck_assert_ptr_nonnull(total);
+    ck_assert_int_eq(total->u.i32, 12); /* a = 1, then b = 2 */
+    wfm_dinst_close(d);
+    ck_assert_str_eq(get_row(f.store).status, "Closed");
+    ck_assert_int_eq(queued_count(f.store, id), 0);
+    fx_fini(&f);
+}
+END_TEST
+
+/* A host that keeps the instance loaded (no save at idle) applies a queued resumption once:
+ * reading the queue again before the save deleted it must not resume it a second time. */
+START_TEST(queued_resume_applied_once_while_loaded)
+{
+    fixture f;
+    wfm_host_opts keep = WFM_HOST_OPTS_INIT;
+    keep.time_to_persist_ms = WFM_HOST_NEVER;
+    keep.time_to_unload_ms = WFM_HOST_NEVER;
+    fx_init(&f, &keep);
+    wfm_dinst *d = start(&f, DATA "two_steps.xaml");
+    char id[33];
+    snprintf(id, sizeof id, "%s", wfm_dinst_id(d));
+    wfm_store_opts so = WFM_STORE_OPTS_INIT;
+    so.path = f.store_path;
+    so.owner = "other-process";
+    wfm_store *other = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_open(&so, &other, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_enqueue_resume(other, id, "first", "1", NULL, &err), WF_OK);
+    ck_assert_int_eq(wfm_host_run(f.host, d, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_bookmark_count(wfm_dinst_instance(d)), 1);
+    ck_assert_str_eq(wfm_instance_bookmark_name(wfm_dinst_instance(d), 0), "second");
+    ck_assert_int_eq(queued_count(f.store, id), 1); /* no save yet */
+    /* the library caller's own resumption goes behind the queue */
+    ck_assert_int_eq(wfm_store_enqueue_resume(other, id, "second", "2", NULL, &err), WF_OK);
+    wf_value three = int_value(3);
+    ck_assert_int_eq(wfm_host_resume(f.host, d, "second", &three, &err), WF_E_NOTFOUND);
+    wf_error_clear(&err);
+    ck_assert_int_eq(wfm_host_run(f.host, d, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_state_get(wfm_dinst_instance(d)), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_instance_output(wfm_dinst_instance(d), "Total")->u.i32, 12);
+    ck_assert_int_eq(queued_count(f.store, id), 0);
+    wfm_dinst_close(d);
+    wfm_store_close(other);
     fx_fini(&f);
 }
 END_TEST
@@ -598,19 +796,50 @@ START_TEST(cli_end_to_end)
     ck_assert_int_eq(wfm_store_lock(s, id, &err), WF_OK);
     const char *resume[] = {"resume",     "--store",    store,    id,
                             "--bookmark", "approve=21", "--json", NULL};
-    r = cli(dir, resume);
+    /* without a bookmark to queue, a locked instance is an error */
+    const char *just_run[] = {"resume", "--store", store, id, NULL};
+    r = cli(dir, just_run);
     ck_assert_int_eq(r.rc, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "locked"));
+    cli_free(&r);
+    /* with one, the resumption is queued for the host that holds it */
+    r = cli(dir, resume);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"status\": \"Queued\""));
+    ck_assert_ptr_nonnull(strstr(r.out, id));
+    cli_free(&r);
+    const char *queue_text[] = {"resume", "--store", store, id, "--bookmark", "nope=1", NULL};
+    r = cli(dir, queue_text);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "resumption of bookmark 'nope' queued (#2)"));
+    cli_free(&r);
+    const char *busy_host[] = {"host", "--store", store, "--once", NULL};
+    r = cli(dir, busy_host);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_null(strstr(r.out, id)); /* still held by "holder" */
     cli_free(&r);
     ck_assert_int_eq(wfm_store_release(s, id, &err), WF_OK);
     wfm_store_close(s);
 
-    r = cli(dir, resume);
+    /* the next host applies the queue in order: approve=21, then 'nope' (never created)
+     * is dropped when the instance completes */
+    r = cli(dir, busy_host);
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
     ck_assert_ptr_nonnull(strstr(r.out, "total 42\n"));
-    ck_assert_ptr_nonnull(strstr(r.out, "\"status\": \"Closed\""));
-    ck_assert_ptr_nonnull(strstr(r.out, id));
+    char closed_line[64];
+    snprintf(closed_line, sizeof closed_line, "%s Closed\n", id);
+    ck_assert_ptr_nonnull(strstr(r.out, closed_line));
     cli_free(&r);
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(store, &db), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    ck_assert_int_eq(
+        sqlite3_prepare_v2(db, "SELECT count(*) FROM pending_resumes", -1, &st, NULL),
+        SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_int_eq(sqlite3_column_int(st, 0), 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
     /* still promoted after the resume (which named no --promote) */
     const char *closed[] = {"instances", "--store", store,    "--where", "Who=ann",
                             "--status",  "Closed",  "--json", NULL};
@@ -840,6 +1069,10 @@ Suite *modern_durable_suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, persist_activity_and_idle_unload);
+    tcase_add_test(tc, persist_request_tracks_no_idle);
+    tcase_add_test(tc, created_instance_runs_after_death_before_first_persist);
+    tcase_add_test(tc, queued_resumes_applied_in_order);
+    tcase_add_test(tc, queued_resume_applied_once_while_loaded);
     tcase_add_test(tc, persist_without_host_completes);
     tcase_add_test(tc, persist_parallel_branches);
     tcase_add_test(tc, persist_in_no_persist_zone_faults);

@@ -9,6 +9,9 @@
 
 #include "../../common/wf_mem.h"
 #include "../../common/wf_value.h"
+#include "../../modern/wfm_activity.h"
+#include "../../modern/wfm_expr.h"
+#include "../../modern/wfm_persist.h"
 #include "../../modern/wfm_runtime.h"
 #include "../wf_test_util.h"
 
@@ -699,6 +702,175 @@ START_TEST(test_handled_fault_completes_parent_that_lost_its_child)
 }
 END_TEST
 
+
+/* ---- the extension API: scheduling in an environment the kind owns ---------------------- */
+/* t:Snapshot runs its Body in a copy of its environment (one level, parent = the next level
+ * up) whose first slot it sets to 42: the body sees the copy, the live variable keeps its
+ * value. t:NoMem reports out of memory from its execute callback. */
+#define SNAP_NS "urn:wfbridge-test-sched"
+
+typedef struct snap_state {
+    wfm_env *env; /* owned copy (and slots) */
+} snap_state;
+
+static void snap_env_free(wfm_env *env)
+{
+    if (!env)
+        return;
+    for (uint32_t i = 0; i < env->count; i++)
+        wf_value_release(&env->slots[i]);
+    wf_free(env->slots);
+    wf_free(env);
+}
+
+static void snap_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
+{
+    (void)child;
+    wfm_ctx_complete(ctx, ai);
+}
+
+static void snap_execute(wfm_ctx *ctx, wfm_ai *ai)
+{
+    snap_state *st = wfm_ai_state(ai);
+    const wfm_env *live = wfm_ai_env(ai);
+    wfm_env *copy = wf_calloc(1, sizeof *copy);
+    if (copy && live->count)
+        copy->slots = wf_calloc(live->count, sizeof *copy->slots);
+    if (!copy || (live->count && !copy->slots)) {
+        wf_free(copy);
+        wfm_ctx_nomem(ctx);
+        return;
+    }
+    copy->count = live->count;
+    copy->parent = live->parent;
+    for (uint32_t i = 0; i < live->count; i++)
+        copy->slots[i] = wf_value_retain(&live->slots[i]);
+    st->env = copy;
+    if (copy->count) {
+        wf_value_release(&copy->slots[0]);
+        copy->slots[0] = wf_int32(42);
+    }
+    if (wfm_ctx_schedule_in_env(ctx, ai, wfm_node_child(wfm_ai_node(ai), 0), copy, snap_done,
+                                NULL) != WF_OK)
+        wfm_ctx_nomem(ctx);
+}
+
+static void snap_fini(wfm_ai *ai)
+{
+    snap_state *st = wfm_ai_state(ai);
+    snap_env_free(st->env);
+    st->env = NULL;
+}
+
+static wf_status snap_save(const wfm_ai *ai, wfm_persist_writer *w)
+{
+    const snap_state *st = wfm_ai_state_const(ai);
+    wfm_persist_write_env(w, st->env);
+    return WF_OK;
+}
+
+static wf_status snap_restore(wfm_ai *ai, wfm_persist_reader *r)
+{
+    snap_state *st = wfm_ai_state(ai);
+    st->env = wfm_persist_read_env(r, true);
+    return WF_OK;
+}
+
+static void nomem_execute(wfm_ctx *ctx, wfm_ai *ai)
+{
+    (void)ai;
+    wfm_ctx_nomem(ctx);
+}
+
+static const wfm_prop_spec snap_props[] = {
+    {"Body", WFM_PROP_ACTIVITY, NULL, NULL, WFM_PROP_CONTENT | WFM_PROP_REQUIRED, NULL},
+};
+static const void *const snap_callbacks[] = {(const void *)snap_done};
+static const wfm_kind_spec snap_spec = {
+    .name = "Snapshot",
+    .ns = SNAP_NS,
+    .category = "Activity",
+    .flags = WFM_KIND_CAN_IDLE,
+    .props = snap_props,
+    .prop_count = 1,
+    .content_prop = "Body",
+    .state_size = sizeof(snap_state),
+    .execute = snap_execute,
+    .fini = snap_fini,
+    .callbacks = snap_callbacks,
+    .callback_count = 1,
+    .save = snap_save,
+    .restore = snap_restore,
+};
+static const wfm_kind_spec nomem_spec = {
+    .name = "NoMem",
+    .ns = SNAP_NS,
+    .category = "Activity",
+    .execute = nomem_execute,
+};
+
+static void fix_open_snap(fix *f, const char *xaml)
+{
+    fix_rt(f);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_catalogue_register(wfm_runtime_catalogue(f->rt), &snap_spec, &err), WF_OK);
+    ck_assert_int_eq(wfm_catalogue_register(wfm_runtime_catalogue(f->rt), &nomem_spec, &err),
+                     WF_OK);
+    ck_assert_msg(wfm_runtime_load_mem(f->rt, "t.xaml", xaml, strlen(xaml), &f->def, NULL, &err) ==
+                      WF_OK,
+                  "%u:%u: %s", err.line, err.col, err.message);
+    ck_assert_int_eq(wfm_instance_create(f->rt, f->def, &f->inst, &err), WF_OK);
+}
+
+#define SNAP_HEAD                                                                                  \
+    "<Activity x:Class=\"T\" xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\" "   \
+    "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" xmlns:t=\"" SNAP_NS "\">"
+
+START_TEST(test_schedule_in_env_runs_child_in_the_kinds_environment)
+{
+    fix f;
+    fix_open_snap(&f, SNAP_HEAD
+                  "<Sequence><Sequence.Variables>"
+                  "<Variable x:TypeArguments=\"x:Int32\" Name=\"x\" Default=\"1\"/>"
+                  "</Sequence.Variables>"
+                  "<t:Snapshot><Sequence>"
+                  "<WriteLine Text=\"[&quot;in &quot; + x.ToString()]\"/>"
+                  "<Assign x:TypeArguments=\"x:Int32\" To=\"[x]\" Value=\"[x + 1]\"/>"
+                  "<WaitForEvent x:TypeArguments=\"x:String\" BookmarkName=\"go\"/>"
+                  "<WriteLine Text=\"[&quot;after &quot; + x.ToString()]\"/>"
+                  "</Sequence></t:Snapshot>"
+                  "<WriteLine Text=\"[&quot;live &quot; + x.ToString()]\"/>"
+                  "</Sequence>" TAIL);
+    ck_assert_str_eq(fix_run(&f), "Idle");
+    ck_assert_str_eq(f.out.data, "in 42\n");
+    /* the snapshot env travels with the saved instance */
+    wf_buf blob;
+    wf_buf_init(&blob);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_msg(wfm_instance_save(f.inst, &blob, &err) == WF_OK, "save: %s", err.message);
+    wfm_instance_destroy(f.inst);
+    f.inst = NULL;
+    ck_assert_msg(wfm_instance_restore(f.rt, f.def, blob.data, blob.len, &f.inst, &err) == WF_OK,
+                  "restore: %s", err.message);
+    wf_buf_fini(&blob);
+    fix_resume(&f, "go", NULL);
+    ck_assert_str_eq(fix_run(&f), "Closed");
+    ck_assert_str_eq(f.out.data, "in 42\nafter 43\nlive 1\n");
+    fix_close(&f);
+}
+END_TEST
+
+START_TEST(test_ctx_nomem_faults_the_instance_without_exception)
+{
+    fix f;
+    fix_open_snap(&f, SNAP_HEAD "<Sequence><t:NoMem/>" WL("not reached") "</Sequence>" TAIL);
+    ck_assert_str_eq(fix_run(&f), "Faulted");
+    ck_assert(wf_is_null(wfm_instance_fault(f.inst)));
+    ck_assert_ptr_null(f.out.data ? strstr(f.out.data, "not reached") : NULL);
+    fix_close(&f);
+}
+END_TEST
+
 Suite *modern_sched_suite(void)
 {
     Suite *s = suite_create("modern_sched");
@@ -722,6 +894,8 @@ Suite *modern_sched_suite(void)
     tcase_add_test(core, test_pool_timer_thread_resumes_waiting_instances);
     tcase_add_test(core, test_multiple_and_nonblocking_bookmarks);
     tcase_add_test(core, test_handled_fault_completes_parent_that_lost_its_child);
+    tcase_add_test(core, test_schedule_in_env_runs_child_in_the_kinds_environment);
+    tcase_add_test(core, test_ctx_nomem_faults_the_instance_without_exception);
     tcase_set_timeout(core, 30);
     suite_add_tcase(s, core);
     return s;

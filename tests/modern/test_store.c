@@ -49,7 +49,7 @@ static wf_status save_simple(wfm_store *s, const char *id, const char *status, c
     const char *names[] = {"customer"};
     const char *values[] = {"contoso"};
     wfm_store_save_rec r = {id, status, blob, blob ? strlen(blob) : 0, bms, 2, names, values, 1,
-                            1234, release};
+                            1234, release, 0};
     return wfm_store_save(s, &r, err);
 }
 
@@ -108,7 +108,7 @@ START_TEST(test_store_query_by_status_property_bookmark_and_timer)
     ck_assert_int_eq(wfm_store_create(s, 7, &a, &err), WF_OK);
     ck_assert_int_eq(wfm_store_create(s, 7, &b, &err), WF_OK);
     ck_assert_int_eq(save_simple(s, a.text, "Idle", "x", false, &err), WF_OK);
-    wfm_store_save_rec done = {b.text, "Closed", NULL, 0, NULL, 0, NULL, NULL, 0, 0, true};
+    wfm_store_save_rec done = {b.text, "Closed", NULL, 0, NULL, 0, NULL, NULL, 0, 0, true, 0};
     ck_assert_int_eq(wfm_store_save(s, &done, &err), WF_OK);
 
     rows r = {0};
@@ -298,6 +298,152 @@ static void make_sqlite(const char *sql)
     sqlite3_close(db);
 }
 
+/* ---- pending resumptions (schema version 2) ----------------------------------------------- */
+typedef struct resume_list {
+    char text[256]; /* "seq:bookmark=payload;" */
+    int64_t first_created;
+} resume_list;
+
+static bool list_resume(void *ud, const wfm_store_resume *r)
+{
+    resume_list *l = ud;
+    size_t len = strlen(l->text);
+    snprintf(l->text + len, sizeof l->text - len, "%lld:%s=%s;", (long long)r->seq, r->bookmark,
+             r->payload_json);
+    if (!l->first_created)
+        l->first_created = r->created_ms;
+    return true;
+}
+
+static resume_list list_resumes(wfm_store *s, const char *id)
+{
+    resume_list l;
+    memset(&l, 0, sizeof l);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_pending_resumes(s, id, list_resume, &l, &err), WF_OK);
+    return l;
+}
+
+typedef struct pending_row {
+    int64_t count;
+    char next[32];
+} pending_row;
+
+static bool pending_of_row(void *ud, const wfm_store_row *row)
+{
+    pending_row *p = ud;
+    p->count = row->pending_resumes;
+    snprintf(p->next, sizeof p->next, "%s", row->next_resume ? row->next_resume : "(none)");
+    return true;
+}
+
+static pending_row row_pending(wfm_store *s)
+{
+    pending_row p = {-1, ""};
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_query q = WFM_STORE_QUERY_INIT;
+    ck_assert_int_eq(wfm_store_query_rows(s, &q, pending_of_row, &p, &err), WF_OK);
+    return p;
+}
+
+START_TEST(test_store_queued_resumes_are_deleted_by_the_save_that_applies_them)
+{
+    wfm_store *s = open_store("host-a", 0, false);
+    wfm_store *other = open_store("host-b", 0, false);
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_id a;
+    ck_assert_int_eq(wfm_store_create(s, 7, &a, &err), WF_OK);
+    /* another process queues without the lease */
+    int64_t seq = 0;
+    ck_assert_int_eq(wfm_store_enqueue_resume(other, a.text, "approve", "21", &seq, &err), WF_OK);
+    ck_assert_int_eq(seq, 1);
+    ck_assert_int_eq(wfm_store_enqueue_resume(other, a.text, "reject", "\"no\"", &seq, &err),
+                     WF_OK);
+    ck_assert_int_eq(seq, 2);
+    ck_assert_int_eq(wfm_store_enqueue_resume(other, a.text, "later", NULL, &seq, &err), WF_OK);
+    ck_assert_int_eq(seq, 3);
+    resume_list l = list_resumes(s, a.text);
+    ck_assert_str_eq(l.text, "1:approve=21;2:reject=\"no\";3:later=null;");
+    ck_assert_int_gt(l.first_created, 0);
+    pending_row p = row_pending(s);
+    ck_assert_int_eq(p.count, 3);
+    ck_assert_str_eq(p.next, "approve");
+    /* a save that applied the first two deletes them with it */
+    wfm_store_save_rec r = {a.text, "Idle", "x", 1, NULL, 0, NULL, NULL, 0, 0, false, 2};
+    ck_assert_int_eq(wfm_store_save(s, &r, &err), WF_OK);
+    l = list_resumes(s, a.text);
+    ck_assert_str_eq(l.text, "3:later=null;");
+    p = row_pending(s);
+    ck_assert_int_eq(p.count, 1);
+    ck_assert_str_eq(p.next, "later");
+    /* a save that fails (lease lost) deletes nothing */
+    wfm_store_save_rec lost = {a.text, "Idle", "y", 1, NULL, 0, NULL, NULL, 0, 0, false, 3};
+    ck_assert_int_eq(wfm_store_save(other, &lost, &err), WF_E_LOCKED);
+    wf_error_clear(&err);
+    l = list_resumes(s, a.text);
+    ck_assert_str_eq(l.text, "3:later=null;");
+    /* numbering goes on after deletions; unknown instances are refused */
+    ck_assert_int_eq(wfm_store_enqueue_resume(other, a.text, "more", "1", &seq, &err), WF_OK);
+    ck_assert_int_eq(seq, 4);
+    ck_assert_int_eq(wfm_store_enqueue_resume(other, "0123456789abcdef0123456789abcdef", "x",
+                                              "1", NULL, &err),
+                     WF_E_NOTFOUND);
+    WF_ASSERT_ERROR(err, WF_E_NOTFOUND, 0, 0, "no instance");
+    wf_error_clear(&err);
+    wfm_store_close(other);
+    wfm_store_close(s);
+}
+END_TEST
+
+static int64_t meta_version(void)
+{
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    ck_assert_int_eq(sqlite3_prepare_v2(db,
+                                        "SELECT value FROM wfbridge_meta"
+                                        " WHERE key = 'schema_version'",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+/* A version 1 store (as wfbridge wrote it before pending_resumes existed) is migrated in
+ * place: its rows stay, the new table appears, the recorded version becomes 2. */
+START_TEST(test_store_version_1_is_migrated)
+{
+    wfm_store *s = open_store("host-a", 0, false);
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_id a;
+    ck_assert_int_eq(wfm_store_create(s, 7, &a, &err), WF_OK);
+    ck_assert_int_eq(save_simple(s, a.text, "Idle", "state-1", true, &err), WF_OK);
+    wfm_store_close(s);
+    ck_assert_int_eq(meta_version(), WFM_STORE_SCHEMA_VERSION);
+    make_sqlite("DROP TABLE pending_resumes;"
+                "UPDATE wfbridge_meta SET value = '1' WHERE key = 'schema_version';");
+    ck_assert_int_eq(meta_version(), 1);
+
+    s = open_store("host-b", 0, false);
+    ck_assert_int_eq(meta_version(), 2);
+    void *blob = NULL;
+    size_t len = 0;
+    char status[32];
+    ck_assert_int_eq(wfm_store_load_state(s, a.text, &blob, &len, status, NULL, &err), WF_OK);
+    ck_assert_str_eq(status, "Idle");
+    ck_assert_uint_eq(len, 7);
+    ck_assert(memcmp(blob, "state-1", 7) == 0);
+    wf_free(blob);
+    int64_t seq = 0;
+    ck_assert_int_eq(wfm_store_enqueue_resume(s, a.text, "approve", "1", &seq, &err), WF_OK);
+    ck_assert_int_eq(seq, 1);
+    wfm_store_close(s);
+}
+END_TEST
+
 START_TEST(test_store_corrupt_file_is_refused_untouched)
 {
     FILE *f = fopen(path, "wb");
@@ -323,6 +469,15 @@ START_TEST(test_store_newer_schema_is_refused_untouched)
 }
 END_TEST
 
+START_TEST(test_store_next_schema_version_is_refused_untouched)
+{
+    make_sqlite("CREATE TABLE wfbridge_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                "INSERT INTO wfbridge_meta VALUES('application', 'wfbridge-instance-store');"
+                "INSERT INTO wfbridge_meta VALUES('schema_version', '3');");
+    assert_refused_unchanged(WF_E_STORE, "version 3 is newer");
+}
+END_TEST
+
 Suite *modern_store_suite(void)
 {
     Suite *s = suite_create("modern_store");
@@ -334,12 +489,15 @@ Suite *modern_store_suite(void)
     tcase_add_test(core, test_store_lease_blocks_second_host_until_released);
     tcase_add_test(core, test_store_expired_lease_of_killed_process_is_taken_over);
     tcase_add_test(core, test_store_group_commit_writes_every_save_of_concurrent_hosts);
+    tcase_add_test(core, test_store_queued_resumes_are_deleted_by_the_save_that_applies_them);
+    tcase_add_test(core, test_store_version_1_is_migrated);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_checked_fixture(bad, setup, teardown);
     tcase_add_test(bad, test_store_corrupt_file_is_refused_untouched);
     tcase_add_test(bad, test_store_foreign_database_is_refused_untouched);
     tcase_add_test(bad, test_store_newer_schema_is_refused_untouched);
+    tcase_add_test(bad, test_store_next_schema_version_is_refused_untouched);
     suite_add_tcase(s, bad);
     return s;
 }
