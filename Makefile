@@ -110,7 +110,9 @@ $(BUILD)/tests/obj/main-%.o: tests/wf_test_main.c $(BUILD)/tests/suites-%.inc
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -DWF_SUITES_INC='"suites-$*.inc"' -I$(BUILD)/tests -c $< -o $@
 
-TEST_SUPPORT := $(BUILD)/tests/obj/wf_test_util.o
+# Shared test helpers: tests/wf_test_util.c and any tests/FOLDER/support_*.c.
+TEST_SUPPORT := $(BUILD)/tests/obj/wf_test_util.o \
+                $(patsubst tests/%.c,$(BUILD)/tests/obj/%.o,$(wildcard tests/*/support_*.c))
 
 $(BUILD)/tests/wftest: $(BUILD)/tests/obj/main-all.o $(TEST_SUPPORT) $(patsubst tests/%.c,$(BUILD)/tests/obj/%.o,$(TEST_SRCS)) $(LIBS_ALL)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS) -rdynamic
