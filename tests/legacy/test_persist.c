@@ -307,6 +307,57 @@ START_TEST(test_restore_survives_allocation_failures)
 }
 END_TEST
 
+/* A queue with several subscribers (the statemachine blob's "ITestService.Approved" queue
+ * given the same subscriber four times): the restore grows the subscriber array twice, and
+ * a failing growth must neither leak the old array nor lose it. */
+static void put_le(unsigned char *p, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static unsigned char *blob_with_four_subscribers(const unsigned char *blob, size_t len,
+                                                 size_t *out_len)
+{
+    static const char qname[] = "ITestService.Approved";
+    size_t nlen = sizeof qname - 1, at = 0;
+    for (size_t i = 24 + 4; i + nlen <= len && !at; i++)
+        if (memcmp(blob + i, qname, nlen) == 0 && blob[i - 4] == nlen && !blob[i - 3])
+            at = i + nlen; /* after the queue's name: is_timer u8, items u32, subs u32 */
+    ck_assert_uint_gt(at, 0);
+    ck_assert_uint_le(at + 1 + 4 + 4 + 12, len);
+    ck_assert_uint_eq(blob[at + 1], 0); /* no items */
+    ck_assert_uint_eq(blob[at + 5], 1); /* one subscriber */
+    size_t ref = at + 9, extra = 3 * 12;
+    unsigned char *out = wf_malloc(len + extra);
+    ck_assert_ptr_nonnull(out);
+    memcpy(out, blob, ref + 12);
+    for (int k = 1; k <= 3; k++)
+        memcpy(out + ref + 12 * k, blob + ref, 12);
+    memcpy(out + ref + 12 + extra, blob + ref + 12, len - ref - 12);
+    out[at + 5] = 4;
+    *out_len = len + extra;
+    put_le(out + 8, *out_len - 24, 8);
+    put_le(out + 16, wf_hash_bytes(out + 24, *out_len - 24), 8);
+    return out;
+}
+
+START_TEST(test_restore_of_shared_queue_survives_allocation_failures)
+{
+    xt_env e;
+    void *blob;
+    size_t len;
+    blob_of(&e, "statemachine.xoml", &blob, &len);
+    blob_case c = {&e, NULL, 0};
+    c.blob = blob_with_four_subscribers(blob, len, &c.len);
+    ck_assert_int_eq(restore_once(&c), WF_OK);
+    ck_assert_uint_gt(wf_test_nomem_loop(restore_once, &c, 5000), 0);
+    wf_free(c.blob);
+    wf_free(blob);
+    xt_free(&e);
+}
+END_TEST
+
 Suite *legacy_persist_suite(void)
 {
     Suite *s = suite_create("legacy_persist");
@@ -324,6 +375,7 @@ Suite *legacy_persist_suite(void)
     TCase *nomem = tcase_create("nomem");
     tcase_set_timeout(nomem, 60);
     tcase_add_test(nomem, test_restore_survives_allocation_failures);
+    tcase_add_test(nomem, test_restore_of_shared_queue_survives_allocation_failures);
     suite_add_tcase(s, nomem);
     return s;
 }
