@@ -31,6 +31,24 @@ static bool find_body(xparser *p, size_t len, uint32_t *start)
     return true;
 }
 
+/* WF4 treats an empty expression ("[]") as no expression: default(T), which is null for the
+ * reference types. Only then is it accepted; with a value type or no expected type it stays a
+ * syntax error at the closing bracket. */
+static bool is_ref_type(const wf_type *t)
+{
+    wf_kind k = t->kind;
+    return k == WF_K_STRING || k == WF_K_LIST || k == WF_K_RECORD || k == WF_K_EXCEPTION ||
+           k == WF_K_OBJECT;
+}
+
+static xnode *empty_value(xparser *p, const wf_type *expected)
+{
+    xnode *n = wfm_expr__mk(p, XOP_CONST, expected, p->cur.off, NULL, NULL, NULL);
+    if (n)
+        n->k = wf_null();
+    return n;
+}
+
 static bool check_lvalue(xparser *p, const xnode *n)
 {
     switch (n->op) {
@@ -57,6 +75,8 @@ static xnode *finish(xparser *p, xnode *root, const wf_type *expected, unsigned 
 {
     if (!root)
         return NULL;
+    if (p->cur.kind == TK_PUNCT && p->cur.punct == ';' && wfm_expr__peek(p).kind == TK_EOF)
+        wfm_expr__advance(p); /* C# text copied from a statement: "x + 1;" */
     if (p->cur.kind != TK_EOF)
         return wfm_expr__unexpected(p);
     if (flags & WFM_EXPR_LVALUE) {
@@ -86,7 +106,11 @@ wf_status wfm_expr_compile(wf_arena *arena, const wfm_expr_scope *scope, const c
     if (!find_body(&p, len, &start))
         return p.status;
     p.cur = wfm_expr__lex(text, start, p.end);
-    xnode *root = finish(&p, wfm_expr__parse_expr(&p), expected, flags);
+    xnode *root;
+    if (p.cur.kind == TK_EOF && expected && is_ref_type(expected) && !(flags & WFM_EXPR_LVALUE))
+        root = empty_value(&p, expected);
+    else
+        root = finish(&p, wfm_expr__parse_expr(&p), expected, flags);
     if (!root)
         return p.status != WF_OK ? p.status : WF_E_NOMEM;
     wfm_expr *e = wf_arena_alloc(arena, sizeof *e);

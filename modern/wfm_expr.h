@@ -45,31 +45,62 @@ typedef struct wfm_expr wfm_expr;
 
 /* The language (C# precedence; VB keywords are case-insensitive):
  *   literals   42 (Int32, Int64 when larger), 5L, 0x1F, 12.5m (Decimal), 1.5 / 1e3 / 2d (Double),
- *              "C# \"escapes\" \u00e9" and VB "" doubling, $"n={x} t={y:N2}", true/True,
- *              null/Nothing
+ *              VB suffixes 0.0R and 1.5F (Double), 3D (Decimal: an uppercase D is VB's Decimal,
+ *              a lowercase d stays C#'s Double), 5I 5S (Int32), 5UI 5UL (Int64), 5US (Int32),
+ *              each range-checked; "C# \"escapes\" \u00e9" and VB "" doubling,
+ *              $"n={x} t={y:N2}", true/True, null/Nothing; array literals {"a", "b"} (VB),
+ *              new[] {...}, new string[] {...}, New String() {...}: a List of the items' common
+ *              type (numbers promote; mixed or {} give List(Object)); T[] / VB T() as type
+ *              names in CType, new and (T[])x casts are List(T); DateTime arithmetic outside
+ *              years 1-9999 is ArgumentOutOfRangeException
  *   operators  ?: ?? || && (OrElse AndAlso Or And) ! (Not) == != (= <> Is IsNot) < <= > >=
  *              & (concatenation) + - * / % (Mod) \ (integer division) ^ (power) unary - +,
  *              casts (int)x (long) (double) (decimal) (string) (bool) (object) (Int32)...,
  *              CType(x, T), DirectCast(x, T); x is T, TypeOf x Is T / IsNot T; indexing
- *              list[i] rec["k"] (VB: list(i))
+ *              list[i] rec["k"] (VB: list(i)); one trailing ';' (C# statement text) is ignored
  *   members    s.Length .ToUpper() .ToLower() (and -Invariant) .Trim() .TrimStart() .TrimEnd()
  *              .PadLeft(n) .PadRight(n) .Contains(x) .StartsWith(x) .EndsWith(x)
  *              .Substring(a[, n]) .Replace(a, b) .IndexOf(x); list.Count .Contains(x)
- *              .IndexOf(x); rec.Field .ContainsKey(k); x.Equals(y); ex.Message;
+ *              .IndexOf(x) and LINQ's .Count() .Any() .First() .Last() .FirstOrDefault()
+ *              .LastOrDefault() .Sum() .ToList() .ToArray(); with a one-parameter lambda
+ *              (x => ..., (x) => ..., VB Function(x [As T]) ...) .Where .Select .Any .All
+ *              .Count .First .FirstOrDefault .Sum: the body sees x and every outer name;
+ *              rec.Field .ContainsKey(k), and where no such field exists .Count .Keys
+ *              (List(String)) .Values (List(Object)) as a Dictionary has; x.Equals(y);
+ *              x.CompareTo(y) (-1/0/1; null sorts first, strings ordinally) on numbers, strings,
+ *              DateTime, TimeSpan, Boolean; ex.Message;
  *              span.Days/Hours/Minutes/Seconds/Milliseconds/TotalMilliseconds/TotalSeconds/
  *              TotalMinutes/TotalHours/TotalDays; date.Year/Month/Day/Hour/Minute/Second
  *              .AddDays(x)/AddHours/AddMinutes/AddSeconds/AddMilliseconds;
- *              x.ToString([format]); formats (here and
+ *              x.ToString([format]). As in VB, a method whose arguments are all optional may
+ *              be called without parentheses (s.Trim, n.ToString, s.ToUpper); members of an
+ *              Object value (ContainsKey, Count, Length, Trim, ToString, ...) bind at run
+ *              time. Formats (here and
  *              in String.Format / $"{x:fmt}"): F2 N2 D3 for numbers, "yyyy-MM-dd HH:mm:ss"
  *              style (and o s u) for DateTime
- *   library    String.Format/Concat/Join/IsNullOrEmpty/IsNullOrWhiteSpace/Empty, Math.Abs/Min/
- *              Max/Round/Floor/Ceiling/Pow/Sqrt, Convert.ToX for X in Int32 Int64 Double
- *              Decimal String Boolean, Int32/Int64/Double/Decimal/Boolean/DateTime/TimeSpan.Parse,
- *              Int32/Int64.MaxValue/MinValue, DateTime.Now/UtcNow/Today (UTC),
+ *   library    String.Format/Concat/Join/IsNullOrEmpty/IsNullOrWhiteSpace/Empty/Compare,
+ *              Math.Abs/Min/Max/Round/Floor/Ceiling/Pow/Sqrt, Convert.ToX for X in Int32 Int64
+ *              Double Decimal String Boolean,
+ *              Int32/Int64/Double/Decimal/Boolean/DateTime/TimeSpan.Parse,
+ *              Int32/Int64/DateTime.MaxValue/MinValue, TimeSpan.Zero, DateTime.Now/UtcNow/Today
+ *              (UTC; VB's Date.Now, and Now / Today with or without parentheses); VB's
+ *              Integer. / Long. / Date. name Int32. / Int64. / DateTime., IsNothing(x),
+ *              vbCrLf vbCr vbLf vbTab vbNewLine and Environment.NewLine (this platform's "\n"),
  *              TimeSpan.FromMilliseconds/Seconds/Minutes/Hours/Days, CInt CLng CDbl CDec CStr
  *              CBool, If(c, a, b), If(a, b), len str int decimal now
- *   new        new T("message") for exception types; new List<T>{...} / New List(Of T) From {...};
- *              new DateTime(y, m, d[, h, mi, s]); new TimeSpan(h, m, s) / (d, h, m, s[, ms])
+ *   new        new T("message") for exception types; new List<T>{...} / New List(Of T) From {...},
+ *              new List<T>(items) (the same list: values are immutable), new List<T>(capacity);
+ *              new DateTime(y, m, d[, h, mi, s]); new TimeSpan(h, m, s) / (d, h, m, s[, ms]);
+ *              new Dictionary<string, V>() { {k, v}, ... } / New Dictionary(Of String, V) From
+ *              {{k, v}, ...}: a Record (keys must be String; a repeated key is ArgumentException);
+ *              new [System.]Random([seed]).Next() / .Next(max) / .Next(min, max) / .NextDouble():
+ *              a pseudo-random number from a per-thread generator seeded from the clock (with a
+ *              seed: repeatable, but not .NET's sequence), so the expression is not constant
+ *   empty      "[]" with an expected reference type (String, List, Record, Object, exception)
+ *              is WF4's "no expression": null. Otherwise (value type, no expected type, or an
+ *              l-value) it is a syntax error at the ']'.
+ * Lambdas appear only as the argument of those list methods (no closures, no statement
+ * lambdas), nested at most 3 deep. Explicit casts between different list types are not supported.
  * Record members and Object operands are typed Object and checked at run time. */
 
 enum {

@@ -64,10 +64,20 @@ static const member_spec members[] = {
     {WF_K_STRING, "IndexOf", XF_INDEXOF, 1, 1, 'i', "s", 0},
     {WF_K_LIST, "Contains", XF_LIST_CONTAINS, 1, 1, 'b', "e", 0},
     {WF_K_RECORD, "ContainsKey", XF_CONTAINSKEY, 1, 1, 'b', "s", 0},
+    /* LINQ's parameterless forms */
+    {WF_K_LIST, "Count", XF_COUNT, 0, 0, 'i', "", 0},
+    {WF_K_LIST, "Any", XF_LIST_ANY, 0, 0, 'b', "", 0},
+    {WF_K_LIST, "First", XF_LIST_FIRST, 0, 0, 'e', "", 0},
+    {WF_K_LIST, "Last", XF_LIST_FIRST, 0, 0, 'e', "", 1},
+    {WF_K_LIST, "FirstOrDefault", XF_LIST_FIRST, 0, 0, 'e', "", 2},
+    {WF_K_LIST, "LastOrDefault", XF_LIST_FIRST, 0, 0, 'e', "", 3},
+    {WF_K_LIST, "Sum", XF_LIST_SUM, 0, 0, 'e', "", 0},
+    {WF_K_LIST, "ToList", XF_LIST_SELF, 0, 0, 'l', "", 0},
+    {WF_K_LIST, "ToArray", XF_LIST_SELF, 0, 0, 'l', "", 0},
 };
 
 /* Static members and global functions. kind: how the call is built. */
-enum { S_FN, S_CONV, S_NOW, S_EMPTY, S_MATH, S_IF, S_CONST, S_PARSE };
+enum { S_FN, S_CONV, S_NOW, S_EMPTY, S_MATH, S_IF, S_CONST, S_PARSE, S_STR, S_ISNOTHING };
 
 typedef struct static_spec {
     const char *cls; /* NULL: a global function (len, CInt, ...) */
@@ -135,10 +145,24 @@ static const static_spec statics[] = {
     {NULL, "CStr", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_string, XV_TEXT},
     {NULL, "CBool", S_CONV, 0, 1, 1, 0, "", 0, &wf_type_bool, XV_CONVERT},
     {NULL, "If", S_IF, 0, 2, 3, 0, "", 0, NULL, 0},
+    {"DateTime", "MinValue", S_CONST, 0, -1, -1, 0, "", WFM_DT_MIN_US, &wf_type_datetime, 0},
+    {"DateTime", "MaxValue", S_CONST, 0, -1, -1, 0, "", WFM_DT_MAX_US, &wf_type_datetime, 0},
+    {"TimeSpan", "Zero", S_CONST, 0, -1, -1, 0, "", 0, &wf_type_timespan, 0},
+    {"String", "Compare", S_FN, XF_COMPARE, 2, 2, 'i', "ss", 0, NULL, 0},
+    {NULL, "Today", S_NOW, 0, 0, 0, 0, "", 1, NULL, 0},
+    /* text constants (S_STR: the text is in params); NewLine is this platform's, "\n" */
+    {"Environment", "NewLine", S_STR, 0, -1, -1, 0, "\n", 0, NULL, 0},
+    {NULL, "vbCrLf", S_STR, 0, -1, -1, 0, "\r\n", 0, NULL, 0},
+    {NULL, "vbNewLine", S_STR, 0, -1, -1, 0, "\n", 0, NULL, 0},
+    {NULL, "vbLf", S_STR, 0, -1, -1, 0, "\n", 0, NULL, 0},
+    {NULL, "vbCr", S_STR, 0, -1, -1, 0, "\r", 0, NULL, 0},
+    {NULL, "vbTab", S_STR, 0, -1, -1, 0, "\t", 0, NULL, 0},
+    {NULL, "IsNothing", S_ISNOTHING, 0, 1, 1, 0, "", 0, NULL, 0},
 };
 
-static const char *const static_classes[] = {"String", "Math",  "Convert", "DateTime", "TimeSpan",
-                                             "Int32",  "Int64", "Double",  "Decimal",  "Boolean"};
+static const char *const static_classes[] = {"String",   "Math",    "Convert",    "DateTime",
+                                             "TimeSpan", "Int32",   "Int64",      "Double",
+                                             "Decimal",  "Boolean", "Environment"};
 
 static bool name_is(const char *text, uint32_t len, const char *word)
 {
@@ -216,18 +240,35 @@ static xnode *make_field(xparser *p, xnode *recv, const xtok *name)
     n->name = wf_arena_strndup(p->arena, p->text + name->off, name->len);
     if (!n->name)
         return wfm_expr__nomem(p);
+    /* a record without that field answers Count / Keys / Values as a dictionary does */
+    n->aux = p->scope->types ? wf_types_list(p->scope->types, &wf_type_string) : NULL;
     return n;
 }
 
 static xnode *make_index(xparser *p, xnode *base, xnode *index, uint32_t off);
 
+/* With parentheses only methods match; without, a property or (VB) a method called without
+ * its empty argument list: s.Trim, n.ToString (a method that needs arguments then reports
+ * its argument count). Properties come first in the table. */
 static const member_spec *find_member(wf_kind kind, const char *s, uint32_t len, bool parens)
 {
     for (size_t i = 0; i < sizeof members / sizeof members[0]; i++)
         if ((kind == WF_K_OBJECT || members[i].recv == kind) && name_is(s, len, members[i].name) &&
-            (members[i].min < 0) == !parens)
+            (!parens || members[i].min >= 0))
             return &members[i];
     return NULL;
+}
+
+/* Whether a.CompareTo(b) can succeed for these static types. */
+static bool comparable(const wf_type *a, const wf_type *b)
+{
+    wf_kind ka = a->kind, kb = b->kind;
+    if (ka == WF_K_OBJECT || kb == WF_K_OBJECT || kb == WF_K_NULL)
+        return true;
+    if (wfm_expr__is_num(a) && wfm_expr__is_num(b))
+        return true;
+    return ka == kb &&
+           (ka == WF_K_STRING || ka == WF_K_DATETIME || ka == WF_K_TIMESPAN || ka == WF_K_BOOL);
 }
 
 static xnode *bind_member(xparser *p, xnode *recv, const xtok *name, xnode **args, unsigned nargs,
@@ -237,7 +278,17 @@ static xnode *bind_member(xparser *p, xnode *recv, const xtok *name, xnode **arg
     wf_kind kind = recv->type->kind;
     if (!parens && (kind == WF_K_RECORD || kind == WF_K_OBJECT))
         return make_field(p, recv, name);
-    if (parens && name_is(s, name->len, "ToString")) /* on null: NullReferenceException */
+    if (name_is(s, name->len, "CompareTo")) {
+        if (nargs == 2 && !comparable(recv->type, args[1]->type))
+            return wfm_expr__fail(p, args[1]->off, WF_E_TYPE, "cannot compare %s with %s",
+                                  recv->type->name, args[1]->type->name);
+        if (kind != WF_K_OBJECT && !comparable(recv->type, recv->type))
+            return wfm_expr__fail(p, name->off, WF_E_NAME, "'%s' has no member 'CompareTo'",
+                                  recv->type->name);
+        return make_call(p, XF_COMPARE, "CompareTo", 1, 1, "o", NULL, &wf_type_int32, args, nargs,
+                         1, 0, name->off);
+    }
+    if (name_is(s, name->len, "ToString")) /* on null: NullReferenceException */
         return make_call(p, XF_TOSTRING, "ToString", 0, 1, "s", NULL, &wf_type_string, args, nargs,
                          1, 0, name->off);
     if (parens && name_is(s, name->len, "Equals")) /* x.Equals(y): Equals semantics */
@@ -260,6 +311,7 @@ static xnode *bind_member(xparser *p, xnode *recv, const xtok *name, xnode **arg
                             : m->recv == WF_K_EXCEPTION ? &wf_exc_exception
                             : m->recv == WF_K_TIMESPAN  ? &wf_type_timespan
                             : m->recv == WF_K_DATETIME  ? &wf_type_datetime
+                            : m->recv == WF_K_RECORD    ? &wf_type_record
                                                         : NULL;
         if (!rt)
             return wfm_expr__fail(p, name->off, WF_E_TYPE,
@@ -269,7 +321,12 @@ static xnode *bind_member(xparser *p, xnode *recv, const xtok *name, xnode **arg
             return NULL;
     }
     const wf_type *elem = args[0]->type->kind == WF_K_LIST ? args[0]->type->elem : NULL;
-    const wf_type *ret = m->ret == 'e' ? elem : letter_type(m->ret, elem);
+    const wf_type *ret = m->ret == 'e'   ? elem
+                         : m->ret == 'l' ? args[0]->type
+                                         : letter_type(m->ret, elem);
+    if (m->fn == XF_LIST_SUM && (!elem || !wfm_expr__is_num(elem)))
+        return wfm_expr__fail(p, name->off, WF_E_TYPE, "'Sum' needs a list of numbers, not %s",
+                              args[0]->type->name);
     return make_call(p, m->fn, m->name, m->min < 0 ? 0 : m->min, m->max < 0 ? 0 : m->max, m->params,
                      elem, ret, args, nargs, 1, m->param, name->off);
 }
@@ -295,6 +352,140 @@ static xnode *make_index(xparser *p, xnode *base, xnode *index, uint32_t off)
     return wfm_expr__mk(p, XOP_INDEX, t, off, base, index, NULL);
 }
 
+static const wf_type *parse_type(xparser *p, uint32_t *name_off);
+
+/* ---- lambdas: list.Where(x => ...), list.Any(Function(x) ...) ---------------------------- */
+typedef struct lambda_ctx {
+    const char *name; /* the parameter */
+    size_t len;
+    const wf_type *type; /* the list's element type */
+    const wfm_expr_scope *outer;
+} lambda_ctx;
+
+/* Inside the body the parameter is slot 0 of a new innermost environment, so every other
+ * name is one environment further up. */
+static bool lambda_resolve(void *ud, const char *name, size_t len, wfm_name *out)
+{
+    const lambda_ctx *c = ud;
+    if (len == c->len && memcmp(name, c->name, len) == 0) {
+        *out = (wfm_name){c->type, 0, 0, false};
+        return true;
+    }
+    if (!c->outer->resolve || !c->outer->resolve(c->outer->ud, name, len, out))
+        return false;
+    out->hops++;
+    return true;
+}
+
+static bool arrow_at(const xtok *a, const xtok *b)
+{
+    return a->kind == TK_PUNCT && a->punct == '=' && b->kind == TK_PUNCT && b->punct == '>' &&
+           b->off == a->off + 1;
+}
+
+/* With cur at '(': does a lambda follow? Function(x) ..., x => ..., (x) => ... */
+static bool lambda_ahead(const xparser *p)
+{
+    xtok t[5];
+    t[0] = wfm_expr__peek(p);
+    for (int i = 1; i < 5; i++)
+        t[i] = wfm_expr__lex(p->text, t[i - 1].off + t[i - 1].len, p->end);
+    if (wfm_expr__tok_is(p, &t[0], "function"))
+        return t[1].kind == TK_PUNCT && t[1].punct == '(' && t[2].kind == TK_ID;
+    if (t[0].kind == TK_ID)
+        return arrow_at(&t[1], &t[2]);
+    return t[0].kind == TK_PUNCT && t[0].punct == '(' && t[1].kind == TK_ID &&
+           t[2].kind == TK_PUNCT && t[2].punct == ')' && arrow_at(&t[3], &t[4]);
+}
+
+static const struct {
+    const char *name;
+    int which;
+} lambda_methods[] = {
+    {"Where", XL_WHERE},   {"Any", XL_ANY},     {"All", XL_ALL}, {"Count", XL_COUNT},
+    {"Select", XL_SELECT}, {"First", XL_FIRST}, {"Sum", XL_SUM}, {"FirstOrDefault", XL_FIRST},
+};
+
+/* cur is the '(' after list.Method, with a lambda ahead. */
+static xnode *parse_lambda_call(xparser *p, xnode *recv, const xtok *name)
+{
+    int which = -1;
+    for (size_t i = 0; i < sizeof lambda_methods / sizeof lambda_methods[0]; i++)
+        if (name_is(p->text + name->off, name->len, lambda_methods[i].name))
+            which = lambda_methods[i].which;
+    if (which < 0)
+        return wfm_expr__fail(p, name->off, WF_E_NAME, "'%.*s' does not take a lambda",
+                              (int)name->len, p->text + name->off);
+    if (p->lambdas == WFM_EXPR_MAX_LAMBDA)
+        return wfm_expr__fail(p, name->off, WF_E_LIMIT,
+                              "lambdas are nested too deeply (more than %d)", WFM_EXPR_MAX_LAMBDA);
+    wfm_expr__advance(p); /* ( */
+    bool vb = wfm_expr__tok_is(p, &p->cur, "function");
+    bool paren = vb || (p->cur.kind == TK_PUNCT && p->cur.punct == '(');
+    if (vb)
+        wfm_expr__advance(p);
+    if (paren)
+        wfm_expr__advance(p);
+    xtok param = p->cur;
+    if (param.kind != TK_ID)
+        return wfm_expr__unexpected(p);
+    wfm_expr__advance(p);
+    if (vb && wfm_expr__tok_is(p, &p->cur, "as")) { /* Function(x As String): the type is known */
+        wfm_expr__advance(p);
+        uint32_t toff;
+        if (!parse_type(p, &toff))
+            return NULL;
+    }
+    if (paren && !wfm_expr__expect(p, ')'))
+        return NULL;
+    if (!vb) { /* => */
+        wfm_expr__advance(p);
+        wfm_expr__advance(p);
+    }
+    const wf_type *elem = recv->type->elem ? recv->type->elem : &wf_type_object;
+    lambda_ctx ctx = {p->text + param.off, param.len, elem, p->scope};
+    wfm_expr_scope inner = {lambda_resolve, &ctx, p->scope->types};
+    const wfm_expr_scope *saved = p->scope;
+    p->scope = &inner;
+    p->lambdas++;
+    xnode *body = wfm_expr__parse_expr(p);
+    p->lambdas--;
+    p->scope = saved;
+    if (!body || !wfm_expr__expect(p, ')'))
+        return NULL;
+    const wf_type *t = &wf_type_bool, *aux = NULL;
+    if (which == XL_SELECT) {
+        const wf_type *bt = body->type->kind == WF_K_NULL ? &wf_type_object : body->type;
+        if (!p->scope->types)
+            return wfm_expr__fail(p, name->off, WF_E_TYPE, "'Select' needs the scope's type table");
+        if (!(t = aux = wf_types_list(p->scope->types, bt)))
+            return wfm_expr__nomem(p);
+        if (!(body = wfm_expr__coerce(p, body, bt)))
+            return NULL;
+    } else if (which == XL_SUM) {
+        if (!wfm_expr__is_num(body->type))
+            return wfm_expr__fail(p, body->off, WF_E_TYPE,
+                                  "the lambda of 'Sum' must give a number, not %s",
+                                  body->type->name);
+        t = body->type;
+    } else {
+        body = wfm_expr__coerce_to(p, body, &wf_type_bool, "lambda: ");
+        if (!body)
+            return NULL;
+        t = which == XL_WHERE   ? recv->type
+            : which == XL_COUNT ? &wf_type_int32
+            : which == XL_FIRST ? elem
+                                : &wf_type_bool;
+    }
+    xnode *n = wfm_expr__mk(p, XOP_LAMBDA, t, name->off, recv, body, NULL);
+    if (n) {
+        n->sub = (uint8_t)which;
+        n->aux = aux;
+        n->param = name_is(p->text + name->off, name->len, "FirstOrDefault");
+    }
+    return n;
+}
+
 static bool vb_indexable(const xnode *n)
 {
     wf_kind k = n->type->kind;
@@ -314,6 +505,10 @@ xnode *wfm_expr__parse_postfix(xparser *p)
             xnode *args[WFM_EXPR_MAX_ARGS + 1] = {n};
             unsigned nargs = 0;
             bool parens = p->cur.kind == TK_PUNCT && p->cur.punct == '(';
+            if (parens && n->type->kind == WF_K_LIST && lambda_ahead(p)) {
+                n = parse_lambda_call(p, n, &name);
+                continue;
+            }
             if (parens && !wfm_expr__parse_args(p, args + 1, &nargs, WFM_EXPR_MAX_ARGS))
                 return NULL;
             n = bind_member(p, n, &name, args, nargs + 1, parens);
@@ -407,12 +602,18 @@ static xnode *bind_static(xparser *p, const static_spec *s, xnode **args, unsign
                                   nargs);
         args[0] = wfm_expr__coerce_to(p, args[0], &wf_type_string, "argument 1 of 'Parse': ");
         return wfm_expr__convert(p, args[0], s->conv, s->mode, off);
-    case S_EMPTY: {
+    case S_EMPTY:
+    case S_STR: {
+        const char *text = s->kind == S_STR ? s->params : "";
         xnode *n = wfm_expr__mk(p, XOP_CONST, &wf_type_string, off, NULL, NULL, NULL);
-        if (n && wf_value_string_static(p->arena, "", 0, &n->k) != WF_OK)
+        if (n && wf_value_string_static(p->arena, text, strlen(text), &n->k) != WF_OK)
             return wfm_expr__nomem(p);
         return n;
     }
+    case S_ISNOTHING: /* VB's IsNothing(x): x Is Nothing */
+        if (nargs != 1)
+            return wfm_expr__fail(p, off, WF_E_TYPE, "'IsNothing' takes 1 argument, not %u", nargs);
+        return wfm_expr__make_is(p, args[0], &wf_type_object, true, off);
     case S_MATH:
         return make_math(p, s, args, nargs, off);
     case S_IF: /* If(c, a, b) is ?:, If(a, b) is ?? */
@@ -471,8 +672,79 @@ static xnode *parse_static_call(xparser *p, const char *cls, const xtok *name)
 }
 
 /* ---- new ---------------------------------------------------------------------------- */
-/* A type name at cur: NAME ((':' | '.') NAME)*, with List<T> / List(Of T) generics. */
+static const wf_type *parse_type_base(xparser *p, uint32_t *name_off);
+
+static bool punct_is(const xtok *t, int c)
+{
+    return t->kind == TK_PUNCT && t->punct == c;
+}
+
+/* A type name, then array suffixes: C#'s T[] anywhere, VB's T() where `in_new` is false
+ * (CType(x, String()), List(Of String())) or when '{' follows (New String() {...}). Arrays
+ * are List(T) values. */
+static const wf_type *parse_type_ex(xparser *p, uint32_t *name_off, bool in_new)
+{
+    const wf_type *t = parse_type_base(p, name_off);
+    while (t) {
+        xtok open = p->cur, close = wfm_expr__peek(p);
+        bool c_array = punct_is(&open, '[') && punct_is(&close, ']');
+        bool vb_array = punct_is(&open, '(') && punct_is(&close, ')');
+        if (vb_array && in_new && (t->kind == WF_K_LIST || t->kind == WF_K_RECORD))
+            vb_array = false; /* new List<int>() {1, 2} */
+        if (vb_array && in_new) {
+            xtok after = wfm_expr__lex(p->text, close.off + close.len, p->end);
+            vb_array = punct_is(&after, '{');
+        }
+        if (!c_array && !vb_array)
+            break;
+        if (!p->scope->types) {
+            wfm_expr__fail(p, open.off, WF_E_TYPE, "array types need the scope's type table");
+            return NULL;
+        }
+        wfm_expr__advance(p);
+        wfm_expr__advance(p);
+        t = wf_types_list(p->scope->types, t);
+        if (!t)
+            wfm_expr__nomem(p);
+    }
+    return t;
+}
+
 static const wf_type *parse_type(xparser *p, uint32_t *name_off)
+{
+    return parse_type_ex(p, name_off, false);
+}
+
+/* Dictionary<K, V> / Dictionary(Of K, V) after its name: a Record, whose keys are Strings. */
+static const wf_type *parse_dict_type(xparser *p, const xtok *first)
+{
+    bool angle = punct_is(&p->cur, '<');
+    xtok of = wfm_expr__peek(p);
+    bool vb = punct_is(&p->cur, '(') && wfm_expr__tok_is(p, &of, "of");
+    if (!angle && !vb) {
+        wfm_expr__fail(p, p->cur.off, WF_E_SYNTAX, "expected '<' after 'Dictionary'");
+        return NULL;
+    }
+    wfm_expr__advance(p);
+    if (vb)
+        wfm_expr__advance(p);
+    uint32_t koff, voff;
+    const wf_type *k = parse_type(p, &koff);
+    if (!k || !wfm_expr__expect(p, ','))
+        return NULL;
+    const wf_type *v = parse_type(p, &voff);
+    if (!v || !wfm_expr__expect(p, angle ? '>' : ')'))
+        return NULL;
+    if (k->kind != WF_K_STRING) {
+        wfm_expr__fail(p, koff, WF_E_TYPE, "dictionary keys must be String, not %s", k->name);
+        return NULL;
+    }
+    (void)first;
+    return &wf_type_record;
+}
+
+/* A type name at cur: NAME ((':' | '.') NAME)*, with List<T> / List(Of T) generics. */
+static const wf_type *parse_type_base(xparser *p, uint32_t *name_off)
 {
     xtok first = p->cur;
     *name_off = first.off;
@@ -490,6 +762,8 @@ static const wf_type *parse_type(xparser *p, uint32_t *name_off)
         last = p->cur;
         wfm_expr__advance(p);
     }
+    if (name_is(p->text + last.off, last.len, "Dictionary"))
+        return parse_dict_type(p, &first);
     if (name_is(p->text + last.off, last.len, "List")) {
         bool angle = p->cur.kind == TK_PUNCT && p->cur.punct == '<';
         xtok of = wfm_expr__peek(p);
@@ -521,6 +795,9 @@ static const wf_type *parse_type(xparser *p, uint32_t *name_off)
     return t;
 }
 
+static xnode *build_items(xparser *p, int op, const wf_type *t, xnode **items, unsigned count,
+                          unsigned param, uint32_t off);
+
 static xnode *parse_list_init(xparser *p, const wf_type *lt, uint32_t off)
 {
     enum { MAX_ITEMS = 64 };
@@ -528,8 +805,22 @@ static xnode *parse_list_init(xparser *p, const wf_type *lt, uint32_t off)
     unsigned count = 0;
     if (p->cur.kind == TK_PUNCT && p->cur.punct == '(') {
         wfm_expr__advance(p);
-        if (!wfm_expr__expect(p, ')'))
-            return NULL;
+        if (!(p->cur.kind == TK_PUNCT && p->cur.punct == ')')) {
+            /* new List<T>(capacity) (ignored) or new List<T>(items) (a copy: the list itself,
+             * values being immutable) */
+            xnode *arg = wfm_expr__parse_expr(p);
+            if (!arg || !wfm_expr__expect(p, ')'))
+                return NULL;
+            wf_kind k = arg->type->kind;
+            if (k != WF_K_INT32 && k != WF_K_INT64) {
+                if (arg->type != lt && k != WF_K_OBJECT && !(arg->flags & XN_LITERAL))
+                    return wfm_expr__fail(p, arg->off, WF_E_TYPE, "cannot convert %s to %s",
+                                          arg->type->name, lt->name);
+                return wfm_expr__coerce_to(p, arg, lt, "");
+            }
+        } else {
+            wfm_expr__advance(p);
+        }
     }
     if (wfm_expr__tok_is(p, &p->cur, "from"))
         wfm_expr__advance(p);
@@ -550,7 +841,14 @@ static xnode *parse_list_init(xparser *p, const wf_type *lt, uint32_t off)
         }
         wfm_expr__advance(p);
     }
-    xnode *n = wfm_expr__mk(p, XOP_NEW_LIST, lt, off, NULL, NULL, NULL);
+    return build_items(p, XOP_NEW_LIST, lt, items, count, count, off);
+}
+
+/* A list or record node over items (more than the call limit, so set_args is not used). */
+static xnode *build_items(xparser *p, int op, const wf_type *t, xnode **items, unsigned count,
+                          unsigned param, uint32_t off)
+{
+    xnode *n = wfm_expr__mk(p, op, t, off, NULL, NULL, NULL);
     if (!n)
         return NULL;
     n->args = count ? wf_arena_alloc(p->arena, count * sizeof *n->args) : NULL;
@@ -558,8 +856,8 @@ static xnode *parse_list_init(xparser *p, const wf_type *lt, uint32_t off)
         return wfm_expr__nomem(p);
     if (count)
         memcpy(n->args, items, count * sizeof *items);
-    n->nargs = 0; /* more than the call limit: set_args is not used */
-    n->param = count;
+    n->nargs = 0;
+    n->param = param;
     for (unsigned i = 0; i < count; i++) {
         if (items[i]->depth >= n->depth)
             n->depth = (uint16_t)(items[i]->depth + 1);
@@ -571,16 +869,191 @@ static xnode *parse_list_init(xparser *p, const wf_type *lt, uint32_t off)
     return n;
 }
 
+enum { MAX_INIT_ITEMS = 64 };
+
+/* The element type of an array literal: the items' common type (numbers promote), else
+ * Object (as VB without Option Strict); Object for {} and for all-null items. */
+static const wf_type *infer_elem(xnode **items, unsigned count)
+{
+    const wf_type *t = NULL;
+    bool nulls = false;
+    for (unsigned i = 0; i < count; i++) {
+        const wf_type *it = items[i]->type;
+        if (it->kind == WF_K_NULL) {
+            nulls = true;
+            continue;
+        }
+        if (!t || t == it)
+            t = it;
+        else if (wfm_expr__is_num(t) && wfm_expr__is_num(it) && wfm_expr__promote(t, it))
+            t = wfm_expr__promote(t, it);
+        else
+            return &wf_type_object;
+    }
+    if (!t)
+        return &wf_type_object;
+    wf_kind k = t->kind;
+    if (nulls && k != WF_K_STRING && k != WF_K_LIST && k != WF_K_RECORD && k != WF_K_EXCEPTION)
+        return &wf_type_object;
+    return t;
+}
+
+/* {a, b, ...} with cur at '{' (VB's array literal, C#'s new[] {...}): List(common type). */
+xnode *wfm_expr__parse_array(xparser *p)
+{
+    uint32_t off = p->cur.off;
+    xnode *items[MAX_INIT_ITEMS];
+    unsigned count = 0;
+    wfm_expr__advance(p);
+    while (!punct_is(&p->cur, '}')) {
+        if (count == MAX_INIT_ITEMS)
+            return wfm_expr__fail(p, p->cur.off, WF_E_LIMIT, "too many array items (more than %d)",
+                                  MAX_INIT_ITEMS);
+        xnode *it = wfm_expr__parse_expr(p);
+        if (!it)
+            return NULL;
+        items[count++] = it;
+        if (punct_is(&p->cur, ','))
+            wfm_expr__advance(p);
+        else if (!punct_is(&p->cur, '}'))
+            return wfm_expr__unexpected(p);
+    }
+    wfm_expr__advance(p);
+    if (!p->scope->types)
+        return wfm_expr__fail(p, off, WF_E_TYPE, "array literals need the scope's type table");
+    const wf_type *elem = infer_elem(items, count);
+    const wf_type *lt = wf_types_list(p->scope->types, elem);
+    if (!lt)
+        return wfm_expr__nomem(p);
+    for (unsigned i = 0; i < count; i++)
+        if (!(items[i] = wfm_expr__coerce(p, items[i], elem)))
+            return NULL;
+    xnode *n = build_items(p, XOP_NEW_LIST, lt, items, count, count, off);
+    if (n)
+        n->flags |= XN_LITERAL;
+    return n;
+}
+
+/* After `new Dictionary<String, V>`: optional "()", then VB's From or C#'s initialiser
+ * {{k, v}, ...}. Keys convert to String, values are kept as they are (Object). */
+static xnode *parse_dict_init(xparser *p, uint32_t off)
+{
+    xnode *items[2 * MAX_INIT_ITEMS];
+    unsigned count = 0;
+    if (punct_is(&p->cur, '(')) {
+        wfm_expr__advance(p);
+        if (!wfm_expr__expect(p, ')'))
+            return NULL;
+    }
+    bool from = wfm_expr__tok_is(p, &p->cur, "from");
+    if (from)
+        wfm_expr__advance(p);
+    if (from || punct_is(&p->cur, '{')) {
+        if (!wfm_expr__expect(p, '{'))
+            return NULL;
+        while (!punct_is(&p->cur, '}')) {
+            if (count == 2 * MAX_INIT_ITEMS)
+                return wfm_expr__fail(p, p->cur.off, WF_E_LIMIT,
+                                      "too many dictionary items (more than %d)", MAX_INIT_ITEMS);
+            if (!wfm_expr__expect(p, '{'))
+                return NULL;
+            xnode *k = wfm_expr__coerce_to(p, wfm_expr__parse_expr(p), &wf_type_string,
+                                           "dictionary key: ");
+            if (!k || !wfm_expr__expect(p, ','))
+                return NULL;
+            xnode *v = wfm_expr__parse_expr(p);
+            if (!v || !wfm_expr__expect(p, '}'))
+                return NULL;
+            items[count++] = k;
+            items[count++] = v;
+            if (punct_is(&p->cur, ','))
+                wfm_expr__advance(p);
+            else if (!punct_is(&p->cur, '}'))
+                return wfm_expr__unexpected(p);
+        }
+        wfm_expr__advance(p);
+    }
+    return build_items(p, XOP_NEW_REC, &wf_type_record, items, count, count / 2, off);
+}
+
+/* new Random([seed]).Next() / .Next(max) / .Next(min, max) / .NextDouble(): the only uses
+ * of a Random object, so it is bound as one call. Not constant (see XF_RANDOM). */
+static xnode *parse_random(xparser *p, uint32_t off)
+{
+    xnode *args[WFM_EXPR_MAX_ARGS + 1];
+    unsigned nseed = 0, nargs = 0;
+    if (punct_is(&p->cur, '(') && !wfm_expr__parse_args(p, args, &nseed, 1))
+        return NULL;
+    if (nseed && !(args[0] = wfm_expr__coerce_to(p, args[0], &wf_type_int32, "seed: ")))
+        return NULL;
+    if (!punct_is(&p->cur, '.'))
+        return wfm_expr__fail(p, p->cur.off, WF_E_SYNTAX,
+                              "expected '.Next(...)' or '.NextDouble()' after 'new Random()'");
+    wfm_expr__advance(p);
+    xtok name = p->cur;
+    bool dbl = wfm_expr__tok_is(p, &name, "NextDouble");
+    if (!dbl && !wfm_expr__tok_is(p, &name, "Next"))
+        return wfm_expr__fail(p, name.off, WF_E_NAME, "'Random' has no member '%.*s'",
+                              (int)name.len, p->text + name.off);
+    wfm_expr__advance(p);
+    if (punct_is(&p->cur, '(') &&
+        !wfm_expr__parse_args(p, args + nseed, &nargs, WFM_EXPR_MAX_ARGS - 1))
+        return NULL;
+    xnode *n = make_call(p, XF_RANDOM, dbl ? "NextDouble" : "Next", 0, dbl ? 0 : 2, "ii", NULL,
+                         dbl ? &wf_type_double : &wf_type_int32, args, nseed + nargs, nseed,
+                         (dbl ? XR_DOUBLE : (int64_t)nargs) | (nseed ? XR_SEED : 0), name.off);
+    if (n) {
+        n->flags = (uint8_t)(n->flags & ~(XN_PURE | XN_RECV));
+        n->off = off;
+    }
+    return n;
+}
+
+/* Whether cur starts the type name Random or System.Random. */
+static bool random_ahead(xparser *p)
+{
+    xtok t = p->cur;
+    if (wfm_expr__tok_is(p, &t, "System")) {
+        xtok dot = wfm_expr__peek(p);
+        if (!punct_is(&dot, '.'))
+            return false;
+        t = wfm_expr__lex(p->text, dot.off + dot.len, p->end);
+    }
+    if (!wfm_expr__tok_is(p, &t, "Random"))
+        return false;
+    while (p->cur.off < t.off)
+        wfm_expr__advance(p);
+    wfm_expr__advance(p);
+    return true;
+}
+
 static xnode *parse_new(xparser *p)
 {
     uint32_t off = p->cur.off;
     wfm_expr__advance(p);
+    if (punct_is(&p->cur, '[')) { /* C#'s new[] {...} */
+        xtok close = wfm_expr__peek(p);
+        if (!punct_is(&close, ']'))
+            return wfm_expr__unexpected(p);
+        wfm_expr__advance(p);
+        wfm_expr__advance(p);
+        if (!punct_is(&p->cur, '{'))
+            return wfm_expr__unexpected(p);
+        xnode *n = wfm_expr__parse_array(p);
+        if (n)
+            n->off = off;
+        return n;
+    }
+    if (random_ahead(p))
+        return parse_random(p, off);
     uint32_t toff;
-    const wf_type *t = parse_type(p, &toff);
+    const wf_type *t = parse_type_ex(p, &toff, true);
     if (!t)
         return NULL;
     if (t->kind == WF_K_LIST)
         return parse_list_init(p, t, off);
+    if (t->kind == WF_K_RECORD)
+        return parse_dict_init(p, off);
     if (t->kind != WF_K_EXCEPTION && t->kind != WF_K_DATETIME && t->kind != WF_K_TIMESPAN)
         return wfm_expr__fail(p, toff, WF_E_TYPE, "cannot create a %s with 'new'", t->name);
     xnode *args[WFM_EXPR_MAX_ARGS];
@@ -742,6 +1215,12 @@ xnode *wfm_expr__parse_interp(xparser *p)
 /* ---- names -------------------------------------------------------------------------- */
 static const char *static_class(const xparser *p, const xtok *t)
 {
+    if (name_is(p->text + t->off, t->len, "Date")) /* VB's Date.Now */
+        return "DateTime";
+    if (name_is(p->text + t->off, t->len, "Integer")) /* VB's Integer.MaxValue, .Parse */
+        return "Int32";
+    if (name_is(p->text + t->off, t->len, "Long"))
+        return "Int64";
     for (size_t i = 0; i < sizeof static_classes / sizeof static_classes[0]; i++)
         if (name_is(p->text + t->off, t->len, static_classes[i]))
             return static_classes[i];
@@ -853,6 +1332,11 @@ xnode *wfm_expr__parse_name(xparser *p)
             return wfm_expr__unexpected(p);
         wfm_expr__advance(p);
         return parse_static_call(p, cls, &name);
+    }
+    const static_spec *clock = find_static(NULL, p->text + t.off, t.len);
+    if (clock && (clock->kind == S_NOW || clock->kind == S_STR)) { /* VB: Now, Today, vbCrLf */
+        wfm_expr__advance(p);
+        return bind_static(p, clock, NULL, 0, t.off);
     }
     return wfm_expr__fail(p, t.off, WF_E_NAME, "unknown name '%.*s'", (int)t.len, p->text + t.off);
 }

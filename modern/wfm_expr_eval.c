@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "wfm_expr_int.h"
@@ -405,6 +406,10 @@ static wf_status arith_time(int op, const wf_value *a, const wf_value *b, wf_val
     wf_status st = arith_i64(op, a->u.i64, b->u.i64, &r, exc);
     if (st != WF_OK)
         return st;
+    if (t == &wf_type_datetime && (r < WFM_DT_MIN_US || r > WFM_DT_MAX_US)) /* years 1-9999 */
+        return wfm_expr__raise(exc, &wf_exc_argument_range,
+                               "The added or subtracted value results in an un-representable "
+                               "DateTime.");
     out->type = t;
     out->u.i64 = r;
     return WF_OK;
@@ -658,15 +663,65 @@ static wf_status eval_lazy(const xnode *n, const wfm_env *env, wf_value *out, wf
     return wfm_expr__eval(n->b, env, out, exc);
 }
 
+/* Members of an Object (or a record without that field) found at run time: properties and
+ * the methods VB lets one call without parentheses (obj.Trim, obj.ToString). */
+static const struct {
+    wf_kind kind; /* WF_K_NULL: any non-null value */
+    const char *name;
+    uint8_t fn;
+    int64_t param;
+} late_members[] = {
+    {WF_K_RECORD, "Count", XF_REC_COUNT, 0},
+    {WF_K_RECORD, "Keys", XF_REC_KEYS, 0},
+    {WF_K_RECORD, "Values", XF_REC_VALUES, 0},
+    {WF_K_STRING, "Length", XF_LENGTH, 0},
+    {WF_K_STRING, "Trim", XF_TRIM, 3},
+    {WF_K_STRING, "TrimStart", XF_TRIM, 1},
+    {WF_K_STRING, "TrimEnd", XF_TRIM, 2},
+    {WF_K_STRING, "ToUpper", XF_TOUPPER, 0},
+    {WF_K_STRING, "ToLower", XF_TOLOWER, 0},
+    {WF_K_STRING, "ToUpperInvariant", XF_TOUPPER, 0},
+    {WF_K_STRING, "ToLowerInvariant", XF_TOLOWER, 0},
+    {WF_K_LIST, "Count", XF_COUNT, 0},
+    {WF_K_EXCEPTION, "Message", XF_MESSAGE, 0},
+    {WF_K_DATETIME, "Year", XF_DT_PART, 0},
+    {WF_K_DATETIME, "Month", XF_DT_PART, 1},
+    {WF_K_DATETIME, "Day", XF_DT_PART, 2},
+    {WF_K_DATETIME, "Hour", XF_DT_PART, 3},
+    {WF_K_DATETIME, "Minute", XF_DT_PART, 4},
+    {WF_K_DATETIME, "Second", XF_DT_PART, 5},
+    {WF_K_NULL, "ToString", XF_TOSTRING, 0},
+};
+
+static wf_status late_member(const xnode *n, const wf_value *base, wf_value *out, wf_value *exc)
+{
+    wf_kind k = base->type->kind;
+    for (size_t i = 0; i < sizeof late_members / sizeof late_members[0]; i++) {
+        if ((late_members[i].kind != k && late_members[i].kind != WF_K_NULL) ||
+            strcasecmp(late_members[i].name, n->name) != 0)
+            continue;
+        xnode call = {.op = XOP_CALL,
+                      .sub = late_members[i].fn,
+                      .nargs = 1,
+                      .param = late_members[i].param,
+                      .aux = n->aux};
+        wf_value arg = *base; /* borrowed: the call does not release its arguments */
+        return wfm_expr__call(&call, &arg, out, exc);
+    }
+    if (k == WF_K_RECORD)
+        return wfm_expr__raise(exc, &wf_exc_key_not_found,
+                               "The given key '%s' was not present in the dictionary.", n->name);
+    return wfm_expr__raise(exc, &wf_exc_invalid_cast, "'%s' has no member '%s'.", base->type->name,
+                           n->name);
+}
+
 static wf_status member(const xnode *n, const wf_value *base, wf_value *out, wf_value *exc)
 {
     switch (base->type->kind) {
     case WF_K_RECORD: {
         const wf_value *v = wf_value_record_get(base, n->name);
         if (!v)
-            return wfm_expr__raise(exc, &wf_exc_key_not_found,
-                                   "The given key '%s' was not present in the dictionary.",
-                                   n->name);
+            return late_member(n, base, out, exc);
         *out = wf_value_retain(v);
         return WF_OK;
     }
@@ -692,8 +747,7 @@ static wf_status member(const xnode *n, const wf_value *base, wf_value *out, wf_
     default:
         break;
     }
-    return wfm_expr__raise(exc, &wf_exc_invalid_cast, "'%s' has no member '%s'.", base->type->name,
-                           n->name);
+    return late_member(n, base, out, exc);
 }
 
 static wf_status eval_field(const xnode *n, const wfm_env *env, wf_value *out, wf_value *exc)
@@ -815,6 +869,163 @@ static NOINLINE wf_status eval_new_list(const xnode *n, const wfm_env *env, wf_v
     return st == WF_OK ? st : fail(st, out);
 }
 
+/* A record from key/value pairs, as Dictionary.Add would build it: a null key is
+ * ArgumentNullException, a repeated key ArgumentException. */
+static NOINLINE wf_status eval_new_rec(const xnode *n, const wfm_env *env, wf_value *out,
+                                       wf_value *exc)
+{
+    size_t pairs = (size_t)n->param;
+    wf_value *vals = pairs ? wf_calloc(2 * pairs, sizeof *vals) : NULL;
+    const char **keys = pairs ? wf_calloc(pairs, sizeof *keys) : NULL;
+    wf_value *values = pairs ? wf_calloc(pairs, sizeof *values) : NULL;
+    if (pairs && (!vals || !keys || !values)) {
+        wf_free(vals);
+        wf_free(keys);
+        wf_free(values);
+        return fail(WF_E_NOMEM, out);
+    }
+    wf_status st = WF_OK;
+    size_t done = 0;
+    for (; done < 2 * pairs && st == WF_OK; done++)
+        st = wfm_expr__eval(n->args[done], env, &vals[done], exc);
+    if (st != WF_OK)
+        done--;
+    for (size_t i = 0; i < pairs && st == WF_OK; i++) {
+        if (wf_is_null(&vals[2 * i])) {
+            st = wfm_expr__raise(exc, &wf_exc_argument_null, "Value cannot be null. (key)");
+            break;
+        }
+        keys[i] = wf_value_str(&vals[2 * i]);
+        values[i] = vals[2 * i + 1];
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(keys[j], keys[i]) == 0) {
+                st = wfm_expr__raise(exc, &wf_exc_argument,
+                                     "An item with the same key has already been added. Key: %s",
+                                     keys[i]);
+                break;
+            }
+    }
+    if (st == WF_OK)
+        st = wf_value_record(keys, values, pairs, out);
+    release_all(vals, done);
+    wf_free(vals);
+    wf_free(keys);
+    wf_free(values);
+    return st == WF_OK ? st : fail(st, out);
+}
+
+/* Add x to a LINQ Sum of type kind k (checked as Enumerable.Sum). */
+static bool sum_add(wf_kind k, const wf_value *x, int64_t *acc, double *dacc)
+{
+    if (k == WF_K_DOUBLE) {
+        *dacc += x->u.d;
+        return true;
+    }
+    int64_t v = k == WF_K_INT32 ? x->u.i32 : x->u.i64;
+    return !__builtin_add_overflow(*acc, v, acc) &&
+           (k != WF_K_INT32 || (*acc <= INT32_MAX && *acc >= INT32_MIN));
+}
+
+/* list.Where/Any/All/Count/Select/First/Sum(lambda): the body runs once per element (in
+ * order, stopping early for Any, All and First) in an environment whose one slot is it. */
+static NOINLINE wf_status eval_lambda(const xnode *n, const wfm_env *env, wf_value *out,
+                                      wf_value *exc)
+{
+    wf_value list;
+    wf_status st = wfm_expr__eval(n->a, env, &list, exc);
+    if (st != WF_OK)
+        return fail(st, out);
+    if (wf_is_null(&list))
+        return fail(wfm_expr__raise(exc, &wf_exc_argument_null,
+                                    "Value cannot be null. (Parameter 'source')"),
+                    out);
+    size_t count = wf_value_list_count(&list), kept = 0;
+    bool collect = n->sub == XL_WHERE || n->sub == XL_SELECT;
+    wf_value *items = collect && count ? wf_calloc(count, sizeof *items) : NULL;
+    if (collect && count && !items) {
+        wf_value_release(&list);
+        return fail(WF_E_NOMEM, out);
+    }
+    wf_value item;
+    wfm_env frame = {(wfm_env *)env, &item, 1}; /* read only: the body cannot assign */
+    bool done = false, found = false;
+    int64_t acc = 0;
+    double dacc = 0;
+    *out = wf_null();
+    for (size_t i = 0; i < count && !done && st == WF_OK; i++) {
+        item = *wf_value_list_at(&list, i); /* borrowed from the list */
+        wf_value r;
+        st = wfm_expr__eval(n->b, &frame, &r, exc);
+        if (st != WF_OK)
+            break;
+        switch (n->sub) {
+        case XL_WHERE:
+            if (r.u.b)
+                items[kept++] = wf_value_retain(&item);
+            break;
+        case XL_SELECT:
+            items[kept++] = r;
+            r = wf_null();
+            break;
+        case XL_ANY:
+        case XL_FIRST:
+            done = found = r.u.b;
+            break;
+        case XL_ALL:
+            done = !r.u.b;
+            break;
+        case XL_COUNT:
+            kept += r.u.b;
+            break;
+        case XL_SUM:
+            if (!sum_add(n->type->kind, &r, &acc, &dacc))
+                st = wfm_expr__raise(exc, &wf_exc_overflow, WFM_MSG_OVERFLOW);
+            break;
+        default:
+            break;
+        }
+        wf_value_release(&r);
+    }
+    if (st == WF_OK) {
+        wf_kind k = n->type->kind;
+        switch (n->sub) {
+        case XL_WHERE:
+        case XL_SELECT:
+            st = wf_value_list(n->type, items, kept, out);
+            break;
+        case XL_ANY:
+            *out = wf_bool(found);
+            break;
+        case XL_ALL:
+            *out = wf_bool(!done);
+            break;
+        case XL_COUNT:
+            *out = wf_int32((int32_t)kept);
+            break;
+        case XL_FIRST:
+            if (found)
+                *out = wf_value_retain(&item);
+            else if (n->param) /* FirstOrDefault */
+                *out = wfm_expr__default(n->type);
+            else
+                st = wfm_expr__raise(exc, &wf_exc_invalid_operation,
+                                     "Sequence contains no matching element");
+            break;
+        default:
+            *out = k == WF_K_DOUBLE  ? wf_double(dacc)
+                   : k == WF_K_INT32 ? wf_int32((int32_t)acc)
+                   : k == WF_K_INT64 ? wf_int64(acc)
+                                     : wf_decimal_units(acc);
+            break;
+        }
+    }
+    if (collect)
+        release_all(items, kept);
+    wf_free(items);
+    wf_value_release(&list);
+    return st == WF_OK ? st : fail(st, out);
+}
+
 wf_status wfm_expr__eval(const xnode *n, const wfm_env *env, wf_value *out, wf_value *exc)
 {
     switch ((xop)n->op) {
@@ -848,6 +1059,10 @@ wf_status wfm_expr__eval(const xnode *n, const wfm_env *env, wf_value *out, wf_v
         return eval_new_exc(n, env, out, exc);
     case XOP_NEW_LIST:
         return eval_new_list(n, env, out, exc);
+    case XOP_NEW_REC:
+        return eval_new_rec(n, env, out, exc);
+    case XOP_LAMBDA:
+        return eval_lambda(n, env, out, exc);
     case XOP_NOW: {
         int64_t us = wfm_expr__now_us();
         *out = wf_datetime_us(n->param ? us - us % 86400000000LL : us);

@@ -8,11 +8,12 @@
 
 #include "wfm_expr.h"
 
-#define WFM_EXPR_MAX_NEST  256        /* parser recursion (nested parentheses, unary chains) */
-#define WFM_EXPR_MAX_DEPTH 512        /* tree depth, which bounds evaluation recursion */
-#define WFM_EXPR_MAX_ARGS  16         /* arguments of one call */
-#define WFM_EXPR_MAX_TEXT  (1u << 20) /* bytes of source text */
-#define WFM_EXPR_FOLD_MAX  1024       /* longest string a folded node may hold */
+#define WFM_EXPR_MAX_NEST   256        /* parser recursion (nested parentheses, unary chains) */
+#define WFM_EXPR_MAX_DEPTH  512        /* tree depth, which bounds evaluation recursion */
+#define WFM_EXPR_MAX_ARGS   16         /* arguments of one call */
+#define WFM_EXPR_MAX_TEXT   (1u << 20) /* bytes of source text */
+#define WFM_EXPR_FOLD_MAX   1024       /* longest string a folded node may hold */
+#define WFM_EXPR_MAX_LAMBDA 3          /* lambdas nested in lambdas (work is a power of this) */
 
 /* ---- nodes ---------------------------------------------------------------------------- */
 typedef enum xop {
@@ -36,7 +37,13 @@ typedef enum xop {
     XOP_NEW_LIST, /* list of type `type` from args */
     XOP_NOW,      /* the clock; param 1: today (midnight UTC) */
     XOP_COALESCE, /* a ?? b: a unless it is null */
+    XOP_NEW_REC,  /* record from args[2i] (String keys) and args[2i+1], param pairs */
+    XOP_LAMBDA,   /* list a, LINQ method sub (XL_*) with lambda body b; aux: Select's type */
 } xop;
+
+/* LINQ methods that take a lambda. The body runs in a one-slot environment (the lambda's
+ * parameter, hops 0) whose parent is the expression's environment. */
+enum { XL_WHERE, XL_ANY, XL_ALL, XL_COUNT, XL_SELECT, XL_FIRST, XL_SUM };
 
 enum { XA_ADD, XA_SUB, XA_MUL, XA_DIV, XA_MOD };
 enum { XC_EQ, XC_NE, XC_LT, XC_LE, XC_GT, XC_GE };
@@ -88,12 +95,30 @@ typedef enum xfn {
     XF_LIST_INDEXOF,
     XF_EQUALS,
     XF_IS_TYPE, /* x is T: aux is T */
+    XF_COMPARE, /* a.CompareTo(b), String.Compare(a, b): -1, 0 or 1 */
+    XF_RANDOM,  /* new Random([seed]).Next(...) / .NextDouble(): param is XR_* | XR_SEED */
+    XF_REC_COUNT,
+    XF_REC_KEYS, /* aux: List(String) */
+    XF_REC_VALUES,
+    XF_LIST_FIRST, /* param bit 0: Last, bit 1: ...OrDefault */
+    XF_LIST_ANY,
+    XF_LIST_SUM,
+    XF_LIST_SELF, /* ToList(), ToArray(): the list itself */
 } xfn;
+
+/* XF_RANDOM: which method (low bits), and whether args[0] is a seed. */
+enum { XR_NEXT0, XR_NEXT1, XR_NEXT2, XR_DOUBLE, XR_SEED = 16 };
+
+/* DateTime.MinValue (0001-01-01) and MaxValue (9999-12-31T23:59:59.999999) in microseconds
+ * since the Unix epoch. */
+#define WFM_DT_MIN_US (-62135596800000000LL)
+#define WFM_DT_MAX_US 253402300799999999LL
 
 enum {
     XN_PURE = 1u << 0,     /* depends on no name and not on the clock */
     XN_RECV = 1u << 1,     /* XOP_CALL: args[0] is a receiver that must not be null */
     XN_WRITABLE = 1u << 2, /* XOP_SLOT: the name may be assigned */
+    XN_LITERAL = 1u << 3,  /* XOP_NEW_LIST: an array literal, whose type follows its target */
 };
 
 typedef struct xnode xnode;
@@ -141,7 +166,8 @@ typedef struct xtok {
     uint32_t off, len; /* bytes of text */
     int punct;         /* TK_PUNCT */
     uint64_t ival;     /* TK_INT magnitude */
-    bool is_long;      /* TK_INT with suffix L */
+    bool is_long;      /* TK_INT with suffix L (or VB's UI / UL) */
+    char int_sfx;      /* TK_INT: VB suffix I S (signed: may be negated) u w (unsigned), or 0 */
     int64_t dec;       /* TK_DEC units */
     double dbl;        /* TK_DBL */
     wf_status ecode;   /* TK_ERR: status, message and where it points */
@@ -169,6 +195,7 @@ typedef struct xparser {
     wf_loc at;      /* location of text[0] */
     xtok cur;
     unsigned nest;    /* recursion depth */
+    unsigned lambdas; /* lambdas being parsed (nested in each other) */
     wf_status status; /* first error */
     wf_error *err;
 } xparser;
@@ -207,6 +234,8 @@ xnode *wfm_expr__parse_postfix(xparser *p);
 xnode *wfm_expr__parse_primary(xparser *p);
 xnode *wfm_expr__parse_name(xparser *p);
 xnode *wfm_expr__parse_interp(xparser *p);
+/* VB's array literal {a, b, ...} with cur at '{': a List of the items' common type. */
+xnode *wfm_expr__parse_array(xparser *p);
 bool wfm_expr__parse_args(xparser *p, xnode **args, unsigned *nargs, unsigned max);
 
 /* ---- evaluation ----------------------------------------------------------------------- */
@@ -215,6 +244,8 @@ wf_status wfm_expr__store(const xnode *n, wfm_env *env, const wf_value *value, w
 /* Convert v to `to` in mode XV_*. WF_OK, WF_E_FAULT (exc set) or WF_E_NOMEM. */
 wf_status wfm_expr__conv(const wf_value *v, const wf_type *to, int mode, wf_value *out,
                          wf_value *exc);
+/* default(T): false, zero, DateTime.MinValue, or null for the reference types. */
+wf_value wfm_expr__default(const wf_type *t);
 /* Make an exception value in *exc; returns WF_E_FAULT (or WF_E_NOMEM). */
 wf_status wfm_expr__raise(wf_value *exc, const wf_type *type, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -108,9 +108,28 @@ static xtok lex_number(const char *text, uint32_t start, uint32_t end)
         }
     }
     uint32_t digits_end = i;
-    char suffix = 0;
-    if (i < end && strchr("lLmMdDfF", text[i]) && text[i] != '\0')
+    /* Suffixes: L (Int64), m M and VB's uppercase D (Decimal), C#'s lowercase d, f F and VB's
+     * R r (Double); VB's integer suffixes I (Integer), S (Short), UI (UInteger), UL (ULong)
+     * and US (UShort) and C#'s U (uint), which become Int32 or Int64 with a range check. */
+    char suffix = 0, isfx = 0;
+    if (i + 1 < end && (text[i] == 'u' || text[i] == 'U') && strchr("iIlLsS", text[i + 1]) &&
+        text[i + 1] != '\0') {
+        isfx = (char)toupper((unsigned char)text[i + 1]);
+        isfx = isfx == 'I' ? 'u' : isfx == 'L' ? 'v' : 'w'; /* UI, UL, US */
+        i += 2;
+    } else if (i < end && (text[i] == 'u' || text[i] == 'U')) { /* C#'s uint */
+        isfx = 'u';
+        i++;
+    } else if (i < end && text[i] == 'D') {
+        suffix = 'm';
+        i++;
+    } else if (i < end && text[i] != '\0' && strchr("lLmMdfFrR", text[i])) {
         suffix = (char)tolower((unsigned char)text[i++]);
+        if (suffix == 'r')
+            suffix = 'd';
+    } else if (i < end && text[i] != '\0' && strchr("iIsS", text[i])) {
+        isfx = (char)toupper((unsigned char)text[i++]);
+    }
     if (i < end && is_id_char((unsigned char)text[i]))
         return tok_error(start, start, WF_E_SYNTAX, "invalid number");
     char buf[400];
@@ -128,16 +147,25 @@ static xtok lex_number(const char *text, uint32_t start, uint32_t end)
         return t;
     }
     if (real || suffix == 'd' || suffix == 'f') {
-        if (suffix == 'l')
+        if (suffix == 'l' || isfx)
             return tok_error(start, start, WF_E_SYNTAX, "invalid number");
         t.kind = TK_DBL;
         t.dbl = strtod(buf, NULL);
         return t;
     }
     t.kind = TK_INT;
-    t.is_long = suffix == 'l';
+    t.is_long = suffix == 'l' || isfx == 'u' || isfx == 'v';
     if (!digits_value(buf, n, 10, &t.ival))
         return tok_error(start, start, WF_E_SYNTAX, "integer literal is too large");
+    uint64_t max = isfx == 'I'   ? 2147483648u
+                   : isfx == 'S' ? 32768u
+                   : isfx == 'u' ? UINT32_MAX
+                   : isfx == 'w' ? 65535u
+                                 : UINT64_MAX;
+    if (t.ival > max)
+        return tok_error(start, start, WF_E_SYNTAX,
+                         "integer literal is too large for its type suffix");
+    t.int_sfx = isfx;
     return t;
 }
 
@@ -402,7 +430,7 @@ xtok wfm_expr__lex(const char *text, uint32_t off, uint32_t end)
             return t;
         }
     }
-    if (c != '\0' && strchr("()[]{}.,?:+-*/%!&<>=\\^", c)) {
+    if (c != '\0' && strchr("()[]{}.,?:;+-*/%!&<>=\\^", c)) {
         xtok t = {.kind = TK_PUNCT, .off = i, .len = 1, .punct = c};
         return t;
     }

@@ -638,7 +638,8 @@ static wf_status dt_add(const wf_value *dt, const wf_value *x, int64_t unit_us, 
                         wf_value *exc)
 {
     int64_t us, r;
-    if (!whole_ms(x->u.d, unit_us, &us) || __builtin_add_overflow(dt->u.i64, us, &r))
+    if (!whole_ms(x->u.d, unit_us, &us) || __builtin_add_overflow(dt->u.i64, us, &r) ||
+        r < WFM_DT_MIN_US || r > WFM_DT_MAX_US) /* years 1 to 9999 */
         return wfm_expr__raise(exc, &wf_exc_argument_range,
                                "The added or subtracted value results in an un-representable "
                                "DateTime.");
@@ -744,6 +745,142 @@ static wf_status len_of(const wf_value *x, wf_value *out, wf_value *exc)
     return WF_OK;
 }
 
+/* CompareTo / String.Compare: null sorts first; values that cannot be compared are
+ * ArgumentException as .NET's CompareTo(Object) throws. Strings compare ordinally. */
+static wf_status compare_values(const wf_value *a, const wf_value *b, wf_value *out, wf_value *exc)
+{
+    int r = 0;
+    if (wf_is_null(a) || wf_is_null(b))
+        r = wf_is_null(a) ? (wf_is_null(b) ? 0 : -1) : 1;
+    else if (wf_value_compare(a, b, &r, NULL) != WF_OK)
+        return wfm_expr__raise(exc, &wf_exc_argument, "Object must be of type %s.", a->type->name);
+    *out = wf_int32(r < 0 ? -1 : r > 0 ? 1 : 0);
+    return WF_OK;
+}
+
+/* The pseudo-random numbers of new Random().Next(...): a per-thread splitmix64 generator
+ * seeded from the clock and the thread on first use; with an explicit seed, the first number
+ * of a generator seeded with it (repeatable, though not .NET's sequence). */
+static _Thread_local uint64_t rng_state;
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static wf_status random_value(const xnode *n, const wf_value *a, wf_value *out, wf_value *exc)
+{
+    uint64_t r;
+    if (n->param & XR_SEED) {
+        uint64_t seed = (uint64_t)(int64_t)a[0].u.i32;
+        r = splitmix64(&seed);
+        a++;
+    } else {
+        if (!rng_state)
+            rng_state = (uint64_t)wfm_expr__now_us() ^ (uint64_t)(uintptr_t)&rng_state;
+        r = splitmix64(&rng_state);
+    }
+    double unit = (double)(r >> 11) * 0x1.0p-53; /* [0, 1) */
+    int64_t lo = 0, hi = INT32_MAX;
+    switch (n->param & ~XR_SEED) {
+    case XR_DOUBLE:
+        *out = wf_double(unit);
+        return WF_OK;
+    case XR_NEXT1:
+        hi = a[0].u.i32;
+        if (hi < 0)
+            return wfm_expr__raise(exc, &wf_exc_argument_range,
+                                   "'maxValue' must be greater than zero. (maxValue)");
+        break;
+    case XR_NEXT2:
+        lo = a[0].u.i32;
+        hi = a[1].u.i32;
+        if (lo > hi)
+            return wfm_expr__raise(exc, &wf_exc_argument_range,
+                                   "'minValue' cannot be greater than maxValue. (minValue)");
+        break;
+    default:
+        break;
+    }
+    int64_t v = lo + (int64_t)(unit * (double)(hi - lo));
+    *out = wf_int32((int32_t)(v < hi ? v : (hi > lo ? hi - 1 : lo)));
+    return WF_OK;
+}
+
+static wf_status record_list(const xnode *n, const wf_value *rec, bool keys, wf_value *out)
+{
+    size_t count = wf_value_record_count(rec);
+    wf_value *items = count ? wf_calloc(count, sizeof *items) : NULL;
+    if (count && !items)
+        return WF_E_NOMEM;
+    wf_status st = WF_OK;
+    size_t done = 0;
+    for (; done < count && st == WF_OK; done++) {
+        if (keys)
+            st = wf_value_cstring(wf_value_record_key(rec, done), &items[done]);
+        else
+            items[done] = wf_value_retain(wf_value_record_at(rec, done));
+    }
+    const wf_type *t = keys && n->aux ? n->aux : &wf_type_list_object;
+    if (st == WF_OK)
+        st = wf_value_list(t, items, count, out);
+    for (size_t i = 0; i < done; i++)
+        wf_value_release(&items[i]);
+    wf_free(items);
+    return st;
+}
+
+/* LINQ's Sum over a numeric list: checked for Int32 / Int64 / Decimal as Enumerable.Sum. */
+static wf_status list_sum(const xnode *n, const wf_value *list, wf_value *out, wf_value *exc)
+{
+    size_t count = wf_value_list_count(list);
+    wf_kind k = n->type->kind;
+    int64_t acc = 0;
+    double d = 0;
+    for (size_t i = 0; i < count; i++) {
+        const wf_value *v = wf_value_list_at(list, i);
+        if (k == WF_K_DOUBLE) {
+            d += v->u.d;
+            continue;
+        }
+        int64_t x = k == WF_K_INT32 ? v->u.i32 : v->u.i64;
+        if (__builtin_add_overflow(acc, x, &acc) ||
+            (k == WF_K_INT32 && (acc > INT32_MAX || acc < INT32_MIN)))
+            return overflow(exc);
+    }
+    *out = k == WF_K_DOUBLE  ? wf_double(d)
+           : k == WF_K_INT32 ? wf_int32((int32_t)acc)
+           : k == WF_K_INT64 ? wf_int64(acc)
+                             : wf_decimal_units(acc);
+    return WF_OK;
+}
+
+wf_value wfm_expr__default(const wf_type *t)
+{
+    wf_value v = wf_null();
+    switch (t->kind) {
+    case WF_K_BOOL:
+        return wf_bool(false);
+    case WF_K_INT32:
+        return wf_int32(0);
+    case WF_K_INT64:
+    case WF_K_DECIMAL:
+    case WF_K_TIMESPAN:
+        v.type = t;
+        v.u.i64 = 0;
+        return v;
+    case WF_K_DOUBLE:
+        return wf_double(0);
+    case WF_K_DATETIME:
+        return wf_datetime_us(WFM_DT_MIN_US);
+    default:
+        return v;
+    }
+}
+
 wf_status wfm_expr__call(const xnode *n, wf_value *a, wf_value *out, wf_value *exc)
 {
     const wf_value *s = &a[0];
@@ -847,6 +984,35 @@ wf_status wfm_expr__call(const xnode *n, wf_value *a, wf_value *out, wf_value *e
         return dt_new(a, n->nargs, out, exc);
     case XF_TS_NEW:
         return ts_new(a, n->nargs, out, exc);
+    case XF_COMPARE:
+        return compare_values(&a[0], &a[1], out, exc);
+    case XF_RANDOM:
+        return random_value(n, a, out, exc);
+    case XF_REC_COUNT:
+        *out = wf_int32((int32_t)wf_value_record_count(s));
+        return WF_OK;
+    case XF_REC_KEYS:
+    case XF_REC_VALUES:
+        return record_list(n, s, n->sub == XF_REC_KEYS, out);
+    case XF_LIST_ANY:
+        *out = wf_bool(wf_value_list_count(s) > 0);
+        return WF_OK;
+    case XF_LIST_FIRST: {
+        size_t count = wf_value_list_count(s);
+        if (!count && (n->param & 2)) {
+            *out = wfm_expr__default(n->type);
+            return WF_OK;
+        }
+        if (!count)
+            return wfm_expr__raise(exc, &wf_exc_invalid_operation, "Sequence contains no elements");
+        *out = wf_value_retain(wf_value_list_at(s, (n->param & 1) ? count - 1 : 0));
+        return WF_OK;
+    }
+    case XF_LIST_SUM:
+        return list_sum(n, s, out, exc);
+    case XF_LIST_SELF:
+        *out = wf_value_retain(s);
+        return WF_OK;
     }
     return wfm_expr__raise(exc, &wf_exc_invalid_operation, "bad library function");
 }

@@ -168,7 +168,8 @@ static bool children_constant(const xnode *n)
 xnode *wfm_expr__fold(xparser *p, xnode *n)
 {
     if (!n || n->op == XOP_CONST || !(n->flags & XN_PURE) || n->op == XOP_NEW_EXC ||
-        n->op == XOP_NEW_LIST || !children_constant(n))
+        n->op == XOP_NEW_LIST || n->op == XOP_NEW_REC ||
+        (n->op == XOP_CALL && n->sub == XF_RANDOM) || !children_constant(n))
         return n;
     wf_value v, exc;
     wf_status st = wfm_expr__eval(n, NULL, &v, &exc);
@@ -264,6 +265,14 @@ xnode *wfm_expr__coerce_to(xparser *p, xnode *n, const wf_type *to, const char *
         return wfm_expr__coerce(p, n, to);
     if (n->type->kind == WF_K_NULL && is_ref(to))
         return n;
+    if (n->op == XOP_NEW_LIST && (n->flags & XN_LITERAL) && to->kind == WF_K_LIST) {
+        /* {} or {"a", Nothing} where a List(T) is expected: the items convert to T */
+        for (int64_t i = 0; i < n->param; i++)
+            if (!(n->args[i] = wfm_expr__coerce_to(p, n->args[i], to->elem, "array item: ")))
+                return NULL;
+        n->type = to;
+        return n;
+    }
     return wfm_expr__fail(p, n->off, WF_E_TYPE, "%scannot convert %s to %s", what, n->type->name,
                           to->name);
 }
@@ -348,6 +357,10 @@ static const struct {
 
 const wf_type *wfm_expr__find_type(const xparser *p, const char *name, size_t len)
 {
+    if (len > 2 && name[len - 1] == ']' && name[len - 2] == '[') { /* "String[]": a List */
+        const wf_type *elem = wfm_expr__find_type(p, name, len - 2);
+        return elem && p->scope->types ? wf_types_list(p->scope->types, elem) : NULL;
+    }
     for (size_t i = len; i > 0; i--)
         if (name[i - 1] == ':' || name[i - 1] == '.') {
             name += i;
@@ -815,6 +828,17 @@ static bool cast_ahead(xparser *p, const wf_type **type)
     if (t1.kind != TK_ID)
         return false;
     xtok t2 = peek_after(p, &t1);
+    if (tok_punct(&t2, '[')) { /* C#'s (string[])x: a List */
+        xtok t3 = peek_after(p, &t2), t4 = peek_after(p, &t3);
+        if (!tok_punct(&t3, ']') || !tok_punct(&t4, ')') || !p->scope->types)
+            return false;
+        const wf_type *elem = wfm_expr__find_type(p, p->text + t1.off, t1.len);
+        if (!elem || !(*type = wf_types_list(p->scope->types, elem)))
+            return false;
+        p->cur = t4;
+        advance(p);
+        return true;
+    }
     if (!tok_punct(&t2, ')'))
         return false;
     static const char *const keywords[] = {"int",    "long", "double", "decimal",
@@ -844,6 +868,10 @@ static bool cast_ahead(xparser *p, const wf_type **type)
 xnode *wfm_expr__int_literal(xparser *p, const xtok *t, bool neg, uint32_t off)
 {
     uint64_t m = t->ival;
+    if ((t->int_sfx == 'I' && !neg && m > INT32_MAX) || (t->int_sfx == 'S' && !neg && m > 32767))
+        return wfm_expr__fail(p, t->off, WF_E_SYNTAX,
+                              "integer literal '%.*s' is too large for its type suffix",
+                              shown_len(t), p->text + t->off);
     if (!t->is_long && (neg ? m <= 2147483648u : m <= INT32_MAX))
         return mk_const(p, wf_int32(neg ? (int32_t)(-(int64_t)m) : (int32_t)m), off);
     if (neg ? m <= (uint64_t)INT64_MAX + 1 : m <= INT64_MAX)
@@ -980,6 +1008,8 @@ xnode *wfm_expr__parse_primary(xparser *p)
                 return NULL;
             return n;
         }
+        if (t.punct == '{')
+            return wfm_expr__parse_array(p);
         return unexpected(p);
     case TK_ID:
         return wfm_expr__parse_name(p);

@@ -1,6 +1,7 @@
 /* fuzz_expr.c — libFuzzer target for the expression compiler: compile the input against a
  * fixed scope (typed names in a two-level environment), evaluate it when it compiles, and
- * store through it when it compiles as an l-value. Any crash, leak or sanitizer report is a
+ * store through it when it compiles as an l-value; once more with String expected (implicit
+ * conversions, the empty expression). Any crash, leak or sanitizer report is a
  * bug; errors and run-time exceptions are expected outcomes. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -65,7 +66,8 @@ static void make_env(wf_value *slots, wf_value *up)
     *up = wf_int64(-3);
 }
 
-static void run(wf_arena *arena, const wfm_expr_scope *scope, const char *text, unsigned flags)
+static void run(wf_arena *arena, const wfm_expr_scope *scope, const char *text,
+                const wf_type *expected, unsigned flags)
 {
     wf_value slots[S_SLOTS], up;
     make_env(slots, &up);
@@ -74,7 +76,7 @@ static void run(wf_arena *arena, const wfm_expr_scope *scope, const char *text, 
     wf_error err = WF_ERROR_INIT;
     wfm_expr *e = NULL;
     wf_loc at = {"fuzz.xaml", 1, 1};
-    if (wfm_expr_compile(arena, scope, text, at, NULL, flags, &e, &err) == WF_OK) {
+    if (wfm_expr_compile(arena, scope, text, at, expected, flags, &e, &err) == WF_OK) {
         wf_value out, exc;
         wfm_expr_eval(e, &inner, &out, &exc);
         wf_value_release(&exc);
@@ -105,8 +107,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         list_type = wf_types_list(types, &wf_type_int32);
         wfm_expr_scope scope = {fuzz_resolve, NULL, types};
         if (list_type) {
-            run(arena, &scope, text, 0);
-            run(arena, &scope, text, WFM_EXPR_LVALUE);
+            run(arena, &scope, text, NULL, 0);
+            run(arena, &scope, text, NULL, WFM_EXPR_LVALUE);
+            run(arena, &scope, text, &wf_type_string, 0); /* implicit conversions, "[]" */
         }
     }
     wf_arena_destroy(arena);

@@ -211,6 +211,21 @@ START_TEST(test_empty_designer_file_runs)
 }
 END_TEST
 
+/* VB literal forms real files use: the R (Double) suffix and {...} array literals. */
+START_TEST(test_vb_double_suffix_and_array_literal_run)
+{
+    fix f;
+    fix_open(&f, DATA "vb_double_suffix.xaml");
+    ck_assert_str_eq(fix_run(&f), "Closed");
+    ck_assert_str_eq(out_text(&f), "1000\n");
+    fix_close(&f);
+    fix_open(&f, DATA "vb_array_literal.xaml");
+    ck_assert_str_eq(fix_run(&f), "Closed");
+    ck_assert_str_eq(out_text(&f), "bill,steve\n");
+    fix_close(&f);
+}
+END_TEST
+
 /* Attached properties of unknown .NET types are warnings; DynamicUpdateInfo is silent. */
 START_TEST(test_attached_properties_are_warnings)
 {
@@ -265,8 +280,6 @@ static const bad_case bad_cases[] = {
      "x:Reference to a variable declared elsewhere is not supported in Sequence.Variables", 1},
     {"array_type.xaml", WF_E_TYPE, 4, 47, "unknown type 's:String[]'", 1},
     /* VB features the expression compiler lacks: located at the offending text */
-    {"vb_double_suffix.xaml", WF_E_SYNTAX, 4, 54, "invalid number", 1},
-    {"vb_array_literal.xaml", WF_E_SYNTAX, 5, 64, "unexpected '{'", 1},
     /* expression errors are located in the file, not in the decoded text: &#xA; and entities
      * are several columns wide, a line break in an attribute is a space of the text, and
      * columns count characters */
@@ -373,6 +386,7 @@ Suite *modern_compat_suite(void)
     tcase_add_test(tc, test_corewf_unprefixed_csharp_expressions);
     tcase_add_test(tc, test_clr_namespace_builtins);
     tcase_add_test(tc, test_empty_designer_file_runs);
+    tcase_add_test(tc, test_vb_double_suffix_and_array_literal_run);
     tcase_add_test(tc, test_attached_properties_are_warnings);
     suite_add_tcase(s, tc);
     tc = tcase_create("bad_input");

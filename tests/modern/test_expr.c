@@ -866,6 +866,367 @@ START_TEST(test_concurrent_eval)
 }
 END_TEST
 
+/* ---- WF4 compatibility (features a survey of public workflow files asked for) ----------- */
+START_TEST(test_compat_constants)
+{
+    wf_value v = eval_text("[DateTime.MinValue]");
+    ck_assert_ptr_eq(v.type, &wf_type_datetime);
+    ck_assert_int_eq(v.u.i64, -62135596800000000LL);
+    v = eval_text("[System.DateTime.MaxValue]");
+    ck_assert_ptr_eq(v.type, &wf_type_datetime);
+    ck_assert_int_eq(v.u.i64, 253402300799999999LL);
+    CHECK_STR("[DateTime.MinValue.ToString(\"yyyy-MM-dd HH:mm:ss\")]", "0001-01-01 00:00:00");
+    CHECK_STR("[DateTime.MaxValue.ToString(\"yyyy-MM-dd HH:mm:ss\")]", "9999-12-31 23:59:59");
+    CHECK_BOOL("[when > DateTime.MinValue AndAlso when < DateTime.MaxValue]", true);
+    CHECK_I32("[DateTime.MaxValue.Year]", 9999);
+    CHECK_I32("[Integer.MaxValue]", INT32_MAX);
+    CHECK_I64("[Long.MinValue]", INT64_MIN);
+    CHECK_I32("[Integer.Parse(\"12\")]", 12);
+    check_fault("[DateTime.MaxValue.AddDays(1)]", &wf_exc_argument_range);
+    check_fault("[DateTime.MinValue - TimeSpan.FromSeconds(1)]", &wf_exc_argument_range);
+    check_fault("[DateTime.MaxValue + TimeSpan.FromMilliseconds(1)]", &wf_exc_argument_range);
+    CHECK_I32("[(DateTime.MinValue + TimeSpan.FromDays(1)).Day]", 2);
+    v = eval_text("[TimeSpan.Zero]");
+    ck_assert_ptr_eq(v.type, &wf_type_timespan);
+    ck_assert_int_eq(v.u.i64, 0);
+    CHECK_BOOL("[span > TimeSpan.Zero]", true);
+    CHECK_STR("[String.Empty]", "");
+    CHECK_STR("[\"a\" & vbCrLf & \"b\" & vbTab & Environment.NewLine & vbLf & vbCr]",
+              "a\r\nb\t\n\n\r");
+    CHECK_STR("[\"x\" + System.Environment.NewLine + vbNewLine]", "x\n\n");
+    CHECK_BOOL("[IsNothing(nul)]", true);
+    CHECK_BOOL("[IsNothing(name) OrElse IsNothing(obj)]", false);
+    CHECK_BOOL("[name <> String.Empty]", true);
+    CHECK_STR("[string.Empty + name]", "Widget");
+    ck_assert(wfm_expr_is_constant(compile("[DateTime.MinValue]")));
+    /* the clock: VB's Date.Now, Now and Today (values are not checked: no clock in tests) */
+    const char *clocks[] = {"[Date.Now]", "[Now]", "[now]", "[Today]", "[Now()]", "[Date.Today]"};
+    for (size_t i = 0; i < sizeof clocks / sizeof clocks[0]; i++) {
+        wfm_expr *e = compile(clocks[i]);
+        ck_assert_ptr_eq(wfm_expr_type(e), &wf_type_datetime);
+        ck_assert(!wfm_expr_is_constant(e));
+    }
+    wfm_expr *e = compile("[Now.Year >= 2000]");
+    ck_assert_ptr_eq(wfm_expr_type(e), &wf_type_bool);
+}
+END_TEST
+
+START_TEST(test_compat_compare_to)
+{
+    CHECK_I32("[count.CompareTo(3)]", 1);
+    CHECK_I32("[count.CompareTo(7)]", 0);
+    CHECK_I32("[count.CompareTo(100L)]", -1);
+    CHECK_I32("[name.CompareTo(\"Zed\")]", -1);
+    CHECK_I32("[name.CompareTo(nul)]", 1);
+    CHECK_I32("[when.CompareTo(DateTime.MinValue)]", 1);
+    CHECK_I32("[span.CompareTo(TimeSpan.FromSeconds(90))]", 0);
+    CHECK_I32("[total.CompareTo(200)]", -1);
+    CHECK_I32("[obj.CompareTo(42)]", 0);
+    CHECK_I32("[String.Compare(\"a\", \"b\")]", -1);
+    CHECK_I32("[String.Compare(nul, \"b\")]", -1);
+    CHECK_I32("[String.Compare(nul, nul)]", 0);
+    check_fault("[obj.CompareTo(\"x\")]", &wf_exc_argument);
+    check_fault("[nul.CompareTo(\"x\")]", &wf_exc_null_reference);
+}
+END_TEST
+
+START_TEST(test_compat_parenless_calls)
+{
+    CHECK_STR("[\"  a b \".Trim]", "a b");
+    CHECK_STR("[name.ToUpper]", "WIDGET");
+    CHECK_STR("[name.ToLower & \"!\"]", "widget!");
+    CHECK_STR("[count.ToString]", "7");
+    CHECK_STR("[total.ToString + \"|\" + when.Year.ToString]", "125|2024");
+    CHECK_I32("[list.Count]", 3);
+    CHECK_I32("[list.Count()]", 3);
+    CHECK_STR("[names(1).ToUpper.Trim]", "BETA");
+    /* Object receivers are late bound */
+    CHECK_STR("[CStr(objs.ToUpper)]", "TEXT");
+    CHECK_STR("[CStr(obj.ToString)]", "42");
+    CHECK_I32("[CInt(objs.Length)]", 4);
+    CHECK_STR("[CStr(rec.Customer.Trim)]", "Contoso");
+    check_fault("[obj.Trim]", &wf_exc_invalid_cast);
+}
+END_TEST
+
+START_TEST(test_compat_literal_suffixes)
+{
+    CHECK_DBL("[0.0R]", 0.0);
+    CHECK_DBL("[2.5r * 2]", 5.0);
+    CHECK_DBL("[1.5F]", 1.5);
+    CHECK_DBL("[3f]", 3.0);
+    CHECK_DEC("[3D]", 30000); /* VB: D is Decimal */
+    CHECK_DEC("[1.25D]", 12500);
+    CHECK_DBL("[3d]", 3.0); /* C#: d is Double (kept for lowercase) */
+    CHECK_DEC("[total + 1D]", 1260000);
+    CHECK_I64("[5UI]", 5);
+    CHECK_I64("[4294967295UI]", 4294967295LL);
+    CHECK_I64("[7L]", 7);
+    CHECK_I64("[9UL]", 9);
+    CHECK_I64("[9u]", 9);
+    CHECK_I32("[12I]", 12);
+    CHECK_I32("[-2147483648I]", INT32_MIN);
+    CHECK_I32("[3S + 1US]", 4);
+    CHECK_I32("[count + 1;]", 8);
+    CHECK_I32("count * 2 ;  ", 14);
+    /* the empty expression is "no expression": null for reference types */
+    wfm_expr *e = compile_as("[]", &wf_type_string, 0);
+    ck_assert_ptr_eq(wfm_expr_type(e), &wf_type_string);
+    wf_value v, exc;
+    ck_assert_int_eq(wfm_expr_eval(e, &inner_env, &v, &exc), WF_OK);
+    ck_assert(wf_is_null(&v));
+    e = compile_as("[  ]", &wf_type_object, 0);
+    ck_assert_int_eq(wfm_expr_eval(e, &inner_env, &v, &exc), WF_OK);
+    ck_assert(wf_is_null(&v));
+    ck_assert(wfm_expr_is_constant(e));
+}
+END_TEST
+
+static void check_list(const char *text, const char *type_name, const char *json)
+{
+    wf_value v = eval_text(text);
+    ck_assert_msg(v.type->kind == WF_K_LIST, "%s: %s", text, v.type->name);
+    ck_assert_str_eq(v.type->name, type_name);
+    wf_buf buf;
+    wf_buf_init(&buf);
+    ck_assert(wf_value_to_json(&v, &buf));
+    wf_buf_addc(&buf, '\0');
+    ck_assert_msg(strcmp(buf.data, json) == 0, "%s: %s", text, buf.data);
+    wf_buf_fini(&buf);
+    wf_value_release(&v);
+}
+
+START_TEST(test_compat_arrays)
+{
+    wfm_expr *e;
+    check_list("[{\"a\", \"b\"}]", "List(String)", "[\"a\", \"b\"]");
+    check_list("[{1, 2L, 3}]", "List(Int64)", "[1, 2, 3]");
+    check_list("[{1, \"x\"}]", "List(Object)", "[1, \"x\"]");
+    check_list("[{}]", "List(Object)", "[]");
+    check_list("[{\"a\", Nothing}]", "List(String)", "[\"a\", null]");
+    check_list("[new string[] {\"a\", name}]", "List(String)", "[\"a\", \"Widget\"]");
+    check_list("[new[] {1.5, 2}]", "List(Double)", "[1.5, 2]");
+    check_list("[New String() {\"x\"}]", "List(String)", "[\"x\"]");
+    check_list("[new List<int>() {4, 5}]", "List(Int32)", "[4, 5]");
+    check_list("[CType(names, String())]", "List(String)", "[\"alpha\", \"beta\"]");
+    check_list("[(string[])names]", "List(String)", "[\"alpha\", \"beta\"]");
+    check_list("[(int[])CType(list, Object)]", "List(Int32)", "[1, 2, 3]");
+    check_list("[New List(Of String)({\"a\", \"b\"})]", "List(String)", "[\"a\", \"b\"]");
+    check_list("[new List<int>(10)]", "List(Int32)", "[]");
+    check_list("[New List(Of Object)({\"a\", 1.5})]", "List(Object)", "[\"a\", 1.5]");
+    check_list("[New List(Of Int64)({1, 2})]", "List(Int64)", "[1, 2]");
+    e = compile_as("[{}]", lt_str, 0);
+    ck_assert_ptr_eq(wfm_expr_type(e), lt_str);
+    const wf_type *lt_dbl = wf_types_list(types, &wf_type_double);
+    e = compile_as("[{1, 2}]", lt_dbl, 0);
+    ck_assert_ptr_eq(wfm_expr_type(e), lt_dbl);
+    CHECK_STR("[String.Join(\"+\", If(flag, {1, 2}, {3}))]", "1+2");
+    check_list("[new List<int>(CType(list, Object))]", "List(Int32)", "[1, 2, 3]");
+    CHECK_I32("[{10, 20, 30}(1)]", 20);
+    CHECK_I32("[new int[] {1, 2, 3}.Count]", 3);
+    CHECK_BOOL("[{\"a\", \"b\"}.Contains(\"b\")]", true);
+    CHECK_STR("[String.Join(\",\", {\"x\", \"y\"})]", "x,y");
+    e = compile_as("[{\"p\", \"q\"}]", lt_str, 0);
+    ck_assert_ptr_eq(wfm_expr_type(e), lt_str);
+}
+END_TEST
+
+START_TEST(test_compat_dictionary)
+{
+    wf_value v = eval_text("[New Dictionary(Of String, Object)]");
+    ck_assert_ptr_eq(v.type, &wf_type_record);
+    ck_assert_uint_eq(wf_value_record_count(&v), 0);
+    wf_value_release(&v);
+    v = eval_text("[new Dictionary<string, object>()]");
+    ck_assert_ptr_eq(v.type, &wf_type_record);
+    wf_value_release(&v);
+    v = eval_text("[New Dictionary(Of String, Object) From {{\"a\", 1}, {\"b\", name}}]");
+    ck_assert_uint_eq(wf_value_record_count(&v), 2);
+    ck_assert_int_eq(wf_value_record_get(&v, "a")->u.i32, 1);
+    ck_assert_str_eq(wf_value_str(wf_value_record_get(&v, "b")), "Widget");
+    wf_value_release(&v);
+    CHECK_I32("[CInt(new Dictionary<string, int> { {\"k\", 5} }[\"k\"])]", 5);
+    CHECK_I32("[CInt(New Dictionary(Of String, Integer) From {{\"k\", 6}}(\"k\"))]", 6);
+    CHECK_BOOL("[New Dictionary(Of String, Object) From {{\"k\", 1}}.ContainsKey(\"k\")]", true);
+    /* dictionary members: Count / Keys / Values on records, also through Object */
+    CHECK_I32("[CInt(rec.Count)]", 3);
+    check_list("[CType(rec.Keys, List(Of String))]", "List(String)",
+               "[\"Customer\", \"Amount\", \"Qty\"]");
+    check_list("[CType(rec.Values, List(Of Object))]", "List(Object)",
+               "[\"Contoso\", \"9.9500\", 3]");
+    CHECK_BOOL("[CType(rec, Object).ContainsKey(\"Qty\")]", true);
+    CHECK_BOOL("[CType(rec, Object).ContainsKey(\"Nope\")]", false);
+    CHECK_I32("[CInt(CType(rec, Object).Count)]", 3);
+    check_fault("[CType(count, Object).ContainsKey(\"a\")]", &wf_exc_invalid_cast);
+    check_fault("[New Dictionary(Of String, Object) From {{\"a\", 1}, {\"a\", 2}}]",
+                &wf_exc_argument);
+    check_fault("[New Dictionary(Of String, Object) From {{nul, 1}}]", &wf_exc_argument_null);
+}
+END_TEST
+
+START_TEST(test_compat_random)
+{
+    wfm_expr *e = compile("[new Random().Next(1, 7)]");
+    ck_assert_ptr_eq(wfm_expr_type(e), &wf_type_int32);
+    ck_assert(!wfm_expr_is_constant(e));
+    bool seen[7] = {false};
+    for (int i = 0; i < 400; i++) {
+        wf_value v, exc;
+        ck_assert_int_eq(wfm_expr_eval(e, &inner_env, &v, &exc), WF_OK);
+        ck_assert(v.u.i32 >= 1 && v.u.i32 < 7);
+        seen[v.u.i32] = true;
+    }
+    for (int i = 1; i < 7; i++) /* each of 6 values missing from 400 draws: p < 1e-30 */
+        ck_assert_msg(seen[i], "Next(1, 7) never gave %d", i);
+    const char *forms[] = {"[New System.Random().Next(count)]", "[new Random().Next()]",
+                           "[New Random().Next(5, 5)]", "[new System.Random(42).Next(0, 10)]"};
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        wf_value v = eval_text(forms[i]);
+        ck_assert_ptr_eq(v.type, &wf_type_int32);
+        ck_assert(v.u.i32 >= 0);
+    }
+    CHECK_I32("[New Random().Next(5, 5)]", 5);
+    CHECK_BOOL("[new Random(42).Next(0, 1000) = new Random(42).Next(0, 1000)]", true);
+    wf_value v = eval_text("[new Random().NextDouble()]");
+    ck_assert_ptr_eq(v.type, &wf_type_double);
+    ck_assert(v.u.d >= 0 && v.u.d < 1);
+    check_fault("[new Random().Next(7, 1)]", &wf_exc_argument_range);
+    check_fault("[new Random().Next(-1)]", &wf_exc_argument_range);
+}
+END_TEST
+
+START_TEST(test_compat_linq)
+{
+    CHECK_I32("[list.First()]", 1);
+    CHECK_I32("[list.Last()]", 3);
+    CHECK_BOOL("[list.Any()]", true);
+    CHECK_I32("[list.Sum()]", 6);
+    CHECK_DBL("[{1.5, 2.5}.Sum()]", 4.0);
+    CHECK_STR("[names.First]", "alpha");
+    CHECK_BOOL("[new List<int>().Any()]", false);
+    CHECK_I32("[list.FirstOrDefault()]", 1);
+    CHECK_I32("[list.LastOrDefault]", 3);
+    CHECK_I32("[new List<int>().FirstOrDefault()]", 0);
+    wf_value v = eval_text("[new List<string>().LastOrDefault()]");
+    ck_assert(wf_is_null(&v));
+    check_fault("[new List<int>().First()]", &wf_exc_invalid_operation);
+    check_fault("[{2147483647, 1}.Sum()]", &wf_exc_overflow);
+}
+END_TEST
+
+START_TEST(test_compat_lambdas)
+{
+    check_list("[names.Where(Function(x) x.Length > 4)]", "List(String)", "[\"alpha\"]");
+    check_list("[names.Where(x => x.StartsWith(\"b\")).ToList()]", "List(String)", "[\"beta\"]");
+    check_list("[list.Select(Function(n) n * count)]", "List(Int32)", "[7, 14, 21]");
+    check_list("[list.Select((n) => \"#\" + n)]", "List(String)", "[\"#1\", \"#2\", \"#3\"]");
+    CHECK_BOOL("[names.Any(Function(x As String) x = name.ToLower.Substring(0, 0) + \"beta\")]",
+               true);
+    CHECK_BOOL("[list.All(n => n > 0)]", true);
+    CHECK_BOOL("[list.All(n => n > 1)]", false);
+    CHECK_I32("[list.Count(n => n >= 2)]", 2);
+    CHECK_I32("[list.First(n => n > outer_x / 50)]", 3);
+    CHECK_I32("[list.FirstOrDefault(n => n > 5)]", 0);
+    CHECK_STR("[names.FirstOrDefault(Function(s) s.EndsWith(\"ta\"))]", "beta");
+    CHECK_I32("[list.Sum(n => n * 10)]", 60);
+    CHECK_I32("[list.Where(n => n <> 2).Count()]", 2);
+    CHECK_I32("[list.Where(n => list.Any(m => m = n + 1)).Sum()]", 3);
+    CHECK_BOOL("[new List<int>().Any(n => n > 0)]", false);
+    check_fault("[list.First(n => n > 5)]", &wf_exc_invalid_operation);
+    check_fault("[list.Sum(n => 2147483647)]", &wf_exc_overflow);
+    check_fault("[list.Count(n => 1 / (n - 2) > 0)]", &wf_exc_divide_by_zero);
+    wfm_expr *e = compile("[list.Any(n => n = count)]");
+    ck_assert(!wfm_expr_is_constant(e));
+}
+END_TEST
+
+START_TEST(test_bad_compat)
+{
+    wf_error err = compile_error("[count.CompareTo(name)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 18, "cannot compare Int32 with String");
+    err = compile_error("[list.CompareTo(list)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 17, "cannot compare");
+    err = compile_error("[count.CompareTo]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 8, "'CompareTo' takes 1 argument");
+    err = compile_error("[name.Substring]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 7, "'Substring' takes 1 to 2 arguments, not 0");
+    err = compile_error("[IsNothing(nul, name)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 2, "'IsNothing' takes 1 argument, not 2");
+    err = compile_error("[vbCrLf()]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 8, "property");
+    err = compile_error("[DateTime.MinValue()]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 19, "property");
+    err = compile_error("[1.5L]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "invalid number");
+    err = compile_error("[1.5UI]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "invalid number");
+    err = compile_error("[count + 4294967296UI]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 10, "type suffix");
+    err = compile_error("[2147483648I]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "type suffix");
+    err = compile_error("[1.23456D]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "decimal");
+    err = compile_error("[count; 1]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 7, "';'");
+    err = compile_error("[count;;]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 7, "';'");
+    err = compile_error("[;]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "';'");
+    err = compile_error("[]", &wf_type_int32, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "']'");
+    err = compile_error("[]", &wf_type_string, WFM_EXPR_LVALUE);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "']'");
+    err = compile_error("[{1, 2]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 7, "']'");
+    err = compile_error("[{1 2}]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 5, "'2'");
+    err = compile_error("[{1, \"a\"}]", lt_int, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 6, "array item: cannot convert String to Int32");
+    err = compile_error("[{\"a\"}]", &wf_type_int32, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 2, "cannot convert List(String) to Int32");
+    err = compile_error("[new string[] {\"a\", 1}]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 21, "Int32 to String");
+    err = compile_error("[new[] 1]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 8, "'1'");
+    err = compile_error("[new List<int>(names)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 16, "cannot convert List(String) to List(Int32)");
+    err = compile_error("[new int[3]]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 6, "cannot create a Int32");
+    err = compile_error("[New Dictionary(Of Integer, Object)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 20, "keys must be String");
+    err = compile_error("[New Dictionary(Of String)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 26, "')'");
+    err = compile_error("[new Dictionary<string, object> { {\"a\" 1} }]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 40, "'1'");
+    err = compile_error("[New Dictionary(Of String, Object) From {{1, 2}}]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 43, "dictionary key");
+    err = compile_error("[new Random()]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 14, "Next");
+    err = compile_error("[new Random().Foo()]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_NAME, 12, 15, "'Foo'");
+    err = compile_error("[new Random().Next(1, 2, 3)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 15, "'Next' takes 0 to 2 arguments");
+    err = compile_error("[new Random().Next(\"a\")]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 20, "argument 1 of 'Next'");
+    err = compile_error("[names.Sum()]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 8, "'Sum' needs a list of numbers");
+    err = compile_error("[list.Where(x => x.Foo)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_NAME, 12, 20, "'Int32' has no member 'Foo'");
+    err = compile_error("[list.Where(x => x + 1)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 18, "lambda: cannot convert Int32 to Boolean");
+    err = compile_error("[names.Sum(x => x)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 17, "'Sum' must give a number");
+    err = compile_error("[list.IndexOf(x => x > 1)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_NAME, 12, 7, "'IndexOf' does not take a lambda");
+    err = compile_error("[list.Any(Function(x) x > y)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_NAME, 12, 27, "unknown name 'y'");
+    err = compile_error("[list.Any(x => x > 1]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 21, "']'");
+    err = compile_error("[x => 1]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_NAME, 12, 2, "unknown name 'x'");
+}
+END_TEST
+
 /* ---- bad input ------------------------------------------------------------------------ */
 START_TEST(test_bad_unknown_name)
 {
@@ -1075,6 +1436,15 @@ START_TEST(test_limit_nested_parens)
 }
 END_TEST
 
+START_TEST(test_limit_nested_lambdas)
+{
+    CHECK_I32("[list.Count(a => list.Any(b => list.All(c => c > 0)))]", 3);
+    wf_error err = compile_error(
+        "[list.Count(a => list.Any(b => list.All(c => list.Any(d => true))))]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_LIMIT, 12, 51, "nested too deeply");
+}
+END_TEST
+
 START_TEST(test_limit_long_chains)
 {
     char *text = repeat_text("[", "-", 10000, "count]");
@@ -1170,6 +1540,38 @@ START_TEST(test_nomem_eval)
 }
 END_TEST
 
+START_TEST(test_nomem_eval_compat)
+{
+    static const char *const texts[] = {
+        "[CStr(New Dictionary(Of String, Object) From {{\"a\", name}, {\"b\", 1}}.Count)]",
+        "[String.Join(\",\", names.Where(x => x.Length > 0).Select(x => x.ToUpper()))]",
+        "[String.Join(\",\", CType(rec.Keys, List(Of String)))]",
+        "[String.Join(\",\", {name, \"b\"})]",
+    };
+    static const char *const want[] = {"2", "ALPHA,BETA", "Customer,Amount,Qty", "Widget,b"};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        wfm_expr *e = compile(texts[i]);
+        bool ok = false;
+        for (unsigned n = 1; n < 200 && !ok; n++) {
+            wf_value v, exc;
+            wf_alloc_fail_after(n);
+            wf_status st = wfm_expr_eval(e, &inner_env, &v, &exc);
+            wf_alloc_fail_after(0);
+            if (st == WF_OK) {
+                ck_assert_ptr_eq(v.type, &wf_type_string);
+                ck_assert_str_eq(wf_value_str(&v), want[i]);
+                wf_value_release(&v);
+                ok = true;
+                continue;
+            }
+            ck_assert_msg(st == WF_E_NOMEM, "%s: status %d", texts[i], (int)st);
+            ck_assert(wf_is_null(&v));
+        }
+        ck_assert_msg(ok, "%s: evaluation never succeeded", texts[i]);
+    }
+}
+END_TEST
+
 Suite *modern_expr_suite(void)
 {
     Suite *s = suite_create("modern_expr");
@@ -1192,6 +1594,15 @@ Suite *modern_expr_suite(void)
     tcase_add_test(tc, test_constant_folding);
     tcase_add_test(tc, test_expected_type);
     tcase_add_test(tc, test_concurrent_eval);
+    tcase_add_test(tc, test_compat_constants);
+    tcase_add_test(tc, test_compat_compare_to);
+    tcase_add_test(tc, test_compat_parenless_calls);
+    tcase_add_test(tc, test_compat_literal_suffixes);
+    tcase_add_test(tc, test_compat_arrays);
+    tcase_add_test(tc, test_compat_dictionary);
+    tcase_add_test(tc, test_compat_random);
+    tcase_add_test(tc, test_compat_linq);
+    tcase_add_test(tc, test_compat_lambdas);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("bad_input");
@@ -1205,18 +1616,21 @@ Suite *modern_expr_suite(void)
     tcase_add_test(tc, test_bad_members_and_calls);
     tcase_add_test(tc, test_bad_multiline);
     tcase_add_test(tc, test_bad_lvalue);
+    tcase_add_test(tc, test_bad_compat);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("limits");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_limit_nested_parens);
     tcase_add_test(tc, test_limit_long_chains);
+    tcase_add_test(tc, test_limit_nested_lambdas);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("nomem");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_nomem_compile);
     tcase_add_test(tc, test_nomem_eval);
+    tcase_add_test(tc, test_nomem_eval_compat);
     suite_add_tcase(s, tc);
     return s;
 }
