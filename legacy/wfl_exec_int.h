@@ -12,7 +12,7 @@
 #include "../common/wf_mem.h"
 #include "../common/wf_value.h"
 #include "wfl_def_int.h"
-#include "wfl_inst.h"
+#include "wfl_inst_int.h"
 #include "wfl_runtime.h"
 
 /* Sub-phases of the non-executing states (xact.phase). */

@@ -2,7 +2,7 @@
  * resolved on every access (names are unique in a definition, so resolving a name means
  * finding the nearest instance of one node: clone first), execution-context clones, and the
  * versioned binary save/restore (WF-SEMANTICS.md §1 "ActivityBind", §4 "Execution contexts"). */
-#include "wfl_inst.h"
+#include "wfl_inst_int.h"
 
 #include <string.h>
 

@@ -12,7 +12,7 @@
 #include "../common/wf_error.h"
 #include "../common/wf_value.h"
 #include "wfl_def.h"
-#include "wfl_inst.h" /* wfl_status, wfl_result */
+#include "wfl_status.h"
 
 /* Lifecycle:
  * 1. wfl_exec_create(def, NULL or an activity name, &opts, &ex) — the definition must outlive

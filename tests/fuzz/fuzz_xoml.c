@@ -10,7 +10,7 @@
 #include "../../common/wf_mem.h"
 #include "../../common/wf_value.h"
 #include "../../legacy/wfl_def.h"
-#include "../../legacy/wfl_inst.h"
+#include "../../legacy/wfl_inst_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,7 +10,7 @@
 #include "../../common/wf_value.h"
 #include "../../legacy/wfl_bind.h"
 #include "../../legacy/wfl_def.h"
-#include "../../legacy/wfl_inst.h"
+#include "../../legacy/wfl_inst_int.h"
 #include "../wf_test_util.h"
 
 static wf_arena *arena;

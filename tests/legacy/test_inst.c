@@ -9,7 +9,7 @@
 #include "../../common/wf_native.h"
 #include "../../common/wf_value.h"
 #include "../../legacy/wfl_def.h"
-#include "../../legacy/wfl_inst.h"
+#include "../../legacy/wfl_inst_int.h"
 #include "../wf_test_util.h"
 
 static wf_types *types;

@@ -1,10 +1,10 @@
-/* wfl_inst.h — the legacy run-time instance tree: one wfl_act per activity instance with its
+/* wfl_inst_int.h — the legacy run-time instance tree: one wfl_act per activity instance with its
  * DP value slots, read and written through the registry with ActivityBind resolved at access
  * time (two-way, chains followed, cycles refused), execution-context clones for While /
  * Replicator / CAG / State iterations, and save/restore to a versioned compact binary
  * (WF-SEMANTICS.md §1 "ActivityBind", §4 "Execution contexts"). */
-#ifndef WFL_INST_H
-#define WFL_INST_H
+#ifndef WFL_INST_INT_H
+#define WFL_INST_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,6 +15,7 @@
 #include "../common/wf_value.h"
 #include "wfl_def_int.h"
 #include "wfl_registry.h"
+#include "wfl_status.h"
 
 /* Lifecycle (the executor drives it):
  * 1. wfl_inst_create(def, &inst, &err): the whole template tree, one wfl_act per definition
@@ -46,27 +47,6 @@ typedef struct wfl_act wfl_act;   /* one activity instance */
 
 /* ActivityExecutionStatus and ActivityExecutionResult (WF-SEMANTICS.md §4); the executor
  * moves them, this module only stores and persists them. */
-typedef enum wfl_status {
-    WFL_ST_INITIALIZED = 0,
-    WFL_ST_EXECUTING = 1,
-    WFL_ST_CANCELING = 2,
-    WFL_ST_CLOSED = 3,
-    WFL_ST_COMPENSATING = 4,
-    WFL_ST_FAULTING = 5,
-} wfl_status;
-
-typedef enum wfl_result {
-    WFL_RES_NONE = 0,
-    WFL_RES_SUCCEEDED,
-    WFL_RES_CANCELED,
-    WFL_RES_COMPENSATED,
-    WFL_RES_FAULTED,
-    WFL_RES_UNINITIALIZED,
-} wfl_result;
-
-const char *wfl_status_name(wfl_status s); /* "Executing", ... */
-const char *wfl_result_name(wfl_result r); /* "Succeeded", ... */
-
 /* ---- the instance ----------------------------------------------------------------------- */
 wf_status wfl_inst_create(const wfl_definition *def, wfl_inst **out, wf_error *err);
 void wfl_inst_destroy(wfl_inst *inst); /* accepts NULL */
