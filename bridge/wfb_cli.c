@@ -51,6 +51,47 @@ int wfb_usage_error(const char *verb, const char *fmt, ...)
     return 2;
 }
 
+bool wfb_wants_help(int argc, char **argv, const char *usage)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage, stdout);
+            return true;
+        }
+    return false;
+}
+
+int wfb_fail(const char *verb, const wf_error *err)
+{
+    if (err->code != WF_OK)
+        wfb_report(err);
+    else
+        fprintf(stderr, "wfbridge %s: out of memory\n", verb);
+    return 2;
+}
+
+int wfb_report_in_file(wf_error *err, const char *file)
+{
+    if (err->code == WF_OK)
+        return 0;
+    if (!err->file[0])
+        snprintf(err->file, sizeof err->file, "%s", file);
+    wfb_report(err);
+    return 2;
+}
+
+void wfb_add_json_lines(wf_buf *b, const char *lines)
+{
+    const char *p = lines;
+    for (bool first = true; *p; first = false) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        wf_buf_adds(b, first ? "" : ", ");
+        wf_buf_add_json_string(b, p, len);
+        p += len + (nl ? 1 : 0);
+    }
+}
+
 bool wfb_split_assignment(const char *text, char **name, const char **value)
 {
     const char *eq = strchr(text, '=');

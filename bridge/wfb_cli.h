@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "../common/wf_error.h"
+#include "../common/wf_mem.h"
 #include "../common/wf_native.h"
 #include "../common/wf_value.h"
 
@@ -33,6 +34,16 @@ void wfb_report_warning(const wf_error *err);
 int wfb_report_diags(wf_diags *diags);
 /* Print "wfbridge VERB: message" for usage problems and return 2. */
 int wfb_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* --help or -h anywhere in argv[1..]: print usage to stdout and return true. */
+bool wfb_wants_help(int argc, char **argv, const char *usage);
+/* The failure end of a verb: report err, or "wfbridge VERB: out of memory" when err is unset;
+ * returns 2. */
+int wfb_fail(const char *verb, const wf_error *err);
+/* 0 when err is WF_OK; else report err (naming file when err has no file of its own), return 2. */
+int wfb_report_in_file(wf_error *err, const char *file);
+/* Append newline-separated names to b as JSON strings joined by ", " (no brackets). */
+void wfb_add_json_lines(wf_buf *b, const char *lines);
 
 /* Split "NAME=VALUE" at the first '='. Returns false (and leaves outputs alone) when there is
  * no '=' or the name is empty. name points into a static-free copy: the caller frees *name. */

@@ -27,6 +27,19 @@ wf_status wfb_durable_open(const wfb_durable_cfg *cfg, wfm_runtime *rt, wfm_stor
 /* Run until the instance completes or is persisted and unloaded; a timer inside a no-persist
  * zone is waited for; an idle instance that cannot be persisted is WF_E_STATE. */
 wf_status wfb_durable_drive(wfm_host *host, wfm_dinst *d, wf_error *err);
+/* Where a result's bookmark names come from: count names, name(src, i) each; id is the
+ * instance id printed with the result (NULL: none). */
+typedef struct wfb_marks {
+    const char *id;
+    size_t count;
+    const char *(*name)(const void *src, size_t index);
+    const void *src;
+} wfb_marks;
+/* Report a Faulted/Terminated instance's fault to stderr, print its result (--json: the
+ * contract object, bookmarks only when Idle; else, with an id, "instance ID persisted" when
+ * Idle) and return the exit code; 2 after printing oom_text when memory runs out. */
+int wfb_instance_result(const wfm_instance *inst, const wfb_marks *marks, bool json,
+                        const char *oom_text);
 /* Print the result (--json: the contract object with instance_id) and return the exit code. */
 int wfb_durable_finish(wfm_dinst *d, bool json);
 /* A NAME=VALUE value as a payload: JSON when it parses, else the text as a string. */

@@ -65,14 +65,7 @@ static bool row_fn(void *ud, const wfm_store_row *row)
     else
         wf_buf_adds(b, ", \"nextTimer\": null");
     wf_buf_adds(b, ", \"bookmarks\": [");
-    const char *p = row->bookmarks;
-    for (bool first = true; *p; first = false) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        wf_buf_adds(b, first ? "" : ", ");
-        wf_buf_add_json_string(b, p, len);
-        p += len + (nl ? 1 : 0);
-    }
+    wfb_add_json_lines(b, row->bookmarks);
     wf_buf_adds(b, "]");
     return false;
 }

@@ -51,14 +51,7 @@ static void add_json_row(wf_buf *b, const wfm_store_row *row)
     else
         wf_buf_adds(b, "null");
     wf_buf_adds(b, ", \"bookmarks\": [");
-    const char *p = row->bookmarks;
-    for (bool first = true; *p; first = false) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        wf_buf_adds(b, first ? "" : ", ");
-        wf_buf_add_json_string(b, p, len);
-        p += len + (nl ? 1 : 0);
-    }
+    wfb_add_json_lines(b, row->bookmarks);
     wf_buf_adds(b, "]");
     if (row->next_timer_us > 0) {
         char when[64];

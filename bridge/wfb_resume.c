@@ -82,16 +82,16 @@ static void report_fault(const wfm_instance *inst, const char **type, const char
     wfb_report(&e);
 }
 
-int wfb_durable_finish(wfm_dinst *d, bool json)
+int wfb_instance_result(const wfm_instance *inst, const wfb_marks *marks_of, bool json,
+                        const char *oom_text)
 {
-    wfm_instance *inst = wfm_dinst_instance(d);
     wfm_instance_state state = wfm_instance_state_get(inst);
     wfb_result r = {0};
     r.status = wfm_instance_state_name(state);
-    r.instance_id = wfm_dinst_id(d);
+    r.instance_id = marks_of->id;
     if (state == WFM_INSTANCE_FAULTED || state == WFM_INSTANCE_TERMINATED)
         report_fault(inst, &r.error_type, &r.error_message);
-    size_t n = wfm_instance_output_count(inst), b = wfm_dinst_bookmark_count(d);
+    size_t n = wfm_instance_output_count(inst), b = marks_of->count;
     const char **names = wf_calloc(n + 1, sizeof *names);
     wf_value *values = wf_calloc(n + 1, sizeof *values);
     const char **marks = wf_calloc(b + 1, sizeof *marks);
@@ -102,7 +102,7 @@ int wfb_durable_finish(wfm_dinst *d, bool json)
             values[i] = *wfm_instance_output_value(inst, i);
         }
         for (size_t i = 0; i < b; i++)
-            marks[i] = wfm_dinst_bookmark_name(d, i);
+            marks[i] = marks_of->name(marks_of->src, i);
         r.output_names = names;
         r.output_values = values;
         r.output_count = n;
@@ -110,16 +110,27 @@ int wfb_durable_finish(wfm_dinst *d, bool json)
         r.bookmark_count = state == WFM_INSTANCE_IDLE ? b : 0;
         if (json)
             wfb_print_result(stdout, &r);
-        else if (state == WFM_INSTANCE_IDLE)
+        else if (r.instance_id && state == WFM_INSTANCE_IDLE)
             printf("instance %s persisted (%s)\n", r.instance_id, r.status);
         rc = wfb_status_exit_code(r.status);
     } else {
-        fprintf(stderr, "wfbridge: out of memory\n");
+        fprintf(stderr, "%s\n", oom_text);
     }
     wf_free(names);
     wf_free(values);
     wf_free(marks);
     return rc;
+}
+
+static const char *dinst_mark(const void *d, size_t i)
+{
+    return wfm_dinst_bookmark_name(d, i);
+}
+
+int wfb_durable_finish(wfm_dinst *d, bool json)
+{
+    wfb_marks m = {wfm_dinst_id(d), wfm_dinst_bookmark_count(d), dinst_mark, d};
+    return wfb_instance_result(wfm_dinst_instance(d), &m, json, "wfbridge: out of memory");
 }
 
 static void sleep_until_us(int64_t due_us)
@@ -331,11 +342,7 @@ static int resume_instance(const resume_opts *o)
     rc = wfb_durable_finish(d, o->json);
     goto done;
 fail:
-    if (err.code != WF_OK)
-        wfb_report(&err);
-    else
-        fprintf(stderr, "wfbridge resume: out of memory\n");
-    rc = 2;
+    rc = wfb_fail("resume", &err);
 done:
     wfm_dinst_close(d);
     wfm_host_destroy(host);
@@ -347,11 +354,8 @@ done:
 
 int wfb_cmd_resume(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage_text, stdout);
-            return 0;
-        }
+    if (wfb_wants_help(argc, argv, usage_text))
+        return 0;
     resume_opts o = {0};
     o.bookmarks = wf_calloc((size_t)argc, sizeof *o.bookmarks);
     int rc = o.bookmarks ? parse_opts(argc, argv, &o) : 2;

@@ -126,12 +126,7 @@ static int set_arg(wfm_runtime *rt, wfm_instance *inst, const char *file, const 
         wfm_instance_set_input(inst, name, &v, &err);
     wf_value_release(&v);
     wf_free(name);
-    if (err.code == WF_OK)
-        return 0;
-    if (!err.file[0])
-        snprintf(err.file, sizeof err.file, "%s", file);
-    wfb_report(&err);
-    return 2;
+    return wfb_report_in_file(&err, file);
 }
 
 /* --resume NAME=VALUE: the payload is JSON when it parses, else the text itself. */
@@ -141,23 +136,13 @@ static int resume_one(wfm_runtime *rt, wfm_instance *inst, const char *file, con
     const char *value = NULL;
     if (!wfb_split_assignment(text, &name, &value))
         return wfb_usage_error("run", "--resume needs BOOKMARK=VALUE, not '%s'", text);
-    wf_value payload = wf_null();
+    wf_value payload;
     wf_error err = WF_ERROR_INIT;
-    if (wf_json_parse(wfm_runtime_types(rt), value, strlen(value), &payload, &err) != WF_OK) {
-        wf_error_clear(&err);
-        if (wf_value_cstring(value, &payload) != WF_OK)
-            wf_error_set(&err, WF_E_NOMEM, NULL, "out of memory");
-    }
-    if (err.code == WF_OK)
+    if (wfb_payload(rt, value, &payload, &err) == WF_OK)
         wfm_instance_resume(inst, name, &payload, &err);
     wf_value_release(&payload);
     wf_free(name);
-    if (err.code == WF_OK)
-        return 0;
-    if (!err.file[0])
-        snprintf(err.file, sizeof err.file, "%s", file);
-    wfb_report(&err);
-    return 2;
+    return wfb_report_in_file(&err, file);
 }
 
 static void sleep_until(int64_t due_us)
@@ -209,52 +194,15 @@ static int drive(wfm_runtime *rt, wfm_instance *inst, const run_opts *o)
     }
 }
 
-static void report_fault(const wfm_instance *inst, const char **type, const char **message)
+static const char *instance_mark(const void *inst, size_t i)
 {
-    const wf_value *exc = wfm_instance_fault(inst);
-    *type = exc->type->kind == WF_K_EXCEPTION ? exc->type->name : "OutOfMemoryException";
-    *message = exc->type->kind == WF_K_EXCEPTION ? wf_value_exc_message(exc) : "out of memory";
-    wf_loc loc = wfm_instance_fault_loc(inst);
-    wf_error e = WF_ERROR_INIT;
-    wf_error_set(&e, WF_E_FAULT, &loc, "%s: %s", *type, *message);
-    wfb_report(&e);
+    return wfm_instance_bookmark_name(inst, i);
 }
 
 static int finish(const wfm_instance *inst, const run_opts *o)
 {
-    wfm_instance_state state = wfm_instance_state_get(inst);
-    wfb_result r = {0};
-    r.status = wfm_instance_state_name(state);
-    if (state == WFM_INSTANCE_FAULTED || state == WFM_INSTANCE_TERMINATED)
-        report_fault(inst, &r.error_type, &r.error_message);
-    size_t n = wfm_instance_output_count(inst), b = wfm_instance_bookmark_count(inst);
-    const char **names = wf_calloc(n + 1, sizeof *names);
-    wf_value *values = wf_calloc(n + 1, sizeof *values);
-    const char **marks = wf_calloc(b + 1, sizeof *marks);
-    if (!names || !values || !marks) {
-        wf_free(names);
-        wf_free(values);
-        wf_free(marks);
-        fprintf(stderr, "wfbridge run: out of memory\n");
-        return 2;
-    }
-    for (size_t i = 0; i < n; i++) {
-        names[i] = wfm_instance_output_name(inst, i);
-        values[i] = *wfm_instance_output_value(inst, i);
-    }
-    for (size_t i = 0; i < b; i++)
-        marks[i] = wfm_instance_bookmark_name(inst, i);
-    r.output_names = names;
-    r.output_values = values;
-    r.output_count = n;
-    r.bookmarks = marks;
-    r.bookmark_count = state == WFM_INSTANCE_IDLE ? b : 0;
-    if (o->json)
-        wfb_print_result(stdout, &r);
-    wf_free(names);
-    wf_free(values);
-    wf_free(marks);
-    return wfb_status_exit_code(r.status);
+    wfb_marks m = {NULL, wfm_instance_bookmark_count(inst), instance_mark, inst};
+    return wfb_instance_result(inst, &m, o->json, "wfbridge run: out of memory");
 }
 
 /* --store: create the instance in the store, run it to its first persisted idle or to its
@@ -351,11 +299,7 @@ static int run_file(const run_opts *o)
         rc = finish(inst, o);
     goto done;
 fail:
-    if (err.code != WF_OK)
-        wfb_report(&err);
-    else
-        fprintf(stderr, "wfbridge run: out of memory\n");
-    rc = 2;
+    rc = wfb_fail("run", &err);
 done:
     wfm_instance_destroy(inst);
     wfm_definition_release(def);
@@ -369,11 +313,8 @@ done:
 
 int wfb_cmd_run(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage_text, stdout);
-            return 0;
-        }
+    if (wfb_wants_help(argc, argv, usage_text))
+        return 0;
     run_opts o = {0};
     o.args = wf_calloc((size_t)argc, sizeof *o.args);
     o.resumes = wf_calloc((size_t)argc, sizeof *o.resumes);

@@ -387,12 +387,8 @@ done:
 
 int wfb_cmd_run_legacy(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage_text, stdout);
-            return 0;
-        }
-    }
+    if (wfb_wants_help(argc, argv, usage_text))
+        return 0;
     run r;
     memset(&r, 0, sizeof r);
     int code = parse_args(argc, argv, &r.o);

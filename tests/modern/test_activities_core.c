@@ -10,6 +10,7 @@
 #include "../../common/wf_value.h"
 #include "../../modern/wfm_runtime.h"
 #include "../wf_test_util.h"
+#include "support_modern.h"
 
 #define HEAD                                                                                       \
     "<Activity x:Class=\"T\" xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\" "   \
@@ -23,54 +24,16 @@
 #define WL(t)        "<WriteLine Text=\"" t "\"/>"
 #define WLX(e)       "<WriteLine Text=\"[" e "]\"/>"
 
-typedef struct fix {
-    wfm_runtime *rt;
-    wfm_definition *def;
-    wfm_instance *inst;
-    wf_buf out;
-} fix;
-
-static void capture(void *ud, const char *text, size_t len)
-{
-    wf_buf_add(ud, text, len);
-}
+typedef wfm_test_run fix;
 
 static void fix_open(fix *f, const char *xaml)
 {
-    memset(f, 0, sizeof *f);
-    wf_buf_init(&f->out);
-    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
-    o.worker_count = 1;
-    o.write = capture;
-    o.write_ud = &f->out;
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_int_eq(wfm_runtime_create(&o, &f->rt, &err), WF_OK);
-    ck_assert_msg(
-        wfm_runtime_load_mem(f->rt, "core.xaml", xaml, strlen(xaml), &f->def, NULL, &err) == WF_OK,
-        "%u:%u: %s", err.line, err.col, err.message);
-    ck_assert_int_eq(wfm_instance_create(f->rt, f->def, &f->inst, &err), WF_OK);
-}
-
-static void fix_input(fix *f, const char *name, wf_value v)
-{
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_msg(wfm_instance_set_input(f->inst, name, &v, &err) == WF_OK, "%s", err.message);
-    wf_value_release(&v);
+    wfm_test_open_mem(f, "core.xaml", xaml);
 }
 
 static const char *fix_run(fix *f)
 {
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_msg(wfm_instance_run(f->inst, &err) == WF_OK, "%s", err.message);
-    return wfm_instance_state_name(wfm_instance_state_get(f->inst));
-}
-
-static void fix_close(fix *f)
-{
-    wfm_instance_destroy(f->inst);
-    wfm_definition_release(f->def);
-    wfm_runtime_destroy(f->rt);
-    wf_buf_fini(&f->out);
+    return wfm_instance_state_name(wfm_test_go(f));
 }
 
 /* Run a workflow without inputs; check its final state and everything it wrote. */
@@ -80,7 +43,7 @@ static void expect_output(const char *xaml, const char *state, const char *text)
     fix_open(&f, xaml);
     ck_assert_str_eq(fix_run(&f), state);
     ck_assert_str_eq(f.out.data, text);
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 
 /* The inline XAML fixtures below are laid out by hand. clang-format off */
@@ -114,15 +77,15 @@ START_TEST(test_assign_writes_out_and_inout_arguments_visible_to_host)
              "    </Assign.Value>"
              "  </Assign>"
              "</Sequence>" TAIL);
-    fix_input(&f, "A", wf_int32(3));
-    fix_input(&f, "B", wf_int32(4));
+    wfm_test_input(&f, "A", wf_int32(3));
+    wfm_test_input(&f, "B", wf_int32(4));
     ck_assert_str_eq(fix_run(&f), "Closed");
     ck_assert_uint_eq(wfm_instance_output_count(f.inst), 2);
     ck_assert_str_eq(wfm_instance_output_name(f.inst, 0), "B");
     ck_assert_int_eq(wfm_instance_output_value(f.inst, 0)->u.i32, 43);
     ck_assert_str_eq(wf_value_str(wfm_instance_output(f.inst, "C")), "B=43");
     ck_assert_ptr_null(wfm_instance_output(f.inst, "A"));
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -134,7 +97,7 @@ START_TEST(test_argument_default_used_when_host_supplies_none)
              "<Assign x:TypeArguments=\"x:Int32\" To=\"[R]\" Value=\"[A + 1]\"/>" TAIL);
     ck_assert_str_eq(fix_run(&f), "Closed");
     ck_assert_int_eq(wfm_instance_output(f.inst, "R")->u.i32, 1); /* default(Int32) + 1 */
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -238,7 +201,7 @@ START_TEST(test_parallel_for_each_completion_condition_stops_early)
     ck_assert_str_eq(fix_run(&f), "Closed");
     ck_assert_str_eq(f.out.data, "body 2\nafter 1\n");
     ck_assert_uint_eq(wfm_instance_bookmark_count(f.inst), 0);
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -256,10 +219,10 @@ START_TEST(test_switch_picks_case_or_default)
         fix_open(&f, sw);
         wf_value v;
         ck_assert_int_eq(wf_value_cstring(keys[i], &v), WF_OK);
-        fix_input(&f, "K", v);
+        wfm_test_input(&f, "K", v);
         ck_assert_str_eq(fix_run(&f), "Closed");
         ck_assert_str_eq(f.out.data, want[i]);
-        fix_close(&f);
+        wfm_test_close(&f);
     }
     expect_output(HEAD
                   "<Switch x:TypeArguments=\"x:Int32\" Expression=\"[7]\">"
@@ -284,7 +247,7 @@ START_TEST(test_wait_for_event_converts_payload_to_result)
     wf_value_release(&v);
     ck_assert_str_eq(fix_run(&f), "Closed");
     ck_assert_int_eq(wfm_instance_output(f.inst, "Amount")->u.i32, 42);
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -301,7 +264,7 @@ START_TEST(test_wait_for_event_bad_payload_faults)
     wf_value_release(&v);
     ck_assert_str_eq(fix_run(&f), "Faulted");
     ck_assert_str_eq(wfm_instance_fault(f.inst)->type->name, "InvalidCastException");
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -396,7 +359,7 @@ static void expect_fault(const char *expr, const char *type, unsigned col)
     ck_assert_str_eq(loc.file, "core.xaml");
     ck_assert_uint_eq(loc.line, 4);
     ck_assert_uint_eq(loc.col, col);
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 
 START_TEST(test_divide_by_zero_faults_with_location)
@@ -432,7 +395,7 @@ START_TEST(test_fault_in_variable_default_faults_declaring_activity)
     ck_assert_str_eq(wfm_instance_fault(f.inst)->type->name, "DivideByZeroException");
     ck_assert_uint_eq(wfm_instance_fault_loc(f.inst).line, 3);
     ck_assert_uint_eq(wfm_instance_fault_loc(f.inst).col, 2);
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -445,7 +408,7 @@ START_TEST(test_foreach_over_null_list_faults)
              "</ForEach>" TAIL);
     ck_assert_str_eq(fix_run(&f), "Faulted");
     ck_assert_str_eq(wfm_instance_fault(f.inst)->type->name, "ArgumentNullException");
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -455,7 +418,7 @@ START_TEST(test_negative_delay_faults)
     fix_open(&f, HEAD "<Delay Duration=\"[TimeSpan.FromSeconds(-1)]\"/>" TAIL);
     ck_assert_str_eq(fix_run(&f), "Faulted");
     ck_assert_str_eq(wfm_instance_fault(f.inst)->type->name, "ArgumentOutOfRangeException");
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 

@@ -12,73 +12,17 @@
 #include "../../modern/wfm_persist.h"
 #include "../../modern/wfm_runtime.h"
 #include "../wf_test_util.h"
+#include "support_modern.h"
 
 #define ACTS_DIR "tests/modern/data/acts/"
 
-typedef struct acts_run {
-    wfm_runtime *rt;
-    wfm_definition *def;
-    wfm_instance *inst;
-    wf_buf out; /* everything the workflow wrote */
-} acts_run;
-
-static void capture(void *ud, const char *text, size_t len)
-{
-    wf_buf_add(ud, text, len);
-}
+typedef wfm_test_run acts_run;
 
 static void run_open(acts_run *r, const char *file)
 {
-    memset(r, 0, sizeof *r);
-    wf_buf_init(&r->out);
-    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
-    o.worker_count = 1;
-    o.write = capture;
-    o.write_ud = &r->out;
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_int_eq(wfm_runtime_create(&o, &r->rt, &err), WF_OK);
     char path[256];
     snprintf(path, sizeof path, ACTS_DIR "%s", file);
-    ck_assert_msg(wfm_runtime_load(r->rt, path, &r->def, NULL, &err) == WF_OK, "%s:%u:%u: %s",
-                  err.file, err.line, err.col, err.message);
-    ck_assert_int_eq(wfm_instance_create(r->rt, r->def, &r->inst, &err), WF_OK);
-}
-
-static wfm_instance_state run_go(acts_run *r)
-{
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_msg(wfm_instance_run(r->inst, &err) == WF_OK, "%s", err.message);
-    return wfm_instance_state_get(r->inst);
-}
-
-static void resume(acts_run *r, const char *bookmark, const wf_value *payload)
-{
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_msg(wfm_instance_resume(r->inst, bookmark, payload, &err) == WF_OK, "%s: %s",
-                  bookmark, err.message);
-}
-
-/* Save the instance, destroy it, and restore it from the bytes (as another process would). */
-static void save_restore(acts_run *r)
-{
-    wf_buf blob;
-    wf_buf_init(&blob);
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_msg(wfm_instance_save(r->inst, &blob, &err) == WF_OK, "save: %s", err.message);
-    wfm_instance_destroy(r->inst);
-    r->inst = NULL;
-    ck_assert_msg(wfm_instance_restore(r->rt, r->def, blob.data, blob.len, &r->inst, &err) ==
-                      WF_OK,
-                  "restore: %s", err.message);
-    wf_buf_fini(&blob);
-}
-
-static void run_close(acts_run *r)
-{
-    wfm_instance_destroy(r->inst);
-    wfm_definition_release(r->def);
-    wfm_runtime_destroy(r->rt);
-    wf_buf_fini(&r->out);
+    wfm_test_open_file(r, path);
 }
 
 #define ASSERT_OUT(r, text) ck_assert_str_eq((r).out.data, (text))
@@ -88,28 +32,16 @@ static void run_expect(const char *file, wfm_instance_state want, const char *te
 {
     acts_run r;
     run_open(&r, file);
-    ck_assert_str_eq(wfm_instance_state_name(run_go(&r)), wfm_instance_state_name(want));
+    ck_assert_str_eq(wfm_instance_state_name(wfm_test_go(&r)), wfm_instance_state_name(want));
     ASSERT_OUT(r, text);
-    run_close(&r);
+    wfm_test_close(&r);
 }
 
 /* Load a bad fixture: the exact status, line, column and a key word; nothing escapes. */
 static void load_expect_error(const char *file, wf_status code, unsigned line, unsigned col,
                               const char *needle)
 {
-    wfm_runtime *rt = NULL;
-    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
-    o.worker_count = 1;
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_int_eq(wfm_runtime_create(&o, &rt, &err), WF_OK);
-    char path[256];
-    snprintf(path, sizeof path, ACTS_DIR "bad/%s", file);
-    wfm_definition *def = (wfm_definition *)&def;
-    ck_assert_int_ne(wfm_runtime_load(rt, path, &def, NULL, &err), WF_OK);
-    ck_assert_ptr_null(def);
-    WF_ASSERT_ERROR(err, code, line, col, needle);
-    ck_assert_ptr_nonnull(strstr(err.file, file));
-    wfm_runtime_destroy(rt);
+    wfm_test_load_error(ACTS_DIR "bad/", file, code, line, col, needle);
 }
 
 /* ---- TryCatch ------------------------------------------------------------------------- */
@@ -154,7 +86,7 @@ START_TEST(test_uncaught_fault_faults_instance_at_the_throw)
 {
     acts_run r;
     run_open(&r, "uncaught.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_FAULTED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_FAULTED);
     ASSERT_OUT(r, "before\n");
     const wf_value *exc = wfm_instance_fault(r.inst);
     ck_assert_ptr_eq(exc->type, &wf_exc_divide_by_zero);
@@ -163,7 +95,7 @@ START_TEST(test_uncaught_fault_faults_instance_at_the_throw)
     ck_assert_ptr_nonnull(strstr(at.file, "uncaught.xaml"));
     ck_assert_uint_eq(at.line, 9);
     ck_assert_uint_eq(at.col, 9);
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -171,12 +103,12 @@ START_TEST(test_terminate_is_not_catchable_and_ends_terminated)
 {
     acts_run r;
     run_open(&r, "terminate.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_TERMINATED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_TERMINATED);
     ASSERT_OUT(r, "working\n");
     const wf_value *exc = wfm_instance_fault(r.inst);
     ck_assert_ptr_eq(exc->type, &wf_exc_workflow_terminated);
     ck_assert_str_eq(wf_value_exc_message(exc), "stock exhausted");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -184,13 +116,13 @@ START_TEST(test_terminate_with_exception_ends_instance_with_it)
 {
     acts_run r;
     run_open(&r, "terminate_exc.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_TERMINATED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_TERMINATED);
     ASSERT_OUT(r, "");
     const wf_value *exc = wfm_instance_fault(r.inst);
     ck_assert_ptr_eq(exc->type, &wf_exc_argument);
     ck_assert_str_eq(wf_value_exc_message(exc), "bad order");
     ck_assert_uint_eq(wfm_instance_bookmark_count(r.inst), 0);
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -199,12 +131,12 @@ START_TEST(test_cancellation_handler_runs_when_pick_branch_loses)
 {
     acts_run r;
     run_open(&r, "cancel_pick.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ASSERT_OUT(r, "waiting for b\n");
-    resume(&r, "a", NULL);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    wfm_test_resume(&r, "a", NULL);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ASSERT_OUT(r, "waiting for b\nb canceled\na won\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -212,12 +144,12 @@ START_TEST(test_cancellation_handler_runs_when_parallel_condition_cancels)
 {
     acts_run r;
     run_open(&r, "cancel_parallel.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ASSERT_OUT(r, "slow started\n");
-    resume(&r, "fast", NULL);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    wfm_test_resume(&r, "fast", NULL);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ASSERT_OUT(r, "slow started\nfast done\nslow canceled\nafter\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -225,12 +157,12 @@ START_TEST(test_cancellation_handler_runs_when_instance_is_canceled)
 {
     acts_run r;
     run_open(&r, "cancel_parallel.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfm_instance_cancel(r.inst, &err), WF_OK);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CANCELED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CANCELED);
     ASSERT_OUT(r, "slow started\nslow canceled\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -276,10 +208,10 @@ START_TEST(test_explicit_compensate_runs_handler_in_snapshot_and_writes_argument
      * (a snapshot), and writes the workflow argument for real. */
     acts_run r;
     run_open(&r, "comp_explicit.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(r.out.data, "release 7 (outer)\nend\n");
     ck_assert_int_eq(wfm_instance_output(r.inst, "released")->u.i32, 7);
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -296,13 +228,13 @@ START_TEST(test_cancel_before_body_completes_runs_cancellation_handler)
 {
     acts_run r;
     run_open(&r, "comp_cancel.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ASSERT_OUT(r, "Done body\nPending started\n");
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfm_instance_cancel(r.inst, &err), WF_OK);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CANCELED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CANCELED);
     ASSERT_OUT(r, "Done body\nPending started\ncancel Pending\ncompensate Done\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -326,41 +258,29 @@ typedef struct nomem_case {
     wfm_definition *def;
     wfm_instance_state want_state;
     const char *want_out;
-    char out[512];
-    size_t len;
+    wfm_test_fixed_out out;
     wf_status last;
     char why[256]; /* what was wrong with the last run */
 } nomem_case;
-
-static void capture_fixed(void *ud, const char *text, size_t len)
-{
-    nomem_case *c = ud;
-    if (c->len + len < sizeof c->out) {
-        memcpy(c->out + c->len, text, len);
-        c->len += len;
-        c->out[c->len] = '\0';
-    }
-}
 
 /* WF_E_NOMEM when the run failed for lack of memory (the instance faults without an
  * exception), WF_OK when it produced the expected state and output, WF_E_FAULT otherwise. */
 static wf_status nomem_run_op(void *ud)
 {
     nomem_case *c = ud;
-    c->len = 0;
-    c->out[0] = '\0';
+    wfm_test_fixed_reset(&c->out);
     wfm_instance *inst = NULL;
     wf_error err = WF_ERROR_INIT;
     wf_status st = wfm_instance_create(c->rt, c->def, &inst, &err);
     if (st == WF_OK) {
-        wfm_instance_set_writer(inst, capture_fixed, c);
+        wfm_instance_set_writer(inst, wfm_test_capture_fixed, &c->out);
         st = wfm_instance_run(inst, &err);
     }
     if (st == WF_OK) {
         wfm_instance_state state = wfm_instance_state_get(inst);
         if (state == WFM_INSTANCE_FAULTED && wf_is_null(wfm_instance_fault(inst)))
             st = WF_E_NOMEM;
-        else if (state != c->want_state || strcmp(c->out, c->want_out) != 0) {
+        else if (state != c->want_state || strcmp(c->out.text, c->want_out) != 0) {
             st = WF_E_FAULT;
             const wf_value *f = wfm_instance_fault(inst);
             snprintf(c->why, sizeof c->why, "state %s, fault %s: %s",
@@ -389,7 +309,7 @@ static void nomem_expect(const char *file, wfm_instance_state want, const char *
     unsigned failing = wf_test_nomem_loop(nomem_run_op, &c, 2000);
     ck_assert_uint_gt(failing, 0);
     ck_assert_msg(c.last == WF_OK, "run after %u failing runs: %s, output '%s'", failing, c.why,
-                  c.out);
+                  c.out.text);
     wfm_definition_release(c.def);
     wfm_runtime_destroy(c.rt);
 }
@@ -438,12 +358,12 @@ START_TEST(test_catch_in_progress_survives_save_and_restore)
 {
     acts_run r;
     run_open(&r, "catch_wait.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
-    save_restore(&r);
-    resume(&r, "resume", NULL);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
+    wfm_test_save_restore(&r);
+    wfm_test_resume(&r, "resume", NULL);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ASSERT_OUT(r, "caught kept across a save\nfinally\nouter saw kept across a save\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -453,18 +373,18 @@ static void comp_persist_start(acts_run *r, bool fail)
     wf_value v = wf_bool(fail);
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfm_instance_set_input(r->inst, "fail", &v, &err), WF_OK);
-    ck_assert_int_eq(run_go(r), WFM_INSTANCE_IDLE);
-    save_restore(r);
-    resume(r, "shipped", NULL);
+    ck_assert_int_eq(wfm_test_go(r), WFM_INSTANCE_IDLE);
+    wfm_test_save_restore(r);
+    wfm_test_resume(r, "shipped", NULL);
 }
 
 START_TEST(test_compensation_tokens_and_snapshots_survive_save_and_restore)
 {
     acts_run r;
     comp_persist_start(&r, true);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_FAULTED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_FAULTED);
     ASSERT_OUT(r, "shipping\nrecall\nrelease 5\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -472,13 +392,13 @@ START_TEST(test_confirmation_waiting_at_the_end_survives_save_and_restore)
 {
     acts_run r;
     comp_persist_start(&r, false);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ASSERT_OUT(r, "shipping\nconfirming 5\n");
-    save_restore(&r);
-    resume(&r, "confirm", NULL);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    wfm_test_save_restore(&r);
+    wfm_test_resume(&r, "confirm", NULL);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ASSERT_OUT(r, "shipping\nconfirming 5\nconfirmed\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -509,14 +429,14 @@ START_TEST(test_nomem_while_restoring_compensation_state_fails_cleanly)
      * environment and the end-of-workflow driver are all in the blob. */
     acts_run r;
     comp_persist_start(&r, false);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     restore_case c = {r.rt, r.def, {0}};
     wf_buf_init(&c.blob);
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfm_instance_save(r.inst, &c.blob, &err), WF_OK);
     ck_assert_uint_gt(wf_test_nomem_loop(restore_op, &c, 2000), 0);
     wf_buf_fini(&c.blob);
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 

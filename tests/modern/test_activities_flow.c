@@ -12,59 +12,24 @@
 #include "../../modern/wfm_persist.h"
 #include "../../modern/wfm_runtime.h"
 #include "../wf_test_util.h"
+#include "support_modern.h"
 
 #define ACTS_DIR "tests/modern/data/acts/"
 
-typedef struct acts_run {
-    wfm_runtime *rt;
-    wfm_definition *def;
-    wfm_instance *inst;
-    wf_buf out; /* everything the workflow wrote */
-} acts_run;
-
-static void capture(void *ud, const char *text, size_t len)
-{
-    wf_buf_add(ud, text, len);
-}
+typedef wfm_test_run acts_run;
 
 static void run_open(acts_run *r, const char *file)
 {
-    memset(r, 0, sizeof *r);
-    wf_buf_init(&r->out);
-    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
-    o.worker_count = 1;
-    o.write = capture;
-    o.write_ud = &r->out;
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_int_eq(wfm_runtime_create(&o, &r->rt, &err), WF_OK);
     char path[256];
     snprintf(path, sizeof path, ACTS_DIR "%s", file);
-    ck_assert_msg(wfm_runtime_load(r->rt, path, &r->def, NULL, &err) == WF_OK, "%s:%u:%u: %s",
-                  err.file, err.line, err.col, err.message);
-    ck_assert_int_eq(wfm_instance_create(r->rt, r->def, &r->inst, &err), WF_OK);
+    wfm_test_open_file(r, path);
 }
 
 static void set_string(acts_run *r, const char *name, const char *text)
 {
     wf_value v;
-    wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wf_value_cstring(text, &v), WF_OK);
-    ck_assert_msg(wfm_instance_set_input(r->inst, name, &v, &err) == WF_OK, "%s", err.message);
-    wf_value_release(&v);
-}
-
-static wfm_instance_state run_go(acts_run *r)
-{
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_msg(wfm_instance_run(r->inst, &err) == WF_OK, "%s", err.message);
-    return wfm_instance_state_get(r->inst);
-}
-
-static void resume(acts_run *r, const char *bookmark, const wf_value *payload)
-{
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_msg(wfm_instance_resume(r->inst, bookmark, payload, &err) == WF_OK, "%s: %s",
-                  bookmark, err.message);
+    wfm_test_input(r, name, v);
 }
 
 /* The blocking bookmarks, sorted and joined with ',' (creation order is not the point). */
@@ -91,29 +56,6 @@ static const char *bookmarks(acts_run *r)
     return buf;
 }
 
-/* Save the instance, destroy it, and restore it from the bytes (as another process would). */
-static void save_restore(acts_run *r)
-{
-    wf_buf blob;
-    wf_buf_init(&blob);
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_msg(wfm_instance_save(r->inst, &blob, &err) == WF_OK, "save: %s", err.message);
-    wfm_instance_destroy(r->inst);
-    r->inst = NULL;
-    ck_assert_msg(wfm_instance_restore(r->rt, r->def, blob.data, blob.len, &r->inst, &err) ==
-                      WF_OK,
-                  "restore: %s", err.message);
-    wf_buf_fini(&blob);
-}
-
-static void run_close(acts_run *r)
-{
-    wfm_instance_destroy(r->inst);
-    wfm_definition_release(r->def);
-    wfm_runtime_destroy(r->rt);
-    wf_buf_fini(&r->out);
-}
-
 /* The output written since the last call (then forgotten). */
 static const char *take_out(acts_run *r)
 {
@@ -126,19 +68,7 @@ static const char *take_out(acts_run *r)
 static void load_expect_error(const char *file, wf_status code, unsigned line, unsigned col,
                               const char *needle)
 {
-    wfm_runtime *rt = NULL;
-    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
-    o.worker_count = 1;
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_int_eq(wfm_runtime_create(&o, &rt, &err), WF_OK);
-    char path[256];
-    snprintf(path, sizeof path, ACTS_DIR "bad/%s", file);
-    wfm_definition *def = (wfm_definition *)&def;
-    ck_assert_int_ne(wfm_runtime_load(rt, path, &def, NULL, &err), WF_OK);
-    ck_assert_ptr_null(def);
-    WF_ASSERT_ERROR(err, code, line, col, needle);
-    ck_assert_ptr_nonnull(strstr(err.file, file));
-    wfm_runtime_destroy(rt);
+    wfm_test_load_error(ACTS_DIR "bad/", file, code, line, col, needle);
 }
 
 /* ---- Flowchart ------------------------------------------------------------------------ */
@@ -146,9 +76,9 @@ START_TEST(test_flowchart_cycle_loops_back_through_decision)
 {
     acts_run r;
     run_open(&r, "flow_cycle.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(r.out.data, "i=0\ni=1\ni=2\ndone\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -157,9 +87,9 @@ static void switch_case(const char *choice, const char *want)
     acts_run r;
     run_open(&r, "flow_switch.xaml");
     set_string(&r, "choice", choice);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(r.out.data, want);
-    run_close(&r);
+    wfm_test_close(&r);
 }
 
 START_TEST(test_flowswitch_takes_matching_case)
@@ -180,9 +110,9 @@ START_TEST(test_flowswitch_int_keys_in_a_cycle)
 {
     acts_run r;
     run_open(&r, "flow_switch_int.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(r.out.data, "zero 0\none 1\nother 2\nzero 3\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -190,11 +120,11 @@ START_TEST(test_flowchart_decision_loop_without_activity_faults)
 {
     acts_run r;
     run_open(&r, "flow_spin.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_FAULTED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_FAULTED);
     const wf_value *exc = wfm_instance_fault(r.inst);
     ck_assert_ptr_eq(exc->type, &wf_exc_invalid_operation);
     ck_assert_ptr_nonnull(strstr(wf_value_exc_message(exc), "Spin"));
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -202,11 +132,11 @@ START_TEST(test_state_machine_cycle_without_activity_faults)
 {
     acts_run r;
     run_open(&r, "state_spin.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_FAULTED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_FAULTED);
     const wf_value *exc = wfm_instance_fault(r.inst);
     ck_assert_ptr_eq(exc->type, &wf_exc_invalid_operation);
     ck_assert_ptr_nonnull(strstr(wf_value_exc_message(exc), "Spin"));
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -214,25 +144,25 @@ END_TEST
 static void resume_int(acts_run *r, const char *bookmark, int32_t value)
 {
     wf_value v = wf_int32(value);
-    resume(r, bookmark, &v);
+    wfm_test_resume(r, bookmark, &v);
 }
 
 START_TEST(test_state_machine_runs_entry_exit_action_in_order)
 {
     acts_run r;
     run_open(&r, "state_machine.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_str_eq(take_out(&r), "enter Draft\n");
     ck_assert_str_eq(bookmarks(&r), "submit");
     resume_int(&r, "submit", 50);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_str_eq(take_out(&r), "exit Draft\nsubmitting 50\nenter Review\n");
     ck_assert_str_eq(bookmarks(&r), "approve,cancel");
-    resume(&r, "approve", NULL);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    wfm_test_resume(&r, "approve", NULL);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(take_out(&r), "exit Review\napproved 50\nenter Done\n");
     ck_assert_str_eq(bookmarks(&r), "");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -240,16 +170,16 @@ START_TEST(test_state_machine_false_condition_reschedules_trigger)
 {
     acts_run r;
     run_open(&r, "state_machine.xaml");
-    run_go(&r);
+    wfm_test_go(&r);
     take_out(&r);
     resume_int(&r, "submit", 0);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_str_eq(take_out(&r), "");
     ck_assert_str_eq(bookmarks(&r), "submit");
     resume_int(&r, "submit", 70);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_str_eq(take_out(&r), "exit Draft\nsubmitting 70\nenter Review\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -257,14 +187,14 @@ START_TEST(test_state_machine_condition_without_trigger_is_taken_at_once)
 {
     acts_run r;
     run_open(&r, "state_machine.xaml");
-    run_go(&r);
+    wfm_test_go(&r);
     take_out(&r);
     resume_int(&r, "submit", 5);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_str_eq(take_out(&r), "exit Draft\nsubmitting 5\nenter Review\n"
                                    "exit Review\nrework\nenter Draft\n");
     ck_assert_str_eq(bookmarks(&r), "submit");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -272,17 +202,17 @@ START_TEST(test_state_machine_winning_trigger_cancels_the_others)
 {
     acts_run r;
     run_open(&r, "state_machine.xaml");
-    run_go(&r);
+    wfm_test_go(&r);
     resume_int(&r, "submit", 20);
-    run_go(&r);
+    wfm_test_go(&r);
     take_out(&r);
-    resume(&r, "cancel", NULL);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    wfm_test_resume(&r, "cancel", NULL);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(take_out(&r), "exit Review\nwithdrawn\nenter Done\n");
     ck_assert_str_eq(bookmarks(&r), "");
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfm_instance_resume(r.inst, "approve", NULL, &err), WF_E_STATE);
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -290,12 +220,12 @@ START_TEST(test_state_machine_instance_cancel_cancels_triggers)
 {
     acts_run r;
     run_open(&r, "state_machine.xaml");
-    run_go(&r);
+    wfm_test_go(&r);
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfm_instance_cancel(r.inst, &err), WF_OK);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CANCELED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CANCELED);
     ck_assert_str_eq(take_out(&r), "enter Draft\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -303,12 +233,12 @@ static void state_fault_case(const char *bookmark, const char *want)
 {
     acts_run r;
     run_open(&r, "state_fault.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
-    resume(&r, bookmark, NULL);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
+    wfm_test_resume(&r, bookmark, NULL);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(take_out(&r), want);
     ck_assert_str_eq(bookmarks(&r), "");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 
 START_TEST(test_state_machine_fault_caught_outside_cancels_it)
@@ -322,30 +252,30 @@ START_TEST(test_shared_trigger_conditions_choose_transition)
 {
     acts_run r;
     run_open(&r, "state_shared.xaml");
-    run_go(&r);
-    resume(&r, "submit", NULL);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    wfm_test_go(&r);
+    wfm_test_resume(&r, "submit", NULL);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_str_eq(take_out(&r), "enter Draft\nexit Draft\nsubmitting\nenter Review\n");
     ck_assert_str_eq(bookmarks(&r), "cancel,decide");
     /* 5 is small: back to Draft through the second transition on the shared trigger. */
     resume_int(&r, "decide", 5);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_str_eq(take_out(&r), "exit Review\nrework 5\nenter Draft\n");
     ck_assert_str_eq(bookmarks(&r), "submit");
-    resume(&r, "submit", NULL);
-    run_go(&r);
+    wfm_test_resume(&r, "submit", NULL);
+    wfm_test_go(&r);
     take_out(&r);
     /* 500 matches no condition: the shared trigger runs again, the state stays. */
     resume_int(&r, "decide", 500);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_str_eq(take_out(&r), "");
     ck_assert_str_eq(bookmarks(&r), "cancel,decide");
     /* 50 approves: the final state closes the machine. */
     resume_int(&r, "decide", 50);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(take_out(&r), "exit Review\napproved 50\nenter Done\n");
     ck_assert_str_eq(bookmarks(&r), "");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -358,52 +288,29 @@ typedef struct nomem_case {
     const char *const *resumes; /* NULL-terminated bookmark names */
     const int32_t *payloads;
     const char *want_out;
-    char out[512];
-    size_t len;
+    wfm_test_fixed_out out;
     wf_status last;
 } nomem_case;
-
-static void capture_fixed(void *ud, const char *text, size_t len)
-{
-    nomem_case *c = ud;
-    if (c->len + len < sizeof c->out) {
-        memcpy(c->out + c->len, text, len);
-        c->len += len;
-        c->out[c->len] = '\0';
-    }
-}
-
-/* Run until idle or done; WF_E_NOMEM when the instance failed for lack of memory. */
-static wf_status nomem_step(wfm_instance *inst)
-{
-    wf_error err = WF_ERROR_INIT;
-    wf_status st = wfm_instance_run(inst, &err);
-    if (st == WF_OK && wfm_instance_state_get(inst) == WFM_INSTANCE_FAULTED &&
-        wf_is_null(wfm_instance_fault(inst)))
-        st = WF_E_NOMEM;
-    return st;
-}
 
 static wf_status nomem_op(void *ud)
 {
     nomem_case *c = ud;
-    c->len = 0;
-    c->out[0] = '\0';
+    wfm_test_fixed_reset(&c->out);
     wfm_instance *inst = NULL;
     wf_error err = WF_ERROR_INIT;
     wf_status st = wfm_instance_create(c->rt, c->def, &inst, &err);
     if (st == WF_OK) {
-        wfm_instance_set_writer(inst, capture_fixed, c);
-        st = nomem_step(inst);
+        wfm_instance_set_writer(inst, wfm_test_capture_fixed, &c->out);
+        st = wfm_test_nomem_step(inst);
     }
     for (size_t i = 0; st == WF_OK && c->resumes && c->resumes[i]; i++) {
         wf_value v = wf_int32(c->payloads[i]);
         st = wfm_instance_resume(inst, c->resumes[i], &v, &err);
         if (st == WF_OK)
-            st = nomem_step(inst);
+            st = wfm_test_nomem_step(inst);
     }
     if (st == WF_OK && (wfm_instance_state_get(inst) != WFM_INSTANCE_CLOSED ||
-                        strcmp(c->out, c->want_out) != 0))
+                        strcmp(c->out.text, c->want_out) != 0))
         st = WF_E_FAULT;
     wfm_instance_destroy(inst);
     c->last = st;
@@ -428,7 +335,7 @@ static void nomem_expect(const char *file, const char *const *resumes, const int
     unsigned failing = wf_test_nomem_loop(nomem_op, &c, 2000);
     ck_assert_uint_gt(failing, 0);
     ck_assert_msg(c.last == WF_OK, "run after %u failing runs: status %d, output '%s'", failing,
-                  (int)c.last, c.out);
+                  (int)c.last, c.out.text);
     wfm_definition_release(c.def);
     wfm_runtime_destroy(c.rt);
 }
@@ -455,15 +362,15 @@ START_TEST(test_flowchart_resumes_after_save_and_restore)
 {
     acts_run r;
     run_open(&r, "flow_wait.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
-    save_restore(&r);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
+    wfm_test_save_restore(&r);
     resume_int(&r, "next", 4);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
-    save_restore(&r);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
+    wfm_test_save_restore(&r);
     resume_int(&r, "next", 12);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(take_out(&r), "waiting 0\nwaiting 4\ndone 12\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -471,17 +378,17 @@ START_TEST(test_state_machine_resumes_after_save_and_restore)
 {
     acts_run r;
     run_open(&r, "state_machine.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
-    save_restore(&r);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
+    wfm_test_save_restore(&r);
     resume_int(&r, "submit", 50);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
-    save_restore(&r);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
+    wfm_test_save_restore(&r);
     ck_assert_str_eq(bookmarks(&r), "approve,cancel");
-    resume(&r, "cancel", NULL);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    wfm_test_resume(&r, "cancel", NULL);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(take_out(&r), "enter Draft\nexit Draft\nsubmitting 50\nenter Review\n"
                                    "exit Review\nwithdrawn\nenter Done\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -489,15 +396,15 @@ START_TEST(test_shared_trigger_survives_save_and_restore)
 {
     acts_run r;
     run_open(&r, "state_shared.xaml");
-    run_go(&r);
-    resume(&r, "submit", NULL);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
-    save_restore(&r);
+    wfm_test_go(&r);
+    wfm_test_resume(&r, "submit", NULL);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
+    wfm_test_save_restore(&r);
     resume_int(&r, "decide", 7);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_str_eq(take_out(&r), "enter Draft\nexit Draft\nsubmitting\nenter Review\n"
                                    "exit Review\nrework 7\nenter Draft\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 

@@ -13,6 +13,7 @@
 #include "../../modern/wfm_persist.h"
 #include "../../modern/wfm_runtime.h"
 #include "../wf_test_util.h"
+#include "support_modern.h"
 
 #define MORE_DIR "tests/modern/data/more/"
 #define HEAD                                                                                       \
@@ -20,50 +21,22 @@
     "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" "                                    \
     "xmlns:scg=\"clr-namespace:System.Collections.Generic;assembly=mscorlib\">"
 
-typedef struct more_run {
-    wfm_runtime *rt;
-    wfm_definition *def;
-    wfm_instance *inst;
-    wf_buf out; /* everything the workflow wrote */
-} more_run;
-
-static void capture(void *ud, const char *text, size_t len)
-{
-    wf_buf_add(ud, text, len);
-}
+typedef wfm_test_run more_run;
 
 static void run_open_at(more_run *r, const char *name, const char *xaml)
 {
-    memset(r, 0, sizeof *r);
-    wf_buf_init(&r->out);
-    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
-    o.worker_count = 1;
-    o.write = capture;
-    o.write_ud = &r->out;
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_int_eq(wfm_runtime_create(&o, &r->rt, &err), WF_OK);
-    wf_status st;
     if (xaml) {
-        st = wfm_runtime_load_mem(r->rt, name, xaml, strlen(xaml), &r->def, NULL, &err);
-    } else {
-        char path[256];
-        snprintf(path, sizeof path, MORE_DIR "%s", name);
-        st = wfm_runtime_load(r->rt, path, &r->def, NULL, &err);
+        wfm_test_open_mem(r, name, xaml);
+        return;
     }
-    ck_assert_msg(st == WF_OK, "%s:%u:%u: %s", name, err.line, err.col, err.message);
-    ck_assert_int_eq(wfm_instance_create(r->rt, r->def, &r->inst, &err), WF_OK);
+    char path[256];
+    snprintf(path, sizeof path, MORE_DIR "%s", name);
+    wfm_test_open_file(r, path);
 }
 
 static void run_open(more_run *r, const char *file)
 {
     run_open_at(r, file, NULL);
-}
-
-static wfm_instance_state run_go(more_run *r)
-{
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_msg(wfm_instance_run(r->inst, &err) == WF_OK, "%s", err.message);
-    return wfm_instance_state_get(r->inst);
 }
 
 static void resume_int(more_run *r, const char *bookmark, int32_t n)
@@ -73,30 +46,10 @@ static void resume_int(more_run *r, const char *bookmark, int32_t n)
     ck_assert_msg(wfm_instance_resume(r->inst, bookmark, &v, &err) == WF_OK, "%s", err.message);
 }
 
-static void run_close(more_run *r)
-{
-    wfm_instance_destroy(r->inst);
-    wfm_definition_release(r->def);
-    wfm_runtime_destroy(r->rt);
-    wf_buf_fini(&r->out);
-}
-
 static void load_expect_error(const char *file, wf_status code, unsigned line, unsigned col,
                               const char *needle)
 {
-    wfm_runtime *rt = NULL;
-    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
-    o.worker_count = 1;
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_int_eq(wfm_runtime_create(&o, &rt, &err), WF_OK);
-    char path[256];
-    snprintf(path, sizeof path, MORE_DIR "bad/%s", file);
-    wfm_definition *def = (wfm_definition *)&def;
-    ck_assert_int_ne(wfm_runtime_load(rt, path, &def, NULL, &err), WF_OK);
-    ck_assert_ptr_null(def);
-    WF_ASSERT_ERROR(err, code, line, col, needle);
-    ck_assert_ptr_nonnull(strstr(err.file, file));
-    wfm_runtime_destroy(rt);
+    wfm_test_load_error(MORE_DIR "bad/", file, code, line, col, needle);
 }
 
 /* ---- NoPersistScope ------------------------------------------------------------------------ */
@@ -104,7 +57,7 @@ START_TEST(test_no_persist_scope_refuses_save_inside_allows_after)
 {
     more_run r;
     run_open(&r, "nopersist.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_str_eq(r.out.data, "inside\n");
     wf_buf blob;
     wf_buf_init(&blob);
@@ -113,7 +66,7 @@ START_TEST(test_no_persist_scope_refuses_save_inside_allows_after)
     ck_assert_ptr_nonnull(strstr(err.message, "no-persist"));
     ck_assert_ptr_nonnull(strstr(err.message, "NoPersistScope 'critical'"));
     resume_int(&r, "inner", 1);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_str_eq(r.out.data, "inside\nbetween\n");
     /* The scope has closed: the instance persists and continues after a restore. */
     wf_buf_reset(&blob);
@@ -124,9 +77,9 @@ START_TEST(test_no_persist_scope_refuses_save_inside_allows_after)
                   "restore: %s", err.message);
     wf_buf_fini(&blob);
     resume_int(&r, "outer", 2);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(r.out.data, "inside\nbetween\ndone\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -166,7 +119,7 @@ START_TEST(test_no_persist_scope_defers_the_durable_hosts_persist)
     wfm_dinst_close(d);
     wfm_host_destroy(host);
     wfm_store_close(store);
-    run_close(&r);
+    wfm_test_close(&r);
     wf_test_tmpdir_remove(dir);
 }
 END_TEST
@@ -193,10 +146,10 @@ START_TEST(test_no_persist_scope_cancels_its_body)
                      "<WaitForEvent x:TypeArguments=\"x:Int32\" BookmarkName=\"c\"/>"
                      "</Sequence></PickBranch>"
                      "</Pick></Activity>");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_uint_eq(wfm_instance_bookmark_count(r.inst), 2);
     resume_int(&r, "b", 0);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_str_eq(r.out.data, "b won\n");
     ck_assert_uint_eq(wfm_instance_bookmark_count(r.inst), 1);
     wf_buf blob;
@@ -205,8 +158,8 @@ START_TEST(test_no_persist_scope_cancels_its_body)
     ck_assert_msg(wfm_instance_save(r.inst, &blob, &err) == WF_OK, "save: %s", err.message);
     wf_buf_fini(&blob);
     resume_int(&r, "c", 0);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
-    run_close(&r);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -231,7 +184,7 @@ START_TEST(test_collection_activities_update_the_list_location)
     wf_value_release(&items[0]);
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfm_instance_set_input(r.inst, "Names", &in, &err), WF_OK);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(r.out.data, "a,b,a\n"
                                  "exists b: True\n"
                                  "exists c: False\n"
@@ -246,7 +199,7 @@ START_TEST(test_collection_activities_update_the_list_location)
     ck_assert_uint_eq(wf_value_list_count(out), 2);
     ck_assert_str_eq(wf_value_str(wf_value_list_at(out, 0)), "first");
     ck_assert_str_eq(wf_value_str(wf_value_list_at(out, 1)), "host");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -278,9 +231,9 @@ START_TEST(test_collection_item_equality_numbers_and_null)
              " Item=\"{x:Null}\"/>"
              "<WriteLine Text=\"[s.Count.ToString()]\"/>"
              "</Sequence></Activity>");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(r.out.data, "1,2,3 True\nFalse\nTrue2\n1\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -295,13 +248,13 @@ START_TEST(test_collection_null_list_faults_with_location)
                      "  <AddToCollection DisplayName=\"add it\" x:TypeArguments=\"x:String\""
                      " Collection=\"[s]\" Item=\"a\"/>"
                      "</Sequence></Activity>");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_FAULTED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_FAULTED);
     const wf_value *exc = wfm_instance_fault(r.inst);
     ck_assert_str_eq(exc->type->name, "InvalidOperationException");
     ck_assert_ptr_nonnull(strstr(wf_value_exc_message(exc), "'add it' requires a non-null"));
     ck_assert_uint_eq(wfm_instance_fault_loc(r.inst).line, 2);
     ck_assert_uint_eq(wfm_instance_fault_loc(r.inst).col, 3);
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -362,7 +315,7 @@ START_TEST(test_invoke_action_runs_the_action_with_its_argument)
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfm_instance_set_input(r.inst, "Who", &who, &err), WF_OK);
     wf_value_release(&who);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_str_eq(r.out.data, "hello world\nno argument\n");
     ck_assert_str_eq(wfm_instance_bookmark_name(r.inst, 0), "wait4");
     /* The action's body is the InvokeAction's child: it persists and resumes like one. */
@@ -375,9 +328,9 @@ START_TEST(test_invoke_action_runs_the_action_with_its_argument)
                   "restore: %s", err.message);
     wf_buf_fini(&blob);
     resume_int(&r, "wait4", 0);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(r.out.data, "hello world\nno argument\nend\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -430,9 +383,9 @@ START_TEST(test_writeline_text_writer_is_ignored_with_a_warning)
 
     more_run r;
     run_open_at(&r, "tw.xaml", xaml);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(r.out.data, "hi\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -462,51 +415,30 @@ typedef struct nomem_case {
     wfm_definition *def;
     const char *const *resumes; /* NULL-terminated bookmarks resumed in turn, or NULL */
     const char *want_out;
-    char out[512];
-    size_t len;
+    wfm_test_fixed_out out;
     wf_status last;
 } nomem_case;
-
-static void capture_fixed(void *ud, const char *text, size_t len)
-{
-    nomem_case *c = ud;
-    if (c->len + len < sizeof c->out) {
-        memcpy(c->out + c->len, text, len);
-        c->len += len;
-        c->out[c->len] = '\0';
-    }
-}
-
-static wf_status nomem_step(wfm_instance *inst)
-{
-    wf_error err = WF_ERROR_INIT;
-    wf_status st = wfm_instance_run(inst, &err);
-    if (st == WF_OK && wfm_instance_state_get(inst) == WFM_INSTANCE_FAULTED &&
-        wf_is_null(wfm_instance_fault(inst)))
-        st = WF_E_NOMEM;
-    return st;
-}
 
 static wf_status nomem_op(void *ud)
 {
     nomem_case *c = ud;
-    c->len = 0;
-    c->out[0] = '\0';
+    wfm_test_fixed_reset(&c->out);
     wfm_instance *inst = NULL;
     wf_error err = WF_ERROR_INIT;
     wf_status st = wfm_instance_create(c->rt, c->def, &inst, &err);
     if (st == WF_OK) {
-        wfm_instance_set_writer(inst, capture_fixed, c);
-        st = nomem_step(inst);
+        wfm_instance_set_writer(inst, wfm_test_capture_fixed, &c->out);
+        st = wfm_test_nomem_step(inst);
     }
     for (size_t i = 0; st == WF_OK && c->resumes && c->resumes[i]; i++) {
         wf_value v = wf_int32(0);
         st = wfm_instance_resume(inst, c->resumes[i], &v, &err);
         if (st == WF_OK)
-            st = nomem_step(inst);
+            st = wfm_test_nomem_step(inst);
     }
     if (st == WF_OK &&
-        (wfm_instance_state_get(inst) != WFM_INSTANCE_CLOSED || strcmp(c->out, c->want_out) != 0))
+        (wfm_instance_state_get(inst) != WFM_INSTANCE_CLOSED ||
+         strcmp(c->out.text, c->want_out) != 0))
         st = WF_E_FAULT;
     wfm_instance_destroy(inst);
     c->last = st;
@@ -529,7 +461,7 @@ static void nomem_expect(const char *file, const char *const *resumes, const cha
     unsigned failing = wf_test_nomem_loop(nomem_op, &c, 3000);
     ck_assert_uint_gt(failing, 0);
     ck_assert_msg(c.last == WF_OK, "run after %u failing runs: status %d, output '%s'", failing,
-                  (int)c.last, c.out);
+                  (int)c.last, c.out.text);
     wfm_definition_release(c.def);
     wfm_runtime_destroy(c.rt);
 }

@@ -16,15 +16,9 @@
 #include "../../modern/wfm_durable.h"
 #include "../../modern/wfm_persist.h"
 #include "../wf_test_util.h"
+#include "support_modern.h"
 
 #define DATA "tests/modern/data/durable/"
-
-static void sink(void *ud, const char *text, size_t len)
-{
-    (void)ud;
-    (void)text;
-    (void)len;
-}
 
 typedef struct fixture {
     char dir[256], store_path[512];
@@ -67,7 +61,7 @@ static void fx_host(fixture *f, const wfm_host_opts *opts)
 {
     wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
     ro.worker_count = 1;
-    ro.write = sink;
+    ro.write = wfm_test_discard;
     ro.tracker = f->tracker;
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wf_libpath_create(wf_test_lib_dir(), &f->libpath, &err), WF_OK);
@@ -253,7 +247,7 @@ START_TEST(persist_without_host_completes)
 {
     wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
     ro.worker_count = 1;
-    ro.write = sink;
+    ro.write = wfm_test_discard;
     wfm_runtime *rt = NULL;
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfm_runtime_create(&ro, &rt, &err), WF_OK);

@@ -13,77 +13,31 @@
 #include "../../modern/wfm_persist.h"
 #include "../../modern/wfm_runtime.h"
 #include "../wf_test_util.h"
+#include "support_modern.h"
 
 #define ACTS_DIR "tests/modern/data/acts/"
 
-typedef struct acts_run {
-    wf_libpath *libpath;
-    wfm_runtime *rt;
-    wfm_definition *def;
-    wfm_instance *inst;
-    wf_buf out;
-    int64_t now_us; /* the virtual clock */
-} acts_run;
+typedef wfm_test_run acts_run;
 
-static int64_t virtual_clock(void *ud)
+static void runtime_new(acts_run *r, bool with_libpath)
 {
-    return *(const int64_t *)ud;
-}
-
-static void capture(void *ud, const char *text, size_t len)
-{
-    wf_buf_add(ud, text, len);
-}
-
-static wfm_runtime *runtime_new(acts_run *r, bool with_libpath)
-{
-    wf_error err = WF_ERROR_INIT;
-    if (with_libpath)
-        ck_assert_int_eq(wf_libpath_create(wf_test_lib_dir(), &r->libpath, &err), WF_OK);
-    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
-    o.worker_count = 1;
-    o.libpath = r->libpath;
-    o.write = capture;
-    o.write_ud = &r->out;
-    o.clock = virtual_clock;
-    o.clock_ud = &r->now_us;
-    ck_assert_int_eq(wfm_runtime_create(&o, &r->rt, &err), WF_OK);
-    return r->rt;
+    wfm_test_cfg cfg = {.virtual_clock = true,
+                        .lib_dir = with_libpath ? wf_test_lib_dir() : NULL};
+    wfm_test_start(r, &cfg);
 }
 
 static void run_open(acts_run *r, const char *file)
 {
-    memset(r, 0, sizeof *r);
-    wf_buf_init(&r->out);
     runtime_new(r, true);
     char path[256];
     snprintf(path, sizeof path, ACTS_DIR "%s", file);
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_msg(wfm_runtime_load(r->rt, path, &r->def, NULL, &err) == WF_OK, "%s:%u:%u: %s",
-                  err.file, err.line, err.col, err.message);
-    ck_assert_int_eq(wfm_instance_create(r->rt, r->def, &r->inst, &err), WF_OK);
+    wfm_test_load_file(r, path);
 }
 
 static void set_input(acts_run *r, const char *name, const wf_value *v)
 {
     wf_error err = WF_ERROR_INIT;
     ck_assert_msg(wfm_instance_set_input(r->inst, name, v, &err) == WF_OK, "%s", err.message);
-}
-
-static wfm_instance_state run_go(acts_run *r)
-{
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_msg(wfm_instance_run(r->inst, &err) == WF_OK, "%s", err.message);
-    return wfm_instance_state_get(r->inst);
-}
-
-static void run_close(acts_run *r)
-{
-    wfm_instance_destroy(r->inst);
-    wfm_definition_release(r->def);
-    wfm_runtime_destroy(r->rt);
-    wf_libpath_destroy(r->libpath);
-    wf_buf_fini(&r->out);
 }
 
 static const wf_value *output(acts_run *r, const char *name)
@@ -98,8 +52,6 @@ static void load_expect_error(const char *file, bool with_libpath, wf_status cod
                               unsigned col, const char *needle)
 {
     acts_run r;
-    memset(&r, 0, sizeof r);
-    wf_buf_init(&r.out);
     runtime_new(&r, with_libpath);
     char path[256];
     snprintf(path, sizeof path, ACTS_DIR "%s", file);
@@ -109,7 +61,7 @@ static void load_expect_error(const char *file, bool with_libpath, wf_status cod
     ck_assert_ptr_null(def);
     WF_ASSERT_ERROR(err, code, line, col, needle);
     ck_assert_ptr_nonnull(strstr(err.file, file));
-    run_close(&r);
+    wfm_test_close(&r);
 }
 
 /* ---- core ----------------------------------------------------------------------------- */
@@ -117,7 +69,7 @@ START_TEST(test_every_mapped_type_crosses_the_boundary)
 {
     acts_run r;
     run_open(&r, "invoke_types.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_int_eq(output(&r, "i32")->u.i32, 42);
     ck_assert(output(&r, "i64")->u.i64 == INT64_C(9000000000));
     ck_assert(output(&r, "dbl")->u.d == 5.0);
@@ -131,7 +83,7 @@ START_TEST(test_every_mapped_type_crosses_the_boundary)
     ck_assert_str_eq(wf_value_str(output(&r, "greeting")), "Hello, Ada");
     ck_assert_int_eq(output(&r, "nullLength")->u.i32, -1);
     ck_assert_int_eq(output(&r, "length")->u.i32, 10);
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -148,14 +100,14 @@ START_TEST(test_out_and_inout_parameters_are_written_back)
     set_input(&r, "shout", &shout);
     wf_value_release(&text);
     wf_value_release(&shout);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(wf_value_str(output(&r, "head")), "left");
     ck_assert_str_eq(wf_value_str(output(&r, "tail")), "right");
     ck_assert_int_eq(output(&r, "total")->u.i32, 10);
     ck_assert_int_eq(output(&r, "counter")->u.i32, 2);
     ck_assert(output(&r, "sum")->u.d == 1.5);
     ck_assert_str_eq(wf_value_str(output(&r, "shout")), "hey!");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -167,12 +119,12 @@ START_TEST(test_null_string_out_parameter_becomes_null)
     ck_assert_int_eq(wf_value_cstring("alone", &text), WF_OK);
     set_input(&r, "text", &text);
     wf_value_release(&text);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(wf_value_str(output(&r, "head")), "alone");
     ck_assert(wf_is_null(output(&r, "tail")));
     ck_assert_int_eq(output(&r, "total")->u.i32, 5);
     ck_assert_str_eq(wf_value_str(output(&r, "shout")), "!"); /* null went in as NULL */
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -182,10 +134,10 @@ START_TEST(test_error_on_nonzero_zero_status_continues)
     run_open(&r, "invoke_status.xaml");
     wf_value v = wf_int32(5);
     set_input(&r, "value", &v);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(r.out.data, "checking\npositive\n");
     ck_assert_int_eq(output(&r, "status")->u.i32, 0);
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -195,7 +147,7 @@ START_TEST(test_error_on_nonzero_faults_naming_function_and_value)
     run_open(&r, "invoke_status.xaml");
     wf_value v = wf_int32(-2);
     set_input(&r, "value", &v);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_FAULTED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_FAULTED);
     ck_assert_str_eq(r.out.data, "checking\n");
     const wf_value *exc = wfm_instance_fault(r.inst);
     ck_assert_ptr_eq(exc->type, &wf_exc_native);
@@ -203,7 +155,7 @@ START_TEST(test_error_on_nonzero_faults_naming_function_and_value)
     ck_assert_ptr_nonnull(strstr(wf_value_exc_message(exc), "42"));
     ck_assert_uint_eq(wfm_instance_fault_loc(r.inst).line, 12);
     ck_assert_int_eq(output(&r, "status")->u.i32, 42); /* the Result still received it */
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -211,10 +163,10 @@ START_TEST(test_native_fault_is_catchable_as_native_exception)
 {
     acts_run r;
     run_open(&r, "invoke_catch.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_ptr_nonnull(strstr(r.out.data, "native: "));
     ck_assert_ptr_nonnull(strstr(r.out.data, "wfmi_check_positive returned 47"));
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -223,9 +175,9 @@ START_TEST(test_transaction_scope_runs_body_and_nested_scope_joins)
 {
     acts_run r;
     run_open(&r, "tx_ok.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(r.out.data, "in transaction\nnested joins\nafter\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -233,12 +185,12 @@ START_TEST(test_transaction_failure_terminates_instance_by_default)
 {
     acts_run r;
     run_open(&r, "tx_abort.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_TERMINATED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_TERMINATED);
     ck_assert_str_eq(r.out.data, "debit\n");
     const wf_value *exc = wfm_instance_fault(r.inst);
     ck_assert_ptr_eq(exc->type, &wf_exc_invalid_operation);
     ck_assert_str_eq(wf_value_exc_message(exc), "credit failed");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -246,9 +198,9 @@ START_TEST(test_transaction_failure_propagates_when_not_aborting)
 {
     acts_run r;
     run_open(&r, "tx_noabort.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(r.out.data, "debit\ncaught credit failed\nafter\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -256,10 +208,10 @@ START_TEST(test_transaction_negative_timeout_faults)
 {
     acts_run r;
     run_open(&r, "tx_timeout.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_FAULTED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_FAULTED);
     ck_assert_str_eq(r.out.data, "");
     ck_assert_ptr_eq(wfm_instance_fault(r.inst)->type, &wf_exc_argument_range);
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -268,17 +220,17 @@ START_TEST(test_transaction_timeout_cancels_body_and_faults)
     acts_run r;
     run_open(&r, "tx_timeout_wait.xaml");
     r.now_us = INT64_C(1700000000000000);
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_str_eq(r.out.data, "waiting\n");
     ck_assert(wfm_instance_next_timer_us(r.inst) == r.now_us + 5000000);
     r.now_us += 4000000; /* not yet due */
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_str_eq(r.out.data, "waiting\n");
     r.now_us += 1000000;
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(r.out.data, "waiting\nrolled back\ncaught the transaction of "
                                  "TransactionScope 'Transfer' timed out after 5000 ms\n");
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -286,7 +238,7 @@ START_TEST(test_transaction_scope_is_a_no_persist_zone)
 {
     acts_run r;
     run_open(&r, "tx_timeout_wait.xaml");
-    ck_assert_int_eq(run_go(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     wf_buf blob;
     wf_buf_init(&blob);
     wf_error err = WF_ERROR_INIT;
@@ -294,7 +246,7 @@ START_TEST(test_transaction_scope_is_a_no_persist_zone)
     ck_assert_ptr_nonnull(strstr(err.message, "TransactionScope"));
     ck_assert_uint_eq(blob.len, 0);
     wf_buf_fini(&blob);
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -365,8 +317,6 @@ static wf_status load_op(void *ud)
 START_TEST(test_nomem_while_preparing_native_calls_fails_cleanly)
 {
     acts_run r;
-    memset(&r, 0, sizeof r);
-    wf_buf_init(&r.out);
     runtime_new(&r, true);
     size_t len;
     c_text = wf_test_read_file(ACTS_DIR "invoke_types.xaml", &len);
@@ -376,7 +326,7 @@ START_TEST(test_nomem_while_preparing_native_calls_fails_cleanly)
     ck_assert_int_eq(load_op(&c), WF_OK);
     wf_free(c_text);
     c_text = NULL;
-    run_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 

@@ -13,6 +13,7 @@
 #include "../../modern/wfm_persist.h"
 #include "../../modern/wfm_runtime.h"
 #include "../wf_test_util.h"
+#include "support_modern.h"
 
 #define T0      1700000000000000LL /* the virtual clock's start, us since the epoch */
 #define DATA    "tests/modern/data/persist/"
@@ -37,11 +38,6 @@ typedef struct host {
     int64_t clock;
     wf_buf *out;
 } host;
-
-static void capture(void *ud, const char *text, size_t len)
-{
-    wf_buf_add(ud, text, len);
-}
 
 static int64_t vclock(void *ud)
 {
@@ -131,7 +127,7 @@ static void host_open(host *h, const char *path)
 {
     wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
     o.worker_count = 1;
-    o.write = capture;
+    o.write = wfm_test_capture;
     o.write_ud = h->out;
     o.clock = vclock;
     o.clock_ud = &h->clock;

@@ -9,6 +9,7 @@
 #include "../../common/wf_value.h"
 #include "../../modern/wfm_runtime.h"
 #include "../wf_test_util.h"
+#include "support_modern.h"
 
 #define SCHED_DIR "tests/modern/data/sched/"
 #define HEAD                                                                                       \
@@ -21,18 +22,11 @@
         "<Sequence><WaitForEvent x:TypeArguments=\"x:Int32\" BookmarkName=\"go\" Result=\"[R]\"/>" \
         "<Assign x:TypeArguments=\"x:Int32\" To=\"[R]\" Value=\"[R + N]\"/></Sequence></Activity>"
 
-static void discard(void *ud, const char *text, size_t len)
-{
-    (void)ud;
-    (void)text;
-    (void)len;
-}
-
 static wfm_runtime *make_rt(void)
 {
     wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
     o.worker_count = 1;
-    o.write = discard;
+    o.write = wfm_test_discard;
     wfm_runtime *rt = NULL;
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfm_runtime_create(&o, &rt, &err), WF_OK);
@@ -137,37 +131,17 @@ END_TEST
 
 /* ---- the samples (samples/modern/, also run by `make demo`) ------------------------------ */
 
-typedef struct sample_run {
-    wf_libpath *libpath;
-    wfm_runtime *rt;
-    wfm_definition *def;
-    wfm_instance *inst;
-    wf_buf out;
-} sample_run;
-
-static void capture(void *ud, const char *text, size_t len)
-{
-    wf_buf_add(ud, text, len);
-}
+typedef wfm_test_run sample_run;
 
 /* Load a sample and set its inputs from "NAME=VALUE" texts, read as the declared types. */
 static void sample_open(sample_run *r, const char *file, const char *const *args)
 {
-    memset(r, 0, sizeof *r);
-    wf_buf_init(&r->out);
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_int_eq(wf_libpath_create(wf_test_sample_lib_dir(), &r->libpath, &err), WF_OK);
-    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
-    o.worker_count = 1;
-    o.libpath = r->libpath;
-    o.write = capture;
-    o.write_ud = &r->out;
-    ck_assert_int_eq(wfm_runtime_create(&o, &r->rt, &err), WF_OK);
+    wfm_test_cfg cfg = {.lib_dir = wf_test_sample_lib_dir()};
+    wfm_test_start(r, &cfg);
     char path[256];
     snprintf(path, sizeof path, "samples/modern/%s", file);
-    ck_assert_msg(wfm_runtime_load(r->rt, path, &r->def, NULL, &err) == WF_OK, "%s:%u:%u: %s",
-                  err.file, err.line, err.col, err.message);
-    ck_assert_int_eq(wfm_instance_create(r->rt, r->def, &r->inst, &err), WF_OK);
+    wfm_test_load_file(r, path);
+    wf_error err = WF_ERROR_INIT;
     for (size_t i = 0; args[i]; i++) {
         const char *eq = strchr(args[i], '=');
         char name[64];
@@ -178,25 +152,8 @@ static void sample_open(sample_run *r, const char *file, const char *const *args
         ck_assert_int_eq(wf_value_parse(wfm_runtime_types(r->rt),
                                         wfm_definition_arg_type(r->def, index), eq + 1, &v, &err),
                          WF_OK);
-        ck_assert_int_eq(wfm_instance_set_input(r->inst, name, &v, &err), WF_OK);
-        wf_value_release(&v);
+        wfm_test_input(r, name, v);
     }
-}
-
-static wfm_instance_state sample_run_once(sample_run *r)
-{
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_int_eq(wfm_instance_run(r->inst, &err), WF_OK);
-    return wfm_instance_state_get(r->inst);
-}
-
-static void sample_close(sample_run *r)
-{
-    wfm_instance_destroy(r->inst);
-    wfm_definition_release(r->def);
-    wfm_runtime_destroy(r->rt);
-    wf_libpath_destroy(r->libpath);
-    wf_buf_fini(&r->out);
 }
 
 static void sample_expect(const char *file, const char *const *args, wfm_instance_state state,
@@ -204,9 +161,9 @@ static void sample_expect(const char *file, const char *const *args, wfm_instanc
 {
     sample_run r;
     sample_open(&r, file, args);
-    ck_assert_str_eq(wfm_instance_state_name(sample_run_once(&r)), wfm_instance_state_name(state));
+    ck_assert_str_eq(wfm_instance_state_name(wfm_test_go(&r)), wfm_instance_state_name(state));
     ck_assert_str_eq(r.out.data, text);
-    sample_close(&r);
+    wfm_test_close(&r);
 }
 
 START_TEST(test_samples_run_as_documented)
@@ -236,21 +193,21 @@ START_TEST(test_state_machine_sample_goes_idle_then_resumes)
     const char *order[] = {"OrderId=A-17", "Amount=120.50", NULL};
     sample_run r;
     sample_open(&r, "order_state_machine.xaml", order);
-    ck_assert_int_eq(sample_run_once(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_uint_eq(wfm_instance_bookmark_count(r.inst), 2);
     ck_assert_str_eq(wf_value_str(wfm_instance_output(r.inst, "Status")), "Placed");
     wf_error err = WF_ERROR_INIT;
     wf_value paid = wf_decimal_units(1205000), tracking;
     ck_assert_int_eq(wfm_instance_resume(r.inst, "pay", &paid, &err), WF_OK);
-    ck_assert_int_eq(sample_run_once(&r), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_str_eq(wfm_instance_bookmark_name(r.inst, 0), "ship");
     ck_assert_int_eq(wf_value_cstring("TRK-9", &tracking), WF_OK);
     ck_assert_int_eq(wfm_instance_resume(r.inst, "ship", &tracking, &err), WF_OK);
     wf_value_release(&tracking);
-    ck_assert_int_eq(sample_run_once(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(wf_value_str(wfm_instance_output(r.inst, "Status")), "Shipped");
     ck_assert_str_eq(wf_value_str(wfm_instance_output(r.inst, "Tracking")), "TRK-9");
-    sample_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -270,7 +227,7 @@ START_TEST(test_native_calls_reach_the_trace_callback)
     wf_buf trace;
     wf_buf_init(&trace);
     wfm_instance_set_trace(r.inst, trace_names, &trace);
-    ck_assert_int_eq(sample_run_once(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_ptr_nonnull(strstr(trace.data, "mathlib_gcd/"));
     const char *gcd = strstr(trace.data, "mathlib_gcd"),
                *roman = strstr(trace.data, "mathlib_roman");
@@ -278,7 +235,7 @@ START_TEST(test_native_calls_reach_the_trace_callback)
     ck_assert(gcd < roman); /* in execution order */
     ck_assert_ptr_nonnull(strstr(trace.data, "mathlib_divmod/"));
     wf_buf_fini(&trace);
-    sample_close(&r);
+    wfm_test_close(&r);
 }
 END_TEST
 
@@ -400,7 +357,7 @@ static wf_status run_small_once(void *ud)
 {
     (void)ud;
     wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
-    o.write = discard;
+    o.write = wfm_test_discard;
     wfm_runtime *rt = NULL;
     wfm_definition *def = NULL;
     wfm_instance *inst = NULL;

@@ -14,6 +14,7 @@
 #include "../../modern/wfm_persist.h"
 #include "../../modern/wfm_runtime.h"
 #include "../wf_test_util.h"
+#include "support_modern.h"
 
 #define HEAD                                                                                       \
     "<Activity x:Class=\"T\" xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\" "   \
@@ -25,47 +26,18 @@
 #define WAIT(b)   "<WaitForEvent x:TypeArguments=\"x:String\" BookmarkName=\"" b "\"/>"
 #define SCHED_DIR "tests/modern/data/sched/"
 
-typedef struct fix {
-    wfm_runtime *rt;
-    wfm_definition *def;
-    wfm_instance *inst;
-    wf_buf out;
-    int64_t now; /* the virtual clock, us */
-} fix;
-
-static void capture(void *ud, const char *text, size_t len)
-{
-    wf_buf_add(ud, text, len);
-}
-
-static int64_t virtual_clock(void *ud)
-{
-    return ((fix *)ud)->now;
-}
+typedef wfm_test_run fix;
 
 static void fix_rt(fix *f)
 {
-    memset(f, 0, sizeof *f);
-    wf_buf_init(&f->out);
-    f->now = 1000000000000;
-    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
-    o.worker_count = 2;
-    o.write = capture;
-    o.write_ud = &f->out;
-    o.clock = virtual_clock;
-    o.clock_ud = f;
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_int_eq(wfm_runtime_create(&o, &f->rt, &err), WF_OK);
+    wfm_test_cfg cfg = {.workers = 2, .virtual_clock = true, .now_us = 1000000000000};
+    wfm_test_start(f, &cfg);
 }
 
 static void fix_open(fix *f, const char *xaml)
 {
     fix_rt(f);
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_msg(wfm_runtime_load_mem(f->rt, "t.xaml", xaml, strlen(xaml), &f->def, NULL, &err) ==
-                      WF_OK,
-                  "%u:%u: %s", err.line, err.col, err.message);
-    ck_assert_int_eq(wfm_instance_create(f->rt, f->def, &f->inst, &err), WF_OK);
+    wfm_test_load_mem(f, "t.xaml", xaml);
 }
 
 static void fix_open_file(fix *f, const char *name)
@@ -73,17 +45,12 @@ static void fix_open_file(fix *f, const char *name)
     fix_rt(f);
     char path[256];
     snprintf(path, sizeof path, SCHED_DIR "%s", name);
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_msg(wfm_runtime_load(f->rt, path, &f->def, NULL, &err) == WF_OK, "%s:%u:%u: %s",
-                  err.file, err.line, err.col, err.message);
-    ck_assert_int_eq(wfm_instance_create(f->rt, f->def, &f->inst, &err), WF_OK);
+    wfm_test_load_file(f, path);
 }
 
 static const char *fix_run(fix *f)
 {
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_msg(wfm_instance_run(f->inst, &err) == WF_OK, "%s", err.message);
-    return wfm_instance_state_name(wfm_instance_state_get(f->inst));
+    return wfm_instance_state_name(wfm_test_go(f));
 }
 
 static void fix_resume(fix *f, const char *name, const char *text)
@@ -94,14 +61,6 @@ static void fix_resume(fix *f, const char *name, const char *text)
     wf_error err = WF_ERROR_INIT;
     ck_assert_msg(wfm_instance_resume(f->inst, name, &v, &err) == WF_OK, "%s", err.message);
     wf_value_release(&v);
-}
-
-static void fix_close(fix *f)
-{
-    wfm_instance_destroy(f->inst);
-    wfm_definition_release(f->def);
-    wfm_runtime_destroy(f->rt);
-    wf_buf_fini(&f->out);
 }
 
 /* The inline XAML fixtures below are laid out by hand: one element per line where it helps.
@@ -120,7 +79,7 @@ START_TEST(test_parallel_runs_branch_one_first_depth_first)
              "</Parallel>" TAIL);
     ck_assert_str_eq(fix_run(&f), "Closed");
     ck_assert_str_eq(f.out.data, "a1\na2\na3\nb1\nb2\nc1\n");
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -142,7 +101,7 @@ START_TEST(test_parallel_switches_branch_when_one_blocks)
     fix_resume(&f, "a", NULL);
     ck_assert_str_eq(fix_run(&f), "Closed");
     ck_assert_str_eq(f.out.data, "a1\nb1\nb2\na2\n");
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -164,7 +123,7 @@ START_TEST(test_parallel_for_each_runs_last_item_first)
              "</ParallelForEach>" TAIL);
     ck_assert_str_eq(fix_run(&f), "Closed");
     ck_assert_str_eq(f.out.data, "x3\ny3\nx2\ny2\nx1\ny1\n");
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -193,7 +152,7 @@ START_TEST(test_pick_cancels_losers_before_winner_action)
     ck_assert_str_eq(fix_run(&f), "Closed");
     ck_assert_str_eq(f.out.data, "loser canceled\nwinner action\n");
     ck_assert_uint_eq(wfm_instance_bookmark_count(f.inst), 0);
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -209,7 +168,7 @@ START_TEST(test_parallel_completion_condition_cancels_the_rest)
     ck_assert_str_eq(fix_run(&f), "Closed");
     ck_assert_str_eq(f.out.data, "a1\nb\n");
     ck_assert_uint_eq(wfm_instance_bookmark_count(f.inst), 0);
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -221,18 +180,18 @@ START_TEST(test_delay_waits_for_the_clock)
     fix_open(&f, HEAD
              "<Sequence>" WL("before") "<Delay Duration=\"00:00:05\"/>" WL("after") "</Sequence>"
              TAIL);
-    int64_t start = f.now;
+    int64_t start = f.now_us;
     ck_assert_str_eq(fix_run(&f), "Idle");
     ck_assert_uint_eq(wfm_instance_bookmark_count(f.inst), 0);
     ck_assert(wfm_instance_next_timer_us(f.inst) == start + 5000000);
-    f.now += 4999999;
+    f.now_us += 4999999;
     ck_assert_str_eq(fix_run(&f), "Idle");
     ck_assert_str_eq(f.out.data, "before\n");
-    f.now += 1;
+    f.now_us += 1;
     ck_assert_str_eq(fix_run(&f), "Closed");
     ck_assert_str_eq(f.out.data, "before\nafter\n");
     ck_assert(wfm_instance_next_timer_us(f.inst) == INT64_MAX);
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -246,13 +205,13 @@ START_TEST(test_timers_fire_in_due_order)
              "  <Sequence><Delay Duration=\"00:00:02\"/>" WL("two") "</Sequence>"
              "</Parallel>" TAIL);
     ck_assert_str_eq(fix_run(&f), "Idle");
-    f.now += 10000000; /* all three are due: they fire in due order */
+    f.now_us += 10000000; /* all three are due: they fire in due order */
     ck_assert_str_eq(fix_run(&f), "Closed");
     ck_assert_str_eq(f.out.data, "one\ntwo\nthree\n");
     wfm_stats s;
     wfm_runtime_stats(f.rt, &s);
     ck_assert_uint_eq(s.timers_fired, 3);
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -271,12 +230,12 @@ START_TEST(test_pick_timer_wins_and_removes_the_bookmark)
              "  </PickBranch>"
              "</Pick>" TAIL);
     ck_assert_str_eq(fix_run(&f), "Idle");
-    f.now += 60000000;
+    f.now_us += 60000000;
     ck_assert_str_eq(fix_run(&f), "Closed");
     ck_assert_str_eq(f.out.data, "timed out\n");
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfm_instance_resume(f.inst, "approve", NULL, &err), WF_E_STATE);
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -301,7 +260,7 @@ START_TEST(test_unhandled_fault_faults_instance_with_location)
     ck_assert_str_eq(loc.file, "t.xaml");
     ck_assert_uint_eq(loc.line, 4);
     ck_assert_uint_eq(loc.col, 3);
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -338,7 +297,7 @@ START_TEST(test_caught_fault_cancels_siblings_normally)
     ck_assert_str_eq(fix_run(&f), "Closed");
     ck_assert_str_eq(f.out.data, "throwing\nsibling canceled\ncaught bad\n");
     ck_assert_uint_eq(wfm_instance_bookmark_count(f.inst), 0);
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -364,7 +323,7 @@ START_TEST(test_fault_through_canceling_activity_aborts_instance)
     ck_assert_str_eq(fix_run(&f), "Faulted");
     ck_assert_str_eq(f.out.data, "");
     ck_assert_str_eq(wf_value_exc_message(wfm_instance_fault(f.inst)), "in handler");
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -387,7 +346,7 @@ START_TEST(test_host_cancel_runs_cancellation_handlers)
     ck_assert_str_eq(fix_run(&f), "Canceled");
     ck_assert_str_eq(f.out.data, "a canceled\n");
     ck_assert_uint_eq(wfm_instance_bookmark_count(f.inst), 0);
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -404,7 +363,7 @@ START_TEST(test_terminate_ends_instance_at_once)
     ck_assert_str_eq(f.out.data, "b\n");
     ck_assert_str_eq(wf_value_exc_message(wfm_instance_fault(f.inst)), "enough");
     ck_assert_uint_eq(wfm_instance_bookmark_count(f.inst), 0);
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -417,7 +376,7 @@ START_TEST(test_host_terminate_of_idle_instance)
     ck_assert_int_eq(wfm_instance_terminate(f.inst, "host said so", &err), WF_OK);
     ck_assert_str_eq(wfm_instance_state_name(wfm_instance_state_get(f.inst)), "Terminated");
     ck_assert_str_eq(wf_value_exc_message(wfm_instance_fault(f.inst)), "host said so");
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -448,7 +407,7 @@ static void *pool_thread(void *arg)
             job->ok = false;
             return NULL;
         }
-        wfm_instance_set_writer(job->insts[i], capture, &job->outs[i]);
+        wfm_instance_set_writer(job->insts[i], wfm_test_capture, &job->outs[i]);
         wf_value n = wf_int32(job->base + i);
         job->ok &= wfm_instance_set_input(job->insts[i], "N", &n, &err) == WF_OK;
         job->ok &= wfm_instance_start(job->insts[i], &err) == WF_OK;
@@ -501,7 +460,7 @@ START_TEST(test_many_instances_on_the_pool_from_several_threads)
     wfm_runtime_stats(f.rt, &s);
     ck_assert_uint_eq(s.instances_completed, POOL_THREADS * POOL_PER_THREAD);
     ck_assert_uint_eq(s.bookmarks_resumed, POOL_THREADS * POOL_PER_THREAD);
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -525,7 +484,7 @@ START_TEST(test_pool_completion_callback_and_rerun_refused)
     ck_assert_str_eq(wfm_instance_state_name(wfm_instance_state_get(f.inst)), "Closed");
     ck_assert_str_eq(f.out.data, "x\ny\n");
     ck_assert_int_eq(wfm_instance_start(f.inst, &err), WF_E_STATE);
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -536,7 +495,7 @@ START_TEST(test_pool_timer_thread_resumes_waiting_instances)
     o.worker_count = 2;
     wf_buf out;
     wf_buf_init(&out);
-    o.write = capture;
+    o.write = wfm_test_capture;
     o.write_ud = &out;
     wfm_runtime *rt = NULL;
     wfm_definition *def = NULL;
@@ -628,7 +587,7 @@ START_TEST(test_multiple_and_nonblocking_bookmarks)
     ck_assert_str_eq(fix_run(&f), "Closed");
     ck_assert_str_eq(f.out.data, "one\ntwo\npeeked\nstop\ndone\n");
     ck_assert_uint_eq(wfm_instance_bookmark_count(f.inst), 0);
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -698,7 +657,7 @@ START_TEST(test_handled_fault_completes_parent_that_lost_its_child)
     ck_assert_int_eq(wfm_instance_create(f.rt, f.def, &f.inst, &err), WF_OK);
     ck_assert_str_eq(fix_run(&f), "Closed");
     ck_assert_str_eq(f.out.data, "caught\n");
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -856,7 +815,7 @@ START_TEST(test_schedule_in_env_runs_child_in_the_kinds_environment)
     fix_resume(&f, "go", NULL);
     ck_assert_str_eq(fix_run(&f), "Closed");
     ck_assert_str_eq(f.out.data, "in 42\nafter 43\nlive 1\n");
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 
@@ -867,7 +826,7 @@ START_TEST(test_ctx_nomem_faults_the_instance_without_exception)
     ck_assert_str_eq(fix_run(&f), "Faulted");
     ck_assert(wf_is_null(wfm_instance_fault(f.inst)));
     ck_assert_ptr_null(f.out.data ? strstr(f.out.data, "not reached") : NULL);
-    fix_close(&f);
+    wfm_test_close(&f);
 }
 END_TEST
 

@@ -11,6 +11,7 @@
 #include "../../modern/wfm_store.h"
 #include "../../modern/wfm_track.h"
 #include "../wf_test_util.h"
+#include "support_modern.h"
 
 static wfm_track_record rec(wfm_rec_kind kind, const char *state, const char *activity,
                             uint64_t seq)
@@ -254,13 +255,6 @@ static const char seq_xaml[] =
     "  </Sequence>\n"
     "</Activity>\n";
 
-static void swallow(void *ud, const char *text, size_t len)
-{
-    (void)ud;
-    (void)text;
-    (void)len;
-}
-
 /* Run seq_xaml with `profile`; copy the kept records' "record"/"state"/"activity" into out. */
 static size_t run_tracked(const char *profile, char lines[][512], size_t max)
 {
@@ -268,7 +262,7 @@ static size_t run_tracked(const char *profile, char lines[][512], size_t max)
     wfm_tracker *t = ring_tracker(wfm_profile_builtin(profile));
     wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
     o.worker_count = 1;
-    o.write = swallow;
+    o.write = wfm_test_discard;
     o.tracker = t;
     wfm_runtime *rt = NULL;
     wfm_definition *def = NULL;
