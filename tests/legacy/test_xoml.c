@@ -140,7 +140,7 @@ START_TEST(test_order_property_values)
     ck_assert_int_eq(delay->u.literal.u.i64, 10 * 1000000LL);
     const wfl_pval *loop = pv(node(def, "loop"), "Condition");
     ck_assert_int_eq(loop->u.cond.kind, WFL_COND_RULE);
-    ck_assert_str_eq(loop->u.cond.name, "MoreToDo");
+    ck_assert_str_eq(loop->u.cond.name, "MoreRemaining");
     ck_assert_ptr_null(loop->u.cond.rule); /* no rules loaded */
     const wfl_pval *f1 = pv(node(def, "onCredit"), "FaultType");
     ck_assert_int_eq(f1->kind, WFL_PV_TYPE);
