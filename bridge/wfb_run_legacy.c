@@ -18,7 +18,7 @@
 static const char usage_text[] =
     "usage: wfbridge run-legacy FILE.xoml [--rules FILE] [--lib-path DIR]\n"
     "         [--arg NAME=VALUE]... [--event NAME=PAYLOAD]... [--store FILE [--instance ID]]\n"
-    "         [--json] [--trace]\n"
+    "         [--json] [--trace] [--max-steps N]\n"
     "\n"
     "Run a legacy (WF3) workflow unchanged on the legacy executor.\n"
     "\n"
@@ -40,6 +40,9 @@ static const char usage_text[] =
     "                    event queues an Idle instance waits on, named Interface.Event\n"
     "  --trace           print every native call to stderr as a JSON line\n"
     "                    {\"activity\", \"function\", \"in\", \"out\"}\n"
+    "  --max-steps N     stop with an error after N work items without going idle (a loop\n"
+    "                    that never waits; WF3 itself would spin forever); default 10000000,\n"
+    "                    0 for no limit\n"
     "\n"
     "An unhandled exception terminates the instance (status Terminated with the error).\n"
     "Exit status: 0 Closed or Idle, 1 the workflow faulted/terminated, 2 usage or input error.\n";
@@ -49,6 +52,7 @@ typedef struct opts {
     const char **args, **events;
     size_t arg_count, event_count;
     bool json, trace;
+    uint64_t max_steps;
 } opts;
 
 typedef struct run {
@@ -63,6 +67,7 @@ typedef struct run {
 
 static int parse_args(int argc, char **argv, opts *o)
 {
+    o->max_steps = 10000000;
     o->args = calloc((size_t)argc, sizeof(char *));
     o->events = calloc((size_t)argc, sizeof(char *));
     if (!o->args || !o->events)
@@ -82,6 +87,13 @@ static int parse_args(int argc, char **argv, opts *o)
             o->store = argv[++i];
         else if (strcmp(a, "--instance") == 0 && has_val)
             o->instance = argv[++i];
+        else if (strcmp(a, "--max-steps") == 0 && has_val) {
+            char *end;
+            const char *v = argv[++i];
+            o->max_steps = strtoull(v, &end, 10);
+            if (*v < '0' || *v > '9' || *end)
+                return wfb_usage_error(VERB, "--max-steps needs a whole number, not '%s'", v);
+        }
         else if (strcmp(a, "--arg") == 0 && has_val)
             o->args[o->arg_count++] = argv[++i];
         else if (strcmp(a, "--event") == 0 && has_val)
@@ -191,6 +203,7 @@ static int start(run *r)
 {
     wf_error err = WF_ERROR_INIT;
     wfl_exec_opts eo = WFL_EXEC_OPTS_INIT;
+    eo.max_work_items = r->o.max_steps;
     if (r->o.trace)
         eo.trace = trace_cb;
     if (r->o.store) {

@@ -935,6 +935,7 @@ static wf_status pulse(wfl_exec *ex, wfl_exec_state *state, wf_error *err)
     if (ex->state == WFL_EXEC_CREATED)
         ex->state = WFL_EXEC_IDLE;
     work_item it;
+    uint64_t budget = ex->opts.max_work_items;
     while (!ex->failed && !is_final(ex->state) && !ex->suspended) {
         if (ex->persist_now)
             call_persist(ex);
@@ -942,6 +943,14 @@ static wf_status pulse(wfl_exec *ex, wfl_exec_state *state, wf_error *err)
             break;
         ex->stats.work_items++;
         run_item(ex, &it);
+        if (budget && --budget == 0 && (ex->atomic.count || ex->normal.count)) {
+            wf_error_set(&ex->host_err, WF_E_LIMIT, &wfl_act_node(ex->root)->loc,
+                         "the workflow ran %llu work items without waiting for anything "
+                         "(a loop that never goes idle, e.g. states that SetState each other "
+                         "in StateInitialization?)",
+                         (unsigned long long)ex->opts.max_work_items);
+            ex->failed = true;
+        }
     }
     if (ex->persist_now && !ex->failed)
         call_persist(ex);

@@ -98,9 +98,13 @@ typedef struct wfl_exec_opts {
     const char *instance_id; /* NULL: a random 32-hex-digit id */
     bool no_checkpoints;     /* TransactionScope faults without rolling back (WF4's Interop
                                 takes no checkpoint, WF-SEMANTICS.md §6) */
+    uint64_t max_work_items; /* per pulse; 0: no limit. WF3 itself has none, so a loop that
+                                never waits (two states whose StateInitialization SetState
+                                each other) runs forever; with a limit the pulse stops with
+                                WF_E_LIMIT instead and the instance stays as it was then */
 } wfl_exec_opts;
 
-#define WFL_EXEC_OPTS_INIT {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, false}
+#define WFL_EXEC_OPTS_INIT {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, 0}
 
 /* Create an executor. subtree: NULL for the whole workflow, else the name of the activity to
  * run as root (WF_E_NAME if absent). */
