@@ -81,6 +81,11 @@ static int64_t host_now(const wfm_host *h)
     return h->opts.clock ? h->opts.clock(h->opts.clock_ud) : real_clock_us(NULL);
 }
 
+int64_t wfm_host_now_us(const wfm_host *host)
+{
+    return host_now(host);
+}
+
 /* ---- busy flags ---------------------------------------------------------------------------- */
 static void hold(wfm_dinst *d)
 {

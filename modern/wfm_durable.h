@@ -113,6 +113,8 @@ wf_status wfm_host_persist(wfm_host *host, wfm_dinst *d, bool unload, wf_error *
 /* Apply time_to_persist/time_to_unload to every loaded idle instance whose time has come
  * (the long-running host and the renewal thread call it). */
 wf_status wfm_host_poll(wfm_host *host, wf_error *err);
+/* The host clock (opts.clock, else the real one), e.g. to decide which timers are due. */
+int64_t wfm_host_now_us(const wfm_host *host);
 
 /* Release the lease if still held (nothing is saved) and free the instance. NULL accepted. */
 void wfm_dinst_close(wfm_dinst *d);

@@ -162,13 +162,6 @@ static bool scan_row(void *ud, const wfm_store_row *row)
     return true;
 }
 
-static int64_t now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 typedef struct worker {
     app *a;
     unsigned index;
@@ -222,7 +215,7 @@ static void *work_main(void *arg)
             return NULL;
         }
         size_t mine = 0, ran = 0;
-        int64_t now = now_us();
+        int64_t now = wfm_host_now_us(a->host);
         for (size_t i = 0; i < s.count && w->rc == 0; i++) {
             /* a stable partition: one thread per instance, whatever the scan returns */
             if (strtoul((char[]){s.items[i].id[0], s.items[i].id[1], 0}, NULL, 16) % a->threads !=
