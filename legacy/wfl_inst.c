@@ -4,6 +4,8 @@
  * versioned binary save/restore (WF-SEMANTICS.md §1 "ActivityBind", §4 "Execution contexts"). */
 #include "wfl_inst_int.h"
 
+#include "../common/wf_codec.h"
+
 #include <string.h>
 
 #define BIND_DEPTH_MAX 32
@@ -652,96 +654,7 @@ wfl_act *wfl_act_context_at(const wfl_act *act, size_t index)
  * prefixed. The reader checks every length against what is left, so bad input is
  * WF_E_CORRUPT, never a crash. */
 #define SAVE_MAGIC "WFLI"
-#define SAVE_VERSION 1
-#define VALUE_DEPTH_MAX 64
-
-static void put_varint(wf_buf *b, uint64_t v)
-{
-    unsigned char tmp[10];
-    size_t n = 0;
-    do {
-        tmp[n] = (unsigned char)(v & 0x7f);
-        v >>= 7;
-        tmp[n] |= v != 0 ? 0x80 : 0;
-        n++;
-    } while (v != 0);
-    wf_buf_add(b, tmp, n);
-}
-
-static void put_zz(wf_buf *b, int64_t v)
-{
-    put_varint(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
-}
-
-static void put_bytes(wf_buf *b, const void *data, size_t len)
-{
-    put_varint(b, len);
-    wf_buf_add(b, data, len);
-}
-
-static void put_str(wf_buf *b, const char *s)
-{
-    put_bytes(b, s, strlen(s));
-}
-
-static wf_status put_value(wf_buf *b, const wf_value *v, unsigned depth, wf_error *err)
-{
-    wf_kind k = v->type->kind;
-    if (depth > VALUE_DEPTH_MAX)
-        return wf_error_set(err, WF_E_LIMIT, NULL, "a value nested more than %d deep cannot be "
-                            "saved", VALUE_DEPTH_MAX);
-    wf_buf_addc(b, (char)k);
-    switch (k) {
-    case WF_K_NULL:
-        return WF_OK;
-    case WF_K_BOOL:
-        wf_buf_addc(b, v->u.b ? 1 : 0);
-        return WF_OK;
-    case WF_K_INT32:
-        put_zz(b, v->u.i32);
-        return WF_OK;
-    case WF_K_INT64:
-    case WF_K_DECIMAL:
-    case WF_K_DATETIME:
-    case WF_K_TIMESPAN:
-    case WF_K_TOKEN:
-        put_zz(b, v->u.i64);
-        return WF_OK;
-    case WF_K_DOUBLE: {
-        uint64_t bits;
-        memcpy(&bits, &v->u.d, sizeof bits);
-        put_varint(b, bits);
-        return WF_OK;
-    }
-    case WF_K_STRING:
-        put_bytes(b, wf_value_str(v), wf_value_str_len(v));
-        return WF_OK;
-    case WF_K_EXCEPTION:
-        put_str(b, v->type->name);
-        put_str(b, wf_value_exc_message(v));
-        return WF_OK;
-    case WF_K_LIST:
-        put_str(b, v->type->name);
-        put_varint(b, wf_value_list_count(v));
-        for (size_t i = 0; i < wf_value_list_count(v); i++) {
-            wf_status rc = put_value(b, wf_value_list_at(v, i), depth + 1, err);
-            if (rc != WF_OK)
-                return rc;
-        }
-        return WF_OK;
-    case WF_K_RECORD:
-        put_varint(b, wf_value_record_count(v));
-        for (size_t i = 0; i < wf_value_record_count(v); i++) {
-            put_str(b, wf_value_record_key(v, i));
-            wf_status rc = put_value(b, wf_value_record_at(v, i), depth + 1, err);
-            if (rc != WF_OK)
-                return rc;
-        }
-        return WF_OK;
-    default:
-        return wf_error_set(err, WF_E_TYPE, NULL, "a %s value cannot be saved", v->type->name);
-    }
-}
+#define SAVE_VERSION 2 /* 2: values in common/wf_codec.h's encoding */
 
 /* FNV-1a over the definition's shape (no allocation, so it cannot fail). */
 static uint64_t fnv(uint64_t h, const void *data, size_t len)
@@ -783,14 +696,14 @@ typedef struct saver {
 static wf_status save_act(saver *sv, const wfl_act *a, wf_error *err)
 {
     wf_buf *b = sv->out;
-    put_varint(b, a->node->index);
-    put_varint(b, a->context_id);
+    wf_codec_put_uint(b, a->node->index);
+    wf_codec_put_uint(b, a->context_id);
     wf_buf_addc(b, (char)a->status);
     wf_buf_addc(b, (char)a->result);
     wf_buf_addc(b, a->clone_root ? 1 : 0);
-    put_varint(b, a->node->type->dp_count);
+    wf_codec_put_uint(b, a->node->type->dp_count);
     for (size_t i = 0; i < a->node->type->dp_count; i++) {
-        wf_status rc = put_value(b, &a->slots[i], 0, err);
+        wf_status rc = wf_codec_put_value(b, &a->slots[i], err);
         if (rc != WF_OK)
             return rc;
     }
@@ -798,14 +711,14 @@ static wf_status save_act(saver *sv, const wfl_act *a, wf_error *err)
     if (sv->hooks != NULL && sv->hooks->save_act != NULL &&
         !sv->hooks->save_act(sv->hooks->ud, a, &sv->scratch))
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory saving '%s'", a->node->name);
-    put_bytes(b, sv->scratch.data, sv->scratch.len);
-    put_varint(b, a->node->child_count);
+    wf_codec_put_bytes(b, sv->scratch.data, sv->scratch.len);
+    wf_codec_put_uint(b, a->node->child_count);
     for (size_t i = 0; i < a->node->child_count; i++) {
         wf_status rc = save_act(sv, a->children[i], err);
         if (rc != WF_OK)
             return rc;
     }
-    put_varint(b, a->context_count);
+    wf_codec_put_uint(b, a->context_count);
     for (size_t i = 0; i < a->context_count; i++) {
         wf_status rc = save_act(sv, a->contexts[i], err);
         if (rc != WF_OK)
@@ -825,12 +738,12 @@ wf_status wfl_inst_save(const wfl_inst *inst, const wfl_inst_hooks *hooks, wf_bu
     uint64_t h = shape_hash(inst->def);
     for (int i = 0; i < 8; i++)
         wf_buf_addc(out, (char)(h >> (8 * i)));
-    put_varint(out, inst->next_context);
+    wf_codec_put_uint(out, inst->next_context);
     wf_status rc = WF_OK;
     bool has_inst_hook = hooks != NULL && hooks->save_inst != NULL;
     if (has_inst_hook && !hooks->save_inst(hooks->ud, inst, &sv.scratch))
         rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory saving the instance");
-    put_bytes(out, sv.scratch.data, sv.scratch.len);
+    wf_codec_put_bytes(out, sv.scratch.data, sv.scratch.len);
     if (rc == WF_OK)
         rc = save_act(&sv, inst->root, err);
     if (rc == WF_OK && (out->oom || sv.scratch.oom))
@@ -844,231 +757,30 @@ wf_status wfl_inst_save(const wfl_inst *inst, const wfl_inst_hooks *hooks, wf_bu
 }
 
 /* ---- restore ---------------------------------------------------------------------------- */
-typedef struct reader {
-    const unsigned char *p, *end;
-    bool bad;
-    wf_types *types;
-} reader;
-
-static uint64_t get_varint(reader *r)
-{
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-        if (r->p >= r->end) {
-            r->bad = true;
-            return 0;
-        }
-        unsigned char c = *r->p++;
-        v |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80))
-            return v;
-    }
-    r->bad = true;
-    return 0;
-}
-
-static int64_t get_zz(reader *r)
-{
-    uint64_t u = get_varint(r);
-    return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
-}
-
-static unsigned get_u8(reader *r)
-{
-    if (r->p >= r->end) {
-        r->bad = true;
-        return 0;
-    }
-    return *r->p++;
-}
-
-/* A length-prefixed byte run, borrowed from the input. */
-static const unsigned char *get_bytes(reader *r, size_t *len)
-{
-    uint64_t n = get_varint(r);
-    if (r->bad || n > (uint64_t)(r->end - r->p)) {
-        r->bad = true;
-        *len = 0;
-        return NULL;
-    }
-    const unsigned char *p = r->p;
-    r->p += n;
-    *len = (size_t)n;
-    return p;
-}
-
-/* A length-prefixed string copied NUL-terminated into buf (names are short). */
-static bool get_name(reader *r, char *buf, size_t size)
-{
-    size_t len = 0;
-    const unsigned char *p = get_bytes(r, &len);
-    if (p == NULL || len >= size || memchr(p, '\0', len) != NULL) {
-        r->bad = true;
-        return false;
-    }
-    memcpy(buf, p, len);
-    buf[len] = '\0';
-    return true;
-}
-
 static wf_status corrupt(wf_error *err, const char *what)
 {
     return wf_error_set(err, WF_E_CORRUPT, NULL, "saved instance is corrupt: %s", what);
 }
 
-static wf_status get_value(reader *r, unsigned depth, wf_value *out, wf_error *err);
-
-static wf_status get_list(reader *r, unsigned depth, wf_value *out, wf_error *err)
+/* A length-prefixed byte run, borrowed from the input (NULL when bad). */
+static const unsigned char *get_run(wf_reader *r, size_t *len)
 {
-    char name[256];
-    if (!get_name(r, name, sizeof name))
-        return corrupt(err, "truncated list");
-    const wf_type *t = wf_types_find(r->types, name);
-    uint64_t n = get_varint(r);
-    if (t == NULL || t->kind != WF_K_LIST || r->bad || n > (uint64_t)(r->end - r->p))
-        return corrupt(err, "bad list");
-    wf_value *items = wf_calloc((size_t)n + 1, sizeof *items);
-    if (items == NULL)
-        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    wf_status rc = WF_OK;
-    size_t got = 0;
-    for (; got < n && rc == WF_OK; got++)
-        rc = get_value(r, depth + 1, &items[got], err);
-    if (rc == WF_OK && wf_value_list(t, items, (size_t)n, out) != WF_OK)
-        rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    for (size_t i = 0; i < got; i++)
-        wf_value_release(&items[i]);
-    wf_free(items);
-    return rc;
-}
-
-static wf_status get_record(reader *r, unsigned depth, wf_value *out, wf_error *err)
-{
-    uint64_t n = get_varint(r);
-    if (r->bad || n > (uint64_t)(r->end - r->p))
-        return corrupt(err, "bad record");
-    char **keys = wf_calloc((size_t)n + 1, sizeof *keys);
-    wf_value *vals = wf_calloc((size_t)n + 1, sizeof *vals);
-    wf_status rc = keys != NULL && vals != NULL ? WF_OK : WF_E_NOMEM;
-    for (size_t i = 0; rc == WF_OK && i < n; i++)
-        vals[i] = wf_null();
-    size_t got = 0;
-    for (; got < n && rc == WF_OK; got++) {
-        size_t len = 0;
-        const unsigned char *k = get_bytes(r, &len);
-        if (k == NULL || memchr(k, '\0', len) != NULL)
-            rc = corrupt(err, "bad record key");
-        else if ((keys[got] = wf_strndup((const char *)k, len)) == NULL)
-            rc = WF_E_NOMEM;
-        else
-            rc = get_value(r, depth + 1, &vals[got], err);
-    }
-    if (rc == WF_OK && wf_value_record((const char *const *)keys, vals, (size_t)n, out) != WF_OK)
-        rc = WF_E_NOMEM;
-    for (size_t i = 0; keys != NULL && i < got; i++) {
-        wf_free(keys[i]);
-        wf_value_release(&vals[i]);
-    }
-    wf_free(keys);
-    wf_free(vals);
-    return rc == WF_E_NOMEM ? wf_error_set(err, rc, NULL, "out of memory") : rc;
-}
-
-static wf_status get_exception(reader *r, wf_value *out, wf_error *err)
-{
-    char name[256];
-    size_t len = 0;
-    if (!get_name(r, name, sizeof name))
-        return corrupt(err, "bad exception");
-    const unsigned char *msg = get_bytes(r, &len);
-    const wf_type *t = wf_types_find(r->types, name);
-    if (msg == NULL || t == NULL || t->kind != WF_K_EXCEPTION || memchr(msg, '\0', len))
-        return corrupt(err, "bad exception");
-    char *m = wf_strndup((const char *)msg, len);
-    wf_status rc = m != NULL ? wf_value_exception(t, m, out) : WF_E_NOMEM;
-    wf_free(m);
-    return rc == WF_OK ? WF_OK : wf_error_set(err, rc, NULL, "out of memory");
-}
-
-static wf_status get_scalar(reader *r, wf_kind k, wf_value *out)
-{
-    static const wf_type *const by_kind[] = {
-        [WF_K_INT64] = &wf_type_int64, [WF_K_DECIMAL] = &wf_type_decimal,
-        [WF_K_DATETIME] = &wf_type_datetime, [WF_K_TIMESPAN] = &wf_type_timespan,
-        [WF_K_TOKEN] = &wf_type_token};
-    if (k == WF_K_BOOL) {
-        unsigned b = get_u8(r);
-        r->bad |= b > 1;
-        *out = wf_bool(b == 1);
-    } else if (k == WF_K_INT32) {
-        int64_t v = get_zz(r);
-        r->bad |= v < INT32_MIN || v > INT32_MAX;
-        *out = wf_int32((int32_t)v);
-    } else if (k == WF_K_DOUBLE) {
-        uint64_t bits = get_varint(r);
-        double d;
-        memcpy(&d, &bits, sizeof d);
-        *out = wf_double(d);
-    } else {
-        *out = wf_int64(get_zz(r));
-        out->type = by_kind[k];
-    }
-    return WF_OK;
-}
-
-static wf_status get_value(reader *r, unsigned depth, wf_value *out, wf_error *err)
-{
-    *out = wf_null();
-    if (depth > VALUE_DEPTH_MAX)
-        return corrupt(err, "values nested too deeply");
-    unsigned k = get_u8(r);
-    wf_status rc = WF_OK;
-    size_t len = 0;
-    const unsigned char *s = NULL;
-    switch (k) {
-    case WF_K_NULL:
-        break;
-    case WF_K_BOOL: case WF_K_INT32: case WF_K_INT64: case WF_K_DOUBLE: case WF_K_DECIMAL:
-    case WF_K_DATETIME: case WF_K_TIMESPAN: case WF_K_TOKEN:
-        rc = get_scalar(r, (wf_kind)k, out);
-        break;
-    case WF_K_STRING:
-        s = get_bytes(r, &len);
-        if (s != NULL && wf_value_string((const char *)s, len, out) != WF_OK)
-            rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-        break;
-    case WF_K_LIST:
-        rc = get_list(r, depth, out, err);
-        break;
-    case WF_K_RECORD:
-        rc = get_record(r, depth, out, err);
-        break;
-    case WF_K_EXCEPTION:
-        rc = get_exception(r, out, err);
-        break;
-    default:
-        r->bad = true;
-    }
-    if (rc == WF_OK && r->bad) {
-        wf_value_release(out);
-        rc = corrupt(err, "bad value");
-    }
-    return rc;
+    return wf_codec_get_bytes(r, len);
 }
 
 typedef struct restorer {
-    reader r;
+    wf_reader r;
     wfl_inst *inst;
 } restorer;
 
 static wf_status load_slots(restorer *rs, wfl_act *a, wf_error *err)
 {
     size_t n = a->node->type->dp_count;
-    if (get_varint(&rs->r) != n || rs->r.bad)
+    if (wf_codec_get_uint(&rs->r) != n || rs->r.bad)
         return corrupt(err, "property count does not match the definition");
     for (size_t i = 0; i < n; i++) {
         wf_value v = wf_null();
-        wf_status rc = get_value(&rs->r, 0, &v, err);
+        wf_status rc = wf_codec_get_value(&rs->r, &v, err);
         if (rc != WF_OK)
             return rc;
         wf_value_release(&a->slots[i]);
@@ -1082,9 +794,9 @@ static wf_status load_act(restorer *rs, wfl_act *a, bool in_clone, wf_error *err
 /* Header of one activity; `a` is already linked to its parent (so a failure frees it). */
 static wf_status load_act_fields(restorer *rs, wfl_act *a, bool in_clone, wf_error *err)
 {
-    reader *r = &rs->r;
-    uint64_t ctx = get_varint(r);
-    unsigned status = get_u8(r), result = get_u8(r), clone_root = get_u8(r);
+    wf_reader *r = &rs->r;
+    uint64_t ctx = wf_codec_get_uint(r);
+    unsigned status = wf_codec_get_u8(r), result = wf_codec_get_u8(r), clone_root = wf_codec_get_u8(r);
     if (r->bad || status > WFL_ST_FAULTING || result > WFL_RES_UNINITIALIZED || clone_root > 1 ||
         ctx > rs->inst->next_context || (!in_clone && ctx != 0) || (in_clone && ctx == 0))
         return corrupt(err, "bad activity header");
@@ -1096,7 +808,7 @@ static wf_status load_act_fields(restorer *rs, wfl_act *a, bool in_clone, wf_err
     wf_status rc = load_slots(rs, a, err);
     if (rc != WF_OK)
         return rc;
-    a->blob = get_bytes(r, &a->blob_len);
+    a->blob = get_run(r, &a->blob_len);
     if (a->blob == NULL)
         return corrupt(err, "truncated activity state");
     return load_act(rs, a, in_clone, err);
@@ -1105,12 +817,12 @@ static wf_status load_act_fields(restorer *rs, wfl_act *a, bool in_clone, wf_err
 /* Children and contexts of a (its header is read). */
 static wf_status load_act(restorer *rs, wfl_act *a, bool in_clone, wf_error *err)
 {
-    reader *r = &rs->r;
-    if (get_varint(r) != a->node->child_count || r->bad)
+    wf_reader *r = &rs->r;
+    if (wf_codec_get_uint(r) != a->node->child_count || r->bad)
         return corrupt(err, "child count does not match the definition");
     for (size_t i = 0; i < a->node->child_count; i++) {
         const wfl_node *cn = a->node->children[i];
-        if (get_varint(r) != cn->index || r->bad)
+        if (wf_codec_get_uint(r) != cn->index || r->bad)
             return corrupt(err, "activity order does not match the definition");
         if ((a->children[i] = act_new(rs->inst, cn, a, 0)) == NULL)
             return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
@@ -1118,11 +830,11 @@ static wf_status load_act(restorer *rs, wfl_act *a, bool in_clone, wf_error *err
         if (rc != WF_OK)
             return rc;
     }
-    uint64_t nctx = get_varint(r);
+    uint64_t nctx = wf_codec_get_uint(r);
     if (r->bad || nctx > (uint64_t)(r->end - r->p))
         return corrupt(err, "bad context count");
     for (uint64_t k = 0; k < nctx; k++) {
-        uint64_t idx = get_varint(r);
+        uint64_t idx = wf_codec_get_uint(r);
         wfl_act *tmpl = NULL;
         for (size_t i = 0; i < a->node->child_count && tmpl == NULL; i++)
             tmpl = a->node->children[i]->index == idx ? a->children[i] : NULL;
@@ -1167,7 +879,7 @@ static wf_status call_load_hooks(wfl_act *a, const wfl_inst_hooks *hooks, wf_err
 static wf_status restore_header(restorer *rs, const wfl_definition *def, const unsigned char **blob,
                                 size_t *blob_len, wf_error *err)
 {
-    reader *r = &rs->r;
+    wf_reader *r = &rs->r;
     if ((size_t)(r->end - r->p) < 13 || memcmp(r->p, SAVE_MAGIC, 4) != 0)
         return corrupt(err, "not a saved legacy instance");
     if (r->p[4] != SAVE_VERSION)
@@ -1178,12 +890,12 @@ static wf_status restore_header(restorer *rs, const wfl_definition *def, const u
     r->p += 13;
     if (h != shape_hash(def))
         return corrupt(err, "saved for a different definition");
-    uint64_t next = get_varint(r);
-    *blob = get_bytes(r, blob_len);
+    uint64_t next = wf_codec_get_uint(r);
+    *blob = get_run(r, blob_len);
     if (r->bad || *blob == NULL || next > UINT32_MAX)
         return corrupt(err, "truncated header");
     rs->inst->next_context = (uint32_t)next;
-    if (get_varint(r) != 0 || r->bad)
+    if (wf_codec_get_uint(r) != 0 || r->bad)
         return corrupt(err, "the tree does not start at the root");
     return WF_OK;
 }
@@ -1192,7 +904,8 @@ wf_status wfl_inst_restore(const wfl_definition *def, const void *data, size_t l
                            const wfl_inst_hooks *hooks, wfl_inst **out, wf_error *err)
 {
     *out = NULL;
-    restorer rs = {{data, (const unsigned char *)data + len, false, def->types}, inst_new(def)};
+    restorer rs = {.inst = inst_new(def)};
+    wf_reader_init(&rs.r, data, len, def->types);
     if (rs.inst == NULL)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory restoring an instance");
     const unsigned char *blob = NULL;
