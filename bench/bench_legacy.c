@@ -15,7 +15,7 @@
 #include "../common/wf_native.h"
 #include "../common/wf_value.h"
 #include "../legacy/wfl_def.h"
-#include "../legacy/wfl_runtime.h"
+#include "../legacy/wfl_exec.h"
 #include "../modern/wfm_runtime.h"
 
 /* ---- the legacy (WF3) workflows: x:Class Bench.Flow from wfbench.activities.xml ---------- */

@@ -1,6 +1,6 @@
 /* wfb_cli.h — what every `wfbridge` verb shares: reporting errors and diagnostics in the
  * `file:line:col: error: message` contract, exit codes, NAME=VALUE options, the library path,
- * and the last-line JSON result object (DESIGN.md "Output contracts"). Only the CLI prints. */
+ * and the last-line JSON result object (docs/formats.md "Output contracts"). Only the CLI prints. */
 #ifndef WFB_CLI_H
 #define WFB_CLI_H
 

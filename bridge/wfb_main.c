@@ -1,5 +1,5 @@
 /* wfb_main.c — the `wfbridge` program: dispatches a verb to its file in bridge/. This is the
- * only place a wf_error becomes process output and an exit code (STYLE.md "Errors"). */
+ * only place a wf_error becomes process output and an exit code (docs/style.md "Errors"). */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* wfb_run.c — `wfbridge run FILE.xaml`: load a modern workflow, set its arguments, run it on
  * this thread (waiting out timers, resuming --resume bookmarks whenever it goes idle) and
- * report per DESIGN.md "Output contracts": workflow output on stdout as it happens, errors on
+ * report per docs/formats.md "Output contracts": workflow output on stdout as it happens, errors on
  * stderr as file:line:col, the --json result as the last line, exit 0/1/2. */
 #include <stdio.h>
 #include <stdlib.h>

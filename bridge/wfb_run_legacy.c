@@ -1,7 +1,7 @@
 /* wfb_run_legacy.c — `wfbridge run-legacy`: load a .xoml (+ .rules, type libraries), run it on
  * the legacy executor, deliver --event payloads whenever the instance waits on their queue,
  * wait for (or, with --store, persist across) timers, and print the contract JSON
- * (DESIGN.md "Output contracts"). Only this file prints; the executor never does. */
+ * (docs/formats.md "Output contracts"). Only this file prints; the executor never does. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 
 #include "../common/wf_mem.h"
 #include "../legacy/wfl_def.h"
-#include "../legacy/wfl_runtime.h"
+#include "../legacy/wfl_exec.h"
 #include "../legacy/wfl_store.h"
 #include "wfb_cli.h"
 

@@ -1,6 +1,6 @@
 /* wf_error.h — status codes, error records with source locations, diagnostic lists.
  * One X-macro table gives each code its name, default message and CLI exit code, so they
- * cannot drift. Libraries never print: they fill a wf_error and return its code (STYLE.md "Errors"). */
+ * cannot drift. Libraries never print: they fill a wf_error and return its code (docs/style.md "Errors"). */
 #ifndef WF_ERROR_H
 #define WF_ERROR_H
 

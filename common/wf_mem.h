@@ -1,6 +1,6 @@
 /* wf_mem.h — allocation: the one allocator hook, a bump arena, fixed-size pools, growable
  * byte buffers and a string-keyed hash map. Every allocation in the project goes through
- * wf_malloc & co., so tests can fail the Nth allocation (STYLE.md "Ownership and memory"). */
+ * wf_malloc & co., so tests can fail the Nth allocation (docs/style.md "Ownership and memory"). */
 #ifndef WF_MEM_H
 #define WF_MEM_H
 

@@ -1,6 +1,6 @@
 /* wf_native.c — native libraries found only on the configured library path, opened once and
  * shared through a refcounted registry, and libffi calls whose call interface is built once
- * per prepared function. Marshalling follows the type mapping of DESIGN.md "The legacy
+ * per prepared function. Marshalling follows the type mapping of docs/architecture.md "The legacy
  * model"; strings the callee allocates are released with the C library's free() (wf_native.h). */
 #include "wf_native.h"
 

@@ -3,7 +3,7 @@
  * (microseconds since the Unix epoch, UTC), TimeSpan (microseconds), List, Record, Exception
  * and null. Heap payloads (strings, lists, records, exceptions) are immutable and shared by
  * an atomic reference count, so a value copy is cheap and values may cross threads
- * (DESIGN.md "The modern model", output contract "Values"). */
+ * (docs/architecture.md "The modern model", docs/formats.md "Values"). */
 #ifndef WF_VALUE_H
 #define WF_VALUE_H
 
@@ -48,7 +48,7 @@ extern const wf_type wf_type_null, wf_type_bool, wf_type_int32, wf_type_int64, w
 /* List(Object), the type JSON arrays get; wf_types_list returns static list types such as this
  * one for every built-in scalar element type, so they are equal across wf_types tables. */
 extern const wf_type wf_type_list_object;
-/* Built-in exceptions (DESIGN.md "Exceptions are values"): */
+/* Built-in exceptions (docs/architecture.md "Exceptions are values"): */
 extern const wf_type wf_exc_exception, wf_exc_system, wf_exc_application,
     wf_exc_invalid_operation, wf_exc_argument, wf_exc_argument_null, wf_exc_argument_range,
     wf_exc_arithmetic, wf_exc_divide_by_zero, wf_exc_overflow, wf_exc_null_reference,

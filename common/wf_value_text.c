@@ -1,5 +1,5 @@
 /* wf_value_text.c — values as text and text as values: Decimal, DateTime and TimeSpan helpers,
- * per-type parsing, and the two renderings (JSON per the output contract in DESIGN.md, plain
+ * per-type parsing, and the two renderings (JSON per the output contract in docs/architecture.md, plain
  * text as WriteLine shows it). Doubles print in their shortest round-trip form, as .NET's "R". */
 #include "wf_value.h"
 

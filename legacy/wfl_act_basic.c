@@ -1,7 +1,7 @@
 /* wfl_act_basic.c — behaviours of the structural and leaf activities: Sequence (and every
  * sequence-shaped kind), Code, IfElse, While (a fresh clone per iteration), Parallel, Throw,
  * Terminate, Suspend, Policy, Compensate, FaultHandlers, InvokeWorkflow and custom
- * type-library activities (WF-SEMANTICS.md §3). */
+ * type-library activities (docs/semantics.md §3). */
 #include "wfl_exec_int.h"
 
 #include <stdio.h>
@@ -14,8 +14,8 @@ static bool seq_next(wfl_exec *ex, wfl_act *act)
     size_t n = wfl_act_child_count(act);
     while ((size_t)x->cursor < n) {
         wfl_act *c = wfl_act_child(act, (size_t)x->cursor++);
-        if (wflx_is_body_child(c)) {
-            wflx_execute(ex, c);
+        if (wfl__is_body_child(c)) {
+            wfl__execute(ex, c);
             return true;
         }
     }
@@ -31,13 +31,13 @@ static wfl_status seq_execute(wfl_exec *ex, wfl_act *act)
 {
     xact *x = wfl_act_exec(act);
     x->cursor = 0;
-    if (is_workflow_root(act) && !wflx_raise_event(ex, act, "Initialized"))
+    if (is_workflow_root(act) && !wfl__raise_event(ex, act, "Initialized"))
         return WFL_ST_FAULTING;
     if (wfl_act_type(act)->kind == WFL_KIND_TRANSACTION_SCOPE)
-        wflx_checkpoint_take(ex, act);
+        wfl__checkpoint_take(ex, act);
     if (seq_next(ex, act))
         return WFL_ST_EXECUTING;
-    if (is_workflow_root(act) && !wflx_raise_event(ex, act, "Completed"))
+    if (is_workflow_root(act) && !wfl__raise_event(ex, act, "Completed"))
         return WFL_ST_FAULTING;
     return WFL_ST_CLOSED;
 }
@@ -47,9 +47,9 @@ static void seq_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
     (void)child;
     if (seq_next(ex, act))
         return;
-    if (is_workflow_root(act) && !wflx_raise_event(ex, act, "Completed"))
+    if (is_workflow_root(act) && !wfl__raise_event(ex, act, "Completed"))
         return;
-    wflx_close(ex, act);
+    wfl__close(ex, act);
 }
 
 const wfl_kind_ops wfl_ops_sequence = {seq_execute, NULL, seq_child_closed, NULL};
@@ -57,7 +57,7 @@ const wfl_kind_ops wfl_ops_sequence = {seq_execute, NULL, seq_child_closed, NULL
 /* ---- Code ------------------------------------------------------------------------------------ */
 static wfl_status code_execute(wfl_exec *ex, wfl_act *act)
 {
-    return wflx_raise_event(ex, act, "ExecuteCode") ? WFL_ST_CLOSED : WFL_ST_FAULTING;
+    return wfl__raise_event(ex, act, "ExecuteCode") ? WFL_ST_CLOSED : WFL_ST_FAULTING;
 }
 
 const wfl_kind_ops wfl_ops_code = {code_execute, NULL, NULL, NULL};
@@ -67,14 +67,14 @@ static wfl_status ifelse_execute(wfl_exec *ex, wfl_act *act)
 {
     for (size_t i = 0; i < wfl_act_child_count(act); i++) {
         wfl_act *branch = wfl_act_child(act, i);
-        if (!wflx_is_body_child(branch))
+        if (!wfl__is_body_child(branch))
             continue;
         bool ok;
-        bool take = wflx_condition_dp(ex, branch, "Condition", true, &ok);
+        bool take = wfl__condition_dp(ex, branch, "Condition", true, &ok);
         if (!ok)
             return WFL_ST_FAULTING;
         if (take) {
-            wflx_execute(ex, branch);
+            wfl__execute(ex, branch);
             return WFL_ST_EXECUTING;
         }
     }
@@ -84,8 +84,8 @@ static wfl_status ifelse_execute(wfl_exec *ex, wfl_act *act)
 static void close_when_children_done(wfl_exec *ex, wfl_act *act, wfl_act *child)
 {
     (void)child;
-    if (wflx_running_children(act) == 0)
-        wflx_close(ex, act);
+    if (wfl__running_children(act) == 0)
+        wfl__close(ex, act);
 }
 
 const wfl_kind_ops wfl_ops_ifelse = {ifelse_execute, NULL, close_when_children_done, NULL};
@@ -95,7 +95,7 @@ const wfl_kind_ops wfl_ops_ifelse = {ifelse_execute, NULL, close_when_children_d
 static wfl_act *first_body_child(wfl_act *act)
 {
     for (size_t i = 0; i < wfl_act_child_count(act); i++)
-        if (wflx_is_body_child(wfl_act_child(act, i)))
+        if (wfl__is_body_child(wfl_act_child(act, i)))
             return wfl_act_child(act, i);
     return NULL;
 }
@@ -103,17 +103,17 @@ static wfl_act *first_body_child(wfl_act *act)
 static wfl_status while_step(wfl_exec *ex, wfl_act *act)
 {
     bool ok;
-    bool again = wflx_condition_dp(ex, act, "Condition", false, &ok);
+    bool again = wfl__condition_dp(ex, act, "Condition", false, &ok);
     if (!ok)
         return WFL_ST_FAULTING;
     wfl_act *body = first_body_child(act);
     if (!again || !body)
         return WFL_ST_CLOSED;
-    wfl_act *clone = wflx_clone(ex, body);
+    wfl_act *clone = wfl__clone(ex, body);
     if (!clone)
         return WFL_ST_FAULTING;
     ((xact *)wfl_act_exec(act))->cursor++;
-    wflx_execute(ex, clone);
+    wfl__execute(ex, clone);
     return WFL_ST_EXECUTING;
 }
 
@@ -126,7 +126,7 @@ static void while_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
 {
     (void)child;
     if (while_step(ex, act) == WFL_ST_CLOSED)
-        wflx_close(ex, act);
+        wfl__close(ex, act);
 }
 
 const wfl_kind_ops wfl_ops_while = {while_execute, NULL, while_child_closed, NULL};
@@ -138,8 +138,8 @@ static wfl_status parallel_execute(wfl_exec *ex, wfl_act *act)
     bool any = false;
     for (size_t i = 0; i < wfl_act_child_count(act); i++) {
         wfl_act *c = wfl_act_child(act, i);
-        if (wflx_is_body_child(c)) {
-            wflx_execute(ex, c);
+        if (wfl__is_body_child(c)) {
+            wfl__execute(ex, c);
             any = true;
         }
     }
@@ -154,21 +154,21 @@ static wfl_status throw_execute(wfl_exec *ex, wfl_act *act)
 {
     wf_value fault = wf_null();
     wf_error err = WF_ERROR_INIT;
-    const wfl_dp *dp = wflx_dp(act, "Fault");
+    const wfl_dp *dp = wfl__dp(act, "Fault");
     if (dp && wfl_act_get(act, dp, &fault, &err) != WF_OK)
-        return wflx_throw_error(ex, act, &err, NULL);
+        return wfl__throw_error(ex, act, &err, NULL);
     if (wf_is_null(&fault)) {
-        const wfl_pval *pv = wflx_pval(act, "FaultType");
+        const wfl_pval *pv = wfl__pval(act, "FaultType");
         const wf_type *t =
             pv && pv->kind == WFL_PV_TYPE && pv->u.type.exc ? pv->u.type.exc : &wf_exc_exception;
         char msg[300];
         snprintf(msg, sizeof msg, "Exception of type '%s' was thrown.", t->name);
         if (wf_value_exception(t, msg, &fault) != WF_OK) {
-            wflx_fail_nomem(ex);
+            wfl__fail_nomem(ex);
             return WFL_ST_FAULTING;
         }
     }
-    wflx_throw(ex, act, &fault);
+    wfl__throw(ex, act, &fault);
     wf_value_release(&fault);
     return WFL_ST_FAULTING;
 }
@@ -181,7 +181,7 @@ static bool read_error(wfl_exec *ex, wfl_act *act, char *buf, size_t size)
     wf_error err = WF_ERROR_INIT;
     buf[0] = '\0';
     if (wfl_act_get_by_name(act, "Error", &v, &err) != WF_OK) {
-        wflx_throw_error(ex, act, &err, NULL);
+        wfl__throw_error(ex, act, &err, NULL);
         return false;
     }
     snprintf(buf, size, "%s", wf_value_str(&v));
@@ -194,7 +194,7 @@ static wfl_status terminate_execute(wfl_exec *ex, wfl_act *act)
     char msg[512];
     if (!read_error(ex, act, msg, sizeof msg))
         return WFL_ST_FAULTING;
-    wflx_terminate(ex, msg);
+    wfl__terminate(ex, msg);
     return WFL_ST_EXECUTING; /* the instance is over; nothing closes */
 }
 
@@ -205,7 +205,7 @@ static wfl_status suspend_execute(wfl_exec *ex, wfl_act *act)
     char msg[512];
     if (!read_error(ex, act, msg, sizeof msg))
         return WFL_ST_FAULTING;
-    wflx_suspend(ex, msg);
+    wfl__suspend(ex, msg);
     return WFL_ST_CLOSED;
 }
 
@@ -215,14 +215,14 @@ const wfl_kind_ops wfl_ops_suspend = {suspend_execute, NULL, NULL, NULL};
  * -------------------------------------------------------------------------------------- */
 static wfl_status policy_execute(wfl_exec *ex, wfl_act *act)
 {
-    const wfl_pval *pv = wflx_pval(act, "RuleSetReference");
+    const wfl_pval *pv = wfl__pval(act, "RuleSetReference");
     if (!pv || pv->kind != WFL_PV_RULESET || !pv->u.ruleset.ruleset) {
         wf_error e = WF_ERROR_INIT;
         wf_error_set(&e, WF_E_NAME, &wfl_act_node(act)->loc, "no rule set '%s' (no rules loaded?)",
                      pv && pv->kind == WFL_PV_RULESET ? pv->u.ruleset.name : "");
-        return wflx_throw_error(ex, act, &e, NULL);
+        return wfl__throw_error(ex, act, &e, NULL);
     }
-    return wflx_run_ruleset(ex, act, pv->u.ruleset.ruleset);
+    return wfl__run_ruleset(ex, act, pv->u.ruleset.ruleset);
 }
 
 const wfl_kind_ops wfl_ops_policy = {policy_execute, NULL, NULL, NULL};
@@ -240,7 +240,7 @@ static bool is_ancestor(const wfl_act *anc, const wfl_act *act)
 static wfl_act *compensate_next(wfl_act *act, wfl_act *target)
 {
     if (is_ancestor(target, act))
-        return wflx_comp_next(target);
+        return wfl__comp_next(target);
     wfl_act *best = NULL;
     uint64_t best_order = 0;
     wfl_act *parent = wfl_act_parent(target);
@@ -250,7 +250,7 @@ static wfl_act *compensate_next(wfl_act *act, wfl_act *target)
         if (i < n && wfl_act_template(c) != target)
             continue;
         const xact *cx = wfl_act_exec(c);
-        if (cx && wflx_needs_comp(c) && cx->order > best_order) {
+        if (cx && wfl__needs_comp(c) && cx->order > best_order) {
             best = c;
             best_order = cx->order;
         }
@@ -260,7 +260,7 @@ static wfl_act *compensate_next(wfl_act *act, wfl_act *target)
 
 static wfl_act *compensate_target(wfl_exec *ex, wfl_act *act, bool *ok)
 {
-    const wfl_pval *pv = wflx_pval(act, "TargetActivityName");
+    const wfl_pval *pv = wfl__pval(act, "TargetActivityName");
     const char *name = pv && pv->kind == WFL_PV_LITERAL ? wf_value_str(&pv->u.literal) : "";
     wfl_act *t = wfl_act_resolve(act, name);
     *ok = t != NULL;
@@ -268,7 +268,7 @@ static wfl_act *compensate_target(wfl_exec *ex, wfl_act *act, bool *ok)
         wf_error e = WF_ERROR_INIT;
         wf_error_set(&e, WF_E_NAME, &wfl_act_node(act)->loc, "Compensate: no activity named '%s'",
                      name);
-        wflx_throw_error(ex, act, &e, NULL);
+        wfl__throw_error(ex, act, &e, NULL);
     }
     return t;
 }
@@ -282,7 +282,7 @@ static wfl_status compensate_step(wfl_exec *ex, wfl_act *act)
     wfl_act *next = compensate_next(act, target);
     if (!next)
         return WFL_ST_CLOSED;
-    wflx_compensate(ex, next, act);
+    wfl__compensate(ex, next, act);
     return WFL_ST_EXECUTING;
 }
 
@@ -290,7 +290,7 @@ static void compensate_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
 {
     (void)child;
     if (compensate_step(ex, act) == WFL_ST_CLOSED)
-        wflx_close(ex, act);
+        wfl__close(ex, act);
 }
 
 const wfl_kind_ops wfl_ops_compensate = {compensate_step, NULL, compensate_child_closed, NULL};
@@ -299,7 +299,7 @@ const wfl_kind_ops wfl_ops_compensate = {compensate_step, NULL, compensate_child
  */
 static bool handler_matches(const wfl_act *h, const wf_value *exc)
 {
-    const wfl_pval *pv = wflx_pval(h, "FaultType");
+    const wfl_pval *pv = wfl__pval(h, "FaultType");
     if (!pv || pv->kind != WFL_PV_TYPE)
         return true;
     if (pv->u.type.exc)
@@ -315,14 +315,14 @@ static wfl_status fault_handlers_execute(wfl_exec *ex, wfl_act *act)
         return WFL_ST_CLOSED;
     for (size_t i = 0; i < wfl_act_child_count(act); i++) {
         wfl_act *h = wfl_act_child(act, i);
-        if (!wflx_is_body_child(h) || !handler_matches(h, &ox->exc))
+        if (!wfl__is_body_child(h) || !handler_matches(h, &ox->exc))
             continue;
-        const wfl_dp *dp = wflx_dp(h, "Fault");
+        const wfl_dp *dp = wfl__dp(h, "Fault");
         wf_error err = WF_ERROR_INIT;
         if (dp && wfl_act_set_internal(h, dp, &ox->exc, &err) != WF_OK)
-            return wflx_throw_error(ex, act, &err, NULL);
+            return wfl__throw_error(ex, act, &err, NULL);
         ((xact *)wfl_act_exec(act))->cursor = (int32_t)i;
-        wflx_execute(ex, h);
+        wfl__execute(ex, h);
         return WFL_ST_EXECUTING;
     }
     return WFL_ST_CLOSED;
@@ -336,7 +336,7 @@ static void fault_handlers_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *chi
         ox->flags |= XF_HANDLED;
         wf_value_release(&ox->exc);
     }
-    wflx_close(ex, act);
+    wfl__close(ex, act);
 }
 
 const wfl_kind_ops wfl_ops_fault_handlers = {fault_handlers_execute, NULL,
@@ -347,16 +347,16 @@ const wfl_kind_ops wfl_ops_fault_handlers = {fault_handlers_execute, NULL,
 static wfl_status invoke_execute(wfl_exec *ex, wfl_act *act)
 {
     wf_error err = WF_ERROR_INIT;
-    const wfl_pval *tp = wflx_pval(act, "TargetWorkflow");
+    const wfl_pval *tp = wfl__pval(act, "TargetWorkflow");
     const char *target = tp && tp->kind == WFL_PV_TYPE ? tp->u.type.name : "";
     if (!ex->opts.invoke_workflow) {
         wf_error_set(&err, WF_E_UNSUPPORTED, &wfl_act_node(act)->loc,
                      "InvokeWorkflow '%s': this host cannot start workflows", target);
-        return wflx_throw_error(ex, act, &err, NULL);
+        return wfl__throw_error(ex, act, &err, NULL);
     }
-    if (!wflx_raise_event(ex, act, "Invoking"))
+    if (!wfl__raise_event(ex, act, "Invoking"))
         return WFL_ST_FAULTING;
-    const wfl_pval *pv = wflx_pval(act, "ParameterBindings");
+    const wfl_pval *pv = wfl__pval(act, "ParameterBindings");
     size_t n = pv && pv->kind == WFL_PV_PARAMS ? pv->u.params.count : 0;
     const char **names = wf_calloc(n + 1, sizeof(char *));
     wf_value *vals = wf_calloc(n + 1, sizeof(wf_value));
@@ -381,14 +381,14 @@ static wfl_status invoke_execute(wfl_exec *ex, wfl_act *act)
     wf_free(names);
     wf_free(vals);
     wf_value idv = wf_null();
-    const wfl_dp *dp = wflx_dp(act, "InstanceId");
+    const wfl_dp *dp = wfl__dp(act, "InstanceId");
     if (rc == WF_OK && dp && (rc = wf_value_cstring(id, &idv)) == WF_OK)
         rc = wfl_act_set_internal(act, dp, &idv, &err);
     wf_value_release(&idv);
     if (rc != WF_OK) {
         if (err.code == WF_OK)
             wf_error_set(&err, rc, NULL, "out of memory");
-        return wflx_throw_error(ex, act, &err, NULL);
+        return wfl__throw_error(ex, act, &err, NULL);
     }
     return WFL_ST_CLOSED;
 }
@@ -398,7 +398,7 @@ const wfl_kind_ops wfl_ops_invoke_workflow = {invoke_execute, NULL, NULL, NULL};
 /* ---- custom type-library activities --------------------------------------------------------- */
 static wfl_status custom_execute(wfl_exec *ex, wfl_act *act)
 {
-    return wflx_call_custom(ex, act);
+    return wfl__call_custom(ex, act);
 }
 
 const wfl_kind_ops wfl_ops_custom = {custom_execute, NULL, NULL, NULL};

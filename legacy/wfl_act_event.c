@@ -1,13 +1,13 @@
 /* wfl_act_event.c — activities built on workflow queues: HandleExternalEvent (queue
  * "Interface.Event", payload written through ParameterBindings), Delay (a timer feeding its own
  * queue), Listen (first event wins, the losers' subscriptions are removed and they never start)
- * and CallExternalMethod (WF-SEMANTICS.md §3, §4 "Queues and events"). */
+ * and CallExternalMethod (docs/semantics.md §3, §4 "Queues and events"). */
 #include "wfl_exec_int.h"
 
 #include <stdio.h>
 #include <string.h>
 
-bool wflx_is_event_act(const wfl_act *act)
+bool wfl__is_event_act(const wfl_act *act)
 {
     wfl_kind k = wfl_act_type(act)->kind;
     return k == WFL_KIND_DELAY || k == WFL_KIND_HANDLE_EXTERNAL_EVENT;
@@ -15,7 +15,7 @@ bool wflx_is_event_act(const wfl_act *act)
 
 static const wfl_tl_service *service_of(const wfl_act *act, const char **iface)
 {
-    const wfl_pval *pv = wflx_pval(act, "InterfaceType");
+    const wfl_pval *pv = wfl__pval(act, "InterfaceType");
     *iface = pv && pv->kind == WFL_PV_TYPE ? pv->u.type.name : "";
     const wfl_tl_service *s = pv && pv->kind == WFL_PV_TYPE ? pv->u.type.service : NULL;
     if (s)
@@ -25,7 +25,7 @@ static const wfl_tl_service *service_of(const wfl_act *act, const char **iface)
 
 static const char *literal_str(const wfl_act *act, const char *dp_name)
 {
-    const wfl_pval *pv = wflx_pval(act, dp_name);
+    const wfl_pval *pv = wfl__pval(act, dp_name);
     return pv && pv->kind == WFL_PV_LITERAL ? wf_value_str(&pv->u.literal) : "";
 }
 
@@ -48,12 +48,12 @@ static void event_queue_name(const wfl_act *act, char *buf, size_t size)
 /* A Delay's timeout after its InitializeTimeoutDuration handler. */
 static bool delay_timeout(wfl_exec *ex, wfl_act *act, int64_t *us)
 {
-    if (!wflx_raise_event(ex, act, "InitializeTimeoutDuration"))
+    if (!wfl__raise_event(ex, act, "InitializeTimeoutDuration"))
         return false;
     wf_value v = wf_null();
     wf_error err = WF_ERROR_INIT;
     if (wfl_act_get_by_name(act, "TimeoutDuration", &v, &err) != WF_OK) {
-        wflx_throw_error(ex, act, &err, NULL);
+        wfl__throw_error(ex, act, &err, NULL);
         return false;
     }
     *us = v.type->kind == WF_K_TIMESPAN ? v.u.i64 : 0;
@@ -61,12 +61,12 @@ static bool delay_timeout(wfl_exec *ex, wfl_act *act, int64_t *us)
     return true;
 }
 
-bool wflx_event_subscribe(wfl_exec *ex, wfl_act *ev, wfl_act *listener)
+bool wfl__event_subscribe(wfl_exec *ex, wfl_act *ev, wfl_act *listener)
 {
-    xact *x = wflx_state(ex, ev);
+    xact *x = wfl__state(ex, ev);
     if (!x)
         return false;
-    xqueue *q = x->queue_id ? wflx_queue_by_id(ex, x->queue_id) : NULL;
+    xqueue *q = x->queue_id ? wfl__queue_by_id(ex, x->queue_id) : NULL;
     if (!q) {
         char name[300];
         event_queue_name(ev, name, sizeof name);
@@ -74,25 +74,25 @@ bool wflx_event_subscribe(wfl_exec *ex, wfl_act *ev, wfl_act *listener)
         int64_t timeout = 0;
         if (is_delay && !delay_timeout(ex, ev, &timeout))
             return false;
-        q = wflx_queue_create(ex, name, is_delay);
+        q = wfl__queue_create(ex, name, is_delay);
         if (!q)
             return false;
         x->queue_id = q->id;
-        if (is_delay && !wflx_timer_add(ex, wflx_now(ex) + (timeout > 0 ? timeout : 0), q->id, 0))
+        if (is_delay && !wfl__timer_add(ex, wfl__now(ex) + (timeout > 0 ? timeout : 0), q->id, 0))
             return false;
     }
-    return wflx_queue_subscribe(ex, q, listener);
+    return wfl__queue_subscribe(ex, q, listener);
 }
 
-void wflx_event_unsubscribe(wfl_exec *ex, wfl_act *ev, wfl_act *listener)
+void wfl__event_unsubscribe(wfl_exec *ex, wfl_act *ev, wfl_act *listener)
 {
     xact *x = wfl_act_exec(ev);
-    xqueue *q = x && x->queue_id ? wflx_queue_by_id(ex, x->queue_id) : NULL;
+    xqueue *q = x && x->queue_id ? wfl__queue_by_id(ex, x->queue_id) : NULL;
     if (!q)
         return;
-    wflx_queue_unsubscribe(ex, q, listener);
+    wfl__queue_unsubscribe(ex, q, listener);
     if (!q->sub_count && (q->is_timer || !q->item_count)) {
-        wflx_queue_delete(ex, q->id);
+        wfl__queue_delete(ex, q->id);
         x->queue_id = 0;
     }
 }
@@ -103,18 +103,18 @@ static bool hee_deliver(wfl_exec *ex, wfl_act *act, const wf_value *payload)
     const char *iface;
     const wfl_tl_service *s = service_of(act, &iface);
     const wfl_tl_event *ev = s ? wfl_tl_service_event(s, literal_str(act, "EventName")) : NULL;
-    if (!wflx_write_event_params(ex, act, ev, payload))
+    if (!wfl__write_event_params(ex, act, ev, payload))
         return false;
-    return wflx_raise_event(ex, act, "Invoked");
+    return wfl__raise_event(ex, act, "Invoked");
 }
 
 /* Take an item if one is there: CLOSED / FAULTING; EXECUTING when nothing yet. */
 static wfl_status hee_try(wfl_exec *ex, wfl_act *act, xqueue *q)
 {
     wf_value item;
-    if (!wflx_queue_dequeue(q, &item))
+    if (!wfl__queue_dequeue(q, &item))
         return WFL_ST_EXECUTING;
-    wflx_event_unsubscribe(ex, act, act);
+    wfl__event_unsubscribe(ex, act, act);
     bool ok = hee_deliver(ex, act, &item);
     wf_value_release(&item);
     return ok ? WFL_ST_CLOSED : WFL_ST_FAULTING;
@@ -125,12 +125,12 @@ static wfl_status hee_execute(wfl_exec *ex, wfl_act *act)
     xact *x = wfl_act_exec(act);
     char name[300];
     event_queue_name(act, name, sizeof name);
-    xqueue *q = wflx_queue_by_name(ex, name);
-    if (!q && !(q = wflx_queue_create(ex, name, false)))
+    xqueue *q = wfl__queue_by_name(ex, name);
+    if (!q && !(q = wfl__queue_create(ex, name, false)))
         return WFL_ST_FAULTING;
     x->queue_id = q->id;
     wfl_status st = hee_try(ex, act, q);
-    if (st == WFL_ST_EXECUTING && !wflx_queue_subscribe(ex, q, act))
+    if (st == WFL_ST_EXECUTING && !wfl__queue_subscribe(ex, q, act))
         return WFL_ST_FAULTING;
     return st;
 }
@@ -139,12 +139,12 @@ static void hee_queue_item(wfl_exec *ex, wfl_act *act, xqueue *q)
 {
     wfl_status st = hee_try(ex, act, q);
     if (st == WFL_ST_CLOSED)
-        wflx_close(ex, act);
+        wfl__close(ex, act);
 }
 
 static void event_stop(wfl_exec *ex, wfl_act *act)
 {
-    wflx_event_unsubscribe(ex, act, act);
+    wfl__event_unsubscribe(ex, act, act);
 }
 
 const wfl_kind_ops wfl_ops_hee = {hee_execute, event_stop, NULL, hee_queue_item};
@@ -154,21 +154,21 @@ const wfl_kind_ops wfl_ops_hee = {hee_execute, event_stop, NULL, hee_queue_item}
 static wfl_status delay_try(wfl_exec *ex, wfl_act *act, xqueue *q)
 {
     wf_value item;
-    if (!wflx_queue_dequeue(q, &item))
+    if (!wfl__queue_dequeue(q, &item))
         return WFL_ST_EXECUTING;
     wf_value_release(&item);
     xact *x = wfl_act_exec(act);
-    wflx_queue_delete(ex, q->id);
+    wfl__queue_delete(ex, q->id);
     x->queue_id = 0;
     return WFL_ST_CLOSED;
 }
 
 static wfl_status delay_execute(wfl_exec *ex, wfl_act *act)
 {
-    if (!wflx_event_subscribe(ex, act, act))
+    if (!wfl__event_subscribe(ex, act, act))
         return wfl_act_status(act) == WFL_ST_FAULTING ? WFL_ST_FAULTING : WFL_ST_EXECUTING;
     xact *x = wfl_act_exec(act);
-    xqueue *q = wflx_queue_by_id(ex, x->queue_id);
+    xqueue *q = wfl__queue_by_id(ex, x->queue_id);
     if (!q)
         return WFL_ST_EXECUTING;
     wfl_status st = delay_try(ex, act, q);
@@ -178,14 +178,14 @@ static wfl_status delay_execute(wfl_exec *ex, wfl_act *act)
 static void delay_queue_item(wfl_exec *ex, wfl_act *act, xqueue *q)
 {
     if (delay_try(ex, act, q) == WFL_ST_CLOSED)
-        wflx_close(ex, act);
+        wfl__close(ex, act);
 }
 
 static void delay_stop(wfl_exec *ex, wfl_act *act)
 {
     xact *x = wfl_act_exec(act);
     if (x->queue_id)
-        wflx_queue_delete(ex, x->queue_id);
+        wfl__queue_delete(ex, x->queue_id);
     x->queue_id = 0;
 }
 
@@ -196,7 +196,7 @@ const wfl_kind_ops wfl_ops_delay = {delay_execute, delay_stop, NULL, delay_queue
 static wfl_act *branch_event(wfl_act *branch)
 {
     wfl_act *first = wfl_act_child(branch, 0);
-    return first && wflx_is_event_act(first) ? first : NULL;
+    return first && wfl__is_event_act(first) ? first : NULL;
 }
 
 /* Drop the Listen's subscriptions except those on queue `keep` (0: none kept): two branches
@@ -207,7 +207,7 @@ static void listen_unsubscribe_all(wfl_exec *ex, wfl_act *act, uint32_t keep)
         wfl_act *ev = branch_event(wfl_act_child(act, i));
         xact *evx = ev ? wfl_act_exec(ev) : NULL;
         if (evx && (!keep || evx->queue_id != keep))
-            wflx_event_unsubscribe(ex, ev, act);
+            wfl__event_unsubscribe(ex, ev, act);
     }
 }
 
@@ -217,8 +217,8 @@ static wfl_status listen_execute(wfl_exec *ex, wfl_act *act)
     x->cursor = -1;
     for (size_t i = 0; i < wfl_act_child_count(act); i++) {
         wfl_act *b = wfl_act_child(act, i);
-        wfl_act *ev = wflx_is_body_child(b) ? branch_event(b) : NULL;
-        if (ev && !wflx_event_subscribe(ex, ev, act))
+        wfl_act *ev = wfl__is_body_child(b) ? branch_event(b) : NULL;
+        if (ev && !wfl__event_subscribe(ex, ev, act))
             return wfl_act_status(act) == WFL_ST_FAULTING ? WFL_ST_FAULTING : WFL_ST_EXECUTING;
     }
     return WFL_ST_EXECUTING;
@@ -237,8 +237,8 @@ static void listen_queue_item(wfl_exec *ex, wfl_act *act, xqueue *q)
             continue;
         x->cursor = (int32_t)i;
         listen_unsubscribe_all(ex, act, q->id);
-        wflx_queue_unsubscribe(ex, q, act); /* the item stays for the winning event activity */
-        wflx_execute(ex, b);
+        wfl__queue_unsubscribe(ex, q, act); /* the item stays for the winning event activity */
+        wfl__execute(ex, b);
         return;
     }
 }
@@ -251,7 +251,7 @@ static void listen_stop(wfl_exec *ex, wfl_act *act)
 static void listen_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
 {
     (void)child;
-    wflx_close(ex, act);
+    wfl__close(ex, act);
 }
 
 const wfl_kind_ops wfl_ops_listen = {listen_execute, listen_stop, listen_child_closed,
@@ -269,11 +269,11 @@ static wfl_status cem_execute(wfl_exec *ex, wfl_act *act)
         wf_error e = WF_ERROR_INIT;
         wf_error_set(&e, WF_E_NAME, &wfl_act_node(act)->loc,
                      "no local service method %s.%s is registered", iface, method);
-        return wflx_throw_error(ex, act, &e, NULL);
+        return wfl__throw_error(ex, act, &e, NULL);
     }
-    if (!wflx_raise_event(ex, act, "MethodInvoking"))
+    if (!wfl__raise_event(ex, act, "MethodInvoking"))
         return WFL_ST_FAULTING;
-    return wflx_call_method(ex, act, fn);
+    return wfl__call_method(ex, act, fn);
 }
 
 const wfl_kind_ops wfl_ops_cem = {cem_execute, NULL, NULL, NULL};

@@ -2,7 +2,7 @@
  * Replicator (one clone per data item, Sequence or Parallel, UntilCondition at start and after
  * each child, ChildInitialized/ChildCompleted seeing the clone and its InstanceData) and the
  * ConditionedActivityGroup (WhenCondition per child, UntilCondition for the group)
- * (WF-SEMANTICS.md §3, §4 "Execution contexts"). */
+ * (docs/semantics.md §3, §4 "Execution contexts"). */
 #include "wfl_exec_int.h"
 
 #include <string.h>
@@ -11,14 +11,14 @@
 
 static bool has_condition(const wfl_act *act, const char *dp)
 {
-    const wfl_pval *pv = wflx_pval(act, dp);
+    const wfl_pval *pv = wfl__pval(act, dp);
     return pv && pv->kind == WFL_PV_CONDITION;
 }
 
 static wfl_act *template_child(wfl_act *act)
 {
     for (size_t i = 0; i < wfl_act_child_count(act); i++)
-        if (wflx_is_body_child(wfl_act_child(act, i)))
+        if (wfl__is_body_child(wfl_act_child(act, i)))
             return wfl_act_child(act, i);
     return NULL;
 }
@@ -28,7 +28,7 @@ static wfl_act *template_child(wfl_act *act)
 static void start_clone(wfl_exec *ex, wfl_act *act, wfl_act *clone)
 {
     ((xact *)wfl_act_exec(act))->count++;
-    wflx_execute(ex, clone);
+    wfl__execute(ex, clone);
 }
 
 static int32_t clone_heard(wfl_act *act, wfl_act *child)
@@ -44,7 +44,7 @@ static wfl_status until_met(wfl_exec *ex, wfl_act *act)
 {
     xact *x = wfl_act_exec(act);
     x->cursor = LOOP_UNTIL_MET;
-    wflx_cancel_children(ex, act);
+    wfl__cancel_children(ex, act);
     return x->count == 0 ? WFL_ST_CLOSED : WFL_ST_EXECUTING;
 }
 
@@ -69,7 +69,7 @@ static bool child_event(wfl_exec *ex, wfl_act *act, wfl_act *clone, const char *
     const wf_value *saved_data = ex->event_data;
     ex->event_child = clone;
     ex->event_data = data ? data : &null_data;
-    bool ok = wflx_raise_event(ex, act, event);
+    bool ok = wfl__raise_event(ex, act, event);
     ex->event_child = saved_child;
     ex->event_data = saved_data;
     return ok;
@@ -79,7 +79,7 @@ static bool child_event(wfl_exec *ex, wfl_act *act, wfl_act *clone, const char *
 static wfl_act *rep_make_child(wfl_exec *ex, wfl_act *act, size_t index)
 {
     wfl_act *tmpl = template_child(act);
-    wfl_act *clone = tmpl ? wflx_clone(ex, tmpl) : NULL;
+    wfl_act *clone = tmpl ? wfl__clone(ex, tmpl) : NULL;
     if (!clone)
         return NULL;
     ((xact *)wfl_act_exec(clone))->aux = (int32_t)index;
@@ -95,12 +95,12 @@ static bool rep_until(wfl_exec *ex, wfl_act *act, bool *ok)
     *ok = true;
     if (!has_condition(act, "UntilCondition"))
         return false;
-    return wflx_condition_dp(ex, act, "UntilCondition", false, ok);
+    return wfl__condition_dp(ex, act, "UntilCondition", false, ok);
 }
 
 static wfl_status rep_done(wfl_exec *ex, wfl_act *act)
 {
-    return wflx_raise_event(ex, act, "Completed") ? WFL_ST_CLOSED : WFL_ST_FAULTING;
+    return wfl__raise_event(ex, act, "Completed") ? WFL_ST_CLOSED : WFL_ST_FAULTING;
 }
 
 static wfl_status rep_start(wfl_exec *ex, wfl_act *act)
@@ -137,12 +137,12 @@ static wfl_status rep_execute(wfl_exec *ex, wfl_act *act)
     x->aux = 0;
     x->cursor = 0;
     x->count = 0;
-    if (!wflx_raise_event(ex, act, "Initialized"))
+    if (!wfl__raise_event(ex, act, "Initialized"))
         return WFL_ST_FAULTING;
     wf_error err = WF_ERROR_INIT;
     wf_value data = wf_null();
     if (wfl_act_get_by_name(act, "InitialChildData", &data, &err) != WF_OK)
-        return wflx_throw_error(ex, act, &err, NULL);
+        return wfl__throw_error(ex, act, &err, NULL);
     wf_value_release(&x->val);
     x->val = data;
     bool ok;
@@ -159,7 +159,7 @@ static void rep_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
     int32_t running = clone_heard(act, child);
     if (x->cursor == LOOP_UNTIL_MET) {
         if (running == 0 && rep_done(ex, act) == WFL_ST_CLOSED)
-            wflx_close(ex, act);
+            wfl__close(ex, act);
         return;
     }
     if (wfl_act_is_clone_root(child) && !child_event(ex, act, child, "ChildCompleted"))
@@ -179,7 +179,7 @@ static void rep_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
     else if (st == WFL_ST_CLOSED && is_parallel(act))
         st = rep_done(ex, act);
     if (st == WFL_ST_CLOSED)
-        wflx_close(ex, act);
+        wfl__close(ex, act);
 }
 
 const wfl_kind_ops wfl_ops_replicator = {rep_execute, NULL, rep_child_closed, NULL};
@@ -189,7 +189,7 @@ static bool cag_child_running(wfl_act *act, wfl_act *tmpl)
 {
     for (size_t i = 0; i < wfl_act_context_count(act); i++) {
         wfl_act *c = wfl_act_context_at(act, i);
-        if (wfl_act_template(c) == tmpl && wflx_is_running(c))
+        if (wfl_act_template(c) == tmpl && wfl__is_running(c))
             return true;
     }
     return false;
@@ -200,19 +200,19 @@ static bool cag_schedule(wfl_exec *ex, wfl_act *act)
 {
     for (size_t i = 0; i < wfl_act_child_count(act); i++) {
         wfl_act *t = wfl_act_child(act, i);
-        if (!wflx_is_body_child(t) || cag_child_running(act, t))
+        if (!wfl__is_body_child(t) || cag_child_running(act, t))
             continue;
-        xact *tx = wflx_state(ex, t);
+        xact *tx = wfl__state(ex, t);
         if (!tx)
             return false;
         const wfl_node *n = wfl_act_node(t);
         bool ok = true;
-        bool run = n->has_when ? wflx_condition(ex, act, &n->when, &ok) : tx->cursor == 0;
+        bool run = n->has_when ? wfl__condition(ex, act, &n->when, &ok) : tx->cursor == 0;
         if (!ok)
             return false;
         if (!run)
             continue;
-        wfl_act *clone = wflx_clone(ex, t);
+        wfl_act *clone = wfl__clone(ex, t);
         if (!clone)
             return false;
         tx->cursor++;
@@ -225,7 +225,7 @@ static wfl_status cag_step(wfl_exec *ex, wfl_act *act)
 {
     bool ok = true;
     bool has_until = has_condition(act, "UntilCondition");
-    if (has_until && wflx_condition_dp(ex, act, "UntilCondition", false, &ok))
+    if (has_until && wfl__condition_dp(ex, act, "UntilCondition", false, &ok))
         return until_met(ex, act);
     if (!ok || !cag_schedule(ex, act))
         return WFL_ST_FAULTING;
@@ -238,10 +238,10 @@ static wfl_status cag_step(wfl_exec *ex, wfl_act *act)
                            "ConditionedActivityGroup has nothing to run while its "
                            "UntilCondition is false",
                            &exc) != WF_OK) {
-        wflx_fail_nomem(ex);
+        wfl__fail_nomem(ex);
         return WFL_ST_FAULTING;
     }
-    wflx_throw(ex, act, &exc);
+    wfl__throw(ex, act, &exc);
     wf_value_release(&exc);
     return WFL_ST_FAULTING;
 }
@@ -263,7 +263,7 @@ static void cag_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
     else
         st = cag_step(ex, act);
     if (st == WFL_ST_CLOSED)
-        wflx_close(ex, act);
+        wfl__close(ex, act);
 }
 
 const wfl_kind_ops wfl_ops_cag = {cag_execute, NULL, cag_child_closed, NULL};

@@ -1,19 +1,19 @@
 /* wfl_act_native.c — where activities meet native code and rules: custom activity Execute
  * against the activity's DPs, code-beside handlers and conditions against the root, service
  * methods through ParameterBindings, .rules conditions and RuleSets with `this` = the root,
- * and the trace record of every native call (DESIGN.md "The legacy model"). */
+ * and the trace record of every native call (docs/architecture.md "The legacy model"). */
 #include "wfl_exec_int.h"
 
 #include <string.h>
 
-const wfl_dp *wflx_dp(const wfl_act *act, const char *dp_name)
+const wfl_dp *wfl__dp(const wfl_act *act, const char *dp_name)
 {
     return wfl_type_find_dp(wfl_act_type(act), dp_name);
 }
 
-const wfl_pval *wflx_pval(const wfl_act *act, const char *dp_name)
+const wfl_pval *wfl__pval(const wfl_act *act, const char *dp_name)
 {
-    const wfl_dp *dp = wflx_dp(act, dp_name);
+    const wfl_dp *dp = wfl__dp(act, dp_name);
     return dp ? wfl_node_pval(wfl_act_node(act), dp) : NULL;
 }
 
@@ -87,7 +87,7 @@ static void trace_call(void *ud, const wfl_tl_call_record *rec)
 static wfl_act *event_target(call_ctx *cc, const char *name)
 {
     wfl_exec *ex = cc->ex;
-    if (ex->event_child && wflx_dp(ex->event_child, name) && strcmp(name, "Name") != 0)
+    if (ex->event_child && wfl__dp(ex->event_child, name) && strcmp(name, "Name") != 0)
         return ex->event_child;
     return cc->target;
 }
@@ -150,7 +150,7 @@ static wf_status rules_get(void *ud, const wfl_rules_seg *path, size_t count, wf
     wfl_exec *ex = ud;
     if (count != 1 || path[0].index_count)
         return WF_E_NAME; /* the evaluator reads the prefix and applies the rest itself */
-    if (!wflx_dp(root_of(ex), path[0].name))
+    if (!wfl__dp(root_of(ex), path[0].name))
         return wf_error_set(err, WF_E_NAME, NULL, "'%s' is not a member of the workflow",
                             path[0].name);
     return wfl_act_get_by_name(root_of(ex), path[0].name, out, err);
@@ -196,11 +196,11 @@ static bool fault_msg(wfl_exec *ex, wfl_act *act, wf_status code, const char *wh
 {
     wf_error e = WF_ERROR_INIT;
     wf_error_set(&e, code, &wfl_act_node(act)->loc, "no %s '%s'", what, name);
-    wflx_throw_error(ex, act, &e, NULL);
+    wfl__throw_error(ex, act, &e, NULL);
     return false;
 }
 
-bool wflx_condition(wfl_exec *ex, wfl_act *act, const wfl_cond *cond, bool *ok)
+bool wfl__condition(wfl_exec *ex, wfl_act *act, const wfl_cond *cond, bool *ok)
 {
     wf_error err = WF_ERROR_INIT;
     *ok = false;
@@ -209,7 +209,7 @@ bool wflx_condition(wfl_exec *ex, wfl_act *act, const wfl_cond *cond, bool *ok)
             return fault_msg(ex, act, WF_E_NAME, "code-beside condition", cond->name);
         wf_value ret = wf_null();
         if (invoke_on(ex, act, root_of(ex), cond->fn, &ret, &err) != WF_OK) {
-            wflx_throw_error(ex, act, &err, NULL);
+            wfl__throw_error(ex, act, &err, NULL);
             return false;
         }
         *ok = true;
@@ -223,7 +223,7 @@ bool wflx_condition(wfl_exec *ex, wfl_act *act, const wfl_cond *cond, bool *ok)
     bool result = false;
     wf_value exc = wf_null();
     if (wfl_rules_eval_condition(cond->rule, &t, &result, &exc, &err) != WF_OK) {
-        wflx_throw_error(ex, act, &err, &exc);
+        wfl__throw_error(ex, act, &err, &exc);
         wf_value_release(&exc);
         return false;
     }
@@ -231,24 +231,24 @@ bool wflx_condition(wfl_exec *ex, wfl_act *act, const wfl_cond *cond, bool *ok)
     return result;
 }
 
-bool wflx_condition_dp(wfl_exec *ex, wfl_act *act, const char *dp_name, bool unset_true, bool *ok)
+bool wfl__condition_dp(wfl_exec *ex, wfl_act *act, const char *dp_name, bool unset_true, bool *ok)
 {
-    const wfl_pval *pv = wflx_pval(act, dp_name);
+    const wfl_pval *pv = wfl__pval(act, dp_name);
     if (!pv || pv->kind != WFL_PV_CONDITION) {
         *ok = true;
         return unset_true;
     }
-    return wflx_condition(ex, act, &pv->u.cond, ok);
+    return wfl__condition(ex, act, &pv->u.cond, ok);
 }
 
-bool wflx_raise_event(wfl_exec *ex, wfl_act *act, const char *dp_name)
+bool wfl__raise_event(wfl_exec *ex, wfl_act *act, const char *dp_name)
 {
-    const wfl_pval *pv = wflx_pval(act, dp_name);
+    const wfl_pval *pv = wfl__pval(act, dp_name);
     if (pv && pv->kind == WFL_PV_BIND) {
         wf_error e = WF_ERROR_INIT;
         wf_error_set(&e, WF_E_UNSUPPORTED, &pv->loc,
                      "%s: an event handler given by ActivityBind cannot be called", dp_name);
-        wflx_throw_error(ex, act, &e, NULL);
+        wfl__throw_error(ex, act, &e, NULL);
         return false;
     }
     if (!pv || pv->kind != WFL_PV_HANDLER)
@@ -257,13 +257,13 @@ bool wflx_raise_event(wfl_exec *ex, wfl_act *act, const char *dp_name)
         return fault_msg(ex, act, WF_E_NAME, "code-beside handler", pv->u.handler.name);
     wf_error err = WF_ERROR_INIT;
     if (invoke_on(ex, act, root_of(ex), pv->u.handler.fn, NULL, &err) != WF_OK) {
-        wflx_throw_error(ex, act, &err, NULL);
+        wfl__throw_error(ex, act, &err, NULL);
         return false;
     }
     return true;
 }
 
-wfl_status wflx_call_custom(wfl_exec *ex, wfl_act *act)
+wfl_status wfl__call_custom(wfl_exec *ex, wfl_act *act)
 {
     const wfl_type *t = wfl_act_type(act);
     const wfl_tl_func *fn = t->custom ? wfl_tl_activity_func(t->custom) : NULL;
@@ -271,17 +271,17 @@ wfl_status wflx_call_custom(wfl_exec *ex, wfl_act *act)
         return WFL_ST_CLOSED;
     wf_error err = WF_ERROR_INIT;
     if (invoke_on(ex, act, act, fn, NULL, &err) != WF_OK)
-        return wflx_throw_error(ex, act, &err, NULL);
+        return wfl__throw_error(ex, act, &err, NULL);
     return WFL_ST_CLOSED;
 }
 
-wfl_status wflx_run_ruleset(wfl_exec *ex, wfl_act *act, const wfl_ruleset *rs)
+wfl_status wfl__run_ruleset(wfl_exec *ex, wfl_act *act, const wfl_ruleset *rs)
 {
     wfl_rules_target t = rules_target(ex);
     wf_value exc = wf_null();
     wf_error err = WF_ERROR_INIT;
     if (wfl_rules_execute(rs, &t, NULL, &exc, &err) != WF_OK) {
-        wflx_throw_error(ex, act, &err, &exc);
+        wfl__throw_error(ex, act, &err, &exc);
         wf_value_release(&exc);
         return WFL_ST_FAULTING;
     }
@@ -292,7 +292,7 @@ wfl_status wflx_run_ruleset(wfl_exec *ex, wfl_act *act, const wfl_ruleset *rs)
  */
 static const wfl_param_binding *find_binding(wfl_act *act, const char *param)
 {
-    const wfl_pval *pv = wflx_pval(act, "ParameterBindings");
+    const wfl_pval *pv = wfl__pval(act, "ParameterBindings");
     if (!pv || pv->kind != WFL_PV_PARAMS)
         return NULL;
     for (size_t i = 0; i < pv->u.params.count; i++)
@@ -340,7 +340,7 @@ static wf_status method_set(void *ud, const char *name, const wf_value *value, w
     return binding_set(cc->target, pb, value, err);
 }
 
-wfl_status wflx_call_method(wfl_exec *ex, wfl_act *act, const wfl_tl_func *fn)
+wfl_status wfl__call_method(wfl_exec *ex, wfl_act *act, const wfl_tl_func *fn)
 {
     call_ctx cc = {ex, act, act, fn};
     wf_error err = WF_ERROR_INIT;
@@ -350,11 +350,11 @@ wfl_status wflx_call_method(wfl_exec *ex, wfl_act *act, const wfl_tl_func *fn)
         rc = binding_set(act, find_binding(act, "(ReturnValue)"), &ret, &err);
     wf_value_release(&ret);
     if (rc != WF_OK)
-        return wflx_throw_error(ex, act, &err, NULL);
+        return wfl__throw_error(ex, act, &err, NULL);
     return WFL_ST_CLOSED;
 }
 
-bool wflx_write_event_params(wfl_exec *ex, wfl_act *act, const wfl_tl_event *ev,
+bool wfl__write_event_params(wfl_exec *ex, wfl_act *act, const wfl_tl_event *ev,
                              const wf_value *payload)
 {
     size_t n = ev ? wfl_tl_event_param_count(ev) : 0;
@@ -376,13 +376,13 @@ bool wflx_write_event_params(wfl_exec *ex, wfl_act *act, const wfl_tl_event *ev,
         wf_value_release(&conv);
         if (rc != WF_OK) {
             wf_error_prefix(&err, "event parameter %s: ", p->name);
-            wflx_throw_error(ex, act, &err, NULL);
+            wfl__throw_error(ex, act, &err, NULL);
             return false;
         }
     }
     if (!ev) { /* no type library for the interface: bind the payload to "e" */
         if (binding_set(act, find_binding(act, "e"), payload, &err) != WF_OK) {
-            wflx_throw_error(ex, act, &err, NULL);
+            wfl__throw_error(ex, act, &err, NULL);
             return false;
         }
     }

@@ -3,7 +3,7 @@
  * subscribed by the root, one handler runs at a time in a fresh clone, and SetState only
  * records the target: the move happens when the running EventDriven/StateInitialization
  * closes (StateFinalization, then enter the target; CompletedStateName completes the
- * workflow). The host may force a move through the "SetStateQueue" (WF-SEMANTICS.md §3). */
+ * workflow). The host may force a move through the "SetStateQueue" (docs/semantics.md §3). */
 #include "wfl_exec_int.h"
 
 #include <string.h>
@@ -52,7 +52,7 @@ static wfl_act *child_of_kind(wfl_act *state, wfl_kind kind)
 
 static const char *meta_name(const wfl_act *act, const char *dp)
 {
-    const wfl_pval *pv = wflx_pval(act, dp);
+    const wfl_pval *pv = wfl__pval(act, dp);
     return pv && pv->kind == WFL_PV_LITERAL ? wf_value_str(&pv->u.literal) : "";
 }
 
@@ -67,7 +67,7 @@ static bool fail_state(wfl_exec *ex, wfl_act *act, const char *what, const char 
     wf_error e = WF_ERROR_INIT;
     wf_error_set(&e, WF_E_NAME, &wfl_act_node(act)->loc, "%s: no leaf state named '%s'", what,
                  name);
-    wflx_throw_error(ex, act, &e, NULL);
+    wfl__throw_error(ex, act, &e, NULL);
     return false;
 }
 
@@ -78,19 +78,19 @@ static void for_each_handler(wfl_exec *ex, wfl_act *root, bool subscribe)
     for (wfl_act *s = state_at(ex, x->cursor); s; s = wfl_act_parent(s)) {
         for (size_t i = 0; i < wfl_act_child_count(s); i++) {
             wfl_act *c = wfl_act_child(s, i);
-            if (wfl_act_type(c)->kind != WFL_KIND_EVENT_DRIVEN || !wflx_is_body_child(c))
+            if (wfl_act_type(c)->kind != WFL_KIND_EVENT_DRIVEN || !wfl__is_body_child(c))
                 continue;
             wfl_act *ev = wfl_act_child(c, 0);
-            if (!ev || !wflx_is_event_act(ev))
+            if (!ev || !wfl__is_event_act(ev))
                 continue;
             if (subscribe) {
-                wflx_event_subscribe(ex, ev, root);
+                wfl__event_subscribe(ex, ev, root);
                 xact *evx = wfl_act_exec(ev);
-                xqueue *q = evx ? wflx_queue_by_id(ex, evx->queue_id) : NULL;
+                xqueue *q = evx ? wfl__queue_by_id(ex, evx->queue_id) : NULL;
                 if (q && q->item_count) /* arrived while another handler ran */
-                    wflx_schedule(ex, WI_QUEUE, root, NULL, q->id);
+                    wfl__schedule(ex, WI_QUEUE, root, NULL, q->id);
             } else
-                wflx_event_unsubscribe(ex, ev, root);
+                wfl__event_unsubscribe(ex, ev, root);
         }
         if (s == root)
             break;
@@ -100,17 +100,17 @@ static void for_each_handler(wfl_exec *ex, wfl_act *root, bool subscribe)
 /* Run a clone of `tmpl` (StateInitialization, StateFinalization or an EventDriven). */
 static bool run_clone(wfl_exec *ex, wfl_act *root, wfl_act *tmpl, int what, uint32_t queue_id)
 {
-    wfl_act *clone = wflx_clone(ex, tmpl);
+    wfl_act *clone = wfl__clone(ex, tmpl);
     if (!clone)
         return false;
     if (queue_id) {
-        xact *fx = wflx_state(ex, wfl_act_child(clone, 0));
+        xact *fx = wfl__state(ex, wfl_act_child(clone, 0));
         if (!fx)
             return false;
         fx->queue_id = queue_id;
     }
     ((xact *)wfl_act_exec(root))->count = what;
-    wflx_execute(ex, clone);
+    wfl__execute(ex, clone);
     return true;
 }
 
@@ -118,21 +118,21 @@ static void set_active(wfl_exec *ex, wfl_act *state, bool active)
 {
     if (active) {
         wfl_act_set_result(state, WFL_RES_NONE);
-        wflx_state(ex, state);
-        wflx_set_status(ex, state, WFL_ST_EXECUTING);
+        wfl__state(ex, state);
+        wfl__set_status(ex, state, WFL_ST_EXECUTING);
     } else {
         wfl_act_set_result(state, WFL_RES_SUCCEEDED);
-        wflx_set_status(ex, state, WFL_ST_CLOSED);
+        wfl__set_status(ex, state, WFL_ST_CLOSED);
     }
 }
 
 static void complete_machine(wfl_exec *ex, wfl_act *root)
 {
-    xqueue *q = wflx_queue_by_name(ex, SET_STATE_QUEUE);
+    xqueue *q = wfl__queue_by_name(ex, SET_STATE_QUEUE);
     if (q)
-        wflx_queue_delete(ex, q->id);
-    if (wflx_raise_event(ex, root, "Completed"))
-        wflx_close(ex, root);
+        wfl__queue_delete(ex, q->id);
+    if (wfl__raise_event(ex, root, "Completed"))
+        wfl__close(ex, root);
 }
 
 /* Enter leaf state `target` (its inactive ancestors first), then StateInitialization or
@@ -155,7 +155,7 @@ static void enter_state(wfl_exec *ex, wfl_act *root, wfl_act *target)
         return;
     }
     wfl_act *init = child_of_kind(target, WFL_KIND_STATE_INITIALIZATION);
-    if (init && wflx_is_body_child(init)) {
+    if (init && wfl__is_body_child(init)) {
         run_clone(ex, root, init, SM_INIT, 0);
         return;
     }
@@ -178,7 +178,7 @@ static void transition(wfl_exec *ex, wfl_act *root, bool finalized)
     wfl_act *target = state_at(ex, x->aux);
     for_each_handler(ex, root, false);
     wfl_act *fin = cur && !finalized ? child_of_kind(cur, WFL_KIND_STATE_FINALIZATION) : NULL;
-    if (fin && wflx_is_body_child(fin)) {
+    if (fin && wfl__is_body_child(fin)) {
         run_clone(ex, root, fin, SM_FINAL, 0);
         return;
     }
@@ -216,7 +216,7 @@ static wfl_status sm_execute(wfl_exec *ex, wfl_act *act)
 {
     xact *x = wfl_act_exec(act);
     x->cursor = x->aux = -1;
-    if (!wflx_raise_event(ex, act, "Initialized"))
+    if (!wfl__raise_event(ex, act, "Initialized"))
         return WFL_ST_FAULTING;
     const char *initial = meta_name(act, "InitialStateName");
     int32_t idx = state_index(ex, initial);
@@ -224,8 +224,8 @@ static wfl_status sm_execute(wfl_exec *ex, wfl_act *act)
         fail_state(ex, act, "InitialStateName", initial);
         return WFL_ST_FAULTING;
     }
-    xqueue *q = wflx_queue_create(ex, SET_STATE_QUEUE, false);
-    if (!q || !wflx_queue_subscribe(ex, q, act))
+    xqueue *q = wfl__queue_create(ex, SET_STATE_QUEUE, false);
+    if (!q || !wfl__queue_subscribe(ex, q, act))
         return WFL_ST_FAULTING;
     enter_state(ex, act, state_at(ex, idx));
     return WFL_ST_EXECUTING;
@@ -239,7 +239,7 @@ static void sm_queue_item(wfl_exec *ex, wfl_act *act, xqueue *q)
         return; /* one handler at a time; the item waits in its queue */
     if (strcmp(q->name, SET_STATE_QUEUE) == 0) {
         wf_value item;
-        if (!wflx_queue_dequeue(q, &item))
+        if (!wfl__queue_dequeue(q, &item))
             return;
         int32_t idx = state_index(ex, wf_value_str(&item));
         bool ok = idx >= 0 || fail_state(ex, act, "SetState", wf_value_str(&item));
@@ -258,7 +258,7 @@ static void sm_queue_item(wfl_exec *ex, wfl_act *act, xqueue *q)
             xact *evx = ev ? wfl_act_exec(ev) : NULL;
             if (!evx || evx->queue_id != q->id)
                 continue;
-            wflx_queue_unsubscribe(ex, q, act);
+            wfl__queue_unsubscribe(ex, q, act);
             run_clone(ex, act, c, SM_EVENT, q->id);
             return;
         }
@@ -270,9 +270,9 @@ static void sm_queue_item(wfl_exec *ex, wfl_act *act, xqueue *q)
 static void sm_stop(wfl_exec *ex, wfl_act *act)
 {
     for_each_handler(ex, act, false);
-    xqueue *q = wflx_queue_by_name(ex, SET_STATE_QUEUE);
+    xqueue *q = wfl__queue_by_name(ex, SET_STATE_QUEUE);
     if (q)
-        wflx_queue_delete(ex, q->id);
+        wfl__queue_delete(ex, q->id);
 }
 
 static void sm_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
@@ -304,7 +304,7 @@ static wfl_status set_state_execute(wfl_exec *ex, wfl_act *act)
         fail_state(ex, act, "SetState", target);
         return WFL_ST_FAULTING;
     }
-    xact *rx = wflx_state(ex, root);
+    xact *rx = wfl__state(ex, root);
     if (!rx)
         return WFL_ST_FAULTING;
     rx->aux = idx;

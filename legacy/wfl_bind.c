@@ -1,6 +1,6 @@
 /* wfl_bind.c — ActivityBind syntax (markup extension and Path grammar), static name resolution
  * on the definition tree, and reading/writing through member paths into immutable values by
- * rebuilding every container on the way (WF-SEMANTICS.md §1 "ActivityBind"). */
+ * rebuilding every container on the way (docs/semantics.md §1 "ActivityBind"). */
 #include "wfl_bind.h"
 
 #include <ctype.h>

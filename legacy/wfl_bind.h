@@ -1,7 +1,7 @@
 /* wfl_bind.h — ActivityBind: parsing the markup-extension form `{ActivityBind Name,Path=P}`
  * and member paths (`Order.Lines[0].Sku`), resolving a bind's Name against the definition
  * tree, and reading/writing through a path into immutable list and record values
- * (WF-SEMANTICS.md §1 "ActivityBind"). Run-time resolution on instances is in wfl_inst.h. */
+ * (docs/semantics.md §1 "ActivityBind"). Run-time resolution on instances is in wfl_inst.h. */
 #ifndef WFL_BIND_H
 #define WFL_BIND_H
 

@@ -1,7 +1,7 @@
 /* wfl_def.h — loading a legacy workflow definition: a WF3 `.xoml` file (plus its `.rules`
  * and the type libraries its namespaces name) checked as WF3 would and turned into an
  * immutable activity tree. Every problem goes to a wf_diags with file:line:col
- * (DESIGN.md "The legacy model", "Output contracts"; WF-SEMANTICS.md §1, §3). */
+ * (docs/architecture.md "The legacy model", "Output contracts"; docs/semantics.md §1, §3). */
 #ifndef WFL_DEF_H
 #define WFL_DEF_H
 
@@ -36,7 +36,7 @@ typedef struct wfl_load_opts {
  * WF_E_TYPE, WF_E_NAME (bind/handler/condition/target not found), WF_E_NOLIB (a type library
  * NAME.activities.xml missing from the library path), WF_E_UNSUPPORTED (a WF3 type with no
  * native equivalent), WF_E_NOMEM. Designer-only and foreign-namespace attributes and elements
- * are warnings, never silently dropped. The .rules file is loaded first (WF-SEMANTICS.md §2),
+ * are warnings, never silently dropped. The .rules file is loaded first (docs/semantics.md §2),
  * so RuleConditionReference / RuleSetReference names are checked against it. */
 wf_status wfl_definition_load_file(const wfl_load_opts *opts, const char *path,
                                    wfl_definition **out, wf_error *err);
@@ -52,7 +52,7 @@ size_t wfl_definition_activity_count(const wfl_definition *def);
 size_t wfl_definition_warning_count(const wfl_definition *def);
 
 /* The workflow's parameters: the root's non-metadata value DPs declared by its code-beside
- * class (WF-SEMANTICS.md §3: CreateWorkflow sets them by name; outputs are ALL of them). */
+ * class (docs/semantics.md §3: CreateWorkflow sets them by name; outputs are ALL of them). */
 typedef enum wfl_param_dir { WFL_PARAM_IN, WFL_PARAM_OUT, WFL_PARAM_INOUT } wfl_param_dir;
 
 typedef struct wfl_param_info {

@@ -1,7 +1,7 @@
 /* wfl_def_int.h — the legacy definition IR shared inside legacy/ (executor, converter read it
  * through this header): one immutable wfl_node per activity with one wfl_pval per DP of its
  * type, in a tree and in a dense array. Everything lives in the definition's arena; the
- * definition is read-only after wfl_definition_load_* returns (WF-SEMANTICS.md §1, §3). */
+ * definition is read-only after wfl_definition_load_* returns (docs/semantics.md §1, §3). */
 #ifndef WFL_DEF_INT_H
 #define WFL_DEF_INT_H
 
@@ -140,7 +140,7 @@ static inline const wfl_pval *wfl_node_pval(const wfl_node *node, const wfl_dp *
     return &node->props[dp->index];
 }
 
-/* Find a node by bind-name rules relative to `from` (WF-SEMANTICS.md §1): "/Self",
+/* Find a node by bind-name rules relative to `from` (docs/semantics.md §1): "/Self",
  * "/Parent"..., then descendants of from, then of each ancestor, then dotted from the root.
  * NULL if not found. */
 const wfl_node *wfl_def_resolve_name(const wfl_definition *def, const wfl_node *from,

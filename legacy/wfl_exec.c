@@ -1,21 +1,21 @@
 /* wfl_exec.c — the legacy executor core: the FIFO scheduler (atomic-transaction items first),
  * the activity status lifecycle, faults, cancellation and compensation phases, workflow
- * queues and timers, and the public API of wfl_runtime.h (WF-SEMANTICS.md §4, §6).
+ * queues and timers, and the public API of wfl_exec.h (docs/semantics.md §4, §6).
  *
- * Status transitions (WF-SEMANTICS.md §4) and the function making each move:
+ * Status transitions (docs/semantics.md §4) and the function making each move:
  *
- *   Initialized  -> Executing     wflx_execute      (request; do_execute calls the kind's execute)
- *   Executing    -> Closed        wflx_close        result Succeeded (completion order assigned)
- *   Executing    -> Canceling     wflx_cancel       do_cancel: stop, cancel children, then
+ *   Initialized  -> Executing     wfl__execute      (request; do_execute calls the kind's execute)
+ *   Executing    -> Closed        wfl__close        result Succeeded (completion order assigned)
+ *   Executing    -> Canceling     wfl__cancel       do_cancel: stop, cancel children, then
  *                                                CancellationHandler or default compensation
- *   Canceling    -> Closed        wflx_close        result Canceled (phase_step / cancel_next)
- *   Executing    -> Faulting      wflx_throw        do_fault: cancel children, FaultHandlers
- *   Canceling    -> Faulting      wflx_throw        (a fault while canceling wins)
- *   Faulting     -> Closed        wflx_close        result Faulted; the exception propagates to
+ *   Canceling    -> Closed        wfl__close        result Canceled (phase_step / cancel_next)
+ *   Executing    -> Faulting      wfl__throw        do_fault: cancel children, FaultHandlers
+ *   Canceling    -> Faulting      wfl__throw        (a fault while canceling wins)
+ *   Faulting     -> Closed        wfl__close        result Faulted; the exception propagates to
  *                                                the parent unless a FaultHandler took it
- *   Closed       -> Compensating  wflx_compensate   do_compensate: CompensationHandler or
+ *   Closed       -> Compensating  wfl__compensate   do_compensate: CompensationHandler or
  *                                                default compensation, newest first
- *   Compensating -> Closed        wflx_close        result Compensated
+ *   Compensating -> Closed        wfl__close        result Compensated
  *
  * A closing activity is heard by its listener (normally the parent) through a WI_CLOSED item;
  * at the executor's root, root_closed decides the instance state. */
@@ -68,7 +68,7 @@ static const wfl_kind_ops *ops_of(const wfl_act *act)
 }
 
 /* ---- failures and per-activity state ---------------------------------------------------- */
-void wflx_fail(wfl_exec *ex, const wf_error *err)
+void wfl__fail(wfl_exec *ex, const wf_error *err)
 {
     if (!ex->failed) {
         ex->host_err = *err;
@@ -76,21 +76,21 @@ void wflx_fail(wfl_exec *ex, const wf_error *err)
     }
 }
 
-void wflx_fail_nomem(wfl_exec *ex)
+void wfl__fail_nomem(wfl_exec *ex)
 {
     wf_error e = WF_ERROR_INIT;
     wf_error_set(&e, WF_E_NOMEM, NULL, "out of memory while running the workflow");
-    wflx_fail(ex, &e);
+    wfl__fail(ex, &e);
 }
 
-xact *wflx_state(wfl_exec *ex, wfl_act *act)
+xact *wfl__state(wfl_exec *ex, wfl_act *act)
 {
     xact *x = wfl_act_exec(act);
     if (x)
         return x;
     x = wf_pool_get(ex->xpool);
     if (!x) {
-        wflx_fail_nomem(ex);
+        wfl__fail_nomem(ex);
         return NULL;
     }
     x->exc = wf_null();
@@ -110,7 +110,7 @@ static void dispose_xact(void *ud, wfl_act *act, void *exec)
 }
 
 /* ---- the scheduler ---------------------------------------------------------------------- */
-bool wflx_wiq_push(wi_queue *q, const work_item *it)
+bool wfl__wiq_push(wi_queue *q, const work_item *it)
 {
     if (q->count == q->cap) {
         size_t cap = q->cap ? q->cap * 2 : 32;
@@ -149,11 +149,11 @@ static bool in_atomic_scope(wfl_act *act)
     return false;
 }
 
-void wflx_schedule(wfl_exec *ex, wi_kind kind, wfl_act *act, wfl_act *child, uint32_t arg)
+void wfl__schedule(wfl_exec *ex, wi_kind kind, wfl_act *act, wfl_act *child, uint32_t arg)
 {
     work_item it = {kind, act, child, arg};
-    if (!wflx_wiq_push(in_atomic_scope(act) ? &ex->atomic : &ex->normal, &it))
-        wflx_fail_nomem(ex);
+    if (!wfl__wiq_push(in_atomic_scope(act) ? &ex->atomic : &ex->normal, &it))
+        wfl__fail_nomem(ex);
 }
 
 /* ---- status moves ----------------------------------------------------------------------- */
@@ -171,51 +171,51 @@ static void trace_status(wfl_exec *ex, wfl_act *act)
     ex->opts.trace(ex->opts.trace_ud, &rec);
 }
 
-void wflx_set_status(wfl_exec *ex, wfl_act *act, wfl_status status)
+void wfl__set_status(wfl_exec *ex, wfl_act *act, wfl_status status)
 {
     wfl_act_set_status(act, status);
     trace_status(ex, act);
 }
 
-void wflx_execute(wfl_exec *ex, wfl_act *act)
+void wfl__execute(wfl_exec *ex, wfl_act *act)
 {
     if (wfl_act_status(act) != WFL_ST_INITIALIZED)
         return;
-    if (!wflx_state(ex, act))
+    if (!wfl__state(ex, act))
         return;
-    wflx_set_status(ex, act, WFL_ST_EXECUTING);
-    wflx_schedule(ex, WI_EXECUTE, act, NULL, 0);
+    wfl__set_status(ex, act, WFL_ST_EXECUTING);
+    wfl__schedule(ex, WI_EXECUTE, act, NULL, 0);
 }
 
-void wflx_cancel(wfl_exec *ex, wfl_act *act)
+void wfl__cancel(wfl_exec *ex, wfl_act *act)
 {
     if (wfl_act_status(act) != WFL_ST_EXECUTING)
         return;
-    wflx_set_status(ex, act, WFL_ST_CANCELING);
-    wflx_schedule(ex, WI_CANCEL, act, NULL, 0);
+    wfl__set_status(ex, act, WFL_ST_CANCELING);
+    wfl__schedule(ex, WI_CANCEL, act, NULL, 0);
 }
 
-void wflx_compensate(wfl_exec *ex, wfl_act *act, wfl_act *listener)
+void wfl__compensate(wfl_exec *ex, wfl_act *act, wfl_act *listener)
 {
-    xact *x = wflx_state(ex, act);
+    xact *x = wfl__state(ex, act);
     if (!x)
         return;
     x->listener = listener;
     x->phase = XP_NONE;
-    wflx_set_status(ex, act, WFL_ST_COMPENSATING);
-    wflx_schedule(ex, WI_COMPENSATE, act, NULL, 0);
+    wfl__set_status(ex, act, WFL_ST_COMPENSATING);
+    wfl__schedule(ex, WI_COMPENSATE, act, NULL, 0);
 }
 
-void wflx_throw(wfl_exec *ex, wfl_act *act, const wf_value *exc)
+void wfl__throw(wfl_exec *ex, wfl_act *act, const wf_value *exc)
 {
-    xact *x = wflx_state(ex, act);
+    xact *x = wfl__state(ex, act);
     if (!x)
         return;
     wf_value_set(&x->exc, exc);
     x->flags &= ~XF_HANDLED;
     x->phase = XP_NONE;
-    wflx_set_status(ex, act, WFL_ST_FAULTING);
-    wflx_schedule(ex, WI_FAULT, act, NULL, 0);
+    wfl__set_status(ex, act, WFL_ST_FAULTING);
+    wfl__schedule(ex, WI_FAULT, act, NULL, 0);
 }
 
 static const wf_type *exception_for(wf_status code)
@@ -238,22 +238,22 @@ static const wf_type *exception_for(wf_status code)
     }
 }
 
-wfl_status wflx_throw_error(wfl_exec *ex, wfl_act *act, const wf_error *err, const wf_value *exc)
+wfl_status wfl__throw_error(wfl_exec *ex, wfl_act *act, const wf_error *err, const wf_value *exc)
 {
     if (err->code == WF_E_NOMEM) {
-        wflx_fail(ex, err);
+        wfl__fail(ex, err);
         return WFL_ST_FAULTING;
     }
     if (exc && exc->type->kind == WF_K_EXCEPTION) {
-        wflx_throw(ex, act, exc);
+        wfl__throw(ex, act, exc);
         return WFL_ST_FAULTING;
     }
     wf_value v = wf_null();
     if (wf_value_exception(exception_for(err->code), err->message, &v) != WF_OK) {
-        wflx_fail_nomem(ex);
+        wfl__fail_nomem(ex);
         return WFL_ST_FAULTING;
     }
-    wflx_throw(ex, act, &v);
+    wfl__throw(ex, act, &v);
     wf_value_release(&v);
     return WFL_ST_FAULTING;
 }
@@ -275,26 +275,26 @@ static wfl_act *member_at(const wfl_act *act, size_t i)
     return i < n ? wfl_act_child(act, i) : wfl_act_context_at(act, i - n);
 }
 
-bool wflx_needs_comp(const wfl_act *act)
+bool wfl__needs_comp(const wfl_act *act)
 {
     if (wfl_act_status(act) != WFL_ST_CLOSED || wfl_act_result(act) != WFL_RES_SUCCEEDED)
         return false;
     if (is_compensatable(act))
         return true;
     for (size_t i = 0; i < member_count(act); i++)
-        if (wflx_needs_comp(member_at(act, i)))
+        if (wfl__needs_comp(member_at(act, i)))
             return true;
     return false;
 }
 
-wfl_act *wflx_comp_next(wfl_act *scope)
+wfl_act *wfl__comp_next(wfl_act *scope)
 {
     wfl_act *best = NULL;
     uint64_t best_order = 0;
     for (size_t i = 0; i < member_count(scope); i++) {
         wfl_act *c = member_at(scope, i);
         const xact *cx = wfl_act_exec(c);
-        if (cx && wflx_needs_comp(c) && cx->order > best_order) {
+        if (cx && wfl__needs_comp(c) && cx->order > best_order) {
             best = c;
             best_order = cx->order;
         }
@@ -302,43 +302,43 @@ wfl_act *wflx_comp_next(wfl_act *scope)
     return best;
 }
 
-bool wflx_is_running(const wfl_act *act)
+bool wfl__is_running(const wfl_act *act)
 {
     wfl_status s = wfl_act_status(act);
     return s != WFL_ST_INITIALIZED && s != WFL_ST_CLOSED;
 }
 
-size_t wflx_running_children(wfl_act *act)
+size_t wfl__running_children(wfl_act *act)
 {
     size_t n = 0;
     for (size_t i = 0; i < member_count(act); i++)
-        if (wflx_is_running(member_at(act, i)))
+        if (wfl__is_running(member_at(act, i)))
             n++;
     return n;
 }
 
-size_t wflx_cancel_children(wfl_exec *ex, wfl_act *act)
+size_t wfl__cancel_children(wfl_exec *ex, wfl_act *act)
 {
     for (size_t i = 0; i < member_count(act); i++)
-        wflx_cancel(ex, member_at(act, i));
-    return wflx_running_children(act);
+        wfl__cancel(ex, member_at(act, i));
+    return wfl__running_children(act);
 }
 
-bool wflx_is_body_child(const wfl_act *child)
+bool wfl__is_body_child(const wfl_act *child)
 {
     const wfl_node *n = wfl_act_node(child);
     return !(n->flags & (WFL_NODE_ALT_FLOW | WFL_NODE_DISABLED));
 }
 
-wfl_act *wflx_clone(wfl_exec *ex, wfl_act *template_act)
+wfl_act *wfl__clone(wfl_exec *ex, wfl_act *template_act)
 {
     wfl_act *clone = NULL;
     wf_error err = WF_ERROR_INIT;
     if (wfl_act_clone(template_act, &clone, &err) != WF_OK) {
-        wflx_fail(ex, &err);
+        wfl__fail(ex, &err);
         return NULL;
     }
-    if (!wflx_state(ex, clone)) {
+    if (!wfl__state(ex, clone)) {
         wfl_act_clone_release(clone);
         return NULL;
     }
@@ -346,19 +346,19 @@ wfl_act *wflx_clone(wfl_exec *ex, wfl_act *template_act)
     return clone;
 }
 
-void wflx_finish_clone(wfl_exec *ex, wfl_act *clone)
+void wfl__finish_clone(wfl_exec *ex, wfl_act *clone)
 {
-    if (!wfl_act_is_clone_root(clone) || wflx_is_running(clone))
+    if (!wfl_act_is_clone_root(clone) || wfl__is_running(clone))
         return;
-    xact *x = wflx_state(ex, clone);
-    if (x && wflx_needs_comp(clone)) {
+    xact *x = wfl__state(ex, clone);
+    if (x && wfl__needs_comp(clone)) {
         x->flags |= XF_KEEP_CONTEXT;
         return;
     }
     wfl_act_clone_release(clone);
 }
 
-void wflx_request_persist(wfl_exec *ex)
+void wfl__request_persist(wfl_exec *ex)
 {
     ex->persist_pending = true;
     ex->persist_now = true;
@@ -376,22 +376,22 @@ static void end_with(wfl_exec *ex, wfl_exec_state state, const wf_type *exc_type
     ex->state = state;
     wf_value_release(&ex->exception);
     if (exc_type && wf_value_exception(exc_type, message ? message : "", &ex->exception) != WF_OK)
-        wflx_fail_nomem(ex);
+        wfl__fail_nomem(ex);
     clear_scheduler(ex);
 }
 
-void wflx_terminate(wfl_exec *ex, const char *error)
+void wfl__terminate(wfl_exec *ex, const char *error)
 {
     end_with(ex, WFL_EXEC_TERMINATED, &wf_exc_workflow_terminated, error);
-    wflx_request_persist(ex);
+    wfl__request_persist(ex);
 }
 
-void wflx_suspend(wfl_exec *ex, const char *error)
+void wfl__suspend(wfl_exec *ex, const char *error)
 {
     ex->suspended = true;
     wf_value_release(&ex->exception);
     if (wf_value_exception(&wf_exc_exception, error ? error : "", &ex->exception) != WF_OK)
-        wflx_fail_nomem(ex);
+        wfl__fail_nomem(ex);
 }
 
 static void root_closed(wfl_exec *ex, wfl_act *act)
@@ -409,12 +409,12 @@ static void root_closed(wfl_exec *ex, wfl_act *act)
         ex->state = WFL_EXEC_CLOSED;
     }
     clear_scheduler(ex);
-    wflx_request_persist(ex);
+    wfl__request_persist(ex);
 }
 
-void wflx_close(wfl_exec *ex, wfl_act *act)
+void wfl__close(wfl_exec *ex, wfl_act *act)
 {
-    xact *x = wflx_state(ex, act);
+    xact *x = wfl__state(ex, act);
     if (!x)
         return;
     wfl_status s = wfl_act_status(act);
@@ -426,13 +426,13 @@ void wflx_close(wfl_exec *ex, wfl_act *act)
         return;
     x->phase = XP_NONE;
     wfl_act_set_result(act, r);
-    wflx_set_status(ex, act, WFL_ST_CLOSED);
+    wfl__set_status(ex, act, WFL_ST_CLOSED);
     if (wfl_act_type(act)->kind == WFL_KIND_TRANSACTION_SCOPE)
-        wflx_checkpoint_drop(ex);
+        wfl__checkpoint_drop(ex);
     if (r == WFL_RES_SUCCEEDED) {
         x->order = ++ex->next_order;
         if (wfl_act_type(act)->kind == WFL_KIND_TRANSACTION_SCOPE)
-            wflx_request_persist(ex);
+            wfl__request_persist(ex);
     }
     if (act == ex->root) {
         root_closed(ex, act);
@@ -441,7 +441,7 @@ void wflx_close(wfl_exec *ex, wfl_act *act)
     wfl_act *listener = x->listener ? x->listener : wfl_act_parent(act);
     x->listener = NULL;
     if (listener)
-        wflx_schedule(ex, WI_CLOSED, listener, act, 0);
+        wfl__schedule(ex, WI_CLOSED, listener, act, 0);
 }
 
 /* ---- the phases of Canceling, Faulting and Compensating ---------------------------------- */
@@ -458,11 +458,11 @@ static void comp_step(wfl_exec *ex, wfl_act *act)
 {
     xact *x = wfl_act_exec(act);
     x->phase = XP_DEFAULT_COMP;
-    wfl_act *next = wflx_comp_next(act);
+    wfl_act *next = wfl__comp_next(act);
     if (next)
-        wflx_compensate(ex, next, act);
+        wfl__compensate(ex, next, act);
     else
-        wflx_close(ex, act);
+        wfl__close(ex, act);
 }
 
 /* Run act's handler for handler_node (phase XP_HANDLER); false if it has none. */
@@ -473,7 +473,7 @@ static bool start_handler(wfl_exec *ex, wfl_act *act, const wfl_node *handler_no
         return false;
     xact *x = wfl_act_exec(act);
     x->phase = XP_HANDLER;
-    wflx_execute(ex, h);
+    wfl__execute(ex, h);
     return true;
 }
 
@@ -487,7 +487,7 @@ static void fault_after_handlers(wfl_exec *ex, wfl_act *act)
 {
     xact *x = wfl_act_exec(act);
     if (x->flags & XF_HANDLED)
-        wflx_close(ex, act);
+        wfl__close(ex, act);
     else
         comp_step(ex, act);
 }
@@ -506,7 +506,7 @@ static void phase_step(wfl_exec *ex, wfl_act *act)
     wfl_status s = wfl_act_status(act);
     switch (x->phase) {
     case XP_CANCEL_CHILDREN:
-        if (wflx_running_children(act) == 0) {
+        if (wfl__running_children(act) == 0) {
             if (s == WFL_ST_CANCELING)
                 cancel_after_children(ex, act);
             else
@@ -514,15 +514,15 @@ static void phase_step(wfl_exec *ex, wfl_act *act)
         }
         break;
     case XP_HANDLER:
-        if (wflx_running_children(act) == 0) {
+        if (wfl__running_children(act) == 0) {
             if (s == WFL_ST_FAULTING)
                 fault_after_handlers(ex, act);
             else
-                wflx_close(ex, act);
+                wfl__close(ex, act);
         }
         break;
     case XP_DEFAULT_COMP: /* one compensation at a time, newest first */
-        if (wflx_running_children(act) == 0)
+        if (wfl__running_children(act) == 0)
             comp_step(ex, act);
         break;
     default:
@@ -533,7 +533,7 @@ static void phase_step(wfl_exec *ex, wfl_act *act)
 /* ---- work item handlers ------------------------------------------------------------------ */
 static void do_execute(wfl_exec *ex, wfl_act *act)
 {
-    xact *x = wflx_state(ex, act);
+    xact *x = wfl__state(ex, act);
     if (!x || wfl_act_status(act) != WFL_ST_EXECUTING || (x->flags & XF_STARTED))
         return;
     x->flags |= XF_STARTED;
@@ -544,51 +544,51 @@ static void do_execute(wfl_exec *ex, wfl_act *act)
         const wfl_type *t = wfl_act_type(act);
         wf_error_set(&e, WF_E_UNSUPPORTED, &wfl_act_node(act)->loc, "%s cannot be run%s%s", t->name,
                      t->unsupported ? ": " : "", t->unsupported ? t->unsupported : "");
-        wflx_throw_error(ex, act, &e, NULL);
+        wfl__throw_error(ex, act, &e, NULL);
         return;
     }
     wfl_status st = ops->execute(ex, act);
     if (st == WFL_ST_CLOSED && wfl_act_status(act) == WFL_ST_EXECUTING)
-        wflx_close(ex, act);
+        wfl__close(ex, act);
 }
 
 static void do_cancel(wfl_exec *ex, wfl_act *act)
 {
-    xact *x = wflx_state(ex, act);
+    xact *x = wfl__state(ex, act);
     if (!x || wfl_act_status(act) != WFL_ST_CANCELING || x->phase != XP_NONE)
         return;
     const wfl_kind_ops *ops = ops_of(act);
     if (ops && ops->stop)
         ops->stop(ex, act);
     x->phase = XP_CANCEL_CHILDREN;
-    if (wflx_cancel_children(ex, act) == 0)
+    if (wfl__cancel_children(ex, act) == 0)
         cancel_after_children(ex, act);
 }
 
 static void do_fault(wfl_exec *ex, wfl_act *act)
 {
-    xact *x = wflx_state(ex, act);
+    xact *x = wfl__state(ex, act);
     if (!x || wfl_act_status(act) != WFL_ST_FAULTING || x->phase != XP_NONE)
         return;
-    if (wfl_act_type(act)->kind == WFL_KIND_TRANSACTION_SCOPE && wflx_checkpoint_rollback(ex, act))
+    if (wfl_act_type(act)->kind == WFL_KIND_TRANSACTION_SCOPE && wfl__checkpoint_rollback(ex, act))
         return; /* act is gone: the restored scope faults instead */
     const wfl_kind_ops *ops = ops_of(act);
     if (ops && ops->stop)
         ops->stop(ex, act);
     x->phase = XP_CANCEL_CHILDREN;
-    if (wflx_cancel_children(ex, act) == 0)
+    if (wfl__cancel_children(ex, act) == 0)
         fault_after_children(ex, act);
 }
 
 static void do_compensate(wfl_exec *ex, wfl_act *act)
 {
-    xact *x = wflx_state(ex, act);
+    xact *x = wfl__state(ex, act);
     if (!x || wfl_act_status(act) != WFL_ST_COMPENSATING)
         return;
     wfl_act *h = handler_act(act, wfl_act_node(act)->compensation_handler);
     if (h) {
         x->phase = XP_HANDLER;
-        wflx_execute(ex, h);
+        wfl__execute(ex, h);
         return;
     }
     comp_step(ex, act);
@@ -598,11 +598,11 @@ static void do_compensate(wfl_exec *ex, wfl_act *act)
 static void propagate_fault(wfl_exec *ex, wfl_act *act, const wf_value *exc)
 {
     wfl_status s = wfl_act_status(act);
-    xact *x = wflx_state(ex, act);
+    xact *x = wfl__state(ex, act);
     if (!x)
         return;
     if (s == WFL_ST_EXECUTING || s == WFL_ST_CANCELING) {
-        wflx_throw(ex, act, exc);
+        wfl__throw(ex, act, exc);
     } else if (s == WFL_ST_FAULTING || s == WFL_ST_COMPENSATING) {
         /* A handler that faults replaces the exception; while children are being canceled
          * the first exception wins. */
@@ -620,12 +620,12 @@ static void do_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
     if (wfl_act_result(child) == WFL_RES_FAULTED && cx && !wf_is_null(&cx->exc)) {
         wf_value exc = cx->exc;
         cx->exc = wf_null();
-        wflx_finish_clone(ex, child);
+        wfl__finish_clone(ex, child);
         propagate_fault(ex, act, &exc);
         wf_value_release(&exc);
         return;
     }
-    if (!wflx_state(ex, act))
+    if (!wfl__state(ex, act))
         return;
     if (wfl_act_status(act) == WFL_ST_EXECUTING) {
         const wfl_kind_ops *ops = ops_of(act);
@@ -634,12 +634,12 @@ static void do_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
     } else if (wfl_act_status(act) != WFL_ST_CLOSED) {
         phase_step(ex, act);
     }
-    wflx_finish_clone(ex, child);
+    wfl__finish_clone(ex, child);
 }
 
 static void do_queue_item(wfl_exec *ex, wfl_act *act, uint32_t queue_id)
 {
-    xqueue *q = wflx_queue_by_id(ex, queue_id);
+    xqueue *q = wfl__queue_by_id(ex, queue_id);
     if (!q || wfl_act_status(act) != WFL_ST_EXECUTING)
         return;
     const wfl_kind_ops *ops = ops_of(act);
@@ -705,7 +705,7 @@ static void timer_sift_down(xtimer *h, size_t n, size_t i)
     }
 }
 
-xqueue *wflx_queue_by_id(wfl_exec *ex, uint32_t id)
+xqueue *wfl__queue_by_id(wfl_exec *ex, uint32_t id)
 {
     for (size_t i = 0; i < ex->queue_count; i++)
         if (ex->queues[i]->id == id)
@@ -713,7 +713,7 @@ xqueue *wflx_queue_by_id(wfl_exec *ex, uint32_t id)
     return NULL;
 }
 
-xqueue *wflx_queue_by_name(wfl_exec *ex, const char *name)
+xqueue *wfl__queue_by_name(wfl_exec *ex, const char *name)
 {
     for (size_t i = 0; i < ex->queue_count; i++)
         if (strcmp(ex->queues[i]->name, name) == 0)
@@ -731,16 +731,16 @@ static void queue_free(xqueue *q)
     wf_free(q);
 }
 
-xqueue *wflx_queue_create(wfl_exec *ex, const char *name, bool is_timer)
+xqueue *wfl__queue_create(wfl_exec *ex, const char *name, bool is_timer)
 {
-    xqueue *q = wflx_queue_by_name(ex, name);
+    xqueue *q = wfl__queue_by_name(ex, name);
     if (q)
         return q;
     if (ex->queue_count == ex->queue_cap) {
         size_t cap = ex->queue_cap ? ex->queue_cap * 2 : 8;
         xqueue **qs = wf_realloc(ex->queues, cap * sizeof *qs);
         if (!qs) {
-            wflx_fail_nomem(ex);
+            wfl__fail_nomem(ex);
             return NULL;
         }
         ex->queues = qs;
@@ -749,7 +749,7 @@ xqueue *wflx_queue_create(wfl_exec *ex, const char *name, bool is_timer)
     q = wf_calloc(1, sizeof *q);
     if (!q || !(q->name = wf_strdup(name))) {
         wf_free(q);
-        wflx_fail_nomem(ex);
+        wfl__fail_nomem(ex);
         return NULL;
     }
     q->id = ++ex->next_queue_id;
@@ -758,7 +758,7 @@ xqueue *wflx_queue_create(wfl_exec *ex, const char *name, bool is_timer)
     return q;
 }
 
-void wflx_queue_delete(wfl_exec *ex, uint32_t id)
+void wfl__queue_delete(wfl_exec *ex, uint32_t id)
 {
     for (size_t i = 0; i < ex->queue_count; i++) {
         if (ex->queues[i]->id != id)
@@ -777,7 +777,7 @@ void wflx_queue_delete(wfl_exec *ex, uint32_t id)
         timer_sift_down(ex->timers, w, i);
 }
 
-bool wflx_queue_subscribe(wfl_exec *ex, xqueue *q, wfl_act *act)
+bool wfl__queue_subscribe(wfl_exec *ex, xqueue *q, wfl_act *act)
 {
     for (size_t i = 0; i < q->sub_count; i++)
         if (q->subs[i] == act)
@@ -786,7 +786,7 @@ bool wflx_queue_subscribe(wfl_exec *ex, xqueue *q, wfl_act *act)
         size_t cap = q->sub_cap ? q->sub_cap * 2 : 2;
         wfl_act **subs = wf_realloc(q->subs, cap * sizeof *subs);
         if (!subs) {
-            wflx_fail_nomem(ex);
+            wfl__fail_nomem(ex);
             return false;
         }
         q->subs = subs;
@@ -794,11 +794,11 @@ bool wflx_queue_subscribe(wfl_exec *ex, xqueue *q, wfl_act *act)
     }
     q->subs[q->sub_count++] = act;
     if (q->item_count) /* items that arrived before the subscription */
-        wflx_schedule(ex, WI_QUEUE, act, NULL, q->id);
+        wfl__schedule(ex, WI_QUEUE, act, NULL, q->id);
     return true;
 }
 
-void wflx_queue_unsubscribe(wfl_exec *ex, xqueue *q, wfl_act *act)
+void wfl__queue_unsubscribe(wfl_exec *ex, xqueue *q, wfl_act *act)
 {
     (void)ex;
     for (size_t i = 0; i < q->sub_count; i++) {
@@ -810,7 +810,7 @@ void wflx_queue_unsubscribe(wfl_exec *ex, xqueue *q, wfl_act *act)
     }
 }
 
-bool wflx_queue_dequeue(xqueue *q, wf_value *out)
+bool wfl__queue_dequeue(xqueue *q, wf_value *out)
 {
     if (!q->item_count)
         return false;
@@ -820,13 +820,13 @@ bool wflx_queue_dequeue(xqueue *q, wf_value *out)
     return true;
 }
 
-bool wflx_queue_enqueue(wfl_exec *ex, xqueue *q, const wf_value *item)
+bool wfl__queue_enqueue(wfl_exec *ex, xqueue *q, const wf_value *item)
 {
     if (q->item_count == q->item_cap) {
         size_t cap = q->item_cap ? q->item_cap * 2 : 4;
         wf_value *items = wf_realloc(q->items, cap * sizeof *items);
         if (!items) {
-            wflx_fail_nomem(ex);
+            wfl__fail_nomem(ex);
             return false;
         }
         q->items = items;
@@ -834,17 +834,17 @@ bool wflx_queue_enqueue(wfl_exec *ex, xqueue *q, const wf_value *item)
     }
     q->items[q->item_count++] = wf_value_retain(item);
     if (q->sub_count)
-        wflx_schedule(ex, WI_QUEUE, q->subs[0], NULL, q->id);
+        wfl__schedule(ex, WI_QUEUE, q->subs[0], NULL, q->id);
     return true;
 }
 
-bool wflx_timer_add(wfl_exec *ex, int64_t due_us, uint32_t queue_id, uint64_t seq)
+bool wfl__timer_add(wfl_exec *ex, int64_t due_us, uint32_t queue_id, uint64_t seq)
 {
     if (ex->timer_count == ex->timer_cap) {
         size_t cap = ex->timer_cap ? ex->timer_cap * 2 : 4;
         xtimer *t = wf_realloc(ex->timers, cap * sizeof *t);
         if (!t) {
-            wflx_fail_nomem(ex);
+            wfl__fail_nomem(ex);
             return false;
         }
         ex->timers = t;
@@ -868,7 +868,7 @@ static xtimer timer_pop(wfl_exec *ex)
     return top;
 }
 
-int64_t wflx_now(wfl_exec *ex)
+int64_t wfl__now(wfl_exec *ex)
 {
     if (ex->opts.clock)
         return ex->opts.clock(ex->opts.clock_ud);
@@ -891,7 +891,7 @@ static void call_persist(wfl_exec *ex)
         return;
     wf_error e = WF_ERROR_INIT;
     if (ex->opts.persist(ex->opts.persist_ud, ex, &e) != WF_OK)
-        wflx_fail(ex, &e);
+        wfl__fail(ex, &e);
 }
 
 static void free_waiting(wfl_exec *ex)
@@ -905,7 +905,7 @@ static void free_waiting(wfl_exec *ex)
     ex->waiting_count = 0;
 }
 
-void wflx_rebuild_waiting(wfl_exec *ex)
+void wfl__rebuild_waiting(wfl_exec *ex)
 {
     free_waiting(ex);
     if (is_final(ex->state) || !ex->queue_count)
@@ -913,7 +913,7 @@ void wflx_rebuild_waiting(wfl_exec *ex)
     ex->waiting_names = wf_calloc(ex->queue_count, sizeof(char *));
     ex->waiting_ids = wf_calloc(ex->queue_count, sizeof(uint32_t));
     if (!ex->waiting_names || !ex->waiting_ids) {
-        wflx_fail_nomem(ex);
+        wfl__fail_nomem(ex);
         return;
     }
     for (size_t i = 0; i < ex->queue_count; i++) {
@@ -922,7 +922,7 @@ void wflx_rebuild_waiting(wfl_exec *ex)
             continue;
         char *name = wf_strdup(q->name);
         if (!name) {
-            wflx_fail_nomem(ex);
+            wfl__fail_nomem(ex);
             return;
         }
         ex->waiting_ids[ex->waiting_count] = q->id;
@@ -956,7 +956,7 @@ static wf_status pulse(wfl_exec *ex, wfl_exec_state *state, wf_error *err)
         call_persist(ex);
     if (!is_final(ex->state))
         ex->state = ex->suspended ? WFL_EXEC_SUSPENDED : WFL_EXEC_IDLE;
-    wflx_rebuild_waiting(ex);
+    wfl__rebuild_waiting(ex);
     if (state)
         *state = ex->state;
     if (ex->failed) {
@@ -1113,7 +1113,7 @@ wf_status wfl_exec_run(wfl_exec *ex, wfl_exec_state *state, wf_error *err)
         return wf_error_set(err, WF_E_STATE, NULL, "the instance has completed");
     }
     if (ex->state == WFL_EXEC_CREATED)
-        wflx_execute(ex, ex->root);
+        wfl__execute(ex, ex->root);
     return pulse(ex, state, err);
 }
 
@@ -1131,7 +1131,7 @@ bool wfl_exec_queue_is_timer(const wfl_exec *ex, size_t index)
 {
     if (index >= ex->waiting_count)
         return false;
-    xqueue *q = wflx_queue_by_id((wfl_exec *)ex, ex->waiting_ids[index]);
+    xqueue *q = wfl__queue_by_id((wfl_exec *)ex, ex->waiting_ids[index]);
     return q && q->is_timer;
 }
 
@@ -1171,11 +1171,11 @@ wf_status wfl_exec_deliver(wfl_exec *ex, const char *queue, const wf_value *item
     wf_status rc = check_live(ex, err);
     if (rc != WF_OK)
         return rc;
-    xqueue *q = wflx_queue_by_name(ex, queue);
+    xqueue *q = wfl__queue_by_name(ex, queue);
     if (!q)
         return wf_error_set(err, WF_E_NOTFOUND, NULL, "no workflow queue named '%s'", queue);
     wf_value null_item = wf_null();
-    if (!wflx_queue_enqueue(ex, q, item ? item : &null_item))
+    if (!wfl__queue_enqueue(ex, q, item ? item : &null_item))
         return pulse(ex, state, err);
     return pulse(ex, state, err);
 }
@@ -1188,9 +1188,9 @@ wf_status wfl_exec_fire_timers(wfl_exec *ex, int64_t now_us, wfl_exec_state *sta
     wf_value null_item = wf_null();
     while (ex->timer_count && ex->timers[0].due_us <= now_us && !ex->failed) {
         uint32_t id = timer_pop(ex).queue_id;
-        xqueue *q = wflx_queue_by_id(ex, id);
+        xqueue *q = wfl__queue_by_id(ex, id);
         if (q)
-            wflx_queue_enqueue(ex, q, &null_item);
+            wfl__queue_enqueue(ex, q, &null_item);
     }
     return pulse(ex, state, err);
 }
@@ -1201,7 +1201,7 @@ wf_status wfl_exec_cancel(wfl_exec *ex, wfl_exec_state *state, wf_error *err)
     if (rc != WF_OK)
         return rc;
     ex->suspended = false;
-    wflx_cancel(ex, ex->root);
+    wfl__cancel(ex, ex->root);
     return pulse(ex, state, err);
 }
 

@@ -1,7 +1,7 @@
 /* wfl_exec_int.h — the executor's internals shared by wfl_exec*.c and the activity behaviours
  * in wfl_act_*.c (no other folder includes this). Every activity instance (wfl_act) carries an
  * xact with the executor's state for it; behaviours are one wfl_kind_ops row per built-in kind
- * and request every status move through the wflx_* functions (WF-SEMANTICS.md §4). */
+ * and request every status move through the wfl__* functions (docs/semantics.md §4). */
 #ifndef WFL_EXEC_INT_H
 #define WFL_EXEC_INT_H
 
@@ -13,7 +13,7 @@
 #include "../common/wf_value.h"
 #include "wfl_def_int.h"
 #include "wfl_inst_int.h"
-#include "wfl_runtime.h"
+#include "wfl_exec.h"
 
 /* Sub-phases of the non-executing states (xact.phase). */
 enum {
@@ -119,7 +119,7 @@ struct wfl_exec {
 
 /* ---- per-kind behaviour ----------------------------------------------------------------- */
 /* execute: start work; return WFL_ST_CLOSED when done now, WFL_ST_EXECUTING when the activity
- * will call wflx_close later, WFL_ST_FAULTING after wflx_throw. stop (optional): the activity
+ * will call wfl__close later, WFL_ST_FAULTING after wfl__throw. stop (optional): the activity
  * leaves Executing for Canceling or Faulting: drop its own subscriptions and timers (running
  * children are canceled by the caller). child_closed: a child (or a clone, or an activity it asked
  * to compensate) closed while the activity is Executing. queue_item: an item arrived on a queue it
@@ -140,95 +140,95 @@ extern const wfl_kind_ops wfl_ops_replicator, wfl_ops_cag;
 extern const wfl_kind_ops wfl_ops_state_machine, wfl_ops_state, wfl_ops_set_state;
 
 /* ---- the transition requests (wfl_exec.c) -------------------------------------------- */
-xact *wflx_state(wfl_exec *ex, wfl_act *act);         /* created on first use; NULL on OOM */
-bool wflx_wiq_push(wi_queue *q, const work_item *it); /* false on out of memory */
-void wflx_schedule(wfl_exec *ex, wi_kind kind, wfl_act *act, wfl_act *child, uint32_t arg);
+xact *wfl__state(wfl_exec *ex, wfl_act *act);         /* created on first use; NULL on OOM */
+bool wfl__wiq_push(wi_queue *q, const work_item *it); /* false on out of memory */
+void wfl__schedule(wfl_exec *ex, wi_kind kind, wfl_act *act, wfl_act *child, uint32_t arg);
 /* Requests move the status at once and schedule the behaviour (WF3's AEC does the same). */
-void wflx_execute(wfl_exec *ex, wfl_act *act); /* Initialized -> Executing */
-void wflx_cancel(wfl_exec *ex, wfl_act *act);  /* Executing -> Canceling (else nothing) */
+void wfl__execute(wfl_exec *ex, wfl_act *act); /* Initialized -> Executing */
+void wfl__cancel(wfl_exec *ex, wfl_act *act);  /* Executing -> Canceling (else nothing) */
 /* Closed(Succeeded) -> Compensating; `listener` hears it close (NULL = its parent). */
-void wflx_compensate(wfl_exec *ex, wfl_act *act, wfl_act *listener);
+void wfl__compensate(wfl_exec *ex, wfl_act *act, wfl_act *listener);
 /* Does act (closed Succeeded) hold work to compensate: compensatable itself, or a child or
  * kept context that does? */
-bool wflx_needs_comp(const wfl_act *act);
+bool wfl__needs_comp(const wfl_act *act);
 /* The next completed child or kept context of scope to compensate (newest first), or NULL. */
-wfl_act *wflx_comp_next(wfl_act *scope);
-void wflx_close(wfl_exec *ex, wfl_act *act); /* close now (result from the status) */
+wfl_act *wfl__comp_next(wfl_act *scope);
+void wfl__close(wfl_exec *ex, wfl_act *act); /* close now (result from the status) */
 /* Fault `act` with `exc` (retained): Faulting, handled as a scheduled item. */
-void wflx_throw(wfl_exec *ex, wfl_act *act, const wf_value *exc);
+void wfl__throw(wfl_exec *ex, wfl_act *act, const wf_value *exc);
 /* Turn a wf_error from a native call, a bind or a rule into an exception and fault `act`;
  * out of memory is a host failure instead. Returns WFL_ST_FAULTING. */
-wfl_status wflx_throw_error(wfl_exec *ex, wfl_act *act, const wf_error *err, const wf_value *exc);
+wfl_status wfl__throw_error(wfl_exec *ex, wfl_act *act, const wf_error *err, const wf_value *exc);
 /* Record a host-level failure (stops the pulse). */
-void wflx_fail(wfl_exec *ex, const wf_error *err);
-void wflx_fail_nomem(wfl_exec *ex);
-void wflx_set_status(wfl_exec *ex, wfl_act *act, wfl_status status);
+void wfl__fail(wfl_exec *ex, const wf_error *err);
+void wfl__fail_nomem(wfl_exec *ex);
+void wfl__set_status(wfl_exec *ex, wfl_act *act, wfl_status status);
 /* Cancel every running child and clone of act; returns how many are still running. */
-size_t wflx_cancel_children(wfl_exec *ex, wfl_act *act);
-size_t wflx_running_children(wfl_act *act);
-bool wflx_is_running(const wfl_act *act);
-/* Make a clone of template for a new execution context (fresh xact); NULL after wflx_fail. */
-wfl_act *wflx_clone(wfl_exec *ex, wfl_act *template_act);
+size_t wfl__cancel_children(wfl_exec *ex, wfl_act *act);
+size_t wfl__running_children(wfl_act *act);
+bool wfl__is_running(const wfl_act *act);
+/* Make a clone of template for a new execution context (fresh xact); NULL after wfl__fail. */
+wfl_act *wfl__clone(wfl_exec *ex, wfl_act *template_act);
 /* Release a closed clone unless it must be kept for compensation. */
-void wflx_finish_clone(wfl_exec *ex, wfl_act *clone);
-void wflx_suspend(wfl_exec *ex, const char *error);
-void wflx_terminate(wfl_exec *ex, const char *error);
-void wflx_request_persist(wfl_exec *ex);
+void wfl__finish_clone(wfl_exec *ex, wfl_act *clone);
+void wfl__suspend(wfl_exec *ex, const char *error);
+void wfl__terminate(wfl_exec *ex, const char *error);
+void wfl__request_persist(wfl_exec *ex);
 
 /* Children that take part in normal execution: not alternate flow, enabled. */
-bool wflx_is_body_child(const wfl_act *child);
+bool wfl__is_body_child(const wfl_act *child);
 
 /* ---- queues and timers (wfl_exec.c) --------------------------------------------------- */
-xqueue *wflx_queue_create(wfl_exec *ex, const char *name, bool is_timer); /* or find */
-xqueue *wflx_queue_by_id(wfl_exec *ex, uint32_t id);
-xqueue *wflx_queue_by_name(wfl_exec *ex, const char *name);
-void wflx_queue_delete(wfl_exec *ex, uint32_t id); /* drops items, subscribers, timers */
-bool wflx_queue_subscribe(wfl_exec *ex, xqueue *q, wfl_act *act);
-void wflx_queue_unsubscribe(wfl_exec *ex, xqueue *q, wfl_act *act);
+xqueue *wfl__queue_create(wfl_exec *ex, const char *name, bool is_timer); /* or find */
+xqueue *wfl__queue_by_id(wfl_exec *ex, uint32_t id);
+xqueue *wfl__queue_by_name(wfl_exec *ex, const char *name);
+void wfl__queue_delete(wfl_exec *ex, uint32_t id); /* drops items, subscribers, timers */
+bool wfl__queue_subscribe(wfl_exec *ex, xqueue *q, wfl_act *act);
+void wfl__queue_unsubscribe(wfl_exec *ex, xqueue *q, wfl_act *act);
 /* Take the first item (caller releases); false when empty. */
-bool wflx_queue_dequeue(xqueue *q, wf_value *out);
-bool wflx_queue_enqueue(wfl_exec *ex, xqueue *q, const wf_value *item); /* notifies */
+bool wfl__queue_dequeue(xqueue *q, wf_value *out);
+bool wfl__queue_enqueue(wfl_exec *ex, xqueue *q, const wf_value *item); /* notifies */
 /* Add a timer (seq 0: the next in creation order); false on out of memory. */
-bool wflx_timer_add(wfl_exec *ex, int64_t due_us, uint32_t queue_id, uint64_t seq);
-int64_t wflx_now(wfl_exec *ex);
+bool wfl__timer_add(wfl_exec *ex, int64_t due_us, uint32_t queue_id, uint64_t seq);
+int64_t wfl__now(wfl_exec *ex);
 
 /* ---- DPs and native calls (wfl_act_native.c) ------------------------------------------ */
-const wfl_pval *wflx_pval(const wfl_act *act, const char *dp_name); /* NULL if no such DP */
-const wfl_dp *wflx_dp(const wfl_act *act, const char *dp_name);
+const wfl_pval *wfl__pval(const wfl_act *act, const char *dp_name); /* NULL if no such DP */
+const wfl_dp *wfl__dp(const wfl_act *act, const char *dp_name);
 /* Evaluate a condition DP; an unset condition is true when `unset_true`. On failure the
  * activity is faulted (or the pulse failed) and false is returned with *ok false. */
-bool wflx_condition(wfl_exec *ex, wfl_act *act, const wfl_cond *cond, bool *ok);
-bool wflx_condition_dp(wfl_exec *ex, wfl_act *act, const char *dp_name, bool unset_true, bool *ok);
+bool wfl__condition(wfl_exec *ex, wfl_act *act, const wfl_cond *cond, bool *ok);
+bool wfl__condition_dp(wfl_exec *ex, wfl_act *act, const char *dp_name, bool unset_true, bool *ok);
 /* Raise the event DP `dp_name` (a code-beside handler); true when fine or unset. */
-bool wflx_raise_event(wfl_exec *ex, wfl_act *act, const char *dp_name);
+bool wfl__raise_event(wfl_exec *ex, wfl_act *act, const char *dp_name);
 /* Call a custom activity's Execute against its DPs. */
-wfl_status wflx_call_custom(wfl_exec *ex, wfl_act *act);
+wfl_status wfl__call_custom(wfl_exec *ex, wfl_act *act);
 /* Call a service method with the activity's ParameterBindings. */
-wfl_status wflx_call_method(wfl_exec *ex, wfl_act *act, const wfl_tl_func *fn);
+wfl_status wfl__call_method(wfl_exec *ex, wfl_act *act, const wfl_tl_func *fn);
 /* Execute a RuleSet against the root. */
-wfl_status wflx_run_ruleset(wfl_exec *ex, wfl_act *act, const wfl_ruleset *rs);
+wfl_status wfl__run_ruleset(wfl_exec *ex, wfl_act *act, const wfl_ruleset *rs);
 /* Write an event payload through the activity's ParameterBindings. */
-bool wflx_write_event_params(wfl_exec *ex, wfl_act *act, const wfl_tl_event *ev,
+bool wfl__write_event_params(wfl_exec *ex, wfl_act *act, const wfl_tl_event *ev,
                              const wf_value *payload);
 
-/* TransactionScope (WF-SEMANTICS.md §3): take the checkpoint when the scope starts; on a fault
+/* TransactionScope (docs/semantics.md §3): take the checkpoint when the scope starts; on a fault
  * of that scope, roll the whole instance back to it and fault the scope there (true when it did
  * so); drop it when the scope closes. (wfl_exec_persist.c) */
-void wflx_checkpoint_take(wfl_exec *ex, wfl_act *scope);
-bool wflx_checkpoint_rollback(wfl_exec *ex, wfl_act *scope);
-void wflx_checkpoint_drop(wfl_exec *ex);
+void wfl__checkpoint_take(wfl_exec *ex, wfl_act *scope);
+bool wfl__checkpoint_rollback(wfl_exec *ex, wfl_act *scope);
+void wfl__checkpoint_drop(wfl_exec *ex);
 
 /* The skeleton shared by create and restore (wfl_exec.c), and the blob (wfl_exec_persist.c). */
 wf_status wfl_exec_new(const wfl_definition *def, const wfl_exec_opts *opts, wfl_exec **out,
                        wf_error *err);
 void wfl_exec_attach(wfl_exec *ex, wfl_inst *inst, wfl_act *root);
-void wflx_rebuild_waiting(wfl_exec *ex); /* the wfl_exec_queue_* view */
+void wfl__rebuild_waiting(wfl_exec *ex); /* the wfl_exec_queue_* view */
 
 /* Event activities (Delay, HandleExternalEvent) used by Listen and states: create the
  * activity's queue (and a Delay's timer) and subscribe `listener` to it; unsubscribe and, when
  * nobody else waits, delete it. The queue id is kept in the event activity's xact. */
-bool wflx_event_subscribe(wfl_exec *ex, wfl_act *ev, wfl_act *listener);
-void wflx_event_unsubscribe(wfl_exec *ex, wfl_act *ev, wfl_act *listener);
-bool wflx_is_event_act(const wfl_act *act);
+bool wfl__event_subscribe(wfl_exec *ex, wfl_act *ev, wfl_act *listener);
+void wfl__event_unsubscribe(wfl_exec *ex, wfl_act *ev, wfl_act *listener);
+bool wfl__is_event_act(const wfl_act *act);
 
 #endif

@@ -2,7 +2,7 @@
  * instance tree from wfl_inst_save (with every activity's xact through the hooks), then the
  * scheduler queues, workflow queues and timers. Activities are referred to by (context id,
  * node index), resolved with wfl_inst_find_act after the tree is rebuilt. Anything malformed
- * is WF_E_CORRUPT and nothing is created (WF-SEMANTICS.md §4 "Persistence points", §6). */
+ * is WF_E_CORRUPT and nothing is created (docs/semantics.md §4 "Persistence points", §6). */
 #include "wfl_exec_int.h"
 
 #include <string.h>
@@ -437,7 +437,7 @@ static wf_status load_act(void *ud, wfl_act *act, const void *data, size_t len, 
     if (!len)
         return WF_OK;
     reader r = {data, len, false, false, rc->def};
-    xact *x = wflx_state(rc->ex, act);
+    xact *x = wfl__state(rc->ex, act);
     if (!x)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory restoring the instance");
     x->phase = get_u32(&r);
@@ -480,7 +480,7 @@ static void read_items(reader *r, wfl_exec *ex, wi_queue *q)
         it.arg = get_u32(r);
         if (it.kind > WI_QUEUE || !it.act)
             r->bad = true;
-        if (!r->bad && !wflx_wiq_push(q, &it))
+        if (!r->bad && !wfl__wiq_push(q, &it))
             r->nomem = r->bad = true;
     }
 }
@@ -508,7 +508,7 @@ static void read_queues(reader *r, wfl_exec *ex)
         uint32_t id = get_u32(r);
         char *name = get_dup(r);
         bool is_timer = get_u8(r) != 0;
-        xqueue *q = name && !r->bad ? wflx_queue_create(ex, name, is_timer) : NULL;
+        xqueue *q = name && !r->bad ? wfl__queue_create(ex, name, is_timer) : NULL;
         wf_free(name);
         if (!q) {
             r->bad = true;
@@ -518,7 +518,7 @@ static void read_queues(reader *r, wfl_exec *ex)
         uint32_t items = get_u32(r);
         for (uint32_t j = 0; j < items && !r->bad; j++) {
             wf_value v = get_value(r, 0);
-            if (!r->bad && !wflx_queue_enqueue(ex, q, &v))
+            if (!r->bad && !wfl__queue_enqueue(ex, q, &v))
                 r->nomem = r->bad = true;
             wf_value_release(&v);
         }
@@ -536,7 +536,7 @@ static void read_queues(reader *r, wfl_exec *ex)
         uint64_t seq = get_u64(r);
         if (!r->bad && !seq)
             r->bad = true;
-        else if (!r->bad && !wflx_timer_add(ex, due, qid, seq))
+        else if (!r->bad && !wfl__timer_add(ex, due, qid, seq))
             r->nomem = r->bad = true;
     }
 }
@@ -656,7 +656,7 @@ wf_status wfl_exec_restore(const wfl_definition *def, const wfl_exec_opts *opts,
         read_queues(&r, ex);
         read_checkpoint(&r, ex);
         if (!r.bad && !r.left && !ex->failed)
-            wflx_rebuild_waiting(ex);
+            wfl__rebuild_waiting(ex);
         if (r.nomem || ex->failed)
             rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
         else if (r.bad || r.left)
@@ -671,16 +671,16 @@ wf_status wfl_exec_restore(const wfl_definition *def, const wfl_exec_opts *opts,
 }
 
 /* ---- TransactionScope checkpoints ------------------------------------------------------------ */
-void wflx_checkpoint_take(wfl_exec *ex, wfl_act *scope)
+void wfl__checkpoint_take(wfl_exec *ex, wfl_act *scope)
 {
-    wflx_checkpoint_drop(ex);
+    wfl__checkpoint_drop(ex);
     if (ex->opts.no_checkpoints)
         return;
     wf_error err = WF_ERROR_INIT;
     void *blob = NULL;
     size_t len = 0;
     if (wfl_exec_save(ex, &blob, &len, &err) != WF_OK) {
-        wflx_fail(ex, &err);
+        wfl__fail(ex, &err);
         return;
     }
     ex->checkpoint = blob;
@@ -689,7 +689,7 @@ void wflx_checkpoint_take(wfl_exec *ex, wfl_act *scope)
     ex->checkpoint_node = wfl_act_node(scope)->index;
 }
 
-void wflx_checkpoint_drop(wfl_exec *ex)
+void wfl__checkpoint_drop(wfl_exec *ex)
 {
     wf_free(ex->checkpoint);
     ex->checkpoint = NULL;
@@ -711,7 +711,7 @@ static void swap_state(wfl_exec *ex, wfl_exec *other)
     wfl_exec_attach(other, other->inst, other->root);
 }
 
-bool wflx_checkpoint_rollback(wfl_exec *ex, wfl_act *scope)
+bool wfl__checkpoint_rollback(wfl_exec *ex, wfl_act *scope)
 {
     if (!ex->checkpoint || wfl_act_context_id(scope) != ex->checkpoint_ctx ||
         wfl_act_node(scope)->index != ex->checkpoint_node)
@@ -725,19 +725,19 @@ bool wflx_checkpoint_rollback(wfl_exec *ex, wfl_act *scope)
     wfl_exec *before = NULL;
     wf_error err = WF_ERROR_INIT;
     wf_status rc = wfl_exec_restore(ex->def, &o, ex->checkpoint, ex->checkpoint_len, &before, &err);
-    wflx_checkpoint_drop(ex);
+    wfl__checkpoint_drop(ex);
     if (rc != WF_OK) {
         wf_value_release(&exc);
-        wflx_fail(ex, &err);
+        wfl__fail(ex, &err);
         return true;
     }
     swap_state(ex, before);
     wfl_exec_destroy(before); /* the state being rolled back, scope included */
     wfl_act *again = wfl_inst_find_act(ex->inst, ctx, node);
     if (again)
-        wflx_throw(ex, again, &exc);
+        wfl__throw(ex, again, &exc);
     else
-        wflx_fail(ex, &(wf_error){WF_E_CORRUPT, "checkpoint without its scope", "", 0, 0});
+        wfl__fail(ex, &(wf_error){WF_E_CORRUPT, "checkpoint without its scope", "", 0, 0});
     wf_value_release(&exc);
     return true;
 }

@@ -1,7 +1,7 @@
 /* wfl_inst.c — the run-time activity tree: value slots per activity instance, ActivityBind
  * resolved on every access (names are unique in a definition, so resolving a name means
  * finding the nearest instance of one node: clone first), execution-context clones, and the
- * versioned binary save/restore (WF-SEMANTICS.md §1 "ActivityBind", §4 "Execution contexts"). */
+ * versioned binary save/restore (docs/semantics.md §1 "ActivityBind", §4 "Execution contexts"). */
 #include "wfl_inst_int.h"
 
 #include "../common/wf_codec.h"

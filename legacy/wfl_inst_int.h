@@ -2,7 +2,7 @@
  * DP value slots, read and written through the registry with ActivityBind resolved at access
  * time (two-way, chains followed, cycles refused), execution-context clones for While /
  * Replicator / CAG / State iterations, and save/restore to a versioned compact binary
- * (WF-SEMANTICS.md §1 "ActivityBind", §4 "Execution contexts"). */
+ * (docs/semantics.md §1 "ActivityBind", §4 "Execution contexts"). */
 #ifndef WFL_INST_INT_H
 #define WFL_INST_INT_H
 
@@ -45,7 +45,7 @@
 typedef struct wfl_inst wfl_inst; /* one workflow instance's activity tree */
 typedef struct wfl_act wfl_act;   /* one activity instance */
 
-/* ActivityExecutionStatus and ActivityExecutionResult (WF-SEMANTICS.md §4); the executor
+/* ActivityExecutionStatus and ActivityExecutionResult (docs/semantics.md §4); the executor
  * moves them, this module only stores and persists them. */
 /* ---- the instance ----------------------------------------------------------------------- */
 wf_status wfl_inst_create(const wfl_definition *def, wfl_inst **out, wf_error *err);

@@ -1,7 +1,7 @@
 /* wfl_registry.c — the WF3 activity types and their dependency properties, declared once in
  * static tables below and flattened (base DPs first) on first use under pthread_once; read-only
  * after. Custom and code-beside types are built per definition in its arena
- * (WF-SEMANTICS.md §1 "Properties", §3 catalogue). */
+ * (docs/semantics.md §1 "Properties", §3 catalogue). */
 #include "wfl_registry.h"
 
 #include <pthread.h>

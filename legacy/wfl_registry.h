@@ -2,7 +2,7 @@
  * the legacy runtime knows, with its DPs (name, kind, value type, flags, default) flattened
  * base-first, so a DP's index is the same in a type and in every type derived from it.
  * Built-in tables are static and read-only; custom types (type-library activities, the x:Class
- * code-beside root) are made per definition in its arena (WF-SEMANTICS.md §1, §3). */
+ * code-beside root) are made per definition in its arena (docs/semantics.md §1, §3). */
 #ifndef WFL_REGISTRY_H
 #define WFL_REGISTRY_H
 

@@ -1,7 +1,7 @@
 /* wfl_rules.h — WF3 `.rules` files (RuleDefinitions): declarative conditions and policy rule
  * sets written as CodeDOM trees, compiled once at load into evaluable trees, evaluated against
  * an accessor interface (so the rules engine knows nothing about the executor), and printed
- * as modern expression text for the converter (WF-SEMANTICS.md §2). */
+ * as modern expression text for the converter (docs/semantics.md §2). */
 #ifndef WFL_RULES_H
 #define WFL_RULES_H
 
@@ -98,7 +98,7 @@ typedef struct wfl_rules_exec_opts {
 
 #define WFL_RULES_EXEC_OPTS_INIT {0, NULL, NULL}
 
-/* Execute a RuleSet as PolicyActivity does (WF-SEMANTICS.md §2): priorities, Then/Else,
+/* Execute a RuleSet as PolicyActivity does (docs/semantics.md §2): priorities, Then/Else,
  * Halt, chaining Full / UpdateOnly / None, ReevaluationBehavior. opts may be NULL. Endless
  * chaining is WF_E_LIMIT naming the rule set. */
 wf_status wfl_rules_execute(const wfl_ruleset *ruleset, const wfl_rules_target *target,

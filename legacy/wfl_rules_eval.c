@@ -1,5 +1,5 @@
 /* wfl_rules_eval.c — evaluates compiled rule expressions against a wfl_rules_target and
- * executes rule sets as WF3's PolicyActivity does (WF-SEMANTICS.md §2, RS Executor.cs).
+ * executes rule sets as WF3's PolicyActivity does (docs/semantics.md §2, RS Executor.cs).
  * Run-time failures are exception values (WF_E_FAULT), never crashes; arithmetic is checked
  * (OverflowException), integer and decimal division by zero is DivideByZeroException. */
 #include "wfl_rules_int.h"

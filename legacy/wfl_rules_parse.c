@@ -1,5 +1,5 @@
 /* wfl_rules_parse.c — loads a RuleDefinitions document (.rules) into compiled trees: the
- * CodeDOM vocabulary of WF-SEMANTICS.md §2, rule sets sorted for execution, and the
+ * CodeDOM vocabulary of docs/semantics.md §2, rule sets sorted for execution, and the
  * read/write path analysis that Full and UpdateOnly chaining use. Every problem is reported
  * (diags); the load fails with the first one. */
 #include "wfl_rules_int.h"
@@ -157,7 +157,7 @@ static const char *attr_text(const wf_xml_node *n, const char *name)
     return strncmp(a->value, "{}", 2) == 0 ? a->value + 2 : a->value;
 }
 
-/* Unknown unprefixed attributes are tolerated and reported as warnings (DESIGN.md: real
+/* Unknown unprefixed attributes are tolerated and reported as warnings (docs/architecture.md: real
  * files must load; nothing is silently dropped). */
 static void check_attrs(rp *p, const wf_xml_node *n, const char *const *allowed)
 {

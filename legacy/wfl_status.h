@@ -1,4 +1,4 @@
-/* wfl_status.h — the WF3 activity execution status and result (WF-SEMANTICS.md §4 "Status
+/* wfl_status.h — the WF3 activity execution status and result (docs/semantics.md §4 "Status
  * lifecycle"), shared by the instance tree and the public executor API. */
 #ifndef WFL_STATUS_H
 #define WFL_STATUS_H

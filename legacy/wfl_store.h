@@ -1,6 +1,6 @@
 /* wfl_store.h — legacy persistence: each instance is ONE versioned state blob (wfl_exec_save)
  * in a row of an SQLite file, written at persistence points and read back on the next event,
- * like WF3's SqlWorkflowPersistenceService (WF-SEMANTICS.md §4 "Persistence points"). The blob
+ * like WF3's SqlWorkflowPersistenceService (docs/semantics.md §4 "Persistence points"). The blob
  * is opaque here; a save replaces the row inside one transaction, so a crash never leaves half
  * a blob. */
 #ifndef WFL_STORE_H

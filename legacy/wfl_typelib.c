@@ -1,7 +1,7 @@
 /* wfl_typelib.c — loads and validates `NAME.activities.xml` type libraries, opens the shared
  * object they name from the library path, and prepares every function's libffi call once.
  * Everything a typelib owns lives in one arena; only native handles and heap default values
- * need releasing (DESIGN.md "The legacy model"). */
+ * need releasing (docs/architecture.md "The legacy model"). */
 #include "wfl_typelib.h"
 
 #include <stdarg.h>

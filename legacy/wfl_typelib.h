@@ -1,7 +1,7 @@
 /* wfl_typelib.h — native activity type libraries (`NAME.activities.xml`, namespace
  * urn:wfbridge:typelib): what .NET reflection told WF3 about activity types, code-beside
  * classes, local services and exception types, plus the shared object that implements them.
- * Every function is resolved and its libffi call prepared ONCE at load (DESIGN.md "The legacy
+ * Every function is resolved and its libffi call prepared ONCE at load (docs/architecture.md "The legacy
  * model"; the element and attribute names there are a contract). */
 #ifndef WFL_TYPELIB_H
 #define WFL_TYPELIB_H

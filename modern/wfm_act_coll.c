@@ -1,7 +1,7 @@
 /* wfm_act_coll.c — WF4 activities found in real public workflows that the first catalogue
  * lacked: NoPersistScope (WF4 4.5), the collection activities AddToCollection<T>,
  * RemoveFromCollection<T>, ExistsInCollection<T>, ClearCollection<T>, and InvokeAction /
- * InvokeAction<T> (WF-SEMANTICS.md §5; the extension API is wfm_activity.h).
+ * InvokeAction<T> (docs/semantics.md §5; the extension API is wfm_activity.h).
  *
  * Collections. WF4 declares `Collection` as InArgument<ICollection<T>>: the activity gets a
  * reference and mutates the object in place. wfbridge lists are immutable values, so here
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "wfm_acts.h"
-#include "wfm_def_int.h"   /* walking a node's subtree (NoPersistScope's validation) */
+#include "wfm_definition_int.h"   /* walking a node's subtree (NoPersistScope's validation) */
 #include "wfm_sched_int.h" /* ctx->nomem */
 
 static void done_complete(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)

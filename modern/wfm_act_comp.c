@@ -1,4 +1,4 @@
-/* wfm_act_comp.c — compensation: CompensableActivity, Compensate and Confirm (WF-SEMANTICS.md
+/* wfm_act_comp.c — compensation: CompensableActivity, Compensate and Confirm (docs/semantics.md
  * §5). Each CompensableActivity instance gets a token in the instance's compensation
  * extension; when its body closes, the token keeps a snapshot of the activity's environment
  * chain so its handlers later see the variables as they were then. The workflow's end
@@ -11,7 +11,7 @@
 #include "../common/wf_mem.h"
 #include "wfm_activity.h"
 #include "wfm_acts.h"
-#include "wfm_def_int.h"
+#include "wfm_definition_int.h"
 
 /* Token lifecycle (status, and the function that moves it):
  *   RUNNING     -> COMPLETED    ca_body_done (body closed: snapshot taken, order recorded)

@@ -1,7 +1,7 @@
 /* wfm_act_core.c — the core WF4 activities: Sequence, Assign, WriteLine, If, While, DoWhile,
  * ForEach, ParallelForEach, Parallel, Switch, Delay, Pick/PickBranch and WaitForEvent (the
  * Receive-style bookmark activity). Each is a spec plus a few callbacks; ordering comes from
- * the scheduler's front/back rules (WF-SEMANTICS.md §5, wfm_activity.h). */
+ * the scheduler's front/back rules (docs/semantics.md §5, wfm_activity.h). */
 #include <string.h>
 
 #include "wfm_sched_int.h"
@@ -525,7 +525,7 @@ static const wfm_kind_spec delay_spec = {
 
 /* ---- Pick / PickBranch ------------------------------------------------------------------- */
 /* All triggers run; the first to complete wins; the other branches are canceled, and only
- * when they have finished canceling does the winner's Action run (WF-SEMANTICS §5). */
+ * when they have finished canceling does the winner's Action run (docs/semantics.md §5). */
 enum { PICK_BRANCHES };
 enum { PB_TRIGGER, PB_ACTION };
 static const wfm_prop_spec pick_props[] = {

@@ -1,5 +1,5 @@
 /* wfm_act_fault.c — faults and cancellation: TryCatch (Catch<T>, Finally), Throw, Rethrow,
- * TerminateWorkflow and CancellationScope (WF-SEMANTICS.md §5). A TryCatch picks the most
+ * TerminateWorkflow and CancellationScope (docs/semantics.md §5). A TryCatch picks the most
  * specific Catch by exception type, never by declaration order; Finally runs after the Try or
  * the Catch, and an exception thrown by a Catch propagates only after Finally has run. */
 #include <stdbool.h>
@@ -8,7 +8,7 @@
 
 #include "wfm_activity.h"
 #include "wfm_acts.h"
-#include "wfm_def_int.h"
+#include "wfm_definition_int.h"
 #include "wfm_sched_int.h"
 
 static const wfm_kind_spec try_catch_spec, catch_spec;

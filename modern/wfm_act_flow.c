@@ -1,5 +1,5 @@
 /* wfm_act_flow.c — Flowchart (FlowStep, FlowDecision, FlowSwitch) and StateMachine (State,
- * Transition), WF-SEMANTICS.md §5. Flow nodes and states are auxiliary nodes reached by
+ * Transition), docs/semantics.md §5. Flow nodes and states are auxiliary nodes reached by
  * x:Reference (cycles allowed); only the activities they hold (actions, entries, triggers)
  * become activity instances, all children of the Flowchart / StateMachine instance. */
 #include <stdbool.h>
@@ -8,7 +8,7 @@
 
 #include "wfm_activity.h"
 #include "wfm_acts.h"
-#include "wfm_def_int.h"
+#include "wfm_definition_int.h"
 #include "wfm_sched_int.h"
 
 /* Decisions and switches visited in a row without running an activity: nothing can change

@@ -1,4 +1,4 @@
-/* wfm_act_invoke.c — InvokeMethod (a native function called through libffi, DESIGN.md "The
+/* wfm_act_invoke.c — InvokeMethod (a native function called through libffi, docs/architecture.md "The
  * modern model") and TransactionScope. InvokeMethod resolves its library and prepares the
  * call interface once, at load (prepare callback); a run only evaluates the parameters, calls,
  * and writes the results back. Both kinds are no-persist zones. */
@@ -12,7 +12,7 @@
 #include "../common/wf_native.h"
 #include "wfm_activity.h"
 #include "wfm_acts.h"
-#include "wfm_def_int.h"
+#include "wfm_definition_int.h"
 #include "wfm_sched_int.h"
 
 /* Parameters per call: the arrays live on the stack of one execute. */

@@ -1,4 +1,4 @@
-/* wfm_act_persist.c — the Persist activity (WF-SEMANTICS.md §5): under a durable host it
+/* wfm_act_persist.c — the Persist activity (docs/semantics.md §5): under a durable host it
  * waits on an internal bookmark; the host saves the instance as soon as its work queue drains
  * and then resumes that bookmark. Inside a no-persist zone it faults with
  * InvalidOperationException; without a durable host (the instance carries no durable-host

@@ -2,8 +2,8 @@
  * another part of the project, e.g. the bridge's Interop) is described once by a
  * wfm_kind_spec: its XAML element, its properties (arguments, child activities, auxiliary
  * nodes, delegates, literals) and its callbacks. The XAML loader is driven entirely by these
- * specs, and the scheduler calls the callbacks (DESIGN.md "The modern model",
- * WF-SEMANTICS.md §5). Thread rule: callbacks of one instance run on one thread at a time. */
+ * specs, and the scheduler calls the callbacks (docs/architecture.md "The modern model",
+ * docs/semantics.md §5). Thread rule: callbacks of one instance run on one thread at a time. */
 #ifndef WFM_ACTIVITY_H
 #define WFM_ACTIVITY_H
 
@@ -212,7 +212,7 @@ wf_status wfm_ctx_schedule_delegate(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *no
 /* Close ai (WFM_CLOSED, or WFM_CANCELED after wfm_ctx_mark_canceled). Children must be done. */
 void wfm_ctx_complete(wfm_ctx *ctx, wfm_ai *ai);
 void wfm_ctx_mark_canceled(wfm_ctx *ctx, wfm_ai *ai);
-/* Fault ai with exception `exc` (taken over). The fault walks up per WF-SEMANTICS §5. */
+/* Fault ai with exception `exc` (taken over). The fault walks up per docs/semantics.md §5. */
 void wfm_ctx_fault(wfm_ctx *ctx, wfm_ai *ai, wf_value exc);
 /* Report that memory ran out in a callback that has no status to return (a finish hook, an
  * on_done): once the callback returns, the runtime ends the instance as Faulted without an

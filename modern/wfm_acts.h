@@ -1,7 +1,7 @@
 /* wfm_acts.h — registration of the modern runtime's structured activities: Flowchart
  * (FlowStep, FlowDecision, FlowSwitch), StateMachine (State, Transition), TryCatch (Catch),
  * Throw, Rethrow, TerminateWorkflow, CancellationScope, CompensableActivity, Compensate,
- * Confirm, InvokeMethod and TransactionScope (WF-SEMANTICS.md §5). Internal to modern/:
+ * Confirm, InvokeMethod and TransactionScope (docs/semantics.md §5). Internal to modern/:
  * wfm_builtins_register calls wfm_acts_register once while the catalogue is being filled. */
 #ifndef WFM_ACTS_H
 #define WFM_ACTS_H

@@ -1,6 +1,6 @@
 /* wfm_builtins.c — fills a catalogue with every built-in modern activity kind: the core
  * activities (wfm_act_core.c) and the structured ones (wfm_acts.h). The runtime calls it once
- * per catalogue, before any definition is loaded (DESIGN.md "Activity catalogue"). */
+ * per catalogue, before any definition is loaded (docs/architecture.md "Activity catalogue"). */
 #include "wfm_acts.h"
 #include "wfm_durable.h" /* Persist */
 #include "wfm_sched_int.h"

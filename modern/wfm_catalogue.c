@@ -1,8 +1,8 @@
 /* wfm_catalogue.c — the activity catalogue (kinds registered from static wfm_kind_spec
  * tables, looked up by namespace + element name), the read accessors of loaded nodes, and the
  * wfm_load_* services prepare callbacks use. The catalogue is filled before threads start and
- * only read afterwards (wfm_activity.h, STYLE.md "State"). */
-#include "wfm_def_int.h"
+ * only read afterwards (wfm_activity.h, docs/style.md "State"). */
+#include "wfm_definition_int.h"
 #include "wfm_load_int.h"
 
 #include <stdarg.h>
@@ -60,7 +60,7 @@ static bool make_key(char *buf, size_t size, const char *ns, const char *name)
 }
 
 /* A spec the loader can drive: named props, a content prop that exists, Variables only on
- * activities (the environment rules of wfm_def_int.h need an activity instance). */
+ * activities (the environment rules of wfm_definition_int.h need an activity instance). */
 static wf_status check_spec(const wfm_kind_spec *spec, int *content_index, wf_error *err)
 {
     *content_index = -1;

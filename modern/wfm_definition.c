@@ -1,7 +1,7 @@
 /* wfm_definition.c — the life and read accessors of a loaded definition: one arena owns the
- * whole IR (wfm_def_int.h), an atomic refcount shares it across threads, and the last release
+ * whole IR (wfm_definition_int.h), an atomic refcount shares it across threads, and the last release
  * runs the node data destroy functions prepare callbacks registered, then drops the arena. */
-#include "wfm_def_int.h"
+#include "wfm_definition_int.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* wfm_definition.h — loading modern (WF4 XAML) workflow definitions against an activity
  * catalogue. A loaded definition is validated, its expressions compiled to slots, and it is
- * immutable and shared by reference count (DESIGN.md "The modern model"). */
+ * immutable and shared by reference count (docs/architecture.md "The modern model"). */
 #ifndef WFM_DEFINITION_H
 #define WFM_DEFINITION_H
 

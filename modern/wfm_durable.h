@@ -2,7 +2,7 @@
  * the store under a lease, runs them, saves them at persist points (Persist activity, idle
  * per TimeToPersist/TimeToUnload, completion), loads-and-locks them back by id, renews the
  * leases of loaded instances from a background thread and releases them on unload
- * (DESIGN.md "Persistence", WF-SEMANTICS.md §5). */
+ * (docs/architecture.md "Persistence", docs/semantics.md §5). */
 #ifndef WFM_DURABLE_H
 #define WFM_DURABLE_H
 

@@ -2,7 +2,7 @@
  * spellings WF4 designer files use) compiled once at load time. Names resolve to environment
  * slots through a callback, types are checked, and evaluation does no name lookups. Run-time
  * errors are exception values (DivideByZeroException, OverflowException,
- * NullReferenceException, ...), never crashes (DESIGN.md "The modern model"). */
+ * NullReferenceException, ...), never crashes (docs/architecture.md "The modern model"). */
 #ifndef WFM_EXPR_H
 #define WFM_EXPR_H
 

@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "../common/wf_xml.h"
-#include "wfm_def_int.h"
+#include "wfm_definition_int.h"
 
 /* A name visible to expressions, in one env-creating scope level. */
 typedef struct wfm_scope_name {
@@ -18,7 +18,7 @@ typedef struct wfm_scope_name {
     bool writable;
 } wfm_scope_name;
 
-/* One env-creating level (E0, Ev or Ed in wfm_def_int.h), innermost first via `up`. */
+/* One env-creating level (E0, Ev or Ed in wfm_definition_int.h), innermost first via `up`. */
 typedef struct wfm_scope_frame {
     struct wfm_scope_frame *up;
     const wfm_scope_name *names;

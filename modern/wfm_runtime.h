@@ -1,7 +1,7 @@
 /* wfm_runtime.h — the modern runtime's host API: a runtime (catalogue with the built-in
  * kinds, type table, definition cache, worker pool) and the workflow instances it runs.
- * Each instance runs on one logical thread at a time; many run on the pool (DESIGN.md "The
- * scheduler", WF-SEMANTICS.md §5). */
+ * Each instance runs on one logical thread at a time; many run on the pool (docs/architecture.md "The
+ * scheduler", docs/semantics.md §5). */
 #ifndef WFM_RUNTIME_H
 #define WFM_RUNTIME_H
 

@@ -2,7 +2,7 @@
  * completions at the front, resumptions and timers at the back), activity instances and
  * environments from per-instance pools, WF4 fault propagation and cancellation, bookmarks and
  * a timer heap; plus the wfm_ctx_* / wfm_ai_* functions activities call (wfm_activity.h).
- * Spec: DESIGN.md "The scheduler", WF-SEMANTICS.md §5, environments per wfm_def_int.h.
+ * Spec: docs/architecture.md "The scheduler", docs/semantics.md §5, environments per wfm_definition_int.h.
  *
  * Instance states (wfm_sched_state) and who moves them:
  *   NEW -> RUNNING            wfm_sched_start (root scheduled)
@@ -280,7 +280,7 @@ static void ai_free(wfm_ctx *ctx, wfm_ai *ai)
     wf_pool_put(ctx->ai_pool, ai);
 }
 
-/* Abort ai's children and everything under them: no callbacks run (WF-SEMANTICS §5). */
+/* Abort ai's children and everything under them: no callbacks run (docs/semantics.md §5). */
 static void abort_children(wfm_ctx *ctx, wfm_ai *ai)
 {
     while (ai->first_child) {
@@ -498,7 +498,7 @@ static void fault_from_status(wfm_ctx *ctx, wfm_ai *ai, wf_status st, wf_value *
         wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation, "%s", wf_status_message(st));
 }
 
-/* value = expr ? eval(expr, env) : copy(literal) (wfm_def_int.h "value sources"). */
+/* value = expr ? eval(expr, env) : copy(literal) (wfm_definition_int.h "value sources"). */
 static wf_status eval_source(wfm_ctx *ctx, wfm_ai *ai, const wfm_expr *expr,
                              const wf_value *literal, wfm_env *env, wf_value *out)
 {
@@ -952,7 +952,7 @@ static void fault_instance(wfm_ctx *ctx, wfm_ai *src, wf_value exc, bool run_hoo
 }
 
 /* Walk up from src to the nearest ancestor whose fault callback for the child on the path
- * handles the exception (WF-SEMANTICS §5). */
+ * handles the exception (docs/semantics.md §5). */
 static void process_fault(wfm_ctx *ctx, wfm_ai *src, wf_value exc)
 {
     TRACK(ctx, WFM_TRACK_FAULT, src, NULL, &exc);

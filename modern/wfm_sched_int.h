@@ -1,7 +1,7 @@
 /* wfm_sched_int.h — the scheduler's internal state, shared inside modern/ only: activity
  * instances (wfm_ai), the per-instance work-item deque, bookmarks, timers and environments,
  * and the entry points wfm_runtime.c drives. Activities use wfm_activity.h, not these fields.
- * Environment rules: wfm_def_int.h ("ENVIRONMENTS"); ordering rules: WF-SEMANTICS.md §5. */
+ * Environment rules: wfm_definition_int.h ("ENVIRONMENTS"); ordering rules: docs/semantics.md §5. */
 #ifndef WFM_SCHED_INT_H
 #define WFM_SCHED_INT_H
 
@@ -13,7 +13,7 @@
 #include "../common/wf_mem.h"
 #include "../common/wf_value.h"
 #include "wfm_activity.h"
-#include "wfm_def_int.h"
+#include "wfm_definition_int.h"
 #include "wfm_expr.h"
 #include "wfm_runtime.h"
 

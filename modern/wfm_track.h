@@ -3,7 +3,7 @@
  * tests). The scheduler asks wfm_tracker_wants() — one mask test — before it builds a record,
  * so with no tracker (NULL) or a profile that excludes the event tracking costs a branch.
  * Participants never block a worker on I/O: records are formatted on the worker into a queue
- * and written by the tracker's own flush thread (WF-SEMANTICS §5 "Tracking"). */
+ * and written by the tracker's own flush thread (docs/semantics.md §5 "Tracking"). */
 #ifndef WFM_TRACK_H
 #define WFM_TRACK_H
 

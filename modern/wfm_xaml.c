@@ -1,5 +1,5 @@
 /* wfm_xaml.c — the WF4 XAML loader: walks the hardened DOM (wf_xml.h), builds the immutable
- * IR of wfm_def_int.h driven only by the catalogue's kind specs, compiles every expression
+ * IR of wfm_definition_int.h driven only by the catalogue's kind specs, compiles every expression
  * against the environment rules documented there, resolves x:Reference after the whole file
  * is read, runs prepare callbacks, and reports every problem with file:line:col. */
 #include "wfm_load_int.h"

@@ -1,6 +1,6 @@
 /* test_value.c — types (interning, lookup, subtyping), heap values and refcounts, equality and
  * ordering, checked conversion (overflow, exact decimals), per-type parsing incl. bad input,
- * and the JSON and text renderings of the output contract (DESIGN.md "Values"). */
+ * and the JSON and text renderings of the output contract (docs/formats.md "Values"). */
 #include <check.h>
 #include <math.h>
 #include <pthread.h>

@@ -9,7 +9,7 @@
 #include "../../common/wf_mem.h"
 #include "../../common/wf_value.h"
 #include "../../legacy/wfl_def.h"
-#include "../../legacy/wfl_runtime.h"
+#include "../../legacy/wfl_exec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

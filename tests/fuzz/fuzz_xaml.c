@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../../common/wf_error.h"
-#include "../../modern/wfm_def_int.h"
+#include "../../modern/wfm_definition_int.h"
 #include "../../modern/wfm_definition.h"
 #include "../../modern/wfm_sched_int.h"
 

@@ -10,7 +10,7 @@
 #include "../../common/wf_native.h"
 #include "../../legacy/wfl_def.h"
 #include "../../legacy/wfl_rules.h"
-#include "../../legacy/wfl_runtime.h"
+#include "../../legacy/wfl_exec.h"
 #include "../wf_test_util.h"
 #include "test_exec.h"
 

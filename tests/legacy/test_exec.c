@@ -13,7 +13,7 @@
 #include "../../common/wf_mem.h"
 #include "../../legacy/wfl_def.h"
 #include "../../bridge/wfb_cli.h"
-#include "../../legacy/wfl_runtime.h"
+#include "../../legacy/wfl_exec.h"
 #include "../wf_test_util.h"
 #include "test_exec.h"
 

@@ -10,7 +10,7 @@
 #include "../../common/wf_mem.h"
 #include "../../common/wf_native.h"
 #include "../../legacy/wfl_def.h"
-#include "../../legacy/wfl_runtime.h"
+#include "../../legacy/wfl_exec.h"
 
 typedef struct xt_env {
     wf_types *types;

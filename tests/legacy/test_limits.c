@@ -6,7 +6,7 @@
 
 #include "../../common/wf_value.h"
 #include "../../legacy/wfl_def.h"
-#include "../../legacy/wfl_runtime.h"
+#include "../../legacy/wfl_exec.h"
 #include "../wf_test_util.h"
 
 #define LOOP_XOML "tests/legacy/data/exec/setstate_loop.xoml"

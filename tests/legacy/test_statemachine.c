@@ -1,7 +1,7 @@
 /* test_statemachine.c — StateMachineWorkflowActivity on the legacy executor: StateInitialization
  * and StateFinalization around SetState moves, nested states whose parent's event handlers stay
  * active in the substates, one handler at a time, the host's SetStateQueue, and
- * CompletedStateName completing the workflow (WF-SEMANTICS.md §3). */
+ * CompletedStateName completing the workflow (docs/semantics.md §3). */
 #include <check.h>
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* test_activities_core.c — the core activities of modern/wfm_act_core.c run on the modern
  * runtime: Sequence, Assign, WriteLine, If, While, DoWhile, ForEach, ParallelForEach, Switch,
  * WaitForEvent; argument evaluation and copy-back, variable scoping, fresh loop-body variables,
- * and run-time faults with the activity's location (WF-SEMANTICS.md §5). */
+ * and run-time faults with the activity's location (docs/semantics.md §5). */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* test_activities_fault.c — TryCatch/Catch/Finally, Throw, Rethrow, TerminateWorkflow,
  * CancellationScope and compensation (modern/wfm_act_fault.c, modern/wfm_act_comp.c) run on
  * the modern runtime; order is asserted through WriteLine output captured by the runtime's
- * writer (WF-SEMANTICS.md §5). Fixtures: tests/modern/data/acts/. */
+ * writer (docs/semantics.md §5). Fixtures: tests/modern/data/acts/. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>

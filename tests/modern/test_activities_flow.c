@@ -1,7 +1,7 @@
 /* test_activities_flow.c — Flowchart (FlowStep, FlowDecision, FlowSwitch) and StateMachine
  * (State, Transition) from modern/wfm_act_flow.c, run on the modern runtime with bookmarks
  * resumed by the test; order is asserted through captured WriteLine output
- * (WF-SEMANTICS.md §5). Fixtures: tests/modern/data/acts/. */
+ * (docs/semantics.md §5). Fixtures: tests/modern/data/acts/. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "../../common/wf_mem.h"
-#include "../../modern/wfm_def_int.h"
+#include "../../modern/wfm_definition_int.h"
 #include "../../modern/wfm_definition.h"
 #include "../wf_test_util.h"
 

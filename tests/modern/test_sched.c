@@ -1,7 +1,7 @@
 /* test_sched.c — the modern scheduler's WF4 ordering rules (modern/wfm_sched.c), asserted
  * through WriteLine output captured by a writer callback: LIFO scheduling, Parallel and
  * ParallelForEach order, Pick, FIFO resumptions, timers on a virtual clock, faults,
- * cancellation, and many instances on the worker pool (WF-SEMANTICS.md §5). */
+ * cancellation, and many instances on the worker pool (docs/semantics.md §5). */
 #include <check.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -305,7 +305,7 @@ START_TEST(test_fault_through_canceling_activity_aborts_instance)
 {
     fix f;
     /* The cancellation handler throws while its scope is being canceled: the TryCatch above
-     * must not catch it (WF-SEMANTICS §5: propagating through a canceling activity aborts). */
+     * must not catch it (docs/semantics.md §5: propagating through a canceling activity aborts). */
     fix_open(&f, HEAD
              "<TryCatch>"
              "  <TryCatch.Try>"

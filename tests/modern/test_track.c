@@ -36,7 +36,7 @@ static wfm_tracker *ring_tracker(const wfm_profile *p)
     return t;
 }
 
-/* Emit the Sequence{WriteLine} record stream of WF-SEMANTICS §5 and return what was kept. */
+/* Emit the Sequence{WriteLine} record stream of docs/semantics.md §5 and return what was kept. */
 static size_t emit_sequence_run(wfm_tracker *t)
 {
     wfm_track_record r[] = {

@@ -10,7 +10,7 @@
 
 #include "../../common/wf_mem.h"
 #include "../../common/wf_value.h"
-#include "../../modern/wfm_def_int.h"
+#include "../../modern/wfm_definition_int.h"
 #include "../../modern/wfm_definition.h"
 #include "../../modern/wfm_expr.h"
 #include "../wf_test_util.h"
@@ -425,7 +425,7 @@ START_TEST(test_designer_file_gives_tree_ids_and_values)
 }
 END_TEST
 
-/* The environments built by hand as wfm_def_int.h tells the runtime to build them. */
+/* The environments built by hand as wfm_definition_int.h tells the runtime to build them. */
 START_TEST(test_designer_file_envs_slots_and_hops)
 {
     wfm_definition *def = load_ok(DATA "order.xaml");

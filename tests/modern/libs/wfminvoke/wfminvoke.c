@@ -1,5 +1,5 @@
 /* wfminvoke.c — native test library for InvokeMethod (tests/modern/test_invoke.c): one plain C
- * function per type mapping of DESIGN.md "The legacy model" (Decimal as int64 1/10,000,
+ * function per type mapping of docs/architecture.md "The legacy model" (Decimal as int64 1/10,000,
  * DateTime as int64 us, strings in as const char *, out as char **, returned as char *, both
  * malloc'd here and freed by the runtime), out parameters, and an int32 status return. */
 #include <stdbool.h>

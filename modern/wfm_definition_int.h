@@ -1,4 +1,4 @@
-/* wfm_def_int.h — the internal IR of a loaded modern definition, shared by modern/ only (the
+/* wfm_definition_int.h — the internal IR of a loaded modern definition, shared by modern/ only (the
  * loader builds it, the scheduler and the activities read it). Everything hangs off the
  * definition's arena and is immutable after load: no name lookups happen at run time.
  * The environment rules at the end of this comment are a contract between loader and runtime.
@@ -62,8 +62,8 @@
  *   slot. Inner declarations shadow outer ones; the same name twice in one Variables
  *   collection is an error. Writability: arguments (all directions) and variables are
  *   writable (Variable Modifiers="ReadOnly" is not); delegate arguments are not. */
-#ifndef WFM_DEF_INT_H
-#define WFM_DEF_INT_H
+#ifndef WFM_DEFINITION_INT_H
+#define WFM_DEFINITION_INT_H
 
 #include <stdatomic.h>
 #include <stdbool.h>

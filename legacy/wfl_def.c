@@ -1,7 +1,7 @@
-/* wfl_xoml.c — the XOML loader: WF3 markup (elements = types, attributes and property
+/* wfl_def.c — the XOML loader: WF3 markup (elements = types, attributes and property
  * elements = DPs, markup extensions, attached properties, clr-namespace type libraries) into
  * the immutable wfl_node tree, then WF3's validation; every problem goes to the diagnostics
- * list with file:line:col and loading carries on to report the rest (WF-SEMANTICS.md §1, §3).
+ * list with file:line:col and loading carries on to report the rest (docs/semantics.md §1, §3).
  * The reader comes first, then the checks that need the whole tree, then the public API. */
 #include "wfl_def_int.h"
 #include "wfl_rules_int.h" /* walking rule expressions for this.GetActivityByName */
@@ -1353,7 +1353,7 @@ static void check_node_binds(loader *ld, const wfl_node *n)
         check_bind(ld, n, n->when.bind, true);
 }
 
-/* ---- structural rules (WF-SEMANTICS.md §3) ------------------------------------------------ */
+/* ---- structural rules (docs/semantics.md §3) ------------------------------------------------ */
 static size_t body_count(const wfl_node *n)
 {
     size_t c = 0;
@@ -1779,7 +1779,7 @@ static void resolve_method_binds(loader *ld, wfl_node *n)
  * (wfl_rules_parse.c), so N must be the root workflow itself, the only activity rules can
  * reach (blanks around N, as in hand-formatted files, are ignored); and every this.Member
  * must be a property of the root, checked here rather than when the rule first runs. */
-/* this.Member in a rule: a property of the root ('this' is the root, WF-SEMANTICS.md §2;
+/* this.Member in a rule: a property of the root ('this' is the root, docs/semantics.md §2;
  * WF3's rule validation rejects anything else when the workflow is compiled). */
 static void check_root_member(loader *ld, const wfl_rexpr *e)
 {
@@ -1983,7 +1983,7 @@ static wf_status load_doc(const wfl_load_opts *opts, wf_xml_doc *doc, const char
     return rc;
 }
 
-/* FILE.xoml -> FILE.rules when that file exists (WF-SEMANTICS.md §2 pairing by name). */
+/* FILE.xoml -> FILE.rules when that file exists (docs/semantics.md §2 pairing by name). */
 static char *auto_rules_path(const char *path)
 {
     size_t len = strlen(path);

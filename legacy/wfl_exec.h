@@ -1,9 +1,9 @@
-/* wfl_runtime.h — the embeddable legacy (WF3) executor: one instance of a loaded definition (or
+/* wfl_exec.h — the embeddable legacy (WF3) executor: one instance of a loaded definition (or
  * of one activity subtree, for the Interop activity) run by pulses of a FIFO scheduler, with
  * workflow queues, timers driven by a host-supplied clock, faults, cancellation,
- * compensation and a versioned state blob (WF-SEMANTICS.md §4, §6; DESIGN.md "The bridge"). */
-#ifndef WFL_RUNTIME_H
-#define WFL_RUNTIME_H
+ * compensation and a versioned state blob (docs/semantics.md §4, §6; docs/architecture.md "The bridge"). */
+#ifndef WFL_EXEC_H
+#define WFL_EXEC_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -97,7 +97,7 @@ typedef struct wfl_exec_opts {
     void *persist_ud;
     const char *instance_id; /* NULL: a random 32-hex-digit id */
     bool no_checkpoints;     /* TransactionScope faults without rolling back (WF4's Interop
-                                takes no checkpoint, WF-SEMANTICS.md §6) */
+                                takes no checkpoint, docs/semantics.md §6) */
     uint64_t max_work_items; /* per pulse; 0: no limit. WF3 itself has none, so a loop that
                                 never waits (two states whose StateInitialization SetState
                                 each other) runs forever; with a limit the pulse stops with
