@@ -47,7 +47,7 @@ static const wfm_node *find_persist(const wfm_node *n)
         return n;
     const wfm_kind_spec *spec = wfm_kind_spec_of(wfm_node_kind(n));
     for (unsigned pi = 0; pi < spec->prop_count; pi++) {
-        const wfm_prop *p = &n->props[pi];
+        const wfm__prop *p = &n->props[pi];
         const wfm_node *hit = NULL;
         switch (spec->props[pi].kind) {
         case WFM_PROP_ACTIVITY:
@@ -306,7 +306,7 @@ static wf_status ia_prepare(wfm_load *load, wfm_node *node)
     if (wfm_node_type_arg(node) && !wfm_node_has(node, IA_ARGUMENT))
         wfm_load_error(load, node, WF_E_SCHEMA, "InvokeAction.Argument is required");
     else if (wfm_node_has(node, IA_ARGUMENT) && wfm_node_has(node, IA_ACTION) &&
-             !wfm_node_prop(node, IA_ACTION)->delegate.arg_type) /* T only from Argument */
+             !wfm__node_prop(node, IA_ACTION)->delegate.arg_type) /* T only from Argument */
         wfm_load_error(load, node, WF_E_SCHEMA,
                        "InvokeAction.Argument needs x:TypeArguments (InvokeAction<T>)");
     return WF_OK;
@@ -315,7 +315,7 @@ static wf_status ia_prepare(wfm_load *load, wfm_node *node)
 static void ia_execute(wfm_ctx *ctx, wfm_ai *ai)
 {
     const wfm_node *node = wfm_ai_node(ai);
-    if (!wfm_node_prop(node, IA_ACTION)->delegate.body) {
+    if (!wfm__node_prop(node, IA_ACTION)->delegate.body) {
         wfm_ctx_complete(ctx, ai);
         return;
     }

@@ -40,7 +40,7 @@ static void seq_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child);
 static void seq_next(wfm_ctx *ctx, wfm_ai *ai)
 {
     seq_state *st = wfm_ai_state(ai);
-    const wfm_prop *children = wfm_node_prop(wfm_ai_node(ai), SEQ_ACTIVITIES);
+    const wfm__prop *children = wfm__node_prop(wfm_ai_node(ai), SEQ_ACTIVITIES);
     if (st->next >= children->count) {
         wfm_ctx_complete(ctx, ai);
         return;
@@ -746,7 +746,7 @@ static const wfm_kind_spec *const core_specs[] = {
     &delay_spec,   &pick_spec,    &pickbranch_spec, &wfe_spec,
 };
 
-wf_status wfm_core_register(wfm_catalogue *cat, wf_error *err)
+wf_status wfm__core_register(wfm_catalogue *cat, wf_error *err)
 {
     for (size_t i = 0; i < sizeof core_specs / sizeof core_specs[0]; i++) {
         wf_status st = wfm_catalogue_register(cat, core_specs[i], err);

@@ -156,7 +156,7 @@ static void tc_try_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
         return;
     }
     st->phase = TC_PHASE_CATCH;
-    if (!wfm_node_prop(st->handler, CATCH_ACTION)->delegate.body) {
+    if (!wfm__node_prop(st->handler, CATCH_ACTION)->delegate.body) {
         st->handled = true;
         tc_finally(ctx, ai);
         return;

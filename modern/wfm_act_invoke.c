@@ -67,7 +67,7 @@ static bool literal_bool(const wfm_node *node, unsigned prop)
 */
 static const char *invoke_library(wfm_load *load, const wfm_node *node)
 {
-    const wfm_prop *tt = wfm_node_prop(node, IM_TARGET_TYPE);
+    const wfm__prop *tt = wfm__node_prop(node, IM_TARGET_TYPE);
     if (wfm_node_has(node, IM_TARGET_OBJECT)) {
         wfm_load_error(load, node, WF_E_UNSUPPORTED,
                        "InvokeMethod: TargetObject is not supported; use TargetType");

@@ -9,7 +9,7 @@
 #include "wfm_activity.h"
 #include "wfm_durable.h"
 #include "wfm_persist.h"
-#include "wfm_sched_int.h" /* wfm_instance_ctx, the instance's extension list */
+#include "wfm_sched_int.h" /* wfm__instance_ctx, the instance's extension list */
 
 /* ---- the durable-host mark ------------------------------------------------------------------
  * An instance run by a durable host carries this extension state with hosted = true. It is
@@ -38,7 +38,7 @@ static const wfm_ext_spec mark_spec = {"wfbridge.durable_host", sizeof(durable_m
 
 wf_status wfm_durable_mark(wfm_instance *inst, wf_error *err)
 {
-    durable_mark *m = wfm_ctx_ext_get(wfm_instance_ctx(inst), &mark_spec);
+    durable_mark *m = wfm_ctx_ext_get(wfm__instance_ctx(inst), &mark_spec);
     if (!m)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     m->hosted = true;

@@ -2,7 +2,7 @@
  * (FlowStep, FlowDecision, FlowSwitch), StateMachine (State, Transition), TryCatch (Catch),
  * Throw, Rethrow, TerminateWorkflow, CancellationScope, CompensableActivity, Compensate,
  * Confirm, InvokeMethod and TransactionScope (docs/semantics.md §5). Internal to modern/:
- * wfm_builtins_register calls wfm_acts_register once while the catalogue is being filled. */
+ * wfm__builtins_register calls wfm_acts_register once while the catalogue is being filled. */
 #ifndef WFM_ACTS_H
 #define WFM_ACTS_H
 
@@ -19,7 +19,7 @@ wf_status wfm_acts_fault_register(wfm_catalogue *cat, wf_error *err);
 wf_status wfm_acts_comp_register(wfm_catalogue *cat, wf_error *err);
 wf_status wfm_acts_invoke_register(wfm_catalogue *cat, wf_error *err);
 /* NoPersistScope, the collection activities and InvokeAction (wfm_act_coll.c), called by
- * wfm_builtins_register. */
+ * wfm__builtins_register. */
 wf_status wfm_acts_coll_register(wfm_catalogue *cat, wf_error *err);
 
 #endif

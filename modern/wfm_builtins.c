@@ -5,9 +5,9 @@
 #include "wfm_durable.h" /* Persist */
 #include "wfm_sched_int.h"
 
-wf_status wfm_builtins_register(wfm_catalogue *cat, wf_error *err)
+wf_status wfm__builtins_register(wfm_catalogue *cat, wf_error *err)
 {
-    wf_status st = wfm_core_register(cat, err);
+    wf_status st = wfm__core_register(cat, err);
     if (st == WF_OK)
         st = wfm_acts_register(cat, err);
     if (st == WF_OK)

@@ -220,62 +220,62 @@ const wf_type *wfm_node_type_arg(const wfm_node *node)
     return node->type_arg;
 }
 
-static const wfm_prop *prop_at(const wfm_node *node, unsigned prop)
+static const wfm__prop *prop_at(const wfm_node *node, unsigned prop)
 {
     return prop < node->kind->spec->prop_count ? &node->props[prop] : NULL;
 }
 
 bool wfm_node_has(const wfm_node *node, unsigned prop)
 {
-    const wfm_prop *p = prop_at(node, prop);
+    const wfm__prop *p = prop_at(node, prop);
     return p && p->present;
 }
 
 const wfm_node *wfm_node_child(const wfm_node *node, unsigned prop)
 {
-    const wfm_prop *p = prop_at(node, prop);
+    const wfm__prop *p = prop_at(node, prop);
     return p ? p->child : NULL;
 }
 
 size_t wfm_node_count(const wfm_node *node, unsigned prop)
 {
-    const wfm_prop *p = prop_at(node, prop);
+    const wfm__prop *p = prop_at(node, prop);
     return p ? p->count : 0;
 }
 
 const wfm_node *wfm_node_at(const wfm_node *node, unsigned prop, size_t index)
 {
-    const wfm_prop *p = prop_at(node, prop);
+    const wfm__prop *p = prop_at(node, prop);
     return p && p->items && index < p->count ? p->items[index] : NULL;
 }
 
 const wf_value *wfm_node_key(const wfm_node *node, unsigned prop, size_t index)
 {
-    const wfm_prop *p = prop_at(node, prop);
+    const wfm__prop *p = prop_at(node, prop);
     return p && p->keys && index < p->count ? &p->keys[index] : NULL;
 }
 
 const wf_value *wfm_node_literal(const wfm_node *node, unsigned prop)
 {
-    const wfm_prop *p = prop_at(node, prop);
+    const wfm__prop *p = prop_at(node, prop);
     return p ? &p->literal : NULL;
 }
 
 const wf_type *wfm_node_prop_type(const wfm_node *node, unsigned prop)
 {
-    const wfm_prop *p = prop_at(node, prop);
+    const wfm__prop *p = prop_at(node, prop);
     return p ? p->type : NULL;
 }
 
 wfm_prop_kind wfm_node_param_dir(const wfm_node *node, unsigned prop, size_t index)
 {
-    const wfm_prop *p = prop_at(node, prop);
+    const wfm__prop *p = prop_at(node, prop);
     return p && p->params && index < p->count ? p->params[index].dir : WFM_PROP_IN;
 }
 
 const wf_type *wfm_node_param_type(const wfm_node *node, unsigned prop, size_t index)
 {
-    const wfm_prop *p = prop_at(node, prop);
+    const wfm__prop *p = prop_at(node, prop);
     return p && p->params && index < p->count ? p->params[index].type : NULL;
 }
 
@@ -297,7 +297,7 @@ void wfm_load_error(wfm_load *load, const wfm_node *node, wf_status code, const 
 {
     /* A prepare callback that looks at another node (TryCatch at its Catch) does not report a
      * second error at a node whose own error (an unknown type, say) is already reported. */
-    const wfm_lnode *ln = node && code != WF_E_NOMEM ? wfm_load_lnode(load, node) : NULL;
+    const wfm__lnode *ln = node && code != WF_E_NOMEM ? wfm__load_lnode(load, node) : NULL;
     if (ln && ln->bad && wf_diags_error_count(load->diags) > 0)
         return;
     wf_error e = WF_ERROR_INIT;
@@ -334,7 +334,7 @@ wf_types *wfm_load_types(const wfm_load *load)
 /* "clr-namespace:NS;assembly=NAME[;...]" -> NAME (in the definition's arena). */
 const char *wfm_load_assembly(const wfm_load *load, const wfm_node *node, const char *prefix)
 {
-    wfm_lnode *ln = wfm_load_lnode((wfm_load *)load, node);
+    wfm__lnode *ln = wfm__load_lnode((wfm_load *)load, node);
     if (!ln || !prefix)
         return NULL;
     const char *uri = wf_xml_lookup_ns(ln->el, prefix);
@@ -355,7 +355,7 @@ const char *wfm_load_assembly(const wfm_load *load, const wfm_node *node, const 
 
 const char *wfm_load_claim_attr(wfm_load *load, const wfm_node *node, const char *name)
 {
-    wfm_lnode *ln = wfm_load_lnode(load, node);
+    wfm__lnode *ln = wfm__load_lnode(load, node);
     if (!ln || !name)
         return NULL;
     for (size_t i = 0; i < ln->unknown_count; i++) {

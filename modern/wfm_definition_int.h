@@ -29,7 +29,7 @@
  *
  * ENVIRONMENTS (how names become slots; the runtime must build envs exactly like this):
  *   E0  The root environment: one slot per x:Members argument, in declaration order
- *       (wfm_arg.slot == its index). Always created (count may be 0). Its parent is NULL.
+ *       (wfm__arg.slot == its index). Always created (count may be 0). Its parent is NULL.
  *   Ev  An ACTIVITY node (kind category "Activity") with var_count >= 1 (creates_env) gets a
  *       new environment when its activity instance starts: one slot per variable, in
  *       declaration order; the parent is the environment the instance was scheduled in.
@@ -87,25 +87,25 @@ struct wfm_kind {
 };
 
 /* One In/Out/InOut parameter of a PARAMS property. */
-typedef struct wfm_param {
+typedef struct wfm__param {
     wfm_prop_kind dir;    /* WFM_PROP_IN, WFM_PROP_OUT or WFM_PROP_INOUT */
     const wf_type *type;
     wfm_expr *expr;       /* IN: value source with literal; OUT/INOUT: lvalue or NULL */
     wf_value literal;
     wf_loc loc;
-} wfm_param;
+} wfm__param;
 
 /* The ActivityAction of a DELEGATE property; its environment is described above (Ed). */
-typedef struct wfm_delegate {
+typedef struct wfm__delegate {
     const char *arg_name;    /* DelegateInArgument Name, NULL if none declared */
     const wf_type *arg_type; /* x:TypeArguments of the ActivityAction (may be NULL if none) */
     wfm_node *body;          /* NULL for an empty ActivityAction */
     wf_loc loc;
-} wfm_delegate;
+} wfm__delegate;
 
 /* One property of a node, indexed like spec->props. Which fields are used depends on the
  * spec's prop kind; the others stay zero / null. */
-typedef struct wfm_prop {
+typedef struct wfm__prop {
     bool present;        /* written in the XAML */
     wf_loc loc;          /* of the attribute value / property element / content item */
     const wf_type *type; /* IN/OUT/INOUT/LITERAL: value type; KEYED: key type; TYPE: the
@@ -116,22 +116,22 @@ typedef struct wfm_prop {
     wfm_node *child;     /* ACTIVITY, NODE (may be a referenced node) */
     wfm_node **items;    /* ACTIVITIES, NODES, KEYED: count nodes */
     wf_value *keys;      /* KEYED: count keys, converted to `type` */
-    wfm_param *params;   /* PARAMS: count parameters */
+    wfm__param *params;   /* PARAMS: count parameters */
     size_t count;
-    wfm_delegate delegate; /* DELEGATE */
+    wfm__delegate delegate; /* DELEGATE */
     const char *type_text;   /* TYPE: the text as written ("p:Any") */
     const char *type_prefix; /* TYPE: "p" of "p:Any", NULL when unprefixed */
-} wfm_prop;
+} wfm__prop;
 
 /* One entry of <Kind.Variables>. */
-typedef struct wfm_var {
+typedef struct wfm__var {
     const char *name;
     const wf_type *type;
     wfm_expr *expr;   /* Default="[...]"; NULL -> literal */
     wf_value literal; /* Default="literal" converted, else default(T) */
     bool writable;    /* false with Modifiers="ReadOnly" */
     wf_loc loc;
-} wfm_var;
+} wfm__var;
 
 struct wfm_node {
     const wfm_kind *kind;
@@ -144,15 +144,15 @@ struct wfm_node {
     const char *display_name; /* DisplayName, else the kind name */
     const char *x_name;       /* x:Name, NULL if none */
     const wf_type *type_arg;  /* first x:TypeArguments type (or inferred, Assign), NULL */
-    wfm_prop *props;          /* [kind->spec->prop_count] */
-    wfm_var *vars;
+    wfm__prop *props;          /* [kind->spec->prop_count] */
+    wfm__var *vars;
     uint32_t var_count;
     bool creates_env;         /* var_count > 0 (activities only) */
     void *data;               /* wfm_node_set_data */
     void (*data_destroy)(void *data);
 };
 
-typedef struct wfm_arg {
+typedef struct wfm__arg {
     const char *name;
     wfm_prop_kind dir;   /* WFM_PROP_IN, WFM_PROP_OUT, WFM_PROP_INOUT */
     const wf_type *type;
@@ -161,7 +161,7 @@ typedef struct wfm_arg {
     bool has_default;    /* the XAML gives a default (used when the host supplies none) */
     uint32_t slot;       /* == index in E0 */
     wf_loc loc;
-} wfm_arg;
+} wfm__arg;
 
 struct wfm_definition {
     wf_arena *arena;        /* owns nodes, strings, expressions, literals */
@@ -170,7 +170,7 @@ struct wfm_definition {
     const char *class_name; /* x:Class, NULL */
     uint64_t hash;          /* wf_hash_bytes of the file bytes */
     wfm_node *root;         /* the body activity */
-    wfm_arg *args;
+    wfm__arg *args;
     uint32_t arg_count;
     wfm_node **nodes;       /* [node_count] by index */
     uint32_t node_count;
@@ -185,7 +185,7 @@ struct wfm_definition {
 wf_value wfm_type_default(const wf_type *type);
 
 /* The value source of IN property `prop` of `node`: expr (may be NULL) and literal. */
-static inline const wfm_prop *wfm_node_prop(const wfm_node *node, unsigned prop)
+static inline const wfm__prop *wfm__node_prop(const wfm_node *node, unsigned prop)
 {
     return &node->props[prop];
 }

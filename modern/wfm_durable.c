@@ -168,7 +168,7 @@ static bool in_no_persist_zone(wfm_dinst *d)
 {
     if (is_done(d->inst))
         return false;
-    wfm_ctx *ctx = wfm_instance_ctx(d->inst);
+    wfm_ctx *ctx = wfm__instance_ctx(d->inst);
     return ctx->root && zone_in(ctx->root);
 }
 
@@ -176,12 +176,12 @@ static bool in_no_persist_zone(wfm_dinst *d)
  * activity while it runs. NULL when there is no such name. */
 static const wf_value *promoted_value(wfm_dinst *d, const char *name)
 {
-    wfm_ctx *ctx = wfm_instance_ctx(d->inst);
+    wfm_ctx *ctx = wfm__instance_ctx(d->inst);
     size_t index;
     if (wfm_definition_arg_find(ctx->def, name, &index))
         return index < ctx->root_env.count ? &ctx->root_env.slots[index] : NULL;
     const wfm_ai *root = ctx->root;
-    if (!root || !(root->flags & WFM_AI_STARTED) || !root->venv.slots)
+    if (!root || !(root->flags & WFM__AI_STARTED) || !root->venv.slots)
         return NULL;
     for (uint32_t i = 0; i < root->node->var_count && i < root->venv.count; i++)
         if (strcmp(root->node->vars[i].name, name) == 0)

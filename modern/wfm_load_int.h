@@ -12,31 +12,31 @@
 #include "wfm_definition_int.h"
 
 /* A name visible to expressions, in one env-creating scope level. */
-typedef struct wfm_scope_name {
+typedef struct wfm__scope_name {
     const char *name;
     const wf_type *type;
     bool writable;
-} wfm_scope_name;
+} wfm__scope_name;
 
 /* One env-creating level (E0, Ev or Ed in wfm_definition_int.h), innermost first via `up`. */
-typedef struct wfm_scope_frame {
-    struct wfm_scope_frame *up;
-    const wfm_scope_name *names;
+typedef struct wfm__scope_frame {
+    struct wfm__scope_frame *up;
+    const wfm__scope_name *names;
     size_t count;
-} wfm_scope_frame;
+} wfm__scope_frame;
 
 /* Loader bookkeeping per node: its element and the attributes no spec member described. */
-typedef struct wfm_lnode {
+typedef struct wfm__lnode {
     wfm_node *node;
     const wf_xml_node *el;
     const wf_xml_attr **unknown; /* attributes deferred for wfm_load_claim_attr */
     bool *claimed;
     size_t unknown_count;
     bool bad; /* an error was reported at this node: prepare is skipped */
-} wfm_lnode;
+} wfm__lnode;
 
 /* An x:Reference waiting for the whole file to be read. */
-typedef struct wfm_pending_ref {
+typedef struct wfm__pending_ref {
     wfm_node **slot;      /* where the target goes */
     const char *name;
     wf_loc loc;
@@ -44,7 +44,7 @@ typedef struct wfm_pending_ref {
     size_t site_ln;       /* its lnode index */
     const char *accepts;  /* required category */
     const char *prop;     /* "Kind.Prop", for messages */
-} wfm_pending_ref;
+} wfm__pending_ref;
 
 struct wfm_load {
     const wfm_load_opts *opts;
@@ -58,11 +58,11 @@ struct wfm_load {
     wf_diags *diags; /* private; copied to opts->diags at the end */
     bool nomem;
     size_t errors; /* errors reported (diags may drop some when memory runs out) */
-    wfm_scope_frame *scope; /* innermost frame while building */
-    wf_strmap *names;       /* x:Name -> wfm_lnode index + 1 (as uintptr_t) */
-    wfm_lnode *lnodes;
+    wfm__scope_frame *scope; /* innermost frame while building */
+    wf_strmap *names;       /* x:Name -> wfm__lnode index + 1 (as uintptr_t) */
+    wfm__lnode *lnodes;
     size_t lnode_count, lnode_cap;
-    wfm_pending_ref *refs;
+    wfm__pending_ref *refs;
     size_t ref_count, ref_cap;
     wf_value *owned; /* heap literals (lists, records) released with the definition */
     size_t owned_count, owned_cap;
@@ -70,30 +70,30 @@ struct wfm_load {
 };
 
 /* wfm_xaml.c: the lnode of a node (NULL if none). */
-wfm_lnode *wfm_load_lnode(wfm_load *load, const wfm_node *node);
+wfm__lnode *wfm__load_lnode(wfm_load *load, const wfm_node *node);
 
 /* ---- wfm_xaml_types.c ------------------------------------------------------------------ */
-#define WFM_NS_XAML "http://schemas.microsoft.com/winfx/2006/xaml"
-#define WFM_NS_MC "http://schemas.openxmlformats.org/markup-compatibility/2006"
+#define WFM__NS_XAML "http://schemas.microsoft.com/winfx/2006/xaml"
+#define WFM__NS_MC "http://schemas.openxmlformats.org/markup-compatibility/2006"
 
-void wfm_xt_report(wfm_load *load, wf_status code, wf_loc at, const char *fmt, ...)
+void wfm__xt_report(wfm_load *load, wf_status code, wf_loc at, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-bool wfm_xt_is_x(const char *ns);
+bool wfm__xt_is_x(const char *ns);
 /* ns is listed (by prefix) in an mc:Ignorable in scope at el. */
-bool wfm_xt_ignorable(const wf_xml_node *el, const char *ns);
+bool wfm__xt_ignorable(const wf_xml_node *el, const char *ns);
 /* A designer-only member WF4 writes outside mc:Ignorable (sap ViewState, TextExpression...). */
-bool wfm_xt_designer_member(const char *ns, const char *name);
-const char *wfm_xt_trim(const char *s, size_t *len);
-size_t wfm_xt_first_type_len(const char *text);
+bool wfm__xt_designer_member(const char *ns, const char *name);
+const char *wfm__xt_trim(const char *s, size_t *len);
+size_t wfm__xt_first_type_len(const char *text);
 /* Resolve a XAML type name; reports WF_E_TYPE "unknown type" at `at`. */
-wf_status wfm_xt_type(wfm_load *load, const wf_xml_node *el, const char *text, size_t len,
+wf_status wfm__xt_type(wfm_load *load, const wf_xml_node *el, const char *text, size_t len,
                       wf_loc at, const wf_type **out);
 /* The same without reporting an unknown type (WF_E_TYPE returned). */
-wf_status wfm_xt_type_quiet(wfm_load *load, const wf_xml_node *el, const char *text, size_t len,
+wf_status wfm__xt_type_quiet(wfm_load *load, const wf_xml_node *el, const char *text, size_t len,
                             const wf_type **out);
 /* Literal text converted to `type` (strings immortal in the arena; heap values kept for
  * release with the definition). Reports WF_E_TYPE "cannot convert". */
-wf_status wfm_xt_literal(wfm_load *load, const wf_type *type, const char *text, wf_loc at,
+wf_status wfm__xt_literal(wfm_load *load, const wf_type *type, const char *text, wf_loc at,
                          wf_value *out);
 
 #endif

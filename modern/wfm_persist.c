@@ -482,7 +482,7 @@ static wf_status save_state(wfm_persist_writer *w, const void *ai, const void *u
 {
     (void)unused;
     const wfm_ai *a = ai;
-    if (!a->state || !a->spec->state_size || !(a->flags & WFM_AI_STARTED))
+    if (!a->state || !a->spec->state_size || !(a->flags & WFM__AI_STARTED))
         return WF_OK; /* not started yet: the state is still zeroed */
     if (a->spec->flags & WFM_KIND_STATE_PLAIN) {
         wf_buf_add(w->out, a->state, a->spec->state_size);
@@ -497,7 +497,7 @@ static wf_status save_state(wfm_persist_writer *w, const void *ai, const void *u
 
 static int timer_seq_cmp(const void *a, const void *b)
 {
-    const wfm_timer *x = a, *y = b;
+    const wfm__timer *x = a, *y = b;
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
@@ -505,10 +505,10 @@ static void w_waits(wfm_persist_writer *w)
 {
     const wfm_ctx *ctx = w->ctx;
     size_t n = 0;
-    for (const wfm_bookmark *bm = ctx->bm_first; bm; bm = bm->all_next)
+    for (const wfm__bookmark *bm = ctx->bm_first; bm; bm = bm->all_next)
         n++;
     wf_codec_put_uint(w->out, n);
-    for (const wfm_bookmark *bm = ctx->bm_first; bm; bm = bm->all_next) {
+    for (const wfm__bookmark *bm = ctx->bm_first; bm; bm = bm->all_next) {
         wf_codec_put_str(w->out, bm->name);
         wfm_persist_write_ai(w, bm->owner);
         wf_codec_put_uint(w->out, bm->flags);
@@ -518,7 +518,7 @@ static void w_waits(wfm_persist_writer *w)
     wf_codec_put_uint(w->out, ctx->timer_count);
     if (!ctx->timer_count)
         return;
-    wfm_timer *sorted = wf_malloc(ctx->timer_count * sizeof *sorted);
+    wfm__timer *sorted = wf_malloc(ctx->timer_count * sizeof *sorted);
     if (!sorted) {
         w_fail(w, WF_E_NOMEM, "out of memory");
         return;
@@ -538,12 +538,12 @@ static void w_queue(wfm_persist_writer *w)
     const wfm_ctx *ctx = w->ctx;
     size_t live = 0;
     for (size_t i = 0; i < ctx->count; i++) {
-        const wfm_wi *wi = &ctx->ring[(ctx->head + i) & (ctx->cap - 1)];
+        const wfm__wi *wi = &ctx->ring[(ctx->head + i) & (ctx->cap - 1)];
         live += !wi->ai || wi->ai->serial == wi->serial;
     }
     wf_codec_put_uint(w->out, live);
     for (size_t i = 0; i < ctx->count; i++) {
-        const wfm_wi *wi = &ctx->ring[(ctx->head + i) & (ctx->cap - 1)];
+        const wfm__wi *wi = &ctx->ring[(ctx->head + i) & (ctx->cap - 1)];
         if (wi->ai && wi->ai->serial != wi->serial)
             continue; /* its activity is gone: the scheduler would drop it */
         wf_codec_put_uint(w->out, wi->kind);
@@ -603,7 +603,7 @@ static void w_header(wfm_persist_writer *w, wf_buf *out)
     wf_codec_put_str(out, ctx->def->path);
     wf_codec_put_uint(out, ctx->def->node_count);
     wf_codec_put_uint(out, ctx->state);
-    wf_codec_put_int(out, wfm_sched_next_timer(ctx));
+    wf_codec_put_int(out, wfm__sched_next_timer(ctx));
     wf_codec_put_uint(out, ctx->blocking_bookmarks);
     wf_codec_put_uint(out, w->kind_count);
     for (size_t i = 0; i < w->kind_count; i++) {
@@ -660,15 +660,15 @@ static wf_status save_ctx(const wfm_ctx *ctx, wf_buf *out, wf_error *err)
 
 wf_status wfm_instance_save(wfm_instance *inst, wf_buf *out, wf_error *err)
 {
-    wfm_ctx *ctx = wfm_instance_hold(inst);
+    wfm_ctx *ctx = wfm__instance_hold(inst);
     wf_status st = save_ctx(ctx, out, err);
-    wfm_instance_unhold(inst);
+    wfm__instance_unhold(inst);
     return st;
 }
 
 wf_status wfm_instance_save_held(wfm_instance *inst, wf_buf *out, wf_error *err)
 {
-    return save_ctx(wfm_instance_ctx(inst), out, err);
+    return save_ctx(wfm__instance_ctx(inst), out, err);
 }
 
 void *wfm_ctx_ext_get(wfm_ctx *ctx, const wfm_ext_spec *spec)
@@ -994,7 +994,7 @@ static wf_status r_header(wf_reader *in, header *h, char **path, wf_error *err)
     h->state = wf_codec_get_uint(in);
     h->next_timer = wf_codec_get_int(in);
     h->bookmarks = wf_codec_get_uint(in);
-    if (in->bad || h->state > WFM_SCHED_TERMINATED) {
+    if (in->bad || h->state > WFM__SCHED_TERMINATED) {
         wf_free(p);
         return wf_error_set(err, WF_E_CORRUPT, NULL, "corrupt instance state: bad header");
     }
@@ -1073,7 +1073,7 @@ static void r_tree(wfm_persist_reader *r)
         wfm_ai *parent = depth ? stack[depth - 1] : NULL;
         if (parent)
             pending[depth - 1]--;
-        wfm_ai *ai = wfm_sched_ai_restore(r->ctx, r->def->nodes[node_ix], parent);
+        wfm_ai *ai = wfm__sched_ai_restore(r->ctx, r->def->nodes[node_ix], parent);
         if (!ai) {
             r->nomem = true;
             break;
@@ -1177,7 +1177,7 @@ static void r_own_env(wfm_persist_reader *r, wfm_env *env, uint32_t count)
     env->parent = env_at(r, wf_codec_get_uint(&r->in));
     if (!r_ok(r))
         return;
-    if (!(env->slots = wfm_sched_slots_alloc(r->ctx, count))) {
+    if (!(env->slots = wfm__sched_slots_alloc(r->ctx, count))) {
         r->nomem = true;
         return;
     }
@@ -1230,7 +1230,7 @@ static wf_status restore_state(wfm_persist_reader *r, void *ai_, const void *unu
     const wfm_kind_spec *spec = ai->spec;
     if (r->in.p == r->in.end)
         return WF_OK; /* nothing saved: the state stays zeroed */
-    if (!ai->state || !spec->state_size || !(ai->flags & WFM_AI_STARTED))
+    if (!ai->state || !spec->state_size || !(ai->flags & WFM__AI_STARTED))
         return WF_E_CORRUPT; /* (fini runs only on started activities) */
     if (spec->flags & WFM_KIND_STATE_PLAIN) {
         const void *bytes = wf_codec_get_raw(&r->in, spec->state_size);
@@ -1247,7 +1247,7 @@ static wf_status restore_state(wfm_persist_reader *r, void *ai_, const void *unu
 static wfm_ai *r_live_owner(wfm_persist_reader *r)
 {
     wfm_ai *owner = wfm_persist_read_ai(r);
-    if (r_ok(r) && (!owner || owner->status != WFM_EXECUTING || (owner->flags & WFM_AI_FAULTING)))
+    if (r_ok(r) && (!owner || owner->status != WFM_EXECUTING || (owner->flags & WFM__AI_FAULTING)))
         r_fail(r, "a bookmark or timer belongs to no running activity");
     return r_ok(r) ? owner : NULL;
 }
@@ -1300,17 +1300,17 @@ static void r_queue(wfm_persist_reader *r)
         wfm_ai *ai = wfm_persist_read_ai(r);
         const void *fn = wfm_persist_read_ptr(r);
         wf_value v = wfm_persist_read_value(r);
-        bool bad = kind > WFM_WI_ROOT_DONE || !ai || (kind == WFM_WI_RESUME) != (fn != NULL) ||
-                   (kind == WFM_WI_ROOT_DONE && ai != r->ctx->root) ||
-                   (kind == WFM_WI_DONE && !ai->parent);
+        bool bad = kind > WFM__WI_ROOT_DONE || !ai || (kind == WFM__WI_RESUME) != (fn != NULL) ||
+                   (kind == WFM__WI_ROOT_DONE && ai != r->ctx->root) ||
+                   (kind == WFM__WI_DONE && !ai->parent);
         if (r_ok(r) && bad)
             r_fail(r, "bad work item");
         if (!r_ok(r)) {
             wf_value_release(&v);
             return;
         }
-        wfm_wi wi = {(wfm_wi_kind)kind, ai, ai->serial, (wfm_resume_fn)fn, v};
-        if (!wfm_sched_queue_restore(r->ctx, wi))
+        wfm__wi wi = {(wfm__wi_kind)kind, ai, ai->serial, (wfm_resume_fn)fn, v};
+        if (!wfm__sched_queue_restore(r->ctx, wi))
             r->nomem = true;
     }
     n = wf_codec_get_uint(&r->in);
@@ -1341,10 +1341,10 @@ static void r_body(wfm_persist_reader *r, const header *h)
     if (!r_ok(r))
         return;
     wfm_ctx *ctx = r->ctx;
-    bool live = h->state == WFM_SCHED_RUNNING || h->state == WFM_SCHED_IDLE;
+    bool live = h->state == WFM__SCHED_RUNNING || h->state == WFM__SCHED_IDLE;
     if (wf_reader_left(&r->in))
         r_fail(r, "trailing bytes after the state");
-    else if (live != (ctx->root != NULL) || (h->state == WFM_SCHED_IDLE && ctx->count) ||
+    else if (live != (ctx->root != NULL) || (h->state == WFM__SCHED_IDLE && ctx->count) ||
              (!live && (ctx->count || ctx->timer_count || ctx->bm_first)))
         r_fail(r, "the instance status does not match its activities");
     else if (h->bookmarks != ctx->blocking_bookmarks)
@@ -1352,7 +1352,7 @@ static void r_body(wfm_persist_reader *r, const header *h)
     for (size_t k = 0; k < r->env_count && r_ok(r); k++)
         if (!r->envs[k].taken)
             r_fail(r, "an environment belongs to nobody");
-    ctx->state = (wfm_sched_state)h->state;
+    ctx->state = (wfm__sched_state)h->state;
 }
 
 wf_status wfm_instance_restore(wfm_runtime *rt, wfm_definition *def, const void *data, size_t len,
@@ -1378,7 +1378,7 @@ wf_status wfm_instance_restore(wfm_runtime *rt, wfm_definition *def, const void 
     st = wfm_instance_create(rt, def, &inst, err);
     if (st != WF_OK)
         return st;
-    r.ctx = wfm_instance_hold(inst);
+    r.ctx = wfm__instance_hold(inst);
     r_body(&r, &h);
     if (!r_ok(&r))
         st = corrupt_error(&r, err);
@@ -1386,8 +1386,8 @@ wf_status wfm_instance_restore(wfm_runtime *rt, wfm_definition *def, const void 
     wf_free(r.kinds);
     wf_free(r.ais);
     if (st != WF_OK)
-        r.ctx->state = WFM_SCHED_NEW;
-    wfm_instance_unhold(inst);
+        r.ctx->state = WFM__SCHED_NEW;
+    wfm__instance_unhold(inst);
     if (st != WF_OK) {
         wfm_instance_destroy(inst);
         return st;

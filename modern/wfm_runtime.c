@@ -113,31 +113,31 @@ static int64_t real_clock(void *ud)
 
 /* ---- tracking ---------------------------------------------------------------------------- */
 
-static wfm_track_target track_target(wfm_instance *inst)
+static wfm__track_target track_target(wfm_instance *inst)
 {
     wfm_runtime *rt = inst->rt;
-    wfm_track_target to = {rt->tracker, wfm_instance_id(inst), &inst->track_seq,
+    wfm__track_target to = {rt->tracker, wfm_instance_id(inst), &inst->track_seq,
                            rt->clock(rt->clock_ud)};
     return to;
 }
 
-static void inst_track(void *ud, wfm_track_event ev, const wfm_ai *ai, const char *name,
+static void inst_track(void *ud, wfm__track_event ev, const wfm_ai *ai, const char *name,
                        const wf_value *value)
 {
     wfm_instance *inst = ud;
-    if (!wfm_track_sched_wanted(inst->rt->tracker, ev, ai))
+    if (!wfm__track_sched_wanted(inst->rt->tracker, ev, ai))
         return;
-    if (ev == WFM_TRACK_RESUMED && wfm_persist_bookmark(name))
+    if (ev == WFM__TRACK_RESUMED && wfm_persist_bookmark(name))
         return; /* the durable host's own resumption of a Persist request */
-    wfm_track_target to = track_target(inst);
-    wfm_track_sched(&to, ev, ai, name, value);
+    wfm__track_target to = track_target(inst);
+    wfm__track_sched(&to, ev, ai, name, value);
 }
 
 /* A Persist activity waiting for the durable host's save: the instance is not idle in the
  * tracking sense (the host emits "Persisted" after the save and runs it on). */
 static bool persist_pending(const wfm_ctx *ctx)
 {
-    for (const wfm_bookmark *bm = ctx->bm_first; bm; bm = bm->all_next)
+    for (const wfm__bookmark *bm = ctx->bm_first; bm; bm = bm->all_next)
         if (wfm_persist_bookmark(bm->name))
             return true;
     return false;
@@ -146,12 +146,12 @@ static bool persist_pending(const wfm_ctx *ctx)
 static void track_run_end(wfm_instance *inst)
 {
     if (!wfm_tracker_wants(inst->rt->tracker, WFM_REC_INSTANCE) ||
-        inst->ctx.state == WFM_SCHED_RUNNING)
+        inst->ctx.state == WFM__SCHED_RUNNING)
         return;
-    if (inst->ctx.state == WFM_SCHED_IDLE && persist_pending(&inst->ctx))
+    if (inst->ctx.state == WFM__SCHED_IDLE && persist_pending(&inst->ctx))
         return;
-    wfm_track_target to = track_target(inst);
-    wfm_track_run_end(&to, inst->ctx.state, &inst->ctx.fault);
+    wfm__track_target to = track_target(inst);
+    wfm__track_run_end(&to, inst->ctx.state, &inst->ctx.fault);
 }
 
 const char *wfm_instance_id(wfm_instance *inst)
@@ -173,8 +173,8 @@ void wfm_instance_track_state(wfm_instance *inst, const char *state)
 {
     if (!wfm_tracker_wants(inst->rt->tracker, WFM_REC_INSTANCE))
         return;
-    wfm_track_target to = track_target(inst);
-    wfm_track_instance(&to, state, NULL);
+    wfm__track_target to = track_target(inst);
+    wfm__track_instance(&to, state, NULL);
 }
 
 /* The instance's writer: its own, else the runtime's, which instances on several workers
@@ -220,7 +220,7 @@ wf_status wfm_runtime_create(const wfm_runtime_opts *opts, wfm_runtime **out, wf
     if (st == WF_OK && !(rt->cache = wf_strmap_create(release_def)))
         st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     if (st == WF_OK)
-        st = wfm_builtins_register(rt->catalogue, err);
+        st = wfm__builtins_register(rt->catalogue, err);
     if (st != WF_OK) {
         wf_strmap_destroy(rt->cache);
         wf_types_destroy(rt->types);
@@ -507,7 +507,7 @@ static void add_counters(wfm_instance *inst)
     if (ctx->n_timers)
         atomic_fetch_add_explicit(&rt->n_timers, ctx->n_timers, memory_order_relaxed);
     ctx->n_executed = ctx->n_work_items = ctx->n_resumed = ctx->n_timers = 0;
-    if (ctx->state >= WFM_SCHED_CLOSED && !inst->counted_done) {
+    if (ctx->state >= WFM__SCHED_CLOSED && !inst->counted_done) {
         inst->counted_done = true;
         atomic_fetch_add(&rt->n_completed, 1);
     }
@@ -516,11 +516,11 @@ static void add_counters(wfm_instance *inst)
 /* One turn of an instance on a worker. */
 static void run_slice(wfm_instance *inst)
 {
-    wfm_sched_state s = wfm_sched_run(&inst->ctx, SLICE_ITEMS);
+    wfm__sched_state s = wfm__sched_run(&inst->ctx, SLICE_ITEMS);
     add_counters(inst);
     track_run_end(inst);
-    bool report = s >= WFM_SCHED_CLOSED ||
-                  (s == WFM_SCHED_IDLE && wfm_sched_next_timer(&inst->ctx) == INT64_MAX);
+    bool report = s >= WFM__SCHED_CLOSED ||
+                  (s == WFM__SCHED_IDLE && wfm__sched_next_timer(&inst->ctx) == INT64_MAX);
     if (report && inst->on_complete)
         inst->on_complete(inst, inst->on_complete_ud);
 }
@@ -529,13 +529,13 @@ static void run_slice(wfm_instance *inst)
 static void after_run_locked(wfm_runtime *rt, wfm_instance *inst)
 {
     inst->ps = PS_NONE;
-    wfm_sched_state s = inst->ctx.state;
-    if (s >= WFM_SCHED_CLOSED) {
+    wfm__sched_state s = inst->ctx.state;
+    if (s >= WFM__SCHED_CLOSED) {
         timer_unregister_locked(rt, inst);
-    } else if (inst->pooled && (s == WFM_SCHED_RUNNING || inst->wanted)) {
+    } else if (inst->pooled && (s == WFM__SCHED_RUNNING || inst->wanted)) {
         post_locked(rt, inst);
     } else if (inst->pooled) {
-        int64_t due = wfm_sched_next_timer(&inst->ctx);
+        int64_t due = wfm__sched_next_timer(&inst->ctx);
         if (due != INT64_MAX)
             timer_register_locked(rt, inst, due);
         else
@@ -666,7 +666,7 @@ const char *wfm_instance_state_name(wfm_instance_state state)
 }
 
 /* Spare instance shells keep their pools and buffers: creating an instance in steady state
- * then allocates nothing (see wfm_sched_recycle). */
+ * then allocates nothing (see wfm__sched_recycle). */
 #define SPARE_MAX 256
 
 static wfm_instance *shell_get(wfm_runtime *rt)
@@ -683,7 +683,7 @@ static wfm_instance *shell_get(wfm_runtime *rt)
 
 static void shell_free(wfm_instance *inst)
 {
-    wfm_sched_fini(&inst->ctx);
+    wfm__sched_fini(&inst->ctx);
     wf_free(inst->outputs);
     wf_free(inst);
 }
@@ -691,7 +691,7 @@ static void shell_free(wfm_instance *inst)
 /* Keep the shell for the next instance, or free it. */
 static void shell_put(wfm_runtime *rt, wfm_instance *inst)
 {
-    if (!wfm_sched_recycle(&inst->ctx)) {
+    if (!wfm__sched_recycle(&inst->ctx)) {
         shell_free(inst);
         return;
     }
@@ -750,7 +750,7 @@ wf_status wfm_instance_create(wfm_runtime *rt, wfm_definition *def, wfm_instance
     if (!inst)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     inst->rt = rt;
-    wfm_sched_host host = {0};
+    wfm__sched_host host = {0};
     host.write = inst_write;
     host.write_ud = inst;
     host.clock = inst_clock;
@@ -760,7 +760,7 @@ wf_status wfm_instance_create(wfm_runtime *rt, wfm_definition *def, wfm_instance
         host.track = inst_track;
         host.track_ud = inst;
     }
-    wf_status st = list_outputs(inst, def) ? wfm_sched_init(&inst->ctx, def, &host, err)
+    wf_status st = list_outputs(inst, def) ? wfm__sched_init(&inst->ctx, def, &host, err)
                                            : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     if (st != WF_OK) {
         shell_free(inst);
@@ -834,7 +834,7 @@ wf_status wfm_instance_set_input(wfm_instance *inst, const char *name, const wf_
 {
     const wfm_definition *def = inst->def;
     size_t i;
-    if (inst->ctx.state != WFM_SCHED_NEW)
+    if (inst->ctx.state != WFM__SCHED_NEW)
         return wf_error_set(err, WF_E_STATE, NULL, "inputs can only be set before the first run");
     if (!wfm_definition_arg_find(def, name, &i))
         return wf_error_set(err, WF_E_NAME, NULL, "the workflow has no argument '%s'", name);
@@ -846,7 +846,7 @@ wf_status wfm_instance_set_input(wfm_instance *inst, const char *name, const wf_
     if (wf_value_convert(value, t, &v, &cerr) != WF_OK)
         return wf_error_set(err, cerr.code == WF_E_NOMEM ? WF_E_NOMEM : WF_E_TYPE, NULL,
                             "argument '%s' (%s): %s", name, t->name, cerr.message);
-    wfm_sched_set_arg(&inst->ctx, i, &v);
+    wfm__sched_set_arg(&inst->ctx, i, &v);
     wf_value_release(&v);
     return WF_OK;
 }
@@ -873,13 +873,13 @@ static void host_release(wfm_instance *inst)
 
 static wf_status start_if_new(wfm_instance *inst, wf_error *err)
 {
-    if (inst->ctx.state != WFM_SCHED_NEW)
+    if (inst->ctx.state != WFM__SCHED_NEW)
         return WF_OK;
     if (wfm_tracker_wants(inst->rt->tracker, WFM_REC_INSTANCE)) {
-        wfm_track_target to = track_target(inst);
-        wfm_track_instance(&to, "Started", NULL);
+        wfm__track_target to = track_target(inst);
+        wfm__track_instance(&to, "Started", NULL);
     }
-    wf_status st = wfm_sched_start(&inst->ctx);
+    wf_status st = wfm__sched_start(&inst->ctx);
     if (st != WF_OK)
         return wf_error_set(err, st, NULL, "%s", wf_status_message(st));
     return WF_OK;
@@ -896,12 +896,12 @@ wf_status wfm_instance_run(wfm_instance *inst, wf_error *err)
     if (busy)
         return wf_error_set(err, WF_E_STATE, NULL, "the instance is running on the worker pool");
     wf_status st = WF_OK;
-    if (inst->ctx.state >= WFM_SCHED_CLOSED)
+    if (inst->ctx.state >= WFM__SCHED_CLOSED)
         st = wf_error_set(err, WF_E_STATE, NULL, "the instance has already completed");
     else
         st = start_if_new(inst, err);
     if (st == WF_OK) {
-        wfm_sched_run(&inst->ctx, 0);
+        wfm__sched_run(&inst->ctx, 0);
         track_run_end(inst);
     }
     host_release(inst);
@@ -913,7 +913,7 @@ wf_status wfm_instance_start(wfm_instance *inst, wf_error *err)
     wfm_runtime *rt = inst->rt;
     pthread_mutex_lock(&rt->lock);
     wf_status st = WF_OK;
-    if (inst->ps != PS_NONE || inst->ctx.state >= WFM_SCHED_CLOSED)
+    if (inst->ps != PS_NONE || inst->ctx.state >= WFM__SCHED_CLOSED)
         st = wf_error_set(err, WF_E_STATE, NULL, "the instance is running or has completed");
     else
         st = pool_start_locked(rt, err);
@@ -936,19 +936,19 @@ wf_status wfm_instance_start(wfm_instance *inst, wf_error *err)
 wfm_instance_state wfm_instance_state_get(const wfm_instance *inst)
 {
     switch (inst->ctx.state) {
-    case WFM_SCHED_NEW:
+    case WFM__SCHED_NEW:
         return WFM_INSTANCE_CREATED;
-    case WFM_SCHED_RUNNING:
+    case WFM__SCHED_RUNNING:
         return WFM_INSTANCE_EXECUTING;
-    case WFM_SCHED_IDLE:
+    case WFM__SCHED_IDLE:
         return WFM_INSTANCE_IDLE;
-    case WFM_SCHED_CLOSED:
+    case WFM__SCHED_CLOSED:
         return WFM_INSTANCE_CLOSED;
-    case WFM_SCHED_FAULTED:
+    case WFM__SCHED_FAULTED:
         return WFM_INSTANCE_FAULTED;
-    case WFM_SCHED_CANCELED:
+    case WFM__SCHED_CANCELED:
         return WFM_INSTANCE_CANCELED;
-    case WFM_SCHED_TERMINATED:
+    case WFM__SCHED_TERMINATED:
         return WFM_INSTANCE_TERMINATED;
     }
     return WFM_INSTANCE_EXECUTING;
@@ -983,10 +983,10 @@ const wf_value *wfm_instance_output(const wfm_instance *inst, const char *name)
     return NULL;
 }
 
-static const wfm_bookmark *blocking_at(const wfm_instance *inst, size_t index, size_t *count)
+static const wfm__bookmark *blocking_at(const wfm_instance *inst, size_t index, size_t *count)
 {
     size_t n = 0;
-    for (const wfm_bookmark *bm = inst->ctx.bm_first; bm; bm = bm->all_next) {
+    for (const wfm__bookmark *bm = inst->ctx.bm_first; bm; bm = bm->all_next) {
         if (bm->flags & WFM_BOOKMARK_NONBLOCKING)
             continue;
         if (n++ == index && !count)
@@ -1006,20 +1006,20 @@ size_t wfm_instance_bookmark_count(const wfm_instance *inst)
 
 const char *wfm_instance_bookmark_name(const wfm_instance *inst, size_t index)
 {
-    const wfm_bookmark *bm = blocking_at(inst, index, NULL);
+    const wfm__bookmark *bm = blocking_at(inst, index, NULL);
     return bm ? bm->name : NULL;
 }
 
 int64_t wfm_instance_next_timer_us(const wfm_instance *inst)
 {
-    return wfm_sched_next_timer(&inst->ctx);
+    return wfm__sched_next_timer(&inst->ctx);
 }
 
 wf_status wfm_instance_resume(wfm_instance *inst, const char *name, const wf_value *payload,
                               wf_error *err)
 {
     host_hold(inst);
-    wf_status st = wfm_sched_resume(&inst->ctx, name, payload, err);
+    wf_status st = wfm__sched_resume(&inst->ctx, name, payload, err);
     host_release(inst);
     return st;
 }
@@ -1028,10 +1028,10 @@ wf_status wfm_instance_cancel(wfm_instance *inst, wf_error *err)
 {
     host_hold(inst);
     wf_status st = WF_OK;
-    if (inst->ctx.state >= WFM_SCHED_CLOSED)
+    if (inst->ctx.state >= WFM__SCHED_CLOSED)
         st = wf_error_set(err, WF_E_STATE, NULL, "the instance has already completed");
     else
-        wfm_sched_cancel(&inst->ctx);
+        wfm__sched_cancel(&inst->ctx);
     host_release(inst);
     return st;
 }
@@ -1041,12 +1041,12 @@ wf_status wfm_instance_terminate(wfm_instance *inst, const char *reason, wf_erro
     host_hold(inst);
     wf_status st = WF_OK;
     wf_value exc = wf_null();
-    if (inst->ctx.state >= WFM_SCHED_CLOSED)
+    if (inst->ctx.state >= WFM__SCHED_CLOSED)
         st = wf_error_set(err, WF_E_STATE, NULL, "the instance has already completed");
     else if (wf_value_exception(&wf_exc_workflow_terminated, reason ? reason : "", &exc) != WF_OK)
         st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     else {
-        wfm_sched_terminate(&inst->ctx, exc);
+        wfm__sched_terminate(&inst->ctx, exc);
         track_run_end(inst);
     }
     host_release(inst);
@@ -1065,18 +1065,18 @@ wf_loc wfm_instance_fault_loc(const wfm_instance *inst)
 
 /* ---- persistence support (wfm_persist.c) ---------------------------------------------- */
 
-wfm_ctx *wfm_instance_hold(wfm_instance *inst)
+wfm_ctx *wfm__instance_hold(wfm_instance *inst)
 {
     host_hold(inst);
     return &inst->ctx;
 }
 
-void wfm_instance_unhold(wfm_instance *inst)
+void wfm__instance_unhold(wfm_instance *inst)
 {
     host_release(inst);
 }
 
-wfm_ctx *wfm_instance_ctx(wfm_instance *inst)
+wfm_ctx *wfm__instance_ctx(wfm_instance *inst)
 {
     return &inst->ctx;
 }

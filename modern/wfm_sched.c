@@ -4,12 +4,12 @@
  * a timer heap; plus the wfm_ctx_* / wfm_ai_* functions activities call (wfm_activity.h).
  * Spec: docs/architecture.md "The scheduler", docs/semantics.md §5, environments per wfm_definition_int.h.
  *
- * Instance states (wfm_sched_state) and who moves them:
- *   NEW -> RUNNING            wfm_sched_start (root scheduled)
- *   RUNNING <-> IDLE          wfm_sched_run (queue empty, bookmarks/timers left), resume
+ * Instance states (wfm__sched_state) and who moves them:
+ *   NEW -> RUNNING            wfm__sched_start (root scheduled)
+ *   RUNNING <-> IDLE          wfm__sched_run (queue empty, bookmarks/timers left), resume
  *   RUNNING -> CLOSED/CANCELED/FAULTED   finalize, after the root closed and the finish
  *                             hooks' work is done (unhandled faults: process_fault)
- *   any live -> TERMINATED    finalize, once wfm_ctx_terminate / wfm_sched_terminate set
+ *   any live -> TERMINATED    finalize, once wfm_ctx_terminate / wfm__sched_terminate set
  *                             ctx->terminating (the run stops before the next item)
  *   any live -> FAULTED       fail_nomem (out of memory)
  * Activity instance: EXECUTING -> CLOSED | CANCELED | FAULTED in close_ai; aborted subtrees
@@ -30,14 +30,14 @@ static void cancel_ai(wfm_ctx *ctx, wfm_ai *ai);
             (ctx)->host.track((ctx)->host.track_ud, (ev), (ai), (name), (value));                  \
     } while (0)
 
-static bool is_final(wfm_sched_state s)
+static bool is_final(wfm__sched_state s)
 {
-    return s >= WFM_SCHED_CLOSED;
+    return s >= WFM__SCHED_CLOSED;
 }
 
 static bool ai_live(const wfm_ai *ai)
 {
-    return ai && ai->status == WFM_EXECUTING && !(ai->flags & WFM_AI_FAULTING);
+    return ai && ai->status == WFM_EXECUTING && !(ai->flags & WFM__AI_FAULTING);
 }
 
 /* ---- the deque ------------------------------------------------------------------------ */
@@ -47,7 +47,7 @@ static bool ai_live(const wfm_ai *ai)
 static bool ring_grow(wfm_ctx *ctx)
 {
     size_t cap = ctx->cap ? ctx->cap * 2 : 16;
-    wfm_wi *ring = wf_malloc(cap * sizeof *ring);
+    wfm__wi *ring = wf_malloc(cap * sizeof *ring);
     if (!ring)
         return false;
     for (size_t i = 0; i < ctx->count; i++)
@@ -59,7 +59,7 @@ static bool ring_grow(wfm_ctx *ctx)
     return true;
 }
 
-static bool ring_room(wfm_ctx *ctx, wfm_wi *wi)
+static bool ring_room(wfm_ctx *ctx, wfm__wi *wi)
 {
     if (ctx->count < ctx->cap || ring_grow(ctx))
         return true;
@@ -68,7 +68,7 @@ static bool ring_room(wfm_ctx *ctx, wfm_wi *wi)
     return false;
 }
 
-static void push_front(wfm_ctx *ctx, wfm_wi wi)
+static void push_front(wfm_ctx *ctx, wfm__wi wi)
 {
     if (!ring_room(ctx, &wi))
         return;
@@ -77,7 +77,7 @@ static void push_front(wfm_ctx *ctx, wfm_wi wi)
     ctx->count++;
 }
 
-static void push_back(wfm_ctx *ctx, wfm_wi wi)
+static void push_back(wfm_ctx *ctx, wfm__wi wi)
 {
     if (!ring_room(ctx, &wi))
         return;
@@ -87,9 +87,9 @@ static void push_back(wfm_ctx *ctx, wfm_wi wi)
 
 /* Copied field by field on purpose: the item was usually just written field by field, and
  * a whole-struct (vector) load of it stalls on store forwarding. */
-static void pop_front(wfm_ctx *ctx, wfm_wi *out)
+static void pop_front(wfm_ctx *ctx, wfm__wi *out)
 {
-    const wfm_wi *slot = &ctx->ring[ctx->head];
+    const wfm__wi *slot = &ctx->ring[ctx->head];
     out->kind = slot->kind;
     out->ai = slot->ai;
     out->serial = slot->serial;
@@ -101,14 +101,14 @@ static void pop_front(wfm_ctx *ctx, wfm_wi *out)
 }
 
 /* The common case, written in place: an item about an activity, without a value. */
-static void push_ai_front(wfm_ctx *ctx, wfm_wi_kind kind, wfm_ai *ai)
+static void push_ai_front(wfm_ctx *ctx, wfm__wi_kind kind, wfm_ai *ai)
 {
     if (ctx->count == ctx->cap && !ring_grow(ctx)) {
         ctx->nomem = true;
         return;
     }
     ctx->head = (ctx->head + ctx->cap - 1) & (ctx->cap - 1);
-    wfm_wi *wi = &ctx->ring[ctx->head];
+    wfm__wi *wi = &ctx->ring[ctx->head];
     wi->kind = kind;
     wi->ai = ai;
     wi->serial = ai->serial;
@@ -117,16 +117,16 @@ static void push_ai_front(wfm_ctx *ctx, wfm_wi_kind kind, wfm_ai *ai)
     ctx->count++;
 }
 
-static wfm_wi make_wi(wfm_wi_kind kind, wfm_ai *ai)
+static wfm__wi make_wi(wfm__wi_kind kind, wfm_ai *ai)
 {
-    wfm_wi wi = {kind, ai, ai ? ai->serial : 0, NULL, wf_null()};
+    wfm__wi wi = {kind, ai, ai ? ai->serial : 0, NULL, wf_null()};
     return wi;
 }
 
 static void clear_queue(wfm_ctx *ctx)
 {
     while (ctx->count) {
-        wfm_wi wi;
+        wfm__wi wi;
         pop_front(ctx, &wi);
         wf_value_release(&wi.value);
     }
@@ -137,7 +137,7 @@ static void clear_queue(wfm_ctx *ctx)
 static int state_class(size_t size)
 {
     int c = 0;
-    for (size_t s = 16; c < WFM_STATE_CLASSES; c++, s *= 2)
+    for (size_t s = 16; c < WFM__STATE_CLASSES; c++, s *= 2)
         if (size <= s)
             return c;
     return -1;
@@ -165,7 +165,7 @@ static void state_free(wfm_ctx *ctx, void *state, size_t size)
 static int env_class(uint32_t count)
 {
     int c = 0;
-    for (uint32_t n = 1; c < WFM_ENV_CLASSES; c++, n *= 2)
+    for (uint32_t n = 1; c < WFM__ENV_CLASSES; c++, n *= 2)
         if (count <= n)
             return c;
     return -1;
@@ -255,7 +255,7 @@ static wfm_ai *ai_new(wfm_ctx *ctx, const wfm_node *node, wfm_ai *parent, wfm_en
     return ai;
 }
 
-static void bookmark_unlink(wfm_ctx *ctx, wfm_bookmark *bm);
+static void bookmark_unlink(wfm_ctx *ctx, wfm__bookmark *bm);
 static void timers_drop_owner(wfm_ctx *ctx, wfm_ai *owner);
 
 /* Remove what makes ai wait: its bookmarks and timers. */
@@ -270,7 +270,7 @@ static void drop_waits(wfm_ctx *ctx, wfm_ai *ai)
 static void ai_free(wfm_ctx *ctx, wfm_ai *ai)
 {
     drop_waits(ctx, ai);
-    if (ai->spec->fini && (ai->flags & WFM_AI_STARTED))
+    if (ai->spec->fini && (ai->flags & WFM__AI_STARTED))
         ai->spec->fini(ai);
     if (ai->state)
         state_free(ctx, ai->state, ai->spec->state_size);
@@ -293,7 +293,7 @@ static void abort_children(wfm_ctx *ctx, wfm_ai *ai)
 
 /* ---- bookmarks ------------------------------------------------------------------------ */
 
-static void bookmark_unlink(wfm_ctx *ctx, wfm_bookmark *bm)
+static void bookmark_unlink(wfm_ctx *ctx, wfm__bookmark *bm)
 {
     wf_strmap_remove(ctx->bookmark_map, bm->name);
     if (bm->owner_prev)
@@ -320,7 +320,7 @@ static bool bookmark_prepare(wfm_ctx *ctx)
 {
     if (!ctx->bookmark_map && !(ctx->bookmark_map = wf_strmap_create(NULL)))
         return false;
-    if (!ctx->bm_pool && !(ctx->bm_pool = wf_pool_create(sizeof(wfm_bookmark), 8)))
+    if (!ctx->bm_pool && !(ctx->bm_pool = wf_pool_create(sizeof(wfm__bookmark), 8)))
         return false;
     return true;
 }
@@ -334,7 +334,7 @@ wf_status wfm_ctx_bookmark(wfm_ctx *ctx, wfm_ai *ai, const char *name, unsigned 
         return WF_E_NOMEM;
     if (wf_strmap_get(ctx->bookmark_map, name))
         return WF_E_STATE;
-    wfm_bookmark *bm = wf_pool_get(ctx->bm_pool);
+    wfm__bookmark *bm = wf_pool_get(ctx->bm_pool);
     char *copy = bm ? wf_strdup(name) : NULL;
     if (!copy || wf_strmap_put(ctx->bookmark_map, name, bm) != WF_OK) {
         wf_free(copy);
@@ -363,56 +363,56 @@ wf_status wfm_ctx_bookmark(wfm_ctx *ctx, wfm_ai *ai, const char *name, unsigned 
 
 void wfm_ctx_bookmark_remove(wfm_ctx *ctx, wfm_ai *ai, const char *name)
 {
-    wfm_bookmark *bm = ctx->bookmark_map ? wf_strmap_get(ctx->bookmark_map, name) : NULL;
+    wfm__bookmark *bm = ctx->bookmark_map ? wf_strmap_get(ctx->bookmark_map, name) : NULL;
     if (bm && bm->owner == ai)
         bookmark_unlink(ctx, bm);
 }
 
-wf_status wfm_sched_resume(wfm_ctx *ctx, const char *name, const wf_value *payload, wf_error *err)
+wf_status wfm__sched_resume(wfm_ctx *ctx, const char *name, const wf_value *payload, wf_error *err)
 {
-    if (is_final(ctx->state) || ctx->state == WFM_SCHED_NEW)
+    if (is_final(ctx->state) || ctx->state == WFM__SCHED_NEW)
         return wf_error_set(err, WF_E_STATE, NULL,
                             "cannot resume bookmark '%s': the instance "
                             "is not running",
                             name);
-    wfm_bookmark *bm = ctx->bookmark_map ? wf_strmap_get(ctx->bookmark_map, name) : NULL;
+    wfm__bookmark *bm = ctx->bookmark_map ? wf_strmap_get(ctx->bookmark_map, name) : NULL;
     if (!bm)
         return wf_error_set(err, WF_E_NOTFOUND, NULL, "no bookmark named '%s'", name);
-    wfm_wi wi = make_wi(WFM_WI_RESUME, bm->owner);
+    wfm__wi wi = make_wi(WFM__WI_RESUME, bm->owner);
     wi.fn = bm->on_resume;
     wi.value = payload ? wf_value_retain(payload) : wf_null();
-    TRACK(ctx, WFM_TRACK_RESUMED, bm->owner, name, &wi.value);
+    TRACK(ctx, WFM__TRACK_RESUMED, bm->owner, name, &wi.value);
     if (!(bm->flags & WFM_BOOKMARK_MULTIPLE))
         bookmark_unlink(ctx, bm);
     push_back(ctx, wi);
     if (ctx->nomem)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     ctx->n_resumed++;
-    ctx->state = WFM_SCHED_RUNNING;
+    ctx->state = WFM__SCHED_RUNNING;
     return WF_OK;
 }
 
 /* ---- timers: a binary min-heap on (due_us, seq) ---------------------------------------- */
 
-static bool timer_less(const wfm_timer *a, const wfm_timer *b)
+static bool timer_less(const wfm__timer *a, const wfm__timer *b)
 {
     return a->due_us < b->due_us || (a->due_us == b->due_us && a->seq < b->seq);
 }
 
-static void heap_up(wfm_timer *h, size_t i)
+static void heap_up(wfm__timer *h, size_t i)
 {
     while (i > 0) {
         size_t p = (i - 1) / 2;
         if (!timer_less(&h[i], &h[p]))
             break;
-        wfm_timer t = h[i];
+        wfm__timer t = h[i];
         h[i] = h[p];
         h[p] = t;
         i = p;
     }
 }
 
-static void heap_down(wfm_timer *h, size_t n, size_t i)
+static void heap_down(wfm__timer *h, size_t n, size_t i)
 {
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
@@ -422,7 +422,7 @@ static void heap_down(wfm_timer *h, size_t n, size_t i)
             m = r;
         if (m == i)
             return;
-        wfm_timer t = h[i];
+        wfm__timer t = h[i];
         h[i] = h[m];
         h[m] = t;
         i = m;
@@ -435,13 +435,13 @@ wf_status wfm_ctx_timer(wfm_ctx *ctx, wfm_ai *ai, int64_t due_us, wfm_resume_fn 
         return WF_E_STATE;
     if (ctx->timer_count == ctx->timer_cap) {
         size_t cap = ctx->timer_cap ? ctx->timer_cap * 2 : 8;
-        wfm_timer *t = wf_realloc(ctx->timers, cap * sizeof *t);
+        wfm__timer *t = wf_realloc(ctx->timers, cap * sizeof *t);
         if (!t)
             return WF_E_NOMEM;
         ctx->timers = t;
         ctx->timer_cap = cap;
     }
-    wfm_timer t = {due_us, ++ctx->next_timer_seq, ai, ai->serial, on_fire};
+    wfm__timer t = {due_us, ++ctx->next_timer_seq, ai, ai->serial, on_fire};
     ctx->timers[ctx->timer_count] = t;
     heap_up(ctx->timers, ctx->timer_count++);
     ai->timer_count++;
@@ -467,17 +467,17 @@ static void fire_due_timers(wfm_ctx *ctx)
         return;
     int64_t now = wfm_ctx_now_us(ctx);
     while (ctx->timer_count && ctx->timers[0].due_us <= now) {
-        wfm_timer t = ctx->timers[0];
+        wfm__timer t = ctx->timers[0];
         ctx->timers[0] = ctx->timers[--ctx->timer_count];
         heap_down(ctx->timers, ctx->timer_count, 0);
         t.owner->timer_count--;
-        wfm_wi wi = {WFM_WI_RESUME, t.owner, t.owner_serial, t.on_fire, wf_null()};
+        wfm__wi wi = {WFM__WI_RESUME, t.owner, t.owner_serial, t.on_fire, wf_null()};
         push_back(ctx, wi);
         ctx->n_timers++;
     }
 }
 
-int64_t wfm_sched_next_timer(const wfm_ctx *ctx)
+int64_t wfm__sched_next_timer(const wfm_ctx *ctx)
 {
     return ctx->timer_count ? ctx->timers[0].due_us : INT64_MAX;
 }
@@ -545,7 +545,7 @@ static bool env_start(wfm_ctx *ctx, wfm_ai *ai)
     ai->venv.count = node->var_count;
     ai->env = &ai->venv;
     for (uint32_t i = 0; i < node->var_count; i++) {
-        const wfm_var *var = &node->vars[i];
+        const wfm__var *var = &node->vars[i];
         if (!var->expr && (!var->literal.type || wf_is_null(&var->literal)))
             continue;
         wf_value v;
@@ -557,7 +557,7 @@ static bool env_start(wfm_ctx *ctx, wfm_ai *ai)
     return true;
 }
 
-static const wfm_prop *prop_of(const wfm_ai *ai, const wfm_node *node, unsigned prop,
+static const wfm__prop *prop_of(const wfm_ai *ai, const wfm_node *node, unsigned prop,
                                wfm_prop_kind *kind)
 {
     const wfm_kind_spec *spec = node->kind->spec;
@@ -571,7 +571,7 @@ static wf_status get_prop(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsign
                           wf_value *out)
 {
     wfm_prop_kind kind;
-    const wfm_prop *p = prop_of(ai, node, prop, &kind);
+    const wfm__prop *p = prop_of(ai, node, prop, &kind);
     *out = wf_null();
     if (!p)
         return WF_E_STATE;
@@ -603,16 +603,16 @@ wf_status wfm_ctx_eval_node(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsi
 wf_status wfm_ctx_set(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, const wf_value *value)
 {
     wfm_prop_kind kind;
-    const wfm_prop *p = prop_of(ai, ai->node, prop, &kind);
+    const wfm__prop *p = prop_of(ai, ai->node, prop, &kind);
     if (!p || (kind != WFM_PROP_OUT && kind != WFM_PROP_INOUT))
         return WF_E_STATE;
     return store_location(ctx, ai, p->expr, value);
 }
 
-static const wfm_param *param_of(const wfm_ai *ai, unsigned prop, size_t index)
+static const wfm__param *param_of(const wfm_ai *ai, unsigned prop, size_t index)
 {
     wfm_prop_kind kind;
-    const wfm_prop *p = prop_of(ai, ai->node, prop, &kind);
+    const wfm__prop *p = prop_of(ai, ai->node, prop, &kind);
     if (!p || kind != WFM_PROP_PARAMS || index >= p->count)
         return NULL;
     return &p->params[index];
@@ -620,7 +620,7 @@ static const wfm_param *param_of(const wfm_ai *ai, unsigned prop, size_t index)
 
 wf_status wfm_ctx_get_param(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, size_t index, wf_value *out)
 {
-    const wfm_param *pa = param_of(ai, prop, index);
+    const wfm__param *pa = param_of(ai, prop, index);
     *out = wf_null();
     if (!pa)
         return WF_E_STATE;
@@ -635,7 +635,7 @@ wf_status wfm_ctx_get_param(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, size_t inde
 wf_status wfm_ctx_set_param(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, size_t index,
                             const wf_value *value)
 {
-    const wfm_param *pa = param_of(ai, prop, index);
+    const wfm__param *pa = param_of(ai, prop, index);
     if (!pa || pa->dir == WFM_PROP_IN)
         return WF_E_STATE;
     return store_location(ctx, ai, pa->expr, value);
@@ -657,8 +657,8 @@ static wfm_ai *schedule_node(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, wfm
         return NULL;
     child->on_done = on_done;
     child->on_fault = on_fault;
-    push_ai_front(ctx, WFM_WI_EXECUTE, child);
-    TRACK(ctx, WFM_TRACK_SCHEDULED, child, NULL, NULL);
+    push_ai_front(ctx, WFM__WI_EXECUTE, child);
+    TRACK(ctx, WFM__TRACK_SCHEDULED, child, NULL, NULL);
     return child;
 }
 
@@ -694,7 +694,7 @@ wf_status wfm_ctx_schedule_delegate(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *no
     if (!node || !on_done || prop >= node->kind->spec->prop_count ||
         node->kind->spec->props[prop].kind != WFM_PROP_DELEGATE || !can_schedule(ctx, ai))
         return WF_E_STATE;
-    const wfm_delegate *d = &node->props[prop].delegate;
+    const wfm__delegate *d = &node->props[prop].delegate;
     wf_value v = arg ? wf_value_retain(arg) : wf_null();
     if (d->arg_type && v.type != d->arg_type && !wf_is_null(&v)) {
         wf_value conv;
@@ -726,9 +726,9 @@ wf_status wfm_ctx_schedule_delegate(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *no
     child->on_done = on_done;
     child->on_fault = on_fault;
     if (!d->body)
-        child->flags |= WFM_AI_EMPTY;
-    push_ai_front(ctx, WFM_WI_EXECUTE, child);
-    TRACK(ctx, WFM_TRACK_SCHEDULED, child, NULL, NULL);
+        child->flags |= WFM__AI_EMPTY;
+    push_ai_front(ctx, WFM__WI_EXECUTE, child);
+    TRACK(ctx, WFM__TRACK_SCHEDULED, child, NULL, NULL);
     return ctx->nomem ? WF_E_NOMEM : WF_OK;
 }
 
@@ -736,15 +736,15 @@ static void run_execute(wfm_ctx *ctx, wfm_ai *ai)
 {
     if (!ai_live(ai))
         return;
-    ai->flags |= WFM_AI_STARTED;
-    if (ai->flags & WFM_AI_EMPTY) {
+    ai->flags |= WFM__AI_STARTED;
+    if (ai->flags & WFM__AI_EMPTY) {
         close_ai(ctx, ai);
         return;
     }
     if (!env_start(ctx, ai))
         return;
     ctx->n_executed++;
-    TRACK(ctx, WFM_TRACK_EXECUTING, ai, NULL, NULL);
+    TRACK(ctx, WFM__TRACK_EXECUTING, ai, NULL, NULL);
     ai->spec->execute(ctx, ai);
 }
 
@@ -752,12 +752,12 @@ static void run_execute(wfm_ctx *ctx, wfm_ai *ai)
 
 static void close_ai(wfm_ctx *ctx, wfm_ai *ai)
 {
-    ai->status = (ai->flags & WFM_AI_FAULT_DONE)    ? WFM_FAULTED
-                 : (ai->flags & WFM_AI_MARK_CANCEL) ? WFM_CANCELED
+    ai->status = (ai->flags & WFM__AI_FAULT_DONE)    ? WFM_FAULTED
+                 : (ai->flags & WFM__AI_MARK_CANCEL) ? WFM_CANCELED
                                                     : WFM_CLOSED;
     drop_waits(ctx, ai);
-    TRACK(ctx, WFM_TRACK_CLOSED, ai, NULL, NULL);
-    push_ai_front(ctx, ai->parent ? WFM_WI_DONE : WFM_WI_ROOT_DONE, ai);
+    TRACK(ctx, WFM__TRACK_CLOSED, ai, NULL, NULL);
+    push_ai_front(ctx, ai->parent ? WFM__WI_DONE : WFM__WI_ROOT_DONE, ai);
 }
 
 void wfm_ctx_complete(wfm_ctx *ctx, wfm_ai *ai)
@@ -765,7 +765,7 @@ void wfm_ctx_complete(wfm_ctx *ctx, wfm_ai *ai)
     if (!ai_live(ai))
         return;
     if (ai->child_count) {
-        ai->flags |= WFM_AI_COMPLETING; /* closes when the last child is done */
+        ai->flags |= WFM__AI_COMPLETING; /* closes when the last child is done */
         return;
     }
     close_ai(ctx, ai);
@@ -775,19 +775,19 @@ void wfm_ctx_mark_canceled(wfm_ctx *ctx, wfm_ai *ai)
 {
     (void)ctx;
     if (ai)
-        ai->flags |= WFM_AI_MARK_CANCEL;
+        ai->flags |= WFM__AI_MARK_CANCEL;
 }
 
 static void finalize(wfm_ctx *ctx)
 {
     if (ctx->terminating)
-        ctx->state = WFM_SCHED_TERMINATED;
+        ctx->state = WFM__SCHED_TERMINATED;
     else if (ctx->faulted)
-        ctx->state = WFM_SCHED_FAULTED;
+        ctx->state = WFM__SCHED_FAULTED;
     else
-        ctx->state = ctx->body_status == WFM_CLOSED     ? WFM_SCHED_CLOSED
-                     : ctx->body_status == WFM_CANCELED ? WFM_SCHED_CANCELED
-                                                        : WFM_SCHED_FAULTED;
+        ctx->state = ctx->body_status == WFM_CLOSED     ? WFM__SCHED_CLOSED
+                     : ctx->body_status == WFM_CANCELED ? WFM__SCHED_CANCELED
+                                                        : WFM__SCHED_FAULTED;
     if (ctx->root) {
         abort_children(ctx, ctx->root);
         ai_free(ctx, ctx->root);
@@ -822,7 +822,7 @@ static void root_done(wfm_ctx *ctx, wfm_ai *root)
  * the last one is done. */
 static bool parent_waits_quietly(const wfm_ai *p)
 {
-    return (p->flags & WFM_AI_COMPLETING) || ((p->flags & WFM_AI_CANCEL_REQ) && !p->spec->cancel);
+    return (p->flags & WFM__AI_COMPLETING) || ((p->flags & WFM__AI_CANCEL_REQ) && !p->spec->cancel);
 }
 
 static void deliver_done(wfm_ctx *ctx, wfm_ai *child)
@@ -831,8 +831,8 @@ static void deliver_done(wfm_ctx *ctx, wfm_ai *child)
     unlink_child(child);
     if (ai_live(p) && parent_waits_quietly(p)) {
         if (p->child_count == 0) {
-            if (!(p->flags & WFM_AI_COMPLETING))
-                p->flags |= WFM_AI_MARK_CANCEL;
+            if (!(p->flags & WFM__AI_COMPLETING))
+                p->flags |= WFM__AI_MARK_CANCEL;
             close_ai(ctx, p);
         }
     } else if (can_schedule(ctx, p)) {
@@ -848,7 +848,7 @@ static void deliver_done(wfm_ctx *ctx, wfm_ai *child)
 static void default_cancel(wfm_ctx *ctx, wfm_ai *ai)
 {
     if (ai->child_count == 0) {
-        ai->flags |= WFM_AI_MARK_CANCEL;
+        ai->flags |= WFM__AI_MARK_CANCEL;
         close_ai(ctx, ai);
         return;
     }
@@ -857,12 +857,12 @@ static void default_cancel(wfm_ctx *ctx, wfm_ai *ai)
 
 static void cancel_ai(wfm_ctx *ctx, wfm_ai *ai)
 {
-    if (!ai_live(ai) || (ai->flags & WFM_AI_CANCEL_REQ))
+    if (!ai_live(ai) || (ai->flags & WFM__AI_CANCEL_REQ))
         return;
-    ai->flags |= WFM_AI_CANCEL_REQ;
-    TRACK(ctx, WFM_TRACK_CANCEL_REQ, ai, NULL, NULL);
-    if (!(ai->flags & WFM_AI_STARTED) || (ai->flags & WFM_AI_EMPTY)) {
-        ai->flags |= WFM_AI_MARK_CANCEL; /* never ran: nothing to undo */
+    ai->flags |= WFM__AI_CANCEL_REQ;
+    TRACK(ctx, WFM__TRACK_CANCEL_REQ, ai, NULL, NULL);
+    if (!(ai->flags & WFM__AI_STARTED) || (ai->flags & WFM__AI_EMPTY)) {
+        ai->flags |= WFM__AI_MARK_CANCEL; /* never ran: nothing to undo */
         close_ai(ctx, ai);
     } else if (ai->spec->cancel) {
         ai->spec->cancel(ctx, ai);
@@ -885,29 +885,29 @@ void wfm_ctx_cancel_children(wfm_ctx *ctx, wfm_ai *ai)
     }
 }
 
-void wfm_sched_cancel(wfm_ctx *ctx)
+void wfm__sched_cancel(wfm_ctx *ctx)
 {
-    if (ctx->state == WFM_SCHED_NEW) {
-        ctx->state = WFM_SCHED_CANCELED;
+    if (ctx->state == WFM__SCHED_NEW) {
+        ctx->state = WFM__SCHED_CANCELED;
         return;
     }
     if (is_final(ctx->state) || !ctx->root || ctx->finishing)
         return;
     cancel_ai(ctx, ctx->root);
     if (ctx->count)
-        ctx->state = WFM_SCHED_RUNNING;
+        ctx->state = WFM__SCHED_RUNNING;
 }
 
 /* ---- faults --------------------------------------------------------------------------- */
 
 void wfm_ctx_fault(wfm_ctx *ctx, wfm_ai *ai, wf_value exc)
 {
-    if (!ai || ai->status != WFM_EXECUTING || (ai->flags & WFM_AI_FAULTING)) {
+    if (!ai || ai->status != WFM_EXECUTING || (ai->flags & WFM__AI_FAULTING)) {
         wf_value_release(&exc);
         return;
     }
-    ai->flags |= WFM_AI_FAULTING;
-    wfm_wi wi = make_wi(WFM_WI_FAULT, ai);
+    ai->flags |= WFM__AI_FAULTING;
+    wfm__wi wi = make_wi(WFM__WI_FAULT, ai);
     wi.value = exc;
     push_front(ctx, wi);
 }
@@ -944,7 +944,7 @@ static void fault_instance(wfm_ctx *ctx, wfm_ai *src, wf_value exc, bool run_hoo
     drop_waits(ctx, root);
     if (root->status == WFM_EXECUTING)
         root->status = WFM_FAULTED;
-    root->flags |= WFM_AI_FAULTING;
+    root->flags |= WFM__AI_FAULTING;
     if (run_hooks && !ctx->finishing)
         root_done(ctx, root);
     else
@@ -955,10 +955,10 @@ static void fault_instance(wfm_ctx *ctx, wfm_ai *src, wf_value exc, bool run_hoo
  * handles the exception (docs/semantics.md §5). */
 static void process_fault(wfm_ctx *ctx, wfm_ai *src, wf_value exc)
 {
-    TRACK(ctx, WFM_TRACK_FAULT, src, NULL, &exc);
+    TRACK(ctx, WFM__TRACK_FAULT, src, NULL, &exc);
     wfm_ai *c = src, *p;
     while ((p = c->parent)) {
-        if (c != src && (c->flags & WFM_AI_CANCEL_REQ)) {
+        if (c != src && (c->flags & WFM__AI_CANCEL_REQ)) {
             fault_instance(ctx, src, exc, false); /* through a canceling activity: abort */
             return;
         }
@@ -975,14 +975,14 @@ static void process_fault(wfm_ctx *ctx, wfm_ai *src, wf_value exc)
         abort_children(ctx, src);
         drop_waits(ctx, src);
         src->status = WFM_FAULTED;
-        push_ai_front(ctx, WFM_WI_DONE, src);
+        push_ai_front(ctx, WFM__WI_DONE, src);
         return;
     }
     wfm_ai *between = src->parent;
     abort_children(ctx, src);
     unlink_child(src);
     ai_free(ctx, src);
-    c->flags |= WFM_AI_FAULT_DONE;
+    c->flags |= WFM__AI_FAULT_DONE;
     cancel_ai(ctx, c);
     /* The activities the fault passed through are canceled even where a parent's cancel
      * callback does not reach them (a TryCatch lets its Finally run on): having lost the
@@ -995,7 +995,7 @@ static void process_fault(wfm_ctx *ctx, wfm_ai *src, wf_value exc)
      * pending work (a kind counting its own children would otherwise wait forever). */
     if (ai_live(bereaved) && !bereaved->child_count && !bereaved->bookmarks &&
         !bereaved->timer_count) {
-        bereaved->flags |= WFM_AI_MARK_CANCEL;
+        bereaved->flags |= WFM__AI_MARK_CANCEL;
         close_ai(ctx, bereaved);
     }
 }
@@ -1012,7 +1012,7 @@ void wfm_ctx_terminate(wfm_ctx *ctx, wfm_ai *ai, wf_value exc)
     ctx->terminating = true;
 }
 
-void wfm_sched_terminate(wfm_ctx *ctx, wf_value exc)
+void wfm__sched_terminate(wfm_ctx *ctx, wf_value exc)
 {
     if (is_final(ctx->state)) {
         wf_value_release(&exc);
@@ -1029,48 +1029,48 @@ static void fail_nomem(wfm_ctx *ctx)
     ctx->fault_loc = WF_LOC_NONE;
     /* Without memory there may be no exception value: the host reports "out of memory". */
     finalize(ctx);
-    ctx->state = WFM_SCHED_FAULTED;
+    ctx->state = WFM__SCHED_FAULTED;
 }
 
 /* ---- the run loop --------------------------------------------------------------------- */
 
-static void dispatch(wfm_ctx *ctx, wfm_wi *wi)
+static void dispatch(wfm_ctx *ctx, wfm__wi *wi)
 {
     if (wi->ai && wi->ai->serial != wi->serial) {
         wf_value_release(&wi->value); /* its activity was freed meanwhile */
         return;
     }
     switch (wi->kind) {
-    case WFM_WI_EXECUTE:
+    case WFM__WI_EXECUTE:
         run_execute(ctx, wi->ai);
         break;
-    case WFM_WI_DONE:
+    case WFM__WI_DONE:
         deliver_done(ctx, wi->ai);
         break;
-    case WFM_WI_RESUME:
+    case WFM__WI_RESUME:
         if (ai_live(wi->ai))
             wi->fn(ctx, wi->ai, &wi->value);
         wf_value_release(&wi->value);
         break;
-    case WFM_WI_FAULT:
+    case WFM__WI_FAULT:
         process_fault(ctx, wi->ai, wi->value);
         break;
-    case WFM_WI_ROOT_DONE:
+    case WFM__WI_ROOT_DONE:
         root_done(ctx, wi->ai);
         break;
     }
 }
 
-wfm_sched_state wfm_sched_run(wfm_ctx *ctx, size_t budget)
+wfm__sched_state wfm__sched_run(wfm_ctx *ctx, size_t budget)
 {
-    if (is_final(ctx->state) || ctx->state == WFM_SCHED_NEW)
+    if (is_final(ctx->state) || ctx->state == WFM__SCHED_NEW)
         return ctx->state;
     fire_due_timers(ctx);
     size_t n = 0;
     while (ctx->count && !is_final(ctx->state)) {
         if (ctx->nomem || ctx->terminating || (budget && n >= budget))
             break;
-        wfm_wi wi;
+        wfm__wi wi;
         pop_front(ctx, &wi);
         n++;
         dispatch(ctx, &wi);
@@ -1083,19 +1083,19 @@ wfm_sched_state wfm_sched_run(wfm_ctx *ctx, size_t budget)
     else if (ctx->terminating && !is_final(ctx->state))
         finalize(ctx);
     if (!is_final(ctx->state))
-        ctx->state = ctx->count ? WFM_SCHED_RUNNING : WFM_SCHED_IDLE;
+        ctx->state = ctx->count ? WFM__SCHED_RUNNING : WFM__SCHED_IDLE;
     return ctx->state;
 }
 
 /* ---- instance setup ------------------------------------------------------------------- */
 
-wf_status wfm_sched_init(wfm_ctx *ctx, const wfm_definition *def, const wfm_sched_host *host,
+wf_status wfm__sched_init(wfm_ctx *ctx, const wfm_definition *def, const wfm__sched_host *host,
                          wf_error *err)
 {
     ctx->def = def;
     ctx->host = *host;
     ctx->fault = wf_null();
-    ctx->state = WFM_SCHED_NEW;
+    ctx->state = WFM__SCHED_NEW;
     uint32_t n = def->arg_count;
     if (n > ctx->root_cap) { /* E0's slots and the `supplied` flags share one block */
         void *block = wf_malloc(n * (sizeof(wf_value) + sizeof(bool)));
@@ -1114,19 +1114,19 @@ wf_status wfm_sched_init(wfm_ctx *ctx, const wfm_definition *def, const wfm_sche
     return WF_OK;
 }
 
-void wfm_sched_set_arg(wfm_ctx *ctx, size_t index, const wf_value *value)
+void wfm__sched_set_arg(wfm_ctx *ctx, size_t index, const wf_value *value)
 {
     wf_value_set(&ctx->root_env.slots[index], value);
     ctx->supplied[index] = true;
 }
 
-wf_status wfm_sched_start(wfm_ctx *ctx)
+wf_status wfm__sched_start(wfm_ctx *ctx)
 {
-    if (ctx->state != WFM_SCHED_NEW)
+    if (ctx->state != WFM__SCHED_NEW)
         return WF_E_STATE;
     const wfm_definition *def = ctx->def;
     for (uint32_t i = 0; i < def->arg_count; i++) {
-        const wfm_arg *a = &def->args[i];
+        const wfm__arg *a = &def->args[i];
         if (ctx->supplied[i] || !a->has_default || a->dir == WFM_PROP_OUT)
             continue;
         wf_value v = wf_null(), exc = wf_null();
@@ -1135,7 +1135,7 @@ wf_status wfm_sched_start(wfm_ctx *ctx)
             ctx->fault = exc;
             ctx->fault_loc = a->loc;
             ctx->faulted = true;
-            ctx->state = WFM_SCHED_FAULTED;
+            ctx->state = WFM__SCHED_FAULTED;
             return st == WF_E_FAULT ? WF_OK : st;
         }
         if (!a->expr)
@@ -1146,10 +1146,10 @@ wf_status wfm_sched_start(wfm_ctx *ctx)
     ctx->root = ai_new(ctx, def->root, NULL, &ctx->root_env);
     if (!ctx->root)
         return WF_E_NOMEM;
-    push_ai_front(ctx, WFM_WI_EXECUTE, ctx->root);
+    push_ai_front(ctx, WFM__WI_EXECUTE, ctx->root);
     if (ctx->nomem)
         return WF_E_NOMEM;
-    ctx->state = WFM_SCHED_RUNNING;
+    ctx->state = WFM__SCHED_RUNNING;
     return WF_OK;
 }
 
@@ -1174,13 +1174,13 @@ static void release_run(wfm_ctx *ctx)
     for (uint32_t i = 0; i < ctx->root_env.count; i++)
         wf_value_release(&ctx->root_env.slots[i]);
     ctx->root_env.count = 0;
-    if (ctx->fault.type) /* a zeroed ctx that never saw wfm_sched_init has no value here */
+    if (ctx->fault.type) /* a zeroed ctx that never saw wfm__sched_init has no value here */
         wf_value_release(&ctx->fault);
 }
 
-bool wfm_sched_recycle(wfm_ctx *ctx)
+bool wfm__sched_recycle(wfm_ctx *ctx)
 {
-    if (ctx->nomem || ctx->next_serial > WFM_RECYCLE_MAX_ACTIVITIES)
+    if (ctx->nomem || ctx->next_serial > WFM__RECYCLE_MAX_ACTIVITIES)
         return false;
     release_run(ctx);
     wfm_ctx keep = *ctx;
@@ -1202,7 +1202,7 @@ bool wfm_sched_recycle(wfm_ctx *ctx)
     return true;
 }
 
-void wfm_sched_fini(wfm_ctx *ctx)
+void wfm__sched_fini(wfm_ctx *ctx)
 {
     release_run(ctx);
     wf_free(ctx->ring);
@@ -1211,10 +1211,10 @@ void wfm_sched_fini(wfm_ctx *ctx)
     wf_strmap_destroy(ctx->bookmark_map);
     wf_pool_destroy(ctx->bm_pool);
     wf_pool_destroy(ctx->ai_pool);
-    for (int i = 0; i < WFM_STATE_CLASSES; i++)
+    for (int i = 0; i < WFM__STATE_CLASSES; i++)
         wf_pool_destroy(ctx->state_pools[i]);
     wf_free(ctx->root_env.slots);
-    for (int i = 0; i < WFM_ENV_CLASSES; i++)
+    for (int i = 0; i < WFM__ENV_CLASSES; i++)
         wf_pool_destroy(ctx->env_pools[i]);
 }
 
@@ -1247,7 +1247,7 @@ wfm_status wfm_ai_status(const wfm_ai *ai)
 
 bool wfm_ai_cancel_requested(const wfm_ai *ai)
 {
-    return (ai->flags & WFM_AI_CANCEL_REQ) != 0;
+    return (ai->flags & WFM__AI_CANCEL_REQ) != 0;
 }
 
 wfm_ai *wfm_ai_parent(const wfm_ai *ai)
@@ -1270,14 +1270,14 @@ void *wfm_ctx_ext(wfm_ctx *ctx, const void *key, size_t size, void (*fini)(void 
     for (size_t i = 0; i < ctx->ext_count; i++)
         if (ctx->exts[i].key == key)
             return ctx->exts[i].state;
-    wfm_ext *exts = wf_realloc(ctx->exts, (ctx->ext_count + 1) * sizeof *exts);
+    wfm__ext *exts = wf_realloc(ctx->exts, (ctx->ext_count + 1) * sizeof *exts);
     if (!exts)
         return NULL;
     ctx->exts = exts;
     void *state = wf_calloc(1, size ? size : 1);
     if (!state)
         return NULL;
-    exts[ctx->ext_count++] = (wfm_ext){key, state, fini};
+    exts[ctx->ext_count++] = (wfm__ext){key, state, fini};
     return state;
 }
 
@@ -1285,13 +1285,13 @@ wf_status wfm_ctx_on_finish(wfm_ctx *ctx, wfm_finish_fn fn, void *data)
 {
     if (ctx->hook_count == ctx->hook_cap) {
         size_t cap = ctx->hook_cap ? ctx->hook_cap * 2 : 4;
-        wfm_finish_hook *h = wf_realloc(ctx->hooks, cap * sizeof *h);
+        wfm__finish_hook *h = wf_realloc(ctx->hooks, cap * sizeof *h);
         if (!h)
             return WF_E_NOMEM;
         ctx->hooks = h;
         ctx->hook_cap = cap;
     }
-    ctx->hooks[ctx->hook_count++] = (wfm_finish_hook){fn, data};
+    ctx->hooks[ctx->hook_count++] = (wfm__finish_hook){fn, data};
     return WF_OK;
 }
 
@@ -1314,12 +1314,12 @@ void wfm_ctx_trace_call(wfm_ctx *ctx, wfm_ai *ai, const char *function, const wf
 
 /* ---- persistence support (wfm_persist.c) ---------------------------------------------- */
 
-wfm_ai *wfm_sched_ai_restore(wfm_ctx *ctx, const wfm_node *node, wfm_ai *parent)
+wfm_ai *wfm__sched_ai_restore(wfm_ctx *ctx, const wfm_node *node, wfm_ai *parent)
 {
     return ai_new(ctx, node, parent, NULL);
 }
 
-wf_value *wfm_sched_slots_alloc(wfm_ctx *ctx, uint32_t count)
+wf_value *wfm__sched_slots_alloc(wfm_ctx *ctx, uint32_t count)
 {
     wf_value *slots = slots_alloc(ctx, count);
     if (slots)
@@ -1328,7 +1328,7 @@ wf_value *wfm_sched_slots_alloc(wfm_ctx *ctx, uint32_t count)
     return slots;
 }
 
-bool wfm_sched_queue_restore(wfm_ctx *ctx, wfm_wi wi)
+bool wfm__sched_queue_restore(wfm_ctx *ctx, wfm__wi wi)
 {
     push_back(ctx, wi);
     return !ctx->nomem;

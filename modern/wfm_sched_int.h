@@ -32,16 +32,16 @@
 
 /* Activity instance flags. */
 enum {
-    WFM_AI_CANCEL_REQ = 1u << 0,  /* cancellation requested (wfm_ctx_cancel_child) */
-    WFM_AI_MARK_CANCEL = 1u << 1, /* wfm_ctx_mark_canceled: complete as WFM_CANCELED */
-    WFM_AI_FAULTING = 1u << 2,    /* faulted or aborted: callbacks on it are ignored */
-    WFM_AI_FAULT_DONE = 1u << 3,  /* a handled fault: completes as WFM_FAULTED */
-    WFM_AI_EMPTY = 1u << 4,       /* an empty delegate body: completes at once */
-    WFM_AI_COMPLETING = 1u << 5,  /* complete requested while children still ran */
-    WFM_AI_STARTED = 1u << 6,     /* execute has run (its environment exists) */
+    WFM__AI_CANCEL_REQ = 1u << 0,  /* cancellation requested (wfm_ctx_cancel_child) */
+    WFM__AI_MARK_CANCEL = 1u << 1, /* wfm_ctx_mark_canceled: complete as WFM_CANCELED */
+    WFM__AI_FAULTING = 1u << 2,    /* faulted or aborted: callbacks on it are ignored */
+    WFM__AI_FAULT_DONE = 1u << 3,  /* a handled fault: completes as WFM_FAULTED */
+    WFM__AI_EMPTY = 1u << 4,       /* an empty delegate body: completes at once */
+    WFM__AI_COMPLETING = 1u << 5,  /* complete requested while children still ran */
+    WFM__AI_STARTED = 1u << 6,     /* execute has run (its environment exists) */
 };
 
-typedef struct wfm_bookmark wfm_bookmark;
+typedef struct wfm__bookmark wfm__bookmark;
 
 /* An activity instance. Lives from wfm_ctx_schedule until its parent's on_done returned (or
  * it is aborted); comes from the instance's ai pool. `serial` (never 0 while alive) lets a
@@ -61,128 +61,128 @@ struct wfm_ai {
     wfm_env venv;            /* Ev: the node's variables (slots NULL when none) */
     wfm_env denv;            /* Ed: a delegate body's one-slot environment (slots NULL if not) */
     void *state;             /* spec->state_size bytes or NULL */
-    wfm_bookmark *bookmarks; /* owned by this ai (list via owner_next) */
+    wfm__bookmark *bookmarks; /* owned by this ai (list via owner_next) */
     uint8_t status;          /* wfm_status */
     uint8_t flags;           /* WFM_AI_* */
 };
 
-struct wfm_bookmark {
+struct wfm__bookmark {
     char *name; /* owned */
     wfm_ai *owner;
     uint64_t owner_serial;
     unsigned flags; /* WFM_BOOKMARK_* */
     wfm_resume_fn on_resume;
-    wfm_bookmark *owner_next, *owner_prev; /* the owner's bookmarks */
-    wfm_bookmark *all_next, *all_prev;     /* the instance's, in creation order */
+    wfm__bookmark *owner_next, *owner_prev; /* the owner's bookmarks */
+    wfm__bookmark *all_next, *all_prev;     /* the instance's, in creation order */
 };
 
-typedef struct wfm_timer {
+typedef struct wfm__timer {
     int64_t due_us;
     uint64_t seq; /* creation order breaks ties: equal due times fire FIFO */
     wfm_ai *owner;
     uint64_t owner_serial;
     wfm_resume_fn on_fire;
-} wfm_timer;
+} wfm__timer;
 
 /* Work items. EXECUTE and DONE are pushed to the front (LIFO), RESUME (bookmarks, timers) is
  * appended at the back (FIFO); FAULT and ROOT_DONE go to the front so they run right after
  * the callback that caused them returns. Items live by value in a ring that grows by
  * doubling and is kept with the instance shell, so steady-state runs allocate none.
  * Termination is not an item: ctx->terminating ends the run before the next one. */
-typedef enum wfm_wi_kind {
-    WFM_WI_EXECUTE = 0, /* ai: run the kind's execute */
-    WFM_WI_DONE,        /* ai completed: call the parent's on_done, then free ai */
-    WFM_WI_RESUME,      /* ai: call fn(payload) */
-    WFM_WI_FAULT,       /* ai raised exc: propagate */
-    WFM_WI_ROOT_DONE,   /* the root closed: run the finish hooks */
-} wfm_wi_kind;
+typedef enum wfm__wi_kind {
+    WFM__WI_EXECUTE = 0, /* ai: run the kind's execute */
+    WFM__WI_DONE,        /* ai completed: call the parent's on_done, then free ai */
+    WFM__WI_RESUME,      /* ai: call fn(payload) */
+    WFM__WI_FAULT,       /* ai raised exc: propagate */
+    WFM__WI_ROOT_DONE,   /* the root closed: run the finish hooks */
+} wfm__wi_kind;
 
-typedef struct wfm_wi {
-    wfm_wi_kind kind;
+typedef struct wfm__wi {
+    wfm__wi_kind kind;
     wfm_ai *ai;
     uint64_t serial; /* ai->serial when queued */
     wfm_resume_fn fn;
     wf_value value; /* RESUME payload / FAULT exception (owned) */
-} wfm_wi;
+} wfm__wi;
 
 /* Tracking events (one branch each while no tracker is attached). */
-typedef enum wfm_track_event {
-    WFM_TRACK_SCHEDULED, /* ai scheduled under its parent */
-    WFM_TRACK_EXECUTING,
-    WFM_TRACK_CLOSED, /* ai completed (its status says how) */
-    WFM_TRACK_CANCEL_REQ,
-    WFM_TRACK_FAULT,   /* ai propagated exc */
-    WFM_TRACK_RESUMED, /* bookmark `name` of ai resumed */
-} wfm_track_event;
-typedef void (*wfm_track_fn)(void *ud, wfm_track_event ev, const wfm_ai *ai, const char *name,
+typedef enum wfm__track_event {
+    WFM__TRACK_SCHEDULED, /* ai scheduled under its parent */
+    WFM__TRACK_EXECUTING,
+    WFM__TRACK_CLOSED, /* ai completed (its status says how) */
+    WFM__TRACK_CANCEL_REQ,
+    WFM__TRACK_FAULT,   /* ai propagated exc */
+    WFM__TRACK_RESUMED, /* bookmark `name` of ai resumed */
+} wfm__track_event;
+typedef void (*wfm__track_fn)(void *ud, wfm__track_event ev, const wfm_ai *ai, const char *name,
                              const wf_value *value);
 
 /* The final state of an instance's run, as wfm_runtime.c maps it to wfm_instance_state. */
-typedef enum wfm_sched_state {
-    WFM_SCHED_NEW = 0,
-    WFM_SCHED_RUNNING, /* work queued */
-    WFM_SCHED_IDLE,    /* no work; bookmarks or timers pending */
-    WFM_SCHED_CLOSED,
-    WFM_SCHED_FAULTED,
-    WFM_SCHED_CANCELED,
-    WFM_SCHED_TERMINATED,
-} wfm_sched_state;
+typedef enum wfm__sched_state {
+    WFM__SCHED_NEW = 0,
+    WFM__SCHED_RUNNING, /* work queued */
+    WFM__SCHED_IDLE,    /* no work; bookmarks or timers pending */
+    WFM__SCHED_CLOSED,
+    WFM__SCHED_FAULTED,
+    WFM__SCHED_CANCELED,
+    WFM__SCHED_TERMINATED,
+} wfm__sched_state;
 
-typedef struct wfm_finish_hook {
+typedef struct wfm__finish_hook {
     wfm_finish_fn fn;
     void *data;
-} wfm_finish_hook;
+} wfm__finish_hook;
 
-typedef struct wfm_ext {
+typedef struct wfm__ext {
     const void *key;
     void *state;
     void (*fini)(void *state);
-} wfm_ext;
+} wfm__ext;
 
 /* Host services the scheduler calls (filled by wfm_runtime.c). */
-typedef struct wfm_sched_host {
+typedef struct wfm__sched_host {
     wfm_write_fn write;
     void *write_ud;
     int64_t (*clock)(void *ud);
     void *clock_ud;
     wf_types *types;
-    wfm_track_fn track; /* NULL: no tracking */
+    wfm__track_fn track; /* NULL: no tracking */
     void *track_ud;
     /* NULL: native calls are not traced (wfm_ctx_trace_call) */
     void (*trace)(void *ud, const wfm_ai *ai, const char *function, const wf_value *in,
                   size_t in_count, const wf_value *out, size_t out_count);
     void *trace_ud;
-} wfm_sched_host;
+} wfm__sched_host;
 
-#define WFM_STATE_CLASSES 5 /* per-kind state pools: 16, 32, 64, 128, 256 bytes */
-#define WFM_ENV_CLASSES   6 /* env slot pools: 1, 2, 4, 8, 16, 32 values */
+#define WFM__STATE_CLASSES 5 /* per-kind state pools: 16, 32, 64, 128, 256 bytes */
+#define WFM__ENV_CLASSES   6 /* env slot pools: 1, 2, 4, 8, 16, 32 values */
 
 /* The running instance, as callbacks see it (wfm_ctx). Embedded in wfm_instance. */
 struct wfm_ctx {
     const wfm_definition *def; /* retained by the instance */
-    wfm_sched_host host;
-    wfm_sched_state state;
+    wfm__sched_host host;
+    wfm__sched_state state;
     wfm_env root_env; /* E0 (slots owned; room for root_cap arguments) */
     bool *supplied;   /* [arg_count]: the host set this argument (in E0's block) */
     uint32_t root_cap;
     wfm_ai *root;
     uint64_t next_serial, next_timer_seq;
     /* the deque: a ring of `cap` items, `count` used from `head` */
-    wfm_wi *ring;
+    wfm__wi *ring;
     size_t head, count, cap;
     wf_pool *ai_pool, *bm_pool;
-    wf_pool *state_pools[WFM_STATE_CLASSES];
-    wf_pool *env_pools[WFM_ENV_CLASSES];
-    wf_strmap *bookmark_map; /* name -> wfm_bookmark */
-    wfm_bookmark *bm_first, *bm_last;
+    wf_pool *state_pools[WFM__STATE_CLASSES];
+    wf_pool *env_pools[WFM__ENV_CLASSES];
+    wf_strmap *bookmark_map; /* name -> wfm__bookmark */
+    wfm__bookmark *bm_first, *bm_last;
     size_t blocking_bookmarks;
-    wfm_timer *timers; /* min-heap on (due_us, seq) */
+    wfm__timer *timers; /* min-heap on (due_us, seq) */
     size_t timer_count, timer_cap;
-    wfm_finish_hook *hooks;
+    wfm__finish_hook *hooks;
     size_t hook_count, hook_cap;
     bool finishing;         /* the root closed, finish hooks' work is running */
     wfm_status body_status; /* how the root body ended */
-    wfm_ext *exts;
+    wfm__ext *exts;
     size_t ext_count;
     wf_value fault; /* Faulted / Terminated: the exception */
     wf_loc fault_loc;
@@ -195,48 +195,48 @@ struct wfm_ctx {
 
 /* ---- entry points for wfm_runtime.c ----------------------------------------------------- */
 /* Prepare ctx (zeroed by the caller) for `def`: E0 with default(T) in every slot. */
-wf_status wfm_sched_init(wfm_ctx *ctx, const wfm_definition *def, const wfm_sched_host *host,
+wf_status wfm__sched_init(wfm_ctx *ctx, const wfm_definition *def, const wfm__sched_host *host,
                          wf_error *err);
-void wfm_sched_fini(wfm_ctx *ctx);
-/* Release the run's state but keep the pools and buffers, so that wfm_sched_init can reuse
+void wfm__sched_fini(wfm_ctx *ctx);
+/* Release the run's state but keep the pools and buffers, so that wfm__sched_init can reuse
  * ctx for another instance without allocating. False (nothing released) when the instance
- * grew too large to be worth keeping or ran out of memory: wfm_sched_fini it instead. */
-#define WFM_RECYCLE_MAX_ACTIVITIES 256
-bool wfm_sched_recycle(wfm_ctx *ctx);
+ * grew too large to be worth keeping or ran out of memory: wfm__sched_fini it instead. */
+#define WFM__RECYCLE_MAX_ACTIVITIES 256
+bool wfm__sched_recycle(wfm_ctx *ctx);
 /* Set argument `index` in E0 (value already converted to its type). */
-void wfm_sched_set_arg(wfm_ctx *ctx, size_t index, const wf_value *value);
+void wfm__sched_set_arg(wfm_ctx *ctx, size_t index, const wf_value *value);
 /* Evaluate the defaults of unsupplied In/InOut arguments and schedule the root. */
-wf_status wfm_sched_start(wfm_ctx *ctx);
+wf_status wfm__sched_start(wfm_ctx *ctx);
 /* Move due timers to the back of the queue, then run work items until the queue is empty,
  * the instance completes, or `budget` items ran (0 = no limit). Returns the state. */
-wfm_sched_state wfm_sched_run(wfm_ctx *ctx, size_t budget);
+wfm__sched_state wfm__sched_run(wfm_ctx *ctx, size_t budget);
 /* Queue a host resumption of bookmark `name` at the back. WF_E_NOTFOUND if unknown. */
-wf_status wfm_sched_resume(wfm_ctx *ctx, const char *name, const wf_value *payload, wf_error *err);
-void wfm_sched_cancel(wfm_ctx *ctx);
-void wfm_sched_terminate(wfm_ctx *ctx, wf_value exc); /* exc taken over */
-int64_t wfm_sched_next_timer(const wfm_ctx *ctx);     /* INT64_MAX if none */
+wf_status wfm__sched_resume(wfm_ctx *ctx, const char *name, const wf_value *payload, wf_error *err);
+void wfm__sched_cancel(wfm_ctx *ctx);
+void wfm__sched_terminate(wfm_ctx *ctx, wf_value exc); /* exc taken over */
+int64_t wfm__sched_next_timer(const wfm_ctx *ctx);     /* INT64_MAX if none */
 
 /* ---- the built-in kinds (wfm_builtins.c, wfm_act_core.c) ------------------------------- */
 /* Register every built-in kind: the core activities and those of wfm_acts.h. */
-wf_status wfm_builtins_register(wfm_catalogue *cat, wf_error *err);
+wf_status wfm__builtins_register(wfm_catalogue *cat, wf_error *err);
 /* Sequence, Assign, WriteLine, If, While, DoWhile, ForEach, ParallelForEach, Parallel,
  * Switch, Delay, Pick, PickBranch, WaitForEvent. */
-wf_status wfm_core_register(wfm_catalogue *cat, wf_error *err);
+wf_status wfm__core_register(wfm_catalogue *cat, wf_error *err);
 
 /* ---- persistence support (wfm_persist.c rebuilds a saved instance with these) ----------- */
 /* A new activity instance of `node` under `parent` (NULL: none) with zeroed state and no
  * environment, not queued. NULL on out of memory. */
-wfm_ai *wfm_sched_ai_restore(wfm_ctx *ctx, const wfm_node *node, wfm_ai *parent);
+wfm_ai *wfm__sched_ai_restore(wfm_ctx *ctx, const wfm_node *node, wfm_ai *parent);
 /* `count` environment slots from the pools env_release gives them back to (zeroed). */
-wf_value *wfm_sched_slots_alloc(wfm_ctx *ctx, uint32_t count);
+wf_value *wfm__sched_slots_alloc(wfm_ctx *ctx, uint32_t count);
 /* Append a work item at the back (wi->value taken over); false on out of memory. */
-bool wfm_sched_queue_restore(wfm_ctx *ctx, wfm_wi wi);
+bool wfm__sched_queue_restore(wfm_ctx *ctx, wfm__wi wi);
 /* wfm_runtime.c: hold the instance for the calling thread (waiting while the pool runs it)
- * and give its scheduler state; wfm_instance_unhold lets it go again. */
-wfm_ctx *wfm_instance_hold(wfm_instance *inst);
-void wfm_instance_unhold(wfm_instance *inst);
+ * and give its scheduler state; wfm__instance_unhold lets it go again. */
+wfm_ctx *wfm__instance_hold(wfm_instance *inst);
+void wfm__instance_unhold(wfm_instance *inst);
 /* The scheduler state without holding (the caller already holds the instance: a worker's
  * on_complete callback). */
-wfm_ctx *wfm_instance_ctx(wfm_instance *inst);
+wfm_ctx *wfm__instance_ctx(wfm_instance *inst);
 
 #endif

@@ -1,5 +1,5 @@
 /* wfm_track_int.h — the bridge between the runtime and the tracker (modern/ only): instance
- * lifecycle records emitted by wfm_runtime.c, and the scheduler's wfm_track_event hook turned
+ * lifecycle records emitted by wfm_runtime.c, and the scheduler's wfm__track_event hook turned
  * into WF4 records. Every function starts with one wfm_tracker_wants() test, so a runtime
  * without a tracker pays a branch per event. */
 #ifndef WFM_TRACK_INT_H
@@ -12,24 +12,24 @@
 #include "wfm_track.h"
 
 /* Where one instance's records go: its tracker, id and record counter. */
-typedef struct wfm_track_target {
+typedef struct wfm__track_target {
     wfm_tracker *tracker; /* borrowed; NULL: no tracking */
     const char *instance_id;
     uint64_t *seq;        /* the instance's record counter */
     int64_t now_us;
-} wfm_track_target;
+} wfm__track_target;
 
 /* A WorkflowInstance record: state "Started", "Idle", "Completed", ... */
-void wfm_track_instance(const wfm_track_target *to, const char *state, const wf_value *fault);
+void wfm__track_instance(const wfm__track_target *to, const char *state, const wf_value *fault);
 /* Whether the tracker could keep the record for this scheduler event: one or two bit tests,
  * made before the caller reads the clock or formats an id. */
-bool wfm_track_sched_wanted(const wfm_tracker *tracker, wfm_track_event ev, const wfm_ai *ai);
-/* The scheduler's hook (wfm_sched_host.track) mapped to ActivityScheduled, ActivityState,
+bool wfm__track_sched_wanted(const wfm_tracker *tracker, wfm__track_event ev, const wfm_ai *ai);
+/* The scheduler's hook (wfm__sched_host.track) mapped to ActivityScheduled, ActivityState,
  * CancelRequested, FaultPropagation and BookmarkResumption records. */
-void wfm_track_sched(const wfm_track_target *to, wfm_track_event ev, const wfm_ai *ai,
+void wfm__track_sched(const wfm__track_target *to, wfm__track_event ev, const wfm_ai *ai,
                      const char *name, const wf_value *value);
 /* The instance record for the state a run ended in (Idle, Completed, Faulted, ...), with
  * UnhandledException first for a fault. */
-void wfm_track_run_end(const wfm_track_target *to, wfm_sched_state state, const wf_value *fault);
+void wfm__track_run_end(const wfm__track_target *to, wfm__sched_state state, const wf_value *fault);
 
 #endif

@@ -3,7 +3,7 @@
  * Scheduled(WriteLine), Closed(WriteLine), Closed(Sequence), Completed). */
 #include "wfm_track_int.h"
 
-static wfm_track_record base(const wfm_track_target *to, wfm_rec_kind kind)
+static wfm_track_record base(const wfm__track_target *to, wfm_rec_kind kind)
 {
     wfm_track_record r = {0};
     r.kind = kind;
@@ -13,7 +13,7 @@ static wfm_track_record base(const wfm_track_target *to, wfm_rec_kind kind)
     return r;
 }
 
-void wfm_track_instance(const wfm_track_target *to, const char *state, const wf_value *fault)
+void wfm__track_instance(const wfm__track_target *to, const char *state, const wf_value *fault)
 {
     if (!wfm_tracker_wants(to->tracker, WFM_REC_INSTANCE))
         return;
@@ -23,24 +23,24 @@ void wfm_track_instance(const wfm_track_target *to, const char *state, const wf_
     wfm_tracker_emit(to->tracker, &r);
 }
 
-void wfm_track_run_end(const wfm_track_target *to, wfm_sched_state state, const wf_value *fault)
+void wfm__track_run_end(const wfm__track_target *to, wfm__sched_state state, const wf_value *fault)
 {
     switch (state) {
-    case WFM_SCHED_IDLE:
-        wfm_track_instance(to, "Idle", NULL);
+    case WFM__SCHED_IDLE:
+        wfm__track_instance(to, "Idle", NULL);
         break;
-    case WFM_SCHED_CLOSED:
-        wfm_track_instance(to, "Completed", NULL);
+    case WFM__SCHED_CLOSED:
+        wfm__track_instance(to, "Completed", NULL);
         break;
-    case WFM_SCHED_FAULTED:
-        wfm_track_instance(to, "UnhandledException", fault);
-        wfm_track_instance(to, "Faulted", fault);
+    case WFM__SCHED_FAULTED:
+        wfm__track_instance(to, "UnhandledException", fault);
+        wfm__track_instance(to, "Faulted", fault);
         break;
-    case WFM_SCHED_CANCELED:
-        wfm_track_instance(to, "Canceled", NULL);
+    case WFM__SCHED_CANCELED:
+        wfm__track_instance(to, "Canceled", NULL);
         break;
-    case WFM_SCHED_TERMINATED:
-        wfm_track_instance(to, "Terminated", fault);
+    case WFM__SCHED_TERMINATED:
+        wfm__track_instance(to, "Terminated", fault);
         break;
     default:
         break;
@@ -70,7 +70,7 @@ static const char *closed_state(const wfm_ai *ai)
 }
 
 /* ActivityState with the activity's own variables (the profile decides whether they stay). */
-static void activity_state(const wfm_track_target *to, const wfm_ai *ai, const char *state)
+static void activity_state(const wfm__track_target *to, const wfm_ai *ai, const char *state)
 {
     wfm_track_record r = base(to, WFM_REC_ACTIVITY_STATE);
     r.state = state;
@@ -88,25 +88,25 @@ static void activity_state(const wfm_track_target *to, const wfm_ai *ai, const c
     wfm_tracker_emit(to->tracker, &r);
 }
 
-static wfm_rec_kind kind_of(wfm_track_event ev)
+static wfm_rec_kind kind_of(wfm__track_event ev)
 {
     switch (ev) {
-    case WFM_TRACK_SCHEDULED:
+    case WFM__TRACK_SCHEDULED:
         return WFM_REC_ACTIVITY_SCHEDULED;
-    case WFM_TRACK_CANCEL_REQ:
+    case WFM__TRACK_CANCEL_REQ:
         return WFM_REC_CANCEL_REQUESTED;
-    case WFM_TRACK_FAULT:
+    case WFM__TRACK_FAULT:
         return WFM_REC_FAULT_PROPAGATION;
-    case WFM_TRACK_RESUMED:
+    case WFM__TRACK_RESUMED:
         return WFM_REC_BOOKMARK_RESUMPTION;
     default:
         return WFM_REC_ACTIVITY_STATE;
     }
 }
 
-static unsigned act_state_bit(wfm_track_event ev, const wfm_ai *ai)
+static unsigned act_state_bit(wfm__track_event ev, const wfm_ai *ai)
 {
-    if (ev == WFM_TRACK_EXECUTING)
+    if (ev == WFM__TRACK_EXECUTING)
         return WFM_ACT_EXECUTING;
     switch (ai->status) {
     case WFM_CANCELED:
@@ -118,7 +118,7 @@ static unsigned act_state_bit(wfm_track_event ev, const wfm_ai *ai)
     }
 }
 
-bool wfm_track_sched_wanted(const wfm_tracker *t, wfm_track_event ev, const wfm_ai *ai)
+bool wfm__track_sched_wanted(const wfm_tracker *t, wfm__track_event ev, const wfm_ai *ai)
 {
     wfm_rec_kind kind = kind_of(ev);
     if (!wfm_tracker_wants(t, kind))
@@ -126,18 +126,18 @@ bool wfm_track_sched_wanted(const wfm_tracker *t, wfm_track_event ev, const wfm_
     return kind != WFM_REC_ACTIVITY_STATE || wfm_tracker_wants_activity(t, act_state_bit(ev, ai));
 }
 
-void wfm_track_sched(const wfm_track_target *to, wfm_track_event ev, const wfm_ai *ai,
+void wfm__track_sched(const wfm__track_target *to, wfm__track_event ev, const wfm_ai *ai,
                      const char *name, const wf_value *value)
 {
     wfm_rec_kind kind = kind_of(ev);
-    if (!wfm_track_sched_wanted(to->tracker, ev, ai))
+    if (!wfm__track_sched_wanted(to->tracker, ev, ai))
         return;
-    if (ev == WFM_TRACK_EXECUTING || ev == WFM_TRACK_CLOSED) {
-        activity_state(to, ai, ev == WFM_TRACK_EXECUTING ? "Executing" : closed_state(ai));
+    if (ev == WFM__TRACK_EXECUTING || ev == WFM__TRACK_CLOSED) {
+        activity_state(to, ai, ev == WFM__TRACK_EXECUTING ? "Executing" : closed_state(ai));
         return;
     }
     wfm_track_record r = base(to, kind);
-    if (ev == WFM_TRACK_SCHEDULED || ev == WFM_TRACK_CANCEL_REQ) {
+    if (ev == WFM__TRACK_SCHEDULED || ev == WFM__TRACK_CANCEL_REQ) {
         r.activity = name_of(ai->parent); /* the scheduling (or canceling) parent */
         r.activity_id = id_of(ai->parent);
         r.child = name_of(ai);
@@ -146,7 +146,7 @@ void wfm_track_sched(const wfm_track_target *to, wfm_track_event ev, const wfm_a
         r.activity = name_of(ai); /* fault source, or the bookmark's owner */
         r.activity_id = id_of(ai);
         r.name = name;
-        if (ev == WFM_TRACK_FAULT)
+        if (ev == WFM__TRACK_FAULT)
             r.fault = value;
         else
             r.payload = value;

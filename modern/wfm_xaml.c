@@ -133,7 +133,7 @@ static bool names_rejected(const wfm_load *L, const wf_error *e)
 /* Report at `at` and mark the node being built (nc may be NULL) as bad. */
 #define REPORT(L, nc, code, at, ...)                                                               \
     do {                                                                                           \
-        wfm_xt_report((L), (code), (at), __VA_ARGS__);                                             \
+        wfm__xt_report((L), (code), (at), __VA_ARGS__);                                             \
         mark_ctx_bad((L), (nc));                                                                   \
     } while (0)
 
@@ -175,33 +175,33 @@ static bool ns_starts(const char *ns, const char *prefix)
 
 static bool skip_el(const wf_xml_node *c)
 {
-    return wfm_xt_ignorable(c, c->ns) || wfm_xt_designer_member(c->ns, c->name);
+    return wfm__xt_ignorable(c, c->ns) || wfm__xt_designer_member(c->ns, c->name);
 }
 
 static bool skip_attr(const wf_xml_node *el, const wf_xml_attr *a)
 {
     if (!a->ns) /* an unprefixed Owner.Member is in the default namespace (CoreWF writes
                    VisualBasic.Settings="{x:Null}" so) */
-        return strchr(a->name, '.') && wfm_xt_designer_member(wf_xml_lookup_ns(el, NULL), a->name);
-    return is_ns(a->ns, NS_XML) || wfm_xt_ignorable(el, a->ns) ||
-           wfm_xt_designer_member(a->ns, a->name) ||
-           (is_ns(a->ns, WFM_NS_MC) && strcmp(a->name, "Ignorable") == 0);
+        return strchr(a->name, '.') && wfm__xt_designer_member(wf_xml_lookup_ns(el, NULL), a->name);
+    return is_ns(a->ns, NS_XML) || wfm__xt_ignorable(el, a->ns) ||
+           wfm__xt_designer_member(a->ns, a->name) ||
+           (is_ns(a->ns, WFM__NS_MC) && strcmp(a->name, "Ignorable") == 0);
 }
 
 static bool is_x_reference(const wf_xml_node *c)
 {
-    return wfm_xt_is_x(c->ns) && strcmp(c->name, "Reference") == 0;
+    return wfm__xt_is_x(c->ns) && strcmp(c->name, "Reference") == 0;
 }
 
 static bool is_x_null(const wf_xml_node *c)
 {
-    return wfm_xt_is_x(c->ns) && strcmp(c->name, "Null") == 0;
+    return wfm__xt_is_x(c->ns) && strcmp(c->name, "Null") == 0;
 }
 
 /* The text after leading blanks, with its location advanced over them. */
 static const char *trim_at(const char *text, wf_loc *at, size_t *len)
 {
-    const char *t = wfm_xt_trim(text, len);
+    const char *t = wfm__xt_trim(text, len);
     for (const char *p = text; p < t; p++) {
         if (*p == '\n') {
             at->line++;
@@ -232,9 +232,9 @@ static bool resolve_name(void *ud, const char *name, size_t len, wfm_name *out)
 {
     wfm_load *L = ud;
     uint32_t hops = 0;
-    for (const wfm_scope_frame *f = L->scope; f; f = f->up, hops++) {
+    for (const wfm__scope_frame *f = L->scope; f; f = f->up, hops++) {
         for (size_t i = 0; i < f->count; i++) {
-            const wfm_scope_name *n = &f->names[i];
+            const wfm__scope_name *n = &f->names[i];
             if (n->name && strlen(n->name) == len && memcmp(n->name, name, len) == 0) {
                 out->type = n->type;
                 out->hops = hops;
@@ -411,7 +411,7 @@ static bool bind_text(wfm_load *L, const nctx *nc, binding *b, const char *text,
             return false;
         }
     }
-    if (wfm_xt_literal(L, b->type, lit, at, &b->literal) != WF_OK) {
+    if (wfm__xt_literal(L, b->type, lit, at, &b->literal) != WF_OK) {
         if (nc)
             mark_bad(L, nc->ln);
         return false;
@@ -424,11 +424,11 @@ static bool bind_text(wfm_load *L, const nctx *nc, binding *b, const char *text,
 /* x:TypeArguments of a wrapper / expression element against the binding's type. */
 static bool reconcile(wfm_load *L, const nctx *nc, binding *b, const wf_xml_node *c)
 {
-    const wf_xml_attr *ta = wf_xml_attr_find(c, WFM_NS_XAML, "TypeArguments");
+    const wf_xml_attr *ta = wf_xml_attr_find(c, WFM__NS_XAML, "TypeArguments");
     if (!ta)
         return true;
     const wf_type *w;
-    if (wfm_xt_type(L, c, ta->value, wfm_xt_first_type_len(ta->value), loc_val(L, ta), &w) !=
+    if (wfm__xt_type(L, c, ta->value, wfm__xt_first_type_len(ta->value), loc_val(L, ta), &w) !=
         WF_OK) {
         if (nc)
             mark_bad(L, nc->ln);
@@ -458,7 +458,7 @@ static bool check_attrs(wfm_load *L, const nctx *nc, const wf_xml_node *c,
     bool ok = true;
     for (size_t i = 0; i < c->attr_count; i++) {
         const wf_xml_attr *a = &c->attrs[i];
-        if (skip_attr(c, a) || (wfm_xt_is_x(a->ns) && (strcmp(a->name, "TypeArguments") == 0 ||
+        if (skip_attr(c, a) || (wfm__xt_is_x(a->ns) && (strcmp(a->name, "TypeArguments") == 0 ||
                                                         strcmp(a->name, "Name") == 0)))
             continue;
         bool known = false;
@@ -518,7 +518,7 @@ static bool bind_expr_element(wfm_load *L, const nctx *nc, binding *b, const wf_
     }
     size_t len;
     wf_loc at = loc_text(L, c);
-    const char *t = wfm_xt_trim(c->text, &len);
+    const char *t = wfm__xt_trim(c->text, &len);
     if (len == 0) {
         REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "empty expression in %s", b->what);
         return false;
@@ -675,7 +675,7 @@ static bool attached_ignored(wfm_load *L, const wf_xml_node *at_el, const char *
 {
     const char *dot = strchr(name, '.');
     if (!dot || dot == name || !dot[1] || !ns_starts(ns, "clr-namespace:") || is_acts_clr(ns) ||
-        wfm_xt_ignorable(at_el, ns) || owner_is(name, dot, class_short(L)) ||
+        wfm__xt_ignorable(at_el, ns) || owner_is(name, dot, class_short(L)) ||
         owner_is(name, dot, kname))
         return false;
     wf_diags_add(L->diags, WF_SEV_WARNING, WF_E_SCHEMA, &loc,
@@ -686,7 +686,7 @@ static bool attached_ignored(wfm_load *L, const wf_xml_node *at_el, const char *
 
 static void defer_attr(wfm_load *L, nctx *nc, const wf_xml_attr *a)
 {
-    wfm_lnode *ln = &L->lnodes[nc->ln];
+    wfm__lnode *ln = &L->lnodes[nc->ln];
     if (!ln->unknown) {
         ln->unknown = tnew(L, nc->el->attr_count * sizeof *ln->unknown);
         ln->claimed = tnew(L, nc->el->attr_count * sizeof *ln->claimed);
@@ -715,7 +715,7 @@ static void gather_attrs(wfm_load *L, nctx *nc, psrc *src, bool keyed)
         const wf_xml_attr *a = &nc->el->attrs[i];
         if (skip_attr(nc->el, a))
             continue;
-        if (wfm_xt_is_x(a->ns)) {
+        if (wfm__xt_is_x(a->ns)) {
             if (strcmp(a->name, "TypeArguments") == 0 || (keyed && strcmp(a->name, "Key") == 0))
                 continue;
             if (strcmp(a->name, "Name") == 0) {
@@ -746,7 +746,7 @@ static void gather_attrs(wfm_load *L, nctx *nc, psrc *src, bool keyed)
 
 static bool is_x_key(const wf_xml_node *c)
 {
-    return wfm_xt_is_x(c->ns) && strcmp(c->name, "Key") == 0;
+    return wfm__xt_is_x(c->ns) && strcmp(c->name, "Key") == 0;
 }
 
 static void gather_children(wfm_load *L, nctx *nc, psrc *src, bool keyed)
@@ -819,7 +819,7 @@ static const wf_type *spec_type(wfm_load *L, const wfm_node *n, const char *st, 
         return t;
     }
     const wf_type *t = NULL;
-    wfm_xt_type_quiet(L, NULL, st, strlen(st), &t);
+    wfm__xt_type_quiet(L, NULL, st, strlen(st), &t);
     return t;
 }
 
@@ -842,7 +842,7 @@ static void infer_t(nctx *nc, bool uses_t, const wf_type *t, const char *st)
 static void prop_binding(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 {
     const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
-    wfm_prop *p = &nc->node->props[pi];
+    wfm__prop *p = &nc->node->props[pi];
     bool uses_t;
     binding b = {ps->kind, spec_type(L, nc->node, ps->type, &uses_t), NULL, wf_null(),
                  label(L, nc, pi)};
@@ -868,7 +868,7 @@ static void prop_binding(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 static void prop_literal(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 {
     const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
-    wfm_prop *p = &nc->node->props[pi];
+    wfm__prop *p = &nc->node->props[pi];
     bool uses_t;
     p->type = spec_type(L, nc->node, ps->type, &uses_t);
     const char *text;
@@ -886,16 +886,16 @@ static void prop_literal(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
         text = el->text;
     }
     size_t len;
-    const char *t = wfm_xt_trim(text, &len);
+    const char *t = wfm__xt_trim(text, &len);
     if (is_null_ext(t, len))
         return;
-    if (wfm_xt_literal(L, p->type, text, p->loc, &p->literal) != WF_OK)
+    if (wfm__xt_literal(L, p->type, text, p->loc, &p->literal) != WF_OK)
         mark_bad(L, nc->ln);
 }
 
 static void prop_type(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 {
-    wfm_prop *p = &nc->node->props[pi];
+    wfm__prop *p = &nc->node->props[pi];
     const wf_xml_node *el = s->attr ? nc->el : s->pel ? s->pel : s->text_el;
     const char *text = s->attr ? s->attr->value : el ? el->text : "";
     p->loc = s->attr ? loc_val(L, s->attr) : el ? loc_text(L, el) : loc_el(L, nc->el);
@@ -916,7 +916,7 @@ static void prop_type(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
     const char *colon = strchr(full, ':');
     if (colon && !strchr(full, '('))
         p->type_prefix = wf_arena_strndup(L->arena, full, (size_t)(colon - full));
-    wf_status rc = wfm_xt_type_quiet(L, el, full, len, &p->type);
+    wf_status rc = wfm__xt_type_quiet(L, el, full, len, &p->type);
     if (rc != WF_E_TYPE)
         return;
     const char *uri = p->type_prefix ? wf_xml_lookup_ns(el, p->type_prefix) : NULL;
@@ -930,7 +930,7 @@ static void add_ref(wfm_load *L, nctx *nc, wfm_node **slot, const char *name, si
 {
     if (L->ref_count == L->ref_cap) {
         size_t cap = L->ref_cap ? L->ref_cap * 2 : 16;
-        wfm_pending_ref *refs = wf_realloc(L->refs, cap * sizeof *refs);
+        wfm__pending_ref *refs = wf_realloc(L->refs, cap * sizeof *refs);
         if (!refs) {
             L->nomem = true;
             return;
@@ -943,7 +943,7 @@ static void add_ref(wfm_load *L, nctx *nc, wfm_node **slot, const char *name, si
         L->nomem = true;
         return;
     }
-    L->refs[L->ref_count++] = (wfm_pending_ref){slot, copy, at, nc->node, nc->ln, accepts, what};
+    L->refs[L->ref_count++] = (wfm__pending_ref){slot, copy, at, nc->node, nc->ln, accepts, what};
 }
 
 /* <x:Reference>Name</x:Reference> (optionally with <x:Key>); the key element is returned. */
@@ -954,7 +954,7 @@ static void element_ref(wfm_load *L, nctx *nc, wfm_node **slot, const wf_xml_nod
     for (const wf_xml_node *k = c->first_child; k; k = k->next) {
         if (skip_el(k))
             continue;
-        if (wfm_xt_is_x(k->ns) && strcmp(k->name, "Key") == 0 && key_el && !*key_el)
+        if (wfm__xt_is_x(k->ns) && strcmp(k->name, "Key") == 0 && key_el && !*key_el)
             *key_el = k;
         else
             REPORT(L, nc, WF_E_SCHEMA, loc_el(L, k), "%s cannot appear in x:Reference", k->name);
@@ -962,7 +962,7 @@ static void element_ref(wfm_load *L, nctx *nc, wfm_node **slot, const wf_xml_nod
     const wf_xml_attr *na = wf_xml_attr_find(c, NULL, "Name");
     size_t len;
     wf_loc at = na ? loc_val(L, na) : loc_text(L, c);
-    const char *name = wfm_xt_trim(na ? na->value : c->text, &len);
+    const char *name = wfm__xt_trim(na ? na->value : c->text, &len);
     if (len == 0) {
         REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "x:Reference without a name in %s", what);
         return;
@@ -1005,7 +1005,7 @@ static void place_item(wfm_load *L, nctx *nc, wfm_node **slot, const wf_xml_node
 }
 
 /* {x:Reference Name} / {x:Null} as an attribute value of a NODE property. */
-static void attr_node(wfm_load *L, nctx *nc, wfm_prop *p, const wf_xml_attr *a,
+static void attr_node(wfm_load *L, nctx *nc, wfm__prop *p, const wf_xml_attr *a,
                       const wfm_prop_spec *ps, const char *what)
 {
     size_t len;
@@ -1035,7 +1035,7 @@ static void attr_node(wfm_load *L, nctx *nc, wfm_prop *p, const wf_xml_attr *a,
 static void prop_single(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 {
     const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
-    wfm_prop *p = &nc->node->props[pi];
+    wfm__prop *p = &nc->node->props[pi];
     const char *what = label(L, nc, pi);
     if (s->attr) {
         p->loc = loc_val(L, s->attr);
@@ -1075,7 +1075,7 @@ static bool is_x_primitive(const wf_xml_node *c)
 {
     static const char *const names[] = {"String", "Int32", "Int64", "Int16", "Boolean", "Double",
                                         "Single", "Decimal", "Char", "Byte", "TimeSpan", NULL};
-    if (!wfm_xt_is_x(c->ns))
+    if (!wfm__xt_is_x(c->ns))
         return false;
     for (size_t i = 0; names[i]; i++)
         if (strcmp(c->name, names[i]) == 0)
@@ -1115,10 +1115,10 @@ static bool key_el_text(wfm_load *L, nctx *nc, const wf_xml_node *key_el, const 
 }
 
 /* The key of a KEYED item: x:Key attribute, or <x:Key> element (inline or in x:Reference). */
-static bool item_key(wfm_load *L, nctx *nc, wfm_prop *p, const wf_xml_node *c,
+static bool item_key(wfm_load *L, nctx *nc, wfm__prop *p, const wf_xml_node *c,
                      const wf_xml_node *key_el, const char *what, wf_value *key)
 {
-    const wf_xml_attr *ka = wf_xml_attr_find(c, WFM_NS_XAML, "Key");
+    const wf_xml_attr *ka = wf_xml_attr_find(c, WFM__NS_XAML, "Key");
     if (!key_el)
         key_el = inline_key(c);
     if (ka && key_el) {
@@ -1140,10 +1140,10 @@ static bool item_key(wfm_load *L, nctx *nc, wfm_prop *p, const wf_xml_node *c,
         return false;
     }
     size_t len;
-    const char *t = wfm_xt_trim(text, &len);
+    const char *t = wfm__xt_trim(text, &len);
     *key = wf_null();
     if (!null_key && !is_null_ext(t, len) &&
-        wfm_xt_literal(L, p->type, text, at, key) != WF_OK) {
+        wfm__xt_literal(L, p->type, text, at, key) != WF_OK) {
         mark_bad(L, nc->ln);
         return false;
     }
@@ -1160,13 +1160,13 @@ static bool item_key(wfm_load *L, nctx *nc, wfm_prop *p, const wf_xml_node *c,
 static void prop_many(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 {
     const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
-    wfm_prop *p = &nc->node->props[pi];
+    wfm__prop *p = &nc->node->props[pi];
     const char *what = label(L, nc, pi);
     bool keyed = ps->kind == WFM_PROP_KEYED;
     if (s->attr) {
         p->loc = loc_val(L, s->attr);
         size_t len;
-        const char *t = wfm_xt_trim(s->attr->value, &len);
+        const char *t = wfm__xt_trim(s->attr->value, &len);
         if (!is_null_ext(t, len))
             REPORT(L, nc, WF_E_SCHEMA, p->loc, "%s needs elements, not a value", what);
         return;
@@ -1200,7 +1200,7 @@ static void prop_many(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 /* <InvokeMethod.Parameters><InArgument x:TypeArguments="x:Int32">[a]</InArgument>... */
 static void prop_params(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 {
-    wfm_prop *p = &nc->node->props[pi];
+    wfm__prop *p = &nc->node->props[pi];
     const char *what = label(L, nc, pi);
     if (s->attr) {
         p->loc = loc_val(L, s->attr);
@@ -1221,7 +1221,7 @@ static void prop_params(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
             REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "%s cannot appear in %s", c->name, what);
             continue;
         }
-        if (!wf_xml_attr_find(c, WFM_NS_XAML, "TypeArguments")) {
+        if (!wf_xml_attr_find(c, WFM__NS_XAML, "TypeArguments")) {
             REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "%s in %s needs x:TypeArguments", c->name,
                    what);
             continue;
@@ -1229,12 +1229,12 @@ static void prop_params(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
         binding b = {dir, NULL, NULL, wf_null(), what};
         if (!bind_wrapper(L, nc, &b, c))
             continue;
-        p->params[p->count++] = (wfm_param){dir, b.type, b.expr, b.literal, loc_el(L, c)};
+        p->params[p->count++] = (wfm__param){dir, b.type, b.expr, b.literal, loc_el(L, c)};
     }
 }
 
 /* ---- delegates ------------------------------------------------------------------------ */
-static bool delegate_arg(wfm_load *L, nctx *nc, const wf_xml_node *pel, wfm_delegate *d)
+static bool delegate_arg(wfm_load *L, nctx *nc, const wf_xml_node *pel, wfm__delegate *d)
 {
     static const char *const allowed[] = {"Name", NULL};
     for (const wf_xml_node *c = pel->first_child; c; c = c->next) {
@@ -1247,9 +1247,9 @@ static bool delegate_arg(wfm_load *L, nctx *nc, const wf_xml_node *pel, wfm_dele
         }
         if (!check_attrs(L, nc, c, allowed))
             return false;
-        const wf_xml_attr *ta = wf_xml_attr_find(c, WFM_NS_XAML, "TypeArguments");
+        const wf_xml_attr *ta = wf_xml_attr_find(c, WFM__NS_XAML, "TypeArguments");
         const wf_type *t = NULL;
-        if (ta && wfm_xt_type(L, c, ta->value, wfm_xt_first_type_len(ta->value),
+        if (ta && wfm__xt_type(L, c, ta->value, wfm__xt_first_type_len(ta->value),
                               loc_val(L, ta), &t) != WF_OK) {
             mark_bad(L, nc->ln);
             return false;
@@ -1269,11 +1269,11 @@ static bool delegate_arg(wfm_load *L, nctx *nc, const wf_xml_node *pel, wfm_dele
     return true;
 }
 
-static void delegate_body(wfm_load *L, nctx *nc, wfm_delegate *d, const wf_xml_node *body,
+static void delegate_body(wfm_load *L, nctx *nc, wfm__delegate *d, const wf_xml_node *body,
                           const char *what)
 {
-    wfm_scope_name name = {d->arg_name, d->arg_type ? d->arg_type : &wf_type_object, false};
-    wfm_scope_frame frame = {L->scope, &name, d->arg_name ? 1 : 0};
+    wfm__scope_name name = {d->arg_name, d->arg_type ? d->arg_type : &wf_type_object, false};
+    wfm__scope_frame frame = {L->scope, &name, d->arg_name ? 1 : 0};
     L->scope = &frame;
     d->body = build_item(L, body, nc, "Activity", what, false);
     if (!d->body)
@@ -1285,8 +1285,8 @@ static void read_action(wfm_load *L, nctx *nc, unsigned pi, const wf_xml_node *a
                         const char *what)
 {
     const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
-    wfm_prop *p = &nc->node->props[pi];
-    wfm_delegate *d = &p->delegate;
+    wfm__prop *p = &nc->node->props[pi];
+    wfm__delegate *d = &p->delegate;
     d->loc = loc_el(L, aa);
     bool uses_t;
     d->arg_type = spec_type(L, nc->node, ps->type, &uses_t);
@@ -1329,7 +1329,7 @@ static void read_action(wfm_load *L, nctx *nc, unsigned pi, const wf_xml_node *a
 
 static void prop_delegate(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 {
-    wfm_prop *p = &nc->node->props[pi];
+    wfm__prop *p = &nc->node->props[pi];
     const char *what = label(L, nc, pi);
     if (s->attr) {
         p->loc = loc_val(L, s->attr);
@@ -1358,17 +1358,17 @@ typedef struct var_src {
     const wf_xml_node *deflt_el;
 } var_src;
 
-static void read_variable(wfm_load *L, nctx *nc, const wf_xml_node *c, wfm_var *v,
+static void read_variable(wfm_load *L, nctx *nc, const wf_xml_node *c, wfm__var *v,
                           var_src *vs)
 {
     static const char *const allowed[] = {"Name", "Default", "Modifiers", NULL};
     v->loc = loc_el(L, c);
     v->writable = true;
     check_attrs(L, nc, c, allowed);
-    const wf_xml_attr *ta = wf_xml_attr_find(c, WFM_NS_XAML, "TypeArguments");
+    const wf_xml_attr *ta = wf_xml_attr_find(c, WFM__NS_XAML, "TypeArguments");
     if (!ta)
         REPORT(L, nc, WF_E_SCHEMA, v->loc, "Variable needs x:TypeArguments");
-    else if (wfm_xt_type(L, c, ta->value, wfm_xt_first_type_len(ta->value), loc_val(L, ta),
+    else if (wfm__xt_type(L, c, ta->value, wfm__xt_first_type_len(ta->value), loc_val(L, ta),
                          &v->type) != WF_OK)
         mark_bad(L, nc->ln);
     if (!v->type)
@@ -1394,7 +1394,7 @@ static void read_variable(wfm_load *L, nctx *nc, const wf_xml_node *c, wfm_var *
 }
 
 /* Reads <Kind.Variables>; returns the frame names (NULL when there are none). */
-static wfm_scope_name *read_variables(wfm_load *L, nctx *nc, var_src **srcs)
+static wfm__scope_name *read_variables(wfm_load *L, nctx *nc, var_src **srcs)
 {
     const wf_xml_node *pel = NULL;
     for (const wf_xml_node *c = nc->el->first_child; c; c = c->next) {
@@ -1419,8 +1419,8 @@ static wfm_scope_name *read_variables(wfm_load *L, nctx *nc, var_src **srcs)
     }
     size_t n;
     const wf_xml_node **items = pel_items(L, pel, &n);
-    wfm_var *vars = anew(L, n * sizeof *vars);
-    wfm_scope_name *names = tnew(L, n * sizeof *names);
+    wfm__var *vars = anew(L, n * sizeof *vars);
+    wfm__scope_name *names = tnew(L, n * sizeof *names);
     *srcs = tnew(L, n * sizeof **srcs);
     if (!items || !vars || !names || !*srcs)
         return NULL;
@@ -1439,7 +1439,7 @@ static wfm_scope_name *read_variables(wfm_load *L, nctx *nc, var_src **srcs)
                    nc->kname);
             continue;
         }
-        wfm_var *v = &vars[count];
+        wfm__var *v = &vars[count];
         read_variable(L, nc, c, v, &(*srcs)[count]);
         for (uint32_t j = 0; v->name && j < count; j++) {
             if (vars[j].name && strcmp(vars[j].name, v->name) == 0) {
@@ -1449,7 +1449,7 @@ static wfm_scope_name *read_variables(wfm_load *L, nctx *nc, var_src **srcs)
                 v->name = NULL;
             }
         }
-        names[count] = (wfm_scope_name){v->name, v->type, v->writable};
+        names[count] = (wfm__scope_name){v->name, v->type, v->writable};
         count++;
     }
     nc->node->vars = vars;
@@ -1461,7 +1461,7 @@ static wfm_scope_name *read_variables(wfm_load *L, nctx *nc, var_src **srcs)
 static void variable_defaults(wfm_load *L, nctx *nc, const var_src *srcs)
 {
     for (uint32_t i = 0; i < nc->node->var_count; i++) {
-        wfm_var *v = &nc->node->vars[i];
+        wfm__var *v = &nc->node->vars[i];
         char what[160];
         snprintf(what, sizeof what, "Variable '%s'", v->name ? v->name : "");
         binding b = {WFM_PROP_IN, v->type, NULL, wfm_type_default(v->type), what};
@@ -1489,7 +1489,7 @@ static size_t add_lnode(wfm_load *L, wfm_node *node, const wf_xml_node *el)
 {
     if (L->lnode_count == L->lnode_cap) {
         size_t cap = L->lnode_cap ? L->lnode_cap * 2 : 64;
-        wfm_lnode *ln = wf_realloc(L->lnodes, cap * sizeof *ln);
+        wfm__lnode *ln = wf_realloc(L->lnodes, cap * sizeof *ln);
         if (!ln) {
             L->nomem = true;
             return SIZE_MAX;
@@ -1497,11 +1497,11 @@ static size_t add_lnode(wfm_load *L, wfm_node *node, const wf_xml_node *el)
         L->lnodes = ln;
         L->lnode_cap = cap;
     }
-    L->lnodes[L->lnode_count] = (wfm_lnode){node, el, NULL, NULL, 0, false};
+    L->lnodes[L->lnode_count] = (wfm__lnode){node, el, NULL, NULL, 0, false};
     return L->lnode_count++;
 }
 
-wfm_lnode *wfm_load_lnode(wfm_load *L, const wfm_node *node)
+wfm__lnode *wfm__load_lnode(wfm_load *L, const wfm_node *node)
 {
     if (L->cur_lnode < L->lnode_count && L->lnodes[L->cur_lnode].node == node)
         return &L->lnodes[L->cur_lnode];
@@ -1513,7 +1513,7 @@ wfm_lnode *wfm_load_lnode(wfm_load *L, const wfm_node *node)
 
 static void type_arguments(wfm_load *L, nctx *nc)
 {
-    const wf_xml_attr *ta = wf_xml_attr_find(nc->el, WFM_NS_XAML, "TypeArguments");
+    const wf_xml_attr *ta = wf_xml_attr_find(nc->el, WFM__NS_XAML, "TypeArguments");
     if (!ta)
         return;
     if (!(nc->node->kind->spec->flags & WFM_KIND_GENERIC)) {
@@ -1521,7 +1521,7 @@ static void type_arguments(wfm_load *L, nctx *nc)
                nc->kname);
         return;
     }
-    if (wfm_xt_type(L, nc->el, ta->value, wfm_xt_first_type_len(ta->value), loc_val(L, ta),
+    if (wfm__xt_type(L, nc->el, ta->value, wfm__xt_first_type_len(ta->value), loc_val(L, ta),
                     &nc->node->type_arg) != WF_OK)
         mark_bad(L, nc->ln);
 }
@@ -1530,7 +1530,7 @@ static void type_arguments(wfm_load *L, nctx *nc)
 static void prop_absent(wfm_load *L, nctx *nc, unsigned pi)
 {
     const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
-    wfm_prop *p = &nc->node->props[pi];
+    wfm__prop *p = &nc->node->props[pi];
     if (ps->flags & WFM_PROP_REQUIRED) {
         REPORT(L, nc, WF_E_SCHEMA, loc_el(L, nc->el), "%s is required", label(L, nc, pi));
         return;
@@ -1540,7 +1540,7 @@ static void prop_absent(wfm_load *L, nctx *nc, unsigned pi)
     if (ps->kind != WFM_PROP_IN && ps->kind != WFM_PROP_LITERAL && ps->kind != WFM_PROP_INOUT)
         return;
     if (ps->deflt && ps->kind != WFM_PROP_INOUT) {
-        if (wfm_xt_literal(L, p->type, ps->deflt, loc_el(L, nc->el), &p->literal) != WF_OK)
+        if (wfm__xt_literal(L, p->type, ps->deflt, loc_el(L, nc->el), &p->literal) != WF_OK)
             mark_bad(L, nc->ln);
     } else if (ps->kind != WFM_PROP_LITERAL) {
         p->literal = wfm_type_default(p->type);
@@ -1591,7 +1591,7 @@ static wfm_node *build_node(wfm_load *L, const wf_xml_node *el, const wfm_kind *
 {
     const wfm_kind_spec *spec = kind->spec;
     wfm_node *node = anew(L, sizeof *node);
-    wfm_prop *props = anew(L, spec->prop_count * sizeof *props);
+    wfm__prop *props = anew(L, spec->prop_count * sizeof *props);
     psrc *src = tnew(L, spec->prop_count * sizeof *src);
     if (!node || !props || !src)
         return NULL;
@@ -1609,8 +1609,8 @@ static wfm_node *build_node(wfm_load *L, const wf_xml_node *el, const wfm_kind *
         return NULL;
     type_arguments(L, &nc);
     var_src *vsrc;
-    wfm_scope_name *names = read_variables(L, &nc, &vsrc);
-    wfm_scope_frame frame = {L->scope, names, node->var_count};
+    wfm__scope_name *names = read_variables(L, &nc, &vsrc);
+    wfm__scope_frame frame = {L->scope, names, node->var_count};
     if (node->creates_env)
         L->scope = &frame;
     if (node->creates_env && vsrc)
@@ -1623,7 +1623,7 @@ static wfm_node *build_node(wfm_load *L, const wf_xml_node *el, const wfm_kind *
     if (node->x_name) {
         wf_status rc = WF_OK;
         if (wf_strmap_get(L->names, node->x_name)) {
-            const wf_xml_attr *na = wf_xml_attr_find(el, WFM_NS_XAML, "Name");
+            const wf_xml_attr *na = wf_xml_attr_find(el, WFM__NS_XAML, "Name");
             REPORT(L, &nc, WF_E_SCHEMA, loc_val(L, na), "duplicate x:Name '%s'", node->x_name);
         } else {
             rc = wf_strmap_put(L->names, node->x_name, (void *)(uintptr_t)(nc.ln + 1));
@@ -1640,7 +1640,7 @@ static wfm_node *build_node(wfm_load *L, const wf_xml_node *el, const wfm_kind *
 
 static void name_failed(wfm_load *L, const wf_xml_node *c)
 {
-    const wf_xml_attr *na = wf_xml_attr_find(c, WFM_NS_XAML, "Name");
+    const wf_xml_attr *na = wf_xml_attr_find(c, WFM__NS_XAML, "Name");
     if (na && *na->value && !wf_strmap_get(L->names, na->value) &&
         wf_strmap_put(L->names, na->value, (void *)FAILED_NAME) != WF_OK)
         L->nomem = true;
@@ -1662,30 +1662,30 @@ static void report_unknown(wfm_load *L, const wf_xml_node *c)
     const char *ns = c->ns ? c->ns : "";
     const char *asm_at = strstr(ns, "ssembly=");
     if (is_interop_ns(ns))
-        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c),
+        wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c),
                       "unknown activity '%s' (System.Workflow.Runtime: not in the activity "
                       "catalogue)",
                       c->name);
     else if (is_ns(ns, NS_SERVICEMODEL))
-        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c),
+        wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c),
                       "unknown activity '%s' (WCF messaging activities are not supported)",
                       c->name);
     else if (ns_starts(ns, "clr-namespace:") && asm_at && asm_at[8])
-        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c),
+        wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c),
                       "unknown activity '%s' (a custom activity from assembly '%.*s')", c->name,
                       (int)strcspn(asm_at + 8, ";, "), asm_at + 8);
     else if (ns_starts(ns, "clr-namespace:"))
-        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c), "unknown activity '%s' (a custom activity)",
+        wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c), "unknown activity '%s' (a custom activity)",
                       c->name);
     else if (is_acts(ns))
-        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c),
+        wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c),
                       "unknown activity '%s' (not in the activity catalogue)", c->name);
     else if (*ns)
-        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c),
+        wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c),
                       "unknown activity '%s' (a custom activity from namespace '%s')", c->name,
                       ns);
     else
-        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c), "unknown activity '%s'", c->name);
+        wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c), "unknown activity '%s'", c->name);
 }
 
 static wfm_node *build_item(wfm_load *L, const wf_xml_node *c, nctx *parent, const char *accepts,
@@ -1703,7 +1703,7 @@ static wfm_node *build_item(wfm_load *L, const wf_xml_node *c, nctx *parent, con
         return NULL;
     }
     if (strcmp(kind->spec->category, accepts) != 0) {
-        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c), "%s cannot appear in %s", c->name, what);
+        wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c), "%s cannot appear in %s", c->name, what);
         name_failed(L, c);
         return NULL;
     }
@@ -1739,20 +1739,20 @@ static wfm_prop_kind arg_dir(const char *t, size_t *skip)
     return WFM_PROP_LITERAL;
 }
 
-static bool read_member(wfm_load *L, const wf_xml_node *c, wfm_arg *a)
+static bool read_member(wfm_load *L, const wf_xml_node *c, wfm__arg *a)
 {
     static const char *const allowed[] = {"Name", "Type", NULL};
     bool ok = check_attrs(L, NULL, c, allowed);
     for (const wf_xml_node *k = c->first_child; k; k = k->next)
-        if (!skip_el(k) && !(wfm_xt_is_x(k->ns) && strcmp(k->name, "Property.Attributes") == 0)) {
-            wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, k), "%s cannot appear in x:Property", k->name);
+        if (!skip_el(k) && !(wfm__xt_is_x(k->ns) && strcmp(k->name, "Property.Attributes") == 0)) {
+            wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, k), "%s cannot appear in x:Property", k->name);
             ok = false;
         }
     const wf_xml_attr *na = wf_xml_attr_find(c, NULL, "Name");
     const wf_xml_attr *ta = wf_xml_attr_find(c, NULL, "Type");
     a->loc = loc_el(L, c);
     if (!na || !ta) {
-        wfm_xt_report(L, WF_E_SCHEMA, a->loc, "x:Property needs Name and Type");
+        wfm__xt_report(L, WF_E_SCHEMA, a->loc, "x:Property needs Name and Type");
         return false;
     }
     a->name = astr(L, na->value);
@@ -1767,33 +1767,33 @@ static bool read_member(wfm_load *L, const wf_xml_node *c, wfm_arg *a)
     }
     a->dir = arg_dir(t, &skip);
     if (a->dir == WFM_PROP_LITERAL || t[len - 1] != ')') {
-        wfm_xt_report(L, WF_E_SCHEMA, at,
+        wfm__xt_report(L, WF_E_SCHEMA, at,
                       "x:Property '%s' must be an InArgument, OutArgument or InOutArgument",
                       na->value);
         return false;
     }
     at.col += (unsigned)skip;
-    if (wfm_xt_type(L, c, t + skip, len - skip - 1, at, &a->type) != WF_OK)
+    if (wfm__xt_type(L, c, t + skip, len - skip - 1, at, &a->type) != WF_OK)
         return false;
     return ok && a->name;
 }
 
-static void read_members(wfm_load *L, const wf_xml_node *members, wfm_scope_name **names)
+static void read_members(wfm_load *L, const wf_xml_node *members, wfm__scope_name **names)
 {
     size_t n;
     const wf_xml_node **items = pel_items(L, members, &n);
-    wfm_arg *args = anew(L, n * sizeof *args);
+    wfm__arg *args = anew(L, n * sizeof *args);
     *names = tnew(L, n * sizeof **names);
     if (!items || !args || !*names)
         return;
     uint32_t count = 0;
     for (size_t i = 0; i < n; i++) {
         const wf_xml_node *c = items[i];
-        if (!wfm_xt_is_x(c->ns) || strcmp(c->name, "Property") != 0) {
-            wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c), "%s cannot appear in x:Members", c->name);
+        if (!wfm__xt_is_x(c->ns) || strcmp(c->name, "Property") != 0) {
+            wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c), "%s cannot appear in x:Members", c->name);
             continue;
         }
-        wfm_arg *a = &args[count];
+        wfm__arg *a = &args[count];
         if (!read_member(L, c, a)) {
             const wf_xml_attr *na = wf_xml_attr_find(c, NULL, "Name");
             name_rejected(L, na ? na->value : NULL);
@@ -1803,13 +1803,13 @@ static void read_members(wfm_load *L, const wf_xml_node *members, wfm_scope_name
         for (uint32_t j = 0; j < count; j++)
             dup = dup || strcmp(args[j].name, a->name) == 0;
         if (dup) {
-            wfm_xt_report(L, WF_E_SCHEMA, loc_val(L, wf_xml_attr_find(c, NULL, "Name")),
+            wfm__xt_report(L, WF_E_SCHEMA, loc_val(L, wf_xml_attr_find(c, NULL, "Name")),
                           "duplicate argument '%s'", a->name);
             continue;
         }
         a->slot = count;
         a->literal = wfm_type_default(a->type);
-        (*names)[count] = (wfm_scope_name){a->name, a->type, true};
+        (*names)[count] = (wfm__scope_name){a->name, a->type, true};
         count++;
     }
     L->def->args = args;
@@ -1826,7 +1826,7 @@ static bool names_class(const wfm_load *L, const char *ns, const char *name)
            strlen(cls) == (size_t)(dot - name) && strncmp(name, cls, (size_t)(dot - name)) == 0;
 }
 
-static wfm_arg *default_target(wfm_load *L, const char *ns, const char *name)
+static wfm__arg *default_target(wfm_load *L, const char *ns, const char *name)
 {
     const char *dot = strchr(name, '.');
     if (!names_class(L, ns, name))
@@ -1837,7 +1837,7 @@ static wfm_arg *default_target(wfm_load *L, const char *ns, const char *name)
     return NULL;
 }
 
-static void arg_default(wfm_load *L, wfm_arg *a, const wf_xml_attr *attr, const wf_xml_node *pel)
+static void arg_default(wfm_load *L, wfm__arg *a, const wf_xml_attr *attr, const wf_xml_node *pel)
 {
     binding b = {WFM_PROP_IN, a->type, NULL, wf_null(), a->name};
     bool ok;
@@ -1862,10 +1862,10 @@ static bool member_declared(const wf_xml_node *root, const char *member)
     const char *dot = strchr(member, '.');
     const char *name = dot ? dot + 1 : member;
     for (const wf_xml_node *m = root->first_child; m; m = m->next) {
-        if (!wfm_xt_is_x(m->ns) || strcmp(m->name, "Members") != 0)
+        if (!wfm__xt_is_x(m->ns) || strcmp(m->name, "Members") != 0)
             continue;
         for (const wf_xml_node *c = m->first_child; c; c = c->next) {
-            const wf_xml_attr *na = wfm_xt_is_x(c->ns) && strcmp(c->name, "Property") == 0
+            const wf_xml_attr *na = wfm__xt_is_x(c->ns) && strcmp(c->name, "Property") == 0
                                         ? wf_xml_attr_find(c, NULL, "Name")
                                         : NULL;
             if (na && strcmp(na->value, name) == 0)
@@ -1879,9 +1879,9 @@ static void root_attrs(wfm_load *L, const wf_xml_node *root)
 {
     for (size_t i = 0; i < root->attr_count; i++) {
         const wf_xml_attr *a = &root->attrs[i];
-        if (skip_attr(root, a) || (wfm_xt_is_x(a->ns) && strcmp(a->name, "Class") == 0))
+        if (skip_attr(root, a) || (wfm__xt_is_x(a->ns) && strcmp(a->name, "Class") == 0))
             continue;
-        wfm_arg *arg = default_target(L, a->ns, a->name);
+        wfm__arg *arg = default_target(L, a->ns, a->name);
         if (arg)
             arg_default(L, arg, a, NULL);
         else if (names_class(L, a->ns, a->name) && member_declared(root, a->name))
@@ -1889,9 +1889,9 @@ static void root_attrs(wfm_load *L, const wf_xml_node *root)
         else if (attached_ignored(L, root, a->ns, a->prefix, a->name, loc_attr(L, a), NULL))
             continue;
         else if (strchr(a->name, '.') && ns_starts(a->ns, "clr-namespace:") && class_short(L))
-            wfm_xt_report(L, WF_E_NAME, loc_attr(L, a), "unknown argument '%s'", a->name);
+            wfm__xt_report(L, WF_E_NAME, loc_attr(L, a), "unknown argument '%s'", a->name);
         else
-            wfm_xt_report(L, WF_E_SCHEMA, loc_attr(L, a), "unknown attribute '%s' on Activity",
+            wfm__xt_report(L, WF_E_SCHEMA, loc_attr(L, a), "unknown attribute '%s' on Activity",
                           a->name);
     }
 }
@@ -1901,7 +1901,7 @@ static void root_attrs(wfm_load *L, const wf_xml_node *root)
  * hand-written root without a body stays an error (most likely a forgotten body). */
 static bool designer_written(const wf_xml_node *root)
 {
-    if (wf_xml_attr_find(root, WFM_NS_MC, "Ignorable"))
+    if (wf_xml_attr_find(root, WFM__NS_MC, "Ignorable"))
         return true;
     for (size_t i = 0; i < root->attr_count; i++)
         if (root->attrs[i].ns && !is_ns(root->attrs[i].ns, NS_XML) &&
@@ -1919,11 +1919,11 @@ static wfm_node *empty_body(wfm_load *L, const wf_xml_node *root)
 {
     const wfm_kind *kind = wfm_catalogue_find(L->opts->catalogue, WFM_NS_ACTIVITIES, "Sequence");
     if (!kind) {
-        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, root), "Activity has no body activity");
+        wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, root), "Activity has no body activity");
         return NULL;
     }
     wfm_node *node = anew(L, sizeof *node);
-    wfm_prop *props = anew(L, kind->spec->prop_count * sizeof *props);
+    wfm__prop *props = anew(L, kind->spec->prop_count * sizeof *props);
     if (!node || !props)
         return NULL;
     node->kind = kind;
@@ -1944,21 +1944,21 @@ static wfm_node *empty_body(wfm_load *L, const wf_xml_node *root)
 
 static void build_activity_root(wfm_load *L, const wf_xml_node *root)
 {
-    const wf_xml_attr *ca = wf_xml_attr_find(root, WFM_NS_XAML, "Class");
+    const wf_xml_attr *ca = wf_xml_attr_find(root, WFM__NS_XAML, "Class");
     if (ca)
         L->def->class_name = astr(L, ca->value);
-    wfm_scope_name *names = NULL;
+    wfm__scope_name *names = NULL;
     const wf_xml_node *body = NULL;
     for (const wf_xml_node *c = root->first_child; c; c = c->next)
-        if (!skip_el(c) && wfm_xt_is_x(c->ns) && strcmp(c->name, "Members") == 0)
+        if (!skip_el(c) && wfm__xt_is_x(c->ns) && strcmp(c->name, "Members") == 0)
             read_members(L, c, &names);
-    wfm_scope_frame frame = {NULL, names, L->def->arg_count};
+    wfm__scope_frame frame = {NULL, names, L->def->arg_count};
     L->scope = &frame;
     root_attrs(L, root);
     for (const wf_xml_node *c = root->first_child; c; c = c->next) {
-        if (skip_el(c) || (wfm_xt_is_x(c->ns) && strcmp(c->name, "Members") == 0))
+        if (skip_el(c) || (wfm__xt_is_x(c->ns) && strcmp(c->name, "Members") == 0))
             continue;
-        wfm_arg *arg = default_target(L, c->ns, c->name);
+        wfm__arg *arg = default_target(L, c->ns, c->name);
         if (arg) {
             arg_default(L, arg, NULL, c);
         } else if (names_class(L, c->ns, c->name) && member_declared(root, c->name)) {
@@ -1966,10 +1966,10 @@ static void build_activity_root(wfm_load *L, const wf_xml_node *root)
         } else if (attached_ignored(L, c, c->ns, c->prefix, c->name, loc_el(L, c), NULL)) {
             continue;
         } else if (strchr(c->name, '.')) {
-            wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c), "unknown element '%s' in Activity",
+            wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c), "unknown element '%s' in Activity",
                           c->name);
         } else if (body) {
-            wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, c), "more than one child in Activity");
+            wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c), "more than one child in Activity");
         } else {
             body = c;
             L->def->root = build_item(L, c, NULL, "Activity", "Activity", false);
@@ -1978,7 +1978,7 @@ static void build_activity_root(wfm_load *L, const wf_xml_node *root)
     if (!body && designer_written(root))
         L->def->root = empty_body(L, root);
     else if (!body)
-        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, root), "Activity has no body activity");
+        wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, root), "Activity has no body activity");
     L->scope = NULL;
 }
 
@@ -1990,12 +1990,12 @@ static void build_root(wfm_load *L)
         return;
     }
     if (is_ns(root->ns, NS_SERVICEMODEL) && strcmp(root->name, "WorkflowService") == 0) {
-        wfm_xt_report(L, WF_E_SCHEMA, loc_el(L, root),
+        wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, root),
                       "unknown activity 'WorkflowService' (a WCF workflow service, .xamlx, is "
                       "not supported; the root must be an Activity)");
         return;
     }
-    wfm_scope_frame frame = {NULL, NULL, 0};
+    wfm__scope_frame frame = {NULL, NULL, 0};
     L->scope = &frame;
     L->def->root = build_item(L, root, NULL, "Activity", "the document", false);
     L->scope = NULL;
@@ -2014,20 +2014,20 @@ static const wfm_node *sched_owner(const wfm_node *n)
 static void resolve_refs(wfm_load *L)
 {
     for (size_t i = 0; i < L->ref_count; i++) {
-        const wfm_pending_ref *r = &L->refs[i];
+        const wfm__pending_ref *r = &L->refs[i];
         uintptr_t v = (uintptr_t)wf_strmap_get(L->names, r->name);
-        wfm_lnode *site = &L->lnodes[r->site_ln];
+        wfm__lnode *site = &L->lnodes[r->site_ln];
         if (v == FAILED_NAME) {
             /* the target's own error is reported */
         } else if (!v) {
-            wfm_xt_report(L, WF_E_NAME, r->loc, "unknown reference '%s' in %s", r->name, r->prop);
+            wfm__xt_report(L, WF_E_NAME, r->loc, "unknown reference '%s' in %s", r->name, r->prop);
         } else {
             wfm_node *target = L->lnodes[v - 1].node;
             if (strcmp(target->kind->spec->category, r->accepts) != 0)
-                wfm_xt_report(L, WF_E_SCHEMA, r->loc, "%s cannot appear in %s",
+                wfm__xt_report(L, WF_E_SCHEMA, r->loc, "%s cannot appear in %s",
                               target->kind->spec->name, r->prop);
             else if (sched_owner(target) != r->site->owner)
-                wfm_xt_report(L, WF_E_SCHEMA, r->loc,
+                wfm__xt_report(L, WF_E_SCHEMA, r->loc,
                               "x:Reference '%s' points outside the activity that owns %s",
                               r->name, r->prop);
             else {
@@ -2063,7 +2063,7 @@ static void number(wfm_load *L, wfm_node *n, const char *id)
     L->def->nodes[L->def->node_count++] = n;
     unsigned k = 0;
     for (size_t i = 0; i < n->kind->spec->prop_count; i++) {
-        wfm_prop *p = &n->props[i];
+        wfm__prop *p = &n->props[i];
         number_child(L, n, p->child, &k);
         number_child(L, n, p->delegate.body, &k);
         for (size_t j = 0; p->items && j < p->count; j++)
@@ -2092,7 +2092,7 @@ static void number_all(wfm_load *L)
 static void prepare_all(wfm_load *L)
 {
     for (size_t i = 0; i < L->lnode_count && !L->nomem; i++) {
-        wfm_lnode *ln = &L->lnodes[i];
+        wfm__lnode *ln = &L->lnodes[i];
         const wfm_kind_spec *spec = ln->node->kind->spec;
         if (ln->bad || !spec->prepare)
             continue;
@@ -2102,7 +2102,7 @@ static void prepare_all(wfm_load *L)
         for (size_t k = 0; k < ln->unknown_count; k++) {
             const wf_xml_attr *a = ln->unknown[k];
             if (!ln->claimed[k])
-                wfm_xt_report(L, WF_E_SCHEMA, loc_attr(L, a), "unknown attribute '%s' on %s",
+                wfm__xt_report(L, WF_E_SCHEMA, loc_attr(L, a), "unknown attribute '%s' on %s",
                               a->name, spec->name);
         }
     }

@@ -7,7 +7,7 @@
 #include <ctype.h>
 #include <string.h>
 
-void wfm_xt_report(wfm_load *load, wf_status code, wf_loc at, const char *fmt, ...)
+void wfm__xt_report(wfm_load *load, wf_status code, wf_loc at, const char *fmt, ...)
 {
     wf_error e = WF_ERROR_INIT;
     va_list ap;
@@ -20,9 +20,9 @@ void wfm_xt_report(wfm_load *load, wf_status code, wf_loc at, const char *fmt, .
     wf_diags_add_error(load->diags, WF_SEV_ERROR, &e);
 }
 
-bool wfm_xt_is_x(const char *ns)
+bool wfm__xt_is_x(const char *ns)
 {
-    return ns && strcmp(ns, WFM_NS_XAML) == 0;
+    return ns && strcmp(ns, WFM__NS_XAML) == 0;
 }
 
 static bool prefix_listed(const wf_xml_node *at, const char *list, const char *ns)
@@ -48,12 +48,12 @@ static bool prefix_listed(const wf_xml_node *at, const char *list, const char *n
 }
 
 /* mc:Ignorable applies to the element that carries it and everything inside. */
-bool wfm_xt_ignorable(const wf_xml_node *el, const char *ns)
+bool wfm__xt_ignorable(const wf_xml_node *el, const char *ns)
 {
     if (!ns)
         return false;
     for (const wf_xml_node *n = el; n; n = n->parent) {
-        const wf_xml_attr *a = wf_xml_attr_find(n, WFM_NS_MC, "Ignorable");
+        const wf_xml_attr *a = wf_xml_attr_find(n, WFM__NS_MC, "Ignorable");
         if (a && prefix_listed(n, a->value, ns))
             return true;
     }
@@ -66,7 +66,7 @@ static bool starts_with(const char *s, const char *prefix)
 }
 
 /* Designer-only members WF4 writes even where they are not mc:Ignorable. */
-bool wfm_xt_designer_member(const char *ns, const char *name)
+bool wfm__xt_designer_member(const char *ns, const char *name)
 {
     static const char *const presentation[] = {
         "WorkflowViewStateService.", "VirtualizedContainerService.", "WorkflowViewState.",
@@ -101,7 +101,7 @@ bool wfm_xt_designer_member(const char *ns, const char *name)
     return false;
 }
 
-const char *wfm_xt_trim(const char *s, size_t *len)
+const char *wfm__xt_trim(const char *s, size_t *len)
 {
     while (*s && isspace((unsigned char)*s))
         s++;
@@ -113,7 +113,7 @@ const char *wfm_xt_trim(const char *s, size_t *len)
 }
 
 /* Length of the first top-level item of "A, B(C, D), E". */
-size_t wfm_xt_first_type_len(const char *text)
+size_t wfm__xt_first_type_len(const char *text)
 {
     int depth = 0;
     size_t i = 0;
@@ -187,20 +187,20 @@ static wf_status resolve(wfm_load *load, const wf_xml_node *el, const char *s, s
     return *out ? WF_OK : WF_E_TYPE;
 }
 
-wf_status wfm_xt_type(wfm_load *load, const wf_xml_node *el, const char *text, size_t len,
+wf_status wfm__xt_type(wfm_load *load, const wf_xml_node *el, const char *text, size_t len,
                       wf_loc at, const wf_type **out)
 {
     *out = NULL;
     wf_status rc = resolve(load, el, text, len, out);
     if (rc == WF_E_TYPE)
-        wfm_xt_report(load, WF_E_TYPE, at, "unknown type '%.*s'", (int)(len > 200 ? 200 : len),
+        wfm__xt_report(load, WF_E_TYPE, at, "unknown type '%.*s'", (int)(len > 200 ? 200 : len),
                       text);
     else if (rc == WF_E_NOMEM)
         load->nomem = true;
     return rc;
 }
 
-wf_status wfm_xt_type_quiet(wfm_load *load, const wf_xml_node *el, const char *text, size_t len,
+wf_status wfm__xt_type_quiet(wfm_load *load, const wf_xml_node *el, const char *text, size_t len,
                             const wf_type **out)
 {
     *out = NULL;
@@ -225,7 +225,7 @@ static bool keep_owned(wfm_load *load, const wf_value *v)
 }
 
 /* Convert literal text to `type` (NULL or Object: kept as a string). Reports failures. */
-wf_status wfm_xt_literal(wfm_load *load, const wf_type *type, const char *text, wf_loc at,
+wf_status wfm__xt_literal(wfm_load *load, const wf_type *type, const char *text, wf_loc at,
                          wf_value *out)
 {
     *out = wf_null();
@@ -245,8 +245,8 @@ wf_status wfm_xt_literal(wfm_load *load, const wf_type *type, const char *text, 
     }
     if (rc != WF_OK) {
         size_t len;
-        const char *t = wfm_xt_trim(text, &len);
-        wfm_xt_report(load, WF_E_TYPE, at, "cannot convert '%.*s' to %s",
+        const char *t = wfm__xt_trim(text, &len);
+        wfm__xt_report(load, WF_E_TYPE, at, "cannot convert '%.*s' to %s",
                       (int)(len > 200 ? 200 : len), t, type->name);
         return WF_E_TYPE;
     }

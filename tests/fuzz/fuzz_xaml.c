@@ -1,5 +1,5 @@
 /* fuzz_xaml.c — libFuzzer target for the XAML loader: load the input from memory against the
- * built-in catalogue (wfm_builtins_register), collecting every diagnostic, and walk the
+ * built-in catalogue (wfm__builtins_register), collecting every diagnostic, and walk the
  * loaded tree when it loads. Any crash, leak or sanitizer report is a bug; load errors are
  * expected outcomes. */
 #include <stdint.h>
@@ -19,7 +19,7 @@ static void fuzz_init(void)
     wf_error err = WF_ERROR_INIT;
     types = wf_types_create();
     if (!types || wfm_catalogue_create(&catalogue, &err) != WF_OK ||
-        wfm_builtins_register(catalogue, &err) != WF_OK)
+        wfm__builtins_register(catalogue, &err) != WF_OK)
         abort();
 }
 

@@ -343,7 +343,7 @@ static wfm_definition *load_ok(const char *path)
 /* Evaluate IN expression of `prop` of `node` (or its literal) in env. */
 static wf_value eval_prop(const wfm_node *node, unsigned prop, const wfm_env *env)
 {
-    const wfm_prop *p = &node->props[prop];
+    const wfm__prop *p = &node->props[prop];
     if (!p->expr)
         return wf_value_retain(&p->literal);
     wf_value out = wf_null(), exc = wf_null();
