@@ -50,8 +50,8 @@ lib_of = $(BUILD)/lib/libwf$(1).a
 PRESENT_MODULES := $(foreach m,$(MODULES),$(if $(strip $(call module_srcs,$(m))),$(m)))
 LIBS_ALL := $(foreach m,$(LINK_ORDER),$(if $(filter $(m),$(PRESENT_MODULES)),$(call lib_of,$(m))))
 
-.PHONY: all deps libs native test asan demo bench fuzz fuzz-run install clean check-%
-all: deps libs $(BUILD)/bin/wfbridge native
+.PHONY: all deps libs act-api native test asan demo bench fuzz fuzz-run install clean check-%
+all: deps libs act-api $(BUILD)/bin/wfbridge native
 
 deps:
 	@true
@@ -66,6 +66,19 @@ endef
 $(foreach m,$(PRESENT_MODULES),$(eval $(call module_rules,$(m))))
 
 libs: $(LIBS_ALL)
+
+# Activities use only the public activity API (wfm_activity.h, wfm_ctx.h, wfm_node.h, ...), as an
+# activity written elsewhere must: the build fails when a modern/wfm_act_*.c file includes an
+# internal *_int.h header, directly or through another header (the preprocessor lists them).
+ACT_SRCS := $(wildcard modern/wfm_act_*.c)
+$(BUILD)/check/act_public.ok: $(ACT_SRCS) $(wildcard modern/*.h common/*.h)
+	@mkdir -p $(dir $@)
+	@for f in $(ACT_SRCS); do \
+	  bad=$$($(CC) $(CFLAGS_ALL) -MT x -MF /dev/null -E -H $$f -o /dev/null 2>&1 | grep '_int\.h') ; \
+	  if [ -n "$$bad" ]; then echo "$$f: error: an activity file includes internal headers:" >&2; \
+	    echo "$$bad" >&2; exit 1; fi; done
+	@touch $@
+act-api: $(if $(ACT_SRCS),$(BUILD)/check/act_public.ok)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -132,7 +145,7 @@ native: $(BUILD)/tests/crash_host $(BUILD)/bin/wfbridge
 .SECONDARY:
 
 # `make check-legacy` runs one folder's suites (handy while several people work at once).
-check-%: deps native $(BUILD)/tests/wftest-%
+check-%: deps act-api native $(BUILD)/tests/wftest-%
 	WF_BUILD=$(BUILD) $(BUILD)/tests/wftest-$*
 
 test: deps all $(BUILD)/tests/wftest

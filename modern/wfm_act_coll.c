@@ -13,9 +13,10 @@
  * is refused by the loader (an INOUT property takes an InOutArgument wrapper). */
 #include <string.h>
 
+#include "wfm_activity.h"
 #include "wfm_acts.h"
-#include "wfm_definition_int.h"   /* walking a node's subtree (NoPersistScope's validation) */
-#include "wfm_sched_int.h" /* ctx->nomem */
+#include "wfm_ctx.h"
+#include "wfm_node.h"
 
 static void done_complete(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
 {
@@ -36,7 +37,7 @@ static bool is_persist(const wfm_node *n)
 {
     const wfm_kind *k = wfm_node_kind(n);
     return strcmp(wfm_kind_spec_of(k)->name, "Persist") == 0 &&
-           strcmp(k->ns, WFM_NS_ACTIVITIES) == 0;
+           strcmp(wfm_kind_ns(k), WFM_NS_ACTIVITIES) == 0;
 }
 
 /* The first Persist written in the subtree of `n` (its own tree children only: nodes reached
@@ -47,24 +48,25 @@ static const wfm_node *find_persist(const wfm_node *n)
         return n;
     const wfm_kind_spec *spec = wfm_kind_spec_of(wfm_node_kind(n));
     for (unsigned pi = 0; pi < spec->prop_count; pi++) {
-        const wfm__prop *p = &n->props[pi];
         const wfm_node *hit = NULL;
         switch (spec->props[pi].kind) {
         case WFM_PROP_ACTIVITY:
-        case WFM_PROP_NODE:
-            if (p->child && p->child->parent == n)
-                hit = find_persist(p->child);
+        case WFM_PROP_NODE: {
+            const wfm_node *c = wfm_node_child(n, pi);
+            if (c && wfm_node_parent(c) == n)
+                hit = find_persist(c);
             break;
+        }
         case WFM_PROP_ACTIVITIES:
         case WFM_PROP_NODES:
         case WFM_PROP_KEYED:
-            for (size_t i = 0; i < p->count && !hit; i++)
-                if (p->items[i]->parent == n)
-                    hit = find_persist(p->items[i]);
+            for (size_t i = 0; i < wfm_node_count(n, pi) && !hit; i++)
+                if (wfm_node_parent(wfm_node_at(n, pi, i)) == n)
+                    hit = find_persist(wfm_node_at(n, pi, i));
             break;
         case WFM_PROP_DELEGATE:
-            if (p->delegate.body)
-                hit = find_persist(p->delegate.body);
+            if (wfm_node_child(n, pi))
+                hit = find_persist(wfm_node_child(n, pi));
             break;
         default:
             break;
@@ -167,7 +169,7 @@ static bool coll_store(wfm_ctx *ctx, wfm_ai *ai, const wf_value *items, size_t c
     wf_value next;
     if (wf_value_list(wfm_node_prop_type(wfm_ai_node(ai), COLL_COLLECTION), items, count, &next) !=
         WF_OK) {
-        ctx->nomem = true; /* the scheduler fails the instance after this callback */
+        wfm_ctx_nomem(ctx); /* the scheduler fails the instance after this callback */
         return false;
     }
     wf_status st = wfm_ctx_set(ctx, ai, COLL_COLLECTION, &next);
@@ -215,7 +217,7 @@ static void add_execute(wfm_ctx *ctx, wfm_ai *ai)
         ok = coll_store(ctx, ai, items, n + 1);
         wf_free(items);
     } else {
-        ctx->nomem = true;
+        wfm_ctx_nomem(ctx);
     }
     wf_value_release(&item);
     wf_value_release(&list);
@@ -242,7 +244,7 @@ static void remove_execute(wfm_ctx *ctx, wfm_ai *ai)
             ok = coll_store(ctx, ai, items, k);
             wf_free(items);
         } else {
-            ctx->nomem = true;
+            wfm_ctx_nomem(ctx);
             ok = false;
         }
     }
@@ -306,7 +308,7 @@ static wf_status ia_prepare(wfm_load *load, wfm_node *node)
     if (wfm_node_type_arg(node) && !wfm_node_has(node, IA_ARGUMENT))
         wfm_load_error(load, node, WF_E_SCHEMA, "InvokeAction.Argument is required");
     else if (wfm_node_has(node, IA_ARGUMENT) && wfm_node_has(node, IA_ACTION) &&
-             !wfm__node_prop(node, IA_ACTION)->delegate.arg_type) /* T only from Argument */
+             !wfm_node_prop_type(node, IA_ACTION)) /* T only from Argument */
         wfm_load_error(load, node, WF_E_SCHEMA,
                        "InvokeAction.Argument needs x:TypeArguments (InvokeAction<T>)");
     return WF_OK;
@@ -315,7 +317,7 @@ static wf_status ia_prepare(wfm_load *load, wfm_node *node)
 static void ia_execute(wfm_ctx *ctx, wfm_ai *ai)
 {
     const wfm_node *node = wfm_ai_node(ai);
-    if (!wfm__node_prop(node, IA_ACTION)->delegate.body) {
+    if (!wfm_node_child(node, IA_ACTION)) {
         wfm_ctx_complete(ctx, ai);
         return;
     }

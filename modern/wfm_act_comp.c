@@ -11,7 +11,10 @@
 #include "../common/wf_mem.h"
 #include "wfm_activity.h"
 #include "wfm_acts.h"
-#include "wfm_definition_int.h"
+#include "wfm_ctx.h"
+#include "wfm_node.h"
+#include "wfm_expr.h" /* wfm_env: compensation snapshots */
+#include "wfm_persist.h"
 
 /* Token lifecycle (status, and the function that moves it):
  *   RUNNING     -> COMPLETED    ca_body_done (body closed: snapshot taken, order recorded)
@@ -600,7 +603,7 @@ static void compensable_fini(wfm_ai *ai)
 static wf_status compensable_prepare(wfm_load *load, wfm_node *node)
 {
     const wfm_node *below = node;
-    for (const wfm_node *p = node->parent; p; below = p, p = p->parent) {
+    for (const wfm_node *p = wfm_node_parent(node); p; below = p, p = wfm_node_parent(p)) {
         if (!node_is(p, &compensable_spec) || wfm_node_child(p, CA_BODY) == below)
             continue;
         wfm_load_error(load, node, WF_E_SCHEMA,

@@ -4,7 +4,11 @@
  * the scheduler's front/back rules (docs/semantics.md §5, wfm_activity.h). */
 #include <string.h>
 
-#include "wfm_sched_int.h"
+#include "wfm_activity.h"
+#include "wfm_acts.h"
+#include "wfm_ctx.h"
+#include "wfm_node.h"
+#include "wfm_persist.h"
 
 /* Schedule or fault: a failed schedule has already recorded out-of-memory in the ctx. */
 #define SCHEDULE(ctx, ai, node, done) wfm_ctx_schedule((ctx), (ai), (node), (done), NULL)
@@ -40,12 +44,12 @@ static void seq_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child);
 static void seq_next(wfm_ctx *ctx, wfm_ai *ai)
 {
     seq_state *st = wfm_ai_state(ai);
-    const wfm__prop *children = wfm__node_prop(wfm_ai_node(ai), SEQ_ACTIVITIES);
-    if (st->next >= children->count) {
+    const wfm_node *node = wfm_ai_node(ai);
+    if (st->next >= wfm_node_count(node, SEQ_ACTIVITIES)) {
         wfm_ctx_complete(ctx, ai);
         return;
     }
-    SCHEDULE(ctx, ai, children->items[st->next++], seq_done);
+    SCHEDULE(ctx, ai, wfm_node_at(node, SEQ_ACTIVITIES, st->next++), seq_done);
 }
 
 static void seq_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
@@ -343,7 +347,7 @@ static void pfe_execute(wfm_ctx *ctx, wfm_ai *ai)
 
 static wf_status fe_save(const wfm_ai *ai, wfm_persist_writer *w)
 {
-    const fe_state *st = ai->state;
+    const fe_state *st = wfm_ai_state_const(ai);
     wfm_persist_write_value(w, &st->values);
     wfm_persist_write_uint(w, st->next);
     wfm_persist_write_uint(w, st->stopping);
@@ -563,8 +567,8 @@ static void branch_triggered(wfm_ctx *ctx, wfm_ai *branch)
         return;
     }
     st->winner = branch;
-    for (wfm_ai *c = pick->first_child, *next; c; c = next) {
-        next = c->next;
+    for (wfm_ai *c = wfm_ai_first_child(pick), *next; c; c = next) {
+        next = wfm_ai_next_sibling(c);
         if (c != branch)
             wfm_ctx_cancel_child(ctx, pick, c);
     }
@@ -638,7 +642,7 @@ static wf_status pickbranch_prepare(wfm_load *load, wfm_node *node)
 /* The winner is a child of the Pick: written as a reference into the saved tree. */
 static wf_status pick_save(const wfm_ai *ai, wfm_persist_writer *w)
 {
-    const pick_state *st = ai->state;
+    const pick_state *st = wfm_ai_state_const(ai);
     wfm_persist_write_ai(w, st->winner);
     wfm_persist_write_uint(w, st->action_started);
     return WF_OK;
@@ -746,7 +750,7 @@ static const wfm_kind_spec *const core_specs[] = {
     &delay_spec,   &pick_spec,    &pickbranch_spec, &wfe_spec,
 };
 
-wf_status wfm__core_register(wfm_catalogue *cat, wf_error *err)
+wf_status wfm_acts_core_register(wfm_catalogue *cat, wf_error *err)
 {
     for (size_t i = 0; i < sizeof core_specs / sizeof core_specs[0]; i++) {
         wf_status st = wfm_catalogue_register(cat, core_specs[i], err);

@@ -8,8 +8,9 @@
 
 #include "wfm_activity.h"
 #include "wfm_acts.h"
-#include "wfm_definition_int.h"
-#include "wfm_sched_int.h"
+#include "wfm_ctx.h"
+#include "wfm_node.h"
+#include "wfm_persist.h"
 
 static const wfm_kind_spec try_catch_spec, catch_spec;
 
@@ -156,7 +157,7 @@ static void tc_try_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
         return;
     }
     st->phase = TC_PHASE_CATCH;
-    if (!wfm__node_prop(st->handler, CATCH_ACTION)->delegate.body) {
+    if (!wfm_node_child(st->handler, CATCH_ACTION)) {
         st->handled = true;
         tc_finally(ctx, ai);
         return;
@@ -231,7 +232,7 @@ static void write_value_or_null(wfm_persist_writer *w, const wf_value *v)
 
 static wf_status try_catch_save(const wfm_ai *ai, wfm_persist_writer *w)
 {
-    const tc_state *st = ai->state;
+    const tc_state *st = wfm_ai_state_const(ai);
     wfm_persist_write_uint(w, FAULT_STATE_VERSION);
     wfm_persist_write_uint(w, st->phase);
     wfm_persist_write_node(w, st->handler);
@@ -243,7 +244,7 @@ static wf_status try_catch_save(const wfm_ai *ai, wfm_persist_writer *w)
 
 static wf_status try_catch_restore(wfm_ai *ai, wfm_persist_reader *r)
 {
-    tc_state *st = ai->state;
+    tc_state *st = wfm_ai_state(ai);
     if (wfm_persist_read_uint(r) != FAULT_STATE_VERSION)
         wfm_persist_read_fail(r, "unknown TryCatch state version");
     uint64_t phase = wfm_persist_read_uint(r);
@@ -329,7 +330,7 @@ static void rethrow_execute(wfm_ctx *ctx, wfm_ai *ai)
 */
 static wf_status rethrow_prepare(wfm_load *load, wfm_node *node)
 {
-    for (const wfm_node *p = node->parent; p; p = p->parent)
+    for (const wfm_node *p = wfm_node_parent(node); p; p = wfm_node_parent(p))
         if (node_is(p, &catch_spec))
             return WF_OK;
     wfm_load_error(load, node, WF_E_SCHEMA, "Rethrow is only allowed inside a Catch");
@@ -375,7 +376,7 @@ static void terminate_execute(wfm_ctx *ctx, wfm_ai *ai)
         wf_value_release(&exc);
         if (wf_value_exception(&wf_exc_workflow_terminated, text, &exc) != WF_OK) {
             wf_value_release(&reason);
-            ctx->nomem = true; /* the scheduler fails the instance after this callback */
+            wfm_ctx_nomem(ctx); /* the scheduler fails the instance after this callback */
             return;
         }
     }

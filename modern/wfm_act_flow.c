@@ -8,8 +8,9 @@
 
 #include "wfm_activity.h"
 #include "wfm_acts.h"
-#include "wfm_definition_int.h"
-#include "wfm_sched_int.h"
+#include "wfm_ctx.h"
+#include "wfm_node.h"
+#include "wfm_persist.h"
 
 /* Decisions and switches visited in a row without running an activity: nothing can change
  * between them except the clock, so a longer chain is a loop that would never end. */
@@ -164,7 +165,7 @@ static void cancel_running(wfm_ctx *ctx, wfm_ai *ai)
 
 static wf_status flowchart_save(const wfm_ai *ai, wfm_persist_writer *w)
 {
-    const flow_state *st = ai->state;
+    const flow_state *st = wfm_ai_state_const(ai);
     wfm_persist_write_uint(w, FLOW_STATE_VERSION);
     wfm_persist_write_node(w, st->step);
     return WF_OK;
@@ -172,7 +173,7 @@ static wf_status flowchart_save(const wfm_ai *ai, wfm_persist_writer *w)
 
 static wf_status flowchart_restore(wfm_ai *ai, wfm_persist_reader *r)
 {
-    flow_state *st = ai->state;
+    flow_state *st = wfm_ai_state(ai);
     if (wfm_persist_read_uint(r) != FLOW_STATE_VERSION)
         wfm_persist_read_fail(r, "unknown Flowchart state version");
     st->step = wfm_persist_read_node(r);
@@ -491,7 +492,7 @@ static wf_status state_prepare(wfm_load *load, wfm_node *node)
 
 static wf_status state_machine_save(const wfm_ai *ai, wfm_persist_writer *w)
 {
-    const sm_state *st = ai->state;
+    const sm_state *st = wfm_ai_state_const(ai);
     wfm_persist_write_uint(w, FLOW_STATE_VERSION);
     wfm_persist_write_uint(w, st->phase);
     wfm_persist_write_node(w, st->state);
@@ -502,7 +503,7 @@ static wf_status state_machine_save(const wfm_ai *ai, wfm_persist_writer *w)
 
 static wf_status state_machine_restore(wfm_ai *ai, wfm_persist_reader *r)
 {
-    sm_state *st = ai->state;
+    sm_state *st = wfm_ai_state(ai);
     if (wfm_persist_read_uint(r) != FLOW_STATE_VERSION)
         wfm_persist_read_fail(r, "unknown StateMachine state version");
     uint64_t phase = wfm_persist_read_uint(r);

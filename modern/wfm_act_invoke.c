@@ -12,8 +12,9 @@
 #include "../common/wf_native.h"
 #include "wfm_activity.h"
 #include "wfm_acts.h"
-#include "wfm_definition_int.h"
-#include "wfm_sched_int.h"
+#include "wfm_ctx.h"
+#include "wfm_node.h"
+#include "wfm_persist.h"
 
 /* Parameters per call: the arrays live on the stack of one execute. */
 #define IM_MAX_PARAMS 32
@@ -67,22 +68,22 @@ static bool literal_bool(const wfm_node *node, unsigned prop)
 */
 static const char *invoke_library(wfm_load *load, const wfm_node *node)
 {
-    const wfm__prop *tt = wfm__node_prop(node, IM_TARGET_TYPE);
     if (wfm_node_has(node, IM_TARGET_OBJECT)) {
         wfm_load_error(load, node, WF_E_UNSUPPORTED,
                        "InvokeMethod: TargetObject is not supported; use TargetType");
         return NULL;
     }
-    if (!tt->present) {
+    if (!wfm_node_has(node, IM_TARGET_TYPE)) {
         wfm_load_error(load, node, WF_E_SCHEMA, "InvokeMethod needs a TargetType");
         return NULL;
     }
-    const char *name = tt->type_prefix ? wfm_load_assembly(load, node, tt->type_prefix) : NULL;
+    const char *prefix = wfm_node_type_prefix(node, IM_TARGET_TYPE);
+    const char *name = prefix ? wfm_load_assembly(load, node, prefix) : NULL;
     if (!name)
         wfm_load_error(load, node, WF_E_NOLIB,
                        "InvokeMethod: TargetType '%s' does not name a native library "
                        "(xmlns \"clr-namespace:NS;Assembly=NAME\")",
-                       tt->type_text ? tt->type_text : "");
+                       wfm_node_type_text(node, IM_TARGET_TYPE));
     return name;
 }
 
@@ -207,7 +208,7 @@ static void invoke_execute(wfm_ctx *ctx, wfm_ai *ai)
     bool has_ret = wf_native_fn_sig(d->fn)->ret != NULL;
     wfm_ctx_trace_call(ctx, ai, wf_native_fn_name(d->fn), args, n, outs, n + (has_ret ? 1 : 0));
     if (rc == WF_E_NOMEM) {
-        ctx->nomem = true; /* the scheduler fails the instance after this callback */
+        wfm_ctx_nomem(ctx); /* the scheduler fails the instance after this callback */
     } else if (rc != WF_OK && rc != WF_E_NATIVE) {
         wfm_ctx_throw(ctx, ai, &wf_exc_native, "%s", e.message);
     } else if (invoke_write_back(ctx, ai, d, outs, n)) { /* false: a write faulted ai */
@@ -285,7 +286,7 @@ static void ts_timed_out(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)
     snprintf(msg, sizeof msg, "the transaction of TransactionScope '%s' timed out after %lld ms",
              wfm_node_display_name(wfm_ai_node(ai)), (long long)(st->timeout_us / 1000));
     if (wf_value_exception(&wf_exc_timeout, msg, &st->failure) != WF_OK) {
-        ctx->nomem = true; /* the scheduler fails the instance after this callback */
+        wfm_ctx_nomem(ctx); /* the scheduler fails the instance after this callback */
         return;
     }
     st->failed = true;
@@ -329,7 +330,7 @@ static void transaction_execute(wfm_ctx *ctx, wfm_ai *ai)
     int64_t now = wfm_ctx_now_us(ctx);
     if (st->timeout_us > 0 && st->timeout_us < INT64_MAX - now &&
         wfm_ctx_timer(ctx, ai, now + st->timeout_us, ts_timed_out) != WF_OK)
-        ctx->nomem = true;
+        wfm_ctx_nomem(ctx);
 }
 
 static void transaction_fini(wfm_ai *ai)
@@ -346,7 +347,7 @@ static void transaction_fini(wfm_ai *ai)
 
 static wf_status transaction_save(const wfm_ai *ai, wfm_persist_writer *w)
 {
-    const ts_state *st = ai->state;
+    const ts_state *st = wfm_ai_state_const(ai);
     wf_value none = wf_null();
     wfm_persist_write_uint(w, TS_STATE_VERSION);
     wfm_persist_write_uint(w, st->failed);
@@ -357,7 +358,7 @@ static wf_status transaction_save(const wfm_ai *ai, wfm_persist_writer *w)
 
 static wf_status transaction_restore(wfm_ai *ai, wfm_persist_reader *r)
 {
-    ts_state *st = ai->state;
+    ts_state *st = wfm_ai_state(ai);
     if (wfm_persist_read_uint(r) != TS_STATE_VERSION)
         wfm_persist_read_fail(r, "unknown TransactionScope state version");
     st->failed = wfm_persist_read_uint(r) != 0;

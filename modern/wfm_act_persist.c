@@ -7,9 +7,11 @@
 #include <string.h>
 
 #include "wfm_activity.h"
-#include "wfm_durable.h"
+#include "wfm_acts.h"
+#include "wfm_ctx.h"
+#include "wfm_node.h"
 #include "wfm_persist.h"
-#include "wfm_sched_int.h" /* wfm__instance_ctx, the instance's extension list */
+#include "wfm_runtime.h"
 
 /* ---- the durable-host mark ------------------------------------------------------------------
  * An instance run by a durable host carries this extension state with hosted = true. It is
@@ -38,7 +40,7 @@ static const wfm_ext_spec mark_spec = {"wfbridge.durable_host", sizeof(durable_m
 
 wf_status wfm_durable_mark(wfm_instance *inst, wf_error *err)
 {
-    durable_mark *m = wfm_ctx_ext_get(wfm__instance_ctx(inst), &mark_spec);
+    durable_mark *m = wfm_instance_ext_get(inst, &mark_spec);
     if (!m)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     m->hosted = true;
@@ -48,16 +50,8 @@ wf_status wfm_durable_mark(wfm_instance *inst, wf_error *err)
 /* Looked up without creating it: an instance without the mark has no durable host. */
 static bool durably_hosted(const wfm_ctx *ctx)
 {
-    for (size_t i = 0; i < ctx->ext_count; i++)
-        if (ctx->exts[i].key == &mark_spec)
-            return ((const durable_mark *)ctx->exts[i].state)->hosted;
-    return false;
-}
-
-bool wfm_persist_bookmark(const char *name)
-{
-    return name &&
-           strncmp(name, WFM_PERSIST_BOOKMARK_PREFIX, sizeof WFM_PERSIST_BOOKMARK_PREFIX - 1) == 0;
+    const durable_mark *m = wfm_ctx_ext_find(ctx, &mark_spec);
+    return m && m->hosted;
 }
 
 /* ---- Persist ------------------------------------------------------------------------------ */

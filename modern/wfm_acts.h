@@ -21,5 +21,11 @@ wf_status wfm_acts_invoke_register(wfm_catalogue *cat, wf_error *err);
 /* NoPersistScope, the collection activities and InvokeAction (wfm_act_coll.c), called by
  * wfm__builtins_register. */
 wf_status wfm_acts_coll_register(wfm_catalogue *cat, wf_error *err);
+/* Persist (wfm_act_persist.c), called by wfm__builtins_register. */
+wf_status wfm_act_persist_register(wfm_catalogue *cat, wf_error *err);
+/* The core kinds (wfm_act_core.c): Sequence, Assign, WriteLine, If, While, DoWhile, ForEach,
+ * ParallelForEach, Parallel, Switch, Delay, Pick, PickBranch, WaitForEvent; called by
+ * wfm__builtins_register. */
+wf_status wfm_acts_core_register(wfm_catalogue *cat, wf_error *err);
 
 #endif

@@ -1,13 +1,12 @@
 /* wfm_builtins.c — fills a catalogue with every built-in modern activity kind: the core
- * activities (wfm_act_core.c) and the structured ones (wfm_acts.h). The runtime calls it once
+ * activities and the structured ones (wfm_acts.h). The runtime calls it once
  * per catalogue, before any definition is loaded (docs/architecture.md "Activity catalogue"). */
 #include "wfm_acts.h"
-#include "wfm_durable.h" /* Persist */
 #include "wfm_sched_int.h"
 
 wf_status wfm__builtins_register(wfm_catalogue *cat, wf_error *err)
 {
-    wf_status st = wfm__core_register(cat, err);
+    wf_status st = wfm_acts_core_register(cat, err);
     if (st == WF_OK)
         st = wfm_acts_register(cat, err);
     if (st == WF_OK)

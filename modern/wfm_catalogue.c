@@ -169,6 +169,11 @@ void *wfm_kind_ud(const wfm_kind *kind)
     return kind->spec->ud;
 }
 
+const char *wfm_kind_ns(const wfm_kind *kind)
+{
+    return kind->ns;
+}
+
 wf_value wfm_type_default(const wf_type *type)
 {
     wf_value v = wf_null();
@@ -231,10 +236,17 @@ bool wfm_node_has(const wfm_node *node, unsigned prop)
     return p && p->present;
 }
 
+const wfm_node *wfm_node_parent(const wfm_node *node)
+{
+    return node->parent;
+}
+
 const wfm_node *wfm_node_child(const wfm_node *node, unsigned prop)
 {
     const wfm__prop *p = prop_at(node, prop);
-    return p ? p->child : NULL;
+    if (!p)
+        return NULL;
+    return node->kind->spec->props[prop].kind == WFM_PROP_DELEGATE ? p->delegate.body : p->child;
 }
 
 size_t wfm_node_count(const wfm_node *node, unsigned prop)
@@ -265,6 +277,18 @@ const wf_type *wfm_node_prop_type(const wfm_node *node, unsigned prop)
 {
     const wfm__prop *p = prop_at(node, prop);
     return p ? p->type : NULL;
+}
+
+const char *wfm_node_type_text(const wfm_node *node, unsigned prop)
+{
+    const wfm__prop *p = prop_at(node, prop);
+    return p && p->type_text ? p->type_text : "";
+}
+
+const char *wfm_node_type_prefix(const wfm_node *node, unsigned prop)
+{
+    const wfm__prop *p = prop_at(node, prop);
+    return p ? p->type_prefix : NULL;
 }
 
 wfm_prop_kind wfm_node_param_dir(const wfm_node *node, unsigned prop, size_t index)

@@ -74,6 +74,8 @@
 #include "../common/wf_mem.h"
 #include "../common/wf_value.h"
 #include "wfm_activity.h"
+#include "wfm_ctx.h"
+#include "wfm_node.h"
 #include "wfm_definition.h"
 #include "wfm_expr.h"
 

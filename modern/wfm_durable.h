@@ -128,14 +128,4 @@ size_t wfm_dinst_bookmark_count(const wfm_dinst *d);
 const char *wfm_dinst_bookmark_name(const wfm_dinst *d, size_t index);
 uint64_t wfm_dinst_saves(const wfm_dinst *d); /* successful saves by this host */
 
-/* ---- the Persist activity (wfm_act_persist.c) ------------------------------------------- */
-/* Internal bookmarks a Persist activity waits on start with this prefix. */
-#define WFM_PERSIST_BOOKMARK_PREFIX "\x1fpersist#"
-bool wfm_persist_bookmark(const char *name);
-/* Register the Persist kind (wfm__builtins_register calls it). */
-wf_status wfm_act_persist_register(wfm_catalogue *cat, wf_error *err);
-/* Mark an instance as run by a durable host (its Persist activities then wait for the host's
- * save). The host marks every instance it creates or loads. */
-wf_status wfm_durable_mark(wfm_instance *inst, wf_error *err);
-
 #endif

@@ -1795,3 +1795,9 @@ wf_status wfm_state_to_json(wfm_runtime *rt, const void *data, size_t len, wf_bu
     wf_buf_fini(&tmp);
     return st;
 }
+
+bool wfm_persist_bookmark(const char *name)
+{
+    return name &&
+           strncmp(name, WFM_PERSIST_BOOKMARK_PREFIX, sizeof WFM_PERSIST_BOOKMARK_PREFIX - 1) == 0;
+}

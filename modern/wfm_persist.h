@@ -3,7 +3,7 @@
  * holding everything needed to resume it — arguments, every live environment, the activity
  * instance tree with per-kind state, queued work, bookmarks, timers (absolute due times),
  * finish hooks, extension state and the fault. Kinds take part through the persistence
- * fields of wfm_kind_spec (wfm_activity.h, "Persistence contract"). The store keeps the blob
+ * fields of wfm_kind_spec and the helpers below ("Persistence contract"). The store keeps the blob
  * opaque; `wfbridge inspect` renders it with wfm_state_to_json.
  * Lifecycle: 1. run an instance until it is not in the middle of a run (Created, Idle,
  * Executing with only host resumptions queued, or completed); 2. wfm_instance_save; 3. later,
@@ -18,6 +18,7 @@
 
 #include "../common/wf_error.h"
 #include "../common/wf_mem.h"
+#include "wfm_activity.h"
 #include "wfm_runtime.h"
 
 #define WFM_STATE_MAGIC   "WFMS"
@@ -60,5 +61,79 @@ typedef struct wfm_state_info {
     size_t blocking_bookmarks;  /* bookmarks that keep the instance idle */
 } wfm_state_info;
 wf_status wfm_state_peek(const void *data, size_t len, wfm_state_info *out, wf_error *err);
+
+/* ---- Persistence contract ---------------------------------------------------------------
+ * wfm_instance_save (above) writes the whole instance; kinds take part like this:
+ * 1. Callbacks. A function the runtime will call with an activity of kind K — on_done and
+ *    on_fault passed to wfm_ctx_schedule(_delegate) for a child of a K activity, the callback
+ *    of a bookmark or timer a K activity owns — must be listed in K's `callbacks` (so a Pick
+ *    that schedules a child of its PickBranch lists nothing: PickBranch lists the callback).
+ *    Finish hooks (wfm_ctx_on_finish), a non-NULL hook `data` (then a static object), the
+ *    callbacks of work a finish hook schedules under the root, and pointers written with
+ *    wfm_persist_write_ptr may be in any registered kind's table.
+ *    The blob names a callback (kind name, index), so keep a table's order stable: append
+ *    only. A callback not found makes the save fail with WF_E_STATE naming the kind.
+ * 2. State. state_size == 0: nothing to do. WFM_KIND_STATE_PLAIN: the bytes are copied as
+ *    they are (no pointers, no wf_values). Otherwise save/restore are required (registration
+ *    refuses the kind): save writes the state with the helpers below, restore reads the same
+ *    sequence into the zeroed state. Pointers are written as references: an activity instance
+ *    (wfm_persist_write_ai: its index in the saved tree), a node (its dense index), an
+ *    environment, a listed callback. restore runs after the whole tree exists (every ai can
+ *    be referenced, children included) and before any callback; `fini` runs on a state whose
+ *    restore failed half-way, so keep it safe on partly filled state.
+ * 3. Extension states (wfm_ctx_ext): give them a wfm_ext_spec, create them with
+ *    wfm_ctx_ext_get, list the spec in `exts`. Extensions are restored before activity states.
+ *    A wfm_ctx_ext key found in no kind's `exts` makes the save fail (WF_E_STATE).
+ * 4. No-persist zones: a kind whose run cannot be persisted meaningfully (a native call in
+ *    flight, an atomic scope) sets WFM_KIND_NO_PERSIST; saving while one executes is refused.
+ * 5. Versioning: the blob stores, for each kind, its name and the state bytes length-prefixed;
+ *    a kind that changes its state layout should write a version number first.
+ * Readers are sticky: after a bad read every later read returns zero / NULL; restore hooks
+ * return WF_OK and the runtime then reports the first error (WF_E_CORRUPT). */
+void wfm_persist_write_uint(wfm_persist_writer *w, uint64_t v);
+void wfm_persist_write_int(wfm_persist_writer *w, int64_t v);
+void wfm_persist_write_bytes(wfm_persist_writer *w, const void *data, size_t len);
+void wfm_persist_write_str(wfm_persist_writer *w, const char *s); /* NULL allowed */
+void wfm_persist_write_value(wfm_persist_writer *w, const wf_value *v);
+void wfm_persist_write_ai(wfm_persist_writer *w, const wfm_ai *ai);       /* NULL allowed */
+void wfm_persist_write_node(wfm_persist_writer *w, const wfm_node *node); /* NULL allowed */
+void wfm_persist_write_ptr(wfm_persist_writer *w, const void *callback);  /* NULL allowed */
+/* An environment: the root (E0), an activity's own (variables, delegate argument), or one
+ * the kind owns (a snapshot): such a "free" environment is written in full at its first
+ * reference, its parent chain as references. NULL allowed. */
+void wfm_persist_write_env(wfm_persist_writer *w, const wfm_env *env);
+/* Make the save fail (WF_E_STATE) with a message. */
+void wfm_persist_write_fail(wfm_persist_writer *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+uint64_t wfm_persist_read_uint(wfm_persist_reader *r);
+int64_t wfm_persist_read_int(wfm_persist_reader *r);
+/* Bytes borrowed from the blob (valid during the restore); NULL (len 0) after an error. */
+const void *wfm_persist_read_bytes(wfm_persist_reader *r, size_t *len);
+char *wfm_persist_read_str(wfm_persist_reader *r); /* wf_malloc'd (caller frees); NULL */
+wf_value wfm_persist_read_value(wfm_persist_reader *r); /* owned; null after an error */
+wfm_ai *wfm_persist_read_ai(wfm_persist_reader *r);
+const wfm_node *wfm_persist_read_node(wfm_persist_reader *r);
+const void *wfm_persist_read_ptr(wfm_persist_reader *r);
+/* A free environment read with take=true belongs to the caller from then on, with every
+ * environment up its parent chain to the root environment (E0, which stays the runtime's):
+ * they are wf_calloc'd wfm_env + wf_calloc'd slots (NULL when count is 0); free them with
+ * wf_free. The chain must consist of free environments ending at E0 (E0 itself may be taken:
+ * nothing to free), else the restore fails. A free environment nobody takes makes the restore
+ * fail too (WF_E_CORRUPT): every saved one must have an owner. */
+wfm_env *wfm_persist_read_env(wfm_persist_reader *r, bool take);
+bool wfm_persist_read_ok(const wfm_persist_reader *r);
+void wfm_persist_read_fail(wfm_persist_reader *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+wfm_ctx *wfm_persist_reader_ctx(wfm_persist_reader *r); /* the instance being restored */
+
+
+/* ---- the Persist activity (wfm_act_persist.c) and durable hosts -------------------------- */
+/* Internal bookmarks a Persist activity waits on start with this prefix. */
+#define WFM_PERSIST_BOOKMARK_PREFIX "\x1fpersist#"
+bool wfm_persist_bookmark(const char *name); /* name is such an internal bookmark */
+/* Mark an instance as run by a durable host (its Persist activities then wait for the host's
+ * save). The host marks every instance it creates or loads, before running it. */
+wf_status wfm_durable_mark(wfm_instance *inst, wf_error *err);
 
 #endif

@@ -21,7 +21,7 @@
 #include <unistd.h> /* sysconf */
 
 #include "../common/wf_random.h"
-#include "wfm_durable.h" /* wfm_persist_bookmark */
+#include "wfm_persist.h" /* wfm_persist_bookmark */
 #include "wfm_sched_int.h"
 #include "wfm_track_int.h"
 
@@ -1079,4 +1079,9 @@ void wfm__instance_unhold(wfm_instance *inst)
 wfm_ctx *wfm__instance_ctx(wfm_instance *inst)
 {
     return &inst->ctx;
+}
+
+void *wfm_instance_ext_get(wfm_instance *inst, const wfm_ext_spec *spec)
+{
+    return wfm_ctx_ext_get(&inst->ctx, spec);
 }

@@ -103,6 +103,9 @@ void wfm_instance_set_trace(wfm_instance *inst, wfm_trace_fn fn, void *ud);
  * worker still holds it). Set before wfm_instance_start. */
 typedef void (*wfm_instance_fn)(wfm_instance *inst, void *ud);
 void wfm_instance_on_complete(wfm_instance *inst, wfm_instance_fn fn, void *ud);
+/* The instance's extension state for `spec` (wfm_ctx_ext_get, seen from the host), created
+ * zeroed on first use; for a host that equips an instance before running it. NULL: no memory. */
+void *wfm_instance_ext_get(wfm_instance *inst, const wfm_ext_spec *spec);
 
 /* Set In/InOut argument `name` before the first run. WF_E_NAME: no such argument or an Out
  * argument; WF_E_TYPE (or the conversion's code): the value does not convert. */

@@ -1260,6 +1260,16 @@ size_t wfm_ai_running_children(const wfm_ai *ai)
     return ai->child_count;
 }
 
+wfm_ai *wfm_ai_first_child(const wfm_ai *ai)
+{
+    return ai->first_child;
+}
+
+wfm_ai *wfm_ai_next_sibling(const wfm_ai *child)
+{
+    return child->next;
+}
+
 int64_t wfm_ctx_now_us(const wfm_ctx *ctx)
 {
     return ctx->host.clock(ctx->host.clock_ud);
@@ -1267,9 +1277,9 @@ int64_t wfm_ctx_now_us(const wfm_ctx *ctx)
 
 void *wfm_ctx_ext(wfm_ctx *ctx, const void *key, size_t size, void (*fini)(void *state))
 {
-    for (size_t i = 0; i < ctx->ext_count; i++)
-        if (ctx->exts[i].key == key)
-            return ctx->exts[i].state;
+    void *found = wfm_ctx_ext_find(ctx, key);
+    if (found)
+        return found;
     wfm__ext *exts = wf_realloc(ctx->exts, (ctx->ext_count + 1) * sizeof *exts);
     if (!exts)
         return NULL;
@@ -1279,6 +1289,14 @@ void *wfm_ctx_ext(wfm_ctx *ctx, const void *key, size_t size, void (*fini)(void 
         return NULL;
     exts[ctx->ext_count++] = (wfm__ext){key, state, fini};
     return state;
+}
+
+void *wfm_ctx_ext_find(const wfm_ctx *ctx, const void *key)
+{
+    for (size_t i = 0; i < ctx->ext_count; i++)
+        if (ctx->exts[i].key == key)
+            return ctx->exts[i].state;
+    return NULL;
 }
 
 wf_status wfm_ctx_on_finish(wfm_ctx *ctx, wfm_finish_fn fn, void *data)

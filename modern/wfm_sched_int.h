@@ -1,6 +1,6 @@
 /* wfm_sched_int.h — the scheduler's internal state, shared inside modern/ only: activity
  * instances (wfm_ai), the per-instance work-item deque, bookmarks, timers and environments,
- * and the entry points wfm_runtime.c drives. Activities use wfm_activity.h, not these fields.
+ * and the entry points wfm_runtime.c drives. Activities use wfm_ctx.h and wfm_node.h, not these fields.
  * Environment rules: wfm_definition_int.h ("ENVIRONMENTS"); ordering rules: docs/semantics.md §5. */
 #ifndef WFM_SCHED_INT_H
 #define WFM_SCHED_INT_H
@@ -13,6 +13,8 @@
 #include "../common/wf_mem.h"
 #include "../common/wf_value.h"
 #include "wfm_activity.h"
+#include "wfm_ctx.h"
+#include "wfm_node.h"
 #include "wfm_definition_int.h"
 #include "wfm_expr.h"
 #include "wfm_runtime.h"
@@ -216,12 +218,9 @@ void wfm__sched_cancel(wfm_ctx *ctx);
 void wfm__sched_terminate(wfm_ctx *ctx, wf_value exc); /* exc taken over */
 int64_t wfm__sched_next_timer(const wfm_ctx *ctx);     /* INT64_MAX if none */
 
-/* ---- the built-in kinds (wfm_builtins.c, wfm_act_core.c) ------------------------------- */
-/* Register every built-in kind: the core activities and those of wfm_acts.h. */
+/* ---- the built-in kinds (wfm_builtins.c) ---------------------------------------------- */
+/* Register every built-in kind: those of wfm_acts.h. */
 wf_status wfm__builtins_register(wfm_catalogue *cat, wf_error *err);
-/* Sequence, Assign, WriteLine, If, While, DoWhile, ForEach, ParallelForEach, Parallel,
- * Switch, Delay, Pick, PickBranch, WaitForEvent. */
-wf_status wfm__core_register(wfm_catalogue *cat, wf_error *err);
 
 /* ---- persistence support (wfm_persist.c rebuilds a saved instance with these) ----------- */
 /* A new activity instance of `node` under `parent` (NULL: none) with zeroed state and no

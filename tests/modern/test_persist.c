@@ -10,6 +10,7 @@
 #include "../../common/wf_codec.h"
 #include "../../common/wf_mem.h"
 #include "../../common/wf_value.h"
+#include "../../modern/wfm_ctx.h"
 #include "../../modern/wfm_persist.h"
 #include "../../modern/wfm_runtime.h"
 #include "../wf_test_util.h"

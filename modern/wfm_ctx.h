@@ -1,0 +1,133 @@
+/* wfm_ctx.h — what a running activity may do through its context: evaluate and write its
+ * properties, schedule children and delegates, complete, fault, cancel, create bookmarks and
+ * timers, keep per-instance extension state, write output. Every call takes the wfm_ctx and
+ * the wfm_ai the callback was given. Thread rule: callbacks of one instance run on one thread
+ * at a time; never keep a wfm_ctx or wfm_ai past the callback except as the runtime allows
+ * (a child's wfm_ai is valid until its on_done returns). Ordering: docs/semantics.md §5. */
+#ifndef WFM_CTX_H
+#define WFM_CTX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/wf_error.h"
+#include "../common/wf_value.h"
+#include "wfm_activity.h"
+
+/* ---- run time (execute / cancel / completion callbacks) --------------------------------- */
+typedef enum wfm_status {
+    WFM_EXECUTING = 0,
+    WFM_CLOSED,
+    WFM_CANCELED,
+    WFM_FAULTED,
+} wfm_status;
+
+const wfm_node *wfm_ai_node(const wfm_ai *ai);
+void *wfm_ai_state(wfm_ai *ai); /* kind's state_size bytes, zeroed at creation */
+const void *wfm_ai_state_const(const wfm_ai *ai); /* the same, for save hooks */
+/* env(ai): the environment ai's expressions see (its variables, then its ancestors'). */
+const wfm_env *wfm_ai_env(const wfm_ai *ai);
+wfm_status wfm_ai_status(const wfm_ai *ai);
+bool wfm_ai_cancel_requested(const wfm_ai *ai);
+wfm_ai *wfm_ai_parent(const wfm_ai *ai);
+
+/* Evaluate IN/INOUT property `prop` now (On failure the runtime has already faulted ai:
+ * return from the callback). Unset properties give their default or null. */
+wf_status wfm_ctx_get(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, wf_value *out);
+/* Write OUT/INOUT property `prop` (no-op when unbound); conversion failures fault ai. */
+wf_status wfm_ctx_set(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, const wf_value *value);
+/* Evaluate IN property `prop` of an auxiliary node (a FlowDecision's Condition, a Transition's
+ * Condition) in ai's environment; faults ai on failure like wfm_ctx_get. */
+wf_status wfm_ctx_eval_node(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsigned prop,
+                            wf_value *out);
+/* PARAMS: evaluate In/InOut parameter `index`, write Out/InOut parameter `index`. */
+wf_status wfm_ctx_get_param(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, size_t index,
+                            wf_value *out);
+wf_status wfm_ctx_set_param(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, size_t index,
+                            const wf_value *value);
+
+/* Schedule `child` (a node reachable from ai's node) as a child of ai. WF4 order: scheduled
+ * work is pushed to the FRONT of the queue, so the last scheduled runs first. on_done is
+ * required, on_fault optional (NULL: faults pass through). */
+wf_status wfm_ctx_schedule(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *child, wfm_done_fn on_done,
+                           wfm_fault_fn on_fault);
+/* Like wfm_ctx_schedule, but the child runs in `env` instead of env(ai): an environment the
+ * kind owns (a snapshot whose parent chain ends at the root environment, e.g. the variables
+ * a CompensableActivity had when its body closed), which must outlive the child. The kind
+ * saves and restores it with wfm_persist_write_env / wfm_persist_read_env(r, true) like any
+ * state it owns; the saved child refers to it. NULL env: env(ai). */
+wf_status wfm_ctx_schedule_in_env(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *child, wfm_env *env,
+                                  wfm_done_fn on_done, wfm_fault_fn on_fault);
+/* Schedule the body of DELEGATE property `prop` of `node` (ai's own node, or an auxiliary node
+ * under it such as a Catch) as a child of ai, with the delegate argument bound to `arg`. */
+wf_status wfm_ctx_schedule_delegate(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsigned prop,
+                                    const wf_value *arg, wfm_done_fn on_done,
+                                    wfm_fault_fn on_fault);
+/* Close ai (WFM_CLOSED, or WFM_CANCELED after wfm_ctx_mark_canceled). Children must be done. */
+void wfm_ctx_complete(wfm_ctx *ctx, wfm_ai *ai);
+void wfm_ctx_mark_canceled(wfm_ctx *ctx, wfm_ai *ai);
+/* Fault ai with exception `exc` (taken over). The fault walks up per docs/semantics.md §5. */
+void wfm_ctx_fault(wfm_ctx *ctx, wfm_ai *ai, wf_value exc);
+/* Report that memory ran out in a callback that has no status to return (a finish hook, an
+ * on_done): once the callback returns, the runtime ends the instance as Faulted without an
+ * exception value (hosts report "out of memory"), running nothing more. */
+void wfm_ctx_nomem(wfm_ctx *ctx);
+/* TerminateWorkflow: end the whole instance as Terminated with `exc` (taken over; its message
+ * is the reason). Not catchable: no on_fault handler sees it; running activities are aborted. */
+void wfm_ctx_terminate(wfm_ctx *ctx, wfm_ai *ai, wf_value exc);
+/* Fault with a new exception of the given type and message. */
+void wfm_ctx_throw(wfm_ctx *ctx, wfm_ai *ai, const wf_type *exc_type, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Request cancellation of one running child / all running children of ai. */
+void wfm_ctx_cancel_child(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child);
+void wfm_ctx_cancel_children(wfm_ctx *ctx, wfm_ai *ai);
+size_t wfm_ai_running_children(const wfm_ai *ai);
+/* ai's running children in the order they were scheduled (NULL after the last). Take the
+ * next sibling before canceling a child. */
+wfm_ai *wfm_ai_first_child(const wfm_ai *ai);
+wfm_ai *wfm_ai_next_sibling(const wfm_ai *child);
+
+enum { WFM_BOOKMARK_MULTIPLE = 1u << 0, WFM_BOOKMARK_NONBLOCKING = 1u << 1 };
+/* Create a bookmark owned by ai; the instance goes idle while only bookmarks remain. The
+ * runtime removes ai's bookmarks and timers when ai closes. Duplicate name: WF_E_STATE. */
+wf_status wfm_ctx_bookmark(wfm_ctx *ctx, wfm_ai *ai, const char *name, unsigned flags,
+                           wfm_resume_fn on_resume);
+void wfm_ctx_bookmark_remove(wfm_ctx *ctx, wfm_ai *ai, const char *name);
+/* A durable timer due at `due_us` (microseconds since the epoch, UTC). */
+wf_status wfm_ctx_timer(wfm_ctx *ctx, wfm_ai *ai, int64_t due_us, wfm_resume_fn on_fire);
+int64_t wfm_ctx_now_us(const wfm_ctx *ctx);
+
+/* Per-instance extension state (e.g. the compensation token list), keyed by the address of
+ * a static object of the extension: created zeroed with `size` bytes on first use, `fini`
+ * called when the instance is destroyed. NULL on out of memory. */
+void *wfm_ctx_ext(wfm_ctx *ctx, const void *key, size_t size, void (*fini)(void *state));
+/* A persistable extension state: use the descriptor's address as the key, e.g.
+ * wfm_ctx_ext_get(ctx, &comp_ext_spec), and list the descriptor in the kind's `exts`. */
+struct wfm_ext_spec {
+    const char *name;           /* stable and unique: written into saved states */
+    size_t size;                /* bytes of zeroed state */
+    void (*fini)(void *state);  /* optional */
+    wf_status (*save)(const void *state, wfm_persist_writer *w);
+    wf_status (*restore)(void *state, wfm_persist_reader *r); /* into the zeroed state */
+};
+/* wfm_ctx_ext(ctx, spec, spec->size, spec->fini). */
+void *wfm_ctx_ext_get(wfm_ctx *ctx, const wfm_ext_spec *spec);
+/* The extension state for `key` if it exists (NULL otherwise); never creates it. */
+void *wfm_ctx_ext_find(const wfm_ctx *ctx, const void *key);
+
+/* Called once when the root activity has finished (body_status says how), before the instance
+ * completes. The hook may schedule nodes as children of `root` with wfm_ctx_schedule (e.g.
+ * confirmation or compensation handlers); the instance completes when they are done. */
+typedef void (*wfm_finish_fn)(wfm_ctx *ctx, wfm_ai *root, wfm_status body_status, void *data);
+wf_status wfm_ctx_on_finish(wfm_ctx *ctx, wfm_finish_fn fn, void *data);
+
+/* WriteLine's sink: the instance's output writer (stdout for the CLI). */
+void wfm_ctx_write(wfm_ctx *ctx, const char *text, size_t len);
+wf_types *wfm_ctx_types(const wfm_ctx *ctx);
+/* Record one native call for the trace (`--trace`, side-by-side verification). */
+void wfm_ctx_trace_call(wfm_ctx *ctx, wfm_ai *ai, const char *function, const wf_value *in,
+                        size_t in_count, const wf_value *out, size_t out_count);
+
+
+#endif

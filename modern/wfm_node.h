@@ -1,0 +1,65 @@
+/* wfm_node.h — what a kind's callbacks may read of a loaded node: its properties, literals,
+ * parameters and attached data, at load and at run time (nodes are immutable once loaded),
+ * and the loader's services for a prepare callback (errors, library path, types). Property
+ * indexes are those of the kind's spec (wfm_activity.h). */
+#ifndef WFM_NODE_H
+#define WFM_NODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../common/wf_error.h"
+#include "../common/wf_native.h"
+#include "../common/wf_value.h"
+#include "wfm_activity.h"
+
+/* ---- reading a node (load time and run time) --------------------------------------------- */
+const wfm_kind *wfm_node_kind(const wfm_node *node);
+wf_loc wfm_node_loc(const wfm_node *node);
+const char *wfm_node_display_name(const wfm_node *node); /* DisplayName, else the kind name */
+const char *wfm_node_id(const wfm_node *node);           /* "1.3.2", stable per definition */
+/* The tree parent: the node whose property the element is written in (NULL for the root
+ * body). A node reached through x:Reference has the parent where it is written. */
+const wfm_node *wfm_node_parent(const wfm_node *node);
+const wf_type *wfm_node_type_arg(const wfm_node *node);  /* x:TypeArguments, NULL if none */
+bool wfm_node_has(const wfm_node *node, unsigned prop);  /* set in the XAML */
+/* ACTIVITY, NODE: the child; DELEGATE: the body (NULL for an empty ActivityAction). */
+const wfm_node *wfm_node_child(const wfm_node *node, unsigned prop);
+size_t wfm_node_count(const wfm_node *node, unsigned prop); /* ACTIVITIES, NODES, KEYED, PARAMS */
+const wfm_node *wfm_node_at(const wfm_node *node, unsigned prop, size_t index);
+const wf_value *wfm_node_key(const wfm_node *node, unsigned prop, size_t index); /* KEYED */
+const wf_value *wfm_node_literal(const wfm_node *node, unsigned prop); /* LITERAL; null value
+                                                                         when absent */
+/* IN/OUT/INOUT/LITERAL: the value type; TYPE: the named type (NULL for a clr-namespace type);
+ * DELEGATE: the argument type (NULL when the ActivityAction has no x:TypeArguments). */
+const wf_type *wfm_node_prop_type(const wfm_node *node, unsigned prop);
+/* TYPE: the text as written ("p:Any"; "" when absent) and its prefix ("p"; NULL when
+ * unprefixed or absent). */
+const char *wfm_node_type_text(const wfm_node *node, unsigned prop);
+const char *wfm_node_type_prefix(const wfm_node *node, unsigned prop);
+/* PARAMS: the direction and type of parameter `index`. */
+wfm_prop_kind wfm_node_param_dir(const wfm_node *node, unsigned prop, size_t index);
+const wf_type *wfm_node_param_type(const wfm_node *node, unsigned prop, size_t index);
+/* Data a prepare callback attached (owned by the node, destroyed with the definition). */
+void wfm_node_set_data(wfm_node *node, void *data, void (*destroy)(void *data));
+void *wfm_node_data(const wfm_node *node);
+
+
+/* ---- load time (prepare callbacks) ------------------------------------------------------ */
+void wfm_load_error(wfm_load *load, const wfm_node *node, wf_status code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void wfm_load_warning(wfm_load *load, const wfm_node *node, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+const wf_libpath *wfm_load_libpath(const wfm_load *load); /* NULL if none configured */
+wf_types *wfm_load_types(const wfm_load *load);
+/* The assembly NAME an xmlns prefix in scope at `node` maps to
+ * ("clr-namespace:NS;Assembly=NAME"); NULL if the prefix is not a clr-namespace. */
+const char *wfm_load_assembly(const wfm_load *load, const wfm_node *node, const char *prefix);
+/* The raw text of an attribute of the node's element that the spec does not describe (for
+ * kinds with open-ended attributes such as Interop's property names); NULL if absent. The
+ * loader reports unknown attributes as errors unless a prepare callback claims them with this
+ * function. */
+const char *wfm_load_claim_attr(wfm_load *load, const wfm_node *node, const char *name);
+
+
+#endif
