@@ -15,10 +15,11 @@
 #include <libxml/parserInternals.h>
 #include <libxml/xmlerror.h>
 
+#include "wf_file.h"
 #include "wf_mem.h"
 
 #define XML_NS_URI        "http://www.w3.org/XML/1998/namespace"
-#define DEFAULT_MAX_BYTES ((size_t)64 << 20)
+#define DEFAULT_MAX_BYTES WF_FILE_MAX_BYTES
 #define DEFAULT_MAX_DEPTH 256u
 #define DEFAULT_MAX_NODES ((size_t)1000000)
 
@@ -782,44 +783,18 @@ fail:
     return st;
 }
 
-static wf_status read_file(const char *path, size_t max, char **data, size_t *len, wf_error *err)
-{
-    wf_loc at = {path, 0, 0};
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return wf_error_set(err, WF_E_IO, &at, "cannot open: %s", strerror(errno));
-    wf_buf buf;
-    wf_buf_init(&buf);
-    char chunk[16384];
-    size_t n;
-    wf_status st = WF_OK;
-    while (st == WF_OK && (n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        if (buf.len + n > max)
-            st = wf_error_set(err, WF_E_LIMIT, &at, "document is larger than %zu bytes", max);
-        else if (!wf_buf_add(&buf, chunk, n))
-            st = wf_error_set(err, WF_E_NOMEM, &at, "out of memory reading the file");
-    }
-    if (st == WF_OK && ferror(f))
-        st = wf_error_set(err, WF_E_IO, &at, "cannot read: %s", strerror(errno));
-    fclose(f);
-    if (st == WF_OK && !(*data = wf_buf_detach(&buf, len)))
-        st = wf_error_set(err, WF_E_NOMEM, &at, "out of memory reading the file");
-    wf_buf_fini(&buf);
-    return st;
-}
-
 wf_status wf_xml_load_file(const char *path, const wf_xml_limits *limits, wf_xml_doc **out,
                            wf_error *err)
 {
     *out = NULL;
     loader probe = {0};
     apply_limits(&probe, limits);
-    char *data = NULL;
-    size_t len = 0;
-    wf_status st = read_file(path, probe.lim.max_bytes, &data, &len, err);
+    wf_buf data;
+    wf_buf_init(&data);
+    wf_status st = wf_file_read(path, probe.lim.max_bytes, &data, err);
     if (st == WF_OK)
-        st = wf_xml_load_mem(path, data, len, limits, out, err);
-    wf_free(data);
+        st = wf_xml_load_mem(path, data.data, data.len, limits, out, err);
+    wf_buf_fini(&data);
     return st;
 }
 

@@ -214,7 +214,7 @@ static comp_token *token_newest_child(comp_ext *ext, const comp_token *t)
     return best;
 }
 
-/* ---- persistence (wfm_activity.h "Persistence contract") -------------------------------- */
+/* ---- persistence (wfm_persist.h "Persistence contract") -------------------------------- */
 /* Tokens are written by id (0: none); snapshots as free environments; each state starts
  * with a version number. */
 #define COMP_STATE_VERSION 1u

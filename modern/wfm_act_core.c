@@ -509,7 +509,10 @@ static void delay_execute(wfm_ctx *ctx, wfm_ai *ai)
     }
     int64_t now = wfm_ctx_now_us(ctx);
     int64_t due = us < INT64_MAX - 1 - now ? now + us : INT64_MAX - 1; /* TimeSpan.MaxValue */
-    if (wfm_ctx_timer(ctx, ai, due, delay_fire) != WF_OK)
+    wf_status st = wfm_ctx_timer(ctx, ai, due, delay_fire);
+    if (st == WF_E_NOMEM)
+        wfm_ctx_nomem(ctx); /* the instance fails as out of memory, not with an exception */
+    else if (st != WF_OK)
         wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation, "cannot create the timer");
 }
 
@@ -724,6 +727,8 @@ static void wfe_execute(wfm_ctx *ctx, wfm_ai *ai)
     if (st == WF_E_STATE)
         wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation, "a bookmark named '%s' already exists",
                       wf_value_str(&name));
+    else if (st == WF_E_NOMEM)
+        wfm_ctx_nomem(ctx);
     else if (st != WF_OK)
         wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation, "cannot create bookmark '%s'",
                       wf_value_str(&name));

@@ -221,7 +221,7 @@ static wf_status try_catch_prepare(wfm_load *load, wfm_node *node)
     return WF_OK;
 }
 
-/* Persistence (wfm_activity.h "Persistence contract"): a version, then the fields. */
+/* Persistence (wfm_persist.h "Persistence contract"): a version, then the fields. */
 #define FAULT_STATE_VERSION 1u
 
 static void write_value_or_null(wfm_persist_writer *w, const wf_value *v)

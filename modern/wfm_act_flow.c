@@ -160,7 +160,7 @@ static void cancel_running(wfm_ctx *ctx, wfm_ai *ai)
     wfm_ctx_cancel_children(ctx, ai);
 }
 
-/* Persistence (wfm_activity.h "Persistence contract"): a version, then the fields. */
+/* Persistence (wfm_persist.h "Persistence contract"): a version, then the fields. */
 #define FLOW_STATE_VERSION 1u
 
 static wf_status flowchart_save(const wfm_ai *ai, wfm_persist_writer *w)

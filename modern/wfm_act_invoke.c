@@ -340,7 +340,7 @@ static void transaction_fini(wfm_ai *ai)
         wf_value_release(&st->failure);
 }
 
-/* Persistence (wfm_activity.h "Persistence contract"). TransactionScope is a no-persist
+/* Persistence (wfm_persist.h "Persistence contract"). TransactionScope is a no-persist
  * zone while it executes, so a saved one has not started or has already finished; the state
  * is written anyway so the contract holds. */
 #define TS_STATE_VERSION 1u

@@ -95,6 +95,10 @@ static void persist_execute(wfm_ctx *ctx, wfm_ai *ai)
         wf_status st = wfm_ctx_bookmark(ctx, ai, name, 0, persist_resumed);
         if (st == WF_OK)
             return;
+        if (st == WF_E_NOMEM) {
+            wfm_ctx_nomem(ctx);
+            return;
+        }
         if (st != WF_E_STATE || n > 100000) {
             wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation, "Persist: cannot request a persist");
             return;

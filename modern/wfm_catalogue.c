@@ -88,7 +88,7 @@ static wf_status check_spec(const wfm_kind_spec *spec, int *content_index, wf_er
     if ((spec->flags & WFM_KIND_VARIABLES) && strcmp(spec->category, "Activity") != 0)
         return wf_error_set(err, WF_E_USAGE, NULL,
                             "kind '%s': only activities may declare Variables", spec->name);
-    /* Persistence contract (wfm_activity.h): state that is not plain bytes needs both hooks. */
+    /* Persistence contract (wfm_persist.h): state that is not plain bytes needs both hooks. */
     if (spec->state_size && !(spec->flags & WFM_KIND_STATE_PLAIN) &&
         (!spec->save || !spec->restore))
         return wf_error_set(err, WF_E_USAGE, NULL,
@@ -332,7 +332,7 @@ void wfm_load_error(wfm_load *load, const wfm_node *node, wf_status code, const 
     if (code == WF_E_NOMEM)
         load->nomem = true;
     load->errors++;
-    wf_diags_add_error(load->diags, WF_SEV_ERROR, &e);
+    wfm__load_diag(load, WF_SEV_ERROR, &e);
 }
 
 void wfm_load_warning(wfm_load *load, const wfm_node *node, const char *fmt, ...)
@@ -342,7 +342,7 @@ void wfm_load_warning(wfm_load *load, const wfm_node *node, const char *fmt, ...
     va_start(ap, fmt);
     wf_error_setv(&e, WF_E_SCHEMA, node ? &node->loc : NULL, fmt, ap);
     va_end(ap);
-    wf_diags_add_error(load->diags, WF_SEV_WARNING, &e);
+    wfm__load_diag(load, WF_SEV_WARNING, &e);
 }
 
 const wf_libpath *wfm_load_libpath(const wfm_load *load)

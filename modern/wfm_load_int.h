@@ -71,6 +71,9 @@ struct wfm_load {
 
 /* wfm_xaml.c: the lnode of a node (NULL if none). */
 wfm__lnode *wfm__load_lnode(wfm_load *load, const wfm_node *node);
+/* wfm_xaml.c: record a diagnostic of this load; one the list has no room for (out of memory)
+ * makes the load fail with WF_E_NOMEM rather than lose it. */
+void wfm__load_diag(wfm_load *load, wf_severity sev, const wf_error *e);
 
 /* ---- wfm_xaml_types.c ------------------------------------------------------------------ */
 #define WFM__NS_XAML "http://schemas.microsoft.com/winfx/2006/xaml"

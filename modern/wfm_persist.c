@@ -1,5 +1,5 @@
 /* wfm_persist.c — saving and restoring a modern instance (wfm_persist.h) and the writer /
- * reader helpers kinds use (wfm_activity.h, "Persistence contract"). Pointers never reach
+ * reader helpers kinds use (wfm_persist.h, "Persistence contract"). Pointers never reach
  * the blob: activity instances are indexes in the saved preorder, nodes their dense index,
  * callbacks (kind, table index), environments references (see env_ref), so the same
  * definition in another process rebuilds the same instance.

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h> /* sysconf */
 
+#include "../common/wf_file.h"
 #include "../common/wf_random.h"
 #include "wfm_persist.h" /* wfm_persist_bookmark */
 #include "wfm_sched_int.h"
@@ -349,49 +350,23 @@ wf_status wfm_runtime_load_mem(wfm_runtime *rt, const char *name, const char *da
     return WF_OK;
 }
 
-static char *read_file(const char *path, size_t *len, wf_error *err)
-{
-    wf_loc loc = {path, 0, 0};
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        wf_error_set(err, WF_E_IO, &loc, "cannot open: %s", strerror(errno));
-        return NULL;
-    }
-    wf_buf b;
-    wf_buf_init(&b);
-    char chunk[8192];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        wf_buf_add(&b, chunk, n);
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        wf_buf_fini(&b);
-        wf_error_set(err, WF_E_IO, &loc, "cannot read: %s", strerror(errno));
-        return NULL;
-    }
-    char *data = wf_buf_detach(&b, len);
-    if (!data)
-        wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    return data;
-}
-
 wf_status wfm_runtime_load(wfm_runtime *rt, const char *path, wfm_definition **out, wf_diags *diags,
                            wf_error *err)
 {
     *out = NULL;
     wf_error local = WF_ERROR_INIT;
-    size_t len = 0;
-    char *data = read_file(path, &len, &local);
-    if (!data) {
+    wf_buf data;
+    wf_buf_init(&data);
+    /* The cap holds while reading: /dev/zero or an endless FIFO stops at it (WF_E_LIMIT). */
+    wf_status st = wf_file_read(path, 0, &data, &local);
+    if (st != WF_OK) {
         if (diags)
             wf_diags_add_error(diags, WF_SEV_ERROR, &local);
         if (err && err->code == WF_OK)
             *err = local;
-        return local.code;
-    }
-    wf_status st = wfm_runtime_load_mem(rt, path, data, len, out, diags, err);
-    wf_free(data);
+    } else
+        st = wfm_runtime_load_mem(rt, path, data.data, data.len, out, diags, err);
+    wf_buf_fini(&data);
     return st;
 }
 

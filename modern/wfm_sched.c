@@ -1,7 +1,7 @@
 /* wfm_sched.c — the modern scheduler: one work-item deque per instance (scheduled work and
  * completions at the front, resumptions and timers at the back), activity instances and
  * environments from per-instance pools, WF4 fault propagation and cancellation, bookmarks and
- * a timer heap; plus the wfm_ctx_* / wfm_ai_* functions activities call (wfm_activity.h).
+ * a timer heap; plus the wfm_ctx_* / wfm_ai_* functions activities call (wfm_ctx.h).
  * Spec: docs/architecture.md "The scheduler", docs/semantics.md §5, environments per wfm_definition_int.h.
  *
  * Instance states (wfm__sched_state) and who moves them:

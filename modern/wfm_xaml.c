@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/wf_file.h"
+
 #define NS_XML "http://www.w3.org/XML/1998/namespace"
 
 /* Where the value of one property came from while gathering an element. */
@@ -333,7 +335,7 @@ static wfm_expr *compile(wfm_load *L, const nctx *nc, const char *text, wf_loc a
         source_pos(L, text, at, &e.line, &e.col);
     L->errors++;
     if (!names_rejected(L, &e) || !wf_diags_error_count(L->diags))
-        wf_diags_add_error(L->diags, WF_SEV_ERROR, &e);
+        wfm__load_diag(L, WF_SEV_ERROR, &e);
     if (nc)
         mark_bad(L, nc->ln);
     return NULL;
@@ -678,9 +680,10 @@ static bool attached_ignored(wfm_load *L, const wf_xml_node *at_el, const char *
         wfm__xt_ignorable(at_el, ns) || owner_is(name, dot, class_short(L)) ||
         owner_is(name, dot, kname))
         return false;
-    wf_diags_add(L->diags, WF_SEV_WARNING, WF_E_SCHEMA, &loc,
-                 "attached property '%s%s%s' is ignored", prefix ? prefix : "", prefix ? ":" : "",
-                 name);
+    wf_error e = WF_ERROR_INIT;
+    wf_error_set(&e, WF_E_SCHEMA, &loc, "attached property '%s%s%s' is ignored",
+                 prefix ? prefix : "", prefix ? ":" : "", name);
+    wfm__load_diag(L, WF_SEV_WARNING, &e);
     return true;
 }
 
@@ -2136,13 +2139,25 @@ static void load_fini(wfm_load *L)
     wf_diags_destroy(L->diags);
 }
 
+void wfm__load_diag(wfm_load *load, wf_severity sev, const wf_error *e)
+{
+    size_t before = wf_diags_count(load->diags);
+    wf_diags_add_error(load->diags, sev, e);
+    if (wf_diags_count(load->diags) == before)
+        load->nomem = true;
+}
+
 static wf_status load_result(wfm_load *L, wf_error *err)
 {
-    if (L->opts->diags)
+    if (L->opts->diags) {
+        size_t before = wf_diags_count(L->opts->diags);
         for (size_t i = 0; i < wf_diags_count(L->diags); i++) {
             const wf_diag *d = wf_diags_get(L->diags, i);
             wf_diags_add_error(L->opts->diags, d->severity, &d->error);
         }
+        if (wf_diags_count(L->opts->diags) - before < wf_diags_count(L->diags))
+            L->nomem = true; /* the caller would miss diagnostics */
+    }
     if (L->nomem || (L->errors && !wf_diags_error_count(L->diags)))
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory loading %s",
                             L->def ? L->def->path : "a definition");
@@ -2204,7 +2219,7 @@ wf_status wfm_definition_load_mem(const wfm_load_opts *opts, const char *name, c
             L.nomem = true;
         else if (rc != WF_OK) {
             L.errors++;
-            wf_diags_add_error(L.diags, WF_SEV_ERROR, &e);
+            wfm__load_diag(&L, WF_SEV_ERROR, &e);
         } else {
             build_root(&L);
             if (!L.nomem)
@@ -2232,38 +2247,16 @@ wf_status wfm_definition_load_file(const wfm_load_opts *opts, const char *path,
     *out = NULL;
     if (!path)
         return wf_error_set(err, WF_E_USAGE, NULL, "no file name");
-    size_t max = opts && opts->xml_limits && opts->xml_limits->max_bytes
-                     ? opts->xml_limits->max_bytes
-                     : (size_t)64 << 20;
-    FILE *f = fopen(path, "rb");
-    wf_error e = WF_ERROR_INIT;
-    if (!f) {
-        wf_error_set(&e, WF_E_IO, &(wf_loc){path, 0, 0}, "cannot open: %s", strerror(errno));
-        if (opts && opts->diags)
-            wf_diags_add_error(opts->diags, WF_SEV_ERROR, &e);
-        if (err && err->code == WF_OK)
-            *err = e;
-        return e.code;
-    }
+    size_t max = opts && opts->xml_limits ? opts->xml_limits->max_bytes : 0;
     wf_buf buf;
     wf_buf_init(&buf);
-    char chunk[16384];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && buf.len <= max)
-        wf_buf_add(&buf, chunk, n);
-    bool read_err = ferror(f) != 0;
-    fclose(f);
-    wf_status rc;
-    if (buf.oom)
-        rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory reading %s", path);
-    else if (read_err || buf.len > max) {
-        wf_error_set(&e, read_err ? WF_E_IO : WF_E_LIMIT, &(wf_loc){path, 0, 0},
-                     read_err ? "read error" : "file larger than %zu bytes", max);
+    wf_error e = WF_ERROR_INIT;
+    wf_status rc = wf_file_read(path, max, &buf, &e);
+    if (rc != WF_OK) {
         if (opts && opts->diags)
             wf_diags_add_error(opts->diags, WF_SEV_ERROR, &e);
         if (err && err->code == WF_OK)
             *err = e;
-        rc = e.code;
     } else
         rc = wfm_definition_load_mem(opts, path, buf.data, buf.len, out, err);
     wf_buf_fini(&buf);

@@ -17,7 +17,7 @@ void wfm__xt_report(wfm_load *load, wf_status code, wf_loc at, const char *fmt, 
     if (code == WF_E_NOMEM)
         load->nomem = true;
     load->errors++;
-    wf_diags_add_error(load->diags, WF_SEV_ERROR, &e);
+    wfm__load_diag(load, WF_SEV_ERROR, &e);
 }
 
 bool wfm__xt_is_x(const char *ns)

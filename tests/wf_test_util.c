@@ -2,10 +2,13 @@
 #include "wf_test_util.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../common/wf_mem.h"
@@ -89,16 +92,75 @@ char *wf_test_read_file(const char *path, size_t *len)
     return wf_buf_detach(&buf, len);
 }
 
+int wf_test_fifo_writer(const char *path)
+{
+    unlink(path);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int fd = open(path, O_WRONLY);
+        static const char chunk[4096] = {'<'};
+        while (fd >= 0 && write(fd, chunk, sizeof chunk) > 0)
+            ;
+        _exit(0);
+    }
+    return (int)pid;
+}
+
+void wf_test_fifo_writer_end(int pid)
+{
+    kill((pid_t)pid, SIGKILL);
+    waitpid((pid_t)pid, NULL, 0);
+}
+
+int wf_test_run_cli(const char *const *argv, char **err_text)
+{
+    char exe[1024];
+    snprintf(exe, sizeof exe, "%s/bin/wfbridge", wf_test_build_dir());
+    char err_path[] = "/tmp/wftest-cli.XXXXXX";
+    int err_fd = mkstemp(err_path);
+    ck_assert_int_ge(err_fd, 0);
+    size_t argc = 0;
+    while (argv[argc])
+        argc++;
+    const char **args = calloc(argc + 2, sizeof *args);
+    ck_assert_ptr_nonnull(args);
+    args[0] = exe;
+    memcpy(args + 1, argv, argc * sizeof *args);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int null_fd = open("/dev/null", O_RDWR);
+        dup2(null_fd, 0);
+        dup2(null_fd, 1);
+        dup2(err_fd, 2);
+        execv(exe, (char *const *)args);
+        _exit(127);
+    }
+    free(args);
+    close(err_fd);
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    if (err_text)
+        *err_text = wf_test_read_file(err_path, NULL);
+    unlink(err_path);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 unsigned wf_test_nomem_loop(wf_test_op op, void *ud, unsigned max_runs)
 {
-    unsigned n;
-    for (n = 1; n <= max_runs; n++) {
+    for (unsigned n = 1; n <= max_runs; n++) {
         wf_alloc_fail_after(n);
         wf_status st = op(ud);
+        unsigned long refused = wf_alloc_fail_count();
         wf_alloc_fail_after(0);
-        if (st != WF_E_NOMEM)
-            return n - 1;
+        if (refused == 0)
+            return n - 1; /* allocation n was never reached: every path has been tried */
+        ck_assert_msg(st == WF_E_NOMEM,
+                      "allocation %u (and later ones) refused, yet the run returned %s (%d)", n,
+                      wf_status_name(st), (int)st);
     }
-    ck_abort_msg("operation still failing with WF_E_NOMEM after %u runs", max_runs);
-    return n;
+    ck_abort_msg("operation still refused allocations after %u runs", max_runs);
+    return max_runs;
 }

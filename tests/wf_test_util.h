@@ -24,9 +24,20 @@ const char *wf_test_write_file(const char *dir, const char *name, const char *te
 /* Read a whole file (wf_free the result). */
 char *wf_test_read_file(const char *path, size_t *len);
 
-/* Run `op` with allocation N failing, N = 1, 2, ... until op returns something other than
- * WF_E_NOMEM; asserts each failing run returned WF_E_NOMEM (op must free everything itself in
- * that case). Returns the number of failing runs tried. */
+/* A FIFO at `path` whose writer (a child process) writes forever: it ends on its own when the
+ * reader closes the FIFO (SIGPIPE), and wf_test_fifo_writer_end stops it in any case. */
+int wf_test_fifo_writer(const char *path); /* the writer's pid */
+void wf_test_fifo_writer_end(int pid);
+/* Run BUILD/bin/wfbridge with argv (NULL-terminated, without the program name), stdin from
+ * /dev/null, stdout discarded, stderr captured into *err_text (wf_free it; may be NULL).
+ * Returns the exit status (128 + signal when killed). */
+int wf_test_run_cli(const char *const *argv, char **err_text);
+
+/* Run `op` with allocation N and every later one refused, N = 1, 2, ..., until a run sees no
+ * refused allocation (wf_alloc_fail_count() == 0: op allocates fewer than N times). Asserts
+ * that every run which had an allocation refused returned WF_E_NOMEM (op frees everything
+ * itself then), so a failure swallowed on some path fails the test instead of ending the loop
+ * early. Returns the number of refused runs (N - 1 for the first clean run N). */
 typedef wf_status (*wf_test_op)(void *ud);
 unsigned wf_test_nomem_loop(wf_test_op op, void *ud, unsigned max_runs);
 

@@ -351,7 +351,63 @@ START_TEST(test_load_errors_reach_diagnostics_and_nothing_escapes)
 }
 END_TEST
 
+/* A device or FIFO that never ends stops at the size limit (issue 11, defect 1): WF_E_LIMIT
+ * naming the file, in the diagnostics too, no definition. */
+static void expect_load_capped(const char *path)
+{
+    wfm_runtime *rt = make_rt();
+    wf_diags *diags = wf_diags_create();
+    ck_assert_ptr_nonnull(diags);
+    wfm_definition *def = (wfm_definition *)&def;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_runtime_load(rt, path, &def, diags, &err), WF_E_LIMIT);
+    ck_assert_ptr_null(def);
+    ck_assert_str_eq(err.file, path);
+    WF_ASSERT_ERROR(err, WF_E_LIMIT, 0, 0, "larger than 67108864 bytes");
+    ck_assert_uint_eq(wf_diags_error_count(diags), 1);
+    wf_diags_destroy(diags);
+    wfm_runtime_destroy(rt);
+}
+
+START_TEST(test_load_of_dev_zero_stops_at_the_size_limit)
+{
+    expect_load_capped("/dev/zero");
+}
+END_TEST
+
+START_TEST(test_load_of_endless_fifo_stops_at_the_size_limit)
+{
+    const char *dir = wf_test_tmpdir();
+    char path[1024];
+    snprintf(path, sizeof path, "%s/endless.xaml", dir);
+    int writer = wf_test_fifo_writer(path);
+    expect_load_capped(path);
+    wf_test_fifo_writer_end(writer);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+START_TEST(test_cli_run_of_dev_zero_is_an_input_error)
+{
+    char *text = NULL;
+    ck_assert_int_eq(wf_test_run_cli((const char *const[]){"run", "/dev/zero", NULL}, &text), 2);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_msg(strstr(text, "/dev/zero") && strstr(text, "larger than"), "stderr: %s", text);
+    wf_free(text);
+}
+END_TEST
+
 /* ---- nomem ------------------------------------------------------------------------------- */
+
+/* A run that ran out of memory ends the instance Faulted without an exception. */
+static wf_status run_or_nomem(wfm_instance *inst, wf_error *err)
+{
+    wf_status st = wfm_instance_run(inst, err);
+    if (st == WF_OK && wfm_instance_state_get(inst) == WFM_INSTANCE_FAULTED &&
+        wf_is_null(wfm_instance_fault(inst)))
+        st = WF_E_NOMEM;
+    return st;
+}
 
 static wf_status run_small_once(void *ud)
 {
@@ -368,15 +424,12 @@ static wf_status run_small_once(void *ud)
     if (st == WF_OK)
         st = wfm_instance_create(rt, def, &inst, &err);
     if (st == WF_OK)
-        st = wfm_instance_run(inst, &err);
+        st = run_or_nomem(inst, &err);
     wf_value v = wf_int32(3);
     if (st == WF_OK)
         st = wfm_instance_resume(inst, "go", &v, &err);
     if (st == WF_OK)
-        st = wfm_instance_run(inst, &err);
-    if (st == WF_OK && wfm_instance_state_get(inst) == WFM_INSTANCE_FAULTED &&
-        wf_is_null(wfm_instance_fault(inst)))
-        st = WF_E_NOMEM; /* ran out of memory while running: faulted without an exception */
+        st = run_or_nomem(inst, &err);
     if (st == WF_OK)
         ck_assert_int_eq(wfm_instance_state_get(inst), WFM_INSTANCE_CLOSED);
     wfm_instance_destroy(inst);
@@ -409,6 +462,9 @@ Suite *modern_runtime_suite(void)
     tcase_add_test(bad, test_resume_unknown_bookmark_is_not_found);
     tcase_add_test(bad, test_completed_instance_refuses_run_and_cancel);
     tcase_add_test(bad, test_load_errors_reach_diagnostics_and_nothing_escapes);
+    tcase_add_test(bad, test_load_of_dev_zero_stops_at_the_size_limit);
+    tcase_add_test(bad, test_load_of_endless_fifo_stops_at_the_size_limit);
+    tcase_add_test(bad, test_cli_run_of_dev_zero_is_an_input_error);
     suite_add_tcase(s, bad);
     TCase *nomem = tcase_create("nomem");
     tcase_add_test(nomem, test_nomem_every_allocation_fails_cleanly);
