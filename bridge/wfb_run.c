@@ -14,7 +14,7 @@
 
 static const char usage_text[] =
     "usage: wfbridge run FILE.xaml [--arg NAME=VALUE]... [--resume BOOKMARK=VALUE]...\n"
-    "                    [--json] [--lib-path DIR] [--workers N]\n"
+    "                    [--json] [--lib-path DIR] [--workers N] [--max-steps N]\n"
     "                    [--track FILE [--profile P]]\n"
     "                    [--store FILE [--durability full|normal] [--promote NAME]...]\n\n"
     "Run a modern (WF4 XAML) workflow until it completes or waits on bookmarks.\n\n"
@@ -26,6 +26,8 @@ static const char usage_text[] =
     "  --json                 print the result as one JSON object on the last line of stdout\n"
     "  --lib-path DIR         where native libraries are found (default $WFBRIDGE_LIB_PATH)\n"
     "  --workers N            worker threads of the runtime (default: one per core)\n"
+    "  --max-steps N          stop with an error after N work items without going idle (a\n"
+    "                         loop that never waits); default 10000000, 0 for no limit\n"
     "  --track FILE           write tracking records as JSON lines to FILE ('-': stdout)\n"
     "  --profile P            tracking profile: health, basic (default), all, none, or a\n"
     "                         TrackingProfile XML file\n"
@@ -49,6 +51,7 @@ typedef struct run_opts {
     bool json;
     const char *lib_path;
     unsigned workers;
+    uint64_t max_steps; /* --max-steps N */
     const char *track;   /* --track FILE ("-" = stdout) */
     const char *profile; /* --profile NAME|FILE.xml, default basic */
     const char *store;   /* --store FILE: durable run */
@@ -87,6 +90,12 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             if (*end || n < 1 || n > 1024)
                 return wfb_usage_error("run", "--workers needs a number from 1 to 1024");
             o->workers = (unsigned)n;
+        } else if (strcmp(a, "--max-steps") == 0 && has_value) {
+            char *end;
+            const char *v = argv[++i];
+            o->max_steps = strtoull(v, &end, 10);
+            if (*v < '0' || *v > '9' || *end)
+                return wfb_usage_error("run", "--max-steps needs a whole number, not '%s'", v);
         } else if (a[0] == '-' && a[1] == '-') {
             return wfb_usage_error("run", "unknown or incomplete option '%s'", a);
         } else if (!o->file) {
@@ -276,6 +285,7 @@ static int run_file(const run_opts *o)
     ro.worker_count = o->workers;
     ro.libpath = libpath;
     ro.tracker = tracker;
+    ro.max_steps = o->max_steps;
     if (wfm_runtime_create(&ro, &rt, &err) != WF_OK)
         goto fail;
     if (wfm_runtime_load(rt, o->file, &def, diags, &err) != WF_OK) {
@@ -315,7 +325,7 @@ int wfb_cmd_run(int argc, char **argv)
 {
     if (wfb_wants_help(argc, argv, usage_text))
         return 0;
-    run_opts o = {0};
+    run_opts o = {.max_steps = 10000000};
     o.args = wf_calloc((size_t)argc, sizeof *o.args);
     o.resumes = wf_calloc((size_t)argc, sizeof *o.resumes);
     o.promotes = wf_calloc((size_t)argc, sizeof *o.promotes);

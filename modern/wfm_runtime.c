@@ -65,6 +65,7 @@ struct wfm_runtime {
     _Atomic uint64_t n_defs, n_hits, n_created, n_completed, n_executed, n_items, n_resumed,
         n_timers;
     wfm_tracker *tracker;     /* borrowed; NULL: no tracking */
+    uint64_t max_steps;       /* opts.max_steps */
     uint64_t id_prefix;       /* random, for instance ids */
     _Atomic uint64_t id_counter;
 };
@@ -233,6 +234,7 @@ wf_status wfm_runtime_create(const wfm_runtime_opts *opts, wfm_runtime **out, wf
     rt->write = opts->write ? opts->write : stdout_write;
     rt->write_ud = opts->write ? opts->write_ud : rt;
     rt->clock = opts->clock ? opts->clock : real_clock;
+    rt->max_steps = opts->max_steps;
     rt->clock_ud = opts->clock_ud;
     rt->tracker = opts->tracker;
     wf_random_bytes(&rt->id_prefix, sizeof rt->id_prefix);
@@ -731,6 +733,7 @@ wf_status wfm_instance_create(wfm_runtime *rt, wfm_definition *def, wfm_instance
     host.clock = inst_clock;
     host.clock_ud = rt;
     host.types = rt->types;
+    host.max_steps = rt->max_steps;
     if (rt->tracker) {
         host.track = inst_track;
         host.track_ud = inst;
@@ -878,6 +881,8 @@ wf_status wfm_instance_run(wfm_instance *inst, wf_error *err)
     if (st == WF_OK) {
         wfm__sched_run(&inst->ctx, 0);
         track_run_end(inst);
+        if (inst->ctx.step_limit_hit)
+            st = wfm__sched_step_limit_error(&inst->ctx, err);
     }
     host_release(inst);
     return st;

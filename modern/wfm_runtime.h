@@ -46,9 +46,16 @@ typedef struct wfm_runtime_opts {
     wfm_clock_fn clock; /* NULL: the real clock */
     void *clock_ud;
     wfm_tracker *tracker; /* borrowed, must outlive the runtime; NULL: no tracking */
+    /* Work items one instance may run without going idle (0: no limit). A loop that never
+     * waits (While True) then ends the instance as Terminated with "the workflow ran N work
+     * items without waiting for anything", and wfm_instance_run returns WF_E_LIMIT with that
+     * message at the root activity. */
+    uint64_t max_steps;
 } wfm_runtime_opts;
 
-#define WFM_RUNTIME_OPTS_INIT {0, NULL, NULL, NULL, NULL, NULL, NULL}
+#define WFM_RUNTIME_OPTS_INIT                                                                      \
+    {.worker_count = 0, .libpath = NULL, .write = NULL, .write_ud = NULL, .clock = NULL,         \
+     .clock_ud = NULL, .tracker = NULL, .max_steps = 0}
 
 wf_status wfm_runtime_create(const wfm_runtime_opts *opts, wfm_runtime **out, wf_error *err);
 /* Stops the workers. Every instance must have been destroyed. Accepts NULL. */

@@ -1034,6 +1034,32 @@ static void fail_nomem(wfm_ctx *ctx)
 
 /* ---- the run loop --------------------------------------------------------------------- */
 
+#define STEP_LIMIT_FMT                                                                             \
+    "the workflow ran %llu work items without waiting for anything (a loop that never goes "       \
+    "idle, e.g. a While whose condition stays true?)"
+
+/* host.max_steps work items ran and more are queued: end the instance as Terminated. */
+static void step_limit(wfm_ctx *ctx)
+{
+    char msg[256];
+    snprintf(msg, sizeof msg, STEP_LIMIT_FMT, (unsigned long long)ctx->host.max_steps);
+    wf_value exc;
+    if (wf_value_exception(&wf_exc_workflow_terminated, msg, &exc) != WF_OK) {
+        ctx->nomem = true;
+        return;
+    }
+    ctx->step_limit_hit = true;
+    wfm_ctx_terminate(ctx, NULL, exc);
+    ctx->fault_loc = ctx->def->root ? ctx->def->root->loc : WF_LOC_NONE;
+}
+
+wf_status wfm__sched_step_limit_error(const wfm_ctx *ctx, wf_error *err)
+{
+    wf_loc at = ctx->def->root ? ctx->def->root->loc : WF_LOC_NONE;
+    return wf_error_set(err, WF_E_LIMIT, &at, STEP_LIMIT_FMT,
+                        (unsigned long long)ctx->host.max_steps);
+}
+
 static void dispatch(wfm_ctx *ctx, wfm__wi *wi)
 {
     if (wi->ai && wi->ai->serial != wi->serial) {
@@ -1076,6 +1102,8 @@ wfm__sched_state wfm__sched_run(wfm_ctx *ctx, size_t budget)
         dispatch(ctx, &wi);
         if (!ctx->count)
             fire_due_timers(ctx);
+        if (++ctx->steps == ctx->host.max_steps && ctx->count && !is_final(ctx->state))
+            step_limit(ctx);
     }
     ctx->n_work_items += n;
     if (ctx->nomem && !is_final(ctx->state))
@@ -1084,6 +1112,8 @@ wfm__sched_state wfm__sched_run(wfm_ctx *ctx, size_t budget)
         finalize(ctx);
     if (!is_final(ctx->state))
         ctx->state = ctx->count ? WFM__SCHED_RUNNING : WFM__SCHED_IDLE;
+    if (ctx->state == WFM__SCHED_IDLE)
+        ctx->steps = 0; /* the limit counts work done without waiting */
     return ctx->state;
 }
 
@@ -1096,6 +1126,8 @@ wf_status wfm__sched_init(wfm_ctx *ctx, const wfm_definition *def, const wfm__sc
     ctx->host = *host;
     ctx->fault = wf_null();
     ctx->state = WFM__SCHED_NEW;
+    ctx->steps = 0;
+    ctx->step_limit_hit = false;
     uint32_t n = def->arg_count;
     if (n > ctx->root_cap) { /* E0's slots and the `supplied` flags share one block */
         void *block = wf_malloc(n * (sizeof(wf_value) + sizeof(bool)));

@@ -154,6 +154,7 @@ typedef struct wfm__sched_host {
     void (*trace)(void *ud, const wfm_ai *ai, const char *function, const wf_value *in,
                   size_t in_count, const wf_value *out, size_t out_count);
     void *trace_ud;
+    uint64_t max_steps; /* work items without going idle; 0: no limit */
 } wfm__sched_host;
 
 #define WFM__STATE_CLASSES 5 /* per-kind state pools: 16, 32, 64, 128, 256 bytes */
@@ -191,6 +192,8 @@ struct wfm_ctx {
     bool nomem;       /* ran out of memory: the instance faults */
     bool terminating; /* wfm_ctx_terminate was called: ends before the next item */
     bool faulted;     /* an unhandled fault ended (or is ending) the instance */
+    uint64_t steps;       /* work items run since the instance was last idle */
+    bool step_limit_hit;  /* host.max_steps ended it (Terminated) */
     /* counters, added to the runtime's when a run ends */
     uint64_t n_executed, n_work_items, n_resumed, n_timers;
 };
@@ -215,6 +218,9 @@ wfm__sched_state wfm__sched_run(wfm_ctx *ctx, size_t budget);
 /* Queue a host resumption of bookmark `name` at the back. WF_E_NOTFOUND if unknown. */
 wf_status wfm__sched_resume(wfm_ctx *ctx, const char *name, const wf_value *payload, wf_error *err);
 void wfm__sched_cancel(wfm_ctx *ctx);
+/* After a run that ctx->step_limit_hit ended: WF_E_LIMIT "the workflow ran N work items
+ * without waiting for anything ..." at the root activity (the run-legacy wording). */
+wf_status wfm__sched_step_limit_error(const wfm_ctx *ctx, wf_error *err);
 void wfm__sched_terminate(wfm_ctx *ctx, wf_value exc); /* exc taken over */
 int64_t wfm__sched_next_timer(const wfm_ctx *ctx);     /* INT64_MAX if none */
 

@@ -1,6 +1,7 @@
 /* test_runtime.c — the modern host API (modern/wfm_runtime.c): loading through the
  * definition cache, inputs and outputs, bookmark listing and resumption, state errors, bad
- * inputs (unknown argument, wrong type, unknown bookmark) and out-of-memory behaviour. */
+ * inputs (unknown argument, wrong type, unknown bookmark, endless input files), the
+ * work-item limit (max_steps, `run --max-steps`) and out-of-memory behaviour. */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
@@ -397,6 +398,117 @@ START_TEST(test_cli_run_of_dev_zero_is_an_input_error)
 }
 END_TEST
 
+/* ---- limits: the work-item limit (issue 11, defect 23) -------------------------------------- */
+#define WHILE_TRUE                                                                                 \
+    HEAD "\n<Sequence>\n  <While Condition=\"[True]\"><WriteLine Text=\"x\"/></While>\n"          \
+         "</Sequence></Activity>"
+/* Idles on every iteration: 10 resumptions run more than 50 items in all, never 50 at once. */
+#define WHILE_WAITING                                                                              \
+    HEAD "<Sequence><While Condition=\"[True]\"><Sequence><WaitForEvent x:TypeArguments=\"x:Int32\" " \
+         "BookmarkName=\"go\"/><WriteLine Text=\"x\"/><WriteLine Text=\"y\"/></Sequence>"        \
+         "</While></Sequence></Activity>"
+
+static wfm_runtime *make_limited_rt(uint64_t max_steps)
+{
+    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
+    o.worker_count = 1;
+    o.write = wfm_test_discard;
+    o.max_steps = max_steps;
+    wfm_runtime *rt = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_runtime_create(&o, &rt, &err), WF_OK);
+    return rt;
+}
+
+static wfm_instance *make_instance(wfm_runtime *rt, const char *xaml, wfm_definition **def)
+{
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_runtime_load_mem(rt, "loop.xaml", xaml, strlen(xaml), def, NULL, &err),
+                     WF_OK);
+    wfm_instance *inst = NULL;
+    ck_assert_int_eq(wfm_instance_create(rt, *def, &inst, &err), WF_OK);
+    return inst;
+}
+
+START_TEST(test_while_true_stops_at_the_step_limit)
+{
+    wfm_runtime *rt = make_limited_rt(1000);
+    wfm_definition *def = NULL;
+    wfm_instance *inst = make_instance(rt, WHILE_TRUE, &def);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_run(inst, &err), WF_E_LIMIT);
+    ck_assert_str_eq(err.file, "loop.xaml");
+    WF_ASSERT_ERROR(err, WF_E_LIMIT, 2, 1,
+                    "the workflow ran 1000 work items without waiting for anything");
+    ck_assert_int_eq(wfm_instance_state_get(inst), WFM_INSTANCE_TERMINATED);
+    ck_assert_ptr_nonnull(strstr(wf_value_exc_message(wfm_instance_fault(inst)), "1000 work"));
+    ck_assert_uint_eq(wfm_instance_fault_loc(inst).line, 2);
+    wfm_instance_destroy(inst);
+    wfm_definition_release(def);
+    wfm_runtime_destroy(rt);
+}
+END_TEST
+
+START_TEST(test_step_limit_ends_a_pooled_instance_too)
+{
+    wfm_runtime *rt = make_limited_rt(500);
+    wfm_definition *def = NULL;
+    wfm_instance *inst = make_instance(rt, WHILE_TRUE, &def);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_start(inst, &err), WF_OK);
+    wfm_runtime_wait_idle(rt);
+    ck_assert_int_eq(wfm_instance_state_get(inst), WFM_INSTANCE_TERMINATED);
+    ck_assert_ptr_nonnull(strstr(wf_value_exc_message(wfm_instance_fault(inst)), "500 work"));
+    wfm_instance_destroy(inst);
+    wfm_definition_release(def);
+    wfm_runtime_destroy(rt);
+}
+END_TEST
+
+START_TEST(test_step_limit_counts_work_without_waiting_only)
+{
+    wfm_runtime *rt = make_limited_rt(50);
+    wfm_definition *def = NULL;
+    wfm_instance *inst = make_instance(rt, WHILE_WAITING, &def);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_run(inst, &err), WF_OK);
+    wf_value go = wf_int32(1);
+    for (int i = 0; i < 10; i++) {
+        ck_assert_int_eq(wfm_instance_resume(inst, "go", &go, &err), WF_OK);
+        ck_assert_msg(wfm_instance_run(inst, &err) == WF_OK, "%s", err.message);
+        ck_assert_int_eq(wfm_instance_state_get(inst), WFM_INSTANCE_IDLE);
+    }
+    wfm_stats stats;
+    wfm_runtime_stats(rt, &stats);
+    ck_assert_uint_gt(stats.work_items, 50);
+    wfm_instance_destroy(inst);
+    wfm_definition_release(def);
+    wfm_runtime_destroy(rt);
+}
+END_TEST
+
+START_TEST(test_cli_run_max_steps_stops_while_true)
+{
+    const char *dir = wf_test_tmpdir();
+    char path[1024];
+    snprintf(path, sizeof path, "%s", wf_test_write_file(dir, "loop.xaml", WHILE_TRUE));
+    char *text = NULL;
+    const char *const argv[] = {"run", path, "--max-steps", "1000", NULL};
+    ck_assert_int_eq(wf_test_run_cli(argv, &text), 2);
+    ck_assert_ptr_nonnull(text);
+    char want[1100];
+    snprintf(want, sizeof want,
+             "%s:2:1: error: the workflow ran 1000 work items without waiting for anything", path);
+    ck_assert_msg(strstr(text, want), "stderr: %s", text);
+    wf_free(text);
+    const char *const bad[] = {"run", path, "--max-steps", "-1", NULL};
+    ck_assert_int_eq(wf_test_run_cli(bad, &text), 2);
+    ck_assert_msg(strstr(text, "--max-steps needs a whole number"), "stderr: %s", text);
+    wf_free(text);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* ---- nomem ------------------------------------------------------------------------------- */
 
 /* A run that ran out of memory ends the instance Faulted without an exception. */
@@ -466,6 +578,12 @@ Suite *modern_runtime_suite(void)
     tcase_add_test(bad, test_load_of_endless_fifo_stops_at_the_size_limit);
     tcase_add_test(bad, test_cli_run_of_dev_zero_is_an_input_error);
     suite_add_tcase(s, bad);
+    TCase *limits = tcase_create("limits");
+    tcase_add_test(limits, test_while_true_stops_at_the_step_limit);
+    tcase_add_test(limits, test_step_limit_ends_a_pooled_instance_too);
+    tcase_add_test(limits, test_step_limit_counts_work_without_waiting_only);
+    tcase_add_test(limits, test_cli_run_max_steps_stops_while_true);
+    suite_add_tcase(s, limits);
     TCase *nomem = tcase_create("nomem");
     tcase_add_test(nomem, test_nomem_every_allocation_fails_cleanly);
     tcase_set_timeout(nomem, 60);
