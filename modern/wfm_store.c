@@ -203,9 +203,9 @@ static wf_status quick_check(wfm_store *s, const char *table, wf_error *err)
         const char *what = text ? text : "no result";
         if (strncmp(what, "*** ", 4) == 0 && strchr(what, '\n'))
             what = strchr(what, '\n') + 1;
+        int first_line = (int)strcspn(what, "\n");
         rc = refuse(s, WF_E_STORE, err, "store failed its integrity check (table '%s'): %.*s",
-                    table, (int)strcspn(what, "\n") < 160 ? (int)strcspn(what, "\n") : 160,
-                    what);
+                    table, first_line < 160 ? first_line : 160, what);
     }
     wf_free(text);
     return rc;
@@ -579,7 +579,8 @@ static wf_status lock_failure(wfm_store *s, const char *id, wf_error *err)
 static bool owner_is_dead(const char *owner)
 {
     const char *rand = strrchr(owner, ':');
-    if (!rand || rand == owner || strlen(rand + 1) != 8 || strspn(rand + 1, "0123456789abcdef") != 8)
+    if (!rand || rand == owner || strlen(rand + 1) != 8 ||
+        strspn(rand + 1, "0123456789abcdef") != 8)
         return false;
     const char *colon = rand - 1;
     while (colon > owner && *colon != ':')

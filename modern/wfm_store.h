@@ -1,7 +1,8 @@
 /* wfm_store.h — the modern instance store: definitions, instances (status + state blob),
  * bookmarks, promoted properties, pending timers and ownership leases, in an embedded SQLite
  * file (WAL) by default. The state blob is opaque here: the runtime encodes it. Two hosts on
- * one store never run the same instance (docs/architecture.md "Persistence", docs/semantics.md §5). */
+ * one store never run the same instance (docs/architecture.md "Persistence", docs/semantics.md
+ * §5; schema, open modes and leases: docs/durability.md). */
 #ifndef WFM_STORE_H
 #define WFM_STORE_H
 
