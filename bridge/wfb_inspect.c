@@ -104,6 +104,7 @@ static int inspect(const char *path, const char *id)
     int rc = 2;
     wfm_store_opts so = WFM_STORE_OPTS_INIT;
     so.path = path;
+    so.read_only = true;
     wfm_store_query q = WFM_STORE_QUERY_INIT;
     if (access(path, F_OK) != 0) {
         wf_loc loc = {path, 0, 0};

@@ -1,6 +1,6 @@
 /* wfb_instances.c — `wfbridge instances`: list the instances of a modern instance store,
  * filtered by status, promoted property or bookmark, as a table or as JSON. Read-only: the
- * store is opened (and created or migrated if needed) but no instance is touched. */
+ * store is opened read-only (never created or migrated) and nothing in it changes. */
 #include <stdio.h>
 #include <string.h>
 
@@ -130,6 +130,7 @@ int wfb_cmd_instances(int argc, char **argv)
     }
     wfm_store_opts so = WFM_STORE_OPTS_INIT;
     so.path = o.store;
+    so.read_only = true;
     wfm_store *store = NULL;
     wf_error err = WF_ERROR_INIT;
     list_state ls = {o.json, 0, {0}};

@@ -56,6 +56,7 @@ wf_status wfb_durable_open(const wfb_durable_cfg *cfg, wfm_runtime *rt, wfm_stor
     }
     wfm_store_opts so = WFM_STORE_OPTS_INIT;
     so.path = cfg->path;
+    so.must_exist = cfg->must_exist;
     so.durability = (wfm_durability)cfg->durability;
     wf_status st = wfm_store_open(&so, store, err);
     if (st != WF_OK)

@@ -604,60 +604,68 @@ static wf_status keep_promoted(wfm_host *h, wfm_dinst *d, wf_error *err)
     return st;
 }
 
+/* Read, decode, lock, then read again under the lease: another host may have saved between
+ * the read and the lock, and then the newer state is decoded. Every failure after the lock
+ * gives the lease back (one fail: label), so a failed load never leaves the row leased. */
 wf_status wfm_host_load(wfm_host *h, const char *id, wfm_dinst **out, wf_error *err)
 {
     *out = NULL;
     void *blob = NULL, *again = NULL;
     size_t len = 0, again_len = 0;
     wfm_instance *inst = NULL;
+    wfm_dinst *d = NULL;
+    bool locked = false;
     wf_status st = read_and_restore(h, id, &blob, &len, &inst, err);
-    if (st == WF_OK)
-        st = wfm_store_lock(h->store, id, err);
-    /* Another host may have saved between the read and the lock: read again under the
-     * lease and decode the newer state if it changed. */
-    for (int tries = 0; st == WF_OK && tries < 3; tries++) {
+    if (st != WF_OK)
+        goto fail;
+    if ((st = wfm_store_lock(h->store, id, err)) != WF_OK)
+        goto fail;
+    locked = true;
+    for (int tries = 0; tries < 3; tries++) {
         char status[32];
         uint64_t hash;
-        st = wfm_store_load_state(h->store, id, &again, &again_len, status, &hash, err);
-        if (st != WF_OK)
-            break;
+        if ((st = wfm_store_load_state(h->store, id, &again, &again_len, status, &hash, err)) !=
+            WF_OK)
+            goto fail;
         if (again_len == len && again && memcmp(again, blob, len) == 0)
             break;
         wfm_instance_destroy(inst);
         inst = NULL;
         wf_free(blob);
-        blob = NULL;
         wf_free(again);
-        again = NULL;
-        st = read_and_restore(h, id, &blob, &len, &inst, err);
-        if (st != WF_OK) {
-            wf_error tmp = WF_ERROR_INIT;
-            wfm_store_release(h->store, id, &tmp);
-        }
+        blob = again = NULL;
+        if ((st = read_and_restore(h, id, &blob, &len, &inst, err)) != WF_OK)
+            goto fail;
     }
+    if (!(d = dinst_new(h, id, err))) {
+        st = WF_E_NOMEM;
+        goto fail;
+    }
+    d->inst = inst;
+    d->loaded = true;
+    d->resumed = true;
+    d->created_saved = true;
+    wfm_instance_set_id(inst, id);
+    if ((st = refresh_bookmarks(d, err)) != WF_OK || (st = keep_promoted(h, d, err)) != WF_OK)
+        goto fail;
     wf_free(blob);
     wf_free(again);
-    wfm_dinst *d = NULL;
-    if (st == WF_OK && !(d = dinst_new(h, id, err)))
-        st = WF_E_NOMEM;
-    if (st == WF_OK) {
-        d->inst = inst;
-        d->loaded = true;
-        d->resumed = true;
-        d->created_saved = true;
-        wfm_instance_set_id(inst, id);
-        if ((st = refresh_bookmarks(d, err)) == WF_OK && (st = keep_promoted(h, d, err)) == WF_OK) {
-            link_dinst(h, d);
-            *out = d;
-            return WF_OK;
-        }
+    link_dinst(h, d);
+    *out = d;
+    return WF_OK;
+fail:
+    if (d) {
         free_bookmarks(d);
         free_kept(d);
         wf_free(d);
+    }
+    if (locked) {
         wf_error tmp = WF_ERROR_INIT;
         wfm_store_release(h->store, id, &tmp);
     }
     wfm_instance_destroy(inst);
+    wf_free(blob);
+    wf_free(again);
     return st;
 }
 
@@ -691,6 +699,43 @@ static wf_status resume_requests(wfm_dinst *d, size_t requests, wf_error *err)
         wf_free(names[i]);
     wf_free(names);
     return st;
+}
+
+/* ---- resumption payloads ------------------------------------------------------------------- */
+/* The type a resumption of `bookmark` must convert to: the type argument of the generic
+ * activity waiting on it (WaitForEvent<T>); NULL when it declares none or there is no such
+ * bookmark (wfm_instance_resume then reports it). */
+static const wf_type *bookmark_type(wfm_dinst *d, const char *bookmark)
+{
+    if (is_done(d->inst))
+        return NULL;
+    wfm_ctx *ctx = wfm_instance_ctx(d->inst);
+    const wfm_bookmark *bm = ctx->bookmark_map ? wf_strmap_get(ctx->bookmark_map, bookmark) : NULL;
+    if (!bm || !bm->owner || !(bm->owner->spec->flags & WFM_KIND_GENERIC))
+        return NULL;
+    return wfm_node_type_arg(bm->owner->node);
+}
+
+/* WF_E_TYPE, naming the bookmark and its type, when payload (NULL: null) does not convert to
+ * the bookmark's declared type; checked before resuming, so a wrong value never reaches the
+ * instance (where it would fault it). */
+static wf_status check_payload(wfm_dinst *d, const char *bookmark, const wf_value *payload,
+                               wf_error *err)
+{
+    const wf_type *type = bookmark_type(d, bookmark);
+    if (!type)
+        return WF_OK;
+    wf_value none = wf_null(), converted = wf_null();
+    wf_error why = WF_ERROR_INIT;
+    wf_status st = wf_value_convert(payload ? payload : &none, type, &converted, &why);
+    wf_value_release(&converted);
+    if (st == WF_E_NOMEM)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    if (st != WF_OK)
+        return wf_error_set(err, WF_E_TYPE, NULL,
+                            "bookmark '%s' of instance '%s' expects a value of type %s: %s",
+                            bookmark, d->id.text, type->name, why.message);
+    return WF_OK;
 }
 
 /* ---- queued resumptions (wfm_store_enqueue_resume) ----------------------------------------- */
@@ -765,11 +810,20 @@ static wf_status queue_apply(wfm_host *h, wfm_dinst *d, queue_copy *q, bool *app
         wf_status st = wf_json_parse(wfm_runtime_types(h->rt), it->payload_json,
                                      strlen(it->payload_json), &payload, err);
         if (st == WF_OK)
+            st = check_payload(d, it->bookmark, &payload, err);
+        if (st == WF_OK)
             st = wfm_instance_resume(d->inst, it->bookmark, &payload, err);
         wf_value_release(&payload);
         if (st == WF_E_NOTFOUND || st == WF_E_STATE) {
             wf_error_clear(err);
             return WF_OK;
+        }
+        if (st == WF_E_TYPE) { /* nobody to tell: drop it rather than fault the instance */
+            wf_error_clear(err);
+            d->resumes_through = it->seq;
+            d->dirty = true;
+            q->next++;
+            continue;
         }
         if (st != WF_OK) {
             wf_error_prefix(err, "queued resumption %lld of instance '%s': ", (long long)it->seq,
@@ -868,6 +922,8 @@ wf_status wfm_host_resume(wfm_host *h, wfm_dinst *d, const char *bookmark, const
         st = wf_error_set(err, WF_E_NOTFOUND, NULL, "no bookmark named '%s'", bookmark);
     else
         st = WF_OK;
+    if (st == WF_OK)
+        st = check_payload(d, bookmark, payload, err);
     if (st == WF_OK) { /* resumptions queued earlier go first, as far as they can */
         queue_copy q = {0};
         bool applied = false;

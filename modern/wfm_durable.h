@@ -69,7 +69,9 @@ typedef struct wfm_host_opts {
 
 #define WFM_HOST_OPTS_INIT                                                                         \
     {                                                                                              \
-        WFM_HOST_NEVER, 0, NULL, 0, 0, NULL, NULL, NULL, NULL                                      \
+        .time_to_persist_ms = WFM_HOST_NEVER, .time_to_unload_ms = 0, .promote = NULL,             \
+        .promote_count = 0, .renew_ms = 0, .on_persist = NULL, .on_persist_ud = NULL,              \
+        .clock = NULL, .clock_ud = NULL                                                            \
     }
 
 typedef struct wfm_host wfm_host;
@@ -101,11 +103,16 @@ wf_status wfm_host_load(wfm_host *host, const char *id, wfm_dinst **out, wf_erro
  * Resumptions queued in the store (wfm_store_enqueue_resume, `wfbridge resume` while another
  * host held the lease) are applied in seq order whenever the instance has their bookmark;
  * the save that follows deletes them in its transaction. One whose bookmark the instance
- * lacks waits, with those after it, for a later run; completion drops what is left. WF_E_STATE when the instance was unloaded or has
- * completed; a failed save (e.g. WF_E_LOCKED: the lease was lost) is returned. */
+ * lacks waits, with those after it, for a later run; completion drops what is left.
+ * WF_E_STATE when the instance was unloaded or has completed; a failed save (e.g.
+ * WF_E_LOCKED: the lease was lost) is returned. */
 wf_status wfm_host_run(wfm_host *host, wfm_dinst *d, wf_error *err);
 /* Resume a bookmark of a loaded instance (see wfm_instance_resume); run it next. Queued
- * resumptions the instance can take now are applied before it. */
+ * resumptions the instance can take now are applied before it. A payload that does not
+ * convert to the bookmark's declared type (the x:TypeArguments of the activity waiting on it,
+ * e.g. WaitForEvent<Int32>) is WF_E_TYPE, naming the bookmark and the type, and changes
+ * nothing: the instance neither faults nor is saved. A queued resumption whose payload does
+ * not convert is dropped (deleted by the next save) instead of faulting the instance. */
 wf_status wfm_host_resume(wfm_host *host, wfm_dinst *d, const char *bookmark,
                           const wf_value *payload, wf_error *err);
 /* Save now (WF_E_STATE inside a no-persist zone); unload=true also releases the lease. */

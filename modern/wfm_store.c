@@ -11,9 +11,12 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <sqlite3.h>
+#include <errno.h>
+#include <signal.h> /* kill(pid, 0): is a lease owner alive */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +37,9 @@ struct wfm_store {
     char *owner;
     int64_t lease_ms;
     bool group_commit;
+    bool read_only;
+    wfm_store_clock_fn clock; /* ms */
+    void *clock_ud;
     pthread_mutex_t db_lock;    /* the connection */
     pthread_mutex_t queue_lock; /* the group-commit queue */
     pthread_cond_t queue_cond;
@@ -41,6 +47,8 @@ struct wfm_store {
     bool leader_active;
     uint64_t commits, saves;
 };
+
+#define BUSY_TIMEOUT_MS 10000
 
 static const char schema_v1[] =
     "CREATE TABLE wfbridge_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -72,11 +80,17 @@ static const char schema_v2[] =
  * adds its step here and bumps WFM_STORE_SCHEMA_VERSION; migrate() then records the version. */
 static const char *const migrations[WFM_STORE_SCHEMA_VERSION] = {schema_v1, schema_v2};
 
-static int64_t now_ms(void)
+static int64_t real_clock_ms(void *ud)
 {
+    (void)ud;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t now_ms(const wfm_store *s)
+{
+    return s->clock(s->clock_ud);
 }
 
 static wf_status db_error(wfm_store *s, wf_error *err, const char *what)
@@ -101,47 +115,181 @@ static wf_status prepare(wfm_store *s, const char *sql, sqlite3_stmt **stmt, wf_
     return WF_OK;
 }
 
-/* ---- opening: recognise, create or migrate -------------------------------------------- */
+/* ---- opening: check everything, then create or migrate ---------------------------------- */
 
-/* Count tables and read our schema version (0 when absent) without writing anything. */
-static wf_status inspect(wfm_store *s, int *table_count, int *version, wf_error *err)
+#define APPLICATION "wfbridge-instance-store"
+
+/* Every table of the schema and the version that added it. */
+static const struct store_table {
+    const char *name;
+    int since;
+    bool checked; /* quick_check'ed on open; `tracking` (an append-only log nothing reads
+                     back, often the largest table) is not */
+} tables[] = {
+    {"wfbridge_meta", 1, true}, {"definitions", 1, true}, {"instances", 1, true},
+    {"bookmarks", 1, true},     {"promoted", 1, true},    {"tracking", 1, false},
+    {"pending_resumes", 2, true},
+};
+enum { TABLE_COUNT = sizeof tables / sizeof tables[0] };
+
+static wf_status refuse(wfm_store *s, wf_status code, wf_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static wf_status refuse(wfm_store *s, wf_status code, wf_error *err, const char *fmt, ...)
 {
-    sqlite3_stmt *st = NULL;
-    *table_count = 0;
-    *version = 0;
-    wf_status rc = prepare(s, "SELECT count(*), sum(name = 'wfbridge_meta') FROM sqlite_master"
-                              " WHERE type = 'table'", &st, err);
-    if (rc != WF_OK)
-        return rc;
-    bool has_meta = false;
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        *table_count = sqlite3_column_int(st, 0);
-        has_meta = sqlite3_column_int(st, 1) > 0;
-    }
-    sqlite3_finalize(st);
-    if (!has_meta)
-        return WF_OK;
-    rc = prepare(s, "SELECT value FROM wfbridge_meta WHERE key = 'schema_version'", &st, err);
-    if (rc != WF_OK)
-        return rc;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        *version = atoi((const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    if (*version <= 0) {
-        wf_loc loc = {s->path, 0, 0};
-        return wf_error_set(err, WF_E_CORRUPT, &loc, "store has no valid schema version");
-    }
-    return WF_OK;
+    wf_loc loc = {s->path, 0, 0};
+    va_list ap;
+    va_start(ap, fmt);
+    wf_status st = wf_error_setv(err, code, &loc, fmt, ap);
+    va_end(ap);
+    return st;
 }
 
-static wf_status migrate(wfm_store *s, int from, wf_error *err)
+/* The first column of the first row of `sql` as a copy (*out NULL when there is no row). */
+static wf_status query_text(wfm_store *s, const char *sql, char **out, wf_error *err)
+{
+    *out = NULL;
+    sqlite3_stmt *st = NULL;
+    wf_status rc = prepare(s, sql, &st, err);
+    if (rc != WF_OK)
+        return rc;
+    int step = sqlite3_step(st);
+    if (step == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(st, 0);
+        if (!(*out = wf_strdup(text ? text : "")))
+            rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory opening the store");
+    } else if (step != SQLITE_DONE) {
+        rc = db_error(s, err, "store");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Which of our tables exist (bit i: tables[i]) and how many others there are. */
+static wf_status list_tables(wfm_store *s, unsigned *present, int *others, wf_error *err)
+{
+    *present = 0;
+    *others = 0;
+    sqlite3_stmt *st = NULL;
+    wf_status rc = prepare(s, "SELECT name FROM sqlite_master WHERE type = 'table'", &st, err);
+    if (rc != WF_OK)
+        return rc;
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        size_t i = 0;
+        while (i < TABLE_COUNT && strcmp(tables[i].name, name ? name : "") != 0)
+            i++;
+        if (i < TABLE_COUNT)
+            *present |= 1u << i;
+        else
+            (*others)++;
+    }
+    if (step != SQLITE_DONE)
+        rc = db_error(s, err, "store");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* PRAGMA quick_check of one table and its indexes: the b-tree pages are well formed (about
+ * 1 ms per 1,000 instances, see docs/durability.md). */
+static wf_status quick_check(wfm_store *s, const char *table, wf_error *err)
+{
+    char sql[96];
+    snprintf(sql, sizeof sql, "PRAGMA quick_check(%s)", table);
+    char *text = NULL;
+    wf_status rc = query_text(s, sql, &text, err);
+    if (rc == WF_OK && (!text || strcmp(text, "ok") != 0)) {
+        const char *what = text ? text : "no result";
+        if (strncmp(what, "*** ", 4) == 0 && strchr(what, '\n'))
+            what = strchr(what, '\n') + 1;
+        int first_line = (int)strcspn(what, "\n");
+        rc = refuse(s, WF_E_STORE, err, "store failed its integrity check (table '%s'): %.*s",
+                    table, first_line < 160 ? first_line : 160, what);
+    }
+    wf_free(text);
+    return rc;
+}
+
+/* The application key and the schema version: ours, and not newer than this code. */
+static wf_status check_meta(wfm_store *s, int *version, wf_error *err)
+{
+    char *text = NULL;
+    wf_status rc =
+        query_text(s, "SELECT value FROM wfbridge_meta WHERE key = 'application'", &text, err);
+    if (rc == WF_OK && !text)
+        rc = refuse(s, WF_E_STORE, err,
+                    "not a wfbridge instance store (wfbridge_meta has no application key)");
+    else if (rc == WF_OK && strcmp(text, APPLICATION) != 0)
+        rc = refuse(s, WF_E_STORE, err,
+                    "not a wfbridge instance store (its application is '%.64s')", text);
+    wf_free(text);
+    text = NULL;
+    if (rc == WF_OK)
+        rc = query_text(s, "SELECT value FROM wfbridge_meta WHERE key = 'schema_version'", &text,
+                        err);
+    if (rc == WF_OK) {
+        *version = text ? atoi(text) : 0;
+        if (*version <= 0)
+            rc = refuse(s, WF_E_CORRUPT, err, "store has no valid schema version");
+        else if (*version > WFM_STORE_SCHEMA_VERSION)
+            rc = refuse(s, WF_E_STORE, err,
+                        "store schema version %d is newer than this wfbridge supports (%d)",
+                        *version, WFM_STORE_SCHEMA_VERSION);
+    }
+    wf_free(text);
+    return rc;
+}
+
+/* Check the file without writing anything. *version: 0 for a database without tables (a
+ * new store), else its schema version, with every table of that version present and each
+ * checked table passing quick_check. */
+static wf_status check_file(wfm_store *s, int *version, wf_error *err)
+{
+    unsigned present;
+    int others;
+    *version = 0;
+    wf_status rc = list_tables(s, &present, &others, err);
+    if (rc != WF_OK || (!present && !others))
+        return rc;
+    if (!(present & 1u)) /* tables[0]: wfbridge_meta */
+        return refuse(s, WF_E_STORE, err,
+                      "not a wfbridge instance store (it holds %d other tables)", others);
+    rc = check_meta(s, version, err);
+    for (size_t i = 0; rc == WF_OK && i < TABLE_COUNT; i++)
+        if (tables[i].since <= *version && !(present & (1u << i)))
+            rc = refuse(s, WF_E_STORE, err, "store is missing its '%s' table (schema version %d)",
+                        tables[i].name, *version);
+    for (size_t i = 0; rc == WF_OK && i < TABLE_COUNT; i++)
+        if (tables[i].checked && (present & (1u << i)))
+            rc = quick_check(s, tables[i].name, err);
+    return rc;
+}
+
+/* check_file in a read transaction (one consistent snapshot; nothing is written). */
+static wf_status check_read(wfm_store *s, int *version, wf_error *err)
+{
+    wf_status rc = exec_sql(s, "BEGIN", err);
+    if (rc != WF_OK)
+        return rc;
+    rc = check_file(s, version, err);
+    sqlite3_exec(s->db, rc == WF_OK ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+/* Create or migrate under the write lock (BEGIN IMMEDIATE waits for it under the busy
+ * timeout), checking the file again first: many processes opening one new store at once all
+ * get here, and only the first one creates the schema. */
+static wf_status upgrade(wfm_store *s, wf_error *err)
 {
     wf_status rc = exec_sql(s, "BEGIN IMMEDIATE", err);
     if (rc != WF_OK)
         return rc;
-    for (int v = from; v < WFM_STORE_SCHEMA_VERSION && rc == WF_OK; v++)
+    int from = 0;
+    rc = check_file(s, &from, err);
+    for (int v = from; rc == WF_OK && v < WFM_STORE_SCHEMA_VERSION; v++)
         rc = exec_sql(s, migrations[v], err);
-    if (rc == WF_OK) {
+    if (rc == WF_OK && from < WFM_STORE_SCHEMA_VERSION) {
         char sql[128];
         snprintf(sql, sizeof sql,
                  "UPDATE wfbridge_meta SET value = '%d' WHERE key = 'schema_version'",
@@ -154,29 +302,25 @@ static wf_status migrate(wfm_store *s, int from, wf_error *err)
     return rc;
 }
 
-static wf_status check_schema(wfm_store *s, wf_error *err)
-{
-    int tables, version;
-    wf_status rc = inspect(s, &tables, &version, err);
-    if (rc != WF_OK)
-        return rc;
-    wf_loc loc = {s->path, 0, 0};
-    if (version == 0 && tables > 0)
-        return wf_error_set(err, WF_E_STORE, &loc,
-                            "not a wfbridge instance store (it holds %d other tables)", tables);
-    if (version > WFM_STORE_SCHEMA_VERSION)
-        return wf_error_set(err, WF_E_STORE, &loc,
-                            "store schema version %d is newer than this wfbridge supports (%d)",
-                            version, WFM_STORE_SCHEMA_VERSION);
-    if (version < WFM_STORE_SCHEMA_VERSION)
-        return migrate(s, version, err);
-    return WF_OK;
-}
-
+/* WAL (a file header change, so only once the file has passed check_read) and the
+ * connection's synchronous level. Switching to WAL does not wait in the busy handler when
+ * another process holds a lock (many processes opening one new store): retry it, for at most
+ * the busy timeout. */
 static wf_status set_pragmas(wfm_store *s, wfm_durability durability, wf_error *err)
 {
-    sqlite3_busy_timeout(s->db, 10000);
-    wf_status rc = exec_sql(s, "PRAGMA journal_mode=WAL", err);
+    char *mode = NULL;
+    wf_status rc = query_text(s, "PRAGMA journal_mode", &mode, err);
+    if (rc == WF_OK && (!mode || strcmp(mode, "wal") != 0)) {
+        int code = SQLITE_BUSY;
+        for (int waited = 0; code == SQLITE_BUSY && waited <= BUSY_TIMEOUT_MS; waited += 5) {
+            code = sqlite3_exec(s->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+            if (code == SQLITE_BUSY)
+                sqlite3_sleep(5);
+        }
+        if (code != SQLITE_OK)
+            rc = db_error(s, err, "store (switching to WAL)");
+    }
+    wf_free(mode);
     if (rc == WF_OK)
         rc = exec_sql(s, durability == WFM_DURABILITY_FULL ? "PRAGMA synchronous=FULL"
                                                            : "PRAGMA synchronous=NORMAL",
@@ -184,13 +328,83 @@ static wf_status set_pragmas(wfm_store *s, wfm_durability durability, wf_error *
     return rc;
 }
 
+/* The default owner id: this machine, this process, and randomness for several stores in
+ * one process. owner_is_dead reads it back. */
 static char *default_owner(void)
 {
     unsigned char r[4];
     wf_random_bytes(r, sizeof r);
-    char buf[64];
-    snprintf(buf, sizeof buf, "host-%ld-%02x%02x%02x%02x", (long)getpid(), r[0], r[1], r[2], r[3]);
+    char host[256];
+    if (gethostname(host, sizeof host) != 0)
+        snprintf(host, sizeof host, "localhost");
+    host[sizeof host - 1] = '\0';
+    host[strcspn(host, ":")] = '\0';
+    char buf[320];
+    snprintf(buf, sizeof buf, "%s:%ld:%02x%02x%02x%02x", host, (long)getpid(), r[0], r[1], r[2],
+             r[3]);
     return wf_strdup(buf);
+}
+
+/* "file:" URI of path with every byte but unreserved ones %-escaped, plus "?immutable=1". */
+static char *immutable_uri(const char *path)
+{
+    wf_buf b;
+    wf_buf_init(&b);
+    wf_buf_addf(&b, "file:");
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            strchr("-._~/", *p))
+            wf_buf_addf(&b, "%c", *p);
+        else
+            wf_buf_addf(&b, "%%%02X", *p);
+    }
+    wf_buf_addf(&b, "?immutable=1");
+    char *uri = b.oom ? NULL : wf_buf_detach(&b, NULL);
+    wf_buf_fini(&b);
+    return uri;
+}
+
+static bool sibling_exists(const char *path, const char *suffix)
+{
+    char name[4200];
+    snprintf(name, sizeof name, "%s%s", path, suffix);
+    return access(name, F_OK) == 0;
+}
+
+/* Open the connection. A missing or empty file is refused first when read_only/must_exist.
+ * read_only on a file no process has open (no -wal or -journal beside it) opens it as
+ * immutable: nothing is created beside it, so a store in a directory we cannot write (another
+ * user's) can be read, and no -shm owned by us is left there. */
+static wf_status open_db(wfm_store *s, const wfm_store_opts *o, wf_error *err)
+{
+    struct stat sb;
+    bool exists = stat(o->path, &sb) == 0;
+    if (exists && !S_ISREG(sb.st_mode))
+        return refuse(s, WF_E_STORE, err, "not a regular file, so not an instance store");
+    if (!exists && (o->read_only || o->must_exist))
+        return refuse(s, WF_E_IO, err, "no instance store at '%s'", o->path);
+    if (exists && sb.st_size == 0 && (o->read_only || o->must_exist))
+        return refuse(s, WF_E_STORE, err, "empty file, not a wfbridge instance store");
+    int flags = SQLITE_OPEN_NOMUTEX;
+    char *uri = NULL;
+    if (o->read_only) {
+        flags |= SQLITE_OPEN_READONLY;
+        if (!sibling_exists(o->path, "-wal") && !sibling_exists(o->path, "-journal")) {
+            if (!(uri = immutable_uri(o->path)))
+                return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory opening the store");
+            flags |= SQLITE_OPEN_URI;
+        }
+    } else {
+        flags |= SQLITE_OPEN_READWRITE | (o->must_exist ? 0 : SQLITE_OPEN_CREATE);
+    }
+    int code = sqlite3_open_v2(uri ? uri : o->path, &s->db, flags, NULL);
+    wf_free(uri);
+    if (code != SQLITE_OK)
+        return refuse(s, WF_E_STORE, err, "cannot open store: %s",
+                      s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    sqlite3_extended_result_codes(s->db, 0);
+    sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+    return WF_OK;
 }
 
 static wf_status store_init(wfm_store *s, const wfm_store_opts *opts, wf_error *err)
@@ -201,15 +415,24 @@ static wf_status store_init(wfm_store *s, const wfm_store_opts *opts, wf_error *
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory opening the store");
     s->lease_ms = opts->lease_ms > 0 ? opts->lease_ms : 60000;
     s->group_commit = opts->group_commit;
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-    if (sqlite3_open_v2(opts->path, &s->db, flags, NULL) != SQLITE_OK) {
-        wf_loc loc = {s->path, 0, 0};
-        return wf_error_set(err, WF_E_STORE, &loc, "cannot open store: %s",
-                            s->db ? sqlite3_errmsg(s->db) : "out of memory");
-    }
-    sqlite3_extended_result_codes(s->db, 0);
-    wf_status rc = check_schema(s, err);
-    return rc == WF_OK ? set_pragmas(s, opts->durability, err) : rc;
+    s->read_only = opts->read_only;
+    s->clock = opts->clock_ms ? opts->clock_ms : real_clock_ms;
+    s->clock_ud = opts->clock_ud;
+    int version = 0;
+    wf_status rc = open_db(s, opts, err);
+    if (rc == WF_OK)
+        rc = check_read(s, &version, err);
+    if (rc == WF_OK && version == 0 && (opts->read_only || opts->must_exist))
+        return refuse(s, WF_E_STORE, err, "not a wfbridge instance store (it has no tables)");
+    if (rc == WF_OK && version < WFM_STORE_SCHEMA_VERSION && opts->read_only)
+        return refuse(s, WF_E_STORE, err,
+                      "store schema version %d must be migrated to %d: open it once for "
+                      "writing",
+                      version, WFM_STORE_SCHEMA_VERSION);
+    if (rc != WF_OK || opts->read_only)
+        return rc;
+    rc = set_pragmas(s, opts->durability, err);
+    return rc == WF_OK && version < WFM_STORE_SCHEMA_VERSION ? upgrade(s, err) : rc;
 }
 
 wf_status wfm_store_open(const wfm_store_opts *opts, wfm_store **out, wf_error *err)
@@ -301,7 +524,7 @@ wf_status wfm_store_put_definition(wfm_store *s, uint64_t hash, const char *path
     wf_status rc = run_stmt(s,
                             "INSERT INTO definitions(hash, path, added_ms) VALUES(?, ?, ?)"
                             " ON CONFLICT(hash) DO UPDATE SET path = excluded.path",
-                            NULL, err, "tti", h, path ? path : "", now_ms());
+                            NULL, err, "tti", h, path ? path : "", now_ms(s));
     pthread_mutex_unlock(&s->db_lock);
     return rc;
 }
@@ -312,7 +535,7 @@ wf_status wfm_store_create(wfm_store *s, uint64_t definition_hash, wfm_store_id 
     char h[17];
     hash_text(definition_hash, h);
     wf_random_id(out->text);
-    int64_t now = now_ms();
+    int64_t now = now_ms(s);
     pthread_mutex_lock(&s->db_lock);
     wf_status rc = run_stmt(s,
                             "INSERT INTO instances(id, definition, status, created_ms, updated_ms,"
@@ -350,15 +573,70 @@ static wf_status lock_failure(wfm_store *s, const char *id, wf_error *err)
                         id);
 }
 
+/* Is `owner` a default owner id (default_owner) of another process on this machine that no
+ * longer exists? Its leases may be taken over at once instead of after they expire. A pid
+ * reused by another process only delays the takeover until the lease expires. */
+static bool owner_is_dead(const char *owner)
+{
+    const char *rand = strrchr(owner, ':');
+    if (!rand || rand == owner || strlen(rand + 1) != 8 ||
+        strspn(rand + 1, "0123456789abcdef") != 8)
+        return false;
+    const char *colon = rand - 1;
+    while (colon > owner && *colon != ':')
+        colon--;
+    if (colon == owner)
+        return false;
+    char *end = NULL;
+    errno = 0;
+    long pid = strtol(colon + 1, &end, 10);
+    if (end != rand || pid <= 0 || errno != 0 || (pid_t)pid == getpid())
+        return false;
+    char host[256];
+    if (gethostname(host, sizeof host) != 0)
+        return false;
+    host[sizeof host - 1] = '\0';
+    size_t host_len = (size_t)(colon - owner);
+    if (strlen(host) != host_len || memcmp(host, owner, host_len) != 0)
+        return false;
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/* After the lease update changed nothing: take the lease from a dead local owner, if that
+ * is who holds it (compare-and-set on the owner, so two hosts cannot both win). */
+static wf_status take_from_dead(wfm_store *s, const char *id, int64_t now, int *changes,
+                                wf_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    char *owner = NULL;
+    wf_status rc = prepare(s, "SELECT owner FROM instances WHERE id = ?", &st, err);
+    if (rc != WF_OK)
+        return rc;
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) &&
+        !(owner = wf_strdup((const char *)sqlite3_column_text(st, 0))))
+        rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory locking an instance");
+    sqlite3_finalize(st);
+    if (rc == WF_OK && owner && owner_is_dead(owner))
+        rc = run_stmt(s,
+                      "UPDATE instances SET owner = ?1, lock_expires_ms = ?2 WHERE id = ?3"
+                      " AND owner = ?4",
+                      changes, err, "titt", s->owner, now + s->lease_ms, id, owner);
+    wf_free(owner);
+    return rc;
+}
+
 wf_status wfm_store_lock(wfm_store *s, const char *id, wf_error *err)
 {
-    int64_t now = now_ms();
+    int64_t now = now_ms(s);
     int changes = 0;
     pthread_mutex_lock(&s->db_lock);
     wf_status rc = run_stmt(s,
                             "UPDATE instances SET owner = ?1, lock_expires_ms = ?2 WHERE id = ?3"
                             " AND (owner IS NULL OR owner = ?1 OR lock_expires_ms < ?4)",
                             &changes, err, "titi", s->owner, now + s->lease_ms, id, now);
+    if (rc == WF_OK && changes == 0)
+        rc = take_from_dead(s, id, now, &changes, err);
     if (rc == WF_OK && changes == 0)
         rc = lock_failure(s, id, err);
     pthread_mutex_unlock(&s->db_lock);
@@ -378,7 +656,7 @@ wf_status wfm_store_release(wfm_store *s, const char *id, wf_error *err)
 
 wf_status wfm_store_renew(wfm_store *s, wf_error *err)
 {
-    int64_t now = now_ms();
+    int64_t now = now_ms(s);
     pthread_mutex_lock(&s->db_lock);
     wf_status rc = run_stmt(s,
                             "UPDATE instances SET lock_expires_ms = ? WHERE owner = ?"
@@ -411,7 +689,7 @@ static wf_status write_names(wfm_store *s, const char *sql, const char *id,
 
 static wf_status write_instance(wfm_store *s, const wfm_store_save_rec *r, wf_error *err)
 {
-    int64_t now = now_ms();
+    int64_t now = now_ms(s);
     sqlite3_stmt *st = NULL;
     wf_status rc = prepare(s,
                            "UPDATE instances SET status = ?1, state = ?2, updated_ms = ?3,"
@@ -681,7 +959,7 @@ wf_status wfm_store_enqueue_resume(wfm_store *s, const char *id, const char *boo
                       " created_ms) SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4"
                       " FROM pending_resumes WHERE instance = ?1",
                       NULL, err, "ttti", id, bookmark, payload_json ? payload_json : "null",
-                      now_ms());
+                      now_ms(s));
     if (rc == WF_OK && seq) {
         sqlite3_stmt *st = NULL;
         rc = prepare(s, "SELECT max(seq) FROM pending_resumes WHERE instance = ?", &st, err);

@@ -1,7 +1,8 @@
 /* wfm_store.h — the modern instance store: definitions, instances (status + state blob),
  * bookmarks, promoted properties, pending timers and ownership leases, in an embedded SQLite
  * file (WAL) by default. The state blob is opaque here: the runtime encodes it. Two hosts on
- * one store never run the same instance (docs/architecture.md "Persistence", docs/semantics.md §5). */
+ * one store never run the same instance (docs/architecture.md "Persistence", docs/semantics.md
+ * §5; schema, open modes and leases: docs/durability.md). */
 #ifndef WFM_STORE_H
 #define WFM_STORE_H
 
@@ -12,11 +13,15 @@
 #include "../common/wf_error.h"
 
 /* Lifecycle:
- * 1. wfm_store_open(opts): creates the file and schema, or migrates an older schema; refuses
- *    (untouched) a file that is not a wfbridge store or has a newer schema.
+ * 1. wfm_store_open(opts): checks the file (application key, schema version, tables, a quick
+ *    integrity check of every table but `tracking`) before anything is written, then creates
+ *    the schema in a new or empty file, or migrates an older one; refuses (untouched) a file
+ *    that is not a wfbridge store, is damaged or has a newer schema. opts.read_only opens an
+ *    existing store without ever writing; opts.must_exist refuses to create one.
  * 2. wfm_store_create: a new instance row owned (leased) by this store's owner id.
  *    wfm_store_lock: take the lease of an existing instance (WF_E_LOCKED while another owner's
- *    lease is unexpired; an expired lease is taken over).
+ *    lease is unexpired; an expired lease, or one whose owner process on this machine has
+ *    died, is taken over).
  * 3. wfm_store_save while holding the lease (renews it); release=true gives it up (unload).
  * 4. wfm_store_load_state reads the blob; wfm_store_query lists instances.
  * 5. wfm_store_close.
@@ -32,15 +37,32 @@ typedef enum wfm_durability {
                                 a process crash loses nothing */
 } wfm_durability;
 
+/* The store clock: milliseconds since the epoch (leases, created/updated times). */
+typedef int64_t (*wfm_store_clock_fn)(void *ud);
+
 typedef struct wfm_store_opts {
     const char *path;            /* required */
-    const char *owner;           /* this host's owner id; NULL: "host-PID-RANDOM" */
+    const char *owner;           /* this host's owner id; NULL: "HOSTNAME:PID:RANDOM", which
+                                    lets a host on the same machine take over the leases of a
+                                    process that died (any other form waits for expiry) */
     int64_t lease_ms;            /* 0: 60,000 (WF4: HostLockRenewalPeriod 30 s + 30 s) */
     wfm_durability durability;
     bool group_commit;
+    bool read_only;  /* open an existing store for reading only: never creates, migrates or
+                        changes the file (a missing, empty or foreign file is refused, as is a
+                        store that would need migrating); every write fails with WF_E_STORE */
+    bool must_exist; /* refuse (WF_E_IO) a missing file and a file without a store schema
+                        instead of creating one; an older schema is still migrated */
+    wfm_store_clock_fn clock_ms; /* NULL: the real clock */
+    void *clock_ud;
 } wfm_store_opts;
 
-#define WFM_STORE_OPTS_INIT {NULL, NULL, 0, WFM_DURABILITY_FULL, true}
+#define WFM_STORE_OPTS_INIT                                                                        \
+    {                                                                                              \
+        .path = NULL, .owner = NULL, .lease_ms = 0, .durability = WFM_DURABILITY_FULL,             \
+        .group_commit = true, .read_only = false, .must_exist = false, .clock_ms = NULL,           \
+        .clock_ud = NULL                                                                           \
+    }
 /* 1: the first schema; 2: pending_resumes (resumptions queued by another process). */
 #define WFM_STORE_SCHEMA_VERSION 2
 
@@ -113,7 +135,11 @@ typedef struct wfm_store_query {
     const char *bookmark;   /* NULL: any; else instances waiting on this bookmark */
 } wfm_store_query;
 
-#define WFM_STORE_QUERY_INIT {NULL, NULL, NULL, 0, NULL}
+#define WFM_STORE_QUERY_INIT                                                                       \
+    {                                                                                              \
+        .status = NULL, .prop_name = NULL, .prop_value = NULL, .due_before_us = 0,                 \
+        .bookmark = NULL                                                                           \
+    }
 
 /* Call `fn` for each matching instance (ordered by creation); fn returns false to stop. */
 typedef bool (*wfm_store_row_fn)(void *ud, const wfm_store_row *row);

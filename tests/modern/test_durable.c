@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,7 +35,18 @@ typedef struct fixture {
 
 static int64_t fake_clock(void *ud)
 {
-    return ((fixture *)ud)->clock_us;
+    return __atomic_load_n(&((fixture *)ud)->clock_us, __ATOMIC_RELAXED);
+}
+
+/* The fixture's store reads the same virtual clock, in ms. */
+static int64_t fake_clock_ms(void *ud)
+{
+    return fake_clock(ud) / 1000;
+}
+
+static void advance_us(fixture *f, int64_t us)
+{
+    __atomic_add_fetch(&f->clock_us, us, __ATOMIC_RELAXED);
 }
 
 static void on_persist(void *ud, const wfm_store_save_rec *rec)
@@ -53,6 +65,8 @@ static void fx_open_store(fixture *f, const char *owner, int64_t lease_ms)
     so.owner = owner;
     so.lease_ms = lease_ms;
     so.durability = WFM_DURABILITY_NORMAL;
+    so.clock_ms = fake_clock_ms;
+    so.clock_ud = f;
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfm_store_open(&so, &f->store, &err), WF_OK);
 }
@@ -128,10 +142,18 @@ static wfm_dinst *start(fixture *f, const char *file)
     return d;
 }
 
+/* start(), then unload: *id receives the instance id. */
+static void start_unloaded(fixture *f, const char *file, char id[33])
+{
+    wfm_dinst *d = start(f, file);
+    snprintf(id, 33, "%s", wfm_dinst_id(d));
+    wfm_dinst_close(d);
+}
+
 typedef struct row_copy {
     unsigned n;
     char status[16], bookmarks[128], owner[64];
-    int64_t updated_ms, next_timer_us;
+    int64_t updated_ms, next_timer_us, lock_expires_ms;
 } row_copy;
 
 static bool copy_row(void *ud, const wfm_store_row *row)
@@ -143,6 +165,7 @@ static bool copy_row(void *ud, const wfm_store_row *row)
     snprintf(r->owner, sizeof r->owner, "%s", row->owner ? row->owner : "");
     r->updated_ms = row->updated_ms;
     r->next_timer_us = row->next_timer_us;
+    r->lock_expires_ms = row->lock_expires_ms;
     return true;
 }
 
@@ -350,8 +373,11 @@ START_TEST(idle_policy_persist_keep)
     ck_assert_uint_eq(wfm_dinst_saves(d), 2);
     ck_assert(wfm_dinst_loaded(d));
     wf_error err = WF_ERROR_INIT;
-    f.clock_us += (int64_t)3600 * 1000000;
-    ck_assert_int_eq(wfm_host_poll(f.host, &err), WF_OK);
+    for (int i = 0; i < 120; i++) { /* an hour, the lease renewed as the host thread would */
+        f.clock_us += 30 * 1000000;
+        ck_assert_int_eq(wfm_store_renew(f.store, &err), WF_OK);
+        ck_assert_int_eq(wfm_host_poll(f.host, &err), WF_OK);
+    }
     ck_assert(wfm_dinst_loaded(d)); /* never unloaded */
     wf_value v = int_value(21);
     ck_assert_int_eq(wfm_host_resume(f.host, d, "approve", &v, &err), WF_OK);
@@ -622,6 +648,7 @@ START_TEST(lease_and_takeover)
     snprintf(id, sizeof id, "%s", wfm_dinst_id(d));
     memset(&b, 0, sizeof b);
     snprintf(b.store_path, sizeof b.store_path, "%s", a.store_path);
+    b.clock_us = a.clock_us;
     fx_open_store(&b, "other-host", 0);
     fx_host(&b, NULL);
     wf_error err = WF_ERROR_INIT;
@@ -637,7 +664,11 @@ START_TEST(lease_and_takeover)
     fx_open_store(&a, "test-host", 1);
     fx_host(&a, &keep);
     ck_assert_int_eq(wfm_host_load(a.host, id, &d, &err), WF_OK);
-    usleep(5000);
+    advance_us(&b, 1000); /* the last millisecond of A's lease */
+    ck_assert_int_eq(wfm_host_load(b.host, id, &e, &err), WF_E_LOCKED);
+    wf_error_clear(&err);
+    advance_us(&b, 1000);
+    advance_us(&a, 2000);
     ck_assert_int_eq(wfm_host_load(b.host, id, &e, &err), WF_OK); /* taken over */
     ck_assert_str_eq(get_row(b.store).owner, "other-host");
     ck_assert_int_eq(wfm_host_persist(a.host, d, false, &err), WF_E_LOCKED);
@@ -654,14 +685,16 @@ START_TEST(lease_and_takeover)
 }
 END_TEST
 
-/* The background thread renews the lease of a loaded instance: with a 300 ms lease renewed
- * every 20 ms another host still finds it locked after 700 ms. */
+/* The background thread renews the lease of a loaded instance: with a 300 ms lease, after
+ * 200 ms (virtual) the thread has renewed it, so at 400 ms another host still finds it
+ * locked. The test waits for the renewal to show in the row; nothing is timed. */
 START_TEST(lease_renewed_while_loaded)
 {
     fixture a, b;
     memset(&a, 0, sizeof a);
     snprintf(a.dir, sizeof a.dir, "%s", wf_test_tmpdir());
     snprintf(a.store_path, sizeof a.store_path, "%s/d.db", a.dir);
+    a.clock_us = 1000000;
     fx_open_store(&a, "renewing-host", 300);
     wfm_host_opts keep = WFM_HOST_OPTS_INIT;
     keep.time_to_persist_ms = 0;
@@ -669,14 +702,21 @@ START_TEST(lease_renewed_while_loaded)
     fx_host(&a, &keep);
     /* fx_host turns the thread off for the other tests: start a host with it on */
     wfm_host_destroy(a.host);
-    keep.renew_ms = 20;
+    keep.renew_ms = 5;
+    keep.clock = fake_clock;
+    keep.clock_ud = &a;
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfm_host_create(a.rt, a.store, &keep, &a.host, &err), WF_OK);
     wfm_dinst *d = start(&a, DATA "approve.xaml");
     ck_assert(wfm_dinst_loaded(d));
-    usleep(700 * 1000);
+    ck_assert_int_eq(get_row(a.store).lock_expires_ms, 1000 + 300);
+    advance_us(&a, 200 * 1000);
+    for (int i = 0; i < 10000 && get_row(a.store).lock_expires_ms != 1200 + 300; i++)
+        usleep(1000); /* until the thread's next round */
+    ck_assert_int_eq(get_row(a.store).lock_expires_ms, 1200 + 300);
     memset(&b, 0, sizeof b);
     snprintf(b.store_path, sizeof b.store_path, "%s", a.store_path);
+    b.clock_us = a.clock_us + 200 * 1000; /* past the first lease, within the renewed one */
     fx_open_store(&b, "other-host", 0);
     fx_host(&b, NULL);
     wfm_dinst *e = NULL;
@@ -1015,6 +1055,183 @@ START_TEST(corrupt_state_blob)
 }
 END_TEST
 
+/* The saved state of the store's only instance (wf_free it). */
+static void *saved_blob(fixture *f, const char *id, size_t *len)
+{
+    void *blob = NULL;
+    char status[32];
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_load_state(f->store, id, &blob, len, status, NULL, &err), WF_OK);
+    ck_assert_ptr_nonnull(blob);
+    return blob;
+}
+
+static void assert_row_and_state_unchanged(fixture *f, const char *id, const row_copy *before,
+                                           const void *blob, size_t len)
+{
+    row_copy after = get_row(f->store);
+    ck_assert_str_eq(after.status, before->status);
+    ck_assert_str_eq(after.bookmarks, before->bookmarks);
+    ck_assert_str_eq(after.owner, "");
+    ck_assert_int_eq(after.updated_ms, before->updated_ms);
+    size_t now_len = 0;
+    void *now = saved_blob(f, id, &now_len);
+    ck_assert_uint_eq(now_len, len);
+    ck_assert_int_eq(memcmp(now, blob, len), 0);
+    wf_free(now);
+}
+
+/* A resumption value that does not convert to the bookmark's type (WaitForEvent<Int32>
+ * "approve" given "abc") is refused before it reaches the instance: WF_E_TYPE naming the
+ * bookmark and the type, the instance not faulted, its row and state unchanged; the CLI
+ * exits 2 the same way; a right value afterwards completes it. */
+START_TEST(resume_with_wrong_type_changes_nothing)
+{
+    fixture f;
+    fx_init(&f, NULL);
+    char id[33];
+    start_unloaded(&f, DATA "approve.xaml", id);
+    row_copy before = get_row(f.store);
+    size_t len = 0;
+    void *blob = saved_blob(&f, id, &len);
+    wfm_dinst *d = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_host_load(f.host, id, &d, &err), WF_OK);
+    wf_value abc;
+    ck_assert_int_eq(wf_value_cstring("abc", &abc), WF_OK);
+    ck_assert_int_eq(wfm_host_resume(f.host, d, "approve", &abc, &err), WF_E_TYPE);
+    wf_value_release(&abc);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 0, 0, "bookmark 'approve'");
+    ck_assert_ptr_nonnull(strstr(err.message, "Int32"));
+    wf_error_clear(&err);
+    ck_assert_int_eq(wfm_host_resume(f.host, d, "approve", NULL, &err), WF_E_TYPE);
+    wf_error_clear(&err);
+    ck_assert_int_eq(wfm_instance_state_get(wfm_dinst_instance(d)), WFM_INSTANCE_IDLE);
+    wfm_dinst_close(d); /* as the CLI does after an error: no save */
+    assert_row_and_state_unchanged(&f, id, &before, blob, len);
+
+    const char *cli_args[] = {"resume", "--store", f.store_path, id, "--bookmark", "approve=abc",
+                              NULL};
+    cli_out r = cli(f.dir, cli_args);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "bookmark 'approve'"));
+    ck_assert_ptr_nonnull(strstr(r.err, "Int32"));
+    cli_free(&r);
+    assert_row_and_state_unchanged(&f, id, &before, blob, len);
+    wf_free(blob);
+
+    ck_assert_int_eq(wfm_host_load(f.host, id, &d, &err), WF_OK);
+    wf_value v = int_value(21);
+    ck_assert_int_eq(wfm_host_resume(f.host, d, "approve", &v, &err), WF_OK);
+    ck_assert_int_eq(wfm_host_run(f.host, d, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_state_get(wfm_dinst_instance(d)), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_instance_output(wfm_dinst_instance(d), "Total")->u.i32, 42);
+    wfm_dinst_close(d);
+    fx_fini(&f);
+}
+END_TEST
+
+/* A queued resumption of the wrong type is dropped, not applied: the instance waits on. */
+START_TEST(queued_resume_with_wrong_type_is_dropped)
+{
+    fixture f;
+    fx_init(&f, NULL);
+    char id[33];
+    start_unloaded(&f, DATA "approve.xaml", id);
+    wfm_dinst *d = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_enqueue_resume(f.store, id, "approve", "\"abc\"", NULL, &err),
+                     WF_OK);
+    ck_assert_int_eq(wfm_host_load(f.host, id, &d, &err), WF_OK);
+    ck_assert_int_eq(wfm_host_run(f.host, d, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_state_get(wfm_dinst_instance(d)), WFM_INSTANCE_IDLE);
+    wfm_dinst_close(d);
+    row_copy r = get_row(f.store);
+    ck_assert_str_eq(r.status, "Idle");
+    ck_assert_str_eq(r.bookmarks, "approve");
+    ck_assert_int_eq(queued_count(f.store, id), 0);
+    fx_fini(&f);
+}
+END_TEST
+
+/* The strict opens through the CLI: inspect, instances and host on a typo'd path or an empty
+ * file, and every verb on a store with a damaged id index, exit 2 and write nothing. */
+START_TEST(cli_refuses_missing_empty_and_damaged_stores)
+{
+    char dir[256], typo[512], empty[512], store[512];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(typo, sizeof typo, "%s/typo.db", dir);
+    snprintf(empty, sizeof empty, "%s/empty.db", dir);
+    snprintf(store, sizeof store, "%s/damaged.db", dir);
+    FILE *f = fopen(empty, "wb");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    const char *const *verbs[] = {
+        (const char *[]){"instances", "--store", NULL, NULL},
+        (const char *[]){"inspect", "--store", NULL, "0123456789abcdef0123456789abcdef", NULL},
+        (const char *[]){"host", "--store", NULL, "--once", NULL},
+        (const char *[]){"resume", "--store", NULL, "0123456789abcdef0123456789abcdef", NULL},
+    };
+    for (size_t v = 0; v < 4; v++) {
+        const char **args = (const char **)verbs[v];
+        args[2] = typo;
+        cli_out r = cli(dir, args);
+        ck_assert_int_eq(r.rc, 2);
+        ck_assert_msg(strstr(r.err, "no instance store") != NULL, "%s: %s", args[0], r.err);
+        cli_free(&r);
+        ck_assert_int_ne(access(typo, F_OK), 0);
+        args[2] = empty;
+        r = cli(dir, args);
+        ck_assert_int_eq(r.rc, 2);
+        ck_assert_msg(strstr(r.err, "empty file") != NULL, "%s: %s", args[0], r.err);
+        cli_free(&r);
+        struct stat sb;
+        ck_assert_int_eq(stat(empty, &sb), 0);
+        ck_assert_int_eq(sb.st_size, 0);
+    }
+    const char *run[] = {"run", DATA "approve.xaml", "--store", store, NULL};
+    cli_out r = cli(dir, run);
+    ck_assert_int_eq(r.rc, 0);
+    cli_free(&r);
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(store, &db), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    ck_assert_int_eq(sqlite3_prepare_v2(db,
+                                        "SELECT rootpage, (SELECT page_size FROM pragma_page_size)"
+                                        " FROM sqlite_master"
+                                        " WHERE name = 'sqlite_autoindex_instances_1'",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    long page = sqlite3_column_int(st, 0), page_size = sqlite3_column_int(st, 1);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    f = fopen(store, "r+b");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fseek(f, (page - 1) * page_size + 8, SEEK_SET), 0);
+    for (long i = 8; i < page_size; i++)
+        fputc(0x5a, f);
+    fclose(f);
+    size_t before_len = 0, after_len = 0;
+    char *before = wf_test_read_file(store, &before_len);
+    for (size_t v = 0; v < 5; v++) {
+        const char **args = v < 4 ? (const char **)verbs[v] : run;
+        if (v < 4)
+            args[2] = store;
+        r = cli(dir, args);
+        ck_assert_int_eq(r.rc, 2);
+        ck_assert_msg(strstr(r.err, "integrity check") != NULL, "%s: %s", args[0], r.err);
+        cli_free(&r);
+        char *after = wf_test_read_file(store, &after_len);
+        ck_assert_uint_eq(after_len, before_len);
+        ck_assert_int_eq(memcmp(after, before, before_len), 0);
+        wf_free(after);
+    }
+    wf_free(before);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* ---- nomem ------------------------------------------------------------------------------- */
 typedef struct nomem_op {
     fixture *f;
@@ -1057,6 +1274,43 @@ START_TEST(nomem_load)
 }
 END_TEST
 
+/* Fail each allocation of wfm_host_load in turn (on a fresh host, so the definition is
+ * loaded again each time): every refused run returns WF_E_NOMEM and leaves the row
+ * unleased, until a run sees no refused allocation and succeeds. */
+START_TEST(nomem_load_gives_the_lease_back)
+{
+    fixture f;
+    fx_init(&f, NULL);
+    char id[33];
+    start_unloaded(&f, DATA "approve.xaml", id);
+    unsigned refused_runs = 0;
+    for (unsigned n = 1;; n++) {
+        fx_close_host(&f);
+        fx_open_store(&f, "test-host", 0);
+        fx_host(&f, NULL);
+        wf_error err = WF_ERROR_INIT;
+        wfm_dinst *e = NULL;
+        wf_alloc_fail_after(n);
+        wf_status st = wfm_host_load(f.host, id, &e, &err);
+        unsigned long refused = wf_alloc_fail_count();
+        wf_alloc_fail_after(0);
+        if (refused == 0) {
+            ck_assert_msg(st == WF_OK, "%s", err.message);
+            ck_assert_str_eq(get_row(f.store).owner, "test-host");
+            wfm_dinst_close(e);
+            break;
+        }
+        ck_assert_msg(st == WF_E_NOMEM, "allocation %u: status %d: %s", n, (int)st, err.message);
+        ck_assert_ptr_null(e);
+        ck_assert_msg(get_row(f.store).owner[0] == '\0', "allocation %u left the row leased", n);
+        refused_runs++;
+    }
+    ck_assert_uint_gt(refused_runs, 10);
+    ck_assert_str_eq(get_row(f.store).owner, "");
+    fx_fini(&f);
+}
+END_TEST
+
 Suite *modern_durable_suite(void)
 {
     Suite *s = suite_create("modern_durable");
@@ -1085,10 +1339,14 @@ Suite *modern_durable_suite(void)
     tcase_add_test(bad, cli_bad_input);
     tcase_add_test(bad, corrupt_state_blob);
     tcase_add_test(bad, load_unknown_completed_unsaved);
+    tcase_add_test(bad, resume_with_wrong_type_changes_nothing);
+    tcase_add_test(bad, queued_resume_with_wrong_type_is_dropped);
+    tcase_add_test(bad, cli_refuses_missing_empty_and_damaged_stores);
     suite_add_tcase(s, bad);
     TCase *nomem = tcase_create("nomem");
     tcase_set_timeout(nomem, 60);
     tcase_add_test(nomem, nomem_load);
+    tcase_add_test(nomem, nomem_load_gives_the_lease_back);
     suite_add_tcase(s, nomem);
     return s;
 }

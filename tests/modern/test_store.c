@@ -1,12 +1,15 @@
 /* test_store.c — the SQLite instance store: round trip, queries, leases across hosts and
- * processes, group commit under concurrent savers, and refusal of corrupt, foreign and newer
- * stores (which must stay byte-for-byte untouched). */
+ * processes (on an injected clock; a dead local owner's lease is taken over at once), many
+ * processes creating one new store, read-only and must-exist opens, group commit under
+ * concurrent savers, and refusal of corrupt, damaged, foreign and newer stores (which must stay
+ * byte-for-byte untouched). */
 #include <check.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +31,50 @@ static void teardown(void)
     wf_test_tmpdir_remove(dir);
 }
 
+/* What a file looks like: its bytes and modification time (both must stay the same). */
+typedef struct snapshot {
+    char *bytes;
+    size_t len;
+    struct timespec mtime;
+} snapshot;
+
+static snapshot take_snapshot(const char *file)
+{
+    snapshot sn = {NULL, 0, {0, 0}};
+    struct stat sb;
+    ck_assert_int_eq(stat(file, &sb), 0);
+    sn.mtime = sb.st_mtim;
+    sn.bytes = wf_test_read_file(file, &sn.len);
+    ck_assert_ptr_nonnull(sn.bytes);
+    return sn;
+}
+
+/* The file is as in `before` (which is freed) and nothing was created beside it. */
+static void assert_unchanged(snapshot *before, const char *file)
+{
+    snapshot after = take_snapshot(file);
+    ck_assert_uint_eq(before->len, after.len);
+    ck_assert(memcmp(before->bytes, after.bytes, before->len) == 0);
+    ck_assert(before->mtime.tv_sec == after.mtime.tv_sec &&
+              before->mtime.tv_nsec == after.mtime.tv_nsec);
+    const char *suffixes[] = {"-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < 3; i++) {
+        char side[600];
+        snprintf(side, sizeof side, "%s%s", file, suffixes[i]);
+        ck_assert_msg(access(side, F_OK) != 0, "%s was created", side);
+    }
+    wf_free(before->bytes);
+    wf_free(after.bytes);
+}
+
+/* The test clock (ms), shared by every store a test opens in this process. */
+static int64_t test_now_ms = 1700000000000;
+
+static int64_t test_clock(void *ud)
+{
+    return *(const int64_t *)ud;
+}
+
 static wfm_store *open_store(const char *owner, int64_t lease_ms, bool group)
 {
     wfm_store_opts o = WFM_STORE_OPTS_INIT;
@@ -36,6 +83,8 @@ static wfm_store *open_store(const char *owner, int64_t lease_ms, bool group)
     o.lease_ms = lease_ms;
     o.group_commit = group;
     o.durability = WFM_DURABILITY_NORMAL;
+    o.clock_ms = test_clock;
+    o.clock_ud = &test_now_ms;
     wfm_store *s = NULL;
     wf_error err = WF_ERROR_INIT;
     ck_assert_msg(wfm_store_open(&o, &s, &err) == WF_OK, "%s", err.message);
@@ -181,12 +230,15 @@ START_TEST(test_store_expired_lease_of_killed_process_is_taken_over)
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        /* Another host process takes a short lease and dies without releasing it. */
+        /* Another host process (an owner id without host and pid: no early takeover) takes a
+         * 50 ms lease and dies without releasing it. */
+        wfm_store *c = NULL;
         wfm_store_opts o = WFM_STORE_OPTS_INIT;
         o.path = path;
         o.owner = "host-dying";
         o.lease_ms = 50;
-        wfm_store *c = NULL;
+        o.clock_ms = test_clock;
+        o.clock_ud = &test_now_ms;
         wf_error e = WF_ERROR_INIT;
         if (wfm_store_open(&o, &c, &e) != WF_OK || wfm_store_lock(c, id.text, &e) != WF_OK)
             _exit(3);
@@ -195,12 +247,237 @@ START_TEST(test_store_expired_lease_of_killed_process_is_taken_over)
     int status = 0;
     waitpid(pid, &status, 0);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    ck_assert_int_eq(wfm_store_lock(b, id.text, &err), WF_E_LOCKED); /* lease still live */
+    test_now_ms += 50; /* the last millisecond of the lease */
+    ck_assert_int_eq(wfm_store_lock(b, id.text, &err), WF_E_LOCKED);
+    WF_ASSERT_ERROR(err, WF_E_LOCKED, 0, 0, "has not expired");
     wf_error_clear(&err);
-    usleep(120 * 1000); /* let the 50 ms lease lapse */
+    test_now_ms += 1;
     ck_assert_int_eq(wfm_store_lock(b, id.text, &err), WF_OK);
     ck_assert_int_eq(save_simple(b, id.text, "Idle", "taken", false, &err), WF_OK);
     wfm_store_close(b);
+}
+END_TEST
+
+typedef struct lease_row {
+    char owner[128];
+    int64_t expires;
+} lease_row;
+
+static bool lease_of(void *ud, const wfm_store_row *row)
+{
+    lease_row *l = ud;
+    snprintf(l->owner, sizeof l->owner, "%s", row->owner ? row->owner : "");
+    l->expires = row->lock_expires_ms;
+    return false;
+}
+
+static lease_row get_lease(wfm_store *s)
+{
+    lease_row l = {"?", -1};
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_query_rows(s, NULL, lease_of, &l, &err), WF_OK);
+    return l;
+}
+
+/* A child with the default owner id (host:pid:random) locks the instance, writes a byte to
+ * `ready`, waits for one on `go` and exits without releasing (like SIGKILL). */
+static pid_t spawn_holder(const char *id, int go, int ready)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid != 0)
+        return pid;
+    wfm_store *c = NULL;
+    wfm_store_opts o = WFM_STORE_OPTS_INIT;
+    o.path = path;
+    wf_error e = WF_ERROR_INIT;
+    if (wfm_store_open(&o, &c, &e) != WF_OK || wfm_store_lock(c, id, &e) != WF_OK)
+        _exit(3);
+    char byte;
+    if (write(ready, "r", 1) != 1)
+        _exit(4);
+    _exit(read(go, &byte, 1) == 1 ? 0 : 4);
+}
+
+/* The lease of a process on this machine that has died is taken over at once; one whose
+ * process still runs, or whose owner names another machine, waits for expiry. */
+START_TEST(test_store_lease_of_dead_local_process_is_taken_over_at_once)
+{
+    wf_error err = WF_ERROR_INIT;
+    wfm_store *b = open_store("host-b", 60000, false);
+    wfm_store_id id;
+    ck_assert_int_eq(wfm_store_create(b, 1, &id, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_release(b, id.text, &err), WF_OK);
+    int go[2], ready[2];
+    ck_assert_int_eq(pipe(go), 0);
+    ck_assert_int_eq(pipe(ready), 0);
+    pid_t pid = spawn_holder(id.text, go[0], ready[1]);
+    char byte = 0;
+    ck_assert_int_eq(read(ready[0], &byte, 1), 1); /* it holds the lease */
+    lease_row held = get_lease(b);
+    char want[64];
+    snprintf(want, sizeof want, ":%ld:", (long)pid);
+    ck_assert_msg(strstr(held.owner, want) != NULL, "owner '%s' lacks pid %ld", held.owner,
+                  (long)pid);
+    ck_assert_int_eq(wfm_store_lock(b, id.text, &err), WF_E_LOCKED); /* alive */
+    WF_ASSERT_ERROR(err, WF_E_LOCKED, 0, 0, "locked by another host");
+    wf_error_clear(&err);
+    ck_assert_int_eq(write(go[1], "x", 1), 1);
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(go[0]);
+    close(go[1]);
+    close(ready[0]);
+    close(ready[1]);
+    ck_assert_str_eq(get_lease(b).owner, held.owner); /* dead, its lease unexpired */
+    ck_assert_int_eq(wfm_store_lock(b, id.text, &err), WF_OK);
+    ck_assert_str_eq(get_lease(b).owner, "host-b");
+    ck_assert_int_eq(wfm_store_release(b, id.text, &err), WF_OK);
+
+    /* the same pid on another machine: not ours to judge */
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "UPDATE instances SET owner = 'elsewhere.example:%ld:0123abcd',"
+             " lock_expires_ms = %lld",
+             (long)pid, (long long)(test_now_ms + 60000));
+    wfm_store_close(b);
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    b = open_store("host-b", 60000, false);
+    ck_assert_int_eq(wfm_store_lock(b, id.text, &err), WF_E_LOCKED);
+    wf_error_clear(&err);
+    wfm_store_close(b);
+}
+END_TEST
+
+/* Sixteen processes open one store that does not exist yet at the same moment: the schema
+ * is created once, under the write lock, and every process succeeds. */
+START_TEST(test_store_parallel_first_open_of_a_new_file_all_succeed)
+{
+    enum { CHILDREN = 16 };
+    int go[2];
+    ck_assert_int_eq(pipe(go), 0);
+    pid_t pids[CHILDREN];
+    for (int i = 0; i < CHILDREN; i++) {
+        pids[i] = fork();
+        ck_assert_int_ge(pids[i], 0);
+        if (pids[i] == 0) {
+            close(go[1]);
+            char byte;
+            if (read(go[0], &byte, 1) != 0) /* EOF: all start together */
+                _exit(5);
+            wfm_store_opts o = WFM_STORE_OPTS_INIT;
+            o.path = path;
+            wfm_store *c = NULL;
+            wf_error e = WF_ERROR_INIT;
+            wfm_store_id id;
+            if (wfm_store_open(&o, &c, &e) != WF_OK || wfm_store_create(c, 7, &id, &e) != WF_OK) {
+                fprintf(stderr, "child %d: %s\n", i, e.message);
+                _exit(3);
+            }
+            wfm_store_close(c);
+            _exit(0);
+        }
+    }
+    close(go[0]);
+    close(go[1]);
+    for (int i = 0; i < CHILDREN; i++) {
+        int status = 0;
+        ck_assert_int_eq(waitpid(pids[i], &status, 0), pids[i]);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d failed", i);
+    }
+    wfm_store *s = open_store("host-a", 0, false);
+    rows r = {0};
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_query_rows(s, NULL, count_row, &r, &err), WF_OK);
+    ck_assert_int_eq(r.count, CHILDREN);
+    wfm_store_close(s);
+}
+END_TEST
+
+/* A store written and closed, then opened read-only: everything reads, every write is
+ * refused, and neither the file nor its directory changes. */
+START_TEST(test_store_read_only_reads_and_never_writes)
+{
+    wfm_store *s = open_store("host-a", 0, false);
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_id id;
+    ck_assert_int_eq(wfm_store_put_definition(s, 7, "flow.xaml", &err), WF_OK);
+    ck_assert_int_eq(wfm_store_create(s, 7, &id, &err), WF_OK);
+    ck_assert_int_eq(save_simple(s, id.text, "Idle", "ro-state", true, &err), WF_OK);
+    wfm_store_close(s);
+    snapshot before = take_snapshot(path);
+    wfm_store_opts o = WFM_STORE_OPTS_INIT;
+    o.path = path;
+    o.read_only = true;
+    ck_assert_int_eq(wfm_store_open(&o, &s, &err), WF_OK);
+    rows r = {0};
+    ck_assert_int_eq(wfm_store_query_rows(s, NULL, count_row, &r, &err), WF_OK);
+    ck_assert_int_eq(r.count, 1);
+    ck_assert_str_eq(r.last_path, "flow.xaml");
+    void *state = NULL;
+    size_t len = 0;
+    char status[32];
+    ck_assert_int_eq(wfm_store_load_state(s, id.text, &state, &len, status, NULL, &err), WF_OK);
+    ck_assert_uint_eq(len, 8);
+    wf_free(state);
+    wfm_store_id other;
+    ck_assert_int_eq(wfm_store_create(s, 7, &other, &err), WF_E_STORE);
+    WF_ASSERT_ERROR(err, WF_E_STORE, 0, 0, "readonly");
+    wf_error_clear(&err);
+    ck_assert_int_eq(wfm_store_lock(s, id.text, &err), WF_E_STORE);
+    wf_error_clear(&err);
+    wfm_store_close(s);
+    assert_unchanged(&before, path);
+}
+END_TEST
+
+/* A store of another user (0644 in a directory we cannot write) can be read. As root the
+ * reading is done by a child running as nobody; otherwise file and directory are made
+ * read-only. */
+START_TEST(test_store_read_only_reads_another_users_store)
+{
+    wfm_store *s = open_store("host-a", 0, false);
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_id id;
+    ck_assert_int_eq(wfm_store_create(s, 7, &id, &err), WF_OK);
+    wfm_store_close(s);
+    snapshot before = take_snapshot(path);
+    bool root = geteuid() == 0;
+    ck_assert_int_eq(chmod(path, root ? 0644 : 0444), 0);
+    ck_assert_int_eq(chmod(dir, root ? 0755 : 0555), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (root && (setgid(65534) != 0 || setuid(65534) != 0))
+            _exit(6);
+        if (access(dir, W_OK) == 0 || access(path, W_OK) == 0)
+            _exit(7); /* not a read-only situation */
+        wfm_store_opts o = WFM_STORE_OPTS_INIT;
+        o.path = path;
+        o.read_only = true;
+        wfm_store *c = NULL;
+        wf_error e = WF_ERROR_INIT;
+        rows r = {0};
+        if (wfm_store_open(&o, &c, &e) != WF_OK ||
+            wfm_store_query_rows(c, NULL, count_row, &r, &e) != WF_OK || r.count != 1) {
+            fprintf(stderr, "read-only open: %s\n", e.message);
+            _exit(3);
+        }
+        wfm_store_close(c);
+        o.read_only = false; /* a writing open is refused cleanly */
+        _exit(wfm_store_open(&o, &c, &e) == WF_E_STORE && !c ? 0 : 4);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    chmod(dir, 0700);
+    chmod(path, 0644);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child exit %d",
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    assert_unchanged(&before, path);
 }
 END_TEST
 
@@ -267,27 +544,30 @@ END_TEST
 
 /* ---- bad input: the store must be refused and left byte-for-byte as it was ------------- */
 
-static void assert_refused_unchanged(wf_status want, const char *needle)
+/* Opening with `o` fails with `want`, a message holding `needle`, the store's path, and
+ * leaves the file untouched. */
+static void assert_open_refused(const wfm_store_opts *o, wf_status want, const char *needle)
 {
-    size_t before_len = 0, after_len = 0;
-    char *before = wf_test_read_file(path, &before_len);
-    ck_assert_ptr_nonnull(before);
-    wfm_store_opts o = WFM_STORE_OPTS_INIT;
-    o.path = path;
+    snapshot before = take_snapshot(o->path);
     wfm_store *s = NULL;
     wf_error err = WF_ERROR_INIT;
-    ck_assert_int_eq(wfm_store_open(&o, &s, &err), want);
+    ck_assert_int_eq(wfm_store_open(o, &s, &err), want);
     ck_assert_ptr_null(s);
-    ck_assert_msg(strstr(err.message, needle) != NULL, "'%s' not in '%s'", needle, err.message);
-    ck_assert_str_eq(err.file, path);
-    char *after = wf_test_read_file(path, &after_len);
-    ck_assert_uint_eq(before_len, after_len);
-    ck_assert(memcmp(before, after, before_len) == 0);
-    char wal[600];
-    snprintf(wal, sizeof wal, "%s-wal", path);
-    ck_assert_int_ne(access(wal, F_OK), 0);
-    wf_free(before);
-    wf_free(after);
+    WF_ASSERT_ERROR(err, want, 0, 0, needle);
+    ck_assert_str_eq(err.file, o->path);
+    assert_unchanged(&before, o->path);
+}
+
+/* Refused by every kind of open. */
+static void assert_refused_unchanged(wf_status want, const char *needle)
+{
+    wfm_store_opts o = WFM_STORE_OPTS_INIT;
+    o.path = path;
+    assert_open_refused(&o, want, needle);
+    o.must_exist = true;
+    assert_open_refused(&o, want, needle);
+    o.read_only = true;
+    assert_open_refused(&o, want, needle);
 }
 
 static void make_sqlite(const char *sql)
@@ -464,8 +744,119 @@ END_TEST
 START_TEST(test_store_newer_schema_is_refused_untouched)
 {
     make_sqlite("CREATE TABLE wfbridge_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                "INSERT INTO wfbridge_meta VALUES('application', 'wfbridge-instance-store');"
                 "INSERT INTO wfbridge_meta VALUES('schema_version', '99');");
     assert_refused_unchanged(WF_E_STORE, "newer");
+}
+END_TEST
+
+START_TEST(test_store_meta_without_application_is_refused_untouched)
+{
+    make_sqlite("CREATE TABLE wfbridge_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                "INSERT INTO wfbridge_meta VALUES('schema_version', '2');");
+    assert_refused_unchanged(WF_E_STORE, "no application key");
+}
+END_TEST
+
+START_TEST(test_store_other_application_is_refused_untouched)
+{
+    make_sqlite("CREATE TABLE wfbridge_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                "INSERT INTO wfbridge_meta VALUES('application', 'other-app');"
+                "INSERT INTO wfbridge_meta VALUES('schema_version', '2');");
+    assert_refused_unchanged(WF_E_STORE, "its application is 'other-app'");
+}
+END_TEST
+
+/* The metadata of a version 2 store without its other tables: refused before the journal
+ * mode or anything else in the header changes. */
+START_TEST(test_store_missing_tables_are_refused_untouched)
+{
+    make_sqlite("CREATE TABLE wfbridge_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                "INSERT INTO wfbridge_meta VALUES('application', 'wfbridge-instance-store');"
+                "INSERT INTO wfbridge_meta VALUES('schema_version', '2');"
+                "CREATE TABLE definitions(hash TEXT PRIMARY KEY, path TEXT, added_ms INTEGER);");
+    assert_refused_unchanged(WF_E_STORE, "missing its 'instances' table");
+}
+END_TEST
+
+static int64_t query_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* A store whose id index (the instances primary key) has a page of garbage cells: lookups
+ * by id miss while listing and inserting still work, so it must be refused on open. */
+START_TEST(test_store_corrupt_id_index_is_refused_untouched)
+{
+    wfm_store *s = open_store("host-a", 0, false);
+    wf_error err = WF_ERROR_INIT;
+    for (int i = 0; i < 40; i++) {
+        wfm_store_id id;
+        ck_assert_int_eq(wfm_store_create(s, 7, &id, &err), WF_OK);
+    }
+    wfm_store_close(s);
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    int64_t page = query_int(db, "SELECT rootpage FROM sqlite_master"
+                                 " WHERE name = 'sqlite_autoindex_instances_1'");
+    int64_t page_size = query_int(db, "PRAGMA page_size");
+    sqlite3_close(db);
+    FILE *f = fopen(path, "r+b");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fseek(f, (long)((page - 1) * page_size + 8), SEEK_SET), 0);
+    for (int64_t i = 8; i < page_size; i++)
+        fputc(0x5a, f);
+    fclose(f);
+    assert_refused_unchanged(WF_E_STORE, "integrity check");
+}
+END_TEST
+
+START_TEST(test_store_missing_empty_and_tableless_files_are_refused_by_strict_opens)
+{
+    wfm_store_opts o = WFM_STORE_OPTS_INIT;
+    o.path = path;
+    for (int mode = 0; mode < 2; mode++) {
+        o.read_only = mode == 0;
+        o.must_exist = mode == 1;
+        wfm_store *s = NULL;
+        wf_error err = WF_ERROR_INIT;
+        ck_assert_int_eq(wfm_store_open(&o, &s, &err), WF_E_IO);
+        ck_assert_ptr_null(s);
+        WF_ASSERT_ERROR(err, WF_E_IO, 0, 0, "no instance store");
+        ck_assert_int_ne(access(path, F_OK), 0); /* not created */
+    }
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    o.read_only = true;
+    o.must_exist = false;
+    assert_open_refused(&o, WF_E_STORE, "empty file");
+    o.read_only = false;
+    o.must_exist = true;
+    assert_open_refused(&o, WF_E_STORE, "empty file");
+    make_sqlite("PRAGMA user_version = 7;"); /* a database without tables */
+    assert_open_refused(&o, WF_E_STORE, "no tables");
+    o.read_only = true;
+    assert_open_refused(&o, WF_E_STORE, "no tables");
+}
+END_TEST
+
+/* Read-only opens never migrate: a version 1 store is refused, untouched. */
+START_TEST(test_store_read_only_refuses_a_store_to_migrate)
+{
+    wfm_store *s = open_store("host-a", 0, false);
+    wfm_store_close(s);
+    make_sqlite("DROP TABLE pending_resumes;"
+                "UPDATE wfbridge_meta SET value = '1' WHERE key = 'schema_version';");
+    wfm_store_opts o = WFM_STORE_OPTS_INIT;
+    o.path = path;
+    o.read_only = true;
+    assert_open_refused(&o, WF_E_STORE, "must be migrated");
 }
 END_TEST
 
@@ -488,6 +879,10 @@ Suite *modern_store_suite(void)
     tcase_add_test(core, test_store_query_by_status_property_bookmark_and_timer);
     tcase_add_test(core, test_store_lease_blocks_second_host_until_released);
     tcase_add_test(core, test_store_expired_lease_of_killed_process_is_taken_over);
+    tcase_add_test(core, test_store_lease_of_dead_local_process_is_taken_over_at_once);
+    tcase_add_test(core, test_store_parallel_first_open_of_a_new_file_all_succeed);
+    tcase_add_test(core, test_store_read_only_reads_and_never_writes);
+    tcase_add_test(core, test_store_read_only_reads_another_users_store);
     tcase_add_test(core, test_store_group_commit_writes_every_save_of_concurrent_hosts);
     tcase_add_test(core, test_store_queued_resumes_are_deleted_by_the_save_that_applies_them);
     tcase_add_test(core, test_store_version_1_is_migrated);
@@ -497,6 +892,12 @@ Suite *modern_store_suite(void)
     tcase_add_test(bad, test_store_corrupt_file_is_refused_untouched);
     tcase_add_test(bad, test_store_foreign_database_is_refused_untouched);
     tcase_add_test(bad, test_store_newer_schema_is_refused_untouched);
+    tcase_add_test(bad, test_store_meta_without_application_is_refused_untouched);
+    tcase_add_test(bad, test_store_other_application_is_refused_untouched);
+    tcase_add_test(bad, test_store_missing_tables_are_refused_untouched);
+    tcase_add_test(bad, test_store_corrupt_id_index_is_refused_untouched);
+    tcase_add_test(bad, test_store_missing_empty_and_tableless_files_are_refused_by_strict_opens);
+    tcase_add_test(bad, test_store_read_only_refuses_a_store_to_migrate);
     tcase_add_test(bad, test_store_next_schema_version_is_refused_untouched);
     suite_add_tcase(s, bad);
     return s;
