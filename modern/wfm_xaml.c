@@ -552,7 +552,7 @@ static bool bind_wrapper(wfm_load *L, const nctx *nc, binding *b, const wf_xml_n
     }
     if (!wf_xml_text_blank(c->text))
         return bind_text(L, nc, b, c->text, loc_text(L, c));
-    b->literal = wfm_type_default(b->type); /* unbound: default(T) */
+    b->literal = wf_type_default(b->type); /* unbound: default(T) */
     return true;
 }
 
@@ -1073,14 +1073,7 @@ static const wf_xml_node *inline_key(const wf_xml_node *c)
 /* The XAML primitive types a key may be written as: <x:Key><x:String>A</x:String></x:Key>. */
 static bool is_x_primitive(const wf_xml_node *c)
 {
-    static const char *const names[] = {"String", "Int32", "Int64", "Int16", "Boolean", "Double",
-                                        "Single", "Decimal", "Char", "Byte", "TimeSpan", NULL};
-    if (!wfm_xt_is_x(c->ns))
-        return false;
-    for (size_t i = 0; names[i]; i++)
-        if (strcmp(c->name, names[i]) == 0)
-            return true;
-    return false;
+    return wfm_xt_is_x(c->ns) && wf_type_primitive(c->name) != NULL;
 }
 
 /* The text and location of an <x:Key> element: its own text, or the text of the one
@@ -1464,7 +1457,7 @@ static void variable_defaults(wfm_load *L, nctx *nc, const var_src *srcs)
         wfm_var *v = &nc->node->vars[i];
         char what[160];
         snprintf(what, sizeof what, "Variable '%s'", v->name ? v->name : "");
-        binding b = {WFM_PROP_IN, v->type, NULL, wfm_type_default(v->type), what};
+        binding b = {WFM_PROP_IN, v->type, NULL, wf_type_default(v->type), what};
         bool ok = true;
         if (srcs[i].deflt) {
             b.literal = wf_null();
@@ -1475,7 +1468,7 @@ static void variable_defaults(wfm_load *L, nctx *nc, const var_src *srcs)
             b.literal = wf_null();
             ok = bind_items(L, nc, &b, items, n, srcs[i].deflt_el);
             if (ok && !b.expr && wf_is_null(&b.literal))
-                b.literal = wfm_type_default(v->type);
+                b.literal = wf_type_default(v->type);
         }
         if (!ok)
             continue;
@@ -1543,7 +1536,7 @@ static void prop_absent(wfm_load *L, nctx *nc, unsigned pi)
         if (wfm_xt_literal(L, p->type, ps->deflt, loc_el(L, nc->el), &p->literal) != WF_OK)
             mark_bad(L, nc->ln);
     } else if (ps->kind != WFM_PROP_LITERAL) {
-        p->literal = wfm_type_default(p->type);
+        p->literal = wf_type_default(p->type);
     }
 }
 
@@ -1808,7 +1801,7 @@ static void read_members(wfm_load *L, const wf_xml_node *members, wfm_scope_name
             continue;
         }
         a->slot = count;
-        a->literal = wfm_type_default(a->type);
+        a->literal = wf_type_default(a->type);
         (*names)[count] = (wfm_scope_name){a->name, a->type, true};
         count++;
     }
