@@ -223,13 +223,15 @@ static wf_status get_list(wf_reader *r, unsigned depth, wf_value *out, wf_error 
 {
     bool oom = false;
     char *name = wf_codec_get_str(r, &oom);
-    const wf_type *t = name && r->types ? wf_types_find(r->types, name) : NULL;
+    const wf_type *t = name ? wf_types_find(r->types, name) : NULL; /* built-ins need no table */
     wf_free(name);
     if (oom)
         return nomem(err);
     if (!t || t->kind != WF_K_LIST)
         return corrupt(r, err, "unknown list type");
     uint64_t n = wf_codec_get_uint(r);
+    if (r->bad)
+        return corrupt(r, err, "truncated list");
     if (n > wf_reader_left(r)) /* every item takes at least one byte */
         return corrupt(r, err, "a list count runs past the end of the data");
     wf_value *items = wf_calloc(n ? (size_t)n : 1, sizeof *items);
@@ -250,6 +252,8 @@ static wf_status get_list(wf_reader *r, unsigned depth, wf_value *out, wf_error 
 static wf_status get_record(wf_reader *r, unsigned depth, wf_value *out, wf_error *err)
 {
     uint64_t n = wf_codec_get_uint(r);
+    if (r->bad)
+        return corrupt(r, err, "truncated record");
     if (n > wf_reader_left(r) / 2)
         return corrupt(r, err, "a record count runs past the end of the data");
     char **keys = wf_calloc(n ? (size_t)n : 1, sizeof *keys);
@@ -282,7 +286,7 @@ static wf_status get_record(wf_reader *r, unsigned depth, wf_value *out, wf_erro
  * written parent (so user exception types survive a restart). NULL with *oom on failure. */
 static const wf_type *exception_type(wf_reader *r, const char *name, const char *base, bool *oom)
 {
-    const wf_type *t = r->types ? wf_types_find(r->types, name) : NULL;
+    const wf_type *t = wf_types_find(r->types, name); /* built-ins need no table */
     if (t || !r->types || !*name)
         return t && t->kind == WF_K_EXCEPTION ? t : NULL;
     const wf_type *parent = *base ? wf_types_find(r->types, base) : &wf_exc_exception;

@@ -7,6 +7,7 @@
 #include <stdio.h> /* snprintf */
 #include <string.h>
 
+#include "wf_calendar.h"
 #include "wf_value_int.h"
 
 /* ---- built-in types ------------------------------------------------------------------- */
@@ -284,6 +285,50 @@ const wf_type *wf_types_find(wf_types *types, const char *name)
     inner[ilen] = '\0';
     const wf_type *elem = wf_types_find(types, inner);
     return elem ? wf_types_list(types, elem) : NULL;
+}
+
+const wf_type *wf_type_primitive(const char *clr_name)
+{
+    static const struct {
+        const char *name;
+        const wf_type *type;
+    } prims[] = {
+        {"Boolean", &wf_type_bool},       {"Int32", &wf_type_int32},
+        {"Int16", &wf_type_int32},        {"Byte", &wf_type_int32},
+        {"SByte", &wf_type_int32},        {"UInt16", &wf_type_int32},
+        {"Int64", &wf_type_int64},        {"UInt32", &wf_type_int64},
+        {"Double", &wf_type_double},      {"Single", &wf_type_double},
+        {"Decimal", &wf_type_decimal},    {"String", &wf_type_string},
+        {"Char", &wf_type_string},        {"DateTime", &wf_type_datetime},
+        {"TimeSpan", &wf_type_timespan},
+    };
+    for (size_t i = 0; clr_name && i < sizeof prims / sizeof *prims; i++)
+        if (strcmp(prims[i].name, clr_name) == 0)
+            return prims[i].type;
+    return NULL;
+}
+
+wf_value wf_type_default(const wf_type *t)
+{
+    wf_value v = wf_null();
+    if (!t)
+        return v;
+    switch (t->kind) {
+    case WF_K_BOOL:
+    case WF_K_INT32:
+    case WF_K_INT64:
+    case WF_K_DOUBLE:
+    case WF_K_DECIMAL:
+    case WF_K_TIMESPAN:
+        v.type = t; /* the zeroed union is false / 0 / 0.0 for each of these */
+        return v;
+    case WF_K_DATETIME:
+        v.type = t;
+        v.u.i64 = WF_DATETIME_MIN_US;
+        return v;
+    default:
+        return v;
+    }
 }
 
 bool wf_type_is_numeric(const wf_type *t)

@@ -73,6 +73,13 @@ wf_status wf_types_exception(wf_types *types, const char *name, const wf_type *p
  * expressions: int, long, double, decimal, string, bool, object. NULL if unknown. */
 const wf_type *wf_types_find(wf_types *types, const char *name);
 
+/* The CLR primitive a type library, a .rules CodePrimitiveExpression or an <x:Key> element
+ * names, as the scalar type the runtimes hold it in: Boolean, Int32, Int64, Double, Decimal,
+ * String, DateTime, TimeSpan, and the narrower CLR types widened (Int16, Byte, SByte,
+ * UInt16 -> Int32; UInt32 -> Int64; Single -> Double; Char -> String). Exact names, no
+ * prefix; NULL for anything else. */
+const wf_type *wf_type_primitive(const char *clr_name);
+
 bool wf_type_is_numeric(const wf_type *t);
 /* Exception subtyping: true if t is sub or a descendant of it. For non-exceptions: t == sub. */
 bool wf_type_is_a(const wf_type *t, const wf_type *ancestor);
@@ -110,6 +117,11 @@ static inline wf_value wf_decimal_units(int64_t u) { wf_value v = {&wf_type_deci
 static inline wf_value wf_datetime_us(int64_t us) { wf_value v = {&wf_type_datetime, {.i64 = us}}; return v; }
 static inline wf_value wf_timespan_us(int64_t us) { wf_value v = {&wf_type_timespan, {.i64 = us}}; return v; }
 static inline bool wf_is_null(const wf_value *v) { return v->type->kind == WF_K_NULL; }
+
+/* default(T) as .NET gives it: false, 0, 0.0, 0m, TimeSpan.Zero, and DateTime.MinValue
+ * (0001-01-01T00:00:00, not the Unix epoch) for the value types; null for the reference
+ * types (String, List, Record, Exception, Object, CompensationToken) and for a NULL type. */
+wf_value wf_type_default(const wf_type *t);
 
 /* Heap values. Each returns WF_E_NOMEM on failure, leaving *out null. */
 wf_status wf_value_string(const char *s, size_t len, wf_value *out);

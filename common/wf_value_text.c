@@ -12,12 +12,13 @@
 #include <string.h>
 #include <strings.h> /* strncasecmp */
 
+#include "wf_calendar.h"
 #include "wf_value_int.h"
 
 typedef __int128 i128;
 
-#define US_PER_SEC 1000000LL
-#define US_PER_DAY (86400LL * US_PER_SEC)
+#define US_PER_SEC WF_US_PER_SEC
+#define US_PER_DAY WF_US_PER_DAY
 
 /* ---- small scanning helpers ----------------------------------------------------------- */
 
@@ -153,37 +154,6 @@ wf_status wf_decimal_div(int64_t a, int64_t b, int64_t *out)
 
 /* ---- DateTime ------------------------------------------------------------------------- */
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's civil algorithm). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-static void civil_from_days(int64_t z, int *y, int *m, int *d)
-{
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
-    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *y = (int)(yoe + era * 400 + (*m <= 2));
-}
-
-static int days_in_month(int y, int m)
-{
-    static const int dm[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    return m == 2 && leap ? 29 : dm[m - 1];
-}
-
 /* "hh:mm[:ss[.f+]]" into microseconds of the day. */
 static bool parse_clock(const char **s, int64_t *us)
 {
@@ -235,7 +205,7 @@ wf_status wf_datetime_parse(const char *text, int64_t *us)
     if (!digits_n(&s, 4, &y) || *s++ != '-' || !digits_n(&s, 2, &m) || *s++ != '-' ||
         !digits_n(&s, 2, &d))
         return WF_E_SYNTAX;
-    if (y < 1 || m < 1 || m > 12 || d < 1 || d > days_in_month(y, m))
+    if (!wf_cal_date_valid(y, m, d))
         return WF_E_RANGE;
     int64_t clock = 0, offset = 0;
     if (*s == 'T' || *s == 't' || (*s == ' ' && isdigit((unsigned char)s[1]))) {
@@ -247,19 +217,18 @@ wf_status wf_datetime_parse(const char *text, int64_t *us)
     }
     if (*skip_ws(s) != '\0')
         return WF_E_SYNTAX;
-    *us = days_from_civil(y, m, d) * US_PER_DAY + clock - offset;
+    *us = wf_cal_days_from_civil(y, m, d) * US_PER_DAY + clock - offset;
     return WF_OK;
 }
 
 void wf_datetime_format(int64_t us, char *buf, size_t size)
 {
-    int64_t days = us / US_PER_DAY, rem = us % US_PER_DAY;
-    if (rem < 0)
-        rem += US_PER_DAY, days--;
-    int y, m, d;
-    civil_from_days(days, &y, &m, &d);
+    int64_t days, rem, y;
+    int m, d;
+    wf_cal_split(us, &days, &rem);
+    wf_cal_civil_from_days(days, &y, &m, &d);
     int64_t secs = rem / US_PER_SEC, frac = rem % US_PER_SEC;
-    int n = snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d", y, m, d, (int)(secs / 3600),
+    int n = snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d", (int)y, m, d, (int)(secs / 3600),
                      (int)(secs / 60 % 60), (int)(secs % 60));
     if (n < 0 || (size_t)n >= size)
         return;
@@ -399,8 +368,24 @@ void wf_double_format(double d, char *buf, size_t size)
 
 /* ---- parsing per type ----------------------------------------------------------------- */
 
+/* Whether Decimal text has a non-zero digit past the 4th decimal place (the reason such a
+ * number is refused, not its size). */
+static bool decimal_too_precise(const char *text)
+{
+    const char *dot = strchr(text, '.');
+    if (!dot)
+        return false;
+    for (int place = 1; isdigit((unsigned char)dot[place]); place++)
+        if (place > 4 && dot[place] != '0')
+            return true;
+    return false;
+}
+
 static wf_status parse_error(wf_status st, const wf_type *t, const char *text, wf_error *err)
 {
+    if (st == WF_E_RANGE && t->kind == WF_K_DECIMAL && decimal_too_precise(text))
+        return wf_error_set(err, WF_E_RANGE, NULL,
+                            "'%.200s' has more than 4 decimal places (a Decimal keeps 4)", text);
     if (st == WF_E_RANGE)
         return wf_error_set(err, WF_E_RANGE, NULL, "'%.200s' is out of range for %s", text,
                             t->name);

@@ -5,146 +5,121 @@
  * is WF_E_CORRUPT and nothing is created (docs/semantics.md §4 "Persistence points", §6). */
 #include "wfl_exec_int.h"
 
+#include "../common/wf_codec.h"
+
 #include <string.h>
 
+/* Version 2: everything after the header in common/wf_codec.h's encoding (varints, values
+ * with their parent exception type). Version 1 (fixed-width fields) is refused. */
 #define BLOB_MAGIC   "WFLX"
-#define BLOB_VERSION 1u
+#define BLOB_VERSION 2u
 #define NO_CONTEXT   UINT32_MAX
-#define HEADER_LEN   (4 + 4 + 8 + 8)
+#define HEADER_LEN   (4 + 4 + 8 + 8) /* magic, version, payload length, checksum */
+
+/* The header's fixed little-endian fields (the only fixed-width data in the blob). */
+static void put_le(char *at, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        at[i] = (char)(uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *at, int bytes)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; i++)
+        v |= (uint64_t)at[i] << (8 * i);
+    return v;
+}
 
 /* ---- writing -------------------------------------------------------------------------------- */
-static void put_u8(wf_buf *b, uint8_t v)
-{
-    wf_buf_add(b, &v, 1);
-}
-
-static void put_u32(wf_buf *b, uint32_t v)
-{
-    uint8_t o[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
-    wf_buf_add(b, o, 4);
-}
-
-static void put_u64(wf_buf *b, uint64_t v)
-{
-    put_u32(b, (uint32_t)v);
-    put_u32(b, (uint32_t)(v >> 32));
-}
-
-static void put_str(wf_buf *b, const char *s, size_t len)
-{
-    put_u32(b, (uint32_t)len);
-    wf_buf_add(b, s, len);
-}
-
-static void put_cstr(wf_buf *b, const char *s)
-{
-    put_str(b, s ? s : "", s ? strlen(s) : 0);
-}
-
-static void put_value(wf_buf *b, const wf_value *v)
-{
-    wf_kind k = v->type->kind;
-    put_u8(b, (uint8_t)k);
-    switch (k) {
-    case WF_K_NULL:
-        break;
-    case WF_K_BOOL:
-        put_u8(b, v->u.b);
-        break;
-    case WF_K_INT32:
-        put_u32(b, (uint32_t)v->u.i32);
-        break;
-    case WF_K_DOUBLE: {
-        uint64_t bits;
-        memcpy(&bits, &v->u.d, 8);
-        put_u64(b, bits);
-        break;
-    }
-    case WF_K_STRING:
-        put_str(b, wf_value_str(v), wf_value_str_len(v));
-        break;
-    case WF_K_LIST:
-        put_cstr(b, v->type->name);
-        put_u32(b, (uint32_t)wf_value_list_count(v));
-        for (size_t i = 0; i < wf_value_list_count(v); i++)
-            put_value(b, wf_value_list_at(v, i));
-        break;
-    case WF_K_RECORD:
-        put_u32(b, (uint32_t)wf_value_record_count(v));
-        for (size_t i = 0; i < wf_value_record_count(v); i++) {
-            put_cstr(b, wf_value_record_key(v, i));
-            put_value(b, wf_value_record_at(v, i));
-        }
-        break;
-    case WF_K_EXCEPTION:
-        put_cstr(b, v->type->name);
-        put_cstr(b, wf_value_exc_message(v));
-        break;
-    default: /* Int64, Decimal, DateTime, TimeSpan, Token */
-        put_cstr(b, v->type->name);
-        put_u64(b, (uint64_t)v->u.i64);
-        break;
-    }
-}
-
 static void put_ref(wf_buf *b, const wfl_act *act)
 {
-    put_u32(b, act ? wfl_act_context_id(act) : NO_CONTEXT);
-    put_u64(b, act ? wfl_act_node(act)->index : 0);
+    wf_codec_put_uint(b, act ? wfl_act_context_id(act) : NO_CONTEXT);
+    wf_codec_put_uint(b, act ? wfl_act_node(act)->index : 0);
 }
 
+/* wfl_inst's hook: ud is the save's wf_error, so a value that cannot be saved (nested too
+ * deeply) is reported as itself rather than as out of memory. */
 static bool save_act(void *ud, const wfl_act *act, wf_buf *out)
 {
-    (void)ud;
     const xact *x = wfl_act_exec(act);
     if (!x) /* never touched by the executor: nothing to save */
         return true;
-    put_u32(out, x->phase);
-    put_u32(out, x->flags);
-    put_u32(out, (uint32_t)x->cursor);
-    put_u32(out, (uint32_t)x->aux);
-    put_u32(out, (uint32_t)x->count);
-    put_u32(out, x->queue_id);
-    put_u64(out, x->order);
-    put_value(out, &x->exc);
-    put_value(out, &x->val);
+    wf_codec_put_uint(out, x->phase);
+    wf_codec_put_uint(out, x->flags);
+    wf_codec_put_int(out, x->cursor);
+    wf_codec_put_int(out, x->aux);
+    wf_codec_put_int(out, x->count);
+    wf_codec_put_uint(out, x->queue_id);
+    wf_codec_put_uint(out, x->order);
+    if (wf_codec_put_value(out, &x->exc, ud) != WF_OK ||
+        wf_codec_put_value(out, &x->val, ud) != WF_OK)
+        return false;
     put_ref(out, x->listener);
     return !out->oom;
 }
 
 static void put_items(wf_buf *b, const wi_queue *q)
 {
-    put_u32(b, (uint32_t)q->count);
+    wf_codec_put_uint(b, q->count);
     for (size_t i = 0; i < q->count; i++) {
         const work_item *it = &q->items[(q->head + i) % q->cap];
-        put_u8(b, (uint8_t)it->kind);
+        wf_buf_addc(b, (char)it->kind);
         put_ref(b, it->act);
         put_ref(b, it->child);
-        put_u32(b, it->arg);
+        wf_codec_put_uint(b, it->arg);
     }
 }
 
-static void put_queues(wf_buf *b, const wfl_exec *ex)
+static wf_status put_queues(wf_buf *b, const wfl_exec *ex, wf_error *err)
 {
-    put_u32(b, (uint32_t)ex->queue_count);
+    wf_codec_put_uint(b, ex->queue_count);
     for (size_t i = 0; i < ex->queue_count; i++) {
         const xqueue *q = ex->queues[i];
-        put_u32(b, q->id);
-        put_cstr(b, q->name);
-        put_u8(b, q->is_timer);
-        put_u32(b, (uint32_t)q->item_count);
-        for (size_t j = 0; j < q->item_count; j++)
-            put_value(b, &q->items[j]);
-        put_u32(b, (uint32_t)q->sub_count);
+        wf_codec_put_uint(b, q->id);
+        wf_codec_put_str(b, q->name);
+        wf_buf_addc(b, q->is_timer ? 1 : 0);
+        wf_codec_put_uint(b, q->item_count);
+        for (size_t j = 0; j < q->item_count; j++) {
+            wf_status rc = wf_codec_put_value(b, &q->items[j], err);
+            if (rc != WF_OK)
+                return rc;
+        }
+        wf_codec_put_uint(b, q->sub_count);
         for (size_t j = 0; j < q->sub_count; j++)
             put_ref(b, q->subs[j]);
     }
-    put_u32(b, (uint32_t)ex->timer_count);
+    wf_codec_put_uint(b, ex->timer_count);
     for (size_t i = 0; i < ex->timer_count; i++) {
-        put_u64(b, (uint64_t)ex->timers[i].due_us);
-        put_u32(b, ex->timers[i].queue_id);
-        put_u64(b, ex->timers[i].seq);
+        wf_codec_put_int(b, ex->timers[i].due_us);
+        wf_codec_put_uint(b, ex->timers[i].queue_id);
+        wf_codec_put_uint(b, ex->timers[i].seq);
     }
+    return WF_OK;
+}
+
+static wf_status put_exec(wf_buf *b, const wfl_exec *ex, const wf_buf *inst, wf_error *err)
+{
+    wf_codec_put_str(b, ex->instance_id);
+    wf_buf_addc(b, (char)ex->state);
+    wf_buf_addc(b, ex->suspended ? 1 : 0);
+    wf_buf_addc(b, ex->persist_pending ? 1 : 0);
+    wf_codec_put_uint(b, ex->next_order);
+    wf_codec_put_uint(b, ex->next_queue_id);
+    wf_status rc = wf_codec_put_value(b, &ex->exception, err);
+    if (rc != WF_OK)
+        return rc;
+    put_ref(b, ex->root);
+    wf_codec_put_bytes(b, inst->data, inst->len);
+    put_items(b, &ex->atomic);
+    put_items(b, &ex->normal);
+    rc = put_queues(b, ex, err);
+    if (rc != WF_OK)
+        return rc;
+    wf_codec_put_bytes(b, ex->checkpoint, ex->checkpoint ? ex->checkpoint_len : 0);
+    wf_codec_put_uint(b, ex->checkpoint_ctx);
+    wf_codec_put_uint(b, ex->checkpoint_node);
+    return WF_OK;
 }
 
 wf_status wfl_exec_save(const wfl_exec *ex, void **blob, size_t *len, wf_error *err)
@@ -156,38 +131,23 @@ wf_status wfl_exec_save(const wfl_exec *ex, void **blob, size_t *len, wf_error *
     wf_buf_init(&b);
     wfl_inst_hooks hooks = WFL_INST_HOOKS_INIT;
     hooks.save_act = save_act;
+    hooks.ud = err;
     wf_status rc = wfl_inst_save(ex->inst, &hooks, &inst, err);
     if (rc != WF_OK)
         goto done;
     wf_buf_add(&b, BLOB_MAGIC, 4);
-    put_u32(&b, BLOB_VERSION);
-    put_u64(&b, 0); /* payload length, patched below */
-    put_u64(&b, 0); /* checksum */
-    put_cstr(&b, ex->instance_id);
-    put_u8(&b, (uint8_t)ex->state);
-    put_u8(&b, ex->suspended);
-    put_u8(&b, ex->persist_pending);
-    put_u64(&b, ex->next_order);
-    put_u32(&b, ex->next_queue_id);
-    put_value(&b, &ex->exception);
-    put_ref(&b, ex->root);
-    put_str(&b, inst.data, inst.len);
-    put_items(&b, &ex->atomic);
-    put_items(&b, &ex->normal);
-    put_queues(&b, ex);
-    put_str(&b, ex->checkpoint ? ex->checkpoint : "", ex->checkpoint ? ex->checkpoint_len : 0);
-    put_u32(&b, ex->checkpoint_ctx);
-    put_u64(&b, ex->checkpoint_node);
+    wf_buf_add(&b, (const char[HEADER_LEN - 4]){0}, HEADER_LEN - 4); /* patched below */
+    rc = put_exec(&b, ex, &inst, err);
+    if (rc != WF_OK)
+        goto done;
     if (b.oom) {
         rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory saving the instance");
         goto done;
     }
     uint64_t plen = b.len - HEADER_LEN;
-    uint64_t sum = wf_hash_bytes(b.data + HEADER_LEN, plen);
-    for (int i = 0; i < 8; i++) {
-        b.data[8 + i] = (char)(uint8_t)(plen >> (8 * i));
-        b.data[16 + i] = (char)(uint8_t)(sum >> (8 * i));
-    }
+    put_le(b.data + 4, BLOB_VERSION, 4);
+    put_le(b.data + 8, plen, 8);
+    put_le(b.data + 16, wf_hash_bytes(b.data + HEADER_LEN, plen), 8);
     *blob = wf_buf_detach(&b, len);
     if (!*blob)
         rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory saving the instance");
@@ -198,201 +158,56 @@ done:
 }
 
 /* ---- reading -------------------------------------------------------------------------------- */
+/* A wf_reader that also remembers whether a failure was out of memory (the codec's readers
+ * only say "bad"). */
 typedef struct reader {
-    const uint8_t *p;
-    size_t left;
-    bool bad;
+    wf_reader r;
     bool nomem;
-    const wfl_definition *def;
 } reader;
 
-static bool need(reader *r, size_t n)
+static void reader_init(reader *rd, const void *data, size_t len, const wfl_definition *def)
 {
-    if (r->bad || r->left < n) {
-        r->bad = true;
-        return false;
-    }
-    return true;
+    wf_reader_init(&rd->r, data, len, def ? def->types : NULL);
+    rd->nomem = false;
 }
 
-static uint8_t get_u8(reader *r)
+static bool bad(const reader *rd)
 {
-    if (!need(r, 1))
-        return 0;
-    r->left--;
-    return *r->p++;
+    return !wf_reader_ok(&rd->r);
 }
 
-static uint32_t get_u32(reader *r)
+static uint32_t get_u32(reader *rd)
 {
-    if (!need(r, 4))
-        return 0;
-    uint32_t v = (uint32_t)r->p[0] | (uint32_t)r->p[1] << 8 | (uint32_t)r->p[2] << 16 |
-                 (uint32_t)r->p[3] << 24;
-    r->p += 4;
-    r->left -= 4;
-    return v;
+    uint64_t v = wf_codec_get_uint(&rd->r);
+    if (v > UINT32_MAX)
+        wf_reader_fail(&rd->r, "a 32-bit field is too large");
+    return (uint32_t)v;
 }
 
-static uint64_t get_u64(reader *r)
+static int32_t get_i32(reader *rd)
 {
-    uint64_t lo = get_u32(r);
-    return lo | (uint64_t)get_u32(r) << 32;
+    int64_t v = wf_codec_get_int(&rd->r);
+    if (v < INT32_MIN || v > INT32_MAX)
+        wf_reader_fail(&rd->r, "a 32-bit field is too large");
+    return (int32_t)v;
 }
 
-/* A string view into the blob (not NUL-terminated). */
-static const char *get_str(reader *r, size_t *len)
+static char *get_dup(reader *rd)
 {
-    *len = get_u32(r);
-    if (!need(r, *len))
-        return "";
-    const char *s = (const char *)r->p;
-    r->p += *len;
-    r->left -= *len;
+    char *s = wf_codec_get_str(&rd->r, &rd->nomem);
+    if (rd->nomem)
+        wf_reader_fail(&rd->r, "out of memory");
     return s;
 }
 
-static char *get_dup(reader *r)
+static wf_value get_value(reader *rd)
 {
-    size_t n;
-    const char *s = get_str(r, &n);
-    if (r->bad)
-        return NULL;
-    char *d = wf_strndup(s, n);
-    if (!d)
-        r->nomem = r->bad = true;
-    return d;
-}
-
-static const wf_type *find_type(reader *r, const char *name)
-{
-    const wf_type *t = wf_types_find(r->def->types, name);
-    for (size_t i = 0; !t && i < r->def->typelib_count; i++)
-        t = wfl_typelib_exception(r->def->typelibs[i].typelib, name);
-    if (!t)
-        r->bad = true;
-    return t;
-}
-
-static wf_value get_value(reader *r, unsigned depth);
-
-static wf_value get_list(reader *r, unsigned depth)
-{
-    wf_value out = wf_null();
-    char *tname = get_dup(r);
-    const wf_type *t = tname ? find_type(r, tname) : NULL;
-    wf_free(tname);
-    uint32_t n = get_u32(r);
-    if (r->bad || !t || t->kind != WF_K_LIST || n > r->left) {
-        r->bad = true;
-        return out;
+    wf_value v;
+    if (wf_codec_get_value(&rd->r, &v, NULL) == WF_E_NOMEM) {
+        rd->nomem = true;
+        wf_reader_fail(&rd->r, "out of memory");
     }
-    wf_value *items = wf_calloc(n ? n : 1, sizeof *items);
-    if (!items) {
-        r->nomem = r->bad = true;
-        return out;
-    }
-    for (uint32_t i = 0; i < n; i++) /* calloc'd zeros are not null values */
-        items[i] = wf_null();
-    for (uint32_t i = 0; i < n && !r->bad; i++)
-        items[i] = get_value(r, depth + 1);
-    if (!r->bad && wf_value_list(t, items, n, &out) != WF_OK)
-        r->nomem = r->bad = true;
-    for (uint32_t i = 0; i < n; i++)
-        wf_value_release(&items[i]);
-    wf_free(items);
-    return out;
-}
-
-static wf_value get_record(reader *r, unsigned depth)
-{
-    wf_value out = wf_null();
-    uint32_t n = get_u32(r);
-    if (r->bad || n > r->left) {
-        r->bad = true;
-        return out;
-    }
-    char **keys = wf_calloc(n ? n : 1, sizeof *keys);
-    wf_value *vals = wf_calloc(n ? n : 1, sizeof *vals);
-    if (!keys || !vals)
-        r->nomem = r->bad = true;
-    for (uint32_t i = 0; vals && i < n; i++)
-        vals[i] = wf_null();
-    for (uint32_t i = 0; i < n && !r->bad; i++) {
-        keys[i] = get_dup(r);
-        vals[i] = get_value(r, depth + 1);
-    }
-    if (!r->bad && wf_value_record((const char *const *)keys, vals, n, &out) != WF_OK)
-        r->nomem = r->bad = true;
-    for (uint32_t i = 0; keys && vals && i < n; i++) {
-        wf_free(keys[i]);
-        wf_value_release(&vals[i]);
-    }
-    wf_free(keys);
-    wf_free(vals);
-    return out;
-}
-
-static wf_value get_value(reader *r, unsigned depth)
-{
-    wf_value v = wf_null();
-    uint8_t k = get_u8(r);
-    if (r->bad || depth > 64)
-        return r->bad = true, v;
-    size_t n;
-    switch ((wf_kind)k) {
-    case WF_K_NULL:
-        return v;
-    case WF_K_BOOL:
-        return wf_bool(get_u8(r) != 0);
-    case WF_K_INT32:
-        return wf_int32((int32_t)get_u32(r));
-    case WF_K_DOUBLE: {
-        uint64_t bits = get_u64(r);
-        double d;
-        memcpy(&d, &bits, 8);
-        return wf_double(d);
-    }
-    case WF_K_STRING: {
-        const char *s = get_str(r, &n);
-        if (!r->bad && wf_value_string(s, n, &v) != WF_OK)
-            r->nomem = r->bad = true;
-        return v;
-    }
-    case WF_K_LIST:
-        return get_list(r, depth);
-    case WF_K_RECORD:
-        return get_record(r, depth);
-    case WF_K_EXCEPTION: {
-        char *tname = get_dup(r), *msg = get_dup(r);
-        const wf_type *t = tname ? find_type(r, tname) : NULL;
-        if (!r->bad && (!t || t->kind != WF_K_EXCEPTION))
-            r->bad = true;
-        if (!r->bad && wf_value_exception(t, msg, &v) != WF_OK)
-            r->nomem = r->bad = true;
-        wf_free(tname);
-        wf_free(msg);
-        return v;
-    }
-    case WF_K_INT64:
-    case WF_K_DECIMAL:
-    case WF_K_DATETIME:
-    case WF_K_TIMESPAN:
-    case WF_K_TOKEN: {
-        char *tname = get_dup(r);
-        const wf_type *t = tname ? find_type(r, tname) : NULL;
-        wf_free(tname);
-        v.u.i64 = (int64_t)get_u64(r);
-        if (!t || t->kind != (wf_kind)k)
-            r->bad = true;
-        else
-            v.type = t;
-        return v;
-    }
-    default:
-        r->bad = true;
-        return v;
-    }
+    return v;
 }
 
 /* Refs are resolved once the whole tree exists. */
@@ -413,22 +228,38 @@ typedef struct restore_ctx {
     size_t pend_count, pend_cap;
 } restore_ctx;
 
-static ref get_ref(reader *r)
+static ref get_ref(reader *rd)
 {
     ref x;
-    x.ctx = get_u32(r);
-    x.node = get_u64(r);
+    x.ctx = get_u32(rd);
+    x.node = wf_codec_get_uint(&rd->r);
     return x;
 }
 
-static wfl_act *resolve(wfl_exec *ex, ref x, bool *bad)
+static wfl_act *resolve(wfl_exec *ex, ref x, bool *missing)
 {
     if (x.ctx == NO_CONTEXT)
         return NULL;
     wfl_act *a = wfl_inst_find_act(ex->inst, x.ctx, (size_t)x.node);
     if (!a)
-        *bad = true;
+        *missing = true;
     return a;
+}
+
+/* A reference read and resolved at once (the tree exists by then); NULL for "none". */
+static wfl_act *get_act(reader *rd, wfl_exec *ex)
+{
+    bool missing = false;
+    wfl_act *a = resolve(ex, get_ref(rd), &missing);
+    if (missing)
+        wf_reader_fail(&rd->r, "a reference to an activity that does not exist");
+    return a;
+}
+
+static bool oom(reader *rd)
+{
+    rd->nomem = true;
+    return wf_reader_fail(&rd->r, "out of memory");
 }
 
 static wf_status load_act(void *ud, wfl_act *act, const void *data, size_t len, wf_error *err)
@@ -436,20 +267,21 @@ static wf_status load_act(void *ud, wfl_act *act, const void *data, size_t len, 
     restore_ctx *rc = ud;
     if (!len)
         return WF_OK;
-    reader r = {data, len, false, false, rc->def};
+    reader rd;
+    reader_init(&rd, data, len, rc->def);
     xact *x = wfl__state(rc->ex, act);
     if (!x)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory restoring the instance");
-    x->phase = get_u32(&r);
-    x->flags = get_u32(&r);
-    x->cursor = (int32_t)get_u32(&r);
-    x->aux = (int32_t)get_u32(&r);
-    x->count = (int32_t)get_u32(&r);
-    x->queue_id = get_u32(&r);
-    x->order = get_u64(&r);
-    x->exc = get_value(&r, 0);
-    x->val = get_value(&r, 0);
-    ref l = get_ref(&r);
+    x->phase = get_u32(&rd);
+    x->flags = get_u32(&rd);
+    x->cursor = get_i32(&rd);
+    x->aux = get_i32(&rd);
+    x->count = get_i32(&rd);
+    x->queue_id = get_u32(&rd);
+    x->order = wf_codec_get_uint(&rd.r);
+    x->exc = get_value(&rd);
+    x->val = get_value(&rd);
+    ref l = get_ref(&rd);
     if (rc->pend_count == rc->pend_cap) {
         size_t cap = rc->pend_cap ? rc->pend_cap * 2 : 8;
         pending_listener *p = wf_realloc(rc->pend, cap * sizeof *p);
@@ -462,26 +294,26 @@ static wf_status load_act(void *ud, wfl_act *act, const void *data, size_t len, 
         rc->pend_cap = cap;
     }
     rc->pend[rc->pend_count++] = (pending_listener){x, l};
-    if (r.nomem)
+    if (rd.nomem)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory restoring the instance");
-    if (r.bad || r.left)
+    if (bad(&rd) || wf_reader_left(&rd.r))
         return wf_error_set(err, WF_E_CORRUPT, NULL, "corrupt activity state in the blob");
     return WF_OK;
 }
 
-static void read_items(reader *r, wfl_exec *ex, wi_queue *q)
+static void read_items(reader *rd, wfl_exec *ex, wi_queue *q)
 {
-    uint32_t n = get_u32(r);
-    for (uint32_t i = 0; i < n && !r->bad; i++) {
+    uint64_t n = wf_codec_get_uint(&rd->r);
+    for (uint64_t i = 0; i < n && !bad(rd); i++) {
         work_item it = {0};
-        it.kind = (wi_kind)get_u8(r);
-        it.act = resolve(ex, get_ref(r), &r->bad);
-        it.child = resolve(ex, get_ref(r), &r->bad);
-        it.arg = get_u32(r);
+        it.kind = (wi_kind)wf_codec_get_u8(&rd->r);
+        it.act = get_act(rd, ex);
+        it.child = get_act(rd, ex);
+        it.arg = get_u32(rd);
         if (it.kind > WI_QUEUE || !it.act)
-            r->bad = true;
-        if (!r->bad && !wfl__wiq_push(q, &it))
-            r->nomem = r->bad = true;
+            wf_reader_fail(&rd->r, "bad work item");
+        if (!bad(rd) && !wfl__wiq_push(q, &it))
+            oom(rd);
     }
 }
 
@@ -501,57 +333,61 @@ static bool add_sub(xqueue *q, wfl_act *a)
     return true;
 }
 
-static void read_queues(reader *r, wfl_exec *ex)
+static void read_queue(reader *rd, wfl_exec *ex)
 {
-    uint32_t n = get_u32(r);
-    for (uint32_t i = 0; i < n && !r->bad; i++) {
-        uint32_t id = get_u32(r);
-        char *name = get_dup(r);
-        bool is_timer = get_u8(r) != 0;
-        xqueue *q = name && !r->bad ? wfl__queue_create(ex, name, is_timer) : NULL;
-        wf_free(name);
-        if (!q) {
-            r->bad = true;
-            return;
-        }
-        q->id = id;
-        uint32_t items = get_u32(r);
-        for (uint32_t j = 0; j < items && !r->bad; j++) {
-            wf_value v = get_value(r, 0);
-            if (!r->bad && !wfl__queue_enqueue(ex, q, &v))
-                r->nomem = r->bad = true;
-            wf_value_release(&v);
-        }
-        uint32_t subs = get_u32(r);
-        for (uint32_t j = 0; j < subs && !r->bad; j++) {
-            wfl_act *a = resolve(ex, get_ref(r), &r->bad);
-            if (a && !r->bad && !add_sub(q, a))
-                r->nomem = r->bad = true;
-        }
+    uint32_t id = get_u32(rd);
+    char *name = get_dup(rd);
+    bool is_timer = wf_codec_get_u8(&rd->r) != 0;
+    xqueue *q = name && !bad(rd) ? wfl__queue_create(ex, name, is_timer) : NULL;
+    wf_free(name);
+    if (!q) {
+        wf_reader_fail(&rd->r, "bad queue");
+        return;
     }
-    uint32_t t = get_u32(r);
-    for (uint32_t i = 0; i < t && !r->bad; i++) {
-        int64_t due = (int64_t)get_u64(r);
-        uint32_t qid = get_u32(r);
-        uint64_t seq = get_u64(r);
-        if (!r->bad && !seq)
-            r->bad = true;
-        else if (!r->bad && !wfl__timer_add(ex, due, qid, seq))
-            r->nomem = r->bad = true;
+    q->id = id;
+    uint64_t items = wf_codec_get_uint(&rd->r);
+    for (uint64_t j = 0; j < items && !bad(rd); j++) {
+        wf_value v = get_value(rd);
+        if (!bad(rd) && !wfl__queue_enqueue(ex, q, &v))
+            oom(rd);
+        wf_value_release(&v);
+    }
+    uint64_t subs = wf_codec_get_uint(&rd->r);
+    for (uint64_t j = 0; j < subs && !bad(rd); j++) {
+        wfl_act *a = get_act(rd, ex);
+        if (a && !bad(rd) && !add_sub(q, a))
+            oom(rd);
     }
 }
 
-static void read_checkpoint(reader *r, wfl_exec *ex)
+static void read_queues(reader *rd, wfl_exec *ex)
+{
+    uint64_t n = wf_codec_get_uint(&rd->r);
+    for (uint64_t i = 0; i < n && !bad(rd); i++)
+        read_queue(rd, ex);
+    uint64_t t = wf_codec_get_uint(&rd->r);
+    for (uint64_t i = 0; i < t && !bad(rd); i++) {
+        int64_t due = wf_codec_get_int(&rd->r);
+        uint32_t qid = get_u32(rd);
+        uint64_t seq = wf_codec_get_uint(&rd->r);
+        if (!bad(rd) && !seq)
+            wf_reader_fail(&rd->r, "bad timer");
+        else if (!bad(rd) && !wfl__timer_add(ex, due, qid, seq))
+            oom(rd);
+    }
+}
+
+static void read_checkpoint(reader *rd, wfl_exec *ex)
 {
     size_t n;
-    const char *cp = get_str(r, &n);
-    ex->checkpoint_ctx = get_u32(r);
-    ex->checkpoint_node = get_u64(r);
-    if (r->bad || !n)
+    const void *cp = wf_codec_get_bytes(&rd->r, &n);
+    ex->checkpoint_ctx = get_u32(rd);
+    ex->checkpoint_node = wf_codec_get_uint(&rd->r);
+    if (bad(rd) || !n)
         return;
     ex->checkpoint = wf_malloc(n);
     if (!ex->checkpoint) {
-        r->nomem = r->bad = true;
+        oom(rd);
         return;
     }
     memcpy(ex->checkpoint, cp, n);
@@ -567,32 +403,36 @@ static wf_status check_header(const uint8_t *p, size_t len, wf_error *err)
 {
     if (len < HEADER_LEN || memcmp(p, BLOB_MAGIC, 4) != 0)
         return corrupt(err, "not a legacy instance blob");
-    reader h = {p + 4, len - 4, false, false, NULL};
-    uint32_t version = get_u32(&h);
-    uint64_t plen = get_u64(&h), sum = get_u64(&h);
+    uint64_t version = get_le(p + 4, 4), plen = get_le(p + 8, 8), sum = get_le(p + 16, 8);
+    if (version == 1)
+        return wf_error_set(err, WF_E_STORE, NULL,
+                            "cannot restore the instance: it was saved in blob version 1 by an "
+                            "older wfbridge, which this one no longer reads (version %u)",
+                            BLOB_VERSION);
     if (version != BLOB_VERSION)
         return wf_error_set(err, WF_E_CORRUPT, NULL,
-                            "cannot restore the instance: unknown blob version %u", version);
+                            "cannot restore the instance: unknown blob version %u",
+                            (unsigned)version);
     if (plen != len - HEADER_LEN || wf_hash_bytes(p + HEADER_LEN, plen) != sum)
         return corrupt(err, "the blob is truncated or damaged (checksum mismatch)");
     return WF_OK;
 }
 
 /* The executor fields after the instance id; the instance bytes are returned as a view. */
-static wf_status read_exec_fields(reader *r, wfl_exec *ex, ref *root, const char **inst,
+static wf_status read_exec_fields(reader *rd, wfl_exec *ex, ref *root, const char **inst,
                                   size_t *inst_len, wf_error *err)
 {
-    ex->state = (wfl_exec_state)get_u8(r);
-    ex->suspended = get_u8(r) != 0;
-    ex->persist_pending = get_u8(r) != 0;
-    ex->next_order = get_u64(r);
-    ex->next_queue_id = get_u32(r);
-    ex->exception = get_value(r, 0);
-    *root = get_ref(r);
-    *inst = get_str(r, inst_len);
-    if (r->nomem)
+    ex->state = (wfl_exec_state)wf_codec_get_u8(&rd->r);
+    ex->suspended = wf_codec_get_u8(&rd->r) != 0;
+    ex->persist_pending = wf_codec_get_u8(&rd->r) != 0;
+    ex->next_order = wf_codec_get_uint(&rd->r);
+    ex->next_queue_id = get_u32(rd);
+    ex->exception = get_value(rd);
+    *root = get_ref(rd);
+    *inst = wf_codec_get_bytes(&rd->r, inst_len);
+    if (rd->nomem)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    if (r->bad || ex->state > WFL_EXEC_SUSPENDED)
+    if (bad(rd) || ex->state > WFL_EXEC_SUSPENDED)
         return corrupt(err, "bad executor header");
     return WF_OK;
 }
@@ -614,14 +454,14 @@ static wf_status restore_tree(wfl_exec *ex, const char *bytes, size_t len, ref r
         wf_free(rx.pend);
         return rc;
     }
-    bool bad = false;
+    bool missing = false;
     wfl_exec_attach(ex, inst, NULL);
-    ex->root = resolve(ex, root, &bad);
+    ex->root = resolve(ex, root, &missing);
     for (size_t i = 0; i < rx.pend_count; i++)
         if (rx.pend[i].listener.ctx != NO_CONTEXT)
-            rx.pend[i].x->listener = resolve(ex, rx.pend[i].listener, &bad);
+            rx.pend[i].x->listener = resolve(ex, rx.pend[i].listener, &missing);
     wf_free(rx.pend);
-    return bad || !ex->root ? corrupt(err, "bad activity reference") : WF_OK;
+    return missing || !ex->root ? corrupt(err, "bad activity reference") : WF_OK;
 }
 
 wf_status wfl_exec_restore(const wfl_definition *def, const wfl_exec_opts *opts, const void *blob,
@@ -631,14 +471,15 @@ wf_status wfl_exec_restore(const wfl_definition *def, const wfl_exec_opts *opts,
     wf_status rc = check_header(blob, len, err);
     if (rc != WF_OK)
         return rc;
-    reader r = {(const uint8_t *)blob + HEADER_LEN, len - HEADER_LEN, false, false, def};
-    char *id = get_dup(&r);
+    reader rd;
+    reader_init(&rd, (const uint8_t *)blob + HEADER_LEN, len - HEADER_LEN, def);
+    char *id = get_dup(&rd);
     wfl_exec_opts o = opts ? *opts : (wfl_exec_opts)WFL_EXEC_OPTS_INIT;
     o.instance_id = id;
     wfl_exec *ex = NULL;
-    if (r.bad || (rc = wfl_exec_new(def, &o, &ex, err)) != WF_OK) {
+    if (bad(&rd) || (rc = wfl_exec_new(def, &o, &ex, err)) != WF_OK) {
         wf_free(id);
-        return r.nomem       ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory")
+        return rd.nomem      ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory")
                : rc != WF_OK ? rc
                              : corrupt(err, "truncated header");
     }
@@ -647,19 +488,19 @@ wf_status wfl_exec_restore(const wfl_definition *def, const wfl_exec_opts *opts,
     ref root;
     const char *inst_bytes;
     size_t inst_len;
-    rc = read_exec_fields(&r, ex, &root, &inst_bytes, &inst_len, err);
+    rc = read_exec_fields(&rd, ex, &root, &inst_bytes, &inst_len, err);
     if (rc == WF_OK)
         rc = restore_tree(ex, inst_bytes, inst_len, root, err);
     if (rc == WF_OK) {
-        read_items(&r, ex, &ex->atomic);
-        read_items(&r, ex, &ex->normal);
-        read_queues(&r, ex);
-        read_checkpoint(&r, ex);
-        if (!r.bad && !r.left && !ex->failed)
+        read_items(&rd, ex, &ex->atomic);
+        read_items(&rd, ex, &ex->normal);
+        read_queues(&rd, ex);
+        read_checkpoint(&rd, ex);
+        if (!bad(&rd) && !wf_reader_left(&rd.r) && !ex->failed)
             wfl__rebuild_waiting(ex);
-        if (r.nomem || ex->failed)
+        if (rd.nomem || ex->failed)
             rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-        else if (r.bad || r.left)
+        else if (bad(&rd) || wf_reader_left(&rd.r))
             rc = corrupt(err, "bad scheduler or queue data");
     }
     if (rc != WF_OK) {

@@ -330,26 +330,6 @@ const char *wfl_kind_name(wfl_kind kind)
 }
 
 /* ---- per-definition types ------------------------------------------------------------- */
-static wf_value zero_of(const wf_type *t)
-{
-    wf_value v = wf_null();
-    switch (t->kind) {
-    case WF_K_BOOL:
-    case WF_K_INT32:
-    case WF_K_INT64:
-    case WF_K_DOUBLE:
-    case WF_K_DECIMAL:
-    case WF_K_DATETIME:
-    case WF_K_TIMESPAN:
-    case WF_K_TOKEN:
-        v.type = t; /* the union is zero: false, 0, 0.0 */
-        break;
-    default:
-        break;
-    }
-    return v;
-}
-
 /* Extend `base` with `count` typelib properties into a new arena type. */
 static wf_status extend_type(wf_arena *arena, const wfl_type *base, size_t count,
                              const wfl_tl_prop *(*prop_at)(const void *, size_t),
@@ -372,7 +352,8 @@ static wf_status extend_type(wf_arena *arena, const wfl_type *base, size_t count
                                 p->name, base->name);
         }
         own[k] = (wfl_dp){.name = p->name, .kind = WFL_DPK_VALUE, .type = p->type,
-                          .default_value = p->has_default ? p->default_value : zero_of(p->type),
+                          .default_value =
+                              p->has_default ? p->default_value : wf_type_default(p->type),
                           .index = n, .owner = t, .tl_prop = p};
         flat[n] = &own[k];
     }

@@ -4,6 +4,8 @@
  * (OverflowException), integer and decimal division by zero is DivideByZeroException. */
 #include "wfl_rules_int.h"
 
+#include "../common/wf_calendar.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -621,8 +623,8 @@ static wf_status static_member(ev *c, const wfl_rexpr *e, wf_value *out)
     char full[256];
     snprintf(full, sizeof full, "%s.%s", short_type(t->name), e->name);
     static const struct { const char *name; wf_value v; } consts[] = {
-        {"DateTime.MinValue", {&wf_type_datetime, {.i64 = -62135596800LL * 1000000}}},
-        {"DateTime.MaxValue", {&wf_type_datetime, {.i64 = 253402300799999999LL}}},
+        {"DateTime.MinValue", {&wf_type_datetime, {.i64 = WF_DATETIME_MIN_US}}},
+        {"DateTime.MaxValue", {&wf_type_datetime, {.i64 = WF_DATETIME_MAX_US}}},
         {"Int32.MaxValue", {&wf_type_int32, {.i32 = INT32_MAX}}},
         {"Int32.MinValue", {&wf_type_int32, {.i32 = INT32_MIN}}},
         {"Int64.MaxValue", {&wf_type_int64, {.i64 = INT64_MAX}}},

@@ -308,18 +308,7 @@ static void parse_list(rp *p, const wf_xml_node *n, const char *suffix, wfl_rexp
 
 static bool parse_primitive_text(rp *p, const wf_xml_node *typed, wf_value *out)
 {
-    static const struct { const char *name; const wf_type *t; } prims[] = {
-        {"Int32", &wf_type_int32},   {"Int16", &wf_type_int32},   {"Byte", &wf_type_int32},
-        {"SByte", &wf_type_int32},   {"UInt16", &wf_type_int32},  {"Int64", &wf_type_int64},
-        {"UInt32", &wf_type_int64},  {"Double", &wf_type_double}, {"Single", &wf_type_double},
-        {"Decimal", &wf_type_decimal}, {"Boolean", &wf_type_bool}, {"String", &wf_type_string},
-        {"Char", &wf_type_string},   {"DateTime", &wf_type_datetime},
-        {"TimeSpan", &wf_type_timespan},
-    };
-    const wf_type *t = NULL;
-    for (size_t i = 0; i < sizeof prims / sizeof prims[0] && !t; i++)
-        if (strcmp(typed->name, prims[i].name) == 0)
-            t = prims[i].t;
+    const wf_type *t = wf_type_primitive(typed->name);
     if (!t) {
         report(p, WF_E_TYPE, typed, "unsupported primitive type '%s'", typed->name);
         return false;

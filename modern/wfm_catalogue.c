@@ -174,26 +174,6 @@ const char *wfm_kind_ns(const wfm_kind *kind)
     return kind->ns;
 }
 
-wf_value wfm_type_default(const wf_type *type)
-{
-    wf_value v = wf_null();
-    if (!type)
-        return v;
-    switch (type->kind) {
-    case WF_K_BOOL:
-    case WF_K_INT32:
-    case WF_K_INT64:
-    case WF_K_DOUBLE:
-    case WF_K_DECIMAL:
-    case WF_K_DATETIME:
-    case WF_K_TIMESPAN:
-        v.type = type; /* the zeroed union is 0 / false / 0.0 for each of these */
-        return v;
-    default:
-        return v;
-    }
-}
-
 /* ---- node accessors -------------------------------------------------------------------- */
 const wfm_kind *wfm_node_kind(const wfm_node *node)
 {

@@ -10,7 +10,7 @@
  *   - a plain attribute value (Text="Hello", Duration="00:00:05") -> expr NULL, literal holds
  *     the value converted to `type` at load (strings are immortal: wf_value_string_static);
  *   - absent -> expr NULL and literal = the spec default (prop->deflt) or default(T)
- *     (wfm_type_default: 0, false, 0.0, 0m, epoch, 00:00:00; null for reference types).
+ *     (wf_type_default: 0, false, 0.0, 0m, 0001-01-01, 00:00:00; null for reference types).
  *   `{x:Null}` -> expr NULL, literal null (present = true).
  * OUT/INOUT properties and Out/InOut parameters: expr is an LVALUE expression (compiled with
  * WFM_EXPR_LVALUE), NULL when unbound (writes are then no-ops; an unbound INOUT reads as
@@ -181,10 +181,6 @@ struct wfm_definition {
     wf_value *owned_values;         /* heap literals (lists, records), released at free */
     size_t owned_count;
 };
-
-/* default(T) as a value: 0 / false / 0.0 / 0m / epoch / zero span; null for reference types,
- * Object and NULL. */
-wf_value wfm_type_default(const wf_type *type);
 
 /* The value source of IN property `prop` of `node`: expr (may be NULL) and literal. */
 static inline const wfm__prop *wfm__node_prop(const wfm_node *node, unsigned prop)

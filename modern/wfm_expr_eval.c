@@ -406,7 +406,7 @@ static wf_status arith_time(int op, const wf_value *a, const wf_value *b, wf_val
     wf_status st = arith_i64(op, a->u.i64, b->u.i64, &r, exc);
     if (st != WF_OK)
         return st;
-    if (t == &wf_type_datetime && (r < WFM_DT_MIN_US || r > WFM_DT_MAX_US)) /* years 1-9999 */
+    if (t == &wf_type_datetime && (r < WF_DATETIME_MIN_US || r > WF_DATETIME_MAX_US)) /* years 1-9999 */
         return wfm_expr__raise(exc, &wf_exc_argument_range,
                                "The added or subtracted value results in an un-representable "
                                "DateTime.");
@@ -1006,7 +1006,7 @@ static NOINLINE wf_status eval_lambda(const xnode *n, const wfm_env *env, wf_val
             if (found)
                 *out = wf_value_retain(&item);
             else if (n->param) /* FirstOrDefault */
-                *out = wfm_expr__default(n->type);
+                *out = wf_type_default(n->type);
             else
                 st = wfm_expr__raise(exc, &wf_exc_invalid_operation,
                                      "Sequence contains no matching element");

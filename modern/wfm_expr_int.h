@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 
+#include "../common/wf_calendar.h"
 #include "wfm_expr.h"
 
 #define WFM_EXPR_MAX_NEST   256        /* parser recursion (nested parentheses, unary chains) */
@@ -109,10 +110,6 @@ typedef enum xfn {
 /* XF_RANDOM: which method (low bits), and whether args[0] is a seed. */
 enum { XR_NEXT0, XR_NEXT1, XR_NEXT2, XR_DOUBLE, XR_SEED = 16 };
 
-/* DateTime.MinValue (0001-01-01) and MaxValue (9999-12-31T23:59:59.999999) in microseconds
- * since the Unix epoch. */
-#define WFM_DT_MIN_US (-62135596800000000LL)
-#define WFM_DT_MAX_US 253402300799999999LL
 
 enum {
     XN_PURE = 1u << 0,     /* depends on no name and not on the clock */
@@ -244,8 +241,6 @@ wf_status wfm_expr__store(const xnode *n, wfm_env *env, const wf_value *value, w
 /* Convert v to `to` in mode XV_*. WF_OK, WF_E_FAULT (exc set) or WF_E_NOMEM. */
 wf_status wfm_expr__conv(const wf_value *v, const wf_type *to, int mode, wf_value *out,
                          wf_value *exc);
-/* default(T): false, zero, DateTime.MinValue, or null for the reference types. */
-wf_value wfm_expr__default(const wf_type *t);
 /* Make an exception value in *exc; returns WF_E_FAULT (or WF_E_NOMEM). */
 wf_status wfm_expr__raise(wf_value *exc, const wf_type *type, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -613,24 +613,14 @@ static wf_status ts_from(const wf_value *x, int64_t unit_us, wf_value *out, wf_v
 /* Year, month, day, hour, minute, second of a DateTime (proleptic Gregorian, UTC). */
 static int32_t dt_part(int64_t us, int64_t which)
 {
-    int64_t days = us / 86400000000LL, rem = us % 86400000000LL;
-    if (rem < 0) {
-        rem += 86400000000LL;
-        days--;
-    }
+    int64_t days, rem, y;
+    int m, d;
+    wf_cal_split(us, &days, &rem);
     if (which >= 3) {
-        int64_t secs = rem / 1000000;
+        int64_t secs = rem / WF_US_PER_SEC;
         return (int32_t)(which == 3 ? secs / 3600 : which == 4 ? secs / 60 % 60 : secs % 60);
     }
-    days += 719468; /* civil-from-days, days since 0000-03-01 */
-    int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-    int64_t doe = days - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    int64_t d = doy - (153 * mp + 2) / 5 + 1;
-    int64_t m = mp < 10 ? mp + 3 : mp - 9;
-    int64_t y = yoe + era * 400 + (m <= 2);
+    wf_cal_civil_from_days(days, &y, &m, &d);
     return (int32_t)(which == 0 ? y : which == 1 ? m : d);
 }
 
@@ -639,7 +629,7 @@ static wf_status dt_add(const wf_value *dt, const wf_value *x, int64_t unit_us, 
 {
     int64_t us, r;
     if (!whole_ms(x->u.d, unit_us, &us) || __builtin_add_overflow(dt->u.i64, us, &r) ||
-        r < WFM_DT_MIN_US || r > WFM_DT_MAX_US) /* years 1 to 9999 */
+        r < WF_DATETIME_MIN_US || r > WF_DATETIME_MAX_US) /* years 1 to 9999 */
         return wfm_expr__raise(exc, &wf_exc_argument_range,
                                "The added or subtracted value results in an un-representable "
                                "DateTime.");
@@ -655,33 +645,20 @@ static int32_t ts_part(int64_t us, int64_t which)
     return (int32_t)(which == 0 ? v : v % wrap[which]);
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (days-from-civil). */
-static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
 static wf_status dt_new(const wf_value *a, unsigned nargs, wf_value *out, wf_value *exc)
 {
-    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     int64_t v[6] = {0};
     for (unsigned i = 0; i < nargs && i < 6; i++)
         v[i] = a[i].u.i32;
-    bool leap = (v[0] % 4 == 0 && v[0] % 100 != 0) || v[0] % 400 == 0;
-    bool ok = v[0] >= 1 && v[0] <= 9999 && v[1] >= 1 && v[1] <= 12 && v[2] >= 1 &&
-              v[2] <= mdays[v[1] - 1] + (v[1] == 2 && leap) && v[3] >= 0 && v[3] < 24 &&
-              v[4] >= 0 && v[4] < 60 && v[5] >= 0 && v[5] < 60;
+    bool ok = wf_cal_date_valid(v[0], v[1], v[2]) && v[3] >= 0 && v[3] < 24 && v[4] >= 0 &&
+              v[4] < 60 && v[5] >= 0 && v[5] < 60;
     if (!ok)
         return wfm_expr__raise(exc, &wf_exc_argument_range,
                                "Year, Month, and Day parameters describe an un-representable "
                                "DateTime.");
-    int64_t secs = days_from_civil(v[0], v[1], v[2]) * 86400 + v[3] * 3600 + v[4] * 60 + v[5];
-    *out = wf_datetime_us(secs * 1000000);
+    int64_t secs =
+        wf_cal_days_from_civil(v[0], v[1], v[2]) * 86400 + v[3] * 3600 + v[4] * 60 + v[5];
+    *out = wf_datetime_us(secs * WF_US_PER_SEC);
     return WF_OK;
 }
 
@@ -858,29 +835,6 @@ static wf_status list_sum(const xnode *n, const wf_value *list, wf_value *out, w
     return WF_OK;
 }
 
-wf_value wfm_expr__default(const wf_type *t)
-{
-    wf_value v = wf_null();
-    switch (t->kind) {
-    case WF_K_BOOL:
-        return wf_bool(false);
-    case WF_K_INT32:
-        return wf_int32(0);
-    case WF_K_INT64:
-    case WF_K_DECIMAL:
-    case WF_K_TIMESPAN:
-        v.type = t;
-        v.u.i64 = 0;
-        return v;
-    case WF_K_DOUBLE:
-        return wf_double(0);
-    case WF_K_DATETIME:
-        return wf_datetime_us(WFM_DT_MIN_US);
-    default:
-        return v;
-    }
-}
-
 wf_status wfm_expr__call(const xnode *n, wf_value *a, wf_value *out, wf_value *exc)
 {
     const wf_value *s = &a[0];
@@ -1000,7 +954,7 @@ wf_status wfm_expr__call(const xnode *n, wf_value *a, wf_value *out, wf_value *e
     case XF_LIST_FIRST: {
         size_t count = wf_value_list_count(s);
         if (!count && (n->param & 2)) {
-            *out = wfm_expr__default(n->type);
+            *out = wf_type_default(n->type);
             return WF_OK;
         }
         if (!count)

@@ -326,33 +326,14 @@ static xnode *need_bool(xparser *p, xnode *n, const char *what)
     return wfm_expr__fail(p, n->off, WF_E_TYPE, "%s must be Boolean, not %s", what, n->type->name);
 }
 
-/* Type names: C# keywords, CLR names with or without a prefix ("x:Int32", "System.String"),
- * and exception types from the scope's table. */
-static const wf_type *const builtin_types[] = {
-    &wf_type_bool,          &wf_type_int32,
-    &wf_type_int64,         &wf_type_double,
-    &wf_type_decimal,       &wf_type_string,
-    &wf_type_datetime,      &wf_type_timespan,
-    &wf_type_object,        &wf_type_record,
-    &wf_exc_exception,      &wf_exc_system,
-    &wf_exc_application,    &wf_exc_invalid_operation,
-    &wf_exc_argument,       &wf_exc_argument_null,
-    &wf_exc_argument_range, &wf_exc_arithmetic,
-    &wf_exc_divide_by_zero, &wf_exc_overflow,
-    &wf_exc_null_reference, &wf_exc_format,
-    &wf_exc_invalid_cast,   &wf_exc_index_range,
-    &wf_exc_key_not_found,  &wf_exc_not_supported,
-    &wf_exc_timeout,        &wf_exc_operation_canceled,
-};
-
+/* Type names: C# keywords and the CLR names common/wf_value.h knows, with or without a prefix
+ * ("x:Int32", "System.String"), the VB keywords below, and exception types from the scope's
+ * table. */
 static const struct {
     const char *name;
     const wf_type *type;
 } type_aliases[] = {
-    {"int", &wf_type_int32},       {"long", &wf_type_int64},    {"double", &wf_type_double},
-    {"decimal", &wf_type_decimal}, {"string", &wf_type_string}, {"bool", &wf_type_bool},
-    {"object", &wf_type_object},   {"Integer", &wf_type_int32}, {"Long", &wf_type_int64},
-    {"Boolean", &wf_type_bool},    {"Date", &wf_type_datetime},
+    {"Integer", &wf_type_int32}, {"Long", &wf_type_int64}, {"Date", &wf_type_datetime},
 };
 
 const wf_type *wfm_expr__find_type(const xparser *p, const char *name, size_t len)
@@ -375,10 +356,7 @@ const wf_type *wfm_expr__find_type(const xparser *p, const char *name, size_t le
     for (size_t i = 0; i < sizeof type_aliases / sizeof type_aliases[0]; i++)
         if (strcmp(type_aliases[i].name, buf) == 0)
             return type_aliases[i].type;
-    for (size_t i = 0; i < sizeof builtin_types / sizeof builtin_types[0]; i++)
-        if (strcmp(builtin_types[i]->name, buf) == 0)
-            return builtin_types[i];
-    return p->scope->types ? wf_types_find(p->scope->types, buf) : NULL;
+    return wf_types_find(p->scope->types, buf);
 }
 
 /* ---- operators ------------------------------------------------------------------------ */

@@ -539,7 +539,7 @@ static bool env_start(wfm_ctx *ctx, wfm_ai *ai)
         return false;
     }
     for (uint32_t i = 0; i < node->var_count; i++)
-        slots[i] = wfm_type_default(node->vars[i].type);
+        slots[i] = wf_type_default(node->vars[i].type);
     ai->venv.parent = ai->env;
     ai->venv.slots = slots;
     ai->venv.count = node->var_count;
@@ -582,7 +582,7 @@ static wf_status get_prop(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsign
     case WFM_PROP_INOUT:
         if (p->expr)
             return eval_source(ctx, ai, p->expr, NULL, ai->env, out);
-        *out = wfm_type_default(p->type);
+        *out = wf_type_default(p->type);
         return WF_OK;
     default:
         return WF_E_STATE;
@@ -628,7 +628,7 @@ wf_status wfm_ctx_get_param(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, size_t inde
         return eval_source(ctx, ai, pa->expr, &pa->literal, ai->env, out);
     if (pa->dir == WFM_PROP_INOUT && pa->expr)
         return eval_source(ctx, ai, pa->expr, NULL, ai->env, out);
-    *out = wfm_type_default(pa->type);
+    *out = wf_type_default(pa->type);
     return WF_OK;
 }
 
@@ -1140,7 +1140,7 @@ wf_status wfm__sched_init(wfm_ctx *ctx, const wfm_definition *def, const wfm__sc
     ctx->supplied = (bool *)(ctx->root_env.slots + ctx->root_cap);
     ctx->root_env.count = n;
     for (uint32_t i = 0; i < n; i++) {
-        ctx->root_env.slots[i] = wfm_type_default(def->args[i].type);
+        ctx->root_env.slots[i] = wf_type_default(def->args[i].type);
         ctx->supplied[i] = false;
     }
     return WF_OK;

@@ -554,7 +554,7 @@ static bool bind_wrapper(wfm_load *L, const nctx *nc, binding *b, const wf_xml_n
     }
     if (!wf_xml_text_blank(c->text))
         return bind_text(L, nc, b, c->text, loc_text(L, c));
-    b->literal = wfm_type_default(b->type); /* unbound: default(T) */
+    b->literal = wf_type_default(b->type); /* unbound: default(T) */
     return true;
 }
 
@@ -1076,14 +1076,7 @@ static const wf_xml_node *inline_key(const wf_xml_node *c)
 /* The XAML primitive types a key may be written as: <x:Key><x:String>A</x:String></x:Key>. */
 static bool is_x_primitive(const wf_xml_node *c)
 {
-    static const char *const names[] = {"String", "Int32", "Int64", "Int16", "Boolean", "Double",
-                                        "Single", "Decimal", "Char", "Byte", "TimeSpan", NULL};
-    if (!wfm__xt_is_x(c->ns))
-        return false;
-    for (size_t i = 0; names[i]; i++)
-        if (strcmp(c->name, names[i]) == 0)
-            return true;
-    return false;
+    return wfm__xt_is_x(c->ns) && wf_type_primitive(c->name) != NULL;
 }
 
 /* The text and location of an <x:Key> element: its own text, or the text of the one
@@ -1467,7 +1460,7 @@ static void variable_defaults(wfm_load *L, nctx *nc, const var_src *srcs)
         wfm__var *v = &nc->node->vars[i];
         char what[160];
         snprintf(what, sizeof what, "Variable '%s'", v->name ? v->name : "");
-        binding b = {WFM_PROP_IN, v->type, NULL, wfm_type_default(v->type), what};
+        binding b = {WFM_PROP_IN, v->type, NULL, wf_type_default(v->type), what};
         bool ok = true;
         if (srcs[i].deflt) {
             b.literal = wf_null();
@@ -1478,7 +1471,7 @@ static void variable_defaults(wfm_load *L, nctx *nc, const var_src *srcs)
             b.literal = wf_null();
             ok = bind_items(L, nc, &b, items, n, srcs[i].deflt_el);
             if (ok && !b.expr && wf_is_null(&b.literal))
-                b.literal = wfm_type_default(v->type);
+                b.literal = wf_type_default(v->type);
         }
         if (!ok)
             continue;
@@ -1546,7 +1539,7 @@ static void prop_absent(wfm_load *L, nctx *nc, unsigned pi)
         if (wfm__xt_literal(L, p->type, ps->deflt, loc_el(L, nc->el), &p->literal) != WF_OK)
             mark_bad(L, nc->ln);
     } else if (ps->kind != WFM_PROP_LITERAL) {
-        p->literal = wfm_type_default(p->type);
+        p->literal = wf_type_default(p->type);
     }
 }
 
@@ -1811,8 +1804,8 @@ static void read_members(wfm_load *L, const wf_xml_node *members, wfm__scope_nam
             continue;
         }
         a->slot = count;
-        a->literal = wfm_type_default(a->type);
-        (*names)[count] = (wfm__scope_name){a->name, a->type, true};
+        a->literal = wf_type_default(a->type);
+        (*names)[count] = (wfm_scope_name){a->name, a->type, true};
         count++;
     }
     L->def->args = args;

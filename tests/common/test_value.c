@@ -376,6 +376,11 @@ START_TEST(test_parse_bad_input)
     expect_parse_error(&wf_type_double, "0x10", WF_E_SYNTAX, "Double");
     expect_parse_error(&wf_type_double, "1e999", WF_E_RANGE, "1e999");
     expect_parse_error(&wf_type_decimal, "12.34567", WF_E_RANGE, "12.34567");
+    /* defect #17: too many places is said as such, not "out of range" */
+    expect_parse_error(&wf_type_decimal, "0.00001", WF_E_RANGE,
+                       "'0.00001' has more than 4 decimal places");
+    ck_assert_int_eq(parsed(&wf_type_decimal, "1.50000").u.i64, 15000); /* zeros are fine */
+    expect_parse_error(&wf_type_decimal, "99999999999999999.5", WF_E_RANGE, "out of range");
     expect_parse_error(&wf_type_decimal, "1,5", WF_E_SYNTAX, "Decimal");
     expect_parse_error(&wf_type_datetime, "2023-02-29", WF_E_RANGE, "2023-02-29");
     expect_parse_error(&wf_type_datetime, "2024-03-01T25:00:00Z", WF_E_SYNTAX, "DateTime");

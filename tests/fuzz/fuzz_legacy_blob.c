@@ -56,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.types = types;
     if (types && blob &&
         wfl_definition_load_mem(&o, "fuzz.xoml", xoml, sizeof xoml - 1, &def, NULL) == WF_OK) {
-        memcpy(blob, "WFLX\x01\0\0\0", 8);
+        memcpy(blob, "WFLX\x02\0\0\0", 8); /* blob version 2 */
         put64(blob + 8, size);
         put64(blob + 16, wf_hash_bytes(data, size));
         if (size)

@@ -158,6 +158,14 @@ START_TEST(test_damaged_blobs_are_refused)
     expect_corrupt(&e, copy, len, "unknown blob version 99");
     memcpy(copy, "XXXX", 4);
     expect_corrupt(&e, copy, len, "not a legacy instance blob");
+    /* version 1 (fixed-width fields, before common/wf_codec) is refused by name */
+    memcpy(copy, blob, len);
+    copy[4] = 1;
+    wfl_exec *old = (wfl_exec *)&e;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfl_exec_restore(e.def, NULL, copy, len, &old, &err), WF_E_STORE);
+    ck_assert_ptr_null(old);
+    ck_assert_ptr_nonnull(strstr(err.message, "blob version 1"));
     wf_free(copy);
     /* the same bytes are still fine */
     wfl_exec *ex = NULL;
@@ -254,7 +262,7 @@ START_TEST(test_fuzzed_blob_with_shared_queue_is_safe)
         "tests/legacy/data/exec/bad/listen_shared_queue.payload", &n);
     ck_assert_ptr_nonnull(payload);
     unsigned char *blob = wf_malloc(n + 24);
-    memcpy(blob, "WFLX\x01\0\0\0", 8);
+    memcpy(blob, "WFLX\x02\0\0\0", 8); /* blob version 2 */
     uint64_t sum = wf_hash_bytes(payload, n);
     for (int i = 0; i < 8; i++) {
         blob[8 + i] = (unsigned char)((uint64_t)n >> (8 * i));
@@ -316,26 +324,39 @@ static void put_le(unsigned char *p, uint64_t v, int bytes)
         p[i] = (unsigned char)(v >> (8 * i));
 }
 
+/* Length of the LEB128 varint at p (common/wf_codec.h's encoding). */
+static size_t varint_len(const unsigned char *p, const unsigned char *end)
+{
+    size_t n = 0;
+    while (p + n < end && (p[n] & 0x80))
+        n++;
+    return n + 1;
+}
+
 static unsigned char *blob_with_four_subscribers(const unsigned char *blob, size_t len,
                                                  size_t *out_len)
 {
     static const char qname[] = "ITestService.Approved";
     size_t nlen = sizeof qname - 1, at = 0;
-    for (size_t i = 24 + 4; i + nlen <= len && !at; i++)
-        if (memcmp(blob + i, qname, nlen) == 0 && blob[i - 4] == nlen && !blob[i - 3])
-            at = i + nlen; /* after the queue's name: is_timer u8, items u32, subs u32 */
+    for (size_t i = 24 + 1; i + nlen <= len && !at; i++)
+        if (memcmp(blob + i, qname, nlen) == 0 && blob[i - 1] == nlen)
+            at = i + nlen; /* after the queue's name: is_timer byte, items, subs (varints) */
     ck_assert_uint_gt(at, 0);
-    ck_assert_uint_le(at + 1 + 4 + 4 + 12, len);
+    ck_assert_uint_le(at + 3 + 2, len);
+    ck_assert_uint_eq(blob[at], 0);     /* not a timer queue */
     ck_assert_uint_eq(blob[at + 1], 0); /* no items */
-    ck_assert_uint_eq(blob[at + 5], 1); /* one subscriber */
-    size_t ref = at + 9, extra = 3 * 12;
+    ck_assert_uint_eq(blob[at + 2], 1); /* one subscriber */
+    size_t ref = at + 3;
+    size_t rlen = varint_len(blob + ref, blob + len); /* context id */
+    rlen += varint_len(blob + ref + rlen, blob + len); /* node index */
+    size_t extra = 3 * rlen;
     unsigned char *out = wf_malloc(len + extra);
     ck_assert_ptr_nonnull(out);
-    memcpy(out, blob, ref + 12);
-    for (int k = 1; k <= 3; k++)
-        memcpy(out + ref + 12 * k, blob + ref, 12);
-    memcpy(out + ref + 12 + extra, blob + ref + 12, len - ref - 12);
-    out[at + 5] = 4;
+    memcpy(out, blob, ref + rlen);
+    for (size_t k = 1; k <= 3; k++)
+        memcpy(out + ref + rlen * k, blob + ref, rlen);
+    memcpy(out + ref + rlen + extra, blob + ref + rlen, len - ref - rlen);
+    out[at + 2] = 4;
     *out_len = len + extra;
     put_le(out + 8, *out_len - 24, 8);
     put_le(out + 16, wf_hash_bytes(out + 24, *out_len - 24), 8);

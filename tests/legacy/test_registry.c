@@ -144,7 +144,8 @@ static const char typelib_xml[] =
     "    <Property Name=\"Label\" Type=\"String\" Default=\"x\"/>\n"
     "    <Property Name=\"Count\" Type=\"Int32\" Direction=\"Out\"/>\n"
     "  </ActivityType>\n"
-    "  <Class Name=\"Reg.Flow\"><Property Name=\"Total\" Type=\"Int64\"/></Class>\n"
+    "  <Class Name=\"Reg.Flow\"><Property Name=\"Total\" Type=\"Int64\"/>"
+    "<Property Name=\"Started\" Type=\"DateTime\"/></Class>\n"
     "  <Class Name=\"Reg.Bad\"><Property Name=\"Enabled\" Type=\"Boolean\"/></Class>\n"
     "</TypeLibrary>\n";
 
@@ -178,6 +179,12 @@ START_TEST(test_custom_and_code_beside_types)
     ck_assert(wfl_type_is_a(root, base));
     ck_assert_int_eq(root->kind, WFL_KIND_SEQUENTIAL_WORKFLOW);
     ck_assert_uint_eq(wfl_type_find_dp(root, "Total")->index, base->dp_count);
+    /* defect #26: an unset DateTime is .NET's default(DateTime), not the Unix epoch */
+    const wf_value *started = &wfl_type_find_dp(root, "Started")->default_value;
+    ck_assert_ptr_eq(started->type, &wf_type_datetime);
+    char when[64];
+    wf_datetime_format(started->u.i64, when, sizeof when);
+    ck_assert_str_eq(when, "0001-01-01T00:00:00Z");
     ck_assert_ptr_eq(wfl_type_find_dp(root, "Initialized"), wfl_type_find_dp(base, "Initialized"));
     wf_error_clear(&err);
     ck_assert_int_eq(wfl_type_create_code_beside(arena, base, tl, wfl_typelib_class(tl, "Reg.Bad"),

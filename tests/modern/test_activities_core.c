@@ -62,6 +62,33 @@ START_TEST(test_sequence_runs_children_in_order)
 }
 END_TEST
 
+/* Defect #26: an unset DateTime (variable or argument) is default(DateTime), 0001-01-01, as
+ * in .NET (DateTime.MinValue), not the Unix epoch. */
+START_TEST(test_unset_datetime_is_dotnet_default)
+{
+    fix f;
+    fix_open(&f, HEAD
+             MEMBERS(PROP("When", "InArgument(s:DateTime)")
+                     PROP("Last", "OutArgument(s:DateTime)"))
+             "<Sequence>"
+             "  <Sequence.Variables>"
+             "    <Variable x:TypeArguments=\"s:DateTime\" Name=\"d\"/>"
+             "  </Sequence.Variables>"
+             WLX("String.Format(&quot;{0:yyyy-MM-ddTHH:mm:ss} {1:yyyy-MM-ddTHH:mm:ss}&quot;, d, When)")
+             WLX("(d == DateTime.MinValue).ToString() + &quot; &quot; + (When == DateTime.MinValue).ToString()")
+             "</Sequence>" TAIL);
+    ck_assert_str_eq(fix_run(&f), "Closed");
+    ck_assert_str_eq(f.out.data, "0001-01-01T00:00:00 0001-01-01T00:00:00\nTrue True\n");
+    const wf_value *last = wfm_instance_output(f.inst, "Last");
+    ck_assert_ptr_nonnull(last);
+    ck_assert_ptr_eq(last->type, &wf_type_datetime);
+    char text[64];
+    wf_datetime_format(last->u.i64, text, sizeof text);
+    ck_assert_str_eq(text, "0001-01-01T00:00:00Z");
+    wfm_test_close(&f);
+}
+END_TEST
+
 START_TEST(test_assign_writes_out_and_inout_arguments_visible_to_host)
 {
     fix f;
@@ -430,6 +457,7 @@ Suite *modern_activities_core_suite(void)
     TCase *core = tcase_create("core");
     tcase_add_test(core, test_sequence_runs_children_in_order);
     tcase_add_test(core, test_assign_writes_out_and_inout_arguments_visible_to_host);
+    tcase_add_test(core, test_unset_datetime_is_dotnet_default);
     tcase_add_test(core, test_argument_default_used_when_host_supplies_none);
     tcase_add_test(core, test_writeline_writes_text_and_newline);
     tcase_add_test(core, test_if_chooses_then_or_else);
