@@ -96,7 +96,7 @@ typedef struct wfl_rules_exec_opts {
     void *ud;
 } wfl_rules_exec_opts;
 
-#define WFL_RULES_EXEC_OPTS_INIT {0, NULL, NULL}
+#define WFL_RULES_EXEC_OPTS_INIT {.max_evaluations = 0, .on_rule = NULL, .ud = NULL}
 
 /* Execute a RuleSet as PolicyActivity does (docs/semantics.md §2): priorities, Then/Else,
  * Halt, chaining Full / UpdateOnly / None, ReevaluationBehavior. opts may be NULL. Endless
