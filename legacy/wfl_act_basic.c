@@ -194,7 +194,7 @@ static wfl_status terminate_execute(wfl_exec *ex, wfl_act *act)
     char msg[512];
     if (!read_error(ex, act, msg, sizeof msg))
         return WFL_ST_FAULTING;
-    wfl__terminate(ex, msg);
+    wfl__terminate(ex, act, msg);
     return WFL_ST_EXECUTING; /* the instance is over; nothing closes */
 }
 
@@ -205,7 +205,7 @@ static wfl_status suspend_execute(wfl_exec *ex, wfl_act *act)
     char msg[512];
     if (!read_error(ex, act, msg, sizeof msg))
         return WFL_ST_FAULTING;
-    wfl__suspend(ex, msg);
+    wfl__suspend(ex, act, msg);
     return WFL_ST_CLOSED;
 }
 
