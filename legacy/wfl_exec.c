@@ -16,12 +16,19 @@
  *   Closed       -> Compensating  wfl__compensate   do_compensate: CompensationHandler or
  *                                                default compensation, newest first
  *   Compensating -> Closed        wfl__close        result Compensated
+ *   Compensating -> Faulting      wfl__throw        a CompensationHandler faulted
+ *   Closed       -> Initialized   wfl__reenter      not a WF3 move: a state machine re-enters
+ *                                                a state (WF3 runs each entry in a fresh
+ *                                                execution context; wfbridge reuses the node)
+ *
+ * wfl__set_status makes every move and asserts it is legal (wfl_status_move_is_legal).
  *
  * A closing activity is heard by its listener (normally the parent) through a WI_CLOSED item;
  * at the executor's root, root_closed decides the instance state. */
 #include "wfl_exec_int.h"
 #include "../common/wf_random.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -172,10 +179,24 @@ static void trace_status(wfl_exec *ex, wfl_act *act)
     ex->opts.trace(ex->opts.trace_ud, &rec);
 }
 
+/* The only place an activity's status changes while it runs (restoring a blob sets it as
+ * saved). Every move is one of WF3's (wfl_status.c), except re-entering a state. */
 void wfl__set_status(wfl_exec *ex, wfl_act *act, wfl_status status)
 {
+    wfl_status from = wfl_act_status(act);
+    if (from == WFL_ST_CLOSED && status == WFL_ST_INITIALIZED) {
+        wfl_act_set_status(act, status); /* wfl__reenter: not a WF3 move, not traced */
+        return;
+    }
+    assert(wfl_status_move_is_legal(from, status));
     wfl_act_set_status(act, status);
     trace_status(ex, act);
+}
+
+void wfl__reenter(wfl_exec *ex, wfl_act *act)
+{
+    if (wfl_act_status(act) == WFL_ST_CLOSED)
+        wfl__set_status(ex, act, WFL_ST_INITIALIZED);
 }
 
 void wfl__execute(wfl_exec *ex, wfl_act *act)

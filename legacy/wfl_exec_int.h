@@ -166,7 +166,8 @@ wfl_status wfl__throw_error(wfl_exec *ex, wfl_act *act, const wf_error *err, con
 /* Record a host-level failure (stops the pulse). */
 void wfl__fail(wfl_exec *ex, const wf_error *err);
 void wfl__fail_nomem(wfl_exec *ex);
-void wfl__set_status(wfl_exec *ex, wfl_act *act, wfl_status status);
+void wfl__set_status(wfl_exec *ex, wfl_act *act, wfl_status status); /* asserts legality */
+void wfl__reenter(wfl_exec *ex, wfl_act *act); /* Closed -> Initialized: a state re-entered */
 /* Cancel every running child and clone of act; returns how many are still running. */
 size_t wfl__cancel_children(wfl_exec *ex, wfl_act *act);
 size_t wfl__running_children(wfl_act *act);

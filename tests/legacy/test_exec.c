@@ -347,6 +347,33 @@ START_TEST(test_stopped_instance_carries_the_activity_location)
 }
 END_TEST
 
+/* WF3's status moves (docs/semantics.md §4): exactly these ten are legal. */
+START_TEST(test_status_moves_follow_the_wf3_table)
+{
+    static const char *const legal[] = {
+        "Initialized>Executing", "Executing>Canceling", "Executing>Closed",
+        "Executing>Faulting",    "Canceling>Closed",    "Canceling>Faulting",
+        "Closed>Compensating",   "Compensating>Closed", "Compensating>Faulting",
+        "Faulting>Closed"};
+    size_t seen = 0;
+    for (int from = WFL_ST_INITIALIZED; from <= WFL_ST_FAULTING; from++) {
+        for (int to = WFL_ST_INITIALIZED; to <= WFL_ST_FAULTING; to++) {
+            char move[40];
+            snprintf(move, sizeof move, "%s>%s", wfl_status_name((wfl_status)from),
+                     wfl_status_name((wfl_status)to));
+            bool want = false;
+            for (size_t i = 0; i < sizeof legal / sizeof *legal; i++)
+                want = want || strcmp(legal[i], move) == 0;
+            ck_assert_msg(wfl_status_move_is_legal((wfl_status)from, (wfl_status)to) == want,
+                          "%s", move);
+            seen += want;
+        }
+    }
+    ck_assert_uint_eq(seen, 10);
+    ck_assert(!wfl_status_move_is_legal((wfl_status)6, WFL_ST_CLOSED));
+}
+END_TEST
+
 /* Many executors of one definition on many threads: no shared mutable state. */
 typedef struct thread_case {
     const wfl_definition *def;
@@ -562,6 +589,7 @@ Suite *legacy_exec_suite(void)
     tcase_add_test(core, test_cancel_runs_cancellation_handler_then_compensates);
     tcase_add_test(core, test_throw_terminate_suspend);
     tcase_add_test(core, test_stopped_instance_carries_the_activity_location);
+    tcase_add_test(core, test_status_moves_follow_the_wf3_table);
     tcase_add_test(core, test_subtree_runs_alone);
     tcase_add_test(core, test_run_legacy_verb_prints_the_contract);
     tcase_add_test(core, test_executors_run_on_many_threads);
