@@ -69,8 +69,12 @@ static wfl_status ifelse_execute(wfl_exec *ex, wfl_act *act)
         wfl_act *branch = wfl_act_child(act, i);
         if (!wfl__is_body_child(branch))
             continue;
-        bool ok;
-        bool take = wfl__condition_dp(ex, branch, "Condition", true, &ok);
+        /* WF3's IfElse evaluates the branch conditions in its own Execute: a condition that
+         * throws faults the IfElse, while the branch is still Initialized */
+        const wfl_pval *pv = wfl__pval(branch, "Condition");
+        bool ok = true;
+        bool take = pv == NULL || pv->kind != WFL_PV_CONDITION ||
+                    wfl__condition_of(ex, act, branch, &pv->u.cond, &ok);
         if (!ok)
             return WFL_ST_FAULTING;
         if (take) {

@@ -1920,6 +1920,13 @@ static void build(loader *ld, const char *rules_path)
      * properties and rules that depend on it: report it once and stop here. */
     if (ld->nomem || ld->lib_missing)
         return;
+    /* the rules engine's exceptions are types a FaultType may name, rules or not */
+    wfl_rules_excs excs;
+    wf_error e = WF_ERROR_INIT;
+    if (wfl__rules_excs(ld->def->types, &excs, &e) != WF_OK) {
+        report_error(ld, &e);
+        return;
+    }
     load_rules(ld, rules_path);
     if (ld->nomem)
         return;

@@ -204,6 +204,10 @@ const wfl_dp *wfl__dp(const wfl_act *act, const char *dp_name);
 /* Evaluate a condition DP; an unset condition is true when `unset_true`. On failure the
  * activity is faulted (or the pulse failed) and false is returned with *ok false. */
 bool wfl__condition(wfl_exec *ex, wfl_act *act, const wfl_cond *cond, bool *ok);
+/* The same for the condition of `owner` (the sender of a code condition) evaluated by act,
+ * which a failure faults: IfElse evaluating its branches. */
+bool wfl__condition_of(wfl_exec *ex, wfl_act *act, wfl_act *owner, const wfl_cond *cond,
+                       bool *ok);
 bool wfl__condition_dp(wfl_exec *ex, wfl_act *act, const char *dp_name, bool unset_true, bool *ok);
 /* Raise the event DP `dp_name` (a code-beside handler); true when fine or unset. */
 bool wfl__raise_event(wfl_exec *ex, wfl_act *act, const char *dp_name);

@@ -18,7 +18,20 @@ typedef struct ev {
     const wfl_rules_target *t;
     wf_value *exc; /* OUT on WF_E_FAULT */
     wf_error *err;
+    const wfl_rules_excs *x; /* the rules engine's exception types */
 } ev;
+
+/* For rules loaded without a wf_types (the types then match by name only). */
+static const wf_type fb_rule = {WF_K_EXCEPTION, "RuleException", NULL, &wf_exc_exception};
+static const wf_type fb_rule_eval = {WF_K_EXCEPTION, "RuleEvaluationException", NULL, &fb_rule};
+static const wf_type fb_target_inv = {WF_K_EXCEPTION, "TargetInvocationException", NULL,
+                                      &wf_exc_application};
+static const wfl_rules_excs fallback_excs = {&fb_rule, &fb_rule_eval, &fb_target_inv};
+
+static const wfl_rules_excs *excs_of(const wfl_rules_excs *x)
+{
+    return x && x->rule_eval ? x : &fallback_excs;
+}
 
 static wf_status eval(ev *c, const wfl_rexpr *e, wf_value *out);
 
@@ -60,9 +73,29 @@ static wf_status fail(ev *c, wf_status code, const wfl_rexpr *at, const char *fm
     return code;
 }
 
+/* A member, indexer or method applied to null: WF3's rule evaluator checks the target itself
+ * and raises RuleEvaluationException (RS Expressions.cs, the Evaluate of
+ * PropertyReferenceExpression, FieldReferenceExpression, MethodInvokeExpression and the
+ * indexers), never NullReferenceException. */
 static wf_status null_ref(ev *c, const wfl_rexpr *at, const char *what)
 {
-    return fault(c, &wf_exc_null_reference, at, MSG_NULLREF, "'%s' of null", what);
+    char msg[200];
+    snprintf(msg, sizeof msg, "The target of '%s' evaluated to null.", what);
+    return fault(c, c->x->rule_eval, at, msg, "'%s' of null", what);
+}
+
+/* A fault raised inside a method a rule called: WF3 calls it by reflection and rethrows a
+ * TargetInvocationException naming the method, the inner exception's message kept (RS
+ * Expressions.cs, MethodInvokeExpression.Evaluate). */
+static wf_status wrap_invocation(ev *c, const wfl_rexpr *at, const char *type, wf_status st)
+{
+    if (st != WF_E_FAULT || wf_is_null(c->exc))
+        return st;
+    char inner[256];
+    snprintf(inner, sizeof inner, "%s", wf_value_exc_message(c->exc));
+    char msg[400];
+    snprintf(msg, sizeof msg, "Method %s.%s threw an exception: %s", type, at->name, inner);
+    return fault(c, c->x->target_inv, at, msg, "%s", inner);
 }
 
 static wf_status nomem(ev *c, const wfl_rexpr *at)
@@ -863,6 +896,8 @@ static wf_status static_method(ev *c, const wfl_rexpr *e, const wf_value *args, 
                 argc);
 }
 
+/* As WF3 does: the target first (null is a RuleEvaluationException before any argument is
+ * evaluated), then the arguments, then the call, whose faults are wrapped. */
 static wf_status eval_invoke(ev *c, const wfl_rexpr *e, wf_value *out)
 {
     size_t argc = e->kid_count - 1;
@@ -870,22 +905,27 @@ static wf_status eval_invoke(ev *c, const wfl_rexpr *e, wf_value *out)
         return fail(c, WF_E_LIMIT, e, "too many arguments");
     wf_value args[MAX_ARGS], target = wf_null();
     size_t done = 0;
-    wf_status st = WF_OK;
+    const wfl_rexpr *t = e->kids[0];
+    bool on_value = t->kind != WFL_REX_THIS && t->kind != WFL_REX_TYPEREF;
+    wf_status st = on_value ? eval(c, t, &target) : WF_OK;
+    if (st == WF_OK && on_value && wf_is_null(&target))
+        st = null_ref(c, e, e->name);
     for (; done < argc && st == WF_OK; done++) {
         args[done] = wf_null();
         st = eval(c, e->kids[1 + done], &args[done]);
     }
-    const wfl_rexpr *t = e->kids[0];
     if (st == WF_OK && t->kind == WFL_REX_THIS) {
         wf_error local = WF_ERROR_INIT;
         if (!c->t || !c->t->invoke)
             st = fail(c, WF_E_NAME, e, "'this' has no method '%s'", e->name);
         else if ((st = c->t->invoke(c->t->ud, e->name, args, argc, out, c->exc, &local)) != WF_OK)
             wf_error_set(c->err, st, &e->loc, "%s", local.message);
+        st = wrap_invocation(c, e, "this", st);
     } else if (st == WF_OK && t->kind == WFL_REX_TYPEREF) {
-        st = static_method(c, e, args, argc, out);
-    } else if (st == WF_OK && (st = eval(c, t, &target)) == WF_OK) {
-        st = value_method(c, e, &target, args, argc, out);
+        st = wrap_invocation(c, e, short_type(t->name), static_method(c, e, args, argc, out));
+    } else if (st == WF_OK) {
+        st = wrap_invocation(c, e, target.type->name,
+                             value_method(c, e, &target, args, argc, out));
     }
     wf_value_release(&target);
     for (size_t i = 0; i < done; i++)
@@ -982,7 +1022,7 @@ wf_status wfl_rules_eval_expr(const wfl_rexpr *expr, const wfl_rules_target *tar
                               wf_value *out, wf_value *exc, wf_error *err)
 {
     wf_value scratch = wf_null();
-    ev c = {target, exc ? exc : &scratch, err};
+    ev c = {target, exc ? exc : &scratch, err, excs_of(NULL)};
     *c.exc = wf_null();
     *out = wf_null();
     wf_status st = eval(&c, expr, out);
@@ -994,7 +1034,7 @@ wf_status wfl_rules_eval_condition(const wfl_rule_cond *cond, const wfl_rules_ta
                                    bool *result, wf_value *exc, wf_error *err)
 {
     wf_value scratch = wf_null();
-    ev c = {target, exc ? exc : &scratch, err};
+    ev c = {target, exc ? exc : &scratch, err, excs_of(cond->excs)};
     *c.exc = wf_null();
     *result = false;
     wf_status st = eval_bool(&c, cond->expr, result);
@@ -1093,7 +1133,7 @@ wf_status wfl_rules_execute(const wfl_ruleset *ruleset, const wfl_rules_target *
                             const wfl_rules_exec_opts *opts, wf_value *exc, wf_error *err)
 {
     wf_value scratch = wf_null();
-    ev c = {target, exc ? exc : &scratch, err};
+    ev c = {target, exc ? exc : &scratch, err, excs_of(ruleset->excs)};
     *c.exc = wf_null();
     size_t n = ruleset->active_count;
     bool *evaluated = wf_calloc(n ? n : 1, sizeof *evaluated);

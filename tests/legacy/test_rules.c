@@ -545,8 +545,13 @@ START_TEST(test_runtime_faults)
     load(OPS);
     fill_operands();
     expect_fault("DivideByZero", &wf_exc_divide_by_zero);
-    expect_fault("NullMember", &wf_exc_null_reference);
-    expect_fault("NullIndex", &wf_exc_null_reference);
+    /* WF3's rule evaluator checks a member's target itself (docs/wf3-behaviour.md) */
+    const wf_type *rule_eval = wf_types_find(types, "RuleEvaluationException");
+    ck_assert_ptr_nonnull(rule_eval);
+    ck_assert(!wf_type_is_a(rule_eval, &wf_exc_system));
+    ck_assert(wf_type_is_a(rule_eval, &wf_exc_exception));
+    expect_fault("NullMember", rule_eval);
+    expect_fault("NullIndex", rule_eval);
     expect_fault("IndexOutOfRange", &wf_exc_index_range);
     expect_fault("BadCast", &wf_exc_invalid_cast);
     expect_fault("Overflow", &wf_exc_overflow);
