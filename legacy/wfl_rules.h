@@ -77,7 +77,8 @@ const wfl_ruleset *wfl_rules_ruleset_at(const wfl_rules *rules, size_t index);
  * WF_E_FAULT and an exception value in *exc (NullReferenceException, DivideByZeroException,
  * InvalidCastException, ...; caller releases; exc may be NULL), like the modern runtime; the
  * accessor's own errors are passed through; an operator applied to the wrong types is
- * WF_E_TYPE. Arithmetic is checked (OverflowException). A static member of a type wfbridge
+ * WF_E_TYPE. Int32/Int64 arithmetic wraps (unchecked, as in WF3);
+ * Decimal overflow is OverflowException. A static member of a type wfbridge
  * does not model (an enum: `Workflow1+Level.Gold`) evaluates to its name as a String. Known
  * statics: DateTime.Now/UtcNow/Today/MinValue/MaxValue, Int32/Int64.MinValue/MaxValue,
  * String.Empty, String.IsNullOrEmpty/Concat, Math.Max/Min/Abs/PI. Value methods: ToString,

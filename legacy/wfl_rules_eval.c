@@ -1,7 +1,8 @@
 /* wfl_rules_eval.c — evaluates compiled rule expressions against a wfl_rules_target and
  * executes rule sets as WF3's PolicyActivity does (docs/semantics.md §2, RS Executor.cs).
- * Run-time failures are exception values (WF_E_FAULT), never crashes; arithmetic is checked
- * (OverflowException), integer and decimal division by zero is DivideByZeroException. */
+ * Run-time failures are exception values (WF_E_FAULT), never crashes; integer arithmetic
+ * wraps (unchecked, as WF3's does), Decimal overflow is OverflowException, integer and decimal
+ * division by zero is DivideByZeroException. */
 #include "wfl_rules_int.h"
 
 #include <math.h>
@@ -166,20 +167,24 @@ static wf_status overflow(ev *c, const wfl_rexpr *at)
     return fault(c, &wf_exc_overflow, at, MSG_OVERFLOW, "%s", wfl_rop_name(at->op));
 }
 
+/* Integer arithmetic is unchecked, as compiled C# is by default: WF3's rule evaluator adds,
+ * subtracts and multiplies Int32 and Int64 with the plain CLR operators, which wrap
+ * (docs/wf3-behaviour.md). Division of MinValue by -1 still throws OverflowException, as the
+ * CLR does even unchecked. */
 static wf_status int_op(ev *c, const wfl_rexpr *at, int64_t a, int64_t b, bool wide,
                         wf_value *out)
 {
     int64_t r = 0;
-    bool ovf = false;
+    uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
     switch (at->op) {
-    case WFL_ROP_ADD: ovf = __builtin_add_overflow(a, b, &r); break;
-    case WFL_ROP_SUBTRACT: ovf = __builtin_sub_overflow(a, b, &r); break;
-    case WFL_ROP_MULTIPLY: ovf = __builtin_mul_overflow(a, b, &r); break;
+    case WFL_ROP_ADD: r = (int64_t)(ua + ub); break;
+    case WFL_ROP_SUBTRACT: r = (int64_t)(ua - ub); break;
+    case WFL_ROP_MULTIPLY: r = (int64_t)(ua * ub); break;
     case WFL_ROP_DIVIDE:
     case WFL_ROP_MODULUS:
         if (b == 0)
             return fault(c, &wf_exc_divide_by_zero, at, MSG_DIVZERO, "%s", wfl_rop_name(at->op));
-        if (b == -1 && a == INT64_MIN)
+        if (b == -1 && a == (wide ? INT64_MIN : INT32_MIN))
             return overflow(c, at);
         r = at->op == WFL_ROP_DIVIDE ? a / b : a % b;
         break;
@@ -187,9 +192,7 @@ static wf_status int_op(ev *c, const wfl_rexpr *at, int64_t a, int64_t b, bool w
     case WFL_ROP_BITWISE_OR: r = a | b; break;
     default: return fail(c, WF_E_TYPE, at, "bad integer operator");
     }
-    if (ovf || (!wide && (r < INT32_MIN || r > INT32_MAX)))
-        return overflow(c, at);
-    *out = wide ? wf_int64(r) : wf_int32((int32_t)r);
+    *out = wide ? wf_int64(r) : wf_int32((int32_t)(uint32_t)(uint64_t)r);
     return WF_OK;
 }
 

@@ -554,7 +554,26 @@ START_TEST(test_runtime_faults)
     expect_fault("NullIndex", rule_eval);
     expect_fault("IndexOutOfRange", &wf_exc_index_range);
     expect_fault("BadCast", &wf_exc_invalid_cast);
-    expect_fault("Overflow", &wf_exc_overflow);
+    /* 10 * Int32.MaxValue wraps to -10 (unchecked, as WF3): no fault, and -10 > 0 is false */
+    bool result = true;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(cond("Overflow", &result, NULL, &err), WF_OK);
+    ck_assert(!result);
+}
+END_TEST
+
+/* WF3 evaluates Int32/Int64 arithmetic unchecked, like compiled C# (docs/wf3-behaviour.md):
+ * 3 * 1,000,000,000 is -1,294,967,296; only MinValue / -1 still throws. */
+START_TEST(test_integer_arithmetic_wraps)
+{
+    load("tests/legacy/data/unchecked.rules");
+    obj_put(&self, "IntMax", wf_int32(INT32_MAX));
+    obj_put(&self, "IntMin", wf_int32(INT32_MIN));
+    obj_put(&self, "Big", wf_int64(5000000000LL));
+    expect_true("Int32Wraps");
+    expect_true("AddWraps");
+    expect_true("Int64Wraps");
+    expect_fault("MinOverMinusOne", &wf_exc_overflow);
 }
 END_TEST
 
@@ -800,6 +819,7 @@ Suite *legacy_rules_suite(void)
     tcase_add_test(tc, test_divide_by_zero_faults_the_rule_set);
     tcase_add_test(tc, test_expression_statement_and_new_exception);
     tcase_add_test(tc, test_runtime_faults);
+    tcase_add_test(tc, test_integer_arithmetic_wraps);
     tcase_add_test(tc, test_type_errors_and_unknown_members_are_errors);
     suite_add_tcase(s, tc);
 
