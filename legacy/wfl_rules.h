@@ -82,8 +82,9 @@ const wfl_ruleset *wfl_rules_ruleset_at(const wfl_rules *rules, size_t index);
  * does not model (an enum: `Workflow1+Level.Gold`) evaluates to its name as a String. Known
  * statics: DateTime.Now/UtcNow/Today/MinValue/MaxValue, Int32/Int64.MinValue/MaxValue,
  * String.Empty, String.IsNullOrEmpty/Concat, Math.Max/Min/Abs/PI. Value methods: ToString,
- * ToUpper, ToLower, Trim, Contains, StartsWith, EndsWith, Substring, IndexOf, Replace,
- * Equals, CompareTo; members: String.Length, List.Count, record fields, Exception.Message,
+ * Equals, CompareTo; String ToUpper, ToLower, ToUpperInvariant, ToLowerInvariant, Trim,
+ * TrimStart, TrimEnd, Contains, StartsWith, EndsWith, Substring, IndexOf, LastIndexOf,
+ * Replace, PadLeft, PadRight, Insert, Remove; List Contains, IndexOf, LastIndexOf; members: String.Length, List.Count, record fields, Exception.Message,
  * DateTime.Year..Second/Date. */
 wf_status wfl_rules_eval_condition(const wfl_rule_cond *cond, const wfl_rules_target *target,
                                    bool *result, wf_value *exc, wf_error *err);

@@ -736,19 +736,18 @@ static wf_status want_string_arg(ev *c, const wfl_rexpr *e, const wf_value *args
     return WF_OK;
 }
 
+/* mode 0 ToUpper, 1 ToLower, 2 Trim, 3 TrimStart, 4 TrimEnd. */
 static wf_status map_string(ev *c, const wfl_rexpr *e, const char *s, int mode, wf_value *out)
 {
     size_t len = strlen(s), start = 0;
-    if (mode == 2) { /* Trim */
-        while (start < len && strchr(" \t\r\n\v\f", s[start]))
-            start++;
-        while (len > start && strchr(" \t\r\n\v\f", s[len - 1]))
-            len--;
-    }
+    while ((mode == 2 || mode == 3) && start < len && strchr(" \t\r\n\v\f", s[start]))
+        start++;
+    while ((mode == 2 || mode == 4) && len > start && strchr(" \t\r\n\v\f", s[len - 1]))
+        len--;
     char *copy = wf_strndup(s + start, len - start);
     if (!copy)
         return nomem(c, e);
-    for (char *p = copy; *p && mode != 2; p++)
+    for (char *p = copy; *p && mode < 2; p++)
         if ((unsigned char)*p < 128)
             *p = (char)(mode == 0 ? (*p >= 'a' && *p <= 'z' ? *p - 32 : *p)
                                   : (*p >= 'A' && *p <= 'Z' ? *p + 32 : *p));
@@ -788,14 +787,69 @@ static wf_status replace(ev *c, const wfl_rexpr *e, const char *s, const char *f
     return st;
 }
 
+static wf_status range_fault(ev *c, const wfl_rexpr *e)
+{
+    return fault(c, &wf_exc_argument_range, e,
+                 "Specified argument was out of the range of valid values.", "%s", e->name);
+}
+
+/* PadLeft/PadRight(width), Insert(index, text), Remove(index[, count]). */
+static wf_status edit_string(ev *c, const wfl_rexpr *e, const char *s, const wf_value *args,
+                             size_t argc, wf_value *out)
+{
+    const char *m = e->name;
+    bool pad = strncmp(m, "Pad", 3) == 0, insert = strcmp(m, "Insert") == 0;
+    if (argc < 1 || !is_integer(&args[0]) || (pad && argc != 1) ||
+        (insert && (argc != 2 || args[1].type->kind != WF_K_STRING)) ||
+        (!pad && !insert && (argc > 2 || (argc == 2 && !is_integer(&args[1])))))
+        return fail(c, WF_E_TYPE, e, "String.%s: wrong arguments", m);
+    size_t len = strlen(s);
+    int64_t a = as_i64(&args[0]);
+    int64_t n = !pad && !insert ? (argc == 2 ? as_i64(&args[1]) : (int64_t)len - a) : 0;
+    if (a < 0 || (pad && a > 1000000) ||
+        (!pad && ((uint64_t)a > len || n < 0 || (uint64_t)(a + n) > len)))
+        return range_fault(c, e);
+    wf_buf buf;
+    wf_buf_init(&buf);
+    size_t fill = pad && (uint64_t)a > len ? (size_t)a - len : 0;
+    for (size_t i = 0; m[3] == 'L' && i < fill; i++)
+        wf_buf_addc(&buf, ' ');
+    if (pad) {
+        wf_buf_adds(&buf, s);
+    } else {
+        wf_buf_add(&buf, s, (size_t)a);
+        if (insert)
+            wf_buf_adds(&buf, wf_value_str(&args[1]));
+        wf_buf_adds(&buf, s + a + n);
+    }
+    for (size_t i = 0; m[3] == 'R' && i < fill; i++)
+        wf_buf_addc(&buf, ' ');
+    wf_status st = buf.oom ? nomem(c, e) : make_string(c, e, &buf, out);
+    wf_buf_fini(&buf);
+    return st;
+}
+
+static int string_map_mode(const char *m)
+{
+    static const char *const names[] = {"ToUpper", "ToLower", "Trim", "TrimStart", "TrimEnd",
+                                        "ToUpperInvariant", "ToLowerInvariant"};
+    for (int i = 0; i < 7; i++)
+        if (strcmp(m, names[i]) == 0)
+            return i < 5 ? i : i - 5;
+    return -1;
+}
+
 static wf_status string_method(ev *c, const wfl_rexpr *e, const char *s, const wf_value *args,
                                size_t argc, wf_value *out)
 {
     const char *m = e->name;
-    if (strcmp(m, "ToUpper") == 0 || strcmp(m, "ToLower") == 0 || strcmp(m, "Trim") == 0)
-        return map_string(c, e, s, m[2] == 'U' ? 0 : m[2] == 'L' ? 1 : 2, out);
+    int mode = string_map_mode(m);
+    if (mode >= 0 && argc == 0)
+        return map_string(c, e, s, mode, out);
     if (strcmp(m, "Substring") == 0)
         return substring(c, e, s, args, argc, out);
+    if (strncmp(m, "Pad", 3) == 0 || strcmp(m, "Insert") == 0 || strcmp(m, "Remove") == 0)
+        return edit_string(c, e, s, args, argc, out);
     wf_status st = want_string_arg(c, e, args, argc, 0);
     if (st != WF_OK)
         return st;
@@ -810,12 +864,44 @@ static wf_status string_method(ev *c, const wfl_rexpr *e, const char *s, const w
     else if (strcmp(m, "IndexOf") == 0) {
         const char *hit = strstr(s, a);
         *out = wf_int32(hit ? (int32_t)(hit - s) : -1);
+    } else if (strcmp(m, "LastIndexOf") == 0) {
+        /* .NET Framework: an empty value is found at the last index */
+        int32_t last = alen == 0 ? (int32_t)(slen ? slen - 1 : 0) : -1;
+        for (size_t i = slen - alen + 1; alen > 0 && alen <= slen && i-- > 0 && last < 0;)
+            if (strncmp(s + i, a, alen) == 0)
+                last = (int32_t)i;
+        *out = wf_int32(last);
     } else if (strcmp(m, "Replace") == 0) {
         if ((st = want_string_arg(c, e, args, argc, 1)) != WF_OK)
             return st;
         return replace(c, e, s, a, wf_value_str(&args[1]), out);
     } else
         return fail(c, WF_E_NAME, e, "String has no method '%s'", m);
+    return WF_OK;
+}
+
+/* List(T).Contains / IndexOf / LastIndexOf(item): equality as Equals (numbers by value). */
+static wf_status list_method(ev *c, const wfl_rexpr *e, const wf_value *list,
+                             const wf_value *item, wf_value *out)
+{
+    const char *m = e->name;
+    size_t n = wf_value_list_count(list);
+    int32_t first = -1, last = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (!values_equal(wf_value_list_at(list, i), item))
+            continue;
+        if (first < 0)
+            first = (int32_t)i;
+        last = (int32_t)i;
+    }
+    if (strcmp(m, "Contains") == 0)
+        *out = wf_bool(first >= 0);
+    else if (strcmp(m, "IndexOf") == 0)
+        *out = wf_int32(first);
+    else if (strcmp(m, "LastIndexOf") == 0)
+        *out = wf_int32(last);
+    else
+        return fail(c, WF_E_NAME, e, "%s has no method '%s'", list->type->name, m);
     return WF_OK;
 }
 
@@ -848,6 +934,8 @@ static wf_status value_method(ev *c, const wfl_rexpr *e, const wf_value *v, cons
     }
     if (v->type->kind == WF_K_STRING)
         return string_method(c, e, wf_value_str(v), args, argc, out);
+    if (v->type->kind == WF_K_LIST && argc == 1)
+        return list_method(c, e, v, &args[0], out);
     return fail(c, WF_E_NAME, e, "%s has no method '%s' taking %zu argument(s)", v->type->name,
                 e->name, argc);
 }

@@ -472,8 +472,10 @@ static wfl_rexpr *parse_binary(rp *p, const wf_xml_node *n)
 /* Members the evaluator knows on values and on static types; checked at load so a misspelt
  * method is a load error, not a run-time surprise. */
 static const char *const value_methods[] = {
-    "ToString", "ToUpper", "ToLower", "Trim", "Contains", "StartsWith", "EndsWith",
-    "Substring", "Equals", "CompareTo", "IndexOf", "Replace", NULL};
+    "ToString", "ToUpper", "ToLower", "ToUpperInvariant", "ToLowerInvariant", "Trim",
+    "TrimStart", "TrimEnd", "Contains", "StartsWith", "EndsWith", "Substring", "Equals",
+    "CompareTo", "IndexOf", "LastIndexOf", "Replace", "PadLeft", "PadRight", "Insert", "Remove",
+    NULL};
 static const char *const static_methods[] = {
     "String.IsNullOrEmpty", "String.Concat", "Math.Max", "Math.Min", "Math.Abs", NULL};
 

@@ -562,6 +562,30 @@ START_TEST(test_runtime_faults)
 }
 END_TEST
 
+/* Real rules call the .NET instance methods of List and String (docs/wf3-behaviour.md). */
+START_TEST(test_list_and_string_methods)
+{
+    load("tests/legacy/data/methods.rules");
+    wf_value items[3] = {str("a"), str("b"), str("a")}, list;
+    ck_assert_int_eq(wf_value_list(wf_types_list(types, &wf_type_string), items, 3, &list), WF_OK);
+    for (size_t i = 0; i < 3; i++)
+        wf_value_release(&items[i]);
+    obj_put(&self, "Items", list);
+    wf_value nums[2] = {wf_int32(1), wf_int32(2)};
+    ck_assert_int_eq(wf_value_list(wf_types_list(types, &wf_type_int32), nums, 2, &list), WF_OK);
+    obj_put(&self, "Nums", list);
+    obj_put(&self, "Name", str("banana"));
+    obj_put(&self, "Padded", str("  x  "));
+    static const char *const names[] = {
+        "ListContains", "ListIndexOf",  "ListLastIndexOf", "ListContainsNumber",
+        "StrLastIndexOf", "StrTrimStart", "StrTrimEnd", "StrPadLeft", "StrPadRight",
+        "StrInsert", "StrRemoveTail", "StrRemoveRange", "StrUpperInvariant"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        expect_true(names[i]);
+    expect_fault("StrRemovePastEnd", wf_types_find(types, "TargetInvocationException"));
+}
+END_TEST
+
 /* WF3 evaluates Int32/Int64 arithmetic unchecked, like compiled C# (docs/wf3-behaviour.md):
  * 3 * 1,000,000,000 is -1,294,967,296; only MinValue / -1 still throws. */
 START_TEST(test_integer_arithmetic_wraps)
@@ -820,6 +844,7 @@ Suite *legacy_rules_suite(void)
     tcase_add_test(tc, test_expression_statement_and_new_exception);
     tcase_add_test(tc, test_runtime_faults);
     tcase_add_test(tc, test_integer_arithmetic_wraps);
+    tcase_add_test(tc, test_list_and_string_methods);
     tcase_add_test(tc, test_type_errors_and_unknown_members_are_errors);
     suite_add_tcase(s, tc);
 
