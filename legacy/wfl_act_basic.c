@@ -69,8 +69,12 @@ static wfl_status ifelse_execute(wfl_exec *ex, wfl_act *act)
         wfl_act *branch = wfl_act_child(act, i);
         if (!wfl__is_body_child(branch))
             continue;
-        bool ok;
-        bool take = wfl__condition_dp(ex, branch, "Condition", true, &ok);
+        /* WF3's IfElse evaluates the branch conditions in its own Execute: a condition that
+         * throws faults the IfElse, while the branch is still Initialized */
+        const wfl_pval *pv = wfl__pval(branch, "Condition");
+        bool ok = true;
+        bool take = pv == NULL || pv->kind != WFL_PV_CONDITION ||
+                    wfl__condition_of(ex, act, branch, &pv->u.cond, &ok);
         if (!ok)
             return WFL_ST_FAULTING;
         if (take) {
@@ -194,7 +198,7 @@ static wfl_status terminate_execute(wfl_exec *ex, wfl_act *act)
     char msg[512];
     if (!read_error(ex, act, msg, sizeof msg))
         return WFL_ST_FAULTING;
-    wfl__terminate(ex, msg);
+    wfl__terminate(ex, act, msg);
     return WFL_ST_EXECUTING; /* the instance is over; nothing closes */
 }
 
@@ -205,7 +209,7 @@ static wfl_status suspend_execute(wfl_exec *ex, wfl_act *act)
     char msg[512];
     if (!read_error(ex, act, msg, sizeof msg))
         return WFL_ST_FAULTING;
-    wfl__suspend(ex, msg);
+    wfl__suspend(ex, act, msg);
     return WFL_ST_CLOSED;
 }
 

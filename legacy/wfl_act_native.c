@@ -202,13 +202,18 @@ static bool fault_msg(wfl_exec *ex, wfl_act *act, wf_status code, const char *wh
 
 bool wfl__condition(wfl_exec *ex, wfl_act *act, const wfl_cond *cond, bool *ok)
 {
+    return wfl__condition_of(ex, act, act, cond, ok);
+}
+
+bool wfl__condition_of(wfl_exec *ex, wfl_act *act, wfl_act *owner, const wfl_cond *cond, bool *ok)
+{
     wf_error err = WF_ERROR_INIT;
     *ok = false;
     if (cond->kind == WFL_COND_CODE) {
         if (!cond->fn)
             return fault_msg(ex, act, WF_E_NAME, "code-beside condition", cond->name);
         wf_value ret = wf_null();
-        if (invoke_on(ex, act, root_of(ex), cond->fn, &ret, &err) != WF_OK) {
+        if (invoke_on(ex, owner, root_of(ex), cond->fn, &ret, &err) != WF_OK) {
             wfl__throw_error(ex, act, &err, NULL);
             return false;
         }

@@ -119,6 +119,7 @@ static void set_active(wfl_exec *ex, wfl_act *state, bool active)
     if (active) {
         wfl_act_set_result(state, WFL_RES_NONE);
         wfl__state(ex, state);
+        wfl__reenter(ex, state);
         wfl__set_status(ex, state, WFL_ST_EXECUTING);
     } else {
         wfl_act_set_result(state, WFL_RES_SUCCEEDED);

@@ -35,6 +35,9 @@ typedef struct loader {
     const wfl_tl_class *root_base;       /* a custom root element that is a typelib Class */
     const wfl_typelib *root_base_typelib;
     bool nomem;
+    bool lib_missing;  /* a declared type library failed to load (reported once) */
+    bool rules_failed; /* the .rules file failed to load (reported) */
+    bool no_class_said; /* "needs a code-beside class" reported: later ones are cascades */
 } loader;
 
 /* ---- reporting ---------------------------------------------------------------------------- */
@@ -191,6 +194,7 @@ static void load_typelib(loader *ld, const char *name, size_t len, wf_loc at)
     if (ld->opts->libpath == NULL) {
         ERR(ld, WF_E_NOLIB, at, "type library '%s' cannot be loaded: no library path is set",
             asm_name);
+        ld->lib_missing = true;
         return;
     }
     wf_error e = WF_ERROR_INIT;
@@ -201,6 +205,7 @@ static void load_typelib(loader *ld, const char *name, size_t len, wf_loc at)
             "library path", asm_name, asm_name);
     else if (rc != WF_OK)
         ERR(ld, rc, at, "type library '%s' failed to load: %s", asm_name, e.message);
+    ld->lib_missing = ld->lib_missing || rc != WF_OK;
 }
 
 /* Load every type library a clr-namespace declaration in the document names. */
@@ -433,8 +438,10 @@ static const wfl_tl_func *class_handler(loader *ld, const char *name, wf_loc at)
 {
     const wfl_tl_class *cls = ld->def->code_beside;
     if (cls == NULL) {
-        ERR(ld, WF_E_NAME, at,
-            "handler '%s' needs a code-beside class (x:Class naming a type-library Class)", name);
+        if (!ld->no_class_said)
+            ERR(ld, WF_E_NAME, at, "handler '%s' needs a code-beside class (x:Class naming a "
+                "type-library Class)", name);
+        ld->no_class_said = true;
         return NULL;
     }
     const wfl_tl_func *fn = wfl_tl_class_handler(cls, name);
@@ -447,9 +454,10 @@ static const wfl_tl_func *class_condition(loader *ld, const char *name, wf_loc a
 {
     const wfl_tl_class *cls = ld->def->code_beside;
     if (cls == NULL) {
-        ERR(ld, WF_E_NAME, at,
-            "condition '%s' needs a code-beside class (x:Class naming a type-library Class)",
-            name);
+        if (!ld->no_class_said)
+            ERR(ld, WF_E_NAME, at, "condition '%s' needs a code-beside class (x:Class naming a "
+                "type-library Class)", name);
+        ld->no_class_said = true;
         return NULL;
     }
     const wfl_tl_func *fn = wfl_tl_class_condition(cls, name);
@@ -742,6 +750,8 @@ static bool parse_condition(loader *ld, const wf_xml_node *pe, wfl_cond *cond)
             cond->rule = wfl_rules_condition(ld->def->rules, name);
             if (cond->rule == NULL)
                 ERR(ld, WF_E_NAME, at, "the rules have no condition '%s'", name);
+        } else if (!ld->rules_failed) {
+            ERR(ld, WF_E_NAME, at, "condition '%s' not found: no .rules file is loaded", name);
         }
         return true;
     }
@@ -907,6 +917,9 @@ static void property_content(loader *ld, const wf_xml_node *pe, wfl_node *node,
             if (ld->def->rules != NULL &&
                 (pv->u.ruleset.ruleset = wfl_rules_ruleset(ld->def->rules, name)) == NULL)
                 ERR(ld, WF_E_NAME, pv->loc, "the rules have no rule set '%s'", name);
+            else if (ld->def->rules == NULL && !ld->rules_failed)
+                ERR(ld, WF_E_NAME, pv->loc, "rule set '%s' not found: no .rules file is loaded",
+                    name);
         }
     } else if (pe->child_count == 0) {
         wf_loc at = pe->text_line != 0 ? text_loc(ld, pe) : node_loc(ld, pe);
@@ -1794,10 +1807,11 @@ static void check_root_member(loader *ld, const wfl_rexpr *e)
         ERR(ld, WF_E_NAME, e->loc, "the rules use this.%s, but the workflow '%s' (class '%s') "
             "has no property '%s'", e->name, root->name != NULL ? root->name : "",
             wfl_tl_class_name(ld->def->code_beside), e->name);
-    else
+    else if (!ld->no_class_said)
         ERR(ld, WF_E_NAME, e->loc, "the rules use this.%s, but the workflow '%s' (%s, no "
             "code-beside class) has no property '%s'", e->name,
             root->name != NULL ? root->name : "", root->type->name, e->name);
+    ld->no_class_said = ld->no_class_said || ld->def->code_beside == NULL;
 }
 
 static void check_self_lookups(loader *ld, const wfl_rexpr *e)
@@ -1887,6 +1901,7 @@ static void load_rules(loader *ld, const char *rules_path)
     wfl_rules *rules = NULL;
     wf_status rc = wfl_rules_load(rules_path, ld->def->types, &rules, ld->diags, &e);
     if (rc != WF_OK) {
+        ld->rules_failed = true;
         if (e.code == WF_E_NOMEM)
             ld->nomem = true;
         if (rc == WF_E_IO || wf_diags_error_count(ld->diags) == 0)
@@ -1900,8 +1915,19 @@ static void load_rules(loader *ld, const char *rules_path)
 static void build(loader *ld, const char *rules_path)
 {
     const wf_xml_node *xr = wf_xml_root(ld->doc);
-    load_rules(ld, rules_path);
     load_declared_typelibs(ld, xr);
+    /* A missing type library is the root cause of every error about the types, handlers,
+     * properties and rules that depend on it: report it once and stop here. */
+    if (ld->nomem || ld->lib_missing)
+        return;
+    /* the rules engine's exceptions are types a FaultType may name, rules or not */
+    wfl_rules_excs excs;
+    wf_error e = WF_ERROR_INIT;
+    if (wfl__rules_excs(ld->def->types, &excs, &e) != WF_OK) {
+        report_error(ld, &e);
+        return;
+    }
+    load_rules(ld, rules_path);
     if (ld->nomem)
         return;
     wfl_node *root = load_activity(ld, xr, NULL, 0);

@@ -30,7 +30,8 @@ typedef struct wfl_load_opts {
     wf_diags *diags;           /* optional: receives every error and warning */
 } wfl_load_opts;
 
-#define WFL_LOAD_OPTS_INIT {NULL, NULL, NULL, false, NULL}
+#define WFL_LOAD_OPTS_INIT                                                                    \
+    {.types = NULL, .libpath = NULL, .rules_path = NULL, .no_auto_rules = false, .diags = NULL}
 
 /* Errors: WF_E_IO, WF_E_XML, WF_E_SCHEMA (unknown element/DP, structure), WF_E_SYNTAX,
  * WF_E_TYPE, WF_E_NAME (bind/handler/condition/target not found), WF_E_NOLIB (a type library

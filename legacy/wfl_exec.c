@@ -16,12 +16,19 @@
  *   Closed       -> Compensating  wfl__compensate   do_compensate: CompensationHandler or
  *                                                default compensation, newest first
  *   Compensating -> Closed        wfl__close        result Compensated
+ *   Compensating -> Faulting      wfl__throw        a CompensationHandler faulted
+ *   Closed       -> Initialized   wfl__reenter      not a WF3 move: a state machine re-enters
+ *                                                a state (WF3 runs each entry in a fresh
+ *                                                execution context; wfbridge reuses the node)
+ *
+ * wfl__set_status makes every move and asserts it is legal (wfl_status_move_is_legal).
  *
  * A closing activity is heard by its listener (normally the parent) through a WI_CLOSED item;
  * at the executor's root, root_closed decides the instance state. */
 #include "wfl_exec_int.h"
 #include "../common/wf_random.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -94,6 +101,7 @@ xact *wfl__state(wfl_exec *ex, wfl_act *act)
         return NULL;
     }
     x->exc = wf_null();
+    x->exc_at = (wf_loc){NULL, 0, 0};
     x->val = wf_null();
     wfl_act_set_exec(act, x);
     return x;
@@ -171,10 +179,24 @@ static void trace_status(wfl_exec *ex, wfl_act *act)
     ex->opts.trace(ex->opts.trace_ud, &rec);
 }
 
+/* The only place an activity's status changes while it runs (restoring a blob sets it as
+ * saved). Every move is one of WF3's (wfl_status.c), except re-entering a state. */
 void wfl__set_status(wfl_exec *ex, wfl_act *act, wfl_status status)
 {
+    wfl_status from = wfl_act_status(act);
+    if (from == WFL_ST_CLOSED && status == WFL_ST_INITIALIZED) {
+        wfl_act_set_status(act, status); /* wfl__reenter: not a WF3 move, not traced */
+        return;
+    }
+    assert(wfl_status_move_is_legal(from, status));
     wfl_act_set_status(act, status);
     trace_status(ex, act);
+}
+
+void wfl__reenter(wfl_exec *ex, wfl_act *act)
+{
+    if (wfl_act_status(act) == WFL_ST_CLOSED)
+        wfl__set_status(ex, act, WFL_ST_INITIALIZED);
 }
 
 void wfl__execute(wfl_exec *ex, wfl_act *act)
@@ -206,16 +228,23 @@ void wfl__compensate(wfl_exec *ex, wfl_act *act, wfl_act *listener)
     wfl__schedule(ex, WI_COMPENSATE, act, NULL, 0);
 }
 
-void wfl__throw(wfl_exec *ex, wfl_act *act, const wf_value *exc)
+/* Fault act with exc first raised at `at`. */
+static void throw_at(wfl_exec *ex, wfl_act *act, const wf_value *exc, wf_loc at)
 {
     xact *x = wfl__state(ex, act);
     if (!x)
         return;
     wf_value_set(&x->exc, exc);
+    x->exc_at = at;
     x->flags &= ~XF_HANDLED;
     x->phase = XP_NONE;
     wfl__set_status(ex, act, WFL_ST_FAULTING);
     wfl__schedule(ex, WI_FAULT, act, NULL, 0);
+}
+
+void wfl__throw(wfl_exec *ex, wfl_act *act, const wf_value *exc)
+{
+    throw_at(ex, act, exc, wfl_act_node(act)->loc);
 }
 
 static const wf_type *exception_for(wf_status code)
@@ -371,24 +400,27 @@ static void clear_scheduler(wfl_exec *ex)
 }
 
 static void end_with(wfl_exec *ex, wfl_exec_state state, const wf_type *exc_type,
-                     const char *message)
+                     const char *message, wf_loc at)
 {
     ex->state = state;
+    ex->exception_at = at;
     wf_value_release(&ex->exception);
     if (exc_type && wf_value_exception(exc_type, message ? message : "", &ex->exception) != WF_OK)
         wfl__fail_nomem(ex);
     clear_scheduler(ex);
 }
 
-void wfl__terminate(wfl_exec *ex, const char *error)
+void wfl__terminate(wfl_exec *ex, const wfl_act *act, const char *error)
 {
-    end_with(ex, WFL_EXEC_TERMINATED, &wf_exc_workflow_terminated, error);
+    end_with(ex, WFL_EXEC_TERMINATED, &wf_exc_workflow_terminated, error,
+             wfl_act_node(act)->loc);
     wfl__request_persist(ex);
 }
 
-void wfl__suspend(wfl_exec *ex, const char *error)
+void wfl__suspend(wfl_exec *ex, const wfl_act *act, const char *error)
 {
     ex->suspended = true;
+    ex->exception_at = wfl_act_node(act)->loc;
     wf_value_release(&ex->exception);
     if (wf_value_exception(&wf_exc_exception, error ? error : "", &ex->exception) != WF_OK)
         wfl__fail_nomem(ex);
@@ -403,6 +435,7 @@ static void root_closed(wfl_exec *ex, wfl_act *act)
         ex->state = WFL_EXEC_CANCELED;
     } else if (r == WFL_RES_FAULTED && x && !wf_is_null(&x->exc)) {
         ex->state = WFL_EXEC_FAULTED;
+        ex->exception_at = x->exc_at;
         ex->exception = x->exc;
         x->exc = wf_null();
     } else {
@@ -595,19 +628,20 @@ static void do_compensate(wfl_exec *ex, wfl_act *act)
 }
 
 /* A fault propagating from a closed child into act. */
-static void propagate_fault(wfl_exec *ex, wfl_act *act, const wf_value *exc)
+static void propagate_fault(wfl_exec *ex, wfl_act *act, const wf_value *exc, wf_loc at)
 {
     wfl_status s = wfl_act_status(act);
     xact *x = wfl__state(ex, act);
     if (!x)
         return;
     if (s == WFL_ST_EXECUTING || s == WFL_ST_CANCELING) {
-        wfl__throw(ex, act, exc);
+        throw_at(ex, act, exc, at);
     } else if (s == WFL_ST_FAULTING || s == WFL_ST_COMPENSATING) {
         /* A handler that faults replaces the exception; while children are being canceled
          * the first exception wins. */
         if (s == WFL_ST_FAULTING && x->phase == XP_HANDLER) {
             wf_value_set(&x->exc, exc);
+            x->exc_at = at;
             x->flags &= ~XF_HANDLED;
         }
         phase_step(ex, act);
@@ -619,9 +653,10 @@ static void do_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
     xact *cx = wfl_act_exec(child);
     if (wfl_act_result(child) == WFL_RES_FAULTED && cx && !wf_is_null(&cx->exc)) {
         wf_value exc = cx->exc;
+        wf_loc at = cx->exc_at;
         cx->exc = wf_null();
         wfl__finish_clone(ex, child);
-        propagate_fault(ex, act, &exc);
+        propagate_fault(ex, act, &exc, at);
         wf_value_release(&exc);
         return;
     }
@@ -1211,6 +1246,7 @@ wf_status wfl_exec_resume(wfl_exec *ex, wfl_exec_state *state, wf_error *err)
         return wf_error_set(err, WF_E_STATE, NULL, "the instance is not suspended");
     ex->suspended = false;
     wf_value_release(&ex->exception);
+    ex->exception_at = (wf_loc){NULL, 0, 0};
     return pulse(ex, state, err);
 }
 

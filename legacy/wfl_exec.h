@@ -104,7 +104,10 @@ typedef struct wfl_exec_opts {
                                 WF_E_LIMIT instead and the instance stays as it was then */
 } wfl_exec_opts;
 
-#define WFL_EXEC_OPTS_INIT {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, 0}
+#define WFL_EXEC_OPTS_INIT                                                                    \
+    {.trace = NULL, .trace_ud = NULL, .invoke_workflow = NULL, .invoke_ud = NULL,            \
+     .clock = NULL, .clock_ud = NULL, .persist = NULL, .persist_ud = NULL,                   \
+     .instance_id = NULL, .no_checkpoints = false, .max_work_items = 0}
 
 /* Create an executor. subtree: NULL for the whole workflow, else the name of the activity to
  * run as root (WF_E_NAME if absent). */

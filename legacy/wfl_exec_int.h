@@ -39,6 +39,8 @@ typedef struct xact {
     uint32_t queue_id; /* event activities: the queue they created (0 = none) */
     uint64_t order;    /* completion order when closed Succeeded (0 = never) */
     wf_value exc;      /* Faulting: the current exception; closed Faulted: propagating */
+    wf_loc exc_at;     /* the activity that first raised exc (not saved: file NULL after a
+                          restore) */
     wf_value val;      /* kind-specific: Replicator data, state machine next state, ... */
     wfl_act *listener; /* who hears this activity close (NULL = its parent) */
 } xact;
@@ -93,6 +95,8 @@ struct wfl_exec {
     bool persist_pending;    /* a persistence point since the last take */
     bool persist_now;        /* call opts.persist before the next work item */
     wf_value exception;      /* FAULTED / TERMINATED / SUSPENDED */
+    wf_loc exception_at;     /* ... raised there: the faulting activity, the Terminate or the
+                                Suspend (file NULL: unknown, e.g. after a restore) */
     wi_queue normal, atomic; /* the scheduler: atomic-transaction items first */
     xqueue **queues;         /* in creation order */
     size_t queue_count, queue_cap;
@@ -162,7 +166,8 @@ wfl_status wfl__throw_error(wfl_exec *ex, wfl_act *act, const wf_error *err, con
 /* Record a host-level failure (stops the pulse). */
 void wfl__fail(wfl_exec *ex, const wf_error *err);
 void wfl__fail_nomem(wfl_exec *ex);
-void wfl__set_status(wfl_exec *ex, wfl_act *act, wfl_status status);
+void wfl__set_status(wfl_exec *ex, wfl_act *act, wfl_status status); /* asserts legality */
+void wfl__reenter(wfl_exec *ex, wfl_act *act); /* Closed -> Initialized: a state re-entered */
 /* Cancel every running child and clone of act; returns how many are still running. */
 size_t wfl__cancel_children(wfl_exec *ex, wfl_act *act);
 size_t wfl__running_children(wfl_act *act);
@@ -171,8 +176,9 @@ bool wfl__is_running(const wfl_act *act);
 wfl_act *wfl__clone(wfl_exec *ex, wfl_act *template_act);
 /* Release a closed clone unless it must be kept for compensation. */
 void wfl__finish_clone(wfl_exec *ex, wfl_act *clone);
-void wfl__suspend(wfl_exec *ex, const char *error);
-void wfl__terminate(wfl_exec *ex, const char *error);
+/* SuspendActivity / TerminateActivity `act` stops the instance with its Error text. */
+void wfl__suspend(wfl_exec *ex, const wfl_act *act, const char *error);
+void wfl__terminate(wfl_exec *ex, const wfl_act *act, const char *error);
 void wfl__request_persist(wfl_exec *ex);
 
 /* Children that take part in normal execution: not alternate flow, enabled. */
@@ -198,6 +204,10 @@ const wfl_dp *wfl__dp(const wfl_act *act, const char *dp_name);
 /* Evaluate a condition DP; an unset condition is true when `unset_true`. On failure the
  * activity is faulted (or the pulse failed) and false is returned with *ok false. */
 bool wfl__condition(wfl_exec *ex, wfl_act *act, const wfl_cond *cond, bool *ok);
+/* The same for the condition of `owner` (the sender of a code condition) evaluated by act,
+ * which a failure faults: IfElse evaluating its branches. */
+bool wfl__condition_of(wfl_exec *ex, wfl_act *act, wfl_act *owner, const wfl_cond *cond,
+                       bool *ok);
 bool wfl__condition_dp(wfl_exec *ex, wfl_act *act, const char *dp_name, bool unset_true, bool *ok);
 /* Raise the event DP `dp_name` (a code-beside handler); true when fine or unset. */
 bool wfl__raise_event(wfl_exec *ex, wfl_act *act, const char *dp_name);

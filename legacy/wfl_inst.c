@@ -37,19 +37,6 @@ struct wfl_inst {
     void *dispose_ud;
 };
 
-const char *wfl_status_name(wfl_status s)
-{
-    static const char *const names[] = {"Initialized", "Executing", "Canceling", "Closed",
-                                        "Compensating", "Faulting"};
-    return (unsigned)s < 6 ? names[s] : "?";
-}
-
-const char *wfl_result_name(wfl_result r)
-{
-    static const char *const names[] = {"None", "Succeeded", "Canceled", "Compensated",
-                                        "Faulted", "Uninitialized"};
-    return (unsigned)r < 6 ? names[r] : "?";
-}
 
 /* ---- building and freeing ------------------------------------------------------------------- */
 static void init_slot(wf_value *slot, const wfl_dp *dp, const wfl_pval *pv)

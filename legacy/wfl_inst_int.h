@@ -141,7 +141,9 @@ typedef struct wfl_inst_hooks {
     wfl_act_dispose_fn dispose;
 } wfl_inst_hooks;
 
-#define WFL_INST_HOOKS_INIT {NULL, NULL, NULL, NULL, NULL, NULL}
+#define WFL_INST_HOOKS_INIT                                                                   \
+    {.save_act = NULL, .load_act = NULL, .save_inst = NULL, .load_inst = NULL, .ud = NULL,   \
+     .dispose = NULL}
 
 /* Append the instance's state to out (hooks may be NULL). WF_E_NOMEM; WF_E_TYPE for a value
  * that cannot be saved (Object payloads are saved by their dynamic type); WF_E_LIMIT for lists

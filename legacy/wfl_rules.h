@@ -77,12 +77,14 @@ const wfl_ruleset *wfl_rules_ruleset_at(const wfl_rules *rules, size_t index);
  * WF_E_FAULT and an exception value in *exc (NullReferenceException, DivideByZeroException,
  * InvalidCastException, ...; caller releases; exc may be NULL), like the modern runtime; the
  * accessor's own errors are passed through; an operator applied to the wrong types is
- * WF_E_TYPE. Arithmetic is checked (OverflowException). A static member of a type wfbridge
+ * WF_E_TYPE. Int32/Int64 arithmetic wraps (unchecked, as in WF3);
+ * Decimal overflow is OverflowException. A static member of a type wfbridge
  * does not model (an enum: `Workflow1+Level.Gold`) evaluates to its name as a String. Known
  * statics: DateTime.Now/UtcNow/Today/MinValue/MaxValue, Int32/Int64.MinValue/MaxValue,
  * String.Empty, String.IsNullOrEmpty/Concat, Math.Max/Min/Abs/PI. Value methods: ToString,
- * ToUpper, ToLower, Trim, Contains, StartsWith, EndsWith, Substring, IndexOf, Replace,
- * Equals, CompareTo; members: String.Length, List.Count, record fields, Exception.Message,
+ * Equals, CompareTo; String ToUpper, ToLower, ToUpperInvariant, ToLowerInvariant, Trim,
+ * TrimStart, TrimEnd, Contains, StartsWith, EndsWith, Substring, IndexOf, LastIndexOf,
+ * Replace, PadLeft, PadRight, Insert, Remove; List Contains, IndexOf, LastIndexOf; members: String.Length, List.Count, record fields, Exception.Message,
  * DateTime.Year..Second/Date. */
 wf_status wfl_rules_eval_condition(const wfl_rule_cond *cond, const wfl_rules_target *target,
                                    bool *result, wf_value *exc, wf_error *err);
@@ -96,7 +98,7 @@ typedef struct wfl_rules_exec_opts {
     void *ud;
 } wfl_rules_exec_opts;
 
-#define WFL_RULES_EXEC_OPTS_INIT {0, NULL, NULL}
+#define WFL_RULES_EXEC_OPTS_INIT {.max_evaluations = 0, .on_rule = NULL, .ud = NULL}
 
 /* Execute a RuleSet as PolicyActivity does (docs/semantics.md §2): priorities, Then/Else,
  * Halt, chaining Full / UpdateOnly / None, ReevaluationBehavior. opts may be NULL. Endless

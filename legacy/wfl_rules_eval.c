@@ -1,7 +1,8 @@
 /* wfl_rules_eval.c — evaluates compiled rule expressions against a wfl_rules_target and
  * executes rule sets as WF3's PolicyActivity does (docs/semantics.md §2, RS Executor.cs).
- * Run-time failures are exception values (WF_E_FAULT), never crashes; arithmetic is checked
- * (OverflowException), integer and decimal division by zero is DivideByZeroException. */
+ * Run-time failures are exception values (WF_E_FAULT), never crashes; integer arithmetic
+ * wraps (unchecked, as WF3's does), Decimal overflow is OverflowException, integer and decimal
+ * division by zero is DivideByZeroException. */
 #include "wfl_rules_int.h"
 
 #include "../common/wf_calendar.h"
@@ -20,7 +21,20 @@ typedef struct ev {
     const wfl_rules_target *t;
     wf_value *exc; /* OUT on WF_E_FAULT */
     wf_error *err;
+    const wfl_rules_excs *x; /* the rules engine's exception types */
 } ev;
+
+/* For rules loaded without a wf_types (the types then match by name only). */
+static const wf_type fb_rule = {WF_K_EXCEPTION, "RuleException", NULL, &wf_exc_exception};
+static const wf_type fb_rule_eval = {WF_K_EXCEPTION, "RuleEvaluationException", NULL, &fb_rule};
+static const wf_type fb_target_inv = {WF_K_EXCEPTION, "TargetInvocationException", NULL,
+                                      &wf_exc_application};
+static const wfl_rules_excs fallback_excs = {&fb_rule, &fb_rule_eval, &fb_target_inv};
+
+static const wfl_rules_excs *excs_of(const wfl_rules_excs *x)
+{
+    return x && x->rule_eval ? x : &fallback_excs;
+}
 
 static wf_status eval(ev *c, const wfl_rexpr *e, wf_value *out);
 
@@ -62,9 +76,29 @@ static wf_status fail(ev *c, wf_status code, const wfl_rexpr *at, const char *fm
     return code;
 }
 
+/* A member, indexer or method applied to null: WF3's rule evaluator checks the target itself
+ * and raises RuleEvaluationException (RS Expressions.cs, the Evaluate of
+ * PropertyReferenceExpression, FieldReferenceExpression, MethodInvokeExpression and the
+ * indexers), never NullReferenceException. */
 static wf_status null_ref(ev *c, const wfl_rexpr *at, const char *what)
 {
-    return fault(c, &wf_exc_null_reference, at, MSG_NULLREF, "'%s' of null", what);
+    char msg[200];
+    snprintf(msg, sizeof msg, "The target of '%s' evaluated to null.", what);
+    return fault(c, c->x->rule_eval, at, msg, "'%s' of null", what);
+}
+
+/* A fault raised inside a method a rule called: WF3 calls it by reflection and rethrows a
+ * TargetInvocationException naming the method, the inner exception's message kept (RS
+ * Expressions.cs, MethodInvokeExpression.Evaluate). */
+static wf_status wrap_invocation(ev *c, const wfl_rexpr *at, const char *type, wf_status st)
+{
+    if (st != WF_E_FAULT || wf_is_null(c->exc))
+        return st;
+    char inner[256];
+    snprintf(inner, sizeof inner, "%s", wf_value_exc_message(c->exc));
+    char msg[400];
+    snprintf(msg, sizeof msg, "Method %s.%s threw an exception: %s", type, at->name, inner);
+    return fault(c, c->x->target_inv, at, msg, "%s", inner);
 }
 
 static wf_status nomem(ev *c, const wfl_rexpr *at)
@@ -135,20 +169,24 @@ static wf_status overflow(ev *c, const wfl_rexpr *at)
     return fault(c, &wf_exc_overflow, at, MSG_OVERFLOW, "%s", wfl_rop_name(at->op));
 }
 
+/* Integer arithmetic is unchecked, as compiled C# is by default: WF3's rule evaluator adds,
+ * subtracts and multiplies Int32 and Int64 with the plain CLR operators, which wrap
+ * (docs/wf3-behaviour.md). Division of MinValue by -1 still throws OverflowException, as the
+ * CLR does even unchecked. */
 static wf_status int_op(ev *c, const wfl_rexpr *at, int64_t a, int64_t b, bool wide,
                         wf_value *out)
 {
     int64_t r = 0;
-    bool ovf = false;
+    uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
     switch (at->op) {
-    case WFL_ROP_ADD: ovf = __builtin_add_overflow(a, b, &r); break;
-    case WFL_ROP_SUBTRACT: ovf = __builtin_sub_overflow(a, b, &r); break;
-    case WFL_ROP_MULTIPLY: ovf = __builtin_mul_overflow(a, b, &r); break;
+    case WFL_ROP_ADD: r = (int64_t)(ua + ub); break;
+    case WFL_ROP_SUBTRACT: r = (int64_t)(ua - ub); break;
+    case WFL_ROP_MULTIPLY: r = (int64_t)(ua * ub); break;
     case WFL_ROP_DIVIDE:
     case WFL_ROP_MODULUS:
         if (b == 0)
             return fault(c, &wf_exc_divide_by_zero, at, MSG_DIVZERO, "%s", wfl_rop_name(at->op));
-        if (b == -1 && a == INT64_MIN)
+        if (b == -1 && a == (wide ? INT64_MIN : INT32_MIN))
             return overflow(c, at);
         r = at->op == WFL_ROP_DIVIDE ? a / b : a % b;
         break;
@@ -156,9 +194,7 @@ static wf_status int_op(ev *c, const wfl_rexpr *at, int64_t a, int64_t b, bool w
     case WFL_ROP_BITWISE_OR: r = a | b; break;
     default: return fail(c, WF_E_TYPE, at, "bad integer operator");
     }
-    if (ovf || (!wide && (r < INT32_MIN || r > INT32_MAX)))
-        return overflow(c, at);
-    *out = wide ? wf_int64(r) : wf_int32((int32_t)r);
+    *out = wide ? wf_int64(r) : wf_int32((int32_t)(uint32_t)(uint64_t)r);
     return WF_OK;
 }
 
@@ -702,19 +738,18 @@ static wf_status want_string_arg(ev *c, const wfl_rexpr *e, const wf_value *args
     return WF_OK;
 }
 
+/* mode 0 ToUpper, 1 ToLower, 2 Trim, 3 TrimStart, 4 TrimEnd. */
 static wf_status map_string(ev *c, const wfl_rexpr *e, const char *s, int mode, wf_value *out)
 {
     size_t len = strlen(s), start = 0;
-    if (mode == 2) { /* Trim */
-        while (start < len && strchr(" \t\r\n\v\f", s[start]))
-            start++;
-        while (len > start && strchr(" \t\r\n\v\f", s[len - 1]))
-            len--;
-    }
+    while ((mode == 2 || mode == 3) && start < len && strchr(" \t\r\n\v\f", s[start]))
+        start++;
+    while ((mode == 2 || mode == 4) && len > start && strchr(" \t\r\n\v\f", s[len - 1]))
+        len--;
     char *copy = wf_strndup(s + start, len - start);
     if (!copy)
         return nomem(c, e);
-    for (char *p = copy; *p && mode != 2; p++)
+    for (char *p = copy; *p && mode < 2; p++)
         if ((unsigned char)*p < 128)
             *p = (char)(mode == 0 ? (*p >= 'a' && *p <= 'z' ? *p - 32 : *p)
                                   : (*p >= 'A' && *p <= 'Z' ? *p + 32 : *p));
@@ -754,14 +789,69 @@ static wf_status replace(ev *c, const wfl_rexpr *e, const char *s, const char *f
     return st;
 }
 
+static wf_status range_fault(ev *c, const wfl_rexpr *e)
+{
+    return fault(c, &wf_exc_argument_range, e,
+                 "Specified argument was out of the range of valid values.", "%s", e->name);
+}
+
+/* PadLeft/PadRight(width), Insert(index, text), Remove(index[, count]). */
+static wf_status edit_string(ev *c, const wfl_rexpr *e, const char *s, const wf_value *args,
+                             size_t argc, wf_value *out)
+{
+    const char *m = e->name;
+    bool pad = strncmp(m, "Pad", 3) == 0, insert = strcmp(m, "Insert") == 0;
+    if (argc < 1 || !is_integer(&args[0]) || (pad && argc != 1) ||
+        (insert && (argc != 2 || args[1].type->kind != WF_K_STRING)) ||
+        (!pad && !insert && (argc > 2 || (argc == 2 && !is_integer(&args[1])))))
+        return fail(c, WF_E_TYPE, e, "String.%s: wrong arguments", m);
+    size_t len = strlen(s);
+    int64_t a = as_i64(&args[0]);
+    int64_t n = !pad && !insert ? (argc == 2 ? as_i64(&args[1]) : (int64_t)len - a) : 0;
+    if (a < 0 || (pad && a > 1000000) ||
+        (!pad && ((uint64_t)a > len || n < 0 || (uint64_t)(a + n) > len)))
+        return range_fault(c, e);
+    wf_buf buf;
+    wf_buf_init(&buf);
+    size_t fill = pad && (uint64_t)a > len ? (size_t)a - len : 0;
+    for (size_t i = 0; m[3] == 'L' && i < fill; i++)
+        wf_buf_addc(&buf, ' ');
+    if (pad) {
+        wf_buf_adds(&buf, s);
+    } else {
+        wf_buf_add(&buf, s, (size_t)a);
+        if (insert)
+            wf_buf_adds(&buf, wf_value_str(&args[1]));
+        wf_buf_adds(&buf, s + a + n);
+    }
+    for (size_t i = 0; m[3] == 'R' && i < fill; i++)
+        wf_buf_addc(&buf, ' ');
+    wf_status st = buf.oom ? nomem(c, e) : make_string(c, e, &buf, out);
+    wf_buf_fini(&buf);
+    return st;
+}
+
+static int string_map_mode(const char *m)
+{
+    static const char *const names[] = {"ToUpper", "ToLower", "Trim", "TrimStart", "TrimEnd",
+                                        "ToUpperInvariant", "ToLowerInvariant"};
+    for (int i = 0; i < 7; i++)
+        if (strcmp(m, names[i]) == 0)
+            return i < 5 ? i : i - 5;
+    return -1;
+}
+
 static wf_status string_method(ev *c, const wfl_rexpr *e, const char *s, const wf_value *args,
                                size_t argc, wf_value *out)
 {
     const char *m = e->name;
-    if (strcmp(m, "ToUpper") == 0 || strcmp(m, "ToLower") == 0 || strcmp(m, "Trim") == 0)
-        return map_string(c, e, s, m[2] == 'U' ? 0 : m[2] == 'L' ? 1 : 2, out);
+    int mode = string_map_mode(m);
+    if (mode >= 0 && argc == 0)
+        return map_string(c, e, s, mode, out);
     if (strcmp(m, "Substring") == 0)
         return substring(c, e, s, args, argc, out);
+    if (strncmp(m, "Pad", 3) == 0 || strcmp(m, "Insert") == 0 || strcmp(m, "Remove") == 0)
+        return edit_string(c, e, s, args, argc, out);
     wf_status st = want_string_arg(c, e, args, argc, 0);
     if (st != WF_OK)
         return st;
@@ -776,12 +866,44 @@ static wf_status string_method(ev *c, const wfl_rexpr *e, const char *s, const w
     else if (strcmp(m, "IndexOf") == 0) {
         const char *hit = strstr(s, a);
         *out = wf_int32(hit ? (int32_t)(hit - s) : -1);
+    } else if (strcmp(m, "LastIndexOf") == 0) {
+        /* .NET Framework: an empty value is found at the last index */
+        int32_t last = alen == 0 ? (int32_t)(slen ? slen - 1 : 0) : -1;
+        for (size_t i = slen - alen + 1; alen > 0 && alen <= slen && i-- > 0 && last < 0;)
+            if (strncmp(s + i, a, alen) == 0)
+                last = (int32_t)i;
+        *out = wf_int32(last);
     } else if (strcmp(m, "Replace") == 0) {
         if ((st = want_string_arg(c, e, args, argc, 1)) != WF_OK)
             return st;
         return replace(c, e, s, a, wf_value_str(&args[1]), out);
     } else
         return fail(c, WF_E_NAME, e, "String has no method '%s'", m);
+    return WF_OK;
+}
+
+/* List(T).Contains / IndexOf / LastIndexOf(item): equality as Equals (numbers by value). */
+static wf_status list_method(ev *c, const wfl_rexpr *e, const wf_value *list,
+                             const wf_value *item, wf_value *out)
+{
+    const char *m = e->name;
+    size_t n = wf_value_list_count(list);
+    int32_t first = -1, last = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (!values_equal(wf_value_list_at(list, i), item))
+            continue;
+        if (first < 0)
+            first = (int32_t)i;
+        last = (int32_t)i;
+    }
+    if (strcmp(m, "Contains") == 0)
+        *out = wf_bool(first >= 0);
+    else if (strcmp(m, "IndexOf") == 0)
+        *out = wf_int32(first);
+    else if (strcmp(m, "LastIndexOf") == 0)
+        *out = wf_int32(last);
+    else
+        return fail(c, WF_E_NAME, e, "%s has no method '%s'", list->type->name, m);
     return WF_OK;
 }
 
@@ -814,6 +936,8 @@ static wf_status value_method(ev *c, const wfl_rexpr *e, const wf_value *v, cons
     }
     if (v->type->kind == WF_K_STRING)
         return string_method(c, e, wf_value_str(v), args, argc, out);
+    if (v->type->kind == WF_K_LIST && argc == 1)
+        return list_method(c, e, v, &args[0], out);
     return fail(c, WF_E_NAME, e, "%s has no method '%s' taking %zu argument(s)", v->type->name,
                 e->name, argc);
 }
@@ -865,6 +989,8 @@ static wf_status static_method(ev *c, const wfl_rexpr *e, const wf_value *args, 
                 argc);
 }
 
+/* As WF3 does: the target first (null is a RuleEvaluationException before any argument is
+ * evaluated), then the arguments, then the call, whose faults are wrapped. */
 static wf_status eval_invoke(ev *c, const wfl_rexpr *e, wf_value *out)
 {
     size_t argc = e->kid_count - 1;
@@ -872,22 +998,27 @@ static wf_status eval_invoke(ev *c, const wfl_rexpr *e, wf_value *out)
         return fail(c, WF_E_LIMIT, e, "too many arguments");
     wf_value args[MAX_ARGS], target = wf_null();
     size_t done = 0;
-    wf_status st = WF_OK;
+    const wfl_rexpr *t = e->kids[0];
+    bool on_value = t->kind != WFL_REX_THIS && t->kind != WFL_REX_TYPEREF;
+    wf_status st = on_value ? eval(c, t, &target) : WF_OK;
+    if (st == WF_OK && on_value && wf_is_null(&target))
+        st = null_ref(c, e, e->name);
     for (; done < argc && st == WF_OK; done++) {
         args[done] = wf_null();
         st = eval(c, e->kids[1 + done], &args[done]);
     }
-    const wfl_rexpr *t = e->kids[0];
     if (st == WF_OK && t->kind == WFL_REX_THIS) {
         wf_error local = WF_ERROR_INIT;
         if (!c->t || !c->t->invoke)
             st = fail(c, WF_E_NAME, e, "'this' has no method '%s'", e->name);
         else if ((st = c->t->invoke(c->t->ud, e->name, args, argc, out, c->exc, &local)) != WF_OK)
             wf_error_set(c->err, st, &e->loc, "%s", local.message);
+        st = wrap_invocation(c, e, "this", st);
     } else if (st == WF_OK && t->kind == WFL_REX_TYPEREF) {
-        st = static_method(c, e, args, argc, out);
-    } else if (st == WF_OK && (st = eval(c, t, &target)) == WF_OK) {
-        st = value_method(c, e, &target, args, argc, out);
+        st = wrap_invocation(c, e, short_type(t->name), static_method(c, e, args, argc, out));
+    } else if (st == WF_OK) {
+        st = wrap_invocation(c, e, target.type->name,
+                             value_method(c, e, &target, args, argc, out));
     }
     wf_value_release(&target);
     for (size_t i = 0; i < done; i++)
@@ -984,7 +1115,7 @@ wf_status wfl_rules_eval_expr(const wfl_rexpr *expr, const wfl_rules_target *tar
                               wf_value *out, wf_value *exc, wf_error *err)
 {
     wf_value scratch = wf_null();
-    ev c = {target, exc ? exc : &scratch, err};
+    ev c = {target, exc ? exc : &scratch, err, excs_of(NULL)};
     *c.exc = wf_null();
     *out = wf_null();
     wf_status st = eval(&c, expr, out);
@@ -996,7 +1127,7 @@ wf_status wfl_rules_eval_condition(const wfl_rule_cond *cond, const wfl_rules_ta
                                    bool *result, wf_value *exc, wf_error *err)
 {
     wf_value scratch = wf_null();
-    ev c = {target, exc ? exc : &scratch, err};
+    ev c = {target, exc ? exc : &scratch, err, excs_of(cond->excs)};
     *c.exc = wf_null();
     *result = false;
     wf_status st = eval_bool(&c, cond->expr, result);
@@ -1095,7 +1226,7 @@ wf_status wfl_rules_execute(const wfl_ruleset *ruleset, const wfl_rules_target *
                             const wfl_rules_exec_opts *opts, wf_value *exc, wf_error *err)
 {
     wf_value scratch = wf_null();
-    ev c = {target, exc ? exc : &scratch, err};
+    ev c = {target, exc ? exc : &scratch, err, excs_of(ruleset->excs)};
     *c.exc = wf_null();
     size_t n = ruleset->active_count;
     bool *evaluated = wf_calloc(n ? n : 1, sizeof *evaluated);

@@ -6,6 +6,19 @@
 
 #include "wfl_rules.h"
 
+/* The rules engine's own exception types (docs/wf3-behaviour.md "Rules"), interned in the
+ * wf_types the rules were loaded with so a FaultType names the same type. */
+typedef struct wfl_rules_excs {
+    const wf_type *rule;       /* RuleException : Exception */
+    const wf_type *rule_eval;  /* RuleEvaluationException : RuleException (a null target) */
+    const wf_type *target_inv; /* TargetInvocationException : ApplicationException (a method
+                                  called by a rule threw) */
+} wfl_rules_excs;
+
+/* Declare (or find) the three in types. WF_E_NOMEM; WF_E_TYPE if a type library declared one
+ * of the names with another base. */
+wf_status wfl__rules_excs(wf_types *types, wfl_rules_excs *out, wf_error *err);
+
 struct wfl_rexpr {
     wfl_rexpr_kind kind;
     wfl_rop op;           /* BINARY */
@@ -55,6 +68,7 @@ struct wfl_rule {
 struct wfl_ruleset {
     const char *name;
     wfl_chaining chaining;
+    const wfl_rules_excs *excs; /* the owning rules' */
     wfl_rule *rules;      /* sorted: Priority descending, then Name ascending (ordinal) */
     size_t rule_count;
     size_t *active;       /* indices of active rules, in execution order */
@@ -63,6 +77,7 @@ struct wfl_ruleset {
 };
 
 struct wfl_rule_cond {
+    const wfl_rules_excs *excs; /* the owning rules' */
     const char *name;
     wfl_rexpr *expr;
     wf_loc loc;
@@ -71,6 +86,7 @@ struct wfl_rule_cond {
 struct wfl_rules {
     wf_arena *arena;
     const char *path;
+    wfl_rules_excs excs;
     wfl_rule_cond *conds;
     size_t cond_count;
     wfl_ruleset *sets;

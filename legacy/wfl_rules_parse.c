@@ -461,8 +461,10 @@ static wfl_rexpr *parse_binary(rp *p, const wf_xml_node *n)
 /* Members the evaluator knows on values and on static types; checked at load so a misspelt
  * method is a load error, not a run-time surprise. */
 static const char *const value_methods[] = {
-    "ToString", "ToUpper", "ToLower", "Trim", "Contains", "StartsWith", "EndsWith",
-    "Substring", "Equals", "CompareTo", "IndexOf", "Replace", NULL};
+    "ToString", "ToUpper", "ToLower", "ToUpperInvariant", "ToLowerInvariant", "Trim",
+    "TrimStart", "TrimEnd", "Contains", "StartsWith", "EndsWith", "Substring", "Equals",
+    "CompareTo", "IndexOf", "LastIndexOf", "Replace", "PadLeft", "PadRight", "Insert", "Remove",
+    NULL};
 static const char *const static_methods[] = {
     "String.IsNullOrEmpty", "String.Concat", "Math.Max", "Math.Min", "Math.Abs", NULL};
 
@@ -1127,6 +1129,7 @@ static void parse_conditions(rp *p, const wf_xml_node *holder)
             continue;
         }
         wfl_rule_cond *cond = &rules->conds[rules->cond_count];
+        cond->excs = &rules->excs;
         const char *name = attr_text(c, "Name");
         cond->loc = loc_of(p, c);
         cond->name = name ? rp_strdup(p, name, strlen(name)) : "";
@@ -1150,6 +1153,7 @@ static void parse_rulesets(rp *p, const wf_xml_node *holder)
         }
         wfl_ruleset *rs = &rules->sets[rules->set_count];
         parse_ruleset(p, c, rs);
+        rs->excs = &rules->excs;
         if (*rs->name && wfl_rules_ruleset(rules, rs->name))
             report(p, WF_E_SCHEMA, c, "duplicate rule set name '%s'", rs->name);
         rules->set_count++;
@@ -1174,6 +1178,18 @@ static void parse_root(rp *p, const wf_xml_node *root)
         parse_rulesets(p, sets);
 }
 
+wf_status wfl__rules_excs(wf_types *types, wfl_rules_excs *out, wf_error *err)
+{
+    wf_status st = wf_types_exception(types, "RuleException", &wf_exc_exception, &out->rule, err);
+    if (st == WF_OK)
+        st = wf_types_exception(types, "RuleEvaluationException", out->rule, &out->rule_eval,
+                                err);
+    if (st == WF_OK)
+        st = wf_types_exception(types, "TargetInvocationException", &wf_exc_application,
+                                &out->target_inv, err);
+    return st;
+}
+
 static wf_status build(wf_xml_doc *doc, wf_types *types, wfl_rules **out, wf_diags *diags,
                        wf_error *err)
 {
@@ -1186,9 +1202,11 @@ static wf_status build(wf_xml_doc *doc, wf_types *types, wfl_rules **out, wf_dia
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     }
     p.rules->path = "";
+    if (types && wfl__rules_excs(types, &p.rules->excs, &p.first) != WF_OK)
+        p.nomem = p.first.code == WF_E_NOMEM;
     const char *path = wf_xml_path(doc);
     p.rules->path = rp_strdup(&p, path, strlen(path));
-    if (!p.nomem)
+    if (!p.nomem && p.first.code == WF_OK)
         parse_root(&p, wf_xml_root(doc));
     if (p.first.code != WF_OK) {
         if (err && err->code == WF_OK)

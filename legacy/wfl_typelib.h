@@ -155,7 +155,7 @@ typedef struct wfl_tl_binding {
     void *ud;
 } wfl_tl_binding;
 
-#define WFL_TL_BINDING_INIT {NULL, NULL, NULL, NULL}
+#define WFL_TL_BINDING_INIT {.get = NULL, .set = NULL, .trace = NULL, .ud = NULL}
 
 /* Call fn: gather In/InOut values by name through b->get, call the native function, write
  * Out/InOut values and the Return binding back through b->set, then trace. *ret (optional)

@@ -219,16 +219,22 @@ END_TEST
 
 /* ---- bad_input: unsupported features and missing libraries, each precisely reported ------ */
 
-static void expect_load_error(const char *file, bool compat_lib, wf_status code, unsigned line,
-                              unsigned col, const char *needle)
+static void expect_load_error_in(const char *file, const char *rules, bool compat_lib,
+                                 wf_status code, unsigned line, unsigned col, const char *needle)
 {
     xt_env e;
     wf_error err = WF_ERROR_INIT;
-    ck_assert_int_eq(compat_load(&e, file, NULL, compat_lib, &err), code);
+    ck_assert_int_eq(compat_load(&e, file, rules, compat_lib, &err), code);
     ck_assert_ptr_null(e.def);
     WF_ASSERT_ERROR(err, code, line, col, needle);
     ck_assert_ptr_nonnull(strstr(err.file, file));
     xt_free(&e);
+}
+
+static void expect_load_error(const char *file, bool compat_lib, wf_status code, unsigned line,
+                              unsigned col, const char *needle)
+{
+    expect_load_error_in(file, NULL, compat_lib, code, line, col, needle);
 }
 
 /* A vendor library named Microsoft.* is a custom activity library, not part of .NET: a
@@ -356,7 +362,8 @@ END_TEST
 /* Without the compat library the designer file has no code-beside: its handlers are named. */
 START_TEST(test_designer_file_without_its_library_names_the_handler)
 {
-    expect_load_error(CDIR "designer_codebeside.xoml", false, WF_E_NAME, 7, 45,
+    expect_load_error_in(CDIR "designer_codebeside.xoml", CDIR "designer_codebeside.rules", false,
+                         WF_E_NAME, 7, 45,
                       "'TickHandler' needs a code-beside class");
 }
 END_TEST

@@ -14,6 +14,7 @@
 #include "../../legacy/wfl_def.h"
 #include "../../bridge/wfb_cli.h"
 #include "../../legacy/wfl_exec.h"
+#include "../../legacy/wfl_exec_int.h" /* exception_at */
 #include "../wf_test_util.h"
 #include "test_exec.h"
 
@@ -315,6 +316,64 @@ START_TEST(test_throw_terminate_suspend)
 }
 END_TEST
 
+/* The state names where the instance stopped: the Terminate or Suspend (with its Error
+ * text), or the activity whose exception went unhandled (not the root it faulted). */
+START_TEST(test_stopped_instance_carries_the_activity_location)
+{
+    xt_env e;
+    xt_load(&e, "suspend.xoml", NULL);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_SUSPENDED);
+    ck_assert_str_eq(wf_value_exc_message(wfl_exec_exception(e.ex)), "hold");
+    ck_assert_ptr_nonnull(strstr(e.ex->exception_at.file, "suspend.xoml"));
+    ck_assert_uint_eq(e.ex->exception_at.line, 3);
+    ck_assert_uint_eq(e.ex->exception_at.col, 2);
+    xt_free(&e);
+
+    xt_load(&e, "terminate.xoml", NULL);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_TERMINATED);
+    ck_assert_uint_eq(e.ex->exception_at.line, 3);
+    ck_assert_uint_eq(e.ex->exception_at.col, 2);
+    xt_free(&e);
+
+    xt_load(&e, "compensation.xoml", NULL);
+    xt_start(&e);
+    xt_set(&e, "Limit", "3");
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_FAULTED);
+    ck_assert_uint_eq(e.ex->exception_at.line, 21);
+    ck_assert_uint_eq(e.ex->exception_at.col, 3);
+    xt_free(&e);
+}
+END_TEST
+
+/* WF3's status moves (docs/semantics.md §4): exactly these ten are legal. */
+START_TEST(test_status_moves_follow_the_wf3_table)
+{
+    static const char *const legal[] = {
+        "Initialized>Executing", "Executing>Canceling", "Executing>Closed",
+        "Executing>Faulting",    "Canceling>Closed",    "Canceling>Faulting",
+        "Closed>Compensating",   "Compensating>Closed", "Compensating>Faulting",
+        "Faulting>Closed"};
+    size_t seen = 0;
+    for (int from = WFL_ST_INITIALIZED; from <= WFL_ST_FAULTING; from++) {
+        for (int to = WFL_ST_INITIALIZED; to <= WFL_ST_FAULTING; to++) {
+            char move[40];
+            snprintf(move, sizeof move, "%s>%s", wfl_status_name((wfl_status)from),
+                     wfl_status_name((wfl_status)to));
+            bool want = false;
+            for (size_t i = 0; i < sizeof legal / sizeof *legal; i++)
+                want = want || strcmp(legal[i], move) == 0;
+            ck_assert_msg(wfl_status_move_is_legal((wfl_status)from, (wfl_status)to) == want,
+                          "%s", move);
+            seen += want;
+        }
+    }
+    ck_assert_uint_eq(seen, 10);
+    ck_assert(!wfl_status_move_is_legal((wfl_status)6, WFL_ST_CLOSED));
+}
+END_TEST
+
 /* Many executors of one definition on many threads: no shared mutable state. */
 typedef struct thread_case {
     const wfl_definition *def;
@@ -529,6 +588,8 @@ Suite *legacy_exec_suite(void)
     tcase_add_test(core, test_compensate_activity_undoes_loop_iterations_newest_first);
     tcase_add_test(core, test_cancel_runs_cancellation_handler_then_compensates);
     tcase_add_test(core, test_throw_terminate_suspend);
+    tcase_add_test(core, test_stopped_instance_carries_the_activity_location);
+    tcase_add_test(core, test_status_moves_follow_the_wf3_table);
     tcase_add_test(core, test_subtree_runs_alone);
     tcase_add_test(core, test_run_legacy_verb_prints_the_contract);
     tcase_add_test(core, test_executors_run_on_many_threads);

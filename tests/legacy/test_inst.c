@@ -22,7 +22,6 @@ static wfl_definition *load(const char *file)
     wfl_load_opts o = WFL_LOAD_OPTS_INIT;
     o.types = types;
     o.libpath = libpath;
-    o.no_auto_rules = true;
     wfl_definition *d = NULL;
     wf_error err = WF_ERROR_INIT;
     ck_assert_msg(wfl_definition_load_file(&o, file, &d, &err) == WF_OK, "%s", err.message);

