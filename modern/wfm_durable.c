@@ -709,8 +709,8 @@ static const wf_type *bookmark_type(wfm_dinst *d, const char *bookmark)
 {
     if (is_done(d->inst))
         return NULL;
-    wfm_ctx *ctx = wfm_instance_ctx(d->inst);
-    const wfm_bookmark *bm = ctx->bookmark_map ? wf_strmap_get(ctx->bookmark_map, bookmark) : NULL;
+    wfm_ctx *ctx = wfm__instance_ctx(d->inst);
+    const wfm__bookmark *bm = ctx->bookmark_map ? wf_strmap_get(ctx->bookmark_map, bookmark) : NULL;
     if (!bm || !bm->owner || !(bm->owner->spec->flags & WFM_KIND_GENERIC))
         return NULL;
     return wfm_node_type_arg(bm->owner->node);

@@ -1,4 +1,4 @@
-/* wfm_track_sched.c — turns scheduler events and instance state changes into tracking
+/* wfm__track_sched.c — turns scheduler events and instance state changes into tracking
  * records (docs/semantics.md §5 "Tracking": Sequence{WriteLine} gives Started, Scheduled(Sequence),
  * Scheduled(WriteLine), Closed(WriteLine), Closed(Sequence), Completed). */
 #include "wfm_track_int.h"

@@ -1805,7 +1805,7 @@ static void read_members(wfm_load *L, const wf_xml_node *members, wfm__scope_nam
         }
         a->slot = count;
         a->literal = wf_type_default(a->type);
-        (*names)[count] = (wfm_scope_name){a->name, a->type, true};
+        (*names)[count] = (wfm__scope_name){a->name, a->type, true};
         count++;
     }
     L->def->args = args;
