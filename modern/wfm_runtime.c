@@ -66,8 +66,6 @@ struct wfm_runtime {
         n_timers;
     wfm_tracker *tracker;     /* borrowed; NULL: no tracking */
     uint64_t max_steps;       /* opts.max_steps */
-    uint64_t id_prefix;       /* random, for instance ids */
-    _Atomic uint64_t id_counter;
 };
 
 struct wfm_instance {
@@ -90,7 +88,7 @@ struct wfm_instance {
     bool counted_done;
     uint64_t timer_gen;
     wfm_instance *q_next; /* the runnable queue, or the spare list */
-    char id[33];          /* "" until wfm_instance_id or wfm_instance_set_id */
+    char id[WF_ID_LEN + 1]; /* "" until wfm_instance_id or wfm_instance_set_id */
     uint64_t track_seq;   /* tracking record numbers */
 };
 
@@ -158,11 +156,8 @@ static void track_run_end(wfm_instance *inst)
 
 const char *wfm_instance_id(wfm_instance *inst)
 {
-    if (!inst->id[0]) {
-        uint64_t n = atomic_fetch_add(&inst->rt->id_counter, 1);
-        snprintf(inst->id, sizeof inst->id, "%016llx%016llx",
-                 (unsigned long long)inst->rt->id_prefix, (unsigned long long)n);
-    }
+    if (!inst->id[0])
+        wf_random_id(inst->id); /* 128 random bits, like the store's ids */
     return inst->id;
 }
 
@@ -237,7 +232,6 @@ wf_status wfm_runtime_create(const wfm_runtime_opts *opts, wfm_runtime **out, wf
     rt->max_steps = opts->max_steps;
     rt->clock_ud = opts->clock_ud;
     rt->tracker = opts->tracker;
-    wf_random_bytes(&rt->id_prefix, sizeof rt->id_prefix);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     rt->worker_count = opts->worker_count ? opts->worker_count : (cores > 0 ? (unsigned)cores : 1);
     pthread_mutex_init(&rt->out_lock, NULL);
