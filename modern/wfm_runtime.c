@@ -11,6 +11,7 @@
  *   HOST -> NONE       host_release (-> QUEUED when the instance lives on the pool) */
 #include "wfm_runtime.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -375,6 +376,25 @@ static void timer_heap_swap(timer_entry *h, size_t a, size_t b)
     h[b] = t;
 }
 
+/* The heap property (debug builds, after every operation): the whole heap while it is small,
+ * else at the slot the operation moved an entry to. */
+static bool theap_ok_at(const timer_entry *h, size_t n, size_t i)
+{
+    size_t l = 2 * i + 1, r = l + 1;
+    return (i == 0 || h[(i - 1) / 2].due_us <= h[i].due_us) &&
+           (l >= n || h[i].due_us <= h[l].due_us) && (r >= n || h[i].due_us <= h[r].due_us);
+}
+
+static bool theap_ok(const wfm_runtime *rt, size_t moved)
+{
+    if (rt->theap_count > 64)
+        return moved >= rt->theap_count || theap_ok_at(rt->theap, rt->theap_count, moved);
+    for (size_t i = 0; i < rt->theap_count; i++)
+        if (!theap_ok_at(rt->theap, rt->theap_count, i))
+            return false;
+    return true;
+}
+
 static void timer_heap_push(wfm_runtime *rt, timer_entry e)
 {
     if (rt->theap_count == rt->theap_cap) {
@@ -391,6 +411,7 @@ static void timer_heap_push(wfm_runtime *rt, timer_entry e)
         timer_heap_swap(rt->theap, i, (i - 1) / 2);
         i = (i - 1) / 2;
     }
+    assert(theap_ok(rt, i));
 }
 
 static timer_entry timer_heap_pop(wfm_runtime *rt)
@@ -409,6 +430,7 @@ static timer_entry timer_heap_pop(wfm_runtime *rt)
         timer_heap_swap(rt->theap, i, m);
         i = m;
     }
+    assert(theap_ok(rt, i));
     return top;
 }
 

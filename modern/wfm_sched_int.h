@@ -234,6 +234,8 @@ wf_status wfm__builtins_register(wfm_catalogue *cat, wf_error *err);
 wfm_ai *wfm__sched_ai_restore(wfm_ctx *ctx, const wfm_node *node, wfm_ai *parent);
 /* `count` environment slots from the pools env_release gives them back to (zeroed). */
 wf_value *wfm__sched_slots_alloc(wfm_ctx *ctx, uint32_t count);
+/* The state the instance was saved in, once its activities are rebuilt (from NEW only). */
+void wfm__sched_set_saved_state(wfm_ctx *ctx, wfm__sched_state state);
 /* Append a work item at the back (wi->value taken over); false on out of memory. */
 bool wfm__sched_queue_restore(wfm_ctx *ctx, wfm__wi wi);
 /* wfm_runtime.c: hold the instance for the calling thread (waiting while the pool runs it)
