@@ -41,7 +41,9 @@ typedef struct wfm_load_opts {
 } wfm_load_opts;
 
 #define WFM_LOAD_OPTS_INIT                                                                         \
-    {.catalogue = NULL, .types = NULL, .libpath = NULL, .diags = NULL, .xml_limits = NULL}
+    {                                                                                              \
+        .catalogue = NULL, .types = NULL, .libpath = NULL, .diags = NULL, .xml_limits = NULL       \
+    }
 
 /* Load, validate and compile. On failure *out is NULL, every problem found was added to
  * opts->diags (as "file:line:col" errors), and err holds the first error in source order.

@@ -118,7 +118,7 @@ static wfm__track_target track_target(wfm_instance *inst)
 {
     wfm_runtime *rt = inst->rt;
     wfm__track_target to = {rt->tracker, wfm_instance_id(inst), &inst->track_seq,
-                           rt->clock(rt->clock_ud)};
+                            rt->clock(rt->clock_ud)};
     return to;
 }
 

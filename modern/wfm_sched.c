@@ -2,7 +2,8 @@
  * completions at the front, resumptions and timers at the back), activity instances and
  * environments from per-instance pools, WF4 fault propagation and cancellation, bookmarks and
  * a timer heap; plus the wfm_ctx_* / wfm_ai_* functions activities call (wfm_ctx.h).
- * Spec: docs/architecture.md "The scheduler", docs/semantics.md §5, environments per wfm_definition_int.h.
+ * Spec: docs/architecture.md "The scheduler", docs/semantics.md §5, environments per
+ * wfm_definition_int.h.
  *
  * Instance states (wfm__sched_state). Only set_state writes ctx->state, and it asserts that
  * the move is in this table (`legal_moves`); a final state (CLOSED and after) never moves:
@@ -47,8 +48,8 @@ static bool is_final(wfm__sched_state s)
 
 #define STATE_BIT(s) (1u << (s))
 #define LIVE_TARGETS                                                                               \
-    (STATE_BIT(WFM__SCHED_RUNNING) | STATE_BIT(WFM__SCHED_IDLE) | STATE_BIT(WFM__SCHED_CLOSED) |  \
-     STATE_BIT(WFM__SCHED_CANCELED) | STATE_BIT(WFM__SCHED_FAULTED) |                             \
+    (STATE_BIT(WFM__SCHED_RUNNING) | STATE_BIT(WFM__SCHED_IDLE) | STATE_BIT(WFM__SCHED_CLOSED) |   \
+     STATE_BIT(WFM__SCHED_CANCELED) | STATE_BIT(WFM__SCHED_FAULTED) |                              \
      STATE_BIT(WFM__SCHED_TERMINATED))
 /* legal_moves[from]: the states `from` may move to (the table at the top of this file). */
 static const unsigned legal_moves[] = {
@@ -625,7 +626,7 @@ static bool env_start(wfm_ctx *ctx, wfm_ai *ai)
 }
 
 static const wfm__prop *prop_of(const wfm_ai *ai, const wfm_node *node, unsigned prop,
-                               wfm_prop_kind *kind)
+                                wfm_prop_kind *kind)
 {
     const wfm_kind_spec *spec = node->kind->spec;
     if (!ai_live(ai) || prop >= spec->prop_count)
@@ -821,7 +822,7 @@ static void close_ai(wfm_ctx *ctx, wfm_ai *ai)
 {
     ai->status = (ai->flags & WFM__AI_FAULT_DONE)    ? WFM_FAULTED
                  : (ai->flags & WFM__AI_MARK_CANCEL) ? WFM_CANCELED
-                                                    : WFM_CLOSED;
+                                                     : WFM_CLOSED;
     drop_waits(ctx, ai);
     TRACK(ctx, WFM__TRACK_CLOSED, ai, NULL, NULL);
     push_ai_front(ctx, ai->parent ? WFM__WI_DONE : WFM__WI_ROOT_DONE, ai);
@@ -1187,7 +1188,7 @@ wfm__sched_state wfm__sched_run(wfm_ctx *ctx, size_t budget)
 /* ---- instance setup ------------------------------------------------------------------- */
 
 wf_status wfm__sched_init(wfm_ctx *ctx, const wfm_definition *def, const wfm__sched_host *host,
-                         wf_error *err)
+                          wf_error *err)
 {
     ctx->def = def;
     ctx->host = *host;

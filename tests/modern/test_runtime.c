@@ -426,12 +426,13 @@ END_TEST
 
 /* ---- limits: the work-item limit (issue 11, defect 23) -------------------------------------- */
 #define WHILE_TRUE                                                                                 \
-    HEAD "\n<Sequence>\n  <While Condition=\"[True]\"><WriteLine Text=\"x\"/></While>\n"          \
+    HEAD "\n<Sequence>\n  <While Condition=\"[True]\"><WriteLine Text=\"x\"/></While>\n"           \
          "</Sequence></Activity>"
 /* Idles on every iteration: 10 resumptions run more than 50 items in all, never 50 at once. */
 #define WHILE_WAITING                                                                              \
-    HEAD "<Sequence><While Condition=\"[True]\"><Sequence><WaitForEvent x:TypeArguments=\"x:Int32\" " \
-         "BookmarkName=\"go\"/><WriteLine Text=\"x\"/><WriteLine Text=\"y\"/></Sequence>"        \
+    HEAD "<Sequence><While Condition=\"[True]\"><Sequence><WaitForEvent "                          \
+         "x:TypeArguments=\"x:Int32\" "                                                            \
+         "BookmarkName=\"go\"/><WriteLine Text=\"x\"/><WriteLine Text=\"y\"/></Sequence>"          \
          "</While></Sequence></Activity>"
 
 static wfm_runtime *make_limited_rt(uint64_t max_steps)

@@ -857,7 +857,7 @@ START_TEST(test_illegal_state_move_is_caught_by_an_assert)
     ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     wfm_ctx *ctx = wfm__instance_hold(r.inst);
     ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr)); /* the forked test's own stderr */
-    wfm__sched_set_saved_state(ctx, WFM__SCHED_CLOSED); /* IDLE -> (restore) CLOSED */
+    wfm__sched_set_saved_state(ctx, WFM__SCHED_CLOSED);       /* IDLE -> (restore) CLOSED */
     wfm__instance_unhold(r.inst);
     wfm_test_close(&r);
 }
