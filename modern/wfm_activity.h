@@ -124,5 +124,4 @@ const wfm_kind_spec *wfm_kind_spec_of(const wfm_kind *kind);
 void *wfm_kind_ud(const wfm_kind *kind);
 const char *wfm_kind_ns(const wfm_kind *kind); /* spec->ns, or WFM_NS_ACTIVITIES */
 
-
 #endif

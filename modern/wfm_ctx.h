@@ -24,7 +24,7 @@ typedef enum wfm_status {
 } wfm_status;
 
 const wfm_node *wfm_ai_node(const wfm_ai *ai);
-void *wfm_ai_state(wfm_ai *ai); /* kind's state_size bytes, zeroed at creation */
+void *wfm_ai_state(wfm_ai *ai);                   /* kind's state_size bytes, zeroed at creation */
 const void *wfm_ai_state_const(const wfm_ai *ai); /* the same, for save hooks */
 /* env(ai): the environment ai's expressions see (its variables, then its ancestors'). */
 const wfm_env *wfm_ai_env(const wfm_ai *ai);
@@ -42,8 +42,7 @@ wf_status wfm_ctx_set(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, const wf_value *v
 wf_status wfm_ctx_eval_node(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsigned prop,
                             wf_value *out);
 /* PARAMS: evaluate In/InOut parameter `index`, write Out/InOut parameter `index`. */
-wf_status wfm_ctx_get_param(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, size_t index,
-                            wf_value *out);
+wf_status wfm_ctx_get_param(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, size_t index, wf_value *out);
 wf_status wfm_ctx_set_param(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, size_t index,
                             const wf_value *value);
 
@@ -105,9 +104,9 @@ void *wfm_ctx_ext(wfm_ctx *ctx, const void *key, size_t size, void (*fini)(void 
 /* A persistable extension state: use the descriptor's address as the key, e.g.
  * wfm_ctx_ext_get(ctx, &comp_ext_spec), and list the descriptor in the kind's `exts`. */
 struct wfm_ext_spec {
-    const char *name;           /* stable and unique: written into saved states */
-    size_t size;                /* bytes of zeroed state */
-    void (*fini)(void *state);  /* optional */
+    const char *name;          /* stable and unique: written into saved states */
+    size_t size;               /* bytes of zeroed state */
+    void (*fini)(void *state); /* optional */
     wf_status (*save)(const void *state, wfm_persist_writer *w);
     wf_status (*restore)(void *state, wfm_persist_reader *r); /* into the zeroed state */
 };
@@ -128,6 +127,5 @@ wf_types *wfm_ctx_types(const wfm_ctx *ctx);
 /* Record one native call for the trace (`--trace`, side-by-side verification). */
 void wfm_ctx_trace_call(wfm_ctx *ctx, wfm_ai *ai, const char *function, const wf_value *in,
                         size_t in_count, const wf_value *out, size_t out_count);
-
 
 #endif

@@ -40,7 +40,10 @@ typedef struct wfm_load_opts {
     const wf_xml_limits *xml_limits; /* NULL: the XML defaults */
 } wfm_load_opts;
 
-#define WFM_LOAD_OPTS_INIT {NULL, NULL, NULL, NULL, NULL}
+#define WFM_LOAD_OPTS_INIT                                                                         \
+    {                                                                                              \
+        .catalogue = NULL, .types = NULL, .libpath = NULL, .diags = NULL, .xml_limits = NULL       \
+    }
 
 /* Load, validate and compile. On failure *out is NULL, every problem found was added to
  * opts->diags (as "file:line:col" errors), and err holds the first error in source order.

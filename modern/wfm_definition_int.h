@@ -118,9 +118,9 @@ typedef struct wfm__prop {
     wfm_node *child;     /* ACTIVITY, NODE (may be a referenced node) */
     wfm_node **items;    /* ACTIVITIES, NODES, KEYED: count nodes */
     wf_value *keys;      /* KEYED: count keys, converted to `type` */
-    wfm__param *params;   /* PARAMS: count parameters */
+    wfm__param *params;  /* PARAMS: count parameters */
     size_t count;
-    wfm__delegate delegate; /* DELEGATE */
+    wfm__delegate delegate;  /* DELEGATE */
     const char *type_text;   /* TYPE: the text as written ("p:Any") */
     const char *type_prefix; /* TYPE: "p" of "p:Any", NULL when unprefixed */
 } wfm__prop;
@@ -146,7 +146,7 @@ struct wfm_node {
     const char *display_name; /* DisplayName, else the kind name */
     const char *x_name;       /* x:Name, NULL if none */
     const wf_type *type_arg;  /* first x:TypeArguments type (or inferred, Assign), NULL */
-    wfm__prop *props;          /* [kind->spec->prop_count] */
+    wfm__prop *props;         /* [kind->spec->prop_count] */
     wfm__var *vars;
     uint32_t var_count;
     bool creates_env;         /* var_count > 0 (activities only) */

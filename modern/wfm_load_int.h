@@ -59,7 +59,7 @@ struct wfm_load {
     bool nomem;
     size_t errors; /* errors reported (diags may drop some when memory runs out) */
     wfm__scope_frame *scope; /* innermost frame while building */
-    wf_strmap *names;       /* x:Name -> wfm__lnode index + 1 (as uintptr_t) */
+    wf_strmap *names;        /* x:Name -> wfm__lnode index + 1 (as uintptr_t) */
     wfm__lnode *lnodes;
     size_t lnode_count, lnode_cap;
     wfm__pending_ref *refs;
@@ -77,7 +77,7 @@ void wfm__load_diag(wfm_load *load, wf_severity sev, const wf_error *e);
 
 /* ---- wfm_xaml_types.c ------------------------------------------------------------------ */
 #define WFM__NS_XAML "http://schemas.microsoft.com/winfx/2006/xaml"
-#define WFM__NS_MC "http://schemas.openxmlformats.org/markup-compatibility/2006"
+#define WFM__NS_MC   "http://schemas.openxmlformats.org/markup-compatibility/2006"
 
 void wfm__xt_report(wfm_load *load, wf_status code, wf_loc at, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -90,13 +90,13 @@ const char *wfm__xt_trim(const char *s, size_t *len);
 size_t wfm__xt_first_type_len(const char *text);
 /* Resolve a XAML type name; reports WF_E_TYPE "unknown type" at `at`. */
 wf_status wfm__xt_type(wfm_load *load, const wf_xml_node *el, const char *text, size_t len,
-                      wf_loc at, const wf_type **out);
+                       wf_loc at, const wf_type **out);
 /* The same without reporting an unknown type (WF_E_TYPE returned). */
 wf_status wfm__xt_type_quiet(wfm_load *load, const wf_xml_node *el, const char *text, size_t len,
-                            const wf_type **out);
+                             const wf_type **out);
 /* Literal text converted to `type` (strings immortal in the arena; heap values kept for
  * release with the definition). Reports WF_E_TYPE "cannot convert". */
 wf_status wfm__xt_literal(wfm_load *load, const wf_type *type, const char *text, wf_loc at,
-                         wf_value *out);
+                          wf_value *out);
 
 #endif

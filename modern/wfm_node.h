@@ -21,8 +21,8 @@ const char *wfm_node_id(const wfm_node *node);           /* "1.3.2", stable per 
 /* The tree parent: the node whose property the element is written in (NULL for the root
  * body). A node reached through x:Reference has the parent where it is written. */
 const wfm_node *wfm_node_parent(const wfm_node *node);
-const wf_type *wfm_node_type_arg(const wfm_node *node);  /* x:TypeArguments, NULL if none */
-bool wfm_node_has(const wfm_node *node, unsigned prop);  /* set in the XAML */
+const wf_type *wfm_node_type_arg(const wfm_node *node); /* x:TypeArguments, NULL if none */
+bool wfm_node_has(const wfm_node *node, unsigned prop); /* set in the XAML */
 /* ACTIVITY, NODE: the child; DELEGATE: the body (NULL for an empty ActivityAction). */
 const wfm_node *wfm_node_child(const wfm_node *node, unsigned prop);
 size_t wfm_node_count(const wfm_node *node, unsigned prop); /* ACTIVITIES, NODES, KEYED, PARAMS */
@@ -44,7 +44,6 @@ const wf_type *wfm_node_param_type(const wfm_node *node, unsigned prop, size_t i
 void wfm_node_set_data(wfm_node *node, void *data, void (*destroy)(void *data));
 void *wfm_node_data(const wfm_node *node);
 
-
 /* ---- load time (prepare callbacks) ------------------------------------------------------ */
 void wfm_load_error(wfm_load *load, const wfm_node *node, wf_status code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -60,6 +59,5 @@ const char *wfm_load_assembly(const wfm_load *load, const wfm_node *node, const 
  * loader reports unknown attributes as errors unless a prepare callback claims them with this
  * function. */
 const char *wfm_load_claim_attr(wfm_load *load, const wfm_node *node, const char *name);
-
 
 #endif

@@ -1352,7 +1352,8 @@ static void r_body(wfm_persist_reader *r, const header *h)
     for (size_t k = 0; k < r->env_count && r_ok(r); k++)
         if (!r->envs[k].taken)
             r_fail(r, "an environment belongs to nobody");
-    ctx->state = (wfm__sched_state)h->state;
+    if (r_ok(r))
+        wfm__sched_set_saved_state(ctx, (wfm__sched_state)h->state);
 }
 
 wf_status wfm_instance_restore(wfm_runtime *rt, wfm_definition *def, const void *data, size_t len,
@@ -1385,9 +1386,7 @@ wf_status wfm_instance_restore(wfm_runtime *rt, wfm_definition *def, const void 
     r_free_envs_fini(&r);
     wf_free(r.kinds);
     wf_free(r.ais);
-    if (st != WF_OK)
-        r.ctx->state = WFM__SCHED_NEW;
-    wfm__instance_unhold(inst);
+    wfm__instance_unhold(inst); /* a failed restore left the state NEW */
     if (st != WF_OK) {
         wfm_instance_destroy(inst);
         return st;

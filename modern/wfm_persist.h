@@ -110,7 +110,7 @@ uint64_t wfm_persist_read_uint(wfm_persist_reader *r);
 int64_t wfm_persist_read_int(wfm_persist_reader *r);
 /* Bytes borrowed from the blob (valid during the restore); NULL (len 0) after an error. */
 const void *wfm_persist_read_bytes(wfm_persist_reader *r, size_t *len);
-char *wfm_persist_read_str(wfm_persist_reader *r); /* wf_malloc'd (caller frees); NULL */
+char *wfm_persist_read_str(wfm_persist_reader *r);      /* wf_malloc'd (caller frees); NULL */
 wf_value wfm_persist_read_value(wfm_persist_reader *r); /* owned; null after an error */
 wfm_ai *wfm_persist_read_ai(wfm_persist_reader *r);
 const wfm_node *wfm_persist_read_node(wfm_persist_reader *r);
@@ -126,7 +126,6 @@ bool wfm_persist_read_ok(const wfm_persist_reader *r);
 void wfm_persist_read_fail(wfm_persist_reader *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 wfm_ctx *wfm_persist_reader_ctx(wfm_persist_reader *r); /* the instance being restored */
-
 
 /* ---- the Persist activity (wfm_act_persist.c) and durable hosts -------------------------- */
 /* Internal bookmarks a Persist activity waits on start with this prefix. */

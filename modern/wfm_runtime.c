@@ -11,6 +11,7 @@
  *   HOST -> NONE       host_release (-> QUEUED when the instance lives on the pool) */
 #include "wfm_runtime.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -66,8 +67,6 @@ struct wfm_runtime {
         n_timers;
     wfm_tracker *tracker;     /* borrowed; NULL: no tracking */
     uint64_t max_steps;       /* opts.max_steps */
-    uint64_t id_prefix;       /* random, for instance ids */
-    _Atomic uint64_t id_counter;
 };
 
 struct wfm_instance {
@@ -90,7 +89,7 @@ struct wfm_instance {
     bool counted_done;
     uint64_t timer_gen;
     wfm_instance *q_next; /* the runnable queue, or the spare list */
-    char id[33];          /* "" until wfm_instance_id or wfm_instance_set_id */
+    char id[WF_ID_LEN + 1]; /* "" until wfm_instance_id or wfm_instance_set_id */
     uint64_t track_seq;   /* tracking record numbers */
 };
 
@@ -119,7 +118,7 @@ static wfm__track_target track_target(wfm_instance *inst)
 {
     wfm_runtime *rt = inst->rt;
     wfm__track_target to = {rt->tracker, wfm_instance_id(inst), &inst->track_seq,
-                           rt->clock(rt->clock_ud)};
+                            rt->clock(rt->clock_ud)};
     return to;
 }
 
@@ -158,11 +157,8 @@ static void track_run_end(wfm_instance *inst)
 
 const char *wfm_instance_id(wfm_instance *inst)
 {
-    if (!inst->id[0]) {
-        uint64_t n = atomic_fetch_add(&inst->rt->id_counter, 1);
-        snprintf(inst->id, sizeof inst->id, "%016llx%016llx",
-                 (unsigned long long)inst->rt->id_prefix, (unsigned long long)n);
-    }
+    if (!inst->id[0])
+        wf_random_id(inst->id); /* 128 random bits, like the store's ids */
     return inst->id;
 }
 
@@ -237,7 +233,6 @@ wf_status wfm_runtime_create(const wfm_runtime_opts *opts, wfm_runtime **out, wf
     rt->max_steps = opts->max_steps;
     rt->clock_ud = opts->clock_ud;
     rt->tracker = opts->tracker;
-    wf_random_bytes(&rt->id_prefix, sizeof rt->id_prefix);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     rt->worker_count = opts->worker_count ? opts->worker_count : (cores > 0 ? (unsigned)cores : 1);
     pthread_mutex_init(&rt->out_lock, NULL);
@@ -381,6 +376,25 @@ static void timer_heap_swap(timer_entry *h, size_t a, size_t b)
     h[b] = t;
 }
 
+/* The heap property (debug builds, after every operation): the whole heap while it is small,
+ * else at the slot the operation moved an entry to. */
+static bool theap_ok_at(const timer_entry *h, size_t n, size_t i)
+{
+    size_t l = 2 * i + 1, r = l + 1;
+    return (i == 0 || h[(i - 1) / 2].due_us <= h[i].due_us) &&
+           (l >= n || h[i].due_us <= h[l].due_us) && (r >= n || h[i].due_us <= h[r].due_us);
+}
+
+static bool theap_ok(const wfm_runtime *rt, size_t moved)
+{
+    if (rt->theap_count > 64)
+        return moved >= rt->theap_count || theap_ok_at(rt->theap, rt->theap_count, moved);
+    for (size_t i = 0; i < rt->theap_count; i++)
+        if (!theap_ok_at(rt->theap, rt->theap_count, i))
+            return false;
+    return true;
+}
+
 static void timer_heap_push(wfm_runtime *rt, timer_entry e)
 {
     if (rt->theap_count == rt->theap_cap) {
@@ -397,6 +411,7 @@ static void timer_heap_push(wfm_runtime *rt, timer_entry e)
         timer_heap_swap(rt->theap, i, (i - 1) / 2);
         i = (i - 1) / 2;
     }
+    assert(theap_ok(rt, i));
 }
 
 static timer_entry timer_heap_pop(wfm_runtime *rt)
@@ -415,6 +430,7 @@ static timer_entry timer_heap_pop(wfm_runtime *rt)
         timer_heap_swap(rt->theap, i, m);
         i = m;
     }
+    assert(theap_ok(rt, i));
     return top;
 }
 

@@ -54,8 +54,10 @@ typedef struct wfm_runtime_opts {
 } wfm_runtime_opts;
 
 #define WFM_RUNTIME_OPTS_INIT                                                                      \
-    {.worker_count = 0, .libpath = NULL, .write = NULL, .write_ud = NULL, .clock = NULL,         \
-     .clock_ud = NULL, .tracker = NULL, .max_steps = 0}
+    {                                                                                              \
+        .worker_count = 0, .libpath = NULL, .write = NULL, .write_ud = NULL, .clock = NULL,        \
+        .clock_ud = NULL, .tracker = NULL, .max_steps = 0                                          \
+    }
 
 wf_status wfm_runtime_create(const wfm_runtime_opts *opts, wfm_runtime **out, wf_error *err);
 /* Stops the workers. Every instance must have been destroyed. Accepts NULL. */

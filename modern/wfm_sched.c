@@ -2,20 +2,31 @@
  * completions at the front, resumptions and timers at the back), activity instances and
  * environments from per-instance pools, WF4 fault propagation and cancellation, bookmarks and
  * a timer heap; plus the wfm_ctx_* / wfm_ai_* functions activities call (wfm_ctx.h).
- * Spec: docs/architecture.md "The scheduler", docs/semantics.md §5, environments per wfm_definition_int.h.
+ * Spec: docs/architecture.md "The scheduler", docs/semantics.md §5, environments per
+ * wfm_definition_int.h.
  *
- * Instance states (wfm__sched_state) and who moves them:
- *   NEW -> RUNNING            wfm__sched_start (root scheduled)
- *   RUNNING <-> IDLE          wfm__sched_run (queue empty, bookmarks/timers left), resume
- *   RUNNING -> CLOSED/CANCELED/FAULTED   finalize, after the root closed and the finish
- *                             hooks' work is done (unhandled faults: process_fault)
- *   any live -> TERMINATED    finalize, once wfm_ctx_terminate / wfm__sched_terminate set
- *                             ctx->terminating (the run stops before the next item)
- *   any live -> FAULTED       fail_nomem (out of memory)
+ * Instance states (wfm__sched_state). Only set_state writes ctx->state, and it asserts that
+ * the move is in this table (`legal_moves`); a final state (CLOSED and after) never moves:
+ *   (zeroed) NEW                wfm__sched_init (asserts a zeroed or recycled ctx)
+ *   NEW -> RUNNING              wfm__sched_start (root scheduled)
+ *   NEW -> FAULTED              wfm__sched_start (an argument default threw)
+ *   NEW -> CANCELED             wfm__sched_cancel (canceled before it ran)
+ *   NEW -> TERMINATED           wfm__sched_terminate -> finalize
+ *   NEW -> any                  set_saved_state (wfm_instance_restore: the saved state)
+ *   RUNNING|IDLE -> RUNNING     wfm__sched_resume, wfm__sched_cancel (work queued)
+ *   RUNNING|IDLE -> RUNNING|IDLE  wfm__sched_run at the end of a run (queue empty: IDLE)
+ *   RUNNING|IDLE -> CLOSED|CANCELED|FAULTED  finalize, after the root closed and the finish
+ *                               hooks' work is done (unhandled faults: process_fault); IDLE
+ *                               too, as a due timer's work may end the instance
+ *   RUNNING|IDLE -> TERMINATED  finalize, once wfm_ctx_terminate / wfm__sched_terminate or the
+ *                               step limit set ctx->terminating (the run stops before the next
+ *                               item)
+ *   RUNNING|IDLE -> FAULTED     fail_nomem -> finalize (out of memory)
  * Activity instance: EXECUTING -> CLOSED | CANCELED | FAULTED in close_ai; aborted subtrees
  * are freed by abort_children without callbacks. */
 #include "wfm_sched_int.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h> /* vsnprintf */
 #include <string.h>
@@ -33,6 +44,36 @@ static void cancel_ai(wfm_ctx *ctx, wfm_ai *ai);
 static bool is_final(wfm__sched_state s)
 {
     return s >= WFM__SCHED_CLOSED;
+}
+
+#define STATE_BIT(s) (1u << (s))
+#define LIVE_TARGETS                                                                               \
+    (STATE_BIT(WFM__SCHED_RUNNING) | STATE_BIT(WFM__SCHED_IDLE) | STATE_BIT(WFM__SCHED_CLOSED) |   \
+     STATE_BIT(WFM__SCHED_CANCELED) | STATE_BIT(WFM__SCHED_FAULTED) |                              \
+     STATE_BIT(WFM__SCHED_TERMINATED))
+/* legal_moves[from]: the states `from` may move to (the table at the top of this file). */
+static const unsigned legal_moves[] = {
+    [WFM__SCHED_NEW] = STATE_BIT(WFM__SCHED_NEW) | LIVE_TARGETS, /* NEW: only by restore */
+    [WFM__SCHED_RUNNING] = LIVE_TARGETS,
+    [WFM__SCHED_IDLE] = LIVE_TARGETS,
+    [WFM__SCHED_CLOSED] = 0,
+    [WFM__SCHED_FAULTED] = 0,
+    [WFM__SCHED_CANCELED] = 0,
+    [WFM__SCHED_TERMINATED] = 0,
+};
+
+/* The one writer of ctx->state. */
+static void set_state(wfm_ctx *ctx, wfm__sched_state to)
+{
+    assert((unsigned)ctx->state < sizeof legal_moves / sizeof legal_moves[0]);
+    assert(legal_moves[ctx->state] & STATE_BIT(to));
+    ctx->state = to;
+}
+
+void wfm__sched_set_saved_state(wfm_ctx *ctx, wfm__sched_state state)
+{
+    assert(ctx->state == WFM__SCHED_NEW);
+    set_state(ctx, state);
 }
 
 static bool ai_live(const wfm_ai *ai)
@@ -388,7 +429,7 @@ wf_status wfm__sched_resume(wfm_ctx *ctx, const char *name, const wf_value *payl
     if (ctx->nomem)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     ctx->n_resumed++;
-    ctx->state = WFM__SCHED_RUNNING;
+    set_state(ctx, WFM__SCHED_RUNNING);
     return WF_OK;
 }
 
@@ -399,7 +440,28 @@ static bool timer_less(const wfm__timer *a, const wfm__timer *b)
     return a->due_us < b->due_us || (a->due_us == b->due_us && a->seq < b->seq);
 }
 
-static void heap_up(wfm__timer *h, size_t i)
+/* The heap property at slot i: not before its parent, not after its children. Checked after
+ * every heap operation (debug builds): over the whole heap while it is small, else at the
+ * slots the operation moved an entry to. */
+static bool heap_ok_at(const wfm__timer *h, size_t n, size_t i)
+{
+    size_t l = 2 * i + 1, r = l + 1;
+    return (i == 0 || !timer_less(&h[i], &h[(i - 1) / 2])) &&
+           (l >= n || !timer_less(&h[l], &h[i])) && (r >= n || !timer_less(&h[r], &h[i]));
+}
+
+#define HEAP_FULL_CHECK_MAX 64
+static bool heap_ok(const wfm__timer *h, size_t n, size_t moved)
+{
+    if (n > HEAP_FULL_CHECK_MAX)
+        return moved >= n || heap_ok_at(h, n, moved);
+    for (size_t i = 0; i < n; i++)
+        if (!heap_ok_at(h, n, i))
+            return false;
+    return true;
+}
+
+static size_t heap_up(wfm__timer *h, size_t i)
 {
     while (i > 0) {
         size_t p = (i - 1) / 2;
@@ -410,9 +472,10 @@ static void heap_up(wfm__timer *h, size_t i)
         h[p] = t;
         i = p;
     }
+    return i;
 }
 
-static void heap_down(wfm__timer *h, size_t n, size_t i)
+static size_t heap_down(wfm__timer *h, size_t n, size_t i)
 {
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
@@ -421,7 +484,7 @@ static void heap_down(wfm__timer *h, size_t n, size_t i)
         if (r < n && timer_less(&h[r], &h[m]))
             m = r;
         if (m == i)
-            return;
+            return i;
         wfm__timer t = h[i];
         h[i] = h[m];
         h[m] = t;
@@ -443,7 +506,9 @@ wf_status wfm_ctx_timer(wfm_ctx *ctx, wfm_ai *ai, int64_t due_us, wfm_resume_fn 
     }
     wfm__timer t = {due_us, ++ctx->next_timer_seq, ai, ai->serial, on_fire};
     ctx->timers[ctx->timer_count] = t;
-    heap_up(ctx->timers, ctx->timer_count++);
+    size_t at = heap_up(ctx->timers, ctx->timer_count++);
+    assert(heap_ok(ctx->timers, ctx->timer_count, at));
+    (void)at;
     ai->timer_count++;
     return WF_OK;
 }
@@ -457,6 +522,7 @@ static void timers_drop_owner(wfm_ctx *ctx, wfm_ai *owner)
     ctx->timer_count = kept;
     for (size_t i = kept / 2 + 1; i-- > 0;)
         heap_down(ctx->timers, kept, i);
+    assert(heap_ok(ctx->timers, kept, 0));
     owner->timer_count = 0;
 }
 
@@ -469,7 +535,9 @@ static void fire_due_timers(wfm_ctx *ctx)
     while (ctx->timer_count && ctx->timers[0].due_us <= now) {
         wfm__timer t = ctx->timers[0];
         ctx->timers[0] = ctx->timers[--ctx->timer_count];
-        heap_down(ctx->timers, ctx->timer_count, 0);
+        size_t at = heap_down(ctx->timers, ctx->timer_count, 0);
+        assert(heap_ok(ctx->timers, ctx->timer_count, at));
+        (void)at;
         t.owner->timer_count--;
         wfm__wi wi = {WFM__WI_RESUME, t.owner, t.owner_serial, t.on_fire, wf_null()};
         push_back(ctx, wi);
@@ -558,7 +626,7 @@ static bool env_start(wfm_ctx *ctx, wfm_ai *ai)
 }
 
 static const wfm__prop *prop_of(const wfm_ai *ai, const wfm_node *node, unsigned prop,
-                               wfm_prop_kind *kind)
+                                wfm_prop_kind *kind)
 {
     const wfm_kind_spec *spec = node->kind->spec;
     if (!ai_live(ai) || prop >= spec->prop_count)
@@ -754,7 +822,7 @@ static void close_ai(wfm_ctx *ctx, wfm_ai *ai)
 {
     ai->status = (ai->flags & WFM__AI_FAULT_DONE)    ? WFM_FAULTED
                  : (ai->flags & WFM__AI_MARK_CANCEL) ? WFM_CANCELED
-                                                    : WFM_CLOSED;
+                                                     : WFM_CLOSED;
     drop_waits(ctx, ai);
     TRACK(ctx, WFM__TRACK_CLOSED, ai, NULL, NULL);
     push_ai_front(ctx, ai->parent ? WFM__WI_DONE : WFM__WI_ROOT_DONE, ai);
@@ -781,13 +849,13 @@ void wfm_ctx_mark_canceled(wfm_ctx *ctx, wfm_ai *ai)
 static void finalize(wfm_ctx *ctx)
 {
     if (ctx->terminating)
-        ctx->state = WFM__SCHED_TERMINATED;
+        set_state(ctx, WFM__SCHED_TERMINATED);
     else if (ctx->faulted)
-        ctx->state = WFM__SCHED_FAULTED;
+        set_state(ctx, WFM__SCHED_FAULTED);
     else
-        ctx->state = ctx->body_status == WFM_CLOSED     ? WFM__SCHED_CLOSED
-                     : ctx->body_status == WFM_CANCELED ? WFM__SCHED_CANCELED
-                                                        : WFM__SCHED_FAULTED;
+        set_state(ctx, ctx->body_status == WFM_CLOSED     ? WFM__SCHED_CLOSED
+                       : ctx->body_status == WFM_CANCELED ? WFM__SCHED_CANCELED
+                                                          : WFM__SCHED_FAULTED);
     if (ctx->root) {
         abort_children(ctx, ctx->root);
         ai_free(ctx, ctx->root);
@@ -888,14 +956,14 @@ void wfm_ctx_cancel_children(wfm_ctx *ctx, wfm_ai *ai)
 void wfm__sched_cancel(wfm_ctx *ctx)
 {
     if (ctx->state == WFM__SCHED_NEW) {
-        ctx->state = WFM__SCHED_CANCELED;
+        set_state(ctx, WFM__SCHED_CANCELED);
         return;
     }
     if (is_final(ctx->state) || !ctx->root || ctx->finishing)
         return;
     cancel_ai(ctx, ctx->root);
     if (ctx->count)
-        ctx->state = WFM__SCHED_RUNNING;
+        set_state(ctx, WFM__SCHED_RUNNING);
 }
 
 /* ---- faults --------------------------------------------------------------------------- */
@@ -1027,9 +1095,9 @@ static void fail_nomem(wfm_ctx *ctx)
     wf_value_release(&ctx->fault);
     ctx->faulted = true;
     ctx->fault_loc = WF_LOC_NONE;
+    ctx->terminating = false; /* out of memory wins over a termination under way */
     /* Without memory there may be no exception value: the host reports "out of memory". */
     finalize(ctx);
-    ctx->state = WFM__SCHED_FAULTED;
 }
 
 /* ---- the run loop --------------------------------------------------------------------- */
@@ -1111,7 +1179,7 @@ wfm__sched_state wfm__sched_run(wfm_ctx *ctx, size_t budget)
     else if (ctx->terminating && !is_final(ctx->state))
         finalize(ctx);
     if (!is_final(ctx->state))
-        ctx->state = ctx->count ? WFM__SCHED_RUNNING : WFM__SCHED_IDLE;
+        set_state(ctx, ctx->count ? WFM__SCHED_RUNNING : WFM__SCHED_IDLE);
     if (ctx->state == WFM__SCHED_IDLE)
         ctx->steps = 0; /* the limit counts work done without waiting */
     return ctx->state;
@@ -1120,12 +1188,12 @@ wfm__sched_state wfm__sched_run(wfm_ctx *ctx, size_t budget)
 /* ---- instance setup ------------------------------------------------------------------- */
 
 wf_status wfm__sched_init(wfm_ctx *ctx, const wfm_definition *def, const wfm__sched_host *host,
-                         wf_error *err)
+                          wf_error *err)
 {
     ctx->def = def;
     ctx->host = *host;
     ctx->fault = wf_null();
-    ctx->state = WFM__SCHED_NEW;
+    assert(ctx->state == WFM__SCHED_NEW); /* zeroed by the caller or by wfm__sched_recycle */
     ctx->steps = 0;
     ctx->step_limit_hit = false;
     uint32_t n = def->arg_count;
@@ -1167,7 +1235,7 @@ wf_status wfm__sched_start(wfm_ctx *ctx)
             ctx->fault = exc;
             ctx->fault_loc = a->loc;
             ctx->faulted = true;
-            ctx->state = WFM__SCHED_FAULTED;
+            set_state(ctx, WFM__SCHED_FAULTED);
             return st == WF_E_FAULT ? WF_OK : st;
         }
         if (!a->expr)
@@ -1181,7 +1249,7 @@ wf_status wfm__sched_start(wfm_ctx *ctx)
     push_ai_front(ctx, WFM__WI_EXECUTE, ctx->root);
     if (ctx->nomem)
         return WF_E_NOMEM;
-    ctx->state = WFM__SCHED_RUNNING;
+    set_state(ctx, WFM__SCHED_RUNNING);
     return WF_OK;
 }
 
@@ -1210,11 +1278,27 @@ static void release_run(wfm_ctx *ctx)
         wf_value_release(&ctx->fault);
 }
 
+/* Once a run's state is released every activity instance, bookmark, state block and
+ * environment has gone back to its pool: a slot still in use is a leak of the scheduler's. */
+static bool pools_empty(const wfm_ctx *ctx)
+{
+    if (wf_pool_in_use(ctx->ai_pool) || wf_pool_in_use(ctx->bm_pool))
+        return false;
+    for (int i = 0; i < WFM__STATE_CLASSES; i++)
+        if (wf_pool_in_use(ctx->state_pools[i]))
+            return false;
+    for (int i = 0; i < WFM__ENV_CLASSES; i++)
+        if (wf_pool_in_use(ctx->env_pools[i]))
+            return false;
+    return true;
+}
+
 bool wfm__sched_recycle(wfm_ctx *ctx)
 {
     if (ctx->nomem || ctx->next_serial > WFM__RECYCLE_MAX_ACTIVITIES)
         return false;
     release_run(ctx);
+    assert(pools_empty(ctx));
     wfm_ctx keep = *ctx;
     memset(ctx, 0, sizeof *ctx);
     ctx->fault = wf_null();
@@ -1237,6 +1321,7 @@ bool wfm__sched_recycle(wfm_ctx *ctx)
 void wfm__sched_fini(wfm_ctx *ctx)
 {
     release_run(ctx);
+    assert(pools_empty(ctx));
     wf_free(ctx->ring);
     wf_free(ctx->hooks);
     wf_free(ctx->timers);

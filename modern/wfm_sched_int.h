@@ -1,7 +1,8 @@
 /* wfm_sched_int.h — the scheduler's internal state, shared inside modern/ only: activity
  * instances (wfm_ai), the per-instance work-item deque, bookmarks, timers and environments,
- * and the entry points wfm_runtime.c drives. Activities use wfm_ctx.h and wfm_node.h, not these fields.
- * Environment rules: wfm_definition_int.h ("ENVIRONMENTS"); ordering rules: docs/semantics.md §5. */
+ * and the entry points wfm_runtime.c drives. Activities use wfm_ctx.h and wfm_node.h, not these
+ * fields. Environment rules: wfm_definition_int.h ("ENVIRONMENTS"); ordering rules:
+ * docs/semantics.md §5. */
 #ifndef WFM_SCHED_INT_H
 #define WFM_SCHED_INT_H
 
@@ -117,7 +118,7 @@ typedef enum wfm__track_event {
     WFM__TRACK_RESUMED, /* bookmark `name` of ai resumed */
 } wfm__track_event;
 typedef void (*wfm__track_fn)(void *ud, wfm__track_event ev, const wfm_ai *ai, const char *name,
-                             const wf_value *value);
+                              const wf_value *value);
 
 /* The final state of an instance's run, as wfm_runtime.c maps it to wfm_instance_state. */
 typedef enum wfm__sched_state {
@@ -192,8 +193,8 @@ struct wfm_ctx {
     bool nomem;       /* ran out of memory: the instance faults */
     bool terminating; /* wfm_ctx_terminate was called: ends before the next item */
     bool faulted;     /* an unhandled fault ended (or is ending) the instance */
-    uint64_t steps;       /* work items run since the instance was last idle */
-    bool step_limit_hit;  /* host.max_steps ended it (Terminated) */
+    uint64_t steps;   /* work items run since the instance was last idle */
+    bool step_limit_hit; /* host.max_steps ended it (Terminated) */
     /* counters, added to the runtime's when a run ends */
     uint64_t n_executed, n_work_items, n_resumed, n_timers;
 };
@@ -201,7 +202,7 @@ struct wfm_ctx {
 /* ---- entry points for wfm_runtime.c ----------------------------------------------------- */
 /* Prepare ctx (zeroed by the caller) for `def`: E0 with default(T) in every slot. */
 wf_status wfm__sched_init(wfm_ctx *ctx, const wfm_definition *def, const wfm__sched_host *host,
-                         wf_error *err);
+                          wf_error *err);
 void wfm__sched_fini(wfm_ctx *ctx);
 /* Release the run's state but keep the pools and buffers, so that wfm__sched_init can reuse
  * ctx for another instance without allocating. False (nothing released) when the instance
@@ -234,6 +235,8 @@ wf_status wfm__builtins_register(wfm_catalogue *cat, wf_error *err);
 wfm_ai *wfm__sched_ai_restore(wfm_ctx *ctx, const wfm_node *node, wfm_ai *parent);
 /* `count` environment slots from the pools env_release gives them back to (zeroed). */
 wf_value *wfm__sched_slots_alloc(wfm_ctx *ctx, uint32_t count);
+/* The state the instance was saved in, once its activities are rebuilt (from NEW only). */
+void wfm__sched_set_saved_state(wfm_ctx *ctx, wfm__sched_state state);
 /* Append a work item at the back (wi->value taken over); false on out of memory. */
 bool wfm__sched_queue_restore(wfm_ctx *ctx, wfm__wi wi);
 /* wfm_runtime.c: hold the instance for the calling thread (waiting while the pool runs it)

@@ -27,7 +27,7 @@ bool wfm__track_sched_wanted(const wfm_tracker *tracker, wfm__track_event ev, co
 /* The scheduler's hook (wfm__sched_host.track) mapped to ActivityScheduled, ActivityState,
  * CancelRequested, FaultPropagation and BookmarkResumption records. */
 void wfm__track_sched(const wfm__track_target *to, wfm__track_event ev, const wfm_ai *ai,
-                     const char *name, const wf_value *value);
+                      const char *name, const wf_value *value);
 /* The instance record for the state a run ended in (Idle, Completed, Faulted, ...), with
  * UnhandledException first for a fault. */
 void wfm__track_run_end(const wfm__track_target *to, wfm__sched_state state, const wf_value *fault);

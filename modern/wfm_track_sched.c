@@ -127,7 +127,7 @@ bool wfm__track_sched_wanted(const wfm_tracker *t, wfm__track_event ev, const wf
 }
 
 void wfm__track_sched(const wfm__track_target *to, wfm__track_event ev, const wfm_ai *ai,
-                     const char *name, const wf_value *value)
+                      const char *name, const wf_value *value)
 {
     wfm_rec_kind kind = kind_of(ev);
     if (!wfm__track_sched_wanted(to->tracker, ev, ai))

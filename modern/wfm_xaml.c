@@ -135,7 +135,7 @@ static bool names_rejected(const wfm_load *L, const wf_error *e)
 /* Report at `at` and mark the node being built (nc may be NULL) as bad. */
 #define REPORT(L, nc, code, at, ...)                                                               \
     do {                                                                                           \
-        wfm__xt_report((L), (code), (at), __VA_ARGS__);                                             \
+        wfm__xt_report((L), (code), (at), __VA_ARGS__);                                            \
         mark_ctx_bad((L), (nc));                                                                   \
     } while (0)
 
@@ -1138,8 +1138,7 @@ static bool item_key(wfm_load *L, nctx *nc, wfm__prop *p, const wf_xml_node *c,
     size_t len;
     const char *t = wfm__xt_trim(text, &len);
     *key = wf_null();
-    if (!null_key && !is_null_ext(t, len) &&
-        wfm__xt_literal(L, p->type, text, at, key) != WF_OK) {
+    if (!null_key && !is_null_ext(t, len) && wfm__xt_literal(L, p->type, text, at, key) != WF_OK) {
         mark_bad(L, nc->ln);
         return false;
     }
@@ -1245,8 +1244,8 @@ static bool delegate_arg(wfm_load *L, nctx *nc, const wf_xml_node *pel, wfm__del
             return false;
         const wf_xml_attr *ta = wf_xml_attr_find(c, WFM__NS_XAML, "TypeArguments");
         const wf_type *t = NULL;
-        if (ta && wfm__xt_type(L, c, ta->value, wfm__xt_first_type_len(ta->value),
-                              loc_val(L, ta), &t) != WF_OK) {
+        if (ta && wfm__xt_type(L, c, ta->value, wfm__xt_first_type_len(ta->value), loc_val(L, ta),
+                               &t) != WF_OK) {
             mark_bad(L, nc->ln);
             return false;
         }
@@ -1354,8 +1353,7 @@ typedef struct var_src {
     const wf_xml_node *deflt_el;
 } var_src;
 
-static void read_variable(wfm_load *L, nctx *nc, const wf_xml_node *c, wfm__var *v,
-                          var_src *vs)
+static void read_variable(wfm_load *L, nctx *nc, const wf_xml_node *c, wfm__var *v, var_src *vs)
 {
     static const char *const allowed[] = {"Name", "Default", "Modifiers", NULL};
     v->loc = loc_el(L, c);
@@ -1365,7 +1363,7 @@ static void read_variable(wfm_load *L, nctx *nc, const wf_xml_node *c, wfm__var 
     if (!ta)
         REPORT(L, nc, WF_E_SCHEMA, v->loc, "Variable needs x:TypeArguments");
     else if (wfm__xt_type(L, c, ta->value, wfm__xt_first_type_len(ta->value), loc_val(L, ta),
-                         &v->type) != WF_OK)
+                          &v->type) != WF_OK)
         mark_bad(L, nc->ln);
     if (!v->type)
         v->type = &wf_type_object;
@@ -1518,7 +1516,7 @@ static void type_arguments(wfm_load *L, nctx *nc)
         return;
     }
     if (wfm__xt_type(L, nc->el, ta->value, wfm__xt_first_type_len(ta->value), loc_val(L, ta),
-                    &nc->node->type_arg) != WF_OK)
+                     &nc->node->type_arg) != WF_OK)
         mark_bad(L, nc->ln);
 }
 
@@ -1659,27 +1657,27 @@ static void report_unknown(wfm_load *L, const wf_xml_node *c)
     const char *asm_at = strstr(ns, "ssembly=");
     if (is_interop_ns(ns))
         wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c),
-                      "unknown activity '%s' (System.Workflow.Runtime: not in the activity "
-                      "catalogue)",
-                      c->name);
+                       "unknown activity '%s' (System.Workflow.Runtime: not in the activity "
+                       "catalogue)",
+                       c->name);
     else if (is_ns(ns, NS_SERVICEMODEL))
         wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c),
-                      "unknown activity '%s' (WCF messaging activities are not supported)",
-                      c->name);
+                       "unknown activity '%s' (WCF messaging activities are not supported)",
+                       c->name);
     else if (ns_starts(ns, "clr-namespace:") && asm_at && asm_at[8])
         wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c),
-                      "unknown activity '%s' (a custom activity from assembly '%.*s')", c->name,
-                      (int)strcspn(asm_at + 8, ";, "), asm_at + 8);
+                       "unknown activity '%s' (a custom activity from assembly '%.*s')", c->name,
+                       (int)strcspn(asm_at + 8, ";, "), asm_at + 8);
     else if (ns_starts(ns, "clr-namespace:"))
         wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c), "unknown activity '%s' (a custom activity)",
-                      c->name);
+                       c->name);
     else if (is_acts(ns))
         wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c),
-                      "unknown activity '%s' (not in the activity catalogue)", c->name);
+                       "unknown activity '%s' (not in the activity catalogue)", c->name);
     else if (*ns)
         wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c),
-                      "unknown activity '%s' (a custom activity from namespace '%s')", c->name,
-                      ns);
+                       "unknown activity '%s' (a custom activity from namespace '%s')", c->name,
+                       ns);
     else
         wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c), "unknown activity '%s'", c->name);
 }
@@ -1764,8 +1762,8 @@ static bool read_member(wfm_load *L, const wf_xml_node *c, wfm__arg *a)
     a->dir = arg_dir(t, &skip);
     if (a->dir == WFM_PROP_LITERAL || t[len - 1] != ')') {
         wfm__xt_report(L, WF_E_SCHEMA, at,
-                      "x:Property '%s' must be an InArgument, OutArgument or InOutArgument",
-                      na->value);
+                       "x:Property '%s' must be an InArgument, OutArgument or InOutArgument",
+                       na->value);
         return false;
     }
     at.col += (unsigned)skip;
@@ -1800,7 +1798,7 @@ static void read_members(wfm_load *L, const wf_xml_node *members, wfm__scope_nam
             dup = dup || strcmp(args[j].name, a->name) == 0;
         if (dup) {
             wfm__xt_report(L, WF_E_SCHEMA, loc_val(L, wf_xml_attr_find(c, NULL, "Name")),
-                          "duplicate argument '%s'", a->name);
+                           "duplicate argument '%s'", a->name);
             continue;
         }
         a->slot = count;
@@ -1888,7 +1886,7 @@ static void root_attrs(wfm_load *L, const wf_xml_node *root)
             wfm__xt_report(L, WF_E_NAME, loc_attr(L, a), "unknown argument '%s'", a->name);
         else
             wfm__xt_report(L, WF_E_SCHEMA, loc_attr(L, a), "unknown attribute '%s' on Activity",
-                          a->name);
+                           a->name);
     }
 }
 
@@ -1963,7 +1961,7 @@ static void build_activity_root(wfm_load *L, const wf_xml_node *root)
             continue;
         } else if (strchr(c->name, '.')) {
             wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c), "unknown element '%s' in Activity",
-                          c->name);
+                           c->name);
         } else if (body) {
             wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c), "more than one child in Activity");
         } else {
@@ -1987,8 +1985,8 @@ static void build_root(wfm_load *L)
     }
     if (is_ns(root->ns, NS_SERVICEMODEL) && strcmp(root->name, "WorkflowService") == 0) {
         wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, root),
-                      "unknown activity 'WorkflowService' (a WCF workflow service, .xamlx, is "
-                      "not supported; the root must be an Activity)");
+                       "unknown activity 'WorkflowService' (a WCF workflow service, .xamlx, is "
+                       "not supported; the root must be an Activity)");
         return;
     }
     wfm__scope_frame frame = {NULL, NULL, 0};
@@ -2021,11 +2019,11 @@ static void resolve_refs(wfm_load *L)
             wfm_node *target = L->lnodes[v - 1].node;
             if (strcmp(target->kind->spec->category, r->accepts) != 0)
                 wfm__xt_report(L, WF_E_SCHEMA, r->loc, "%s cannot appear in %s",
-                              target->kind->spec->name, r->prop);
+                               target->kind->spec->name, r->prop);
             else if (sched_owner(target) != r->site->owner)
                 wfm__xt_report(L, WF_E_SCHEMA, r->loc,
-                              "x:Reference '%s' points outside the activity that owns %s",
-                              r->name, r->prop);
+                               "x:Reference '%s' points outside the activity that owns %s", r->name,
+                               r->prop);
             else {
                 *r->slot = target;
                 continue;
@@ -2099,7 +2097,7 @@ static void prepare_all(wfm_load *L)
             const wf_xml_attr *a = ln->unknown[k];
             if (!ln->claimed[k])
                 wfm__xt_report(L, WF_E_SCHEMA, loc_attr(L, a), "unknown attribute '%s' on %s",
-                              a->name, spec->name);
+                               a->name, spec->name);
         }
     }
     L->cur_lnode = SIZE_MAX;

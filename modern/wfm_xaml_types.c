@@ -188,20 +188,20 @@ static wf_status resolve(wfm_load *load, const wf_xml_node *el, const char *s, s
 }
 
 wf_status wfm__xt_type(wfm_load *load, const wf_xml_node *el, const char *text, size_t len,
-                      wf_loc at, const wf_type **out)
+                       wf_loc at, const wf_type **out)
 {
     *out = NULL;
     wf_status rc = resolve(load, el, text, len, out);
     if (rc == WF_E_TYPE)
         wfm__xt_report(load, WF_E_TYPE, at, "unknown type '%.*s'", (int)(len > 200 ? 200 : len),
-                      text);
+                       text);
     else if (rc == WF_E_NOMEM)
         load->nomem = true;
     return rc;
 }
 
 wf_status wfm__xt_type_quiet(wfm_load *load, const wf_xml_node *el, const char *text, size_t len,
-                            const wf_type **out)
+                             const wf_type **out)
 {
     *out = NULL;
     wf_status rc = resolve(load, el, text, len, out);
@@ -226,7 +226,7 @@ static bool keep_owned(wfm_load *load, const wf_value *v)
 
 /* Convert literal text to `type` (NULL or Object: kept as a string). Reports failures. */
 wf_status wfm__xt_literal(wfm_load *load, const wf_type *type, const char *text, wf_loc at,
-                         wf_value *out)
+                          wf_value *out)
 {
     *out = wf_null();
     if (!type || type->kind == WF_K_STRING || type->kind == WF_K_OBJECT) {
@@ -247,7 +247,7 @@ wf_status wfm__xt_literal(wfm_load *load, const wf_type *type, const char *text,
         size_t len;
         const char *t = wfm__xt_trim(text, &len);
         wfm__xt_report(load, WF_E_TYPE, at, "cannot convert '%.*s' to %s",
-                      (int)(len > 200 ? 200 : len), t, type->name);
+                       (int)(len > 200 ? 200 : len), t, type->name);
         return WF_E_TYPE;
     }
     if (v.type->kind == WF_K_LIST || v.type->kind == WF_K_RECORD ||

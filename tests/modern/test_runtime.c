@@ -398,14 +398,41 @@ START_TEST(test_cli_run_of_dev_zero_is_an_input_error)
 }
 END_TEST
 
+/* Ids made up without a store are 32 random hex digits (issue 11, defect 25: the second half
+ * used to be a counter, 16 zeros for the first instance). */
+START_TEST(test_instance_ids_are_fully_random)
+{
+    wfm_runtime *rt = make_rt();
+    wfm_definition *def = load_small(rt);
+    char seen[8][33];
+    for (int i = 0; i < 8; i++) {
+        wfm_instance *inst = NULL;
+        wf_error err = WF_ERROR_INIT;
+        ck_assert_int_eq(wfm_instance_create(rt, def, &inst, &err), WF_OK);
+        const char *id = wfm_instance_id(inst);
+        ck_assert_uint_eq(strlen(id), 32);
+        ck_assert_uint_eq(strspn(id, "0123456789abcdef"), 32);
+        ck_assert_msg(!strstr(id, "00000000"), "id %s has a run of zeros", id);
+        ck_assert_str_eq(wfm_instance_id(inst), id); /* stable once made */
+        for (int j = 0; j < i; j++)
+            ck_assert_str_ne(seen[j], id);
+        snprintf(seen[i], sizeof seen[i], "%s", id);
+        wfm_instance_destroy(inst);
+    }
+    wfm_definition_release(def);
+    wfm_runtime_destroy(rt);
+}
+END_TEST
+
 /* ---- limits: the work-item limit (issue 11, defect 23) -------------------------------------- */
 #define WHILE_TRUE                                                                                 \
-    HEAD "\n<Sequence>\n  <While Condition=\"[True]\"><WriteLine Text=\"x\"/></While>\n"          \
+    HEAD "\n<Sequence>\n  <While Condition=\"[True]\"><WriteLine Text=\"x\"/></While>\n"           \
          "</Sequence></Activity>"
 /* Idles on every iteration: 10 resumptions run more than 50 items in all, never 50 at once. */
 #define WHILE_WAITING                                                                              \
-    HEAD "<Sequence><While Condition=\"[True]\"><Sequence><WaitForEvent x:TypeArguments=\"x:Int32\" " \
-         "BookmarkName=\"go\"/><WriteLine Text=\"x\"/><WriteLine Text=\"y\"/></Sequence>"        \
+    HEAD "<Sequence><While Condition=\"[True]\"><Sequence><WaitForEvent "                          \
+         "x:TypeArguments=\"x:Int32\" "                                                            \
+         "BookmarkName=\"go\"/><WriteLine Text=\"x\"/><WriteLine Text=\"y\"/></Sequence>"          \
          "</While></Sequence></Activity>"
 
 static wfm_runtime *make_limited_rt(uint64_t max_steps)
@@ -567,6 +594,7 @@ Suite *modern_runtime_suite(void)
     tcase_add_test(core, test_samples_run_as_documented);
     tcase_add_test(core, test_state_machine_sample_goes_idle_then_resumes);
     tcase_add_test(core, test_native_calls_reach_the_trace_callback);
+    tcase_add_test(core, test_instance_ids_are_fully_random);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_unknown_argument_name_is_refused);

@@ -4,6 +4,7 @@
  * cancellation, and many instances on the worker pool (docs/semantics.md §5). */
 #include <check.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 #include "../../modern/wfm_node.h"
 #include "../../modern/wfm_persist.h"
 #include "../../modern/wfm_runtime.h"
+#include "../../modern/wfm_sched_int.h" /* the state-move assert */
 #include "../wf_test_util.h"
 #include "support_modern.h"
 
@@ -832,6 +834,35 @@ START_TEST(test_ctx_nomem_faults_the_instance_without_exception)
 }
 END_TEST
 
+/* ---- invariants: the asserts are compiled in, and they fire -------------------------------- */
+START_TEST(test_asserts_are_enabled_in_this_build)
+{
+#ifdef NDEBUG
+    ck_abort_msg("built with NDEBUG: the scheduler's invariant checks are off");
+#endif
+}
+END_TEST
+
+#define IDLE_XAML                                                                                  \
+    "<Activity x:Class=\"T\" xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\" "   \
+    "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\"><WaitForEvent "                      \
+    "x:TypeArguments=\"x:Int32\" BookmarkName=\"go\"/></Activity>"
+
+/* Only a NEW instance may take a saved state: anything else is an illegal move (SIGABRT; the
+ * test needs Check's fork mode, the default). */
+START_TEST(test_illegal_state_move_is_caught_by_an_assert)
+{
+    wfm_test_run r;
+    wfm_test_open_mem(&r, "idle.xaml", IDLE_XAML);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
+    wfm_ctx *ctx = wfm__instance_hold(r.inst);
+    ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr)); /* the forked test's own stderr */
+    wfm__sched_set_saved_state(ctx, WFM__SCHED_CLOSED);       /* IDLE -> (restore) CLOSED */
+    wfm__instance_unhold(r.inst);
+    wfm_test_close(&r);
+}
+END_TEST
+
 Suite *modern_sched_suite(void)
 {
     Suite *s = suite_create("modern_sched");
@@ -857,6 +888,8 @@ Suite *modern_sched_suite(void)
     tcase_add_test(core, test_handled_fault_completes_parent_that_lost_its_child);
     tcase_add_test(core, test_schedule_in_env_runs_child_in_the_kinds_environment);
     tcase_add_test(core, test_ctx_nomem_faults_the_instance_without_exception);
+    tcase_add_test(core, test_asserts_are_enabled_in_this_build);
+    tcase_add_test_raise_signal(core, test_illegal_state_move_is_caught_by_an_assert, SIGABRT);
     tcase_set_timeout(core, 30);
     suite_add_tcase(s, core);
     return s;
