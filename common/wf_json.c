@@ -1,498 +1,388 @@
-/* wf_json.c — a strict RFC 8259 reader producing wf_values: numbers become Int32, Int64 or
- * Double, arrays List(Object), objects Record (duplicate keys refused). Errors carry the
- * line and character column inside the text; nesting is limited so hostile input cannot
- * exhaust the stack. */
+/* wf_json.c — JSON text to wf_values through jansson (strict RFC 8259, duplicate keys and
+ * "\u0000" refused). Before jansson runs, one linear scan enforces the nesting limit (jansson's
+ * own is 2048 and fixed at build time) and records where each number starts, so numbers are
+ * typed from their original text: integers exact as Int32/Int64, Decimal targets exact from
+ * the digits (wf_json_parse_as), other numbers Double. Errors carry the line and character
+ * column inside the text, at the start of the offending token. */
 #include "wf_value.h"
 
-#include <math.h>
+#include <jansson.h>
+#include <pthread.h>
 #include <stdarg.h>
-#include <stdlib.h>
+#include <stdio.h>  /* snprintf */
+#include <stdlib.h> /* strtod */
 #include <string.h>
 
 #include "wf_value_int.h"
 
 #define JSON_MAX_DEPTH 256
 
-typedef struct jparser {
-    const char *start, *p, *end;
-    unsigned depth;
+/* ---- allocation: jansson allocates through wf_malloc, and a refusal is remembered --------- */
+static _Thread_local bool json_oom;
+
+static void *json_alloc(size_t size)
+{
+    void *p = wf_malloc(size);
+    if (!p)
+        json_oom = true;
+    return p;
+}
+
+static pthread_once_t alloc_once = PTHREAD_ONCE_INIT;
+
+static void install_alloc(void)
+{
+    json_set_alloc_funcs(json_alloc, wf_free);
+}
+
+/* ---- the scan: nesting depth and number positions --------------------------------------- */
+typedef struct jscan {
+    size_t *nums; /* byte offset of each number token, in document order */
+    size_t count, cap;
+    size_t next;        /* the next number the conversion takes */
+    size_t deep_at;     /* offset of the bracket past the limit; SIZE_MAX if none */
+    bool oom;
+} jscan;
+
+static void add_number(jscan *sc, size_t at)
+{
+    if (sc->count == sc->cap) {
+        size_t cap = sc->cap ? sc->cap * 2 : 16;
+        size_t *nums = wf_realloc(sc->nums, cap * sizeof *nums);
+        if (!nums) {
+            sc->oom = true;
+            return;
+        }
+        sc->nums = nums;
+        sc->cap = cap;
+    }
+    sc->nums[sc->count++] = at;
+}
+
+static bool is_number_char(char c)
+{
+    return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
+/* Strings are skipped (escapes included), so brackets and digits inside them do not count.
+ * On malformed text the scan is only approximate; jansson reports the error then. */
+static void scan(const char *text, size_t len, size_t from, jscan *sc)
+{
+    unsigned depth = 0;
+    sc->deep_at = SIZE_MAX;
+    for (size_t i = from; i < len && !sc->oom; i++) {
+        char c = text[i];
+        if (c == '"') {
+            for (i++; i < len && text[i] != '"'; i++)
+                if (text[i] == '\\')
+                    i++;
+        } else if (c == '[' || c == '{') {
+            if (++depth > JSON_MAX_DEPTH && sc->deep_at == SIZE_MAX)
+                sc->deep_at = i;
+        } else if (c == ']' || c == '}') {
+            depth -= depth > 0;
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            add_number(sc, i);
+            while (i + 1 < len && is_number_char(text[i + 1]))
+                i++;
+        }
+    }
+}
+
+/* ---- errors --------------------------------------------------------------------------------- */
+typedef struct jctx {
+    const char *text;
+    size_t len;
+    jscan sc;
     wf_error *err;
-} jparser;
+} jctx;
 
-static wf_status parse_value(jparser *jp, wf_value *out);
-
-/* Line and character column (UTF-8 lead bytes) of `at`, both 1-based. */
-static wf_loc loc_at(const jparser *jp, const char *at)
+/* Line and character column (UTF-8 lead bytes) of byte offset `at`, both 1-based. */
+static wf_loc loc_at(const jctx *jc, size_t at)
 {
     wf_loc loc = {NULL, 1, 1};
-    for (const char *q = jp->start; q < at; q++) {
-        if (*q == '\n')
+    for (size_t i = 0; i < at && i < jc->len; i++) {
+        if (jc->text[i] == '\n')
             loc.line++, loc.col = 1;
-        else if (((unsigned char)*q & 0xC0) != 0x80)
+        else if (((unsigned char)jc->text[i] & 0xC0) != 0x80)
             loc.col++;
     }
     return loc;
 }
 
-static wf_status jerror(jparser *jp, const char *at, wf_status code, const char *fmt, ...)
+static wf_status jerror(jctx *jc, size_t at, wf_status code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-static wf_status jerror(jparser *jp, const char *at, wf_status code, const char *fmt, ...)
+static wf_status jerror(jctx *jc, size_t at, wf_status code, const char *fmt, ...)
 {
-    wf_loc loc = loc_at(jp, at);
+    wf_loc loc = loc_at(jc, at);
     va_list ap;
     va_start(ap, fmt);
-    wf_error_setv(jp->err, code, &loc, fmt, ap);
+    wf_error_setv(jc->err, code, &loc, fmt, ap);
     va_end(ap);
     return code;
 }
 
-static void skip_ws(jparser *jp)
+static wf_status nomem(jctx *jc)
 {
-    while (jp->p < jp->end && (*jp->p == ' ' || *jp->p == '\t' || *jp->p == '\n' || *jp->p == '\r'))
-        jp->p++;
+    return wf_error_set(jc->err, WF_E_NOMEM, NULL, "out of memory reading JSON");
 }
 
-static wf_status unexpected(jparser *jp, const char *what)
+/* The token jansson names in "... near 'TOKEN'", when it is the text just before `pos`:
+ * its length, else 0 (the error is then placed at pos). */
+static size_t near_token(const jctx *jc, const json_error_t *je, size_t pos)
 {
-    if (jp->p >= jp->end)
-        return jerror(jp, jp->p, WF_E_SYNTAX, "unexpected end of JSON input, expected %s", what);
-    unsigned char c = (unsigned char)*jp->p;
-    if (c >= 0x21 && c < 0x7F)
-        return jerror(jp, jp->p, WF_E_SYNTAX, "unexpected character '%c', expected %s", c, what);
-    return jerror(jp, jp->p, WF_E_SYNTAX, "unexpected byte 0x%02x, expected %s", c, what);
+    const char *near = strstr(je->text, " near '");
+    if (!near)
+        return 0;
+    near += 7;
+    size_t n = strlen(near);
+    if (n == 0 || near[n - 1] != '\'')
+        return 0;
+    n--;
+    return n <= pos && memcmp(jc->text + pos - n, near, n) == 0 ? n : 0;
 }
 
-static wf_status nomem(jparser *jp)
+/* Whether the token at [start, start + n) is a complete string literal. */
+static bool whole_string(const char *tok, size_t n)
 {
-    return wf_error_set(jp->err, WF_E_NOMEM, NULL, "out of memory reading JSON");
+    if (n < 2 || tok[0] != '"' || tok[n - 1] != '"')
+        return false;
+    size_t backslashes = 0;
+    for (size_t i = n - 1; i > 1 && tok[i - 1] == '\\'; i--)
+        backslashes++;
+    return backslashes % 2 == 0;
 }
 
-/* ---- literals and numbers ------------------------------------------------------------- */
-
-static wf_status parse_literal(jparser *jp, wf_value *out)
+/* Where the error is: the start of the token jansson names, except inside a string that is
+ * still open (a control character, a bad escape), where it is the point jansson stopped. */
+static size_t error_offset(const jctx *jc, const json_error_t *je, enum json_error_code code)
 {
-    static const struct {
-        const char *word;
-        int kind; /* 0 null, 1 true, 2 false */
-    } words[] = {{"null", 0}, {"true", 1}, {"false", 2}};
-    for (size_t i = 0; i < 3; i++) {
-        size_t n = strlen(words[i].word);
-        if ((size_t)(jp->end - jp->p) >= n && memcmp(jp->p, words[i].word, n) == 0) {
-            jp->p += n;
-            *out = words[i].kind == 0 ? wf_null() : wf_bool(words[i].kind == 1);
+    size_t pos = je->position > 0 ? (size_t)je->position : 0;
+    if (pos > jc->len)
+        pos = jc->len;
+    const char *nul = memchr(jc->text, '\0', pos < jc->len ? pos + 1 : jc->len);
+    if (nul)
+        return (size_t)(nul - jc->text);
+    size_t n = near_token(jc, je, pos);
+    if (n == 0)
+        return pos;
+    const char *tok = jc->text + pos - n;
+    if (tok[0] == '"' && !whole_string(tok, n) && code != json_error_premature_end_of_input)
+        return pos;
+    return pos - n;
+}
+
+static wf_status jansson_error(jctx *jc, const json_error_t *je)
+{
+    enum json_error_code code = json_error_code(je);
+    size_t at = error_offset(jc, je, code);
+    if (jc->sc.deep_at <= at)
+        return jerror(jc, jc->sc.deep_at, WF_E_LIMIT, "JSON nested deeper than %d levels",
+                      JSON_MAX_DEPTH);
+    if (at < jc->len && jc->text[at] == '\0')
+        return jerror(jc, at, WF_E_SYNTAX, "invalid JSON: unexpected byte 0x00");
+    switch (code) {
+    case json_error_out_of_memory:
+        return nomem(jc);
+    case json_error_numeric_overflow: {
+        size_t end = at;
+        while (end < jc->len && is_number_char(jc->text[end]))
+            end++;
+        int n = (int)(end - at > 40 ? 40 : end - at);
+        return jerror(jc, at, WF_E_RANGE,
+                      "number %.*s is out of range (integers must fit in Int64, other numbers "
+                      "in Double)", n, jc->text + at);
+    }
+    case json_error_null_character:
+    case json_error_null_byte_in_key:
+        return jerror(jc, at, WF_E_UNSUPPORTED, "\\u0000 is not supported in JSON strings");
+    case json_error_duplicate_key:
+        return jerror(jc, at, WF_E_SYNTAX, "duplicate key in JSON object");
+    default:
+        return jerror(jc, at, WF_E_SYNTAX, "invalid JSON: %s", je->text);
+    }
+}
+
+/* ---- jansson tree to values --------------------------------------------------------------- */
+static wf_status convert(jctx *jc, const json_t *j, const wf_type *target, unsigned depth,
+                         wf_value *out);
+
+/* The text of the next number token, NUL-terminated in buf; false when the scan and the tree
+ * disagree (cannot happen for text jansson accepted). */
+static bool next_number(jctx *jc, char *buf, size_t size, size_t *at)
+{
+    if (jc->sc.next >= jc->sc.count)
+        return false;
+    *at = jc->sc.nums[jc->sc.next++];
+    size_t n = 0;
+    while (*at + n < jc->len && is_number_char(jc->text[*at + n]) && n + 1 < size)
+        n++;
+    memcpy(buf, jc->text + *at, n);
+    buf[n] = '\0';
+    return true;
+}
+
+static wf_status convert_number(jctx *jc, const json_t *j, const wf_type *target, wf_value *out)
+{
+    char buf[400];
+    size_t at = 0;
+    if (!next_number(jc, buf, sizeof buf, &at))
+        return jerror(jc, jc->len, WF_E_SYNTAX, "invalid JSON: a number could not be placed");
+    if (target && target->kind == WF_K_DECIMAL) { /* exact from the digits */
+        int64_t units;
+        wf_status st = wf_decimal_parse(buf, &units);
+        if (st == WF_OK) {
+            *out = wf_decimal_units(units);
             return WF_OK;
         }
+        if (st != WF_E_SYNTAX) { /* the value parser words the reason (range, places) */
+            wf_error e = WF_ERROR_INIT;
+            wf_value v;
+            st = wf_value_parse(NULL, &wf_type_decimal, buf, &v, &e);
+            return jerror(jc, at, st, "%s", e.message);
+        }
+        /* an exponent ("1e3"): read as Double, converted to Decimal by the caller */
     }
-    return unexpected(jp, "a JSON value");
-}
-
-static const char *scan_digits(const char *p, const char *end)
-{
-    while (p < end && *p >= '0' && *p <= '9')
-        p++;
-    return p;
-}
-
-/* Integral text that fits: Int32 or Int64; otherwise false (the caller reads a double). */
-static bool integer_value(const char *s, const char *e, wf_value *out)
-{
-    bool neg = *s == '-';
-    uint64_t mag = 0;
-    for (const char *q = s + neg; q < e; q++) {
-        if (mag > (UINT64_MAX - 9) / 10)
-            return false;
-        mag = mag * 10 + (uint64_t)(*q - '0');
-    }
-    if (mag > (uint64_t)INT64_MAX + neg)
-        return false;
-    int64_t v = neg ? (int64_t)(0 - mag) : (int64_t)mag;
-    *out = v >= INT32_MIN && v <= INT32_MAX ? wf_int32((int32_t)v) : wf_int64(v);
-    return true;
-}
-
-static wf_status parse_number(jparser *jp, wf_value *out)
-{
-    const char *s = jp->p, *q = s;
-    if (q < jp->end && *q == '-')
-        q++;
-    if (q >= jp->end || *q < '0' || *q > '9')
-        return jp->p = q, unexpected(jp, "a digit");
-    if (*q == '0' && q + 1 < jp->end && q[1] >= '0' && q[1] <= '9')
-        return jerror(jp, q, WF_E_SYNTAX, "leading zeros are not allowed in JSON numbers");
-    q = scan_digits(q, jp->end);
-    bool integral = true;
-    if (q < jp->end && *q == '.') {
-        integral = false;
-        const char *f = scan_digits(q + 1, jp->end);
-        if (f == q + 1)
-            return jp->p = f, unexpected(jp, "a digit after '.'");
-        q = f;
-    }
-    if (q < jp->end && (*q == 'e' || *q == 'E')) {
-        integral = false;
-        q++;
-        if (q < jp->end && (*q == '+' || *q == '-'))
-            q++;
-        const char *x = scan_digits(q, jp->end);
-        if (x == q)
-            return jp->p = q, unexpected(jp, "a digit in the exponent");
-        q = x;
-    }
-    jp->p = q;
-    if (integral && integer_value(s, q, out))
-        return WF_OK;
-    char *copy = wf_strndup(s, (size_t)(q - s));
-    if (!copy)
-        return nomem(jp);
-    double d = strtod(copy, NULL);
-    wf_free(copy);
-    if (isinf(d))
-        return jerror(jp, s, WF_E_RANGE, "number %.*s is out of range",
-                      (int)(q - s > 40 ? 40 : q - s), s);
-    *out = wf_double(d);
-    return WF_OK;
-}
-
-/* ---- strings -------------------------------------------------------------------------- */
-
-static int hex4(const char *p)
-{
-    int v = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = p[i];
-        int d = c >= '0' && c <= '9'   ? c - '0'
-                : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                       : -1;
-        if (d < 0)
-            return -1;
-        v = v * 16 + d;
-    }
-    return v;
-}
-
-static void add_utf8(wf_buf *buf, unsigned cp)
-{
-    char u[4];
-    size_t n;
-    if (cp < 0x80) {
-        u[0] = (char)cp, n = 1;
-    } else if (cp < 0x800) {
-        u[0] = (char)(0xC0 | cp >> 6), u[1] = (char)(0x80 | (cp & 0x3F)), n = 2;
-    } else if (cp < 0x10000) {
-        u[0] = (char)(0xE0 | cp >> 12), u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        u[2] = (char)(0x80 | (cp & 0x3F)), n = 3;
+    if (json_is_integer(j)) {
+        json_int_t i = json_integer_value(j);
+        *out = i >= INT32_MIN && i <= INT32_MAX ? wf_int32((int32_t)i) : wf_int64((int64_t)i);
     } else {
-        u[0] = (char)(0xF0 | cp >> 18), u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        u[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), u[3] = (char)(0x80 | (cp & 0x3F)), n = 4;
+        *out = wf_double(strtod(buf, NULL)); /* the same correctly rounded value jansson has */
     }
-    wf_buf_add(buf, u, n);
-}
-
-/* "\uXXXX" (jp->p at the 'u'), joining a surrogate pair. */
-static wf_status parse_unicode_escape(jparser *jp, wf_buf *buf)
-{
-    const char *at = jp->p - 1;
-    if (jp->end - jp->p < 5 || hex4(jp->p + 1) < 0)
-        return jerror(jp, at, WF_E_SYNTAX, "invalid \\u escape in JSON string");
-    unsigned cp = (unsigned)hex4(jp->p + 1);
-    jp->p += 5;
-    if (cp >= 0xDC00 && cp <= 0xDFFF)
-        return jerror(jp, at, WF_E_SYNTAX, "unpaired surrogate \\u%04X in JSON string", cp);
-    if (cp >= 0xD800 && cp <= 0xDBFF) {
-        int lo = jp->end - jp->p >= 6 && jp->p[0] == '\\' && jp->p[1] == 'u' ? hex4(jp->p + 2) : -1;
-        if (lo < 0xDC00 || lo > 0xDFFF)
-            return jerror(jp, at, WF_E_SYNTAX, "unpaired surrogate \\u%04X in JSON string", cp);
-        cp = 0x10000 + ((cp - 0xD800) << 10) + ((unsigned)lo - 0xDC00);
-        jp->p += 6;
-    }
-    if (cp == 0)
-        return jerror(jp, at, WF_E_UNSUPPORTED, "\\u0000 is not supported in JSON strings");
-    add_utf8(buf, cp);
     return WF_OK;
 }
 
-static wf_status parse_escape(jparser *jp, wf_buf *buf)
+static wf_status convert_array(jctx *jc, const json_t *j, const wf_type *target, unsigned depth,
+                               wf_value *out)
 {
-    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
-    jp->p++; /* the backslash */
-    if (jp->p >= jp->end)
-        return unexpected(jp, "an escape character");
-    if (*jp->p == 'u')
-        return parse_unicode_escape(jp, buf);
-    const char *hit = memchr(from, *jp->p, sizeof from - 1);
-    if (!hit)
-        return jerror(jp, jp->p - 1, WF_E_SYNTAX, "invalid escape '\\%c' in JSON string",
-                      *jp->p >= 0x21 && *jp->p < 0x7F ? *jp->p : '?');
-    wf_buf_addc(buf, to[hit - from]);
-    jp->p++;
-    return WF_OK;
-}
-
-/* Reads a string (jp->p at the opening quote) into buf. */
-static wf_status parse_string_into(jparser *jp, wf_buf *buf)
-{
-    const char *open = jp->p++;
-    while (jp->p < jp->end && *jp->p != '"') {
-        unsigned char c = (unsigned char)*jp->p;
-        wf_status st = WF_OK;
-        if (c == '\\') {
-            st = parse_escape(jp, buf);
-        } else if (c < 0x20) {
-            st = jerror(jp, jp->p, WF_E_SYNTAX, "control character 0x%02x in JSON string", c);
-        } else if (c < 0x80) {
-            wf_buf_addc(buf, (char)c), jp->p++;
-        } else {
-            size_t n = wf_utf8_seq_len(jp->p, (size_t)(jp->end - jp->p));
-            if (n == 0)
-                st = jerror(jp, jp->p, WF_E_SYNTAX, "invalid UTF-8 in JSON string");
-            else
-                wf_buf_add(buf, jp->p, n), jp->p += n;
-        }
-        if (st != WF_OK)
-            return st;
-    }
-    if (jp->p >= jp->end)
-        return jerror(jp, open, WF_E_SYNTAX, "unterminated JSON string");
-    jp->p++;
-    return buf->oom ? nomem(jp) : WF_OK;
-}
-
-static wf_status parse_string(jparser *jp, wf_value *out)
-{
-    wf_buf buf;
-    wf_buf_init(&buf);
-    wf_status st = parse_string_into(jp, &buf);
-    if (st != WF_OK) {
-        wf_buf_fini(&buf);
-        return st;
-    }
-    size_t len;
-    char *s = wf_buf_detach(&buf, &len);
-    if (!s || wf_value_string_take(s, len, out) != WF_OK)
-        return nomem(jp);
-    return WF_OK;
-}
-
-/* ---- arrays and objects --------------------------------------------------------------- */
-
-typedef struct jitems {
-    wf_value *values;
-    char **keys; /* objects only */
-    size_t count, cap;
-    wf_strmap *seen; /* keys of a large object, for duplicate checks in O(1) */
-} jitems;
-
-#define LINEAR_KEYS 16
-
-static void items_free(jitems *it)
-{
-    for (size_t i = 0; i < it->count; i++) {
-        wf_value_release(&it->values[i]);
-        if (it->keys)
-            wf_free(it->keys[i]);
-    }
-    wf_free(it->values);
-    wf_free(it->keys);
-    wf_strmap_destroy(it->seen);
-}
-
-/* Whether key is already in the object; false with *oom set when memory runs out. */
-static bool key_seen(jitems *it, const char *key, bool *oom)
-{
-    if (it->count < LINEAR_KEYS) {
-        for (size_t i = 0; i < it->count; i++)
-            if (strcmp(it->keys[i], key) == 0)
-                return true;
-        return false;
-    }
-    if (!it->seen) {
-        it->seen = wf_strmap_create(NULL);
-        for (size_t i = 0; it->seen && i < it->count; i++)
-            if (wf_strmap_put(it->seen, it->keys[i], it) != WF_OK)
-                break;
-        if (!it->seen || wf_strmap_count(it->seen) != it->count) {
-            *oom = true;
-            return false;
-        }
-    }
-    if (wf_strmap_get(it->seen, key))
-        return true;
-    *oom = wf_strmap_put(it->seen, key, it) != WF_OK;
-    return false;
-}
-
-static bool items_grow(jitems *it, bool with_keys)
-{
-    if (it->count < it->cap)
-        return true;
-    size_t cap = it->cap ? it->cap * 2 : 8;
-    wf_value *values = wf_realloc(it->values, cap * sizeof *values);
-    if (!values)
-        return false;
-    it->values = values;
-    if (with_keys) {
-        char **keys = wf_realloc(it->keys, cap * sizeof *keys);
-        if (!keys)
-            return false;
-        it->keys = keys;
-    }
-    it->cap = cap;
-    return true;
-}
-
-/* After an element: ',' continues (true), the closing bracket ends; anything else is an error. */
-static wf_status after_element(jparser *jp, char close, bool *more)
-{
-    skip_ws(jp);
-    if (jp->p < jp->end && *jp->p == ',') {
-        jp->p++;
-        *more = true;
-        return WF_OK;
-    }
-    if (jp->p < jp->end && *jp->p == close) {
-        jp->p++;
-        *more = false;
-        return WF_OK;
-    }
-    return unexpected(jp, close == ']' ? "',' or ']'" : "',' or '}'");
-}
-
-static wf_status parse_array(jparser *jp, wf_value *out)
-{
-    jitems it = {0};
+    size_t n = json_array_size(j);
+    const wf_type *elem = target && target->kind == WF_K_LIST ? target->elem : NULL;
+    wf_value *items = wf_calloc(n ? n : 1, sizeof *items);
+    if (!items)
+        return nomem(jc);
     wf_status st = WF_OK;
-    jp->p++;
-    skip_ws(jp);
-    bool more = !(jp->p < jp->end && *jp->p == ']');
-    if (!more)
-        jp->p++;
-    while (more && st == WF_OK) {
-        if (!items_grow(&it, false)) {
-            st = nomem(jp);
-            break;
-        }
-        st = parse_value(jp, &it.values[it.count]);
-        if (st == WF_OK) {
-            it.count++;
-            st = after_element(jp, ']', &more);
-        }
-    }
-    if (st != WF_OK) {
-        items_free(&it);
-        return st;
-    }
-    st = wf_value_list_take(&wf_type_list_object, it.values, it.count, out);
-    wf_free(it.values);
-    return st == WF_OK ? WF_OK : nomem(jp);
-}
-
-static wf_status parse_member(jparser *jp, jitems *it)
-{
-    skip_ws(jp);
-    if (jp->p >= jp->end || *jp->p != '"')
-        return unexpected(jp, "a string key");
-    const char *key_at = jp->p;
-    wf_buf key;
-    wf_buf_init(&key);
-    wf_status st = parse_string_into(jp, &key);
-    char *k = st == WF_OK ? wf_buf_detach(&key, NULL) : NULL;
-    wf_buf_fini(&key);
-    if (st != WF_OK)
-        return st;
-    if (!k)
-        return nomem(jp);
-    bool oom = false;
-    if (key_seen(it, k, &oom) || oom) {
-        wf_free(k);
-        if (oom)
-            return nomem(jp);
-        return jerror(jp, key_at, WF_E_SYNTAX, "duplicate key in JSON object");
-    }
-    skip_ws(jp);
-    if (jp->p >= jp->end || *jp->p != ':') {
-        wf_free(k);
-        return unexpected(jp, "':'");
-    }
-    jp->p++;
-    it->keys[it->count] = k;
-    st = parse_value(jp, &it->values[it->count]);
-    if (st != WF_OK) {
-        wf_free(k);
-        return st;
-    }
-    it->count++;
-    return WF_OK;
-}
-
-static wf_status parse_object(jparser *jp, wf_value *out)
-{
-    jitems it = {0};
-    wf_status st = WF_OK;
-    jp->p++;
-    skip_ws(jp);
-    bool more = !(jp->p < jp->end && *jp->p == '}');
-    if (!more)
-        jp->p++;
-    while (more && st == WF_OK) {
-        if (!items_grow(&it, true)) {
-            st = nomem(jp);
-            break;
-        }
-        st = parse_member(jp, &it);
-        if (st == WF_OK)
-            st = after_element(jp, '}', &more);
-    }
+    size_t got = 0;
+    for (; got < n && st == WF_OK; got++)
+        st = convert(jc, json_array_get(j, got), elem, depth + 1, &items[got]);
     if (st == WF_OK) {
-        st = wf_value_record_take((const char *const *)it.keys, it.values, it.count, out);
-        for (size_t i = 0; i < it.count; i++)
-            wf_free(it.keys[i]);
-        wf_free(it.keys);
-        wf_free(it.values);
-        wf_strmap_destroy(it.seen);
-        return st == WF_OK ? WF_OK : nomem(jp);
+        st = wf_value_list_take(&wf_type_list_object, items, n, out);
+        wf_free(items);
+        return st == WF_OK ? WF_OK : nomem(jc);
     }
-    items_free(&it);
+    for (size_t i = 0; i < got; i++)
+        wf_value_release(&items[i]);
+    wf_free(items);
     return st;
 }
 
-static wf_status parse_value(jparser *jp, wf_value *out)
+static wf_status convert_object(jctx *jc, const json_t *j, unsigned depth, wf_value *out)
+{
+    size_t n = json_object_size(j);
+    const char **keys = wf_calloc(n ? n : 1, sizeof *keys);
+    wf_value *vals = wf_calloc(n ? n : 1, sizeof *vals);
+    wf_status st = keys && vals ? WF_OK : nomem(jc);
+    size_t got = 0;
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)j, key, v) { /* insertion order, which is document order */
+        if (st != WF_OK)
+            break;
+        keys[got] = key;
+        st = convert(jc, v, NULL, depth + 1, &vals[got]);
+        if (st == WF_OK)
+            got++;
+    }
+    if (st == WF_OK) {
+        st = wf_value_record_take(keys, vals, got, out);
+        got = 0; /* taken, or released on failure */
+        if (st != WF_OK)
+            st = nomem(jc);
+    }
+    for (size_t i = 0; i < got; i++)
+        wf_value_release(&vals[i]);
+    wf_free(keys);
+    wf_free(vals);
+    return st;
+}
+
+static wf_status convert(jctx *jc, const json_t *j, const wf_type *target, unsigned depth,
+                         wf_value *out)
 {
     *out = wf_null();
-    skip_ws(jp);
-    if (jp->p >= jp->end)
-        return unexpected(jp, "a JSON value");
-    char c = *jp->p;
-    if (c == '[' || c == '{') {
-        if (jp->depth >= JSON_MAX_DEPTH)
-            return jerror(jp, jp->p, WF_E_LIMIT, "JSON nested deeper than %d levels",
-                          JSON_MAX_DEPTH);
-        jp->depth++;
-        wf_status st = c == '[' ? parse_array(jp, out) : parse_object(jp, out);
-        jp->depth--;
-        return st;
+    switch (json_typeof(j)) {
+    case JSON_OBJECT:
+        return convert_object(jc, j, depth, out);
+    case JSON_ARRAY:
+        return convert_array(jc, j, target, depth, out);
+    case JSON_STRING:
+        return wf_value_string(json_string_value(j), json_string_length(j), out) == WF_OK
+                   ? WF_OK
+                   : nomem(jc);
+    case JSON_INTEGER:
+    case JSON_REAL:
+        return convert_number(jc, j, target, out);
+    case JSON_TRUE:
+    case JSON_FALSE:
+        *out = wf_bool(json_is_true(j));
+        return WF_OK;
+    default:
+        return WF_OK; /* null */
     }
-    if (c == '"')
-        return parse_string(jp, out);
-    if (c == '-' || (c >= '0' && c <= '9'))
-        return parse_number(jp, out);
-    return parse_literal(jp, out);
+}
+
+/* ---- entry points ----------------------------------------------------------------------- */
+wf_status wf__json_parse_typed(wf_types *types, const wf_type *target, const char *text,
+                              size_t len, wf_value *out, wf_error *err)
+{
+    (void)types; /* arrays are List(Object), which is static */
+    *out = wf_null();
+    pthread_once(&alloc_once, install_alloc);
+    jctx jc = {.text = text, .len = len, .sc = {.nums = NULL}, .err = err};
+    size_t from = len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+    scan(text, len, from, &jc.sc);
+    if (jc.sc.oom) {
+        wf_free(jc.sc.nums);
+        return nomem(&jc);
+    }
+    json_oom = false;
+    json_error_t je;
+    json_t *root = json_loadb(text + from, len - from,
+                              JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+    wf_status st = WF_OK;
+    if (json_oom) {
+        st = nomem(&jc);
+    } else if (!root) {
+        je.position += (int)from;
+        st = jansson_error(&jc, &je);
+    } else if (jc.sc.deep_at != SIZE_MAX) {
+        st = jerror(&jc, jc.sc.deep_at, WF_E_LIMIT, "JSON nested deeper than %d levels",
+                    JSON_MAX_DEPTH);
+    } else {
+        st = convert(&jc, root, target, 0, out);
+    }
+    json_decref(root);
+    wf_free(jc.sc.nums);
+    if (st != WF_OK)
+        wf_value_release(out);
+    return st;
 }
 
 wf_status wf_json_parse(wf_types *types, const char *text, size_t len, wf_value *out, wf_error *err)
 {
-    (void)types; /* arrays are List(Object), which is static */
-    jparser jp = {text, text, text + len, 0, err};
-    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
-        jp.p += 3;
-    wf_status st = parse_value(&jp, out);
-    if (st == WF_OK) {
-        skip_ws(&jp);
-        if (jp.p < jp.end)
-            st = unexpected(&jp, "end of input after the JSON value");
+    return wf__json_parse_typed(types, NULL, text, len, out, err);
+}
+
+wf_status wf_json_parse_as(wf_types *types, const wf_type *t, const char *text, size_t len,
+                           wf_value *out, wf_error *err)
+{
+    wf_value v;
+    wf_status st = wf__json_parse_typed(types, t, text, len, &v, err);
+    if (st != WF_OK) {
+        *out = wf_null();
+        return st;
     }
-    if (st != WF_OK)
-        wf_value_release(out);
+    st = wf_value_convert(&v, t, out, err);
+    wf_value_release(&v);
     return st;
 }

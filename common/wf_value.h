@@ -181,13 +181,20 @@ bool wf_type_assignable(const wf_type *to, const wf_type *from);
  * "[-][d.]hh:mm:ss[.fffffff]", String as is, List and Record as JSON. */
 wf_status wf_value_parse(wf_types *types, const wf_type *t, const char *text, wf_value *out,
                          wf_error *err);
-/* Parse any JSON text (strict RFC 8259, UTF-8) into values: integers -> Int32, else Int64,
- * else Double; other numbers -> Double; strings, true/false, null, arrays -> List(Object),
- * objects -> Record. Errors carry the line and character column inside the text (err->file
- * stays empty): WF_E_SYNTAX (also for duplicate keys), WF_E_RANGE (number beyond Double),
- * WF_E_LIMIT (nested deeper than 256), WF_E_UNSUPPORTED ("\u0000"). */
+/* Parse any JSON text (strict RFC 8259, UTF-8, read by jansson) into values: integers ->
+ * Int32, else Int64; other numbers -> Double (from their own text); strings, true/false,
+ * null, arrays -> List(Object), objects -> Record (keys in document order). Errors carry the
+ * line and character column inside the text, at the start of the offending token (err->file
+ * stays empty): WF_E_SYNTAX (also for duplicate keys), WF_E_RANGE (an integer beyond Int64 or
+ * a number beyond Double: refused rather than rounded), WF_E_LIMIT (nested deeper than 256),
+ * WF_E_UNSUPPORTED ("\u0000"), WF_E_NOMEM. */
 wf_status wf_json_parse(wf_types *types, const char *text, size_t len, wf_value *out,
                         wf_error *err);
+/* wf_json_parse, then wf_value_convert to t; numbers that become Decimal (t itself, or the
+ * elements of List(Decimal), nested too) are read exactly from their digits, not through a
+ * Double, and one with too many places is refused at its own line:col. */
+wf_status wf_json_parse_as(wf_types *types, const wf_type *t, const char *text, size_t len,
+                           wf_value *out, wf_error *err);
 /* JSON per the output contract: integers and doubles as numbers, String as string, Decimal
  * as string with 4 places ("12.5000"), DateTime ISO 8601 UTC ("2024-03-01T10:00:00Z", with
  * .ffffff when non-zero), TimeSpan as its wf_timespan_format string, lists as arrays, records as

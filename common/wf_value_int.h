@@ -46,6 +46,11 @@ wf_status wf_value_list_take(const wf_type *list_type, wf_value *items, size_t c
 wf_status wf_value_record_take(const char *const *keys, wf_value *values, size_t count,
                                wf_value *out);
 
+/* wf_json_parse, with numbers bound for Decimal under `target` (NULL: none) read exactly
+ * from their digits; the value is not converted to target yet (wf_json_parse_as does). */
+wf_status wf__json_parse_typed(wf_types *types, const wf_type *target, const char *text,
+                              size_t len, wf_value *out, wf_error *err);
+
 /* Text forms used by both conversion and rendering. */
 void wf_double_format(double d, char *buf, size_t size); /* shortest round-trip, .NET "R" */
 void wf_decimal_format_short(int64_t units, char *buf, size_t size); /* "12.5", "3" */

@@ -487,7 +487,7 @@ static wf_status parse_json_as(wf_types *types, const wf_type *t, const char *te
 {
     wf_error jerr = WF_ERROR_INIT;
     wf_value v;
-    wf_status st = wf_json_parse(types, text, strlen(text), &v, &jerr);
+    wf_status st = wf__json_parse_typed(types, t, text, strlen(text), &v, &jerr);
     if (st != WF_OK) {
         if (t->kind == WF_K_OBJECT && st != WF_E_NOMEM)
             return wf_value_cstring(text, out) == WF_OK

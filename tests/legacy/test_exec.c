@@ -173,6 +173,15 @@ START_TEST(test_sequence_if_while_run_in_order)
     ck_assert_int_eq(xt_int(&e, "Sum"), 4);
     ck_assert_str_eq(e.calls.data,
                      "codeA,ifFlag,codeC,while1,tick,counter1,while1,tick,counter1,while1,add1,");
+    /* defect #26: a DateTime property nothing set is default(DateTime), not the epoch */
+    wf_value started;
+    ck_assert_int_eq(wfl_exec_output(e.ex, "Started", &started, NULL), WF_OK);
+    ck_assert_ptr_eq(started.type, &wf_type_datetime);
+    wf_buf text;
+    wf_buf_init(&text);
+    ck_assert(wf_value_to_text(&started, &text));
+    ck_assert_str_eq(text.data, "0001-01-01T00:00:00Z");
+    wf_buf_fini(&text);
     xt_free(&e);
 }
 END_TEST
