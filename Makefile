@@ -75,20 +75,26 @@ $(BUILD)/bin/wfbridge: $(BUILD)/obj/bridge/wfb_main.o $(LIBS_ALL) | deps
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -rdynamic
 
 # ---- native libraries: samples/*/libs/NAME/*.c and tests/*/libs/NAME/*.c ----------------------
-# Each directory becomes lib/NAME.so-style shared objects plus any NAME.activities.xml beside
-# them, in $(BUILD)/samples/lib or $(BUILD)/tests/lib (the library paths the demo and the tests
-# use).
+# Each directory becomes libNAME.so in $(BUILD)/samples/lib or $(BUILD)/tests/lib (the library
+# paths the demo and the tests use), and each *.xml beside the sources (NAME.activities.xml) is
+# copied there by its own rule, so editing a type library alone updates the build.
 SAMPLE_LIB_DIRS := $(wildcard samples/*/libs/*)
 TEST_LIB_DIRS   := $(wildcard tests/*/libs/*)
 define native_rules
 $(2)/lib$(notdir $(1)).so: $(wildcard $(1)/*.c) $(wildcard $(1)/*.h) | deps
 	@mkdir -p $(2)
 	$(CC) -std=c11 -D_DEFAULT_SOURCE -shared -fPIC $(OPT) -Wall -Wextra $(CFLAGS_EXTRA) -o $$@ $(wildcard $(1)/*.c) $(LDFLAGS_EXTRA)
-	@for f in $(wildcard $(1)/*.xml); do cp $$$$f $(2)/; done
 NATIVE_OUT += $(2)/lib$(notdir $(1)).so
 endef
-$(foreach d,$(SAMPLE_LIB_DIRS),$(eval $(call native_rules,$(d),$(BUILD)/samples/lib)))
-$(foreach d,$(TEST_LIB_DIRS),$(eval $(call native_rules,$(d),$(BUILD)/tests/lib)))
+define native_file_rule
+$(2)/$(notdir $(1)): $(1)
+	@mkdir -p $(2)
+	cp $$< $$@
+NATIVE_OUT += $(2)/$(notdir $(1))
+endef
+native_dir_rules = $(eval $(call native_rules,$(1),$(2)))$(foreach f,$(wildcard $(1)/*.xml),$(eval $(call native_file_rule,$(f),$(2))))
+$(foreach d,$(SAMPLE_LIB_DIRS),$(call native_dir_rules,$(d),$(BUILD)/samples/lib))
+$(foreach d,$(TEST_LIB_DIRS),$(call native_dir_rules,$(d),$(BUILD)/tests/lib))
 native: $(NATIVE_OUT)
 
 # ---- tests -------------------------------------------------------------------------------
