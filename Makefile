@@ -17,24 +17,17 @@ ifeq ($(WERROR),1)
 WARN     += -Werror
 endif
 
-# First step: the system packages. When pkg-config cannot find them, the project's install
-# script runs (apt-get as root; otherwise it prints the exact command and make stops).
-DEPS_OK  := $(shell pkg-config --exists $(PKGS) check 2>/dev/null && echo yes)
-ifneq ($(DEPS_OK),yes)
-ifeq ($(filter clean,$(MAKECMDGOALS)),)
-$(info wfbridge: system packages missing, running scripts/install-deps.sh)
-DEPS_RC := $(shell sh scripts/install-deps.sh >&2; echo $$?)
-ifneq ($(DEPS_RC),0)
-$(error missing system packages: run the command printed above, then make again)
-endif
-endif
-endif
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lpthread -lm
-CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
-CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
+# The system packages are installed by the `deps` target (below), which every goal that builds
+# runs first; parsing the Makefile only queries pkg-config, so `make -n` runs nothing. The flags
+# are computed on first use inside a recipe, i.e. after `deps` ran in this same invocation, and
+# then kept (the `$(eval X := ...)` form caches what the first expansion found).
+pkg_query = $(shell pkg-config $(1) 2>/dev/null)
+PKG_CFLAGS = $(eval PKG_CFLAGS := $(call pkg_query,--cflags $(PKGS)))$(PKG_CFLAGS)
+PKG_LIBS = $(eval PKG_LIBS := $(call pkg_query,--libs $(PKGS)) -ldl -lpthread -lm)$(PKG_LIBS)
+CHECK_CFLAGS = $(eval CHECK_CFLAGS := $(call pkg_query,--cflags check))$(CHECK_CFLAGS)
+CHECK_LIBS = $(eval CHECK_LIBS := $(call pkg_query,--libs check))$(CHECK_LIBS)
 
-CFLAGS_ALL := -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -fPIC $(OPT) $(WARN) \
+CFLAGS_ALL = -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -fPIC $(OPT) $(WARN) \
               $(PKG_CFLAGS) $(CFLAGS_EXTRA) -MMD -MP
 LDFLAGS_ALL := $(LDFLAGS_EXTRA)
 
@@ -53,8 +46,14 @@ LIBS_ALL := $(foreach m,$(LINK_ORDER),$(if $(filter $(m),$(PRESENT_MODULES)),$(c
 .PHONY: all deps libs act-api native test asan demo bench fuzz fuzz-run install clean check-%
 all: deps libs act-api $(BUILD)/bin/wfbridge native
 
+# Check the system packages with pkg-config; when some are missing run the install script
+# (apt-get as root; otherwise it prints the exact command and the build stops).
 deps:
-	@true
+	@pkg-config --exists $(PKGS) check 2>/dev/null || { \
+	  echo "wfbridge: system packages missing, running scripts/install-deps.sh"; \
+	  sh scripts/install-deps.sh >&2 || { \
+	    echo "wfbridge: missing system packages: run the command printed above, then make again" >&2; \
+	    exit 1; }; }
 
 # ---- libraries ---------------------------------------------------------------------------
 define module_rules
@@ -80,36 +79,42 @@ $(BUILD)/check/act_public.ok: $(ACT_SRCS) $(wildcard modern/*.h common/*.h)
 	@touch $@
 act-api: $(if $(ACT_SRCS),$(BUILD)/check/act_public.ok)
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
-$(BUILD)/bin/wfbridge: $(BUILD)/obj/bridge/wfb_main.o $(LIBS_ALL)
+$(BUILD)/bin/wfbridge: $(BUILD)/obj/bridge/wfb_main.o $(LIBS_ALL) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -rdynamic
 
 # ---- native libraries: samples/*/libs/NAME/*.c and tests/*/libs/NAME/*.c ----------------------
-# Each directory becomes lib/NAME.so-style shared objects plus any NAME.activities.xml beside
-# them, in $(BUILD)/samples/lib or $(BUILD)/tests/lib (the library paths the demo and the tests
-# use).
+# Each directory becomes libNAME.so in $(BUILD)/samples/lib or $(BUILD)/tests/lib (the library
+# paths the demo and the tests use), and each *.xml beside the sources (NAME.activities.xml) is
+# copied there by its own rule, so editing a type library alone updates the build.
 SAMPLE_LIB_DIRS := $(wildcard samples/*/libs/*)
 TEST_LIB_DIRS   := $(wildcard tests/*/libs/*)
 define native_rules
-$(2)/lib$(notdir $(1)).so: $(wildcard $(1)/*.c) $(wildcard $(1)/*.h)
+$(2)/lib$(notdir $(1)).so: $(wildcard $(1)/*.c) $(wildcard $(1)/*.h) | deps
 	@mkdir -p $(2)
 	$(CC) -std=c11 -D_DEFAULT_SOURCE -shared -fPIC $(OPT) -Wall -Wextra $(CFLAGS_EXTRA) -o $$@ $(wildcard $(1)/*.c) $(LDFLAGS_EXTRA)
-	@for f in $(wildcard $(1)/*.xml); do cp $$$$f $(2)/; done
 NATIVE_OUT += $(2)/lib$(notdir $(1)).so
 endef
-$(foreach d,$(SAMPLE_LIB_DIRS),$(eval $(call native_rules,$(d),$(BUILD)/samples/lib)))
-$(foreach d,$(TEST_LIB_DIRS),$(eval $(call native_rules,$(d),$(BUILD)/tests/lib)))
+define native_file_rule
+$(2)/$(notdir $(1)): $(1)
+	@mkdir -p $(2)
+	cp $$< $$@
+NATIVE_OUT += $(2)/$(notdir $(1))
+endef
+native_dir_rules = $(eval $(call native_rules,$(1),$(2)))$(foreach f,$(wildcard $(1)/*.xml),$(eval $(call native_file_rule,$(f),$(2))))
+$(foreach d,$(SAMPLE_LIB_DIRS),$(call native_dir_rules,$(d),$(BUILD)/samples/lib))
+$(foreach d,$(TEST_LIB_DIRS),$(call native_dir_rules,$(d),$(BUILD)/tests/lib))
 native: $(NATIVE_OUT)
 
 # ---- tests -------------------------------------------------------------------------------
 TEST_SRCS   := $(wildcard tests/*/test_*.c)
-TEST_CFLAGS := $(CFLAGS_ALL) $(CHECK_CFLAGS) -Wno-missing-prototypes -DWF_BUILD_DIR='"$(BUILD)"'
+TEST_CFLAGS = $(CFLAGS_ALL) $(CHECK_CFLAGS) -Wno-missing-prototypes -DWF_BUILD_DIR='"$(BUILD)"'
 
-$(BUILD)/tests/obj/%.o: tests/%.c
+$(BUILD)/tests/obj/%.o: tests/%.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I$(BUILD)/tests -c $< -o $@
 
@@ -119,7 +124,7 @@ $(BUILD)/tests/suites-%.inc: $(TEST_SRCS) Makefile
 	@grep -ho '^Suite \*[a-z0-9_]*_suite(void)' $(if $(filter all,$*),$(TEST_SRCS),$(wildcard tests/$*/test_*.c)) \
 	  | sed 's/^Suite \*\([a-z0-9_]*\)_suite(void)/WF_SUITE(\1_suite)/' > $@.tmp; mv $@.tmp $@
 
-$(BUILD)/tests/obj/main-%.o: tests/wf_test_main.c $(BUILD)/tests/suites-%.inc
+$(BUILD)/tests/obj/main-%.o: tests/wf_test_main.c $(BUILD)/tests/suites-%.inc | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -DWF_SUITES_INC='"suites-$*.inc"' -I$(BUILD)/tests -c $< -o $@
 
@@ -127,19 +132,19 @@ $(BUILD)/tests/obj/main-%.o: tests/wf_test_main.c $(BUILD)/tests/suites-%.inc
 TEST_SUPPORT := $(BUILD)/tests/obj/wf_test_util.o \
                 $(patsubst tests/%.c,$(BUILD)/tests/obj/%.o,$(wildcard tests/*/support_*.c))
 
-$(BUILD)/tests/wftest: $(BUILD)/tests/obj/main-all.o $(TEST_SUPPORT) $(patsubst tests/%.c,$(BUILD)/tests/obj/%.o,$(TEST_SRCS)) $(LIBS_ALL)
+$(BUILD)/tests/wftest: $(BUILD)/tests/obj/main-all.o $(TEST_SUPPORT) $(patsubst tests/%.c,$(BUILD)/tests/obj/%.o,$(TEST_SRCS)) $(LIBS_ALL) | deps
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(CHECK_LIBS) $(PKG_LIBS) -rdynamic
 
 TEST_MODULES := $(sort $(patsubst tests/%/,%,$(dir $(TEST_SRCS))))
 define test_module_rules
-$(BUILD)/tests/wftest-$(1): $(BUILD)/tests/obj/main-$(1).o $(TEST_SUPPORT) $(patsubst tests/%.c,$(BUILD)/tests/obj/%.o,$(wildcard tests/$(1)/test_*.c)) $(LIBS_ALL)
+$(BUILD)/tests/wftest-$(1): $(BUILD)/tests/obj/main-$(1).o $(TEST_SUPPORT) $(patsubst tests/%.c,$(BUILD)/tests/obj/%.o,$(wildcard tests/$(1)/test_*.c)) $(LIBS_ALL) | deps
 	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$^ $$(CHECK_LIBS) $$(PKG_LIBS) -rdynamic
 endef
 $(foreach m,$(TEST_MODULES),$(eval $(call test_module_rules,$(m))))
 
 # The crash harness's host process (run and killed by tests/modern/test_crash.c), built with
 # the native libraries so check-modern has it; test_durable runs $(BUILD)/bin/wfbridge.
-$(BUILD)/tests/crash_host: $(BUILD)/tests/obj/modern/crash_host.o $(LIBS_ALL)
+$(BUILD)/tests/crash_host: $(BUILD)/tests/obj/modern/crash_host.o $(LIBS_ALL) | deps
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -rdynamic
 native: $(BUILD)/tests/crash_host $(BUILD)/bin/wfbridge
 .SECONDARY:

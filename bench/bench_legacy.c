@@ -17,6 +17,7 @@
 #include "../legacy/wfl_def.h"
 #include "../legacy/wfl_exec.h"
 #include "../modern/wfm_runtime.h"
+#include "bench_util.h"
 
 /* ---- the legacy (WF3) workflows: x:Class Bench.Flow from wfbench.activities.xml ---------- */
 #define XOML_OPEN                                                                                  \
@@ -33,7 +34,7 @@
     "<WhileActivity x:Name=\"" name "\"><WhileActivity.Condition><CodeCondition Condition=\"" cond \
     "\"/></WhileActivity.Condition>"
 
-/* The .rules file of the declarative loop (written to /tmp at start: the loader takes rules
+/* The .rules file of the declarative loop (written to $TMPDIR at start: the loader takes rules
  * from a file only): condition Below is this.Count < this.Limit; rule set Tick has one rule,
  * "if this.Count < this.Limit then this.Count = this.Count + 1", without chaining. */
 #define CD "xmlns:ns0=\"clr-namespace:System.CodeDom;Assembly=System\""
@@ -189,7 +190,7 @@ typedef struct legacy_env {
     wf_types *types;
     wf_libpath *libpath;
     wf_value items;
-    char rules_path[128];
+    char rules_path[1024];
 } legacy_env;
 
 static int legacy_once(const legacy_env *env, const wfl_definition *def, const bench_case *bc,
@@ -367,8 +368,8 @@ int main(int argc, char **argv)
     wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
     o.worker_count = 1;
     int rc = 0;
-    snprintf(env.rules_path, sizeof env.rules_path, "/tmp/wfbridge-bench-%ld.rules",
-             (long)getpid());
+    snprintf(env.rules_path, sizeof env.rules_path, "%s/wfbridge-bench-%ld.rules",
+             bench_tmp_base(), (long)getpid());
     FILE *rf = fopen(env.rules_path, "wb");
     if (!rf || fwrite(rules_text, 1, strlen(rules_text), rf) != strlen(rules_text)) {
         fprintf(stderr, "bench_legacy: cannot write %s\n", env.rules_path);

@@ -13,6 +13,7 @@
 
 #include "../common/wf_mem.h"
 #include "../modern/wfm_durable.h"
+#include "bench_util.h"
 
 static const char xaml[] =
     "<Activity x:Class=\"Bench.Persist\" "
@@ -129,7 +130,8 @@ int main(int argc, char **argv)
         n = 1;
     if (threads < 1 || threads > 64)
         threads = 8;
-    char dir[] = "/tmp/bench_persist.XXXXXX";
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/bench_persist.XXXXXX", bench_tmp_base());
     if (!mkdtemp(dir)) {
         perror("bench_persist: mkdtemp");
         return 1;

@@ -1,7 +1,7 @@
 /* bench_tracking.c — tracking overhead in the modern runtime (the WF4 paper: health monitoring
  * ~3%, basic profile ~8%): the sequence of 5 and While x1000 run with no tracker, with a
  * tracker whose profile is "none" (the one-branch check), and with the health, basic and all
- * profiles writing JSON lines to a file in /tmp (flush thread) or into an in-memory ring.
+ * profiles writing JSON lines to a file in $TMPDIR (flush thread) or into an in-memory ring.
  * Prints workflows/s and CPU time per workflow, the overheads against no tracker, records/wf. */
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +12,7 @@
 
 #include "../modern/wfm_runtime.h"
 #include "../modern/wfm_track.h"
+#include "bench_util.h"
 
 #define HEAD                                                                                       \
     "<Activity x:Class=\"Bench.Track\" "                                                           \
@@ -148,8 +149,9 @@ static int measure(const config *c, const char *name, const char *xaml, expect_f
                    result *out)
 {
     static const double SECONDS = 0.1;
-    char path[128];
-    snprintf(path, sizeof path, "/tmp/wfbridge-bench-track-%ld.jsonl", (long)getpid());
+    char path[1024];
+    snprintf(path, sizeof path, "%s/wfbridge-bench-track-%ld.jsonl", bench_tmp_base(),
+             (long)getpid());
     memset(out, 0, sizeof *out);
     out->records = -1;
     for (int rep = 0; rep < REPEATS; rep++) {

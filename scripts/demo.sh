@@ -1,11 +1,45 @@
 #!/bin/sh
 # demo.sh — `make demo`: runs every sample workflow with the freshly built wfbridge and prints
-# what it does. One function per sample group; each run states the exit status it expects
-# (a sample may fault on purpose), and the script fails if any run differs.
+# each command exactly as it can be copied and pasted (the real binary path, quoted arguments)
+# followed by its output. Each run states the exit status it expects (a sample may fault on
+# purpose), and the script fails if any run differs.
 BUILD=${BUILD:-build}
 WFBRIDGE="$BUILD/bin/wfbridge"
 LIBS="$BUILD/samples/lib"
 failures=0
+# Stores of the durable demos live in one temporary directory, removed at the end.
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/wfbridge-demo.XXXXXX") || exit 1
+trap 'rm -rf "$scratch"' EXIT
+
+# quote WORD: WORD as the shell reads it back, single-quoted unless it is plainly safe.
+quote()
+{
+    case $1 in
+    '' | *[!A-Za-z0-9_./:@%+-]*)
+        printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")" ;;
+    *)
+        printf '%s' "$1" ;;
+    esac
+}
+
+# show_command ARGS...: print "$ WFBRIDGE ARGS..." ready to paste into a shell.
+show_command()
+{
+    printf '$ %s' "$(quote "$WFBRIDGE")"
+    for word in "$@"; do
+        printf ' %s' "$(quote "$word")"
+    done
+    printf '\n'
+}
+
+# check_exit GOT WANT: count a run that did not end as expected.
+check_exit()
+{
+    if [ "$1" -ne "$2" ]; then
+        printf '!! exit status %s, expected %s\n' "$1" "$2"
+        failures=$((failures + 1))
+    fi
+}
 
 # run_sample EXPECTED_EXIT TITLE ARGS... : print the command and its output, check the exit.
 run_sample()
@@ -13,13 +47,24 @@ run_sample()
     want=$1
     title=$2
     shift 2
-    printf '\n== %s\n$ wfbridge %s\n' "$title" "$*"
+    printf '\n== %s\n' "$title"
+    show_command "$@"
     "$WFBRIDGE" "$@" 2>&1
-    got=$?
-    if [ "$got" -ne "$want" ]; then
-        printf '!! exit status %s, expected %s\n' "$got" "$want"
-        failures=$((failures + 1))
-    fi
+    check_exit $? "$want"
+}
+
+# run_for_id TITLE ARGS... : like run_sample (expecting exit 0), and sets $id to the instance
+# id of the --json result.
+run_for_id()
+{
+    title=$1
+    shift
+    printf '\n== %s\n' "$title"
+    show_command "$@"
+    out=$("$WFBRIDGE" "$@" 2>&1)
+    check_exit $? 0
+    printf '%s\n' "$out"
+    id=$(printf '%s\n' "$out" | sed -n 's/.*"id": "\([0-9a-f]*\)".*/\1/p' | tail -1)
 }
 
 # The modern runtime (WF4-style XAML): samples/modern/, see samples/modern/README.md.
@@ -67,17 +112,13 @@ demo_legacy()
         --json --lib-path "$LIBS"
     run_sample 0 "... no answer: the Delay escalates, Idle waiting on Approved" \
         run-legacy "$expense" --arg Employee=dana --arg Amount=420.00 --json --lib-path "$LIBS"
-    store="${TMPDIR:-/tmp}/wfbridge-demo-$$.db"
-    rm -f "$store"
-    printf '\n== ... persisted while idle (--store), then resumed by instance id\n'
-    out=$("$WFBRIDGE" run-legacy "$expense" --arg Employee=erin --arg Amount=99.90 --json \
-        --store "$store" --lib-path "$LIBS")
-    printf '%s\n' "$out"
-    id=$(printf '%s\n' "$out" | sed -n 's/.*"id": "\([0-9a-f]*\)".*/\1/p' | tail -1)
+    store="$scratch/legacy.db"
+    run_for_id "... persisted while idle (--store), then resumed by instance id" \
+        run-legacy "$expense" --arg Employee=erin --arg Amount=99.90 --json \
+        --store "$store" --lib-path "$LIBS"
     run_sample 0 "... resumed: Rejected delivered to instance $id" \
         run-legacy "$expense" --store "$store" --instance "$id" \
         --event 'Rejected={"Approver":"bob","Comment":"no receipts"}' --json --lib-path "$LIBS"
-    rm -f "$store"
     review="$dir/document_review/document_review.xoml"
     run_sample 0 "document review: a parallel Replicator over the reviewers" \
         run-legacy "$review" --arg 'Document=Supplier contract' \
@@ -89,7 +130,30 @@ demo_legacy()
         run-legacy "$batch" --arg BatchSize=4 --arg FailAt=3 --json --lib-path "$LIBS"
 }
 
+# Durable modern instances: the state machine waits on its "pay" and "cancel" bookmarks, so a
+# run with --store persists it and exits; other processes list, inspect and resume it.
+demo_durable()
+{
+    dir=samples/modern
+    store="$scratch/instances.db"
+    printf '\n#### durable modern instances: %s\n' "$store"
+    run_for_id "run --store: the instance goes idle on its bookmarks, is persisted and unloaded" \
+        run "$dir/order_state_machine.xaml" --arg OrderId=A-17 --arg Amount=120.50 \
+        --store "$store" --promote OrderId --json --lib-path "$LIBS"
+    run_sample 0 "instances: what the store holds" instances --store "$store"
+    run_sample 0 "... found by a promoted property" instances --store "$store" \
+        --where OrderId=A-17 --json
+    run_sample 0 "inspect: the store row and the decoded state (nothing changes)" \
+        inspect --store "$store" "$id"
+    run_sample 0 "resume: pay, then it waits to be shipped" \
+        resume --store "$store" "$id" --bookmark pay=120.50 --json --lib-path "$LIBS"
+    run_sample 0 "resume: ship, and it completes" \
+        resume --store "$store" "$id" --bookmark ship=TRK-9 --json --lib-path "$LIBS"
+    run_sample 0 "instances: now Closed" instances --store "$store" --status Closed
+}
+
 demo_modern
+demo_durable
 demo_legacy
 
 if [ "$failures" -ne 0 ]; then

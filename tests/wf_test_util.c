@@ -37,10 +37,16 @@ const char *wf_test_sample_lib_dir(void)
     return path;
 }
 
+const char *wf_test_tmp_base(void)
+{
+    const char *t = getenv("TMPDIR");
+    return t && *t ? t : "/tmp";
+}
+
 const char *wf_test_tmpdir(void)
 {
-    static char path[256];
-    snprintf(path, sizeof path, "/tmp/wftest.XXXXXX");
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/wftest.XXXXXX", wf_test_tmp_base());
     ck_assert_ptr_nonnull(mkdtemp(path));
     return path;
 }

@@ -15,8 +15,10 @@ const char *wf_test_build_dir(void);
 const char *wf_test_lib_dir(void);
 /* Directory holding the native libraries built from samples/ * /libs/ (BUILD/samples/lib). */
 const char *wf_test_sample_lib_dir(void);
-/* A fresh temporary directory (removed by wf_test_tmpdir_remove). Returns a static buffer
- * valid until the next call. */
+/* Where temporary files go: $TMPDIR when set and not empty, else /tmp. */
+const char *wf_test_tmp_base(void);
+/* A fresh temporary directory under wf_test_tmp_base() (removed by wf_test_tmpdir_remove).
+ * Returns a static buffer valid until the next call. */
 const char *wf_test_tmpdir(void);
 void wf_test_tmpdir_remove(const char *dir);
 /* Write `text` to DIR/NAME and return the path in a static buffer. */
