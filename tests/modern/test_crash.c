@@ -241,6 +241,57 @@ START_TEST(two_hosts_one_store)
 }
 END_TEST
 
+/* Rows leased at this moment (read-only, no lock taken). */
+static int leased_rows(const harness *h)
+{
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open_v2(h->store, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_busy_timeout(db, 10000);
+    sqlite3_stmt *st = NULL;
+    ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT count(*) FROM instances WHERE owner IS NOT NULL",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    int n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+/* Hosts with the default owner id (host:pid:random, new in each process) are killed while
+ * they hold leases; each next process takes the dead one's leases over at once instead of
+ * waiting out the 60 s lease (with CRASH_OWNER=default a locked instance fails crash_host). */
+START_TEST(killed_hosts_leases_are_taken_over_at_once)
+{
+    harness h = {0};
+    char dir[256];
+    harness_init(&h, dir, sizeof dir);
+    run_init(&h, "dead");
+    int leased_at_death = 0;
+    for (unsigned n = 0;; n++) {
+        const char *args[] = {"work", THREADS, NULL};
+        pid_t pid = spawn_as(&h, args, "default");
+        if (n < 8) {
+            usleep(next_rand(&h) % (3000 + 2000 * n));
+            kill(pid, SIGKILL);
+        }
+        int status = 0;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        if (WIFEXITED(status)) {
+            ck_assert_msg(WEXITSTATUS(status) == 0, "crash_host work exited %d (seed %u)",
+                          WEXITSTATUS(status), h.seed);
+            break;
+        }
+        leased_at_death += leased_rows(&h);
+    }
+    ck_assert_int_gt(leased_at_death, 0); /* some kill left leases behind */
+    check_log(&h, "dead");
+    check_store(&h, "dead");
+    check_integrity(&h);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 START_TEST(crash_kill_restart)
 {
     harness h = {0};
@@ -290,6 +341,7 @@ Suite *modern_crash_suite(void)
     tcase_set_timeout(tc, 120 + (double)cycles / 4);
     tcase_add_test(tc, crash_kill_restart);
     tcase_add_test(tc, two_hosts_one_store);
+    tcase_add_test(tc, killed_hosts_leases_are_taken_over_at_once);
     suite_add_tcase(s, tc);
     return s;
 }
