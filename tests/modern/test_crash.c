@@ -16,6 +16,7 @@
  * WF_CRASH_SEED=N replays a seed; WF_CRASH_DURABILITY=normal uses synchronous=NORMAL. */
 #include <check.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,6 +242,27 @@ START_TEST(two_hosts_one_store)
 }
 END_TEST
 
+/* Start `crash_host work` (owner: NULL for the fixed one), SIGKILL it after a random sleep
+ * below span_us (0: let it finish). true when it finished by itself (with exit 0). */
+static bool work_until_killed(harness *h, const char *owner, unsigned span_us)
+{
+    const char *args[] = {"work", THREADS, NULL};
+    pid_t pid = spawn_as(h, args, owner);
+    if (span_us) {
+        usleep(next_rand(h) % span_us);
+        kill(pid, SIGKILL);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    if (WIFEXITED(status)) {
+        ck_assert_msg(WEXITSTATUS(status) == 0, "crash_host work exited %d (seed %u)",
+                      WEXITSTATUS(status), h->seed);
+        return true;
+    }
+    ck_assert(WIFSIGNALED(status));
+    return false;
+}
+
 /* Rows leased at this moment (read-only, no lock taken). */
 static int leased_rows(const harness *h)
 {
@@ -268,22 +290,8 @@ START_TEST(killed_hosts_leases_are_taken_over_at_once)
     harness_init(&h, dir, sizeof dir);
     run_init(&h, "dead");
     int leased_at_death = 0;
-    for (unsigned n = 0;; n++) {
-        const char *args[] = {"work", THREADS, NULL};
-        pid_t pid = spawn_as(&h, args, "default");
-        if (n < 8) {
-            usleep(next_rand(&h) % (3000 + 2000 * n));
-            kill(pid, SIGKILL);
-        }
-        int status = 0;
-        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-        if (WIFEXITED(status)) {
-            ck_assert_msg(WEXITSTATUS(status) == 0, "crash_host work exited %d (seed %u)",
-                          WEXITSTATUS(status), h.seed);
-            break;
-        }
+    for (unsigned n = 0; !work_until_killed(&h, "default", n < 8 ? 3000 + 2000 * n : 0); n++)
         leased_at_death += leased_rows(&h);
-    }
     ck_assert_int_gt(leased_at_death, 0); /* some kill left leases behind */
     check_log(&h, "dead");
     check_store(&h, "dead");
@@ -305,21 +313,9 @@ START_TEST(crash_kill_restart)
         snprintf(prefix, sizeof prefix, "r%u", rounds);
         run_init(&h, prefix);
         for (unsigned in_round = 0;; in_round++) {
-            const char *args[] = {"work", THREADS, NULL};
-            pid_t pid = spawn(&h, args);
             unsigned span = 3000 + 1000 * in_round; /* grows so every round finishes */
-            if (span > 200000)
-                span = 200000;
-            usleep(next_rand(&h) % span);
-            kill(pid, SIGKILL);
-            int status = 0;
-            ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-            if (WIFEXITED(status)) {
-                ck_assert_msg(WEXITSTATUS(status) == 0, "crash_host work exited %d (seed %u)",
-                              WEXITSTATUS(status), h.seed);
+            if (work_until_killed(&h, NULL, span > 200000 ? 200000 : span))
                 break;
-            }
-            ck_assert(WIFSIGNALED(status));
             cycles++;
         }
         repeats += check_log(&h, prefix);
