@@ -242,18 +242,27 @@ START_TEST(two_hosts_one_store)
 }
 END_TEST
 
-/* Start `crash_host work` (owner: NULL for the fixed one), SIGKILL it after a random sleep
- * below span_us (0: let it finish). true when it finished by itself (with exit 0). */
-static bool work_until_killed(harness *h, const char *owner, unsigned span_us)
+/* Rows leased at this moment (read-only, no lock taken). */
+static int leased_rows(const harness *h)
 {
-    const char *args[] = {"work", THREADS, NULL};
-    pid_t pid = spawn_as(h, args, owner);
-    if (span_us) {
-        usleep(next_rand(h) % span_us);
-        kill(pid, SIGKILL);
-    }
-    int status = 0;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open_v2(h->store, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_busy_timeout(db, 10000);
+    sqlite3_stmt *st = NULL;
+    ck_assert_int_eq(sqlite3_prepare_v2(db,
+                                        "SELECT count(*) FROM instances WHERE owner IS NOT NULL",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    int n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+/* How a crash_host process ended: true when it finished by itself (asserting exit 0). */
+static bool finished(const harness *h, int status)
+{
     if (WIFEXITED(status)) {
         ck_assert_msg(WEXITSTATUS(status) == 0, "crash_host work exited %d (seed %u)",
                       WEXITSTATUS(status), h->seed);
@@ -263,21 +272,26 @@ static bool work_until_killed(harness *h, const char *owner, unsigned span_us)
     return false;
 }
 
-/* Rows leased at this moment (read-only, no lock taken). */
-static int leased_rows(const harness *h)
+/* Start `crash_host work` (owner: NULL for the fixed one) and SIGKILL it after a random sleep
+ * below span_us (0: let it finish); with after_lease, the sleep starts once the store shows a
+ * leased row. true when it finished by itself. */
+static bool work_until_killed(harness *h, const char *owner, unsigned span_us, bool after_lease)
 {
-    sqlite3 *db = NULL;
-    ck_assert_int_eq(sqlite3_open_v2(h->store, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    sqlite3_busy_timeout(db, 10000);
-    sqlite3_stmt *st = NULL;
-    ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT count(*) FROM instances WHERE owner IS NOT NULL",
-                                        -1, &st, NULL),
-                     SQLITE_OK);
-    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-    int n = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return n;
+    const char *args[] = {"work", THREADS, NULL};
+    pid_t pid = spawn_as(h, args, owner);
+    int status = 0;
+    for (int i = 0; span_us && after_lease && leased_rows(h) == 0; i++) {
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            return finished(h, status);
+        ck_assert_msg(i < 20000, "crash_host took no lease in 10 s");
+        usleep(500); /* poll until it holds leases */
+    }
+    if (span_us) {
+        usleep(next_rand(h) % span_us);
+        kill(pid, SIGKILL);
+    }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return finished(h, status);
 }
 
 /* Hosts with the default owner id (host:pid:random, new in each process) are killed while
@@ -290,7 +304,7 @@ START_TEST(killed_hosts_leases_are_taken_over_at_once)
     harness_init(&h, dir, sizeof dir);
     run_init(&h, "dead");
     int leased_at_death = 0;
-    for (unsigned n = 0; !work_until_killed(&h, "default", n < 8 ? 3000 + 2000 * n : 0); n++)
+    for (unsigned n = 0; !work_until_killed(&h, "default", n < 8 ? 2000 : 0, true); n++)
         leased_at_death += leased_rows(&h);
     ck_assert_int_gt(leased_at_death, 0); /* some kill left leases behind */
     check_log(&h, "dead");
@@ -314,7 +328,7 @@ START_TEST(crash_kill_restart)
         run_init(&h, prefix);
         for (unsigned in_round = 0;; in_round++) {
             unsigned span = 3000 + 1000 * in_round; /* grows so every round finishes */
-            if (work_until_killed(&h, NULL, span > 200000 ? 200000 : span))
+            if (work_until_killed(&h, NULL, span > 200000 ? 200000 : span, false))
                 break;
             cycles++;
         }
