@@ -4,8 +4,11 @@
  * failing save does not undo the others) and wakes the followers after COMMIT.
  *
  * Lease rule: an instance is runnable by owner O iff owner = O and lock_expires_ms >= now, or
- * owner IS NULL, or the lease expired (lock_expires_ms < now) — the last two are taken over by
- * wfm_store_lock. A save requires a live lease of this owner. */
+ * owner IS NULL, or the lease expired (lock_expires_ms < now), or the owner is a process of
+ * this machine that has died (owner_is_dead) — the last three are taken over by
+ * wfm_store_lock. A save requires a live lease of this owner. Time is the injected clock.
+ * Opening checks the whole file before anything writes to it (check_read), then switches to
+ * WAL and creates or migrates under the write lock (upgrade); see docs/durability.md. */
 #include "wfm_store.h"
 
 #include <pthread.h>
@@ -37,7 +40,6 @@ struct wfm_store {
     char *owner;
     int64_t lease_ms;
     bool group_commit;
-    bool read_only;
     wfm_store_clock_fn clock; /* ms */
     void *clock_ud;
     pthread_mutex_t db_lock;    /* the connection */
@@ -415,7 +417,6 @@ static wf_status store_init(wfm_store *s, const wfm_store_opts *opts, wf_error *
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory opening the store");
     s->lease_ms = opts->lease_ms > 0 ? opts->lease_ms : 60000;
     s->group_commit = opts->group_commit;
-    s->read_only = opts->read_only;
     s->clock = opts->clock_ms ? opts->clock_ms : real_clock_ms;
     s->clock_ud = opts->clock_ud;
     int version = 0;

@@ -51,8 +51,9 @@ typedef struct wfm_store_opts {
     bool read_only;  /* open an existing store for reading only: never creates, migrates or
                         changes the file (a missing, empty or foreign file is refused, as is a
                         store that would need migrating); every write fails with WF_E_STORE */
-    bool must_exist; /* refuse (WF_E_IO) a missing file and a file without a store schema
-                        instead of creating one; an older schema is still migrated */
+    bool must_exist; /* refuse a missing file (WF_E_IO), an empty file or a database
+                        without tables (WF_E_STORE) instead of creating a store there; an
+                        older schema is still migrated */
     wfm_store_clock_fn clock_ms; /* NULL: the real clock */
     void *clock_ud;
 } wfm_store_opts;

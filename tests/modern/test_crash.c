@@ -16,6 +16,7 @@
  * WF_CRASH_SEED=N replays a seed; WF_CRASH_DURABILITY=normal uses synchronous=NORMAL. */
 #include <check.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,6 +242,78 @@ START_TEST(two_hosts_one_store)
 }
 END_TEST
 
+/* Rows leased at this moment (read-only, no lock taken). */
+static int leased_rows(const harness *h)
+{
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open_v2(h->store, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_busy_timeout(db, 10000);
+    sqlite3_stmt *st = NULL;
+    ck_assert_int_eq(sqlite3_prepare_v2(db,
+                                        "SELECT count(*) FROM instances WHERE owner IS NOT NULL",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    int n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+/* How a crash_host process ended: true when it finished by itself (asserting exit 0). */
+static bool finished(const harness *h, int status)
+{
+    if (WIFEXITED(status)) {
+        ck_assert_msg(WEXITSTATUS(status) == 0, "crash_host work exited %d (seed %u)",
+                      WEXITSTATUS(status), h->seed);
+        return true;
+    }
+    ck_assert(WIFSIGNALED(status));
+    return false;
+}
+
+/* Start `crash_host work` (owner: NULL for the fixed one) and SIGKILL it after a random sleep
+ * below span_us (0: let it finish); with after_lease, the sleep starts once the store shows a
+ * leased row. true when it finished by itself. */
+static bool work_until_killed(harness *h, const char *owner, unsigned span_us, bool after_lease)
+{
+    const char *args[] = {"work", THREADS, NULL};
+    pid_t pid = spawn_as(h, args, owner);
+    int status = 0;
+    for (int i = 0; span_us && after_lease && leased_rows(h) == 0; i++) {
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            return finished(h, status);
+        ck_assert_msg(i < 20000, "crash_host took no lease in 10 s");
+        usleep(500); /* poll until it holds leases */
+    }
+    if (span_us) {
+        usleep(next_rand(h) % span_us);
+        kill(pid, SIGKILL);
+    }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return finished(h, status);
+}
+
+/* Hosts with the default owner id (host:pid:random, new in each process) are killed while
+ * they hold leases; each next process takes the dead one's leases over at once instead of
+ * waiting out the 60 s lease (with CRASH_OWNER=default a locked instance fails crash_host). */
+START_TEST(killed_hosts_leases_are_taken_over_at_once)
+{
+    harness h = {0};
+    char dir[256];
+    harness_init(&h, dir, sizeof dir);
+    run_init(&h, "dead");
+    int leased_at_death = 0;
+    for (unsigned n = 0; !work_until_killed(&h, "default", n < 8 ? 2000 : 0, true); n++)
+        leased_at_death += leased_rows(&h);
+    ck_assert_int_gt(leased_at_death, 0); /* some kill left leases behind */
+    check_log(&h, "dead");
+    check_store(&h, "dead");
+    check_integrity(&h);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 START_TEST(crash_kill_restart)
 {
     harness h = {0};
@@ -254,21 +327,9 @@ START_TEST(crash_kill_restart)
         snprintf(prefix, sizeof prefix, "r%u", rounds);
         run_init(&h, prefix);
         for (unsigned in_round = 0;; in_round++) {
-            const char *args[] = {"work", THREADS, NULL};
-            pid_t pid = spawn(&h, args);
             unsigned span = 3000 + 1000 * in_round; /* grows so every round finishes */
-            if (span > 200000)
-                span = 200000;
-            usleep(next_rand(&h) % span);
-            kill(pid, SIGKILL);
-            int status = 0;
-            ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-            if (WIFEXITED(status)) {
-                ck_assert_msg(WEXITSTATUS(status) == 0, "crash_host work exited %d (seed %u)",
-                              WEXITSTATUS(status), h.seed);
+            if (work_until_killed(&h, NULL, span > 200000 ? 200000 : span, false))
                 break;
-            }
-            ck_assert(WIFSIGNALED(status));
             cycles++;
         }
         repeats += check_log(&h, prefix);
@@ -290,6 +351,7 @@ Suite *modern_crash_suite(void)
     tcase_set_timeout(tc, 120 + (double)cycles / 4);
     tcase_add_test(tc, crash_kill_restart);
     tcase_add_test(tc, two_hosts_one_store);
+    tcase_add_test(tc, killed_hosts_leases_are_taken_over_at_once);
     suite_add_tcase(s, tc);
     return s;
 }
