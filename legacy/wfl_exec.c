@@ -214,6 +214,7 @@ void wfl__throw(wfl_exec *ex, wfl_act *act, const wf_value *exc)
     wf_value_set(&x->exc, exc);
     x->flags &= ~XF_HANDLED;
     x->phase = XP_NONE;
+    ex->fault_loc = wfl_act_node(act)->loc;
     wfl__set_status(ex, act, WFL_ST_FAULTING);
     wfl__schedule(ex, WI_FAULT, act, NULL, 0);
 }
@@ -602,7 +603,9 @@ static void propagate_fault(wfl_exec *ex, wfl_act *act, const wf_value *exc)
     if (!x)
         return;
     if (s == WFL_ST_EXECUTING || s == WFL_ST_CANCELING) {
+        wf_loc origin = ex->fault_loc; /* a propagating fault keeps where it was thrown */
         wfl__throw(ex, act, exc);
+        ex->fault_loc = origin;
     } else if (s == WFL_ST_FAULTING || s == WFL_ST_COMPENSATING) {
         /* A handler that faults replaces the exception; while children are being canceled
          * the first exception wins. */
@@ -1217,6 +1220,11 @@ wf_status wfl_exec_resume(wfl_exec *ex, wfl_exec_state *state, wf_error *err)
 const wf_value *wfl_exec_exception(const wfl_exec *ex)
 {
     return &ex->exception;
+}
+
+wf_loc wfl_exec_fault_loc(const wfl_exec *ex)
+{
+    return wf_is_null(&ex->exception) ? WF_LOC_NONE : ex->fault_loc;
 }
 
 void wfl_exec_stats_get(const wfl_exec *ex, wfl_exec_stats *out)

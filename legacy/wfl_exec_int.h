@@ -93,6 +93,7 @@ struct wfl_exec {
     bool persist_pending;    /* a persistence point since the last take */
     bool persist_now;        /* call opts.persist before the next work item */
     wf_value exception;      /* FAULTED / TERMINATED / SUSPENDED */
+    wf_loc fault_loc;        /* where the latest exception was thrown (wfl_exec_fault_loc) */
     wi_queue normal, atomic; /* the scheduler: atomic-transaction items first */
     xqueue **queues;         /* in creation order */
     size_t queue_count, queue_cap;
