@@ -11,19 +11,15 @@
 
 #include "../common/wf_mem.h"
 
-/* The verb this process runs (set once by main): the prefix of messages without a file. */
+/* The verb this process runs (wfb_verb_begin): the prefix of messages without a file. */
 static const char *current_verb;
 /* Why the first write of the result to stdout failed (0: it did not, or nobody saw why). */
 static int stdout_errno;
 
-void wfb_set_verb(const char *verb)
+void wfb_verb_begin(const char *verb)
 {
     current_verb = verb;
-}
-
-const char *wfb_verb(void)
-{
-    return current_verb;
+    optind = 0; /* glibc: a full re-initialisation of getopt_long */
 }
 
 static void print_prefix(void)

@@ -33,10 +33,11 @@ int wfb_cmd_host(int argc, char **argv);       /* wfb_host.c: resume due instanc
 #define WFB_NO_LIBPATH "no library path: pass --lib-path DIR or set WFBRIDGE_LIB_PATH"
 
 /* ---- reporting ----------------------------------------------------------------------------
- * The program runs one verb; wfb_set_verb names it once (main does), and every message without
- * a file of its own is prefixed "wfbridge VERB: " ("wfbridge: " before a verb is known). */
-void wfb_set_verb(const char *verb);
-const char *wfb_verb(void);
+ * The program runs one verb, which names itself first with wfb_verb_begin; every message
+ * without a file of its own is then prefixed "wfbridge VERB: " ("wfbridge: " before a verb is
+ * known). wfb_verb_begin also starts getopt_long over at argv[1], so a verb may run in-process,
+ * more than once (tests do). */
+void wfb_verb_begin(const char *verb);
 /* Print one error / warning to stderr in the contract form; returns the exit code for it. */
 int wfb_report(const wf_error *err);
 void wfb_report_warning(const wf_error *err);

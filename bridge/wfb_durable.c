@@ -18,7 +18,7 @@ int wfb_parse_durability(const char *text, int *out)
     else if (strcmp(text, "normal") == 0)
         *out = WFM_DURABILITY_NORMAL;
     else
-        return wfb_usage_error("--durability takes full or normal, not %s",
+        return wfb_usage_error("--durability needs full or normal, not %s",
                                wfb_quote(text, q, sizeof q));
     return 0;
 }

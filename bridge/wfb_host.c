@@ -132,6 +132,7 @@ static const struct option options[] = {
 
 int wfb_cmd_host(int argc, char **argv)
 {
+    wfb_verb_begin("host");
     const char *store_path = NULL, *lib_path = NULL;
     bool once = false, json = false;
     int durability = 0, c;

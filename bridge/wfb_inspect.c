@@ -159,6 +159,7 @@ static const struct option options[] = {
 
 int wfb_cmd_inspect(int argc, char **argv)
 {
+    wfb_verb_begin("inspect");
     const char *store = NULL;
     int c;
     while ((c = wfb_getopt(argc, argv, options)) != -1) {

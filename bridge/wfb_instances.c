@@ -155,6 +155,7 @@ static int parse_opts(int argc, char **argv, instances_opts *o)
 
 int wfb_cmd_instances(int argc, char **argv)
 {
+    wfb_verb_begin("instances");
     instances_opts o = {WFB_DEFAULT_STORE, WFM_STORE_QUERY_INIT, WFB_ASSIGNS_INIT("--where"),
                         false};
     int rc = parse_opts(argc, argv, &o);

@@ -62,7 +62,6 @@ static int dispatch(int argc, char **argv)
         const struct verb *v = find_verb(argv[2]);
         if (!v || argc > 3)
             return wfb_usage_error("help: unknown verb '%s'", argv[2]);
-        wfb_set_verb(v->name);
         char help[] = "--help";
         char *help_argv[] = {argv[2], help, NULL};
         return v->fn(2, help_argv);
@@ -70,7 +69,6 @@ static int dispatch(int argc, char **argv)
     const struct verb *v = find_verb(a);
     if (!v)
         return wfb_usage_error("unknown verb '%s'", a);
-    wfb_set_verb(v->name);
     return v->fn(argc - 1, argv + 1);
 }
 

@@ -227,6 +227,7 @@ done:
 
 int wfb_cmd_resume(int argc, char **argv)
 {
+    wfb_verb_begin("resume");
     resume_opts o = {.bookmarks = WFB_ASSIGNS_INIT("--bookmark")};
     int rc = parse_opts(argc, argv, &o);
     if (rc == 0)

@@ -388,6 +388,7 @@ done:
 
 int wfb_cmd_run(int argc, char **argv)
 {
+    wfb_verb_begin("run");
     run_opts o = {.args = WFB_ASSIGNS_INIT("--arg"), .resumes = WFB_ASSIGNS_INIT("--resume")};
     o.promotes = wf_calloc((size_t)argc, sizeof *o.promotes);
     int rc = o.promotes ? parse_opts(argc, argv, &o) : wfb_error("out of memory");

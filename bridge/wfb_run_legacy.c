@@ -508,6 +508,7 @@ static void release_values(wf_value *values, size_t n)
 
 int wfb_cmd_run_legacy(int argc, char **argv)
 {
+    wfb_verb_begin("run-legacy");
     run r;
     memset(&r, 0, sizeof r);
     r.o.args = (wfb_assigns)WFB_ASSIGNS_INIT("--arg");

@@ -227,7 +227,7 @@ START_TEST(choices_and_dependencies)
                       "--help')\n");
     wfbt_out_free(&r);
     r = wfbt_run(ARGS("host", "--durability", "fast"));
-    ASSERT_REFUSED(r, "wfbridge host: error: --durability takes full or normal, not 'fast' (see "
+    ASSERT_REFUSED(r, "wfbridge host: error: --durability needs full or normal, not 'fast' (see "
                       "'wfbridge host --help')\n");
     wfbt_out_free(&r);
 
