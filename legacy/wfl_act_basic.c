@@ -194,6 +194,7 @@ static wfl_status terminate_execute(wfl_exec *ex, wfl_act *act)
     char msg[512];
     if (!read_error(ex, act, msg, sizeof msg))
         return WFL_ST_FAULTING;
+    ex->fault_loc = wfl_act_node(act)->loc; /* wfl_exec_fault_loc: where it ended */
     wfl__terminate(ex, msg);
     return WFL_ST_EXECUTING; /* the instance is over; nothing closes */
 }

@@ -58,6 +58,11 @@ const char *wfbt_sample_libs(void)
     return wf_test_sample_lib_dir();
 }
 
+const char *wfbt_test_libs(void)
+{
+    return wf_test_lib_dir();
+}
+
 static char *slurp(const char *path)
 {
     size_t len = 0;

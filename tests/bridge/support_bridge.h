@@ -36,9 +36,10 @@ const char *wfbt_tmpdir(void);
 const char *wfbt_tmp_path(const char *dir, const char *name);
 void wfbt_tmp_remove(const char *dir);
 
-/* Fixture paths: tests/bridge/data/NAME, samples/NAME, and the built sample libraries. */
+/* Fixture paths: tests/bridge/data/NAME, samples/NAME, and the built native libraries. */
 const char *wfbt_data(const char *name);
 const char *wfbt_sample(const char *name);
 const char *wfbt_sample_libs(void);
+const char *wfbt_test_libs(void); /* BUILD/tests/lib */
 
 #endif

@@ -165,6 +165,19 @@ START_TEST(legacy_fault_located)
 }
 END_TEST
 
+/* #7: a TerminateActivity is reported at its own element. */
+START_TEST(legacy_terminate_located)
+{
+    wfbt_out r = wfbt_run(ARGS("run-legacy", "tests/legacy/data/exec/terminate.xoml",
+                               "--lib-path", wfbt_test_libs(), "--json"));
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert_str_eq(r.err, "tests/legacy/data/exec/terminate.xoml:3:2: error: "
+                            "WorkflowTerminatedException: stop here\n");
+    ASSERT_LAST(r, "{\"status\": \"Terminated\"");
+    wfbt_out_free(&r);
+}
+END_TEST
+
 /* ---- bad_input ------------------------------------------------------------------------- */
 /* A resume queued for an instance another host holds prints the contract object too. */
 START_TEST(inspect_unknown_id)
@@ -196,6 +209,7 @@ Suite *cli_json_suite(void)
     tcase_add_test(core, durable_verbs_json);
     tcase_add_test(core, modern_fault_located);
     tcase_add_test(core, legacy_fault_located);
+    tcase_add_test(core, legacy_terminate_located);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, inspect_unknown_id);
