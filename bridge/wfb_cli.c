@@ -1,72 +1,135 @@
-/* wfb_cli.c — shared CLI plumbing: error reporting in the contract form, NAME=VALUE options,
- * the library path and the JSON result line (see wfb_cli.h). */
+/* wfb_cli.c — shared CLI plumbing: the one error format, option tables, NAME=VALUE options,
+ * quoting input in messages, the library path, checked stdout and the JSON result line (see
+ * wfb_cli.h). */
 #include "wfb_cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../common/wf_mem.h"
 
-int wfb_report(const wf_error *err)
+/* The verb this process runs (wfb_verb_begin): the prefix of messages without a file. */
+static const char *current_verb;
+/* Why the first write of the result to stdout failed (0: it did not, or nobody saw why). */
+static int stdout_errno;
+
+void wfb_verb_begin(const char *verb)
+{
+    current_verb = verb;
+    optind = 0; /* glibc: a full re-initialisation of getopt_long */
+}
+
+static void print_prefix(void)
+{
+    if (current_verb)
+        fprintf(stderr, "wfbridge %s: ", current_verb);
+    else
+        fputs("wfbridge: ", stderr);
+}
+
+/* One message in the contract form: with a file "FILE:L:C: SEV: msg", else the verb prefix. */
+static void print_error(const wf_error *err, const char *severity)
 {
     char line[1024];
-    fprintf(stderr, "%s\n", wf_error_format(err, "error", line, sizeof line));
+    if (!err->file[0])
+        print_prefix();
+    fprintf(stderr, "%s\n", wf_error_format(err, severity, line, sizeof line));
+}
+
+int wfb_report(const wf_error *err)
+{
+    print_error(err, "error");
     return wf_status_exit_code(err->code);
 }
 
 void wfb_report_warning(const wf_error *err)
 {
-    char line[1024];
-    fprintf(stderr, "%s\n", wf_error_format(err, "warning", line, sizeof line));
+    print_error(err, "warning");
 }
 
-int wfb_report_diags(wf_diags *diags)
+static void vmessage(const char *severity, const char *fmt, va_list ap, const char *suffix)
+{
+    print_prefix();
+    fprintf(stderr, "%s: ", severity);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "%s\n", suffix);
+}
+
+int wfb_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage("error", fmt, ap, "");
+    va_end(ap);
+    return 2;
+}
+
+void wfb_warning(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage("warning", fmt, ap, "");
+    va_end(ap);
+}
+
+int wfb_usage_error(const char *fmt, ...)
+{
+    char hint[96];
+    snprintf(hint, sizeof hint, " (see 'wfbridge %s --help')", current_verb ? current_verb : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage("error", fmt, ap, current_verb ? hint : " (see 'wfbridge --help')");
+    va_end(ap);
+    return 2;
+}
+
+static bool same_diag(const wf_diag *a, const wf_diag *b)
+{
+    return a->severity == b->severity && a->error.code == b->error.code &&
+           a->error.line == b->error.line && a->error.col == b->error.col &&
+           strcmp(a->error.file, b->error.file) == 0 &&
+           strcmp(a->error.message, b->error.message) == 0;
+}
+
+int wfb_report_diags(wf_diags *diags, bool no_libpath)
 {
     if (!diags)
         return 0;
     wf_diags_sort(diags);
-    int rc = 0;
-    for (size_t i = 0; i < wf_diags_count(diags); i++) {
+    size_t n = wf_diags_count(diags);
+    bool nolib_only = false;
+    for (size_t i = 0; no_libpath && i < n; i++) {
         const wf_diag *d = wf_diags_get(diags, i);
-        char line[1024];
-        const char *sev = d->severity == WF_SEV_ERROR     ? "error"
-                          : d->severity == WF_SEV_WARNING ? "warning"
-                                                          : "note";
-        fprintf(stderr, "%s\n", wf_error_format(&d->error, sev, line, sizeof line));
+        if (d->severity == WF_SEV_ERROR && d->error.code == WF_E_NOLIB)
+            nolib_only = true;
+    }
+    if (nolib_only)
+        wfb_error("%s", WFB_NO_LIBPATH);
+    int rc = nolib_only ? 2 : 0;
+    for (size_t i = 0; i < n; i++) {
+        const wf_diag *d = wf_diags_get(diags, i);
+        if (i > 0 && same_diag(d, wf_diags_get(diags, i - 1)))
+            continue;
+        if (nolib_only && d->error.code != WF_E_NOLIB)
+            continue; /* follow-on errors of the missing library path */
+        print_error(&d->error, d->severity == WF_SEV_ERROR     ? "error"
+                               : d->severity == WF_SEV_WARNING ? "warning"
+                                                               : "note");
         if (d->severity == WF_SEV_ERROR)
             rc = 2;
     }
     return rc;
 }
 
-int wfb_usage_error(const char *verb, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "wfbridge %s: ", verb);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see 'wfbridge %s --help')\n", verb);
-    va_end(ap);
-    return 2;
-}
-
-bool wfb_wants_help(int argc, char **argv, const char *usage)
-{
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage, stdout);
-            return true;
-        }
-    return false;
-}
-
-int wfb_fail(const char *verb, const wf_error *err)
+int wfb_fail(const wf_error *err)
 {
     if (err->code != WF_OK)
         wfb_report(err);
     else
-        fprintf(stderr, "wfbridge %s: out of memory\n", verb);
+        wfb_error("out of memory");
     return 2;
 }
 
@@ -76,8 +139,23 @@ int wfb_report_in_file(wf_error *err, const char *file)
         return 0;
     if (!err->file[0])
         snprintf(err->file, sizeof err->file, "%s", file);
-    wfb_report(err);
-    return 2;
+    return wfb_report(err);
+}
+
+#define QUOTE_BYTES 60
+
+char *wfb_quote(const char *text, char *buf, size_t size)
+{
+    size_t len = strlen(text);
+    if (len <= QUOTE_BYTES) {
+        snprintf(buf, size, "'%s'", text);
+        return buf;
+    }
+    size_t cut = QUOTE_BYTES;
+    while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80)
+        cut--; /* text[cut] continues a UTF-8 sequence: cut before the sequence starts */
+    snprintf(buf, size, "'%.*s...' (%zu bytes)", (int)cut, text, len);
+    return buf;
 }
 
 void wfb_add_json_lines(wf_buf *b, const char *lines)
@@ -92,17 +170,96 @@ void wfb_add_json_lines(wf_buf *b, const char *lines)
     }
 }
 
-bool wfb_split_assignment(const char *text, char **name, const char **value)
+/* ---- options ------------------------------------------------------------------------------ */
+int wfb_getopt(int argc, char **argv, const struct option *table)
 {
+    opterr = 0; /* the messages below are in the contract form */
+    int prev = optind;
+    int c = getopt_long(argc, argv, ":h", table, NULL);
+    if (c != '?' && c != ':')
+        return c;
+    const char *text = optind > prev && optind <= argc ? argv[optind - 1] : argv[prev];
+    char q[128];
+    if (c == ':')
+        return wfb_usage_error("option %s needs a value", text), '?';
+    if (optopt && optopt != '?' && strncmp(text, "--", 2) != 0)
+        return wfb_usage_error("unknown option '-%c'", optopt), '?';
+    return wfb_usage_error("unknown option %s", wfb_quote(text, q, sizeof q)), '?';
+}
+
+int wfb_operand(int argc, char **argv, const char *what, const char **out)
+{
+    char q[128];
+    if (what && optind >= argc)
+        return wfb_usage_error("no %s given", what);
+    int extra = what ? optind + 1 : optind;
+    if (extra < argc)
+        return wfb_usage_error("unexpected argument %s%s", wfb_quote(argv[extra], q, sizeof q),
+                               what ? " (one operand only)" : "");
+    if (what)
+        *out = argv[optind];
+    return 0;
+}
+
+int wfb_help(const char *usage)
+{
+    fputs(usage, stdout);
+    return 0;
+}
+
+int wfb_assigns_add(wfb_assigns *a, const char *text, bool unique)
+{
+    char q[128];
     const char *eq = strchr(text, '=');
     if (!eq || eq == text)
-        return false;
-    char *n = wf_strndup(text, (size_t)(eq - text));
-    if (!n)
-        return false;
-    *name = n;
-    *value = eq + 1;
-    return true;
+        return wfb_usage_error("%s needs NAME=VALUE, not %s", a->option,
+                               wfb_quote(text, q, sizeof q));
+    size_t len = (size_t)(eq - text);
+    for (size_t i = 0; unique && i < a->count; i++)
+        if (strlen(a->names[i]) == len && memcmp(a->names[i], text, len) == 0)
+            return wfb_usage_error("%s %s is given more than once", a->option, a->names[i]);
+    if (a->count == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 8;
+        char **names = wf_realloc(a->names, cap * sizeof *names);
+        if (names)
+            a->names = names;
+        const char **values = names ? wf_realloc(a->values, cap * sizeof *values) : NULL;
+        if (!values)
+            return wfb_error("out of memory");
+        a->values = values;
+        a->cap = cap;
+    }
+    char *name = wf_strndup(text, len);
+    if (!name)
+        return wfb_error("out of memory");
+    a->names[a->count] = name;
+    a->values[a->count++] = eq + 1;
+    return 0;
+}
+
+void wfb_assigns_fini(wfb_assigns *a)
+{
+    for (size_t i = 0; i < a->count; i++)
+        wf_free(a->names[i]);
+    wf_free(a->names);
+    wf_free(a->values);
+    a->names = NULL;
+    a->values = NULL;
+    a->count = a->cap = 0;
+}
+
+int wfb_parse_count(const char *option, const char *text, unsigned long long min,
+                    unsigned long long max, unsigned long long *out)
+{
+    char q[128];
+    char *end = NULL;
+    errno = 0;
+    unsigned long long n = strtoull(text, &end, 10);
+    if (*text < '0' || *text > '9' || *end || errno || n < min || n > max)
+        return wfb_usage_error("%s needs a whole number from %llu to %llu, not %s", option, min,
+                               max, wfb_quote(text, q, sizeof q));
+    *out = n;
+    return 0;
 }
 
 wf_status wfb_libpath(const char *option_value, wf_libpath **out, wf_error *err)
@@ -114,6 +271,23 @@ wf_status wfb_libpath(const char *option_value, wf_libpath **out, wf_error *err)
     return wf_libpath_create(dirs, out, err);
 }
 
+int64_t wfb_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void wfb_sleep_until(int64_t due_us)
+{
+    int64_t wait = due_us - wfb_now_us();
+    if (wait <= 0)
+        return;
+    struct timespec ts = {(time_t)(wait / 1000000), (long)(wait % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- output ------------------------------------------------------------------------------- */
 void wfb_print_result(FILE *out, const wfb_result *r)
 {
     wf_buf b;
@@ -148,13 +322,32 @@ void wfb_print_result(FILE *out, const wfb_result *r)
         wf_buf_adds(&b, "}");
     }
     wf_buf_adds(&b, "}\n");
-    fputs(b.oom ? "{\"status\": \"Faulted\", \"error\": {\"type\": \"OutOfMemory\"}}\n" : b.data,
-          out);
-    fflush(out);
+    errno = 0;
+    if ((fputs(b.oom ? "{\"status\": \"Faulted\", \"error\": {\"type\": \"OutOfMemory\"}}\n"
+                     : b.data,
+               out) == EOF ||
+         fflush(out) != 0) &&
+        out == stdout && !stdout_errno)
+        stdout_errno = errno;
     wf_buf_fini(&b);
 }
 
 int wfb_status_exit_code(const char *status)
 {
     return strcmp(status, "Closed") == 0 || strcmp(status, "Idle") == 0 ? 0 : 1;
+}
+
+int wfb_close_stdout(int rc)
+{
+    errno = 0;
+    bool failed = fflush(stdout) != 0 || ferror(stdout);
+    int saved = stdout_errno ? stdout_errno : errno;
+    if (fclose(stdout) != 0 && !failed) {
+        failed = true;
+        saved = errno;
+    }
+    if (!failed)
+        return rc;
+    wfb_error("cannot write standard output: %s", saved ? strerror(saved) : "write error");
+    return 2;
 }

@@ -1,11 +1,14 @@
-/* wfb_cli.h — what every `wfbridge` verb shares: reporting errors and diagnostics in the
- * `file:line:col: error: message` contract, exit codes, NAME=VALUE options, the library path,
- * and the last-line JSON result object (docs/formats.md "Output contracts"). Only the CLI prints. */
+/* wfb_cli.h — what every `wfbridge` verb shares: the one error format (docs/formats.md
+ * "Output contracts": `FILE:LINE:COL: error: message`, else `wfbridge VERB: error: message`),
+ * option tables read with getopt_long, NAME=VALUE options, quoting user input in messages,
+ * the library path, checked output and the last-line JSON result object. Only the CLI prints. */
 #ifndef WFB_CLI_H
 #define WFB_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "../common/wf_error.h"
@@ -26,35 +29,93 @@ int wfb_cmd_host(int argc, char **argv);       /* wfb_host.c: resume due instanc
 
 /* The instance store used when --store is not given: a file in the working directory. */
 #define WFB_DEFAULT_STORE "wfbridge.db"
+/* The one wording for a run that needs native libraries but has no library path. */
+#define WFB_NO_LIBPATH "no library path: pass --lib-path DIR or set WFBRIDGE_LIB_PATH"
 
+/* ---- reporting ----------------------------------------------------------------------------
+ * The program runs one verb, which names itself first with wfb_verb_begin; every message
+ * without a file of its own is then prefixed "wfbridge VERB: " ("wfbridge: " before a verb is
+ * known). wfb_verb_begin also starts getopt_long over at argv[1], so a verb may run in-process,
+ * more than once (tests do). */
+void wfb_verb_begin(const char *verb);
 /* Print one error / warning to stderr in the contract form; returns the exit code for it. */
 int wfb_report(const wf_error *err);
 void wfb_report_warning(const wf_error *err);
-/* Print every diagnostic (sorted into source order); returns 2 if any is an error, else 0. */
-int wfb_report_diags(wf_diags *diags);
-/* Print "wfbridge VERB: message" for usage problems and return 2. */
-int wfb_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* --help or -h anywhere in argv[1..]: print usage to stdout and return true. */
-bool wfb_wants_help(int argc, char **argv, const char *usage);
-/* The failure end of a verb: report err, or "wfbridge VERB: out of memory" when err is unset;
- * returns 2. */
-int wfb_fail(const char *verb, const wf_error *err);
-/* 0 when err is WF_OK; else report err (naming file when err has no file of its own), return 2. */
+/* "wfbridge VERB: error: message" (resp. warning:); wfb_error returns 2. */
+int wfb_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void wfb_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error: wfb_error plus " (see 'wfbridge VERB --help')"; returns 2. */
+int wfb_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print every diagnostic (sorted into source order, an identical repeat once); returns 2 if
+ * any is an error, else 0. With no_libpath set and a WF_E_NOLIB error among them, the root
+ * cause (WFB_NO_LIBPATH) comes first and only the WF_E_NOLIB errors follow it. */
+int wfb_report_diags(wf_diags *diags, bool no_libpath);
+/* The failure end of a verb: report err, or "out of memory" when err is unset; returns 2. */
+int wfb_fail(const wf_error *err);
+/* 0 when err is WF_OK; else report err (naming file when err has no file of its own), return
+ * its exit code. */
 int wfb_report_in_file(wf_error *err, const char *file);
+
+/* User input quoted for a message: 'text' when short, else its first 60 bytes (never cut inside
+ * a UTF-8 sequence) as 'text...' (N bytes). Returns buf; size >= 96 holds any result. */
+char *wfb_quote(const char *text, char *buf, size_t size);
 /* Append newline-separated names to b as JSON strings joined by ", " (no brackets). */
 void wfb_add_json_lines(wf_buf *b, const char *lines);
 
-/* Split "NAME=VALUE" at the first '='. Returns false (and leaves outputs alone) when there is
- * no '=' or the name is empty. name points into a static-free copy: the caller frees *name. */
-bool wfb_split_assignment(const char *text, char **name, const char **value);
+/* ---- options ------------------------------------------------------------------------------ */
+/* The next option of a verb's table (getopt_long; long options only; options may come before
+ * or after the positional arguments, which end at argv[optind..]). Returns the option's val,
+ * -1 at the end, or '?' after reporting an unknown option or a missing value (exit 2). Every
+ * table has {"help", no_argument, NULL, 'h'}; -h is accepted too. */
+int wfb_getopt(int argc, char **argv, const struct option *table);
+/* After the options: the one operand argv[optind] (`what` names it: "workflow file") into *out,
+ * or, with what NULL, no operand at all; otherwise a usage error (returns 2). */
+int wfb_operand(int argc, char **argv, const char *what, const char **out);
+/* The verb's help: print usage to stdout and return 0. */
+int wfb_help(const char *usage);
+
+/* The values of one repeatable NAME=VALUE option (--arg, --event, --resume, --bookmark). */
+typedef struct wfb_assigns {
+    const char *option;  /* "--arg" */
+    char **names;        /* owned, NUL-terminated copies */
+    const char **values; /* borrowed from argv */
+    size_t count, cap;
+} wfb_assigns;
+#define WFB_ASSIGNS_INIT(opt) {.option = (opt), .names = NULL, .values = NULL, .count = 0, .cap = 0}
+/* Split `text` at its first '=' and add it; a text without '=' or with an empty name, or a
+ * name given before when `unique`, is a usage error (reported; returns 2). 0 when added. */
+int wfb_assigns_add(wfb_assigns *a, const char *text, bool unique);
+void wfb_assigns_fini(wfb_assigns *a);
+
+/* A number option: a whole number min..max, else a usage error naming the option (returns 2). */
+int wfb_parse_count(const char *option, const char *text, unsigned long long min,
+                    unsigned long long max, unsigned long long *out);
+
+/* The CLOCK_REALTIME time in microseconds; sleeping until one (no-op when it has passed). */
+int64_t wfb_now_us(void);
+void wfb_sleep_until(int64_t due_us);
 
 /* The library path: --lib-path value if given, else $WFBRIDGE_LIB_PATH, else none (NULL out,
  * WF_OK). */
 wf_status wfb_libpath(const char *option_value, wf_libpath **out, wf_error *err);
 
-/* The result object printed as the last line of stdout with --json:
- * {"status": ..., "outputs": {...}, "bookmarks": [...], "error": {"type", "message"}} */
+/* ---- values from the command line (wfb_value.c) -------------------------------------------
+ * The one rule both runtimes apply to --arg (and a typed payload): scalars are read as text of
+ * their type; List, Record and Object values are JSON, and a JSON value must match the declared
+ * type exactly (List(String) takes strings only, List(Int32) whole numbers in range, ...):
+ * nothing is coerced. Errors name the option and NAME ("--arg LI: ... at character 6"), with a
+ * quoted, truncated copy of the input. */
+wf_status wfb_value_from_text(wf_types *types, const wf_type *type, const char *option,
+                              const char *name, const char *text, wf_value *out, wf_error *err);
+/* An untyped payload (--resume, --bookmark, --event): JSON when the text starts like JSON
+ * ('{', '[' or '"') — malformed JSON is then an error — or when it parses as a JSON number,
+ * true, false or null; any other text is a String. */
+wf_status wfb_payload_from_text(wf_types *types, const char *option, const char *name,
+                                const char *text, wf_value *out, wf_error *err);
+
+/* ---- output -------------------------------------------------------------------------------
+ * The result object printed as the last line of stdout with --json:
+ * {"status": ..., "id": ..., "outputs": {...}, "bookmarks": [...], "error": {"type", "message"}} */
 typedef struct wfb_result {
     const char *status;         /* "Closed", "Faulted", "Canceled", "Terminated", "Idle" */
     const char *const *output_names;
@@ -70,5 +131,8 @@ typedef struct wfb_result {
 void wfb_print_result(FILE *out, const wfb_result *result);
 /* Exit code for a final status string: 0 Closed/Idle, 1 Faulted/Canceled/Terminated. */
 int wfb_status_exit_code(const char *status);
+/* The end of the program: flush and close stdout; a failed write, flush or close (a full disk,
+ * a closed pipe) is reported naming standard output and turns rc into 2. */
+int wfb_close_stdout(int rc);
 
 #endif

@@ -1,6 +1,7 @@
-/* wfb_durable.h — helpers the durable verbs share (run --store, resume, inspect, host):
- * opening an instance store with a durable host on a runtime, driving an instance to its
- * next persisted idle or completion, and printing its contract result with "instance_id". */
+/* wfb_durable.h — helpers the durable verbs share (run --store, resume, host), implemented in
+ * wfb_durable.c: opening an instance store with a durable host on a runtime, driving an
+ * instance to its next persisted idle or completion, and printing its contract result with
+ * its "id". */
 #ifndef WFB_DURABLE_H
 #define WFB_DURABLE_H
 
@@ -10,8 +11,8 @@
 #include "../common/wf_value.h"
 #include "../modern/wfm_durable.h"
 
-/* --durability full|normal -> *out (a wfm_durability); prints a usage error and returns 2. */
-int wfb_parse_durability(const char *verb, const char *text, int *out);
+/* --durability full|normal -> *out (a wfm_durability); reports a usage error and returns 2. */
+int wfb_parse_durability(const char *text, int *out);
 typedef struct wfb_durable_cfg {
     const char *path;           /* the store file */
     bool must_exist;            /* refuse a missing file (WF_E_IO) instead of creating it */
@@ -35,14 +36,11 @@ typedef struct wfb_marks {
     const char *(*name)(const void *src, size_t index);
     const void *src;
 } wfb_marks;
-/* Report a Faulted/Terminated instance's fault to stderr, print its result (--json: the
- * contract object, bookmarks only when Idle; else, with an id, "instance ID persisted" when
- * Idle) and return the exit code; 2 after printing oom_text when memory runs out. */
-int wfb_instance_result(const wfm_instance *inst, const wfb_marks *marks, bool json,
-                        const char *oom_text);
-/* Print the result (--json: the contract object with instance_id) and return the exit code. */
+/* Report a Faulted/Terminated instance's fault to stderr (FILE:LINE:COL: error: TYPE: message
+ * at the faulting activity), print its result (--json: the contract object, bookmarks only
+ * when Idle; else, with an id, "instance ID persisted" when Idle) and return the exit code. */
+int wfb_instance_result(const wfm_instance *inst, const wfb_marks *marks, bool json);
+/* Print the result (--json: the contract object with "id") and return the exit code. */
 int wfb_durable_finish(wfm_dinst *d, bool json);
-/* A NAME=VALUE value as a payload: JSON when it parses, else the text as a string. */
-wf_status wfb_payload(wfm_runtime *rt, const char *text, wf_value *out, wf_error *err);
 
 #endif

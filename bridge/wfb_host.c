@@ -13,15 +13,18 @@
 #include "wfb_durable.h"
 
 static const char usage_text[] =
-    "usage: wfbridge host [--store FILE] [--once] [--durability full|normal] [--lib-path DIR]\n\n"
+    "usage: wfbridge host [--store FILE] [--once] [--durability full|normal] [--lib-path DIR]\n"
+    "                     [--json]\n\n"
     "Run the instances of the instance store (default: " WFB_DEFAULT_STORE
     " in the working\ndirectory) whose timers are due, that have queued resumptions (applied in "
-    "order) or\nthat were saved while runnable, each "
-    "until it is\nidle again (persisted and unloaded) or completes; instances another host "
-    "holds are\nleft alone. Prints one line per instance run: \"ID STATUS\".\n\n"
+    "order) or\nthat were saved while runnable, each until it is idle again (persisted and "
+    "unloaded)\nor completes; instances another host holds are left alone. Prints one line per\n"
+    "instance run: \"ID STATUS\".\n\n"
     "  --once            one pass, then exit (default: keep polling, at least once a second)\n"
     "  --durability D    full (default) or normal\n"
-    "  --lib-path DIR    where native libraries are found (default $WFBRIDGE_LIB_PATH)\n\n"
+    "  --lib-path DIR    where native libraries are found (default $WFBRIDGE_LIB_PATH)\n"
+    "  --json            print each instance run as the result object of 'wfbridge resume\n"
+    "                    --json' (one JSON object per line) instead of \"ID STATUS\"\n\n"
     "Exit status: 0, or 2 when the store cannot be opened or an instance failed to load.\n";
 
 typedef struct pass {
@@ -30,13 +33,6 @@ typedef struct pass {
     size_t count, cap;
     bool oom;
 } pass;
-
-static int64_t now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 /* Is `name` one of the row's bookmarks ('\n'-separated)? */
 static bool waits_on(const wfm_store_row *row, const char *name)
@@ -83,9 +79,9 @@ static bool collect(void *ud, const wfm_store_row *row)
 }
 
 /* One pass; returns 2 if an instance failed, else 0. *next_due: the earliest future timer. */
-static int run_pass(wfm_host *host, int64_t *next_due)
+static int run_pass(wfm_host *host, bool json, int64_t *next_due)
 {
-    pass p = {now_us(), INT64_MAX, NULL, 0, 0, false};
+    pass p = {wfb_now_us(), INT64_MAX, NULL, 0, 0, false};
     wf_error err = WF_ERROR_INIT;
     wfm_store_query q = WFM_STORE_QUERY_INIT;
     if (wfm_store_query_rows(wfm_host_store(host), &q, collect, &p, &err) != WF_OK || p.oom) {
@@ -106,9 +102,16 @@ static int run_pass(wfm_host *host, int64_t *next_due)
         if (st == WF_OK)
             st = wfb_durable_drive(host, d, &e);
         if (st == WF_OK) {
-            printf("%s %s\n", p.ids[i],
-                   wfm_instance_state_name(wfm_instance_state_get(wfm_dinst_instance(d))));
-            fflush(stdout);
+            if (json)
+                wfb_durable_finish(d, true);
+            else
+                printf("%s %s\n", p.ids[i],
+                       wfm_instance_state_name(wfm_instance_state_get(wfm_dinst_instance(d))));
+            if (fflush(stdout) != 0) {
+                rc = 2; /* stdout is gone: wfb_close_stdout reports it */
+                wfm_dinst_close(d);
+                break;
+            }
         } else {
             wfb_report(&e);
             rc = 2;
@@ -120,30 +123,47 @@ static int run_pass(wfm_host *host, int64_t *next_due)
     return rc;
 }
 
+static const struct option options[] = {
+    {"store", required_argument, NULL, 's'},      {"once", no_argument, NULL, 'o'},
+    {"durability", required_argument, NULL, 'd'}, {"lib-path", required_argument, NULL, 'L'},
+    {"json", no_argument, NULL, 'j'},             {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
 int wfb_cmd_host(int argc, char **argv)
 {
+    wfb_verb_begin("host");
     const char *store_path = NULL, *lib_path = NULL;
-    bool once = false;
-    int durability = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool has_value = i + 1 < argc;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(usage_text, stdout);
-            return 0;
-        }
-        if (strcmp(a, "--once") == 0)
+    bool once = false, json = false;
+    int durability = 0, c;
+    while ((c = wfb_getopt(argc, argv, options)) != -1) {
+        int bad = 0;
+        switch (c) {
+        case 'h':
+            return wfb_help(usage_text);
+        case 's':
+            store_path = optarg;
+            break;
+        case 'o':
             once = true;
-        else if (strcmp(a, "--store") == 0 && has_value)
-            store_path = argv[++i];
-        else if (strcmp(a, "--lib-path") == 0 && has_value)
-            lib_path = argv[++i];
-        else if (strcmp(a, "--durability") == 0 && has_value) {
-            if (wfb_parse_durability("host", argv[++i], &durability))
-                return 2;
-        } else
-            return wfb_usage_error("host", "unknown or incomplete argument '%s'", a);
+            break;
+        case 'j':
+            json = true;
+            break;
+        case 'd':
+            bad = wfb_parse_durability(optarg, &durability);
+            break;
+        case 'L':
+            lib_path = optarg;
+            break;
+        default:
+            return 2;
+        }
+        if (bad)
+            return bad;
     }
+    if (wfb_operand(argc, argv, NULL, NULL))
+        return 2;
     wf_error err = WF_ERROR_INIT;
     wf_libpath *libpath = NULL;
     wfm_runtime *rt = NULL;
@@ -158,10 +178,10 @@ int wfb_cmd_host(int argc, char **argv)
         wfb_durable_open(&cfg, rt, &store, &host, &err) == WF_OK) {
         for (;;) {
             int64_t next_due = INT64_MAX;
-            rc = run_pass(host, &next_due);
-            if (once)
+            rc = run_pass(host, json, &next_due);
+            if (once || ferror(stdout))
                 break;
-            int64_t wait = next_due == INT64_MAX ? 1000000 : next_due - now_us();
+            int64_t wait = next_due == INT64_MAX ? 1000000 : next_due - wfb_now_us();
             if (wait > 1000000)
                 wait = 1000000;
             if (wait > 0) {

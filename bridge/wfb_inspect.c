@@ -13,7 +13,7 @@
 #include "wfb_cli.h"
 
 static const char usage_text[] =
-    "usage: wfbridge inspect [--store FILE] ID\n\n"
+    "usage: wfbridge inspect [--store FILE] ID [--json]\n\n"
     "Print instance ID of the instance store (default: " WFB_DEFAULT_STORE
     " in the working\ndirectory) as one JSON object: {\"id\", \"status\", \"definition\", "
     "\"path\", \"owner\",\n\"lockExpires\", \"nextTimer\", \"bookmarks\", \"promoted\", "
@@ -151,27 +151,28 @@ done:
     return rc;
 }
 
+static const struct option options[] = {
+    {"store", required_argument, NULL, 's'},
+    {"json", no_argument, NULL, 'j'}, /* accepted: the output is always JSON */
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
 int wfb_cmd_inspect(int argc, char **argv)
 {
-    const char *store = NULL, *id = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(usage_text, stdout);
-            return 0;
-        }
-        if (strcmp(a, "--store") == 0 && i + 1 < argc)
-            store = argv[++i];
-        else if (strcmp(a, "--json") == 0)
-            continue; /* the output is always JSON */
-        else if (a[0] == '-' && a[1] == '-')
-            return wfb_usage_error("inspect", "unknown or incomplete option '%s'", a);
-        else if (!id)
-            id = a;
-        else
-            return wfb_usage_error("inspect", "more than one instance id ('%s')", a);
+    wfb_verb_begin("inspect");
+    const char *store = NULL;
+    int c;
+    while ((c = wfb_getopt(argc, argv, options)) != -1) {
+        if (c == 'h')
+            return wfb_help(usage_text);
+        if (c == 's')
+            store = optarg;
+        else if (c != 'j')
+            return 2;
     }
-    if (!id)
-        return wfb_usage_error("inspect", "no instance id given");
+    const char *id = NULL;
+    if (wfb_operand(argc, argv, "instance id", &id))
+        return 2;
     return inspect(store ? store : WFB_DEFAULT_STORE, id);
 }

@@ -6,6 +6,7 @@
 
 #include "../common/wf_mem.h"
 #include "../common/wf_value.h"
+#include "../modern/wfm_runtime.h"
 #include "../modern/wfm_store.h"
 #include "wfb_cli.h"
 
@@ -14,7 +15,8 @@ static const char usage_text[] =
     "                          [--bookmark NAME] [--json]\n\n"
     "List the workflow instances of an instance store (default: " WFB_DEFAULT_STORE
     " in the\nworking directory), oldest first.\n\n"
-    "  --status S         only instances in status S (Idle, Executing, Closed, Faulted, ...)\n"
+    "  --status S         only instances in status S: Created, Executing, Idle, Closed,\n"
+    "                     Faulted, Canceled or Terminated\n"
     "  --where NAME=VALUE only instances whose promoted property NAME equals VALUE\n"
     "  --bookmark NAME    only instances waiting on bookmark NAME\n"
     "  --json             one JSON object: {\"instances\": [{\"id\", \"status\", ...}]}\n";
@@ -85,48 +87,81 @@ static bool print_row(void *ud, const wfm_store_row *row)
 typedef struct instances_opts {
     const char *store;
     wfm_store_query q;
-    char *where_name;
+    wfb_assigns where;
     bool json;
 } instances_opts;
 
+static const struct option options[] = {
+    {"store", required_argument, NULL, 's'},    {"status", required_argument, NULL, 'S'},
+    {"where", required_argument, NULL, 'w'},    {"bookmark", required_argument, NULL, 'b'},
+    {"json", no_argument, NULL, 'j'},           {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* --status S: one of the instance statuses, exactly as the store writes them. */
+static int check_status(const char *text)
+{
+    char list[160] = "", q[128];
+    for (int s = WFM_INSTANCE_CREATED; s <= WFM_INSTANCE_TERMINATED; s++) {
+        const char *name = wfm_instance_state_name((wfm_instance_state)s);
+        if (strcmp(text, name) == 0)
+            return 0;
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", name);
+    }
+    return wfb_usage_error("--status takes one of %s, not %s", list, wfb_quote(text, q, sizeof q));
+}
+
+/* -1: help printed. */
 static int parse_opts(int argc, char **argv, instances_opts *o)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool has_value = i + 1 < argc;
-        if (strcmp(a, "--json") == 0) {
+    int c;
+    while ((c = wfb_getopt(argc, argv, options)) != -1) {
+        switch (c) {
+        case 'h':
+            return wfb_help(usage_text), -1;
+        case 's':
+            o->store = optarg;
+            break;
+        case 'S':
+            if (o->q.status)
+                return wfb_usage_error("--status is given more than once");
+            if (check_status(optarg))
+                return 2;
+            o->q.status = optarg;
+            break;
+        case 'b':
+            if (o->q.bookmark)
+                return wfb_usage_error("--bookmark is given more than once");
+            o->q.bookmark = optarg;
+            break;
+        case 'w':
+            if (o->where.count)
+                return wfb_usage_error("--where is given more than once");
+            if (wfb_assigns_add(&o->where, optarg, true))
+                return 2;
+            o->q.prop_name = o->where.names[0];
+            o->q.prop_value = o->where.values[0];
+            break;
+        case 'j':
             o->json = true;
-        } else if (strcmp(a, "--store") == 0 && has_value) {
-            o->store = argv[++i];
-        } else if (strcmp(a, "--status") == 0 && has_value) {
-            o->q.status = argv[++i];
-        } else if (strcmp(a, "--bookmark") == 0 && has_value) {
-            o->q.bookmark = argv[++i];
-        } else if (strcmp(a, "--where") == 0 && has_value) {
-            wf_free(o->where_name);
-            o->where_name = NULL;
-            if (!wfb_split_assignment(argv[++i], &o->where_name, &o->q.prop_value))
-                return wfb_usage_error("instances", "--where needs NAME=VALUE, not '%s'",
-                                       argv[i]);
-            o->q.prop_name = o->where_name;
-        } else {
-            return wfb_usage_error("instances", "unknown or incomplete option '%s'", a);
+            break;
+        default:
+            return 2;
         }
     }
-    return 0;
+    return wfb_operand(argc, argv, NULL, NULL);
 }
 
 int wfb_cmd_instances(int argc, char **argv)
 {
-    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        fputs(usage_text, stdout);
-        return 0;
-    }
-    instances_opts o = {WFB_DEFAULT_STORE, WFM_STORE_QUERY_INIT, NULL, false};
+    wfb_verb_begin("instances");
+    instances_opts o = {WFB_DEFAULT_STORE, WFM_STORE_QUERY_INIT, WFB_ASSIGNS_INIT("--where"),
+                        false};
     int rc = parse_opts(argc, argv, &o);
     if (rc != 0) {
-        wf_free(o.where_name);
-        return rc;
+        wfb_assigns_fini(&o.where);
+        return rc < 0 ? 0 : rc;
     }
     wfm_store_opts so = WFM_STORE_OPTS_INIT;
     so.path = o.store;
@@ -141,9 +176,9 @@ int wfb_cmd_instances(int argc, char **argv)
     if (st == WF_OK && o.json)
         printf("{\"instances\": [%s]}\n", ls.out.data);
     else if (st == WF_OK && ls.count == 0)
-        fprintf(stderr, "no instances match\n");
+        fprintf(stderr, "no instances match\n"); /* a note, not an error: exit 0 */
     wfm_store_close(store);
     wf_buf_fini(&ls.out);
-    wf_free(o.where_name);
+    wfb_assigns_fini(&o.where);
     return st == WF_OK ? 0 : wfb_report(&err);
 }

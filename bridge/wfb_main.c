@@ -1,9 +1,12 @@
-/* wfb_main.c — the `wfbridge` program: dispatches a verb to its file in bridge/. This is the
- * only place a wf_error becomes process output and an exit code (docs/style.md "Errors"). */
+/* wfb_main.c — the `wfbridge` program: dispatches a verb to its file in bridge/, answers
+ * --help, --version and `help VERB`, and checks that stdout was written. This is the only
+ * place a verb's result becomes the process exit code (docs/style.md "Errors"). */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "wfb_cli.h"
+#include "wfb_version.h"
 
 static const struct verb {
     const char *name;
@@ -17,32 +20,61 @@ static const struct verb {
     {"inspect", wfb_cmd_inspect, "show a persisted instance's state and store row"},
     {"host", wfb_cmd_host, "run persisted instances whose timers are due"},
 };
+#define VERB_COUNT (sizeof verbs / sizeof verbs[0])
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: wfbridge VERB [options]\n\n"
-                 "wfbridge moves WF3-style (XOML) workflows to the WF4-style (XAML) model.\n\n"
+    fprintf(out, "usage: wfbridge VERB [options]\n"
+                 "       wfbridge help [VERB] | --help | --version\n\n"
+                 "wfbridge runs WF3-style (XOML) and WF4-style (XAML) workflows.\n\n"
                  "verbs:\n");
-    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+    for (size_t i = 0; i < VERB_COUNT; i++)
         fprintf(out, "  %-12s %s\n", verbs[i].name, verbs[i].summary);
-    fprintf(out, "\n'wfbridge VERB --help' describes a verb. Exit status: 0 success, 1 the "
-                 "workflow\nfaulted or verification diverged, 2 usage or input error.\n");
+    fprintf(out, "\n'wfbridge help VERB' or 'wfbridge VERB --help' describes a verb. Exit status:\n"
+                 "0 success, 1 the workflow faulted, 2 usage or input error.\n");
 }
 
-int main(int argc, char **argv)
+static const struct verb *find_verb(const char *name)
+{
+    for (size_t i = 0; i < VERB_COUNT; i++)
+        if (strcmp(name, verbs[i].name) == 0)
+            return &verbs[i];
+    return NULL;
+}
+
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
         return 2;
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-        strcmp(argv[1], "help") == 0) {
+    const char *a = argv[1];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0 ||
+        (strcmp(a, "help") == 0 && argc == 2)) {
         usage(stdout);
         return 0;
     }
-    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
-        if (strcmp(argv[1], verbs[i].name) == 0)
-            return verbs[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "wfbridge: unknown verb '%s' (see 'wfbridge --help')\n", argv[1]);
-    return 2;
+    if (strcmp(a, "--version") == 0) {
+        printf("wfbridge %s\n", WFB_VERSION);
+        return 0;
+    }
+    if (strcmp(a, "help") == 0) {
+        const struct verb *v = find_verb(argv[2]);
+        if (!v || argc > 3)
+            return wfb_usage_error("help: unknown verb '%s'", argv[2]);
+        char help[] = "--help";
+        char *help_argv[] = {argv[2], help, NULL};
+        return v->fn(2, help_argv);
+    }
+    const struct verb *v = find_verb(a);
+    if (!v)
+        return wfb_usage_error("unknown verb '%s'", a);
+    return v->fn(argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+    /* A closed pipe on stdout is a write error (EPIPE) the program reports, not a signal. */
+    signal(SIGPIPE, SIG_IGN);
+    return wfb_close_stdout(dispatch(argc, argv));
 }

@@ -3,9 +3,7 @@
  * report per docs/formats.md "Output contracts": workflow output on stdout as it happens, errors on
  * stderr as file:line:col, the --json result as the last line, exit 0/1/2. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../common/wf_mem.h"
 #include "../modern/wfm_runtime.h"
@@ -18,11 +16,12 @@ static const char usage_text[] =
     "                    [--track FILE [--profile P]]\n"
     "                    [--store FILE [--durability full|normal] [--promote NAME]...]\n\n"
     "Run a modern (WF4 XAML) workflow until it completes or waits on bookmarks.\n\n"
-    "  --arg NAME=VALUE       set In/InOut argument NAME; VALUE is read as the argument's\n"
-    "                         declared type (lists and records as JSON, Decimal and DateTime\n"
-    "                         as text)\n"
+    "  --arg NAME=VALUE       set In/InOut argument NAME (once each); VALUE is read as the\n"
+    "                         argument's declared type (lists and records as JSON that must\n"
+    "                         match the type exactly, Decimal and DateTime as text)\n"
     "  --resume NAME=VALUE    when the workflow goes idle, resume bookmark NAME with VALUE\n"
-    "                         (JSON if it parses, else a string); repeat to resume in order\n"
+    "                         (JSON when it starts with {, [ or \" or is a number, true,\n"
+    "                         false or null; else a string); one per bookmark, in order\n"
     "  --json                 print the result as one JSON object on the last line of stdout\n"
     "  --lib-path DIR         where native libraries are found (default $WFBRIDGE_LIB_PATH)\n"
     "  --workers N            worker threads of the runtime (default: one per core)\n"
@@ -34,7 +33,7 @@ static const char usage_text[] =
     "  --store FILE           durable run: create the instance in instance store FILE\n"
     "                         (created if missing), persist it at Persist activities, and\n"
     "                         when it goes idle persist it, release it and exit; the result\n"
-    "                         carries its instance_id (continue with 'wfbridge resume')\n"
+    "                         carries its \"id\" (continue with 'wfbridge resume')\n"
     "  --durability D         with --store: full (the default: fsync at every commit) or\n"
     "                         normal (WAL; a process crash loses nothing, a power loss may\n"
     "                         drop the last commits)\n"
@@ -46,8 +45,7 @@ static const char usage_text[] =
 
 typedef struct run_opts {
     const char *file;
-    const char **args, **resumes;
-    size_t arg_count, resume_count;
+    wfb_assigns args, resumes;
     bool json;
     const char *lib_path;
     unsigned workers;
@@ -56,124 +54,187 @@ typedef struct run_opts {
     const char *profile; /* --profile NAME|FILE.xml, default basic */
     const char *store;   /* --store FILE: durable run */
     int durability;      /* --durability: a wfm_durability */
+    bool durability_set;
     const char **promotes; /* --promote NAME... */
     size_t promote_count;
 } run_opts;
 
+static const struct option options[] = {
+    {"arg", required_argument, NULL, 'a'},        {"resume", required_argument, NULL, 'r'},
+    {"json", no_argument, NULL, 'j'},             {"lib-path", required_argument, NULL, 'L'},
+    {"workers", required_argument, NULL, 'w'},    {"track", required_argument, NULL, 't'},
+    {"profile", required_argument, NULL, 'p'},    {"store", required_argument, NULL, 's'},
+    {"durability", required_argument, NULL, 'd'}, {"promote", required_argument, NULL, 'P'},
+    {"max-steps", required_argument, NULL, 'm'},  {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* One option into o; 0, 2 (reported) or -1 (help printed). */
+static int take_opt(int c, run_opts *o)
+{
+    unsigned long long n;
+    switch (c) {
+    case 'h':
+        return wfb_help(usage_text), -1;
+    case 'a':
+        return wfb_assigns_add(&o->args, optarg, true);
+    case 'r':
+        return wfb_assigns_add(&o->resumes, optarg, true);
+    case 'j':
+        o->json = true;
+        return 0;
+    case 'L':
+        o->lib_path = optarg;
+        return 0;
+    case 'w':
+        if (wfb_parse_count("--workers", optarg, 1, 1024, &n))
+            return 2;
+        o->workers = (unsigned)n;
+        return 0;
+    case 't':
+        o->track = optarg;
+        return 0;
+    case 'p':
+        o->profile = optarg;
+        return 0;
+    case 's':
+        o->store = optarg;
+        return 0;
+    case 'd':
+        o->durability_set = true;
+        return wfb_parse_durability(optarg, &o->durability);
+    case 'P':
+        o->promotes[o->promote_count++] = optarg;
+        return 0;
+    case 'm':
+        if (wfb_parse_count("--max-steps", optarg, 0, UINT64_MAX, &n))
+            return 2;
+        o->max_steps = n;
+        return 0;
+    default:
+        return 2;
+    }
+}
+
+/* Every option, alone and together, checked before anything is loaded or run. */
 static int parse_opts(int argc, char **argv, run_opts *o)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool has_value = i + 1 < argc;
-        if (strcmp(a, "--json") == 0) {
-            o->json = true;
-        } else if (strcmp(a, "--arg") == 0 && has_value) {
-            o->args[o->arg_count++] = argv[++i];
-        } else if (strcmp(a, "--resume") == 0 && has_value) {
-            o->resumes[o->resume_count++] = argv[++i];
-        } else if (strcmp(a, "--lib-path") == 0 && has_value) {
-            o->lib_path = argv[++i];
-        } else if (strcmp(a, "--store") == 0 && has_value) {
-            o->store = argv[++i];
-        } else if (strcmp(a, "--durability") == 0 && has_value) {
-            if (wfb_parse_durability("run", argv[++i], &o->durability))
-                return 2;
-        } else if (strcmp(a, "--promote") == 0 && has_value) {
-            o->promotes[o->promote_count++] = argv[++i];
-        } else if (strcmp(a, "--track") == 0 && has_value) {
-            o->track = argv[++i];
-        } else if (strcmp(a, "--profile") == 0 && has_value) {
-            o->profile = argv[++i];
-        } else if (strcmp(a, "--workers") == 0 && has_value) {
-            char *end;
-            long n = strtol(argv[++i], &end, 10);
-            if (*end || n < 1 || n > 1024)
-                return wfb_usage_error("run", "--workers needs a number from 1 to 1024");
-            o->workers = (unsigned)n;
-        } else if (strcmp(a, "--max-steps") == 0 && has_value) {
-            char *end;
-            const char *v = argv[++i];
-            o->max_steps = strtoull(v, &end, 10);
-            if (*v < '0' || *v > '9' || *end)
-                return wfb_usage_error("run", "--max-steps needs a whole number, not '%s'", v);
-        } else if (a[0] == '-' && a[1] == '-') {
-            return wfb_usage_error("run", "unknown or incomplete option '%s'", a);
-        } else if (!o->file) {
-            o->file = a;
-        } else {
-            return wfb_usage_error("run", "more than one workflow file ('%s')", a);
-        }
+    int c;
+    while ((c = wfb_getopt(argc, argv, options)) != -1) {
+        int rc = take_opt(c, o);
+        if (rc)
+            return rc;
     }
-    if (!o->file)
-        return wfb_usage_error("run", "no workflow file given");
+    if (wfb_operand(argc, argv, "workflow file", &o->file))
+        return 2;
     if (o->promote_count && !o->store)
-        return wfb_usage_error("run", "--promote needs --store FILE");
-    if (o->store && o->resume_count)
-        return wfb_usage_error("run", "--resume cannot be used with --store (use 'wfbridge "
-                                      "resume' on the persisted instance)");
+        return wfb_usage_error("--promote needs --store FILE");
+    if (o->durability_set && !o->store)
+        return wfb_usage_error("--durability needs --store FILE");
+    if (o->profile && !o->track)
+        return wfb_usage_error("--profile needs --track FILE");
+    if (o->store && o->resumes.count)
+        return wfb_usage_error("--resume cannot be used with --store (use 'wfbridge "
+                               "resume' on the persisted instance)");
     return 0;
 }
 
-/* --arg NAME=VALUE: VALUE read as the declared type of argument NAME. */
-static int set_arg(wfm_runtime *rt, wfm_instance *inst, const char *file, const char *text)
+/* The declared arguments, for "the workflow has no argument 'X' (it declares: A, B)". */
+static void arg_list(const wfm_definition *def, char *buf, size_t size)
 {
-    char *name = NULL;
-    const char *value = NULL;
-    if (!wfb_split_assignment(text, &name, &value))
-        return wfb_usage_error("run", "--arg needs NAME=VALUE, not '%s'", text);
-    const wfm_definition *def = wfm_instance_definition(inst);
-    wf_error err = WF_ERROR_INIT;
-    wf_loc loc = {file, 0, 0};
-    size_t index;
-    wf_value v = wf_null();
-    if (!wfm_definition_arg_find(def, name, &index))
-        wf_error_set(&err, WF_E_NAME, &loc, "the workflow has no argument '%s'", name);
-    else if (wf_value_parse(wfm_runtime_types(rt), wfm_definition_arg_type(def, index), value, &v,
-                            &err) != WF_OK)
-        wf_error_prefix(&err, "argument '%s': ", name);
-    else
-        wfm_instance_set_input(inst, name, &v, &err);
-    wf_value_release(&v);
-    wf_free(name);
-    return wfb_report_in_file(&err, file);
+    buf[0] = '\0';
+    size_t n = wfm_definition_arg_count(def);
+    for (size_t i = 0; i < n; i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, size - used, "%s%s", i ? ", " : "", wfm_definition_arg_name(def, i));
+    }
+    if (!n)
+        snprintf(buf, size, "none");
 }
 
-/* --resume NAME=VALUE: the payload is JSON when it parses, else the text itself. */
-static int resume_one(wfm_runtime *rt, wfm_instance *inst, const char *file, const char *text)
+/* Every --arg converted (into values[i]) and every --promote name checked against the
+ * definition, before an instance exists. */
+static int check_inputs(wfm_runtime *rt, const wfm_definition *def, const run_opts *o,
+                        wf_value *values)
 {
-    char *name = NULL;
-    const char *value = NULL;
-    if (!wfb_split_assignment(text, &name, &value))
-        return wfb_usage_error("run", "--resume needs BOOKMARK=VALUE, not '%s'", text);
+    wf_loc loc = {o->file, 0, 0};
+    char names[512];
+    for (size_t i = 0; i < o->args.count; i++) {
+        wf_error err = WF_ERROR_INIT;
+        size_t index;
+        const char *name = o->args.names[i];
+        if (!wfm_definition_arg_find(def, name, &index)) {
+            arg_list(def, names, sizeof names);
+            wf_error_set(&err, WF_E_NAME, &loc,
+                         "--arg %s: the workflow has no argument '%s' (it declares: %s)", name,
+                         name, names);
+        } else {
+            wfb_value_from_text(wfm_runtime_types(rt), wfm_definition_arg_type(def, index),
+                                "--arg", name, o->args.values[i], &values[i], &err);
+        }
+        if (err.code != WF_OK)
+            return wfb_report(&err);
+    }
+    for (size_t i = 0; i < o->promote_count; i++) {
+        const char *name = o->promotes[i];
+        if (wfm_definition_arg_find(def, name, NULL) || wfm_definition_root_var_find(def, name))
+            continue;
+        arg_list(def, names, sizeof names);
+        wf_error err = WF_ERROR_INIT;
+        wf_error_set(&err, WF_E_NAME, &loc,
+                     "--promote %s: the workflow has no argument or root variable '%s' "
+                     "(arguments: %s)",
+                     name, name, names);
+        return wfb_report(&err);
+    }
+    /* --resume payloads: the bookmarks are only known while the workflow runs, the payload
+     * text is checked now */
+    for (size_t i = 0; i < o->resumes.count; i++) {
+        wf_error err = WF_ERROR_INIT;
+        wf_value v;
+        wfb_payload_from_text(wfm_runtime_types(rt), "--resume", o->resumes.names[i],
+                              o->resumes.values[i], &v, &err);
+        wf_value_release(&v);
+        if (err.code != WF_OK)
+            return wfb_report(&err);
+    }
+    return 0;
+}
+
+static int set_args(wfm_instance *inst, const run_opts *o, wf_value *values)
+{
+    for (size_t i = 0; i < o->args.count; i++) {
+        wf_error err = WF_ERROR_INIT;
+        if (wfm_instance_set_input(inst, o->args.names[i], &values[i], &err) != WF_OK) {
+            wf_error_prefix(&err, "--arg %s: ", o->args.names[i]);
+            return wfb_report_in_file(&err, o->file);
+        }
+    }
+    return 0;
+}
+
+/* --resume NAME=VALUE (its text was checked before the run). */
+static int resume_one(wfm_runtime *rt, wfm_instance *inst, const run_opts *o, size_t i)
+{
     wf_value payload;
     wf_error err = WF_ERROR_INIT;
-    if (wfb_payload(rt, value, &payload, &err) == WF_OK)
+    const char *name = o->resumes.names[i];
+    if (wfb_payload_from_text(wfm_runtime_types(rt), "--resume", name, o->resumes.values[i],
+                              &payload, &err) == WF_OK)
         wfm_instance_resume(inst, name, &payload, &err);
     wf_value_release(&payload);
-    wf_free(name);
-    return wfb_report_in_file(&err, file);
+    if (err.code == WF_OK)
+        return 0;
+    wf_error_prefix(&err, "--resume %s: ", name);
+    return wfb_report(&err);
 }
 
-static void sleep_until(int64_t due_us)
+/* Does the instance wait on bookmark `name`? */
+static bool has_bookmark(const wfm_instance *inst, const char *name)
 {
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    int64_t wait = due_us - ((int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000);
-    if (wait <= 0)
-        return;
-    struct timespec ts = {(time_t)(wait / 1000000), (long)(wait % 1000000) * 1000};
-    nanosleep(&ts, NULL);
-}
-
-/* Does the instance wait on the bookmark named by a --resume NAME=VALUE text? */
-static bool has_bookmark(const wfm_instance *inst, const char *assignment)
-{
-    size_t len = strcspn(assignment, "=");
-    for (size_t i = 0; i < wfm_instance_bookmark_count(inst); i++) {
-        const char *name = wfm_instance_bookmark_name(inst, i);
-        if (strlen(name) == len && memcmp(name, assignment, len) == 0)
+    for (size_t i = 0; i < wfm_instance_bookmark_count(inst); i++)
+        if (strcmp(wfm_instance_bookmark_name(inst, i), name) == 0)
             return true;
-    }
     return false;
 }
 
@@ -181,7 +242,7 @@ static bool has_bookmark(const wfm_instance *inst, const char *assignment)
  * --resume waits for its bookmark while a timer is pending (the timer may create it). */
 static int drive(wfm_runtime *rt, wfm_instance *inst, const run_opts *o)
 {
-    size_t next_resume = 0;
+    size_t next_resume = 0, nr = o->resumes.count;
     for (;;) {
         wf_error err = WF_ERROR_INIT;
         if (wfm_instance_run(inst, &err) != WF_OK)
@@ -189,17 +250,16 @@ static int drive(wfm_runtime *rt, wfm_instance *inst, const run_opts *o)
         if (wfm_instance_state_get(inst) != WFM_INSTANCE_IDLE)
             return 0;
         int64_t due = wfm_instance_next_timer_us(inst);
-        if (next_resume < o->resume_count &&
-            (due == INT64_MAX || has_bookmark(inst, o->resumes[next_resume]))) {
-            int rc = resume_one(rt, inst, o->file, o->resumes[next_resume++]);
+        if (next_resume < nr &&
+            (due == INT64_MAX || has_bookmark(inst, o->resumes.names[next_resume]))) {
+            int rc = resume_one(rt, inst, o, next_resume++);
             if (rc)
                 return rc;
             continue;
         }
-        if (due == INT64_MAX ||
-            (wfm_instance_bookmark_count(inst) && next_resume == o->resume_count))
+        if (due == INT64_MAX || (wfm_instance_bookmark_count(inst) && next_resume == nr))
             return 0;
-        sleep_until(due);
+        wfb_sleep_until(due);
     }
 }
 
@@ -208,15 +268,20 @@ static const char *instance_mark(const void *inst, size_t i)
     return wfm_instance_bookmark_name(inst, i);
 }
 
-static int finish(const wfm_instance *inst, const run_opts *o)
+/* Tracking records go out before the result: the result is the last line of stdout. A failed
+ * tracking file is an error (exit 2) after the result. */
+static int close_tracker(wfm_tracker *tracker, int rc)
 {
-    wfb_marks m = {NULL, wfm_instance_bookmark_count(inst), instance_mark, inst};
-    return wfb_instance_result(inst, &m, o->json, "wfbridge run: out of memory");
+    wf_error err = WF_ERROR_INIT;
+    if (wfm_tracker_close(tracker, &err) != WF_OK)
+        return wfb_report(&err);
+    return rc;
 }
 
 /* --store: create the instance in the store, run it to its first persisted idle or to its
  * completion, print the result with the instance id. */
-static int run_durable(wfm_runtime *rt, wfm_definition *def, const run_opts *o)
+static int run_durable(wfm_runtime *rt, wfm_definition *def, const run_opts *o,
+                       wfm_tracker *tracker, wf_value *values)
 {
     wf_error err = WF_ERROR_INIT;
     wfm_store *store = NULL;
@@ -229,14 +294,15 @@ static int run_durable(wfm_runtime *rt, wfm_definition *def, const run_opts *o)
         wfb_report(&err);
         goto done;
     }
-    for (size_t i = 0; i < o->arg_count; i++)
-        if ((rc = set_arg(rt, wfm_dinst_instance(d), o->file, o->args[i])) != 0)
-            goto done;
+    if ((rc = set_args(wfm_dinst_instance(d), o, values)) != 0)
+        goto done;
     if (wfb_durable_drive(host, d, &err) != WF_OK) {
         rc = wfb_report(&err);
         goto done;
     }
-    rc = wfb_durable_finish(d, o->json);
+    rc = close_tracker(tracker, 0);
+    if (rc == 0)
+        rc = wfb_durable_finish(d, o->json);
 done:
     wfm_dinst_close(d);
     wfm_host_destroy(host);
@@ -244,15 +310,15 @@ done:
     return rc;
 }
 
-/* --track FILE --profile P: a tracker writing JSON lines, or none without --track. */
+/* --profile P: a built-in profile or a TrackingProfile file; the tracker's file is added once
+ * every input has been checked. */
 static wf_status make_tracker(const run_opts *o, wfm_profile **owned, wfm_tracker **out,
                               wf_error *err)
 {
     *owned = NULL;
     *out = NULL;
     if (!o->track)
-        return o->profile ? wf_error_set(err, WF_E_USAGE, NULL, "--profile needs --track FILE")
-                          : WF_OK;
+        return WF_OK;
     const char *name = o->profile ? o->profile : "basic";
     const wfm_profile *profile = wfm_profile_builtin(name);
     if (!profile) {
@@ -261,10 +327,7 @@ static wf_status make_tracker(const run_opts *o, wfm_profile **owned, wfm_tracke
             return st;
         profile = *owned;
     }
-    wf_status st = wfm_tracker_create(profile, out, err);
-    if (st == WF_OK)
-        st = wfm_tracker_add_file(*out, o->track, err);
-    return st;
+    return wfm_tracker_create(profile, out, err);
 }
 
 static int run_file(const run_opts *o)
@@ -277,8 +340,11 @@ static int run_file(const run_opts *o)
     wfm_profile *profile = NULL;
     wfm_tracker *tracker = NULL;
     wf_diags *diags = wf_diags_create();
+    wf_value *values = wf_calloc(o->args.count + 1, sizeof *values);
     int rc = 2;
-    if (!diags || wfb_libpath(o->lib_path, &libpath, &err) != WF_OK ||
+    for (size_t i = 0; values && i < o->args.count; i++)
+        values[i] = wf_null();
+    if (!diags || !values || wfb_libpath(o->lib_path, &libpath, &err) != WF_OK ||
         make_tracker(o, &profile, &tracker, &err) != WF_OK)
         goto fail;
     wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
@@ -291,30 +357,39 @@ static int run_file(const run_opts *o)
     if (wfm_runtime_load(rt, o->file, &def, diags, &err) != WF_OK) {
         if (wf_diags_error_count(diags) == 0)
             wfb_report(&err);
-        wfb_report_diags(diags);
+        wfb_report_diags(diags, libpath == NULL);
         goto done;
     }
-    wfb_report_diags(diags); /* warnings */
+    wfb_report_diags(diags, false); /* warnings */
+    if ((rc = check_inputs(rt, def, o, values)) != 0)
+        goto done;
+    if (tracker && wfm_tracker_add_file(tracker, o->track, &err) != WF_OK)
+        goto fail;
     if (o->store) {
-        rc = run_durable(rt, def, o);
+        rc = run_durable(rt, def, o, tracker, values);
         goto done;
     }
     if (wfm_instance_create(rt, def, &inst, &err) != WF_OK)
         goto fail;
-    for (size_t i = 0; i < o->arg_count; i++)
-        if ((rc = set_arg(rt, inst, o->file, o->args[i])) != 0)
-            goto done;
-    rc = drive(rt, inst, o);
-    if (rc == 0)
-        rc = finish(inst, o);
+    if ((rc = set_args(inst, o, values)) != 0 || (rc = drive(rt, inst, o)) != 0)
+        goto done;
+    rc = close_tracker(tracker, 0);
+    if (rc == 0) {
+        wfb_marks m = {NULL, wfm_instance_bookmark_count(inst), instance_mark, inst};
+        rc = wfb_instance_result(inst, &m, o->json);
+    }
     goto done;
 fail:
-    rc = wfb_fail("run", &err);
+    rc = wfb_fail(&err);
 done:
+    for (size_t i = 0; values && i < o->args.count; i++)
+        wf_value_release(&values[i]);
+    wf_free(values);
     wfm_instance_destroy(inst);
     wfm_definition_release(def);
     wfm_runtime_destroy(rt);
-    wfm_tracker_destroy(tracker); /* flushes */
+    rc = close_tracker(tracker, rc);
+    wfm_tracker_destroy(tracker);
     wfm_profile_destroy(profile);
     wf_libpath_destroy(libpath);
     wf_diags_destroy(diags);
@@ -323,17 +398,15 @@ done:
 
 int wfb_cmd_run(int argc, char **argv)
 {
-    if (wfb_wants_help(argc, argv, usage_text))
-        return 0;
-    run_opts o = {.max_steps = 10000000};
-    o.args = wf_calloc((size_t)argc, sizeof *o.args);
-    o.resumes = wf_calloc((size_t)argc, sizeof *o.resumes);
+    wfb_verb_begin("run");
+    run_opts o = {.args = WFB_ASSIGNS_INIT("--arg"), .resumes = WFB_ASSIGNS_INIT("--resume"),
+                  .max_steps = 10000000};
     o.promotes = wf_calloc((size_t)argc, sizeof *o.promotes);
-    int rc = (o.args && o.resumes && o.promotes) ? parse_opts(argc, argv, &o) : 2;
+    int rc = o.promotes ? parse_opts(argc, argv, &o) : wfb_error("out of memory");
     if (rc == 0)
         rc = run_file(&o);
-    wf_free(o.args);
-    wf_free(o.resumes);
+    wfb_assigns_fini(&o.args);
+    wfb_assigns_fini(&o.resumes);
     wf_free(o.promotes);
-    return rc;
+    return rc < 0 ? 0 : rc;
 }

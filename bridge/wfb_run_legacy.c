@@ -5,15 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../common/wf_mem.h"
 #include "../legacy/wfl_def.h"
 #include "../legacy/wfl_exec.h"
 #include "../legacy/wfl_store.h"
 #include "wfb_cli.h"
-
-#define VERB "run-legacy"
 
 static const char usage_text[] =
     "usage: wfbridge run-legacy FILE.xoml [--rules FILE] [--lib-path DIR]\n"
@@ -25,12 +22,13 @@ static const char usage_text[] =
     "  --rules FILE      the .rules file (default: FILE.rules beside FILE.xoml, if present)\n"
     "  --lib-path DIR    where NAME.activities.xml and libNAME.so are found (dir1:dir2);\n"
     "                    default $WFBRIDGE_LIB_PATH\n"
-    "  --arg NAME=VALUE  set a root property (VALUE read as its type; lists as JSON)\n"
+    "  --arg NAME=VALUE  set a root property, once each (VALUE read as its type; lists as\n"
+    "                    JSON that must match the type exactly)\n"
     "  --event NAME=PAYLOAD\n"
     "                    deliver an external event when the workflow waits for it; NAME is\n"
     "                    the event ('Approved') or its queue ('IApprovalService.Approved');\n"
     "                    PAYLOAD is a JSON object of the event's parameters or a bare value\n"
-    "                    when it has one; events are delivered in the order given\n"
+    "                    when it has one; once per event, delivered in the order given\n"
     "  --store FILE      persist the instance in FILE (SQLite) at persistence points and when\n"
     "                    idle; a pending Delay then ends the run as Idle instead of waiting\n"
     "  --instance ID     resume instance ID from --store (FILE.xoml must be the same);\n"
@@ -49,8 +47,7 @@ static const char usage_text[] =
 
 typedef struct opts {
     const char *file, *rules, *lib_path, *store, *instance;
-    const char **args, **events;
-    size_t arg_count, event_count;
+    wfb_assigns args, events;
     bool json, trace;
     uint64_t max_steps;
 } opts;
@@ -62,53 +59,73 @@ typedef struct run {
     wfl_definition *def;
     wfl_exec *ex;
     wfl_store *store;
+    wf_value *arg_values, *event_values; /* converted before anything runs */
     size_t next_event;
 } run;
+
+static const struct option options[] = {
+    {"rules", required_argument, NULL, 'R'},     {"lib-path", required_argument, NULL, 'L'},
+    {"arg", required_argument, NULL, 'a'},       {"event", required_argument, NULL, 'e'},
+    {"store", required_argument, NULL, 's'},     {"instance", required_argument, NULL, 'i'},
+    {"json", no_argument, NULL, 'j'},            {"trace", no_argument, NULL, 'T'},
+    {"max-steps", required_argument, NULL, 'm'}, {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* One option into o; 0, 2 (reported) or -1 (help printed). */
+static int take_opt(int c, opts *o)
+{
+    unsigned long long n;
+    switch (c) {
+    case 'h':
+        return wfb_help(usage_text), -1;
+    case 'R':
+        o->rules = optarg;
+        return 0;
+    case 'L':
+        o->lib_path = optarg;
+        return 0;
+    case 'a':
+        return wfb_assigns_add(&o->args, optarg, true);
+    case 'e':
+        return wfb_assigns_add(&o->events, optarg, true);
+    case 's':
+        o->store = optarg;
+        return 0;
+    case 'i':
+        o->instance = optarg;
+        return 0;
+    case 'j':
+        o->json = true;
+        return 0;
+    case 'T':
+        o->trace = true;
+        return 0;
+    case 'm':
+        if (wfb_parse_count("--max-steps", optarg, 0, UINT64_MAX, &n))
+            return 2;
+        o->max_steps = n;
+        return 0;
+    default:
+        return 2;
+    }
+}
 
 static int parse_args(int argc, char **argv, opts *o)
 {
     o->max_steps = 10000000;
-    o->args = calloc((size_t)argc, sizeof(char *));
-    o->events = calloc((size_t)argc, sizeof(char *));
-    if (!o->args || !o->events)
-        return wfb_usage_error(VERB, "out of memory");
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool has_val = i + 1 < argc;
-        if (strcmp(a, "--json") == 0)
-            o->json = true;
-        else if (strcmp(a, "--trace") == 0)
-            o->trace = true;
-        else if (strcmp(a, "--rules") == 0 && has_val)
-            o->rules = argv[++i];
-        else if (strcmp(a, "--lib-path") == 0 && has_val)
-            o->lib_path = argv[++i];
-        else if (strcmp(a, "--store") == 0 && has_val)
-            o->store = argv[++i];
-        else if (strcmp(a, "--instance") == 0 && has_val)
-            o->instance = argv[++i];
-        else if (strcmp(a, "--max-steps") == 0 && has_val) {
-            char *end;
-            const char *v = argv[++i];
-            o->max_steps = strtoull(v, &end, 10);
-            if (*v < '0' || *v > '9' || *end)
-                return wfb_usage_error(VERB, "--max-steps needs a whole number, not '%s'", v);
-        }
-        else if (strcmp(a, "--arg") == 0 && has_val)
-            o->args[o->arg_count++] = argv[++i];
-        else if (strcmp(a, "--event") == 0 && has_val)
-            o->events[o->event_count++] = argv[++i];
-        else if (a[0] == '-' && a[1])
-            return wfb_usage_error(VERB, "unknown or incomplete option '%s'", a);
-        else if (o->file)
-            return wfb_usage_error(VERB, "more than one definition file ('%s')", a);
-        else
-            o->file = a;
+    int c;
+    while ((c = wfb_getopt(argc, argv, options)) != -1) {
+        int rc = take_opt(c, o);
+        if (rc)
+            return rc;
     }
-    if (!o->file)
-        return wfb_usage_error(VERB, "no FILE.xoml given");
+    if (wfb_operand(argc, argv, "FILE.xoml", &o->file))
+        return 2;
     if (o->instance && !o->store)
-        return wfb_usage_error(VERB, "--instance needs --store");
+        return wfb_usage_error("--instance needs --store");
+    if (o->instance && o->args.count)
+        return wfb_usage_error("--arg cannot change a resumed instance (--instance)");
     return 0;
 }
 
@@ -169,8 +186,7 @@ static wf_status persist_cb(void *ud, wfl_exec *ex, wf_error *err)
     return save_now(ud, err);
 }
 
-/* ---- loading ----------------------------------------------------------------------------------
- */
+/* ---- loading and checking ------------------------------------------------------------------ */
 static int load(run *r)
 {
     wf_error err = WF_ERROR_INIT;
@@ -178,7 +194,7 @@ static int load(run *r)
     wf_diags *diags = wf_diags_create();
     if (!r->types || !diags) {
         wf_diags_destroy(diags);
-        return wfb_usage_error(VERB, "out of memory");
+        return wfb_error("out of memory");
     }
     if (wfb_libpath(r->o.lib_path, &r->libpath, &err) != WF_OK) {
         wf_diags_destroy(diags);
@@ -190,12 +206,128 @@ static int load(run *r)
     lo.rules_path = r->o.rules;
     lo.diags = diags;
     wf_status rc = wfl_definition_load_file(&lo, r->o.file, &r->def, &err);
-    int code = wfb_report_diags(diags);
+    int code = wfb_report_diags(diags, r->libpath == NULL);
     if (rc != WF_OK && code == 0)
         code = wfb_report(&err);
     wf_diags_destroy(diags);
     if (rc != WF_OK)
         return code ? code : 2;
+    return 0;
+}
+
+/* Comma-separated names for "(it declares: A, B)". */
+static void param_list(const wfl_definition *def, char *buf, size_t size)
+{
+    snprintf(buf, size, "none");
+    for (size_t i = 0, used = 0; i < wfl_definition_param_count(def); i++) {
+        wfl_param_info p;
+        wfl_definition_param(def, i, &p);
+        used += (size_t)snprintf(buf + used, used < size ? size - used : 0, "%s%s",
+                                 i ? ", " : "", p.name);
+    }
+}
+
+static void event_param_list(const wfl_tl_event *ev, char *buf, size_t size)
+{
+    snprintf(buf, size, "none");
+    for (size_t i = 0, used = 0; i < wfl_tl_event_param_count(ev); i++)
+        used += (size_t)snprintf(buf + used, used < size ? size - used : 0, "%s%s",
+                                 i ? ", " : "", wfl_tl_event_param(ev, i)->name);
+}
+
+/* Does value v convert to the parameter's type? (the executor converts the same way) */
+static wf_status check_param(const wfl_tl_prop *p, const char *event, const wf_value *v,
+                             wf_error *err)
+{
+    wf_value conv = wf_null();
+    wf_error e = WF_ERROR_INIT;
+    wf_status st = wf_value_convert(v, p->type, &conv, &e);
+    wf_value_release(&conv);
+    if (st != WF_OK)
+        return wf_error_set(err, st, NULL, "--event %s: parameter %s: %s", event, p->name,
+                            e.message);
+    return WF_OK;
+}
+
+/* An --event payload against the event's declared parameters: a JSON object names only
+ * declared parameters; a bare value is for an event with one parameter. */
+static wf_status check_event(const run *r, size_t i, wf_error *err)
+{
+    const char *name = r->o.events.names[i];
+    const wf_value *v = &r->event_values[i];
+    const wfl_tl_event *ev = NULL;
+    char names[512], q[128];
+    wf_loc loc = {r->o.file, 0, 0};
+    if (!wfl_definition_find_event(r->def, name, &ev))
+        return wf_error_set(err, WF_E_NAME, &loc,
+                            "--event %s: no HandleExternalEvent of the workflow waits for "
+                            "an event '%s'",
+                            name, name);
+    if (!ev)
+        return WF_OK; /* the interface has no type library: the payload binds to "e" */
+    size_t n = wfl_tl_event_param_count(ev);
+    event_param_list(ev, names, sizeof names);
+    if (v->type->kind != WF_K_RECORD) {
+        if (n == 1)
+            return check_param(wfl_tl_event_param(ev, 0), name, v, err);
+        return wf_error_set(err, WF_E_TYPE, NULL,
+                            "--event %s: event %s has %zu parameters (%s): give them as a "
+                            "JSON object, not %s",
+                            name, wfl_tl_event_name(ev), n, names,
+                            wfb_quote(r->o.events.values[i], q, sizeof q));
+    }
+    for (size_t k = 0; k < wf_value_record_count(v); k++) {
+        const char *key = wf_value_record_key(v, k);
+        const wfl_tl_prop *p = NULL;
+        for (size_t j = 0; j < n && !p; j++)
+            if (strcmp(wfl_tl_event_param(ev, j)->name, key) == 0)
+                p = wfl_tl_event_param(ev, j);
+        if (!p)
+            return wf_error_set(err, WF_E_NAME, NULL,
+                                "--event %s: event %s has no parameter '%s' (it declares: %s)",
+                                name, wfl_tl_event_name(ev), key, names);
+        if (check_param(p, name, wf_value_record_at(v, k), err) != WF_OK)
+            return err->code;
+    }
+    return WF_OK;
+}
+
+/* Every --arg and --event converted and checked against the definition before anything runs. */
+static int check_inputs(run *r)
+{
+    const opts *o = &r->o;
+    r->arg_values = wf_calloc(o->args.count + 1, sizeof *r->arg_values);
+    r->event_values = wf_calloc(o->events.count + 1, sizeof *r->event_values);
+    if (!r->arg_values || !r->event_values)
+        return wfb_error("out of memory");
+    for (size_t i = 0; i < o->args.count; i++)
+        r->arg_values[i] = wf_null();
+    for (size_t i = 0; i < o->events.count; i++)
+        r->event_values[i] = wf_null();
+    wf_loc loc = {o->file, 0, 0};
+    char names[512];
+    for (size_t i = 0; i < o->args.count; i++) {
+        wf_error err = WF_ERROR_INIT;
+        wfl_param_info p;
+        if (!wfl_definition_find_param(r->def, o->args.names[i], &p)) {
+            param_list(r->def, names, sizeof names);
+            wf_error_set(&err, WF_E_NAME, &loc,
+                         "--arg %s: the workflow has no property '%s' (it declares: %s)",
+                         o->args.names[i], o->args.names[i], names);
+        } else {
+            wfb_value_from_text(r->types, p.type, "--arg", p.name, o->args.values[i],
+                                &r->arg_values[i], &err);
+        }
+        if (err.code != WF_OK)
+            return wfb_report(&err);
+    }
+    for (size_t i = 0; i < o->events.count; i++) {
+        wf_error err = WF_ERROR_INIT;
+        if (wfb_payload_from_text(r->types, "--event", o->events.names[i], o->events.values[i],
+                                  &r->event_values[i], &err) != WF_OK ||
+            check_event(r, i, &err) != WF_OK)
+            return wfb_report(&err);
+    }
     return 0;
 }
 
@@ -219,70 +351,33 @@ static int start(run *r)
         if (rc == WF_OK)
             rc = wfl_exec_restore(r->def, &eo, blob, len, &r->ex, &err);
         wf_free(blob);
-        if (rc != WF_OK)
-            return wfb_report(&err);
-        if (r->o.arg_count)
-            return wfb_usage_error(VERB, "--arg cannot change a resumed instance");
-        return 0;
+        return rc == WF_OK ? 0 : wfb_report(&err);
     }
     if (wfl_exec_create(r->def, NULL, &eo, &r->ex, &err) != WF_OK)
         return wfb_report(&err);
-    for (size_t i = 0; i < r->o.arg_count; i++) {
-        char *name = NULL;
-        const char *value = NULL;
-        if (!wfb_split_assignment(r->o.args[i], &name, &value))
-            return wfb_usage_error(VERB, "--arg expects NAME=VALUE, got '%s'", r->o.args[i]);
-        wf_status rc = wfl_exec_set_input_text(r->ex, name, value, &err);
-        wf_free(name);
-        if (rc != WF_OK)
-            return wfb_report(&err);
+    for (size_t i = 0; i < r->o.args.count; i++) {
+        if (wfl_exec_set_input(r->ex, r->o.args.names[i], &r->arg_values[i], &err) != WF_OK) {
+            wf_error_prefix(&err, "--arg %s: ", r->o.args.names[i]);
+            return wfb_report_in_file(&err, r->o.file);
+        }
     }
     return 0;
 }
 
 /* ---- driving ----------------------------------------------------------------------------------
  */
-static int64_t now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static wf_status parse_payload(run *r, const char *text, wf_value *out, wf_error *err)
-{
-    if (wf_json_parse(r->types, text, strlen(text), out, NULL) == WF_OK)
-        return WF_OK;
-    return wf_value_cstring(text, out) == WF_OK
-               ? WF_OK
-               : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-}
-
 /* Deliver the next --event if its queue is waited on. 1 delivered, 0 not now, -1 error. */
 static int deliver_next(run *r, wfl_exec_state *st, wf_error *err)
 {
-    if (r->next_event >= r->o.event_count)
+    if (r->next_event >= r->o.events.count)
         return 0;
-    char *name = NULL;
-    const char *payload = NULL;
-    if (!wfb_split_assignment(r->o.events[r->next_event], &name, &payload)) {
-        wf_error_set(err, WF_E_USAGE, NULL, "--event expects NAME=PAYLOAD, got '%s'",
-                     r->o.events[r->next_event]);
-        return -1;
-    }
-    const char *queue = wfl_exec_queue_find(r->ex, name);
-    wf_free(name);
+    const char *queue = wfl_exec_queue_find(r->ex, r->o.events.names[r->next_event]);
     if (!queue)
         return 0;
-    wf_value v = wf_null();
-    if (parse_payload(r, payload, &v, err) != WF_OK)
-        return -1;
-    r->next_event++;
+    const wf_value *v = &r->event_values[r->next_event++];
     char qname[512];
     snprintf(qname, sizeof qname, "%s", queue);
-    wf_status rc = wfl_exec_deliver(r->ex, qname, &v, st, err);
-    wf_value_release(&v);
-    return rc == WF_OK ? 1 : -1;
+    return wfl_exec_deliver(r->ex, qname, v, st, err) == WF_OK ? 1 : -1;
 }
 
 static int drive(run *r, wfl_exec_state *st)
@@ -296,8 +391,8 @@ static int drive(run *r, wfl_exec_state *st)
         return wfb_report(&err);
     while (*st == WFL_EXEC_IDLE) {
         int64_t due;
-        if (wfl_exec_next_timer(r->ex, &due) && due <= now_us()) { /* overdue timers first */
-            if (wfl_exec_fire_timers(r->ex, now_us(), st, &err) != WF_OK)
+        if (wfl_exec_next_timer(r->ex, &due) && due <= wfb_now_us()) { /* overdue timers first */
+            if (wfl_exec_fire_timers(r->ex, wfb_now_us(), st, &err) != WF_OK)
                 return wfb_report(&err);
             continue;
         }
@@ -306,21 +401,15 @@ static int drive(run *r, wfl_exec_state *st)
             return wfb_report(&err);
         if (d > 0)
             continue;
-        if (!wfl_exec_next_timer(r->ex, &due) || (r->store && due > now_us()))
+        if (!wfl_exec_next_timer(r->ex, &due) || (r->store && due > wfb_now_us()))
             break; /* with a store, a pending timer is persisted instead of waited for */
-        int64_t wait = due - now_us();
-        if (wait > 0) {
-            struct timespec ts = {(time_t)(wait / 1000000), (long)(wait % 1000000) * 1000};
-            nanosleep(&ts, NULL);
-        }
-        if (wfl_exec_fire_timers(r->ex, now_us(), st, &err) != WF_OK)
+        wfb_sleep_until(due);
+        if (wfl_exec_fire_timers(r->ex, wfb_now_us(), st, &err) != WF_OK)
             return wfb_report(&err);
     }
-    for (size_t i = r->next_event; i < r->o.event_count; i++)
-        fprintf(stderr,
-                "wfbridge run-legacy: warning: event '%s' was not delivered (the "
-                "workflow is not waiting for it)\n",
-                r->o.events[i]);
+    for (size_t i = r->next_event; i < r->o.events.count; i++)
+        wfb_warning("--event %s was not delivered (the workflow is not waiting for it)",
+                    r->o.events.names[i]);
     if (save_now(r, &err) != WF_OK)
         return wfb_report(&err);
     return 0;
@@ -334,6 +423,18 @@ static const char *status_text(wfl_exec_state st)
     return st == WFL_EXEC_FAULTED ? "Terminated" : wfl_exec_state_name(st);
 }
 
+/* An unhandled fault, reported as every runtime reports one: on stderr at the activity that
+ * threw it (the definition file when no activity did). */
+static void report_fault(const run *r, const char *type, const char *message)
+{
+    wf_loc loc = wfl_exec_fault_loc(r->ex);
+    if (!loc.file)
+        loc = (wf_loc){r->o.file, 0, 0};
+    wf_error e = WF_ERROR_INIT;
+    wf_error_set(&e, WF_E_FAULT, &loc, "%s: %s", type, message);
+    wfb_report(&e);
+}
+
 static int print_result(run *r, wfl_exec_state st)
 {
     wf_error err = WF_ERROR_INIT;
@@ -343,7 +444,7 @@ static int print_result(run *r, wfl_exec_state st)
     const char **bms = calloc(nq + 1, sizeof *bms);
     int code = 0;
     if (!names || !vals || !bms) {
-        code = wfb_usage_error(VERB, "out of memory");
+        code = wfb_error("out of memory");
         goto done;
     }
     for (size_t i = 0; i < n; i++) {
@@ -370,6 +471,8 @@ static int print_result(run *r, wfl_exec_state st)
                       has_err ? exc->type->name : NULL,
                       has_err ? wf_value_exc_message(exc) : NULL,
                       r->store ? wfl_exec_instance_id(r->ex) : NULL};
+    if (has_err && (st == WFL_EXEC_FAULTED || st == WFL_EXEC_TERMINATED))
+        report_fault(r, res.error_type, res.error_message);
     if (r->o.json) {
         wfb_print_result(stdout, &res);
     } else {
@@ -385,8 +488,6 @@ static int print_result(run *r, wfl_exec_state st)
         }
         for (size_t i = 0; i < nb; i++)
             printf("waiting: %s\n", bms[i]);
-        if (has_err)
-            printf("error: %s: %s\n", res.error_type, res.error_message);
     }
     code = wfb_status_exit_code(res.status);
 done:
@@ -398,15 +499,25 @@ done:
     return code;
 }
 
+static void release_values(wf_value *values, size_t n)
+{
+    for (size_t i = 0; values && i < n; i++)
+        wf_value_release(&values[i]);
+    wf_free(values);
+}
+
 int wfb_cmd_run_legacy(int argc, char **argv)
 {
-    if (wfb_wants_help(argc, argv, usage_text))
-        return 0;
+    wfb_verb_begin("run-legacy");
     run r;
     memset(&r, 0, sizeof r);
+    r.o.args = (wfb_assigns)WFB_ASSIGNS_INIT("--arg");
+    r.o.events = (wfb_assigns)WFB_ASSIGNS_INIT("--event");
     int code = parse_args(argc, argv, &r.o);
     if (code == 0)
         code = load(&r);
+    if (code == 0)
+        code = check_inputs(&r);
     if (code == 0)
         code = start(&r);
     wfl_exec_state st = WFL_EXEC_CREATED;
@@ -416,10 +527,12 @@ int wfb_cmd_run_legacy(int argc, char **argv)
         code = print_result(&r, st);
     wfl_exec_destroy(r.ex);
     wfl_store_close(r.store);
+    release_values(r.arg_values, r.o.args.count);
+    release_values(r.event_values, r.o.events.count);
     wfl_definition_destroy(r.def);
     wf_libpath_destroy(r.libpath);
     wf_types_destroy(r.types);
-    free(r.o.args);
-    free(r.o.events);
-    return code;
+    wfb_assigns_fini(&r.o.args);
+    wfb_assigns_fini(&r.o.events);
+    return code < 0 ? 0 : code;
 }

@@ -173,6 +173,20 @@ static size_t error_offset(const jctx *jc, const json_error_t *je, enum json_err
     return pos - n;
 }
 
+/* jansson says "X expected near end of file" / "unexpected token near end of file" for input
+ * that stops early; say that in plain words ("unexpected end of JSON input, ']' expected"). */
+static wf_status truncated_error(jctx *jc, size_t at, const char *text)
+{
+    static const char eof[] = " near end of file";
+    size_t n = strlen(text), e = sizeof eof - 1;
+    if (n < e || strcmp(text + n - e, eof) != 0)
+        return jerror(jc, at, WF_E_SYNTAX, "invalid JSON: %s", text);
+    n -= e;
+    if (strncmp(text, "unexpected token", n) == 0 && n == strlen("unexpected token"))
+        return jerror(jc, at, WF_E_SYNTAX, "unexpected end of JSON input, expected a value");
+    return jerror(jc, at, WF_E_SYNTAX, "unexpected end of JSON input, %.*s", (int)n, text);
+}
+
 static wf_status jansson_error(jctx *jc, const json_error_t *je)
 {
     enum json_error_code code = json_error_code(je);
@@ -200,7 +214,7 @@ static wf_status jansson_error(jctx *jc, const json_error_t *je)
     case json_error_duplicate_key:
         return jerror(jc, at, WF_E_SYNTAX, "duplicate key in JSON object");
     default:
-        return jerror(jc, at, WF_E_SYNTAX, "invalid JSON: %s", je->text);
+        return truncated_error(jc, at, je->text);
     }
 }
 

@@ -2136,3 +2136,38 @@ bool wfl_definition_find_param(const wfl_definition *def, const char *name, wfl_
     }
     return false;
 }
+
+/* The literal string of DP `dp_name` on node, "" when it is not a literal. */
+static const char *node_literal(const wfl_node *node, const char *dp_name)
+{
+    const wfl_dp *dp = wfl_type_find_dp(node->type, dp_name);
+    const wfl_pval *pv = dp ? wfl_node_pval(node, dp) : NULL;
+    return pv && pv->kind == WFL_PV_LITERAL && pv->u.literal.type->kind == WF_K_STRING
+               ? wf_value_str(&pv->u.literal)
+               : "";
+}
+
+bool wfl_definition_find_event(const wfl_definition *def, const char *name,
+                               const wfl_tl_event **ev)
+{
+    for (size_t i = 0; i < def->node_count; i++) {
+        const wfl_node *n = def->nodes[i];
+        if (n->type->kind != WFL_KIND_HANDLE_EXTERNAL_EVENT)
+            continue;
+        const wfl_dp *dp = wfl_type_find_dp(n->type, "InterfaceType");
+        const wfl_pval *pv = dp ? wfl_node_pval(n, dp) : NULL;
+        const wfl_tl_service *s = pv && pv->kind == WFL_PV_TYPE ? pv->u.type.service : NULL;
+        const char *iface = s ? wfl_tl_service_name(s)
+                            : pv && pv->kind == WFL_PV_TYPE ? pv->u.type.name
+                                                            : "";
+        const char *event = node_literal(n, "EventName");
+        size_t ilen = strlen(iface);
+        bool full = strncmp(name, iface, ilen) == 0 && name[ilen] == '.' &&
+                    strcmp(name + ilen + 1, event) == 0;
+        if (full || strcmp(name, event) == 0) {
+            *ev = s ? wfl_tl_service_event(s, event) : NULL;
+            return true;
+        }
+    }
+    return false;
+}

@@ -11,6 +11,7 @@
 #include "../common/wf_error.h"
 #include "../common/wf_native.h"
 #include "../common/wf_value.h"
+#include "wfl_typelib.h" /* wfl_tl_event */
 
 /* Lifecycle:
  * 1. wfl_load_opts o = WFL_LOAD_OPTS_INIT; set types (required), libpath, rules_path, diags.
@@ -68,5 +69,11 @@ size_t wfl_definition_param_count(const wfl_definition *def);
 bool wfl_definition_param(const wfl_definition *def, size_t index, wfl_param_info *out);
 /* By name; false if the root has no such parameter. */
 bool wfl_definition_find_param(const wfl_definition *def, const char *name, wfl_param_info *out);
+
+/* The external event `name` ("Approved", or its queue "IApprovalService.Approved") that a
+ * HandleExternalEvent of the definition waits for: true when one does, and *ev is the event's
+ * type-library declaration with its parameters (NULL when the interface has no type library). */
+bool wfl_definition_find_event(const wfl_definition *def, const char *name,
+                               const wfl_tl_event **ev);
 
 #endif

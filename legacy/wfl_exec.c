@@ -1255,6 +1255,11 @@ const wf_value *wfl_exec_exception(const wfl_exec *ex)
     return &ex->exception;
 }
 
+wf_loc wfl_exec_fault_loc(const wfl_exec *ex)
+{
+    return wf_is_null(&ex->exception) ? WF_LOC_NONE : ex->exception_at;
+}
+
 void wfl_exec_stats_get(const wfl_exec *ex, wfl_exec_stats *out)
 {
     *out = ex->stats;

@@ -152,6 +152,10 @@ wf_status wfl_exec_resume(wfl_exec *ex, wfl_exec_state *state, wf_error *err);
 /* FAULTED / TERMINATED / SUSPENDED: the exception (Terminate: WorkflowTerminatedException
  * with the Error; Suspend: the Error as message); a null value otherwise. */
 const wf_value *wfl_exec_exception(const wfl_exec *ex);
+/* Where the exception of a FAULTED / TERMINATED instance came from: the activity whose
+ * unhandled fault ended it (a fault that propagates keeps its origin) or the Terminate
+ * activity; no location before anything faulted. */
+wf_loc wfl_exec_fault_loc(const wfl_exec *ex);
 
 /* Root DPs that are values (not events, conditions or metadata), in registry order: for a
  * code-beside root its class properties; the Name DP is left out. */

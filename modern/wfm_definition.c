@@ -93,3 +93,12 @@ bool wfm_definition_arg_find(const wfm_definition *def, const char *name, size_t
     }
     return false;
 }
+
+bool wfm_definition_root_var_find(const wfm_definition *def, const char *name)
+{
+    const wfm_node *root = def->root;
+    for (uint32_t i = 0; root && i < root->var_count; i++)
+        if (strcmp(root->vars[i].name, name) == 0)
+            return true;
+    return false;
+}

@@ -75,5 +75,8 @@ const wf_type *wfm_definition_arg_type(const wfm_definition *def, size_t index);
 bool wfm_definition_arg_has_default(const wfm_definition *def, size_t index);
 /* Index of the argument called `name`; false if there is none. */
 bool wfm_definition_arg_find(const wfm_definition *def, const char *name, size_t *index);
+/* Whether the root activity declares a variable `name` (a name --promote may use besides the
+ * arguments). */
+bool wfm_definition_root_var_find(const wfm_definition *def, const char *name);
 
 #endif

@@ -38,6 +38,7 @@ struct wfm_tracker {
     pthread_t thread;
     FILE *files[MAX_FILES];
     bool owns_file[MAX_FILES];
+    char *paths[MAX_FILES]; /* owned copies, for wfm_tracker_close's messages */
     size_t file_count;
     sqlite3 *store;
     char **ring; /* owned lines, ring_cap slots */
@@ -260,20 +261,48 @@ wf_status wfm_tracker_create(const wfm_profile *profile, wfm_tracker **out, wf_e
     return WF_OK;
 }
 
+static void stop_thread(wfm_tracker *t)
+{
+    if (!t->thread_running)
+        return;
+    pthread_mutex_lock(&t->lock);
+    t->stop = true;
+    pthread_cond_signal(&t->work);
+    pthread_mutex_unlock(&t->lock);
+    pthread_join(t->thread, NULL);
+    t->thread_running = false;
+}
+
+wf_status wfm_tracker_close(wfm_tracker *t, wf_error *err)
+{
+    if (!t)
+        return WF_OK;
+    stop_thread(t);
+    wf_status st = WF_OK;
+    for (size_t f = 0; f < t->file_count; f++) {
+        if (!t->owns_file[f] || !t->files[f])
+            continue;
+        bool failed = ferror(t->files[f]) != 0;
+        failed = fclose(t->files[f]) != 0 || failed;
+        t->files[f] = NULL;
+        if (failed && st == WF_OK) {
+            wf_loc loc = {t->paths[f], 0, 0};
+            st = wf_error_set(err, WF_E_IO, &loc, "cannot write the tracking file");
+        }
+    }
+    return st;
+}
+
 void wfm_tracker_destroy(wfm_tracker *t)
 {
     if (!t)
         return;
-    if (t->thread_running) {
-        pthread_mutex_lock(&t->lock);
-        t->stop = true;
-        pthread_cond_signal(&t->work);
-        pthread_mutex_unlock(&t->lock);
-        pthread_join(t->thread, NULL);
-    }
-    for (size_t f = 0; f < t->file_count; f++)
-        if (t->owns_file[f])
+    stop_thread(t);
+    for (size_t f = 0; f < t->file_count; f++) {
+        if (t->owns_file[f] && t->files[f])
             fclose(t->files[f]);
+        wf_free(t->paths[f]);
+    }
     if (t->store)
         sqlite3_close(t->store);
     for (size_t i = 0; i < t->ring_count; i++)
@@ -290,11 +319,16 @@ wf_status wfm_tracker_add_file(wfm_tracker *t, const char *path, wf_error *err)
     if (t->file_count == MAX_FILES)
         return wf_error_set(err, WF_E_LIMIT, NULL, "at most %d tracking files", MAX_FILES);
     bool is_stdout = strcmp(path, "-") == 0;
+    char *copy = wf_strdup(path);
+    if (!copy)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     FILE *f = is_stdout ? stdout : fopen(path, "a");
     if (!f) {
+        wf_free(copy);
         wf_loc loc = {path, 0, 0};
         return wf_error_set(err, WF_E_IO, &loc, "cannot open the tracking file");
     }
+    t->paths[t->file_count] = copy;
     t->files[t->file_count] = f;
     t->owns_file[t->file_count++] = !is_stdout;
     return start_thread(t, err);

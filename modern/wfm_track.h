@@ -90,6 +90,9 @@ typedef struct wfm_tracker wfm_tracker;
 wf_status wfm_tracker_create(const wfm_profile *profile, wfm_tracker **out, wf_error *err);
 /* Flushes and stops the flush thread; accepts NULL. */
 void wfm_tracker_destroy(wfm_tracker *tracker);
+/* Flush, stop the flush thread and close the tracking files (not stdout); WF_E_IO naming the
+ * first file a write, flush or close failed on. Then only wfm_tracker_destroy. NULL: WF_OK. */
+wf_status wfm_tracker_close(wfm_tracker *tracker, wf_error *err);
 /* Participants; add them before the first record. `path` "-" is stdout. */
 wf_status wfm_tracker_add_file(wfm_tracker *tracker, const char *path, wf_error *err);
 /* Records go to the `tracking` table of the instance store at `store_path`. */

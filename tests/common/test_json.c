@@ -79,7 +79,7 @@ START_TEST(test_bad_json_reports_line_and_column)
 {
     /* at the start of the token jansson stopped at; inside an open string, where it stopped */
     parse_bad("{\"a\": 1,\n  \"b\" 2}", WF_E_SYNTAX, 2, 7, "':' expected");
-    parse_bad("[1, 2", WF_E_SYNTAX, 1, 6, "end of file");
+    parse_bad("[1, 2", WF_E_SYNTAX, 1, 6, "unexpected end of JSON input");
     parse_bad("[1 2]", WF_E_SYNTAX, 1, 4, "']' expected");
     parse_bad("{\"k\": \"caf\xC3\xA9\",\n \"x\": tru}", WF_E_SYNTAX, 2, 7, "'tru'");
     parse_bad("  01", WF_E_SYNTAX, 1, 3, "invalid token near '0'");
@@ -99,7 +99,7 @@ START_TEST(test_bad_json_reports_line_and_column)
     parse_bad("{1: 2}", WF_E_SYNTAX, 1, 2, "string or '}' expected");
     parse_bad("[1,]", WF_E_SYNTAX, 1, 4, "unexpected token near ']'");
     parse_bad("[] x", WF_E_SYNTAX, 1, 4, "end of file expected");
-    parse_bad("", WF_E_SYNTAX, 1, 1, "end of file");
+    parse_bad("", WF_E_SYNTAX, 1, 1, "unexpected end of JSON input");
     parse_bad("1e400", WF_E_RANGE, 1, 1, "out of range");
     parse_bad("nul", WF_E_SYNTAX, 1, 1, "'nul'");
 }
