@@ -1814,21 +1814,40 @@ static void check_root_member(loader *ld, const wfl_rexpr *e)
     ld->no_class_said = ld->no_class_said || ld->def->code_beside == NULL;
 }
 
+/* s with newlines, tabs and carriage returns written as \n, \t, \r (one-line messages). */
+static const char *escaped(const char *s, char *buf, size_t size)
+{
+    size_t o = 0;
+    for (; *s && o + 3 < size; s++) {
+        const char *esc = *s == '\n' ? "\\n" : *s == '\t' ? "\\t" : *s == '\r' ? "\\r" : NULL;
+        if (esc) {
+            buf[o++] = esc[0];
+            buf[o++] = esc[1];
+        } else {
+            buf[o++] = *s;
+        }
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
 static void check_self_lookups(loader *ld, const wfl_rexpr *e)
 {
     if (e == NULL)
         return;
     if (e->kind == WFL_REX_THIS && e->name != NULL) {
+        /* WF3 compares the name verbatim, blanks included (Activity.GetActivityByName) */
         const char *n = e->name, *root = ld->def->root->name;
-        while (isspace((unsigned char)*n))
-            n++;
-        size_t len = strlen(n);
-        while (len > 0 && isspace((unsigned char)n[len - 1]))
-            len--;
-        if (root == NULL || strlen(root) != len || strncmp(n, root, len) != 0)
-            ERR(ld, WF_E_UNSUPPORTED, e->loc, "GetActivityByName(\"%.*s\") in a rule: only the "
-                "root workflow '%s' itself can be looked up", (int)len, n,
-                root != NULL ? root : "");
+        char shown[160];
+        if (root != NULL && strcmp(n, root) == 0)
+            ;
+        else if (wfl_def_find_node(ld->def, n) != NULL)
+            ERR(ld, WF_E_UNSUPPORTED, e->loc, "GetActivityByName(\"%s\") in a rule: only the "
+                "root workflow '%s' itself can be looked up", n, root != NULL ? root : "");
+        else
+            WARN(ld, e->loc, "GetActivityByName(\"%s\") names no activity (WF3 compares the "
+                 "name verbatim, blanks included): it returns null and the rule faults when it "
+                 "runs", escaped(n, shown, sizeof shown));
     }
     if (e->kind == WFL_REX_MEMBER && e->kid_count > 0 && e->kids[0] != NULL &&
         e->kids[0]->kind == WFL_REX_THIS && e->name != NULL)
@@ -1842,6 +1861,7 @@ static void check_rules_lookups(loader *ld)
     const wfl_rules *r = ld->def->rules;
     if (r == NULL)
         return;
+    wfl__rules_set_root(ld->def->rules, ld->def->root->name);
     for (size_t i = 0; i < r->cond_count; i++)
         check_self_lookups(ld, r->conds[i].expr);
     for (size_t i = 0; i < wfl_rules_ruleset_count(r); i++) {
