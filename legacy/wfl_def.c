@@ -1691,6 +1691,29 @@ static void check_transaction_scope(loader *ld, const wfl_node *n)
             "another transaction scope", n->name);
 }
 
+/* IfElseBranchActivity's validator: every branch needs a Condition except the last enabled
+ * branch of two or more (the "else"); a lone branch needs one too (docs/wf3-behaviour.md). */
+static void check_ifelse_branch(loader *ld, const wfl_node *n)
+{
+    check_in_parent(ld, n, WFL_KIND_IFELSE);
+    const wfl_node *p = n->parent;
+    if ((n->flags & WFL_NODE_DISABLED) || pval_named(n, "Condition")->kind != WFL_PV_UNSET ||
+        p == NULL || p->type->kind != WFL_KIND_IFELSE)
+        return;
+    size_t enabled = 0;
+    const wfl_node *last = NULL;
+    for (size_t i = 0; i < p->child_count; i++) {
+        const wfl_node *c = p->children[i];
+        if (!(c->flags & (WFL_NODE_ALT_FLOW | WFL_NODE_DISABLED))) {
+            enabled++;
+            last = c;
+        }
+    }
+    if (enabled < 2 || last != n)
+        ERR(ld, WF_E_SCHEMA, n->loc, "IfElseBranchActivity '%s': property 'Condition' is not "
+            "set (only the last of two or more branches may leave it out)", n->name);
+}
+
 static void check_throw(loader *ld, const wfl_node *n)
 {
     if (pval_named(n, "FaultType")->kind == WFL_PV_UNSET &&
@@ -1717,7 +1740,7 @@ static void check_structure(loader *ld, const wfl_node *n)
 {
     switch (n->type->kind) {
     case WFL_KIND_IFELSE: children_all(ld, n, WFL_KIND_IFELSE_BRANCH, 1); break;
-    case WFL_KIND_IFELSE_BRANCH: check_in_parent(ld, n, WFL_KIND_IFELSE); break;
+    case WFL_KIND_IFELSE_BRANCH: check_ifelse_branch(ld, n); break;
     case WFL_KIND_WHILE: check_one_child(ld, n); break;
     case WFL_KIND_REPLICATOR: check_one_child(ld, n); break;
     case WFL_KIND_PARALLEL: children_all(ld, n, WFL_KIND_SEQUENCE, 2); break;

@@ -290,6 +290,8 @@ static const bad_case bad_cases[] = {
     {"unsupported_webservice.xoml", WF_E_UNSUPPORTED, 2, 2, "InvokeWebServiceActivity"},
     {"duplicate_name.xoml", WF_E_SCHEMA, 3, 2, "duplicate"},
     {"ifelse_without_branch.xoml", WF_E_SCHEMA, 2, 2, "at least 1"},
+    {"ifelse_lone_branch_without_condition.xoml", WF_E_SCHEMA, 3, 3, "'Condition' is not set"},
+    {"ifelse_first_branch_without_condition.xoml", WF_E_SCHEMA, 3, 3, "'first'"},
     {"while_two_children.xoml", WF_E_SCHEMA, 2, 2, "exactly one"},
     {"parallel_one_branch.xoml", WF_E_SCHEMA, 2, 2, "at least 2"},
     {"listen_with_sequence.xoml", WF_E_SCHEMA, 6, 3, "EventDriven"},
