@@ -1317,9 +1317,39 @@ static void check_duplicate_names(loader *ld)
     }
 }
 
+/* System.Type.IsAssignableFrom as WF3's bind validator uses it: the same type, Object, or an
+ * exception's base; no numeric widening, no conversion to String. */
+static bool clr_assignable(const wf_type *to, const wf_type *from)
+{
+    if (to == from || to->kind == WF_K_OBJECT)
+        return true;
+    if (to->kind == WF_K_EXCEPTION && from->kind == WF_K_EXCEPTION)
+        return wf_type_is_a(from, to);
+    /* List(Object) stands for IList (Replicator.InitialChildData): any list is one */
+    if (to->kind == WF_K_LIST && from->kind == WF_K_LIST)
+        return to->elem == &wf_type_object || strcmp(to->name, from->name) == 0;
+    return false;
+}
+
+/* A bound value DP reads the member it names (WF3 validates a DP bind with Read access):
+ * the member's type must be assignable to the DP's (docs/wf3-behaviour.md). */
+static void check_bind_type(loader *ld, const wfl_dp *bound, const wfl_bind *b,
+                            const wfl_dp *member)
+{
+    if (bound == NULL || bound->kind != WFL_DPK_VALUE || bound->type == NULL ||
+        member->kind != WFL_DPK_VALUE || member->type == NULL || b->seg_count != 1)
+        return;
+    if (!clr_assignable(bound->type, member->type))
+        ERR(ld, WF_E_TYPE, b->loc, "ActivityBind: property '%s' is of type %s, which cannot be "
+            "assigned to '%s' of type %s", member->name, member->type->name, bound->name,
+            bound->type->name);
+}
+
 /* A bind's target must exist; its first member must be a property (or, for an event, a
- * handler) of the target when the target's members are known. */
-static void check_bind(loader *ld, const wfl_node *from, const wfl_bind *b, bool is_event)
+ * handler) of the target when the target's members are known; a value DP bound to a
+ * property needs a matching type. */
+static void check_bind(loader *ld, const wfl_node *from, const wfl_bind *b, bool is_event,
+                       const wfl_dp *bound)
 {
     const wfl_node *target = wfl_def_resolve_name(ld->def, from, b->name);
     if (target == NULL) {
@@ -1330,8 +1360,10 @@ static void check_bind(loader *ld, const wfl_node *from, const wfl_bind *b, bool
         return;
     const char *member = b->segs[0].name;
     const wfl_dp *dp = wfl_type_find_dp(target->type, member);
-    if (dp != NULL)
+    if (dp != NULL) {
+        check_bind_type(ld, bound, b, dp);
         return;
+    }
     const wfl_tl_class *cls = target->type->code_beside;
     if (is_event && cls != NULL && (wfl_tl_class_handler(cls, member) != NULL ||
                                     wfl_tl_class_condition(cls, member) != NULL))
@@ -1352,18 +1384,19 @@ static void check_node_binds(loader *ld, const wfl_node *n)
     for (size_t i = 0; i < n->type->dp_count; i++) {
         const wfl_pval *pv = &n->props[i];
         if (pv->kind == WFL_PV_BIND)
-            check_bind(ld, n, pv->u.bind, n->type->dps[i]->kind == WFL_DPK_EVENT);
+            check_bind(ld, n, pv->u.bind, n->type->dps[i]->kind == WFL_DPK_EVENT,
+                       n->type->dps[i]);
         else if (pv->kind == WFL_PV_CONDITION && pv->u.cond.bind != NULL)
-            check_bind(ld, n, pv->u.cond.bind, true);
+            check_bind(ld, n, pv->u.cond.bind, true, NULL);
         else if (pv->kind == WFL_PV_PARAMS) {
             for (size_t k = 0; k < pv->u.params.count; k++) {
                 if (pv->u.params.items[k].is_bind)
-                    check_bind(ld, n, pv->u.params.items[k].bind, false);
+                    check_bind(ld, n, pv->u.params.items[k].bind, false, NULL);
             }
         }
     }
     if (n->has_when && n->when.bind != NULL)
-        check_bind(ld, n, n->when.bind, true);
+        check_bind(ld, n, n->when.bind, true, NULL);
 }
 
 /* ---- structural rules (docs/semantics.md §3) ------------------------------------------------ */

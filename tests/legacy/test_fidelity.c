@@ -73,6 +73,28 @@ START_TEST(test_operator_fault_in_rule_is_not_wrapped)
 }
 END_TEST
 
+/* ---- validation: files WF3 refuses ---------------------------------------------------------- */
+static void expect_refused(const char *file, wf_status code, unsigned line, unsigned col,
+                           const char *needle)
+{
+    xt_env e;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(xt_load_status(&e, file, NULL, &err), code);
+    ck_assert_ptr_null(e.def);
+    WF_ASSERT_ERROR(err, code, line, col, needle);
+    ck_assert_ptr_nonnull(strstr(err.file, file));
+    xt_free(&e);
+}
+
+/* 13. An Int32 member bound to a String property: WF3's bind validator refuses it (no
+ * conversion at run time). */
+START_TEST(test_bind_of_another_type_is_refused)
+{
+    expect_refused("bad/bind_int_to_string.xoml", WF_E_TYPE, 2, 31,
+                   "'Count' is of type Int32, which cannot be assigned to 'A' of type String");
+}
+END_TEST
+
 Suite *legacy_fidelity_suite(void)
 {
     Suite *s = suite_create("legacy_fidelity");
@@ -81,5 +103,8 @@ Suite *legacy_fidelity_suite(void)
     tcase_add_test(core, test_method_fault_in_rule_is_wrapped_in_target_invocation);
     tcase_add_test(core, test_operator_fault_in_rule_is_not_wrapped);
     suite_add_tcase(s, core);
+    TCase *bad = tcase_create("bad_input");
+    tcase_add_test(bad, test_bind_of_another_type_is_refused);
+    suite_add_tcase(s, bad);
     return s;
 }
