@@ -1887,10 +1887,65 @@ static const char *escaped(const char *s, char *buf, size_t size)
     return buf;
 }
 
+/* The static type of a rule expression where the loader can tell (literals, the root's
+ * properties, casts, arithmetic on those); NULL when unknown. */
+static const wf_type *rule_type(loader *ld, const wfl_rexpr *e)
+{
+    switch (e->kind) {
+    case WFL_REX_PRIMITIVE:
+        return wf_is_null(&e->value) ? NULL : e->value.type;
+    case WFL_REX_CAST:
+        return e->type;
+    case WFL_REX_MEMBER: {
+        if (e->kid_count == 0 || e->kids[0] == NULL || e->kids[0]->kind != WFL_REX_THIS)
+            return NULL;
+        const wfl_dp *dp = wfl_type_find_dp(ld->def->root->type, e->name);
+        return dp != NULL && dp->kind == WFL_DPK_VALUE ? dp->type : NULL;
+    }
+    case WFL_REX_BINARY: {
+        if (e->op > WFL_ROP_MODULUS || e->kid_count != 2)
+            return NULL;
+        const wf_type *l = rule_type(ld, e->kids[0]), *r = rule_type(ld, e->kids[1]);
+        if (l == NULL || r == NULL || !wf_type_is_numeric(l) || !wf_type_is_numeric(r))
+            return NULL;
+        if (l->kind == WF_K_DOUBLE || r->kind == WF_K_DOUBLE)
+            return &wf_type_double;
+        if (l->kind == WF_K_DECIMAL || r->kind == WF_K_DECIMAL)
+            return &wf_type_decimal;
+        return l->kind == WF_K_INT64 || r->kind == WF_K_INT64 ? &wf_type_int64 : &wf_type_int32;
+    }
+    default:
+        return NULL;
+    }
+}
+
+/* WF3's rule validator has no comparison or arithmetic between Decimal and Double (C# has
+ * no implicit conversion either way) and no ordering of Booleans: such a rule is refused. */
+static void check_operand_types(loader *ld, const wfl_rexpr *e)
+{
+    if (e->kind != WFL_REX_BINARY || e->kid_count != 2)
+        return;
+    bool arith = e->op <= WFL_ROP_MODULUS;
+    bool order = e->op >= WFL_ROP_LESS_THAN && e->op <= WFL_ROP_GREATER_THAN_OR_EQUAL;
+    if (!arith && !order && e->op != WFL_ROP_VALUE_EQUALITY)
+        return;
+    const wf_type *l = rule_type(ld, e->kids[0]), *r = rule_type(ld, e->kids[1]);
+    if (l == NULL || r == NULL)
+        return;
+    bool mixed = (l->kind == WF_K_DECIMAL && r->kind == WF_K_DOUBLE) ||
+                 (l->kind == WF_K_DOUBLE && r->kind == WF_K_DECIMAL);
+    bool bools = order && l->kind == WF_K_BOOL && r->kind == WF_K_BOOL;
+    if (mixed || bools)
+        ERR(ld, WF_E_TYPE, e->loc, "%s operator '%s' cannot be used on operands of types %s "
+            "and %s", arith ? "arithmetic" : "relational", wfl_rop_name(e->op), l->name,
+            r->name);
+}
+
 static void check_self_lookups(loader *ld, const wfl_rexpr *e)
 {
     if (e == NULL)
         return;
+    check_operand_types(ld, e);
     if (e->kind == WFL_REX_THIS && e->name != NULL) {
         /* WF3 compares the name verbatim, blanks included (Activity.GetActivityByName) */
         const char *n = e->name, *root = ld->def->root->name;

@@ -74,16 +74,22 @@ START_TEST(test_operator_fault_in_rule_is_not_wrapped)
 END_TEST
 
 /* ---- validation: files WF3 refuses ---------------------------------------------------------- */
-static void expect_refused(const char *file, wf_status code, unsigned line, unsigned col,
-                           const char *needle)
+static void expect_refused_in(const char *file, const char *rules, const char *where,
+                              wf_status code, unsigned line, unsigned col, const char *needle)
 {
     xt_env e;
     wf_error err = WF_ERROR_INIT;
-    ck_assert_int_eq(xt_load_status(&e, file, NULL, &err), code);
+    ck_assert_int_eq(xt_load_status(&e, file, rules, &err), code);
     ck_assert_ptr_null(e.def);
     WF_ASSERT_ERROR(err, code, line, col, needle);
-    ck_assert_ptr_nonnull(strstr(err.file, file));
+    ck_assert_ptr_nonnull(strstr(err.file, where));
     xt_free(&e);
+}
+
+static void expect_refused(const char *file, wf_status code, unsigned line, unsigned col,
+                           const char *needle)
+{
+    expect_refused_in(file, NULL, file, code, line, col, needle);
 }
 
 /* 13. An Int32 member bound to a String property: WF3's bind validator refuses it (no
@@ -92,6 +98,16 @@ START_TEST(test_bind_of_another_type_is_refused)
 {
     expect_refused("bad/bind_int_to_string.xoml", WF_E_TYPE, 2, 31,
                    "'Count' is of type Int32, which cannot be assigned to 'A' of type String");
+}
+END_TEST
+
+/* 14. Decimal compared with a Double literal: WF3's rule validator has no such comparison
+ * (the Decimal literal beside it is fine). */
+START_TEST(test_decimal_compared_with_double_is_refused)
+{
+    expect_refused_in("bad/decimal_vs_double.xoml", "bad/decimal_vs_double.rules",
+                      "decimal_vs_double.rules", WF_E_TYPE, 5, 5,
+                      "'GreaterThan' cannot be used on operands of types Decimal and Double");
 }
 END_TEST
 
@@ -105,6 +121,7 @@ Suite *legacy_fidelity_suite(void)
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_bind_of_another_type_is_refused);
+    tcase_add_test(bad, test_decimal_compared_with_double_is_refused);
     suite_add_tcase(s, bad);
     return s;
 }
