@@ -1548,6 +1548,28 @@ static void check_fault_handlers(loader *ld, const wfl_node *n)
     }
 }
 
+/* The activity whose handler holds a Compensate: the parent of the nearest enclosing
+ * CompensationHandler, FaultHandlers or CancellationHandler. Its name and its enabled direct
+ * compensatable children are the only valid targets (docs/wf3-behaviour.md). */
+static const wfl_node *compensate_scope(const wfl_node *n)
+{
+    for (const wfl_node *p = n->parent; p != NULL; p = p->parent) {
+        wfl_kind k = p->type->kind;
+        if (k == WFL_KIND_COMPENSATION_HANDLER || k == WFL_KIND_FAULT_HANDLERS ||
+            k == WFL_KIND_CANCELLATION_HANDLER)
+            return p->parent;
+    }
+    return NULL;
+}
+
+static bool in_disabled_subtree(const wfl_node *n)
+{
+    for (; n != NULL; n = n->parent)
+        if (n->flags & WFL_NODE_DISABLED)
+            return true;
+    return false;
+}
+
 static void check_compensate(loader *ld, const wfl_node *n)
 {
     if (!has_ancestor(n, WFL_KIND_COMPENSATION_HANDLER) &&
@@ -1560,11 +1582,18 @@ static void check_compensate(loader *ld, const wfl_node *n)
         return;
     const wfl_node *t = wfl_def_find_node(ld->def, target);
     const wfl_pval *pv = pval_named(n, "TargetActivityName");
+    const wfl_node *scope = compensate_scope(n);
     if (t == NULL)
         ERR(ld, WF_E_NAME, pv->loc, "TargetActivityName: no activity named '%s'", target);
+    else if (scope == NULL || t == scope || in_disabled_subtree(n))
+        return; /* the enclosing activity itself; WF3 validates only enabled activities */
     else if (!(t->type->flags & WFL_TF_COMPENSATABLE))
         ERR(ld, WF_E_SCHEMA, pv->loc, "TargetActivityName '%s' is not compensatable (%s)",
             target, t->type->name);
+    else if (t->parent != scope || (t->flags & (WFL_NODE_ALT_FLOW | WFL_NODE_DISABLED)))
+        ERR(ld, WF_E_SCHEMA, pv->loc, "TargetActivityName '%s' is not a valid target of "
+            "CompensateActivity '%s': name '%s' or one of its direct compensatable children",
+            target, n->name, scope->name);
 }
 
 static void require(loader *ld, const wfl_node *n, const char *dp_name)

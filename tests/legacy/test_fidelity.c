@@ -73,6 +73,34 @@ START_TEST(test_operator_fault_in_rule_is_not_wrapped)
 }
 END_TEST
 
+/* ---- 3. Compensate may name the activity that owns the handler ----------------------------- */
+/* The CompensationHandler of 'outer' compensates 'outer' itself: its completed compensatable
+ * children are undone newest first, then the handler goes on. */
+START_TEST(test_compensate_may_target_the_handlers_owner)
+{
+    xt_env e;
+    xt_load(&e, "compensate_owner.xoml", NULL);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_FAULTED);
+    ck_assert_str_eq(xt_str(&e, "Log"), "AB219");
+    xt_free(&e);
+}
+END_TEST
+
+/* Point 4 of issue 13 is contradicted by WF3's source: a CompensationHandler runs alone (its
+ * children stay uncompensated); without one, the children are compensated (default). The
+ * unhandled fault compensates plainOuter (default: "2"), then outer (its handler: "9"). */
+START_TEST(test_handler_alone_compensates_nothing_else)
+{
+    xt_env e;
+    xt_load(&e, "compensate_handler_only.xoml", NULL);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_FAULTED);
+    ck_assert_str_eq(xt_str(&e, "Log"), "AB29");
+    xt_free(&e);
+}
+END_TEST
+
 /* ---- validation: files WF3 refuses ---------------------------------------------------------- */
 static void expect_refused_in(const char *file, const char *rules, const char *where,
                               wf_status code, unsigned line, unsigned col, const char *needle)
@@ -111,6 +139,15 @@ START_TEST(test_decimal_compared_with_double_is_refused)
 }
 END_TEST
 
+/* 12. A target deeper than the enclosing scope's direct compensatable children (here a
+ * While's body, compensated by naming the scope instead, as exec/compensate.xoml does). */
+START_TEST(test_compensate_deeper_than_the_scope_is_refused)
+{
+    expect_refused("bad/compensate_deeper_than_scope.xoml", WF_E_SCHEMA, 18, 64,
+                   "'step' is not a valid target of CompensateActivity 'undoSteps'");
+}
+END_TEST
+
 Suite *legacy_fidelity_suite(void)
 {
     Suite *s = suite_create("legacy_fidelity");
@@ -118,10 +155,13 @@ Suite *legacy_fidelity_suite(void)
     tcase_add_test(core, test_null_target_in_rule_is_rule_evaluation_exception);
     tcase_add_test(core, test_method_fault_in_rule_is_wrapped_in_target_invocation);
     tcase_add_test(core, test_operator_fault_in_rule_is_not_wrapped);
+    tcase_add_test(core, test_compensate_may_target_the_handlers_owner);
+    tcase_add_test(core, test_handler_alone_compensates_nothing_else);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_bind_of_another_type_is_refused);
     tcase_add_test(bad, test_decimal_compared_with_double_is_refused);
+    tcase_add_test(bad, test_compensate_deeper_than_the_scope_is_refused);
     suite_add_tcase(s, bad);
     return s;
 }
