@@ -101,6 +101,22 @@ START_TEST(test_handler_alone_compensates_nothing_else)
 }
 END_TEST
 
+/* ---- 7. a parallel Replicator handles each child's close on its own ----------------------- */
+/* Three children close before the replicator hears any: the UntilCondition (Count >= 1)
+ * holds after the first ChildCompleted, yet the other two still get theirs (each is Tick). */
+START_TEST(test_parallel_replicator_raises_child_completed_for_every_child)
+{
+    xt_env e;
+    xt_load(&e, "replicator_until.xoml", "replicator_until.rules");
+    xt_start(&e);
+    xt_set(&e, "Items", "[\"ann\",\"bob\",\"cy\"]");
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    ck_assert_int_eq(xt_int(&e, "Count"), 3);
+    ck_assert_ptr_nonnull(strstr(e.calls.data, "review,review,review,reviewers,reviewers,reviewers,"));
+    xt_free(&e);
+}
+END_TEST
+
 /* ---- validation: files WF3 refuses ---------------------------------------------------------- */
 static void expect_refused_in(const char *file, const char *rules, const char *where,
                               wf_status code, unsigned line, unsigned col, const char *needle)
@@ -157,6 +173,7 @@ Suite *legacy_fidelity_suite(void)
     tcase_add_test(core, test_operator_fault_in_rule_is_not_wrapped);
     tcase_add_test(core, test_compensate_may_target_the_handlers_owner);
     tcase_add_test(core, test_handler_alone_compensates_nothing_else);
+    tcase_add_test(core, test_parallel_replicator_raises_child_completed_for_every_child);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_bind_of_another_type_is_refused);
