@@ -1647,12 +1647,21 @@ static void check_param_bindings(loader *ld, const wfl_node *n, const wfl_tl_eve
     char names[256];
     for (size_t i = 0; i < pv->u.params.count; i++) {
         const wfl_param_binding *b = &pv->u.params.items[i];
-        if (b->param == NULL || has_param(ev, fn, b->param))
+        if (b->param == NULL)
             continue;
+        /* an event's delegate has two parameters, sender and e; WF3 refuses any other name */
         if (ev != NULL && (strcmp(b->param, "e") == 0 || strcmp(b->param, "sender") == 0))
-            WARN(ld, b->loc, "ParameterBinding '%s' receives nothing: event '%s' delivers its "
-                 "parameters by name (%s)", b->param, member, param_names(ev, fn, names,
-                 sizeof names));
+            continue;
+        if (ev != NULL && has_param(ev, fn, b->param))
+            WARN(ld, b->loc, "ParameterName '%s' binds a parameter of event '%s' by its own name: "
+                 "a wfbridge extension that WF3 refuses (WF3 binds 'e', the event arguments, "
+                 "and 'sender'; read the field as e.%s)", b->param, member, b->param);
+        else if (ev != NULL)
+            ERR(ld, WF_E_NAME, b->loc, "event '%s' has no parameter '%s': bind 'e' (the event "
+                "arguments: %s) or 'sender'", member, b->param,
+                param_names(ev, fn, names, sizeof names));
+        else if (has_param(ev, fn, b->param))
+            continue;
         else
             ERR(ld, WF_E_NAME, b->loc, "%s '%s' has no parameter '%s' (it has: %s)",
                 ev != NULL ? "event" : "method", member, b->param,

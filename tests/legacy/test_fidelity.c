@@ -117,6 +117,61 @@ START_TEST(test_parallel_replicator_raises_child_completed_for_every_child)
 }
 END_TEST
 
+/* ---- 10. HandleExternalEvent binds the delegate's parameters, e and sender ------------------ */
+static const char *record_field(xt_env *e, const char *prop, const char *field)
+{
+    wf_value v = wf_null();
+    ck_assert_int_eq(wfl_exec_output(e->ex, prop, &v, NULL), WF_OK);
+    ck_assert_int_eq(v.type->kind, WF_K_RECORD);
+    const wf_value *f = wf_value_record_get(&v, field);
+    wf_buf b;
+    wf_buf_init(&b);
+    if (f)
+        ck_assert(wf_value_to_text(f, &b));
+    snprintf(e->text, sizeof e->text, "%s", f ? b.data : "(none)");
+    wf_buf_fini(&b);
+    wf_value_release(&v);
+    return e->text;
+}
+
+/* e is a record of the event's declared parameters, read on through Path=Args.Approver;
+ * sender is the service's name; an event whose one parameter is named e passes it as is. */
+START_TEST(test_event_binds_e_and_sender)
+{
+    xt_env e;
+    xt_load(&e, "event_args.xoml", NULL);
+    ck_assert_uint_eq(wfl_definition_warning_count(e.def), 0);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_IDLE);
+    ck_assert_int_eq(xt_deliver(&e, "ITestService.Scored", "{\"Approver\":\"ann\",\"Score\":7}"),
+                     WFL_EXEC_IDLE);
+    ck_assert_str_eq(record_field(&e, "Args", "Approver"), "ann");
+    ck_assert_str_eq(record_field(&e, "Args", "Score"), "7");
+    ck_assert_str_eq(xt_str(&e, "Sender"), "ITestService");
+    ck_assert_str_eq(xt_str(&e, "Log"), "ann!");
+    ck_assert_int_eq(xt_deliver(&e, "ITestService.Carried", "{\"Ticket\":\"T-1\"}"),
+                     WFL_EXEC_CLOSED);
+    ck_assert_str_eq(record_field(&e, "Args", "Ticket"), "T-1");
+    xt_free(&e);
+}
+END_TEST
+
+/* ParameterName="Score" (the parameter's own name) is a wfbridge extension: it still works,
+ * with a load warning that WF3 refuses it. */
+START_TEST(test_event_parameter_by_its_own_name_is_a_warned_extension)
+{
+    xt_env e;
+    xt_load(&e, "event_by_name.xoml", NULL);
+    ck_assert_uint_eq(wfl_definition_warning_count(e.def), 1);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_IDLE);
+    ck_assert_int_eq(xt_deliver(&e, "ITestService.Scored", "{\"Approver\":\"ann\",\"Score\":7}"),
+                     WFL_EXEC_CLOSED);
+    ck_assert_int_eq(xt_int(&e, "Score"), 7);
+    xt_free(&e);
+}
+END_TEST
+
 /* ---- validation: files WF3 refuses ---------------------------------------------------------- */
 static void expect_refused_in(const char *file, const char *rules, const char *where,
                               wf_status code, unsigned line, unsigned col, const char *needle)
@@ -164,6 +219,14 @@ START_TEST(test_compensate_deeper_than_the_scope_is_refused)
 }
 END_TEST
 
+/* 10. Any other ParameterName on an event is refused (the delegate has only sender and e). */
+START_TEST(test_event_unknown_parameter_is_refused)
+{
+    expect_refused("bad/event_unknown_parameter.xoml", WF_E_NAME, 9, 4,
+                   "event 'Scored' has no parameter 'Bogus'");
+}
+END_TEST
+
 Suite *legacy_fidelity_suite(void)
 {
     Suite *s = suite_create("legacy_fidelity");
@@ -174,11 +237,14 @@ Suite *legacy_fidelity_suite(void)
     tcase_add_test(core, test_compensate_may_target_the_handlers_owner);
     tcase_add_test(core, test_handler_alone_compensates_nothing_else);
     tcase_add_test(core, test_parallel_replicator_raises_child_completed_for_every_child);
+    tcase_add_test(core, test_event_binds_e_and_sender);
+    tcase_add_test(core, test_event_parameter_by_its_own_name_is_a_warned_extension);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_bind_of_another_type_is_refused);
     tcase_add_test(bad, test_decimal_compared_with_double_is_refused);
     tcase_add_test(bad, test_compensate_deeper_than_the_scope_is_refused);
+    tcase_add_test(bad, test_event_unknown_parameter_is_refused);
     suite_add_tcase(s, bad);
     return s;
 }
