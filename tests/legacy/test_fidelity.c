@@ -172,6 +172,27 @@ START_TEST(test_event_parameter_by_its_own_name_is_a_warned_extension)
 }
 END_TEST
 
+/* ---- TransactionScope without a persistence service ------------------------------------------ */
+/* WF3 runs the scope's body, then persisting the PersistOnClose scope fails and the instance
+ * terminates with InvalidOperationException; nothing after the scope runs. */
+START_TEST(test_transaction_scope_without_persistence_terminates)
+{
+    xt_env e;
+    xt_load(&e, "txn.xoml", NULL);
+    wfl_exec_opts o = xt_opts(&e);
+    o.no_persistence = true;
+    ck_assert_int_eq(wfl_exec_create(e.def, NULL, &o, &e.ex, NULL), WF_OK);
+    xt_set(&e, "Limit", "2");
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_TERMINATED);
+    ck_assert_str_eq(xt_str(&e, "Log"), "A");       /* the body ran */
+    ck_assert_int_eq(xt_int(&e, "Count"), 0);        /* the While after it did not */
+    const wf_value *exc = wfl_exec_exception(e.ex);
+    ck_assert_str_eq(exc->type->name, "InvalidOperationException");
+    ck_assert_ptr_nonnull(strstr(wf_value_exc_message(exc), "persistence service"));
+    xt_free(&e);
+}
+END_TEST
+
 /* ---- validation: files WF3 refuses ---------------------------------------------------------- */
 static void expect_refused_in(const char *file, const char *rules, const char *where,
                               wf_status code, unsigned line, unsigned col, const char *needle)
@@ -239,6 +260,7 @@ Suite *legacy_fidelity_suite(void)
     tcase_add_test(core, test_parallel_replicator_raises_child_completed_for_every_child);
     tcase_add_test(core, test_event_binds_e_and_sender);
     tcase_add_test(core, test_event_parameter_by_its_own_name_is_a_warned_extension);
+    tcase_add_test(core, test_transaction_scope_without_persistence_terminates);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_bind_of_another_type_is_refused);
