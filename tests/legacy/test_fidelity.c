@@ -193,6 +193,25 @@ START_TEST(test_transaction_scope_without_persistence_terminates)
 }
 END_TEST
 
+/* The first of three waiting children closes: the condition holds, the two still running
+ * are canceled (only they), and their closes raise ChildCompleted too. */
+START_TEST(test_parallel_replicator_cancels_only_running_children)
+{
+    xt_env e;
+    xt_load(&e, "replicator_cancel.xoml", "replicator_until.rules");
+    xt_start(&e);
+    xt_set(&e, "Items", "[\"ann\",\"bob\",\"cy\"]");
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_IDLE);
+    ck_assert_int_eq(xt_deliver(&e, "ITestService.Approved", "\"ann\""), WFL_EXEC_CLOSED);
+    ck_assert_int_eq(xt_int(&e, "Count"), 3);
+    ck_assert_ptr_nonnull(strstr(e.statuses.data, "wait:Closed/Succeeded,"));
+    const char *canceled = strstr(e.statuses.data, "wait:Closed/Canceled,");
+    ck_assert_ptr_nonnull(canceled);
+    ck_assert_ptr_nonnull(strstr(canceled + 1, "wait:Closed/Canceled,"));
+    xt_free(&e);
+}
+END_TEST
+
 /* ---- validation: files WF3 refuses ---------------------------------------------------------- */
 static void expect_refused_in(const char *file, const char *rules, const char *where,
                               wf_status code, unsigned line, unsigned col, const char *needle)
@@ -258,6 +277,7 @@ Suite *legacy_fidelity_suite(void)
     tcase_add_test(core, test_compensate_may_target_the_handlers_owner);
     tcase_add_test(core, test_handler_alone_compensates_nothing_else);
     tcase_add_test(core, test_parallel_replicator_raises_child_completed_for_every_child);
+    tcase_add_test(core, test_parallel_replicator_cancels_only_running_children);
     tcase_add_test(core, test_event_binds_e_and_sender);
     tcase_add_test(core, test_event_parameter_by_its_own_name_is_a_warned_extension);
     tcase_add_test(core, test_transaction_scope_without_persistence_terminates);
