@@ -1635,9 +1635,67 @@ static bool has_param(const wfl_tl_event *ev, const wfl_tl_func *fn, const char 
     return false;
 }
 
-/* Each WorkflowParameterBinding names a parameter of the event or method (WF3 rejects any
- * other name). An event's "e" and "sender" are accepted by WF3 but receive nothing here, where
- * a typed event delivers its parameters by name: reported, not silently dropped. */
+/* The value property a one-member bind names, when the loader knows it; else NULL. */
+static const wfl_dp *bound_dp(loader *ld, const wfl_node *from, const wfl_bind *b)
+{
+    if (b->seg_count != 1 || b->segs[0].kind != WFL_SEG_MEMBER)
+        return NULL;
+    const wfl_node *t = wfl_def_resolve_name(ld->def, from, b->name);
+    const wfl_dp *dp = t != NULL ? wfl_type_find_dp(t->type, b->segs[0].name) : NULL;
+    return dp != NULL && dp->kind == WFL_DPK_VALUE && dp->type != NULL ? dp : NULL;
+}
+
+/* The type of parameter `name` and the access WF3 validates its bind with: a method's In
+ * parameter and an event's sender and e are read from the member, Out and the return value
+ * written to it, InOut both (CorrelationValidator.ValidateParameterBinding). NULL: unknown. */
+static const wf_type *param_type(const wfl_tl_event *ev, const wfl_tl_func *fn, const char *name,
+                                 bool *read, bool *write)
+{
+    *read = true;
+    *write = false;
+    if (ev != NULL) {
+        size_t n = wfl_tl_event_param_count(ev);
+        if (strcmp(name, "sender") == 0)
+            return &wf_type_object;
+        if (strcmp(name, "e") == 0)
+            return n == 1 && strcmp(wfl_tl_event_param(ev, 0)->name, "e") == 0
+                       ? wfl_tl_event_param(ev, 0)->type : &wf_type_record;
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(wfl_tl_event_param(ev, i)->name, name) == 0) {
+                *read = false; /* the extension writes the parameter into the member */
+                *write = true;
+                return wfl_tl_event_param(ev, i)->type;
+            }
+        return NULL;
+    }
+    const wfl_tl_prop *p = strcmp(name, "(ReturnValue)") == 0 ? wfl_tl_func_return(fn) : NULL;
+    for (size_t i = 0; p == NULL && i < wfl_tl_func_param_count(fn); i++)
+        if (strcmp(wfl_tl_func_param(fn, i)->name, name) == 0)
+            p = wfl_tl_func_param(fn, i);
+    if (p == NULL)
+        return NULL;
+    *read = p->dir == WFL_TL_IN || p->dir == WFL_TL_INOUT;
+    *write = p->dir != WFL_TL_IN;
+    return p->type;
+}
+
+/* A bound parameter and its member must have matching types, as for a DP bind. */
+static void check_param_type(loader *ld, const wfl_node *n, const wfl_param_binding *b,
+                             const wfl_tl_event *ev, const wfl_tl_func *fn)
+{
+    bool read, write;
+    const wf_type *pt = b->is_bind ? param_type(ev, fn, b->param, &read, &write) : NULL;
+    const wfl_dp *dp = pt != NULL ? bound_dp(ld, n, b->bind) : NULL;
+    if (dp == NULL)
+        return;
+    if ((read && !clr_assignable(pt, dp->type)) || (write && !clr_assignable(dp->type, pt)))
+        ERR(ld, WF_E_TYPE, b->bind->loc, "ParameterBinding '%s' (%s) cannot be bound to '%s' of "
+            "type %s", b->param, pt->name, dp->name, dp->type->name);
+}
+
+/* Each WorkflowParameterBinding names a parameter of the method, or for an event one of its
+ * delegate's two parameters, sender and e (WF3 rejects any other name), and is bound to a
+ * member of a matching type. */
 static void check_param_bindings(loader *ld, const wfl_node *n, const wfl_tl_event *ev,
                                  const wfl_tl_func *fn, const char *member)
 {
@@ -1649,6 +1707,7 @@ static void check_param_bindings(loader *ld, const wfl_node *n, const wfl_tl_eve
         const wfl_param_binding *b = &pv->u.params.items[i];
         if (b->param == NULL)
             continue;
+        check_param_type(ld, n, b, ev, fn);
         /* an event's delegate has two parameters, sender and e; WF3 refuses any other name */
         if (ev != NULL && (strcmp(b->param, "e") == 0 || strcmp(b->param, "sender") == 0))
             continue;

@@ -267,6 +267,14 @@ START_TEST(test_event_unknown_parameter_is_refused)
 }
 END_TEST
 
+/* 13 for ParameterBindings: e (the event arguments, a Record) bound to a String. */
+START_TEST(test_event_args_bound_to_another_type_is_refused)
+{
+    expect_refused("bad/event_args_to_string.xoml", WF_E_TYPE, 6, 6,
+                   "ParameterBinding 'e' (Record) cannot be bound to 'Log' of type String");
+}
+END_TEST
+
 Suite *legacy_fidelity_suite(void)
 {
     Suite *s = suite_create("legacy_fidelity");
@@ -287,6 +295,7 @@ Suite *legacy_fidelity_suite(void)
     tcase_add_test(bad, test_decimal_compared_with_double_is_refused);
     tcase_add_test(bad, test_compensate_deeper_than_the_scope_is_refused);
     tcase_add_test(bad, test_event_unknown_parameter_is_refused);
+    tcase_add_test(bad, test_event_args_bound_to_another_type_is_refused);
     suite_add_tcase(s, bad);
     return s;
 }
