@@ -1578,7 +1578,10 @@ static void check_compensate(loader *ld, const wfl_node *n)
         ERR(ld, WF_E_SCHEMA, n->loc, "CompensateActivity '%s' is only allowed inside a "
             "compensation, fault or cancellation handler", n->name);
     const char *target = literal_str(n, "TargetActivityName");
-    if (target == NULL)
+    if ((target == NULL || *target == '\0') && !in_disabled_subtree(n))
+        ERR(ld, WF_E_SCHEMA, n->loc, "CompensateActivity '%s': property 'TargetActivityName' "
+            "is not set", n->name);
+    if (target == NULL || *target == '\0')
         return;
     const wfl_node *t = wfl_def_find_node(ld->def, target);
     const wfl_pval *pv = pval_named(n, "TargetActivityName");

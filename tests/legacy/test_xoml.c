@@ -299,6 +299,7 @@ static const bad_case bad_cases[] = {
     {"setstate_to_composite_state.xoml", WF_E_SCHEMA, 6, 52, "leaf"},
     {"faulthandler_general_first.xoml", WF_E_SCHEMA, 4, 3, "never reached"},
     {"compensate_not_compensatable.xoml", WF_E_SCHEMA, 5, 58, "not compensatable"},
+    {"compensate_without_target.xoml", WF_E_SCHEMA, 4, 4, "'TargetActivityName' is not set"},
     {"stateinit_with_delay.xoml", WF_E_SCHEMA, 3, 3, "event activities"},
     {"bad_int_literal.xoml", WF_E_SYNTAX, 2, 50, "Quantity"},
     {"unknown_x_directive.xoml", WF_E_SCHEMA, 2, 28, "x:Key"},
