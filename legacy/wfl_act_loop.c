@@ -157,13 +157,16 @@ static void rep_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
 {
     xact *x = wfl_act_exec(act);
     int32_t running = clone_heard(act, child);
+    /* WF3 handles each child's close on its own: ChildCompleted first (for children that
+     * closed before the UntilCondition held, and for the ones it canceled, too), then the
+     * condition, which once true stays true (docs/wf3-behaviour.md) */
+    if (wfl_act_is_clone_root(child) && !child_event(ex, act, child, "ChildCompleted"))
+        return;
     if (x->cursor == LOOP_UNTIL_MET) {
         if (running == 0 && rep_done(ex, act) == WFL_ST_CLOSED)
             wfl__close(ex, act);
         return;
     }
-    if (wfl_act_is_clone_root(child) && !child_event(ex, act, child, "ChildCompleted"))
-        return;
     bool ok;
     wfl_status st;
     if (rep_until(ex, act, &ok))

@@ -359,34 +359,91 @@ wfl_status wfl__call_method(wfl_exec *ex, wfl_act *act, const wfl_tl_func *fn)
     return WFL_ST_CLOSED;
 }
 
+/* The value of declared parameter `p` (of `n`) in an event payload: the record's field, or
+ * the bare payload of a one-parameter event; *v NULL when a record lacks it. */
+static const wf_value *payload_field(const wf_value *payload, const wfl_tl_prop *p, size_t n)
+{
+    if (payload->type->kind != WF_K_RECORD)
+        return n == 1 ? payload : NULL;
+    const wf_value *field = wf_value_record_get(payload, p->name);
+    return field ? field : n == 1 ? payload : NULL;
+}
+
+/* The event arguments `e`: the single declared parameter when it is named e, otherwise a
+ * record of the declared parameters (field = parameter name) converted to their types. */
+static wf_status event_args(const wfl_tl_event *ev, const wf_value *payload, wf_value *out,
+                            wf_error *err)
+{
+    size_t n = wfl_tl_event_param_count(ev);
+    if (n == 1 && strcmp(wfl_tl_event_param(ev, 0)->name, "e") == 0)
+        return wf_value_convert(payload, wfl_tl_event_param(ev, 0)->type, out, err);
+    const char *keys[32];
+    wf_value vals[32];
+    size_t k = 0;
+    wf_status rc = WF_OK;
+    for (size_t i = 0; i < n && k < 32 && rc == WF_OK; i++) {
+        const wfl_tl_prop *p = wfl_tl_event_param(ev, i);
+        const wf_value *v = payload_field(payload, p, n);
+        keys[k] = p->name;
+        vals[k] = wf_null();
+        if (v && (rc = wf_value_convert(v, p->type, &vals[k], err)) != WF_OK)
+            wf_error_prefix(err, "event parameter %s: ", p->name);
+        k++;
+    }
+    if (rc == WF_OK && (rc = wf_value_record(keys, vals, k, out)) != WF_OK)
+        wf_error_set(err, rc, NULL, "out of memory building the event arguments");
+    for (size_t i = 0; i < k; i++)
+        wf_value_release(&vals[i]);
+    return rc;
+}
+
+/* HandleExternalEvent's ParameterBindings (docs/wf3-behaviour.md): `e` receives the event
+ * arguments, `sender` the service's name; a declared parameter bound by its own name (a
+ * wfbridge extension the loader warns about) receives that parameter. */
+static wf_status write_event_binding(wfl_act *act, const wfl_param_binding *pb,
+                                     const wfl_tl_event *ev, const wf_value *payload,
+                                     wf_error *err)
+{
+    wf_value v = wf_null();
+    wf_status rc = WF_OK;
+    if (strcmp(pb->param, "e") == 0) {
+        rc = event_args(ev, payload, &v, err);
+    } else if (strcmp(pb->param, "sender") == 0) {
+        const wfl_pval *it = wfl__pval(act, "InterfaceType");
+        const wfl_tl_service *s = it && it->kind == WFL_PV_TYPE ? it->u.type.service : NULL;
+        rc = wf_value_cstring(s ? wfl_tl_service_name(s) : "", &v);
+    } else {
+        size_t n = wfl_tl_event_param_count(ev);
+        for (size_t i = 0; i < n; i++) {
+            const wfl_tl_prop *p = wfl_tl_event_param(ev, i);
+            const wf_value *field = strcmp(p->name, pb->param) == 0 ? payload_field(payload, p, n)
+                                                                     : NULL;
+            if (field && (rc = wf_value_convert(field, p->type, &v, err)) != WF_OK)
+                wf_error_prefix(err, "event parameter %s: ", p->name);
+            if (strcmp(p->name, pb->param) == 0)
+                break;
+        }
+    }
+    if (rc == WF_OK)
+        rc = binding_set(act, pb, &v, err);
+    wf_value_release(&v);
+    return rc;
+}
+
 bool wfl__write_event_params(wfl_exec *ex, wfl_act *act, const wfl_tl_event *ev,
                              const wf_value *payload)
 {
-    size_t n = ev ? wfl_tl_event_param_count(ev) : 0;
     wf_error err = WF_ERROR_INIT;
-    for (size_t i = 0; i < n; i++) {
-        const wfl_tl_prop *p = wfl_tl_event_param(ev, i);
-        const wf_value *v = payload;
-        if (payload->type->kind == WF_K_RECORD) {
-            const wf_value *field = wf_value_record_get(payload, p->name);
-            if (field)
-                v = field;
-            else if (n > 1)
-                continue;
-        }
-        wf_value conv = wf_null();
-        wf_status rc = wf_value_convert(v, p->type, &conv, &err);
-        if (rc == WF_OK)
-            rc = binding_set(act, find_binding(act, p->name), &conv, &err);
-        wf_value_release(&conv);
-        if (rc != WF_OK) {
-            wf_error_prefix(&err, "event parameter %s: ", p->name);
+    if (!ev) { /* no type library for the interface: bind the payload to "e" */
+        if (binding_set(act, find_binding(act, "e"), payload, &err) != WF_OK) {
             wfl__throw_error(ex, act, &err, NULL);
             return false;
         }
+        return true;
     }
-    if (!ev) { /* no type library for the interface: bind the payload to "e" */
-        if (binding_set(act, find_binding(act, "e"), payload, &err) != WF_OK) {
+    const wfl_pval *pv = wfl__pval(act, "ParameterBindings");
+    for (size_t i = 0; pv && pv->kind == WFL_PV_PARAMS && i < pv->u.params.count; i++) {
+        if (write_event_binding(act, &pv->u.params.items[i], ev, payload, &err) != WF_OK) {
             wfl__throw_error(ex, act, &err, NULL);
             return false;
         }

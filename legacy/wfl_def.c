@@ -1317,9 +1317,39 @@ static void check_duplicate_names(loader *ld)
     }
 }
 
+/* System.Type.IsAssignableFrom as WF3's bind validator uses it: the same type, Object, or an
+ * exception's base; no numeric widening, no conversion to String. */
+static bool clr_assignable(const wf_type *to, const wf_type *from)
+{
+    if (to == from || to->kind == WF_K_OBJECT)
+        return true;
+    if (to->kind == WF_K_EXCEPTION && from->kind == WF_K_EXCEPTION)
+        return wf_type_is_a(from, to);
+    /* List(Object) stands for IList (Replicator.InitialChildData): any list is one */
+    if (to->kind == WF_K_LIST && from->kind == WF_K_LIST)
+        return to->elem == &wf_type_object || strcmp(to->name, from->name) == 0;
+    return false;
+}
+
+/* A bound value DP reads the member it names (WF3 validates a DP bind with Read access):
+ * the member's type must be assignable to the DP's (docs/wf3-behaviour.md). */
+static void check_bind_type(loader *ld, const wfl_dp *bound, const wfl_bind *b,
+                            const wfl_dp *member)
+{
+    if (bound == NULL || bound->kind != WFL_DPK_VALUE || bound->type == NULL ||
+        member->kind != WFL_DPK_VALUE || member->type == NULL || b->seg_count != 1)
+        return;
+    if (!clr_assignable(bound->type, member->type))
+        ERR(ld, WF_E_TYPE, b->loc, "ActivityBind: property '%s' is of type %s, which cannot be "
+            "assigned to '%s' of type %s", member->name, member->type->name, bound->name,
+            bound->type->name);
+}
+
 /* A bind's target must exist; its first member must be a property (or, for an event, a
- * handler) of the target when the target's members are known. */
-static void check_bind(loader *ld, const wfl_node *from, const wfl_bind *b, bool is_event)
+ * handler) of the target when the target's members are known; a value DP bound to a
+ * property needs a matching type. */
+static void check_bind(loader *ld, const wfl_node *from, const wfl_bind *b, bool is_event,
+                       const wfl_dp *bound)
 {
     const wfl_node *target = wfl_def_resolve_name(ld->def, from, b->name);
     if (target == NULL) {
@@ -1330,8 +1360,10 @@ static void check_bind(loader *ld, const wfl_node *from, const wfl_bind *b, bool
         return;
     const char *member = b->segs[0].name;
     const wfl_dp *dp = wfl_type_find_dp(target->type, member);
-    if (dp != NULL)
+    if (dp != NULL) {
+        check_bind_type(ld, bound, b, dp);
         return;
+    }
     const wfl_tl_class *cls = target->type->code_beside;
     if (is_event && cls != NULL && (wfl_tl_class_handler(cls, member) != NULL ||
                                     wfl_tl_class_condition(cls, member) != NULL))
@@ -1352,18 +1384,19 @@ static void check_node_binds(loader *ld, const wfl_node *n)
     for (size_t i = 0; i < n->type->dp_count; i++) {
         const wfl_pval *pv = &n->props[i];
         if (pv->kind == WFL_PV_BIND)
-            check_bind(ld, n, pv->u.bind, n->type->dps[i]->kind == WFL_DPK_EVENT);
+            check_bind(ld, n, pv->u.bind, n->type->dps[i]->kind == WFL_DPK_EVENT,
+                       n->type->dps[i]);
         else if (pv->kind == WFL_PV_CONDITION && pv->u.cond.bind != NULL)
-            check_bind(ld, n, pv->u.cond.bind, true);
+            check_bind(ld, n, pv->u.cond.bind, true, NULL);
         else if (pv->kind == WFL_PV_PARAMS) {
             for (size_t k = 0; k < pv->u.params.count; k++) {
                 if (pv->u.params.items[k].is_bind)
-                    check_bind(ld, n, pv->u.params.items[k].bind, false);
+                    check_bind(ld, n, pv->u.params.items[k].bind, false, NULL);
             }
         }
     }
     if (n->has_when && n->when.bind != NULL)
-        check_bind(ld, n, n->when.bind, true);
+        check_bind(ld, n, n->when.bind, true, NULL);
 }
 
 /* ---- structural rules (docs/semantics.md §3) ------------------------------------------------ */
@@ -1515,6 +1548,28 @@ static void check_fault_handlers(loader *ld, const wfl_node *n)
     }
 }
 
+/* The activity whose handler holds a Compensate: the parent of the nearest enclosing
+ * CompensationHandler, FaultHandlers or CancellationHandler. Its name and its enabled direct
+ * compensatable children are the only valid targets (docs/wf3-behaviour.md). */
+static const wfl_node *compensate_scope(const wfl_node *n)
+{
+    for (const wfl_node *p = n->parent; p != NULL; p = p->parent) {
+        wfl_kind k = p->type->kind;
+        if (k == WFL_KIND_COMPENSATION_HANDLER || k == WFL_KIND_FAULT_HANDLERS ||
+            k == WFL_KIND_CANCELLATION_HANDLER)
+            return p->parent;
+    }
+    return NULL;
+}
+
+static bool in_disabled_subtree(const wfl_node *n)
+{
+    for (; n != NULL; n = n->parent)
+        if (n->flags & WFL_NODE_DISABLED)
+            return true;
+    return false;
+}
+
 static void check_compensate(loader *ld, const wfl_node *n)
 {
     if (!has_ancestor(n, WFL_KIND_COMPENSATION_HANDLER) &&
@@ -1523,15 +1578,25 @@ static void check_compensate(loader *ld, const wfl_node *n)
         ERR(ld, WF_E_SCHEMA, n->loc, "CompensateActivity '%s' is only allowed inside a "
             "compensation, fault or cancellation handler", n->name);
     const char *target = literal_str(n, "TargetActivityName");
-    if (target == NULL)
+    if ((target == NULL || *target == '\0') && !in_disabled_subtree(n))
+        ERR(ld, WF_E_SCHEMA, n->loc, "CompensateActivity '%s': property 'TargetActivityName' "
+            "is not set", n->name);
+    if (target == NULL || *target == '\0')
         return;
     const wfl_node *t = wfl_def_find_node(ld->def, target);
     const wfl_pval *pv = pval_named(n, "TargetActivityName");
+    const wfl_node *scope = compensate_scope(n);
     if (t == NULL)
         ERR(ld, WF_E_NAME, pv->loc, "TargetActivityName: no activity named '%s'", target);
+    else if (scope == NULL || t == scope || in_disabled_subtree(n))
+        return; /* the enclosing activity itself; WF3 validates only enabled activities */
     else if (!(t->type->flags & WFL_TF_COMPENSATABLE))
         ERR(ld, WF_E_SCHEMA, pv->loc, "TargetActivityName '%s' is not compensatable (%s)",
             target, t->type->name);
+    else if (t->parent != scope || (t->flags & (WFL_NODE_ALT_FLOW | WFL_NODE_DISABLED)))
+        ERR(ld, WF_E_SCHEMA, pv->loc, "TargetActivityName '%s' is not a valid target of "
+            "CompensateActivity '%s': name '%s' or one of its direct compensatable children",
+            target, n->name, scope->name);
 }
 
 static void require(loader *ld, const wfl_node *n, const char *dp_name)
@@ -1573,9 +1638,67 @@ static bool has_param(const wfl_tl_event *ev, const wfl_tl_func *fn, const char 
     return false;
 }
 
-/* Each WorkflowParameterBinding names a parameter of the event or method (WF3 rejects any
- * other name). An event's "e" and "sender" are accepted by WF3 but receive nothing here, where
- * a typed event delivers its parameters by name: reported, not silently dropped. */
+/* The value property a one-member bind names, when the loader knows it; else NULL. */
+static const wfl_dp *bound_dp(loader *ld, const wfl_node *from, const wfl_bind *b)
+{
+    if (b->seg_count != 1 || b->segs[0].kind != WFL_SEG_MEMBER)
+        return NULL;
+    const wfl_node *t = wfl_def_resolve_name(ld->def, from, b->name);
+    const wfl_dp *dp = t != NULL ? wfl_type_find_dp(t->type, b->segs[0].name) : NULL;
+    return dp != NULL && dp->kind == WFL_DPK_VALUE && dp->type != NULL ? dp : NULL;
+}
+
+/* The type of parameter `name` and the access WF3 validates its bind with: a method's In
+ * parameter and an event's sender and e are read from the member, Out and the return value
+ * written to it, InOut both (CorrelationValidator.ValidateParameterBinding). NULL: unknown. */
+static const wf_type *param_type(const wfl_tl_event *ev, const wfl_tl_func *fn, const char *name,
+                                 bool *read, bool *write)
+{
+    *read = true;
+    *write = false;
+    if (ev != NULL) {
+        size_t n = wfl_tl_event_param_count(ev);
+        if (strcmp(name, "sender") == 0)
+            return &wf_type_object;
+        if (strcmp(name, "e") == 0)
+            return n == 1 && strcmp(wfl_tl_event_param(ev, 0)->name, "e") == 0
+                       ? wfl_tl_event_param(ev, 0)->type : &wf_type_record;
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(wfl_tl_event_param(ev, i)->name, name) == 0) {
+                *read = false; /* the extension writes the parameter into the member */
+                *write = true;
+                return wfl_tl_event_param(ev, i)->type;
+            }
+        return NULL;
+    }
+    const wfl_tl_prop *p = strcmp(name, "(ReturnValue)") == 0 ? wfl_tl_func_return(fn) : NULL;
+    for (size_t i = 0; p == NULL && i < wfl_tl_func_param_count(fn); i++)
+        if (strcmp(wfl_tl_func_param(fn, i)->name, name) == 0)
+            p = wfl_tl_func_param(fn, i);
+    if (p == NULL)
+        return NULL;
+    *read = p->dir == WFL_TL_IN || p->dir == WFL_TL_INOUT;
+    *write = p->dir != WFL_TL_IN;
+    return p->type;
+}
+
+/* A bound parameter and its member must have matching types, as for a DP bind. */
+static void check_param_type(loader *ld, const wfl_node *n, const wfl_param_binding *b,
+                             const wfl_tl_event *ev, const wfl_tl_func *fn)
+{
+    bool read, write;
+    const wf_type *pt = b->is_bind ? param_type(ev, fn, b->param, &read, &write) : NULL;
+    const wfl_dp *dp = pt != NULL ? bound_dp(ld, n, b->bind) : NULL;
+    if (dp == NULL)
+        return;
+    if ((read && !clr_assignable(pt, dp->type)) || (write && !clr_assignable(dp->type, pt)))
+        ERR(ld, WF_E_TYPE, b->bind->loc, "ParameterBinding '%s' (%s) cannot be bound to '%s' of "
+            "type %s", b->param, pt->name, dp->name, dp->type->name);
+}
+
+/* Each WorkflowParameterBinding names a parameter of the method, or for an event one of its
+ * delegate's two parameters, sender and e (WF3 rejects any other name), and is bound to a
+ * member of a matching type. */
 static void check_param_bindings(loader *ld, const wfl_node *n, const wfl_tl_event *ev,
                                  const wfl_tl_func *fn, const char *member)
 {
@@ -1585,12 +1708,22 @@ static void check_param_bindings(loader *ld, const wfl_node *n, const wfl_tl_eve
     char names[256];
     for (size_t i = 0; i < pv->u.params.count; i++) {
         const wfl_param_binding *b = &pv->u.params.items[i];
-        if (b->param == NULL || has_param(ev, fn, b->param))
+        if (b->param == NULL)
             continue;
+        check_param_type(ld, n, b, ev, fn);
+        /* an event's delegate has two parameters, sender and e; WF3 refuses any other name */
         if (ev != NULL && (strcmp(b->param, "e") == 0 || strcmp(b->param, "sender") == 0))
-            WARN(ld, b->loc, "ParameterBinding '%s' receives nothing: event '%s' delivers its "
-                 "parameters by name (%s)", b->param, member, param_names(ev, fn, names,
-                 sizeof names));
+            continue;
+        if (ev != NULL && has_param(ev, fn, b->param))
+            WARN(ld, b->loc, "ParameterName '%s' binds a parameter of event '%s' by its own name: "
+                 "a wfbridge extension that WF3 refuses (WF3 binds 'e', the event arguments, "
+                 "and 'sender'; read the field as e.%s)", b->param, member, b->param);
+        else if (ev != NULL)
+            ERR(ld, WF_E_NAME, b->loc, "event '%s' has no parameter '%s': bind 'e' (the event "
+                "arguments: %s) or 'sender'", member, b->param,
+                param_names(ev, fn, names, sizeof names));
+        else if (has_param(ev, fn, b->param))
+            continue;
         else
             ERR(ld, WF_E_NAME, b->loc, "%s '%s' has no parameter '%s' (it has: %s)",
                 ev != NULL ? "event" : "method", member, b->param,
@@ -1691,6 +1824,29 @@ static void check_transaction_scope(loader *ld, const wfl_node *n)
             "another transaction scope", n->name);
 }
 
+/* IfElseBranchActivity's validator: every branch needs a Condition except the last enabled
+ * branch of two or more (the "else"); a lone branch needs one too (docs/wf3-behaviour.md). */
+static void check_ifelse_branch(loader *ld, const wfl_node *n)
+{
+    check_in_parent(ld, n, WFL_KIND_IFELSE);
+    const wfl_node *p = n->parent;
+    if ((n->flags & WFL_NODE_DISABLED) || pval_named(n, "Condition")->kind != WFL_PV_UNSET ||
+        p == NULL || p->type->kind != WFL_KIND_IFELSE)
+        return;
+    size_t enabled = 0;
+    const wfl_node *last = NULL;
+    for (size_t i = 0; i < p->child_count; i++) {
+        const wfl_node *c = p->children[i];
+        if (!(c->flags & (WFL_NODE_ALT_FLOW | WFL_NODE_DISABLED))) {
+            enabled++;
+            last = c;
+        }
+    }
+    if (enabled < 2 || last != n)
+        ERR(ld, WF_E_SCHEMA, n->loc, "IfElseBranchActivity '%s': property 'Condition' is not "
+            "set (only the last of two or more branches may leave it out)", n->name);
+}
+
 static void check_throw(loader *ld, const wfl_node *n)
 {
     if (pval_named(n, "FaultType")->kind == WFL_PV_UNSET &&
@@ -1717,7 +1873,7 @@ static void check_structure(loader *ld, const wfl_node *n)
 {
     switch (n->type->kind) {
     case WFL_KIND_IFELSE: children_all(ld, n, WFL_KIND_IFELSE_BRANCH, 1); break;
-    case WFL_KIND_IFELSE_BRANCH: check_in_parent(ld, n, WFL_KIND_IFELSE); break;
+    case WFL_KIND_IFELSE_BRANCH: check_ifelse_branch(ld, n); break;
     case WFL_KIND_WHILE: check_one_child(ld, n); break;
     case WFL_KIND_REPLICATOR: check_one_child(ld, n); break;
     case WFL_KIND_PARALLEL: children_all(ld, n, WFL_KIND_SEQUENCE, 2); break;
@@ -1814,21 +1970,95 @@ static void check_root_member(loader *ld, const wfl_rexpr *e)
     ld->no_class_said = ld->no_class_said || ld->def->code_beside == NULL;
 }
 
+/* s with newlines, tabs and carriage returns written as \n, \t, \r (one-line messages). */
+static const char *escaped(const char *s, char *buf, size_t size)
+{
+    size_t o = 0;
+    for (; *s && o + 3 < size; s++) {
+        const char *esc = *s == '\n' ? "\\n" : *s == '\t' ? "\\t" : *s == '\r' ? "\\r" : NULL;
+        if (esc) {
+            buf[o++] = esc[0];
+            buf[o++] = esc[1];
+        } else {
+            buf[o++] = *s;
+        }
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* The static type of a rule expression where the loader can tell (literals, the root's
+ * properties, casts, arithmetic on those); NULL when unknown. */
+static const wf_type *rule_type(loader *ld, const wfl_rexpr *e)
+{
+    switch (e->kind) {
+    case WFL_REX_PRIMITIVE:
+        return wf_is_null(&e->value) ? NULL : e->value.type;
+    case WFL_REX_CAST:
+        return e->type;
+    case WFL_REX_MEMBER: {
+        if (e->kid_count == 0 || e->kids[0] == NULL || e->kids[0]->kind != WFL_REX_THIS)
+            return NULL;
+        const wfl_dp *dp = wfl_type_find_dp(ld->def->root->type, e->name);
+        return dp != NULL && dp->kind == WFL_DPK_VALUE ? dp->type : NULL;
+    }
+    case WFL_REX_BINARY: {
+        if (e->op > WFL_ROP_MODULUS || e->kid_count != 2)
+            return NULL;
+        const wf_type *l = rule_type(ld, e->kids[0]), *r = rule_type(ld, e->kids[1]);
+        if (l == NULL || r == NULL || !wf_type_is_numeric(l) || !wf_type_is_numeric(r))
+            return NULL;
+        if (l->kind == WF_K_DOUBLE || r->kind == WF_K_DOUBLE)
+            return &wf_type_double;
+        if (l->kind == WF_K_DECIMAL || r->kind == WF_K_DECIMAL)
+            return &wf_type_decimal;
+        return l->kind == WF_K_INT64 || r->kind == WF_K_INT64 ? &wf_type_int64 : &wf_type_int32;
+    }
+    default:
+        return NULL;
+    }
+}
+
+/* WF3's rule validator has no comparison or arithmetic between Decimal and Double (C# has
+ * no implicit conversion either way) and no ordering of Booleans: such a rule is refused. */
+static void check_operand_types(loader *ld, const wfl_rexpr *e)
+{
+    if (e->kind != WFL_REX_BINARY || e->kid_count != 2)
+        return;
+    bool arith = e->op <= WFL_ROP_MODULUS;
+    bool order = e->op >= WFL_ROP_LESS_THAN && e->op <= WFL_ROP_GREATER_THAN_OR_EQUAL;
+    if (!arith && !order && e->op != WFL_ROP_VALUE_EQUALITY)
+        return;
+    const wf_type *l = rule_type(ld, e->kids[0]), *r = rule_type(ld, e->kids[1]);
+    if (l == NULL || r == NULL)
+        return;
+    bool mixed = (l->kind == WF_K_DECIMAL && r->kind == WF_K_DOUBLE) ||
+                 (l->kind == WF_K_DOUBLE && r->kind == WF_K_DECIMAL);
+    bool bools = order && l->kind == WF_K_BOOL && r->kind == WF_K_BOOL;
+    if (mixed || bools)
+        ERR(ld, WF_E_TYPE, e->loc, "%s operator '%s' cannot be used on operands of types %s "
+            "and %s", arith ? "arithmetic" : "relational", wfl_rop_name(e->op), l->name,
+            r->name);
+}
+
 static void check_self_lookups(loader *ld, const wfl_rexpr *e)
 {
     if (e == NULL)
         return;
+    check_operand_types(ld, e);
     if (e->kind == WFL_REX_THIS && e->name != NULL) {
+        /* WF3 compares the name verbatim, blanks included (Activity.GetActivityByName) */
         const char *n = e->name, *root = ld->def->root->name;
-        while (isspace((unsigned char)*n))
-            n++;
-        size_t len = strlen(n);
-        while (len > 0 && isspace((unsigned char)n[len - 1]))
-            len--;
-        if (root == NULL || strlen(root) != len || strncmp(n, root, len) != 0)
-            ERR(ld, WF_E_UNSUPPORTED, e->loc, "GetActivityByName(\"%.*s\") in a rule: only the "
-                "root workflow '%s' itself can be looked up", (int)len, n,
-                root != NULL ? root : "");
+        char shown[160];
+        if (root != NULL && strcmp(n, root) == 0)
+            ;
+        else if (wfl_def_find_node(ld->def, n) != NULL)
+            ERR(ld, WF_E_UNSUPPORTED, e->loc, "GetActivityByName(\"%s\") in a rule: only the "
+                "root workflow '%s' itself can be looked up", n, root != NULL ? root : "");
+        else
+            WARN(ld, e->loc, "GetActivityByName(\"%s\") names no activity (WF3 compares the "
+                 "name verbatim, blanks included): it returns null and the rule faults when it "
+                 "runs", escaped(n, shown, sizeof shown));
     }
     if (e->kind == WFL_REX_MEMBER && e->kid_count > 0 && e->kids[0] != NULL &&
         e->kids[0]->kind == WFL_REX_THIS && e->name != NULL)
@@ -1842,6 +2072,7 @@ static void check_rules_lookups(loader *ld)
     const wfl_rules *r = ld->def->rules;
     if (r == NULL)
         return;
+    wfl__rules_set_root(ld->def->rules, ld->def->root->name);
     for (size_t i = 0; i < r->cond_count; i++)
         check_self_lookups(ld, r->conds[i].expr);
     for (size_t i = 0; i < wfl_rules_ruleset_count(r); i++) {

@@ -464,6 +464,17 @@ void wfl__close(wfl_exec *ex, wfl_act *act)
         wfl__checkpoint_drop(ex);
     if (r == WFL_RES_SUCCEEDED) {
         x->order = ++ex->next_order;
+        if (wfl_act_type(act)->kind == WFL_KIND_TRANSACTION_SCOPE && ex->opts.no_persistence) {
+            /* WF3 persists a PersistOnClose activity as it closes; with no persistence
+             * service that throws and the instance terminates (docs/wf3-behaviour.md) */
+            char msg[256];
+            snprintf(msg, sizeof msg, "Activity '%s' is PersistOnClose, but no persistence "
+                     "service is available to persist the workflow when it closes.",
+                     wfl_act_name(act));
+            end_with(ex, WFL_EXEC_TERMINATED, &wf_exc_invalid_operation, msg,
+                     wfl_act_node(act)->loc);
+            return;
+        }
         if (wfl_act_type(act)->kind == WFL_KIND_TRANSACTION_SCOPE)
             wfl__request_persist(ex);
     }

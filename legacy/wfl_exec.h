@@ -98,6 +98,10 @@ typedef struct wfl_exec_opts {
     const char *instance_id; /* NULL: a random 32-hex-digit id */
     bool no_checkpoints;     /* TransactionScope faults without rolling back (WF4's Interop
                                 takes no checkpoint, docs/semantics.md §6) */
+    bool no_persistence;     /* the host has no persistence service (WF3's runtime without a
+                                WorkflowPersistenceService): a TransactionScope that closes
+                                terminates the instance with InvalidOperationException, as in
+                                WF3. false: it is a persistence point (opts.persist) */
     uint64_t max_work_items; /* per pulse; 0: no limit. WF3 itself has none, so a loop that
                                 never waits (two states whose StateInitialization SetState
                                 each other) runs forever; with a limit the pulse stops with
@@ -107,7 +111,8 @@ typedef struct wfl_exec_opts {
 #define WFL_EXEC_OPTS_INIT                                                                    \
     {.trace = NULL, .trace_ud = NULL, .invoke_workflow = NULL, .invoke_ud = NULL,            \
      .clock = NULL, .clock_ud = NULL, .persist = NULL, .persist_ud = NULL,                   \
-     .instance_id = NULL, .no_checkpoints = false, .max_work_items = 0}
+     .instance_id = NULL, .no_checkpoints = false, .no_persistence = false,                \
+     .max_work_items = 0}
 
 /* Create an executor. subtree: NULL for the whole workflow, else the name of the activity to
  * run as root (WF_E_NAME if absent). */

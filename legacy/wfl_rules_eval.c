@@ -22,6 +22,7 @@ typedef struct ev {
     wf_value *exc; /* OUT on WF_E_FAULT */
     wf_error *err;
     const wfl_rules_excs *x; /* the rules engine's exception types */
+    const wfl_rules *owner;  /* NULL for a bare expression */
 } ev;
 
 /* For rules loaded without a wf_types (the types then match by name only). */
@@ -31,9 +32,14 @@ static const wf_type fb_target_inv = {WF_K_EXCEPTION, "TargetInvocationException
                                       &wf_exc_application};
 static const wfl_rules_excs fallback_excs = {&fb_rule, &fb_rule_eval, &fb_target_inv};
 
-static const wfl_rules_excs *excs_of(const wfl_rules_excs *x)
+static const wfl_rules_excs *excs_of(const wfl_rules *owner)
 {
-    return x && x->rule_eval ? x : &fallback_excs;
+    return owner && owner->excs.rule_eval ? &owner->excs : &fallback_excs;
+}
+
+void wfl__rules_set_root(wfl_rules *rules, const char *root_name)
+{
+    rules->root_name = root_name;
 }
 
 static wf_status eval(ev *c, const wfl_rexpr *e, wf_value *out);
@@ -611,10 +617,24 @@ static wf_status read_this_path(ev *c, const wfl_rexpr *e, thispath *tp, wf_valu
                 tp->count ? tp->steps[0]->name ? tp->steps[0]->name : "[]" : "?");
 }
 
+/* this.GetActivityByName("N") (a THIS node carrying N) names the root only when N is its
+ * name exactly, blanks included; otherwise WF3's lookup returns null and the first member
+ * applied to it is a null target. */
+static wf_status lookup_missed(ev *c, const thispath *tp)
+{
+    const wfl_rexpr *self = tp->count ? tp->steps[0]->kids[0] : NULL;
+    if (!self || !self->name || !c->owner || !c->owner->root_name ||
+        strcmp(self->name, c->owner->root_name) == 0)
+        return WF_OK;
+    return null_ref(c, tp->steps[0], tp->steps[0]->name ? tp->steps[0]->name : "[]");
+}
+
 static wf_status eval_this_path(ev *c, const wfl_rexpr *e, wf_value *out)
 {
     thispath tp;
     wf_status st = thispath_init(c, e, &tp);
+    if (st == WF_OK)
+        st = lookup_missed(c, &tp);
     if (st == WF_OK)
         st = read_this_path(c, e, &tp, out);
     thispath_fini(&tp);
@@ -625,6 +645,8 @@ static wf_status assign_this_path(ev *c, const wfl_rexpr *target, const wf_value
 {
     thispath tp;
     wf_status st = thispath_init(c, target, &tp);
+    if (st == WF_OK)
+        st = lookup_missed(c, &tp);
     if (st == WF_OK) {
         size_t nsegs = thispath_segs(&tp, tp.count);
         wf_error local = WF_ERROR_INIT;
@@ -1115,7 +1137,7 @@ wf_status wfl_rules_eval_expr(const wfl_rexpr *expr, const wfl_rules_target *tar
                               wf_value *out, wf_value *exc, wf_error *err)
 {
     wf_value scratch = wf_null();
-    ev c = {target, exc ? exc : &scratch, err, excs_of(NULL)};
+    ev c = {target, exc ? exc : &scratch, err, excs_of(NULL), NULL};
     *c.exc = wf_null();
     *out = wf_null();
     wf_status st = eval(&c, expr, out);
@@ -1127,7 +1149,7 @@ wf_status wfl_rules_eval_condition(const wfl_rule_cond *cond, const wfl_rules_ta
                                    bool *result, wf_value *exc, wf_error *err)
 {
     wf_value scratch = wf_null();
-    ev c = {target, exc ? exc : &scratch, err, excs_of(cond->excs)};
+    ev c = {target, exc ? exc : &scratch, err, excs_of(cond->owner), cond->owner};
     *c.exc = wf_null();
     *result = false;
     wf_status st = eval_bool(&c, cond->expr, result);
@@ -1226,7 +1248,7 @@ wf_status wfl_rules_execute(const wfl_ruleset *ruleset, const wfl_rules_target *
                             const wfl_rules_exec_opts *opts, wf_value *exc, wf_error *err)
 {
     wf_value scratch = wf_null();
-    ev c = {target, exc ? exc : &scratch, err, excs_of(ruleset->excs)};
+    ev c = {target, exc ? exc : &scratch, err, excs_of(ruleset->owner), ruleset->owner};
     *c.exc = wf_null();
     size_t n = ruleset->active_count;
     bool *evaluated = wf_calloc(n ? n : 1, sizeof *evaluated);

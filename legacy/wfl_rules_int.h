@@ -68,7 +68,7 @@ struct wfl_rule {
 struct wfl_ruleset {
     const char *name;
     wfl_chaining chaining;
-    const wfl_rules_excs *excs; /* the owning rules' */
+    const wfl_rules *owner;
     wfl_rule *rules;      /* sorted: Priority descending, then Name ascending (ordinal) */
     size_t rule_count;
     size_t *active;       /* indices of active rules, in execution order */
@@ -77,7 +77,7 @@ struct wfl_ruleset {
 };
 
 struct wfl_rule_cond {
-    const wfl_rules_excs *excs; /* the owning rules' */
+    const wfl_rules *owner;
     const char *name;
     wfl_rexpr *expr;
     wf_loc loc;
@@ -87,11 +87,17 @@ struct wfl_rules {
     wf_arena *arena;
     const char *path;
     wfl_rules_excs excs;
+    const char *root_name; /* set by the definition loader (borrowed): this.GetActivityByName
+                              finds the root only under exactly this name; NULL (rules
+                              loaded alone): any literal name means the root */
     wfl_rule_cond *conds;
     size_t cond_count;
     wfl_ruleset *sets;
     size_t set_count;
 };
+
+/* The root workflow's name, compared verbatim by this.GetActivityByName (wfl_rules_eval.c). */
+void wfl__rules_set_root(wfl_rules *rules, const char *root_name);
 
 /* True if e is a chain of member and indexer nodes ending at `this`. */
 bool wfl_rexpr_is_this_path(const wfl_rexpr *e);

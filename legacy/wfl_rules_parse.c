@@ -1129,7 +1129,7 @@ static void parse_conditions(rp *p, const wf_xml_node *holder)
             continue;
         }
         wfl_rule_cond *cond = &rules->conds[rules->cond_count];
-        cond->excs = &rules->excs;
+        cond->owner = rules;
         const char *name = attr_text(c, "Name");
         cond->loc = loc_of(p, c);
         cond->name = name ? rp_strdup(p, name, strlen(name)) : "";
@@ -1153,7 +1153,7 @@ static void parse_rulesets(rp *p, const wf_xml_node *holder)
         }
         wfl_ruleset *rs = &rules->sets[rules->set_count];
         parse_ruleset(p, c, rs);
-        rs->excs = &rules->excs;
+        rs->owner = rules;
         if (*rs->name && wfl_rules_ruleset(rules, rs->name))
             report(p, WF_E_SCHEMA, c, "duplicate rule set name '%s'", rs->name);
         rules->set_count++;

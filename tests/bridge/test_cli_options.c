@@ -105,7 +105,7 @@ START_TEST(unknown_arg_names_file)
                       "--arg", "I=5"));
     ASSERT_REFUSED(r, "samples/legacy/expense_approval/expense_approval.xoml: error: --arg I: the "
                       "workflow has no property 'I' (it declares: Employee, Amount, Ticket, "
-                      "Approver, Comment, Decision, Escalations)\n");
+                      "Approver, Comment, Decision, Escalations, Args, Sender)\n");
     wfbt_out_free(&r);
 }
 END_TEST

@@ -92,7 +92,7 @@ START_TEST(test_state_machine_with_unprefixed_interface_type)
 {
     xt_env e;
     compat_load_ok(&e, CDIR "desk_states.xoml", NULL);
-    ck_assert_uint_eq(wfl_definition_warning_count(e.def), 1); /* the "e" binding */
+    ck_assert_uint_eq(wfl_definition_warning_count(e.def), 0); /* "e" is the WF3 form */
     xt_start(&e);
     ck_assert_int_eq(xt_run(&e), WFL_EXEC_IDLE);
     ck_assert(xt_waits_on(&e, "IDeskService.Closed"));
@@ -134,14 +134,31 @@ START_TEST(test_own_assembly_types_come_from_the_class_library)
 END_TEST
 
 /* Markup-only rules reach the root through this.GetActivityByName("Root") cast to the base
- * class (the name hand-formatted over lines): read as 'this'. */
+ * class: read as 'this'. */
 START_TEST(test_rules_get_activity_by_name_of_the_root)
 {
     xt_env e;
-    compat_load_ok(&e, CDIR "self_lookup.xoml", CDIR "self_lookup.rules");
+    compat_load_ok(&e, CDIR "self_lookup.xoml", CDIR "self_lookup_tight.rules");
+    ck_assert_uint_eq(wfl_definition_warning_count(e.def), 1); /* the x:Code-less base class */
     xt_start(&e);
     ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
     ck_assert_int_eq(xt_int(&e, "Count"), 3); /* while Count < Limit (3) */
+    xt_free(&e);
+}
+END_TEST
+
+/* A pretty-printed .rules passes the blanks around "\n  Desk\n  " to GetActivityByName
+ * verbatim: WF3 finds no such activity, the lookup returns null and reading Count from it is
+ * a RuleEvaluationException that faults the While (docs/wf3-behaviour.md). */
+START_TEST(test_rules_string_arguments_are_taken_verbatim)
+{
+    xt_env e;
+    compat_load_ok(&e, CDIR "self_lookup.xoml", CDIR "self_lookup.rules");
+    ck_assert_uint_eq(wfl_definition_warning_count(e.def), 2); /* + "names no activity" */
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_FAULTED);
+    ck_assert_str_eq(wfl_exec_exception(e.ex)->type->name, "RuleEvaluationException");
+    ck_assert_int_eq(xt_int(&e, "Count"), 0);
     xt_free(&e);
 }
 END_TEST
@@ -441,6 +458,7 @@ Suite *legacy_compat_suite(void)
     tcase_add_test(tc, test_custom_root_with_field_declarations);
     tcase_add_test(tc, test_own_assembly_types_come_from_the_class_library);
     tcase_add_test(tc, test_rules_get_activity_by_name_of_the_root);
+    tcase_add_test(tc, test_rules_string_arguments_are_taken_verbatim);
     tcase_add_test(tc, test_class_namespace_never_leaves_the_library_path);
     tcase_add_test(tc, test_empty_rule_sets_run_as_no_ops);
     tcase_add_test(tc, test_rules_create_type_attribute);

@@ -41,6 +41,19 @@ void wx_concat(const char *a, const char *b, char **result)
     *result = r;
 }
 
+/* A then the decimal digits of n (compensation logs which iteration it undoes). */
+void wx_concat_number(const char *a, int32_t n, char **result);
+void wx_concat_number(const char *a, int32_t n, char **result)
+{
+    size_t la = a ? strlen(a) : 0;
+    char *r = malloc(la + 12);
+    if (!r)
+        return;
+    memcpy(r, a ? a : "", la);
+    snprintf(r + la, 12, "%d", (int)n);
+    *result = r;
+}
+
 int32_t wx_check(int32_t code);
 int32_t wx_check(int32_t code)
 {
