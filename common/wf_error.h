@@ -50,7 +50,7 @@ typedef struct wf_loc {
     unsigned line, col;
 } wf_loc;
 
-#define WF_LOC_NONE ((wf_loc){NULL, 0, 0})
+#define WF_LOC_NONE ((wf_loc){.file = NULL, .line = 0, .col = 0})
 
 /* Fixed buffers: reporting never allocates and nobody frees. */
 typedef struct wf_error {
@@ -60,7 +60,7 @@ typedef struct wf_error {
     unsigned line, col;
 } wf_error;
 
-#define WF_ERROR_INIT {WF_OK, {0}, {0}, 0, 0}
+#define WF_ERROR_INIT {.code = WF_OK, .message = {0}, .file = {0}, .line = 0, .col = 0}
 
 /* Record an error. The first error wins (it is the root cause): if err already holds a
  * non-OK code, nothing changes. err and loc may be NULL. Returns code, so callers can write

@@ -52,7 +52,7 @@ typedef struct wf_xml_limits {
     size_t max_nodes;    /* default 1,000,000 */
 } wf_xml_limits;
 
-#define WF_XML_LIMITS_INIT {0, 0, 0} /* zeros mean the defaults */
+#define WF_XML_LIMITS_INIT {.max_bytes = 0, .max_depth = 0, .max_nodes = 0} /* 0: the default */
 
 /* Load and parse. `path` is used for error locations and is copied into the doc.
  * Errors: WF_E_IO (cannot read), WF_E_XML (malformed, DOCTYPE present, bad encoding) with
