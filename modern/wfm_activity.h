@@ -114,6 +114,15 @@ typedef struct wfm_kind_spec {
     wf_status (*restore)(wfm_ai *ai, wfm_persist_reader *r);
     const wfm_ext_spec *const *exts; /* the extension states the kind creates */
     size_t ext_count;
+    /* ---- dynamic arguments (optional) ----
+     * For a kind whose argument set depends on the node itself (the bridge's Interop: the
+     * properties of the legacy type its ActivityType names). Called while the node is being
+     * built, after the spec's own properties are read and with the node's expression scope in
+     * effect (prepare runs later, when scopes are gone): the place to bind open-ended
+     * attributes as arguments with wfm_load_bind_attr and to take the rest with
+     * wfm_load_next_attr. Attributes it leaves unclaimed are reported as unknown after
+     * prepare. Same rules as prepare: report problems, return WF_OK unless out of memory. */
+    wf_status (*bind)(wfm_load *load, wfm_node *node);
 } wfm_kind_spec;
 
 /* Register a kind. The spec and everything it points to must outlive the catalogue (static
@@ -159,6 +168,24 @@ const char *wfm_load_assembly(const wfm_load *load, const wfm_node *node, const 
  * loader reports unknown attributes as errors unless a prepare callback claims them with this
  * function. */
 const char *wfm_load_claim_attr(wfm_load *load, const wfm_node *node, const char *name);
+/* Dynamic arguments (from a `bind` callback only). Claim attribute `name` of the node's
+ * element and append it to PARAMS property `prop` as a parameter of direction `dir`
+ * (WFM_PROP_IN, _OUT, _INOUT) and type `type`, bound exactly like a declared argument:
+ * "[expr]" compiled in the node's scope (Out/InOut: a location of a compatible type), {x:Null},
+ * or (In only) a literal converted to `type`; problems are reported at the attribute with
+ * file:line:col. *index receives the parameter's index for wfm_ctx_get_param /
+ * wfm_ctx_set_param, or SIZE_MAX when the attribute is absent or was reported. Returns
+ * WF_E_NOMEM when memory ran out, else WF_OK. */
+wf_status wfm_load_bind_attr(wfm_load *load, wfm_node *node, unsigned prop, const char *name,
+                             wfm_prop_kind dir, const wf_type *type, size_t *index);
+/* The next attribute of the node's element no spec member describes and nothing claimed yet
+ * (document order): claims it and returns its name (and *at, optional, the location of its
+ * value), or NULL when none is left. For a kind that reports such attributes itself. */
+const char *wfm_load_next_attr(wfm_load *load, const wfm_node *node, wf_loc *at);
+/* wfm_load_error at a location inside the node's element (an attribute's value): reported
+ * even when the node already has an error, so a kind can report every bad attribute. */
+void wfm_load_error_at(wfm_load *load, const wfm_node *node, wf_loc at, wf_status code,
+                       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* ---- run time (execute / cancel / completion callbacks) --------------------------------- */
 typedef enum wfm_status {
