@@ -76,16 +76,16 @@ $(BUILD)/bin/wfbridge: $(BUILD)/obj/bridge/wfb_main.o $(LIBS_ALL)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -rdynamic
 
 # ---- native libraries: samples/*/libs/NAME/*.c and tests/*/libs/NAME/*.c ----------------------
-# Each directory becomes lib/NAME.so-style shared objects plus any NAME.activities.xml beside
-# them, in $(BUILD)/samples/lib or $(BUILD)/tests/lib (the library paths the demo and the tests
+# Each directory becomes lib/NAME.so-style shared objects plus any NAME.activities.xml (and the
+# .xoml bodies of composite types) beside them, in $(BUILD)/samples/lib or $(BUILD)/tests/lib (the library paths the demo and the tests
 # use).
 SAMPLE_LIB_DIRS := $(wildcard samples/*/libs/*)
 TEST_LIB_DIRS   := $(wildcard tests/*/libs/*)
 define native_rules
-$(2)/lib$(notdir $(1)).so: $(wildcard $(1)/*.c) $(wildcard $(1)/*.h)
+$(2)/lib$(notdir $(1)).so: $(wildcard $(1)/*.c) $(wildcard $(1)/*.h) $(wildcard $(1)/*.xml) $(wildcard $(1)/*.xoml)
 	@mkdir -p $(2)
 	$(CC) -std=c11 -D_DEFAULT_SOURCE -shared -fPIC $(OPT) -Wall -Wextra $(CFLAGS_EXTRA) -o $$@ $(wildcard $(1)/*.c) $(LDFLAGS_EXTRA)
-	@for f in $(wildcard $(1)/*.xml); do cp $$$$f $(2)/; done
+	@for f in $(wildcard $(1)/*.xml) $(wildcard $(1)/*.xoml); do cp $$$$f $(2)/; done
 NATIVE_OUT += $(2)/lib$(notdir $(1)).so
 endef
 $(foreach d,$(SAMPLE_LIB_DIRS),$(eval $(call native_rules,$(d),$(BUILD)/samples/lib)))

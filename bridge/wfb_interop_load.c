@@ -127,6 +127,8 @@ static void report_legacy(wfm_load *load, wfm_node *node, const char *what, cons
     char where[300] = "";
     if (e->file[0] && e->line)
         snprintf(where, sizeof where, " (%s:%u:%u)", e->file, e->line, e->col);
+    else if (e->file[0])
+        snprintf(where, sizeof where, " (%s)", e->file);
     /* a type library missing from the path is WF_E_NOLIB, as in a XOML file */
     wf_status code = e->code == WF_E_NOTFOUND ? WF_E_NOLIB : e->code;
     wfm_load_error(load, node, code, "Interop: %s: %s%s", what, e->message, where);
@@ -164,6 +166,42 @@ static wf_status host_definition(wfm_load *load, wfm_node *node, const char *ass
     return t->subtree ? WF_OK : WF_E_NOMEM;
 }
 
+/* The definition for a composite: its XOML file, beside the type library (never elsewhere),
+ * whose root carries x:Class "NS.TypeName"; it runs as a whole, its root's properties being
+ * the type's. */
+static wf_status composite_definition(wfm_load *load, wfm_node *node, const wfl_typelib *tl,
+                                      const wfl_tl_activity *act, wfb_io_type *t)
+{
+    const char *file = wfl_typelib_file(tl);
+    const char *slash = strrchr(file, '/');
+    char path[1024];
+    int n = snprintf(path, sizeof path, "%.*s%s", slash ? (int)(slash - file + 1) : 0, file,
+                     wfl_tl_activity_definition(act));
+    if (n < 0 || (size_t)n >= sizeof path) {
+        wfm_load_error(load, node, WF_E_LIMIT, "Interop: path of '%s' too long",
+                       wfl_tl_activity_definition(act));
+        return WF_OK;
+    }
+    wfl_load_opts lo = WFL_LOAD_OPTS_INIT;
+    lo.types = wfm_load_types(load);
+    lo.libpath = wfm_load_libpath(load);
+    wf_error e = WF_ERROR_INIT;
+    wf_status rc = wfl_definition_load_file(&lo, path, &t->def, &e);
+    if (rc == WF_E_NOMEM)
+        return rc;
+    if (rc != WF_OK) {
+        report_legacy(load, node, wfl_tl_activity_name(act), &e);
+        return WF_OK;
+    }
+    const char *cls = wfl_definition_class_name(t->def);
+    const char *dot = cls ? strrchr(cls, '.') : NULL;
+    if (!cls || strcmp(dot ? dot + 1 : cls, wfl_tl_activity_name(act)) != 0)
+        wfm_load_error(load, node, WF_E_SCHEMA,
+                       "Interop: the root of %s must carry x:Class=\"NS.%s\" (it has %s)", path,
+                       wfl_tl_activity_name(act), cls ? cls : "none");
+    return WF_OK;
+}
+
 /* "p:TypeName" -> the assembly p maps to and TypeName; reports and returns false if bad. */
 static bool split_type(wfm_load *load, wfm_node *node, const char *text, const char **assembly,
                        const char **type)
@@ -196,7 +234,8 @@ static bool split_type(wfm_load *load, wfm_node *node, const char *text, const c
     return true;
 }
 
-static wf_status bind_type(wfm_load *load, wfm_node *node, const wfl_tl_activity *act, const char *assembly, const char *type)
+static wf_status bind_type(wfm_load *load, wfm_node *node, const wfl_typelib *tl,
+                           const wfl_tl_activity *act, const char *assembly, const char *type)
 {
     wfb_io_type *t = wf_calloc(1, sizeof *t);
     if (!t)
@@ -232,6 +271,8 @@ static wf_status bind_type(wfm_load *load, wfm_node *node, const wfl_tl_activity
         name = type;
     if (bad)
         return WF_OK;
+    if (wfl_tl_activity_definition(act))
+        return composite_definition(load, node, tl, act, t);
     return host_definition(load, node, assembly, type, name, t);
 }
 
@@ -275,7 +316,7 @@ wf_status wfb__io_bind(wfm_load *load, wfm_node *node)
         wfl_typelib_destroy(tl);
         return WF_OK;
     }
-    rc = bind_type(load, node, act, assembly, type);
+    rc = bind_type(load, node, tl, act, assembly, type);
     wfl_typelib_destroy(tl);
     return rc;
 }

@@ -13,6 +13,11 @@ void iot_roundtrip(bool *b, int32_t *i, int64_t *l, double *d, int64_t *m, int64
 void iot_clash(int32_t value, int32_t *value_out);
 int32_t iot_check(int32_t code);
 void iot_count(int32_t *count);
+void iot_request_approval(int64_t amount);
+void iot_on_approved(const char *approver, char **decision);
+void iot_on_rejected(const char *reason, char **decision);
+void iot_on_timeout(char **decision);
+void iot_on_canceled(char **decision);
 
 int32_t iot_reserve_stock(const char *sku, int32_t quantity, char **ticket)
 {
@@ -55,4 +60,33 @@ int32_t iot_check(int32_t code)
 void iot_count(int32_t *count)
 {
     *count += 1;
+}
+
+void iot_request_approval(int64_t amount)
+{
+    (void)amount;
+}
+
+void iot_on_approved(const char *approver, char **decision)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "approved by %s", approver ? approver : "nobody");
+    *decision = strdup(buf);
+}
+
+void iot_on_rejected(const char *reason, char **decision)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "rejected: %s", reason ? reason : "");
+    *decision = strdup(buf);
+}
+
+void iot_on_timeout(char **decision)
+{
+    *decision = strdup("timed out");
+}
+
+void iot_on_canceled(char **decision)
+{
+    *decision = strdup("canceled");
 }
