@@ -89,8 +89,37 @@ demo_legacy()
         run-legacy "$batch" --arg BatchSize=4 --arg FailAt=3 --json --lib-path "$LIBS"
 }
 
+# Mixed workflows (modern XAML hosting legacy activities through Interop): samples/mixed/.
+demo_mixed()
+{
+    dir=samples/mixed
+    printf '\n#### mixed workflows (Interop): %s\n' "$dir"
+    run_sample 0 "a legacy fault caught by a modern TryCatch" run "$dir/order_fault.xaml" \
+        --arg Sku=WIDGET-7 --arg Quantity=500 --json --lib-path "$LIBS"
+    run_sample 0 "Interop inside a ParallelForEach" run "$dir/batch_parallel.xaml" \
+        --arg 'Records=[1, 2, 3, 4]' --arg FailAt=-1 --json --lib-path "$LIBS"
+    run_sample 0 "Interop inside a Pick: the legacy answer wins" run "$dir/approval_deadline.xaml" \
+        --arg Employee=bo --arg Amount=80 --arg Deadline=01:00:00 \
+        --resume 'IExpenseService.Approved="eli"' --json --lib-path "$LIBS"
+    run_sample 0 "... the deadline wins: the legacy activity is canceled" \
+        run "$dir/approval_deadline.xaml" --arg Employee=bo --arg Amount=80 \
+        --arg Deadline=00:00:00 --json --lib-path "$LIBS"
+    store="${TMPDIR:-/tmp}/wfbridge-mixed-$$.db"
+    rm -f "$store"
+    printf '\n== a waiting legacy composite, persisted while idle (--store)\n'
+    out=$("$WFBRIDGE" run "$dir/expense_approval.xaml" --arg Employee=ann --arg Amount=420.50 \
+        --json --store "$store" --lib-path "$LIBS")
+    printf '%s\n' "$out"
+    id=$(printf '%s\n' "$out" | sed -n 's/.*"id": "\([0-9a-f]*\)".*/\1/p' | tail -1)
+    run_sample 0 "... resumed in a new process by its bookmark" \
+        resume --store "$store" "$id" --bookmark 'IExpenseService.Approved="dana"' --json \
+        --lib-path "$LIBS"
+    rm -f "$store"
+}
+
 demo_modern
 demo_legacy
+demo_mixed
 
 if [ "$failures" -ne 0 ]; then
     printf '\ndemo: %s run(s) did not end as expected\n' "$failures"
