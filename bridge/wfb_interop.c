@@ -52,9 +52,10 @@ static void io_trace(void *ud, const wfl_trace_rec *rec)
                        rec->out_values, rec->out_count);
 }
 
-static wfl_exec_opts io_exec_opts(io_state *st)
+static wfl_exec_opts io_exec_opts(io_state *st, const wfb_io_type *t)
 {
     wfl_exec_opts o = WFL_EXEC_OPTS_INIT;
+    o.instance_id = t->instance_id; /* no random id (a getrandom call) per execution */
     o.trace = io_trace;
     o.trace_ud = st;
     o.clock = io_clock;
@@ -202,11 +203,13 @@ static bool copy_outputs(wfm_ctx *ctx, wfm_ai *ai, io_state *st, const wfb_io_ty
             continue;
         wf_value v = wf_null();
         wf_error e = WF_ERROR_INIT;
-        if (wfl_exec_output(st->ex, a->prop, &v, &e) != WF_OK) {
+        wf_status rc = a->output != SIZE_MAX ? wfl_exec_output_value(st->ex, a->output, &v, &e)
+                                             : wfl_exec_output(st->ex, a->prop, &v, &e);
+        if (rc != WF_OK) {
             io_fail(ctx, ai, &e);
             return false;
         }
-        wf_status rc = wfm_ctx_set_param(ctx, ai, IO_ARGS, a->param, &v);
+        rc = wfm_ctx_set_param(ctx, ai, IO_ARGS, a->param, &v);
         wf_value_release(&v);
         if (rc != WF_OK)
             return false;
@@ -256,7 +259,7 @@ static void io_execute(wfm_ctx *ctx, wfm_ai *ai)
     const wfb_io_type *t = wfm_node_data(wfm_ai_node(ai));
     io_enter(st, ctx, ai);
     wf_error e = WF_ERROR_INIT;
-    wfl_exec_opts o = io_exec_opts(st);
+    wfl_exec_opts o = io_exec_opts(st, t);
     if (wfl_exec_create(t->def, t->subtree, &o, &st->ex, &e) != WF_OK) {
         io_fail(ctx, ai, &e);
         return;
@@ -383,7 +386,7 @@ static wf_status io_restore(wfm_ai *ai, wfm_persist_reader *r)
         return WF_OK;
     wf_error e = WF_ERROR_INIT;
     st->ai = ai;
-    wfl_exec_opts o = io_exec_opts(st);
+    wfl_exec_opts o = io_exec_opts(st, t);
     wf_status rc = wfl_exec_restore(t->def, &o, blob, len, &st->ex, &e);
     if (rc != WF_OK) {
         wfm_persist_read_fail(r, "Interop: %s", e.message);
@@ -431,6 +434,7 @@ static const wfm_kind_spec io_spec = {
     .callback_count = sizeof io_callbacks / sizeof io_callbacks[0],
     .save = io_save,
     .restore = io_restore,
+    .prepare = wfb__io_prepare,
     .bind = wfb__io_bind,
 };
 

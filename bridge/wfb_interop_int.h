@@ -16,12 +16,14 @@ typedef struct wfb_io_arg {
     const char *prop;  /* the legacy property */
     wfm_prop_kind dir; /* WFM_PROP_IN or WFM_PROP_OUT */
     size_t param;      /* index in the node's ActivityProperties parameters */
+    size_t output;     /* OUT: the property's index among wfl_exec_output_* */
 } wfb_io_arg;
 
 typedef struct wfb_io_type {
     wfl_definition *def;   /* what the legacy executor runs */
     const char *subtree;   /* the hosted activity in def; NULL: def's root (a composite) */
     const char *type_name; /* the legacy type, for messages */
+    char instance_id[48];  /* the hosted executors' id: "interop-" + the node's id */
     wfb_io_arg *args;
     size_t arg_count;
 } wfb_io_type;
@@ -29,5 +31,7 @@ typedef struct wfb_io_type {
 /* The kind's `bind` callback (wfm_activity.h): map the legacy type to arguments, build the
  * host definition, attach a wfb_io_type. */
 wf_status wfb__io_bind(wfm_load *load, wfm_node *node);
+/* Its `prepare` callback: what needs the node's id. */
+wf_status wfb__io_prepare(wfm_load *load, wfm_node *node);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../common/wf_mem.h"
+#include "../legacy/wfl_exec.h"
 #include "../legacy/wfl_typelib.h"
 #include "wfb_interop_int.h"
 
@@ -95,7 +96,7 @@ static wf_status add_arg(wfb_io_type *t, const char *prop, wfm_prop_kind dir, si
     char *copy = wf_strdup(prop);
     if (!copy)
         return WF_E_NOMEM;
-    t->args[t->arg_count++] = (wfb_io_arg){copy, dir, param};
+    t->args[t->arg_count++] = (wfb_io_arg){copy, dir, param, SIZE_MAX};
     return WF_OK;
 }
 
@@ -319,4 +320,36 @@ wf_status wfb__io_bind(wfm_load *load, wfm_node *node)
     rc = bind_type(load, node, tl, act, assembly, type);
     wfl_typelib_destroy(tl);
     return rc;
+}
+
+/* Out arguments are read back by index, not by name, on every close: find the indexes once
+ * on an executor made for that purpose. */
+static wf_status index_outputs(wfm_load *load, wfm_node *node, wfb_io_type *t)
+{
+    wfl_exec_opts o = WFL_EXEC_OPTS_INIT;
+    o.instance_id = t->instance_id;
+    wfl_exec *ex = NULL;
+    wf_error e = WF_ERROR_INIT;
+    wf_status rc = wfl_exec_create(t->def, t->subtree, &o, &ex, &e);
+    if (rc != WF_OK) {
+        if (rc != WF_E_NOMEM)
+            report_legacy(load, node, t->type_name, &e);
+        return rc == WF_E_NOMEM ? rc : WF_OK;
+    }
+    for (size_t i = 0; i < t->arg_count; i++)
+        for (size_t k = 0; t->args[i].dir == WFM_PROP_OUT && k < wfl_exec_output_count(ex); k++)
+            if (strcmp(wfl_exec_output_name(ex, k), t->args[i].prop) == 0)
+                t->args[i].output = k;
+    wfl_exec_destroy(ex);
+    return WF_OK;
+}
+
+wf_status wfb__io_prepare(wfm_load *load, wfm_node *node)
+{
+    wfb_io_type *t = wfm_node_data(node);
+    if (!t || !t->def)
+        return WF_OK;
+    /* node ids exist from now on */
+    snprintf(t->instance_id, sizeof t->instance_id, "interop-%s", wfm_node_id(node));
+    return index_outputs(load, node, t);
 }
