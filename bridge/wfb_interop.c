@@ -42,11 +42,34 @@ static int64_t io_clock(void *ud)
     return ((io_state *)ud)->now_us;
 }
 
+/* A legacy status change as a modern custom tracking record named after the Interop
+ * (WF4's InteropTrackingRecord), with the legacy activity's name, type, status and result. */
+static void track_status(io_state *st, const wfl_trace_rec *rec)
+{
+    static const char *const keys[] = {"Activity", "Type", "Status", "Result"};
+    const char *text[] = {rec->activity, rec->type, wfl_status_name(rec->status),
+                          wfl_result_name(rec->result)};
+    wf_value vals[4], data = wf_null();
+    size_t n = 0;
+    while (n < 4 && wf_value_cstring(text[n] ? text[n] : "", &vals[n]) == WF_OK)
+        n++;
+    if (n == 4 && wf_value_record(keys, vals, 4, &data) == WF_OK)
+        wfm_ctx_track_custom(st->ctx, st->ai, wfm_node_display_name(wfm_ai_node(st->ai)), &data);
+    wf_value_release(&data);
+    for (size_t i = 0; i < n; i++)
+        wf_value_release(&vals[i]);
+}
+
 static void io_trace(void *ud, const wfl_trace_rec *rec)
 {
     io_state *st = ud;
-    if (rec->kind != WFL_TRACE_NATIVE || !st->ctx)
+    if (!st->ctx)
         return;
+    if (rec->kind == WFL_TRACE_STATUS) {
+        if (wfm_ctx_tracks_custom(st->ctx))
+            track_status(st, rec);
+        return;
+    }
     /* the same In and Out values run-legacy --trace prints (a Return property is an Out) */
     wfm_ctx_trace_call(st->ctx, st->ai, rec->function, rec->in_values, rec->in_count,
                        rec->out_values, rec->out_count);

@@ -113,6 +113,7 @@ typedef enum wfm_track_event {
     WFM_TRACK_CANCEL_REQ,
     WFM_TRACK_FAULT,   /* ai propagated exc */
     WFM_TRACK_RESUMED, /* bookmark `name` of ai resumed */
+    WFM_TRACK_CUSTOM,  /* ai's custom record `name`, data = the fields of the record `value` */
 } wfm_track_event;
 typedef void (*wfm_track_fn)(void *ud, wfm_track_event ev, const wfm_ai *ai, const char *name,
                              const wf_value *value);

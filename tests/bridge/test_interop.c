@@ -12,6 +12,7 @@
 #include "../../common/wf_mem.h"
 #include "../../common/wf_value.h"
 #include "../../modern/wfm_runtime.h"
+#include "../../modern/wfm_track.h"
 #include "../modern/support_modern.h"
 #include "../wf_test_util.h"
 
@@ -137,6 +138,54 @@ START_TEST(test_native_calls_appear_in_the_modern_trace)
     /* as run-legacy --trace: In Sku, Quantity; Out Ticket, then the return value */
     ck_assert_str_eq(log.text, "iot_reserve_stock(2:Z1)->2:T-Z1-3;");
     wfm_test_close(&r);
+}
+END_TEST
+
+/* Legacy status changes are custom tracking records named after the Interop, carrying the
+ * legacy activity's name (the Name metadata literal), type, status and result. */
+START_TEST(test_legacy_status_changes_are_custom_records)
+{
+    wf_error err = WF_ERROR_INIT;
+    wfm_tracker *tracker = NULL;
+    ck_assert_int_eq(wfm_tracker_create(wfm_profile_builtin("all"), &tracker, &err), WF_OK);
+    ck_assert_int_eq(wfm_tracker_add_ring(tracker, 64, &err), WF_OK);
+    wf_libpath *path = NULL;
+    ck_assert_int_eq(wf_libpath_create(wf_test_lib_dir(), &path, &err), WF_OK);
+    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
+    o.worker_count = 1;
+    o.libpath = path;
+    o.tracker = tracker;
+    o.write = wfm_test_discard;
+    wfm_runtime *rt = NULL;
+    ck_assert_int_eq(wfm_runtime_create(&o, &rt, &err), WF_OK);
+    ck_assert_int_eq(wfb_interop_register(wfm_runtime_catalogue(rt), &err), WF_OK);
+    wfm_definition *def = NULL;
+    wfm_instance *inst = NULL;
+    ck_assert_int_eq(wfm_runtime_load(rt, DATA "reserve.xaml", &def, NULL, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_create(rt, def, &inst, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_run(inst, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_state_get(inst), WFM_INSTANCE_CLOSED);
+    wfm_tracker_flush(tracker);
+    const char *want[] = {"\"Status\": \"Executing\", \"Result\": \"None\"",
+                          "\"Status\": \"Closed\", \"Result\": \"Succeeded\""};
+    size_t found = 0;
+    char line[1024];
+    for (size_t i = 0; i < wfm_tracker_ring_count(tracker); i++) {
+        ck_assert(wfm_tracker_ring_get(tracker, i, line, sizeof line));
+        if (!strstr(line, "\"CustomTracking\""))
+            continue;
+        ck_assert_ptr_nonnull(strstr(line, "\"name\": \"Interop\""));
+        ck_assert_ptr_nonnull(strstr(line, "\"Activity\": \"reserve1\", \"Type\": \"ReserveStock\""));
+        ck_assert_uint_lt(found, 2);
+        ck_assert_ptr_nonnull(strstr(line, want[found]));
+        found++;
+    }
+    ck_assert_uint_eq(found, 2);
+    wfm_instance_destroy(inst);
+    wfm_definition_release(def);
+    wfm_runtime_destroy(rt);
+    wfm_tracker_destroy(tracker);
+    wf_libpath_destroy(path);
 }
 END_TEST
 
@@ -334,6 +383,7 @@ Suite *interop_suite(void)
     tcase_add_test(core, test_literals_clash_and_metadata_name);
     tcase_add_test(core, test_fresh_legacy_state_per_execution);
     tcase_add_test(core, test_native_calls_appear_in_the_modern_trace);
+    tcase_add_test(core, test_legacy_status_changes_are_custom_records);
     tcase_add_test(core, test_legacy_fault_caught_by_try_catch);
     tcase_add_test(core, test_uncaught_legacy_fault_faults_the_instance);
     tcase_add_test(core, test_zero_status_closes);
