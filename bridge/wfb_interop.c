@@ -75,11 +75,15 @@ static void io_trace(void *ud, const wfl_trace_rec *rec)
                        rec->out_values, rec->out_count);
 }
 
-static wfl_exec_opts io_exec_opts(io_state *st, const wfb_io_type *t)
+/* The legacy trace feeds the modern call trace and custom tracking records: without either
+ * the legacy executor builds no trace records (15% of a hosted native call). `ctx` may be
+ * NULL (restoring): then the trace stays on. */
+static wfl_exec_opts io_exec_opts(io_state *st, const wfb_io_type *t, const wfm_ctx *ctx)
 {
     wfl_exec_opts o = WFL_EXEC_OPTS_INIT;
     o.instance_id = t->instance_id; /* no random id (a getrandom call) per execution */
-    o.trace = io_trace;
+    bool traced = !ctx || wfm_ctx_traces_calls(ctx) || wfm_ctx_tracks_custom(ctx);
+    o.trace = traced ? io_trace : NULL;
     o.trace_ud = st;
     o.clock = io_clock;
     o.clock_ud = st;
@@ -282,7 +286,7 @@ static void io_execute(wfm_ctx *ctx, wfm_ai *ai)
     const wfb_io_type *t = wfm_node_data(wfm_ai_node(ai));
     io_enter(st, ctx, ai);
     wf_error e = WF_ERROR_INIT;
-    wfl_exec_opts o = io_exec_opts(st, t);
+    wfl_exec_opts o = io_exec_opts(st, t, ctx);
     if (wfl_exec_create(t->def, t->subtree, &o, &st->ex, &e) != WF_OK) {
         io_fail(ctx, ai, &e);
         return;
@@ -409,7 +413,7 @@ static wf_status io_restore(wfm_ai *ai, wfm_persist_reader *r)
         return WF_OK;
     wf_error e = WF_ERROR_INIT;
     st->ai = ai;
-    wfl_exec_opts o = io_exec_opts(st, t);
+    wfl_exec_opts o = io_exec_opts(st, t, NULL); /* the trace may be set after restore */
     wf_status rc = wfl_exec_restore(t->def, &o, blob, len, &st->ex, &e);
     if (rc != WF_OK) {
         wfm_persist_read_fail(r, "Interop: %s", e.message);

@@ -297,7 +297,9 @@ wf_types *wfm_ctx_types(const wfm_ctx *ctx);
  * null: none; at most 16 fields are kept). */
 bool wfm_ctx_tracks_custom(const wfm_ctx *ctx);
 void wfm_ctx_track_custom(wfm_ctx *ctx, wfm_ai *ai, const char *name, const wf_value *data);
-/* Record one native call for the trace (`--trace`, side-by-side verification). */
+/* Record one native call for the trace (`--trace`, side-by-side verification); whether the
+ * instance has a trace at all (test it to skip preparing what only the trace would use). */
+bool wfm_ctx_traces_calls(const wfm_ctx *ctx);
 void wfm_ctx_trace_call(wfm_ctx *ctx, wfm_ai *ai, const char *function, const wf_value *in,
                         size_t in_count, const wf_value *out, size_t out_count);
 

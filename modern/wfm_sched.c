@@ -1315,6 +1315,11 @@ void wfm_ctx_track_custom(wfm_ctx *ctx, wfm_ai *ai, const char *name, const wf_v
     TRACK(ctx, WFM_TRACK_CUSTOM, ai, name, data);
 }
 
+bool wfm_ctx_traces_calls(const wfm_ctx *ctx)
+{
+    return ctx->host.trace != NULL;
+}
+
 void wfm_ctx_trace_call(wfm_ctx *ctx, wfm_ai *ai, const char *function, const wf_value *in,
                         size_t in_count, const wf_value *out, size_t out_count)
 {
