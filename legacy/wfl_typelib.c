@@ -872,8 +872,11 @@ void wfl_typelib_destroy(wfl_typelib *tl)
 {
     if (!tl)
         return;
-    for (size_t i = 0; i < tl->activity_count; i++)
+    for (size_t i = 0; i < tl->activity_count; i++) {
         destroy_funcs(&tl->activities[i].func, 1);
+        if (tl->activities[i].body) /* a composite's code-beside */
+            destroy_funcs(tl->activities[i].body->funcs, tl->activities[i].body->func_count);
+    }
     for (size_t i = 0; i < tl->class_count; i++)
         destroy_funcs(tl->classes[i].funcs, tl->classes[i].func_count);
     for (size_t i = 0; i < tl->service_count; i++)

@@ -2278,10 +2278,14 @@ wf_status wfm_definition_load_mem(const wfm_load_opts *opts, const char *name, c
         }
     }
     wf_status rc = load_result(&L, err);
-    if (rc == WF_OK)
+    if (rc == WF_OK) {
         *out = L.def;
-    else
+    } else {
+        /* data a bind callback attached to nodes the failed load may not have numbered */
+        for (size_t i = 0; i < L.lnode_count; i++)
+            wfm_node_set_data(L.lnodes[i].node, NULL, NULL);
         wfm_definition_release(L.def);
+    }
     load_fini(&L);
     return rc;
 }
