@@ -214,6 +214,30 @@ START_TEST(test_instance_cancel_reaches_the_legacy_side)
 }
 END_TEST
 
+START_TEST(test_terminate_while_the_legacy_side_waits)
+{
+    wfm_test_run r;
+    open_file(&r, DATA "terminate.xaml");
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
+    expect_bookmarks(&r, "IApprovalService.Submitted");
+    r.now_us = T0 + MINUTE;
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_TERMINATED);
+    ck_assert_str_eq(wf_value_exc_message(wfm_instance_fault(r.inst)), "enough");
+    wfm_test_close(&r); /* the hosted executor is released with the instance */
+}
+END_TEST
+
+START_TEST(test_modern_fault_before_the_legacy_side_starts)
+{
+    wfm_test_run r;
+    open_file(&r, DATA "in_fault.xaml");
+    wfm_test_input(&r, "Zero", wf_int32(0));
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_FAULTED);
+    ck_assert_ptr_eq(wfm_instance_fault(r.inst)->type, &wf_exc_divide_by_zero);
+    wfm_test_close(&r);
+}
+END_TEST
+
 START_TEST(test_legacy_throw_caught_by_its_type)
 {
     wfm_test_run r;
@@ -330,6 +354,8 @@ Suite *interop_wait_suite(void)
     tcase_add_test(core, test_pick_cancels_the_legacy_activity);
     tcase_add_test(core, test_pick_lets_the_legacy_activity_win);
     tcase_add_test(core, test_instance_cancel_reaches_the_legacy_side);
+    tcase_add_test(core, test_terminate_while_the_legacy_side_waits);
+    tcase_add_test(core, test_modern_fault_before_the_legacy_side_starts);
     tcase_add_test(core, test_legacy_throw_caught_by_its_type);
     tcase_add_test(core, test_composite_only_library);
     suite_add_tcase(s, core);
