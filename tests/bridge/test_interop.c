@@ -13,24 +13,19 @@
 #include "../../common/wf_value.h"
 #include "../../modern/wfm_runtime.h"
 #include "../../modern/wfm_track.h"
-#include "../modern/support_modern.h"
+#include "support_interop.h"
 #include "../wf_test_util.h"
 
 #define DATA "tests/bridge/data/interop/"
 
 static void start(wfm_test_run *r)
 {
-    wfm_test_cfg cfg = {.virtual_clock = true, .now_us = 1700000000000000,
-                        .lib_dir = wf_test_lib_dir()};
-    wfm_test_start(r, &cfg);
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_int_eq(wfb_interop_register(wfm_runtime_catalogue(r->rt), &err), WF_OK);
+    wfb_test_open(r, wf_test_lib_dir(), NULL);
 }
 
 static void open_file(wfm_test_run *r, const char *file)
 {
-    start(r);
-    wfm_test_load_file(r, file);
+    wfb_test_open(r, wf_test_lib_dir(), file);
 }
 
 static const wf_value *out(wfm_test_run *r, const char *name)
@@ -351,25 +346,11 @@ START_TEST(test_overlong_names_are_refused)
 END_TEST
 
 /* ---- nomem ------------------------------------------------------------------------------ */
-static wf_status load_once(void *ud)
-{
-    wfm_runtime *rt = ud;
-    wfm_definition *def = NULL;
-    wf_error err = WF_ERROR_INIT;
-    wf_status rc = wfm_runtime_load(rt, DATA "literals.xaml", &def, NULL, &err);
-    if (rc == WF_OK)
-        wfm_definition_release(def);
-    else
-        ck_assert_ptr_null(def);
-    return rc;
-}
-
 START_TEST(test_nomem_while_loading)
 {
     wfm_test_run r;
     start(&r);
-    unsigned n = wf_test_nomem_loop(load_once, r.rt, 20000);
-    ck_assert_uint_gt(n, 10);
+    wfb_test_load_nomem(r.rt, DATA "literals.xaml");
     wfm_test_close(&r);
 }
 END_TEST

@@ -9,30 +9,19 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../bridge/wfb_interop.h"
 #include "../../common/wf_mem.h"
 #include "../../common/wf_value.h"
 #include "../../modern/wfm_runtime.h"
-#include "../modern/support_modern.h"
+#include "support_interop.h"
 #include "../wf_test_util.h"
 
 #define DATA "tests/bridge/data/interop/"
-#define T0 INT64_C(1700000000000000)
+#define T0 WFB_TEST_T0
 #define MINUTE INT64_C(60000000)
-
-static void open_with(wfm_test_run *r, const char *lib_dir, const char *file)
-{
-    wfm_test_cfg cfg = {.virtual_clock = true, .now_us = T0, .lib_dir = lib_dir};
-    wfm_test_start(r, &cfg);
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_int_eq(wfb_interop_register(wfm_runtime_catalogue(r->rt), &err), WF_OK);
-    if (file)
-        wfm_test_load_file(r, file);
-}
 
 static void open_file(wfm_test_run *r, const char *file)
 {
-    open_with(r, wf_test_lib_dir(), file);
+    wfb_test_open(r, wf_test_lib_dir(), file);
 }
 
 static const char *out_str(wfm_test_run *r, const char *name)
@@ -124,37 +113,36 @@ START_TEST(test_legacy_delay_is_a_modern_timer)
 }
 END_TEST
 
-START_TEST(test_wait_set_follows_the_legacy_side)
+/* TwoSteps waits on Submitted, then on Approved; with `persist` the instance is saved and
+ * restored (as by another process) at each idle point. */
+static void two_steps(bool persist)
 {
     wfm_test_run r;
     open_file(&r, DATA "twosteps.xaml");
     ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
+    if (persist)
+        wfm_test_save_restore(&r);
     expect_bookmarks(&r, "IApprovalService.Submitted");
     resume_str(&r, "IApprovalService.Submitted", NULL);
     ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
+    if (persist)
+        wfm_test_save_restore(&r);
     expect_bookmarks(&r, "IApprovalService.Approved");
     resume_str(&r, "IApprovalService.Approved", "dee");
     ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_str_eq(out_str(&r, "Approver"), "dee");
     wfm_test_close(&r);
 }
+
+START_TEST(test_wait_set_follows_the_legacy_side)
+{
+    two_steps(false);
+}
 END_TEST
 
 START_TEST(test_save_restore_at_every_idle_point)
 {
-    wfm_test_run r;
-    open_file(&r, DATA "twosteps.xaml");
-    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
-    wfm_test_save_restore(&r);
-    expect_bookmarks(&r, "IApprovalService.Submitted");
-    resume_str(&r, "IApprovalService.Submitted", NULL);
-    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
-    wfm_test_save_restore(&r);
-    expect_bookmarks(&r, "IApprovalService.Approved");
-    resume_str(&r, "IApprovalService.Approved", "eve");
-    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
-    ck_assert_str_eq(out_str(&r, "Approver"), "eve");
-    wfm_test_close(&r);
+    two_steps(true);
 }
 END_TEST
 
@@ -252,7 +240,7 @@ END_TEST
 START_TEST(test_composite_only_library)
 {
     wfm_test_run r;
-    open_with(&r, DATA "lib", DATA "composites.xaml");
+    wfb_test_open(&r, DATA "lib", DATA "composites.xaml");
     ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE); /* the 10 s Delay */
     ck_assert(wfm_instance_next_timer_us(r.inst) == T0 + 10000000);
     r.now_us = T0 + 10000000;
@@ -266,7 +254,7 @@ END_TEST
 START_TEST(test_composite_errors_are_reported_at_the_interop)
 {
     wfm_test_run r;
-    open_with(&r, DATA "lib", NULL);
+    wfb_test_open(&r, DATA "lib", NULL);
     wf_diags *d = wf_diags_create();
     ck_assert_ptr_nonnull(d);
     wf_error err = WF_ERROR_INIT;
@@ -319,24 +307,11 @@ START_TEST(test_many_iterations_of_a_waiting_composite)
 END_TEST
 
 /* ---- nomem ------------------------------------------------------------------------------ */
-static wf_status load_once(void *ud)
-{
-    wfm_runtime *rt = ud;
-    wfm_definition *def = NULL;
-    wf_error err = WF_ERROR_INIT;
-    wf_status rc = wfm_runtime_load(rt, DATA "await.xaml", &def, NULL, &err);
-    if (rc == WF_OK)
-        wfm_definition_release(def);
-    else
-        ck_assert_ptr_null(def);
-    return rc;
-}
-
 START_TEST(test_nomem_while_loading_a_composite)
 {
     wfm_test_run r;
     open_file(&r, NULL);
-    ck_assert_uint_gt(wf_test_nomem_loop(load_once, r.rt, 40000), 10);
+    wfb_test_load_nomem(r.rt, DATA "await.xaml");
     wfm_test_close(&r);
 }
 END_TEST
