@@ -316,6 +316,51 @@ START_TEST(test_nomem_while_loading_a_composite)
 }
 END_TEST
 
+/* The whole waiting run (start, go idle, resume, close) with allocation N failing: a clean
+ * out-of-memory end each time, then the right result. */
+typedef struct run_job {
+    wfm_runtime *rt;
+    wfm_definition *def;
+} run_job;
+
+static wf_status run_once(void *ud)
+{
+    run_job *job = ud;
+    wfm_instance *inst = NULL;
+    wf_error err = WF_ERROR_INIT;
+    wf_value amount = wf_decimal_units(10000), who = wf_null();
+    wf_status st = wfm_instance_create(job->rt, job->def, &inst, &err);
+    if (st == WF_OK) {
+        wfm_instance_set_writer(inst, wfm_test_discard, NULL);
+        st = wfm_instance_set_input(inst, "Amount", &amount, &err);
+    }
+    if (st == WF_OK)
+        st = wfm_test_nomem_step(inst);
+    if (st == WF_OK)
+        st = wf_value_cstring("gus", &who);
+    if (st == WF_OK && wfm_instance_state_get(inst) == WFM_INSTANCE_IDLE)
+        st = wfm_instance_resume(inst, "IApprovalService.Approved", &who, &err);
+    if (st == WF_OK)
+        st = wfm_test_nomem_step(inst);
+    wf_value_release(&who);
+    if (st == WF_OK) {
+        ck_assert_int_eq(wfm_instance_state_get(inst), WFM_INSTANCE_CLOSED);
+        ck_assert_str_eq(wf_value_str(wfm_instance_output(inst, "Decision")), "approved by gus");
+    }
+    wfm_instance_destroy(inst);
+    return st;
+}
+
+START_TEST(test_nomem_while_running_a_waiting_composite)
+{
+    wfm_test_run r;
+    open_file(&r, DATA "await.xaml");
+    run_job job = {r.rt, r.def};
+    ck_assert_uint_gt(wf_test_nomem_loop(run_once, &job, 20000), 10);
+    wfm_test_close(&r);
+}
+END_TEST
+
 Suite *interop_wait_suite(void)
 {
     Suite *s = suite_create("interop_wait");
@@ -344,6 +389,7 @@ Suite *interop_wait_suite(void)
     TCase *nomem = tcase_create("nomem");
     tcase_set_timeout(nomem, 300);
     tcase_add_test(nomem, test_nomem_while_loading_a_composite);
+    tcase_add_test(nomem, test_nomem_while_running_a_waiting_composite);
     suite_add_tcase(s, nomem);
     return s;
 }
