@@ -265,6 +265,13 @@ static void after_pulse(wfm_ctx *ctx, wfm_ai *ai, io_state *st, wfl_exec_state s
     case WFL_EXEC_FAULTED:
     case WFL_EXEC_TERMINATED:
         exc = wf_value_retain(wfl_exec_exception(st->ex));
+        if (wf_is_null(&exc)) { /* the executor always has one; never end a fault as Closed */
+            io_release(st);
+            wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation,
+                          "Interop: the legacy activity '%s' %s", t->type_name,
+                          state == WFL_EXEC_FAULTED ? "faulted" : "terminated");
+            return;
+        }
         break;
     default: /* SuspendActivity: WF4's Interop does not support it either */
         io_release(st);
