@@ -2,6 +2,8 @@
 #include "support_interop.h"
 
 #include <check.h>
+#include <stdio.h>
+#include <sys/wait.h> /* WEXITSTATUS */
 
 #include "../../bridge/wfb_interop.h"
 #include "../wf_test_util.h"
@@ -38,4 +40,16 @@ void wfb_test_load_nomem(wfm_runtime *rt, const char *path)
 {
     load_job job = {rt, path};
     ck_assert_uint_gt(wf_test_nomem_loop(load_once, &job, 40000), 10);
+}
+
+int wfb_test_cli(const char *args, char *out, size_t size)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s/bin/wfbridge %s 2>&1", wf_test_build_dir(), args);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t len = fread(out, 1, size - 1, p);
+    out[len] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

@@ -250,6 +250,35 @@ START_TEST(test_composite_only_library)
 }
 END_TEST
 
+/* `wfbridge run --store` persists the waiting Interop and exits Idle; `wfbridge resume` in
+ * another process continues the hosted legacy activity from the store. */
+START_TEST(test_cli_store_then_resume_in_a_new_process)
+{
+    char dir[256], args[1024], out[4096];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(args, sizeof args,
+             "run " DATA "await.xaml --store %s/s.db --lib-path %s --arg Amount=12.5 --json", dir,
+             wf_test_lib_dir());
+    ck_assert_int_eq(wfb_test_cli(args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "\"status\": \"Idle\"") != NULL, "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "[\"IApprovalService.Approved\", "
+                                      "\"IApprovalService.Rejected\"]"));
+    const char *p = strstr(out, "\"id\": \"");
+    ck_assert_ptr_nonnull(p);
+    char id[33];
+    snprintf(id, sizeof id, "%.32s", p + strlen("\"id\": \""));
+    snprintf(args, sizeof args,
+             "resume --store %s/s.db %s --bookmark 'IApprovalService.Approved=\"kim\"' "
+             "--lib-path %s --json",
+             dir, id, wf_test_lib_dir());
+    ck_assert_int_eq(wfb_test_cli(args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "approved by kim\n") != NULL, "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "\"status\": \"Closed\""));
+    ck_assert_ptr_nonnull(strstr(out, "\"Approver\": \"kim\""));
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* ---- bad input -------------------------------------------------------------------------- */
 START_TEST(test_composite_errors_are_reported_at_the_interop)
 {
@@ -378,6 +407,7 @@ Suite *interop_wait_suite(void)
     tcase_add_test(core, test_modern_fault_before_the_legacy_side_starts);
     tcase_add_test(core, test_legacy_throw_caught_by_its_type);
     tcase_add_test(core, test_composite_only_library);
+    tcase_add_test(core, test_cli_store_then_resume_in_a_new_process);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_composite_errors_are_reported_at_the_interop);
