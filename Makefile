@@ -89,8 +89,9 @@ $(BUILD)/bin/wfbridge: $(BUILD)/obj/bridge/wfb_main.o $(LIBS_ALL) | deps
 
 # ---- native libraries: samples/*/libs/NAME/*.c and tests/*/libs/NAME/*.c ----------------------
 # Each directory becomes libNAME.so in $(BUILD)/samples/lib or $(BUILD)/tests/lib (the library
-# paths the demo and the tests use), and each *.xml beside the sources (NAME.activities.xml) is
-# copied there by its own rule, so editing a type library alone updates the build.
+# paths the demo and the tests use), and each *.xml beside the sources (NAME.activities.xml) and
+# each *.xoml (the bodies of composite activity types) is copied there by its own rule, so
+# editing a type library alone updates the build.
 SAMPLE_LIB_DIRS := $(wildcard samples/*/libs/*)
 TEST_LIB_DIRS   := $(wildcard tests/*/libs/*)
 define native_rules
@@ -105,7 +106,7 @@ $(2)/$(notdir $(1)): $(1)
 	cp $$< $$@
 NATIVE_OUT += $(2)/$(notdir $(1))
 endef
-native_dir_rules = $(eval $(call native_rules,$(1),$(2)))$(foreach f,$(wildcard $(1)/*.xml),$(eval $(call native_file_rule,$(f),$(2))))
+native_dir_rules = $(eval $(call native_rules,$(1),$(2)))$(foreach f,$(wildcard $(1)/*.xml) $(wildcard $(1)/*.xoml),$(eval $(call native_file_rule,$(f),$(2))))
 $(foreach d,$(SAMPLE_LIB_DIRS),$(call native_dir_rules,$(d),$(BUILD)/samples/lib))
 $(foreach d,$(TEST_LIB_DIRS),$(call native_dir_rules,$(d),$(BUILD)/tests/lib))
 native: $(NATIVE_OUT)

@@ -11,6 +11,7 @@
 #include "../common/wf_mem.h"
 #include "wfb_cli.h"
 #include "wfb_durable.h"
+#include "wfb_interop.h"
 
 static const char usage_text[] =
     "usage: wfbridge host [--store FILE] [--once] [--durability full|normal] [--lib-path DIR]\n"
@@ -175,6 +176,7 @@ int wfb_cmd_host(int argc, char **argv)
     wfb_durable_cfg cfg = {store_path ? store_path : WFB_DEFAULT_STORE, true, durability, NULL, 0};
     if (wfb_libpath(lib_path, &libpath, &err) == WF_OK &&
         (ro.libpath = libpath, wfm_runtime_create(&ro, &rt, &err)) == WF_OK &&
+        wfb_interop_register(wfm_runtime_catalogue(rt), &err) == WF_OK &&
         wfb_durable_open(&cfg, rt, &store, &host, &err) == WF_OK) {
         for (;;) {
             int64_t next_due = INT64_MAX;

@@ -9,6 +9,7 @@
 #include "../modern/wfm_durable.h"
 #include "wfb_cli.h"
 #include "wfb_durable.h"
+#include "wfb_interop.h"
 
 static const char usage_text[] =
     "usage: wfbridge resume [--store FILE] ID [--bookmark NAME=VALUE]... [--json]\n"
@@ -177,6 +178,7 @@ static int resume_instance(const resume_opts *o)
     ro.libpath = libpath;
     ro.worker_count = 1;
     if (wfm_runtime_create(&ro, &rt, &err) != WF_OK ||
+        wfb_interop_register(wfm_runtime_catalogue(rt), &err) != WF_OK ||
         wfb_durable_open(&cfg, rt, &store, &host, &err) != WF_OK)
         goto fail;
     wf_status st = wfm_host_load(host, o->id, &d, &err);

@@ -9,6 +9,7 @@
 #include "../modern/wfm_runtime.h"
 #include "wfb_cli.h"
 #include "wfb_durable.h"
+#include "wfb_interop.h"
 
 static const char usage_text[] =
     "usage: wfbridge run FILE.xaml [--arg NAME=VALUE]... [--resume BOOKMARK=VALUE]...\n"
@@ -352,7 +353,8 @@ static int run_file(const run_opts *o)
     ro.libpath = libpath;
     ro.tracker = tracker;
     ro.max_steps = o->max_steps;
-    if (wfm_runtime_create(&ro, &rt, &err) != WF_OK)
+    if (wfm_runtime_create(&ro, &rt, &err) != WF_OK ||
+        wfb_interop_register(wfm_runtime_catalogue(rt), &err) != WF_OK)
         goto fail;
     if (wfm_runtime_load(rt, o->file, &def, diags, &err) != WF_OK) {
         if (wf_diags_error_count(diags) == 0)

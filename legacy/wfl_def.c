@@ -255,6 +255,12 @@ static const wfl_type *custom_type_for(loader *ld, const wfl_typelib *tl,
         if (ld->customs[i].activity == act)
             return ld->customs[i].type;
     }
+    if (wfl_tl_activity_definition(act) != NULL) {
+        ERR(ld, WF_E_UNSUPPORTED, at, "'%s' is a composite type-library activity (Definition=%s): "
+            "it runs inside a modern workflow's Interop, not yet inside XOML", wfl_tl_activity_name(act),
+            wfl_tl_activity_definition(act));
+        return NULL;
+    }
     custom_type *grown = wf_realloc(ld->customs, (ld->custom_count + 1) * sizeof *grown);
     if (grown == NULL) {
         nomem(ld);

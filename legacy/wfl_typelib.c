@@ -31,7 +31,9 @@ struct wfl_tl_activity {
     const char *name;
     wfl_tl_prop *props;
     size_t prop_count;
-    wfl_tl_func func;
+    wfl_tl_func func;         /* a leaf's Execute; symbol NULL for a composite */
+    const char *definition;   /* a composite's Definition= (XOML file name), else NULL */
+    struct wfl_tl_class *body; /* a composite's code-beside: its properties and functions */
 };
 
 struct wfl_tl_class {
@@ -378,9 +380,41 @@ static void finish_func(tl_parse *p, wfl_tl_func *fn, const wfl_tl_prop *all, si
                fn->ret_binding->name);
 }
 
+static bool valid_library_name(const char *name);
+static void parse_class_body(tl_parse *p, const wf_xml_node *n, wfl_tl_class *cls);
+
+/* <ActivityType Name= Definition="X.xoml">: a composite whose body is a XOML file beside the
+ * type library; its Property/Handler/Condition children are its code-beside, as a Class's. */
+static void parse_composite(tl_parse *p, const wf_xml_node *n, wfl_tl_activity *act)
+{
+    static const char *const attrs[] = {"Name", "Definition", NULL};
+    check_attrs(p, n, attrs);
+    const char *name = required(p, n, "Name");
+    const char *def = attr(n, "Definition")->value;
+    act->name = name ? tl_strdup(p, name) : "";
+    act->definition = tl_strdup(p, def);
+    if (!*def || !valid_library_name(def) || strchr(def, '\\'))
+        report(p, WF_E_SCHEMA, wf_xml_value_loc(p->doc, attr(n, "Definition")),
+               "Definition '%s' must be a plain file name beside the type library", def);
+    act->func.kind = WFL_TL_EXECUTE;
+    act->func.name = act->name;
+    act->func.loc = node_loc(p, n);
+    act->body = tl_alloc(p, 1, sizeof *act->body);
+    if (!act->body)
+        return;
+    act->body->name = act->name;
+    parse_class_body(p, n, act->body);
+    act->props = act->body->props;
+    act->prop_count = act->body->prop_count;
+}
+
 static void parse_activity(tl_parse *p, const wf_xml_node *n, wfl_tl_activity *act)
 {
     static const char *const attrs[] = {"Name", "Function", "ErrorOnNonZero", NULL};
+    if (attr(n, "Definition")) {
+        parse_composite(p, n, act);
+        return;
+    }
     check_attrs(p, n, attrs);
     const char *name = required(p, n, "Name");
     const char *sym = required(p, n, "Function");
@@ -462,6 +496,13 @@ static void parse_class(tl_parse *p, const wf_xml_node *n, wfl_tl_class *cls)
     check_attrs(p, n, attrs);
     const char *name = required(p, n, "Name");
     cls->name = name ? tl_strdup(p, name) : "";
+    parse_class_body(p, n, cls);
+}
+
+/* Properties, Handlers and Conditions of a Class or of a composite ActivityType. */
+static void parse_class_body(tl_parse *p, const wf_xml_node *n, wfl_tl_class *cls)
+{
+    const char *owner = n->name;
     cls->props = tl_alloc(p, n->child_count, sizeof *cls->props);
     cls->funcs = tl_alloc(p, n->child_count, sizeof *cls->funcs);
     if (!cls->props || !cls->funcs)
@@ -476,7 +517,7 @@ static void parse_class(tl_parse *p, const wf_xml_node *n, wfl_tl_class *cls)
         if (is_tl_element(p, c, "Property"))
             continue;
         if (!is_tl_element(p, c, "Handler") && !is_tl_element(p, c, "Condition")) {
-            unknown_element(p, c, "Class");
+            unknown_element(p, c, owner);
             continue;
         }
         wfl_tl_func *fn = &cls->funcs[cls->func_count];
@@ -619,6 +660,21 @@ static size_t count_children(tl_parse *p, const wf_xml_node *root, const char *n
     return n;
 }
 
+/* Library= is optional when no element names a C function (only composite types). */
+static bool needs_library(tl_parse *p, const wf_xml_node *root)
+{
+    for (const wf_xml_node *c = root->first_child; c; c = c->next) {
+        if (is_tl_element(p, c, "ActivityType") && !attr(c, "Definition"))
+            return true;
+        if (is_tl_element(p, c, "Class") || is_tl_element(p, c, "Service"))
+            return true;
+        for (const wf_xml_node *k = c->first_child; k; k = k->next)
+            if (is_tl_element(p, k, "Handler") || is_tl_element(p, k, "Condition"))
+                return true;
+    }
+    return false;
+}
+
 static void parse_root(tl_parse *p, const wf_xml_node *root)
 {
     wfl_typelib *tl = p->tl;
@@ -630,7 +686,9 @@ static void parse_root(tl_parse *p, const wf_xml_node *root)
     static const char *const attrs[] = {"Name", "Library", NULL};
     check_attrs(p, root, attrs);
     const char *name = required(p, root, "Name");
-    const char *lib = required(p, root, "Library");
+    const char *lib = needs_library(p, root) ? required(p, root, "Library")
+                                             : attr(root, "Library") ? attr(root, "Library")->value
+                                                                     : NULL;
     tl->name = name ? tl_strdup(p, name) : "";
     tl->library = lib ? tl_strdup(p, lib) : "";
     if (lib && !valid_library_name(lib))
@@ -699,12 +757,19 @@ static void bind_native(tl_parse *p, const wf_libpath *path, const wf_xml_node *
 {
     wfl_typelib *tl = p->tl;
     wf_error e = WF_ERROR_INIT;
+    if (!*tl->library)
+        return; /* only composite types: nothing native to bind */
     if (wf_native_lib_open(path, tl->library, &tl->lib, &e) != WF_OK) {
         report(p, e.code, wf_xml_value_loc(p->doc, attr(root, "Library")), "%s", e.message);
         return;
     }
-    for (size_t i = 0; i < tl->activity_count && !p->nomem; i++)
-        prepare_func(p, &tl->activities[i].func);
+    for (size_t i = 0; i < tl->activity_count && !p->nomem; i++) {
+        wfl_tl_activity *a = &tl->activities[i];
+        if (!a->definition)
+            prepare_func(p, &a->func);
+        for (size_t j = 0; a->body && j < a->body->func_count && !p->nomem; j++)
+            prepare_func(p, &a->body->funcs[j]);
+    }
     for (size_t i = 0; i < tl->class_count && !p->nomem; i++)
         for (size_t j = 0; j < tl->classes[i].func_count && !p->nomem; j++)
             prepare_func(p, &tl->classes[i].funcs[j]);
@@ -807,8 +872,11 @@ void wfl_typelib_destroy(wfl_typelib *tl)
 {
     if (!tl)
         return;
-    for (size_t i = 0; i < tl->activity_count; i++)
+    for (size_t i = 0; i < tl->activity_count; i++) {
         destroy_funcs(&tl->activities[i].func, 1);
+        if (tl->activities[i].body) /* a composite's code-beside */
+            destroy_funcs(tl->activities[i].body->funcs, tl->activities[i].body->func_count);
+    }
     for (size_t i = 0; i < tl->class_count; i++)
         destroy_funcs(tl->classes[i].funcs, tl->classes[i].func_count);
     for (size_t i = 0; i < tl->service_count; i++)
@@ -841,6 +909,9 @@ const wfl_tl_class *wfl_typelib_class(const wfl_typelib *tl, const char *name)
     for (size_t i = 0; i < tl->class_count; i++)
         if (strcmp(tl->classes[i].name, name) == 0)
             return &tl->classes[i];
+    for (size_t i = 0; i < tl->activity_count; i++) /* a composite's code-beside */
+        if (tl->activities[i].body && strcmp(tl->activities[i].name, name) == 0)
+            return tl->activities[i].body;
     return NULL;
 }
 
@@ -905,6 +976,7 @@ const wfl_tl_prop *wfl_tl_activity_find_prop(const wfl_tl_activity *a, const cha
     return find_prop(a->props, a->prop_count, name);
 }
 const wfl_tl_func *wfl_tl_activity_func(const wfl_tl_activity *a) { return &a->func; }
+const char *wfl_tl_activity_definition(const wfl_tl_activity *a) { return a->definition; }
 
 const char *wfl_tl_class_name(const wfl_tl_class *c) { return c->name; }
 size_t wfl_tl_class_prop_count(const wfl_tl_class *c) { return c->prop_count; }

@@ -93,6 +93,11 @@ size_t wfl_tl_activity_prop_count(const wfl_tl_activity *a);
 const wfl_tl_prop *wfl_tl_activity_prop(const wfl_tl_activity *a, size_t index);
 const wfl_tl_prop *wfl_tl_activity_find_prop(const wfl_tl_activity *a, const char *name);
 const wfl_tl_func *wfl_tl_activity_func(const wfl_tl_activity *a); /* its Execute */
+/* A composite (<ActivityType Name= Definition="X.xoml">, Library= optional when a library
+ * declares only composites): the XOML file name, found beside the type library; NULL for a
+ * leaf. Its properties, handlers and conditions are also its code-beside class, found by
+ * wfl_typelib_class under the type's Name (the last part of the XOML root's x:Class). */
+const char *wfl_tl_activity_definition(const wfl_tl_activity *a);
 
 const char *wfl_tl_class_name(const wfl_tl_class *c);
 size_t wfl_tl_class_prop_count(const wfl_tl_class *c);

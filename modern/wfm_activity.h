@@ -114,6 +114,15 @@ typedef struct wfm_kind_spec {
     wf_status (*restore)(wfm_ai *ai, wfm_persist_reader *r);
     const wfm_ext_spec *const *exts; /* the extension states the kind creates */
     size_t ext_count;
+    /* ---- dynamic arguments (optional) ----
+     * For a kind whose argument set depends on the node itself (the bridge's Interop: the
+     * properties of the legacy type its ActivityType names). Called while the node is being
+     * built, after the spec's own properties are read and with the node's expression scope in
+     * effect (prepare runs later, when scopes are gone): the place to bind open-ended
+     * attributes as arguments with wfm_load_bind_attr and to take the rest with
+     * wfm_load_next_attr. Attributes it leaves unclaimed are reported as unknown after
+     * prepare. Same rules as prepare: report problems, return WF_OK unless out of memory. */
+    wf_status (*bind)(wfm_load *load, wfm_node *node);
 } wfm_kind_spec;
 
 /* Register a kind. The spec and everything it points to must outlive the catalogue (static

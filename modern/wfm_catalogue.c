@@ -315,6 +315,20 @@ void wfm_load_error(wfm_load *load, const wfm_node *node, wf_status code, const 
     wfm__load_diag(load, WF_SEV_ERROR, &e);
 }
 
+void wfm_load_error_at(wfm_load *load, const wfm_node *node, wf_loc at, wf_status code,
+                       const char *fmt, ...)
+{
+    wf_error e = WF_ERROR_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    wf_error_setv(&e, code, at.line ? &at : node ? &node->loc : NULL, fmt, ap);
+    va_end(ap);
+    if (code == WF_E_NOMEM)
+        load->nomem = true;
+    load->errors++;
+    wf_diags_add_error(load->diags, WF_SEV_ERROR, &e);
+}
+
 void wfm_load_warning(wfm_load *load, const wfm_node *node, const char *fmt, ...)
 {
     wf_error e = WF_ERROR_INIT;

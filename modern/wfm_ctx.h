@@ -124,7 +124,15 @@ wf_status wfm_ctx_on_finish(wfm_ctx *ctx, wfm_finish_fn fn, void *data);
 /* WriteLine's sink: the instance's output writer (stdout for the CLI). */
 void wfm_ctx_write(wfm_ctx *ctx, const char *text, size_t len);
 wf_types *wfm_ctx_types(const wfm_ctx *ctx);
-/* Record one native call for the trace (`--trace`, side-by-side verification). */
+/* Custom tracking records (WF4's CustomTrackingRecord, e.g. Interop's legacy status changes):
+ * whether this instance has a tracker at all (test it before building the data), and emit a
+ * record named `name` from ai whose data are the fields of the record value `data` (NULL or
+ * null: none; at most 16 fields are kept). */
+bool wfm_ctx_tracks_custom(const wfm_ctx *ctx);
+void wfm_ctx_track_custom(wfm_ctx *ctx, wfm_ai *ai, const char *name, const wf_value *data);
+/* Record one native call for the trace (`--trace`, side-by-side verification); whether the
+ * instance has a trace at all (test it to skip preparing what only the trace would use). */
+bool wfm_ctx_traces_calls(const wfm_ctx *ctx);
 void wfm_ctx_trace_call(wfm_ctx *ctx, wfm_ai *ai, const char *function, const wf_value *in,
                         size_t in_count, const wf_value *out, size_t out_count);
 

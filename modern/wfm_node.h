@@ -59,5 +59,23 @@ const char *wfm_load_assembly(const wfm_load *load, const wfm_node *node, const 
  * loader reports unknown attributes as errors unless a prepare callback claims them with this
  * function. */
 const char *wfm_load_claim_attr(wfm_load *load, const wfm_node *node, const char *name);
+/* Dynamic arguments (from a `bind` callback only). Claim attribute `name` of the node's
+ * element and append it to PARAMS property `prop` as a parameter of direction `dir`
+ * (WFM_PROP_IN, _OUT, _INOUT) and type `type`, bound exactly like a declared argument:
+ * "[expr]" compiled in the node's scope (Out/InOut: a location of a compatible type), {x:Null},
+ * or (In only) a literal converted to `type`; problems are reported at the attribute with
+ * file:line:col. *index receives the parameter's index for wfm_ctx_get_param /
+ * wfm_ctx_set_param, or SIZE_MAX when the attribute is absent or was reported. Returns
+ * WF_E_NOMEM when memory ran out, else WF_OK. */
+wf_status wfm_load_bind_attr(wfm_load *load, wfm_node *node, unsigned prop, const char *name,
+                             wfm_prop_kind dir, const wf_type *type, size_t *index);
+/* The next attribute of the node's element no spec member describes and nothing claimed yet
+ * (document order): claims it and returns its name (and *at, optional, the location of its
+ * value), or NULL when none is left. For a kind that reports such attributes itself. */
+const char *wfm_load_next_attr(wfm_load *load, const wfm_node *node, wf_loc *at);
+/* wfm_load_error at a location inside the node's element (an attribute's value): reported
+ * even when the node already has an error, so a kind can report every bad attribute. */
+void wfm_load_error_at(wfm_load *load, const wfm_node *node, wf_loc at, wf_status code,
+                       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 #endif

@@ -1440,6 +1440,21 @@ wf_types *wfm_ctx_types(const wfm_ctx *ctx)
     return ctx->host.types;
 }
 
+bool wfm_ctx_tracks_custom(const wfm_ctx *ctx)
+{
+    return ctx->host.track != NULL;
+}
+
+void wfm_ctx_track_custom(wfm_ctx *ctx, wfm_ai *ai, const char *name, const wf_value *data)
+{
+    TRACK(ctx, WFM__TRACK_CUSTOM, ai, name, data);
+}
+
+bool wfm_ctx_traces_calls(const wfm_ctx *ctx)
+{
+    return ctx->host.trace != NULL;
+}
+
 void wfm_ctx_trace_call(wfm_ctx *ctx, wfm_ai *ai, const char *function, const wf_value *in,
                         size_t in_count, const wf_value *out, size_t out_count)
 {

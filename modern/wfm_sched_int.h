@@ -116,6 +116,7 @@ typedef enum wfm__track_event {
     WFM__TRACK_CANCEL_REQ,
     WFM__TRACK_FAULT,   /* ai propagated exc */
     WFM__TRACK_RESUMED, /* bookmark `name` of ai resumed */
+    WFM__TRACK_CUSTOM,  /* ai's custom record `name`, data = the fields of the record `value` */
 } wfm__track_event;
 typedef void (*wfm__track_fn)(void *ud, wfm__track_event ev, const wfm_ai *ai, const char *name,
                               const wf_value *value);

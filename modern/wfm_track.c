@@ -432,7 +432,7 @@ void wfm_tracker_emit(wfm_tracker *t, const wfm_track_record *rec)
     if (!wfm_tracker_wants(t, rec->kind) || !wfm_profile_match(t->profile, rec, &want_data))
         return;
     wfm_track_record copy = *rec;
-    if (!want_data)
+    if (!want_data && rec->kind != WFM_REC_CUSTOM) /* WF4 custom records carry their data */
         copy.data_count = 0;
     wf_buf json;
     wf_buf_init(&json);

@@ -99,6 +99,8 @@ static wfm_rec_kind kind_of(wfm__track_event ev)
         return WFM_REC_FAULT_PROPAGATION;
     case WFM__TRACK_RESUMED:
         return WFM_REC_BOOKMARK_RESUMPTION;
+    case WFM__TRACK_CUSTOM:
+        return WFM_REC_CUSTOM;
     default:
         return WFM_REC_ACTIVITY_STATE;
     }
@@ -137,6 +139,23 @@ void wfm__track_sched(const wfm__track_target *to, wfm__track_event ev, const wf
         return;
     }
     wfm_track_record r = base(to, kind);
+    if (ev == WFM__TRACK_CUSTOM) {
+        const char *names[16];
+        wf_value values[16];
+        size_t n = value && value->type->kind == WF_K_RECORD ? wf_value_record_count(value) : 0;
+        for (size_t i = 0; i < n && i < 16; i++) {
+            names[i] = wf_value_record_key(value, i);
+            values[i] = *wf_value_record_at(value, i);
+        }
+        r.activity = name_of(ai);
+        r.activity_id = id_of(ai);
+        r.name = name;
+        r.data_names = names;
+        r.data_values = values;
+        r.data_count = n < 16 ? n : 16;
+        wfm_tracker_emit(to->tracker, &r);
+        return;
+    }
     if (ev == WFM__TRACK_SCHEDULED || ev == WFM__TRACK_CANCEL_REQ) {
         r.activity = name_of(ai->parent); /* the scheduling (or canceling) parent */
         r.activity_id = id_of(ai->parent);

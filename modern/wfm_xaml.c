@@ -735,7 +735,7 @@ static void gather_attrs(wfm_load *L, nctx *nc, psrc *src, bool keyed)
                 set_src_attr(L, nc, &src[pi], a, a->name);
                 continue;
             }
-            if (spec->prepare) {
+            if (spec->prepare || spec->bind) {
                 defer_attr(L, nc, a);
                 continue;
             }
@@ -1228,6 +1228,60 @@ static void prop_params(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
     }
 }
 
+/* Dynamic arguments: an open-ended attribute bound as one more parameter of PARAMS `pi`. */
+wf_status wfm_load_bind_attr(wfm_load *L, wfm_node *node, unsigned pi, const char *name,
+                             wfm_prop_kind dir, const wf_type *type, size_t *index)
+{
+    *index = SIZE_MAX;
+    wfm__lnode *ln = wfm__load_lnode(L, node);
+    const wfm_kind_spec *spec = node->kind->spec;
+    if (!ln || !name || pi >= spec->prop_count || spec->props[pi].kind != WFM_PROP_PARAMS)
+        return WF_OK;
+    const wf_xml_attr *a = NULL;
+    for (size_t i = 0; i < ln->unknown_count && !a; i++)
+        if (!ln->unknown[i]->ns && !ln->claimed[i] && strcmp(ln->unknown[i]->name, name) == 0) {
+            ln->claimed[i] = true;
+            a = ln->unknown[i];
+        }
+    if (!a)
+        return WF_OK;
+    nctx nc = {node, (size_t)(ln - L->lnodes), ln->el, spec->name};
+    size_t klen = strlen(spec->name), nlen = strlen(name);
+    char *what = anew(L, klen + nlen + 2);
+    if (!what)
+        return WF_E_NOMEM;
+    memcpy(what, spec->name, klen);
+    what[klen] = '.';
+    memcpy(what + klen + 1, name, nlen + 1);
+    binding b = {dir, type, NULL, wf_null(), what};
+    if (!bind_text(L, &nc, &b, a->value, loc_val(L, a)))
+        return L->nomem ? WF_E_NOMEM : WF_OK;
+    wfm__prop *p = &node->props[pi];
+    wfm__param *params = anew(L, (p->count + 1) * sizeof *params);
+    if (!params)
+        return WF_E_NOMEM;
+    if (p->count)
+        memcpy(params, p->params, p->count * sizeof *params);
+    params[p->count] = (wfm__param){dir, b.type, b.expr, b.literal, loc_val(L, a)};
+    p->params = params;
+    p->present = true;
+    *index = p->count++;
+    return WF_OK;
+}
+
+const char *wfm_load_next_attr(wfm_load *L, const wfm_node *node, wf_loc *at)
+{
+    wfm__lnode *ln = wfm__load_lnode(L, node);
+    for (size_t i = 0; ln && i < ln->unknown_count; i++)
+        if (!ln->claimed[i]) {
+            ln->claimed[i] = true;
+            if (at)
+                *at = loc_val(L, ln->unknown[i]);
+            return ln->unknown[i]->name;
+        }
+    return NULL;
+}
+
 /* ---- delegates ------------------------------------------------------------------------ */
 static bool delegate_arg(wfm_load *L, nctx *nc, const wf_xml_node *pel, wfm__delegate *d)
 {
@@ -1612,6 +1666,12 @@ static wfm_node *build_node(wfm_load *L, const wf_xml_node *el, const wfm_kind *
     gather_attrs(L, &nc, src, keyed);
     gather_children(L, &nc, src, keyed);
     process_props(L, &nc, src);
+    if (spec->bind && !L->lnodes[nc.ln].bad) {
+        L->cur_lnode = nc.ln;
+        if (spec->bind(L, node) == WF_E_NOMEM)
+            L->nomem = true;
+        L->cur_lnode = SIZE_MAX;
+    }
     if (node->creates_env)
         L->scope = frame.up;
     if (node->x_name) {
@@ -2088,10 +2148,10 @@ static void prepare_all(wfm_load *L)
     for (size_t i = 0; i < L->lnode_count && !L->nomem; i++) {
         wfm__lnode *ln = &L->lnodes[i];
         const wfm_kind_spec *spec = ln->node->kind->spec;
-        if (ln->bad || !spec->prepare)
+        if (ln->bad || (!spec->prepare && !spec->bind))
             continue;
         L->cur_lnode = i;
-        if (spec->prepare(L, ln->node) == WF_E_NOMEM)
+        if (spec->prepare && spec->prepare(L, ln->node) == WF_E_NOMEM)
             L->nomem = true;
         for (size_t k = 0; k < ln->unknown_count; k++) {
             const wf_xml_attr *a = ln->unknown[k];
@@ -2224,10 +2284,14 @@ wf_status wfm_definition_load_mem(const wfm_load_opts *opts, const char *name, c
         }
     }
     wf_status rc = load_result(&L, err);
-    if (rc == WF_OK)
+    if (rc == WF_OK) {
         *out = L.def;
-    else
+    } else {
+        /* data a bind callback attached to nodes the failed load may not have numbered */
+        for (size_t i = 0; i < L.lnode_count; i++)
+            wfm_node_set_data(L.lnodes[i].node, NULL, NULL);
         wfm_definition_release(L.def);
+    }
     load_fini(&L);
     return rc;
 }

@@ -5,6 +5,7 @@
 #include "wfm_load_int.h"
 
 #include <ctype.h>
+#include <stdio.h> /* snprintf */
 #include <string.h>
 
 void wfm__xt_report(wfm_load *load, wf_status code, wf_loc at, const char *fmt, ...)
@@ -178,10 +179,21 @@ static wf_status resolve(wfm_load *load, const wf_xml_node *el, const char *s, s
     memcpy(name, s, len);
     name[len] = '\0';
     char *colon = strchr(name, ':');
+    const char *uri = NULL;
     if (colon) {
         *colon = '\0';
-        if (el && !wf_xml_lookup_ns(el, name))
+        if (el && !(uri = wf_xml_lookup_ns(el, name)))
             return WF_E_TYPE;
+    }
+    /* p:Name with p = clr-namespace:NS;...: a type declared as "NS.Name" (an exception of a
+     * type library the bridge's Interop loaded) comes first. */
+    if (colon && uri && strncmp(uri, "clr-namespace:", 14) == 0) {
+        size_t ns_len = strcspn(uri + 14, ";");
+        char full[512];
+        if (ns_len && snprintf(full, sizeof full, "%.*s.%s", (int)ns_len, uri + 14, colon + 1) <
+                          (int)sizeof full &&
+            (*out = wf_types_find(load->types, full)) != NULL)
+            return WF_OK;
     }
     *out = wf_types_find(load->types, colon ? colon + 1 : name);
     return *out ? WF_OK : WF_E_TYPE;

@@ -152,9 +152,34 @@ demo_durable()
     run_sample 0 "instances: now Closed" instances --store "$store" --status Closed
 }
 
+# Mixed workflows (modern XAML hosting legacy activities through Interop): samples/mixed/.
+demo_mixed()
+{
+    dir=samples/mixed
+    printf '\n#### mixed workflows (Interop): %s\n' "$dir"
+    run_sample 0 "a legacy fault caught by a modern TryCatch" run "$dir/order_fault.xaml" \
+        --arg Sku=WIDGET-7 --arg Quantity=500 --json --lib-path "$LIBS"
+    run_sample 0 "Interop inside a ParallelForEach" run "$dir/batch_parallel.xaml" \
+        --arg 'Records=[1, 2, 3, 4]' --arg FailAt=-1 --json --lib-path "$LIBS"
+    run_sample 0 "Interop inside a Pick: the legacy answer wins" run "$dir/approval_deadline.xaml" \
+        --arg Employee=bo --arg Amount=80 --arg Deadline=01:00:00 \
+        --resume 'IExpenseService.Approved="eli"' --json --lib-path "$LIBS"
+    run_sample 0 "... the deadline wins: the legacy activity is canceled" \
+        run "$dir/approval_deadline.xaml" --arg Employee=bo --arg Amount=80 \
+        --arg Deadline=00:00:00 --json --lib-path "$LIBS"
+    store="$scratch/mixed.db"
+    run_for_id "a waiting legacy composite, persisted while idle (--store)" \
+        run "$dir/expense_approval.xaml" --arg Employee=ann --arg Amount=420.50 \
+        --json --store "$store" --lib-path "$LIBS"
+    run_sample 0 "... resumed in a new process by its bookmark" \
+        resume --store "$store" "$id" --bookmark 'IExpenseService.Approved="dana"' --json \
+        --lib-path "$LIBS"
+}
+
 demo_modern
 demo_durable
 demo_legacy
+demo_mixed
 
 if [ "$failures" -ne 0 ]; then
     printf '\ndemo: %s run(s) did not end as expected\n' "$failures"
