@@ -168,6 +168,13 @@ static bool activity_arg(wfc__conv *c, const wfl_node *n, const wfl_tl_prop *p, 
         return literal_expr(pi.literal, out);
     if (!wr && pi.kind == WFL_PROP_NULL)
         return wf_buf_adds(out, "null");
+    if (!wr && pi.kind == WFL_PROP_UNSET) { /* the declared default, as WF3 reads it */
+        wf_value none = wf_null();
+        return literal_expr(p->has_default ? &p->default_value
+                            : dp               ? &dp->default_value
+                                               : &none,
+                            out);
+    }
     wfc__slot *s = wfc__slot_of(c, n, p->name, p->type, wfl_node_loc(n));
     if (!s)
         return false;
@@ -348,7 +355,7 @@ static void cond_plan_init(wfc__conv *c, const wfl_node *n, const char *dp_name,
         rexpr_reads(c, n, e);
         wfl_rules_expr_text(e, &p->text);
         if (rexpr_has_arith(e))
-            wfc__diag(c, WFC_REVIEW, wfl_rule_cond_loc(pi.rule), "rules-arithmetic-overflow",
+            wfc__diag(c, WFC_REVIEW, pi.loc, "rules-arithmetic-overflow",
                       "condition '%s': WF3 rules arithmetic wraps on Int32/Int64 overflow, "
                       "modern expressions are checked", pi.name);
     } else if (pi.kind == WFL_PROP_CODE_CONDITION) {

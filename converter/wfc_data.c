@@ -88,8 +88,6 @@ wfc__slot *wfc__slot_of(wfc__conv *c, const wfl_node *owner, const char *dp_name
         snprintf(s->name, sizeof s->name, "%s", info.name);
     } else {
         unique_name(c, s);
-        if (!wf_is_null(&dp->default_value))
-            s->initial = &dp->default_value;
         if (dp->tl_prop && dp->tl_prop->has_default)
             s->initial = &dp->tl_prop->default_value;
     }

@@ -1,0 +1,384 @@
+/* test_convert.c — the converter engine (converter/wfc_convert.c): golden cases (XOML and
+ * type library -> the expected XAML byte for byte, the expected report entries, and the same
+ * outcome in both runtimes on each case's inputs), the legacy samples, and bad input. Set
+ * WFC_UPDATE_GOLDEN=1 to rewrite the expected files after a deliberate change. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../common/wf_mem.h"
+#include "../../common/wf_native.h"
+#include "../../converter/wfc_convert.h"
+#include "../../converter/wfc_output.h"
+#include "../../converter/wfc_report.h"
+#include "../wf_test_util.h"
+#include "support_converter.h"
+
+#define CASES "tests/converter/cases"
+
+typedef struct converted {
+    wfc_report *report;
+    wfc_file *file;
+    char *xaml;
+    size_t len;
+    wf_status status;
+    wf_error err;
+} converted;
+
+static void convert(const char *xoml, bool interop, converted *out)
+{
+    memset(out, 0, sizeof *out);
+    wf_libpath *lp = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wf_libpath_create(wfc_test_lib_dirs(), &lp, &err), WF_OK);
+    ck_assert_int_eq(wfc_report_create(&out->report, &err), WF_OK);
+    out->file = wfc_report_add_file(out->report, xoml);
+    wfc_opts o = WFC_OPTS_INIT;
+    o.libpath = lp;
+    o.force_interop = interop;
+    out->status = wfc_convert_file(&o, xoml, out->file, &out->xaml, &out->len, &out->err);
+    wf_libpath_destroy(lp);
+}
+
+static void converted_free(converted *c)
+{
+    wf_free(c->xaml);
+    wfc_report_destroy(c->report);
+}
+
+static bool has_activity(const wfc_file *f, const char *name, const char *modern, const char *act)
+{
+    for (size_t i = 0; i < wfc_file_activity_count(f); i++) {
+        const char *n, *m;
+        wfc_action a;
+        wfc_file_activity(f, i, &n, &m, &a);
+        if (strcmp(n, name) == 0 && strcmp(m, modern) == 0 && strcmp(wfc_action_name(a), act) == 0)
+            return true;
+    }
+    return false;
+}
+
+static size_t count_diags(const wfc_file *f, const char *sev_name, const char *rule, unsigned line)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < wfc_file_diag_count(f); i++) {
+        wfc_severity sev;
+        const char *r, *msg;
+        unsigned l, col;
+        wfc_file_diag(f, i, &sev, &r, &l, &col, &msg);
+        n += strcmp(wfc_severity_name(sev), sev_name) == 0 && strcmp(r, rule) == 0 &&
+             (line == 0 || l == line);
+    }
+    return n;
+}
+
+/* expected.report: "status S", "activity NAME MODERN ACTION", "diag SEVERITY RULE LINE". */
+static void check_report(const char *dir, const wfc_file *f)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/expected.report", dir);
+    FILE *in = fopen(path, "r");
+    ck_assert_msg(in != NULL, "%s missing", path);
+    char line[512];
+    size_t errors = 0;
+    while (fgets(line, sizeof line, in)) {
+        char a[128], b[128], c[128];
+        unsigned n = 0;
+        if (sscanf(line, "status %127s", a) == 1) {
+            ck_assert_str_eq(wfc_status_name(wfc_file_status(f)), a);
+        } else if (sscanf(line, "activity %127s %127s %127s", a, b, c) == 3) {
+            ck_assert_msg(has_activity(f, a, b, c), "%s: no activity %s -> %s (%s)", dir, a, b, c);
+        } else if (sscanf(line, "diag %127s %127s %u", a, b, &n) == 3) {
+            ck_assert_msg(count_diags(f, a, b, n) == 1, "%s: no %s %s at line %u", dir, a, b, n);
+            errors += strcmp(a, "error") == 0;
+        }
+    }
+    fclose(in);
+    ck_assert_uint_eq(wfc_file_error_count(f), errors);
+}
+
+static void check_golden(const char *dir, const converted *c)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/expected.xaml", dir);
+    if (getenv("WFC_UPDATE_GOLDEN")) {
+        wf_error err = WF_ERROR_INIT;
+        ck_assert_int_eq(wfc_write_atomic(path, c->xaml, c->len, &err), WF_OK);
+    }
+    size_t len = 0;
+    char *want = wf_test_read_file(path, &len);
+    ck_assert_msg(want != NULL, "%s missing", path);
+    ck_assert_msg(len == c->len && memcmp(want, c->xaml, len) == 0,
+                  "%s differs from the conversion:\n%s", path, c->xaml);
+    wf_free(want);
+}
+
+static void check_runs(const char *dir, const char *xoml)
+{
+    char path[512], xaml[512];
+    snprintf(path, sizeof path, "%s/inputs", dir);
+    snprintf(xaml, sizeof xaml, "%s/expected.xaml", dir);
+    FILE *in = fopen(path, "r");
+    if (!in)
+        return;
+    char line[1024];
+    while (fgets(line, sizeof line, in)) {
+        wfc_test_inputs inputs;
+        wfc_test_inputs_parse(line, &inputs);
+        wfc_test_same_outcome(xoml, xaml, &inputs);
+        wfc_test_inputs_free(&inputs);
+    }
+    fclose(in);
+}
+
+static const char *const golden[] = {
+    "sequence_code", "ifelse_chain", "while_code", "parallel_pick", "fault_handlers",
+    "terminate",     "needs_interop",
+};
+
+START_TEST(test_golden_case_converts_and_runs_like_legacy)
+{
+    const char *name = golden[_i];
+    char dir[256], xoml[512];
+    snprintf(dir, sizeof dir, CASES "/%s", name);
+    snprintf(xoml, sizeof xoml, "%s/%s.xoml", dir, name);
+    converted c;
+    convert(xoml, false, &c);
+    check_report(dir, c.file);
+    if (wfc_file_status(c.file) == WFC_FAILED) {
+        ck_assert_ptr_null(c.xaml);
+        ck_assert_int_ne(c.status, WF_OK);
+    } else {
+        ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+        check_golden(dir, &c);
+        check_runs(dir, xoml);
+    }
+    converted_free(&c);
+}
+END_TEST
+
+START_TEST(test_same_input_gives_identical_bytes)
+{
+    converted a, b;
+    convert(CASES "/parallel_pick/parallel_pick.xoml", false, &a);
+    convert(CASES "/parallel_pick/parallel_pick.xoml", false, &b);
+    ck_assert_ptr_nonnull(a.xaml);
+    ck_assert_uint_eq(a.len, b.len);
+    ck_assert_int_eq(memcmp(a.xaml, b.xaml, a.len), 0);
+    ck_assert_ptr_nonnull(strstr(a.xaml, "<!-- converted from parallel_pick.xoml by wfbridge "
+                                         "convert " WFC_VERSION " -->"));
+    converted_free(&a);
+    converted_free(&b);
+}
+END_TEST
+
+START_TEST(test_interop_option_sends_custom_activities_to_interop)
+{
+    converted c;
+    convert(CASES "/sequence_code/sequence_code.xoml", true, &c);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
+    ck_assert_uint_eq(count_diags(c.file, "error", "needs-interop", 0), 4);
+    ck_assert(has_activity(c.file, "twice", "Interop", "interop"));
+    ck_assert_ptr_null(c.xaml);
+    converted_free(&c);
+}
+END_TEST
+
+/* ---- the legacy samples ---------------------------------------------------------------------- */
+typedef struct sample_case {
+    const char *name;
+    const char *runs[3];
+} sample_case;
+
+static const sample_case samples[] = {
+    {"batch_processing", {"arg BatchSize=4", "arg BatchSize=4 arg FailAt=3", NULL}},
+    {"expense_approval",
+     {"arg Employee=dana arg Amount=420.00 event Approved=alice",
+      "arg Employee=dana arg Amount=420.00 event Rejected={\"Approver\":\"bob\",\"Comment\":\"no\"}",
+      NULL}},
+};
+
+START_TEST(test_sample_converts_and_runs_like_legacy)
+{
+    const sample_case *s = &samples[_i];
+    char xoml[512], dir[512];
+    snprintf(xoml, sizeof xoml, "samples/legacy/%s/%s.xoml", s->name, s->name);
+    snprintf(dir, sizeof dir, CASES "/samples/%s", s->name);
+    converted c;
+    convert(xoml, false, &c);
+    ck_assert_msg(c.status == WF_OK, "%s: %s", xoml, c.err.message);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_CONVERTED);
+    check_golden(dir, &c);
+    check_report(dir, c.file);
+    char xaml[600];
+    snprintf(xaml, sizeof xaml, "%s/expected.xaml", dir);
+    for (size_t i = 0; s->runs[i]; i++) {
+        wfc_test_inputs in;
+        wfc_test_inputs_parse(s->runs[i], &in);
+        wfc_test_same_outcome(xoml, xaml, &in);
+        wfc_test_inputs_free(&in);
+    }
+    converted_free(&c);
+}
+END_TEST
+
+/* Samples that need Interop fail with one located entry per construct until it lands. */
+START_TEST(test_samples_needing_interop_fail_per_construct)
+{
+    static const struct {
+        const char *file;
+        const char *activity;
+        unsigned line;
+    } cases[] = {
+        {"samples/legacy/order_processing/order_processing.xoml", "applyDiscounts", 9},
+        {"samples/legacy/document_review/document_review.xoml", "reviewRound", 2},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        converted c;
+        convert(cases[i].file, false, &c);
+        ck_assert_int_eq(c.status, WF_E_UNSUPPORTED);
+        ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
+        ck_assert_uint_eq(count_diags(c.file, "error", "needs-interop", 0), 1);
+        ck_assert_uint_eq(count_diags(c.file, "error", "needs-interop", cases[i].line), 1);
+        ck_assert(has_activity(c.file, cases[i].activity, "Interop", "interop"));
+        ck_assert_uint_eq(c.err.line, cases[i].line);
+        ck_assert_ptr_null(c.xaml);
+        converted_free(&c);
+    }
+}
+END_TEST
+
+/* ---- bad input ----------------------------------------------------------------------------- */
+static const char *const NS =
+    "xmlns:ns0=\"clr-namespace:Conv;Assembly=convcases\" "
+    "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" "
+    "xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\"";
+
+static void convert_text(const char *dir, const char *name, const char *body, converted *c)
+{
+    char text[4096];
+    snprintf(text, sizeof text,
+             "<SequentialWorkflowActivity x:Class=\"Conv.Case\" x:Name=\"Case\" %s>\n%s"
+             "</SequentialWorkflowActivity>\n",
+             NS, body);
+    convert(wf_test_write_file(dir, name, text), false, c);
+}
+
+START_TEST(test_malformed_xoml_is_located_and_writes_nothing)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    convert_text(dir, "unclosed_sequence.xoml", "  <SequenceActivity x:Name=\"s\">\n", &c);
+    ck_assert_int_eq(c.status, WF_E_XML);
+    ck_assert_uint_eq(c.err.line, 3);
+    ck_assert_ptr_nonnull(strstr(c.err.file, "unclosed_sequence.xoml"));
+    ck_assert_ptr_null(c.xaml);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
+    ck_assert_uint_eq(count_diags(c.file, "error", "legacy-load", 3), 1);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+START_TEST(test_missing_type_library_is_located)
+{
+    const char *dir = wf_test_tmpdir();
+    const char *text = "<SequentialWorkflowActivity x:Name=\"W\" "
+                       "xmlns:ns0=\"clr-namespace:X;Assembly=nosuchlib\" "
+                       "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" "
+                       "xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\">\n"
+                       "  <ns0:Thing x:Name=\"t\" />\n</SequentialWorkflowActivity>\n";
+    converted c;
+    convert(wf_test_write_file(dir, "missing_typelib.xoml", text), false, &c);
+    ck_assert_int_eq(c.status, WF_E_NOLIB);
+    ck_assert_uint_ne(c.err.line, 0);
+    ck_assert_ptr_nonnull(strstr(c.err.message, "nosuchlib"));
+    ck_assert_ptr_null(c.xaml);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+START_TEST(test_unknown_custom_type_is_located)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    convert_text(dir, "unknown_custom_type.xoml", "  <ns0:NoSuchActivity x:Name=\"t\" />\n", &c);
+    ck_assert_int_eq(c.status, WF_E_NAME);
+    ck_assert_uint_eq(c.err.line, 2);
+    ck_assert_uint_eq(c.err.col, 3);
+    ck_assert_ptr_nonnull(strstr(c.err.message, "NoSuchActivity"));
+    ck_assert_ptr_null(c.xaml);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+START_TEST(test_rules_file_that_does_not_match_is_located)
+{
+    const char *dir = wf_test_tmpdir();
+    wf_test_write_file(dir, "mismatch.rules",
+                       "<RuleDefinitions xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/"
+                       "workflow\"><RuleDefinitions.Conditions /></RuleDefinitions>\n");
+    converted c;
+    convert_text(dir, "mismatch.xoml",
+                 "  <WhileActivity x:Name=\"w\">\n    <WhileActivity.Condition>\n"
+                 "      <RuleConditionReference ConditionName=\"Gone\" />\n"
+                 "    </WhileActivity.Condition>\n"
+                 "    <CodeActivity x:Name=\"c\" ExecuteCode=\"Increment\" />\n"
+                 "  </WhileActivity>\n",
+                 &c);
+    ck_assert_int_eq(c.status, WF_E_NAME);
+    ck_assert_uint_eq(c.err.line, 4);
+    ck_assert_ptr_nonnull(strstr(c.err.message, "Gone"));
+    ck_assert_ptr_null(c.xaml);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+START_TEST(test_handler_without_native_function_fails_located)
+{
+    const char *dir = wf_test_tmpdir();
+    const char *text = "<SequentialWorkflowActivity x:Name=\"W\" "
+                       "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" "
+                       "xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\">\n"
+                       "  <DelayActivity x:Name=\"d\" TimeoutDuration=\"00:00:05\" />\n"
+                       "  <SuspendActivity x:Name=\"s\" />\n</SequentialWorkflowActivity>\n";
+    converted c;
+    convert(wf_test_write_file(dir, "suspend.xoml", text), false, &c);
+    ck_assert_int_eq(c.status, WF_E_UNSUPPORTED);
+    ck_assert_uint_eq(c.err.line, 3);
+    ck_assert_uint_eq(c.err.col, 3);
+    ck_assert(has_activity(c.file, "d", "Delay", "mapped"));
+    ck_assert_ptr_null(c.xaml);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+Suite *convert_suite(void)
+{
+    Suite *s = suite_create("convert");
+    TCase *core = tcase_create("core");
+    tcase_set_timeout(core, 60);
+    tcase_add_loop_test(core, test_golden_case_converts_and_runs_like_legacy, 0,
+                        sizeof golden / sizeof golden[0]);
+    tcase_add_test(core, test_same_input_gives_identical_bytes);
+    tcase_add_test(core, test_interop_option_sends_custom_activities_to_interop);
+    tcase_add_loop_test(core, test_sample_converts_and_runs_like_legacy, 0,
+                        sizeof samples / sizeof samples[0]);
+    tcase_add_test(core, test_samples_needing_interop_fail_per_construct);
+    suite_add_tcase(s, core);
+    TCase *bad = tcase_create("bad_input");
+    tcase_add_test(bad, test_malformed_xoml_is_located_and_writes_nothing);
+    tcase_add_test(bad, test_missing_type_library_is_located);
+    tcase_add_test(bad, test_unknown_custom_type_is_located);
+    tcase_add_test(bad, test_rules_file_that_does_not_match_is_located);
+    tcase_add_test(bad, test_handler_without_native_function_fails_located);
+    suite_add_tcase(s, bad);
+    return s;
+}
