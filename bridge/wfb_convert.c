@@ -160,7 +160,7 @@ static void print_diags(const wfc_file *f)
         if (sev == WFC_INFO)
             continue;
         wf_error e = WF_ERROR_INIT;
-        wf_loc at = {wfc_file_source(f), line, col};
+        wf_loc at = {wfc_file_diag_file(f, i), line, col};
         wf_error_set(&e, WF_E_UNSUPPORTED, &at, "%s%s [%s]", sev == WFC_REVIEW ? "review: " : "",
                      msg, rule);
         if (sev == WFC_ERROR)

@@ -29,8 +29,11 @@ void wfc__diag(wfc__conv *c, wfc_severity sev, wf_loc at, const char *rule, cons
         if (c->first.code == WF_OK)
             wf_error_set(&c->first, WF_E_UNSUPPORTED, &at, "%s", msg);
     }
-    if (c->pass == 2)
-        wfc_file_add_diag(c->file, sev, at.line, at.col, rule, "%s", msg);
+    if (c->pass != 2)
+        return;
+    wfc_file_add_diag(c->file, sev, at.line, at.col, rule, "%s", msg);
+    if (sev == WFC_REVIEW) /* a semantic difference someone has to look at */
+        wfc_file_add_loss(c->file, WFC_LOSS_SEMANTICS, at.line, rule);
 }
 
 void wfc__activity(wfc__conv *c, const wfl_node *node, const char *modern_type,
@@ -297,17 +300,25 @@ static void handler_call(wfc__conv *c, const wfl_node *n, const char *dp_name, b
 }
 
 /* ---- conditions --------------------------------------------------------------------------------- */
-static bool rexpr_has_arith(const wfl_rexpr *e)
+static bool is_arith(wfl_rop op)
+{
+    return op == WFL_ROP_ADD || op == WFL_ROP_SUBTRACT || op == WFL_ROP_MULTIPLY;
+}
+
+static bool is_bitwise(wfl_rop op)
+{
+    return op == WFL_ROP_BITWISE_AND || op == WFL_ROP_BITWISE_OR;
+}
+
+/* Whether e contains a binary operator `pred` accepts. */
+static bool rexpr_has_op(const wfl_rexpr *e, bool (*pred)(wfl_rop))
 {
     if (!e)
         return false;
-    if (wfl_rexpr_kind_of(e) == WFL_REX_BINARY) {
-        wfl_rop op = wfl_rexpr_op(e);
-        if (op == WFL_ROP_ADD || op == WFL_ROP_SUBTRACT || op == WFL_ROP_MULTIPLY)
-            return true;
-    }
+    if (wfl_rexpr_kind_of(e) == WFL_REX_BINARY && pred(wfl_rexpr_op(e)))
+        return true;
     for (size_t i = 0; i < wfl_rexpr_child_count(e); i++)
-        if (rexpr_has_arith(wfl_rexpr_child(e, i)))
+        if (rexpr_has_op(wfl_rexpr_child(e, i), pred))
             return true;
     return false;
 }
@@ -354,7 +365,11 @@ static void cond_plan_init(wfc__conv *c, const wfl_node *n, const char *dp_name,
         }
         rexpr_reads(c, n, e);
         wfl_rules_expr_text(e, &p->text);
-        if (rexpr_has_arith(e))
+        if (rexpr_has_op(e, is_bitwise))
+            wfc__diag(c, WFC_ERROR, pi.loc, "rules-bitwise-operator",
+                      "condition '%s' uses a bitwise operator (BitwiseAnd/BitwiseOr), which the "
+                      "modern expression language does not have", pi.name);
+        if (rexpr_has_op(e, is_arith))
             wfc__diag(c, WFC_REVIEW, pi.loc, "rules-arithmetic-overflow",
                       "condition '%s': WF3 rules arithmetic wraps on Int32/Int64 overflow, "
                       "modern expressions are checked", pi.name);
@@ -1117,8 +1132,9 @@ static void copy_legacy_diags(wfc__conv *c, wf_diags *diags)
     for (size_t i = 0; i < wf_diags_count(diags); i++) {
         const wf_diag *d = wf_diags_get(diags, i);
         bool error = d->severity == WF_SEV_ERROR;
-        wfc_file_add_diag(c->file, error ? WFC_ERROR : WFC_WARNING, d->error.line, d->error.col,
-                          error ? "legacy-load" : "legacy-warning", "%s", d->error.message);
+        wfc_file_add_diag_in(c->file, d->error.file, error ? WFC_ERROR : WFC_WARNING,
+                             d->error.line, d->error.col, error ? "legacy-load" : "legacy-warning",
+                             d->error.message);
         if (!error)
             wfc_file_add_loss(c->file, WFC_LOSS_DESIGNER, d->error.line, d->error.message);
     }
@@ -1210,6 +1226,23 @@ static void run_pass(wfc__conv *c, int pass)
         c->nomem = true;
 }
 
+/* Line `line` of text, trimmed and cut to fit, for a diagnostic. */
+static const char *line_text(const char *text, size_t len, unsigned line, char *buf, size_t size)
+{
+    const char *p = text, *end = text + len;
+    for (unsigned l = 1; l < line && p < end; l++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        p = nl ? nl + 1 : end;
+    }
+    while (p < end && *p == ' ')
+        p++;
+    size_t n = (size_t)(end - p);
+    const char *nl = memchr(p, '\n', n);
+    n = nl ? (size_t)(nl - p) : n;
+    snprintf(buf, size, "%.*s", (int)(n < size - 1 ? n : size - 1), p);
+    return buf;
+}
+
 /* Load what was written with the modern loader; its errors become report diagnostics. */
 static wf_status validate(wfc__conv *c, const char *name, const char *text, size_t len,
                           wf_error *err)
@@ -1228,10 +1261,12 @@ static wf_status validate(wfc__conv *c, const char *name, const char *text, size
         wf_diags_sort(diags);
         for (size_t i = 0; i < wf_diags_count(diags); i++) {
             const wf_diag *d = wf_diags_get(diags, i);
+            char excerpt[240];
             if (d->severity == WF_SEV_ERROR)
                 wfc_file_add_diag(c->file, WFC_ERROR, d->error.line, d->error.col,
-                                  "modern-validation", "converted XAML rejected: %s",
-                                  d->error.message);
+                                  "modern-validation", "converted XAML rejected: %s (in: %s)",
+                                  d->error.message,
+                                  line_text(text, len, d->error.line, excerpt, sizeof excerpt));
         }
         if (wf_diags_count(diags) == 0)
             wfc_file_add_diag(c->file, WFC_ERROR, e.line, e.col, "modern-validation",

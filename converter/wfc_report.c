@@ -16,6 +16,7 @@ typedef struct rep_diag {
     wfc_severity sev;
     unsigned line, col;
     char *rule, *message;
+    char *file; /* NULL: the source */
 } rep_diag;
 
 typedef struct rep_loss {
@@ -60,6 +61,7 @@ static void file_clear(wfc_file *f)
     for (size_t i = 0; i < f->diag_count; i++) {
         wf_free(f->diags[i].rule);
         wf_free(f->diags[i].message);
+        wf_free(f->diags[i].file);
     }
     for (size_t i = 0; i < f->loss_count; i++)
         wf_free(f->losses[i].what);
@@ -169,18 +171,26 @@ void wfc_file_add_activity(wfc_file *f, const char *name, const char *legacy_typ
                         dup(f->report, modern_type), line, action};
 }
 
-void wfc_file_add_diag(wfc_file *f, wfc_severity sev, unsigned line, unsigned col,
-                       const char *rule, const char *fmt, ...)
+void wfc_file_add_diag_in(wfc_file *f, const char *file, wfc_severity sev, unsigned line,
+                          unsigned col, const char *rule, const char *message)
 {
     if (!grow(f->report, (void **)&f->diags, &f->diag_cap, f->diag_count, sizeof *f->diags))
         return;
+    bool other = file && *file && strcmp(file, f->source) != 0;
+    f->diags[f->diag_count++] = (rep_diag){sev, line, col, dup(f->report, rule),
+                                           dup(f->report, message),
+                                           other ? dup(f->report, file) : NULL};
+}
+
+void wfc_file_add_diag(wfc_file *f, wfc_severity sev, unsigned line, unsigned col,
+                       const char *rule, const char *fmt, ...)
+{
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    f->diags[f->diag_count++] = (rep_diag){sev, line, col, dup(f->report, rule),
-                                           dup(f->report, msg)};
+    wfc_file_add_diag_in(f, NULL, sev, line, col, rule, msg);
 }
 
 void wfc_file_add_loss(wfc_file *f, wfc_loss_kind kind, unsigned line, const char *what)
@@ -212,6 +222,11 @@ bool wfc_file_diag(const wfc_file *f, size_t i, wfc_severity *sev, const char **
     *col = d->col;
     *message = d->message;
     return true;
+}
+
+const char *wfc_file_diag_file(const wfc_file *f, size_t i)
+{
+    return i < f->diag_count && f->diags[i].file ? f->diags[i].file : f->source;
 }
 
 size_t wfc_file_activity_count(const wfc_file *f)
@@ -305,6 +320,10 @@ static void file_json(const wfc_file *f, wf_buf *b)
         const rep_diag *d = &f->diags[i];
         wf_buf_adds(b, i ? ",\n    {" : "\n    {");
         json_str(b, "severity", wfc_severity_name(d->sev));
+        if (d->file) {
+            wf_buf_adds(b, ", ");
+            json_str(b, "file", d->file);
+        }
         wf_buf_addf(b, ", \"line\": %u, \"col\": %u, ", d->line, d->col);
         json_str(b, "message", d->message);
         wf_buf_adds(b, ", ");

@@ -49,6 +49,10 @@ void wfc_file_add_activity(wfc_file *f, const char *name, const char *legacy_typ
 void wfc_file_add_diag(wfc_file *f, wfc_severity sev, unsigned line, unsigned col,
                        const char *rule, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
+/* The same for a problem in another file than the source (its .rules, a type library):
+ * the JSON entry then has a "file" member. */
+void wfc_file_add_diag_in(wfc_file *f, const char *file, wfc_severity sev, unsigned line,
+                          unsigned col, const char *rule, const char *message);
 void wfc_file_add_loss(wfc_file *f, wfc_loss_kind kind, unsigned line, const char *what);
 /* Drop every activity, diagnostic and loss (a conversion starting over). */
 void wfc_file_clear(wfc_file *f);
@@ -57,6 +61,8 @@ size_t wfc_file_diag_count(const wfc_file *f);
 /* Diagnostic i: its severity, rule, line, col and message; false when out of range. */
 bool wfc_file_diag(const wfc_file *f, size_t i, wfc_severity *sev, const char **rule,
                    unsigned *line, unsigned *col, const char **message);
+/* The file diagnostic i is about: its own file, else the source. */
+const char *wfc_file_diag_file(const wfc_file *f, size_t i);
 size_t wfc_file_activity_count(const wfc_file *f);
 /* Activity i's modern type and action; false when out of range. */
 bool wfc_file_activity(const wfc_file *f, size_t i, const char **name, const char **modern_type,

@@ -12,6 +12,7 @@ int32_t cc_fail(int32_t code);
 void cc_add(int32_t a, int32_t b, int32_t *total);
 void cc_log(char **log, int32_t total);
 void cc_inc(int32_t *count);
+void cc_log_count(char **log, int32_t count);
 void cc_note(char **note);
 bool cc_below_limit(int32_t count, int32_t limit);
 int32_t cc_notify(const char *text);
@@ -49,6 +50,11 @@ void cc_log(char **log, int32_t total)
     snprintf(s, n, "%st=%d;", old, (int)total);
     free(*log);
     *log = s;
+}
+
+void cc_log_count(char **log, int32_t count)
+{
+    cc_log(log, count);
 }
 
 void cc_inc(int32_t *count)
