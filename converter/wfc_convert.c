@@ -166,7 +166,7 @@ static bool activity_arg(wfc__conv *c, const wfl_node *n, const wfl_tl_prop *p, 
     if (dp)
         wfl_node_prop(n, dp, &pi);
     if (pi.kind == WFL_PROP_BIND)
-        return wfc__bind_expr(c, n, pi.bind, rd, wr, out);
+        return wfc__bind_expr(c, n, pi.bind, rd, wr, out, NULL);
     if (!wr && pi.kind == WFL_PROP_LITERAL)
         return literal_expr(pi.literal, out);
     if (!wr && pi.kind == WFL_PROP_NULL)
@@ -196,7 +196,7 @@ static bool binding_arg(wfc__conv *c, const wfl_node *n, const char *param, bool
             continue;
         *found = true;
         if (b.bind)
-            return wfc__bind_expr(c, n, b.bind, rd, wr, out);
+            return wfc__bind_expr(c, n, b.bind, rd, wr, out, NULL);
         if (wr) {
             wfc__diag(c, WFC_ERROR, b.loc, "binding-literal-out",
                       "parameter '%s' receives a value but is bound to a literal", param);
@@ -453,7 +453,7 @@ static void catch_one(wfc__conv *c, const wfl_node *h, const wf_type *t)
         wf_buf to;
         wf_buf_init(&to);
         wf_buf_addc(&to, '[');
-        if (wfc__bind_expr(c, h, fault.bind, false, true, &to)) {
+        if (wfc__bind_expr(c, h, fault.bind, false, true, &to, NULL)) {
             wf_buf_addc(&to, ']');
             wfc_xw_open(W, "Assign");
             type_attr(c, "x:TypeArguments", &wf_exc_exception, fault.loc);
@@ -700,7 +700,7 @@ static void emit_delay(wfc__conv *c, const wfl_node *n)
     wf_buf_init(&d);
     if (pi.kind == WFL_PROP_BIND) {
         wf_buf_addc(&d, '[');
-        wfc__bind_expr(c, n, pi.bind, true, false, &d);
+        wfc__bind_expr(c, n, pi.bind, true, false, &d, NULL);
         wf_buf_addc(&d, ']');
     } else {
         char ts[64];
@@ -898,7 +898,7 @@ static void emit_throw(wfc__conv *c, const wfl_node *n)
     wf_buf_init(&e);
     wf_buf_addc(&e, '[');
     if (fault.kind == WFL_PROP_BIND) {
-        wfc__bind_expr(c, n, fault.bind, true, false, &e);
+        wfc__bind_expr(c, n, fault.bind, true, false, &e, NULL);
     } else {
         const wf_type *t = ft.exc_type ? ft.exc_type : &wf_exc_exception;
         wf_buf tn;
@@ -925,7 +925,7 @@ static void emit_terminate(wfc__conv *c, const wfl_node *n)
     wf_buf_init(&e);
     wf_buf_addc(&e, '[');
     if (pi.kind == WFL_PROP_BIND)
-        wfc__bind_expr(c, n, pi.bind, true, false, &e);
+        wfc__bind_expr(c, n, pi.bind, true, false, &e, NULL);
     else if (pi.kind == WFL_PROP_LITERAL)
         wfl_rules_literal_text(pi.literal, &e);
     else
@@ -968,6 +968,80 @@ static void emit_custom(wfc__conv *c, const wfl_node *n)
     invoke(c, n, wfl_node_name(n), fn, t->typelib, FROM_ACTIVITY, NULL);
     if (vars)
         wfc_xw_close(W);
+}
+
+/* The list a Replicator iterates: the bound or literal InitialChildData, and its element type. */
+static bool replicator_values(wfc__conv *c, const wfl_node *n, wf_buf *out, const wf_type **elem)
+{
+    wfl_prop_info pi;
+    prop(n, "InitialChildData", &pi);
+    *elem = &wf_type_object;
+    if (pi.kind != WFL_PROP_BIND)
+        return wf_buf_adds(out, "[null]");
+    wf_buf_addc(out, '[');
+    const wf_type *list = NULL;
+    bool ok = wfc__bind_expr(c, n, pi.bind, true, false, out, &list);
+    wf_buf_addc(out, ']');
+    if (list && list->kind == WF_K_LIST)
+        *elem = list->elem;
+    return ok;
+}
+
+static bool has_prop(const wfl_node *n, const char *name)
+{
+    wfl_prop_info pi;
+    prop(n, name, &pi);
+    return pi.kind != WFL_PROP_UNSET;
+}
+
+/* Replicator -> ForEach (Sequence) / ParallelForEach (Parallel) over InitialChildData, one
+ * body per item with its own variables. Child events and UntilCondition need Interop. */
+static void emit_replicator(wfc__conv *c, const wfl_node *n)
+{
+    if (has_prop(n, "ChildInitialized") || has_prop(n, "ChildCompleted") ||
+        has_prop(n, "UntilCondition") || wfl_node_child_count(n) != 1) {
+        wfc__interop(c, n, "per-child events, an UntilCondition or several children");
+        return;
+    }
+    const char *mode = literal_str(n, "ExecutionType");
+    bool parallel = mode && strcmp(mode, "Parallel") == 0;
+    const char *kind = parallel ? "ParallelForEach" : "ForEach";
+    wfc__activity(c, n, kind, WFC_ACT_MAPPED);
+    wf_buf values;
+    wf_buf_init(&values);
+    const wf_type *elem;
+    replicator_values(c, n, &values, &elem);
+    char item[160];
+    snprintf(item, sizeof item, "%s_Item", wfl_node_name(n));
+    bool vars = wfc__has_variables(c, n);
+    if (vars) {
+        wfc_xw_open(W, "Sequence");
+        wfc__write_variables(c, n, "Sequence");
+    }
+    open_named(c, kind, n);
+    type_attr(c, "x:TypeArguments", elem, wfl_node_loc(n));
+    wfc_xw_attr(W, "Values", values.data);
+    wfc_xw_open(W, "ActivityAction");
+    type_attr(c, "x:TypeArguments", elem, wfl_node_loc(n));
+    wfc_xw_open(W, "ActivityAction.Argument");
+    wfc_xw_open(W, "DelegateInArgument");
+    type_attr(c, "x:TypeArguments", elem, wfl_node_loc(n));
+    wfc_xw_attr(W, "Name", item);
+    wfc_xw_close(W);
+    wfc_xw_close(W);
+    wfc_xw_open(W, "Sequence");
+    emit(c, wfl_node_child(n, 0));
+    wfc_xw_close(W);
+    wfc_xw_close(W);
+    wfc_xw_close(W);
+    if (vars)
+        wfc_xw_close(W);
+    wf_buf_fini(&values);
+    if (parallel)
+        wfc__diag(c, WFC_REVIEW, wfl_node_loc(n), "parallel-interleaving",
+                  "WF3 interleaves the children of '%s' one step at a time; ParallelForEach "
+                  "starts the last item's body first and runs each until it waits",
+                  wfl_node_name(n));
 }
 
 /* ---- the state machine --------------------------------------------------------------------------- */
@@ -1116,7 +1190,7 @@ static void emit(wfc__conv *c, const wfl_node *n)
     case WFL_KIND_CAG: wfc__interop(c, n, "no WF4 activity"); break;
     case WFL_KIND_SUSPEND: wfc__interop(c, n, "suspension is a host operation in WF4"); break;
     case WFL_KIND_INVOKE_WORKFLOW: wfc__interop(c, n, "no WF4 activity"); break;
-    case WFL_KIND_REPLICATOR: wfc__interop(c, n, "per-child events and clones"); break;
+    case WFL_KIND_REPLICATOR: emit_replicator(c, n); break;
     case WFL_KIND_UNSUPPORTED:
         wfc__interop(c, n, wfl_node_type(n)->unsupported ? wfl_node_type(n)->unsupported
                                                          : "no WF4 activity");

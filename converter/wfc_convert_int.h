@@ -67,9 +67,10 @@ wfc__slot *wfc__slot_of(wfc__conv *c, const wfl_node *owner, const char *dp_name
 /* Record that `user` reads and/or writes slot. */
 void wfc__use(wfc__conv *c, wfc__slot *slot, const wfl_node *user, bool read, bool write);
 /* Append the modern reference for `bind` written on `from` (`Index`, `post_Receipt`,
- * `Order.Lines[0]`) and record the use. False (reported) when it does not resolve. */
+ * `Order.Lines[0]`) and record the use. *type (optional) is the bound member's type when the
+ * bind names a whole member, else NULL. False (reported) when it does not resolve. */
 bool wfc__bind_expr(wfc__conv *c, const wfl_node *from, const wfl_bind *bind, bool read,
-                    bool write, wf_buf *out);
+                    bool write, wf_buf *out, const wf_type **type);
 /* The reference for the root parameter `name` (recording the use); false if none. */
 bool wfc__param_expr(wfc__conv *c, const wfl_node *user, const char *name, bool read, bool write,
                      wf_buf *out);

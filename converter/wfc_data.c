@@ -137,8 +137,10 @@ static bool add_path(wfc__conv *c, const wfl_bind *b, wf_buf *out)
 }
 
 bool wfc__bind_expr(wfc__conv *c, const wfl_node *from, const wfl_bind *b, bool read, bool write,
-                    wf_buf *out)
+                    wf_buf *out, const wf_type **type)
 {
+    if (type)
+        *type = NULL;
     for (int hops = 0; hops < 16; hops++) {
         const wfl_node *target = wfl_node_resolve(c->def, from, b->name);
         if (!target || b->seg_count == 0) {
@@ -162,6 +164,8 @@ bool wfc__bind_expr(wfc__conv *c, const wfl_node *from, const wfl_bind *b, bool 
             return false;
         bool whole = b->seg_count == 1;
         wfc__use(c, s, from, read || !whole, write);
+        if (type && whole)
+            *type = s->type;
         wf_buf_adds(out, s->name);
         return add_path(c, b, out);
     }

@@ -136,7 +136,7 @@ static void check_runs(const char *dir, const char *xoml)
 
 static const char *const golden[] = {
     "sequence_code", "ifelse_chain", "while_code", "parallel_pick", "fault_handlers",
-    "terminate",     "needs_interop", "rules_operators", "rules_bitwise",
+    "terminate",     "needs_interop", "rules_operators", "rules_bitwise", "replicator_foreach", "scopes", "state_machine",
 };
 
 START_TEST(test_golden_case_converts_and_runs_like_legacy)
