@@ -1168,6 +1168,8 @@ static void emit(wfc__conv *c, const wfl_node *n)
                   wfl_node_name(n));
         return;
     }
+    if (literal_str(n, "Description"))
+        loss(c, WFC_LOSS_DESIGNER, n, "Description");
     switch (kind_of(n)) {
     case WFL_KIND_SEQUENTIAL_WORKFLOW:
     case WFL_KIND_SEQUENCE: emit_sequence(c, n); break;
@@ -1209,8 +1211,11 @@ static void copy_legacy_diags(wfc__conv *c, wf_diags *diags)
         wfc_file_add_diag_in(c->file, d->error.file, error ? WFC_ERROR : WFC_WARNING,
                              d->error.line, d->error.col, error ? "legacy-load" : "legacy-warning",
                              d->error.message);
+        /* x:Code is code nobody converts; every other tolerated item is designer data. */
+        bool code = strstr(d->error.message, "x:Code") != NULL;
         if (!error)
-            wfc_file_add_loss(c->file, WFC_LOSS_DESIGNER, d->error.line, d->error.message);
+            wfc_file_add_loss(c->file, code ? WFC_LOSS_CODE : WFC_LOSS_DESIGNER, d->error.line,
+                              d->error.message);
     }
 }
 

@@ -251,6 +251,106 @@ START_TEST(test_samples_needing_interop_fail_per_construct)
 }
 END_TEST
 
+/* ---- XOML as real tools wrote it ------------------------------------------------------------- */
+#define REAL "tests/converter/realworld"
+
+static size_t count_losses_json(const converted *c, const char *kind)
+{
+    wf_buf b;
+    wf_buf_init(&b);
+    ck_assert_int_eq(wfc_report_json(c->report, &b, NULL), WF_OK);
+    char needle[64];
+    snprintf(needle, sizeof needle, "\"kind\": \"%s\"", kind);
+    size_t n = 0;
+    for (const char *p = b.data; (p = strstr(p, needle)); p++)
+        n++;
+    wf_buf_fini(&b);
+    return n;
+}
+
+/* Designer attributes, prefixed workflow namespace, full assembly names, localized names:
+ * converts, the designer data is a designer-only loss, and it runs like the legacy file. */
+START_TEST(test_designer_written_file_converts_and_runs)
+{
+    converted c;
+    convert(REAL "/designer_layout.xoml", false, &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_uint_ge(count_losses_json(&c, "designer-only"), 10);
+    ck_assert_uint_eq(count_losses_json(&c, "semantics") + count_losses_json(&c, "code"), 0);
+    ck_assert(has_activity(c.file, "grüßen", "InvokeMethod", "invoke"));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "Name=\"grüßen_Greeting\""));
+    char *dir = strdup(wf_test_tmpdir());
+    char path[600];
+    snprintf(path, sizeof path, "%s/designer_layout.xaml", dir);
+    ck_assert_int_eq(wfc_write_atomic(path, c.xaml, c.len, NULL), WF_OK);
+    wfc_test_inputs in;
+    wfc_test_inputs_parse("arg A=1 arg B=2 arg Person=jö arg Limit=3", &in);
+    wfc_test_same_outcome(REAL "/designer_layout.xoml", path, &in);
+    wfc_test_inputs_free(&in);
+    wf_test_tmpdir_remove(dir);
+    free(dir);
+    converted_free(&c);
+}
+END_TEST
+
+START_TEST(test_inline_code_is_listed_as_unread_code)
+{
+    converted c;
+    convert(REAL "/code_beside_inline.xoml", false, &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_uint_eq(count_losses_json(&c, "code"), 1);
+    ck_assert_uint_eq(count_diags(c.file, "warning", "legacy-warning", 9), 1);
+    ck_assert(wfc_file_lost_more_than_designer(c.file));
+    converted_free(&c);
+}
+END_TEST
+
+START_TEST(test_several_native_libraries_get_one_namespace_each)
+{
+    converted c;
+    convert(REAL "/many_libraries.xoml", false, &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_ptr_nonnull(strstr(c.xaml, "xmlns:ns0=\"clr-namespace:convcases;assembly=convcases\""));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "xmlns:ns1=\"clr-namespace:orders;assembly=orders\""));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "xmlns:ns2=\"clr-namespace:batch;assembly=batch\""));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "Name=\"post_Receipt\""));
+    converted_free(&c);
+}
+END_TEST
+
+/* A custom composite written in its own file converts on its own; a file using it as an
+ * activity type fails with the type named, until XAML activity types land. */
+START_TEST(test_custom_composite_in_its_own_file)
+{
+    converted c;
+    convert(REAL "/approval_step.xoml", false, &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_ptr_nonnull(strstr(c.xaml, "BookmarkName=\"ICases.Go\""));
+    converted_free(&c);
+    convert(REAL "/uses_approval_step.xoml", false, &c);
+    ck_assert_int_eq(c.status, WF_E_NAME);
+    ck_assert_uint_eq(c.err.line, 3);
+    ck_assert_uint_eq(c.err.col, 2);
+    ck_assert_ptr_nonnull(strstr(c.err.message, "ApprovalStep"));
+    ck_assert_ptr_null(c.xaml);
+    converted_free(&c);
+}
+END_TEST
+
+START_TEST(test_wcf_and_web_service_activities_fail_precisely)
+{
+    converted c;
+    convert(REAL "/wcf_receive.xoml", false, &c);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
+    ck_assert_uint_eq(count_diags(c.file, "error", "legacy-load", 2), 1);
+    ck_assert_uint_eq(count_diags(c.file, "error", "legacy-load", 5), 1);
+    ck_assert_uint_eq(c.err.line, 2);
+    ck_assert_ptr_nonnull(strstr(c.err.message, "ReceiveActivity"));
+    ck_assert_ptr_null(c.xaml);
+    converted_free(&c);
+}
+END_TEST
+
 /* ---- bad input ----------------------------------------------------------------------------- */
 static const char *const NS =
     "xmlns:ns0=\"clr-namespace:Conv;Assembly=convcases\" "
@@ -408,6 +508,10 @@ Suite *convert_suite(void)
     tcase_add_loop_test(core, test_sample_converts_and_runs_like_legacy, 0,
                         sizeof samples / sizeof samples[0]);
     tcase_add_test(core, test_samples_needing_interop_fail_per_construct);
+    tcase_add_test(core, test_designer_written_file_converts_and_runs);
+    tcase_add_test(core, test_inline_code_is_listed_as_unread_code);
+    tcase_add_test(core, test_several_native_libraries_get_one_namespace_each);
+    tcase_add_test(core, test_custom_composite_in_its_own_file);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_malformed_xoml_is_located_and_writes_nothing);
@@ -415,6 +519,7 @@ Suite *convert_suite(void)
     tcase_add_test(bad, test_unknown_custom_type_is_located);
     tcase_add_test(bad, test_rules_file_that_does_not_match_is_located);
     tcase_add_test(bad, test_handler_without_native_function_fails_located);
+    tcase_add_test(bad, test_wcf_and_web_service_activities_fail_precisely);
     suite_add_tcase(s, bad);
     TCase *nomem = tcase_create("nomem");
     tcase_set_timeout(nomem, 300);
