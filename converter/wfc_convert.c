@@ -654,11 +654,18 @@ static void emit_parallel(wfc__conv *c, const wfl_node *n)
     open_named(c, "Parallel", n);
     children(c, n);
     wfc_xw_close(W);
-    if (wfl_node_child_count(n) > 1)
-        wfc__diag(c, WFC_REVIEW, wfl_node_loc(n), "parallel-interleaving",
-                  "WF3 interleaves the branches of '%s' one step at a time; WF4 runs each "
-                  "branch until it waits: branches sharing data may observe a different order",
-                  wfl_node_name(n));
+    for (size_t i = 0; i < wfl_node_child_count(n); i++) {
+        for (size_t k = i + 1; k < wfl_node_child_count(n); k++) {
+            const wfl_node *a = wfl_node_child(n, i), *b = wfl_node_child(n, k);
+            if (!wfc__share_data(c, a, b))
+                continue;
+            wfc__diag(c, WFC_REVIEW, wfl_node_loc(n), "parallel-interleaving",
+                      "branches '%s' and '%s' of '%s' share data: WF3 interleaves them one "
+                      "step at a time, WF4 runs each until it waits, so they may see a "
+                      "different order", wfl_node_name(a), wfl_node_name(b), wfl_node_name(n));
+            return;
+        }
+    }
 }
 
 /* EventDriven -> PickBranch: the first child (the event) is the Trigger, the rest the Action. */
@@ -1445,6 +1452,7 @@ wf_status wfc_convert_file(const wfc_opts *opts, const char *path, wfc_file *fil
     st = convert_loaded(c, path, xaml, len, err);
 fail:
     wf_free(c->slots);
+    wf_free(c->uses);
     wf_buf_fini(&c->body);
     wfl_definition_destroy(def);
     wf_diags_destroy(diags);

@@ -28,6 +28,13 @@ typedef struct wfc__slot {
     const wfl_node *scope;   /* variables: the node whose modern form declares it */
 } wfc__slot;
 
+/* One use of a slot, recorded in pass 1 (for the data-sharing checks of Parallel). */
+typedef struct wfc__use_rec {
+    size_t slot;           /* index into slots */
+    const wfl_node *user;
+    bool write;
+} wfc__use_rec;
+
 typedef struct wfc__lib {
     const wfl_typelib *tl;
     char prefix[16];   /* "ns0" */
@@ -46,6 +53,8 @@ typedef struct wfc__conv {
     wfc_xw w;
     wfc__slot *slots;
     size_t slot_count, slot_cap;
+    wfc__use_rec *uses;
+    size_t use_count, use_cap;
     wfc__lib libs[WFC__MAX_LIBS];
     size_t lib_count;
     bool failed;       /* an error diagnostic was (or, in pass 1, will be) reported */
@@ -66,6 +75,9 @@ wfc__slot *wfc__slot_of(wfc__conv *c, const wfl_node *owner, const char *dp_name
                         const wf_type *type, wf_loc at);
 /* Record that `user` reads and/or writes slot. */
 void wfc__use(wfc__conv *c, wfc__slot *slot, const wfl_node *user, bool read, bool write);
+/* Whether activities below `a` and below `b` use the same data, one of them writing it
+ * (after pass 1). */
+bool wfc__share_data(const wfc__conv *c, const wfl_node *a, const wfl_node *b);
 /* Append the modern reference for `bind` written on `from` (`Index`, `post_Receipt`,
  * `Order.Lines[0]`) and record the use. *type (optional) is the bound member's type when the
  * bind names a whole member, else NULL. False (reported) when it does not resolve. */

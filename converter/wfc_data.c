@@ -104,10 +104,49 @@ static const wfl_node *common_ancestor(const wfl_node *a, const wfl_node *b)
     return NULL;
 }
 
+static void record_use(wfc__conv *c, const wfc__slot *slot, const wfl_node *user, bool write)
+{
+    if (c->use_count == c->use_cap) {
+        size_t ncap = c->use_cap ? c->use_cap * 2 : 32;
+        wfc__use_rec *n = wf_realloc(c->uses, ncap * sizeof *n);
+        if (!n) {
+            c->nomem = true;
+            return;
+        }
+        c->uses = n;
+        c->use_cap = ncap;
+    }
+    c->uses[c->use_count++] = (wfc__use_rec){(size_t)(slot - c->slots), user, write};
+}
+
+static bool below(const wfl_node *n, const wfl_node *ancestor)
+{
+    for (; n; n = wfl_node_parent(n))
+        if (n == ancestor)
+            return true;
+    return false;
+}
+
+bool wfc__share_data(const wfc__conv *c, const wfl_node *a, const wfl_node *b)
+{
+    for (size_t i = 0; i < c->use_count; i++) {
+        const wfc__use_rec *x = &c->uses[i];
+        if (!below(x->user, a))
+            continue;
+        for (size_t k = 0; k < c->use_count; k++) {
+            const wfc__use_rec *y = &c->uses[k];
+            if (y->slot == x->slot && (x->write || y->write) && below(y->user, b))
+                return true;
+        }
+    }
+    return false;
+}
+
 void wfc__use(wfc__conv *c, wfc__slot *slot, const wfl_node *user, bool read, bool write)
 {
     if (c->pass != 1 || !slot)
         return;
+    record_use(c, slot, user, write);
     slot->read |= read;
     slot->written |= write;
     if (!slot->is_arg)
