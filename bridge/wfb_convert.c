@@ -20,7 +20,8 @@
 
 static const char usage_text[] =
     "usage: wfbridge convert IN.xoml|DIR [--rules FILE] [--lib-path DIR] [-o OUT]\n"
-    "         [--report REPORT.json] [--check] [--fail-on-loss] [--interop] [--json]\n"
+    "         [--report REPORT.json] [--csv REPORT.csv] [--md REPORT.md] [--check]\n"
+    "         [--fail-on-loss] [--interop] [--json]\n"
     "\n"
     "Convert legacy (WF3 XOML) workflows to modern (WF4 XAML) ones. Each result is loaded\n"
     "by the modern runtime before it is written; a failed file leaves no output.\n"
@@ -31,6 +32,8 @@ static const char usage_text[] =
     "  -o, --output OUT  the .xaml to write (default IN.xaml beside IN.xoml); with a\n"
     "                    directory, the output directory that mirrors its tree\n"
     "  --report FILE     write the migration report as JSON (docs/convert.md)\n"
+    "  --csv FILE        the same report as CSV, one row per activity, diagnostic, loss\n"
+    "  --md FILE         the same report as Markdown (summary table, then per file)\n"
     "  --check           convert, validate and report without writing definitions\n"
     "  --fail-on-loss    exit 1 when anything beyond designer-only data was lost\n"
     "  --interop         host every custom activity through the Interop activity\n"
@@ -40,11 +43,21 @@ static const char usage_text[] =
     "--fail-on-loss), 2 usage or input error.\n";
 
 typedef struct opts {
-    const char *input, *rules, *lib_path, *output, *report;
+    const char *input, *rules, *lib_path, *output, *report, *csv, *md;
     bool check, fail_on_loss, interop, json;
 } opts;
 
-enum { OPT_RULES = 256, OPT_LIB, OPT_REPORT, OPT_CHECK, OPT_LOSS, OPT_INTEROP, OPT_JSON };
+enum {
+    OPT_RULES = 256,
+    OPT_LIB,
+    OPT_REPORT,
+    OPT_CSV,
+    OPT_MD,
+    OPT_CHECK,
+    OPT_LOSS,
+    OPT_INTEROP,
+    OPT_JSON
+};
 
 static int parse_args(int argc, char **argv, opts *o)
 {
@@ -53,6 +66,8 @@ static int parse_args(int argc, char **argv, opts *o)
         {"lib-path", required_argument, NULL, OPT_LIB},
         {"output", required_argument, NULL, 'o'},
         {"report", required_argument, NULL, OPT_REPORT},
+        {"csv", required_argument, NULL, OPT_CSV},
+        {"md", required_argument, NULL, OPT_MD},
         {"check", no_argument, NULL, OPT_CHECK},
         {"fail-on-loss", no_argument, NULL, OPT_LOSS},
         {"interop", no_argument, NULL, OPT_INTEROP},
@@ -68,6 +83,8 @@ static int parse_args(int argc, char **argv, opts *o)
         case OPT_LIB: o->lib_path = optarg; break;
         case 'o': o->output = optarg; break;
         case OPT_REPORT: o->report = optarg; break;
+        case OPT_CSV: o->csv = optarg; break;
+        case OPT_MD: o->md = optarg; break;
         case OPT_CHECK: o->check = true; break;
         case OPT_LOSS: o->fail_on_loss = true; break;
         case OPT_INTEROP: o->interop = true; break;
@@ -263,15 +280,20 @@ static void print_json(const batch *b)
     wf_buf_fini(&j);
 }
 
-static int write_report(const batch *b)
+typedef wf_status (*render_fn)(const wfc_report *r, wf_buf *out, wf_error *err);
+
+/* Render the report one way and write it atomically to path (nothing when path is NULL). */
+static int write_report(const batch *b, const char *path, render_fn render)
 {
-    wf_buf j;
-    wf_buf_init(&j);
+    if (!path)
+        return 0;
+    wf_buf text;
+    wf_buf_init(&text);
     wf_error err = WF_ERROR_INIT;
-    wf_status st = wfc_report_json(b->report, &j, &err);
+    wf_status st = render(b->report, &text, &err);
     if (st == WF_OK)
-        st = wfc_write_atomic(b->o.report, j.data, j.len, &err);
-    wf_buf_fini(&j);
+        st = wfc_write_atomic(path, text.data, text.len, &err);
+    wf_buf_fini(&text);
     return st == WF_OK ? 0 : wfb_report(&err);
 }
 
@@ -321,8 +343,11 @@ int wfb_cmd_convert(int argc, char **argv)
     if (rc == 0) {
         if (is_dir)
             summary(&b, stderr);
-        if (b.o.report)
-            rc = write_report(&b);
+        rc = write_report(&b, b.o.report, wfc_report_json);
+        if (rc == 0)
+            rc = write_report(&b, b.o.csv, wfc_report_csv);
+        if (rc == 0)
+            rc = write_report(&b, b.o.md, wfc_report_markdown);
         if (b.o.json)
             print_json(&b);
     }

@@ -93,9 +93,16 @@ static const char *literal_str(const wfl_node *n, const char *name)
 ** and the file fails; when it does, this writes <Interop ActivityType=...> and the file is
 ** `partial`.
 */
-static void wfc__interop(wfc__conv *c, const wfl_node *n, const char *why)
+static void hosted_subtree(wfc__conv *c, const wfl_node *n)
 {
     wfc__activity(c, n, "Interop", WFC_ACT_INTEROP);
+    for (size_t i = 0; i < wfl_node_child_count(n); i++)
+        hosted_subtree(c, wfl_node_child(n, i));
+}
+
+static void wfc__interop(wfc__conv *c, const wfl_node *n, const char *why)
+{
+    hosted_subtree(c, n); /* the Interop activity hosts the whole subtree */
     wfc__diag(c, WFC_ERROR, wfl_node_loc(n), "needs-interop",
               "%s '%s' has no modern equivalent (%s); it needs the Interop activity, which is "
               "not available yet", wfl_node_type(n)->name, wfl_node_name(n), why);

@@ -356,3 +356,142 @@ wf_status wfc_report_json(const wfc_report *r, wf_buf *out, wf_error *err)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     return WF_OK;
 }
+
+/* ---- CSV and Markdown ------------------------------------------------------------------------ */
+static void csv_field(wf_buf *b, const char *s)
+{
+    s = s ? s : "";
+    if (!strpbrk(s, ",\"\r\n")) {
+        wf_buf_adds(b, s);
+        return;
+    }
+    wf_buf_addc(b, '"');
+    for (; *s; s++) {
+        if (*s == '"')
+            wf_buf_addc(b, '"');
+        wf_buf_addc(b, *s);
+    }
+    wf_buf_addc(b, '"');
+}
+
+/* One CSV row: the fields in header order, numbers as text. */
+static void csv_row(wf_buf *b, const char *const *fields, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (i)
+            wf_buf_addc(b, ',');
+        csv_field(b, fields[i]);
+    }
+    wf_buf_adds(b, "\r\n");
+}
+
+static void file_csv(const wfc_file *f, wf_buf *b)
+{
+    const char *st = wfc_status_name(f->status);
+    char line[16], col[16];
+    for (size_t i = 0; i < f->act_count; i++) {
+        const rep_activity *a = &f->acts[i];
+        snprintf(line, sizeof line, "%u", a->line);
+        const char *row[] = {f->source, st, "activity", a->name, a->legacy_type, a->modern_type,
+                             wfc_action_name(a->action), "", "", line, "", ""};
+        csv_row(b, row, 12);
+    }
+    for (size_t i = 0; i < f->diag_count; i++) {
+        const rep_diag *d = &f->diags[i];
+        snprintf(line, sizeof line, "%u", d->line);
+        snprintf(col, sizeof col, "%u", d->col);
+        const char *row[] = {d->file ? d->file : f->source, st, "diagnostic", "", "", "", "",
+                             wfc_severity_name(d->sev), d->rule, line, col, d->message};
+        csv_row(b, row, 12);
+    }
+    for (size_t i = 0; i < f->loss_count; i++) {
+        const rep_loss *l = &f->losses[i];
+        snprintf(line, sizeof line, "%u", l->line);
+        const char *row[] = {f->source, st, "loss", "", "", "", "", "", loss_name(l->kind), line,
+                             "", l->what};
+        csv_row(b, row, 12);
+    }
+}
+
+wf_status wfc_report_csv(const wfc_report *r, wf_buf *out, wf_error *err)
+{
+    if (r->nomem)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    wf_buf_adds(out, "source,status,kind,name,legacyType,modernType,action,severity,rule,line,"
+                     "col,message\r\n");
+    for (size_t i = 0; i < r->count; i++)
+        file_csv(r->files[i], out);
+    return out->oom ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory") : WF_OK;
+}
+
+/* Markdown table cells: '|' escaped, line breaks as spaces. */
+static void md_cell(wf_buf *b, const char *s)
+{
+    wf_buf_adds(b, " ");
+    for (; s && *s; s++) {
+        if (*s == '|')
+            wf_buf_adds(b, "\\|");
+        else
+            wf_buf_addc(b, *s == '\n' || *s == '\r' ? ' ' : *s);
+    }
+    wf_buf_adds(b, " |");
+}
+
+static unsigned coverage_percent(const wfc_file *f)
+{
+    size_t done = 0;
+    for (size_t i = 0; i < f->act_count; i++)
+        done += f->acts[i].action == WFC_ACT_MAPPED || f->acts[i].action == WFC_ACT_INVOKE;
+    return f->act_count ? (unsigned)(done * 100 / f->act_count) : 100;
+}
+
+static void file_markdown(const wfc_file *f, wf_buf *b)
+{
+    wf_buf_adds(b, "\n## ");
+    wf_buf_adds(b, f->source);
+    wf_buf_addf(b, "\n\nStatus: **%s**", wfc_status_name(f->status));
+    if (f->output)
+        wf_buf_addf(b, ", written to `%s`", f->output);
+    wf_buf_adds(b, "\n\n| Activity | Legacy type | Modern type | Action | Line |\n"
+                   "|---|---|---|---|---|\n");
+    for (size_t i = 0; i < f->act_count; i++) {
+        const rep_activity *a = &f->acts[i];
+        wf_buf_adds(b, "|");
+        md_cell(b, a->name);
+        md_cell(b, a->legacy_type);
+        md_cell(b, a->modern_type);
+        md_cell(b, wfc_action_name(a->action));
+        wf_buf_addf(b, " %u |\n", a->line);
+    }
+    if (f->diag_count) {
+        wf_buf_adds(b, "\n| Severity | Rule | Line:Col | Message |\n|---|---|---|---|\n");
+        for (size_t i = 0; i < f->diag_count; i++) {
+            const rep_diag *d = &f->diags[i];
+            wf_buf_adds(b, "|");
+            md_cell(b, wfc_severity_name(d->sev));
+            md_cell(b, d->rule);
+            wf_buf_addf(b, " %u:%u |", d->line, d->col);
+            md_cell(b, d->message);
+            wf_buf_adds(b, "\n");
+        }
+    }
+}
+
+wf_status wfc_report_markdown(const wfc_report *r, wf_buf *out, wf_error *err)
+{
+    if (r->nomem)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    wf_buf_adds(out, "# Migration report\n\n| File | Status | Activities | Coverage | Errors |\n"
+                     "|---|---|---|---|---|\n");
+    for (size_t i = 0; i < r->count; i++) {
+        const wfc_file *f = r->files[i];
+        wf_buf_adds(out, "|");
+        md_cell(out, f->source);
+        md_cell(out, wfc_status_name(f->status));
+        wf_buf_addf(out, " %zu | %u%% | %zu |\n", f->act_count, coverage_percent(f),
+                    wfc_file_error_count(f));
+    }
+    for (size_t i = 0; i < r->count; i++)
+        file_markdown(r->files[i], out);
+    return out->oom ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory") : WF_OK;
+}

@@ -77,5 +77,11 @@ const char *wfc_severity_name(wfc_severity s); /* "error", "warning", "review", 
 
 /* {"files": [...]} with "losses" per file; WF_E_NOMEM. */
 wf_status wfc_report_json(const wfc_report *r, wf_buf *out, wf_error *err);
+/* RFC 4180 CSV, one row per activity, diagnostic and loss:
+ * source,status,kind,name,legacyType,modernType,action,severity,rule,line,col,message */
+wf_status wfc_report_csv(const wfc_report *r, wf_buf *out, wf_error *err);
+/* Markdown: a summary table (status, activity count, coverage = mapped or invoked / all),
+ * then per file its activities and diagnostics. */
+wf_status wfc_report_markdown(const wfc_report *r, wf_buf *out, wf_error *err);
 
 #endif

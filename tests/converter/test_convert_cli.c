@@ -72,8 +72,11 @@ static void assert_no_temp_files(const char *dir)
 START_TEST(test_file_converts_with_report)
 {
     char args[4096];
-    snprintf(args, sizeof args, "%s -o %s/pp.xaml --report %s/report.json", CASE, tmp, tmp);
+    snprintf(args, sizeof args, "%s -o %s/pp.xaml --report %s/report.json --csv %s/r.csv "
+             "--md %s/r.md", CASE, tmp, tmp, tmp, tmp);
     ck_assert_int_eq(convert_cmd(args), 0);
+    assert_contains("r.csv", ",converted,activity,wait,ListenActivity,Pick,mapped,,,");
+    assert_contains("r.md", "| converted | 16 | 100% | 0 |");
     assert_contains("pp.xaml", "<Pick DisplayName=\"wait\">");
     assert_contains("report.json", "\"status\": \"converted\"");
     assert_contains("report.json", "\"rule\": \"parallel-interleaving\"");

@@ -68,6 +68,31 @@ START_TEST(test_only_designer_losses_are_allowed)
 }
 END_TEST
 
+START_TEST(test_csv_and_markdown_carry_the_same_entries)
+{
+    wfc_report *r = NULL;
+    ck_assert_int_eq(wfc_report_create(&r, NULL), WF_OK);
+    ck_assert_int_eq(fill(r), WF_OK);
+    wfc_file_add_activity(wfc_report_file_at(r, 0), "pol|icy", "PolicyActivity", "Interop", 5,
+                          WFC_ACT_INTEROP);
+    wf_buf b;
+    wf_buf_init(&b);
+    ck_assert_int_eq(wfc_report_csv(r, &b, NULL), WF_OK);
+    ck_assert_ptr_nonnull(strstr(b.data, "source,status,kind,name,legacyType,modernType,action,"
+                                         "severity,rule,line,col,message\r\n"));
+    ck_assert_ptr_nonnull(strstr(b.data, "in/a.xoml,converted,activity,step,CodeActivity,"
+                                         "InvokeMethod,invoke,,,3,,\r\n"));
+    ck_assert_ptr_nonnull(strstr(b.data, ",review,parallel-interleaving,4,2,\"say \"\"hi\"\"\"\r\n"));
+    ck_assert_ptr_nonnull(strstr(b.data, "in/a.rules,converted,diagnostic,"));
+    wf_buf_reset(&b);
+    ck_assert_int_eq(wfc_report_markdown(r, &b, NULL), WF_OK);
+    ck_assert_ptr_nonnull(strstr(b.data, "| in/a.xoml | converted | 2 | 50% | 1 |\n"));
+    ck_assert_ptr_nonnull(strstr(b.data, "| pol\\|icy | PolicyActivity | Interop | interop | 5 |"));
+    wf_buf_fini(&b);
+    wfc_report_destroy(r);
+}
+END_TEST
+
 static wf_status report_op(void *ud)
 {
     (void)ud;
@@ -80,6 +105,10 @@ static wf_status report_op(void *ud)
     wf_buf_init(&b);
     if (st == WF_OK)
         st = wfc_report_json(r, &b, NULL);
+    if (st == WF_OK)
+        st = wfc_report_csv(r, &b, NULL);
+    if (st == WF_OK)
+        st = wfc_report_markdown(r, &b, NULL);
     wf_buf_fini(&b);
     wfc_report_destroy(r);
     return st;
@@ -97,6 +126,7 @@ Suite *report_suite(void)
     TCase *core = tcase_create("core");
     tcase_add_test(core, test_json_has_the_documented_shape);
     tcase_add_test(core, test_only_designer_losses_are_allowed);
+    tcase_add_test(core, test_csv_and_markdown_carry_the_same_entries);
     suite_add_tcase(s, core);
     TCase *nomem = tcase_create("nomem");
     tcase_add_test(nomem, test_out_of_memory_is_sticky_and_leaks_nothing);
