@@ -174,6 +174,9 @@ static bool activity_arg(wfc__conv *c, const wfl_node *n, const wfl_tl_prop *p, 
         wfl_node_prop(n, dp, &pi);
     if (pi.kind == WFL_PROP_BIND)
         return wfc__bind_expr(c, n, pi.bind, rd, wr, out, NULL);
+    wfc__slot *own = wfc__find_slot(c, n, p->name);
+    if (own && c->pass == 2) /* another activity binds to this DP: it lives in a variable */
+        return wf_buf_adds(out, own->name);
     if (!wr && pi.kind == WFL_PROP_LITERAL)
         return literal_expr(pi.literal, out);
     if (!wr && pi.kind == WFL_PROP_NULL)

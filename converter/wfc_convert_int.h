@@ -73,6 +73,8 @@ void wfc__activity(wfc__conv *c, const wfl_node *node, const char *modern_type,
  * when it cannot hold data (reported). */
 wfc__slot *wfc__slot_of(wfc__conv *c, const wfl_node *owner, const char *dp_name,
                         const wf_type *type, wf_loc at);
+/* The slot of DP `dp_name` of `owner` if one was made, else NULL. */
+wfc__slot *wfc__find_slot(wfc__conv *c, const wfl_node *owner, const char *dp_name);
 /* Record that `user` reads and/or writes slot. */
 void wfc__use(wfc__conv *c, wfc__slot *slot, const wfl_node *user, bool read, bool write);
 /* Whether activities below `a` and below `b` use the same data, one of them writing it

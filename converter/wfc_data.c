@@ -34,7 +34,7 @@ static void unique_name(wfc__conv *c, wfc__slot *s)
         snprintf(s->name, sizeof s->name, "%.100s_%u", base, n);
 }
 
-static wfc__slot *find_slot(wfc__conv *c, const wfl_node *owner, const char *dp_name)
+wfc__slot *wfc__find_slot(wfc__conv *c, const wfl_node *owner, const char *dp_name)
 {
     for (size_t i = 0; i < c->slot_count; i++)
         if (c->slots[i].owner == owner && strcmp(c->slots[i].dp_name, dp_name) == 0)
@@ -62,7 +62,7 @@ static wfc__slot *new_slot(wfc__conv *c)
 wfc__slot *wfc__slot_of(wfc__conv *c, const wfl_node *owner, const char *dp_name,
                         const wf_type *type, wf_loc at)
 {
-    wfc__slot *s = find_slot(c, owner, dp_name);
+    wfc__slot *s = wfc__find_slot(c, owner, dp_name);
     if (s)
         return s;
     if (c->pass != 1) { /* pass 2 sees exactly the slots pass 1 made */
@@ -88,10 +88,16 @@ wfc__slot *wfc__slot_of(wfc__conv *c, const wfl_node *owner, const char *dp_name
         snprintf(s->name, sizeof s->name, "%s", info.name);
     } else {
         unique_name(c, s);
-        if (dp->tl_prop && dp->tl_prop->has_default)
+        wfl_prop_info pi;
+        wfl_node_prop(owner, dp, &pi);
+        if (pi.kind == WFL_PROP_LITERAL) /* written in the XOML: the variable starts there */
+            s->initial = pi.literal;
+        else if (dp->tl_prop && dp->tl_prop->has_default)
             s->initial = &dp->tl_prop->default_value;
     }
     c->slot_count++;
+    if (!arg) /* its owner reads or writes it too, wherever the binds are */
+        wfc__use(c, s, owner, true, false);
     return s;
 }
 

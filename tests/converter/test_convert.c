@@ -180,7 +180,7 @@ START_TEST(test_interop_option_sends_custom_activities_to_interop)
     converted c;
     convert(CASES "/sequence_code/sequence_code.xoml", true, &c);
     ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
-    ck_assert_uint_eq(count_diags(c.file, "error", "needs-interop", 0), 4);
+    ck_assert_uint_eq(count_diags(c.file, "error", "needs-interop", 0), 6);
     ck_assert(has_activity(c.file, "twice", "Interop", "interop"));
     ck_assert_ptr_null(c.xaml);
     converted_free(&c);
