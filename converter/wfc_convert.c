@@ -39,9 +39,12 @@ void wfc__diag(wfc__conv *c, wfc_severity sev, wf_loc at, const char *rule, cons
 void wfc__activity(wfc__conv *c, const wfl_node *node, const char *modern_type,
                    wfc_action action)
 {
-    if (c->pass == 2)
-        wfc_file_add_activity(c->file, wfl_node_name(node), wfl_node_type(node)->name,
-                              modern_type, wfl_node_loc(node).line, action);
+    if (c->pass != 2)
+        return;
+    wfc_file_add_activity(c->file, wfl_node_name(node), wfl_node_type(node)->name, modern_type,
+                          wfl_node_loc(node).line, action);
+    if (c->seen && wf_strmap_put(c->seen, wfl_node_name(node), (void *)node) != WF_OK)
+        c->nomem = true;
 }
 
 static void loss(wfc__conv *c, wfc_loss_kind kind, const wfl_node *n, const char *what)
@@ -1176,6 +1179,30 @@ static void emit_state_machine(wfc__conv *c, const wfl_node *n)
 }
 
 /* ---- dispatch ------------------------------------------------------------------------------------- */
+/* Kinds whose emitter places their own FaultHandlers / CancellationHandler; for every other
+ * composite, emit() wraps the modern activity in a TryCatch / CancellationScope. */
+static bool own_fault_handlers(const wfl_node *n)
+{
+    switch (kind_of(n)) {
+    case WFL_KIND_SEQUENTIAL_WORKFLOW:
+    case WFL_KIND_SEQUENCE:
+    case WFL_KIND_COMPENSATABLE_SEQUENCE:
+    case WFL_KIND_TRANSACTION_SCOPE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool own_cancellation_handler(const wfl_node *n)
+{
+    wfl_kind k = kind_of(n);
+    return k == WFL_KIND_SEQUENTIAL_WORKFLOW || k == WFL_KIND_SEQUENCE ||
+           k == WFL_KIND_COMPENSATABLE_SEQUENCE;
+}
+
+static void emit_kind(wfc__conv *c, const wfl_node *n);
+
 static void emit(wfc__conv *c, const wfl_node *n)
 {
     if (wfl_node_is_disabled(n)) {
@@ -1187,6 +1214,32 @@ static void emit(wfc__conv *c, const wfl_node *n)
     }
     if (literal_str(n, "Description"))
         loss(c, WFC_LOSS_DESIGNER, n, "Description");
+    const wfl_node *fh = own_fault_handlers(n) ? NULL : child_of_kind(n, WFL_KIND_FAULT_HANDLERS);
+    const wfl_node *ch =
+        own_cancellation_handler(n) ? NULL : child_of_kind(n, WFL_KIND_CANCELLATION_HANDLER);
+    if (ch) {
+        wfc_xw_open(W, "CancellationScope");
+        wfc_xw_open(W, "CancellationScope.Body");
+    }
+    if (fh) {
+        wfc_xw_open(W, "TryCatch");
+        wfc_xw_open(W, "TryCatch.Try");
+    }
+    emit_kind(c, n);
+    if (fh) {
+        wfc_xw_close(W);
+        catches(c, fh);
+        wfc_xw_close(W);
+    }
+    if (ch) {
+        wfc_xw_close(W);
+        handler_prop(c, "CancellationScope.CancellationHandler", ch, "CancellationScope.Handler");
+        wfc_xw_close(W);
+    }
+}
+
+static void emit_kind(wfc__conv *c, const wfl_node *n)
+{
     switch (kind_of(n)) {
     case WFL_KIND_SEQUENTIAL_WORKFLOW:
     case WFL_KIND_SEQUENCE: emit_sequence(c, n); break;
@@ -1312,6 +1365,22 @@ static void document(wfc__conv *c, const char *source, wf_buf *out)
     wfc_xw_end_start_tag(W); /* the body follows, written by pass 2 at depth 1 */
 }
 
+/* Nothing may vanish silently: every activity the walk did not report (outside disabled
+ * subtrees) is an error. */
+static void check_all_reported(wfc__conv *c, const wfl_node *n)
+{
+    if (!wf_strmap_get(c->seen, wfl_node_name(n))) {
+        wfc__diag(c, WFC_ERROR, wfl_node_loc(n), "not-converted",
+                  "%s '%s' was not converted (the converter does not handle it in this "
+                  "position)", wfl_node_type(n)->name, wfl_node_name(n));
+        return;
+    }
+    if (wfl_node_is_disabled(n))
+        return;
+    for (size_t i = 0; i < wfl_node_child_count(n); i++)
+        check_all_reported(c, wfl_node_child(n, i));
+}
+
 static void run_pass(wfc__conv *c, int pass)
 {
     c->pass = pass;
@@ -1397,7 +1466,10 @@ static wf_status convert_loaded(wfc__conv *c, const char *path, char **xaml, siz
     wfc__settle_scopes(c);
     c->failed = false;
     wf_error_clear(&c->first);
+    if (!(c->seen = wf_strmap_create(NULL)))
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     run_pass(c, 2);
+    check_all_reported(c, c->root);
     if (c->nomem)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     if (c->failed) {
@@ -1463,6 +1535,7 @@ wf_status wfc_convert_file(const wfc_opts *opts, const char *path, wfc_file *fil
 fail:
     wf_free(c->slots);
     wf_free(c->uses);
+    wf_strmap_destroy(c->seen);
     wf_buf_fini(&c->body);
     wfl_definition_destroy(def);
     wf_diags_destroy(diags);

@@ -57,6 +57,7 @@ typedef struct wfc__conv {
     size_t use_count, use_cap;
     wfc__lib libs[WFC__MAX_LIBS];
     size_t lib_count;
+    wf_strmap *seen;   /* pass 2: name -> node of every activity reported */
     bool failed;       /* an error diagnostic was (or, in pass 1, will be) reported */
     bool nomem;
     wf_error first;    /* the first error, for the caller */

@@ -496,6 +496,31 @@ START_TEST(test_out_of_memory_leaks_nothing_and_writes_nothing)
 }
 END_TEST
 
+/* Whatever the walk does not place is an error, never silently dropped. */
+START_TEST(test_activity_in_an_unhandled_position_is_not_dropped)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    convert_text(dir, "branch_cancel.xoml",
+                 "  <IfElseActivity x:Name=\"choose\">\n"
+                 "    <IfElseBranchActivity x:Name=\"only\">\n"
+                 "      <CodeActivity x:Name=\"inc\" ExecuteCode=\"Increment\" />\n"
+                 "      <CancellationHandlerActivity x:Name=\"undo\">\n"
+                 "        <CodeActivity x:Name=\"note\" ExecuteCode=\"TakeNote\" />\n"
+                 "      </CancellationHandlerActivity>\n"
+                 "    </IfElseBranchActivity>\n"
+                 "  </IfElseActivity>\n",
+                 &c);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
+    ck_assert_uint_eq(count_diags(c.file, "error", "not-converted", 5), 1);
+    ck_assert_uint_eq(c.err.line, 5);
+    ck_assert_ptr_nonnull(strstr(c.err.message, "undo"));
+    ck_assert_ptr_null(c.xaml);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 Suite *convert_suite(void)
 {
     Suite *s = suite_create("convert");
@@ -520,6 +545,7 @@ Suite *convert_suite(void)
     tcase_add_test(bad, test_rules_file_that_does_not_match_is_located);
     tcase_add_test(bad, test_handler_without_native_function_fails_located);
     tcase_add_test(bad, test_wcf_and_web_service_activities_fail_precisely);
+    tcase_add_test(bad, test_activity_in_an_unhandled_position_is_not_dropped);
     suite_add_tcase(s, bad);
     TCase *nomem = tcase_create("nomem");
     tcase_set_timeout(nomem, 300);
