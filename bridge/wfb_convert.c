@@ -2,11 +2,13 @@
  * or a whole directory tree, with the migration report (docs/convert.md). The converter
  * decides; this file only walks directories, writes files atomically and prints. */
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,7 +22,8 @@
 
 static const char usage_text[] =
     "usage: wfbridge convert IN.xoml|DIR [--rules FILE] [--lib-path DIR] [-o OUT]\n"
-    "         [--report REPORT.json] [--csv REPORT.csv] [--md REPORT.md] [--check]\n"
+    "         [--report REPORT.json] [--csv REPORT.csv] [--md REPORT.md]\n"
+    "         [--html REPORT.html] [--check]\n"
     "         [--fail-on-loss] [--interop] [--json]\n"
     "\n"
     "Convert legacy (WF3 XOML) workflows to modern (WF4 XAML) ones. Each result is loaded\n"
@@ -34,6 +37,8 @@ static const char usage_text[] =
     "  --report FILE     write the migration report as JSON (docs/convert.md)\n"
     "  --csv FILE        the same report as CSV, one row per activity, diagnostic, loss\n"
     "  --md FILE         the same report as Markdown (summary table, then per file)\n"
+    "  --html FILE       the same report as one HTML page, with the legacy and the converted\n"
+    "                    workflow drawn side by side (needs Graphviz 'dot' for the pictures)\n"
     "  --check           convert, validate and report without writing definitions\n"
     "  --fail-on-loss    exit 1 when anything beyond designer-only data was lost\n"
     "  --interop         host every custom activity through the Interop activity\n"
@@ -43,7 +48,7 @@ static const char usage_text[] =
     "--fail-on-loss), 2 usage or input error.\n";
 
 typedef struct opts {
-    const char *input, *rules, *lib_path, *output, *report, *csv, *md;
+    const char *input, *rules, *lib_path, *output, *report, *csv, *md, *html;
     bool check, fail_on_loss, interop, json;
 } opts;
 
@@ -53,6 +58,7 @@ enum {
     OPT_REPORT,
     OPT_CSV,
     OPT_MD,
+    OPT_HTML,
     OPT_CHECK,
     OPT_LOSS,
     OPT_INTEROP,
@@ -68,6 +74,7 @@ static int parse_args(int argc, char **argv, opts *o)
         {"report", required_argument, NULL, OPT_REPORT},
         {"csv", required_argument, NULL, OPT_CSV},
         {"md", required_argument, NULL, OPT_MD},
+        {"html", required_argument, NULL, OPT_HTML},
         {"check", no_argument, NULL, OPT_CHECK},
         {"fail-on-loss", no_argument, NULL, OPT_LOSS},
         {"interop", no_argument, NULL, OPT_INTEROP},
@@ -85,6 +92,7 @@ static int parse_args(int argc, char **argv, opts *o)
         case OPT_REPORT: o->report = optarg; break;
         case OPT_CSV: o->csv = optarg; break;
         case OPT_MD: o->md = optarg; break;
+        case OPT_HTML: o->html = optarg; break;
         case OPT_CHECK: o->check = true; break;
         case OPT_LOSS: o->fail_on_loss = true; break;
         case OPT_INTEROP: o->interop = true; break;
@@ -280,6 +288,41 @@ static void print_json(const batch *b)
     wf_buf_fini(&j);
 }
 
+/* DOT -> SVG through Graphviz's `dot` (WF_E_NOTFOUND when it is not installed). */
+static wf_status dot_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
+{
+    (void)ud;
+    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char path[4096];
+    snprintf(path, sizeof path, "%s/wfbridge-dotXXXXXX", dir);
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return wf_error_set(err, WF_E_IO, NULL, "cannot make a temporary file: %s",
+                            strerror(errno));
+    size_t len = strlen(dot);
+    bool ok = write(fd, dot, len) == (ssize_t)len;
+    ok = close(fd) == 0 && ok;
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "dot -Tsvg '%s' 2>/dev/null", path);
+    FILE *p = ok ? popen(cmd, "r") : NULL;
+    char chunk[4096];
+    size_t n;
+    while (p && (n = fread(chunk, 1, sizeof chunk, p)) > 0)
+        wf_buf_add(svg, chunk, n);
+    int rc = p ? pclose(p) : -1;
+    unlink(path);
+    if (rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 127)
+        return WF_E_NOTFOUND;
+    if (rc != 0 || svg->oom)
+        return wf_error_set(err, WF_E_IO, NULL, "Graphviz 'dot' failed to draw a workflow");
+    return WF_OK;
+}
+
+static wf_status render_html(const wfc_report *r, wf_buf *out, wf_error *err)
+{
+    return wfc_report_html(r, dot_svg, NULL, out, err);
+}
+
 typedef wf_status (*render_fn)(const wfc_report *r, wf_buf *out, wf_error *err);
 
 /* Render the report one way and write it atomically to path (nothing when path is NULL). */
@@ -348,6 +391,8 @@ int wfb_cmd_convert(int argc, char **argv)
             rc = write_report(&b, b.o.csv, wfc_report_csv);
         if (rc == 0)
             rc = write_report(&b, b.o.md, wfc_report_markdown);
+        if (rc == 0)
+            rc = write_report(&b, b.o.html, render_html);
         if (b.o.json)
             print_json(&b);
     }

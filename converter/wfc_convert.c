@@ -5,6 +5,7 @@
  * The walk runs twice (wfc_convert_int.h); the result is loaded by the modern loader before
  * anyone sees it. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,7 +44,10 @@ void wfc__activity(wfc__conv *c, const wfl_node *node, const char *modern_type,
         return;
     wfc_file_add_activity(c->file, wfl_node_name(node), wfl_node_type(node)->name, modern_type,
                           wfl_node_loc(node).line, action);
-    if (c->seen && wf_strmap_put(c->seen, wfl_node_name(node), (void *)node) != WF_OK)
+    /* name -> its (first) report entry + 1, for the pictures and the final check */
+    size_t entry = wfc_file_activity_count(c->file); /* now one past the new entry */
+    if (c->seen && !wf_strmap_get(c->seen, wfl_node_name(node)) &&
+        wf_strmap_put(c->seen, wfl_node_name(node), (void *)(uintptr_t)entry) != WF_OK)
         c->nomem = true;
 }
 
@@ -1381,6 +1385,62 @@ static void check_all_reported(wfc__conv *c, const wfl_node *n)
         check_all_reported(c, wfl_node_child(n, i));
 }
 
+/* ---- the pictures: both workflows as DOT, coloured by action ------------------------------ */
+static void dot_quoted(wf_buf *b, const char *a, const char *sep, const char *z)
+{
+    wf_buf_addc(b, '"');
+    for (const char *parts[] = {a, sep, z}, **p = parts; p < parts + 3; p++)
+        for (const char *s = *p; s && *s; s++) {
+            if (*s == '"' || *s == '\\')
+                wf_buf_addc(b, '\\');
+            wf_buf_addc(b, *s);
+        }
+    wf_buf_addc(b, '"');
+}
+
+static const char *action_color(wfc_action a)
+{
+    static const char *const colors[] = {"#dafbe1", "#ddf4ff", "#fff1c2", "#eeeeee"};
+    return colors[a];
+}
+
+/* One node per activity (legacy: its legacy type; modern: its modern type), edges to the
+ * children, in the tree's order. *next numbers the nodes. */
+static void dot_node(wfc__conv *c, const wfl_node *n, bool modern, size_t *next, wf_buf *b)
+{
+    size_t id = (*next)++;
+    uintptr_t entry = (uintptr_t)wf_strmap_get(c->seen, wfl_node_name(n));
+    const char *name, *mtype = "(not converted)";
+    wfc_action action = WFC_ACT_DROPPED_DESIGNER;
+    if (entry)
+        wfc_file_activity(c->file, entry - 1, &name, &mtype, &action);
+    wf_buf_addf(b, "  n%zu [label=", id);
+    dot_quoted(b, wfl_node_name(n), "\\n", modern ? mtype : wfl_node_type(n)->name);
+    wf_buf_addf(b, ", fillcolor=\"%s\"];\n", action_color(action));
+    for (size_t i = 0; i < wfl_node_child_count(n); i++) {
+        wf_buf_addf(b, "  n%zu -> n%zu;\n", id, *next);
+        dot_node(c, wfl_node_child(n, i), modern, next, b);
+    }
+}
+
+static void graphs(wfc__conv *c)
+{
+    wf_buf dot[2];
+    for (int m = 0; m < 2; m++) {
+        wf_buf_init(&dot[m]);
+        wf_buf_adds(&dot[m], "digraph workflow {\n  node [shape=box, style=\"rounded,filled\", "
+                             "fontname=\"sans-serif\", fontsize=10];\n");
+        size_t next = 0;
+        dot_node(c, c->root, m == 1, &next, &dot[m]);
+        wf_buf_adds(&dot[m], "}\n");
+        c->nomem |= dot[m].oom;
+    }
+    if (!c->nomem)
+        wfc_file_set_graphs(c->file, dot[0].data, dot[1].data);
+    wf_buf_fini(&dot[0]);
+    wf_buf_fini(&dot[1]);
+}
+
 static void run_pass(wfc__conv *c, int pass)
 {
     c->pass = pass;
@@ -1470,6 +1530,7 @@ static wf_status convert_loaded(wfc__conv *c, const char *path, char **xaml, siz
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     run_pass(c, 2);
     check_all_reported(c, c->root);
+    graphs(c);
     if (c->nomem)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     if (c->failed) {

@@ -35,6 +35,7 @@ struct wfc_file {
     size_t diag_count, diag_cap;
     rep_loss *losses;
     size_t loss_count, loss_cap;
+    char *legacy_dot, *modern_dot; /* NULL until the conversion drew them */
 };
 
 struct wfc_report {
@@ -76,6 +77,8 @@ static void file_destroy(wfc_file *f)
     wf_free(f->losses);
     wf_free(f->source);
     wf_free(f->output);
+    wf_free(f->legacy_dot);
+    wf_free(f->modern_dot);
     wf_free(f);
 }
 
@@ -198,6 +201,14 @@ void wfc_file_add_loss(wfc_file *f, wfc_loss_kind kind, unsigned line, const cha
     if (!grow(f->report, (void **)&f->losses, &f->loss_cap, f->loss_count, sizeof *f->losses))
         return;
     f->losses[f->loss_count++] = (rep_loss){kind, line, dup(f->report, what)};
+}
+
+void wfc_file_set_graphs(wfc_file *f, const char *legacy_dot, const char *modern_dot)
+{
+    wf_free(f->legacy_dot);
+    wf_free(f->modern_dot);
+    f->legacy_dot = dup(f->report, legacy_dot);
+    f->modern_dot = dup(f->report, modern_dot);
 }
 
 void wfc_file_clear(wfc_file *f)
@@ -494,4 +505,156 @@ wf_status wfc_report_markdown(const wfc_report *r, wf_buf *out, wf_error *err)
     for (size_t i = 0; i < r->count; i++)
         file_markdown(r->files[i], out);
     return out->oom ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory") : WF_OK;
+}
+
+/* ---- HTML ---------------------------------------------------------------------------------------- */
+static void html_text(wf_buf *b, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<': wf_buf_adds(b, "&lt;"); break;
+        case '>': wf_buf_adds(b, "&gt;"); break;
+        case '&': wf_buf_adds(b, "&amp;"); break;
+        case '"': wf_buf_adds(b, "&quot;"); break;
+        default: wf_buf_addc(b, *s);
+        }
+    }
+}
+
+static void html_cell(wf_buf *b, const char *tag, const char *cls, const char *text)
+{
+    wf_buf_addf(b, "<%s%s%s%s>", tag, cls ? " class=\"" : "", cls ? cls : "", cls ? "\"" : "");
+    html_text(b, text);
+    wf_buf_addf(b, "</%s>", tag);
+}
+
+static const char html_head[] =
+    "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    "<title>Migration report</title>\n<style>\n"
+    "body{font-family:sans-serif;margin:2em;color:#222}\n"
+    "table{border-collapse:collapse;margin:1em 0}\n"
+    "td,th{border:1px solid #bbb;padding:.2em .6em;text-align:left}\n"
+    ".converted{color:#1a7f37}.partial{color:#9a6700}.failed{color:#cf222e}\n"
+    ".mapped{background:#dafbe1}.invoke{background:#ddf4ff}.interop{background:#fff1c2}\n"
+    ".dropped-designer-only{background:#eee}\n"
+    ".error{color:#cf222e}.warning,.review{color:#9a6700}.info{color:#555}\n"
+    ".pictures{display:flex;gap:2em;align-items:flex-start}.pictures div{flex:1}\n"
+    "</style>\n</head>\n<body>\n<h1>Migration report</h1>\n";
+
+static void html_summary(const wfc_report *r, wf_buf *b)
+{
+    wf_buf_adds(b, "<table id=\"summary\">\n<tr><th>File</th><th>Status</th><th>Activities</th>"
+                   "<th>Mapped</th><th>Invoke</th><th>Interop</th><th>Coverage</th></tr>\n");
+    for (size_t i = 0; i < r->count; i++) {
+        const wfc_file *f = r->files[i];
+        size_t n[4] = {0};
+        for (size_t k = 0; k < f->act_count; k++)
+            n[f->acts[k].action]++;
+        wf_buf_adds(b, "<tr>");
+        html_cell(b, "td", NULL, f->source);
+        html_cell(b, "td", wfc_status_name(f->status), wfc_status_name(f->status));
+        wf_buf_addf(b, "<td>%zu</td><td>%zu</td><td>%zu</td><td>%zu</td><td>%u%%</td></tr>\n",
+                    f->act_count, n[WFC_ACT_MAPPED], n[WFC_ACT_INVOKE], n[WFC_ACT_INTEROP],
+                    coverage_percent(f));
+    }
+    wf_buf_adds(b, "</table>\n");
+}
+
+static void html_activities(const wfc_file *f, wf_buf *b)
+{
+    wf_buf_adds(b, "<table>\n<tr><th>Activity</th><th>Legacy type</th><th>Modern type</th>"
+                   "<th>Action</th><th>Line</th></tr>\n");
+    for (size_t i = 0; i < f->act_count; i++) {
+        const rep_activity *a = &f->acts[i];
+        wf_buf_addf(b, "<tr class=\"%s\">", wfc_action_name(a->action));
+        html_cell(b, "td", NULL, a->name);
+        html_cell(b, "td", NULL, a->legacy_type);
+        html_cell(b, "td", NULL, a->modern_type);
+        html_cell(b, "td", NULL, wfc_action_name(a->action));
+        wf_buf_addf(b, "<td>%u</td></tr>\n", a->line);
+    }
+    wf_buf_adds(b, "</table>\n");
+}
+
+static void html_diags(const wfc_file *f, wf_buf *b)
+{
+    if (!f->diag_count)
+        return;
+    wf_buf_adds(b, "<table>\n<tr><th>Severity</th><th>Rule</th><th>Where</th><th>Message</th>"
+                   "</tr>\n");
+    for (size_t i = 0; i < f->diag_count; i++) {
+        const rep_diag *d = &f->diags[i];
+        wf_buf_adds(b, "<tr>");
+        html_cell(b, "td", wfc_severity_name(d->sev), wfc_severity_name(d->sev));
+        html_cell(b, "td", NULL, d->rule);
+        wf_buf_addf(b, "<td>%u:%u</td>", d->line, d->col);
+        html_cell(b, "td", NULL, d->message);
+        wf_buf_adds(b, "</tr>\n");
+    }
+    wf_buf_adds(b, "</table>\n");
+}
+
+/* One picture: the renderer's SVG from its <svg element on (no XML prolog inside HTML). */
+static wf_status html_picture(const char *title, const char *dot, wfc_svg_fn render, void *ud,
+                              wf_buf *b, wf_error *err)
+{
+    wf_buf svg;
+    wf_buf_init(&svg);
+    wf_status st = render(ud, dot, &svg, err);
+    if (st == WF_OK) {
+        const char *start = strstr(svg.data, "<svg");
+        wf_buf_addf(b, "<div><h3>%s</h3>\n%s</div>\n", title, start ? start : "");
+    }
+    wf_buf_fini(&svg);
+    return st;
+}
+
+static wf_status html_pictures(const wfc_file *f, wfc_svg_fn render, void *ud, bool *missing,
+                               wf_buf *b, wf_error *err)
+{
+    if (!f->legacy_dot || !f->modern_dot)
+        return WF_OK;
+    if (!render || *missing) {
+        *missing = true;
+        return WF_OK;
+    }
+    wf_buf_adds(b, "<div class=\"pictures\">\n");
+    wf_status st = html_picture("Legacy", f->legacy_dot, render, ud, b, err);
+    if (st == WF_OK)
+        st = html_picture("Converted", f->modern_dot, render, ud, b, err);
+    wf_buf_adds(b, "</div>\n");
+    if (st == WF_E_NOTFOUND) {
+        *missing = true;
+        wf_error_clear(err);
+        return WF_OK;
+    }
+    return st;
+}
+
+wf_status wfc_report_html(const wfc_report *r, wfc_svg_fn render, void *ud, wf_buf *out,
+                          wf_error *err)
+{
+    if (r->nomem)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    wf_buf_adds(out, html_head);
+    html_summary(r, out);
+    bool missing = false;
+    wf_status st = WF_OK;
+    for (size_t i = 0; i < r->count && st == WF_OK; i++) {
+        const wfc_file *f = r->files[i];
+        wf_buf_adds(out, "<h2>");
+        html_text(out, f->source);
+        wf_buf_addf(out, " <span class=\"%s\">%s</span></h2>\n", wfc_status_name(f->status),
+                    wfc_status_name(f->status));
+        html_activities(f, out);
+        html_diags(f, out);
+        st = html_pictures(f, render, ud, &missing, out, err);
+    }
+    if (missing)
+        wf_buf_adds(out, "<p id=\"no-pictures\">The workflow pictures need Graphviz "
+                         "(<code>dot</code>); install it to see them.</p>\n");
+    wf_buf_adds(out, "</body>\n</html>\n");
+    if (st == WF_OK && out->oom)
+        st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    return st;
 }

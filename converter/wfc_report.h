@@ -54,6 +54,8 @@ void wfc_file_add_diag(wfc_file *f, wfc_severity sev, unsigned line, unsigned co
 void wfc_file_add_diag_in(wfc_file *f, const char *file, wfc_severity sev, unsigned line,
                           unsigned col, const char *rule, const char *message);
 void wfc_file_add_loss(wfc_file *f, wfc_loss_kind kind, unsigned line, const char *what);
+/* The legacy and the converted workflow as Graphviz DOT text (copied), for the HTML page. */
+void wfc_file_set_graphs(wfc_file *f, const char *legacy_dot, const char *modern_dot);
 /* Drop every activity, diagnostic and loss (a conversion starting over). */
 void wfc_file_clear(wfc_file *f);
 
@@ -80,6 +82,15 @@ wf_status wfc_report_json(const wfc_report *r, wf_buf *out, wf_error *err);
 /* RFC 4180 CSV, one row per activity, diagnostic and loss:
  * source,status,kind,name,legacyType,modernType,action,severity,rule,line,col,message */
 wf_status wfc_report_csv(const wfc_report *r, wf_buf *out, wf_error *err);
+/* Turns DOT text into SVG appended to svg: WF_OK, or WF_E_NOTFOUND when no renderer
+ * (Graphviz) is available, or another error for a renderer failure. */
+typedef wf_status (*wfc_svg_fn)(void *ud, const char *dot, wf_buf *svg, wf_error *err);
+/* A self-contained HTML page: the summary table (status, activity counts, coverage), then
+ * per file its activities (legacy type -> modern type, action, line), its diagnostics, and
+ * the legacy and converted workflows side by side as SVG coloured by action. Without a
+ * renderer (render NULL or WF_E_NOTFOUND) the page says the pictures need Graphviz. */
+wf_status wfc_report_html(const wfc_report *r, wfc_svg_fn render, void *ud, wf_buf *out,
+                          wf_error *err);
 /* Markdown: a summary table (status, activity count, coverage = mapped or invoked / all),
  * then per file its activities and diagnostics. */
 wf_status wfc_report_markdown(const wfc_report *r, wf_buf *out, wf_error *err);

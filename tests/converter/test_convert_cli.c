@@ -86,6 +86,43 @@ START_TEST(test_file_converts_with_report)
 }
 END_TEST
 
+static bool have_program(const char *name)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", name);
+    return system(cmd) == 0;
+}
+
+/* The HTML page draws both workflows with Graphviz when it is installed and says so when
+ * not; in headless Chromium (when installed) it shows the summary table and an SVG. */
+START_TEST(test_html_report_has_summary_and_pictures)
+{
+    char args[4096];
+    snprintf(args, sizeof args, "%s --check --html %s/r.html", CASE, tmp);
+    ck_assert_int_eq(convert_cmd(args), 0);
+    assert_contains("r.html", "<table id=\"summary\">");
+    bool dot = have_program("dot");
+    assert_contains("r.html", dot ? "<h3>Converted</h3>\n<svg" : "id=\"no-pictures\"");
+    const char *chromium = have_program("chromium") ? "chromium"
+                           : have_program("chromium-browser") ? "chromium-browser" : NULL;
+    if (!chromium) {
+        fprintf(stderr, "test_html_report_has_summary_and_pictures: Chromium not installed, "
+                        "rendering in a browser skipped\n");
+        return;
+    }
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s --headless --no-sandbox --disable-gpu --dump-dom "
+             "file://%s/r.html >%s/dom.html 2>%s/console.txt", chromium, tmp, tmp, tmp);
+    ck_assert_int_eq(system(cmd), 0);
+    assert_contains("dom.html", "<table id=\"summary\">");
+    if (dot)
+        assert_contains("dom.html", "<svg");
+    char *console = slurp("console.txt");
+    ck_assert_msg(!strstr(console, "Uncaught") && !strstr(console, "CONSOLE(") , "%s", console);
+    wf_free(console);
+}
+END_TEST
+
 START_TEST(test_check_writes_no_definition)
 {
     char args[4096];
@@ -218,6 +255,7 @@ Suite *convert_cli_suite(void)
     tcase_add_checked_fixture(core, setup, teardown);
     tcase_add_test(core, test_file_converts_with_report);
     tcase_add_test(core, test_check_writes_no_definition);
+    tcase_add_test(core, test_html_report_has_summary_and_pictures);
     tcase_add_test(core, test_fail_on_loss_exits_one);
     tcase_add_test(core, test_needs_interop_exits_one_without_output);
     tcase_add_test(core, test_directory_mode_mirrors_and_keeps_going);

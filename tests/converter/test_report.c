@@ -93,6 +93,50 @@ START_TEST(test_csv_and_markdown_carry_the_same_entries)
 }
 END_TEST
 
+static wf_status fake_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
+{
+    (void)err;
+    int *calls = ud;
+    (*calls)++;
+    ck_assert_ptr_nonnull(strstr(dot, "digraph"));
+    wf_buf_adds(svg, "<?xml version=\"1.0\"?>\n<svg id=\"pic\"></svg>\n");
+    return WF_OK;
+}
+
+static wf_status no_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
+{
+    (void)ud, (void)dot, (void)svg, (void)err;
+    return WF_E_NOTFOUND;
+}
+
+START_TEST(test_html_has_summary_tables_and_pictures)
+{
+    wfc_report *r = NULL;
+    ck_assert_int_eq(wfc_report_create(&r, NULL), WF_OK);
+    ck_assert_int_eq(fill(r), WF_OK);
+    wfc_file_set_graphs(wfc_report_file_at(r, 0), "digraph a {}", "digraph b {}");
+    wf_buf b;
+    wf_buf_init(&b);
+    int calls = 0;
+    ck_assert_int_eq(wfc_report_html(r, fake_svg, &calls, &b, NULL), WF_OK);
+    ck_assert_int_eq(calls, 2);
+    ck_assert_ptr_nonnull(strstr(b.data, "<table id=\"summary\">"));
+    ck_assert_ptr_nonnull(strstr(b.data, "<td>in/a.xoml</td><td class=\"converted\">converted</td>"
+                                         "<td>1</td><td>0</td><td>1</td><td>0</td><td>100%</td>"));
+    ck_assert_ptr_nonnull(strstr(b.data, "<tr class=\"invoke\"><td>step</td>"));
+    ck_assert_ptr_nonnull(strstr(b.data, "<td>say &quot;hi&quot;</td>"));
+    ck_assert_ptr_nonnull(strstr(b.data, "<h3>Legacy</h3>\n<svg id=\"pic\">"));
+    ck_assert_ptr_null(strstr(b.data, "<?xml"));
+    ck_assert_ptr_null(strstr(b.data, "no-pictures"));
+    wf_buf_reset(&b);
+    ck_assert_int_eq(wfc_report_html(r, no_svg, NULL, &b, NULL), WF_OK);
+    ck_assert_ptr_nonnull(strstr(b.data, "need Graphviz"));
+    ck_assert_ptr_null(strstr(b.data, "<svg"));
+    wf_buf_fini(&b);
+    wfc_report_destroy(r);
+}
+END_TEST
+
 static wf_status report_op(void *ud)
 {
     (void)ud;
@@ -109,6 +153,8 @@ static wf_status report_op(void *ud)
         st = wfc_report_csv(r, &b, NULL);
     if (st == WF_OK)
         st = wfc_report_markdown(r, &b, NULL);
+    if (st == WF_OK)
+        st = wfc_report_html(r, no_svg, NULL, &b, NULL);
     wf_buf_fini(&b);
     wfc_report_destroy(r);
     return st;
@@ -127,6 +173,7 @@ Suite *report_suite(void)
     tcase_add_test(core, test_json_has_the_documented_shape);
     tcase_add_test(core, test_only_designer_losses_are_allowed);
     tcase_add_test(core, test_csv_and_markdown_carry_the_same_entries);
+    tcase_add_test(core, test_html_has_summary_tables_and_pictures);
     suite_add_tcase(s, core);
     TCase *nomem = tcase_create("nomem");
     tcase_add_test(nomem, test_out_of_memory_is_sticky_and_leaks_nothing);
