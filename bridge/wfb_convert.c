@@ -16,6 +16,7 @@
 #include "../converter/wfc_convert.h"
 #include "../converter/wfc_output.h"
 #include "../converter/wfc_report.h"
+#include "../converter/wfc_scaffold.h"
 #include "wfb_cli.h"
 
 #define VERB "convert"
@@ -23,7 +24,7 @@
 static const char usage_text[] =
     "usage: wfbridge convert IN.xoml|DIR [--rules FILE] [--lib-path DIR] [-o OUT]\n"
     "         [--report REPORT.json] [--csv REPORT.csv] [--md REPORT.md]\n"
-    "         [--html REPORT.html] [--check]\n"
+    "         [--html REPORT.html] [--scaffold DIR] [--check]\n"
     "         [--fail-on-loss] [--interop] [--json]\n"
     "\n"
     "Convert legacy (WF3 XOML) workflows to modern (WF4 XAML) ones. Each result is loaded\n"
@@ -39,6 +40,9 @@ static const char usage_text[] =
     "  --md FILE         the same report as Markdown (summary table, then per file)\n"
     "  --html FILE       the same report as one HTML page, with the legacy and the converted\n"
     "                    workflow drawn side by side (needs Graphviz 'dot' for the pictures)\n"
+    "  --scaffold DIR    write the native code the file needs but no type library on the\n"
+    "                    library path provides: DIR/NAME.activities.xml and DIR/NAME.c\n"
+    "                    with matching signatures and TODO bodies\n"
     "  --check           convert, validate and report without writing definitions\n"
     "  --fail-on-loss    exit 1 when anything beyond designer-only data was lost\n"
     "  --interop         host every custom activity through the Interop activity\n"
@@ -48,7 +52,7 @@ static const char usage_text[] =
     "--fail-on-loss), 2 usage or input error.\n";
 
 typedef struct opts {
-    const char *input, *rules, *lib_path, *output, *report, *csv, *md, *html;
+    const char *input, *rules, *lib_path, *output, *report, *csv, *md, *html, *scaffold;
     bool check, fail_on_loss, interop, json;
 } opts;
 
@@ -59,6 +63,7 @@ enum {
     OPT_CSV,
     OPT_MD,
     OPT_HTML,
+    OPT_SCAFFOLD,
     OPT_CHECK,
     OPT_LOSS,
     OPT_INTEROP,
@@ -75,6 +80,7 @@ static int parse_args(int argc, char **argv, opts *o)
         {"csv", required_argument, NULL, OPT_CSV},
         {"md", required_argument, NULL, OPT_MD},
         {"html", required_argument, NULL, OPT_HTML},
+        {"scaffold", required_argument, NULL, OPT_SCAFFOLD},
         {"check", no_argument, NULL, OPT_CHECK},
         {"fail-on-loss", no_argument, NULL, OPT_LOSS},
         {"interop", no_argument, NULL, OPT_INTEROP},
@@ -93,6 +99,7 @@ static int parse_args(int argc, char **argv, opts *o)
         case OPT_CSV: o->csv = optarg; break;
         case OPT_MD: o->md = optarg; break;
         case OPT_HTML: o->html = optarg; break;
+        case OPT_SCAFFOLD: o->scaffold = optarg; break;
         case OPT_CHECK: o->check = true; break;
         case OPT_LOSS: o->fail_on_loss = true; break;
         case OPT_INTEROP: o->interop = true; break;
@@ -195,6 +202,24 @@ static void print_diags(const wfc_file *f)
     }
 }
 
+/* --scaffold: the missing native declarations of one file, noted in its report entry. */
+static void scaffold_one(batch *b, wfc_file *f, const char *input)
+{
+    wfc_scaffold_result res;
+    wf_error err = WF_ERROR_INIT;
+    if (wfc_scaffold(b->libpath, input, b->o.scaffold, &res, &err) != WF_OK) {
+        wfc_file_add_diag(f, WFC_ERROR, err.line, err.col, "scaffold", "%s", err.message);
+        return;
+    }
+    if (res.symbol_count == 0)
+        return;
+    wfc_file_add_diag(f, WFC_INFO, 0, 0, "scaffold",
+                      "wrote %s and %s: %zu declarations, %zu with a guessed type",
+                      res.typelib_path, res.source_path, res.symbol_count, res.guessed_count);
+    fprintf(stderr, "%s: scaffold %s, %s (%zu declarations, %zu types guessed)\n", input,
+            res.typelib_path, res.source_path, res.symbol_count, res.guessed_count);
+}
+
 static void convert_one(batch *b, const char *input, const char *in_dir)
 {
     wfc_file *f = wfc_report_add_file(b->report, input);
@@ -239,6 +264,8 @@ static void convert_one(batch *b, const char *input, const char *in_dir)
     wf_free(xaml);
     if (!converted)
         wfc_file_set_status(f, WFC_FAILED);
+    if (b->o.scaffold)
+        scaffold_one(b, f, input);
     b->counts[wfc_file_status(f)]++;
     b->lost |= wfc_file_lost_more_than_designer(f);
     print_diags(f);
