@@ -750,39 +750,47 @@ static const wfl_typelib *service_typelib(const wfc__conv *c, const wfl_tl_servi
     return NULL;
 }
 
-/* HandleExternalEvent -> WaitForEvent on a bookmark named exactly like the legacy queue
- * ("IApprovalService.Approved"); the payload goes where ParameterBindings said. */
-static void emit_hee(wfc__conv *c, const wfl_node *n)
+/* A multi-parameter event's payload is a record: one Assign per bound parameter. */
+static void payload_assigns(wfc__conv *c, const wfl_node *n, const wfl_tl_event *ev,
+                            const char *payload)
 {
-    wfc__activity(c, n, "WaitForEvent", WFC_ACT_MAPPED);
-    wfl_prop_info it;
-    prop(n, "InterfaceType", &it);
-    const char *event = literal_str(n, "EventName");
-    const wfl_tl_event *ev = it.service && event ? wfl_tl_service_event(it.service, event) : NULL;
-    if (!ev) {
-        wfc__diag(c, WFC_ERROR, wfl_node_loc(n), "event-unknown",
-                  "event '%s' of '%s' is not declared by a type library", event ? event : "",
-                  it.name ? it.name : "");
-        return;
+    wf_buf e;
+    wf_buf_init(&e);
+    for (size_t i = 0; i < wfl_tl_event_param_count(ev); i++) {
+        const wfl_tl_prop *p = wfl_tl_event_param(ev, i);
+        bool found;
+        wf_buf_reset(&e);
+        if (!binding_arg(c, n, p->name, false, true, &e, &found) || !found)
+            continue;
+        const char *cast = wfc__cast_name(p->type);
+        wfc_xw_open(W, "Assign");
+        type_attr(c, "x:TypeArguments", p->type, wfl_node_loc(n));
+        wfc_xw_attrf(W, "To", "[%s]", e.data);
+        if (cast)
+            wfc_xw_attrf(W, "Value", "[(%s)%s.%s]", cast, payload, p->name);
+        else
+            wfc_xw_attrf(W, "Value", "[%s.%s]", payload, p->name);
+        wfc_xw_close(W);
     }
-    char bookmark[300], payload[160];
-    snprintf(bookmark, sizeof bookmark, "%s.%s", wfl_tl_service_name(it.service), event);
-    snprintf(payload, sizeof payload, "%s_Payload", wfl_node_name(n));
+    wf_buf_fini(&e);
+}
+
+static void object_variable(wfc__conv *c, const char *name)
+{
+    wfc_xw_open(W, "Sequence.Variables");
+    wfc_xw_open(W, "Variable");
+    wfc_xw_attr(W, "x:TypeArguments", "x:Object");
+    wfc_xw_attr(W, "Name", name);
+    wfc_xw_close(W);
+    wfc_xw_close(W);
+}
+
+/* <WaitForEvent x:TypeArguments=T BookmarkName=... Result=...>: a one-parameter event
+ * delivers that parameter, a larger one the record into `payload`. */
+static void wait_for_event(wfc__conv *c, const wfl_node *n, const wfl_tl_event *ev,
+                           const char *bookmark, const char *payload)
+{
     size_t np = wfl_tl_event_param_count(ev);
-    wfl_prop_info inv;
-    prop(n, "Invoked", &inv);
-    bool seq = np > 1 || inv.kind != WFL_PROP_UNSET;
-    if (seq) {
-        open_named(c, "Sequence", n);
-        if (np > 1) {
-            wfc_xw_open(W, "Sequence.Variables");
-            wfc_xw_open(W, "Variable");
-            wfc_xw_attr(W, "x:TypeArguments", "x:Object");
-            wfc_xw_attr(W, "Name", payload);
-            wfc_xw_close(W);
-            wfc_xw_close(W);
-        }
-    }
     wf_buf e;
     wf_buf_init(&e);
     bool found = false;
@@ -799,22 +807,38 @@ static void emit_hee(wfc__conv *c, const wfl_node *n)
     else if (found)
         wfc_xw_attrf(W, "Result", "[%s]", e.data);
     wfc_xw_close(W);
-    for (size_t i = 0; np > 1 && i < np; i++) {
-        const wfl_tl_prop *p = wfl_tl_event_param(ev, i);
-        wf_buf_reset(&e);
-        if (!binding_arg(c, n, p->name, false, true, &e, &found) || !found)
-            continue;
-        const char *cast = wfc__cast_name(p->type);
-        wfc_xw_open(W, "Assign");
-        type_attr(c, "x:TypeArguments", p->type, wfl_node_loc(n));
-        wfc_xw_attrf(W, "To", "[%s]", e.data);
-        if (cast)
-            wfc_xw_attrf(W, "Value", "[(%s)%s.%s]", cast, payload, p->name);
-        else
-            wfc_xw_attrf(W, "Value", "[%s.%s]", payload, p->name);
-        wfc_xw_close(W);
-    }
     wf_buf_fini(&e);
+}
+
+/* HandleExternalEvent -> WaitForEvent on a bookmark named exactly like the legacy queue
+ * ("IApprovalService.Approved"); the payload goes where ParameterBindings said, then the
+ * Invoked handler runs. */
+static void emit_hee(wfc__conv *c, const wfl_node *n)
+{
+    wfc__activity(c, n, "WaitForEvent", WFC_ACT_MAPPED);
+    wfl_prop_info it, inv;
+    prop(n, "InterfaceType", &it);
+    prop(n, "Invoked", &inv);
+    const char *event = literal_str(n, "EventName");
+    const wfl_tl_event *ev = it.service && event ? wfl_tl_service_event(it.service, event) : NULL;
+    if (!ev) {
+        wfc__diag(c, WFC_ERROR, wfl_node_loc(n), "event-unknown",
+                  "event '%s' of '%s' is not declared by a type library", event ? event : "",
+                  it.name ? it.name : "");
+        return;
+    }
+    char bookmark[300], payload[160];
+    snprintf(bookmark, sizeof bookmark, "%s.%s", wfl_tl_service_name(it.service), event);
+    snprintf(payload, sizeof payload, "%s_Payload", wfl_node_name(n));
+    bool record = wfl_tl_event_param_count(ev) > 1;
+    bool seq = record || inv.kind != WFL_PROP_UNSET;
+    if (seq)
+        open_named(c, "Sequence", n);
+    if (record)
+        object_variable(c, payload);
+    wait_for_event(c, n, ev, bookmark, payload);
+    if (record)
+        payload_assigns(c, n, ev, payload);
     handler_call(c, n, "Invoked", false);
     if (seq)
         wfc_xw_close(W);
