@@ -124,6 +124,15 @@ static void open_named(wfc__conv *c, const char *elem, const wfl_node *n)
         wfc_xw_attr(W, "DisplayName", wfl_node_name(n));
 }
 
+/* <ELEM DisplayName="name" ATTR="value" /> */
+static void leaf(wfc__conv *c, const char *elem, const wfl_node *n, const char *attr,
+                 const char *value)
+{
+    open_named(c, elem, n);
+    wfc_xw_attr(W, attr, value);
+    wfc_xw_close(W);
+}
+
 static void type_attr(wfc__conv *c, const char *attr, const wf_type *t, wf_loc at)
 {
     wf_buf b;
@@ -731,9 +740,7 @@ static void emit_delay(wfc__conv *c, const wfl_node *n)
         wf_timespan_format(pi.kind == WFL_PROP_LITERAL ? pi.literal->u.i64 : 0, ts, sizeof ts);
         wf_buf_adds(&d, ts);
     }
-    open_named(c, "Delay", n);
-    wfc_xw_attr(W, "Duration", d.data);
-    wfc_xw_close(W);
+    leaf(c, "Delay", n, "Duration", d.data);
     wf_buf_fini(&d);
     if (child_of_kind(n, WFL_KIND_FAULT_HANDLERS) || wfl_node_child_count(n))
         wfc__diag(c, WFC_ERROR, wfl_node_loc(n), "unexpected-children", "Delay has children");
@@ -958,9 +965,7 @@ static void emit_throw(wfc__conv *c, const wfl_node *n)
         wf_buf_fini(&tn);
     }
     wf_buf_addc(&e, ']');
-    open_named(c, "Throw", n);
-    wfc_xw_attr(W, "Exception", e.data);
-    wfc_xw_close(W);
+    leaf(c, "Throw", n, "Exception", e.data);
     wf_buf_fini(&e);
 }
 
@@ -979,9 +984,7 @@ static void emit_terminate(wfc__conv *c, const wfl_node *n)
     else
         wf_buf_adds(&e, "\"\"");
     wf_buf_addc(&e, ']');
-    open_named(c, "TerminateWorkflow", n);
-    wfc_xw_attr(W, "Reason", e.data);
-    wfc_xw_close(W);
+    leaf(c, "TerminateWorkflow", n, "Reason", e.data);
     wf_buf_fini(&e);
 }
 
