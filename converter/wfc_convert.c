@@ -107,7 +107,7 @@ static void hosted_subtree(wfc__conv *c, const wfl_node *n)
         hosted_subtree(c, wfl_node_child(n, i));
 }
 
-static void wfc__interop(wfc__conv *c, const wfl_node *n, const char *why)
+static void interop_wrap(wfc__conv *c, const wfl_node *n, const char *why)
 {
     hosted_subtree(c, n); /* the Interop activity hosts the whole subtree */
     wfc__diag(c, WFC_ERROR, wfl_node_loc(n), "needs-interop",
@@ -326,9 +326,53 @@ static void handler_call(wfc__conv *c, const wfl_node *n, const char *dp_name, b
 }
 
 /* ---- conditions --------------------------------------------------------------------------------- */
-static bool is_arith(wfl_rop op)
+/* The static type of a rules expression where it is evident (literals, `this.Member`,
+ * arithmetic on them); NULL when unknown. */
+static const wf_type *rexpr_type(const wfc__conv *c, const wfl_rexpr *e)
 {
-    return op == WFL_ROP_ADD || op == WFL_ROP_SUBTRACT || op == WFL_ROP_MULTIPLY;
+    wfl_param_info info;
+    switch (wfl_rexpr_kind_of(e)) {
+    case WFL_REX_PRIMITIVE: return wfl_rexpr_value(e)->type;
+    case WFL_REX_CAST: return wfl_rexpr_type(e);
+    case WFL_REX_MEMBER:
+        if (wfl_rexpr_child_count(e) > 0 &&
+            wfl_rexpr_kind_of(wfl_rexpr_child(e, 0)) == WFL_REX_THIS &&
+            wfl_definition_find_param(c->def, wfl_rexpr_name(e), &info))
+            return info.type;
+        return NULL;
+    case WFL_REX_BINARY: {
+        wfl_rop op = wfl_rexpr_op(e);
+        if (op > WFL_ROP_MODULUS)
+            return &wf_type_bool;
+        const wf_type *l = rexpr_type(c, wfl_rexpr_child(e, 0));
+        return l ? l : rexpr_type(c, wfl_rexpr_child(e, 1));
+    }
+    default: return NULL;
+    }
+}
+
+static bool is_integer(const wf_type *t)
+{
+    return t && (t->kind == WF_K_INT32 || t->kind == WF_K_INT64);
+}
+
+/* Int32/Int64 arithmetic that wraps in WF3 rules and is checked in modern expressions:
+ * + - * with an integer operand, or with no operand of evident type. */
+static bool rexpr_wrapping_arith(const wfc__conv *c, const wfl_rexpr *e)
+{
+    if (wfl_rexpr_kind_of(e) == WFL_REX_BINARY) {
+        wfl_rop op = wfl_rexpr_op(e);
+        if (op == WFL_ROP_ADD || op == WFL_ROP_SUBTRACT || op == WFL_ROP_MULTIPLY) {
+            const wf_type *l = rexpr_type(c, wfl_rexpr_child(e, 0));
+            const wf_type *r = rexpr_type(c, wfl_rexpr_child(e, 1));
+            if (is_integer(l) || is_integer(r) || (!l && !r))
+                return true;
+        }
+    }
+    for (size_t i = 0; i < wfl_rexpr_child_count(e); i++)
+        if (rexpr_wrapping_arith(c, wfl_rexpr_child(e, i)))
+            return true;
+    return false;
 }
 
 static bool is_bitwise(wfl_rop op)
@@ -395,7 +439,7 @@ static void cond_plan_init(wfc__conv *c, const wfl_node *n, const char *dp_name,
             wfc__diag(c, WFC_ERROR, pi.loc, "rules-bitwise-operator",
                       "condition '%s' uses a bitwise operator (BitwiseAnd/BitwiseOr), which the "
                       "modern expression language does not have", pi.name);
-        if (rexpr_has_op(e, is_arith))
+        if (rexpr_wrapping_arith(c, e))
             wfc__diag(c, WFC_REVIEW, pi.loc, "rules-arithmetic-overflow",
                       "condition '%s': WF3 rules arithmetic wraps on Int32/Int64 overflow, "
                       "modern expressions are checked", pi.name);
@@ -1003,11 +1047,11 @@ static void emit_custom(wfc__conv *c, const wfl_node *n)
     const wfl_type *t = wfl_node_type(n);
     const wfl_tl_func *fn = t->custom ? wfl_tl_activity_func(t->custom) : NULL;
     if (c->opts->force_interop) {
-        wfc__interop(c, n, "--interop was given");
+        interop_wrap(c, n, "--interop was given");
         return;
     }
     if (!fn || !t->typelib || (t->flags & WFL_TF_COMPOSITE) || wfl_node_child_count(n) > 0) {
-        wfc__interop(c, n, "a custom activity that is not a plain function");
+        interop_wrap(c, n, "a custom activity that is not a plain function");
         return;
     }
     wfc__activity(c, n, "InvokeMethod", WFC_ACT_INVOKE);
@@ -1051,7 +1095,7 @@ static void emit_replicator(wfc__conv *c, const wfl_node *n)
 {
     if (has_prop(n, "ChildInitialized") || has_prop(n, "ChildCompleted") ||
         has_prop(n, "UntilCondition") || wfl_node_child_count(n) != 1) {
-        wfc__interop(c, n, "per-child events, an UntilCondition or several children");
+        interop_wrap(c, n, "per-child events, an UntilCondition or several children");
         return;
     }
     const char *mode = literal_str(n, "ExecutionType");
@@ -1128,7 +1172,7 @@ static void transition(wfc__conv *c, const wfl_node *state, const wfl_node *ed)
     for (size_t i = 1; i < action_end; i++)
         if (kind_of(wfl_node_child(ed, i)) == WFL_KIND_SET_STATE ||
             contains_kind(wfl_node_child(ed, i), WFL_KIND_SET_STATE))
-            wfc__interop(c, wfl_node_child(ed, i), "a SetState that is not the last step");
+            interop_wrap(c, wfl_node_child(ed, i), "a SetState that is not the last step");
     open_named(c, "Transition", ed);
     wfc_xw_attrf(W, "To", "{x:Reference %s}", to);
     if (n > 0) {
@@ -1154,7 +1198,7 @@ static void state_phase(wfc__conv *c, const wfl_node *s, wfl_kind kind, const ch
         return;
     wfc__activity(c, h, elem, WFC_ACT_MAPPED);
     if (contains_kind(h, WFL_KIND_SET_STATE))
-        wfc__interop(c, h, "a SetState inside state initialization or finalization");
+        interop_wrap(c, h, "a SetState inside state initialization or finalization");
     wfc_xw_open(W, elem);
     open_named(c, "Sequence", h);
     wfc__write_variables(c, h, "Sequence");
@@ -1177,7 +1221,7 @@ static void emit_state(wfc__conv *c, const wfl_node *s, const char *completed)
     for (size_t i = 0; i < wfl_node_child_count(s); i++) {
         const wfl_node *k = wfl_node_child(s, i);
         if (kind_of(k) == WFL_KIND_STATE) {
-            wfc__interop(c, k, "a state nested in another state");
+            interop_wrap(c, k, "a state nested in another state");
         } else if (kind_of(k) == WFL_KIND_EVENT_DRIVEN) {
             if (!any)
                 wfc_xw_open(W, "State.Transitions");
@@ -1204,7 +1248,7 @@ static void emit_state_machine(wfc__conv *c, const wfl_node *n)
         if (kind_of(k) == WFL_KIND_STATE)
             emit_state(c, k, completed);
         else
-            wfc__interop(c, k, "an event handler of the whole state machine");
+            interop_wrap(c, k, "an event handler of the whole state machine");
     }
     wfc_xw_close(W);
 }
@@ -1289,16 +1333,16 @@ static void emit_kind(wfc__conv *c, const wfl_node *n)
     case WFL_KIND_TERMINATE: emit_terminate(c, n); break;
     case WFL_KIND_CUSTOM: emit_custom(c, n); break;
     case WFL_KIND_STATE_MACHINE_WORKFLOW: emit_state_machine(c, n); break;
-    case WFL_KIND_POLICY: wfc__interop(c, n, "rule sets with forward chaining"); break;
-    case WFL_KIND_CAG: wfc__interop(c, n, "no WF4 activity"); break;
-    case WFL_KIND_SUSPEND: wfc__interop(c, n, "suspension is a host operation in WF4"); break;
-    case WFL_KIND_INVOKE_WORKFLOW: wfc__interop(c, n, "no WF4 activity"); break;
+    case WFL_KIND_POLICY: interop_wrap(c, n, "rule sets with forward chaining"); break;
+    case WFL_KIND_CAG: interop_wrap(c, n, "no WF4 activity"); break;
+    case WFL_KIND_SUSPEND: interop_wrap(c, n, "suspension is a host operation in WF4"); break;
+    case WFL_KIND_INVOKE_WORKFLOW: interop_wrap(c, n, "no WF4 activity"); break;
     case WFL_KIND_REPLICATOR: emit_replicator(c, n); break;
     case WFL_KIND_UNSUPPORTED:
-        wfc__interop(c, n, wfl_node_type(n)->unsupported ? wfl_node_type(n)->unsupported
+        interop_wrap(c, n, wfl_node_type(n)->unsupported ? wfl_node_type(n)->unsupported
                                                          : "no WF4 activity");
         break;
-    default: wfc__interop(c, n, "not expected here"); break;
+    default: interop_wrap(c, n, "not expected here"); break;
     }
 }
 

@@ -160,6 +160,17 @@ START_TEST(test_golden_case_converts_and_runs_like_legacy)
 }
 END_TEST
 
+/* String concatenation is not wrapping arithmetic: only the Int32 condition is reviewed. */
+START_TEST(test_only_integer_rules_arithmetic_is_reviewed)
+{
+    converted c;
+    convert(CASES "/rules_operators/rules_operators.xoml", false, &c);
+    ck_assert_uint_eq(count_diags(c.file, "review", "rules-arithmetic-overflow", 0), 1);
+    ck_assert_uint_eq(count_diags(c.file, "review", "rules-arithmetic-overflow", 4), 1);
+    converted_free(&c);
+}
+END_TEST
+
 START_TEST(test_same_input_gives_identical_bytes)
 {
     converted a, b;
@@ -529,6 +540,7 @@ Suite *convert_suite(void)
     tcase_add_loop_test(core, test_golden_case_converts_and_runs_like_legacy, 0,
                         sizeof golden / sizeof golden[0]);
     tcase_add_test(core, test_same_input_gives_identical_bytes);
+    tcase_add_test(core, test_only_integer_rules_arithmetic_is_reviewed);
     tcase_add_test(core, test_interop_option_sends_custom_activities_to_interop);
     tcase_add_loop_test(core, test_sample_converts_and_runs_like_legacy, 0,
                         sizeof samples / sizeof samples[0]);
