@@ -75,19 +75,31 @@ static const wfl_node *child_of_kind(const wfl_node *n, wfl_kind kind)
     return NULL;
 }
 
-static void prop(const wfl_node *n, const char *name, wfl_prop_info *out)
+/* Record that the walk read DP `name` of n (pass 2), for the ignored-property check. */
+static void consumed(wfc__conv *c, const wfl_node *n, const char *name)
+{
+    if (c->pass != 2 || !c->consumed)
+        return;
+    char key[300];
+    snprintf(key, sizeof key, "%s\x1f%s", wfl_node_name(n), name);
+    if (wf_strmap_put(c->consumed, key, (void *)n) != WF_OK)
+        c->nomem = true;
+}
+
+static void prop(wfc__conv *c, const wfl_node *n, const char *name, wfl_prop_info *out)
 {
     const wfl_dp *dp = wfl_type_find_dp(wfl_node_type(n), name);
+    consumed(c, n, name);
     if (dp)
         wfl_node_prop(n, dp, out);
     else
         *out = (wfl_prop_info){.kind = WFL_PROP_UNSET};
 }
 
-static const char *literal_str(const wfl_node *n, const char *name)
+static const char *literal_str(wfc__conv *c, const wfl_node *n, const char *name)
 {
     wfl_prop_info pi;
-    prop(n, name, &pi);
+    prop(c, n, name, &pi);
     return pi.kind == WFL_PROP_LITERAL && pi.literal->type->kind == WF_K_STRING
                ? wf_value_str(pi.literal)
                : NULL;
@@ -103,6 +115,7 @@ static const char *literal_str(const wfl_node *n, const char *name)
 static void hosted_subtree(wfc__conv *c, const wfl_node *n)
 {
     wfc__activity(c, n, "Interop", WFC_ACT_INTEROP);
+    consumed(c, n, "*"); /* Interop takes every property as it is */
     for (size_t i = 0; i < wfl_node_child_count(n); i++)
         hosted_subtree(c, wfl_node_child(n, i));
 }
@@ -186,6 +199,7 @@ static bool activity_arg(wfc__conv *c, const wfl_node *n, const wfl_tl_prop *p, 
 {
     const wfl_dp *dp = wfl_type_find_dp(wfl_node_type(n), p->name);
     wfl_prop_info pi = {.kind = WFL_PROP_UNSET};
+    consumed(c, n, p->name);
     if (dp)
         wfl_node_prop(n, dp, &pi);
     if (pi.kind == WFL_PROP_BIND)
@@ -215,6 +229,7 @@ static bool binding_arg(wfc__conv *c, const wfl_node *n, const char *param, bool
                         wf_buf *out, bool *found)
 {
     const wfl_dp *dp = wfl_type_find_dp(wfl_node_type(n), "ParameterBindings");
+    consumed(c, n, "ParameterBindings");
     wfl_param_binding_info b;
     *found = false;
     for (size_t i = 0; dp && wfl_node_param_binding(n, dp, i, &b); i++) {
@@ -312,7 +327,7 @@ static const wfl_typelib *class_typelib(const wfc__conv *c)
 static void handler_call(wfc__conv *c, const wfl_node *n, const char *dp_name, bool required)
 {
     wfl_prop_info pi;
-    prop(n, dp_name, &pi);
+    prop(c, n, dp_name, &pi);
     if (pi.kind == WFL_PROP_UNSET && !required)
         return;
     if (pi.kind != WFL_PROP_HANDLER || !pi.fn || !class_typelib(c)) {
@@ -423,7 +438,7 @@ static void cond_plan_init(wfc__conv *c, const wfl_node *n, const char *dp_name,
     memset(p, 0, sizeof *p);
     wf_buf_init(&p->text);
     wfl_prop_info pi;
-    prop(n, dp_name, &pi);
+    prop(c, n, dp_name, &pi);
     if (pi.kind == WFL_PROP_RULE_CONDITION) {
         p->present = true;
         const wfl_rexpr *e = pi.rule ? wfl_rule_cond_expr(pi.rule) : NULL;
@@ -488,11 +503,11 @@ static void cond_attr(wfc__conv *c, const cond_plan *p)
 }
 
 /* ---- composites ---------------------------------------------------------------------------------- */
-static bool unreachable_handler(const wfl_node *fh, size_t index, const wf_type *t)
+static bool unreachable_handler(wfc__conv *c, const wfl_node *fh, size_t index, const wf_type *t)
 {
     for (size_t i = 0; i < index; i++) {
         wfl_prop_info pi;
-        prop(wfl_node_child(fh, i), "FaultType", &pi);
+        prop(c, wfl_node_child(fh, i), "FaultType", &pi);
         const wf_type *earlier = pi.exc_type ? pi.exc_type : &wf_exc_exception;
         if (wf_type_is_a(t, earlier))
             return true;
@@ -518,7 +533,7 @@ static void catch_one(wfc__conv *c, const wfl_node *h, const wf_type *t)
     open_named(c, "Sequence", h);
     wfc__write_variables(c, h, "Sequence");
     wfl_prop_info fault;
-    prop(h, "Fault", &fault);
+    prop(c, h, "Fault", &fault);
     if (fault.kind == WFL_PROP_BIND) {
         wf_buf to;
         wf_buf_init(&to);
@@ -548,9 +563,9 @@ static void catches(wfc__conv *c, const wfl_node *fh)
     for (size_t i = 0; i < wfl_node_child_count(fh); i++) {
         const wfl_node *h = wfl_node_child(fh, i);
         wfl_prop_info pi;
-        prop(h, "FaultType", &pi);
+        prop(c, h, "FaultType", &pi);
         const wf_type *t = pi.exc_type ? pi.exc_type : &wf_exc_exception;
-        if (unreachable_handler(fh, i, t)) {
+        if (unreachable_handler(c, fh, i, t)) {
             wfc__activity(c, h, "(none)", WFC_ACT_MAPPED);
             wfc__diag(c, WFC_WARNING, wfl_node_loc(h), "fault-handler-unreachable",
                       "FaultHandler '%s' (%s) can never run: an earlier handler catches its "
@@ -772,7 +787,7 @@ static void emit_delay(wfc__conv *c, const wfl_node *n)
 {
     wfc__activity(c, n, "Delay", WFC_ACT_MAPPED);
     wfl_prop_info pi;
-    prop(n, "TimeoutDuration", &pi);
+    prop(c, n, "TimeoutDuration", &pi);
     wf_buf d;
     wf_buf_init(&d);
     if (pi.kind == WFL_PROP_BIND) {
@@ -868,9 +883,9 @@ static void emit_hee(wfc__conv *c, const wfl_node *n)
 {
     wfc__activity(c, n, "WaitForEvent", WFC_ACT_MAPPED);
     wfl_prop_info it, inv;
-    prop(n, "InterfaceType", &it);
-    prop(n, "Invoked", &inv);
-    const char *event = literal_str(n, "EventName");
+    prop(c, n, "InterfaceType", &it);
+    prop(c, n, "Invoked", &inv);
+    const char *event = literal_str(c, n, "EventName");
     const wfl_tl_event *ev = it.service && event ? wfl_tl_service_event(it.service, event) : NULL;
     if (!ev) {
         wfc__diag(c, WFC_ERROR, wfl_node_loc(n), "event-unknown",
@@ -900,8 +915,8 @@ static void emit_cem(wfc__conv *c, const wfl_node *n)
 {
     wfc__activity(c, n, "InvokeMethod", WFC_ACT_INVOKE);
     wfl_prop_info it;
-    prop(n, "InterfaceType", &it);
-    const char *method = literal_str(n, "MethodName");
+    prop(c, n, "InterfaceType", &it);
+    const char *method = literal_str(c, n, "MethodName");
     const wfl_tl_func *fn = it.service && method ? wfl_tl_service_method(it.service, method)
                                                  : NULL;
     const wfl_typelib *tl = it.service ? service_typelib(c, it.service) : NULL;
@@ -912,7 +927,7 @@ static void emit_cem(wfc__conv *c, const wfl_node *n)
         return;
     }
     wfl_prop_info mi;
-    prop(n, "MethodInvoking", &mi);
+    prop(c, n, "MethodInvoking", &mi);
     if (mi.kind != WFL_PROP_UNSET) {
         open_named(c, "Sequence", n);
         handler_call(c, n, "MethodInvoking", false);
@@ -971,7 +986,7 @@ static size_t count_compensatable_outside(const wfc__conv *c, const wfl_node *n,
 static void emit_compensate(wfc__conv *c, const wfl_node *n)
 {
     wfc__activity(c, n, "Compensate", WFC_ACT_MAPPED);
-    const char *target_name = literal_str(n, "TargetActivityName");
+    const char *target_name = literal_str(c, n, "TargetActivityName");
     const wfl_node *target = target_name ? wfl_node_resolve(c->def, n, target_name) : NULL;
     if (!target) {
         wfc__diag(c, WFC_ERROR, wfl_node_loc(n), "compensate-target",
@@ -991,8 +1006,8 @@ static void emit_throw(wfc__conv *c, const wfl_node *n)
 {
     wfc__activity(c, n, "Throw", WFC_ACT_MAPPED);
     wfl_prop_info fault, ft;
-    prop(n, "Fault", &fault);
-    prop(n, "FaultType", &ft);
+    prop(c, n, "Fault", &fault);
+    prop(c, n, "FaultType", &ft);
     wf_buf e;
     wf_buf_init(&e);
     wf_buf_addc(&e, '[');
@@ -1017,7 +1032,7 @@ static void emit_terminate(wfc__conv *c, const wfl_node *n)
 {
     wfc__activity(c, n, "TerminateWorkflow", WFC_ACT_MAPPED);
     wfl_prop_info pi;
-    prop(n, "Error", &pi);
+    prop(c, n, "Error", &pi);
     wf_buf e;
     wf_buf_init(&e);
     wf_buf_addc(&e, '[');
@@ -1069,7 +1084,7 @@ static void emit_custom(wfc__conv *c, const wfl_node *n)
 static bool replicator_values(wfc__conv *c, const wfl_node *n, wf_buf *out, const wf_type **elem)
 {
     wfl_prop_info pi;
-    prop(n, "InitialChildData", &pi);
+    prop(c, n, "InitialChildData", &pi);
     *elem = &wf_type_object;
     if (pi.kind != WFL_PROP_BIND)
         return wf_buf_adds(out, "[null]");
@@ -1082,10 +1097,10 @@ static bool replicator_values(wfc__conv *c, const wfl_node *n, wf_buf *out, cons
     return ok;
 }
 
-static bool has_prop(const wfl_node *n, const char *name)
+static bool has_prop(wfc__conv *c, const wfl_node *n, const char *name)
 {
     wfl_prop_info pi;
-    prop(n, name, &pi);
+    prop(c, n, name, &pi);
     return pi.kind != WFL_PROP_UNSET;
 }
 
@@ -1093,12 +1108,12 @@ static bool has_prop(const wfl_node *n, const char *name)
  * body per item with its own variables. Child events and UntilCondition need Interop. */
 static void emit_replicator(wfc__conv *c, const wfl_node *n)
 {
-    if (has_prop(n, "ChildInitialized") || has_prop(n, "ChildCompleted") ||
-        has_prop(n, "UntilCondition") || wfl_node_child_count(n) != 1) {
+    if (has_prop(c, n, "ChildInitialized") || has_prop(c, n, "ChildCompleted") ||
+        has_prop(c, n, "UntilCondition") || wfl_node_child_count(n) != 1) {
         interop_wrap(c, n, "per-child events, an UntilCondition or several children");
         return;
     }
-    const char *mode = literal_str(n, "ExecutionType");
+    const char *mode = literal_str(c, n, "ExecutionType");
     bool parallel = mode && strcmp(mode, "Parallel") == 0;
     const char *kind = parallel ? "ParallelForEach" : "ForEach";
     wfc__activity(c, n, kind, WFC_ACT_MAPPED);
@@ -1160,7 +1175,7 @@ static void transition(wfc__conv *c, const wfl_node *state, const wfl_node *ed)
     size_t action_end = n;
     wfc__activity(c, ed, "Transition", WFC_ACT_MAPPED);
     if (last && kind_of(last) == WFL_KIND_SET_STATE) {
-        const char *target = literal_str(last, "TargetStateName");
+        const char *target = literal_str(c, last, "TargetStateName");
         to = target ? target : to;
         action_end = n - 1;
         wfc__activity(c, last, "Transition.To", WFC_ACT_MAPPED);
@@ -1237,8 +1252,8 @@ static void emit_state(wfc__conv *c, const wfl_node *s, const char *completed)
 static void emit_state_machine(wfc__conv *c, const wfl_node *n)
 {
     wfc__activity(c, n, "StateMachine", WFC_ACT_MAPPED);
-    const char *initial = literal_str(n, "InitialStateName");
-    const char *completed = literal_str(n, "CompletedStateName");
+    const char *initial = literal_str(c, n, "InitialStateName");
+    const char *completed = literal_str(c, n, "CompletedStateName");
     open_named(c, "StateMachine", n);
     if (initial)
         wfc_xw_attrf(W, "InitialState", "{x:Reference %s}", initial);
@@ -1287,7 +1302,7 @@ static void emit(wfc__conv *c, const wfl_node *n)
                   wfl_node_name(n));
         return;
     }
-    if (literal_str(n, "Description"))
+    if (literal_str(c, n, "Description"))
         loss(c, WFC_LOSS_DESIGNER, n, "Description");
     const wfl_node *fh = own_fault_handlers(n) ? NULL : child_of_kind(n, WFL_KIND_FAULT_HANDLERS);
     const wfl_node *ch =
@@ -1407,6 +1422,37 @@ static void members(wfc__conv *c)
     wfc_xw_close(W);
 }
 
+/* Root properties the XOML gives a value become argument defaults, written as WF4 does:
+ * xmlns:this="clr-namespace:NS" and this:Class.Name="[value]" on the root. */
+static void root_defaults(wfc__conv *c, const char *cls)
+{
+    const char *full = cls ? cls : wfl_node_name(c->root);
+    const char *dot = strrchr(full, '.');
+    bool any = false;
+    for (size_t i = 0; i < wfl_definition_param_count(c->def); i++) {
+        wfl_param_info p;
+        wfl_definition_param(c->def, i, &p);
+        wfl_prop_info pi;
+        prop(c, c->root, p.name, &pi);
+        if (pi.kind != WFL_PROP_LITERAL)
+            continue;
+        if (!any)
+            wfc_xw_attrf(W, "xmlns:this", "clr-namespace:%.*s", dot ? (int)(dot - full) : 0,
+                         full);
+        any = true;
+        wf_buf v;
+        wf_buf_init(&v);
+        wf_buf_addc(&v, '[');
+        wfl_rules_literal_text(pi.literal, &v);
+        wf_buf_addc(&v, ']');
+        char attr[300];
+        snprintf(attr, sizeof attr, "this:%s.%s", dot ? dot + 1 : full, p.name);
+        wfc_xw_attr(W, attr, v.data);
+        c->nomem |= v.oom;
+        wf_buf_fini(&v);
+    }
+}
+
 static const char *base_name(const char *path)
 {
     const char *s = strrchr(path, '/');
@@ -1436,6 +1482,7 @@ static void document(wfc__conv *c, const char *source, wf_buf *out)
         wfc_xw_attrf(W, attr, "clr-namespace:%s;assembly=%s", wfl_typelib_name(c->libs[i].tl),
                      c->libs[i].assembly);
     }
+    root_defaults(c, cls);
     members(c);
     wfc_xw_end_start_tag(W); /* the body follows, written by pass 2 at depth 1 */
 }
@@ -1510,6 +1557,32 @@ static void graphs(wfc__conv *c)
         wfc_file_set_graphs(c->file, dot[0].data, dot[1].data);
     wf_buf_fini(&dot[0]);
     wf_buf_fini(&dot[1]);
+}
+
+/* A DP written in the XOML that no emitter read would vanish: warn, and count it as lost.
+ * Name, Description and Enabled are handled for every activity. */
+static void check_ignored_props(wfc__conv *c, const wfl_node *n)
+{
+    if (wfl_node_is_disabled(n))
+        return;
+    char key[300];
+    snprintf(key, sizeof key, "%s\x1f*", wfl_node_name(n));
+    if (wf_strmap_get(c->consumed, key))
+        return;
+    const wfl_type *t = wfl_node_type(n);
+    for (size_t i = WFL_DPI_ENABLED + 1; i < t->dp_count; i++) {
+        wfl_prop_info pi;
+        wfl_node_prop(n, t->dps[i], &pi);
+        snprintf(key, sizeof key, "%s\x1f%s", wfl_node_name(n), t->dps[i]->name);
+        if (pi.kind == WFL_PROP_UNSET || wf_strmap_get(c->consumed, key))
+            continue;
+        wfc__diag(c, WFC_WARNING, pi.loc.line ? pi.loc : wfl_node_loc(n), "property-ignored",
+                  "%s.%s is not carried over to the modern workflow", wfl_node_name(n),
+                  t->dps[i]->name);
+        loss(c, WFC_LOSS_SEMANTICS, n, t->dps[i]->name);
+    }
+    for (size_t i = 0; i < wfl_node_child_count(n); i++)
+        check_ignored_props(c, wfl_node_child(n, i));
 }
 
 static void run_pass(wfc__conv *c, int pass)
@@ -1597,10 +1670,16 @@ static wf_status convert_loaded(wfc__conv *c, const char *path, char **xaml, siz
     wfc__settle_scopes(c);
     c->failed = false;
     wf_error_clear(&c->first);
-    if (!(c->seen = wf_strmap_create(NULL)))
+    if (!(c->seen = wf_strmap_create(NULL)) || !(c->consumed = wf_strmap_create(NULL)))
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     run_pass(c, 2);
     check_all_reported(c, c->root);
+    for (size_t i = 0; i < wfl_definition_param_count(c->def); i++) {
+        wfl_param_info p; /* root values become argument defaults in document() */
+        wfl_definition_param(c->def, i, &p);
+        consumed(c, c->root, p.name);
+    }
+    check_ignored_props(c, c->root);
     graphs(c);
     if (c->nomem)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
@@ -1668,6 +1747,7 @@ fail:
     wf_free(c->slots);
     wf_free(c->uses);
     wf_strmap_destroy(c->seen);
+    wf_strmap_destroy(c->consumed);
     wf_buf_fini(&c->body);
     wfl_definition_destroy(def);
     wf_diags_destroy(diags);

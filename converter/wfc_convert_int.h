@@ -57,7 +57,9 @@ typedef struct wfc__conv {
     size_t use_count, use_cap;
     wfc__lib libs[WFC__MAX_LIBS];
     size_t lib_count;
-    wf_strmap *seen;   /* pass 2: name -> node of every activity reported */
+    wf_strmap *seen;   /* pass 2: name -> its first report entry + 1 */
+    wf_strmap *consumed; /* pass 2: "name\x1fDP" of every DP the walk read ("name\x1f*":
+                            all of them, for Interop) */
     bool failed;       /* an error diagnostic was (or, in pass 1, will be) reported */
     bool nomem;
     wf_error first;    /* the first error, for the caller */

@@ -507,6 +507,23 @@ START_TEST(test_out_of_memory_leaks_nothing_and_writes_nothing)
 }
 END_TEST
 
+/* A property value no emitter carries over is a located warning and a loss. */
+START_TEST(test_ignored_property_is_reported)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    convert_text(dir, "roles.xoml",
+                 "  <HandleExternalEventActivity x:Name=\"go\" EventName=\"Go\" "
+                 "InterfaceType=\"{x:Type ns0:ICases}\" Roles=\"{x:Null}\" />\n",
+                 &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_uint_eq(count_diags(c.file, "warning", "property-ignored", 2), 1);
+    ck_assert(wfc_file_lost_more_than_designer(c.file));
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* Whatever the walk does not place is an error, never silently dropped. */
 START_TEST(test_activity_in_an_unhandled_position_is_not_dropped)
 {
@@ -558,6 +575,7 @@ Suite *convert_suite(void)
     tcase_add_test(bad, test_handler_without_native_function_fails_located);
     tcase_add_test(bad, test_wcf_and_web_service_activities_fail_precisely);
     tcase_add_test(bad, test_activity_in_an_unhandled_position_is_not_dropped);
+    tcase_add_test(bad, test_ignored_property_is_reported);
     suite_add_tcase(s, bad);
     TCase *nomem = tcase_create("nomem");
     tcase_set_timeout(nomem, 300);
