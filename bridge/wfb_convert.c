@@ -33,8 +33,9 @@ static const char usage_text[] =
     "  --rules FILE      the .rules file (default: IN.rules beside IN.xoml, if present)\n"
     "  --lib-path DIR    where NAME.activities.xml and libNAME.so are found (dir1:dir2);\n"
     "                    default $WFBRIDGE_LIB_PATH\n"
-    "  -o, --output OUT  the .xaml to write (default IN.xaml beside IN.xoml); with a\n"
-    "                    directory, the output directory that mirrors its tree\n"
+    "  -o, --output OUT  the .xaml to write (default IN.xaml beside IN.xoml), or an\n"
+    "                    existing directory to write it into; with a directory input,\n"
+    "                    the output directory that mirrors its tree\n"
     "  --report FILE     write the migration report as JSON (docs/convert.md)\n"
     "  --csv FILE        the same report as CSV, one row per activity, diagnostic, loss\n"
     "  --md FILE         the same report as Markdown (summary table, then per file)\n"
@@ -92,20 +93,46 @@ static int parse_args(int argc, char **argv, opts *o)
     int ch;
     while ((ch = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
         switch (ch) {
-        case OPT_RULES: o->rules = optarg; break;
-        case OPT_LIB: o->lib_path = optarg; break;
-        case 'o': o->output = optarg; break;
-        case OPT_REPORT: o->report = optarg; break;
-        case OPT_CSV: o->csv = optarg; break;
-        case OPT_MD: o->md = optarg; break;
-        case OPT_HTML: o->html = optarg; break;
-        case OPT_SCAFFOLD: o->scaffold = optarg; break;
-        case OPT_CHECK: o->check = true; break;
-        case OPT_LOSS: o->fail_on_loss = true; break;
-        case OPT_INTEROP: o->interop = true; break;
-        case OPT_JSON: o->json = true; break;
-        case ':': return wfb_usage_error(VERB, "option %s needs a value", argv[optind - 1]);
-        default: return wfb_usage_error(VERB, "unknown option '%s'", argv[optind - 1]);
+        case OPT_RULES:
+            o->rules = optarg;
+            break;
+        case OPT_LIB:
+            o->lib_path = optarg;
+            break;
+        case 'o':
+            o->output = optarg;
+            break;
+        case OPT_REPORT:
+            o->report = optarg;
+            break;
+        case OPT_CSV:
+            o->csv = optarg;
+            break;
+        case OPT_MD:
+            o->md = optarg;
+            break;
+        case OPT_HTML:
+            o->html = optarg;
+            break;
+        case OPT_SCAFFOLD:
+            o->scaffold = optarg;
+            break;
+        case OPT_CHECK:
+            o->check = true;
+            break;
+        case OPT_LOSS:
+            o->fail_on_loss = true;
+            break;
+        case OPT_INTEROP:
+            o->interop = true;
+            break;
+        case OPT_JSON:
+            o->json = true;
+            break;
+        case ':':
+            return wfb_usage_error(VERB, "option %s needs a value", argv[optind - 1]);
+        default:
+            return wfb_usage_error(VERB, "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind + 1 != argc)
@@ -171,7 +198,8 @@ static void list_free(file_list *l)
     free(l->paths);
 }
 
-/* ---- one file --------------------------------------------------------------------------------- */
+/* ---- one file ---------------------------------------------------------------------------------
+ */
 typedef struct batch {
     opts o;
     wf_libpath *libpath;
@@ -227,7 +255,9 @@ static void convert_one(batch *b, const char *input, const char *in_dir)
         return;
     char out[4096];
     wf_error err = WF_ERROR_INIT;
-    wf_status st = b->o.output && !in_dir
+    struct stat sb;
+    bool into_dir = b->o.output && (in_dir || (stat(b->o.output, &sb) == 0 && S_ISDIR(sb.st_mode)));
+    wf_status st = b->o.output && !into_dir
                        ? (snprintf(out, sizeof out, "%s", b->o.output), WF_OK)
                        : wfc_output_path(input, in_dir, b->o.output, out, sizeof out, &err);
     if (st == WF_OK)

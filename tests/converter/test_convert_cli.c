@@ -27,7 +27,8 @@ static void teardown(void)
     wf_test_tmpdir_remove(tmp);
 }
 
-/* Run `wfbridge convert ARGS` with stdout and stderr in tmp/stdout and tmp/stderr; returns the exit code. */
+/* Run `wfbridge convert ARGS` with stdout and stderr in tmp/stdout and tmp/stderr; returns the exit
+ * code. */
 static int convert_cmd(const char *args)
 {
     char cmd[8192];
@@ -72,8 +73,10 @@ static void assert_no_temp_files(const char *dir)
 START_TEST(test_file_converts_with_report)
 {
     char args[4096];
-    snprintf(args, sizeof args, "%s -o %s/pp.xaml --report %s/report.json --csv %s/r.csv "
-             "--md %s/r.md", CASE, tmp, tmp, tmp, tmp);
+    snprintf(args, sizeof args,
+             "%s -o %s/pp.xaml --report %s/report.json --csv %s/r.csv "
+             "--md %s/r.md",
+             CASE, tmp, tmp, tmp, tmp);
     ck_assert_int_eq(convert_cmd(args), 0);
     assert_contains("r.csv", ",converted,activity,wait,ListenActivity,Pick,mapped,,,");
     assert_contains("r.md", "| converted | 16 | 100% | 0 |");
@@ -103,22 +106,25 @@ START_TEST(test_html_report_has_summary_and_pictures)
     assert_contains("r.html", "<table id=\"summary\">");
     bool dot = have_program("dot");
     assert_contains("r.html", dot ? "<h3>Converted</h3>\n<svg" : "id=\"no-pictures\"");
-    const char *chromium = have_program("chromium") ? "chromium"
-                           : have_program("chromium-browser") ? "chromium-browser" : NULL;
+    const char *chromium = have_program("chromium")           ? "chromium"
+                           : have_program("chromium-browser") ? "chromium-browser"
+                                                              : NULL;
     if (!chromium) {
         fprintf(stderr, "test_html_report_has_summary_and_pictures: Chromium not installed, "
                         "rendering in a browser skipped\n");
         return;
     }
     char cmd[8192];
-    snprintf(cmd, sizeof cmd, "%s --headless --no-sandbox --disable-gpu --dump-dom "
-             "file://%s/r.html >%s/dom.html 2>%s/console.txt", chromium, tmp, tmp, tmp);
+    snprintf(cmd, sizeof cmd,
+             "%s --headless --no-sandbox --disable-gpu --dump-dom "
+             "file://%s/r.html >%s/dom.html 2>%s/console.txt",
+             chromium, tmp, tmp, tmp);
     ck_assert_int_eq(system(cmd), 0);
     assert_contains("dom.html", "<table id=\"summary\">");
     if (dot)
         assert_contains("dom.html", "<svg");
     char *console = slurp("console.txt");
-    ck_assert_msg(!strstr(console, "Uncaught") && !strstr(console, "CONSOLE(") , "%s", console);
+    ck_assert_msg(!strstr(console, "Uncaught") && !strstr(console, "CONSOLE("), "%s", console);
     wf_free(console);
 }
 END_TEST
@@ -137,13 +143,24 @@ START_TEST(test_check_writes_no_definition)
 }
 END_TEST
 
+START_TEST(test_output_into_an_existing_directory)
+{
+    char args[4096];
+    snprintf(args, sizeof args, "%s -o %s", CASE, tmp);
+    ck_assert_int_eq(convert_cmd(args), 0);
+    assert_contains("parallel_pick.xaml", "<Pick DisplayName=\"wait\">");
+}
+END_TEST
+
 START_TEST(test_fail_on_loss_exits_one)
 {
     char args[4096];
     snprintf(args, sizeof args, "%s -o %s/pp.xaml --fail-on-loss", CASE, tmp);
     ck_assert_int_eq(convert_cmd(args), 1);
-    snprintf(args, sizeof args, "tests/converter/cases/terminate/terminate.xoml -o %s/t.xaml "
-             "--fail-on-loss", tmp);
+    snprintf(args, sizeof args,
+             "tests/converter/cases/terminate/terminate.xoml -o %s/t.xaml "
+             "--fail-on-loss",
+             tmp);
     ck_assert_int_eq(convert_cmd(args), 0);
 }
 END_TEST
@@ -151,8 +168,10 @@ END_TEST
 START_TEST(test_needs_interop_exits_one_without_output)
 {
     char args[4096];
-    snprintf(args, sizeof args, "tests/converter/cases/needs_interop/needs_interop.xoml -o "
-             "%s/n.xaml --report %s/report.json", tmp, tmp);
+    snprintf(args, sizeof args,
+             "tests/converter/cases/needs_interop/needs_interop.xoml -o "
+             "%s/n.xaml --report %s/report.json",
+             tmp, tmp);
     ck_assert_int_eq(convert_cmd(args), 1);
     char path[2048];
     snprintf(path, sizeof path, "%s/n.xaml", tmp);
@@ -192,10 +211,11 @@ END_TEST
 
 START_TEST(test_malformed_file_exits_two_with_location)
 {
-    wf_test_write_file(tmp, "bad.xoml", "<SequentialWorkflowActivity x:Name=\"w\" xmlns:x=\"http:"
-                                        "//schemas.microsoft.com/winfx/2006/xaml\" xmlns=\"http:/"
-                                        "/schemas.microsoft.com/winfx/2006/xaml/workflow\">\n"
-                                        "  <SequenceActivity x:Name=\"s\">\n");
+    wf_test_write_file(tmp, "bad.xoml",
+                       "<SequentialWorkflowActivity x:Name=\"w\" xmlns:x=\"http:"
+                       "//schemas.microsoft.com/winfx/2006/xaml\" xmlns=\"http:/"
+                       "/schemas.microsoft.com/winfx/2006/xaml/workflow\">\n"
+                       "  <SequenceActivity x:Name=\"s\">\n");
     char args[4096];
     snprintf(args, sizeof args, "%s/bad.xoml -o %s/bad.xaml", tmp, tmp);
     ck_assert_int_eq(convert_cmd(args), 2);
@@ -214,8 +234,10 @@ START_TEST(test_directory_mode_mirrors_and_keeps_going)
     snprintf(in, sizeof in, "%s/in", tmp);
     snprintf(sub, sizeof sub, "%s/in/team/a", tmp);
     char cmd[8192];
-    snprintf(cmd, sizeof cmd, "mkdir -p %s && cp %s %s/ok.xoml && cp "
-             "tests/converter/cases/ifelse_chain/ifelse_chain.* %s/", sub, CASE, sub, in);
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s && cp %s %s/ok.xoml && cp "
+             "tests/converter/cases/ifelse_chain/ifelse_chain.* %s/",
+             sub, CASE, sub, in);
     ck_assert_int_eq(system(cmd), 0);
     wf_test_write_file(in, "broken.xoml", "<SequentialWorkflowActivity");
     snprintf(args, sizeof args, "%s -o %s/out --report %s/report.json", in, tmp, tmp);
@@ -257,6 +279,7 @@ Suite *convert_cli_suite(void)
     tcase_add_test(core, test_check_writes_no_definition);
     tcase_add_test(core, test_html_report_has_summary_and_pictures);
     tcase_add_test(core, test_fail_on_loss_exits_one);
+    tcase_add_test(core, test_output_into_an_existing_directory);
     tcase_add_test(core, test_needs_interop_exits_one_without_output);
     tcase_add_test(core, test_directory_mode_mirrors_and_keeps_going);
     suite_add_tcase(s, core);
