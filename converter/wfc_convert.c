@@ -37,8 +37,7 @@ void wfc__diag(wfc__conv *c, wfc_severity sev, wf_loc at, const char *rule, cons
         wfc_file_add_loss(c->file, WFC_LOSS_SEMANTICS, at.line, rule);
 }
 
-void wfc__activity(wfc__conv *c, const wfl_node *node, const char *modern_type,
-                   wfc_action action)
+void wfc__activity(wfc__conv *c, const wfl_node *node, const char *modern_type, wfc_action action)
 {
     if (c->pass != 2)
         return;
@@ -125,7 +124,8 @@ static void interop_wrap(wfc__conv *c, const wfl_node *n, const char *why)
     hosted_subtree(c, n); /* the Interop activity hosts the whole subtree */
     wfc__diag(c, WFC_ERROR, wfl_node_loc(n), "needs-interop",
               "%s '%s' has no modern equivalent (%s); it needs the Interop activity, which is "
-              "not available yet", wfl_node_type(n)->name, wfl_node_name(n), why);
+              "not available yet",
+              wfl_node_type(n)->name, wfl_node_name(n), why);
     loss(c, WFC_LOSS_SEMANTICS, n, "activity needs Interop");
 }
 
@@ -157,8 +157,7 @@ static void type_attr(wfc__conv *c, const char *attr, const wf_type *t, wf_loc a
 }
 
 /* <ELEM x:TypeArguments="T">[expr]</ELEM> */
-static void argument(wfc__conv *c, const char *elem, const wf_type *t, const char *expr,
-                     wf_loc at)
+static void argument(wfc__conv *c, const char *elem, const wf_type *t, const char *expr, wf_loc at)
 {
     wfc_xw_open(W, elem);
     type_attr(c, "x:TypeArguments", t, at);
@@ -177,7 +176,8 @@ static void children(wfc__conv *c, const wfl_node *n)
             emit(c, wfl_node_child(n, i));
 }
 
-/* ---- native calls ------------------------------------------------------------------------------ */
+/* ---- native calls ------------------------------------------------------------------------------
+ */
 /* Where a function's parameters come from: the code-beside class's properties (handlers and
  * conditions), a custom activity's DPs, or a service call's ParameterBindings. */
 typedef enum arg_source { FROM_CLASS, FROM_ACTIVITY, FROM_BINDINGS } arg_source;
@@ -214,8 +214,8 @@ static bool activity_arg(wfc__conv *c, const wfl_node *n, const wfl_tl_prop *p, 
     if (!wr && pi.kind == WFL_PROP_UNSET) { /* the declared default, as WF3 reads it */
         wf_value none = wf_null();
         return literal_expr(p->has_default ? &p->default_value
-                            : dp               ? &dp->default_value
-                                               : &none,
+                            : dp           ? &dp->default_value
+                                           : &none,
                             out);
     }
     wfc__slot *s = wfc__slot_of(c, n, p->name, p->type, wfl_node_loc(n));
@@ -332,23 +332,28 @@ static void handler_call(wfc__conv *c, const wfl_node *n, const char *dp_name, b
         return;
     if (pi.kind != WFL_PROP_HANDLER || !pi.fn || !class_typelib(c)) {
         wfc__diag(c, WFC_ERROR, pi.kind == WFL_PROP_UNSET ? wfl_node_loc(n) : pi.loc,
-                  "handler-no-native", "%s handler '%s' of '%s' has no native function in a "
-                  "type library", dp_name, pi.name ? pi.name : "", wfl_node_name(n));
+                  "handler-no-native",
+                  "%s handler '%s' of '%s' has no native function in a "
+                  "type library",
+                  dp_name, pi.name ? pi.name : "", wfl_node_name(n));
         loss(c, WFC_LOSS_CODE, n, "handler without native code");
         return;
     }
     invoke(c, n, wfl_node_name(n), pi.fn, class_typelib(c), FROM_CLASS, NULL);
 }
 
-/* ---- conditions --------------------------------------------------------------------------------- */
+/* ---- conditions ---------------------------------------------------------------------------------
+ */
 /* The static type of a rules expression where it is evident (literals, `this.Member`,
  * arithmetic on them); NULL when unknown. */
 static const wf_type *rexpr_type(const wfc__conv *c, const wfl_rexpr *e)
 {
     wfl_param_info info;
     switch (wfl_rexpr_kind_of(e)) {
-    case WFL_REX_PRIMITIVE: return wfl_rexpr_value(e)->type;
-    case WFL_REX_CAST: return wfl_rexpr_type(e);
+    case WFL_REX_PRIMITIVE:
+        return wfl_rexpr_value(e)->type;
+    case WFL_REX_CAST:
+        return wfl_rexpr_type(e);
     case WFL_REX_MEMBER:
         if (wfl_rexpr_child_count(e) > 0 &&
             wfl_rexpr_kind_of(wfl_rexpr_child(e, 0)) == WFL_REX_THIS &&
@@ -362,7 +367,8 @@ static const wf_type *rexpr_type(const wfc__conv *c, const wfl_rexpr *e)
         const wf_type *l = rexpr_type(c, wfl_rexpr_child(e, 0));
         return l ? l : rexpr_type(c, wfl_rexpr_child(e, 1));
     }
-    default: return NULL;
+    default:
+        return NULL;
     }
 }
 
@@ -425,10 +431,10 @@ static void rexpr_reads(wfc__conv *c, const wfl_node *user, const wfl_rexpr *e)
 }
 
 typedef struct cond_plan {
-    bool present;    /* the node has a condition */
-    bool is_code;    /* evaluated by an InvokeMethod into `var` first */
+    bool present; /* the node has a condition */
+    bool is_code; /* evaluated by an InvokeMethod into `var` first */
     char var[160];
-    wf_buf text;     /* the expression */
+    wf_buf text; /* the expression */
     const wfl_tl_func *fn;
 } cond_plan;
 
@@ -453,11 +459,13 @@ static void cond_plan_init(wfc__conv *c, const wfl_node *n, const char *dp_name,
         if (rexpr_has_op(e, is_bitwise))
             wfc__diag(c, WFC_ERROR, pi.loc, "rules-bitwise-operator",
                       "condition '%s' uses a bitwise operator (BitwiseAnd/BitwiseOr), which the "
-                      "modern expression language does not have", pi.name);
+                      "modern expression language does not have",
+                      pi.name);
         if (rexpr_wrapping_arith(c, e))
             wfc__diag(c, WFC_REVIEW, pi.loc, "rules-arithmetic-overflow",
                       "condition '%s': WF3 rules arithmetic wraps on Int32/Int64 overflow, "
-                      "modern expressions are checked", pi.name);
+                      "modern expressions are checked",
+                      pi.name);
     } else if (pi.kind == WFL_PROP_CODE_CONDITION) {
         p->present = true;
         p->is_code = true;
@@ -502,7 +510,8 @@ static void cond_attr(wfc__conv *c, const cond_plan *p)
     wf_buf_fini(&b);
 }
 
-/* ---- composites ---------------------------------------------------------------------------------- */
+/* ---- composites
+ * ---------------------------------------------------------------------------------- */
 static bool unreachable_handler(wfc__conv *c, const wfl_node *fh, size_t index, const wf_type *t)
 {
     for (size_t i = 0; i < index; i++) {
@@ -569,8 +578,8 @@ static void catches(wfc__conv *c, const wfl_node *fh)
             wfc__activity(c, h, "(none)", WFC_ACT_MAPPED);
             wfc__diag(c, WFC_WARNING, wfl_node_loc(h), "fault-handler-unreachable",
                       "FaultHandler '%s' (%s) can never run: an earlier handler catches its "
-                      "type first; it is left out so the same handler wins", wfl_node_name(h),
-                      t->name);
+                      "type first; it is left out so the same handler wins",
+                      wfl_node_name(h), t->name);
             loss(c, WFC_LOSS_SEMANTICS, h, "unreachable fault handler left out");
             continue;
         }
@@ -601,8 +610,7 @@ static void body(wfc__conv *c, const wfl_node *n, bool vars)
 }
 
 /* A handler child (CancellationHandler, CompensationHandler) as <PROP><Sequence>. */
-static void handler_prop(wfc__conv *c, const char *prop_elem, const wfl_node *h,
-                         const char *modern)
+static void handler_prop(wfc__conv *c, const char *prop_elem, const wfl_node *h, const char *modern)
 {
     wfc__activity(c, h, modern, WFC_ACT_MAPPED);
     wfc_xw_open(W, prop_elem);
@@ -715,7 +723,8 @@ static void emit_while(wfc__conv *c, const wfl_node *n)
         wfc__write_variables(c, n, "Sequence");
         wfc__diag(c, WFC_REVIEW, wfl_node_loc(n), "loop-variable-scope",
                   "data of the body of '%s' is also used outside it: it is kept across "
-                  "iterations instead of being reset for each one", wfl_node_name(n));
+                  "iterations instead of being reset for each one",
+                  wfl_node_name(n));
     }
     cond_open(c, n, &p);
     open_named(c, "While", n);
@@ -747,7 +756,8 @@ static void emit_parallel(wfc__conv *c, const wfl_node *n)
             wfc__diag(c, WFC_REVIEW, wfl_node_loc(n), "parallel-interleaving",
                       "branches '%s' and '%s' of '%s' share data: WF3 interleaves them one "
                       "step at a time, WF4 runs each until it waits, so they may see a "
-                      "different order", wfl_node_name(a), wfl_node_name(b), wfl_node_name(n));
+                      "different order",
+                      wfl_node_name(a), wfl_node_name(b), wfl_node_name(n));
             return;
         }
     }
@@ -917,8 +927,7 @@ static void emit_cem(wfc__conv *c, const wfl_node *n)
     wfl_prop_info it;
     prop(c, n, "InterfaceType", &it);
     const char *method = literal_str(c, n, "MethodName");
-    const wfl_tl_func *fn = it.service && method ? wfl_tl_service_method(it.service, method)
-                                                 : NULL;
+    const wfl_tl_func *fn = it.service && method ? wfl_tl_service_method(it.service, method) : NULL;
     const wfl_typelib *tl = it.service ? service_typelib(c, it.service) : NULL;
     if (!fn || !tl) {
         wfc__diag(c, WFC_ERROR, wfl_node_loc(n), "method-unknown",
@@ -996,8 +1005,8 @@ static void emit_compensate(wfc__conv *c, const wfl_node *n)
     if (count_compensatable_outside(c, c->root, target) > 0)
         wfc__diag(c, WFC_REVIEW, wfl_node_loc(n), "compensate-target-scope",
                   "'%s' compensates '%s' only; the modern Compensate without a token "
-                  "compensates every completed compensable activity in scope", wfl_node_name(n),
-                  target_name);
+                  "compensates every completed compensable activity in scope",
+                  wfl_node_name(n), target_name);
     open_named(c, "Compensate", n);
     wfc_xw_close(W);
 }
@@ -1154,7 +1163,8 @@ static void emit_replicator(wfc__conv *c, const wfl_node *n)
                   wfl_node_name(n));
 }
 
-/* ---- the state machine --------------------------------------------------------------------------- */
+/* ---- the state machine
+ * --------------------------------------------------------------------------- */
 static bool contains_kind(const wfl_node *n, wfl_kind kind)
 {
     for (size_t i = 0; i < wfl_node_child_count(n); i++) {
@@ -1182,7 +1192,8 @@ static void transition(wfc__conv *c, const wfl_node *state, const wfl_node *ed)
     } else {
         wfc__diag(c, WFC_REVIEW, wfl_node_loc(ed), "state-no-setstate",
                   "'%s' ends without SetState: WF3 stays in '%s', the modern transition "
-                  "re-enters it (its Entry runs again)", wfl_node_name(ed), to);
+                  "re-enters it (its Entry runs again)",
+                  wfl_node_name(ed), to);
     }
     for (size_t i = 1; i < action_end; i++)
         if (kind_of(wfl_node_child(ed, i)) == WFL_KIND_SET_STATE ||
@@ -1268,7 +1279,8 @@ static void emit_state_machine(wfc__conv *c, const wfl_node *n)
     wfc_xw_close(W);
 }
 
-/* ---- dispatch ------------------------------------------------------------------------------------- */
+/* ---- dispatch
+ * ------------------------------------------------------------------------------------- */
 /* Kinds whose emitter places their own FaultHandlers / CancellationHandler; for every other
  * composite, emit() wraps the modern activity in a TryCatch / CancellationScope. */
 static bool own_fault_handlers(const wfl_node *n)
@@ -1332,44 +1344,90 @@ static void emit_kind(wfc__conv *c, const wfl_node *n)
 {
     switch (kind_of(n)) {
     case WFL_KIND_SEQUENTIAL_WORKFLOW:
-    case WFL_KIND_SEQUENCE: emit_sequence(c, n); break;
-    case WFL_KIND_CODE: emit_code(c, n); break;
-    case WFL_KIND_IFELSE: emit_ifelse(c, n); break;
-    case WFL_KIND_WHILE: emit_while(c, n); break;
-    case WFL_KIND_PARALLEL: emit_parallel(c, n); break;
-    case WFL_KIND_LISTEN: emit_listen(c, n); break;
-    case WFL_KIND_DELAY: emit_delay(c, n); break;
-    case WFL_KIND_HANDLE_EXTERNAL_EVENT: emit_hee(c, n); break;
-    case WFL_KIND_CALL_EXTERNAL_METHOD: emit_cem(c, n); break;
-    case WFL_KIND_TRANSACTION_SCOPE: emit_transaction(c, n); break;
-    case WFL_KIND_COMPENSATABLE_SEQUENCE: emit_compensable(c, n); break;
-    case WFL_KIND_COMPENSATE: emit_compensate(c, n); break;
-    case WFL_KIND_THROW: emit_throw(c, n); break;
-    case WFL_KIND_TERMINATE: emit_terminate(c, n); break;
-    case WFL_KIND_CUSTOM: emit_custom(c, n); break;
-    case WFL_KIND_STATE_MACHINE_WORKFLOW: emit_state_machine(c, n); break;
-    case WFL_KIND_POLICY: interop_wrap(c, n, "rule sets with forward chaining"); break;
-    case WFL_KIND_CAG: interop_wrap(c, n, "no WF4 activity"); break;
-    case WFL_KIND_SUSPEND: interop_wrap(c, n, "suspension is a host operation in WF4"); break;
-    case WFL_KIND_INVOKE_WORKFLOW: interop_wrap(c, n, "no WF4 activity"); break;
-    case WFL_KIND_REPLICATOR: emit_replicator(c, n); break;
-    case WFL_KIND_UNSUPPORTED:
-        interop_wrap(c, n, wfl_node_type(n)->unsupported ? wfl_node_type(n)->unsupported
-                                                         : "no WF4 activity");
+    case WFL_KIND_SEQUENCE:
+        emit_sequence(c, n);
         break;
-    default: interop_wrap(c, n, "not expected here"); break;
+    case WFL_KIND_CODE:
+        emit_code(c, n);
+        break;
+    case WFL_KIND_IFELSE:
+        emit_ifelse(c, n);
+        break;
+    case WFL_KIND_WHILE:
+        emit_while(c, n);
+        break;
+    case WFL_KIND_PARALLEL:
+        emit_parallel(c, n);
+        break;
+    case WFL_KIND_LISTEN:
+        emit_listen(c, n);
+        break;
+    case WFL_KIND_DELAY:
+        emit_delay(c, n);
+        break;
+    case WFL_KIND_HANDLE_EXTERNAL_EVENT:
+        emit_hee(c, n);
+        break;
+    case WFL_KIND_CALL_EXTERNAL_METHOD:
+        emit_cem(c, n);
+        break;
+    case WFL_KIND_TRANSACTION_SCOPE:
+        emit_transaction(c, n);
+        break;
+    case WFL_KIND_COMPENSATABLE_SEQUENCE:
+        emit_compensable(c, n);
+        break;
+    case WFL_KIND_COMPENSATE:
+        emit_compensate(c, n);
+        break;
+    case WFL_KIND_THROW:
+        emit_throw(c, n);
+        break;
+    case WFL_KIND_TERMINATE:
+        emit_terminate(c, n);
+        break;
+    case WFL_KIND_CUSTOM:
+        emit_custom(c, n);
+        break;
+    case WFL_KIND_STATE_MACHINE_WORKFLOW:
+        emit_state_machine(c, n);
+        break;
+    case WFL_KIND_POLICY:
+        interop_wrap(c, n, "rule sets with forward chaining");
+        break;
+    case WFL_KIND_CAG:
+        interop_wrap(c, n, "no WF4 activity");
+        break;
+    case WFL_KIND_SUSPEND:
+        interop_wrap(c, n, "suspension is a host operation in WF4");
+        break;
+    case WFL_KIND_INVOKE_WORKFLOW:
+        interop_wrap(c, n, "no WF4 activity");
+        break;
+    case WFL_KIND_REPLICATOR:
+        emit_replicator(c, n);
+        break;
+    case WFL_KIND_UNSUPPORTED:
+        interop_wrap(c, n,
+                     wfl_node_type(n)->unsupported ? wfl_node_type(n)->unsupported
+                                                   : "no WF4 activity");
+        break;
+    default:
+        interop_wrap(c, n, "not expected here");
+        break;
     }
 }
 
-/* ---- the file ------------------------------------------------------------------------------------- */
+/* ---- the file
+ * ------------------------------------------------------------------------------------- */
 static void copy_legacy_diags(wfc__conv *c, wf_diags *diags)
 {
     wf_diags_sort(diags);
     for (size_t i = 0; i < wf_diags_count(diags); i++) {
         const wf_diag *d = wf_diags_get(diags, i);
         bool error = d->severity == WF_SEV_ERROR;
-        wfc_file_add_diag_in(c->file, d->error.file, error ? WFC_ERROR : WFC_WARNING,
-                             d->error.line, d->error.col, error ? "legacy-load" : "legacy-warning",
+        wfc_file_add_diag_in(c->file, d->error.file, error ? WFC_ERROR : WFC_WARNING, d->error.line,
+                             d->error.col, error ? "legacy-load" : "legacy-warning",
                              d->error.message);
         /* x:Code is code nobody converts; every other tolerated item is designer data. */
         bool code = strstr(d->error.message, "x:Code") != NULL;
@@ -1406,8 +1464,9 @@ static void members(wfc__conv *c)
         wfl_tl_dir dir = arg_dir(arg_slot(c, p.name));
         wf_buf t;
         wf_buf_init(&t);
-        wf_buf_adds(&t, dir == WFL_TL_IN ? "InArgument(" : dir == WFL_TL_OUT ? "OutArgument("
-                                                                             : "InOutArgument(");
+        wf_buf_adds(&t, dir == WFL_TL_IN    ? "InArgument("
+                        : dir == WFL_TL_OUT ? "OutArgument("
+                                            : "InOutArgument(");
         if (!wfc__xaml_type(p.type, &t))
             wfc__diag(c, WFC_ERROR, wfl_node_loc(c->root), "type-unmapped",
                       "property %s has type %s, which has no modern spelling", p.name,
@@ -1437,8 +1496,7 @@ static void root_defaults(wfc__conv *c, const char *cls)
         if (pi.kind != WFL_PROP_LITERAL)
             continue;
         if (!any)
-            wfc_xw_attrf(W, "xmlns:this", "clr-namespace:%.*s", dot ? (int)(dot - full) : 0,
-                         full);
+            wfc_xw_attrf(W, "xmlns:this", "clr-namespace:%.*s", dot ? (int)(dot - full) : 0, full);
         any = true;
         wf_buf v;
         wf_buf_init(&v);
@@ -1494,7 +1552,8 @@ static void check_all_reported(wfc__conv *c, const wfl_node *n)
     if (!wf_strmap_get(c->seen, wfl_node_name(n))) {
         wfc__diag(c, WFC_ERROR, wfl_node_loc(n), "not-converted",
                   "%s '%s' was not converted (the converter does not handle it in this "
-                  "position)", wfl_node_type(n)->name, wfl_node_name(n));
+                  "position)",
+                  wfl_node_type(n)->name, wfl_node_name(n));
         return;
     }
     if (wfl_node_is_disabled(n))
@@ -1644,8 +1703,10 @@ static wf_status validate(wfc__conv *c, const char *name, const char *text, size
             wfc_file_add_diag(c->file, WFC_ERROR, e.line, e.col, "modern-validation",
                               "converted XAML rejected: %s", e.message);
         wf_loc at = wfl_node_loc(c->root);
-        wf_error_set(err, st, &at, "the converted workflow does not load in the modern runtime: "
-                     "%s:%u:%u: %s", name, e.line, e.col, e.message);
+        wf_error_set(err, st, &at,
+                     "the converted workflow does not load in the modern runtime: "
+                     "%s:%u:%u: %s",
+                     name, e.line, e.col, e.message);
     } else if (st == WF_E_NOMEM) {
         wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     }

@@ -31,8 +31,10 @@ typedef struct wfc_opts {
     bool force_interop;        /* --interop: every custom activity goes through Interop */
 } wfc_opts;
 
-#define WFC_OPTS_INIT {.libpath = NULL, .rules_path = NULL, .output_name = NULL, \
-                       .force_interop = false}
+#define WFC_OPTS_INIT                                                                              \
+    {                                                                                              \
+        .libpath = NULL, .rules_path = NULL, .output_name = NULL, .force_interop = false           \
+    }
 
 /* Errors: whatever the legacy loader reports for the input (WF_E_IO, WF_E_XML, WF_E_SCHEMA,
  * WF_E_NAME, WF_E_NOLIB, ...), WF_E_UNSUPPORTED for constructs that need the Interop

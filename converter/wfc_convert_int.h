@@ -25,19 +25,19 @@ typedef struct wfc__slot {
     const wf_value *initial; /* the DP's default (variables), or NULL */
     bool is_arg;
     bool read, written;
-    const wfl_node *scope;   /* variables: the node whose modern form declares it */
+    const wfl_node *scope; /* variables: the node whose modern form declares it */
 } wfc__slot;
 
 /* One use of a slot, recorded in pass 1 (for the data-sharing checks of Parallel). */
 typedef struct wfc__use_rec {
-    size_t slot;           /* index into slots */
+    size_t slot; /* index into slots */
     const wfl_node *user;
     bool write;
 } wfc__use_rec;
 
 typedef struct wfc__lib {
     const wfl_typelib *tl;
-    char prefix[16];   /* "ns0" */
+    char prefix[16];    /* "ns0" */
     char assembly[128]; /* the native library NAME (libNAME.so) */
 } wfc__lib;
 
@@ -48,7 +48,7 @@ typedef struct wfc__conv {
     const wfl_definition *def;
     const wfl_node *root;
     wfc_file *file;
-    int pass;          /* 1: analysis (output discarded), 2: the real output */
+    int pass; /* 1: analysis (output discarded), 2: the real output */
     wf_buf body;
     wfc_xw w;
     wfc__slot *slots;
@@ -57,19 +57,18 @@ typedef struct wfc__conv {
     size_t use_count, use_cap;
     wfc__lib libs[WFC__MAX_LIBS];
     size_t lib_count;
-    wf_strmap *seen;   /* pass 2: name -> its first report entry + 1 */
+    wf_strmap *seen;     /* pass 2: name -> its first report entry + 1 */
     wf_strmap *consumed; /* pass 2: "name\x1fDP" of every DP the walk read ("name\x1f*":
                             all of them, for Interop) */
-    bool failed;       /* an error diagnostic was (or, in pass 1, will be) reported */
+    bool failed;         /* an error diagnostic was (or, in pass 1, will be) reported */
     bool nomem;
-    wf_error first;    /* the first error, for the caller */
+    wf_error first; /* the first error, for the caller */
 } wfc__conv;
 
 /* Report (pass 2 only; errors also mark the conversion failed in both passes). */
 void wfc__diag(wfc__conv *c, wfc_severity sev, wf_loc at, const char *rule, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-void wfc__activity(wfc__conv *c, const wfl_node *node, const char *modern_type,
-                   wfc_action action);
+void wfc__activity(wfc__conv *c, const wfl_node *node, const char *modern_type, wfc_action action);
 
 /* ---- storage and expressions (wfc_data.c) ---------------------------------------------- */
 /* The slot of DP `dp_name` of `owner`, made on first use (pass 1); NULL on out of memory or
@@ -86,8 +85,8 @@ bool wfc__share_data(const wfc__conv *c, const wfl_node *a, const wfl_node *b);
 /* Append the modern reference for `bind` written on `from` (`Index`, `post_Receipt`,
  * `Order.Lines[0]`) and record the use. *type (optional) is the bound member's type when the
  * bind names a whole member, else NULL. False (reported) when it does not resolve. */
-bool wfc__bind_expr(wfc__conv *c, const wfl_node *from, const wfl_bind *bind, bool read,
-                    bool write, wf_buf *out, const wf_type **type);
+bool wfc__bind_expr(wfc__conv *c, const wfl_node *from, const wfl_bind *bind, bool read, bool write,
+                    wf_buf *out, const wf_type **type);
 /* The reference for the root parameter `name` (recording the use); false if none. */
 bool wfc__param_expr(wfc__conv *c, const wfl_node *user, const char *name, bool read, bool write,
                      wf_buf *out);

@@ -74,8 +74,8 @@ wfc__slot *wfc__slot_of(wfc__conv *c, const wfl_node *owner, const char *dp_name
     bool arg = is_param(c, owner, dp_name, &info);
     const wfl_dp *dp = wfl_type_find_dp(wfl_node_type(owner), dp_name);
     if (!arg && (!dp || dp->kind != WFL_DPK_VALUE)) {
-        wfc__diag(c, WFC_ERROR, at, "bind-target", "'%s' is not a data property of '%s'",
-                  dp_name, wfl_node_name(owner));
+        wfc__diag(c, WFC_ERROR, at, "bind-target", "'%s' is not a data property of '%s'", dp_name,
+                  wfl_node_name(owner));
         return NULL;
     }
     if (!(s = new_slot(c)))
@@ -189,8 +189,10 @@ bool wfc__bind_expr(wfc__conv *c, const wfl_node *from, const wfl_bind *b, bool 
     for (int hops = 0; hops < 16; hops++) {
         const wfl_node *target = wfl_node_resolve(c->def, from, b->name);
         if (!target || b->seg_count == 0) {
-            wfc__diag(c, WFC_ERROR, b->loc, "bind-target", "ActivityBind '%s%s%s' does not name "
-                      "an activity's property", b->name, *b->path ? ", Path=" : "", b->path);
+            wfc__diag(c, WFC_ERROR, b->loc, "bind-target",
+                      "ActivityBind '%s%s%s' does not name "
+                      "an activity's property",
+                      b->name, *b->path ? ", Path=" : "", b->path);
             return false;
         }
         const char *member = b->segs[0].name;
@@ -235,13 +237,16 @@ bool wfc__param_expr(wfc__conv *c, const wfl_node *user, const char *name, bool 
 static bool builtin_exception(const wf_type *t)
 {
     static const wf_type *const known[] = {
-        &wf_exc_exception,     &wf_exc_system,           &wf_exc_application,
-        &wf_exc_invalid_operation, &wf_exc_argument,     &wf_exc_argument_null,
-        &wf_exc_argument_range, &wf_exc_arithmetic,      &wf_exc_divide_by_zero,
-        &wf_exc_overflow,      &wf_exc_null_reference,   &wf_exc_format,
-        &wf_exc_invalid_cast,  &wf_exc_index_range,      &wf_exc_key_not_found,
-        &wf_exc_not_supported, &wf_exc_timeout,          &wf_exc_operation_canceled,
-        &wf_exc_native,        &wf_exc_workflow_terminated,
+        &wf_exc_exception,      &wf_exc_system,
+        &wf_exc_application,    &wf_exc_invalid_operation,
+        &wf_exc_argument,       &wf_exc_argument_null,
+        &wf_exc_argument_range, &wf_exc_arithmetic,
+        &wf_exc_divide_by_zero, &wf_exc_overflow,
+        &wf_exc_null_reference, &wf_exc_format,
+        &wf_exc_invalid_cast,   &wf_exc_index_range,
+        &wf_exc_key_not_found,  &wf_exc_not_supported,
+        &wf_exc_timeout,        &wf_exc_operation_canceled,
+        &wf_exc_native,         &wf_exc_workflow_terminated,
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (known[i] == t)
@@ -252,17 +257,27 @@ static bool builtin_exception(const wf_type *t)
 bool wfc__xaml_type(const wf_type *t, wf_buf *out)
 {
     switch (t->kind) {
-    case WF_K_BOOL: return wf_buf_adds(out, "x:Boolean");
-    case WF_K_INT32: return wf_buf_adds(out, "x:Int32");
-    case WF_K_INT64: return wf_buf_adds(out, "x:Int64");
-    case WF_K_DOUBLE: return wf_buf_adds(out, "x:Double");
-    case WF_K_DECIMAL: return wf_buf_adds(out, "x:Decimal");
-    case WF_K_STRING: return wf_buf_adds(out, "x:String");
-    case WF_K_DATETIME: return wf_buf_adds(out, "s:DateTime");
-    case WF_K_TIMESPAN: return wf_buf_adds(out, "s:TimeSpan");
+    case WF_K_BOOL:
+        return wf_buf_adds(out, "x:Boolean");
+    case WF_K_INT32:
+        return wf_buf_adds(out, "x:Int32");
+    case WF_K_INT64:
+        return wf_buf_adds(out, "x:Int64");
+    case WF_K_DOUBLE:
+        return wf_buf_adds(out, "x:Double");
+    case WF_K_DECIMAL:
+        return wf_buf_adds(out, "x:Decimal");
+    case WF_K_STRING:
+        return wf_buf_adds(out, "x:String");
+    case WF_K_DATETIME:
+        return wf_buf_adds(out, "s:DateTime");
+    case WF_K_TIMESPAN:
+        return wf_buf_adds(out, "s:TimeSpan");
     case WF_K_OBJECT:
-    case WF_K_RECORD: return wf_buf_adds(out, "x:Object");
-    case WF_K_TOKEN: return wf_buf_adds(out, "CompensationToken");
+    case WF_K_RECORD:
+        return wf_buf_adds(out, "x:Object");
+    case WF_K_TOKEN:
+        return wf_buf_adds(out, "CompensationToken");
     case WF_K_LIST:
         wf_buf_adds(out, "scg:List(");
         if (!wfc__xaml_type(t->elem, out))
@@ -272,22 +287,32 @@ bool wfc__xaml_type(const wf_type *t, wf_buf *out)
         if (!builtin_exception(t))
             return false;
         return wf_buf_addf(out, "s:%s", t->name);
-    default: return false;
+    default:
+        return false;
     }
 }
 
 const char *wfc__cast_name(const wf_type *t)
 {
     switch (t->kind) {
-    case WF_K_BOOL: return "bool";
-    case WF_K_INT32: return "int";
-    case WF_K_INT64: return "long";
-    case WF_K_DOUBLE: return "double";
-    case WF_K_DECIMAL: return "decimal";
-    case WF_K_STRING: return "string";
-    case WF_K_DATETIME: return "DateTime";
-    case WF_K_TIMESPAN: return "TimeSpan";
-    default: return NULL;
+    case WF_K_BOOL:
+        return "bool";
+    case WF_K_INT32:
+        return "int";
+    case WF_K_INT64:
+        return "long";
+    case WF_K_DOUBLE:
+        return "double";
+    case WF_K_DECIMAL:
+        return "decimal";
+    case WF_K_STRING:
+        return "string";
+    case WF_K_DATETIME:
+        return "DateTime";
+    case WF_K_TIMESPAN:
+        return "TimeSpan";
+    default:
+        return NULL;
     }
 }
 

@@ -19,7 +19,7 @@ static wf_status make_parents(const char *path, wf_error *err)
     if (!slash || slash == dir)
         return WF_OK;
     *slash = '\0';
-    for (char *p = dir + 1; ; p++) {
+    for (char *p = dir + 1;; p++) {
         char saved = *p;
         if (saved != '/' && saved != '\0')
             continue;
@@ -95,9 +95,8 @@ wf_status wfc_output_path(const char *input, const char *in_dir, const char *out
 wf_status wfc_output_check(const char *input, const char *output, wf_error *err)
 {
     struct stat a, b;
-    bool same = strcmp(input, output) == 0 ||
-                (stat(input, &a) == 0 && stat(output, &b) == 0 && a.st_dev == b.st_dev &&
-                 a.st_ino == b.st_ino);
+    bool same = strcmp(input, output) == 0 || (stat(input, &a) == 0 && stat(output, &b) == 0 &&
+                                               a.st_dev == b.st_dev && a.st_ino == b.st_ino);
     if (!same)
         return WF_OK;
     wf_loc at = {input, 0, 0};

@@ -15,8 +15,8 @@ wf_status wfc_write_atomic(const char *path, const char *data, size_t len, wf_er
 
 /* The XAML path for `input`: OUT_DIR/RELATIVE with .xoml replaced by .xaml when out_dir is
  * given (relative = input below in_dir), else beside the input. WF_E_LIMIT if too long. */
-wf_status wfc_output_path(const char *input, const char *in_dir, const char *out_dir,
-                          char *out, size_t size, wf_error *err);
+wf_status wfc_output_path(const char *input, const char *in_dir, const char *out_dir, char *out,
+                          size_t size, wf_error *err);
 
 /* WF_E_IO when output and input name the same file (an existing file compared by device and
  * inode, or the same text). */

@@ -180,13 +180,16 @@ void wfc_file_add_diag_in(wfc_file *f, const char *file, wfc_severity sev, unsig
     if (!grow(f->report, (void **)&f->diags, &f->diag_cap, f->diag_count, sizeof *f->diags))
         return;
     bool other = file && *file && strcmp(file, f->source) != 0;
-    f->diags[f->diag_count++] = (rep_diag){sev, line, col, dup(f->report, rule),
+    f->diags[f->diag_count++] = (rep_diag){sev,
+                                           line,
+                                           col,
+                                           dup(f->report, rule),
                                            dup(f->report, message),
                                            other ? dup(f->report, file) : NULL};
 }
 
-void wfc_file_add_diag(wfc_file *f, wfc_severity sev, unsigned line, unsigned col,
-                       const char *rule, const char *fmt, ...)
+void wfc_file_add_diag(wfc_file *f, wfc_severity sev, unsigned line, unsigned col, const char *rule,
+                       const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -403,23 +406,34 @@ static void file_csv(const wfc_file *f, wf_buf *b)
     for (size_t i = 0; i < f->act_count; i++) {
         const rep_activity *a = &f->acts[i];
         snprintf(line, sizeof line, "%u", a->line);
-        const char *row[] = {f->source, st, "activity", a->name, a->legacy_type, a->modern_type,
-                             wfc_action_name(a->action), "", "", line, "", ""};
+        const char *row[] = {f->source,
+                             st,
+                             "activity",
+                             a->name,
+                             a->legacy_type,
+                             a->modern_type,
+                             wfc_action_name(a->action),
+                             "",
+                             "",
+                             line,
+                             "",
+                             ""};
         csv_row(b, row, 12);
     }
     for (size_t i = 0; i < f->diag_count; i++) {
         const rep_diag *d = &f->diags[i];
         snprintf(line, sizeof line, "%u", d->line);
         snprintf(col, sizeof col, "%u", d->col);
-        const char *row[] = {d->file ? d->file : f->source, st, "diagnostic", "", "", "", "",
-                             wfc_severity_name(d->sev), d->rule, line, col, d->message};
+        const char *row[] = {
+            d->file ? d->file : f->source, st,      "diagnostic", "",  "",        "", "",
+            wfc_severity_name(d->sev),     d->rule, line,         col, d->message};
         csv_row(b, row, 12);
     }
     for (size_t i = 0; i < f->loss_count; i++) {
         const rep_loss *l = &f->losses[i];
         snprintf(line, sizeof line, "%u", l->line);
-        const char *row[] = {f->source, st, "loss", "", "", "", "", "", loss_name(l->kind), line,
-                             "", l->what};
+        const char *row[] = {f->source,          st,   "loss", "",     "", "", "", "",
+                             loss_name(l->kind), line, "",     l->what};
         csv_row(b, row, 12);
     }
 }
@@ -507,16 +521,26 @@ wf_status wfc_report_markdown(const wfc_report *r, wf_buf *out, wf_error *err)
     return out->oom ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory") : WF_OK;
 }
 
-/* ---- HTML ---------------------------------------------------------------------------------------- */
+/* ---- HTML
+ * ---------------------------------------------------------------------------------------- */
 static void html_text(wf_buf *b, const char *s)
 {
     for (; s && *s; s++) {
         switch (*s) {
-        case '<': wf_buf_adds(b, "&lt;"); break;
-        case '>': wf_buf_adds(b, "&gt;"); break;
-        case '&': wf_buf_adds(b, "&amp;"); break;
-        case '"': wf_buf_adds(b, "&quot;"); break;
-        default: wf_buf_addc(b, *s);
+        case '<':
+            wf_buf_adds(b, "&lt;");
+            break;
+        case '>':
+            wf_buf_adds(b, "&gt;");
+            break;
+        case '&':
+            wf_buf_adds(b, "&amp;");
+            break;
+        case '"':
+            wf_buf_adds(b, "&quot;");
+            break;
+        default:
+            wf_buf_addc(b, *s);
         }
     }
 }

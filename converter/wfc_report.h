@@ -23,9 +23,9 @@ typedef struct wfc_file wfc_file;
 
 typedef enum wfc_status { WFC_CONVERTED, WFC_PARTIAL, WFC_FAILED } wfc_status;
 typedef enum wfc_action {
-    WFC_ACT_MAPPED,   /* a modern equivalent */
-    WFC_ACT_INVOKE,   /* an InvokeMethod of the same native function */
-    WFC_ACT_INTEROP,  /* hosted by the Interop activity */
+    WFC_ACT_MAPPED,           /* a modern equivalent */
+    WFC_ACT_INVOKE,           /* an InvokeMethod of the same native function */
+    WFC_ACT_INTEROP,          /* hosted by the Interop activity */
     WFC_ACT_DROPPED_DESIGNER, /* dropped-designer-only */
 } wfc_action;
 typedef enum wfc_severity { WFC_ERROR, WFC_WARNING, WFC_REVIEW, WFC_INFO } wfc_severity;
@@ -46,9 +46,8 @@ wfc_status wfc_file_status(const wfc_file *f);
 const char *wfc_file_source(const wfc_file *f);
 void wfc_file_add_activity(wfc_file *f, const char *name, const char *legacy_type,
                            const char *modern_type, unsigned line, wfc_action action);
-void wfc_file_add_diag(wfc_file *f, wfc_severity sev, unsigned line, unsigned col,
-                       const char *rule, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
+void wfc_file_add_diag(wfc_file *f, wfc_severity sev, unsigned line, unsigned col, const char *rule,
+                       const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /* The same for a problem in another file than the source (its .rules, a type library):
  * the JSON entry then has a "file" member. */
 void wfc_file_add_diag_in(wfc_file *f, const char *file, wfc_severity sev, unsigned line,

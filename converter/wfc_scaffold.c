@@ -13,8 +13,8 @@
 #include "wfc_output.h"
 #include "wfc_scaffold.h"
 
-#define NS_WF "http://schemas.microsoft.com/winfx/2006/xaml/workflow"
-#define NS_X "http://schemas.microsoft.com/winfx/2006/xaml"
+#define NS_WF     "http://schemas.microsoft.com/winfx/2006/xaml/workflow"
+#define NS_X      "http://schemas.microsoft.com/winfx/2006/xaml"
 #define MAX_ITEMS 256
 
 typedef enum item_kind { IT_PROP, IT_HANDLER, IT_CONDITION, IT_ACTIVITY, IT_ACT_PROP } item_kind;
@@ -22,8 +22,8 @@ typedef enum item_kind { IT_PROP, IT_HANDLER, IT_CONDITION, IT_ACTIVITY, IT_ACT_
 typedef struct item {
     item_kind kind;
     char name[128];
-    char owner[128];   /* IT_ACT_PROP: the activity type */
-    const char *type;  /* "String", "Int32", ... */
+    char owner[128];  /* IT_ACT_PROP: the activity type */
+    const char *type; /* "String", "Int32", ... */
     bool guessed;
 } item;
 
@@ -48,8 +48,7 @@ static item *find_item(scan *s, item_kind kind, const char *owner, const char *n
     return NULL;
 }
 
-static void add_item(scan *s, item_kind kind, const char *owner, const char *name,
-                     const char *type)
+static void add_item(scan *s, item_kind kind, const char *owner, const char *name, const char *type)
 {
     item *it = find_item(s, kind, owner, name);
     if (it) { /* a known type beats a guess */
@@ -202,7 +201,10 @@ static void scan_root(scan *s, const wf_xml_node *root)
     snprintf(s->class_name, sizeof s->class_name, "%s", cls ? cls->value : "");
     const char *last = cls ? strrchr(cls->value, '.') : NULL;
     snprintf(s->root_name, sizeof s->root_name, "%s",
-             name ? name->value : last ? last + 1 : cls ? cls->value : "Workflow");
+             name   ? name->value
+             : last ? last + 1
+             : cls  ? cls->value
+                    : "Workflow");
     for (size_t i = 0; i < root->nsdecl_count; i++) {
         char assembly[128];
         if (!assembly_of(root->nsdecls[i].uri, assembly, sizeof assembly))
@@ -229,8 +231,8 @@ static void c_name(const scan *s, const char *name, char *out, size_t size)
 static const char *c_type(const char *type)
 {
     static const char *const map[][2] = {
-        {"Boolean", "bool"},  {"Int32", "int32_t"},    {"Int64", "int64_t"},
-        {"Double", "double"}, {"Decimal", "int64_t"},  {"DateTime", "int64_t"},
+        {"Boolean", "bool"},     {"Int32", "int32_t"},       {"Int64", "int64_t"},
+        {"Double", "double"},    {"Decimal", "int64_t"},     {"DateTime", "int64_t"},
         {"TimeSpan", "int64_t"}, {"String", "const char *"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
@@ -241,11 +243,12 @@ static const char *c_type(const char *type)
 
 static void write_typelib(const scan *s, wf_buf *b)
 {
-    wf_buf_addf(b, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
-                   "<!-- %s.activities.xml — a scaffold written by the scaffold option of\n"
-                   "     wfbridge convert. Entries marked \"guessed\" have a type nobody could\n"
-                   "     infer: check them. -->\n"
-                   "<TypeLibrary xmlns=\"urn:wfbridge:typelib\" Name=\"%s\" Library=\"lib%s.so\">\n",
+    wf_buf_addf(b,
+                "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+                "<!-- %s.activities.xml — a scaffold written by the scaffold option of\n"
+                "     wfbridge convert. Entries marked \"guessed\" have a type nobody could\n"
+                "     infer: check them. -->\n"
+                "<TypeLibrary xmlns=\"urn:wfbridge:typelib\" Name=\"%s\" Library=\"lib%s.so\">\n",
                 s->assembly, s->assembly, s->assembly);
     char fn[300];
     for (size_t i = 0; i < s->count; i++) {
@@ -258,8 +261,10 @@ static void write_typelib(const scan *s, wf_buf *b)
             const item *p = &s->items[k];
             if (p->kind == IT_ACT_PROP && strcmp(p->owner, a->name) == 0 &&
                 strcmp(p->name, "Name") != 0)
-                wf_buf_addf(b, "    <Property Name=\"%s\" Type=\"%s\" Direction=\"In\"/>"
-                               "<!-- guessed -->\n", p->name, p->type);
+                wf_buf_addf(b,
+                            "    <Property Name=\"%s\" Type=\"%s\" Direction=\"In\"/>"
+                            "<!-- guessed -->\n",
+                            p->name, p->type);
         }
         wf_buf_adds(b, "  </ActivityType>\n");
     }
@@ -285,10 +290,11 @@ static void write_typelib(const scan *s, wf_buf *b)
 
 static void write_source(const scan *s, wf_buf *b)
 {
-    wf_buf_addf(b, "/* %s.c — scaffold written by wfbridge convert --scaffold: one function per\n"
-                   " * handler, condition and activity type of %s.activities.xml. Replace each\n"
-                   " * TODO with the code the legacy .NET members had. */\n"
-                   "#include <stdbool.h>\n#include <stdint.h>\n\n",
+    wf_buf_addf(b,
+                "/* %s.c — scaffold written by wfbridge convert --scaffold: one function per\n"
+                " * handler, condition and activity type of %s.activities.xml. Replace each\n"
+                " * TODO with the code the legacy .NET members had. */\n"
+                "#include <stdbool.h>\n#include <stdint.h>\n\n",
                 s->assembly, s->assembly);
     char fn[300];
     for (size_t i = 0; i < s->count; i++) {
@@ -297,13 +303,16 @@ static void write_source(const scan *s, wf_buf *b)
             continue;
         c_name(s, it->name, fn, sizeof fn);
         if (it->kind == IT_CONDITION) {
-            wf_buf_addf(b, "bool %s(void);\nbool %s(void)\n{\n    /* TODO: the condition %s */\n"
-                           "    return false;\n}\n\n", fn, fn, it->name);
+            wf_buf_addf(b,
+                        "bool %s(void);\nbool %s(void)\n{\n    /* TODO: the condition %s */\n"
+                        "    return false;\n}\n\n",
+                        fn, fn, it->name);
             continue;
         }
         if (it->kind == IT_HANDLER) {
-            wf_buf_addf(b, "void %s(void);\nvoid %s(void)\n{\n    /* TODO: the handler %s; "
-                           "declare its <Parameter>s in the type library */\n}\n\n",
+            wf_buf_addf(b,
+                        "void %s(void);\nvoid %s(void)\n{\n    /* TODO: the handler %s; "
+                        "declare its <Parameter>s in the type library */\n}\n\n",
                         fn, fn, it->name);
             continue;
         }
@@ -314,8 +323,7 @@ static void write_source(const scan *s, wf_buf *b)
             const item *p = &s->items[k];
             if (p->kind == IT_ACT_PROP && strcmp(p->owner, it->name) == 0 &&
                 strcmp(p->name, "Name") != 0)
-                wf_buf_addf(&params, "%s%s %s", params.len ? ", " : "", c_type(p->type),
-                            p->name);
+                wf_buf_addf(&params, "%s%s %s", params.len ? ", " : "", c_type(p->type), p->name);
         }
         wf_buf_addf(b, "%s);\nvoid %s(%s)\n{\n", params.len ? params.data : "void", fn,
                     params.len ? params.data : "void");
@@ -346,19 +354,16 @@ static size_t missing_count(const scan *s, size_t *guessed)
     return n;
 }
 
-static wf_status write_both(const scan *s, const char *dir, wfc_scaffold_result *out,
-                            wf_error *err)
+static wf_status write_both(const scan *s, const char *dir, wfc_scaffold_result *out, wf_error *err)
 {
     wf_buf tl, src;
     wf_buf_init(&tl);
     wf_buf_init(&src);
     write_typelib(s, &tl);
     write_source(s, &src);
-    snprintf(out->typelib_path, sizeof out->typelib_path, "%s/%s.activities.xml", dir,
-             s->assembly);
+    snprintf(out->typelib_path, sizeof out->typelib_path, "%s/%s.activities.xml", dir, s->assembly);
     snprintf(out->source_path, sizeof out->source_path, "%s/%s.c", dir, s->assembly);
-    wf_status st = tl.oom || src.oom ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory")
-                                     : WF_OK;
+    wf_status st = tl.oom || src.oom ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory") : WF_OK;
     if (st == WF_OK)
         st = wfc_write_atomic(out->typelib_path, tl.data, tl.len, err);
     if (st == WF_OK)

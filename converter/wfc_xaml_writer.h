@@ -20,14 +20,14 @@
 #define WFC_XW_MAX_DEPTH 256
 
 typedef struct wfc_xw {
-    wf_buf *out;         /* borrowed */
+    wf_buf *out;                         /* borrowed */
     const char *stack[WFC_XW_MAX_DEPTH]; /* open element names (borrowed, must outlive close) */
-    size_t depth;        /* open elements */
-    size_t base;         /* indentation levels before the first element */
-    bool tag_open;       /* the start tag of the innermost element still lacks its '>' */
-    bool has_text;       /* the innermost element holds text: close on the same line */
-    bool failed;         /* out of memory or a misuse (close without open, ...) */
-    bool too_deep;       /* more than WFC_XW_MAX_DEPTH open elements were asked for */
+    size_t depth;                        /* open elements */
+    size_t base;                         /* indentation levels before the first element */
+    bool tag_open; /* the start tag of the innermost element still lacks its '>' */
+    bool has_text; /* the innermost element holds text: close on the same line */
+    bool failed;   /* out of memory or a misuse (close without open, ...) */
+    bool too_deep; /* more than WFC_XW_MAX_DEPTH open elements were asked for */
 } wfc_xw;
 
 void wfc_xw_init(wfc_xw *w, wf_buf *out, size_t base_depth);

@@ -119,8 +119,7 @@ static void run_legacy(const char *xoml, const wfc_test_inputs *in, wf_types *ty
         char name[128];
         const char *value;
         split(in->args[i], name, sizeof name, &value);
-        ck_assert_msg(wfl_exec_set_input_text(ex, name, value, &err) == WF_OK, "%s",
-                      err.message);
+        ck_assert_msg(wfl_exec_set_input_text(ex, name, value, &err) == WF_OK, "%s", err.message);
     }
     wfl_exec_state st;
     ck_assert_int_eq(wfl_exec_run(ex, &st, &err), WF_OK);

@@ -135,8 +135,9 @@ static void check_runs(const char *dir, const char *xoml)
 }
 
 static const char *const golden[] = {
-    "sequence_code", "ifelse_chain", "while_code", "parallel_pick", "fault_handlers",
-    "terminate",     "needs_interop", "rules_operators", "rules_bitwise", "replicator_foreach", "scopes", "state_machine",
+    "sequence_code",  "ifelse_chain",       "while_code",    "parallel_pick",
+    "fault_handlers", "terminate",          "needs_interop", "rules_operators",
+    "rules_bitwise",  "replicator_foreach", "scopes",        "state_machine",
 };
 
 START_TEST(test_golden_case_converts_and_runs_like_legacy)
@@ -208,7 +209,8 @@ static const sample_case samples[] = {
     {"batch_processing", {"arg BatchSize=4", "arg BatchSize=4 arg FailAt=3", NULL}},
     {"expense_approval",
      {"arg Employee=dana arg Amount=420.00 event Approved=alice",
-      "arg Employee=dana arg Amount=420.00 event Rejected={\"Approver\":\"bob\",\"Comment\":\"no\"}",
+      "arg Employee=dana arg Amount=420.00 event "
+      "Rejected={\"Approver\":\"bob\",\"Comment\":\"no\"}",
       NULL}},
 };
 
@@ -321,7 +323,8 @@ START_TEST(test_several_native_libraries_get_one_namespace_each)
     converted c;
     convert(REAL "/many_libraries.xoml", false, &c);
     ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
-    ck_assert_ptr_nonnull(strstr(c.xaml, "xmlns:ns0=\"clr-namespace:convcases;assembly=convcases\""));
+    ck_assert_ptr_nonnull(
+        strstr(c.xaml, "xmlns:ns0=\"clr-namespace:convcases;assembly=convcases\""));
     ck_assert_ptr_nonnull(strstr(c.xaml, "xmlns:ns1=\"clr-namespace:orders;assembly=orders\""));
     ck_assert_ptr_nonnull(strstr(c.xaml, "xmlns:ns2=\"clr-namespace:batch;assembly=batch\""));
     ck_assert_ptr_nonnull(strstr(c.xaml, "Name=\"post_Receipt\""));
@@ -363,10 +366,9 @@ START_TEST(test_wcf_and_web_service_activities_fail_precisely)
 END_TEST
 
 /* ---- bad input ----------------------------------------------------------------------------- */
-static const char *const NS =
-    "xmlns:ns0=\"clr-namespace:Conv;Assembly=convcases\" "
-    "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" "
-    "xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\"";
+static const char *const NS = "xmlns:ns0=\"clr-namespace:Conv;Assembly=convcases\" "
+                              "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" "
+                              "xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\"";
 
 static void convert_text(const char *dir, const char *name, const char *body, converted *c)
 {
@@ -471,7 +473,8 @@ START_TEST(test_handler_without_native_function_fails_located)
 }
 END_TEST
 
-/* ---- out of memory ---------------------------------------------------------------------------- */
+/* ---- out of memory ----------------------------------------------------------------------------
+ */
 static wf_status convert_op(void *ud)
 {
     const wf_libpath *lp = ud;

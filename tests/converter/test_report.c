@@ -82,7 +82,8 @@ START_TEST(test_csv_and_markdown_carry_the_same_entries)
                                          "severity,rule,line,col,message\r\n"));
     ck_assert_ptr_nonnull(strstr(b.data, "in/a.xoml,converted,activity,step,CodeActivity,"
                                          "InvokeMethod,invoke,,,3,,\r\n"));
-    ck_assert_ptr_nonnull(strstr(b.data, ",review,parallel-interleaving,4,2,\"say \"\"hi\"\"\"\r\n"));
+    ck_assert_ptr_nonnull(
+        strstr(b.data, ",review,parallel-interleaving,4,2,\"say \"\"hi\"\"\"\r\n"));
     ck_assert_ptr_nonnull(strstr(b.data, "in/a.rules,converted,diagnostic,"));
     wf_buf_reset(&b);
     ck_assert_int_eq(wfc_report_markdown(r, &b, NULL), WF_OK);

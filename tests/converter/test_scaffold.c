@@ -26,7 +26,8 @@ static const char flow[] =
     "    <ns0:PriceLine x:Name=\"price\" Sku=\"{ActivityBind InvoiceFlow,Path=Sku}\" "
     "Quantity=\"3\" />\n"
     "  </WhileActivity>\n"
-    "  <DelayActivity x:Name=\"wait\" TimeoutDuration=\"{ActivityBind InvoiceFlow,Path=Grace}\" />\n"
+    "  <DelayActivity x:Name=\"wait\" TimeoutDuration=\"{ActivityBind InvoiceFlow,Path=Grace}\" "
+    "/>\n"
     "</SequentialWorkflowActivity>\n";
 
 START_TEST(test_missing_native_code_is_scaffolded)
@@ -73,9 +74,9 @@ START_TEST(test_nothing_is_written_when_all_is_declared)
     wfc_scaffold_result res;
     char out[1024];
     snprintf(out, sizeof out, "%s/scaffold", dir);
-    ck_assert_int_eq(wfc_scaffold(lp, "samples/legacy/batch_processing/batch_processing.xoml",
-                                  out, &res, NULL),
-                     WF_OK);
+    ck_assert_int_eq(
+        wfc_scaffold(lp, "samples/legacy/batch_processing/batch_processing.xoml", out, &res, NULL),
+        WF_OK);
     ck_assert_uint_eq(res.symbol_count, 0);
     ck_assert_str_eq(res.typelib_path, "");
     struct stat st;
