@@ -3,6 +3,7 @@
  * wfb_cli.h). */
 #include "wfb_cli.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -173,9 +174,15 @@ void wfb_add_json_lines(wf_buf *b, const char *lines)
 /* ---- options ------------------------------------------------------------------------------ */
 int wfb_getopt(int argc, char **argv, const struct option *table)
 {
+    return wfb_getopt_short(argc, argv, ":h", table);
+}
+
+int wfb_getopt_short(int argc, char **argv, const char *shortopts, const struct option *table)
+{
+    assert(shortopts[0] == ':' && strchr(shortopts, 'h'));
     opterr = 0; /* the messages below are in the contract form */
     int prev = optind;
-    int c = getopt_long(argc, argv, ":h", table, NULL);
+    int c = getopt_long(argc, argv, shortopts, table, NULL);
     if (c != '?' && c != ':')
         return c;
     const char *text = optind > prev && optind <= argc ? argv[optind - 1] : argv[prev];

@@ -26,6 +26,7 @@ int wfb_cmd_instances(int argc, char **argv);  /* wfb_instances.c: list a store 
 int wfb_cmd_resume(int argc, char **argv);     /* wfb_resume.c: resume a persisted instance */
 int wfb_cmd_inspect(int argc, char **argv);    /* wfb_inspect.c: decode one stored instance */
 int wfb_cmd_host(int argc, char **argv);       /* wfb_host.c: resume due instances */
+int wfb_cmd_convert(int argc, char **argv);    /* wfb_convert.c: XOML -> XAML */
 
 /* The instance store used when --store is not given: a file in the working directory. */
 #define WFB_DEFAULT_STORE "wfbridge.db"
@@ -68,6 +69,8 @@ void wfb_add_json_lines(wf_buf *b, const char *lines);
  * -1 at the end, or '?' after reporting an unknown option or a missing value (exit 2). Every
  * table has {"help", no_argument, NULL, 'h'}; -h is accepted too. */
 int wfb_getopt(int argc, char **argv, const struct option *table);
+/* The same with short options too (getopt's `shortopts`, starting ":h", e.g. ":ho:" for -o). */
+int wfb_getopt_short(int argc, char **argv, const char *shortopts, const struct option *table);
 /* After the options: the one operand argv[optind] (`what` names it: "workflow file") into *out,
  * or, with what NULL, no operand at all; otherwise a usage error (returns 2). */
 int wfb_operand(int argc, char **argv, const char *what, const char **out);

@@ -13,6 +13,7 @@ static const struct verb {
     wfb_verb_fn fn;
     const char *summary;
 } verbs[] = {
+    {"convert", wfb_cmd_convert, "convert legacy .xoml workflows to modern .xaml"},
     {"run", wfb_cmd_run, "run a modern .xaml workflow"},
     {"run-legacy", wfb_cmd_run_legacy, "run a legacy .xoml workflow unchanged"},
     {"instances", wfb_cmd_instances, "list the instances of an instance store"},

@@ -2408,3 +2408,127 @@ bool wfl_definition_find_event(const wfl_definition *def, const char *name,
     }
     return false;
 }
+
+/* ---- the tree, read-only (converter) -------------------------------------------------------- */
+const wfl_node *wfl_definition_root(const wfl_definition *def)
+{
+    return def->root;
+}
+
+size_t wfl_definition_typelib_count(const wfl_definition *def)
+{
+    return def->typelib_count;
+}
+
+const wfl_typelib *wfl_definition_typelib_at(const wfl_definition *def, size_t index)
+{
+    return index < def->typelib_count ? def->typelibs[index].typelib : NULL;
+}
+
+const char *wfl_definition_rules_path(const wfl_definition *def)
+{
+    return def->rules_path;
+}
+
+const wfl_type *wfl_node_type(const wfl_node *node)
+{
+    return node->type;
+}
+
+const char *wfl_node_name(const wfl_node *node)
+{
+    return node->name;
+}
+
+wf_loc wfl_node_loc(const wfl_node *node)
+{
+    return node->loc;
+}
+
+const wfl_node *wfl_node_parent(const wfl_node *node)
+{
+    return node->parent;
+}
+
+size_t wfl_node_child_count(const wfl_node *node)
+{
+    return node->child_count;
+}
+
+const wfl_node *wfl_node_child(const wfl_node *node, size_t index)
+{
+    return index < node->child_count ? node->children[index] : NULL;
+}
+
+bool wfl_node_is_disabled(const wfl_node *node)
+{
+    return (node->flags & WFL_NODE_DISABLED) != 0;
+}
+
+const wfl_node *wfl_node_resolve(const wfl_definition *def, const wfl_node *from,
+                                 const char *name)
+{
+    return wfl_def_resolve_name(def, from, name);
+}
+
+static void cond_info(const wfl_cond *c, wfl_prop_info *out)
+{
+    out->kind = c->kind == WFL_COND_CODE ? WFL_PROP_CODE_CONDITION : WFL_PROP_RULE_CONDITION;
+    out->name = c->name;
+    out->fn = c->fn;
+    out->rule = c->rule;
+    out->bind = c->bind;
+}
+
+void wfl_node_prop(const wfl_node *node, const wfl_dp *dp, wfl_prop_info *out)
+{
+    static const wfl_prop_kind kinds[] = {
+        [WFL_PV_UNSET] = WFL_PROP_UNSET,     [WFL_PV_LITERAL] = WFL_PROP_LITERAL,
+        [WFL_PV_NULL] = WFL_PROP_NULL,       [WFL_PV_BIND] = WFL_PROP_BIND,
+        [WFL_PV_TYPE] = WFL_PROP_TYPE,       [WFL_PV_CONDITION] = WFL_PROP_CODE_CONDITION,
+        [WFL_PV_HANDLER] = WFL_PROP_HANDLER, [WFL_PV_RULESET] = WFL_PROP_RULESET,
+        [WFL_PV_PARAMS] = WFL_PROP_PARAMS,
+    };
+    const wfl_pval *pv = wfl_node_pval(node, dp);
+    *out = (wfl_prop_info){.kind = kinds[pv->kind], .loc = pv->loc};
+    switch (pv->kind) {
+    case WFL_PV_LITERAL: out->literal = &pv->u.literal; break;
+    case WFL_PV_BIND: out->bind = pv->u.bind; break;
+    case WFL_PV_TYPE:
+        out->name = pv->u.type.name;
+        out->exc_type = pv->u.type.exc;
+        out->service = pv->u.type.service;
+        break;
+    case WFL_PV_CONDITION: cond_info(&pv->u.cond, out); break;
+    case WFL_PV_HANDLER:
+        out->name = pv->u.handler.name;
+        out->fn = pv->u.handler.fn;
+        break;
+    case WFL_PV_RULESET: out->name = pv->u.ruleset.name; break;
+    case WFL_PV_PARAMS: out->param_count = pv->u.params.count; break;
+    default: break;
+    }
+}
+
+bool wfl_node_when(const wfl_node *node, wfl_prop_info *out)
+{
+    if (!node->has_when)
+        return false;
+    *out = (wfl_prop_info){.loc = node->when.loc};
+    cond_info(&node->when, out);
+    return true;
+}
+
+bool wfl_node_param_binding(const wfl_node *node, const wfl_dp *dp, size_t index,
+                            wfl_param_binding_info *out)
+{
+    const wfl_pval *pv = wfl_node_pval(node, dp);
+    if (pv->kind != WFL_PV_PARAMS || index >= pv->u.params.count)
+        return false;
+    const wfl_param_binding *b = &pv->u.params.items[index];
+    *out = (wfl_param_binding_info){.param = b->param, .has_value = b->has_value,
+                                    .bind = b->is_bind ? b->bind : NULL,
+                                    .literal = b->is_bind ? NULL : &b->literal,
+                                    .loc = b->loc};
+    return true;
+}

@@ -12,6 +12,9 @@
 #include "../common/wf_native.h"
 #include "../common/wf_value.h"
 #include "wfl_typelib.h" /* wfl_tl_event */
+#include "wfl_bind.h"
+#include "wfl_registry.h"
+#include "wfl_rules.h"
 
 /* Lifecycle:
  * 1. wfl_load_opts o = WFL_LOAD_OPTS_INIT; set types (required), libpath, rules_path, diags.
@@ -75,5 +78,72 @@ bool wfl_definition_find_param(const wfl_definition *def, const char *name, wfl_
  * type-library declaration with its parameters (NULL when the interface has no type library). */
 bool wfl_definition_find_event(const wfl_definition *def, const char *name,
                                const wfl_tl_event **ev);
+
+/* ---- the tree, read-only (converter) ------------------------------------------------------
+ * Everything returned borrows from the definition. Types, DPs and binds are described in
+ * wfl_registry.h and wfl_bind.h; a node's DP values are read one DP at a time. */
+typedef struct wfl_node wfl_node;
+
+const wfl_node *wfl_definition_root(const wfl_definition *def);
+/* The typelibs the file's namespaces and x:Class named, in first-use order. */
+size_t wfl_definition_typelib_count(const wfl_definition *def);
+const wfl_typelib *wfl_definition_typelib_at(const wfl_definition *def, size_t index);
+const char *wfl_definition_rules_path(const wfl_definition *def); /* NULL if none loaded */
+
+const wfl_type *wfl_node_type(const wfl_node *node);
+const char *wfl_node_name(const wfl_node *node);
+wf_loc wfl_node_loc(const wfl_node *node); /* of the element's '<' */
+const wfl_node *wfl_node_parent(const wfl_node *node); /* NULL for the root */
+size_t wfl_node_child_count(const wfl_node *node); /* alternate-flow handlers included */
+const wfl_node *wfl_node_child(const wfl_node *node, size_t index);
+bool wfl_node_is_disabled(const wfl_node *node); /* Enabled="False" */
+/* The node a bind Name written on `from` names (docs/semantics.md §1: "/Self", "/Parent"...,
+ * descendants of from, of each ancestor, then dotted from the root); NULL if none. */
+const wfl_node *wfl_node_resolve(const wfl_definition *def, const wfl_node *from,
+                                 const char *name);
+
+/* What one DP of a node holds at definition time. */
+typedef enum wfl_prop_kind {
+    WFL_PROP_UNSET,   /* not written: the DP's default applies */
+    WFL_PROP_LITERAL, /* literal, converted to the DP's type */
+    WFL_PROP_NULL,    /* {x:Null} */
+    WFL_PROP_BIND,    /* bind */
+    WFL_PROP_TYPE,    /* name (prefix removed), exc_type, service */
+    WFL_PROP_CODE_CONDITION, /* name = method, fn (NULL without a class), bind if bound */
+    WFL_PROP_RULE_CONDITION, /* name = ConditionName, rule (NULL without rules) */
+    WFL_PROP_HANDLER, /* name = method, fn (NULL without a class) */
+    WFL_PROP_RULESET, /* name = RuleSetName */
+    WFL_PROP_PARAMS,  /* param_count WorkflowParameterBindings: wfl_node_param_binding */
+} wfl_prop_kind;
+
+typedef struct wfl_prop_info {
+    wfl_prop_kind kind;
+    wf_loc loc;                          /* of the attribute or property element */
+    const wf_value *literal;             /* LITERAL */
+    const wfl_bind *bind;         /* BIND, bound CODE_CONDITION */
+    const char *name;                    /* TYPE, conditions, HANDLER, RULESET */
+    const wf_type *exc_type;             /* TYPE: resolved exception type or NULL */
+    const wfl_tl_service *service; /* TYPE: InterfaceType's service or NULL */
+    const wfl_tl_func *fn;        /* CODE_CONDITION, HANDLER */
+    const wfl_rule_cond *rule;    /* RULE_CONDITION */
+    size_t param_count;                  /* PARAMS */
+} wfl_prop_info;
+
+/* The value of `dp` (a DP of the node's type) on node. */
+void wfl_node_prop(const wfl_node *node, const wfl_dp *dp, wfl_prop_info *out);
+/* The attached WhenCondition of a ConditionedActivityGroup child; false if none. */
+bool wfl_node_when(const wfl_node *node, wfl_prop_info *out);
+
+typedef struct wfl_param_binding_info {
+    const char *param;           /* "e", "(ReturnValue)", a parameter name */
+    bool has_value;              /* false: no Value given */
+    const wfl_bind *bind; /* the bound value, or NULL */
+    const wf_value *literal;     /* a literal (or null) value when not bound */
+    wf_loc loc;
+} wfl_param_binding_info;
+
+/* Binding `index` < param_count of a PARAMS DP; false when out of range. */
+bool wfl_node_param_binding(const wfl_node *node, const wfl_dp *dp, size_t index,
+                            wfl_param_binding_info *out);
 
 #endif

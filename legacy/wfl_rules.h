@@ -184,4 +184,8 @@ bool wfl_rules_expr_text(const wfl_rexpr *e, wf_buf *out);
 /* An action as a modern statement: "A = B + 1", "Halt()", "Update(\"A/B\")". */
 bool wfl_rules_action_text(const wfl_rule_action *action, wf_buf *out);
 
+/* Append a scalar value as a modern expression literal (`12`, `5L`, `12.5m`, `"a\"b"`, `true`,
+ * `DateTime.Parse("...")`; null and non-scalars as `null`). False on out of memory. */
+bool wfl_rules_literal_text(const wf_value *v, wf_buf *out);
+
 #endif

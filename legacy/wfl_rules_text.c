@@ -330,3 +330,9 @@ bool wfl_rules_action_text(const wfl_rule_action *a, wf_buf *out)
     }
     return !out->oom;
 }
+
+bool wfl_rules_literal_text(const wf_value *v, wf_buf *out)
+{
+    print_primitive(v, out);
+    return !out->oom;
+}

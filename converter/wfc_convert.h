@@ -1,0 +1,46 @@
+/* wfc_convert.h — the converter's engine: one legacy definition (.xoml, its .rules, the type
+ * libraries it names) read with the legacy loader, mapped onto the modern vocabulary
+ * (docs/semantics.md §7), written as deterministic XAML and proven by loading it with the
+ * modern loader. What became of every activity goes to a migration report entry. */
+#ifndef WFC_CONVERT_H
+#define WFC_CONVERT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../common/wf_error.h"
+#include "../common/wf_native.h"
+#include "wfc_report.h"
+
+/* Lifecycle:
+ * 1. wfc_opts o = WFC_OPTS_INIT; set libpath (type libraries and native libraries).
+ * 2. wfc_convert_file(&o, "in.xoml", file, &xaml, &len, &err) with a wfc_file from a
+ *    wfc_report: on success the file's status is converted (or partial) and *xaml is the
+ *    validated XAML text (the caller wf_frees it); nothing is written anywhere.
+ * 3. On failure *xaml is NULL, the file's status is failed with every problem in its
+ *    diagnostics, and err holds the first one (file:line:col of the .xoml where known).
+ * No globals and no printing: conversions may run on several threads with separate files. */
+
+#define WFC_VERSION "0.1"
+
+typedef struct wfc_opts {
+    const wf_libpath *libpath; /* borrowed; NULL: no type libraries can be found */
+    const char *rules_path;    /* NULL: FILE.rules beside FILE.xoml when present */
+    const char *output_name;   /* file name the XAML will have (modern locations); NULL:
+                                  the source with .xaml */
+    bool force_interop;        /* --interop: every custom activity goes through Interop */
+} wfc_opts;
+
+#define WFC_OPTS_INIT                                                                              \
+    {                                                                                              \
+        .libpath = NULL, .rules_path = NULL, .output_name = NULL, .force_interop = false           \
+    }
+
+/* Errors: whatever the legacy loader reports for the input (WF_E_IO, WF_E_XML, WF_E_SCHEMA,
+ * WF_E_NAME, WF_E_NOLIB, ...), WF_E_UNSUPPORTED for constructs that need the Interop
+ * activity, WF_E_SCHEMA/WF_E_TYPE/... when the modern loader rejects what was written (a
+ * converter bug, reported as rule modern-validation), WF_E_NOMEM. */
+wf_status wfc_convert_file(const wfc_opts *opts, const char *path, wfc_file *file, char **xaml,
+                           size_t *len, wf_error *err);
+
+#endif

@@ -1,0 +1,107 @@
+/* wfc_convert_int.h — the converter's state shared by the engine files inside converter/:
+ * the walk over the legacy tree (wfc_convert.c), storage and expressions (wfc_data.c). The
+ * same walk runs twice: pass 1 records every use of every storage location, pass 2 writes
+ * the XAML with each variable declared at the narrowest scope that covers its uses. */
+#ifndef WFC_CONVERT_INT_H
+#define WFC_CONVERT_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../common/wf_error.h"
+#include "../common/wf_mem.h"
+#include "../common/wf_value.h"
+#include "../legacy/wfl_def.h"
+#include "wfc_convert.h"
+#include "wfc_report.h"
+#include "wfc_xaml_writer.h"
+
+/* One storage location: a root DP (an argument) or another activity's DP (a variable). */
+typedef struct wfc__slot {
+    const wfl_node *owner; /* the activity whose DP it is */
+    const char *dp_name;   /* borrowed from the definition */
+    char name[128];        /* modern name */
+    const wf_type *type;
+    const wf_value *initial; /* the DP's default (variables), or NULL */
+    bool is_arg;
+    bool read, written;
+    const wfl_node *scope; /* variables: the node whose modern form declares it */
+} wfc__slot;
+
+/* One use of a slot, recorded in pass 1 (for the data-sharing checks of Parallel). */
+typedef struct wfc__use_rec {
+    size_t slot; /* index into slots */
+    const wfl_node *user;
+    bool write;
+} wfc__use_rec;
+
+typedef struct wfc__lib {
+    const wfl_typelib *tl;
+    char prefix[16];    /* "ns0" */
+    char assembly[128]; /* the native library NAME (libNAME.so) */
+} wfc__lib;
+
+#define WFC__MAX_LIBS 32
+
+typedef struct wfc__conv {
+    const wfc_opts *opts;
+    const wfl_definition *def;
+    const wfl_node *root;
+    wfc_file *file;
+    int pass; /* 1: analysis (output discarded), 2: the real output */
+    wf_buf body;
+    wfc_xw w;
+    wfc__slot *slots;
+    size_t slot_count, slot_cap;
+    wfc__use_rec *uses;
+    size_t use_count, use_cap;
+    wfc__lib libs[WFC__MAX_LIBS];
+    size_t lib_count;
+    wf_strmap *seen;     /* pass 2: name -> its first report entry + 1 */
+    wf_strmap *consumed; /* pass 2: "name\x1fDP" of every DP the walk read ("name\x1f*":
+                            all of them, for Interop) */
+    bool failed;         /* an error diagnostic was (or, in pass 1, will be) reported */
+    bool nomem;
+    wf_error first; /* the first error, for the caller */
+} wfc__conv;
+
+/* Report (pass 2 only; errors also mark the conversion failed in both passes). */
+void wfc__diag(wfc__conv *c, wfc_severity sev, wf_loc at, const char *rule, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+void wfc__activity(wfc__conv *c, const wfl_node *node, const char *modern_type, wfc_action action);
+
+/* ---- storage and expressions (wfc_data.c) ---------------------------------------------- */
+/* The slot of DP `dp_name` of `owner`, made on first use (pass 1); NULL on out of memory or
+ * when it cannot hold data (reported). */
+wfc__slot *wfc__slot_of(wfc__conv *c, const wfl_node *owner, const char *dp_name,
+                        const wf_type *type, wf_loc at);
+/* The slot of DP `dp_name` of `owner` if one was made, else NULL. */
+wfc__slot *wfc__find_slot(wfc__conv *c, const wfl_node *owner, const char *dp_name);
+/* Record that `user` reads and/or writes slot. */
+void wfc__use(wfc__conv *c, wfc__slot *slot, const wfl_node *user, bool read, bool write);
+/* Whether activities below `a` and below `b` use the same data, one of them writing it
+ * (after pass 1). */
+bool wfc__share_data(const wfc__conv *c, const wfl_node *a, const wfl_node *b);
+/* Append the modern reference for `bind` written on `from` (`Index`, `post_Receipt`,
+ * `Order.Lines[0]`) and record the use. *type (optional) is the bound member's type when the
+ * bind names a whole member, else NULL. False (reported) when it does not resolve. */
+bool wfc__bind_expr(wfc__conv *c, const wfl_node *from, const wfl_bind *bind, bool read, bool write,
+                    wf_buf *out, const wf_type **type);
+/* The reference for the root parameter `name` (recording the use); false if none. */
+bool wfc__param_expr(wfc__conv *c, const wfl_node *user, const char *name, bool read, bool write,
+                     wf_buf *out);
+/* XAML type name (x:Int32, scg:List(x:String), s:InvalidOperationException); false when
+ * the type has no modern spelling. */
+bool wfc__xaml_type(const wf_type *t, wf_buf *out);
+/* C#-style cast name for an Object member ("string", "int"), or NULL. */
+const char *wfc__cast_name(const wf_type *t);
+/* Write <X.Variables> for the slots declared at `scope` (nothing when none); `owner_elem` is
+ * the element name ("Sequence"). */
+void wfc__write_variables(wfc__conv *c, const wfl_node *scope, const char *owner_elem);
+bool wfc__has_variables(const wfc__conv *c, const wfl_node *scope);
+/* After pass 1: move every variable's scope to a node that can declare it. */
+void wfc__settle_scopes(wfc__conv *c);
+/* The library prefix for typelib tl (assigned on first use). NULL when it has no Library. */
+const char *wfc__lib_prefix(wfc__conv *c, const wfl_typelib *tl, wf_loc at);
+
+#endif

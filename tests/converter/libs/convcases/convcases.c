@@ -1,0 +1,78 @@
+/* convcases.c — native functions of the converter's golden cases (convcases.activities.xml):
+ * plain C with no knowledge of either runtime, called by both. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cc_double(int32_t value, int32_t *result);
+void cc_greet(const char *who, char **greeting);
+int32_t cc_fail(int32_t code);
+void cc_add(int32_t a, int32_t b, int32_t *total);
+void cc_log(char **log, int32_t total);
+void cc_inc(int32_t *count);
+void cc_log_count(char **log, int32_t count);
+void cc_note(char **note);
+bool cc_below_limit(int32_t count, int32_t limit);
+int32_t cc_notify(const char *text);
+
+void cc_double(int32_t value, int32_t *result)
+{
+    *result = value * 2;
+}
+
+void cc_greet(const char *who, char **greeting)
+{
+    size_t n = strlen(who ? who : "") + 8;
+    *greeting = malloc(n);
+    if (*greeting)
+        snprintf(*greeting, n, "hello %s", who ? who : "");
+}
+
+int32_t cc_fail(int32_t code)
+{
+    return code;
+}
+
+void cc_add(int32_t a, int32_t b, int32_t *total)
+{
+    *total = a + b;
+}
+
+void cc_log(char **log, int32_t total)
+{
+    const char *old = *log ? *log : "";
+    size_t n = strlen(old) + 24;
+    char *s = malloc(n);
+    if (!s)
+        return;
+    snprintf(s, n, "%st=%d;", old, (int)total);
+    free(*log);
+    *log = s;
+}
+
+void cc_log_count(char **log, int32_t count)
+{
+    cc_log(log, count);
+}
+
+void cc_inc(int32_t *count)
+{
+    (*count)++;
+}
+
+void cc_note(char **note)
+{
+    *note = strdup("noted");
+}
+
+bool cc_below_limit(int32_t count, int32_t limit)
+{
+    return count < limit;
+}
+
+int32_t cc_notify(const char *text)
+{
+    return (int32_t)strlen(text ? text : "");
+}

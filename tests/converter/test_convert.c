@@ -1,0 +1,600 @@
+/* test_convert.c — the converter engine (converter/wfc_convert.c): golden cases (XOML and
+ * type library -> the expected XAML byte for byte, the expected report entries, and the same
+ * outcome in both runtimes on each case's inputs), the legacy samples, and bad input. Set
+ * WFC_UPDATE_GOLDEN=1 to rewrite the expected files after a deliberate change. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../common/wf_mem.h"
+#include "../../common/wf_native.h"
+#include "../../converter/wfc_convert.h"
+#include "../../converter/wfc_output.h"
+#include "../../converter/wfc_report.h"
+#include "../wf_test_util.h"
+#include "support_converter.h"
+
+#define CASES "tests/converter/cases"
+
+typedef struct converted {
+    wfc_report *report;
+    wfc_file *file;
+    char *xaml;
+    size_t len;
+    wf_status status;
+    wf_error err;
+} converted;
+
+static void convert(const char *xoml, bool interop, converted *out)
+{
+    memset(out, 0, sizeof *out);
+    wf_libpath *lp = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wf_libpath_create(wfc_test_lib_dirs(), &lp, &err), WF_OK);
+    ck_assert_int_eq(wfc_report_create(&out->report, &err), WF_OK);
+    out->file = wfc_report_add_file(out->report, xoml);
+    wfc_opts o = WFC_OPTS_INIT;
+    o.libpath = lp;
+    o.force_interop = interop;
+    out->status = wfc_convert_file(&o, xoml, out->file, &out->xaml, &out->len, &out->err);
+    wf_libpath_destroy(lp);
+}
+
+static void converted_free(converted *c)
+{
+    wf_free(c->xaml);
+    wfc_report_destroy(c->report);
+}
+
+static bool has_activity(const wfc_file *f, const char *name, const char *modern, const char *act)
+{
+    for (size_t i = 0; i < wfc_file_activity_count(f); i++) {
+        const char *n, *m;
+        wfc_action a;
+        wfc_file_activity(f, i, &n, &m, &a);
+        if (strcmp(n, name) == 0 && strcmp(m, modern) == 0 && strcmp(wfc_action_name(a), act) == 0)
+            return true;
+    }
+    return false;
+}
+
+static size_t count_diags(const wfc_file *f, const char *sev_name, const char *rule, unsigned line)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < wfc_file_diag_count(f); i++) {
+        wfc_severity sev;
+        const char *r, *msg;
+        unsigned l, col;
+        wfc_file_diag(f, i, &sev, &r, &l, &col, &msg);
+        n += strcmp(wfc_severity_name(sev), sev_name) == 0 && strcmp(r, rule) == 0 &&
+             (line == 0 || l == line);
+    }
+    return n;
+}
+
+/* expected.report: "status S", "activity NAME MODERN ACTION", "diag SEVERITY RULE LINE". */
+static void check_report(const char *dir, const wfc_file *f)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/expected.report", dir);
+    FILE *in = fopen(path, "r");
+    ck_assert_msg(in != NULL, "%s missing", path);
+    char line[512];
+    size_t errors = 0;
+    while (fgets(line, sizeof line, in)) {
+        char a[128], b[128], c[128];
+        unsigned n = 0;
+        if (sscanf(line, "status %127s", a) == 1) {
+            ck_assert_str_eq(wfc_status_name(wfc_file_status(f)), a);
+        } else if (sscanf(line, "activity %127s %127s %127s", a, b, c) == 3) {
+            ck_assert_msg(has_activity(f, a, b, c), "%s: no activity %s -> %s (%s)", dir, a, b, c);
+        } else if (sscanf(line, "diag %127s %127s %u", a, b, &n) == 3) {
+            ck_assert_msg(count_diags(f, a, b, n) == 1, "%s: no %s %s at line %u", dir, a, b, n);
+            errors += strcmp(a, "error") == 0;
+        }
+    }
+    fclose(in);
+    ck_assert_uint_eq(wfc_file_error_count(f), errors);
+}
+
+static void check_golden(const char *dir, const converted *c)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/expected.xaml", dir);
+    if (getenv("WFC_UPDATE_GOLDEN")) {
+        wf_error err = WF_ERROR_INIT;
+        ck_assert_int_eq(wfc_write_atomic(path, c->xaml, c->len, &err), WF_OK);
+    }
+    size_t len = 0;
+    char *want = wf_test_read_file(path, &len);
+    ck_assert_msg(want != NULL, "%s missing", path);
+    ck_assert_msg(len == c->len && memcmp(want, c->xaml, len) == 0,
+                  "%s differs from the conversion:\n%s", path, c->xaml);
+    wf_free(want);
+}
+
+static void check_runs(const char *dir, const char *xoml)
+{
+    char path[512], xaml[512];
+    snprintf(path, sizeof path, "%s/inputs", dir);
+    snprintf(xaml, sizeof xaml, "%s/expected.xaml", dir);
+    FILE *in = fopen(path, "r");
+    if (!in)
+        return;
+    char line[1024];
+    while (fgets(line, sizeof line, in)) {
+        wfc_test_inputs inputs;
+        wfc_test_inputs_parse(line, &inputs);
+        wfc_test_same_outcome(xoml, xaml, &inputs);
+        wfc_test_inputs_free(&inputs);
+    }
+    fclose(in);
+}
+
+static const char *const golden[] = {
+    "sequence_code",  "ifelse_chain",       "while_code",    "parallel_pick",
+    "fault_handlers", "terminate",          "needs_interop", "rules_operators",
+    "rules_bitwise",  "replicator_foreach", "scopes",        "state_machine",
+};
+
+START_TEST(test_golden_case_converts_and_runs_like_legacy)
+{
+    const char *name = golden[_i];
+    char dir[256], xoml[512];
+    snprintf(dir, sizeof dir, CASES "/%s", name);
+    snprintf(xoml, sizeof xoml, "%s/%s.xoml", dir, name);
+    converted c;
+    convert(xoml, false, &c);
+    check_report(dir, c.file);
+    if (wfc_file_status(c.file) == WFC_FAILED) {
+        ck_assert_ptr_null(c.xaml);
+        ck_assert_int_ne(c.status, WF_OK);
+    } else {
+        ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+        check_golden(dir, &c);
+        check_runs(dir, xoml);
+    }
+    converted_free(&c);
+}
+END_TEST
+
+/* String concatenation is not wrapping arithmetic: only the Int32 condition is reviewed. */
+START_TEST(test_only_integer_rules_arithmetic_is_reviewed)
+{
+    converted c;
+    convert(CASES "/rules_operators/rules_operators.xoml", false, &c);
+    ck_assert_uint_eq(count_diags(c.file, "review", "rules-arithmetic-overflow", 0), 1);
+    ck_assert_uint_eq(count_diags(c.file, "review", "rules-arithmetic-overflow", 4), 1);
+    converted_free(&c);
+}
+END_TEST
+
+START_TEST(test_same_input_gives_identical_bytes)
+{
+    converted a, b;
+    convert(CASES "/parallel_pick/parallel_pick.xoml", false, &a);
+    convert(CASES "/parallel_pick/parallel_pick.xoml", false, &b);
+    ck_assert_ptr_nonnull(a.xaml);
+    ck_assert_uint_eq(a.len, b.len);
+    ck_assert_int_eq(memcmp(a.xaml, b.xaml, a.len), 0);
+    ck_assert_ptr_nonnull(strstr(a.xaml, "<!-- converted from parallel_pick.xoml by wfbridge "
+                                         "convert " WFC_VERSION " -->"));
+    converted_free(&a);
+    converted_free(&b);
+}
+END_TEST
+
+START_TEST(test_interop_option_sends_custom_activities_to_interop)
+{
+    converted c;
+    convert(CASES "/sequence_code/sequence_code.xoml", true, &c);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
+    ck_assert_uint_eq(count_diags(c.file, "error", "needs-interop", 0), 6);
+    ck_assert(has_activity(c.file, "twice", "Interop", "interop"));
+    ck_assert_ptr_null(c.xaml);
+    converted_free(&c);
+}
+END_TEST
+
+/* ---- the legacy samples ---------------------------------------------------------------------- */
+typedef struct sample_case {
+    const char *name;
+    const char *runs[3];
+} sample_case;
+
+static const sample_case samples[] = {
+    {"batch_processing", {"arg BatchSize=4", "arg BatchSize=4 arg FailAt=3", NULL}},
+};
+
+/* expense_approval reads its event arguments with a PolicyActivity (the WF3 binding form), which
+ * has no modern equivalent: until the converter wraps it in Interop the file fails, located. */
+START_TEST(test_sample_with_a_policy_needs_interop)
+{
+    converted c;
+    convert("samples/legacy/expense_approval/expense_approval.xoml", false, &c);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
+    ck_assert_uint_ge(count_diags(c.file, "error", "needs-interop", 0), 1);
+    ck_assert_ptr_nonnull(strstr(c.err.message, "PolicyActivity"));
+    ck_assert_ptr_null(c.xaml);
+    converted_free(&c);
+}
+END_TEST
+
+START_TEST(test_sample_converts_and_runs_like_legacy)
+{
+    const sample_case *s = &samples[_i];
+    char xoml[512], dir[512];
+    snprintf(xoml, sizeof xoml, "samples/legacy/%s/%s.xoml", s->name, s->name);
+    snprintf(dir, sizeof dir, CASES "/samples/%s", s->name);
+    converted c;
+    convert(xoml, false, &c);
+    ck_assert_msg(c.status == WF_OK, "%s: %s", xoml, c.err.message);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_CONVERTED);
+    check_golden(dir, &c);
+    check_report(dir, c.file);
+    char xaml[600];
+    snprintf(xaml, sizeof xaml, "%s/expected.xaml", dir);
+    for (size_t i = 0; s->runs[i]; i++) {
+        wfc_test_inputs in;
+        wfc_test_inputs_parse(s->runs[i], &in);
+        wfc_test_same_outcome(xoml, xaml, &in);
+        wfc_test_inputs_free(&in);
+    }
+    converted_free(&c);
+}
+END_TEST
+
+/* Samples that need Interop fail with one located entry per construct until it lands. */
+START_TEST(test_samples_needing_interop_fail_per_construct)
+{
+    static const struct {
+        const char *file;
+        const char *activity;
+        unsigned line;
+    } cases[] = {
+        {"samples/legacy/order_processing/order_processing.xoml", "applyDiscounts", 9},
+        {"samples/legacy/document_review/document_review.xoml", "reviewRound", 2},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        converted c;
+        convert(cases[i].file, false, &c);
+        ck_assert_int_eq(c.status, WF_E_UNSUPPORTED);
+        ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
+        ck_assert_uint_eq(count_diags(c.file, "error", "needs-interop", 0), 1);
+        ck_assert_uint_eq(count_diags(c.file, "error", "needs-interop", cases[i].line), 1);
+        ck_assert(has_activity(c.file, cases[i].activity, "Interop", "interop"));
+        ck_assert_uint_eq(c.err.line, cases[i].line);
+        ck_assert_ptr_null(c.xaml);
+        converted_free(&c);
+    }
+}
+END_TEST
+
+/* ---- XOML as real tools wrote it ------------------------------------------------------------- */
+#define REAL "tests/converter/realworld"
+
+static size_t count_losses_json(const converted *c, const char *kind)
+{
+    wf_buf b;
+    wf_buf_init(&b);
+    ck_assert_int_eq(wfc_report_json(c->report, &b, NULL), WF_OK);
+    char needle[64];
+    snprintf(needle, sizeof needle, "\"kind\": \"%s\"", kind);
+    size_t n = 0;
+    for (const char *p = b.data; (p = strstr(p, needle)); p++)
+        n++;
+    wf_buf_fini(&b);
+    return n;
+}
+
+/* Designer attributes, prefixed workflow namespace, full assembly names, localized names:
+ * converts, the designer data is a designer-only loss, and it runs like the legacy file. */
+START_TEST(test_designer_written_file_converts_and_runs)
+{
+    converted c;
+    convert(REAL "/designer_layout.xoml", false, &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_uint_ge(count_losses_json(&c, "designer-only"), 10);
+    ck_assert_uint_eq(count_losses_json(&c, "semantics") + count_losses_json(&c, "code"), 0);
+    ck_assert(has_activity(c.file, "grüßen", "InvokeMethod", "invoke"));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "Name=\"grüßen_Greeting\""));
+    char *dir = strdup(wf_test_tmpdir());
+    char path[600];
+    snprintf(path, sizeof path, "%s/designer_layout.xaml", dir);
+    ck_assert_int_eq(wfc_write_atomic(path, c.xaml, c.len, NULL), WF_OK);
+    wfc_test_inputs in;
+    wfc_test_inputs_parse("arg A=1 arg B=2 arg Person=jö arg Limit=3", &in);
+    wfc_test_same_outcome(REAL "/designer_layout.xoml", path, &in);
+    wfc_test_inputs_free(&in);
+    wf_test_tmpdir_remove(dir);
+    free(dir);
+    converted_free(&c);
+}
+END_TEST
+
+START_TEST(test_inline_code_is_listed_as_unread_code)
+{
+    converted c;
+    convert(REAL "/code_beside_inline.xoml", false, &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_uint_eq(count_losses_json(&c, "code"), 1);
+    ck_assert_uint_eq(count_diags(c.file, "warning", "legacy-warning", 9), 1);
+    ck_assert(wfc_file_lost_more_than_designer(c.file));
+    converted_free(&c);
+}
+END_TEST
+
+START_TEST(test_several_native_libraries_get_one_namespace_each)
+{
+    converted c;
+    convert(REAL "/many_libraries.xoml", false, &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_ptr_nonnull(
+        strstr(c.xaml, "xmlns:ns0=\"clr-namespace:convcases;assembly=convcases\""));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "xmlns:ns1=\"clr-namespace:orders;assembly=orders\""));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "xmlns:ns2=\"clr-namespace:batch;assembly=batch\""));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "Name=\"post_Receipt\""));
+    converted_free(&c);
+}
+END_TEST
+
+/* A custom composite written in its own file converts on its own; a file using it as an
+ * activity type fails with the type named, until XAML activity types land. */
+START_TEST(test_custom_composite_in_its_own_file)
+{
+    converted c;
+    convert(REAL "/approval_step.xoml", false, &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_ptr_nonnull(strstr(c.xaml, "BookmarkName=\"ICases.Go\""));
+    converted_free(&c);
+    convert(REAL "/uses_approval_step.xoml", false, &c);
+    ck_assert_int_eq(c.status, WF_E_NAME);
+    ck_assert_uint_eq(c.err.line, 3);
+    ck_assert_uint_eq(c.err.col, 2);
+    ck_assert_ptr_nonnull(strstr(c.err.message, "ApprovalStep"));
+    ck_assert_ptr_null(c.xaml);
+    converted_free(&c);
+}
+END_TEST
+
+START_TEST(test_wcf_and_web_service_activities_fail_precisely)
+{
+    converted c;
+    convert(REAL "/wcf_receive.xoml", false, &c);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
+    ck_assert_uint_eq(count_diags(c.file, "error", "legacy-load", 2), 1);
+    ck_assert_uint_eq(count_diags(c.file, "error", "legacy-load", 5), 1);
+    ck_assert_uint_eq(c.err.line, 2);
+    ck_assert_ptr_nonnull(strstr(c.err.message, "ReceiveActivity"));
+    ck_assert_ptr_null(c.xaml);
+    converted_free(&c);
+}
+END_TEST
+
+/* ---- bad input ----------------------------------------------------------------------------- */
+static const char *const NS = "xmlns:ns0=\"clr-namespace:Conv;Assembly=convcases\" "
+                              "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" "
+                              "xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\"";
+
+static void convert_text(const char *dir, const char *name, const char *body, converted *c)
+{
+    char text[4096];
+    snprintf(text, sizeof text,
+             "<SequentialWorkflowActivity x:Class=\"Conv.Case\" x:Name=\"Case\" %s>\n%s"
+             "</SequentialWorkflowActivity>\n",
+             NS, body);
+    convert(wf_test_write_file(dir, name, text), false, c);
+}
+
+START_TEST(test_malformed_xoml_is_located_and_writes_nothing)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    convert_text(dir, "unclosed_sequence.xoml", "  <SequenceActivity x:Name=\"s\">\n", &c);
+    ck_assert_int_eq(c.status, WF_E_XML);
+    ck_assert_uint_eq(c.err.line, 3);
+    ck_assert_ptr_nonnull(strstr(c.err.file, "unclosed_sequence.xoml"));
+    ck_assert_ptr_null(c.xaml);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
+    ck_assert_uint_eq(count_diags(c.file, "error", "legacy-load", 3), 1);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+START_TEST(test_missing_type_library_is_located)
+{
+    const char *dir = wf_test_tmpdir();
+    const char *text = "<SequentialWorkflowActivity x:Name=\"W\" "
+                       "xmlns:ns0=\"clr-namespace:X;Assembly=nosuchlib\" "
+                       "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" "
+                       "xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\">\n"
+                       "  <ns0:Thing x:Name=\"t\" />\n</SequentialWorkflowActivity>\n";
+    converted c;
+    convert(wf_test_write_file(dir, "missing_typelib.xoml", text), false, &c);
+    ck_assert_int_eq(c.status, WF_E_NOLIB);
+    ck_assert_uint_ne(c.err.line, 0);
+    ck_assert_ptr_nonnull(strstr(c.err.message, "nosuchlib"));
+    ck_assert_ptr_null(c.xaml);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+START_TEST(test_unknown_custom_type_is_located)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    convert_text(dir, "unknown_custom_type.xoml", "  <ns0:NoSuchActivity x:Name=\"t\" />\n", &c);
+    ck_assert_int_eq(c.status, WF_E_NAME);
+    ck_assert_uint_eq(c.err.line, 2);
+    ck_assert_uint_eq(c.err.col, 3);
+    ck_assert_ptr_nonnull(strstr(c.err.message, "NoSuchActivity"));
+    ck_assert_ptr_null(c.xaml);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+START_TEST(test_rules_file_that_does_not_match_is_located)
+{
+    const char *dir = wf_test_tmpdir();
+    wf_test_write_file(dir, "mismatch.rules",
+                       "<RuleDefinitions xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/"
+                       "workflow\"><RuleDefinitions.Conditions /></RuleDefinitions>\n");
+    converted c;
+    convert_text(dir, "mismatch.xoml",
+                 "  <WhileActivity x:Name=\"w\">\n    <WhileActivity.Condition>\n"
+                 "      <RuleConditionReference ConditionName=\"Gone\" />\n"
+                 "    </WhileActivity.Condition>\n"
+                 "    <CodeActivity x:Name=\"c\" ExecuteCode=\"Increment\" />\n"
+                 "  </WhileActivity>\n",
+                 &c);
+    ck_assert_int_eq(c.status, WF_E_NAME);
+    ck_assert_uint_eq(c.err.line, 4);
+    ck_assert_ptr_nonnull(strstr(c.err.message, "Gone"));
+    ck_assert_ptr_null(c.xaml);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+START_TEST(test_handler_without_native_function_fails_located)
+{
+    const char *dir = wf_test_tmpdir();
+    const char *text = "<SequentialWorkflowActivity x:Name=\"W\" "
+                       "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" "
+                       "xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\">\n"
+                       "  <DelayActivity x:Name=\"d\" TimeoutDuration=\"00:00:05\" />\n"
+                       "  <SuspendActivity x:Name=\"s\" />\n</SequentialWorkflowActivity>\n";
+    converted c;
+    convert(wf_test_write_file(dir, "suspend.xoml", text), false, &c);
+    ck_assert_int_eq(c.status, WF_E_UNSUPPORTED);
+    ck_assert_uint_eq(c.err.line, 3);
+    ck_assert_uint_eq(c.err.col, 3);
+    ck_assert(has_activity(c.file, "d", "Delay", "mapped"));
+    ck_assert_ptr_null(c.xaml);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* ---- out of memory ----------------------------------------------------------------------------
+ */
+static wf_status convert_op(void *ud)
+{
+    const wf_libpath *lp = ud;
+    wfc_report *r = NULL;
+    wf_status st = wfc_report_create(&r, NULL);
+    wfc_file *f = st == WF_OK ? wfc_report_add_file(r, "terminate.xoml") : NULL;
+    char *xaml = NULL;
+    size_t len = 0;
+    wf_error err = WF_ERROR_INIT;
+    if (f) {
+        wfc_opts o = WFC_OPTS_INIT;
+        o.libpath = lp;
+        st = wfc_convert_file(&o, CASES "/terminate/terminate.xoml", f, &xaml, &len, &err);
+        if (st == WF_OK)
+            ck_assert_ptr_nonnull(xaml);
+        else
+            ck_assert_ptr_null(xaml);
+    } else if (st == WF_OK) {
+        st = WF_E_NOMEM;
+    }
+    wf_free(xaml);
+    wfc_report_destroy(r);
+    /* An allocation failure deep in a loader may surface as its own error: count it as such. */
+    return st == WF_OK || err.code == WF_E_NOMEM || st == WF_E_NOMEM ? st : WF_E_NOMEM;
+}
+
+START_TEST(test_out_of_memory_leaks_nothing_and_writes_nothing)
+{
+    wf_libpath *lp = NULL;
+    ck_assert_int_eq(wf_libpath_create(wfc_test_lib_dirs(), &lp, NULL), WF_OK);
+    ck_assert_uint_gt(wf_test_nomem_loop(convert_op, lp, 20000), 100);
+    wf_libpath_destroy(lp);
+}
+END_TEST
+
+/* A property value no emitter carries over is a located warning and a loss. */
+START_TEST(test_ignored_property_is_reported)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    convert_text(dir, "roles.xoml",
+                 "  <HandleExternalEventActivity x:Name=\"go\" EventName=\"Go\" "
+                 "InterfaceType=\"{x:Type ns0:ICases}\" Roles=\"{x:Null}\" />\n",
+                 &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_uint_eq(count_diags(c.file, "warning", "property-ignored", 2), 1);
+    ck_assert(wfc_file_lost_more_than_designer(c.file));
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* Whatever the walk does not place is an error, never silently dropped. */
+START_TEST(test_activity_in_an_unhandled_position_is_not_dropped)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    convert_text(dir, "branch_cancel.xoml",
+                 "  <IfElseActivity x:Name=\"choose\">\n"
+                 "    <IfElseBranchActivity x:Name=\"only\">\n"
+                 "      <IfElseBranchActivity.Condition><CodeCondition Condition=\"BelowLimit\" />"
+                 "</IfElseBranchActivity.Condition>\n"
+                 "      <CodeActivity x:Name=\"inc\" ExecuteCode=\"Increment\" />\n"
+                 "      <CancellationHandlerActivity x:Name=\"undo\">\n"
+                 "        <CodeActivity x:Name=\"note\" ExecuteCode=\"TakeNote\" />\n"
+                 "      </CancellationHandlerActivity>\n"
+                 "    </IfElseBranchActivity>\n"
+                 "  </IfElseActivity>\n",
+                 &c);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
+    ck_assert_uint_eq(count_diags(c.file, "error", "not-converted", 6), 1);
+    ck_assert_uint_eq(c.err.line, 6);
+    ck_assert_ptr_nonnull(strstr(c.err.message, "undo"));
+    ck_assert_ptr_null(c.xaml);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+Suite *convert_suite(void)
+{
+    Suite *s = suite_create("convert");
+    TCase *core = tcase_create("core");
+    tcase_set_timeout(core, 60);
+    tcase_add_loop_test(core, test_golden_case_converts_and_runs_like_legacy, 0,
+                        sizeof golden / sizeof golden[0]);
+    tcase_add_test(core, test_same_input_gives_identical_bytes);
+    tcase_add_test(core, test_only_integer_rules_arithmetic_is_reviewed);
+    tcase_add_test(core, test_interop_option_sends_custom_activities_to_interop);
+    tcase_add_loop_test(core, test_sample_converts_and_runs_like_legacy, 0,
+                        sizeof samples / sizeof samples[0]);
+    tcase_add_test(core, test_samples_needing_interop_fail_per_construct);
+    tcase_add_test(core, test_sample_with_a_policy_needs_interop);
+    tcase_add_test(core, test_designer_written_file_converts_and_runs);
+    tcase_add_test(core, test_inline_code_is_listed_as_unread_code);
+    tcase_add_test(core, test_several_native_libraries_get_one_namespace_each);
+    tcase_add_test(core, test_custom_composite_in_its_own_file);
+    suite_add_tcase(s, core);
+    TCase *bad = tcase_create("bad_input");
+    tcase_add_test(bad, test_malformed_xoml_is_located_and_writes_nothing);
+    tcase_add_test(bad, test_missing_type_library_is_located);
+    tcase_add_test(bad, test_unknown_custom_type_is_located);
+    tcase_add_test(bad, test_rules_file_that_does_not_match_is_located);
+    tcase_add_test(bad, test_handler_without_native_function_fails_located);
+    tcase_add_test(bad, test_wcf_and_web_service_activities_fail_precisely);
+    tcase_add_test(bad, test_activity_in_an_unhandled_position_is_not_dropped);
+    tcase_add_test(bad, test_ignored_property_is_reported);
+    suite_add_tcase(s, bad);
+    TCase *nomem = tcase_create("nomem");
+    tcase_set_timeout(nomem, 300);
+    tcase_add_test(nomem, test_out_of_memory_leaks_nothing_and_writes_nothing);
+    suite_add_tcase(s, nomem);
+    return s;
+}

@@ -1,0 +1,183 @@
+/* test_report.c — the migration report (converter/wfc_report.c): its JSON form as
+ * docs/convert.md documents it, the loss rule behind --fail-on-loss, and out of memory. */
+#include <check.h>
+#include <string.h>
+
+#include "../../common/wf_mem.h"
+#include "../../converter/wfc_report.h"
+#include "../wf_test_util.h"
+
+static wf_status fill(wfc_report *r)
+{
+    wfc_file *f = wfc_report_add_file(r, "in/a.xoml");
+    if (!f)
+        return WF_E_NOMEM;
+    wfc_file_set_output(f, "out/a.xaml");
+    wfc_file_add_activity(f, "step", "CodeActivity", "InvokeMethod", 3, WFC_ACT_INVOKE);
+    wfc_file_add_diag(f, WFC_REVIEW, 4, 2, "parallel-interleaving", "say \"%s\"", "hi");
+    wfc_file_add_diag_in(f, "in/a.rules", WFC_ERROR, 9, 1, "legacy-load", "bad");
+    wfc_file_add_loss(f, WFC_LOSS_DESIGNER, 1, "sap:HintSize");
+    return WF_OK;
+}
+
+START_TEST(test_json_has_the_documented_shape)
+{
+    wfc_report *r = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfc_report_create(&r, &err), WF_OK);
+    ck_assert_int_eq(fill(r), WF_OK);
+    wf_buf b;
+    wf_buf_init(&b);
+    ck_assert_int_eq(wfc_report_json(r, &b, &err), WF_OK);
+    ck_assert_str_eq(
+        b.data,
+        "{\"files\": [\n"
+        "  {\"source\": \"in/a.xoml\", \"output\": \"out/a.xaml\", \"status\": \"converted\",\n"
+        "   \"activities\": [\n"
+        "    {\"name\": \"step\", \"legacyType\": \"CodeActivity\", \"modernType\": "
+        "\"InvokeMethod\", \"line\": 3, \"action\": \"invoke\"}],\n"
+        "   \"diagnostics\": [\n"
+        "    {\"severity\": \"review\", \"line\": 4, \"col\": 2, \"message\": \"say \\\"hi\\\"\", "
+        "\"rule\": \"parallel-interleaving\"},\n"
+        "    {\"severity\": \"error\", \"file\": \"in/a.rules\", \"line\": 9, \"col\": 1, "
+        "\"message\": \"bad\", \"rule\": \"legacy-load\"}],\n"
+        "   \"losses\": [\n"
+        "    {\"kind\": \"designer-only\", \"line\": 1, \"what\": \"sap:HintSize\"}]}]}\n");
+    wfc_file *f = wfc_report_file_at(r, 0);
+    ck_assert_str_eq(wfc_file_diag_file(f, 1), "in/a.rules");
+    ck_assert_str_eq(wfc_file_diag_file(f, 0), "in/a.xoml");
+    ck_assert_uint_eq(wfc_file_error_count(f), 1);
+    wf_buf_fini(&b);
+    wfc_report_destroy(r);
+}
+END_TEST
+
+START_TEST(test_only_designer_losses_are_allowed)
+{
+    wfc_report *r = NULL;
+    ck_assert_int_eq(wfc_report_create(&r, NULL), WF_OK);
+    wfc_file *f = wfc_report_add_file(r, "a.xoml");
+    wfc_file_add_loss(f, WFC_LOSS_DESIGNER, 1, "x");
+    ck_assert(!wfc_file_lost_more_than_designer(f));
+    wfc_file_add_loss(f, WFC_LOSS_CODE, 2, "x:Code");
+    ck_assert(wfc_file_lost_more_than_designer(f));
+    wfc_file_clear(f);
+    ck_assert(!wfc_file_lost_more_than_designer(f));
+    ck_assert_uint_eq(wfc_file_diag_count(f), 0);
+    wfc_report_destroy(r);
+}
+END_TEST
+
+START_TEST(test_csv_and_markdown_carry_the_same_entries)
+{
+    wfc_report *r = NULL;
+    ck_assert_int_eq(wfc_report_create(&r, NULL), WF_OK);
+    ck_assert_int_eq(fill(r), WF_OK);
+    wfc_file_add_activity(wfc_report_file_at(r, 0), "pol|icy", "PolicyActivity", "Interop", 5,
+                          WFC_ACT_INTEROP);
+    wf_buf b;
+    wf_buf_init(&b);
+    ck_assert_int_eq(wfc_report_csv(r, &b, NULL), WF_OK);
+    ck_assert_ptr_nonnull(strstr(b.data, "source,status,kind,name,legacyType,modernType,action,"
+                                         "severity,rule,line,col,message\r\n"));
+    ck_assert_ptr_nonnull(strstr(b.data, "in/a.xoml,converted,activity,step,CodeActivity,"
+                                         "InvokeMethod,invoke,,,3,,\r\n"));
+    ck_assert_ptr_nonnull(
+        strstr(b.data, ",review,parallel-interleaving,4,2,\"say \"\"hi\"\"\"\r\n"));
+    ck_assert_ptr_nonnull(strstr(b.data, "in/a.rules,converted,diagnostic,"));
+    wf_buf_reset(&b);
+    ck_assert_int_eq(wfc_report_markdown(r, &b, NULL), WF_OK);
+    ck_assert_ptr_nonnull(strstr(b.data, "| in/a.xoml | converted | 2 | 50% | 1 |\n"));
+    ck_assert_ptr_nonnull(strstr(b.data, "| pol\\|icy | PolicyActivity | Interop | interop | 5 |"));
+    wf_buf_fini(&b);
+    wfc_report_destroy(r);
+}
+END_TEST
+
+static wf_status fake_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
+{
+    (void)err;
+    int *calls = ud;
+    (*calls)++;
+    ck_assert_ptr_nonnull(strstr(dot, "digraph"));
+    wf_buf_adds(svg, "<?xml version=\"1.0\"?>\n<svg id=\"pic\"></svg>\n");
+    return WF_OK;
+}
+
+static wf_status no_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
+{
+    (void)ud, (void)dot, (void)svg, (void)err;
+    return WF_E_NOTFOUND;
+}
+
+START_TEST(test_html_has_summary_tables_and_pictures)
+{
+    wfc_report *r = NULL;
+    ck_assert_int_eq(wfc_report_create(&r, NULL), WF_OK);
+    ck_assert_int_eq(fill(r), WF_OK);
+    wfc_file_set_graphs(wfc_report_file_at(r, 0), "digraph a {}", "digraph b {}");
+    wf_buf b;
+    wf_buf_init(&b);
+    int calls = 0;
+    ck_assert_int_eq(wfc_report_html(r, fake_svg, &calls, &b, NULL), WF_OK);
+    ck_assert_int_eq(calls, 2);
+    ck_assert_ptr_nonnull(strstr(b.data, "<table id=\"summary\">"));
+    ck_assert_ptr_nonnull(strstr(b.data, "<td>in/a.xoml</td><td class=\"converted\">converted</td>"
+                                         "<td>1</td><td>0</td><td>1</td><td>0</td><td>100%</td>"));
+    ck_assert_ptr_nonnull(strstr(b.data, "<tr class=\"invoke\"><td>step</td>"));
+    ck_assert_ptr_nonnull(strstr(b.data, "<td>say &quot;hi&quot;</td>"));
+    ck_assert_ptr_nonnull(strstr(b.data, "<h3>Legacy</h3>\n<svg id=\"pic\">"));
+    ck_assert_ptr_null(strstr(b.data, "<?xml"));
+    ck_assert_ptr_null(strstr(b.data, "no-pictures"));
+    wf_buf_reset(&b);
+    ck_assert_int_eq(wfc_report_html(r, no_svg, NULL, &b, NULL), WF_OK);
+    ck_assert_ptr_nonnull(strstr(b.data, "need Graphviz"));
+    ck_assert_ptr_null(strstr(b.data, "<svg"));
+    wf_buf_fini(&b);
+    wfc_report_destroy(r);
+}
+END_TEST
+
+static wf_status report_op(void *ud)
+{
+    (void)ud;
+    wfc_report *r = NULL;
+    wf_status st = wfc_report_create(&r, NULL);
+    if (st != WF_OK)
+        return st;
+    st = fill(r);
+    wf_buf b;
+    wf_buf_init(&b);
+    if (st == WF_OK)
+        st = wfc_report_json(r, &b, NULL);
+    if (st == WF_OK)
+        st = wfc_report_csv(r, &b, NULL);
+    if (st == WF_OK)
+        st = wfc_report_markdown(r, &b, NULL);
+    if (st == WF_OK)
+        st = wfc_report_html(r, no_svg, NULL, &b, NULL);
+    wf_buf_fini(&b);
+    wfc_report_destroy(r);
+    return st;
+}
+
+START_TEST(test_out_of_memory_is_sticky_and_leaks_nothing)
+{
+    ck_assert_uint_gt(wf_test_nomem_loop(report_op, NULL, 200), 3);
+}
+END_TEST
+
+Suite *report_suite(void)
+{
+    Suite *s = suite_create("report");
+    TCase *core = tcase_create("core");
+    tcase_add_test(core, test_json_has_the_documented_shape);
+    tcase_add_test(core, test_only_designer_losses_are_allowed);
+    tcase_add_test(core, test_csv_and_markdown_carry_the_same_entries);
+    tcase_add_test(core, test_html_has_summary_tables_and_pictures);
+    suite_add_tcase(s, core);
+    TCase *nomem = tcase_create("nomem");
+    tcase_add_test(nomem, test_out_of_memory_is_sticky_and_leaks_nothing);
+    suite_add_tcase(s, nomem);
+    return s;
+}

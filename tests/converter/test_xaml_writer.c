@@ -1,0 +1,104 @@
+/* test_xaml_writer.c — the converter's deterministic XML writer (converter/wfc_xaml_writer.c):
+ * layout, escaping, the nesting limit, and running out of memory. */
+#include <check.h>
+#include <string.h>
+
+#include "../../common/wf_mem.h"
+#include "../../converter/wfc_xaml_writer.h"
+#include "../wf_test_util.h"
+
+static void write_sample(wfc_xw *w)
+{
+    wfc_xw_comment(w, "a -- b");
+    wfc_xw_open(w, "Sequence");
+    wfc_xw_attr(w, "DisplayName", "a \"<&>\" b\n");
+    wfc_xw_open(w, "Delay");
+    wfc_xw_attr(w, "Duration", "00:00:01");
+    wfc_xw_close(w);
+    wfc_xw_leaf_text(w, "InArgument", "[a < b && c]");
+    wfc_xw_close(w);
+}
+
+START_TEST(test_layout_and_escaping_are_fixed)
+{
+    wf_buf b;
+    wf_buf_init(&b);
+    wfc_xw w;
+    wfc_xw_init(&w, &b, 1);
+    write_sample(&w);
+    ck_assert(wfc_xw_ok(&w));
+    ck_assert_str_eq(b.data, "  <!-- a - - b -->\n"
+                             "  <Sequence DisplayName=\"a &quot;&lt;&amp;&gt;&quot; b&#10;\">\n"
+                             "    <Delay Duration=\"00:00:01\" />\n"
+                             "    <InArgument>[a &lt; b &amp;&amp; c]</InArgument>\n"
+                             "  </Sequence>\n");
+    wf_buf_fini(&b);
+}
+END_TEST
+
+START_TEST(test_unbalanced_calls_are_not_ok)
+{
+    wf_buf b;
+    wf_buf_init(&b);
+    wfc_xw w;
+    wfc_xw_init(&w, &b, 0);
+    wfc_xw_open(&w, "Sequence");
+    ck_assert(!wfc_xw_ok(&w)); /* still open */
+    wfc_xw_close(&w);
+    ck_assert(wfc_xw_ok(&w));
+    wfc_xw_close(&w);
+    ck_assert(!wfc_xw_ok(&w));
+    wf_buf_fini(&b);
+}
+END_TEST
+
+START_TEST(test_nesting_beyond_the_limit_is_reported)
+{
+    wf_buf b;
+    wf_buf_init(&b);
+    wfc_xw w;
+    wfc_xw_init(&w, &b, 0);
+    for (int i = 0; i < WFC_XW_MAX_DEPTH; i++)
+        wfc_xw_open(&w, "Sequence");
+    ck_assert(!w.too_deep);
+    wfc_xw_open(&w, "Sequence");
+    ck_assert(w.too_deep);
+    ck_assert(!wfc_xw_ok(&w));
+    wf_buf_fini(&b);
+}
+END_TEST
+
+static wf_status write_op(void *ud)
+{
+    (void)ud;
+    wf_buf b;
+    wf_buf_init(&b);
+    wfc_xw w;
+    wfc_xw_init(&w, &b, 2);
+    write_sample(&w);
+    bool ok = wfc_xw_ok(&w);
+    wf_buf_fini(&b);
+    return ok ? WF_OK : WF_E_NOMEM;
+}
+
+START_TEST(test_out_of_memory_is_seen_at_the_end)
+{
+    ck_assert_uint_gt(wf_test_nomem_loop(write_op, NULL, 50), 0);
+}
+END_TEST
+
+Suite *xaml_writer_suite(void)
+{
+    Suite *s = suite_create("xaml_writer");
+    TCase *core = tcase_create("core");
+    tcase_add_test(core, test_layout_and_escaping_are_fixed);
+    tcase_add_test(core, test_unbalanced_calls_are_not_ok);
+    suite_add_tcase(s, core);
+    TCase *limits = tcase_create("limits");
+    tcase_add_test(limits, test_nesting_beyond_the_limit_is_reported);
+    suite_add_tcase(s, limits);
+    TCase *nomem = tcase_create("nomem");
+    tcase_add_test(nomem, test_out_of_memory_is_seen_at_the_end);
+    suite_add_tcase(s, nomem);
+    return s;
+}
