@@ -62,11 +62,15 @@ static int read_version(wfl_store *store)
     return version;
 }
 
-static wf_status create_schema(wfl_store *store, wf_error *err)
+/*
+** Create the schema of a new file. Processes opening the same new file at once all see no
+** meta table: each takes the write lock (BEGIN IMMEDIATE waits for it under the busy timeout)
+** and looks again, so only the first creates the tables. Returns the version then found.
+*/
+static wf_status create_schema(wfl_store *store, int *version, wf_error *err)
 {
     char sql[512];
     snprintf(sql, sizeof sql,
-             "BEGIN IMMEDIATE;"
              "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
              "INSERT INTO meta VALUES('schema_version', '%d');"
              "INSERT INTO meta VALUES('format', 'wfbridge-legacy');"
@@ -74,9 +78,19 @@ static wf_status create_schema(wfl_store *store, wf_error *err)
              " blob BLOB NOT NULL);"
              "COMMIT;",
              WFL_STORE_SCHEMA_VERSION);
-    wf_status rc = exec_sql(store, sql, err);
+    wf_status rc = exec_sql(store, "BEGIN IMMEDIATE", err);
+    if (rc != WF_OK)
+        return rc;
+    *version = read_version(store);
+    if (*version != -1) {
+        sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+        return WF_OK;
+    }
+    rc = exec_sql(store, sql, err);
     if (rc != WF_OK)
         sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+    else
+        *version = WFL_STORE_SCHEMA_VERSION;
     return rc;
 }
 
@@ -99,8 +113,8 @@ wf_status wfl_store_open(const char *path, wfl_store **out, wf_error *err)
     int version = read_version(store);
     wf_status rc = WF_OK;
     if (version == -1)
-        rc = create_schema(store, err);
-    else if (version != WFL_STORE_SCHEMA_VERSION)
+        rc = create_schema(store, &version, err);
+    if (rc == WF_OK && version != WFL_STORE_SCHEMA_VERSION)
         rc = wf_error_set(err, WF_E_CORRUPT, &loc,
                           version == -2 ? "not a wfbridge legacy store (not a database)"
                                         : "not a wfbridge legacy store or unknown schema version");
