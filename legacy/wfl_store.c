@@ -28,6 +28,17 @@ static wf_status exec_sql(wfl_store *store, const char *sql, wf_error *err)
     return WF_OK;
 }
 
+/* The query's first column of its first row is `want`. */
+static bool query_is(wfl_store *store, const char *sql, const char *want)
+{
+    sqlite3_stmt *st = NULL;
+    bool same = sqlite3_prepare_v2(store->db, sql, -1, &st, NULL) == SQLITE_OK &&
+                sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) &&
+                strcmp((const char *)sqlite3_column_text(st, 0), want) == 0;
+    sqlite3_finalize(st);
+    return same;
+}
+
 /*
 ** Read the schema version; -1 when the meta table is missing (a new, empty file), -2 when
 ** the file is not a database at all.
@@ -59,6 +70,16 @@ static int read_version(wfl_store *store)
     if (sqlite3_step(st) == SQLITE_ROW)
         version = sqlite3_column_int(st, 0);
     sqlite3_finalize(st);
+    /* ours (the format key) and whole: the instances table is there, and it and its id
+     * index pass integrity_check, so a lookup by id cannot miss a stored row */
+    if (version >= 0 && (!query_is(store, "SELECT value FROM meta WHERE key='format'",
+                                   "wfbridge-legacy") ||
+                         !query_is(store,
+                                   "SELECT count(*) FROM sqlite_master"
+                                   " WHERE type='table' AND name='instances'",
+                                   "1") ||
+                         !query_is(store, "PRAGMA integrity_check(instances)", "ok")))
+        version = -3;
     return version;
 }
 
@@ -117,7 +138,8 @@ wf_status wfl_store_open(const char *path, wfl_store **out, wf_error *err)
     if (rc == WF_OK && version != WFL_STORE_SCHEMA_VERSION)
         rc = wf_error_set(err, WF_E_CORRUPT, &loc,
                           version == -2 ? "not a wfbridge legacy store (not a database)"
-                                        : "not a wfbridge legacy store or unknown schema version");
+                                        : "not a wfbridge legacy store, unknown schema version or"
+                                          " damaged");
     if (rc != WF_OK) {
         wfl_store_close(store);
         return rc;

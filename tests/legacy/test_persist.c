@@ -3,6 +3,7 @@
  * continued in a fresh executor, the SQLite store (one blob per instance, one transaction per
  * save), and corrupt, truncated, foreign or unknown-version blobs refused with WF_E_CORRUPT. */
 #include <check.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -243,6 +244,46 @@ START_TEST(test_store_parallel_first_open_of_a_new_file_all_succeed)
 }
 END_TEST
 
+/* A file with the legacy store's meta table but not the rest, or another application's
+ * format key, is refused on open before anything runs or writes, left byte for byte. */
+START_TEST(test_store_incomplete_or_foreign_meta_is_refused_untouched)
+{
+    static const char *const files[] = {
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO meta VALUES('schema_version', '1');"
+        "INSERT INTO meta VALUES('format', 'wfbridge-legacy');",
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO meta VALUES('schema_version', '1');"
+        "INSERT INTO meta VALUES('format', 'someone-else');"
+        "CREATE TABLE instances(id TEXT PRIMARY KEY, status TEXT NOT NULL, blob BLOB NOT NULL);",
+    };
+    const char *dir = wf_test_tmpdir();
+    char db[512];
+    snprintf(db, sizeof db, "%s/meta.db", dir);
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        remove(db);
+        sqlite3 *raw = NULL;
+        ck_assert_int_eq(sqlite3_open(db, &raw), SQLITE_OK);
+        ck_assert_int_eq(sqlite3_exec(raw, files[i], NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(raw);
+        size_t before_len = 0, after_len = 0;
+        char *before = wf_test_read_file(db, &before_len);
+        wfl_store *st = NULL;
+        wf_error err = WF_ERROR_INIT;
+        ck_assert_int_eq(wfl_store_open(db, &st, &err), WF_E_CORRUPT);
+        ck_assert_ptr_null(st);
+        WF_ASSERT_ERROR(err, WF_E_CORRUPT, 0, 0, "not a wfbridge legacy store");
+        ck_assert_str_eq(err.file, db);
+        char *after = wf_test_read_file(db, &after_len);
+        ck_assert_uint_eq(after_len, before_len);
+        ck_assert(memcmp(after, before, before_len) == 0);
+        wf_free(before);
+        wf_free(after);
+    }
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 START_TEST(test_store_keeps_blobs_and_refuses_foreign_files)
 {
     const char *dir = wf_test_tmpdir();
@@ -442,6 +483,7 @@ Suite *legacy_persist_suite(void)
     tcase_add_test(bad, test_damaged_blobs_are_refused);
     tcase_add_test(bad, test_blob_of_another_definition_is_refused);
     tcase_add_test(bad, test_store_keeps_blobs_and_refuses_foreign_files);
+    tcase_add_test(bad, test_store_incomplete_or_foreign_meta_is_refused_untouched);
     tcase_add_test(bad, test_fuzzed_blob_with_shared_queue_is_safe);
     suite_add_tcase(s, bad);
     TCase *nomem = tcase_create("nomem");
