@@ -66,7 +66,11 @@ START_TEST(help_and_version)
     wfbt_out_free(&r);
 
     r = wfbt_run(ARGS("help", "nope"));
-    ASSERT_REFUSED(r, "wfbridge: error: help: unknown verb 'nope' (see 'wfbridge --help')\n");
+    ASSERT_REFUSED(r, "wfbridge help: error: unknown verb 'nope' (see 'wfbridge --help')\n");
+    wfbt_out_free(&r);
+    r = wfbt_run(ARGS("help", "run", "extra"));
+    ASSERT_REFUSED(r, "wfbridge help: error: unexpected argument 'extra' (one verb only; see "
+                      "'wfbridge --help')\n");
     wfbt_out_free(&r);
 }
 END_TEST
