@@ -44,10 +44,8 @@ static const struct verb *find_verb(const char *name)
 
 static int dispatch(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stderr);
-        return 2;
-    }
+    if (argc < 2)
+        return wfb_usage_error("no verb given");
     const char *a = argv[1];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0 ||
         (strcmp(a, "help") == 0 && argc == 2)) {

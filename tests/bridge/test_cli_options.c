@@ -83,6 +83,9 @@ START_TEST(usage_error_format)
     wfbt_out r = wfbt_run(ARGS("nope"));
     ASSERT_REFUSED(r, "wfbridge: error: unknown verb 'nope' (see 'wfbridge --help')\n");
     wfbt_out_free(&r);
+    r = wfbt_run((const char *const[]){NULL});
+    ASSERT_REFUSED(r, "wfbridge: error: no verb given (see 'wfbridge --help')\n");
+    wfbt_out_free(&r);
     r = wfbt_run(ARGS("run", wfbt_data("args.xaml"), "--bogus"));
     ASSERT_REFUSED(r, "wfbridge run: error: unknown option '--bogus' (see 'wfbridge run "
                       "--help')\n");
