@@ -45,10 +45,8 @@ static const struct verb *find_verb(const char *name)
 
 static int dispatch(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stderr);
-        return 2;
-    }
+    if (argc < 2)
+        return wfb_usage_error("no verb given");
     const char *a = argv[1];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0 ||
         (strcmp(a, "help") == 0 && argc == 2)) {
@@ -61,8 +59,12 @@ static int dispatch(int argc, char **argv)
     }
     if (strcmp(a, "help") == 0) {
         const struct verb *v = find_verb(argv[2]);
-        if (!v || argc > 3)
-            return wfb_usage_error("help: unknown verb '%s'", argv[2]);
+        wfb_verb_begin("help");
+        if (argc > 3)
+            return wfb_error("unexpected argument '%s' (one verb only; see 'wfbridge --help')",
+                             argv[3]);
+        if (!v)
+            return wfb_error("unknown verb '%s' (see 'wfbridge --help')", argv[2]);
         char help[] = "--help";
         char *help_argv[] = {argv[2], help, NULL};
         return v->fn(2, help_argv);

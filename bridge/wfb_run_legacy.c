@@ -473,6 +473,8 @@ static int print_result(run *r, wfl_exec_state st)
                       r->store ? wfl_exec_instance_id(r->ex) : NULL};
     if (has_err && (st == WFL_EXEC_FAULTED || st == WFL_EXEC_TERMINATED))
         report_fault(r, res.error_type, res.error_message);
+    else if (has_err && st == WFL_EXEC_SUSPENDED) /* a SuspendActivity: its Error text */
+        report_fault(r, "suspended", res.error_message);
     if (r->o.json) {
         wfb_print_result(stdout, &res);
     } else {

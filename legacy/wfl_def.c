@@ -2041,10 +2041,12 @@ static void check_operand_types(loader *ld, const wfl_rexpr *e)
     bool mixed = (l->kind == WF_K_DECIMAL && r->kind == WF_K_DOUBLE) ||
                  (l->kind == WF_K_DOUBLE && r->kind == WF_K_DECIMAL);
     bool bools = order && l->kind == WF_K_BOOL && r->kind == WF_K_BOOL;
+    const char *what = arith ? "arithmetic" : order ? "relational" : "equality";
     if (mixed || bools)
-        ERR(ld, WF_E_TYPE, e->loc, "%s operator '%s' cannot be used on operands of types %s "
-            "and %s", arith ? "arithmetic" : "relational", wfl_rop_name(e->op), l->name,
-            r->name);
+        ERR(ld, WF_E_TYPE, e->loc,
+            "%s operator '%s' cannot be used on operands of types %s "
+            "and %s",
+            what, wfl_rop_name(e->op), l->name, r->name);
 }
 
 static void check_self_lookups(loader *ld, const wfl_rexpr *e)

@@ -28,6 +28,17 @@ static wf_status exec_sql(wfl_store *store, const char *sql, wf_error *err)
     return WF_OK;
 }
 
+/* The query's first column of its first row is `want`. */
+static bool query_is(wfl_store *store, const char *sql, const char *want)
+{
+    sqlite3_stmt *st = NULL;
+    bool same = sqlite3_prepare_v2(store->db, sql, -1, &st, NULL) == SQLITE_OK &&
+                sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) &&
+                strcmp((const char *)sqlite3_column_text(st, 0), want) == 0;
+    sqlite3_finalize(st);
+    return same;
+}
+
 /*
 ** Read the schema version; -1 when the meta table is missing (a new, empty file), -2 when
 ** the file is not a database at all.
@@ -59,14 +70,28 @@ static int read_version(wfl_store *store)
     if (sqlite3_step(st) == SQLITE_ROW)
         version = sqlite3_column_int(st, 0);
     sqlite3_finalize(st);
+    /* ours (the format key) and whole: the instances table is there, and it and its id
+     * index pass integrity_check, so a lookup by id cannot miss a stored row */
+    if (version >= 0 && (!query_is(store, "SELECT value FROM meta WHERE key='format'",
+                                   "wfbridge-legacy") ||
+                         !query_is(store,
+                                   "SELECT count(*) FROM sqlite_master"
+                                   " WHERE type='table' AND name='instances'",
+                                   "1") ||
+                         !query_is(store, "PRAGMA integrity_check(instances)", "ok")))
+        version = -3;
     return version;
 }
 
-static wf_status create_schema(wfl_store *store, wf_error *err)
+/*
+** Create the schema of a new file. Processes opening the same new file at once all see no
+** meta table: each takes the write lock (BEGIN IMMEDIATE waits for it under the busy timeout)
+** and looks again, so only the first creates the tables. Returns the version then found.
+*/
+static wf_status create_schema(wfl_store *store, int *version, wf_error *err)
 {
     char sql[512];
     snprintf(sql, sizeof sql,
-             "BEGIN IMMEDIATE;"
              "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
              "INSERT INTO meta VALUES('schema_version', '%d');"
              "INSERT INTO meta VALUES('format', 'wfbridge-legacy');"
@@ -74,9 +99,19 @@ static wf_status create_schema(wfl_store *store, wf_error *err)
              " blob BLOB NOT NULL);"
              "COMMIT;",
              WFL_STORE_SCHEMA_VERSION);
-    wf_status rc = exec_sql(store, sql, err);
+    wf_status rc = exec_sql(store, "BEGIN IMMEDIATE", err);
+    if (rc != WF_OK)
+        return rc;
+    *version = read_version(store);
+    if (*version != -1) {
+        sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+        return WF_OK;
+    }
+    rc = exec_sql(store, sql, err);
     if (rc != WF_OK)
         sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+    else
+        *version = WFL_STORE_SCHEMA_VERSION;
     return rc;
 }
 
@@ -99,11 +134,12 @@ wf_status wfl_store_open(const char *path, wfl_store **out, wf_error *err)
     int version = read_version(store);
     wf_status rc = WF_OK;
     if (version == -1)
-        rc = create_schema(store, err);
-    else if (version != WFL_STORE_SCHEMA_VERSION)
+        rc = create_schema(store, &version, err);
+    if (rc == WF_OK && version != WFL_STORE_SCHEMA_VERSION)
         rc = wf_error_set(err, WF_E_CORRUPT, &loc,
                           version == -2 ? "not a wfbridge legacy store (not a database)"
-                                        : "not a wfbridge legacy store or unknown schema version");
+                                        : "not a wfbridge legacy store, unknown schema version or"
+                                          " damaged");
     if (rc != WF_OK) {
         wfl_store_close(store);
         return rc;

@@ -143,7 +143,7 @@ static wf_status invoke_prepare(wfm_load *load, wfm_node *node)
     if (!path) {
         wfm_load_error(load, node, WF_E_NOLIB,
                        "InvokeMethod: native library '%s' cannot be loaded: no library path "
-                       "is configured",
+                       "is set",
                        lib_name);
         return WF_OK;
     }

@@ -7,9 +7,10 @@ BUILD=${BUILD:-build}
 WFBRIDGE="$BUILD/bin/wfbridge"
 LIBS="$BUILD/samples/lib"
 failures=0
-# Stores of the durable demos live in one temporary directory, removed at the end.
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/wfbridge-demo.XXXXXX") || exit 1
-trap 'rm -rf "$scratch"' EXIT
+# Stores of the durable demos live in $BUILD/demo, emptied at the start and kept afterwards, so
+# the printed commands still work when pasted (e.g. `instances --store build/demo/instances.db`).
+scratch="$BUILD/demo"
+rm -rf "$scratch" && mkdir -p "$scratch" || exit 1
 
 # quote WORD: WORD as the shell reads it back, single-quoted unless it is plainly safe.
 quote()
@@ -185,4 +186,4 @@ if [ "$failures" -ne 0 ]; then
     printf '\ndemo: %s run(s) did not end as expected\n' "$failures"
     exit 1
 fi
-printf '\ndemo: every sample ran as expected\n'
+printf '\ndemo: every sample ran as expected; the stores are kept in %s\n' "$scratch"

@@ -178,6 +178,25 @@ START_TEST(legacy_terminate_located)
 }
 END_TEST
 
+/* #10: a SuspendActivity that suspends the instance is reported at its element with its Error
+ * text, in both output modes. */
+START_TEST(legacy_suspend_located)
+{
+    for (int json = 0; json < 2; json++) {
+        wfbt_out r = wfbt_run(ARGS("run-legacy", "tests/legacy/data/exec/suspend.xoml",
+                                   "--lib-path", wfbt_test_libs(), json ? "--json" : NULL));
+        ck_assert_int_eq(r.rc, 1);
+        ck_assert_str_eq(r.err,
+                         "tests/legacy/data/exec/suspend.xoml:3:2: error: suspended: hold\n");
+        if (json)
+            ASSERT_LAST(r, "{\"status\": \"Suspended\"");
+        else
+            ck_assert_ptr_nonnull(strstr(r.out, "status: Suspended\n"));
+        wfbt_out_free(&r);
+    }
+}
+END_TEST
+
 /* ---- bad_input ------------------------------------------------------------------------- */
 /* A resume queued for an instance another host holds prints the contract object too. */
 START_TEST(inspect_unknown_id)
@@ -210,6 +229,7 @@ Suite *cli_json_suite(void)
     tcase_add_test(core, modern_fault_located);
     tcase_add_test(core, legacy_fault_located);
     tcase_add_test(core, legacy_terminate_located);
+    tcase_add_test(core, legacy_suspend_located);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, inspect_unknown_id);

@@ -247,6 +247,11 @@ START_TEST(test_decimal_compared_with_double_is_refused)
     expect_refused_in("bad/decimal_vs_double.xoml", "bad/decimal_vs_double.rules",
                       "decimal_vs_double.rules", WF_E_TYPE, 5, 5,
                       "'GreaterThan' cannot be used on operands of types Decimal and Double");
+    /* the equality operators too, named as such */
+    expect_refused_in("bad/decimal_vs_double.xoml", "bad/decimal_equals_double.rules",
+                      "decimal_equals_double.rules", WF_E_TYPE, 5, 5,
+                      "equality operator 'ValueEquality' cannot be used on operands of types "
+                      "Decimal and Double");
 }
 END_TEST
 

@@ -3,8 +3,11 @@
  * continued in a fresh executor, the SQLite store (one blob per instance, one transaction per
  * save), and corrupt, truncated, foreign or unknown-version blobs refused with WF_E_CORRUPT. */
 #include <check.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../../common/wf_mem.h"
 #include "../../legacy/wfl_store.h"
@@ -190,6 +193,94 @@ START_TEST(test_blob_of_another_definition_is_refused)
     wf_free(blob);
     xt_free(&other);
     xt_free(&e);
+}
+END_TEST
+
+/* Sixteen processes open one legacy store that does not exist yet at the same moment
+ * (`run-legacy --store new.db` in parallel): the schema is created once, under the write
+ * lock, and every process saves its instance. */
+START_TEST(test_store_parallel_first_open_of_a_new_file_all_succeed)
+{
+    enum { CHILDREN = 16 };
+    char db[512];
+    snprintf(db, sizeof db, "%s/new.db", wf_test_tmpdir());
+    int go[2];
+    ck_assert_int_eq(pipe(go), 0);
+    pid_t pids[CHILDREN];
+    for (int i = 0; i < CHILDREN; i++) {
+        pids[i] = fork();
+        ck_assert_int_ge(pids[i], 0);
+        if (pids[i] == 0) {
+            close(go[1]);
+            char byte;
+            if (read(go[0], &byte, 1) != 0) /* EOF: all start together */
+                _exit(5);
+            wfl_store *st = NULL;
+            wf_error e = WF_ERROR_INIT;
+            char id[16];
+            snprintf(id, sizeof id, "i%d", i);
+            if (wfl_store_open(db, &st, &e) != WF_OK ||
+                wfl_store_save(st, id, "Idle", "abc", 3, &e) != WF_OK) {
+                fprintf(stderr, "child %d: %s\n", i, e.message);
+                _exit(3);
+            }
+            wfl_store_close(st);
+            _exit(0);
+        }
+    }
+    close(go[0]);
+    close(go[1]);
+    for (int i = 0; i < CHILDREN; i++) {
+        int status = 0;
+        ck_assert_int_eq(waitpid(pids[i], &status, 0), pids[i]);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d failed", i);
+    }
+    wfl_store *st = NULL;
+    ck_assert_int_eq(wfl_store_open(db, &st, NULL), WF_OK);
+    size_t n = 0;
+    ck_assert_int_eq(wfl_store_count(st, &n, NULL), WF_OK);
+    ck_assert_uint_eq(n, CHILDREN);
+    wfl_store_close(st);
+}
+END_TEST
+
+/* A file with the legacy store's meta table but not the rest, or another application's
+ * format key, is refused on open before anything runs or writes, left byte for byte. */
+START_TEST(test_store_incomplete_or_foreign_meta_is_refused_untouched)
+{
+    static const char *const files[] = {
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO meta VALUES('schema_version', '1');"
+        "INSERT INTO meta VALUES('format', 'wfbridge-legacy');",
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO meta VALUES('schema_version', '1');"
+        "INSERT INTO meta VALUES('format', 'someone-else');"
+        "CREATE TABLE instances(id TEXT PRIMARY KEY, status TEXT NOT NULL, blob BLOB NOT NULL);",
+    };
+    const char *dir = wf_test_tmpdir();
+    char db[512];
+    snprintf(db, sizeof db, "%s/meta.db", dir);
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        remove(db);
+        sqlite3 *raw = NULL;
+        ck_assert_int_eq(sqlite3_open(db, &raw), SQLITE_OK);
+        ck_assert_int_eq(sqlite3_exec(raw, files[i], NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(raw);
+        size_t before_len = 0, after_len = 0;
+        char *before = wf_test_read_file(db, &before_len);
+        wfl_store *st = NULL;
+        wf_error err = WF_ERROR_INIT;
+        ck_assert_int_eq(wfl_store_open(db, &st, &err), WF_E_CORRUPT);
+        ck_assert_ptr_null(st);
+        WF_ASSERT_ERROR(err, WF_E_CORRUPT, 0, 0, "not a wfbridge legacy store");
+        ck_assert_str_eq(err.file, db);
+        char *after = wf_test_read_file(db, &after_len);
+        ck_assert_uint_eq(after_len, before_len);
+        ck_assert(memcmp(after, before, before_len) == 0);
+        wf_free(before);
+        wf_free(after);
+    }
+    wf_test_tmpdir_remove(dir);
 }
 END_TEST
 
@@ -386,11 +477,13 @@ Suite *legacy_persist_suite(void)
     tcase_add_test(core, test_round_trip_at_a_persistence_point);
     tcase_add_test(core, test_kept_contexts_compensate_after_reload);
     tcase_add_test(core, test_state_machine_continues_in_a_fresh_executor);
+    tcase_add_test(core, test_store_parallel_first_open_of_a_new_file_all_succeed);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_damaged_blobs_are_refused);
     tcase_add_test(bad, test_blob_of_another_definition_is_refused);
     tcase_add_test(bad, test_store_keeps_blobs_and_refuses_foreign_files);
+    tcase_add_test(bad, test_store_incomplete_or_foreign_meta_is_refused_untouched);
     tcase_add_test(bad, test_fuzzed_blob_with_shared_queue_is_safe);
     suite_add_tcase(s, bad);
     TCase *nomem = tcase_create("nomem");

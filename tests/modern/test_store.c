@@ -816,6 +816,46 @@ START_TEST(test_store_corrupt_id_index_is_refused_untouched)
 }
 END_TEST
 
+/* A store whose id index pages are well formed but one key no longer matches its row (one
+ * byte of an id changed in the index page): quick_check passes it, listing and inserting
+ * work and lookups by that id miss, so the index is matched against the rows on open. */
+START_TEST(test_store_id_index_not_matching_rows_is_refused_untouched)
+{
+    wfm_store *s = open_store("host-a", 0, false);
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_id id;
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(wfm_store_create(s, 7, &id, &err), WF_OK);
+    wfm_store_close(s);
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    int64_t page = query_int(db, "SELECT rootpage FROM sqlite_master"
+                                 " WHERE name = 'sqlite_autoindex_instances_1'");
+    int64_t page_size = query_int(db, "PRAGMA page_size");
+    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    FILE *f = fopen(path, "r+b");
+    ck_assert_ptr_nonnull(f);
+    char *buf = malloc((size_t)page_size);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_int_eq(fseek(f, (long)((page - 1) * page_size), SEEK_SET), 0);
+    ck_assert_uint_eq(fread(buf, 1, (size_t)page_size, f), (size_t)page_size);
+    size_t key_len = strlen(id.text);
+    char *key = NULL;
+    for (size_t at = 0; !key && at + key_len <= (size_t)page_size; at++)
+        if (memcmp(buf + at, id.text, key_len) == 0)
+            key = buf + at;
+    ck_assert_ptr_nonnull(key);
+    key[0] = key[0] == 'f' ? '0' : 'f';
+    ck_assert_int_eq(fseek(f, (long)((page - 1) * page_size), SEEK_SET), 0);
+    ck_assert_uint_eq(fwrite(buf, 1, (size_t)page_size, f), (size_t)page_size);
+    free(buf);
+    fclose(f);
+    assert_refused_unchanged(WF_E_STORE, "integrity check");
+}
+END_TEST
+
 START_TEST(test_store_missing_empty_and_tableless_files_are_refused_by_strict_opens)
 {
     wfm_store_opts o = WFM_STORE_OPTS_INIT;
@@ -896,6 +936,7 @@ Suite *modern_store_suite(void)
     tcase_add_test(bad, test_store_other_application_is_refused_untouched);
     tcase_add_test(bad, test_store_missing_tables_are_refused_untouched);
     tcase_add_test(bad, test_store_corrupt_id_index_is_refused_untouched);
+    tcase_add_test(bad, test_store_id_index_not_matching_rows_is_refused_untouched);
     tcase_add_test(bad, test_store_missing_empty_and_tableless_files_are_refused_by_strict_opens);
     tcase_add_test(bad, test_store_read_only_refuses_a_store_to_migrate);
     tcase_add_test(bad, test_store_next_schema_version_is_refused_untouched);
