@@ -17,6 +17,7 @@
 #include "../legacy/wfl_def.h"
 #include "../legacy/wfl_exec.h"
 #include "../modern/wfm_runtime.h"
+#include "bench_util.h"
 
 /* ---- the legacy (WF3) workflows: x:Class Bench.Flow from wfbench.activities.xml ---------- */
 #define XOML_OPEN                                                                                  \
@@ -161,7 +162,8 @@ static const bench_case cases[] = {
 };
 enum { CASE_COUNT = sizeof cases / sizeof cases[0], ITEMS = 64, REPEATS = 2 };
 
-static const double BUDGET_S = 0.12; /* per repeat and side for a weight-1 case */
+/* Seconds per repeat and side for a weight-1 case (quick mode: a few runs). */
+#define BUDGET_S (bu_quick() ? 0.002 : 0.12)
 
 static double now_s(void)
 {

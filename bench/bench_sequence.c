@@ -12,6 +12,7 @@
 
 #include "../common/wf_mem.h"
 #include "../modern/wfm_runtime.h"
+#include "bench_util.h"
 
 #define HEAD                                                                                       \
     "<Activity x:Class=\"Bench.Case\" "                                                            \
@@ -231,7 +232,7 @@ static double bench_pool(const char *text, unsigned workers, long n)
 
 int main(int argc, char **argv)
 {
-    long n = argc > 1 ? atol(argv[1]) : 200000;
+    long n = argc > 1 ? atol(argv[1]) : bu_count(200000, 2000);
     if (n < 1)
         n = 1;
     wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;

@@ -12,6 +12,7 @@
 
 #include "../modern/wfm_runtime.h"
 #include "../modern/wfm_track.h"
+#include "bench_util.h"
 
 #define HEAD                                                                                       \
     "<Activity x:Class=\"Bench.Track\" "                                                           \
@@ -147,7 +148,7 @@ typedef struct result {
 static int measure(const config *c, const char *name, const char *xaml, expect_fn expect,
                    result *out)
 {
-    static const double SECONDS = 0.1;
+    const double SECONDS = bu_quick() ? 0.005 : 0.1;
     char path[128];
     snprintf(path, sizeof path, "/tmp/wfbridge-bench-track-%ld.jsonl", (long)getpid());
     memset(out, 0, sizeof *out);
