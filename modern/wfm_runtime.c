@@ -155,10 +155,36 @@ static void track_run_end(wfm_instance *inst)
     wfm__track_run_end(&to, inst->ctx.state, &inst->ctx.fault);
 }
 
+/* splitmix64: a bijection of its counter, so one thread never repeats an id. */
+static uint64_t next_random(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* 128 random-looking bits per id from a per-thread generator the kernel seeds once per thread
+ * (a getrandom call per instance cost more than the whole of a small workflow). */
+static void fast_random_id(char *out)
+{
+    static _Thread_local uint64_t state[2];
+    static _Thread_local bool seeded;
+    static const char hex[] = "0123456789abcdef";
+    if (!seeded) {
+        wf_random_bytes(state, sizeof state);
+        seeded = true;
+    }
+    uint64_t w[2] = {next_random(&state[0]), next_random(&state[0]) ^ state[1]};
+    for (int i = 0; i < WF_ID_LEN; i++)
+        out[i] = hex[(w[i / 16] >> (4 * (i % 16))) & 15];
+    out[WF_ID_LEN] = '\0';
+}
+
 const char *wfm_instance_id(wfm_instance *inst)
 {
     if (!inst->id[0])
-        wf_random_id(inst->id); /* 128 random bits, like the store's ids */
+        fast_random_id(inst->id);
     return inst->id;
 }
 
@@ -509,9 +535,11 @@ static void add_counters(wfm_instance *inst)
 /* One turn of an instance on a worker. */
 static void run_slice(wfm_instance *inst)
 {
+    wfm__tracker_batch_begin(inst->rt->tracker);
     wfm__sched_state s = wfm__sched_run(&inst->ctx, SLICE_ITEMS);
     add_counters(inst);
     track_run_end(inst);
+    wfm__tracker_batch_end(inst->rt->tracker);
     bool report = s >= WFM__SCHED_CLOSED ||
                   (s == WFM__SCHED_IDLE && wfm__sched_next_timer(&inst->ctx) == INT64_MAX);
     if (report && inst->on_complete)
@@ -750,7 +778,8 @@ wf_status wfm_instance_create(wfm_runtime *rt, wfm_definition *def, wfm_instance
     host.clock_ud = rt;
     host.types = rt->types;
     host.max_steps = rt->max_steps;
-    if (rt->tracker) {
+    host.track_mask = wfm__track_sched_mask(rt->tracker);
+    if (host.track_mask) {
         host.track = inst_track;
         host.track_ud = inst;
     }
@@ -890,6 +919,7 @@ wf_status wfm_instance_run(wfm_instance *inst, wf_error *err)
     if (busy)
         return wf_error_set(err, WF_E_STATE, NULL, "the instance is running on the worker pool");
     wf_status st = WF_OK;
+    wfm__tracker_batch_begin(rt->tracker);
     if (inst->ctx.state >= WFM__SCHED_CLOSED)
         st = wf_error_set(err, WF_E_STATE, NULL, "the instance has already completed");
     else
@@ -900,6 +930,7 @@ wf_status wfm_instance_run(wfm_instance *inst, wf_error *err)
         if (inst->ctx.step_limit_hit)
             st = wfm__sched_step_limit_error(&inst->ctx, err);
     }
+    wfm__tracker_batch_end(rt->tracker);
     host_release(inst);
     return st;
 }

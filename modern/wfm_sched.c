@@ -35,9 +35,19 @@ static void process_fault(wfm_ctx *ctx, wfm_ai *src, wf_value exc);
 static void close_ai(wfm_ctx *ctx, wfm_ai *ai);
 static void cancel_ai(wfm_ctx *ctx, wfm_ai *ai);
 
+/* The track_mask bit of an event (ev is a constant at every call site). */
+static inline unsigned track_bit(wfm__track_event ev, const wfm_ai *ai)
+{
+    if (ev != WFM__TRACK_CLOSED)
+        return 1u << ev;
+    return ai->status == WFM_FAULTED    ? WFM__TRACK_BIT_CLOSED_FAULTED
+           : ai->status == WFM_CANCELED ? WFM__TRACK_BIT_CLOSED_CANCELED
+                                        : WFM__TRACK_BIT_CLOSED;
+}
+
 #define TRACK(ctx, ev, ai, name, value)                                                            \
     do {                                                                                           \
-        if ((ctx)->host.track)                                                                     \
+        if ((ctx)->host.track_mask & track_bit((ev), (ai)))                                        \
             (ctx)->host.track((ctx)->host.track_ud, (ev), (ai), (name), (value));                  \
     } while (0)
 
