@@ -77,29 +77,21 @@ static inline bu_stat bu_one(double v)
     return s;
 }
 
-/* A number with thousands separators (rounded) or 3 significant digits below 100. */
+/* A number for a table cell: 3 significant digits, with K or M from 10,000 up (the JSON
+ * file keeps every figure exact). */
 static inline const char *bu_num(double v, char *buf, size_t size)
 {
-    if (v != v) {
-        snprintf(buf, size, "-");
-        return buf;
-    }
     double a = v < 0 ? -v : v;
-    if (a < 100) {
+    if (v != v)
+        snprintf(buf, size, "-");
+    else if (a >= 1e6)
+        snprintf(buf, size, "%.3gM", v / 1e6);
+    else if (a >= 1e4)
+        snprintf(buf, size, "%.3gK", v / 1e3);
+    else if (a >= 100)
+        snprintf(buf, size, "%.0f", v);
+    else
         snprintf(buf, size, a < 1 ? "%.3g" : a < 10 ? "%.2f" : "%.1f", v);
-        return buf;
-    }
-    char digits[32];
-    snprintf(digits, sizeof digits, "%.0f", a);
-    size_t len = strlen(digits), o = 0;
-    if (v < 0 && o + 1 < size)
-        buf[o++] = '-';
-    for (size_t i = 0; i < len && o + 2 < size; i++) {
-        if (i && (len - i) % 3 == 0)
-            buf[o++] = ',';
-        buf[o++] = digits[i];
-    }
-    buf[o] = '\0';
     return buf;
 }
 
@@ -108,9 +100,9 @@ static inline const char *bu_cell(bu_stat s, char *buf, size_t size)
 {
     char a[32], b[32], c[32];
     if (s.n <= 1 || s.min == s.max)
-        snprintf(buf, size, "%s", bu_num(s.med, a, sizeof a));
+        snprintf(buf, size, "%.15s", bu_num(s.med, a, sizeof a));
     else
-        snprintf(buf, size, "%s (%s–%s)", bu_num(s.med, a, sizeof a), bu_num(s.min, b, sizeof b),
+        snprintf(buf, size, "%.15s (%.15s–%.15s)", bu_num(s.med, a, sizeof a), bu_num(s.min, b, sizeof b),
                  bu_num(s.max, c, sizeof c));
     return buf;
 }
