@@ -772,7 +772,8 @@ wf_status wfm_ctx_schedule_delegate(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *no
     if (!node || !on_done || prop >= node->kind->spec->prop_count ||
         node->kind->spec->props[prop].kind != WFM_PROP_DELEGATE || !can_schedule(ctx, ai))
         return WF_E_STATE;
-    const wfm__delegate *d = &node->props[prop].delegate;
+    static const wfm__delegate unwritten; /* no ActivityAction: no argument type, no body */
+    const wfm__delegate *d = node->props[prop].delegate ? node->props[prop].delegate : &unwritten;
     wf_value v = arg ? wf_value_retain(arg) : wf_null();
     if (d->arg_type && v.type != d->arg_type && !wf_is_null(&v)) {
         wf_value conv;
