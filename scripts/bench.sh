@@ -149,6 +149,56 @@ else
     fi
 fi
 
+# ---- peers: bpmn-engine (npm) on the same in-memory workloads --------------------------------
+# Installed under $BUILD from the npm registry (bench/peers/bpmn/package.json pins the version);
+# when it cannot be installed or run, the report says why. Figures go to figures.jsonl.
+fig() { # fig PROGRAM ROW COLUMN UNIT: the median of one figure, empty if none
+    awk -v p="$1" -v r="$2" -v c="$3" -v u="$4" '
+        function field(name,   m) {
+            if (match($0, "\"" name "\": ?\"[^\"]*\"")) {
+                m = substr($0, RSTART, RLENGTH); sub("^\"" name "\": ?\"", "", m); sub("\"$", "", m)
+                return m
+            }
+            return ""
+        }
+        field("program") == p && field("row") == r && field("column") == c && field("unit") == u {
+            match($0, /"median": ?[^,]*/); v = substr($0, RSTART, RLENGTH); sub(/"median": ?/, "", v)
+            print v; exit
+        }' "$out/figures.jsonl" 2>/dev/null
+}
+peer_rows=""
+peer_note=""
+if [ "$WFBENCH_QUICK" = 1 ]; then
+    peer_note="bpmn-engine: not run in quick mode."
+elif ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    peer_note="bpmn-engine: skipped, node and npm are not installed."
+else
+    pdir="$out/peers/bpmn"
+    mkdir -p "$pdir"
+    cp bench/peers/bpmn/package.json bench/peers/bpmn/bench.mjs "$pdir/"
+    if [ ! -d "$pdir/node_modules/bpmn-engine" ] &&
+        ! (cd "$pdir" && timeout 300 npm install --no-audit --no-fund --silent >/dev/null 2>&1); then
+        peer_note="bpmn-engine: skipped, npm install failed (is the npm registry reachable?)."
+    elif ! (cd "$pdir" && node bench.mjs > peer.jsonl 2> peer.err); then
+        peer_note="bpmn-engine: failed to run: $(head -c 300 "$pdir/peer.err")"
+    else
+        echo "== bpmn-engine (peer)"
+        sed 's/^{/{"program": "peer_bpmn", "table": "peers", /' "$pdir/peer.jsonl" |
+            tee -a "$out/figures.jsonl"
+        peer_rows=yes
+    fi
+fi
+# One row: workload, the peer's figure, ours, ours / the peer's (ratio of figures of this run).
+peer_row() { # peer_row LABEL PEER_ROW PEER_COLUMN PEER_UNIT OUR_PROGRAM OUR_ROW OUR_COLUMN OUR_UNIT [inverse]
+    theirs=$(fig peer_bpmn "$2" "$3" "$4")
+    ours=$(fig "$5" "$6" "$7" "$8")
+    awk -v l="$1" -v t="$theirs" -v o="$ours" -v inv="$9" -v u="$4" 'BEGIN {
+        if (t == "" || o == "") { printf "| %s | %s | %s | - | %s |\n", l, t, o, u; exit }
+        if (inv) { o = 1e6 / o }
+        r = u == "us" ? t / o : o / t
+        printf "| %s | %.4g | %.4g | %.0fx | %s |\n", l, t, o, r, u }'
+}
+
 # ---- the report -------------------------------------------------------------------------------
 report="$out/REPORT.md"
 {
@@ -181,9 +231,31 @@ report="$out/REPORT.md"
         echo
     done
     [ -n "$charts_note" ] && { echo "$charts_note"; echo; }
-    echo "Peers (bpmn-engine from npm for the in-memory workloads, DBOS on PostgreSQL for the"
-    echo "durable one): not run; this suite has no peer driver yet, so there are no peer figures"
-    echo "(none are made up)."
+    if [ -n "$peer_rows" ]; then
+        echo "### bpmn-engine (npm, Node.js $(node --version 2>/dev/null), one thread)"
+        echo
+        echo "bench/peers/bpmn/bench.mjs: the definition is parsed once and each instance gets an"
+        echo "Engine from the parsed context. Ours: the same run's figures (modern runtime, empty"
+        echo "Sequences as no-op tasks; the 100-task rows are bench_activation's 100 activities;"
+        echo "bpmn-engine overflows its stack, RangeError, on a sequence of 400 tasks). For the cold"
+        echo "row (µs) the ratio is bpmn-engine's time / ours."
+        echo
+        echo "| workload | bpmn-engine | wfbridge modern | speed-up of ours | unit |"
+        echo "|---|---|---|---|---|"
+        peer_row "sequence of 5" "sequence of 5" cpu "workflows per CPU-second" \
+            bench_component "sequence of 5 (empty)" modern "workflows per CPU-second"
+        peer_row "1,000 started at once" "1,000 started at once" cpu "instances per CPU-second" \
+            bench_multicore 1 cpu "instances/s"
+        peer_row "100-task sequence" "100-task sequence" cpu "workflows per CPU-second" \
+            bench_activation 100 "warm modern" us inverse
+        peer_row "100-task sequence, cold (parse + first run)" \
+            "100-task sequence, cold (parse + run)" cpu us bench_activation 100 "cold modern" us
+        echo
+    fi
+    [ -n "$peer_note" ] && { echo "$peer_note"; echo; }
+    echo "DBOS (@dbos-inc/dbos-sdk on the local PostgreSQL, the durable 5-step workload):"
+    echo "skipped, no driver for it is written yet (the durable comparison belongs with the"
+    echo "persistence work, gap 2). No peer figure in this report is made up."
     echo
     if [ -n "$failed" ]; then
         echo "## Failed"
