@@ -192,7 +192,7 @@ demo: deps all
 	@BUILD=$(BUILD) sh scripts/demo.sh
 
 bench: deps all
-	@BUILD=$(BUILD) sh scripts/bench.sh
+	@BUILD=$(BUILD) QUICK=$(QUICK) PKGS="$(PKGS)" sh scripts/bench.sh
 
 HEADERS := $(foreach m,$(PRESENT_MODULES),$(filter-out %_int.h,$(wildcard $(m)/*.h)))
 install: all

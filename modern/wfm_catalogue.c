@@ -226,7 +226,9 @@ const wfm_node *wfm_node_child(const wfm_node *node, unsigned prop)
     const wfm__prop *p = prop_at(node, prop);
     if (!p)
         return NULL;
-    return node->kind->spec->props[prop].kind == WFM_PROP_DELEGATE ? p->delegate.body : p->child;
+    if (node->kind->spec->props[prop].kind == WFM_PROP_DELEGATE)
+        return p->delegate ? p->delegate->body : NULL;
+    return p->child;
 }
 
 size_t wfm_node_count(const wfm_node *node, unsigned prop)

@@ -109,6 +109,7 @@ typedef struct wfm__delegate {
  * spec's prop kind; the others stay zero / null. */
 typedef struct wfm__prop {
     bool present;        /* written in the XAML */
+    uint32_t count;      /* ACTIVITIES, NODES, KEYED, PARAMS: items */
     wf_loc loc;          /* of the attribute value / property element / content item */
     const wf_type *type; /* IN/OUT/INOUT/LITERAL: value type; KEYED: key type; TYPE: the
                             named type (NULL when it is a clr-namespace type such as p:Any);
@@ -119,8 +120,7 @@ typedef struct wfm__prop {
     wfm_node **items;    /* ACTIVITIES, NODES, KEYED: count nodes */
     wf_value *keys;      /* KEYED: count keys, converted to `type` */
     wfm__param *params;  /* PARAMS: count parameters */
-    size_t count;
-    wfm__delegate delegate;  /* DELEGATE */
+    wfm__delegate *delegate; /* DELEGATE, when written (NULL: an empty action) */
     const char *type_text;   /* TYPE: the text as written ("p:Any") */
     const char *type_prefix; /* TYPE: "p" of "p:Any", NULL when unprefixed */
 } wfm__prop;

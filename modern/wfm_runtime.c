@@ -53,14 +53,19 @@ struct wfm_runtime {
     wf_strmap *cache; /* "hash:path" -> wfm_definition (one reference each) */
     /* the pool */
     pthread_mutex_t lock;
-    pthread_cond_t work_cv, idle_cv, timer_cv;
+    pthread_cond_t work_cv, idle_cv, inst_cv, timer_cv;
     pthread_t *workers;
     unsigned worker_count, workers_started;
     pthread_t timer_thread;
     bool timer_started, stop;
     wfm_instance *q_head, *q_tail; /* runnable instances */
-    unsigned running;
-    unsigned idle_workers, idle_waiters; /* threads waiting on work_cv / idle_cv */
+    size_t q_len;
+    unsigned running;      /* instances taken by workers */
+    unsigned idle_workers; /* workers waiting on work_cv */
+    unsigned idle_waiters; /* wfm_runtime_wait_idle callers, on idle_cv */
+    unsigned inst_waiters; /* threads waiting for one instance's pool state, on inst_cv */
+    bool wake_deferred;    /* the timer thread is to wake a worker at wake_at_us */
+    int64_t wake_at_us;    /* CLOCK_MONOTONIC */
     timer_entry *theap;
     size_t theap_count, theap_cap, timer_waiting;
     _Atomic uint64_t n_defs, n_hits, n_created, n_completed, n_executed, n_items, n_resumed,
@@ -155,10 +160,36 @@ static void track_run_end(wfm_instance *inst)
     wfm__track_run_end(&to, inst->ctx.state, &inst->ctx.fault);
 }
 
+/* splitmix64: a bijection of its counter, so one thread never repeats an id. */
+static uint64_t next_random(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* 128 random-looking bits per id from a per-thread generator the kernel seeds once per thread
+ * (a getrandom call per instance cost more than the whole of a small workflow). */
+static void fast_random_id(char *out)
+{
+    static _Thread_local uint64_t state[2];
+    static _Thread_local bool seeded;
+    static const char hex[] = "0123456789abcdef";
+    if (!seeded) {
+        wf_random_bytes(state, sizeof state);
+        seeded = true;
+    }
+    uint64_t w[2] = {next_random(&state[0]), next_random(&state[0]) ^ state[1]};
+    for (int i = 0; i < WF_ID_LEN; i++)
+        out[i] = hex[(w[i / 16] >> (4 * (i % 16))) & 15];
+    out[WF_ID_LEN] = '\0';
+}
+
 const char *wfm_instance_id(wfm_instance *inst)
 {
     if (!inst->id[0])
-        wf_random_id(inst->id); /* 128 random bits, like the store's ids */
+        fast_random_id(inst->id);
     return inst->id;
 }
 
@@ -240,6 +271,7 @@ wf_status wfm_runtime_create(const wfm_runtime_opts *opts, wfm_runtime **out, wf
     pthread_mutex_init(&rt->cache_lock, NULL);
     pthread_mutex_init(&rt->lock, NULL);
     pthread_cond_init(&rt->work_cv, NULL);
+    pthread_cond_init(&rt->inst_cv, NULL);
     pthread_cond_init(&rt->idle_cv, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -277,6 +309,7 @@ void wfm_runtime_destroy(wfm_runtime *rt)
     pthread_cond_destroy(&rt->timer_cv);
     pthread_cond_destroy(&rt->idle_cv);
     pthread_cond_destroy(&rt->work_cv);
+    pthread_cond_destroy(&rt->inst_cv);
     pthread_mutex_destroy(&rt->lock);
     pthread_mutex_destroy(&rt->cache_lock);
     pthread_mutex_destroy(&rt->out_lock);
@@ -435,18 +468,66 @@ static timer_entry timer_heap_pop(wfm_runtime *rt)
 }
 
 /* Under rt->lock: wait for a change of some instance's pool state, or wake those waiting.
- * Waking costs a system call, so it happens only when someone waits. */
-static void idle_wait_locked(wfm_runtime *rt)
+ * Waking costs a system call and a context switch, so it happens only when someone waits for
+ * what changed: an instance's pool state (inst_cv), or the whole pool going idle (idle_cv). */
+static void kick_locked(wfm_runtime *rt);
+
+static int64_t mono_us(void)
 {
-    rt->idle_waiters++;
-    pthread_cond_wait(&rt->idle_cv, &rt->lock);
-    rt->idle_waiters--;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void inst_wait_locked(wfm_runtime *rt)
+{
+    kick_locked(rt);
+    rt->inst_waiters++;
+    pthread_cond_wait(&rt->inst_cv, &rt->lock);
+    rt->inst_waiters--;
+}
+
+static bool pool_idle_locked(const wfm_runtime *rt)
+{
+    return !rt->q_head && !rt->running && !rt->timer_waiting;
 }
 
 static void idle_wake_locked(wfm_runtime *rt)
 {
-    if (rt->idle_waiters)
+    if (rt->inst_waiters)
+        pthread_cond_broadcast(&rt->inst_cv);
+    if (rt->idle_waiters && pool_idle_locked(rt))
         pthread_cond_broadcast(&rt->idle_cv);
+}
+
+/* Wake-ups are batched: a sleeping worker is woken when the queue holds more than
+ * WAKE_BACKLOG instances for each awake worker (or someone waits on the pool); a shorter queue
+ * with every worker asleep gets its wake-up from the timer thread WAKE_DEFER_US later. So a
+ * host starting instances one by one pays one wake-up (futex, context switch, ~5 µs of CPU)
+ * per batch instead of one per instance, and a lone instance waits at most 200 µs. */
+#define WAKE_BACKLOG 32
+#define WAKE_DEFER_US 200
+#define TAKE_MAX 32 /* instances a worker takes from the queue at once */
+
+static void wake_worker_locked(wfm_runtime *rt)
+{
+    if (!rt->idle_workers)
+        return;
+    unsigned awake = rt->workers_started - rt->idle_workers;
+    if (rt->q_len >= (size_t)(awake + 1) * WAKE_BACKLOG) {
+        pthread_cond_signal(&rt->work_cv);
+    } else if (awake == 0 && !rt->wake_deferred) {
+        rt->wake_deferred = true;
+        rt->wake_at_us = mono_us() + WAKE_DEFER_US;
+        pthread_cond_signal(&rt->timer_cv);
+    }
+}
+
+/* Under rt->lock, before waiting on the pool: work nobody was woken for starts now. */
+static void kick_locked(wfm_runtime *rt)
+{
+    if (rt->q_head && rt->idle_workers && rt->workers_started == rt->idle_workers)
+        pthread_cond_signal(&rt->work_cv);
 }
 
 /* Under rt->lock: make the instance runnable (or note that it must run again). */
@@ -465,8 +546,8 @@ static void post_locked(wfm_runtime *rt, wfm_instance *inst)
     else
         rt->q_head = inst;
     rt->q_tail = inst;
-    if (rt->idle_workers)
-        pthread_cond_signal(&rt->work_cv);
+    rt->q_len++;
+    wake_worker_locked(rt);
 }
 
 static void timer_unregister_locked(wfm_runtime *rt, wfm_instance *inst)
@@ -489,29 +570,54 @@ static void timer_register_locked(wfm_runtime *rt, wfm_instance *inst, int64_t d
     pthread_cond_signal(&rt->timer_cv);
 }
 
-static void add_counters(wfm_instance *inst)
+/* Statistics gathered by a thread and added to the runtime's shared counters at once: a worker
+ * adds a batch's, so two workers do not fight over the counters' cache line per instance. */
+typedef struct counts {
+    uint64_t executed, items, resumed, timers, completed;
+} counts;
+
+static void gather_counters(wfm_instance *inst, counts *c)
 {
-    wfm_runtime *rt = inst->rt;
     wfm_ctx *ctx = &inst->ctx;
-    atomic_fetch_add_explicit(&rt->n_executed, ctx->n_executed, memory_order_relaxed);
-    atomic_fetch_add_explicit(&rt->n_items, ctx->n_work_items, memory_order_relaxed);
-    if (ctx->n_resumed)
-        atomic_fetch_add_explicit(&rt->n_resumed, ctx->n_resumed, memory_order_relaxed);
-    if (ctx->n_timers)
-        atomic_fetch_add_explicit(&rt->n_timers, ctx->n_timers, memory_order_relaxed);
+    c->executed += ctx->n_executed;
+    c->items += ctx->n_work_items;
+    c->resumed += ctx->n_resumed;
+    c->timers += ctx->n_timers;
     ctx->n_executed = ctx->n_work_items = ctx->n_resumed = ctx->n_timers = 0;
     if (ctx->state >= WFM__SCHED_CLOSED && !inst->counted_done) {
         inst->counted_done = true;
-        atomic_fetch_add(&rt->n_completed, 1);
+        c->completed++;
     }
 }
 
-/* One turn of an instance on a worker. */
-static void run_slice(wfm_instance *inst)
+static void publish_counters(wfm_runtime *rt, counts *c)
 {
+    atomic_fetch_add_explicit(&rt->n_executed, c->executed, memory_order_relaxed);
+    atomic_fetch_add_explicit(&rt->n_items, c->items, memory_order_relaxed);
+    if (c->resumed)
+        atomic_fetch_add_explicit(&rt->n_resumed, c->resumed, memory_order_relaxed);
+    if (c->timers)
+        atomic_fetch_add_explicit(&rt->n_timers, c->timers, memory_order_relaxed);
+    if (c->completed)
+        atomic_fetch_add(&rt->n_completed, c->completed);
+    memset(c, 0, sizeof *c);
+}
+
+static void add_counters(wfm_instance *inst)
+{
+    counts c = {0};
+    gather_counters(inst, &c);
+    publish_counters(inst->rt, &c);
+}
+
+/* One turn of an instance on a worker. */
+static void run_slice(wfm_instance *inst, counts *c)
+{
+    wfm__tracker_batch_begin(inst->rt->tracker);
     wfm__sched_state s = wfm__sched_run(&inst->ctx, SLICE_ITEMS);
-    add_counters(inst);
+    gather_counters(inst, c);
     track_run_end(inst);
+    wfm__tracker_batch_end(inst->rt->tracker);
     bool report = s >= WFM__SCHED_CLOSED ||
                   (s == WFM__SCHED_IDLE && wfm__sched_next_timer(&inst->ctx) == INT64_MAX);
     if (report && inst->on_complete)
@@ -538,9 +644,32 @@ static void after_run_locked(wfm_runtime *rt, wfm_instance *inst)
     idle_wake_locked(rt);
 }
 
+/* Under rt->lock: take a share of the queue (up to TAKE_MAX, leaving the rest to the other
+ * workers), so a worker takes the lock twice per batch rather than twice per instance. */
+static size_t take_locked(wfm_runtime *rt, wfm_instance **batch)
+{
+    size_t share = (rt->q_len + rt->workers_started - 1) / rt->workers_started;
+    size_t n = 0;
+    while (rt->q_head && n < TAKE_MAX && n < share) {
+        wfm_instance *inst = rt->q_head;
+        rt->q_head = inst->q_next;
+        inst->ps = PS_RUNNING;
+        inst->wanted = false;
+        batch[n++] = inst;
+    }
+    if (!rt->q_head)
+        rt->q_tail = NULL;
+    rt->q_len -= n;
+    rt->running += (unsigned)n;
+    if (rt->q_head)
+        wake_worker_locked(rt);
+    return n;
+}
+
 static void *worker_main(void *arg)
 {
     wfm_runtime *rt = arg;
+    wfm_instance *batch[TAKE_MAX];
     pthread_mutex_lock(&rt->lock);
     for (;;) {
         while (!rt->stop && !rt->q_head) {
@@ -550,45 +679,60 @@ static void *worker_main(void *arg)
         }
         if (!rt->q_head)
             break;
-        wfm_instance *inst = rt->q_head;
-        rt->q_head = inst->q_next;
-        if (!rt->q_head)
-            rt->q_tail = NULL;
-        inst->ps = PS_RUNNING;
-        inst->wanted = false;
-        rt->running++;
+        size_t n = take_locked(rt, batch);
         pthread_mutex_unlock(&rt->lock);
-        run_slice(inst);
+        counts c = {0};
+        for (size_t i = 0; i < n; i++)
+            run_slice(batch[i], &c);
+        publish_counters(rt, &c);
         pthread_mutex_lock(&rt->lock);
-        rt->running--;
-        after_run_locked(rt, inst);
+        rt->running -= (unsigned)n;
+        for (size_t i = 0; i < n; i++)
+            after_run_locked(rt, batch[i]);
     }
     pthread_mutex_unlock(&rt->lock);
     return NULL;
 }
 
+/* The timer thread: posts instances whose timers are due, and wakes a worker for a short
+ * queue no worker was woken for (wake_worker_locked defers that wake-up by WAKE_DEFER_US). */
 static void *timer_main(void *arg)
 {
     wfm_runtime *rt = arg;
     pthread_mutex_lock(&rt->lock);
     while (!rt->stop) {
-        if (!rt->theap_count) {
+        int64_t wait_us = -1; /* -1: until signalled */
+        if (rt->wake_deferred) {
+            int64_t left = rt->wake_at_us - mono_us();
+            if (left <= 0) {
+                rt->wake_deferred = false;
+                if (rt->q_head && rt->idle_workers)
+                    pthread_cond_signal(&rt->work_cv);
+                continue;
+            }
+            wait_us = left;
+        }
+        if (rt->theap_count) {
+            timer_entry top = rt->theap[0];
+            int64_t now = rt->clock(rt->clock_ud);
+            if (top.due_us <= now) {
+                timer_heap_pop(rt);
+                if (top.gen == top.inst->timer_gen && top.inst->timer_registered) {
+                    timer_unregister_locked(rt, top.inst);
+                    post_locked(rt, top.inst);
+                }
+                continue;
+            }
+            int64_t due = top.due_us - now;
+            if (due > 1000000)
+                due = 1000000; /* re-read the (possibly virtual) clock now and then */
+            if (wait_us < 0 || due < wait_us)
+                wait_us = due;
+        }
+        if (wait_us < 0) {
             pthread_cond_wait(&rt->timer_cv, &rt->lock);
             continue;
         }
-        timer_entry top = rt->theap[0];
-        int64_t now = rt->clock(rt->clock_ud);
-        if (top.due_us <= now) {
-            timer_heap_pop(rt);
-            if (top.gen == top.inst->timer_gen && top.inst->timer_registered) {
-                timer_unregister_locked(rt, top.inst);
-                post_locked(rt, top.inst);
-            }
-            continue;
-        }
-        int64_t wait_us = top.due_us - now;
-        if (wait_us > 1000000)
-            wait_us = 1000000; /* re-read the (possibly virtual) clock now and then */
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         ts.tv_sec += wait_us / 1000000;
@@ -628,8 +772,12 @@ static wf_status pool_start_locked(wfm_runtime *rt, wf_error *err)
 void wfm_runtime_wait_idle(wfm_runtime *rt)
 {
     pthread_mutex_lock(&rt->lock);
-    while (rt->q_head || rt->running || rt->timer_waiting)
-        idle_wait_locked(rt);
+    while (!pool_idle_locked(rt)) {
+        kick_locked(rt);
+        rt->idle_waiters++;
+        pthread_cond_wait(&rt->idle_cv, &rt->lock);
+        rt->idle_waiters--;
+    }
     pthread_mutex_unlock(&rt->lock);
 }
 
@@ -660,7 +808,7 @@ const char *wfm_instance_state_name(wfm_instance_state state)
 
 /* Spare instance shells keep their pools and buffers: creating an instance in steady state
  * then allocates nothing (see wfm__sched_recycle). */
-#define SPARE_MAX 256
+#define SPARE_MAX 4096
 
 static wfm_instance *shell_get(wfm_runtime *rt)
 {
@@ -750,7 +898,8 @@ wf_status wfm_instance_create(wfm_runtime *rt, wfm_definition *def, wfm_instance
     host.clock_ud = rt;
     host.types = rt->types;
     host.max_steps = rt->max_steps;
-    if (rt->tracker) {
+    host.track_mask = wfm__track_sched_mask(rt->tracker);
+    if (host.track_mask) {
         host.track = inst_track;
         host.track_ud = inst;
     }
@@ -773,7 +922,7 @@ void wfm_instance_destroy(wfm_instance *inst)
     wfm_runtime *rt = inst->rt;
     pthread_mutex_lock(&rt->lock);
     while (inst->ps == PS_RUNNING || inst->ps == PS_HOST)
-        idle_wait_locked(rt);
+        inst_wait_locked(rt);
     if (inst->ps == PS_QUEUED) {
         wfm_instance **pp = &rt->q_head, *prev = NULL;
         while (*pp && *pp != inst) {
@@ -784,6 +933,7 @@ void wfm_instance_destroy(wfm_instance *inst)
             *pp = inst->q_next;
             if (rt->q_tail == inst)
                 rt->q_tail = prev;
+            rt->q_len--;
         }
         inst->ps = PS_NONE;
     }
@@ -851,7 +1001,7 @@ static void host_hold(wfm_instance *inst)
     wfm_runtime *rt = inst->rt;
     pthread_mutex_lock(&rt->lock);
     while (inst->ps != PS_NONE)
-        idle_wait_locked(rt);
+        inst_wait_locked(rt);
     inst->ps = PS_HOST;
     pthread_mutex_unlock(&rt->lock);
 }
@@ -890,6 +1040,7 @@ wf_status wfm_instance_run(wfm_instance *inst, wf_error *err)
     if (busy)
         return wf_error_set(err, WF_E_STATE, NULL, "the instance is running on the worker pool");
     wf_status st = WF_OK;
+    wfm__tracker_batch_begin(rt->tracker);
     if (inst->ctx.state >= WFM__SCHED_CLOSED)
         st = wf_error_set(err, WF_E_STATE, NULL, "the instance has already completed");
     else
@@ -900,6 +1051,7 @@ wf_status wfm_instance_run(wfm_instance *inst, wf_error *err)
         if (inst->ctx.step_limit_hit)
             st = wfm__sched_step_limit_error(&inst->ctx, err);
     }
+    wfm__tracker_batch_end(rt->tracker);
     host_release(inst);
     return st;
 }

@@ -35,9 +35,19 @@ static void process_fault(wfm_ctx *ctx, wfm_ai *src, wf_value exc);
 static void close_ai(wfm_ctx *ctx, wfm_ai *ai);
 static void cancel_ai(wfm_ctx *ctx, wfm_ai *ai);
 
+/* The track_mask bit of an event (ev is a constant at every call site). */
+static inline unsigned track_bit(wfm__track_event ev, const wfm_ai *ai)
+{
+    if (ev != WFM__TRACK_CLOSED)
+        return 1u << ev;
+    return ai->status == WFM_FAULTED    ? WFM__TRACK_BIT_CLOSED_FAULTED
+           : ai->status == WFM_CANCELED ? WFM__TRACK_BIT_CLOSED_CANCELED
+                                        : WFM__TRACK_BIT_CLOSED;
+}
+
 #define TRACK(ctx, ev, ai, name, value)                                                            \
     do {                                                                                           \
-        if ((ctx)->host.track)                                                                     \
+        if ((ctx)->host.track_mask & track_bit((ev), (ai)))                                        \
             (ctx)->host.track((ctx)->host.track_ud, (ev), (ai), (name), (value));                  \
     } while (0)
 
@@ -762,7 +772,8 @@ wf_status wfm_ctx_schedule_delegate(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *no
     if (!node || !on_done || prop >= node->kind->spec->prop_count ||
         node->kind->spec->props[prop].kind != WFM_PROP_DELEGATE || !can_schedule(ctx, ai))
         return WF_E_STATE;
-    const wfm__delegate *d = &node->props[prop].delegate;
+    static const wfm__delegate unwritten; /* no ActivityAction: no argument type, no body */
+    const wfm__delegate *d = node->props[prop].delegate ? node->props[prop].delegate : &unwritten;
     wf_value v = arg ? wf_value_retain(arg) : wf_null();
     if (d->arg_type && v.type != d->arg_type && !wf_is_null(&v)) {
         wf_value conv;
@@ -1442,7 +1453,7 @@ wf_types *wfm_ctx_types(const wfm_ctx *ctx)
 
 bool wfm_ctx_tracks_custom(const wfm_ctx *ctx)
 {
-    return ctx->host.track != NULL;
+    return (ctx->host.track_mask & (1u << WFM__TRACK_CUSTOM)) != 0;
 }
 
 void wfm_ctx_track_custom(wfm_ctx *ctx, wfm_ai *ai, const char *name, const wf_value *data)

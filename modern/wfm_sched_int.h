@@ -108,7 +108,7 @@ typedef struct wfm__wi {
     wf_value value; /* RESUME payload / FAULT exception (owned) */
 } wfm__wi;
 
-/* Tracking events (one branch each while no tracker is attached). */
+/* Tracking events (one mask test each: the host's track_mask). */
 typedef enum wfm__track_event {
     WFM__TRACK_SCHEDULED, /* ai scheduled under its parent */
     WFM__TRACK_EXECUTING,
@@ -117,7 +117,13 @@ typedef enum wfm__track_event {
     WFM__TRACK_FAULT,   /* ai propagated exc */
     WFM__TRACK_RESUMED, /* bookmark `name` of ai resumed */
     WFM__TRACK_CUSTOM,  /* ai's custom record `name`, data = the fields of the record `value` */
+    WFM__TRACK_EVENT_COUNT
 } wfm__track_event;
+/* Bits of wfm__sched_host.track_mask: (1 << event), except that WFM__TRACK_CLOSED has one bit
+ * per way an activity closes, so a profile keeping only Faulted activities costs no call. */
+#define WFM__TRACK_BIT_CLOSED (1u << WFM__TRACK_CLOSED)
+#define WFM__TRACK_BIT_CLOSED_FAULTED (1u << WFM__TRACK_EVENT_COUNT)
+#define WFM__TRACK_BIT_CLOSED_CANCELED (1u << (WFM__TRACK_EVENT_COUNT + 1))
 typedef void (*wfm__track_fn)(void *ud, wfm__track_event ev, const wfm_ai *ai, const char *name,
                               const wf_value *value);
 
@@ -150,8 +156,9 @@ typedef struct wfm__sched_host {
     int64_t (*clock)(void *ud);
     void *clock_ud;
     wf_types *types;
-    wfm__track_fn track; /* NULL: no tracking */
+    wfm__track_fn track;  /* called for the events in track_mask */
     void *track_ud;
+    unsigned track_mask;  /* WFM__TRACK_BIT_* / (1 << event); 0: no tracking */
     /* NULL: native calls are not traced (wfm_ctx_trace_call) */
     void (*trace)(void *ud, const wfm_ai *ai, const char *function, const wf_value *in,
                   size_t in_count, const wf_value *out, size_t out_count);

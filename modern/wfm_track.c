@@ -1,9 +1,13 @@
-/* wfm_track.c — the tracker: filters records through its profile, formats each kept record
- * as one JSON line on the emitting thread, and hands the lines to a flush thread that writes
- * the file and store participants, so a worker never waits on I/O. Lines keep emission order,
- * so records of one instance (emitted by one thread at a time) arrive in order. */
+/* wfm_track.c — the tracker: filters records through its profile, copies each kept record as
+ * a fixed binary header plus its strings into the emitting thread's own stream (no lock, no
+ * formatting), and publishes a thread's records at the end of each run (one atomic ticket);
+ * the tracker's thread formats them as JSON lines and writes the file, store and ring
+ * participants, so a worker never formats, waits on I/O or wakes anyone per record. Published
+ * batches are written in ticket order, so lines keep emission order across threads. */
 #include <pthread.h>
+#include <sched.h> /* sched_yield */
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,38 +15,83 @@
 
 #include "../common/wf_mem.h"
 #include "wfm_track.h"
+#include "wfm_track_int.h"
 
 #define MAX_FILES 4
-#define GATHER_LINES 512  /* write at once when this many lines wait */
-#define GATHER_NS 2000000 /* otherwise gather for up to 2 ms */
+#define CHUNK_BYTES (64 * 1024) /* a stream grows by chunks of this size */
+#define MAX_CHUNKS 256          /* unwritten chunks before emitters wait (16 MB) */
+#define GATHER_NS 2000000       /* after a wake-up, let records gather for up to 2 ms */
 
-typedef struct line {
-    struct line *next;
-    const char *instance; /* in the same allocation, after text; NULL if none */
+/* ---- binary records ---------------------------------------------------------------------- */
+
+/* The variable fields of a record, in the order they appear in its JSON line. PAYLOAD, FAULT
+ * and DATA are JSON already (values are rendered on the emitting thread: they are borrowed). */
+enum { F_INSTANCE, F_STATE, F_ACTIVITY, F_ACTIVITY_ID, F_CHILD, F_CHILD_ID, F_NAME,
+       F_PAYLOAD, F_FAULT, F_DATA, F_COUNT };
+#define ABSENT UINT32_MAX
+#define REC_TRAILER 0xffffu /* kind of the record closing a published batch (seq: ticket) */
+
+typedef struct brec {
+    uint32_t size; /* header and bytes, rounded up to 8 */
+    uint32_t kind;
     uint64_t seq;
     int64_t time_us;
-    wfm_rec_kind kind;
-    size_t len;
-    char text[];      /* JSON, NUL-terminated */
-} line;
+    uint32_t len[F_COUNT]; /* ABSENT: no such field */
+    /* the fields' bytes follow, in F_* order */
+} brec;
+
+#define ALIGN8(n) (((n) + 7u) & ~(size_t)7u)
+#define TRAILER_BYTES ALIGN8(sizeof(brec))
+
+typedef struct chunk {
+    _Atomic(struct chunk *) next; /* set once the writer moved on (after its last publish) */
+    _Atomic size_t published;     /* bytes the tracker's thread may read */
+    size_t used, cap;             /* writer only */
+    unsigned char data[];
+} chunk;
+
+/* One emitting thread's records (one writer, the tracker's thread reading). */
+typedef struct stream {
+    struct stream *next;  /* the tracker's list */
+    const void *owner;    /* the writing thread's token */
+    chunk *wr;            /* writer: the chunk being filled */
+    size_t wr_published;  /* writer: what it last published in wr */
+    unsigned depth;       /* writer: open batches */
+    _Atomic(chunk *) first; /* the stream's first chunk (set once by the writer) */
+    chunk *rd;            /* reader: the chunk being read */
+    size_t rd_off;
+    size_t peek_end;      /* reader: end of the next batch found (0: not looked yet) */
+    uint64_t peek_ticket;
+} stream;
 
 struct wfm_tracker {
     const wfm_profile *profile; /* borrowed */
     unsigned kinds;             /* wfm_profile_kinds(profile) */
     unsigned act_states;        /* wfm_profile_activity_states(profile) */
+    bool plain;                 /* the masks decide alone (no names, no odd states) */
+    unsigned data_states;       /* plain: ActivityState states that carry variables */
+    uint64_t serial;            /* tells trackers apart in the threads' caches */
     pthread_mutex_t lock;
-    pthread_cond_t work, drained;
-    line *head, *tail;
-    uint64_t queued, written, dropped;
-    bool stop, thread_running, flush_wanted;
+    pthread_cond_t work, drained, space;
+    stream *streams;            /* under lock */
+    chunk *spare;               /* recycled chunks, under lock */
+    size_t live_chunks;         /* under lock */
+    _Atomic uint64_t tickets;   /* batches published */
+    uint64_t next_ticket;       /* the tracker's thread: next batch to write */
+    uint64_t written_ticket;    /* under lock: batches written */
+    _Atomic int sleeping;       /* the tracker's thread waits for work */
+    _Atomic uint64_t dropped;
+    bool stop, thread_running, flush_wanted, space_wanted;
     pthread_t thread;
     FILE *files[MAX_FILES];
     bool owns_file[MAX_FILES];
     char *paths[MAX_FILES]; /* owned copies, for wfm_tracker_close's messages */
     size_t file_count;
     sqlite3 *store;
-    char **ring; /* owned lines, ring_cap slots */
+    sqlite3_stmt *insert;
+    char **ring; /* owned lines, ring_cap slots, under lock */
     size_t ring_cap, ring_start, ring_count;
+    wf_buf out; /* the tracker's thread: the pass's lines */
 };
 
 static const char *const kind_names[WFM_REC_KIND_COUNT] = {
@@ -55,24 +104,138 @@ const char *wfm_rec_kind_name(wfm_rec_kind kind)
     return kind < WFM_REC_KIND_COUNT ? kind_names[kind] : "Unknown";
 }
 
-/* ---- formatting --------------------------------------------------------------------------- */
+/* Values of a record rendered as JSON (payload, fault, the data object). */
+typedef struct rendered {
+    wf_buf buf;
+    size_t off[3], len[3];
+    bool has[3];
+} rendered;
 
-static void add_key(wf_buf *b, const char *key)
+static bool render_values(const wfm_track_record *rec, rendered *r)
 {
-    wf_buf_adds(b, ", \"");
-    wf_buf_adds(b, key);
-    wf_buf_adds(b, "\": ");
+    wf_buf_init(&r->buf);
+    memset(r->has, 0, sizeof r->has);
+    const wf_value *v[2] = {rec->payload, rec->fault};
+    for (int i = 0; i < 2; i++) {
+        if (!v[i])
+            continue;
+        r->off[i] = r->buf.len;
+        wf_value_to_json(v[i], &r->buf);
+        r->len[i] = r->buf.len - r->off[i];
+        r->has[i] = true;
+    }
+    if (rec->data_count) {
+        r->off[2] = r->buf.len;
+        wf_buf_addc(&r->buf, '{');
+        for (size_t i = 0; i < rec->data_count; i++) {
+            wf_buf_adds(&r->buf, i ? ", " : "");
+            wf_buf_add_json_string(&r->buf, rec->data_names[i], strlen(rec->data_names[i]));
+            wf_buf_adds(&r->buf, ": ");
+            wf_value_to_json(&rec->data_values[i], &r->buf);
+        }
+        wf_buf_addc(&r->buf, '}');
+        r->len[2] = r->buf.len - r->off[2];
+        r->has[2] = true;
+    }
+    return !r->buf.oom;
 }
 
-static void add_field(wf_buf *b, const char *key, const char *value)
+/* The record's fields as pointers and lengths; returns the encoded size. */
+static size_t fields_of(const wfm_track_record *rec, const rendered *r, const char *p[F_COUNT],
+                        uint32_t len[F_COUNT])
 {
-    if (!value)
+    p[F_INSTANCE] = rec->instance_id;
+    p[F_STATE] = rec->state;
+    p[F_ACTIVITY] = rec->activity;
+    p[F_ACTIVITY_ID] = rec->activity_id;
+    p[F_CHILD] = rec->child;
+    p[F_CHILD_ID] = rec->child_id;
+    p[F_NAME] = rec->name;
+    size_t total = sizeof(brec);
+    for (int f = F_INSTANCE; f <= F_NAME; f++) {
+        len[f] = p[f] ? (uint32_t)strlen(p[f]) : ABSENT;
+        total += p[f] ? len[f] : 0;
+    }
+    for (int i = 0; i < 3; i++) {
+        p[F_PAYLOAD + i] = r && r->has[i] ? r->buf.data + r->off[i] : NULL;
+        len[F_PAYLOAD + i] = p[F_PAYLOAD + i] ? (uint32_t)r->len[i] : ABSENT;
+        total += p[F_PAYLOAD + i] ? len[F_PAYLOAD + i] : 0;
+    }
+    return ALIGN8(total);
+}
+
+static void encode(unsigned char *dst, size_t size, const wfm_track_record *rec,
+                   const char *const p[F_COUNT], const uint32_t len[F_COUNT])
+{
+    brec h;
+    h.size = (uint32_t)size;
+    h.kind = (uint32_t)rec->kind;
+    h.seq = rec->seq;
+    h.time_us = rec->time_us;
+    memcpy(h.len, len, sizeof h.len);
+    memcpy(dst, &h, sizeof h);
+    unsigned char *o = dst + sizeof h;
+    for (int f = 0; f < F_COUNT; f++)
+        if (len[f] != ABSENT) {
+            memcpy(o, p[f], len[f]);
+            o += len[f];
+        }
+}
+
+/* ---- formatting (the tracker's thread) ---------------------------------------------------- */
+
+/* Appends go through a small stack buffer into the wf_buf: one wf_buf_add per line or so. */
+typedef struct writer {
+    wf_buf *b;
+    size_t n;
+    char tmp[1024];
+} writer;
+
+static void w_flush(writer *w)
+{
+    wf_buf_add(w->b, w->tmp, w->n);
+    w->n = 0;
+}
+
+static void w_put(writer *w, const void *p, size_t len)
+{
+    if (w->n + len > sizeof w->tmp) {
+        w_flush(w);
+        if (len > sizeof w->tmp) {
+            wf_buf_add(w->b, p, len);
+            return;
+        }
+    }
+    memcpy(w->tmp + w->n, p, len);
+    w->n += len;
+}
+#define W_LIT(w, lit) w_put((w), (lit), sizeof(lit) - 1)
+
+static void w_key(writer *w, const char *key, size_t key_len)
+{
+    W_LIT(w, ", \"");
+    w_put(w, key, key_len);
+    W_LIT(w, "\": ");
+}
+
+/* A JSON string: copied when nothing in it needs escaping, else wf_buf_add_json_string. */
+static void w_string(writer *w, const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < len && p[i] >= 0x20 && p[i] < 0x80 && p[i] != '"' && p[i] != '\\')
+        i++;
+    if (i < len) {
+        w_flush(w);
+        wf_buf_add_json_string(w->b, s, len);
         return;
-    add_key(b, key);
-    wf_buf_add_json_string(b, value, strlen(value));
+    }
+    W_LIT(w, "\"");
+    w_put(w, s, len);
+    W_LIT(w, "\"");
 }
 
-static void add_uint(wf_buf *b, uint64_t v)
+static void w_uint(writer *w, uint64_t v)
 {
     char digits[24];
     size_t n = sizeof digits;
@@ -80,15 +243,16 @@ static void add_uint(wf_buf *b, uint64_t v)
         digits[--n] = (char)('0' + v % 10);
         v /= 10;
     } while (v);
-    wf_buf_add(b, digits + n, sizeof digits - n);
+    w_put(w, digits + n, sizeof digits - n);
 }
 
 /* ISO 8601 with microseconds; the "YYYY-MM-DDThh:mm:ss" part is cached per thread, since
  * records come many per second. */
-static void add_time(wf_buf *b, int64_t us)
+static void w_time(writer *w, int64_t us)
 {
     static _Thread_local int64_t cached_sec = INT64_MIN;
     static _Thread_local char cached[32];
+    static _Thread_local size_t cached_len;
     int64_t sec = us >= 0 ? us / 1000000 : -((-us + 999999) / 1000000);
     if (sec != cached_sec) {
         char full[64];
@@ -98,6 +262,7 @@ static void add_time(wf_buf *b, int64_t us)
             len = sizeof cached - 1;
         memcpy(cached, full, len);
         cached[len] = '\0';
+        cached_len = len;
         cached_sec = sec;
     }
     char frac[8];
@@ -105,99 +270,359 @@ static void add_time(wf_buf *b, int64_t us)
     for (int i = 6; i >= 1; i--, f /= 10)
         frac[i] = (char)('0' + f % 10);
     frac[0] = '.';
-    add_key(b, "time");
-    wf_buf_addc(b, '"');
-    wf_buf_adds(b, cached);
-    wf_buf_add(b, frac, 7);
-    wf_buf_adds(b, "Z\"");
+    W_LIT(w, ", \"time\": \"");
+    w_put(w, cached, cached_len);
+    w_put(w, frac, 7);
+    W_LIT(w, "Z\"");
 }
 
-static void add_data(wf_buf *b, const wfm_track_record *rec)
+/* One encoded record as its JSON line (no newline), appended to b. */
+static void format_brec(const unsigned char *src, wf_buf *b)
 {
-    if (!rec->data_count)
-        return;
-    wf_buf_adds(b, ", \"data\": {");
-    for (size_t i = 0; i < rec->data_count; i++) {
-        wf_buf_adds(b, i ? ", " : "");
-        wf_buf_add_json_string(b, rec->data_names[i], strlen(rec->data_names[i]));
-        wf_buf_adds(b, ": ");
-        wf_value_to_json(&rec->data_values[i], b);
+    static const struct {
+        const char *key;
+        size_t len;
+    } keys[F_COUNT] = {
+        [F_STATE] = {"state", 5},       [F_ACTIVITY] = {"activity", 8},
+        [F_ACTIVITY_ID] = {"activityId", 10}, [F_CHILD] = {"child", 5},
+        [F_CHILD_ID] = {"childId", 7},  [F_NAME] = {"name", 4},
+        [F_PAYLOAD] = {"payload", 7},   [F_FAULT] = {"fault", 5},
+        [F_DATA] = {"data", 4},
+    };
+    brec h;
+    memcpy(&h, src, sizeof h);
+    const char *p[F_COUNT];
+    const char *at = (const char *)src + sizeof h;
+    for (int f = 0; f < F_COUNT; f++) {
+        p[f] = h.len[f] == ABSENT ? NULL : at;
+        at += h.len[f] == ABSENT ? 0 : h.len[f];
     }
-    wf_buf_adds(b, "}");
+    writer w;
+    w.b = b;
+    w.n = 0;
+    W_LIT(&w, "{\"record\": \"");
+    const char *kind = wfm_rec_kind_name((wfm_rec_kind)h.kind);
+    w_put(&w, kind, strlen(kind));
+    W_LIT(&w, "\"");
+    if (p[F_INSTANCE]) {
+        W_LIT(&w, ", \"instance\": ");
+        w_string(&w, p[F_INSTANCE], h.len[F_INSTANCE]);
+    }
+    W_LIT(&w, ", \"seq\": ");
+    w_uint(&w, h.seq);
+    w_time(&w, h.time_us);
+    for (int f = F_STATE; f <= F_NAME; f++) {
+        if (!p[f])
+            continue;
+        if (f == F_NAME && h.kind == WFM_REC_BOOKMARK_RESUMPTION)
+            W_LIT(&w, ", \"bookmark\": ");
+        else
+            w_key(&w, keys[f].key, keys[f].len);
+        w_string(&w, p[f], h.len[f]);
+    }
+    for (int f = F_PAYLOAD; f < F_COUNT; f++)
+        if (p[f]) {
+            w_key(&w, keys[f].key, keys[f].len);
+            w_put(&w, p[f], h.len[f]);
+        }
+    W_LIT(&w, "}");
+    w_flush(&w);
 }
 
 bool wfm_track_record_json(const wfm_track_record *rec, wf_buf *b)
 {
-    wf_buf_adds(b, "{\"record\": \"");
-    wf_buf_adds(b, wfm_rec_kind_name(rec->kind));
-    wf_buf_addc(b, '"');
-    add_field(b, "instance", rec->instance_id);
-    add_key(b, "seq");
-    add_uint(b, rec->seq);
-    add_time(b, rec->time_us);
-    add_field(b, "state", rec->state);
-    add_field(b, "activity", rec->activity);
-    add_field(b, "activityId", rec->activity_id);
-    add_field(b, "child", rec->child);
-    add_field(b, "childId", rec->child_id);
-    add_field(b, rec->kind == WFM_REC_BOOKMARK_RESUMPTION ? "bookmark" : "name", rec->name);
-    if (rec->payload) {
-        add_key(b, "payload");
-        wf_value_to_json(rec->payload, b);
+    rendered r;
+    bool ok = render_values(rec, &r);
+    const char *p[F_COUNT];
+    uint32_t len[F_COUNT];
+    size_t size = fields_of(rec, &r, p, len);
+    unsigned char *tmp = ok ? wf_malloc(size) : NULL;
+    if (tmp) {
+        encode(tmp, size, rec, p, len);
+        format_brec(tmp, b);
+        wf_free(tmp);
     }
-    if (rec->fault) {
-        add_key(b, "fault");
-        wf_value_to_json(rec->fault, b);
-    }
-    add_data(b, rec);
-    wf_buf_adds(b, "}");
-    return !b->oom;
+    wf_buf_fini(&r.buf);
+    return tmp && !b->oom;
 }
 
-/* ---- the flush thread ----------------------------------------------------------------- */
+/* ---- streams (the emitting threads) -------------------------------------------------------- */
 
-static void write_store(wfm_tracker *t, const line *batch)
+static _Atomic uint64_t tracker_serials;
+static _Thread_local char thread_token; /* its address tells threads apart */
+static _Thread_local struct {
+    uint64_t serial;
+    stream *s;
+} cached_stream;
+
+/* This thread's stream in t (created on first use); NULL when memory ran out. */
+static stream *my_stream(wfm_tracker *t)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_exec(t->store, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+    if (cached_stream.serial == t->serial)
+        return cached_stream.s;
+    pthread_mutex_lock(&t->lock);
+    stream *s = t->streams;
+    while (s && s->owner != &thread_token)
+        s = s->next;
+    if (!s && (s = wf_calloc(1, sizeof *s)) != NULL) {
+        s->owner = &thread_token;
+        s->next = t->streams;
+        t->streams = s;
+    }
+    pthread_mutex_unlock(&t->lock);
+    if (s) {
+        cached_stream.serial = t->serial;
+        cached_stream.s = s;
+    }
+    return s;
+}
+
+static void wake_thread(wfm_tracker *t)
+{
+    pthread_mutex_lock(&t->lock);
+    pthread_cond_signal(&t->work);
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* Close the writer's batch: a trailer with the next ticket, then the bytes become readable. */
+static void publish(wfm_tracker *t, stream *s)
+{
+    chunk *c = s->wr;
+    if (!c || c->used == s->wr_published)
+        return;
+    brec tr;
+    memset(&tr, 0, sizeof tr);
+    tr.size = (uint32_t)TRAILER_BYTES;
+    tr.kind = REC_TRAILER;
+    tr.seq = atomic_fetch_add(&t->tickets, 1);
+    memcpy(c->data + c->used, &tr, sizeof tr);
+    c->used += TRAILER_BYTES;
+    s->wr_published = c->used;
+    atomic_store_explicit(&c->published, c->used, memory_order_release);
+    if (atomic_load(&t->sleeping))
+        wake_thread(t);
+}
+
+/* Room for `size` bytes (plus the trailer) in the writer's chunk; NULL when memory ran out. */
+static unsigned char *reserve(wfm_tracker *t, stream *s, size_t size)
+{
+    chunk *c = s->wr;
+    if (c && c->cap - c->used >= size + TRAILER_BYTES)
+        return c->data + c->used;
+    publish(t, s); /* a batch never spans chunks */
+    size_t cap = size + TRAILER_BYTES > CHUNK_BYTES ? size + TRAILER_BYTES : CHUNK_BYTES;
+    pthread_mutex_lock(&t->lock);
+    while (t->live_chunks >= MAX_CHUNKS && t->thread_running && !t->stop) {
+        t->space_wanted = true;
+        pthread_cond_signal(&t->work);
+        pthread_cond_wait(&t->space, &t->lock);
+    }
+    chunk *n = NULL;
+    if (cap == CHUNK_BYTES && t->spare) {
+        n = t->spare;
+        t->spare = atomic_load_explicit(&n->next, memory_order_relaxed);
+    } else {
+        n = wf_malloc(sizeof *n + cap);
+    }
+    if (n) {
+        t->live_chunks++;
+        if (t->live_chunks > MAX_CHUNKS / 2)
+            pthread_cond_signal(&t->work);
+    }
+    pthread_mutex_unlock(&t->lock);
+    if (!n)
+        return NULL;
+    atomic_init(&n->next, NULL);
+    atomic_init(&n->published, 0);
+    n->used = 0;
+    n->cap = cap;
+    s->wr_published = 0;
+    s->wr = n;
+    if (c)
+        atomic_store_explicit(&c->next, n, memory_order_release);
+    else
+        atomic_store_explicit(&s->first, n, memory_order_release);
+    return n->data;
+}
+
+/* ---- the tracker's thread ------------------------------------------------------------------ */
+
+static void ring_put(wfm_tracker *t, const char *text, size_t len)
+{
+    char *copy = wf_strndup(text, len);
+    if (!copy) {
+        atomic_fetch_add(&t->dropped, 1);
+        return;
+    }
+    pthread_mutex_lock(&t->lock);
+    if (t->ring_count == t->ring_cap) {
+        wf_free(t->ring[t->ring_start]);
+        t->ring_start = (t->ring_start + 1) % t->ring_cap;
+        t->ring_count--;
+    }
+    t->ring[(t->ring_start + t->ring_count++) % t->ring_cap] = copy;
+    pthread_mutex_unlock(&t->lock);
+}
+
+static void store_put(wfm_tracker *t, const brec *h, const char *instance, const char *text,
+                      size_t len)
+{
+    if (!t->insert &&
         sqlite3_prepare_v2(t->store,
                            "INSERT OR REPLACE INTO tracking(instance, seq, time_us, kind, record)"
                            " VALUES(?, ?, ?, ?, ?)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_exec(t->store, "ROLLBACK", NULL, NULL, NULL);
+                           -1, &t->insert, NULL) != SQLITE_OK) {
+        atomic_fetch_add(&t->dropped, 1);
         return;
     }
-    for (const line *l = batch; l; l = l->next) {
-        sqlite3_bind_text(st, 1, l->instance ? l->instance : "", -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, (sqlite3_int64)l->seq);
-        sqlite3_bind_int64(st, 3, l->time_us);
-        sqlite3_bind_text(st, 4, wfm_rec_kind_name(l->kind), -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 5, l->text, (int)l->len, SQLITE_STATIC);
-        sqlite3_step(st);
-        sqlite3_reset(st);
-    }
-    sqlite3_finalize(st);
-    sqlite3_exec(t->store, "COMMIT", NULL, NULL, NULL);
+    sqlite3_stmt *st = t->insert;
+    sqlite3_bind_text(st, 1, instance ? instance : "", instance ? (int)h->len[F_INSTANCE] : 0,
+                      SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)h->seq);
+    sqlite3_bind_int64(st, 3, h->time_us);
+    sqlite3_bind_text(st, 4, wfm_rec_kind_name((wfm_rec_kind)h->kind), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, text, (int)len, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        atomic_fetch_add(&t->dropped, 1);
+    sqlite3_reset(st);
 }
 
-static size_t write_batch(wfm_tracker *t, line *batch)
+/* Write the records of one batch: [from, to) of chunk c. Lines are formatted straight into
+ * the pass's output (kept there only when a file participant will write it). */
+static void write_batch(wfm_tracker *t, const chunk *c, size_t from, size_t to)
 {
-    size_t n = 0;
-    for (line *l = batch; l; l = l->next, n++)
-        for (size_t f = 0; f < t->file_count; f++) {
-            fwrite(l->text, 1, l->len, t->files[f]);
-            fputc('\n', t->files[f]);
+    while (from < to) {
+        brec h;
+        memcpy(&h, c->data + from, sizeof h);
+        if (h.kind != REC_TRAILER) {
+            size_t start = t->out.len;
+            format_brec(c->data + from, &t->out);
+            if (t->out.oom) {
+                atomic_fetch_add(&t->dropped, 1);
+                wf_buf_fini(&t->out);
+                wf_buf_init(&t->out);
+            } else {
+                const char *text = t->out.data + start;
+                size_t len = t->out.len - start;
+                if (t->ring)
+                    ring_put(t, text, len);
+                if (t->store)
+                    store_put(t, &h,
+                              h.len[F_INSTANCE] == ABSENT ? NULL
+                                                          : (const char *)c->data + from + sizeof h,
+                              text, len);
+                if (t->file_count)
+                    wf_buf_addc(&t->out, '\n');
+                else
+                    t->out.len = start;
+            }
         }
-    for (size_t f = 0; f < t->file_count; f++)
-        fflush(t->files[f]);
-    if (t->store)
-        write_store(t, batch);
-    while (batch) {
-        line *next = batch->next;
-        wf_free(batch);
-        batch = next;
+        from += h.size;
     }
-    return n;
+}
+
+/* The end and ticket of the next published batch of s, if there is one. */
+static bool peek_batch(wfm_tracker *t, stream *s)
+{
+    if (s->peek_end)
+        return true;
+    if (!s->rd)
+        s->rd = atomic_load_explicit(&s->first, memory_order_acquire);
+    for (;;) {
+        chunk *c = s->rd;
+        if (!c)
+            return false;
+        chunk *next = atomic_load_explicit(&c->next, memory_order_acquire);
+        size_t pub = atomic_load_explicit(&c->published, memory_order_acquire);
+        if (s->rd_off < pub) {
+            size_t at = s->rd_off;
+            for (;;) {
+                brec h;
+                memcpy(&h, c->data + at, sizeof h);
+                at += h.size;
+                if (h.kind == REC_TRAILER) {
+                    s->peek_end = at;
+                    s->peek_ticket = h.seq;
+                    return true;
+                }
+            }
+        }
+        if (!next)
+            return false;
+        /* the writer moved on: recycle the chunk it left */
+        s->rd = next;
+        s->rd_off = 0;
+        pthread_mutex_lock(&t->lock);
+        t->live_chunks--;
+        if (c->cap == CHUNK_BYTES) {
+            atomic_store_explicit(&c->next, t->spare, memory_order_relaxed);
+            t->spare = c;
+        } else {
+            wf_free(c);
+        }
+        if (t->space_wanted) {
+            t->space_wanted = false;
+            pthread_cond_broadcast(&t->space);
+        }
+        pthread_mutex_unlock(&t->lock);
+    }
+}
+
+/* Write every batch published so far, in ticket order; returns the batches written. */
+static uint64_t drain(wfm_tracker *t)
+{
+    uint64_t done = 0;
+    int spins = 0;
+    bool in_txn = false;
+    wf_buf_reset(&t->out);
+    stream *list = NULL;
+    while (t->next_ticket < atomic_load(&t->tickets)) {
+        if (!list || spins) { /* a stream may have joined */
+            pthread_mutex_lock(&t->lock);
+            list = t->streams;
+            pthread_mutex_unlock(&t->lock);
+        }
+        bool found = false;
+        for (stream *s = list; s; s = s->next) {
+            if (!peek_batch(t, s) || s->peek_ticket != t->next_ticket)
+                continue;
+            if (t->store && !in_txn)
+                in_txn = sqlite3_exec(t->store, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+            write_batch(t, s->rd, s->rd_off, s->peek_end);
+            s->rd_off = s->peek_end;
+            s->peek_end = 0;
+            t->next_ticket++;
+            done++;
+            found = true;
+            spins = 0;
+            break;
+        }
+        if (!found && ++spins > 64) /* a writer took its ticket and is about to publish */
+            sched_yield();
+    }
+    for (size_t f = 0; f < t->file_count && t->out.len; f++) {
+        fwrite(t->out.data, 1, t->out.len, t->files[f]);
+        fflush(t->files[f]);
+    }
+    if (t->out.oom) {
+        wf_buf_fini(&t->out);
+        wf_buf_init(&t->out);
+    }
+    if (in_txn)
+        sqlite3_exec(t->store, "COMMIT", NULL, NULL, NULL);
+    return done;
+}
+
+static void gather_wait(wfm_tracker *t)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += GATHER_NS;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&t->work, &t->lock, &until);
 }
 
 static void *flush_main(void *arg)
@@ -205,29 +630,23 @@ static void *flush_main(void *arg)
     wfm_tracker *t = arg;
     pthread_mutex_lock(&t->lock);
     for (;;) {
-        while (!t->head && !t->stop)
-            pthread_cond_wait(&t->work, &t->lock);
-        if (!t->head && t->stop)
-            break;
-        /* Let a batch build up (a few ms) unless someone waits for it: fewer wake-ups,
-         * writes and fflushes for the same records. */
-        if (!t->stop && !t->flush_wanted && t->queued - t->written < GATHER_LINES) {
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_nsec += GATHER_NS;
-            if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&t->work, &t->lock, &until);
-        }
-        line *batch = t->head;
-        t->head = t->tail = NULL;
         pthread_mutex_unlock(&t->lock);
-        size_t n = write_batch(t, batch);
+        drain(t);
         pthread_mutex_lock(&t->lock);
-        t->written += n;
+        t->written_ticket = t->next_ticket;
         pthread_cond_broadcast(&t->drained);
+        bool more = t->next_ticket < atomic_load(&t->tickets);
+        if (t->stop && !more)
+            break;
+        if (more || t->stop)
+            continue;
+        atomic_store(&t->sleeping, 1);
+        if (t->next_ticket == atomic_load(&t->tickets) && !t->flush_wanted && !t->stop)
+            pthread_cond_wait(&t->work, &t->lock);
+        atomic_store(&t->sleeping, 0);
+        /* One wake-up per batch of records, not per record: let more arrive. */
+        if (!t->stop && !t->flush_wanted && !t->space_wanted && t->live_chunks <= MAX_CHUNKS / 2)
+            gather_wait(t);
     }
     pthread_mutex_unlock(&t->lock);
     return NULL;
@@ -254,9 +673,13 @@ wf_status wfm_tracker_create(const wfm_profile *profile, wfm_tracker **out, wf_e
     t->profile = profile;
     t->kinds = wfm_profile_kinds(profile);
     t->act_states = wfm_profile_activity_states(profile);
+    t->plain = wfm__profile_plain(profile, &t->data_states);
+    t->serial = atomic_fetch_add(&tracker_serials, 1) + 1;
     pthread_mutex_init(&t->lock, NULL);
     pthread_cond_init(&t->work, NULL);
     pthread_cond_init(&t->drained, NULL);
+    pthread_cond_init(&t->space, NULL);
+    wf_buf_init(&t->out);
     *out = t;
     return WF_OK;
 }
@@ -268,6 +691,7 @@ static void stop_thread(wfm_tracker *t)
     pthread_mutex_lock(&t->lock);
     t->stop = true;
     pthread_cond_signal(&t->work);
+    pthread_cond_broadcast(&t->space);
     pthread_mutex_unlock(&t->lock);
     pthread_join(t->thread, NULL);
     t->thread_running = false;
@@ -293,6 +717,15 @@ wf_status wfm_tracker_close(wfm_tracker *t, wf_error *err)
     return st;
 }
 
+static void free_chunks(chunk *c)
+{
+    while (c) {
+        chunk *next = atomic_load_explicit(&c->next, memory_order_relaxed);
+        wf_free(c);
+        c = next;
+    }
+}
+
 void wfm_tracker_destroy(wfm_tracker *t)
 {
     if (!t)
@@ -303,14 +736,25 @@ void wfm_tracker_destroy(wfm_tracker *t)
             fclose(t->files[f]);
         wf_free(t->paths[f]);
     }
+    sqlite3_finalize(t->insert);
     if (t->store)
         sqlite3_close(t->store);
     for (size_t i = 0; i < t->ring_count; i++)
         wf_free(t->ring[(t->ring_start + i) % t->ring_cap]);
     wf_free(t->ring);
+    while (t->streams) {
+        stream *next = t->streams->next;
+        stream *s = t->streams;
+        free_chunks(s->rd ? s->rd : atomic_load(&s->first));
+        wf_free(t->streams);
+        t->streams = next;
+    }
+    free_chunks(t->spare);
+    wf_buf_fini(&t->out);
     pthread_mutex_destroy(&t->lock);
     pthread_cond_destroy(&t->work);
     pthread_cond_destroy(&t->drained);
+    pthread_cond_destroy(&t->space);
     wf_free(t);
 }
 
@@ -359,11 +803,17 @@ wf_status wfm_tracker_add_ring(wfm_tracker *t, size_t capacity, wf_error *err)
     if (!t->ring)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory creating a tracking ring");
     t->ring_cap = capacity;
-    return WF_OK;
+    wf_status st = start_thread(t, err);
+    if (st != WF_OK) {
+        wf_free(t->ring);
+        t->ring = NULL;
+    }
+    return st;
 }
 
 size_t wfm_tracker_ring_count(wfm_tracker *t)
 {
+    wfm_tracker_flush(t);
     pthread_mutex_lock(&t->lock);
     size_t n = t->ring_count;
     pthread_mutex_unlock(&t->lock);
@@ -372,6 +822,7 @@ size_t wfm_tracker_ring_count(wfm_tracker *t)
 
 bool wfm_tracker_ring_get(wfm_tracker *t, size_t index, char *buf, size_t size)
 {
+    wfm_tracker_flush(t);
     pthread_mutex_lock(&t->lock);
     bool ok = index < t->ring_count;
     if (ok)
@@ -390,88 +841,89 @@ bool wfm_tracker_wants_activity(const wfm_tracker *t, unsigned act_state)
     return t && (t->act_states & act_state);
 }
 
-/* Under the lock: keep a copy of the line in the ring (oldest dropped when full). */
-static void ring_put(wfm_tracker *t, const line *l)
+static unsigned act_state_of(const char *state)
 {
-    char *copy = wf_strndup(l->text, l->len);
-    if (!copy) {
-        t->dropped++;
-        return;
-    }
-    if (t->ring_count == t->ring_cap) {
-        wf_free(t->ring[t->ring_start]);
-        t->ring_start = (t->ring_start + 1) % t->ring_cap;
-        t->ring_count--;
-    }
-    t->ring[(t->ring_start + t->ring_count++) % t->ring_cap] = copy;
+    static const char *const names[] = {"Executing", "Closed", "Faulted", "Canceled"};
+    for (unsigned i = 0; state && i < 4; i++)
+        if (strcmp(names[i], state) == 0)
+            return 1u << i;
+    return 0;
 }
 
-static line *make_line(const wfm_track_record *rec, const wf_buf *json)
+/* Whether the profile keeps rec, and whether with its variables. */
+static bool keeps(const wfm_tracker *t, const wfm_track_record *rec, bool *want_data)
 {
-    size_t id_len = rec->instance_id ? strlen(rec->instance_id) + 1 : 0;
-    line *l = wf_malloc(sizeof *l + json->len + 1 + id_len);
-    if (!l)
-        return NULL;
-    memset(l, 0, sizeof *l);
-    memcpy(l->text, json->data, json->len + 1);
-    l->len = json->len;
-    l->seq = rec->seq;
-    l->time_us = rec->time_us;
-    l->kind = rec->kind;
-    if (id_len) {
-        char *id = l->text + json->len + 1;
-        memcpy(id, rec->instance_id, id_len);
-        l->instance = id;
-    }
-    return l;
+    if (!wfm_tracker_wants(t, rec->kind))
+        return false;
+    if (!t->plain)
+        return wfm_profile_match(t->profile, rec, want_data);
+    *want_data = false;
+    if (rec->kind != WFM_REC_ACTIVITY_STATE)
+        return true;
+    unsigned bit = act_state_of(rec->state);
+    *want_data = (t->data_states & bit) != 0;
+    return (t->act_states & bit) != 0;
 }
 
 void wfm_tracker_emit(wfm_tracker *t, const wfm_track_record *rec)
 {
     bool want_data = false;
-    if (!wfm_tracker_wants(t, rec->kind) || !wfm_profile_match(t->profile, rec, &want_data))
+    if (!t->thread_running || !keeps(t, rec, &want_data))
         return;
     wfm_track_record copy = *rec;
     if (!want_data && rec->kind != WFM_REC_CUSTOM) /* WF4 custom records carry their data */
         copy.data_count = 0;
-    wf_buf json;
-    wf_buf_init(&json);
-    line *l = wfm_track_record_json(&copy, &json) ? make_line(&copy, &json) : NULL;
-    wf_buf_fini(&json);
-    pthread_mutex_lock(&t->lock);
-    if (!l) {
-        t->dropped++;
-    } else {
-        if (t->ring)
-            ring_put(t, l);
-        if (!t->thread_running) { /* no file or store participant: nothing to queue */
-            pthread_mutex_unlock(&t->lock);
-            wf_free(l);
-            return;
-        }
-        l->next = NULL;
-        bool was_empty = !t->head;
-        if (t->tail)
-            t->tail->next = l;
-        else
-            t->head = l;
-        t->tail = l;
-        t->queued++;
-        if (was_empty || t->queued - t->written == GATHER_LINES)
-            pthread_cond_signal(&t->work);
+    rendered r;
+    bool values = copy.payload || copy.fault || copy.data_count;
+    if (values && !render_values(&copy, &r)) {
+        wf_buf_fini(&r.buf);
+        atomic_fetch_add(&t->dropped, 1);
+        return;
     }
-    pthread_mutex_unlock(&t->lock);
+    const char *p[F_COUNT];
+    uint32_t len[F_COUNT];
+    size_t size = fields_of(&copy, values ? &r : NULL, p, len);
+    stream *s = my_stream(t);
+    unsigned char *dst = s ? reserve(t, s, size) : NULL;
+    if (dst) {
+        encode(dst, size, &copy, p, len);
+        s->wr->used += size;
+        if (!s->depth)
+            publish(t, s);
+    } else {
+        atomic_fetch_add(&t->dropped, 1);
+    }
+    if (values)
+        wf_buf_fini(&r.buf);
+}
+
+void wfm__tracker_batch_begin(wfm_tracker *t)
+{
+    if (!t || !t->kinds || !t->thread_running)
+        return;
+    stream *s = my_stream(t);
+    if (s)
+        s->depth++;
+}
+
+void wfm__tracker_batch_end(wfm_tracker *t)
+{
+    if (!t || !t->kinds || !t->thread_running)
+        return;
+    stream *s = my_stream(t);
+    if (s && s->depth && --s->depth == 0)
+        publish(t, s);
 }
 
 void wfm_tracker_flush(wfm_tracker *t)
 {
-    if (!t)
+    if (!t || !t->thread_running)
         return;
+    uint64_t target = atomic_load(&t->tickets);
     pthread_mutex_lock(&t->lock);
-    uint64_t target = t->queued;
     t->flush_wanted = true;
     pthread_cond_signal(&t->work);
-    while (t->written < target)
+    while (t->written_ticket < target)
         pthread_cond_wait(&t->drained, &t->lock);
     t->flush_wanted = false;
     pthread_mutex_unlock(&t->lock);
@@ -479,9 +931,5 @@ void wfm_tracker_flush(wfm_tracker *t)
 
 uint64_t wfm_tracker_dropped(const wfm_tracker *t)
 {
-    wfm_tracker *m = (wfm_tracker *)t;
-    pthread_mutex_lock(&m->lock);
-    uint64_t d = t->dropped;
-    pthread_mutex_unlock(&m->lock);
-    return d;
+    return atomic_load(&((wfm_tracker *)t)->dropped);
 }

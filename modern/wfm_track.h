@@ -1,9 +1,10 @@
 /* wfm_track.h — tracking: WF4 record kinds filtered by a profile and handed to participants
  * (JSON lines to a file or stdout, a table in the instance store, an in-memory ring for
- * tests). The scheduler asks wfm_tracker_wants() — one mask test — before it builds a record,
- * so with no tracker (NULL) or a profile that excludes the event tracking costs a branch.
- * Participants never block a worker on I/O: records are formatted on the worker into a queue
- * and written by the tracker's own flush thread (docs/semantics.md §5 "Tracking"). */
+ * tests). The scheduler tests one mask bit per event before it builds a record, so with no
+ * tracker (NULL) or a profile that excludes the event tracking costs a branch. Participants
+ * never block a worker on I/O: a kept record is copied in binary into the emitting thread's
+ * own buffer, published once per run, and formatted and written by the tracker's own thread
+ * (docs/semantics.md §5 "Tracking"). */
 #ifndef WFM_TRACK_H
 #define WFM_TRACK_H
 
@@ -97,7 +98,8 @@ wf_status wfm_tracker_close(wfm_tracker *tracker, wf_error *err);
 wf_status wfm_tracker_add_file(wfm_tracker *tracker, const char *path, wf_error *err);
 /* Records go to the `tracking` table of the instance store at `store_path`. */
 wf_status wfm_tracker_add_store(wfm_tracker *tracker, const char *store_path, wf_error *err);
-/* Keep the last `capacity` records (as JSON lines) in memory. */
+/* Keep the last `capacity` records (as JSON lines) in memory; reading the ring first waits
+ * for the records emitted so far (wfm_tracker_flush). */
 wf_status wfm_tracker_add_ring(wfm_tracker *tracker, size_t capacity, wf_error *err);
 size_t wfm_tracker_ring_count(wfm_tracker *tracker);
 /* Copy ring entry `index` (0 = oldest kept) into buf; false if out of range. */
@@ -107,7 +109,8 @@ bool wfm_tracker_ring_get(wfm_tracker *tracker, size_t index, char *buf, size_t 
  * state) pass the profile at all? NULL-safe. */
 bool wfm_tracker_wants(const wfm_tracker *tracker, wfm_rec_kind kind);
 bool wfm_tracker_wants_activity(const wfm_tracker *tracker, unsigned act_state);
-/* Filter, format and queue one record. Never blocks on I/O; thread-safe. */
+/* Filter and queue one record (formatted later by the tracker's thread). Never blocks on I/O
+ * (only when 16 MB of records wait to be written); thread-safe. */
 void wfm_tracker_emit(wfm_tracker *tracker, const wfm_track_record *rec);
 /* Wait until everything emitted so far has been written by the participants. */
 void wfm_tracker_flush(wfm_tracker *tracker);

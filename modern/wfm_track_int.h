@@ -11,6 +11,15 @@
 #include "wfm_sched_int.h"
 #include "wfm_track.h"
 
+/* A run's records are published together (one atomic ticket, no lock) at the outermost
+ * batch end of the emitting thread; outside a batch each record is published at once.
+ * NULL-safe, free without participants or with profile "none". */
+void wfm__tracker_batch_begin(wfm_tracker *tracker);
+void wfm__tracker_batch_end(wfm_tracker *tracker);
+/* Whether the profile's kinds and ActivityState masks decide alone (no name patterns, no
+ * states but ActivityState's four); *data_states: the WFM_ACT_* states keeping variables. */
+bool wfm__profile_plain(const wfm_profile *profile, unsigned *data_states);
+
 /* Where one instance's records go: its tracker, id and record counter. */
 typedef struct wfm__track_target {
     wfm_tracker *tracker; /* borrowed; NULL: no tracking */
@@ -24,6 +33,9 @@ void wfm__track_instance(const wfm__track_target *to, const char *state, const w
 /* Whether the tracker could keep the record for this scheduler event: one or two bit tests,
  * made before the caller reads the clock or formats an id. */
 bool wfm__track_sched_wanted(const wfm_tracker *tracker, wfm__track_event ev, const wfm_ai *ai);
+/* The scheduler events (wfm__sched_host.track_mask bits) the tracker's profile can keep:
+ * 0 without a tracker or with profile "none". */
+unsigned wfm__track_sched_mask(const wfm_tracker *tracker);
 /* The scheduler's hook (wfm__sched_host.track) mapped to ActivityScheduled, ActivityState,
  * CancelRequested, FaultPropagation and BookmarkResumption records. */
 void wfm__track_sched(const wfm__track_target *to, wfm__track_event ev, const wfm_ai *ai,

@@ -7,6 +7,7 @@
 #include "../common/wf_mem.h"
 #include "../common/wf_xml.h"
 #include "wfm_track.h"
+#include "wfm_track_int.h"
 
 typedef struct query {
     wfm_rec_kind kind;
@@ -144,6 +145,33 @@ unsigned wfm_profile_activity_states(const wfm_profile *p)
             mask |= act_state_bit(q->states[j]);
     }
     return mask;
+}
+
+static bool any_name(const char *pattern)
+{
+    return !pattern || strcmp(pattern, "*") == 0;
+}
+
+bool wfm__profile_plain(const wfm_profile *p, unsigned *data_states)
+{
+    *data_states = 0;
+    for (size_t i = 0; p && i < p->count; i++) {
+        const query *q = &p->queries[i];
+        if (!any_name(q->activity) || !any_name(q->child) || !any_name(q->name))
+            return false;
+        unsigned states = q->states[0] ? 0 : ~0u;
+        for (size_t j = 0; j < sizeof q->states / sizeof q->states[0] && q->states[j]; j++) {
+            unsigned bit = strcmp(q->states[j], "*") == 0 ? ~0u : act_state_bit(q->states[j]);
+            if (!bit || (q->kind != WFM_REC_ACTIVITY_STATE && bit != ~0u))
+                return false; /* a state the masks cannot express */
+            states |= bit;
+        }
+        if (q->want_data && q->kind != WFM_REC_ACTIVITY_STATE)
+            return false;
+        if (q->want_data)
+            *data_states |= states;
+    }
+    return true;
 }
 
 /* ---- loading ------------------------------------------------------------------------------ */

@@ -128,6 +128,30 @@ bool wfm__track_sched_wanted(const wfm_tracker *t, wfm__track_event ev, const wf
     return kind != WFM_REC_ACTIVITY_STATE || wfm_tracker_wants_activity(t, act_state_bit(ev, ai));
 }
 
+unsigned wfm__track_sched_mask(const wfm_tracker *t)
+{
+    static const wfm_rec_kind kinds[WFM__TRACK_EVENT_COUNT] = {
+        [WFM__TRACK_SCHEDULED] = WFM_REC_ACTIVITY_SCHEDULED,
+        [WFM__TRACK_CANCEL_REQ] = WFM_REC_CANCEL_REQUESTED,
+        [WFM__TRACK_FAULT] = WFM_REC_FAULT_PROPAGATION,
+        [WFM__TRACK_RESUMED] = WFM_REC_BOOKMARK_RESUMPTION,
+        [WFM__TRACK_CUSTOM] = WFM_REC_CUSTOM,
+    };
+    unsigned mask = 0;
+    for (unsigned ev = 0; ev < WFM__TRACK_EVENT_COUNT; ev++)
+        if (kinds[ev] != WFM_REC_INSTANCE && wfm_tracker_wants(t, kinds[ev]))
+            mask |= 1u << ev;
+    if (wfm_tracker_wants_activity(t, WFM_ACT_EXECUTING))
+        mask |= 1u << WFM__TRACK_EXECUTING;
+    if (wfm_tracker_wants_activity(t, WFM_ACT_CLOSED))
+        mask |= WFM__TRACK_BIT_CLOSED;
+    if (wfm_tracker_wants_activity(t, WFM_ACT_FAULTED))
+        mask |= WFM__TRACK_BIT_CLOSED_FAULTED;
+    if (wfm_tracker_wants_activity(t, WFM_ACT_CANCELED))
+        mask |= WFM__TRACK_BIT_CLOSED_CANCELED;
+    return mask;
+}
+
 void wfm__track_sched(const wfm__track_target *to, wfm__track_event ev, const wfm_ai *ai,
                       const char *name, const wf_value *value)
 {

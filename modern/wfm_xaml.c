@@ -1335,7 +1335,10 @@ static void read_action(wfm_load *L, nctx *nc, unsigned pi, const wf_xml_node *a
 {
     const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
     wfm__prop *p = &nc->node->props[pi];
-    wfm__delegate *d = &p->delegate;
+    if (!p->delegate && !(p->delegate = anew(L, sizeof *p->delegate)))
+        return;
+    wfm__delegate *d = p->delegate;
+    memset(d, 0, sizeof *d);
     d->loc = loc_el(L, aa);
     bool uses_t;
     d->arg_type = spec_type(L, nc->node, ps->type, &uses_t);
@@ -2119,7 +2122,7 @@ static void number(wfm_load *L, wfm_node *n, const char *id)
     for (size_t i = 0; i < n->kind->spec->prop_count; i++) {
         wfm__prop *p = &n->props[i];
         number_child(L, n, p->child, &k);
-        number_child(L, n, p->delegate.body, &k);
+        number_child(L, n, p->delegate ? p->delegate->body : NULL, &k);
         for (size_t j = 0; p->items && j < p->count; j++)
             number_child(L, n, p->items[j], &k);
     }
@@ -2234,7 +2237,7 @@ static bool load_init(wfm_load *L, const wfm_load_opts *opts, const char *name, 
     L->tmp = wf_arena_create(0);
     /* Blocks sized from the file: small definitions stay small (many are kept in memory at
      * once), large ones do not pay a malloc per few nodes. */
-    size_t block = len < 1024 ? 2048 : len > 32768 ? 65536 : len * 2;
+    size_t block = len < 1024 ? 768 : len > 32768 ? 65536 : len * 2;
     wf_arena *arena = wf_arena_create(block);
     wfm_definition *def = arena ? wf_arena_alloc(arena, sizeof *def) : NULL;
     const char *path = def ? wf_arena_strdup(arena, name) : NULL;

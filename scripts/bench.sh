@@ -1,16 +1,31 @@
 #!/bin/sh
-# bench.sh — `make bench`: builds each bench/bench_*.c against the libraries in $BUILD (like the
-# tests are linked) and runs it. Benchmarks print their own table: throughput of the runtime
-# and of a hand-coded C baseline measured in the same run, and the ratio.
+# bench.sh — `make bench` (QUICK=1: tiny counts, under a minute, what CI runs): builds each
+# bench/bench_*.c against the libraries in $BUILD (like the tests are linked), runs it, and
+# assembles the report: every program writes its own Markdown section (WFBENCH_MD) and one JSON
+# object per figure (WFBENCH_JSON); a program that writes no section gets its printed output.
+# Output: $BUILD/bench/REPORT.md and figures.json; a full run also refreshes bench/REPORT.md
+# and bench/figures.json. Exits 1 when a program fails to build or run.
 BUILD=${BUILD:-build}
 CC=${CC:-cc}
-PKGS="libffi libxml-2.0 sqlite3"
+QUICK=${QUICK:-}
+PKGS=${PKGS:-"libffi libxml-2.0 sqlite3 jansson"} # the Makefile passes its own list
 LIBS=""
 for m in bridge converter modern legacy common; do
     [ -f "$BUILD/lib/libwf$m.a" ] && LIBS="$LIBS $BUILD/lib/libwf$m.a"
 done
-mkdir -p "$BUILD/bench/lib"
+out="$BUILD/bench"
+mkdir -p "$out/lib" "$out/sections"
+rm -f "$out"/sections/* "$out/figures.jsonl"
+if [ -n "$QUICK" ] && [ "$QUICK" != 0 ]; then
+    WFBENCH_QUICK=1
+    mode="quick (QUICK=1: tiny counts; proves every scenario runs, the figures mean nothing)"
+else
+    WFBENCH_QUICK=0
+    mode="full"
+fi
+export WFBENCH_QUICK
 status=0
+failed=""
 # Native libraries the benchmarks load (bench/libs/NAME/*.c plus NAME.activities.xml) go to
 # $BUILD/bench/lib, the library path the benchmarks use (the directory beside their binary).
 for dir in bench/libs/*/; do
@@ -18,27 +33,249 @@ for dir in bench/libs/*/; do
     lib=$(basename "$dir")
     # shellcheck disable=SC2086
     if ! $CC -std=c11 -D_DEFAULT_SOURCE -shared -fPIC -O2 -g -Wall -Wextra \
-        -o "$BUILD/bench/lib/lib$lib.so" "$dir"*.c; then
+        -o "$out/lib/lib$lib.so" "$dir"*.c; then
         echo "bench: cannot build $dir" >&2
         status=1
         continue
     fi
     for xml in "$dir"*.xml; do
-        [ -f "$xml" ] && cp "$xml" "$BUILD/bench/lib/"
+        [ -f "$xml" ] && cp "$xml" "$out/lib/"
     done
 done
+# The report's order (the paper's); programs not listed follow in name order.
+ORDER="bench_component bench_interop bench_activation bench_persist bench_tracking bench_multicore"
+programs=""
+for name in $ORDER; do
+    [ -f "bench/$name.c" ] && programs="$programs bench/$name.c"
+done
 for src in bench/bench_*.c; do
+    case " $programs " in *" $src "*) ;; *) programs="$programs $src" ;; esac
+done
+start=$(date +%s)
+for src in $programs; do
     [ -f "$src" ] || continue
     name=$(basename "$src" .c)
     # shellcheck disable=SC2086
     if ! $CC -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -O2 -g -Wall -Wextra \
-        $(pkg-config --cflags $PKGS) -o "$BUILD/bench/$name" "$src" $LIBS \
+        $(pkg-config --cflags $PKGS) -o "$out/$name" "$src" $LIBS \
         $(pkg-config --libs $PKGS) -ldl -lpthread -lm; then
         echo "bench: cannot build $src" >&2
         status=1
+        failed="$failed $name(build)"
         continue
     fi
     echo "== $name"
-    "$BUILD/bench/$name" "$@" || status=1
+    t0=$(date +%s)
+    if ! WFBENCH_MD="$out/sections/$name.md" WFBENCH_JSON="$out/figures.jsonl" \
+        "$out/$name" "$@" > "$out/sections/$name.txt"; then
+        status=1
+        failed="$failed $name"
+    fi
+    cat "$out/sections/$name.txt"
+    echo "   ($name: $(( $(date +%s) - t0 )) s)"
 done
+
+# ---- charts: SVG of the component and interop tables (gnuplot, Debian's gnuplot-nox) --------
+# A chart is drawn from figures.jsonl: one cluster per row, one bar per column, for the
+# figures of TABLE in UNIT.
+chart() { # chart TABLE UNIT TITLE
+    dat="$out/$1.dat"
+    awk -v table="$1" -v unit="$2" '
+        function field(name,   m) {
+            if (match($0, "\"" name "\": \"[^\"]*\"")) {
+                m = substr($0, RSTART, RLENGTH); sub("^\"" name "\": \"", "", m); sub("\"$", "", m)
+                return m
+            }
+            return ""
+        }
+        field("table") == table && field("unit") == unit {
+            row = field("row"); col = field("column")
+            match($0, /"median": [^,]*/); v = substr($0, RSTART + 10, RLENGTH - 10)
+            if (!(row in seen)) { seen[row] = 1; rows[++nr] = row }
+            if (!(col in cseen)) { cseen[col] = 1; cols[++nc] = col }
+            val[row, col] = v
+        }
+        END {
+            if (!nr) exit 1
+            printf "row"; for (c = 1; c <= nc; c++) printf "\t\"%s\"", cols[c]; printf "\n"
+            for (r = 1; r <= nr; r++) {
+                printf "\"%s\"", rows[r]
+                for (c = 1; c <= nc; c++) printf "\t%s", ((rows[r], cols[c]) in val) ? val[rows[r], cols[c]] : "NaN"
+                printf "\n"
+            }
+        }' "$out/figures.jsonl" > "$dat" 2>/dev/null || return 1
+    ncols=$(head -1 "$dat" | awk -F'\t' '{print NF - 1}')
+    plot="plot '$dat' using 2:xtic(1) title columnheader(2)"
+    i=3
+    while [ "$i" -le $((ncols + 1)) ]; do
+        plot="$plot, '' using $i title columnheader($i)"
+        i=$((i + 1))
+    done
+    gnuplot <<GP 2>/dev/null
+set terminal svg size 1000,520 dynamic font 'sans,11'
+set output '$out/$1.svg'
+set title '$3'
+set style data histograms
+set style histogram cluster gap 1
+set style fill solid 0.85 border -1
+set logscale y
+set ylabel '$2 (log scale)'
+set xtics rotate by -30 scale 0 noenhanced
+set key top right noenhanced
+set grid ytics
+$plot
+GP
+}
+charts=""
+charts_note=""
+if [ "$WFBENCH_QUICK" = 1 ]; then
+    charts_note="Charts: not drawn in quick mode."
+else
+    if ! command -v gnuplot >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "bench: installing gnuplot-nox for the charts"
+        apt-get install -y -qq gnuplot-nox >/dev/null 2>&1 ||
+            { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq gnuplot-nox >/dev/null 2>&1; } || true
+    fi
+    if ! command -v gnuplot >/dev/null 2>&1; then
+        charts_note="Charts: skipped, gnuplot is not installed and could not be (apt-get install gnuplot-nox as root)."
+    else
+        for t in component interop; do
+            unit="workflows per CPU-second"
+            if chart "$t" "$unit" "$t table: $unit" && [ -s "$out/$t.svg" ]; then
+                charts="$charts $t"
+            fi
+        done
+        [ -n "$charts" ] || charts_note="Charts: gnuplot drew nothing (no figures in the tables)."
+    fi
+fi
+
+# ---- peers: bpmn-engine (npm) on the same in-memory workloads --------------------------------
+# Installed under $BUILD from the npm registry (bench/peers/bpmn/package.json pins the version);
+# when it cannot be installed or run, the report says why. Figures go to figures.jsonl.
+fig() { # fig PROGRAM ROW COLUMN UNIT: the median of one figure, empty if none
+    awk -v p="$1" -v r="$2" -v c="$3" -v u="$4" '
+        function field(name,   m) {
+            if (match($0, "\"" name "\": ?\"[^\"]*\"")) {
+                m = substr($0, RSTART, RLENGTH); sub("^\"" name "\": ?\"", "", m); sub("\"$", "", m)
+                return m
+            }
+            return ""
+        }
+        field("program") == p && field("row") == r && field("column") == c && field("unit") == u {
+            match($0, /"median": ?[^,]*/); v = substr($0, RSTART, RLENGTH); sub(/"median": ?/, "", v)
+            print v; exit
+        }' "$out/figures.jsonl" 2>/dev/null
+}
+peer_rows=""
+peer_note=""
+if [ "$WFBENCH_QUICK" = 1 ]; then
+    peer_note="bpmn-engine: not run in quick mode."
+elif ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    peer_note="bpmn-engine: skipped, node and npm are not installed."
+else
+    pdir="$out/peers/bpmn"
+    mkdir -p "$pdir"
+    cp bench/peers/bpmn/package.json bench/peers/bpmn/bench.mjs "$pdir/"
+    if [ ! -d "$pdir/node_modules/bpmn-engine" ] &&
+        ! (cd "$pdir" && timeout 300 npm install --no-audit --no-fund --silent >/dev/null 2>&1); then
+        peer_note="bpmn-engine: skipped, npm install failed (is the npm registry reachable?)."
+    elif ! (cd "$pdir" && node bench.mjs > peer.jsonl 2> peer.err); then
+        peer_note="bpmn-engine: failed to run: $(head -c 300 "$pdir/peer.err")"
+    else
+        echo "== bpmn-engine (peer)"
+        sed 's/^{/{"program": "peer_bpmn", "table": "peers", /' "$pdir/peer.jsonl" |
+            tee -a "$out/figures.jsonl"
+        peer_rows=yes
+    fi
+fi
+# One row: workload, the peer's figure, ours, ours / the peer's (ratio of figures of this run).
+peer_row() { # peer_row LABEL PEER_ROW PEER_COLUMN PEER_UNIT OUR_PROGRAM OUR_ROW OUR_COLUMN OUR_UNIT [inverse]
+    theirs=$(fig peer_bpmn "$2" "$3" "$4")
+    ours=$(fig "$5" "$6" "$7" "$8")
+    awk -v l="$1" -v t="$theirs" -v o="$ours" -v inv="$9" -v u="$4" 'BEGIN {
+        if (t == "" || o == "") { printf "| %s | %s | %s | - | %s |\n", l, t, o, u; exit }
+        if (inv) { o = 1e6 / o }
+        r = u == "us" ? t / o : o / t
+        printf "| %s | %.4g | %.4g | %.0fx | %s |\n", l, t, o, r, u }'
+}
+
+# ---- the report -------------------------------------------------------------------------------
+report="$out/REPORT.md"
+{
+    echo "# wfbridge benchmark report"
+    echo
+    echo "Generated by \`make bench\` (scripts/bench.sh) on $(date -u '+%Y-%m-%d %H:%M UTC'), mode: $mode."
+    echo "Machine: $(nproc 2>/dev/null || echo '?') cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1),"
+    echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null). Each figure is the median of"
+    echo "its repetitions after a warm-up, with (min–max); ratios come from figures of the same run."
+    echo "The seed columns quote the WF4 performance paper (.NET 4, 2010 hardware) where it prints"
+    echo "a number. Every figure is also in figures.json."
+    echo
+    for src in $programs; do
+        name=$(basename "$src" .c)
+        if [ -s "$out/sections/$name.md" ]; then
+            cat "$out/sections/$name.md"
+        elif [ -f "$out/sections/$name.txt" ]; then
+            echo "## $name"
+            echo
+            echo '```'
+            cat "$out/sections/$name.txt"
+            echo '```'
+        fi
+        echo
+    done
+    echo "## Charts and peers"
+    echo
+    for t in $charts; do
+        echo "![$t table]($t.svg)"
+        echo
+    done
+    [ -n "$charts_note" ] && { echo "$charts_note"; echo; }
+    if [ -n "$peer_rows" ]; then
+        echo "### bpmn-engine (npm, Node.js $(node --version 2>/dev/null), one thread)"
+        echo
+        echo "bench/peers/bpmn/bench.mjs: the definition is parsed once and each instance gets an"
+        echo "Engine from the parsed context. Ours: the same run's figures (modern runtime, empty"
+        echo "Sequences as no-op tasks; the 100-task rows are bench_activation's 100 activities;"
+        echo "bpmn-engine overflows its stack, RangeError, on a sequence of 400 tasks). For the cold"
+        echo "row (µs) the ratio is bpmn-engine's time / ours."
+        echo
+        echo "| workload | bpmn-engine | wfbridge modern | speed-up of ours | unit |"
+        echo "|---|---|---|---|---|"
+        peer_row "sequence of 5" "sequence of 5" cpu "workflows per CPU-second" \
+            bench_component "sequence of 5 (empty)" modern "workflows per CPU-second"
+        peer_row "1,000 started at once" "1,000 started at once" cpu "instances per CPU-second" \
+            bench_multicore 1 cpu "instances/s"
+        peer_row "100-task sequence" "100-task sequence" cpu "workflows per CPU-second" \
+            bench_activation 100 "warm modern" us inverse
+        peer_row "100-task sequence, cold (parse + first run)" \
+            "100-task sequence, cold (parse + run)" cpu us bench_activation 100 "cold modern" us
+        echo
+    fi
+    [ -n "$peer_note" ] && { echo "$peer_note"; echo; }
+    echo "DBOS (@dbos-inc/dbos-sdk on the local PostgreSQL, the durable 5-step workload):"
+    echo "skipped, no driver for it is written yet (the durable comparison belongs with the"
+    echo "persistence work, gap 2). No peer figure in this report is made up."
+    echo
+    if [ -n "$failed" ]; then
+        echo "## Failed"
+        echo
+        echo "These programs failed (their output above is partial):$failed"
+        echo
+    fi
+    echo "Total benchmark time: $(( $(date +%s) - start )) s."
+} > "$report"
+{
+    echo "["
+    [ -f "$out/figures.jsonl" ] && sed '$!s/$/,/' "$out/figures.jsonl"
+    echo "]"
+} > "$out/figures.json"
+if [ "$WFBENCH_QUICK" = 0 ]; then
+    cp "$report" bench/REPORT.md
+    cp "$out/figures.json" bench/figures.json
+    for t in $charts; do
+        cp "$out/$t.svg" "bench/$t.svg"
+    done
+fi
+echo "bench: report in $report${failed:+ (failed:$failed)}"
 exit $status

@@ -338,3 +338,187 @@ Suite *modern_track_runtime_suite(void)
     suite_add_tcase(s, core);
     return s;
 }
+
+/* ---- the pipeline: binary records per thread, formatted and written by the tracker's thread */
+#include <pthread.h>
+
+#include "../../modern/wfm_track_int.h"
+
+/* A tracker writing `path` (profile "all"). */
+static wfm_tracker *file_tracker(const char *path)
+{
+    wfm_tracker *t = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_tracker_create(wfm_profile_builtin("all"), &t, &err), WF_OK);
+    ck_assert_int_eq(wfm_tracker_add_file(t, path, &err), WF_OK);
+    return t;
+}
+
+START_TEST(test_track_file_lines_are_the_record_json)
+{
+    const char *dir = wf_test_tmpdir();
+    char d[256], path[512];
+    snprintf(d, sizeof d, "%s", dir);
+    snprintf(path, sizeof path, "%s/track.jsonl", d);
+    wfm_tracker *t = file_tracker(path);
+    wf_value vals[2] = {wf_int32(42), wf_null()};
+    ck_assert_int_eq(wf_value_cstring("say \"hi\"\n\x01 \xc3\xa9", &vals[1]), WF_OK);
+    const char *names[2] = {"a", "b\"c"};
+    wf_buf want;
+    wf_buf_init(&want);
+    wfm__tracker_batch_begin(t);
+    for (int k = 0; k < WFM_REC_KIND_COUNT; k++) {
+        wfm_track_record r = rec((wfm_rec_kind)k, k == 1 ? "Closed" : "Started", "Act\\ivity",
+                                 (uint64_t)k + 1);
+        r.instance_id = k % 2 ? "inst\"1" : NULL;
+        r.time_us -= k * 999999;
+        r.child = k > 2 ? "Child" : NULL;
+        r.child_id = k > 2 ? "1.3" : NULL;
+        r.name = k >= 3 ? "bm" : NULL;
+        r.payload = k == 3 ? &vals[1] : NULL;
+        r.fault = k == 4 ? &vals[0] : NULL;
+        if (k == 1) {
+            r.data_names = names;
+            r.data_values = vals;
+            r.data_count = 2;
+        }
+        wfm_tracker_emit(t, &r);
+        ck_assert(wfm_track_record_json(&r, &want));
+        wf_buf_addc(&want, '\n');
+    }
+    wfm__tracker_batch_end(t);
+    wfm_tracker_flush(t);
+    size_t len = 0;
+    char *text = wf_test_read_file(path, &len);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_str_eq(text, want.data);
+    ck_assert(strstr(text, "\"data\": {\"a\": 42, \"b\\\"c\": ") != NULL);
+    wf_free(text);
+    wf_buf_fini(&want);
+    wf_value_release(&vals[1]);
+    wfm_tracker_destroy(t);
+    wf_test_tmpdir_remove(d);
+}
+END_TEST
+
+START_TEST(test_track_batch_is_written_only_when_closed)
+{
+    wfm_tracker *t = ring_tracker(wfm_profile_builtin("all"));
+    wfm__tracker_batch_begin(t);
+    wfm__tracker_batch_begin(t); /* nested: the outer end publishes */
+    wfm_track_record r = rec(WFM_REC_INSTANCE, "Started", NULL, 1);
+    wfm_tracker_emit(t, &r);
+    wfm__tracker_batch_end(t);
+    ck_assert_uint_eq(wfm_tracker_ring_count(t), 0);
+    wfm__tracker_batch_end(t);
+    ck_assert_uint_eq(wfm_tracker_ring_count(t), 1);
+    wfm__tracker_batch_end(t); /* unbalanced: ignored */
+    r.seq = 2;
+    wfm_tracker_emit(t, &r); /* outside a batch: published at once */
+    ck_assert_uint_eq(wfm_tracker_ring_count(t), 2);
+    wfm_tracker_destroy(t);
+}
+END_TEST
+
+/* Two threads take turns with one instance, a batch each turn: the file keeps its order. */
+typedef struct relay {
+    wfm_tracker *t;
+    pthread_mutex_t lock;
+    pthread_cond_t turn_cv;
+    int turn;     /* whose turn: 0 or 1 */
+    uint64_t seq; /* the shared instance's last record */
+    int me;
+    int rounds;
+} relay;
+
+typedef struct relay_arg {
+    relay *r;
+    int me;
+} relay_arg;
+
+static void *relay_main(void *arg)
+{
+    relay_arg *a = arg;
+    relay *r = a->r;
+    char own[32];
+    snprintf(own, sizeof own, "own-%d", a->me);
+    for (int round = 0; round < r->rounds; round++) {
+        pthread_mutex_lock(&r->lock);
+        while (r->turn != a->me)
+            pthread_cond_wait(&r->turn_cv, &r->lock);
+        pthread_mutex_unlock(&r->lock);
+        wfm__tracker_batch_begin(r->t);
+        for (int i = 0; i < 1 + round % 7; i++) {
+            wfm_track_record x = rec(WFM_REC_ACTIVITY_STATE, "Closed", "Step", ++r->seq);
+            x.instance_id = "shared";
+            wfm_tracker_emit(r->t, &x);
+            wfm_track_record y = rec(WFM_REC_ACTIVITY_STATE, "Closed", "Own",
+                                     (uint64_t)round * 8 + (uint64_t)i + 1);
+            y.instance_id = own;
+            wfm_tracker_emit(r->t, &y);
+        }
+        wfm__tracker_batch_end(r->t);
+        pthread_mutex_lock(&r->lock);
+        r->turn = 1 - a->me;
+        pthread_cond_broadcast(&r->turn_cv);
+        pthread_mutex_unlock(&r->lock);
+    }
+    return NULL;
+}
+
+START_TEST(test_track_instance_moving_between_threads_stays_in_order)
+{
+    const char *dir = wf_test_tmpdir();
+    char d[256], path[512];
+    snprintf(d, sizeof d, "%s", dir);
+    snprintf(path, sizeof path, "%s/track.jsonl", d);
+    relay r = {.t = file_tracker(path), .turn = 0, .seq = 0, .rounds = 300};
+    pthread_mutex_init(&r.lock, NULL);
+    pthread_cond_init(&r.turn_cv, NULL);
+    pthread_t th[2];
+    relay_arg args[2] = {{&r, 0}, {&r, 1}};
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, relay_main, &args[i]), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    wfm_tracker_flush(r.t);
+    size_t len = 0;
+    char *text = wf_test_read_file(path, &len);
+    ck_assert_ptr_nonnull(text);
+    uint64_t shared = 0, own[2] = {0, 0}, lines = 0;
+    for (char *line = text; *line; lines++) {
+        char *end = strchr(line, '\n');
+        ck_assert_ptr_nonnull(end);
+        *end = '\0';
+        uint64_t seq = strtoull(strstr(line, "\"seq\": ") + 7, NULL, 10);
+        if (strstr(line, "\"instance\": \"shared\"")) {
+            ck_assert_uint_eq(seq, shared + 1);
+            shared = seq;
+        } else {
+            int who = strstr(line, "\"own-1\"") != NULL;
+            ck_assert_uint_gt(seq, own[who]);
+            own[who] = seq;
+        }
+        line = end + 1;
+    }
+    ck_assert_uint_eq(shared, r.seq);
+    ck_assert_uint_eq(lines, 2 * r.seq);
+    ck_assert_uint_eq(wfm_tracker_dropped(r.t), 0);
+    wf_free(text);
+    wfm_tracker_destroy(r.t);
+    pthread_mutex_destroy(&r.lock);
+    pthread_cond_destroy(&r.turn_cv);
+    wf_test_tmpdir_remove(d);
+}
+END_TEST
+
+Suite *modern_track_pipeline_suite(void)
+{
+    Suite *s = suite_create("modern_track_pipeline");
+    TCase *core = tcase_create("core");
+    tcase_add_test(core, test_track_file_lines_are_the_record_json);
+    tcase_add_test(core, test_track_batch_is_written_only_when_closed);
+    tcase_add_test(core, test_track_instance_moving_between_threads_stays_in_order);
+    suite_add_tcase(s, core);
+    return s;
+}

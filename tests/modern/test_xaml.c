@@ -406,9 +406,9 @@ START_TEST(test_designer_file_gives_tree_ids_and_values)
     ck_assert_ptr_eq(wfm_node_type_arg(assign), &wf_type_int32); /* inferred from To */
     const wfm_node *fe = wfm_node_at(root, SEQ_ACTIVITIES, 2);
     ck_assert_str_eq(wfm_node_display_name(fe), "Add items");
-    ck_assert_str_eq(fe->props[FE_BODY].delegate.arg_name, "item");
-    ck_assert_ptr_eq(fe->props[FE_BODY].delegate.arg_type, &wf_type_int32);
-    const wfm_node *body = fe->props[FE_BODY].delegate.body;
+    ck_assert_str_eq(fe->props[FE_BODY].delegate->arg_name, "item");
+    ck_assert_ptr_eq(fe->props[FE_BODY].delegate->arg_type, &wf_type_int32);
+    const wfm_node *body = fe->props[FE_BODY].delegate->body;
     ck_assert_str_eq(wfm_node_id(body), "1.3.1");
     ck_assert_ptr_eq(body->parent, fe);
     const wfm_node *iff = wfm_node_at(root, SEQ_ACTIVITIES, 3);
@@ -447,7 +447,7 @@ START_TEST(test_designer_file_envs_slots_and_hops)
     ck_assert_int_eq(eval_i32(assign, AS_VALUE, &ev_main), 14);
     /* ForEach body: Ed (item) under env(main), the body Sequence's Ev (inner sum) under Ed. */
     const wfm_node *fe = wfm_node_at(root, SEQ_ACTIVITIES, 2);
-    const wfm_node *body = fe->props[FE_BODY].delegate.body;
+    const wfm_node *body = fe->props[FE_BODY].delegate->body;
     wf_value ed_slots[1] = {wf_int32(3)};
     wfm_env ed = {&ev_main, ed_slots, 1};
     wf_value inner_slots[1] = {wf_int32(0)};
@@ -546,7 +546,7 @@ START_TEST(test_switch_catch_invoke_and_prepare)
     ck_assert_str_eq(ca->kind->spec->category, "Catch");
     ck_assert_ptr_eq(ca->owner, tc);
     ck_assert_ptr_eq(wfm_node_type_arg(ca), &wf_exc_invalid_operation);
-    ck_assert_str_eq(ca->props[CA_ACTION].delegate.arg_name, "ex");
+    ck_assert_str_eq(ca->props[CA_ACTION].delegate->arg_name, "ex");
     const wfm_node *probe = wfm_node_child(tc, TC_FINALLY);
     ck_assert_int_eq(wfm_node_literal(probe, PR_COUNT)->u.i32, 5);
     ck_assert(wfm_node_literal(probe, PR_FLAG)->u.b);
