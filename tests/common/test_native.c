@@ -99,11 +99,15 @@ START_TEST(test_scalars_cross_the_boundary)
     ck_assert_int_eq(call("wfn_half", &wf_type_double, &d, 1, false, &ad, NULL, &ret, &err), WF_OK);
     ck_assert(ret.u.d == 2.5);
     wf_native_param dec = {&wf_type_decimal, WF_NATIVE_IN};
-    wf_value adec = wf_decimal_units(125000); /* 12.5 */
+    wf_value adec = wf_dec(wf_decimal_from_int64(125)); /* 12.5 */
+    adec.u.dec.scale = 1;
     ck_assert_int_eq(
         call("wfn_decimal_double", &wf_type_decimal, &dec, 1, false, &adec, NULL, &ret, &err),
         WF_OK);
-    ck_assert(ret.type == &wf_type_decimal && ret.u.i64 == 250000);
+    char text[WF_DECIMAL_TEXT_MAX];
+    wf_decimal_format(ret.u.dec, text, sizeof text);
+    ck_assert(ret.type == &wf_type_decimal);
+    ck_assert_str_eq(text, "25.0000"); /* CURRENCY units back from C: scale 4 */
     wf_native_param dt = {&wf_type_datetime, WF_NATIVE_IN};
     wf_value adt = wf_datetime_us(0);
     ck_assert_int_eq(call("wfn_next_day", &wf_type_datetime, &dt, 1, false, &adt, NULL, &ret, &err),
@@ -120,7 +124,7 @@ START_TEST(test_every_parameter_type_in_one_call)
                            {&wf_type_datetime, WF_NATIVE_IN}};
     wf_value args[7] = {wf_bool(true), wf_int32(-7), wf_int64(9000000000LL), wf_double(1.5)};
     ck_assert_int_eq(wf_value_cstring("caf\xC3\xA9", &args[4]), WF_OK);
-    args[5] = wf_decimal_units(125000);
+    args[5] = wf_dec(wf_decimal_from_currency(125000));
     args[6] = wf_datetime_us(86400000000LL);
     wf_error err = WF_ERROR_INIT;
     wf_value ret;

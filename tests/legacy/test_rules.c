@@ -138,7 +138,7 @@ static void fill_operands(void)
     obj_put(&self, "ClientId", wf_int32(1500));
     obj_put(&self, "A", wf_int32(10));
     obj_put(&self, "B", wf_int32(3));
-    obj_put(&self, "D", wf_decimal_units(27500));
+    obj_put(&self, "D", wf_dec((wf_decimal){.lo = 275, .scale = 2})); /* 2.75m */
     obj_put(&self, "Big", wf_int64(5000000000LL));
     obj_put(&self, "Name", str("Ada"));
     obj_put(&self, "Padded", str("  x y  "));

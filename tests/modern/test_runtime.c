@@ -198,7 +198,7 @@ START_TEST(test_state_machine_sample_goes_idle_then_resumes)
     ck_assert_uint_eq(wfm_instance_bookmark_count(r.inst), 2);
     ck_assert_str_eq(wf_value_str(wfm_instance_output(r.inst, "Status")), "Placed");
     wf_error err = WF_ERROR_INIT;
-    wf_value paid = wf_decimal_units(1205000), tracking;
+    wf_value paid = wf_dec(wf_decimal_from_currency(1205000)), tracking;
     ck_assert_int_eq(wfm_instance_resume(r.inst, "pay", &paid, &err), WF_OK);
     ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_str_eq(wfm_instance_bookmark_name(r.inst, 0), "ship");
