@@ -128,7 +128,10 @@ static void big_shl1(big *b)
 static void big_divmod(big *n, const big *d, big *r)
 {
     big q = {{0}}, rem = {{0}};
-    for (int bit = LIMBS * 32 - 1; bit >= 0; bit--) {
+    int top = LIMBS - 1;
+    while (top > 0 && n->w[top] == 0)
+        top--;
+    for (int bit = top * 32 + 31; bit >= 0; bit--) {
         big_shl1(&rem);
         rem.w[0] |= (n->w[bit / 32] >> (bit % 32)) & 1;
         if (big_cmp(&rem, d) >= 0) {
@@ -380,6 +383,10 @@ int wf_decimal_cmp(wf_decimal a, wf_decimal b)
     int sa = za ? 0 : a.neg ? -1 : 1, sb = zb ? 0 : b.neg ? -1 : 1;
     if (sa != sb || sa == 0)
         return sa < sb ? -1 : sa > sb;
+    if (a.scale == b.scale) { /* the common case: the magnitudes compare directly */
+        int c = a.hi != b.hi ? (a.hi < b.hi ? -1 : 1) : a.lo != b.lo ? (a.lo < b.lo ? -1 : 1) : 0;
+        return a.neg ? -c : c;
+    }
     big x, y;
     align(a, b, &x, &y);
     int c = big_cmp(&x, &y);

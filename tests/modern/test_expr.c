@@ -391,6 +391,20 @@ START_TEST(test_decimal_semantics)
     check_fault("[79228162514264337593543950335m * 1.1m]", &wf_exc_overflow);
     check_fault("[1m / 0m]", &wf_exc_divide_by_zero);
     check_fault("[(int)3000000000m]", &wf_exc_overflow);
+    /* JSON output: a string of the value with its scale (docs/formats.md "Values") */
+    static const char *const json[][2] = {{"[1.5m * 1.0m]", "\"1.50\""},
+                                          {"[total / 8]", "\"15.625\""},
+                                          {"[12.5000m]", "\"12.5000\""},
+                                          {"[59.97m / 7]", "\"8.567142857142857142857142857\""}};
+    for (size_t i = 0; i < sizeof json / sizeof json[0]; i++) {
+        wf_value v = eval_text(json[i][0]);
+        wf_buf buf;
+        wf_buf_init(&buf);
+        ck_assert(wf_value_to_json(&v, &buf));
+        wf_buf_addc(&buf, '\0');
+        ck_assert_msg(strcmp(buf.data, json[i][1]) == 0, "%s: %s", json[i][0], buf.data);
+        wf_buf_fini(&buf);
+    }
 }
 END_TEST
 
