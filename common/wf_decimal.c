@@ -201,7 +201,8 @@ static const double pow10_dbl[29] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
 double wf_decimal_to_double(wf_decimal d)
 {
     /* .NET: (low 64 bits + high 32 bits * 2^64) / 10^scale, each step in double */
-    double x = ((double)d.lo + (double)d.hi * 18446744073709551616.0) / pow10_dbl[d.scale];
+    double x = ((double)d.lo + (double)d.hi * 18446744073709551616.0) /
+               pow10_dbl[d.scale > WF_DECIMAL_MAX_SCALE ? WF_DECIMAL_MAX_SCALE : d.scale];
     return d.neg ? -x : x;
 }
 
@@ -489,6 +490,8 @@ wf_status wf_decimal_parse(const char *text, wf_decimal *out)
 
 void wf_decimal_format(wf_decimal d, char *buf, size_t size)
 {
+    if (d.scale > WF_DECIMAL_MAX_SCALE) /* not a valid Decimal: shown at the largest scale */
+        d.scale = WF_DECIMAL_MAX_SCALE;
     char digits[WF_DECIMAL_TEXT_MAX];
     int n = 0;
     big m = big_of(d);
