@@ -6,6 +6,10 @@
 #include <stdio.h>  /* snprintf */
 #include <string.h>
 
+/* The tag of a Decimal (magnitude and scale). The WF_K_DECIMAL tag itself is the form written
+ * before Decimal kept its scale (int64 1/10,000 units): still read, as scale 4. */
+#define TAG_DECIMAL 0x40u
+
 /* ---- writing --------------------------------------------------------------------------- */
 
 void wf_codec_put_uint(wf_buf *b, uint64_t v)
@@ -44,7 +48,7 @@ static wf_status put_value(wf_buf *b, const wf_value *v, unsigned depth, wf_erro
         return wf_error_set(err, WF_E_LIMIT, NULL,
                             "a value nested more than %d deep cannot be saved",
                             WF_CODEC_DEPTH_MAX);
-    wf_buf_addc(b, (char)k);
+    wf_buf_addc(b, (char)(k == WF_K_DECIMAL ? TAG_DECIMAL : k));
     switch (k) {
     case WF_K_NULL:
         return WF_OK;
@@ -54,8 +58,12 @@ static wf_status put_value(wf_buf *b, const wf_value *v, unsigned depth, wf_erro
     case WF_K_INT32:
         wf_codec_put_int(b, v->u.i32);
         return WF_OK;
-    case WF_K_INT64:
     case WF_K_DECIMAL:
+        wf_codec_put_uint(b, v->u.dec.lo);
+        wf_codec_put_uint(b, v->u.dec.hi);
+        wf_buf_addc(b, (char)(v->u.dec.scale | (v->u.dec.neg ? 0x80 : 0)));
+        return WF_OK;
+    case WF_K_INT64:
     case WF_K_DATETIME:
     case WF_K_TIMESPAN:
     case WF_K_TOKEN:
@@ -323,10 +331,24 @@ static wf_status get_exception(wf_reader *r, wf_value *out, wf_error *err)
     return rc;
 }
 
-static wf_status get_scalar(wf_reader *r, wf_kind k, wf_value *out, wf_error *err)
+/* A Decimal under TAG_DECIMAL: magnitude low 64 and high 32 bits, then scale | sign << 7. */
+static bool get_decimal(wf_reader *r, wf_decimal *d)
+{
+    uint64_t lo = wf_codec_get_uint(r), hi = wf_codec_get_uint(r);
+    unsigned flags = wf_codec_get_u8(r);
+    if (r->bad)
+        return false;
+    if (hi > UINT32_MAX || (flags & 0x7f) > WF_DECIMAL_MAX_SCALE)
+        return wf_reader_fail(r, "bad Decimal");
+    d->lo = lo, d->hi = (uint32_t)hi, d->scale = (uint8_t)(flags & 0x7f);
+    d->neg = (flags & 0x80) && !wf_decimal_is_zero(*d);
+    return true;
+}
+
+static wf_status get_scalar(wf_reader *r, unsigned k, wf_value *out, wf_error *err)
 {
     static const wf_type *const by_kind[] = {
-        [WF_K_INT64] = &wf_type_int64,       [WF_K_DECIMAL] = &wf_type_decimal,
+        [WF_K_INT64] = &wf_type_int64,
         [WF_K_DATETIME] = &wf_type_datetime, [WF_K_TIMESPAN] = &wf_type_timespan,
         [WF_K_TOKEN] = &wf_type_token};
     if (k == WF_K_BOOL) {
@@ -344,6 +366,13 @@ static wf_status get_scalar(wf_reader *r, wf_kind k, wf_value *out, wf_error *er
         double d;
         memcpy(&d, &bits, sizeof d);
         *out = wf_double(d);
+    } else if (k == TAG_DECIMAL) {
+        wf_decimal d;
+        if (!get_decimal(r, &d))
+            return corrupt(r, err, "truncated value");
+        *out = wf_dec(d);
+    } else if (k == WF_K_DECIMAL) { /* written before Decimal kept its scale: CURRENCY units */
+        *out = wf_dec(wf_decimal_from_currency(wf_codec_get_int(r)));
     } else {
         *out = wf_int64(wf_codec_get_int(r));
         out->type = by_kind[k];
@@ -370,7 +399,8 @@ static wf_status get_value(wf_reader *r, unsigned depth, wf_value *out, wf_error
     case WF_K_DATETIME:
     case WF_K_TIMESPAN:
     case WF_K_TOKEN:
-        return get_scalar(r, (wf_kind)k, out, err);
+    case TAG_DECIMAL:
+        return get_scalar(r, k, out, err);
     case WF_K_STRING: {
         size_t len;
         const char *s = wf_codec_get_bytes(r, &len);
@@ -451,12 +481,19 @@ static bool json_scalar(wf_reader *r, wf_buf *out, unsigned k)
                      d != d ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
         else
             snprintf(text, sizeof text, "%.17g", d);
+    } else if (k == TAG_DECIMAL) {
+        wf_decimal d;
+        if (!get_decimal(r, &d))
+            return false;
+        char inner[WF_DECIMAL_TEXT_MAX];
+        wf_decimal_format(d, inner, sizeof inner);
+        snprintf(text, sizeof text, "\"%s\"", inner);
     } else {
         int64_t v = wf_codec_get_int(r);
         if (k == WF_K_DECIMAL || k == WF_K_DATETIME || k == WF_K_TIMESPAN) {
             char inner[48];
             if (k == WF_K_DECIMAL)
-                wf_decimal_format(v, inner, sizeof inner);
+                wf_decimal_format(wf_decimal_from_currency(v), inner, sizeof inner);
             else if (k == WF_K_DATETIME)
                 wf_datetime_format(v, inner, sizeof inner);
             else
@@ -493,6 +530,7 @@ static bool json_value(wf_reader *r, wf_buf *out, unsigned depth)
     case WF_K_DATETIME:
     case WF_K_TIMESPAN:
     case WF_K_TOKEN:
+    case TAG_DECIMAL:
         return json_scalar(r, out, k);
     case WF_K_STRING:
         return json_str(r, out);

@@ -1,5 +1,6 @@
 /* wf_codec.h — the binary primitives of saved states: LEB128 varints, zig-zag signed ints,
- * length-prefixed bytes and strings, and wf_values of every kind (tag = wf_kind byte; lists
+ * length-prefixed bytes and strings, and wf_values of every kind (tag = wf_kind byte, Decimal
+ * its own tag with magnitude, scale and sign; lists
  * carry their type name, exceptions their type name, message and parent type name, so a user
  * exception type unknown to the reading process is declared again). Writers append to a
  * wf_buf (its sticky oom flag reports failure); readers are bounds-checked and sticky: after

@@ -244,13 +244,13 @@ static wf_status convert_number(jctx *jc, const json_t *j, const wf_type *target
     if (!next_number(jc, buf, sizeof buf, &at))
         return jerror(jc, jc->len, WF_E_SYNTAX, "invalid JSON: a number could not be placed");
     if (target && target->kind == WF_K_DECIMAL) { /* exact from the digits */
-        int64_t units;
-        wf_status st = wf_decimal_parse(buf, &units);
+        wf_decimal dec;
+        wf_status st = wf_decimal_parse(buf, &dec);
         if (st == WF_OK) {
-            *out = wf_decimal_units(units);
+            *out = wf_dec(dec);
             return WF_OK;
         }
-        if (st != WF_E_SYNTAX) { /* the value parser words the reason (range, places) */
+        if (st != WF_E_SYNTAX) { /* the value parser words the reason (range) */
             wf_error e = WF_ERROR_INIT;
             wf_value v;
             st = wf_value_parse(NULL, &wf_type_decimal, buf, &v, &e);

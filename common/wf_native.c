@@ -411,6 +411,16 @@ static wf_status marshal_in(const wf_native_fn *fn, size_t i, const wf_value *ar
         return st;
     }
     const wf_value *v = &cf->held[i];
+    if (p->type->kind == WF_K_DECIMAL) { /* CURRENCY, as Decimal.ToOACurrency */
+        if (wf_decimal_to_currency(v->u.dec, &cf->slots[i].i64) == WF_OK)
+            return WF_OK;
+        char text[WF_DECIMAL_TEXT_MAX];
+        wf_decimal_format(v->u.dec, text, sizeof text);
+        return wf_error_set(err, WF_E_RANGE, NULL,
+                            "argument %zu of %s: value %s is out of range for a C Decimal "
+                            "(int64 units of 1/10,000)",
+                            i + 1, fn->name, text);
+    }
     if (p->type->kind != WF_K_STRING) {
         store_scalar(&cf->slots[i], v);
         return WF_OK;
@@ -474,9 +484,12 @@ static wf_status from_c(const wf_type *t, slot *s, wf_value *out)
         s->s = NULL;
         return st;
     }
+    case WF_K_DECIMAL:
+        *out = wf_dec(wf_decimal_from_currency(s->i64)); /* scale 4 */
+        return WF_OK;
     default:
         *out = wf_int64(s->i64);
-        out->type = t; /* Int64, Decimal units or DateTime microseconds */
+        out->type = t; /* Int64 or DateTime microseconds */
         return WF_OK;
     }
 }

@@ -1,7 +1,8 @@
 /* wf_native.h — native libraries and calls. A library is loaded only from the configured
  * library path (never from a path a definition names); an exported function gets a libffi
  * call interface built once from its declared signature and reused for every call; values are
- * marshalled per the type mapping in docs/architecture.md "The legacy model" (Decimal = int64 1/10,000,
+ * marshalled per the type mapping in docs/architecture.md "The legacy model" (Decimal = CURRENCY:
+ * int64 1/10,000, rounded half to even on the way in, scale 4 on the way out;
  * DateTime = int64 us since epoch, strings in as const char *, out as char ** and returned as
  * char *, both malloc'd by the callee and freed here). */
 #ifndef WF_NATIVE_H

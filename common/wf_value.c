@@ -318,10 +318,11 @@ wf_value wf_type_default(const wf_type *t)
     case WF_K_INT32:
     case WF_K_INT64:
     case WF_K_DOUBLE:
-    case WF_K_DECIMAL:
     case WF_K_TIMESPAN:
         v.type = t; /* the zeroed union is false / 0 / 0.0 for each of these */
         return v;
+    case WF_K_DECIMAL:
+        return wf_dec(wf_decimal_from_int64(0));
     case WF_K_DATETIME:
         v.type = t;
         v.u.i64 = WF_DATETIME_MIN_US;

@@ -1,5 +1,5 @@
 /* wf_value.h — the typed values both runtimes compute with: Boolean, Int32, Int64, Double,
- * Decimal (exact, int64 units of 1/10,000 as COM's CURRENCY), String (UTF-8), DateTime
+ * Decimal (.NET's System.Decimal, wf_decimal.h), String (UTF-8), DateTime
  * (microseconds since the Unix epoch, UTC), TimeSpan (microseconds), List, Record, Exception
  * and null. Heap payloads (strings, lists, records, exceptions) are immutable and shared by
  * an atomic reference count, so a value copy is cheap and values may cross threads
@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wf_decimal.h"
 #include "wf_error.h"
 #include "wf_mem.h"
 
@@ -97,8 +98,9 @@ typedef struct wf_value {
     union {
         bool b;
         int32_t i32;
-        int64_t i64;    /* Int64, Decimal (1/10,000 units), DateTime, TimeSpan (us), Token */
+        int64_t i64;    /* Int64, DateTime, TimeSpan (us), Token */
         double d;
+        wf_decimal dec; /* Decimal */
         wf_str *s;
         wf_list *list;
         wf_rec *rec;
@@ -106,14 +108,12 @@ typedef struct wf_value {
     } u;
 } wf_value;
 
-#define WF_DECIMAL_SCALE 10000
-
 static inline wf_value wf_null(void) { wf_value v = {&wf_type_null, {0}}; return v; }
 static inline wf_value wf_bool(bool b) { wf_value v = {&wf_type_bool, {.b = b}}; return v; }
 static inline wf_value wf_int32(int32_t i) { wf_value v = {&wf_type_int32, {.i32 = i}}; return v; }
 static inline wf_value wf_int64(int64_t i) { wf_value v = {&wf_type_int64, {.i64 = i}}; return v; }
 static inline wf_value wf_double(double d) { wf_value v = {&wf_type_double, {.d = d}}; return v; }
-static inline wf_value wf_decimal_units(int64_t u) { wf_value v = {&wf_type_decimal, {.i64 = u}}; return v; }
+static inline wf_value wf_dec(wf_decimal d) { wf_value v = {&wf_type_decimal, {.dec = d}}; return v; }
 static inline wf_value wf_datetime_us(int64_t us) { wf_value v = {&wf_type_datetime, {.i64 = us}}; return v; }
 static inline wf_value wf_timespan_us(int64_t us) { wf_value v = {&wf_type_timespan, {.i64 = us}}; return v; }
 static inline bool wf_is_null(const wf_value *v) { return v->type->kind == WF_K_NULL; }
@@ -155,7 +155,8 @@ void wf_value_release(wf_value *v);
 /* Assign with retain/release: *dst = src. */
 void wf_value_set(wf_value *dst, const wf_value *src);
 
-/* Equality as WF's Equals: same type and same contents (strings by bytes, decimals exactly,
+/* Equality as WF's Equals: same type and same contents (strings by bytes, decimals by value
+ * whatever their scale (1.0 == 1.00),
  * lists element-wise, records by key in any order, exceptions by type and message).
  * Numeric values of different types compare by value; NaN equals NaN (Double.Equals). */
 bool wf_value_equal(const wf_value *a, const wf_value *b);
@@ -165,7 +166,8 @@ wf_status wf_value_compare(const wf_value *a, const wf_value *b, int *result, wf
 
 /* Convert to type `to` with checks: integer narrowing and double->integer are checked for
  * overflow (WF_E_RANGE, message names the value); double and decimal -> integer truncate
- * toward zero as a C# cast does; double -> decimal rounds half to even; decimal<->double,
+ * toward zero as a C# cast does; double -> decimal as new decimal(double) (15 significant
+ * digits); decimal<->double,
  * number->string (wf_value_to_text), List(A) -> List(B) element-wise,
  * string->number parses (WF_E_SYNTAX), null -> null for reference types and WF_E_TYPE for
  * value types. Object accepts anything. */
@@ -176,7 +178,7 @@ wf_status wf_value_convert(const wf_value *v, const wf_type *to, wf_value *out, 
 bool wf_type_assignable(const wf_type *to, const wf_type *from);
 
 /* Text <-> value. Parse reads `text` as type t: Boolean true/false (case-insensitive),
- * integers, doubles, Decimal "12.5" (at most 4 places, exact), DateTime ISO 8601
+ * integers, doubles, Decimal "12.5000" (wf_decimal_parse: the scale as written), DateTime ISO 8601
  * ("2024-03-01T10:00:00Z", date-only, fractional seconds, offsets), TimeSpan
  * "[-][d.]hh:mm:ss[.fffffff]", String as is, List and Record as JSON. */
 wf_status wf_value_parse(wf_types *types, const wf_type *t, const char *text, wf_value *out,
@@ -191,24 +193,18 @@ wf_status wf_value_parse(wf_types *types, const wf_type *t, const char *text, wf
 wf_status wf_json_parse(wf_types *types, const char *text, size_t len, wf_value *out,
                         wf_error *err);
 /* wf_json_parse, then wf_value_convert to t; numbers that become Decimal (t itself, or the
- * elements of List(Decimal), nested too) are read exactly from their digits, not through a
- * Double, and one with too many places is refused at its own line:col. */
+ * elements of List(Decimal), nested too) are read from their digits (scale as written), not
+ * through a Double, and one beyond the Decimal range is refused at its own line:col. */
 wf_status wf_json_parse_as(wf_types *types, const wf_type *t, const char *text, size_t len,
                            wf_value *out, wf_error *err);
 /* JSON per the output contract: integers and doubles as numbers, String as string, Decimal
- * as string with 4 places ("12.5000"), DateTime ISO 8601 UTC ("2024-03-01T10:00:00Z", with
+ * as string with its scale ("12.5", "12.5000"), DateTime ISO 8601 UTC ("2024-03-01T10:00:00Z", with
  * .ffffff when non-zero), TimeSpan as its wf_timespan_format string, lists as arrays, records as
  * objects, exceptions as {"type": ..., "message": ...}, null as null. */
 bool wf_value_to_json(const wf_value *v, wf_buf *out);
 /* Plain text as WriteLine and str() show it: strings bare, booleans "True"/"False", Decimal
- * in its shortest exact form ("12.5", "3"), DateTime ISO 8601, lists and records as JSON. */
+ * with its scale as ToString() ("1.50", "3"), DateTime ISO 8601, lists and records as JSON. */
 bool wf_value_to_text(const wf_value *v, wf_buf *out);
-
-/* Decimal helpers, all overflow-checked (WF_E_RANGE). Division rounds half to even. */
-wf_status wf_decimal_parse(const char *text, int64_t *units);
-void wf_decimal_format(int64_t units, char *buf, size_t size); /* always 4 places */
-wf_status wf_decimal_mul(int64_t a, int64_t b, int64_t *out);
-wf_status wf_decimal_div(int64_t a, int64_t b, int64_t *out); /* b == 0 -> WF_E_RANGE */
 
 /* DateTime helpers. */
 wf_status wf_datetime_parse(const char *text, int64_t *us);

@@ -1,5 +1,5 @@
 /* wf_value_conv.c — equality, ordering and checked conversion between value types
- * (wf_value.h). Numbers compare exactly: integers and decimals as 128-bit counts of 1/10,000,
+ * (wf_value.h). Numbers compare exactly: integers as integers, decimals by value (wf_decimal.h),
  * doubles as doubles. Narrowing is always range-checked; nothing wraps silently. */
 #include "wf_value.h"
 
@@ -9,19 +9,22 @@
 
 #include "wf_value_int.h"
 
-typedef __int128 i128;
-
-/* Integers and decimals as 1/10,000 units. */
-static i128 scaled(const wf_value *v)
+/* Integers and decimals as Decimal (exact). */
+static wf_decimal as_decimal(const wf_value *v)
 {
     switch (v->type->kind) {
     case WF_K_INT32:
-        return (i128)v->u.i32 * WF_DECIMAL_SCALE;
+        return wf_decimal_from_int64(v->u.i32);
     case WF_K_INT64:
-        return (i128)v->u.i64 * WF_DECIMAL_SCALE;
+        return wf_decimal_from_int64(v->u.i64);
     default:
-        return v->u.i64; /* Decimal */
+        return v->u.dec;
     }
+}
+
+static int64_t as_int64(const wf_value *v)
+{
+    return v->type->kind == WF_K_INT32 ? v->u.i32 : v->u.i64;
 }
 
 static double as_double(const wf_value *v)
@@ -32,7 +35,7 @@ static double as_double(const wf_value *v)
     case WF_K_INT64:
         return (double)v->u.i64;
     case WF_K_DECIMAL:
-        return (double)v->u.i64 / WF_DECIMAL_SCALE;
+        return wf_decimal_to_double(v->u.dec);
     default:
         return v->u.d;
     }
@@ -47,7 +50,9 @@ static int num_cmp(const wf_value *a, const wf_value *b)
             return 2;
         return x < y ? -1 : x > y;
     }
-    i128 x = scaled(a), y = scaled(b);
+    if (a->type->kind == WF_K_DECIMAL || b->type->kind == WF_K_DECIMAL)
+        return wf_decimal_cmp(as_decimal(a), as_decimal(b));
+    int64_t x = as_int64(a), y = as_int64(b);
     return x < y ? -1 : x > y;
 }
 
@@ -172,46 +177,40 @@ static wf_status range_error(const wf_value *v, const wf_type *to, wf_error *err
 
 static wf_status to_integer(const wf_value *v, const wf_type *to, wf_value *out, wf_error *err)
 {
-    i128 n;
+    int64_t lo = to->kind == WF_K_INT32 ? INT32_MIN : INT64_MIN;
+    int64_t hi = to->kind == WF_K_INT32 ? INT32_MAX : INT64_MAX, n;
     if (v->type->kind == WF_K_DOUBLE) {
         double d = trunc(v->u.d);
         if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
             return range_error(v, to, err);
-        n = (i128)d;
+        n = (int64_t)d;
     } else if (v->type->kind == WF_K_DECIMAL) {
-        n = v->u.i64 / WF_DECIMAL_SCALE; /* truncates toward zero, as (int)decimal does */
+        /* truncates toward zero, as (int)decimal does */
+        if (wf_decimal_to_int64(v->u.dec, lo, hi, &n) != WF_OK)
+            return range_error(v, to, err);
     } else if (v->type->kind == WF_K_INT32 || v->type->kind == WF_K_INT64) {
-        n = v->type->kind == WF_K_INT32 ? v->u.i32 : v->u.i64;
+        n = as_int64(v);
     } else {
         return type_error(v, to, err);
     }
-    if (to->kind == WF_K_INT32) {
-        if (n < INT32_MIN || n > INT32_MAX)
-            return range_error(v, to, err);
-        *out = wf_int32((int32_t)n);
-    } else {
-        if (n < INT64_MIN || n > INT64_MAX)
-            return range_error(v, to, err);
-        *out = wf_int64((int64_t)n);
-    }
+    if (n < lo || n > hi)
+        return range_error(v, to, err);
+    *out = to->kind == WF_K_INT32 ? wf_int32((int32_t)n) : wf_int64(n);
     return WF_OK;
 }
 
 static wf_status to_decimal(const wf_value *v, const wf_type *to, wf_value *out, wf_error *err)
 {
     if (v->type->kind == WF_K_DOUBLE) {
-        double d = nearbyint(v->u.d * WF_DECIMAL_SCALE); /* ties to even */
-        if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+        wf_decimal d;
+        if (wf_decimal_from_double(v->u.d, &d) != WF_OK)
             return range_error(v, to, err);
-        *out = wf_decimal_units((int64_t)d);
+        *out = wf_dec(d);
         return WF_OK;
     }
     if (v->type->kind != WF_K_INT32 && v->type->kind != WF_K_INT64)
         return type_error(v, to, err);
-    i128 units = scaled(v);
-    if (units < INT64_MIN || units > INT64_MAX)
-        return range_error(v, to, err);
-    *out = wf_decimal_units((int64_t)units);
+    *out = wf_dec(as_decimal(v));
     return WF_OK;
 }
 

@@ -53,6 +53,5 @@ wf_status wf__json_parse_typed(wf_types *types, const wf_type *target, const cha
 
 /* Text forms used by both conversion and rendering. */
 void wf_double_format(double d, char *buf, size_t size); /* shortest round-trip, .NET "R" */
-void wf_decimal_format_short(int64_t units, char *buf, size_t size); /* "12.5", "3" */
 
 #endif

@@ -1,4 +1,4 @@
-/* wf_value_text.c — values as text and text as values: Decimal, DateTime and TimeSpan helpers,
+/* wf_value_text.c — values as text and text as values: DateTime and TimeSpan helpers,
  * per-type parsing, and the two renderings (JSON per the output contract in docs/architecture.md, plain
  * text as WriteLine shows it). Doubles print in their shortest round-trip form, as .NET's "R". */
 #include "wf_value.h"
@@ -62,94 +62,6 @@ static bool fraction_us(const char **s, int64_t *us)
     *s = p;
     *us = v;
     return true;
-}
-
-/* ---- Decimal -------------------------------------------------------------------------- */
-
-wf_status wf_decimal_parse(const char *text, int64_t *units)
-{
-    const char *p = skip_ws(text);
-    bool neg = *p == '-';
-    if (*p == '-' || *p == '+')
-        p++;
-    i128 v = 0;
-    int digits = 0, frac = 0;
-    bool range = false;
-    for (; isdigit((unsigned char)*p); p++, digits++) {
-        v = v * 10 + (*p - '0');
-        if (v > (i128)INT64_MAX * 10)
-            range = true, v = (i128)INT64_MAX * 10;
-    }
-    if (*p == '.')
-        for (p++; isdigit((unsigned char)*p); p++, digits++) {
-            if (frac < 4)
-                v = v * 10 + (*p - '0'), frac++;
-            else if (*p != '0')
-                range = true; /* more than 4 places cannot be exact */
-        }
-    if (digits == 0 || *skip_ws(p) != '\0')
-        return WF_E_SYNTAX;
-    for (; frac < 4; frac++)
-        v *= 10;
-    if (neg)
-        v = -v;
-    if (range || v < INT64_MIN || v > INT64_MAX)
-        return WF_E_RANGE;
-    *units = (int64_t)v;
-    return WF_OK;
-}
-
-void wf_decimal_format(int64_t units, char *buf, size_t size)
-{
-    uint64_t mag = units < 0 ? 0 - (uint64_t)units : (uint64_t)units;
-    snprintf(buf, size, "%s%" PRIu64 ".%04" PRIu64, units < 0 ? "-" : "", mag / 10000, mag % 10000);
-}
-
-void wf_decimal_format_short(int64_t units, char *buf, size_t size)
-{
-    wf_decimal_format(units, buf, size);
-    char *dot = strchr(buf, '.');
-    if (!dot)
-        return;
-    char *end = dot + strlen(dot);
-    while (end > dot + 1 && end[-1] == '0')
-        end--;
-    if (end == dot + 1)
-        end = dot;
-    *end = '\0';
-}
-
-/* q = n / d rounded half to even. */
-static i128 div_half_even(i128 n, i128 d)
-{
-    i128 q = n / d, r = n % d;
-    if (r == 0)
-        return q;
-    i128 twice = (r < 0 ? -r : r) * 2, ad = d < 0 ? -d : d;
-    bool neg = (n < 0) != (d < 0);
-    if (twice > ad || (twice == ad && (q % 2) != 0))
-        q += neg ? -1 : 1;
-    return q;
-}
-
-wf_status wf_decimal_mul(int64_t a, int64_t b, int64_t *out)
-{
-    i128 q = div_half_even((i128)a * b, WF_DECIMAL_SCALE);
-    if (q < INT64_MIN || q > INT64_MAX)
-        return WF_E_RANGE;
-    *out = (int64_t)q;
-    return WF_OK;
-}
-
-wf_status wf_decimal_div(int64_t a, int64_t b, int64_t *out)
-{
-    if (b == 0)
-        return WF_E_RANGE;
-    i128 q = div_half_even((i128)a * WF_DECIMAL_SCALE, b);
-    if (q < INT64_MIN || q > INT64_MAX)
-        return WF_E_RANGE;
-    *out = (int64_t)q;
-    return WF_OK;
 }
 
 /* ---- DateTime ------------------------------------------------------------------------- */
@@ -368,24 +280,8 @@ void wf_double_format(double d, char *buf, size_t size)
 
 /* ---- parsing per type ----------------------------------------------------------------- */
 
-/* Whether Decimal text has a non-zero digit past the 4th decimal place (the reason such a
- * number is refused, not its size). */
-static bool decimal_too_precise(const char *text)
-{
-    const char *dot = strchr(text, '.');
-    if (!dot)
-        return false;
-    for (int place = 1; isdigit((unsigned char)dot[place]); place++)
-        if (place > 4 && dot[place] != '0')
-            return true;
-    return false;
-}
-
 static wf_status parse_error(wf_status st, const wf_type *t, const char *text, wf_error *err)
 {
-    if (st == WF_E_RANGE && t->kind == WF_K_DECIMAL && decimal_too_precise(text))
-        return wf_error_set(err, WF_E_RANGE, NULL,
-                            "'%.200s' has more than 4 decimal places (a Decimal keeps 4)", text);
     if (st == WF_E_RANGE)
         return wf_error_set(err, WF_E_RANGE, NULL, "'%.200s' is out of range for %s", text,
                             t->name);
@@ -447,6 +343,7 @@ static wf_status parse_double(const char *text, double *d)
 static wf_status parse_scalar(const wf_type *t, const char *text, wf_value *out)
 {
     int64_t i = 0;
+    wf_decimal dec;
     double d = 0;
     bool b = false;
     wf_status st;
@@ -464,7 +361,7 @@ static wf_status parse_scalar(const wf_type *t, const char *text, wf_value *out)
         st = parse_double(text, &d), *out = wf_double(d);
         break;
     case WF_K_DECIMAL:
-        st = wf_decimal_parse(text, &i), *out = wf_decimal_units(i);
+        st = wf_decimal_parse(text, &dec), *out = wf_dec(dec);
         break;
     case WF_K_DATETIME:
         st = wf_datetime_parse(text, &i), *out = wf_datetime_us(i);
@@ -592,10 +489,8 @@ static void render_formatted(const wf_value *v, wf_buf *out, bool json)
     if (v->type->kind == WF_K_DOUBLE) {
         wf_double_format(v->u.d, tmp, sizeof tmp);
         quote = json && !isfinite(v->u.d);
-    } else if (v->type->kind == WF_K_DECIMAL && json) {
-        wf_decimal_format(v->u.i64, tmp, sizeof tmp);
     } else if (v->type->kind == WF_K_DECIMAL) {
-        wf_decimal_format_short(v->u.i64, tmp, sizeof tmp);
+        wf_decimal_format(v->u.dec, tmp, sizeof tmp);
     } else if (v->type->kind == WF_K_DATETIME) {
         wf_datetime_format(v->u.i64, tmp, sizeof tmp);
     } else {

@@ -133,7 +133,7 @@ static double as_double(const wf_value *v)
 {
     switch (v->type->kind) {
     case WF_K_INT32: return v->u.i32;
-    case WF_K_DECIMAL: return (double)v->u.i64 / WF_DECIMAL_SCALE;
+    case WF_K_DECIMAL: return wf_decimal_to_double(v->u.dec);
     case WF_K_DOUBLE: return v->u.d;
     default: return (double)v->u.i64;
     }
@@ -204,46 +204,33 @@ static wf_status int_op(ev *c, const wfl_rexpr *at, int64_t a, int64_t b, bool w
     return WF_OK;
 }
 
-static wf_status to_units(ev *c, const wfl_rexpr *at, const wf_value *v, int64_t *units)
+static wf_decimal to_dec(const wf_value *v)
 {
-    if (v->type->kind == WF_K_DECIMAL) {
-        *units = v->u.i64;
-        return WF_OK;
-    }
-    if (__builtin_mul_overflow(as_i64(v), (int64_t)WF_DECIMAL_SCALE, units))
-        return overflow(c, at);
-    return WF_OK;
+    return v->type->kind == WF_K_DECIMAL ? v->u.dec : wf_decimal_from_int64(as_i64(v));
 }
 
+/* System.Decimal arithmetic (wf_decimal.h): checked, the scale of the calculation kept. */
 static wf_status decimal_op(ev *c, const wfl_rexpr *at, const wf_value *l, const wf_value *r,
                             wf_value *out)
 {
-    int64_t a, b, res = 0;
-    wf_status st = to_units(c, at, l, &a);
-    if (st == WF_OK)
-        st = to_units(c, at, r, &b);
-    if (st != WF_OK)
-        return st;
-    bool ovf = false;
+    wf_decimal a = to_dec(l), b = to_dec(r), res;
+    wf_status st;
     switch (at->op) {
-    case WFL_ROP_ADD: ovf = __builtin_add_overflow(a, b, &res); break;
-    case WFL_ROP_SUBTRACT: ovf = __builtin_sub_overflow(a, b, &res); break;
-    case WFL_ROP_MULTIPLY: ovf = wf_decimal_mul(a, b, &res) != WF_OK; break;
+    case WFL_ROP_ADD: st = wf_decimal_add(a, b, &res); break;
+    case WFL_ROP_SUBTRACT: st = wf_decimal_sub(a, b, &res); break;
+    case WFL_ROP_MULTIPLY: st = wf_decimal_mul(a, b, &res); break;
     case WFL_ROP_DIVIDE:
     case WFL_ROP_MODULUS:
-        if (b == 0)
+        if (wf_decimal_is_zero(b))
             return fault(c, &wf_exc_divide_by_zero, at, MSG_DIVZERO, "%s", wfl_rop_name(at->op));
-        if (at->op == WFL_ROP_MODULUS)
-            res = a % b;
-        else
-            ovf = wf_decimal_div(a, b, &res) != WF_OK;
+        st = at->op == WFL_ROP_MODULUS ? wf_decimal_rem(a, b, &res) : wf_decimal_div(a, b, &res);
         break;
     default: return fail(c, WF_E_TYPE, at, "operator %s does not apply to Decimal",
                          wfl_rop_name(at->op));
     }
-    if (ovf)
+    if (st != WF_OK)
         return overflow(c, at);
-    *out = wf_decimal_units(res);
+    *out = wf_dec(res);
     return WF_OK;
 }
 
@@ -687,7 +674,7 @@ static wf_status static_member(ev *c, const wfl_rexpr *e, wf_value *out)
         {"Int32.MinValue", {&wf_type_int32, {.i32 = INT32_MIN}}},
         {"Int64.MaxValue", {&wf_type_int64, {.i64 = INT64_MAX}}},
         {"Int64.MinValue", {&wf_type_int64, {.i64 = INT64_MIN}}},
-        {"Decimal.Zero", {&wf_type_decimal, {.i64 = 0}}},
+        {"Decimal.Zero", {&wf_type_decimal, {.dec = {.lo = 0}}}},
         {"Math.PI", {&wf_type_double, {.d = 3.14159265358979323846}}},
     };
     for (size_t i = 0; i < sizeof consts / sizeof consts[0]; i++)

@@ -113,13 +113,8 @@ static void print_primitive(const wf_value *v, wf_buf *out)
     case WF_K_INT64: wf_buf_addf(out, "%lldL", (long long)v->u.i64); break;
     case WF_K_DOUBLE: print_double(v->u.d, out); break;
     case WF_K_DECIMAL: {
-        wf_decimal_format(v->u.i64, buf, sizeof buf);
-        size_t len = strlen(buf);
-        while (len && buf[len - 1] == '0')
-            len--;
-        if (len && buf[len - 1] == '.')
-            len--;
-        wf_buf_add(out, buf, len);
+        wf_decimal_format(v->u.dec, buf, sizeof buf); /* with its scale, as ToString() */
+        wf_buf_adds(out, buf);
         wf_buf_addc(out, 'm');
         break;
     }

@@ -95,17 +95,6 @@ static double round_mode(double d, bool truncate)
     return truncate ? trunc(d) : nearbyint(d);
 }
 
-static int64_t dec_to_int(int64_t units, bool truncate)
-{
-    int64_t q = units / WF_DECIMAL_SCALE, r = units % WF_DECIMAL_SCALE;
-    if (truncate || r == 0)
-        return q;
-    int64_t half = WF_DECIMAL_SCALE / 2, ar = r < 0 ? -r : r;
-    if (ar > half || (ar == half && (q & 1)))
-        q += r < 0 ? -1 : 1;
-    return q;
-}
-
 /* Numeric value v as an integer in [lo, hi]. */
 static wf_status to_integer(const wf_value *v, bool truncate, int64_t lo, int64_t hi, int64_t *out,
                             wf_value *exc)
@@ -118,9 +107,13 @@ static wf_status to_integer(const wf_value *v, bool truncate, int64_t lo, int64_
     case WF_K_INT64:
         i = v->u.i64;
         break;
-    case WF_K_DECIMAL:
-        i = dec_to_int(v->u.i64, truncate);
+    case WF_K_DECIMAL: {
+        wf_decimal r =
+            wf_decimal_round(v->u.dec, 0, truncate ? WF_DEC_ROUND_ZERO : WF_DEC_ROUND_EVEN);
+        if (wf_decimal_to_int64(r, lo, hi, &i) != WF_OK)
+            return overflow(exc);
         break;
+    }
     default: {
         double d = round_mode(v->u.d, truncate);
         if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
@@ -152,22 +145,19 @@ static wf_status num_convert(const wf_value *v, const wf_type *to, bool truncate
     case WF_K_DOUBLE:
         *out = wf_double(f == WF_K_INT32     ? v->u.i32
                          : f == WF_K_DOUBLE  ? v->u.d
-                         : f == WF_K_DECIMAL ? (double)v->u.i64 / WF_DECIMAL_SCALE
+                         : f == WF_K_DECIMAL ? wf_decimal_to_double(v->u.dec)
                                              : (double)v->u.i64);
         return WF_OK;
     default: /* Decimal */
         if (f == WF_K_DECIMAL) {
             *out = *v;
         } else if (f == WF_K_DOUBLE) {
-            double d = nearbyint(v->u.d * WF_DECIMAL_SCALE);
-            if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+            wf_decimal d;
+            if (wf_decimal_from_double(v->u.d, &d) != WF_OK)
                 return overflow(exc);
-            *out = wf_decimal_units((int64_t)d);
+            *out = wf_dec(d);
         } else {
-            int64_t x = f == WF_K_INT32 ? v->u.i32 : v->u.i64;
-            if (__builtin_mul_overflow(x, (int64_t)WF_DECIMAL_SCALE, &i))
-                return overflow(exc);
-            *out = wf_decimal_units(i);
+            *out = wf_dec(wf_decimal_from_int64(f == WF_K_INT32 ? v->u.i32 : v->u.i64));
         }
         return WF_OK;
     }
@@ -226,6 +216,10 @@ static wf_status conv_null(const wf_type *to, int mode, wf_value *out, wf_value 
         if (mode != XV_CONVERT)
             return nullref(exc);
         /* Convert.ToInt32(null) is 0, CBool(Nothing) False: the type's default. */
+        if (to->kind == WF_K_DECIMAL) {
+            *out = wf_dec(wf_decimal_from_int64(0));
+            return WF_OK;
+        }
         out->type = to;
         out->u.i64 = 0;
         return WF_OK;
@@ -328,35 +322,31 @@ static wf_status arith_i64(int op, int64_t a, int64_t b, int64_t *r, wf_value *e
     return WF_OK;
 }
 
-static wf_status arith_dec(int op, int64_t a, int64_t b, wf_value *out, wf_value *exc)
+static wf_status arith_dec(int op, wf_decimal a, wf_decimal b, wf_value *out, wf_value *exc)
 {
-    int64_t r;
-    wf_status st = WF_OK;
+    wf_decimal r;
+    wf_status st;
+    if ((op == XA_DIV || op == XA_MOD) && wf_decimal_is_zero(b))
+        return divzero(exc);
     switch (op) {
     case XA_ADD:
-        if (__builtin_add_overflow(a, b, &r))
-            return overflow(exc);
+        st = wf_decimal_add(a, b, &r);
         break;
     case XA_SUB:
-        if (__builtin_sub_overflow(a, b, &r))
-            return overflow(exc);
+        st = wf_decimal_sub(a, b, &r);
         break;
     case XA_MUL:
         st = wf_decimal_mul(a, b, &r);
         break;
     case XA_DIV:
-        if (b == 0)
-            return divzero(exc);
         st = wf_decimal_div(a, b, &r);
         break;
     default:
-        if (b == 0)
-            return divzero(exc);
-        r = (a == INT64_MIN && b == -1) ? 0 : a % b;
+        st = wf_decimal_rem(a, b, &r);
     }
     if (st != WF_OK)
         return overflow(exc);
-    *out = wf_decimal_units(r);
+    *out = wf_dec(r);
     return WF_OK;
 }
 
@@ -467,7 +457,7 @@ static wf_status arith(int op, const wf_value *a, const wf_value *b, wf_value *o
         return st;
     }
     case 3:
-        return arith_dec(op, x.u.i64, y.u.i64, out, exc);
+        return arith_dec(op, x.u.dec, y.u.dec, out, exc);
     default:
         return arith_dbl(op, x.u.d, y.u.d, out);
     }
@@ -481,8 +471,10 @@ static wf_status negate(const wf_value *a, wf_value *out, wf_value *exc)
             return overflow(exc);
         *out = wf_int32(-a->u.i32);
         return WF_OK;
-    case WF_K_INT64:
     case WF_K_DECIMAL:
+        *out = wf_dec(wf_decimal_neg(a->u.dec));
+        return WF_OK;
+    case WF_K_INT64:
     case WF_K_TIMESPAN:
         if (a->u.i64 == INT64_MIN)
             return overflow(exc);
@@ -503,7 +495,7 @@ static wf_status negate(const wf_value *a, wf_value *out, wf_value *exc)
 /* ---- comparison ----------------------------------------------------------------------- */
 static bool i64_kind(wf_kind k)
 {
-    return k == WF_K_INT64 || k == WF_K_DECIMAL || k == WF_K_DATETIME || k == WF_K_TIMESPAN;
+    return k == WF_K_INT64 || k == WF_K_DATETIME || k == WF_K_TIMESPAN;
 }
 
 static bool values_equal(const wf_value *a, const wf_value *b)
@@ -915,12 +907,14 @@ static NOINLINE wf_status eval_new_rec(const xnode *n, const wfm_env *env, wf_va
 }
 
 /* Add x to a LINQ Sum of type kind k (checked as Enumerable.Sum). */
-static bool sum_add(wf_kind k, const wf_value *x, int64_t *acc, double *dacc)
+static bool sum_add(wf_kind k, const wf_value *x, int64_t *acc, double *dacc, wf_decimal *macc)
 {
     if (k == WF_K_DOUBLE) {
         *dacc += x->u.d;
         return true;
     }
+    if (k == WF_K_DECIMAL)
+        return wf_decimal_add(*macc, x->u.dec, macc) == WF_OK;
     int64_t v = k == WF_K_INT32 ? x->u.i32 : x->u.i64;
     return !__builtin_add_overflow(*acc, v, acc) &&
            (k != WF_K_INT32 || (*acc <= INT32_MAX && *acc >= INT32_MIN));
@@ -951,6 +945,7 @@ static NOINLINE wf_status eval_lambda(const xnode *n, const wfm_env *env, wf_val
     bool done = false, found = false;
     int64_t acc = 0;
     double dacc = 0;
+    wf_decimal macc = wf_decimal_from_int64(0);
     *out = wf_null();
     for (size_t i = 0; i < count && !done && st == WF_OK; i++) {
         item = *wf_value_list_at(&list, i); /* borrowed from the list */
@@ -978,7 +973,7 @@ static NOINLINE wf_status eval_lambda(const xnode *n, const wfm_env *env, wf_val
             kept += r.u.b;
             break;
         case XL_SUM:
-            if (!sum_add(n->type->kind, &r, &acc, &dacc))
+            if (!sum_add(n->type->kind, &r, &acc, &dacc, &macc))
                 st = wfm_expr__raise(exc, &wf_exc_overflow, WFM_MSG_OVERFLOW);
             break;
         default:
@@ -1015,7 +1010,7 @@ static NOINLINE wf_status eval_lambda(const xnode *n, const wfm_env *env, wf_val
             *out = k == WF_K_DOUBLE  ? wf_double(dacc)
                    : k == WF_K_INT32 ? wf_int32((int32_t)acc)
                    : k == WF_K_INT64 ? wf_int64(acc)
-                                     : wf_decimal_units(acc);
+                                     : wf_dec(macc);
             break;
         }
     }

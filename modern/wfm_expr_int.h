@@ -165,7 +165,7 @@ typedef struct xtok {
     uint64_t ival;     /* TK_INT magnitude */
     bool is_long;      /* TK_INT with suffix L (or VB's UI / UL) */
     char int_sfx;      /* TK_INT: VB suffix I S (signed: may be negated) u w (unsigned), or 0 */
-    int64_t dec;       /* TK_DEC units */
+    wf_decimal dec;    /* TK_DEC */
     double dbl;        /* TK_DBL */
     wf_status ecode;   /* TK_ERR: status, message and where it points */
     const char *emsg;

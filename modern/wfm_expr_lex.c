@@ -141,9 +141,12 @@ static xtok lex_number(const char *text, uint32_t start, uint32_t end)
     xtok t = {.off = start, .len = i - start};
     if (suffix == 'm') {
         t.kind = TK_DEC;
-        if (wf_decimal_parse(buf, &t.dec) != WF_OK)
+        wf_status st = wf_decimal_parse(buf, &t.dec);
+        if (st == WF_E_RANGE)
             return tok_error(start, start, WF_E_SYNTAX,
-                             "invalid decimal literal (at most 4 decimal places)");
+                             "decimal literal is outside the range of type 'decimal'");
+        if (st != WF_OK)
+            return tok_error(start, start, WF_E_SYNTAX, "invalid decimal literal");
         return t;
     }
     if (real || suffix == 'd' || suffix == 'f') {

@@ -218,29 +218,18 @@ static void add_grouped(wf_buf *buf, const char *digits, size_t n)
     }
 }
 
-/* Decimal units as fixed point with `prec` places: exact, midpoints away from zero as .NET
- * formats them. */
-static void fixed_decimal(int64_t u, int prec, char *tmp, size_t size)
+/* A Decimal as fixed point with `prec` places, midpoints away from zero as .NET formats them. */
+static void fixed_decimal(wf_decimal d, int prec, char *tmp, size_t size)
 {
-    bool neg = u < 0;
-    uint64_t a = neg ? (uint64_t)0 - (uint64_t)u : (uint64_t)u;
-    int places = prec > 4 ? 4 : prec;
-    uint64_t step = 1, div = 1;
-    for (int i = places; i < 4; i++)
-        step *= 10;
-    for (int i = 0; i < places; i++)
-        div *= 10;
-    a = (a + step / 2) / step; /* units of 10^-places */
-    int w = snprintf(tmp, size, "%s%llu", neg && a ? "-" : "", (unsigned long long)(a / div));
-    if (prec == 0)
-        return;
-    if (places > 0)
-        w += snprintf(tmp + w, size - (size_t)w, ".%0*llu", places, (unsigned long long)(a % div));
-    else
-        tmp[w++] = '.';
-    for (int i = places; i < prec && (size_t)w + 1 < size; i++)
+    wf_decimal r = wf_decimal_round(d, prec > WF_DECIMAL_MAX_SCALE ? WF_DECIMAL_MAX_SCALE : prec,
+                                    WF_DEC_ROUND_AWAY);
+    char text[WF_DECIMAL_TEXT_MAX];
+    wf_decimal_format(r, text, sizeof text);
+    int w = snprintf(tmp, size, "%s%s", text, prec > 0 && r.scale == 0 ? "." : "");
+    for (int i = r.scale; i < prec && w > 0 && (size_t)w + 1 < size; i++)
         tmp[w++] = '0';
-    tmp[w] = '\0';
+    if (w > 0 && (size_t)w < size)
+        tmp[w] = '\0';
 }
 
 /* Standard numeric formats F, N (fixed point, N with thousands separators) and D (integer
@@ -261,7 +250,7 @@ static bool format_number(const wf_value *v, const char *spec, size_t slen, wf_b
     double d = k == WF_K_INT32    ? v->u.i32
                : k == WF_K_INT64  ? (double)v->u.i64
                : k == WF_K_DOUBLE ? v->u.d
-                                  : (double)v->u.i64 / WF_DECIMAL_SCALE;
+                                  : wf_decimal_to_double(v->u.dec);
     char tmp[400];
     if (c == 'D' && (k == WF_K_INT32 || k == WF_K_INT64)) {
         long long x = k == WF_K_INT32 ? v->u.i32 : v->u.i64;
@@ -273,7 +262,7 @@ static bool format_number(const wf_value *v, const char *spec, size_t slen, wf_b
     if (prec < 0)
         prec = 2;
     if (k == WF_K_DECIMAL)
-        fixed_decimal(v->u.i64, prec, tmp, sizeof tmp);
+        fixed_decimal(v->u.dec, prec, tmp, sizeof tmp);
     else
         snprintf(tmp, sizeof tmp, "%.*f", prec > 99 ? 99 : prec, d);
     if (c == 'F')
@@ -497,7 +486,11 @@ static wf_status math_abs(const wf_value *x, wf_value *out, wf_value *exc)
     case WF_K_DOUBLE:
         *out = wf_double(fabs(x->u.d));
         return WF_OK;
-    default: /* Int64, Decimal */
+    case WF_K_DECIMAL:
+        *out = *x;
+        out->u.dec.neg = false;
+        return WF_OK;
+    default: /* Int64 */
         if (x->u.i64 == INT64_MIN)
             return overflow(exc);
         out->type = x->type;
@@ -520,6 +513,10 @@ static wf_status math_minmax(bool max, const wf_value *a, const wf_value *b, wf_
         }
         a_first = max ? a->u.d >= b->u.d : a->u.d <= b->u.d;
         break;
+    case WF_K_DECIMAL: /* Decimal.Max / Min: of two equal values Max gives a, Min b */
+        a_first = max ? wf_decimal_cmp(a->u.dec, b->u.dec) >= 0
+                      : wf_decimal_cmp(a->u.dec, b->u.dec) < 0;
+        break;
     default:
         a_first = max ? a->u.i64 >= b->u.i64 : a->u.i64 <= b->u.i64;
         break;
@@ -536,40 +533,24 @@ static int64_t pow10i(int n)
     return r;
 }
 
-/* Decimal units rounded to a multiple of step: mode 0 half to even, 1 floor, 2 ceiling. */
-static wf_status dec_round(int64_t u, int64_t step, int mode, wf_value *out, wf_value *exc)
-{
-    int64_t q = u / step, r = u % step;
-    if (r != 0) {
-        if (mode == 1 && r < 0)
-            q--;
-        else if (mode == 2 && r > 0)
-            q++;
-        else if (mode == 0) {
-            int64_t ar = r < 0 ? -r : r, half = step / 2;
-            if (ar > half || (ar == half && (q & 1)))
-                q += r < 0 ? -1 : 1;
-        }
-    }
-    int64_t units;
-    if (__builtin_mul_overflow(q, step, &units))
-        return overflow(exc);
-    *out = wf_decimal_units(units);
-    return WF_OK;
-}
-
 static wf_status math_round(int fn, const wf_value *args, unsigned nargs, wf_value *out,
                             wf_value *exc)
 {
     int digits = 0;
+    bool dec = args[0].type->kind == WF_K_DECIMAL;
     if (nargs > 1) {
-        if (args[1].u.i32 < 0 || args[1].u.i32 > 15)
+        if (args[1].u.i32 < 0 || args[1].u.i32 > (dec ? WF_DECIMAL_MAX_SCALE : 15))
             return arg_range(exc, "digits");
         digits = args[1].u.i32;
     }
     int mode = fn == XF_FLOOR ? 1 : fn == XF_CEILING ? 2 : 0;
-    if (args[0].type->kind == WF_K_DECIMAL)
-        return dec_round(args[0].u.i64, digits >= 4 ? 1 : pow10i(4 - digits), mode, out, exc);
+    if (dec) {
+        *out = wf_dec(wf_decimal_round(args[0].u.dec, digits,
+                                       mode == 1   ? WF_DEC_ROUND_FLOOR
+                                       : mode == 2 ? WF_DEC_ROUND_CEILING
+                                                   : WF_DEC_ROUND_EVEN));
+        return WF_OK;
+    }
     double d = args[0].u.d, r;
     if (mode == 1)
         r = floor(d);
@@ -817,10 +798,16 @@ static wf_status list_sum(const xnode *n, const wf_value *list, wf_value *out, w
     wf_kind k = n->type->kind;
     int64_t acc = 0;
     double d = 0;
+    wf_decimal m = wf_decimal_from_int64(0);
     for (size_t i = 0; i < count; i++) {
         const wf_value *v = wf_value_list_at(list, i);
         if (k == WF_K_DOUBLE) {
             d += v->u.d;
+            continue;
+        }
+        if (k == WF_K_DECIMAL) {
+            if (wf_decimal_add(m, v->u.dec, &m) != WF_OK)
+                return overflow(exc);
             continue;
         }
         int64_t x = k == WF_K_INT32 ? v->u.i32 : v->u.i64;
@@ -831,7 +818,7 @@ static wf_status list_sum(const xnode *n, const wf_value *list, wf_value *out, w
     *out = k == WF_K_DOUBLE  ? wf_double(d)
            : k == WF_K_INT32 ? wf_int32((int32_t)acc)
            : k == WF_K_INT64 ? wf_int64(acc)
-                             : wf_decimal_units(acc);
+                             : wf_dec(m);
     return WF_OK;
 }
 

@@ -962,7 +962,7 @@ xnode *wfm_expr__parse_primary(xparser *p)
         return wfm_expr__int_literal(p, &t, false, t.off);
     case TK_DEC:
         advance(p);
-        return mk_const(p, wf_decimal_units(t.dec), t.off);
+        return mk_const(p, wf_dec(t.dec), t.off);
     case TK_DBL:
         advance(p);
         return mk_const(p, wf_double(t.dbl), t.off);

@@ -146,7 +146,7 @@ static void pop_front(wfm_ctx *ctx, wfm__wi *out)
     out->serial = slot->serial;
     out->fn = slot->fn;
     out->value.type = slot->value.type;
-    out->value.u.i64 = slot->value.u.i64;
+    out->value.u = slot->value.u; /* the whole payload: a Decimal is 16 bytes */
     ctx->head = (ctx->head + 1) & (ctx->cap - 1);
     ctx->count--;
 }

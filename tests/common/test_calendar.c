@@ -89,7 +89,8 @@ START_TEST(test_type_default_is_dotnet_default)
     ck_assert_int_eq(wf_type_default(&wf_type_int64).u.i64, 0);
     ck_assert(wf_type_default(&wf_type_double).u.d == 0.0);
     ck_assert_ptr_eq(wf_type_default(&wf_type_decimal).type, &wf_type_decimal);
-    ck_assert_int_eq(wf_type_default(&wf_type_decimal).u.i64, 0);
+    ck_assert(wf_decimal_is_zero(wf_type_default(&wf_type_decimal).u.dec));
+    ck_assert_int_eq(wf_type_default(&wf_type_decimal).u.dec.scale, 0);
     ck_assert_int_eq(wf_type_default(&wf_type_timespan).u.i64, 0);
     const wf_type *refs[] = {&wf_type_string, &wf_type_record, &wf_type_object, &wf_type_token,
                              &wf_type_list_object, &wf_exc_exception, &wf_type_null, NULL};

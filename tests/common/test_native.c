@@ -99,11 +99,15 @@ START_TEST(test_scalars_cross_the_boundary)
     ck_assert_int_eq(call("wfn_half", &wf_type_double, &d, 1, false, &ad, NULL, &ret, &err), WF_OK);
     ck_assert(ret.u.d == 2.5);
     wf_native_param dec = {&wf_type_decimal, WF_NATIVE_IN};
-    wf_value adec = wf_decimal_units(125000); /* 12.5 */
+    wf_value adec = wf_dec(wf_decimal_from_int64(125)); /* 12.5 */
+    adec.u.dec.scale = 1;
     ck_assert_int_eq(
         call("wfn_decimal_double", &wf_type_decimal, &dec, 1, false, &adec, NULL, &ret, &err),
         WF_OK);
-    ck_assert(ret.type == &wf_type_decimal && ret.u.i64 == 250000);
+    char text[WF_DECIMAL_TEXT_MAX];
+    wf_decimal_format(ret.u.dec, text, sizeof text);
+    ck_assert(ret.type == &wf_type_decimal);
+    ck_assert_str_eq(text, "25.0000"); /* CURRENCY units back from C: scale 4 */
     wf_native_param dt = {&wf_type_datetime, WF_NATIVE_IN};
     wf_value adt = wf_datetime_us(0);
     ck_assert_int_eq(call("wfn_next_day", &wf_type_datetime, &dt, 1, false, &adt, NULL, &ret, &err),
@@ -120,7 +124,7 @@ START_TEST(test_every_parameter_type_in_one_call)
                            {&wf_type_datetime, WF_NATIVE_IN}};
     wf_value args[7] = {wf_bool(true), wf_int32(-7), wf_int64(9000000000LL), wf_double(1.5)};
     ck_assert_int_eq(wf_value_cstring("caf\xC3\xA9", &args[4]), WF_OK);
-    args[5] = wf_decimal_units(125000);
+    args[5] = wf_dec(wf_decimal_from_currency(125000));
     args[6] = wf_datetime_us(86400000000LL);
     wf_error err = WF_ERROR_INIT;
     wf_value ret;
@@ -301,6 +305,41 @@ START_TEST(test_argument_out_of_range_refused_before_call)
     ck_assert_ptr_nonnull(strstr(err.message, "argument 2 of wfn_add32"));
     ck_assert_ptr_nonnull(strstr(err.message, "5000000000"));
     ck_assert(wf_is_null(&ret));
+    /* a Decimal crosses as CURRENCY: beyond Int64 units it is refused, not wrapped */
+    wf_native_param dec = {&wf_type_decimal, WF_NATIVE_IN};
+    wf_decimal big;
+    ck_assert_int_eq(wf_decimal_parse("922337203685477.58075", &big), WF_OK);
+    wf_value adec = wf_dec(big);
+    wf_error_clear(&err);
+    ck_assert_int_eq(
+        call("wfn_decimal_double", &wf_type_decimal, &dec, 1, false, &adec, NULL, &ret, &err),
+        WF_E_RANGE);
+    ck_assert_ptr_nonnull(strstr(err.message, "argument 1 of wfn_decimal_double"));
+    ck_assert_ptr_nonnull(strstr(err.message, "922337203685477.58075"));
+    ck_assert(wf_is_null(&ret));
+}
+END_TEST
+
+/* Into C a Decimal is rounded half to even to 4 places (Decimal.ToOACurrency); what comes
+ * back is CURRENCY units, scale 4. */
+START_TEST(test_decimal_rounds_into_currency)
+{
+    wf_native_param dec = {&wf_type_decimal, WF_NATIVE_IN};
+    static const char *const cases[][2] = {
+        {"1.23445", "2.4688"}, {"1.23455", "2.4692"}, {"-0.00005", "0.0000"}, {"12.5", "25.0000"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        wf_decimal d;
+        ck_assert_int_eq(wf_decimal_parse(cases[i][0], &d), WF_OK);
+        wf_value arg = wf_dec(d), ret;
+        wf_error err = WF_ERROR_INIT;
+        ck_assert_int_eq(
+            call("wfn_decimal_double", &wf_type_decimal, &dec, 1, false, &arg, NULL, &ret, &err),
+            WF_OK);
+        char text[WF_DECIMAL_TEXT_MAX];
+        wf_decimal_format(ret.u.dec, text, sizeof text);
+        ck_assert_msg(strcmp(text, cases[i][1]) == 0, "%s doubled in C: %s, want %s",
+                      cases[i][0], text, cases[i][1]);
+    }
 }
 END_TEST
 
@@ -315,6 +354,7 @@ Suite *common_native_suite(void)
     tcase_add_test(core, test_strings_in_out_and_returned);
     tcase_add_test(core, test_scalar_out_and_inout_slots);
     tcase_add_test(core, test_error_on_nonzero_still_fills_outputs);
+    tcase_add_test(core, test_decimal_rounds_into_currency);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_missing_library);

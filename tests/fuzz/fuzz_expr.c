@@ -52,7 +52,7 @@ static void make_env(wf_value *slots, wf_value *up)
         slots[i] = wf_null();
     slots[S_COUNT] = wf_int32(7);
     wf_value_cstring("Widget", &slots[S_NAME]);
-    slots[S_TOTAL] = wf_decimal_units(1250000);
+    slots[S_TOTAL] = wf_dec(wf_decimal_from_currency(1250000));
     slots[S_FLAG] = wf_bool(true);
     slots[S_OBJ] = wf_int32(42);
     wf_value v[2] = {wf_int32(1), wf_null()};

@@ -234,7 +234,8 @@ static void populate(void)
     wfl_inst_set_dispose(inst, free_exec, NULL);
     wfl_act *root = wfl_inst_root(inst);
     set_str(root, "OrderId", "ord-1");
-    wf_value amount = wf_decimal_units(125000), valid = wf_bool(true), counter = wf_int32(-3);
+    wf_value amount = wf_dec(wf_decimal_from_currency(125000)), valid = wf_bool(true);
+    wf_value counter = wf_int32(-3);
     ck_assert_int_eq(wfl_act_set_by_name(root, "Amount", &amount, NULL), WF_OK);
     ck_assert_int_eq(wfl_act_set_by_name(root, "IsValid", &valid, NULL), WF_OK);
     ck_assert_int_eq(wfl_act_set_by_name(root, "Counter", &counter, NULL), WF_OK);

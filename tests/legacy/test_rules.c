@@ -14,6 +14,7 @@
 #define OPS    "tests/legacy/data/operators.rules"
 #define POLICY "tests/legacy/data/policy.rules"
 #define SMALL  "tests/legacy/data/small.rules"
+#define DECS   "tests/legacy/data/decimal.rules"
 #define BAD    "tests/legacy/data/bad/"
 
 /* ---- a target: `this` is a flat bag of named values --------------------------------------- */
@@ -138,7 +139,7 @@ static void fill_operands(void)
     obj_put(&self, "ClientId", wf_int32(1500));
     obj_put(&self, "A", wf_int32(10));
     obj_put(&self, "B", wf_int32(3));
-    obj_put(&self, "D", wf_decimal_units(27500));
+    obj_put(&self, "D", wf_dec((wf_decimal){.lo = 275, .scale = 2})); /* 2.75m */
     obj_put(&self, "Big", wf_int64(5000000000LL));
     obj_put(&self, "Name", str("Ada"));
     obj_put(&self, "Padded", str("  x y  "));
@@ -819,6 +820,39 @@ START_TEST(test_nomem_execute)
 }
 END_TEST
 
+/* Decimal in rules is System.Decimal (docs/semantics.md §4 "Decimal"): 59.97m / 7 keeps 27
+ * places, so a branch on it goes the way WF3 goes; literals with six places load. */
+START_TEST(test_decimal_is_system_decimal)
+{
+    load(DECS);
+    wf_decimal price;
+    ck_assert_int_eq(wf_decimal_parse("59.97", &price), WF_OK);
+    obj_put(&self, "Price", wf_dec(price));
+    expect_true("DivisionKeepsDigits");
+    expect_true("SixPlaces");
+    expect_text("SixPlaces", "Price + 0.000001m > Price");
+    bool result = true;
+    wf_value exc = wf_null();
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(cond("RoundTrip", &result, &exc, &err), WF_OK);
+    ck_assert(!result); /* 59.969999999999999999999999999 */
+    run_ok("Share");
+    static const char *const want[][2] = {{"Share", "8.567142857142857142857142857"},
+                                          {"Scaled", "59.970"},
+                                          {"Fee", "59.970001"}};
+    for (size_t i = 0; i < 3; i++) {
+        const wf_value *v = obj_get(&self, want[i][0]);
+        ck_assert_ptr_nonnull(v);
+        wf_buf text;
+        wf_buf_init(&text);
+        ck_assert(wf_value_to_text(v, &text));
+        wf_buf_addc(&text, '\0');
+        ck_assert_str_eq(text.data, want[i][1]);
+        wf_buf_fini(&text);
+    }
+}
+END_TEST
+
 Suite *legacy_rules_suite(void)
 {
     Suite *s = suite_create("legacy_rules");
@@ -845,6 +879,7 @@ Suite *legacy_rules_suite(void)
     tcase_add_test(tc, test_runtime_faults);
     tcase_add_test(tc, test_integer_arithmetic_wraps);
     tcase_add_test(tc, test_list_and_string_methods);
+    tcase_add_test(tc, test_decimal_is_system_decimal);
     tcase_add_test(tc, test_type_errors_and_unknown_members_are_errors);
     suite_add_tcase(s, tc);
 

@@ -172,7 +172,7 @@ START_TEST(test_every_type_crosses_the_boundary)
     bag_put(&b, "I", wf_int32(21));
     bag_put(&b, "L", wf_int64(-5000000000LL));
     bag_put(&b, "D", wf_double(2.5));
-    bag_put(&b, "M", wf_decimal_units(125000)); /* 12.5 */
+    bag_put(&b, "M", wf_dec(wf_decimal_from_currency(125000))); /* 12.5 */
     bag_put(&b, "T", wf_datetime_us(86400000000LL));
     bag_put(&b, "S", str("héllo"));
     wf_error err = WF_ERROR_INIT;
@@ -242,7 +242,7 @@ START_TEST(test_return_values_of_each_type)
     wfl_tl_binding bind = binding_for(&b);
     bag_put(&b, "Who", str("Ada"));
     bag_put(&b, "When", wf_datetime_us(1000));
-    bag_put(&b, "Amount", wf_decimal_units(125000));
+    bag_put(&b, "Amount", wf_dec(wf_decimal_from_currency(125000)));
     bag_put(&b, "N", wf_int32(4));
     ck_assert_int_eq(wfl_tl_func_invoke(wfl_tl_activity_func(wfl_typelib_activity(tl, "Greet")),
                                         &bind, NULL, &err), WF_OK);
@@ -297,7 +297,7 @@ START_TEST(test_class_handler_and_condition)
     ck_assert_ptr_null(wfl_tl_class_handler(c, "IsLarge")); /* a condition, not a handler */
     bag b = {0};
     bag_put(&b, "OrderId", str("ORD-7"));
-    bag_put(&b, "Amount", wf_decimal_units(1500LL * 10000));
+    bag_put(&b, "Amount", wf_dec(wf_decimal_from_currency(1500LL * 10000)));
     wf_error err = WF_ERROR_INIT;
     wfl_tl_binding bind = binding_for(&b);
     const wfl_tl_func *h = wfl_tl_class_handler(c, "OnValidate");
@@ -309,7 +309,7 @@ START_TEST(test_class_handler_and_condition)
     ck_assert_int_eq(wfl_tl_func_invoke(cond, &bind, &ret, &err), WF_OK);
     ck_assert_ptr_eq(ret.type, &wf_type_bool);
     ck_assert(ret.u.b);
-    bag_put(&b, "Amount", wf_decimal_units(999LL * 10000));
+    bag_put(&b, "Amount", wf_dec(wf_decimal_from_currency(999LL * 10000)));
     ck_assert_int_eq(wfl_tl_func_invoke(cond, &bind, &ret, &err), WF_OK);
     ck_assert(!ret.u.b);
     ck_assert_int_eq(wfl_tl_func_invoke(wfl_tl_class_handler(c, "OnFail"), &bind, NULL, &err),

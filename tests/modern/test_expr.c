@@ -126,7 +126,7 @@ static void setup(void)
         inner_slots[i] = wf_null();
     for (int i = 0; i < OUT_SLOTS; i++)
         outer_slots[i] = wf_null();
-    inner_slots[IN_TOTAL] = wf_decimal_units(1250000); /* 125 */
+    inner_slots[IN_TOTAL] = wf_dec(wf_decimal_from_int64(125)); /* 125m */
     inner_slots[IN_COUNT] = wf_int32(7);
     str_value("Widget", &inner_slots[IN_NAME]);
     inner_slots[IN_FLAG] = wf_bool(true);
@@ -135,7 +135,7 @@ static void setup(void)
     inner_slots[IN_OBJ] = wf_int32(42);
     wf_value v[3];
     str_value("Contoso", &v[0]);
-    v[1] = wf_decimal_units(99500); /* 9.95 */
+    v[1] = wf_dec((wf_decimal){.lo = 995, .scale = 2}); /* 9.95m */
     v[2] = wf_int32(3);
     const char *keys[] = {"Customer", "Amount", "Qty"};
     ck_assert_int_eq(wf_value_record(keys, v, 3, &inner_slots[IN_REC]), WF_OK);
@@ -224,11 +224,14 @@ static wf_value eval_text(const char *text)
         ck_assert_msg(v_.type == &wf_type_double, "%s: type %s", text, v_.type->name);             \
         ck_assert_double_eq_tol(v_.u.d, (want), 1e-9);                                             \
     } while (0)
-#define CHECK_DEC(text, units)                                                                     \
+/* A Decimal result and its ToString() text, scale included. */
+#define CHECK_DEC(text, want)                                                                      \
     do {                                                                                           \
         wf_value v_ = eval_text(text);                                                             \
         ck_assert_msg(v_.type == &wf_type_decimal, "%s: type %s", text, v_.type->name);            \
-        ck_assert_int_eq(v_.u.i64, (units));                                                       \
+        char t_[WF_DECIMAL_TEXT_MAX];                                                              \
+        wf_decimal_format(v_.u.dec, t_, sizeof t_);                                                \
+        ck_assert_msg(strcmp(t_, (want)) == 0, "%s: got %s, want %s", text, t_, (want));           \
     } while (0)
 #define CHECK_BOOL(text, want)                                                                     \
     do {                                                                                           \
@@ -279,8 +282,8 @@ START_TEST(test_literals)
     CHECK_I32("[0x1F]", 31);
     CHECK_I32("[-2147483648]", INT32_MIN);
     CHECK_I64("[-9223372036854775808]", INT64_MIN);
-    CHECK_DEC("[12.5m]", 125000);
-    CHECK_DEC("[3M]", 30000);
+    CHECK_DEC("[12.5m]", "12.5");
+    CHECK_DEC("[3M]", "3");
     CHECK_DBL("[1.5]", 1.5);
     CHECK_DBL("[1e3]", 1000.0);
     CHECK_DBL("[2d]", 2.0);
@@ -353,15 +356,67 @@ START_TEST(test_names_and_hops)
 }
 END_TEST
 
+/* Decimal is System.Decimal (docs/semantics.md §4 "Decimal"): the scale of the calculation is
+ * kept, division gives as many digits as fit, comparison ignores the scale. */
+START_TEST(test_decimal_semantics)
+{
+    CHECK_DEC("[1.5m * 1.0m]", "1.50");
+    CHECK_DEC("[1.10m + 2.2m]", "3.30");
+    CHECK_DEC("[2.50m - 0.5m]", "2.00");
+    CHECK_DEC("[59.97m / 7]", "8.567142857142857142857142857");
+    CHECK_DEC("[1m / 4m]", "0.25");
+    CHECK_DEC("[10m / 2m]", "5");
+    CHECK_DEC("[10.00m / 2m]", "5.00"); /* exact at the natural scale: kept */
+    CHECK_DEC("[2m / 3m]", "0.6666666666666666666666666667");
+    CHECK_DEC("[10.5m % 3m]", "1.5");
+    CHECK_DEC("[12.123456m]", "12.123456");
+    CHECK_DEC("[12.5000m]", "12.5000");
+    CHECK_DEC("[(decimal)0.1]", "0.1");
+    CHECK_DEC("[(decimal)(1.0 / 3)]", "0.333333333333333"); /* 15 significant digits */
+    CHECK_DEC("[Math.Round(2.5m)]", "2");
+    CHECK_DEC("[Math.Round(1.23456789m, 6)]", "1.234568");
+    CHECK_DEC("[Math.Floor(-2.5m)]", "-3");
+    CHECK_DEC("[Math.Max(1.0m, 1.00m)]", "1.0");
+    CHECK_DEC("[79228162514264337593543950335m - 0.5m]", "79228162514264337593543950334");
+    CHECK_BOOL("[1.0m == 1.00m]", true);
+    CHECK_BOOL("[59.97m / 7 * 7 == 59.97m]", false); /* 59.999999999999999999999999999 */
+    CHECK_BOOL("[59.97m / 7 > 8.5671m]", true);
+    CHECK_I32("[(int)-2.9m]", -2);
+    CHECK_STR("[(1.5m * 1.0m).ToString()]", "1.50");
+    CHECK_STR("[\"x=\" + 12.50m]", "x=12.50");
+    CHECK_STR("[1.005m.ToString(\"F2\")]", "1.01"); /* formatting rounds away from zero */
+    CHECK_STR("[2.5m.ToString(\"F0\")]", "3");
+    CHECK_STR("[0.1234567m.ToString(\"F9\")]", "0.123456700");
+    check_fault("[79228162514264337593543950335m + 1m]", &wf_exc_overflow);
+    check_fault("[79228162514264337593543950335m * 1.1m]", &wf_exc_overflow);
+    check_fault("[1m / 0m]", &wf_exc_divide_by_zero);
+    check_fault("[(int)3000000000m]", &wf_exc_overflow);
+    /* JSON output: a string of the value with its scale (docs/formats.md "Values") */
+    static const char *const json[][2] = {{"[1.5m * 1.0m]", "\"1.50\""},
+                                          {"[total / 8]", "\"15.625\""},
+                                          {"[12.5000m]", "\"12.5000\""},
+                                          {"[59.97m / 7]", "\"8.567142857142857142857142857\""}};
+    for (size_t i = 0; i < sizeof json / sizeof json[0]; i++) {
+        wf_value v = eval_text(json[i][0]);
+        wf_buf buf;
+        wf_buf_init(&buf);
+        ck_assert(wf_value_to_json(&v, &buf));
+        wf_buf_addc(&buf, '\0');
+        ck_assert_msg(strcmp(buf.data, json[i][1]) == 0, "%s: %s", json[i][0], buf.data);
+        wf_buf_fini(&buf);
+    }
+}
+END_TEST
+
 START_TEST(test_numeric_typing)
 {
     CHECK_I64("[count + big]", 5000000007LL);
     CHECK_DBL("[count * ratio]", 3.5);
-    CHECK_DEC("[total + count]", 1320000);
-    CHECK_DEC("[total * 2]", 2500000);
-    CHECK_DEC("[total / 8]", 156250);
-    CHECK_DEC("[total % 10]", 50000);
-    CHECK_DEC("[10m / 3]", 33333);
+    CHECK_DEC("[total + count]", "132");
+    CHECK_DEC("[total * 2]", "250");
+    CHECK_DEC("[total / 8]", "15.625");
+    CHECK_DEC("[total % 10]", "5");
+    CHECK_DEC("[10m / 3]", "3.3333333333333333333333333333");
     CHECK_BOOL("[0.1m + 0.2m == 0.3m]", true);
     CHECK_BOOL("[total > 100]", true);
     CHECK_BOOL("[big > count]", true);
@@ -370,7 +425,7 @@ START_TEST(test_numeric_typing)
     wf_value inf = eval_text("[1.0 / 0]");
     ck_assert(isinf(inf.u.d) && inf.u.d > 0);
     CHECK_I32("[+count]", 7);
-    CHECK_DEC("[-total]", -1250000);
+    CHECK_DEC("[-total]", "-125");
     CHECK_I64("[-big]", -5000000000LL);
 }
 END_TEST
@@ -417,7 +472,7 @@ START_TEST(test_vb_spellings)
     CHECK_I32("[CInt(\" 12 \")]", 12);
     CHECK_I64("[CLng(count)]", 7);
     CHECK_DBL("[CDbl(\"1.25\")]", 1.25);
-    CHECK_DEC("[CDec(\"2.5\")]", 25000);
+    CHECK_DEC("[CDec(\"2.5\")]", "2.5");
     CHECK_STR("[CStr(True)]", "True");
     CHECK_BOOL("[CBool(\"true\")]", true);
     CHECK_BOOL("[CBool(0)]", false);
@@ -434,7 +489,7 @@ START_TEST(test_vb_spellings)
     CHECK_STR("[nul ?? outer_s ?? \"x\"]", "outer");
     CHECK_STR("[name ?? \"x\"]", "Widget");
     CHECK_I32("[CType(\"12\", Int32) + 1]", 13);
-    CHECK_DEC("[CType(count, System.Decimal)]", 70000);
+    CHECK_DEC("[CType(count, System.Decimal)]", "7");
     CHECK_STR("[CType(count, String)]", "7");
     CHECK_I32("[DirectCast(obj, Integer)]", 42);
     CHECK_I32("[7 \\ 2]", 3);
@@ -500,15 +555,15 @@ START_TEST(test_static_library)
     CHECK_BOOL("[String.IsNullOrEmpty(name)]", false);
     CHECK_STR("[String.Empty + \"x\"]", "x");
     CHECK_I32("[Math.Abs(-5)]", 5);
-    CHECK_DEC("[Math.Abs(-2.5m)]", 25000);
+    CHECK_DEC("[Math.Abs(-2.5m)]", "2.5");
     CHECK_I32("[Math.Max(3, count)]", 7);
     CHECK_I64("[Math.Min(count, big)]", 7);
     CHECK_DBL("[Math.Round(2.5)]", 2.0);
     CHECK_DBL("[Math.Round(3.5)]", 4.0);
-    CHECK_DEC("[Math.Round(2.345m, 2)]", 23400);
-    CHECK_DEC("[Math.Round(2.355m, 2)]", 23600);
+    CHECK_DEC("[Math.Round(2.345m, 2)]", "2.34");
+    CHECK_DEC("[Math.Round(2.355m, 2)]", "2.36");
     CHECK_DBL("[Math.Floor(-1.5)]", -2.0);
-    CHECK_DEC("[Math.Ceiling(1.2m)]", 20000);
+    CHECK_DEC("[Math.Ceiling(1.2m)]", "2");
     CHECK_DBL("[System.Math.Sqrt(16)]", 4.0);
     CHECK_DBL("[Math.Pow(2, 10)]", 1024.0);
     CHECK_I32("[Convert.ToInt32(\"-17\")]", -17);
@@ -517,7 +572,7 @@ START_TEST(test_static_library)
     CHECK_DBL("[Convert.To"
               "Double(total)]",
               125.0); /* split: a placeholder grep would flag the name */
-    CHECK_DEC("[Convert.ToDecimal(\"1.5\")]", 15000);
+    CHECK_DEC("[Convert.ToDecimal(\"1.5\")]", "1.5");
     CHECK_STR("[Convert.ToString(12.5m)]", "12.5");
     CHECK_BOOL("[Convert.ToBoolean(\"False\")]", false);
     CHECK_I32("[len(name)]", 6);
@@ -525,7 +580,7 @@ START_TEST(test_static_library)
     CHECK_I32("[len(rec)]", 3);
     CHECK_STR("[str(count)]", "7");
     CHECK_I32("[int(\"5\") + 1]", 6);
-    CHECK_DEC("[decimal(3)]", 30000);
+    CHECK_DEC("[decimal(3)]", "3");
     wf_value v = eval_text("[TimeSpan.FromSeconds(1.5)]");
     ck_assert_ptr_eq(v.type, &wf_type_timespan);
     ck_assert_int_eq(v.u.i64, 1500000);
@@ -538,7 +593,7 @@ START_TEST(test_static_library)
     CHECK_I32("[Int32.Parse(\"42\") + 1]", 43);
     CHECK_I64("[Int64.Parse(\"5000000000\")]", 5000000000LL);
     CHECK_DBL("[Double.Parse(\"0.5\")]", 0.5);
-    CHECK_DEC("[Decimal.Parse(\"1.25\")]", 12500);
+    CHECK_DEC("[Decimal.Parse(\"1.25\")]", "1.25");
     CHECK_BOOL("[Boolean.Parse(\"True\")]", true);
     CHECK_BOOL("[DateTime.Parse(\"2024-03-01T10:00:00Z\") == when]", true);
     CHECK_BOOL("[TimeSpan.Parse(\"00:01:30\") == span]", true);
@@ -556,7 +611,7 @@ END_TEST
 START_TEST(test_records_and_lists)
 {
     CHECK_BOOL("[rec.Customer == \"Contoso\"]", true);
-    CHECK_DEC("[(decimal)rec.Amount * 2]", 199000);
+    CHECK_DEC("[(decimal)rec.Amount * 2]", "19.90");
     CHECK_I32("[(int)rec[\"Qty\"] + 1]", 4);
     CHECK_I32("[list[1] + list[2]]", 5);
     CHECK_I32("[names[1].Length]", 4);
@@ -584,8 +639,8 @@ START_TEST(test_casts_and_time)
     CHECK_I32("[(int)9.99m]", 9);
     CHECK_I64("[(long)count]", 7);
     CHECK_DBL("[(double)count / 4]", 1.75);
-    CHECK_DEC("[(decimal)count]", 70000);
-    CHECK_DEC("[(decimal)0.125]", 1250);
+    CHECK_DEC("[(decimal)count]", "7");
+    CHECK_DEC("[(decimal)0.125]", "0.125");
     CHECK_STR("[(string)objs]", "text");
     CHECK_I32("[(int)obj + 1]", 43);
     CHECK_I32("[(Int32)obj]", 42);
@@ -664,7 +719,7 @@ START_TEST(test_store)
     CHECK_I32("[count]", 9);
     store_text("[total]", wf_int32(3)); /* converted to the slot's Decimal */
     ck_assert_ptr_eq(inner_slots[IN_TOTAL].type, &wf_type_decimal);
-    ck_assert_int_eq(inner_slots[IN_TOTAL].u.i64, 30000);
+    ck_assert_int_eq(wf_decimal_cmp(inner_slots[IN_TOTAL].u.dec, wf_decimal_from_int64(3)), 0);
     store_text("[outer_x]", wf_int32(-1));
     ck_assert_int_eq(outer_slots[OUT_X].u.i32, -1);
     wf_value s;
@@ -710,7 +765,7 @@ START_TEST(test_runtime_exceptions)
     check_fault("[big * big]", &wf_exc_overflow);
     check_fault("[-(count - 7 - 2147483647 - 1)]", &wf_exc_overflow);
     check_fault("[Math.Abs(-2147483647 + count - 8)]", &wf_exc_overflow);
-    check_fault("[total * 10000000000000m]", &wf_exc_overflow);
+    check_fault("[total * 1000000000000000000000000000m]", &wf_exc_overflow);
     check_fault("[count / (count - 7)]", &wf_exc_divide_by_zero);
     check_fault("[count % (count - 7)]", &wf_exc_divide_by_zero);
     check_fault("[big / 0L]", &wf_exc_divide_by_zero);
@@ -782,7 +837,7 @@ START_TEST(test_constant_folding)
     ck_assert_int_eq(wfm_expr_eval(arith, &inner_env, &b, &exc), WF_OK);
     wf_alloc_fail_after(0);
     ck_assert_int_eq(a.u.i32, 20);
-    ck_assert_int_eq(b.u.i64, 2500000);
+    ck_assert_int_eq(wf_decimal_cmp(b.u.dec, wf_decimal_from_int64(250)), 0);
     /* a constant that faults folds to nothing and faults each time it runs */
     check_fault("[1 / 0]", &wf_exc_divide_by_zero);
     check_fault("[2147483647 + 1]", &wf_exc_overflow);
@@ -799,7 +854,7 @@ START_TEST(test_expected_type)
     ck_assert_int_eq(v.u.i64, 7);
     e = compile_as("[count * 2]", &wf_type_decimal, 0);
     ck_assert_int_eq(wfm_expr_eval(e, &inner_env, &v, &exc), WF_OK);
-    ck_assert_int_eq(v.u.i64, 140000);
+    ck_assert_int_eq(wf_decimal_cmp(v.u.dec, wf_decimal_from_int64(14)), 0);
     e = compile_as("[null]", &wf_type_string, 0);
     ck_assert_int_eq(wfm_expr_eval(e, &inner_env, &v, &exc), WF_OK);
     ck_assert(wf_is_null(&v));
@@ -955,10 +1010,10 @@ START_TEST(test_compat_literal_suffixes)
     CHECK_DBL("[2.5r * 2]", 5.0);
     CHECK_DBL("[1.5F]", 1.5);
     CHECK_DBL("[3f]", 3.0);
-    CHECK_DEC("[3D]", 30000); /* VB: D is Decimal */
-    CHECK_DEC("[1.25D]", 12500);
+    CHECK_DEC("[3D]", "3"); /* VB: D is Decimal */
+    CHECK_DEC("[1.25D]", "1.25");
     CHECK_DBL("[3d]", 3.0); /* C#: d is Double (kept for lowercase) */
-    CHECK_DEC("[total + 1D]", 1260000);
+    CHECK_DEC("[total + 1D]", "126");
     CHECK_I64("[5UI]", 5);
     CHECK_I64("[4294967295UI]", 4294967295LL);
     CHECK_I64("[7L]", 7);
@@ -1053,7 +1108,7 @@ START_TEST(test_compat_dictionary)
     check_list("[CType(rec.Keys, List(Of String))]", "List(String)",
                "[\"Customer\", \"Amount\", \"Qty\"]");
     check_list("[CType(rec.Values, List(Of Object))]", "List(Object)",
-               "[\"Contoso\", \"9.9500\", 3]");
+               "[\"Contoso\", \"9.95\", 3]");
     CHECK_BOOL("[CType(rec, Object).ContainsKey(\"Qty\")]", true);
     CHECK_BOOL("[CType(rec, Object).ContainsKey(\"Nope\")]", false);
     CHECK_I32("[CInt(CType(rec, Object).Count)]", 3);
@@ -1164,7 +1219,7 @@ START_TEST(test_bad_compat)
     WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 10, "type suffix");
     err = compile_error("[2147483648I]", NULL, 0);
     WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "type suffix");
-    err = compile_error("[1.23456D]", NULL, 0);
+    err = compile_error("[79228162514264337593543950336D]", NULL, 0);
     WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "decimal");
     err = compile_error("[count; 1]", NULL, 0);
     WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 7, "';'");
@@ -1277,8 +1332,8 @@ START_TEST(test_bad_literals)
     WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 11, "escape");
     err = compile_error("[99999999999999999999]", NULL, 0);
     WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "too large");
-    err = compile_error("[1.23456m]", NULL, 0);
-    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "decimal");
+    err = compile_error("[79228162514264337593543950336m]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "outside the range of type 'decimal'");
     err = compile_error("[12abc]", NULL, 0);
     WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "number");
 }
@@ -1582,6 +1637,7 @@ Suite *modern_expr_suite(void)
     tcase_add_test(tc, test_interpolated_strings);
     tcase_add_test(tc, test_names_and_hops);
     tcase_add_test(tc, test_numeric_typing);
+    tcase_add_test(tc, test_decimal_semantics);
     tcase_add_test(tc, test_strings_and_equality);
     tcase_add_test(tc, test_vb_spellings);
     tcase_add_test(tc, test_methods);

@@ -590,7 +590,7 @@ START_TEST(test_values_of_every_kind_round_trip_through_the_codec)
     items[2] = wf_int32(-123456);
     items[3] = wf_int64(INT64_MIN);
     items[4] = wf_double(-0.1);
-    items[5] = wf_decimal_units(125000);
+    items[5] = wf_dec(wf_decimal_from_currency(125000));
     items[6] = wf_datetime_us(T0);
     items[7] = wf_timespan_us(-5000001);
     ck_assert_int_eq(wf_value_cstring("h\xc3\xa9llo", &items[8]), WF_OK);

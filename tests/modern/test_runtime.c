@@ -182,6 +182,18 @@ START_TEST(test_samples_run_as_documented)
     sample_expect("compensation.xaml", trip, WFM_INSTANCE_FAULTED,
                   "hotel booked for 400\nflight booked for 350.25\n"
                   "flight booking cancelled\nhotel booking cancelled\n");
+    /* Decimal outputs keep the scale of the calculation: 0 + 120.50 + 99.5 is 220.00 */
+    const char *booked[] = {"Budget=1000", "HotelPrice=120.50", "FlightPrice=99.5", NULL};
+    sample_run b;
+    sample_open(&b, "compensation.xaml", booked);
+    ck_assert_int_eq(wfm_test_go(&b), WFM_INSTANCE_CLOSED);
+    wf_buf json;
+    wf_buf_init(&json);
+    ck_assert(wf_value_to_json(wfm_instance_output(b.inst, "Spent"), &json));
+    wf_buf_addc(&json, '\0');
+    ck_assert_str_eq(json.data, "\"220.00\"");
+    wf_buf_fini(&json);
+    wfm_test_close(&b);
     const char *math[] = {"A=1984", "B=48", NULL};
     sample_expect("invoke_native.xaml", math, WFM_INSTANCE_CLOSED,
                   "1984 / 48 = 41 remainder 16\n"
@@ -198,7 +210,7 @@ START_TEST(test_state_machine_sample_goes_idle_then_resumes)
     ck_assert_uint_eq(wfm_instance_bookmark_count(r.inst), 2);
     ck_assert_str_eq(wf_value_str(wfm_instance_output(r.inst, "Status")), "Placed");
     wf_error err = WF_ERROR_INIT;
-    wf_value paid = wf_decimal_units(1205000), tracking;
+    wf_value paid = wf_dec(wf_decimal_from_currency(1205000)), tracking;
     ck_assert_int_eq(wfm_instance_resume(r.inst, "pay", &paid, &err), WF_OK);
     ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_str_eq(wfm_instance_bookmark_name(r.inst, 0), "ship");
