@@ -54,7 +54,7 @@ static void resume_str(wfm_test_run *r, const char *bookmark, const char *s)
 
 static void input_amount(wfm_test_run *r)
 {
-    wfm_test_input(r, "Amount", wf_decimal_units(125000));
+    wfm_test_input(r, "Amount", wf_dec(wf_decimal_from_currency(125000)));
 }
 
 /* ---- core ------------------------------------------------------------------------------- */
@@ -357,7 +357,7 @@ static wf_status run_once(void *ud)
     run_job *job = ud;
     wfm_instance *inst = NULL;
     wf_error err = WF_ERROR_INIT;
-    wf_value amount = wf_decimal_units(10000), who = wf_null();
+    wf_value amount = wf_dec(wf_decimal_from_currency(10000)), who = wf_null();
     wf_status st = wfm_instance_create(job->rt, job->def, &inst, &err);
     if (st == WF_OK) {
         wfm_instance_set_writer(inst, wfm_test_discard, NULL);
