@@ -4,6 +4,9 @@
  * missing, never opened), and a definition that loads is instantiated, saved and restored.
  * Every outcome must be a clean status with nothing leaked. */
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -30,6 +33,29 @@ static const char fixed_xoml[] =
     "  <TerminateActivity x:Name=\"t2\" Error=\"x\"/>\n"
     "</SequentialWorkflowActivity>\n";
 
+/* Its .rules: condition C (false), written once to a temporary file. */
+static const char fixed_rules[] =
+    "<RuleDefinitions xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\">"
+    "<RuleDefinitions.Conditions><RuleExpressionCondition Name=\"C\">"
+    "<RuleExpressionCondition.Expression><ns0:CodePrimitiveExpression "
+    "xmlns:ns0=\"clr-namespace:System.CodeDom;Assembly=System\">"
+    "<ns0:CodePrimitiveExpression.Value><ns1:Boolean xmlns:ns1=\"clr-namespace:System;"
+    "Assembly=mscorlib\">false</ns1:Boolean></ns0:CodePrimitiveExpression.Value>"
+    "</ns0:CodePrimitiveExpression></RuleExpressionCondition.Expression>"
+    "</RuleExpressionCondition></RuleDefinitions.Conditions></RuleDefinitions>\n";
+
+static const char *write_fixed_rules(void)
+{
+    static char path[1024];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/wfbridge-fuzz-xoml-%ld.rules", tmp && *tmp ? tmp : "/tmp",
+             (long)getpid());
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(fixed_rules, f) == EOF || fclose(f) != 0)
+        __builtin_trap();
+    return path;
+}
+
 static wf_types *fixed_types;
 static wfl_definition *fixed_def;
 
@@ -38,9 +64,12 @@ static void restore_bytes(const uint8_t *data, size_t size)
     if (fixed_def == NULL) {
         wfl_load_opts o = WFL_LOAD_OPTS_INIT;
         o.types = fixed_types = wf_types_create();
+        o.rules_path = write_fixed_rules();
+        /* The fixed workflow must load: otherwise no saved instance is ever decoded. */
         if (wfl_definition_load_mem(&o, "fixed.xoml", fixed_xoml, strlen(fixed_xoml), &fixed_def,
                                     NULL) != WF_OK)
-            return;
+            __builtin_trap();
+        remove(o.rules_path);
     }
     wfl_inst *inst = NULL;
     if (wfl_inst_restore(fixed_def, data, size, NULL, &inst, NULL) == WF_OK) {
