@@ -645,10 +645,11 @@ static void after_run_locked(wfm_runtime *rt, wfm_instance *inst)
 }
 
 /* Under rt->lock: take a share of the queue (up to TAKE_MAX, leaving the rest to the other
- * workers), so a worker takes the lock twice per batch rather than twice per instance. */
+ * awake workers), so a worker takes the lock twice per batch rather than twice per instance. */
 static size_t take_locked(wfm_runtime *rt, wfm_instance **batch)
 {
-    size_t share = (rt->q_len + rt->workers_started - 1) / rt->workers_started;
+    size_t awake = rt->workers_started - rt->idle_workers; /* the caller included */
+    size_t share = (rt->q_len + awake - 1) / awake;
     size_t n = 0;
     while (rt->q_head && n < TAKE_MAX && n < share) {
         wfm_instance *inst = rt->q_head;
