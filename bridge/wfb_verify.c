@@ -20,7 +20,7 @@
 static const char usage_text[] =
     "usage: wfbridge verify IN.xoml|DIR [--rules F] [--lib-path DIR] [--converted OUT.xaml]\n"
     "         [--cases CASES.json | --generate N [--seed S]] [--events SCRIPT.json]\n"
-    "         [--tolerance T] [--json] [--junit FILE.xml] [--keep DIR]\n"
+    "         [--tolerance T] [--max-steps N] [--json] [--junit FILE.xml] [--keep DIR]\n"
     "\n"
     "Run input cases on the legacy workflow and on its conversion and compare what they do:\n"
     "status, fault, native calls with their arguments, outputs, and the events waited on at\n"
@@ -35,6 +35,8 @@ static const char usage_text[] =
     "  --seed S           the generator's seed (default 1)\n"
     "  --events F         event script for cases without one: [{\"event\", \"payload\"}]\n"
     "  --tolerance T      Doubles are equal within T relative (default 1e-9)\n"
+    "  --max-steps N      work items a run may take without going idle (default 20000, 0:\n"
+    "                     none); a case past it on both sides counts as equivalent (Limit)\n"
     "  --json             the result as one JSON object on the last line of stdout\n"
     "  --junit F          JUnit XML: one test case per input case and mode\n"
     "  --keep DIR         keep converted files, per-case traces and shrunk cases in DIR\n"
@@ -45,7 +47,7 @@ static const char usage_text[] =
 typedef struct vopts {
     const char *in, *rules, *lib_path, *converted, *cases, *events, *junit, *keep;
     size_t generate;
-    uint64_t seed;
+    uint64_t seed, max_steps;
     double tolerance;
     bool json;
 } vopts;
@@ -86,9 +88,11 @@ static int parse(int argc, char **argv, vopts *o)
         {"generate", required_argument, NULL, 'g'}, {"seed", required_argument, NULL, 's'},
         {"events", required_argument, NULL, 'e'},   {"tolerance", required_argument, NULL, 't'},
         {"json", no_argument, NULL, 'j'},           {"junit", required_argument, NULL, 'u'},
-        {"keep", required_argument, NULL, 'k'},     {NULL, 0, NULL, 0}};
+        {"keep", required_argument, NULL, 'k'},     {"max-steps", required_argument, NULL, 'm'},
+        {NULL, 0, NULL, 0}};
     o->generate = 50;
     o->seed = 1;
+    o->max_steps = 20000;
     o->tolerance = 1e-9;
     bool gen_given = false;
     optind = 0; /* glibc: start over (the verb may run more than once in a process) */
@@ -115,6 +119,11 @@ static int parse(int argc, char **argv, vopts *o)
             o->seed = strtoull(optarg, &end, 10);
             if (*optarg < '0' || *optarg > '9' || *end)
                 return wfb_usage_error(VERB, "--seed needs a whole number, not '%s'", optarg);
+            break;
+        case 'm':
+            o->max_steps = strtoull(optarg, &end, 10);
+            if (*optarg < '0' || *optarg > '9' || *end)
+                return wfb_usage_error(VERB, "--max-steps needs a whole number, not '%s'", optarg);
             break;
         case 't':
             o->tolerance = strtod(optarg, &end);
@@ -284,7 +293,7 @@ static wf_status load_mode(job *j, const char *name, bool interop, wf_diags *dia
             rc = keep_file(j->o->keep, base_name(label), xaml, len, err);
     }
     if (rc == WF_OK)
-        rc = wfb_vmodern_load(label, xaml, len, j->libpath, diags,
+        rc = wfb_vmodern_load(label, xaml, len, j->libpath, j->o->max_steps, diags,
                               &j->modes[j->mode_count].m, err);
     wf_free(xaml);
     if (rc == WF_OK)
@@ -437,7 +446,7 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
     if (rc == WF_OK && o->events)
         rc = wfb_vevents_load(o->events, &j.events, &j.event_count, &err);
     if (rc == WF_OK)
-        rc = wfb_vlegacy_load(file, o->rules, libpath, diags, &j.l, &err);
+        rc = wfb_vlegacy_load(file, o->rules, libpath, o->max_steps, diags, &j.l, &err);
     if (rc == WF_OK)
         rc = load_mode(&j, "converted", false, diags, &err);
     if (rc == WF_OK) { /* the Interop mode needs the converter */

@@ -61,8 +61,8 @@ typedef struct wfb_vcall {
 } wfb_vcall;
 
 typedef struct wfb_vobs {
-    /* "Closed", "Faulted", "Canceled", "Terminated", "Idle", "Suspended", or "Error" when the
-     * host failed (error holds why). A legacy instance terminated by an unhandled fault is
+    /* "Closed", "Faulted", "Canceled", "Terminated", "Idle", "Suspended", "Limit" (ran past
+     * the step limit), or "Error" when the host failed (error holds why). A legacy instance terminated by an unhandled fault is
      * "Faulted" (docs/verify.md "Status mapping"). */
     const char *status;
     char **output_names;
@@ -88,14 +88,17 @@ bool wfb_vobs_to_json(const wfb_vobs *o, wf_buf *out);
 typedef struct wfb_vlegacy wfb_vlegacy; /* a loaded legacy definition */
 typedef struct wfb_vmodern wfb_vmodern; /* a modern runtime with one loaded definition */
 
-/* Load FILE.xoml (+ rules, type libraries on libpath). Diagnostics go to diags. */
+/* Load FILE.xoml (+ rules, type libraries on libpath). Diagnostics go to diags. max_steps:
+ * work items a run may take without going idle (0: no limit); past it the run's status is
+ * "Limit" (so is a run past 10000 idle points). */
 wf_status wfb_vlegacy_load(const char *path, const char *rules, const wf_libpath *libpath,
-                           wf_diags *diags, wfb_vlegacy **out, wf_error *err);
+                           uint64_t max_steps, wf_diags *diags, wfb_vlegacy **out,
+                           wf_error *err);
 void wfb_vlegacy_destroy(wfb_vlegacy *l);
 /* Load modern XAML text (name: its file name for locations). */
 wf_status wfb_vmodern_load(const char *name, const char *xaml, size_t len,
-                           const wf_libpath *libpath, wf_diags *diags, wfb_vmodern **out,
-                           wf_error *err);
+                           const wf_libpath *libpath, uint64_t max_steps, wf_diags *diags,
+                           wfb_vmodern **out, wf_error *err);
 void wfb_vmodern_destroy(wfb_vmodern *m);
 
 /* Run one case; the observation is filled even when the workflow faults. A non-OK return is

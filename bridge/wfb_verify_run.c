@@ -15,8 +15,7 @@
 
 /* Both runtimes start every case at this virtual instant: 2026-01-01T00:00:00Z. */
 #define VCLOCK_START INT64_C(1767225600000000)
-/* Work items without going idle, and idle points, before a run is given up as a loop. */
-#define MAX_STEPS 1000000
+/* Idle points before a run is given up as a loop (status "Limit", as for max_steps). */
 #define MAX_IDLE 10000
 
 /* ---- small helpers ----------------------------------------------------------------------- */
@@ -72,10 +71,12 @@ static bool add_wait(wfb_vobs *o, const char **names, size_t n, bool timer)
 static bool add_call(wfb_vobs *o, const char *function, const char *activity, const char *branch,
                      const wf_value *in, size_t ni, const wf_value *out, size_t no)
 {
-    wfb_vcall *grown = wf_realloc(o->calls, (o->call_count + 1) * sizeof *grown);
-    if (!grown)
-        return false;
-    o->calls = grown;
+    if ((o->call_count & (o->call_count - 1)) == 0) { /* 0, 1, 2, 4, ...: double */
+        wfb_vcall *grown = wf_realloc(o->calls, (o->call_count ? 2 * o->call_count : 1) * sizeof *grown);
+        if (!grown)
+            return false;
+        o->calls = grown;
+    }
     wfb_vcall *c = &o->calls[o->call_count];
     memset(c, 0, sizeof *c);
     c->function = wf_strdup(function);
@@ -242,6 +243,7 @@ typedef struct pkey {
 } pkey;
 
 struct wfb_vlegacy {
+    uint64_t max_steps;
     wf_types *types;
     wfl_definition *def;
     pkey *keys;
@@ -364,7 +366,8 @@ static int64_t legacy_clock(void *ud)
 }
 
 wf_status wfb_vlegacy_load(const char *path, const char *rules, const wf_libpath *libpath,
-                           wf_diags *diags, wfb_vlegacy **out, wf_error *err)
+                           uint64_t max_steps, wf_diags *diags, wfb_vlegacy **out,
+                           wf_error *err)
 {
     *out = NULL;
     wfb_vlegacy *l = wf_calloc(1, sizeof *l);
@@ -372,6 +375,7 @@ wf_status wfb_vlegacy_load(const char *path, const char *rules, const wf_libpath
         wf_free(l);
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     }
+    l->max_steps = max_steps;
     wfl_load_opts lo = WFL_LOAD_OPTS_INIT;
     lo.types = l->types;
     lo.libpath = libpath;
@@ -506,7 +510,7 @@ wf_status wfb_vlegacy_run(wfb_vlegacy *l, const wfb_vcase *c, wfb_vobs *obs, wf_
     eo.clock = legacy_clock;
     eo.clock_ud = &r;
     eo.instance_id = "00000000000000000000000000000001";
-    eo.max_work_items = MAX_STEPS;
+    eo.max_work_items = l->max_steps;
     wf_error e = WF_ERROR_INIT;
     wfl_exec *ex = NULL;
     wfl_exec_state st = WFL_EXEC_CREATED;
@@ -518,6 +522,11 @@ wf_status wfb_vlegacy_run(wfb_vlegacy *l, const wfb_vcase *c, wfb_vobs *obs, wf_
     if (rc == WF_E_NOMEM || r.oom) {
         wfl_exec_destroy(ex);
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    }
+    if (rc == WF_E_LIMIT) {
+        obs->status = "Limit";
+        wfl_exec_destroy(ex);
+        return WF_OK;
     }
     if (rc != WF_OK) {
         rc = obs_error(obs, &e, err);
@@ -573,8 +582,8 @@ static void modern_trace(void *ud, const wfm_call_rec *rec)
 }
 
 wf_status wfb_vmodern_load(const char *name, const char *xaml, size_t len,
-                           const wf_libpath *libpath, wf_diags *diags, wfb_vmodern **out,
-                           wf_error *err)
+                           const wf_libpath *libpath, uint64_t max_steps, wf_diags *diags,
+                           wfb_vmodern **out, wf_error *err)
 {
     *out = NULL;
     wfb_vmodern *m = wf_calloc(1, sizeof *m);
@@ -587,7 +596,7 @@ wf_status wfb_vmodern_load(const char *name, const char *xaml, size_t len,
     ro.write = modern_write;
     ro.clock = modern_clock;
     ro.clock_ud = m;
-    ro.max_steps = MAX_STEPS;
+    ro.max_steps = max_steps;
     wf_status rc = wfm_runtime_create(&ro, &m->rt, err);
     if (rc == WF_OK)
         rc = wfm_runtime_load_mem(m->rt, name, xaml, len, &m->def, diags, err);
@@ -735,8 +744,11 @@ wf_status wfb_vmodern_run(wfb_vmodern *m, const wfb_vcase *c, wfb_vobs *obs, wf_
     }
     if (rc == WF_OK)
         rc = modern_drive(m, inst, c, obs, &e);
-    if (rc == WF_E_LIMIT && inst && wfm_instance_state_get(inst) == WFM_INSTANCE_TERMINATED)
-        rc = WF_OK; /* the step limit ended it: compared as Terminated with the message */
+    if (rc == WF_E_LIMIT) {
+        obs->status = "Limit";
+        wfm_instance_destroy(inst);
+        return WF_OK;
+    }
     if (rc == WF_E_NOMEM || r.oom) {
         wfm_instance_destroy(inst);
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
