@@ -63,7 +63,8 @@ typedef struct fileres {
     const char *status; /* "equivalent", "diverged", "error" */
     size_t cases;
     double seconds;
-    char *note; /* error text, or the branch coverage */
+    char *note;    /* error text, or the branch coverage */
+    bool reported; /* the error was printed already (as the file's diagnostics) */
 } fileres;
 
 typedef struct report {
@@ -82,14 +83,19 @@ typedef struct vmode {
 /* ---- options ----------------------------------------------------------------------------- */
 static int parse(int argc, char **argv, vopts *o)
 {
-    static const struct option longs[] = {
-        {"rules", required_argument, NULL, 'r'},    {"lib-path", required_argument, NULL, 'L'},
-        {"converted", required_argument, NULL, 'c'}, {"cases", required_argument, NULL, 'C'},
-        {"generate", required_argument, NULL, 'g'}, {"seed", required_argument, NULL, 's'},
-        {"events", required_argument, NULL, 'e'},   {"tolerance", required_argument, NULL, 't'},
-        {"json", no_argument, NULL, 'j'},           {"junit", required_argument, NULL, 'u'},
-        {"keep", required_argument, NULL, 'k'},     {"max-steps", required_argument, NULL, 'm'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"rules", required_argument, NULL, 'r'},
+                                          {"lib-path", required_argument, NULL, 'L'},
+                                          {"converted", required_argument, NULL, 'c'},
+                                          {"cases", required_argument, NULL, 'C'},
+                                          {"generate", required_argument, NULL, 'g'},
+                                          {"seed", required_argument, NULL, 's'},
+                                          {"events", required_argument, NULL, 'e'},
+                                          {"tolerance", required_argument, NULL, 't'},
+                                          {"json", no_argument, NULL, 'j'},
+                                          {"junit", required_argument, NULL, 'u'},
+                                          {"keep", required_argument, NULL, 'k'},
+                                          {"max-steps", required_argument, NULL, 'm'},
+                                          {NULL, 0, NULL, 0}};
     o->generate = 50;
     o->seed = 1;
     o->max_steps = 20000;
@@ -101,18 +107,35 @@ static int parse(int argc, char **argv, vopts *o)
     while ((ch = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         char *end = NULL;
         switch (ch) {
-        case 'r': o->rules = optarg; break;
-        case 'L': o->lib_path = optarg; break;
-        case 'c': o->converted = optarg; break;
-        case 'C': o->cases = optarg; break;
-        case 'e': o->events = optarg; break;
-        case 'j': o->json = true; break;
-        case 'u': o->junit = optarg; break;
-        case 'k': o->keep = optarg; break;
+        case 'r':
+            o->rules = optarg;
+            break;
+        case 'L':
+            o->lib_path = optarg;
+            break;
+        case 'c':
+            o->converted = optarg;
+            break;
+        case 'C':
+            o->cases = optarg;
+            break;
+        case 'e':
+            o->events = optarg;
+            break;
+        case 'j':
+            o->json = true;
+            break;
+        case 'u':
+            o->junit = optarg;
+            break;
+        case 'k':
+            o->keep = optarg;
+            break;
         case 'g':
             o->generate = (size_t)strtoull(optarg, &end, 10);
             if (*optarg < '0' || *optarg > '9' || *end || o->generate == 0)
-                return wfb_usage_error(VERB, "--generate needs a positive number, not '%s'", optarg);
+                return wfb_usage_error(VERB, "--generate needs a positive number, not '%s'",
+                                       optarg);
             gen_given = true;
             break;
         case 's':
@@ -145,8 +168,7 @@ static int parse(int argc, char **argv, vopts *o)
 }
 
 /* ---- the report -------------------------------------------------------------------------- */
-static void add_row(report *r, const char *file, const char *cas, const char *mode,
-                    wfb_vdiff *diff)
+static void add_row(report *r, const char *file, const char *cas, const char *mode, wfb_vdiff *diff)
 {
     row *grown = wf_realloc(r->rows, (r->row_count + 1) * sizeof *grown);
     if (!grown) {
@@ -472,7 +494,7 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
         fr->note = coverage_note(&j, gen);
     } else {
         fr->status = "error";
-        wfb_report_diags(diags);
+        fr->reported = wfb_report_diags(diags) != 0;
         fr->note = error_text(&err);
     }
     rep->oom |= !fr->note;
@@ -607,10 +629,18 @@ static void xml_text(wf_buf *b, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '<': wf_buf_adds(b, "&lt;"); break;
-        case '>': wf_buf_adds(b, "&gt;"); break;
-        case '&': wf_buf_adds(b, "&amp;"); break;
-        case '"': wf_buf_adds(b, "&quot;"); break;
+        case '<':
+            wf_buf_adds(b, "&lt;");
+            break;
+        case '>':
+            wf_buf_adds(b, "&gt;");
+            break;
+        case '&':
+            wf_buf_adds(b, "&amp;");
+            break;
+        case '"':
+            wf_buf_adds(b, "&quot;");
+            break;
         default:
             if ((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t')
                 wf_buf_addc(b, '?');
@@ -624,7 +654,8 @@ static wf_status write_junit(const char *path, const report *r, wf_error *err)
 {
     wf_buf b;
     wf_buf_init(&b);
-    wf_buf_adds(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"wfbridge verify\">\n");
+    wf_buf_adds(
+        &b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"wfbridge verify\">\n");
     for (size_t i = 0; i < r->file_count; i++) {
         const fileres *f = &r->files[i];
         size_t tests = 0, failures = 0;
@@ -727,7 +758,7 @@ int wfb_cmd_verify(int argc, char **argv)
         diverged |= strcmp(rep.files[i].status, "diverged") == 0;
         error |= strcmp(rep.files[i].status, "error") == 0;
     }
-    if (!dir && error)
+    if (!dir && error && !rep.files[0].reported)
         fprintf(stderr, "%s\n", rep.files[0].note ? rep.files[0].note : "error: out of memory");
     if (rep.oom) {
         code = wfb_usage_error(VERB, "out of memory");

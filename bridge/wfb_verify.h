@@ -62,8 +62,8 @@ typedef struct wfb_vcall {
 
 typedef struct wfb_vobs {
     /* "Closed", "Faulted", "Canceled", "Terminated", "Idle", "Suspended", "Limit" (ran past
-     * the step limit), or "Error" when the host failed (error holds why). A legacy instance terminated by an unhandled fault is
-     * "Faulted" (docs/verify.md "Status mapping"). */
+     * the step limit), or "Error" when the host failed (error holds why). A legacy instance
+     * terminated by an unhandled fault is "Faulted" (docs/verify.md "Status mapping"). */
     const char *status;
     char **output_names;
     wf_value *output_values;
@@ -75,12 +75,19 @@ typedef struct wfb_vobs {
      * "(timer)" when a timer is pending */
     char **waits;
     size_t wait_count;
-    char *error; /* status "Error": what went wrong (input not accepted, limit, ...) */
+    char *error;  /* status "Error": what went wrong (input not accepted, limit, ...) */
     char **taken; /* IfElse branches seen executing (legacy runs) */
     size_t taken_count;
 } wfb_vobs;
 
 void wfb_vobs_fini(wfb_vobs *o);
+/* Building an observation (the runners; tests). Values are retained. False: out of memory
+ * (the observation stays valid for wfb_vobs_fini). */
+bool wfb_vobs_add_call(wfb_vobs *o, const char *function, const char *activity, const char *branch,
+                       const wf_value *in, size_t in_count, const wf_value *out, size_t out_count);
+bool wfb_vobs_add_output(wfb_vobs *o, const char *name, const wf_value *value);
+/* An idle point: names sorted in place, "(timer)" added when a timer is pending. */
+bool wfb_vobs_add_wait(wfb_vobs *o, const char **names, size_t count, bool timer);
 /* The observation as one JSON object (the --keep trace files). */
 bool wfb_vobs_to_json(const wfb_vobs *o, wf_buf *out);
 
@@ -92,8 +99,7 @@ typedef struct wfb_vmodern wfb_vmodern; /* a modern runtime with one loaded defi
  * work items a run may take without going idle (0: no limit); past it the run's status is
  * "Limit" (so is a run past 10000 idle points). */
 wf_status wfb_vlegacy_load(const char *path, const char *rules, const wf_libpath *libpath,
-                           uint64_t max_steps, wf_diags *diags, wfb_vlegacy **out,
-                           wf_error *err);
+                           uint64_t max_steps, wf_diags *diags, wfb_vlegacy **out, wf_error *err);
 void wfb_vlegacy_destroy(wfb_vlegacy *l);
 /* Load modern XAML text (name: its file name for locations). */
 wf_status wfb_vmodern_load(const char *name, const char *xaml, size_t len,
@@ -132,8 +138,8 @@ wf_status wfb_vcompare(const wfb_vobs *legacy, const wfb_vobs *modern, double to
 typedef struct wfb_vgen wfb_vgen;
 /* A seeded generator over the modern definition's inputs, steered by the legacy branch
  * coverage it is told about (wfb_vgen_feedback). */
-wf_status wfb_vgen_create(const wfb_vmodern *m, const wfb_vlegacy *l, uint64_t seed,
-                          wfb_vgen **out, wf_error *err);
+wf_status wfb_vgen_create(const wfb_vmodern *m, const wfb_vlegacy *l, uint64_t seed, wfb_vgen **out,
+                          wf_error *err);
 void wfb_vgen_destroy(wfb_vgen *g);
 /* Case number `index` (named "gen-INDEX"), with the given event script. */
 wf_status wfb_vgen_next(wfb_vgen *g, size_t index, const wfb_vevent *events, size_t event_count,

@@ -118,7 +118,8 @@ static wf_status json_load(const char *path, json_t **out, wf_error *err)
     *out = json_load_file(path, JSON_DECODE_ANY, &je);
     if (*out)
         return WF_OK;
-    wf_loc loc = {path, (unsigned)(je.line > 0 ? je.line : 0), (unsigned)(je.column > 0 ? je.column : 0)};
+    wf_loc loc = {path, (unsigned)(je.line > 0 ? je.line : 0),
+                  (unsigned)(je.column > 0 ? je.column : 0)};
     FILE *f = fopen(path, "r");
     if (!f)
         return wf_error_set(err, WF_E_IO, &(wf_loc){path, 0, 0}, "cannot read the file");
@@ -197,7 +198,8 @@ static wf_status read_case(const char *path, const json_t *jc, size_t index,
         return schema_error(path, "\"inputs\" is an object of NAME: VALUE", err);
     const char *key;
     const json_t *v;
-    json_object_foreach((json_t *)inputs, key, v) {
+    json_object_foreach((json_t *)inputs, key, v)
+    {
         char *text = dump(v);
         wf_status rc = text ? wfb_vcase_set(c, key, text, err) : nomem(err);
         wf_free(text);
@@ -312,8 +314,8 @@ static size_t pick(wfb_vgen *g, size_t n)
     return n ? (size_t)(rnd(g) % n) : 0;
 }
 
-wf_status wfb_vgen_create(const wfb_vmodern *m, const wfb_vlegacy *l, uint64_t seed,
-                          wfb_vgen **out, wf_error *err)
+wf_status wfb_vgen_create(const wfb_vmodern *m, const wfb_vlegacy *l, uint64_t seed, wfb_vgen **out,
+                          wf_error *err)
 {
     wfb_vgen *g = wf_calloc(1, sizeof *g);
     if (!g || !(g->seen = wf_calloc(wfb_vlegacy_branch_count(l) + 1, sizeof *g->seen))) {
@@ -337,17 +339,30 @@ void wfb_vgen_destroy(wfb_vgen *g)
 }
 
 static const char *const strings[] = {
-    "\"\"", "\"a\"", "\"SO-1\"", "\"W-7\"", "\" \"", "\"Gr\\u00fc\\u00dfe \\u6771\\u4eac \\ud83d\\ude80\"",
-    "\"line\\nbreak \\\"quoted\\\"\"", "\"x-y_z.0\"",
+    "\"\"",
+    "\"a\"",
+    "\"SO-1\"",
+    "\"W-7\"",
+    "\" \"",
+    "\"Gr\\u00fc\\u00dfe \\u6771\\u4eac \\ud83d\\ude80\"",
+    "\"line\\nbreak \\\"quoted\\\"\"",
+    "\"x-y_z.0\"",
 };
-static const char *const int_edges[] = {"0", "1", "-1", "2", "10", "100", "101", "1000",
-                                        "2147483647", "-2147483648"};
-static const char *const long_edges[] = {"0", "1", "-1", "9223372036854775807",
-                                         "-9223372036854775808", "1000000"};
-static const char *const dec_edges[] = {"\"0\"", "\"0.0001\"", "\"-1.5\"", "\"75.50\"",
-                                        "\"1000\"", "\"999.9999\"", "\"-0.0001\"",
-                                        "\"922337203685.4775\"", "\"-922337203685.4775\""};
-static const char *const dbl_edges[] = {"0", "-0.5", "1.5", "1e300", "-1e-300", "3.141592653589793"};
+static const char *const int_edges[] = {"0",   "1",   "-1",   "2",          "10",
+                                        "100", "101", "1000", "2147483647", "-2147483648"};
+static const char *const long_edges[] = {
+    "0", "1", "-1", "9223372036854775807", "-9223372036854775808", "1000000"};
+static const char *const dec_edges[] = {"\"0\"",
+                                        "\"0.0001\"",
+                                        "\"-1.5\"",
+                                        "\"75.50\"",
+                                        "\"1000\"",
+                                        "\"999.9999\"",
+                                        "\"-0.0001\"",
+                                        "\"922337203685.4775\"",
+                                        "\"-922337203685.4775\""};
+static const char *const dbl_edges[] = {"0",     "-0.5",    "1.5",
+                                        "1e300", "-1e-300", "3.141592653589793"};
 
 /* One value of type t as JSON into b, from the edge values or random. */
 static void gen_value(wfb_vgen *g, const wf_type *t, wf_buf *b, int depth)
@@ -418,8 +433,8 @@ static wf_status gen_input(wfb_vgen *g, wfb_vcase *c, size_t arg, wf_error *err)
     wf_buf b;
     wf_buf_init(&b);
     gen_value(g, wfb_vmodern_arg_type(g->m, arg), &b, 0);
-    wf_status rc = b.oom ? nomem(err)
-                         : wfb_vcase_set(c, wfb_vmodern_arg_name(g->m, arg), b.data, err);
+    wf_status rc =
+        b.oom ? nomem(err) : wfb_vcase_set(c, wfb_vmodern_arg_name(g->m, arg), b.data, err);
     wf_buf_fini(&b);
     return rc;
 }
@@ -460,7 +475,8 @@ wf_status wfb_vgen_feedback(wfb_vgen *g, const wfb_vcase *c, const wfb_vobs *leg
     bool fresh = false;
     for (size_t i = 0; i < legacy_obs->taken_count; i++)
         for (size_t k = 0; k < wfb_vlegacy_branch_count(g->l); k++)
-            if (!g->seen[k] && strcmp(wfb_vlegacy_branch_name(g->l, k), legacy_obs->taken[i]) == 0) {
+            if (!g->seen[k] &&
+                strcmp(wfb_vlegacy_branch_name(g->l, k), legacy_obs->taken[i]) == 0) {
                 g->seen[k] = fresh = true;
                 g->covered++;
             }

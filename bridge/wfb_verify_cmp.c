@@ -277,7 +277,10 @@ static wf_status compare_calls(const wfb_vobs *l, const wfb_vobs *m, double tol,
         if (ok && !same) {
             char what[64];
             snprintf(what, sizeof what, "%s %zu",
-                     i >= nm ? "missing call" : i >= nl ? "extra call" : "call", i + 1);
+                     i >= nm   ? "missing call"
+                     : i >= nl ? "extra call"
+                               : "call",
+                     i + 1);
             *equal = false;
             rc = set_diff(diff, what, lt, mt, err);
         }
@@ -322,9 +325,9 @@ static wf_status compare_outputs(const wfb_vobs *l, const wfb_vobs *m, double to
         snprintf(what, sizeof what, "output %s", m->output_names[i]);
         char *lt = lv ? value_text(lv) : NULL, *mt = value_text(&m->output_values[i]);
         *equal = false;
-        wf_status rc = (lv && !lt) || !mt ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory")
-                                          : set_diff(diff, what, lt ? lt : "(no such property)",
-                                                     mt, err);
+        wf_status rc = (lv && !lt) || !mt
+                           ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory")
+                           : set_diff(diff, what, lt ? lt : "(no such property)", mt, err);
         wf_free(lt);
         wf_free(mt);
         return rc;

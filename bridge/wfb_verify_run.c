@@ -51,7 +51,7 @@ static const char *short_name(const char *name)
 }
 
 /* One idle point: the sorted short names, comma-separated, then "(timer)" if one is due. */
-static bool add_wait(wfb_vobs *o, const char **names, size_t n, bool timer)
+bool wfb_vobs_add_wait(wfb_vobs *o, const char **names, size_t n, bool timer)
 {
     qsort(names, n, sizeof *names, cmp_str);
     wf_buf b;
@@ -68,11 +68,12 @@ static bool add_wait(wfb_vobs *o, const char **names, size_t n, bool timer)
     return ok;
 }
 
-static bool add_call(wfb_vobs *o, const char *function, const char *activity, const char *branch,
-                     const wf_value *in, size_t ni, const wf_value *out, size_t no)
+bool wfb_vobs_add_call(wfb_vobs *o, const char *function, const char *activity, const char *branch,
+                       const wf_value *in, size_t ni, const wf_value *out, size_t no)
 {
     if ((o->call_count & (o->call_count - 1)) == 0) { /* 0, 1, 2, 4, ...: double */
-        wfb_vcall *grown = wf_realloc(o->calls, (o->call_count ? 2 * o->call_count : 1) * sizeof *grown);
+        wfb_vcall *grown =
+            wf_realloc(o->calls, (o->call_count ? 2 * o->call_count : 1) * sizeof *grown);
         if (!grown)
             return false;
         o->calls = grown;
@@ -111,7 +112,7 @@ static wf_status obs_error(wfb_vobs *o, const wf_error *e, wf_error *err)
     return o->error ? WF_OK : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
 }
 
-static bool add_output(wfb_vobs *o, const char *name, const wf_value *v)
+bool wfb_vobs_add_output(wfb_vobs *o, const char *name, const wf_value *v)
 {
     wf_value *grown = wf_realloc(o->output_values, (o->output_count + 1) * sizeof *grown);
     if (!grown)
@@ -222,8 +223,7 @@ static const wfb_vevent *next_event(const wfb_vcase *c, size_t next)
     return next < c->event_count ? &c->events[next] : NULL;
 }
 
-static wf_status parse_payload(wf_types *types, const wfb_vevent *ev, wf_value *out,
-                               wf_error *err)
+static wf_status parse_payload(wf_types *types, const wfb_vevent *ev, wf_value *out, wf_error *err)
 {
     *out = wf_null();
     if (!ev->payload)
@@ -356,8 +356,8 @@ static void legacy_trace(void *ud, const wfl_trace_rec *rec)
     char branch[1024];
     branch_of(r->l, rec, branch, sizeof branch);
     /* out_values already ends with the return value when it is not void */
-    r->oom |= !add_call(r->obs, rec->function, rec->activity, branch, rec->in_values,
-                        rec->in_count, rec->out_values, rec->out_count);
+    r->oom |= !wfb_vobs_add_call(r->obs, rec->function, rec->activity, branch, rec->in_values,
+                                 rec->in_count, rec->out_values, rec->out_count);
 }
 
 static int64_t legacy_clock(void *ud)
@@ -366,8 +366,7 @@ static int64_t legacy_clock(void *ud)
 }
 
 wf_status wfb_vlegacy_load(const char *path, const char *rules, const wf_libpath *libpath,
-                           uint64_t max_steps, wf_diags *diags, wfb_vlegacy **out,
-                           wf_error *err)
+                           uint64_t max_steps, wf_diags *diags, wfb_vlegacy **out, wf_error *err)
 {
     *out = NULL;
     wfb_vlegacy *l = wf_calloc(1, sizeof *l);
@@ -384,7 +383,8 @@ wf_status wfb_vlegacy_load(const char *path, const char *rules, const wf_libpath
     wf_status rc = wfl_definition_load_file(&lo, path, &l->def, err);
     if (rc != WF_OK)
         goto fail;
-    xmlDoc *doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    xmlDoc *doc =
+        xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
     if (!doc) { /* the loader read it a moment ago */
         rc = wf_error_set(err, WF_E_IO, &(wf_loc){path, 0, 0}, "cannot read the file again");
         goto fail;
@@ -427,8 +427,7 @@ const char *wfb_vlegacy_branch_name(const wfb_vlegacy *l, size_t index)
     return index < l->branch_count ? l->branches[index] : NULL;
 }
 
-static wf_status legacy_set_inputs(wfb_vlegacy *l, wfl_exec *ex, const wfb_vcase *c,
-                                   wf_error *e)
+static wf_status legacy_set_inputs(wfb_vlegacy *l, wfl_exec *ex, const wfb_vcase *c, wf_error *e)
 {
     for (size_t i = 0; i < c->input_count; i++) {
         wfl_param_info p;
@@ -461,7 +460,7 @@ static bool legacy_record_wait(wfl_exec *ex, wfb_vobs *o)
             names[n++] = short_name(q);
     }
     int64_t due;
-    bool ok = add_wait(o, names, n, wfl_exec_next_timer(ex, &due));
+    bool ok = wfb_vobs_add_wait(o, names, n, wfl_exec_next_timer(ex, &due));
     wf_free(names);
     return ok;
 }
@@ -543,7 +542,7 @@ wf_status wfb_vlegacy_run(wfb_vlegacy *l, const wfb_vcase *c, wfb_vobs *obs, wf_
             ok = e.code != WF_E_NOMEM;
             continue; /* an unreadable DP is left out */
         }
-        ok = add_output(obs, wfl_exec_output_name(ex, i), &v);
+        ok = wfb_vobs_add_output(obs, wfl_exec_output_name(ex, i), &v);
         wf_value_release(&v);
     }
     wfl_exec_destroy(ex);
@@ -554,7 +553,7 @@ wf_status wfb_vlegacy_run(wfb_vlegacy *l, const wfb_vcase *c, wfb_vobs *obs, wf_
 struct wfb_vmodern {
     wfm_runtime *rt;
     wfm_definition *def;
-    int64_t now; /* the virtual clock of the case running */
+    int64_t now;  /* the virtual clock of the case running */
     size_t *args; /* In and InOut argument indices */
     size_t arg_count;
 };
@@ -577,8 +576,8 @@ static void modern_write(void *ud, const char *text, size_t len)
 static void modern_trace(void *ud, const wfm_call_rec *rec)
 {
     mrun *r = ud;
-    r->oom |= !add_call(r->obs, rec->function, rec->activity, rec->branch, rec->in,
-                        rec->in_count, rec->out, rec->out_count);
+    r->oom |= !wfb_vobs_add_call(r->obs, rec->function, rec->activity, rec->branch, rec->in,
+                                 rec->in_count, rec->out, rec->out_count);
 }
 
 wf_status wfb_vmodern_load(const char *name, const char *xaml, size_t len,
@@ -652,9 +651,8 @@ static wf_status modern_set_inputs(wfb_vmodern *m, wfm_instance *inst, const wfb
                                 c->inputs[i].name);
         wf_value v = wf_null();
         const char *j = c->inputs[i].json;
-        wf_status rc = wf_json_parse_as(wfm_runtime_types(m->rt),
-                                        wfm_definition_arg_type(m->def, index), j, strlen(j), &v,
-                                        e);
+        wf_status rc = wf_json_parse_as(
+            wfm_runtime_types(m->rt), wfm_definition_arg_type(m->def, index), j, strlen(j), &v, e);
         if (rc == WF_OK)
             rc = wfm_instance_set_input(inst, c->inputs[i].name, &v, e);
         wf_value_release(&v);
@@ -684,13 +682,13 @@ static bool modern_record_wait(wfm_instance *inst, wfb_vobs *o)
         return false;
     for (size_t i = 0; i < nb; i++)
         names[i] = short_name(wfm_instance_bookmark_name(inst, i));
-    bool ok = add_wait(o, names, nb, wfm_instance_next_timer_us(inst) != INT64_MAX);
+    bool ok = wfb_vobs_add_wait(o, names, nb, wfm_instance_next_timer_us(inst) != INT64_MAX);
     wf_free(names);
     return ok;
 }
 
-static wf_status modern_drive(wfb_vmodern *m, wfm_instance *inst, const wfb_vcase *c,
-                              wfb_vobs *obs, wf_error *e)
+static wf_status modern_drive(wfb_vmodern *m, wfm_instance *inst, const wfb_vcase *c, wfb_vobs *obs,
+                              wf_error *e)
 {
     size_t next = 0;
     for (size_t idle = 0;; idle++) {
@@ -761,8 +759,8 @@ wf_status wfb_vmodern_run(wfb_vmodern *m, const wfb_vcase *c, wfb_vobs *obs, wf_
     obs->status = wfm_instance_state_name(wfm_instance_state_get(inst));
     bool ok = set_fault(obs, wfm_instance_fault(inst));
     for (size_t i = 0; ok && i < wfm_instance_output_count(inst); i++)
-        ok = add_output(obs, wfm_instance_output_name(inst, i),
-                        wfm_instance_output_value(inst, i));
+        ok = wfb_vobs_add_output(obs, wfm_instance_output_name(inst, i),
+                                 wfm_instance_output_value(inst, i));
     wfm_instance_destroy(inst);
     return ok ? WF_OK : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
 }
