@@ -16,6 +16,7 @@
 #define ORDER_XOML "samples/legacy/order_processing/order_processing.xoml"
 #define ORDER_XAML "tests/bridge/data/verify/order_processing.xaml"
 #define BATCH_XOML "tests/bridge/data/verify/batch_loop.xoml"
+#define DATA_DIR   "tests/bridge/data/verify/"
 #define BATCH_XAML "tests/bridge/data/verify/batch_loop.xaml"
 
 /* ---- building observations by hand ------------------------------------------------------- */
@@ -354,6 +355,28 @@ START_TEST(test_verify_runners_loop_with_fault_handler)
     ck_assert_int_eq(wfb_vcase_set(&c, "FailAt", "-1", &err), WF_OK);
     ck_assert(pair_equal(&p, &c, &lo));
     ck_assert_str_eq(lo.status, "Limit");
+    wfb_vobs_fini(&lo);
+    wfb_vcase_fini(&c);
+    pair_close(&p);
+}
+END_TEST
+
+/* The Parallel rule on both runtimes: WF3 interleaves the two branches, and the comparison
+ * accepts whatever order the modern runtime runs them in as long as each branch keeps its own. */
+START_TEST(test_verify_runners_parallel_branches)
+{
+    pair p = {0};
+    pair_open(&p, DATA_DIR "parallel_order.xoml", DATA_DIR "parallel_order.xaml");
+    wf_error err = WF_ERROR_INIT;
+    wfb_vcase c = {.name = wf_strdup("p")};
+    ck_assert_int_eq(wfb_vcase_set(&c, "Quantity", "2", &err), WF_OK);
+    ck_assert_int_eq(wfb_vcase_set(&c, "UnitPrice", "\"1.5\"", &err), WF_OK);
+    wfb_vobs lo;
+    ck_assert(pair_equal(&p, &c, &lo));
+    ck_assert_uint_eq(lo.call_count, 4);
+    ck_assert_str_eq(lo.calls[0].branch, "both#left/");
+    ck_assert_str_eq(lo.calls[1].branch, "both#right/"); /* interleaved (FIFO scheduler) */
+    ck_assert_str_eq(lo.calls[1].function, "orders_total");
     wfb_vobs_fini(&lo);
     wfb_vcase_fini(&c);
     pair_close(&p);
@@ -705,6 +728,7 @@ Suite *verify_suite(void)
     tcase_add_test(core, test_verify_idle_points_compare_in_order);
     tcase_add_test(core, test_verify_runners_observe_the_same_order);
     tcase_add_test(core, test_verify_runners_loop_with_fault_handler);
+    tcase_add_test(core, test_verify_runners_parallel_branches);
     tcase_add_test(core, test_verify_legacy_runner_drives_events_and_timers);
     tcase_add_test(core, test_verify_cases_round_trip);
     tcase_add_test(core, test_verify_generator_covers_every_branch);
