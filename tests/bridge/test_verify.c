@@ -561,6 +561,34 @@ START_TEST(test_verify_cli_equivalent_with_junit_and_keep)
 }
 END_TEST
 
+/* Events by short and by queue name, a record payload, a timer fired in virtual time, and a
+ * case left idle: the expense sample against its hand-written equivalent. */
+START_TEST(test_verify_cli_event_script_cases)
+{
+    const char *dir = wf_test_tmpdir();
+    char keep[512];
+    snprintf(keep, sizeof keep, "%s/keep", dir);
+    const char *args[] = {"verify",      "samples/legacy/expense_approval/expense_approval.xoml",
+                          "--lib-path",  wf_test_sample_lib_dir(),
+                          "--converted", DATA_DIR "expense_approval.xaml",
+                          "--cases",     DATA_DIR "expense_cases.json",
+                          "--keep",      keep,
+                          NULL};
+    char *err = NULL;
+    ck_assert_msg(verify(args, &err) == 0, "%s", err ? err : "");
+    wf_free(err);
+    char path[700];
+    snprintf(path, sizeof path, "%s/expense_approval.no answer.converted.json", keep);
+    size_t len;
+    char *obs = wf_test_read_file(path, &len);
+    ck_assert_ptr_nonnull(obs);
+    ck_assert_ptr_nonnull(strstr(obs, "\"waits\": [\"Approved,Rejected,(timer)\", \"Approved\"]"));
+    ck_assert_ptr_nonnull(strstr(obs, "expenses_escalate"));
+    wf_free(obs);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 START_TEST(test_verify_cli_folder_form)
 {
     /* the folder of the test pair: batch_loop.xoml with batch_loop.xaml beside it */
@@ -733,6 +761,7 @@ Suite *verify_suite(void)
     tcase_add_test(core, test_verify_cases_round_trip);
     tcase_add_test(core, test_verify_generator_covers_every_branch);
     tcase_add_test(core, test_verify_cli_equivalent_with_junit_and_keep);
+    tcase_add_test(core, test_verify_cli_event_script_cases);
     tcase_add_test(core, test_verify_cli_folder_form);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");

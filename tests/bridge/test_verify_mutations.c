@@ -11,6 +11,8 @@
  *   widen_scope        batch: the loop body's receipt variable moves to the root, so the
  *                      per-iteration reset is lost
  *   drop_fault_handler batch: the NativeException catch is removed
+ *   drop_timeout       expense: the Pick branch of the approval timeout is removed, so the
+ *                      instance no longer escalates (idle points and calls differ)
  *   reorder_catches    batch: the catches keep their handlers but change their types, so the
  *                      NativeException handler now runs for the Exception catch and the
  *                      other way round (what pairing reordered catches with the wrong handler
@@ -130,6 +132,11 @@ static void drop_fault_handler(char **t)
     drop_block(t, "<Catch x:TypeArguments=\"NativeException\">", "</Catch>");
 }
 
+static void drop_timeout(char **t)
+{
+    drop_block(t, "<PickBranch DisplayName=\"onTimeout\">", "</PickBranch>");
+}
+
 static void swap_whole_catches(char **t)
 {
     swap_blocks(t, "<Catch x:TypeArguments=\"NativeException\">", "</Catch>",
@@ -161,6 +168,8 @@ static const mutation mutations[] = {
     {"decimal_to_double", ORDER_XOML, DATA "order_processing.xaml", decimal_to_double},
     {"widen_scope", DATA "batch_loop.xoml", DATA "batch_loop.xaml", widen_scope},
     {"drop_fault_handler", DATA "batch_loop.xoml", DATA "batch_loop.xaml", drop_fault_handler},
+    {"drop_timeout", "samples/legacy/expense_approval/expense_approval.xoml",
+     DATA "expense_approval.xaml", drop_timeout},
     {"reorder_catches", DATA "batch_loop.xoml", DATA "batch_loop.xaml", reorder_catches},
 };
 #define MUTATION_COUNT (sizeof mutations / sizeof mutations[0])
