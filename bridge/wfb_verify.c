@@ -379,6 +379,9 @@ static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, re
         }
         wfb_vobs lo;
         rc = wfb_vlegacy_run(j->l, c, &lo, err);
+        if (rc == WF_OK && !gen && lo.error) /* a --cases input the workflow does not take */
+            rc = wf_error_set(err, WF_E_USAGE, &(wf_loc){j->o->cases, 0, 0}, "case '%s': %s",
+                              c->name, lo.error);
         if (rc == WF_OK && gen)
             rc = wfb_vgen_feedback(gen, c, &lo, err);
         if (rc == WF_OK)

@@ -633,6 +633,24 @@ START_TEST(test_verify_cli_usage_errors)
 }
 END_TEST
 
+START_TEST(test_verify_cli_case_input_not_accepted)
+{
+    const char *dir = wf_test_tmpdir();
+    const char *cases =
+        wf_test_write_file(dir, "c.json", "[{\"name\": \"bad\", \"inputs\": {\"Nope\": 1}}]");
+    const char *args[] = {"verify",      ORDER_XOML, "--lib-path", wf_test_sample_lib_dir(),
+                          "--converted", ORDER_XAML, "--cases",    cases,
+                          NULL};
+    char *err = NULL;
+    ck_assert_int_eq(verify(args, &err), 2);
+    ck_assert_msg(err && strstr(err, "c.json: error: case 'bad': ") &&
+                      strstr(err, "no property 'Nope'"),
+                  "%s", err ? err : "");
+    wf_free(err);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 START_TEST(test_verify_cases_bad_json_reports_where)
 {
     const char *dir = wf_test_tmpdir();
@@ -767,6 +785,7 @@ Suite *verify_suite(void)
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_verify_cli_without_converter_is_an_input_error);
     tcase_add_test(bad, test_verify_cli_usage_errors);
+    tcase_add_test(bad, test_verify_cli_case_input_not_accepted);
     tcase_add_test(bad, test_verify_cases_bad_json_reports_where);
     tcase_add_test(bad, test_verify_unknown_input_is_a_run_error);
     suite_add_tcase(s, bad);
