@@ -104,11 +104,16 @@ static bool set_fault(wfb_vobs *o, const wf_value *exc)
     return o->fault_type && o->fault_message;
 }
 
+/* status "Error": the message, after "file:line:col: " when the error has a place */
 static wf_status obs_error(wfb_vobs *o, const wf_error *e, wf_error *err)
 {
     char buf[900];
+    if (e->file[0])
+        snprintf(buf, sizeof buf, "%s:%u:%u: %s", e->file, e->line, e->col, e->message);
+    else
+        snprintf(buf, sizeof buf, "%s", e->message);
     o->status = "Error";
-    o->error = wf_strdup(wf_error_format(e, "error", buf, sizeof buf));
+    o->error = wf_strdup(buf);
     return o->error ? WF_OK : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
 }
 
