@@ -378,6 +378,30 @@ START_TEST(test_verify_runners_parallel_branches)
     ck_assert_str_eq(lo.calls[1].branch, "both#right/"); /* interleaved (FIFO scheduler) */
     ck_assert_str_eq(lo.calls[1].function, "orders_total");
     wfb_vobs_fini(&lo);
+    /* the modern call trace (wfm_instance_set_call_trace): one key per branch, In and Out
+     * values split by direction */
+    wfb_vobs mo;
+    ck_assert_int_eq(wfb_vmodern_run(p.m, &c, &mo, &err), WF_OK);
+    ck_assert_uint_eq(mo.call_count, 4);
+    const char *keys[2] = {NULL, NULL};
+    for (size_t i = 0; i < 4; i++) {
+        const wfb_vcall *k = &mo.calls[i];
+        ck_assert_msg(k->branch[0] && k->branch[strlen(k->branch) - 1] == '/', "%s", k->branch);
+        size_t b = strcmp(k->function, "orders_validate") == 0 ||
+                           strcmp(k->function, "orders_flag_review") == 0
+                       ? 0
+                       : 1;
+        if (!keys[b])
+            keys[b] = k->branch;
+        ck_assert_str_eq(keys[b], k->branch);
+        if (strcmp(k->function, "orders_validate") == 0) {
+            ck_assert_uint_eq(k->in_count, 2);  /* OrderId, Quantity */
+            ck_assert_uint_eq(k->out_count, 2); /* IsValid, Reason */
+            ck_assert_str_eq(k->activity, "validateOrder");
+        }
+    }
+    ck_assert_str_ne(keys[0], keys[1]);
+    wfb_vobs_fini(&mo);
     wfb_vcase_fini(&c);
     pair_close(&p);
 }
