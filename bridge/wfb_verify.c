@@ -61,7 +61,7 @@ typedef struct row {
 typedef struct fileres {
     char *file;
     const char *status; /* "equivalent", "diverged", "error" */
-    size_t cases;
+    size_t cases, diverged_cases;
     double seconds;
     char *note;    /* error text, or the branch coverage */
     bool reported; /* the error was printed already (as the file's diagnostics) */
@@ -336,6 +336,9 @@ static wf_status keep_obs(const job *j, const char *cas, const char *mode, const
     }
     char name[600];
     snprintf(name, sizeof name, "%s.%s.%s.json", j->stem, cas, mode);
+    for (char *p = name; *p; p++)
+        if (*p == '/' || *p == '\\' || (unsigned char)*p < 0x20)
+            *p = '_'; /* a case name stays inside DIR */
     wf_status rc = keep_file(j->o->keep, name, b.data, b.len, err);
     wf_buf_fini(&b);
     return rc;
@@ -378,6 +381,7 @@ static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, re
             c = &gc;
         }
         wfb_vobs lo;
+        bool case_diverged = false;
         rc = wfb_vlegacy_run(j->l, c, &lo, err);
         if (rc == WF_OK && !gen && lo.error) /* a --cases input the workflow does not take */
             rc = wf_error_set(err, WF_E_USAGE, &(wf_loc){j->o->cases, 0, 0}, "case '%s': %s",
@@ -401,6 +405,7 @@ static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, re
                 break;
             if (!equal) {
                 fr->status = "diverged";
+                case_diverged = true;
                 if (!shrunk[k]) {
                     shrunk[k] = true;
                     char *path = NULL;
@@ -423,6 +428,7 @@ static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, re
         if (gen)
             wfb_vcase_fini(&gc);
         fr->cases++;
+        fr->diverged_cases += case_diverged;
     }
     return rep->oom && rc == WF_OK ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory") : rc;
 }
@@ -620,6 +626,9 @@ static void print_human(FILE *out, const report *r, bool dir)
         const fileres *f = &r->files[i];
         if (dir)
             fprintf(out, "%-48s %7zu  %-10s %7.2fs\n", f->file, f->cases, f->status, f->seconds);
+        else if (f->diverged_cases)
+            fprintf(out, "%s: diverged in %zu of %zu cases (%.2fs)\n", f->file, f->diverged_cases,
+                    f->cases, f->seconds);
         else
             fprintf(out, "%s: %s, %zu cases in %.2fs (%.0f cases/s)\n", f->file, f->status,
                     f->cases, f->seconds, f->seconds > 0 ? (double)f->cases / f->seconds : 0.0);
