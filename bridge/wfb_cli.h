@@ -27,6 +27,7 @@ int wfb_cmd_resume(int argc, char **argv);     /* wfb_resume.c: resume a persist
 int wfb_cmd_inspect(int argc, char **argv);    /* wfb_inspect.c: decode one stored instance */
 int wfb_cmd_host(int argc, char **argv);       /* wfb_host.c: resume due instances */
 int wfb_cmd_convert(int argc, char **argv);    /* wfb_convert.c: XOML -> XAML */
+int wfb_cmd_verify(int argc, char **argv);     /* wfb_verify.c: side-by-side validation */
 
 /* The instance store used when --store is not given: a file in the working directory. */
 #define WFB_DEFAULT_STORE "wfbridge.db"

@@ -20,6 +20,7 @@ static const struct verb {
     {"resume", wfb_cmd_resume, "resume a persisted instance's bookmark"},
     {"inspect", wfb_cmd_inspect, "show a persisted instance's state and store row"},
     {"host", wfb_cmd_host, "run persisted instances whose timers are due"},
+    {"verify", wfb_cmd_verify, "prove a conversion behaves like the legacy workflow"},
 };
 #define VERB_COUNT (sizeof verbs / sizeof verbs[0])
 

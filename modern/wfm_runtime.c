@@ -84,6 +84,8 @@ struct wfm_instance {
     void *on_complete_ud;
     wfm_trace_fn trace;
     void *trace_ud;
+    wfm_call_fn call_trace;
+    void *call_trace_ud;
     size_t *outputs; /* arg indices of Out/InOut arguments */
     size_t output_count, outputs_cap;
     /* pool bookkeeping, under rt->lock */
@@ -846,6 +848,8 @@ static void shell_put(wfm_runtime *rt, wfm_instance *inst)
     inst->on_complete_ud = NULL;
     inst->trace = NULL;
     inst->trace_ud = NULL;
+    inst->call_trace = NULL;
+    inst->call_trace_ud = NULL;
     inst->output_count = 0;
     inst->ps = PS_NONE;
     inst->wanted = inst->pooled = inst->timer_registered = inst->counted_done = false;
@@ -952,20 +956,91 @@ void wfm_instance_set_writer(wfm_instance *inst, wfm_write_fn write, void *ud)
     inst->write_ud = ud;
 }
 
+/* The branch key of wfm_call_rec: one "NODEID#N/" segment per enclosing Parallel or
+ * ParallelForEach, outermost first, N telling the branch instances apart while they run. */
+static void call_branch(const wfm_ai *ai, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (const wfm_ai *child = ai, *p = wfm_ai_parent(ai); p; child = p, p = wfm_ai_parent(p)) {
+        const wfm_node *node = wfm_ai_node(p);
+        const char *kind = wfm_kind_spec_of(wfm_node_kind(node))->name;
+        if (strcmp(kind, "Parallel") != 0 && strcmp(kind, "ParallelForEach") != 0)
+            continue;
+        char seg[96];
+        int n = snprintf(seg, sizeof seg, "%s#%lx/", wfm_node_id(node),
+                         (unsigned long)(uintptr_t)child);
+        size_t len = strlen(buf), sl = n > 0 ? (size_t)n : 0;
+        if (sl >= sizeof seg || len + sl + 1 > size)
+            break; /* deeper than the key holds: the outer levels are enough */
+        memmove(buf + sl, buf, len + 1);
+        memcpy(buf, seg, sl);
+    }
+}
+
+/* wfm_instance_set_call_trace: split the positional trace into In and Out lists by the
+ * direction of each parameter (the kind's PARAMS property). */
+static void inst_call_trace(wfm_instance *inst, const wfm_ai *ai, const char *function,
+                            const wf_value *in, size_t in_count, const wf_value *out,
+                            size_t out_count)
+{
+    const wfm_node *node = wfm_ai_node(ai);
+    const wfm_kind_spec *spec = wfm_kind_spec_of(wfm_node_kind(node));
+    unsigned params = 0;
+    while (params < spec->prop_count && spec->props[params].kind != WFM_PROP_PARAMS)
+        params++;
+    wf_value ins[64], outs[65];
+    size_t ni = 0, no = 0;
+    for (size_t i = 0; i < in_count && ni < 64 && no < 64; i++) {
+        wfm_prop_kind dir =
+            params < spec->prop_count ? wfm_node_param_dir(node, params, i) : WFM_PROP_INOUT;
+        if (dir != WFM_PROP_OUT)
+            ins[ni++] = in[i];
+        if (dir != WFM_PROP_IN && i < out_count)
+            outs[no++] = out[i];
+    }
+    for (size_t i = in_count; i < out_count && no < 65; i++) /* the return value */
+        outs[no++] = out[i];
+    char branch[512];
+    call_branch(ai, branch, sizeof branch);
+    wfm_call_rec rec = {.function = function,
+                        .activity = wfm_node_display_name(node),
+                        .branch = branch,
+                        .in = ins,
+                        .in_count = ni,
+                        .out = outs,
+                        .out_count = no};
+    inst->call_trace(inst->call_trace_ud, &rec);
+}
+
 static void inst_trace(void *ud, const wfm_ai *ai, const char *function, const wf_value *in,
                        size_t in_count, const wf_value *out, size_t out_count)
 {
     wfm_instance *inst = ud;
-    (void)ai;
-    inst->trace(inst->trace_ud, function, in, in_count, out, out_count);
+    if (inst->trace)
+        inst->trace(inst->trace_ud, function, in, in_count, out, out_count);
+    if (inst->call_trace)
+        inst_call_trace(inst, ai, function, in, in_count, out, out_count);
+}
+
+static void trace_hook_update(wfm_instance *inst)
+{
+    bool on = inst->trace || inst->call_trace;
+    inst->ctx.host.trace = on ? inst_trace : NULL;
+    inst->ctx.host.trace_ud = inst;
 }
 
 void wfm_instance_set_trace(wfm_instance *inst, wfm_trace_fn fn, void *ud)
 {
     inst->trace = fn;
     inst->trace_ud = ud;
-    inst->ctx.host.trace = fn ? inst_trace : NULL;
-    inst->ctx.host.trace_ud = inst;
+    trace_hook_update(inst);
+}
+
+void wfm_instance_set_call_trace(wfm_instance *inst, wfm_call_fn fn, void *ud)
+{
+    inst->call_trace = fn;
+    inst->call_trace_ud = ud;
+    trace_hook_update(inst);
 }
 
 void wfm_instance_on_complete(wfm_instance *inst, wfm_instance_fn fn, void *ud)

@@ -107,6 +107,24 @@ void wfm_instance_set_writer(wfm_instance *inst, wfm_write_fn write, void *ud);
 typedef void (*wfm_trace_fn)(void *ud, const char *function, const wf_value *in, size_t in_count,
                              const wf_value *out, size_t out_count);
 void wfm_instance_set_trace(wfm_instance *inst, wfm_trace_fn fn, void *ud);
+/* The same calls split by direction and placed in the activity tree, in the form the legacy
+ * executor's trace has (wfl_trace_rec), for `wfbridge verify`. in: the In and InOut
+ * parameters' values in order; out: the Out and InOut parameters' values in order, then the
+ * return value unless the function is void. branch: "" outside any Parallel or
+ * ParallelForEach, else one "NODEID#N/" segment per enclosing one, outermost first, where N
+ * tells apart the branch instances running at the same time (not stable across runs). The
+ * record lives during the call. May be combined with wfm_instance_set_trace. Before the run. */
+typedef struct wfm_call_rec {
+    const char *function;
+    const char *activity; /* the calling activity's DisplayName */
+    const char *branch;
+    const wf_value *in;
+    size_t in_count;
+    const wf_value *out;
+    size_t out_count;
+} wfm_call_rec;
+typedef void (*wfm_call_fn)(void *ud, const wfm_call_rec *rec);
+void wfm_instance_set_call_trace(wfm_instance *inst, wfm_call_fn fn, void *ud);
 /* Called on the worker each time a pool run ends Closed/Faulted/Canceled/Terminated, or
  * Idle with no timer pending. It must not call the host API on the same instance (the
  * worker still holds it). Set before wfm_instance_start. */

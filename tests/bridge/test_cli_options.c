@@ -55,7 +55,9 @@ START_TEST(help_and_version)
 
     r = wfbt_run(ARGS("--help"));
     ck_assert_int_eq(r.rc, 0);
-    ck_assert_ptr_null(strstr(r.out, "verif"));
+    /* the main help lists only verbs that exist, each with its help */
+    ck_assert_ptr_nonnull(strstr(r.out, "verify"));
+    ck_assert_ptr_nonnull(strstr(r.out, "convert"));
     wfbt_out_free(&r);
 
     /* host --help: no line broken in the middle of a sentence */

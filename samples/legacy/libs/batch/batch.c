@@ -45,13 +45,13 @@ void batch_reverse(const char *receipt, char **journal)
 void batch_next(int32_t *index);
 void batch_next(int32_t *index)
 {
-    (*index)++;
+    *index = (int32_t)((uint32_t)*index + 1u); /* wraps, as C#'s unchecked int does */
 }
 
 void batch_committed(int32_t *processed);
 void batch_committed(int32_t *processed)
 {
-    (*processed)++;
+    *processed = (int32_t)((uint32_t)*processed + 1u);
 }
 
 bool batch_more(int32_t index, int32_t size);

@@ -41,6 +41,6 @@ void expenses_record_rejection(const char *approver, const char *comment, char *
 void expenses_escalate(int32_t *escalations, char **decision);
 void expenses_escalate(int32_t *escalations, char **decision)
 {
-    (*escalations)++;
+    *escalations = (int32_t)((uint32_t)*escalations + 1u); /* wraps, as C#'s unchecked int does */
     *decision = dup_text("escalated: no answer in time");
 }

@@ -54,7 +54,7 @@ void orders_charge(int64_t amount, const char *order_id, char **receipt)
 void orders_total(int32_t quantity, int64_t unit_price, int64_t *amount);
 void orders_total(int32_t quantity, int64_t unit_price, int64_t *amount)
 {
-    *amount = (int64_t)quantity * unit_price;
+    *amount = (int64_t)((uint64_t)(int64_t)quantity * (uint64_t)unit_price); /* wraps */
 }
 
 void orders_flag_review(char **approval);

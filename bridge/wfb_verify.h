@@ -1,0 +1,172 @@
+/* wfb_verify.h — the engine of `wfbridge verify` (docs/verify.md): run one input case on the
+ * legacy executor and on the modern runtime, collect what each run showed (status, outputs,
+ * native calls, fault, what it waited on), compare two such observations, and make, read,
+ * shrink and write input cases. The verb itself (wfb_verify.c) is the only part that prints. */
+#ifndef WFB_VERIFY_H
+#define WFB_VERIFY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/wf_error.h"
+#include "../common/wf_native.h"
+#include "../common/wf_value.h"
+
+/* ---- input cases ------------------------------------------------------------------------- */
+typedef struct wfb_vinput {
+    char *name;
+    char *json; /* the value as JSON text, read as the argument's declared type */
+} wfb_vinput;
+
+typedef struct wfb_vevent {
+    char *name;    /* "Approved" or "IExpenseService.Approved" */
+    char *payload; /* JSON text; NULL: null */
+} wfb_vevent;
+
+typedef struct wfb_vcase {
+    char *name;
+    wfb_vinput *inputs;
+    size_t input_count;
+    wfb_vevent *events; /* the event script of this case */
+    size_t event_count;
+} wfb_vcase;
+
+void wfb_vcase_fini(wfb_vcase *c); /* frees the members; accepts a zeroed case */
+/* Deep copy. WF_E_NOMEM. */
+wf_status wfb_vcase_copy(const wfb_vcase *src, wfb_vcase *dst, wf_error *err);
+/* Set input `name` to `json` (replacing it; json NULL removes it). */
+wf_status wfb_vcase_set(wfb_vcase *c, const char *name, const char *json, wf_error *err);
+
+/* Read a --cases file (schema in docs/verify.md); `events` is the --events script given to
+ * cases that have none (may be NULL). WF_E_IO, WF_E_JSON / WF_E_SCHEMA at file:line:col. */
+wf_status wfb_vcases_load(const char *path, const wfb_vevent *events, size_t event_count,
+                          wfb_vcase **cases, size_t *count, wf_error *err);
+/* Read an --events file: [{"event": NAME, "payload": VALUE}, ...]. */
+wf_status wfb_vevents_load(const char *path, wfb_vevent **events, size_t *count, wf_error *err);
+void wfb_vevents_free(wfb_vevent *events, size_t count);
+void wfb_vcases_free(wfb_vcase *cases, size_t count);
+/* Write cases as a --cases file (atomically: FILE.tmp, then renamed). */
+wf_status wfb_vcases_write(const char *path, const wfb_vcase *cases, size_t count, wf_error *err);
+
+/* ---- observations ------------------------------------------------------------------------ */
+typedef struct wfb_vcall {
+    char *function;
+    char *activity; /* for people; not compared */
+    char *branch;   /* "" or one "PARALLEL#BRANCH/" segment per enclosing parallel branch */
+    wf_value *in;
+    size_t in_count;
+    wf_value *out; /* Out values, then the return value */
+    size_t out_count;
+} wfb_vcall;
+
+typedef struct wfb_vobs {
+    /* "Closed", "Faulted", "Canceled", "Terminated", "Idle", "Suspended", "Limit" (ran past
+     * the step limit), or "Error" when the host failed (error holds why). A legacy instance
+     * terminated by an unhandled fault is "Faulted" (docs/verify.md "Status mapping"). */
+    const char *status;
+    char **output_names;
+    wf_value *output_values;
+    size_t output_count;
+    wfb_vcall *calls;
+    size_t call_count;
+    char *fault_type, *fault_message; /* NULL when no fault */
+    /* one line per idle point: the sorted events waited on, short names, comma-separated,
+     * "(timer)" when a timer is pending */
+    char **waits;
+    size_t wait_count;
+    char *error;  /* status "Error": what went wrong (input not accepted, limit, ...) */
+    char **taken; /* IfElse branches seen executing (legacy runs) */
+    size_t taken_count;
+} wfb_vobs;
+
+void wfb_vobs_fini(wfb_vobs *o);
+/* Building an observation (the runners; tests). Values are retained. False: out of memory
+ * (the observation stays valid for wfb_vobs_fini). */
+bool wfb_vobs_add_call(wfb_vobs *o, const char *function, const char *activity, const char *branch,
+                       const wf_value *in, size_t in_count, const wf_value *out, size_t out_count);
+bool wfb_vobs_add_output(wfb_vobs *o, const char *name, const wf_value *value);
+/* An idle point: names sorted in place, "(timer)" added when a timer is pending. */
+bool wfb_vobs_add_wait(wfb_vobs *o, const char **names, size_t count, bool timer);
+/* The observation as one JSON object (the --keep trace files). */
+bool wfb_vobs_to_json(const wfb_vobs *o, wf_buf *out);
+
+/* ---- runners ----------------------------------------------------------------------------- */
+typedef struct wfb_vlegacy wfb_vlegacy; /* a loaded legacy definition */
+typedef struct wfb_vmodern wfb_vmodern; /* a modern runtime with one loaded definition */
+
+/* Load FILE.xoml (+ rules, type libraries on libpath). Diagnostics go to diags. max_steps:
+ * work items a run may take without going idle (0: no limit); past it the run's status is
+ * "Limit" (so is a run past 10000 idle points). */
+wf_status wfb_vlegacy_load(const char *path, const char *rules, const wf_libpath *libpath,
+                           uint64_t max_steps, wf_diags *diags, wfb_vlegacy **out, wf_error *err);
+void wfb_vlegacy_destroy(wfb_vlegacy *l);
+/* Load modern XAML text (name: its file name for locations). */
+wf_status wfb_vmodern_load(const char *name, const char *xaml, size_t len,
+                           const wf_libpath *libpath, uint64_t max_steps, wf_diags *diags,
+                           wfb_vmodern **out, wf_error *err);
+void wfb_vmodern_destroy(wfb_vmodern *m);
+
+/* Run one case; the observation is filled even when the workflow faults. A non-OK return is
+ * WF_E_NOMEM only: input problems (an unknown argument, a value that does not convert) make
+ * status "Error". */
+wf_status wfb_vlegacy_run(wfb_vlegacy *l, const wfb_vcase *c, wfb_vobs *obs, wf_error *err);
+wf_status wfb_vmodern_run(wfb_vmodern *m, const wfb_vcase *c, wfb_vobs *obs, wf_error *err);
+
+/* The root arguments a generator sets: the modern definition's In and InOut arguments. */
+size_t wfb_vmodern_arg_count(const wfb_vmodern *m);
+const char *wfb_vmodern_arg_name(const wfb_vmodern *m, size_t index);
+const wf_type *wfb_vmodern_arg_type(const wfb_vmodern *m, size_t index);
+/* The IfElse branches of the legacy definition (branch coverage), by activity name. */
+size_t wfb_vlegacy_branch_count(const wfb_vlegacy *l);
+const char *wfb_vlegacy_branch_name(const wfb_vlegacy *l, size_t index);
+
+/* ---- comparison -------------------------------------------------------------------------- */
+typedef struct wfb_vdiff {
+    char *what;   /* "status", "output Total", "call 3", "fault", "wait 1", ... */
+    char *legacy; /* the legacy side, as text */
+    char *modern;
+} wfb_vdiff;
+
+void wfb_vdiff_fini(wfb_vdiff *d);
+/* Compare; *equal false with the first divergence in *diff (caller finis it). Doubles equal
+ * when |a - b| <= tolerance * max(1, |a|, |b|). */
+wf_status wfb_vcompare(const wfb_vobs *legacy, const wfb_vobs *modern, double tolerance,
+                       bool *equal, wfb_vdiff *diff, wf_error *err);
+
+/* ---- generating and shrinking cases ------------------------------------------------------ */
+typedef struct wfb_vgen wfb_vgen;
+/* A seeded generator over the modern definition's inputs, steered by the legacy branch
+ * coverage it is told about (wfb_vgen_feedback). */
+wf_status wfb_vgen_create(const wfb_vmodern *m, const wfb_vlegacy *l, uint64_t seed, wfb_vgen **out,
+                          wf_error *err);
+void wfb_vgen_destroy(wfb_vgen *g);
+/* Case number `index` (named "gen-INDEX"), with the given event script. */
+wf_status wfb_vgen_next(wfb_vgen *g, size_t index, const wfb_vevent *events, size_t event_count,
+                        wfb_vcase *out, wf_error *err);
+/* Report the legacy run of the last case: cases that show new branches are kept and varied. */
+wf_status wfb_vgen_feedback(wfb_vgen *g, const wfb_vcase *c, const wfb_vobs *legacy_obs,
+                            wf_error *err);
+/* Branches seen so far (of wfb_vlegacy_branch_count). */
+size_t wfb_vgen_covered(const wfb_vgen *g);
+bool wfb_vgen_branch_seen(const wfb_vgen *g, size_t index);
+
+/* Still diverging? (the shrinker's oracle) */
+typedef wf_status (*wfb_vpred_fn)(void *ud, const wfb_vcase *c, bool *diverges, wf_error *err);
+/* Shrink `c` in place to a simpler case for which pred still says it diverges: inputs dropped,
+ * then numbers toward 0, strings and lists shorter, at most max_tries runs. */
+wf_status wfb_vshrink(wfb_vcase *c, const wfb_vmodern *m, wfb_vpred_fn pred, void *ud,
+                      size_t max_tries, wf_error *err);
+
+/* ---- the converter ----------------------------------------------------------------------- */
+/* Convert FILE.xoml to XAML text (wf_free it); force_interop: every custom activity through
+ * Interop (`convert --interop`). Without the converter: WF_E_UNSUPPORTED "converter not
+ * available: pass --converted FILE.xaml". */
+wf_status wfb_verify_convert(const char *path, const char *rules, const wf_libpath *libpath,
+                             bool force_interop, char **xaml, size_t *len, wf_error *err);
+
+/* ---- shared by the wfb_verify*.c files ---------------------------------------------------- */
+bool wfb__push_str(char ***arr, size_t *n, const char *s); /* false: out of memory */
+void wfb__free_strs(char **arr, size_t n);
+
+#endif

@@ -1,0 +1,605 @@
+/* wfb_verify_cases.c — the input cases of `wfbridge verify`: reading and writing --cases and
+ * --events files (schema in docs/verify.md "Cases"), the seeded generator steered by legacy
+ * branch coverage, and the shrinker that makes a diverging case as small as it can. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "../common/wf_mem.h"
+#include "wfb_verify.h"
+
+static wf_status nomem(wf_error *err)
+{
+    return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+}
+
+void wfb_vevents_free(wfb_vevent *events, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        wf_free(events[i].name);
+        wf_free(events[i].payload);
+    }
+    wf_free(events);
+}
+
+void wfb_vcase_fini(wfb_vcase *c)
+{
+    for (size_t i = 0; i < c->input_count; i++) {
+        wf_free(c->inputs[i].name);
+        wf_free(c->inputs[i].json);
+    }
+    wf_free(c->inputs);
+    wfb_vevents_free(c->events, c->event_count);
+    wf_free(c->name);
+    memset(c, 0, sizeof *c);
+}
+
+void wfb_vcases_free(wfb_vcase *cases, size_t count)
+{
+    if (!cases)
+        return;
+    for (size_t i = 0; i < count; i++)
+        wfb_vcase_fini(&cases[i]);
+    wf_free(cases);
+}
+
+static wf_status copy_events(const wfb_vevent *src, size_t n, wfb_vevent **dst, size_t *dn,
+                             wf_error *err)
+{
+    *dst = wf_calloc(n + 1, sizeof **dst);
+    *dn = 0;
+    if (!*dst)
+        return nomem(err);
+    for (size_t i = 0; i < n; i++, (*dn)++) {
+        (*dst)[i].name = wf_strdup(src[i].name);
+        (*dst)[i].payload = src[i].payload ? wf_strdup(src[i].payload) : NULL;
+        if (!(*dst)[i].name || (src[i].payload && !(*dst)[i].payload)) {
+            (*dn)++;
+            return nomem(err);
+        }
+    }
+    return WF_OK;
+}
+
+wf_status wfb_vcase_copy(const wfb_vcase *src, wfb_vcase *dst, wf_error *err)
+{
+    memset(dst, 0, sizeof *dst);
+    dst->name = wf_strdup(src->name ? src->name : "case");
+    if (!dst->name)
+        return nomem(err);
+    for (size_t i = 0; i < src->input_count; i++)
+        if (wfb_vcase_set(dst, src->inputs[i].name, src->inputs[i].json, err) != WF_OK)
+            return WF_E_NOMEM;
+    return copy_events(src->events, src->event_count, &dst->events, &dst->event_count, err);
+}
+
+wf_status wfb_vcase_set(wfb_vcase *c, const char *name, const char *json, wf_error *err)
+{
+    for (size_t i = 0; i < c->input_count; i++) {
+        if (strcmp(c->inputs[i].name, name) != 0)
+            continue;
+        if (!json) { /* remove */
+            wf_free(c->inputs[i].name);
+            wf_free(c->inputs[i].json);
+            memmove(&c->inputs[i], &c->inputs[i + 1], (c->input_count - i - 1) * sizeof *c->inputs);
+            c->input_count--;
+            return WF_OK;
+        }
+        char *d = wf_strdup(json);
+        if (!d)
+            return nomem(err);
+        wf_free(c->inputs[i].json);
+        c->inputs[i].json = d;
+        return WF_OK;
+    }
+    if (!json)
+        return WF_OK;
+    wfb_vinput *grown = wf_realloc(c->inputs, (c->input_count + 1) * sizeof *grown);
+    if (!grown)
+        return nomem(err);
+    c->inputs = grown;
+    wfb_vinput in = {wf_strdup(name), wf_strdup(json)};
+    if (!in.name || !in.json) {
+        wf_free(in.name);
+        wf_free(in.json);
+        return nomem(err);
+    }
+    c->inputs[c->input_count++] = in;
+    return WF_OK;
+}
+
+/* ---- reading ----------------------------------------------------------------------------- */
+static wf_status json_load(const char *path, json_t **out, wf_error *err)
+{
+    json_error_t je;
+    *out = json_load_file(path, JSON_DECODE_ANY, &je);
+    if (*out)
+        return WF_OK;
+    wf_loc loc = {path, (unsigned)(je.line > 0 ? je.line : 0),
+                  (unsigned)(je.column > 0 ? je.column : 0)};
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return wf_error_set(err, WF_E_IO, &(wf_loc){path, 0, 0}, "cannot read the file");
+    fclose(f);
+    return wf_error_set(err, WF_E_SYNTAX, &loc, "invalid JSON: %s", je.text);
+}
+
+static char *dump(const json_t *v)
+{
+    char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+    char *d = s ? wf_strdup(s) : NULL;
+    free(s);
+    return d;
+}
+
+static wf_status schema_error(const char *path, const char *what, wf_error *err)
+{
+    return wf_error_set(err, WF_E_SCHEMA, &(wf_loc){path, 0, 0}, "%s", what);
+}
+
+static wf_status read_events(const char *path, const json_t *arr, wfb_vevent **events,
+                             size_t *count, wf_error *err)
+{
+    *events = NULL;
+    *count = 0;
+    if (!json_is_array(arr))
+        return schema_error(path, "an event script is an array of {\"event\", \"payload\"}", err);
+    *events = wf_calloc(json_array_size(arr) + 1, sizeof **events);
+    if (!*events)
+        return nomem(err);
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        const json_t *e = json_array_get(arr, i);
+        const json_t *name = json_object_get(e, "event");
+        if (!json_is_string(name))
+            return schema_error(path, "each event needs \"event\": NAME (a string)", err);
+        const json_t *payload = json_object_get(e, "payload");
+        wfb_vevent *ev = &(*events)[(*count)++];
+        ev->name = wf_strdup(json_string_value(name));
+        ev->payload = payload && !json_is_null(payload) ? dump(payload) : NULL;
+        if (!ev->name || (payload && !json_is_null(payload) && !ev->payload))
+            return nomem(err);
+    }
+    return WF_OK;
+}
+
+wf_status wfb_vevents_load(const char *path, wfb_vevent **events, size_t *count, wf_error *err)
+{
+    json_t *root;
+    wf_status rc = json_load(path, &root, err);
+    if (rc != WF_OK)
+        return rc;
+    rc = read_events(path, root, events, count, err);
+    json_decref(root);
+    if (rc != WF_OK) {
+        wfb_vevents_free(*events, *count);
+        *events = NULL;
+        *count = 0;
+    }
+    return rc;
+}
+
+static wf_status read_case(const char *path, const json_t *jc, size_t index,
+                           const wfb_vevent *events, size_t event_count, wfb_vcase *c,
+                           wf_error *err)
+{
+    if (!json_is_object(jc))
+        return schema_error(path, "each case is an object {\"name\", \"inputs\", \"events\"}", err);
+    const json_t *name = json_object_get(jc, "name");
+    char def[32];
+    snprintf(def, sizeof def, "case-%zu", index + 1);
+    c->name = wf_strdup(json_is_string(name) ? json_string_value(name) : def);
+    if (!c->name)
+        return nomem(err);
+    const json_t *inputs = json_object_get(jc, "inputs");
+    if (inputs && !json_is_object(inputs))
+        return schema_error(path, "\"inputs\" is an object of NAME: VALUE", err);
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)inputs, key, v)
+    {
+        char *text = dump(v);
+        wf_status rc = text ? wfb_vcase_set(c, key, text, err) : nomem(err);
+        wf_free(text);
+        if (rc != WF_OK)
+            return rc;
+    }
+    const json_t *evs = json_object_get(jc, "events");
+    if (evs)
+        return read_events(path, evs, &c->events, &c->event_count, err);
+    return copy_events(events, event_count, &c->events, &c->event_count, err);
+}
+
+wf_status wfb_vcases_load(const char *path, const wfb_vevent *events, size_t event_count,
+                          wfb_vcase **cases, size_t *count, wf_error *err)
+{
+    *cases = NULL;
+    *count = 0;
+    json_t *root;
+    wf_status rc = json_load(path, &root, err);
+    if (rc != WF_OK)
+        return rc;
+    const json_t *arr = json_is_object(root) ? json_object_get(root, "cases") : root;
+    if (!json_is_array(arr)) {
+        json_decref(root);
+        return schema_error(path, "expected {\"cases\": [...]} or an array of cases", err);
+    }
+    *cases = wf_calloc(json_array_size(arr) + 1, sizeof **cases);
+    if (!*cases)
+        rc = nomem(err);
+    for (size_t i = 0; rc == WF_OK && i < json_array_size(arr); i++, (*count)++)
+        rc = read_case(path, json_array_get(arr, i), i, events, event_count, &(*cases)[i], err);
+    if (rc == WF_OK && *count == 0)
+        rc = schema_error(path, "no cases in the file", err);
+    json_decref(root);
+    if (rc != WF_OK) {
+        wfb_vcases_free(*cases, *count + (*cases ? 1 : 0));
+        *cases = NULL;
+        *count = 0;
+    }
+    return rc;
+}
+
+/* ---- writing ----------------------------------------------------------------------------- */
+wf_status wfb_vcases_write(const char *path, const wfb_vcase *cases, size_t count, wf_error *err)
+{
+    wf_buf b;
+    wf_buf_init(&b);
+    wf_buf_adds(&b, "{\"cases\": [\n");
+    for (size_t i = 0; i < count; i++) {
+        const wfb_vcase *c = &cases[i];
+        wf_buf_adds(&b, "  {\"name\": ");
+        wf_buf_add_json_string(&b, c->name, strlen(c->name));
+        wf_buf_adds(&b, ", \"inputs\": {");
+        for (size_t k = 0; k < c->input_count; k++) {
+            wf_buf_adds(&b, k ? ", " : "");
+            wf_buf_add_json_string(&b, c->inputs[k].name, strlen(c->inputs[k].name));
+            wf_buf_adds(&b, ": ");
+            wf_buf_adds(&b, c->inputs[k].json);
+        }
+        wf_buf_adds(&b, "}, \"events\": [");
+        for (size_t k = 0; k < c->event_count; k++) {
+            wf_buf_adds(&b, k ? ", " : "");
+            wf_buf_adds(&b, "{\"event\": ");
+            wf_buf_add_json_string(&b, c->events[k].name, strlen(c->events[k].name));
+            wf_buf_adds(&b, ", \"payload\": ");
+            wf_buf_adds(&b, c->events[k].payload ? c->events[k].payload : "null");
+            wf_buf_addc(&b, '}');
+        }
+        wf_buf_adds(&b, i + 1 < count ? "]},\n" : "]}\n");
+    }
+    wf_buf_adds(&b, "]}\n");
+    if (b.oom) {
+        wf_buf_fini(&b);
+        return nomem(err);
+    }
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    bool ok = f && fwrite(b.data, 1, b.len, f) == b.len;
+    ok = f && fclose(f) == 0 && ok;
+    ok = ok && rename(tmp, path) == 0;
+    wf_buf_fini(&b);
+    if (!ok) {
+        remove(tmp);
+        return wf_error_set(err, WF_E_IO, &(wf_loc){path, 0, 0}, "cannot write the file");
+    }
+    return WF_OK;
+}
+
+/* ---- generating -------------------------------------------------------------------------- */
+struct wfb_vgen {
+    const wfb_vmodern *m;
+    const wfb_vlegacy *l;
+    uint64_t state;
+    bool *seen; /* per legacy IfElse branch */
+    size_t covered;
+    wfb_vcase *corpus; /* cases that showed a new branch */
+    size_t corpus_count;
+};
+
+static uint64_t rnd(wfb_vgen *g)
+{
+    /* splitmix64: reproducible for a seed on every platform */
+    uint64_t z = (g->state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static size_t pick(wfb_vgen *g, size_t n)
+{
+    return n ? (size_t)(rnd(g) % n) : 0;
+}
+
+wf_status wfb_vgen_create(const wfb_vmodern *m, const wfb_vlegacy *l, uint64_t seed, wfb_vgen **out,
+                          wf_error *err)
+{
+    wfb_vgen *g = wf_calloc(1, sizeof *g);
+    if (!g || !(g->seen = wf_calloc(wfb_vlegacy_branch_count(l) + 1, sizeof *g->seen))) {
+        wf_free(g);
+        return nomem(err);
+    }
+    g->m = m;
+    g->l = l;
+    g->state = seed;
+    *out = g;
+    return WF_OK;
+}
+
+void wfb_vgen_destroy(wfb_vgen *g)
+{
+    if (!g)
+        return;
+    wfb_vcases_free(g->corpus, g->corpus_count);
+    wf_free(g->seen);
+    wf_free(g);
+}
+
+static const char *const strings[] = {
+    "\"\"",
+    "\"a\"",
+    "\"SO-1\"",
+    "\"W-7\"",
+    "\" \"",
+    "\"Gr\\u00fc\\u00dfe \\u6771\\u4eac \\ud83d\\ude80\"",
+    "\"line\\nbreak \\\"quoted\\\"\"",
+    "\"x-y_z.0\"",
+};
+static const char *const int_edges[] = {"0",   "1",   "-1",   "2",          "10",
+                                        "100", "101", "1000", "2147483647", "-2147483648"};
+static const char *const long_edges[] = {
+    "0", "1", "-1", "9223372036854775807", "-9223372036854775808", "1000000"};
+static const char *const dec_edges[] = {"\"0\"",
+                                        "\"0.0001\"",
+                                        "\"-1.5\"",
+                                        "\"75.50\"",
+                                        "\"1000\"",
+                                        "\"999.9999\"",
+                                        "\"-0.0001\"",
+                                        "\"922337203685.4775\"",
+                                        "\"-922337203685.4775\""};
+static const char *const dbl_edges[] = {"0",     "-0.5",    "1.5",
+                                        "1e300", "-1e-300", "3.141592653589793"};
+
+/* One value of type t as JSON into b, from the edge values or random. */
+static void gen_value(wfb_vgen *g, const wf_type *t, wf_buf *b, int depth)
+{
+    bool edge = rnd(g) % 3 != 0;
+    switch (t->kind) {
+    case WF_K_BOOL:
+        wf_buf_adds(b, rnd(g) & 1 ? "true" : "false");
+        break;
+    case WF_K_INT32:
+        if (edge)
+            wf_buf_adds(b, int_edges[pick(g, sizeof int_edges / sizeof *int_edges)]);
+        else
+            wf_buf_addf(b, "%d", (int)(int32_t)(rnd(g) % 401) - 200);
+        break;
+    case WF_K_INT64:
+        if (edge)
+            wf_buf_adds(b, long_edges[pick(g, sizeof long_edges / sizeof *long_edges)]);
+        else
+            wf_buf_addf(b, "%" PRId64, (int64_t)(rnd(g) % 200001) - 100000);
+        break;
+    case WF_K_DECIMAL:
+        if (edge)
+            wf_buf_adds(b, dec_edges[pick(g, sizeof dec_edges / sizeof *dec_edges)]);
+        else
+            wf_buf_addf(b, "\"%d.%02d\"", (int)(rnd(g) % 2001) - 1000, (int)(rnd(g) % 100));
+        break;
+    case WF_K_DOUBLE:
+        if (edge)
+            wf_buf_adds(b, dbl_edges[pick(g, sizeof dbl_edges / sizeof *dbl_edges)]);
+        else
+            wf_buf_addf(b, "%.6f", (double)(int64_t)(rnd(g) % 2000001 - 1000000) / 1000.0);
+        break;
+    case WF_K_STRING:
+        if (edge) {
+            wf_buf_adds(b, strings[pick(g, sizeof strings / sizeof *strings)]);
+        } else if (rnd(g) & 1) { /* long */
+            wf_buf_addc(b, '"');
+            for (size_t i = 0, n = 200 + pick(g, 400); i < n; i++)
+                wf_buf_addc(b, (char)('a' + pick(g, 26)));
+            wf_buf_addc(b, '"');
+        } else {
+            wf_buf_addf(b, "\"id-%u\"", (unsigned)pick(g, 1000));
+        }
+        break;
+    case WF_K_DATETIME:
+        wf_buf_addf(b, "\"20%02u-0%u-1%uT0%u:00:00Z\"", (unsigned)pick(g, 40),
+                    1 + (unsigned)pick(g, 9), (unsigned)pick(g, 9), (unsigned)pick(g, 9));
+        break;
+    case WF_K_LIST: {
+        wf_buf_addc(b, '[');
+        size_t n = depth > 1 ? 0 : pick(g, 5);
+        for (size_t i = 0; i < n; i++) {
+            wf_buf_adds(b, i ? ", " : "");
+            gen_value(g, t->elem, b, depth + 1);
+        }
+        wf_buf_addc(b, ']');
+        break;
+    }
+    default:
+        wf_buf_adds(b, "null");
+        break;
+    }
+}
+
+static wf_status gen_input(wfb_vgen *g, wfb_vcase *c, size_t arg, wf_error *err)
+{
+    wf_buf b;
+    wf_buf_init(&b);
+    gen_value(g, wfb_vmodern_arg_type(g->m, arg), &b, 0);
+    wf_status rc =
+        b.oom ? nomem(err) : wfb_vcase_set(c, wfb_vmodern_arg_name(g->m, arg), b.data, err);
+    wf_buf_fini(&b);
+    return rc;
+}
+
+wf_status wfb_vgen_next(wfb_vgen *g, size_t index, const wfb_vevent *events, size_t event_count,
+                        wfb_vcase *out, wf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    wf_status rc;
+    /* half the time, once some case showed a new branch: vary one input of such a case */
+    if (g->corpus_count && rnd(g) & 1) {
+        rc = wfb_vcase_copy(&g->corpus[pick(g, g->corpus_count)], out, err);
+        if (rc == WF_OK && wfb_vmodern_arg_count(g->m))
+            rc = gen_input(g, out, pick(g, wfb_vmodern_arg_count(g->m)), err);
+    } else {
+        rc = WF_OK;
+        for (size_t i = 0; rc == WF_OK && i < wfb_vmodern_arg_count(g->m); i++)
+            rc = gen_input(g, out, i, err);
+    }
+    char name[32];
+    snprintf(name, sizeof name, "gen-%zu", index + 1);
+    wf_free(out->name);
+    out->name = wf_strdup(name);
+    if (rc == WF_OK && !out->name)
+        rc = nomem(err);
+    if (rc == WF_OK) {
+        wfb_vevents_free(out->events, out->event_count);
+        rc = copy_events(events, event_count, &out->events, &out->event_count, err);
+    }
+    if (rc != WF_OK)
+        wfb_vcase_fini(out);
+    return rc;
+}
+
+wf_status wfb_vgen_feedback(wfb_vgen *g, const wfb_vcase *c, const wfb_vobs *legacy_obs,
+                            wf_error *err)
+{
+    bool fresh = false;
+    for (size_t i = 0; i < legacy_obs->taken_count; i++)
+        for (size_t k = 0; k < wfb_vlegacy_branch_count(g->l); k++)
+            if (!g->seen[k] &&
+                strcmp(wfb_vlegacy_branch_name(g->l, k), legacy_obs->taken[i]) == 0) {
+                g->seen[k] = fresh = true;
+                g->covered++;
+            }
+    if (!fresh)
+        return WF_OK;
+    wfb_vcase *grown = wf_realloc(g->corpus, (g->corpus_count + 1) * sizeof *grown);
+    if (!grown)
+        return nomem(err);
+    g->corpus = grown;
+    wf_status rc = wfb_vcase_copy(c, &g->corpus[g->corpus_count], err);
+    g->corpus_count++;
+    return rc;
+}
+
+size_t wfb_vgen_covered(const wfb_vgen *g)
+{
+    return g->covered;
+}
+
+bool wfb_vgen_branch_seen(const wfb_vgen *g, size_t index)
+{
+    return index < wfb_vlegacy_branch_count(g->l) && g->seen[index];
+}
+
+/* ---- shrinking --------------------------------------------------------------------------- */
+static const wf_type *arg_type(const wfb_vmodern *m, const char *name)
+{
+    for (size_t i = 0; i < wfb_vmodern_arg_count(m); i++)
+        if (strcmp(wfb_vmodern_arg_name(m, i), name) == 0)
+            return wfb_vmodern_arg_type(m, i);
+    return NULL;
+}
+
+/* Simpler candidates for one JSON value of type t, simplest first (at most 4). */
+static size_t candidates(const wf_type *t, const char *json, char out[][128])
+{
+    size_t n = 0;
+    if (!t)
+        return 0;
+    switch (t->kind) {
+    case WF_K_BOOL:
+        snprintf(out[n++], 128, "false");
+        break;
+    case WF_K_INT32:
+    case WF_K_INT64: {
+        long long v = strtoll(json, NULL, 10);
+        snprintf(out[n++], 128, "0");
+        snprintf(out[n++], 128, "%lld", v / 2);
+        snprintf(out[n++], 128, "%lld", v > 0 ? v - 1 : v + 1);
+        break;
+    }
+    case WF_K_DOUBLE:
+        snprintf(out[n++], 128, "0");
+        snprintf(out[n++], 128, "%.17g", strtod(json, NULL) / 2);
+        break;
+    case WF_K_DECIMAL: {
+        long long whole = strtoll(json + (json[0] == '"'), NULL, 10); /* the integer part */
+        snprintf(out[n++], 128, "\"0\"");
+        snprintf(out[n++], 128, "\"%lld\"", whole / 2);
+        snprintf(out[n++], 128, "\"%lld\"", whole);
+        break;
+    }
+    case WF_K_STRING: {
+        snprintf(out[n++], 128, "\"\"");
+        snprintf(out[n++], 128, "\"a\"");
+        size_t len = strlen(json);
+        if (len > 4 && len / 2 < 120) { /* the first half, if it is plain */
+            bool plain = true;
+            for (size_t i = 1; i < len / 2; i++)
+                plain &= json[i] != '\\' && (unsigned char)json[i] < 0x80;
+            if (plain)
+                snprintf(out[n++], 128, "%.*s\"", (int)(len / 2), json);
+        }
+        break;
+    }
+    case WF_K_LIST:
+        snprintf(out[n++], 128, "[]");
+        break;
+    default:
+        break;
+    }
+    return n;
+}
+
+wf_status wfb_vshrink(wfb_vcase *c, const wfb_vmodern *m, wfb_vpred_fn pred, void *ud,
+                      size_t max_tries, wf_error *err)
+{
+    size_t tries = 0;
+    for (bool progress = true; progress && tries < max_tries;) {
+        progress = false;
+        for (size_t i = 0; i < c->input_count && tries < max_tries; i++) {
+            char cand[5][128];
+            const wf_type *t = arg_type(m, c->inputs[i].name);
+            size_t n = candidates(t, c->inputs[i].json, cand);
+            /* dropping the input (the workflow's default) comes first */
+            for (size_t k = 0; k <= n && tries < max_tries; k++) {
+                const char *json = k == 0 ? NULL : cand[k - 1];
+                if (json && strcmp(json, c->inputs[i].json) == 0)
+                    continue;
+                wfb_vcase trial;
+                wf_status rc = wfb_vcase_copy(c, &trial, err);
+                if (rc == WF_OK)
+                    rc = wfb_vcase_set(&trial, c->inputs[i].name, json, err);
+                bool diverges = false;
+                if (rc == WF_OK)
+                    rc = pred(ud, &trial, &diverges, err);
+                tries++;
+                if (rc != WF_OK) {
+                    wfb_vcase_fini(&trial);
+                    return rc;
+                }
+                if (diverges) {
+                    char *name = c->name;
+                    c->name = trial.name;
+                    trial.name = name;
+                    wfb_vcase_fini(c);
+                    *c = trial;
+                    progress = true;
+                    break;
+                }
+                wfb_vcase_fini(&trial);
+            }
+        }
+    }
+    return WF_OK;
+}
