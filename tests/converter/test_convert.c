@@ -14,6 +14,7 @@
 #include "../../converter/wfc_convert.h"
 #include "../../converter/wfc_output.h"
 #include "../../converter/wfc_report.h"
+#include "../../bridge/wfb_interop.h"
 #include "../wf_test_util.h"
 #include "support_converter.h"
 
@@ -24,6 +25,7 @@ typedef struct converted {
     wfc_file *file;
     char *xaml;
     size_t len;
+    wfc_sidecars side; /* generated for Interop */
     wf_status status;
     wf_error err;
 } converted;
@@ -39,12 +41,15 @@ static void convert(const char *xoml, bool interop, converted *out)
     wfc_opts o = WFC_OPTS_INIT;
     o.libpath = lp;
     o.force_interop = interop;
-    out->status = wfc_convert_file(&o, xoml, out->file, &out->xaml, &out->len, &out->err);
+    o.register_interop = wfb_interop_register;
+    out->status =
+        wfc_convert_file_side(&o, xoml, out->file, &out->xaml, &out->len, &out->side, &out->err);
     wf_libpath_destroy(lp);
 }
 
 static void converted_free(converted *c)
 {
+    wfc_sidecars_free(&c->side);
     wf_free(c->xaml);
     wfc_report_destroy(c->report);
 }
@@ -114,6 +119,19 @@ static void check_golden(const char *dir, const converted *c)
     ck_assert_msg(len == c->len && memcmp(want, c->xaml, len) == 0,
                   "%s differs from the conversion:\n%s", path, c->xaml);
     wf_free(want);
+    for (size_t i = 0; i < c->side.count; i++) { /* the generated Interop composites */
+        const wfc_sidecar *sc = &c->side.items[i];
+        snprintf(path, sizeof path, "%s/%s", dir, sc->name);
+        if (getenv("WFC_UPDATE_GOLDEN")) {
+            wf_error err = WF_ERROR_INIT;
+            ck_assert_int_eq(wfc_write_atomic(path, sc->text, sc->len, &err), WF_OK);
+        }
+        want = wf_test_read_file(path, &len);
+        ck_assert_msg(want != NULL, "%s missing", path);
+        ck_assert_msg(len == sc->len && memcmp(want, sc->text, len) == 0,
+                      "%s differs from the conversion:\n%s", path, sc->text);
+        wf_free(want);
+    }
 }
 
 static void check_runs(const char *dir, const char *xoml)
@@ -190,38 +208,77 @@ END_TEST
 START_TEST(test_interop_option_sends_custom_activities_to_interop)
 {
     converted c;
+    convert("samples/legacy/order_processing/order_processing.xoml", true, &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_PARTIAL);
+    ck_assert_uint_eq(count_diags(c.file, "error", "needs-interop", 0), 0);
+    ck_assert_uint_eq(count_diags(c.file, "warning", "interop", 2), 1);
+    ck_assert(has_activity(c.file, "validateOrder", "Interop", "interop"));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "<Interop DisplayName=\"validateOrder\""));
+    ck_assert_uint_ge(c.side.count, 8); /* 3 custom activities + the Policy */
+    converted_free(&c);
+}
+END_TEST
+
+/* A hosted subtree bound to an activity outside it cannot carry that bind: refused, located. */
+START_TEST(test_interop_refuses_binds_leaving_the_subtree)
+{
+    converted c;
     convert(CASES "/sequence_code/sequence_code.xoml", true, &c);
     ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
-    ck_assert_uint_eq(count_diags(c.file, "error", "needs-interop", 0), 6);
-    ck_assert(has_activity(c.file, "twice", "Interop", "interop"));
+    ck_assert_uint_ge(count_diags(c.file, "error", "needs-interop", 0), 1);
+    ck_assert_ptr_nonnull(strstr(c.err.message, "outside the hosted subtree"));
     ck_assert_ptr_null(c.xaml);
     converted_free(&c);
+}
+END_TEST
+
+/* Without the Interop kind to validate against, hosting is refused, located. */
+START_TEST(test_interop_needs_the_kind_registered)
+{
+    wf_libpath *lp = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wf_libpath_create(wfc_test_lib_dirs(), &lp, &err), WF_OK);
+    wfc_report *r = NULL;
+    ck_assert_int_eq(wfc_report_create(&r, &err), WF_OK);
+    wfc_file *f = wfc_report_add_file(r, CASES "/needs_interop/needs_interop.xoml");
+    wfc_opts o = WFC_OPTS_INIT;
+    o.libpath = lp;
+    char *xaml = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(
+        wfc_convert_file(&o, CASES "/needs_interop/needs_interop.xoml", f, &xaml, &len, &err),
+        WF_E_UNSUPPORTED);
+    ck_assert_int_eq(wfc_file_status(f), WFC_FAILED);
+    ck_assert_uint_eq(count_diags(f, "error", "needs-interop", 3), 1);
+    ck_assert_uint_eq(err.line, 3);
+    ck_assert_ptr_nonnull(strstr(err.message, "not registered"));
+    ck_assert_ptr_null(xaml);
+    wfc_report_destroy(r);
+    wf_libpath_destroy(lp);
 }
 END_TEST
 
 /* ---- the legacy samples ---------------------------------------------------------------------- */
 typedef struct sample_case {
     const char *name;
-    const char *runs[3];
+    const char *runs[4];
 } sample_case;
 
 static const sample_case samples[] = {
     {"batch_processing", {"arg BatchSize=4", "arg BatchSize=4 arg FailAt=3", NULL}},
+    {"expense_approval",
+     {"arg Employee=dana arg Amount=420.00 event Approved=alice",
+      "arg Employee=dana arg Amount=420.00",
+      "arg Employee=erin arg Amount=99.90 event Rejected={\"Approver\":\"bob\",\"Comment\":\"no\"}"}},
+    {"document_review",
+     {"arg Document=contract arg Reviewers=[\"ana\",\"ben\",\"legal-team\"]",
+      "arg Document=memo arg Reviewers=[\"ana\"]", NULL}},
+    {"order_processing",
+     {"arg OrderId=SO-1001 arg Sku=WIDGET-7 arg UnitPrice=12.50 arg Quantity=4",
+      "arg OrderId=SO-1002 arg Sku=WIDGET-7 arg UnitPrice=75.50 arg Quantity=20",
+      "arg OrderId=SO-1003 arg Sku=WIDGET-7 arg UnitPrice=75.50 arg Quantity=500"}},
 };
-
-/* expense_approval reads its event arguments with a PolicyActivity (the WF3 binding form), which
- * has no modern equivalent: until the converter wraps it in Interop the file fails, located. */
-START_TEST(test_sample_with_a_policy_needs_interop)
-{
-    converted c;
-    convert("samples/legacy/expense_approval/expense_approval.xoml", false, &c);
-    ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
-    ck_assert_uint_ge(count_diags(c.file, "error", "needs-interop", 0), 1);
-    ck_assert_ptr_nonnull(strstr(c.err.message, "PolicyActivity"));
-    ck_assert_ptr_null(c.xaml);
-    converted_free(&c);
-}
-END_TEST
 
 START_TEST(test_sample_converts_and_runs_like_legacy)
 {
@@ -232,7 +289,6 @@ START_TEST(test_sample_converts_and_runs_like_legacy)
     converted c;
     convert(xoml, false, &c);
     ck_assert_msg(c.status == WF_OK, "%s: %s", xoml, c.err.message);
-    ck_assert_int_eq(wfc_file_status(c.file), WFC_CONVERTED);
     check_golden(dir, &c);
     check_report(dir, c.file);
     char xaml[600];
@@ -244,32 +300,6 @@ START_TEST(test_sample_converts_and_runs_like_legacy)
         wfc_test_inputs_free(&in);
     }
     converted_free(&c);
-}
-END_TEST
-
-/* Samples that need Interop fail with one located entry per construct until it lands. */
-START_TEST(test_samples_needing_interop_fail_per_construct)
-{
-    static const struct {
-        const char *file;
-        const char *activity;
-        unsigned line;
-    } cases[] = {
-        {"samples/legacy/order_processing/order_processing.xoml", "applyDiscounts", 9},
-        {"samples/legacy/document_review/document_review.xoml", "reviewRound", 2},
-    };
-    for (size_t i = 0; i < 2; i++) {
-        converted c;
-        convert(cases[i].file, false, &c);
-        ck_assert_int_eq(c.status, WF_E_UNSUPPORTED);
-        ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
-        ck_assert_uint_eq(count_diags(c.file, "error", "needs-interop", 0), 1);
-        ck_assert_uint_eq(count_diags(c.file, "error", "needs-interop", cases[i].line), 1);
-        ck_assert(has_activity(c.file, cases[i].activity, "Interop", "interop"));
-        ck_assert_uint_eq(c.err.line, cases[i].line);
-        ck_assert_ptr_null(c.xaml);
-        converted_free(&c);
-    }
 }
 END_TEST
 
@@ -575,8 +605,8 @@ Suite *convert_suite(void)
     tcase_add_test(core, test_interop_option_sends_custom_activities_to_interop);
     tcase_add_loop_test(core, test_sample_converts_and_runs_like_legacy, 0,
                         sizeof samples / sizeof samples[0]);
-    tcase_add_test(core, test_samples_needing_interop_fail_per_construct);
-    tcase_add_test(core, test_sample_with_a_policy_needs_interop);
+    tcase_add_test(core, test_interop_needs_the_kind_registered);
+    tcase_add_test(core, test_interop_refuses_binds_leaving_the_subtree);
     tcase_add_test(core, test_designer_written_file_converts_and_runs);
     tcase_add_test(core, test_inline_code_is_listed_as_unread_code);
     tcase_add_test(core, test_several_native_libraries_get_one_namespace_each);
