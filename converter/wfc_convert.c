@@ -1696,6 +1696,85 @@ static const char *line_text(const char *text, size_t len, unsigned line, char *
     return buf;
 }
 
+/* A declared function of tl whose C symbol is `symbol`, or NULL. */
+static const wfl_tl_func *declared(const wfl_typelib *tl, const char *symbol)
+{
+    const wfl_tl_func *fn;
+    for (size_t i = 0; i < wfl_typelib_activity_count(tl); i++)
+        if ((fn = wfl_tl_activity_func(wfl_typelib_activity_at(tl, i))) &&
+            wfl_tl_func_symbol(fn) && strcmp(wfl_tl_func_symbol(fn), symbol) == 0)
+            return fn;
+    for (size_t i = 0; i < wfl_typelib_class_count(tl); i++) {
+        const wfl_tl_class *cls = wfl_typelib_class_at(tl, i);
+        for (size_t k = 0; k < wfl_tl_class_func_count(cls); k++)
+            if (strcmp(wfl_tl_func_symbol(fn = wfl_tl_class_func_at(cls, k)), symbol) == 0)
+                return fn;
+    }
+    for (size_t i = 0; i < wfl_typelib_service_count(tl); i++) {
+        const wfl_tl_service *svc = wfl_typelib_service_at(tl, i);
+        for (size_t k = 0; k < wfl_tl_service_method_count(svc); k++)
+            if (strcmp(wfl_tl_func_symbol(fn = wfl_tl_service_method_at(svc, k)), symbol) == 0)
+                return fn;
+    }
+    return NULL;
+}
+
+static const char *type_name(const wf_type *t)
+{
+    return t ? t->name : "void";
+}
+
+/* Validate-only (wfm_load_opts.check_native): an InvokeMethod the converter wrote must call a
+ * function some type library of the workflow declares, with the declared signature. */
+static wf_status check_declared(void *ud, const char *library, const char *symbol,
+                                const wf_native_sig *sig, wf_error *err)
+{
+    const wfc__conv *c = ud;
+    char so[300];
+    snprintf(so, sizeof so, "lib%s.so", library);
+    for (size_t i = 0; i < wfl_definition_typelib_count(c->def); i++) {
+        const wfl_typelib *tl = wfl_definition_typelib_at(c->def, i);
+        const wfl_tl_func *fn = declared(tl, symbol);
+        if (!fn || strcmp(wfl_typelib_library(tl), so) != 0)
+            continue;
+        const wfl_tl_prop *ret = wfl_tl_func_return(fn);
+        const wf_type *want = wfl_tl_func_error_on_nonzero(fn)              ? &wf_type_int32
+                              : wfl_tl_func_kind_of(fn) == WFL_TL_CONDITION ? &wf_type_bool
+                              : ret                                         ? ret->type
+                                                                            : NULL;
+        if (strcmp(type_name(want), type_name(sig->ret)) != 0)
+            return wf_error_set(err, WF_E_TYPE, NULL,
+                                "InvokeMethod '%s': %s declares return type %s, the call uses %s",
+                                symbol, wfl_typelib_file(tl), type_name(want),
+                                type_name(sig->ret));
+        if (wfl_tl_func_param_count(fn) != sig->param_count)
+            return wf_error_set(err, WF_E_TYPE, NULL,
+                                "InvokeMethod '%s': %s declares %zu parameters, the call passes "
+                                "%zu",
+                                symbol, wfl_typelib_file(tl), wfl_tl_func_param_count(fn),
+                                sig->param_count);
+        for (size_t k = 0; k < sig->param_count; k++) {
+            const wfl_tl_prop *p = wfl_tl_func_param(fn, k);
+            wf_native_dir dir = p->dir == WFL_TL_OUT     ? WF_NATIVE_OUT
+                                : p->dir == WFL_TL_INOUT ? WF_NATIVE_INOUT
+                                                         : WF_NATIVE_IN;
+            if (dir != sig->params[k].dir ||
+                strcmp(type_name(p->type), type_name(sig->params[k].type)) != 0)
+                return wf_error_set(err, WF_E_TYPE, NULL,
+                                    "InvokeMethod '%s': parameter %zu is declared %s %s in %s",
+                                    symbol, k + 1,
+                                    dir == WF_NATIVE_OUT     ? "Out"
+                                    : dir == WF_NATIVE_INOUT ? "InOut"
+                                                             : "In",
+                                    type_name(p->type), wfl_typelib_file(tl));
+        }
+        return WF_OK;
+    }
+    return wf_error_set(err, WF_E_NOSYM, NULL,
+                        "InvokeMethod '%s': no type library of the workflow declares it in %s",
+                        symbol, so);
+}
+
 /* Write the generated files into the fresh directory tmp (a mkdtemp template) and make a
  * library path of tmp followed by the caller's directories. */
 static wf_status side_libpath(wfc__conv *c, char *tmp, wf_libpath **lp, wf_error *err)
@@ -1737,6 +1816,8 @@ static wf_status validate(wfc__conv *c, const char *name, const char *text, size
     wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
     ro.worker_count = 1;
     ro.libpath = c->opts->libpath;
+    ro.check_native = check_declared; /* no shared object needs to be built */
+    ro.check_ud = c;
     wfm_runtime *rt = NULL;
     wfm_definition *def = NULL;
     wf_diags *diags = wf_diags_create();
@@ -1755,6 +1836,18 @@ static wf_status validate(wfc__conv *c, const char *name, const char *text, size
         st = c->opts->register_interop(wfm_runtime_catalogue(rt), &e);
     if (st == WF_OK)
         st = wfm_runtime_load_mem(rt, name, text, len, &def, diags, &e);
+    if (st == WF_OK) {
+        size_t unbound = 0;
+        for (size_t i = 0; i < wf_diags_count(diags); i++)
+            unbound += wf_diags_get(diags, i)->severity == WF_SEV_WARNING &&
+                       strstr(wf_diags_get(diags, i)->error.message, "not bound (validate-only)");
+        if (unbound)
+            wfc_file_add_diag(c->file, WFC_INFO, 0, 0, "not-bound",
+                              "%zu InvokeMethod call(s) checked against their type-library "
+                              "declarations, not bound to a shared object: running needs the "
+                              "native libraries built",
+                              unbound);
+    }
     if (st != WF_OK && st != WF_E_NOMEM) {
         wf_diags_sort(diags);
         for (size_t i = 0; i < wf_diags_count(diags); i++) {
@@ -1844,6 +1937,10 @@ static wf_status convert_loaded(wfc__conv *c, const char *path, char **xaml, siz
         wf_buf_fini(&doc);
         return st;
     }
+    if (wfc_file_nomem(c->file)) {
+        wf_buf_fini(&doc);
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    }
     *xaml = wf_buf_detach(&doc, len);
     return *xaml ? WF_OK : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
 }
@@ -1875,6 +1972,7 @@ wf_status wfc_convert_file_side(const wfc_opts *opts, const char *path, wfc_file
     lo.libpath = opts->libpath;
     lo.rules_path = opts->rules_path;
     lo.diags = diags;
+    lo.no_native = true; /* declarations are enough to convert */
     st = wfl_definition_load_file(&lo, path, &def, err);
     copy_legacy_diags(c, diags);
     if (st != WF_OK) {

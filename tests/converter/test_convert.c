@@ -514,9 +514,16 @@ END_TEST
 
 /* ---- out of memory ----------------------------------------------------------------------------
  */
+typedef struct nomem_case {
+    const wf_libpath *lp;
+    const char *xoml;
+    bool interop; /* register the Interop kind */
+} nomem_case;
+
 static wf_status convert_op(void *ud)
 {
-    const wf_libpath *lp = ud;
+    const nomem_case *nc = ud;
+    const wf_libpath *lp = nc->lp;
     wfc_report *r = NULL;
     wf_status st = wfc_report_create(&r, NULL);
     wfc_file *f = st == WF_OK ? wfc_report_add_file(r, "terminate.xoml") : NULL;
@@ -526,7 +533,12 @@ static wf_status convert_op(void *ud)
     if (f) {
         wfc_opts o = WFC_OPTS_INIT;
         o.libpath = lp;
-        st = wfc_convert_file(&o, CASES "/terminate/terminate.xoml", f, &xaml, &len, &err);
+        o.register_interop = nc->interop ? wfb_interop_register : NULL;
+        wfc_sidecars side = WFC_SIDECARS_INIT;
+        st = wfc_convert_file_side(&o, nc->xoml, f, &xaml, &len, &side, &err);
+        if (st != WF_OK)
+            ck_assert_uint_eq(side.count, 0);
+        wfc_sidecars_free(&side);
         if (st == WF_OK)
             ck_assert_ptr_nonnull(xaml);
         else
@@ -544,8 +556,67 @@ START_TEST(test_out_of_memory_leaks_nothing_and_writes_nothing)
 {
     wf_libpath *lp = NULL;
     ck_assert_int_eq(wf_libpath_create(wfc_test_lib_dirs(), &lp, NULL), WF_OK);
-    ck_assert_uint_gt(wf_test_nomem_loop(convert_op, lp, 20000), 100);
+    nomem_case nc = {lp, CASES "/terminate/terminate.xoml", false};
+    ck_assert_uint_gt(wf_test_nomem_loop(convert_op, &nc, 20000), 100);
     wf_libpath_destroy(lp);
+}
+END_TEST
+
+/* The same with a subtree hosted through Interop (its composite generated and validated). */
+START_TEST(test_out_of_memory_hosting_through_interop)
+{
+    wf_libpath *lp = NULL;
+    ck_assert_int_eq(wf_libpath_create(wfc_test_lib_dirs(), &lp, NULL), WF_OK);
+    nomem_case nc = {lp, CASES "/needs_interop/needs_interop.xoml", true};
+    ck_assert_uint_gt(wf_test_nomem_loop(convert_op, &nc, 40000), 100);
+    wf_libpath_destroy(lp);
+}
+END_TEST
+
+/* Validate-only: with the type libraries but none of the shared objects on the path, files
+ * convert exactly as with them, and the report says the calls were not bound. */
+START_TEST(test_converts_without_the_native_libraries)
+{
+    const char *dir = wf_test_tmpdir();
+    static const char *const libs[] = {"convcases", "batch", "orders", "expenses", "reviews"};
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+        char from[1024], name[256];
+        snprintf(name, sizeof name, "%s.activities.xml", libs[i]);
+        snprintf(from, sizeof from, "%s/%s", i ? wf_test_sample_lib_dir() : wf_test_lib_dir(),
+                 name);
+        char *text = wf_test_read_file(from, NULL);
+        ck_assert_msg(text != NULL, "%s", from);
+        wf_test_write_file(dir, name, text);
+        wf_free(text);
+    }
+    static const char *const files[] = {
+        CASES "/sequence_code/sequence_code.xoml",
+        "samples/legacy/batch_processing/batch_processing.xoml",
+        "samples/legacy/expense_approval/expense_approval.xoml",
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        converted with, without;
+        convert(files[i], false, &with);
+        wf_libpath *lp = NULL;
+        wf_error err = WF_ERROR_INIT;
+        ck_assert_int_eq(wf_libpath_create(dir, &lp, &err), WF_OK);
+        memset(&without, 0, sizeof without);
+        ck_assert_int_eq(wfc_report_create(&without.report, &err), WF_OK);
+        without.file = wfc_report_add_file(without.report, files[i]);
+        wfc_opts o = WFC_OPTS_INIT;
+        o.libpath = lp;
+        o.register_interop = wfb_interop_register;
+        without.status = wfc_convert_file_side(&o, files[i], without.file, &without.xaml,
+                                               &without.len, &without.side, &without.err);
+        wf_libpath_destroy(lp);
+        ck_assert_msg(without.status == WF_OK, "%s: %s", files[i], without.err.message);
+        ck_assert_uint_eq(without.len, with.len);
+        ck_assert_int_eq(memcmp(without.xaml, with.xaml, with.len), 0);
+        ck_assert_uint_eq(count_diags(without.file, "info", "not-bound", 0), 1);
+        converted_free(&with);
+        converted_free(&without);
+    }
+    wf_test_tmpdir_remove(dir);
 }
 END_TEST
 
@@ -606,6 +677,7 @@ Suite *convert_suite(void)
     tcase_add_loop_test(core, test_sample_converts_and_runs_like_legacy, 0,
                         sizeof samples / sizeof samples[0]);
     tcase_add_test(core, test_interop_needs_the_kind_registered);
+    tcase_add_test(core, test_converts_without_the_native_libraries);
     tcase_add_test(core, test_interop_refuses_binds_leaving_the_subtree);
     tcase_add_test(core, test_designer_written_file_converts_and_runs);
     tcase_add_test(core, test_inline_code_is_listed_as_unread_code);
@@ -625,6 +697,7 @@ Suite *convert_suite(void)
     TCase *nomem = tcase_create("nomem");
     tcase_set_timeout(nomem, 300);
     tcase_add_test(nomem, test_out_of_memory_leaks_nothing_and_writes_nothing);
+    tcase_add_test(nomem, test_out_of_memory_hosting_through_interop);
     suite_add_tcase(s, nomem);
     return s;
 }
