@@ -419,6 +419,56 @@ static void convert_text(const char *dir, const char *name, const char *body, co
     convert(wf_test_write_file(dir, name, text), false, c);
 }
 
+/* SuspendActivity has no WF4 form: hosted, with a review (Interop faults instead). */
+START_TEST(test_suspend_is_hosted_and_reviewed)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    convert_text(dir, "suspend.xoml", "  <SuspendActivity x:Name=\"pause\" />\n", &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_PARTIAL);
+    ck_assert_uint_eq(count_diags(c.file, "warning", "interop", 2), 1);
+    ck_assert_uint_eq(count_diags(c.file, "review", "interop-suspend", 2), 1);
+    ck_assert(has_activity(c.file, "pause", "Interop", "interop"));
+    ck_assert(wfc_file_lost_more_than_designer(c.file));
+    ck_assert_uint_eq(c.side.count, 2); /* type library and body; no rules */
+    ck_assert_str_eq(c.side.items[0].name, "suspend.pause.activities.xml");
+    ck_assert_str_eq(c.side.items[1].name, "suspend.pause.xoml");
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* A subtree that changes the state machine's state cannot run apart from it. */
+START_TEST(test_state_change_is_not_hosted)
+{
+    const char *dir = wf_test_tmpdir();
+    char text[4096];
+    snprintf(text, sizeof text,
+             "<StateMachineWorkflowActivity x:Class=\"Conv.Case\" x:Name=\"Case\" "
+             "InitialStateName=\"a\" CompletedStateName=\"b\" %s>\n"
+             "  <StateActivity x:Name=\"a\">\n"
+             "    <StateInitializationActivity x:Name=\"init\">\n"
+             "      <SetStateActivity x:Name=\"go\" TargetStateName=\"b\" />\n"
+             "    </StateInitializationActivity>\n"
+             "  </StateActivity>\n"
+             "  <StateActivity x:Name=\"b\" />\n"
+             "</StateMachineWorkflowActivity>\n",
+             NS);
+    converted c;
+    convert(wf_test_write_file(dir, "setstate.xoml", text), false, &c);
+    ck_assert_int_eq(c.status, WF_E_UNSUPPORTED);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
+    ck_assert_uint_eq(count_diags(c.file, "error", "needs-interop", 3), 1);
+    ck_assert_uint_eq(c.err.line, 3);
+    ck_assert_ptr_nonnull(strstr(c.err.message, "changes the state"));
+    ck_assert_ptr_null(c.xaml);
+    ck_assert_uint_eq(c.side.count, 0);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 START_TEST(test_malformed_xoml_is_located_and_writes_nothing)
 {
     const char *dir = wf_test_tmpdir();
@@ -679,6 +729,8 @@ Suite *convert_suite(void)
     tcase_add_test(core, test_interop_needs_the_kind_registered);
     tcase_add_test(core, test_converts_without_the_native_libraries);
     tcase_add_test(core, test_interop_refuses_binds_leaving_the_subtree);
+    tcase_add_test(core, test_suspend_is_hosted_and_reviewed);
+    tcase_add_test(core, test_state_change_is_not_hosted);
     tcase_add_test(core, test_designer_written_file_converts_and_runs);
     tcase_add_test(core, test_inline_code_is_listed_as_unread_code);
     tcase_add_test(core, test_several_native_libraries_get_one_namespace_each);
