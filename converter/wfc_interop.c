@@ -380,9 +380,15 @@ void wfc__interop(wfc__conv *c, const wfl_node *n, const char *why)
 
     /* Out arguments land in variables of a Sequence and are assigned to the workflow's
      * locations only when the Interop closes normally: a canceled Interop (the losing trigger
-     * of a state) must not write back the values it was started with. */
-    wfc_xw_open(W, "Sequence");
-    wfc_xw_open(W, "Sequence.Variables");
+     * of a state) must not write back the values it was started with. No properties: the
+     * Interop alone. */
+    bool any = false;
+    for (size_t i = 0; i < np && i < 256; i++)
+        any |= used[i];
+    if (any) {
+        wfc_xw_open(W, "Sequence");
+        wfc_xw_open(W, "Sequence.Variables");
+    }
     for (size_t i = 0; i < np && i < 256; i++) {
         if (!used[i])
             continue;
@@ -395,7 +401,8 @@ void wfc__interop(wfc__conv *c, const wfl_node *n, const char *why)
         wfc_xw_close(W);
         wf_buf_fini(&t);
     }
-    wfc_xw_close(W);
+    if (any)
+        wfc_xw_close(W);
     wfc_xw_open(W, "Interop");
     wfc_xw_attr(W, "DisplayName", wfl_node_name(n));
     const char *full = wfl_tl_class_name(cls);
@@ -437,7 +444,8 @@ void wfc__interop(wfc__conv *c, const wfl_node *n, const char *why)
         wf_buf_fini(&ref);
         wf_buf_fini(&t);
     }
-    wfc_xw_close(W);
+    if (any)
+        wfc_xw_close(W);
 
     if (c->pass == 2) {
         wfc__diag(c, WFC_WARNING, wfl_node_loc(n), "interop",

@@ -434,6 +434,8 @@ START_TEST(test_suspend_is_hosted_and_reviewed)
     ck_assert_uint_eq(c.side.count, 2); /* type library and body; no rules */
     ck_assert_str_eq(c.side.items[0].name, "suspend.pause.activities.xml");
     ck_assert_str_eq(c.side.items[1].name, "suspend.pause.xoml");
+    ck_assert_ptr_nonnull(strstr(c.xaml, "<Sequence DisplayName=\"Case\">\n    <Interop "
+                                         "DisplayName=\"pause\" ActivityType=\"io0:Case\" />"));
     converted_free(&c);
     wf_test_tmpdir_remove(dir);
 }
