@@ -1904,6 +1904,7 @@ static wf_status convert_loaded(wfc__conv *c, const char *path, char **xaml, siz
     if (!(c->seen = wf_strmap_create(NULL)) || !(c->consumed = wf_strmap_create(NULL)))
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     run_pass(c, 2);
+    wfc__interop_check(c);
     check_all_reported(c, c->root);
     for (size_t i = 0; i < wfl_definition_param_count(c->def); i++) {
         wfl_param_info p; /* root values become argument defaults in document() */

@@ -45,7 +45,8 @@ typedef struct wfc__lib {
 
 /* One subtree hosted through Interop: its generated composite assembly. */
 typedef struct wfc__hosted {
-    char prefix[16];    /* "io0" */
+    const wfl_node *node; /* the hosted subtree */
+    char prefix[16];      /* "io0" */
     char assembly[256]; /* "order.applyDiscounts": NAME.activities.xml beside the XAML */
 } wfc__hosted;
 
@@ -89,6 +90,9 @@ void wfc__activity(wfc__conv *c, const wfl_node *node, const char *modern_type, 
  * the subtree uses as arguments and (pass 2) generate its composite type (c->side). `why`
  * says why it has no modern equivalent (for the report). */
 void wfc__interop(wfc__conv *c, const wfl_node *n, const char *why);
+/* After pass 2: data of a hosted activity used outside its subtree is an error (the Interop
+ * keeps it inside the legacy executor). */
+void wfc__interop_check(wfc__conv *c);
 /* Free what wfc__interop kept (the parsed source). */
 void wfc__interop_fini(wfc__conv *c);
 

@@ -18,6 +18,31 @@
 #define X_NS "http://schemas.microsoft.com/winfx/2006/xaml"
 #define MAX_SOURCE (16u << 20)
 
+static bool below(const wfl_node *n, const wfl_node *top)
+{
+    for (; n; n = wfl_node_parent(n))
+        if (n == top)
+            return true;
+    return false;
+}
+
+void wfc__interop_check(wfc__conv *c)
+{
+    for (size_t i = 0; i < c->slot_count; i++) {
+        const wfc__slot *s = &c->slots[i];
+        for (size_t k = 0; !s->is_arg && k < c->hosted_count; k++) {
+            if (!below(s->owner, c->hosted[k].node))
+                continue;
+            wfc__diag(c, WFC_ERROR, wfl_node_loc(c->hosted[k].node), "needs-interop",
+                      "%s '%s' is hosted through Interop, but '%s.%s' inside it is used outside "
+                      "the hosted subtree, which Interop cannot share",
+                      wfl_node_type(c->hosted[k].node)->name, wfl_node_name(c->hosted[k].node),
+                      wfl_node_name(s->owner), s->dp_name);
+            break;
+        }
+    }
+}
+
 void wfc__interop_fini(wfc__conv *c)
 {
     if (c->source_doc)
@@ -341,6 +366,7 @@ void wfc__interop(wfc__conv *c, const wfl_node *n, const char *why)
         return;
     }
     wfc__hosted *h = &c->hosted[c->hosted_count++];
+    h->node = n;
     snprintf(h->prefix, sizeof h->prefix, "io%zu", c->hosted_count - 1);
     assembly_name(c, n, h->assembly, sizeof h->assembly);
 

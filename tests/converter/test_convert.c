@@ -441,6 +441,30 @@ START_TEST(test_suspend_is_hosted_and_reviewed)
 }
 END_TEST
 
+/* Data inside a hosted subtree stays in the legacy executor: reading it outside is refused
+ * rather than silently reading a variable nobody writes. */
+START_TEST(test_hosted_data_read_outside_is_refused)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    convert_text(dir, "leak.xoml",
+                 "  <ConditionedActivityGroup x:Name=\"group\">\n"
+                 "    <ns0:Double x:Name=\"inner\" Value=\"{ActivityBind Case,Path=Total}\" />\n"
+                 "  </ConditionedActivityGroup>\n"
+                 "  <ns0:Double x:Name=\"after\" Value=\"{ActivityBind inner,Path=Result}\" "
+                 "Result=\"{ActivityBind Case,Path=Total}\" />\n",
+                 &c);
+    ck_assert_int_eq(c.status, WF_E_UNSUPPORTED);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
+    ck_assert_uint_eq(count_diags(c.file, "error", "needs-interop", 2), 1);
+    ck_assert_ptr_nonnull(strstr(c.err.message, "'inner.Result'"));
+    ck_assert_ptr_null(c.xaml);
+    ck_assert_uint_eq(c.side.count, 0);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* A subtree that changes the state machine's state cannot run apart from it. */
 START_TEST(test_state_change_is_not_hosted)
 {
@@ -733,6 +757,7 @@ Suite *convert_suite(void)
     tcase_add_test(core, test_interop_refuses_binds_leaving_the_subtree);
     tcase_add_test(core, test_suspend_is_hosted_and_reviewed);
     tcase_add_test(core, test_state_change_is_not_hosted);
+    tcase_add_test(core, test_hosted_data_read_outside_is_refused);
     tcase_add_test(core, test_designer_written_file_converts_and_runs);
     tcase_add_test(core, test_inline_code_is_listed_as_unread_code);
     tcase_add_test(core, test_several_native_libraries_get_one_namespace_each);
