@@ -18,6 +18,7 @@
 #include "../converter/wfc_report.h"
 #include "../converter/wfc_scaffold.h"
 #include "wfb_cli.h"
+#include "wfb_interop.h"
 
 #define VERB "convert"
 
@@ -247,6 +248,21 @@ static void scaffold_one(batch *b, wfc_file *f, const char *input)
             res.typelib_path, res.source_path, res.symbol_count, res.guessed_count);
 }
 
+/* The files generated for Interop go beside the XAML (docs/convert.md "Interop"). */
+static wf_status write_sidecars(const char *out, const wfc_sidecars *side, wf_error *err)
+{
+    const char *slash = strrchr(out, '/');
+    for (size_t i = 0; i < side->count; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%.*s%s", slash ? (int)(slash - out + 1) : 0, out,
+                 side->items[i].name);
+        wf_status st = wfc_write_atomic(path, side->items[i].text, side->items[i].len, err);
+        if (st != WF_OK)
+            return st;
+    }
+    return WF_OK;
+}
+
 static void convert_one(batch *b, const char *input, const char *in_dir)
 {
     wfc_file *f = wfc_report_add_file(b->report, input);
@@ -263,6 +279,7 @@ static void convert_one(batch *b, const char *input, const char *in_dir)
         st = wfc_output_check(input, out, &err);
     char *xaml = NULL;
     size_t len = 0;
+    wfc_sidecars side = WFC_SIDECARS_INIT;
     bool converted = false;
     if (st == WF_OK) {
         wfc_opts co = WFC_OPTS_INIT;
@@ -270,7 +287,8 @@ static void convert_one(batch *b, const char *input, const char *in_dir)
         co.rules_path = in_dir ? NULL : b->o.rules;
         co.output_name = out;
         co.force_interop = b->o.interop;
-        st = wfc_convert_file(&co, input, f, &xaml, &len, &err);
+        co.register_interop = wfb_interop_register;
+        st = wfc_convert_file_side(&co, input, f, &xaml, &len, &side, &err);
         converted = st == WF_OK;
         /* A construct the converter cannot express yet is not the input's fault. */
         if (!converted && st != WF_E_UNSUPPORTED)
@@ -280,7 +298,9 @@ static void convert_one(batch *b, const char *input, const char *in_dir)
         wfc_file_add_diag(f, WFC_ERROR, err.line, err.col, "output", "%s", err.message);
     }
     if (converted && !b->o.check) {
-        st = wfc_write_atomic(out, xaml, len, &err);
+        st = write_sidecars(out, &side, &err);
+        if (st == WF_OK)
+            st = wfc_write_atomic(out, xaml, len, &err);
         if (st == WF_OK) {
             wfc_file_set_output(f, out);
         } else {
@@ -291,6 +311,7 @@ static void convert_one(batch *b, const char *input, const char *in_dir)
         }
     }
     wf_free(xaml);
+    wfc_sidecars_free(&side);
     if (!converted)
         wfc_file_set_status(f, WFC_FAILED);
     if (b->o.scaffold)

@@ -152,6 +152,7 @@ static wf_status host_definition(wfm_load *load, wfm_node *node, const char *ass
     wfl_load_opts lo = WFL_LOAD_OPTS_INIT;
     lo.types = wfm_load_types(load);
     lo.libpath = wfm_load_libpath(load);
+    lo.no_native = wfm_load_validate_only(load);
     lo.no_auto_rules = true;
     wf_error e = WF_ERROR_INIT;
     char label[300];
@@ -186,6 +187,7 @@ static wf_status composite_definition(wfm_load *load, wfm_node *node, const wfl_
     wfl_load_opts lo = WFL_LOAD_OPTS_INIT;
     lo.types = wfm_load_types(load);
     lo.libpath = wfm_load_libpath(load);
+    lo.no_native = wfm_load_validate_only(load);
     wf_error e = WF_ERROR_INIT;
     wf_status rc = wfl_definition_load_file(&lo, path, &t->def, &e);
     if (rc == WF_E_NOMEM)
@@ -300,7 +302,8 @@ wf_status wfb__io_bind(wfm_load *load, wfm_node *node)
     }
     wfl_typelib *tl = NULL;
     wf_error e = WF_ERROR_INIT;
-    wf_status rc = wfl_typelib_load(path, wfm_load_types(load), assembly, &tl, NULL, &e);
+    wf_status rc = (wfm_load_validate_only(load) ? wfl_typelib_load_decl : wfl_typelib_load)(
+        path, wfm_load_types(load), assembly, &tl, NULL, &e);
     if (rc == WF_E_NOMEM)
         return rc;
     if (rc != WF_OK) {

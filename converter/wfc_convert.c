@@ -1,17 +1,21 @@
 /* wfc_convert.c — the converter's walk over a legacy definition: every WF3 activity with a
  * WF4 equivalent becomes it (docs/semantics.md §7), code handlers, conditions, custom leaf
  * activities and service methods become InvokeMethod calls of the same native functions,
- * and whatever has no equivalent goes through wfc__interop (today: a failed conversion).
+ * and whatever has no equivalent is hosted through the Interop activity (wfc_interop.c).
  * The walk runs twice (wfc_convert_int.h); the result is loaded by the modern loader before
  * anyone sees it. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../legacy/wfl_rules.h"
 #include "../modern/wfm_runtime.h"
 #include "wfc_convert_int.h"
+#include "wfc_output.h"
 
 #define W (&c->w)
 
@@ -106,10 +110,9 @@ static const char *literal_str(wfc__conv *c, const wfl_node *n, const char *name
 
 /* ---- the Interop plug ------------------------------------------------------------------------ */
 /*
-** The single place where the Interop activity will host a legacy subtree that has no modern
-** equivalent (docs/architecture.md "The bridge"). Until it lands, the construct is reported
-** and the file fails; when it does, this writes <Interop ActivityType=...> and the file is
-** `partial`.
+** The single place where a legacy subtree with no modern equivalent goes to the Interop
+** activity (docs/convert.md "Interop"): every activity in it is reported as hosted, and
+** wfc__interop writes the <Interop> and its generated composite; the file is `partial`.
 */
 static void hosted_subtree(wfc__conv *c, const wfl_node *n)
 {
@@ -122,11 +125,7 @@ static void hosted_subtree(wfc__conv *c, const wfl_node *n)
 static void interop_wrap(wfc__conv *c, const wfl_node *n, const char *why)
 {
     hosted_subtree(c, n); /* the Interop activity hosts the whole subtree */
-    wfc__diag(c, WFC_ERROR, wfl_node_loc(n), "needs-interop",
-              "%s '%s' has no modern equivalent (%s); it needs the Interop activity, which is "
-              "not available yet",
-              wfl_node_type(n)->name, wfl_node_name(n), why);
-    loss(c, WFC_LOSS_SEMANTICS, n, "activity needs Interop");
+    wfc__interop(c, n, why);
 }
 
 /* ---- small writers --------------------------------------------------------------------------- */
@@ -223,6 +222,17 @@ static bool activity_arg(wfc__conv *c, const wfl_node *n, const wfl_tl_prop *p, 
         return false;
     wfc__use(c, s, n, rd, wr);
     return wf_buf_adds(out, s->name);
+}
+
+/* Whether a ParameterBinding for `param` has a value (nothing recorded). */
+static bool has_binding(const wfl_node *n, const char *param)
+{
+    const wfl_dp *dp = wfl_type_find_dp(wfl_node_type(n), "ParameterBindings");
+    wfl_param_binding_info b;
+    for (size_t i = 0; dp && wfl_node_param_binding(n, dp, i, &b); i++)
+        if (strcmp(b.param, param) == 0 && b.has_value)
+            return true;
+    return false;
 }
 
 static bool binding_arg(wfc__conv *c, const wfl_node *n, const char *param, bool rd, bool wr,
@@ -891,6 +901,10 @@ static void wait_for_event(wfc__conv *c, const wfl_node *n, const wfl_tl_event *
  * Invoked handler runs. */
 static void emit_hee(wfc__conv *c, const wfl_node *n)
 {
+    if (has_binding(n, "e") || has_binding(n, "sender")) {
+        interop_wrap(c, n, "it binds the event's e or sender, which WaitForEvent does not deliver");
+        return;
+    }
     wfc__activity(c, n, "WaitForEvent", WFC_ACT_MAPPED);
     wfl_prop_info it, inv;
     prop(c, n, "InterfaceType", &it);
@@ -1540,6 +1554,13 @@ static void document(wfc__conv *c, const char *source, wf_buf *out)
         wfc_xw_attrf(W, attr, "clr-namespace:%s;assembly=%s", wfl_typelib_name(c->libs[i].tl),
                      c->libs[i].assembly);
     }
+    for (size_t i = 0; i < c->hosted_count; i++) {
+        char attr[32];
+        const char *dot = cls ? strrchr(cls, '.') : NULL;
+        snprintf(attr, sizeof attr, "xmlns:%s", c->hosted[i].prefix);
+        wfc_xw_attrf(W, attr, "clr-namespace:%.*s;assembly=%s", dot ? (int)(dot - cls) : 7,
+                     dot ? cls : "Interop", c->hosted[i].assembly);
+    }
     root_defaults(c, cls);
     members(c);
     wfc_xw_end_start_tag(W); /* the body follows, written by pass 2 at depth 1 */
@@ -1647,6 +1668,7 @@ static void check_ignored_props(wfc__conv *c, const wfl_node *n)
 static void run_pass(wfc__conv *c, int pass)
 {
     c->pass = pass;
+    c->hosted_count = 0;
     wf_buf_reset(&c->body);
     wfc_xw_init(W, &c->body, 1);
     emit(c, c->root);
@@ -1674,6 +1696,119 @@ static const char *line_text(const char *text, size_t len, unsigned line, char *
     return buf;
 }
 
+/* A declared function of tl whose C symbol is `symbol`, or NULL. */
+static const wfl_tl_func *declared(const wfl_typelib *tl, const char *symbol)
+{
+    const wfl_tl_func *fn;
+    for (size_t i = 0; i < wfl_typelib_activity_count(tl); i++)
+        if ((fn = wfl_tl_activity_func(wfl_typelib_activity_at(tl, i))) &&
+            wfl_tl_func_symbol(fn) && strcmp(wfl_tl_func_symbol(fn), symbol) == 0)
+            return fn;
+    for (size_t i = 0; i < wfl_typelib_class_count(tl); i++) {
+        const wfl_tl_class *cls = wfl_typelib_class_at(tl, i);
+        for (size_t k = 0; k < wfl_tl_class_func_count(cls); k++)
+            if (strcmp(wfl_tl_func_symbol(fn = wfl_tl_class_func_at(cls, k)), symbol) == 0)
+                return fn;
+    }
+    for (size_t i = 0; i < wfl_typelib_service_count(tl); i++) {
+        const wfl_tl_service *svc = wfl_typelib_service_at(tl, i);
+        for (size_t k = 0; k < wfl_tl_service_method_count(svc); k++)
+            if (strcmp(wfl_tl_func_symbol(fn = wfl_tl_service_method_at(svc, k)), symbol) == 0)
+                return fn;
+    }
+    return NULL;
+}
+
+static const char *type_name(const wf_type *t)
+{
+    return t ? t->name : "void";
+}
+
+/* Validate-only (wfm_load_opts.check_native): an InvokeMethod the converter wrote must call a
+ * function some type library of the workflow declares, with the declared signature. */
+static wf_status check_declared(void *ud, const char *library, const char *symbol,
+                                const wf_native_sig *sig, wf_error *err)
+{
+    const wfc__conv *c = ud;
+    char so[300];
+    snprintf(so, sizeof so, "lib%s.so", library);
+    for (size_t i = 0; i < wfl_definition_typelib_count(c->def); i++) {
+        const wfl_typelib *tl = wfl_definition_typelib_at(c->def, i);
+        const wfl_tl_func *fn = declared(tl, symbol);
+        if (!fn || strcmp(wfl_typelib_library(tl), so) != 0)
+            continue;
+        const wfl_tl_prop *ret = wfl_tl_func_return(fn);
+        const wf_type *want = wfl_tl_func_error_on_nonzero(fn)              ? &wf_type_int32
+                              : wfl_tl_func_kind_of(fn) == WFL_TL_CONDITION ? &wf_type_bool
+                              : ret                                         ? ret->type
+                                                                            : NULL;
+        if (strcmp(type_name(want), type_name(sig->ret)) != 0)
+            return wf_error_set(err, WF_E_TYPE, NULL,
+                                "InvokeMethod '%s': %s declares return type %s, the call uses %s",
+                                symbol, wfl_typelib_file(tl), type_name(want),
+                                type_name(sig->ret));
+        if (wfl_tl_func_param_count(fn) != sig->param_count)
+            return wf_error_set(err, WF_E_TYPE, NULL,
+                                "InvokeMethod '%s': %s declares %zu parameters, the call passes "
+                                "%zu",
+                                symbol, wfl_typelib_file(tl), wfl_tl_func_param_count(fn),
+                                sig->param_count);
+        for (size_t k = 0; k < sig->param_count; k++) {
+            const wfl_tl_prop *p = wfl_tl_func_param(fn, k);
+            wf_native_dir dir = p->dir == WFL_TL_OUT     ? WF_NATIVE_OUT
+                                : p->dir == WFL_TL_INOUT ? WF_NATIVE_INOUT
+                                                         : WF_NATIVE_IN;
+            if (dir != sig->params[k].dir ||
+                strcmp(type_name(p->type), type_name(sig->params[k].type)) != 0)
+                return wf_error_set(err, WF_E_TYPE, NULL,
+                                    "InvokeMethod '%s': parameter %zu is declared %s %s in %s",
+                                    symbol, k + 1,
+                                    dir == WF_NATIVE_OUT     ? "Out"
+                                    : dir == WF_NATIVE_INOUT ? "InOut"
+                                                             : "In",
+                                    type_name(p->type), wfl_typelib_file(tl));
+        }
+        return WF_OK;
+    }
+    return wf_error_set(err, WF_E_NOSYM, NULL,
+                        "InvokeMethod '%s': no type library of the workflow declares it in %s",
+                        symbol, so);
+}
+
+/* Write the generated files into the fresh directory tmp (a mkdtemp template) and make a
+ * library path of tmp followed by the caller's directories. */
+static wf_status side_libpath(wfc__conv *c, char *tmp, wf_libpath **lp, wf_error *err)
+{
+    if (!mkdtemp(tmp))
+        return wf_error_set(err, WF_E_IO, NULL, "cannot create a directory for validation: %s",
+                            strerror(errno));
+    wf_buf dirs;
+    wf_buf_init(&dirs);
+    wf_buf_adds(&dirs, tmp);
+    for (size_t i = 0; c->opts->libpath && i < wf_libpath_count(c->opts->libpath); i++)
+        wf_buf_addf(&dirs, ":%s", wf_libpath_dir(c->opts->libpath, i));
+    wf_status st = dirs.oom ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory") : WF_OK;
+    for (size_t i = 0; st == WF_OK && i < c->side.count; i++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", tmp, c->side.items[i].name);
+        st = wfc_write_atomic(path, c->side.items[i].text, c->side.items[i].len, err);
+    }
+    if (st == WF_OK)
+        st = wf_libpath_create(dirs.data, lp, err);
+    wf_buf_fini(&dirs);
+    return st;
+}
+
+static void side_cleanup(wfc__conv *c, const char *tmp)
+{
+    for (size_t i = 0; i < c->side.count; i++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", tmp, c->side.items[i].name);
+        unlink(path);
+    }
+    rmdir(tmp);
+}
+
 /* Load what was written with the modern loader; its errors become report diagnostics. */
 static wf_status validate(wfc__conv *c, const char *name, const char *text, size_t len,
                           wf_error *err)
@@ -1681,13 +1816,38 @@ static wf_status validate(wfc__conv *c, const char *name, const char *text, size
     wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
     ro.worker_count = 1;
     ro.libpath = c->opts->libpath;
+    ro.check_native = check_declared; /* no shared object needs to be built */
+    ro.check_ud = c;
     wfm_runtime *rt = NULL;
     wfm_definition *def = NULL;
     wf_diags *diags = wf_diags_create();
     wf_error e = WF_ERROR_INIT;
-    wf_status st = diags ? wfm_runtime_create(&ro, &rt, &e) : WF_E_NOMEM;
+    char tmp[] = "/tmp/wfc-side-XXXXXX";
+    bool side = c->side.count > 0;
+    wf_libpath *lp = NULL;
+    wf_status st = diags ? WF_OK : WF_E_NOMEM;
+    if (st == WF_OK && side) /* the generated files go on the library path, first */
+        st = side_libpath(c, tmp, &lp, &e);
+    if (lp)
+        ro.libpath = lp;
+    if (st == WF_OK)
+        st = wfm_runtime_create(&ro, &rt, &e);
+    if (st == WF_OK && c->opts->register_interop)
+        st = c->opts->register_interop(wfm_runtime_catalogue(rt), &e);
     if (st == WF_OK)
         st = wfm_runtime_load_mem(rt, name, text, len, &def, diags, &e);
+    if (st == WF_OK) {
+        size_t unbound = 0;
+        for (size_t i = 0; i < wf_diags_count(diags); i++)
+            unbound += wf_diags_get(diags, i)->severity == WF_SEV_WARNING &&
+                       strstr(wf_diags_get(diags, i)->error.message, "not bound (validate-only)");
+        if (unbound)
+            wfc_file_add_diag(c->file, WFC_INFO, 0, 0, "not-bound",
+                              "%zu InvokeMethod call(s) checked against their type-library "
+                              "declarations, not bound to a shared object: running needs the "
+                              "native libraries built",
+                              unbound);
+    }
     if (st != WF_OK && st != WF_E_NOMEM) {
         wf_diags_sort(diags);
         for (size_t i = 0; i < wf_diags_count(diags); i++) {
@@ -1713,6 +1873,9 @@ static wf_status validate(wfc__conv *c, const char *name, const char *text, size
     wfm_definition_release(def);
     wfm_runtime_destroy(rt);
     wf_diags_destroy(diags);
+    wf_libpath_destroy(lp);
+    if (side)
+        side_cleanup(c, tmp);
     return st;
 }
 
@@ -1727,6 +1890,13 @@ static void default_output_name(const char *path, char *buf, size_t size)
 static wf_status convert_loaded(wfc__conv *c, const char *path, char **xaml, size_t *len,
                                 wf_error *err)
 {
+    char name[1024];
+    if (c->opts->output_name)
+        snprintf(name, sizeof name, "%s", c->opts->output_name);
+    else
+        default_output_name(path, name, sizeof name);
+    c->path = path;
+    c->out_name = name;
     run_pass(c, 1);
     wfc__settle_scopes(c);
     c->failed = false;
@@ -1734,6 +1904,7 @@ static wf_status convert_loaded(wfc__conv *c, const char *path, char **xaml, siz
     if (!(c->seen = wf_strmap_create(NULL)) || !(c->consumed = wf_strmap_create(NULL)))
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     run_pass(c, 2);
+    wfc__interop_check(c);
     check_all_reported(c, c->root);
     for (size_t i = 0; i < wfl_definition_param_count(c->def); i++) {
         wfl_param_info p; /* root values become argument defaults in document() */
@@ -1759,16 +1930,17 @@ static wf_status convert_loaded(wfc__conv *c, const char *path, char **xaml, siz
         wf_buf_fini(&doc);
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     }
-    char name[1024];
-    if (c->opts->output_name)
-        snprintf(name, sizeof name, "%s", c->opts->output_name);
-    else
-        default_output_name(path, name, sizeof name);
+    if (c->hosted_count)
+        wfc_file_set_status(c->file, WFC_PARTIAL);
     wf_status st = validate(c, name, doc.data, doc.len, err);
     if (st != WF_OK) {
         wfc_file_set_status(c->file, WFC_FAILED);
         wf_buf_fini(&doc);
         return st;
+    }
+    if (wfc_file_nomem(c->file)) {
+        wf_buf_fini(&doc);
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     }
     *xaml = wf_buf_detach(&doc, len);
     return *xaml ? WF_OK : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
@@ -1776,6 +1948,12 @@ static wf_status convert_loaded(wfc__conv *c, const char *path, char **xaml, siz
 
 wf_status wfc_convert_file(const wfc_opts *opts, const char *path, wfc_file *file, char **xaml,
                            size_t *len, wf_error *err)
+{
+    return wfc_convert_file_side(opts, path, file, xaml, len, NULL, err);
+}
+
+wf_status wfc_convert_file_side(const wfc_opts *opts, const char *path, wfc_file *file,
+                                char **xaml, size_t *len, wfc_sidecars *side, wf_error *err)
 {
     *xaml = NULL;
     *len = 0;
@@ -1795,6 +1973,7 @@ wf_status wfc_convert_file(const wfc_opts *opts, const char *path, wfc_file *fil
     lo.libpath = opts->libpath;
     lo.rules_path = opts->rules_path;
     lo.diags = diags;
+    lo.no_native = true; /* declarations are enough to convert */
     st = wfl_definition_load_file(&lo, path, &def, err);
     copy_legacy_diags(c, diags);
     if (st != WF_OK) {
@@ -1804,7 +1983,13 @@ wf_status wfc_convert_file(const wfc_opts *opts, const char *path, wfc_file *fil
     c->def = def;
     c->root = wfl_definition_root(def);
     st = convert_loaded(c, path, xaml, len, err);
+    if (st == WF_OK && side) {
+        *side = c->side;
+        c->side = (wfc_sidecars)WFC_SIDECARS_INIT;
+    }
 fail:
+    wfc_sidecars_free(&c->side);
+    wfc__interop_fini(c);
     wf_free(c->slots);
     wf_free(c->uses);
     wf_strmap_destroy(c->seen);

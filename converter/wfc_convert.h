@@ -10,6 +10,7 @@
 
 #include "../common/wf_error.h"
 #include "../common/wf_native.h"
+#include "../modern/wfm_activity.h"
 #include "wfc_report.h"
 
 /* Lifecycle:
@@ -29,12 +30,32 @@ typedef struct wfc_opts {
     const char *output_name;   /* file name the XAML will have (modern locations); NULL:
                                   the source with .xaml */
     bool force_interop;        /* --interop: every custom activity goes through Interop */
+    /* Registers the Interop activity kind in the validating runtime's catalogue
+     * (wfb_interop_register); NULL: a file that needs Interop fails (needs-interop). */
+    wf_status (*register_interop)(wfm_catalogue *cat, wf_error *err);
 } wfc_opts;
 
 #define WFC_OPTS_INIT                                                                              \
-    {                                                                                              \
-        .libpath = NULL, .rules_path = NULL, .output_name = NULL, .force_interop = false           \
-    }
+    {.libpath = NULL, .rules_path = NULL, .output_name = NULL, .force_interop = false,             \
+     .register_interop = NULL}
+
+/* Files a conversion generates beside its XAML: for every subtree hosted through Interop a
+ * composite type library NAME.activities.xml, its body NAME.xoml and, when the workflow has
+ * rules, NAME.rules (docs/convert.md "Interop"). Names are plain file names. */
+typedef struct wfc_sidecar {
+    char *name;
+    char *text;
+    size_t len;
+} wfc_sidecar;
+
+typedef struct wfc_sidecars {
+    wfc_sidecar *items;
+    size_t count;
+} wfc_sidecars;
+
+#define WFC_SIDECARS_INIT {.items = NULL, .count = 0}
+
+void wfc_sidecars_free(wfc_sidecars *s); /* and reset to empty */
 
 /* Errors: whatever the legacy loader reports for the input (WF_E_IO, WF_E_XML, WF_E_SCHEMA,
  * WF_E_NAME, WF_E_NOLIB, ...), WF_E_UNSUPPORTED for constructs that need the Interop
@@ -42,5 +63,9 @@ typedef struct wfc_opts {
  * converter bug, reported as rule modern-validation), WF_E_NOMEM. */
 wf_status wfc_convert_file(const wfc_opts *opts, const char *path, wfc_file *file, char **xaml,
                            size_t *len, wf_error *err);
+/* The same, also returning the generated files (side may be NULL: they are dropped). On
+ * failure side is empty. The XAML only loads with its generated files on the library path. */
+wf_status wfc_convert_file_side(const wfc_opts *opts, const char *path, wfc_file *file,
+                                char **xaml, size_t *len, wfc_sidecars *side, wf_error *err);
 
 #endif

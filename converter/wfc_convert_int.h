@@ -43,6 +43,15 @@ typedef struct wfc__lib {
 
 #define WFC__MAX_LIBS 32
 
+/* One subtree hosted through Interop: its generated composite assembly. */
+typedef struct wfc__hosted {
+    const wfl_node *node; /* the hosted subtree */
+    char prefix[16];      /* "io0" */
+    char assembly[256]; /* "order.applyDiscounts": NAME.activities.xml beside the XAML */
+} wfc__hosted;
+
+#define WFC__MAX_HOSTED 64
+
 typedef struct wfc__conv {
     const wfc_opts *opts;
     const wfl_definition *def;
@@ -57,6 +66,12 @@ typedef struct wfc__conv {
     size_t use_count, use_cap;
     wfc__lib libs[WFC__MAX_LIBS];
     size_t lib_count;
+    const char *path;       /* the .xoml */
+    const char *out_name;   /* the XAML's file name */
+    wfc__hosted hosted[WFC__MAX_HOSTED];
+    size_t hosted_count;    /* this pass */
+    wfc_sidecars side;      /* pass 2: the generated files */
+    void *source_doc;       /* the .xoml as an xmlDoc (wfc_interop.c), parsed on first use */
     wf_strmap *seen;     /* pass 2: name -> its first report entry + 1 */
     wf_strmap *consumed; /* pass 2: "name\x1fDP" of every DP the walk read ("name\x1f*":
                             all of them, for Interop) */
@@ -69,6 +84,17 @@ typedef struct wfc__conv {
 void wfc__diag(wfc__conv *c, wfc_severity sev, wf_loc at, const char *rule, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 void wfc__activity(wfc__conv *c, const wfl_node *node, const char *modern_type, wfc_action action);
+
+/* ---- Interop (wfc_interop.c) ---------------------------------------------------------- */
+/* Host subtree n through the Interop activity: write <Interop> with the workflow properties
+ * the subtree uses as arguments and (pass 2) generate its composite type (c->side). `why`
+ * says why it has no modern equivalent (for the report). */
+void wfc__interop(wfc__conv *c, const wfl_node *n, const char *why);
+/* After pass 2: data of a hosted activity used outside its subtree is an error (the Interop
+ * keeps it inside the legacy executor). */
+void wfc__interop_check(wfc__conv *c);
+/* Free what wfc__interop kept (the parsed source). */
+void wfc__interop_fini(wfc__conv *c);
 
 /* ---- storage and expressions (wfc_data.c) ---------------------------------------------- */
 /* The slot of DP `dp_name` of `owner`, made on first use (pass 1); NULL on out of memory or

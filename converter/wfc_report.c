@@ -159,6 +159,11 @@ wfc_status wfc_file_status(const wfc_file *f)
     return f->status;
 }
 
+bool wfc_file_nomem(const wfc_file *f)
+{
+    return f->report->nomem;
+}
+
 const char *wfc_file_source(const wfc_file *f)
 {
     return f->source;

@@ -43,6 +43,8 @@ wfc_file *wfc_report_file_at(const wfc_report *r, size_t index);
 void wfc_file_set_output(wfc_file *f, const char *output); /* NULL: none written */
 void wfc_file_set_status(wfc_file *f, wfc_status status);
 wfc_status wfc_file_status(const wfc_file *f);
+/* Whether an entry could not be recorded (out of memory; sticky for the whole report). */
+bool wfc_file_nomem(const wfc_file *f);
 const char *wfc_file_source(const wfc_file *f);
 void wfc_file_add_activity(wfc_file *f, const char *name, const char *legacy_type,
                            const char *modern_type, unsigned line, wfc_action action);

@@ -198,7 +198,8 @@ static void load_typelib(loader *ld, const char *name, size_t len, wf_loc at)
         return;
     }
     wf_error e = WF_ERROR_INIT;
-    wf_status rc = wfl_typelib_load(ld->opts->libpath, ld->def->types, asm_name, &use->typelib,
+    wf_status rc = (ld->opts->no_native ? wfl_typelib_load_decl : wfl_typelib_load)(
+        ld->opts->libpath, ld->def->types, asm_name, &use->typelib,
                                     ld->diags, &e);
     if (rc == WF_E_NOTFOUND)
         ERR(ld, WF_E_NOLIB, at, "type library '%s' (%s.activities.xml) not found on the "
@@ -1178,7 +1179,8 @@ static void load_class_typelibs(loader *ld, const char *class_name, wf_loc at)
             continue; /* not a plain assembly name: never a library the markup could mean */
         wfl_typelib *tl = NULL;
         wf_error e = WF_ERROR_INIT;
-        wf_status rc = wfl_typelib_load(ld->opts->libpath, ld->def->types, name, &tl,
+        wf_status rc = (ld->opts->no_native ? wfl_typelib_load_decl : wfl_typelib_load)(
+            ld->opts->libpath, ld->def->types, name, &tl,
                                         ld->diags, &e);
         if (rc == WF_E_NOTFOUND)
             continue;

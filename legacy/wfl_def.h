@@ -32,10 +32,13 @@ typedef struct wfl_load_opts {
     const char *rules_path;    /* --rules FILE; NULL = FILE.rules beside FILE.xoml if present */
     bool no_auto_rules;        /* true: never look for the .rules beside the file */
     wf_diags *diags;           /* optional: receives every error and warning */
+    bool no_native;            /* declarations only: type libraries are loaded without their
+                                  native libraries (wfl_typelib_load_decl); cannot run */
 } wfl_load_opts;
 
 #define WFL_LOAD_OPTS_INIT                                                                    \
-    {.types = NULL, .libpath = NULL, .rules_path = NULL, .no_auto_rules = false, .diags = NULL}
+    {.types = NULL, .libpath = NULL, .rules_path = NULL, .no_auto_rules = false, .diags = NULL, \
+     .no_native = false}
 
 /* Errors: WF_E_IO, WF_E_XML, WF_E_SCHEMA (unknown element/DP, structure), WF_E_SYNTAX,
  * WF_E_TYPE, WF_E_NAME (bind/handler/condition/target not found), WF_E_NOLIB (a type library

@@ -823,8 +823,26 @@ static wf_status xml_failed(wf_diags *diags, const wf_error *xe, wf_error *err)
     return xe->code;
 }
 
+static wf_status load_found(const wf_libpath *path, bool bind, wf_types *types,
+                            const char *assembly_name, wfl_typelib **out, wf_diags *diags,
+                            wf_error *err);
+
 wf_status wfl_typelib_load(const wf_libpath *path, wf_types *types, const char *assembly_name,
                            wfl_typelib **out, wf_diags *diags, wf_error *err)
+{
+    return load_found(path, true, types, assembly_name, out, diags, err);
+}
+
+wf_status wfl_typelib_load_decl(const wf_libpath *path, wf_types *types,
+                                const char *assembly_name, wfl_typelib **out, wf_diags *diags,
+                                wf_error *err)
+{
+    return load_found(path, false, types, assembly_name, out, diags, err);
+}
+
+static wf_status load_found(const wf_libpath *path, bool bind, wf_types *types,
+                            const char *assembly_name, wfl_typelib **out, wf_diags *diags,
+                            wf_error *err)
 {
     *out = NULL;
     char file[512], full[4096];
@@ -842,7 +860,7 @@ wf_status wfl_typelib_load(const wf_libpath *path, wf_types *types, const char *
     st = wf_xml_load_file(full, &limits, &doc, &xe);
     if (st != WF_OK)
         return xml_failed(diags, &xe, err);
-    st = build(doc, path, types, out, diags, err);
+    st = build(doc, bind ? path : NULL, types, out, diags, err);
     wf_xml_doc_destroy(doc);
     return st;
 }

@@ -62,6 +62,12 @@ typedef struct wfl_tl_prop {
  * `diags` (may be NULL) receives every problem; the first is returned in err. */
 wf_status wfl_typelib_load(const wf_libpath *path, wf_types *types, const char *assembly_name,
                            wfl_typelib **out, wf_diags *diags, wf_error *err);
+/* The same declarations-only: found on the path and validated like wfl_typelib_load, but
+ * the native library is never opened (no WF_E_NOLIB / WF_E_NOSYM; every
+ * wfl_tl_func_native() is NULL). For validate-only loads (the converter). */
+wf_status wfl_typelib_load_decl(const wf_libpath *path, wf_types *types,
+                                const char *assembly_name, wfl_typelib **out, wf_diags *diags,
+                                wf_error *err);
 /* Parse and validate from memory without opening any library (converter, fuzzing): same
  * checks except WF_E_NOLIB / WF_E_NOSYM; every wfl_tl_func_native() is NULL. */
 wf_status wfl_typelib_parse(wf_types *types, const char *name, const char *data, size_t len,

@@ -149,6 +149,15 @@ static wf_status invoke_prepare(wfm_load *load, wfm_node *node)
     }
     const wf_value *method = wfm_node_literal(node, IM_METHOD_NAME);
     wf_error e = WF_ERROR_INIT;
+    if (wfm_load_validate_only(load)) { /* the declaration instead of the shared object */
+        if (wfm_load_check_native(load, lib_name, wf_value_str(method), &sig, &e) != WF_OK)
+            return invoke_report(load, node, &e);
+        wfm_load_warning(load, node,
+                         "InvokeMethod '%s' of '%s' checked against its declaration only: not "
+                         "bound (validate-only)",
+                         wf_value_str(method), lib_name);
+        return WF_OK;
+    }
     invoke_data *d = wf_calloc(1, sizeof *d);
     if (!d)
         return WF_E_NOMEM;
@@ -191,6 +200,11 @@ static void invoke_execute(wfm_ctx *ctx, wfm_ai *ai)
 {
     const wfm_node *node = wfm_ai_node(ai);
     const invoke_data *d = wfm_node_data(node);
+    if (!d) { /* loaded validate-only */
+        wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation,
+                      "InvokeMethod: not bound to a native library (validate-only load)");
+        return;
+    }
     size_t n = wfm_node_count(node, IM_PARAMETERS);
     wf_value args[IM_MAX_PARAMS], outs[IM_MAX_PARAMS + 1];
     for (size_t i = 0; i <= n; i++)

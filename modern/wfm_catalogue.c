@@ -346,6 +346,17 @@ const wf_libpath *wfm_load_libpath(const wfm_load *load)
     return load->opts->libpath;
 }
 
+bool wfm_load_validate_only(const wfm_load *load)
+{
+    return load->opts->check_native != NULL;
+}
+
+wf_status wfm_load_check_native(wfm_load *load, const char *library, const char *symbol,
+                                 const wf_native_sig *sig, wf_error *err)
+{
+    return load->opts->check_native(load->opts->check_ud, library, symbol, sig, err);
+}
+
 wf_types *wfm_load_types(const wfm_load *load)
 {
     return load->types;

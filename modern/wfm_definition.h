@@ -32,18 +32,29 @@ void wfm_catalogue_destroy(wfm_catalogue *cat); /* accepts NULL */
 size_t wfm_catalogue_count(const wfm_catalogue *cat);
 const wfm_kind *wfm_catalogue_at(const wfm_catalogue *cat, size_t index); /* registration order */
 
+/* Validate-only loads: checks an InvokeMethod's call (library NAME, C symbol, signature built
+ * from the XAML) against a declaration instead of the shared object. WF_OK when it matches;
+ * else an error (WF_E_NOSYM: not declared, WF_E_TYPE: another signature) whose message is
+ * reported at the InvokeMethod. */
+typedef wf_status (*wfm_native_check_fn)(void *ud, const char *library, const char *symbol,
+                                         const wf_native_sig *sig, wf_error *err);
+
 typedef struct wfm_load_opts {
     const wfm_catalogue *catalogue; /* required */
     wf_types *types;                /* required: interning table for List(T), exceptions */
     const wf_libpath *libpath;      /* NULL: no native libraries can be opened */
     wf_diags *diags;                /* optional: receives every error and warning */
     const wf_xml_limits *xml_limits; /* NULL: the XML defaults */
+    /* Non-NULL: validate-only. No native library is opened; each InvokeMethod is checked with
+     * check_native and gets a warning that it was not bound. Such a definition cannot run
+     * (an InvokeMethod faults with InvalidOperationException). */
+    wfm_native_check_fn check_native;
+    void *check_ud;
 } wfm_load_opts;
 
 #define WFM_LOAD_OPTS_INIT                                                                         \
-    {                                                                                              \
-        .catalogue = NULL, .types = NULL, .libpath = NULL, .diags = NULL, .xml_limits = NULL       \
-    }
+    {.catalogue = NULL, .types = NULL, .libpath = NULL, .diags = NULL, .xml_limits = NULL,         \
+     .check_native = NULL, .check_ud = NULL}
 
 /* Load, validate and compile. On failure *out is NULL, every problem found was added to
  * opts->diags (as "file:line:col" errors), and err holds the first error in source order.

@@ -50,6 +50,11 @@ void wfm_load_error(wfm_load *load, const wfm_node *node, wf_status code, const 
 void wfm_load_warning(wfm_load *load, const wfm_node *node, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 const wf_libpath *wfm_load_libpath(const wfm_load *load); /* NULL if none configured */
+/* Validate-only load (wfm_load_opts.check_native): open no native library. */
+bool wfm_load_validate_only(const wfm_load *load);
+/* Validate-only: the loader's caller checks a native call against its declaration. */
+wf_status wfm_load_check_native(wfm_load *load, const char *library, const char *symbol,
+                                const wf_native_sig *sig, wf_error *err);
 wf_types *wfm_load_types(const wfm_load *load);
 /* The assembly NAME an xmlns prefix in scope at `node` maps to
  * ("clr-namespace:NS;Assembly=NAME"); NULL if the prefix is not a clr-namespace. */

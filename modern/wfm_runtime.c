@@ -40,6 +40,8 @@ struct wfm_runtime {
     wfm_catalogue *catalogue; /* owned */
     wf_types *types;          /* owned */
     const wf_libpath *libpath;
+    wfm_native_check_fn check_native; /* validate-only */
+    void *check_ud;
     wfm_write_fn write;
     void *write_ud;
     wfm_clock_fn clock;
@@ -260,6 +262,8 @@ wf_status wfm_runtime_create(const wfm_runtime_opts *opts, wfm_runtime **out, wf
         return st;
     }
     rt->libpath = opts->libpath;
+    rt->check_native = opts->check_native;
+    rt->check_ud = opts->check_ud;
     rt->write = opts->write ? opts->write : stdout_write;
     rt->write_ud = opts->write ? opts->write_ud : rt;
     rt->clock = opts->clock ? opts->clock : real_clock;
@@ -362,6 +366,8 @@ wf_status wfm_runtime_load_mem(wfm_runtime *rt, const char *name, const char *da
     lo.catalogue = rt->catalogue;
     lo.types = rt->types;
     lo.libpath = rt->libpath;
+    lo.check_native = rt->check_native;
+    lo.check_ud = rt->check_ud;
     lo.diags = diags;
     wf_status st = wfm_definition_load_mem(&lo, name, data, len, &def, err);
     if (st != WF_OK)

@@ -51,13 +51,14 @@ typedef struct wfm_runtime_opts {
      * items without waiting for anything", and wfm_instance_run returns WF_E_LIMIT with that
      * message at the root activity. */
     uint64_t max_steps;
+    /* Validate-only loads (wfm_load_opts.check_native): nothing native is opened. */
+    wfm_native_check_fn check_native;
+    void *check_ud;
 } wfm_runtime_opts;
 
 #define WFM_RUNTIME_OPTS_INIT                                                                      \
-    {                                                                                              \
-        .worker_count = 0, .libpath = NULL, .write = NULL, .write_ud = NULL, .clock = NULL,        \
-        .clock_ud = NULL, .tracker = NULL, .max_steps = 0                                          \
-    }
+    {.worker_count = 0, .libpath = NULL, .write = NULL, .write_ud = NULL, .clock = NULL,           \
+     .clock_ud = NULL, .tracker = NULL, .max_steps = 0, .check_native = NULL, .check_ud = NULL}
 
 wf_status wfm_runtime_create(const wfm_runtime_opts *opts, wfm_runtime **out, wf_error *err);
 /* Stops the workers. Every instance must have been destroyed. Accepts NULL. */

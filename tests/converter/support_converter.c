@@ -11,6 +11,7 @@
 #include "../../common/wf_value.h"
 #include "../../legacy/wfl_def.h"
 #include "../../legacy/wfl_exec.h"
+#include "../../bridge/wfb_interop.h"
 #include "../../modern/wfm_runtime.h"
 #include "../wf_test_util.h"
 #include "support_converter.h"
@@ -197,6 +198,7 @@ static void run_modern(const char *xaml, const wfc_test_inputs *in, const wf_lib
     wfm_instance *inst = NULL;
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfm_runtime_create(&ro, &rt, &err), WF_OK);
+    ck_assert_int_eq(wfb_interop_register(wfm_runtime_catalogue(rt), &err), WF_OK);
     ck_assert_msg(wfm_runtime_load(rt, xaml, &def, NULL, &err) == WF_OK, "%s:%u:%u: %s", xaml,
                   err.line, err.col, err.message);
     ck_assert_int_eq(wfm_instance_create(rt, def, &inst, &err), WF_OK);
@@ -252,7 +254,15 @@ void wfc_test_same_outcome(const char *xoml, const char *xaml, const wfc_test_in
     ck_assert_int_eq(wf_libpath_create(wfc_test_lib_dirs(), &lp, &err), WF_OK);
     outcome legacy = {0}, modern = {0};
     run_legacy(xoml, in, types, lp, &legacy);
-    run_modern(xaml, in, lp, &modern);
+    /* the composites generated for Interop lie beside the XAML */
+    char dirs[2048];
+    const char *slash = strrchr(xaml, '/');
+    snprintf(dirs, sizeof dirs, "%.*s:%s", slash ? (int)(slash - xaml) : 1, slash ? xaml : ".",
+             wfc_test_lib_dirs());
+    wf_libpath *mlp = NULL;
+    ck_assert_int_eq(wf_libpath_create(dirs, &mlp, &err), WF_OK);
+    run_modern(xaml, in, mlp, &modern);
+    wf_libpath_destroy(mlp);
     ck_assert_msg(strcmp(legacy.state, modern.state) == 0, "%s: legacy %s, modern %s", xaml,
                   legacy.state, modern.state);
     for (size_t i = 0; i < modern.count; i++) {

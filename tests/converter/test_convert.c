@@ -14,6 +14,7 @@
 #include "../../converter/wfc_convert.h"
 #include "../../converter/wfc_output.h"
 #include "../../converter/wfc_report.h"
+#include "../../bridge/wfb_interop.h"
 #include "../wf_test_util.h"
 #include "support_converter.h"
 
@@ -24,6 +25,7 @@ typedef struct converted {
     wfc_file *file;
     char *xaml;
     size_t len;
+    wfc_sidecars side; /* generated for Interop */
     wf_status status;
     wf_error err;
 } converted;
@@ -39,12 +41,15 @@ static void convert(const char *xoml, bool interop, converted *out)
     wfc_opts o = WFC_OPTS_INIT;
     o.libpath = lp;
     o.force_interop = interop;
-    out->status = wfc_convert_file(&o, xoml, out->file, &out->xaml, &out->len, &out->err);
+    o.register_interop = wfb_interop_register;
+    out->status =
+        wfc_convert_file_side(&o, xoml, out->file, &out->xaml, &out->len, &out->side, &out->err);
     wf_libpath_destroy(lp);
 }
 
 static void converted_free(converted *c)
 {
+    wfc_sidecars_free(&c->side);
     wf_free(c->xaml);
     wfc_report_destroy(c->report);
 }
@@ -114,6 +119,19 @@ static void check_golden(const char *dir, const converted *c)
     ck_assert_msg(len == c->len && memcmp(want, c->xaml, len) == 0,
                   "%s differs from the conversion:\n%s", path, c->xaml);
     wf_free(want);
+    for (size_t i = 0; i < c->side.count; i++) { /* the generated Interop composites */
+        const wfc_sidecar *sc = &c->side.items[i];
+        snprintf(path, sizeof path, "%s/%s", dir, sc->name);
+        if (getenv("WFC_UPDATE_GOLDEN")) {
+            wf_error err = WF_ERROR_INIT;
+            ck_assert_int_eq(wfc_write_atomic(path, sc->text, sc->len, &err), WF_OK);
+        }
+        want = wf_test_read_file(path, &len);
+        ck_assert_msg(want != NULL, "%s missing", path);
+        ck_assert_msg(len == sc->len && memcmp(want, sc->text, len) == 0,
+                      "%s differs from the conversion:\n%s", path, sc->text);
+        wf_free(want);
+    }
 }
 
 static void check_runs(const char *dir, const char *xoml)
@@ -190,38 +208,77 @@ END_TEST
 START_TEST(test_interop_option_sends_custom_activities_to_interop)
 {
     converted c;
+    convert("samples/legacy/order_processing/order_processing.xoml", true, &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_PARTIAL);
+    ck_assert_uint_eq(count_diags(c.file, "error", "needs-interop", 0), 0);
+    ck_assert_uint_eq(count_diags(c.file, "warning", "interop", 2), 1);
+    ck_assert(has_activity(c.file, "validateOrder", "Interop", "interop"));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "<Interop DisplayName=\"validateOrder\""));
+    ck_assert_uint_ge(c.side.count, 8); /* 3 custom activities + the Policy */
+    converted_free(&c);
+}
+END_TEST
+
+/* A hosted subtree bound to an activity outside it cannot carry that bind: refused, located. */
+START_TEST(test_interop_refuses_binds_leaving_the_subtree)
+{
+    converted c;
     convert(CASES "/sequence_code/sequence_code.xoml", true, &c);
     ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
-    ck_assert_uint_eq(count_diags(c.file, "error", "needs-interop", 0), 6);
-    ck_assert(has_activity(c.file, "twice", "Interop", "interop"));
+    ck_assert_uint_ge(count_diags(c.file, "error", "needs-interop", 0), 1);
+    ck_assert_ptr_nonnull(strstr(c.err.message, "outside the hosted subtree"));
     ck_assert_ptr_null(c.xaml);
     converted_free(&c);
+}
+END_TEST
+
+/* Without the Interop kind to validate against, hosting is refused, located. */
+START_TEST(test_interop_needs_the_kind_registered)
+{
+    wf_libpath *lp = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wf_libpath_create(wfc_test_lib_dirs(), &lp, &err), WF_OK);
+    wfc_report *r = NULL;
+    ck_assert_int_eq(wfc_report_create(&r, &err), WF_OK);
+    wfc_file *f = wfc_report_add_file(r, CASES "/needs_interop/needs_interop.xoml");
+    wfc_opts o = WFC_OPTS_INIT;
+    o.libpath = lp;
+    char *xaml = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(
+        wfc_convert_file(&o, CASES "/needs_interop/needs_interop.xoml", f, &xaml, &len, &err),
+        WF_E_UNSUPPORTED);
+    ck_assert_int_eq(wfc_file_status(f), WFC_FAILED);
+    ck_assert_uint_eq(count_diags(f, "error", "needs-interop", 3), 1);
+    ck_assert_uint_eq(err.line, 3);
+    ck_assert_ptr_nonnull(strstr(err.message, "not registered"));
+    ck_assert_ptr_null(xaml);
+    wfc_report_destroy(r);
+    wf_libpath_destroy(lp);
 }
 END_TEST
 
 /* ---- the legacy samples ---------------------------------------------------------------------- */
 typedef struct sample_case {
     const char *name;
-    const char *runs[3];
+    const char *runs[4];
 } sample_case;
 
 static const sample_case samples[] = {
     {"batch_processing", {"arg BatchSize=4", "arg BatchSize=4 arg FailAt=3", NULL}},
+    {"expense_approval",
+     {"arg Employee=dana arg Amount=420.00 event Approved=alice",
+      "arg Employee=dana arg Amount=420.00",
+      "arg Employee=erin arg Amount=99.90 event Rejected={\"Approver\":\"bob\",\"Comment\":\"no\"}"}},
+    {"document_review",
+     {"arg Document=contract arg Reviewers=[\"ana\",\"ben\",\"legal-team\"]",
+      "arg Document=memo arg Reviewers=[\"ana\"]", NULL}},
+    {"order_processing",
+     {"arg OrderId=SO-1001 arg Sku=WIDGET-7 arg UnitPrice=12.50 arg Quantity=4",
+      "arg OrderId=SO-1002 arg Sku=WIDGET-7 arg UnitPrice=75.50 arg Quantity=20",
+      "arg OrderId=SO-1003 arg Sku=WIDGET-7 arg UnitPrice=75.50 arg Quantity=500"}},
 };
-
-/* expense_approval reads its event arguments with a PolicyActivity (the WF3 binding form), which
- * has no modern equivalent: until the converter wraps it in Interop the file fails, located. */
-START_TEST(test_sample_with_a_policy_needs_interop)
-{
-    converted c;
-    convert("samples/legacy/expense_approval/expense_approval.xoml", false, &c);
-    ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
-    ck_assert_uint_ge(count_diags(c.file, "error", "needs-interop", 0), 1);
-    ck_assert_ptr_nonnull(strstr(c.err.message, "PolicyActivity"));
-    ck_assert_ptr_null(c.xaml);
-    converted_free(&c);
-}
-END_TEST
 
 START_TEST(test_sample_converts_and_runs_like_legacy)
 {
@@ -232,7 +289,6 @@ START_TEST(test_sample_converts_and_runs_like_legacy)
     converted c;
     convert(xoml, false, &c);
     ck_assert_msg(c.status == WF_OK, "%s: %s", xoml, c.err.message);
-    ck_assert_int_eq(wfc_file_status(c.file), WFC_CONVERTED);
     check_golden(dir, &c);
     check_report(dir, c.file);
     char xaml[600];
@@ -244,32 +300,6 @@ START_TEST(test_sample_converts_and_runs_like_legacy)
         wfc_test_inputs_free(&in);
     }
     converted_free(&c);
-}
-END_TEST
-
-/* Samples that need Interop fail with one located entry per construct until it lands. */
-START_TEST(test_samples_needing_interop_fail_per_construct)
-{
-    static const struct {
-        const char *file;
-        const char *activity;
-        unsigned line;
-    } cases[] = {
-        {"samples/legacy/order_processing/order_processing.xoml", "applyDiscounts", 9},
-        {"samples/legacy/document_review/document_review.xoml", "reviewRound", 2},
-    };
-    for (size_t i = 0; i < 2; i++) {
-        converted c;
-        convert(cases[i].file, false, &c);
-        ck_assert_int_eq(c.status, WF_E_UNSUPPORTED);
-        ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
-        ck_assert_uint_eq(count_diags(c.file, "error", "needs-interop", 0), 1);
-        ck_assert_uint_eq(count_diags(c.file, "error", "needs-interop", cases[i].line), 1);
-        ck_assert(has_activity(c.file, cases[i].activity, "Interop", "interop"));
-        ck_assert_uint_eq(c.err.line, cases[i].line);
-        ck_assert_ptr_null(c.xaml);
-        converted_free(&c);
-    }
 }
 END_TEST
 
@@ -389,6 +419,82 @@ static void convert_text(const char *dir, const char *name, const char *body, co
     convert(wf_test_write_file(dir, name, text), false, c);
 }
 
+/* SuspendActivity has no WF4 form: hosted, with a review (Interop faults instead). */
+START_TEST(test_suspend_is_hosted_and_reviewed)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    convert_text(dir, "suspend.xoml", "  <SuspendActivity x:Name=\"pause\" />\n", &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_PARTIAL);
+    ck_assert_uint_eq(count_diags(c.file, "warning", "interop", 2), 1);
+    ck_assert_uint_eq(count_diags(c.file, "review", "interop-suspend", 2), 1);
+    ck_assert(has_activity(c.file, "pause", "Interop", "interop"));
+    ck_assert(wfc_file_lost_more_than_designer(c.file));
+    ck_assert_uint_eq(c.side.count, 2); /* type library and body; no rules */
+    ck_assert_str_eq(c.side.items[0].name, "suspend.pause.activities.xml");
+    ck_assert_str_eq(c.side.items[1].name, "suspend.pause.xoml");
+    ck_assert_ptr_nonnull(strstr(c.xaml, "<Sequence DisplayName=\"Case\">\n    <Interop "
+                                         "DisplayName=\"pause\" ActivityType=\"io0:Case\" />"));
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* Data inside a hosted subtree stays in the legacy executor: reading it outside is refused
+ * rather than silently reading a variable nobody writes. */
+START_TEST(test_hosted_data_read_outside_is_refused)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    convert_text(dir, "leak.xoml",
+                 "  <ConditionedActivityGroup x:Name=\"group\">\n"
+                 "    <ns0:Double x:Name=\"inner\" Value=\"{ActivityBind Case,Path=Total}\" />\n"
+                 "  </ConditionedActivityGroup>\n"
+                 "  <ns0:Double x:Name=\"after\" Value=\"{ActivityBind inner,Path=Result}\" "
+                 "Result=\"{ActivityBind Case,Path=Total}\" />\n",
+                 &c);
+    ck_assert_int_eq(c.status, WF_E_UNSUPPORTED);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
+    ck_assert_uint_eq(count_diags(c.file, "error", "needs-interop", 2), 1);
+    ck_assert_ptr_nonnull(strstr(c.err.message, "'inner.Result'"));
+    ck_assert_ptr_null(c.xaml);
+    ck_assert_uint_eq(c.side.count, 0);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* A subtree that changes the state machine's state cannot run apart from it. */
+START_TEST(test_state_change_is_not_hosted)
+{
+    const char *dir = wf_test_tmpdir();
+    char text[4096];
+    snprintf(text, sizeof text,
+             "<StateMachineWorkflowActivity x:Class=\"Conv.Case\" x:Name=\"Case\" "
+             "InitialStateName=\"a\" CompletedStateName=\"b\" %s>\n"
+             "  <StateActivity x:Name=\"a\">\n"
+             "    <StateInitializationActivity x:Name=\"init\">\n"
+             "      <SetStateActivity x:Name=\"go\" TargetStateName=\"b\" />\n"
+             "    </StateInitializationActivity>\n"
+             "  </StateActivity>\n"
+             "  <StateActivity x:Name=\"b\" />\n"
+             "</StateMachineWorkflowActivity>\n",
+             NS);
+    converted c;
+    convert(wf_test_write_file(dir, "setstate.xoml", text), false, &c);
+    ck_assert_int_eq(c.status, WF_E_UNSUPPORTED);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
+    ck_assert_uint_eq(count_diags(c.file, "error", "needs-interop", 3), 1);
+    ck_assert_uint_eq(c.err.line, 3);
+    ck_assert_ptr_nonnull(strstr(c.err.message, "changes the state"));
+    ck_assert_ptr_null(c.xaml);
+    ck_assert_uint_eq(c.side.count, 0);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 START_TEST(test_malformed_xoml_is_located_and_writes_nothing)
 {
     const char *dir = wf_test_tmpdir();
@@ -484,9 +590,16 @@ END_TEST
 
 /* ---- out of memory ----------------------------------------------------------------------------
  */
+typedef struct nomem_case {
+    const wf_libpath *lp;
+    const char *xoml;
+    bool interop; /* register the Interop kind */
+} nomem_case;
+
 static wf_status convert_op(void *ud)
 {
-    const wf_libpath *lp = ud;
+    const nomem_case *nc = ud;
+    const wf_libpath *lp = nc->lp;
     wfc_report *r = NULL;
     wf_status st = wfc_report_create(&r, NULL);
     wfc_file *f = st == WF_OK ? wfc_report_add_file(r, "terminate.xoml") : NULL;
@@ -496,7 +609,12 @@ static wf_status convert_op(void *ud)
     if (f) {
         wfc_opts o = WFC_OPTS_INIT;
         o.libpath = lp;
-        st = wfc_convert_file(&o, CASES "/terminate/terminate.xoml", f, &xaml, &len, &err);
+        o.register_interop = nc->interop ? wfb_interop_register : NULL;
+        wfc_sidecars side = WFC_SIDECARS_INIT;
+        st = wfc_convert_file_side(&o, nc->xoml, f, &xaml, &len, &side, &err);
+        if (st != WF_OK)
+            ck_assert_uint_eq(side.count, 0);
+        wfc_sidecars_free(&side);
         if (st == WF_OK)
             ck_assert_ptr_nonnull(xaml);
         else
@@ -514,8 +632,67 @@ START_TEST(test_out_of_memory_leaks_nothing_and_writes_nothing)
 {
     wf_libpath *lp = NULL;
     ck_assert_int_eq(wf_libpath_create(wfc_test_lib_dirs(), &lp, NULL), WF_OK);
-    ck_assert_uint_gt(wf_test_nomem_loop(convert_op, lp, 20000), 100);
+    nomem_case nc = {lp, CASES "/terminate/terminate.xoml", false};
+    ck_assert_uint_gt(wf_test_nomem_loop(convert_op, &nc, 20000), 100);
     wf_libpath_destroy(lp);
+}
+END_TEST
+
+/* The same with a subtree hosted through Interop (its composite generated and validated). */
+START_TEST(test_out_of_memory_hosting_through_interop)
+{
+    wf_libpath *lp = NULL;
+    ck_assert_int_eq(wf_libpath_create(wfc_test_lib_dirs(), &lp, NULL), WF_OK);
+    nomem_case nc = {lp, CASES "/needs_interop/needs_interop.xoml", true};
+    ck_assert_uint_gt(wf_test_nomem_loop(convert_op, &nc, 40000), 100);
+    wf_libpath_destroy(lp);
+}
+END_TEST
+
+/* Validate-only: with the type libraries but none of the shared objects on the path, files
+ * convert exactly as with them, and the report says the calls were not bound. */
+START_TEST(test_converts_without_the_native_libraries)
+{
+    const char *dir = wf_test_tmpdir();
+    static const char *const libs[] = {"convcases", "batch", "orders", "expenses", "reviews"};
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+        char from[1024], name[256];
+        snprintf(name, sizeof name, "%s.activities.xml", libs[i]);
+        snprintf(from, sizeof from, "%s/%s", i ? wf_test_sample_lib_dir() : wf_test_lib_dir(),
+                 name);
+        char *text = wf_test_read_file(from, NULL);
+        ck_assert_msg(text != NULL, "%s", from);
+        wf_test_write_file(dir, name, text);
+        wf_free(text);
+    }
+    static const char *const files[] = {
+        CASES "/sequence_code/sequence_code.xoml",
+        "samples/legacy/batch_processing/batch_processing.xoml",
+        "samples/legacy/expense_approval/expense_approval.xoml",
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        converted with, without;
+        convert(files[i], false, &with);
+        wf_libpath *lp = NULL;
+        wf_error err = WF_ERROR_INIT;
+        ck_assert_int_eq(wf_libpath_create(dir, &lp, &err), WF_OK);
+        memset(&without, 0, sizeof without);
+        ck_assert_int_eq(wfc_report_create(&without.report, &err), WF_OK);
+        without.file = wfc_report_add_file(without.report, files[i]);
+        wfc_opts o = WFC_OPTS_INIT;
+        o.libpath = lp;
+        o.register_interop = wfb_interop_register;
+        without.status = wfc_convert_file_side(&o, files[i], without.file, &without.xaml,
+                                               &without.len, &without.side, &without.err);
+        wf_libpath_destroy(lp);
+        ck_assert_msg(without.status == WF_OK, "%s: %s", files[i], without.err.message);
+        ck_assert_uint_eq(without.len, with.len);
+        ck_assert_int_eq(memcmp(without.xaml, with.xaml, with.len), 0);
+        ck_assert_uint_eq(count_diags(without.file, "info", "not-bound", 0), 1);
+        converted_free(&with);
+        converted_free(&without);
+    }
+    wf_test_tmpdir_remove(dir);
 }
 END_TEST
 
@@ -575,8 +752,12 @@ Suite *convert_suite(void)
     tcase_add_test(core, test_interop_option_sends_custom_activities_to_interop);
     tcase_add_loop_test(core, test_sample_converts_and_runs_like_legacy, 0,
                         sizeof samples / sizeof samples[0]);
-    tcase_add_test(core, test_samples_needing_interop_fail_per_construct);
-    tcase_add_test(core, test_sample_with_a_policy_needs_interop);
+    tcase_add_test(core, test_interop_needs_the_kind_registered);
+    tcase_add_test(core, test_converts_without_the_native_libraries);
+    tcase_add_test(core, test_interop_refuses_binds_leaving_the_subtree);
+    tcase_add_test(core, test_suspend_is_hosted_and_reviewed);
+    tcase_add_test(core, test_state_change_is_not_hosted);
+    tcase_add_test(core, test_hosted_data_read_outside_is_refused);
     tcase_add_test(core, test_designer_written_file_converts_and_runs);
     tcase_add_test(core, test_inline_code_is_listed_as_unread_code);
     tcase_add_test(core, test_several_native_libraries_get_one_namespace_each);
@@ -595,6 +776,7 @@ Suite *convert_suite(void)
     TCase *nomem = tcase_create("nomem");
     tcase_set_timeout(nomem, 300);
     tcase_add_test(nomem, test_out_of_memory_leaks_nothing_and_writes_nothing);
+    tcase_add_test(nomem, test_out_of_memory_hosting_through_interop);
     suite_add_tcase(s, nomem);
     return s;
 }
