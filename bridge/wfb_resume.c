@@ -50,10 +50,7 @@ wf_status wfb_durable_open(const wfb_durable_cfg *cfg, wfm_runtime *rt, wfm_stor
 {
     *store = NULL;
     *host = NULL;
-    if (cfg->must_exist && access(cfg->path, F_OK) != 0) {
-        wf_loc loc = {cfg->path, 0, 0};
-        return wf_error_set(err, WF_E_IO, &loc, "no instance store at '%s'", cfg->path);
-    }
+    /* A missing store is refused by wfm_store_open (must_exist), whatever its backend. */
     wfm_store_opts so = WFM_STORE_OPTS_INIT;
     so.path = cfg->path;
     so.must_exist = cfg->must_exist;

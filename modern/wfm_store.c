@@ -6,6 +6,7 @@
  * others after its COMMIT) and the counters. Every backend call runs under `conn_lock`. */
 #include "wfm_store_int.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h> /* kill(pid, 0): is a lease owner alive */
 #include <stdarg.h>
@@ -52,6 +53,29 @@ wf_status wfm__store_lock_failure(wfm_store *s, const char *id, bool exists, wf_
 
 /* ---- naming the store -------------------------------------------------------------------- */
 
+/* libpq connection-string keywords: "host=/tmp/x dbname=y" names a PostgreSQL store. */
+static bool is_pg_conninfo(const char *name)
+{
+    static const char *const keywords[] = {
+        "host",    "hostaddr", "port",    "dbname",           "user",           "password",
+        "service", "sslmode",  "options", "application_name", "connect_timeout", "passfile",
+    };
+    while (isspace((unsigned char)*name))
+        name++;
+    size_t n = 0;
+    while (isalpha((unsigned char)name[n]) || name[n] == '_')
+        n++;
+    size_t eq = n;
+    while (isspace((unsigned char)name[eq]))
+        eq++;
+    if (n == 0 || name[eq] != '=')
+        return false;
+    for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
+        if (strlen(keywords[i]) == n && strncmp(keywords[i], name, n) == 0)
+            return true;
+    return false;
+}
+
 static const wfm__store_ops *backend_of(const char *name, const char **target)
 {
     *target = name;
@@ -59,6 +83,9 @@ static const wfm__store_ops *backend_of(const char *name, const char **target)
         *target = name + 7;
         return &wfm__store_sqlite_ops;
     }
+    if (strncmp(name, "postgresql://", 13) == 0 || strncmp(name, "postgres://", 11) == 0 ||
+        is_pg_conninfo(name))
+        return &wfm__store_pg_ops;
     return &wfm__store_sqlite_ops;
 }
 

@@ -80,6 +80,7 @@ struct wfm__store_ops {
 };
 
 extern const wfm__store_ops wfm__store_sqlite_ops;
+extern const wfm__store_ops wfm__store_pg_ops;
 
 /* An error located at the store (s->where). */
 wf_status wfm__store_fail(wfm_store *s, wf_status code, wf_error *err, const char *fmt, ...)

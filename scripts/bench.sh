@@ -4,7 +4,7 @@
 # and of a hand-coded C baseline measured in the same run, and the ratio.
 BUILD=${BUILD:-build}
 CC=${CC:-cc}
-PKGS="libffi libxml-2.0 sqlite3"
+PKGS="libffi libxml-2.0 sqlite3 libpq"
 LIBS=""
 for m in bridge converter modern legacy common; do
     [ -f "$BUILD/lib/libwf$m.a" ] && LIBS="$LIBS $BUILD/lib/libwf$m.a"
