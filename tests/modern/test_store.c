@@ -19,6 +19,7 @@
 #include "../../common/wf_mem.h"
 #include "../../modern/wfm_store.h"
 #include "../wf_test_util.h"
+#include "support_pg.h"
 
 static char dir[256];
 static char path[1400];
@@ -36,66 +37,32 @@ static void teardown(void)
     wf_test_tmpdir_remove(dir);
 }
 
-static void no_notices(void *ud, const char *message)
+/* A fresh schema on the server WFBRIDGE_TEST_PG names; path selects it (search_path). */
+static void setup_pg(void)
 {
-    (void)ud;
-    (void)message;
+    setup();
+    wf_test_pg_schema(path, sizeof path, pg_schema);
+    on_pg = true;
+}
+
+static void teardown_pg(void)
+{
+    wf_test_pg_drop(pg_schema);
+    teardown();
 }
 
 static PGconn *pg_connect(const char *conninfo)
 {
     PGconn *c = PQconnectdb(conninfo);
     ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
-    PQsetNoticeProcessor(c, no_notices, NULL);
     return c;
-}
-
-static void pg_run(PGconn *c, const char *sql)
-{
-    PGresult *r = PQexec(c, sql);
-    ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK,
-                  "%s: %s", sql, PQresultErrorMessage(r));
-    PQclear(r);
-}
-
-/* A fresh schema on the server WFBRIDGE_TEST_PG names; path selects it (search_path). */
-static void setup_pg(void)
-{
-    setup();
-    static int serial;
-    const char *base = getenv("WFBRIDGE_TEST_PG");
-    snprintf(pg_schema, sizeof pg_schema, "wfbt_%ld_%d_%ld", (long)getpid(), serial++,
-             (long)time(NULL) % 100000);
-    char sql[128];
-    snprintf(sql, sizeof sql, "CREATE SCHEMA %s", pg_schema);
-    PGconn *c = pg_connect(base);
-    pg_run(c, sql);
-    PQfinish(c);
-    if (strncmp(base, "postgres", 8) == 0)
-        snprintf(path, sizeof path, "%s%soptions=-csearch_path%%3D%s", base,
-                 strchr(base, '?') ? "&" : "?", pg_schema);
-    else
-        snprintf(path, sizeof path, "%s options='-csearch_path=%s'", base, pg_schema);
-    on_pg = true;
-}
-
-static void teardown_pg(void)
-{
-    char sql[128];
-    snprintf(sql, sizeof sql, "DROP SCHEMA %s CASCADE", pg_schema);
-    PGconn *c = pg_connect(getenv("WFBRIDGE_TEST_PG"));
-    pg_run(c, sql);
-    PQfinish(c);
-    teardown();
 }
 
 /* Run SQL on the store behind the store's back (to age, damage or fake a store). */
 static void store_exec(const char *sql)
 {
     if (on_pg) {
-        PGconn *c = pg_connect(path);
-        pg_run(c, sql);
-        PQfinish(c);
+        wf_test_pg_exec(path, sql);
         return;
     }
     sqlite3 *db = NULL;
@@ -108,17 +75,8 @@ static void store_exec(const char *sql)
 static char *store_query(const char *sql)
 {
     char *out = NULL;
-    if (on_pg) {
-        PGconn *c = pg_connect(path);
-        PGresult *r = PQexec(c, sql);
-        ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1, "%s: %s", sql,
-                      PQresultErrorMessage(r));
-        if (!PQgetisnull(r, 0, 0))
-            out = wf_strdup(PQgetvalue(r, 0, 0));
-        PQclear(r);
-        PQfinish(c);
-        return out;
-    }
+    if (on_pg)
+        return wf_test_pg_query(path, sql);
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
@@ -1073,11 +1031,8 @@ Suite *modern_store_suite(void)
 Suite *modern_store_pg_suite(void)
 {
     Suite *s = suite_create("modern_store_pg");
-    if (!getenv("WFBRIDGE_TEST_PG") || !*getenv("WFBRIDGE_TEST_PG")) {
-        fprintf(stderr, "modern_store_pg: skipped: WFBRIDGE_TEST_PG is not set (a libpq "
-                        "connection string; .ci/run starts a private server and sets it)\n");
+    if (!wf_test_pg_available("modern_store_pg"))
         return s;
-    }
     TCase *core = tcase_create("core");
     tcase_add_checked_fixture(core, setup_pg, teardown_pg);
     tcase_set_timeout(core, 60);
