@@ -1,7 +1,8 @@
 /* wfm_store.h — the modern instance store: definitions, instances (status + state blob),
  * bookmarks, promoted properties, pending timers and ownership leases, in an embedded SQLite
- * file (WAL) by default. The state blob is opaque here: the runtime encodes it. Two hosts on
- * one store never run the same instance (docs/architecture.md "Persistence", docs/semantics.md
+ * file (WAL) by default or in PostgreSQL; the name given to wfm_store_open picks the backend,
+ * and nothing else differs. The state blob is opaque here: the runtime encodes it. Two hosts
+ * on one store never run the same instance (docs/architecture.md "Persistence", docs/semantics.md
  * §5; schema, open modes and leases: docs/durability.md). */
 #ifndef WFM_STORE_H
 #define WFM_STORE_H
@@ -13,8 +14,8 @@
 #include "../common/wf_error.h"
 
 /* Lifecycle:
- * 1. wfm_store_open(opts): checks the file (application key, schema version, tables, a quick
- *    integrity check of every table but `tracking`) before anything is written, then creates
+ * 1. wfm_store_open(opts): checks the store (application key, schema version, tables; on
+ *    SQLite a quick integrity check of every table but `tracking`) before anything is written, then creates
  *    the schema in a new or empty file, or migrates an older one; refuses (untouched) a file
  *    that is not a wfbridge store, is damaged or has a newer schema. opts.read_only opens an
  *    existing store without ever writing; opts.must_exist refuses to create one.
@@ -41,7 +42,9 @@ typedef enum wfm_durability {
 typedef int64_t (*wfm_store_clock_fn)(void *ud);
 
 typedef struct wfm_store_opts {
-    const char *path;            /* required */
+    const char *path;            /* required: FILE or sqlite:FILE (SQLite), postgresql://...,
+                                    postgres://... or a libpq connection string such as
+                                    "host=/run/pg dbname=wf" (PostgreSQL) */
     const char *owner;           /* this host's owner id; NULL: "HOSTNAME:PID:RANDOM", which
                                     lets a host on the same machine take over the leases of a
                                     process that died (any other form waits for expiry) */
