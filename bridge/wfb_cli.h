@@ -24,8 +24,11 @@ int wfb_cmd_resume(int argc, char **argv);     /* wfb_resume.c: resume a persist
 int wfb_cmd_inspect(int argc, char **argv);    /* wfb_inspect.c: decode one stored instance */
 int wfb_cmd_host(int argc, char **argv);       /* wfb_host.c: resume due instances */
 
-/* The instance store used when --store is not given: a file in the working directory. */
+/* The instance store used when --store is not given: $WFBRIDGE_STORE if set, else a file in
+ * the working directory. A store is a file, sqlite:FILE, postgresql://... or a libpq
+ * connection string (docs/durability.md "Choosing a store"). */
 #define WFB_DEFAULT_STORE "wfbridge.db"
+const char *wfb_store_name(const char *given); /* given, else $WFBRIDGE_STORE, else default */
 
 /* Print one error / warning to stderr in the contract form; returns the exit code for it. */
 int wfb_report(const wf_error *err);

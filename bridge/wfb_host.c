@@ -152,7 +152,7 @@ int wfb_cmd_host(int argc, char **argv)
     int rc = 2;
     wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
     ro.worker_count = 1;
-    wfb_durable_cfg cfg = {store_path ? store_path : WFB_DEFAULT_STORE, true, durability, NULL, 0};
+    wfb_durable_cfg cfg = {wfb_store_name(store_path), true, durability, NULL, 0};
     if (wfb_libpath(lib_path, &libpath, &err) == WF_OK &&
         (ro.libpath = libpath, wfm_runtime_create(&ro, &rt, &err)) == WF_OK &&
         wfb_durable_open(&cfg, rt, &store, &host, &err) == WF_OK) {

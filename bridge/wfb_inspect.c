@@ -168,5 +168,5 @@ int wfb_cmd_inspect(int argc, char **argv)
     }
     if (!id)
         return wfb_usage_error("inspect", "no instance id given");
-    return inspect(store ? store : WFB_DEFAULT_STORE, id);
+    return inspect(wfb_store_name(store), id);
 }

@@ -122,14 +122,14 @@ int wfb_cmd_instances(int argc, char **argv)
         fputs(usage_text, stdout);
         return 0;
     }
-    instances_opts o = {WFB_DEFAULT_STORE, WFM_STORE_QUERY_INIT, NULL, false};
+    instances_opts o = {NULL, WFM_STORE_QUERY_INIT, NULL, false};
     int rc = parse_opts(argc, argv, &o);
     if (rc != 0) {
         wf_free(o.where_name);
         return rc;
     }
     wfm_store_opts so = WFM_STORE_OPTS_INIT;
-    so.path = o.store;
+    so.path = wfb_store_name(o.store);
     so.read_only = true;
     wfm_store *store = NULL;
     wf_error err = WF_ERROR_INIT;

@@ -45,6 +45,12 @@ int wfb_parse_durability(const char *verb, const char *text, int *out)
     return 0;
 }
 
+const char *wfb_store_name(const char *given)
+{
+    const char *env = getenv("WFBRIDGE_STORE");
+    return given ? given : env && *env ? env : WFB_DEFAULT_STORE;
+}
+
 wf_status wfb_durable_open(const wfb_durable_cfg *cfg, wfm_runtime *rt, wfm_store **store,
                            wfm_host **host, wf_error *err)
 {
@@ -296,7 +302,7 @@ static int resume_instance(const resume_opts *o)
     wfm_dinst *d = NULL;
     int rc = 2;
     wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
-    wfb_durable_cfg cfg = {o->store ? o->store : WFB_DEFAULT_STORE, true, o->durability, NULL, 0};
+    wfb_durable_cfg cfg = {wfb_store_name(o->store), true, o->durability, NULL, 0};
     if (wfb_libpath(o->lib_path, &libpath, &err) != WF_OK)
         goto fail;
     ro.libpath = libpath;

@@ -17,6 +17,7 @@
 #include "../../modern/wfm_durable.h"
 #include "../../modern/wfm_persist.h"
 #include "../wf_test_util.h"
+#include "support_pg.h"
 #include "support_modern.h"
 
 #define DATA "tests/modern/data/durable/"
@@ -1311,6 +1312,58 @@ START_TEST(nomem_load_gives_the_lease_back)
 }
 END_TEST
 
+/* The CLI's life of an instance on `store`, named by --store for run and by $WFBRIDGE_STORE
+ * for the other verbs: run to the bookmark, list, resume to completion, inspect. */
+static void cli_lifecycle_on(const char *dir, const char *store)
+{
+    const char *run[] = {"run", DATA "approve.xaml", "--store", store, "--arg", "Who=ann",
+                         "--json", NULL};
+    cli_out r = cli(dir, run);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    const char *p = strstr(r.out, "\"id\": \"");
+    ck_assert_ptr_nonnull(p);
+    char id[33];
+    snprintf(id, sizeof id, "%.32s", p + strlen("\"id\": \""));
+    cli_free(&r);
+    setenv("WFBRIDGE_STORE", store, 1);
+    const char *list[] = {"instances", "--status", "Idle", NULL};
+    r = cli(dir, list);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, id));
+    cli_free(&r);
+    const char *resume[] = {"resume", id, "--bookmark", "approve=21", NULL};
+    r = cli(dir, resume);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "total 42\n"));
+    cli_free(&r);
+    const char *inspect[] = {"inspect", id, NULL};
+    r = cli(dir, inspect);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"status\": \"Closed\""));
+    cli_free(&r);
+    unsetenv("WFBRIDGE_STORE");
+}
+
+/* A store named sqlite:FILE, and (when WFBRIDGE_TEST_PG is set) a PostgreSQL one, through
+ * every verb; $WFBRIDGE_STORE stands in for --store. */
+START_TEST(cli_store_uris_and_environment)
+{
+    char dir[256], store[1400];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(store, sizeof store, "sqlite:%s/uri.db", dir);
+    cli_lifecycle_on(dir, store);
+    snprintf(store, sizeof store, "%s/uri.db", dir);
+    ck_assert_int_eq(access(store, F_OK), 0); /* the file the URI named */
+    if (getenv("WFBRIDGE_TEST_PG") && *getenv("WFBRIDGE_TEST_PG")) {
+        char schema[64];
+        wf_test_pg_schema(store, sizeof store, schema);
+        cli_lifecycle_on(dir, store);
+        wf_test_pg_drop(schema);
+    }
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 Suite *modern_durable_suite(void)
 {
     Suite *s = suite_create("modern_durable");
@@ -1333,6 +1386,7 @@ Suite *modern_durable_suite(void)
     tcase_add_test(tc, lease_renewed_while_loaded);
     tcase_add_test(tc, cli_end_to_end);
     tcase_add_test(tc, cli_host_runs_due_timer);
+    tcase_add_test(tc, cli_store_uris_and_environment);
     suite_add_tcase(s, tc);
     TCase *bad = tcase_create("bad_input");
     tcase_set_timeout(bad, 60);
