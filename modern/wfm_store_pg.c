@@ -243,29 +243,37 @@ static void p_blob(pg_params *p, const void *data, size_t len)
     p->formats[p->n++] = data ? 1 : 0;
 }
 
-/* Execute prepared statement `id` once (preparing it first in this session). *res: the
- * result (PQclear it) when it succeeded. */
+static const char *const stmt_names[PS_COUNT] = {
+    "save",    "token_of", "take_lease", "take_from", "owner_of",     "release", "renew",
+    "create",  "put_def",  "load",       "query",     "props",        "enqueue", "seq_of_token",
+    "pending"};
+
+/* Prepare statement `id` in this session unless it is already. */
+static wf_status ensure_prepared(wfm_store *s, enum pg_stmt id, wf_error *err)
+{
+    pg_conn *c = s->impl;
+    if (c->prepared[id])
+        return WF_OK;
+    PGresult *r = PQprepare(c->conn, stmt_names[id], pg_sql[id], 0, NULL);
+    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    wf_status rc = ok ? WF_OK
+                      : pg_fail(s, WF_E_STORE, err, "store",
+                                r ? PQresultErrorMessage(r) : PQerrorMessage(c->conn));
+    PQclear(r);
+    c->prepared[id] = ok;
+    return rc;
+}
+
+/* Execute prepared statement `id` once. *res: the result (PQclear it) when it succeeded. */
 static wf_status run_once(wfm_store *s, enum pg_stmt id, const pg_params *p, PGresult **res,
                           wf_error *err)
 {
     pg_conn *c = s->impl;
-    static const char *const names[PS_COUNT] = {
-        "save", "token_of", "take_lease", "take_from", "owner_of", "release",     "renew",
-        "create", "put_def", "load",      "query",     "props",    "enqueue",     "seq_of_token",
-        "pending"};
     *res = NULL;
-    if (!c->prepared[id]) {
-        PGresult *r = PQprepare(c->conn, names[id], pg_sql[id], 0, NULL);
-        bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-        wf_status rc = ok ? WF_OK
-                          : pg_fail(s, WF_E_STORE, err, "store",
-                                    r ? PQresultErrorMessage(r) : PQerrorMessage(c->conn));
-        PQclear(r);
-        if (!ok)
-            return rc;
-        c->prepared[id] = true;
-    }
-    PGresult *r = PQexecPrepared(c->conn, names[id], p->n, p->values, p->lens, p->formats, 0);
+    wf_status prc = ensure_prepared(s, id, err);
+    if (prc != WF_OK)
+        return prc;
+    PGresult *r = PQexecPrepared(c->conn, stmt_names[id], p->n, p->values, p->lens, p->formats, 0);
     ExecStatusType t = PQresultStatus(r);
     if (t == PGRES_COMMAND_OK || t == PGRES_TUPLES_OK) {
         *res = r;
@@ -545,10 +553,9 @@ static void array_literal(wf_buf *b, const char *const *items, size_t count)
     wf_buf_addf(b, "}");
 }
 
-/* Run one save (statement errors other than a lost connection go to p->err). */
-static wf_status save_one(wfm_store *s, wfm__pending_save *p, int64_t token, int64_t now)
+/* Queue one save on the pipeline (libpq copies the parameters at once). */
+static bool send_save(wfm_store *s, const wfm_store_save_rec *r, int64_t token, int64_t now)
 {
-    const wfm_store_save_rec *r = p->rec;
     wf_buf bm, names, values;
     wf_buf_init(&bm);
     wf_buf_init(&names);
@@ -570,25 +577,106 @@ static wf_status save_one(wfm_store *s, wfm__pending_save *p, int64_t token, int
     p_text(&q, values.data);
     p_int(&q, r->resumes_through);
     p_int(&q, token);
-    PGresult *res = NULL;
-    wf_error_clear(&p->err);
-    if (bm.oom || names.oom || values.oom)
-        p->status = wf_error_set(&p->err, WF_E_NOMEM, NULL, "out of memory saving");
-    else
-        p->status = run_once(s, PS_SAVE, &q, &res, &p->err);
-    if (p->status == WF_OK && col_int(res, 0, 0) == 0) { /* no live lease of ours */
-        PQclear(res);
-        res = NULL;
-        pg_params o = {0};
-        p_text(&o, r->id);
-        if ((p->status = run_once(s, PS_OWNER_OF, &o, &res, &p->err)) == WF_OK)
-            p->status = wfm__store_lock_failure(s, r->id, PQntuples(res) > 0, &p->err);
-    }
-    PQclear(res);
+    bool ok = !bm.oom && !names.oom && !values.oom &&
+              PQsendQueryPrepared(conn_of(s), stmt_names[PS_SAVE], q.n, q.values, q.lens,
+                                  q.formats, 0);
     wf_buf_fini(&bm);
     wf_buf_fini(&names);
     wf_buf_fini(&values);
-    return p->status;
+    return ok;
+}
+
+/* The result of the next pipelined query (then the NULL that ends it): *status its type,
+ * PGRES_FATAL_ERROR with err set when it failed; *count the first column of a row result. */
+static void next_result(wfm_store *s, ExecStatusType *status, int64_t *count, wf_error *err)
+{
+    PGresult *r = PQgetResult(conn_of(s));
+    *status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    if (*status == PGRES_TUPLES_OK && count)
+        *count = PQntuples(r) > 0 ? col_int(r, 0, 0) : 0;
+    if (*status == PGRES_FATAL_ERROR || *status == PGRES_PIPELINE_ABORTED)
+        pg_fail(s, WF_E_STORE, err, "store",
+                r && *status == PGRES_FATAL_ERROR ? PQresultErrorMessage(r)
+                : r ? "an earlier statement of the batch failed"
+                    : PQerrorMessage(conn_of(s)));
+    PQclear(r);
+    if (r && *status != PGRES_PIPELINE_SYNC)
+        PQclear(PQgetResult(conn_of(s))); /* the NULL after each query's results */
+}
+
+/* One attempt at the batch as one pipelined round trip: BEGIN, one statement per save,
+ * COMMIT. A save without a live lease of ours changes nothing (count 0: WF_E_LOCKED until
+ * classified). *dropped: the connection was lost, so what committed is unknown.
+ * *retry_alone: a save's statement failed (PostgreSQL then aborts the transaction), so the
+ * batch should run again one transaction per save. */
+static wf_status try_batch(wfm_store *s, wfm__pending_save *batch, const int64_t *tokens,
+                           int64_t now, bool *dropped, bool *retry_alone, wf_error *err)
+{
+    PGconn *conn = conn_of(s);
+    *dropped = *retry_alone = false;
+    wf_status rc = ensure_prepared(s, PS_SAVE, err);
+    if (rc != WF_OK) {
+        *dropped = lost(s);
+        return rc;
+    }
+    bool sent = PQenterPipelineMode(conn) &&
+                PQsendQueryParams(conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0);
+    size_t i = 0;
+    for (wfm__pending_save *p = batch; sent && p; p = p->next, i++)
+        sent = send_save(s, p->rec, tokens[i], now);
+    sent = sent && PQsendQueryParams(conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0) &&
+           PQpipelineSync(conn);
+    if (!sent) {
+        rc = lost(s) ? pg_fail(s, WF_E_STORE, err, "store", PQerrorMessage(conn))
+                     : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory saving");
+    } else {
+        ExecStatusType t;
+        wf_error ignored = WF_ERROR_INIT;
+        next_result(s, &t, NULL, err); /* BEGIN */
+        if (t != PGRES_COMMAND_OK)
+            rc = WF_E_STORE;
+        for (wfm__pending_save *p = batch; p; p = p->next) {
+            int64_t count = 0;
+            wf_error_clear(&p->err);
+            next_result(s, &t, &count, &p->err);
+            p->status = t != PGRES_TUPLES_OK ? WF_E_STORE : count ? WF_OK : WF_E_LOCKED;
+            if (t != PGRES_TUPLES_OK && rc == WF_OK) {
+                rc = WF_E_STORE;
+                *retry_alone = batch->next != NULL && t == PGRES_FATAL_ERROR;
+                if (err && err->code == WF_OK)
+                    *err = p->err;
+            }
+        }
+        next_result(s, &t, NULL, rc == WF_OK ? err : &ignored); /* COMMIT */
+        if (t != PGRES_COMMAND_OK && rc == WF_OK)
+            rc = WF_E_STORE;
+        next_result(s, &t, NULL, &ignored); /* the sync */
+    }
+    if (lost(s)) {
+        *dropped = true;
+        *retry_alone = false;
+        return rc == WF_OK ? WF_E_STORE : rc;
+    }
+    PQexitPipelineMode(conn);
+    if (rc != WF_OK && PQtransactionStatus(conn) != PQTRANS_IDLE) {
+        wf_error ignored = WF_ERROR_INIT;
+        pg_exec(s, "ROLLBACK", &ignored);
+    }
+    return rc;
+}
+
+/* Saves that changed nothing: WF_E_NOTFOUND or WF_E_LOCKED (read after the commit). */
+static void classify_lock_failures(wfm_store *s, wfm__pending_save *batch)
+{
+    for (wfm__pending_save *p = batch; p; p = p->next) {
+        if (p->status != WF_E_LOCKED || p->err.code != WF_OK)
+            continue;
+        char *owner = NULL;
+        bool exists = true;
+        if ((p->status = pg_owner_of(s, p->rec->id, &owner, &exists, &p->err)) == WF_OK)
+            p->status = wfm__store_lock_failure(s, p->rec->id, exists, &p->err);
+        wf_free(owner);
+    }
 }
 
 /* Did the save with `token` commit? (Read back after a connection was lost mid-batch.) */
@@ -603,31 +691,38 @@ static wf_status committed(wfm_store *s, const char *id, int64_t token, bool *ye
     return rc;
 }
 
-/* One attempt at the batch in one transaction. *dropped: the connection was lost, so what
- * committed is unknown. A save whose statement failed makes the whole attempt roll back
- * (PostgreSQL aborts the transaction): *retry_alone then asks for one transaction per save. */
-static wf_status try_batch(wfm_store *s, wfm__pending_save *batch, const int64_t *tokens,
-                           int64_t now, bool *dropped, bool *retry_alone, wf_error *err)
+/* After a dropped connection: reconnect and read back whether the batch committed (a
+ * transaction commits all or nothing: any save of it found means all of it). */
+static wf_status resolve(wfm_store *s, wfm__pending_save *batch, const int64_t *tokens,
+                         bool *done, wf_error *err)
 {
-    wf_error ignored = WF_ERROR_INIT;
-    *dropped = *retry_alone = false;
-    wf_status rc = pg_exec(s, "BEGIN", err);
+    *done = false;
+    wf_status rc = reconnect(s, err);
     size_t i = 0;
-    for (wfm__pending_save *p = batch; rc == WF_OK && p; p = p->next, i++)
-        if (save_one(s, p, tokens[i], now) != WF_OK &&
-            p->status != WF_E_LOCKED && p->status != WF_E_NOTFOUND) {
-            *retry_alone = batch->next != NULL && !lost(s);
-            rc = p->status;
-            if (err && err->code == WF_OK)
-                *err = p->err;
-        }
-    if (rc == WF_OK)
-        rc = pg_exec(s, "COMMIT", err);
-    if (rc != WF_OK && lost(s))
-        *dropped = true;
-    else if (rc != WF_OK)
-        pg_exec(s, "ROLLBACK", &ignored);
+    for (wfm__pending_save *p = batch; rc == WF_OK && p && !*done; p = p->next, i++)
+        if (p->status == WF_OK)
+            rc = committed(s, p->rec->id, tokens[i], done, err);
     return rc;
+}
+
+/* Each save of the batch in its own transaction (after one save's statement failed). */
+static void write_alone(wfm_store *s, wfm__pending_save *batch, const int64_t *tokens,
+                        int64_t now, uint64_t *commits)
+{
+    size_t i = 0;
+    for (wfm__pending_save *p = batch; p; p = p->next, i++) {
+        wfm__pending_save *next = p->next;
+        bool dropped = false, alone = false;
+        wf_error e = WF_ERROR_INIT;
+        p->next = NULL;
+        if (try_batch(s, p, &tokens[i], now, &dropped, &alone, &e) == WF_OK)
+            *commits += 1;
+        else if (p->status == WF_OK) {
+            p->status = e.code;
+            p->err = e;
+        }
+        p->next = next;
+    }
 }
 
 static wf_status pg_write_batch(wfm_store *s, wfm__pending_save *batch, int64_t now,
@@ -643,58 +738,31 @@ static wf_status pg_write_batch(wfm_store *s, wfm__pending_save *batch, int64_t 
         wf_random_bytes(&tokens[i], sizeof tokens[i]);
         tokens[i] = (int64_t)((uint64_t)tokens[i] >> 1) | 1; /* positive, never 0 */
     }
-    wf_status rc = WF_OK;
+    wf_status rc;
     for (;;) {
-        bool dropped = false, alone = false;
+        bool dropped = false, alone = false, done = false;
         wf_error attempt = WF_ERROR_INIT;
         rc = try_batch(s, batch, tokens, now, &dropped, &alone, &attempt);
-        if (rc == WF_OK) {
-            *commits += 1;
-            break;
-        }
-        if (alone) { /* one failing save: every save in its own transaction */
-            wf_error_clear(&attempt);
+        if (rc == WF_OK || alone) {
+            if (alone)
+                write_alone(s, batch, tokens, now, commits);
+            else
+                *commits += 1;
             rc = WF_OK;
-            size_t i = 0;
-            for (wfm__pending_save *p = batch; p; p = p->next, i++) {
-                wfm__pending_save *next = p->next;
-                p->next = NULL;
-                bool d = false, a = false;
-                wf_error e = WF_ERROR_INIT;
-                if (try_batch(s, p, &tokens[i], now, &d, &a, &e) == WF_OK)
-                    *commits += 1;
-                else if (p->status == WF_OK) {
-                    p->status = e.code;
-                    p->err = e;
-                }
-                p->next = next;
-            }
             break;
         }
         if (!dropped) {
             *err = attempt;
             break;
         }
-        /* The connection dropped: reconnect, then read back which saves committed. */
-        wf_error_clear(&attempt);
-        if ((rc = reconnect(s, err)) != WF_OK)
-            break;
-        bool all = true, none = true;
-        size_t i = 0;
-        for (wfm__pending_save *p = batch; rc == WF_OK && p; p = p->next, i++) {
-            bool yes = false;
-            rc = committed(s, p->rec->id, tokens[i], &yes, err);
-            all &= yes || p->status != WF_OK;
-            none &= !yes;
-        }
-        if (rc != WF_OK)
-            break;
-        if (all && !none) {
-            *commits += 1;
+        if ((rc = resolve(s, batch, tokens, &done, err)) != WF_OK || done) {
+            *commits += done;
             break;
         }
-        /* Not committed (a transaction commits all or nothing): run the batch again. */
+        /* not committed: run the batch again */
     }
+    if (rc == WF_OK)
+        classify_lock_failures(s, batch);
     wf_free(tokens);
     return rc;
 }
