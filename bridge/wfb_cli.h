@@ -23,6 +23,7 @@ int wfb_cmd_instances(int argc, char **argv);  /* wfb_instances.c: list a store 
 int wfb_cmd_resume(int argc, char **argv);     /* wfb_resume.c: resume a persisted instance */
 int wfb_cmd_inspect(int argc, char **argv);    /* wfb_inspect.c: decode one stored instance */
 int wfb_cmd_host(int argc, char **argv);       /* wfb_host.c: resume due instances */
+int wfb_cmd_start(int argc, char **argv);      /* wfb_start.c: create runnable instances */
 
 /* The instance store used when --store is not given: $WFBRIDGE_STORE if set, else a file in
  * the working directory. A store is a file, sqlite:FILE, postgresql://... or a libpq

@@ -16,6 +16,7 @@ static const struct verb {
     {"resume", wfb_cmd_resume, "resume a persisted instance's bookmark"},
     {"inspect", wfb_cmd_inspect, "show a persisted instance's state and store row"},
     {"host", wfb_cmd_host, "run persisted instances whose timers are due"},
+    {"start", wfb_cmd_start, "create runnable instances in a store for hosts to run"},
 };
 
 static void usage(FILE *out)

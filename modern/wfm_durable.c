@@ -7,6 +7,8 @@
  * A durable instance (d->loaded: in memory and leased; d->dirty: changed since saved):
  *   (store row Created, leased) -> loaded, dirty     wfm_host_new
  *   first run: the Created state is saved first       run_queue (save_state, initial)
+ *   (Created, leased) -> unloaded, saved Created      wfm_host_start (save_state, initial,
+ *                                                      release)
  *   saved row -> loaded, clean                         wfm_host_load (restore, then lock)
  *   loaded -> loaded, dirty                            wfm_host_run / wfm_host_resume
  *   loaded, dirty -> loaded, clean                     save at a Persist request or idle with
@@ -944,6 +946,19 @@ wf_status wfm_host_persist(wfm_host *h, wfm_dinst *d, bool unload, wf_error *err
 {
     hold(d);
     wf_status st = save_locked(h, d, unload, err);
+    let_go(d);
+    return st;
+}
+
+wf_status wfm_host_start(wfm_host *h, wfm_dinst *d, wf_error *err)
+{
+    hold(d);
+    wf_status st = WF_OK;
+    if (wfm_instance_state_get(d->inst) != WFM_INSTANCE_CREATED || d->created_saved)
+        st = wf_error_set(err, WF_E_STATE, NULL, "instance '%s' has already run or been saved",
+                          d->id.text);
+    if (st == WF_OK && (st = save_state(h, d, true, true, err)) == WF_OK)
+        d->loaded = false; /* the lease went with the save: a host runs it */
     let_go(d);
     return st;
 }

@@ -1344,6 +1344,83 @@ static void cli_lifecycle_on(const char *dir, const char *store)
     unsetenv("WFBRIDGE_STORE");
 }
 
+static size_t count_of(const char *text, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* `wfbridge start` makes N runnable instances without running them; a host drains them. */
+static void cli_start_then_host_on(const char *dir, const char *store)
+{
+    const char *start[] = {"start", DATA "approve.xaml", "--store", store, "--count", "5",
+                           "--arg", "Who=bob",           "--json",  NULL};
+    cli_out r = cli(dir, start);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "{\"status\": \"Created\", \"count\": 5, \"ids\": [\""));
+    ck_assert_ptr_null(strstr(r.out, "hello")); /* not run */
+    cli_free(&r);
+    const char *created[] = {"instances", "--store", store, "--status", "Created", NULL};
+    r = cli(dir, created);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_uint_eq(count_of(r.out, "Created"), 5);
+    cli_free(&r);
+    const char *host[] = {"host", "--store", store, "--once", NULL};
+    r = cli(dir, host);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_uint_eq(count_of(r.out, "hello bob\n"), 5);
+    ck_assert_uint_eq(count_of(r.out, " Idle\n"), 5);
+    cli_free(&r);
+    const char *idle[] = {"instances", "--store", store, "--status", "Idle", NULL};
+    r = cli(dir, idle);
+    ck_assert_uint_eq(count_of(r.out, "approve"), 5);
+    cli_free(&r);
+}
+
+START_TEST(cli_start_creates_instances_a_host_runs)
+{
+    char dir[256], store[1400];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(store, sizeof store, "%s/start.db", dir);
+    cli_start_then_host_on(dir, store);
+    if (getenv("WFBRIDGE_TEST_PG") && *getenv("WFBRIDGE_TEST_PG")) {
+        char schema[64];
+        wf_test_pg_schema(store, sizeof store, schema);
+        cli_start_then_host_on(dir, store);
+        wf_test_pg_drop(schema);
+    }
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* Bad counts and arguments are refused before a store is created or written. */
+START_TEST(cli_start_bad_input)
+{
+    char dir[256], store[512];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(store, sizeof store, "%s/never.db", dir);
+    const char *zero[] = {"start", DATA "approve.xaml", "--store", store, "--count", "0", NULL};
+    cli_out r = cli(dir, zero);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "wfbridge start: --count needs a number"));
+    cli_free(&r);
+    const char *arg[] = {"start", DATA "approve.xaml", "--store", store, "--arg", "Nope=1", NULL};
+    r = cli(dir, arg);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "approve.xaml: error: the workflow has no argument 'Nope'"));
+    cli_free(&r);
+    const char *none[] = {"start", "--store", store, NULL};
+    r = cli(dir, none);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "no workflow file"));
+    cli_free(&r);
+    ck_assert_int_ne(access(store, F_OK), 0);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* A store named sqlite:FILE, and (when WFBRIDGE_TEST_PG is set) a PostgreSQL one, through
  * every verb; $WFBRIDGE_STORE stands in for --store. */
 START_TEST(cli_store_uris_and_environment)
@@ -1387,6 +1464,7 @@ Suite *modern_durable_suite(void)
     tcase_add_test(tc, cli_end_to_end);
     tcase_add_test(tc, cli_host_runs_due_timer);
     tcase_add_test(tc, cli_store_uris_and_environment);
+    tcase_add_test(tc, cli_start_creates_instances_a_host_runs);
     suite_add_tcase(s, tc);
     TCase *bad = tcase_create("bad_input");
     tcase_set_timeout(bad, 60);
@@ -1396,6 +1474,7 @@ Suite *modern_durable_suite(void)
     tcase_add_test(bad, resume_with_wrong_type_changes_nothing);
     tcase_add_test(bad, queued_resume_with_wrong_type_is_dropped);
     tcase_add_test(bad, cli_refuses_missing_empty_and_damaged_stores);
+    tcase_add_test(bad, cli_start_bad_input);
     suite_add_tcase(s, bad);
     TCase *nomem = tcase_create("nomem");
     tcase_set_timeout(nomem, 60);
