@@ -139,6 +139,7 @@ enum { TABLE_COUNT = sizeof tables / sizeof tables[0] };
 
 typedef struct pg_conn {
     PGconn *conn;
+    bool broken; /* the server ended the session (an 08 or 57P0x error): reconnect */
     bool prepared[PS_COUNT];
     bool read_only;
     wfm_durability durability;
@@ -159,7 +160,19 @@ static wf_status pg_fail(wfm_store *s, wf_status code, wf_error *err, const char
 
 static bool lost(const wfm_store *s)
 {
-    return PQstatus(conn_of(s)) != CONNECTION_OK;
+    return ((pg_conn *)s->impl)->broken || PQstatus(conn_of(s)) != CONNECTION_OK;
+}
+
+/* The message of a failed result (NULL: the connection's), noting errors that end the
+ * session: connection exceptions (08) and the server shutting down or the backend being
+ * terminated (57P01..57P03), after which the store reconnects. */
+static const char *result_error(wfm_store *s, const PGresult *r)
+{
+    pg_conn *c = s->impl;
+    const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+    if (!r || (state && (strncmp(state, "08", 2) == 0 || strncmp(state, "57P0", 4) == 0)))
+        c->broken = true;
+    return r ? PQresultErrorMessage(r) : PQerrorMessage(c->conn);
 }
 
 /* Run a plain command (no parameters, no rows wanted). */
@@ -169,8 +182,7 @@ static wf_status pg_exec(wfm_store *s, const char *sql, wf_error *err)
     ExecStatusType t = PQresultStatus(r);
     wf_status rc = WF_OK;
     if (t != PGRES_COMMAND_OK && t != PGRES_TUPLES_OK)
-        rc = pg_fail(s, WF_E_STORE, err, "store", r ? PQresultErrorMessage(r)
-                                                    : PQerrorMessage(conn_of(s)));
+        rc = pg_fail(s, WF_E_STORE, err, "store", result_error(s, r));
     PQclear(r);
     return rc;
 }
@@ -203,6 +215,7 @@ static wf_status reconnect(wfm_store *s, wf_error *err)
     int64_t pause = 10, waited = 0;
     for (;;) {
         PQreset(conn_of(s));
+        ((pg_conn *)s->impl)->broken = false;
         if (!lost(s))
             return session_setup(s, err);
         if (waited >= RECONNECT_MS)
@@ -258,7 +271,7 @@ static wf_status ensure_prepared(wfm_store *s, enum pg_stmt id, wf_error *err)
     bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     wf_status rc = ok ? WF_OK
                       : pg_fail(s, WF_E_STORE, err, "store",
-                                r ? PQresultErrorMessage(r) : PQerrorMessage(c->conn));
+                                result_error(s, r));
     PQclear(r);
     c->prepared[id] = ok;
     return rc;
@@ -280,7 +293,7 @@ static wf_status run_once(wfm_store *s, enum pg_stmt id, const pg_params *p, PGr
         return WF_OK;
     }
     wf_status rc = pg_fail(s, WF_E_STORE, err, "store",
-                           r ? PQresultErrorMessage(r) : PQerrorMessage(c->conn));
+                           result_error(s, r));
     PQclear(r);
     return rc;
 }
@@ -337,7 +350,7 @@ static wf_status check_schema(wfm_store *s, int *version, wf_error *err)
     PGresult *r = PQexec(conn_of(s), "SELECT tablename FROM pg_tables"
                                      " WHERE schemaname = current_schema()");
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-        wf_status rc = pg_fail(s, WF_E_STORE, err, "store", PQresultErrorMessage(r));
+        wf_status rc = pg_fail(s, WF_E_STORE, err, "store", result_error(s, r));
         PQclear(r);
         return rc;
     }
@@ -361,7 +374,7 @@ static wf_status check_schema(wfm_store *s, int *version, wf_error *err)
     r = PQexec(conn_of(s), "SELECT (SELECT value FROM wfbridge_meta WHERE key = 'application'),"
                            " (SELECT value FROM wfbridge_meta WHERE key = 'schema_version')");
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-        wf_status rc = pg_fail(s, WF_E_STORE, err, "store", PQresultErrorMessage(r));
+        wf_status rc = pg_fail(s, WF_E_STORE, err, "store", result_error(s, r));
         PQclear(r);
         return rc;
     }
@@ -426,6 +439,14 @@ static wf_status check_and_upgrade(wfm_store *s, const wfm_store_opts *o, wf_err
     return rc;
 }
 
+/* Server notices and errors that arrive while idle (a terminated session) are not printed:
+ * libraries never print; the next statement reports the state of the connection. */
+static void ignore_notice(void *ud, const char *message)
+{
+    (void)ud;
+    (void)message;
+}
+
 static wf_status pg_open(wfm_store *s, const char *conninfo, const wfm_store_opts *opts,
                          wf_error *err)
 {
@@ -440,8 +461,21 @@ static wf_status pg_open(wfm_store *s, const char *conninfo, const wfm_store_opt
     if (PQstatus(c->conn) != CONNECTION_OK)
         return pg_fail(s, WF_E_STORE, err, "cannot connect to the store",
                        PQerrorMessage(c->conn));
-    wf_status rc = session_setup(s, err);
-    return rc == WF_OK ? check_and_upgrade(s, opts, err) : rc;
+    PQsetNoticeProcessor(c->conn, ignore_notice, NULL);
+    /* A connection dropped while checking (a server restarting) is opened again. */
+    for (;;) {
+        wf_error attempt = WF_ERROR_INIT;
+        wf_status rc = session_setup(s, &attempt);
+        if (rc == WF_OK)
+            rc = check_and_upgrade(s, opts, &attempt);
+        if (rc == WF_OK || !lost(s)) {
+            if (rc != WF_OK)
+                *err = attempt;
+            return rc;
+        }
+        if ((rc = reconnect(s, err)) != WF_OK)
+            return rc;
+    }
 }
 
 static void pg_close(wfm_store *s)
@@ -596,9 +630,8 @@ static void next_result(wfm_store *s, ExecStatusType *status, int64_t *count, wf
         *count = PQntuples(r) > 0 ? col_int(r, 0, 0) : 0;
     if (*status == PGRES_FATAL_ERROR || *status == PGRES_PIPELINE_ABORTED)
         pg_fail(s, WF_E_STORE, err, "store",
-                r && *status == PGRES_FATAL_ERROR ? PQresultErrorMessage(r)
-                : r ? "an earlier statement of the batch failed"
-                    : PQerrorMessage(conn_of(s)));
+                r && *status == PGRES_PIPELINE_ABORTED ? "an earlier statement of the batch failed"
+                                                       : result_error(s, r));
     PQclear(r);
     if (r && *status != PGRES_PIPELINE_SYNC)
         PQclear(PQgetResult(conn_of(s))); /* the NULL after each query's results */
@@ -652,12 +685,12 @@ static wf_status try_batch(wfm_store *s, wfm__pending_save *batch, const int64_t
             rc = WF_E_STORE;
         next_result(s, &t, NULL, &ignored); /* the sync */
     }
-    if (lost(s)) {
+    if (lost(s) || !PQexitPipelineMode(conn)) { /* unknown outcome: read back after reconnect */
+        ((pg_conn *)s->impl)->broken = true;
         *dropped = true;
         *retry_alone = false;
         return rc == WF_OK ? WF_E_STORE : rc;
     }
-    PQexitPipelineMode(conn);
     if (rc != WF_OK && PQtransactionStatus(conn) != PQTRANS_IDLE) {
         wf_error ignored = WF_ERROR_INIT;
         pg_exec(s, "ROLLBACK", &ignored);

@@ -363,14 +363,35 @@ static void harness_init_pg(harness *h, char *dir_copy, size_t size)
     h->target = env_uint("WF_CRASH_PG_CYCLES", 30);
 }
 
+/* Drop every connection of the hosts, as a server restart does (they name themselves by
+ * application_name, added to the store's connection string here). */
+static void name_connections(harness *h)
+{
+    size_t len = strlen(h->store);
+    snprintf(h->store + len, sizeof h->store - len, "%sapplication_name=%s",
+             strncmp(h->store, "postgres", 8) == 0 ? "&" : " ", h->pg_schema);
+}
+
+static void drop_connections(const harness *h)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+             " WHERE application_name = '%s'",
+             h->pg_schema);
+    wf_free(wf_test_pg_query(getenv("WFBRIDGE_TEST_PG"), sql));
+}
+
 /* Three hosts (owners host-a, host-b, host-c) drain a round on one PostgreSQL store; host-c
- * is SIGKILLed mid-run and started again under its own owner id (taking its leases back):
- * every instance completes exactly once and no call before a persist point repeats. */
+ * is SIGKILLed mid-run and started again under its own owner id (taking its leases back),
+ * then every host's connection is dropped by the server (they reconnect): every instance
+ * completes exactly once and no call before a persist point repeats. */
 START_TEST(pg_three_hosts_one_killed)
 {
     harness h = {0};
     char dir[256];
     harness_init_pg(&h, dir, sizeof dir);
+    name_connections(&h);
     for (unsigned round = 0; round < 3; round++) {
         char prefix[16];
         snprintf(prefix, sizeof prefix, "m%u", round);
@@ -385,6 +406,8 @@ START_TEST(pg_three_hosts_one_killed)
         int status = 0;
         ck_assert_int_eq(waitpid(c, &status, 0), c);
         c = spawn_as(&h, args, "host-c");
+        usleep(next_rand(&h) % 20000);
+        drop_connections(&h);
         pid_t all[] = {a, b, c};
         for (int i = 0; i < 3; i++) {
             ck_assert_int_eq(waitpid(all[i], &status, 0), all[i]);
@@ -425,6 +448,33 @@ START_TEST(pg_crash_kill_restart)
 }
 END_TEST
 
+/* The server itself restarts ($WFBRIDGE_TEST_PG_RESTART, e.g. pg_ctl restart) while two hosts
+ * run a round: they reconnect and finish, nothing lost or run twice. */
+START_TEST(pg_server_restart_mid_run)
+{
+    harness h = {0};
+    char dir[256];
+    harness_init_pg(&h, dir, sizeof dir);
+    run_init(&h, "restart");
+    const char *args[] = {"work", "2", NULL};
+    pid_t a = spawn_as(&h, args, "host-a"), b = spawn_as(&h, args, "host-b");
+    for (int i = 0; leased_rows(&h) == 0 && i < 20000; i++)
+        usleep(500);
+    usleep(next_rand(&h) % 10000);
+    ck_assert_int_eq(system(getenv("WFBRIDGE_TEST_PG_RESTART")), 0);
+    pid_t all[] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        int status = 0;
+        ck_assert_int_eq(waitpid(all[i], &status, 0), all[i]);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "host %d: %d", i, status);
+    }
+    check_log(&h, "restart");
+    check_store(&h, "restart");
+    wf_test_pg_drop(h.pg_schema);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 Suite *modern_crash_pg_suite(void)
 {
     Suite *s = suite_create("modern_crash_pg");
@@ -434,6 +484,12 @@ Suite *modern_crash_pg_suite(void)
     tcase_set_timeout(tc, 180);
     tcase_add_test(tc, pg_three_hosts_one_killed);
     tcase_add_test(tc, pg_crash_kill_restart);
+    const char *restart = getenv("WFBRIDGE_TEST_PG_RESTART");
+    if (restart && *restart)
+        tcase_add_test(tc, pg_server_restart_mid_run);
+    else
+        fprintf(stderr, "modern_crash_pg: pg_server_restart_mid_run skipped: "
+                        "WFBRIDGE_TEST_PG_RESTART (a command restarting the server) is not set\n");
     suite_add_tcase(s, tc);
     return s;
 }
