@@ -19,7 +19,8 @@ static const char usage_text[] =
     "order) or\nthat were saved while runnable, each "
     "until it is\nidle again (persisted and unloaded) or completes; instances another host "
     "holds are\nleft alone. Prints one line per instance run: \"ID STATUS\".\n\n"
-    "  --once            one pass, then exit (default: keep polling, at least once a second)\n"
+    "  --once            one pass, then exit (default: keep polling, at least once a second;\n"
+    "                    on PostgreSQL also woken at once when work is queued or started)\n"
     "  --durability D    full (default) or normal\n"
     "  --lib-path DIR    where native libraries are found (default $WFBRIDGE_LIB_PATH)\n\n"
     "Exit status: 0, or 2 when the store cannot be opened or an instance failed to load.\n";
@@ -164,9 +165,10 @@ int wfb_cmd_host(int argc, char **argv)
             int64_t wait = next_due == INT64_MAX ? 1000000 : next_due - now_us();
             if (wait > 1000000)
                 wait = 1000000;
-            if (wait > 0) {
-                struct timespec ts = {(time_t)(wait / 1000000), (long)(wait % 1000000) * 1000};
-                nanosleep(&ts, NULL);
+            /* woken early on PostgreSQL when another process announces work */
+            if (wait > 0 && wfm_store_wait(store, (wait + 999) / 1000, NULL, &err) != WF_OK) {
+                rc = wfb_report(&err);
+                break;
             }
         }
     } else {

@@ -124,6 +124,7 @@ wf_status wfm_store_open(const wfm_store_opts *opts, wfm_store **out, wf_error *
     if (!s)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory opening the store");
     pthread_mutex_init(&s->conn_lock, NULL);
+    pthread_mutex_init(&s->wait_lock, NULL);
     pthread_mutex_init(&s->queue_lock, NULL);
     pthread_cond_init(&s->queue_cond, NULL);
     const char *target = NULL;
@@ -159,6 +160,7 @@ void wfm_store_close(wfm_store *s)
     if (s->ops)
         s->ops->close(s);
     pthread_mutex_destroy(&s->conn_lock);
+    pthread_mutex_destroy(&s->wait_lock);
     pthread_mutex_destroy(&s->queue_lock);
     pthread_cond_destroy(&s->queue_cond);
     wf_free(s->where);
@@ -393,5 +395,19 @@ wf_status wfm_store_pending_resumes(wfm_store *s, const char *id, wfm_store_resu
     pthread_mutex_lock(&s->conn_lock);
     wf_status rc = s->ops->pending_resumes(s, id, fn, ud, err);
     pthread_mutex_unlock(&s->conn_lock);
+    return rc;
+}
+
+wf_status wfm_store_wait(wfm_store *s, int64_t timeout_ms, bool *woken, wf_error *err)
+{
+    bool ignored = false;
+    if (!woken)
+        woken = &ignored;
+    *woken = false;
+    if (timeout_ms <= 0)
+        return WF_OK;
+    pthread_mutex_lock(&s->wait_lock);
+    wf_status rc = s->ops->wait(s, timeout_ms, woken, err);
+    pthread_mutex_unlock(&s->wait_lock);
     return rc;
 }

@@ -174,6 +174,13 @@ typedef bool (*wfm_store_resume_fn)(void *ud, const wfm_store_resume *r);
 wf_status wfm_store_pending_resumes(wfm_store *store, const char *id, wfm_store_resume_fn fn,
                                     void *ud, wf_error *err);
 
+/* Wait up to timeout_ms for work announced by another process: a resumption queued, or an
+ * instance saved runnable and unleased (Created / Executing, released; e.g. by `wfbridge
+ * start`). *woken (optional) is true when that ended the wait early. On PostgreSQL this is
+ * LISTEN/NOTIFY on a connection of its own (a waiter wakes within milliseconds); SQLite has
+ * no notifications and just sleeps, so hosts poll. One waiter at a time per store. */
+wf_status wfm_store_wait(wfm_store *store, int64_t timeout_ms, bool *woken, wf_error *err);
+
 /* Counters for benchmarks: commits issued and saves written. */
 void wfm_store_counters(const wfm_store *store, uint64_t *commits, uint64_t *saves);
 

@@ -32,7 +32,8 @@ struct wfm_store {
     bool group_commit, read_only;
     wfm_store_clock_fn clock; /* ms */
     void *clock_ud;
-    pthread_mutex_t conn_lock;  /* every backend call */
+    pthread_mutex_t conn_lock;  /* every backend call but wait */
+    pthread_mutex_t wait_lock;  /* one waiter at a time */
     pthread_mutex_t queue_lock; /* the group-commit queue */
     pthread_cond_t queue_cond;
     wfm__pending_save *queue_head, *queue_tail;
@@ -77,6 +78,8 @@ struct wfm__store_ops {
                                 wf_error *err);
     wf_status (*pending_resumes)(wfm_store *s, const char *id, wfm_store_resume_fn fn,
                                  void *ud, wf_error *err);
+    /* Called without conn_lock (it must not use the store's connection). */
+    wf_status (*wait)(wfm_store *s, int64_t timeout_ms, bool *woken, wf_error *err);
 };
 
 extern const wfm__store_ops wfm__store_sqlite_ops;

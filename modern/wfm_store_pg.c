@@ -8,7 +8,10 @@
  * token (instances.save_token), so no save is applied twice. See docs/durability.md. */
 #include "wfm_store_int.h"
 
+#include <errno.h>
 #include <libpq-fe.h>
+#include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +58,9 @@ static const char *const pg_sql[PS_COUNT] = {
         " ON CONFLICT (instance, name) DO UPDATE SET value = excluded.value),"
         " dr AS (DELETE FROM pending_resumes WHERE instance IN (SELECT id FROM u)"
         " AND seq <= $12)"
-        " SELECT count(*) FROM u",
+        " , n AS (SELECT pg_notify('wfbridge_work', u.id) FROM u"
+        " WHERE $7::boolean AND $4 IN ('Created', 'Executing'))"
+        " SELECT count(*), (SELECT count(*) FROM n) FROM u",
     [PS_TOKEN_OF] = "SELECT save_token FROM instances WHERE id = $1",
     [PS_TAKE_LEASE] = "UPDATE instances SET owner = $1, lock_expires_ms = $2 WHERE id = $3"
                       " AND (owner IS NULL OR owner = $1 OR lock_expires_ms < $4)",
@@ -89,10 +94,13 @@ static const char *const pg_sql[PS_COUNT] = {
         " ORDER BY i.created_ms, i.id",
     [PS_PROPS] = "SELECT name, value FROM promoted WHERE instance = $1 ORDER BY name",
     [PS_ENQUEUE] =
-        "INSERT INTO pending_resumes(instance, seq, bookmark, payload_json, created_ms, token)"
+        "WITH q AS (INSERT INTO pending_resumes(instance, seq, bookmark, payload_json,"
+        " created_ms, token)"
         " SELECT i.id, coalesce((SELECT max(seq) FROM pending_resumes WHERE instance = $1), 0)"
         " + 1, $2, $3, $4, $5 FROM instances i WHERE i.id = $1 AND NOT EXISTS (SELECT 1"
-        " FROM pending_resumes WHERE instance = $1 AND token = $5) RETURNING seq",
+        " FROM pending_resumes WHERE instance = $1 AND token = $5) RETURNING seq),"
+        " n AS (SELECT pg_notify('wfbridge_work', $1) FROM q)"
+        " SELECT seq, (SELECT count(*) FROM n) FROM q",
     [PS_SEQ_OF_TOKEN] = "SELECT seq FROM pending_resumes WHERE instance = $1 AND token = $2",
     [PS_PENDING] = "SELECT seq, bookmark, payload_json, created_ms FROM pending_resumes"
                    " WHERE instance = $1 ORDER BY seq",
@@ -139,6 +147,8 @@ enum { TABLE_COUNT = sizeof tables / sizeof tables[0] };
 
 typedef struct pg_conn {
     PGconn *conn;
+    PGconn *listen;  /* LISTEN wfbridge_work (wfm_store_wait), opened on first wait */
+    char *conninfo;
     bool broken; /* the server ended the session (an 08 or 57P0x error): reconnect */
     bool prepared[PS_COUNT];
     bool read_only;
@@ -456,7 +466,8 @@ static wf_status pg_open(wfm_store *s, const char *conninfo, const wfm_store_opt
     c->read_only = opts->read_only;
     c->durability = opts->durability;
     c->conn = PQconnectdb(conninfo);
-    if (!c->conn)
+    c->conninfo = wf_strdup(conninfo);
+    if (!c->conn || !c->conninfo)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory opening the store");
     if (PQstatus(c->conn) != CONNECTION_OK)
         return pg_fail(s, WF_E_STORE, err, "cannot connect to the store",
@@ -484,6 +495,8 @@ static void pg_close(wfm_store *s)
     if (!c)
         return;
     PQfinish(c->conn);
+    PQfinish(c->listen);
+    wf_free(c->conninfo);
     wf_free(c);
     s->impl = NULL;
 }
@@ -939,6 +952,56 @@ static wf_status pg_pending_resumes(wfm_store *s, const char *id, wfm_store_resu
     return rc;
 }
 
+/* ---- waiting for work: LISTEN/NOTIFY ---------------------------------------------------------
+ * Saves that leave an instance runnable and unleased (Created or Executing, released) and
+ * queued resumptions NOTIFY wfbridge_work when they commit; a waiting host wakes at once.
+ * The waiter listens on a connection of its own, so the store's connection stays free. */
+
+static bool listen_ready(pg_conn *c)
+{
+    if (c->listen && PQstatus(c->listen) == CONNECTION_OK)
+        return true;
+    PQfinish(c->listen);
+    c->listen = PQconnectdb(c->conninfo);
+    if (!c->listen || PQstatus(c->listen) != CONNECTION_OK)
+        return false;
+    PQsetNoticeProcessor(c->listen, ignore_notice, NULL);
+    PGresult *r = PQexec(c->listen, "LISTEN wfbridge_work");
+    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    return ok;
+}
+
+/* Take every notification already received; true if there was one. */
+static bool drain_notifies(PGconn *conn)
+{
+    bool any = false;
+    for (PGnotify *n; (n = PQnotifies(conn)) != NULL; PQfreemem(n))
+        any = true;
+    return any;
+}
+
+static wf_status pg_wait(wfm_store *s, int64_t timeout_ms, bool *woken, wf_error *err)
+{
+    pg_conn *c = s->impl;
+    *woken = false;
+    if (!listen_ready(c)) { /* no listener (server away): the caller polls */
+        sleep_ms(timeout_ms);
+        return WF_OK;
+    }
+    if (PQconsumeInput(c->listen) && drain_notifies(c->listen)) {
+        *woken = true;
+        return WF_OK;
+    }
+    struct pollfd pfd = {PQsocket(c->listen), POLLIN, 0};
+    int ready = poll(&pfd, 1, timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms);
+    if (ready < 0 && errno != EINTR)
+        return wfm__store_fail(s, WF_E_IO, err, "waiting for work: %s", strerror(errno));
+    if (ready > 0 && PQconsumeInput(c->listen))
+        *woken = drain_notifies(c->listen);
+    return WF_OK;
+}
+
 const wfm__store_ops wfm__store_pg_ops = {
     .open = pg_open,
     .close = pg_close,
@@ -954,4 +1017,5 @@ const wfm__store_ops wfm__store_pg_ops = {
     .props = pg_props,
     .enqueue_resume = pg_enqueue_resume,
     .pending_resumes = pg_pending_resumes,
+    .wait = pg_wait,
 };

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../common/wf_mem.h"
@@ -838,6 +839,17 @@ static wf_status sq_pending_resumes(wfm_store *s, const char *id, wfm_store_resu
     return rc;
 }
 
+/* No notifications between processes: sleep, and the caller polls. */
+static wf_status sq_wait(wfm_store *s, int64_t timeout_ms, bool *woken, wf_error *err)
+{
+    (void)s;
+    (void)err;
+    *woken = false;
+    struct timespec ts = {(time_t)(timeout_ms / 1000), (long)(timeout_ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    return WF_OK;
+}
+
 const wfm__store_ops wfm__store_sqlite_ops = {
     .open = sq_open,
     .close = sq_close,
@@ -853,4 +865,5 @@ const wfm__store_ops wfm__store_sqlite_ops = {
     .props = sq_props,
     .enqueue_resume = sq_enqueue_resume,
     .pending_resumes = sq_pending_resumes,
+    .wait = sq_wait,
 };

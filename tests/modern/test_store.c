@@ -1007,6 +1007,31 @@ static void add_shared_bad_input(TCase *bad)
     tcase_add_test(bad, test_store_next_schema_version_is_refused_untouched);
 }
 
+/* LISTEN/NOTIFY: a waiting host wakes for a resumption another process queues and for an
+ * instance saved runnable and unleased, not for an idle save. */
+START_TEST(test_store_pg_wait_wakes_on_announced_work)
+{
+    wfm_store *a = open_store("host-a", 0, false);
+    wfm_store *b = open_store("host-b", 0, false);
+    wf_error err = WF_ERROR_INIT;
+    bool woken = true;
+    ck_assert_int_eq(wfm_store_wait(a, 1, &woken, &err), WF_OK); /* now listening */
+    wfm_store_id id;
+    ck_assert_int_eq(wfm_store_create(b, 7, &id, &err), WF_OK);
+    ck_assert_int_eq(save_simple(b, id.text, "Idle", "x", false, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_wait(a, 50, &woken, &err), WF_OK);
+    ck_assert(!woken);
+    ck_assert_int_eq(wfm_store_enqueue_resume(b, id.text, "approve", "1", NULL, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_wait(a, 30000, &woken, &err), WF_OK);
+    ck_assert(woken);
+    ck_assert_int_eq(save_simple(b, id.text, "Executing", "y", true, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_wait(a, 30000, &woken, &err), WF_OK);
+    ck_assert(woken);
+    wfm_store_close(a);
+    wfm_store_close(b);
+}
+END_TEST
+
 Suite *modern_store_suite(void)
 {
     Suite *s = suite_create("modern_store");
@@ -1038,6 +1063,7 @@ Suite *modern_store_pg_suite(void)
     tcase_set_timeout(core, 60);
     add_shared_core(core);
     tcase_add_test(core, test_store_pg_dropped_connection_is_reconnected_and_saves_apply_once);
+    tcase_add_test(core, test_store_pg_wait_wakes_on_announced_work);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_checked_fixture(bad, setup_pg, teardown_pg);
