@@ -1,19 +1,26 @@
-/* wfb_host.c — `wfbridge host [--store FILE] [--once]`: a long-running durable host. It loads
- * and runs the persisted instances that can make progress — timers due, resumptions queued
- * by `wfbridge resume`, saved at a Persist request / mid-run ("Executing") or before their
- * first run ("Created"), and not leased by another live host — until each is idle again
- * (persisted and unloaded) or completes, then looks again. */
+/* wfb_host.c — `wfbridge host [--store S] [--once] [--workers N]`: a long-running durable host.
+ * It loads and runs the persisted instances that can make progress — timers due, resumptions
+ * queued by `wfbridge resume`, saved at a Persist request / mid-run ("Executing") or before
+ * their first run ("Created", e.g. by `wfbridge start`), and not leased by another live host —
+ * until each is idle again (persisted and unloaded) or completes, then looks again. N worker
+ * threads share each pass (their saves share commits); SIGTERM / SIGINT stop it after the
+ * instances in hand are persisted, exit 0. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../common/wf_mem.h"
 #include "wfb_cli.h"
 #include "wfb_durable.h"
 
 static const char usage_text[] =
-    "usage: wfbridge host [--store FILE] [--once] [--durability full|normal] [--lib-path DIR]\n\n"
+    "usage: wfbridge host [--store S] [--once] [--workers N] [--durability full|normal]\n"
+    "                     [--lib-path DIR]\n\n"
     "Run the instances of the instance store (default: " WFB_DEFAULT_STORE
     " in the working\ndirectory) whose timers are due, that have queued resumptions (applied in "
     "order) or\nthat were saved while runnable, each "
@@ -21,9 +28,19 @@ static const char usage_text[] =
     "holds are\nleft alone. Prints one line per instance run: \"ID STATUS\".\n\n"
     "  --once            one pass, then exit (default: keep polling, at least once a second;\n"
     "                    on PostgreSQL also woken at once when work is queued or started)\n"
+    "  --workers N       instances run at once, one thread each (default: one per core)\n"
     "  --durability D    full (default) or normal\n"
     "  --lib-path DIR    where native libraries are found (default $WFBRIDGE_LIB_PATH)\n\n"
+    "SIGTERM or SIGINT: finish the instances in hand (each persisted and released), exit 0.\n"
     "Exit status: 0, or 2 when the store cannot be opened or an instance failed to load.\n";
+
+static volatile sig_atomic_t stopping; /* SIGTERM / SIGINT seen */
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    stopping = 1;
+}
 
 typedef struct pass {
     int64_t now_us, next_due_us;
@@ -83,8 +100,44 @@ static bool collect(void *ud, const wfm_store_row *row)
     return true;
 }
 
+/* One pass shared by the worker threads: each takes the next id until none is left. */
+typedef struct pass_work {
+    wfm_host *host;
+    const pass *p;
+    atomic_size_t next;
+    atomic_int rc;
+} pass_work;
+
+static void run_one(wfm_host *host, const char *id, atomic_int *rc)
+{
+    wfm_dinst *d = NULL;
+    wf_error e = WF_ERROR_INIT;
+    wf_status st = wfm_host_load(host, id, &d, &e);
+    if (st == WF_E_LOCKED || st == WF_E_STATE) /* another host has it / it finished */
+        return;
+    if (st == WF_OK)
+        st = wfb_durable_drive(host, d, &e);
+    if (st == WF_OK) {
+        printf("%s %s\n", id,
+               wfm_instance_state_name(wfm_instance_state_get(wfm_dinst_instance(d))));
+        fflush(stdout);
+    } else {
+        wfb_report(&e);
+        atomic_store(rc, 2);
+    }
+    wfm_dinst_close(d);
+}
+
+static void *pass_worker(void *arg)
+{
+    pass_work *w = arg;
+    for (size_t i; !stopping && (i = atomic_fetch_add(&w->next, 1)) < w->p->count;)
+        run_one(w->host, w->p->ids[i], &w->rc);
+    return NULL;
+}
+
 /* One pass; returns 2 if an instance failed, else 0. *next_due: the earliest future timer. */
-static int run_pass(wfm_host *host, int64_t *next_due)
+static int run_pass(wfm_host *host, unsigned workers, int64_t *next_due)
 {
     pass p = {now_us(), INT64_MAX, NULL, 0, 0, false};
     wf_error err = WF_ERROR_INIT;
@@ -95,30 +148,20 @@ static int run_pass(wfm_host *host, int64_t *next_due)
         wf_free(p.ids);
         return wfb_report(&err);
     }
-    int rc = 0;
-    for (size_t i = 0; i < p.count; i++) {
-        wfm_dinst *d = NULL;
-        wf_error e = WF_ERROR_INIT;
-        wf_status st = wfm_host_load(host, p.ids[i], &d, &e);
-        if (st == WF_E_LOCKED || st == WF_E_STATE) { /* another host has it / it finished */
-            wf_error_clear(&e);
-            continue;
-        }
-        if (st == WF_OK)
-            st = wfb_durable_drive(host, d, &e);
-        if (st == WF_OK) {
-            printf("%s %s\n", p.ids[i],
-                   wfm_instance_state_name(wfm_instance_state_get(wfm_dinst_instance(d))));
-            fflush(stdout);
-        } else {
-            wfb_report(&e);
-            rc = 2;
-        }
-        wfm_dinst_close(d);
-    }
+    pass_work w = {.host = host, .p = &p};
+    atomic_init(&w.next, 0);
+    atomic_init(&w.rc, 0);
+    pthread_t threads[64];
+    unsigned started = 0;
+    while (started + 1 < workers && started + 1 < p.count &&
+           pthread_create(&threads[started], NULL, pass_worker, &w) == 0)
+        started++;
+    pass_worker(&w); /* this thread is a worker too */
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(threads[i], NULL);
     *next_due = p.next_due_us;
     wf_free(p.ids);
-    return rc;
+    return atomic_load(&w.rc);
 }
 
 int wfb_cmd_host(int argc, char **argv)
@@ -126,6 +169,8 @@ int wfb_cmd_host(int argc, char **argv)
     const char *store_path = NULL, *lib_path = NULL;
     bool once = false;
     int durability = 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned workers = cores > 0 && cores < 64 ? (unsigned)cores : 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;
@@ -139,6 +184,14 @@ int wfb_cmd_host(int argc, char **argv)
             store_path = argv[++i];
         else if (strcmp(a, "--lib-path") == 0 && has_value)
             lib_path = argv[++i];
+        else if (strcmp(a, "--workers") == 0 && has_value) {
+            char *end = NULL;
+            long n = strtol(argv[++i], &end, 10);
+            if (!*argv[i] || *end || n < 1 || n > 64)
+                return wfb_usage_error("host", "--workers needs a number from 1 to 64, not '%s'",
+                                       argv[i]);
+            workers = (unsigned)n;
+        }
         else if (strcmp(a, "--durability") == 0 && has_value) {
             if (wfb_parse_durability("host", argv[++i], &durability))
                 return 2;
@@ -157,10 +210,14 @@ int wfb_cmd_host(int argc, char **argv)
     if (wfb_libpath(lib_path, &libpath, &err) == WF_OK &&
         (ro.libpath = libpath, wfm_runtime_create(&ro, &rt, &err)) == WF_OK &&
         wfb_durable_open(&cfg, rt, &store, &host, &err) == WF_OK) {
+        struct sigaction sa = {.sa_handler = on_stop_signal}; /* no SA_RESTART: waits end */
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGINT, &sa, NULL);
         for (;;) {
             int64_t next_due = INT64_MAX;
-            rc = run_pass(host, &next_due);
-            if (once)
+            rc = run_pass(host, workers, &next_due);
+            if (once || stopping)
                 break;
             int64_t wait = next_due == INT64_MAX ? 1000000 : next_due - now_us();
             if (wait > 1000000)
@@ -170,6 +227,8 @@ int wfb_cmd_host(int argc, char **argv)
                 rc = wfb_report(&err);
                 break;
             }
+            if (stopping)
+                break;
         }
     } else {
         rc = wfb_report(&err);

@@ -4,6 +4,7 @@
  * two hosts, a corrupt state blob, and `wfbridge run --store / instances / inspect / resume`
  * end to end with their bad inputs and exit codes. Fixtures: tests/modern/data/durable/. */
 #include <check.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -738,7 +739,8 @@ typedef struct cli_out {
     char *out, *err;
 } cli_out;
 
-static cli_out cli(const char *dir, const char *const *args)
+/* Start BUILD/bin/wfbridge args in dir's cli.out / cli.err; cli_wait collects it. */
+static pid_t cli_spawn(const char *dir, const char *const *args)
 {
     char out_path[512], err_path[512], exe[512];
     snprintf(out_path, sizeof out_path, "%s/cli.out", dir);
@@ -759,6 +761,14 @@ static cli_out cli(const char *dir, const char *const *args)
         execv(exe, (char *const *)argv);
         _exit(127);
     }
+    return pid;
+}
+
+static cli_out cli_wait(const char *dir, pid_t pid)
+{
+    char out_path[512], err_path[512];
+    snprintf(out_path, sizeof out_path, "%s/cli.out", dir);
+    snprintf(err_path, sizeof err_path, "%s/cli.err", dir);
     int status = 0;
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     cli_out r = {WIFEXITED(status) ? WEXITSTATUS(status) : -1, NULL, NULL};
@@ -768,6 +778,11 @@ static cli_out cli(const char *dir, const char *const *args)
     ck_assert_ptr_nonnull(r.out);
     ck_assert_ptr_nonnull(r.err);
     return r;
+}
+
+static cli_out cli(const char *dir, const char *const *args)
+{
+    return cli_wait(dir, cli_spawn(dir, args));
 }
 
 static void cli_free(cli_out *r)
@@ -1395,6 +1410,66 @@ START_TEST(cli_start_creates_instances_a_host_runs)
 }
 END_TEST
 
+typedef struct idle_count {
+    int idle, leased;
+} idle_count;
+
+static bool count_idle(void *ud, const wfm_store_row *row)
+{
+    idle_count *c = ud;
+    c->idle += strcmp(row->status, "Idle") == 0;
+    c->leased += row->owner != NULL;
+    return true;
+}
+
+static idle_count idle_rows(const char *store)
+{
+    wfm_store_opts so = WFM_STORE_OPTS_INIT;
+    so.path = store;
+    so.read_only = true;
+    wfm_store *s = NULL;
+    wf_error err = WF_ERROR_INIT;
+    idle_count c = {0, 0};
+    ck_assert_msg(wfm_store_open(&so, &s, &err) == WF_OK, "%s", err.message);
+    ck_assert_int_eq(wfm_store_query_rows(s, NULL, count_idle, &c, &err), WF_OK);
+    wfm_store_close(s);
+    return c;
+}
+
+/* A long-running host with several workers drains what `start` made, keeps running, and
+ * stops on SIGTERM with exit 0 and no lease left behind. */
+START_TEST(cli_host_workers_and_sigterm)
+{
+    char dir[256], store[512];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(store, sizeof store, "%s/workers.db", dir);
+    const char *start[] = {"start", DATA "approve.xaml", "--store", store, "--count", "6",
+                           "--arg", "Who=eve",           NULL};
+    cli_out r = cli(dir, start);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    cli_free(&r);
+    const char *host[] = {"host", "--store", store, "--workers", "3", NULL};
+    pid_t pid = cli_spawn(dir, host);
+    idle_count c = {0, 0};
+    for (int i = 0; i < 20000 && (c = idle_rows(store)).idle < 6; i++)
+        usleep(1000); /* until the host ran all six */
+    ck_assert_int_eq(c.idle, 6);
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    r = cli_wait(dir, pid);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_uint_eq(count_of(r.out, " Idle\n"), 6);
+    ck_assert_uint_eq(count_of(r.out, "hello eve\n"), 6);
+    cli_free(&r);
+    ck_assert_int_eq(idle_rows(store).leased, 0);
+    const char *bad[] = {"host", "--store", store, "--workers", "0", NULL};
+    r = cli(dir, bad);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "wfbridge host: --workers needs a number"));
+    cli_free(&r);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* Bad counts and arguments are refused before a store is created or written. */
 START_TEST(cli_start_bad_input)
 {
@@ -1465,6 +1540,7 @@ Suite *modern_durable_suite(void)
     tcase_add_test(tc, cli_host_runs_due_timer);
     tcase_add_test(tc, cli_store_uris_and_environment);
     tcase_add_test(tc, cli_start_creates_instances_a_host_runs);
+    tcase_add_test(tc, cli_host_workers_and_sigterm);
     suite_add_tcase(s, tc);
     TCase *bad = tcase_create("bad_input");
     tcase_set_timeout(bad, 60);
