@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../common/wf_mem.h"
+#include "../common/wf_random.h"
 #include "wfb_cli.h"
 #include "wfb_durable.h"
 
@@ -43,6 +44,7 @@ static void on_stop_signal(int sig)
 }
 
 typedef struct pass {
+    const wfm_store *store;
     int64_t now_us, next_due_us;
     char (*ids)[33];
     size_t count, cap;
@@ -84,7 +86,8 @@ static bool collect(void *ud, const wfm_store_row *row)
         else if (row->next_timer_us < p->next_due_us)
             p->next_due_us = row->next_timer_us;
     }
-    if (!runnable)
+    /* leased by another live host: not ours to read now */
+    if (!runnable || !wfm_store_row_lockable(p->store, row))
         return true;
     if (p->count == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 16;
@@ -104,6 +107,7 @@ static bool collect(void *ud, const wfm_store_row *row)
 typedef struct pass_work {
     wfm_host *host;
     const pass *p;
+    size_t first; /* where this host starts in the list (hosts sharing a store spread out) */
     atomic_size_t next;
     atomic_int rc;
 } pass_work;
@@ -132,14 +136,14 @@ static void *pass_worker(void *arg)
 {
     pass_work *w = arg;
     for (size_t i; !stopping && (i = atomic_fetch_add(&w->next, 1)) < w->p->count;)
-        run_one(w->host, w->p->ids[i], &w->rc);
+        run_one(w->host, w->p->ids[(w->first + i) % w->p->count], &w->rc);
     return NULL;
 }
 
 /* One pass; returns 2 if an instance failed, else 0. *next_due: the earliest future timer. */
 static int run_pass(wfm_host *host, unsigned workers, int64_t *next_due)
 {
-    pass p = {now_us(), INT64_MAX, NULL, 0, 0, false};
+    pass p = {wfm_host_store(host), now_us(), INT64_MAX, NULL, 0, 0, false};
     wf_error err = WF_ERROR_INIT;
     wfm_store_query q = WFM_STORE_QUERY_INIT;
     if (wfm_store_query_rows(wfm_host_store(host), &q, collect, &p, &err) != WF_OK || p.oom) {
@@ -148,7 +152,10 @@ static int run_pass(wfm_host *host, unsigned workers, int64_t *next_due)
         wf_free(p.ids);
         return wfb_report(&err);
     }
-    pass_work w = {.host = host, .p = &p};
+    unsigned char r[4];
+    wf_random_bytes(r, sizeof r);
+    size_t spread = (size_t)r[0] | (size_t)r[1] << 8 | (size_t)r[2] << 16 | (size_t)r[3] << 24;
+    pass_work w = {.host = host, .p = &p, .first = p.count ? spread % p.count : 0};
     atomic_init(&w.next, 0);
     atomic_init(&w.rc, 0);
     pthread_t threads[64];

@@ -240,6 +240,12 @@ static bool owner_is_dead(const char *owner)
     return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
+bool wfm_store_row_lockable(const wfm_store *s, const wfm_store_row *row)
+{
+    return !row->owner || strcmp(row->owner, s->owner) == 0 ||
+           row->lock_expires_ms < now_ms(s) || owner_is_dead(row->owner);
+}
+
 /* The lease if it is free, ours or expired; else from a dead local owner, if that is who
  * holds it (a compare-and-set on the owner, so two hosts cannot both win). */
 static wf_status lock_locked(wfm_store *s, const char *id, int64_t now, wf_error *err)

@@ -149,6 +149,10 @@ typedef struct wfm_store_query {
 typedef bool (*wfm_store_row_fn)(void *ud, const wfm_store_row *row);
 wf_status wfm_store_query_rows(wfm_store *store, const wfm_store_query *q, wfm_store_row_fn fn,
                                void *ud, wf_error *err);
+/* Could this store's owner take the lease of `row` now (not leased, its own, expired, or held
+ * by a process of this machine that died)? A hint for hosts choosing work among query rows
+ * without reading their state: wfm_store_lock decides. */
+bool wfm_store_row_lockable(const wfm_store *store, const wfm_store_row *row);
 /* Promoted properties of one instance, as "name=value\n" lines (wf_free the result). */
 wf_status wfm_store_props(wfm_store *store, const char *id, char **out, wf_error *err);
 

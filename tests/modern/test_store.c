@@ -981,9 +981,53 @@ START_TEST(test_store_pg_dropped_connection_is_reconnected_and_saves_apply_once)
 }
 END_TEST
 
+typedef struct lockable_of {
+    wfm_store *store;
+    int yes, rows;
+} lockable_of;
+
+static bool check_lockable(void *ud, const wfm_store_row *row)
+{
+    lockable_of *l = ud;
+    l->rows++;
+    l->yes += wfm_store_row_lockable(l->store, row);
+    return true;
+}
+
+static int lockable_rows(wfm_store *viewer, wfm_store *reader)
+{
+    lockable_of l = {viewer, 0, 0};
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_query_rows(reader, NULL, check_lockable, &l, &err), WF_OK);
+    ck_assert_int_eq(l.rows, 1);
+    return l.yes;
+}
+
+/* The hint hosts use to skip rows another live host holds: ours, free or expired only. */
+START_TEST(test_store_row_lockable_follows_the_lease_rule)
+{
+    wfm_store *a = open_store("host-a", 1000, false);
+    wfm_store *b = open_store("host-b", 1000, false);
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_id id;
+    ck_assert_int_eq(wfm_store_create(a, 1, &id, &err), WF_OK);
+    ck_assert_int_eq(lockable_rows(a, b), 1); /* a's own */
+    ck_assert_int_eq(lockable_rows(b, b), 0); /* a's live lease */
+    test_now_ms += 1001;
+    ck_assert_int_eq(lockable_rows(b, b), 1); /* expired */
+    ck_assert_int_eq(wfm_store_lock(b, id.text, &err), WF_OK);
+    ck_assert_int_eq(lockable_rows(a, a), 0);
+    ck_assert_int_eq(wfm_store_release(b, id.text, &err), WF_OK);
+    ck_assert_int_eq(lockable_rows(a, a), 1); /* free */
+    wfm_store_close(a);
+    wfm_store_close(b);
+}
+END_TEST
+
 /* The tests both backends run. */
 static void add_shared_core(TCase *core)
 {
+    tcase_add_test(core, test_store_row_lockable_follows_the_lease_rule);
     tcase_add_test(core, test_store_round_trip_keeps_state_bookmarks_and_props);
     tcase_add_test(core, test_store_query_by_status_property_bookmark_and_timer);
     tcase_add_test(core, test_store_lease_blocks_second_host_until_released);
