@@ -49,6 +49,8 @@ struct wfm_dinst {
     size_t kept_count;
     int64_t resumes_through; /* the last queued resumption applied (deleted by the next save) */
     bool created_saved;      /* the state before the first run is in the store */
+    wf_buf blob;             /* the encoded state, reused by every save (no allocation once
+                                it has grown to the instance's size) */
     wfm_dinst *prev, *next; /* the host's list */
 };
 
@@ -258,10 +260,14 @@ static wf_status save_state(wfm_host *h, wfm_dinst *d, bool release, bool initia
                             "instance '%s' is in a no-persist zone (InvokeMethod or "
                             "TransactionScope executing)",
                             d->id.text);
-    wf_buf blob;
-    wf_buf_init(&blob);
+    wf_buf *blob = &d->blob;
+    if (blob->oom) { /* a failed save left it unusable: start again */
+        wf_buf_fini(blob);
+        wf_buf_init(blob);
+    }
+    wf_buf_reset(blob);
     props p = {0};
-    wf_status st = wfm_instance_save(d->inst, &blob, err);
+    wf_status st = wfm_instance_save(d->inst, blob, err);
     if (st == WF_OK)
         st = refresh_bookmarks(d, err);
     if (st == WF_OK)
@@ -275,8 +281,8 @@ static wf_status save_state(wfm_host *h, wfm_dinst *d, bool release, bool initia
         rec.status = (state == WFM_INSTANCE_IDLE && persist_requests(d->inst))
                          ? wfm_instance_state_name(WFM_INSTANCE_EXECUTING)
                          : wfm_instance_state_name(state);
-        rec.state = blob.data;
-        rec.state_len = blob.len;
+        rec.state = blob->data;
+        rec.state_len = blob->len;
         rec.bookmarks = (const char *const *)d->bookmarks;
         rec.bookmark_count = d->bookmark_count;
         rec.prop_names = p.names;
@@ -299,7 +305,6 @@ static wf_status save_state(wfm_host *h, wfm_dinst *d, bool release, bool initia
         }
     }
     props_fini(&p);
-    wf_buf_fini(&blob);
     return st;
 }
 
@@ -440,7 +445,14 @@ static wfm_dinst *dinst_new(wfm_host *h, const char *id, wf_error *err)
     }
     d->host = h;
     snprintf(d->id.text, sizeof d->id.text, "%s", id);
+    wf_buf_init(&d->blob);
     return d;
+}
+
+static void dinst_free(wfm_dinst *d)
+{
+    wf_buf_fini(&d->blob);
+    wf_free(d);
 }
 
 /* The in-memory instance first, so that a failure leaves no store row behind. */
@@ -466,7 +478,7 @@ wf_status wfm_host_new(wfm_host *h, wfm_definition *def, wfm_dinst **out, wf_err
         st = wfm_store_create(h->store, wfm_definition_hash(def), &d->id, err);
     if (st != WF_OK) {
         wfm_instance_destroy(d->inst);
-        wf_free(d);
+        dinst_free(d);
         return st;
     }
     d->loaded = true;
@@ -659,7 +671,7 @@ fail:
     if (d) {
         free_bookmarks(d);
         free_kept(d);
-        wf_free(d);
+        dinst_free(d);
     }
     if (locked) {
         wf_error tmp = WF_ERROR_INIT;
@@ -1033,7 +1045,7 @@ void wfm_dinst_close(wfm_dinst *d)
     wfm_instance_destroy(d->inst);
     free_bookmarks(d);
     free_kept(d);
-    wf_free(d);
+    dinst_free(d);
 }
 
 const char *wfm_dinst_id(const wfm_dinst *d)
