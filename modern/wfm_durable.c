@@ -57,6 +57,7 @@ struct wfm_dinst {
 typedef struct def_entry {
     uint64_t hash;
     wfm_definition *def; /* retained */
+    bool recorded;       /* wfm_store_put_definition done by this host */
 } def_entry;
 
 struct wfm_host {
@@ -389,14 +390,17 @@ wfm_store *wfm_host_store(wfm_host *h)
 }
 
 /* Keep a reference to def by hash (for loads). */
-static wf_status cache_def(wfm_host *h, wfm_definition *def, wf_error *err)
+/* Keep def for loads by hash; *recorded (optional): whether this host already recorded it in
+ * the store (wfm_store_put_definition, then mark_recorded). */
+static wf_status cache_def(wfm_host *h, wfm_definition *def, bool *recorded, wf_error *err)
 {
     uint64_t hash = wfm_definition_hash(def);
     wf_status st = WF_OK;
     pthread_mutex_lock(&h->lock);
     bool found = false;
     for (size_t i = 0; i < h->def_count && !found; i++)
-        found = h->defs[i].hash == hash;
+        if ((found = h->defs[i].hash == hash) && recorded)
+            *recorded = h->defs[i].recorded;
     if (!found) {
         if (h->def_count == h->def_cap) {
             size_t cap = h->def_cap ? h->def_cap * 2 : 4;
@@ -407,12 +411,20 @@ static wf_status cache_def(wfm_host *h, wfm_definition *def, wf_error *err)
             }
         }
         if (h->def_count < h->def_cap)
-            h->defs[h->def_count++] = (def_entry){hash, wfm_definition_retain(def)};
+            h->defs[h->def_count++] = (def_entry){hash, wfm_definition_retain(def), false};
         else
             st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     }
     pthread_mutex_unlock(&h->lock);
     return st;
+}
+
+static void mark_recorded(wfm_host *h, uint64_t hash)
+{
+    pthread_mutex_lock(&h->lock);
+    for (size_t i = 0; i < h->def_count; i++)
+        h->defs[i].recorded |= h->defs[i].hash == hash;
+    pthread_mutex_unlock(&h->lock);
 }
 
 static wfm_definition *cached_def(wfm_host *h, uint64_t hash)
@@ -465,14 +477,17 @@ wf_status wfm_host_new(wfm_host *h, wfm_definition *def, wfm_dinst **out, wf_err
     wf_status st = wfm_instance_create(h->rt, def, &d->inst, err);
     if (st == WF_OK)
         st = wfm_durable_mark(d->inst, err);
+    bool recorded = false;
     if (st == WF_OK)
-        st = cache_def(h, def, err);
-    if (st == WF_OK) {
+        st = cache_def(h, def, &recorded, err);
+    if (st == WF_OK && !recorded) {
         /* the absolute path, so that a host in another directory can load it again */
         const char *path = wfm_definition_path(def);
         char *abs = path ? realpath(path, NULL) : NULL;
         st = wfm_store_put_definition(h->store, wfm_definition_hash(def), abs ? abs : path, err);
         free(abs);
+        if (st == WF_OK)
+            mark_recorded(h, wfm_definition_hash(def));
     }
     if (st == WF_OK)
         st = wfm_store_create(h->store, wfm_definition_hash(def), &d->id, err);
@@ -530,7 +545,7 @@ static wf_status find_def(wfm_host *h, const char *id, uint64_t hash, wfm_defini
                           "the workflow file changed since instance '%s' was saved", id);
     }
     if (st == WF_OK)
-        st = cache_def(h, def, err);
+        st = cache_def(h, def, NULL, err);
     wf_free(f.path);
     if (st != WF_OK) {
         wfm_definition_release(def);
