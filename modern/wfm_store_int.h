@@ -17,6 +17,7 @@ typedef struct wfm__pending_save {
     wf_status status;
     wf_error err;
     bool done;
+    bool wrote_names; /* the backend rewrote its bookmarks / properties (SQLite's cache) */
     struct wfm__pending_save *next;
 } wfm__pending_save;
 

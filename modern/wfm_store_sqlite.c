@@ -79,6 +79,12 @@ static const char *const stmt_sql[ST_COUNT] = {
 typedef struct sq_conn {
     sqlite3 *db;
     sqlite3_stmt *stmts[ST_COUNT];
+    /* The bookmarks and promoted properties last written for each instance leased here since
+     * its lease was taken (id -> canonical text, see names_text): a save that would write
+     * them unchanged skips their statements. Only the lease holder writes them, so an entry
+     * is dropped whenever the lease is taken, released or a write may not have committed. */
+    wf_strmap *names;
+    wf_buf scratch; /* names_text of the save being written */
 } sq_conn;
 
 static sqlite3 *db_of(const wfm_store *s)
@@ -474,8 +480,10 @@ static wf_status open_db(wfm_store *s, const char *path, const wfm_store_opts *o
 static wf_status sq_open(wfm_store *s, const char *path, const wfm_store_opts *opts,
                          wf_error *err)
 {
-    if (!(s->impl = wf_calloc(1, sizeof(sq_conn))))
+    sq_conn *c = wf_calloc(1, sizeof *c);
+    if (!(s->impl = c) || !(c->names = wf_strmap_create(wf_free)))
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory opening the store");
+    wf_buf_init(&c->scratch);
     int version = 0;
     wf_status rc = open_db(s, path, opts, err);
     if (rc == WF_OK)
@@ -503,8 +511,38 @@ static void sq_close(wfm_store *s)
         sqlite3_finalize(c->stmts[i]);
     if (c->db)
         sqlite3_close(c->db);
+    wf_strmap_destroy(c->names);
+    wf_buf_fini(&c->scratch);
     wf_free(c);
     s->impl = NULL;
+}
+
+/* ---- the names cache (sq_conn.names) ---------------------------------------------------- */
+
+/* The canonical text of a save's names: each bookmark, then each property name and value,
+ * every one followed by '\n' (a NULL value as "\x01"), with a '\x02' between the parts. */
+static void names_text(const wfm_store_save_rec *r, wf_buf *b)
+{
+    for (size_t i = 0; i < r->bookmark_count; i++)
+        wf_buf_addf(b, "%s\n", r->bookmarks[i]);
+    wf_buf_addc(b, '\x02');
+    for (size_t i = 0; i < r->prop_count; i++)
+        wf_buf_addf(b, "%s\n%s\n", r->prop_names[i], r->prop_values[i] ? r->prop_values[i] : "\x01");
+}
+
+static void forget_names(wfm_store *s, const char *id)
+{
+    wf_strmap_remove(((sq_conn *)s->impl)->names, id);
+}
+
+/* Remember what the save wrote (after its batch committed); a copy failing only forgets. */
+static void remember_names(wfm_store *s, const char *id, const wf_buf *text)
+{
+    char *copy = text->oom ? NULL : wf_strdup(text->data);
+    if (!copy || wf_strmap_put(((sq_conn *)s->impl)->names, id, copy) != WF_OK) {
+        wf_free(copy);
+        forget_names(s, id);
+    }
 }
 
 /* ---- definitions, instances and leases ----------------------------------------------------- */
@@ -521,8 +559,10 @@ static wf_status sq_put_definition(wfm_store *s, const char *hash, const char *p
 static wf_status sq_create(wfm_store *s, const char *id, const char *hash, int64_t now,
                            wf_error *err)
 {
-    return run(s, ST_CREATE, NULL, err, "ttiiti", id, hash, now, now, s->owner,
-               now + s->lease_ms);
+    wf_status rc = run(s, ST_CREATE, NULL, err, "ttiiti", id, hash, now, now, s->owner,
+                       now + s->lease_ms);
+    forget_names(s, id);
+    return rc;
 }
 
 static wf_status sq_take_lease(wfm_store *s, const char *id, const char *from, int64_t now,
@@ -534,6 +574,8 @@ static wf_status sq_take_lease(wfm_store *s, const char *id, const char *from, i
                         : run(s, ST_TAKE_LEASE, &changes, err, "titi", s->owner,
                               now + s->lease_ms, id, now);
     *changed = changes > 0;
+    if (*changed) /* somebody else may have written its names since we last did */
+        forget_names(s, id);
     return rc;
 }
 
@@ -562,6 +604,7 @@ static wf_status sq_owner_of(wfm_store *s, const char *id, char **owner, bool *e
 
 static wf_status sq_release(wfm_store *s, const char *id, wf_error *err)
 {
+    forget_names(s, id);
     return run(s, ST_RELEASE_LEASE, NULL, err, "tt", id, s->owner);
 }
 
@@ -592,9 +635,11 @@ static wf_status write_names(wfm_store *s, enum stmt_id id, const char *instance
 
 /* The instance row (only with a live lease of ours), then its bookmarks, promoted properties
  * and applied resumptions: only the statements that have something to do. */
-static wf_status write_instance(wfm_store *s, const wfm_store_save_rec *r, int64_t now,
+static wf_status write_instance(wfm_store *s, wfm__pending_save *p, int64_t now,
                                 wf_error *err)
 {
+    const wfm_store_save_rec *r = p->rec;
+    sq_conn *c = s->impl;
     sqlite3_stmt *st = NULL;
     wf_status rc = stmt(s, ST_SAVE, &st, err);
     if (rc != WF_OK)
@@ -621,13 +666,18 @@ static wf_status write_instance(wfm_store *s, const wfm_store_save_rec *r, int64
         wf_free(owner);
         return rc == WF_OK ? wfm__store_lock_failure(s, r->id, exists, err) : rc;
     }
-    rc = run(s, ST_DELETE_BOOKMARKS, NULL, err, "t", r->id);
-    if (rc == WF_OK)
+    wf_buf_reset(&c->scratch);
+    names_text(r, &c->scratch);
+    const char *last = wf_strmap_get(c->names, r->id);
+    p->wrote_names = c->scratch.oom || !last || strcmp(last, c->scratch.data) != 0;
+    if (p->wrote_names)
+        rc = run(s, ST_DELETE_BOOKMARKS, NULL, err, "t", r->id);
+    if (rc == WF_OK && p->wrote_names)
         rc = run(s, ST_DELETE_PROMOTED, NULL, err, "t", r->id);
-    if (rc == WF_OK)
+    if (rc == WF_OK && p->wrote_names)
         rc = write_names(s, ST_INSERT_BOOKMARK, r->id, r->bookmarks, NULL, r->bookmark_count,
                          err);
-    if (rc == WF_OK)
+    if (rc == WF_OK && p->wrote_names)
         rc = write_names(s, ST_INSERT_PROMOTED, r->id, r->prop_names, r->prop_values,
                          r->prop_count, err);
     if (rc == WF_OK && r->resumes_through > 0)
@@ -635,33 +685,60 @@ static wf_status write_instance(wfm_store *s, const wfm_store_save_rec *r, int64
     return rc;
 }
 
-/* One save inside the batch transaction, under its own savepoint. */
-static void save_one(wfm_store *s, wfm__pending_save *p, int64_t now)
+/* One save inside the batch transaction, under its own savepoint when the batch holds
+ * others (a batch of one is rolled back as a whole instead). */
+static void save_one(wfm_store *s, wfm__pending_save *p, bool alone, int64_t now)
 {
     wf_error ignored = WF_ERROR_INIT;
-    p->status = run(s, ST_SAVEPOINT, NULL, &p->err, "");
+    p->status = alone ? WF_OK : run(s, ST_SAVEPOINT, NULL, &p->err, "");
     if (p->status != WF_OK)
         return;
-    p->status = write_instance(s, p->rec, now, &p->err);
+    p->status = write_instance(s, p, now, &p->err);
+    if (alone)
+        return;
     if (p->status != WF_OK)
         run(s, ST_ROLLBACK_TO, NULL, &ignored, "");
     run(s, ST_RELEASE, NULL, &ignored, "");
+}
+
+/* After the batch: remember the names each committed save wrote; forget them for a save
+ * that failed, released its lease, or whose commit failed. */
+static void note_names(wfm_store *s, wfm__pending_save *batch, bool committed)
+{
+    sq_conn *c = s->impl;
+    for (wfm__pending_save *p = batch; p; p = p->next) {
+        if (!committed || p->status != WF_OK || p->rec->release) {
+            forget_names(s, p->rec->id);
+        } else if (p->wrote_names) {
+            wf_buf_reset(&c->scratch);
+            names_text(p->rec, &c->scratch);
+            remember_names(s, p->rec->id, &c->scratch);
+        }
+    }
 }
 
 static wf_status sq_write_batch(wfm_store *s, wfm__pending_save *batch, int64_t now,
                                 uint64_t *commits, wf_error *err)
 {
     wf_error ignored = WF_ERROR_INIT;
+    bool alone = batch && !batch->next;
     wf_status rc = run(s, ST_BEGIN_IMMEDIATE, NULL, err, "");
     for (wfm__pending_save *p = batch; rc == WF_OK && p; p = p->next)
-        save_one(s, p, now);
+        save_one(s, p, alone, now);
+    if (rc == WF_OK && alone && batch->status != WF_OK) { /* nothing to commit */
+        run(s, ST_ROLLBACK, NULL, &ignored, "");
+        note_names(s, batch, false);
+        return WF_OK;
+    }
     if (rc == WF_OK)
         rc = run(s, ST_COMMIT, NULL, err, "");
     if (rc != WF_OK) {
         if (!sqlite3_get_autocommit(db_of(s)))
             run(s, ST_ROLLBACK, NULL, &ignored, "");
+        note_names(s, batch, false);
         return rc;
     }
+    note_names(s, batch, true);
     *commits = 1;
     return WF_OK;
 }

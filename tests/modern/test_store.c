@@ -1024,10 +1024,65 @@ START_TEST(test_store_row_lockable_follows_the_lease_rule)
 }
 END_TEST
 
+static wf_status save_marks(wfm_store *s, const char *id, const char *mark, const char *prop,
+                            bool release)
+{
+    const char *bms[] = {mark};
+    const char *names[] = {"who"}, *values[] = {prop};
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_save_rec r = {id, "Idle", "s", 1, bms, mark ? 1 : 0, names, values, prop ? 1 : 0,
+                            0, release, 0};
+    return wfm_store_save(s, &r, &err);
+}
+
+static int waiting_on(wfm_store *s, const char *bookmark)
+{
+    rows r = {0};
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_query q = WFM_STORE_QUERY_INIT;
+    q.bookmark = bookmark;
+    ck_assert_int_eq(wfm_store_query_rows(s, &q, count_row, &r, &err), WF_OK);
+    return r.count;
+}
+
+/* Saves that write the same bookmarks and properties again may skip writing them; any
+ * change, and anything another host wrote in between, must still reach the store. */
+START_TEST(test_store_bookmarks_and_props_follow_every_save)
+{
+    wfm_store *a = open_store("host-a", 0, false);
+    wfm_store *b = open_store("host-b", 0, false);
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_id id;
+    ck_assert_int_eq(wfm_store_create(a, 1, &id, &err), WF_OK);
+    ck_assert_int_eq(save_marks(a, id.text, "x", "ann", false), WF_OK);
+    ck_assert_int_eq(save_marks(a, id.text, "x", "ann", false), WF_OK); /* unchanged */
+    ck_assert_int_eq(waiting_on(a, "x"), 1);
+    ck_assert_int_eq(save_marks(a, id.text, "x", "bob", true), WF_OK); /* property changed */
+    char *props = NULL;
+    ck_assert_int_eq(wfm_store_props(a, id.text, &props, &err), WF_OK);
+    ck_assert_str_eq(props, "who=bob\n");
+    wf_free(props);
+    ck_assert_int_eq(wfm_store_lock(b, id.text, &err), WF_OK); /* another host, other names */
+    ck_assert_int_eq(save_marks(b, id.text, "y", NULL, true), WF_OK);
+    ck_assert_int_eq(wfm_store_lock(a, id.text, &err), WF_OK);
+    ck_assert_int_eq(save_marks(a, id.text, "x", "bob", false), WF_OK); /* as a last wrote */
+    ck_assert_int_eq(waiting_on(a, "x"), 1);
+    ck_assert_int_eq(waiting_on(a, "y"), 0);
+    ck_assert_int_eq(wfm_store_props(a, id.text, &props, &err), WF_OK);
+    ck_assert_str_eq(props, "who=bob\n");
+    wf_free(props);
+    ck_assert_int_eq(save_marks(a, id.text, NULL, NULL, false), WF_OK);
+    ck_assert_int_eq(waiting_on(a, "x"), 0);
+    wfm_store_close(a);
+    wfm_store_close(b);
+}
+END_TEST
+
 /* The tests both backends run. */
 static void add_shared_core(TCase *core)
 {
     tcase_add_test(core, test_store_row_lockable_follows_the_lease_rule);
+    tcase_add_test(core, test_store_bookmarks_and_props_follow_every_save);
     tcase_add_test(core, test_store_round_trip_keeps_state_bookmarks_and_props);
     tcase_add_test(core, test_store_query_by_status_property_bookmark_and_timer);
     tcase_add_test(core, test_store_lease_blocks_second_host_until_released);
