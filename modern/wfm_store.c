@@ -311,7 +311,7 @@ static void write_batch(wfm_store *s, wfm__pending_save *batch)
 
 wf_status wfm_store_save(wfm_store *s, const wfm_store_save_rec *rec, wf_error *err)
 {
-    wfm__pending_save p = {rec, WF_OK, WF_ERROR_INIT, false, false, NULL};
+    wfm__pending_save p = {rec, WF_OK, WF_ERROR_INIT, false, false, 0, NULL};
     if (!s->group_commit) {
         write_batch(s, &p);
     } else {

@@ -17,7 +17,8 @@ typedef struct wfm__pending_save {
     wf_status status;
     wf_error err;
     bool done;
-    bool wrote_names; /* the backend rewrote its bookmarks / properties (SQLite's cache) */
+    bool wrote_names; /* SQLite's names cache: the save rewrote bookmarks / properties, */
+    int64_t version;  /* and the row version it left */
     struct wfm__pending_save *next;
 } wfm__pending_save;
 

@@ -56,7 +56,7 @@ static const char *const stmt_sql[ST_COUNT] = {
                 " next_timer_us = ?4, version = version + 1,"
                 " owner = CASE WHEN ?5 THEN NULL ELSE owner END,"
                 " lock_expires_ms = CASE WHEN ?5 THEN 0 ELSE ?6 END"
-                " WHERE id = ?7 AND owner = ?8 AND lock_expires_ms >= ?3",
+                " WHERE id = ?7 AND owner = ?8 AND lock_expires_ms >= ?3 RETURNING version",
     [ST_DELETE_BOOKMARKS] = "DELETE FROM bookmarks WHERE instance = ?",
     [ST_DELETE_PROMOTED] = "DELETE FROM promoted WHERE instance = ?",
     [ST_INSERT_BOOKMARK] = "INSERT OR IGNORE INTO bookmarks(instance, name) VALUES(?, ?)",
@@ -79,10 +79,10 @@ static const char *const stmt_sql[ST_COUNT] = {
 typedef struct sq_conn {
     sqlite3 *db;
     sqlite3_stmt *stmts[ST_COUNT];
-    /* The bookmarks and promoted properties last written for each instance leased here since
-     * its lease was taken (id -> canonical text, see names_text): a save that would write
-     * them unchanged skips their statements. Only the lease holder writes them, so an entry
-     * is dropped whenever the lease is taken, released or a write may not have committed. */
+    /* The bookmarks and promoted properties this connection last committed for an instance
+     * it holds (id -> names_entry): a save that would write them unchanged skips their
+     * statements, provided the row's version shows no other save since (another handle with
+     * the same owner id). Dropped when the lease is taken or released or a commit fails. */
     wf_strmap *names;
     wf_buf scratch; /* names_text of the save being written */
 } sq_conn;
@@ -530,17 +530,26 @@ static void names_text(const wfm_store_save_rec *r, wf_buf *b)
         wf_buf_addf(b, "%s\n%s\n", r->prop_names[i], r->prop_values[i] ? r->prop_values[i] : "\x01");
 }
 
+typedef struct names_entry {
+    int64_t version; /* instances.version after that save */
+    char text[];     /* names_text */
+} names_entry;
+
 static void forget_names(wfm_store *s, const char *id)
 {
     wf_strmap_remove(((sq_conn *)s->impl)->names, id);
 }
 
 /* Remember what the save wrote (after its batch committed); a copy failing only forgets. */
-static void remember_names(wfm_store *s, const char *id, const wf_buf *text)
+static void remember_names(wfm_store *s, const char *id, const wf_buf *text, int64_t version)
 {
-    char *copy = text->oom ? NULL : wf_strdup(text->data);
-    if (!copy || wf_strmap_put(((sq_conn *)s->impl)->names, id, copy) != WF_OK) {
-        wf_free(copy);
+    names_entry *e = text->oom ? NULL : wf_malloc(sizeof *e + text->len + 1);
+    if (e) {
+        e->version = version;
+        memcpy(e->text, text->data, text->len + 1);
+    }
+    if (!e || wf_strmap_put(((sq_conn *)s->impl)->names, id, e) != WF_OK) {
+        wf_free(e);
         forget_names(s, id);
     }
 }
@@ -656,10 +665,15 @@ static wf_status write_instance(wfm_store *s, wfm__pending_save *p, int64_t now,
     sqlite3_bind_text(st, 7, r->id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 8, s->owner, -1, SQLITE_STATIC);
     int step = sqlite3_step(st);
+    bool saved = step == SQLITE_ROW;
+    if (saved) {
+        p->version = sqlite3_column_int64(st, 0);
+        step = sqlite3_step(st);
+    }
     done(st);
     if (step != SQLITE_DONE)
         return db_error(s, err, "store");
-    if (sqlite3_changes(db_of(s)) == 0) {
+    if (!saved) {
         char *owner = NULL;
         bool exists = false;
         rc = sq_owner_of(s, r->id, &owner, &exists, err);
@@ -668,8 +682,9 @@ static wf_status write_instance(wfm_store *s, wfm__pending_save *p, int64_t now,
     }
     wf_buf_reset(&c->scratch);
     names_text(r, &c->scratch);
-    const char *last = wf_strmap_get(c->names, r->id);
-    p->wrote_names = c->scratch.oom || !last || strcmp(last, c->scratch.data) != 0;
+    const names_entry *last = wf_strmap_get(c->names, r->id);
+    p->wrote_names = c->scratch.oom || !last || last->version + 1 != p->version ||
+                     strcmp(last->text, c->scratch.data) != 0;
     if (p->wrote_names)
         rc = run(s, ST_DELETE_BOOKMARKS, NULL, err, "t", r->id);
     if (rc == WF_OK && p->wrote_names)
@@ -707,12 +722,15 @@ static void note_names(wfm_store *s, wfm__pending_save *batch, bool committed)
 {
     sq_conn *c = s->impl;
     for (wfm__pending_save *p = batch; p; p = p->next) {
+        names_entry *e = wf_strmap_get(c->names, p->rec->id);
         if (!committed || p->status != WF_OK || p->rec->release) {
             forget_names(s, p->rec->id);
-        } else if (p->wrote_names) {
+        } else if (p->wrote_names || !e) {
             wf_buf_reset(&c->scratch);
             names_text(p->rec, &c->scratch);
-            remember_names(s, p->rec->id, &c->scratch);
+            remember_names(s, p->rec->id, &c->scratch, p->version);
+        } else {
+            e->version = p->version; /* the same names, one save later */
         }
     }
 }

@@ -1073,6 +1073,14 @@ START_TEST(test_store_bookmarks_and_props_follow_every_save)
     wf_free(props);
     ck_assert_int_eq(save_marks(a, id.text, NULL, NULL, false), WF_OK);
     ck_assert_int_eq(waiting_on(a, "x"), 0);
+    /* a second handle with the same owner id writes in between */
+    wfm_store *a2 = open_store("host-a", 0, false);
+    ck_assert_int_eq(save_marks(a, id.text, "x", NULL, false), WF_OK);
+    ck_assert_int_eq(save_marks(a2, id.text, "z", NULL, false), WF_OK);
+    ck_assert_int_eq(save_marks(a, id.text, "x", NULL, false), WF_OK);
+    ck_assert_int_eq(waiting_on(a, "x"), 1);
+    ck_assert_int_eq(waiting_on(a, "z"), 0);
+    wfm_store_close(a2);
     wfm_store_close(a);
     wfm_store_close(b);
 }
