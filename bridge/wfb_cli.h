@@ -15,6 +15,7 @@
 #include "../common/wf_mem.h"
 #include "../common/wf_native.h"
 #include "../common/wf_value.h"
+#include "../modern/wfm_definition.h" /* wfb_modern_inputs */
 
 /* A verb: argv[0] is the verb name. Returns the process exit code (0, 1, 2). */
 typedef int (*wfb_verb_fn)(int argc, char **argv);
@@ -28,11 +29,15 @@ int wfb_cmd_inspect(int argc, char **argv);    /* wfb_inspect.c: decode one stor
 int wfb_cmd_host(int argc, char **argv);       /* wfb_host.c: resume due instances */
 int wfb_cmd_convert(int argc, char **argv);    /* wfb_convert.c: XOML -> XAML */
 int wfb_cmd_verify(int argc, char **argv);     /* wfb_verify.c: side-by-side validation */
+int wfb_cmd_start(int argc, char **argv);      /* wfb_start.c: create runnable instances */
 
-/* The instance store used when --store is not given: a file in the working directory. */
+/* The instance store used when --store is not given: $WFBRIDGE_STORE if set, else a file in
+ * the working directory. A store is a file, sqlite:FILE, postgresql://... or a libpq
+ * connection string (docs/durability.md "Choosing a store"). */
 #define WFB_DEFAULT_STORE "wfbridge.db"
 /* The one wording for a run that needs native libraries but has no library path. */
 #define WFB_NO_LIBPATH "no library path: pass --lib-path DIR or set WFBRIDGE_LIB_PATH"
+const char *wfb_store_name(const char *given); /* given, else $WFBRIDGE_STORE, else default */
 
 /* ---- reporting ----------------------------------------------------------------------------
  * The program runs one verb, which names itself first with wfb_verb_begin; every message
@@ -116,6 +121,13 @@ wf_status wfb_value_from_text(wf_types *types, const wf_type *type, const char *
  * true, false or null; any other text is a String. */
 wf_status wfb_payload_from_text(wf_types *types, const char *option, const char *name,
                                 const char *text, wf_value *out, wf_error *err);
+
+/* The --arg values of a modern run converted to the declared types (into values[i], the
+ * caller releases them) and the --promote names checked (arguments or root variables) against
+ * `def`, before any instance exists; 0, or 2 after reporting the first problem (wfb_run.c). */
+int wfb_modern_inputs(wf_types *types, const wfm_definition *def, const char *file,
+                      const wfb_assigns *args, const char *const *promotes, size_t promote_count,
+                      wf_value *values);
 
 /* ---- output -------------------------------------------------------------------------------
  * The result object printed as the last line of stdout with --json:

@@ -4,6 +4,7 @@
 #include "wfb_durable.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -23,15 +24,18 @@ int wfb_parse_durability(const char *text, int *out)
     return 0;
 }
 
+const char *wfb_store_name(const char *given)
+{
+    const char *env = getenv("WFBRIDGE_STORE");
+    return given ? given : env && *env ? env : WFB_DEFAULT_STORE;
+}
+
 wf_status wfb_durable_open(const wfb_durable_cfg *cfg, wfm_runtime *rt, wfm_store **store,
                            wfm_host **host, wf_error *err)
 {
     *store = NULL;
     *host = NULL;
-    if (cfg->must_exist && access(cfg->path, F_OK) != 0) {
-        wf_loc loc = {cfg->path, 0, 0};
-        return wf_error_set(err, WF_E_IO, &loc, "no instance store at '%s'", cfg->path);
-    }
+    /* A missing store is refused by wfm_store_open (must_exist), whatever its backend. */
     wfm_store_opts so = WFM_STORE_OPTS_INIT;
     so.path = cfg->path;
     so.must_exist = cfg->must_exist;

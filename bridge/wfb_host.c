@@ -1,34 +1,52 @@
-/* wfb_host.c — `wfbridge host [--store FILE] [--once]`: a long-running durable host. It loads
- * and runs the persisted instances that can make progress — timers due, resumptions queued
- * by `wfbridge resume`, saved at a Persist request / mid-run ("Executing") or before their
- * first run ("Created"), and not leased by another live host — until each is idle again
- * (persisted and unloaded) or completes, then looks again. */
+/* wfb_host.c — `wfbridge host [--store S] [--once] [--workers N]`: a long-running durable host.
+ * It loads and runs the persisted instances that can make progress — timers due, resumptions
+ * queued by `wfbridge resume`, saved at a Persist request / mid-run ("Executing") or before
+ * their first run ("Created", e.g. by `wfbridge start`), and not leased by another live host —
+ * until each is idle again (persisted and unloaded) or completes, then looks again. N worker
+ * threads share each pass (their saves share commits); SIGTERM / SIGINT stop it after the
+ * instances in hand are persisted, exit 0. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <unistd.h>
 
 #include "../common/wf_mem.h"
+#include "../common/wf_random.h"
 #include "wfb_cli.h"
 #include "wfb_durable.h"
 #include "wfb_interop.h"
 
 static const char usage_text[] =
-    "usage: wfbridge host [--store FILE] [--once] [--durability full|normal] [--lib-path DIR]\n"
-    "                     [--json]\n\n"
+    "usage: wfbridge host [--store S] [--once] [--workers N] [--durability full|normal]\n"
+    "                     [--lib-path DIR] [--json]\n\n"
     "Run the instances of the instance store (default: " WFB_DEFAULT_STORE
     " in the working\ndirectory) whose timers are due, that have queued resumptions (applied in "
     "order) or\nthat were saved while runnable, each until it is idle again (persisted and "
     "unloaded)\nor completes; instances another host holds are left alone. Prints one line per\n"
     "instance run: \"ID STATUS\".\n\n"
-    "  --once            one pass, then exit (default: keep polling, at least once a second)\n"
+    "  --once            one pass, then exit (default: keep polling, at least once a second;\n"
+    "                    on PostgreSQL also woken at once when work is queued or started)\n"
+    "  --workers N       instances run at once, one thread each (default: one per core)\n"
     "  --durability D    full (default) or normal\n"
     "  --lib-path DIR    where native libraries are found (default $WFBRIDGE_LIB_PATH)\n"
     "  --json            print each instance run as the result object of 'wfbridge resume\n"
     "                    --json' (one JSON object per line) instead of \"ID STATUS\"\n\n"
+    "SIGTERM or SIGINT: finish the instances in hand (each persisted and released), exit 0.\n"
     "Exit status: 0, or 2 when the store cannot be opened or an instance failed to load.\n";
 
+static volatile sig_atomic_t stopping; /* SIGTERM / SIGINT seen */
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    stopping = 1;
+}
+
 typedef struct pass {
+    const wfm_store *store;
     int64_t now_us, next_due_us;
     char (*ids)[33];
     size_t count, cap;
@@ -63,7 +81,8 @@ static bool collect(void *ud, const wfm_store_row *row)
         else if (row->next_timer_us < p->next_due_us)
             p->next_due_us = row->next_timer_us;
     }
-    if (!runnable)
+    /* leased by another live host: not ours to read now */
+    if (!runnable || !wfm_store_row_lockable(p->store, row))
         return true;
     if (p->count == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 16;
@@ -79,10 +98,55 @@ static bool collect(void *ud, const wfm_store_row *row)
     return true;
 }
 
-/* One pass; returns 2 if an instance failed, else 0. *next_due: the earliest future timer. */
-static int run_pass(wfm_host *host, bool json, int64_t *next_due)
+/* One pass shared by the worker threads: each takes the next id until none is left. */
+typedef struct pass_work {
+    wfm_host *host;
+    const pass *p;
+    size_t first; /* where this host starts in the list (hosts sharing a store spread out) */
+    bool json;
+    pthread_mutex_t out_lock; /* one instance's output at a time */
+    atomic_size_t next;
+    atomic_int rc;
+} pass_work;
+
+static void run_one(pass_work *w, const char *id)
 {
-    pass p = {wfb_now_us(), INT64_MAX, NULL, 0, 0, false};
+    wfm_dinst *d = NULL;
+    wf_error e = WF_ERROR_INIT;
+    wf_status st = wfm_host_load(w->host, id, &d, &e);
+    if (st == WF_E_LOCKED || st == WF_E_STATE) /* another host has it / it finished */
+        return;
+    if (st == WF_OK)
+        st = wfb_durable_drive(w->host, d, &e);
+    pthread_mutex_lock(&w->out_lock);
+    if (st == WF_OK) {
+        if (w->json)
+            wfb_durable_finish(d, true);
+        else
+            printf("%s %s\n", id,
+                   wfm_instance_state_name(wfm_instance_state_get(wfm_dinst_instance(d))));
+        if (fflush(stdout) != 0)
+            atomic_store(&w->rc, 2); /* stdout is gone: wfb_close_stdout reports it */
+    } else {
+        wfb_report(&e);
+        atomic_store(&w->rc, 2);
+    }
+    pthread_mutex_unlock(&w->out_lock);
+    wfm_dinst_close(d);
+}
+
+static void *pass_worker(void *arg)
+{
+    pass_work *w = arg;
+    for (size_t i; !stopping && !ferror(stdout) && (i = atomic_fetch_add(&w->next, 1)) < w->p->count;)
+        run_one(w, w->p->ids[(w->first + i) % w->p->count]);
+    return NULL;
+}
+
+/* One pass; returns 2 if an instance failed, else 0. *next_due: the earliest future timer. */
+static int run_pass(wfm_host *host, unsigned workers, bool json, int64_t *next_due)
+{
+    pass p = {wfm_host_store(host), wfb_now_us(), INT64_MAX, NULL, 0, 0, false};
     wf_error err = WF_ERROR_INIT;
     wfm_store_query q = WFM_STORE_QUERY_INIT;
     if (wfm_store_query_rows(wfm_host_store(host), &q, collect, &p, &err) != WF_OK || p.oom) {
@@ -91,44 +155,32 @@ static int run_pass(wfm_host *host, bool json, int64_t *next_due)
         wf_free(p.ids);
         return wfb_report(&err);
     }
-    int rc = 0;
-    for (size_t i = 0; i < p.count; i++) {
-        wfm_dinst *d = NULL;
-        wf_error e = WF_ERROR_INIT;
-        wf_status st = wfm_host_load(host, p.ids[i], &d, &e);
-        if (st == WF_E_LOCKED || st == WF_E_STATE) { /* another host has it / it finished */
-            wf_error_clear(&e);
-            continue;
-        }
-        if (st == WF_OK)
-            st = wfb_durable_drive(host, d, &e);
-        if (st == WF_OK) {
-            if (json)
-                wfb_durable_finish(d, true);
-            else
-                printf("%s %s\n", p.ids[i],
-                       wfm_instance_state_name(wfm_instance_state_get(wfm_dinst_instance(d))));
-            if (fflush(stdout) != 0) {
-                rc = 2; /* stdout is gone: wfb_close_stdout reports it */
-                wfm_dinst_close(d);
-                break;
-            }
-        } else {
-            wfb_report(&e);
-            rc = 2;
-        }
-        wfm_dinst_close(d);
-    }
+    unsigned char r[4];
+    wf_random_bytes(r, sizeof r);
+    size_t spread = (size_t)r[0] | (size_t)r[1] << 8 | (size_t)r[2] << 16 | (size_t)r[3] << 24;
+    pass_work w = {.host = host, .p = &p, .first = p.count ? spread % p.count : 0, .json = json};
+    pthread_mutex_init(&w.out_lock, NULL);
+    atomic_init(&w.next, 0);
+    atomic_init(&w.rc, 0);
+    pthread_t threads[64];
+    unsigned started = 0;
+    while (started + 1 < workers && started + 1 < p.count &&
+           pthread_create(&threads[started], NULL, pass_worker, &w) == 0)
+        started++;
+    pass_worker(&w); /* this thread is a worker too */
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(threads[i], NULL);
+    pthread_mutex_destroy(&w.out_lock);
     *next_due = p.next_due_us;
     wf_free(p.ids);
-    return rc;
+    return atomic_load(&w.rc);
 }
 
 static const struct option options[] = {
     {"store", required_argument, NULL, 's'},      {"once", no_argument, NULL, 'o'},
     {"durability", required_argument, NULL, 'd'}, {"lib-path", required_argument, NULL, 'L'},
-    {"json", no_argument, NULL, 'j'},             {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+    {"json", no_argument, NULL, 'j'},             {"workers", required_argument, NULL, 'w'},
+    {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0},
 };
 
 int wfb_cmd_host(int argc, char **argv)
@@ -137,6 +189,9 @@ int wfb_cmd_host(int argc, char **argv)
     const char *store_path = NULL, *lib_path = NULL;
     bool once = false, json = false;
     int durability = 0, c;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned workers = cores > 0 && cores < 64 ? (unsigned)cores : 1;
+    unsigned long long n;
     while ((c = wfb_getopt(argc, argv, options)) != -1) {
         int bad = 0;
         switch (c) {
@@ -157,6 +212,10 @@ int wfb_cmd_host(int argc, char **argv)
         case 'L':
             lib_path = optarg;
             break;
+        case 'w':
+            bad = wfb_parse_count("--workers", optarg, 1, 64, &n);
+            workers = (unsigned)n;
+            break;
         default:
             return 2;
         }
@@ -173,23 +232,30 @@ int wfb_cmd_host(int argc, char **argv)
     int rc = 2;
     wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
     ro.worker_count = 1;
-    wfb_durable_cfg cfg = {store_path ? store_path : WFB_DEFAULT_STORE, true, durability, NULL, 0};
+    wfb_durable_cfg cfg = {wfb_store_name(store_path), true, durability, NULL, 0};
     if (wfb_libpath(lib_path, &libpath, &err) == WF_OK &&
         (ro.libpath = libpath, wfm_runtime_create(&ro, &rt, &err)) == WF_OK &&
         wfb_interop_register(wfm_runtime_catalogue(rt), &err) == WF_OK &&
         wfb_durable_open(&cfg, rt, &store, &host, &err) == WF_OK) {
+        struct sigaction sa = {.sa_handler = on_stop_signal}; /* no SA_RESTART: waits end */
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGINT, &sa, NULL);
         for (;;) {
             int64_t next_due = INT64_MAX;
-            rc = run_pass(host, json, &next_due);
-            if (once || ferror(stdout))
+            rc = run_pass(host, workers, json, &next_due);
+            if (once || stopping || ferror(stdout))
                 break;
             int64_t wait = next_due == INT64_MAX ? 1000000 : next_due - wfb_now_us();
             if (wait > 1000000)
                 wait = 1000000;
-            if (wait > 0) {
-                struct timespec ts = {(time_t)(wait / 1000000), (long)(wait % 1000000) * 1000};
-                nanosleep(&ts, NULL);
+            /* woken early on PostgreSQL when another process announces work */
+            if (wait > 0 && wfm_store_wait(store, (wait + 999) / 1000, NULL, &err) != WF_OK) {
+                rc = wfb_report(&err);
+                break;
             }
+            if (stopping)
+                break;
         }
     } else {
         rc = wfb_report(&err);

@@ -106,11 +106,6 @@ static int inspect(const char *path, const char *id)
     so.path = path;
     so.read_only = true;
     wfm_store_query q = WFM_STORE_QUERY_INIT;
-    if (access(path, F_OK) != 0) {
-        wf_loc loc = {path, 0, 0};
-        wf_error_set(&err, WF_E_IO, &loc, "no instance store at '%s'", path);
-        goto fail;
-    }
     if (wfm_store_open(&so, &store, &err) != WF_OK ||
         wfm_store_query_rows(store, &q, row_fn, &f, &err) != WF_OK)
         goto fail;
@@ -174,5 +169,5 @@ int wfb_cmd_inspect(int argc, char **argv)
     const char *id = NULL;
     if (wfb_operand(argc, argv, "instance id", &id))
         return 2;
-    return inspect(store ? store : WFB_DEFAULT_STORE, id);
+    return inspect(wfb_store_name(store), id);
 }

@@ -156,7 +156,7 @@ static int parse_opts(int argc, char **argv, instances_opts *o)
 int wfb_cmd_instances(int argc, char **argv)
 {
     wfb_verb_begin("instances");
-    instances_opts o = {WFB_DEFAULT_STORE, WFM_STORE_QUERY_INIT, WFB_ASSIGNS_INIT("--where"),
+    instances_opts o = {NULL, WFM_STORE_QUERY_INIT, WFB_ASSIGNS_INIT("--where"),
                         false};
     int rc = parse_opts(argc, argv, &o);
     if (rc != 0) {
@@ -164,7 +164,7 @@ int wfb_cmd_instances(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     }
     wfm_store_opts so = WFM_STORE_OPTS_INIT;
-    so.path = o.store;
+    so.path = wfb_store_name(o.store);
     so.read_only = true;
     wfm_store *store = NULL;
     wf_error err = WF_ERROR_INIT;

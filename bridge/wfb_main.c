@@ -21,6 +21,7 @@ static const struct verb {
     {"inspect", wfb_cmd_inspect, "show a persisted instance's state and store row"},
     {"host", wfb_cmd_host, "run persisted instances whose timers are due"},
     {"verify", wfb_cmd_verify, "prove a conversion behaves like the legacy workflow"},
+    {"start", wfb_cmd_start, "create runnable instances in a store for hosts to run"},
 };
 #define VERB_COUNT (sizeof verbs / sizeof verbs[0])
 

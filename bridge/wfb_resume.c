@@ -171,7 +171,7 @@ static int resume_instance(const resume_opts *o)
     wfm_dinst *d = NULL;
     int rc = 2;
     wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
-    wfb_durable_cfg cfg = {o->store ? o->store : WFB_DEFAULT_STORE, true, o->durability, NULL, 0};
+    wfb_durable_cfg cfg = {wfb_store_name(o->store), true, o->durability, NULL, 0};
     size_t nb = o->bookmarks.count;
     if (wfb_libpath(o->lib_path, &libpath, &err) != WF_OK)
         goto fail;

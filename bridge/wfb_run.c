@@ -153,31 +153,30 @@ static void arg_list(const wfm_definition *def, char *buf, size_t size)
         snprintf(buf, size, "none");
 }
 
-/* Every --arg converted (into values[i]) and every --promote name checked against the
- * definition, before an instance exists. */
-static int check_inputs(wfm_runtime *rt, const wfm_definition *def, const run_opts *o,
-                        wf_value *values)
+int wfb_modern_inputs(wf_types *types, const wfm_definition *def, const char *file,
+                      const wfb_assigns *args, const char *const *promotes, size_t promote_count,
+                      wf_value *values)
 {
-    wf_loc loc = {o->file, 0, 0};
+    wf_loc loc = {file, 0, 0};
     char names[512];
-    for (size_t i = 0; i < o->args.count; i++) {
+    for (size_t i = 0; i < args->count; i++) {
         wf_error err = WF_ERROR_INIT;
         size_t index;
-        const char *name = o->args.names[i];
+        const char *name = args->names[i];
         if (!wfm_definition_arg_find(def, name, &index)) {
             arg_list(def, names, sizeof names);
             wf_error_set(&err, WF_E_NAME, &loc,
                          "--arg %s: the workflow has no argument '%s' (it declares: %s)", name,
                          name, names);
         } else {
-            wfb_value_from_text(wfm_runtime_types(rt), wfm_definition_arg_type(def, index),
-                                "--arg", name, o->args.values[i], &values[i], &err);
+            wfb_value_from_text(types, wfm_definition_arg_type(def, index), "--arg", name,
+                                args->values[i], &values[i], &err);
         }
         if (err.code != WF_OK)
             return wfb_report(&err);
     }
-    for (size_t i = 0; i < o->promote_count; i++) {
-        const char *name = o->promotes[i];
+    for (size_t i = 0; i < promote_count; i++) {
+        const char *name = promotes[i];
         if (wfm_definition_arg_find(def, name, NULL) || wfm_definition_root_var_find(def, name))
             continue;
         arg_list(def, names, sizeof names);
@@ -188,6 +187,18 @@ static int check_inputs(wfm_runtime *rt, const wfm_definition *def, const run_op
                      name, name, names);
         return wfb_report(&err);
     }
+    return 0;
+}
+
+/* Every --arg converted (into values[i]), every --promote name checked against the
+ * definition and every --resume payload parsed, before an instance exists. */
+static int check_inputs(wfm_runtime *rt, const wfm_definition *def, const run_opts *o,
+                        wf_value *values)
+{
+    int rc = wfb_modern_inputs(wfm_runtime_types(rt), def, o->file, &o->args, o->promotes,
+                               o->promote_count, values);
+    if (rc)
+        return rc;
     /* --resume payloads: the bookmarks are only known while the workflow runs, the payload
      * text is checked now */
     for (size_t i = 0; i < o->resumes.count; i++) {

@@ -7,6 +7,8 @@
  * A durable instance (d->loaded: in memory and leased; d->dirty: changed since saved):
  *   (store row Created, leased) -> loaded, dirty     wfm_host_new
  *   first run: the Created state is saved first       run_queue (save_state, initial)
+ *   (Created, leased) -> unloaded, saved Created      wfm_host_start (save_state, initial,
+ *                                                      release)
  *   saved row -> loaded, clean                         wfm_host_load (restore, then lock)
  *   loaded -> loaded, dirty                            wfm_host_run / wfm_host_resume
  *   loaded, dirty -> loaded, clean                     save at a Persist request or idle with
@@ -47,12 +49,15 @@ struct wfm_dinst {
     size_t kept_count;
     int64_t resumes_through; /* the last queued resumption applied (deleted by the next save) */
     bool created_saved;      /* the state before the first run is in the store */
+    wf_buf blob;             /* the encoded state, reused by every save (no allocation once
+                                it has grown to the instance's size) */
     wfm_dinst *prev, *next; /* the host's list */
 };
 
 typedef struct def_entry {
     uint64_t hash;
     wfm_definition *def; /* retained */
+    bool recorded;       /* wfm_store_put_definition done by this host */
 } def_entry;
 
 struct wfm_host {
@@ -256,10 +261,14 @@ static wf_status save_state(wfm_host *h, wfm_dinst *d, bool release, bool initia
                             "instance '%s' is in a no-persist zone (InvokeMethod or "
                             "TransactionScope executing)",
                             d->id.text);
-    wf_buf blob;
-    wf_buf_init(&blob);
+    wf_buf *blob = &d->blob;
+    if (blob->oom) { /* a failed save left it unusable: start again */
+        wf_buf_fini(blob);
+        wf_buf_init(blob);
+    }
+    wf_buf_reset(blob);
     props p = {0};
-    wf_status st = wfm_instance_save(d->inst, &blob, err);
+    wf_status st = wfm_instance_save(d->inst, blob, err);
     if (st == WF_OK)
         st = refresh_bookmarks(d, err);
     if (st == WF_OK)
@@ -273,8 +282,8 @@ static wf_status save_state(wfm_host *h, wfm_dinst *d, bool release, bool initia
         rec.status = (state == WFM_INSTANCE_IDLE && persist_requests(d->inst))
                          ? wfm_instance_state_name(WFM_INSTANCE_EXECUTING)
                          : wfm_instance_state_name(state);
-        rec.state = blob.data;
-        rec.state_len = blob.len;
+        rec.state = blob->data;
+        rec.state_len = blob->len;
         rec.bookmarks = (const char *const *)d->bookmarks;
         rec.bookmark_count = d->bookmark_count;
         rec.prop_names = p.names;
@@ -297,7 +306,6 @@ static wf_status save_state(wfm_host *h, wfm_dinst *d, bool release, bool initia
         }
     }
     props_fini(&p);
-    wf_buf_fini(&blob);
     return st;
 }
 
@@ -382,14 +390,17 @@ wfm_store *wfm_host_store(wfm_host *h)
 }
 
 /* Keep a reference to def by hash (for loads). */
-static wf_status cache_def(wfm_host *h, wfm_definition *def, wf_error *err)
+/* Keep def for loads by hash; *recorded (optional): whether this host already recorded it in
+ * the store (wfm_store_put_definition, then mark_recorded). */
+static wf_status cache_def(wfm_host *h, wfm_definition *def, bool *recorded, wf_error *err)
 {
     uint64_t hash = wfm_definition_hash(def);
     wf_status st = WF_OK;
     pthread_mutex_lock(&h->lock);
     bool found = false;
     for (size_t i = 0; i < h->def_count && !found; i++)
-        found = h->defs[i].hash == hash;
+        if ((found = h->defs[i].hash == hash) && recorded)
+            *recorded = h->defs[i].recorded;
     if (!found) {
         if (h->def_count == h->def_cap) {
             size_t cap = h->def_cap ? h->def_cap * 2 : 4;
@@ -400,12 +411,20 @@ static wf_status cache_def(wfm_host *h, wfm_definition *def, wf_error *err)
             }
         }
         if (h->def_count < h->def_cap)
-            h->defs[h->def_count++] = (def_entry){hash, wfm_definition_retain(def)};
+            h->defs[h->def_count++] = (def_entry){hash, wfm_definition_retain(def), false};
         else
             st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     }
     pthread_mutex_unlock(&h->lock);
     return st;
+}
+
+static void mark_recorded(wfm_host *h, uint64_t hash)
+{
+    pthread_mutex_lock(&h->lock);
+    for (size_t i = 0; i < h->def_count; i++)
+        h->defs[i].recorded |= h->defs[i].hash == hash;
+    pthread_mutex_unlock(&h->lock);
 }
 
 static wfm_definition *cached_def(wfm_host *h, uint64_t hash)
@@ -438,7 +457,14 @@ static wfm_dinst *dinst_new(wfm_host *h, const char *id, wf_error *err)
     }
     d->host = h;
     snprintf(d->id.text, sizeof d->id.text, "%s", id);
+    wf_buf_init(&d->blob);
     return d;
+}
+
+static void dinst_free(wfm_dinst *d)
+{
+    wf_buf_fini(&d->blob);
+    wf_free(d);
 }
 
 /* The in-memory instance first, so that a failure leaves no store row behind. */
@@ -451,20 +477,23 @@ wf_status wfm_host_new(wfm_host *h, wfm_definition *def, wfm_dinst **out, wf_err
     wf_status st = wfm_instance_create(h->rt, def, &d->inst, err);
     if (st == WF_OK)
         st = wfm_durable_mark(d->inst, err);
+    bool recorded = false;
     if (st == WF_OK)
-        st = cache_def(h, def, err);
-    if (st == WF_OK) {
+        st = cache_def(h, def, &recorded, err);
+    if (st == WF_OK && !recorded) {
         /* the absolute path, so that a host in another directory can load it again */
         const char *path = wfm_definition_path(def);
         char *abs = path ? realpath(path, NULL) : NULL;
         st = wfm_store_put_definition(h->store, wfm_definition_hash(def), abs ? abs : path, err);
         free(abs);
+        if (st == WF_OK)
+            mark_recorded(h, wfm_definition_hash(def));
     }
     if (st == WF_OK)
         st = wfm_store_create(h->store, wfm_definition_hash(def), &d->id, err);
     if (st != WF_OK) {
         wfm_instance_destroy(d->inst);
-        wf_free(d);
+        dinst_free(d);
         return st;
     }
     d->loaded = true;
@@ -516,7 +545,7 @@ static wf_status find_def(wfm_host *h, const char *id, uint64_t hash, wfm_defini
                           "the workflow file changed since instance '%s' was saved", id);
     }
     if (st == WF_OK)
-        st = cache_def(h, def, err);
+        st = cache_def(h, def, NULL, err);
     wf_free(f.path);
     if (st != WF_OK) {
         wfm_definition_release(def);
@@ -657,7 +686,7 @@ fail:
     if (d) {
         free_bookmarks(d);
         free_kept(d);
-        wf_free(d);
+        dinst_free(d);
     }
     if (locked) {
         wf_error tmp = WF_ERROR_INIT;
@@ -948,6 +977,19 @@ wf_status wfm_host_persist(wfm_host *h, wfm_dinst *d, bool unload, wf_error *err
     return st;
 }
 
+wf_status wfm_host_start(wfm_host *h, wfm_dinst *d, wf_error *err)
+{
+    hold(d);
+    wf_status st = WF_OK;
+    if (wfm_instance_state_get(d->inst) != WFM_INSTANCE_CREATED || d->created_saved)
+        st = wf_error_set(err, WF_E_STATE, NULL, "instance '%s' has already run or been saved",
+                          d->id.text);
+    if (st == WF_OK && (st = save_state(h, d, true, true, err)) == WF_OK)
+        d->loaded = false; /* the lease went with the save: a host runs it */
+    let_go(d);
+    return st;
+}
+
 wf_status wfm_host_poll(wfm_host *h, wf_error *err)
 {
     int64_t ttp = h->opts.time_to_persist_ms, ttu = h->opts.time_to_unload_ms;
@@ -1018,7 +1060,7 @@ void wfm_dinst_close(wfm_dinst *d)
     wfm_instance_destroy(d->inst);
     free_bookmarks(d);
     free_kept(d);
-    wf_free(d);
+    dinst_free(d);
 }
 
 const char *wfm_dinst_id(const wfm_dinst *d)

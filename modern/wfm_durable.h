@@ -19,7 +19,7 @@
  * 1. wfm_host_create(rt, store, opts). The Persist activity of an instance the host runs
  *    requests a persist (outside a durable host a Persist completes at once).
  * 2. wfm_host_new (store row + lease; set inputs on wfm_dinst_instance) or wfm_host_load
- *    (lock + restore by id).
+ *    (lock + restore by id); wfm_host_start instead saves a new instance for another host.
  * 3. wfm_host_run: runs on the caller's thread to the next idle or completion, saving at each
  *    persist point on the way; wfm_host_resume + wfm_host_run continue it.
  * 4. wfm_dinst_close each instance (releases a lease still held, without saving), then
@@ -107,6 +107,11 @@ wf_status wfm_host_load(wfm_host *host, const char *id, wfm_dinst **out, wf_erro
  * WF_E_STATE when the instance was unloaded or has completed; a failed save (e.g.
  * WF_E_LOCKED: the lease was lost) is returned. */
 wf_status wfm_host_run(wfm_host *host, wfm_dinst *d, wf_error *err);
+/* Save a new instance (wfm_host_new, inputs set) as "Created" and release its lease without
+ * running it, for a host to pick up (`wfbridge start`; `wfbridge host` runs Created rows).
+ * Like the first save of wfm_host_run it is not a persist point. The wfm_dinst is unloaded
+ * afterwards (close it). WF_E_STATE once the instance has run or been saved. */
+wf_status wfm_host_start(wfm_host *host, wfm_dinst *d, wf_error *err);
 /* Resume a bookmark of a loaded instance (see wfm_instance_resume); run it next. Queued
  * resumptions the instance can take now are applied before it. A payload that does not
  * convert to the bookmark's declared type (the x:TypeArguments of the activity waiting on it,

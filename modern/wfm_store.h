@@ -1,7 +1,8 @@
 /* wfm_store.h — the modern instance store: definitions, instances (status + state blob),
  * bookmarks, promoted properties, pending timers and ownership leases, in an embedded SQLite
- * file (WAL) by default. The state blob is opaque here: the runtime encodes it. Two hosts on
- * one store never run the same instance (docs/architecture.md "Persistence", docs/semantics.md
+ * file (WAL) by default or in PostgreSQL; the name given to wfm_store_open picks the backend,
+ * and nothing else differs. The state blob is opaque here: the runtime encodes it. Two hosts
+ * on one store never run the same instance (docs/architecture.md "Persistence", docs/semantics.md
  * §5; schema, open modes and leases: docs/durability.md). */
 #ifndef WFM_STORE_H
 #define WFM_STORE_H
@@ -13,8 +14,8 @@
 #include "../common/wf_error.h"
 
 /* Lifecycle:
- * 1. wfm_store_open(opts): checks the file (application key, schema version, tables, a quick
- *    integrity check of every table but `tracking`) before anything is written, then creates
+ * 1. wfm_store_open(opts): checks the store (application key, schema version, tables; on
+ *    SQLite a quick integrity check of every table but `tracking`) before anything is written, then creates
  *    the schema in a new or empty file, or migrates an older one; refuses (untouched) a file
  *    that is not a wfbridge store, is damaged or has a newer schema. opts.read_only opens an
  *    existing store without ever writing; opts.must_exist refuses to create one.
@@ -41,7 +42,9 @@ typedef enum wfm_durability {
 typedef int64_t (*wfm_store_clock_fn)(void *ud);
 
 typedef struct wfm_store_opts {
-    const char *path;            /* required */
+    const char *path;            /* required: FILE or sqlite:FILE (SQLite), postgresql://...,
+                                    postgres://... or a libpq connection string such as
+                                    "host=/run/pg dbname=wf" (PostgreSQL) */
     const char *owner;           /* this host's owner id; NULL: "HOSTNAME:PID:RANDOM", which
                                     lets a host on the same machine take over the leases of a
                                     process that died (any other form waits for expiry) */
@@ -146,6 +149,10 @@ typedef struct wfm_store_query {
 typedef bool (*wfm_store_row_fn)(void *ud, const wfm_store_row *row);
 wf_status wfm_store_query_rows(wfm_store *store, const wfm_store_query *q, wfm_store_row_fn fn,
                                void *ud, wf_error *err);
+/* Could this store's owner take the lease of `row` now (not leased, its own, expired, or held
+ * by a process of this machine that died)? A hint for hosts choosing work among query rows
+ * without reading their state: wfm_store_lock decides. */
+bool wfm_store_row_lockable(const wfm_store *store, const wfm_store_row *row);
 /* Promoted properties of one instance, as "name=value\n" lines (wf_free the result). */
 wf_status wfm_store_props(wfm_store *store, const char *id, char **out, wf_error *err);
 
@@ -170,6 +177,13 @@ wf_status wfm_store_enqueue_resume(wfm_store *store, const char *id, const char 
 typedef bool (*wfm_store_resume_fn)(void *ud, const wfm_store_resume *r);
 wf_status wfm_store_pending_resumes(wfm_store *store, const char *id, wfm_store_resume_fn fn,
                                     void *ud, wf_error *err);
+
+/* Wait up to timeout_ms for work announced by another process: a resumption queued, or an
+ * instance saved runnable and unleased (Created / Executing, released; e.g. by `wfbridge
+ * start`). *woken (optional) is true when that ended the wait early. On PostgreSQL this is
+ * LISTEN/NOTIFY on a connection of its own (a waiter wakes within milliseconds); SQLite has
+ * no notifications and just sleeps, so hosts poll. One waiter at a time per store. */
+wf_status wfm_store_wait(wfm_store *store, int64_t timeout_ms, bool *woken, wf_error *err);
 
 /* Counters for benchmarks: commits issued and saves written. */
 void wfm_store_counters(const wfm_store *store, uint64_t *commits, uint64_t *saves);

@@ -27,13 +27,15 @@
 #include "../../common/wf_mem.h"
 #include "../../modern/wfm_store.h"
 #include "../wf_test_util.h"
+#include "support_pg.h"
 
 #define ROUND_INSTANCES 20
 #define STEPS           5
 #define THREADS         "4"
 
 typedef struct harness {
-    char store[512], log[512], host[512];
+    char store[1400], log[512], host[512];
+    char pg_schema[64]; /* on PostgreSQL: the schema the store lives in ("" on SQLite) */
     const char *xaml, *libdir, *durability;
     unsigned seed, target;
     unsigned long long rng;
@@ -194,6 +196,8 @@ static void check_store(const harness *h, const char *prefix)
 
 static void check_integrity(const harness *h)
 {
+    if (h->pg_schema[0]) /* the server checks its own pages */
+        return;
     sqlite3 *db = NULL;
     ck_assert_int_eq(sqlite3_open_v2(h->store, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     sqlite3_stmt *st = NULL;
@@ -245,6 +249,13 @@ END_TEST
 /* Rows leased at this moment (read-only, no lock taken). */
 static int leased_rows(const harness *h)
 {
+    if (h->pg_schema[0]) {
+        char *v = wf_test_pg_query(h->store,
+                                   "SELECT count(*) FROM instances WHERE owner IS NOT NULL");
+        int n = atoi(v);
+        wf_free(v);
+        return n;
+    }
     sqlite3 *db = NULL;
     ck_assert_int_eq(sqlite3_open_v2(h->store, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     sqlite3_busy_timeout(db, 10000);
@@ -342,6 +353,146 @@ START_TEST(crash_kill_restart)
     wf_test_tmpdir_remove(dir_copy);
 }
 END_TEST
+
+/* ---- PostgreSQL ------------------------------------------------------------------------- */
+
+static void harness_init_pg(harness *h, char *dir_copy, size_t size)
+{
+    harness_init(h, dir_copy, size);
+    wf_test_pg_schema(h->store, sizeof h->store, h->pg_schema);
+    h->target = env_uint("WF_CRASH_PG_CYCLES", 30);
+}
+
+/* Drop every connection of the hosts, as a server restart does (they name themselves by
+ * application_name, added to the store's connection string here). */
+static void name_connections(harness *h)
+{
+    size_t len = strlen(h->store);
+    snprintf(h->store + len, sizeof h->store - len, "%sapplication_name=%s",
+             strncmp(h->store, "postgres", 8) == 0 ? "&" : " ", h->pg_schema);
+}
+
+static void drop_connections(const harness *h)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+             " WHERE application_name = '%s'",
+             h->pg_schema);
+    wf_free(wf_test_pg_query(getenv("WFBRIDGE_TEST_PG"), sql));
+}
+
+/* Three hosts (owners host-a, host-b, host-c) drain a round on one PostgreSQL store; host-c
+ * is SIGKILLed mid-run and started again under its own owner id (taking its leases back),
+ * then every host's connection is dropped by the server (they reconnect): every instance
+ * completes exactly once and no call before a persist point repeats. */
+START_TEST(pg_three_hosts_one_killed)
+{
+    harness h = {0};
+    char dir[256];
+    harness_init_pg(&h, dir, sizeof dir);
+    name_connections(&h);
+    for (unsigned round = 0; round < 3; round++) {
+        char prefix[16];
+        snprintf(prefix, sizeof prefix, "m%u", round);
+        run_init(&h, prefix);
+        const char *args[] = {"work", "2", NULL};
+        pid_t a = spawn_as(&h, args, "host-a"), b = spawn_as(&h, args, "host-b");
+        pid_t c = spawn_as(&h, args, "host-c");
+        for (int i = 0; leased_rows(&h) == 0 && i < 20000; i++)
+            usleep(500);
+        usleep(next_rand(&h) % 20000);
+        kill(c, SIGKILL);
+        int status = 0;
+        ck_assert_int_eq(waitpid(c, &status, 0), c);
+        c = spawn_as(&h, args, "host-c");
+        usleep(next_rand(&h) % 20000);
+        drop_connections(&h);
+        pid_t all[] = {a, b, c};
+        for (int i = 0; i < 3; i++) {
+            ck_assert_int_eq(waitpid(all[i], &status, 0), all[i]);
+            ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "host %d: %d", i,
+                          status);
+        }
+        check_log(&h, prefix);
+        check_store(&h, prefix);
+    }
+    wf_test_pg_drop(h.pg_schema);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* The kill -9 harness on PostgreSQL: one host killed at random and restarted. */
+START_TEST(pg_crash_kill_restart)
+{
+    harness h = {0};
+    char dir[256];
+    harness_init_pg(&h, dir, sizeof dir);
+    unsigned cycles = 0, rounds = 0;
+    while (cycles < h.target) {
+        char prefix[16];
+        snprintf(prefix, sizeof prefix, "r%u", rounds++);
+        run_init(&h, prefix);
+        for (unsigned in_round = 0;; in_round++) {
+            unsigned span = 5000 + 2000 * in_round;
+            if (work_until_killed(&h, NULL, span > 200000 ? 200000 : span, false))
+                break;
+            cycles++;
+        }
+        check_log(&h, prefix);
+        check_store(&h, prefix);
+    }
+    printf("crash harness (PostgreSQL): %u cycles, %u rounds\n", cycles, rounds);
+    wf_test_pg_drop(h.pg_schema);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* The server itself restarts ($WFBRIDGE_TEST_PG_RESTART, e.g. pg_ctl restart) while two hosts
+ * run a round: they reconnect and finish, nothing lost or run twice. */
+START_TEST(pg_server_restart_mid_run)
+{
+    harness h = {0};
+    char dir[256];
+    harness_init_pg(&h, dir, sizeof dir);
+    run_init(&h, "restart");
+    const char *args[] = {"work", "2", NULL};
+    pid_t a = spawn_as(&h, args, "host-a"), b = spawn_as(&h, args, "host-b");
+    for (int i = 0; leased_rows(&h) == 0 && i < 20000; i++)
+        usleep(500);
+    usleep(next_rand(&h) % 10000);
+    ck_assert_int_eq(system(getenv("WFBRIDGE_TEST_PG_RESTART")), 0);
+    pid_t all[] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        int status = 0;
+        ck_assert_int_eq(waitpid(all[i], &status, 0), all[i]);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "host %d: %d", i, status);
+    }
+    check_log(&h, "restart");
+    check_store(&h, "restart");
+    wf_test_pg_drop(h.pg_schema);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+Suite *modern_crash_pg_suite(void)
+{
+    Suite *s = suite_create("modern_crash_pg");
+    if (!wf_test_pg_available("modern_crash_pg"))
+        return s;
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 180);
+    tcase_add_test(tc, pg_three_hosts_one_killed);
+    tcase_add_test(tc, pg_crash_kill_restart);
+    const char *restart = getenv("WFBRIDGE_TEST_PG_RESTART");
+    if (restart && *restart)
+        tcase_add_test(tc, pg_server_restart_mid_run);
+    else
+        fprintf(stderr, "modern_crash_pg: pg_server_restart_mid_run skipped: "
+                        "WFBRIDGE_TEST_PG_RESTART (a command restarting the server) is not set\n");
+    suite_add_tcase(s, tc);
+    return s;
+}
 
 Suite *modern_crash_suite(void)
 {

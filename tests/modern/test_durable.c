@@ -4,6 +4,7 @@
  * two hosts, a corrupt state blob, and `wfbridge run --store / instances / inspect / resume`
  * end to end with their bad inputs and exit codes. Fixtures: tests/modern/data/durable/. */
 #include <check.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "../../modern/wfm_durable.h"
 #include "../../modern/wfm_persist.h"
 #include "../wf_test_util.h"
+#include "support_pg.h"
 #include "support_modern.h"
 
 #define DATA "tests/modern/data/durable/"
@@ -737,7 +739,8 @@ typedef struct cli_out {
     char *out, *err;
 } cli_out;
 
-static cli_out cli(const char *dir, const char *const *args)
+/* Start BUILD/bin/wfbridge args in dir's cli.out / cli.err; cli_wait collects it. */
+static pid_t cli_spawn(const char *dir, const char *const *args)
 {
     char out_path[512], err_path[512], exe[512];
     snprintf(out_path, sizeof out_path, "%s/cli.out", dir);
@@ -758,6 +761,14 @@ static cli_out cli(const char *dir, const char *const *args)
         execv(exe, (char *const *)argv);
         _exit(127);
     }
+    return pid;
+}
+
+static cli_out cli_wait(const char *dir, pid_t pid)
+{
+    char out_path[512], err_path[512];
+    snprintf(out_path, sizeof out_path, "%s/cli.out", dir);
+    snprintf(err_path, sizeof err_path, "%s/cli.err", dir);
     int status = 0;
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     cli_out r = {WIFEXITED(status) ? WEXITSTATUS(status) : -1, NULL, NULL};
@@ -767,6 +778,11 @@ static cli_out cli(const char *dir, const char *const *args)
     ck_assert_ptr_nonnull(r.out);
     ck_assert_ptr_nonnull(r.err);
     return r;
+}
+
+static cli_out cli(const char *dir, const char *const *args)
+{
+    return cli_wait(dir, cli_spawn(dir, args));
 }
 
 static void cli_free(cli_out *r)
@@ -1311,6 +1327,195 @@ START_TEST(nomem_load_gives_the_lease_back)
 }
 END_TEST
 
+/* The CLI's life of an instance on `store`, named by --store for run and by $WFBRIDGE_STORE
+ * for the other verbs: run to the bookmark, list, resume to completion, inspect. */
+static void cli_lifecycle_on(const char *dir, const char *store)
+{
+    const char *run[] = {"run", DATA "approve.xaml", "--store", store, "--arg", "Who=ann",
+                         "--json", NULL};
+    cli_out r = cli(dir, run);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    const char *p = strstr(r.out, "\"id\": \"");
+    ck_assert_ptr_nonnull(p);
+    char id[33];
+    snprintf(id, sizeof id, "%.32s", p + strlen("\"id\": \""));
+    cli_free(&r);
+    setenv("WFBRIDGE_STORE", store, 1);
+    const char *list[] = {"instances", "--status", "Idle", NULL};
+    r = cli(dir, list);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, id));
+    cli_free(&r);
+    const char *resume[] = {"resume", id, "--bookmark", "approve=21", NULL};
+    r = cli(dir, resume);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "total 42\n"));
+    cli_free(&r);
+    const char *inspect[] = {"inspect", id, NULL};
+    r = cli(dir, inspect);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"status\": \"Closed\""));
+    cli_free(&r);
+    unsetenv("WFBRIDGE_STORE");
+}
+
+static size_t count_of(const char *text, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* `wfbridge start` makes N runnable instances without running them; a host drains them. */
+static void cli_start_then_host_on(const char *dir, const char *store)
+{
+    const char *start[] = {"start", DATA "approve.xaml", "--store", store, "--count", "5",
+                           "--arg", "Who=bob",           "--json",  NULL};
+    cli_out r = cli(dir, start);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "{\"status\": \"Created\", \"count\": 5, \"ids\": [\""));
+    ck_assert_ptr_null(strstr(r.out, "hello")); /* not run */
+    cli_free(&r);
+    const char *created[] = {"instances", "--store", store, "--status", "Created", NULL};
+    r = cli(dir, created);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_uint_eq(count_of(r.out, "Created"), 5);
+    cli_free(&r);
+    const char *host[] = {"host", "--store", store, "--once", NULL};
+    r = cli(dir, host);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_uint_eq(count_of(r.out, "hello bob\n"), 5);
+    ck_assert_uint_eq(count_of(r.out, " Idle\n"), 5);
+    cli_free(&r);
+    const char *idle[] = {"instances", "--store", store, "--status", "Idle", NULL};
+    r = cli(dir, idle);
+    ck_assert_uint_eq(count_of(r.out, "approve"), 5);
+    cli_free(&r);
+}
+
+START_TEST(cli_start_creates_instances_a_host_runs)
+{
+    char dir[256], store[1400];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(store, sizeof store, "%s/start.db", dir);
+    cli_start_then_host_on(dir, store);
+    if (getenv("WFBRIDGE_TEST_PG") && *getenv("WFBRIDGE_TEST_PG")) {
+        char schema[64];
+        wf_test_pg_schema(store, sizeof store, schema);
+        cli_start_then_host_on(dir, store);
+        wf_test_pg_drop(schema);
+    }
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+typedef struct idle_count {
+    int idle, leased;
+} idle_count;
+
+static bool count_idle(void *ud, const wfm_store_row *row)
+{
+    idle_count *c = ud;
+    c->idle += strcmp(row->status, "Idle") == 0;
+    c->leased += row->owner != NULL;
+    return true;
+}
+
+static idle_count idle_rows(const char *store)
+{
+    wfm_store_opts so = WFM_STORE_OPTS_INIT;
+    so.path = store;
+    so.read_only = true;
+    wfm_store *s = NULL;
+    wf_error err = WF_ERROR_INIT;
+    idle_count c = {0, 0};
+    ck_assert_msg(wfm_store_open(&so, &s, &err) == WF_OK, "%s", err.message);
+    ck_assert_int_eq(wfm_store_query_rows(s, NULL, count_idle, &c, &err), WF_OK);
+    wfm_store_close(s);
+    return c;
+}
+
+/* A long-running host with several workers drains what `start` made, keeps running, and
+ * stops on SIGTERM with exit 0 and no lease left behind. */
+START_TEST(cli_host_workers_and_sigterm)
+{
+    char dir[256], store[512];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(store, sizeof store, "%s/workers.db", dir);
+    const char *start[] = {"start", DATA "approve.xaml", "--store", store, "--count", "6",
+                           "--arg", "Who=eve",           NULL};
+    cli_out r = cli(dir, start);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    cli_free(&r);
+    const char *host[] = {"host", "--store", store, "--workers", "3", NULL};
+    pid_t pid = cli_spawn(dir, host);
+    idle_count c = {0, 0};
+    for (int i = 0; i < 20000 && (c = idle_rows(store)).idle < 6; i++)
+        usleep(1000); /* until the host ran all six */
+    ck_assert_int_eq(c.idle, 6);
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    r = cli_wait(dir, pid);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_uint_eq(count_of(r.out, " Idle\n"), 6);
+    ck_assert_uint_eq(count_of(r.out, "hello eve\n"), 6);
+    cli_free(&r);
+    ck_assert_int_eq(idle_rows(store).leased, 0);
+    const char *bad[] = {"host", "--store", store, "--workers", "0", NULL};
+    r = cli(dir, bad);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "wfbridge host: error: --workers needs a whole number from 1 to 64"));
+    cli_free(&r);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* Bad counts and arguments are refused before a store is created or written. */
+START_TEST(cli_start_bad_input)
+{
+    char dir[256], store[512];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(store, sizeof store, "%s/never.db", dir);
+    const char *zero[] = {"start", DATA "approve.xaml", "--store", store, "--count", "0", NULL};
+    cli_out r = cli(dir, zero);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "wfbridge start: error: --count needs a whole number from 1 to 10000000"));
+    cli_free(&r);
+    const char *arg[] = {"start", DATA "approve.xaml", "--store", store, "--arg", "Nope=1", NULL};
+    r = cli(dir, arg);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "approve.xaml: error: --arg Nope: the workflow has no argument 'Nope'"));
+    cli_free(&r);
+    const char *none[] = {"start", "--store", store, NULL};
+    r = cli(dir, none);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "no workflow file"));
+    cli_free(&r);
+    ck_assert_int_ne(access(store, F_OK), 0);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* A store named sqlite:FILE, and (when WFBRIDGE_TEST_PG is set) a PostgreSQL one, through
+ * every verb; $WFBRIDGE_STORE stands in for --store. */
+START_TEST(cli_store_uris_and_environment)
+{
+    char dir[256], store[1400];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(store, sizeof store, "sqlite:%s/uri.db", dir);
+    cli_lifecycle_on(dir, store);
+    snprintf(store, sizeof store, "%s/uri.db", dir);
+    ck_assert_int_eq(access(store, F_OK), 0); /* the file the URI named */
+    if (getenv("WFBRIDGE_TEST_PG") && *getenv("WFBRIDGE_TEST_PG")) {
+        char schema[64];
+        wf_test_pg_schema(store, sizeof store, schema);
+        cli_lifecycle_on(dir, store);
+        wf_test_pg_drop(schema);
+    }
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 Suite *modern_durable_suite(void)
 {
     Suite *s = suite_create("modern_durable");
@@ -1333,6 +1538,9 @@ Suite *modern_durable_suite(void)
     tcase_add_test(tc, lease_renewed_while_loaded);
     tcase_add_test(tc, cli_end_to_end);
     tcase_add_test(tc, cli_host_runs_due_timer);
+    tcase_add_test(tc, cli_store_uris_and_environment);
+    tcase_add_test(tc, cli_start_creates_instances_a_host_runs);
+    tcase_add_test(tc, cli_host_workers_and_sigterm);
     suite_add_tcase(s, tc);
     TCase *bad = tcase_create("bad_input");
     tcase_set_timeout(bad, 60);
@@ -1342,6 +1550,7 @@ Suite *modern_durable_suite(void)
     tcase_add_test(bad, resume_with_wrong_type_changes_nothing);
     tcase_add_test(bad, queued_resume_with_wrong_type_is_dropped);
     tcase_add_test(bad, cli_refuses_missing_empty_and_damaged_stores);
+    tcase_add_test(bad, cli_start_bad_input);
     suite_add_tcase(s, bad);
     TCase *nomem = tcase_create("nomem");
     tcase_set_timeout(nomem, 60);

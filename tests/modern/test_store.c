@@ -1,24 +1,30 @@
-/* test_store.c — the SQLite instance store: round trip, queries, leases across hosts and
+/* test_store.c — the instance store: round trip, queries, leases across hosts and
  * processes (on an injected clock; a dead local owner's lease is taken over at once), many
  * processes creating one new store, read-only and must-exist opens, group commit under
  * concurrent savers, and refusal of corrupt, damaged, foreign and newer stores (which must stay
- * byte-for-byte untouched). */
+ * untouched). modern_store runs on SQLite; modern_store_pg runs the tests that are not about
+ * SQLite files on PostgreSQL (a fresh schema each) when WFBRIDGE_TEST_PG names a server. */
 #include <check.h>
+#include <libpq-fe.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../common/wf_mem.h"
 #include "../../modern/wfm_store.h"
 #include "../wf_test_util.h"
+#include "support_pg.h"
 
 static char dir[256];
-static char path[512];
+static char path[1400];
+static bool on_pg;         /* the PostgreSQL variant: path is a connection string */
+static char pg_schema[64]; /* its schema, made by setup_pg, dropped by teardown_pg */
 
 static void setup(void)
 {
@@ -31,6 +37,58 @@ static void teardown(void)
     wf_test_tmpdir_remove(dir);
 }
 
+/* A fresh schema on the server WFBRIDGE_TEST_PG names; path selects it (search_path). */
+static void setup_pg(void)
+{
+    setup();
+    wf_test_pg_schema(path, sizeof path, pg_schema);
+    on_pg = true;
+}
+
+static void teardown_pg(void)
+{
+    wf_test_pg_drop(pg_schema);
+    teardown();
+}
+
+static PGconn *pg_connect(const char *conninfo)
+{
+    PGconn *c = PQconnectdb(conninfo);
+    ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
+    return c;
+}
+
+/* Run SQL on the store behind the store's back (to age, damage or fake a store). */
+static void store_exec(const char *sql)
+{
+    if (on_pg) {
+        wf_test_pg_exec(path, sql);
+        return;
+    }
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* The first column of the first row of `sql` as text (wf_free it; NULL when it is NULL). */
+static char *store_query(const char *sql)
+{
+    char *out = NULL;
+    if (on_pg)
+        return wf_test_pg_query(path, sql);
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    if (sqlite3_column_text(st, 0))
+        out = wf_strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return out;
+}
+
 /* What a file looks like: its bytes and modification time (both must stay the same). */
 typedef struct snapshot {
     char *bytes;
@@ -38,9 +96,23 @@ typedef struct snapshot {
     struct timespec mtime;
 } snapshot;
 
+/* On PostgreSQL: the schema's tables, its metadata and its instances. */
+static const char pg_snapshot_sql[] =
+    "SELECT coalesce(string_agg(tablename, ',' ORDER BY tablename), '') ||"
+    " coalesce(query_to_xml(CASE WHEN bool_or(tablename = 'wfbridge_meta') THEN"
+    " 'SELECT * FROM wfbridge_meta ORDER BY key' ELSE 'SELECT 1' END, false, false, '')::text, '')"
+    " || coalesce(query_to_xml(CASE WHEN bool_or(tablename = 'instances') THEN"
+    " 'SELECT * FROM instances ORDER BY id' ELSE 'SELECT 1' END, false, false, '')::text, '')"
+    " FROM pg_tables WHERE schemaname = current_schema()";
+
 static snapshot take_snapshot(const char *file)
 {
     snapshot sn = {NULL, 0, {0, 0}};
+    if (on_pg) {
+        sn.bytes = store_query(pg_snapshot_sql);
+        sn.len = strlen(sn.bytes);
+        return sn;
+    }
     struct stat sb;
     ck_assert_int_eq(stat(file, &sb), 0);
     sn.mtime = sb.st_mtim;
@@ -58,7 +130,7 @@ static void assert_unchanged(snapshot *before, const char *file)
     ck_assert(before->mtime.tv_sec == after.mtime.tv_sec &&
               before->mtime.tv_nsec == after.mtime.tv_nsec);
     const char *suffixes[] = {"-wal", "-shm", "-journal"};
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; !on_pg && i < 3; i++) {
         char side[600];
         snprintf(side, sizeof side, "%s%s", file, suffixes[i]);
         ck_assert_msg(access(side, F_OK) != 0, "%s was created", side);
@@ -342,10 +414,7 @@ START_TEST(test_store_lease_of_dead_local_process_is_taken_over_at_once)
              " lock_expires_ms = %lld",
              (long)pid, (long long)(test_now_ms + 60000));
     wfm_store_close(b);
-    sqlite3 *db = NULL;
-    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
+    store_exec(sql);
     b = open_store("host-b", 60000, false);
     ck_assert_int_eq(wfm_store_lock(b, id.text, &err), WF_E_LOCKED);
     wf_error_clear(&err);
@@ -426,7 +495,7 @@ START_TEST(test_store_read_only_reads_and_never_writes)
     wf_free(state);
     wfm_store_id other;
     ck_assert_int_eq(wfm_store_create(s, 7, &other, &err), WF_E_STORE);
-    WF_ASSERT_ERROR(err, WF_E_STORE, 0, 0, "readonly");
+    WF_ASSERT_ERROR(err, WF_E_STORE, 0, 0, on_pg ? "read-only" : "readonly");
     wf_error_clear(&err);
     ck_assert_int_eq(wfm_store_lock(s, id.text, &err), WF_E_STORE);
     wf_error_clear(&err);
@@ -570,14 +639,6 @@ static void assert_refused_unchanged(wf_status want, const char *needle)
     assert_open_refused(&o, want, needle);
 }
 
-static void make_sqlite(const char *sql)
-{
-    sqlite3 *db = NULL;
-    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
-}
-
 /* ---- pending resumptions (schema version 2) ----------------------------------------------- */
 typedef struct resume_list {
     char text[256]; /* "seq:bookmark=payload;" */
@@ -677,19 +738,10 @@ END_TEST
 
 static int64_t meta_version(void)
 {
-    sqlite3 *db = NULL;
-    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-    sqlite3_stmt *st = NULL;
-    ck_assert_int_eq(sqlite3_prepare_v2(db,
-                                        "SELECT value FROM wfbridge_meta"
-                                        " WHERE key = 'schema_version'",
-                                        -1, &st, NULL),
-                     SQLITE_OK);
-    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return v;
+    char *v = store_query("SELECT value FROM wfbridge_meta WHERE key = 'schema_version'");
+    int64_t n = v ? atoll(v) : -1;
+    wf_free(v);
+    return n;
 }
 
 /* A version 1 store (as wfbridge wrote it before pending_resumes existed) is migrated in
@@ -703,7 +755,7 @@ START_TEST(test_store_version_1_is_migrated)
     ck_assert_int_eq(save_simple(s, a.text, "Idle", "state-1", true, &err), WF_OK);
     wfm_store_close(s);
     ck_assert_int_eq(meta_version(), WFM_STORE_SCHEMA_VERSION);
-    make_sqlite("DROP TABLE pending_resumes;"
+    store_exec("DROP TABLE pending_resumes;"
                 "UPDATE wfbridge_meta SET value = '1' WHERE key = 'schema_version';");
     ck_assert_int_eq(meta_version(), 1);
 
@@ -736,14 +788,14 @@ END_TEST
 
 START_TEST(test_store_foreign_database_is_refused_untouched)
 {
-    make_sqlite("CREATE TABLE customers(id INTEGER); INSERT INTO customers VALUES(1);");
+    store_exec("CREATE TABLE customers(id INTEGER); INSERT INTO customers VALUES(1);");
     assert_refused_unchanged(WF_E_STORE, "not a wfbridge instance store");
 }
 END_TEST
 
 START_TEST(test_store_newer_schema_is_refused_untouched)
 {
-    make_sqlite("CREATE TABLE wfbridge_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    store_exec("CREATE TABLE wfbridge_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
                 "INSERT INTO wfbridge_meta VALUES('application', 'wfbridge-instance-store');"
                 "INSERT INTO wfbridge_meta VALUES('schema_version', '99');");
     assert_refused_unchanged(WF_E_STORE, "newer");
@@ -752,7 +804,7 @@ END_TEST
 
 START_TEST(test_store_meta_without_application_is_refused_untouched)
 {
-    make_sqlite("CREATE TABLE wfbridge_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    store_exec("CREATE TABLE wfbridge_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
                 "INSERT INTO wfbridge_meta VALUES('schema_version', '2');");
     assert_refused_unchanged(WF_E_STORE, "no application key");
 }
@@ -760,7 +812,7 @@ END_TEST
 
 START_TEST(test_store_other_application_is_refused_untouched)
 {
-    make_sqlite("CREATE TABLE wfbridge_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    store_exec("CREATE TABLE wfbridge_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
                 "INSERT INTO wfbridge_meta VALUES('application', 'other-app');"
                 "INSERT INTO wfbridge_meta VALUES('schema_version', '2');");
     assert_refused_unchanged(WF_E_STORE, "its application is 'other-app'");
@@ -771,7 +823,7 @@ END_TEST
  * mode or anything else in the header changes. */
 START_TEST(test_store_missing_tables_are_refused_untouched)
 {
-    make_sqlite("CREATE TABLE wfbridge_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    store_exec("CREATE TABLE wfbridge_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
                 "INSERT INTO wfbridge_meta VALUES('application', 'wfbridge-instance-store');"
                 "INSERT INTO wfbridge_meta VALUES('schema_version', '2');"
                 "CREATE TABLE definitions(hash TEXT PRIMARY KEY, path TEXT, added_ms INTEGER);");
@@ -879,7 +931,7 @@ START_TEST(test_store_missing_empty_and_tableless_files_are_refused_by_strict_op
     o.read_only = false;
     o.must_exist = true;
     assert_open_refused(&o, WF_E_STORE, "empty file");
-    make_sqlite("PRAGMA user_version = 7;"); /* a database without tables */
+    store_exec("PRAGMA user_version = 7;"); /* a database without tables */
     assert_open_refused(&o, WF_E_STORE, "no tables");
     o.read_only = true;
     assert_open_refused(&o, WF_E_STORE, "no tables");
@@ -891,7 +943,7 @@ START_TEST(test_store_read_only_refuses_a_store_to_migrate)
 {
     wfm_store *s = open_store("host-a", 0, false);
     wfm_store_close(s);
-    make_sqlite("DROP TABLE pending_resumes;"
+    store_exec("DROP TABLE pending_resumes;"
                 "UPDATE wfbridge_meta SET value = '1' WHERE key = 'schema_version';");
     wfm_store_opts o = WFM_STORE_OPTS_INIT;
     o.path = path;
@@ -902,10 +954,228 @@ END_TEST
 
 START_TEST(test_store_next_schema_version_is_refused_untouched)
 {
-    make_sqlite("CREATE TABLE wfbridge_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    store_exec("CREATE TABLE wfbridge_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
                 "INSERT INTO wfbridge_meta VALUES('application', 'wfbridge-instance-store');"
                 "INSERT INTO wfbridge_meta VALUES('schema_version', '3');");
     assert_refused_unchanged(WF_E_STORE, "version 3 is newer");
+}
+END_TEST
+
+/* ---- PostgreSQL only: connection faults ---------------------------------------------------- */
+
+START_TEST(test_store_pg_unreachable_server_and_wrong_user_are_clear_errors)
+{
+    char bad[1600];
+    snprintf(bad, sizeof bad, "host=%s/no-such-dir dbname=x connect_timeout=2", dir);
+    wfm_store_opts o = WFM_STORE_OPTS_INIT;
+    o.path = bad;
+    wfm_store *s = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_open(&o, &s, &err), WF_E_STORE);
+    ck_assert_ptr_null(s);
+    WF_ASSERT_ERROR(err, WF_E_STORE, 0, 0, "cannot connect to the store");
+    ck_assert_ptr_nonnull(strstr(err.message, "no-such-dir")); /* libpq's own message */
+    wf_error_clear(&err);
+    snprintf(bad, sizeof bad, "%s user=wfbridge_no_such_role", path);
+    o.path = bad;
+    ck_assert_int_eq(wfm_store_open(&o, &s, &err), WF_E_STORE);
+    WF_ASSERT_ERROR(err, WF_E_STORE, 0, 0, "wfbridge_no_such_role"); /* the server's message */
+}
+END_TEST
+
+/* The server drops the store's connection (pg_terminate_backend) between and during
+ * operations: the store reconnects, and each save is applied exactly once (version + 1). */
+START_TEST(test_store_pg_dropped_connection_is_reconnected_and_saves_apply_once)
+{
+    char app[64], kill_sql[256];
+    snprintf(app, sizeof app, "wfbt_drop_%ld", (long)getpid());
+    PGconn *killer = pg_connect(path);
+    size_t len = strlen(path);
+    snprintf(path + len, sizeof path - len, "%sapplication_name=%s",
+             strncmp(path, "postgres", 8) == 0 ? "&" : " ", app);
+    snprintf(kill_sql, sizeof kill_sql,
+             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+             " WHERE application_name = '%s'",
+             app);
+    wfm_store *s = open_store("host-a", 0, true);
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_id id;
+    ck_assert_int_eq(wfm_store_create(s, 7, &id, &err), WF_OK);
+    for (int round = 0; round < 3; round++) {
+        PGresult *killed = PQexec(killer, kill_sql);
+        ck_assert_str_eq(PQgetvalue(killed, 0, 0), "1"); /* the store's one connection */
+        PQclear(killed);
+        ck_assert_msg(save_simple(s, id.text, "Idle", "after-drop", false, &err) == WF_OK, "%s",
+                      err.message);
+    }
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT version FROM instances WHERE id = '%s'", id.text);
+    char *v = store_query(sql);
+    ck_assert_str_eq(v, "3");
+    wf_free(v);
+    rows r = {0};
+    ck_assert_int_eq(wfm_store_query_rows(s, NULL, count_row, &r, &err), WF_OK);
+    ck_assert_int_eq(r.count, 1);
+    wfm_store_close(s);
+    PQfinish(killer);
+}
+END_TEST
+
+typedef struct lockable_of {
+    wfm_store *store;
+    int yes, rows;
+} lockable_of;
+
+static bool check_lockable(void *ud, const wfm_store_row *row)
+{
+    lockable_of *l = ud;
+    l->rows++;
+    l->yes += wfm_store_row_lockable(l->store, row);
+    return true;
+}
+
+static int lockable_rows(wfm_store *viewer, wfm_store *reader)
+{
+    lockable_of l = {viewer, 0, 0};
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_query_rows(reader, NULL, check_lockable, &l, &err), WF_OK);
+    ck_assert_int_eq(l.rows, 1);
+    return l.yes;
+}
+
+/* The hint hosts use to skip rows another live host holds: ours, free or expired only. */
+START_TEST(test_store_row_lockable_follows_the_lease_rule)
+{
+    wfm_store *a = open_store("host-a", 1000, false);
+    wfm_store *b = open_store("host-b", 1000, false);
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_id id;
+    ck_assert_int_eq(wfm_store_create(a, 1, &id, &err), WF_OK);
+    ck_assert_int_eq(lockable_rows(a, b), 1); /* a's own */
+    ck_assert_int_eq(lockable_rows(b, b), 0); /* a's live lease */
+    test_now_ms += 1001;
+    ck_assert_int_eq(lockable_rows(b, b), 1); /* expired */
+    ck_assert_int_eq(wfm_store_lock(b, id.text, &err), WF_OK);
+    ck_assert_int_eq(lockable_rows(a, a), 0);
+    ck_assert_int_eq(wfm_store_release(b, id.text, &err), WF_OK);
+    ck_assert_int_eq(lockable_rows(a, a), 1); /* free */
+    wfm_store_close(a);
+    wfm_store_close(b);
+}
+END_TEST
+
+static wf_status save_marks(wfm_store *s, const char *id, const char *mark, const char *prop,
+                            bool release)
+{
+    const char *bms[] = {mark};
+    const char *names[] = {"who"}, *values[] = {prop};
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_save_rec r = {id, "Idle", "s", 1, bms, mark ? 1 : 0, names, values, prop ? 1 : 0,
+                            0, release, 0};
+    return wfm_store_save(s, &r, &err);
+}
+
+static int waiting_on(wfm_store *s, const char *bookmark)
+{
+    rows r = {0};
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_query q = WFM_STORE_QUERY_INIT;
+    q.bookmark = bookmark;
+    ck_assert_int_eq(wfm_store_query_rows(s, &q, count_row, &r, &err), WF_OK);
+    return r.count;
+}
+
+/* Saves that write the same bookmarks and properties again may skip writing them; any
+ * change, and anything another host wrote in between, must still reach the store. */
+START_TEST(test_store_bookmarks_and_props_follow_every_save)
+{
+    wfm_store *a = open_store("host-a", 0, false);
+    wfm_store *b = open_store("host-b", 0, false);
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_id id;
+    ck_assert_int_eq(wfm_store_create(a, 1, &id, &err), WF_OK);
+    ck_assert_int_eq(save_marks(a, id.text, "x", "ann", false), WF_OK);
+    ck_assert_int_eq(save_marks(a, id.text, "x", "ann", false), WF_OK); /* unchanged */
+    ck_assert_int_eq(waiting_on(a, "x"), 1);
+    ck_assert_int_eq(save_marks(a, id.text, "x", "bob", true), WF_OK); /* property changed */
+    char *props = NULL;
+    ck_assert_int_eq(wfm_store_props(a, id.text, &props, &err), WF_OK);
+    ck_assert_str_eq(props, "who=bob\n");
+    wf_free(props);
+    ck_assert_int_eq(wfm_store_lock(b, id.text, &err), WF_OK); /* another host, other names */
+    ck_assert_int_eq(save_marks(b, id.text, "y", NULL, true), WF_OK);
+    ck_assert_int_eq(wfm_store_lock(a, id.text, &err), WF_OK);
+    ck_assert_int_eq(save_marks(a, id.text, "x", "bob", false), WF_OK); /* as a last wrote */
+    ck_assert_int_eq(waiting_on(a, "x"), 1);
+    ck_assert_int_eq(waiting_on(a, "y"), 0);
+    ck_assert_int_eq(wfm_store_props(a, id.text, &props, &err), WF_OK);
+    ck_assert_str_eq(props, "who=bob\n");
+    wf_free(props);
+    ck_assert_int_eq(save_marks(a, id.text, NULL, NULL, false), WF_OK);
+    ck_assert_int_eq(waiting_on(a, "x"), 0);
+    /* a second handle with the same owner id writes in between */
+    wfm_store *a2 = open_store("host-a", 0, false);
+    ck_assert_int_eq(save_marks(a, id.text, "x", NULL, false), WF_OK);
+    ck_assert_int_eq(save_marks(a2, id.text, "z", NULL, false), WF_OK);
+    ck_assert_int_eq(save_marks(a, id.text, "x", NULL, false), WF_OK);
+    ck_assert_int_eq(waiting_on(a, "x"), 1);
+    ck_assert_int_eq(waiting_on(a, "z"), 0);
+    wfm_store_close(a2);
+    wfm_store_close(a);
+    wfm_store_close(b);
+}
+END_TEST
+
+/* The tests both backends run. */
+static void add_shared_core(TCase *core)
+{
+    tcase_add_test(core, test_store_row_lockable_follows_the_lease_rule);
+    tcase_add_test(core, test_store_bookmarks_and_props_follow_every_save);
+    tcase_add_test(core, test_store_round_trip_keeps_state_bookmarks_and_props);
+    tcase_add_test(core, test_store_query_by_status_property_bookmark_and_timer);
+    tcase_add_test(core, test_store_lease_blocks_second_host_until_released);
+    tcase_add_test(core, test_store_expired_lease_of_killed_process_is_taken_over);
+    tcase_add_test(core, test_store_lease_of_dead_local_process_is_taken_over_at_once);
+    tcase_add_test(core, test_store_parallel_first_open_of_a_new_file_all_succeed);
+    tcase_add_test(core, test_store_read_only_reads_and_never_writes);
+    tcase_add_test(core, test_store_group_commit_writes_every_save_of_concurrent_hosts);
+    tcase_add_test(core, test_store_queued_resumes_are_deleted_by_the_save_that_applies_them);
+    tcase_add_test(core, test_store_version_1_is_migrated);
+}
+
+static void add_shared_bad_input(TCase *bad)
+{
+    tcase_add_test(bad, test_store_foreign_database_is_refused_untouched);
+    tcase_add_test(bad, test_store_newer_schema_is_refused_untouched);
+    tcase_add_test(bad, test_store_meta_without_application_is_refused_untouched);
+    tcase_add_test(bad, test_store_other_application_is_refused_untouched);
+    tcase_add_test(bad, test_store_missing_tables_are_refused_untouched);
+    tcase_add_test(bad, test_store_read_only_refuses_a_store_to_migrate);
+    tcase_add_test(bad, test_store_next_schema_version_is_refused_untouched);
+}
+
+/* LISTEN/NOTIFY: a waiting host wakes for a resumption another process queues and for an
+ * instance saved runnable and unleased, not for an idle save. */
+START_TEST(test_store_pg_wait_wakes_on_announced_work)
+{
+    wfm_store *a = open_store("host-a", 0, false);
+    wfm_store *b = open_store("host-b", 0, false);
+    wf_error err = WF_ERROR_INIT;
+    bool woken = true;
+    ck_assert_int_eq(wfm_store_wait(a, 1, &woken, &err), WF_OK); /* now listening */
+    wfm_store_id id;
+    ck_assert_int_eq(wfm_store_create(b, 7, &id, &err), WF_OK);
+    ck_assert_int_eq(save_simple(b, id.text, "Idle", "x", false, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_wait(a, 50, &woken, &err), WF_OK);
+    ck_assert(!woken);
+    ck_assert_int_eq(wfm_store_enqueue_resume(b, id.text, "approve", "1", NULL, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_wait(a, 30000, &woken, &err), WF_OK);
+    ck_assert(woken);
+    ck_assert_int_eq(save_simple(b, id.text, "Executing", "y", true, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_wait(a, 30000, &woken, &err), WF_OK);
+    ck_assert(woken);
+    wfm_store_close(a);
+    wfm_store_close(b);
 }
 END_TEST
 
@@ -915,31 +1185,38 @@ Suite *modern_store_suite(void)
     TCase *core = tcase_create("core");
     tcase_add_checked_fixture(core, setup, teardown);
     tcase_set_timeout(core, 60);
-    tcase_add_test(core, test_store_round_trip_keeps_state_bookmarks_and_props);
-    tcase_add_test(core, test_store_query_by_status_property_bookmark_and_timer);
-    tcase_add_test(core, test_store_lease_blocks_second_host_until_released);
-    tcase_add_test(core, test_store_expired_lease_of_killed_process_is_taken_over);
-    tcase_add_test(core, test_store_lease_of_dead_local_process_is_taken_over_at_once);
-    tcase_add_test(core, test_store_parallel_first_open_of_a_new_file_all_succeed);
-    tcase_add_test(core, test_store_read_only_reads_and_never_writes);
+    add_shared_core(core);
     tcase_add_test(core, test_store_read_only_reads_another_users_store);
-    tcase_add_test(core, test_store_group_commit_writes_every_save_of_concurrent_hosts);
-    tcase_add_test(core, test_store_queued_resumes_are_deleted_by_the_save_that_applies_them);
-    tcase_add_test(core, test_store_version_1_is_migrated);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_checked_fixture(bad, setup, teardown);
     tcase_add_test(bad, test_store_corrupt_file_is_refused_untouched);
-    tcase_add_test(bad, test_store_foreign_database_is_refused_untouched);
-    tcase_add_test(bad, test_store_newer_schema_is_refused_untouched);
-    tcase_add_test(bad, test_store_meta_without_application_is_refused_untouched);
-    tcase_add_test(bad, test_store_other_application_is_refused_untouched);
-    tcase_add_test(bad, test_store_missing_tables_are_refused_untouched);
+    add_shared_bad_input(bad);
     tcase_add_test(bad, test_store_corrupt_id_index_is_refused_untouched);
     tcase_add_test(bad, test_store_id_index_not_matching_rows_is_refused_untouched);
     tcase_add_test(bad, test_store_missing_empty_and_tableless_files_are_refused_by_strict_opens);
-    tcase_add_test(bad, test_store_read_only_refuses_a_store_to_migrate);
-    tcase_add_test(bad, test_store_next_schema_version_is_refused_untouched);
+    suite_add_tcase(s, bad);
+    return s;
+}
+
+/* The same store tests on PostgreSQL (those that are not about SQLite files), plus its
+ * connection faults. Without WFBRIDGE_TEST_PG the suite is empty and says so. */
+Suite *modern_store_pg_suite(void)
+{
+    Suite *s = suite_create("modern_store_pg");
+    if (!wf_test_pg_available("modern_store_pg"))
+        return s;
+    TCase *core = tcase_create("core");
+    tcase_add_checked_fixture(core, setup_pg, teardown_pg);
+    tcase_set_timeout(core, 60);
+    add_shared_core(core);
+    tcase_add_test(core, test_store_pg_dropped_connection_is_reconnected_and_saves_apply_once);
+    tcase_add_test(core, test_store_pg_wait_wakes_on_announced_work);
+    suite_add_tcase(s, core);
+    TCase *bad = tcase_create("bad_input");
+    tcase_add_checked_fixture(bad, setup_pg, teardown_pg);
+    add_shared_bad_input(bad);
+    tcase_add_test(bad, test_store_pg_unreachable_server_and_wrong_user_are_clear_errors);
     suite_add_tcase(s, bad);
     return s;
 }

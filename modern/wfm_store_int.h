@@ -1,0 +1,96 @@
+/* wfm_store_int.h — what the store front end (wfm_store.c: opening by URI, owner ids, the
+ * clock, group commit, lease takeover) shares with its backends (wfm_store_sqlite.c,
+ * wfm_store_pg.c): the generic store object and the table of operations each backend fills.
+ * The front end serialises every operation on one store with `conn_lock`, so a backend
+ * never locks. Nothing outside these files knows which backend is in use. */
+#ifndef WFM_STORE_INT_H
+#define WFM_STORE_INT_H
+
+#include <pthread.h>
+
+#include "../common/wf_mem.h" /* wf_buf */
+#include "wfm_store.h"
+
+/* One save waiting in (or written by) a group-commit batch. */
+typedef struct wfm__pending_save {
+    const wfm_store_save_rec *rec;
+    wf_status status;
+    wf_error err;
+    bool done;
+    bool wrote_names; /* SQLite's names cache: the save rewrote bookmarks / properties, */
+    int64_t version;  /* and the row version it left */
+    struct wfm__pending_save *next;
+} wfm__pending_save;
+
+typedef struct wfm__store_ops wfm__store_ops;
+
+struct wfm_store {
+    const wfm__store_ops *ops;
+    void *impl;  /* the backend's connection state */
+    char *where; /* the store as named in errors (a path, or a connection string without
+                    its password) */
+    char *owner;
+    int64_t lease_ms;
+    bool group_commit, read_only;
+    wfm_store_clock_fn clock; /* ms */
+    void *clock_ud;
+    pthread_mutex_t conn_lock;  /* every backend call but wait */
+    pthread_mutex_t wait_lock;  /* one waiter at a time */
+    pthread_mutex_t queue_lock; /* the group-commit queue */
+    pthread_cond_t queue_cond;
+    wfm__pending_save *queue_head, *queue_tail;
+    bool leader_active;
+    uint64_t commits, saves;
+};
+
+/* Backend operations. `now` is the store clock (ms). Text ids and hashes are as in the
+ * schema (32 and 16 lowercase hex digits). */
+struct wfm__store_ops {
+    /* Connect to `target` (the part of the URI the backend understands), check, create or
+     * migrate the schema as opts says; sets s->impl. On failure close() is called. */
+    wf_status (*open)(wfm_store *s, const char *target, const wfm_store_opts *opts,
+                      wf_error *err);
+    void (*close)(wfm_store *s);
+    wf_status (*put_definition)(wfm_store *s, const char *hash, const char *path, int64_t now,
+                                wf_error *err);
+    wf_status (*create)(wfm_store *s, const char *id, const char *hash, int64_t now,
+                        wf_error *err);
+    /* Take the lease of `id`: if `from` is NULL when it is free, ours or expired; else only
+     * while `from` holds it (compare-and-set). *changed: whether it was taken. */
+    wf_status (*take_lease)(wfm_store *s, const char *id, const char *from, int64_t now,
+                            bool *changed, wf_error *err);
+    /* The owner of `id` (*owner NULL when not leased; wf_free it), *exists false if unknown. */
+    wf_status (*owner_of)(wfm_store *s, const char *id, char **owner, bool *exists,
+                          wf_error *err);
+    wf_status (*release)(wfm_store *s, const char *id, wf_error *err);
+    wf_status (*renew)(wfm_store *s, int64_t now, wf_error *err);
+    /* Write every save of the batch in one transaction, setting each one's status and err
+     * (WF_E_LOCKED / WF_E_NOTFOUND for a save without a live lease: the others still
+     * commit). Returns the status of the commit itself (on failure every save failed).
+     * *commits receives the number of transactions committed. */
+    wf_status (*write_batch)(wfm_store *s, wfm__pending_save *batch, int64_t now,
+                             uint64_t *commits, wf_error *err);
+    wf_status (*load_state)(wfm_store *s, const char *id, void **state, size_t *state_len,
+                            char status[32], uint64_t *definition_hash, wf_error *err);
+    wf_status (*query_rows)(wfm_store *s, const wfm_store_query *q, wfm_store_row_fn fn,
+                            void *ud, wf_error *err);
+    wf_status (*props)(wfm_store *s, const char *id, wf_buf *out, wf_error *err);
+    wf_status (*enqueue_resume)(wfm_store *s, const char *id, const char *bookmark,
+                                const char *payload_json, int64_t now, int64_t *seq,
+                                wf_error *err);
+    wf_status (*pending_resumes)(wfm_store *s, const char *id, wfm_store_resume_fn fn,
+                                 void *ud, wf_error *err);
+    /* Called without conn_lock (it must not use the store's connection). */
+    wf_status (*wait)(wfm_store *s, int64_t timeout_ms, bool *woken, wf_error *err);
+};
+
+extern const wfm__store_ops wfm__store_sqlite_ops;
+extern const wfm__store_ops wfm__store_pg_ops;
+
+/* An error located at the store (s->where). */
+wf_status wfm__store_fail(wfm_store *s, wf_status code, wf_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* WF_E_NOTFOUND or WF_E_LOCKED for a lease or save that changed nothing. */
+wf_status wfm__store_lock_failure(wfm_store *s, const char *id, bool exists, wf_error *err);
+
+#endif

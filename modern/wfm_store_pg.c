@@ -1,0 +1,1021 @@
+/* wfm_store_pg.c — the PostgreSQL backend of the instance store (wfm_store_int.h) over libpq:
+ * one connection per wfm_store, the tables in the connection's current schema, versioned and
+ * migrated on open under an advisory lock (a foreign or newer schema is refused, rolled back
+ * untouched). Every statement is prepared once per session; a save is one statement (the
+ * instance row, bookmarks, promoted properties and applied resumptions in data-modifying CTEs),
+ * a batch of saves one transaction. A dropped connection is reconnected with backoff; a batch
+ * whose COMMIT may or may not have happened is resolved by reading back each save's random
+ * token (instances.save_token), so no save is applied twice. See docs/durability.md. */
+#include "wfm_store_int.h"
+
+#include <errno.h>
+#include <libpq-fe.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../common/wf_random.h"
+
+enum pg_stmt {
+    PS_SAVE,
+    PS_TOKEN_OF,
+    PS_TAKE_LEASE,
+    PS_TAKE_FROM,
+    PS_OWNER_OF,
+    PS_RELEASE,
+    PS_RENEW,
+    PS_CREATE,
+    PS_PUT_DEFINITION,
+    PS_LOAD,
+    PS_QUERY,
+    PS_PROPS,
+    PS_ENQUEUE,
+    PS_SEQ_OF_TOKEN,
+    PS_PENDING,
+    PS_COUNT
+};
+
+static const char *const pg_sql[PS_COUNT] = {
+    [PS_SAVE] =
+        "WITH u AS (UPDATE instances SET status = $4, state = $5, updated_ms = $3,"
+        " next_timer_us = $6, version = version + 1, save_token = $13,"
+        " owner = CASE WHEN $7::boolean THEN NULL ELSE owner END,"
+        " lock_expires_ms = CASE WHEN $7::boolean THEN 0 ELSE $8::bigint END"
+        " WHERE id = $1 AND owner = $2 AND lock_expires_ms >= $3 RETURNING id),"
+        " db AS (DELETE FROM bookmarks WHERE instance IN (SELECT id FROM u)"
+        " AND name <> ALL($9::text[])),"
+        " ib AS (INSERT INTO bookmarks(instance, name) SELECT u.id, b.n"
+        " FROM u, unnest($9::text[]) AS b(n) ON CONFLICT DO NOTHING),"
+        " dp AS (DELETE FROM promoted WHERE instance IN (SELECT id FROM u)"
+        " AND name <> ALL($10::text[])),"
+        " ip AS (INSERT INTO promoted(instance, name, value)"
+        " SELECT DISTINCT ON (p.n) u.id, p.n, p.v"
+        " FROM u, unnest($10::text[], $11::text[]) WITH ORDINALITY AS p(n, v, o)"
+        " ORDER BY p.n, p.o DESC"
+        " ON CONFLICT (instance, name) DO UPDATE SET value = excluded.value),"
+        " dr AS (DELETE FROM pending_resumes WHERE instance IN (SELECT id FROM u)"
+        " AND seq <= $12)"
+        " , n AS (SELECT pg_notify('wfbridge_work', u.id) FROM u"
+        " WHERE $7::boolean AND $4 IN ('Created', 'Executing'))"
+        " SELECT count(*), (SELECT count(*) FROM n) FROM u",
+    [PS_TOKEN_OF] = "SELECT save_token FROM instances WHERE id = $1",
+    [PS_TAKE_LEASE] = "UPDATE instances SET owner = $1, lock_expires_ms = $2 WHERE id = $3"
+                      " AND (owner IS NULL OR owner = $1 OR lock_expires_ms < $4)",
+    [PS_TAKE_FROM] = "UPDATE instances SET owner = $1, lock_expires_ms = $2 WHERE id = $3"
+                     " AND owner = $4",
+    [PS_OWNER_OF] = "SELECT owner FROM instances WHERE id = $1",
+    [PS_RELEASE] = "UPDATE instances SET owner = NULL, lock_expires_ms = 0"
+                   " WHERE id = $1 AND owner = $2",
+    [PS_RENEW] = "UPDATE instances SET lock_expires_ms = $1 WHERE owner = $2"
+                 " AND lock_expires_ms >= $3",
+    [PS_CREATE] = "INSERT INTO instances(id, definition, status, created_ms, updated_ms, owner,"
+                  " lock_expires_ms) VALUES($1, $2, 'Created', $3, $3, $4, $5)"
+                  " ON CONFLICT (id) DO NOTHING",
+    [PS_PUT_DEFINITION] = "INSERT INTO definitions(hash, path, added_ms) VALUES($1, $2, $3)"
+                          " ON CONFLICT (hash) DO UPDATE SET path = excluded.path",
+    [PS_LOAD] = "SELECT state, status, definition FROM instances WHERE id = $1",
+    [PS_QUERY] =
+        "SELECT i.id, i.status, i.definition, d.path, i.created_ms, i.updated_ms, i.owner,"
+        " i.lock_expires_ms, i.next_timer_us,"
+        " (SELECT string_agg(name, E'\\n' ORDER BY name) FROM bookmarks b"
+        "  WHERE b.instance = i.id),"
+        " (SELECT count(*) FROM pending_resumes r WHERE r.instance = i.id),"
+        " (SELECT bookmark FROM pending_resumes r WHERE r.instance = i.id ORDER BY seq LIMIT 1)"
+        " FROM instances i LEFT JOIN definitions d ON d.hash = i.definition"
+        " WHERE ($1::text IS NULL OR i.status = $1)"
+        " AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM promoted p WHERE p.instance = i.id"
+        "      AND p.name = $2 AND p.value IS NOT DISTINCT FROM $3::text))"
+        " AND ($4::bigint <= 0 OR (i.next_timer_us > 0 AND i.next_timer_us < $4))"
+        " AND ($5::text IS NULL OR EXISTS (SELECT 1 FROM bookmarks b WHERE b.instance = i.id"
+        "      AND b.name = $5))"
+        " ORDER BY i.created_ms, i.id",
+    [PS_PROPS] = "SELECT name, value FROM promoted WHERE instance = $1 ORDER BY name",
+    [PS_ENQUEUE] =
+        "WITH q AS (INSERT INTO pending_resumes(instance, seq, bookmark, payload_json,"
+        " created_ms, token)"
+        " SELECT i.id, coalesce((SELECT max(seq) FROM pending_resumes WHERE instance = $1), 0)"
+        " + 1, $2, $3, $4, $5 FROM instances i WHERE i.id = $1 AND NOT EXISTS (SELECT 1"
+        " FROM pending_resumes WHERE instance = $1 AND token = $5) RETURNING seq),"
+        " n AS (SELECT pg_notify('wfbridge_work', $1) FROM q)"
+        " SELECT seq, (SELECT count(*) FROM n) FROM q",
+    [PS_SEQ_OF_TOKEN] = "SELECT seq FROM pending_resumes WHERE instance = $1 AND token = $2",
+    [PS_PENDING] = "SELECT seq, bookmark, payload_json, created_ms FROM pending_resumes"
+                   " WHERE instance = $1 ORDER BY seq",
+};
+
+static const char schema_v1[] =
+    "CREATE TABLE wfbridge_meta(key text PRIMARY KEY, value text NOT NULL);"
+    "CREATE TABLE definitions(hash text PRIMARY KEY, path text, added_ms bigint NOT NULL);"
+    "CREATE TABLE instances(id text PRIMARY KEY, definition text NOT NULL,"
+    " status text NOT NULL, state bytea, created_ms bigint NOT NULL,"
+    " updated_ms bigint NOT NULL, owner text, lock_expires_ms bigint NOT NULL DEFAULT 0,"
+    " next_timer_us bigint NOT NULL DEFAULT 0, version bigint NOT NULL DEFAULT 0,"
+    " save_token bigint NOT NULL DEFAULT 0);"
+    "CREATE INDEX instances_by_status ON instances(status);"
+    "CREATE INDEX instances_by_timer ON instances(next_timer_us) WHERE next_timer_us > 0;"
+    "CREATE INDEX instances_by_owner ON instances(owner) WHERE owner IS NOT NULL;"
+    "CREATE TABLE bookmarks(instance text NOT NULL, name text NOT NULL,"
+    " PRIMARY KEY(instance, name));"
+    "CREATE INDEX bookmarks_by_name ON bookmarks(name);"
+    "CREATE TABLE promoted(instance text NOT NULL, name text NOT NULL, value text,"
+    " PRIMARY KEY(instance, name));"
+    "CREATE INDEX promoted_by_value ON promoted(name, value);"
+    "CREATE TABLE tracking(instance text NOT NULL, seq bigint NOT NULL, time_us bigint NOT NULL,"
+    " kind text NOT NULL, record text NOT NULL, PRIMARY KEY(instance, seq));"
+    "INSERT INTO wfbridge_meta VALUES('application', 'wfbridge-instance-store'),"
+    " ('schema_version', '1');";
+
+/* Version 2: resumptions queued for an instance another host holds. */
+static const char schema_v2[] =
+    "CREATE TABLE pending_resumes(instance text NOT NULL, seq bigint NOT NULL,"
+    " bookmark text NOT NULL, payload_json text NOT NULL, created_ms bigint NOT NULL,"
+    " token bigint NOT NULL DEFAULT 0, PRIMARY KEY(instance, seq));";
+
+/* Migrations from version N to N+1, index 0 creating version 1 (as in the SQLite backend). */
+static const char *const migrations[WFM_STORE_SCHEMA_VERSION] = {schema_v1, schema_v2};
+
+static const char *const tables[] = {"wfbridge_meta", "definitions", "instances", "bookmarks",
+                                     "promoted",      "tracking",    "pending_resumes"};
+static const int table_since[] = {1, 1, 1, 1, 1, 1, 2};
+enum { TABLE_COUNT = sizeof tables / sizeof tables[0] };
+
+/* How long a dropped connection is retried before the operation fails. */
+#define RECONNECT_MS 30000
+
+typedef struct pg_conn {
+    PGconn *conn;
+    PGconn *listen;  /* LISTEN wfbridge_work (wfm_store_wait), opened on first wait */
+    char *conninfo;
+    bool broken; /* the server ended the session (an 08 or 57P0x error): reconnect */
+    bool prepared[PS_COUNT];
+    bool read_only;
+    wfm_durability durability;
+} pg_conn;
+
+static PGconn *conn_of(const wfm_store *s)
+{
+    return ((pg_conn *)s->impl)->conn;
+}
+
+/* libpq's message without its trailing newline. */
+static wf_status pg_fail(wfm_store *s, wf_status code, wf_error *err, const char *what,
+                         const char *msg)
+{
+    int len = (int)strcspn(msg ? msg : "", "\n");
+    return wfm__store_fail(s, code, err, "%s: %.*s", what, len, msg ? msg : "");
+}
+
+static bool lost(const wfm_store *s)
+{
+    return ((pg_conn *)s->impl)->broken || PQstatus(conn_of(s)) != CONNECTION_OK;
+}
+
+/* The message of a failed result (NULL: the connection's), noting errors that end the
+ * session: connection exceptions (08) and the server shutting down or the backend being
+ * terminated (57P01..57P03), after which the store reconnects. */
+static const char *result_error(wfm_store *s, const PGresult *r)
+{
+    pg_conn *c = s->impl;
+    const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+    if (!r || (state && (strncmp(state, "08", 2) == 0 || strncmp(state, "57P0", 4) == 0)))
+        c->broken = true;
+    return r ? PQresultErrorMessage(r) : PQerrorMessage(c->conn);
+}
+
+/* Run a plain command (no parameters, no rows wanted). */
+static wf_status pg_exec(wfm_store *s, const char *sql, wf_error *err)
+{
+    PGresult *r = PQexec(conn_of(s), sql);
+    ExecStatusType t = PQresultStatus(r);
+    wf_status rc = WF_OK;
+    if (t != PGRES_COMMAND_OK && t != PGRES_TUPLES_OK)
+        rc = pg_fail(s, WF_E_STORE, err, "store", result_error(s, r));
+    PQclear(r);
+    return rc;
+}
+
+/* What every session sets: the durability level and, for read-only opens, no writes. */
+static wf_status session_setup(wfm_store *s, wf_error *err)
+{
+    pg_conn *c = s->impl;
+    memset(c->prepared, 0, sizeof c->prepared);
+    wf_status rc = pg_exec(s, "SET client_min_messages = warning", err);
+    if (rc == WF_OK)
+        rc = pg_exec(s, c->durability == WFM_DURABILITY_FULL ? "SET synchronous_commit = on"
+                                                             : "SET synchronous_commit = off",
+                     err);
+    if (rc == WF_OK && c->read_only)
+        rc = pg_exec(s, "SET default_transaction_read_only = on", err);
+    return rc;
+}
+
+static void sleep_ms(int64_t ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Reconnect after a dropped connection: PQreset with a doubling pause (10 ms .. 1 s) for at
+ * most RECONNECT_MS, then set the session up again (prepared statements are re-made on use). */
+static wf_status reconnect(wfm_store *s, wf_error *err)
+{
+    int64_t pause = 10, waited = 0;
+    for (;;) {
+        PQreset(conn_of(s));
+        ((pg_conn *)s->impl)->broken = false;
+        if (!lost(s))
+            return session_setup(s, err);
+        if (waited >= RECONNECT_MS)
+            return pg_fail(s, WF_E_STORE, err, "store connection lost",
+                           PQerrorMessage(conn_of(s)));
+        sleep_ms(pause);
+        waited += pause;
+        pause = pause * 2 > 1000 ? 1000 : pause * 2;
+    }
+}
+
+/* Up to 13 parameters, as text (or binary where len >= 0). */
+typedef struct pg_params {
+    int n;
+    const char *values[13];
+    int lens[13];
+    int formats[13];
+    char ints[13][24];
+} pg_params;
+
+static void p_text(pg_params *p, const char *v)
+{
+    p->values[p->n] = v;
+    p->lens[p->n] = 0;
+    p->formats[p->n++] = 0;
+}
+
+static void p_int(pg_params *p, int64_t v)
+{
+    snprintf(p->ints[p->n], sizeof p->ints[p->n], "%lld", (long long)v);
+    p_text(p, p->ints[p->n]);
+}
+
+static void p_blob(pg_params *p, const void *data, size_t len)
+{
+    p->values[p->n] = data;
+    p->lens[p->n] = (int)len;
+    p->formats[p->n++] = data ? 1 : 0;
+}
+
+static const char *const stmt_names[PS_COUNT] = {
+    "save",    "token_of", "take_lease", "take_from", "owner_of",     "release", "renew",
+    "create",  "put_def",  "load",       "query",     "props",        "enqueue", "seq_of_token",
+    "pending"};
+
+/* Prepare statement `id` in this session unless it is already. */
+static wf_status ensure_prepared(wfm_store *s, enum pg_stmt id, wf_error *err)
+{
+    pg_conn *c = s->impl;
+    if (c->prepared[id])
+        return WF_OK;
+    PGresult *r = PQprepare(c->conn, stmt_names[id], pg_sql[id], 0, NULL);
+    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    wf_status rc = ok ? WF_OK
+                      : pg_fail(s, WF_E_STORE, err, "store",
+                                result_error(s, r));
+    PQclear(r);
+    c->prepared[id] = ok;
+    return rc;
+}
+
+/* Execute prepared statement `id` once. *res: the result (PQclear it) when it succeeded. */
+static wf_status run_once(wfm_store *s, enum pg_stmt id, const pg_params *p, PGresult **res,
+                          wf_error *err)
+{
+    pg_conn *c = s->impl;
+    *res = NULL;
+    wf_status prc = ensure_prepared(s, id, err);
+    if (prc != WF_OK)
+        return prc;
+    PGresult *r = PQexecPrepared(c->conn, stmt_names[id], p->n, p->values, p->lens, p->formats, 0);
+    ExecStatusType t = PQresultStatus(r);
+    if (t == PGRES_COMMAND_OK || t == PGRES_TUPLES_OK) {
+        *res = r;
+        return WF_OK;
+    }
+    wf_status rc = pg_fail(s, WF_E_STORE, err, "store",
+                           result_error(s, r));
+    PQclear(r);
+    return rc;
+}
+
+/* run_once outside a transaction: a dropped connection is reconnected and the statement run
+ * again (every statement run this way may run twice: each is idempotent or token-guarded). */
+static wf_status run(wfm_store *s, enum pg_stmt id, const pg_params *p, PGresult **res,
+                     wf_error *err)
+{
+    wf_error first = WF_ERROR_INIT;
+    wf_status rc = run_once(s, id, p, res, &first);
+    while (rc != WF_OK && lost(s)) {
+        wf_error_clear(&first);
+        if ((rc = reconnect(s, err)) != WF_OK)
+            return rc;
+        rc = run_once(s, id, p, res, &first);
+    }
+    if (rc != WF_OK && err && err->code == WF_OK)
+        *err = first;
+    else
+        wf_error_clear(&first);
+    return rc;
+}
+
+/* Run a statement that returns no rows; *changes (optional): rows it changed. */
+static wf_status run_cmd(wfm_store *s, enum pg_stmt id, const pg_params *p, int *changes,
+                         wf_error *err)
+{
+    PGresult *r = NULL;
+    wf_status rc = run(s, id, p, &r, err);
+    if (rc == WF_OK && changes)
+        *changes = atoi(PQcmdTuples(r));
+    PQclear(r);
+    return rc;
+}
+
+static int64_t col_int(const PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col) ? 0 : strtoll(PQgetvalue(r, row, col), NULL, 10);
+}
+
+static const char *col_text(const PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
+}
+
+/* ---- opening: check, then create or migrate, in one transaction --------------------------- */
+
+/* Check the schema (current_schema()): *version 0 when it holds no tables at all, else ours
+ * with every table of its version. */
+static wf_status check_schema(wfm_store *s, int *version, wf_error *err)
+{
+    *version = 0;
+    PGresult *r = PQexec(conn_of(s), "SELECT tablename FROM pg_tables"
+                                     " WHERE schemaname = current_schema()");
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        wf_status rc = pg_fail(s, WF_E_STORE, err, "store", result_error(s, r));
+        PQclear(r);
+        return rc;
+    }
+    unsigned present = 0;
+    int others = 0;
+    for (int i = 0; i < PQntuples(r); i++) {
+        size_t t = 0;
+        while (t < TABLE_COUNT && strcmp(tables[t], PQgetvalue(r, i, 0)) != 0)
+            t++;
+        if (t < TABLE_COUNT)
+            present |= 1u << t;
+        else
+            others++;
+    }
+    PQclear(r);
+    if (!present && !others)
+        return WF_OK;
+    if (!(present & 1u))
+        return wfm__store_fail(s, WF_E_STORE, err,
+                               "not a wfbridge instance store (it holds %d other tables)", others);
+    r = PQexec(conn_of(s), "SELECT (SELECT value FROM wfbridge_meta WHERE key = 'application'),"
+                           " (SELECT value FROM wfbridge_meta WHERE key = 'schema_version')");
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        wf_status rc = pg_fail(s, WF_E_STORE, err, "store", result_error(s, r));
+        PQclear(r);
+        return rc;
+    }
+    const char *app = col_text(r, 0, 0);
+    wf_status rc = WF_OK;
+    if (!app)
+        rc = wfm__store_fail(s, WF_E_STORE, err,
+                             "not a wfbridge instance store (wfbridge_meta has no application "
+                             "key)");
+    else if (strcmp(app, "wfbridge-instance-store") != 0)
+        rc = wfm__store_fail(s, WF_E_STORE, err,
+                             "not a wfbridge instance store (its application is '%.64s')", app);
+    else if ((*version = (int)col_int(r, 0, 1)) <= 0)
+        rc = wfm__store_fail(s, WF_E_CORRUPT, err, "store has no valid schema version");
+    else if (*version > WFM_STORE_SCHEMA_VERSION)
+        rc = wfm__store_fail(s, WF_E_STORE, err,
+                             "store schema version %d is newer than this wfbridge supports (%d)",
+                             *version, WFM_STORE_SCHEMA_VERSION);
+    PQclear(r);
+    for (size_t t = 0; rc == WF_OK && t < TABLE_COUNT; t++)
+        if (table_since[t] <= *version && !(present & (1u << t)))
+            rc = wfm__store_fail(s, WF_E_STORE, err,
+                                 "store is missing its '%s' table (schema version %d)", tables[t],
+                                 *version);
+    return rc;
+}
+
+/* Check, then (writing opens) create or migrate, all in one transaction that holds an
+ * advisory lock, so many hosts opening one new store create the schema once; a refusal
+ * rolls back, leaving the database untouched. */
+static wf_status check_and_upgrade(wfm_store *s, const wfm_store_opts *o, wf_error *err)
+{
+    int version = 0;
+    wf_status rc = pg_exec(s, "BEGIN", err);
+    if (rc != WF_OK)
+        return rc;
+    if (!o->read_only)
+        rc = pg_exec(s, "SELECT pg_advisory_xact_lock(hashtext('wfbridge-instance-store'))", err);
+    if (rc == WF_OK)
+        rc = check_schema(s, &version, err);
+    if (rc == WF_OK && version == 0 && (o->read_only || o->must_exist))
+        rc = wfm__store_fail(s, WF_E_STORE, err,
+                             "not a wfbridge instance store (it has no tables)");
+    if (rc == WF_OK && version < WFM_STORE_SCHEMA_VERSION && o->read_only)
+        rc = wfm__store_fail(s, WF_E_STORE, err,
+                             "store schema version %d must be migrated to %d: open it once for "
+                             "writing",
+                             version, WFM_STORE_SCHEMA_VERSION);
+    for (int v = version; rc == WF_OK && v < WFM_STORE_SCHEMA_VERSION; v++)
+        rc = pg_exec(s, migrations[v], err);
+    if (rc == WF_OK && version < WFM_STORE_SCHEMA_VERSION) {
+        char sql[128];
+        snprintf(sql, sizeof sql,
+                 "UPDATE wfbridge_meta SET value = '%d' WHERE key = 'schema_version'",
+                 WFM_STORE_SCHEMA_VERSION);
+        rc = pg_exec(s, sql, err);
+    }
+    if (rc == WF_OK)
+        return pg_exec(s, "COMMIT", err);
+    wf_error ignored = WF_ERROR_INIT;
+    pg_exec(s, "ROLLBACK", &ignored);
+    return rc;
+}
+
+/* Server notices and errors that arrive while idle (a terminated session) are not printed:
+ * libraries never print; the next statement reports the state of the connection. */
+static void ignore_notice(void *ud, const char *message)
+{
+    (void)ud;
+    (void)message;
+}
+
+static wf_status pg_open(wfm_store *s, const char *conninfo, const wfm_store_opts *opts,
+                         wf_error *err)
+{
+    pg_conn *c = wf_calloc(1, sizeof *c);
+    if (!(s->impl = c))
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory opening the store");
+    c->read_only = opts->read_only;
+    c->durability = opts->durability;
+    c->conn = PQconnectdb(conninfo);
+    c->conninfo = wf_strdup(conninfo);
+    if (!c->conn || !c->conninfo)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory opening the store");
+    if (PQstatus(c->conn) != CONNECTION_OK)
+        return pg_fail(s, WF_E_STORE, err, "cannot connect to the store",
+                       PQerrorMessage(c->conn));
+    PQsetNoticeProcessor(c->conn, ignore_notice, NULL);
+    /* A connection dropped while checking (a server restarting) is opened again. */
+    for (;;) {
+        wf_error attempt = WF_ERROR_INIT;
+        wf_status rc = session_setup(s, &attempt);
+        if (rc == WF_OK)
+            rc = check_and_upgrade(s, opts, &attempt);
+        if (rc == WF_OK || !lost(s)) {
+            if (rc != WF_OK)
+                *err = attempt;
+            return rc;
+        }
+        if ((rc = reconnect(s, err)) != WF_OK)
+            return rc;
+    }
+}
+
+static void pg_close(wfm_store *s)
+{
+    pg_conn *c = s->impl;
+    if (!c)
+        return;
+    PQfinish(c->conn);
+    PQfinish(c->listen);
+    wf_free(c->conninfo);
+    wf_free(c);
+    s->impl = NULL;
+}
+
+/* ---- definitions, instances and leases ----------------------------------------------------- */
+
+static wf_status pg_put_definition(wfm_store *s, const char *hash, const char *path, int64_t now,
+                                   wf_error *err)
+{
+    pg_params p = {0};
+    p_text(&p, hash);
+    p_text(&p, path);
+    p_int(&p, now);
+    return run_cmd(s, PS_PUT_DEFINITION, &p, NULL, err);
+}
+
+static wf_status pg_create(wfm_store *s, const char *id, const char *hash, int64_t now,
+                           wf_error *err)
+{
+    pg_params p = {0};
+    p_text(&p, id);
+    p_text(&p, hash);
+    p_int(&p, now);
+    p_text(&p, s->owner);
+    p_int(&p, now + s->lease_ms);
+    return run_cmd(s, PS_CREATE, &p, NULL, err);
+}
+
+static wf_status pg_take_lease(wfm_store *s, const char *id, const char *from, int64_t now,
+                               bool *changed, wf_error *err)
+{
+    pg_params p = {0};
+    p_text(&p, s->owner);
+    p_int(&p, now + s->lease_ms);
+    p_text(&p, id);
+    if (from)
+        p_text(&p, from);
+    else
+        p_int(&p, now);
+    int changes = 0;
+    wf_status rc = run_cmd(s, from ? PS_TAKE_FROM : PS_TAKE_LEASE, &p, &changes, err);
+    *changed = changes > 0;
+    return rc;
+}
+
+static wf_status pg_owner_of(wfm_store *s, const char *id, char **owner, bool *exists,
+                             wf_error *err)
+{
+    *owner = NULL;
+    *exists = false;
+    pg_params p = {0};
+    p_text(&p, id);
+    PGresult *r = NULL;
+    wf_status rc = run(s, PS_OWNER_OF, &p, &r, err);
+    if (rc == WF_OK && PQntuples(r) > 0) {
+        *exists = true;
+        const char *text = col_text(r, 0, 0);
+        if (text && !(*owner = wf_strdup(text)))
+            rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory locking an instance");
+    }
+    PQclear(r);
+    return rc;
+}
+
+static wf_status pg_release(wfm_store *s, const char *id, wf_error *err)
+{
+    pg_params p = {0};
+    p_text(&p, id);
+    p_text(&p, s->owner);
+    return run_cmd(s, PS_RELEASE, &p, NULL, err);
+}
+
+/* Every lease of this owner in one statement (the batched renewal). */
+static wf_status pg_renew(wfm_store *s, int64_t now, wf_error *err)
+{
+    pg_params p = {0};
+    p_int(&p, now + s->lease_ms);
+    p_text(&p, s->owner);
+    p_int(&p, now);
+    return run_cmd(s, PS_RENEW, &p, NULL, err);
+}
+
+/* ---- saving ------------------------------------------------------------------------------ */
+
+/* A text[] literal: {"a","b\"c"}; NULL elements as NULL. */
+static void array_literal(wf_buf *b, const char *const *items, size_t count)
+{
+    wf_buf_addf(b, "{");
+    for (size_t i = 0; i < count; i++) {
+        if (i)
+            wf_buf_addf(b, ",");
+        if (!items[i]) {
+            wf_buf_addf(b, "NULL");
+            continue;
+        }
+        wf_buf_addf(b, "\"");
+        for (const char *q = items[i]; *q; q++)
+            wf_buf_addf(b, *q == '"' || *q == '\\' ? "\\%c" : "%c", *q);
+        wf_buf_addf(b, "\"");
+    }
+    wf_buf_addf(b, "}");
+}
+
+/* Queue one save on the pipeline (libpq copies the parameters at once). */
+static bool send_save(wfm_store *s, const wfm_store_save_rec *r, int64_t token, int64_t now)
+{
+    wf_buf bm, names, values;
+    wf_buf_init(&bm);
+    wf_buf_init(&names);
+    wf_buf_init(&values);
+    array_literal(&bm, r->bookmarks, r->bookmark_count);
+    array_literal(&names, r->prop_names, r->prop_count);
+    array_literal(&values, r->prop_values, r->prop_count);
+    pg_params q = {0};
+    p_text(&q, r->id);
+    p_text(&q, s->owner);
+    p_int(&q, now);
+    p_text(&q, r->status);
+    p_blob(&q, r->state, r->state_len);
+    p_int(&q, r->next_timer_us);
+    p_text(&q, r->release ? "t" : "f");
+    p_int(&q, now + s->lease_ms);
+    p_text(&q, bm.data);
+    p_text(&q, names.data);
+    p_text(&q, values.data);
+    p_int(&q, r->resumes_through);
+    p_int(&q, token);
+    bool ok = !bm.oom && !names.oom && !values.oom &&
+              PQsendQueryPrepared(conn_of(s), stmt_names[PS_SAVE], q.n, q.values, q.lens,
+                                  q.formats, 0);
+    wf_buf_fini(&bm);
+    wf_buf_fini(&names);
+    wf_buf_fini(&values);
+    return ok;
+}
+
+/* The result of the next pipelined query (then the NULL that ends it): *status its type,
+ * PGRES_FATAL_ERROR with err set when it failed; *count the first column of a row result. */
+static void next_result(wfm_store *s, ExecStatusType *status, int64_t *count, wf_error *err)
+{
+    PGresult *r = PQgetResult(conn_of(s));
+    *status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    if (*status == PGRES_TUPLES_OK && count)
+        *count = PQntuples(r) > 0 ? col_int(r, 0, 0) : 0;
+    if (*status == PGRES_FATAL_ERROR || *status == PGRES_PIPELINE_ABORTED)
+        pg_fail(s, WF_E_STORE, err, "store",
+                r && *status == PGRES_PIPELINE_ABORTED ? "an earlier statement of the batch failed"
+                                                       : result_error(s, r));
+    PQclear(r);
+    if (r && *status != PGRES_PIPELINE_SYNC)
+        PQclear(PQgetResult(conn_of(s))); /* the NULL after each query's results */
+}
+
+/* One attempt at the batch as one pipelined round trip: BEGIN, one statement per save,
+ * COMMIT. A save without a live lease of ours changes nothing (count 0: WF_E_LOCKED until
+ * classified). *dropped: the connection was lost, so what committed is unknown.
+ * *retry_alone: a save's statement failed (PostgreSQL then aborts the transaction), so the
+ * batch should run again one transaction per save. */
+static wf_status try_batch(wfm_store *s, wfm__pending_save *batch, const int64_t *tokens,
+                           int64_t now, bool *dropped, bool *retry_alone, wf_error *err)
+{
+    PGconn *conn = conn_of(s);
+    *dropped = *retry_alone = false;
+    wf_status rc = ensure_prepared(s, PS_SAVE, err);
+    if (rc != WF_OK) {
+        *dropped = lost(s);
+        return rc;
+    }
+    bool sent = PQenterPipelineMode(conn) &&
+                PQsendQueryParams(conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0);
+    size_t i = 0;
+    for (wfm__pending_save *p = batch; sent && p; p = p->next, i++)
+        sent = send_save(s, p->rec, tokens[i], now);
+    sent = sent && PQsendQueryParams(conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0) &&
+           PQpipelineSync(conn);
+    if (!sent) {
+        rc = lost(s) ? pg_fail(s, WF_E_STORE, err, "store", PQerrorMessage(conn))
+                     : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory saving");
+    } else {
+        ExecStatusType t;
+        wf_error ignored = WF_ERROR_INIT;
+        next_result(s, &t, NULL, err); /* BEGIN */
+        if (t != PGRES_COMMAND_OK)
+            rc = WF_E_STORE;
+        for (wfm__pending_save *p = batch; p; p = p->next) {
+            int64_t count = 0;
+            wf_error_clear(&p->err);
+            next_result(s, &t, &count, &p->err);
+            p->status = t != PGRES_TUPLES_OK ? WF_E_STORE : count ? WF_OK : WF_E_LOCKED;
+            if (t != PGRES_TUPLES_OK && rc == WF_OK) {
+                rc = WF_E_STORE;
+                *retry_alone = batch->next != NULL && t == PGRES_FATAL_ERROR;
+                if (err && err->code == WF_OK)
+                    *err = p->err;
+            }
+        }
+        next_result(s, &t, NULL, rc == WF_OK ? err : &ignored); /* COMMIT */
+        if (t != PGRES_COMMAND_OK && rc == WF_OK)
+            rc = WF_E_STORE;
+        next_result(s, &t, NULL, &ignored); /* the sync */
+    }
+    if (lost(s) || !PQexitPipelineMode(conn)) { /* unknown outcome: read back after reconnect */
+        ((pg_conn *)s->impl)->broken = true;
+        *dropped = true;
+        *retry_alone = false;
+        return rc == WF_OK ? WF_E_STORE : rc;
+    }
+    if (rc != WF_OK && PQtransactionStatus(conn) != PQTRANS_IDLE) {
+        wf_error ignored = WF_ERROR_INIT;
+        pg_exec(s, "ROLLBACK", &ignored);
+    }
+    return rc;
+}
+
+/* Saves that changed nothing: WF_E_NOTFOUND or WF_E_LOCKED (read after the commit). */
+static void classify_lock_failures(wfm_store *s, wfm__pending_save *batch)
+{
+    for (wfm__pending_save *p = batch; p; p = p->next) {
+        if (p->status != WF_E_LOCKED || p->err.code != WF_OK)
+            continue;
+        char *owner = NULL;
+        bool exists = true;
+        if ((p->status = pg_owner_of(s, p->rec->id, &owner, &exists, &p->err)) == WF_OK)
+            p->status = wfm__store_lock_failure(s, p->rec->id, exists, &p->err);
+        wf_free(owner);
+    }
+}
+
+/* Did the save with `token` commit? (Read back after a connection was lost mid-batch.) */
+static wf_status committed(wfm_store *s, const char *id, int64_t token, bool *yes, wf_error *err)
+{
+    pg_params p = {0};
+    p_text(&p, id);
+    PGresult *r = NULL;
+    wf_status rc = run(s, PS_TOKEN_OF, &p, &r, err);
+    *yes = rc == WF_OK && PQntuples(r) > 0 && col_int(r, 0, 0) == token;
+    PQclear(r);
+    return rc;
+}
+
+/* After a dropped connection: reconnect and read back whether the batch committed (a
+ * transaction commits all or nothing: any save of it found means all of it). */
+static wf_status resolve(wfm_store *s, wfm__pending_save *batch, const int64_t *tokens,
+                         bool *done, wf_error *err)
+{
+    *done = false;
+    wf_status rc = reconnect(s, err);
+    size_t i = 0;
+    for (wfm__pending_save *p = batch; rc == WF_OK && p && !*done; p = p->next, i++)
+        if (p->status == WF_OK)
+            rc = committed(s, p->rec->id, tokens[i], done, err);
+    return rc;
+}
+
+/* Each save of the batch in its own transaction (after one save's statement failed). */
+static void write_alone(wfm_store *s, wfm__pending_save *batch, const int64_t *tokens,
+                        int64_t now, uint64_t *commits)
+{
+    size_t i = 0;
+    for (wfm__pending_save *p = batch; p; p = p->next, i++) {
+        wfm__pending_save *next = p->next;
+        bool dropped = false, alone = false;
+        wf_error e = WF_ERROR_INIT;
+        p->next = NULL;
+        if (try_batch(s, p, &tokens[i], now, &dropped, &alone, &e) == WF_OK)
+            *commits += 1;
+        else if (p->status == WF_OK) {
+            p->status = e.code;
+            p->err = e;
+        }
+        p->next = next;
+    }
+}
+
+static wf_status pg_write_batch(wfm_store *s, wfm__pending_save *batch, int64_t now,
+                                uint64_t *commits, wf_error *err)
+{
+    size_t n = 0;
+    for (wfm__pending_save *p = batch; p; p = p->next)
+        n++;
+    int64_t *tokens = wf_calloc(n, sizeof *tokens);
+    if (!tokens)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory saving");
+    for (size_t i = 0; i < n; i++) {
+        wf_random_bytes(&tokens[i], sizeof tokens[i]);
+        tokens[i] = (int64_t)((uint64_t)tokens[i] >> 1) | 1; /* positive, never 0 */
+    }
+    wf_status rc;
+    for (;;) {
+        bool dropped = false, alone = false, done = false;
+        wf_error attempt = WF_ERROR_INIT;
+        rc = try_batch(s, batch, tokens, now, &dropped, &alone, &attempt);
+        if (rc == WF_OK || alone) {
+            if (alone)
+                write_alone(s, batch, tokens, now, commits);
+            else
+                *commits += 1;
+            rc = WF_OK;
+            break;
+        }
+        if (!dropped) {
+            *err = attempt;
+            break;
+        }
+        if ((rc = resolve(s, batch, tokens, &done, err)) != WF_OK || done) {
+            *commits += done;
+            break;
+        }
+        /* not committed: run the batch again */
+    }
+    if (rc == WF_OK)
+        classify_lock_failures(s, batch);
+    wf_free(tokens);
+    return rc;
+}
+
+/* ---- reading ----------------------------------------------------------------------------- */
+
+static wf_status pg_load_state(wfm_store *s, const char *id, void **state, size_t *state_len,
+                               char status[32], uint64_t *definition_hash, wf_error *err)
+{
+    pg_params p = {0};
+    p_text(&p, id);
+    PGresult *r = NULL;
+    wf_status rc = run(s, PS_LOAD, &p, &r, err);
+    if (rc == WF_OK && PQntuples(r) == 0)
+        rc = wfm__store_fail(s, WF_E_NOTFOUND, err, "no instance '%s' in the store", id);
+    if (rc == WF_OK) {
+        size_t len = 0;
+        unsigned char *blob =
+            PQgetisnull(r, 0, 0)
+                ? NULL
+                : PQunescapeBytea((const unsigned char *)PQgetvalue(r, 0, 0), &len);
+        if (blob && len > 0) {
+            if ((*state = wf_malloc(len))) {
+                memcpy(*state, blob, len);
+                *state_len = len;
+            } else {
+                rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory reading state");
+            }
+        }
+        PQfreemem(blob);
+        snprintf(status, 32, "%s", PQgetvalue(r, 0, 1));
+        if (definition_hash)
+            *definition_hash = strtoull(PQgetvalue(r, 0, 2), NULL, 16);
+    }
+    PQclear(r);
+    return rc;
+}
+
+static wf_status pg_query_rows(wfm_store *s, const wfm_store_query *q, wfm_store_row_fn fn,
+                               void *ud, wf_error *err)
+{
+    pg_params p = {0};
+    p_text(&p, q->status);
+    p_text(&p, q->prop_name);
+    p_text(&p, q->prop_value);
+    p_int(&p, q->due_before_us);
+    p_text(&p, q->bookmark);
+    PGresult *r = NULL;
+    wf_status rc = run(s, PS_QUERY, &p, &r, err);
+    for (int i = 0; rc == WF_OK && i < PQntuples(r); i++) {
+        const char *bm = col_text(r, i, 9);
+        wfm_store_row row = {col_text(r, i, 0),    col_text(r, i, 1),
+                             strtoull(PQgetvalue(r, i, 2), NULL, 16),
+                             col_text(r, i, 3),    col_int(r, i, 4),
+                             col_int(r, i, 5),     col_text(r, i, 6),
+                             col_int(r, i, 7),     col_int(r, i, 8),
+                             bm ? bm : "",         col_int(r, i, 10),
+                             col_text(r, i, 11)};
+        if (!fn(ud, &row))
+            break;
+    }
+    PQclear(r);
+    return rc;
+}
+
+static wf_status pg_props(wfm_store *s, const char *id, wf_buf *out, wf_error *err)
+{
+    pg_params p = {0};
+    p_text(&p, id);
+    PGresult *r = NULL;
+    wf_status rc = run(s, PS_PROPS, &p, &r, err);
+    for (int i = 0; rc == WF_OK && i < PQntuples(r); i++) {
+        const char *v = col_text(r, i, 1);
+        wf_buf_addf(out, "%s=%s\n", PQgetvalue(r, i, 0), v ? v : "");
+    }
+    PQclear(r);
+    return rc;
+}
+
+/* ---- pending resumptions ----------------------------------------------------------------- */
+
+/* One statement, guarded by a token so a retry after a dropped connection cannot queue it
+ * twice; two processes racing for the same seq retry on the unique violation. */
+static wf_status pg_enqueue_resume(wfm_store *s, const char *id, const char *bookmark,
+                                   const char *payload_json, int64_t now, int64_t *seq,
+                                   wf_error *err)
+{
+    int64_t token = 0;
+    wf_random_bytes(&token, sizeof token);
+    token = (int64_t)((uint64_t)token >> 1) | 1;
+    pg_params p = {0};
+    p_text(&p, id);
+    p_text(&p, bookmark);
+    p_text(&p, payload_json);
+    p_int(&p, now);
+    p_int(&p, token);
+    PGresult *r = NULL;
+    wf_status rc = WF_E_STORE;
+    for (int attempt = 0; attempt < 20 && rc != WF_OK; attempt++) {
+        wf_error e = WF_ERROR_INIT;
+        rc = run(s, PS_ENQUEUE, &p, &r, &e);
+        if (rc != WF_OK && (attempt == 19 || !strstr(e.message, "duplicate key"))) {
+            *err = e;
+            return rc;
+        }
+        wf_error_clear(&e);
+    }
+    if (PQntuples(r) > 0) {
+        *seq = col_int(r, 0, 0);
+        PQclear(r);
+        return WF_OK;
+    }
+    PQclear(r);
+    pg_params t = {0};
+    p_text(&t, id);
+    p_int(&t, token);
+    if ((rc = run(s, PS_SEQ_OF_TOKEN, &t, &r, err)) != WF_OK)
+        return rc;
+    if (PQntuples(r) > 0) /* queued by an attempt whose reply was lost */
+        *seq = col_int(r, 0, 0);
+    else
+        rc = wfm__store_fail(s, WF_E_NOTFOUND, err, "no instance '%s' in the store", id);
+    PQclear(r);
+    return rc;
+}
+
+static wf_status pg_pending_resumes(wfm_store *s, const char *id, wfm_store_resume_fn fn,
+                                    void *ud, wf_error *err)
+{
+    pg_params p = {0};
+    p_text(&p, id);
+    PGresult *r = NULL;
+    wf_status rc = run(s, PS_PENDING, &p, &r, err);
+    for (int i = 0; rc == WF_OK && i < PQntuples(r); i++) {
+        wfm_store_resume q = {col_int(r, i, 0), PQgetvalue(r, i, 1), PQgetvalue(r, i, 2),
+                              col_int(r, i, 3)};
+        if (!fn(ud, &q))
+            break;
+    }
+    PQclear(r);
+    return rc;
+}
+
+/* ---- waiting for work: LISTEN/NOTIFY ---------------------------------------------------------
+ * Saves that leave an instance runnable and unleased (Created or Executing, released) and
+ * queued resumptions NOTIFY wfbridge_work when they commit; a waiting host wakes at once.
+ * The waiter listens on a connection of its own, so the store's connection stays free. */
+
+static bool listen_ready(pg_conn *c)
+{
+    if (c->listen && PQstatus(c->listen) == CONNECTION_OK)
+        return true;
+    PQfinish(c->listen);
+    c->listen = PQconnectdb(c->conninfo);
+    if (!c->listen || PQstatus(c->listen) != CONNECTION_OK)
+        return false;
+    PQsetNoticeProcessor(c->listen, ignore_notice, NULL);
+    PGresult *r = PQexec(c->listen, "LISTEN wfbridge_work");
+    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    return ok;
+}
+
+/* Take every notification already received; true if there was one. */
+static bool drain_notifies(PGconn *conn)
+{
+    bool any = false;
+    for (PGnotify *n; (n = PQnotifies(conn)) != NULL; PQfreemem(n))
+        any = true;
+    return any;
+}
+
+static wf_status pg_wait(wfm_store *s, int64_t timeout_ms, bool *woken, wf_error *err)
+{
+    pg_conn *c = s->impl;
+    *woken = false;
+    if (!listen_ready(c)) { /* no listener (server away): the caller polls */
+        sleep_ms(timeout_ms);
+        return WF_OK;
+    }
+    if (PQconsumeInput(c->listen) && drain_notifies(c->listen)) {
+        *woken = true;
+        return WF_OK;
+    }
+    struct pollfd pfd = {PQsocket(c->listen), POLLIN, 0};
+    int ready = poll(&pfd, 1, timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms);
+    if (ready < 0 && errno != EINTR)
+        return wfm__store_fail(s, WF_E_IO, err, "waiting for work: %s", strerror(errno));
+    if (ready > 0 && PQconsumeInput(c->listen))
+        *woken = drain_notifies(c->listen);
+    return WF_OK;
+}
+
+const wfm__store_ops wfm__store_pg_ops = {
+    .open = pg_open,
+    .close = pg_close,
+    .put_definition = pg_put_definition,
+    .create = pg_create,
+    .take_lease = pg_take_lease,
+    .owner_of = pg_owner_of,
+    .release = pg_release,
+    .renew = pg_renew,
+    .write_batch = pg_write_batch,
+    .load_state = pg_load_state,
+    .query_rows = pg_query_rows,
+    .props = pg_props,
+    .enqueue_resume = pg_enqueue_resume,
+    .pending_resumes = pg_pending_resumes,
+    .wait = pg_wait,
+};
