@@ -20,7 +20,8 @@ static const char usage_text[] =
     "  --bookmark NAME=VALUE resume bookmark NAME with VALUE (JSON when it starts with {, [\n"
     "                        or \" or is a number, true, false or null; else a string);\n"
     "                        without one the instance just continues (due timers, pending\n"
-    "                        Persist requests)\n"
+    "                        Persist requests); NAME may be the part after the last '.'\n"
+    "                        when unambiguous among the bookmarks the instance waits on\n"
     "  --json                print the result as one JSON object on the last line of stdout\n"
     "  --durability D        full (default: fsync every commit) or normal (WAL, survives a\n"
     "                        process crash, a power loss may drop the last commits)\n"
@@ -95,15 +96,22 @@ static int parse_opts(int argc, char **argv, resume_opts *o)
     return rc;
 }
 
-static wf_status resume_bookmark(wfm_runtime *rt, wfm_host *host, wfm_dinst *d,
-                                 const resume_opts *o, size_t i, wf_error *err)
+static const char *dinst_mark(const void *d, size_t i)
 {
-    const char *name = o->bookmarks.names[i];
+    return wfm_dinst_bookmark_name(d, i);
+}
+
+/* Resume --bookmark i; `name` is the bookmark's full name (wfb_bookmark_resolve). */
+static wf_status resume_bookmark(wfm_runtime *rt, wfm_host *host, wfm_dinst *d,
+                                 const resume_opts *o, size_t i, const char *name, wf_error *err)
+{
+    char full[512];
+    snprintf(full, sizeof full, "%s", name); /* resuming frees the instance's copy */
     wf_value payload;
     wf_status st = wfb_payload_from_text(wfm_runtime_types(rt), "--bookmark", name,
                                          o->bookmarks.values[i], &payload, err);
     if (st == WF_OK)
-        st = wfm_host_resume(host, d, name, &payload, err);
+        st = wfm_host_resume(host, d, full, &payload, err);
     if (st == WF_E_NOTFOUND)
         wf_error_prefix(err, "instance '%s': ", wfm_dinst_id(d));
     wf_value_release(&payload);
@@ -208,7 +216,14 @@ static int resume_instance(const resume_opts *o)
             if (wfm_host_load(host, o->id, &d, &err) != WF_OK)
                 goto fail;
         }
-        if (resume_bookmark(rt, host, d, o, i, &err) != WF_OK ||
+        wfb_marks m = {NULL, wfm_dinst_bookmark_count(d), dinst_mark, d};
+        const char *name = NULL;
+        if (wfb_bookmark_resolve(&m, "--bookmark", o->bookmarks.names[i], &name)) {
+            rc = 2;
+            goto done;
+        }
+        if (resume_bookmark(rt, host, d, o, i, name ? name : o->bookmarks.names[i], &err) !=
+                WF_OK ||
             wfb_durable_drive(host, d, &err) != WF_OK)
             goto fail;
     }

@@ -11,6 +11,7 @@
 
 #include "../../common/wf_mem.h"
 #include "../../common/wf_value.h"
+#include "../../bridge/wfb_durable.h"
 #include "../../modern/wfm_runtime.h"
 #include "support_interop.h"
 #include "../wf_test_util.h"
@@ -279,6 +280,38 @@ START_TEST(test_cli_store_then_resume_in_a_new_process)
 }
 END_TEST
 
+/* The part after the last '.' names a bookmark when it is unambiguous: `run --resume` and,
+ * across processes, `resume --bookmark` (as run-legacy --event does for queues). */
+START_TEST(test_cli_short_bookmark_names)
+{
+    char dir[256], args[1024], out[4096];
+    snprintf(args, sizeof args,
+             "run " DATA "await.xaml --lib-path %s --arg Amount=12.5 --resume 'Approved=\"kim\"'"
+             " --json",
+             wf_test_lib_dir());
+    ck_assert_int_eq(wfb_test_cli(args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "\"Approver\": \"kim\"") != NULL, "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "\"status\": \"Closed\""));
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(args, sizeof args,
+             "run " DATA "await.xaml --store %s/s.db --lib-path %s --arg Amount=12.5 --json", dir,
+             wf_test_lib_dir());
+    ck_assert_int_eq(wfb_test_cli(args, out, sizeof out), 0);
+    const char *p = strstr(out, "\"id\": \"");
+    ck_assert_ptr_nonnull(p);
+    char id[33];
+    snprintf(id, sizeof id, "%.32s", p + strlen("\"id\": \""));
+    snprintf(args, sizeof args,
+             "resume --store %s/s.db %s --bookmark 'Rejected={\"Approver\":\"kim\",\"Reason\":"
+             "\"no\"}' --lib-path %s --json",
+             dir, id, wf_test_lib_dir());
+    ck_assert_int_eq(wfb_test_cli(args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "\"status\": \"Closed\"") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "rejected: no\n") != NULL, "%s", out);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* ---- bad input -------------------------------------------------------------------------- */
 START_TEST(test_composite_errors_are_reported_at_the_interop)
 {
@@ -310,6 +343,33 @@ START_TEST(test_unknown_bookmark_is_refused)
     ck_assert_int_eq(wfm_instance_resume(r.inst, "IApprovalService.Approved", NULL, &err),
                      WF_E_NOTFOUND);
     wfm_test_close(&r);
+}
+END_TEST
+
+static const char *const two_approved[] = {"IApprovalService.Approved", "IAudit.Approved",
+                                           "IApprovalService.Rejected"};
+
+static const char *two_approved_name(const void *src, size_t i)
+{
+    return ((const char *const *)src)[i];
+}
+
+/* A short name two bookmarks share is a usage error (exit 2); the full name or a unique short
+ * name resolves; a name nobody waits on resolves to nothing. */
+START_TEST(test_ambiguous_short_bookmark_name)
+{
+    wfb_marks m = {NULL, 3, two_approved_name, two_approved};
+    const char *got = "unset";
+    ck_assert_int_eq(wfb_bookmark_resolve(&m, "--resume", "Approved", &got), 2);
+    ck_assert_ptr_null(got);
+    ck_assert_int_eq(wfb_bookmark_resolve(&m, "--resume", "IAudit.Approved", &got), 0);
+    ck_assert_str_eq(got, "IAudit.Approved");
+    ck_assert_int_eq(wfb_bookmark_resolve(&m, "--resume", "Rejected", &got), 0);
+    ck_assert_str_eq(got, "IApprovalService.Rejected");
+    ck_assert_int_eq(wfb_bookmark_resolve(&m, "--resume", "Submitted", &got), 0);
+    ck_assert_ptr_null(got);
+    ck_assert_int_eq(wfb_bookmark_resolve(&m, "--resume", "Service.Approved", &got), 0);
+    ck_assert_ptr_null(got);
 }
 END_TEST
 
@@ -408,10 +468,12 @@ Suite *interop_wait_suite(void)
     tcase_add_test(core, test_legacy_throw_caught_by_its_type);
     tcase_add_test(core, test_composite_only_library);
     tcase_add_test(core, test_cli_store_then_resume_in_a_new_process);
+    tcase_add_test(core, test_cli_short_bookmark_names);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_composite_errors_are_reported_at_the_interop);
     tcase_add_test(bad, test_unknown_bookmark_is_refused);
+    tcase_add_test(bad, test_ambiguous_short_bookmark_name);
     suite_add_tcase(s, bad);
     TCase *lim = tcase_create("limits");
     tcase_add_test(lim, test_many_iterations_of_a_waiting_composite);
