@@ -29,9 +29,10 @@ static const wfm_prop_spec io_props[] = {
  * read it during a pulse). Bookmarks: slot i holds the legacy queue behind resume callback i. */
 typedef struct io_state {
     wfl_exec *ex;
+    bool broken; /* a pulse failed (out of memory): the executor is not reused */
     wfm_ctx *ctx;
     wfm_ai *ai;
-    int64_t now_us;
+    int64_t now_us; /* INT64_MIN until the legacy side asks, within one callback */
     char *slots[WFB_IO_MAX_WAITS]; /* queue name per bookmark slot, NULL when free */
     int64_t *timers;               /* due times of the modern timers armed */
     size_t timer_count;
@@ -39,7 +40,10 @@ typedef struct io_state {
 
 static int64_t io_clock(void *ud)
 {
-    return ((io_state *)ud)->now_us;
+    io_state *st = ud;
+    if (st->now_us == INT64_MIN && st->ctx)
+        st->now_us = wfm_ctx_now_us(st->ctx); /* a system call: only for a Delay */
+    return st->now_us;
 }
 
 /* A legacy status change as a modern custom tracking record named after the Interop
@@ -95,13 +99,17 @@ static void io_enter(io_state *st, wfm_ctx *ctx, wfm_ai *ai)
 {
     st->ctx = ctx;
     st->ai = ai;
-    st->now_us = wfm_ctx_now_us(ctx);
+    st->now_us = INT64_MIN;
 }
 
-static void io_release(io_state *st)
+/* The executor back to the node's spare (or destroyed when there is one already). */
+static void io_release(io_state *st, wfb_io_type *t)
 {
-    wfl_exec_destroy(st->ex);
+    wfl_exec *expected = NULL;
+    if (st->broken || !st->ex || !atomic_compare_exchange_strong(&t->spare, &expected, st->ex))
+        wfl_exec_destroy(st->ex);
     st->ex = NULL;
+    st->broken = false;
     for (size_t i = 0; i < WFB_IO_MAX_WAITS; i++) {
         wf_free(st->slots[i]);
         st->slots[i] = NULL;
@@ -113,12 +121,13 @@ static void io_release(io_state *st)
 
 static void io_fini(wfm_ai *ai)
 {
-    io_release(wfm_ai_state(ai));
+    io_release(wfm_ai_state(ai), wfm_node_data(wfm_ai_node(ai)));
 }
 
 /* A host-level failure of a pulse (not a workflow fault). */
 static void io_fail(wfm_ctx *ctx, wfm_ai *ai, const wf_error *e)
 {
+    ((io_state *)wfm_ai_state(ai))->broken = true;
     if (e->code == WF_E_NOMEM)
         wfm_ctx_nomem(ctx);
     else
@@ -247,7 +256,7 @@ static bool copy_outputs(wfm_ctx *ctx, wfm_ai *ai, io_state *st, const wfb_io_ty
 /* After every pulse: wait, or finish the way the legacy root finished. */
 static void after_pulse(wfm_ctx *ctx, wfm_ai *ai, io_state *st, wfl_exec_state state)
 {
-    const wfb_io_type *t = wfm_node_data(wfm_ai_node(ai));
+    wfb_io_type *t = wfm_node_data(wfm_ai_node(ai));
     if (state == WFL_EXEC_IDLE) {
         if (sync_bookmarks(ctx, ai, st))
             sync_timer(ctx, ai, st);
@@ -266,7 +275,7 @@ static void after_pulse(wfm_ctx *ctx, wfm_ai *ai, io_state *st, wfl_exec_state s
     case WFL_EXEC_TERMINATED:
         exc = wf_value_retain(wfl_exec_exception(st->ex));
         if (wf_is_null(&exc)) { /* the executor always has one; never end a fault as Closed */
-            io_release(st);
+            io_release(st, t);
             wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation,
                           "Interop: the legacy activity '%s' %s", t->type_name,
                           state == WFL_EXEC_FAULTED ? "faulted" : "terminated");
@@ -274,12 +283,12 @@ static void after_pulse(wfm_ctx *ctx, wfm_ai *ai, io_state *st, wfl_exec_state s
         }
         break;
     default: /* SuspendActivity: WF4's Interop does not support it either */
-        io_release(st);
+        io_release(st, t);
         wfm_ctx_throw(ctx, ai, &wf_exc_not_supported,
                       "Interop: the legacy activity '%s' suspended (not supported)", t->type_name);
         return;
     }
-    io_release(st);
+    io_release(st, t);
     if (!wf_is_null(&exc)) {
         wfm_ctx_fault(ctx, ai, exc);
         return;
@@ -290,11 +299,14 @@ static void after_pulse(wfm_ctx *ctx, wfm_ai *ai, io_state *st, wfl_exec_state s
 static void io_execute(wfm_ctx *ctx, wfm_ai *ai)
 {
     io_state *st = wfm_ai_state(ai);
-    const wfb_io_type *t = wfm_node_data(wfm_ai_node(ai));
+    wfb_io_type *t = wfm_node_data(wfm_ai_node(ai));
     io_enter(st, ctx, ai);
     wf_error e = WF_ERROR_INIT;
     wfl_exec_opts o = io_exec_opts(st, t, ctx);
-    if (wfl_exec_create(t->def, t->subtree, &o, &st->ex, &e) != WF_OK) {
+    st->ex = atomic_exchange(&t->spare, NULL);
+    if (st->ex) {
+        wfl_exec_reset(st->ex, &o);
+    } else if (wfl_exec_create(t->def, t->subtree, &o, &st->ex, &e) != WF_OK) {
         io_fail(ctx, ai, &e);
         return;
     }
@@ -305,7 +317,8 @@ static void io_execute(wfm_ctx *ctx, wfm_ai *ai)
         wf_value v = wf_null();
         if (wfm_ctx_get_param(ctx, ai, IO_ARGS, a->param, &v) != WF_OK)
             return; /* the runtime has faulted ai */
-        wf_status rc = wfl_exec_set_input(st->ex, a->prop, &v, &e);
+        wf_status rc = a->output != SIZE_MAX ? wfl_exec_set_input_at(st->ex, a->output, &v, &e)
+                                             : wfl_exec_set_input(st->ex, a->prop, &v, &e);
         wf_value_release(&v);
         if (rc != WF_OK) {
             io_fail(ctx, ai, &e);
@@ -342,6 +355,7 @@ static void io_on_timer(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)
     if (!st->ex)
         return;
     io_enter(st, ctx, ai);
+    st->now_us = wfm_ctx_now_us(ctx);
     size_t kept = 0;
     for (size_t i = 0; i < st->timer_count; i++)
         if (st->timers[i] > st->now_us)

@@ -23,6 +23,7 @@ static void type_destroy(void *data)
     wfb_io_type *t = data;
     if (!t)
         return;
+    wfl_exec_destroy(atomic_load(&t->spare));
     wfl_definition_destroy(t->def);
     for (size_t i = 0; i < t->arg_count; i++)
         wf_free((char *)t->args[i].prop);
@@ -322,8 +323,8 @@ wf_status wfb__io_bind(wfm_load *load, wfm_node *node)
     return rc;
 }
 
-/* Out arguments are read back by index, not by name, on every close: find the indexes once
- * on an executor made for that purpose. */
+/* Arguments are copied in and out by index, not by name, on every execution: find the
+ * indexes once on an executor, kept as the first spare. */
 static wf_status index_outputs(wfm_load *load, wfm_node *node, wfb_io_type *t)
 {
     wfl_exec_opts o = WFL_EXEC_OPTS_INIT;
@@ -337,10 +338,10 @@ static wf_status index_outputs(wfm_load *load, wfm_node *node, wfb_io_type *t)
         return rc == WF_E_NOMEM ? rc : WF_OK;
     }
     for (size_t i = 0; i < t->arg_count; i++)
-        for (size_t k = 0; t->args[i].dir == WFM_PROP_OUT && k < wfl_exec_output_count(ex); k++)
+        for (size_t k = 0; k < wfl_exec_output_count(ex); k++)
             if (strcmp(wfl_exec_output_name(ex, k), t->args[i].prop) == 0)
                 t->args[i].output = k;
-    wfl_exec_destroy(ex);
+    atomic_store(&t->spare, ex);
     return WF_OK;
 }
 

@@ -1023,6 +1023,17 @@ const char *wfl_exec_state_name(wfl_exec_state state)
     return (size_t)state < sizeof names / sizeof names[0] ? names[state] : "?";
 }
 
+static void set_instance_id(wfl_exec *ex, const wfl_exec_opts *opts)
+{
+    if (!opts || !opts->instance_id) {
+        wf_random_id(ex->instance_id);
+        return;
+    }
+    size_t len = strnlen(opts->instance_id, sizeof ex->instance_id - 1);
+    memcpy(ex->instance_id, opts->instance_id, len);
+    ex->instance_id[len] = '\0';
+}
+
 wf_status wfl_exec_new(const wfl_definition *def, const wfl_exec_opts *opts, wfl_exec **out,
                        wf_error *err)
 {
@@ -1039,10 +1050,7 @@ wf_status wfl_exec_new(const wfl_definition *def, const wfl_exec_opts *opts, wfl
         wf_free(ex);
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory creating an executor");
     }
-    if (opts && opts->instance_id)
-        snprintf(ex->instance_id, sizeof ex->instance_id, "%s", opts->instance_id);
-    else
-        wf_random_id(ex->instance_id);
+    set_instance_id(ex, opts);
     *out = ex;
     return WF_OK;
 }
@@ -1098,6 +1106,41 @@ void wfl_exec_destroy(wfl_exec *ex)
     wf_free(ex->checkpoint);
     wf_pool_destroy(ex->xpool);
     wf_free(ex);
+}
+
+void wfl_exec_reset(wfl_exec *ex, const wfl_exec_opts *opts)
+{
+    wfl_inst_reset(ex->inst);
+    for (size_t i = 0; i < ex->queue_count; i++)
+        queue_free(ex->queues[i]);
+    ex->queue_count = 0;
+    ex->next_queue_id = 0;
+    ex->timer_count = 0;
+    ex->next_timer_seq = 0;
+    ex->next_order = 0;
+    ex->normal.head = ex->normal.count = 0;
+    ex->atomic.head = ex->atomic.count = 0;
+    free_waiting(ex);
+    wf_value_release(&ex->exception);
+    ex->exception = wf_null();
+    ex->exception_at = WF_LOC_NONE;
+    wf_free(ex->checkpoint);
+    ex->checkpoint = NULL;
+    ex->checkpoint_len = 0;
+    ex->checkpoint_ctx = 0;
+    ex->checkpoint_node = 0;
+    ex->state = WFL_EXEC_CREATED;
+    ex->suspended = ex->persist_pending = ex->persist_now = ex->failed = false;
+    wf_error_clear(&ex->host_err);
+    ex->event_child = NULL;
+    ex->event_data = NULL;
+    ex->stats = (wfl_exec_stats){0};
+    if (opts) {
+        if (opts->instance_id && strcmp(opts->instance_id, ex->instance_id) != 0)
+            set_instance_id(ex, opts);
+        ex->opts = *opts;
+        ex->opts.instance_id = NULL;
+    }
 }
 
 const char *wfl_exec_instance_id(const wfl_exec *ex)
@@ -1300,6 +1343,23 @@ static const wfl_dp *output_dp(const wfl_exec *ex, size_t index)
         if (is_output_dp(t->dps[i]) && index-- == 0)
             return t->dps[i];
     return NULL;
+}
+
+wf_status wfl_exec_set_input_at(wfl_exec *ex, size_t index, const wf_value *value,
+                                wf_error *err)
+{
+    if (ex->state != WFL_EXEC_CREATED)
+        return wf_error_set(err, WF_E_STATE, NULL, "inputs can only be set before the first run");
+    const wfl_dp *dp = output_dp(ex, index);
+    if (!dp)
+        return wf_error_set(err, WF_E_RANGE, NULL, "no property %zu", index);
+    if (dp->flags & WFL_DP_READONLY)
+        return wf_error_set(err, WF_E_NAME, NULL, "'%s' is not a settable property of %s",
+                            dp->name, wfl_act_name(ex->root));
+    wf_status rc = wfl_act_set(ex->root, dp, value, err);
+    if (rc != WF_OK)
+        wf_error_prefix(err, "%s: ", dp->name);
+    return rc;
 }
 
 size_t wfl_exec_output_count(const wfl_exec *ex)

@@ -141,6 +141,32 @@ void wfl_inst_destroy(wfl_inst *inst)
     wf_free(inst);
 }
 
+static void act_reset(wfl_act *a)
+{
+    for (size_t i = 0; i < a->context_count; i++)
+        act_free(a->contexts[i]);
+    a->context_count = 0;
+    for (size_t i = 0; i < a->node->child_count; i++)
+        act_reset(a->children[i]);
+    if (a->exec != NULL && a->inst->dispose != NULL)
+        a->inst->dispose(a->inst->dispose_ud, a, a->exec);
+    a->exec = NULL;
+    a->blob = NULL;
+    a->blob_len = 0;
+    a->status = WFL_ST_INITIALIZED;
+    a->result = WFL_RES_NONE;
+    for (size_t i = 0; i < a->node->type->dp_count; i++) {
+        wf_value_release(&a->slots[i]);
+        init_slot(&a->slots[i], a->node->type->dps[i], &a->node->props[i]);
+    }
+}
+
+void wfl_inst_reset(wfl_inst *inst)
+{
+    act_reset(inst->root);
+    inst->next_context = 0;
+}
+
 const wfl_definition *wfl_inst_definition(const wfl_inst *inst)
 {
     return inst->def;
