@@ -34,6 +34,7 @@ typedef struct io_state {
     wfm_ai *ai;
     int64_t now_us; /* INT64_MIN until the legacy side asks, within one callback */
     char *slots[WFB_IO_MAX_WAITS]; /* queue name per bookmark slot, NULL when free */
+    size_t slots_used;
     int64_t *timers;               /* due times of the modern timers armed */
     size_t timer_count;
 } io_state;
@@ -110,7 +111,8 @@ static void io_release(io_state *st, wfb_io_type *t)
         wfl_exec_destroy(st->ex);
     st->ex = NULL;
     st->broken = false;
-    for (size_t i = 0; i < WFB_IO_MAX_WAITS; i++) {
+    for (size_t i = 0; st->slots_used && i < WFB_IO_MAX_WAITS; i++) {
+        st->slots_used -= st->slots[i] != NULL;
         wf_free(st->slots[i]);
         st->slots[i] = NULL;
     }
@@ -168,6 +170,7 @@ static bool sync_bookmarks(wfm_ctx *ctx, wfm_ai *ai, io_state *st)
             wfm_ctx_bookmark_remove(ctx, ai, st->slots[s]);
             wf_free(st->slots[s]);
             st->slots[s] = NULL;
+            st->slots_used--;
         }
     }
     for (size_t q = 0; q < n; q++) {
@@ -193,6 +196,7 @@ static bool sync_bookmarks(wfm_ctx *ctx, wfm_ai *ai, io_state *st)
             wfm_ctx_nomem(ctx);
             return false;
         }
+        st->slots_used++;
         wf_status rc = wfm_ctx_bookmark(ctx, ai, name, WFM_BOOKMARK_MULTIPLE,
                                         io_slot_fns[free_slot]);
         if (rc != WF_OK) {
@@ -440,8 +444,10 @@ static wf_status io_restore(wfm_ai *ai, wfm_persist_reader *r)
         wfm_persist_read_fail(r, "Interop: %s", e.message);
         return rc == WF_E_NOMEM ? rc : WF_OK;
     }
-    for (size_t s = 0; s < WFB_IO_MAX_WAITS; s++)
+    for (size_t s = 0; s < WFB_IO_MAX_WAITS; s++) {
         st->slots[s] = wfm_persist_read_str(r);
+        st->slots_used += st->slots[s] != NULL;
+    }
     uint64_t n = wfm_persist_read_uint(r);
     if (n > 1024) {
         wfm_persist_read_fail(r, "Interop: %llu timers", (unsigned long long)n);

@@ -108,6 +108,9 @@ struct wfl_type {
     const wfl_dp *const *dps; /* flattened, base DPs first; dps[i]->index == i */
     size_t dp_count;
     const wfl_tl_activity *custom; /* WFL_KIND_CUSTOM: the type-library activity type */
+    const wfl_dp *const *exec_dps; /* WFL_KIND_CUSTOM leaf: the DP of each parameter of its
+                                      Execute function, then of its Return binding (resolved
+                                      once: no lookup by name per call); NULL otherwise */
     const wfl_typelib *typelib;    /* custom and code-beside types: where they come from */
     const wfl_tl_class *code_beside; /* a root made for x:Class: its class, else NULL */
     const char *unsupported;       /* WFL_KIND_UNSUPPORTED: why ("web-service messaging
