@@ -242,7 +242,8 @@ static bool copy_outputs(wfm_ctx *ctx, wfm_ai *ai, io_state *st, const wfb_io_ty
         if (a->dir != WFM_PROP_OUT)
             continue;
         wf_value v = wf_null();
-        wf_error e = WF_ERROR_INIT;
+        wf_error e; /* per call: cleared, not zero-filled (780 bytes) */
+        wf_error_clear(&e);
         wf_status rc = a->output != SIZE_MAX ? wfl_exec_output_value(st->ex, a->output, &v, &e)
                                              : wfl_exec_output(st->ex, a->prop, &v, &e);
         if (rc != WF_OK) {
@@ -305,7 +306,8 @@ static void io_execute(wfm_ctx *ctx, wfm_ai *ai)
     io_state *st = wfm_ai_state(ai);
     wfb_io_type *t = wfm_node_data(wfm_ai_node(ai));
     io_enter(st, ctx, ai);
-    wf_error e = WF_ERROR_INIT;
+    wf_error e; /* per call: cleared, not zero-filled (780 bytes) */
+    wf_error_clear(&e);
     wfl_exec_opts o = io_exec_opts(st, t, ctx);
     st->ex = atomic_exchange(&t->spare, NULL);
     if (st->ex) {
@@ -343,7 +345,8 @@ static void io_on_resume(wfm_ctx *ctx, wfm_ai *ai, size_t slot, const wf_value *
     if (!st->ex || !st->slots[slot])
         return;
     io_enter(st, ctx, ai);
-    wf_error e = WF_ERROR_INIT;
+    wf_error e; /* per call: cleared, not zero-filled (780 bytes) */
+    wf_error_clear(&e);
     wfl_exec_state state;
     if (wfl_exec_deliver(st->ex, st->slots[slot], payload, &state, &e) != WF_OK) {
         io_fail(ctx, ai, &e);
@@ -365,7 +368,8 @@ static void io_on_timer(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)
         if (st->timers[i] > st->now_us)
             st->timers[kept++] = st->timers[i];
     st->timer_count = kept;
-    wf_error e = WF_ERROR_INIT;
+    wf_error e; /* per call: cleared, not zero-filled (780 bytes) */
+    wf_error_clear(&e);
     wfl_exec_state state;
     if (wfl_exec_fire_timers(st->ex, st->now_us, &state, &e) != WF_OK) {
         io_fail(ctx, ai, &e);

@@ -287,7 +287,8 @@ wfl_status wfl__call_custom(wfl_exec *ex, wfl_act *act)
     const wfl_tl_func *fn = t->custom ? wfl_tl_activity_func(t->custom) : NULL;
     if (!fn)
         return WFL_ST_CLOSED;
-    wf_error err = WF_ERROR_INIT;
+    wf_error err; /* per call: cleared, not zero-filled (780 bytes) */
+    wf_error_clear(&err);
     call_ctx cc = {ex, act, act, fn};
     wf_status rc;
     if (t->exec_dps && !ex->event_child && !ex->event_data) {

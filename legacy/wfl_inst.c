@@ -26,6 +26,7 @@ struct wfl_act {
     void *exec;            /* the executor's (see dispose) */
     const unsigned char *blob; /* restore only: the executor's saved bytes */
     size_t blob_len;
+    bool dirty; /* slots, status, result or exec changed since built or reset */
 };
 
 struct wfl_inst {
@@ -148,6 +149,9 @@ static void act_reset(wfl_act *a)
     a->context_count = 0;
     for (size_t i = 0; i < a->node->child_count; i++)
         act_reset(a->children[i]);
+    if (!a->dirty)
+        return; /* as built */
+    a->dirty = false;
     if (a->exec != NULL && a->inst->dispose != NULL)
         a->inst->dispose(a->inst->dispose_ud, a, a->exec);
     a->exec = NULL;
@@ -262,6 +266,7 @@ wfl_status wfl_act_status(const wfl_act *act)
 
 void wfl_act_set_status(wfl_act *act, wfl_status status)
 {
+    act->dirty = true;
     act->status = status;
 }
 
@@ -272,6 +277,7 @@ wfl_result wfl_act_result(const wfl_act *act)
 
 void wfl_act_set_result(wfl_act *act, wfl_result result)
 {
+    act->dirty = true;
     act->result = result;
 }
 
@@ -297,6 +303,7 @@ void *wfl_act_exec(const wfl_act *act)
 
 void wfl_act_set_exec(wfl_act *act, void *exec)
 {
+    act->dirty = true;
     act->exec = exec;
 }
 
@@ -455,6 +462,7 @@ static wf_status store_dp(wfl_act *act, const wfl_dp *dp, const wf_value *value,
     }
     wf_value_release(&act->slots[dp->index]);
     act->slots[dp->index] = conv;
+    act->dirty = true;
     return WF_OK;
 }
 
@@ -799,6 +807,7 @@ static wf_status load_slots(restorer *rs, wfl_act *a, wf_error *err)
         wf_value_release(&a->slots[i]);
         a->slots[i] = v;
     }
+    a->dirty = true;
     return WF_OK;
 }
 
@@ -816,6 +825,7 @@ static wf_status load_act_fields(restorer *rs, wfl_act *a, bool in_clone, wf_err
     a->context_id = (uint32_t)ctx;
     a->status = (wfl_status)status;
     a->result = (wfl_result)result;
+    a->dirty = true;
     if (!in_clone)
         rs->inst->templates[a->node->index] = a;
     wf_status rc = load_slots(rs, a, err);
