@@ -1345,12 +1345,29 @@ static const wfl_dp *output_dp(const wfl_exec *ex, size_t index)
     return NULL;
 }
 
+/* output_dp through the executor's cache. */
+static const wfl_dp *output_dp_cached(wfl_exec *ex, size_t index)
+{
+    if (ex->out_root != ex->root) {
+        size_t n = 0;
+        const size_t max = sizeof ex->out_dps / sizeof ex->out_dps[0];
+        for (const wfl_dp *dp; n <= max && (dp = output_dp(ex, n)) != NULL; n++)
+            if (n < max)
+                ex->out_dps[n] = dp;
+        ex->out_count = n <= max ? n : SIZE_MAX;
+        ex->out_root = ex->root;
+    }
+    if (ex->out_count == SIZE_MAX)
+        return output_dp(ex, index);
+    return index < ex->out_count ? ex->out_dps[index] : NULL;
+}
+
 wf_status wfl_exec_set_input_at(wfl_exec *ex, size_t index, const wf_value *value,
                                 wf_error *err)
 {
     if (ex->state != WFL_EXEC_CREATED)
         return wf_error_set(err, WF_E_STATE, NULL, "inputs can only be set before the first run");
-    const wfl_dp *dp = output_dp(ex, index);
+    const wfl_dp *dp = output_dp_cached(ex, index);
     if (!dp)
         return wf_error_set(err, WF_E_RANGE, NULL, "no property %zu", index);
     if (dp->flags & WFL_DP_READONLY)
@@ -1379,7 +1396,7 @@ const char *wfl_exec_output_name(const wfl_exec *ex, size_t index)
 wf_status wfl_exec_output_value(wfl_exec *ex, size_t index, wf_value *out, wf_error *err)
 {
     *out = wf_null();
-    const wfl_dp *dp = output_dp(ex, index);
+    const wfl_dp *dp = output_dp_cached(ex, index);
     if (!dp)
         return wf_error_set(err, WF_E_RANGE, NULL, "no output %zu", index);
     return wfl_act_get(ex->root, dp, out, err);

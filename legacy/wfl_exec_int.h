@@ -116,6 +116,11 @@ struct wfl_exec {
     size_t checkpoint_len;
     uint32_t checkpoint_ctx; /* the scope: context id and node index */
     uint64_t checkpoint_node;
+    /* the root's output DPs (wfl_exec_output_*) for out_root, found once: the Interop
+     * activity reads them on every execution */
+    const wfl_act *out_root;
+    const wfl_dp *out_dps[16];
+    size_t out_count; /* SIZE_MAX: more than 16, looked up each time */
     char **waiting_names; /* wfl_exec_queue_* view, rebuilt after each pulse */
     uint32_t *waiting_ids;
     size_t waiting_count;
