@@ -202,9 +202,11 @@ static bool sync_bookmarks(wfm_ctx *ctx, wfm_ai *ai, io_state *st)
         if (rc != WF_OK) {
             if (rc == WF_E_NOMEM)
                 wfm_ctx_nomem(ctx);
-            else
+            else /* bookmark names are unique per instance (samples/mixed/README.md) */
                 wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation,
-                              "Interop: bookmark '%s' exists already", name);
+                              "Interop '%s': another activity of this instance already waits "
+                              "on '%s' (two Interops cannot wait on one legacy queue at once)",
+                              wfm_node_display_name(wfm_ai_node(ai)), name);
             return false;
         }
     }

@@ -17,6 +17,7 @@
 
 #define WF_NS "http://schemas.microsoft.com/winfx/2006/xaml/workflow"
 #define X_NS "http://schemas.microsoft.com/winfx/2006/xaml"
+#define MODERN_NS "http://schemas.microsoft.com/netfx/2009/xaml/activities" /* WF4's */
 
 typedef struct custom_type {
     const wfl_tl_activity *activity;
@@ -1026,6 +1027,12 @@ static void child_element(loader *ld, const wf_xml_node *c, wfl_node *node, wfl_
                                       strncasecmp(c->ns, "clr-namespace:", 14) == 0);
     if (strchr(c->name, '.') != NULL && known_ns) {
         property_element(ld, c, node, parent);
+        return;
+    }
+    if (!known_ns && c->ns != NULL && strcmp(c->ns, MODERN_NS) == 0 &&
+        strcmp(c->name, "Interop") == 0) {
+        ERR(ld, WF_E_UNSUPPORTED, node_loc(ld, c), "Interop cannot be nested inside a legacy "
+            "body: it hosts legacy activities in a modern workflow, not the other way round");
         return;
     }
     if (!known_ns) {
@@ -2343,6 +2350,18 @@ const char *wfl_definition_class_name(const wfl_definition *def)
 size_t wfl_definition_activity_count(const wfl_definition *def)
 {
     return def->node_count;
+}
+
+bool wfl_definition_activity(const wfl_definition *def, size_t index, wfl_activity_info *out)
+{
+    if (index >= def->node_count)
+        return false;
+    const wfl_node *n = def->nodes[index];
+    out->name = n->name;
+    out->type = n->type->name;
+    out->loc = n->loc;
+    out->transaction_scope = n->type->kind == WFL_KIND_TRANSACTION_SCOPE;
+    return true;
 }
 
 size_t wfl_definition_warning_count(const wfl_definition *def)

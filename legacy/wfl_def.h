@@ -53,6 +53,18 @@ const char *wfl_definition_class_name(const wfl_definition *def); /* x:Class or 
 size_t wfl_definition_activity_count(const wfl_definition *def);
 size_t wfl_definition_warning_count(const wfl_definition *def);
 
+/* One activity of the definition, for hosts that check what a definition holds (the
+ * Interop activity refuses a legacy TransactionScope inside a modern one). */
+typedef struct wfl_activity_info {
+    const char *name;       /* x:Name */
+    const char *type;       /* XOML type: "TransactionScopeActivity", "ReserveStock" */
+    wf_loc loc;             /* of its element */
+    bool transaction_scope; /* a TransactionScopeActivity */
+} wfl_activity_info;
+/* Activity `index` in document order (0 = the root; < wfl_definition_activity_count), false
+ * past the end. */
+bool wfl_definition_activity(const wfl_definition *def, size_t index, wfl_activity_info *out);
+
 /* The workflow's parameters: the root's non-metadata value DPs declared by its code-beside
  * class (docs/semantics.md §3: CreateWorkflow sets them by name; outputs are ALL of them). */
 typedef enum wfl_param_dir { WFL_PARAM_IN, WFL_PARAM_OUT, WFL_PARAM_INOUT } wfl_param_dir;

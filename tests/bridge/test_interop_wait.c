@@ -373,6 +373,49 @@ START_TEST(test_ambiguous_short_bookmark_name)
 }
 END_TEST
 
+/* What Interop cannot do is a load error at the Interop naming the legacy activity and its
+ * line: a legacy TransactionScope inside a modern one, an Interop inside a legacy body (the
+ * composite Nested). The Interop outside any modern TransactionScope loads. */
+START_TEST(test_restrictions_are_load_errors)
+{
+    wfm_test_run r;
+    wfb_test_open(&r, DATA "lib", NULL);
+    wf_diags *d = wf_diags_create();
+    ck_assert_ptr_nonnull(d);
+    wf_error err = WF_ERROR_INIT;
+    wfm_definition *def = NULL;
+    ck_assert_int_ne(wfm_runtime_load(r.rt, DATA "nested_tx.xaml", &def, d, &err), WF_OK);
+    ck_assert_ptr_null(def);
+    wf_diags_sort(d);
+    ck_assert_uint_eq(wf_diags_error_count(d), 2);
+    WF_ASSERT_ERROR(wf_diags_get(d, 0)->error, WF_E_UNSUPPORTED, 8, 7,
+                    "legacy TransactionScope 'reserve' (" DATA "lib/Atomic.xoml line 2) of "
+                    "Atomic cannot run inside the modern TransactionScope 'Outer' (line 6)");
+    WF_ASSERT_ERROR(wf_diags_get(d, 1)->error, WF_E_UNSUPPORTED, 11, 3,
+                    "Interop cannot be nested inside a legacy body");
+    ck_assert_ptr_nonnull(strstr(wf_diags_get(d, 1)->error.message, "Nested.xoml:2:2"));
+    wf_diags_destroy(d);
+    wfm_test_close(&r);
+}
+END_TEST
+
+/* Bookmark names are unique per instance: a second Interop waiting on a queue another one
+ * waits on faults, naming itself and the queue. */
+START_TEST(test_two_interops_on_one_queue_fault_clearly)
+{
+    wfm_test_run r;
+    open_file(&r, DATA "same_queue.xaml");
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_FAULTED);
+    const wf_value *exc = wfm_instance_fault(r.inst);
+    ck_assert_ptr_eq(exc->type, &wf_exc_invalid_operation);
+    ck_assert_str_eq(wf_value_exc_message(exc),
+                     "Interop 'Second': another activity of this instance already waits on "
+                     "'IApprovalService.Approved' (two Interops cannot wait on one legacy queue "
+                     "at once)");
+    wfm_test_close(&r);
+}
+END_TEST
+
 /* ---- limits ----------------------------------------------------------------------------- */
 START_TEST(test_many_iterations_of_a_waiting_composite)
 {
@@ -474,6 +517,8 @@ Suite *interop_wait_suite(void)
     tcase_add_test(bad, test_composite_errors_are_reported_at_the_interop);
     tcase_add_test(bad, test_unknown_bookmark_is_refused);
     tcase_add_test(bad, test_ambiguous_short_bookmark_name);
+    tcase_add_test(bad, test_restrictions_are_load_errors);
+    tcase_add_test(bad, test_two_interops_on_one_queue_fault_clearly);
     suite_add_tcase(s, bad);
     TCase *lim = tcase_create("limits");
     tcase_add_test(lim, test_many_iterations_of_a_waiting_composite);
