@@ -313,18 +313,25 @@ START_TEST(test_cli_short_bookmark_names)
 END_TEST
 
 /* ---- bad input -------------------------------------------------------------------------- */
-START_TEST(test_composite_errors_are_reported_at_the_interop)
+/* Load `file` (composites from DATA/lib) and expect it refused with `errors` errors, sorted. */
+static wf_diags *load_refused(wfm_test_run *r, const char *file, size_t errors)
 {
-    wfm_test_run r;
-    wfb_test_open(&r, DATA "lib", NULL);
+    wfb_test_open(r, DATA "lib", NULL);
     wf_diags *d = wf_diags_create();
     ck_assert_ptr_nonnull(d);
     wf_error err = WF_ERROR_INIT;
     wfm_definition *def = NULL;
-    ck_assert_int_ne(wfm_runtime_load(r.rt, DATA "bad_composites.xaml", &def, d, &err), WF_OK);
+    ck_assert_int_ne(wfm_runtime_load(r->rt, file, &def, d, &err), WF_OK);
     ck_assert_ptr_null(def);
     wf_diags_sort(d);
-    ck_assert_uint_eq(wf_diags_error_count(d), 3);
+    ck_assert_uint_eq(wf_diags_error_count(d), errors);
+    return d;
+}
+
+START_TEST(test_composite_errors_are_reported_at_the_interop)
+{
+    wfm_test_run r;
+    wf_diags *d = load_refused(&r, DATA "bad_composites.xaml", 3);
     WF_ASSERT_ERROR(wf_diags_get(d, 0)->error, WF_E_IO, 6, 3, "Missing.xoml");
     WF_ASSERT_ERROR(wf_diags_get(d, 1)->error, WF_E_SCHEMA, 7, 3, "x:Class=\"NS.WrongClass\"");
     WF_ASSERT_ERROR(wf_diags_get(d, 2)->error, WF_E_SCHEMA, 8, 3,
@@ -379,15 +386,7 @@ END_TEST
 START_TEST(test_restrictions_are_load_errors)
 {
     wfm_test_run r;
-    wfb_test_open(&r, DATA "lib", NULL);
-    wf_diags *d = wf_diags_create();
-    ck_assert_ptr_nonnull(d);
-    wf_error err = WF_ERROR_INIT;
-    wfm_definition *def = NULL;
-    ck_assert_int_ne(wfm_runtime_load(r.rt, DATA "nested_tx.xaml", &def, d, &err), WF_OK);
-    ck_assert_ptr_null(def);
-    wf_diags_sort(d);
-    ck_assert_uint_eq(wf_diags_error_count(d), 2);
+    wf_diags *d = load_refused(&r, DATA "nested_tx.xaml", 2);
     WF_ASSERT_ERROR(wf_diags_get(d, 0)->error, WF_E_UNSUPPORTED, 8, 7,
                     "legacy TransactionScope 'reserve' (" DATA "lib/Atomic.xoml line 2) of "
                     "Atomic cannot run inside the modern TransactionScope 'Outer' (line 6)");
