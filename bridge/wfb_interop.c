@@ -30,6 +30,8 @@ static const wfm_prop_spec io_props[] = {
 typedef struct io_state {
     wfl_exec *ex;
     bool broken; /* a pulse failed (out of memory): the executor is not reused */
+    bool persist_point; /* the pulse passed a legacy persistence point before the root closed */
+    bool persisting;    /* the legacy root has finished: the Interop finishes after the save */
     wfm_ctx *ctx;
     wfm_ai *ai;
     int64_t now_us; /* INT64_MIN until the legacy side asks, within one callback */
@@ -80,6 +82,17 @@ static void io_trace(void *ud, const wfl_trace_rec *rec)
                        rec->out_values, rec->out_count);
 }
 
+/* A legacy persistence point (TransactionScope or PersistOnClose activity closed; the root's
+ * own close is not one: the Interop completes then anyway). */
+static wf_status io_persist_point(void *ud, wfl_exec *ex, wf_error *err)
+{
+    (void)err;
+    wfl_exec_state s = wfl_exec_state_get(ex);
+    if (s == WFL_EXEC_IDLE || s == WFL_EXEC_CREATED)
+        ((io_state *)ud)->persist_point = true;
+    return WF_OK;
+}
+
 /* The legacy trace feeds the modern call trace and custom tracking records: without either
  * the legacy executor builds no trace records (15% of a hosted native call). `ctx` may be
  * NULL (restoring): then the trace stays on. */
@@ -93,6 +106,8 @@ static wfl_exec_opts io_exec_opts(io_state *st, const wfb_io_type *t, const wfm_
     o.clock = io_clock;
     o.clock_ud = st;
     o.no_checkpoints = true; /* WF4's Interop takes no checkpoint (docs/semantics.md §6) */
+    o.persist = io_persist_point;
+    o.persist_ud = st;
     return o;
 }
 
@@ -138,6 +153,7 @@ static void io_fail(wfm_ctx *ctx, wfm_ai *ai, const wf_error *e)
 
 static void io_on_resume(wfm_ctx *ctx, wfm_ai *ai, size_t slot, const wf_value *payload);
 static void io_on_timer(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload);
+static void io_on_persisted(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload);
 
 #define IO_SLOT_FN(i)                                                                              \
     static void io_resume_##i(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)                  \
@@ -260,10 +276,30 @@ static bool copy_outputs(wfm_ctx *ctx, wfm_ai *ai, io_state *st, const wfb_io_ty
     return true;
 }
 
+/* A legacy persistence point under a durable host persists the modern instance (inside a
+ * modern no-persist zone it is skipped). When the legacy root has finished meanwhile, the
+ * Interop finishes only after the save (io_on_persisted): true then. */
+static bool persist_point(wfm_ctx *ctx, wfm_ai *ai, io_state *st, wfl_exec_state state)
+{
+    st->persist_point = false;
+    bool requested = false;
+    wf_status rc = wfm_ctx_request_persist(ctx, ai, io_on_persisted, &requested);
+    if (rc == WF_E_NOMEM) {
+        wfm_ctx_nomem(ctx);
+        return true;
+    }
+    if (!requested || state == WFL_EXEC_IDLE)
+        return false;
+    st->persisting = true;
+    return true;
+}
+
 /* After every pulse: wait, or finish the way the legacy root finished. */
 static void after_pulse(wfm_ctx *ctx, wfm_ai *ai, io_state *st, wfl_exec_state state)
 {
     wfb_io_type *t = wfm_node_data(wfm_ai_node(ai));
+    if (st->persist_point && persist_point(ctx, ai, st, state))
+        return;
     if (state == WFL_EXEC_IDLE) {
         if (sync_bookmarks(ctx, ai, st))
             sync_timer(ctx, ai, st);
@@ -380,6 +416,18 @@ static void io_on_timer(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)
     after_pulse(ctx, ai, st, state);
 }
 
+/* The durable host saved the instance after a legacy persistence point. */
+static void io_on_persisted(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)
+{
+    (void)payload;
+    io_state *st = wfm_ai_state(ai);
+    if (!st->ex || !st->persisting)
+        return; /* the legacy side waits on: nothing to do */
+    io_enter(st, ctx, ai);
+    st->persisting = false;
+    after_pulse(ctx, ai, st, wfl_exec_state_get(st->ex));
+}
+
 /* Modern cancellation (Pick's losing branch, CancellationScope, ...): cancel the legacy root
  * so its cancellation handlers run; the Interop closes Canceled when the root has. */
 static void io_cancel(wfm_ctx *ctx, wfm_ai *ai)
@@ -391,6 +439,11 @@ static void io_cancel(wfm_ctx *ctx, wfm_ai *ai)
         return;
     }
     io_enter(st, ctx, ai);
+    if (st->persisting) { /* the legacy root has finished already: finish as it did */
+        st->persisting = false;
+        after_pulse(ctx, ai, st, wfl_exec_state_get(st->ex));
+        return;
+    }
     wf_error e = WF_ERROR_INIT;
     wfl_exec_state state;
     if (wfl_exec_cancel(st->ex, &state, &e) != WF_OK) {
@@ -401,7 +454,7 @@ static void io_cancel(wfm_ctx *ctx, wfm_ai *ai)
 }
 
 /* ---- persistence: the legacy blob inside the modern instance state ------------------------ */
-enum { IO_STATE_VERSION = 1 };
+enum { IO_STATE_VERSION = 2 }; /* 2: the persisting flag */
 
 static wf_status io_save(const wfm_ai *ai, wfm_persist_writer *w)
 {
@@ -425,6 +478,7 @@ static wf_status io_save(const wfm_ai *ai, wfm_persist_writer *w)
     wfm_persist_write_uint(w, st->timer_count);
     for (size_t i = 0; i < st->timer_count; i++)
         wfm_persist_write_int(w, st->timers[i]);
+    wfm_persist_write_uint(w, st->persisting);
     return WF_OK;
 }
 
@@ -432,7 +486,8 @@ static wf_status io_restore(wfm_ai *ai, wfm_persist_reader *r)
 {
     io_state *st = wfm_ai_state(ai);
     const wfb_io_type *t = wfm_node_data(wfm_ai_node(ai));
-    if (wfm_persist_read_uint(r) != IO_STATE_VERSION) {
+    uint64_t version = wfm_persist_read_uint(r);
+    if (version < 1 || version > IO_STATE_VERSION) {
         wfm_persist_read_fail(r, "Interop: unknown state version");
         return WF_OK;
     }
@@ -467,6 +522,7 @@ static wf_status io_restore(wfm_ai *ai, wfm_persist_reader *r)
         for (size_t i = 0; i < st->timer_count; i++)
             st->timers[i] = wfm_persist_read_int(r);
     }
+    st->persisting = version >= 2 && wfm_persist_read_uint(r);
     return WF_OK;
 }
 
@@ -477,7 +533,7 @@ static const void *const io_callbacks[] = {
     (const void *)io_resume_6,  (const void *)io_resume_7,  (const void *)io_resume_8,
     (const void *)io_resume_9,  (const void *)io_resume_10, (const void *)io_resume_11,
     (const void *)io_resume_12, (const void *)io_resume_13, (const void *)io_resume_14,
-    (const void *)io_resume_15, (const void *)io_on_timer,
+    (const void *)io_resume_15, (const void *)io_on_timer,  (const void *)io_on_persisted,
 };
 
 static const wfm_kind_spec io_spec = {

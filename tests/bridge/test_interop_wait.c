@@ -12,6 +12,7 @@
 #include "../../common/wf_mem.h"
 #include "../../common/wf_value.h"
 #include "../../bridge/wfb_durable.h"
+#include "../../modern/wfm_durable.h"
 #include "../../modern/wfm_runtime.h"
 #include "support_interop.h"
 #include "../wf_test_util.h"
@@ -312,6 +313,61 @@ START_TEST(test_cli_short_bookmark_names)
 }
 END_TEST
 
+static void count_save(void *ud, const wfm_store_save_rec *rec)
+{
+    (void)rec;
+    (*(unsigned *)ud)++;
+}
+
+/* Run `file` (composites from DATA/lib) under a durable host to completion; the number of
+ * saves. */
+static unsigned durable_saves(const char *file)
+{
+    wfm_test_run r;
+    wfb_test_open(&r, DATA "lib", NULL);
+    char dir[256], path[300];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(path, sizeof path, "%s/s.db", dir);
+    wfm_store_opts so = WFM_STORE_OPTS_INIT;
+    so.path = path;
+    wfm_store *store = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_open(&so, &store, &err), WF_OK);
+    unsigned saves = 0;
+    wfm_host_opts ho = WFM_HOST_OPTS_INIT;
+    ho.on_persist = count_save;
+    ho.on_persist_ud = &saves;
+    wfm_host *host = NULL;
+    ck_assert_int_eq(wfm_host_create(r.rt, store, &ho, &host, &err), WF_OK);
+    wfm_definition *def = NULL;
+    ck_assert_int_eq(wfm_runtime_load(r.rt, file, &def, NULL, &err), WF_OK);
+    wfm_dinst *d = NULL;
+    ck_assert_int_eq(wfm_host_new(host, def, &d, &err), WF_OK);
+    wfm_definition_release(def);
+    ck_assert_msg(wfm_host_run(host, d, &err) == WF_OK, "%s", err.message);
+    ck_assert_int_eq(wfm_instance_state_get(wfm_dinst_instance(d)), WFM_INSTANCE_CLOSED);
+    wfm_dinst_close(d);
+    wfm_host_destroy(host);
+    wfm_store_close(store);
+    wf_test_tmpdir_remove(dir);
+    wfm_test_close(&r);
+    return saves;
+}
+
+/* A legacy TransactionScope closing inside the hosted composite is a persistence point: the
+ * durable host saves the instance there (before the Interop completes) and at completion;
+ * outside a durable host the same workflow just runs. */
+START_TEST(test_legacy_persistence_point_persists_the_instance)
+{
+    ck_assert_uint_eq(durable_saves(DATA "atomic.xaml"), 2);
+    ck_assert_uint_eq(durable_saves(DATA "plain.xaml"), 1); /* completion only */
+    wfm_test_run r;
+    wfb_test_open(&r, DATA "lib", DATA "atomic.xaml");
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
+    wfm_test_close(&r);
+}
+END_TEST
+
 /* ---- bad input -------------------------------------------------------------------------- */
 /* Load `file` (composites from DATA/lib) and expect it refused with `errors` errors, sorted. */
 static wf_diags *load_refused(wfm_test_run *r, const char *file, size_t errors)
@@ -511,6 +567,7 @@ Suite *interop_wait_suite(void)
     tcase_add_test(core, test_composite_only_library);
     tcase_add_test(core, test_cli_store_then_resume_in_a_new_process);
     tcase_add_test(core, test_cli_short_bookmark_names);
+    tcase_add_test(core, test_legacy_persistence_point_persists_the_instance);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_composite_errors_are_reported_at_the_interop);
