@@ -935,7 +935,8 @@ static void call_persist(wfl_exec *ex)
     ex->persist_now = false;
     if (!ex->opts.persist)
         return;
-    wf_error e = WF_ERROR_INIT;
+    wf_error e; /* once per execution at least (the root's close): cleared, not zero-filled */
+    wf_error_clear(&e);
     if (ex->opts.persist(ex->opts.persist_ud, ex, &e) != WF_OK)
         wfl__fail(ex, &e);
 }
