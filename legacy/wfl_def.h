@@ -29,10 +29,13 @@ typedef struct wfl_load_opts {
     const char *rules_path;    /* --rules FILE; NULL = FILE.rules beside FILE.xoml if present */
     bool no_auto_rules;        /* true: never look for the .rules beside the file */
     wf_diags *diags;           /* optional: receives every error and warning */
+    unsigned nesting;          /* composite bodies being loaded around this one (the loader
+                                  sets it for a composite's XOML; 0 for a workflow) */
 } wfl_load_opts;
 
 #define WFL_LOAD_OPTS_INIT                                                                    \
-    {.types = NULL, .libpath = NULL, .rules_path = NULL, .no_auto_rules = false, .diags = NULL}
+    {.types = NULL, .libpath = NULL, .rules_path = NULL, .no_auto_rules = false,              \
+     .diags = NULL, .nesting = 0}
 
 /* Errors: WF_E_IO, WF_E_XML, WF_E_SCHEMA (unknown element/DP, structure), WF_E_SYNTAX,
  * WF_E_TYPE, WF_E_NAME (bind/handler/condition/target not found), WF_E_NOLIB (a type library
@@ -83,7 +86,7 @@ bool wfl_definition_param(const wfl_definition *def, size_t index, wfl_param_inf
 bool wfl_definition_find_param(const wfl_definition *def, const char *name, wfl_param_info *out);
 
 /* The external event `name` ("Approved", or its queue "IApprovalService.Approved") that a
- * HandleExternalEvent of the definition waits for: true when one does, and *ev is the event's
+ * HandleExternalEvent of the definition (or of a composite body it uses) waits for: true when one does, and *ev is the event's
  * type-library declaration with its parameters (NULL when the interface has no type library). */
 bool wfl_definition_find_event(const wfl_definition *def, const char *name,
                                const wfl_tl_event **ev);

@@ -114,6 +114,7 @@ static void dispose_xact(void *ud, wfl_act *act, void *exec)
     xact *x = exec;
     wf_value_release(&x->exc);
     wf_value_release(&x->val);
+    wfl_exec_destroy(x->nested);
     wf_pool_put(ex->xpool, x);
 }
 

@@ -407,6 +407,22 @@ wf_status wfl_type_create_custom(wf_arena *arena, const wfl_typelib *tl,
     return WF_OK;
 }
 
+wf_status wfl_type_create_composite(wf_arena *arena, const wfl_typelib *tl,
+                                    const wfl_tl_activity *activity,
+                                    const struct wfl_definition *body, const wfl_type **out,
+                                    wf_error *err)
+{
+    const wfl_type *t = NULL;
+    wf_status rc = wfl_type_create_custom(arena, tl, activity, &t, err);
+    if (rc != WF_OK)
+        return rc;
+    wfl_type *own = (wfl_type *)t; /* made just now in the arena */
+    own->composite = body;
+    own->exec_dps = NULL;
+    *out = t;
+    return WF_OK;
+}
+
 wf_status wfl_type_create_code_beside(wf_arena *arena, const wfl_type *base,
                                       const wfl_typelib *tl, const wfl_tl_class *cls,
                                       const wfl_type **out, wf_error *err)
