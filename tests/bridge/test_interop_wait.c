@@ -13,6 +13,7 @@
 #include "../../common/wf_value.h"
 #include "../../bridge/wfb_durable.h"
 #include "../../modern/wfm_durable.h"
+#include "../../modern/wfm_store.h"
 #include "../../modern/wfm_runtime.h"
 #include "support_interop.h"
 #include "../wf_test_util.h"
@@ -313,6 +314,38 @@ START_TEST(test_cli_short_bookmark_names)
 }
 END_TEST
 
+/* While another host holds the instance, a short name is resolved against the bookmarks its
+ * store row lists, and queued under the full name. */
+START_TEST(test_cli_short_name_queued_for_another_host)
+{
+    char dir[256], path[300], args[1024], out[4096];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(path, sizeof path, "%s/s.db", dir);
+    snprintf(args, sizeof args,
+             "run " DATA "await.xaml --store %s --lib-path %s --arg Amount=1 --json", path,
+             wf_test_lib_dir());
+    ck_assert_int_eq(wfb_test_cli(args, out, sizeof out), 0);
+    const char *p = strstr(out, "\"id\": \"");
+    ck_assert_ptr_nonnull(p);
+    char id[33];
+    snprintf(id, sizeof id, "%.32s", p + strlen("\"id\": \""));
+    wfm_store_opts so = WFM_STORE_OPTS_INIT;
+    so.path = path;
+    so.owner = "holder";
+    wfm_store *s = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_open(&so, &s, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_lock(s, id, &err), WF_OK);
+    snprintf(args, sizeof args, "resume --store %s %s --bookmark 'Approved=\"kim\"' --lib-path %s",
+             path, id, wf_test_lib_dir());
+    ck_assert_int_eq(wfb_test_cli(args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "bookmark 'IApprovalService.Approved' queued (#1)") != NULL, "%s",
+                  out);
+    wfm_store_close(s);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 static void count_save(void *ud, const wfm_store_save_rec *rec)
 {
     (void)rec;
@@ -567,6 +600,7 @@ Suite *interop_wait_suite(void)
     tcase_add_test(core, test_composite_only_library);
     tcase_add_test(core, test_cli_store_then_resume_in_a_new_process);
     tcase_add_test(core, test_cli_short_bookmark_names);
+    tcase_add_test(core, test_cli_short_name_queued_for_another_host);
     tcase_add_test(core, test_legacy_persistence_point_persists_the_instance);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
