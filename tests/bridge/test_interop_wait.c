@@ -253,23 +253,31 @@ START_TEST(test_composite_only_library)
 }
 END_TEST
 
+/* `wfbridge run await.xaml --store DIR/s.db`: the persisted instance's id into id (33 bytes);
+ * the output into out. */
+static void run_stored(const char *dir, char *id, char *out, size_t size)
+{
+    char args[1024];
+    snprintf(args, sizeof args,
+             "run " DATA "await.xaml --store %s/s.db --lib-path %s --arg Amount=12.5 --json", dir,
+             wf_test_lib_dir());
+    ck_assert_int_eq(wfb_test_cli(args, out, size), 0);
+    ck_assert_msg(strstr(out, "\"status\": \"Idle\"") != NULL, "%s", out);
+    const char *p = strstr(out, "\"id\": \"");
+    ck_assert_ptr_nonnull(p);
+    snprintf(id, 33, "%.32s", p + strlen("\"id\": \""));
+}
+
 /* `wfbridge run --store` persists the waiting Interop and exits Idle; `wfbridge resume` in
  * another process continues the hosted legacy activity from the store. */
 START_TEST(test_cli_store_then_resume_in_a_new_process)
 {
     char dir[256], args[1024], out[4096];
     snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
-    snprintf(args, sizeof args,
-             "run " DATA "await.xaml --store %s/s.db --lib-path %s --arg Amount=12.5 --json", dir,
-             wf_test_lib_dir());
-    ck_assert_int_eq(wfb_test_cli(args, out, sizeof out), 0);
-    ck_assert_msg(strstr(out, "\"status\": \"Idle\"") != NULL, "%s", out);
+    char id[33];
+    run_stored(dir, id, out, sizeof out);
     ck_assert_ptr_nonnull(strstr(out, "[\"IApprovalService.Approved\", "
                                       "\"IApprovalService.Rejected\"]"));
-    const char *p = strstr(out, "\"id\": \"");
-    ck_assert_ptr_nonnull(p);
-    char id[33];
-    snprintf(id, sizeof id, "%.32s", p + strlen("\"id\": \""));
     snprintf(args, sizeof args,
              "resume --store %s/s.db %s --bookmark 'IApprovalService.Approved=\"kim\"' "
              "--lib-path %s --json",
@@ -295,14 +303,8 @@ START_TEST(test_cli_short_bookmark_names)
     ck_assert_msg(strstr(out, "\"Approver\": \"kim\"") != NULL, "%s", out);
     ck_assert_ptr_nonnull(strstr(out, "\"status\": \"Closed\""));
     snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
-    snprintf(args, sizeof args,
-             "run " DATA "await.xaml --store %s/s.db --lib-path %s --arg Amount=12.5 --json", dir,
-             wf_test_lib_dir());
-    ck_assert_int_eq(wfb_test_cli(args, out, sizeof out), 0);
-    const char *p = strstr(out, "\"id\": \"");
-    ck_assert_ptr_nonnull(p);
     char id[33];
-    snprintf(id, sizeof id, "%.32s", p + strlen("\"id\": \""));
+    run_stored(dir, id, out, sizeof out);
     snprintf(args, sizeof args,
              "resume --store %s/s.db %s --bookmark 'Rejected={\"Approver\":\"kim\",\"Reason\":"
              "\"no\"}' --lib-path %s --json",
@@ -321,14 +323,8 @@ START_TEST(test_cli_short_name_queued_for_another_host)
     char dir[256], path[300], args[1024], out[4096];
     snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
     snprintf(path, sizeof path, "%s/s.db", dir);
-    snprintf(args, sizeof args,
-             "run " DATA "await.xaml --store %s --lib-path %s --arg Amount=1 --json", path,
-             wf_test_lib_dir());
-    ck_assert_int_eq(wfb_test_cli(args, out, sizeof out), 0);
-    const char *p = strstr(out, "\"id\": \"");
-    ck_assert_ptr_nonnull(p);
     char id[33];
-    snprintf(id, sizeof id, "%.32s", p + strlen("\"id\": \""));
+    run_stored(dir, id, out, sizeof out);
     wfm_store_opts so = WFM_STORE_OPTS_INIT;
     so.path = path;
     so.owner = "holder";
