@@ -160,8 +160,16 @@ static void act_reset(wfl_act *a)
     a->status = WFL_ST_INITIALIZED;
     a->result = WFL_RES_NONE;
     for (size_t i = 0; i < a->node->type->dp_count; i++) {
-        wf_value_release(&a->slots[i]);
-        init_slot(&a->slots[i], a->node->type->dps[i], &a->node->props[i]);
+        const wfl_pval *pv = &a->node->props[i];
+        const wf_value *fresh = pv->kind == WFL_PV_LITERAL ? &pv->u.literal
+                                : pv->kind == WFL_PV_UNSET ? &a->node->type->dps[i]->default_value
+                                                           : NULL;
+        wf_value *slot = &a->slots[i];
+        if (fresh ? slot->type == fresh->type && memcmp(&slot->u, &fresh->u, sizeof slot->u) == 0
+                  : slot->type == &wf_type_null)
+            continue; /* the value it was built with (most of an Interop's slots) */
+        wf_value_release(slot);
+        init_slot(slot, a->node->type->dps[i], pv);
     }
 }
 
