@@ -2,7 +2,9 @@
  * per-call cost of a native leaf (bench/libs/interopbench: ib_add) called by Interop, by
  * InvokeMethod and directly from C; and a 5-activity all-Interop sequence against the same
  * sequence converted to InvokeMethod and against the legacy runtime running the original
- * XOML. Prints ns per call and workflows per CPU-second, and the ratios. */
+ * XOML. Prints ns per call and workflows per CPU-second, and the ratios.
+ * `bench_interop seq-interop` runs only the all-Interop sequence, ten times as long, for a
+ * profiler (perf record). */
 #include <dlfcn.h>
 #include <libgen.h> /* dirname */
 #include <stdint.h>
