@@ -105,6 +105,45 @@ int wfb_instance_result(const wfm_instance *inst, const wfb_marks *marks_of, boo
     return rc;
 }
 
+static bool short_name_of(const char *full, const char *name)
+{
+    const char *dot = strrchr(full, '.');
+    return dot && strcmp(dot + 1, name) == 0;
+}
+
+int wfb_bookmark_resolve(const wfb_marks *marks, const char *opt, const char *name,
+                         const char **out)
+{
+    *out = NULL;
+    size_t hits = 0;
+    for (size_t i = 0; i < marks->count; i++) {
+        const char *b = marks->name(marks->src, i);
+        if (strcmp(b, name) == 0) {
+            *out = b;
+            return 0;
+        }
+        if (short_name_of(b, name) && hits++ == 0)
+            *out = b;
+    }
+    if (hits <= 1)
+        return 0;
+    *out = NULL;
+    char list[512];
+    size_t used = 0;
+    list[0] = '\0';
+    for (size_t i = 0; i < marks->count && used < sizeof list; i++) {
+        const char *b = marks->name(marks->src, i);
+        if (!short_name_of(b, name))
+            continue;
+        int n = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", b);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+    return wfb_usage_error("%s %s: bookmark name '%s' is ambiguous (the instance waits on %s)",
+                           opt, name, name, list);
+}
+
 static const char *dinst_mark(const void *d, size_t i)
 {
     return wfm_dinst_bookmark_name(d, i);

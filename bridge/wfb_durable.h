@@ -36,6 +36,13 @@ typedef struct wfb_marks {
     const char *(*name)(const void *src, size_t index);
     const void *src;
 } wfb_marks;
+/* A bookmark named on the command line (opt: "--resume", "--bookmark") among the ones in
+ * marks: the exact name, else the only one whose part after its last '.' is `name`
+ * ("Approved" for "IExpenseService.Approved"), as run-legacy --event finds queues. 0 with
+ * *out = the full name, or NULL when none matches; 2 after a usage error listing the
+ * candidates when several match. */
+int wfb_bookmark_resolve(const wfb_marks *marks, const char *opt, const char *name,
+                         const char **out);
 /* Report a Faulted/Terminated instance's fault to stderr (FILE:LINE:COL: error: TYPE: message
  * at the faulting activity), print its result (--json: the contract object, bookmarks only
  * when Idle; else, with an id, "instance ID persisted" when Idle) and return the exit code. */

@@ -29,17 +29,24 @@ static const wfm_prop_spec io_props[] = {
  * read it during a pulse). Bookmarks: slot i holds the legacy queue behind resume callback i. */
 typedef struct io_state {
     wfl_exec *ex;
+    bool broken; /* a pulse failed (out of memory): the executor is not reused */
+    bool persist_point; /* the pulse passed a legacy persistence point before the root closed */
+    bool persisting;    /* the legacy root has finished: the Interop finishes after the save */
     wfm_ctx *ctx;
     wfm_ai *ai;
-    int64_t now_us;
+    int64_t now_us; /* INT64_MIN until the legacy side asks, within one callback */
     char *slots[WFB_IO_MAX_WAITS]; /* queue name per bookmark slot, NULL when free */
+    size_t slots_used;
     int64_t *timers;               /* due times of the modern timers armed */
     size_t timer_count;
 } io_state;
 
 static int64_t io_clock(void *ud)
 {
-    return ((io_state *)ud)->now_us;
+    io_state *st = ud;
+    if (st->now_us == INT64_MIN && st->ctx)
+        st->now_us = wfm_ctx_now_us(st->ctx); /* a system call: only for a Delay */
+    return st->now_us;
 }
 
 /* A legacy status change as a modern custom tracking record named after the Interop
@@ -75,6 +82,17 @@ static void io_trace(void *ud, const wfl_trace_rec *rec)
                        rec->out_values, rec->out_count);
 }
 
+/* A legacy persistence point (TransactionScope or PersistOnClose activity closed; the root's
+ * own close is not one: the Interop completes then anyway). */
+static wf_status io_persist_point(void *ud, wfl_exec *ex, wf_error *err)
+{
+    (void)err;
+    wfl_exec_state s = wfl_exec_state_get(ex);
+    if (s == WFL_EXEC_IDLE || s == WFL_EXEC_CREATED)
+        ((io_state *)ud)->persist_point = true;
+    return WF_OK;
+}
+
 /* The legacy trace feeds the modern call trace and custom tracking records: without either
  * the legacy executor builds no trace records (15% of a hosted native call). `ctx` may be
  * NULL (restoring): then the trace stays on. */
@@ -88,6 +106,8 @@ static wfl_exec_opts io_exec_opts(io_state *st, const wfb_io_type *t, const wfm_
     o.clock = io_clock;
     o.clock_ud = st;
     o.no_checkpoints = true; /* WF4's Interop takes no checkpoint (docs/semantics.md §6) */
+    o.persist = io_persist_point;
+    o.persist_ud = st;
     return o;
 }
 
@@ -95,14 +115,19 @@ static void io_enter(io_state *st, wfm_ctx *ctx, wfm_ai *ai)
 {
     st->ctx = ctx;
     st->ai = ai;
-    st->now_us = wfm_ctx_now_us(ctx);
+    st->now_us = INT64_MIN;
 }
 
-static void io_release(io_state *st)
+/* The executor back to the node's spare (or destroyed when there is one already). */
+static void io_release(io_state *st, wfb_io_type *t)
 {
-    wfl_exec_destroy(st->ex);
+    wfl_exec *expected = NULL;
+    if (st->broken || !st->ex || !atomic_compare_exchange_strong(&t->spare, &expected, st->ex))
+        wfl_exec_destroy(st->ex);
     st->ex = NULL;
-    for (size_t i = 0; i < WFB_IO_MAX_WAITS; i++) {
+    st->broken = false;
+    for (size_t i = 0; st->slots_used && i < WFB_IO_MAX_WAITS; i++) {
+        st->slots_used -= st->slots[i] != NULL;
         wf_free(st->slots[i]);
         st->slots[i] = NULL;
     }
@@ -113,12 +138,13 @@ static void io_release(io_state *st)
 
 static void io_fini(wfm_ai *ai)
 {
-    io_release(wfm_ai_state(ai));
+    io_release(wfm_ai_state(ai), wfm_node_data(wfm_ai_node(ai)));
 }
 
 /* A host-level failure of a pulse (not a workflow fault). */
 static void io_fail(wfm_ctx *ctx, wfm_ai *ai, const wf_error *e)
 {
+    ((io_state *)wfm_ai_state(ai))->broken = true;
     if (e->code == WF_E_NOMEM)
         wfm_ctx_nomem(ctx);
     else
@@ -127,6 +153,7 @@ static void io_fail(wfm_ctx *ctx, wfm_ai *ai, const wf_error *e)
 
 static void io_on_resume(wfm_ctx *ctx, wfm_ai *ai, size_t slot, const wf_value *payload);
 static void io_on_timer(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload);
+static void io_on_persisted(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload);
 
 #define IO_SLOT_FN(i)                                                                              \
     static void io_resume_##i(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)                  \
@@ -159,6 +186,7 @@ static bool sync_bookmarks(wfm_ctx *ctx, wfm_ai *ai, io_state *st)
             wfm_ctx_bookmark_remove(ctx, ai, st->slots[s]);
             wf_free(st->slots[s]);
             st->slots[s] = NULL;
+            st->slots_used--;
         }
     }
     for (size_t q = 0; q < n; q++) {
@@ -184,14 +212,17 @@ static bool sync_bookmarks(wfm_ctx *ctx, wfm_ai *ai, io_state *st)
             wfm_ctx_nomem(ctx);
             return false;
         }
+        st->slots_used++;
         wf_status rc = wfm_ctx_bookmark(ctx, ai, name, WFM_BOOKMARK_MULTIPLE,
                                         io_slot_fns[free_slot]);
         if (rc != WF_OK) {
             if (rc == WF_E_NOMEM)
                 wfm_ctx_nomem(ctx);
-            else
+            else /* bookmark names are unique per instance (samples/mixed/README.md) */
                 wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation,
-                              "Interop: bookmark '%s' exists already", name);
+                              "Interop '%s': another activity of this instance already waits "
+                              "on '%s' (two Interops cannot wait on one legacy queue at once)",
+                              wfm_node_display_name(wfm_ai_node(ai)), name);
             return false;
         }
     }
@@ -229,7 +260,8 @@ static bool copy_outputs(wfm_ctx *ctx, wfm_ai *ai, io_state *st, const wfb_io_ty
         if (a->dir != WFM_PROP_OUT)
             continue;
         wf_value v = wf_null();
-        wf_error e = WF_ERROR_INIT;
+        wf_error e; /* per call: cleared, not zero-filled (780 bytes) */
+        wf_error_clear(&e);
         wf_status rc = a->output != SIZE_MAX ? wfl_exec_output_value(st->ex, a->output, &v, &e)
                                              : wfl_exec_output(st->ex, a->prop, &v, &e);
         if (rc != WF_OK) {
@@ -244,10 +276,30 @@ static bool copy_outputs(wfm_ctx *ctx, wfm_ai *ai, io_state *st, const wfb_io_ty
     return true;
 }
 
+/* A legacy persistence point under a durable host persists the modern instance (inside a
+ * modern no-persist zone it is skipped). When the legacy root has finished meanwhile, the
+ * Interop finishes only after the save (io_on_persisted): true then. */
+static bool persist_point(wfm_ctx *ctx, wfm_ai *ai, io_state *st, wfl_exec_state state)
+{
+    st->persist_point = false;
+    bool requested = false;
+    wf_status rc = wfm_ctx_request_persist(ctx, ai, io_on_persisted, &requested);
+    if (rc == WF_E_NOMEM) {
+        wfm_ctx_nomem(ctx);
+        return true;
+    }
+    if (!requested || state == WFL_EXEC_IDLE)
+        return false;
+    st->persisting = true;
+    return true;
+}
+
 /* After every pulse: wait, or finish the way the legacy root finished. */
 static void after_pulse(wfm_ctx *ctx, wfm_ai *ai, io_state *st, wfl_exec_state state)
 {
-    const wfb_io_type *t = wfm_node_data(wfm_ai_node(ai));
+    wfb_io_type *t = wfm_node_data(wfm_ai_node(ai));
+    if (st->persist_point && persist_point(ctx, ai, st, state))
+        return;
     if (state == WFL_EXEC_IDLE) {
         if (sync_bookmarks(ctx, ai, st))
             sync_timer(ctx, ai, st);
@@ -266,7 +318,7 @@ static void after_pulse(wfm_ctx *ctx, wfm_ai *ai, io_state *st, wfl_exec_state s
     case WFL_EXEC_TERMINATED:
         exc = wf_value_retain(wfl_exec_exception(st->ex));
         if (wf_is_null(&exc)) { /* the executor always has one; never end a fault as Closed */
-            io_release(st);
+            io_release(st, t);
             wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation,
                           "Interop: the legacy activity '%s' %s", t->type_name,
                           state == WFL_EXEC_FAULTED ? "faulted" : "terminated");
@@ -274,12 +326,12 @@ static void after_pulse(wfm_ctx *ctx, wfm_ai *ai, io_state *st, wfl_exec_state s
         }
         break;
     default: /* SuspendActivity: WF4's Interop does not support it either */
-        io_release(st);
+        io_release(st, t);
         wfm_ctx_throw(ctx, ai, &wf_exc_not_supported,
                       "Interop: the legacy activity '%s' suspended (not supported)", t->type_name);
         return;
     }
-    io_release(st);
+    io_release(st, t);
     if (!wf_is_null(&exc)) {
         wfm_ctx_fault(ctx, ai, exc);
         return;
@@ -290,11 +342,15 @@ static void after_pulse(wfm_ctx *ctx, wfm_ai *ai, io_state *st, wfl_exec_state s
 static void io_execute(wfm_ctx *ctx, wfm_ai *ai)
 {
     io_state *st = wfm_ai_state(ai);
-    const wfb_io_type *t = wfm_node_data(wfm_ai_node(ai));
+    wfb_io_type *t = wfm_node_data(wfm_ai_node(ai));
     io_enter(st, ctx, ai);
-    wf_error e = WF_ERROR_INIT;
+    wf_error e; /* per call: cleared, not zero-filled (780 bytes) */
+    wf_error_clear(&e);
     wfl_exec_opts o = io_exec_opts(st, t, ctx);
-    if (wfl_exec_create(t->def, t->subtree, &o, &st->ex, &e) != WF_OK) {
+    st->ex = atomic_exchange(&t->spare, NULL);
+    if (st->ex) {
+        wfl_exec_reset(st->ex, &o);
+    } else if (wfl_exec_create(t->def, t->subtree, &o, &st->ex, &e) != WF_OK) {
         io_fail(ctx, ai, &e);
         return;
     }
@@ -305,7 +361,8 @@ static void io_execute(wfm_ctx *ctx, wfm_ai *ai)
         wf_value v = wf_null();
         if (wfm_ctx_get_param(ctx, ai, IO_ARGS, a->param, &v) != WF_OK)
             return; /* the runtime has faulted ai */
-        wf_status rc = wfl_exec_set_input(st->ex, a->prop, &v, &e);
+        wf_status rc = a->output != SIZE_MAX ? wfl_exec_set_input_at(st->ex, a->output, &v, &e)
+                                             : wfl_exec_set_input(st->ex, a->prop, &v, &e);
         wf_value_release(&v);
         if (rc != WF_OK) {
             io_fail(ctx, ai, &e);
@@ -326,7 +383,8 @@ static void io_on_resume(wfm_ctx *ctx, wfm_ai *ai, size_t slot, const wf_value *
     if (!st->ex || !st->slots[slot])
         return;
     io_enter(st, ctx, ai);
-    wf_error e = WF_ERROR_INIT;
+    wf_error e; /* per call: cleared, not zero-filled (780 bytes) */
+    wf_error_clear(&e);
     wfl_exec_state state;
     if (wfl_exec_deliver(st->ex, st->slots[slot], payload, &state, &e) != WF_OK) {
         io_fail(ctx, ai, &e);
@@ -342,18 +400,32 @@ static void io_on_timer(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)
     if (!st->ex)
         return;
     io_enter(st, ctx, ai);
+    st->now_us = wfm_ctx_now_us(ctx);
     size_t kept = 0;
     for (size_t i = 0; i < st->timer_count; i++)
         if (st->timers[i] > st->now_us)
             st->timers[kept++] = st->timers[i];
     st->timer_count = kept;
-    wf_error e = WF_ERROR_INIT;
+    wf_error e; /* per call: cleared, not zero-filled (780 bytes) */
+    wf_error_clear(&e);
     wfl_exec_state state;
     if (wfl_exec_fire_timers(st->ex, st->now_us, &state, &e) != WF_OK) {
         io_fail(ctx, ai, &e);
         return;
     }
     after_pulse(ctx, ai, st, state);
+}
+
+/* The durable host saved the instance after a legacy persistence point. */
+static void io_on_persisted(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)
+{
+    (void)payload;
+    io_state *st = wfm_ai_state(ai);
+    if (!st->ex || !st->persisting)
+        return; /* the legacy side waits on: nothing to do */
+    io_enter(st, ctx, ai);
+    st->persisting = false;
+    after_pulse(ctx, ai, st, wfl_exec_state_get(st->ex));
 }
 
 /* Modern cancellation (Pick's losing branch, CancellationScope, ...): cancel the legacy root
@@ -367,6 +439,11 @@ static void io_cancel(wfm_ctx *ctx, wfm_ai *ai)
         return;
     }
     io_enter(st, ctx, ai);
+    if (st->persisting) { /* the legacy root has finished already: finish as it did */
+        st->persisting = false;
+        after_pulse(ctx, ai, st, wfl_exec_state_get(st->ex));
+        return;
+    }
     wf_error e = WF_ERROR_INIT;
     wfl_exec_state state;
     if (wfl_exec_cancel(st->ex, &state, &e) != WF_OK) {
@@ -377,7 +454,7 @@ static void io_cancel(wfm_ctx *ctx, wfm_ai *ai)
 }
 
 /* ---- persistence: the legacy blob inside the modern instance state ------------------------ */
-enum { IO_STATE_VERSION = 1 };
+enum { IO_STATE_VERSION = 2 }; /* 2: the persisting flag */
 
 static wf_status io_save(const wfm_ai *ai, wfm_persist_writer *w)
 {
@@ -401,6 +478,7 @@ static wf_status io_save(const wfm_ai *ai, wfm_persist_writer *w)
     wfm_persist_write_uint(w, st->timer_count);
     for (size_t i = 0; i < st->timer_count; i++)
         wfm_persist_write_int(w, st->timers[i]);
+    wfm_persist_write_uint(w, st->persisting);
     return WF_OK;
 }
 
@@ -408,7 +486,8 @@ static wf_status io_restore(wfm_ai *ai, wfm_persist_reader *r)
 {
     io_state *st = wfm_ai_state(ai);
     const wfb_io_type *t = wfm_node_data(wfm_ai_node(ai));
-    if (wfm_persist_read_uint(r) != IO_STATE_VERSION) {
+    uint64_t version = wfm_persist_read_uint(r);
+    if (version < 1 || version > IO_STATE_VERSION) {
         wfm_persist_read_fail(r, "Interop: unknown state version");
         return WF_OK;
     }
@@ -426,8 +505,10 @@ static wf_status io_restore(wfm_ai *ai, wfm_persist_reader *r)
         wfm_persist_read_fail(r, "Interop: %s", e.message);
         return rc == WF_E_NOMEM ? rc : WF_OK;
     }
-    for (size_t s = 0; s < WFB_IO_MAX_WAITS; s++)
+    for (size_t s = 0; s < WFB_IO_MAX_WAITS; s++) {
         st->slots[s] = wfm_persist_read_str(r);
+        st->slots_used += st->slots[s] != NULL;
+    }
     uint64_t n = wfm_persist_read_uint(r);
     if (n > 1024) {
         wfm_persist_read_fail(r, "Interop: %llu timers", (unsigned long long)n);
@@ -441,6 +522,7 @@ static wf_status io_restore(wfm_ai *ai, wfm_persist_reader *r)
         for (size_t i = 0; i < st->timer_count; i++)
             st->timers[i] = wfm_persist_read_int(r);
     }
+    st->persisting = version >= 2 && wfm_persist_read_uint(r);
     return WF_OK;
 }
 
@@ -451,7 +533,7 @@ static const void *const io_callbacks[] = {
     (const void *)io_resume_6,  (const void *)io_resume_7,  (const void *)io_resume_8,
     (const void *)io_resume_9,  (const void *)io_resume_10, (const void *)io_resume_11,
     (const void *)io_resume_12, (const void *)io_resume_13, (const void *)io_resume_14,
-    (const void *)io_resume_15, (const void *)io_on_timer,
+    (const void *)io_resume_15, (const void *)io_on_timer,  (const void *)io_on_persisted,
 };
 
 static const wfm_kind_spec io_spec = {

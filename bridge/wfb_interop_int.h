@@ -4,9 +4,11 @@
 #ifndef WFB_INTEROP_INT_H
 #define WFB_INTEROP_INT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "../legacy/wfl_def.h"
+#include "../legacy/wfl_exec.h"
 #include "../modern/wfm_activity.h"
 #include "../modern/wfm_ctx.h"
 #include "../modern/wfm_node.h"
@@ -19,7 +21,7 @@ typedef struct wfb_io_arg {
     const char *prop;  /* the legacy property */
     wfm_prop_kind dir; /* WFM_PROP_IN or WFM_PROP_OUT */
     size_t param;      /* index in the node's ActivityProperties parameters */
-    size_t output;     /* OUT: the property's index among wfl_exec_output_* */
+    size_t output;     /* the property's index among wfl_exec_output_* (SIZE_MAX: by name) */
 } wfb_io_arg;
 
 typedef struct wfb_io_type {
@@ -29,6 +31,10 @@ typedef struct wfb_io_type {
     char instance_id[48];  /* the hosted executors' id: "interop-" + the node's id */
     wfb_io_arg *args;
     size_t arg_count;
+    /* An executor of def kept between executions (wfl_exec_reset makes it fresh): building
+     * one per execution was a third of a hosted call. Taken and given back atomically, since
+     * instances of one definition may run on several threads. */
+    _Atomic(wfl_exec *) spare;
 } wfb_io_type;
 
 /* The kind's `bind` callback (wfm_activity.h): map the legacy type to arguments, build the

@@ -23,6 +23,7 @@ static void type_destroy(void *data)
     wfb_io_type *t = data;
     if (!t)
         return;
+    wfl_exec_destroy(atomic_load(&t->spare));
     wfl_definition_destroy(t->def);
     for (size_t i = 0; i < t->arg_count; i++)
         wf_free((char *)t->args[i].prop);
@@ -325,8 +326,8 @@ wf_status wfb__io_bind(wfm_load *load, wfm_node *node)
     return rc;
 }
 
-/* Out arguments are read back by index, not by name, on every close: find the indexes once
- * on an executor made for that purpose. */
+/* Arguments are copied in and out by index, not by name, on every execution: find the
+ * indexes once on an executor, kept as the first spare. */
 static wf_status index_outputs(wfm_load *load, wfm_node *node, wfb_io_type *t)
 {
     wfl_exec_opts o = WFL_EXEC_OPTS_INIT;
@@ -340,11 +341,43 @@ static wf_status index_outputs(wfm_load *load, wfm_node *node, wfb_io_type *t)
         return rc == WF_E_NOMEM ? rc : WF_OK;
     }
     for (size_t i = 0; i < t->arg_count; i++)
-        for (size_t k = 0; t->args[i].dir == WFM_PROP_OUT && k < wfl_exec_output_count(ex); k++)
+        for (size_t k = 0; k < wfl_exec_output_count(ex); k++)
             if (strcmp(wfl_exec_output_name(ex, k), t->args[i].prop) == 0)
                 t->args[i].output = k;
-    wfl_exec_destroy(ex);
+    atomic_store(&t->spare, ex);
     return WF_OK;
+}
+
+/* The modern TransactionScope the node is inside, or NULL. */
+static const wfm_node *modern_transaction(const wfm_node *node)
+{
+    for (const wfm_node *p = wfm_node_parent(node); p; p = wfm_node_parent(p)) {
+        const wfm_kind *k = wfm_node_kind(p);
+        if (strcmp(wfm_kind_spec_of(k)->name, "TransactionScope") == 0 &&
+            strcmp(wfm_kind_ns(k), WFM_NS_ACTIVITIES) == 0)
+            return p;
+    }
+    return NULL;
+}
+
+/* A legacy TransactionScope inside a modern one would nest a legacy checkpoint inside a
+ * modern transaction neither side knows of: refused (listed in samples/mixed/README.md). */
+static void check_transactions(wfm_load *load, const wfm_node *node, const wfb_io_type *t)
+{
+    const wfm_node *scope = modern_transaction(node);
+    if (!scope)
+        return;
+    wfl_activity_info a;
+    for (size_t i = 0; wfl_definition_activity(t->def, i, &a); i++) {
+        if (!a.transaction_scope)
+            continue;
+        wfm_load_error(load, node, WF_E_UNSUPPORTED,
+                       "Interop: the legacy TransactionScope '%s' (%s line %u) of %s cannot run "
+                       "inside the modern TransactionScope '%s' (line %u)",
+                       a.name, a.loc.file ? a.loc.file : "?", a.loc.line, t->type_name,
+                       wfm_node_display_name(scope), wfm_node_loc(scope).line);
+        return;
+    }
 }
 
 wf_status wfb__io_prepare(wfm_load *load, wfm_node *node)
@@ -352,6 +385,7 @@ wf_status wfb__io_prepare(wfm_load *load, wfm_node *node)
     wfb_io_type *t = wfm_node_data(node);
     if (!t || !t->def)
         return WF_OK;
+    check_transactions(load, node, t);
     /* node ids exist from now on */
     snprintf(t->instance_id, sizeof t->instance_id, "interop-%s", wfm_node_id(node));
     return index_outputs(load, node, t);

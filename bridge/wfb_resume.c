@@ -20,7 +20,8 @@ static const char usage_text[] =
     "  --bookmark NAME=VALUE resume bookmark NAME with VALUE (JSON when it starts with {, [\n"
     "                        or \" or is a number, true, false or null; else a string);\n"
     "                        without one the instance just continues (due timers, pending\n"
-    "                        Persist requests)\n"
+    "                        Persist requests); NAME may be the part after the last '.'\n"
+    "                        when unambiguous among the bookmarks the instance waits on\n"
     "  --json                print the result as one JSON object on the last line of stdout\n"
     "  --durability D        full (default: fsync every commit) or normal (WAL, survives a\n"
     "                        process crash, a power loss may drop the last commits)\n"
@@ -95,15 +96,22 @@ static int parse_opts(int argc, char **argv, resume_opts *o)
     return rc;
 }
 
-static wf_status resume_bookmark(wfm_runtime *rt, wfm_host *host, wfm_dinst *d,
-                                 const resume_opts *o, size_t i, wf_error *err)
+static const char *dinst_mark(const void *d, size_t i)
 {
-    const char *name = o->bookmarks.names[i];
+    return wfm_dinst_bookmark_name(d, i);
+}
+
+/* Resume --bookmark i; `name` is the bookmark's full name (wfb_bookmark_resolve). */
+static wf_status resume_bookmark(wfm_runtime *rt, wfm_host *host, wfm_dinst *d,
+                                 const resume_opts *o, size_t i, const char *name, wf_error *err)
+{
+    char full[512];
+    snprintf(full, sizeof full, "%s", name); /* resuming frees the instance's copy */
     wf_value payload;
     wf_status st = wfb_payload_from_text(wfm_runtime_types(rt), "--bookmark", name,
                                          o->bookmarks.values[i], &payload, err);
     if (st == WF_OK)
-        st = wfm_host_resume(host, d, name, &payload, err);
+        st = wfm_host_resume(host, d, full, &payload, err);
     if (st == WF_E_NOTFOUND)
         wf_error_prefix(err, "instance '%s': ", wfm_dinst_id(d));
     wf_value_release(&payload);
@@ -118,13 +126,58 @@ static bool count_queued(void *ud, const wfm_store_resume *r)
     return true;
 }
 
-/* Queue every --bookmark of o in the store's pending resumptions, in order. */
+/* The bookmarks the store row of `id` waits on ('\n'-separated there), for resolving short
+ * names of an instance another host holds. */
+typedef struct row_marks {
+    const char *id;
+    char *text; /* owned copy, split in place */
+    const char *names[64];
+    size_t count;
+    bool oom;
+} row_marks;
+
+static bool find_row(void *ud, const wfm_store_row *row)
+{
+    row_marks *m = ud;
+    if (strcmp(row->id, m->id) != 0)
+        return true;
+    m->text = wf_strdup(row->bookmarks);
+    m->oom = !m->text;
+    for (char *b = m->text; b && *b && m->count < 64;) {
+        m->names[m->count++] = b;
+        b += strcspn(b, "\n");
+        if (*b)
+            *b++ = '\0';
+    }
+    return false;
+}
+
+static const char *row_mark(const void *src, size_t i)
+{
+    return ((const row_marks *)src)->names[i];
+}
+
+/* Resolve every --bookmark of o against `marks` (full names or unambiguous short ones) into
+ * names[i]: 0, or 2 after a usage error. */
+static int resolve_all(const resume_opts *o, const wfb_marks *marks, const char **names)
+{
+    for (size_t i = 0; i < o->bookmarks.count; i++) {
+        const char *full = NULL;
+        if (wfb_bookmark_resolve(marks, "--bookmark", o->bookmarks.names[i], &full))
+            return 2;
+        names[i] = full ? full : o->bookmarks.names[i];
+    }
+    return 0;
+}
+
+/* Queue every --bookmark of o (names[i] its full name) in the store's pending resumptions, in
+ * order. */
 static wf_status queue_bookmarks(wfm_runtime *rt, wfm_store *store, const resume_opts *o,
-                                 wf_error *err)
+                                 const char *const *names, wf_error *err)
 {
     wf_status st = WF_OK;
     for (size_t i = 0; st == WF_OK && i < o->bookmarks.count; i++) {
-        const char *name = o->bookmarks.names[i];
+        const char *name = names[i];
         wf_value payload = wf_null();
         wf_buf json;
         wf_buf_init(&json);
@@ -149,8 +202,21 @@ static wf_status queue_bookmarks(wfm_runtime *rt, wfm_store *store, const resume
 static int queue_for_other_host(wfm_runtime *rt, wfm_store *store, const resume_opts *o,
                                 wf_error *err)
 {
-    if (queue_bookmarks(rt, store, o, err) != WF_OK)
-        return wfb_report(err);
+    row_marks rm = {.id = o->id};
+    wfm_store_query q = WFM_STORE_QUERY_INIT;
+    wf_status st = wfm_store_query_rows(store, &q, find_row, &rm, err);
+    const char **names = wf_calloc(o->bookmarks.count + 1, sizeof *names);
+    wfb_marks marks = {NULL, rm.count, row_mark, &rm};
+    int rc = 0;
+    if (st != WF_OK || rm.oom || !names)
+        rc = st != WF_OK ? wfb_report(err) : wfb_error("out of memory");
+    else if ((rc = resolve_all(o, &marks, names)) == 0 &&
+             queue_bookmarks(rt, store, o, names, err) != WF_OK)
+        rc = wfb_report(err);
+    wf_free(names);
+    wf_free(rm.text);
+    if (rc)
+        return rc;
     if (o->json) {
         wfb_result r = {.status = "Queued", .instance_id = o->id};
         wfb_print_result(stdout, &r);
@@ -194,7 +260,16 @@ static int resume_instance(const resume_opts *o)
     if (nb > 0 && wfm_store_pending_resumes(store, o->id, count_queued, &queued, &err) != WF_OK)
         goto fail;
     if (queued > 0) {
-        if (queue_bookmarks(rt, store, o, &err) != WF_OK ||
+        const char **names = wf_calloc(nb + 1, sizeof *names);
+        wfb_marks m = {NULL, wfm_dinst_bookmark_count(d), dinst_mark, d};
+        if (!names || resolve_all(o, &m, names)) {
+            rc = names ? 2 : wfb_error("out of memory");
+            wf_free(names);
+            goto done;
+        }
+        st = queue_bookmarks(rt, store, o, names, &err);
+        wf_free(names);
+        if (st != WF_OK ||
             wfb_durable_drive(host, d, &err) != WF_OK)
             goto fail;
         rc = wfb_durable_finish(d, o->json);
@@ -208,7 +283,14 @@ static int resume_instance(const resume_opts *o)
             if (wfm_host_load(host, o->id, &d, &err) != WF_OK)
                 goto fail;
         }
-        if (resume_bookmark(rt, host, d, o, i, &err) != WF_OK ||
+        wfb_marks m = {NULL, wfm_dinst_bookmark_count(d), dinst_mark, d};
+        const char *name = NULL;
+        if (wfb_bookmark_resolve(&m, "--bookmark", o->bookmarks.names[i], &name)) {
+            rc = 2;
+            goto done;
+        }
+        if (resume_bookmark(rt, host, d, o, i, name ? name : o->bookmarks.names[i], &err) !=
+                WF_OK ||
             wfb_durable_drive(host, d, &err) != WF_OK)
             goto fail;
     }

@@ -22,7 +22,8 @@ static const char usage_text[] =
     "                         match the type exactly, Decimal and DateTime as text)\n"
     "  --resume NAME=VALUE    when the workflow goes idle, resume bookmark NAME with VALUE\n"
     "                         (JSON when it starts with {, [ or \" or is a number, true,\n"
-    "                         false or null; else a string); one per bookmark, in order\n"
+    "                         false or null; else a string); one per bookmark, in order;\n"
+    "                         NAME may be the part after the last '.' when unambiguous\n"
     "  --json                 print the result as one JSON object on the last line of stdout\n"
     "  --lib-path DIR         where native libraries are found (default $WFBRIDGE_LIB_PATH)\n"
     "  --workers N            worker threads of the runtime (default: one per core)\n"
@@ -225,29 +226,36 @@ static int set_args(wfm_instance *inst, const run_opts *o, wf_value *values)
     return 0;
 }
 
-/* --resume NAME=VALUE (its text was checked before the run). */
-static int resume_one(wfm_runtime *rt, wfm_instance *inst, const run_opts *o, size_t i)
+static const char *instance_mark(const void *inst, size_t i)
+{
+    return wfm_instance_bookmark_name(inst, i);
+}
+
+/* The bookmark --resume i names among those the instance waits on now (its full name or the
+ * part after the last '.'): 0 with *out set (NULL: not waited on), 2 when ambiguous. */
+static int find_resume(const wfm_instance *inst, const run_opts *o, size_t i, const char **out)
+{
+    wfb_marks m = {NULL, wfm_instance_bookmark_count(inst), instance_mark, inst};
+    return wfb_bookmark_resolve(&m, "--resume", o->resumes.names[i], out);
+}
+
+/* --resume NAME=VALUE (its text was checked before the run) on bookmark `bookmark`. */
+static int resume_one(wfm_runtime *rt, wfm_instance *inst, const run_opts *o, size_t i,
+                      const char *bookmark)
 {
     wf_value payload;
     wf_error err = WF_ERROR_INIT;
     const char *name = o->resumes.names[i];
+    char full[512];
+    snprintf(full, sizeof full, "%s", bookmark ? bookmark : name); /* resuming frees it */
     if (wfb_payload_from_text(wfm_runtime_types(rt), "--resume", name, o->resumes.values[i],
                               &payload, &err) == WF_OK)
-        wfm_instance_resume(inst, name, &payload, &err);
+        wfm_instance_resume(inst, full, &payload, &err);
     wf_value_release(&payload);
     if (err.code == WF_OK)
         return 0;
     wf_error_prefix(&err, "--resume %s: ", name);
     return wfb_report(&err);
-}
-
-/* Does the instance wait on bookmark `name`? */
-static bool has_bookmark(const wfm_instance *inst, const char *name)
-{
-    for (size_t i = 0; i < wfm_instance_bookmark_count(inst); i++)
-        if (strcmp(wfm_instance_bookmark_name(inst, i), name) == 0)
-            return true;
-    return false;
 }
 
 /* Run until completed, or idle with nothing left to resume and no timer to wait for. A
@@ -262,9 +270,11 @@ static int drive(wfm_runtime *rt, wfm_instance *inst, const run_opts *o)
         if (wfm_instance_state_get(inst) != WFM_INSTANCE_IDLE)
             return 0;
         int64_t due = wfm_instance_next_timer_us(inst);
-        if (next_resume < nr &&
-            (due == INT64_MAX || has_bookmark(inst, o->resumes.names[next_resume]))) {
-            int rc = resume_one(rt, inst, o, next_resume++);
+        const char *bookmark = NULL;
+        if (next_resume < nr && find_resume(inst, o, next_resume, &bookmark))
+            return 2;
+        if (next_resume < nr && (due == INT64_MAX || bookmark)) {
+            int rc = resume_one(rt, inst, o, next_resume++, bookmark);
             if (rc)
                 return rc;
             continue;
@@ -273,11 +283,6 @@ static int drive(wfm_runtime *rt, wfm_instance *inst, const run_opts *o)
             return 0;
         wfb_sleep_until(due);
     }
-}
-
-static const char *instance_mark(const void *inst, size_t i)
-{
-    return wfm_instance_bookmark_name(inst, i);
 }
 
 /* Tracking records go out before the result: the result is the last line of stdout. A failed

@@ -402,7 +402,21 @@ const wfl_kind_ops wfl_ops_invoke_workflow = {invoke_execute, NULL, NULL, NULL};
 /* ---- custom type-library activities --------------------------------------------------------- */
 static wfl_status custom_execute(wfl_exec *ex, wfl_act *act)
 {
+    if (wfl_act_type(act)->composite)
+        return wfl__composite_execute(ex, act);
     return wfl__call_custom(ex, act);
 }
 
-const wfl_kind_ops wfl_ops_custom = {custom_execute, NULL, NULL, NULL};
+static void custom_stop(wfl_exec *ex, wfl_act *act)
+{
+    if (wfl_act_type(act)->composite)
+        wfl__composite_stop(ex, act);
+}
+
+static void custom_queue_item(wfl_exec *ex, wfl_act *act, xqueue *q)
+{
+    if (wfl_act_type(act)->composite)
+        wfl__composite_queue_item(ex, act, q);
+}
+
+const wfl_kind_ops wfl_ops_custom = {custom_execute, custom_stop, NULL, custom_queue_item};

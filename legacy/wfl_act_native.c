@@ -117,7 +117,7 @@ static wf_status invoke_cc(call_ctx *cc, wfl_tl_get_fn get, wfl_tl_set_fn set, w
                            wf_error *err)
 {
     cc->ex->stats.native_calls++;
-    wfl_tl_binding b = {get, set, cc->ex->opts.trace ? trace_call : NULL, cc};
+    wfl_tl_binding b = {get, set, cc->ex->opts.trace ? trace_call : NULL, cc, NULL, NULL};
     return wfl_tl_func_invoke(cc->fn, &b, ret, err);
 }
 
@@ -268,14 +268,41 @@ bool wfl__raise_event(wfl_exec *ex, wfl_act *act, const char *dp_name)
     return true;
 }
 
+/* A custom activity's Execute reads and writes its own DPs, resolved at load (exec_dps). */
+static wf_status get_exec_dp(void *ud, size_t index, wf_value *out, wf_error *err)
+{
+    call_ctx *cc = ud;
+    return wfl_act_get(cc->target, wfl_act_type(cc->target)->exec_dps[index], out, err);
+}
+
+static wf_status set_exec_dp(void *ud, size_t index, const wf_value *value, wf_error *err)
+{
+    call_ctx *cc = ud;
+    return wfl_act_set(cc->target, wfl_act_type(cc->target)->exec_dps[index], value, err);
+}
+
 wfl_status wfl__call_custom(wfl_exec *ex, wfl_act *act)
 {
     const wfl_type *t = wfl_act_type(act);
     const wfl_tl_func *fn = t->custom ? wfl_tl_activity_func(t->custom) : NULL;
     if (!fn)
         return WFL_ST_CLOSED;
-    wf_error err = WF_ERROR_INIT;
-    if (invoke_on(ex, act, act, fn, NULL, &err) != WF_OK)
+    wf_error err; /* per call: cleared, not zero-filled (780 bytes) */
+    wf_error_clear(&err);
+    call_ctx cc = {ex, act, act, fn};
+    wf_status rc;
+    if (t->exec_dps && !ex->event_child && !ex->event_data) {
+        ex->stats.native_calls++;
+        wfl_tl_binding b = WFL_TL_BINDING_INIT;
+        b.get_at = get_exec_dp;
+        b.set_at = set_exec_dp;
+        b.trace = ex->opts.trace ? trace_call : NULL;
+        b.ud = &cc;
+        rc = wfl_tl_func_invoke(fn, &b, NULL, &err);
+    } else {
+        rc = invoke_cc(&cc, get_by_name, set_by_name, NULL, &err);
+    }
+    if (rc != WF_OK)
         return wfl__throw_error(ex, act, &err, NULL);
     return WFL_ST_CLOSED;
 }

@@ -17,6 +17,7 @@
 
 #define WF_NS "http://schemas.microsoft.com/winfx/2006/xaml/workflow"
 #define X_NS "http://schemas.microsoft.com/winfx/2006/xaml"
+#define MODERN_NS "http://schemas.microsoft.com/netfx/2009/xaml/activities" /* WF4's */
 
 typedef struct custom_type {
     const wfl_tl_activity *activity;
@@ -249,18 +250,72 @@ static bool is_system_ns(const char *uri)
 }
 
 /* ---- element types -------------------------------------------------------------------- */
+#define COMPOSITE_NESTING_MAX 8
+
+/* The body of a composite type: its Definition= XOML beside the type library (a plain file
+ * name, checked by the type library), loaded with the same options, whose root carries
+ * x:Class "NS.TypeName". Its first error is reported at the using element. Kept (owned) by
+ * the definition being loaded. */
+static const wfl_definition *composite_body(loader *ld, const wfl_typelib *tl,
+                                            const wfl_tl_activity *act, wf_loc at)
+{
+    const char *name = wfl_tl_activity_name(act), *file = wfl_typelib_file(tl);
+    if (ld->opts->nesting >= COMPOSITE_NESTING_MAX) {
+        ERR(ld, WF_E_LIMIT, at, "composite '%s' nests composites more than %d deep (does it "
+            "use itself?)", name, COMPOSITE_NESTING_MAX);
+        return NULL;
+    }
+    const char *slash = strrchr(file, '/');
+    char path[1024];
+    int n = snprintf(path, sizeof path, "%.*s%s", slash ? (int)(slash - file + 1) : 0, file,
+                     wfl_tl_activity_definition(act));
+    if (n < 0 || (size_t)n >= sizeof path) {
+        ERR(ld, WF_E_LIMIT, at, "path of composite '%s' too long", name);
+        return NULL;
+    }
+    wfl_definition **grown =
+        wf_realloc(ld->def->composites, (ld->def->composite_count + 1) * sizeof *grown);
+    if (grown == NULL) {
+        nomem(ld);
+        return NULL;
+    }
+    ld->def->composites = grown;
+    wfl_load_opts o = *ld->opts;
+    o.diags = NULL;
+    o.rules_path = NULL;
+    o.no_auto_rules = false;
+    o.nesting++;
+    wfl_definition *body = NULL;
+    wf_error e = WF_ERROR_INIT;
+    wf_status rc = wfl_definition_load_file(&o, path, &body, &e);
+    if (rc == WF_E_NOMEM) {
+        nomem(ld);
+        return NULL;
+    }
+    if (rc != WF_OK && strncmp(e.message, "composite '", 11) == 0) { /* from a deeper body */
+        ERR(ld, rc, at, "%s", e.message);
+        return NULL;
+    }
+    if (rc != WF_OK) {
+        ERR(ld, rc, at, "composite '%s': %s (%s:%u:%u)", name, e.message, e.file, e.line, e.col);
+        return NULL;
+    }
+    grown[ld->def->composite_count++] = body;
+    const char *cls = body->class_name, *dot = cls ? strrchr(cls, '.') : NULL;
+    if (cls == NULL || strcmp(dot ? dot + 1 : cls, name) != 0) {
+        ERR(ld, WF_E_SCHEMA, at, "the root of %s must carry x:Class=\"NS.%s\" (it has %s)", path,
+            name, cls ? cls : "none");
+        return NULL;
+    }
+    return body;
+}
+
 static const wfl_type *custom_type_for(loader *ld, const wfl_typelib *tl,
                                        const wfl_tl_activity *act, wf_loc at)
 {
     for (size_t i = 0; i < ld->custom_count; i++) {
         if (ld->customs[i].activity == act)
             return ld->customs[i].type;
-    }
-    if (wfl_tl_activity_definition(act) != NULL) {
-        ERR(ld, WF_E_UNSUPPORTED, at, "'%s' is a composite type-library activity (Definition=%s): "
-            "it runs inside a modern workflow's Interop, not yet inside XOML", wfl_tl_activity_name(act),
-            wfl_tl_activity_definition(act));
-        return NULL;
     }
     custom_type *grown = wf_realloc(ld->customs, (ld->custom_count + 1) * sizeof *grown);
     if (grown == NULL) {
@@ -270,7 +325,12 @@ static const wfl_type *custom_type_for(loader *ld, const wfl_typelib *tl,
     ld->customs = grown;
     const wfl_type *t = NULL;
     wf_error e = WF_ERROR_INIT;
-    if (wfl_type_create_custom(ld->arena, tl, act, &t, &e) != WF_OK) {
+    const wfl_definition *body = NULL;
+    if (wfl_tl_activity_definition(act) != NULL &&
+        (body = composite_body(ld, tl, act, at)) == NULL)
+        return NULL;
+    if ((body ? wfl_type_create_composite(ld->arena, tl, act, body, &t, &e)
+              : wfl_type_create_custom(ld->arena, tl, act, &t, &e)) != WF_OK) {
         e.line = at.line;
         e.col = at.col;
         report_error(ld, &e);
@@ -1029,6 +1089,12 @@ static void child_element(loader *ld, const wf_xml_node *c, wfl_node *node, wfl_
         property_element(ld, c, node, parent);
         return;
     }
+    if (!known_ns && c->ns != NULL && strcmp(c->ns, MODERN_NS) == 0 &&
+        strcmp(c->name, "Interop") == 0) {
+        ERR(ld, WF_E_UNSUPPORTED, node_loc(ld, c), "Interop cannot be nested inside a legacy "
+            "body: it hosts legacy activities in a modern workflow, not the other way round");
+        return;
+    }
     if (!known_ns) {
         WARN(ld, node_loc(ld, c), "ignored element '%s' (namespace %s)", c->name,
              c->ns ? c->ns : "none");
@@ -1036,9 +1102,9 @@ static void child_element(loader *ld, const wf_xml_node *c, wfl_node *node, wfl_
     }
     if (!(node->type->flags & WFL_TF_COMPOSITE) && node->type->kind == WFL_KIND_CUSTOM) {
         ERR(ld, WF_E_SCHEMA, node_loc(ld, c), "%s cannot contain child activities ('%s'): a "
-            "type-library activity is a leaf (composite custom activities are not supported%s)",
-            node->type->name, c->name, node->parent == NULL ? "; a workflow base class is "
-            "declared as a <Class> of its type library" : "");
+            "type-library activity is a leaf, or a composite whose body is its Definition= "
+            "XOML%s", node->type->name, c->name, node->parent == NULL ? "; a workflow base "
+            "class is declared as a <Class> of its type library" : "");
         return;
     }
     if (!(node->type->flags & WFL_TF_COMPOSITE)) {
@@ -2196,6 +2262,9 @@ void wfl_definition_destroy(wfl_definition *def)
 {
     if (def == NULL)
         return;
+    for (size_t i = 0; i < def->composite_count; i++)
+        wfl_definition_destroy(def->composites[i]);
+    wf_free(def->composites);
     for (size_t i = 0; i < def->heap_literal_count; i++)
         wf_value_release(&def->heap_literals[i]);
     wf_free(def->heap_literals);
@@ -2349,6 +2418,18 @@ size_t wfl_definition_activity_count(const wfl_definition *def)
     return def->node_count;
 }
 
+bool wfl_definition_activity(const wfl_definition *def, size_t index, wfl_activity_info *out)
+{
+    if (index >= def->node_count)
+        return false;
+    const wfl_node *n = def->nodes[index];
+    out->name = n->name;
+    out->type = n->type->name;
+    out->loc = n->loc;
+    out->transaction_scope = n->type->kind == WFL_KIND_TRANSACTION_SCOPE;
+    return true;
+}
+
 size_t wfl_definition_warning_count(const wfl_definition *def)
 {
     return def->warning_count;
@@ -2410,6 +2491,9 @@ bool wfl_definition_find_event(const wfl_definition *def, const char *name,
             return true;
         }
     }
+    for (size_t i = 0; i < def->composite_count; i++) /* composite bodies wait too */
+        if (wfl_definition_find_event(def->composites[i], name, ev))
+            return true;
     return false;
 }
 

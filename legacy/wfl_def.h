@@ -34,11 +34,13 @@ typedef struct wfl_load_opts {
     wf_diags *diags;           /* optional: receives every error and warning */
     bool no_native;            /* declarations only: type libraries are loaded without their
                                   native libraries (wfl_typelib_load_decl); cannot run */
+    unsigned nesting;          /* composite bodies being loaded around this one (the loader
+                                  sets it for a composite's XOML; 0 for a workflow) */
 } wfl_load_opts;
 
 #define WFL_LOAD_OPTS_INIT                                                                    \
-    {.types = NULL, .libpath = NULL, .rules_path = NULL, .no_auto_rules = false, .diags = NULL, \
-     .no_native = false}
+    {.types = NULL, .libpath = NULL, .rules_path = NULL, .no_auto_rules = false,              \
+     .diags = NULL, .no_native = false, .nesting = 0}
 
 /* Errors: WF_E_IO, WF_E_XML, WF_E_SCHEMA (unknown element/DP, structure), WF_E_SYNTAX,
  * WF_E_TYPE, WF_E_NAME (bind/handler/condition/target not found), WF_E_NOLIB (a type library
@@ -59,6 +61,18 @@ const char *wfl_definition_class_name(const wfl_definition *def); /* x:Class or 
 size_t wfl_definition_activity_count(const wfl_definition *def);
 size_t wfl_definition_warning_count(const wfl_definition *def);
 
+/* One activity of the definition, for hosts that check what a definition holds (the
+ * Interop activity refuses a legacy TransactionScope inside a modern one). */
+typedef struct wfl_activity_info {
+    const char *name;       /* x:Name */
+    const char *type;       /* XOML type: "TransactionScopeActivity", "ReserveStock" */
+    wf_loc loc;             /* of its element */
+    bool transaction_scope; /* a TransactionScopeActivity */
+} wfl_activity_info;
+/* Activity `index` in document order (0 = the root; < wfl_definition_activity_count), false
+ * past the end. */
+bool wfl_definition_activity(const wfl_definition *def, size_t index, wfl_activity_info *out);
+
 /* The workflow's parameters: the root's non-metadata value DPs declared by its code-beside
  * class (docs/semantics.md §3: CreateWorkflow sets them by name; outputs are ALL of them). */
 typedef enum wfl_param_dir { WFL_PARAM_IN, WFL_PARAM_OUT, WFL_PARAM_INOUT } wfl_param_dir;
@@ -77,7 +91,7 @@ bool wfl_definition_param(const wfl_definition *def, size_t index, wfl_param_inf
 bool wfl_definition_find_param(const wfl_definition *def, const char *name, wfl_param_info *out);
 
 /* The external event `name` ("Approved", or its queue "IApprovalService.Approved") that a
- * HandleExternalEvent of the definition waits for: true when one does, and *ev is the event's
+ * HandleExternalEvent of the definition (or of a composite body it uses) waits for: true when one does, and *ev is the event's
  * type-library declaration with its parameters (NULL when the interface has no type library). */
 bool wfl_definition_find_event(const wfl_definition *def, const char *name,
                                const wfl_tl_event **ev);

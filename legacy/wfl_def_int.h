@@ -132,6 +132,8 @@ struct wfl_definition {
     wf_strmap *by_name;      /* activity name -> wfl_node * (names are unique) */
     wf_value *heap_literals; /* list/record literals released at destroy (owned array) */
     size_t heap_literal_count;
+    wfl_definition **composites; /* bodies of composite types used (owned) */
+    size_t composite_count;
 };
 
 /* The pval of DP `dp` on node (dp must belong to the node's type). */

@@ -114,6 +114,7 @@ static void dispose_xact(void *ud, wfl_act *act, void *exec)
     xact *x = exec;
     wf_value_release(&x->exc);
     wf_value_release(&x->val);
+    wfl_exec_destroy(x->nested);
     wf_pool_put(ex->xpool, x);
 }
 
@@ -935,7 +936,8 @@ static void call_persist(wfl_exec *ex)
     ex->persist_now = false;
     if (!ex->opts.persist)
         return;
-    wf_error e = WF_ERROR_INIT;
+    wf_error e; /* once per execution at least (the root's close): cleared, not zero-filled */
+    wf_error_clear(&e);
     if (ex->opts.persist(ex->opts.persist_ud, ex, &e) != WF_OK)
         wfl__fail(ex, &e);
 }
@@ -1023,6 +1025,17 @@ const char *wfl_exec_state_name(wfl_exec_state state)
     return (size_t)state < sizeof names / sizeof names[0] ? names[state] : "?";
 }
 
+static void set_instance_id(wfl_exec *ex, const wfl_exec_opts *opts)
+{
+    if (!opts || !opts->instance_id) {
+        wf_random_id(ex->instance_id);
+        return;
+    }
+    size_t len = strnlen(opts->instance_id, sizeof ex->instance_id - 1);
+    memcpy(ex->instance_id, opts->instance_id, len);
+    ex->instance_id[len] = '\0';
+}
+
 wf_status wfl_exec_new(const wfl_definition *def, const wfl_exec_opts *opts, wfl_exec **out,
                        wf_error *err)
 {
@@ -1039,10 +1052,7 @@ wf_status wfl_exec_new(const wfl_definition *def, const wfl_exec_opts *opts, wfl
         wf_free(ex);
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory creating an executor");
     }
-    if (opts && opts->instance_id)
-        snprintf(ex->instance_id, sizeof ex->instance_id, "%s", opts->instance_id);
-    else
-        wf_random_id(ex->instance_id);
+    set_instance_id(ex, opts);
     *out = ex;
     return WF_OK;
 }
@@ -1098,6 +1108,41 @@ void wfl_exec_destroy(wfl_exec *ex)
     wf_free(ex->checkpoint);
     wf_pool_destroy(ex->xpool);
     wf_free(ex);
+}
+
+void wfl_exec_reset(wfl_exec *ex, const wfl_exec_opts *opts)
+{
+    wfl_inst_reset(ex->inst);
+    for (size_t i = 0; i < ex->queue_count; i++)
+        queue_free(ex->queues[i]);
+    ex->queue_count = 0;
+    ex->next_queue_id = 0;
+    ex->timer_count = 0;
+    ex->next_timer_seq = 0;
+    ex->next_order = 0;
+    ex->normal.head = ex->normal.count = 0;
+    ex->atomic.head = ex->atomic.count = 0;
+    free_waiting(ex);
+    wf_value_release(&ex->exception);
+    ex->exception = wf_null();
+    ex->exception_at = WF_LOC_NONE;
+    wf_free(ex->checkpoint);
+    ex->checkpoint = NULL;
+    ex->checkpoint_len = 0;
+    ex->checkpoint_ctx = 0;
+    ex->checkpoint_node = 0;
+    ex->state = WFL_EXEC_CREATED;
+    ex->suspended = ex->persist_pending = ex->persist_now = ex->failed = false;
+    wf_error_clear(&ex->host_err);
+    ex->event_child = NULL;
+    ex->event_data = NULL;
+    ex->stats = (wfl_exec_stats){0};
+    if (opts) {
+        if (opts->instance_id && strcmp(opts->instance_id, ex->instance_id) != 0)
+            set_instance_id(ex, opts);
+        ex->opts = *opts;
+        ex->opts.instance_id = NULL;
+    }
 }
 
 const char *wfl_exec_instance_id(const wfl_exec *ex)
@@ -1302,6 +1347,40 @@ static const wfl_dp *output_dp(const wfl_exec *ex, size_t index)
     return NULL;
 }
 
+/* output_dp through the executor's cache. */
+static const wfl_dp *output_dp_cached(wfl_exec *ex, size_t index)
+{
+    if (ex->out_root != ex->root) {
+        size_t n = 0;
+        const size_t max = sizeof ex->out_dps / sizeof ex->out_dps[0];
+        for (const wfl_dp *dp; n <= max && (dp = output_dp(ex, n)) != NULL; n++)
+            if (n < max)
+                ex->out_dps[n] = dp;
+        ex->out_count = n <= max ? n : SIZE_MAX;
+        ex->out_root = ex->root;
+    }
+    if (ex->out_count == SIZE_MAX)
+        return output_dp(ex, index);
+    return index < ex->out_count ? ex->out_dps[index] : NULL;
+}
+
+wf_status wfl_exec_set_input_at(wfl_exec *ex, size_t index, const wf_value *value,
+                                wf_error *err)
+{
+    if (ex->state != WFL_EXEC_CREATED)
+        return wf_error_set(err, WF_E_STATE, NULL, "inputs can only be set before the first run");
+    const wfl_dp *dp = output_dp_cached(ex, index);
+    if (!dp)
+        return wf_error_set(err, WF_E_RANGE, NULL, "no property %zu", index);
+    if (dp->flags & WFL_DP_READONLY)
+        return wf_error_set(err, WF_E_NAME, NULL, "'%s' is not a settable property of %s",
+                            dp->name, wfl_act_name(ex->root));
+    wf_status rc = wfl_act_set(ex->root, dp, value, err);
+    if (rc != WF_OK)
+        wf_error_prefix(err, "%s: ", dp->name);
+    return rc;
+}
+
 size_t wfl_exec_output_count(const wfl_exec *ex)
 {
     size_t n = 0;
@@ -1319,7 +1398,7 @@ const char *wfl_exec_output_name(const wfl_exec *ex, size_t index)
 wf_status wfl_exec_output_value(wfl_exec *ex, size_t index, wf_value *out, wf_error *err)
 {
     *out = wf_null();
-    const wfl_dp *dp = output_dp(ex, index);
+    const wfl_dp *dp = output_dp_cached(ex, index);
     if (!dp)
         return wf_error_set(err, WF_E_RANGE, NULL, "no output %zu", index);
     return wfl_act_get(ex->root, dp, out, err);

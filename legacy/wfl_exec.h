@@ -119,11 +119,21 @@ typedef struct wfl_exec_opts {
 wf_status wfl_exec_create(const wfl_definition *def, const char *subtree, const wfl_exec_opts *opts,
                           wfl_exec **out, wf_error *err);
 void wfl_exec_destroy(wfl_exec *ex); /* accepts NULL */
+/* Back to the state wfl_exec_create left: same definition and subtree, DPs at the
+ * definition's values, no queues, timers, exception, checkpoint or stats, state CREATED;
+ * the activity tree and the scheduler's memory are kept (the Interop activity reuses one
+ * executor for many executions). opts: the options from now on (NULL: keep them). Only
+ * between pulses. */
+void wfl_exec_reset(wfl_exec *ex, const wfl_exec_opts *opts);
 const char *wfl_exec_instance_id(const wfl_exec *ex);
 
 /* Set a root DP by name (converted to its type). WF_E_NAME: unknown or not settable (metadata,
  * read-only); WF_E_STATE after the first run. */
 wf_status wfl_exec_set_input(wfl_exec *ex, const char *name, const wf_value *value, wf_error *err);
+/* The same by the index of wfl_exec_output_* (names resolved once): WF_E_NAME when that DP is
+ * not settable (read-only), WF_E_RANGE for no such index. */
+wf_status wfl_exec_set_input_at(wfl_exec *ex, size_t index, const wf_value *value,
+                                wf_error *err);
 /* Parse `text` as the DP's type and set it (the CLI's --arg NAME=VALUE). */
 wf_status wfl_exec_set_input_text(wfl_exec *ex, const char *name, const char *text, wf_error *err);
 

@@ -43,6 +43,7 @@ typedef struct xact {
                           restore) */
     wf_value val;      /* kind-specific: Replicator data, state machine next state, ... */
     wfl_act *listener; /* who hears this activity close (NULL = its parent) */
+    wfl_exec *nested;  /* a composite type-library activity: its body's executor (owned) */
 } xact;
 
 /* Work items. */
@@ -116,6 +117,11 @@ struct wfl_exec {
     size_t checkpoint_len;
     uint32_t checkpoint_ctx; /* the scope: context id and node index */
     uint64_t checkpoint_node;
+    /* the root's output DPs (wfl_exec_output_*) for out_root, found once: the Interop
+     * activity reads them on every execution */
+    const wfl_act *out_root;
+    const wfl_dp *out_dps[16];
+    size_t out_count; /* SIZE_MAX: more than 16, looked up each time */
     char **waiting_names; /* wfl_exec_queue_* view, rebuilt after each pulse */
     uint32_t *waiting_ids;
     size_t waiting_count;
@@ -233,6 +239,13 @@ wf_status wfl_exec_new(const wfl_definition *def, const wfl_exec_opts *opts, wfl
                        wf_error *err);
 void wfl_exec_attach(wfl_exec *ex, wfl_inst *inst, wfl_act *root);
 void wfl__rebuild_waiting(wfl_exec *ex); /* the wfl_exec_queue_* view */
+
+/* Composite type-library activities (wfl_act_composite.c): the custom kind's behaviour when
+ * the type has a body; the options its nested executor runs with (also on restore). */
+wfl_status wfl__composite_execute(wfl_exec *ex, wfl_act *act);
+void wfl__composite_stop(wfl_exec *ex, wfl_act *act);
+void wfl__composite_queue_item(wfl_exec *ex, wfl_act *act, xqueue *q);
+wfl_exec_opts wfl__composite_opts(wfl_exec *ex);
 
 /* Event activities (Delay, HandleExternalEvent) used by Listen and states: create the
  * activity's queue (and a Delay's timer) and subscribe `listener` to it; unsubscribe and, when

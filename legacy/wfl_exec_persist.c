@@ -56,6 +56,16 @@ static bool save_act(void *ud, const wfl_act *act, wf_buf *out)
         wf_codec_put_value(out, &x->val, ud) != WF_OK)
         return false;
     put_ref(out, x->listener);
+    if (wfl_act_type(act)->composite) { /* its body's state, nested */
+        void *blob = NULL;
+        size_t len = 0;
+        wf_codec_put_uint(out, x->nested != NULL);
+        if (x->nested && wfl_exec_save(x->nested, &blob, &len, ud) != WF_OK)
+            return false;
+        if (x->nested)
+            wf_codec_put_bytes(out, blob, len);
+        wf_free(blob);
+    }
     return !out->oom;
 }
 
@@ -282,6 +292,19 @@ static wf_status load_act(void *ud, wfl_act *act, const void *data, size_t len, 
     x->exc = get_value(&rd);
     x->val = get_value(&rd);
     ref l = get_ref(&rd);
+    const wfl_definition *body = wfl_act_type(act)->composite;
+    if (body && wf_codec_get_uint(&rd.r) == 1 && !bad(&rd)) {
+        size_t blen = 0;
+        const void *blob = wf_codec_get_bytes(&rd.r, &blen);
+        wfl_exec_opts o = wfl__composite_opts(rc->ex);
+        wf_status st = blob ? wfl_exec_restore(body, &o, blob, blen, &x->nested, err)
+                            : wf_error_set(err, WF_E_CORRUPT, NULL, "corrupt composite state");
+        if (st != WF_OK) {
+            wf_value_release(&x->exc);
+            wf_value_release(&x->val);
+            return st;
+        }
+    }
     if (rc->pend_count == rc->pend_cap) {
         size_t cap = rc->pend_cap ? rc->pend_cap * 2 : 8;
         pending_listener *p = wf_realloc(rc->pend, cap * sizeof *p);

@@ -26,6 +26,7 @@ struct wfl_act {
     void *exec;            /* the executor's (see dispose) */
     const unsigned char *blob; /* restore only: the executor's saved bytes */
     size_t blob_len;
+    bool dirty; /* slots, status, result or exec changed since built or reset */
 };
 
 struct wfl_inst {
@@ -141,6 +142,43 @@ void wfl_inst_destroy(wfl_inst *inst)
     wf_free(inst);
 }
 
+static void act_reset(wfl_act *a)
+{
+    for (size_t i = 0; i < a->context_count; i++)
+        act_free(a->contexts[i]);
+    a->context_count = 0;
+    for (size_t i = 0; i < a->node->child_count; i++)
+        act_reset(a->children[i]);
+    if (!a->dirty)
+        return; /* as built */
+    a->dirty = false;
+    if (a->exec != NULL && a->inst->dispose != NULL)
+        a->inst->dispose(a->inst->dispose_ud, a, a->exec);
+    a->exec = NULL;
+    a->blob = NULL;
+    a->blob_len = 0;
+    a->status = WFL_ST_INITIALIZED;
+    a->result = WFL_RES_NONE;
+    for (size_t i = 0; i < a->node->type->dp_count; i++) {
+        const wfl_pval *pv = &a->node->props[i];
+        const wf_value *fresh = pv->kind == WFL_PV_LITERAL ? &pv->u.literal
+                                : pv->kind == WFL_PV_UNSET ? &a->node->type->dps[i]->default_value
+                                                           : NULL;
+        wf_value *slot = &a->slots[i];
+        if (fresh ? slot->type == fresh->type && memcmp(&slot->u, &fresh->u, sizeof slot->u) == 0
+                  : slot->type == &wf_type_null)
+            continue; /* the value it was built with (most of an Interop's slots) */
+        wf_value_release(slot);
+        init_slot(slot, a->node->type->dps[i], pv);
+    }
+}
+
+void wfl_inst_reset(wfl_inst *inst)
+{
+    act_reset(inst->root);
+    inst->next_context = 0;
+}
+
 const wfl_definition *wfl_inst_definition(const wfl_inst *inst)
 {
     return inst->def;
@@ -236,6 +274,7 @@ wfl_status wfl_act_status(const wfl_act *act)
 
 void wfl_act_set_status(wfl_act *act, wfl_status status)
 {
+    act->dirty = true;
     act->status = status;
 }
 
@@ -246,6 +285,7 @@ wfl_result wfl_act_result(const wfl_act *act)
 
 void wfl_act_set_result(wfl_act *act, wfl_result result)
 {
+    act->dirty = true;
     act->result = result;
 }
 
@@ -271,6 +311,7 @@ void *wfl_act_exec(const wfl_act *act)
 
 void wfl_act_set_exec(wfl_act *act, void *exec)
 {
+    act->dirty = true;
     act->exec = exec;
 }
 
@@ -429,6 +470,7 @@ static wf_status store_dp(wfl_act *act, const wfl_dp *dp, const wf_value *value,
     }
     wf_value_release(&act->slots[dp->index]);
     act->slots[dp->index] = conv;
+    act->dirty = true;
     return WF_OK;
 }
 
@@ -773,6 +815,7 @@ static wf_status load_slots(restorer *rs, wfl_act *a, wf_error *err)
         wf_value_release(&a->slots[i]);
         a->slots[i] = v;
     }
+    a->dirty = true;
     return WF_OK;
 }
 
@@ -790,6 +833,7 @@ static wf_status load_act_fields(restorer *rs, wfl_act *a, bool in_clone, wf_err
     a->context_id = (uint32_t)ctx;
     a->status = (wfl_status)status;
     a->result = (wfl_result)result;
+    a->dirty = true;
     if (!in_clone)
         rs->inst->templates[a->node->index] = a;
     wf_status rc = load_slots(rs, a, err);

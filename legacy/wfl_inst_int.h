@@ -50,6 +50,9 @@ typedef struct wfl_act wfl_act;   /* one activity instance */
 /* ---- the instance ----------------------------------------------------------------------- */
 wf_status wfl_inst_create(const wfl_definition *def, wfl_inst **out, wf_error *err);
 void wfl_inst_destroy(wfl_inst *inst); /* accepts NULL */
+/* Back to what wfl_inst_create built, keeping the template tree's memory: clones freed, every
+ * activity Initialized with its definition's values, dispose called for each one's exec. */
+void wfl_inst_reset(wfl_inst *inst);
 const wfl_definition *wfl_inst_definition(const wfl_inst *inst);
 wfl_act *wfl_inst_root(wfl_inst *inst);
 /* The template activity instance of a definition node (node->index); NULL if out of range. */

@@ -388,6 +388,37 @@ wf_status wfl_type_create_custom(wf_arena *arena, const wfl_typelib *tl,
     t->kind = WFL_KIND_CUSTOM;
     t->custom = activity;
     t->typelib = tl;
+    const wfl_tl_func *fn = wfl_tl_activity_func(activity);
+    if (fn) {
+        size_t n = wfl_tl_func_param_count(fn);
+        const wfl_dp **dps = wf_arena_alloc(arena, (n + 1) * sizeof *dps);
+        if (dps == NULL)
+            return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+        for (size_t i = 0; i <= n; i++) {
+            const wfl_tl_prop *p = i < n ? wfl_tl_func_param(fn, i) : wfl_tl_func_return(fn);
+            dps[i] = p ? wfl_type_find_dp(t, p->name) : NULL;
+            if (p && !dps[i]) /* the type library checks this: never a half-resolved type */
+                return wf_error_set(err, WF_E_SCHEMA, NULL, "'%s' has no property '%s'",
+                                    t->name, p->name);
+        }
+        t->exec_dps = dps;
+    }
+    *out = t;
+    return WF_OK;
+}
+
+wf_status wfl_type_create_composite(wf_arena *arena, const wfl_typelib *tl,
+                                    const wfl_tl_activity *activity,
+                                    const struct wfl_definition *body, const wfl_type **out,
+                                    wf_error *err)
+{
+    const wfl_type *t = NULL;
+    wf_status rc = wfl_type_create_custom(arena, tl, activity, &t, err);
+    if (rc != WF_OK)
+        return rc;
+    wfl_type *own = (wfl_type *)t; /* made just now in the arena */
+    own->composite = body;
+    own->exec_dps = NULL;
     *out = t;
     return WF_OK;
 }

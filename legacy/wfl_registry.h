@@ -108,6 +108,11 @@ struct wfl_type {
     const wfl_dp *const *dps; /* flattened, base DPs first; dps[i]->index == i */
     size_t dp_count;
     const wfl_tl_activity *custom; /* WFL_KIND_CUSTOM: the type-library activity type */
+    const struct wfl_definition *composite; /* WFL_KIND_CUSTOM with Definition=: its body,
+                                               run by a nested executor (wfl_act_composite.c) */
+    const wfl_dp *const *exec_dps; /* WFL_KIND_CUSTOM leaf: the DP of each parameter of its
+                                      Execute function, then of its Return binding (resolved
+                                      once: no lookup by name per call); NULL otherwise */
     const wfl_typelib *typelib;    /* custom and code-beside types: where they come from */
     const wfl_tl_class *code_beside; /* a root made for x:Class: its class, else NULL */
     const char *unsupported;       /* WFL_KIND_UNSUPPORTED: why ("web-service messaging
@@ -141,6 +146,11 @@ const char *wfl_kind_name(wfl_kind kind); /* "Sequence", "IfElseBranch", ... */
 wf_status wfl_type_create_custom(wf_arena *arena, const wfl_typelib *tl,
                                  const wfl_tl_activity *activity, const wfl_type **out,
                                  wf_error *err);
+/* The same for a composite type whose body `body` was loaded from its Definition= XOML. */
+wf_status wfl_type_create_composite(wf_arena *arena, const wfl_typelib *tl,
+                                    const wfl_tl_activity *activity,
+                                    const struct wfl_definition *body, const wfl_type **out,
+                                    wf_error *err);
 /* The root type of an x:Class workflow: derives from `base` (SequentialWorkflowActivity or
  * StateMachineWorkflowActivity) and adds the class's properties as VALUE DPs (non-metadata).
  * WF_E_SCHEMA when a property name clashes with a DP of base. */

@@ -1083,11 +1083,12 @@ static wf_status gather_args(const wfl_tl_func *fn, const wfl_tl_binding *b, wf_
         const wfl_tl_prop *prm = &fn->params[i];
         if (prm->dir == WFL_TL_OUT)
             continue;
-        if (!b->get)
+        if (!b->get && !b->get_at)
             return wf_error_set(err, WF_E_USAGE, &fn->loc, "no getter to read '%s' for '%s'",
                                 prm->name, fn->symbol);
         wf_value raw = wf_null();
-        wf_status st = b->get(b->ud, prm->name, prm->type, &raw, err);
+        wf_status st = b->get_at ? b->get_at(b->ud, i, &raw, err)
+                                 : b->get(b->ud, prm->name, prm->type, &raw, err);
         if (st == WF_OK) {
             st = wf_value_convert(&raw, prm->type, &args[i], err);
             if (st != WF_OK)
@@ -1108,15 +1109,18 @@ static wf_status write_back(const wfl_tl_func *fn, const wfl_tl_binding *b, cons
         const wfl_tl_prop *prm = &fn->params[i];
         if (prm->dir == WFL_TL_IN)
             continue;
-        wf_status st = b->set ? b->set(b->ud, prm->name, &outs[i], err)
-                              : wf_error_set(err, WF_E_USAGE, &fn->loc,
-                                             "no setter to write '%s' for '%s'", prm->name,
-                                             fn->symbol);
+        wf_status st = b->set_at ? b->set_at(b->ud, i, &outs[i], err)
+                       : b->set  ? b->set(b->ud, prm->name, &outs[i], err)
+                                 : wf_error_set(err, WF_E_USAGE, &fn->loc,
+                                                "no setter to write '%s' for '%s'", prm->name,
+                                                fn->symbol);
         if (st != WF_OK)
             return st;
     }
     if (!fn->ret_binding)
         return WF_OK;
+    if (b->set_at)
+        return b->set_at(b->ud, fn->param_count, ret, err);
     if (!b->set)
         return wf_error_set(err, WF_E_USAGE, &fn->loc, "no setter to write '%s' for '%s'",
                             fn->ret_binding->name, fn->symbol);
@@ -1135,7 +1139,8 @@ static wf_status call_native(const wfl_tl_func *fn, const wfl_tl_binding *b, wf_
     wf_status st = gather_args(fn, b, args, err);
     if (st != WF_OK)
         return st;
-    wf_error call_err = WF_ERROR_INIT;
+    wf_error call_err; /* per call: cleared, not zero-filled (780 bytes) */
+    wf_error_clear(&call_err);
     st = wf_native_fn_call(fn->native, args, outs, ret, &call_err);
     bool status_fault = st == WF_E_NATIVE && fn->error_on_nonzero &&
                         ret->type->kind == WF_K_INT32 && ret->u.i32 != 0;

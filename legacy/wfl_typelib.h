@@ -159,14 +159,23 @@ typedef struct wfl_tl_call_record {
 } wfl_tl_call_record;
 typedef void (*wfl_tl_trace_fn)(void *ud, const wfl_tl_call_record *rec);
 
+/* The same by position, for callers that resolved the names once: index is the parameter's
+ * (wfl_tl_func_param), or wfl_tl_func_param_count(fn) for the Return binding. */
+typedef wf_status (*wfl_tl_get_at_fn)(void *ud, size_t index, wf_value *out, wf_error *err);
+typedef wf_status (*wfl_tl_set_at_fn)(void *ud, size_t index, const wf_value *value,
+                                      wf_error *err);
+
 typedef struct wfl_tl_binding {
     wfl_tl_get_fn get;     /* required when the function has In/InOut parameters */
     wfl_tl_set_fn set;     /* required when it has Out/InOut/Return bindings */
     wfl_tl_trace_fn trace; /* optional: called once per native call, after it returns */
     void *ud;
+    wfl_tl_get_at_fn get_at; /* optional: used instead of get */
+    wfl_tl_set_at_fn set_at; /* optional: used instead of set */
 } wfl_tl_binding;
 
-#define WFL_TL_BINDING_INIT {.get = NULL, .set = NULL, .trace = NULL, .ud = NULL}
+#define WFL_TL_BINDING_INIT                                                                       \
+    {.get = NULL, .set = NULL, .trace = NULL, .ud = NULL, .get_at = NULL, .set_at = NULL}
 
 /* Call fn: gather In/InOut values by name through b->get, call the native function, write
  * Out/InOut values and the Return binding back through b->set, then trace. *ret (optional)

@@ -72,6 +72,28 @@ static const wfm_ai *no_persist_ancestor(const wfm_ai *ai)
     return NULL;
 }
 
+wf_status wfm_ctx_request_persist(wfm_ctx *ctx, wfm_ai *ai, wfm_resume_fn resumed,
+                                  bool *requested)
+{
+    *requested = false;
+    if (no_persist_ancestor(ai))
+        return WF_E_STATE;
+    if (!durably_hosted(ctx))
+        return WF_OK;
+    /* A unique internal name: the node id plus a counter (a restored instance may still wait
+     * on an older persist bookmark, so skip names in use). */
+    char name[96];
+    for (unsigned n = 0;; n++) {
+        snprintf(name, sizeof name, WFM_PERSIST_BOOKMARK_PREFIX "%s#%u",
+                 wfm_node_id(wfm_ai_node(ai)), n);
+        wf_status st = wfm_ctx_bookmark(ctx, ai, name, 0, resumed);
+        if (st == WF_OK)
+            *requested = true;
+        if (st != WF_E_STATE || n > 100000)
+            return st;
+    }
+}
+
 static void persist_execute(wfm_ctx *ctx, wfm_ai *ai)
 {
     const wfm_ai *zone = no_persist_ancestor(ai);
@@ -82,28 +104,14 @@ static void persist_execute(wfm_ctx *ctx, wfm_ai *ai)
                       wfm_node_display_name(wfm_ai_node(zone)));
         return;
     }
-    if (!durably_hosted(ctx)) {
+    bool requested = false;
+    wf_status st = wfm_ctx_request_persist(ctx, ai, persist_resumed, &requested);
+    if (st == WF_E_NOMEM)
+        wfm_ctx_nomem(ctx);
+    else if (st != WF_OK)
+        wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation, "Persist: cannot request a persist");
+    else if (!requested)
         wfm_ctx_complete(ctx, ai);
-        return;
-    }
-    /* A unique internal name: the node id plus a counter (a restored instance may still wait
-     * on an older Persist bookmark, so skip names in use). */
-    char name[96];
-    for (unsigned n = 0;; n++) {
-        snprintf(name, sizeof name, WFM_PERSIST_BOOKMARK_PREFIX "%s#%u",
-                 wfm_node_id(wfm_ai_node(ai)), n);
-        wf_status st = wfm_ctx_bookmark(ctx, ai, name, 0, persist_resumed);
-        if (st == WF_OK)
-            return;
-        if (st == WF_E_NOMEM) {
-            wfm_ctx_nomem(ctx);
-            return;
-        }
-        if (st != WF_E_STATE || n > 100000) {
-            wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation, "Persist: cannot request a persist");
-            return;
-        }
-    }
 }
 
 static const void *const persist_callbacks[] = {(const void *)persist_resumed};

@@ -93,6 +93,13 @@ enum { WFM_BOOKMARK_MULTIPLE = 1u << 0, WFM_BOOKMARK_NONBLOCKING = 1u << 1 };
 wf_status wfm_ctx_bookmark(wfm_ctx *ctx, wfm_ai *ai, const char *name, unsigned flags,
                            wfm_resume_fn on_resume);
 void wfm_ctx_bookmark_remove(wfm_ctx *ctx, wfm_ai *ai, const char *name);
+/* A persistence point raised by a kind (what the Persist activity does; Interop for a legacy
+ * TransactionScope or PersistOnClose activity): under a durable host, an internal bookmark
+ * owned by ai that the host resumes with `resumed` (a callback of the kind) once it has saved
+ * the instance; *requested = true. Without a durable host nothing happens (*requested =
+ * false). Inside a no-persist zone WF_E_STATE; WF_E_NOMEM. */
+wf_status wfm_ctx_request_persist(wfm_ctx *ctx, wfm_ai *ai, wfm_resume_fn resumed,
+                                  bool *requested);
 /* A durable timer due at `due_us` (microseconds since the epoch, UTC). */
 wf_status wfm_ctx_timer(wfm_ctx *ctx, wfm_ai *ai, int64_t due_us, wfm_resume_fn on_fire);
 int64_t wfm_ctx_now_us(const wfm_ctx *ctx);

@@ -11,6 +11,9 @@
 
 #include "../../common/wf_mem.h"
 #include "../../common/wf_value.h"
+#include "../../bridge/wfb_durable.h"
+#include "../../modern/wfm_durable.h"
+#include "../../modern/wfm_store.h"
 #include "../../modern/wfm_runtime.h"
 #include "support_interop.h"
 #include "../wf_test_util.h"
@@ -250,23 +253,31 @@ START_TEST(test_composite_only_library)
 }
 END_TEST
 
+/* `wfbridge run await.xaml --store DIR/s.db`: the persisted instance's id into id (33 bytes);
+ * the output into out. */
+static void run_stored(const char *dir, char *id, char *out, size_t size)
+{
+    char args[1024];
+    snprintf(args, sizeof args,
+             "run " DATA "await.xaml --store %s/s.db --lib-path %s --arg Amount=12.5 --json", dir,
+             wf_test_lib_dir());
+    ck_assert_int_eq(wfb_test_cli(args, out, size), 0);
+    ck_assert_msg(strstr(out, "\"status\": \"Idle\"") != NULL, "%s", out);
+    const char *p = strstr(out, "\"id\": \"");
+    ck_assert_ptr_nonnull(p);
+    snprintf(id, 33, "%.32s", p + strlen("\"id\": \""));
+}
+
 /* `wfbridge run --store` persists the waiting Interop and exits Idle; `wfbridge resume` in
  * another process continues the hosted legacy activity from the store. */
 START_TEST(test_cli_store_then_resume_in_a_new_process)
 {
     char dir[256], args[1024], out[4096];
     snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
-    snprintf(args, sizeof args,
-             "run " DATA "await.xaml --store %s/s.db --lib-path %s --arg Amount=12.5 --json", dir,
-             wf_test_lib_dir());
-    ck_assert_int_eq(wfb_test_cli(args, out, sizeof out), 0);
-    ck_assert_msg(strstr(out, "\"status\": \"Idle\"") != NULL, "%s", out);
+    char id[33];
+    run_stored(dir, id, out, sizeof out);
     ck_assert_ptr_nonnull(strstr(out, "[\"IApprovalService.Approved\", "
                                       "\"IApprovalService.Rejected\"]"));
-    const char *p = strstr(out, "\"id\": \"");
-    ck_assert_ptr_nonnull(p);
-    char id[33];
-    snprintf(id, sizeof id, "%.32s", p + strlen("\"id\": \""));
     snprintf(args, sizeof args,
              "resume --store %s/s.db %s --bookmark 'IApprovalService.Approved=\"kim\"' "
              "--lib-path %s --json",
@@ -279,19 +290,133 @@ START_TEST(test_cli_store_then_resume_in_a_new_process)
 }
 END_TEST
 
-/* ---- bad input -------------------------------------------------------------------------- */
-START_TEST(test_composite_errors_are_reported_at_the_interop)
+/* The part after the last '.' names a bookmark when it is unambiguous: `run --resume` and,
+ * across processes, `resume --bookmark` (as run-legacy --event does for queues). */
+START_TEST(test_cli_short_bookmark_names)
+{
+    char dir[256], args[1024], out[4096];
+    snprintf(args, sizeof args,
+             "run " DATA "await.xaml --lib-path %s --arg Amount=12.5 --resume 'Approved=\"kim\"'"
+             " --json",
+             wf_test_lib_dir());
+    ck_assert_int_eq(wfb_test_cli(args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "\"Approver\": \"kim\"") != NULL, "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "\"status\": \"Closed\""));
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    char id[33];
+    run_stored(dir, id, out, sizeof out);
+    snprintf(args, sizeof args,
+             "resume --store %s/s.db %s --bookmark 'Rejected={\"Approver\":\"kim\",\"Reason\":"
+             "\"no\"}' --lib-path %s --json",
+             dir, id, wf_test_lib_dir());
+    ck_assert_int_eq(wfb_test_cli(args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "\"status\": \"Closed\"") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "rejected: no\n") != NULL, "%s", out);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* While another host holds the instance, a short name is resolved against the bookmarks its
+ * store row lists, and queued under the full name. */
+START_TEST(test_cli_short_name_queued_for_another_host)
+{
+    char dir[256], path[300], args[1024], out[4096];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(path, sizeof path, "%s/s.db", dir);
+    char id[33];
+    run_stored(dir, id, out, sizeof out);
+    wfm_store_opts so = WFM_STORE_OPTS_INIT;
+    so.path = path;
+    so.owner = "holder";
+    wfm_store *s = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_open(&so, &s, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_lock(s, id, &err), WF_OK);
+    snprintf(args, sizeof args, "resume --store %s %s --bookmark 'Approved=\"kim\"' --lib-path %s",
+             path, id, wf_test_lib_dir());
+    ck_assert_int_eq(wfb_test_cli(args, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "bookmark 'IApprovalService.Approved' queued (#1)") != NULL, "%s",
+                  out);
+    wfm_store_close(s);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+static void count_save(void *ud, const wfm_store_save_rec *rec)
+{
+    (void)rec;
+    (*(unsigned *)ud)++;
+}
+
+/* Run `file` (composites from DATA/lib) under a durable host to completion; the number of
+ * saves. */
+static unsigned durable_saves(const char *file)
 {
     wfm_test_run r;
     wfb_test_open(&r, DATA "lib", NULL);
+    char dir[256], path[300];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(path, sizeof path, "%s/s.db", dir);
+    wfm_store_opts so = WFM_STORE_OPTS_INIT;
+    so.path = path;
+    wfm_store *store = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_open(&so, &store, &err), WF_OK);
+    unsigned saves = 0;
+    wfm_host_opts ho = WFM_HOST_OPTS_INIT;
+    ho.on_persist = count_save;
+    ho.on_persist_ud = &saves;
+    wfm_host *host = NULL;
+    ck_assert_int_eq(wfm_host_create(r.rt, store, &ho, &host, &err), WF_OK);
+    wfm_definition *def = NULL;
+    ck_assert_int_eq(wfm_runtime_load(r.rt, file, &def, NULL, &err), WF_OK);
+    wfm_dinst *d = NULL;
+    ck_assert_int_eq(wfm_host_new(host, def, &d, &err), WF_OK);
+    wfm_definition_release(def);
+    ck_assert_msg(wfm_host_run(host, d, &err) == WF_OK, "%s", err.message);
+    ck_assert_int_eq(wfm_instance_state_get(wfm_dinst_instance(d)), WFM_INSTANCE_CLOSED);
+    wfm_dinst_close(d);
+    wfm_host_destroy(host);
+    wfm_store_close(store);
+    wf_test_tmpdir_remove(dir);
+    wfm_test_close(&r);
+    return saves;
+}
+
+/* A legacy TransactionScope closing inside the hosted composite is a persistence point: the
+ * durable host saves the instance there (before the Interop completes) and at completion;
+ * outside a durable host the same workflow just runs. */
+START_TEST(test_legacy_persistence_point_persists_the_instance)
+{
+    ck_assert_uint_eq(durable_saves(DATA "atomic.xaml"), 2);
+    ck_assert_uint_eq(durable_saves(DATA "plain.xaml"), 1); /* completion only */
+    wfm_test_run r;
+    wfb_test_open(&r, DATA "lib", DATA "atomic.xaml");
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
+    wfm_test_close(&r);
+}
+END_TEST
+
+/* ---- bad input -------------------------------------------------------------------------- */
+/* Load `file` (composites from DATA/lib) and expect it refused with `errors` errors, sorted. */
+static wf_diags *load_refused(wfm_test_run *r, const char *file, size_t errors)
+{
+    wfb_test_open(r, DATA "lib", NULL);
     wf_diags *d = wf_diags_create();
     ck_assert_ptr_nonnull(d);
     wf_error err = WF_ERROR_INIT;
     wfm_definition *def = NULL;
-    ck_assert_int_ne(wfm_runtime_load(r.rt, DATA "bad_composites.xaml", &def, d, &err), WF_OK);
+    ck_assert_int_ne(wfm_runtime_load(r->rt, file, &def, d, &err), WF_OK);
     ck_assert_ptr_null(def);
     wf_diags_sort(d);
-    ck_assert_uint_eq(wf_diags_error_count(d), 3);
+    ck_assert_uint_eq(wf_diags_error_count(d), errors);
+    return d;
+}
+
+START_TEST(test_composite_errors_are_reported_at_the_interop)
+{
+    wfm_test_run r;
+    wf_diags *d = load_refused(&r, DATA "bad_composites.xaml", 3);
     WF_ASSERT_ERROR(wf_diags_get(d, 0)->error, WF_E_IO, 6, 3, "Missing.xoml");
     WF_ASSERT_ERROR(wf_diags_get(d, 1)->error, WF_E_SCHEMA, 7, 3, "x:Class=\"NS.WrongClass\"");
     WF_ASSERT_ERROR(wf_diags_get(d, 2)->error, WF_E_SCHEMA, 8, 3,
@@ -309,6 +434,68 @@ START_TEST(test_unknown_bookmark_is_refused)
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfm_instance_resume(r.inst, "IApprovalService.Approved", NULL, &err),
                      WF_E_NOTFOUND);
+    wfm_test_close(&r);
+}
+END_TEST
+
+static const char *const two_approved[] = {"IApprovalService.Approved", "IAudit.Approved",
+                                           "IApprovalService.Rejected"};
+
+static const char *two_approved_name(const void *src, size_t i)
+{
+    return ((const char *const *)src)[i];
+}
+
+/* A short name two bookmarks share is a usage error (exit 2); the full name or a unique short
+ * name resolves; a name nobody waits on resolves to nothing. */
+START_TEST(test_ambiguous_short_bookmark_name)
+{
+    wfb_marks m = {NULL, 3, two_approved_name, two_approved};
+    const char *got = "unset";
+    ck_assert_int_eq(wfb_bookmark_resolve(&m, "--resume", "Approved", &got), 2);
+    ck_assert_ptr_null(got);
+    ck_assert_int_eq(wfb_bookmark_resolve(&m, "--resume", "IAudit.Approved", &got), 0);
+    ck_assert_str_eq(got, "IAudit.Approved");
+    ck_assert_int_eq(wfb_bookmark_resolve(&m, "--resume", "Rejected", &got), 0);
+    ck_assert_str_eq(got, "IApprovalService.Rejected");
+    ck_assert_int_eq(wfb_bookmark_resolve(&m, "--resume", "Submitted", &got), 0);
+    ck_assert_ptr_null(got);
+    ck_assert_int_eq(wfb_bookmark_resolve(&m, "--resume", "Service.Approved", &got), 0);
+    ck_assert_ptr_null(got);
+}
+END_TEST
+
+/* What Interop cannot do is a load error at the Interop naming the legacy activity and its
+ * line: a legacy TransactionScope inside a modern one, an Interop inside a legacy body (the
+ * composite Nested). The Interop outside any modern TransactionScope loads. */
+START_TEST(test_restrictions_are_load_errors)
+{
+    wfm_test_run r;
+    wf_diags *d = load_refused(&r, DATA "nested_tx.xaml", 2);
+    WF_ASSERT_ERROR(wf_diags_get(d, 0)->error, WF_E_UNSUPPORTED, 8, 7,
+                    "legacy TransactionScope 'reserve' (" DATA "lib/Atomic.xoml line 2) of "
+                    "Atomic cannot run inside the modern TransactionScope 'Outer' (line 6)");
+    WF_ASSERT_ERROR(wf_diags_get(d, 1)->error, WF_E_UNSUPPORTED, 11, 3,
+                    "Interop cannot be nested inside a legacy body");
+    ck_assert_ptr_nonnull(strstr(wf_diags_get(d, 1)->error.message, "Nested.xoml:2:2"));
+    wf_diags_destroy(d);
+    wfm_test_close(&r);
+}
+END_TEST
+
+/* Bookmark names are unique per instance: a second Interop waiting on a queue another one
+ * waits on faults, naming itself and the queue. */
+START_TEST(test_two_interops_on_one_queue_fault_clearly)
+{
+    wfm_test_run r;
+    open_file(&r, DATA "same_queue.xaml");
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_FAULTED);
+    const wf_value *exc = wfm_instance_fault(r.inst);
+    ck_assert_ptr_eq(exc->type, &wf_exc_invalid_operation);
+    ck_assert_str_eq(wf_value_exc_message(exc),
+                     "Interop 'Second': another activity of this instance already waits on "
+                     "'IApprovalService.Approved' (two Interops cannot wait on one legacy queue "
+                     "at once)");
     wfm_test_close(&r);
 }
 END_TEST
@@ -408,10 +595,16 @@ Suite *interop_wait_suite(void)
     tcase_add_test(core, test_legacy_throw_caught_by_its_type);
     tcase_add_test(core, test_composite_only_library);
     tcase_add_test(core, test_cli_store_then_resume_in_a_new_process);
+    tcase_add_test(core, test_cli_short_bookmark_names);
+    tcase_add_test(core, test_cli_short_name_queued_for_another_host);
+    tcase_add_test(core, test_legacy_persistence_point_persists_the_instance);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_composite_errors_are_reported_at_the_interop);
     tcase_add_test(bad, test_unknown_bookmark_is_refused);
+    tcase_add_test(bad, test_ambiguous_short_bookmark_name);
+    tcase_add_test(bad, test_restrictions_are_load_errors);
+    tcase_add_test(bad, test_two_interops_on_one_queue_fault_clearly);
     suite_add_tcase(s, bad);
     TCase *lim = tcase_create("limits");
     tcase_add_test(lim, test_many_iterations_of_a_waiting_composite);

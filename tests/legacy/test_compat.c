@@ -267,7 +267,7 @@ END_TEST
 START_TEST(test_custom_activity_with_children_is_unsupported)
 {
     expect_load_error(CDIR "bad/custom_activity_with_children.xoml", true, WF_E_SCHEMA, 3, 3,
-                      "composite custom activities are not supported");
+                      "a type-library activity is a leaf, or a composite");
 }
 END_TEST
 

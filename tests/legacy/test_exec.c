@@ -557,6 +557,75 @@ START_TEST(test_subtree_runs_alone)
 }
 END_TEST
 
+/* The index of output `name` (wfl_exec_output_*). */
+static size_t output_index(xt_env *e, const char *name)
+{
+    for (size_t i = 0; i < wfl_exec_output_count(e->ex); i++)
+        if (strcmp(wfl_exec_output_name(e->ex, i), name) == 0)
+            return i;
+    ck_abort_msg("no output %s", name);
+    return 0;
+}
+
+/* wfl_exec_reset: the executor runs again exactly as a new one would, whether it closed
+ * (after loop contexts were cloned) or still waited on queues and a timer. */
+START_TEST(test_reset_runs_again_from_fresh_state)
+{
+    xt_env e;
+    xt_load(&e, "basic.xoml", NULL);
+    xt_start(&e);
+    xt_set(&e, "Limit", "2");
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    wfl_exec_reset(e.ex, NULL);
+    ck_assert_int_eq(wfl_exec_state_get(e.ex), WFL_EXEC_CREATED);
+    wfl_exec_stats stats;
+    wfl_exec_stats_get(e.ex, &stats);
+    ck_assert_uint_eq(stats.work_items, 0);
+    ck_assert_int_eq(xt_int(&e, "Count"), 0); /* the defaults again */
+    wf_value three = wf_int32(3);
+    ck_assert_int_eq(wfl_exec_set_input_at(e.ex, output_index(&e, "Limit"), &three, NULL), WF_OK);
+    wf_buf_fini(&e.calls);
+    wf_buf_init(&e.calls);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    ck_assert_str_eq(xt_str(&e, "Log"), "AC");
+    ck_assert_int_eq(xt_int(&e, "Count"), 3);
+    ck_assert_str_eq(e.calls.data, "codeA,ifFlag,codeC,while1,tick,counter1,while1,tick,counter1,"
+                                   "while1,tick,counter1,while1,add1,");
+    xt_free(&e);
+
+    xt_load(&e, "listen.xoml", NULL);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_IDLE);
+    wfl_exec_reset(e.ex, NULL);
+    int64_t due;
+    ck_assert_uint_eq(wfl_exec_queue_count(e.ex), 0);
+    ck_assert(!wfl_exec_next_timer(e.ex, &due));
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_IDLE);
+    ck_assert(xt_waits_on(&e, "ITestService.Approved"));
+    ck_assert(wfl_exec_next_timer(e.ex, &due));
+    ck_assert_int_eq(xt_deliver(&e, "ITestService.Approved", "{\"Approver\": \"bo\"}"),
+                     WFL_EXEC_CLOSED);
+    ck_assert_str_eq(xt_str(&e, "Log"), "A");
+    xt_free(&e);
+}
+END_TEST
+
+START_TEST(test_set_input_at_refuses_bad_indexes)
+{
+    xt_env e;
+    xt_load(&e, "basic.xoml", NULL);
+    xt_start(&e);
+    wf_value one = wf_int32(1);
+    wf_error err = WF_ERROR_INIT;
+    size_t n = wfl_exec_output_count(e.ex);
+    ck_assert_int_eq(wfl_exec_set_input_at(e.ex, n, &one, &err), WF_E_RANGE);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    ck_assert_int_eq(wfl_exec_set_input_at(e.ex, output_index(&e, "Limit"), &one, &err),
+                     WF_E_STATE);
+    xt_free(&e);
+}
+END_TEST
+
 /* ---- nomem -------------------------------------------------------------------------------------
  */
 static wf_status run_once(void *ud)
@@ -590,6 +659,7 @@ Suite *legacy_exec_suite(void)
     Suite *s = suite_create("legacy_exec");
     TCase *core = tcase_create("core");
     tcase_add_test(core, test_sequence_if_while_run_in_order);
+    tcase_add_test(core, test_reset_runs_again_from_fresh_state);
     tcase_add_test(core, test_parallel_branches_interleave_round_robin);
     tcase_add_test(core, test_status_lifecycle_is_traced);
     tcase_add_test(core, test_first_matching_fault_handler_in_order_runs);
@@ -606,6 +676,7 @@ Suite *legacy_exec_suite(void)
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_host_misuse_is_reported);
     tcase_add_test(bad, test_unknown_subtree_is_a_name_error);
+    tcase_add_test(bad, test_set_input_at_refuses_bad_indexes);
     suite_add_tcase(s, bad);
     TCase *nomem = tcase_create("nomem");
     tcase_set_timeout(nomem, 60);

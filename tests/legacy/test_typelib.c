@@ -90,7 +90,11 @@ static void bag_trace_cb(void *ud, const wfl_tl_call_record *rec)
 
 static wfl_tl_binding binding_for(bag *b)
 {
-    wfl_tl_binding bind = {bag_get_cb, bag_set_cb, bag_trace_cb, b};
+    wfl_tl_binding bind = WFL_TL_BINDING_INIT;
+    bind.get = bag_get_cb;
+    bind.set = bag_set_cb;
+    bind.trace = bag_trace_cb;
+    bind.ud = b;
     return bind;
 }
 
@@ -283,6 +287,51 @@ START_TEST(test_error_on_nonzero_faults_after_write_back)
     ck_assert_int_eq(bag_get(&b, "Status")->u.i32, 7); /* the Return binding still receives it */
     ck_assert_str_eq(wf_value_str(bag_get(&b, "Ticket")), "T-BOLT-11");
     bag_fini(&b);
+}
+END_TEST
+
+/* Positional binding: values by parameter index, the Return binding after the parameters. */
+typedef struct slots {
+    wf_value v[4];
+    unsigned gets, sets;
+} slots;
+
+static wf_status slot_get(void *ud, size_t index, wf_value *out, wf_error *err)
+{
+    (void)err;
+    slots *s = ud;
+    s->gets++;
+    *out = wf_value_retain(&s->v[index]);
+    return WF_OK;
+}
+
+static wf_status slot_set(void *ud, size_t index, const wf_value *value, wf_error *err)
+{
+    (void)err;
+    slots *s = ud;
+    s->sets++;
+    wf_value_release(&s->v[index]);
+    s->v[index] = wf_value_retain(value);
+    return WF_OK;
+}
+
+START_TEST(test_values_by_parameter_index)
+{
+    load_test_lib();
+    slots s = {{str("NUT"), wf_int32(11), wf_null(), wf_null()}, 0, 0};
+    wfl_tl_binding bind = WFL_TL_BINDING_INIT; /* no by-name callbacks at all */
+    bind.get_at = slot_get;
+    bind.set_at = slot_set;
+    bind.ud = &s;
+    wf_error err = WF_ERROR_INIT;
+    const wfl_tl_func *fn = wfl_tl_activity_func(wfl_typelib_activity(tl, "ReserveStock"));
+    ck_assert_int_eq(wfl_tl_func_invoke(fn, &bind, NULL, &err), WF_E_NATIVE);
+    ck_assert_str_eq(wf_value_str(&s.v[2]), "T-NUT-11"); /* Ticket, parameter 2 */
+    ck_assert_int_eq(s.v[3].u.i32, 7);                   /* Status, the Return binding */
+    ck_assert_uint_eq(s.gets, 2);
+    ck_assert_uint_eq(s.sets, 2);
+    for (size_t i = 0; i < 4; i++)
+        wf_value_release(&s.v[i]);
 }
 END_TEST
 
@@ -621,6 +670,7 @@ Suite *legacy_typelib_suite(void)
     tcase_add_test(tc, test_inout_values_are_updated);
     tcase_add_test(tc, test_return_values_of_each_type);
     tcase_add_test(tc, test_error_on_nonzero_faults_after_write_back);
+    tcase_add_test(tc, test_values_by_parameter_index);
     tcase_add_test(tc, test_class_handler_and_condition);
     tcase_add_test(tc, test_service_methods_events_and_exceptions);
     tcase_add_test(tc, test_parse_only_has_no_native_binding);

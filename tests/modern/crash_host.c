@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../bridge/wfb_interop.h" /* crash_interop.xaml hosts legacy activities */
 #include "../../common/wf_mem.h"
 #include "../../modern/wfm_durable.h"
 
@@ -81,6 +82,8 @@ static int app_open(app *a, const char *store_path, const char *xaml, const char
     ro.worker_count = 1;
     if (wfm_runtime_create(&ro, &a->rt, &err) != WF_OK)
         return fail("runtime", &err);
+    if (wfb_interop_register(wfm_runtime_catalogue(a->rt), &err) != WF_OK)
+        return fail("Interop", &err);
     wfm_store_opts so = WFM_STORE_OPTS_INIT;
     so.path = store_path;
     so.owner = getenv("CRASH_OWNER") && *getenv("CRASH_OWNER") ? getenv("CRASH_OWNER") : HOST_OWNER;

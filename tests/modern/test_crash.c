@@ -330,6 +330,10 @@ START_TEST(crash_kill_restart)
     harness h = {0};
     char dir_copy[256];
     harness_init(&h, dir_copy, sizeof dir_copy);
+    if (_i == 1) { /* the calls hosted by Interop (one composite waits on a legacy Delay after its call) */
+        h.xaml = "tests/modern/data/durable/crash_interop.xaml";
+        h.target = h.target / 4 + 1;
+    }
     printf("crash harness: seed %u, at least %u kill/restart cycles\n", h.seed, h.target);
     fflush(stdout);
     unsigned cycles = 0, rounds = 0, repeats = 0;
@@ -500,7 +504,7 @@ Suite *modern_crash_suite(void)
     TCase *tc = tcase_create("core");
     unsigned cycles = env_uint("WF_CRASH_CYCLES", 200);
     tcase_set_timeout(tc, 120 + (double)cycles / 4);
-    tcase_add_test(tc, crash_kill_restart);
+    tcase_add_loop_test(tc, crash_kill_restart, 0, 2); /* 1: crash_interop.xaml */
     tcase_add_test(tc, two_hosts_one_store);
     tcase_add_test(tc, killed_hosts_leases_are_taken_over_at_once);
     suite_add_tcase(s, tc);
