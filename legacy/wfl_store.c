@@ -133,7 +133,9 @@ wf_status wfl_store_open(const char *path, wfl_store **out, wf_error *err)
     sqlite3_busy_timeout(store->db, 5000);
     int version = read_version(store);
     wf_status rc = WF_OK;
-    if (version == -1)
+    /* -3 read without a lock may be a schema another process is creating right now (a busy
+     * or changed-schema step): look again under the write lock before calling it damaged */
+    if (version == -1 || version == -3)
         rc = create_schema(store, &version, err);
     if (rc == WF_OK && version != WFL_STORE_SCHEMA_VERSION)
         rc = wf_error_set(err, WF_E_CORRUPT, &loc,
