@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "../common/wf_xml.h"
 #include "../common/wf_file.h"
 #include "../common/wf_mem.h"
 #include "wfb_cli.h"
@@ -640,27 +641,7 @@ static void print_human(FILE *out, const report *r, bool dir)
 
 static void xml_text(wf_buf *b, const char *s)
 {
-    for (; *s; s++) {
-        switch (*s) {
-        case '<':
-            wf_buf_adds(b, "&lt;");
-            break;
-        case '>':
-            wf_buf_adds(b, "&gt;");
-            break;
-        case '&':
-            wf_buf_adds(b, "&amp;");
-            break;
-        case '"':
-            wf_buf_adds(b, "&quot;");
-            break;
-        default:
-            if ((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t')
-                wf_buf_addc(b, '?');
-            else
-                wf_buf_addc(b, *s);
-        }
-    }
+    (void)wf_xml_escape(b, s ? s : "", true); /* out of memory shows as b->oom */
 }
 
 static wf_status write_junit(const char *path, const report *r, wf_error *err)

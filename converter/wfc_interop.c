@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/wf_xml.h"
 #include "../common/wf_file.h"
 #include "../legacy/wfl_registry.h"
 #include "../legacy/wfl_typelib.h"
@@ -214,7 +215,7 @@ static void scope_namespaces(xmlNode *node, wf_buf *out)
             if (ns->prefix)
                 wf_buf_adds(out, (const char *)ns->prefix);
             wf_buf_adds(out, "=\"");
-            wfc_xml_escape(out, (const char *)ns->href, true);
+            wf_xml_escape(out, (const char *)ns->href, true);
             wf_buf_addc(out, '"');
         }
 }

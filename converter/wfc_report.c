@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/wf_xml.h"
 #include "wfc_report.h"
 
 typedef struct rep_activity {
@@ -530,24 +531,7 @@ wf_status wfc_report_markdown(const wfc_report *r, wf_buf *out, wf_error *err)
  * ---------------------------------------------------------------------------------------- */
 static void html_text(wf_buf *b, const char *s)
 {
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<':
-            wf_buf_adds(b, "&lt;");
-            break;
-        case '>':
-            wf_buf_adds(b, "&gt;");
-            break;
-        case '&':
-            wf_buf_adds(b, "&amp;");
-            break;
-        case '"':
-            wf_buf_adds(b, "&quot;");
-            break;
-        default:
-            wf_buf_addc(b, *s);
-        }
-    }
+    (void)wf_xml_escape(b, s ? s : "", true); /* out of memory shows as b->oom */
 }
 
 static void html_cell(wf_buf *b, const char *tag, const char *cls, const char *text)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/wf_xml.h"
 #include "wfc_xaml_writer.h"
 
 void wfc_xw_init(wfc_xw *w, wf_buf *out, size_t base_depth)
@@ -24,33 +25,6 @@ static void indent(wfc_xw *w, size_t level)
     for (size_t i = 0; i < (w->base + level) * 2; i++)
         if (!wf_buf_addc(w->out, ' '))
             w->failed = true;
-}
-
-bool wfc_xml_escape(wf_buf *out, const char *text, bool attribute)
-{
-    bool ok = true;
-    for (const unsigned char *p = (const unsigned char *)text; *p && ok; p++) {
-        switch (*p) {
-        case '&':
-            ok = wf_buf_adds(out, "&amp;");
-            break;
-        case '<':
-            ok = wf_buf_adds(out, "&lt;");
-            break;
-        case '>':
-            ok = wf_buf_adds(out, "&gt;");
-            break;
-        case '"':
-            ok = attribute ? wf_buf_adds(out, "&quot;") : wf_buf_addc(out, '"');
-            break;
-        default:
-            if (*p < 0x20 && (attribute || (*p != '\n' && *p != '\t')))
-                ok = wf_buf_addf(out, "&#%u;", (unsigned)*p);
-            else
-                ok = wf_buf_addc(out, (char)*p);
-        }
-    }
-    return ok;
 }
 
 void wfc_xw_end_start_tag(wfc_xw *w)
@@ -85,7 +59,7 @@ void wfc_xw_attr(wfc_xw *w, const char *name, const char *value)
     put(w, " ");
     put(w, name);
     put(w, "=\"");
-    if (!wfc_xml_escape(w->out, value ? value : "", true))
+    if (!wf_xml_escape(w->out, value ? value : "", true))
         w->failed = true;
     put(w, "\"");
 }
@@ -110,7 +84,7 @@ void wfc_xw_text(wfc_xw *w, const char *text)
         return;
     }
     put(w, ">");
-    if (!wfc_xml_escape(w->out, text, false))
+    if (!wf_xml_escape(w->out, text, false))
         w->failed = true;
     w->tag_open = false;
     w->has_text = true;

@@ -44,7 +44,4 @@ void wfc_xw_leaf_text(wfc_xw *w, const char *name, const char *text);
 void wfc_xw_end_start_tag(wfc_xw *w);
 bool wfc_xw_ok(const wfc_xw *w);
 
-/* Append `text` escaped for an attribute value (& < > " and control characters). */
-bool wfc_xml_escape(wf_buf *out, const char *text, bool attribute);
-
 #endif
