@@ -37,8 +37,8 @@ enum { WFM__PLAN_DATA_SHIFT = 4, WFM__PLAN_FAULT = 1u << 8 };
  * creation): NULL without a tracker, when the tracker's masks decide alone (no names), or
  * out of memory; every caller then takes the matching path, so NULL is never wrong. */
 const wfm__track_plan *wfm__track_plan_get(wfm_tracker *tracker, const wfm_definition *def);
-/* The node's bits; a node outside the plan's definition gets every bit but the data ones and
- * must be matched record by record (wfm__track_plan_decides says whether it was). */
+/* The node's bits into *mask: true when the plan decides for it; false without a plan or for
+ * an index beyond the plan's nodes (the record is then matched as without a plan). */
 bool wfm__track_plan_decides(const wfm__track_plan *plan, const wfm_node *node, unsigned *mask);
 
 /* Where one instance's records go: its tracker, id and record counter. */
