@@ -3,7 +3,6 @@
  * instance of a loaded definition, run to the end) for 1, 100 and 1,000 activities, legacy and
  * modern; the heap cost of 1,001 small definitions (each instantiated and run once) and of one
  * large generated definition (~33K nodes) per node. Heap = glibc's mallinfo2 bytes in use. */
-#include <libgen.h> /* dirname */
 #include <malloc.h> /* mallinfo2 */
 #include <stdint.h>
 #include <stdio.h>
@@ -311,12 +310,8 @@ static int large_memory(env *e, int blocks, large_result *out)
 int main(int argc, char **argv)
 {
     (void)argc;
-    char dir[1024], self[1024];
-    const char *env_dir = getenv("WFBENCH_LIB_DIR");
-    snprintf(self, sizeof self, "%s", argv[0]);
-    snprintf(dir, sizeof dir, "%s", env_dir ? env_dir : dirname(self));
-    if (!env_dir)
-        strncat(dir, "/lib", sizeof dir - strlen(dir) - 1);
+    char dir[1024];
+    bu_lib_dir(argv[0], dir, sizeof dir);
     env e = {0};
     wf_error err = WF_ERROR_INIT;
     wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;

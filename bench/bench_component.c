@@ -5,7 +5,6 @@
  * function pointer per node, values in a slot array, the instance allocated and freed), so
  * modern / C is our overhead over the least an interpreter must do. Engines interleave per
  * repetition; workflows per CPU-second and per wall second, medians with min and max. */
-#include <libgen.h> /* dirname */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -570,17 +569,8 @@ static void report(const case_result *res)
 int main(int argc, char **argv)
 {
     (void)argc;
-    /* The wfbench type library lives in lib/ beside this program (scripts/bench.sh puts it
-     * there); WFBENCH_LIB_DIR overrides. */
     char dir[1024];
-    const char *env_dir = getenv("WFBENCH_LIB_DIR");
-    if (env_dir) {
-        snprintf(dir, sizeof dir, "%s", env_dir);
-    } else {
-        char self[1024];
-        snprintf(self, sizeof self, "%s", argv[0]);
-        snprintf(dir, sizeof dir, "%s/lib", dirname(self));
-    }
+    bu_lib_dir(argv[0], dir, sizeof dir);
     legacy_env env = {0};
     env.items = wf_null();
     wf_error err = WF_ERROR_INIT;

@@ -6,6 +6,7 @@
 #ifndef BENCH_UTIL_H
 #define BENCH_UTIL_H
 
+#include <libgen.h> /* dirname */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,6 +19,21 @@ static inline const char *bench_tmp_base(void)
 {
     const char *t = getenv("TMPDIR");
     return t && *t ? t : "/tmp";
+}
+
+/* The native libraries' directory (bench.sh builds them into lib/ beside the program):
+ * $WFBENCH_LIB_DIR when set, else the directory of argv0 plus /lib. */
+static inline const char *bu_lib_dir(const char *argv0, char *buf, size_t size)
+{
+    const char *env_dir = getenv("WFBENCH_LIB_DIR");
+    if (env_dir && *env_dir) {
+        snprintf(buf, size, "%s", env_dir);
+    } else {
+        char self[1024];
+        snprintf(self, sizeof self, "%s", argv0);
+        snprintf(buf, size, "%.1000s/lib", dirname(self));
+    }
+    return buf;
 }
 
 static inline double bu_now(void)

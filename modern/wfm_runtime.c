@@ -100,6 +100,7 @@ struct wfm_instance {
     wfm_instance *q_next; /* the runnable queue, or the spare list */
     char id[WF_ID_LEN + 1]; /* "" until wfm_instance_id or wfm_instance_set_id */
     uint64_t track_seq;   /* tracking record numbers */
+    const wfm__track_plan *track_plan; /* the tracker's plan of def, or NULL */
 };
 
 static void shell_free(wfm_instance *inst);
@@ -126,8 +127,8 @@ static int64_t real_clock(void *ud)
 static wfm__track_target track_target(wfm_instance *inst)
 {
     wfm_runtime *rt = inst->rt;
-    wfm__track_target to = {rt->tracker, wfm_instance_id(inst), &inst->track_seq,
-                            rt->clock(rt->clock_ud)};
+    wfm__track_target to = {rt->tracker, inst->track_plan, wfm_instance_id(inst),
+                            &inst->track_seq, rt->clock(rt->clock_ud)};
     return to;
 }
 
@@ -135,7 +136,7 @@ static void inst_track(void *ud, wfm__track_event ev, const wfm_ai *ai, const ch
                        const wf_value *value)
 {
     wfm_instance *inst = ud;
-    if (!wfm__track_sched_wanted(inst->rt->tracker, ev, ai))
+    if (!wfm__track_sched_wanted(inst->rt->tracker, inst->track_plan, ev, ai))
         return;
     if (ev == WFM__TRACK_RESUMED && wfm_persist_bookmark(name))
         return; /* the durable host's own resumption of a Persist request */
@@ -385,6 +386,7 @@ wf_status wfm_runtime_load_mem(wfm_runtime *rt, const char *name, const char *da
     }
     *out = wfm_definition_retain(def);
     pthread_mutex_unlock(&rt->cache_lock);
+    wfm__track_plan_get(rt->tracker, def); /* compile the profile's names for it now */
     return WF_OK;
 }
 
@@ -914,6 +916,7 @@ wf_status wfm_instance_create(wfm_runtime *rt, wfm_definition *def, wfm_instance
         host.track = inst_track;
         host.track_ud = inst;
     }
+    inst->track_plan = wfm__track_plan_get(rt->tracker, def);
     wf_status st = list_outputs(inst, def) ? wfm__sched_init(&inst->ctx, def, &host, err)
                                            : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     if (st != WF_OK) {

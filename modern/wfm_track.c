@@ -64,6 +64,14 @@ typedef struct stream {
     uint64_t peek_ticket;
 } stream;
 
+/* A compiled plan (wfm_track_int.h), one per definition content, in the tracker's list. */
+struct wfm__track_plan {
+    wfm__track_plan *next;
+    uint64_t hash;     /* the definition's content */
+    size_t count;      /* its nodes */
+    uint16_t masks[];  /* by node index */
+};
+
 struct wfm_tracker {
     const wfm_profile *profile; /* borrowed */
     unsigned kinds;             /* wfm_profile_kinds(profile) */
@@ -71,6 +79,7 @@ struct wfm_tracker {
     bool plain;                 /* the masks decide alone (no names, no odd states) */
     unsigned data_states;       /* plain: ActivityState states that carry variables */
     uint64_t serial;            /* tells trackers apart in the threads' caches */
+    _Atomic(wfm__track_plan *) plans; /* compiled plans, newest first (added under lock) */
     pthread_mutex_t lock;
     pthread_cond_t work, drained, space;
     stream *streams;            /* under lock */
@@ -750,6 +759,10 @@ void wfm_tracker_destroy(wfm_tracker *t)
         t->streams = next;
     }
     free_chunks(t->spare);
+    for (wfm__track_plan *p = atomic_load(&t->plans), *next; p; p = next) {
+        next = p->next;
+        wf_free(p);
+    }
     wf_buf_fini(&t->out);
     pthread_mutex_destroy(&t->lock);
     pthread_cond_destroy(&t->work);
@@ -865,11 +878,23 @@ static bool keeps(const wfm_tracker *t, const wfm_track_record *rec, bool *want_
     return (t->act_states & bit) != 0;
 }
 
+static void emit_kept(wfm_tracker *t, const wfm_track_record *rec, bool want_data);
+
 void wfm_tracker_emit(wfm_tracker *t, const wfm_track_record *rec)
 {
     bool want_data = false;
-    if (!t->thread_running || !keeps(t, rec, &want_data))
-        return;
+    if (t->thread_running && keeps(t, rec, &want_data))
+        emit_kept(t, rec, want_data);
+}
+
+void wfm__tracker_emit_kept(wfm_tracker *t, const wfm_track_record *rec, bool want_data)
+{
+    if (t->thread_running)
+        emit_kept(t, rec, want_data);
+}
+
+static void emit_kept(wfm_tracker *t, const wfm_track_record *rec, bool want_data)
+{
     wfm_track_record copy = *rec;
     if (!want_data && rec->kind != WFM_REC_CUSTOM) /* WF4 custom records carry their data */
         copy.data_count = 0;
@@ -895,6 +920,81 @@ void wfm_tracker_emit(wfm_tracker *t, const wfm_track_record *rec)
     }
     if (values)
         wf_buf_fini(&r.buf);
+}
+
+/* ---- plans: name patterns compiled per definition --------------------------------------- */
+
+static wfm__track_plan *plan_find(wfm__track_plan *p, uint64_t hash, size_t count)
+{
+    for (; p; p = p->next)
+        if (p->hash == hash && p->count == count)
+            return p;
+    return NULL;
+}
+
+/* Each node's bits, from the records it would give (the fields wfm__track_sched fills). */
+static wfm__track_plan *plan_compile(const wfm_tracker *t, const wfm_definition *def)
+{
+    static const char *const states[4] = {"Executing", "Closed", "Faulted", "Canceled"};
+    size_t n = wfm_definition_node_count(def);
+    wfm__track_plan *p = wf_malloc(sizeof *p + n * sizeof p->masks[0]);
+    if (!p)
+        return NULL;
+    p->next = NULL;
+    p->hash = wfm_definition_hash(def);
+    p->count = n;
+    for (size_t i = 0; i < n; i++) {
+        wfm_track_record r = {.kind = WFM_REC_ACTIVITY_STATE};
+        r.activity = wfm_node_display_name(wfm_definition_node_at(def, i));
+        unsigned mask = 0;
+        for (unsigned st = 0; st < 4; st++) {
+            bool data = false;
+            r.state = states[st];
+            if (wfm_profile_match(t->profile, &r, &data))
+                mask |= (1u << st) | (data ? 1u << (st + WFM__PLAN_DATA_SHIFT) : 0);
+        }
+        r.kind = WFM_REC_FAULT_PROPAGATION;
+        r.state = NULL;
+        if (wfm_profile_match(t->profile, &r, NULL))
+            mask |= WFM__PLAN_FAULT;
+        p->masks[i] = (uint16_t)mask;
+    }
+    return p;
+}
+
+const wfm__track_plan *wfm__track_plan_get(wfm_tracker *t, const wfm_definition *def)
+{
+    if (!t || t->plain || !t->kinds || !def)
+        return NULL;
+    uint64_t hash = wfm_definition_hash(def);
+    size_t count = wfm_definition_node_count(def);
+    wfm__track_plan *p = plan_find(atomic_load_explicit(&t->plans, memory_order_acquire), hash,
+                                   count);
+    if (p)
+        return p;
+    wfm__track_plan *made = plan_compile(t, def);
+    if (!made)
+        return NULL;
+    pthread_mutex_lock(&t->lock);
+    p = plan_find(atomic_load_explicit(&t->plans, memory_order_relaxed), hash, count);
+    if (!p) { /* else another thread compiled it meanwhile */
+        made->next = atomic_load_explicit(&t->plans, memory_order_relaxed);
+        atomic_store_explicit(&t->plans, made, memory_order_release);
+        p = made;
+        made = NULL;
+    }
+    pthread_mutex_unlock(&t->lock);
+    wf_free(made);
+    return p;
+}
+
+bool wfm__track_plan_decides(const wfm__track_plan *p, const wfm_node *node, unsigned *mask)
+{
+    uint32_t i = p ? wfm_node_index(node) : 0;
+    if (!p || i >= p->count)
+        return false;
+    *mask = p->masks[i];
+    return true;
 }
 
 void wfm__tracker_batch_begin(wfm_tracker *t)

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "wfm_definition.h"
 #include "wfm_sched_int.h"
 #include "wfm_track.h"
 
@@ -19,10 +20,31 @@ void wfm__tracker_batch_end(wfm_tracker *tracker);
 /* Whether the profile's kinds and ActivityState masks decide alone (no name patterns, no
  * states but ActivityState's four); *data_states: the WFM_ACT_* states keeping variables. */
 bool wfm__profile_plain(const wfm_profile *profile, unsigned *data_states);
+/* Emit a record the caller already decided the profile keeps (a plan's bit), with or without
+ * its variables: wfm_tracker_emit without matching it again. */
+void wfm__tracker_emit_kept(wfm_tracker *tracker, const wfm_track_record *rec, bool want_data);
+
+/* A profile with name patterns compiled against one definition: per node (by index), whether
+ * its ActivityState records in each of the four states pass (bits WFM_ACT_*), which of them
+ * keep variables (those bits << WFM__PLAN_DATA_SHIFT) and whether its FaultPropagation
+ * records pass (WFM__PLAN_FAULT), each decided once by wfm_profile_match on the record the
+ * node would give, so events of those kinds cost one mask test. Owned by the tracker until
+ * wfm_tracker_destroy and shared by definitions of the same content (display names follow
+ * from the file). */
+typedef struct wfm__track_plan wfm__track_plan;
+enum { WFM__PLAN_DATA_SHIFT = 4, WFM__PLAN_FAULT = 1u << 8 };
+/* The plan of def, compiled on first use (the runtime asks at load and at instance
+ * creation): NULL without a tracker, when the tracker's masks decide alone (no names), or
+ * out of memory; every caller then takes the matching path, so NULL is never wrong. */
+const wfm__track_plan *wfm__track_plan_get(wfm_tracker *tracker, const wfm_definition *def);
+/* The node's bits into *mask: true when the plan decides for it; false without a plan or for
+ * an index beyond the plan's nodes (the record is then matched as without a plan). */
+bool wfm__track_plan_decides(const wfm__track_plan *plan, const wfm_node *node, unsigned *mask);
 
 /* Where one instance's records go: its tracker, id and record counter. */
 typedef struct wfm__track_target {
     wfm_tracker *tracker; /* borrowed; NULL: no tracking */
+    const wfm__track_plan *plan; /* the tracker's plan of the instance's definition, or NULL */
     const char *instance_id;
     uint64_t *seq;        /* the instance's record counter */
     int64_t now_us;
@@ -30,9 +52,10 @@ typedef struct wfm__track_target {
 
 /* A WorkflowInstance record: state "Started", "Idle", "Completed", ... */
 void wfm__track_instance(const wfm__track_target *to, const char *state, const wf_value *fault);
-/* Whether the tracker could keep the record for this scheduler event: one or two bit tests,
- * made before the caller reads the clock or formats an id. */
-bool wfm__track_sched_wanted(const wfm_tracker *tracker, wfm__track_event ev, const wfm_ai *ai);
+/* Whether the tracker could keep the record for this scheduler event: one to three bit tests
+ * (the plan's, when there is one), made before the caller reads the clock or formats an id. */
+bool wfm__track_sched_wanted(const wfm_tracker *tracker, const wfm__track_plan *plan,
+                             wfm__track_event ev, const wfm_ai *ai);
 /* The scheduler events (wfm__sched_host.track_mask bits) the tracker's profile can keep:
  * 0 without a tracker or with profile "none". */
 unsigned wfm__track_sched_mask(const wfm_tracker *tracker);

@@ -69,8 +69,10 @@ static const char *closed_state(const wfm_ai *ai)
     }
 }
 
-/* ActivityState with the activity's own variables (the profile decides whether they stay). */
-static void activity_state(const wfm__track_target *to, const wfm_ai *ai, const char *state)
+/* ActivityState with the activity's own variables (the profile, or the plan's data bit for
+ * the state, decides whether they stay). */
+static void activity_state(const wfm__track_target *to, const wfm_ai *ai, const char *state,
+                           unsigned state_bit)
 {
     wfm_track_record r = base(to, WFM_REC_ACTIVITY_STATE);
     r.state = state;
@@ -85,7 +87,11 @@ static void activity_state(const wfm__track_target *to, const wfm_ai *ai, const 
         r.data_values = ai->venv.slots;
         r.data_count = n;
     }
-    wfm_tracker_emit(to->tracker, &r);
+    unsigned mask = 0;
+    if (wfm__track_plan_decides(to->plan, ai->node, &mask))
+        wfm__tracker_emit_kept(to->tracker, &r, (mask >> WFM__PLAN_DATA_SHIFT) & state_bit);
+    else
+        wfm_tracker_emit(to->tracker, &r);
 }
 
 static wfm_rec_kind kind_of(wfm__track_event ev)
@@ -120,12 +126,19 @@ static unsigned act_state_bit(wfm__track_event ev, const wfm_ai *ai)
     }
 }
 
-bool wfm__track_sched_wanted(const wfm_tracker *t, wfm__track_event ev, const wfm_ai *ai)
+bool wfm__track_sched_wanted(const wfm_tracker *t, const wfm__track_plan *plan,
+                             wfm__track_event ev, const wfm_ai *ai)
 {
     wfm_rec_kind kind = kind_of(ev);
     if (!wfm_tracker_wants(t, kind))
         return false;
-    return kind != WFM_REC_ACTIVITY_STATE || wfm_tracker_wants_activity(t, act_state_bit(ev, ai));
+    unsigned bit = kind == WFM_REC_ACTIVITY_STATE ? act_state_bit(ev, ai)
+                   : kind == WFM_REC_FAULT_PROPAGATION ? WFM__PLAN_FAULT
+                                                       : 0;
+    if (kind == WFM_REC_ACTIVITY_STATE && !wfm_tracker_wants_activity(t, bit))
+        return false;
+    unsigned mask = 0;
+    return !bit || !wfm__track_plan_decides(plan, ai->node, &mask) || (mask & bit);
 }
 
 unsigned wfm__track_sched_mask(const wfm_tracker *t)
@@ -156,10 +169,11 @@ void wfm__track_sched(const wfm__track_target *to, wfm__track_event ev, const wf
                       const char *name, const wf_value *value)
 {
     wfm_rec_kind kind = kind_of(ev);
-    if (!wfm__track_sched_wanted(to->tracker, ev, ai))
+    if (!wfm__track_sched_wanted(to->tracker, to->plan, ev, ai))
         return;
     if (ev == WFM__TRACK_EXECUTING || ev == WFM__TRACK_CLOSED) {
-        activity_state(to, ai, ev == WFM__TRACK_EXECUTING ? "Executing" : closed_state(ai));
+        activity_state(to, ai, ev == WFM__TRACK_EXECUTING ? "Executing" : closed_state(ai),
+                       act_state_bit(ev, ai));
         return;
     }
     wfm_track_record r = base(to, kind);
@@ -194,5 +208,9 @@ void wfm__track_sched(const wfm__track_target *to, wfm__track_event ev, const wf
         else
             r.payload = value;
     }
-    wfm_tracker_emit(to->tracker, &r);
+    unsigned mask = 0;
+    if (ev == WFM__TRACK_FAULT && wfm__track_plan_decides(to->plan, ai->node, &mask))
+        wfm__tracker_emit_kept(to->tracker, &r, false); /* kept: wfm__track_sched_wanted */
+    else
+        wfm_tracker_emit(to->tracker, &r);
 }

@@ -43,7 +43,7 @@ for dir in bench/libs/*/; do
     done
 done
 # The report's order (the paper's); programs not listed follow in name order.
-ORDER="bench_component bench_interop bench_activation bench_persist bench_tracking bench_multicore"
+ORDER="bench_component bench_interop bench_complex bench_activation bench_persist bench_tracking bench_multicore"
 programs=""
 for name in $ORDER; do
     [ -f "bench/$name.c" ] && programs="$programs bench/$name.c"
@@ -175,7 +175,7 @@ elif ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 else
     pdir="$out/peers/bpmn"
     mkdir -p "$pdir"
-    cp bench/peers/bpmn/package.json bench/peers/bpmn/bench.mjs "$pdir/"
+    cp bench/peers/bpmn/package.json bench/peers/bpmn/bench.mjs bench/peers/stats.mjs "$pdir/"
     if [ ! -d "$pdir/node_modules/bpmn-engine" ] &&
         ! (cd "$pdir" && timeout 300 npm install --no-audit --no-fund --silent >/dev/null 2>&1); then
         peer_note="bpmn-engine: skipped, npm install failed (is the npm registry reachable?)."
@@ -188,9 +188,94 @@ else
         peer_rows=yes
     fi
 fi
-# One row: workload, the peer's figure, ours, ours / the peer's (ratio of figures of this run).
+
+# ---- peers: DBOS (npm) on a PostgreSQL of its own: the durable 5-step workload ---------------
+# PostgreSQL is started for the run with initdb / pg_ctl (Debian's postgresql package) in a
+# temporary directory, listening on a Unix socket only, as an unprivileged user (as root: the
+# postgres user, else nobody); it is stopped and removed at the end. Two databases: the
+# defaults (synchronous_commit=on, a commit waits for its WAL flush, like durability FULL) and
+# synchronous_commit=off (like NORMAL: a crash may drop the last commits).
+dbos_note=""
+dbos_rows=""
+pg_dir=""
+pg_stop() {
+    [ -n "$pg_dir" ] || return 0
+    $pg_as "$pg_bin/pg_ctl" -D "$pg_dir/data" -m fast -w stop >/dev/null 2>&1
+    rm -rf "$pg_dir"
+    pg_dir=""
+}
+trap pg_stop EXIT
+pg_start() { # sets pg_dir, pg_url_base; or dbos_note saying why not
+    pg_bin=$(pg_config --bindir 2>/dev/null)
+    [ -x "$pg_bin/initdb" ] || pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -1)
+    if [ ! -x "$pg_bin/initdb" ] || [ ! -x "$pg_bin/pg_ctl" ] || ! command -v psql >/dev/null; then
+        dbos_note="DBOS: skipped, PostgreSQL (initdb, pg_ctl, psql) is not installed (apt-get install postgresql)."
+        return 1
+    fi
+    pg_as=""
+    if [ "$(id -u)" = 0 ]; then
+        pg_user=postgres
+        id "$pg_user" >/dev/null 2>&1 || pg_user=nobody
+        pg_as="runuser -u $pg_user --"
+    fi
+    # /tmp, not $TMPDIR: the socket path must stay short and reachable by that user.
+    pg_dir=$(mktemp -d /tmp/wfbench-pg.XXXXXX) || { dbos_note="DBOS: skipped, no temporary directory."; return 1; }
+    chmod 755 "$pg_dir"
+    [ -n "$pg_as" ] && chown "$pg_user" "$pg_dir"
+    if ! $pg_as "$pg_bin/initdb" -D "$pg_dir/data" -A trust -U bench --no-sync >"$pg_dir/initdb.log" 2>&1; then
+        dbos_note="DBOS: skipped, initdb failed: $(tail -1 "$pg_dir/initdb.log")"
+        pg_stop
+        return 1
+    fi
+    if ! $pg_as "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log" -w -t 60 \
+        -o "-k $pg_dir -c listen_addresses= -c max_connections=50" start >/dev/null 2>&1; then
+        dbos_note="DBOS: skipped, PostgreSQL did not start: $(tail -1 "$pg_dir/server.log" 2>/dev/null)"
+        pg_stop
+        return 1
+    fi
+    if ! psql -h "$pg_dir" -U bench -d postgres -q -c "CREATE DATABASE dbos_on" \
+        -c "CREATE DATABASE dbos_off" -c "ALTER DATABASE dbos_off SET synchronous_commit = off" \
+        >/dev/null 2>&1; then
+        dbos_note="DBOS: skipped, cannot create its databases."
+        pg_stop
+        return 1
+    fi
+    return 0
+}
+if [ "$WFBENCH_QUICK" = 1 ]; then
+    dbos_note="DBOS: not run in quick mode."
+elif ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    dbos_note="DBOS: skipped, node and npm are not installed."
+else
+    ddir="$out/peers/dbos"
+    mkdir -p "$ddir"
+    cp bench/peers/dbos/package.json bench/peers/dbos/bench.mjs bench/peers/stats.mjs "$ddir/"
+    if [ ! -d "$ddir/node_modules/@dbos-inc/dbos-sdk" ] &&
+        ! (cd "$ddir" && timeout 300 npm install --no-audit --no-fund --silent >/dev/null 2>&1); then
+        dbos_note="DBOS: skipped, npm install of @dbos-inc/dbos-sdk failed (is the npm registry reachable?)."
+    elif pg_start; then
+        echo "== DBOS (peer, PostgreSQL $("$pg_bin/postgres" --version 2>/dev/null | awk '{print $3}'))"
+        : > "$ddir/peer.jsonl"
+        for sc in on off; do
+            if ! (cd "$ddir" && DBOS_SYSTEM_DATABASE_URL="postgresql://bench@localhost/dbos_$sc?host=$pg_dir" \
+                timeout 600 node bench.mjs "synchronous_commit $sc" > run.out 2> peer.err); then
+                dbos_note="DBOS: failed to run (synchronous_commit $sc): $(grep -v Deprecation "$ddir/peer.err" | head -c 300)"
+                break
+            fi
+            grep '^{' "$ddir/run.out" >> "$ddir/peer.jsonl"
+        done
+        pg_stop
+        if [ -z "$dbos_note" ]; then
+            sed 's/^{/{"program": "peer_dbos", "table": "peers", /' "$ddir/peer.jsonl" |
+                tee -a "$out/figures.jsonl"
+            dbos_rows=yes
+        fi
+    fi
+fi
+# One row: workload, the figure of peer $peer, ours, ours / the peer's (ratio of figures of
+# this run).
 peer_row() { # peer_row LABEL PEER_ROW PEER_COLUMN PEER_UNIT OUR_PROGRAM OUR_ROW OUR_COLUMN OUR_UNIT [inverse]
-    theirs=$(fig peer_bpmn "$2" "$3" "$4")
+    theirs=$(fig "$peer" "$2" "$3" "$4")
     ours=$(fig "$5" "$6" "$7" "$8")
     awk -v l="$1" -v t="$theirs" -v o="$ours" -v inv="$9" -v u="$4" 'BEGIN {
         if (t == "" || o == "") { printf "| %s | %s | %s | - | %s |\n", l, t, o, u; exit }
@@ -240,6 +325,7 @@ report="$out/REPORT.md"
         echo "bpmn-engine overflows its stack, RangeError, on a sequence of 400 tasks). For the cold"
         echo "row (µs) the ratio is bpmn-engine's time / ours."
         echo
+        peer=peer_bpmn
         echo "| workload | bpmn-engine | wfbridge modern | speed-up of ours | unit |"
         echo "|---|---|---|---|---|"
         peer_row "sequence of 5" "sequence of 5" cpu "workflows per CPU-second" \
@@ -253,9 +339,30 @@ report="$out/REPORT.md"
         echo
     fi
     [ -n "$peer_note" ] && { echo "$peer_note"; echo; }
-    echo "DBOS (@dbos-inc/dbos-sdk on the local PostgreSQL, the durable 5-step workload):"
-    echo "skipped, no driver for it is written yet (the durable comparison belongs with the"
-    echo "persistence work, gap 2). No peer figure in this report is made up."
+    if [ -n "$dbos_rows" ]; then
+        echo "### DBOS (@dbos-inc/dbos-sdk $(sed -n 's/.*"version": "\(.*\)".*/\1/p' "$ddir/node_modules/@dbos-inc/dbos-sdk/package.json" 2>/dev/null), Node.js $(node --version 2>/dev/null), PostgreSQL on a Unix socket)"
+        echo
+        echo "bench/peers/dbos/bench.mjs: bench_persist's 5-step workload as a DBOS workflow of five"
+        echo "DBOS.runStep calls (a checkpoint in PostgreSQL after each step, plus the workflow's start"
+        echo "and end), 600 instances 8 at a time, median of 3 after a warm-up; the PostgreSQL server"
+        echo "bench.sh started runs beside it on the same 2 cores (the CPU rate counts node only, so"
+        echo "only wall rates are compared). Ours: bench_persist's 5 steps with a Persist after each, 8"
+        echo "threads, group commit, same run; synchronous_commit on against our FULL, off against"
+        echo "our NORMAL."
+        echo
+        echo "| workload | DBOS | wfbridge modern | speed-up of ours | unit |"
+        echo "|---|---|---|---|---|"
+        peer=peer_dbos
+        peer_row "5 steps, checkpoint each; sync commit on / FULL" \
+            "synchronous_commit on" wall "instances/s" bench_persist \
+            "5 steps, Persist after each (to completion), FULL" "group commit" "instances/s"
+        peer_row "5 steps, checkpoint each; sync commit off / NORMAL" \
+            "synchronous_commit off" wall "instances/s" bench_persist \
+            "5 steps, Persist after each (to completion), NORMAL" "group commit" "instances/s"
+        echo
+    fi
+    [ -n "$dbos_note" ] && { echo "$dbos_note"; echo; }
+    echo "No peer figure in this report is made up."
     echo
     if [ -n "$failed" ]; then
         echo "## Failed"

@@ -328,6 +328,85 @@ START_TEST(test_track_runtime_none_profile_keeps_nothing)
 }
 END_TEST
 
+/* A profile of activity names (compiled per definition at load) on two definitions whose
+ * nodes swap names: each instance keeps the records of its own definition's names. */
+static const char named_profile[] =
+    "<TrackingProfile Name=\"named\">\n"
+    "  <ActivityStateQuery ActivityName=\"Main\"><States><State Name=\"Closed\"/></States>\n"
+    "    <Variables><Variable Name=\"*\"/></Variables></ActivityStateQuery>\n"
+    "  <ActivityStateQuery ActivityName=\"Hello\"><States><State Name=\"Executing\"/>"
+    "</States></ActivityStateQuery>\n"
+    "  <FaultPropagationQuery FaultSourceActivityName=\"Boom\"/>\n"
+    "</TrackingProfile>\n";
+
+#define NAMED_OPEN                                                                                 \
+    "<Activity xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\" "                 \
+    "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\">"
+static const char named_a[] = NAMED_OPEN
+    "<Sequence DisplayName=\"Main\"><Sequence.Variables><Variable x:TypeArguments=\"x:Int32\" "
+    "Name=\"n\" Default=\"7\"/></Sequence.Variables><WriteLine DisplayName=\"Hello\" "
+    "Text=\"a\"/></Sequence></Activity>";
+static const char named_b[] = NAMED_OPEN
+    "<Sequence DisplayName=\"Hello\"><Sequence.Variables><Variable x:TypeArguments=\"x:Int32\" "
+    "Name=\"n\" Default=\"8\"/></Sequence.Variables><WriteLine DisplayName=\"Main\" "
+    "Text=\"b\"/><TryCatch><TryCatch.Try><Throw DisplayName=\"Boom\" "
+    "Exception=\"[new InvalidOperationException(&quot;boom&quot;)]\"/></TryCatch.Try>"
+    "<TryCatch.Catches><Catch x:TypeArguments=\"InvalidOperationException\"/>"
+    "</TryCatch.Catches></TryCatch><Throw DisplayName=\"Quiet\" "
+    "Exception=\"[new ArgumentException(&quot;bad&quot;)]\"/></Sequence></Activity>";
+
+static void run_named(wfm_runtime *rt, const char *xaml)
+{
+    wf_error err = WF_ERROR_INIT;
+    wfm_definition *def = NULL;
+    wfm_instance *inst = NULL;
+    ck_assert_int_eq(wfm_runtime_load_mem(rt, "named.xaml", xaml, strlen(xaml), &def, NULL, &err),
+                     WF_OK);
+    ck_assert_int_eq(wfm_instance_create(rt, def, &inst, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_run(inst, &err), WF_OK);
+    wfm_instance_destroy(inst);
+    wfm_definition_release(def);
+}
+
+START_TEST(test_track_runtime_named_profile_follows_each_definition)
+{
+    wf_error err = WF_ERROR_INIT;
+    wfm_profile *p = NULL;
+    ck_assert_int_eq(wfm_profile_load_mem("named", named_profile, strlen(named_profile), &p, &err),
+                     WF_OK);
+    wfm_tracker *t = ring_tracker(p);
+    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
+    o.worker_count = 1;
+    o.write = wfm_test_discard;
+    o.tracker = t;
+    wfm_runtime *rt = NULL;
+    ck_assert_int_eq(wfm_runtime_create(&o, &rt, &err), WF_OK);
+    run_named(rt, named_a);
+    run_named(rt, named_b);
+    run_named(rt, named_a); /* the first definition's plan again */
+    char lines[8][512];
+    size_t n = wfm_tracker_ring_count(t);
+    ck_assert_uint_eq(n, 7);
+    for (size_t i = 0; i < n; i++)
+        ck_assert(wfm_tracker_ring_get(t, i, lines[i], sizeof lines[i]));
+    for (size_t run = 0; run < 2; run++) { /* a, then a again */
+        size_t at = run ? 5 : 0;
+        ck_assert(has(lines[at], "\"state\": \"Executing\"", "\"activity\": \"Hello\""));
+        ck_assert(has(lines[at + 1], "\"state\": \"Closed\"", "\"activity\": \"Main\""));
+        ck_assert(has(lines[at + 1], "\"data\": {\"n\": 7}", NULL));
+    }
+    /* b: Hello is the Sequence (no data asked), Main the WriteLine; Boom's fault, not Quiet's. */
+    ck_assert(has(lines[2], "\"state\": \"Executing\"", "\"activity\": \"Hello\""));
+    ck_assert(!strstr(lines[2], "\"data\""));
+    ck_assert(has(lines[3], "\"state\": \"Closed\"", "\"activity\": \"Main\""));
+    ck_assert(!strstr(lines[3], "\"n\": 8"));
+    ck_assert(has(lines[4], "\"record\": \"FaultPropagation\"", "\"activity\": \"Boom\""));
+    wfm_runtime_destroy(rt);
+    wfm_tracker_destroy(t);
+    wfm_profile_destroy(p);
+}
+END_TEST
+
 Suite *modern_track_runtime_suite(void)
 {
     Suite *s = suite_create("modern_track_runtime");
@@ -335,6 +414,7 @@ Suite *modern_track_runtime_suite(void)
     tcase_add_test(core, test_track_runtime_basic_profile_order_for_sequence_writeline);
     tcase_add_test(core, test_track_runtime_all_profile_schedules_before_closing);
     tcase_add_test(core, test_track_runtime_none_profile_keeps_nothing);
+    tcase_add_test(core, test_track_runtime_named_profile_follows_each_definition);
     suite_add_tcase(s, core);
     return s;
 }

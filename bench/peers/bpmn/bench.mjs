@@ -9,6 +9,7 @@ import { Engine } from 'bpmn-engine';
 import BpmnModdle from 'bpmn-moddle';
 import * as Elements from 'bpmn-elements';
 import serializer, { TypeResolver } from 'moddle-context-serializer';
+import { cpuSeconds, emit } from './stats.mjs';
 
 const quick = process.argv[2] === 'quick';
 const reps = quick ? 1 : 5;
@@ -39,22 +40,6 @@ function runOnce(sourceContext) {
     const engine = new Engine({ name: 'peer', sourceContext });
     engine.execute((err) => (err ? reject(err) : resolve()));
   });
-}
-
-function summary(v) {
-  const s = [...v].sort((a, b) => a - b);
-  const n = s.length;
-  const med = n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-  return { median: med, min: s[0], max: s[n - 1], repetitions: n };
-}
-
-function cpuSeconds() {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
-}
-
-function emit(row, column, unit, values) {
-  console.log(JSON.stringify({ row, column, unit, ...summary(values) }));
 }
 
 // Sequential runs for `seconds`: workflows per CPU-second and per wall second.
