@@ -22,11 +22,11 @@
 static const char usage_text[] =
     "usage: wfbridge host [--store S] [--once] [--workers N] [--durability full|normal]\n"
     "                     [--lib-path DIR] [--json]\n\n"
-    "Run the instances of the instance store (default: " WFB_DEFAULT_STORE
-    " in the working\ndirectory) whose timers are due, that have queued resumptions (applied in "
-    "order) or\nthat were saved while runnable, each until it is idle again (persisted and "
-    "unloaded)\nor completes; instances another host holds are left alone. Prints one line per\n"
-    "instance run: \"ID STATUS\".\n\n"
+    "Run the instances of the instance store (default: $WFBRIDGE_STORE, else " WFB_DEFAULT_STORE
+    "\nin the working directory) whose timers are due, that have queued resumptions (applied\n"
+    "in order) or that were saved while runnable, each until it is idle again (persisted and\n"
+    "unloaded) or completes; instances another host holds are left alone. Prints one line\n"
+    "per instance run: \"ID STATUS\".\n\n"
     "  --once            one pass, then exit (default: keep polling, at least once a second;\n"
     "                    on PostgreSQL also woken at once when work is queued or started)\n"
     "  --workers N       instances run at once, one thread each (default: one per core)\n"

@@ -14,11 +14,11 @@
 
 static const char usage_text[] =
     "usage: wfbridge inspect [--store FILE] ID [--json]\n\n"
-    "Print instance ID of the instance store (default: " WFB_DEFAULT_STORE
-    " in the working\ndirectory) as one JSON object: {\"id\", \"status\", \"definition\", "
-    "\"path\", \"owner\",\n\"lockExpires\", \"nextTimer\", \"bookmarks\", \"promoted\", "
-    "\"state\"}, where \"state\" is the\ndecoded instance state (null when none was saved). "
-    "Nothing in the store changes.\nExit status: 0 printed, 2 unknown id, missing store or "
+    "Print instance ID of the instance store (default: $WFBRIDGE_STORE, else " WFB_DEFAULT_STORE
+    "\nin the working directory) as one JSON object: {\"id\", \"status\", \"definition\",\n"
+    "\"path\", \"owner\", \"lockExpires\", \"nextTimer\", \"bookmarks\", \"promoted\", "
+    "\"state\"},\nwhere \"state\" is the decoded instance state (null when none was saved). "
+    "Nothing in the\nstore changes.\nExit status: 0 printed, 2 unknown id, missing store or "
     "corrupt state.\n";
 
 typedef struct find_row {

@@ -13,8 +13,8 @@
 static const char usage_text[] =
     "usage: wfbridge instances [--store FILE] [--status S] [--where NAME=VALUE]\n"
     "                          [--bookmark NAME] [--json]\n\n"
-    "List the workflow instances of an instance store (default: " WFB_DEFAULT_STORE
-    " in the\nworking directory), oldest first.\n\n"
+    "List the workflow instances of an instance store (default: $WFBRIDGE_STORE, else\n"
+    WFB_DEFAULT_STORE " in the working directory), oldest first.\n\n"
     "  --status S         only instances in status S: Created, Executing, Idle, Closed,\n"
     "                     Faulted, Canceled or Terminated\n"
     "  --where NAME=VALUE only instances whose promoted property NAME equals VALUE\n"

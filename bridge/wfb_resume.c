@@ -14,9 +14,10 @@
 static const char usage_text[] =
     "usage: wfbridge resume [--store FILE] ID [--bookmark NAME=VALUE]... [--json]\n"
     "                       [--durability full|normal] [--lib-path DIR]\n\n"
-    "Load the persisted instance ID from the instance store (default: " WFB_DEFAULT_STORE
-    " in\nthe working directory), taking its lease; resume each bookmark in order, run it to "
-    "the\nnext idle or completion, persist it, release it and print the result.\n\n"
+    "Load the persisted instance ID from the instance store (default: $WFBRIDGE_STORE, else\n"
+    WFB_DEFAULT_STORE " in the working directory), taking its lease; resume each bookmark in\n"
+    "order, run it to the next idle or completion, persist it, release it and print the\n"
+    "result.\n\n"
     "  --bookmark NAME=VALUE resume bookmark NAME with VALUE (JSON when it starts with {, [\n"
     "                        or \" or is a number, true, false or null; else a string);\n"
     "                        without one the instance just continues (due timers, pending\n"
