@@ -3,12 +3,14 @@
  * "Output contracts") and --junit; a folder argument verifies every .xoml below it
  * (docs/verify.md). Only this file of the verify engine prints. */
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../common/wf_file.h"
 #include "../common/wf_mem.h"
@@ -78,6 +80,7 @@ typedef struct report {
 typedef struct vmode {
     const char *name; /* "converted", "interop" */
     wfb_vmodern *m;
+    wf_libpath *libpath; /* the run's: generated files first; NULL: the job's */
 } vmode;
 
 /* ---- options ----------------------------------------------------------------------------- */
@@ -265,6 +268,9 @@ typedef struct job {
     vmode modes[2];
     size_t mode_count;
     char *skipped; /* why the Interop mode did not run, or NULL */
+    char *side_dir; /* where conversions write their generated files */
+    bool own_dir;   /* side_dir is a temporary directory, removed at the end */
+    wfb_verify_written written;
     wfb_vevent *events;
     size_t event_count;
     const vmode *pred_mode;
@@ -293,34 +299,89 @@ static wf_status still_diverges(void *ud, const wfb_vcase *c, bool *diverges, wf
     return rc;
 }
 
+/* The directory for generated files: --keep DIR, else a fresh one under $TMPDIR. */
+static wf_status make_side_dir(job *j, wf_error *err)
+{
+    if (j->side_dir)
+        return WF_OK;
+    char tmpl[4096];
+    const char *tmp = getenv("TMPDIR");
+    if (j->o->keep) {
+        mkdir(j->o->keep, 0777);
+        snprintf(tmpl, sizeof tmpl, "%s", j->o->keep);
+    } else {
+        snprintf(tmpl, sizeof tmpl, "%s/wfb-verify-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(tmpl))
+            return wf_error_set(err, WF_E_IO, &(wf_loc){tmpl, 0, 0},
+                                "cannot create a temporary directory: %s", strerror(errno));
+        j->own_dir = true;
+    }
+    if (!(j->side_dir = wf_strdup(tmpl)))
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    return WF_OK;
+}
+
+static wf_status read_converted(const char *path, char **xaml, size_t *len, wf_error *err)
+{
+    wf_buf b;
+    wf_buf_init(&b);
+    wf_status rc = wf_file_read(path, 64u << 20, &b, err);
+    *len = b.len;
+    *xaml = rc == WF_OK ? wf_buf_detach(&b, NULL) : NULL;
+    wf_buf_fini(&b);
+    if (rc == WF_OK && !*xaml)
+        rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    return rc;
+}
+
+/* Load one modern mode: the --converted file (its directory first on the library path, where
+ * `convert` put its generated files), or a conversion made now (its generated files in
+ * side_dir, first on the library path). */
 static wf_status load_mode(job *j, const char *name, bool interop, wf_diags *diags, wf_error *err)
 {
     char *xaml = NULL;
     size_t len = 0;
     wf_status rc;
-    char label[4200];
+    char label[4200], dir[4200];
+    vmode *md = &j->modes[j->mode_count];
+    md->libpath = NULL;
     if (!interop && j->converted) {
-        wf_buf b;
-        wf_buf_init(&b);
-        rc = wf_file_read(j->converted, 64u << 20, &b, err);
-        len = b.len;
-        xaml = rc == WF_OK ? wf_buf_detach(&b, NULL) : NULL;
-        wf_buf_fini(&b);
-        if (rc == WF_OK && !xaml)
-            rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+        rc = read_converted(j->converted, &xaml, &len, err);
         snprintf(label, sizeof label, "%s", j->converted);
+        const char *slash = strrchr(j->converted, '/');
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - j->converted) : 1,
+                 slash ? j->converted : ".");
+        if (rc == WF_OK)
+            rc = wfb_verify_libpath(dir, j->libpath, &md->libpath, err);
     } else {
-        rc = wfb_verify_convert(j->file, j->o->rules, j->libpath, interop, &xaml, &len, err);
         snprintf(label, sizeof label, "%s.%s.xaml", j->stem, name);
+        size_t before = j->written.count;
+        rc = make_side_dir(j, err);
+        if (rc == WF_OK) {
+            wfb_verify_conv vc = {.path = j->file,
+                                  .rules = j->o->rules,
+                                  .libpath = j->libpath,
+                                  .force_interop = interop,
+                                  .output_name = label,
+                                  .side_dir = j->side_dir};
+            rc = wfb_verify_convert(&vc, &xaml, &len, &j->written, err);
+        }
         if (rc == WF_OK && j->o->keep)
-            rc = keep_file(j->o->keep, base_name(label), xaml, len, err);
+            rc = keep_file(j->o->keep, label, xaml, len, err);
+        if (rc == WF_OK && j->written.count > before)
+            rc = wfb_verify_libpath(j->side_dir, j->libpath, &md->libpath, err);
     }
     if (rc == WF_OK)
-        rc = wfb_vmodern_load(label, xaml, len, j->libpath, j->o->max_steps, diags,
-                              &j->modes[j->mode_count].m, err);
+        rc = wfb_vmodern_load(label, xaml, len, md->libpath ? md->libpath : j->libpath,
+                              j->o->max_steps, diags, &md->m, err);
     wf_free(xaml);
-    if (rc == WF_OK)
-        j->modes[j->mode_count++].name = name;
+    if (rc == WF_OK) {
+        md->name = name;
+        j->mode_count++;
+    } else {
+        wf_libpath_destroy(md->libpath);
+        md->libpath = NULL;
+    }
     return rc;
 }
 
@@ -512,8 +573,14 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
     wfb_vgen_destroy(gen);
     wfb_vcases_free(cases, cases ? n : 0);
     wfb_vevents_free(j.events, j.event_count);
-    for (size_t k = 0; k < j.mode_count; k++)
+    for (size_t k = 0; k < j.mode_count; k++) {
         wfb_vmodern_destroy(j.modes[k].m);
+        wf_libpath_destroy(j.modes[k].libpath);
+    }
+    wfb_verify_written_free(&j.written, j.own_dir);
+    if (j.own_dir)
+        rmdir(j.side_dir);
+    wf_free(j.side_dir);
     wfb_vlegacy_destroy(j.l);
     wf_free(j.skipped);
     wf_diags_destroy(diags);

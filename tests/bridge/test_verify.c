@@ -3,6 +3,7 @@
  * outputs, idle points), the runners on the order and batch samples, cases files, the
  * generator and the shrinker, and the verb's exit codes, --junit and --keep. */
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -572,8 +573,9 @@ START_TEST(test_verify_cli_equivalent_with_junit_and_keep)
     size_t len;
     char *xml = wf_test_read_file(junit, &len);
     ck_assert_ptr_nonnull(xml);
-    ck_assert_ptr_nonnull(strstr(xml, "tests=\"30\" failures=\"0\""));
+    ck_assert_ptr_nonnull(strstr(xml, "tests=\"60\" failures=\"0\""));
     ck_assert_ptr_nonnull(strstr(xml, "name=\"gen-30 [converted]\""));
+    ck_assert_ptr_nonnull(strstr(xml, "name=\"gen-30 [interop]\""));
     wf_free(xml);
     char trace[600];
     snprintf(trace, sizeof trace, "%s/order_processing.gen-1.legacy.json", keep);
@@ -626,15 +628,112 @@ START_TEST(test_verify_cli_folder_form)
 }
 END_TEST
 
-START_TEST(test_verify_cli_without_converter_is_an_input_error)
+#define EXPENSE_XOML "samples/legacy/expense_approval/expense_approval.xoml"
+
+/* Entries of a directory other than . and .. */
+static size_t dir_entries(const char *path)
 {
-    const char *args[] = {"verify", ORDER_XOML, "--lib-path", wf_test_sample_lib_dir(), NULL};
+    DIR *d = opendir(path);
+    ck_assert_ptr_nonnull(d);
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/* verify with $TMPDIR set to tmp for the run (restored afterwards). */
+static int verify_in_tmpdir(const char *tmp, const char *const *args, char **err)
+{
+    char *old = getenv("TMPDIR") ? wf_strdup(getenv("TMPDIR")) : NULL;
+    setenv("TMPDIR", tmp, 1);
+    int code = verify(args, err);
+    if (old)
+        setenv("TMPDIR", old, 1);
+    else
+        unsetenv("TMPDIR");
+    wf_free(old);
+    return code;
+}
+
+/* Without --converted both modern modes are converted on the fly; the expense sample's
+ * conversion is partial, so its generated files must be on the library path of both runs.
+ * They go into a temporary directory under $TMPDIR, removed afterwards. */
+START_TEST(test_verify_cli_converts_on_the_fly)
+{
+    const char *dir = wf_test_tmpdir();
+    char tmp[512], junit[512];
+    snprintf(tmp, sizeof tmp, "%s/tmp", dir);
+    snprintf(junit, sizeof junit, "%s/v.xml", dir);
+    ck_assert_int_eq(mkdir(tmp, 0777), 0);
+    const char *args[] = {"verify",   EXPENSE_XOML, "--lib-path", wf_test_sample_lib_dir(),
+                          "--generate", "4",        "--junit",    junit,
+                          NULL};
     char *err = NULL;
-    ck_assert_int_eq(verify(args, &err), 2);
-    ck_assert_ptr_nonnull(err);
-    ck_assert_msg(strstr(err, ORDER_XOML ": error: converter not available: pass --converted"),
-                  "%s", err);
+    int code = verify_in_tmpdir(tmp, args, &err);
+    ck_assert_msg(code == 0, "%s", err ? err : "");
     wf_free(err);
+    ck_assert_uint_eq(dir_entries(tmp), 0); /* the generated files are gone */
+    size_t len;
+    char *xml = wf_test_read_file(junit, &len);
+    ck_assert_ptr_nonnull(xml);
+    ck_assert_ptr_nonnull(strstr(xml, "tests=\"8\" failures=\"0\""));
+    ck_assert_ptr_nonnull(strstr(xml, "name=\"gen-1 [converted]\""));
+    ck_assert_ptr_nonnull(strstr(xml, "name=\"gen-1 [interop]\""));
+    wf_free(xml);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* --keep DIR keeps both conversions with their generated files, named after each. */
+START_TEST(test_verify_cli_keep_holds_generated_files)
+{
+    const char *dir = wf_test_tmpdir();
+    char keep[512];
+    snprintf(keep, sizeof keep, "%s/keep", dir);
+    const char *args[] = {"verify",     EXPENSE_XOML, "--lib-path", wf_test_sample_lib_dir(),
+                          "--generate", "2",          "--keep",     keep,
+                          NULL};
+    char *err = NULL;
+    ck_assert_msg(verify(args, &err) == 0, "%s", err ? err : "");
+    wf_free(err);
+    const char *want[] = {"expense_approval.converted.xaml", "expense_approval.interop.xaml",
+                          "expense_approval.converted.approved.activities.xml",
+                          "expense_approval.interop.approved.xoml",
+                          "expense_approval.interop.approvedArgs.rules"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        char path[700];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", keep, want[i]);
+        ck_assert_msg(stat(path, &st) == 0, "%s missing", want[i]);
+    }
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* A definition the converter refuses is an input error naming where, with no file left. */
+START_TEST(test_verify_cli_conversion_error_is_an_input_error)
+{
+    const char *dir = wf_test_tmpdir();
+    char tmp[512];
+    snprintf(tmp, sizeof tmp, "%s/tmp", dir);
+    ck_assert_int_eq(mkdir(tmp, 0777), 0);
+    const char *xoml = wf_test_write_file(
+        dir, "bad.xoml",
+        "<SequentialWorkflowActivity x:Class=\"T.Bad\" x:Name=\"Bad\"\n"
+        "  xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\"\n"
+        "  xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\">\n"
+        "  <SuspendActivity x:Name=\"s\" />\n"
+        "</SequentialWorkflowActivity>\n");
+    const char *args[] = {"verify", xoml, "--generate", "2", NULL};
+    char *err = NULL;
+    int code = verify_in_tmpdir(tmp, args, &err);
+    ck_assert_int_eq(code, 2);
+    ck_assert_msg(err && strstr(err, "bad.xoml:4:") && strstr(err, "error: "), "%s",
+                  err ? err : "");
+    wf_free(err);
+    ck_assert_uint_eq(dir_entries(tmp), 0);
+    wf_test_tmpdir_remove(dir);
 }
 END_TEST
 
@@ -805,9 +904,11 @@ Suite *verify_suite(void)
     tcase_add_test(core, test_verify_cli_equivalent_with_junit_and_keep);
     tcase_add_test(core, test_verify_cli_event_script_cases);
     tcase_add_test(core, test_verify_cli_folder_form);
+    tcase_add_test(core, test_verify_cli_converts_on_the_fly);
+    tcase_add_test(core, test_verify_cli_keep_holds_generated_files);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
-    tcase_add_test(bad, test_verify_cli_without_converter_is_an_input_error);
+    tcase_add_test(bad, test_verify_cli_conversion_error_is_an_input_error);
     tcase_add_test(bad, test_verify_cli_usage_errors);
     tcase_add_test(bad, test_verify_cli_case_input_not_accepted);
     tcase_add_test(bad, test_verify_cases_bad_json_reports_where);
