@@ -162,6 +162,44 @@ START_TEST(test_verify_parallel_branches_compare_as_a_set)
 }
 END_TEST
 
+/* A parallel block hosted through Interop: the modern side sees its calls without branches,
+ * in the order of the hosted WF3 executor; that order must be the legacy one exactly. */
+START_TEST(test_verify_hosted_parallel_block_keeps_legacy_order)
+{
+    char what[128];
+    wfb_vobs l, m;
+    obs_init(&l, "Closed");
+    call(&l, "start", "", 0, 0);
+    call(&l, "r", "round#review@1/", 1, 1);
+    call(&l, "r", "round#review@2/", 2, 2);
+    call(&l, "end", "", 0, 0);
+    obs_init(&m, "Closed");
+    call(&m, "start", "", 0, 0);
+    call(&m, "r", "", 1, 1);
+    call(&m, "r", "", 2, 2);
+    call(&m, "end", "", 0, 0);
+    ck_assert(compare(&l, &m, 0, what, sizeof what));
+    wfb_vobs_fini(&m);
+
+    obs_init(&m, "Closed"); /* another order than the hosted WF3 executor's: diverges */
+    call(&m, "start", "", 0, 0);
+    call(&m, "r", "", 2, 2);
+    call(&m, "r", "", 1, 1);
+    call(&m, "end", "", 0, 0);
+    ck_assert(!compare(&l, &m, 0, what, sizeof what));
+    ck_assert_str_eq(what, "call 2");
+    wfb_vobs_fini(&m);
+
+    obs_init(&m, "Closed"); /* one call of the block missing */
+    call(&m, "start", "", 0, 0);
+    call(&m, "r", "", 1, 1);
+    call(&m, "end", "", 0, 0);
+    ck_assert(!compare(&l, &m, 0, what, sizeof what));
+    wfb_vobs_fini(&m);
+    wfb_vobs_fini(&l);
+}
+END_TEST
+
 START_TEST(test_verify_nested_parallel_keeps_inner_sets)
 {
     char what[128];
@@ -892,6 +930,7 @@ Suite *verify_suite(void)
     tcase_add_test(core, test_verify_extra_missing_reordered_calls_diverge);
     tcase_add_test(core, test_verify_parallel_branches_compare_as_a_set);
     tcase_add_test(core, test_verify_nested_parallel_keeps_inner_sets);
+    tcase_add_test(core, test_verify_hosted_parallel_block_keeps_legacy_order);
     tcase_add_test(core, test_verify_fault_status_mapping);
     tcase_add_test(core, test_verify_outputs_are_type_aware);
     tcase_add_test(core, test_verify_idle_points_compare_in_order);
