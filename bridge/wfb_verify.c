@@ -37,7 +37,7 @@ static const char usage_text[] =
     "  --seed S           the generator's seed (default 1)\n"
     "  --events F         event script for cases without one: [{\"event\", \"payload\"}]\n"
     "  --tolerance T      Doubles are equal within T relative (default 1e-9)\n"
-    "  --max-steps N      work items a run may take without going idle (default 20000, 0:\n"
+    "  --max-steps N      work items a run may take without going idle (default 100000, 0:\n"
     "                     none); a case past it on both sides counts as equivalent (Limit)\n"
     "  --json             the result as one JSON object on the last line of stdout\n"
     "  --junit F          JUnit XML: one test case per input case and mode\n"
@@ -102,7 +102,7 @@ static int parse(int argc, char **argv, vopts *o)
                                           {NULL, 0, NULL, 0}};
     o->generate = 50;
     o->seed = 1;
-    o->max_steps = 20000;
+    o->max_steps = 100000;
     o->tolerance = 1e-9;
     bool gen_given = false;
     int ch;
