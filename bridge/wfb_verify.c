@@ -36,6 +36,7 @@ static const char usage_text[] =
     "  --generate N       N cases generated from the arguments' types (default 50)\n"
     "  --seed S           the generator's seed (default 1)\n"
     "  --events F         event script for cases without one: [{\"event\", \"payload\"}]\n"
+    "                     (generated cases: IN.events.json beside IN.xoml by default)\n"
     "  --tolerance T      Doubles are equal within T relative (default 1e-9)\n"
     "  --max-steps N      work items a run may take without going idle (default 100000, 0:\n"
     "                     none); a case past it on both sides counts as equivalent (Limit)\n"
@@ -517,6 +518,17 @@ static char *coverage_note(const job *j, const wfb_vgen *gen)
     return wf_buf_detach(&b, NULL);
 }
 
+/* FILE.events.json beside FILE.xoml, the event script used without --events; NULL if none. */
+static const char *events_beside(const char *file, char *buf, size_t size)
+{
+    size_t len = strlen(file);
+    if (len > 5 && strcmp(file + len - 5, ".xoml") == 0)
+        len -= 5;
+    snprintf(buf, size, "%.*s.events.json", (int)len, file);
+    struct stat st;
+    return stat(buf, &st) == 0 && S_ISREG(st.st_mode) ? buf : NULL;
+}
+
 static void verify_file(const vopts *o, const char *file, const char *converted,
                         const wf_libpath *libpath, report *rep)
 {
@@ -536,8 +548,12 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
     size_t n = 0;
     wfb_vgen *gen = NULL;
     wf_status rc = diags ? WF_OK : wf_error_set(&err, WF_E_NOMEM, NULL, "out of memory");
-    if (rc == WF_OK && o->events)
-        rc = wfb_vevents_load(o->events, &j.events, &j.event_count, &err);
+    char beside[4200];
+    const char *events = o->events  ? o->events
+                         : o->cases ? NULL
+                                    : events_beside(file, beside, sizeof beside);
+    if (rc == WF_OK && events)
+        rc = wfb_vevents_load(events, &j.events, &j.event_count, &err);
     if (rc == WF_OK)
         rc = wfb_vlegacy_load(file, o->rules, libpath, o->max_steps, diags, &j.l, &err);
     if (rc == WF_OK)

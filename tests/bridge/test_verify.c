@@ -723,6 +723,52 @@ START_TEST(test_verify_cli_converts_on_the_fly)
 }
 END_TEST
 
+/* Every legacy sample verifies equivalent in all three modes (legacy, converted, interop)
+ * with generated inputs, converted on the fly; expense_approval is driven by the
+ * expense_approval.events.json beside it. */
+START_TEST(test_verify_every_sample_is_equivalent)
+{
+    const char *dir = wf_test_tmpdir();
+    char junit[512], keep[512];
+    snprintf(junit, sizeof junit, "%s/v.xml", dir);
+    snprintf(keep, sizeof keep, "%s/keep", dir);
+    const char *args[] = {"verify", "samples/legacy", "--lib-path", wf_test_sample_lib_dir(),
+                          "--generate", "25", "--seed", "11", "--junit", junit, "--keep", keep,
+                          NULL};
+    char *err = NULL;
+    int code = verify(args, &err);
+    ck_assert_msg(code == 0, "%s", err ? err : "");
+    wf_free(err);
+    size_t len;
+    char *xml = wf_test_read_file(junit, &len);
+    ck_assert_ptr_nonnull(xml);
+    size_t suites = 0;
+    for (const char *p = xml; (p = strstr(p, "tests=\"50\" failures=\"0\" errors=\"0\"")); p++)
+        suites++; /* 25 cases x 2 modern modes, per sample */
+    ck_assert_uint_eq(suites, 4);
+    const char *samples[] = {"batch_processing", "document_review", "expense_approval",
+                             "order_processing"};
+    for (size_t i = 0; i < 4; i++) {
+        char path[700];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s.interop.xaml", keep, samples[i]);
+        ck_assert_msg(stat(path, &st) == 0, "%s", path);
+        snprintf(path, sizeof path, "%s/%s.gen-25.converted.json", keep, samples[i]);
+        ck_assert_msg(stat(path, &st) == 0, "%s", path);
+    }
+    wf_free(xml);
+    /* the event script beside the sample was used: the approval was delivered */
+    char path[700];
+    snprintf(path, sizeof path, "%s/expense_approval.gen-1.interop.json", keep);
+    char *obs = wf_test_read_file(path, &len);
+    ck_assert_ptr_nonnull(obs);
+    ck_assert_ptr_nonnull(strstr(obs, "\"status\": \"Closed\""));
+    ck_assert_ptr_nonnull(strstr(obs, "\"waits\": [\"Approved,Rejected,(timer)\""));
+    wf_free(obs);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* --keep DIR keeps both conversions with their generated files, named after each. */
 START_TEST(test_verify_cli_keep_holds_generated_files)
 {
@@ -945,6 +991,7 @@ Suite *verify_suite(void)
     tcase_add_test(core, test_verify_cli_folder_form);
     tcase_add_test(core, test_verify_cli_converts_on_the_fly);
     tcase_add_test(core, test_verify_cli_keep_holds_generated_files);
+    tcase_add_test(core, test_verify_every_sample_is_equivalent);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_verify_cli_conversion_error_is_an_input_error);
