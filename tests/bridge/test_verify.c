@@ -753,7 +753,7 @@ START_TEST(test_verify_every_sample_is_equivalent)
         struct stat st;
         snprintf(path, sizeof path, "%s/%s.interop.xaml", keep, samples[i]);
         ck_assert_msg(stat(path, &st) == 0, "%s", path);
-        snprintf(path, sizeof path, "%s/%s.gen-25.converted.json", keep, samples[i]);
+        snprintf(path, sizeof path, "%s/%s.gen-10.converted.json", keep, samples[i]);
         ck_assert_msg(stat(path, &st) == 0, "%s", path);
     }
     wf_free(xml);
