@@ -357,6 +357,8 @@ static wf_status load_mode(job *j, const char *name, bool interop, wf_diags *dia
         rc = read_converted(j->converted, &xaml, &len, err);
         snprintf(label, sizeof label, "%s", j->converted);
         const char *slash = strrchr(j->converted, '/');
+        if (slash == j->converted) /* "/OUT.xaml" */
+            slash++;
         snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - j->converted) : 1,
                  slash ? j->converted : ".");
         if (rc == WF_OK)

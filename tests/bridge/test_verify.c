@@ -795,6 +795,28 @@ START_TEST(test_verify_cli_keep_holds_generated_files)
 }
 END_TEST
 
+/* --converted OUT.xaml of a partial conversion: its generated files beside it are found, the
+ * directory of OUT.xaml coming first on the library path. */
+START_TEST(test_verify_cli_converted_finds_its_generated_files)
+{
+    const char *dir = wf_test_tmpdir();
+    char out[512];
+    snprintf(out, sizeof out, "%s/expense_approval.xaml", dir);
+    const char *conv[] = {"convert", EXPENSE_XOML, "-o", out, "--lib-path",
+                          wf_test_sample_lib_dir(), NULL};
+    char *err = NULL;
+    ck_assert_msg(wf_test_run_cli(conv, &err) == 0, "%s", err ? err : "");
+    wf_free(err);
+    const char *args[] = {"verify",      EXPENSE_XOML, "--lib-path", wf_test_sample_lib_dir(),
+                          "--converted", out,          "--generate", "3",
+                          NULL};
+    err = NULL;
+    ck_assert_msg(verify(args, &err) == 0, "%s", err ? err : "");
+    wf_free(err);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* A definition the converter refuses is an input error naming where, with no file left. */
 START_TEST(test_verify_cli_conversion_error_is_an_input_error)
 {
@@ -992,6 +1014,7 @@ Suite *verify_suite(void)
     tcase_add_test(core, test_verify_cli_converts_on_the_fly);
     tcase_add_test(core, test_verify_cli_keep_holds_generated_files);
     tcase_add_test(core, test_verify_every_sample_is_equivalent);
+    tcase_add_test(core, test_verify_cli_converted_finds_its_generated_files);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_verify_cli_conversion_error_is_an_input_error);
