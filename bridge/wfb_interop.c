@@ -78,8 +78,8 @@ static void io_trace(void *ud, const wfl_trace_rec *rec)
         return;
     }
     /* the same In and Out values run-legacy --trace prints (a Return property is an Out) */
-    wfm_ctx_trace_call(st->ctx, st->ai, rec->function, rec->in_values, rec->in_count,
-                       rec->out_values, rec->out_count);
+    wfm_ctx_trace_call_split(st->ctx, st->ai, rec->function, rec->in_values, rec->in_count,
+                             rec->out_values, rec->out_count);
 }
 
 /* A legacy persistence point (TransactionScope or PersistOnClose activity closed; the root's

@@ -3,12 +3,14 @@
  * "Output contracts") and --junit; a folder argument verifies every .xoml below it
  * (docs/verify.md). Only this file of the verify engine prints. */
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../common/wf_xml.h"
 #include "../common/wf_file.h"
@@ -35,6 +37,7 @@ static const char usage_text[] =
     "  --generate N       N cases generated from the arguments' types (default 50)\n"
     "  --seed S           the generator's seed (default 1)\n"
     "  --events F         event script for cases without one: [{\"event\", \"payload\"}]\n"
+    "                     (generated cases: IN.events.json beside IN.xoml by default)\n"
     "  --tolerance T      Doubles are equal within T relative (default 1e-9)\n"
     "  --max-steps N      work items a run may take without going idle (default 20000, 0:\n"
     "                     none); a case past it on both sides counts as equivalent (Limit)\n"
@@ -79,6 +82,7 @@ typedef struct report {
 typedef struct vmode {
     const char *name; /* "converted", "interop" */
     wfb_vmodern *m;
+    wf_libpath *libpath; /* the run's: generated files first; NULL: the job's */
 } vmode;
 
 /* ---- options ----------------------------------------------------------------------------- */
@@ -266,6 +270,9 @@ typedef struct job {
     vmode modes[2];
     size_t mode_count;
     char *skipped; /* why the Interop mode did not run, or NULL */
+    char *side_dir; /* where conversions write their generated files */
+    bool own_dir;   /* side_dir is a temporary directory, removed at the end */
+    wfb_verify_written written;
     wfb_vevent *events;
     size_t event_count;
     const vmode *pred_mode;
@@ -294,34 +301,98 @@ static wf_status still_diverges(void *ud, const wfb_vcase *c, bool *diverges, wf
     return rc;
 }
 
+/* The modern runtime takes up to about twice the legacy executor's work items for the same
+ * workflow: its limit is twice --max-steps (docs/verify.md "Status mapping"). */
+static uint64_t modern_steps(uint64_t legacy)
+{
+    return legacy > UINT64_MAX / 2 ? 0 : legacy * 2;
+}
+
+/* The directory for generated files: --keep DIR, else a fresh one under $TMPDIR. */
+static wf_status make_side_dir(job *j, wf_error *err)
+{
+    if (j->side_dir)
+        return WF_OK;
+    char tmpl[4096];
+    const char *tmp = getenv("TMPDIR");
+    if (j->o->keep) {
+        mkdir(j->o->keep, 0777);
+        snprintf(tmpl, sizeof tmpl, "%s", j->o->keep);
+    } else {
+        snprintf(tmpl, sizeof tmpl, "%s/wfb-verify-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(tmpl))
+            return wf_error_set(err, WF_E_IO, &(wf_loc){tmpl, 0, 0},
+                                "cannot create a temporary directory: %s", strerror(errno));
+        j->own_dir = true;
+    }
+    if (!(j->side_dir = wf_strdup(tmpl)))
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    return WF_OK;
+}
+
+static wf_status read_converted(const char *path, char **xaml, size_t *len, wf_error *err)
+{
+    wf_buf b;
+    wf_buf_init(&b);
+    wf_status rc = wf_file_read(path, 64u << 20, &b, err);
+    *len = b.len;
+    *xaml = rc == WF_OK ? wf_buf_detach(&b, NULL) : NULL;
+    wf_buf_fini(&b);
+    if (rc == WF_OK && !*xaml)
+        rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    return rc;
+}
+
+/* Load one modern mode: the --converted file (its directory first on the library path, where
+ * `convert` put its generated files), or a conversion made now (its generated files in
+ * side_dir, first on the library path). */
 static wf_status load_mode(job *j, const char *name, bool interop, wf_diags *diags, wf_error *err)
 {
     char *xaml = NULL;
     size_t len = 0;
     wf_status rc;
-    char label[4200];
+    char label[4200], dir[4200];
+    vmode *md = &j->modes[j->mode_count];
+    md->libpath = NULL;
     if (!interop && j->converted) {
-        wf_buf b;
-        wf_buf_init(&b);
-        rc = wf_file_read(j->converted, 64u << 20, &b, err);
-        len = b.len;
-        xaml = rc == WF_OK ? wf_buf_detach(&b, NULL) : NULL;
-        wf_buf_fini(&b);
-        if (rc == WF_OK && !xaml)
-            rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+        rc = read_converted(j->converted, &xaml, &len, err);
         snprintf(label, sizeof label, "%s", j->converted);
+        const char *slash = strrchr(j->converted, '/');
+        if (slash == j->converted) /* "/OUT.xaml" */
+            slash++;
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - j->converted) : 1,
+                 slash ? j->converted : ".");
+        if (rc == WF_OK)
+            rc = wfb_verify_libpath(dir, j->libpath, &md->libpath, err);
     } else {
-        rc = wfb_verify_convert(j->file, j->o->rules, j->libpath, interop, &xaml, &len, err);
         snprintf(label, sizeof label, "%s.%s.xaml", j->stem, name);
+        size_t before = j->written.count;
+        rc = make_side_dir(j, err);
+        if (rc == WF_OK) {
+            wfb_verify_conv vc = {.path = j->file,
+                                  .rules = j->o->rules,
+                                  .libpath = j->libpath,
+                                  .force_interop = interop,
+                                  .output_name = label,
+                                  .side_dir = j->side_dir};
+            rc = wfb_verify_convert(&vc, &xaml, &len, &j->written, err);
+        }
         if (rc == WF_OK && j->o->keep)
-            rc = keep_file(j->o->keep, base_name(label), xaml, len, err);
+            rc = keep_file(j->o->keep, label, xaml, len, err);
+        if (rc == WF_OK && j->written.count > before)
+            rc = wfb_verify_libpath(j->side_dir, j->libpath, &md->libpath, err);
     }
     if (rc == WF_OK)
-        rc = wfb_vmodern_load(label, xaml, len, j->libpath, j->o->max_steps, diags,
-                              &j->modes[j->mode_count].m, err);
+        rc = wfb_vmodern_load(label, xaml, len, md->libpath ? md->libpath : j->libpath,
+                              modern_steps(j->o->max_steps), diags, &md->m, err);
     wf_free(xaml);
-    if (rc == WF_OK)
-        j->modes[j->mode_count++].name = name;
+    if (rc == WF_OK) {
+        md->name = name;
+        j->mode_count++;
+    } else {
+        wf_libpath_destroy(md->libpath);
+        md->libpath = NULL;
+    }
     return rc;
 }
 
@@ -368,11 +439,17 @@ static wf_status shrink_and_write(job *j, const vmode *md, const wfb_vcase *c, c
     return rc;
 }
 
+/* --keep: traces of every --cases case; of generated cases, the first KEEP_FIRST and the first
+ * KEEP_FIRST diverging ones after those (a thousand generated traces are no reading, and loops
+ * make them large). */
+#define KEEP_FIRST 10
+
 /* Run every case in every mode; divergences go to the report. */
 static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, report *rep,
                            fileres *fr, wf_error *err)
 {
     bool shrunk[2] = {false, false};
+    size_t kept = 0; /* diverging generated cases whose traces were kept */
     wf_status rc = WF_OK;
     for (size_t i = 0; rc == WF_OK && i < n; i++) {
         wfb_vcase gc;
@@ -390,8 +467,6 @@ static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, re
                               c->name, lo.error);
         if (rc == WF_OK && gen)
             rc = wfb_vgen_feedback(gen, c, &lo, err);
-        if (rc == WF_OK)
-            rc = keep_obs(j, c->name, "legacy", &lo, err);
         for (size_t k = 0; rc == WF_OK && k < j->mode_count; k++) {
             wfb_vobs mo;
             wfb_vdiff d;
@@ -399,9 +474,10 @@ static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, re
             rc = wfb_vmodern_run(j->modes[k].m, c, &mo, err);
             if (rc != WF_OK)
                 break;
-            rc = keep_obs(j, c->name, j->modes[k].name, &mo, err);
-            if (rc == WF_OK)
-                rc = wfb_vcompare(&lo, &mo, j->o->tolerance, &equal, &d, err);
+            rc = wfb_vcompare(&lo, &mo, j->o->tolerance, &equal, &d, err);
+            if (rc == WF_OK && (!gen || i < KEEP_FIRST || (!equal && kept < KEEP_FIRST)) &&
+                (rc = keep_obs(j, c->name, j->modes[k].name, &mo, err)) != WF_OK)
+                wfb_vdiff_fini(&d);
             wfb_vobs_fini(&mo);
             if (rc != WF_OK)
                 break;
@@ -426,6 +502,9 @@ static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, re
             }
             add_row(rep, j->file, c->name, j->modes[k].name, &d);
         }
+        if (rc == WF_OK && (!gen || i < KEEP_FIRST || (case_diverged && kept < KEEP_FIRST)))
+            rc = keep_obs(j, c->name, "legacy", &lo, err);
+        kept += gen && i >= KEEP_FIRST && case_diverged;
         wfb_vobs_fini(&lo);
         if (gen)
             wfb_vcase_fini(&gc);
@@ -457,6 +536,17 @@ static char *coverage_note(const job *j, const wfb_vgen *gen)
     return wf_buf_detach(&b, NULL);
 }
 
+/* FILE.events.json beside FILE.xoml, the event script used without --events; NULL if none. */
+static const char *events_beside(const char *file, char *buf, size_t size)
+{
+    size_t len = strlen(file);
+    if (len > 5 && strcmp(file + len - 5, ".xoml") == 0)
+        len -= 5;
+    snprintf(buf, size, "%.*s.events.json", (int)len, file);
+    struct stat st;
+    return stat(buf, &st) == 0 && S_ISREG(st.st_mode) ? buf : NULL;
+}
+
 static void verify_file(const vopts *o, const char *file, const char *converted,
                         const wf_libpath *libpath, report *rep)
 {
@@ -476,8 +566,12 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
     size_t n = 0;
     wfb_vgen *gen = NULL;
     wf_status rc = diags ? WF_OK : wf_error_set(&err, WF_E_NOMEM, NULL, "out of memory");
-    if (rc == WF_OK && o->events)
-        rc = wfb_vevents_load(o->events, &j.events, &j.event_count, &err);
+    char beside[4200];
+    const char *events = o->events  ? o->events
+                         : o->cases ? NULL
+                                    : events_beside(file, beside, sizeof beside);
+    if (rc == WF_OK && events)
+        rc = wfb_vevents_load(events, &j.events, &j.event_count, &err);
     if (rc == WF_OK)
         rc = wfb_vlegacy_load(file, o->rules, libpath, o->max_steps, diags, &j.l, &err);
     if (rc == WF_OK)
@@ -513,8 +607,14 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
     wfb_vgen_destroy(gen);
     wfb_vcases_free(cases, cases ? n : 0);
     wfb_vevents_free(j.events, j.event_count);
-    for (size_t k = 0; k < j.mode_count; k++)
+    for (size_t k = 0; k < j.mode_count; k++) {
         wfb_vmodern_destroy(j.modes[k].m);
+        wf_libpath_destroy(j.modes[k].libpath);
+    }
+    wfb_verify_written_free(&j.written, j.own_dir);
+    if (j.own_dir)
+        rmdir(j.side_dir);
+    wf_free(j.side_dir);
     wfb_vlegacy_destroy(j.l);
     wf_free(j.skipped);
     wf_diags_destroy(diags);

@@ -159,11 +159,31 @@ wf_status wfb_vshrink(wfb_vcase *c, const wfb_vmodern *m, wfb_vpred_fn pred, voi
                       size_t max_tries, wf_error *err);
 
 /* ---- the converter ----------------------------------------------------------------------- */
-/* Convert FILE.xoml to XAML text (wf_free it); force_interop: every custom activity through
- * Interop (`convert --interop`). Without the converter: WF_E_UNSUPPORTED "converter not
- * available: pass --converted FILE.xaml". */
-wf_status wfb_verify_convert(const char *path, const char *rules, const wf_libpath *libpath,
-                             bool force_interop, char **xaml, size_t *len, wf_error *err);
+typedef struct wfb_verify_conv {
+    const char *path;          /* FILE.xoml */
+    const char *rules;         /* NULL: FILE.rules beside it when present */
+    const wf_libpath *libpath; /* type and native libraries */
+    bool force_interop;        /* every custom activity through Interop (`convert --interop`) */
+    const char *output_name;   /* the XAML's file name: the generated files are named after it */
+    const char *side_dir;      /* an existing directory for the generated files */
+} wfb_verify_conv;
+
+/* Paths of the files a conversion wrote (to be removed with their directory afterwards). */
+typedef struct wfb_verify_written {
+    char **paths;
+    size_t count;
+} wfb_verify_written;
+
+/* Convert vc->path to XAML text (wf_free it). A partial conversion also writes its generated
+ * files (composite .xoml, .activities.xml, .rules) into vc->side_dir, each appended to
+ * *written: that directory must come first on the library path of the run. Errors: the
+ * converter's (the legacy loader's, WF_E_UNSUPPORTED for what needs Interop), WF_E_IO. */
+wf_status wfb_verify_convert(const wfb_verify_conv *vc, char **xaml, size_t *len,
+                             wfb_verify_written *written, wf_error *err);
+void wfb_verify_written_free(wfb_verify_written *w, bool remove_files);
+/* A library path of `first` followed by the directories of `rest` (may be NULL). */
+wf_status wfb_verify_libpath(const char *first, const wf_libpath *rest, wf_libpath **out,
+                             wf_error *err);
 
 /* ---- shared by the wfb_verify*.c files ---------------------------------------------------- */
 bool wfb__push_str(char ***arr, size_t *n, const char *s); /* false: out of memory */

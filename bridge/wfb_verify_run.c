@@ -11,6 +11,7 @@
 #include "../legacy/wfl_def.h"
 #include "../legacy/wfl_exec.h"
 #include "../modern/wfm_runtime.h"
+#include "wfb_interop.h"
 #include "wfb_verify.h"
 
 /* Both runtimes start every case at this virtual instant: 2026-01-01T00:00:00Z. */
@@ -602,6 +603,8 @@ wf_status wfb_vmodern_load(const char *name, const char *xaml, size_t len,
     ro.clock_ud = m;
     ro.max_steps = max_steps;
     wf_status rc = wfm_runtime_create(&ro, &m->rt, err);
+    if (rc == WF_OK) /* conversions host what has no modern form through Interop */
+        rc = wfb_interop_register(wfm_runtime_catalogue(m->rt), err);
     if (rc == WF_OK)
         rc = wfm_runtime_load_mem(m->rt, name, xaml, len, &m->def, diags, err);
     if (rc != WF_OK) {

@@ -567,6 +567,7 @@ wf_status wf_native_fn_call(const wf_native_fn *fn, const wf_value *args, wf_val
     st = unmarshal(fn, &cf, &rv, outs, ret, err);
     frame_release(fn, &cf);
     if (st == WF_OK && fn->sig.error_on_nonzero && (int32_t)rv.sa != 0)
-        st = wf_error_set(err, WF_E_NATIVE, NULL, "%s returned %d", fn->name, (int)(int32_t)rv.sa);
+        st = wf_error_set(err, WF_E_NATIVE, NULL, "native function '%s' returned %d", fn->name,
+                          (int)(int32_t)rv.sa); /* the one wording, legacy and modern */
     return st;
 }

@@ -85,7 +85,8 @@ const wf_native_sig *wf_native_fn_sig(const wf_native_fn *fn);
  * null strings pass NULL) and is ignored for OUT. On success, outs[i] receives the value
  * for OUT and INOUT parameters (outs[i] for IN stays null; the caller releases outs), and *ret
  * the return value (null for void). With error_on_nonzero a non-zero status returns
- * WF_E_NATIVE ("FUNCTION returned N") and still fills *ret and outs. outs and ret may be NULL
+ * WF_E_NATIVE ("native function 'FUNCTION' returned N", the message of the NativeException
+ * both runtimes raise) and still fills *ret and outs. outs and ret may be NULL
  * when not needed. */
 wf_status wf_native_fn_call(const wf_native_fn *fn, const wf_value *args, wf_value *outs,
                             wf_value *ret, wf_error *err);

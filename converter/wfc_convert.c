@@ -1079,12 +1079,46 @@ static void emit_transaction(wfc__conv *c, const wfl_node *n)
     wfc_xw_close(W);
 }
 
-/* A custom leaf activity whose type library names a plain function -> InvokeMethod. */
+/* Whether an ActivityBind in the subtree at `at` names activity `name` (NULL: any activity but
+ * the root). */
+static bool binds_to(const wfc__conv *c, const wfl_node *at, const char *name)
+{
+    const wfl_type *t = wfl_node_type(at);
+    for (size_t i = 0; i < t->dp_count; i++) {
+        wfl_prop_info pi = {.kind = WFL_PROP_UNSET};
+        wfl_node_prop(at, t->dps[i], &pi);
+        if (pi.kind == WFL_PROP_BIND && pi.bind && pi.bind->name &&
+            (name ? strcmp(pi.bind->name, name) == 0
+                  : strcmp(pi.bind->name, wfl_node_name(c->root)) != 0))
+            return true;
+    }
+    for (size_t i = 0; name && i < wfl_node_child_count(at); i++)
+        if (binds_to(c, wfl_node_child(at, i), name))
+            return true;
+    return false;
+}
+
+/* Whether n shares a property with another activity: it binds to one, or one binds to it.
+ * A hosted composite carries only the workflow's own properties. The same in both passes. */
+static bool shares_activity_data(const wfc__conv *c, const wfl_node *n)
+{
+    return binds_to(c, n, NULL) || binds_to(c, c->root, wfl_node_name(n));
+}
+
+/* A custom leaf activity whose type library names a plain function -> InvokeMethod. With
+ * --interop it goes through Interop, unless it is a plain function sharing data with another
+ * activity, which Interop cannot carry: then it stays an InvokeMethod (warning interop-bind). */
 static void emit_custom(wfc__conv *c, const wfl_node *n)
 {
     const wfl_type *t = wfl_node_type(n);
     const wfl_tl_func *fn = t->custom ? wfl_tl_activity_func(t->custom) : NULL;
-    if (c->opts->force_interop) {
+    bool plain = fn && t->typelib && !(t->flags & WFL_TF_COMPOSITE) && wfl_node_child_count(n) == 0;
+    if (c->opts->force_interop && plain && shares_activity_data(c, n)) {
+        wfc__diag(c, WFC_WARNING, wfl_node_loc(n), "interop-bind",
+                  "%s '%s' shares a property with another activity through an ActivityBind, "
+                  "which Interop cannot carry: converted as InvokeMethod despite --interop",
+                  t->name, wfl_node_name(n));
+    } else if (c->opts->force_interop) {
         interop_wrap(c, n, "--interop was given");
         return;
     }

@@ -1144,6 +1144,7 @@ static wf_status call_native(const wfl_tl_func *fn, const wfl_tl_binding *b, wf_
     st = wf_native_fn_call(fn->native, args, outs, ret, &call_err);
     bool status_fault = st == WF_E_NATIVE && fn->error_on_nonzero &&
                         ret->type->kind == WF_K_INT32 && ret->u.i32 != 0;
+    /* a status fault keeps the native layer's wording: InvokeMethod raises the same */
     if (st != WF_OK && !status_fault) {
         wf_error_set(err, st, &fn->loc, "%s", call_err.message);
     } else {
@@ -1151,8 +1152,7 @@ static wf_status call_native(const wfl_tl_func *fn, const wfl_tl_binding *b, wf_
         if (wst != WF_OK)
             st = wst;
         else if (status_fault)
-            wf_error_set(err, WF_E_NATIVE, &fn->loc, "native function '%s' (%s) returned %d",
-                         fn->symbol, fn->name, (int)ret->u.i32);
+            wf_error_set(err, WF_E_NATIVE, &fn->loc, "%s", call_err.message);
     }
     if (b->trace) {
         wfl_tl_call_record rec = {fn, args, outs, fn->param_count, ret, st};

@@ -140,7 +140,13 @@ void wfm_ctx_track_custom(wfm_ctx *ctx, wfm_ai *ai, const char *name, const wf_v
 /* Record one native call for the trace (`--trace`, side-by-side verification); whether the
  * instance has a trace at all (test it to skip preparing what only the trace would use). */
 bool wfm_ctx_traces_calls(const wfm_ctx *ctx);
+/* in and out are positional: one value per parameter of ai's PARAMS property each (out then
+ * the return value); the trace splits them by each parameter's direction. */
 void wfm_ctx_trace_call(wfm_ctx *ctx, wfm_ai *ai, const char *function, const wf_value *in,
                         size_t in_count, const wf_value *out, size_t out_count);
+/* The same for values already split: in the In and InOut values, out the Out and InOut values
+ * then the return value (the legacy trace's form: calls made by an activity Interop hosts). */
+void wfm_ctx_trace_call_split(wfm_ctx *ctx, wfm_ai *ai, const char *function, const wf_value *in,
+                              size_t in_count, const wf_value *out, size_t out_count);
 
 #endif

@@ -990,9 +990,22 @@ static void call_branch(const wfm_ai *ai, char *buf, size_t size)
  * direction of each parameter (the kind's PARAMS property). */
 static void inst_call_trace(wfm_instance *inst, const wfm_ai *ai, const char *function,
                             const wf_value *in, size_t in_count, const wf_value *out,
-                            size_t out_count)
+                            size_t out_count, bool split)
 {
     const wfm_node *node = wfm_ai_node(ai);
+    char branch[512];
+    call_branch(ai, branch, sizeof branch);
+    if (split) {
+        wfm_call_rec rec = {.function = function,
+                            .activity = wfm_node_display_name(node),
+                            .branch = branch,
+                            .in = in,
+                            .in_count = in_count,
+                            .out = out,
+                            .out_count = out_count};
+        inst->call_trace(inst->call_trace_ud, &rec);
+        return;
+    }
     const wfm_kind_spec *spec = wfm_kind_spec_of(wfm_node_kind(node));
     unsigned params = 0;
     while (params < spec->prop_count && spec->props[params].kind != WFM_PROP_PARAMS)
@@ -1009,8 +1022,6 @@ static void inst_call_trace(wfm_instance *inst, const wfm_ai *ai, const char *fu
     }
     for (size_t i = in_count; i < out_count && no < 65; i++) /* the return value */
         outs[no++] = out[i];
-    char branch[512];
-    call_branch(ai, branch, sizeof branch);
     wfm_call_rec rec = {.function = function,
                         .activity = wfm_node_display_name(node),
                         .branch = branch,
@@ -1022,13 +1033,13 @@ static void inst_call_trace(wfm_instance *inst, const wfm_ai *ai, const char *fu
 }
 
 static void inst_trace(void *ud, const wfm_ai *ai, const char *function, const wf_value *in,
-                       size_t in_count, const wf_value *out, size_t out_count)
+                       size_t in_count, const wf_value *out, size_t out_count, bool split)
 {
     wfm_instance *inst = ud;
     if (inst->trace)
         inst->trace(inst->trace_ud, function, in, in_count, out, out_count);
     if (inst->call_trace)
-        inst_call_trace(inst, ai, function, in, in_count, out, out_count);
+        inst_call_trace(inst, ai, function, in, in_count, out, out_count, split);
 }
 
 static void trace_hook_update(wfm_instance *inst)

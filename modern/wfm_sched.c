@@ -1470,7 +1470,14 @@ void wfm_ctx_trace_call(wfm_ctx *ctx, wfm_ai *ai, const char *function, const wf
                         size_t in_count, const wf_value *out, size_t out_count)
 {
     if (ctx->host.trace)
-        ctx->host.trace(ctx->host.trace_ud, ai, function, in, in_count, out, out_count);
+        ctx->host.trace(ctx->host.trace_ud, ai, function, in, in_count, out, out_count, false);
+}
+
+void wfm_ctx_trace_call_split(wfm_ctx *ctx, wfm_ai *ai, const char *function, const wf_value *in,
+                              size_t in_count, const wf_value *out, size_t out_count)
+{
+    if (ctx->host.trace)
+        ctx->host.trace(ctx->host.trace_ud, ai, function, in, in_count, out, out_count, true);
 }
 
 /* ---- persistence support (wfm_persist.c) ---------------------------------------------- */

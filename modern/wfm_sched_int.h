@@ -159,9 +159,10 @@ typedef struct wfm__sched_host {
     wfm__track_fn track;  /* called for the events in track_mask */
     void *track_ud;
     unsigned track_mask;  /* WFM__TRACK_BIT_* / (1 << event); 0: no tracking */
-    /* NULL: native calls are not traced (wfm_ctx_trace_call) */
+    /* NULL: native calls are not traced (wfm_ctx_trace_call); split: the values are already
+     * split by direction (wfm_ctx_trace_call_split), else positional */
     void (*trace)(void *ud, const wfm_ai *ai, const char *function, const wf_value *in,
-                  size_t in_count, const wf_value *out, size_t out_count);
+                  size_t in_count, const wf_value *out, size_t out_count, bool split);
     void *trace_ud;
     uint64_t max_steps; /* work items without going idle; 0: no limit */
 } wfm__sched_host;

@@ -1,12 +1,16 @@
 #!/bin/sh
-# demo.sh — `make demo`: runs every sample workflow with the freshly built wfbridge and prints
-# each command exactly as it can be copied and pasted (the real binary path, quoted arguments)
-# followed by its output. Each run states the exit status it expects (a sample may fault on
-# purpose), and the script fails if any run differs.
+# demo.sh — `make demo`: the whole migration job with the freshly built wfbridge: convert every
+# legacy sample (JSON and HTML report in build/demo/), run the converted and the mixed
+# workflows with the SQLite store, verify each legacy sample side by side with generated
+# inputs, then the sample runs of each runtime. Each command is printed exactly as it can be
+# pasted (the real binary path, quoted arguments), followed by one line of its result. Each run
+# states the exit status it expects (a sample may fault on purpose), and the script fails if
+# any run differs. It ends with a one-screen summary.
 BUILD=${BUILD:-build}
 WFBRIDGE="$BUILD/bin/wfbridge"
 LIBS="$BUILD/samples/lib"
 failures=0
+runs=0
 # Stores of the durable demos live in $BUILD/demo, emptied at the start and kept afterwards, so
 # the printed commands still work when pasted (e.g. `instances --store build/demo/instances.db`).
 scratch="$BUILD/demo"
@@ -42,29 +46,43 @@ check_exit()
     fi
 }
 
-# run_sample EXPECTED_EXIT TITLE ARGS... : print the command and its output, check the exit.
+# brief TEXT: its first error line (if any) and its last line, each cut to one screen line.
+brief()
+{
+    printf '%s\n' "$1" | grep -m1 ': error: ' | cut -c1-118 | sed 's/^/   /'
+    last=$(printf '%s\n' "$1" | tail -n 1)
+    if [ ${#last} -gt 115 ]; then
+        printf '   %s...\n' "$(printf '%s' "$last" | cut -c1-112)"
+    else
+        printf '   %s\n' "$last"
+    fi
+}
+
+# run_sample EXPECTED_EXIT TITLE ARGS... : print the title, the command and one line of its
+# result; all of its output when the exit status is not the expected one.
 run_sample()
 {
     want=$1
     title=$2
     shift 2
-    printf '\n== %s\n' "$title"
+    printf -- '-- %s\n' "$title"
     show_command "$@"
-    "$WFBRIDGE" "$@" 2>&1
-    check_exit $? "$want"
+    out=$("$WFBRIDGE" "$@" 2>&1)
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        printf '%s\n' "$out"
+    else
+        brief "$out"
+    fi
+    check_exit "$got" "$want"
+    runs=$((runs + 1))
 }
 
 # run_for_id TITLE ARGS... : like run_sample (expecting exit 0), and sets $id to the instance
 # id of the --json result.
 run_for_id()
 {
-    title=$1
-    shift
-    printf '\n== %s\n' "$title"
-    show_command "$@"
-    out=$("$WFBRIDGE" "$@" 2>&1)
-    check_exit $? 0
-    printf '%s\n' "$out"
+    run_sample 0 "$@"
     id=$(printf '%s\n' "$out" | sed -n 's/.*"id": "\([0-9a-f]*\)".*/\1/p' | tail -1)
 }
 
@@ -72,7 +90,7 @@ run_for_id()
 demo_modern()
 {
     dir=samples/modern
-    printf '\n#### modern runtime: %s\n' "$dir"
+    printf '\n## modern runtime: %s\n' "$dir"
     run_sample 0 "arguments in and out" run "$dir/hello.xaml" \
         --arg Name=World --arg Times=2 --json --lib-path "$LIBS"
     run_sample 0 "While and ForEach with a running total" run "$dir/running_total.xaml" \
@@ -96,7 +114,7 @@ demo_modern()
 demo_legacy()
 {
     dir=samples/legacy
-    printf '\n#### legacy runtime: %s\n' "$dir"
+    printf '\n## legacy runtime: %s\n' "$dir"
     order="$dir/order_processing/order_processing.xoml"
     run_sample 0 "order processing: custom activities, .rules conditions, a policy" \
         run-legacy "$order" --arg OrderId=SO-1001 --arg Sku=WIDGET-7 --arg UnitPrice=75.50 \
@@ -137,7 +155,7 @@ demo_durable()
 {
     dir=samples/modern
     store="$scratch/instances.db"
-    printf '\n#### durable modern instances: %s\n' "$store"
+    printf '\n## durable modern instances: %s\n' "$store"
     run_for_id "run --store: the instance goes idle on its bookmarks, is persisted and unloaded" \
         run "$dir/order_state_machine.xaml" --arg OrderId=A-17 --arg Amount=120.50 \
         --store "$store" --promote OrderId --json --lib-path "$LIBS"
@@ -153,23 +171,24 @@ demo_durable()
     run_sample 0 "instances: now Closed" instances --store "$store" --status Closed
 }
 
-# Mixed workflows (modern XAML hosting legacy activities through Interop): samples/mixed/.
+# Mixed workflows (modern XAML hosting legacy activities through Interop): samples/mixed/, each
+# run durable with the SQLite store.
 demo_mixed()
 {
     dir=samples/mixed
-    printf '\n#### mixed workflows (Interop): %s\n' "$dir"
+    store="$scratch/mixed.db"
+    printf '\n## mixed workflows (Interop), durable in %s\n' "$store"
     run_sample 0 "a legacy fault caught by a modern TryCatch" run "$dir/order_fault.xaml" \
-        --arg Sku=WIDGET-7 --arg Quantity=500 --json --lib-path "$LIBS"
+        --arg Sku=WIDGET-7 --arg Quantity=500 --json --store "$store" --lib-path "$LIBS"
     run_sample 0 "Interop inside a ParallelForEach" run "$dir/batch_parallel.xaml" \
-        --arg 'Records=[1, 2, 3, 4]' --arg FailAt=-1 --json --lib-path "$LIBS"
+        --arg 'Records=[1, 2, 3, 4]' --arg FailAt=-1 --json --store "$store" --lib-path "$LIBS"
     run_sample 0 "Interop inside a Pick: the legacy answer wins" run "$dir/approval_deadline.xaml" \
         --arg Employee=bo --arg Amount=80 --arg Deadline=01:00:00 \
         --resume 'IExpenseService.Approved="eli"' --json --lib-path "$LIBS"
     run_sample 0 "... the deadline wins: the legacy activity is canceled" \
         run "$dir/approval_deadline.xaml" --arg Employee=bo --arg Amount=80 \
         --arg Deadline=00:00:00 --json --lib-path "$LIBS"
-    store="$scratch/mixed.db"
-    run_for_id "a waiting legacy composite, persisted while idle (--store)" \
+    run_for_id "a waiting legacy composite, persisted while idle" \
         run "$dir/expense_approval.xaml" --arg Employee=ann --arg Amount=420.50 \
         --json --store "$store" --lib-path "$LIBS"
     run_sample 0 "... resumed in a new process by its bookmark" \
@@ -177,13 +196,94 @@ demo_mixed()
         --lib-path "$LIBS"
 }
 
+# Convert every legacy sample: XAML (and the files a partial conversion generates) into
+# $converted, the migration report as JSON and HTML.
+demo_convert()
+{
+    printf '\n## convert every legacy sample: samples/legacy -> %s\n' "$converted"
+    printf -- '-- the migration (warnings name what goes through Interop: see the report)\n'
+    show_command convert samples/legacy -o "$converted" --report "$scratch/report.json" \
+        --html "$scratch/report.html" --lib-path "$LIBS"
+    out=$("$WFBRIDGE" convert samples/legacy -o "$converted" --report "$scratch/report.json" \
+        --html "$scratch/report.html" --lib-path "$LIBS" 2>"$scratch/convert.log")
+    check_exit $? 0
+    runs=$((runs + 1))
+    conv_summary=$(grep '^converted [0-9]' "$scratch/convert.log" | tail -n 1)
+    printf '   %s (%s warnings in %s)\n' "$conv_summary" \
+        "$(grep -c ': warning: ' "$scratch/convert.log")" "$scratch/convert.log"
+}
+
+# Run the converted workflows, durable with the SQLite store; each conversion's directory comes
+# first on the library path (a partial conversion's generated files are there).
+demo_converted()
+{
+    store="$scratch/converted.db"
+    printf '\n## the converted workflows, durable in %s\n' "$store"
+    c="$converted/order_processing"
+    run_sample 0 "order processing, converted" run "$c/order_processing.xaml" \
+        --arg OrderId=SO-1001 --arg Sku=WIDGET-7 --arg UnitPrice=75.50 --arg Quantity=3 \
+        --json --store "$store" --lib-path "$c:$LIBS"
+    c="$converted/document_review"
+    run_sample 0 "document review, converted (the Replicator runs through Interop)" \
+        run "$c/document_review.xaml" --arg 'Document=Supplier contract' \
+        --arg 'Reviewers=["ana", "ben", "legal-team"]' --json --store "$store" \
+        --lib-path "$c:$LIBS"
+    c="$converted/batch_processing"
+    run_sample 0 "batch processing, converted: a failing record, compensated" \
+        run "$c/batch_processing.xaml" --arg BatchSize=4 --arg FailAt=3 --json \
+        --store "$store" --lib-path "$c:$LIBS"
+    c="$converted/expense_approval"
+    run_for_id "expense approval, converted: idle on its events, persisted" \
+        run "$c/expense_approval.xaml" --arg Employee=dana --arg Amount=420.00 --json \
+        --store "$store" --lib-path "$c:$LIBS"
+    run_sample 0 "... resumed in a new process: approved" \
+        resume --store "$store" "$id" --bookmark 'IExpenseService.Approved="alice"' --json \
+        --lib-path "$c:$LIBS"
+}
+
+# Verify every legacy sample side by side (legacy, converted, interop) with generated inputs;
+# expense_approval is driven by the expense_approval.events.json beside it.
+demo_verify()
+{
+    printf '\n## verify every legacy sample side by side, %s generated cases each\n' "$VERIFY_CASES"
+    printf -- '-- legacy vs converted vs all custom activities through Interop\n'
+    show_command verify samples/legacy --lib-path "$LIBS" --generate "$VERIFY_CASES" --seed 1 \
+        --junit "$scratch/verify.xml" --json
+    out=$("$WFBRIDGE" verify samples/legacy --lib-path "$LIBS" --generate "$VERIFY_CASES" \
+        --seed 1 --junit "$scratch/verify.xml" --json 2>"$scratch/verify.txt")
+    check_exit $? 0
+    runs=$((runs + 1))
+    grep -v '^    ' "$scratch/verify.txt" | sed 's/^/   /'
+    verify_cases=$(printf '%s\n' "$out" | tail -n 1 | sed -n 's/^{"status": "[a-z]*", "cases": \([0-9]*\).*/\1/p')
+    verify_div=$(grep -o 'failures="[0-9]*"' "$scratch/verify.xml" | tr -dc '0-9\n' |
+        awk '{ n += $1 } END { print n + 0 }')
+}
+
+start=$(date +%s)
+converted="$scratch/converted"
+VERIFY_CASES=${VERIFY_CASES:-100}
+conv_summary="(not run)"
+verify_cases=0
+verify_div=0
+demo_convert
+demo_converted
+demo_mixed
+demo_verify
 demo_modern
 demo_durable
 demo_legacy
-demo_mixed
+elapsed=$(($(date +%s) - start))
 
-if [ "$failures" -ne 0 ]; then
-    printf '\ndemo: %s run(s) did not end as expected\n' "$failures"
+printf '\n==================================== summary ====================================\n'
+printf ' conversion:  %s (samples/legacy -> %s)\n' "$conv_summary" "$converted"
+printf ' report:      %s (and %s)\n' "$scratch/report.html" "$scratch/report.json"
+printf ' verify:      %s cases, each legacy vs converted vs interop: %s divergences (%s)\n' \
+    "$verify_cases" "$verify_div" "$scratch/verify.xml"
+printf ' runs:        %s commands, %s not as expected; stores kept in %s\n' "$runs" "$failures" \
+    "$scratch"
+printf ' time:        %ss\n' "$elapsed"
+if [ "$failures" -ne 0 ] || [ "$verify_div" -ne 0 ]; then
+    printf 'demo: FAILED\n'
     exit 1
 fi
-printf '\ndemo: every sample ran as expected; the stores are kept in %s\n' "$scratch"
+printf 'demo: the whole job ran as expected\n'

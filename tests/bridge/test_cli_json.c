@@ -142,8 +142,7 @@ END_TEST
 START_TEST(legacy_fault_located)
 {
     const char *msg = "samples/legacy/order_processing/order_processing.xoml:25:4: error: "
-                      "NativeException: native function 'orders_reserve' (ReserveStock) "
-                      "returned 2\n";
+                      "NativeException: native function 'orders_reserve' returned 2\n";
     wfbt_out r = wfbt_run(ARGS("run-legacy", orders(), "--lib-path", wfbt_sample_libs(), "--arg",
                                "OrderId=SO-1", "--arg", "Sku=W-7", "--arg", "UnitPrice=75.50",
                                "--arg", "Quantity=500"));

@@ -3,6 +3,7 @@
  * outputs, idle points), the runners on the order and batch samples, cases files, the
  * generator and the shrinker, and the verb's exit codes, --junit and --keep. */
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +155,44 @@ START_TEST(test_verify_parallel_branches_compare_as_a_set)
     call(&m, "b2", "", 4, 4);
     call(&m, "a1", "", 1, 1);
     call(&m, "a2", "", 3, 3);
+    call(&m, "end", "", 0, 0);
+    ck_assert(!compare(&l, &m, 0, what, sizeof what));
+    wfb_vobs_fini(&m);
+    wfb_vobs_fini(&l);
+}
+END_TEST
+
+/* A parallel block hosted through Interop: the modern side sees its calls without branches,
+ * in the order of the hosted WF3 executor; that order must be the legacy one exactly. */
+START_TEST(test_verify_hosted_parallel_block_keeps_legacy_order)
+{
+    char what[128];
+    wfb_vobs l, m;
+    obs_init(&l, "Closed");
+    call(&l, "start", "", 0, 0);
+    call(&l, "r", "round#review@1/", 1, 1);
+    call(&l, "r", "round#review@2/", 2, 2);
+    call(&l, "end", "", 0, 0);
+    obs_init(&m, "Closed");
+    call(&m, "start", "", 0, 0);
+    call(&m, "r", "", 1, 1);
+    call(&m, "r", "", 2, 2);
+    call(&m, "end", "", 0, 0);
+    ck_assert(compare(&l, &m, 0, what, sizeof what));
+    wfb_vobs_fini(&m);
+
+    obs_init(&m, "Closed"); /* another order than the hosted WF3 executor's: diverges */
+    call(&m, "start", "", 0, 0);
+    call(&m, "r", "", 2, 2);
+    call(&m, "r", "", 1, 1);
+    call(&m, "end", "", 0, 0);
+    ck_assert(!compare(&l, &m, 0, what, sizeof what));
+    ck_assert_str_eq(what, "call 2");
+    wfb_vobs_fini(&m);
+
+    obs_init(&m, "Closed"); /* one call of the block missing */
+    call(&m, "start", "", 0, 0);
+    call(&m, "r", "", 1, 1);
     call(&m, "end", "", 0, 0);
     ck_assert(!compare(&l, &m, 0, what, sizeof what));
     wfb_vobs_fini(&m);
@@ -572,8 +611,9 @@ START_TEST(test_verify_cli_equivalent_with_junit_and_keep)
     size_t len;
     char *xml = wf_test_read_file(junit, &len);
     ck_assert_ptr_nonnull(xml);
-    ck_assert_ptr_nonnull(strstr(xml, "tests=\"30\" failures=\"0\""));
+    ck_assert_ptr_nonnull(strstr(xml, "tests=\"60\" failures=\"0\""));
     ck_assert_ptr_nonnull(strstr(xml, "name=\"gen-30 [converted]\""));
+    ck_assert_ptr_nonnull(strstr(xml, "name=\"gen-30 [interop]\""));
     wf_free(xml);
     char trace[600];
     snprintf(trace, sizeof trace, "%s/order_processing.gen-1.legacy.json", keep);
@@ -626,15 +666,180 @@ START_TEST(test_verify_cli_folder_form)
 }
 END_TEST
 
-START_TEST(test_verify_cli_without_converter_is_an_input_error)
+#define EXPENSE_XOML "samples/legacy/expense_approval/expense_approval.xoml"
+
+/* Entries of a directory other than . and .. */
+static size_t dir_entries(const char *path)
 {
-    const char *args[] = {"verify", ORDER_XOML, "--lib-path", wf_test_sample_lib_dir(), NULL};
+    DIR *d = opendir(path);
+    ck_assert_ptr_nonnull(d);
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/* verify with $TMPDIR set to tmp for the run (restored afterwards). */
+static int verify_in_tmpdir(const char *tmp, const char *const *args, char **err)
+{
+    char *old = getenv("TMPDIR") ? wf_strdup(getenv("TMPDIR")) : NULL;
+    setenv("TMPDIR", tmp, 1);
+    int code = verify(args, err);
+    if (old)
+        setenv("TMPDIR", old, 1);
+    else
+        unsetenv("TMPDIR");
+    wf_free(old);
+    return code;
+}
+
+/* Without --converted both modern modes are converted on the fly; the expense sample's
+ * conversion is partial, so its generated files must be on the library path of both runs.
+ * They go into a temporary directory under $TMPDIR, removed afterwards. */
+START_TEST(test_verify_cli_converts_on_the_fly)
+{
+    const char *dir = wf_test_tmpdir();
+    char tmp[512], junit[512];
+    snprintf(tmp, sizeof tmp, "%s/tmp", dir);
+    snprintf(junit, sizeof junit, "%s/v.xml", dir);
+    ck_assert_int_eq(mkdir(tmp, 0777), 0);
+    const char *args[] = {"verify",   EXPENSE_XOML, "--lib-path", wf_test_sample_lib_dir(),
+                          "--generate", "4",        "--junit",    junit,
+                          NULL};
     char *err = NULL;
-    ck_assert_int_eq(verify(args, &err), 2);
-    ck_assert_ptr_nonnull(err);
-    ck_assert_msg(strstr(err, ORDER_XOML ": error: converter not available: pass --converted"),
-                  "%s", err);
+    int code = verify_in_tmpdir(tmp, args, &err);
+    ck_assert_msg(code == 0, "%s", err ? err : "");
     wf_free(err);
+    ck_assert_uint_eq(dir_entries(tmp), 0); /* the generated files are gone */
+    size_t len;
+    char *xml = wf_test_read_file(junit, &len);
+    ck_assert_ptr_nonnull(xml);
+    ck_assert_ptr_nonnull(strstr(xml, "tests=\"8\" failures=\"0\""));
+    ck_assert_ptr_nonnull(strstr(xml, "name=\"gen-1 [converted]\""));
+    ck_assert_ptr_nonnull(strstr(xml, "name=\"gen-1 [interop]\""));
+    wf_free(xml);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* Every legacy sample verifies equivalent in all three modes (legacy, converted, interop)
+ * with generated inputs, converted on the fly; expense_approval is driven by the
+ * expense_approval.events.json beside it. */
+START_TEST(test_verify_every_sample_is_equivalent)
+{
+    const char *dir = wf_test_tmpdir();
+    char junit[512], keep[512];
+    snprintf(junit, sizeof junit, "%s/v.xml", dir);
+    snprintf(keep, sizeof keep, "%s/keep", dir);
+    const char *args[] = {"verify", "samples/legacy", "--lib-path", wf_test_sample_lib_dir(),
+                          "--generate", "25", "--seed", "11", "--junit", junit, "--keep", keep,
+                          NULL};
+    char *err = NULL;
+    int code = verify(args, &err);
+    ck_assert_msg(code == 0, "%s", err ? err : "");
+    wf_free(err);
+    size_t len;
+    char *xml = wf_test_read_file(junit, &len);
+    ck_assert_ptr_nonnull(xml);
+    size_t suites = 0;
+    for (const char *p = xml; (p = strstr(p, "tests=\"50\" failures=\"0\" errors=\"0\"")); p++)
+        suites++; /* 25 cases x 2 modern modes, per sample */
+    ck_assert_uint_eq(suites, 4);
+    const char *samples[] = {"batch_processing", "document_review", "expense_approval",
+                             "order_processing"};
+    for (size_t i = 0; i < 4; i++) {
+        char path[700];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s.interop.xaml", keep, samples[i]);
+        ck_assert_msg(stat(path, &st) == 0, "%s", path);
+        snprintf(path, sizeof path, "%s/%s.gen-10.converted.json", keep, samples[i]);
+        ck_assert_msg(stat(path, &st) == 0, "%s", path);
+    }
+    wf_free(xml);
+    /* the event script beside the sample was used: the approval was delivered */
+    char path[700];
+    snprintf(path, sizeof path, "%s/expense_approval.gen-1.interop.json", keep);
+    char *obs = wf_test_read_file(path, &len);
+    ck_assert_ptr_nonnull(obs);
+    ck_assert_ptr_nonnull(strstr(obs, "\"status\": \"Closed\""));
+    ck_assert_ptr_nonnull(strstr(obs, "\"waits\": [\"Approved,Rejected,(timer)\""));
+    wf_free(obs);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* --keep DIR keeps both conversions with their generated files, named after each. */
+START_TEST(test_verify_cli_keep_holds_generated_files)
+{
+    const char *dir = wf_test_tmpdir();
+    char keep[512];
+    snprintf(keep, sizeof keep, "%s/keep", dir);
+    const char *args[] = {"verify",     EXPENSE_XOML, "--lib-path", wf_test_sample_lib_dir(),
+                          "--generate", "2",          "--keep",     keep,
+                          NULL};
+    char *err = NULL;
+    ck_assert_msg(verify(args, &err) == 0, "%s", err ? err : "");
+    wf_free(err);
+    const char *want[] = {"expense_approval.converted.xaml", "expense_approval.interop.xaml",
+                          "expense_approval.converted.approved.activities.xml",
+                          "expense_approval.interop.approved.xoml",
+                          "expense_approval.interop.approvedArgs.rules"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        char path[700];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", keep, want[i]);
+        ck_assert_msg(stat(path, &st) == 0, "%s missing", want[i]);
+    }
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* --converted OUT.xaml of a partial conversion: its generated files beside it are found, the
+ * directory of OUT.xaml coming first on the library path. */
+START_TEST(test_verify_cli_converted_finds_its_generated_files)
+{
+    const char *dir = wf_test_tmpdir();
+    char out[512];
+    snprintf(out, sizeof out, "%s/expense_approval.xaml", dir);
+    const char *conv[] = {"convert", EXPENSE_XOML, "-o", out, "--lib-path",
+                          wf_test_sample_lib_dir(), NULL};
+    char *err = NULL;
+    ck_assert_msg(wf_test_run_cli(conv, &err) == 0, "%s", err ? err : "");
+    wf_free(err);
+    const char *args[] = {"verify",      EXPENSE_XOML, "--lib-path", wf_test_sample_lib_dir(),
+                          "--converted", out,          "--generate", "3",
+                          NULL};
+    err = NULL;
+    ck_assert_msg(verify(args, &err) == 0, "%s", err ? err : "");
+    wf_free(err);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* A definition the converter refuses is an input error naming where, with no file left. */
+START_TEST(test_verify_cli_conversion_error_is_an_input_error)
+{
+    const char *dir = wf_test_tmpdir();
+    char tmp[512];
+    snprintf(tmp, sizeof tmp, "%s/tmp", dir);
+    ck_assert_int_eq(mkdir(tmp, 0777), 0);
+    const char *xoml = wf_test_write_file(
+        dir, "bad.xoml",
+        "<SequentialWorkflowActivity x:Class=\"T.Bad\" x:Name=\"Bad\"\n"
+        "  xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\"\n"
+        "  xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\">\n"
+        "  <SuspendActivity x:Name=\"s\" />\n"
+        "</SequentialWorkflowActivity>\n");
+    const char *args[] = {"verify", xoml, "--generate", "2", NULL};
+    char *err = NULL;
+    int code = verify_in_tmpdir(tmp, args, &err);
+    ck_assert_int_eq(code, 2);
+    ck_assert_msg(err && strstr(err, "bad.xoml:4:") && strstr(err, "error: "), "%s",
+                  err ? err : "");
+    wf_free(err);
+    ck_assert_uint_eq(dir_entries(tmp), 0);
+    wf_test_tmpdir_remove(dir);
 }
 END_TEST
 
@@ -793,6 +998,7 @@ Suite *verify_suite(void)
     tcase_add_test(core, test_verify_extra_missing_reordered_calls_diverge);
     tcase_add_test(core, test_verify_parallel_branches_compare_as_a_set);
     tcase_add_test(core, test_verify_nested_parallel_keeps_inner_sets);
+    tcase_add_test(core, test_verify_hosted_parallel_block_keeps_legacy_order);
     tcase_add_test(core, test_verify_fault_status_mapping);
     tcase_add_test(core, test_verify_outputs_are_type_aware);
     tcase_add_test(core, test_verify_idle_points_compare_in_order);
@@ -805,9 +1011,13 @@ Suite *verify_suite(void)
     tcase_add_test(core, test_verify_cli_equivalent_with_junit_and_keep);
     tcase_add_test(core, test_verify_cli_event_script_cases);
     tcase_add_test(core, test_verify_cli_folder_form);
+    tcase_add_test(core, test_verify_cli_converts_on_the_fly);
+    tcase_add_test(core, test_verify_cli_keep_holds_generated_files);
+    tcase_add_test(core, test_verify_every_sample_is_equivalent);
+    tcase_add_test(core, test_verify_cli_converted_finds_its_generated_files);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
-    tcase_add_test(bad, test_verify_cli_without_converter_is_an_input_error);
+    tcase_add_test(bad, test_verify_cli_conversion_error_is_an_input_error);
     tcase_add_test(bad, test_verify_cli_usage_errors);
     tcase_add_test(bad, test_verify_cli_case_input_not_accepted);
     tcase_add_test(bad, test_verify_cases_bad_json_reports_where);

@@ -194,7 +194,7 @@ START_TEST(test_error_on_nonzero_still_fills_outputs)
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(call("wfn_status", &wf_type_int32, p, 2, true, args, outs, &ret, &err),
                      WF_E_NATIVE);
-    ck_assert_str_eq(err.message, "wfn_status returned 3");
+    ck_assert_str_eq(err.message, "native function 'wfn_status' returned 3");
     ck_assert_int_eq(ret.u.i32, 3);
     ck_assert_str_eq(wf_value_str(&outs[1]), "code 3");
     wf_value_release(&outs[1]);

@@ -220,15 +220,22 @@ START_TEST(test_interop_option_sends_custom_activities_to_interop)
 }
 END_TEST
 
-/* A hosted subtree bound to an activity outside it cannot carry that bind: refused, located. */
-START_TEST(test_interop_refuses_binds_leaving_the_subtree)
+/* --interop: a plain-function activity sharing a property with another activity through an
+ * ActivityBind (to it or from it) stays an InvokeMethod, warned and located; the others go
+ * through Interop. Both passes decide alike (no missing storage). */
+START_TEST(test_interop_keeps_activity_binds_as_invoke)
 {
     converted c;
     convert(CASES "/sequence_code/sequence_code.xoml", true, &c);
-    ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
-    ck_assert_uint_ge(count_diags(c.file, "error", "needs-interop", 0), 1);
-    ck_assert_ptr_nonnull(strstr(c.err.message, "outside the hosted subtree"));
-    ck_assert_ptr_null(c.xaml);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_PARTIAL);
+    ck_assert_uint_eq(count_diags(c.file, "error", "internal", 0), 0);
+    ck_assert_uint_eq(count_diags(c.file, "warning", "interop-bind", 0), 4);
+    ck_assert_uint_eq(count_diags(c.file, "warning", "interop-bind", 3), 1); /* twice */
+    ck_assert_uint_eq(count_diags(c.file, "warning", "interop-bind", 10), 1); /* echo */
+    ck_assert_ptr_nonnull(strstr(c.xaml, "<InvokeMethod DisplayName=\"echo\""));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "<Interop DisplayName=\"greet\""));
+    ck_assert_ptr_null(strstr(c.xaml, "<Interop DisplayName=\"twice\""));
     converted_free(&c);
 }
 END_TEST
@@ -754,7 +761,7 @@ Suite *convert_suite(void)
                         sizeof samples / sizeof samples[0]);
     tcase_add_test(core, test_interop_needs_the_kind_registered);
     tcase_add_test(core, test_converts_without_the_native_libraries);
-    tcase_add_test(core, test_interop_refuses_binds_leaving_the_subtree);
+    tcase_add_test(core, test_interop_keeps_activity_binds_as_invoke);
     tcase_add_test(core, test_suspend_is_hosted_and_reviewed);
     tcase_add_test(core, test_state_change_is_not_hosted);
     tcase_add_test(core, test_hosted_data_read_outside_is_refused);

@@ -165,7 +165,7 @@ START_TEST(test_native_fault_is_catchable_as_native_exception)
     run_open(&r, "invoke_catch.xaml");
     ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     ck_assert_ptr_nonnull(strstr(r.out.data, "native: "));
-    ck_assert_ptr_nonnull(strstr(r.out.data, "wfmi_check_positive returned 47"));
+    ck_assert_ptr_nonnull(strstr(r.out.data, "native function 'wfmi_check_positive' returned 47"));
     wfm_test_close(&r);
 }
 END_TEST
