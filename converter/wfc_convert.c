@@ -1618,15 +1618,19 @@ static void check_all_reported(wfc__conv *c, const wfl_node *n)
 }
 
 /* ---- the pictures: both workflows as DOT, coloured by action ------------------------------ */
-static void dot_quoted(wf_buf *b, const char *a, const char *sep, const char *z)
+/* "a\nz" as a dot string: a and z escaped, the separator line break written as dot's \n. */
+static void dot_quoted(wf_buf *b, const char *a, const char *z)
 {
     wf_buf_addc(b, '"');
-    for (const char *parts[] = {a, sep, z}, **p = parts; p < parts + 3; p++)
+    for (const char *parts[] = {a, z}, **p = parts; p < parts + 2; p++) {
+        if (p > parts)
+            wf_buf_adds(b, "\\n");
         for (const char *s = *p; s && *s; s++) {
             if (*s == '"' || *s == '\\')
                 wf_buf_addc(b, '\\');
             wf_buf_addc(b, *s);
         }
+    }
     wf_buf_addc(b, '"');
 }
 
@@ -1647,7 +1651,7 @@ static void dot_node(wfc__conv *c, const wfl_node *n, bool modern, size_t *next,
     if (entry)
         wfc_file_activity(c->file, entry - 1, &name, &mtype, &action);
     wf_buf_addf(b, "  n%zu [label=", id);
-    dot_quoted(b, wfl_node_name(n), "\\n", modern ? mtype : wfl_node_type(n)->name);
+    dot_quoted(b, wfl_node_name(n), modern ? mtype : wfl_node_type(n)->name);
     wf_buf_addf(b, ", fillcolor=\"%s\"];\n", action_color(action));
     for (size_t i = 0; i < wfl_node_child_count(n); i++) {
         wf_buf_addf(b, "  n%zu -> n%zu;\n", id, *next);

@@ -220,6 +220,11 @@ void wfc_file_set_graphs(wfc_file *f, const char *legacy_dot, const char *modern
     f->modern_dot = dup(f->report, modern_dot);
 }
 
+const char *wfc_file_graph(const wfc_file *f, bool modern)
+{
+    return modern ? f->modern_dot : f->legacy_dot;
+}
+
 void wfc_file_clear(wfc_file *f)
 {
     file_clear(f);
@@ -501,7 +506,10 @@ static void file_markdown(const wfc_file *f, wf_buf *b)
             wf_buf_adds(b, "|");
             md_cell(b, wfc_severity_name(d->sev));
             md_cell(b, d->rule);
-            wf_buf_addf(b, " %u:%u |", d->line, d->col);
+            if (d->line)
+                wf_buf_addf(b, " %u:%u |", d->line, d->col);
+            else
+                wf_buf_adds(b, " (file) |");
             md_cell(b, d->message);
             wf_buf_adds(b, "\n");
         }
@@ -600,7 +608,10 @@ static void html_diags(const wfc_file *f, wf_buf *b)
         wf_buf_adds(b, "<tr>");
         html_cell(b, "td", wfc_severity_name(d->sev), wfc_severity_name(d->sev));
         html_cell(b, "td", NULL, d->rule);
-        wf_buf_addf(b, "<td>%u:%u</td>", d->line, d->col);
+        if (d->line)
+            wf_buf_addf(b, "<td>%u:%u</td>", d->line, d->col);
+        else
+            wf_buf_adds(b, "<td>(file)</td>");
         html_cell(b, "td", NULL, d->message);
         wf_buf_adds(b, "</tr>\n");
     }

@@ -57,6 +57,8 @@ void wfc_file_add_diag_in(wfc_file *f, const char *file, wfc_severity sev, unsig
 void wfc_file_add_loss(wfc_file *f, wfc_loss_kind kind, unsigned line, const char *what);
 /* The legacy and the converted workflow as Graphviz DOT text (copied), for the HTML page. */
 void wfc_file_set_graphs(wfc_file *f, const char *legacy_dot, const char *modern_dot);
+/* The graph drawn for the legacy or the converted workflow (graphviz dot text), NULL if none. */
+const char *wfc_file_graph(const wfc_file *f, bool modern);
 /* Drop every activity, diagnostic and loss (a conversion starting over). */
 void wfc_file_clear(wfc_file *f);
 

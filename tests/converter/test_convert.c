@@ -266,6 +266,22 @@ START_TEST(test_interop_needs_the_kind_registered)
 }
 END_TEST
 
+/* The pictures label each activity with its name and type on two lines (dot's \n). */
+START_TEST(test_graph_labels_are_name_and_type)
+{
+    converted c;
+    convert("samples/legacy/batch_processing/batch_processing.xoml", false, &c);
+    ck_assert_int_eq(c.status, WF_OK);
+    const char *legacy = wfc_file_graph(c.file, false), *modern = wfc_file_graph(c.file, true);
+    ck_assert_ptr_nonnull(legacy);
+    ck_assert_ptr_nonnull(modern);
+    ck_assert_ptr_nonnull(strstr(legacy, "[label=\"BatchWorkflow\\nSequentialWorkflowActivity\""));
+    ck_assert_ptr_nonnull(strstr(modern, "[label=\"nextRecord\\nInvokeMethod\""));
+    ck_assert_ptr_null(strstr(legacy, "\\\\n"));
+    converted_free(&c);
+}
+END_TEST
+
 /* ---- the legacy samples ---------------------------------------------------------------------- */
 typedef struct sample_case {
     const char *name;
@@ -766,6 +782,7 @@ Suite *convert_suite(void)
     tcase_add_test(core, test_state_change_is_not_hosted);
     tcase_add_test(core, test_hosted_data_read_outside_is_refused);
     tcase_add_test(core, test_designer_written_file_converts_and_runs);
+    tcase_add_test(core, test_graph_labels_are_name_and_type);
     tcase_add_test(core, test_inline_code_is_listed_as_unread_code);
     tcase_add_test(core, test_several_native_libraries_get_one_namespace_each);
     tcase_add_test(core, test_custom_composite_in_its_own_file);
