@@ -202,8 +202,9 @@ END_TEST
 START_TEST(test_store_parallel_first_open_of_a_new_file_all_succeed)
 {
     enum { CHILDREN = 16 };
-    char db[512];
-    snprintf(db, sizeof db, "%s/new.db", wf_test_tmpdir());
+    char dir[512], db[600];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(db, sizeof db, "%s/new.db", dir);
     int go[2];
     ck_assert_int_eq(pipe(go), 0);
     pid_t pids[CHILDREN];
@@ -241,6 +242,7 @@ START_TEST(test_store_parallel_first_open_of_a_new_file_all_succeed)
     ck_assert_int_eq(wfl_store_count(st, &n, NULL), WF_OK);
     ck_assert_uint_eq(n, CHILDREN);
     wfl_store_close(st);
+    wf_test_tmpdir_remove(dir);
 }
 END_TEST
 
