@@ -156,6 +156,7 @@ static const char *const golden[] = {
     "sequence_code",  "ifelse_chain",       "while_code",    "parallel_pick",
     "fault_handlers", "terminate",          "needs_interop", "rules_operators",
     "rules_bitwise",  "replicator_foreach", "scopes",        "state_machine",
+    "composite_type",
 };
 
 START_TEST(test_golden_case_converts_and_runs_like_legacy)
@@ -372,7 +373,8 @@ START_TEST(test_several_native_libraries_get_one_namespace_each)
 END_TEST
 
 /* A custom composite written in its own file converts on its own; a file using it as an
- * activity type fails with the type named, until XAML activity types land. */
+ * activity type (its type library's Definition=) becomes <t0:ApprovalStep Total="[Total]"/>
+ * with the body generated as ApprovalStep.xaml, and the pair runs like the legacy file. */
 START_TEST(test_custom_composite_in_its_own_file)
 {
     converted c;
@@ -381,11 +383,32 @@ START_TEST(test_custom_composite_in_its_own_file)
     ck_assert_ptr_nonnull(strstr(c.xaml, "BookmarkName=\"ICases.Go\""));
     converted_free(&c);
     convert(REAL "/uses_approval_step.xoml", false, &c);
-    ck_assert_int_eq(c.status, WF_E_NAME);
-    ck_assert_uint_eq(c.err.line, 3);
-    ck_assert_uint_eq(c.err.col, 2);
-    ck_assert_ptr_nonnull(strstr(c.err.message, "ApprovalStep"));
-    ck_assert_ptr_null(c.xaml);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_str_eq(wfc_status_name(wfc_file_status(c.file)), "converted");
+    ck_assert(has_activity(c.file, "managerApproval", "Conv.ApprovalStep", "mapped"));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "xmlns:t0=\"clr-namespace:Conv;assembly=convcases\""));
+    ck_assert_ptr_nonnull(
+        strstr(c.xaml, "<t0:ApprovalStep DisplayName=\"managerApproval\" Total=\"[Total]\" />"));
+    ck_assert_uint_eq(c.side.count, 1);
+    ck_assert_str_eq(c.side.items[0].name, "ApprovalStep.xaml");
+    ck_assert_ptr_nonnull(strstr(c.side.items[0].text, "<Activity x:Class=\"Conv.ApprovalStep\""));
+    ck_assert_ptr_nonnull(strstr(c.side.items[0].text, "BookmarkName=\"ICases.Go\""));
+    char *dir = strdup(wf_test_tmpdir());
+    char path[600];
+    snprintf(path, sizeof path, "%s/ApprovalStep.xaml", dir);
+    ck_assert_int_eq(
+        wfc_write_atomic(path, c.side.items[0].text, c.side.items[0].len, NULL), WF_OK);
+    snprintf(path, sizeof path, "%s/uses_approval_step.xaml", dir);
+    ck_assert_int_eq(wfc_write_atomic(path, c.xaml, c.len, NULL), WF_OK);
+    static const char *const runs[] = {"arg A=1 arg B=2 event Go=41", "arg A=4 arg B=5"};
+    for (size_t i = 0; i < 2; i++) {
+        wfc_test_inputs in;
+        wfc_test_inputs_parse(runs[i], &in);
+        wfc_test_same_outcome(REAL "/uses_approval_step.xoml", path, &in);
+        wfc_test_inputs_free(&in);
+    }
+    wf_test_tmpdir_remove(dir);
+    free(dir);
     converted_free(&c);
 }
 END_TEST
