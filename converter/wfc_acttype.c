@@ -113,6 +113,7 @@ void wfc__acttype(wfc__conv *c, const wfl_node *n)
     char path[1024], out_name[300];
     definition_path(t, path, sizeof path);
     snprintf(out_name, sizeof out_name, "%s.xaml", name);
+    wfc__activity(c, n, cls, WFC_ACT_MAPPED);
     wfc_opts o = *c->opts;
     o.output_name = out_name;
     o.rules_path = NULL;
@@ -135,7 +136,14 @@ void wfc__acttype(wfc__conv *c, const wfl_node *n)
                   *e.file ? e.file : path, e.line, e.col, e.message);
     } else {
         const char *prefix = type_prefix(c, cls, wfl_typelib_name(t->typelib), at);
-        wfc__activity(c, n, cls, WFC_ACT_MAPPED);
+        if (wfc_file_status(sub) == WFC_PARTIAL) { /* its body hosts something */
+            wfc__diag(c, WFC_WARNING, at, "interop",
+                      "activity type %s hosts part of its body through Interop (see its own "
+                      "report)",
+                      cls);
+            if (c->pass == 2)
+                wfc_file_set_status(c->file, WFC_PARTIAL);
+        }
         if (prefix)
             write_use(c, n, prefix, name, targs, targ_count);
         if (c->pass == 2) {
