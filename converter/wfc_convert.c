@@ -193,8 +193,8 @@ static bool literal_expr(const wf_value *v, wf_buf *out)
 
 /* The expression for one parameter of a custom activity: its DP's bind, literal, default, or
  * its own storage. */
-static bool activity_arg(wfc__conv *c, const wfl_node *n, const wfl_tl_prop *p, bool rd, bool wr,
-                         wf_buf *out)
+bool wfc__activity_arg(wfc__conv *c, const wfl_node *n, const wfl_tl_prop *p, bool rd, bool wr,
+                       wf_buf *out)
 {
     const wfl_dp *dp = wfl_type_find_dp(wfl_node_type(n), p->name);
     wfl_prop_info pi = {.kind = WFL_PROP_UNSET};
@@ -264,7 +264,7 @@ static bool param_expr(wfc__conv *c, const wfl_node *n, arg_source src, const wf
     bool rd = p->dir != WFL_TL_OUT && p->dir != WFL_TL_RETURN;
     bool wr = p->dir != WFL_TL_IN;
     if (src == FROM_ACTIVITY)
-        return activity_arg(c, n, p, rd, wr, out);
+        return wfc__activity_arg(c, n, p, rd, wr, out);
     if (src == FROM_CLASS) {
         if (wfc__param_expr(c, n, p->name, rd, wr, out))
             return true;
@@ -1122,6 +1122,11 @@ static void emit_custom(wfc__conv *c, const wfl_node *n)
         interop_wrap(c, n, "--interop was given");
         return;
     }
+    if (t->composite && t->custom && t->typelib && wfl_tl_activity_definition(t->custom)) {
+        consumed(c, n, "*"); /* every property is an argument of the converted type */
+        wfc__acttype(c, n);
+        return;
+    }
     if (!fn || !t->typelib || (t->flags & WFL_TF_COMPOSITE) || wfl_node_child_count(n) > 0) {
         interop_wrap(c, n, "a custom activity that is not a plain function");
         return;
@@ -1588,6 +1593,11 @@ static void document(wfc__conv *c, const char *source, wf_buf *out)
         wfc_xw_attrf(W, attr, "clr-namespace:%s;assembly=%s", wfl_typelib_name(c->libs[i].tl),
                      c->libs[i].assembly);
     }
+    for (size_t i = 0; i < c->tns_count; i++) {
+        char attr[32];
+        snprintf(attr, sizeof attr, "xmlns:%s", c->tns[i].prefix);
+        wfc_xw_attr(W, attr, c->tns[i].ns);
+    }
     for (size_t i = 0; i < c->hosted_count; i++) {
         char attr[32];
         const char *dot = cls ? strrchr(cls, '.') : NULL;
@@ -1993,9 +2003,31 @@ wf_status wfc_convert_file(const wfc_opts *opts, const char *path, wfc_file *fil
 wf_status wfc_convert_file_side(const wfc_opts *opts, const char *path, wfc_file *file,
                                 char **xaml, size_t *len, wfc_sidecars *side, wf_error *err)
 {
+    size_t targ_count;
+    return wfc__convert_path(opts, path, 0, file, xaml, len, side, NULL, &targ_count, err);
+}
+
+/* The root arguments and the directions members() wrote. */
+static void root_args(wfc__conv *c, wfc__targ *targs, size_t *count)
+{
+    *count = 0;
+    for (size_t i = 0; i < wfl_definition_param_count(c->def) && *count < WFC__MAX_TARGS; i++) {
+        wfl_param_info p;
+        wfl_definition_param(c->def, i, &p);
+        wfc__targ *t = &targs[(*count)++];
+        snprintf(t->name, sizeof t->name, "%s", p.name);
+        t->dir = arg_dir(arg_slot(c, p.name));
+    }
+}
+
+wf_status wfc__convert_path(const wfc_opts *opts, const char *path, unsigned depth,
+                            wfc_file *file, char **xaml, size_t *len, wfc_sidecars *side,
+                            wfc__targ *targs, size_t *targ_count, wf_error *err)
+{
     *xaml = NULL;
     *len = 0;
-    wfc__conv conv = {.opts = opts, .file = file};
+    *targ_count = 0;
+    wfc__conv conv = {.opts = opts, .file = file, .depth = depth};
     wfc__conv *c = &conv;
     wf_buf_init(&c->body);
     wf_types *types = wf_types_create();
@@ -2021,6 +2053,8 @@ wf_status wfc_convert_file_side(const wfc_opts *opts, const char *path, wfc_file
     c->def = def;
     c->root = wfl_definition_root(def);
     st = convert_loaded(c, path, xaml, len, err);
+    if (st == WF_OK && targs)
+        root_args(c, targs, targ_count);
     if (st == WF_OK && side) {
         *side = c->side;
         c->side = (wfc_sidecars)WFC_SIDECARS_INIT;

@@ -52,6 +52,22 @@ typedef struct wfc__hosted {
 
 #define WFC__MAX_HOSTED 64
 
+/* An xmlns of converted activity types ("clr-namespace:Conv;assembly=convcases"). */
+typedef struct wfc__tns {
+    char prefix[16]; /* "t0" */
+    char ns[300];
+} wfc__tns;
+
+#define WFC__MAX_TNS 16
+
+/* One argument of a converted activity type, with the direction its conversion gave it. */
+typedef struct wfc__targ {
+    char name[128];
+    wfl_tl_dir dir;
+} wfc__targ;
+
+#define WFC__MAX_TARGS 64
+
 typedef struct wfc__conv {
     const wfc_opts *opts;
     const wfl_definition *def;
@@ -75,6 +91,9 @@ typedef struct wfc__conv {
     wf_strmap *seen;     /* pass 2: name -> its first report entry + 1 */
     wf_strmap *consumed; /* pass 2: "name\x1fDP" of every DP the walk read ("name\x1f*":
                             all of them, for Interop) */
+    unsigned depth;      /* composites being converted around this one */
+    wfc__tns tns[WFC__MAX_TNS];
+    size_t tns_count;
     bool failed;         /* an error diagnostic was (or, in pass 1, will be) reported */
     bool nomem;
     wf_error first; /* the first error, for the caller */
@@ -84,6 +103,20 @@ typedef struct wfc__conv {
 void wfc__diag(wfc__conv *c, wfc_severity sev, wf_loc at, const char *rule, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 void wfc__activity(wfc__conv *c, const wfl_node *node, const char *modern_type, wfc_action action);
+
+/* ---- activity types (wfc_acttype.c) --------------------------------------------------- */
+/* A custom composite (Definition=) n: its body converted to NAME.xaml (pass 2: kept as a
+ * generated file) and <tN:NAME .../> written for n. */
+void wfc__acttype(wfc__conv *c, const wfl_node *n);
+/* wfc_convert.c: convert the .xoml at path `depth` composites deep, also returning the
+ * root arguments and their directions (targs: WFC__MAX_TARGS entries). */
+wf_status wfc__convert_path(const wfc_opts *opts, const char *path, unsigned depth,
+                            wfc_file *file, char **xaml, size_t *len, wfc_sidecars *side,
+                            wfc__targ *targs, size_t *targ_count, wf_error *err);
+/* wfc_convert.c: the expression for typelib property p of custom activity n (its bind,
+ * literal, default or own storage), read and/or written. */
+bool wfc__activity_arg(wfc__conv *c, const wfl_node *n, const wfl_tl_prop *p, bool rd, bool wr,
+                       wf_buf *out);
 
 /* ---- Interop (wfc_interop.c) ---------------------------------------------------------- */
 /* Host subtree n through the Interop activity: write <Interop> with the workflow properties

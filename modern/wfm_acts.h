@@ -23,6 +23,15 @@ wf_status wfm_acts_invoke_register(wfm_catalogue *cat, wf_error *err);
 wf_status wfm_acts_coll_register(wfm_catalogue *cat, wf_error *err);
 /* Persist (wfm_act_persist.c), called by wfm__builtins_register. */
 wf_status wfm_act_persist_register(wfm_catalogue *cat, wf_error *err);
+/* The wrapper of an expanded XAML activity type (docs/architecture.md "XAML activity types"):
+ * an internal kind no XAML element names. Its variables are the type's arguments (an
+ * environment of their own, so the body sees nothing of the caller), Arguments holds one
+ * parameter per bound attribute (compiled in the caller's scope, one hop up from the wrapper's
+ * environment) and the node data is a uint32_t array: the variable slot of each parameter. */
+#define WFM__NS_ACTTYPE "urn:wfbridge:activity-type"
+enum { WFM__TYPE_ARGS, WFM__TYPE_BODY };
+/* Its registration (wfm_act_type.c), called by wfm__builtins_register. */
+wf_status wfm_act_type_register(wfm_catalogue *cat, wf_error *err);
 /* The core kinds (wfm_act_core.c): Sequence, Assign, WriteLine, If, While, DoWhile, ForEach,
  * ParallelForEach, Parallel, Switch, Delay, Pick, PickBranch, WaitForEvent; called by
  * wfm__builtins_register. */

@@ -12,5 +12,6 @@ wf_status wfm__builtins_register(wfm_catalogue *cat, wf_error *err)
     if (st == WF_OK)
         st = wfm_act_persist_register(cat, err);
     st = st == WF_OK ? wfm_acts_coll_register(cat, err) : st; /* wfm_act_coll.c */
+    st = st == WF_OK ? wfm_act_type_register(cat, err) : st;  /* wfm_act_type.c */
     return st;
 }

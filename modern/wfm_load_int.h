@@ -11,6 +11,9 @@
 #include "../common/wf_xml.h"
 #include "wfm_definition_int.h"
 
+/* How deeply XAML activity types may use one another (docs/architecture.md). */
+#define WFM__TYPE_DEPTH 16
+
 /* A name visible to expressions, in one env-creating scope level. */
 typedef struct wfm__scope_name {
     const char *name;
@@ -25,10 +28,22 @@ typedef struct wfm__scope_frame {
     size_t count;
 } wfm__scope_frame;
 
+/* A file the load reads besides the definition itself: a XAML activity type found on the
+ * library path (docs/architecture.md "XAML activity types"). Kept until the end of the load. */
+typedef struct wfm__src {
+    struct wfm__src *next;
+    const char *file; /* in the definition's arena: the `file` of its locations */
+    wf_xml_doc *doc;
+    wf_buf buf; /* the file bytes */
+    const char *data; /* buf.data, buf.len */
+    size_t len;
+} wfm__src;
+
 /* Loader bookkeeping per node: its element and the attributes no spec member described. */
 typedef struct wfm__lnode {
     wfm_node *node;
     const wf_xml_node *el;
+    const wfm__src *src; /* the file of `el`; NULL: the definition's own file */
     const wf_xml_attr **unknown; /* attributes deferred for wfm_load_claim_attr */
     bool *claimed;
     size_t unknown_count;
@@ -53,8 +68,20 @@ struct wfm_load {
     wfm_definition *def;
     wf_arena *arena; /* def->arena */
     wf_arena *tmp;   /* scratch for this load only */
-    const char *data; /* the source bytes (for mapping columns over entity references) */
+    /* The file being read (the definition's, or an activity type's while it is expanded):
+     * doc, file name of locations, and its bytes (for mapping columns over entities). */
+    const char *file;
+    const char *data;
     size_t len;
+    const wfm__src *src;  /* NULL: the definition's own file */
+    wf_xml_doc *main_doc; /* the definition's own document */
+    const char *main_data;
+    size_t main_len;
+    wfm__src *srcs; /* activity type files read so far */
+    const char *types_open[WFM__TYPE_DEPTH]; /* x:Class of the types being expanded */
+    size_t type_depth;
+    const wfm__arg *type_args; /* the arguments of the type just expanded */
+    uint32_t type_arg_count;
     wf_diags *diags; /* private; copied to opts->diags at the end */
     bool nomem;
     size_t errors; /* errors reported (diags may drop some when memory runs out) */

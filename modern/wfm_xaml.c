@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../common/wf_file.h"
+#include "wfm_acts.h"
 
 #define NS_XML "http://www.w3.org/XML/1998/namespace"
 
@@ -34,6 +35,10 @@ typedef struct nctx {
 static wfm_node *build_item(wfm_load *L, const wf_xml_node *c, nctx *parent, const char *accepts,
                             const char *what, bool keyed);
 static const char *class_short(const wfm_load *L);
+static wfm_node *expand_type(wfm_load *L, const wf_xml_node *c, nctx *parent, bool keyed);
+static bool is_type_ns(const wfm_load *L, const char *ns);
+static void use_src(wfm_load *L, const wfm__src *s);
+static void resolve_refs(wfm_load *L);
 
 /* ---- small helpers --------------------------------------------------------------------- */
 static void *anew(wfm_load *L, size_t size)
@@ -63,7 +68,7 @@ static const char *astr(wfm_load *L, const char *s)
 
 static wf_loc keep(wfm_load *L, wf_loc loc)
 {
-    loc.file = L->def->path;
+    loc.file = L->file;
     return loc;
 }
 
@@ -1548,7 +1553,7 @@ static size_t add_lnode(wfm_load *L, wfm_node *node, const wf_xml_node *el)
         L->lnodes = ln;
         L->lnode_cap = cap;
     }
-    L->lnodes[L->lnode_count] = (wfm__lnode){node, el, NULL, NULL, 0, false};
+    L->lnodes[L->lnode_count] = (wfm__lnode){node, el, L->src, NULL, NULL, 0, false};
     return L->lnode_count++;
 }
 
@@ -1637,6 +1642,19 @@ static void process_props(wfm_load *L, nctx *nc, const psrc *src)
                 process_prop(L, nc, pi, &src[pi]);
 }
 
+/* Enter the node's x:Name (if any) in the x:Name map of the file being read. */
+static void register_name(wfm_load *L, nctx *nc)
+{
+    const char *name = nc->node->x_name;
+    if (!name)
+        return;
+    if (wf_strmap_get(L->names, name))
+        REPORT(L, nc, WF_E_SCHEMA, loc_val(L, wf_xml_attr_find(nc->el, WFM__NS_XAML, "Name")),
+               "duplicate x:Name '%s'", name);
+    else if (wf_strmap_put(L->names, name, (void *)(uintptr_t)(nc->ln + 1)) != WF_OK)
+        L->nomem = true;
+}
+
 static wfm_node *build_node(wfm_load *L, const wf_xml_node *el, const wfm_kind *kind,
                             nctx *parent, bool keyed)
 {
@@ -1677,17 +1695,7 @@ static wfm_node *build_node(wfm_load *L, const wf_xml_node *el, const wfm_kind *
     }
     if (node->creates_env)
         L->scope = frame.up;
-    if (node->x_name) {
-        wf_status rc = WF_OK;
-        if (wf_strmap_get(L->names, node->x_name)) {
-            const wf_xml_attr *na = wf_xml_attr_find(el, WFM__NS_XAML, "Name");
-            REPORT(L, &nc, WF_E_SCHEMA, loc_val(L, na), "duplicate x:Name '%s'", node->x_name);
-        } else {
-            rc = wf_strmap_put(L->names, node->x_name, (void *)(uintptr_t)(nc.ln + 1));
-        }
-        if (rc != WF_OK)
-            L->nomem = true;
-    }
+    register_name(L, &nc);
     return node;
 }
 
@@ -1754,7 +1762,9 @@ static wfm_node *build_item(wfm_load *L, const wf_xml_node *c, nctx *parent, con
     const wfm_kind *kind = c->ns ? wfm_catalogue_find(L->opts->catalogue, c->ns, c->name) : NULL;
     if (!kind && (is_acts_clr(c->ns) || is_interop_ns(c->ns)))
         kind = wfm_catalogue_find(L->opts->catalogue, WFM_NS_ACTIVITIES, c->name);
-    if (!kind) {
+    if (!kind && is_type_ns(L, c->ns) && strcmp(accepts, "Activity") == 0)
+        return expand_type(L, c, parent, keyed);
+    if (!kind || is_ns(c->ns, WFM__NS_ACTTYPE)) {
         report_unknown(L, c);
         name_failed(L, c);
         return NULL;
@@ -1972,7 +1982,7 @@ static bool designer_written(const wf_xml_node *root)
 
 /* A new designer file (<Activity x:Class> with members and view state but no activity yet)
  * is valid WF4 and does nothing when run: its body becomes an empty Sequence. */
-static wfm_node *empty_body(wfm_load *L, const wf_xml_node *root)
+static wfm_node *empty_body(wfm_load *L, const wf_xml_node *root, const nctx *parent)
 {
     const wfm_kind *kind = wfm_catalogue_find(L->opts->catalogue, WFM_NS_ACTIVITIES, "Sequence");
     if (!kind) {
@@ -1986,6 +1996,8 @@ static wfm_node *empty_body(wfm_load *L, const wf_xml_node *root)
     node->kind = kind;
     node->loc = loc_el(L, root);
     node->owner = node;
+    node->parent = parent ? parent->node : NULL;
+    node->depth = parent ? parent->node->depth + 1 : 0;
     node->display_name = kind->spec->name;
     node->props = props;
     nctx nc = {node, add_lnode(L, node, root), root, kind->spec->name};
@@ -1999,7 +2011,10 @@ static wfm_node *empty_body(wfm_load *L, const wf_xml_node *root)
     return node;
 }
 
-static void build_activity_root(wfm_load *L, const wf_xml_node *root)
+/* Members, argument defaults and body of an <Activity> root, in a scope of its arguments only
+ * (into L->def->args). The body is built under `parent` (NULL: the definition's root body;
+ * an activity type's wrapper otherwise). Returns the body, NULL when there is none. */
+static wfm_node *activity_body(wfm_load *L, const wf_xml_node *root, nctx *parent)
 {
     const wf_xml_attr *ca = wf_xml_attr_find(root, WFM__NS_XAML, "Class");
     if (ca)
@@ -2009,7 +2024,8 @@ static void build_activity_root(wfm_load *L, const wf_xml_node *root)
     for (const wf_xml_node *c = root->first_child; c; c = c->next)
         if (!skip_el(c) && wfm__xt_is_x(c->ns) && strcmp(c->name, "Members") == 0)
             read_members(L, c, &names);
-    wfm__scope_frame frame = {NULL, names, L->def->arg_count};
+    wfm__scope_frame frame = {NULL, names, L->def->arg_count}, *outer = L->scope;
+    wfm_node *node = NULL;
     L->scope = &frame;
     root_attrs(L, root);
     for (const wf_xml_node *c = root->first_child; c; c = c->next) {
@@ -2029,14 +2045,20 @@ static void build_activity_root(wfm_load *L, const wf_xml_node *root)
             wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c), "more than one child in Activity");
         } else {
             body = c;
-            L->def->root = build_item(L, c, NULL, "Activity", "Activity", false);
+            node = build_item(L, c, parent, "Activity", "Activity", false);
         }
     }
     if (!body && designer_written(root))
-        L->def->root = empty_body(L, root);
+        node = empty_body(L, root, parent);
     else if (!body)
         wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, root), "Activity has no body activity");
-    L->scope = NULL;
+    L->scope = outer;
+    return node;
+}
+
+static void build_activity_root(wfm_load *L, const wf_xml_node *root)
+{
+    L->def->root = activity_body(L, root, NULL);
 }
 
 static void build_root(wfm_load *L)
@@ -2056,6 +2078,296 @@ static void build_root(wfm_load *L)
     L->scope = &frame;
     L->def->root = build_item(L, root, NULL, "Activity", "the document", false);
     L->scope = NULL;
+}
+
+/* ---- XAML activity types (docs/architecture.md "XAML activity types") ------------------------ */
+/* Switch the file being read: an activity type's, or (NULL) the definition's own. */
+static void use_src(wfm_load *L, const wfm__src *s)
+{
+    L->src = s;
+    L->doc = s ? s->doc : L->main_doc;
+    L->file = s ? s->file : L->def->path;
+    L->data = s ? s->data : L->main_data;
+    L->len = s ? s->len : L->main_len;
+}
+
+/* "clr-namespace:NS;assembly=LIB" (or Assembly=) outside System.Activities: an element in it
+ * may name an activity type on the library path. */
+static bool is_type_ns(const wfm_load *L, const char *ns)
+{
+    if (!L->opts->libpath || !ns_starts(ns, "clr-namespace:") || is_acts_clr(ns) ||
+        is_interop_ns(ns))
+        return false;
+    const char *as = strstr(ns, "ssembly=");
+    return as && as[8] && as[8] != ';';
+}
+
+/* "NS.Name" for element c (just "Name" when NS is empty), in the definition's arena. */
+static const char *type_class(wfm_load *L, const wf_xml_node *c)
+{
+    const char *ns = c->ns + strlen("clr-namespace:");
+    size_t nl = strcspn(ns, ";"), cl = strlen(c->name);
+    while (nl && ns[nl - 1] == ' ')
+        nl--;
+    char *cls = anew(L, nl + cl + 2);
+    if (!cls)
+        return NULL;
+    memcpy(cls, ns, nl);
+    if (nl)
+        cls[nl++] = '.';
+    memcpy(cls + nl, c->name, cl + 1);
+    return cls;
+}
+
+/* Read and parse the type file at `path`; NULL when reported (at c) or out of memory. */
+static wfm__src *read_type(wfm_load *L, const wf_xml_node *c, const char *cls, const char *path)
+{
+    wfm__src *s = wf_calloc(1, sizeof *s);
+    const char *file = astr(L, path);
+    if (!s || !file) {
+        wf_free(s);
+        L->nomem = true;
+        return NULL;
+    }
+    s->file = file;
+    s->next = L->srcs;
+    L->srcs = s;
+    size_t max = L->opts->xml_limits ? L->opts->xml_limits->max_bytes : 0;
+    wf_buf_init(&s->buf);
+    wf_error e = WF_ERROR_INIT;
+    wf_status rc = wf_file_read(path, max, &s->buf, &e);
+    s->data = s->buf.data;
+    s->len = s->buf.len;
+    if (rc == WF_OK)
+        rc = wf_xml_load_mem(file, s->data, s->len, L->opts->xml_limits, &s->doc, &e);
+    else if (rc != WF_E_NOMEM) {
+        wfm__xt_report(L, rc, loc_el(L, c), "activity type '%s': %s", cls, e.message);
+        return NULL;
+    }
+    if (rc == WF_E_NOMEM)
+        L->nomem = true;
+    else if (rc != WF_OK) { /* located in the type's file */
+        L->errors++;
+        wfm__load_diag(L, WF_SEV_ERROR, &e);
+    }
+    if (rc != WF_OK)
+        return NULL;
+    /* the definition's identity covers the types it expands (a saved instance refuses a
+       changed type, docs/durability.md) */
+    L->def->hash = L->def->hash * 0x100000001b3ull ^ wf_hash_bytes(s->data, s->len);
+    return s;
+}
+
+/* Find, read and check the type for element c: "NS.Name" is Name.xaml on the library path,
+ * whose root is <Activity x:Class="NS.Name">. NULL when reported. */
+static wfm__src *find_type(wfm_load *L, const wf_xml_node *c, const char *cls)
+{
+    for (size_t i = 0; i < L->type_depth; i++)
+        if (strcmp(L->types_open[i], cls) == 0) {
+            wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c),
+                           "activity type '%s' uses itself (through '%s')", cls,
+                           L->types_open[L->type_depth - 1]);
+            return NULL;
+        }
+    if (L->type_depth == WFM__TYPE_DEPTH) {
+        wfm__xt_report(L, WF_E_LIMIT, loc_el(L, c),
+                       "activity type '%s' is nested more than %d types deep", cls,
+                       WFM__TYPE_DEPTH);
+        return NULL;
+    }
+    char file[256], path[4096];
+    if (snprintf(file, sizeof file, "%s.xaml", c->name) >= (int)sizeof file) {
+        wfm__xt_report(L, WF_E_LIMIT, loc_el(L, c), "activity type name '%s' is too long",
+                       c->name);
+        return NULL;
+    }
+    wf_error e = WF_ERROR_INIT;
+    wf_status rc = wf_libpath_find(L->opts->libpath, file, path, sizeof path, &e);
+    if (rc == WF_E_NOMEM) {
+        L->nomem = true;
+        return NULL;
+    }
+    if (rc != WF_OK) {
+        wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c),
+                       "unknown activity '%s' (activity type '%s': no %s on the library path)",
+                       c->name, cls, file);
+        return NULL;
+    }
+    wfm__src *s = read_type(L, c, cls, path);
+    if (!s)
+        return NULL;
+    const wf_xml_node *root = wf_xml_root(s->doc);
+    const wf_xml_attr *ca = wf_xml_attr_find(root, WFM__NS_XAML, "Class");
+    if (!is_acts(root->ns) || strcmp(root->name, "Activity") != 0 || !ca ||
+        strcmp(ca->value, cls) != 0) {
+        const wfm__src *caller = L->src;
+        use_src(L, s);
+        wfm__xt_report(L, WF_E_SCHEMA, ca ? loc_val(L, ca) : loc_el(L, root),
+                       "activity type '%s' must be <Activity x:Class=\"%s\">", cls, cls);
+        use_src(L, caller);
+        return NULL;
+    }
+    return s;
+}
+
+/* The type's members, defaults and body under wrapper wc, read from s in a scope of the type's
+ * arguments only, with x:Name and x:Reference private to the type. The arguments become the
+ * wrapper's variables. */
+static void expand_body(wfm_load *L, nctx *wc, const wfm__src *s, const char *cls)
+{
+    wfm_definition *def = L->def;
+    const wfm__src *caller = L->src;
+    const char *cname = def->class_name;
+    wfm__arg *args = def->args;
+    uint32_t arg_count = def->arg_count;
+    wf_strmap *names = L->names;
+    wfm__pending_ref *refs = L->refs;
+    size_t ref_count = L->ref_count, ref_cap = L->ref_cap;
+    def->class_name = cls;
+    def->args = NULL;
+    def->arg_count = 0;
+    L->refs = NULL;
+    L->ref_count = L->ref_cap = 0;
+    L->names = wf_strmap_create(NULL);
+    L->types_open[L->type_depth++] = cls;
+    use_src(L, s);
+    if (!L->names)
+        L->nomem = true;
+    else
+        wc->node->props[WFM__TYPE_BODY].child = activity_body(L, wf_xml_root(s->doc), wc);
+    if (!L->nomem)
+        resolve_refs(L);
+    wfm__var *vars = anew(L, def->arg_count * sizeof *vars);
+    for (uint32_t i = 0; vars && i < def->arg_count; i++) {
+        const wfm__arg *a = &def->args[i];
+        vars[i] = (wfm__var){a->name, a->type, a->expr, a->literal, true, a->loc};
+    }
+    if (vars) {
+        wc->node->vars = vars;
+        wc->node->var_count = def->arg_count;
+        wc->node->creates_env = def->arg_count > 0;
+    }
+    use_src(L, caller);
+    L->type_depth--;
+    wf_strmap_destroy(L->names);
+    wf_free(L->refs);
+    L->names = names;
+    L->refs = refs;
+    L->ref_count = ref_count;
+    L->ref_cap = ref_cap;
+    /* keep the type's arguments for binding; restore the definition's */
+    wc->node->props[WFM__TYPE_BODY].present = true;
+    L->type_args = def->args;
+    L->type_arg_count = def->arg_count;
+    def->class_name = cname;
+    def->args = args;
+    def->arg_count = arg_count;
+}
+
+/* One attribute of the using element bound to the type's argument `a` (slot `slot`). */
+static void type_attr(wfm_load *L, nctx *wc, const wfm__arg *a, const wf_xml_attr *at,
+                      uint32_t *slots)
+{
+    wfm__prop *p = &wc->node->props[WFM__TYPE_ARGS];
+    size_t kl = strlen(wc->kname), nl = strlen(a->name);
+    char *what = anew(L, kl + nl + 2);
+    if (!what)
+        return;
+    memcpy(what, wc->kname, kl);
+    what[kl] = '.';
+    memcpy(what + kl + 1, a->name, nl + 1);
+    binding b = {a->dir, a->type, NULL, wf_null(), what};
+    if (!bind_text(L, wc, &b, at->value, loc_val(L, at)))
+        return;
+    slots[p->count] = a->slot;
+    p->params[p->count++] = (wfm__param){a->dir, a->type, b.expr, b.literal, loc_val(L, at)};
+    p->present = true;
+}
+
+/* The using element's attributes: x:Name, DisplayName and one per type argument, compiled in
+ * the caller's scope seen from inside the wrapper (one hop over its variables). */
+static void type_attrs(wfm_load *L, nctx *wc, bool keyed)
+{
+    wfm_node *w = wc->node;
+    const wf_xml_node *el = wc->el;
+    wfm__prop *p = &w->props[WFM__TYPE_ARGS];
+    uint32_t *slots = anew(L, el->attr_count * sizeof *slots);
+    p->params = anew(L, el->attr_count * sizeof *p->params);
+    p->loc = w->loc;
+    if (!slots || !p->params)
+        return;
+    wfm_node_set_data(w, slots, NULL);
+    wfm__scope_frame hidden = {L->scope, NULL, 0}, *outer = L->scope;
+    if (w->creates_env)
+        L->scope = &hidden;
+    for (size_t i = 0; i < el->attr_count; i++) {
+        const wf_xml_attr *a = &el->attrs[i];
+        if (skip_attr(el, a) || (keyed && wfm__xt_is_x(a->ns) && strcmp(a->name, "Key") == 0))
+            continue;
+        if (wfm__xt_is_x(a->ns) && strcmp(a->name, "Name") == 0) {
+            w->x_name = astr(L, a->value);
+            continue;
+        }
+        if (!a->ns && strcmp(a->name, "DisplayName") == 0) {
+            w->display_name = astr(L, a->value);
+            continue;
+        }
+        const wfm__arg *arg = NULL;
+        for (uint32_t k = 0; !a->ns && k < L->type_arg_count && !arg; k++)
+            if (strcmp(L->type_args[k].name, a->name) == 0)
+                arg = &L->type_args[k];
+        if (arg)
+            type_attr(L, wc, arg, a, slots);
+        else if (!attached_ignored(L, el, a->ns, a->prefix, a->name, loc_attr(L, a), wc->kname))
+            REPORT(L, wc, a->ns ? WF_E_SCHEMA : WF_E_NAME, loc_attr(L, a),
+                   "unknown argument '%s%s%s' of activity type %s", a->prefix ? a->prefix : "",
+                   a->prefix ? ":" : "", a->name, wc->kname);
+    }
+    L->scope = outer;
+    for (const wf_xml_node *c = el->first_child; c; c = c->next)
+        if (!skip_el(c))
+            REPORT(L, wc, WF_E_SCHEMA, loc_el(L, c),
+                   "%s cannot appear in activity type %s (write its arguments as attributes)",
+                   c->name, wc->kname);
+}
+
+/* <p:Name .../> naming an activity type: a wrapper node whose Body is the type's body,
+ * expanded here so every node belongs to this definition. */
+static wfm_node *expand_type(wfm_load *L, const wf_xml_node *c, nctx *parent, bool keyed)
+{
+    const wfm_kind *kind = wfm_catalogue_find(L->opts->catalogue, WFM__NS_ACTTYPE, "ActivityType");
+    const char *cls = type_class(L, c);
+    if (!cls)
+        return NULL;
+    if (!kind) {
+        report_unknown(L, c);
+        name_failed(L, c);
+        return NULL;
+    }
+    wfm_node *w = anew(L, sizeof *w);
+    wfm__prop *props = anew(L, kind->spec->prop_count * sizeof *props);
+    if (!w || !props)
+        return NULL;
+    *w = (wfm_node){.kind = kind, .loc = loc_el(L, c), .props = props};
+    w->parent = parent ? parent->node : NULL;
+    w->owner = w;
+    w->depth = parent ? parent->node->depth + 1 : 0;
+    w->display_name = astr(L, c->name);
+    for (size_t i = 0; i < kind->spec->prop_count; i++)
+        props[i] = (wfm__prop){.literal = wf_null(), .loc = w->loc};
+    nctx wc = {w, add_lnode(L, w, c), c, w->display_name};
+    if (wc.ln == SIZE_MAX || !w->display_name)
+        return NULL;
+    wfm__src *s = find_type(L, c, cls);
+    if (!s) {
+        mark_bad(L, wc.ln);
+        name_failed(L, c);
+        return w;
+    }
+    expand_body(L, &wc, s, cls);
+    type_attrs(L, &wc, keyed);
+    register_name(L, &wc);
+    return w;
 }
 
 /* ---- after the tree: references, numbering, prepare -------------------------------------- */
@@ -2154,6 +2466,7 @@ static void prepare_all(wfm_load *L)
         if (ln->bad || (!spec->prepare && !spec->bind))
             continue;
         L->cur_lnode = i;
+        use_src(L, ln->src);
         if (spec->prepare && spec->prepare(L, ln->node) == WF_E_NOMEM)
             L->nomem = true;
         for (size_t k = 0; k < ln->unknown_count; k++) {
@@ -2164,6 +2477,7 @@ static void prepare_all(wfm_load *L)
         }
     }
     L->cur_lnode = SIZE_MAX;
+    use_src(L, NULL);
 }
 
 /* ---- entry points -------------------------------------------------------------------- */
@@ -2188,7 +2502,14 @@ static void load_fini(wfm_load *L)
     wf_free(L->lnodes);
     wf_free(L->refs);
     wf_strmap_destroy(L->names);
-    wf_xml_doc_destroy(L->doc);
+    wf_xml_doc_destroy(L->main_doc);
+    while (L->srcs) {
+        wfm__src *s = L->srcs;
+        L->srcs = s->next;
+        wf_xml_doc_destroy(s->doc);
+        wf_buf_fini(&s->buf);
+        wf_free(s);
+    }
     wf_arena_destroy(L->tmp);
     wf_diags_destroy(L->diags);
 }
@@ -2253,6 +2574,7 @@ static bool load_init(wfm_load *L, const wfm_load_opts *opts, const char *name, 
     def->catalogue = opts->catalogue;
     def->types = opts->types;
     L->def = def;
+    L->file = path;
     L->arena = arena;
     return true;
 }
@@ -2269,6 +2591,9 @@ wf_status wfm_definition_load_mem(const wfm_load_opts *opts, const char *name, c
         L.len = len;
         wf_error e = WF_ERROR_INIT;
         wf_status rc = wf_xml_load_mem(L.def->path, data, len, opts->xml_limits, &L.doc, &e);
+        L.main_doc = L.doc;
+        L.main_data = data;
+        L.main_len = len;
         if (rc == WF_E_NOMEM)
             L.nomem = true;
         else if (rc != WF_OK) {

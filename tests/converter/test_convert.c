@@ -156,6 +156,7 @@ static const char *const golden[] = {
     "sequence_code",  "ifelse_chain",       "while_code",    "parallel_pick",
     "fault_handlers", "terminate",          "needs_interop", "rules_operators",
     "rules_bitwise",  "replicator_foreach", "scopes",        "state_machine",
+    "composite_type",
 };
 
 START_TEST(test_golden_case_converts_and_runs_like_legacy)
@@ -395,7 +396,8 @@ START_TEST(test_several_native_libraries_get_one_namespace_each)
 END_TEST
 
 /* A custom composite written in its own file converts on its own; a file using it as an
- * activity type fails with the type named, until XAML activity types land. */
+ * activity type (its type library's Definition=) becomes <t0:ApprovalStep Total="[Total]"/>
+ * with the body generated as ApprovalStep.xaml, and the pair runs like the legacy file. */
 START_TEST(test_custom_composite_in_its_own_file)
 {
     converted c;
@@ -404,11 +406,32 @@ START_TEST(test_custom_composite_in_its_own_file)
     ck_assert_ptr_nonnull(strstr(c.xaml, "BookmarkName=\"ICases.Go\""));
     converted_free(&c);
     convert(REAL "/uses_approval_step.xoml", false, &c);
-    ck_assert_int_eq(c.status, WF_E_NAME);
-    ck_assert_uint_eq(c.err.line, 3);
-    ck_assert_uint_eq(c.err.col, 2);
-    ck_assert_ptr_nonnull(strstr(c.err.message, "ApprovalStep"));
-    ck_assert_ptr_null(c.xaml);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_str_eq(wfc_status_name(wfc_file_status(c.file)), "converted");
+    ck_assert(has_activity(c.file, "managerApproval", "Conv.ApprovalStep", "mapped"));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "xmlns:t0=\"clr-namespace:Conv;assembly=convcases\""));
+    ck_assert_ptr_nonnull(
+        strstr(c.xaml, "<t0:ApprovalStep DisplayName=\"managerApproval\" Total=\"[Total]\" />"));
+    ck_assert_uint_eq(c.side.count, 1);
+    ck_assert_str_eq(c.side.items[0].name, "ApprovalStep.xaml");
+    ck_assert_ptr_nonnull(strstr(c.side.items[0].text, "<Activity x:Class=\"Conv.ApprovalStep\""));
+    ck_assert_ptr_nonnull(strstr(c.side.items[0].text, "BookmarkName=\"ICases.Go\""));
+    char *dir = strdup(wf_test_tmpdir());
+    char path[600];
+    snprintf(path, sizeof path, "%s/ApprovalStep.xaml", dir);
+    ck_assert_int_eq(
+        wfc_write_atomic(path, c.side.items[0].text, c.side.items[0].len, NULL), WF_OK);
+    snprintf(path, sizeof path, "%s/uses_approval_step.xaml", dir);
+    ck_assert_int_eq(wfc_write_atomic(path, c.xaml, c.len, NULL), WF_OK);
+    static const char *const runs[] = {"arg A=1 arg B=2 event Go=41", "arg A=4 arg B=5"};
+    for (size_t i = 0; i < 2; i++) {
+        wfc_test_inputs in;
+        wfc_test_inputs_parse(runs[i], &in);
+        wfc_test_same_outcome(REAL "/uses_approval_step.xoml", path, &in);
+        wfc_test_inputs_free(&in);
+    }
+    wf_test_tmpdir_remove(dir);
+    free(dir);
     converted_free(&c);
 }
 END_TEST
@@ -441,6 +464,101 @@ static void convert_text(const char *dir, const char *name, const char *body, co
              NS, body);
     convert(wf_test_write_file(dir, name, text), false, c);
 }
+
+/* ---- composites whose body is not plain ----------------------------------------------------- */
+static const char *const WFNS = "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" "
+                                "xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\"";
+
+/* In dir: type library "steps" declaring composite NAME with body `body`, and uses.xoml using
+ * it; converted with dir first on the library path. */
+static void convert_composite(const char *dir, const char *name, const char *body, converted *c)
+{
+    char text[4096];
+    snprintf(text, sizeof text,
+             "<TypeLibrary xmlns=\"urn:wfbridge:typelib\" Name=\"steps\">\n"
+             "  <ActivityType Name=\"%s\" Definition=\"%s.xoml\">\n"
+             "    <Property Name=\"Total\" Type=\"Int32\"/>\n  </ActivityType>\n</TypeLibrary>\n",
+             name, name);
+    wf_test_write_file(dir, "steps.activities.xml", text);
+    snprintf(text, sizeof text,
+             "<SequentialWorkflowActivity x:Class=\"Steps.%s\" x:Name=\"%s\" "
+             "xmlns:ns0=\"clr-namespace:Conv;Assembly=convcases\" "
+             "xmlns:ns1=\"clr-namespace:Steps;Assembly=steps\" %s>\n%s"
+             "</SequentialWorkflowActivity>\n",
+             name, name, WFNS, body);
+    char file[160];
+    snprintf(file, sizeof file, "%s.xoml", name);
+    wf_test_write_file(dir, file, text);
+    snprintf(text, sizeof text,
+             "<SequentialWorkflowActivity x:Class=\"Conv.Case\" x:Name=\"Case\" "
+             "xmlns:ns0=\"clr-namespace:Steps;Assembly=steps\" "
+             "xmlns:ns1=\"clr-namespace:Conv;Assembly=convcases\" %s>\n"
+             "  <ns0:%s x:Name=\"step\" Total=\"{ActivityBind Case,Path=Total}\" />\n"
+             "</SequentialWorkflowActivity>\n",
+             WFNS, name);
+    const char *xoml = wf_test_write_file(dir, "uses.xoml", text);
+    memset(c, 0, sizeof *c);
+    char dirs[2048];
+    snprintf(dirs, sizeof dirs, "%s:%s", dir, wfc_test_lib_dirs());
+    wf_libpath *lp = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wf_libpath_create(dirs, &lp, &err), WF_OK);
+    ck_assert_int_eq(wfc_report_create(&c->report, &err), WF_OK);
+    c->file = wfc_report_add_file(c->report, xoml);
+    wfc_opts o = WFC_OPTS_INIT;
+    o.libpath = lp;
+    o.register_interop = wfb_interop_register;
+    c->status = wfc_convert_file_side(&o, xoml, c->file, &c->xaml, &c->len, &c->side, &c->err);
+    wf_libpath_destroy(lp);
+}
+
+/* A composite whose body does not convert fails the using file at the use, naming the body's
+ * own line. */
+START_TEST(test_composite_body_that_does_not_convert_is_located)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    convert_composite(dir, "BadStep",
+                      "  <HandleExternalEventActivity x:Name=\"go\" EventName=\"Go\" "
+                      "InterfaceType=\"{x:Type ns0:ICases}\">\n"
+                      "    <HandleExternalEventActivity.ParameterBindings>\n"
+                      "      <WorkflowParameterBinding ParameterName=\"Value\" Value=\"5\" />\n"
+                      "    </HandleExternalEventActivity.ParameterBindings>\n"
+                      "  </HandleExternalEventActivity>\n",
+                      &c);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
+    ck_assert_ptr_null(c.xaml);
+    ck_assert_uint_eq(c.side.count, 0);
+    ck_assert_uint_eq(count_diags(c.file, "error", "composite-type", 2), 1);
+    ck_assert_uint_eq(wfc_file_error_count(c.file), 1);
+    ck_assert_uint_eq(c.err.line, 2);
+    ck_assert_uint_eq(c.err.col, 3);
+    ck_assert_ptr_nonnull(strstr(c.err.message, "BadStep.xoml:4:"));
+    ck_assert_ptr_nonnull(strstr(c.err.message, "bound to a literal"));
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* A composite whose body hosts something through Interop makes the using file partial; the
+ * generated files of both come back. */
+START_TEST(test_composite_with_hosted_body_is_partial)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    convert_composite(dir, "OddStep", "  <SuspendActivity x:Name=\"pause\" />\n", &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_PARTIAL);
+    ck_assert_uint_eq(count_diags(c.file, "warning", "interop", 2), 1);
+    ck_assert(has_activity(c.file, "step", "Steps.OddStep", "mapped"));
+    ck_assert_uint_eq(c.side.count, 3);
+    ck_assert_str_eq(c.side.items[2].name, "OddStep.xaml");
+    ck_assert_ptr_nonnull(strstr(c.side.items[2].text, "<Interop DisplayName=\"pause\""));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "<t0:OddStep DisplayName=\"step\" Total=\"[Total]\" />"));
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
 
 /* SuspendActivity has no WF4 form: hosted, with a review (Interop faults instead). */
 START_TEST(test_suspend_is_hosted_and_reviewed)
@@ -789,6 +907,8 @@ Suite *convert_suite(void)
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_malformed_xoml_is_located_and_writes_nothing);
+    tcase_add_test(bad, test_composite_body_that_does_not_convert_is_located);
+    tcase_add_test(bad, test_composite_with_hosted_body_is_partial);
     tcase_add_test(bad, test_missing_type_library_is_located);
     tcase_add_test(bad, test_unknown_custom_type_is_located);
     tcase_add_test(bad, test_rules_file_that_does_not_match_is_located);
