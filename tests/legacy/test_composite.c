@@ -162,29 +162,11 @@ START_TEST(test_many_runs_of_a_composite)
 END_TEST
 
 /* ---- nomem ------------------------------------------------------------------------------ */
-static wf_status run_once(void *ud)
-{
-    xt_env *e = ud;
-    wfl_exec *ex = NULL;
-    wf_error err = WF_ERROR_INIT;
-    wf_status rc = wfl_exec_create(e->def, NULL, NULL, &ex, &err);
-    wfl_exec_state st = WFL_EXEC_CREATED;
-    if (rc == WF_OK)
-        rc = wfl_exec_run(ex, &st, &err);
-    if (rc == WF_OK && st == WFL_EXEC_IDLE)
-        rc = wfl_exec_cancel(ex, &st, &err);
-    if (rc == WF_OK && st == WFL_EXEC_FAULTED &&
-        strstr(wf_value_exc_message(wfl_exec_exception(ex)), "out of memory"))
-        rc = WF_E_NOMEM; /* a native call that could not allocate faults the workflow */
-    wfl_exec_destroy(ex);
-    return rc;
-}
-
 START_TEST(test_composite_survives_allocation_failures)
 {
     xt_env e;
     xt_load(&e, "composite.xoml", NULL);
-    ck_assert_uint_gt(wf_test_nomem_loop(run_once, &e, 4000), 0);
+    ck_assert_uint_gt(wf_test_nomem_loop(xt_run_once, &e, 4000), 0);
     xt_free(&e);
 }
 END_TEST

@@ -40,5 +40,8 @@ bool xt_bool(xt_env *e, const char *name);
 const char *xt_str(xt_env *e, const char *name); /* valid until the next call */
 bool xt_waits_on(xt_env *e, const char *queue);
 void xt_free(xt_env *e);
+/* One run of e->def on a fresh executor for wf_test_nomem_loop (ud: the xt_env): run, cancel
+ * if it waits; a fault saying "out of memory" counts as WF_E_NOMEM. */
+wf_status xt_run_once(void *ud);
 
 #endif
