@@ -2,15 +2,17 @@
  * It loads and runs the persisted instances that can make progress — timers due, resumptions
  * queued by `wfbridge resume`, saved at a Persist request / mid-run ("Executing") or before
  * their first run ("Created", e.g. by `wfbridge start`), and not leased by another live host —
- * until each is idle again (persisted and unloaded) or completes, then looks again. N worker
- * threads share each pass (their saves share commits); SIGTERM / SIGINT stop it after the
- * instances in hand are persisted, exit 0. */
+ * until each is idle again (persisted and unloaded) or completes, then looks again. The
+ * instances run on the runtime's N workers (wfm_host_run_pooled): saves go to the store's
+ * commit thread and share its commits, and no worker waits for the store. The main thread
+ * loads the instances, keeps up to 64 per worker in flight and prints what ended. SIGTERM /
+ * SIGINT: the instances in hand stop at their next persist point (saved, released), exit 0. */
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../common/wf_mem.h"
@@ -29,12 +31,13 @@ static const char usage_text[] =
     "per instance run: \"ID STATUS\".\n\n"
     "  --once            one pass, then exit (default: keep polling, at least once a second;\n"
     "                    on PostgreSQL also woken at once when work is queued or started)\n"
-    "  --workers N       instances run at once, one thread each (default: one per core)\n"
+    "  --workers N       worker threads running the instances (default: one per core)\n"
     "  --durability D    full (default) or normal\n"
     "  --lib-path DIR    where native libraries are found (default $WFBRIDGE_LIB_PATH)\n"
     "  --json            print each instance run as the result object of 'wfbridge resume\n"
     "                    --json' (one JSON object per line) instead of \"ID STATUS\"\n\n"
-    "SIGTERM or SIGINT: finish the instances in hand (each persisted and released), exit 0.\n"
+    "SIGTERM or SIGINT: the instances in hand stop at their next persist point or idle\n"
+    "(persisted and released), then exit 0.\n"
     "Exit status: 0, or 2 when the store cannot be opened or an instance failed to load.\n";
 
 static volatile sig_atomic_t stopping; /* SIGTERM / SIGINT seen */
@@ -98,82 +101,152 @@ static bool collect(void *ud, const wfm_store_row *row)
     return true;
 }
 
-/* One pass shared by the worker threads: each takes the next id until none is left. */
-typedef struct pass_work {
-    wfm_host *host;
-    const pass *p;
-    size_t first; /* where this host starts in the list (hosts sharing a store spread out) */
-    bool json;
-    pthread_mutex_t out_lock; /* one instance's output at a time */
-    atomic_size_t next;
-    atomic_int rc;
-} pass_work;
+/* A pool run that ended, handed by the worker or commit thread that ended it to the main
+ * thread, which reports it and closes the instance (wfm_host_done_fn must not). */
+typedef struct finished {
+    struct feeder *feeder;
+    wfm_dinst *d;
+    wf_status status;
+    wf_error err;
+    struct finished *next;
+} finished;
 
-static void run_one(pass_work *w, const char *id)
+/* The main thread keeps up to `max_in_flight` instances on the pool. */
+typedef struct feeder {
+    wfm_host *host;
+    bool json;
+    size_t in_flight, max_in_flight;
+    bool ending; /* wfm_host_end_runs called */
+    int rc;
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    finished *head, *tail; /* ended, not yet reported */
+} feeder;
+
+static void on_done(void *ud, wfm_dinst *d, wf_status status, const wf_error *err)
+{
+    finished *f = ud;
+    feeder *fd = f->feeder;
+    f->d = d;
+    f->status = status;
+    if (status != WF_OK)
+        f->err = *err;
+    pthread_mutex_lock(&fd->lock);
+    if (fd->tail)
+        fd->tail->next = f;
+    else
+        fd->head = f;
+    fd->tail = f;
+    pthread_cond_signal(&fd->cv);
+    pthread_mutex_unlock(&fd->lock);
+}
+
+static void report(feeder *fd, finished *f)
+{
+    if (f->status == WF_OK) {
+        wfm_instance *inst = wfm_dinst_instance(f->d);
+        if (fd->json)
+            wfb_durable_finish(f->d, true);
+        else
+            printf("%s %s\n", wfm_dinst_id(f->d),
+                   wfm_instance_state_name(wfm_instance_state_get(inst)));
+        if (fflush(stdout) != 0)
+            fd->rc = 2; /* stdout is gone: wfb_close_stdout reports it */
+    } else {
+        wfb_report(&f->err);
+        fd->rc = 2;
+    }
+    wfm_dinst_close(f->d);
+    wf_free(f);
+}
+
+/* Report what ended; with `block`, first wait (a little: signals are checked between waits)
+ * until something did. */
+static void drain(feeder *fd, bool block)
+{
+    pthread_mutex_lock(&fd->lock);
+    if (block && !fd->head) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&fd->cv, &fd->lock, &ts);
+    }
+    finished *list = fd->head;
+    fd->head = fd->tail = NULL;
+    pthread_mutex_unlock(&fd->lock);
+    for (finished *f = list, *next; f; f = next) {
+        next = f->next;
+        fd->in_flight--;
+        report(fd, f);
+    }
+    if (stopping && !fd->ending) { /* the runs in hand stop at their next persist point */
+        fd->ending = true;
+        wfm_host_end_runs(fd->host);
+    }
+}
+
+/* Load instance `id` and start it on the pool. */
+static void feed(feeder *fd, const char *id)
 {
     wfm_dinst *d = NULL;
     wf_error e = WF_ERROR_INIT;
-    wf_status st = wfm_host_load(w->host, id, &d, &e);
-    if (st == WF_E_LOCKED || st == WF_E_STATE) /* another host has it / it finished */
+    finished *f = wf_calloc(1, sizeof *f);
+    wf_status st = f ? wfm_host_load(fd->host, id, &d, &e)
+                     : wf_error_set(&e, WF_E_NOMEM, NULL, "out of memory");
+    if (st == WF_E_LOCKED || st == WF_E_STATE) { /* another host has it / it finished */
+        wf_free(f);
         return;
-    if (st == WF_OK)
-        st = wfb_durable_drive(w->host, d, &e);
-    pthread_mutex_lock(&w->out_lock);
-    if (st == WF_OK) {
-        if (w->json)
-            wfb_durable_finish(d, true);
-        else
-            printf("%s %s\n", id,
-                   wfm_instance_state_name(wfm_instance_state_get(wfm_dinst_instance(d))));
-        if (fflush(stdout) != 0)
-            atomic_store(&w->rc, 2); /* stdout is gone: wfb_close_stdout reports it */
-    } else {
-        wfb_report(&e);
-        atomic_store(&w->rc, 2);
     }
-    pthread_mutex_unlock(&w->out_lock);
+    if (st == WF_OK) {
+        f->feeder = fd;
+        f->err = (wf_error)WF_ERROR_INIT;
+        st = wfm_host_run_pooled(fd->host, d, on_done, f, &e);
+    }
+    if (st == WF_OK) {
+        fd->in_flight++;
+        return;
+    }
+    wfb_report(&e);
+    fd->rc = 2;
     wfm_dinst_close(d);
-}
-
-static void *pass_worker(void *arg)
-{
-    pass_work *w = arg;
-    for (size_t i; !stopping && !ferror(stdout) && (i = atomic_fetch_add(&w->next, 1)) < w->p->count;)
-        run_one(w, w->p->ids[(w->first + i) % w->p->count]);
-    return NULL;
+    wf_free(f);
 }
 
 /* One pass; returns 2 if an instance failed, else 0. *next_due: the earliest future timer. */
-static int run_pass(wfm_host *host, unsigned workers, bool json, int64_t *next_due)
+static int run_pass(feeder *fd, int64_t *next_due)
 {
-    pass p = {wfm_host_store(host), wfb_now_us(), INT64_MAX, NULL, 0, 0, false};
+    wfm_store *store = wfm_host_store(fd->host);
+    pass p = {store, wfb_now_us(), INT64_MAX, NULL, 0, 0, false};
     wf_error err = WF_ERROR_INIT;
     wfm_store_query q = WFM_STORE_QUERY_INIT;
-    if (wfm_store_query_rows(wfm_host_store(host), &q, collect, &p, &err) != WF_OK || p.oom) {
+    if (wfm_store_query_rows(store, &q, collect, &p, &err) != WF_OK || p.oom) {
         if (err.code == WF_OK)
             wf_error_set(&err, WF_E_NOMEM, NULL, "out of memory");
         wf_free(p.ids);
         return wfb_report(&err);
     }
+    /* hosts sharing a store start at different places in the list */
     unsigned char r[4];
     wf_random_bytes(r, sizeof r);
     size_t spread = (size_t)r[0] | (size_t)r[1] << 8 | (size_t)r[2] << 16 | (size_t)r[3] << 24;
-    pass_work w = {.host = host, .p = &p, .first = p.count ? spread % p.count : 0, .json = json};
-    pthread_mutex_init(&w.out_lock, NULL);
-    atomic_init(&w.next, 0);
-    atomic_init(&w.rc, 0);
-    pthread_t threads[64];
-    unsigned started = 0;
-    while (started + 1 < workers && started + 1 < p.count &&
-           pthread_create(&threads[started], NULL, pass_worker, &w) == 0)
-        started++;
-    pass_worker(&w); /* this thread is a worker too */
-    for (unsigned i = 0; i < started; i++)
-        pthread_join(threads[i], NULL);
-    pthread_mutex_destroy(&w.out_lock);
+    size_t first = p.count ? spread % p.count : 0;
+    fd->rc = 0;
+    for (size_t i = 0; i < p.count && !stopping && !ferror(stdout); i++) {
+        while (fd->in_flight >= fd->max_in_flight && !stopping)
+            drain(fd, true);
+        if (!stopping)
+            feed(fd, p.ids[(first + i) % p.count]);
+        drain(fd, false);
+    }
+    while (fd->in_flight)
+        drain(fd, true);
     *next_due = p.next_due_us;
     wf_free(p.ids);
-    return atomic_load(&w.rc);
+    return fd->rc;
 }
 
 static const struct option options[] = {
@@ -231,7 +304,7 @@ int wfb_cmd_host(int argc, char **argv)
     wfm_host *host = NULL;
     int rc = 2;
     wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
-    ro.worker_count = 1;
+    ro.worker_count = workers;
     wfb_durable_cfg cfg = {wfb_store_name(store_path), true, durability, NULL, 0};
     if (wfb_libpath(lib_path, &libpath, &err) == WF_OK &&
         (ro.libpath = libpath, wfm_runtime_create(&ro, &rt, &err)) == WF_OK &&
@@ -241,9 +314,12 @@ int wfb_cmd_host(int argc, char **argv)
         sigemptyset(&sa.sa_mask);
         sigaction(SIGTERM, &sa, NULL);
         sigaction(SIGINT, &sa, NULL);
+        feeder fd = {.host = host, .json = json, .max_in_flight = (size_t)workers * 64};
+        pthread_mutex_init(&fd.lock, NULL);
+        pthread_cond_init(&fd.cv, NULL);
         for (;;) {
             int64_t next_due = INT64_MAX;
-            rc = run_pass(host, workers, json, &next_due);
+            rc = run_pass(&fd, &next_due);
             if (once || stopping || ferror(stdout))
                 break;
             int64_t wait = next_due == INT64_MAX ? 1000000 : next_due - wfb_now_us();
@@ -257,6 +333,8 @@ int wfb_cmd_host(int argc, char **argv)
             if (stopping)
                 break;
         }
+        pthread_mutex_destroy(&fd.lock);
+        pthread_cond_destroy(&fd.cv);
     } else {
         rc = wfb_report(&err);
     }

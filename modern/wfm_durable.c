@@ -19,10 +19,12 @@
  * A save is skipped while an activity of a no-persist kind executes (deferred). */
 #include "wfm_durable.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h> /* realpath */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -32,6 +34,16 @@
 #include "wfm_sched_int.h" /* the activity tree: no-persist zones, variables */
 
 #define DEFAULT_RENEW_MS 10000
+
+/* The promoted properties' current values as text (props_fini frees them). */
+typedef struct props {
+    const char **names, **values;
+    wf_buf *texts;
+    size_t count;
+} props;
+
+
+typedef struct queue_copy queue_copy;
 
 struct wfm_dinst {
     wfm_host *host;
@@ -51,6 +63,13 @@ struct wfm_dinst {
     bool created_saved;      /* the state before the first run is in the store */
     wf_buf blob;             /* the encoded state, reused by every save (no allocation once
                                 it has grown to the instance's size) */
+    props props;             /* of the save in progress */
+    /* a pool run (wfm_host_run_pooled) */
+    wfm_host_done_fn done;
+    void *done_ud;
+    queue_copy *queue;      /* the queued resumptions read when it started */
+    bool finish_on_commit;  /* the save in progress ends the run (else: resume, go on) */
+    wfm_store_save_rec rec;  /* the save in progress (it borrows blob, bookmarks, props) */
     wfm_dinst *prev, *next; /* the host's list */
 };
 
@@ -71,6 +90,7 @@ struct wfm_host {
     size_t def_count, def_cap;
     pthread_t thread;
     bool thread_started, stop;
+    atomic_bool ending; /* wfm_host_end_runs: pool runs end at their next persist point */
 };
 
 static int64_t real_clock_us(void *ud)
@@ -195,13 +215,6 @@ static const wf_value *promoted_value(wfm_dinst *d, const char *name)
 }
 
 /* ---- saving -------------------------------------------------------------------------------- */
-/* The promoted properties' current values as text (props_fini frees them). */
-typedef struct props {
-    const char **names, **values;
-    wf_buf *texts;
-    size_t count;
-} props;
-
 static void props_fini(props *p)
 {
     for (size_t i = 0; p->texts && i < p->count; i++)
@@ -239,20 +252,10 @@ static wf_status props_collect(const wfm_host *h, wfm_dinst *d, props *p, wf_err
     return WF_OK;
 }
 
-/* Write the instance: state blob, status, user bookmarks, promoted properties, earliest timer;
- * release=true also gives up the lease (unload, completion). */
-static wf_status save_state(wfm_host *h, wfm_dinst *d, bool release, bool initial,
-                            wf_error *err);
-
-static wf_status save_locked(wfm_host *h, wfm_dinst *d, bool release, wf_error *err)
-{
-    return save_state(h, d, release, false, err);
-}
-
-/* initial: the new instance's state before its first run (wfm_host_run), which is part of
- * creating it rather than a persist point: not counted, no on_persist, no tracking record. */
-static wf_status save_state(wfm_host *h, wfm_dinst *d, bool release, bool initial,
-                            wf_error *err)
+/* Encode the instance into d->blob and describe the save in d->rec (bookmarks, promoted
+ * properties into d->props, earliest timer); release=true also gives up the lease (unload,
+ * completion). held: called by the worker holding the instance (a pool run's on_complete). */
+static wf_status save_prepare(wfm_host *h, wfm_dinst *d, bool release, bool held, wf_error *err)
 {
     if (!d->loaded)
         return wf_error_set(err, WF_E_STATE, NULL, "instance '%s' is not loaded", d->id.text);
@@ -267,46 +270,72 @@ static wf_status save_state(wfm_host *h, wfm_dinst *d, bool release, bool initia
         wf_buf_init(blob);
     }
     wf_buf_reset(blob);
-    props p = {0};
-    wf_status st = wfm_instance_save(d->inst, blob, err);
+    assert(!d->props.names); /* one save at a time */
+    wf_status st = held ? wfm_instance_save_held(d->inst, blob, err)
+                        : wfm_instance_save(d->inst, blob, err);
     if (st == WF_OK)
         st = refresh_bookmarks(d, err);
     if (st == WF_OK)
-        st = props_collect(h, d, &p, err);
-    if (st == WF_OK) {
-        wfm_instance_state state = wfm_instance_state_get(d->inst);
-        int64_t due = wfm_instance_next_timer_us(d->inst);
-        wfm_store_save_rec rec = {0};
-        rec.id = d->id.text;
+        st = props_collect(h, d, &d->props, err);
+    if (st != WF_OK)
+        return st;
+    wfm_instance_state state = wfm_instance_state_get(d->inst);
+    int64_t due = wfm_instance_next_timer_us(d->inst);
+    d->rec = (wfm_store_save_rec){
+        .id = d->id.text,
         /* waiting only on a Persist request is runnable: the host resumes it on load */
-        rec.status = (state == WFM_INSTANCE_IDLE && persist_requests(d->inst))
-                         ? wfm_instance_state_name(WFM_INSTANCE_EXECUTING)
-                         : wfm_instance_state_name(state);
-        rec.state = blob->data;
-        rec.state_len = blob->len;
-        rec.bookmarks = (const char *const *)d->bookmarks;
-        rec.bookmark_count = d->bookmark_count;
-        rec.prop_names = p.names;
-        rec.prop_values = p.values;
-        rec.prop_count = p.count;
-        rec.next_timer_us = due == INT64_MAX || is_done(d->inst) ? 0 : due;
-        rec.release = release;
-        rec.resumes_through = d->resumes_through;
-        if ((st = wfm_store_save(h->store, &rec, err)) == WF_OK && initial) {
-            d->created_saved = true;
-        } else if (st == WF_OK) {
-            d->saves++;
-            d->dirty = false;
-            d->loaded = !release;
-            wfm_instance_track_state(d->inst, "Persisted");
-            if (release && !is_done(d->inst))
-                wfm_instance_track_state(d->inst, "Unloaded");
-            if (h->opts.on_persist)
-                h->opts.on_persist(h->opts.on_persist_ud, &rec);
-        }
+        .status = (state == WFM_INSTANCE_IDLE && persist_requests(d->inst))
+                      ? wfm_instance_state_name(WFM_INSTANCE_EXECUTING)
+                      : wfm_instance_state_name(state),
+        .state = blob->data,
+        .state_len = blob->len,
+        .bookmarks = (const char *const *)d->bookmarks,
+        .bookmark_count = d->bookmark_count,
+        .prop_names = d->props.names,
+        .prop_values = d->props.values,
+        .prop_count = d->props.count,
+        .next_timer_us = due == INT64_MAX || is_done(d->inst) ? 0 : due,
+        .release = release,
+        .resumes_through = d->resumes_through,
+    };
+    return WF_OK;
+}
+
+/* After the save described by d->rec: st says whether it committed. initial: the new
+ * instance's state before its first run (wfm_host_run), which is part of creating it rather
+ * than a persist point: not counted, no on_persist, no tracking record. */
+static void save_finish(wfm_host *h, wfm_dinst *d, bool initial, wf_status st)
+{
+    if (st == WF_OK && initial) {
+        d->created_saved = true;
+    } else if (st == WF_OK) {
+        d->saves++;
+        d->dirty = false;
+        d->loaded = !d->rec.release;
+        wfm_instance_track_state(d->inst, "Persisted");
+        if (d->rec.release && !is_done(d->inst))
+            wfm_instance_track_state(d->inst, "Unloaded");
+        if (h->opts.on_persist)
+            h->opts.on_persist(h->opts.on_persist_ud, &d->rec);
     }
-    props_fini(&p);
+    props_fini(&d->props);
+    d->props = (props){0};
+}
+
+/* Save and wait for the commit. */
+static wf_status save_state(wfm_host *h, wfm_dinst *d, bool release, bool initial,
+                            wf_error *err)
+{
+    wf_status st = save_prepare(h, d, release, false, err);
+    if (st == WF_OK)
+        st = wfm_store_save(h->store, &d->rec, err);
+    save_finish(h, d, initial, st);
     return st;
+}
+
+static wf_status save_locked(wfm_host *h, wfm_dinst *d, bool release, wf_error *err)
+{
+    return save_state(h, d, release, false, err);
 }
 
 /* ---- the host ------------------------------------------------------------------------------ */
@@ -773,11 +802,11 @@ typedef struct queued {
     char *bookmark, *payload_json;
 } queued;
 
-typedef struct queue_copy {
+struct queue_copy {
     queued *items;
     size_t count, cap, next; /* next: the first not yet applied */
     bool oom;
-} queue_copy;
+};
 
 static bool queue_row(void *ud, const wfm_store_resume *r)
 {
@@ -823,8 +852,8 @@ static wf_status queue_read(wfm_host *h, wfm_dinst *d, queue_copy *q, wf_error *
 /* Apply the queued resumptions in seq order, from q->next on, while the instance has their
  * bookmarks: the first it lacks (not created yet, or the instance has not started) stays
  * queued with everything after it, for a later run. *applied: one or more were. */
-static wf_status queue_apply(wfm_host *h, wfm_dinst *d, queue_copy *q, bool *applied,
-                             wf_error *err)
+static wf_status queue_apply_as(wfm_host *h, wfm_dinst *d, queue_copy *q, bool held,
+                                bool *applied, wf_error *err)
 {
     *applied = false;
     while (q->next < q->count && !is_done(d->inst)) {
@@ -841,7 +870,8 @@ static wf_status queue_apply(wfm_host *h, wfm_dinst *d, queue_copy *q, bool *app
         if (st == WF_OK)
             st = check_payload(d, it->bookmark, &payload, err);
         if (st == WF_OK)
-            st = wfm_instance_resume(d->inst, it->bookmark, &payload, err);
+            st = held ? wfm__sched_resume(wfm__instance_ctx(d->inst), it->bookmark, &payload, err)
+                      : wfm_instance_resume(d->inst, it->bookmark, &payload, err);
         wf_value_release(&payload);
         if (st == WF_E_NOTFOUND || st == WF_E_STATE) {
             wf_error_clear(err);
@@ -865,6 +895,12 @@ static wf_status queue_apply(wfm_host *h, wfm_dinst *d, queue_copy *q, bool *app
         q->next++;
     }
     return WF_OK;
+}
+
+static wf_status queue_apply(wfm_host *h, wfm_dinst *d, queue_copy *q, bool *applied,
+                             wf_error *err)
+{
+    return queue_apply_as(h, d, q, false, applied, err);
 }
 
 /* The run loop: the first run saves the new instance first (so that a restart finds it
@@ -988,6 +1024,156 @@ wf_status wfm_host_start(wfm_host *h, wfm_dinst *d, wf_error *err)
         d->loaded = false; /* the lease went with the save: a host runs it */
     let_go(d);
     return st;
+}
+
+/* ---- pool runs ------------------------------------------------------------------------------
+ * wfm_host_run_pooled: the instance runs on the runtime's workers; at every idle or completion
+ * the worker calls pool_step (on_complete, holding the instance), which applies what
+ * run_queue does on the caller's thread, except that a save is handed to the store's commit
+ * thread (save_async) and the instance leaves the pool (unpool) until pool_saved, on the
+ * commit thread, resumes its Persist requests and puts it back (or ends the run). */
+static void pool_end(wfm_dinst *d, wf_status st, wf_error *err)
+{
+    queue_free(d->queue);
+    wf_free(d->queue);
+    d->queue = NULL;
+    wfm_host_done_fn done = d->done;
+    void *ud = d->done_ud;
+    d->done = NULL;
+    let_go(d);
+    done(ud, d, st, err);
+}
+
+static void pool_saved(void *ud, wf_status st, const wf_error *serr)
+{
+    wfm_dinst *d = ud;
+    wfm_host *h = d->host;
+    wf_error err = WF_ERROR_INIT;
+    if (st != WF_OK)
+        err = *serr;
+    save_finish(h, d, false, st);
+    if (st != WF_OK || d->finish_on_commit) {
+        pool_end(d, st, &err);
+        return;
+    }
+    bool applied = false;
+    size_t requests = persist_requests(d->inst);
+    st = requests ? resume_requests(d, requests, &err) : WF_OK;
+    if (st == WF_OK)
+        st = queue_apply(h, d, d->queue, &applied, &err);
+    d->dirty = true;
+    if (st == WF_OK)
+        st = wfm_instance_start(d->inst, &err);
+    if (st != WF_OK)
+        pool_end(d, st, &err);
+}
+
+/* From pool_step: take the instance off the pool and save it without waiting. */
+static void save_async(wfm_host *h, wfm_dinst *d, bool release, bool finish)
+{
+    wf_error err = WF_ERROR_INIT;
+    wfm__instance_unpool(d->inst);
+    d->finish_on_commit = finish;
+    wf_status st = save_prepare(h, d, release, true, &err);
+    if (st == WF_OK)
+        st = wfm_store_save_async(h->store, &d->rec, pool_saved, d, &err);
+    if (st != WF_OK) {
+        save_finish(h, d, false, st);
+        pool_end(d, st, &err);
+    }
+}
+
+static void pool_step(wfm_instance *inst, void *ud)
+{
+    wfm_dinst *d = ud;
+    wfm_host *h = d->host;
+    assert(d->inst == inst && d->busy);
+    wf_error err = WF_ERROR_INIT;
+    d->dirty = true;
+    if (is_done(inst)) {
+        if (d->queue->count)
+            d->resumes_through = d->queue->items[d->queue->count - 1].seq;
+        save_async(h, d, true, true);
+        return;
+    }
+    bool zone = in_no_persist_zone(d);
+    if (persist_requests(inst)) {
+        if (!zone) /* in a zone: another branch; the pool runs it on until the zone ends */
+            save_async(h, d, atomic_load(&h->ending), atomic_load(&h->ending));
+        return;
+    }
+    bool applied = false;
+    wf_status st = queue_apply_as(h, d, d->queue, true, &applied, &err);
+    if (st == WF_OK && applied)
+        return; /* running again: the worker puts it back on the queue */
+    if (st == WF_OK)
+        st = refresh_bookmarks(d, &err);
+    if (st != WF_OK) {
+        wfm__instance_unpool(inst);
+        pool_end(d, st, &err);
+        return;
+    }
+    if (zone) /* a timer or a native call inside the zone: the pool runs it on */
+        return;
+    d->idle_since_us = host_now(h);
+    bool unload = h->opts.time_to_unload_ms == 0;
+    if (unload || (h->opts.time_to_persist_ms == 0 && h->opts.time_to_unload_ms > 0)) {
+        save_async(h, d, unload, true);
+        return;
+    }
+    wfm__instance_unpool(inst);
+    pool_end(d, WF_OK, &err);
+}
+
+wf_status wfm_host_run_pooled(wfm_host *h, wfm_dinst *d, wfm_host_done_fn done, void *ud,
+                              wf_error *err)
+{
+    assert(done);
+    hold(d);
+    wf_status st = WF_OK;
+    bool applied = false;
+    if (!d->loaded)
+        st = wf_error_set(err, WF_E_STATE, NULL, "instance '%s' is not loaded (%s)", d->id.text,
+                          is_done(d->inst) ? "completed" : "unloaded");
+    else if (!(d->queue = wf_calloc(1, sizeof *d->queue)))
+        st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    if (st == WF_OK)
+        st = queue_read(h, d, d->queue, err);
+    if (st == WF_OK && wfm_instance_state_get(d->inst) == WFM_INSTANCE_CREATED &&
+        !d->created_saved)
+        st = save_state(h, d, false, true, err);
+    size_t requests = st == WF_OK ? persist_requests(d->inst) : 0;
+    if (st == WF_OK && requests && d->dirty)
+        st = save_locked(h, d, false, err);
+    if (st == WF_OK && requests)
+        st = resume_requests(d, requests, err);
+    if (st == WF_OK)
+        st = queue_apply(h, d, d->queue, &applied, err);
+    if (st == WF_OK) {
+        if (d->resumed) {
+            d->resumed = false;
+            wfm_instance_track_state(d->inst, "Resumed");
+        }
+        d->done = done;
+        d->done_ud = ud;
+        wfm_instance_on_complete(d->inst, pool_step, d);
+        wfm__instance_report_idle(d->inst, true);
+        d->dirty = true;
+        st = wfm_instance_start(d->inst, err);
+    }
+    if (st != WF_OK) {
+        d->done = NULL;
+        queue_free(d->queue);
+        wf_free(d->queue);
+        d->queue = NULL;
+        let_go(d);
+    }
+    return st;
+}
+
+void wfm_host_end_runs(wfm_host *h)
+{
+    atomic_store(&h->ending, true);
 }
 
 wf_status wfm_host_poll(wfm_host *h, wf_error *err)

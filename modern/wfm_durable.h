@@ -107,6 +107,23 @@ wf_status wfm_host_load(wfm_host *host, const char *id, wfm_dinst **out, wf_erro
  * WF_E_STATE when the instance was unloaded or has completed; a failed save (e.g.
  * WF_E_LOCKED: the lease was lost) is returned. */
 wf_status wfm_host_run(wfm_host *host, wfm_dinst *d, wf_error *err);
+/* Called once when a pool run (wfm_host_run_pooled) ends, on a worker or on the store's commit
+ * thread: WF_OK when the instance completed (saved, released) or went idle (the idle policy
+ * applied), else the error that ended it (a failed save, e.g. WF_E_LOCKED). It must not call
+ * the host API on d: hand d to another thread, which may then read and close it. */
+typedef void (*wfm_host_done_fn)(void *ud, wfm_dinst *d, wf_status status, const wf_error *err);
+/* As wfm_host_run, but on the runtime's worker pool: returns at once, and no worker ever waits
+ * for the store. At each persist point the worker encodes the instance and hands the save to
+ * the store's commit thread (wfm_store_save_async, grouped with the other instances' saves);
+ * the instance holds no thread until the save committed, then continues on the pool. A timer
+ * pending inside a no-persist zone is waited for on the pool; outside one, idle applies the
+ * idle policy. After wfm_host_end_runs, a run reaching a Persist request saves it and
+ * releases the lease instead of continuing (a graceful stop: another host goes on from
+ * there). Queued resumptions are read (from the store) and applied as by wfm_host_run. An
+ * error before the instance was started is returned and done is never called. */
+wf_status wfm_host_run_pooled(wfm_host *host, wfm_dinst *d, wfm_host_done_fn done, void *ud,
+                              wf_error *err);
+void wfm_host_end_runs(wfm_host *host);
 /* Save a new instance (wfm_host_new, inputs set) as "Created" and release its lease without
  * running it, for a host to pick up (`wfbridge start`; `wfbridge host` runs Created rows).
  * Like the first save of wfm_host_run it is not a persist point. The wfm_dinst is unloaded

@@ -94,6 +94,8 @@ struct wfm_instance {
     int ps;
     bool wanted; /* posted while running or held by the host */
     bool pooled; /* started on the pool */
+    bool report_idle; /* on_complete at every idle (wfm__instance_report_idle) */
+    bool unpool;      /* leave the pool when the worker lets go (set by on_complete) */
     bool timer_registered;
     bool counted_done;
     uint64_t timer_gen;
@@ -629,7 +631,8 @@ static void run_slice(wfm_instance *inst, counts *c)
     track_run_end(inst);
     wfm__tracker_batch_end(inst->rt->tracker);
     bool report = s >= WFM__SCHED_CLOSED ||
-                  (s == WFM__SCHED_IDLE && wfm__sched_next_timer(&inst->ctx) == INT64_MAX);
+                  (s == WFM__SCHED_IDLE &&
+                   (inst->report_idle || wfm__sched_next_timer(&inst->ctx) == INT64_MAX));
     if (report && inst->on_complete)
         inst->on_complete(inst, inst->on_complete_ud);
 }
@@ -639,6 +642,10 @@ static void after_run_locked(wfm_runtime *rt, wfm_instance *inst)
 {
     inst->ps = PS_NONE;
     wfm__sched_state s = inst->ctx.state;
+    if (inst->unpool) {
+        inst->unpool = inst->pooled = false;
+        timer_unregister_locked(rt, inst);
+    }
     if (s >= WFM__SCHED_CLOSED) {
         timer_unregister_locked(rt, inst);
     } else if (inst->pooled && (s == WFM__SCHED_RUNNING || inst->wanted)) {
@@ -861,6 +868,7 @@ static void shell_put(wfm_runtime *rt, wfm_instance *inst)
     inst->output_count = 0;
     inst->ps = PS_NONE;
     inst->wanted = inst->pooled = inst->timer_registered = inst->counted_done = false;
+    inst->report_idle = inst->unpool = false;
     inst->timer_gen = 0;
     inst->q_next = NULL;
     inst->id[0] = '\0';
@@ -1323,6 +1331,17 @@ void wfm__instance_unhold(wfm_instance *inst)
 wfm_ctx *wfm__instance_ctx(wfm_instance *inst)
 {
     return &inst->ctx;
+}
+
+void wfm__instance_report_idle(wfm_instance *inst, bool on)
+{
+    inst->report_idle = on;
+}
+
+void wfm__instance_unpool(wfm_instance *inst)
+{
+    assert(inst->ps == PS_RUNNING); /* called by the worker holding it */
+    inst->unpool = true;
 }
 
 void *wfm_instance_ext_get(wfm_instance *inst, const wfm_ext_spec *spec)

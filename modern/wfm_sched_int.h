@@ -255,5 +255,12 @@ void wfm__instance_unhold(wfm_instance *inst);
 /* The scheduler state without holding (the caller already holds the instance: a worker's
  * on_complete callback). */
 wfm_ctx *wfm__instance_ctx(wfm_instance *inst);
+/* The durable host's pool runs (wfm_durable.c). report_idle: on_complete is called at every
+ * idle of a pool run (timers pending, a Persist request waiting), not only at completion or
+ * an idle without timers; set before wfm_instance_start. unpool, from on_complete: once the
+ * worker lets go, the instance leaves the pool (no timer registered, nothing posts it) until
+ * wfm_instance_start puts it back. */
+void wfm__instance_report_idle(wfm_instance *inst, bool on);
+void wfm__instance_unpool(wfm_instance *inst);
 
 #endif

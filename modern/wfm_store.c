@@ -3,9 +3,10 @@
  * connection string: wfm_store_pg.c), and does what both share: the owner id and the
  * takeover of a dead local owner's lease, the injected clock, the leader/follower group
  * commit (the first saver hands every queued save to the backend as one batch and wakes the
- * others after its COMMIT) and the counters. Every backend call runs under `conn_lock`. */
+ * others after its COMMIT), the commit thread of asynchronous saves, and the counters. Every backend call runs under `conn_lock`. */
 #include "wfm_store_int.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <signal.h> /* kill(pid, 0): is a lease owner alive */
@@ -127,6 +128,7 @@ wf_status wfm_store_open(const wfm_store_opts *opts, wfm_store **out, wf_error *
     pthread_mutex_init(&s->wait_lock, NULL);
     pthread_mutex_init(&s->queue_lock, NULL);
     pthread_cond_init(&s->queue_cond, NULL);
+    pthread_cond_init(&s->commit_cond, NULL);
     const char *target = NULL;
     const wfm__store_ops *ops = backend_of(opts->path, &target);
     s->where = display_name(ops, target);
@@ -157,12 +159,20 @@ void wfm_store_close(wfm_store *s)
 {
     if (!s)
         return;
+    if (s->committer_started) { /* it commits what is still queued, then ends */
+        pthread_mutex_lock(&s->queue_lock);
+        s->committer_stop = true;
+        pthread_cond_signal(&s->commit_cond);
+        pthread_mutex_unlock(&s->queue_lock);
+        pthread_join(s->committer, NULL);
+    }
     if (s->ops)
         s->ops->close(s);
     pthread_mutex_destroy(&s->conn_lock);
     pthread_mutex_destroy(&s->wait_lock);
     pthread_mutex_destroy(&s->queue_lock);
     pthread_cond_destroy(&s->queue_cond);
+    pthread_cond_destroy(&s->commit_cond);
     wf_free(s->where);
     wf_free(s->owner);
     wf_free(s);
@@ -309,42 +319,146 @@ static void write_batch(wfm_store *s, wfm__pending_save *batch)
     pthread_mutex_unlock(&s->conn_lock);
 }
 
+/* Under queue_lock, after `batch` was written: wake the synchronous savers (their entries may
+ * vanish once done is set, so `next` is read first) and return the asynchronous entries as a
+ * list for notify(), to be called without the lock. */
+static wfm__pending_save *finish_locked(wfm_store *s, wfm__pending_save *batch)
+{
+    wfm__pending_save *async = NULL, **tail = &async;
+    for (wfm__pending_save *q = batch, *next; q; q = next) {
+        next = q->next;
+        if (q->fn) {
+            q->next = NULL;
+            *tail = q;
+            tail = &q->next;
+        } else {
+            q->done = true;
+        }
+    }
+    s->leader_active = false;
+    pthread_cond_broadcast(&s->queue_cond);
+    return async;
+}
+
+static void notify(wfm__pending_save *async)
+{
+    for (wfm__pending_save *q = async, *next; q; q = next) {
+        next = q->next;
+        q->fn(q->ud, q->status, &q->err);
+        wf_free(q);
+    }
+}
+
+/* Under queue_lock, with no leader active: become the leader and take the queue (only its
+ * head without group commit). */
+static wfm__pending_save *take_locked(wfm_store *s)
+{
+    assert(!s->leader_active && s->queue_head);
+    s->leader_active = true;
+    wfm__pending_save *batch = s->queue_head;
+    if (s->group_commit) {
+        s->queue_head = s->queue_tail = NULL;
+    } else {
+        s->queue_head = batch->next;
+        if (!s->queue_head)
+            s->queue_tail = NULL;
+        batch->next = NULL;
+    }
+    return batch;
+}
+
+static void enqueue_locked(wfm_store *s, wfm__pending_save *p)
+{
+    if (s->queue_tail)
+        s->queue_tail->next = p;
+    else
+        s->queue_head = p;
+    s->queue_tail = p;
+}
+
+/* Under queue_lock, with no leader active: write the queue as one batch (the lock is let go
+ * meanwhile and while asynchronous callbacks run) and wake its savers. */
+static void lead_locked(wfm_store *s)
+{
+    wfm__pending_save *batch = take_locked(s);
+    pthread_mutex_unlock(&s->queue_lock);
+    write_batch(s, batch);
+    pthread_mutex_lock(&s->queue_lock);
+    wfm__pending_save *async = finish_locked(s, batch);
+    if (async) {
+        pthread_mutex_unlock(&s->queue_lock);
+        notify(async);
+        pthread_mutex_lock(&s->queue_lock);
+    }
+}
+
 wf_status wfm_store_save(wfm_store *s, const wfm_store_save_rec *rec, wf_error *err)
 {
-    wfm__pending_save p = {rec, WF_OK, WF_ERROR_INIT, false, false, 0, NULL};
-    if (!s->group_commit) {
+    wfm__pending_save p = {.rec = rec, .status = WF_OK, .err = WF_ERROR_INIT};
+    if (!s->group_commit && !s->committer_started) {
         write_batch(s, &p);
     } else {
         pthread_mutex_lock(&s->queue_lock);
-        if (s->queue_tail)
-            s->queue_tail->next = &p;
-        else
-            s->queue_head = &p;
-        s->queue_tail = &p;
+        enqueue_locked(s, &p);
         while (!p.done) {
             if (s->leader_active) {
                 pthread_cond_wait(&s->queue_cond, &s->queue_lock);
                 continue;
             }
-            /* Become the leader: take everything queued so far. */
-            s->leader_active = true;
-            wfm__pending_save *batch = s->queue_head;
-            s->queue_head = s->queue_tail = NULL;
-            pthread_mutex_unlock(&s->queue_lock);
-            write_batch(s, batch);
-            pthread_mutex_lock(&s->queue_lock);
-            for (wfm__pending_save *q = batch, *next; q; q = next) {
-                next = q->next;
-                q->done = true;
-            }
-            s->leader_active = false;
-            pthread_cond_broadcast(&s->queue_cond);
+            lead_locked(s);
         }
         pthread_mutex_unlock(&s->queue_lock);
     }
     if (p.status != WF_OK && err && err->code == WF_OK)
         *err = p.err;
     return p.status;
+}
+
+/* The commit thread: writes what wfm_store_save_async queued, in batches, until the store
+ * closes with nothing queued. */
+static void *committer_main(void *arg)
+{
+    wfm_store *s = arg;
+    pthread_mutex_lock(&s->queue_lock);
+    for (;;) {
+        if (!s->queue_head) {
+            if (s->committer_stop)
+                break;
+            pthread_cond_wait(&s->commit_cond, &s->queue_lock);
+            continue;
+        }
+        if (s->leader_active) { /* a synchronous saver is committing: it may take ours too */
+            pthread_cond_wait(&s->queue_cond, &s->queue_lock);
+            continue;
+        }
+        lead_locked(s);
+    }
+    pthread_mutex_unlock(&s->queue_lock);
+    return NULL;
+}
+
+wf_status wfm_store_save_async(wfm_store *s, const wfm_store_save_rec *rec,
+                               wfm_store_saved_fn fn, void *ud, wf_error *err)
+{
+    assert(fn);
+    wfm__pending_save *p = wf_calloc(1, sizeof *p);
+    if (!p)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory queueing a save");
+    *p = (wfm__pending_save){.rec = rec, .status = WF_OK, .err = WF_ERROR_INIT, .fn = fn,
+                             .ud = ud};
+    pthread_mutex_lock(&s->queue_lock);
+    if (!s->committer_started) {
+        if (pthread_create(&s->committer, NULL, committer_main, s) != 0) {
+            pthread_mutex_unlock(&s->queue_lock);
+            wf_free(p);
+            return wf_error_set(err, WF_E_NOMEM, NULL, "cannot start the store's commit thread");
+        }
+        s->committer_started = true;
+    }
+    enqueue_locked(s, p);
+    pthread_cond_signal(&s->commit_cond);
+    pthread_mutex_unlock(&s->queue_lock);
+    return WF_OK;
 }
 
 /* ---- reading and queued resumptions -------------------------------------------------------- */

@@ -156,6 +156,18 @@ bool wfm_store_row_lockable(const wfm_store *store, const wfm_store_row *row);
 /* Promoted properties of one instance, as "name=value\n" lines (wf_free the result). */
 wf_status wfm_store_props(wfm_store *store, const char *id, char **out, wf_error *err);
 
+/* Save without waiting: rec (and everything it points to) is handed to the store's commit
+ * thread and must stay valid and unchanged until `fn` is called. fn runs exactly once, after
+ * the transaction holding the save committed or failed, on the commit thread (or on a thread
+ * whose wfm_store_save led the group commit that carried it), with no store lock held; it may
+ * call the store, but waiting in it delays the saves queued behind. Concurrent saves share
+ * transactions as with wfm_store_save (with group_commit off, one each). Returns WF_E_NOMEM
+ * (fn is then never called) when the save cannot be queued. wfm_store_close commits what is
+ * still queued first. */
+typedef void (*wfm_store_saved_fn)(void *ud, wf_status status, const wf_error *err);
+wf_status wfm_store_save_async(wfm_store *store, const wfm_store_save_rec *rec,
+                               wfm_store_saved_fn fn, void *ud, wf_error *err);
+
 /* ---- pending resumptions ------------------------------------------------------------------
  * A process that cannot lock an instance (another live host holds its lease) queues the
  * resumption instead: the host that runs the instance next applies the queued resumptions in

@@ -19,6 +19,8 @@ typedef struct wfm__pending_save {
     bool done;
     bool wrote_names; /* SQLite's names cache: the save rewrote bookmarks / properties, */
     int64_t version;  /* and the row version it left */
+    wfm_store_saved_fn fn; /* wfm_store_save_async: called once committed (heap entry) */
+    void *ud;
     struct wfm__pending_save *next;
 } wfm__pending_save;
 
@@ -40,6 +42,9 @@ struct wfm_store {
     pthread_cond_t queue_cond;
     wfm__pending_save *queue_head, *queue_tail;
     bool leader_active;
+    pthread_cond_t commit_cond; /* the commit thread waits for asynchronous saves */
+    pthread_t committer;        /* started by the first wfm_store_save_async */
+    bool committer_started, committer_stop;
     uint64_t commits, saves;
 };
 
