@@ -591,6 +591,27 @@ static bool completed_status(const char *status)
 }
 
 /* Read and decode the saved state of `id` (no store change). */
+/* Decode a saved state of instance `id` (definition `hash`). */
+static wf_status restore(wfm_host *h, const char *id, uint64_t hash, const void *blob,
+                         size_t len, wfm_instance **inst, wf_error *err)
+{
+    if (!blob)
+        return wf_error_set(err, WF_E_STATE, NULL, "instance '%s' has no saved state", id);
+    wfm_definition *def = NULL;
+    wf_status st = find_def(h, id, hash, &def, err);
+    if (st != WF_OK)
+        return st;
+    st = wfm_instance_restore(h->rt, def, blob, len, inst, err);
+    wfm_definition_release(def);
+    if (st == WF_OK && (st = wfm_durable_mark(*inst, err)) != WF_OK) {
+        wfm_instance_destroy(*inst);
+        *inst = NULL;
+    }
+    if (st != WF_OK)
+        wf_error_prefix(err, "instance '%s': ", id);
+    return st;
+}
+
 static wf_status read_and_restore(wfm_host *h, const char *id, void **blob, size_t *len,
                                   wfm_instance **inst, wf_error *err)
 {
@@ -602,20 +623,7 @@ static wf_status read_and_restore(wfm_host *h, const char *id, void **blob, size
         return st;
     if (completed_status(status))
         return wf_error_set(err, WF_E_STATE, NULL, "instance '%s' has completed (%s)", id, status);
-    if (!*blob)
-        return wf_error_set(err, WF_E_STATE, NULL, "instance '%s' has no saved state", id);
-    wfm_definition *def = NULL;
-    if ((st = find_def(h, id, hash, &def, err)) != WF_OK)
-        return st;
-    st = wfm_instance_restore(h->rt, def, *blob, *len, inst, err);
-    wfm_definition_release(def);
-    if (st == WF_OK && (st = wfm_durable_mark(*inst, err)) != WF_OK) {
-        wfm_instance_destroy(*inst);
-        *inst = NULL;
-    }
-    if (st != WF_OK)
-        wf_error_prefix(err, "instance '%s': ", id);
-    return st;
+    return restore(h, id, hash, *blob, *len, inst, err);
 }
 
 static void free_kept(wfm_dinst *d)
@@ -662,6 +670,34 @@ static wf_status keep_promoted(wfm_host *h, wfm_dinst *d, wf_error *err)
     return st;
 }
 
+/* The wfm_dinst of a restored instance whose lease this host holds (inst is taken over on
+ * success only). */
+static wf_status dinst_loaded(wfm_host *h, const char *id, wfm_instance *inst, wfm_dinst **out,
+                              wf_error *err)
+{
+    wfm_dinst *d = dinst_new(h, id, err);
+    if (!d)
+        return WF_E_NOMEM;
+    d->inst = inst;
+    d->loaded = true;
+    d->resumed = true;
+    d->created_saved = true;
+    wfm_instance_set_id(inst, id);
+    wf_status st = refresh_bookmarks(d, err);
+    if (st == WF_OK)
+        st = keep_promoted(h, d, err);
+    if (st != WF_OK) {
+        free_bookmarks(d);
+        free_kept(d);
+        d->inst = NULL;
+        dinst_free(d);
+        return st;
+    }
+    link_dinst(h, d);
+    *out = d;
+    return WF_OK;
+}
+
 /* Read, decode, lock, then read again under the lease: another host may have saved between
  * the read and the lock, and then the newer state is decoded. Every failure after the lock
  * gives the lease back (one fail: label), so a failed load never leaves the row leased. */
@@ -695,28 +731,13 @@ wf_status wfm_host_load(wfm_host *h, const char *id, wfm_dinst **out, wf_error *
         if ((st = read_and_restore(h, id, &blob, &len, &inst, err)) != WF_OK)
             goto fail;
     }
-    if (!(d = dinst_new(h, id, err))) {
-        st = WF_E_NOMEM;
-        goto fail;
-    }
-    d->inst = inst;
-    d->loaded = true;
-    d->resumed = true;
-    d->created_saved = true;
-    wfm_instance_set_id(inst, id);
-    if ((st = refresh_bookmarks(d, err)) != WF_OK || (st = keep_promoted(h, d, err)) != WF_OK)
+    if ((st = dinst_loaded(h, id, inst, &d, err)) != WF_OK)
         goto fail;
     wf_free(blob);
     wf_free(again);
-    link_dinst(h, d);
     *out = d;
     return WF_OK;
 fail:
-    if (d) {
-        free_bookmarks(d);
-        free_kept(d);
-        dinst_free(d);
-    }
     if (locked) {
         wf_error tmp = WF_ERROR_INIT;
         wfm_store_release(h->store, id, &tmp);
@@ -724,6 +745,24 @@ fail:
     wfm_instance_destroy(inst);
     wf_free(blob);
     wf_free(again);
+    return st;
+}
+
+wf_status wfm_host_adopt(wfm_host *h, const char *id, const char *status, uint64_t hash,
+                         const void *state, size_t state_len, wfm_dinst **out, wf_error *err)
+{
+    *out = NULL;
+    wfm_instance *inst = NULL;
+    wf_status st = completed_status(status)
+                       ? wf_error_set(err, WF_E_STATE, NULL, "instance '%s' has completed (%s)",
+                                      id, status)
+                       : restore(h, id, hash, state, state_len, &inst, err);
+    if (st == WF_OK && (st = dinst_loaded(h, id, inst, out, err)) != WF_OK)
+        wfm_instance_destroy(inst);
+    if (st != WF_OK) { /* the claim's lease goes back */
+        wf_error tmp = WF_ERROR_INIT;
+        wfm_store_release(h->store, id, &tmp);
+    }
     return st;
 }
 

@@ -94,6 +94,11 @@ wf_status wfm_host_new(wfm_host *host, wfm_definition *def, wfm_dinst **out, wf_
  * parse errors of the definition file as they are. */
 wf_status wfm_host_load(wfm_host *host, const char *id, wfm_dinst **out, wf_error *err);
 
+/* As wfm_host_load for an instance whose lease this host's store already holds and whose row
+ * it read (wfm_store_claim): decodes `state` without reading the store. On any failure the
+ * lease is given back. WF_E_STATE for a completed status or no state. */
+wf_status wfm_host_adopt(wfm_host *host, const char *id, const char *status, uint64_t hash,
+                         const void *state, size_t state_len, wfm_dinst **out, wf_error *err);
 /* Run to the next idle or completion: a Persist request saves the instance (keeping the
  * lease) and continues; completion saves the final status and state and releases the lease;
  * idle applies the idle policy above. The first run of a new instance saves it first
