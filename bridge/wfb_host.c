@@ -22,15 +22,17 @@
 #include "wfb_interop.h"
 
 static const char usage_text[] =
-    "usage: wfbridge host [--store S] [--once] [--workers N] [--durability full|normal]\n"
-    "                     [--lib-path DIR] [--json]\n\n"
+    "usage: wfbridge host [--store S] [--once] [--workers N] [--poll MS]\n"
+    "                     [--durability full|normal] [--lib-path DIR] [--json]\n\n"
     "Run the instances of the instance store (default: $WFBRIDGE_STORE, else " WFB_DEFAULT_STORE
     "\nin the working directory) whose timers are due, that have queued resumptions (applied\n"
     "in order) or that were saved while runnable, each until it is idle again (persisted and\n"
     "unloaded) or completes; instances another host holds are left alone. Prints one line\n"
     "per instance run: \"ID STATUS\".\n\n"
-    "  --once            one pass, then exit (default: keep polling, at least once a second;\n"
-    "                    on PostgreSQL also woken at once when work is queued or started)\n"
+    "  --once            run what there is now, then exit (default: run until stopped,\n"
+    "                    looking for new work every --poll period, when a timer falls due\n"
+    "                    and, on PostgreSQL, at once when work is queued or started)\n"
+    "  --poll MS         how often to look for new work, 1 to 3600000 ms (default 1000)\n"
     "  --workers N       worker threads running the instances (default: one per core)\n"
     "  --durability D    full (default) or normal\n"
     "  --lib-path DIR    where native libraries are found (default $WFBRIDGE_LIB_PATH)\n"
@@ -216,44 +218,90 @@ static void feed(feeder *fd, const char *id)
     wf_free(f);
 }
 
-/* One pass; returns 2 if an instance failed, else 0. *next_due: the earliest future timer. */
-static int run_pass(feeder *fd, int64_t *next_due)
+/* Look for work: the ids of the runnable rows, in p (replacing what it held), starting at a
+ * random place so that hosts sharing a store spread out. 0, or 2 after reporting. */
+static int look(feeder *fd, pass *p, size_t *first)
 {
     wfm_store *store = wfm_host_store(fd->host);
-    pass p = {store, wfb_now_us(), INT64_MAX, NULL, 0, 0, false};
+    wf_free(p->ids);
+    *p = (pass){store, wfb_now_us(), INT64_MAX, NULL, 0, 0, false};
     wf_error err = WF_ERROR_INIT;
     wfm_store_query q = WFM_STORE_QUERY_INIT;
-    if (wfm_store_query_rows(store, &q, collect, &p, &err) != WF_OK || p.oom) {
+    if (wfm_store_query_rows(store, &q, collect, p, &err) != WF_OK || p->oom) {
         if (err.code == WF_OK)
             wf_error_set(&err, WF_E_NOMEM, NULL, "out of memory");
-        wf_free(p.ids);
+        p->count = 0;
         return wfb_report(&err);
     }
-    /* hosts sharing a store start at different places in the list */
     unsigned char r[4];
     wf_random_bytes(r, sizeof r);
     size_t spread = (size_t)r[0] | (size_t)r[1] << 8 | (size_t)r[2] << 16 | (size_t)r[3] << 24;
-    size_t first = p.count ? spread % p.count : 0;
-    fd->rc = 0;
-    for (size_t i = 0; i < p.count && !stopping && !ferror(stdout); i++) {
-        while (fd->in_flight >= fd->max_in_flight && !stopping)
-            drain(fd, true);
-        if (!stopping)
-            feed(fd, p.ids[(first + i) % p.count]);
-        drain(fd, false);
+    *first = p->count ? spread % p->count : 0;
+    return 0;
+}
+
+/* The host's loop: look for work, keep the pool fed, report what ends; when nothing is left
+ * to start, look again every poll period (at once when a timer falls due or, on PostgreSQL,
+ * another process announces work) while instances run, and wait for work when none do.
+ * --once: one look, then wait for the instances it started. Returns the exit code. */
+static int serve(feeder *fd, bool once, int64_t poll_us)
+{
+    wfm_store *store = wfm_host_store(fd->host);
+    pass p = {0};
+    size_t next = 0, first = 0;
+    bool looked = false;
+    int64_t last_look = 0;
+    int rc = 0;
+    while (!stopping && !ferror(stdout)) {
+        if (next < p.count) {
+            if (fd->in_flight >= fd->max_in_flight) {
+                drain(fd, true);
+                continue;
+            }
+            feed(fd, p.ids[(first + next++) % p.count]);
+            drain(fd, false);
+            continue;
+        }
+        int64_t now = wfb_now_us();
+        if (looked && once)
+            break;
+        if (looked && fd->in_flight > 0 && now - last_look < poll_us &&
+            (p.next_due_us == INT64_MAX || now < p.next_due_us)) {
+            drain(fd, true); /* until something ends, at most 50 ms */
+            continue;
+        }
+        if (looked && fd->in_flight == 0) {
+            int64_t wait = p.next_due_us == INT64_MAX ? poll_us : p.next_due_us - now;
+            if (wait > poll_us)
+                wait = poll_us;
+            wf_error err = WF_ERROR_INIT;
+            /* woken early on PostgreSQL when another process announces work */
+            if (wait > 0 && wfm_store_wait(store, (wait + 999) / 1000, NULL, &err) != WF_OK) {
+                rc = wfb_report(&err);
+                break;
+            }
+            if (stopping)
+                break;
+        }
+        if (look(fd, &p, &first) != 0)
+            rc = 2;
+        next = 0;
+        looked = true;
+        last_look = wfb_now_us();
     }
+    drain(fd, false); /* stopping: the runs in hand end at their next persist point */
     while (fd->in_flight)
         drain(fd, true);
-    *next_due = p.next_due_us;
     wf_free(p.ids);
-    return fd->rc;
+    return rc | fd->rc;
 }
 
 static const struct option options[] = {
     {"store", required_argument, NULL, 's'},      {"once", no_argument, NULL, 'o'},
     {"durability", required_argument, NULL, 'd'}, {"lib-path", required_argument, NULL, 'L'},
     {"json", no_argument, NULL, 'j'},             {"workers", required_argument, NULL, 'w'},
-    {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0},
+    {"poll", required_argument, NULL, 'p'},       {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 int wfb_cmd_host(int argc, char **argv)
@@ -265,6 +313,7 @@ int wfb_cmd_host(int argc, char **argv)
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned workers = cores > 0 && cores < 64 ? (unsigned)cores : 1;
     unsigned long long n;
+    int64_t poll_ms = 1000;
     while ((c = wfb_getopt(argc, argv, options)) != -1) {
         int bad = 0;
         switch (c) {
@@ -288,6 +337,10 @@ int wfb_cmd_host(int argc, char **argv)
         case 'w':
             bad = wfb_parse_count("--workers", optarg, 1, 64, &n);
             workers = (unsigned)n;
+            break;
+        case 'p':
+            bad = wfb_parse_count("--poll", optarg, 1, 3600000, &n);
+            poll_ms = (int64_t)n;
             break;
         default:
             return 2;
@@ -314,25 +367,10 @@ int wfb_cmd_host(int argc, char **argv)
         sigemptyset(&sa.sa_mask);
         sigaction(SIGTERM, &sa, NULL);
         sigaction(SIGINT, &sa, NULL);
-        feeder fd = {.host = host, .json = json, .max_in_flight = (size_t)workers * 64};
+        feeder fd = {.host = host, .json = json, .max_in_flight = (size_t)workers * 256};
         pthread_mutex_init(&fd.lock, NULL);
         pthread_cond_init(&fd.cv, NULL);
-        for (;;) {
-            int64_t next_due = INT64_MAX;
-            rc = run_pass(&fd, &next_due);
-            if (once || stopping || ferror(stdout))
-                break;
-            int64_t wait = next_due == INT64_MAX ? 1000000 : next_due - wfb_now_us();
-            if (wait > 1000000)
-                wait = 1000000;
-            /* woken early on PostgreSQL when another process announces work */
-            if (wait > 0 && wfm_store_wait(store, (wait + 999) / 1000, NULL, &err) != WF_OK) {
-                rc = wfb_report(&err);
-                break;
-            }
-            if (stopping)
-                break;
-        }
+        rc = serve(&fd, once, poll_ms * 1000);
         pthread_mutex_destroy(&fd.lock);
         pthread_cond_destroy(&fd.cv);
     } else {

@@ -467,6 +467,28 @@ static wfm_definition *cached_def(wfm_host *h, uint64_t hash)
     return def;
 }
 
+/* Under h->lock: the host's wfm_dinst of instance `id` that holds its lease or is in use, if
+ * any (loaded changes only while busy is set, so reading it when not busy is safe). */
+static wfm_dinst *open_dinst_locked(wfm_host *h, const char *id)
+{
+    for (wfm_dinst *d = h->first; d; d = d->next)
+        if ((d->busy || d->loaded) && strcmp(d->id.text, id) == 0)
+            return d;
+    return NULL;
+}
+
+/* WF_E_LOCKED when this host already has instance `id` open: a second copy would run it
+ * twice under the same lease. */
+static wf_status not_open(wfm_host *h, const char *id, wf_error *err)
+{
+    pthread_mutex_lock(&h->lock);
+    bool open = open_dinst_locked(h, id) != NULL;
+    pthread_mutex_unlock(&h->lock);
+    return open ? wf_error_set(err, WF_E_LOCKED, NULL,
+                               "instance '%s' is already loaded by this host", id)
+                : WF_OK;
+}
+
 static void link_dinst(wfm_host *h, wfm_dinst *d)
 {
     pthread_mutex_lock(&h->lock);
@@ -712,7 +734,7 @@ wf_status wfm_host_load(wfm_host *h, const char *id, wfm_dinst **out, wf_error *
     wf_status st = read_and_restore(h, id, &blob, &len, &inst, err);
     if (st != WF_OK)
         goto fail;
-    if ((st = wfm_store_lock(h->store, id, err)) != WF_OK)
+    if ((st = not_open(h, id, err)) != WF_OK || (st = wfm_store_lock(h->store, id, err)) != WF_OK)
         goto fail;
     locked = true;
     for (int tries = 0; tries < 3; tries++) {
@@ -752,6 +774,8 @@ wf_status wfm_host_adopt(wfm_host *h, const char *id, const char *status, uint64
                          const void *state, size_t state_len, wfm_dinst **out, wf_error *err)
 {
     *out = NULL;
+    if (not_open(h, id, err) != WF_OK) /* the lease is the open copy's: keep it */
+        return WF_E_LOCKED;
     wfm_instance *inst = NULL;
     wf_status st = completed_status(status)
                        ? wf_error_set(err, WF_E_STATE, NULL, "instance '%s' has completed (%s)",

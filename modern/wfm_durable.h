@@ -91,7 +91,8 @@ wf_status wfm_host_new(wfm_host *host, wfm_definition *def, wfm_dinst **out, wf_
  * store recorded and must have the same content hash), then take its lease. WF_E_NOTFOUND
  * unknown id; WF_E_LOCKED another host holds it; WF_E_STATE it has completed or was never
  * saved; WF_E_CORRUPT its state does not decode (the store is left untouched); I/O and
- * parse errors of the definition file as they are. */
+ * parse errors of the definition file as they are. WF_E_LOCKED too when this host already has
+ * the instance open (one wfm_dinst per instance and host). */
 wf_status wfm_host_load(wfm_host *host, const char *id, wfm_dinst **out, wf_error *err);
 
 /* As wfm_host_load for an instance whose lease this host's store already holds and whose row

@@ -936,6 +936,30 @@ START_TEST(store_save_async_commits_each_once_and_close_drains)
 }
 END_TEST
 
+/* One wfm_dinst per instance and host: loading an instance this host holds is refused, and
+ * the lease stays with the open copy. */
+START_TEST(load_of_an_instance_open_here_is_refused)
+{
+    fixture f;
+    wfm_host_opts keep = WFM_HOST_OPTS_INIT;
+    keep.time_to_persist_ms = 0;
+    keep.time_to_unload_ms = WFM_HOST_NEVER;
+    fx_init(&f, &keep);
+    wfm_dinst *d = start(&f, DATA "approve.xaml");
+    ck_assert(wfm_dinst_loaded(d));
+    wfm_dinst *twin = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_host_load(f.host, wfm_dinst_id(d), &twin, &err), WF_E_LOCKED);
+    ck_assert_ptr_null(twin);
+    WF_ASSERT_ERROR(err, WF_E_LOCKED, 0, 0, "already loaded by this host");
+    wf_error_clear(&err);
+    ck_assert_str_eq(get_row(f.store).owner, "test-host");
+    wfm_dinst_close(d);
+    ck_assert_str_eq(get_row(f.store).owner, "");
+    fx_fini(&f);
+}
+END_TEST
+
 START_TEST(lease_and_takeover)
 {
     fixture a, b;
@@ -1765,6 +1789,11 @@ START_TEST(cli_host_workers_and_sigterm)
     ck_assert_int_eq(r.rc, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "wfbridge host: error: --workers needs a whole number from 1 to 64"));
     cli_free(&r);
+    const char *bad_poll[] = {"host", "--store", store, "--poll", "0", NULL};
+    r = cli(dir, bad_poll);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "wfbridge host: error: --poll needs a whole number from 1 to 3600000"));
+    cli_free(&r);
     wf_test_tmpdir_remove(dir);
 }
 END_TEST
@@ -1834,6 +1863,7 @@ Suite *modern_durable_suite(void)
     tcase_add_test(tc, promoted_properties);
     tcase_add_test(tc, resume_in_new_process);
     tcase_add_test(tc, lease_and_takeover);
+    tcase_add_test(tc, load_of_an_instance_open_here_is_refused);
     tcase_add_test(tc, pooled_runs_save_through_the_commit_thread);
     tcase_add_test(tc, pooled_idle_on_a_timer_is_unloaded_off_the_pool);
     tcase_add_test(tc, pooled_end_runs_stops_at_the_next_persist_point);
