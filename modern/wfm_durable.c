@@ -993,6 +993,13 @@ static wf_status run_queue(wfm_host *h, wfm_dinst *d, queue_copy *q, wf_error *e
         if (st == WF_OK)
             st = wfm_instance_run(d->inst, err);
         d->dirty = true;
+        if (st == WF_E_LIMIT && is_done(d->inst)) {
+            /* the step limit terminated it: save that, so that no host runs it again; the
+             * limit stays the error returned (a failed save would only add to it) */
+            wf_error ignored = WF_ERROR_INIT;
+            save_locked(h, d, true, &ignored);
+            return st;
+        }
         if (st != WF_OK)
             return st;
         if (is_done(d->inst)) {

@@ -1255,6 +1255,34 @@ START_TEST(cli_host_runs_due_timer)
 }
 END_TEST
 
+/* A durable run stopped by --max-steps is saved Terminated (the limit ended it): no Created
+ * row is left for a host to pick up and spin on again. */
+START_TEST(cli_run_stopped_by_max_steps_is_saved_terminated)
+{
+    char dir[256], store[512];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(store, sizeof store, "%s/limit.db", dir);
+    const char *run[] = {"run", DATA "endless.xaml", "--store", store, "--max-steps", "500", NULL};
+    cli_out r = cli(dir, run);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "endless.xaml:"));
+    ck_assert_ptr_nonnull(strstr(r.err, "ran 500 work items without waiting"));
+    cli_free(&r);
+    const char *list[] = {"instances", "--store", store, "--json", NULL};
+    r = cli(dir, list);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"status\": \"Terminated\""));
+    ck_assert_ptr_null(strstr(r.out, "\"Created\""));
+    cli_free(&r);
+    const char *host[] = {"host", "--store", store, "--once", NULL};
+    r = cli(dir, host);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_str_eq(r.out, ""); /* nothing to run */
+    cli_free(&r);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* ---- bad input -------------------------------------------------------------------------- */
 START_TEST(cli_bad_input)
 {
@@ -1873,6 +1901,7 @@ Suite *modern_durable_suite(void)
     tcase_add_test(tc, lease_renewed_while_loaded);
     tcase_add_test(tc, cli_end_to_end);
     tcase_add_test(tc, cli_host_runs_due_timer);
+    tcase_add_test(tc, cli_run_stopped_by_max_steps_is_saved_terminated);
     tcase_add_test(tc, cli_store_uris_and_environment);
     tcase_add_test(tc, cli_start_creates_instances_a_host_runs);
     tcase_add_test(tc, cli_host_workers_and_sigterm);
