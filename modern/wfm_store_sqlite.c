@@ -1027,7 +1027,8 @@ static wf_status sq_claim(wfm_store *s, size_t max, int64_t now, int64_t now_us,
         forget_names(s, rows[i].id);
     if (rc == WF_OK) {
         *count = n;
-        qsort(rows, n, sizeof *rows, claimed_order);
+        if (n > 1)
+            qsort(rows, n, sizeof *rows, claimed_order);
         for (size_t i = 0; i < n; i++) {
             const claimed_row *r = &rows[i];
             wfm_store_claimed c = {r->id, r->status, r->hash,
