@@ -1553,6 +1553,52 @@ START_TEST(test_store_claim_on_a_read_only_store_is_refused_untouched)
 }
 END_TEST
 
+/* Out of memory while a claim copies its rows: WF_E_NOMEM and nothing handed out; what it
+ * leased is this owner's, so the next claim returns it. */
+typedef struct nomem_claim {
+    wfm_store *store;
+    size_t calls;
+} nomem_claim;
+
+static bool count_claimed(void *ud, const wfm_store_claimed *c)
+{
+    (void)c;
+    ((nomem_claim *)ud)->calls++;
+    return true;
+}
+
+static wf_status claim_op(void *ud)
+{
+    nomem_claim *n = ud;
+    n->calls = 0;
+    wf_error err = WF_ERROR_INIT;
+    size_t count = 0;
+    wf_status rc = wfm_store_claim(n->store, 200, 0, count_claimed, n, &count, &err);
+    ck_assert(rc == WF_OK || (rc == WF_E_NOMEM && n->calls == 0 && count == 0));
+    ck_assert(rc != WF_OK || (count == 150 && n->calls == 150));
+    return rc;
+}
+
+START_TEST(test_store_claim_out_of_memory_hands_out_nothing)
+{
+    wfm_store *a = open_store("host-a", 60000, false);
+    for (int i = 0; i < 150; i++) /* more rows than the first allocation holds */
+        make_row(a, 1, "Executing", "state", 5, 0, NULL);
+    nomem_claim n = {a, 0};
+    unsigned refused = wf_test_nomem_loop(claim_op, &n, 100);
+    if (!on_pg) /* libpq's allocations are its own */
+        ck_assert_uint_gt(refused, 0);
+    wfm_store *b = open_store("host-b", 60000, false);
+    n.store = b;
+    size_t count = 9;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_claim(b, 200, 0, count_claimed, &n, &count, &err), WF_OK);
+    ck_assert_uint_eq(count, 0); /* still a's */
+    wfm_store_close(a);
+    wfm_store_close(b);
+}
+END_TEST
+
 /* A claim after the server dropped the store's connection reconnects and runs again; the
  * leases it took are ours, and the next claim returns them again (own leases). */
 START_TEST(test_store_pg_claim_after_a_dropped_connection_reconnects)
@@ -1656,6 +1702,10 @@ Suite *modern_store_suite(void)
     tcase_add_test(bad, test_store_id_index_not_matching_rows_is_refused_untouched);
     tcase_add_test(bad, test_store_missing_empty_and_tableless_files_are_refused_by_strict_opens);
     suite_add_tcase(s, bad);
+    TCase *nomem = tcase_create("nomem");
+    tcase_add_checked_fixture(nomem, setup, teardown);
+    tcase_add_test(nomem, test_store_claim_out_of_memory_hands_out_nothing);
+    suite_add_tcase(s, nomem);
     return s;
 }
 
@@ -1679,5 +1729,9 @@ Suite *modern_store_pg_suite(void)
     add_shared_bad_input(bad);
     tcase_add_test(bad, test_store_pg_unreachable_server_and_wrong_user_are_clear_errors);
     suite_add_tcase(s, bad);
+    TCase *nomem = tcase_create("nomem");
+    tcase_add_checked_fixture(nomem, setup_pg, teardown_pg);
+    tcase_add_test(nomem, test_store_claim_out_of_memory_hands_out_nothing);
+    suite_add_tcase(s, nomem);
     return s;
 }
