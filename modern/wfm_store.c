@@ -531,3 +531,23 @@ wf_status wfm_store_wait(wfm_store *s, int64_t timeout_ms, bool *woken, wf_error
     pthread_mutex_unlock(&s->wait_lock);
     return rc;
 }
+
+/* ---- claiming work ------------------------------------------------------------------------- */
+
+wf_status wfm_store_claim(wfm_store *s, size_t max, int64_t now_us, wfm_store_claim_fn fn,
+                          void *ud, size_t *count, wf_error *err)
+{
+    size_t ignored = 0;
+    if (!count)
+        count = &ignored;
+    *count = 0;
+    if (!fn)
+        return wfm__store_fail(s, WF_E_USAGE, err, "claiming work needs a callback");
+    if (max == 0)
+        return WF_OK;
+    int64_t now = now_ms(s);
+    pthread_mutex_lock(&s->conn_lock);
+    wf_status rc = s->ops->claim(s, max, now, now_us, fn, ud, count, err);
+    pthread_mutex_unlock(&s->conn_lock);
+    return rc;
+}

@@ -197,6 +197,33 @@ wf_status wfm_store_pending_resumes(wfm_store *store, const char *id, wfm_store_
  * no notifications and just sleeps, so hosts poll. One waiter at a time per store. */
 wf_status wfm_store_wait(wfm_store *store, int64_t timeout_ms, bool *woken, wf_error *err);
 
+/* ---- claiming work -------------------------------------------------------------------------
+ * A host takes a batch of work in one statement that can never hand an instance to two hosts,
+ * and gets what it needs to restore each one without another round trip. */
+typedef struct wfm_store_claimed {
+    const char *id;
+    const char *status;      /* "Created", "Executing", "Idle", ... */
+    uint64_t definition_hash;
+    const void *state;       /* the saved state blob (NULL, 0 if none) */
+    size_t state_len;
+    int64_t pending_resumes; /* queued resumptions (wfm_store_enqueue_resume) */
+} wfm_store_claimed;
+/* Called for each claimed instance, oldest first; the strings and the state are valid during
+ * the call only. fn runs under the store's connection lock: it must not call the store.
+ * Returning false stops the calls (the leases stay taken). */
+typedef bool (*wfm_store_claim_fn)(void *ud, const wfm_store_claimed *c);
+/* Lease up to `max` instances that can make progress now and that no live host holds, oldest
+ * (by creation) first: saved runnable (Created, Executing), or Idle with a timer due at or
+ * before now_us (next_timer_us > 0, the host's clock) or with a queued resumption first in
+ * line whose bookmark it waits on; never a completed one (Closed, Faulted, Canceled,
+ * Terminated). Free, expired and this owner's own leases are taken (a host skips the ids it
+ * is already running); the lease of a dead local process is not (wfm_store_lock takes it
+ * over). A claimed lease lasts lease_ms and is renewed by wfm_store_renew like any other.
+ * One statement per call; *count (optional): how many were leased. max 0 leases nothing
+ * (WF_OK); no fn is WF_E_USAGE; a read-only store fails with WF_E_STORE. */
+wf_status wfm_store_claim(wfm_store *store, size_t max, int64_t now_us, wfm_store_claim_fn fn,
+                          void *ud, size_t *count, wf_error *err);
+
 /* Counters for benchmarks: commits issued and saves written. */
 void wfm_store_counters(const wfm_store *store, uint64_t *commits, uint64_t *saves);
 

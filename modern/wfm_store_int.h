@@ -87,6 +87,10 @@ struct wfm__store_ops {
                                  void *ud, wf_error *err);
     /* Called without conn_lock (it must not use the store's connection). */
     wf_status (*wait)(wfm_store *s, int64_t timeout_ms, bool *woken, wf_error *err);
+    /* wfm_store_claim in one statement (max > 0, fn set): lease the instances to s->owner
+     * until now + lease_ms and call fn for each, oldest first. */
+    wf_status (*claim)(wfm_store *s, size_t max, int64_t now, int64_t now_us,
+                       wfm_store_claim_fn fn, void *ud, size_t *count, wf_error *err);
 };
 
 extern const wfm__store_ops wfm__store_sqlite_ops;

@@ -35,6 +35,7 @@ enum pg_stmt {
     PS_ENQUEUE,
     PS_SEQ_OF_TOKEN,
     PS_PENDING,
+    PS_CLAIM,
     PS_COUNT
 };
 
@@ -104,6 +105,23 @@ static const char *const pg_sql[PS_COUNT] = {
     [PS_SEQ_OF_TOKEN] = "SELECT seq FROM pending_resumes WHERE instance = $1 AND token = $2",
     [PS_PENDING] = "SELECT seq, bookmark, payload_json, created_ms FROM pending_resumes"
                    " WHERE instance = $1 ORDER BY seq",
+    /* wfm_store_claim: $1 owner, $2 new expiry, $3 now (ms), $4 now (us, timers), $5 max.
+     * Rows another transaction has locked (being claimed, saved or renewed) are skipped; a
+     * row that changed since the snapshot is checked again once locked (EvalPlanQual). */
+    [PS_CLAIM] =
+        "WITH c AS (UPDATE instances SET owner = $1, lock_expires_ms = $2::bigint"
+        " WHERE id IN (SELECT i.id FROM instances i"
+        " WHERE (i.owner IS NULL OR i.owner = $1 OR i.lock_expires_ms < $3::bigint)"
+        " AND (i.status IN ('Created', 'Executing') OR (i.status = 'Idle'"
+        " AND ((i.next_timer_us > 0 AND i.next_timer_us <= $4::bigint)"
+        " OR EXISTS (SELECT 1 FROM bookmarks b WHERE b.instance = i.id AND b.name ="
+        " (SELECT r.bookmark FROM pending_resumes r WHERE r.instance = i.id"
+        " ORDER BY r.seq LIMIT 1)))))"
+        " ORDER BY i.created_ms, i.id LIMIT $5::bigint FOR UPDATE SKIP LOCKED)"
+        " RETURNING id, status, definition, state, created_ms)"
+        " SELECT c.id, c.status, c.definition, c.state,"
+        " (SELECT count(*) FROM pending_resumes r WHERE r.instance = c.id)"
+        " FROM c ORDER BY c.created_ms, c.id",
 };
 
 static const char schema_v1[] =
@@ -269,7 +287,7 @@ static void p_blob(pg_params *p, const void *data, size_t len)
 static const char *const stmt_names[PS_COUNT] = {
     "save",    "token_of", "take_lease", "take_from", "owner_of",     "release", "renew",
     "create",  "put_def",  "load",       "query",     "props",        "enqueue", "seq_of_token",
-    "pending"};
+    "pending", "claim"};
 
 /* Prepare statement `id` in this session unless it is already. */
 static wf_status ensure_prepared(wfm_store *s, enum pg_stmt id, wf_error *err)
@@ -952,6 +970,48 @@ static wf_status pg_pending_resumes(wfm_store *s, const char *id, wfm_store_resu
     return rc;
 }
 
+/* ---- claiming work ----------------------------------------------------------------------- */
+
+/* One statement (PS_CLAIM), its own transaction. A dropped connection runs it again after
+ * reconnecting (run()): if the lost attempt committed, its leases are ours and unexpired, and
+ * since a claim takes this owner's own leases too, the retry or the next claim returns them
+ * again; nothing is leased to anyone else. */
+static wf_status pg_claim(wfm_store *s, size_t max, int64_t now, int64_t now_us,
+                          wfm_store_claim_fn fn, void *ud, size_t *count, wf_error *err)
+{
+    pg_params p = {0};
+    p_text(&p, s->owner);
+    p_int(&p, now + s->lease_ms);
+    p_int(&p, now);
+    p_int(&p, now_us);
+    p_int(&p, max > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)max);
+    PGresult *r = NULL;
+    wf_status rc = run(s, PS_CLAIM, &p, &r, err);
+    if (rc != WF_OK)
+        return rc;
+    *count = (size_t)PQntuples(r);
+    for (int i = 0; i < PQntuples(r); i++) {
+        size_t len = 0;
+        unsigned char *blob =
+            PQgetisnull(r, i, 3)
+                ? NULL
+                : PQunescapeBytea((const unsigned char *)PQgetvalue(r, i, 3), &len);
+        if (!blob && !PQgetisnull(r, i, 3)) {
+            rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory claiming work");
+            break;
+        }
+        wfm_store_claimed c = {PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
+                               strtoull(PQgetvalue(r, i, 2), NULL, 16), len ? blob : NULL, len,
+                               col_int(r, i, 4)};
+        bool more = fn(ud, &c);
+        PQfreemem(blob);
+        if (!more)
+            break;
+    }
+    PQclear(r);
+    return rc;
+}
+
 /* ---- waiting for work: LISTEN/NOTIFY ---------------------------------------------------------
  * Saves that leave an instance runnable and unleased (Created or Executing, released) and
  * queued resumptions NOTIFY wfbridge_work when they commit; a waiting host wakes at once.
@@ -1018,4 +1078,5 @@ const wfm__store_ops wfm__store_pg_ops = {
     .enqueue_resume = pg_enqueue_resume,
     .pending_resumes = pg_pending_resumes,
     .wait = pg_wait,
+    .claim = pg_claim,
 };

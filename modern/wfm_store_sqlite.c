@@ -42,6 +42,7 @@ enum stmt_id {
     ST_RELEASE_LEASE,
     ST_RENEW,
     ST_CREATE,
+    ST_CLAIM,
     ST_COUNT
 };
 
@@ -74,6 +75,18 @@ static const char *const stmt_sql[ST_COUNT] = {
                  " AND lock_expires_ms >= ?",
     [ST_CREATE] = "INSERT INTO instances(id, definition, status, created_ms, updated_ms,"
                   " owner, lock_expires_ms) VALUES(?, ?, 'Created', ?, ?, ?, ?)",
+    /* wfm_store_claim: ?1 owner, ?2 new expiry, ?3 now (ms), ?4 now (us, timers), ?5 max */
+    [ST_CLAIM] =
+        "UPDATE instances SET owner = ?1, lock_expires_ms = ?2 WHERE id IN (SELECT i.id"
+        " FROM instances i WHERE (i.owner IS NULL OR i.owner = ?1 OR i.lock_expires_ms < ?3)"
+        " AND (i.status IN ('Created', 'Executing') OR (i.status = 'Idle'"
+        " AND ((i.next_timer_us > 0 AND i.next_timer_us <= ?4)"
+        " OR EXISTS (SELECT 1 FROM bookmarks b WHERE b.instance = i.id AND b.name ="
+        " (SELECT r.bookmark FROM pending_resumes r WHERE r.instance = i.id"
+        " ORDER BY r.seq LIMIT 1)))))"
+        " ORDER BY i.created_ms, i.id LIMIT ?5)"
+        " RETURNING id, status, definition, state, created_ms,"
+        " (SELECT count(*) FROM pending_resumes r WHERE r.instance = instances.id)",
 };
 
 typedef struct sq_conn {
@@ -937,6 +950,99 @@ static wf_status sq_pending_resumes(wfm_store *s, const char *id, wfm_store_resu
     return rc;
 }
 
+/* ---- claiming work ----------------------------------------------------------------------- */
+
+/* A claimed row copied out of the statement: RETURNING gives the rows in no particular order,
+ * so they are sorted, and the statement has finished (committed) before fn sees any. */
+typedef struct claimed_row {
+    char id[33];
+    char status[32];
+    uint64_t hash;
+    int64_t created_ms, pending;
+    size_t state_at, state_len; /* in the blob buffer; state_len 0: no state */
+} claimed_row;
+
+static int claimed_order(const void *a, const void *b)
+{
+    const claimed_row *x = a, *y = b;
+    if (x->created_ms != y->created_ms)
+        return x->created_ms < y->created_ms ? -1 : 1;
+    return strcmp(x->id, y->id);
+}
+
+/* Copy the current row of the claim statement into rows[*n] (growing rows) and its state into
+ * blobs; false when out of memory. */
+static bool copy_claimed(sqlite3_stmt *st, claimed_row **rows, size_t *n, size_t *cap,
+                         wf_buf *blobs)
+{
+    if (*n == *cap) {
+        size_t grown = *cap ? *cap * 2 : 64;
+        claimed_row *r = wf_realloc(*rows, grown * sizeof *r);
+        if (!r)
+            return false;
+        *rows = r;
+        *cap = grown;
+    }
+    claimed_row *r = &(*rows)[(*n)++];
+    snprintf(r->id, sizeof r->id, "%s", col_text(st, 0));
+    snprintf(r->status, sizeof r->status, "%s", col_text(st, 1));
+    r->hash = strtoull(col_text(st, 2), NULL, 16);
+    int len = sqlite3_column_bytes(st, 3);
+    const void *blob = sqlite3_column_blob(st, 3);
+    r->state_at = blobs->len;
+    r->state_len = blob && len > 0 ? (size_t)len : 0;
+    r->created_ms = sqlite3_column_int64(st, 4);
+    r->pending = sqlite3_column_int64(st, 5);
+    return r->state_len == 0 || wf_buf_add(blobs, blob, r->state_len);
+}
+
+/* One UPDATE ... RETURNING (its own transaction, under the busy timeout like every write),
+ * then fn for each row in creation order. */
+static wf_status sq_claim(wfm_store *s, size_t max, int64_t now, int64_t now_us,
+                          wfm_store_claim_fn fn, void *ud, size_t *count, wf_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    wf_status rc = stmt(s, ST_CLAIM, &st, err);
+    if (rc != WF_OK)
+        return rc;
+    sqlite3_bind_text(st, 1, s->owner, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, now + s->lease_ms);
+    sqlite3_bind_int64(st, 3, now);
+    sqlite3_bind_int64(st, 4, now_us);
+    sqlite3_bind_int64(st, 5, max > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)max);
+    claimed_row *rows = NULL;
+    size_t n = 0, cap = 0;
+    wf_buf blobs;
+    wf_buf_init(&blobs);
+    int step = SQLITE_DONE;
+    bool oom = false;
+    while (!oom && (step = sqlite3_step(st)) == SQLITE_ROW)
+        oom = !copy_claimed(st, &rows, &n, &cap, &blobs);
+    if (oom) /* done() below commits what the statement leased: the next claim returns it */
+        rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory claiming work");
+    else if (step != SQLITE_DONE)
+        rc = db_error(s, err, "store");
+    done(st);
+    for (size_t i = 0; i < n; i++) /* another host may have written their names */
+        forget_names(s, rows[i].id);
+    if (rc == WF_OK) {
+        *count = n;
+        if (n > 1)
+            qsort(rows, n, sizeof *rows, claimed_order);
+        for (size_t i = 0; i < n; i++) {
+            const claimed_row *r = &rows[i];
+            wfm_store_claimed c = {r->id, r->status, r->hash,
+                                   r->state_len ? blobs.data + r->state_at : NULL, r->state_len,
+                                   r->pending};
+            if (!fn(ud, &c))
+                break;
+        }
+    }
+    wf_free(rows);
+    wf_buf_fini(&blobs);
+    return rc;
+}
+
 /* No notifications between processes: sleep, and the caller polls. */
 static wf_status sq_wait(wfm_store *s, int64_t timeout_ms, bool *woken, wf_error *err)
 {
@@ -964,4 +1070,5 @@ const wfm__store_ops wfm__store_sqlite_ops = {
     .enqueue_resume = sq_enqueue_resume,
     .pending_resumes = sq_pending_resumes,
     .wait = sq_wait,
+    .claim = sq_claim,
 };

@@ -1,8 +1,9 @@
 /* test_store.c — the instance store: round trip, queries, leases across hosts and
  * processes (on an injected clock; a dead local owner's lease is taken over at once), many
  * processes creating one new store, read-only and must-exist opens, group commit under
- * concurrent savers, and refusal of corrupt, damaged, foreign and newer stores (which must stay
- * untouched). modern_store runs on SQLite; modern_store_pg runs the tests that are not about
+ * concurrent savers, claiming work (two owners racing on connections of their own), and
+ * refusal of corrupt, damaged, foreign and newer stores (which must stay untouched).
+ * modern_store runs on SQLite; modern_store_pg runs the tests that are not about
  * SQLite files on PostgreSQL (a fresh schema each) when WFBRIDGE_TEST_PG names a server. */
 #include <check.h>
 #include <libpq-fe.h>
@@ -373,19 +374,40 @@ static pid_t spawn_holder(const char *id, int go, int ready)
 
 /* The lease of a process on this machine that has died is taken over at once; one whose
  * process still runs, or whose owner names another machine, waits for expiry. */
+/* A new instance, free, then locked by spawn_holder: returns once the child holds it. */
+static pid_t start_holder(wfm_store *b, wfm_store_id *id, int go[2], int ready[2])
+{
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_create(b, 1, id, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_release(b, id->text, &err), WF_OK);
+    ck_assert_int_eq(pipe(go), 0);
+    ck_assert_int_eq(pipe(ready), 0);
+    pid_t pid = spawn_holder(id->text, go[0], ready[1]);
+    char byte = 0;
+    ck_assert_int_eq(read(ready[0], &byte, 1), 1); /* it holds the lease */
+    return pid;
+}
+
+/* Let the holder exit (its lease left behind, unexpired) and reap it. */
+static void end_holder(pid_t pid, int go[2], int ready[2])
+{
+    ck_assert_int_eq(write(go[1], "x", 1), 1);
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    for (int i = 0; i < 2; i++) {
+        close(go[i]);
+        close(ready[i]);
+    }
+}
+
 START_TEST(test_store_lease_of_dead_local_process_is_taken_over_at_once)
 {
     wf_error err = WF_ERROR_INIT;
     wfm_store *b = open_store("host-b", 60000, false);
     wfm_store_id id;
-    ck_assert_int_eq(wfm_store_create(b, 1, &id, &err), WF_OK);
-    ck_assert_int_eq(wfm_store_release(b, id.text, &err), WF_OK);
     int go[2], ready[2];
-    ck_assert_int_eq(pipe(go), 0);
-    ck_assert_int_eq(pipe(ready), 0);
-    pid_t pid = spawn_holder(id.text, go[0], ready[1]);
-    char byte = 0;
-    ck_assert_int_eq(read(ready[0], &byte, 1), 1); /* it holds the lease */
+    pid_t pid = start_holder(b, &id, go, ready);
     lease_row held = get_lease(b);
     char want[64];
     snprintf(want, sizeof want, ":%ld:", (long)pid);
@@ -394,14 +416,7 @@ START_TEST(test_store_lease_of_dead_local_process_is_taken_over_at_once)
     ck_assert_int_eq(wfm_store_lock(b, id.text, &err), WF_E_LOCKED); /* alive */
     WF_ASSERT_ERROR(err, WF_E_LOCKED, 0, 0, "locked by another host");
     wf_error_clear(&err);
-    ck_assert_int_eq(write(go[1], "x", 1), 1);
-    int status = 0;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    close(go[0]);
-    close(go[1]);
-    close(ready[0]);
-    close(ready[1]);
+    end_holder(pid, go, ready);
     ck_assert_str_eq(get_lease(b).owner, held.owner); /* dead, its lease unexpired */
     ck_assert_int_eq(wfm_store_lock(b, id.text, &err), WF_OK);
     ck_assert_str_eq(get_lease(b).owner, "host-b");
@@ -983,20 +998,29 @@ START_TEST(test_store_pg_unreachable_server_and_wrong_user_are_clear_errors)
 }
 END_TEST
 
-/* The server drops the store's connection (pg_terminate_backend) between and during
- * operations: the store reconnects, and each save is applied exactly once (version + 1). */
-START_TEST(test_store_pg_dropped_connection_is_reconnected_and_saves_apply_once)
+/* A connection to the server for killing the store's sessions: path gets an application
+ * name, and kill_sql terminates every session that uses it. */
+static PGconn *session_killer(char kill_sql[256])
 {
-    char app[64], kill_sql[256];
+    char app[64];
     snprintf(app, sizeof app, "wfbt_drop_%ld", (long)getpid());
     PGconn *killer = pg_connect(path);
     size_t len = strlen(path);
     snprintf(path + len, sizeof path - len, "%sapplication_name=%s",
              strncmp(path, "postgres", 8) == 0 ? "&" : " ", app);
-    snprintf(kill_sql, sizeof kill_sql,
+    snprintf(kill_sql, 256,
              "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
              " WHERE application_name = '%s'",
              app);
+    return killer;
+}
+
+/* The server drops the store's connection (pg_terminate_backend) between and during
+ * operations: the store reconnects, and each save is applied exactly once (version + 1). */
+START_TEST(test_store_pg_dropped_connection_is_reconnected_and_saves_apply_once)
+{
+    char kill_sql[256];
+    PGconn *killer = session_killer(kill_sql);
     wfm_store *s = open_store("host-a", 0, true);
     wf_error err = WF_ERROR_INIT;
     wfm_store_id id;
@@ -1126,6 +1150,481 @@ START_TEST(test_store_bookmarks_and_props_follow_every_save)
 }
 END_TEST
 
+/* ---- claiming work ------------------------------------------------------------------------- */
+
+/* What a claim handed over, in call order. */
+typedef struct claim_log {
+    int count;
+    char ids[16][33];
+    char statuses[16][16];
+    uint64_t hashes[16];
+    char states[16][32];
+    size_t state_lens[16];
+    int64_t pending[16];
+    int stop_after; /* > 0: return false after this many calls */
+} claim_log;
+
+static bool log_claim(void *ud, const wfm_store_claimed *c)
+{
+    claim_log *l = ud;
+    ck_assert_int_lt(l->count, 16);
+    int i = l->count++;
+    snprintf(l->ids[i], sizeof l->ids[i], "%s", c->id);
+    snprintf(l->statuses[i], sizeof l->statuses[i], "%s", c->status);
+    l->hashes[i] = c->definition_hash;
+    ck_assert_uint_le(c->state_len, sizeof l->states[i]);
+    ck_assert(c->state_len == 0 || c->state != NULL);
+    if (c->state_len)
+        memcpy(l->states[i], c->state, c->state_len);
+    l->state_lens[i] = c->state_len;
+    l->pending[i] = c->pending_resumes;
+    return l->stop_after <= 0 || l->count < l->stop_after;
+}
+
+static claim_log claim_now(wfm_store *s, size_t max, int64_t now_us, size_t *count)
+{
+    claim_log l;
+    memset(&l, 0, sizeof l);
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_msg(wfm_store_claim(s, max, now_us, log_claim, &l, count, &err) == WF_OK, "%s",
+                  err.message);
+    return l;
+}
+
+/* A new instance of definition `hash` saved as `status` with `state` (NULL: none), a timer
+ * due at timer_us (0: none) and one bookmark (NULL: none), released; created one millisecond
+ * after the one before. */
+static wfm_store_id make_row(wfm_store *s, uint64_t hash, const char *status, const void *state,
+                             size_t state_len, int64_t timer_us, const char *bookmark)
+{
+    wfm_store_id id;
+    wf_error err = WF_ERROR_INIT;
+    test_now_ms += 1;
+    ck_assert_int_eq(wfm_store_create(s, hash, &id, &err), WF_OK);
+    const char *bms[] = {bookmark};
+    wfm_store_save_rec r = {id.text, status, state, state_len, bms, bookmark ? 1 : 0,
+                            NULL,    NULL,   0,     timer_us,  true, 0};
+    ck_assert_msg(wfm_store_save(s, &r, &err) == WF_OK, "%s", err.message);
+    return id;
+}
+
+static char *owner_in_store(const char *id)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT owner FROM instances WHERE id = '%s'", id);
+    return store_query(sql);
+}
+
+/* A claim takes the rows that can make progress (runnable, timer due, first queued resumption
+ * waited on) and no others, oldest first, with their status and state byte for byte. */
+START_TEST(test_store_claim_takes_what_can_progress_oldest_first)
+{
+    wfm_store *a = open_store("host-a", 60000, false);
+    wfm_store *b = open_store("host-b", 60000, false);
+    wf_error err = WF_ERROR_INIT;
+    static const unsigned char blob[] = {0x00, 0xff, 'W', 'F', 0x00, 0x80, 0x01, '\n'};
+    wfm_store_id created = make_row(a, 0x1111, "Created", NULL, 0, 0, NULL);
+    wfm_store_id running = make_row(a, 0x2222, "Executing", blob, sizeof blob, 0, NULL);
+    wfm_store_id due = make_row(a, 0x3333, "Idle", "due", 3, 5000, "later");
+    wfm_store_id not_due = make_row(a, 0x4444, "Idle", "nd", 2, 5001, "later");
+    wfm_store_id resumable = make_row(a, 0x5555, "Idle", "rs", 2, 0, "approve");
+    wfm_store_id waits = make_row(a, 0x6666, "Idle", "wt", 2, 0, "approve");
+    wfm_store_id idle = make_row(a, 0x7777, "Idle", "id", 2, 0, "approve");
+    const char *done_states[] = {"Closed", "Faulted", "Canceled", "Terminated"};
+    for (int i = 0; i < 4; i++) /* a due timer does not make a completed instance runnable */
+        make_row(a, 0x8888, done_states[i], NULL, 0, 10, NULL);
+    wfm_store_id held = make_row(a, 0x9999, "Executing", "held", 4, 0, NULL);
+    ck_assert_int_eq(wfm_store_lock(b, held.text, &err), WF_OK); /* a live lease of b */
+    ck_assert_int_eq(wfm_store_enqueue_resume(b, resumable.text, "approve", "1", NULL, &err),
+                     WF_OK);
+    ck_assert_int_eq(wfm_store_enqueue_resume(b, resumable.text, "nope", "2", NULL, &err), WF_OK);
+    /* the first queued one is not waited on: it and those behind it wait */
+    ck_assert_int_eq(wfm_store_enqueue_resume(b, waits.text, "nope", "3", NULL, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_enqueue_resume(b, waits.text, "approve", "4", NULL, &err), WF_OK);
+    (void)not_due;
+    (void)idle;
+
+    wfm_store *c = open_store("host-c", 60000, false);
+    size_t count = 99;
+    claim_log l = claim_now(c, 16, 5000, &count);
+    ck_assert_uint_eq(count, 4);
+    ck_assert_int_eq(l.count, 4);
+    const wfm_store_id *want[] = {&created, &running, &due, &resumable};
+    const char *want_status[] = {"Created", "Executing", "Idle", "Idle"};
+    const uint64_t want_hash[] = {0x1111, 0x2222, 0x3333, 0x5555};
+    const int64_t want_pending[] = {0, 0, 0, 2};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_str_eq(l.ids[i], want[i]->text);
+        ck_assert_str_eq(l.statuses[i], want_status[i]);
+        ck_assert_uint_eq(l.hashes[i], want_hash[i]);
+        ck_assert_int_eq(l.pending[i], want_pending[i]);
+        char *owner = owner_in_store(want[i]->text);
+        ck_assert_str_eq(owner, "host-c");
+        wf_free(owner);
+    }
+    ck_assert_uint_eq(l.state_lens[0], 0);
+    ck_assert_uint_eq(l.state_lens[1], sizeof blob);
+    ck_assert(memcmp(l.states[1], blob, sizeof blob) == 0);
+    ck_assert_uint_eq(l.state_lens[2], 3);
+    ck_assert(memcmp(l.states[2], "due", 3) == 0);
+    char *owner = owner_in_store(held.text);
+    ck_assert_str_eq(owner, "host-b");
+    wf_free(owner);
+
+    /* leased to c now: nobody else gets them; c itself does again (its own leases) */
+    l = claim_now(a, 16, 5000, &count);
+    ck_assert_uint_eq(count, 0);
+    ck_assert_int_eq(l.count, 0);
+    l = claim_now(c, 16, 5000, &count);
+    ck_assert_uint_eq(count, 4);
+    ck_assert_str_eq(l.ids[3], resumable.text);
+    /* a claimed instance is saved and run by its claimer as after wfm_store_lock */
+    ck_assert_int_eq(save_simple(c, due.text, "Idle", "after", true, &err), WF_OK);
+    wfm_store_close(a);
+    wfm_store_close(b);
+    wfm_store_close(c);
+}
+END_TEST
+
+/* max bounds a claim (the oldest first); a callback returning false stops the calls but the
+ * leases stay taken. */
+START_TEST(test_store_claim_respects_max_and_a_stopping_callback)
+{
+    wfm_store *a = open_store("host-a", 60000, false);
+    wfm_store_id ids[5];
+    for (int i = 0; i < 5; i++)
+        ids[i] = make_row(a, 1, "Executing", "s", 1, 0, NULL);
+    wfm_store *b = open_store("host-b", 60000, false);
+    size_t count = 0;
+    claim_log l = claim_now(b, 2, 0, &count);
+    ck_assert_uint_eq(count, 2);
+    ck_assert_int_eq(l.count, 2);
+    ck_assert_str_eq(l.ids[0], ids[0].text);
+    ck_assert_str_eq(l.ids[1], ids[1].text);
+    wfm_store *c = open_store("host-c", 60000, false);
+    memset(&l, 0, sizeof l);
+    l.stop_after = 1;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_claim(c, 10, 0, log_claim, &l, &count, &err), WF_OK);
+    ck_assert_uint_eq(count, 3);
+    ck_assert_int_eq(l.count, 1);
+    ck_assert_str_eq(l.ids[0], ids[2].text);
+    for (int i = 2; i < 5; i++) {
+        char *owner = owner_in_store(ids[i].text);
+        ck_assert_str_eq(owner, "host-c");
+        wf_free(owner);
+    }
+    ck_assert_int_eq(wfm_store_claim(c, 10, 0, log_claim, &l, NULL, &err), WF_OK); /* no count */
+    wfm_store_close(a);
+    wfm_store_close(b);
+    wfm_store_close(c);
+}
+END_TEST
+
+/* Another owner's lease is claimed once it expired (not at its last millisecond); renewing
+ * keeps claimed leases alive. */
+START_TEST(test_store_claim_takes_over_expired_leases_and_renew_keeps_them)
+{
+    wfm_store *a = open_store("host-a", 1000, false);
+    wfm_store *b = open_store("host-b", 1000, false);
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_id id;
+    ck_assert_int_eq(wfm_store_create(a, 1, &id, &err), WF_OK); /* Created, leased to a */
+    size_t count = 9;
+    claim_now(b, 8, 0, &count);
+    ck_assert_uint_eq(count, 0);
+    test_now_ms += 1000; /* the last millisecond of a's lease */
+    claim_now(b, 8, 0, &count);
+    ck_assert_uint_eq(count, 0);
+    test_now_ms += 1;
+    claim_log l = claim_now(b, 8, 0, &count);
+    ck_assert_uint_eq(count, 1);
+    ck_assert_str_eq(l.ids[0], id.text);
+    ck_assert_int_eq(save_simple(a, id.text, "Idle", "late", false, &err), WF_E_LOCKED);
+    wf_error_clear(&err);
+    for (int i = 0; i < 3; i++) { /* b renews every 600 ms: its claim outlives 1000 ms */
+        test_now_ms += 600;
+        ck_assert_int_eq(wfm_store_renew(b, &err), WF_OK);
+        claim_now(a, 8, 0, &count);
+        ck_assert_uint_eq(count, 0);
+    }
+    test_now_ms += 1001;
+    claim_now(a, 8, 0, &count);
+    ck_assert_uint_eq(count, 1);
+    wfm_store_close(a);
+    wfm_store_close(b);
+}
+END_TEST
+
+/* The unexpired lease of a local process that died is left to wfm_store_lock. */
+START_TEST(test_store_claim_leaves_a_dead_local_owner_to_lock)
+{
+    wf_error err = WF_ERROR_INIT;
+    wfm_store *b = open_store("host-b", 60000, false);
+    wfm_store_id id;
+    int go[2], ready[2];
+    end_holder(start_holder(b, &id, go, ready), go, ready);
+    size_t count = 9;
+    claim_now(b, 8, 0, &count);
+    ck_assert_uint_eq(count, 0);
+    ck_assert_int_eq(wfm_store_lock(b, id.text, &err), WF_OK);
+    claim_log l = claim_now(b, 8, 0, &count); /* now its own */
+    ck_assert_uint_eq(count, 1);
+    ck_assert_str_eq(l.ids[0], id.text);
+    wfm_store_close(b);
+}
+END_TEST
+
+/* ---- two owners claiming at once: every row is claimed exactly once ------------------------ */
+
+enum { RACE_ROWS = 500, RACE_THREADS = 4, RACE_BATCH = 16 };
+
+typedef struct race_owner {
+    const char *name;
+    pthread_mutex_t lock; /* one claim-and-finish of this owner at a time (see below) */
+} race_owner;
+
+typedef struct race {
+    char (*ids)[33];       /* sorted */
+    int claims[RACE_ROWS]; /* how often each row was handed out */
+    pthread_mutex_t count_lock;
+    pthread_barrier_t start;
+} race;
+
+typedef struct racer {
+    race *r;
+    race_owner *owner;
+    char got[RACE_BATCH][33];
+    int n, failures;
+    char failure[512];
+} racer;
+
+static int cmp_id(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+static bool race_claimed(void *ud, const wfm_store_claimed *c)
+{
+    racer *w = ud;
+    char(*hit)[33] = bsearch(c->id, w->r->ids, RACE_ROWS, sizeof *w->r->ids, cmp_id);
+    if (!hit || w->n == RACE_BATCH) {
+        w->failures++;
+        return true;
+    }
+    pthread_mutex_lock(&w->r->count_lock);
+    w->r->claims[hit - w->r->ids]++;
+    pthread_mutex_unlock(&w->r->count_lock);
+    snprintf(w->got[w->n++], 33, "%s", c->id);
+    return true;
+}
+
+/* A thread with a connection of its own: claim a batch and finish it (saved Closed and
+ * released) until nothing is left. A claim also returns the owner's own leases, so the
+ * threads of one owner take turns (like a host that skips the ids it is running); the two
+ * owners race each other freely. */
+static void *race_worker(void *arg)
+{
+    racer *w = arg;
+    wfm_store_opts o = WFM_STORE_OPTS_INIT;
+    o.path = path;
+    o.owner = w->owner->name;
+    o.durability = WFM_DURABILITY_NORMAL;
+    o.clock_ms = test_clock;
+    o.clock_ud = &test_now_ms;
+    wfm_store *s = NULL;
+    wf_error err = WF_ERROR_INIT;
+    bool opened = wfm_store_open(&o, &s, &err) == WF_OK;
+    pthread_barrier_wait(&w->r->start);
+    size_t count = 1;
+    while (opened && count > 0 && !w->failures) {
+        pthread_mutex_lock(&w->owner->lock);
+        w->n = 0;
+        if (wfm_store_claim(s, RACE_BATCH, 0, race_claimed, w, &count, &err) != WF_OK)
+            w->failures++;
+        for (int i = 0; !w->failures && i < w->n; i++) {
+            wfm_store_save_rec r = {w->got[i], "Closed", NULL, 0,    NULL, 0,
+                                    NULL,      NULL,     0,    0,    true, 0};
+            if (wfm_store_save(s, &r, &err) != WF_OK)
+                w->failures++;
+        }
+        pthread_mutex_unlock(&w->owner->lock);
+    }
+    if (!opened || w->failures)
+        snprintf(w->failure, sizeof w->failure, "%s", err.message);
+    wfm_store_close(s);
+    return NULL;
+}
+
+START_TEST(test_store_claim_by_two_owners_at_once_hands_out_each_row_once)
+{
+    wfm_store *s = open_store("maker", 60000, true);
+    static race r;
+    memset(&r, 0, sizeof r);
+    r.ids = wf_calloc(RACE_ROWS, sizeof *r.ids);
+    ck_assert_ptr_nonnull(r.ids);
+    wf_error err = WF_ERROR_INIT;
+    for (int i = 0; i < RACE_ROWS; i++) {
+        wfm_store_id id;
+        ck_assert_int_eq(wfm_store_create(s, 5, &id, &err), WF_OK);
+        ck_assert_int_eq(wfm_store_release(s, id.text, &err), WF_OK);
+        memcpy(r.ids[i], id.text, 33);
+    }
+    qsort(r.ids, RACE_ROWS, sizeof *r.ids, cmp_id);
+    pthread_mutex_init(&r.count_lock, NULL);
+    pthread_barrier_init(&r.start, NULL, 2 * RACE_THREADS);
+    race_owner owners[2] = {{"claimer-a", PTHREAD_MUTEX_INITIALIZER},
+                            {"claimer-b", PTHREAD_MUTEX_INITIALIZER}};
+    racer workers[2 * RACE_THREADS];
+    pthread_t threads[2 * RACE_THREADS];
+    for (int t = 0; t < 2 * RACE_THREADS; t++) {
+        memset(&workers[t], 0, sizeof workers[t]);
+        workers[t].r = &r;
+        workers[t].owner = &owners[t % 2];
+        ck_assert_int_eq(pthread_create(&threads[t], NULL, race_worker, &workers[t]), 0);
+    }
+    for (int t = 0; t < 2 * RACE_THREADS; t++)
+        pthread_join(threads[t], NULL);
+    for (int t = 0; t < 2 * RACE_THREADS; t++)
+        ck_assert_msg(workers[t].failures == 0, "thread %d: %s", t, workers[t].failure);
+    for (int i = 0; i < RACE_ROWS; i++)
+        ck_assert_msg(r.claims[i] == 1, "row %s claimed %d times", r.ids[i], r.claims[i]);
+    char *left = store_query("SELECT count(*) FROM instances WHERE status <> 'Closed'"
+                             " OR owner IS NOT NULL");
+    ck_assert_str_eq(left, "0");
+    wf_free(left);
+    pthread_barrier_destroy(&r.start);
+    pthread_mutex_destroy(&r.count_lock);
+    wf_free(r.ids);
+    wfm_store_close(s);
+}
+END_TEST
+
+/* Bad input: max 0 claims nothing; no callback is a usage error; both write nothing. */
+START_TEST(test_store_claim_of_nothing_and_without_callback)
+{
+    wfm_store *a = open_store("host-a", 60000, false);
+    wfm_store_id id = make_row(a, 1, "Created", NULL, 0, 0, NULL);
+    wfm_store_close(a);
+    snapshot before = take_snapshot(path);
+    wfm_store *b = open_store("host-b", 60000, false);
+    claim_log l;
+    memset(&l, 0, sizeof l);
+    size_t count = 7;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_claim(b, 0, 0, log_claim, &l, &count, &err), WF_OK);
+    ck_assert_uint_eq(count, 0);
+    ck_assert_int_eq(l.count, 0);
+    count = 7;
+    ck_assert_int_eq(wfm_store_claim(b, 8, 0, NULL, NULL, &count, &err), WF_E_USAGE);
+    WF_ASSERT_ERROR(err, WF_E_USAGE, 0, 0, "callback");
+    ck_assert_str_eq(err.file, path);
+    ck_assert_uint_eq(count, 0);
+    wfm_store_close(b);
+    assert_unchanged(&before, path);
+    char *owner = owner_in_store(id.text);
+    ck_assert_ptr_null(owner);
+}
+END_TEST
+
+/* A read-only store refuses to claim (WF_E_STORE, the backend's message) and stays as it was. */
+START_TEST(test_store_claim_on_a_read_only_store_is_refused_untouched)
+{
+    wfm_store *a = open_store("host-a", 60000, false);
+    make_row(a, 1, "Executing", "s", 1, 0, NULL);
+    wfm_store_close(a);
+    snapshot before = take_snapshot(path);
+    wfm_store_opts o = WFM_STORE_OPTS_INIT;
+    o.path = path;
+    o.read_only = true;
+    wfm_store *s = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_open(&o, &s, &err), WF_OK);
+    claim_log l;
+    memset(&l, 0, sizeof l);
+    size_t count = 7;
+    ck_assert_int_eq(wfm_store_claim(s, 8, 0, log_claim, &l, &count, &err), WF_E_STORE);
+    WF_ASSERT_ERROR(err, WF_E_STORE, 0, 0, on_pg ? "read-only" : "readonly");
+    ck_assert_str_eq(err.file, path);
+    ck_assert_uint_eq(count, 0);
+    ck_assert_int_eq(l.count, 0);
+    wfm_store_close(s);
+    assert_unchanged(&before, path);
+}
+END_TEST
+
+/* Out of memory while a claim copies its rows: WF_E_NOMEM and nothing handed out; what it
+ * leased is this owner's, so the next claim returns it. */
+typedef struct nomem_claim {
+    wfm_store *store;
+    size_t calls;
+} nomem_claim;
+
+static bool count_claimed(void *ud, const wfm_store_claimed *c)
+{
+    (void)c;
+    ((nomem_claim *)ud)->calls++;
+    return true;
+}
+
+static wf_status claim_op(void *ud)
+{
+    nomem_claim *n = ud;
+    n->calls = 0;
+    wf_error err = WF_ERROR_INIT;
+    size_t count = 0;
+    wf_status rc = wfm_store_claim(n->store, 200, 0, count_claimed, n, &count, &err);
+    ck_assert(rc == WF_OK || (rc == WF_E_NOMEM && n->calls == 0 && count == 0));
+    ck_assert(rc != WF_OK || (count == 150 && n->calls == 150));
+    return rc;
+}
+
+START_TEST(test_store_claim_out_of_memory_hands_out_nothing)
+{
+    wfm_store *a = open_store("host-a", 60000, false);
+    for (int i = 0; i < 150; i++) /* more rows than the first allocation holds */
+        make_row(a, 1, "Executing", "state", 5, 0, NULL);
+    nomem_claim n = {a, 0};
+    unsigned refused = wf_test_nomem_loop(claim_op, &n, 100);
+    if (!on_pg) /* libpq's allocations are its own */
+        ck_assert_uint_gt(refused, 0);
+    wfm_store *b = open_store("host-b", 60000, false);
+    n.store = b;
+    size_t count = 9;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_claim(b, 200, 0, count_claimed, &n, &count, &err), WF_OK);
+    ck_assert_uint_eq(count, 0); /* still a's */
+    wfm_store_close(a);
+    wfm_store_close(b);
+}
+END_TEST
+
+/* A claim after the server dropped the store's connection reconnects and runs again; the
+ * leases it took are ours, and the next claim returns them again (own leases). */
+START_TEST(test_store_pg_claim_after_a_dropped_connection_reconnects)
+{
+    char kill_sql[256];
+    PGconn *killer = session_killer(kill_sql);
+    wfm_store *a = open_store("host-a", 60000, false);
+    wfm_store_id id = make_row(a, 1, "Executing", "s", 1, 0, NULL);
+    PGresult *killed = PQexec(killer, kill_sql);
+    ck_assert_str_eq(PQgetvalue(killed, 0, 0), "1");
+    PQclear(killed);
+    size_t count = 0;
+    claim_log l = claim_now(a, 8, 0, &count);
+    ck_assert_uint_eq(count, 1);
+    ck_assert_str_eq(l.ids[0], id.text);
+    killed = PQexec(killer, kill_sql);
+    ck_assert_str_eq(PQgetvalue(killed, 0, 0), "1");
+    PQclear(killed);
+    l = claim_now(a, 8, 0, &count);
+    ck_assert_uint_eq(count, 1);
+    ck_assert_str_eq(l.ids[0], id.text);
+    wfm_store_close(a);
+    PQfinish(killer);
+}
+END_TEST
+
 /* The tests both backends run. */
 static void add_shared_core(TCase *core)
 {
@@ -1141,6 +1640,11 @@ static void add_shared_core(TCase *core)
     tcase_add_test(core, test_store_group_commit_writes_every_save_of_concurrent_hosts);
     tcase_add_test(core, test_store_queued_resumes_are_deleted_by_the_save_that_applies_them);
     tcase_add_test(core, test_store_version_1_is_migrated);
+    tcase_add_test(core, test_store_claim_takes_what_can_progress_oldest_first);
+    tcase_add_test(core, test_store_claim_respects_max_and_a_stopping_callback);
+    tcase_add_test(core, test_store_claim_takes_over_expired_leases_and_renew_keeps_them);
+    tcase_add_test(core, test_store_claim_leaves_a_dead_local_owner_to_lock);
+    tcase_add_test(core, test_store_claim_by_two_owners_at_once_hands_out_each_row_once);
 }
 
 static void add_shared_bad_input(TCase *bad)
@@ -1152,6 +1656,8 @@ static void add_shared_bad_input(TCase *bad)
     tcase_add_test(bad, test_store_missing_tables_are_refused_untouched);
     tcase_add_test(bad, test_store_read_only_refuses_a_store_to_migrate);
     tcase_add_test(bad, test_store_next_schema_version_is_refused_untouched);
+    tcase_add_test(bad, test_store_claim_of_nothing_and_without_callback);
+    tcase_add_test(bad, test_store_claim_on_a_read_only_store_is_refused_untouched);
 }
 
 /* LISTEN/NOTIFY: a waiting host wakes for a resumption another process queues and for an
@@ -1196,6 +1702,10 @@ Suite *modern_store_suite(void)
     tcase_add_test(bad, test_store_id_index_not_matching_rows_is_refused_untouched);
     tcase_add_test(bad, test_store_missing_empty_and_tableless_files_are_refused_by_strict_opens);
     suite_add_tcase(s, bad);
+    TCase *nomem = tcase_create("nomem");
+    tcase_add_checked_fixture(nomem, setup, teardown);
+    tcase_add_test(nomem, test_store_claim_out_of_memory_hands_out_nothing);
+    suite_add_tcase(s, nomem);
     return s;
 }
 
@@ -1212,11 +1722,16 @@ Suite *modern_store_pg_suite(void)
     add_shared_core(core);
     tcase_add_test(core, test_store_pg_dropped_connection_is_reconnected_and_saves_apply_once);
     tcase_add_test(core, test_store_pg_wait_wakes_on_announced_work);
+    tcase_add_test(core, test_store_pg_claim_after_a_dropped_connection_reconnects);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_add_checked_fixture(bad, setup_pg, teardown_pg);
     add_shared_bad_input(bad);
     tcase_add_test(bad, test_store_pg_unreachable_server_and_wrong_user_are_clear_errors);
     suite_add_tcase(s, bad);
+    TCase *nomem = tcase_create("nomem");
+    tcase_add_checked_fixture(nomem, setup_pg, teardown_pg);
+    tcase_add_test(nomem, test_store_claim_out_of_memory_hands_out_nothing);
+    suite_add_tcase(s, nomem);
     return s;
 }
