@@ -7,8 +7,10 @@
  * commit thread and share its commits, and no worker waits for the store. The main thread
  * loads the instances, keeps up to 64 per worker in flight and prints what ended. SIGTERM /
  * SIGINT: the instances in hand stop at their next persist point (saved, released), exit 0. */
+#include <assert.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,36 +193,101 @@ static void drain(feeder *fd, bool block)
     }
 }
 
-/* Load instance `id` and start it on the pool. */
-static void feed(feeder *fd, const char *id)
+/* Start a loaded (or adopted) instance on the pool; st: how loading it went. */
+static void start_run(feeder *fd, wfm_dinst *d, wf_status st, wf_error *e)
 {
-    wfm_dinst *d = NULL;
-    wf_error e = WF_ERROR_INIT;
-    finished *f = wf_calloc(1, sizeof *f);
-    wf_status st = f ? wfm_host_load(fd->host, id, &d, &e)
-                     : wf_error_set(&e, WF_E_NOMEM, NULL, "out of memory");
-    if (st == WF_E_LOCKED || st == WF_E_STATE) { /* another host has it / it finished */
-        wf_free(f);
+    if (st == WF_E_LOCKED || st == WF_E_STATE) /* another host / this one has it, or done */
         return;
-    }
+    finished *f = st == WF_OK ? wf_calloc(1, sizeof *f) : NULL;
+    if (st == WF_OK && !f)
+        st = wf_error_set(e, WF_E_NOMEM, NULL, "out of memory");
     if (st == WF_OK) {
-        f->feeder = fd;
-        f->err = (wf_error)WF_ERROR_INIT;
-        st = wfm_host_run_pooled(fd->host, d, on_done, f, &e);
+        *f = (finished){.feeder = fd, .err = WF_ERROR_INIT};
+        st = wfm_host_run_pooled(fd->host, d, on_done, f, e);
     }
     if (st == WF_OK) {
         fd->in_flight++;
         return;
     }
-    wfb_report(&e);
+    wfb_report(e);
     fd->rc = 2;
     wfm_dinst_close(d);
     wf_free(f);
 }
 
-/* Look for work: the ids of the runnable rows, in p (replacing what it held), starting at a
- * random place so that hosts sharing a store spread out. 0, or 2 after reporting. */
-static int look(feeder *fd, pass *p, size_t *first)
+/* ---- claiming work ------------------------------------------------------------------------
+ * The fast path: wfm_store_claim leases a batch of runnable rows in one statement and returns
+ * their state, which wfm_host_adopt decodes without another round trip. The claim callback
+ * runs under the store's lock, so the rows are copied first and adopted after it. */
+typedef struct claim_copy {
+    char id[33], status[16];
+    uint64_t hash;
+    void *state;
+    size_t state_len;
+    int64_t pending;
+} claim_copy;
+
+typedef struct claim_batch {
+    claim_copy rows[64];
+    size_t count;
+    bool oom;
+} claim_batch;
+
+static bool copy_claimed(void *ud, const wfm_store_claimed *c)
+{
+    claim_batch *b = ud;
+    assert(b->count < sizeof b->rows / sizeof b->rows[0]);
+    claim_copy *r = &b->rows[b->count++];
+    snprintf(r->id, sizeof r->id, "%s", c->id);
+    snprintf(r->status, sizeof r->status, "%s", c->status);
+    r->hash = c->definition_hash;
+    r->pending = c->pending_resumes;
+    r->state_len = c->state_len;
+    r->state = NULL;
+    if (c->state && !(r->state = wf_malloc(c->state_len ? c->state_len : 1)))
+        b->oom = true;
+    else if (c->state)
+        memcpy(r->state, c->state, c->state_len);
+    return true;
+}
+
+/* Claim up to `max` (<= 64) instances and start them; returns how many were claimed, or
+ * SIZE_MAX after reporting an error. */
+static size_t claim_some(feeder *fd, size_t max)
+{
+    static claim_batch b; /* the main thread's (64 rows of copies) */
+    b.count = 0;
+    b.oom = false;
+    wf_error e = WF_ERROR_INIT;
+    wfm_host *host = fd->host;
+    if (wfm_store_claim(wfm_host_store(host), max, wfm_host_now_us(host), copy_claimed, &b, NULL,
+                        &e) != WF_OK) {
+        wfb_report(&e);
+        fd->rc = 2;
+        return SIZE_MAX;
+    }
+    for (size_t i = 0; i < b.count; i++) {
+        claim_copy *r = &b.rows[i];
+        wfm_dinst *d = NULL;
+        wf_status st = b.oom ? wf_error_set(&e, WF_E_NOMEM, NULL, "out of memory")
+                             : wfm_host_adopt(host, r->id, r->status, r->hash, r->state,
+                                              r->state_len, r->pending, &d, &e);
+        if (b.oom) { /* give the lease back: a later claim takes it again */
+            wf_error tmp = WF_ERROR_INIT;
+            wfm_store_release(wfm_host_store(host), r->id, &tmp);
+        }
+        start_run(fd, d, st, &e);
+        wf_error_clear(&e);
+        wf_free(r->state);
+    }
+    return b.count;
+}
+
+/* ---- looking at the whole store -----------------------------------------------------------
+ * The slow path, every poll period: list the store for rows a claim does not take (leases of
+ * a dead process of this machine, which wfm_store_lock takes over at once; this host's own
+ * leases left by a claim whose reply was lost) and for the next timer due. */
+static int look(feeder *fd, pass *p)
 {
     wfm_store *store = wfm_host_store(fd->host);
     wf_free(p->ids);
@@ -233,61 +300,77 @@ static int look(feeder *fd, pass *p, size_t *first)
         p->count = 0;
         return wfb_report(&err);
     }
-    unsigned char r[4];
-    wf_random_bytes(r, sizeof r);
-    size_t spread = (size_t)r[0] | (size_t)r[1] << 8 | (size_t)r[2] << 16 | (size_t)r[3] << 24;
-    *first = p->count ? spread % p->count : 0;
+    for (size_t i = 0; i < p->count && !stopping; i++) {
+        while (fd->in_flight >= fd->max_in_flight && !stopping)
+            drain(fd, true);
+        if (stopping)
+            break;
+        wfm_dinst *d = NULL;
+        wf_error e = WF_ERROR_INIT;
+        wf_status st = wfm_host_load(fd->host, p->ids[i], &d, &e);
+        start_run(fd, d, st, &e);
+        drain(fd, false);
+    }
     return 0;
 }
 
-/* The host's loop: look for work, keep the pool fed, report what ends; when nothing is left
- * to start, look again every poll period (at once when a timer falls due or, on PostgreSQL,
- * another process announces work) while instances run, and wait for work when none do.
- * --once: one look, then wait for the instances it started. Returns the exit code. */
+/* The host's loop: claim work in batches while there is room on the pool; when claims come
+ * back short, look at the whole store (at most every poll period, or when a timer falls due),
+ * then wait: for runs to end while some are in flight, else in wfm_store_wait (woken on
+ * PostgreSQL when another process announces work). --once: claim until nothing is left, look
+ * once, then wait for the runs it started. Returns the exit code. */
 static int serve(feeder *fd, bool once, int64_t poll_us)
 {
     wfm_store *store = wfm_host_store(fd->host);
     pass p = {0};
-    size_t next = 0, first = 0;
-    bool looked = false;
+    bool looked = false, dry = false;
     int64_t last_look = 0;
     int rc = 0;
     while (!stopping && !ferror(stdout)) {
-        if (next < p.count) {
-            if (fd->in_flight >= fd->max_in_flight) {
-                drain(fd, true);
-                continue;
-            }
-            feed(fd, p.ids[(first + next++) % p.count]);
+        size_t room = fd->max_in_flight - fd->in_flight;
+        if (room > 64)
+            room = 64;
+        if (room && !(once && dry)) {
+            size_t got = claim_some(fd, room);
             drain(fd, false);
+            if (got == SIZE_MAX) {
+                rc = 2;
+                break;
+            }
+            if (got == room)
+                continue; /* there may be more */
+            dry = true;
+        } else if (!room) {
+            drain(fd, true);
             continue;
         }
         int64_t now = wfb_now_us();
-        if (looked && once)
-            break;
-        if (looked && fd->in_flight > 0 && now - last_look < poll_us &&
-            (p.next_due_us == INT64_MAX || now < p.next_due_us)) {
-            drain(fd, true); /* until something ends, at most 50 ms */
+        if (!looked || now - last_look >= poll_us || p.next_due_us <= now) {
+            if (once && looked)
+                break;
+            if (look(fd, &p) != 0)
+                rc = 2;
+            looked = true;
+            last_look = wfb_now_us();
             continue;
         }
-        if (looked && fd->in_flight == 0) {
-            int64_t wait = p.next_due_us == INT64_MAX ? poll_us : p.next_due_us - now;
-            if (wait > poll_us)
-                wait = poll_us;
-            wf_error err = WF_ERROR_INIT;
-            /* woken early on PostgreSQL when another process announces work */
-            if (wait > 0 && wfm_store_wait(store, (wait + 999) / 1000, NULL, &err) != WF_OK) {
-                rc = wfb_report(&err);
-                break;
-            }
-            if (stopping)
-                break;
+        if (once)
+            break;
+        if (fd->in_flight > 0) {
+            drain(fd, true); /* until something ends, at most 50 ms */
+            dry = false;
+            continue;
         }
-        if (look(fd, &p, &first) != 0)
-            rc = 2;
-        next = 0;
-        looked = true;
-        last_look = wfb_now_us();
+        int64_t wait = poll_us - (now - last_look);
+        if (p.next_due_us != INT64_MAX && p.next_due_us - now < wait)
+            wait = p.next_due_us - now;
+        wf_error err = WF_ERROR_INIT;
+        bool woken = false;
+        if (wait > 0 && wfm_store_wait(store, (wait + 999) / 1000, &woken, &err) != WF_OK) {
+            rc = wfb_report(&err);
+            break;
+        }
+        dry = false;
     }
     drain(fd, false); /* stopping: the runs in hand end at their next persist point */
     while (fd->in_flight)

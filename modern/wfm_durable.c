@@ -69,6 +69,7 @@ struct wfm_dinst {
     void *done_ud;
     queue_copy *queue;      /* the queued resumptions read when it started */
     bool finish_on_commit;  /* the save in progress ends the run (else: resume, go on) */
+    bool queue_empty;       /* the claim that adopted it saw no queued resumption */
     wfm_store_save_rec rec;  /* the save in progress (it borrows blob, bookmarks, props) */
     wfm_dinst *prev, *next; /* the host's list */
 };
@@ -771,7 +772,8 @@ fail:
 }
 
 wf_status wfm_host_adopt(wfm_host *h, const char *id, const char *status, uint64_t hash,
-                         const void *state, size_t state_len, wfm_dinst **out, wf_error *err)
+                         const void *state, size_t state_len, int64_t pending_resumes,
+                         wfm_dinst **out, wf_error *err)
 {
     *out = NULL;
     if (not_open(h, id, err) != WF_OK) /* the lease is the open copy's: keep it */
@@ -783,6 +785,8 @@ wf_status wfm_host_adopt(wfm_host *h, const char *id, const char *status, uint64
                        : restore(h, id, hash, state, state_len, &inst, err);
     if (st == WF_OK && (st = dinst_loaded(h, id, inst, out, err)) != WF_OK)
         wfm_instance_destroy(inst);
+    if (st == WF_OK)
+        (*out)->queue_empty = pending_resumes == 0;
     if (st != WF_OK) { /* the claim's lease goes back */
         wf_error tmp = WF_ERROR_INIT;
         wfm_store_release(h->store, id, &tmp);
@@ -1207,8 +1211,9 @@ wf_status wfm_host_run_pooled(wfm_host *h, wfm_dinst *d, wfm_host_done_fn done, 
                           is_done(d->inst) ? "completed" : "unloaded");
     else if (!(d->queue = wf_calloc(1, sizeof *d->queue)))
         st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    if (st == WF_OK)
+    if (st == WF_OK && !d->queue_empty) /* one read saved per claimed instance */
         st = queue_read(h, d, d->queue, err);
+    d->queue_empty = false;
     if (st == WF_OK && wfm_instance_state_get(d->inst) == WFM_INSTANCE_CREATED &&
         !d->created_saved)
         st = save_state(h, d, false, true, err);
