@@ -199,7 +199,8 @@ wf_status wfm_store_wait(wfm_store *store, int64_t timeout_ms, bool *woken, wf_e
 
 /* ---- claiming work -------------------------------------------------------------------------
  * A host takes a batch of work in one statement that can never hand an instance to two hosts,
- * and gets what it needs to restore each one without another round trip. */
+ * and gets what it needs to restore each one without another round trip (docs/durability.md
+ * "Claiming work"). */
 typedef struct wfm_store_claimed {
     const char *id;
     const char *status;      /* "Created", "Executing", "Idle", ... */
@@ -219,7 +220,8 @@ typedef bool (*wfm_store_claim_fn)(void *ud, const wfm_store_claimed *c);
  * Terminated). Free, expired and this owner's own leases are taken (a host skips the ids it
  * is already running); the lease of a dead local process is not (wfm_store_lock takes it
  * over). A claimed lease lasts lease_ms and is renewed by wfm_store_renew like any other.
- * One statement per call; *count (optional): how many were leased. max 0 leases nothing
+ * One statement per call; *count (optional): how many were leased (0 on failure: what a
+ * failed claim leased is this owner's, and the next claim returns it). max 0 leases nothing
  * (WF_OK); no fn is WF_E_USAGE; a read-only store fails with WF_E_STORE. */
 wf_status wfm_store_claim(wfm_store *store, size_t max, int64_t now_us, wfm_store_claim_fn fn,
                           void *ud, size_t *count, wf_error *err);

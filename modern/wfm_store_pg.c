@@ -989,7 +989,6 @@ static wf_status pg_claim(wfm_store *s, size_t max, int64_t now, int64_t now_us,
     wf_status rc = run(s, PS_CLAIM, &p, &r, err);
     if (rc != WF_OK)
         return rc;
-    *count = (size_t)PQntuples(r);
     for (int i = 0; i < PQntuples(r); i++) {
         size_t len = 0;
         unsigned char *blob =
@@ -1008,6 +1007,8 @@ static wf_status pg_claim(wfm_store *s, size_t max, int64_t now, int64_t now_us,
         if (!more)
             break;
     }
+    if (rc == WF_OK)
+        *count = (size_t)PQntuples(r);
     PQclear(r);
     return rc;
 }
