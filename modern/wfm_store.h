@@ -217,11 +217,12 @@ typedef bool (*wfm_store_claim_fn)(void *ud, const wfm_store_claimed *c);
  * (by creation) first: saved runnable (Created, Executing), or Idle with a timer due at or
  * before now_us (next_timer_us > 0, the host's clock) or with a queued resumption first in
  * line whose bookmark it waits on; never a completed one (Closed, Faulted, Canceled,
- * Terminated). Free, expired and this owner's own leases are taken (a host skips the ids it
- * is already running); the lease of a dead local process is not (wfm_store_lock takes it
- * over). A claimed lease lasts lease_ms and is renewed by wfm_store_renew like any other.
- * One statement per call; *count (optional): how many were leased (0 on failure: what a
- * failed claim leased is this owner's, and the next claim returns it). max 0 leases nothing
+ * Terminated). Free and expired leases are taken; this owner's own are not (they are the
+ * instances it is running, so a host never gets them twice), nor the lease of a dead local
+ * process (wfm_store_lock takes it over). A claimed lease lasts lease_ms and is renewed by
+ * wfm_store_renew like any other. One statement per call; *count (optional): how many were
+ * leased (0 on failure: what a failed claim leased is this owner's, found by listing the
+ * store, where wfm_store_row_lockable says its own lease is lockable). max 0 leases nothing
  * (WF_OK); no fn is WF_E_USAGE; a read-only store fails with WF_E_STORE. */
 wf_status wfm_store_claim(wfm_store *store, size_t max, int64_t now_us, wfm_store_claim_fn fn,
                           void *ud, size_t *count, wf_error *err);

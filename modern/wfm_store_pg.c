@@ -111,7 +111,7 @@ static const char *const pg_sql[PS_COUNT] = {
     [PS_CLAIM] =
         "WITH c AS (UPDATE instances SET owner = $1, lock_expires_ms = $2::bigint"
         " WHERE id IN (SELECT i.id FROM instances i"
-        " WHERE (i.owner IS NULL OR i.owner = $1 OR i.lock_expires_ms < $3::bigint)"
+        " WHERE (i.owner IS NULL OR i.lock_expires_ms < $3::bigint)"
         " AND (i.status IN ('Created', 'Executing') OR (i.status = 'Idle'"
         " AND ((i.next_timer_us > 0 AND i.next_timer_us <= $4::bigint)"
         " OR EXISTS (SELECT 1 FROM bookmarks b WHERE b.instance = i.id AND b.name ="
@@ -973,9 +973,9 @@ static wf_status pg_pending_resumes(wfm_store *s, const char *id, wfm_store_resu
 /* ---- claiming work ----------------------------------------------------------------------- */
 
 /* One statement (PS_CLAIM), its own transaction. A dropped connection runs it again after
- * reconnecting (run()): if the lost attempt committed, its leases are ours and unexpired, and
- * since a claim takes this owner's own leases too, the retry or the next claim returns them
- * again; nothing is leased to anyone else. */
+ * reconnecting (run()): if the lost attempt committed, its leases are ours and unexpired;
+ * no claim returns them (own leases are not claimed), nothing is leased to anyone else, and a
+ * host finds them by listing the store (wfm_store_row_lockable: its own lease is lockable). */
 static wf_status pg_claim(wfm_store *s, size_t max, int64_t now, int64_t now_us,
                           wfm_store_claim_fn fn, void *ud, size_t *count, wf_error *err)
 {

@@ -78,7 +78,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     /* wfm_store_claim: ?1 owner, ?2 new expiry, ?3 now (ms), ?4 now (us, timers), ?5 max */
     [ST_CLAIM] =
         "UPDATE instances SET owner = ?1, lock_expires_ms = ?2 WHERE id IN (SELECT i.id"
-        " FROM instances i WHERE (i.owner IS NULL OR i.owner = ?1 OR i.lock_expires_ms < ?3)"
+        " FROM instances i WHERE (i.owner IS NULL OR i.lock_expires_ms < ?3)"
         " AND (i.status IN ('Created', 'Executing') OR (i.status = 'Idle'"
         " AND ((i.next_timer_us > 0 AND i.next_timer_us <= ?4)"
         " OR EXISTS (SELECT 1 FROM bookmarks b WHERE b.instance = i.id AND b.name ="

@@ -1271,13 +1271,12 @@ START_TEST(test_store_claim_takes_what_can_progress_oldest_first)
     ck_assert_str_eq(owner, "host-b");
     wf_free(owner);
 
-    /* leased to c now: nobody else gets them; c itself does again (its own leases) */
+    /* leased to c now: nobody gets them again, c neither (it is running them) */
     l = claim_now(a, 16, 5000, &count);
     ck_assert_uint_eq(count, 0);
     ck_assert_int_eq(l.count, 0);
     l = claim_now(c, 16, 5000, &count);
-    ck_assert_uint_eq(count, 4);
-    ck_assert_str_eq(l.ids[3], resumable.text);
+    ck_assert_uint_eq(count, 0);
     /* a claimed instance is saved and run by its claimer as after wfm_store_lock */
     ck_assert_int_eq(save_simple(c, due.text, "Idle", "after", true, &err), WF_OK);
     wfm_store_close(a);
@@ -1368,7 +1367,10 @@ START_TEST(test_store_claim_leaves_a_dead_local_owner_to_lock)
     claim_now(b, 8, 0, &count);
     ck_assert_uint_eq(count, 0);
     ck_assert_int_eq(wfm_store_lock(b, id.text, &err), WF_OK);
-    claim_log l = claim_now(b, 8, 0, &count); /* now its own */
+    claim_now(b, 8, 0, &count); /* now its own: b is running it */
+    ck_assert_uint_eq(count, 0);
+    ck_assert_int_eq(wfm_store_release(b, id.text, &err), WF_OK);
+    claim_log l = claim_now(b, 8, 0, &count);
     ck_assert_uint_eq(count, 1);
     ck_assert_str_eq(l.ids[0], id.text);
     wfm_store_close(b);
@@ -1381,7 +1383,6 @@ enum { RACE_ROWS = 500, RACE_THREADS = 4, RACE_BATCH = 16 };
 
 typedef struct race_owner {
     const char *name;
-    pthread_mutex_t lock; /* one claim-and-finish of this owner at a time (see below) */
 } race_owner;
 
 typedef struct race {
@@ -1420,9 +1421,8 @@ static bool race_claimed(void *ud, const wfm_store_claimed *c)
 }
 
 /* A thread with a connection of its own: claim a batch and finish it (saved Closed and
- * released) until nothing is left. A claim also returns the owner's own leases, so the
- * threads of one owner take turns (like a host that skips the ids it is running); the two
- * owners race each other freely. */
+ * released) until nothing is left. The threads of one owner and the two owners all race
+ * each other: a claim never takes a lease of its own owner either. */
 static void *race_worker(void *arg)
 {
     racer *w = arg;
@@ -1438,7 +1438,6 @@ static void *race_worker(void *arg)
     pthread_barrier_wait(&w->r->start);
     size_t count = 1;
     while (opened && count > 0 && !w->failures) {
-        pthread_mutex_lock(&w->owner->lock);
         w->n = 0;
         if (wfm_store_claim(s, RACE_BATCH, 0, race_claimed, w, &count, &err) != WF_OK)
             w->failures++;
@@ -1448,7 +1447,6 @@ static void *race_worker(void *arg)
             if (wfm_store_save(s, &r, &err) != WF_OK)
                 w->failures++;
         }
-        pthread_mutex_unlock(&w->owner->lock);
     }
     if (!opened || w->failures)
         snprintf(w->failure, sizeof w->failure, "%s", err.message);
@@ -1473,8 +1471,7 @@ START_TEST(test_store_claim_by_two_owners_at_once_hands_out_each_row_once)
     qsort(r.ids, RACE_ROWS, sizeof *r.ids, cmp_id);
     pthread_mutex_init(&r.count_lock, NULL);
     pthread_barrier_init(&r.start, NULL, 2 * RACE_THREADS);
-    race_owner owners[2] = {{"claimer-a", PTHREAD_MUTEX_INITIALIZER},
-                            {"claimer-b", PTHREAD_MUTEX_INITIALIZER}};
+    race_owner owners[2] = {{"claimer-a"}, {"claimer-b"}};
     racer workers[2 * RACE_THREADS];
     pthread_t threads[2 * RACE_THREADS];
     for (int t = 0; t < 2 * RACE_THREADS; t++) {
@@ -1554,7 +1551,8 @@ START_TEST(test_store_claim_on_a_read_only_store_is_refused_untouched)
 END_TEST
 
 /* Out of memory while a claim copies its rows: WF_E_NOMEM and nothing handed out; what it
- * leased is this owner's, so the next claim returns it. */
+ * leased is this owner's and nobody else's (each attempt starts after the last one's leases
+ * expired, so that it sees all the rows again). */
 typedef struct nomem_claim {
     wfm_store *store;
     size_t calls;
@@ -1573,6 +1571,7 @@ static wf_status claim_op(void *ud)
     n->calls = 0;
     wf_error err = WF_ERROR_INIT;
     size_t count = 0;
+    test_now_ms += 60001;
     wf_status rc = wfm_store_claim(n->store, 200, 0, count_claimed, n, &count, &err);
     ck_assert(rc == WF_OK || (rc == WF_E_NOMEM && n->calls == 0 && count == 0));
     ck_assert(rc != WF_OK || (count == 150 && n->calls == 150));
@@ -1600,7 +1599,7 @@ START_TEST(test_store_claim_out_of_memory_hands_out_nothing)
 END_TEST
 
 /* A claim after the server dropped the store's connection reconnects and runs again; the
- * leases it took are ours, and the next claim returns them again (own leases). */
+ * lease it took stays ours through a second drop (no claim takes it again, nobody else). */
 START_TEST(test_store_pg_claim_after_a_dropped_connection_reconnects)
 {
     char kill_sql[256];
@@ -1618,8 +1617,10 @@ START_TEST(test_store_pg_claim_after_a_dropped_connection_reconnects)
     ck_assert_str_eq(PQgetvalue(killed, 0, 0), "1");
     PQclear(killed);
     l = claim_now(a, 8, 0, &count);
-    ck_assert_uint_eq(count, 1);
-    ck_assert_str_eq(l.ids[0], id.text);
+    ck_assert_uint_eq(count, 0);
+    char *owner = owner_in_store(id.text);
+    ck_assert_str_eq(owner, "host-a");
+    wf_free(owner);
     wfm_store_close(a);
     PQfinish(killer);
 }
