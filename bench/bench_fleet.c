@@ -643,11 +643,12 @@ int main(int argc, char **argv)
               "(bench/libs/hellocities), a Persist after each — and collecting the greetings\n"
               "into its output; %ld instances made by `wfbridge start --count %ld`, then H\n"
               "`wfbridge host --store S --lib-path L --durability D` processes started together\n"
-              "(default workers) and stopped with SIGTERM once the store shows every instance\n"
-              "Closed. Time runs from the hosts' start to the last completion (the largest\n"
-              "`updated_ms` of the Closed rows); p50 / p99: each instance's `updated_ms` minus the\n"
-              "hosts' start. One run per cell; PostgreSQL cells each on a fresh schema of the\n"
-              "server in WFBRIDGE_BENCH_PG or WFBRIDGE_TEST_PG, sharing this machine's cores.\n\n"
+              "(default workers: one per core, %ld here) and stopped with SIGTERM once the store\n"
+              "shows every instance Closed. Time runs from the hosts' start to the last\n"
+              "completion (the largest `updated_ms` of the Closed rows); p50 / p99: each\n"
+              "instance's `updated_ms` minus the hosts' start. One run per cell; PostgreSQL cells\n"
+              "each on a fresh schema of the server in WFBRIDGE_BENCH_PG or WFBRIDGE_TEST_PG,\n"
+              "sharing this machine's cores.\n\n"
               "A work item is what the seed calls an action: an operation the scheduler\n"
               "processes, such as running an orchestration step or an activity. Counted from\n"
               "what the run did: orchestration steps are the saves the hosts made (the rise of\n"
@@ -659,7 +660,7 @@ int main(int argc, char **argv)
               "(median of %d after a warm-up). `/ baseline` is each cell's orchestrations/s over\n"
               "it. Targets (issue 10): >= 50,000 work items/s on SQLite at normal; PostgreSQL\n"
               "growing with hosts.\n\n",
-              n, n, bu_cell(base, c, sizeof c), reps);
+              n, n, sysconf(_SC_NPROCESSORS_ONLN), bu_cell(base, c, sizeof c), reps);
         bu_json("bench_fleet", "fleet", "baseline: one process, no store", "orchestrations",
                 "orchestrations/s", base);
         rc = fleet_table(&f, base.med);
