@@ -25,7 +25,7 @@
 #include "../modern/wfm_runtime.h"
 #include "bench_util.h"
 
-enum { CITIES = 5, MAX_HOSTS = 4, BASE_REPS = 3 };
+enum { CITIES = 5, MAX_HOSTS = 4, BASE_REPS = 15 };
 
 static const char *const cities[CITIES] = {"Tokyo", "Seattle", "London", "Cairo", "Lima"};
 
