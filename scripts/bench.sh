@@ -43,7 +43,7 @@ for dir in bench/libs/*/; do
     done
 done
 # The report's order (the paper's); programs not listed follow in name order.
-ORDER="bench_component bench_interop bench_complex bench_activation bench_persist bench_tracking bench_multicore"
+ORDER="bench_component bench_interop bench_complex bench_activation bench_persist bench_tracking bench_multicore bench_fleet"
 programs=""
 for name in $ORDER; do
     [ -f "bench/$name.c" ] && programs="$programs bench/$name.c"
