@@ -12,8 +12,10 @@
  * Checked: each instance Closed with Step=5 and a Tag of its own; per Tag the calls run 1..5 in
  * order and a call repeats only where its first run was the killed host's last call for that
  * instance (a Persist follows each call, and a host makes call K+1 only after the save after K
- * committed); the last call of each instance is made by the host that printed "ID Closed",
- * and no two hosts print the same instance Closed; `wfbridge instances --json` agrees. */
+ * committed); the last call of each instance is made by the host that printed "ID Closed"
+ * (or by the killed host, whose Persist after call 5 committed), no two hosts print the same
+ * instance Closed, no host reports an error; `wfbridge instances --json` agrees. The
+ * bad_input case feeds the log check logs that break each rule. */
 #include <check.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -381,52 +383,70 @@ static bool later_call_by(const char *log, size_t from, const char *tag, pid_t p
     return false;
 }
 
-/* The per-instance call rules (see the opening comment); returns the repeated calls. */
-static unsigned check_log(const fleet *f, inst *all)
+#define PROBLEM(...) return snprintf(why, why_size, __VA_ARGS__), false
+
+/* The per-instance call rules (see the opening comment) over a log (len bytes) and the
+ * instances of the store (sorted by tag, completers set; `killed` 0 when no host was
+ * killed): false with the first violation in why. *repeats: the calls run twice. */
+static bool log_ok(const char *log, size_t len, inst *all, unsigned count, pid_t killed,
+                   unsigned *repeats, char *why, size_t why_size)
 {
-    size_t len = 0;
-    char *log = wf_test_read_file(f->log, &len);
-    ck_assert_ptr_nonnull(log);
-    unsigned lines = 0, repeats = 0;
+    unsigned lines = 0;
+    *repeats = 0;
     for (size_t at = 0; at < len;) {
         size_t end = at + strcspn(log + at, "\n");
-        ck_assert_msg(log[end] == '\n', "log ends in half a line");
+        if (log[end] != '\n')
+            PROBLEM("the log ends in half a line");
         inst key;
         int step = 0;
         long pid = 0;
-        ck_assert_msg(sscanf(log + at, "S %32s %d %ld", key.tag, &step, &pid) == 3,
-                      "bad log line '%.*s'", (int)(end - at), log + at);
-        inst *in = bsearch(&key, all, f->count, sizeof *in, by_tag);
-        ck_assert_msg(in != NULL, "call %d of Tag %s, which no instance kept", step, key.tag);
+        if (sscanf(log + at, "S %32s %d %ld", key.tag, &step, &pid) != 3)
+            PROBLEM("bad log line '%.*s'", (int)(end - at), log + at);
+        inst *in = bsearch(&key, all, count, sizeof *in, by_tag);
+        if (!in)
+            PROBLEM("call %d of Tag %s, which no instance kept", step, key.tag);
         if (step == in->last_step) {
-            /* only the killed host's last call of this instance may run again */
-            ck_assert_msg(f->killed && in->last_pid == f->killed && (pid_t)pid != f->killed &&
-                              !later_call_by(log, end, key.tag, f->killed) && in->repeats == 0,
-                          "%s: call %d by %ld repeats a call of %d (killed %d, seed %u)", in->id,
-                          step, pid, (int)in->last_pid, (int)f->killed, f->seed);
+            /* only the killed host's last call of this instance may run again, once */
+            if (!killed || in->last_pid != killed || (pid_t)pid == killed ||
+                later_call_by(log, end, key.tag, killed) || in->repeats)
+                PROBLEM("%s: call %d by %ld repeats one by %d (killed: %d)", in->id, step, pid,
+                        (int)in->last_pid, (int)killed);
             in->repeats++;
-            repeats++;
-        } else {
-            ck_assert_msg(step == in->last_step + 1, "%s: call %d after call %d (seed %u)",
-                          in->id, step, in->last_step, f->seed);
+            (*repeats)++;
+        } else if (step != in->last_step + 1) {
+            PROBLEM("%s: call %d after call %d", in->id, step, in->last_step);
         }
         in->last_step = step;
         in->last_pid = (pid_t)pid;
         lines++;
         at = end + 1;
     }
-    wf_free(log);
-    for (unsigned i = 0; i < f->count; i++) {
+    for (unsigned i = 0; i < count; i++) {
         const inst *in = &all[i];
-        ck_assert_msg(in->last_step == STEPS, "%s: last call %d", in->id, in->last_step);
+        if (in->last_step != STEPS)
+            PROBLEM("%s: last call %d", in->id, in->last_step);
         /* no call after completion: the completer made the last call, or the killed host
          * did and its Persist after call 5 committed (a later call repeats it, see above) */
-        pid_t completer = in->completer ? in->completer : f->killed;
-        ck_assert_msg(in->last_pid == completer || (f->killed && in->last_pid == f->killed),
-                      "%s: last call by %d, completed by %d, killed %d (seed %u)", in->id,
-                      (int)in->last_pid, (int)completer, (int)f->killed, f->seed);
+        pid_t completer = in->completer ? in->completer : killed;
+        if (in->last_pid != completer && (!killed || in->last_pid != killed))
+            PROBLEM("%s: last call by %d, completed by %d (killed: %d)", in->id,
+                    (int)in->last_pid, (int)completer, (int)killed);
     }
-    ck_assert_uint_eq(lines, f->count * STEPS + repeats);
+    if (lines != count * STEPS + *repeats)
+        PROBLEM("%u calls, %u instances, %u repeated", lines, count, *repeats);
+    return true;
+}
+
+static unsigned check_log(const fleet *f, inst *all)
+{
+    size_t len = 0;
+    char *log = wf_test_read_file(f->log, &len);
+    ck_assert_ptr_nonnull(log);
+    unsigned repeats = 0;
+    char why[256] = "";
+    bool ok = log_ok(log, len, all, f->count, f->killed, &repeats, why, sizeof why);
+    wf_free(log);
+    ck_assert_msg(ok, "%s (seed %u)", why, f->seed);
     return repeats;
 }
 
@@ -510,6 +530,78 @@ START_TEST(pg_server_restart_mid_drain)
 }
 END_TEST
 
+/* ---- bad_input: the log check itself ------------------------------------------------------
+ * Two instances, tags A and B; hosts 100 and 300 live, 200 the killed one. A log line is "X STEP
+ * PID" for Tag X (C: a Tag no instance kept), "!..." verbatim; no final newline: half a line. */
+typedef struct log_case {
+    const char *log;
+    pid_t completer_a, completer_b, killed;
+    const char *want; /* a word of the problem; NULL: accepted */
+} log_case;
+
+#define A_DONE "A 1 100\nA 2 100\nA 3 100\nA 4 100\nA 5 100\n"
+#define B_DONE "B 1 300\nB 2 300\nB 3 300\nB 4 300\nB 5 300\n"
+
+static const log_case log_cases[] = {
+    /* the killed host's last call of B runs again on host 300 */
+    {A_DONE "B 1 200\nB 2 200\nB 2 300\nB 3 300\nB 4 300\nB 5 300\n", 100, 300, 200, NULL},
+    /* the killed host made call 5 and its Persist committed; 300 only completed B */
+    {A_DONE "B 1 200\nB 2 200\nB 3 200\nB 4 200\nB 5 200\n", 100, 300, 200, NULL},
+    /* the killed host completed B and died before printing it */
+    {A_DONE "B 1 200\nB 2 200\nB 3 200\nB 4 200\nB 5 200\n", 100, 0, 200, NULL},
+    {"A 1 100\nA 2 100\nA 2 300\nA 3 300\nA 4 300\nA 5 300\n" B_DONE, 300, 300, 200, "repeats"},
+    {"A 1 100\nA 1 100\nA 2 100\nA 3 100\nA 4 100\nA 5 100\n" B_DONE, 100, 300, 0, "repeats"},
+    /* the killed host called again after its call was repeated */
+    {A_DONE "B 1 200\nB 2 200\nB 2 300\nB 3 200\nB 4 300\nB 5 300\n", 100, 300, 200, "repeats"},
+    {A_DONE "B 1 200\nB 2 200\nB 2 300\nB 2 100\nB 3 300\nB 4 300\nB 5 300\n", 100, 300, 200,
+     "repeats"},
+    /* a call before the last persist point runs again */
+    {A_DONE "B 1 200\nB 2 200\nB 1 300\nB 2 300\nB 3 300\nB 4 300\nB 5 300\n", 100, 300, 200,
+     "after call 2"},
+    {"A 1 100\nA 3 100\nA 4 100\nA 5 100\n" B_DONE, 100, 300, 0, "call 3 after call 1"},
+    /* calls after completion */
+    {A_DONE "A 5 300\n" B_DONE, 100, 300, 200, "repeats"},
+    {"A 1 300\nA 2 300\nA 3 300\nA 4 300\nA 5 300\n" B_DONE, 100, 300, 0, "completed by 100"},
+    {"A 1 100\nA 2 100\nA 3 100\nA 4 100\n" B_DONE, 100, 300, 0, "last call 4"},
+    {A_DONE B_DONE "C 1 100\n", 100, 300, 0, "no instance kept"},
+    {A_DONE B_DONE "!S 12 x\n", 100, 300, 0, "bad log line"},
+    {A_DONE B_DONE "A 5 10", 100, 300, 0, "half a line"},
+};
+
+START_TEST(log_check_refuses)
+{
+    const log_case *c = &log_cases[_i];
+    inst all[2] = {{.id = "instance-a", .completer = c->completer_a},
+                   {.id = "instance-b", .completer = c->completer_b}};
+    memset(all[0].tag, 'a', 32);
+    memset(all[1].tag, 'b', 32);
+    char log[2048] = "";
+    size_t len = 0;
+    for (const char *p = c->log; *p;) {
+        size_t n = strcspn(p, "\n");
+        const char *tag = *p == 'A' ? all[0].tag : *p == 'B' ? all[1].tag : "cccc";
+        int w = *p == '!' ? snprintf(log + len, sizeof log - len, "%.*s", (int)n - 1, p + 1)
+                          : snprintf(log + len, sizeof log - len, "S %s%.*s", tag, (int)n - 1,
+                                     p + 1);
+        len += (size_t)w;
+        if (p[n] == '\n')
+            log[len++] = '\n';
+        p += n + (p[n] == '\n');
+    }
+    ck_assert_uint_lt(len, sizeof log);
+    unsigned repeats = 0;
+    char why[256] = "";
+    bool ok = log_ok(log, len, all, 2, c->killed, &repeats, why, sizeof why);
+    if (!c->want) {
+        ck_assert_msg(ok, "case %d refused: %s", _i, why);
+        ck_assert_uint_eq(repeats, _i == 0);
+    } else {
+        ck_assert_msg(!ok, "case %d accepted", _i);
+        ck_assert_msg(strstr(why, c->want), "case %d: '%s' lacks '%s'", _i, why, c->want);
+    }
+}
+END_TEST
+
 Suite *bridge_fleet_suite(void)
 {
     Suite *s = suite_create("bridge_fleet");
@@ -517,6 +609,9 @@ Suite *bridge_fleet_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, sqlite_three_hosts_one_killed);
     suite_add_tcase(s, tc);
+    TCase *bad = tcase_create("bad_input");
+    tcase_add_loop_test(bad, log_check_refuses, 0, (int)(sizeof log_cases / sizeof log_cases[0]));
+    suite_add_tcase(s, bad);
     return s;
 }
 
