@@ -2,7 +2,8 @@
  * `wfbridge start tests/bridge/data/fleet/fleet.xaml --count N` creates N runnable instances and
  * three `wfbridge host --workers 2` processes drain them; once a random share (seeded PRNG,
  * seed printed, WF_FLEET_SEED replays) is Closed, one host is SIGKILLed and another started
- * (or, in the fault case, the PostgreSQL server is restarted); when all are Closed every host
+ * (or, in the fault cases, PostgreSQL drops every connection of the hosts, or the server is
+ * restarted by $WFBRIDGE_TEST_PG_RESTART); when all are Closed every host
  * gets SIGTERM and must exit 0 at once, leaving no row leased.
  * Telling instances apart: `start --count` gives every instance the same inputs and the
  * workflow cannot see its instance id, so its first activity asks the native library for a
@@ -501,6 +502,27 @@ static void restart_server(fleet *f)
     ck_assert_int_eq(system(getenv("WFBRIDGE_TEST_PG_RESTART")), 0);
 }
 
+/* The hosts name their connections after the test's schema (application_name), so the
+ * server can drop every one of them at once, as a restart does. */
+static void name_connections(fleet *f)
+{
+    size_t len = strlen(f->store);
+    snprintf(f->store + len, sizeof f->store - len, "%sapplication_name=%s",
+             strncmp(f->store, "postgres", 8) == 0 ? "&" : " ", f->pg_schema);
+}
+
+static void drop_connections(fleet *f)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+             " WHERE application_name = '%s'",
+             f->pg_schema);
+    char *n = wf_test_pg_query(getenv("WFBRIDGE_TEST_PG"), sql);
+    ck_assert_msg(n && atoi(n) >= HOSTS, "dropped %s connections", n ? n : "no");
+    wf_free(n);
+}
+
 /* ---- core ------------------------------------------------------------------------------- */
 START_TEST(sqlite_three_hosts_one_killed)
 {
@@ -516,6 +538,18 @@ START_TEST(pg_three_hosts_one_killed)
     fleet f = {0};
     fleet_init(&f, 1000, true);
     run_fleet(&f, kill_one);
+    fleet_fini(&f);
+}
+END_TEST
+
+/* The server drops every connection of the hosts mid-drain: they reconnect, nothing runs
+ * twice. */
+START_TEST(pg_connections_dropped_mid_drain)
+{
+    fleet f = {0};
+    fleet_init(&f, 1000, true);
+    name_connections(&f);
+    run_fleet(&f, drop_connections);
     fleet_fini(&f);
 }
 END_TEST
@@ -623,6 +657,7 @@ Suite *bridge_fleet_pg_suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, pg_three_hosts_one_killed);
+    tcase_add_test(tc, pg_connections_dropped_mid_drain);
     const char *restart = getenv("WFBRIDGE_TEST_PG_RESTART");
     if (restart && *restart)
         tcase_add_test(tc, pg_server_restart_mid_drain);
