@@ -342,7 +342,9 @@ static inst *check_store(const fleet *f)
     }
     wfm_store_close(store);
     /* which host printed each instance Closed: exactly one, or none for the killed host
-     * (killed between its commit and its print) */
+     * (killed between its commit and its print: any number of them, since the commit thread
+     * finishes a whole batch before the main thread prints; log_ok then demands that the
+     * killed host made their last call) */
     unsigned unprinted = 0;
     for (unsigned h = 0; h < f->spawned; h++) {
         char *out = host_text(f, h, "out");
@@ -361,7 +363,7 @@ static inst *check_store(const fleet *f)
     }
     for (unsigned i = 0; i < f->count; i++)
         unprinted += all[i].completer == 0;
-    ck_assert_msg(unprinted == 0 || (f->killed && unprinted <= WORKERS),
+    ck_assert_msg(unprinted == 0 || f->killed,
                   "%u instances printed Closed by no host (seed %u)", unprinted, f->seed);
     qsort(all, f->count, sizeof *all, by_tag);
     for (unsigned i = 1; i < f->count; i++)
