@@ -889,6 +889,60 @@ START_TEST(pooled_run_with_a_lost_lease_ends_locked)
 }
 END_TEST
 
+/* A slow commit stalls nobody else: with one worker and the store's file write-locked by
+ * another connection, an instance waiting for its save holds no thread, so another instance
+ * on the same pool runs to completion meanwhile; the save goes through once the lock goes. */
+static void signal_done(wfm_instance *inst, void *ud)
+{
+    (void)inst;
+    pool_done(ud, NULL, WF_OK, NULL);
+}
+
+START_TEST(pooled_save_waiting_on_the_store_holds_no_worker)
+{
+    fixture f;
+    f.no_promote = true;
+    fx_init(&f, NULL); /* the runtime has one worker */
+    char id[33];
+    created_unloaded(&f, DATA "five_persists.xaml", id);
+    pool_wait a, b;
+    pool_wait_init(&a);
+    pool_wait_init(&b);
+    wfm_dinst *d = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_host_load(f.host, id, &d, &err), WF_OK);
+    sqlite3 *blocker = NULL;
+    ck_assert_int_eq(sqlite3_open(f.store_path, &blocker), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(blocker, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(wfm_host_run_pooled(f.host, d, pool_done, &a, &err), WF_OK);
+    /* another instance on the same pool, no store involved */
+    wfm_definition *def = NULL;
+    ck_assert_int_eq(wfm_runtime_load(f.rt, DATA "five_persists.xaml", &def, NULL, &err), WF_OK);
+    wfm_instance *other = NULL;
+    ck_assert_int_eq(wfm_instance_create(f.rt, def, &other, &err), WF_OK);
+    wfm_definition_release(def);
+    wfm_instance_on_complete(other, signal_done, &b);
+    ck_assert_int_eq(wfm_instance_start(other, &err), WF_OK);
+    pool_wait_for(&b, 1);
+    ck_assert_int_eq(wfm_instance_state_get(other), WFM_INSTANCE_CLOSED);
+    pthread_mutex_lock(&a.lock);
+    unsigned a_ended = a.ended;
+    pthread_mutex_unlock(&a.lock);
+    ck_assert_uint_eq(a_ended, 0); /* still waiting for its first commit */
+    ck_assert_uint_eq(wfm_dinst_saves(d), 0);
+    ck_assert_int_eq(sqlite3_exec(blocker, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(blocker);
+    pool_wait_for(&a, 1);
+    ck_assert_msg(a.last == WF_OK, "%s", a.message);
+    ck_assert_int_eq(output_i32(d, "N"), 5);
+    wfm_dinst_close(d);
+    wfm_instance_destroy(other);
+    pool_wait_fini(&a);
+    pool_wait_fini(&b);
+    fx_fini(&f);
+}
+END_TEST
+
 /* The store's asynchronous save: each callback runs once, after its commit, and closing the
  * store commits what is still queued. */
 typedef struct saved_count {
@@ -1897,6 +1951,7 @@ Suite *modern_durable_suite(void)
     tcase_add_test(tc, pooled_end_runs_stops_at_the_next_persist_point);
     tcase_add_test(tc, pooled_run_applies_queued_resumptions);
     tcase_add_test(tc, pooled_run_with_a_lost_lease_ends_locked);
+    tcase_add_test(tc, pooled_save_waiting_on_the_store_holds_no_worker);
     tcase_add_test(tc, store_save_async_commits_each_once_and_close_drains);
     tcase_add_test(tc, lease_renewed_while_loaded);
     tcase_add_test(tc, cli_end_to_end);
