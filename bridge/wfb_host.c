@@ -433,6 +433,12 @@ int wfb_cmd_host(int argc, char **argv)
     }
     if (wfb_operand(argc, argv, NULL, NULL))
         return 2;
+    /* from here on a stop signal is a graceful stop, also while the store is being opened
+     * (the loop then ends before starting anything); no SA_RESTART: waits end */
+    struct sigaction sa = {.sa_handler = on_stop_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
     wf_error err = WF_ERROR_INIT;
     wf_libpath *libpath = NULL;
     wfm_runtime *rt = NULL;
@@ -446,10 +452,6 @@ int wfb_cmd_host(int argc, char **argv)
         (ro.libpath = libpath, wfm_runtime_create(&ro, &rt, &err)) == WF_OK &&
         wfb_interop_register(wfm_runtime_catalogue(rt), &err) == WF_OK &&
         wfb_durable_open(&cfg, rt, &store, &host, &err) == WF_OK) {
-        struct sigaction sa = {.sa_handler = on_stop_signal}; /* no SA_RESTART: waits end */
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGTERM, &sa, NULL);
-        sigaction(SIGINT, &sa, NULL);
         feeder fd = {.host = host, .json = json, .max_in_flight = (size_t)workers * 256};
         pthread_mutex_init(&fd.lock, NULL);
         pthread_cond_init(&fd.cv, NULL);
