@@ -20,6 +20,7 @@
  * bad_input case feeds the log check logs that break each rule. */
 #include <check.h>
 #include <fcntl.h>
+#include <libpq-fe.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -190,10 +191,10 @@ static bool runs(pid_t pid, const char *exe)
     return n > 0 && realpath(exe, want) && strcmp(link, want) == 0;
 }
 
-/* Wait until host i has exec'd wfbridge and handles SIGTERM (it has opened the store), so
- * that a SIGTERM from now on is a graceful stop. Before the exec the child still has the test
- * runner's handlers: Check's SIGTERM handler signals the whole process group, this test
- * included. */
+/* Wait until host i has exec'd wfbridge and handles SIGTERM (today: once it has opened the
+ * store), so that a SIGTERM from now on is a graceful stop (pg_host_stopped_while_opening
+ * sends one earlier). Before the exec the child still has the test runner's handlers: Check's
+ * SIGTERM handler signals the whole process group, this test included. */
 static void await_ready(fleet *f, unsigned i)
 {
     double deadline = now_s() + 30;
@@ -627,6 +628,48 @@ START_TEST(pg_connections_dropped_mid_drain)
 }
 END_TEST
 
+/* A SIGTERM while the host is still opening the store (held up here by a lock on the
+ * store's meta table) is a graceful stop too: once the open completes the host exits 0 with
+ * nothing leased. (The CLI installs its handler after opening the store: it dies of the
+ * signal, status 0xf.) */
+START_TEST(pg_host_stopped_while_opening)
+{
+    fleet f = {0};
+    fleet_init(&f, 1, true);
+    name_connections(&f);
+    fleet_start(&f);
+    PGconn *lock = PQconnectdb(f.store);
+    ck_assert_msg(PQstatus(lock) == CONNECTION_OK, "%s", PQerrorMessage(lock));
+    PGresult *r = PQexec(lock, "BEGIN; LOCK TABLE wfbridge_meta IN ACCESS EXCLUSIVE MODE");
+    ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK, "%s", PQresultErrorMessage(r));
+    PQclear(r);
+    unsigned i = start_host(&f);
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM pg_stat_activity WHERE application_name = '%s'"
+             " AND wait_event_type = 'Lock'",
+             f.pg_schema);
+    double deadline = now_s() + 30;
+    for (;;) {
+        char *n = wf_test_pg_query(getenv("WFBRIDGE_TEST_PG"), sql);
+        int waiting = atoi(n);
+        wf_free(n);
+        if (waiting)
+            break;
+        ck_assert_msg(now_s() < deadline, "the host never waited for the lock");
+        usleep(5000);
+    }
+    ck_assert_int_eq(kill(f.pids[i], SIGTERM), 0);
+    r = PQexec(lock, "COMMIT");
+    ck_assert_int_eq(PQresultStatus(r), PGRES_COMMAND_OK);
+    PQclear(r);
+    PQfinish(lock);
+    await_stop(&f, i);
+    ck_assert_uint_eq(store_counts(&f, 0).leased, 0);
+    fleet_fini(&f);
+}
+END_TEST
+
 /* The server restarts mid-drain: the hosts reconnect and nothing runs twice. */
 START_TEST(pg_server_restart_mid_drain)
 {
@@ -731,6 +774,7 @@ Suite *bridge_fleet_pg_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, pg_three_hosts_one_killed);
     tcase_add_test(tc, pg_connections_dropped_mid_drain);
+    tcase_add_test(tc, pg_host_stopped_while_opening);
     const char *restart = getenv("WFBRIDGE_TEST_PG_RESTART");
     if (restart && *restart)
         tcase_add_test(tc, pg_server_restart_mid_drain);
