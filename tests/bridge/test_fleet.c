@@ -2,9 +2,10 @@
  * `wfbridge start tests/bridge/data/fleet/fleet.xaml --count N` creates N runnable instances and
  * three `wfbridge host --workers 2` processes drain them; once a random share (seeded PRNG,
  * seed printed, WF_FLEET_SEED replays) is Closed, one host is SIGKILLed and another started
- * (or, in the fault cases, PostgreSQL drops every connection of the hosts, or the server is
- * restarted by $WFBRIDGE_TEST_PG_RESTART); when all are Closed every host
- * gets SIGTERM and must exit 0 at once, leaving no row leased.
+ * and another SIGTERMed (it must exit 0 leaving no lease) and replaced; or, in the fault
+ * cases, PostgreSQL drops every connection of the hosts, or $WFBRIDGE_TEST_PG_RESTART restarts
+ * the server. When all are Closed every host gets SIGTERM and must exit 0 within 10 s,
+ * leaving no row leased.
  * Telling instances apart: `start --count` gives every instance the same inputs and the
  * workflow cannot see its instance id, so its first activity asks the native library for a
  * random Tag and persists it (promoted, with Step) before step 1: each step's log line
@@ -19,6 +20,8 @@
  * bad_input case feeds the log check logs that break each rule. */
 #include <check.h>
 #include <fcntl.h>
+#include <libpq-fe.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -107,9 +110,13 @@ static void fleet_start(fleet *f)
 {
     char count[16];
     snprintf(count, sizeof count, "%u", f->count);
-    const char *args[] = {"start",     wfbt_data("fleet/fleet.xaml"), "--store", f->store,
-                          "--count",   count,     "--promote", "Tag",  "--promote",
-                          "Step",      "--lib-path", wfbt_test_libs(), "--json", NULL};
+    const char *args[] = {"start",      wfbt_data("fleet/fleet.xaml"),
+                          "--store",    f->store,
+                          "--count",    count,
+                          "--promote",  "Tag",
+                          "--promote",  "Step",
+                          "--lib-path", wfbt_test_libs(),
+                          "--json",     NULL};
     wfbt_out r = wfbt_run(args);
     ck_assert_msg(r.rc == 0, "start: exit %d: %s", r.rc, r.err);
     ck_assert_str_eq(r.err, "");
@@ -129,8 +136,9 @@ static void fleet_start(fleet *f)
     wfbt_out_free(&r);
 }
 
-/* A `wfbridge host` in the background, stdout and stderr into DIR/hostN.out / .err. */
-static void spawn_host(fleet *f)
+/* A `wfbridge host` in the background, stdout and stderr into DIR/hostN.out / .err; its
+ * index. */
+static unsigned start_host(fleet *f)
 {
     ck_assert_uint_lt(f->spawned, MAX_SPAWN);
     unsigned index = f->spawned;
@@ -148,14 +156,59 @@ static void spawn_host(fleet *f)
         dup2(in, 0);
         dup2(o, 1);
         dup2(e, 2);
-        const char *argv[] = {f->exe,     "host",           "--store",   f->store, "--lib-path",
-                              wfbt_test_libs(), "--workers", WORKERS_S,   NULL};
+        const char *argv[] = {f->exe,           "host",      "--store", f->store, "--lib-path",
+                              wfbt_test_libs(), "--workers", WORKERS_S, NULL};
         execv(f->exe, (char *const *)argv);
         _exit(127);
     }
     f->pids[index] = pid;
     f->live[index] = true;
     f->spawned++;
+    return index;
+}
+
+/* Has process `pid` a handler for `sig` (Linux: SigCgt in /proc/PID/status)? */
+static bool catches(pid_t pid, int sig)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *st = fopen(path, "r");
+    unsigned long long mask = 0;
+    while (st && fgets(line, sizeof line, st))
+        if (strncmp(line, "SigCgt:", 7) == 0)
+            mask = strtoull(line + 7, NULL, 16);
+    if (st)
+        fclose(st);
+    return (mask >> (sig - 1)) & 1;
+}
+
+/* Is process `pid` running the program `exe` (it has exec'd)? */
+static bool runs(pid_t pid, const char *exe)
+{
+    char path[64], link[1100] = "", want[1100] = "";
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    return n > 0 && realpath(exe, want) && strcmp(link, want) == 0;
+}
+
+/* Wait until host i has exec'd wfbridge and handles SIGTERM (today: once it has opened the
+ * store), so that a SIGTERM from now on is a graceful stop (pg_host_stopped_while_opening
+ * sends one earlier). Before the exec the child still has the test runner's handlers: Check's
+ * SIGTERM handler signals the whole process group, this test included. */
+static void await_ready(fleet *f, unsigned i)
+{
+    double deadline = now_s() + 30;
+    while (!runs(f->pids[i], f->exe) || !catches(f->pids[i], SIGTERM)) {
+        int status = 0;
+        ck_assert_msg(waitpid(f->pids[i], &status, WNOHANG) == 0, "host %u ended: 0x%x", i, status);
+        ck_assert_msg(now_s() < deadline, "host %u not ready after 30 s", i);
+        usleep(2000);
+    }
+}
+
+static void spawn_host(fleet *f)
+{
+    await_ready(f, start_host(f));
 }
 
 static char *host_text(const fleet *f, unsigned index, const char *ext)
@@ -175,13 +228,14 @@ static void assert_hosts_running(fleet *f)
             continue;
         f->live[i] = false;
         char *err = host_text(f, i, "err");
-        ck_abort_msg("host %u ended by itself (status 0x%x, seed %u): %s", i, status, f->seed,
-                     err);
+        ck_abort_msg("host %u ended by itself (status 0x%x, seed %u): %s", i, status, f->seed, err);
     }
 }
 
 typedef struct counts {
     unsigned rows, closed, leased;
+    char owner_part[32]; /* ":PID:" of a host's default owner id, "" for none */
+    unsigned leased_by;  /* rows leased by that host */
 } counts;
 
 static bool count_row(void *ud, const wfm_store_row *row)
@@ -190,11 +244,13 @@ static bool count_row(void *ud, const wfm_store_row *row)
     c->rows++;
     c->closed += strcmp(row->status, "Closed") == 0;
     c->leased += row->owner != NULL;
+    c->leased_by += row->owner && c->owner_part[0] && strstr(row->owner, c->owner_part);
     return true;
 }
 
-/* Rows, Closed rows and leased rows, read through a read-only store of the test's own. */
-static counts store_counts(const fleet *f)
+/* Rows, Closed rows and leased rows (of all hosts, and of host `pid` when not 0), read
+ * through a read-only store of the test's own. */
+static counts store_counts(const fleet *f, pid_t pid)
 {
     wfm_store_opts so = WFM_STORE_OPTS_INIT;
     so.path = f->store;
@@ -202,7 +258,9 @@ static counts store_counts(const fleet *f)
     wfm_store *store = NULL;
     wf_error err = WF_ERROR_INIT;
     ck_assert_msg(wfm_store_open(&so, &store, &err) == WF_OK, "open: %s", err.message);
-    counts c = {0, 0, 0};
+    counts c = {0, 0, 0, "", 0};
+    if (pid) /* the default owner id is HOSTNAME:PID:RANDOM (docs/durability.md) */
+        snprintf(c.owner_part, sizeof c.owner_part, ":%d:", (int)pid);
     wfm_store_query q = WFM_STORE_QUERY_INIT;
     ck_assert_msg(wfm_store_query_rows(store, &q, count_row, &c, &err) == WF_OK, "query: %s",
                   err.message);
@@ -215,7 +273,7 @@ static void wait_closed(fleet *f, unsigned target)
 {
     double deadline = now_s() + 300;
     for (;;) {
-        counts c = store_counts(f);
+        counts c = store_counts(f, 0);
         if (c.closed >= target)
             return;
         assert_hosts_running(f);
@@ -225,52 +283,68 @@ static void wait_closed(fleet *f, unsigned target)
     }
 }
 
-/* SIGKILL one live host at random and start another. */
-static void kill_one(fleet *f)
+/* The index of a live host picked at random. */
+static unsigned pick_live(fleet *f)
 {
     unsigned pick = next_rand(f) % HOSTS, seen = 0;
-    for (unsigned i = 0; i < f->spawned; i++) {
-        if (!f->live[i] || seen++ != pick)
-            continue;
-        ck_assert_int_eq(kill(f->pids[i], SIGKILL), 0);
-        int status = 0;
-        ck_assert_int_eq(waitpid(f->pids[i], &status, 0), f->pids[i]);
-        ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-        f->live[i] = false;
-        f->killed = f->pids[i];
-        spawn_host(f);
-        return;
-    }
-    ck_abort_msg("no live host to kill");
+    for (unsigned i = 0; i < f->spawned; i++)
+        if (f->live[i] && seen++ == pick)
+            return i;
+    ck_abort_msg("no live host to pick");
+    return 0;
 }
 
-/* SIGTERM every live host: each exits 0 within 10 s (graceful stop). */
+/* Wait for host i, SIGTERMed: it exits 0 within 10 s (graceful stop) and reported nothing
+ * (a reconnect is not an error). */
+static void await_stop(fleet *f, unsigned i)
+{
+    double deadline = now_s() + 10;
+    int status = 0;
+    pid_t got;
+    while ((got = waitpid(f->pids[i], &status, WNOHANG)) == 0 && now_s() < deadline)
+        usleep(5000);
+    if (got == 0) {
+        kill(f->pids[i], SIGKILL);
+        waitpid(f->pids[i], &status, 0);
+    }
+    f->live[i] = false;
+    ck_assert_msg(got == f->pids[i], "host %u still running 10 s after SIGTERM", i);
+    char *err = host_text(f, i, "err");
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "host %u: status 0x%x after SIGTERM (seed %u): %s", i, status, f->seed, err);
+    ck_assert_msg(*err == '\0', "host %u reported (seed %u): %s", i, f->seed, err);
+    wf_free(err);
+}
+
+/* SIGKILL one live host at random and start another; then SIGTERM another one mid-drain,
+ * which must leave no lease behind (and, checked later, no call to repeat), and start
+ * another again. */
+static void kill_one(fleet *f)
+{
+    unsigned i = pick_live(f);
+    ck_assert_int_eq(kill(f->pids[i], SIGKILL), 0);
+    int status = 0;
+    ck_assert_int_eq(waitpid(f->pids[i], &status, 0), f->pids[i]);
+    ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    f->live[i] = false;
+    f->killed = f->pids[i];
+    spawn_host(f);
+    i = pick_live(f);
+    ck_assert_int_eq(kill(f->pids[i], SIGTERM), 0);
+    await_stop(f, i);
+    ck_assert_uint_eq(store_counts(f, f->pids[i]).leased_by, 0);
+    spawn_host(f);
+}
+
+/* SIGTERM every live host at once, then wait for each. */
 static void stop_all(fleet *f)
 {
     for (unsigned i = 0; i < f->spawned; i++)
         if (f->live[i])
             ck_assert_int_eq(kill(f->pids[i], SIGTERM), 0);
-    for (unsigned i = 0; i < f->spawned; i++) {
-        if (!f->live[i])
-            continue;
-        double deadline = now_s() + 10;
-        int status = 0;
-        pid_t got;
-        while ((got = waitpid(f->pids[i], &status, WNOHANG)) == 0 && now_s() < deadline)
-            usleep(5000);
-        if (got == 0) {
-            kill(f->pids[i], SIGKILL);
-            waitpid(f->pids[i], &status, 0);
-        }
-        f->live[i] = false;
-        ck_assert_msg(got == f->pids[i], "host %u still running 10 s after SIGTERM", i);
-        char *err = host_text(f, i, "err");
-        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                      "host %u: status 0x%x after SIGTERM (seed %u): %s", i, status, f->seed, err);
-        /* nothing went wrong that a host had to report (a reconnect is not an error) */
-        ck_assert_msg(*err == '\0', "host %u reported (seed %u): %s", i, f->seed, err);
-        wf_free(err);
-    }
+    for (unsigned i = 0; i < f->spawned; i++)
+        if (f->live[i])
+            await_stop(f, i);
 }
 
 /* ---- checks ----------------------------------------------------------------------------- */
@@ -355,8 +429,8 @@ static inst *check_store(const fleet *f)
             snprintf(key.id, sizeof key.id, "%.32s", line);
             inst *in = bsearch(&key, all, f->count, sizeof *in, by_id);
             ck_assert_msg(in != NULL, "host %u ran an unknown instance %s", h, key.id);
-            ck_assert_msg(in->completer == 0, "%s completed by hosts %d and %d (seed %u)",
-                          key.id, (int)in->completer, (int)f->pids[h], f->seed);
+            ck_assert_msg(in->completer == 0, "%s completed by hosts %d and %d (seed %u)", key.id,
+                          (int)in->completer, (int)f->pids[h], f->seed);
             in->completer = f->pids[h];
         }
         wf_free(out);
@@ -432,8 +506,8 @@ static bool log_ok(const char *log, size_t len, inst *all, unsigned count, pid_t
          * did and its Persist after call 5 committed (a later call repeats it, see above) */
         pid_t completer = in->completer ? in->completer : killed;
         if (in->last_pid != completer && (!killed || in->last_pid != killed))
-            PROBLEM("%s: last call by %d, completed by %d (killed: %d)", in->id,
-                    (int)in->last_pid, (int)completer, (int)killed);
+            PROBLEM("%s: last call by %d, completed by %d (killed: %d)", in->id, (int)in->last_pid,
+                    (int)completer, (int)killed);
     }
     if (lines != count * STEPS + *repeats)
         PROBLEM("%u calls, %u instances, %u repeated", lines, count, *repeats);
@@ -487,7 +561,7 @@ static void run_fleet(fleet *f, void (*disturb)(fleet *))
     double t_drained = now_s();
     stop_all(f);
     double t_stopped = now_s();
-    ck_assert_uint_eq(store_counts(f).leased, 0);
+    ck_assert_uint_eq(store_counts(f, 0).leased, 0);
     inst *all = check_store(f);
     unsigned repeats = check_log(f, all);
     wf_free(all);
@@ -556,6 +630,48 @@ START_TEST(pg_connections_dropped_mid_drain)
 }
 END_TEST
 
+/* A SIGTERM while the host is still opening the store (held up here by a lock on the
+ * store's meta table) is a graceful stop too: once the open completes the host exits 0 with
+ * nothing leased. (The CLI installs its handler after opening the store: it dies of the
+ * signal, status 0xf.) */
+START_TEST(pg_host_stopped_while_opening)
+{
+    fleet f = {0};
+    fleet_init(&f, 1, true);
+    name_connections(&f);
+    fleet_start(&f);
+    PGconn *lock = PQconnectdb(f.store);
+    ck_assert_msg(PQstatus(lock) == CONNECTION_OK, "%s", PQerrorMessage(lock));
+    PGresult *r = PQexec(lock, "BEGIN; LOCK TABLE wfbridge_meta IN ACCESS EXCLUSIVE MODE");
+    ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK, "%s", PQresultErrorMessage(r));
+    PQclear(r);
+    unsigned i = start_host(&f);
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM pg_stat_activity WHERE application_name = '%s'"
+             " AND wait_event_type = 'Lock'",
+             f.pg_schema);
+    double deadline = now_s() + 30;
+    for (;;) {
+        char *n = wf_test_pg_query(getenv("WFBRIDGE_TEST_PG"), sql);
+        int waiting = atoi(n);
+        wf_free(n);
+        if (waiting)
+            break;
+        ck_assert_msg(now_s() < deadline, "the host never waited for the lock");
+        usleep(5000);
+    }
+    ck_assert_int_eq(kill(f.pids[i], SIGTERM), 0);
+    r = PQexec(lock, "COMMIT");
+    ck_assert_int_eq(PQresultStatus(r), PGRES_COMMAND_OK);
+    PQclear(r);
+    PQfinish(lock);
+    await_stop(&f, i);
+    ck_assert_uint_eq(store_counts(&f, 0).leased, 0);
+    fleet_fini(&f);
+}
+END_TEST
+
 /* The server restarts mid-drain: the hosts reconnect and nothing runs twice. */
 START_TEST(pg_server_restart_mid_drain)
 {
@@ -616,9 +732,9 @@ START_TEST(log_check_refuses)
     for (const char *p = c->log; *p;) {
         size_t n = strcspn(p, "\n");
         const char *tag = *p == 'A' ? all[0].tag : *p == 'B' ? all[1].tag : "cccc";
-        int w = *p == '!' ? snprintf(log + len, sizeof log - len, "%.*s", (int)n - 1, p + 1)
-                          : snprintf(log + len, sizeof log - len, "S %s%.*s", tag, (int)n - 1,
-                                     p + 1);
+        int w = *p == '!'
+                    ? snprintf(log + len, sizeof log - len, "%.*s", (int)n - 1, p + 1)
+                    : snprintf(log + len, sizeof log - len, "S %s%.*s", tag, (int)n - 1, p + 1);
         len += (size_t)w;
         if (p[n] == '\n')
             log[len++] = '\n';
@@ -660,6 +776,7 @@ Suite *bridge_fleet_pg_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, pg_three_hosts_one_killed);
     tcase_add_test(tc, pg_connections_dropped_mid_drain);
+    tcase_add_test(tc, pg_host_stopped_while_opening);
     const char *restart = getenv("WFBRIDGE_TEST_PG_RESTART");
     if (restart && *restart)
         tcase_add_test(tc, pg_server_restart_mid_drain);

@@ -34,8 +34,8 @@ void wff_step(const char *tag, int32_t step)
     if (!path || !*path)
         return;
     char line[256];
-    int n = snprintf(line, sizeof line, "S %s %d %ld\n", tag ? tag : "-", (int)step,
-                     (long)getpid());
+    int n =
+        snprintf(line, sizeof line, "S %s %d %ld\n", tag ? tag : "-", (int)step, (long)getpid());
     if (n <= 0 || (size_t)n >= sizeof line)
         return;
     int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
