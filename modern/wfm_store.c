@@ -129,6 +129,8 @@ wf_status wfm_store_open(const wfm_store_opts *opts, wfm_store **out, wf_error *
     pthread_mutex_init(&s->queue_lock, NULL);
     pthread_cond_init(&s->queue_cond, NULL);
     pthread_cond_init(&s->commit_cond, NULL);
+    wf_buf_init(&s->names_scratch);
+    s->names = wf_strmap_create(wf_free);
     const char *target = NULL;
     const wfm__store_ops *ops = backend_of(opts->path, &target);
     s->where = display_name(ops, target);
@@ -139,7 +141,7 @@ wf_status wfm_store_open(const wfm_store_opts *opts, wfm_store **out, wf_error *
     s->clock = opts->clock_ms ? opts->clock_ms : real_clock_ms;
     s->clock_ud = opts->clock_ud;
     wf_status rc = WF_OK;
-    if (!s->where || !s->owner)
+    if (!s->where || !s->owner || !s->names)
         rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory opening the store");
     else if (!*target)
         rc = wf_error_set(err, WF_E_USAGE, NULL, "no store path given");
@@ -173,6 +175,8 @@ void wfm_store_close(wfm_store *s)
     pthread_mutex_destroy(&s->queue_lock);
     pthread_cond_destroy(&s->queue_cond);
     pthread_cond_destroy(&s->commit_cond);
+    wf_strmap_destroy(s->names);
+    wf_buf_fini(&s->names_scratch);
     wf_free(s->where);
     wf_free(s->owner);
     wf_free(s);
@@ -297,6 +301,59 @@ wf_status wfm_store_renew(wfm_store *s, wf_error *err)
     wf_status rc = s->ops->renew(s, now, err);
     pthread_mutex_unlock(&s->conn_lock);
     return rc;
+}
+
+/* ---- the names cache ---------------------------------------------------------------------- */
+
+/* Each bookmark, then each property name and value, every one followed by '\n' (a NULL value
+ * as "\x01"), with a '\x02' between the parts. */
+const char *wfm__names_text(wfm_store *s, const wfm_store_save_rec *r)
+{
+    wf_buf *b = &s->names_scratch;
+    wf_buf_reset(b);
+    for (size_t i = 0; i < r->bookmark_count; i++)
+        wf_buf_addf(b, "%s\n", r->bookmarks[i]);
+    wf_buf_addc(b, '\x02');
+    for (size_t i = 0; i < r->prop_count; i++)
+        wf_buf_addf(b, "%s\n%s\n", r->prop_names[i], r->prop_values[i] ? r->prop_values[i] : "\x01");
+    return b->oom ? NULL : b->data;
+}
+
+const wfm__names_entry *wfm__names_get(wfm_store *s, const char *id)
+{
+    return wf_strmap_get(s->names, id);
+}
+
+bool wfm__names_unchanged(wfm_store *s, const wfm_store_save_rec *r, int64_t version)
+{
+    const char *text = wfm__names_text(s, r);
+    const wfm__names_entry *last = wfm__names_get(s, r->id);
+    return text && last && last->version == version && strcmp(last->text, text) == 0;
+}
+
+void wfm__names_forget(wfm_store *s, const char *id)
+{
+    wf_strmap_remove(s->names, id);
+}
+
+void wfm__names_remember(wfm_store *s, const wfm_store_save_rec *r, int64_t version)
+{
+    const char *text = wfm__names_text(s, r);
+    wfm__names_entry *last = wf_strmap_get(s->names, r->id);
+    if (text && last && strcmp(last->text, text) == 0) { /* the same names, one save later */
+        last->version = version;
+        return;
+    }
+    size_t len = text ? strlen(text) : 0;
+    wfm__names_entry *e = text ? wf_malloc(sizeof *e + len + 1) : NULL;
+    if (e) {
+        e->version = version;
+        memcpy(e->text, text, len + 1);
+    }
+    if (!e || wf_strmap_put(s->names, r->id, e) != WF_OK) {
+        wf_free(e);
+        wfm__names_forget(s, r->id);
+    }
 }
 
 /* ---- saving: group commit ------------------------------------------------------------------ */

@@ -42,11 +42,33 @@ struct wfm_store {
     pthread_cond_t queue_cond;
     wfm__pending_save *queue_head, *queue_tail;
     bool leader_active;
+    /* The bookmarks and promoted properties this store last committed for an instance it
+     * holds (id -> wfm__names_entry), kept by the backends (under conn_lock): a save that
+     * would write them unchanged skips their statements, provided the row's version shows no
+     * other save since. Dropped when the lease is taken or released or a commit fails. */
+    wf_strmap *names;
+    wf_buf names_scratch; /* wfm__names_text of the save being written */
     pthread_cond_t commit_cond; /* the commit thread waits for asynchronous saves */
     pthread_t committer;        /* started by the first wfm_store_save_async */
     bool committer_started, committer_stop;
     uint64_t commits, saves;
 };
+
+/* ---- the names cache (wfm_store.c) ---- */
+typedef struct wfm__names_entry {
+    int64_t version; /* instances.version after that save */
+    char text[];     /* wfm__names_text */
+} wfm__names_entry;
+/* The canonical text of a save's names into s->names_scratch (reset first); NULL when out of
+ * memory. */
+const char *wfm__names_text(wfm_store *s, const wfm_store_save_rec *r);
+/* Would `r` write the names last committed for its instance, with the row at `version`
+ * before it (the entry's version)? Leaves r's names text in s->names_scratch. */
+bool wfm__names_unchanged(wfm_store *s, const wfm_store_save_rec *r, int64_t version);
+const wfm__names_entry *wfm__names_get(wfm_store *s, const char *id);
+void wfm__names_forget(wfm_store *s, const char *id);
+/* Remember r's names as committed, the row now at `version` (a copy failing only forgets). */
+void wfm__names_remember(wfm_store *s, const wfm_store_save_rec *r, int64_t version);
 
 /* Backend operations. `now` is the store clock (ms). Text ids and hashes are as in the
  * schema (32 and 16 lowercase hex digits). */

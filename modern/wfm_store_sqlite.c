@@ -92,12 +92,6 @@ static const char *const stmt_sql[ST_COUNT] = {
 typedef struct sq_conn {
     sqlite3 *db;
     sqlite3_stmt *stmts[ST_COUNT];
-    /* The bookmarks and promoted properties this connection last committed for an instance
-     * it holds (id -> names_entry): a save that would write them unchanged skips their
-     * statements, provided the row's version shows no other save since (another handle with
-     * the same owner id). Dropped when the lease is taken or released or a commit fails. */
-    wf_strmap *names;
-    wf_buf scratch; /* names_text of the save being written */
 } sq_conn;
 
 static sqlite3 *db_of(const wfm_store *s)
@@ -497,9 +491,8 @@ static wf_status sq_open(wfm_store *s, const char *path, const wfm_store_opts *o
                          wf_error *err)
 {
     sq_conn *c = wf_calloc(1, sizeof *c);
-    if (!(s->impl = c) || !(c->names = wf_strmap_create(wf_free)))
+    if (!(s->impl = c))
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory opening the store");
-    wf_buf_init(&c->scratch);
     int version = 0;
     wf_status rc = open_db(s, path, opts, err);
     if (rc == WF_OK)
@@ -527,47 +520,8 @@ static void sq_close(wfm_store *s)
         sqlite3_finalize(c->stmts[i]);
     if (c->db)
         sqlite3_close(c->db);
-    wf_strmap_destroy(c->names);
-    wf_buf_fini(&c->scratch);
     wf_free(c);
     s->impl = NULL;
-}
-
-/* ---- the names cache (sq_conn.names) ---------------------------------------------------- */
-
-/* The canonical text of a save's names: each bookmark, then each property name and value,
- * every one followed by '\n' (a NULL value as "\x01"), with a '\x02' between the parts. */
-static void names_text(const wfm_store_save_rec *r, wf_buf *b)
-{
-    for (size_t i = 0; i < r->bookmark_count; i++)
-        wf_buf_addf(b, "%s\n", r->bookmarks[i]);
-    wf_buf_addc(b, '\x02');
-    for (size_t i = 0; i < r->prop_count; i++)
-        wf_buf_addf(b, "%s\n%s\n", r->prop_names[i], r->prop_values[i] ? r->prop_values[i] : "\x01");
-}
-
-typedef struct names_entry {
-    int64_t version; /* instances.version after that save */
-    char text[];     /* names_text */
-} names_entry;
-
-static void forget_names(wfm_store *s, const char *id)
-{
-    wf_strmap_remove(((sq_conn *)s->impl)->names, id);
-}
-
-/* Remember what the save wrote (after its batch committed); a copy failing only forgets. */
-static void remember_names(wfm_store *s, const char *id, const wf_buf *text, int64_t version)
-{
-    names_entry *e = text->oom ? NULL : wf_malloc(sizeof *e + text->len + 1);
-    if (e) {
-        e->version = version;
-        memcpy(e->text, text->data, text->len + 1);
-    }
-    if (!e || wf_strmap_put(((sq_conn *)s->impl)->names, id, e) != WF_OK) {
-        wf_free(e);
-        forget_names(s, id);
-    }
 }
 
 /* ---- definitions, instances and leases ----------------------------------------------------- */
@@ -586,7 +540,7 @@ static wf_status sq_create(wfm_store *s, const char *id, const char *hash, int64
 {
     wf_status rc = run(s, ST_CREATE, NULL, err, "ttiiti", id, hash, now, now, s->owner,
                        now + s->lease_ms);
-    forget_names(s, id);
+    wfm__names_forget(s, id);
     return rc;
 }
 
@@ -600,7 +554,7 @@ static wf_status sq_take_lease(wfm_store *s, const char *id, const char *from, i
                               now + s->lease_ms, id, now);
     *changed = changes > 0;
     if (*changed) /* somebody else may have written its names since we last did */
-        forget_names(s, id);
+        wfm__names_forget(s, id);
     return rc;
 }
 
@@ -629,7 +583,7 @@ static wf_status sq_owner_of(wfm_store *s, const char *id, char **owner, bool *e
 
 static wf_status sq_release(wfm_store *s, const char *id, wf_error *err)
 {
-    forget_names(s, id);
+    wfm__names_forget(s, id);
     return run(s, ST_RELEASE_LEASE, NULL, err, "tt", id, s->owner);
 }
 
@@ -664,7 +618,6 @@ static wf_status write_instance(wfm_store *s, wfm__pending_save *p, int64_t now,
                                 wf_error *err)
 {
     const wfm_store_save_rec *r = p->rec;
-    sq_conn *c = s->impl;
     sqlite3_stmt *st = NULL;
     wf_status rc = stmt(s, ST_SAVE, &st, err);
     if (rc != WF_OK)
@@ -696,11 +649,7 @@ static wf_status write_instance(wfm_store *s, wfm__pending_save *p, int64_t now,
         wf_free(owner);
         return rc == WF_OK ? wfm__store_lock_failure(s, r->id, exists, err) : rc;
     }
-    wf_buf_reset(&c->scratch);
-    names_text(r, &c->scratch);
-    const names_entry *last = wf_strmap_get(c->names, r->id);
-    p->wrote_names = c->scratch.oom || !last || last->version + 1 != p->version ||
-                     strcmp(last->text, c->scratch.data) != 0;
+    p->wrote_names = !wfm__names_unchanged(s, r, p->version - 1);
     if (p->wrote_names)
         rc = run(s, ST_DELETE_BOOKMARKS, NULL, err, "t", r->id);
     if (rc == WF_OK && p->wrote_names)
@@ -736,18 +685,11 @@ static void save_one(wfm_store *s, wfm__pending_save *p, bool alone, int64_t now
  * that failed, released its lease, or whose commit failed. */
 static void note_names(wfm_store *s, wfm__pending_save *batch, bool committed)
 {
-    sq_conn *c = s->impl;
     for (wfm__pending_save *p = batch; p; p = p->next) {
-        names_entry *e = wf_strmap_get(c->names, p->rec->id);
-        if (!committed || p->status != WF_OK || p->rec->release) {
-            forget_names(s, p->rec->id);
-        } else if (p->wrote_names || !e) {
-            wf_buf_reset(&c->scratch);
-            names_text(p->rec, &c->scratch);
-            remember_names(s, p->rec->id, &c->scratch, p->version);
-        } else {
-            e->version = p->version; /* the same names, one save later */
-        }
+        if (!committed || p->status != WF_OK || p->rec->release)
+            wfm__names_forget(s, p->rec->id);
+        else
+            wfm__names_remember(s, p->rec, p->version);
     }
 }
 
@@ -1024,7 +966,7 @@ static wf_status sq_claim(wfm_store *s, size_t max, int64_t now, int64_t now_us,
         rc = db_error(s, err, "store");
     done(st);
     for (size_t i = 0; i < n; i++) /* another host may have written their names */
-        forget_names(s, rows[i].id);
+        wfm__names_forget(s, rows[i].id);
     if (rc == WF_OK) {
         *count = n;
         if (n > 1)
