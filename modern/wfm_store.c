@@ -9,6 +9,7 @@
 #include <assert.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h> /* the wake pipe's flags */
 #include <signal.h> /* kill(pid, 0): is a lease owner alive */
 #include <stdarg.h>
 #include <stdio.h>
@@ -131,6 +132,12 @@ wf_status wfm_store_open(const wfm_store_opts *opts, wfm_store **out, wf_error *
     pthread_cond_init(&s->commit_cond, NULL);
     wf_buf_init(&s->names_scratch);
     s->names = wf_strmap_create(wf_free);
+    if (pipe(s->wake_fds) != 0)
+        s->wake_fds[0] = s->wake_fds[1] = -1;
+    for (int i = 0; i < 2 && s->wake_fds[i] >= 0; i++) {
+        fcntl(s->wake_fds[i], F_SETFL, fcntl(s->wake_fds[i], F_GETFL) | O_NONBLOCK);
+        fcntl(s->wake_fds[i], F_SETFD, FD_CLOEXEC);
+    }
     const char *target = NULL;
     const wfm__store_ops *ops = backend_of(opts->path, &target);
     s->where = display_name(ops, target);
@@ -143,6 +150,8 @@ wf_status wfm_store_open(const wfm_store_opts *opts, wfm_store **out, wf_error *
     wf_status rc = WF_OK;
     if (!s->where || !s->owner || !s->names)
         rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory opening the store");
+    else if (s->wake_fds[0] < 0)
+        rc = wf_error_set(err, WF_E_IO, NULL, "cannot open the store: %s", strerror(errno));
     else if (!*target)
         rc = wf_error_set(err, WF_E_USAGE, NULL, "no store path given");
     else if ((rc = ops->open(s, target, opts, err)) == WF_OK)
@@ -177,6 +186,9 @@ void wfm_store_close(wfm_store *s)
     pthread_cond_destroy(&s->commit_cond);
     wf_strmap_destroy(s->names);
     wf_buf_fini(&s->names_scratch);
+    for (int i = 0; i < 2; i++)
+        if (s->wake_fds[i] >= 0)
+            close(s->wake_fds[i]);
     wf_free(s->where);
     wf_free(s->owner);
     wf_free(s);
@@ -575,18 +587,41 @@ wf_status wfm_store_pending_resumes(wfm_store *s, const char *id, wfm_store_resu
     return rc;
 }
 
+/* Empty the wake pipe; true if it held anything. */
+static bool take_wakes(wfm_store *s)
+{
+    char buf[64];
+    bool any = false;
+    while (s->wake_fds[0] >= 0 && read(s->wake_fds[0], buf, sizeof buf) > 0)
+        any = true;
+    return any;
+}
+
 wf_status wfm_store_wait(wfm_store *s, int64_t timeout_ms, bool *woken, wf_error *err)
 {
     bool ignored = false;
     if (!woken)
         woken = &ignored;
     *woken = false;
-    if (timeout_ms <= 0)
-        return WF_OK;
     pthread_mutex_lock(&s->wait_lock);
-    wf_status rc = s->ops->wait(s, timeout_ms, woken, err);
+    wf_status rc = WF_OK;
+    if (take_wakes(s))
+        *woken = true;
+    else if (timeout_ms > 0)
+        rc = s->ops->wait(s, timeout_ms, s->wake_fds[0], woken, err);
+    if (take_wakes(s))
+        *woken = true;
     pthread_mutex_unlock(&s->wait_lock);
     return rc;
+}
+
+void wfm_store_wake(wfm_store *s)
+{
+    int saved = errno; /* async-signal-safe: write(2) only */
+    if (s && s->wake_fds[1] >= 0 && write(s->wake_fds[1], "w", 1) < 0) {
+        /* a full pipe already wakes the next wait */
+    }
+    errno = saved;
 }
 
 /* ---- claiming work ------------------------------------------------------------------------- */

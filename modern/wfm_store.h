@@ -196,6 +196,10 @@ wf_status wfm_store_pending_resumes(wfm_store *store, const char *id, wfm_store_
  * LISTEN/NOTIFY on a connection of its own (a waiter wakes within milliseconds); SQLite has
  * no notifications and just sleeps, so hosts poll. One waiter at a time per store. */
 wf_status wfm_store_wait(wfm_store *store, int64_t timeout_ms, bool *woken, wf_error *err);
+/* End the current wfm_store_wait at once, or the next one if none is waiting (*woken true).
+ * Async-signal-safe: a SIGTERM handler may call it, so that a stop is never missed between
+ * checking a flag and starting to wait. */
+void wfm_store_wake(wfm_store *store);
 
 /* ---- claiming work -------------------------------------------------------------------------
  * A host takes a batch of work in one statement that can never hand an instance to two hosts,

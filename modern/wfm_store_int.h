@@ -38,6 +38,7 @@ struct wfm_store {
     void *clock_ud;
     pthread_mutex_t conn_lock;  /* every backend call but wait */
     pthread_mutex_t wait_lock;  /* one waiter at a time */
+    int wake_fds[2];            /* wfm_store_wake writes a byte, a wait polls the other end */
     pthread_mutex_t queue_lock; /* the group-commit queue */
     pthread_cond_t queue_cond;
     wfm__pending_save *queue_head, *queue_tail;
@@ -108,7 +109,10 @@ struct wfm__store_ops {
     wf_status (*pending_resumes)(wfm_store *s, const char *id, wfm_store_resume_fn fn,
                                  void *ud, wf_error *err);
     /* Called without conn_lock (it must not use the store's connection). */
-    wf_status (*wait)(wfm_store *s, int64_t timeout_ms, bool *woken, wf_error *err);
+    /* Wait up to timeout_ms for announced work or for `wake_fd` (wfm_store_wake's pipe) to
+     * become readable, whichever comes first; *woken: the former ended it. */
+    wf_status (*wait)(wfm_store *s, int64_t timeout_ms, int wake_fd, bool *woken,
+                      wf_error *err);
     /* wfm_store_claim in one statement (max > 0, fn set): lease the instances to s->owner
      * until now + lease_ms and call fn for each, oldest first. */
     wf_status (*claim)(wfm_store *s, size_t max, int64_t now, int64_t now_us,

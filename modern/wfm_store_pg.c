@@ -36,6 +36,7 @@ enum pg_stmt {
     PS_SEQ_OF_TOKEN,
     PS_PENDING,
     PS_CLAIM,
+    PS_SAVE_STATE,
     PS_COUNT
 };
 
@@ -45,7 +46,7 @@ static const char *const pg_sql[PS_COUNT] = {
         " next_timer_us = $6, version = version + 1, save_token = $13,"
         " owner = CASE WHEN $7::boolean THEN NULL ELSE owner END,"
         " lock_expires_ms = CASE WHEN $7::boolean THEN 0 ELSE $8::bigint END"
-        " WHERE id = $1 AND owner = $2 AND lock_expires_ms >= $3 RETURNING id),"
+        " WHERE id = $1 AND owner = $2 AND lock_expires_ms >= $3 RETURNING id, version),"
         " db AS (DELETE FROM bookmarks WHERE instance IN (SELECT id FROM u)"
         " AND name <> ALL($9::text[])),"
         " ib AS (INSERT INTO bookmarks(instance, name) SELECT u.id, b.n"
@@ -61,7 +62,7 @@ static const char *const pg_sql[PS_COUNT] = {
         " AND seq <= $12)"
         " , n AS (SELECT pg_notify('wfbridge_work', u.id) FROM u"
         " WHERE $7::boolean AND $4 IN ('Created', 'Executing'))"
-        " SELECT count(*), (SELECT count(*) FROM n) FROM u",
+        " SELECT count(*), (SELECT count(*) FROM n), max(version) FROM u",
     [PS_TOKEN_OF] = "SELECT save_token FROM instances WHERE id = $1",
     [PS_TAKE_LEASE] = "UPDATE instances SET owner = $1, lock_expires_ms = $2 WHERE id = $3"
                       " AND (owner IS NULL OR owner = $1 OR lock_expires_ms < $4)",
@@ -122,6 +123,15 @@ static const char *const pg_sql[PS_COUNT] = {
         " SELECT c.id, c.status, c.definition, c.state,"
         " (SELECT count(*) FROM pending_resumes r WHERE r.instance = c.id)"
         " FROM c ORDER BY c.created_ms, c.id",
+    /* A save whose bookmarks and promoted properties are those this connection last wrote
+     * (the names cache), that keeps its lease and deletes no queued resumption: the row only,
+     * provided it is still at the version that save left ($8). */
+    [PS_SAVE_STATE] =
+        "WITH u AS (UPDATE instances SET status = $4, state = $5, updated_ms = $3,"
+        " next_timer_us = $6, version = version + 1, save_token = $9, lock_expires_ms = $7"
+        " WHERE id = $1 AND owner = $2 AND lock_expires_ms >= $3 AND version = $8"
+        " RETURNING version)"
+        " SELECT count(*), 0, max(version) FROM u",
 };
 
 static const char schema_v1[] =
@@ -287,7 +297,7 @@ static void p_blob(pg_params *p, const void *data, size_t len)
 static const char *const stmt_names[PS_COUNT] = {
     "save",    "token_of", "take_lease", "take_from", "owner_of",     "release", "renew",
     "create",  "put_def",  "load",       "query",     "props",        "enqueue", "seq_of_token",
-    "pending", "claim"};
+    "pending", "claim",    "save_state"};
 
 /* Prepare statement `id` in this session unless it is already. */
 static wf_status ensure_prepared(wfm_store *s, enum pg_stmt id, wf_error *err)
@@ -555,6 +565,7 @@ static wf_status pg_take_lease(wfm_store *s, const char *id, const char *from, i
     else
         p_int(&p, now);
     int changes = 0;
+    wfm__names_forget(s, id); /* a new lease: another host may have saved since */
     wf_status rc = run_cmd(s, from ? PS_TAKE_FROM : PS_TAKE_LEASE, &p, &changes, err);
     *changed = changes > 0;
     return rc;
@@ -584,6 +595,7 @@ static wf_status pg_release(wfm_store *s, const char *id, wf_error *err)
     pg_params p = {0};
     p_text(&p, id);
     p_text(&p, s->owner);
+    wfm__names_forget(s, id);
     return run_cmd(s, PS_RELEASE, &p, NULL, err);
 }
 
@@ -618,9 +630,36 @@ static void array_literal(wf_buf *b, const char *const *items, size_t count)
     wf_buf_addf(b, "}");
 }
 
-/* Queue one save on the pipeline (libpq copies the parameters at once). */
-static bool send_save(wfm_store *s, const wfm_store_save_rec *r, int64_t token, int64_t now)
+/* Queue the row-only save (PS_SAVE_STATE) of a save whose names are unchanged since this
+ * connection's last save of the instance, the row then at `version`. */
+static bool send_state_save(wfm_store *s, const wfm_store_save_rec *r, int64_t version,
+                            int64_t token, int64_t now)
 {
+    pg_params q = {0};
+    p_text(&q, r->id);
+    p_text(&q, s->owner);
+    p_int(&q, now);
+    p_text(&q, r->status);
+    p_blob(&q, r->state, r->state_len);
+    p_int(&q, r->next_timer_us);
+    p_int(&q, now + s->lease_ms);
+    p_int(&q, version);
+    p_int(&q, token);
+    return PQsendQueryPrepared(conn_of(s), stmt_names[PS_SAVE_STATE], q.n, q.values, q.lens,
+                               q.formats, 0);
+}
+
+/* Queue one save on the pipeline (libpq copies the parameters at once): the row only when
+ * the names cache says its bookmarks and promoted properties are unchanged (p->wrote_names
+ * false), else everything. */
+static bool send_save(wfm_store *s, wfm__pending_save *p, int64_t token, int64_t now)
+{
+    const wfm_store_save_rec *r = p->rec;
+    const wfm__names_entry *last =
+        r->release || r->resumes_through > 0 ? NULL : wfm__names_get(s, r->id);
+    p->wrote_names = !last || !wfm__names_unchanged(s, r, last->version);
+    if (!p->wrote_names)
+        return send_state_save(s, r, last->version, token, now);
     wf_buf bm, names, values;
     wf_buf_init(&bm);
     wf_buf_init(&names);
@@ -652,13 +691,18 @@ static bool send_save(wfm_store *s, const wfm_store_save_rec *r, int64_t token, 
 }
 
 /* The result of the next pipelined query (then the NULL that ends it): *status its type,
- * PGRES_FATAL_ERROR with err set when it failed; *count the first column of a row result. */
-static void next_result(wfm_store *s, ExecStatusType *status, int64_t *count, wf_error *err)
+ * PGRES_FATAL_ERROR with err set when it failed; *count the first column of a row result,
+ * *version (optional) its third (a save's new row version). */
+static void next_result(wfm_store *s, ExecStatusType *status, int64_t *count, int64_t *version,
+                        wf_error *err)
 {
     PGresult *r = PQgetResult(conn_of(s));
     *status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (*status == PGRES_TUPLES_OK && count)
         *count = PQntuples(r) > 0 ? col_int(r, 0, 0) : 0;
+    if (*status == PGRES_TUPLES_OK && version && PQntuples(r) > 0 && PQnfields(r) > 2 &&
+        !PQgetisnull(r, 0, 2))
+        *version = col_int(r, 0, 2);
     if (*status == PGRES_FATAL_ERROR || *status == PGRES_PIPELINE_ABORTED)
         pg_fail(s, WF_E_STORE, err, "store",
                 r && *status == PGRES_PIPELINE_ABORTED ? "an earlier statement of the batch failed"
@@ -679,6 +723,8 @@ static wf_status try_batch(wfm_store *s, wfm__pending_save *batch, const int64_t
     PGconn *conn = conn_of(s);
     *dropped = *retry_alone = false;
     wf_status rc = ensure_prepared(s, PS_SAVE, err);
+    if (rc == WF_OK)
+        rc = ensure_prepared(s, PS_SAVE_STATE, err);
     if (rc != WF_OK) {
         *dropped = lost(s);
         return rc;
@@ -687,7 +733,7 @@ static wf_status try_batch(wfm_store *s, wfm__pending_save *batch, const int64_t
                 PQsendQueryParams(conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0);
     size_t i = 0;
     for (wfm__pending_save *p = batch; sent && p; p = p->next, i++)
-        sent = send_save(s, p->rec, tokens[i], now);
+        sent = send_save(s, p, tokens[i], now);
     sent = sent && PQsendQueryParams(conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0) &&
            PQpipelineSync(conn);
     if (!sent) {
@@ -696,13 +742,14 @@ static wf_status try_batch(wfm_store *s, wfm__pending_save *batch, const int64_t
     } else {
         ExecStatusType t;
         wf_error ignored = WF_ERROR_INIT;
-        next_result(s, &t, NULL, err); /* BEGIN */
+        next_result(s, &t, NULL, NULL, err); /* BEGIN */
         if (t != PGRES_COMMAND_OK)
             rc = WF_E_STORE;
         for (wfm__pending_save *p = batch; p; p = p->next) {
             int64_t count = 0;
             wf_error_clear(&p->err);
-            next_result(s, &t, &count, &p->err);
+            p->version = 0;
+            next_result(s, &t, &count, &p->version, &p->err);
             p->status = t != PGRES_TUPLES_OK ? WF_E_STORE : count ? WF_OK : WF_E_LOCKED;
             if (t != PGRES_TUPLES_OK && rc == WF_OK) {
                 rc = WF_E_STORE;
@@ -711,10 +758,10 @@ static wf_status try_batch(wfm_store *s, wfm__pending_save *batch, const int64_t
                     *err = p->err;
             }
         }
-        next_result(s, &t, NULL, rc == WF_OK ? err : &ignored); /* COMMIT */
+        next_result(s, &t, NULL, NULL, rc == WF_OK ? err : &ignored); /* COMMIT */
         if (t != PGRES_COMMAND_OK && rc == WF_OK)
             rc = WF_E_STORE;
-        next_result(s, &t, NULL, &ignored); /* the sync */
+        next_result(s, &t, NULL, NULL, &ignored); /* the sync */
     }
     if (lost(s) || !PQexitPipelineMode(conn)) { /* unknown outcome: read back after reconnect */
         ((pg_conn *)s->impl)->broken = true;
@@ -789,6 +836,24 @@ static void write_alone(wfm_store *s, wfm__pending_save *batch, const int64_t *t
     }
 }
 
+/* A row-only save that changed nothing found the row at another version than the names
+ * cache said (or the lease gone): forget the cache and save it in full, alone, so that only
+ * a lost lease reports WF_E_LOCKED. */
+static void retry_state_saves(wfm_store *s, wfm__pending_save *batch, const int64_t *tokens,
+                              int64_t now, uint64_t *commits)
+{
+    size_t i = 0;
+    for (wfm__pending_save *p = batch; p; p = p->next, i++) {
+        if (p->status != WF_E_LOCKED || p->wrote_names)
+            continue;
+        wfm__names_forget(s, p->rec->id);
+        wfm__pending_save *next = p->next;
+        p->next = NULL;
+        write_alone(s, p, &tokens[i], now, commits);
+        p->next = next;
+    }
+}
+
 static wf_status pg_write_batch(wfm_store *s, wfm__pending_save *batch, int64_t now,
                                 uint64_t *commits, wf_error *err)
 {
@@ -826,7 +891,15 @@ static wf_status pg_write_batch(wfm_store *s, wfm__pending_save *batch, int64_t 
         /* not committed: run the batch again */
     }
     if (rc == WF_OK)
+        retry_state_saves(s, batch, tokens, now, commits);
+    if (rc == WF_OK)
         classify_lock_failures(s, batch);
+    for (wfm__pending_save *p = batch; p; p = p->next) {
+        if (rc == WF_OK && p->status == WF_OK && !p->rec->release && p->version > 0)
+            wfm__names_remember(s, p->rec, p->version);
+        else
+            wfm__names_forget(s, p->rec->id);
+    }
     wf_free(tokens);
     return rc;
 }
@@ -989,6 +1062,8 @@ static wf_status pg_claim(wfm_store *s, size_t max, int64_t now, int64_t now_us,
     wf_status rc = run(s, PS_CLAIM, &p, &r, err);
     if (rc != WF_OK)
         return rc;
+    for (int i = 0; i < PQntuples(r); i++) /* new leases: another host may have saved since */
+        wfm__names_forget(s, PQgetvalue(r, i, 0));
     for (int i = 0; i < PQntuples(r); i++) {
         size_t len = 0;
         unsigned char *blob =
@@ -1042,23 +1117,26 @@ static bool drain_notifies(PGconn *conn)
     return any;
 }
 
-static wf_status pg_wait(wfm_store *s, int64_t timeout_ms, bool *woken, wf_error *err)
+static wf_status pg_wait(wfm_store *s, int64_t timeout_ms, int wake_fd, bool *woken,
+                         wf_error *err)
 {
     pg_conn *c = s->impl;
     *woken = false;
+    int timeout = timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms;
+    struct pollfd pfd[2] = {{wake_fd, POLLIN, 0}, {-1, POLLIN, 0}};
     if (!listen_ready(c)) { /* no listener (server away): the caller polls */
-        sleep_ms(timeout_ms);
+        poll(pfd, 1, timeout);
         return WF_OK;
     }
     if (PQconsumeInput(c->listen) && drain_notifies(c->listen)) {
         *woken = true;
         return WF_OK;
     }
-    struct pollfd pfd = {PQsocket(c->listen), POLLIN, 0};
-    int ready = poll(&pfd, 1, timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms);
+    pfd[1].fd = PQsocket(c->listen);
+    int ready = poll(pfd, 2, timeout);
     if (ready < 0 && errno != EINTR)
         return wfm__store_fail(s, WF_E_IO, err, "waiting for work: %s", strerror(errno));
-    if (ready > 0 && PQconsumeInput(c->listen))
+    if (ready > 0 && (pfd[1].revents & POLLIN) && PQconsumeInput(c->listen))
         *woken = drain_notifies(c->listen);
     return WF_OK;
 }

@@ -11,6 +11,8 @@
  * under the write lock (upgrade); see docs/durability.md. */
 #include "wfm_store_int.h"
 
+#include <limits.h>
+#include <poll.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -986,13 +988,15 @@ static wf_status sq_claim(wfm_store *s, size_t max, int64_t now, int64_t now_us,
 }
 
 /* No notifications between processes: sleep, and the caller polls. */
-static wf_status sq_wait(wfm_store *s, int64_t timeout_ms, bool *woken, wf_error *err)
+/* No notifications: sleep until the timeout or a wake. */
+static wf_status sq_wait(wfm_store *s, int64_t timeout_ms, int wake_fd, bool *woken,
+                         wf_error *err)
 {
     (void)s;
     (void)err;
     *woken = false;
-    struct timespec ts = {(time_t)(timeout_ms / 1000), (long)(timeout_ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
+    struct pollfd pfd = {wake_fd, POLLIN, 0};
+    poll(&pfd, 1, timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms);
     return WF_OK;
 }
 

@@ -1626,10 +1626,29 @@ START_TEST(test_store_pg_claim_after_a_dropped_connection_reconnects)
 }
 END_TEST
 
+/* wfm_store_wake ends the next wait at once (a wait of a minute would time the test out),
+ * and only that one. */
+START_TEST(test_store_wake_ends_the_next_wait)
+{
+    wfm_store *s = open_store("host-a", 60000, true);
+    wf_error err = WF_ERROR_INIT;
+    bool woken = false;
+    wfm_store_wake(s);
+    wfm_store_wake(s); /* two wakes before a wait end that one wait */
+    ck_assert_int_eq(wfm_store_wait(s, 60000, &woken, &err), WF_OK);
+    ck_assert(woken);
+    ck_assert_int_eq(wfm_store_wait(s, 1, &woken, &err), WF_OK);
+    ck_assert(!woken);
+    wfm_store_wake(NULL); /* accepted: nothing to wake */
+    wfm_store_close(s);
+}
+END_TEST
+
 /* The tests both backends run. */
 static void add_shared_core(TCase *core)
 {
     tcase_add_test(core, test_store_row_lockable_follows_the_lease_rule);
+    tcase_add_test(core, test_store_wake_ends_the_next_wait);
     tcase_add_test(core, test_store_bookmarks_and_props_follow_every_save);
     tcase_add_test(core, test_store_round_trip_keeps_state_bookmarks_and_props);
     tcase_add_test(core, test_store_query_by_status_property_bookmark_and_timer);
