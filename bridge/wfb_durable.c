@@ -70,7 +70,7 @@ int wfb_instance_result(const wfm_instance *inst, const wfb_marks *marks_of, boo
 {
     wfm_instance_state state = wfm_instance_state_get(inst);
     wfb_result r = {0};
-    r.status = wfm_instance_state_name(state);
+    r.status = marks_of->status ? marks_of->status : wfm_instance_state_name(state);
     r.instance_id = marks_of->id;
     if (state == WFM_INSTANCE_FAULTED || state == WFM_INSTANCE_TERMINATED)
         report_fault(inst, &r.error_type, &r.error_message);
@@ -151,7 +151,8 @@ static const char *dinst_mark(const void *d, size_t i)
 
 int wfb_durable_finish(wfm_dinst *d, bool json)
 {
-    wfb_marks m = {wfm_dinst_id(d), wfm_dinst_bookmark_count(d), dinst_mark, d};
+    wfb_marks m = {wfm_dinst_id(d), wfm_dinst_bookmark_count(d), dinst_mark, d,
+                   wfm_dinst_status(d)};
     return wfb_instance_result(wfm_dinst_instance(d), &m, json);
 }
 

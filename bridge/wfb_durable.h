@@ -29,12 +29,14 @@ wf_status wfb_durable_open(const wfb_durable_cfg *cfg, wfm_runtime *rt, wfm_stor
  * zone is waited for; an idle instance that cannot be persisted is WF_E_STATE. */
 wf_status wfb_durable_drive(wfm_host *host, wfm_dinst *d, wf_error *err);
 /* Where a result's bookmark names come from: count names, name(src, i) each; id is the
- * instance id printed with the result (NULL: none). */
+ * instance id printed with the result (NULL: none); status the status printed (NULL: the
+ * instance's state). */
 typedef struct wfb_marks {
     const char *id;
     size_t count;
     const char *(*name)(const void *src, size_t index);
     const void *src;
+    const char *status;
 } wfb_marks;
 /* A bookmark named on the command line (opt: "--resume", "--bookmark") among the ones in
  * marks: the exact name, else the only one whose part after its last '.' is `name`

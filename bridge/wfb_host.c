@@ -45,11 +45,13 @@ static const char usage_text[] =
     "Exit status: 0, or 2 when the store cannot be opened or an instance failed to load.\n";
 
 static volatile sig_atomic_t stopping; /* SIGTERM / SIGINT seen */
+static wfm_store *volatile wake_store;  /* the open store, whose wait a stop ends */
 
 static void on_stop_signal(int sig)
 {
     (void)sig;
     stopping = 1;
+    wfm_store_wake(wake_store); /* a stop between the check and the wait is not missed */
 }
 
 typedef struct pass {
@@ -148,12 +150,10 @@ static void on_done(void *ud, wfm_dinst *d, wf_status status, const wf_error *er
 static void report(feeder *fd, finished *f)
 {
     if (f->status == WF_OK) {
-        wfm_instance *inst = wfm_dinst_instance(f->d);
         if (fd->json)
             wfb_durable_finish(f->d, true);
         else
-            printf("%s %s\n", wfm_dinst_id(f->d),
-                   wfm_instance_state_name(wfm_instance_state_get(inst)));
+            printf("%s %s\n", wfm_dinst_id(f->d), wfm_dinst_status(f->d));
         if (fflush(stdout) != 0)
             fd->rc = 2; /* stdout is gone: wfb_close_stdout reports it */
     } else {
@@ -455,7 +455,9 @@ int wfb_cmd_host(int argc, char **argv)
         feeder fd = {.host = host, .json = json, .max_in_flight = (size_t)workers * 256};
         pthread_mutex_init(&fd.lock, NULL);
         pthread_cond_init(&fd.cv, NULL);
+        wake_store = store;
         rc = serve(&fd, once, poll_ms * 1000);
+        wake_store = NULL;
         pthread_mutex_destroy(&fd.lock);
         pthread_cond_destroy(&fd.cv);
     } else {

@@ -207,7 +207,7 @@ static int queue_for_other_host(wfm_runtime *rt, wfm_store *store, const resume_
     wfm_store_query q = WFM_STORE_QUERY_INIT;
     wf_status st = wfm_store_query_rows(store, &q, find_row, &rm, err);
     const char **names = wf_calloc(o->bookmarks.count + 1, sizeof *names);
-    wfb_marks marks = {NULL, rm.count, row_mark, &rm};
+    wfb_marks marks = {NULL, rm.count, row_mark, &rm, NULL};
     int rc = 0;
     if (st != WF_OK || rm.oom || !names)
         rc = st != WF_OK ? wfb_report(err) : wfb_error("out of memory");
@@ -262,7 +262,7 @@ static int resume_instance(const resume_opts *o)
         goto fail;
     if (queued > 0) {
         const char **names = wf_calloc(nb + 1, sizeof *names);
-        wfb_marks m = {NULL, wfm_dinst_bookmark_count(d), dinst_mark, d};
+        wfb_marks m = {NULL, wfm_dinst_bookmark_count(d), dinst_mark, d, NULL};
         if (!names || resolve_all(o, &m, names)) {
             rc = names ? 2 : wfb_error("out of memory");
             wf_free(names);
@@ -284,7 +284,7 @@ static int resume_instance(const resume_opts *o)
             if (wfm_host_load(host, o->id, &d, &err) != WF_OK)
                 goto fail;
         }
-        wfb_marks m = {NULL, wfm_dinst_bookmark_count(d), dinst_mark, d};
+        wfb_marks m = {NULL, wfm_dinst_bookmark_count(d), dinst_mark, d, NULL};
         const char *name = NULL;
         if (wfb_bookmark_resolve(&m, "--bookmark", o->bookmarks.names[i], &name)) {
             rc = 2;

@@ -235,7 +235,7 @@ static const char *instance_mark(const void *inst, size_t i)
  * part after the last '.'): 0 with *out set (NULL: not waited on), 2 when ambiguous. */
 static int find_resume(const wfm_instance *inst, const run_opts *o, size_t i, const char **out)
 {
-    wfb_marks m = {NULL, wfm_instance_bookmark_count(inst), instance_mark, inst};
+    wfb_marks m = {NULL, wfm_instance_bookmark_count(inst), instance_mark, inst, NULL};
     return wfb_bookmark_resolve(&m, "--resume", o->resumes.names[i], out);
 }
 
@@ -393,7 +393,7 @@ static int run_file(const run_opts *o)
         goto done;
     rc = close_tracker(tracker, 0);
     if (rc == 0) {
-        wfb_marks m = {NULL, wfm_instance_bookmark_count(inst), instance_mark, inst};
+        wfb_marks m = {NULL, wfm_instance_bookmark_count(inst), instance_mark, inst, NULL};
         rc = wfb_instance_result(inst, &m, o->json);
     }
     goto done;

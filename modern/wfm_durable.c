@@ -280,14 +280,10 @@ static wf_status save_prepare(wfm_host *h, wfm_dinst *d, bool release, bool held
         st = props_collect(h, d, &d->props, err);
     if (st != WF_OK)
         return st;
-    wfm_instance_state state = wfm_instance_state_get(d->inst);
     int64_t due = wfm_instance_next_timer_us(d->inst);
     d->rec = (wfm_store_save_rec){
         .id = d->id.text,
-        /* waiting only on a Persist request is runnable: the host resumes it on load */
-        .status = (state == WFM_INSTANCE_IDLE && persist_requests(d->inst))
-                      ? wfm_instance_state_name(WFM_INSTANCE_EXECUTING)
-                      : wfm_instance_state_name(state),
+        .status = wfm_dinst_status(d),
         .state = blob->data,
         .state_len = blob->len,
         .bookmarks = (const char *const *)d->bookmarks,
@@ -1322,6 +1318,15 @@ void wfm_dinst_close(wfm_dinst *d)
     free_bookmarks(d);
     free_kept(d);
     dinst_free(d);
+}
+
+const char *wfm_dinst_status(const wfm_dinst *d)
+{
+    wfm_instance_state state = wfm_instance_state_get(d->inst);
+    /* waiting only on a Persist request is runnable: a host resumes it on load */
+    if (state == WFM_INSTANCE_IDLE && persist_requests(d->inst))
+        state = WFM_INSTANCE_EXECUTING;
+    return wfm_instance_state_name(state);
 }
 
 const char *wfm_dinst_id(const wfm_dinst *d)

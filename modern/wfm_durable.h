@@ -158,6 +158,10 @@ int64_t wfm_host_now_us(const wfm_host *host);
 /* Release the lease if still held (nothing is saved) and free the instance. NULL accepted. */
 void wfm_dinst_close(wfm_dinst *d);
 const char *wfm_dinst_id(const wfm_dinst *d);
+/* The status a save of it records: the instance's state ("Idle", "Closed", ...), except
+ * "Executing" while it waits only on Persist requests (a run stopped there by
+ * wfm_host_end_runs: runnable, a host resumes it on load). */
+const char *wfm_dinst_status(const wfm_dinst *d);
 /* The in-memory instance: set inputs before the first run; read outputs, bookmarks, state.
  * Bookmark names include internal Persist bookmarks (wfm_persist_bookmark tells them). */
 wfm_instance *wfm_dinst_instance(wfm_dinst *d);

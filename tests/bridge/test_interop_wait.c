@@ -450,7 +450,7 @@ static const char *two_approved_name(const void *src, size_t i)
  * name resolves; a name nobody waits on resolves to nothing. */
 START_TEST(test_ambiguous_short_bookmark_name)
 {
-    wfb_marks m = {NULL, 3, two_approved_name, two_approved};
+    wfb_marks m = {NULL, 3, two_approved_name, two_approved, NULL};
     const char *got = "unset";
     ck_assert_int_eq(wfb_bookmark_resolve(&m, "--resume", "Approved", &got), 2);
     ck_assert_ptr_null(got);
