@@ -56,6 +56,7 @@ static void on_stop_signal(int sig)
 
 typedef struct pass {
     const wfm_store *store;
+    wfm_host *host;
     int64_t now_us, next_due_us;
     char (*ids)[33];
     size_t count, cap;
@@ -90,8 +91,8 @@ static bool collect(void *ud, const wfm_store_row *row)
         else if (row->next_timer_us < p->next_due_us)
             p->next_due_us = row->next_timer_us;
     }
-    /* leased by another live host: not ours to read now */
-    if (!runnable || !wfm_store_row_lockable(p->store, row))
+    /* leased by another live host: not ours to read now; running here: not again */
+    if (!runnable || !wfm_store_row_lockable(p->store, row) || wfm_host_has(p->host, row->id))
         return true;
     if (p->count == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 16;
@@ -291,7 +292,7 @@ static int look(feeder *fd, pass *p)
 {
     wfm_store *store = wfm_host_store(fd->host);
     wf_free(p->ids);
-    *p = (pass){store, wfb_now_us(), INT64_MAX, NULL, 0, 0, false};
+    *p = (pass){store, fd->host, wfb_now_us(), INT64_MAX, NULL, 0, 0, false};
     wf_error err = WF_ERROR_INIT;
     wfm_store_query q = WFM_STORE_QUERY_INIT;
     if (wfm_store_query_rows(store, &q, collect, p, &err) != WF_OK || p->oom) {

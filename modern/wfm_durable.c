@@ -474,16 +474,21 @@ static wfm_dinst *open_dinst_locked(wfm_host *h, const char *id)
     return NULL;
 }
 
-/* WF_E_LOCKED when this host already has instance `id` open: a second copy would run it
- * twice under the same lease. */
-static wf_status not_open(wfm_host *h, const char *id, wf_error *err)
+bool wfm_host_has(wfm_host *h, const char *id)
 {
     pthread_mutex_lock(&h->lock);
     bool open = open_dinst_locked(h, id) != NULL;
     pthread_mutex_unlock(&h->lock);
-    return open ? wf_error_set(err, WF_E_LOCKED, NULL,
-                               "instance '%s' is already loaded by this host", id)
-                : WF_OK;
+    return open;
+}
+
+/* WF_E_LOCKED when this host already has instance `id` open: a second copy would run it
+ * twice under the same lease. */
+static wf_status not_open(wfm_host *h, const char *id, wf_error *err)
+{
+    if (!wfm_host_has(h, id))
+        return WF_OK;
+    return wf_error_set(err, WF_E_LOCKED, NULL, "instance '%s' is already loaded by this host", id);
 }
 
 static void link_dinst(wfm_host *h, wfm_dinst *d)

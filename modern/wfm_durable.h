@@ -94,6 +94,9 @@ wf_status wfm_host_new(wfm_host *host, wfm_definition *def, wfm_dinst **out, wf_
  * parse errors of the definition file as they are. WF_E_LOCKED too when this host already has
  * the instance open (one wfm_dinst per instance and host). */
 wf_status wfm_host_load(wfm_host *host, const char *id, wfm_dinst **out, wf_error *err);
+/* Does this host have instance `id` open, holding its lease or in use (a pool run)? A host
+ * listing the store skips those. */
+bool wfm_host_has(wfm_host *host, const char *id);
 
 /* As wfm_host_load for an instance whose lease this host's store already holds and whose row
  * it read (wfm_store_claim): decodes `state` without reading the store. pending_resumes: the

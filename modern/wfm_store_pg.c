@@ -630,18 +630,24 @@ static void array_literal(wf_buf *b, const char *const *items, size_t count)
     wf_buf_addf(b, "}");
 }
 
+/* The parameters both save statements start with ($1 to $6). */
+static void save_params(pg_params *q, wfm_store *s, const wfm_store_save_rec *r, int64_t now)
+{
+    p_text(q, r->id);
+    p_text(q, s->owner);
+    p_int(q, now);
+    p_text(q, r->status);
+    p_blob(q, r->state, r->state_len);
+    p_int(q, r->next_timer_us);
+}
+
 /* Queue the row-only save (PS_SAVE_STATE) of a save whose names are unchanged since this
  * connection's last save of the instance, the row then at `version`. */
 static bool send_state_save(wfm_store *s, const wfm_store_save_rec *r, int64_t version,
                             int64_t token, int64_t now)
 {
     pg_params q = {0};
-    p_text(&q, r->id);
-    p_text(&q, s->owner);
-    p_int(&q, now);
-    p_text(&q, r->status);
-    p_blob(&q, r->state, r->state_len);
-    p_int(&q, r->next_timer_us);
+    save_params(&q, s, r, now);
     p_int(&q, now + s->lease_ms);
     p_int(&q, version);
     p_int(&q, token);
@@ -668,12 +674,7 @@ static bool send_save(wfm_store *s, wfm__pending_save *p, int64_t token, int64_t
     array_literal(&names, r->prop_names, r->prop_count);
     array_literal(&values, r->prop_values, r->prop_count);
     pg_params q = {0};
-    p_text(&q, r->id);
-    p_text(&q, s->owner);
-    p_int(&q, now);
-    p_text(&q, r->status);
-    p_blob(&q, r->state, r->state_len);
-    p_int(&q, r->next_timer_us);
+    save_params(&q, s, r, now);
     p_text(&q, r->release ? "t" : "f");
     p_int(&q, now + s->lease_ms);
     p_text(&q, bm.data);
