@@ -1,4 +1,4 @@
-/* bench_fleet.c — the fleet table (issue 10): Hello cities (an orchestration calling 5 native
+/* bench_fleet.c — the fleet table: Hello cities (an orchestration calling 5 native
  * activities in sequence, each returning "Hello, <city>!", a Persist after each) through the
  * real CLI: `wfbridge start --count N`, then H `wfbridge host` processes started together and
  * stopped with SIGTERM once the store shows every instance Closed. SQLite (H = 1, 2) and
@@ -520,7 +520,7 @@ static const grid_row grid[] = {
 };
 enum { GRID = sizeof grid / sizeof grid[0] };
 
-/* The issue's targets: >= 50,000 work items/s on SQLite at normal (one host); PostgreSQL
+/* The targets: >= 50,000 work items/s on SQLite at normal (one host); PostgreSQL
  * orchestrations/s growing with hosts (each row against the row with half its hosts). */
 static const char *target_of(int i, const cell_fig *figs, const bool *ok, char *buf, size_t size)
 {
@@ -638,7 +638,8 @@ int main(int argc, char **argv)
         printf("baseline (one process, runtime pool, no store): %.0f orch/s, %llu activities\n",
                base.med, (unsigned long long)base_acts);
         bu_md("## Fleet: Hello cities through `wfbridge start` and `wfbridge host`\n\n"
-              "Hello cities (seed 002): an orchestration calling 5 activities in sequence — a\n"
+              "Hello cities (the workload durable-task schedulers publish throughput for): an\n"
+              "orchestration calling 5 activities in sequence — a\n"
               "native InvokeMethod `hello(city)` returning \"Hello, <city>!\"\n"
               "(bench/libs/hellocities), a Persist after each — and collecting the greetings\n"
               "into its output; %ld instances made by `wfbridge start --count %ld`, then H\n"
@@ -649,7 +650,7 @@ int main(int argc, char **argv)
               "instance's `updated_ms` minus the hosts' start. One run per cell; PostgreSQL cells\n"
               "each on a fresh schema of the server in WFBRIDGE_BENCH_PG or WFBRIDGE_TEST_PG,\n"
               "sharing this machine's cores.\n\n"
-              "A work item is what the seed calls an action: an operation the scheduler\n"
+              "A work item is what such schedulers call an action: an operation the scheduler\n"
               "processes, such as running an orchestration step or an activity. Counted from\n"
               "what the run did: orchestration steps are the saves the hosts made (the rise of\n"
               "the rows' `version` column, which every save increments: each Persist and the\n"
@@ -658,7 +659,7 @@ int main(int argc, char **argv)
               "Baseline (same run): the same workload in one process on the runtime pool (one\n"
               "worker per core), no store, so Persist completes at once: %s orchestrations/s\n"
               "(median of %d after a warm-up). `/ baseline` is each cell's orchestrations/s over\n"
-              "it. Targets (issue 10): >= 50,000 work items/s on SQLite at normal; PostgreSQL\n"
+              "it. Targets: >= 50,000 work items/s on SQLite at normal; PostgreSQL\n"
               "growing with hosts.\n\n",
               n, n, sysconf(_SC_NPROCESSORS_ONLN), bu_cell(base, c, sizeof c), reps);
         bu_json("bench_fleet", "fleet", "baseline: one process, no store", "orchestrations",
