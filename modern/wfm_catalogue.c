@@ -5,8 +5,10 @@
 #include "wfm_definition_int.h"
 #include "wfm_load_int.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdlib.h> /* qsort */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h> /* strncasecmp */
@@ -15,6 +17,10 @@ struct wfm_catalogue {
     wf_strmap *by_name; /* "ns\nname" -> wfm_kind* (borrowed from kinds) */
     wfm_kind **kinds;   /* owned, registration order */
     size_t count, cap;
+    pthread_mutex_t cb_lock;  /* the callback index: */
+    wfm__callback_ix *cbs;    /* sorted (wfm__catalogue_callbacks), NULL until built */
+    size_t cb_count, cb_kinds; /* its entries, and the kinds it was built from */
+    bool cb_built;
 };
 
 wf_status wfm_catalogue_create(wfm_catalogue **out, wf_error *err)
@@ -24,7 +30,9 @@ wf_status wfm_catalogue_create(wfm_catalogue **out, wf_error *err)
     if (!cat)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory creating the catalogue");
     cat->by_name = wf_strmap_create(NULL);
+    pthread_mutex_init(&cat->cb_lock, NULL);
     if (!cat->by_name) {
+        pthread_mutex_destroy(&cat->cb_lock);
         wf_free(cat);
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory creating the catalogue");
     }
@@ -40,6 +48,8 @@ void wfm_catalogue_destroy(wfm_catalogue *cat)
         wf_free(cat->kinds[i]);
     wf_free(cat->kinds);
     wf_strmap_destroy(cat->by_name);
+    wf_free(cat->cbs);
+    pthread_mutex_destroy(&cat->cb_lock);
     wf_free(cat);
 }
 
@@ -51,6 +61,56 @@ size_t wfm_catalogue_count(const wfm_catalogue *cat)
 const wfm_kind *wfm_catalogue_at(const wfm_catalogue *cat, size_t index)
 {
     return cat && index < cat->count ? cat->kinds[index] : NULL;
+}
+
+static int callback_cmp(const void *a, const void *b)
+{
+    const wfm__callback_ix *x = a, *y = b;
+    if (x->fn != y->fn)
+        return (uintptr_t)x->fn < (uintptr_t)y->fn ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Under cb_lock: (re)build the index from every kind registered so far. */
+static bool build_callbacks_locked(wfm_catalogue *cat)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < cat->count; k++)
+        n += cat->kinds[k]->spec->callback_count;
+    wfm__callback_ix *cbs = n ? wf_calloc(n, sizeof *cbs) : NULL;
+    if (n && !cbs)
+        return false;
+    size_t used = 0;
+    for (size_t k = 0; k < cat->count; k++) {
+        const wfm_kind_spec *spec = cat->kinds[k]->spec;
+        for (size_t i = 0; i < spec->callback_count; i++)
+            if (spec->callbacks[i])
+                cbs[used++] = (wfm__callback_ix){spec->callbacks[i], (uint32_t)k, (uint32_t)i};
+    }
+    if (used)
+        qsort(cbs, used, sizeof *cbs, callback_cmp);
+    wf_free(cat->cbs);
+    cat->cbs = cbs;
+    cat->cb_count = used;
+    cat->cb_kinds = cat->count;
+    cat->cb_built = true;
+    return true;
+}
+
+const wfm__callback_ix *wfm__catalogue_callbacks(const wfm_catalogue *c, size_t *count,
+                                                 bool *oom)
+{
+    wfm_catalogue *cat = (wfm_catalogue *)c; /* the index is a cache of const data */
+    pthread_mutex_lock(&cat->cb_lock);
+    *oom = false;
+    if (!cat->cb_built || cat->cb_kinds != cat->count)
+        *oom = !build_callbacks_locked(cat);
+    const wfm__callback_ix *cbs = *oom ? NULL : cat->cbs;
+    *count = *oom ? 0 : cat->cb_count;
+    pthread_mutex_unlock(&cat->cb_lock);
+    return cbs;
 }
 
 static bool make_key(char *buf, size_t size, const char *ns, const char *name)

@@ -188,4 +188,17 @@ static inline const wfm__prop *wfm__node_prop(const wfm_node *node, unsigned pro
     return &node->props[prop];
 }
 
+/* ---- the catalogue's callback index (wfm_catalogue.c; the state writer, wfm_persist.c) ----
+ * Every registered kind's callbacks (wfm_kind_spec.callbacks) sorted by address, then kind,
+ * then table index: built on first use and again after a registration, under the catalogue's
+ * lock, so that a save looks a callback up without building the table each time. Valid until
+ * the next registration (kinds are registered before definitions are loaded). */
+typedef struct wfm__callback_ix {
+    const void *fn;
+    uint32_t kind, index; /* catalogue position of the kind, index in its callbacks table */
+} wfm__callback_ix;
+/* NULL with *count 0 when no kind has callbacks; NULL with *oom true when out of memory. */
+const wfm__callback_ix *wfm__catalogue_callbacks(const wfm_catalogue *cat, size_t *count,
+                                                 bool *oom);
+
 #endif

@@ -48,7 +48,7 @@ struct wfm_persist_writer {
     const wfm_ai **order; /* preorder */
     addr_ix *by_addr;     /* activities sorted by address */
     size_t ai_count;
-    addr_ix *cbs; /* callbacks sorted by pointer */
+    const wfm__callback_ix *cbs; /* the catalogue's callbacks sorted by pointer (borrowed) */
     size_t cb_count;
     const wfm_kind **kinds; /* the kinds table, first-use order */
     size_t kind_count, kind_cap;
@@ -145,21 +145,9 @@ static bool w_collect_tree(wfm_persist_writer *w)
 
 static bool w_collect_callbacks(wfm_persist_writer *w)
 {
-    size_t n = 0, count = wfm_catalogue_count(w->cat);
-    for (size_t k = 0; k < count; k++)
-        n += wfm_kind_spec_of(wfm_catalogue_at(w->cat, k))->callback_count;
-    if (!n)
-        return true;
-    if (!(w->cbs = wf_calloc(n, sizeof *w->cbs)))
-        return false;
-    for (size_t k = 0; k < count; k++) {
-        const wfm_kind_spec *spec = wfm_kind_spec_of(wfm_catalogue_at(w->cat, k));
-        for (size_t i = 0; i < spec->callback_count; i++)
-            if (spec->callbacks[i])
-                w->cbs[w->cb_count++] = (addr_ix){spec->callbacks[i], (uint32_t)k, (uint32_t)i};
-    }
-    qsort(w->cbs, w->cb_count, sizeof *w->cbs, addr_cmp);
-    return true;
+    bool oom = false;
+    w->cbs = wfm__catalogue_callbacks(w->cat, &w->cb_count, &oom);
+    return !oom;
 }
 
 static size_t kind_ref(wfm_persist_writer *w, const wfm_kind *kind)
@@ -229,12 +217,12 @@ void wfm_persist_write_ptr(wfm_persist_writer *w, const void *callback)
     size_t lo = 0, hi = w->cb_count;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if ((uintptr_t)w->cbs[mid].p < (uintptr_t)callback)
+        if ((uintptr_t)w->cbs[mid].fn < (uintptr_t)callback)
             lo = mid + 1;
         else
             hi = mid;
     }
-    const addr_ix *x = lo < w->cb_count && w->cbs[lo].p == callback ? &w->cbs[lo] : NULL;
+    const wfm__callback_ix *x = lo < w->cb_count && w->cbs[lo].fn == callback ? &w->cbs[lo] : NULL;
     if (!x) {
         w_fail(w, WF_E_STATE,
                "cannot persist: kind '%s' handed the runtime a callback that is not in its "
@@ -243,8 +231,8 @@ void wfm_persist_write_ptr(wfm_persist_writer *w, const void *callback)
         wf_codec_put_uint(w->out, 0);
         return;
     }
-    wf_codec_put_uint(w->out, kind_ref(w, wfm_catalogue_at(w->cat, x->a)) + 1);
-    wf_codec_put_uint(w->out, x->b);
+    wf_codec_put_uint(w->out, kind_ref(w, wfm_catalogue_at(w->cat, x->kind)) + 1);
+    wf_codec_put_uint(w->out, x->index);
 }
 
 /* A callback the runtime calls with an activity of kind `holder`: it must be in that kind's
@@ -652,7 +640,6 @@ static wf_status save_ctx(const wfm_ctx *ctx, wf_buf *out, wf_error *err)
     wf_buf_fini(&envs);
     wf_free(w.order);
     wf_free(w.by_addr);
-    wf_free(w.cbs);
     wf_free(w.kinds);
     wf_free(w.envs);
     return w.st;
