@@ -1,7 +1,7 @@
 #!/bin/sh
 # demo.sh — `make demo`: the whole migration job with the freshly built wfbridge: convert every
 # legacy sample (JSON and HTML report in build/demo/), run the converted and the mixed
-# workflows with the SQLite store, verify each legacy sample side by side with generated
+# workflows with the SQLite store, drain 500 instances with two hosts on one store, verify each legacy sample side by side with generated
 # inputs, then the sample runs of each runtime. Each command is printed exactly as it can be
 # pasted (the real binary path, quoted arguments), followed by one line of its result. Each run
 # states the exit status it expects (a sample may fault on purpose), and the script fails if
@@ -196,6 +196,43 @@ demo_mixed()
         --lib-path "$LIBS"
 }
 
+# A fleet in miniature: `start` makes 500 runnable instances of a mixed workflow without running
+# them, two `host --once` processes drain the store side by side (each claims batches of
+# instances and runs them on its worker pool; none may run twice), and the store shows every
+# instance Closed.
+demo_fleet()
+{
+    store="$scratch/fleet.db"
+    wf=samples/mixed/order_fault.xaml
+    printf '\n## a fleet of hosts on one store: %s\n' "$store"
+    run_sample 0 "start: 500 runnable instances, none run yet" start "$wf" --count 500 \
+        --arg Sku=WIDGET-7 --arg Quantity=5 --store "$store" --json --lib-path "$LIBS"
+    printf -- '-- two hosts drain it side by side (each prints "ID STATUS" per instance it ran)\n'
+    for n in 1 2; do
+        show_command host --store "$store" --once --lib-path "$LIBS"
+    done
+    "$WFBRIDGE" host --store "$store" --once --lib-path "$LIBS" >"$scratch/fleet-1.out" 2>&1 &
+    host1=$!
+    "$WFBRIDGE" host --store "$store" --once --lib-path "$LIBS" >"$scratch/fleet-2.out" 2>&1 &
+    host2=$!
+    wait "$host1"
+    check_exit $? 0
+    wait "$host2"
+    check_exit $? 0
+    runs=$((runs + 2))
+    ran1=$(grep -c ' Closed$' "$scratch/fleet-1.out")
+    ran2=$(grep -c ' Closed$' "$scratch/fleet-2.out")
+    twice=$(cat "$scratch/fleet-1.out" "$scratch/fleet-2.out" | grep ' Closed$' | cut -d' ' -f1 |
+        sort | uniq -d | wc -l)
+    fleet_summary="500 instances, host 1 ran $ran1, host 2 ran $ran2, run twice: $twice"
+    printf '   %s (%s, %s)\n' "$fleet_summary" "$scratch/fleet-1.out" "$scratch/fleet-2.out"
+    if [ $((ran1 + ran2)) -ne 500 ] || [ "$twice" -ne 0 ]; then
+        printf '!! expected the 500 instances run once each\n'
+        failures=$((failures + 1))
+    fi
+    run_sample 0 "instances: every one Closed" instances --store "$store" --status Closed --json
+}
+
 # Convert every legacy sample: XAML (and the files a partial conversion generates) into
 # $converted, the migration report as JSON and HTML.
 demo_convert()
@@ -265,9 +302,11 @@ VERIFY_CASES=${VERIFY_CASES:-100}
 conv_summary="(not run)"
 verify_cases=0
 verify_div=0
+fleet_summary="(not run)"
 demo_convert
 demo_converted
 demo_mixed
+demo_fleet
 demo_verify
 demo_modern
 demo_durable
@@ -279,6 +318,7 @@ printf ' conversion:  %s (samples/legacy -> %s)\n' "$conv_summary" "$converted"
 printf ' report:      %s (and %s)\n' "$scratch/report.html" "$scratch/report.json"
 printf ' verify:      %s cases, each legacy vs converted vs interop: %s divergences (%s)\n' \
     "$verify_cases" "$verify_div" "$scratch/verify.xml"
+printf ' fleet:       %s\n' "$fleet_summary"
 printf ' runs:        %s commands, %s not as expected; stores kept in %s\n' "$runs" "$failures" \
     "$scratch"
 printf ' time:        %ss\n' "$elapsed"
