@@ -587,6 +587,19 @@ wf_status wfm_store_pending_resumes(wfm_store *s, const char *id, wfm_store_resu
     return rc;
 }
 
+wf_status wfm_store_put_tracking(wfm_store *s, const wfm_store_track_rec *recs, size_t count,
+                                 wf_error *err)
+{
+    if (count == 0)
+        return WF_OK;
+    if (s->read_only)
+        return wfm__store_fail(s, WF_E_STORE, err, "the store is open read-only");
+    pthread_mutex_lock(&s->conn_lock);
+    wf_status rc = s->ops->put_tracking(s, recs, count, err);
+    pthread_mutex_unlock(&s->conn_lock);
+    return rc;
+}
+
 /* Empty the wake pipe; true if it held anything. */
 static bool take_wakes(wfm_store *s)
 {

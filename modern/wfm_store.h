@@ -231,6 +231,21 @@ typedef bool (*wfm_store_claim_fn)(void *ud, const wfm_store_claimed *c);
 wf_status wfm_store_claim(wfm_store *store, size_t max, int64_t now_us, wfm_store_claim_fn fn,
                           void *ud, size_t *count, wf_error *err);
 
+/* ---- tracking records ----------------------------------------------------------------------
+ * The `tracking` table, written by the tracker's store participant (wfm_tracker_add_store):
+ * one row per record, keyed by instance and sequence number (a record written again with the
+ * same key replaces the row). */
+typedef struct wfm_store_track_rec {
+    const char *instance; /* "" for records of no instance */
+    int64_t seq, time_us;
+    const char *kind;   /* "WorkflowInstance", "ActivityState", ... */
+    const char *record; /* the record as JSON (record_len bytes, need not end in NUL) */
+    size_t record_len;
+} wfm_store_track_rec;
+/* Write `count` records in one transaction (all or none). WF_E_STORE on a read-only store. */
+wf_status wfm_store_put_tracking(wfm_store *store, const wfm_store_track_rec *recs, size_t count,
+                                 wf_error *err);
+
 /* Counters for benchmarks: commits issued and saves written. */
 void wfm_store_counters(const wfm_store *store, uint64_t *commits, uint64_t *saves);
 

@@ -108,6 +108,9 @@ struct wfm__store_ops {
                                 wf_error *err);
     wf_status (*pending_resumes)(wfm_store *s, const char *id, wfm_store_resume_fn fn,
                                  void *ud, wf_error *err);
+    /* Insert or replace the records in one transaction (count > 0). */
+    wf_status (*put_tracking)(wfm_store *s, const wfm_store_track_rec *recs, size_t count,
+                              wf_error *err);
     /* Called without conn_lock (it must not use the store's connection). */
     /* Wait up to timeout_ms for announced work or for `wake_fd` (wfm_store_wake's pipe) to
      * become readable, whichever comes first; *woken: the former ended it. */

@@ -37,6 +37,7 @@ enum pg_stmt {
     PS_PENDING,
     PS_CLAIM,
     PS_SAVE_STATE,
+    PS_PUT_TRACKING,
     PS_COUNT
 };
 
@@ -132,6 +133,12 @@ static const char *const pg_sql[PS_COUNT] = {
         " WHERE id = $1 AND owner = $2 AND lock_expires_ms >= $3 AND version = $8"
         " RETURNING version)"
         " SELECT count(*), 0, max(version) FROM u",
+    /* wfm_store_put_tracking: the records as five parallel arrays, one statement */
+    [PS_PUT_TRACKING] =
+        "INSERT INTO tracking(instance, seq, time_us, kind, record)"
+        " SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[])"
+        " ON CONFLICT (instance, seq) DO UPDATE SET time_us = excluded.time_us,"
+        " kind = excluded.kind, record = excluded.record",
 };
 
 static const char schema_v1[] =
@@ -297,7 +304,7 @@ static void p_blob(pg_params *p, const void *data, size_t len)
 static const char *const stmt_names[PS_COUNT] = {
     "save",    "token_of", "take_lease", "take_from", "owner_of",     "release", "renew",
     "create",  "put_def",  "load",       "query",     "props",        "enqueue", "seq_of_token",
-    "pending", "claim",    "save_state"};
+    "pending", "claim",    "save_state", "put_tracking"};
 
 /* Prepare statement `id` in this session unless it is already. */
 static wf_status ensure_prepared(wfm_store *s, enum pg_stmt id, wf_error *err)
@@ -1050,6 +1057,59 @@ static wf_status pg_pending_resumes(wfm_store *s, const char *id, wfm_store_resu
  * reconnecting (run()): if the lost attempt committed, its leases are ours and unexpired;
  * no claim returns them (own leases are not claimed), nothing is leased to anyone else, and a
  * host finds them by listing the store (wfm_store_row_lockable: its own lease is lockable). */
+/* A bigint[] literal: {1,2,3}. */
+static void int_array(wf_buf *b, const wfm_store_track_rec *recs, size_t count, bool time)
+{
+    wf_buf_addc(b, '{');
+    for (size_t i = 0; i < count; i++)
+        wf_buf_addf(b, "%s%lld", i ? "," : "", (long long)(time ? recs[i].time_us : recs[i].seq));
+    wf_buf_addc(b, '}');
+}
+
+/* One statement (its own transaction): all the records or none. Run again after a dropped
+ * connection, which is harmless: a record written twice replaces itself. */
+static wf_status pg_put_tracking(wfm_store *s, const wfm_store_track_rec *recs, size_t count,
+                                 wf_error *err)
+{
+    const char **inst = wf_calloc(count, sizeof *inst), **kind = wf_calloc(count, sizeof *kind);
+    char **text = wf_calloc(count, sizeof *text);
+    wf_buf a[5];
+    for (int k = 0; k < 5; k++)
+        wf_buf_init(&a[k]);
+    bool oom = !inst || !kind || !text;
+    for (size_t i = 0; !oom && i < count; i++) {
+        inst[i] = recs[i].instance;
+        kind[i] = recs[i].kind;
+        oom = !(text[i] = wf_strndup(recs[i].record, recs[i].record_len));
+    }
+    wf_status rc = WF_OK;
+    if (!oom) {
+        array_literal(&a[0], inst, count);
+        int_array(&a[1], recs, count, false);
+        int_array(&a[2], recs, count, true);
+        array_literal(&a[3], kind, count);
+        array_literal(&a[4], (const char *const *)text, count);
+        for (int k = 0; k < 5; k++)
+            oom = oom || a[k].oom;
+    }
+    if (oom) {
+        rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory writing tracking records");
+    } else {
+        pg_params p = {0};
+        for (int k = 0; k < 5; k++)
+            p_text(&p, a[k].data);
+        rc = run_cmd(s, PS_PUT_TRACKING, &p, NULL, err);
+    }
+    for (size_t i = 0; text && i < count; i++)
+        wf_free(text[i]);
+    for (int k = 0; k < 5; k++)
+        wf_buf_fini(&a[k]);
+    wf_free(inst);
+    wf_free(kind);
+    wf_free(text);
+    return rc;
+}
+
 static wf_status pg_claim(wfm_store *s, size_t max, int64_t now, int64_t now_us,
                           wfm_store_claim_fn fn, void *ud, size_t *count, wf_error *err)
 {
@@ -1157,6 +1217,7 @@ const wfm__store_ops wfm__store_pg_ops = {
     .props = pg_props,
     .enqueue_resume = pg_enqueue_resume,
     .pending_resumes = pg_pending_resumes,
+    .put_tracking = pg_put_tracking,
     .wait = pg_wait,
     .claim = pg_claim,
 };

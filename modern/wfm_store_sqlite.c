@@ -45,6 +45,7 @@ enum stmt_id {
     ST_RENEW,
     ST_CREATE,
     ST_CLAIM,
+    ST_PUT_TRACKING,
     ST_COUNT
 };
 
@@ -89,6 +90,8 @@ static const char *const stmt_sql[ST_COUNT] = {
         " ORDER BY i.created_ms, i.id LIMIT ?5)"
         " RETURNING id, status, definition, state, created_ms,"
         " (SELECT count(*) FROM pending_resumes r WHERE r.instance = instances.id)",
+    [ST_PUT_TRACKING] = "INSERT OR REPLACE INTO tracking(instance, seq, time_us, kind, record)"
+                        " VALUES(?, ?, ?, ?, ?)",
 };
 
 typedef struct sq_conn {
@@ -870,6 +873,32 @@ static wf_status sq_enqueue_resume(wfm_store *s, const char *id, const char *boo
     return rc;
 }
 
+static wf_status sq_put_tracking(wfm_store *s, const wfm_store_track_rec *recs, size_t count,
+                                 wf_error *err)
+{
+    wf_error ignored = WF_ERROR_INIT;
+    sqlite3_stmt *st = NULL;
+    wf_status rc = run(s, ST_BEGIN_IMMEDIATE, NULL, err, "");
+    if (rc == WF_OK)
+        rc = stmt(s, ST_PUT_TRACKING, &st, err);
+    for (size_t i = 0; rc == WF_OK && i < count; i++) {
+        const wfm_store_track_rec *r = &recs[i];
+        sqlite3_bind_text(st, 1, r->instance, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, r->seq);
+        sqlite3_bind_int64(st, 3, r->time_us);
+        sqlite3_bind_text(st, 4, r->kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, r->record, (int)r->record_len, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = db_error(s, err, "store");
+        done(st);
+    }
+    if (rc == WF_OK)
+        rc = run(s, ST_COMMIT, NULL, err, "");
+    if (rc != WF_OK && !sqlite3_get_autocommit(db_of(s)))
+        run(s, ST_ROLLBACK, NULL, &ignored, "");
+    return rc;
+}
+
 static wf_status sq_pending_resumes(wfm_store *s, const char *id, wfm_store_resume_fn fn,
                                     void *ud, wf_error *err)
 {
@@ -1015,6 +1044,7 @@ const wfm__store_ops wfm__store_sqlite_ops = {
     .props = sq_props,
     .enqueue_resume = sq_enqueue_resume,
     .pending_resumes = sq_pending_resumes,
+    .put_tracking = sq_put_tracking,
     .wait = sq_wait,
     .claim = sq_claim,
 };

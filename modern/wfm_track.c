@@ -4,9 +4,9 @@
  * the tracker's thread formats them as JSON lines and writes the file, store and ring
  * participants, so a worker never formats, waits on I/O or wakes anyone per record. Published
  * batches are written in ticket order, so lines keep emission order across threads. */
+#include <assert.h>
 #include <pthread.h>
 #include <sched.h> /* sched_yield */
-#include <sqlite3.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +15,7 @@
 
 #include "../common/wf_mem.h"
 #include "wfm_track.h"
+#include "wfm_store.h"
 #include "wfm_track_int.h"
 
 #define MAX_FILES 4
@@ -72,6 +73,13 @@ struct wfm__track_plan {
     uint16_t masks[];  /* by node index */
 };
 
+/* A record kept for the store participant: offsets into wfm_tracker.pend_text. */
+typedef struct pend_rec {
+    size_t inst_off, rec_off, rec_len;
+    int64_t seq, time_us;
+    const char *kind; /* static */
+} pend_rec;
+
 struct wfm_tracker {
     const wfm_profile *profile; /* borrowed */
     unsigned kinds;             /* wfm_profile_kinds(profile) */
@@ -96,8 +104,10 @@ struct wfm_tracker {
     bool owns_file[MAX_FILES];
     char *paths[MAX_FILES]; /* owned copies, for wfm_tracker_close's messages */
     size_t file_count;
-    sqlite3 *store;
-    sqlite3_stmt *insert;
+    wfm_store *store; /* borrowed: the store participant's */
+    pend_rec *pend;   /* the tracker's thread: this pass's records for the store, */
+    size_t pend_count, pend_cap;
+    wf_buf pend_text; /* their instance ids and texts (each NUL-terminated) */
     char **ring; /* owned lines, ring_cap slots, under lock */
     size_t ring_cap, ring_start, ring_count;
     wf_buf out; /* the tracker's thread: the pass's lines */
@@ -473,27 +483,61 @@ static void ring_put(wfm_tracker *t, const char *text, size_t len)
     pthread_mutex_unlock(&t->lock);
 }
 
+/* Keep a record for the store participant; store_flush writes the pass's records. */
 static void store_put(wfm_tracker *t, const brec *h, const char *instance, const char *text,
                       size_t len)
 {
-    if (!t->insert &&
-        sqlite3_prepare_v2(t->store,
-                           "INSERT OR REPLACE INTO tracking(instance, seq, time_us, kind, record)"
-                           " VALUES(?, ?, ?, ?, ?)",
-                           -1, &t->insert, NULL) != SQLITE_OK) {
+    if (t->pend_count == t->pend_cap) {
+        size_t cap = t->pend_cap ? t->pend_cap * 2 : 64;
+        pend_rec *n = wf_realloc(t->pend, cap * sizeof *n);
+        if (!n) {
+            atomic_fetch_add(&t->dropped, 1);
+            return;
+        }
+        t->pend = n;
+        t->pend_cap = cap;
+    }
+    wf_buf *b = &t->pend_text;
+    pend_rec *r = &t->pend[t->pend_count];
+    r->inst_off = b->len;
+    wf_buf_add(b, instance ? instance : "", instance ? h->len[F_INSTANCE] : 0);
+    wf_buf_addc(b, '\0');
+    r->rec_off = b->len;
+    r->rec_len = len;
+    wf_buf_add(b, text, len);
+    wf_buf_addc(b, '\0');
+    r->seq = (int64_t)h->seq;
+    r->time_us = h->time_us;
+    r->kind = wfm_rec_kind_name((wfm_rec_kind)h->kind);
+    if (b->oom) {
         atomic_fetch_add(&t->dropped, 1);
         return;
     }
-    sqlite3_stmt *st = t->insert;
-    sqlite3_bind_text(st, 1, instance ? instance : "", instance ? (int)h->len[F_INSTANCE] : 0,
-                      SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)h->seq);
-    sqlite3_bind_int64(st, 3, h->time_us);
-    sqlite3_bind_text(st, 4, wfm_rec_kind_name((wfm_rec_kind)h->kind), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 5, text, (int)len, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_DONE)
-        atomic_fetch_add(&t->dropped, 1);
-    sqlite3_reset(st);
+    t->pend_count++;
+}
+
+/* Write the pass's records to the store in one transaction (dropped, and counted, if that
+ * fails: tracking never stops the workflows). */
+static void store_flush(wfm_tracker *t)
+{
+    if (!t->pend_count)
+        return;
+    wfm_store_track_rec *recs = wf_calloc(t->pend_count, sizeof *recs);
+    wf_error err = WF_ERROR_INIT;
+    for (size_t i = 0; recs && i < t->pend_count; i++) {
+        const pend_rec *r = &t->pend[i];
+        recs[i] = (wfm_store_track_rec){.instance = t->pend_text.data + r->inst_off,
+                                        .seq = r->seq,
+                                        .time_us = r->time_us,
+                                        .kind = r->kind,
+                                        .record = t->pend_text.data + r->rec_off,
+                                        .record_len = r->rec_len};
+    }
+    if (!recs || wfm_store_put_tracking(t->store, recs, t->pend_count, &err) != WF_OK)
+        atomic_fetch_add(&t->dropped, t->pend_count);
+    wf_free(recs);
+    t->pend_count = 0;
+    wf_buf_reset(&t->pend_text);
 }
 
 /* Write the records of one batch: [from, to) of chunk c. Lines are formatted straight into
@@ -582,7 +626,6 @@ static uint64_t drain(wfm_tracker *t)
 {
     uint64_t done = 0;
     int spins = 0;
-    bool in_txn = false;
     wf_buf_reset(&t->out);
     stream *list = NULL;
     while (t->next_ticket < atomic_load(&t->tickets)) {
@@ -595,8 +638,6 @@ static uint64_t drain(wfm_tracker *t)
         for (stream *s = list; s; s = s->next) {
             if (!peek_batch(t, s) || s->peek_ticket != t->next_ticket)
                 continue;
-            if (t->store && !in_txn)
-                in_txn = sqlite3_exec(t->store, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
             write_batch(t, s->rd, s->rd_off, s->peek_end);
             s->rd_off = s->peek_end;
             s->peek_end = 0;
@@ -617,8 +658,8 @@ static uint64_t drain(wfm_tracker *t)
         wf_buf_fini(&t->out);
         wf_buf_init(&t->out);
     }
-    if (in_txn)
-        sqlite3_exec(t->store, "COMMIT", NULL, NULL, NULL);
+    if (t->store)
+        store_flush(t);
     return done;
 }
 
@@ -745,9 +786,8 @@ void wfm_tracker_destroy(wfm_tracker *t)
             fclose(t->files[f]);
         wf_free(t->paths[f]);
     }
-    sqlite3_finalize(t->insert);
-    if (t->store)
-        sqlite3_close(t->store);
+    wf_free(t->pend);
+    wf_buf_fini(&t->pend_text);
     for (size_t i = 0; i < t->ring_count; i++)
         wf_free(t->ring[(t->ring_start + i) % t->ring_cap]);
     wf_free(t->ring);
@@ -791,21 +831,16 @@ wf_status wfm_tracker_add_file(wfm_tracker *t, const char *path, wf_error *err)
     return start_thread(t, err);
 }
 
-wf_status wfm_tracker_add_store(wfm_tracker *t, const char *store_path, wf_error *err)
+wf_status wfm_tracker_add_store(wfm_tracker *t, wfm_store *store, wf_error *err)
 {
-    wf_loc loc = {store_path, 0, 0};
+    assert(store);
     if (t->store)
-        return wf_error_set(err, WF_E_STATE, &loc, "a tracker writes to one store");
-    if (sqlite3_open_v2(store_path, &t->store, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
-        sqlite3_exec(t->store, "SELECT 1 FROM tracking LIMIT 1", NULL, NULL, NULL) != SQLITE_OK) {
-        wf_error_set(err, WF_E_STORE, &loc, "cannot track into the store: %s",
-                     t->store ? sqlite3_errmsg(t->store) : "out of memory");
-        sqlite3_close(t->store);
+        return wf_error_set(err, WF_E_STATE, NULL, "a tracker writes to one store");
+    t->store = store;
+    wf_status st = start_thread(t, err);
+    if (st != WF_OK)
         t->store = NULL;
-        return err ? err->code : WF_E_STORE;
-    }
-    sqlite3_busy_timeout(t->store, 10000);
-    return start_thread(t, err);
+    return st;
 }
 
 wf_status wfm_tracker_add_ring(wfm_tracker *t, size_t capacity, wf_error *err)

@@ -86,6 +86,7 @@ unsigned wfm_profile_activity_states(const wfm_profile *profile);
 
 /* ---- the tracker -------------------------------------------------------------------------- */
 typedef struct wfm_tracker wfm_tracker;
+typedef struct wfm_store wfm_store; /* wfm_store.h */
 
 /* The profile is borrowed and must outlive the tracker. */
 wf_status wfm_tracker_create(const wfm_profile *profile, wfm_tracker **out, wf_error *err);
@@ -96,8 +97,9 @@ void wfm_tracker_destroy(wfm_tracker *tracker);
 wf_status wfm_tracker_close(wfm_tracker *tracker, wf_error *err);
 /* Participants; add them before the first record. `path` "-" is stdout. */
 wf_status wfm_tracker_add_file(wfm_tracker *tracker, const char *path, wf_error *err);
-/* Records go to the `tracking` table of the instance store at `store_path`. */
-wf_status wfm_tracker_add_store(wfm_tracker *tracker, const char *store_path, wf_error *err);
+/* Records go to the `tracking` table of an open instance store (either backend; borrowed: it
+ * must outlive the tracker), one transaction per batch the tracker's thread writes. */
+wf_status wfm_tracker_add_store(wfm_tracker *tracker, wfm_store *store, wf_error *err);
 /* Keep the last `capacity` records (as JSON lines) in memory; reading the ring first waits
  * for the records emitted so far (wfm_tracker_flush). */
 wf_status wfm_tracker_add_ring(wfm_tracker *tracker, size_t capacity, wf_error *err);

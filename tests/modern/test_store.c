@@ -1644,11 +1644,56 @@ START_TEST(test_store_wake_ends_the_next_wait)
 }
 END_TEST
 
+/* Tracking records: a batch is written in one go, a record with the same instance and
+ * sequence number replaces the row, record texts need not end in NUL; a read-only store
+ * refuses. */
+START_TEST(test_store_tracking_records_are_written_and_replaced)
+{
+    wfm_store *s = open_store("host-a", 60000, true);
+    wf_error err = WF_ERROR_INIT;
+    const char text[] = "{\"kind\": \"WorkflowInstance\", \"state\": \"Started\"}XXXX";
+    const char *quoted = "{\"it's\": \"quoted \\\" text\"}";
+    wfm_store_track_rec recs[] = {
+        {"i-1", 1, 100, "WorkflowInstance", text, sizeof text - 5},
+        {"i-1", 2, 200, "ActivityState", "{\"a\": 1}", 8},
+        {"", 1, 300, "Custom", quoted, strlen(quoted)},
+    };
+    ck_assert_int_eq(wfm_store_put_tracking(s, recs, 3, &err), WF_OK);
+    wfm_store_track_rec again = {"i-1", 2, 250, "ActivityState", "{\"a\": 2}", 8};
+    ck_assert_int_eq(wfm_store_put_tracking(s, &again, 1, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_put_tracking(s, NULL, 0, &err), WF_OK);
+    char *n = store_query("SELECT count(*) FROM tracking");
+    ck_assert_str_eq(n, "3");
+    wf_free(n);
+    char *r = store_query("SELECT record FROM tracking WHERE instance = 'i-1' AND seq = 1");
+    ck_assert_str_eq(r, "{\"kind\": \"WorkflowInstance\", \"state\": \"Started\"}");
+    wf_free(r);
+    r = store_query("SELECT record || ' ' || time_us FROM tracking WHERE instance = 'i-1' AND seq = 2");
+    ck_assert_str_eq(r, "{\"a\": 2} 250");
+    wf_free(r);
+    r = store_query("SELECT record FROM tracking WHERE instance = ''");
+    ck_assert_str_eq(r, "{\"it's\": \"quoted \\\" text\"}");
+    wf_free(r);
+    wfm_store_close(s);
+    wfm_store_opts o = WFM_STORE_OPTS_INIT;
+    o.path = path;
+    o.read_only = true;
+    ck_assert_int_eq(wfm_store_open(&o, &s, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_put_tracking(s, recs, 1, &err), WF_E_STORE);
+    wf_error_clear(&err);
+    wfm_store_close(s);
+    n = store_query("SELECT count(*) FROM tracking");
+    ck_assert_str_eq(n, "3");
+    wf_free(n);
+}
+END_TEST
+
 /* The tests both backends run. */
 static void add_shared_core(TCase *core)
 {
     tcase_add_test(core, test_store_row_lockable_follows_the_lease_rule);
     tcase_add_test(core, test_store_wake_ends_the_next_wait);
+    tcase_add_test(core, test_store_tracking_records_are_written_and_replaced);
     tcase_add_test(core, test_store_bookmarks_and_props_follow_every_save);
     tcase_add_test(core, test_store_round_trip_keeps_state_bookmarks_and_props);
     tcase_add_test(core, test_store_query_by_status_property_bookmark_and_timer);
