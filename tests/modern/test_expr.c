@@ -1037,6 +1037,41 @@ START_TEST(test_compat_literal_suffixes)
 }
 END_TEST
 
+/* Real literals with an exponent, for every suffix. Decimal ones are exact (the point moves
+ * in the text, never through a double) and keep the places written, as .NET parses. */
+START_TEST(test_exponent_literals)
+{
+    CHECK_DBL("[1e3]", 1000.0);
+    CHECK_DBL("[1.5E-2]", 0.015);
+    CHECK_DBL("[2e+4d]", 20000.0);
+    CHECK_DBL("[2E4R]", 20000.0);
+    CHECK_DBL("[1e3f]", 1000.0); /* no Single: F is Double, as for 1.5F */
+    CHECK_DBL("[1.5E2F]", 150.0);
+    CHECK_DBL("[.5e1]", 5.0);
+    CHECK_DBL("[1e-400]", 0.0); /* underflow is zero, as in C# */
+    CHECK_DBL("[-1.5e2 + 1]", -149.0);
+    CHECK_DEC("[1e3m]", "1000");
+    CHECK_DEC("[1.5E-2M]", "0.015");
+    CHECK_DEC("[1E3D]", "1000"); /* VB's Decimal suffix */
+    CHECK_DEC("[1.50e1m]", "15.0");
+    CHECK_DEC("[0.001e2m]", "0.1");
+    CHECK_DEC("[12.5e0m]", "12.5");
+    CHECK_DEC("[1.1e-1m]", "0.11");
+    CHECK_DEC("[-2.5e+2m]", "-250");
+    CHECK_DEC("[0e5m]", "0");
+    CHECK_DEC("[0.00e1m]", "0.0");
+    CHECK_DEC("[1e3m + 1]", "1001");
+    CHECK_DEC("[123456789012345678901234567.8e1m]", "1234567890123456789012345678");
+    CHECK_DEC("[7.9228162514264337593543950335e28m]", "79228162514264337593543950335");
+    CHECK_DEC("[1e-28m]", "0.0000000000000000000000000001");
+    CHECK_DEC("[1.5e-28m]", "0.0000000000000000000000000002"); /* half to even */
+    CHECK_DEC("[2.5e-28m]", "0.0000000000000000000000000002");
+    CHECK_BOOL("[1e-29m == 0m]", true);
+    CHECK_BOOL("[1e-100000000000m == 0m]", true);
+    CHECK_BOOL("[1.5E-2M == 0.015m]", true);
+}
+END_TEST
+
 static void check_list(const char *text, const char *type_name, const char *json)
 {
     wf_value v = eval_text(text);
@@ -1283,6 +1318,33 @@ START_TEST(test_bad_compat)
 END_TEST
 
 /* ---- bad input ------------------------------------------------------------------------ */
+START_TEST(test_bad_exponents)
+{
+    wf_error err = compile_error("[1e]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "exponent");
+    err = compile_error("[count + 1e+]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 10, "exponent");
+    err = compile_error("[2.5E-m]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "exponent");
+    err = compile_error("[1e3x]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "invalid number");
+    err = compile_error("[1e3L]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "invalid number");
+    err = compile_error("[1e400]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "outside the range of type 'double'");
+    err = compile_error("[ratio * -1.8e308d]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 11, "outside the range of type 'double'");
+    err = compile_error("[total +\n 1e29m]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 13, 2, "outside the range of type 'decimal'");
+    err = compile_error("[8e28M]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "outside the range of type 'decimal'");
+    err = compile_error("[1e100000000000m]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "outside the range of type 'decimal'");
+    err = compile_error("[1e3m * 1e3]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 7, "Decimal");
+}
+END_TEST
+
 START_TEST(test_bad_unknown_name)
 {
     wf_error err = compile_error("[total + taxx]", NULL, 0);
@@ -1659,6 +1721,7 @@ Suite *modern_expr_suite(void)
     tcase_add_test(tc, test_compat_random);
     tcase_add_test(tc, test_compat_linq);
     tcase_add_test(tc, test_compat_lambdas);
+    tcase_add_test(tc, test_exponent_literals);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("bad_input");
@@ -1673,6 +1736,7 @@ Suite *modern_expr_suite(void)
     tcase_add_test(tc, test_bad_multiline);
     tcase_add_test(tc, test_bad_lvalue);
     tcase_add_test(tc, test_bad_compat);
+    tcase_add_test(tc, test_bad_exponents);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("limits");
