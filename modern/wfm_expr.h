@@ -51,7 +51,11 @@ typedef struct wfm_expr wfm_expr;
  *              (Double: there is no Single; beyond Double's range, 1e400, is an error) and
  *              1e3m / 1.5E-2M (Decimal, exact, keeping the places written: 1.50e1m is 15.0);
  *              "C# \"escapes\" \u00e9" and VB "" doubling,
- *              $"n={x} t={y:N2}", true/True, null/Nothing; array literals {"a", "b"} (VB),
+ *              $"n={x} t={y:N2}", true/True, null/Nothing; C#'s default(T) for any type name
+ *              (0, 0L, 0.0, 0m, false, DateTime.MinValue, TimeSpan.Zero; null typed T for
+ *              reference types), but not the target-typed `default` literal; VB's Nothing
+ *              where a value type is expected (assigned, CType, CInt, ...) is its default,
+ *              C#'s null there stays an error; array literals {"a", "b"} (VB),
  *              new[] {...}, new string[] {...}, New String() {...}: a List of the items' common
  *              type (numbers promote; mixed or {} give List(Object)); T[] / VB T() as type
  *              names in CType, new and (T[])x casts are List(T); DateTime arithmetic outside
