@@ -47,8 +47,15 @@ typedef struct wfm_expr wfm_expr;
  *   literals   42 (Int32, Int64 when larger), 5L, 0x1F, 12.5m (Decimal), 1.5 / 1e3 / 2d (Double),
  *              VB suffixes 0.0R and 1.5F (Double), 3D (Decimal: an uppercase D is VB's Decimal,
  *              a lowercase d stays C#'s Double), 5I 5S (Int32), 5UI 5UL (Int64), 5US (Int32),
- *              each range-checked; "C# \"escapes\" \u00e9" and VB "" doubling,
- *              $"n={x} t={y:N2}", true/True, null/Nothing; array literals {"a", "b"} (VB),
+ *              each range-checked; an exponent with any real suffix: 1.5E-2, 2e+4d, 1e3f
+ *              (Double: there is no Single; beyond Double's range, 1e400, is an error) and
+ *              1e3m / 1.5E-2M (Decimal, exact, keeping the places written: 1.50e1m is 15.0);
+ *              "C# \"escapes\" \u00e9" and VB "" doubling,
+ *              $"n={x} t={y:N2}", true/True, null/Nothing; C#'s default(T) for any type name
+ *              (0, 0L, 0.0, 0m, false, DateTime.MinValue, TimeSpan.Zero; null typed T for
+ *              reference types), but not the target-typed `default` literal; VB's Nothing
+ *              where a value type is expected (assigned, CType, CInt, ...) is its default,
+ *              C#'s null there stays an error; array literals {"a", "b"} (VB),
  *              new[] {...}, new string[] {...}, New String() {...}: a List of the items' common
  *              type (numbers promote; mixed or {} give List(Object)); T[] / VB T() as type
  *              names in CType, new and (T[])x casts are List(T); DateTime arithmetic outside

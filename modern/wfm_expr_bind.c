@@ -1260,6 +1260,38 @@ static xnode *parse_typeof(xparser *p)
     return wfm_expr__make_is(p, x, t, negate, off);
 }
 
+/* A variable a designer file named "Default" (VB writes it [Default]) stays a name. */
+static bool default_is_name(const xparser *p, const xtok *t)
+{
+    xtok next = wfm_expr__peek(p);
+    wfm_name nm;
+    return !punct_is(&next, '(') && p->scope->resolve &&
+           p->scope->resolve(p->scope->ud, p->text + t->off, t->len, &nm);
+}
+
+/* C#'s default(T): T's .NET default value, typed T (a reference type's is a null of that
+ * type). The C# 7.1 `default` literal takes its type from where it is used, and these
+ * expressions are typed bottom-up, so it is refused with a pointer to default(T). */
+static xnode *parse_default(xparser *p, const xtok *kw)
+{
+    wfm_expr__advance(p);
+    if (!punct_is(&p->cur, '('))
+        return wfm_expr__fail(p, kw->off, WF_E_SYNTAX,
+                              "the 'default' literal is not supported (it needs a target "
+                              "type): write default(T)");
+    wfm_expr__advance(p);
+    if (punct_is(&p->cur, ')'))
+        return wfm_expr__fail(p, p->cur.off, WF_E_SYNTAX, "expected a type name in default(T)");
+    uint32_t toff;
+    const wf_type *t = parse_type(p, &toff);
+    if (!t || !wfm_expr__expect(p, ')'))
+        return NULL;
+    xnode *n = wfm_expr__mk(p, XOP_CONST, t, kw->off, NULL, NULL, NULL);
+    if (n)
+        n->k = wf_type_default(t);
+    return n;
+}
+
 static xnode *keyword(xparser *p, const xtok *t, bool *handled)
 {
     *handled = true;
@@ -1273,10 +1305,15 @@ static xnode *keyword(xparser *p, const xtok *t, bool *handled)
     if (wfm_expr__tok_is(p, t, "null") || wfm_expr__tok_is(p, t, "nothing")) {
         wfm_expr__advance(p);
         xnode *n = wfm_expr__mk(p, XOP_CONST, &wf_type_null, t->off, NULL, NULL, NULL);
-        if (n)
+        if (n) {
             n->k = wf_null();
+            if (wfm_expr__tok_is(p, t, "nothing"))
+                n->flags |= XN_NOTHING;
+        }
         return n;
     }
+    if (wfm_expr__tok_is(p, t, "default") && !default_is_name(p, t))
+        return parse_default(p, t);
     if (wfm_expr__tok_is(p, t, "new"))
         return parse_new(p);
     if (wfm_expr__tok_is(p, t, "typeof")) /* VB: TypeOf x Is T, TypeOf x IsNot T */

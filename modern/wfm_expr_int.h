@@ -110,12 +110,12 @@ typedef enum xfn {
 /* XF_RANDOM: which method (low bits), and whether args[0] is a seed. */
 enum { XR_NEXT0, XR_NEXT1, XR_NEXT2, XR_DOUBLE, XR_SEED = 16 };
 
-
 enum {
     XN_PURE = 1u << 0,     /* depends on no name and not on the clock */
     XN_RECV = 1u << 1,     /* XOP_CALL: args[0] is a receiver that must not be null */
     XN_WRITABLE = 1u << 2, /* XOP_SLOT: the name may be assigned */
     XN_LITERAL = 1u << 3,  /* XOP_NEW_LIST: an array literal, whose type follows its target */
+    XN_NOTHING = 1u << 4,  /* XOP_CONST: VB's Nothing, which converts to any type's default */
 };
 
 typedef struct xnode xnode;

@@ -4,6 +4,7 @@
  * back as TK_ERR and is reported only when the parser reaches it. */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h> /* isinf */
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,6 +85,74 @@ static xtok lex_hex(const char *text, uint32_t start, uint32_t end)
     return t;
 }
 
+/* Leading zeros a Decimal's exponent-free text keeps after the point: every digit further
+ * right is below half of 10^-28, so the value rounds to zero either way. */
+#define DEC_FRAC_CLAMP 32
+
+/* The exponent-free text of the Decimal literal `s` (digits, '.', exponent: "1.5E-2" gives
+ * "0.015", "1.50e1" "15.0", "1e3" "1000"), moving the point in the text so the value stays
+ * exact and the places written stay the scale, as .NET parses it. WF_E_RANGE when the
+ * integer part has more digits than any Decimal (29). `out` has room for strlen(s) +
+ * DEC_FRAC_CLAMP + 3 bytes. */
+static wf_status decimal_plain(const char *s, char *out)
+{
+    const char *p = s, *dot = NULL;
+    for (; isdigit((unsigned char)*p) || *p == '.'; p++)
+        if (*p == '.')
+            dot = p;
+    const char *mant_end = p;
+    long exp = 0;
+    if (*p == 'e' || *p == 'E') {
+        bool neg = p[1] == '-';
+        for (p += p[1] == '-' || p[1] == '+' ? 2 : 1; isdigit((unsigned char)*p); p++)
+            if (exp < 100000) /* beyond any Decimal either way */
+                exp = exp * 10 + (*p - '0');
+        exp = neg ? -exp : exp;
+    }
+    char sig[400]; /* the mantissa's digits without the point and the leading zeros */
+    long nsig = 0, lead = 0;
+    for (const char *q = s; q < mant_end; q++) {
+        if (*q == '.')
+            continue;
+        if (nsig == 0 && *q == '0')
+            lead++;
+        else
+            sig[nsig++] = *q;
+    }
+    long int_digits = (long)((dot ? dot : mant_end) - s);
+    long frac = dot ? (long)(mant_end - dot - 1) : 0;
+    long point = int_digits - lead + exp;          /* significant digits before the point */
+    long places = frac - exp > 0 ? frac - exp : 0; /* the scale the text writes */
+    if (nsig == 0)                                 /* zero: only its places count */
+        point = -(places < DEC_FRAC_CLAMP ? places : DEC_FRAC_CLAMP);
+    if (point > 29)
+        return WF_E_RANGE;
+    char *o = out;
+    if (point <= 0) {
+        long zeros = -point < DEC_FRAC_CLAMP ? -point : DEC_FRAC_CLAMP;
+        *o++ = '0';
+        if (zeros > 0 || nsig > 0)
+            *o++ = '.';
+        memset(o, '0', (size_t)zeros);
+        o += zeros;
+        if (zeros == -point) {
+            memcpy(o, sig, (size_t)nsig);
+            o += nsig;
+        }
+    } else if (point >= nsig) {
+        memcpy(o, sig, (size_t)nsig);
+        memset(o + nsig, '0', (size_t)(point - nsig));
+        o += point;
+    } else {
+        memcpy(o, sig, (size_t)point);
+        o[point] = '.';
+        memcpy(o + point + 1, sig + point, (size_t)(nsig - point));
+        o += nsig + 1;
+    }
+    *o = '\0';
+    return WF_OK;
+}
+
 static xtok lex_number(const char *text, uint32_t start, uint32_t end)
 {
     if (text[start] == '0' && start + 1 < end && (text[start + 1] == 'x' || text[start + 1] == 'X'))
@@ -101,11 +170,12 @@ static xtok lex_number(const char *text, uint32_t start, uint32_t end)
         uint32_t j = i + 1;
         if (j < end && (text[j] == '+' || text[j] == '-'))
             j++;
-        if (j < end && isdigit((unsigned char)text[j])) {
-            real = true;
-            for (i = j; i < end && isdigit((unsigned char)text[i]); i++)
-                ;
-        }
+        if (j >= end || !isdigit((unsigned char)text[j]))
+            return tok_error(start, start, WF_E_SYNTAX,
+                             "invalid real literal: the exponent has no digits");
+        real = true;
+        for (i = j; i < end && isdigit((unsigned char)text[i]); i++)
+            ;
     }
     uint32_t digits_end = i;
     /* Suffixes: L (Int64), m M and VB's uppercase D (Decimal), C#'s lowercase d, f F and VB's
@@ -141,7 +211,10 @@ static xtok lex_number(const char *text, uint32_t start, uint32_t end)
     xtok t = {.off = start, .len = i - start};
     if (suffix == 'm') {
         t.kind = TK_DEC;
-        wf_status st = wf_decimal_parse(buf, &t.dec);
+        char plain[sizeof buf + DEC_FRAC_CLAMP + 3];
+        wf_status st = decimal_plain(buf, plain);
+        if (st == WF_OK)
+            st = wf_decimal_parse(plain, &t.dec);
         if (st == WF_E_RANGE)
             return tok_error(start, start, WF_E_SYNTAX,
                              "decimal literal is outside the range of type 'decimal'");
@@ -154,6 +227,9 @@ static xtok lex_number(const char *text, uint32_t start, uint32_t end)
             return tok_error(start, start, WF_E_SYNTAX, "invalid number");
         t.kind = TK_DBL;
         t.dbl = strtod(buf, NULL);
+        if (isinf(t.dbl)) /* C#'s CS0594; an underflow is 0 or a subnormal, as in C# */
+            return tok_error(start, start, WF_E_SYNTAX,
+                             "floating-point literal is outside the range of type 'double'");
         return t;
     }
     t.kind = TK_INT;

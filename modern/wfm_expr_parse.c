@@ -255,11 +255,25 @@ xnode *wfm_expr__coerce(xparser *p, xnode *n, const wf_type *to)
     return wfm_expr__fold(p, c);
 }
 
+/* VB's Nothing converted to a value type is that type's default (Dim i As Integer = Nothing
+ * gives 0); C#'s null stays an error there. */
+static bool nothing_to_default(xnode *n, const wf_type *to)
+{
+    if (n->op != XOP_CONST || !(n->flags & XN_NOTHING) || is_ref(to) || to->kind == WF_K_TOKEN)
+        return false;
+    n->type = to;
+    n->k = wf_type_default(to);
+    n->flags &= (uint8_t)~XN_NOTHING;
+    return true;
+}
+
 /* Implicit conversion for an argument or the expected result; Object is checked at run time. */
 xnode *wfm_expr__coerce_to(xparser *p, xnode *n, const wf_type *to, const char *what)
 {
     if (!n)
         return NULL;
+    if (nothing_to_default(n, to))
+        return n;
     if (to->kind == WF_K_OBJECT || n->type->kind == WF_K_OBJECT ||
         wf_type_assignable(to, n->type) || same_type(n->type, to))
         return wfm_expr__coerce(p, n, to);
@@ -302,6 +316,8 @@ xnode *wfm_expr__convert(xparser *p, xnode *n, const wf_type *to, int mode, uint
 {
     if (!n)
         return NULL;
+    if (nothing_to_default(n, to)) /* CType(Nothing, Integer), CInt(Nothing) */
+        return n;
     if (!convertible(n->type, to, mode))
         return wfm_expr__fail(p, off, WF_E_TYPE, "cannot convert %s to %s", n->type->name,
                               to->name);

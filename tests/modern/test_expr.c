@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/wf_calendar.h"
 #include "../../modern/wfm_expr.h"
 #include "../wf_test_util.h"
+#include "support_modern.h"
 
 /* ---- fixture: names, types, a two-level environment ----------------------------------- */
 enum {
@@ -89,7 +91,7 @@ static const tname names[] = {
     {"ex", T_EXC, 0, IN_EXC, false},     {"ro", T_I32, 0, IN_RO, false},
     {"objs", T_OBJ, 0, IN_OBJS, true},   {"outer_x", T_I32, 1, OUT_X, true},
     {"outer_s", T_STR, 1, OUT_S, true},  {"names", T_LSTR, 1, OUT_NAMES, true},
-    {"orec", T_REC, 1, OUT_REC, true},
+    {"orec", T_REC, 1, OUT_REC, true},   {"Default", T_I32, 0, IN_RO, false},
 };
 
 static bool resolve(void *ud, const char *name, size_t len, wfm_name *out)
@@ -1037,6 +1039,125 @@ START_TEST(test_compat_literal_suffixes)
 }
 END_TEST
 
+/* C#'s default(T) for every type name the language accepts: the .NET default, typed T. */
+START_TEST(test_default_of_each_type)
+{
+    CHECK_I32("[default(Int32)]", 0);
+    CHECK_I32("[default(int) + 1]", 1);
+    CHECK_I32("[default(x:Int32) - 2]", -2);
+    CHECK_I32("[default(System.Int32)]", 0);
+    CHECK_I32("[default(Integer)]", 0);
+    CHECK_I64("[default(Int64)]", 0);
+    CHECK_I64("[default(long) + 1]", 1);
+    CHECK_DBL("[default(Double) + 0.5]", 0.5);
+    CHECK_DEC("[default(Decimal)]", "0");
+    CHECK_DEC("[default(decimal) + 1.50m]", "1.50");
+    CHECK_BOOL("[default(Boolean)]", false);
+    CHECK_BOOL("[!default(bool)]", true);
+    CHECK_BOOL("[default(TimeSpan) == TimeSpan.Zero]", true);
+    CHECK_BOOL("[default(DateTime) == DateTime.MinValue]", true);
+    CHECK_I32("[default(s:DateTime).Year]", 1);
+    CHECK_BOOL("[default(string) == null]", true);
+    CHECK_STR("[default(String) ?? \"none\"]", "none");
+    CHECK_STR("[\"a\" + default(string)]", "a");
+    wf_value v = eval_text("[default(DateTime)]");
+    ck_assert_ptr_eq(v.type, &wf_type_datetime);
+    ck_assert_int_eq(v.u.i64, WF_DATETIME_MIN_US);
+    v = eval_text("[default(TimeSpan)]");
+    ck_assert_ptr_eq(v.type, &wf_type_timespan);
+    ck_assert_int_eq(v.u.i64, 0);
+    static const struct {
+        const char *text;
+        const wf_type *type; /* NULL: the list types below */
+    } refs[] = {
+        {"[default(String)]", &wf_type_string},
+        {"[default(x:String)]", &wf_type_string},
+        {"[default(Object)]", &wf_type_object},
+        {"[default(Exception)]", &wf_exc_exception},
+        {"[default(List<int>)]", NULL},
+        {"[default(List(Of Int32))]", NULL},
+        {"[default(int[])]", NULL},
+    };
+    for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++) {
+        wfm_expr *e = compile(refs[i].text);
+        ck_assert_ptr_eq(wfm_expr_type(e), refs[i].type ? refs[i].type : lt_int);
+        ck_assert(wfm_expr_is_constant(e));
+        wf_value out, exc;
+        ck_assert_int_eq(wfm_expr_eval(e, &inner_env, &out, &exc), WF_OK);
+        ck_assert_msg(wf_is_null(&out), "%s is not null", refs[i].text);
+    }
+    ck_assert_ptr_eq(wfm_expr_type(compile("[default(Int32) + 1]")), &wf_type_int32);
+    ck_assert_ptr_eq(wfm_expr_type(compile("[default(Int64) + 1]")), &wf_type_int64);
+    ck_assert(wfm_expr_is_constant(compile("[default(Int32) + 1]")));
+    check_fault("[default(string).Length]", &wf_exc_null_reference);
+    check_fault("[default(List<int>).Count]", &wf_exc_null_reference);
+    CHECK_I32("[Default + 1]", 2); /* a variable named Default stays a name */
+    CHECK_I32("[default(Int32) + Default]", 1);
+}
+END_TEST
+
+/* VB has no default(T): its Nothing converts to a value type's default where one is expected
+ * (Dim i As Integer = Nothing gives 0) and stays null for reference types. */
+START_TEST(test_nothing_converts_to_value_default)
+{
+    static const wf_type *const value_types[] = {
+        &wf_type_int32, &wf_type_int64,    &wf_type_double,  &wf_type_decimal,
+        &wf_type_bool,  &wf_type_timespan, &wf_type_datetime};
+    for (size_t i = 0; i < sizeof value_types / sizeof value_types[0]; i++) {
+        wfm_expr *e = compile_as("[Nothing]", value_types[i], 0);
+        ck_assert_ptr_eq(wfm_expr_type(e), value_types[i]);
+        wf_value out, exc;
+        ck_assert_int_eq(wfm_expr_eval(e, &inner_env, &out, &exc), WF_OK);
+        ck_assert_ptr_eq(out.type, value_types[i]);
+        wf_value want = wf_type_default(value_types[i]);
+        ck_assert(wf_value_equal(&out, &want));
+    }
+    wfm_expr *e = compile_as("[Nothing]", &wf_type_string, 0);
+    wf_value out, exc;
+    ck_assert_int_eq(wfm_expr_eval(e, &inner_env, &out, &exc), WF_OK);
+    ck_assert(wf_is_null(&out));
+    CHECK_I32("[CType(Nothing, Integer) + 1]", 1);
+    CHECK_I32("[CInt(Nothing)]", 0);
+    CHECK_DEC("[CDec(Nothing)]", "0");
+    CHECK_BOOL("[DirectCast(Nothing, Boolean)]", false);
+}
+END_TEST
+
+/* Real literals with an exponent, for every suffix. Decimal ones are exact (the point moves
+ * in the text, never through a double) and keep the places written, as .NET parses. */
+START_TEST(test_exponent_literals)
+{
+    CHECK_DBL("[1e3]", 1000.0);
+    CHECK_DBL("[1.5E-2]", 0.015);
+    CHECK_DBL("[2e+4d]", 20000.0);
+    CHECK_DBL("[2E4R]", 20000.0);
+    CHECK_DBL("[1e3f]", 1000.0); /* no Single: F is Double, as for 1.5F */
+    CHECK_DBL("[1.5E2F]", 150.0);
+    CHECK_DBL("[.5e1]", 5.0);
+    CHECK_DBL("[1e-400]", 0.0); /* underflow is zero, as in C# */
+    CHECK_DBL("[-1.5e2 + 1]", -149.0);
+    CHECK_DEC("[1e3m]", "1000");
+    CHECK_DEC("[1.5E-2M]", "0.015");
+    CHECK_DEC("[1E3D]", "1000"); /* VB's Decimal suffix */
+    CHECK_DEC("[1.50e1m]", "15.0");
+    CHECK_DEC("[0.001e2m]", "0.1");
+    CHECK_DEC("[12.5e0m]", "12.5");
+    CHECK_DEC("[1.1e-1m]", "0.11");
+    CHECK_DEC("[-2.5e+2m]", "-250");
+    CHECK_DEC("[0e5m]", "0");
+    CHECK_DEC("[0.00e1m]", "0.0");
+    CHECK_DEC("[1e3m + 1]", "1001");
+    CHECK_DEC("[123456789012345678901234567.8e1m]", "1234567890123456789012345678");
+    CHECK_DEC("[7.9228162514264337593543950335e28m]", "79228162514264337593543950335");
+    CHECK_DEC("[1e-28m]", "0.0000000000000000000000000001");
+    CHECK_DEC("[1.5e-28m]", "0.0000000000000000000000000002"); /* half to even */
+    CHECK_DEC("[2.5e-28m]", "0.0000000000000000000000000002");
+    CHECK_BOOL("[1e-29m == 0m]", true);
+    CHECK_BOOL("[1e-100000000000m == 0m]", true);
+    CHECK_BOOL("[1.5E-2M == 0.015m]", true);
+}
+END_TEST
+
 static void check_list(const char *text, const char *type_name, const char *json)
 {
     wf_value v = eval_text(text);
@@ -1282,7 +1403,152 @@ START_TEST(test_bad_compat)
 }
 END_TEST
 
+/* ---- end to end: a designer file assigning default(T), Nothing and exponent literals to
+ * typed arguments and variables, compiled by the loader against each target's type ------- */
+/* The inline XAML below is laid out by hand. */
+/* clang-format off */
+#define E2E_ASSIGN(t, to, value) \
+    "<Assign x:TypeArguments=\"" t "\" To=\"[" to "]\" Value=\"[" value "]\"/>"
+
+static const char e2e_xaml[] =
+    "<Activity x:Class=\"T\" xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\" "
+    "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" "
+    "xmlns:s=\"clr-namespace:System;assembly=mscorlib\" "
+    "xmlns:scg=\"clr-namespace:System.Collections.Generic;assembly=mscorlib\">"
+    "<x:Members>"
+    "<x:Property Name=\"I\" Type=\"OutArgument(x:Int32)\"/>"
+    "<x:Property Name=\"N\" Type=\"OutArgument(x:Int32)\"/>"
+    "<x:Property Name=\"D\" Type=\"OutArgument(x:Decimal)\"/>"
+    "<x:Property Name=\"R\" Type=\"OutArgument(x:Double)\"/>"
+    "<x:Property Name=\"When\" Type=\"OutArgument(s:DateTime)\"/>"
+    "<x:Property Name=\"Span\" Type=\"OutArgument(s:TimeSpan)\"/>"
+    "<x:Property Name=\"S\" Type=\"OutArgument(x:String)\"/>"
+    "<x:Property Name=\"L\" Type=\"OutArgument(scg:List(x:Int32))\"/>"
+    "</x:Members>"
+    "<Sequence>"
+    "<Sequence.Variables>"
+    "<Variable x:TypeArguments=\"x:Decimal\" Name=\"rate\" Default=\"[1.5E-2M]\"/>"
+    "<Variable x:TypeArguments=\"x:Int64\" Name=\"big\">"
+    "<Variable.Default><CSharpValue x:TypeArguments=\"x:Int64\">default(long) + 1</CSharpValue>"
+    "</Variable.Default></Variable>"
+    "</Sequence.Variables>"
+    E2E_ASSIGN("x:Int32", "I", "default(Int32) + 1")
+    E2E_ASSIGN("x:Int32", "N", "Nothing")
+    E2E_ASSIGN("x:Decimal", "D", "rate * 1e3m + default(Decimal)")
+    E2E_ASSIGN("x:Double", "R", "2e+4d + 1.5E-2")
+    E2E_ASSIGN("s:DateTime", "When", "default(DateTime)")
+    E2E_ASSIGN("s:TimeSpan", "Span", "default(s:TimeSpan)")
+    E2E_ASSIGN("x:String", "S", "default(String)")
+    E2E_ASSIGN("scg:List(x:Int32)", "L", "default(List(Of Int32))")
+    "<WriteLine Text=\"[rate.ToString() + &quot; &quot; + big.ToString()]\"/>"
+    "</Sequence>"
+    "</Activity>";
+
+START_TEST(test_xaml_assigns_defaults_and_exponents)
+{
+    wfm_test_run r;
+    wfm_test_open_mem(&r, "expr.xaml", e2e_xaml);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_str_eq(r.out.data, "0.015 1\n");
+    const wf_value *v = wfm_instance_output(r.inst, "I");
+    ck_assert(v && v->type == &wf_type_int32 && v->u.i32 == 1);
+    v = wfm_instance_output(r.inst, "N");
+    ck_assert(v && v->type == &wf_type_int32 && v->u.i32 == 0);
+    v = wfm_instance_output(r.inst, "D");
+    ck_assert(v && v->type == &wf_type_decimal);
+    char text[WF_DECIMAL_TEXT_MAX];
+    wf_decimal_format(v->u.dec, text, sizeof text);
+    ck_assert_str_eq(text, "15.000");
+    v = wfm_instance_output(r.inst, "R");
+    ck_assert(v && v->type == &wf_type_double);
+    ck_assert_double_eq_tol(v->u.d, 20000.015, 1e-9);
+    v = wfm_instance_output(r.inst, "When");
+    ck_assert(v && v->type == &wf_type_datetime && v->u.i64 == WF_DATETIME_MIN_US);
+    v = wfm_instance_output(r.inst, "Span");
+    ck_assert(v && v->type == &wf_type_timespan && v->u.i64 == 0);
+    v = wfm_instance_output(r.inst, "S");
+    ck_assert(v && wf_is_null(v));
+    v = wfm_instance_output(r.inst, "L");
+    ck_assert(v && wf_is_null(v));
+    wfm_test_close(&r);
+}
+END_TEST
+
+/* clang-format on */
+/* A bad default(T) or literal in a designer file is a load error at its file:line:col. */
+START_TEST(test_xaml_bad_literal_is_located_load_error)
+{
+    wfm_test_run r;
+    wfm_test_runtime(&r);
+    static const char xaml[] =
+        "<Activity x:Class=\"T\" "
+        "xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\"\n"
+        " xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\">\n"
+        "<x:Members><x:Property Name=\"D\" Type=\"OutArgument(x:Decimal)\"/></x:Members>\n"
+        "<Sequence>\n"
+        "  <Assign x:TypeArguments=\"x:Decimal\" To=\"[D]\" Value=\"[D + 1e29m]\"/>\n"
+        "</Sequence>\n"
+        "</Activity>\n";
+    wf_error err = WF_ERROR_INIT;
+    wfm_definition *def = (wfm_definition *)&err; /* must come back NULL */
+    ck_assert_int_eq(wfm_runtime_load_mem(r.rt, "bad.xaml", xaml, strlen(xaml), &def, NULL, &err),
+                     WF_E_SYNTAX);
+    ck_assert_ptr_null(def);
+    ck_assert_str_eq(err.file, "bad.xaml");
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 5, 60, "outside the range of type 'decimal'");
+    wfm_test_close(&r);
+}
+END_TEST
+
 /* ---- bad input ------------------------------------------------------------------------ */
+START_TEST(test_bad_default)
+{
+    wf_error err = compile_error("[default()]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 10, "type name");
+    err = compile_error("[default(NoSuchType)]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_NAME, 12, 10, "'NoSuchType'");
+    err = compile_error("[count + default(Int32]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 23, "']'");
+    err = compile_error("default(Int32", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 14, "end of expression");
+    err = compile_error("[count + default]", &wf_type_int32, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 10, "default(T)");
+    err = compile_error("[default(Boolean) + 1]", NULL, 0); /* typed Boolean, so no '+' */
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 19, "Boolean");
+    err = compile_error("[default(String)]", &wf_type_int32, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 2, "cannot convert String to Int32");
+    err = compile_error("[null]", &wf_type_int32, 0); /* C#'s null is no Int32 */
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 2, "Int32");
+}
+END_TEST
+
+START_TEST(test_bad_exponents)
+{
+    wf_error err = compile_error("[1e]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "exponent");
+    err = compile_error("[count + 1e+]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 10, "exponent");
+    err = compile_error("[2.5E-m]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "exponent");
+    err = compile_error("[1e3x]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "invalid number");
+    err = compile_error("[1e3L]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "invalid number");
+    err = compile_error("[1e400]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "outside the range of type 'double'");
+    err = compile_error("[ratio * -1.8e308d]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 11, "outside the range of type 'double'");
+    err = compile_error("[total +\n 1e29m]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 13, 2, "outside the range of type 'decimal'");
+    err = compile_error("[8e28M]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "outside the range of type 'decimal'");
+    err = compile_error("[1e100000000000m]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_SYNTAX, 12, 2, "outside the range of type 'decimal'");
+    err = compile_error("[1e3m * 1e3]", NULL, 0);
+    WF_ASSERT_ERROR(err, WF_E_TYPE, 12, 7, "Decimal");
+}
+END_TEST
+
 START_TEST(test_bad_unknown_name)
 {
     wf_error err = compile_error("[total + taxx]", NULL, 0);
@@ -1531,6 +1797,7 @@ static const char *const nomem_texts[] = {
      "rec.Customer : \"-\")]"),
     "[new List<int>{1, count, list[0]}.Contains(7) && names[0].StartsWith(\"al\")]",
     "[new InvalidOperationException(\"x\" + 1 + 2).Message + str(when) + CStr(span)]",
+    "[(default(List(Of String)) ?? names).Count + default(int) + CInt(1.5E-2M * 1e3m)]",
 };
 
 typedef struct nomem_case {
@@ -1659,6 +1926,10 @@ Suite *modern_expr_suite(void)
     tcase_add_test(tc, test_compat_random);
     tcase_add_test(tc, test_compat_linq);
     tcase_add_test(tc, test_compat_lambdas);
+    tcase_add_test(tc, test_default_of_each_type);
+    tcase_add_test(tc, test_nothing_converts_to_value_default);
+    tcase_add_test(tc, test_exponent_literals);
+    tcase_add_test(tc, test_xaml_assigns_defaults_and_exponents);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("bad_input");
@@ -1673,6 +1944,9 @@ Suite *modern_expr_suite(void)
     tcase_add_test(tc, test_bad_multiline);
     tcase_add_test(tc, test_bad_lvalue);
     tcase_add_test(tc, test_bad_compat);
+    tcase_add_test(tc, test_bad_default);
+    tcase_add_test(tc, test_bad_exponents);
+    tcase_add_test(tc, test_xaml_bad_literal_is_located_load_error);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("limits");
