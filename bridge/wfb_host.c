@@ -8,6 +8,7 @@
  * loads the instances, keeps up to 64 per worker in flight and prints what ended. SIGTERM /
  * SIGINT: the instances in hand stop at their next persist point (saved, released), exit 0. */
 #include <assert.h>
+#include <ctype.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -39,7 +40,10 @@ static const char usage_text[] =
     "  --durability D    full (default) or normal\n"
     "  --lib-path DIR    where native libraries are found (default $WFBRIDGE_LIB_PATH)\n"
     "  --json            print each instance run as the result object of 'wfbridge resume\n"
-    "                    --json' (one JSON object per line) instead of \"ID STATUS\"\n\n"
+    "                    --json' (one JSON object per line) instead of \"ID STATUS\", and\n"
+    "                    last, when the host ends, {\"host\": {\"ran\": N, \"closed\": N,\n"
+    "                    \"idle\": N, \"faulted\": N, \"canceled\": N, \"terminated\": N,\n"
+    "                    \"executing\": N, \"failed\": N}} (also when nothing ran)\n\n"
     "SIGTERM or SIGINT: the instances in hand stop at their next persist point or idle\n"
     "(persisted and released), then exit 0.\n"
     "Exit status: 0, or 2 when the store cannot be opened or an instance failed to load.\n";
@@ -118,11 +122,18 @@ typedef struct finished {
     struct finished *next;
 } finished;
 
+/* The statuses a run can be saved with (wfm_dinst_status), counted for the --json summary
+ * under their lower-case names; "Executing": stopped at a persist point by a stop signal. */
+static const char *const saved_statuses[] = {"Closed",   "Idle",       "Faulted",
+                                             "Canceled", "Terminated", "Executing"};
+enum { SAVED_STATUS_COUNT = sizeof saved_statuses / sizeof saved_statuses[0] };
+
 /* The main thread keeps up to `max_in_flight` instances on the pool. */
 typedef struct feeder {
     wfm_host *host;
     bool json;
     size_t in_flight, max_in_flight;
+    size_t ran, failed, by_status[SAVED_STATUS_COUNT]; /* reported so far */
     bool ending; /* wfm_host_end_runs called */
     int rc;
     pthread_mutex_t lock;
@@ -151,14 +162,20 @@ static void on_done(void *ud, wfm_dinst *d, wf_status status, const wf_error *er
 static void report(feeder *fd, finished *f)
 {
     if (f->status == WF_OK) {
+        const char *status = wfm_dinst_status(f->d);
+        fd->ran++;
+        for (size_t i = 0; i < SAVED_STATUS_COUNT; i++)
+            if (strcmp(saved_statuses[i], status) == 0)
+                fd->by_status[i]++;
         if (fd->json)
             wfb_durable_finish(f->d, true);
         else
-            printf("%s %s\n", wfm_dinst_id(f->d), wfm_dinst_status(f->d));
+            printf("%s %s\n", wfm_dinst_id(f->d), status);
         if (fflush(stdout) != 0)
             fd->rc = 2; /* stdout is gone: wfb_close_stdout reports it */
     } else {
         wfb_report(&f->err);
+        fd->failed++;
         fd->rc = 2;
     }
     wfm_dinst_close(f->d);
@@ -211,9 +228,27 @@ static void start_run(feeder *fd, wfm_dinst *d, wf_status st, wf_error *e)
         return;
     }
     wfb_report(e);
+    fd->failed++;
     fd->rc = 2;
     wfm_dinst_close(d);
     wf_free(f);
+}
+
+/* --json: the host's result object, the last line of stdout after the instances' own:
+ * {"host": {"ran": N, "closed": N, "idle": N, ..., "failed": N}} (docs/formats.md "Output
+ * contracts"), also when nothing was runnable. */
+static void print_summary(const feeder *fd)
+{
+    printf("{\"host\": {\"ran\": %zu", fd->ran);
+    for (size_t i = 0; i < SAVED_STATUS_COUNT; i++) {
+        char key[16];
+        size_t n = 0;
+        for (const char *c = saved_statuses[i]; *c && n + 1 < sizeof key; c++)
+            key[n++] = (char)tolower((unsigned char)*c);
+        key[n] = '\0';
+        printf(", \"%s\": %zu", key, fd->by_status[i]);
+    }
+    printf(", \"failed\": %zu}}\n", fd->failed);
 }
 
 /* ---- claiming work ------------------------------------------------------------------------
@@ -458,6 +493,8 @@ int wfb_cmd_host(int argc, char **argv)
         pthread_cond_init(&fd.cv, NULL);
         wake_store = store;
         rc = serve(&fd, once, poll_ms * 1000);
+        if (json)
+            print_summary(&fd);
         wake_store = NULL;
         pthread_mutex_destroy(&fd.lock);
         pthread_cond_destroy(&fd.cv);

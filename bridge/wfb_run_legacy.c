@@ -28,7 +28,8 @@ static const char usage_text[] =
     "                    deliver an external event when the workflow waits for it; NAME is\n"
     "                    the event ('Approved') or its queue ('IApprovalService.Approved');\n"
     "                    PAYLOAD is a JSON object of the event's parameters or a bare value\n"
-    "                    when it has one; once per event, delivered in the order given\n"
+    "                    when it has one; once per event (in either spelling), delivered\n"
+    "                    in the order given\n"
     "  --store FILE      persist the instance in FILE (SQLite) at persistence points and when\n"
     "                    idle; a pending Delay then ends the run as Idle instead of waiting\n"
     "  --instance ID     resume instance ID from --store (FILE.xoml must be the same);\n"
@@ -72,6 +73,31 @@ static const struct option options[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* The event part of an --event NAME: after the last '.' of a queue name, else the name. */
+static const char *event_part(const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    return dot ? dot + 1 : name;
+}
+
+/* Once per event (the help's rule): a name given before is refused by wfb_assigns_add, and so
+ * is the other spelling of one given before, an event ("Approved") against a queue ending in
+ * it ("IExpenseService.Approved"), as wfl_exec_queue_find resolves the short name to it. */
+static int add_event(wfb_assigns *events, const char *text)
+{
+    int rc = wfb_assigns_add(events, text, true);
+    if (rc != 0)
+        return rc;
+    const char *name = events->names[events->count - 1];
+    for (size_t i = 0; i + 1 < events->count; i++) {
+        const char *was = events->names[i];
+        bool short_was = !strchr(was, '.'), short_name = !strchr(name, '.');
+        if (short_was != short_name && strcmp(event_part(was), event_part(name)) == 0)
+            return wfb_usage_error("--event %s is given more than once (as %s)", name, was);
+    }
+    return 0;
+}
+
 /* One option into o; 0, 2 (reported) or -1 (help printed). */
 static int take_opt(int c, opts *o)
 {
@@ -88,7 +114,7 @@ static int take_opt(int c, opts *o)
     case 'a':
         return wfb_assigns_add(&o->args, optarg, true);
     case 'e':
-        return wfb_assigns_add(&o->events, optarg, true);
+        return add_event(&o->events, optarg);
     case 's':
         o->store = optarg;
         return 0;

@@ -134,8 +134,8 @@ static wfm__track_target track_target(wfm_instance *inst)
     return to;
 }
 
-static void inst_track(void *ud, wfm__track_event ev, const wfm_ai *ai, const char *name,
-                       const wf_value *value)
+static void inst_track(void *ud, wfm__track_event ev, const wfm_ai *ai, const wfm_ai *handler,
+                       const char *name, const wf_value *value)
 {
     wfm_instance *inst = ud;
     if (!wfm__track_sched_wanted(inst->rt->tracker, inst->track_plan, ev, ai))
@@ -143,7 +143,7 @@ static void inst_track(void *ud, wfm__track_event ev, const wfm_ai *ai, const ch
     if (ev == WFM__TRACK_RESUMED && wfm_persist_bookmark(name))
         return; /* the durable host's own resumption of a Persist request */
     wfm__track_target to = track_target(inst);
-    wfm__track_sched(&to, ev, ai, name, value);
+    wfm__track_sched(&to, ev, ai, handler, name, value);
 }
 
 /* A Persist activity waiting for the durable host's save: the instance is not idle in the

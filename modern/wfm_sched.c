@@ -45,11 +45,12 @@ static inline unsigned track_bit(wfm__track_event ev, const wfm_ai *ai)
                                         : WFM__TRACK_BIT_CLOSED;
 }
 
-#define TRACK(ctx, ev, ai, name, value)                                                            \
+#define TRACK_TO(ctx, ev, ai, handler, name, value)                                                \
     do {                                                                                           \
         if ((ctx)->host.track_mask & track_bit((ev), (ai)))                                        \
-            (ctx)->host.track((ctx)->host.track_ud, (ev), (ai), (name), (value));                  \
+            (ctx)->host.track((ctx)->host.track_ud, (ev), (ai), (handler), (name), (value));       \
     } while (0)
+#define TRACK(ctx, ev, ai, name, value) TRACK_TO(ctx, ev, ai, NULL, name, value)
 
 static bool is_final(wfm__sched_state s)
 {
@@ -1031,21 +1032,27 @@ static void fault_instance(wfm_ctx *ctx, wfm_ai *src, wf_value exc, bool run_hoo
 }
 
 /* Walk up from src to the nearest ancestor whose fault callback for the child on the path
- * handles the exception (docs/semantics.md §5). */
+ * handles the exception (docs/semantics.md §5). As in WF4, one FaultPropagation record per
+ * fault callback that sees it (the handler), before the callback runs, and one without a
+ * handler when none handles it. */
 static void process_fault(wfm_ctx *ctx, wfm_ai *src, wf_value exc)
 {
-    TRACK(ctx, WFM__TRACK_FAULT, src, NULL, &exc);
     wfm_ai *c = src, *p;
     while ((p = c->parent)) {
         if (c != src && (c->flags & WFM__AI_CANCEL_REQ)) {
+            TRACK_TO(ctx, WFM__TRACK_FAULT, src, NULL, NULL, &exc);
             fault_instance(ctx, src, exc, false); /* through a canceling activity: abort */
             return;
         }
-        if (c->on_fault && ai_live(p) && c->on_fault(ctx, p, c, &exc))
-            break;
+        if (c->on_fault && ai_live(p)) {
+            TRACK_TO(ctx, WFM__TRACK_FAULT, src, p, NULL, &exc);
+            if (c->on_fault(ctx, p, c, &exc))
+                break;
+        }
         c = p;
     }
     if (!p) {
+        TRACK_TO(ctx, WFM__TRACK_FAULT, src, NULL, NULL, &exc);
         fault_instance(ctx, src, exc, true);
         return;
     }

@@ -114,7 +114,7 @@ typedef enum wfm__track_event {
     WFM__TRACK_EXECUTING,
     WFM__TRACK_CLOSED, /* ai completed (its status says how) */
     WFM__TRACK_CANCEL_REQ,
-    WFM__TRACK_FAULT,   /* ai propagated exc */
+    WFM__TRACK_FAULT,   /* ai's exc reaches `handler`'s fault callback (NULL: unhandled) */
     WFM__TRACK_RESUMED, /* bookmark `name` of ai resumed */
     WFM__TRACK_CUSTOM,  /* ai's custom record `name`, data = the fields of the record `value` */
     WFM__TRACK_EVENT_COUNT
@@ -124,8 +124,9 @@ typedef enum wfm__track_event {
 #define WFM__TRACK_BIT_CLOSED (1u << WFM__TRACK_CLOSED)
 #define WFM__TRACK_BIT_CLOSED_FAULTED (1u << WFM__TRACK_EVENT_COUNT)
 #define WFM__TRACK_BIT_CLOSED_CANCELED (1u << (WFM__TRACK_EVENT_COUNT + 1))
-typedef void (*wfm__track_fn)(void *ud, wfm__track_event ev, const wfm_ai *ai, const char *name,
-                              const wf_value *value);
+/* `handler`: the activity whose fault callback sees a WFM__TRACK_FAULT, else NULL. */
+typedef void (*wfm__track_fn)(void *ud, wfm__track_event ev, const wfm_ai *ai,
+                              const wfm_ai *handler, const char *name, const wf_value *value);
 
 /* The final state of an instance's run, as wfm_runtime.c maps it to wfm_instance_state. */
 typedef enum wfm__sched_state {

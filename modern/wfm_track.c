@@ -978,6 +978,7 @@ static wfm__track_plan *plan_compile(const wfm_tracker *t, const wfm_definition 
     p->next = NULL;
     p->hash = wfm_definition_hash(def);
     p->count = n;
+    bool names_handler = wfm__profile_names_child(t->profile, WFM_REC_FAULT_PROPAGATION);
     for (size_t i = 0; i < n; i++) {
         wfm_track_record r = {.kind = WFM_REC_ACTIVITY_STATE};
         r.activity = wfm_node_display_name(wfm_definition_node_at(def, i));
@@ -988,10 +989,12 @@ static wfm__track_plan *plan_compile(const wfm_tracker *t, const wfm_definition 
             if (wfm_profile_match(t->profile, &r, &data))
                 mask |= (1u << st) | (data ? 1u << (st + WFM__PLAN_DATA_SHIFT) : 0);
         }
-        r.kind = WFM_REC_FAULT_PROPAGATION;
+        r.kind = WFM_REC_FAULT_PROPAGATION; /* without a handler: passes whatever it is */
         r.state = NULL;
         if (wfm_profile_match(t->profile, &r, NULL))
             mask |= WFM__PLAN_FAULT;
+        else if (names_handler)
+            mask |= WFM__PLAN_FAULT_ASK;
         p->masks[i] = (uint16_t)mask;
     }
     return p;

@@ -61,7 +61,8 @@ const wfm_profile *wfm_profile_builtin(const char *name);
  *        <Variables><Variable Name="*"/></Variables><Arguments>...</Arguments></...>
  *     <ActivityScheduledQuery ActivityName="*" ChildActivityName="*"/>
  *     <BookmarkResumptionQuery Name="*"/> <CancelRequestedQuery .../>
- *     <FaultPropagationQuery .../> <CustomTrackingQuery Name="*" ActivityName="*"/>
+ *     <FaultPropagationQuery FaultSourceActivityName="*" FaultHandlerActivityName="*"/>
+ *     <CustomTrackingQuery Name="*" ActivityName="*"/>
  *   </TrackingProfile>
  * Query elements may appear directly under TrackingProfile or inside a <Queries> or
  * <TrackingQueries> element. Errors carry file:line:col. */

@@ -26,13 +26,17 @@ void wfm__tracker_emit_kept(wfm_tracker *tracker, const wfm_track_record *rec, b
 
 /* A profile with name patterns compiled against one definition: per node (by index), whether
  * its ActivityState records in each of the four states pass (bits WFM_ACT_*), which of them
- * keep variables (those bits << WFM__PLAN_DATA_SHIFT) and whether its FaultPropagation
- * records pass (WFM__PLAN_FAULT), each decided once by wfm_profile_match on the record the
- * node would give, so events of those kinds cost one mask test. Owned by the tracker until
+ * keep variables (those bits << WFM__PLAN_DATA_SHIFT) and whether the FaultPropagation
+ * records it is the source of pass whatever their handler (WFM__PLAN_FAULT) or by their
+ * handler's name (WFM__PLAN_FAULT_ASK: matched per record), each decided once by
+ * wfm_profile_match on the record the node would give, so events of those kinds cost one
+ * mask test. Owned by the tracker until
  * wfm_tracker_destroy and shared by definitions of the same content (display names follow
  * from the file). */
 typedef struct wfm__track_plan wfm__track_plan;
-enum { WFM__PLAN_DATA_SHIFT = 4, WFM__PLAN_FAULT = 1u << 8 };
+enum { WFM__PLAN_DATA_SHIFT = 4, WFM__PLAN_FAULT = 1u << 8, WFM__PLAN_FAULT_ASK = 1u << 9 };
+/* Whether some query of `kind` names a child (FaultPropagation: a handler) other than "*". */
+bool wfm__profile_names_child(const wfm_profile *profile, wfm_rec_kind kind);
 /* The plan of def, compiled on first use (the runtime asks at load and at instance
  * creation): NULL without a tracker, when the tracker's masks decide alone (no names), or
  * out of memory; every caller then takes the matching path, so NULL is never wrong. */
@@ -60,9 +64,10 @@ bool wfm__track_sched_wanted(const wfm_tracker *tracker, const wfm__track_plan *
  * 0 without a tracker or with profile "none". */
 unsigned wfm__track_sched_mask(const wfm_tracker *tracker);
 /* The scheduler's hook (wfm__sched_host.track) mapped to ActivityScheduled, ActivityState,
- * CancelRequested, FaultPropagation and BookmarkResumption records. */
+ * CancelRequested, FaultPropagation (source ai, `handler` or none) and BookmarkResumption
+ * records. */
 void wfm__track_sched(const wfm__track_target *to, wfm__track_event ev, const wfm_ai *ai,
-                      const char *name, const wf_value *value);
+                      const wfm_ai *handler, const char *name, const wf_value *value);
 /* The instance record for the state a run ended in (Idle, Completed, Faulted, ...), with
  * UnhandledException first for a fault. */
 void wfm__track_run_end(const wfm__track_target *to, wfm__sched_state state, const wf_value *fault);

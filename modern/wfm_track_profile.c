@@ -152,6 +152,14 @@ static bool any_name(const char *pattern)
     return !pattern || strcmp(pattern, "*") == 0;
 }
 
+bool wfm__profile_names_child(const wfm_profile *p, wfm_rec_kind kind)
+{
+    for (size_t i = 0; p && i < p->count; i++)
+        if (p->queries[i].kind == kind && !any_name(p->queries[i].child))
+            return true;
+    return false;
+}
+
 bool wfm__profile_plain(const wfm_profile *p, unsigned *data_states)
 {
     *data_states = 0;

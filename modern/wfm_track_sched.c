@@ -132,8 +132,8 @@ bool wfm__track_sched_wanted(const wfm_tracker *t, const wfm__track_plan *plan,
     wfm_rec_kind kind = kind_of(ev);
     if (!wfm_tracker_wants(t, kind))
         return false;
-    unsigned bit = kind == WFM_REC_ACTIVITY_STATE ? act_state_bit(ev, ai)
-                   : kind == WFM_REC_FAULT_PROPAGATION ? WFM__PLAN_FAULT
+    unsigned bit = kind == WFM_REC_ACTIVITY_STATE        ? act_state_bit(ev, ai)
+                   : kind == WFM_REC_FAULT_PROPAGATION ? WFM__PLAN_FAULT | WFM__PLAN_FAULT_ASK
                                                        : 0;
     if (kind == WFM_REC_ACTIVITY_STATE && !wfm_tracker_wants_activity(t, bit))
         return false;
@@ -166,7 +166,7 @@ unsigned wfm__track_sched_mask(const wfm_tracker *t)
 }
 
 void wfm__track_sched(const wfm__track_target *to, wfm__track_event ev, const wfm_ai *ai,
-                      const char *name, const wf_value *value)
+                      const wfm_ai *handler, const char *name, const wf_value *value)
 {
     wfm_rec_kind kind = kind_of(ev);
     if (!wfm__track_sched_wanted(to->tracker, to->plan, ev, ai))
@@ -203,14 +203,18 @@ void wfm__track_sched(const wfm__track_target *to, wfm__track_event ev, const wf
         r.activity = name_of(ai); /* fault source, or the bookmark's owner */
         r.activity_id = id_of(ai);
         r.name = name;
-        if (ev == WFM__TRACK_FAULT)
+        if (ev == WFM__TRACK_FAULT) {
+            r.child = name_of(handler); /* NULL: no fault callback handles it */
+            r.child_id = id_of(handler);
             r.fault = value;
-        else
+        } else {
             r.payload = value;
+        }
     }
     unsigned mask = 0;
-    if (ev == WFM__TRACK_FAULT && wfm__track_plan_decides(to->plan, ai->node, &mask))
-        wfm__tracker_emit_kept(to->tracker, &r, false); /* kept: wfm__track_sched_wanted */
+    if (ev == WFM__TRACK_FAULT && wfm__track_plan_decides(to->plan, ai->node, &mask) &&
+        (mask & WFM__PLAN_FAULT))
+        wfm__tracker_emit_kept(to->tracker, &r, false); /* kept whatever the handler */
     else
         wfm_tracker_emit(to->tracker, &r);
 }

@@ -167,6 +167,17 @@ START_TEST(repeated_names_refused)
     ASSERT_REFUSED(r, "wfbridge run-legacy: error: --event Approved is given more than once (see "
                       "'wfbridge run-legacy --help')\n");
     wfbt_out_free(&r);
+    /* The event and its queue name the same event, in either order. */
+    r = wfbt_run(ARGS("run-legacy", expense(), "--event", "Approved=a", "--event",
+                      "IExpenseService.Approved=b"));
+    ASSERT_REFUSED(r, "wfbridge run-legacy: error: --event IExpenseService.Approved is given more "
+                      "than once (as Approved) (see 'wfbridge run-legacy --help')\n");
+    wfbt_out_free(&r);
+    r = wfbt_run(ARGS("run-legacy", expense(), "--event", "IExpenseService.Approved=a", "--event",
+                      "Approved=b"));
+    ASSERT_REFUSED(r, "wfbridge run-legacy: error: --event Approved is given more than once (as "
+                      "IExpenseService.Approved) (see 'wfbridge run-legacy --help')\n");
+    wfbt_out_free(&r);
 }
 END_TEST
 

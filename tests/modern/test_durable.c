@@ -1841,6 +1841,44 @@ static idle_count idle_rows(const char *store)
     return c;
 }
 
+/* host --once --json ends with the host's own result object, after one object per instance
+ * it ran, and prints it alone when nothing is runnable (docs/formats.md "Output contracts"). */
+START_TEST(cli_host_once_json_ends_with_a_summary)
+{
+    char dir[256], store[512];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(store, sizeof store, "%s/summary.db", dir);
+    const char *start[] = {"start", DATA "approve.xaml", "--store", store, "--count", "2",
+                           "--arg", "Who=eve",           NULL};
+    cli_out r = cli(dir, start);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    cli_free(&r);
+    const char *host[] = {"host", "--store", store, "--once", "--json", NULL};
+    r = cli(dir, host);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_uint_eq(count_of(r.out, "{\"status\": \"Idle\", \"id\": \""), 2);
+    const char *last = strrchr(r.out, '{');
+    while (last > r.out && last[-1] != '\n')
+        last--;
+    ck_assert_str_eq(last, "{\"host\": {\"ran\": 2, \"closed\": 0, \"idle\": 2, \"faulted\": 0, "
+                           "\"canceled\": 0, \"terminated\": 0, \"executing\": 0, "
+                           "\"failed\": 0}}\n");
+    cli_free(&r);
+    r = cli(dir, host); /* both wait on their bookmark: nothing to run */
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_str_eq(r.out, "{\"host\": {\"ran\": 0, \"closed\": 0, \"idle\": 0, \"faulted\": 0, "
+                            "\"canceled\": 0, \"terminated\": 0, \"executing\": 0, "
+                            "\"failed\": 0}}\n");
+    cli_free(&r);
+    const char *plain[] = {"host", "--store", store, "--once", NULL};
+    r = cli(dir, plain);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_str_eq(r.out, ""); /* without --json: no summary */
+    cli_free(&r);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* A long-running host with several workers drains what `start` made, keeps running, and
  * stops on SIGTERM with exit 0 and no lease left behind. */
 START_TEST(cli_host_workers_and_sigterm)
@@ -1960,6 +1998,7 @@ Suite *modern_durable_suite(void)
     tcase_add_test(tc, cli_store_uris_and_environment);
     tcase_add_test(tc, cli_start_creates_instances_a_host_runs);
     tcase_add_test(tc, cli_host_workers_and_sigterm);
+    tcase_add_test(tc, cli_host_once_json_ends_with_a_summary);
     suite_add_tcase(s, tc);
     TCase *bad = tcase_create("bad_input");
     tcase_set_timeout(bad, 60);

@@ -387,19 +387,27 @@ static void run_named(wfm_runtime *rt, const char *xaml)
     wfm_definition_release(def);
 }
 
-START_TEST(test_track_runtime_named_profile_follows_each_definition)
+/* A one-worker runtime tracking into a ring through the profile loaded from `xml`. */
+static wfm_runtime *ring_runtime(const char *name, const char *xml, wfm_profile **p,
+                                 wfm_tracker **t)
 {
     wf_error err = WF_ERROR_INIT;
-    wfm_profile *p = NULL;
-    ck_assert_int_eq(wfm_profile_load_mem("named", named_profile, strlen(named_profile), &p, &err),
-                     WF_OK);
-    wfm_tracker *t = ring_tracker(p);
+    ck_assert_int_eq(wfm_profile_load_mem(name, xml, strlen(xml), p, &err), WF_OK);
+    *t = ring_tracker(*p);
     wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
     o.worker_count = 1;
     o.write = wfm_test_discard;
-    o.tracker = t;
+    o.tracker = *t;
     wfm_runtime *rt = NULL;
     ck_assert_int_eq(wfm_runtime_create(&o, &rt, &err), WF_OK);
+    return rt;
+}
+
+START_TEST(test_track_runtime_named_profile_follows_each_definition)
+{
+    wfm_profile *p = NULL;
+    wfm_tracker *t = NULL;
+    wfm_runtime *rt = ring_runtime("named", named_profile, &p, &t);
     run_named(rt, named_a);
     run_named(rt, named_b);
     run_named(rt, named_a); /* the first definition's plan again */
@@ -426,6 +434,55 @@ START_TEST(test_track_runtime_named_profile_follows_each_definition)
 }
 END_TEST
 
+/* FaultPropagation queries match both names, as WF4's: the fault source and the activity
+ * whose fault callback sees the fault (one record per such handler, "*" any). */
+static const char fault_profile[] =
+    "<TrackingProfile Name=\"faults\">\n"
+    "  <FaultPropagationQuery FaultSourceActivityName=\"*\" FaultHandlerActivityName=\"Outer\"/>\n"
+    "  <FaultPropagationQuery FaultSourceActivityName=\"Bang\"/>\n"
+    "</TrackingProfile>\n";
+
+#define FAULT_TRY(name, body, exc)                                                                 \
+    "<TryCatch DisplayName=\"" name "\"><TryCatch.Try>" body "</TryCatch.Try><TryCatch.Catches>"  \
+    "<Catch x:TypeArguments=\"" exc "\"/></TryCatch.Catches></TryCatch>"
+#define FAULT_THROW(name, exc)                                                                     \
+    "<Throw DisplayName=\"" name "\" Exception=\"[new " exc "(&quot;x&quot;)]\"/>"
+static const char fault_xaml[] = NAMED_OPEN
+    "<Sequence DisplayName=\"Main\">"
+    FAULT_TRY("Guard", FAULT_THROW("Boom", "InvalidOperationException"), "InvalidOperationException")
+    FAULT_TRY("Other", FAULT_THROW("Bang", "ArgumentException"), "ArgumentException")
+    FAULT_TRY("Outer", FAULT_TRY("Inner", FAULT_THROW("Deep", "InvalidOperationException"),
+                                 "ArgumentException"),
+              "InvalidOperationException")
+    "</Sequence></Activity>";
+
+START_TEST(test_track_runtime_fault_queries_match_source_and_handler)
+{
+    wfm_profile *p = NULL;
+    wfm_tracker *t = NULL;
+    wfm_runtime *rt = ring_runtime("faults", fault_profile, &p, &t);
+    run_named(rt, fault_xaml);
+    run_named(rt, fault_xaml); /* the definition's compiled plan again */
+    /* Boom (handled by Guard) and Deep as Inner saw it (not handled there) pass neither
+     * query; Bang passes by its source, Deep by the handler that caught it. */
+    char lines[8][512];
+    ck_assert_uint_eq(wfm_tracker_ring_count(t), 4);
+    for (size_t i = 0; i < 4; i++) {
+        ck_assert(wfm_tracker_ring_get(t, i, lines[i], sizeof lines[i]));
+        ck_assert(has(lines[i], "\"record\": \"FaultPropagation\"", NULL));
+        if (i % 2 == 0)
+            ck_assert_msg(has(lines[i], "\"activity\": \"Bang\"", "\"child\": \"Other\""),
+                          "%s", lines[i]);
+        else
+            ck_assert_msg(has(lines[i], "\"activity\": \"Deep\"", "\"child\": \"Outer\""),
+                          "%s", lines[i]);
+    }
+    wfm_runtime_destroy(rt);
+    wfm_tracker_destroy(t);
+    wfm_profile_destroy(p);
+}
+END_TEST
+
 Suite *modern_track_runtime_suite(void)
 {
     Suite *s = suite_create("modern_track_runtime");
@@ -434,6 +491,7 @@ Suite *modern_track_runtime_suite(void)
     tcase_add_test(core, test_track_runtime_all_profile_schedules_before_closing);
     tcase_add_test(core, test_track_runtime_none_profile_keeps_nothing);
     tcase_add_test(core, test_track_runtime_named_profile_follows_each_definition);
+    tcase_add_test(core, test_track_runtime_fault_queries_match_source_and_handler);
     suite_add_tcase(s, core);
     return s;
 }
