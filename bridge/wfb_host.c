@@ -1,11 +1,11 @@
 /* wfb_host.c — `wfbridge host [--store S] [--once] [--workers N]`: a long-running durable host.
- * It loads and runs the persisted instances that can make progress — timers due, resumptions
+ * It claims and runs the persisted instances that can make progress — timers due, resumptions
  * queued by `wfbridge resume`, saved at a Persist request / mid-run ("Executing") or before
  * their first run ("Created", e.g. by `wfbridge start`), and not leased by another live host —
- * until each is idle again (persisted and unloaded) or completes, then looks again. The
+ * until each is idle again (persisted and unloaded) or completes, and keeps looking. The
  * instances run on the runtime's N workers (wfm_host_run_pooled): saves go to the store's
  * commit thread and share its commits, and no worker waits for the store. The main thread
- * loads the instances, keeps up to 64 per worker in flight and prints what ended. SIGTERM /
+ * claims the instances, keeps up to 256 per worker in flight and prints what ended. SIGTERM /
  * SIGINT: the instances in hand stop at their next persist point (saved, released), exit 0. */
 #include <assert.h>
 #include <ctype.h>
