@@ -580,9 +580,8 @@ static void coverage_text(wf_buf *b, const coverage *cv)
     if (!first)
         wf_buf_addc(b, ')');
     for (size_t i = 0; i < cv->unseen_count; i++)
-        wf_buf_addf(b, "%s%s %s %s", i ? ", " : "; not seen: ",
-                    wfb_vkind_name(cv->unseen[i].kind), cv->unseen[i].activity,
-                    cv->unseen[i].outcome);
+        wf_buf_addf(b, "%s%s %s %s", i ? ", " : "; not seen: ", wfb_vkind_name(cv->unseen[i].kind),
+                    cv->unseen[i].activity, cv->unseen[i].outcome);
 }
 
 static char *coverage_note(const job *j, coverage *cv)

@@ -120,7 +120,8 @@ wf_status wfb_vmodern_run(wfb_vmodern *m, const wfb_vcase *c, wfb_vobs *obs, wf_
 size_t wfb_vmodern_arg_count(const wfb_vmodern *m);
 const char *wfb_vmodern_arg_name(const wfb_vmodern *m, size_t index);
 const wf_type *wfb_vmodern_arg_type(const wfb_vmodern *m, size_t index);
-/* The IfElse branches of the legacy definition (branch coverage), by activity name. */
+/* The IfElse branches of the legacy definition, by activity name (also among the decision
+ * outcomes below, as kind WFB_VK_IFELSE). */
 size_t wfb_vlegacy_branch_count(const wfb_vlegacy *l);
 const char *wfb_vlegacy_branch_name(const wfb_vlegacy *l, size_t index);
 

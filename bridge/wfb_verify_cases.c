@@ -1,6 +1,7 @@
 /* wfb_verify_cases.c — the input cases of `wfbridge verify`: reading and writing --cases and
  * --events files (schema in docs/verify.md "Cases"), the seeded generator steered by legacy
- * branch coverage, and the shrinker that makes a diverging case as small as it can. */
+ * decision coverage (docs/verify.md "Coverage"), and the shrinker that makes a diverging case
+ * as small as it can. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -61,9 +61,9 @@ struct wfb__cover_run {
 
 const char *wfb_vkind_name(wfb_vkind kind)
 {
-    static const char *const names[WFB_VK_COUNT] = {
-        "IfElse", "While", "FaultHandlers", "EventDriven", "StateMachine", "Policy", "CAG",
-        "Replicator"};
+    static const char *const names[WFB_VK_COUNT] = {"IfElse",      "While",        "FaultHandlers",
+                                                    "EventDriven", "StateMachine", "Policy",
+                                                    "CAG",         "Replicator"};
     return kind < WFB_VK_COUNT ? names[kind] : "?";
 }
 
@@ -165,8 +165,8 @@ static void add_policy(wfb__cover *cv, const wfl_node *n, const wfl_rules *rules
             return;
         }
         cv->rules = grown;
-        grown[cv->rule_count++] = (rule_pt){keep(cv, wfl_node_name(n)), keep(cv, wfl_rule_name(r)),
-                                            then_pt, else_pt};
+        grown[cv->rule_count++] =
+            (rule_pt){keep(cv, wfl_node_name(n)), keep(cv, wfl_rule_name(r)), then_pt, else_pt};
     }
 }
 

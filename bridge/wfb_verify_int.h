@@ -10,7 +10,7 @@
 #include "../legacy/wfl_exec.h"
 #include "wfb_verify.h"
 
-typedef struct wfb__cover wfb__cover; /* the outcomes of one definition (immutable) */
+typedef struct wfb__cover wfb__cover;         /* the outcomes of one definition (immutable) */
 typedef struct wfb__cover_run wfb__cover_run; /* what one run reached */
 
 /* Walk the definition (and the rule sets of its Policy activities, from its .rules, read

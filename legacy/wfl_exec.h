@@ -86,7 +86,8 @@ typedef int64_t (*wfl_clock_fn)(void *ud);
  * that error. */
 typedef wf_status (*wfl_persist_fn)(void *ud, wfl_exec *ex, wf_error *err);
 /* Rule tracking: a PolicyActivity (`activity`) evaluated rule `rule` of its rule set; result
- * true: its Then actions run, false: its Else actions (docs/semantics.md §2). */
+ * true: its Then actions run, false: its Else actions (either may have none; docs/semantics.md
+ * §2). */
 typedef void (*wfl_rule_fn)(void *ud, const char *activity, const char *rule, bool result);
 
 typedef struct wfl_exec_opts {

@@ -12,14 +12,14 @@
 #include "../../common/wf_mem.h"
 #include "../wf_test_util.h"
 
-#define COVER_DIR    "tests/bridge/data/verify_cover/"
-#define LOOP_XOML    COVER_DIR "cover_loop.xoml"
-#define LISTEN_XOML  COVER_DIR "cover_listen.xoml"
-#define STATES_XOML  COVER_DIR "cover_states.xoml"
-#define CAG_XOML     COVER_DIR "cover_cag.xoml"
-#define ORDER_XOML   "samples/legacy/order_processing/order_processing.xoml"
-#define REVIEW_XOML  "samples/legacy/document_review/document_review.xoml"
-#define NOT_A_POINT  SIZE_MAX
+#define COVER_DIR   "tests/bridge/data/verify_cover/"
+#define LOOP_XOML   COVER_DIR "cover_loop.xoml"
+#define LISTEN_XOML COVER_DIR "cover_listen.xoml"
+#define STATES_XOML COVER_DIR "cover_states.xoml"
+#define CAG_XOML    COVER_DIR "cover_cag.xoml"
+#define ORDER_XOML  "samples/legacy/order_processing/order_processing.xoml"
+#define REVIEW_XOML "samples/legacy/document_review/document_review.xoml"
+#define NOT_A_POINT SIZE_MAX
 
 static wf_libpath *lib;
 
@@ -41,8 +41,7 @@ static void unload(wfb_vlegacy *l)
     lib = NULL;
 }
 
-static size_t point(const wfb_vlegacy *l, wfb_vkind kind, const char *activity,
-                    const char *outcome)
+static size_t point(const wfb_vlegacy *l, wfb_vkind kind, const char *activity, const char *outcome)
 {
     for (size_t i = 0; i < wfb_vlegacy_point_count(l); i++) {
         const wfb_vpoint *p = wfb_vlegacy_point(l, i);
@@ -82,7 +81,7 @@ START_TEST(test_verify_cover_finds_the_outcomes_of_each_kind)
 {
     wfb_vlegacy *l = load(LOOP_XOML, 20000);
     ck_assert_uint_eq(wfb_vlegacy_point_count(l), 4);
-    ck_assert_uint_eq(wfb_vlegacy_branch_count(l), 0); /* no IfElse */
+    ck_assert_uint_eq(wfb_vlegacy_branch_count(l), 0);                     /* no IfElse */
     ck_assert_uint_eq(point(l, WFB_VK_WHILE, "eachRecord", "entered"), 0); /* document order */
     ck_assert_uint_eq(point(l, WFB_VK_WHILE, "eachRecord", "skipped"), 1);
     ck_assert_uint_eq(point(l, WFB_VK_FAULT, "runBatch", "no fault"), 2);
@@ -182,13 +181,13 @@ START_TEST(test_verify_cover_policy_rules_then_and_else)
             else_pt = i;
     }
     wfb_vobs o;
-    const char *large[] = {"OrderId", "\"SO-1\"",  "Sku", "\"W-7\"", "Quantity", "20",
-                           "UnitPrice", "\"75.50\"", NULL};
+    const char *large[] = {"OrderId", "\"SO-1\"",  "Sku",       "\"W-7\"", "Quantity",
+                           "20",      "UnitPrice", "\"75.50\"", NULL};
     run(l, large, NULL, &o);
     ck_assert(reached(&o, then_pt) && !reached(&o, else_pt));
     wfb_vobs_fini(&o);
-    const char *small[] = {"OrderId", "\"SO-2\"", "Sku", "\"W-7\"", "Quantity", "1",
-                           "UnitPrice", "\"2.00\"", NULL};
+    const char *small[] = {"OrderId", "\"SO-2\"",  "Sku",      "\"W-7\"", "Quantity",
+                           "1",       "UnitPrice", "\"2.00\"", NULL};
     run(l, small, NULL, &o);
     ck_assert(reached(&o, else_pt) && !reached(&o, then_pt));
     wfb_vobs_fini(&o);
@@ -266,8 +265,10 @@ START_TEST(test_verify_cover_generation_reaches_every_outcome)
         {REVIEW_XOML, "coverage 4/4 decision outcomes (IfElse 2/2, Replicator 2/2)\n"},
     };
     for (size_t i = 0; i < sizeof fixtures / sizeof *fixtures; i++) {
-        const char *args[] = {"verify",     fixtures[i].xoml, "--lib-path", wf_test_sample_lib_dir(),
-                              "--generate", "20",             "--seed",     "1",
+        const char *args[] = {"verify",     fixtures[i].xoml,
+                              "--lib-path", wf_test_sample_lib_dir(),
+                              "--generate", "20",
+                              "--seed",     "1",
                               NULL};
         char *json = NULL, *err = NULL;
         ck_assert_int_eq(verify_json(args, &json, &err), 0);
@@ -292,7 +293,7 @@ START_TEST(test_verify_cover_report_names_the_uncovered)
         wf_test_write_file(dir, "c.json", "[{\"name\": \"none\", \"inputs\": {\"BatchSize\": 0}}]");
     char cases_path[600];
     snprintf(cases_path, sizeof cases_path, "%s", cases);
-    const char *args[] = {"verify", LOOP_XOML,  "--lib-path", wf_test_sample_lib_dir(),
+    const char *args[] = {"verify",  LOOP_XOML,  "--lib-path", wf_test_sample_lib_dir(),
                           "--cases", cases_path, "--junit",    junit,
                           NULL};
     char *json = NULL, *err = NULL;
