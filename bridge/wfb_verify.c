@@ -569,6 +569,10 @@ static bool measure(const job *j, coverage *cv)
  * skipped, ..." */
 static void coverage_text(wf_buf *b, const coverage *cv)
 {
+    if (!cv->total) {
+        wf_buf_adds(b, "no decision points");
+        return;
+    }
     wf_buf_addf(b, "coverage %zu/%zu decision outcomes", cv->covered, cv->total);
     bool first = true;
     for (int k = 0; k < WFB_VK_COUNT; k++)
