@@ -62,13 +62,28 @@ typedef struct row {
     wfb_vdiff diff; /* what == NULL: equivalent */
 } row;
 
+/* A decision outcome no case reached. */
+typedef struct unseen {
+    wfb_vkind kind;
+    char *activity, *outcome;
+} unseen;
+
+/* Decision coverage of a file, or of them all (docs/verify.md "Coverage"). */
+typedef struct coverage {
+    size_t covered, total;
+    size_t kind_covered[WFB_VK_COUNT], kind_total[WFB_VK_COUNT];
+    unseen *unseen;
+    size_t unseen_count;
+} coverage;
+
 typedef struct fileres {
     char *file;
     const char *status; /* "equivalent", "diverged", "error" */
     size_t cases, diverged_cases;
     double seconds;
-    char *note;    /* error text, or the branch coverage */
+    char *note;    /* error text, or the decision coverage */
     bool reported; /* the error was printed already (as the file's diagnostics) */
+    coverage cov;  /* total 0: none measured (no decision point, or an error) */
 } fileres;
 
 typedef struct report {
@@ -220,6 +235,11 @@ static void report_fini(report *r)
     for (size_t i = 0; i < r->file_count; i++) {
         wf_free(r->files[i].file);
         wf_free(r->files[i].note);
+        for (size_t k = 0; k < r->files[i].cov.unseen_count; k++) {
+            wf_free(r->files[i].cov.unseen[k].activity);
+            wf_free(r->files[i].cov.unseen[k].outcome);
+        }
+        wf_free(r->files[i].cov.unseen);
     }
     wf_free(r->files);
 }
@@ -276,6 +296,7 @@ typedef struct job {
     wfb_vevent *events;
     size_t event_count;
     const vmode *pred_mode;
+    bool *seen; /* per decision outcome: some case's legacy run reached it */
 } job;
 
 /* The shrinker's oracle: does the case still diverge in pred_mode? */
@@ -465,6 +486,8 @@ static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, re
         if (rc == WF_OK && !gen && lo.error) /* a --cases input the workflow does not take */
             rc = wf_error_set(err, WF_E_USAGE, &(wf_loc){j->o->cases, 0, 0}, "case '%s': %s",
                               c->name, lo.error);
+        for (size_t h = 0; rc == WF_OK && h < lo.hit_count; h++)
+            j->seen[lo.hits[h]] = true;
         if (rc == WF_OK && gen)
             rc = wfb_vgen_feedback(gen, c, &lo, err);
         for (size_t k = 0; rc == WF_OK && k < j->mode_count; k++) {
@@ -514,23 +537,64 @@ static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, re
     return rep->oom && rc == WF_OK ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory") : rc;
 }
 
-static char *coverage_note(const job *j, const wfb_vgen *gen)
+/* The file's coverage from j->seen; false: out of memory. */
+static bool measure(const job *j, coverage *cv)
 {
-    size_t total = wfb_vlegacy_branch_count(j->l);
-    wf_buf b;
-    wf_buf_init(&b);
-    wf_buf_addf(&b, "branches %zu/%zu", gen ? wfb_vgen_covered(gen) : 0, total);
+    memset(cv, 0, sizeof *cv);
+    size_t n = wfb_vlegacy_point_count(j->l);
+    for (size_t i = 0; i < n; i++) {
+        const wfb_vpoint *p = wfb_vlegacy_point(j->l, i);
+        cv->total++;
+        cv->kind_total[p->kind]++;
+        if (j->seen[i]) {
+            cv->covered++;
+            cv->kind_covered[p->kind]++;
+            continue;
+        }
+        unseen *grown = wf_realloc(cv->unseen, (cv->unseen_count + 1) * sizeof *grown);
+        if (!grown)
+            return false;
+        cv->unseen = grown;
+        unseen *u = &grown[cv->unseen_count++];
+        u->kind = p->kind;
+        u->activity = wf_strdup(p->activity);
+        u->outcome = wf_strdup(p->outcome);
+        if (!u->activity || !u->outcome)
+            return false;
+    }
+    return true;
+}
+
+/* "coverage 5/7 decision outcomes (IfElse 2/2, While 1/2, ...); not seen: While loop
+ * skipped, ..." */
+static void coverage_text(wf_buf *b, const coverage *cv)
+{
+    if (!cv->total) {
+        wf_buf_adds(b, "no decision points");
+        return;
+    }
+    wf_buf_addf(b, "coverage %zu/%zu decision outcomes", cv->covered, cv->total);
     bool first = true;
-    for (size_t i = 0; gen && i < total; i++)
-        if (!wfb_vgen_branch_seen(gen, i)) {
-            wf_buf_adds(&b, first ? " (not seen: " : ", ");
-            wf_buf_adds(&b, wfb_vlegacy_branch_name(j->l, i));
+    for (int k = 0; k < WFB_VK_COUNT; k++)
+        if (cv->kind_total[k]) {
+            wf_buf_addf(b, "%s%s %zu/%zu", first ? " (" : ", ", wfb_vkind_name((wfb_vkind)k),
+                        cv->kind_covered[k], cv->kind_total[k]);
             first = false;
         }
     if (!first)
-        wf_buf_addc(&b, ')');
-    if (!gen)
-        wf_buf_adds(&b, " (coverage is measured for generated cases)");
+        wf_buf_addc(b, ')');
+    for (size_t i = 0; i < cv->unseen_count; i++)
+        wf_buf_addf(b, "%s%s %s %s", i ? ", " : "; not seen: ", wfb_vkind_name(cv->unseen[i].kind),
+                    cv->unseen[i].activity, cv->unseen[i].outcome);
+}
+
+static char *coverage_note(const job *j, coverage *cv)
+{
+    wf_buf b;
+    wf_buf_init(&b);
+    if (!measure(j, cv))
+        b.oom = true;
+    coverage_text(&b, cv);
     if (j->skipped)
         wf_buf_addf(&b, "; interop mode skipped: %s", j->skipped);
     return wf_buf_detach(&b, NULL);
@@ -574,6 +638,8 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
         rc = wfb_vevents_load(events, &j.events, &j.event_count, &err);
     if (rc == WF_OK)
         rc = wfb_vlegacy_load(file, o->rules, libpath, o->max_steps, diags, &j.l, &err);
+    if (rc == WF_OK && !(j.seen = wf_calloc(wfb_vlegacy_point_count(j.l) + 1, sizeof *j.seen)))
+        rc = wf_error_set(&err, WF_E_NOMEM, NULL, "out of memory");
     if (rc == WF_OK)
         rc = load_mode(&j, "converted", false, diags, &err);
     if (rc == WF_OK) { /* the Interop mode needs the converter */
@@ -596,7 +662,7 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
         rc = run_cases(&j, cases, n, gen, rep, fr, &err);
     }
     if (rc == WF_OK) {
-        fr->note = coverage_note(&j, gen);
+        fr->note = coverage_note(&j, &fr->cov);
     } else {
         fr->status = "error";
         fr->reported = wfb_report_diags(diags, false) != 0;
@@ -616,6 +682,7 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
         rmdir(j.side_dir);
     wf_free(j.side_dir);
     wfb_vlegacy_destroy(j.l);
+    wf_free(j.seen);
     wf_free(j.skipped);
     wf_diags_destroy(diags);
 }
@@ -659,6 +726,60 @@ static bool list_xoml(const char *root, const char *rel, char ***out, size_t *n)
 }
 
 /* ---- printing ---------------------------------------------------------------------------- */
+static void json_kv(wf_buf *b, const char *key, const char *value)
+{
+    wf_buf_addf(b, "\"%s\": ", key);
+    wf_buf_add_json_string(b, value, strlen(value));
+}
+
+/* {"covered", "total", "kinds": {KIND: {"covered", "total"}}, "uncovered": [{["file",] "kind",
+ * "activity", "outcome"}]}: of one file (file NULL), or of every file of r summed. */
+static void json_coverage(wf_buf *b, const report *r, const fileres *file)
+{
+    coverage sum = {0};
+    for (size_t i = 0; i < r->file_count; i++) {
+        const coverage *cv = &r->files[i].cov;
+        if (file && file != &r->files[i])
+            continue;
+        sum.covered += cv->covered;
+        sum.total += cv->total;
+        for (int k = 0; k < WFB_VK_COUNT; k++) {
+            sum.kind_covered[k] += cv->kind_covered[k];
+            sum.kind_total[k] += cv->kind_total[k];
+        }
+    }
+    wf_buf_addf(b, "{\"covered\": %zu, \"total\": %zu, \"kinds\": {", sum.covered, sum.total);
+    bool first = true;
+    for (int k = 0; k < WFB_VK_COUNT; k++)
+        if (sum.kind_total[k]) {
+            wf_buf_addf(b, "%s\"%s\": {\"covered\": %zu, \"total\": %zu}", first ? "" : ", ",
+                        wfb_vkind_name((wfb_vkind)k), sum.kind_covered[k], sum.kind_total[k]);
+            first = false;
+        }
+    wf_buf_adds(b, "}, \"uncovered\": [");
+    first = true;
+    for (size_t i = 0; i < r->file_count; i++) {
+        const fileres *f = &r->files[i];
+        if (file && file != f)
+            continue;
+        for (size_t u = 0; u < f->cov.unseen_count; u++) {
+            wf_buf_adds(b, first ? "{" : ", {");
+            first = false;
+            if (!file) {
+                json_kv(b, "file", f->file);
+                wf_buf_adds(b, ", ");
+            }
+            json_kv(b, "kind", wfb_vkind_name(f->cov.unseen[u].kind));
+            wf_buf_adds(b, ", ");
+            json_kv(b, "activity", f->cov.unseen[u].activity);
+            wf_buf_adds(b, ", ");
+            json_kv(b, "outcome", f->cov.unseen[u].outcome);
+            wf_buf_addc(b, '}');
+        }
+    }
+    wf_buf_adds(b, "]}");
+}
+
 static void print_json(FILE *out, const report *r, size_t cases, bool diverged, bool dir)
 {
     wf_buf b;
@@ -697,10 +818,14 @@ static void print_json(FILE *out, const report *r, size_t cases, bool diverged, 
             wf_buf_addf(&b, ", \"status\": \"%s\", \"cases\": %zu, \"seconds\": %.3f, \"note\": ",
                         f->status, f->cases, f->seconds);
             wf_buf_add_json_string(&b, f->note ? f->note : "", f->note ? strlen(f->note) : 0);
+            wf_buf_adds(&b, ", \"coverage\": ");
+            json_coverage(&b, r, f);
             wf_buf_addc(&b, '}');
         }
         wf_buf_addc(&b, ']');
     }
+    wf_buf_adds(&b, ", \"coverage\": ");
+    json_coverage(&b, r, NULL);
     wf_buf_adds(&b, "}\n");
     if (!b.oom)
         fputs(b.data, out);
@@ -744,6 +869,35 @@ static void xml_text(wf_buf *b, const char *s)
     (void)wf_xml_escape(b, s ? s : "", true); /* out of memory shows as b->oom */
 }
 
+static void junit_property(wf_buf *b, const char *name, const char *value)
+{
+    wf_buf_adds(b, "      <property name=\"");
+    xml_text(b, name);
+    wf_buf_adds(b, "\" value=\"");
+    xml_text(b, value);
+    wf_buf_adds(b, "\"/>\n");
+}
+
+static void junit_coverage(wf_buf *b, const coverage *cv)
+{
+    char name[64], value[1200];
+    wf_buf_adds(b, "    <properties>\n");
+    snprintf(value, sizeof value, "%zu/%zu", cv->covered, cv->total);
+    junit_property(b, "coverage", value);
+    for (int k = 0; k < WFB_VK_COUNT; k++)
+        if (cv->kind_total[k]) {
+            snprintf(name, sizeof name, "coverage.%s", wfb_vkind_name((wfb_vkind)k));
+            snprintf(value, sizeof value, "%zu/%zu", cv->kind_covered[k], cv->kind_total[k]);
+            junit_property(b, name, value);
+        }
+    for (size_t i = 0; i < cv->unseen_count; i++) {
+        snprintf(value, sizeof value, "%s %s %s", wfb_vkind_name(cv->unseen[i].kind),
+                 cv->unseen[i].activity, cv->unseen[i].outcome);
+        junit_property(b, "uncovered", value);
+    }
+    wf_buf_adds(b, "    </properties>\n");
+}
+
 static wf_status write_junit(const char *path, const report *r, wf_error *err)
 {
     wf_buf b;
@@ -763,6 +917,8 @@ static wf_status write_junit(const char *path, const report *r, wf_error *err)
         wf_buf_addf(&b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%d\" time=\"%.3f\">\n",
                     tests + (strcmp(f->status, "error") == 0), failures,
                     strcmp(f->status, "error") == 0, f->seconds);
+        if (f->cov.total) /* decision coverage (docs/verify.md "Coverage") */
+            junit_coverage(&b, &f->cov);
         if (strcmp(f->status, "error") == 0) {
             wf_buf_adds(&b, "    <testcase classname=\"verify\" name=\"load\"><error message=\"");
             xml_text(&b, f->note ? f->note : "");

@@ -78,6 +78,9 @@ typedef struct wfb_vobs {
     char *error;  /* status "Error": what went wrong (input not accepted, limit, ...) */
     char **taken; /* IfElse branches seen executing (legacy runs) */
     size_t taken_count;
+    size_t *hits; /* decision outcomes reached (wfb_vlegacy_point indices, ascending; legacy
+                     runs, whatever their status) */
+    size_t hit_count;
 } wfb_vobs;
 
 void wfb_vobs_fini(wfb_vobs *o);
@@ -117,9 +120,37 @@ wf_status wfb_vmodern_run(wfb_vmodern *m, const wfb_vcase *c, wfb_vobs *obs, wf_
 size_t wfb_vmodern_arg_count(const wfb_vmodern *m);
 const char *wfb_vmodern_arg_name(const wfb_vmodern *m, size_t index);
 const wf_type *wfb_vmodern_arg_type(const wfb_vmodern *m, size_t index);
-/* The IfElse branches of the legacy definition (branch coverage), by activity name. */
+/* The IfElse branches of the legacy definition, by activity name (also among the decision
+ * outcomes below, as kind WFB_VK_IFELSE). */
 size_t wfb_vlegacy_branch_count(const wfb_vlegacy *l);
 const char *wfb_vlegacy_branch_name(const wfb_vlegacy *l, size_t index);
+
+/* Decision coverage (docs/verify.md "Coverage"): every outcome of every decision point of the
+ * legacy definition, in document order. */
+typedef enum wfb_vkind {
+    WFB_VK_IFELSE,     /* activity: the IfElseBranch; outcome "taken" */
+    WFB_VK_WHILE,      /* the While; "entered" (body ran at least once) / "skipped" */
+    WFB_VK_FAULT,      /* a FaultHandler, "caught TYPE"; the handlers' owner, "no fault" */
+    WFB_VK_EVENT,      /* an EventDriven (of a Listen or a State); "won" */
+    WFB_VK_STATE,      /* the source state of a SetState; "-> TARGET" */
+    WFB_VK_POLICY,     /* the Policy; "RULE then" / "RULE else" */
+    WFB_VK_CAG,        /* a ConditionedActivityGroup child; "ran" */
+    WFB_VK_REPLICATOR, /* the Replicator; "ran a child" / "ran none" */
+    WFB_VK_COUNT
+} wfb_vkind;
+
+/* "IfElse", "While", "FaultHandlers", "EventDriven", "StateMachine", "Policy", "CAG",
+ * "Replicator". */
+const char *wfb_vkind_name(wfb_vkind kind);
+
+typedef struct wfb_vpoint {
+    wfb_vkind kind;
+    const char *activity; /* x:Name */
+    const char *outcome;
+} wfb_vpoint;
+
+size_t wfb_vlegacy_point_count(const wfb_vlegacy *l);
+const wfb_vpoint *wfb_vlegacy_point(const wfb_vlegacy *l, size_t index); /* NULL past the end */
 
 /* ---- comparison -------------------------------------------------------------------------- */
 typedef struct wfb_vdiff {
@@ -144,12 +175,16 @@ void wfb_vgen_destroy(wfb_vgen *g);
 /* Case number `index` (named "gen-INDEX"), with the given event script. */
 wf_status wfb_vgen_next(wfb_vgen *g, size_t index, const wfb_vevent *events, size_t event_count,
                         wfb_vcase *out, wf_error *err);
-/* Report the legacy run of the last case: cases that show new branches are kept and varied. */
+/* Report the legacy run of the last case: cases that reach a new decision outcome (any kind)
+ * are kept and varied. */
 wf_status wfb_vgen_feedback(wfb_vgen *g, const wfb_vcase *c, const wfb_vobs *legacy_obs,
                             wf_error *err);
 /* Branches seen so far (of wfb_vlegacy_branch_count). */
 size_t wfb_vgen_covered(const wfb_vgen *g);
 bool wfb_vgen_branch_seen(const wfb_vgen *g, size_t index);
+/* Decision outcomes reached so far (of wfb_vlegacy_point_count). */
+size_t wfb_vgen_points_covered(const wfb_vgen *g);
+bool wfb_vgen_point_seen(const wfb_vgen *g, size_t index);
 
 /* Still diverging? (the shrinker's oracle) */
 typedef wf_status (*wfb_vpred_fn)(void *ud, const wfb_vcase *c, bool *diverges, wf_error *err);

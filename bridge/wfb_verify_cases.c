@@ -1,6 +1,7 @@
 /* wfb_verify_cases.c — the input cases of `wfbridge verify`: reading and writing --cases and
  * --events files (schema in docs/verify.md "Cases"), the seeded generator steered by legacy
- * branch coverage, and the shrinker that makes a diverging case as small as it can. */
+ * decision coverage (docs/verify.md "Coverage"), and the shrinker that makes a diverging case
+ * as small as it can. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,7 +297,9 @@ struct wfb_vgen {
     uint64_t state;
     bool *seen; /* per legacy IfElse branch */
     size_t covered;
-    wfb_vcase *corpus; /* cases that showed a new branch */
+    bool *point_seen; /* per decision outcome (wfb_vlegacy_point) */
+    size_t points_covered;
+    wfb_vcase *corpus; /* cases that reached a new decision outcome */
     size_t corpus_count;
 };
 
@@ -318,7 +321,10 @@ wf_status wfb_vgen_create(const wfb_vmodern *m, const wfb_vlegacy *l, uint64_t s
                           wf_error *err)
 {
     wfb_vgen *g = wf_calloc(1, sizeof *g);
-    if (!g || !(g->seen = wf_calloc(wfb_vlegacy_branch_count(l) + 1, sizeof *g->seen))) {
+    if (!g || !(g->seen = wf_calloc(wfb_vlegacy_branch_count(l) + 1, sizeof *g->seen)) ||
+        !(g->point_seen = wf_calloc(wfb_vlegacy_point_count(l) + 1, sizeof *g->point_seen))) {
+        if (g)
+            wf_free(g->seen);
         wf_free(g);
         return nomem(err);
     }
@@ -335,6 +341,7 @@ void wfb_vgen_destroy(wfb_vgen *g)
         return;
     wfb_vcases_free(g->corpus, g->corpus_count);
     wf_free(g->seen);
+    wf_free(g->point_seen);
     wf_free(g);
 }
 
@@ -444,8 +451,10 @@ wf_status wfb_vgen_next(wfb_vgen *g, size_t index, const wfb_vevent *events, siz
 {
     memset(out, 0, sizeof *out);
     wf_status rc;
-    /* half the time, once some case showed a new branch: vary one input of such a case */
-    if (g->corpus_count && rnd(g) & 1) {
+    /* half the time, once some case reached a new outcome: vary one input of such a case
+     * (it keeps its event script) */
+    bool varied = g->corpus_count && rnd(g) & 1;
+    if (varied) {
         rc = wfb_vcase_copy(&g->corpus[pick(g, g->corpus_count)], out, err);
         if (rc == WF_OK && wfb_vmodern_arg_count(g->m))
             rc = gen_input(g, out, pick(g, wfb_vmodern_arg_count(g->m)), err);
@@ -460,9 +469,19 @@ wf_status wfb_vgen_next(wfb_vgen *g, size_t index, const wfb_vevent *events, siz
     out->name = wf_strdup(name);
     if (rc == WF_OK && !out->name)
         rc = nomem(err);
-    if (rc == WF_OK) {
+    if (rc == WF_OK && !varied) {
         wfb_vevents_free(out->events, out->event_count);
         rc = copy_events(events, event_count, &out->events, &out->event_count, err);
+    }
+    /* a quarter of the cases with a script get only a prefix of it: the outcomes of an event
+     * that does not come (a Delay branch that wins, a state left waiting) */
+    if (rc == WF_OK && out->event_count && rnd(g) % 4 == 0) {
+        size_t keep = pick(g, out->event_count);
+        for (size_t i = keep; i < out->event_count; i++) {
+            wf_free(out->events[i].name);
+            wf_free(out->events[i].payload);
+        }
+        out->event_count = keep;
     }
     if (rc != WF_OK)
         wfb_vcase_fini(out);
@@ -477,9 +496,16 @@ wf_status wfb_vgen_feedback(wfb_vgen *g, const wfb_vcase *c, const wfb_vobs *leg
         for (size_t k = 0; k < wfb_vlegacy_branch_count(g->l); k++)
             if (!g->seen[k] &&
                 strcmp(wfb_vlegacy_branch_name(g->l, k), legacy_obs->taken[i]) == 0) {
-                g->seen[k] = fresh = true;
+                g->seen[k] = true;
                 g->covered++;
             }
+    for (size_t i = 0; i < legacy_obs->hit_count; i++) {
+        size_t k = legacy_obs->hits[i];
+        if (k < wfb_vlegacy_point_count(g->l) && !g->point_seen[k]) {
+            g->point_seen[k] = fresh = true;
+            g->points_covered++;
+        }
+    }
     if (!fresh)
         return WF_OK;
     wfb_vcase *grown = wf_realloc(g->corpus, (g->corpus_count + 1) * sizeof *grown);
@@ -499,6 +525,16 @@ size_t wfb_vgen_covered(const wfb_vgen *g)
 bool wfb_vgen_branch_seen(const wfb_vgen *g, size_t index)
 {
     return index < wfb_vlegacy_branch_count(g->l) && g->seen[index];
+}
+
+size_t wfb_vgen_points_covered(const wfb_vgen *g)
+{
+    return g->points_covered;
+}
+
+bool wfb_vgen_point_seen(const wfb_vgen *g, size_t index)
+{
+    return index < wfb_vlegacy_point_count(g->l) && g->point_seen[index];
 }
 
 /* ---- shrinking --------------------------------------------------------------------------- */

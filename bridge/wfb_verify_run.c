@@ -13,6 +13,7 @@
 #include "../modern/wfm_runtime.h"
 #include "wfb_interop.h"
 #include "wfb_verify.h"
+#include "wfb_verify_int.h"
 
 /* Both runtimes start every case at this virtual instant: 2026-01-01T00:00:00Z. */
 #define VCLOCK_START INT64_C(1767225600000000)
@@ -154,6 +155,7 @@ void wfb_vobs_fini(wfb_vobs *o)
     wf_free(o->fault_message);
     wfb__free_strs(o->waits, o->wait_count);
     wfb__free_strs(o->taken, o->taken_count);
+    wf_free(o->hits);
     wf_free(o->error);
     memset(o, 0, sizeof *o);
 }
@@ -256,6 +258,8 @@ struct wfb_vlegacy {
     size_t key_count;
     char **branches; /* IfElseBranchActivity names */
     size_t branch_count;
+    wfb__cover *cover;   /* every decision outcome */
+    wfb__cover_run *run; /* what the run going on reached */
 };
 
 typedef struct lrun {
@@ -351,6 +355,7 @@ static void legacy_trace(void *ud, const wfl_trace_rec *rec)
 {
     lrun *r = ud;
     if (rec->kind == WFL_TRACE_STATUS) {
+        wfb__cover_status(r->l->run, rec);
         if (rec->status == WFL_ST_EXECUTING && strcmp(rec->type, "IfElseBranchActivity") == 0) {
             for (size_t i = 0; i < r->obs->taken_count; i++)
                 if (strcmp(r->obs->taken[i], rec->activity) == 0)
@@ -364,6 +369,11 @@ static void legacy_trace(void *ud, const wfl_trace_rec *rec)
     /* out_values already ends with the return value when it is not void */
     r->oom |= !wfb_vobs_add_call(r->obs, rec->function, rec->activity, branch, rec->in_values,
                                  rec->in_count, rec->out_values, rec->out_count);
+}
+
+static void legacy_rule(void *ud, const char *activity, const char *rule, bool result)
+{
+    wfb__cover_rule(((lrun *)ud)->l->run, activity, rule, result);
 }
 
 static int64_t legacy_clock(void *ud)
@@ -397,7 +407,9 @@ wf_status wfb_vlegacy_load(const char *path, const char *rules, const wf_libpath
     }
     bool ok = scan_xoml(l, xmlDocGetRootElement(doc), "");
     xmlFreeDoc(doc);
-    if (!ok) {
+    if (ok && (rc = wfb__cover_build(l->def, l->types, &l->cover, err)) != WF_OK)
+        goto fail;
+    if (!ok || !(l->run = wfb__cover_run_create(l->cover))) {
         rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
         goto fail;
     }
@@ -418,6 +430,8 @@ void wfb_vlegacy_destroy(wfb_vlegacy *l)
     }
     wf_free(l->keys);
     wfb__free_strs(l->branches, l->branch_count);
+    wfb__cover_run_destroy(l->run);
+    wfb__cover_destroy(l->cover);
     wfl_definition_destroy(l->def);
     wf_types_destroy(l->types);
     wf_free(l);
@@ -431,6 +445,16 @@ size_t wfb_vlegacy_branch_count(const wfb_vlegacy *l)
 const char *wfb_vlegacy_branch_name(const wfb_vlegacy *l, size_t index)
 {
     return index < l->branch_count ? l->branches[index] : NULL;
+}
+
+size_t wfb_vlegacy_point_count(const wfb_vlegacy *l)
+{
+    return wfb__cover_count(l->cover);
+}
+
+const wfb_vpoint *wfb_vlegacy_point(const wfb_vlegacy *l, size_t index)
+{
+    return wfb__cover_point(l->cover, index);
 }
 
 static wf_status legacy_set_inputs(wfb_vlegacy *l, wfl_exec *ex, const wfb_vcase *c, wf_error *e)
@@ -512,6 +536,8 @@ wf_status wfb_vlegacy_run(wfb_vlegacy *l, const wfb_vcase *c, wfb_vobs *obs, wf_
     wfl_exec_opts eo = WFL_EXEC_OPTS_INIT;
     eo.trace = legacy_trace;
     eo.trace_ud = &r;
+    eo.on_rule = legacy_rule;
+    eo.rule_ud = &r;
     eo.clock = legacy_clock;
     eo.clock_ud = &r;
     eo.instance_id = "00000000000000000000000000000001";
@@ -522,8 +548,10 @@ wf_status wfb_vlegacy_run(wfb_vlegacy *l, const wfb_vcase *c, wfb_vobs *obs, wf_
     wf_status rc = wfl_exec_create(l->def, NULL, &eo, &ex, &e);
     if (rc == WF_OK)
         rc = legacy_set_inputs(l, ex, c, &e);
+    wfb__cover_run_reset(l->run);
     if (rc == WF_OK)
         rc = legacy_drive(l, ex, c, &r, &st, &e);
+    r.oom |= !wfb__cover_take(l->run, obs); /* what it reached, however it ended */
     if (rc == WF_E_NOMEM || r.oom) {
         wfl_exec_destroy(ex);
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");

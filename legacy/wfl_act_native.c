@@ -307,12 +307,27 @@ wfl_status wfl__call_custom(wfl_exec *ex, wfl_act *act)
     return WFL_ST_CLOSED;
 }
 
+typedef struct rule_ctx {
+    wfl_exec *ex;
+    wfl_act *act;
+} rule_ctx;
+
+static void rule_seen(void *ud, const wfl_rule *rule, bool result)
+{
+    rule_ctx *rc = ud;
+    rc->ex->opts.on_rule(rc->ex->opts.rule_ud, wfl_act_name(rc->act), wfl_rule_name(rule), result);
+}
+
 wfl_status wfl__run_ruleset(wfl_exec *ex, wfl_act *act, const wfl_ruleset *rs)
 {
     wfl_rules_target t = rules_target(ex);
     wf_value exc = wf_null();
     wf_error err = WF_ERROR_INIT;
-    if (wfl_rules_execute(rs, &t, NULL, &exc, &err) != WF_OK) {
+    rule_ctx rc = {ex, act};
+    wfl_rules_exec_opts ro = WFL_RULES_EXEC_OPTS_INIT;
+    ro.on_rule = ex->opts.on_rule ? rule_seen : NULL;
+    ro.ud = &rc;
+    if (wfl_rules_execute(rs, &t, &ro, &exc, &err) != WF_OK) {
         wfl__throw_error(ex, act, &err, &exc);
         wf_value_release(&exc);
         return WFL_ST_FAULTING;

@@ -85,6 +85,10 @@ typedef int64_t (*wfl_clock_fn)(void *ud);
  * called between work items; the host may call wfl_exec_save now. Non-OK stops the pulse with
  * that error. */
 typedef wf_status (*wfl_persist_fn)(void *ud, wfl_exec *ex, wf_error *err);
+/* Rule tracking: a PolicyActivity (`activity`) evaluated rule `rule` of its rule set; result
+ * true: its Then actions run, false: its Else actions (either may have none; docs/semantics.md
+ * §2). */
+typedef void (*wfl_rule_fn)(void *ud, const char *activity, const char *rule, bool result);
 
 typedef struct wfl_exec_opts {
     wfl_trace_fn trace; /* NULL: no tracing (costs nothing) */
@@ -106,13 +110,15 @@ typedef struct wfl_exec_opts {
                                 never waits (two states whose StateInitialization SetState
                                 each other) runs forever; with a limit the pulse stops with
                                 WF_E_LIMIT instead and the instance stays as it was then */
+    wfl_rule_fn on_rule; /* Policy rule tracking; NULL: none (costs nothing) */
+    void *rule_ud;
 } wfl_exec_opts;
 
 #define WFL_EXEC_OPTS_INIT                                                                    \
     {.trace = NULL, .trace_ud = NULL, .invoke_workflow = NULL, .invoke_ud = NULL,            \
      .clock = NULL, .clock_ud = NULL, .persist = NULL, .persist_ud = NULL,                   \
      .instance_id = NULL, .no_checkpoints = false, .no_persistence = false,                \
-     .max_work_items = 0}
+     .max_work_items = 0, .on_rule = NULL, .rule_ud = NULL}
 
 /* Create an executor. subtree: NULL for the whole workflow, else the name of the activity to
  * run as root (WF_E_NAME if absent). */
