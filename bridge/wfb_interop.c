@@ -108,6 +108,7 @@ static wfl_exec_opts io_exec_opts(io_state *st, const wfb_io_type *t, const wfm_
     o.no_checkpoints = true; /* WF4's Interop takes no checkpoint (docs/semantics.md §6) */
     o.persist = io_persist_point;
     o.persist_ud = st;
+    o.max_work_items = ctx ? wfm_ctx_steps_left(ctx) : 0; /* the instance's limit goes on */
     return o;
 }
 
@@ -116,6 +117,8 @@ static void io_enter(io_state *st, wfm_ctx *ctx, wfm_ai *ai)
     st->ctx = ctx;
     st->ai = ai;
     st->now_us = INT64_MIN;
+    if (st->ex) /* what is left of the instance's step limit bounds this pulse */
+        wfl_exec_set_max_work_items(st->ex, wfm_ctx_steps_left(ctx));
 }
 
 /* The executor back to the node's spare (or destroyed when there is one already). */
@@ -147,6 +150,8 @@ static void io_fail(wfm_ctx *ctx, wfm_ai *ai, const wf_error *e)
     ((io_state *)wfm_ai_state(ai))->broken = true;
     if (e->code == WF_E_NOMEM)
         wfm_ctx_nomem(ctx);
+    else if (e->code == WF_E_LIMIT) /* the hosted engine used up the instance's step limit */
+        wfm_ctx_steps_exhausted(ctx);
     else
         wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation, "Interop: %s", e->message);
 }

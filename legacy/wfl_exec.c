@@ -1110,6 +1110,11 @@ void wfl_exec_destroy(wfl_exec *ex)
     wf_free(ex);
 }
 
+void wfl_exec_set_max_work_items(wfl_exec *ex, uint64_t max_work_items)
+{
+    ex->opts.max_work_items = max_work_items;
+}
+
 void wfl_exec_reset(wfl_exec *ex, const wfl_exec_opts *opts)
 {
     wfl_inst_reset(ex->inst);

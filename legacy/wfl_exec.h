@@ -131,6 +131,9 @@ void wfl_exec_destroy(wfl_exec *ex); /* accepts NULL */
  * executor for many executions). opts: the options from now on (NULL: keep them). Only
  * between pulses. */
 void wfl_exec_reset(wfl_exec *ex, const wfl_exec_opts *opts);
+/* Change opts.max_work_items for the pulses to come (a host that nests the executor passes
+ * on what is left of its own limit). */
+void wfl_exec_set_max_work_items(wfl_exec *ex, uint64_t max_work_items);
 const char *wfl_exec_instance_id(const wfl_exec *ex);
 
 /* Set a root DP by name (converted to its type). WF_E_NAME: unknown or not settable (metadata,

@@ -75,6 +75,12 @@ void wfm_ctx_nomem(wfm_ctx *ctx);
 /* TerminateWorkflow: end the whole instance as Terminated with `exc` (taken over; its message
  * is the reason). Not catchable: no on_fault handler sees it; running activities are aborted. */
 void wfm_ctx_terminate(wfm_ctx *ctx, wfm_ai *ai, wf_value exc);
+/* The instance's step limit (wfm_runtime_opts.max_steps) for an activity that runs a nested
+ * engine (Interop's legacy executor): the work items left before the limit, 0 for none. When
+ * the nested engine runs out of them, wfm_ctx_steps_exhausted ends the instance as the
+ * scheduler's own limit does (Terminated; wfm_instance_run returns WF_E_LIMIT). */
+uint64_t wfm_ctx_steps_left(const wfm_ctx *ctx);
+void wfm_ctx_steps_exhausted(wfm_ctx *ctx);
 /* Fault with a new exception of the given type and message. */
 void wfm_ctx_throw(wfm_ctx *ctx, wfm_ai *ai, const wf_type *exc_type, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

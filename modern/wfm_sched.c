@@ -1139,6 +1139,21 @@ static void step_limit(wfm_ctx *ctx)
     ctx->fault_loc = ctx->def->root ? ctx->def->root->loc : WF_LOC_NONE;
 }
 
+uint64_t wfm_ctx_steps_left(const wfm_ctx *ctx)
+{
+    if (!ctx->host.max_steps)
+        return 0;
+    return ctx->steps < ctx->host.max_steps ? ctx->host.max_steps - ctx->steps : 1;
+}
+
+void wfm_ctx_steps_exhausted(wfm_ctx *ctx)
+{
+    if (!ctx->host.max_steps || ctx->step_limit_hit || is_final(ctx->state))
+        return;
+    ctx->steps = ctx->host.max_steps;
+    step_limit(ctx);
+}
+
 wf_status wfm__sched_step_limit_error(const wfm_ctx *ctx, wf_error *err)
 {
     wf_loc at = ctx->def->root ? ctx->def->root->loc : WF_LOC_NONE;

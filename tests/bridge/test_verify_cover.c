@@ -11,6 +11,7 @@
 #include "../../bridge/wfb_verify.h"
 #include "../../common/wf_mem.h"
 #include "../wf_test_util.h"
+#include "support_bridge.h"
 
 #define COVER_DIR   "tests/bridge/data/verify_cover/"
 #define LOOP_XOML   COVER_DIR "cover_loop.xoml"
@@ -369,6 +370,25 @@ START_TEST(test_verify_cover_nomem)
 }
 END_TEST
 
+/* A loop inside a legacy activity hosted through Interop (the CAG of cover_cag goes through
+ * Interop when converted) counts against the modern instance's step limit: with --max-steps
+ * both sides stop at the limit (equivalent) instead of the hosted loop running unbounded. */
+START_TEST(test_verify_cover_hosted_loop_stops_at_the_step_limit)
+{
+    const char *dir = wf_test_tmpdir();
+    const char *cases = wf_test_write_file(
+        dir, "cases.json", "{\"cases\": [{\"name\": \"huge\", \"inputs\": {\"BatchSize\": "
+                           "100000000, \"FailAt\": -1}}]}");
+    const char *args[] = {"verify",    CAG_XOML, "--cases", cases, "--max-steps", "20000",
+                          "--lib-path", wfbt_sample_libs(), "--json", NULL};
+    wfbt_out r = wfbt_run(args);
+    ck_assert_msg(r.rc == 0, "rc %d: %s%s", r.rc, r.out, r.err);
+    ck_assert_ptr_nonnull(strstr(wfbt_last_line(r.out), "\"status\": \"equivalent\""));
+    wfbt_out_free(&r);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 Suite *verify_cover_suite(void)
 {
     Suite *s = suite_create("verify_cover");
@@ -385,6 +405,7 @@ Suite *verify_cover_suite(void)
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
     tcase_add_test(limits, test_verify_cover_limit_run_keeps_its_outcomes);
+    tcase_add_test(limits, test_verify_cover_hosted_loop_stops_at_the_step_limit);
     suite_add_tcase(s, limits);
     TCase *nomem = tcase_create("nomem");
     tcase_set_timeout(nomem, 120);
