@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../../common/wf_mem.h"
+#include "../../common/wf_random.h"
 
 bool wf_test_pg_available(const char *suite)
 {
@@ -62,7 +62,10 @@ void wf_test_pg_schema(char *conninfo, size_t size, char schema[64])
 {
     static int serial;
     const char *base = getenv("WFBRIDGE_TEST_PG");
-    snprintf(schema, 64, "wfbt_%ld_%d_%ld", (long)getpid(), serial++, (long)time(NULL) % 100000);
+    unsigned char r[4];
+    wf_random_bytes(r, sizeof r); /* several runs may share a server */
+    snprintf(schema, 64, "wfbt_%ld_%d_%02x%02x%02x%02x", (long)getpid(), serial++, r[0], r[1],
+             r[2], r[3]);
     char sql[128];
     snprintf(sql, sizeof sql, "CREATE SCHEMA %s", schema);
     wf_test_pg_exec(base, sql);
