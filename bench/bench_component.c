@@ -528,7 +528,7 @@ static void report(const case_result *res)
           "Ratios are per repetition, then the median. Legacy no-ops are CodeActivity with an\n"
           "empty native handler, modern ones empty Sequences (the paper's Comment);\n"
           "TransactionScope x50 = one workflow of 50 loop iterations through a scope (the\n"
-          "paper's one operation). Target (issue 12): modern within 3x of the C baseline for the\n"
+          "paper's one operation). Target: modern within 3x of the C baseline for the\n"
           "sequence and the While.\n\n"
           "### CPU time (workflows per CPU-second)\n\n"
           "| case | legacy | modern | C baseline | modern / legacy | C / modern | seed WF3 | "

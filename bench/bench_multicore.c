@@ -1,4 +1,4 @@
-/* bench_multicore.c — the multi-core table (issue 12, gap 3): 1,000 instances of the sequence
+/* bench_multicore.c — the multi-core table: 1,000 instances of the sequence
  * of 5 started at once on the worker pool (create and start all, wait until idle, destroy),
  * with 1 and 2 workers, rounds interleaved so both see the same machine. Prints wall and
  * CPU-time rates; the CPU-time rate of W workers is W / (CPU seconds per instance), what W
@@ -139,7 +139,7 @@ int main(void)
           "`wfm_runtime_wait_idle`, then destroyed; %d rounds per repetition, %d repetitions,\n"
           "1 and 2 workers interleaved. CPU-time rate = workers / CPU seconds per instance (all\n"
           "threads, the host's included): what that many busy cores would do, steady on a shared\n"
-          "machine. Target (issue 12, gap 3): 2 workers >= 1.8x one worker.\n\n"
+          "machine. Target: 2 workers >= 1.8x one worker.\n\n"
           "| workers | wall instances/s | CPU-time instances/s | CPU µs per instance |\n"
           "|---|---|---|---|\n",
           rounds, reps);

@@ -189,7 +189,7 @@ static int host_table(const char *dir, unsigned threads, size_t n_arg)
           "then every Persist and the idle or final state are saved. Wall: instances per second;\n"
           "CPU: instances per CPU-second of the whole process. Median (min–max) of %d\n"
           "repetitions, single and group interleaved; group / single is per repetition (wall).\n"
-          "Targets (issue 12, gap 2): the 5-step workload >= 5,000 instances/s at NORMAL; group\n"
+          "Targets: the 5-step workload >= 5,000 instances/s at NORMAL; group\n"
           "commit >= 3x one commit per save at FULL.\n\n"
           "| workload | durability | one commit per save (wall) | (CPU) | group commit (wall) | "
           "(CPU) | group / single | saves per instance | commits per instance (single / group) "
@@ -458,7 +458,7 @@ static int save_table(const char *dir)
           "bytes, idle on a Delay) in its one mode, SQLite's defaults (rollback journal,\n"
           "synchronous FULL), so it appears under FULL only. Median (min–max) of %d repetitions,\n"
           "kinds interleaved; cost / raw is per repetition, CPU µs per save over the raw ones.\n"
-          "Target (issue 12, gap 2): at NORMAL a save costs <= 2x the raw UPDATE.\n\n"
+          "Target: at NORMAL a save costs <= 2x the raw UPDATE.\n\n"
           "| durability | kind | saves/s (wall) | CPU µs per save | cost / raw (CPU) | cost / raw "
           "(wall) |\n|---|---|---|---|---|---|\n",
           mlen, llen, reps);

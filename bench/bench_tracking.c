@@ -278,8 +278,8 @@ int main(void)
           "One worker; each configuration gets a fresh tracker and runtime, the workflow runs for\n"
           "~0.05 s and the time stops once the tracker has written everything; configurations\n"
           "interleave in each repetition and overheads are per repetition against \"no tracker\"\n"
-          "(wall: the participant's thread on the other core; CPU: all threads). Targets (issue\n"
-          "12, gap 1): none <= 1%%, health <= 1%%, basic <= 3%%. The seed measured WF4 with ETW\n"
+          "(wall: the participant's thread on the other core; CPU: all threads). Targets:\n"
+          "none <= 1%%, health <= 1%%, basic <= 3%%. The seed measured WF4 with ETW\n"
           "consumed by logman on a workflow of ~6.5 µs; the sequence of 5 here takes ~0.4 µs,\n"
           "so one record costs it more in relative terms; While x1000 is closer in weight.\n\n");
     int rc = bench_workflow("sequence of 5", seq5_xaml, expect_seq5);

@@ -1,4 +1,4 @@
-/* test_fleet.c — the multi-host kill test through the real CLI (issue 10, "Multi-host"):
+/* test_fleet.c — the multi-host kill test through the real CLI:
  * `wfbridge start tests/bridge/data/fleet/fleet.xaml --count N` creates N runnable instances and
  * three `wfbridge host --workers 2` processes drain them; once a random share (seeded PRNG:
  * a fixed seed, printed; WF_FLEET_SEED=N picks another) is Closed, one host is SIGKILLed

@@ -87,9 +87,10 @@ START_TEST(test_compensate_may_target_the_handlers_owner)
 }
 END_TEST
 
-/* Point 4 of issue 13 is contradicted by WF3's source: a CompensationHandler runs alone (its
- * children stay uncompensated); without one, the children are compensated (default). The
- * unhandled fault compensates plainOuter (default: "2"), then outer (its handler: "9"). */
+/* As WF3's source has it (not as often believed, children after the handler): a
+ * CompensationHandler runs alone (its children stay uncompensated); without one, the
+ * children are compensated (default). The unhandled fault compensates plainOuter (default:
+ * "2"), then outer (its handler: "9"). */
 START_TEST(test_handler_alone_compensates_nothing_else)
 {
     xt_env e;

@@ -364,7 +364,7 @@ START_TEST(test_load_errors_reach_diagnostics_and_nothing_escapes)
 }
 END_TEST
 
-/* A device or FIFO that never ends stops at the size limit (issue 11, defect 1): WF_E_LIMIT
+/* A device or FIFO that never ends stops at the size limit: WF_E_LIMIT
  * naming the file, in the diagnostics too, no definition. */
 static void expect_load_capped(const char *path)
 {
@@ -410,7 +410,7 @@ START_TEST(test_cli_run_of_dev_zero_is_an_input_error)
 }
 END_TEST
 
-/* Ids made up without a store are 32 random hex digits (issue 11, defect 25: the second half
+/* Ids made up without a store are 32 random hex digits (the second half
  * used to be a counter, 16 zeros for the first instance). */
 START_TEST(test_instance_ids_are_fully_random)
 {
@@ -436,7 +436,7 @@ START_TEST(test_instance_ids_are_fully_random)
 }
 END_TEST
 
-/* ---- limits: the work-item limit (issue 11, defect 23) -------------------------------------- */
+/* ---- limits: the work-item limit -------------------------------------- */
 #define WHILE_TRUE                                                                                 \
     HEAD "\n<Sequence>\n  <While Condition=\"[True]\"><WriteLine Text=\"x\"/></While>\n"           \
          "</Sequence></Activity>"
