@@ -1162,10 +1162,21 @@ static cli_out cli(const char *dir, const char *const *args)
     return cli_wait(dir, cli_spawn(dir, args));
 }
 
+
+
 static void cli_free(cli_out *r)
 {
     wf_free(r->out);
     wf_free(r->err);
+}
+
+/* `wfbridge ARGS` in dir exits 2 with `message` on stderr (a usage or input error). */
+static void cli_refused(const char *dir, const char *const *args, const char *message)
+{
+    cli_out r = cli(dir, args);
+    ck_assert_msg(r.rc == 2, "%s: rc %d: %s", args[0], r.rc, r.err);
+    ck_assert_msg(strstr(r.err, message), "%s: stderr lacks '%s': %s", args[0], message, r.err);
+    cli_free(&r);
 }
 
 START_TEST(cli_end_to_end)
@@ -1203,15 +1214,9 @@ START_TEST(cli_end_to_end)
 
     /* bad --bookmark syntax, unknown bookmark */
     const char *bad_syntax[] = {"resume", "--store", store, id, "--bookmark", "approve", NULL};
-    r = cli(dir, bad_syntax);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "NAME=VALUE"));
-    cli_free(&r);
+    cli_refused(dir, bad_syntax, "NAME=VALUE");
     const char *bad_name[] = {"resume", "--store", store, id, "--bookmark", "nope=1", NULL};
-    r = cli(dir, bad_name);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "nope"));
-    cli_free(&r);
+    cli_refused(dir, bad_name, "nope");
 
     /* locked by another host */
     wfm_store_opts so = WFM_STORE_OPTS_INIT;
@@ -1225,10 +1230,7 @@ START_TEST(cli_end_to_end)
                             "--bookmark", "approve=21", "--json", NULL};
     /* without a bookmark to queue, a locked instance is an error */
     const char *just_run[] = {"resume", "--store", store, id, NULL};
-    r = cli(dir, just_run);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "locked"));
-    cli_free(&r);
+    cli_refused(dir, just_run, "locked");
     /* with one, the resumption is queued for the host that holds it */
     r = cli(dir, resume);
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
@@ -1276,10 +1278,7 @@ START_TEST(cli_end_to_end)
     cli_free(&r);
 
     /* completed: resuming again is an error */
-    r = cli(dir, resume);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "completed"));
-    cli_free(&r);
+    cli_refused(dir, resume, "completed");
     wf_test_tmpdir_remove(dir);
 }
 END_TEST
@@ -1351,15 +1350,9 @@ START_TEST(cli_bad_input)
     cli_free(&r);
     const char *unknown[] = {"resume",     "--store",   store, "0123456789abcdef0123456789abcdef",
                              "--bookmark", "approve=1", NULL};
-    r = cli(dir, unknown);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "no instance '0123456789abcdef0123456789abcdef'"));
-    cli_free(&r);
+    cli_refused(dir, unknown, "no instance '0123456789abcdef0123456789abcdef'");
     const char *inspect_unknown[] = {"inspect", "--store", store, "feed", NULL};
-    r = cli(dir, inspect_unknown);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "no instance 'feed'"));
-    cli_free(&r);
+    cli_refused(dir, inspect_unknown, "no instance 'feed'");
     const char *no_store[] = {"resume", "--store", missing, "feed", NULL};
     r = cli(dir, no_store);
     ck_assert_int_eq(r.rc, 2);
@@ -1368,25 +1361,16 @@ START_TEST(cli_bad_input)
     cli_free(&r);
     const char *bad_dur[] = {"run", DATA "approve.xaml", "--store", store, "--durability", "max",
                              NULL};
-    r = cli(dir, bad_dur);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "--durability needs full or normal"));
-    cli_free(&r);
+    cli_refused(dir, bad_dur, "--durability needs full or normal");
     const char *no_id[] = {"resume", "--store", store, NULL};
-    r = cli(dir, no_id);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "no instance id"));
-    cli_free(&r);
+    cli_refused(dir, no_id, "no instance id");
     const char *with_resume[] = {"run",      DATA "approve.xaml", "--store", store,
                                  "--resume", "approve=1",         NULL};
     r = cli(dir, with_resume);
     ck_assert_int_eq(r.rc, 2);
     cli_free(&r);
     const char *promote_only[] = {"run", DATA "approve.xaml", "--promote", "Who", NULL};
-    r = cli(dir, promote_only);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "--promote needs --store"));
-    cli_free(&r);
+    cli_refused(dir, promote_only, "--promote needs --store");
     wf_test_tmpdir_remove(dir);
 }
 END_TEST
@@ -1905,15 +1889,9 @@ START_TEST(cli_host_workers_and_sigterm)
     cli_free(&r);
     ck_assert_int_eq(idle_rows(store).leased, 0);
     const char *bad[] = {"host", "--store", store, "--workers", "0", NULL};
-    r = cli(dir, bad);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "wfbridge host: error: --workers needs a whole number from 1 to 64"));
-    cli_free(&r);
+    cli_refused(dir, bad, "wfbridge host: error: --workers needs a whole number from 1 to 64");
     const char *bad_poll[] = {"host", "--store", store, "--poll", "0", NULL};
-    r = cli(dir, bad_poll);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "wfbridge host: error: --poll needs a whole number from 1 to 3600000"));
-    cli_free(&r);
+    cli_refused(dir, bad_poll, "wfbridge host: error: --poll needs a whole number from 1 to 3600000");
     wf_test_tmpdir_remove(dir);
 }
 END_TEST
@@ -1925,20 +1903,11 @@ START_TEST(cli_start_bad_input)
     snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
     snprintf(store, sizeof store, "%s/never.db", dir);
     const char *zero[] = {"start", DATA "approve.xaml", "--store", store, "--count", "0", NULL};
-    cli_out r = cli(dir, zero);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "wfbridge start: error: --count needs a whole number from 1 to 10000000"));
-    cli_free(&r);
+    cli_refused(dir, zero, "wfbridge start: error: --count needs a whole number from 1 to 10000000");
     const char *arg[] = {"start", DATA "approve.xaml", "--store", store, "--arg", "Nope=1", NULL};
-    r = cli(dir, arg);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "approve.xaml: error: --arg Nope: the workflow has no argument 'Nope'"));
-    cli_free(&r);
+    cli_refused(dir, arg, "approve.xaml: error: --arg Nope: the workflow has no argument 'Nope'");
     const char *none[] = {"start", "--store", store, NULL};
-    r = cli(dir, none);
-    ck_assert_int_eq(r.rc, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "no workflow file"));
-    cli_free(&r);
+    cli_refused(dir, none, "no workflow file");
     ck_assert_int_ne(access(store, F_OK), 0);
     wf_test_tmpdir_remove(dir);
 }
