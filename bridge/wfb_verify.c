@@ -2,7 +2,6 @@
  * conversion(s), report each divergence with a shrunk case, as a table, --json (docs/formats.md
  * "Output contracts") and --junit; a folder argument verifies every .xoml below it
  * (docs/verify.md). Only this file of the verify engine prints. */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include "../common/wf_xml.h"
 #include "../common/wf_file.h"
 #include "../common/wf_mem.h"
+#include "../converter/wfc_output.h"
 #include "wfb_cli.h"
 #include "wfb_verify.h"
 
@@ -687,44 +687,6 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
     wf_diags_destroy(diags);
 }
 
-/* ---- the folder form --------------------------------------------------------------------- */
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Every .xoml below dir (sorted, relative to root). */
-static bool list_xoml(const char *root, const char *rel, char ***out, size_t *n)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s%s%s", root, *rel ? "/" : "", rel);
-    DIR *d = opendir(path);
-    if (!d)
-        return true;
-    char **names = NULL;
-    size_t nn = 0;
-    bool ok = true;
-    for (struct dirent *e; ok && (e = readdir(d));)
-        if (e->d_name[0] != '.')
-            ok = wfb__push_str(&names, &nn, e->d_name);
-    closedir(d);
-    if (nn)
-        qsort(names, nn, sizeof *names, cmp_name);
-    for (size_t i = 0; ok && i < nn; i++) {
-        char sub[4096], full[8200];
-        snprintf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", names[i]);
-        snprintf(full, sizeof full, "%s/%s", root, sub);
-        struct stat st;
-        size_t len = strlen(sub);
-        if (stat(full, &st) == 0 && S_ISDIR(st.st_mode))
-            ok = list_xoml(root, sub, out, n);
-        else if (len > 5 && strcmp(sub + len - 5, ".xoml") == 0)
-            ok = wfb__push_str(out, n, sub);
-    }
-    wfb__free_strs(names, nn);
-    return ok;
-}
-
 /* ---- printing ---------------------------------------------------------------------------- */
 static void json_kv(wf_buf *b, const char *key, const char *value)
 {
@@ -954,18 +916,21 @@ static wf_status write_junit(const char *path, const report *r, wf_error *err)
     if (b.oom) {
         rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     } else {
-        char tmp[4200];
-        snprintf(tmp, sizeof tmp, "%s.tmp", path);
-        FILE *f = fopen(tmp, "w");
-        bool ok = f && fwrite(b.data, 1, b.len, f) == b.len;
-        ok = f && fclose(f) == 0 && ok;
-        if (!ok || rename(tmp, path) != 0) {
-            remove(tmp);
-            rc = wf_error_set(err, WF_E_IO, &(wf_loc){path, 0, 0}, "cannot write the file");
-        }
+        rc = wfc_write_atomic(path, b.data, b.len, err); /* also a device: never renamed over */
     }
     wf_buf_fini(&b);
     return rc;
+}
+
+/* --junit never names an input (compared by device and inode, docs/convert.md). */
+static int check_junit(const vopts *o)
+{
+    const char *inputs[] = {o->in, o->rules, o->converted, o->cases, o->events};
+    const char *what[] = {"--junit"};
+    wf_error err = WF_ERROR_INIT;
+    if (o->junit && wfc_output_clash(inputs, 5, &o->junit, what, 1, &err) != WF_OK)
+        return wfb_report(&err);
+    return 0;
 }
 
 int wfb_cmd_verify(int argc, char **argv)
@@ -975,6 +940,8 @@ int wfb_cmd_verify(int argc, char **argv)
     int code = parse(argc, argv, &o);
     if (code)
         return code < 0 ? 0 : code;
+    if ((code = wfb_stdin_begin(&o.in, ".xoml")) != 0 || (code = check_junit(&o)) != 0)
+        return code;
     wf_error err = WF_ERROR_INIT;
     wf_libpath *libpath = NULL;
     if (wfb_libpath(o.lib_path, &libpath, &err) != WF_OK)
@@ -987,7 +954,7 @@ int wfb_cmd_verify(int argc, char **argv)
     } else {
         char **files = NULL;
         size_t nf = 0;
-        rep.oom |= !list_xoml(o.in, "", &files, &nf);
+        code = wfb_walk(o.in, ".xoml", false, &files, &nf);
         for (size_t i = 0; !rep.oom && i < nf; i++) {
             char path[8200], conv[8200];
             snprintf(path, sizeof path, "%s/%s", o.in, files[i]);
@@ -996,8 +963,8 @@ int wfb_cmd_verify(int argc, char **argv)
                          (int)(strlen(files[i]) - 5), files[i]);
             verify_file(&o, path, o.converted ? conv : NULL, libpath, &rep);
         }
-        wfb__free_strs(files, nf);
-        if (!rep.oom && nf == 0)
+        wfb_walk_free(files, nf);
+        if (!rep.oom && code == 0 && nf == 0)
             code = wfb_usage_error("no .xoml file below '%s'", o.in);
     }
     size_t cases = 0;
