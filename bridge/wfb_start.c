@@ -127,6 +127,9 @@ int wfb_cmd_start(int argc, char **argv)
         return wfb_usage_error("out of memory");
     start_opts o = {.args = WFB_ASSIGNS_INIT("--arg"), .promotes = promotes, .count = 1};
     int rc = parse_opts(argc, argv, &o);
+    if (rc == 0 && strcmp(o.file, "-") == 0)
+        rc = wfb_usage_error("the store keeps the definition's path for hosts: give a file, "
+                             "not '-'");
     wf_error err = WF_ERROR_INIT;
     wf_libpath *libpath = NULL;
     wfm_runtime *rt = NULL;
