@@ -660,16 +660,16 @@ static size_t count_children(tl_parse *p, const wf_xml_node *root, const char *n
     return n;
 }
 
-/* Library= is optional when no element names a C function (only composite types). */
+/* Library= is optional when no element names a C function: composite types, classes with
+ * properties only (markup plus rules), services with events only. */
 static bool needs_library(tl_parse *p, const wf_xml_node *root)
 {
     for (const wf_xml_node *c = root->first_child; c; c = c->next) {
         if (is_tl_element(p, c, "ActivityType") && !attr(c, "Definition"))
             return true;
-        if (is_tl_element(p, c, "Class") || is_tl_element(p, c, "Service"))
-            return true;
         for (const wf_xml_node *k = c->first_child; k; k = k->next)
-            if (is_tl_element(p, k, "Handler") || is_tl_element(p, k, "Condition"))
+            if (is_tl_element(p, k, "Handler") || is_tl_element(p, k, "Condition") ||
+                is_tl_element(p, k, "Method"))
                 return true;
     }
     return false;
