@@ -1238,9 +1238,9 @@ static void root_class(loader *ld, const wf_xml_node *x, const wfl_type **type);
 /* Real projects root their markup in their own workflow base class (SharePoint's
  * RootWorkflowActivityWithData, a CRM's SplendidSequentialWorkflow, a book's
  * MarkupOnlyBaseWorkflow): an element of a type-library namespace naming a <Class> there (not
- * an ActivityType). It is read as the built-in root it derives from (a state machine when it
- * has InitialStateName, else sequential) with that class as code-beside, unless x:Class
- * names a class a type library declares. */
+ * an ActivityType). It is read as the built-in root it derives from (the class's BaseType;
+ * without one a state machine when it has InitialStateName, else sequential) with that class
+ * as code-beside, unless x:Class names a class a type library declares. */
 static const wfl_type *root_base_type(loader *ld, const wf_xml_node *x)
 {
     wfl_typelib *tl = x->ns != NULL ? typelib_of_ns(ld, x->ns) : NULL;
@@ -1257,7 +1257,9 @@ static const wfl_type *root_base_type(loader *ld, const wf_xml_node *x)
     if (cls == NULL)
         return NULL;
     bool states = wf_xml_attr_find(x, NULL, "InitialStateName") != NULL;
-    const char *base = states ? "StateMachineWorkflowActivity" : "SequentialWorkflowActivity";
+    const char *base = wfl_tl_class_base_type(cls);
+    if (base == NULL)
+        base = states ? "StateMachineWorkflowActivity" : "SequentialWorkflowActivity";
     ld->root_base = cls;
     ld->root_base_typelib = tl;
     WARN(ld, node_loc(ld, x), "root '%s' is the type-library class '%s': read as %s with that "

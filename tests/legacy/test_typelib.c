@@ -421,13 +421,16 @@ START_TEST(test_data_only_library_needs_no_shared_object)
 {
     static const char data_only[] =
         "<TypeLibrary xmlns='urn:wfbridge:typelib' Name='Lending'>\n"
-        "  <Class Name='Lending.LoanApproval'><Property Name='Score' Type='Int32'/></Class>\n"
+        "  <Class Name='Lending.LoanApproval' BaseType='StateMachineWorkflowActivity'>"
+        "<Property Name='Score' Type='Int32'/></Class>\n"
         "  <Service Name='ILoanEvents'><Event Name='Decided'/></Service>\n"
         "</TypeLibrary>\n";
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(
         wfl_typelib_parse(types, "l.xml", data_only, strlen(data_only), &tl, NULL, &err), WF_OK);
     ck_assert_ptr_nonnull(wfl_typelib_class(tl, "Lending.LoanApproval"));
+    ck_assert_str_eq(wfl_tl_class_base_type(wfl_typelib_class(tl, "Lending.LoanApproval")),
+                     "StateMachineWorkflowActivity");
     ck_assert(!wfl_typelib_library(tl) || !*wfl_typelib_library(tl));
     wfl_typelib_destroy(tl);
     tl = NULL;
@@ -608,6 +611,7 @@ static const bad_case bad_cases[] = {
     {"<Service Name='S'><Method Name='M' Function='m'/>\n<Event Name='M'/></Service>",
      WF_E_SCHEMA, 3, 1, "duplicate"},
     {"<ActivityType Name='A'/>", WF_E_SCHEMA, 2, 1, "Function"},
+    {"<Class Name='C' BaseType='FlowchartActivity'/>", WF_E_SCHEMA, 2, 27, "BaseType"},
 };
 
 START_TEST(test_bad_small_documents)
