@@ -156,7 +156,7 @@ static const char *const golden[] = {
     "sequence_code",  "ifelse_chain",       "while_code",    "parallel_pick",
     "fault_handlers", "terminate",          "needs_interop", "rules_operators",
     "rules_bitwise",  "replicator_foreach", "scopes",        "state_machine",
-    "composite_type",
+    "composite_type", "workflow_services",
 };
 
 START_TEST(test_golden_case_converts_and_runs_like_legacy)
