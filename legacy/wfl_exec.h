@@ -202,6 +202,14 @@ typedef struct wfl_exec_stats {
 } wfl_exec_stats;
 void wfl_exec_stats_get(const wfl_exec *ex, wfl_exec_stats *out);
 
+/* Position (`wfbridge migrate-instances`), only between pulses: fn gets the name of every
+ * executing activity, parents before children, loop iterations' clones included; the
+ * pending timers' due times, earliest first, go into due[max] (the count is returned and may
+ * exceed max). */
+typedef void (*wfl_name_fn)(void *ud, const char *name);
+void wfl_exec_each_executing(wfl_exec *ex, wfl_name_fn fn, void *ud);
+size_t wfl_exec_timers(const wfl_exec *ex, int64_t *due, size_t max);
+
 /* Save the whole state (instance tree, scheduler, queues, timers, contexts) as one versioned
  * blob (wf_free it). Only between pulses. */
 wf_status wfl_exec_save(const wfl_exec *ex, void **blob, size_t *len, wf_error *err);

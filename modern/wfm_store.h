@@ -85,6 +85,10 @@ typedef struct wfm_store_id {
 
 wf_status wfm_store_create(wfm_store *store, uint64_t definition_hash, wfm_store_id *out,
                            wf_error *err);
+/* The same under a given id (32 lowercase hex digits; WF_E_USAGE otherwise): an instance that
+ * keeps the id it had elsewhere (`wfbridge migrate-instances`). WF_E_STORE when it exists. */
+wf_status wfm_store_create_id(wfm_store *store, uint64_t definition_hash, const char *id,
+                              wf_error *err);
 wf_status wfm_store_lock(wfm_store *store, const char *id, wf_error *err);
 wf_status wfm_store_release(wfm_store *store, const char *id, wf_error *err);
 /* Renew the lease of every instance this owner holds (call periodically while running). */
