@@ -104,13 +104,16 @@ static void add_exec(void *ud, const char *name)
     mig_names_add(ud, name);
 }
 
+static void add_queue(void *ud, const char *name, bool is_timer)
+{
+    if (!is_timer && strcmp(name, "SetStateQueue") != 0) /* the state machine's own */
+        mig_names_add(ud, name);
+}
+
 /* Where the legacy instance is. */
 static void legacy_position(wfl_exec *ex, mig_plan *p)
 {
-    for (size_t i = 0; i < wfl_exec_queue_count(ex); i++)
-        if (!wfl_exec_queue_is_timer(ex, i) &&
-            strcmp(wfl_exec_queue_name(ex, i), "SetStateQueue") != 0) /* the state machine's own */
-            mig_names_add(&p->queues, wfl_exec_queue_name(ex, i));
+    wfl_exec_each_queue(ex, add_queue, &p->queues);
     wfl_exec_each_executing(ex, add_exec, &p->executing);
     p->timer_count = wfl_exec_timers(ex, p->timers, MIG_MAX_NAMES);
 }
@@ -128,23 +131,68 @@ static void seq_fini(seq *s)
     s->n = 0;
 }
 
+/* The values inside the legacy composites an Interop activity hosts, by activity name. */
+typedef struct hosted {
+    wfl_exec *ex;
+    char *name[MIG_MAX_NAMES];
+    lvals vals[MIG_MAX_NAMES];
+    size_t count;
+} hosted;
+
+static void hosted_fini(hosted *h)
+{
+    for (size_t i = 0; i < h->count; i++) {
+        wf_free(h->name[i]);
+        lvals_fini(&h->vals[i]);
+    }
+}
+
+static bool hosted_values(void *ud, const char *activity, wfm_replay_values *out)
+{
+    hosted *h = ud;
+    size_t i = 0;
+    while (i < h->count && strcmp(h->name[i], activity) != 0)
+        i++;
+    if (i == h->count) {
+        wfl_exec *body = wfl_exec_hosted(h->ex, activity);
+        wf_error e = WF_ERROR_INIT;
+        if (!body || h->count == MIG_MAX_NAMES)
+            return false;
+        h->name[i] = wf_strdup(activity);
+        h->count++;
+        if (lvals_read(body, &h->vals[i], &e) != WF_OK)
+            return false;
+    }
+    out->names = h->vals[i].names;
+    out->values = h->vals[i].values;
+    out->count = h->vals[i].count;
+    return true;
+}
+
 typedef struct replay_env {
     mig_ctx *c;
     mig_plan *p;
     const lvals *lv;
     int64_t start_us;
+    hosted *h;
 } replay_env;
 
 static wf_status set_inputs(const replay_env *r, wfm_instance *inst, wf_error *err)
 {
     const wfm_definition *def = r->p->map->mdef;
     for (size_t i = 0; i < wfm_definition_arg_count(def); i++) {
-        if (wfm_definition_arg_dir(def, i) == WFM_PROP_OUT)
+        const char *name = wfm_definition_arg_name(def, i);
+        const wf_value *v = lval_for(r->p->map, r->lv, name);
+        size_t n = 0;
+        if (!v || v->type->kind == WF_K_NULL)
             continue;
-        const wf_value *v = lval_for(r->p->map, r->lv, wfm_definition_arg_name(def, i));
-        if (v && v->type->kind != WF_K_NULL &&
-            wfm_instance_set_input(inst, wfm_definition_arg_name(def, i), v, err) != WF_OK)
-            return err->code;
+        /* an Out argument starts with the legacy value too: what the legacy side computed
+         * before the position (a native call the replay skips) flows on from it */
+        wf_status rc = wfm_definition_arg_dir(def, i) == WFM_PROP_OUT
+                           ? wfm_instance_assign(inst, name, v, &n, err)
+                           : wfm_instance_set_input(inst, name, v, err);
+        if (rc != WF_OK)
+            return rc;
     }
     return WF_OK;
 }
@@ -162,6 +210,7 @@ static wf_status replay(const replay_env *r, const seq *s, int64_t shift, wfm_in
         return rc;
     wfm_instance_set_id(inst, r->p->id);
     wfm_instance_set_replay(inst, true);
+    wfm_instance_set_replay_values(inst, hosted_values, r->h);
     rc = set_inputs(r, inst, err);
     if (rc == WF_OK)
         rc = wfm_instance_run(inst, err);
@@ -377,7 +426,9 @@ static wf_status plan_exec(mig_ctx *c, mig_plan *p, wfl_exec *ex, wf_error *err)
     }
     lvals lv = {0};
     wf_status rc = lvals_read(ex, &lv, err);
-    replay_env r = {c, p, &lv, c->now_us};
+    hosted h = {0};
+    h.ex = ex;
+    replay_env r = {c, p, &lv, c->now_us, &h};
     seq found = {{0}, 0};
     bool ok = false, interop = false;
     if (rc == WF_OK)
@@ -391,6 +442,7 @@ static wf_status plan_exec(mig_ctx *c, mig_plan *p, wfl_exec *ex, wf_error *err)
     }
     seq_fini(&found);
     lvals_fini(&lv);
+    hosted_fini(&h);
     return rc;
 }
 

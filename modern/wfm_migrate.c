@@ -21,6 +21,20 @@ void wfm_instance_set_replay(wfm_instance *inst, bool on)
     wfm__instance_unhold(inst);
 }
 
+void wfm_instance_set_replay_values(wfm_instance *inst, wfm_replay_values_fn fn, void *ud)
+{
+    wfm_ctx *ctx = wfm__instance_hold(inst);
+    ctx->host.replay_values = fn;
+    ctx->host.replay_ud = ud;
+    wfm__instance_unhold(inst);
+}
+
+bool wfm_ctx_replay_values(const wfm_ctx *ctx, const wfm_ai *ai, wfm_replay_values *out)
+{
+    return ctx->host.replay && ctx->host.replay_values &&
+           ctx->host.replay_values(ctx->host.replay_ud, ai->node->display_name, out);
+}
+
 static wfm_ai *next_preorder(wfm_ai *a, wfm_ai *root)
 {
     if (a->first_child)

@@ -12,11 +12,17 @@
 
 #include "../common/wf_error.h"
 #include "../common/wf_value.h"
+#include "wfm_ctx.h"
 #include "wfm_runtime.h"
 
 /* Replay mode (before or between runs): InvokeMethod completes without calling its function
  * or writing its outputs, as does every kind that asks wfm_ctx_replaying (Interop). */
 void wfm_instance_set_replay(wfm_instance *inst, bool on);
+/* While replaying, fn gives the values of the inside of a kind that keeps foreign state
+ * (Interop: the body of a hosted legacy composite) for the activity with that DisplayName, or
+ * false (wfm_ctx.h, wfm_ctx_replay_values). They must live until the run returns. */
+typedef bool (*wfm_replay_values_fn)(void *ud, const char *activity, wfm_replay_values *out);
+void wfm_instance_set_replay_values(wfm_instance *inst, wfm_replay_values_fn fn, void *ud);
 
 /* Call fn with the DisplayName and kind name ("Sequence", "Interop") of every executing
  * activity instance, in preorder, each followed by the definition nodes between it and its
