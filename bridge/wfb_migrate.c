@@ -361,6 +361,16 @@ static void move(run *r, mig_plan *p)
         failed(p, &err);
 }
 
+/* A migrated instance whose lease a run that died still holds (between marking the legacy
+ * row and releasing): release it now. A lease another owner holds is left alone. */
+static void finish_move(run *r, mig_plan *p)
+{
+    wf_error err = WF_ERROR_INIT;
+    wfl_store_migration m;
+    if (wfl_store_migration_get(r->legacy, p->id, &m, &err) == WF_OK)
+        wfm_store_release(r->modern, m.modern_id, &err);
+}
+
 /* --rollback of one migrated instance: end the modern copy (only if it never ran), then give
  * the legacy row its status back, then let the modern row go. */
 static void roll_back(run *r, mig_plan *p)
@@ -409,6 +419,8 @@ static void pass2(run *r)
             roll_back(r, p);
         else if (!r->o.rollback && (p->verdict == MIG_MOVABLE || p->verdict == MIG_INTEROP))
             move(r, p);
+        else if (!r->o.rollback && p->verdict == MIG_DONE)
+            finish_move(r, p);
     }
 }
 
