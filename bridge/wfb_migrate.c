@@ -95,7 +95,8 @@ static int parse(int argc, char **argv, opts *o)
 }
 
 /* ---- loading the maps ---------------------------------------------------------------------- */
-/* NEW.xaml.map.json's "values": [{"legacy": DP, "modern": NAME}, ...] (absent file: none). */
+/* NEW.xaml.map.json's "values": [{"legacy": DP, "modern": NAME, "root": true}, ...] (absent
+ * file: none); entries of other activities' properties ("root": false) are not read. */
 static int read_value_map(mig_map *m)
 {
     char path[4096];
@@ -118,9 +119,11 @@ static int read_value_map(mig_map *m)
     m->from = wf_calloc(n ? n : 1, sizeof *m->from);
     m->to = wf_calloc(n ? n : 1, sizeof *m->to);
     for (size_t i = 0; m->from && m->to && i < n; i++) {
-        const char *l = json_string_value(json_object_get(json_array_get(values, i), "legacy"));
-        const char *t = json_string_value(json_object_get(json_array_get(values, i), "modern"));
-        if (l && t) {
+        json_t *v = json_array_get(values, i);
+        const char *l = json_string_value(json_object_get(v, "legacy"));
+        const char *t = json_string_value(json_object_get(v, "modern"));
+        json_t *on_root = json_object_get(v, "root"); /* the root's properties only */
+        if (l && t && (!on_root || json_is_true(on_root))) {
             m->from[m->pair_count] = wf_strdup(l);
             m->to[m->pair_count++] = wf_strdup(t);
         }
