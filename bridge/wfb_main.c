@@ -23,6 +23,7 @@ static const struct verb {
     {"verify", wfb_cmd_verify, "prove a conversion behaves like the legacy workflow"},
     {"start", wfb_cmd_start, "create runnable instances in a store for hosts to run"},
     {"migrate-instances", wfb_cmd_migrate_instances, "move waiting legacy instances to a modern store"},
+    {"verify-instances", wfb_cmd_verify_instances, "prove migrated instances behave as their originals"},
 };
 #define VERB_COUNT (sizeof verbs / sizeof verbs[0])
 

@@ -24,7 +24,7 @@
 static const char usage[] =
     "usage: wfbridge migrate-instances --from LEGACY_STORE --to STORE\n"
     "         --map OLD.xoml=NEW.xaml... [--lib-path DIR] [--dry-run] [--rollback]\n"
-    "         [--durability full|normal] [--report FILE.md|FILE.html] [--json]\n"
+    "         [--durability full|normal] [--batch N] [--report FILE.md|FILE.html] [--json]\n"
     "\n"
     "Move the instances waiting in LEGACY_STORE (written by 'run-legacy --store') to STORE\n"
     "(a file, sqlite:FILE or postgresql://...) as instances of the converted definitions, under\n"
@@ -40,6 +40,7 @@ static const char usage[] =
     "  --rollback          make migrated instances legacy-runnable again (only those whose\n"
     "                      modern instance never ran); the modern row is ended as Terminated\n"
     "  --durability LEVEL  the modern store's commits: full (default) or normal\n"
+    "  --batch N           legacy rows marked per transaction (default 256; 1: one each)\n"
     "  --report FILE       also write the report as Markdown (.md) or HTML (.html)\n"
     "  --json              print the report as one JSON object on the last line\n"
     "\n"
@@ -51,6 +52,7 @@ typedef struct opts {
     wfb_assigns maps;
     bool dry_run, rollback, json;
     int durability;
+    size_t batch; /* instances whose legacy marks share a transaction */
 } opts;
 
 static const struct option table[] = {
@@ -58,7 +60,8 @@ static const struct option table[] = {
     {"map", required_argument, NULL, 'm'},      {"lib-path", required_argument, NULL, 'L'},
     {"dry-run", no_argument, NULL, 'n'},        {"rollback", no_argument, NULL, 'r'},
     {"durability", required_argument, NULL, 'D'}, {"report", required_argument, NULL, 'R'},
-    {"json", no_argument, NULL, 'j'},           {"help", no_argument, NULL, 'h'},
+    {"json", no_argument, NULL, 'j'},           {"batch", required_argument, NULL, 'b'},
+    {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
 
 static int parse(int argc, char **argv, opts *o)
@@ -81,6 +84,13 @@ static int parse(int argc, char **argv, opts *o)
             break;
         case 'R': o->report = optarg; break;
         case 'j': o->json = true; break;
+        case 'b': {
+            unsigned long long v = 0;
+            if (wfb_parse_count("--batch", optarg, 1, 100000, &v) != 0)
+                return 2;
+            o->batch = (size_t)v;
+            break;
+        }
         case 'h': return -1;
         default: return 2;
         }
@@ -164,10 +174,10 @@ static int64_t virtual_clock(void *ud)
     return ((mig_ctx *)ud)->now_us;
 }
 
-static int setup(mig_ctx *c, const opts *o, wf_libpath **lp)
+int mig_setup(mig_ctx *c, const char *lib_path, const wfb_assigns *maps, wf_libpath **lp)
 {
     wf_error err = WF_ERROR_INIT;
-    if (wfb_libpath(o->lib_path, lp, &err) != WF_OK)
+    if (wfb_libpath(lib_path, lp, &err) != WF_OK)
         return wfb_report(&err);
     wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
     ro.worker_count = 1;
@@ -177,21 +187,22 @@ static int setup(mig_ctx *c, const opts *o, wf_libpath **lp)
     ro.max_steps = 1000000;
     c->now_us = wfb_now_us();
     c->ltypes = wf_types_create();
-    c->maps = wf_calloc(o->maps.count ? o->maps.count : 1, sizeof *c->maps);
+    c->maps = wf_calloc(maps->count ? maps->count : 1, sizeof *c->maps);
     if (!c->ltypes || !c->maps)
         return wfb_error("out of memory");
+    c->lib_path = *lp;
     if (wfm_runtime_create(&ro, &c->rt, &err) != WF_OK ||
         wfb_interop_register(wfm_runtime_catalogue(c->rt), &err) != WF_OK)
         return wfb_report(&err);
-    for (size_t i = 0; i < o->maps.count; i++) {
-        int rc = load_map(c, *lp, o->maps.names[i], o->maps.values[i]);
+    for (size_t i = 0; i < maps->count; i++) {
+        int rc = load_map(c, *lp, maps->names[i], maps->values[i]);
         if (rc)
             return rc;
     }
     return 0;
 }
 
-static void teardown(mig_ctx *c, wf_libpath *lp)
+void mig_teardown(mig_ctx *c, wf_libpath *lp)
 {
     for (size_t i = 0; i < c->map_count; i++) {
         mig_map *m = &c->maps[i];
@@ -351,17 +362,47 @@ static wf_status reserve(run *r, mig_plan *p, wf_error *err)
     return wfm_store_save(r->modern, &rec, err);
 }
 
-static void move(run *r, mig_plan *p)
+/* Move a batch of instances: each reserved in the modern store (its own transaction), the
+ * legacy rows of those reserved marked in one transaction, then each released. A batch that
+ * dies half-way leaves its instances reserved and legacy-runnable, or marked and reserved
+ * (finished by the next run): never runnable twice. */
+static void move_batch(run *r, mig_plan **batch, size_t n)
 {
+    const char **ids = wf_calloc(n, sizeof *ids);
+    wfl_store_migration *ms = wf_calloc(n, sizeof *ms);
+    mig_plan **ok = wf_calloc(n, sizeof *ok);
     wf_error err = WF_ERROR_INIT;
-    wfl_store_migration m = {0};
-    snprintf(m.target, sizeof m.target, "%s", wfb_store_name(r->o.to));
-    snprintf(m.modern_id, sizeof m.modern_id, "%s", p->id);
-    m.state_hash = wf_hash_bytes(p->state.data, p->state.len);
-    if (reserve(r, p, &err) != WF_OK ||
-        wfl_store_mark_migrated(r->legacy, p->id, &m, &err) != WF_OK ||
-        wfm_store_release(r->modern, p->id, &err) != WF_OK)
-        failed(p, &err);
+    size_t k = 0;
+    if (!ids || !ms || !ok)
+        wf_error_set(&err, WF_E_NOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < n && err.code == WF_OK; i++) {
+        mig_plan *p = batch[i];
+        wf_error e = WF_ERROR_INIT;
+        if (reserve(r, p, &e) != WF_OK) {
+            failed(p, &e);
+            continue;
+        }
+        snprintf(ms[k].target, sizeof ms[k].target, "%s", wfb_store_name(r->o.to));
+        snprintf(ms[k].modern_id, sizeof ms[k].modern_id, "%s", p->id);
+        ms[k].state_hash = wf_hash_bytes(p->state.data, p->state.len);
+        ids[k] = p->id;
+        ok[k++] = p;
+    }
+    if (err.code == WF_OK && k &&
+        wfl_store_mark_migrated_many(r->legacy, ids, ms, k, &err) == WF_OK) {
+        for (size_t i = 0; i < k; i++) {
+            wf_error e = WF_ERROR_INIT;
+            if (wfm_store_release(r->modern, ok[i]->id, &e) != WF_OK)
+                failed(ok[i], &e); /* marked; the next run releases it */
+        }
+    } else {
+        for (size_t i = 0; i < n; i++)
+            if (batch[i]->verdict != MIG_FAILED)
+                failed(batch[i], &err);
+    }
+    wf_free(ids);
+    wf_free(ms);
+    wf_free(ok);
 }
 
 /* A migrated instance whose lease a run that died still holds (between marking the legacy
@@ -416,15 +457,30 @@ static void roll_back(run *r, mig_plan *p)
 
 static void pass2(run *r)
 {
+    mig_plan **batch = wf_calloc(r->o.batch, sizeof *batch);
+    size_t n = 0;
     for (size_t i = 0; i < r->count; i++) {
         mig_plan *p = &r->plans[i];
         if (r->o.rollback && p->verdict == MIG_DONE)
             roll_back(r, p);
-        else if (!r->o.rollback && (p->verdict == MIG_MOVABLE || p->verdict == MIG_INTEROP))
-            move(r, p);
         else if (!r->o.rollback && p->verdict == MIG_DONE)
             finish_move(r, p);
+        else if (!r->o.rollback && (p->verdict == MIG_MOVABLE || p->verdict == MIG_INTEROP)) {
+            if (!batch) {
+                p->verdict = MIG_FAILED;
+                snprintf(p->reason, sizeof p->reason, "out of memory");
+                continue;
+            }
+            batch[n++] = p;
+            if (n == r->o.batch) {
+                move_batch(r, batch, n);
+                n = 0;
+            }
+        }
     }
+    if (n)
+        move_batch(r, batch, n);
+    wf_free(batch);
 }
 
 /* ---- the verb -------------------------------------------------------------------------------- */
@@ -446,7 +502,7 @@ static void text_report(const run *r, const mig_report_opts *ro)
 
 static int execute(run *r, wf_libpath **lp)
 {
-    int rc = setup(&r->c, &r->o, lp);
+    int rc = mig_setup(&r->c, r->o.lib_path, &r->o.maps, lp);
     if (rc == 0)
         rc = open_legacy(r);
     wf_error err = WF_ERROR_INIT;
@@ -478,6 +534,7 @@ int wfb_cmd_migrate_instances(int argc, char **argv)
     run r;
     memset(&r, 0, sizeof r);
     r.o.maps = (wfb_assigns)WFB_ASSIGNS_INIT("--map");
+    r.o.batch = 256;
     r.err = (wf_error)WF_ERROR_INIT;
     int rc = parse(argc, argv, &r.o);
     if (rc != 0) {
@@ -491,7 +548,7 @@ int wfb_cmd_migrate_instances(int argc, char **argv)
     wf_free(r.plans);
     wfm_store_close(r.modern);
     wfl_store_close(r.legacy);
-    teardown(&r.c, lp);
+    mig_teardown(&r.c, lp);
     wfb_assigns_fini(&r.o.maps);
     return rc;
 }

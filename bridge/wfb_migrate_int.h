@@ -13,6 +13,7 @@
 #include "../common/wf_value.h"
 #include "../legacy/wfl_def.h"
 #include "../modern/wfm_runtime.h"
+#include "wfb_cli.h"
 
 #define MIG_MAX_NAMES  32 /* queues, bookmarks, timers or executing activities kept per plan */
 #define MIG_MAX_DEPTH  4  /* events and timers a replay may take to reach the position */
@@ -61,11 +62,17 @@ typedef struct mig_plan {
 
 typedef struct mig_ctx {
     wfm_runtime *rt;
+    const wf_libpath *lib_path;
     wf_types *ltypes;
     int64_t now_us; /* the runtime's virtual clock during replays */
     mig_map *maps;
     size_t map_count;
 } mig_ctx;
+
+/* Load every --map pair on a runtime with Interop and a virtual clock (wfb_migrate.c): 0, or
+ * the exit code after reporting; mig_teardown in any case. */
+int mig_setup(mig_ctx *c, const char *lib_path, const wfb_assigns *maps, wf_libpath **lp);
+void mig_teardown(mig_ctx *c, wf_libpath *lp);
 
 void mig_names_add(mig_names *n, const char *name);
 void mig_names_fini(mig_names *n);

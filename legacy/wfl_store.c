@@ -357,10 +357,18 @@ static wf_status mark_in_tx(wfl_store *store, const char *id, const wfl_store_mi
 wf_status wfl_store_mark_migrated(wfl_store *store, const char *id,
                                   const wfl_store_migration *m, wf_error *err)
 {
+    return wfl_store_mark_migrated_many(store, &id, m, 1, err);
+}
+
+wf_status wfl_store_mark_migrated_many(wfl_store *store, const char *const *ids,
+                                       const wfl_store_migration *ms, size_t count,
+                                       wf_error *err)
+{
     wf_status rc = exec_sql(store, "BEGIN IMMEDIATE", err);
     if (rc != WF_OK)
         return rc;
-    rc = mark_in_tx(store, id, m, err);
+    for (size_t i = 0; i < count && rc == WF_OK; i++)
+        rc = mark_in_tx(store, ids[i], &ms[i], err);
     if (rc == WF_OK)
         rc = exec_sql(store, "COMMIT", err);
     if (rc != WF_OK)

@@ -66,6 +66,10 @@ typedef struct wfl_store_migration {
  * previous status). WF_E_NOTFOUND when absent. */
 wf_status wfl_store_mark_migrated(wfl_store *store, const char *id,
                                   const wfl_store_migration *m, wf_error *err);
+/* The same for `count` instances in one transaction: all marked or none. */
+wf_status wfl_store_mark_migrated_many(wfl_store *store, const char *const *ids,
+                                       const wfl_store_migration *ms, size_t count,
+                                       wf_error *err);
 /* The migration record of `id` (WF_E_NOTFOUND when it was not migrated). */
 wf_status wfl_store_migration_get(wfl_store *store, const char *id, wfl_store_migration *m,
                                   wf_error *err);
