@@ -167,6 +167,12 @@ static int by_name(const void *a, const void *b)
 
 /* ---- one file ---------------------------------------------------------------------------------
  */
+/* A warning printed before, and how many identical ones were held back since. */
+typedef struct repeat {
+    char *text; /* owned: "message [rule]" */
+    size_t more;
+} repeat;
+
 typedef struct batch {
     opts o;
     wf_libpath *libpath;
@@ -175,17 +181,94 @@ typedef struct batch {
     bool input_error; /* a file failed to load (exit 2 for a single file) */
     bool lost;
     bool progress; /* a progress line is on the terminal: clear it before a message */
+    wf_strmap *repeats; /* owned: warning text -> repeat, for "and N more like this" */
+    repeat **repeat_list; /* owned array of borrowed entries: first-seen order */
+    size_t repeat_count;
 } batch;
 
-/* Print the file's error and warning diagnostics in the contract form. */
-static void print_diags(const wfc_file *f)
+/* Whether diagnostic a comes after b in source order (its file, then line, then column). */
+static bool diag_after(const wfc_file *f, size_t a, size_t b)
 {
-    for (size_t i = 0; i < wfc_file_diag_count(f); i++) {
+    wfc_severity sev;
+    const char *rule, *msg;
+    unsigned la, ca, lb, cb;
+    wfc_file_diag(f, a, &sev, &rule, &la, &ca, &msg);
+    wfc_file_diag(f, b, &sev, &rule, &lb, &cb, &msg);
+    int files = strcmp(wfc_file_diag_file(f, a), wfc_file_diag_file(f, b));
+    return files ? files > 0 : la != lb ? la > lb : ca > cb;
+}
+
+/* The diagnostics' indexes in source order (a stable insertion sort: they arrive nearly
+ * sorted); NULL when out of memory (then printed as they came). */
+static size_t *source_order(const wfc_file *f, size_t n)
+{
+    size_t *order = wf_calloc(n ? n : 1, sizeof *order);
+    for (size_t i = 0; order && i < n; i++) {
+        size_t k = i;
+        while (k > 0 && diag_after(f, order[k - 1], i)) {
+            order[k] = order[k - 1];
+            k--;
+        }
+        order[k] = i;
+    }
+    return order;
+}
+
+/* Whether a warning repeats one printed before (then counted, not printed). */
+static bool repeated(batch *b, wfc_severity sev, const char *rule, const char *msg)
+{
+    wf_buf key;
+    wf_buf_init(&key);
+    wf_buf_addf(&key, "%s%s [%s]", sev == WFC_REVIEW ? "review: " : "", msg, rule);
+    repeat *r = key.oom || !b->repeats ? NULL : wf_strmap_get(b->repeats, key.data);
+    if (r) {
+        r->more++;
+        wf_buf_fini(&key);
+        return true;
+    }
+    repeat **list = key.oom || !b->repeats
+                        ? NULL
+                        : wf_realloc(b->repeat_list, (b->repeat_count + 1) * sizeof *list);
+    if (list && (b->repeat_list = list, r = wf_calloc(1, sizeof *r)) &&
+        (r->text = wf_strdup(key.data)) && wf_strmap_put(b->repeats, r->text, r) == WF_OK) {
+        list[b->repeat_count++] = r;
+    } else if (r) {
+        wf_free(r->text);
+        wf_free(r);
+    }
+    wf_buf_fini(&key);
+    return false;
+}
+
+static void repeat_free(void *value)
+{
+    repeat *r = value;
+    wf_free(r->text);
+    wf_free(r);
+}
+
+/* After the run: one line per warning that was held back. */
+static void print_repeats(const batch *b)
+{
+    for (size_t i = 0; i < b->repeat_count; i++)
+        if (b->repeat_list[i]->more)
+            wfb_warning("and %zu more like this: %s", b->repeat_list[i]->more,
+                        b->repeat_list[i]->text);
+}
+
+/* Print the file's error and warning diagnostics in the contract form, in source order; a
+ * warning identical to one printed before is counted instead (print_repeats). */
+static void print_diags(batch *b, const wfc_file *f)
+{
+    size_t n = wfc_file_diag_count(f);
+    size_t *order = source_order(f, n);
+    for (size_t k = 0; k < n; k++) {
+        size_t i = order ? order[k] : k;
         wfc_severity sev;
         const char *rule, *msg;
         unsigned line, col;
         wfc_file_diag(f, i, &sev, &rule, &line, &col, &msg);
-        if (sev == WFC_INFO)
+        if (sev == WFC_INFO || (sev != WFC_ERROR && repeated(b, sev, rule, msg)))
             continue;
         wf_error e = WF_ERROR_INIT;
         wf_loc at = {wfc_file_diag_file(f, i), line, col};
@@ -196,6 +279,7 @@ static void print_diags(const wfc_file *f)
         else
             wfb_report_warning(&e);
     }
+    wf_free(order);
 }
 
 /* --scaffold: the missing native declarations of one file, noted in its report entry. */
@@ -337,7 +421,7 @@ static void convert_one(batch *b, const char *input, const char *in_dir)
         scaffold_one(b, f, input);
     b->counts[wfc_file_status(f)]++;
     b->lost |= wfc_file_lost_more_than_designer(f);
-    print_diags(f);
+    print_diags(b, f);
 }
 
 /* The first error of a failed file, for the summary. */
@@ -371,8 +455,13 @@ static void print_json(const batch *b)
 {
     wf_buf j;
     wf_buf_init(&j);
-    wf_buf_addf(&j, "{\"converted\": %zu, \"partial\": %zu, \"failed\": %zu, \"files\": [",
-                b->counts[WFC_CONVERTED], b->counts[WFC_PARTIAL], b->counts[WFC_FAILED]);
+    const char *status = b->counts[WFC_FAILED]    ? "failed"
+                         : b->counts[WFC_PARTIAL] ? "partial"
+                                                  : "converted";
+    wf_buf_addf(&j,
+                "{\"status\": \"%s\", \"converted\": %zu, \"partial\": %zu, \"failed\": %zu, "
+                "\"files\": [",
+                status, b->counts[WFC_CONVERTED], b->counts[WFC_PARTIAL], b->counts[WFC_FAILED]);
     for (size_t i = 0; i < wfc_report_file_count(b->report); i++) {
         const wfc_file *f = wfc_report_file_at(b->report, i);
         wf_buf_adds(&j, i ? ", {\"source\": " : "{\"source\": ");
@@ -551,6 +640,7 @@ static int convert_input(batch *b)
     inputs_free(&in);
     if (rc != 0)
         return rc;
+    print_repeats(b);
     if (is_dir)
         summary(b, stderr);
     rc = write_report(b, b->o.report, wfc_report_json);
@@ -585,7 +675,10 @@ int wfb_cmd_convert(int argc, char **argv)
         wf_libpath_destroy(b.libpath);
         return wfb_fail(&err);
     }
+    b.repeats = wf_strmap_create(repeat_free); /* NULL: every warning is printed */
     rc = convert_input(&b);
+    wf_strmap_destroy(b.repeats);
+    wf_free(b.repeat_list);
     wfc_report_destroy(b.report);
     wf_libpath_destroy(b.libpath);
     return rc;

@@ -141,7 +141,7 @@ START_TEST(test_check_writes_no_definition)
     snprintf(path, sizeof path, "%s/pp.xaml", tmp);
     ck_assert(!exists(path));
     assert_contains("report.json", "\"output\": null");
-    assert_contains("stdout", "{\"converted\": 1, \"partial\": 0, \"failed\": 0");
+    assert_contains("stdout", "\"converted\": 1, \"partial\": 0, \"failed\": 0");
 }
 END_TEST
 

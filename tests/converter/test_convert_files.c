@@ -263,6 +263,31 @@ START_TEST(test_tree_walk_skips_links_loops_and_fifos)
 }
 END_TEST
 
+/* Messages in source order; a warning repeated in 5 files is printed once, then counted. */
+START_TEST(test_warnings_in_source_order_and_grouped)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/in && for i in 1 2 3 4 5; do cp %s %s/in/p$i.xoml; done", tmp, CASE,
+             tmp);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(convert_cmd("%s -o %s", at("in"), at("out")), 0);
+    char *err = slurp("stderr");
+    const char *review = strstr(err, "p1.xoml:2:2: warning: review:");
+    const char *first = strstr(err, "p1.xoml:14:6: warning:");
+    ck_assert_msg(review && first && review < first, "%s", err);
+    const char *bind = "ParameterName 'Value' binds a parameter";
+    size_t count = 0;
+    for (const char *p = strstr(err, bind); p; p = strstr(p + 1, bind))
+        count++;
+    ck_assert_uint_eq(count, 2); /* p1's warning and the summary line */
+    ck_assert_ptr_nonnull(strstr(err, "wfbridge convert: warning: and 4 more like this: "
+                                      "ParameterName 'Value' binds"));
+    ck_assert_ptr_nonnull(strstr(err, "converted 5, partial 0, failed 0"));
+    wf_free(err);
+}
+END_TEST
+
 Suite *convert_files_suite(void)
 {
     Suite *s = suite_create("convert_files");
@@ -273,6 +298,7 @@ Suite *convert_files_suite(void)
     tcase_add_test(core, test_trailing_slash_is_a_directory);
     tcase_add_test(core, test_stream_output_needs_a_sidecar_directory);
     tcase_add_test(core, test_link_to_a_file_keeps_the_link);
+    tcase_add_test(core, test_warnings_in_source_order_and_grouped);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_set_timeout(bad, 180);
