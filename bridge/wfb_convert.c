@@ -2,7 +2,9 @@
  * or a whole directory tree, with the migration report (docs/convert.md). The converter
  * decides; this file only walks directories, writes files atomically and prints. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <spawn.h> /* Graphviz's dot runs without a shell */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -473,11 +475,48 @@ static void print_json(const batch *b)
     wf_buf_fini(&j);
 }
 
+/* Run `dot -Tsvg PATH` (found on PATH, no shell: nothing in TMPDIR is ever parsed) and append
+ * its standard output to svg. *status: its wait status; false when it could not start
+ * (*missing: there is no `dot`). */
+static bool run_dot(const char *path, wf_buf *svg, int *status, bool *missing)
+{
+    int out[2];
+    *missing = false;
+    if (pipe(out) != 0)
+        return false;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addclose(&fa, out[0]);
+    posix_spawn_file_actions_addclose(&fa, out[1]);
+    char *const argv[] = {"dot", "-Tsvg", (char *)path, NULL};
+    extern char **environ;
+    pid_t pid;
+    int rc = posix_spawnp(&pid, "dot", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(out[1]);
+    if (rc != 0) {
+        *missing = rc == ENOENT;
+        close(out[0]);
+        return false;
+    }
+    char chunk[4096];
+    ssize_t n;
+    while ((n = read(out[0], chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0)
+            wf_buf_add(svg, chunk, (size_t)n);
+    close(out[0]);
+    while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+        ;
+    return true;
+}
+
 /* DOT -> SVG through Graphviz's `dot` (WF_E_NOTFOUND when it is not installed). */
 static wf_status dot_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
 {
     (void)ud;
-    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    const char *dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char path[4096];
     snprintf(path, sizeof path, "%s/wfbridge-dotXXXXXX", dir);
     int fd = mkstemp(path);
@@ -487,18 +526,13 @@ static wf_status dot_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
     size_t len = strlen(dot);
     bool ok = write(fd, dot, len) == (ssize_t)len;
     ok = close(fd) == 0 && ok;
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "dot -Tsvg '%s' 2>/dev/null", path);
-    FILE *p = ok ? popen(cmd, "r") : NULL;
-    char chunk[4096];
-    size_t n;
-    while (p && (n = fread(chunk, 1, sizeof chunk, p)) > 0)
-        wf_buf_add(svg, chunk, n);
-    int rc = p ? pclose(p) : -1;
+    int status = -1;
+    bool missing = false;
+    ok = ok && run_dot(path, svg, &status, &missing);
     unlink(path);
-    if (rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 127)
+    if (missing)
         return WF_E_NOTFOUND;
-    if (rc != 0 || svg->oom)
+    if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || svg->oom)
         return wf_error_set(err, WF_E_IO, NULL, "Graphviz 'dot' failed to draw a workflow");
     return WF_OK;
 }

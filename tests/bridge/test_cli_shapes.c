@@ -86,7 +86,8 @@ START_TEST(host_json_lines_are_json_and_text_mode_sums_up)
     r = wfbt_run(ARGS("host", "--store", db, "--once"));
     ck_assert_msg(r.rc == 0, "%s", r.err);
     ck_assert_ptr_nonnull(strstr(r.err, "wfbridge host: ran 1 (closed 0, idle 1, faulted 0, "
-                                        "canceled 0, terminated 0, executing 0), failed 0\n"));
+                                        "canceled 0, terminated 0, executing 0), failed 0, "
+                                        "suspended 0\n"));
     wfbt_out_free(&r);
     wfbt_tmp_remove(tmp);
 }
