@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h> /* Graphviz's dot runs without a shell */
 #include <stdio.h>
 #include <stdlib.h>
@@ -426,16 +428,19 @@ static void convert_one(batch *b, const char *input, const char *in_dir)
     print_diags(b, f);
 }
 
-/* The first error of a failed file, for the summary. */
-static const char *first_error(const wfc_file *f, unsigned *line, unsigned *col)
+/* The first error of a failed file, for the summary, and the file it is in. */
+static const char *first_error(const wfc_file *f, const char **file, unsigned *line,
+                               unsigned *col)
 {
+    *file = wfc_file_source(f);
     for (size_t i = 0; i < wfc_file_diag_count(f); i++) {
         wfc_severity sev;
         const char *rule, *msg;
         wfc_file_diag(f, i, &sev, &rule, line, col, &msg);
         if (sev == WFC_ERROR)
-            return msg;
+            return *file = wfc_file_diag_file(f, i), msg;
     }
+    *line = *col = 0;
     return "failed";
 }
 
@@ -448,8 +453,12 @@ static void summary(const batch *b, FILE *out)
         if (wfc_file_status(f) != WFC_FAILED)
             continue;
         unsigned line = 0, col = 0;
-        const char *msg = first_error(f, &line, &col);
-        fprintf(out, "  failed: %s:%u:%u: %s\n", wfc_file_source(f), line, col, msg);
+        const char *file;
+        const char *msg = first_error(f, &file, &line, &col);
+        if (line) /* a position only where there is one: never file:0:0 */
+            fprintf(out, "  failed: %s:%u:%u: %s\n", file, line, col, msg);
+        else
+            fprintf(out, "  failed: %s: %s\n", file, msg);
     }
 }
 
@@ -475,10 +484,44 @@ static void print_json(const batch *b)
     wf_buf_fini(&j);
 }
 
+/* The time all pictures of one HTML report may take together: a 20,000-activity file or
+ * 2,000 files must not keep `dot` busy for minutes (the page says drawing stopped). */
+#define DOT_BUDGET_MS 60000
+
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Read the child's output until EOF or the deadline; false when the deadline came first. */
+static bool read_until(int fd, int64_t deadline_ms, wf_buf *svg)
+{
+    char chunk[4096];
+    for (;;) {
+        int64_t left = deadline_ms - monotonic_ms();
+        struct pollfd p = {fd, POLLIN, 0};
+        if (left <= 0)
+            return false;
+        int r = poll(&p, 1, (int)(left > 1000 ? 1000 : left));
+        if (r < 0 && errno != EINTR)
+            return true;
+        if (r <= 0)
+            continue;
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n == 0 || (n < 0 && errno != EINTR))
+            return true;
+        if (n > 0)
+            wf_buf_add(svg, chunk, (size_t)n);
+    }
+}
+
 /* Run `dot -Tsvg PATH` (found on PATH, no shell: nothing in TMPDIR is ever parsed) and append
- * its standard output to svg. *status: its wait status; false when it could not start
- * (*missing: there is no `dot`). */
-static bool run_dot(const char *path, wf_buf *svg, int *status, bool *missing)
+ * its standard output to svg, stopping it (SIGKILL) at deadline_ms (*late). *status: its wait
+ * status; false when it could not start (*missing: there is no `dot`). */
+static bool run_dot(const char *path, int64_t deadline_ms, wf_buf *svg, int *status,
+                    bool *missing, bool *late)
 {
     int out[2];
     *missing = false;
@@ -501,21 +544,22 @@ static bool run_dot(const char *path, wf_buf *svg, int *status, bool *missing)
         close(out[0]);
         return false;
     }
-    char chunk[4096];
-    ssize_t n;
-    while ((n = read(out[0], chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
-        if (n > 0)
-            wf_buf_add(svg, chunk, (size_t)n);
+    *late = !read_until(out[0], deadline_ms, svg);
+    if (*late)
+        kill(pid, SIGKILL);
     close(out[0]);
     while (waitpid(pid, status, 0) < 0 && errno == EINTR)
         ;
     return true;
 }
 
-/* DOT -> SVG through Graphviz's `dot` (WF_E_NOTFOUND when it is not installed). */
+/* DOT -> SVG through Graphviz's `dot` (WF_E_NOTFOUND when it is not installed, WF_E_LIMIT
+ * once the report's drawing time, *ud the deadline in monotonic ms, is used up). */
 static wf_status dot_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
 {
-    (void)ud;
+    const int64_t *deadline_ms = ud;
+    if (monotonic_ms() >= *deadline_ms)
+        return wf_error_set(err, WF_E_LIMIT, NULL, "the time for drawing is used up");
     const char *dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char path[4096];
     snprintf(path, sizeof path, "%s/wfbridge-dotXXXXXX", dir);
@@ -527,11 +571,13 @@ static wf_status dot_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
     bool ok = write(fd, dot, len) == (ssize_t)len;
     ok = close(fd) == 0 && ok;
     int status = -1;
-    bool missing = false;
-    ok = ok && run_dot(path, svg, &status, &missing);
+    bool missing = false, late = false;
+    ok = ok && run_dot(path, *deadline_ms, svg, &status, &missing, &late);
     unlink(path);
     if (missing)
         return WF_E_NOTFOUND;
+    if (late)
+        return wf_error_set(err, WF_E_LIMIT, NULL, "the time for drawing is used up");
     if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || svg->oom)
         return wf_error_set(err, WF_E_IO, NULL, "Graphviz 'dot' failed to draw a workflow");
     return WF_OK;
@@ -539,7 +585,8 @@ static wf_status dot_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
 
 static wf_status render_html(const wfc_report *r, wf_buf *out, wf_error *err)
 {
-    return wfc_report_html(r, dot_svg, NULL, out, err);
+    int64_t deadline_ms = monotonic_ms() + DOT_BUDGET_MS;
+    return wfc_report_html(r, dot_svg, &deadline_ms, out, err);
 }
 
 typedef wf_status (*render_fn)(const wfc_report *r, wf_buf *out, wf_error *err);

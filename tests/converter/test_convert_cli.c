@@ -79,7 +79,7 @@ START_TEST(test_file_converts_with_report)
              CASE, tmp, tmp, tmp, tmp);
     ck_assert_int_eq(convert_cmd(args), 0);
     assert_contains("r.csv", ",converted,activity,wait,ListenActivity,Pick,mapped,,,");
-    assert_contains("r.md", "| converted | 16 | 100% | 0 |");
+    assert_contains("r.md", "| converted | 16 | 11 | 5 | 0 | 100% | 0 | 4 |");
     assert_contains("pp.xaml", "<Pick DisplayName=\"wait\">");
     assert_contains("report.json", "\"status\": \"converted\"");
     assert_contains("report.json", "\"rule\": \"parallel-interleaving\"");
