@@ -670,7 +670,7 @@ static int check_outputs(const batch *b, const inputs *in, bool is_dir)
         st = wfc_output_clash(ins, 2 * n + 1, outs, what, m, &err);
     bool to_stdout = false;
     for (size_t i = 0; i < m; i++)
-        to_stdout |= outs[i] && strcmp(outs[i], "-") == 0;
+        to_stdout |= outs[i] && wfc_output_is_stdout(outs[i]);
     wf_free(ins);
     wf_free(outs);
     wf_free(what);

@@ -171,6 +171,23 @@ START_TEST(test_device_output_is_written_in_place)
 }
 END_TEST
 
+/* -o /dev/stdout writes through the process's descriptor, also when the shell sent it to a
+ * regular file; /dev/stdout stays what it was; sidecars are refused as with -o -. */
+START_TEST(test_dev_stdout_is_standard_output)
+{
+    struct stat before, after;
+    ck_assert_int_eq(lstat("/dev/stdout", &before), 0);
+    ck_assert_int_eq(convert_cmd("%s -o /dev/stdout", CASE), 0);
+    assert_contains("stdout", "<Pick DisplayName=\"wait\">");
+    ck_assert_int_eq(lstat("/dev/stdout", &after), 0);
+    ck_assert_int_eq((int)(after.st_mode & S_IFMT), (int)(before.st_mode & S_IFMT));
+    ck_assert_int_eq(convert_cmd("%s -o /dev/stdout", INTEROP), 2);
+    assert_contains("stderr", "give --sidecars DIR");
+    ck_assert_int_eq(convert_cmd("%s -o /dev/stdout --json", CASE), 2);
+    assert_contains("stderr", "both write standard output");
+}
+END_TEST
+
 START_TEST(test_fifo_output_without_reader_is_refused)
 {
     ck_assert_int_eq(mkfifo(at("fifo.xaml"), 0600), 0);
@@ -356,6 +373,7 @@ Suite *convert_files_suite(void)
     tcase_set_timeout(bad, 180);
     tcase_add_checked_fixture(bad, setup, teardown);
     tcase_add_test(bad, test_device_output_is_written_in_place);
+    tcase_add_test(bad, test_dev_stdout_is_standard_output);
     tcase_add_test(bad, test_fifo_output_without_reader_is_refused);
     tcase_add_test(bad, test_reports_never_overwrite_an_input);
     tcase_add_test(bad, test_failed_file_leaves_nothing);
