@@ -349,6 +349,8 @@ static wf_status write_outputs(const batch *b, const char *input, const char *ou
     wf_status st = wfc_writes_create(&w, err);
     const char *inputs[] = {input, b->o.rules};
     for (size_t i = 0; st == WF_OK && i < side->count; i++) {
+        if (side->items[i].optional && !b->o.sidecars && wfc_output_is_stream(out))
+            continue;
         char path[4200];
         const char *outputs[] = {out, path}, *what[] = {"-o", "the generated file"};
         st = sidecar_path(b, out, &side->items[i], path, sizeof path, err);

@@ -22,6 +22,8 @@ static const struct verb {
     {"host", wfb_cmd_host, "run a store's runnable instances (due timers, resumptions)"},
     {"verify", wfb_cmd_verify, "prove a conversion behaves like the legacy workflow"},
     {"start", wfb_cmd_start, "create runnable instances in a store for hosts to run"},
+    {"migrate-instances", wfb_cmd_migrate_instances, "move waiting legacy instances to a modern store"},
+    {"verify-instances", wfb_cmd_verify_instances, "prove migrated instances behave as their originals"},
 };
 #define VERB_COUNT (sizeof verbs / sizeof verbs[0])
 

@@ -266,6 +266,20 @@ wf_status wfm_store_suspend(wfm_store *s, const char *id, const char *reason, wf
     return rc;
 }
 
+wf_status wfm_store_create_id(wfm_store *s, uint64_t definition_hash, const char *id,
+                              wf_error *err)
+{
+    if (strlen(id) != 32 || strspn(id, "0123456789abcdef") != 32)
+        return wf_error_set(err, WF_E_USAGE, NULL,
+                            "instance id '%s' is not 32 lowercase hex digits", id);
+    char h[17];
+    hash_text(definition_hash, h);
+    pthread_mutex_lock(&s->conn_lock);
+    wf_status rc = s->ops->create(s, id, h, now_ms(s), err);
+    pthread_mutex_unlock(&s->conn_lock);
+    return rc;
+}
+
 /* Is `owner` a default owner id (default_owner) of another process on this machine that no
  * longer exists? Its leases may be taken over at once instead of after they expire. A pid
  * reused by another process only delays the takeover until the lease expires. */
