@@ -167,6 +167,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_SECONDS ?= 20
 FUZZ_SEED ?= 1
 fuzz: deps
+	@command -v clang >/dev/null 2>&1 || sh scripts/install-deps.sh --fuzz >&2
 	$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang OPT="-g -O1" \
 	  CFLAGS_EXTRA="-fsanitize=fuzzer-no-link,address,undefined" libs
 	@mkdir -p build-fuzz/fuzz

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h> /* Graphviz's dot runs without a shell */
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,6 +171,12 @@ static int by_name(const void *a, const void *b)
 
 /* ---- one file ---------------------------------------------------------------------------------
  */
+/* A warning printed before, and how many identical ones were held back since. */
+typedef struct repeat {
+    char *text; /* owned: "message [rule]" */
+    size_t more;
+} repeat;
+
 typedef struct batch {
     opts o;
     wf_libpath *libpath;
@@ -177,17 +185,94 @@ typedef struct batch {
     bool input_error; /* a file failed to load (exit 2 for a single file) */
     bool lost;
     bool progress; /* a progress line is on the terminal: clear it before a message */
+    wf_strmap *repeats; /* owned: warning text -> repeat, for "and N more like this" */
+    repeat **repeat_list; /* owned array of borrowed entries: first-seen order */
+    size_t repeat_count;
 } batch;
 
-/* Print the file's error and warning diagnostics in the contract form. */
-static void print_diags(const wfc_file *f)
+/* Whether diagnostic a comes after b in source order (its file, then line, then column). */
+static bool diag_after(const wfc_file *f, size_t a, size_t b)
 {
-    for (size_t i = 0; i < wfc_file_diag_count(f); i++) {
+    wfc_severity sev;
+    const char *rule, *msg;
+    unsigned la, ca, lb, cb;
+    wfc_file_diag(f, a, &sev, &rule, &la, &ca, &msg);
+    wfc_file_diag(f, b, &sev, &rule, &lb, &cb, &msg);
+    int files = strcmp(wfc_file_diag_file(f, a), wfc_file_diag_file(f, b));
+    return files ? files > 0 : la != lb ? la > lb : ca > cb;
+}
+
+/* The diagnostics' indexes in source order (a stable insertion sort: they arrive nearly
+ * sorted); NULL when out of memory (then printed as they came). */
+static size_t *source_order(const wfc_file *f, size_t n)
+{
+    size_t *order = wf_calloc(n ? n : 1, sizeof *order);
+    for (size_t i = 0; order && i < n; i++) {
+        size_t k = i;
+        while (k > 0 && diag_after(f, order[k - 1], i)) {
+            order[k] = order[k - 1];
+            k--;
+        }
+        order[k] = i;
+    }
+    return order;
+}
+
+/* Whether a warning repeats one printed before (then counted, not printed). */
+static bool repeated(batch *b, wfc_severity sev, const char *rule, const char *msg)
+{
+    wf_buf key;
+    wf_buf_init(&key);
+    wf_buf_addf(&key, "%s%s [%s]", sev == WFC_REVIEW ? "review: " : "", msg, rule);
+    repeat *r = key.oom || !b->repeats ? NULL : wf_strmap_get(b->repeats, key.data);
+    if (r) {
+        r->more++;
+        wf_buf_fini(&key);
+        return true;
+    }
+    repeat **list = key.oom || !b->repeats
+                        ? NULL
+                        : wf_realloc(b->repeat_list, (b->repeat_count + 1) * sizeof *list);
+    if (list && (b->repeat_list = list, r = wf_calloc(1, sizeof *r)) &&
+        (r->text = wf_strdup(key.data)) && wf_strmap_put(b->repeats, r->text, r) == WF_OK) {
+        list[b->repeat_count++] = r;
+    } else if (r) {
+        wf_free(r->text);
+        wf_free(r);
+    }
+    wf_buf_fini(&key);
+    return false;
+}
+
+static void repeat_free(void *value)
+{
+    repeat *r = value;
+    wf_free(r->text);
+    wf_free(r);
+}
+
+/* After the run: one line per warning that was held back. */
+static void print_repeats(const batch *b)
+{
+    for (size_t i = 0; i < b->repeat_count; i++)
+        if (b->repeat_list[i]->more)
+            wfb_warning("and %zu more like this: %s", b->repeat_list[i]->more,
+                        b->repeat_list[i]->text);
+}
+
+/* Print the file's error and warning diagnostics in the contract form, in source order; a
+ * warning identical to one printed before is counted instead (print_repeats). */
+static void print_diags(batch *b, const wfc_file *f)
+{
+    size_t n = wfc_file_diag_count(f);
+    size_t *order = source_order(f, n);
+    for (size_t k = 0; k < n; k++) {
+        size_t i = order ? order[k] : k;
         wfc_severity sev;
         const char *rule, *msg;
         unsigned line, col;
         wfc_file_diag(f, i, &sev, &rule, &line, &col, &msg);
-        if (sev == WFC_INFO)
+        if (sev == WFC_INFO || (sev != WFC_ERROR && repeated(b, sev, rule, msg)))
             continue;
         wf_error e = WF_ERROR_INIT;
         wf_loc at = {wfc_file_diag_file(f, i), line, col};
@@ -198,6 +283,7 @@ static void print_diags(const wfc_file *f)
         else
             wfb_report_warning(&e);
     }
+    wf_free(order);
 }
 
 /* --scaffold: the missing native declarations of one file, noted in its report entry. */
@@ -341,19 +427,22 @@ static void convert_one(batch *b, const char *input, const char *in_dir)
         scaffold_one(b, f, input);
     b->counts[wfc_file_status(f)]++;
     b->lost |= wfc_file_lost_more_than_designer(f);
-    print_diags(f);
+    print_diags(b, f);
 }
 
-/* The first error of a failed file, for the summary. */
-static const char *first_error(const wfc_file *f, unsigned *line, unsigned *col)
+/* The first error of a failed file, for the summary, and the file it is in. */
+static const char *first_error(const wfc_file *f, const char **file, unsigned *line,
+                               unsigned *col)
 {
+    *file = wfc_file_source(f);
     for (size_t i = 0; i < wfc_file_diag_count(f); i++) {
         wfc_severity sev;
         const char *rule, *msg;
         wfc_file_diag(f, i, &sev, &rule, line, col, &msg);
         if (sev == WFC_ERROR)
-            return msg;
+            return *file = wfc_file_diag_file(f, i), msg;
     }
+    *line = *col = 0;
     return "failed";
 }
 
@@ -366,8 +455,12 @@ static void summary(const batch *b, FILE *out)
         if (wfc_file_status(f) != WFC_FAILED)
             continue;
         unsigned line = 0, col = 0;
-        const char *msg = first_error(f, &line, &col);
-        fprintf(out, "  failed: %s:%u:%u: %s\n", wfc_file_source(f), line, col, msg);
+        const char *file;
+        const char *msg = first_error(f, &file, &line, &col);
+        if (line) /* a position only where there is one: never file:0:0 */
+            fprintf(out, "  failed: %s:%u:%u: %s\n", file, line, col, msg);
+        else
+            fprintf(out, "  failed: %s: %s\n", file, msg);
     }
 }
 
@@ -375,8 +468,13 @@ static void print_json(const batch *b)
 {
     wf_buf j;
     wf_buf_init(&j);
-    wf_buf_addf(&j, "{\"converted\": %zu, \"partial\": %zu, \"failed\": %zu, \"files\": [",
-                b->counts[WFC_CONVERTED], b->counts[WFC_PARTIAL], b->counts[WFC_FAILED]);
+    const char *status = b->counts[WFC_FAILED]    ? "failed"
+                         : b->counts[WFC_PARTIAL] ? "partial"
+                                                  : "converted";
+    wf_buf_addf(&j,
+                "{\"status\": \"%s\", \"converted\": %zu, \"partial\": %zu, \"failed\": %zu, "
+                "\"files\": [",
+                status, b->counts[WFC_CONVERTED], b->counts[WFC_PARTIAL], b->counts[WFC_FAILED]);
     for (size_t i = 0; i < wfc_report_file_count(b->report); i++) {
         const wfc_file *f = wfc_report_file_at(b->report, i);
         wf_buf_adds(&j, i ? ", {\"source\": " : "{\"source\": ");
@@ -388,10 +486,44 @@ static void print_json(const batch *b)
     wf_buf_fini(&j);
 }
 
+/* The time all pictures of one HTML report may take together: a 20,000-activity file or
+ * 2,000 files must not keep `dot` busy for minutes (the page says drawing stopped). */
+#define DOT_BUDGET_MS 60000
+
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Read the child's output until EOF or the deadline; false when the deadline came first. */
+static bool read_until(int fd, int64_t deadline_ms, wf_buf *svg)
+{
+    char chunk[4096];
+    for (;;) {
+        int64_t left = deadline_ms - monotonic_ms();
+        struct pollfd p = {fd, POLLIN, 0};
+        if (left <= 0)
+            return false;
+        int r = poll(&p, 1, (int)(left > 1000 ? 1000 : left));
+        if (r < 0 && errno != EINTR)
+            return true;
+        if (r <= 0)
+            continue;
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n == 0 || (n < 0 && errno != EINTR))
+            return true;
+        if (n > 0)
+            wf_buf_add(svg, chunk, (size_t)n);
+    }
+}
+
 /* Run `dot -Tsvg PATH` (found on PATH, no shell: nothing in TMPDIR is ever parsed) and append
- * its standard output to svg. *status: its wait status; false when it could not start
- * (*missing: there is no `dot`). */
-static bool run_dot(const char *path, wf_buf *svg, int *status, bool *missing)
+ * its standard output to svg, stopping it (SIGKILL) at deadline_ms (*late). *status: its wait
+ * status; false when it could not start (*missing: there is no `dot`). */
+static bool run_dot(const char *path, int64_t deadline_ms, wf_buf *svg, int *status,
+                    bool *missing, bool *late)
 {
     int out[2];
     *missing = false;
@@ -414,21 +546,22 @@ static bool run_dot(const char *path, wf_buf *svg, int *status, bool *missing)
         close(out[0]);
         return false;
     }
-    char chunk[4096];
-    ssize_t n;
-    while ((n = read(out[0], chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
-        if (n > 0)
-            wf_buf_add(svg, chunk, (size_t)n);
+    *late = !read_until(out[0], deadline_ms, svg);
+    if (*late)
+        kill(pid, SIGKILL);
     close(out[0]);
     while (waitpid(pid, status, 0) < 0 && errno == EINTR)
         ;
     return true;
 }
 
-/* DOT -> SVG through Graphviz's `dot` (WF_E_NOTFOUND when it is not installed). */
+/* DOT -> SVG through Graphviz's `dot` (WF_E_NOTFOUND when it is not installed, WF_E_LIMIT
+ * once the report's drawing time, *ud the deadline in monotonic ms, is used up). */
 static wf_status dot_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
 {
-    (void)ud;
+    const int64_t *deadline_ms = ud;
+    if (monotonic_ms() >= *deadline_ms)
+        return wf_error_set(err, WF_E_LIMIT, NULL, "the time for drawing is used up");
     const char *dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char path[4096];
     snprintf(path, sizeof path, "%s/wfbridge-dotXXXXXX", dir);
@@ -440,11 +573,13 @@ static wf_status dot_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
     bool ok = write(fd, dot, len) == (ssize_t)len;
     ok = close(fd) == 0 && ok;
     int status = -1;
-    bool missing = false;
-    ok = ok && run_dot(path, svg, &status, &missing);
+    bool missing = false, late = false;
+    ok = ok && run_dot(path, *deadline_ms, svg, &status, &missing, &late);
     unlink(path);
     if (missing)
         return WF_E_NOTFOUND;
+    if (late)
+        return wf_error_set(err, WF_E_LIMIT, NULL, "the time for drawing is used up");
     if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || svg->oom)
         return wf_error_set(err, WF_E_IO, NULL, "Graphviz 'dot' failed to draw a workflow");
     return WF_OK;
@@ -452,7 +587,8 @@ static wf_status dot_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
 
 static wf_status render_html(const wfc_report *r, wf_buf *out, wf_error *err)
 {
-    return wfc_report_html(r, dot_svg, NULL, out, err);
+    int64_t deadline_ms = monotonic_ms() + DOT_BUDGET_MS;
+    return wfc_report_html(r, dot_svg, &deadline_ms, out, err);
 }
 
 typedef wf_status (*render_fn)(const wfc_report *r, wf_buf *out, wf_error *err);
@@ -536,7 +672,7 @@ static int check_outputs(const batch *b, const inputs *in, bool is_dir)
         st = wfc_output_clash(ins, 2 * n + 1, outs, what, m, &err);
     bool to_stdout = false;
     for (size_t i = 0; i < m; i++)
-        to_stdout |= outs[i] && strcmp(outs[i], "-") == 0;
+        to_stdout |= outs[i] && wfc_output_is_stdout(outs[i]);
     wf_free(ins);
     wf_free(outs);
     wf_free(what);
@@ -587,6 +723,7 @@ static int convert_input(batch *b)
     inputs_free(&in);
     if (rc != 0)
         return rc;
+    print_repeats(b);
     if (is_dir)
         summary(b, stderr);
     rc = write_report(b, b->o.report, wfc_report_json);
@@ -621,7 +758,10 @@ int wfb_cmd_convert(int argc, char **argv)
         wf_libpath_destroy(b.libpath);
         return wfb_fail(&err);
     }
+    b.repeats = wf_strmap_create(repeat_free); /* NULL: every warning is printed */
     rc = convert_input(&b);
+    wf_strmap_destroy(b.repeats);
+    wf_free(b.repeat_list);
     wfc_report_destroy(b.report);
     wf_libpath_destroy(b.libpath);
     return rc;

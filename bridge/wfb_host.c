@@ -37,7 +37,8 @@ static const char usage_text[] =
     "\nin the working directory) whose timers are due, that have queued resumptions (applied\n"
     "in order) or that were saved while runnable, each until it is idle again (persisted and\n"
     "unloaded) or completes; instances another host holds are left alone. Prints one line\n"
-    "per instance run: \"ID STATUS\".\n\n"
+    "per instance run: \"ID STATUS\", and when it ends (also on SIGTERM) a summary line on\n"
+    "stderr: \"wfbridge host: ran N (closed N, ...), failed N, suspended N\".\n\n"
     "  --once            run what there is now, then exit (default: run until stopped,\n"
     "                    looking for new work every --poll period, when a timer falls due\n"
     "                    and, on PostgreSQL, at once when work is queued or started)\n"
@@ -62,7 +63,8 @@ static const char usage_text[] =
     "                    \"idle\": N, \"faulted\": N, \"canceled\": N, \"terminated\": N,\n"
     "                    \"executing\": N, \"failed\": N, \"suspended\": N}} (also when\n"
     "                    nothing ran); a quarantined instance prints {\"status\":\n"
-    "                    \"Suspended\", \"id\": ..., \"error\": {\"type\": \"Quarantined\", ...}}\n\n"
+    "                    \"Suspended\", \"id\": ..., \"error\": {\"type\": \"Quarantined\", ...}};\n"
+    "                    WriteLine output then goes to stderr\n\n"
     "SIGTERM or SIGINT: the instances in hand stop at their next persist point or idle\n"
     "(persisted and released), then exit 0.\n"
     "Exit status: 0, or 2 when the store cannot be opened or an instance failed to load.\n";
@@ -463,6 +465,29 @@ static void run_alone(feeder *fd, const char *id, int64_t attempts, bool last_ch
     fflush(stdout);
 }
 
+/* Without --json: the same counts as one line on stderr when the host ends (stdout keeps its
+ * "ID STATUS" lines only). */
+static void print_summary_text(const feeder *fd)
+{
+    fprintf(stderr, "wfbridge host: ran %zu (", fd->ran);
+    for (size_t i = 0; i < SAVED_STATUS_COUNT; i++) {
+        char key[16];
+        size_t n = 0;
+        for (const char *c = saved_statuses[i]; *c && n + 1 < sizeof key; c++)
+            key[n++] = (char)tolower((unsigned char)*c);
+        key[n] = '\0';
+        fprintf(stderr, "%s%s %zu", i ? ", " : "", key, fd->by_status[i]);
+    }
+    fprintf(stderr, "), failed %zu, suspended %zu\n", fd->failed, fd->suspended);
+}
+
+/* --json: WriteLine output goes to stderr, so every line of stdout is one JSON object. */
+static void write_stderr(void *ud, const char *text, size_t len)
+{
+    (void)ud;
+    fwrite(text, 1, len, stderr);
+}
+
 /* ---- claiming work ------------------------------------------------------------------------
  * The fast path: wfm_store_claim leases a batch of runnable rows in one statement and returns
  * their state, which wfm_host_adopt decodes without another round trip. The claim callback
@@ -727,6 +752,8 @@ int wfb_cmd_host(int argc, char **argv)
     int rc = 2;
     wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
     ro.worker_count = workers;
+    if (json)
+        ro.write = write_stderr;
     wfb_durable_cfg cfg = {wfb_store_name(store_path), true, durability, NULL, 0};
     if (wfb_libpath(lib_path, &libpath, &err) == WF_OK &&
         (ro.libpath = libpath, wfm_runtime_create(&ro, &rt, &err)) == WF_OK &&
@@ -741,6 +768,8 @@ int wfb_cmd_host(int argc, char **argv)
         rc = serve(&fd, once, poll_ms * 1000);
         if (json)
             print_summary(&fd);
+        else
+            print_summary_text(&fd);
         wake_store = NULL;
         pthread_mutex_destroy(&fd.lock);
         pthread_cond_destroy(&fd.cv);

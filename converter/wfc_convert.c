@@ -404,8 +404,9 @@ static void check_all_reported(wfc__conv *c, const wfl_node *n)
         check_all_reported(c, wfl_node_child(n, i));
 }
 
-/* A DP written in the XOML that no emitter read would vanish: warn, and count it as lost.
- * Name, Description and Enabled are handled for every activity. */
+/* A DP written in the XOML that no emitter read would vanish: warn, count it as lost, and
+ * count the activity against coverage; the file is then partial, not converted (docs/convert.md
+ * "Rule ids"). Name, Description and Enabled are handled for every activity. */
 static void check_ignored_props(wfc__conv *c, const wfl_node *n)
 {
     if (wfl_node_is_disabled(n))
@@ -422,9 +423,13 @@ static void check_ignored_props(wfc__conv *c, const wfl_node *n)
         if (pi.kind == WFL_PROP_UNSET || wf_strmap_get(c->consumed, key))
             continue;
         wfc__diag(c, WFC_WARNING, pi.loc.line ? pi.loc : wfl_node_loc(n), "property-ignored",
-                  "%s.%s is not carried over to the modern workflow", wfl_node_name(n),
-                  t->dps[i]->name);
+                  "%s.%s is not carried over to the modern workflow: what it does is lost "
+                  "(write it into the converted workflow by hand, or host '%s' through "
+                  "Interop with --interop)",
+                  wfl_node_name(n), t->dps[i]->name, wfl_node_name(n));
         wfc__loss(c, WFC_LOSS_SEMANTICS, n, t->dps[i]->name);
+        wfc_file_activity_lost(c->file, wfl_node_name(n));
+        c->dropped_count++;
     }
     for (size_t i = 0; i < wfl_node_child_count(n); i++)
         check_ignored_props(c, wfl_node_child(n, i));
@@ -617,16 +622,18 @@ static wf_status validate(wfc__conv *c, const char *name, const char *text, size
         wf_diags_sort(diags);
         for (size_t i = 0; i < wf_diags_count(diags); i++) {
             const wf_diag *d = wf_diags_get(diags, i);
-            char excerpt[240];
-            if (d->severity == WF_SEV_ERROR)
-                wfc_file_add_diag(c->file, WFC_ERROR, d->error.line, d->error.col,
-                                  "modern-validation", "converted XAML rejected: %s (in: %s)",
-                                  d->error.message,
-                                  line_text(text, len, d->error.line, excerpt, sizeof excerpt));
+            char excerpt[240], msg[1200];
+            snprintf(msg, sizeof msg, "converted XAML rejected: %s (in: %s)", d->error.message,
+                     line_text(text, len, d->error.line, excerpt, sizeof excerpt));
+            if (d->severity == WF_SEV_ERROR) /* its position is in the XAML, named so */
+                wfc_file_add_diag_in(c->file, name, WFC_ERROR, d->error.line, d->error.col,
+                                     "modern-validation", msg);
         }
+        char msg[700];
+        snprintf(msg, sizeof msg, "converted XAML rejected: %s", e.message);
         if (wf_diags_count(diags) == 0)
-            wfc_file_add_diag(c->file, WFC_ERROR, e.line, e.col, "modern-validation",
-                              "converted XAML rejected: %s", e.message);
+            wfc_file_add_diag_in(c->file, name, WFC_ERROR, e.line, e.col, "modern-validation",
+                                 msg);
         wf_loc at = wfl_node_loc(c->root);
         wf_error_set(err, st, &at,
                      "the converted workflow does not load in the modern runtime: "
@@ -695,7 +702,7 @@ static wf_status convert_loaded(wfc__conv *c, const char *path, char **xaml, siz
         wf_buf_fini(&doc);
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     }
-    if (c->hosted_count)
+    if (c->hosted_count || c->dropped_count)
         wfc_file_set_status(c->file, WFC_PARTIAL);
     wf_status st = validate(c, name, doc.data, doc.len, err);
     if (st != WF_OK) {

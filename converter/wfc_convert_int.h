@@ -87,6 +87,7 @@ typedef struct wfc__conv {
     const char *out_name;   /* the XAML's file name */
     wfc__hosted hosted[WFC__MAX_HOSTED];
     size_t hosted_count;    /* this pass */
+    size_t dropped_count;   /* properties whose behaviour was not carried over */
     wfc_sidecars side;      /* pass 2: the generated files */
     void *source_doc;       /* the .xoml as an xmlDoc (wfc_interop.c), parsed on first use */
     wf_strmap *seen;     /* pass 2: name -> its first report entry + 1 */
