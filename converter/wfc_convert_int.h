@@ -256,6 +256,13 @@ void wfc__interop_fini(wfc__conv *c);
  * when it cannot hold data (reported). */
 wfc__slot *wfc__slot_of(wfc__conv *c, const wfl_node *owner, const char *dp_name,
                         const wf_type *type, wf_loc at);
+/* The compensation token of CompensatableSequence `owner`, which `user` (a Compensate)
+ * compensates: the slot (role WFC__ROLE_TOKEN) that holds the token once `owner`'s body
+ * completed, and beside it the one (WFC__ROLE_RUN) its CompensableActivity.Result fills when
+ * it starts. Made in pass 1; NULL on out of memory. */
+#define WFC__ROLE_TOKEN "(Token)"
+#define WFC__ROLE_RUN   "(Run)"
+wfc__slot *wfc__token_slot(wfc__conv *c, const wfl_node *owner, const wfl_node *user);
 /* The slot of DP `dp_name` of `owner` if one was made, else NULL. */
 wfc__slot *wfc__find_slot(wfc__conv *c, const wfl_node *owner, const char *dp_name);
 /* Record that `user` reads and/or writes slot. */

@@ -113,9 +113,24 @@ static void emit_compensable(wfc__conv *c, const wfl_node *n)
         wfc_xw_open(W, "Sequence");
         wfc__write_variables(c, n, "Sequence");
     }
+    /* a Compensate names it: its token is kept once the body completed (compensate_one) */
+    const wfc__slot *token = wfc__find_slot(c, n, WFC__ROLE_TOKEN);
+    const wfc__slot *run = wfc__find_slot(c, n, WFC__ROLE_RUN);
     wfc__open_named(c, "CompensableActivity", n);
+    if (token && run)
+        wfc_xw_attrf(W, "Result", "[%s]", run->name);
     wfc_xw_open(W, "CompensableActivity.Body");
+    if (token && run)
+        wfc_xw_open(W, "Sequence");
     wfc__body(c, n, false);
+    if (token && run) {
+        wfc_xw_open(W, "Assign");
+        wfc_xw_attr(W, "x:TypeArguments", "CompensationToken");
+        wfc_xw_attrf(W, "To", "[%s]", token->name);
+        wfc_xw_attrf(W, "Value", "[%s]", run->name);
+        wfc_xw_close(W);
+        wfc_xw_close(W);
+    }
     wfc_xw_close(W);
     const wfl_node *h = wfc__child_of_kind(n, WFL_KIND_COMPENSATION_HANDLER);
     if (h)
@@ -149,8 +164,38 @@ static size_t count_compensatable_outside(const wfc__conv *c, const wfl_node *n,
     return count;
 }
 
-/* Compensate TargetActivityName=X -> a Target-less Compensate, which compensates every
- * completed compensable in scope newest first: the same as WF3 when X is the only one. */
+/*
+** Compensate naming a completed CompensatableSequence X compensates X alone, and only once:
+** WF3 does nothing for a target that did not complete or was compensated already
+** (docs/wf3-behaviour.md "Compensation"). Its CompensableActivity's token reaches the
+** Compensate's Target through X_Token, set when X's body completed and cleared once used:
+**   <If Condition="[X_Token IsNot Nothing]"> Compensate Target=X_Token; X_Token = Nothing
+*/
+static void compensate_one(wfc__conv *c, const wfl_node *n, const wfl_node *target)
+{
+    const wfc__slot *token = wfc__token_slot(c, target, n);
+    if (!token)
+        return;
+    wfc__open_named(c, "If", n);
+    wfc_xw_attrf(W, "Condition", "[%s IsNot Nothing]", token->name);
+    wfc_xw_open(W, "If.Then");
+    wfc_xw_open(W, "Sequence");
+    wfc__open_named(c, "Compensate", n);
+    wfc_xw_attrf(W, "Target", "[%s]", token->name);
+    wfc_xw_close(W);
+    wfc_xw_open(W, "Assign");
+    wfc_xw_attr(W, "x:TypeArguments", "CompensationToken");
+    wfc_xw_attrf(W, "To", "[%s]", token->name);
+    wfc_xw_attr(W, "Value", "[Nothing]");
+    wfc_xw_close(W);
+    wfc_xw_close(W);
+    wfc_xw_close(W);
+    wfc_xw_close(W);
+}
+
+/* Compensate TargetActivityName=X. X a CompensatableSequence beside the Compensate's scope:
+ * compensate_one. X the scope itself: a Target-less Compensate, which compensates every
+ * completed compensable in scope newest first, as WF3 does for its running scope. */
 static void emit_compensate(wfc__conv *c, const wfl_node *n)
 {
     const char *target_name = wfc__literal_str(c, n, "TargetActivityName");
@@ -158,6 +203,10 @@ static void emit_compensate(wfc__conv *c, const wfl_node *n)
     if (!target) {
         wfc__diag(c, WFC_ERROR, wfl_node_loc(n), "compensate-target",
                   "Compensate target '%s' is not an activity", target_name ? target_name : "");
+        return;
+    }
+    if (!inside(n, target) && wfc__kind_of(target) == WFL_KIND_COMPENSATABLE_SEQUENCE) {
+        compensate_one(c, n, target);
         return;
     }
     if (count_compensatable_outside(c, c->root, target) > 0)

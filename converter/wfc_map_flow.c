@@ -14,7 +14,8 @@ static void emit_sequence(wfc__conv *c, const wfl_node *n)
     const wfl_node *ch = wfc__child_of_kind(n, WFL_KIND_CANCELLATION_HANDLER);
     bool wrap = ch || wfc__child_of_kind(n, WFL_KIND_FAULT_HANDLERS);
     wfc__activity(c, n, ch ? "CancellationScope" : "Sequence", WFC_ACT_MAPPED);
-    if (wrap && wfc__has_variables(c, n)) {
+    bool outer = wrap && wfc__has_variables(c, n); /* the walk may add variables (pass 1) */
+    if (outer) {
         wfc_xw_open(W, "Sequence");
         wfc__write_variables(c, n, "Sequence");
     }
@@ -29,7 +30,7 @@ static void emit_sequence(wfc__conv *c, const wfl_node *n)
                           "CancellationScope.Handler");
         wfc_xw_close(W);
     }
-    if (wrap && wfc__has_variables(c, n))
+    if (outer)
         wfc_xw_close(W);
 }
 
