@@ -227,6 +227,7 @@ void wfc__emit(wfc__conv *c, const wfl_node *n)
         (r->flags & WFC__OWN_FAULTS) ? NULL : wfc__child_of_kind(n, WFL_KIND_FAULT_HANDLERS);
     const wfl_node *ch =
         (r->flags & WFC__OWN_CANCEL) ? NULL : wfc__child_of_kind(n, WFL_KIND_CANCELLATION_HANDLER);
+    bool comp = (r->flags & WFC__DEFAULT_COMP) && wfc__default_comp_open(c, n);
     if (ch) {
         wfc_xw_open(W, "CancellationScope");
         wfc_xw_open(W, "CancellationScope.Body");
@@ -247,6 +248,8 @@ void wfc__emit(wfc__conv *c, const wfl_node *n)
                           "CancellationScope.Handler");
         wfc_xw_close(W);
     }
+    if (comp)
+        wfc__default_comp_close(c);
 }
 
 /* ---- the file ------------------------------------------------------------------------------ */

@@ -146,6 +146,8 @@ typedef void (*wfc__emit_fn)(wfc__conv *c, const wfl_node *n);
 enum {
     WFC__OWN_FAULTS = 1 << 0, /* the emitter places the node's FaultHandlers itself */
     WFC__OWN_CANCEL = 1 << 1, /* ... and its CancellationHandler */
+    WFC__DEFAULT_COMP = 1 << 2, /* compensates its completed children when it faults or is
+                                   canceled (wfc__default_comp_open) */
 };
 typedef struct wfc__rule {
     wfl_kind kind;
@@ -176,6 +178,12 @@ void wfc__body(wfc__conv *c, const wfl_node *n, bool vars);
 /* wfc_map_fault.c: handler child h (CancellationHandler, CompensationHandler) as
  * <PROP_ELEM><Sequence>, reported as `modern`. */
 void wfc__handler_prop(wfc__conv *c, const char *prop_elem, const wfl_node *h, const char *modern);
+/* wfc_map_fault.c: WF3's default compensation for composite n (not the root, no
+ * CancellationHandler of its own, a CompensatableSequence below it): open a CompensableActivity
+ * without handlers around it, whose cancellation (by a fault passing through, or a cancel)
+ * compensates its completed children newest first. False when n needs none. */
+bool wfc__default_comp_open(wfc__conv *c, const wfl_node *n);
+void wfc__default_comp_close(wfc__conv *c);
 /* wfc_map_custom.c: host subtree n through Interop (every activity in it reported as
  * hosted); `why` says why it has no modern equivalent. */
 void wfc__interop_wrap(wfc__conv *c, const wfl_node *n, const char *why);

@@ -145,6 +145,40 @@ static void emit_compensable(wfc__conv *c, const wfl_node *n)
         wfc_xw_close(W);
 }
 
+static bool has_compensatable(const wfl_node *n)
+{
+    for (size_t i = 0; i < wfl_node_child_count(n); i++) {
+        const wfl_node *k = wfl_node_child(n, i);
+        if (wfl_node_is_disabled(k))
+            continue;
+        if (wfc__kind_of(k) == WFL_KIND_COMPENSATABLE_SEQUENCE || has_compensatable(k))
+            return true;
+    }
+    return false;
+}
+
+/*
+** A WF3 composite that faults without handling the fault, or is canceled without a
+** CancellationHandler, compensates its completed children (While iterations included) newest
+** first (docs/wf3-behaviour.md "Conversion fidelity"). A CompensableActivity without
+** handlers does the same when it is canceled, and a WF4 fault caught outside cancels it.
+*/
+bool wfc__default_comp_open(wfc__conv *c, const wfl_node *n)
+{
+    if (n == c->root || wfc__child_of_kind(n, WFL_KIND_CANCELLATION_HANDLER) ||
+        !has_compensatable(n))
+        return false;
+    wfc__open_named(c, "CompensableActivity", n);
+    wfc_xw_open(W, "CompensableActivity.Body");
+    return true;
+}
+
+void wfc__default_comp_close(wfc__conv *c)
+{
+    wfc_xw_close(W);
+    wfc_xw_close(W);
+}
+
 static bool inside(const wfl_node *n, const wfl_node *ancestor)
 {
     for (; n; n = wfl_node_parent(n))

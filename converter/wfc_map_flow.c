@@ -272,14 +272,15 @@ static const wfc__rule flow_rules[] = {
     {WFL_KIND_SEQUENTIAL_WORKFLOW, emit_sequence, NULL, WFC_ACT_MAPPED, NULL,
      WFC__OWN_FAULTS | WFC__OWN_CANCEL}, /* Sequence, or CancellationScope */
     {WFL_KIND_SEQUENCE, emit_sequence, NULL, WFC_ACT_MAPPED, NULL,
-     WFC__OWN_FAULTS | WFC__OWN_CANCEL}, /* Sequence, or CancellationScope */
+     WFC__OWN_FAULTS | WFC__OWN_CANCEL | WFC__DEFAULT_COMP}, /* Sequence, or CancellationScope */
     {WFL_KIND_CODE, emit_code, "InvokeMethod", WFC_ACT_INVOKE, NULL, 0},
-    {WFL_KIND_IFELSE, emit_ifelse, "If", WFC_ACT_MAPPED, NULL, 0},
-    {WFL_KIND_WHILE, emit_while, "While", WFC_ACT_MAPPED, NULL, 0},
-    {WFL_KIND_PARALLEL, emit_parallel, "Parallel", WFC_ACT_MAPPED, NULL, 0},
-    {WFL_KIND_LISTEN, emit_listen, "Pick", WFC_ACT_MAPPED, NULL, 0},
+    {WFL_KIND_IFELSE, emit_ifelse, "If", WFC_ACT_MAPPED, NULL, WFC__DEFAULT_COMP},
+    {WFL_KIND_WHILE, emit_while, "While", WFC_ACT_MAPPED, NULL, WFC__DEFAULT_COMP},
+    {WFL_KIND_PARALLEL, emit_parallel, "Parallel", WFC_ACT_MAPPED, NULL, WFC__DEFAULT_COMP},
+    {WFL_KIND_LISTEN, emit_listen, "Pick", WFC_ACT_MAPPED, NULL, WFC__DEFAULT_COMP},
     {WFL_KIND_DELAY, emit_delay, "Delay", WFC_ACT_MAPPED, NULL, 0},
-    {WFL_KIND_REPLICATOR, emit_replicator, NULL, WFC_ACT_MAPPED, NULL, 0}, /* ForEach, ... */
+    {WFL_KIND_REPLICATOR, emit_replicator, NULL, WFC_ACT_MAPPED, NULL,
+     WFC__DEFAULT_COMP}, /* ForEach, ... */
     {WFL_KIND_CAG, NULL, NULL, WFC_ACT_INTEROP, "no WF4 activity", 0},
 };
 
