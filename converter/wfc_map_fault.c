@@ -106,6 +106,42 @@ void wfc__handler_prop(wfc__conv *c, const char *prop_elem, const wfl_node *h, c
     wfc__handler_body(c, prop_elem, h);
 }
 
+static bool has_compensatable(const wfl_node *n)
+{
+    for (size_t i = 0; i < wfl_node_child_count(n); i++) {
+        const wfl_node *k = wfl_node_child(n, i);
+        if (wfl_node_is_disabled(k))
+            continue;
+        if (wfc__kind_of(k) == WFL_KIND_COMPENSATABLE_SEQUENCE || has_compensatable(k))
+            return true;
+    }
+    return false;
+}
+
+/*
+** Compensated by a Compensate naming it, a CompensatableSequence with a CompensationHandler
+** then has the completed children its handler left compensated, newest first: WF3's
+** CompensateActivity asks again once its target closed (docs/wf3-behaviour.md). A
+** Target-less Compensate at the end of the handler does that; the modern runtime would
+** confirm them instead. Reviewed: WF3's default compensation does not ask again.
+*/
+static void compensation_handler_then_rest(wfc__conv *c, const wfl_node *h)
+{
+    wfc__activity(c, h, "CompensableActivity.CompensationHandler", WFC_ACT_MAPPED);
+    wfc__diag(c, WFC_REVIEW, wfl_node_loc(h), "compensation-handler-rest",
+              "after '%s' runs for a Compensate, the completed children it did not compensate are "
+              "compensated too, as WF3 does; WF3's default compensation would leave them",
+              wfl_node_name(h));
+    wfc_xw_open(W, "CompensableActivity.CompensationHandler");
+    wfc__open_named(c, "Sequence", h);
+    wfc__write_variables(c, h, "Sequence");
+    wfc__children(c, h);
+    wfc__open_named(c, "Compensate", h);
+    wfc_xw_close(W);
+    wfc_xw_close(W);
+    wfc_xw_close(W);
+}
+
 static void emit_compensable(wfc__conv *c, const wfl_node *n)
 {
     bool vars = wfc__has_variables(c, n);
@@ -133,7 +169,9 @@ static void emit_compensable(wfc__conv *c, const wfl_node *n)
     }
     wfc_xw_close(W);
     const wfl_node *h = wfc__child_of_kind(n, WFL_KIND_COMPENSATION_HANDLER);
-    if (h)
+    if (h && token && has_compensatable(n))
+        compensation_handler_then_rest(c, h);
+    else if (h)
         wfc__handler_prop(c, "CompensableActivity.CompensationHandler", h,
                           "CompensableActivity.CompensationHandler");
     h = wfc__child_of_kind(n, WFL_KIND_CANCELLATION_HANDLER);
@@ -143,18 +181,6 @@ static void emit_compensable(wfc__conv *c, const wfl_node *n)
     wfc_xw_close(W);
     if (vars)
         wfc_xw_close(W);
-}
-
-static bool has_compensatable(const wfl_node *n)
-{
-    for (size_t i = 0; i < wfl_node_child_count(n); i++) {
-        const wfl_node *k = wfl_node_child(n, i);
-        if (wfl_node_is_disabled(k))
-            continue;
-        if (wfc__kind_of(k) == WFL_KIND_COMPENSATABLE_SEQUENCE || has_compensatable(k))
-            return true;
-    }
-    return false;
 }
 
 /*

@@ -158,7 +158,7 @@ static const char *const golden[] = {
     "rules_bitwise",  "replicator_foreach", "scopes",        "state_machine",
     "composite_type",
     /* conversion fidelity: each case's inputs say what WF3 itself gives (`expect`) */
-    "compensate_explicit", "compensate_loop",
+    "compensate_explicit", "compensate_loop", "compensate_child_in_handler",
 };
 
 START_TEST(test_golden_case_converts_and_runs_like_legacy)
