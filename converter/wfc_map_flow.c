@@ -150,6 +150,47 @@ static void emit_parallel(wfc__conv *c, const wfl_node *n)
     }
 }
 
+/* The steps after the event as PickBranch.Action, inside a TryCatch for the EventDriven's
+ * FaultHandlers and a CancellationScope for its CancellationHandler: WF3 runs an EventDriven
+ * only once its event arrived, so its handlers cover what follows the event
+ * (docs/wf3-behaviour.md "Conversion fidelity"). */
+static void pick_action(wfc__conv *c, const wfl_node *ed)
+{
+    const wfl_node *ch = wfc__child_of_kind(ed, WFL_KIND_CANCELLATION_HANDLER);
+    const wfl_node *fh = wfc__child_of_kind(ed, WFL_KIND_FAULT_HANDLERS);
+    size_t steps = 0;
+    for (size_t i = 1; i < wfl_node_child_count(ed); i++)
+        steps += !wfc__is_alt_flow(wfl_node_child(ed, i));
+    if (!steps && !ch && !fh)
+        return;
+    wfc_xw_open(W, "PickBranch.Action");
+    if (ch) {
+        wfc__open_named(c, "CancellationScope", ed);
+        wfc_xw_open(W, "CancellationScope.Body");
+    }
+    if (fh) {
+        wfc__open_named(c, "TryCatch", ed);
+        wfc_xw_open(W, "TryCatch.Try");
+    }
+    wfc_xw_open(W, "Sequence");
+    for (size_t i = 1; i < wfl_node_child_count(ed); i++)
+        if (!wfc__is_alt_flow(wfl_node_child(ed, i)))
+            wfc__emit(c, wfl_node_child(ed, i));
+    wfc_xw_close(W);
+    if (fh) {
+        wfc_xw_close(W);
+        wfc__catches(c, fh);
+        wfc_xw_close(W);
+    }
+    if (ch) {
+        wfc_xw_close(W);
+        wfc__handler_prop(c, "CancellationScope.CancellationHandler", ch,
+                          "CancellationScope.Handler");
+        wfc_xw_close(W);
+    }
+    wfc_xw_close(W);
+}
+
 /* EventDriven -> PickBranch: the first child (the event) is the Trigger, the rest the Action. */
 static void pick_branch(wfc__conv *c, const wfl_node *ed)
 {
@@ -160,22 +201,16 @@ static void pick_branch(wfc__conv *c, const wfl_node *ed)
         wfc__emit(c, wfl_node_child(ed, 0));
         wfc_xw_close(W);
     }
-    if (wfl_node_child_count(ed) > 1) {
-        wfc_xw_open(W, "PickBranch.Action");
-        wfc_xw_open(W, "Sequence");
-        for (size_t i = 1; i < wfl_node_child_count(ed); i++)
-            wfc__emit(c, wfl_node_child(ed, i));
-        wfc_xw_close(W);
-        wfc_xw_close(W);
-    }
+    pick_action(c, ed);
     wfc_xw_close(W);
 }
 
 static void emit_listen(wfc__conv *c, const wfl_node *n)
 {
     wfc__open_named(c, "Pick", n);
-    for (size_t i = 0; i < wfl_node_child_count(n); i++)
-        pick_branch(c, wfl_node_child(n, i));
+    for (size_t i = 0; i < wfl_node_child_count(n); i++) /* not its handlers: wfc__emit's */
+        if (!wfc__is_alt_flow(wfl_node_child(n, i)))
+            pick_branch(c, wfl_node_child(n, i));
     wfc_xw_close(W);
 }
 
