@@ -209,6 +209,34 @@ static void apply(wfc__conv *c, const wfc__rule *r, const wfl_node *n)
     r->emit(c, n);
 }
 
+void wfc__handlers_open(wfc__conv *c, const wfl_node *named, const wfl_node *ch,
+                        const wfl_node *fh)
+{
+    if (ch) {
+        wfc__open_named(c, "CancellationScope", named);
+        wfc_xw_open(W, "CancellationScope.Body");
+    }
+    if (fh) {
+        wfc__open_named(c, "TryCatch", named);
+        wfc_xw_open(W, "TryCatch.Try");
+    }
+}
+
+void wfc__handlers_close(wfc__conv *c, const wfl_node *ch, const wfl_node *fh)
+{
+    if (fh) {
+        wfc_xw_close(W);
+        wfc__catches(c, fh);
+        wfc_xw_close(W);
+    }
+    if (ch) {
+        wfc_xw_close(W);
+        wfc__handler_prop(c, "CancellationScope.CancellationHandler", ch,
+                          "CancellationScope.Handler");
+        wfc_xw_close(W);
+    }
+}
+
 /* n's modern form, inside a TryCatch / CancellationScope for the FaultHandlers /
  * CancellationHandler its rule does not place itself. */
 void wfc__emit(wfc__conv *c, const wfl_node *n)
@@ -228,26 +256,9 @@ void wfc__emit(wfc__conv *c, const wfl_node *n)
     const wfl_node *ch =
         (r->flags & WFC__OWN_CANCEL) ? NULL : wfc__child_of_kind(n, WFL_KIND_CANCELLATION_HANDLER);
     bool comp = (r->flags & WFC__DEFAULT_COMP) && wfc__default_comp_open(c, n);
-    if (ch) {
-        wfc_xw_open(W, "CancellationScope");
-        wfc_xw_open(W, "CancellationScope.Body");
-    }
-    if (fh) {
-        wfc_xw_open(W, "TryCatch");
-        wfc_xw_open(W, "TryCatch.Try");
-    }
+    wfc__handlers_open(c, NULL, ch, fh);
     apply(c, r, n);
-    if (fh) {
-        wfc_xw_close(W);
-        wfc__catches(c, fh);
-        wfc_xw_close(W);
-    }
-    if (ch) {
-        wfc_xw_close(W);
-        wfc__handler_prop(c, "CancellationScope.CancellationHandler", ch,
-                          "CancellationScope.Handler");
-        wfc_xw_close(W);
-    }
+    wfc__handlers_close(c, ch, fh);
     if (comp)
         wfc__default_comp_close(c);
 }

@@ -132,6 +132,12 @@ void wfc__leaf(wfc__conv *c, const char *elem, const wfl_node *n, const char *at
 void wfc__type_attr(wfc__conv *c, const char *attr, const wf_type *t, wf_loc at);
 void wfc__argument(wfc__conv *c, const char *elem, const wf_type *t, const char *expr, wf_loc at);
 void wfc__children(wfc__conv *c, const wfl_node *n);
+/* Open a CancellationScope for CancellationHandler ch and a TryCatch for FaultHandlers fh
+ * (either may be NULL; both named like `named`, or nameless) around what the caller writes
+ * next; wfc__handlers_close writes the handlers and closes them. */
+void wfc__handlers_open(wfc__conv *c, const wfl_node *named, const wfl_node *ch,
+                        const wfl_node *fh);
+void wfc__handlers_close(wfc__conv *c, const wfl_node *ch, const wfl_node *fh);
 /* <ActivityAction x:TypeArguments="T"> with its DelegateInArgument `name` of type t; the
  * caller writes the handler and closes the ActivityAction. */
 void wfc__action_open(wfc__conv *c, const wf_type *t, const char *name, wf_loc at);

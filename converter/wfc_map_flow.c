@@ -164,30 +164,13 @@ static void pick_action(wfc__conv *c, const wfl_node *ed)
     if (!steps && !ch && !fh)
         return;
     wfc_xw_open(W, "PickBranch.Action");
-    if (ch) {
-        wfc__open_named(c, "CancellationScope", ed);
-        wfc_xw_open(W, "CancellationScope.Body");
-    }
-    if (fh) {
-        wfc__open_named(c, "TryCatch", ed);
-        wfc_xw_open(W, "TryCatch.Try");
-    }
+    wfc__handlers_open(c, ed, ch, fh);
     wfc_xw_open(W, "Sequence");
     for (size_t i = 1; i < wfl_node_child_count(ed); i++)
         if (!wfc__is_alt_flow(wfl_node_child(ed, i)))
             wfc__emit(c, wfl_node_child(ed, i));
     wfc_xw_close(W);
-    if (fh) {
-        wfc_xw_close(W);
-        wfc__catches(c, fh);
-        wfc_xw_close(W);
-    }
-    if (ch) {
-        wfc_xw_close(W);
-        wfc__handler_prop(c, "CancellationScope.CancellationHandler", ch,
-                          "CancellationScope.Handler");
-        wfc_xw_close(W);
-    }
+    wfc__handlers_close(c, ch, fh);
     wfc_xw_close(W);
 }
 
