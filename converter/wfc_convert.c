@@ -31,7 +31,7 @@ void wfc__diag(wfc__conv *c, wfc_severity sev, wf_loc at, const char *rule, cons
         if (c->first.code == WF_OK)
             wf_error_set(&c->first, WF_E_UNSUPPORTED, &at, "%s", msg);
     }
-    if (c->pass != 2)
+    if (c->pass != 2 || c->repeat)
         return;
     wfc_file_add_diag(c->file, sev, at.line, at.col, rule, "%s", msg);
     if (sev == WFC_REVIEW) /* a semantic difference someone has to look at */
@@ -40,7 +40,7 @@ void wfc__diag(wfc__conv *c, wfc_severity sev, wf_loc at, const char *rule, cons
 
 void wfc__activity(wfc__conv *c, const wfl_node *node, const char *modern_type, wfc_action action)
 {
-    if (c->pass != 2)
+    if (c->pass != 2 || c->repeat)
         return;
     wfc_file_add_activity(c->file, wfl_node_name(node), wfl_node_type(node)->name, modern_type,
                           wfl_node_loc(node).line, action);

@@ -93,6 +93,8 @@ typedef struct wfc__conv {
     wf_strmap *consumed; /* pass 2: "name\x1fDP" of every DP the walk read ("name\x1f*":
                             all of them, for Interop) */
     unsigned depth;      /* composites being converted around this one */
+    unsigned repeat;     /* > 0: writing a subtree again (a flattened state's EventDriven):
+                            not reported again */
     wfc__tns tns[WFC__MAX_TNS];
     size_t tns_count;
     bool failed;         /* an error diagnostic was (or, in pass 1, will be) reported */

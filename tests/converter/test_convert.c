@@ -159,7 +159,7 @@ static const char *const golden[] = {
     "composite_type",
     /* conversion fidelity: each case's inputs say what WF3 itself gives (`expect`) */
     "compensate_explicit", "compensate_loop", "compensate_child_in_handler",
-    "cancel_handlers",
+    "cancel_handlers",     "nested_states",
 };
 
 START_TEST(test_golden_case_converts_and_runs_like_legacy)
