@@ -157,6 +157,9 @@ static const char *const golden[] = {
     "fault_handlers", "terminate",          "needs_interop", "rules_operators",
     "rules_bitwise",  "replicator_foreach", "scopes",        "state_machine",
     "composite_type", "workflow_services",
+    /* conversion fidelity: each case's inputs say what WF3 itself gives (`expect`) */
+    "compensate_explicit", "compensate_loop", "compensate_child_in_handler",
+    "cancel_handlers",     "nested_states",
 };
 
 START_TEST(test_golden_case_converts_and_runs_like_legacy)
