@@ -42,9 +42,10 @@ static const char usage_text[] =
     "  --md FILE         the same report as Markdown (summary table, then per file)\n"
     "  --html FILE       the same report as one HTML page, with the legacy and the converted\n"
     "                    workflow drawn side by side (needs Graphviz 'dot' for the pictures)\n"
-    "  --scaffold DIR    write the native code the file needs but no type library on the\n"
-    "                    library path provides: DIR/NAME.activities.xml and DIR/NAME.c\n"
-    "                    with matching signatures and TODO bodies\n"
+    "  --scaffold DIR    first write the native code the files need but no type library on\n"
+    "                    the library path provides: DIR/NAME.activities.xml per assembly,\n"
+    "                    NAME.c with TODO bodies and a Makefile (make -C DIR); then\n"
+    "                    convert against them; a later run only adds to DIR\n"
     "  --check           convert, validate and report without writing definitions\n"
     "  --fail-on-loss    exit 1 when anything beyond designer-only data was lost\n"
     "  --interop         host every custom activity through the Interop activity\n"
@@ -203,6 +204,7 @@ static void list_free(file_list *l)
 typedef struct batch {
     opts o;
     wf_libpath *libpath;
+    wfc_scaffold *scaffold; /* --scaffold: what it wrote, for each file's report entry */
     wfc_report *report;
     size_t counts[3];
     bool input_error; /* a file failed to load (exit 2 for a single file) */
@@ -230,22 +232,15 @@ static void print_diags(const wfc_file *f)
     }
 }
 
-/* --scaffold: the missing native declarations of one file, noted in its report entry. */
-static void scaffold_one(batch *b, wfc_file *f, const char *input)
+/* --scaffold: what the scaffold wrote for this file, as its report entry's work list. */
+static void scaffold_notes(batch *b, wfc_file *f, const char *input)
 {
-    wfc_scaffold_result res;
-    wf_error err = WF_ERROR_INIT;
-    if (wfc_scaffold(b->libpath, input, b->o.scaffold, &res, &err) != WF_OK) {
-        wfc_file_add_diag(f, WFC_ERROR, err.line, err.col, "scaffold", "%s", err.message);
-        return;
+    wfc_scaffold_note n;
+    for (size_t i = 0; b->scaffold && wfc_scaffold_note_at(b->scaffold, input, i, &n); i++) {
+        bool conflict = strcmp(n.kind, "conflict") == 0;
+        wfc_file_add_diag(f, conflict ? WFC_WARNING : WFC_INFO, n.line, n.col, "scaffold",
+                          "%s: %s", n.kind, n.text);
     }
-    if (res.symbol_count == 0)
-        return;
-    wfc_file_add_diag(f, WFC_INFO, 0, 0, "scaffold",
-                      "wrote %s and %s: %zu declarations, %zu with a guessed type",
-                      res.typelib_path, res.source_path, res.symbol_count, res.guessed_count);
-    fprintf(stderr, "%s: scaffold %s, %s (%zu declarations, %zu types guessed)\n", input,
-            res.typelib_path, res.source_path, res.symbol_count, res.guessed_count);
 }
 
 /* The files generated for Interop go beside the XAML (docs/convert.md "Interop"). */
@@ -314,8 +309,7 @@ static void convert_one(batch *b, const char *input, const char *in_dir)
     wfc_sidecars_free(&side);
     if (!converted)
         wfc_file_set_status(f, WFC_FAILED);
-    if (b->o.scaffold)
-        scaffold_one(b, f, input);
+    scaffold_notes(b, f, input);
     b->counts[wfc_file_status(f)]++;
     b->lost |= wfc_file_lost_more_than_designer(f);
     print_diags(f);
@@ -439,6 +433,60 @@ static int convert_tree(batch *b)
     return 0;
 }
 
+/* The library path the conversion uses: the user's, then the scaffold directory. */
+static wf_status libpath_with(batch *b, const char *dir, wf_error *err)
+{
+    const char *user = b->o.lib_path ? b->o.lib_path : getenv("WFBRIDGE_LIB_PATH");
+    size_t len = (user ? strlen(user) : 0) + strlen(dir) + 2;
+    char *dirs = malloc(len);
+    if (!dirs)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    snprintf(dirs, len, "%s%s%s", user && *user ? user : "", user && *user ? ":" : "", dir);
+    wf_libpath *lp = NULL;
+    wf_status st = wf_libpath_create(dirs, &lp, err);
+    free(dirs);
+    if (st == WF_OK) {
+        wf_libpath_destroy(b->libpath);
+        b->libpath = lp;
+    }
+    return st;
+}
+
+/* --scaffold DIR: scan every input, write what is missing into DIR, then convert against it
+ * (docs/convert.md "Scaffolding"). A file that does not parse is left to its conversion. */
+static int run_scaffold(batch *b, bool is_dir)
+{
+    file_list l = {0};
+    if (is_dir ? !collect(b->o.input, &l) : !list_add(&l, b->o.input)) {
+        list_free(&l);
+        return wfb_usage_error("cannot read %s", b->o.input);
+    }
+    qsort(l.paths, l.count, sizeof *l.paths, by_name);
+    wf_error err = WF_ERROR_INIT;
+    wf_status st = wfc_scaffold_create(b->libpath, b->o.scaffold, &b->scaffold, &err);
+    for (size_t i = 0; st == WF_OK && i < l.count; i++) {
+        wf_error scan_err = WF_ERROR_INIT;
+        if (wfc_scaffold_scan(b->scaffold, l.paths[i], is_dir ? NULL : b->o.rules, &scan_err) ==
+            WF_E_NOMEM)
+            st = wf_error_set(&err, WF_E_NOMEM, NULL, "out of memory");
+    }
+    list_free(&l);
+    wfc_scaffold_result res;
+    if (st == WF_OK)
+        st = wfc_scaffold_write(b->scaffold, &res, &err);
+    if (st != WF_OK)
+        return wfb_report(&err);
+    fprintf(stderr,
+            "scaffold %s: %zu declarations, %zu TODO functions, %zu types guessed, %zu "
+            "conflicts, %zu files written; build it with: make -C %s\n",
+            b->o.scaffold, res.declarations, res.functions, res.guessed, res.conflicts,
+            res.files_written, b->o.scaffold);
+    struct stat sb;
+    if (stat(b->o.scaffold, &sb) == 0 && libpath_with(b, b->o.scaffold, &err) != WF_OK)
+        return wfb_report(&err);
+    return 0;
+}
+
 int wfb_cmd_convert(int argc, char **argv)
 {
     wfb_verb_begin(VERB);
@@ -455,9 +503,11 @@ int wfb_cmd_convert(int argc, char **argv)
     }
     struct stat st;
     bool is_dir = stat(b.o.input, &st) == 0 && S_ISDIR(st.st_mode);
-    if (is_dir)
+    if (b.o.scaffold)
+        rc = run_scaffold(&b, is_dir);
+    if (rc == 0 && is_dir)
         rc = convert_tree(&b);
-    else
+    else if (rc == 0)
         convert_one(&b, b.o.input, NULL);
     if (rc == 0) {
         if (is_dir)
@@ -477,6 +527,7 @@ int wfb_cmd_convert(int argc, char **argv)
     if (rc == 0 && b.o.fail_on_loss && b.lost)
         rc = 1;
     wfc_report_destroy(b.report);
+    wfc_scaffold_destroy(b.scaffold);
     wf_libpath_destroy(b.libpath);
     return rc;
 }
