@@ -367,11 +367,40 @@ static void file_json(const wfc_file *f, wf_buf *b)
     wf_buf_adds(b, "]}");
 }
 
+/* The project's totals, the migration's work list in numbers: files by status, and the
+ * scaffold's TODO functions and guessed types (its "todo:" / "guessed:" entries). */
+typedef struct totals {
+    size_t status[3], todo, guessed;
+} totals;
+
+static totals count_totals(const wfc_report *r)
+{
+    totals t = {{0}, 0, 0};
+    for (size_t i = 0; i < r->count; i++) {
+        const wfc_file *f = r->files[i];
+        t.status[f->status]++;
+        for (size_t k = 0; k < f->diag_count; k++) {
+            const rep_diag *d = &f->diags[k];
+            if (strcmp(d->rule, "scaffold") != 0)
+                continue;
+            t.todo += strncmp(d->message, "todo:", 5) == 0;
+            t.guessed += strncmp(d->message, "guessed:", 8) == 0;
+        }
+    }
+    return t;
+}
+
 wf_status wfc_report_json(const wfc_report *r, wf_buf *out, wf_error *err)
 {
     if (r->nomem)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    wf_buf_adds(out, "{\"files\": [");
+    totals t = count_totals(r);
+    wf_buf_addf(out,
+                "{\"totals\": {\"files\": %zu, \"converted\": %zu, \"partial\": %zu, "
+                "\"failed\": %zu, \"todoFunctions\": %zu, \"guessedTypes\": %zu},\n",
+                r->count, t.status[WFC_CONVERTED], t.status[WFC_PARTIAL], t.status[WFC_FAILED],
+                t.todo, t.guessed);
+    wf_buf_adds(out, " \"files\": [");
     for (size_t i = 0; i < r->count; i++) {
         wf_buf_adds(out, i ? ",\n  " : "\n  ");
         file_json(r->files[i], out);
@@ -520,7 +549,13 @@ wf_status wfc_report_markdown(const wfc_report *r, wf_buf *out, wf_error *err)
 {
     if (r->nomem)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    wf_buf_adds(out, "# Migration report\n\n| File | Status | Activities | Coverage | Errors |\n"
+    totals t = count_totals(r);
+    wf_buf_addf(out,
+                "# Migration report\n\n%zu files: %zu converted, %zu partial, %zu failed; "
+                "%zu TODO functions, %zu guessed types.\n\n",
+                r->count, t.status[WFC_CONVERTED], t.status[WFC_PARTIAL], t.status[WFC_FAILED],
+                t.todo, t.guessed);
+    wf_buf_adds(out, "| File | Status | Activities | Coverage | Errors |\n"
                      "|---|---|---|---|---|\n");
     for (size_t i = 0; i < r->count; i++) {
         const wfc_file *f = r->files[i];
@@ -564,6 +599,12 @@ static const char html_head[] =
 
 static void html_summary(const wfc_report *r, wf_buf *b)
 {
+    totals t = count_totals(r);
+    wf_buf_addf(b,
+                "<p id=\"totals\">%zu files: %zu converted, %zu partial, %zu failed; %zu TODO "
+                "functions, %zu guessed types.</p>\n",
+                r->count, t.status[WFC_CONVERTED], t.status[WFC_PARTIAL], t.status[WFC_FAILED],
+                t.todo, t.guessed);
     wf_buf_adds(b, "<table id=\"summary\">\n<tr><th>File</th><th>Status</th><th>Activities</th>"
                    "<th>Mapped</th><th>Invoke</th><th>Interop</th><th>Coverage</th></tr>\n");
     for (size_t i = 0; i < r->count; i++) {
