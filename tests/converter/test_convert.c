@@ -445,7 +445,7 @@ END_TEST
 START_TEST(test_wcf_and_web_service_activities_fail_precisely)
 {
     converted c;
-    convert(REAL "/wcf_receive.xoml", false, &c);
+    convert(REAL "/broken/receive_without_operation.xoml", false, &c);
     ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
     ck_assert_uint_eq(count_diags(c.file, "error", "legacy-load", 2), 1);
     ck_assert_uint_eq(count_diags(c.file, "error", "legacy-load", 5), 0);
