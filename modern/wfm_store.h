@@ -89,6 +89,10 @@ wf_status wfm_store_create(wfm_store *store, uint64_t definition_hash, wfm_store
  * keeps the id it had elsewhere (`wfbridge migrate-instances`). WF_E_STORE when it exists. */
 wf_status wfm_store_create_id(wfm_store *store, uint64_t definition_hash, const char *id,
                               wf_error *err);
+/* `count` of them in one transaction where the backend can (SQLite; PostgreSQL: one each):
+ * all created or, on SQLite, none (an id that exists fails the whole call). */
+wf_status wfm_store_create_ids(wfm_store *store, uint64_t definition_hash,
+                               const char *const *ids, size_t count, wf_error *err);
 wf_status wfm_store_lock(wfm_store *store, const char *id, wf_error *err);
 wf_status wfm_store_release(wfm_store *store, const char *id, wf_error *err);
 /* Renew the lease of every instance this owner holds (call periodically while running). */

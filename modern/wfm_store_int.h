@@ -83,6 +83,10 @@ struct wfm__store_ops {
                                 wf_error *err);
     wf_status (*create)(wfm_store *s, const char *id, const char *hash, int64_t now,
                         wf_error *err);
+    /* Optional (NULL: create, one at a time): `count` new rows in one transaction, all or
+     * none. */
+    wf_status (*create_many)(wfm_store *s, const char *const *ids, size_t count,
+                             const char *hash, int64_t now, wf_error *err);
     /* Take the lease of `id`: if `from` is NULL when it is free, ours or expired; else only
      * while `from` holds it (compare-and-set). *changed: whether it was taken. */
     wf_status (*take_lease)(wfm_store *s, const char *id, const char *from, int64_t now,
