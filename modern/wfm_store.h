@@ -86,7 +86,9 @@ typedef struct wfm_store_id {
 wf_status wfm_store_create(wfm_store *store, uint64_t definition_hash, wfm_store_id *out,
                            wf_error *err);
 /* The same under a given id (32 lowercase hex digits; WF_E_USAGE otherwise): an instance that
- * keeps the id it had elsewhere (`wfbridge migrate-instances`). WF_E_STORE when it exists. */
+ * keeps the id it had elsewhere (`wfbridge migrate-instances`). An id that exists: WF_E_STORE
+ * on SQLite; on PostgreSQL nothing happens (creates are idempotent there, to be sent again
+ * after a reconnect), so look it up first. */
 wf_status wfm_store_create_id(wfm_store *store, uint64_t definition_hash, const char *id,
                               wf_error *err);
 /* `count` of them in one transaction where the backend can (SQLite; PostgreSQL: one each):

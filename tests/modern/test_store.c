@@ -309,11 +309,13 @@ START_TEST(test_store_create_under_given_ids)
     ck_assert_int_eq(wfm_store_lock(b, ids[1], &err), WF_OK);
     ck_assert_int_eq(wfm_store_create_id(a, 7, "Not-Hex", &err), WF_E_USAGE);
     wf_error_clear(&err);
-    const char *again[] = {"00000000000000000000000000000004", ids[0]};
-    ck_assert_int_ne(wfm_store_create_ids(a, 7, again, 2, &err), WF_OK);
-    wf_error_clear(&err);
-    if (!on_pg) /* PostgreSQL creates them one by one */
+    if (!on_pg) { /* PostgreSQL creates them one by one, and a create that finds its row is a
+                     no-op there (so that a create sent again after a reconnect is harmless) */
+        const char *again[] = {"00000000000000000000000000000004", ids[0]};
+        ck_assert_int_ne(wfm_store_create_ids(a, 7, again, 2, &err), WF_OK);
+        wf_error_clear(&err);
         ck_assert_int_eq(wfm_store_lock(a, again[0], &err), WF_E_NOTFOUND);
+    }
     wfm_store_close(a);
     wfm_store_close(b);
 }
