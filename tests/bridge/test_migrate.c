@@ -402,6 +402,21 @@ START_TEST(test_dry_run_changes_nothing)
     json_decref(r);
     ck_assert(same_file("legacy.db", "before.db"));
     ck_assert(!exists("modern.db"));
+    /* the same as Markdown and HTML pages: counts, then a row per instance */
+    for (int html = 0; html < 2; html++) {
+        char extra[700], path[600];
+        snprintf(path, sizeof path, "%s/plan.%s", dir, html ? "html" : "md");
+        snprintf(extra, sizeof extra, "--dry-run --report %s", path);
+        json_decref(migrate(maps, extra, 0));
+        char *text = wf_test_read_file(path, NULL);
+        ck_assert_ptr_nonnull(text);
+        ck_assert_ptr_nonnull(strstr(text, "movable: 1, interop: 0, skipped: 0, failed: 0"));
+        ck_assert_ptr_nonnull(strstr(text, a));
+        ck_assert_ptr_nonnull(strstr(text, "IExpenseService.Approved, IExpenseService.Rejected"));
+        ck_assert_ptr_nonnull(strstr(text, html ? "<td>movable</td>" : "| movable |"));
+        wf_free(text);
+    }
+    ck_assert(!exists("modern.db"));
 }
 END_TEST
 
