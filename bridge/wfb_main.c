@@ -76,7 +76,9 @@ static int dispatch(int argc, char **argv)
     const struct verb *v = find_verb(a);
     if (!v)
         return wfb_usage_error("unknown verb '%s'", a);
-    return v->fn(argc - 1, argv + 1);
+    int rc = v->fn(argc - 1, argv + 1);
+    wfb_stdin_end();
+    return rc;
 }
 
 int main(int argc, char **argv)

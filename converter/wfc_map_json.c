@@ -114,5 +114,5 @@ void wfc__map_json(wfc__conv *c)
         c->nomem = true;
         return;
     }
-    c->side.items[c->side.count++] = (wfc_sidecar){copy, data, len};
+    c->side.items[c->side.count++] = (wfc_sidecar){copy, data, len, true};
 }
