@@ -30,6 +30,7 @@ int wfb_cmd_host(int argc, char **argv);       /* wfb_host.c: resume due instanc
 int wfb_cmd_convert(int argc, char **argv);    /* wfb_convert.c: XOML -> XAML */
 int wfb_cmd_verify(int argc, char **argv);     /* wfb_verify.c: side-by-side validation */
 int wfb_cmd_start(int argc, char **argv);      /* wfb_start.c: create runnable instances */
+int wfb_cmd_serve(int argc, char **argv);      /* wfb_serve.c: workflow services over HTTP */
 
 /* The instance store used when --store is not given: $WFBRIDGE_STORE if set, else a file in
  * the working directory. A store is a file, sqlite:FILE, postgresql://... or a libpq

@@ -22,6 +22,7 @@ static const struct verb {
     {"host", wfb_cmd_host, "run persisted instances whose timers are due"},
     {"verify", wfb_cmd_verify, "prove a conversion behaves like the legacy workflow"},
     {"start", wfb_cmd_start, "create runnable instances in a store for hosts to run"},
+    {"serve", wfb_cmd_serve, "serve workflow services over HTTP (SOAP, WSDL, JSON)"},
 };
 #define VERB_COUNT (sizeof verbs / sizeof verbs[0])
 

@@ -2,7 +2,7 @@
 # install-deps.sh — installs the Debian 12 packages wfbridge builds and tests with.
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -u
-PKGS="build-essential pkg-config libffi-dev libxml2-dev libsqlite3-dev libjansson-dev check sqlite3 clang graphviz libpq-dev postgresql"
+PKGS="build-essential pkg-config libffi-dev libxml2-dev libsqlite3-dev libjansson-dev check sqlite3 clang graphviz libpq-dev postgresql libmicrohttpd-dev libcurl4-openssl-dev python3-zeep wrk"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
