@@ -70,7 +70,7 @@ libs: $(LIBS_ALL)
 # activity written elsewhere must: the build fails when a modern/wfm_act_*.c file includes an
 # internal *_int.h header, directly or through another header (the preprocessor lists them).
 ACT_SRCS := $(wildcard modern/wfm_act_*.c)
-$(BUILD)/check/act_public.ok: $(ACT_SRCS) $(wildcard modern/*.h common/*.h)
+$(BUILD)/check/act_public.ok: $(ACT_SRCS) $(wildcard modern/*.h common/*.h) | deps
 	@mkdir -p $(dir $@)
 	@for f in $(ACT_SRCS); do \
 	  bad=$$($(CC) $(CFLAGS_ALL) -MT x -MF /dev/null -E -H $$f -o /dev/null 2>&1 | grep '_int\.h') ; \

@@ -369,6 +369,12 @@ static wf_status binding_set(wfl_act *act, const wfl_param_binding *pb, const wf
     return wfl_act_bind_set(act, pb->bind, v, err);
 }
 
+wf_status wfl__param_write(wfl_act *act, const wfl_param_binding *pb, const wf_value *v,
+                           wf_error *err)
+{
+    return binding_set(act, pb, v, err);
+}
+
 static wf_status method_get(void *ud, const char *name, const wf_type *type, wf_value *out,
                             wf_error *err)
 {
