@@ -1,6 +1,6 @@
 /* wfm_act_msg.c — the messaging activities Receive and SendReply (WF4's
  * System.ServiceModel.Activities; docs/services.md) and the host side of them (wfm_msg.h).
- * A Receive is a bookmark "CONTRACT/OPERATION": an instance idle on it persists like any
+ * A Receive is a bookmark "CONTRACT.OPERATION": an instance idle on it persists like any
  * other and a message resumes it from the store. Requests and replies in flight are kept in a
  * per-instance extension state that is saved empty: a request lives only as long as the run
  * that answers it (a process that dies before the reply went out never sent one). */
@@ -106,8 +106,8 @@ static bool receive_names(const wfm_node *node, char *ns, size_t ns_size, char *
     if (!split_xname(wf_value_str(wfm_node_literal(node, RCV_CONTRACT)), ns, ns_size, contract,
                      contract_size))
         return false;
-    return *op && !strpbrk(op, "/{} ") &&
-           (size_t)snprintf(mark, mark_size, "%s/%s", contract, op) < mark_size;
+    return *op && !strpbrk(op, "/{} .") &&
+           (size_t)snprintf(mark, mark_size, "%s.%s", contract, op) < mark_size;
 }
 
 static wf_status receive_prepare(wfm_load *load, wfm_node *node)
@@ -115,8 +115,8 @@ static wf_status receive_prepare(wfm_load *load, wfm_node *node)
     char ns[256], contract[128], mark[260];
     if (!receive_names(node, ns, sizeof ns, contract, sizeof contract, mark, sizeof mark))
         wfm_load_error(load, node, WF_E_SCHEMA,
-                       "Receive needs an OperationName and a ServiceContractName "
-                       "('{namespace}Name' or 'Name') without '/', '{', '}' or spaces");
+                       "Receive needs an OperationName (without '.') and a ServiceContractName "
+                       "('{namespace}Name' or 'Name'), both without '/', '{', '}' or spaces");
     size_t n = wfm_node_count(node, RCV_CONTENT);
     for (size_t i = 0; i < n; i++) {
         const char *key = wfm_node_param_key(node, RCV_CONTENT, i);
@@ -152,16 +152,17 @@ static void receive_take(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)
         if (v && wfm_ctx_set_param(ctx, ai, RCV_CONTENT, i, v) != WF_OK)
             return;
     }
+    /* A message resumed without a request id (`wfbridge resume`, a test) wants no reply. */
     const wf_value *req = wf_value_record_get(payload, WFM_MSG_REQUEST);
-    if (req && (req->type->kind == WF_K_INT64 || req->type->kind == WF_K_INT32)) {
-        int64_t id = req->type->kind == WF_K_INT64 ? req->u.i64 : req->u.i32;
-        if (x->pending_count == MSG_MAX_PENDING) {
-            wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation,
-                          "more than %d requests wait for their replies", MSG_MAX_PENDING);
-            return;
-        }
-        x->pending[x->pending_count++] = (msg_pending){id, node};
+    int64_t id = !req ? 0 : req->type->kind == WF_K_INT64 ? req->u.i64
+                        : req->type->kind == WF_K_INT32   ? req->u.i32
+                                                          : 0;
+    if (x->pending_count == MSG_MAX_PENDING) {
+        wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation,
+                      "more than %d requests wait for their replies", MSG_MAX_PENDING);
+        return;
     }
+    x->pending[x->pending_count++] = (msg_pending){id, node};
     wfm_ctx_complete(ctx, ai);
 }
 
@@ -295,6 +296,11 @@ static void sendreply_execute(wfm_ctx *ctx, wfm_ai *ai)
         wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation,
                       "SendReply: no request of Receive '%s' waits for a reply",
                       receive_name ? receive_name : "(any)");
+        return;
+    }
+    if (x->pending[at].request == 0) { /* nobody waits for this reply */
+        x->pending[at] = x->pending[--x->pending_count];
+        wfm_ctx_complete(ctx, ai);
         return;
     }
     if (x->reply_count == MSG_MAX_REPLIES) {

@@ -2,9 +2,10 @@
  * namespace WFM_NS_SERVICEMODEL): the operations a definition serves, how a message reaches a
  * waiting Receive, and how the reply comes back (docs/services.md).
  *
- * A Receive is a bookmark named "CONTRACT/OPERATION" whose resume payload is a record: one field
- * per message parameter (named by the x:Key of its OutArgument in ReceiveParametersContent) plus
- * WFM_MSG_REQUEST (Int64), the host's id for the request. The Receive writes the parameters to
+ * A Receive is a bookmark named "CONTRACT.OPERATION" (as WF 3.5 named the queue of a
+ * ReceiveActivity) whose resume payload is a record: one field per message parameter (named by
+ * the x:Key of its OutArgument in ReceiveParametersContent) plus WFM_MSG_REQUEST (Int64), the
+ * host's id for the request (absent or 0: nobody waits for the reply, which is dropped). The Receive writes the parameters to
  * their locations and keeps the request pending; the SendReply that names it
  * (Request="{x:Reference R}", or without Request the latest pending one) builds the reply
  * record from its SendParametersContent and keeps it in the instance until the host takes it.
@@ -40,7 +41,7 @@ typedef struct wfm_msg_op {
     char contract_ns[256]; /* "http://tempuri.org/" */
     char contract[128];    /* "ICalculator" */
     char operation[128];   /* "Add" */
-    char bookmark[260];    /* "ICalculator/Add" */
+    char bookmark[260];    /* "ICalculator.Add" */
     bool can_create;       /* CanCreateInstance: a message creates a new instance */
     bool one_way;          /* no SendReply answers it */
     const char *correlates_on; /* CorrelatesOn: the parameter whose value finds the instance

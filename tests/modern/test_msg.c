@@ -39,7 +39,7 @@ static void expect_reply(wfm_test_run *r, int64_t request, const char *key, int3
 static void call(wfm_test_run *r, const char *op, int64_t request, int32_t value)
 {
     char mark[64];
-    snprintf(mark, sizeof mark, "ICalculator/%s", op);
+    snprintf(mark, sizeof mark, "ICalculator.%s", op);
     wf_value msg = message(request, strcmp(op, "PowerOff") ? "value" : NULL, wf_int32(value));
     wfm_test_resume(r, mark, &msg);
     wf_value_release(&msg);
@@ -58,7 +58,7 @@ START_TEST(test_msg_ops_of_calculator)
     ck_assert(ops[0].can_create);
     ck_assert(!ops[0].one_way);
     ck_assert_uint_eq(ops[0].param_count, 0);
-    ck_assert_str_eq(ops[1].bookmark, "ICalculator/Add");
+    ck_assert_str_eq(ops[1].bookmark, "ICalculator.Add");
     ck_assert_str_eq(ops[1].contract_ns, WFM_MSG_DEFAULT_NS);
     ck_assert(!ops[1].can_create);
     ck_assert_uint_eq(ops[1].param_count, 1);
@@ -77,7 +77,7 @@ START_TEST(test_msg_creating_message_then_replies_by_request)
     wfm_test_open_file(&r, DIR "calculator.xaml");
     wf_value on = message(1, NULL, wf_null());
     wf_error err = WF_ERROR_INIT;
-    ck_assert_int_eq(wfm_msg_deliver_initial(r.inst, "ICalculator/PowerOn", &on, &err), WF_OK);
+    ck_assert_int_eq(wfm_msg_deliver_initial(r.inst, "ICalculator.PowerOn", &on, &err), WF_OK);
     wf_value_release(&on);
     ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE); /* took PowerOn without waiting */
     expect_reply(&r, 1, NULL, 0);
@@ -101,10 +101,31 @@ START_TEST(test_msg_without_creating_message_waits_on_receive)
     wfm_test_open_file(&r, DIR "calculator.xaml");
     ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     ck_assert_uint_eq(wfm_instance_bookmark_count(r.inst), 1);
-    ck_assert_str_eq(wfm_instance_bookmark_name(r.inst, 0), "ICalculator/PowerOn");
+    ck_assert_str_eq(wfm_instance_bookmark_name(r.inst, 0), "ICalculator.PowerOn");
     wf_value reply = wf_null();
     ck_assert_int_eq(wfm_msg_take_reply(r.inst, 1, &reply), WF_E_NOTFOUND);
     ck_assert(wf_is_null(&reply));
+    wfm_test_close(&r);
+}
+END_TEST
+
+/* A message resumed without a request id (`wfbridge resume`) wants no reply: SendReply
+ * completes and drops it. */
+START_TEST(test_msg_message_without_request_gets_no_reply)
+{
+    wfm_test_run r;
+    wfm_test_open_file(&r, DIR "calculator.xaml");
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
+    wf_value on = message(0, NULL, wf_null());
+    wfm_test_resume(&r, "ICalculator.PowerOn", &on);
+    wf_value_release(&on);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
+    call(&r, "Add", 0, 3);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
+    wf_value reply = wf_null();
+    ck_assert_int_eq(wfm_msg_take_reply(r.inst, 0, &reply), WF_E_NOTFOUND);
+    call(&r, "PowerOff", 0, 0);
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
     wfm_test_close(&r);
 }
 END_TEST
@@ -114,7 +135,7 @@ START_TEST(test_msg_divide_by_zero_faults_the_instance)
     wfm_test_run r;
     wfm_test_open_file(&r, DIR "calculator.xaml");
     wf_value on = message(1, NULL, wf_null());
-    ck_assert_int_eq(wfm_msg_deliver_initial(r.inst, "ICalculator/PowerOn", &on, NULL), WF_OK);
+    ck_assert_int_eq(wfm_msg_deliver_initial(r.inst, "ICalculator.PowerOn", &on, NULL), WF_OK);
     wf_value_release(&on);
     ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_IDLE);
     call(&r, "Divide", 2, 0);
@@ -161,6 +182,7 @@ Suite *modern_msg_suite(void)
     tcase_add_test(tc, test_msg_ops_of_calculator);
     tcase_add_test(tc, test_msg_creating_message_then_replies_by_request);
     tcase_add_test(tc, test_msg_without_creating_message_waits_on_receive);
+    tcase_add_test(tc, test_msg_message_without_request_gets_no_reply);
     tcase_add_test(tc, test_msg_divide_by_zero_faults_the_instance);
     suite_add_tcase(s, tc);
     TCase *bad = tcase_create("bad_input");
