@@ -32,6 +32,7 @@ typedef struct server {
     char url[256];   /* http://127.0.0.1:PORT/ICalculator */
     char store[600]; /* "" without a store */
     const char *def; /* the definition served (default CALC) */
+    const char *lib_path; /* --lib-path, or NULL */
 } server;
 
 /* Start `wfbridge serve CALC --listen 127.0.0.1:0 [--store S] [--timeout T]` and wait for its
@@ -53,8 +54,12 @@ static void serve_start(server *s, const char *store, const char *timeout)
         dup2(in, 0);
         dup2(o, 1);
         dup2(o, 2);
-        const char *argv[12] = {exe, "serve", s->def ? s->def : CALC, "--listen", "127.0.0.1:0", "--workers", "2"};
+        const char *argv[14] = {exe, "serve", s->def ? s->def : CALC, "--listen", "127.0.0.1:0", "--workers", "2"};
         size_t n = 7;
+        if (s->lib_path) {
+            argv[n++] = "--lib-path";
+            argv[n++] = s->lib_path;
+        }
         if (store) {
             argv[n++] = "--store";
             argv[n++] = store;
@@ -381,6 +386,48 @@ START_TEST(test_serve_content_correlation)
 }
 END_TEST
 
+/* The WF 3.5 calculator service of samples/services, converted and served: its SOAP client
+ * (python3-zeep, the context in the session's cookie) gets what WCF would have answered, and
+ * OperationValidation refuses a zero divisor with a fault. */
+START_TEST(test_serve_converted_wf35_calculator)
+{
+    server s;
+    memset(&s, 0, sizeof s);
+    snprintf(s.dir, sizeof s.dir, "%s", wfbt_tmpdir());
+    char xaml[700];
+    snprintf(xaml, sizeof xaml, "%s", wfbt_tmp_path(s.dir, "calculator.xaml"));
+    wfbt_out o = wfbt_run((const char *const[]){"convert", "samples/services/calculator.xoml",
+                                                "-o", xaml, "--lib-path", wfbt_sample_libs(),
+                                                NULL});
+    ck_assert_msg(o.rc == 0, "convert: %s", o.err);
+    wfbt_out_free(&o);
+    s.def = xaml;
+    s.lib_path = wfbt_sample_libs();
+    snprintf(s.store, sizeof s.store, "%s", wfbt_tmp_path(s.dir, "calc.db"));
+    serve_start(&s, s.store, NULL);
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 samples/services/calculator_client.py %s 2>&1",
+             s.url);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    wf_buf out;
+    wf_buf_init(&out);
+    char line[512];
+    while (fgets(line, sizeof line, p))
+        wf_buf_adds(&out, line);
+    ck_assert_int_eq(pclose(p), 0);
+    ck_assert_str_eq(out.data, "PowerOn -> 0\nAdd(12) -> 12\nMultiply(3) -> 36\n"
+                               "Subtract(6) -> 30\nDivide(5) -> 6\nPowerOff -> 6\n");
+    wf_buf_fini(&out);
+    char id[33];
+    power_on(&s, id);
+    json_call(&s, "/Add", id, "{\"value\": 9}", 200, "{\"AddResult\": 9}");
+    json_call(&s, "/Divide", id, "{\"value\": 0}", 500, "calc_check_divisor");
+    serve_stop(&s);
+    wfbt_tmp_remove(s.dir);
+}
+END_TEST
+
 /* ---- bad input ----------------------------------------------------------------------------- */
 /* Each refused message leaves the store as it was, and the server goes on serving. */
 START_TEST(test_serve_bad_messages_change_nothing)
@@ -567,6 +614,7 @@ Suite *bridge_serve_suite(void)
     tcase_add_test(tc, test_serve_zeep_client);
     tcase_add_test(tc, test_serve_receive_survives_sigkill);
     tcase_add_test(tc, test_serve_content_correlation);
+    tcase_add_test(tc, test_serve_converted_wf35_calculator);
     suite_add_tcase(s, tc);
     TCase *bad = tcase_create("bad_input");
     tcase_set_timeout(bad, 120);

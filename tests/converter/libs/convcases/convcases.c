@@ -76,3 +76,11 @@ int32_t cc_notify(const char *text)
 {
     return (int32_t)strlen(text ? text : "");
 }
+
+/* IQuotes.RequestQuote: declared as a WCF contract's operation (a ReceiveActivity's
+ * TypedOperationInfo); nothing calls it, the message arrives from a client. */
+int32_t cc_request_quote(const char *parcel, int32_t weight);
+int32_t cc_request_quote(const char *parcel, int32_t weight)
+{
+    return (int32_t)strlen(parcel ? parcel : "") + weight;
+}
