@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h> /* setrlimit: room for thousands of connections */
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,8 +179,20 @@ static int open_store(wfb_server *srv, const serve_opts *o, const char ***promot
     return 0;
 }
 
+/* Thousands of clients at once need as many descriptors: raise the soft limit to the hard
+ * one (Debian's default soft limit, 1,024, would refuse the 1,001st connection). */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
 static int start_http(wfb_server *srv, const serve_opts *o, const struct sockaddr_in *sa)
 {
+    raise_fd_limit();
     srv->daemon = MHD_start_daemon(
         MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
         wfb_http_request, srv, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)sa,

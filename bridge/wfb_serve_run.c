@@ -6,6 +6,7 @@
  * later calls for a busy instance wait in its chain, in arrival order (docs/services.md). */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h> /* usleep */
 
 #include "../common/wf_mem.h"
 #include "wfb_serve.h"
@@ -162,7 +163,14 @@ static bool deliver(wfb_server *srv, wfb_call *call, wfm_instance **inst)
     wf_error e = WF_ERROR_INIT;
     wf_status st;
     if (srv->store) {
+        /* Another serve process on the store may hold it for a moment (its own request for
+         * the same instance): wait for it here, where waiting holds no HTTP thread. */
         st = wfm_host_load(srv->host, call->instance, &call->d, &e);
+        for (int tries = 0; st == WF_E_LOCKED && tries < 100; tries++) {
+            usleep(10000);
+            wf_error_clear(&e);
+            st = wfm_host_load(srv->host, call->instance, &call->d, &e);
+        }
         if (st == WF_E_NOTFOUND || st == WF_E_STATE) {
             wfb_respond_fault(call, 404, "Client", "instance %s %s", call->instance,
                               st == WF_E_NOTFOUND ? "is unknown" : "has completed");

@@ -72,16 +72,17 @@ static void context_from_element(wfb_call *call, const wf_xml_node *ctx)
 {
     for (const wf_xml_node *p = ctx->first_child; p; p = p->next) {
         const wf_xml_attr *name = wf_xml_attr_find(p, NULL, "name");
-        char id[64];
+        char id[33];
         size_t len;
         const char *t = p->text;
         while (*t == ' ' || *t == '\n' || *t == '\t' || *t == '\r')
             t++;
         len = strcspn(t, " \t\r\n");
-        if (name && strcmp(name->value, "instanceId") == 0 && len < sizeof id) {
-            snprintf(id, sizeof id, "%.*s", (int)len, t);
+        if (name && strcmp(name->value, "instanceId") == 0 && len < sizeof call->instance) {
+            memcpy(id, t, len);
+            id[len] = '\0';
             if (is_instance_id(id))
-                snprintf(call->instance, sizeof call->instance, "%s", id);
+                memcpy(call->instance, id, len + 1);
         }
     }
 }
@@ -344,7 +345,8 @@ bool wfb_json_parse(wfb_call *call, const char *op_name, const char *cookie,
     wf_value given = wf_null();
     wf_error e = WF_ERROR_INIT;
     const char *text = call->body.len ? call->body.data : "{}";
-    if (wf_json_parse(call->srv->types, text, strlen(text), &given, &e) != WF_OK ||
+    size_t len = call->body.len ? call->body.len : 2;
+    if (wf_json_parse(call->srv->types, text, len, &given, &e) != WF_OK ||
         given.type->kind != WF_K_RECORD) {
         if (e.code == WF_OK)
             wfb_respond_fault(call, 400, "Client", "the body is not a JSON object");
@@ -357,7 +359,7 @@ bool wfb_json_parse(wfb_call *call, const char *op_name, const char *cookie,
     if (cookie)
         context_from_cookie(call, cookie);
     if (instance_header && is_instance_id(instance_header))
-        snprintf(call->instance, sizeof call->instance, "%s", instance_header);
+        memcpy(call->instance, instance_header, strlen(instance_header) + 1); /* <= 32 */
     bool ok = build_payload(call, &given);
     wf_value_release(&given);
     return ok;

@@ -88,8 +88,8 @@ static bool split_xname(const char *text, char *ns, size_t ns_size, char *name, 
     const char *local = text;
     if (*text == '{') {
         const char *end = strchr(text, '}');
-        if (!end || (size_t)(end - text - 1) >= ns_size)
-            return false;
+        if (!end || end == text + 1 || (size_t)(end - text - 1) >= ns_size)
+            return false; /* "{}Name" has no namespace to put in SOAPAction */
         snprintf(ns, ns_size, "%.*s", (int)(end - text - 1), text + 1);
         local = end + 1;
     } else {

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -499,15 +500,24 @@ START_TEST(test_serve_slow_client_times_out)
 END_TEST
 
 /* ---- limits -------------------------------------------------------------------------------- */
-/* Many connections at once (libcurl multi): every one is answered. */
+/* A thousand connections at once (libcurl multi): every one is answered. */
 START_TEST(test_serve_many_concurrent_connections)
 {
-    enum { N = 300 };
+    enum { N = 1000 };
+    struct rlimit rl; /* this process holds N sockets too */
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    ck_assert_msg(rl.rlim_cur > N + 64, "RLIMIT_NOFILE %llu is too small for %d connections",
+                  (unsigned long long)rl.rlim_cur, N);
     server s;
     server_init(&s, false);
     CURLM *m = curl_multi_init();
-    CURL *easy[N];
-    wf_buf bodies[N];
+    CURL **easy = wf_calloc(N, sizeof *easy);
+    wf_buf *bodies = wf_calloc(N, sizeof *bodies);
+    ck_assert(easy && bodies);
     char url[300];
     snprintf(url, sizeof url, "%s/PowerOn", s.url);
     for (int i = 0; i < N; i++) {
@@ -536,6 +546,8 @@ START_TEST(test_serve_many_concurrent_connections)
         wf_buf_fini(&bodies[i]);
     }
     curl_multi_cleanup(m);
+    wf_free(easy);
+    wf_free(bodies);
     ck_assert_int_eq(ok, N);
     serve_stop(&s);
     wfbt_tmp_remove(s.dir);
