@@ -26,13 +26,27 @@ static void enqueue_locked(wfb_server *srv, wfb_call *call)
     pthread_cond_signal(&srv->wake);
 }
 
+static void start_call(wfb_server *srv, wfb_call *call);
+
+/* Without a store, creating an instance and queueing it on the pool waits for nothing: a
+ * creating call starts on the HTTP thread itself, saving a hop through the dispatcher. */
+static bool starts_inline(const wfb_server *srv, const wfb_call *call)
+{
+    return !srv->store && call->phase == WFB_PHASE_START && call->op->can_create &&
+           !call->instance[0];
+}
+
 void wfb_dispatch_submit(wfb_server *srv, wfb_call *call)
 {
+    bool inline_start = starts_inline(srv, call);
     pthread_mutex_lock(&srv->lock);
     if (call->phase == WFB_PHASE_START && !call->owns)
         srv->in_flight++;
-    enqueue_locked(srv, call);
+    if (!inline_start)
+        enqueue_locked(srv, call);
     pthread_mutex_unlock(&srv->lock);
+    if (inline_start)
+        start_call(srv, call);
 }
 
 /* The call is answered: give it back to the HTTP side. */
