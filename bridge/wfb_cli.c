@@ -20,6 +20,7 @@ static int stdout_errno;
 void wfb_verb_begin(const char *verb)
 {
     current_verb = verb;
+    wfb_stdin_end();
     optind = 0; /* glibc: a full re-initialisation of getopt_long */
 }
 
@@ -37,7 +38,9 @@ static void print_error(const wf_error *err, const char *severity)
     char line[1024];
     if (!err->file[0])
         print_prefix();
-    fprintf(stderr, "%s\n", wf_error_format(err, severity, line, sizeof line));
+    wf_error named = *err;
+    snprintf(named.file, sizeof named.file, "%s", wfb_stdin_alias(err->file));
+    fprintf(stderr, "%s\n", wf_error_format(&named, severity, line, sizeof line));
 }
 
 int wfb_report(const wf_error *err)

@@ -1,9 +1,10 @@
 /* wfb_convert.c — `wfbridge convert`: legacy .xoml (+ .rules) files to modern .xaml, one file
  * or a whole directory tree, with the migration report (docs/convert.md). The converter
  * decides; this file only walks directories, writes files atomically and prints. */
-#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <spawn.h> /* Graphviz's dot runs without a shell */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +24,10 @@
 #define VERB "convert"
 
 static const char usage_text[] =
-    "usage: wfbridge convert IN.xoml|DIR [--rules FILE] [--lib-path DIR] [-o OUT]\n"
+    "usage: wfbridge convert IN.xoml|DIR|- [--rules FILE] [--lib-path DIR] [-o OUT|-]\n"
     "         [--report REPORT.json] [--csv REPORT.csv] [--md REPORT.md]\n"
-    "         [--html REPORT.html] [--scaffold DIR] [--check]\n"
-    "         [--fail-on-loss] [--interop] [--json]\n"
+    "         [--html REPORT.html] [--scaffold DIR] [--sidecars DIR] [--check]\n"
+    "         [--fail-on-loss] [--interop] [--follow-symlinks] [--json]\n"
     "\n"
     "Convert legacy (WF3 XOML) workflows to modern (WF4 XAML) ones. Each result is loaded\n"
     "by the modern runtime before it is written; a failed file leaves no output.\n"
@@ -34,9 +35,10 @@ static const char usage_text[] =
     "  --rules FILE      the .rules file (default: IN.rules beside IN.xoml, if present)\n"
     "  --lib-path DIR    where NAME.activities.xml and libNAME.so are found (dir1:dir2);\n"
     "                    default $WFBRIDGE_LIB_PATH\n"
-    "  -o, --output OUT  the .xaml to write (default IN.xaml beside IN.xoml), or an\n"
-    "                    existing directory to write it into; with a directory input,\n"
-    "                    the output directory that mirrors its tree\n"
+    "  -o, --output OUT  the .xaml to write (default IN.xaml beside IN.xoml), or a\n"
+    "                    directory to write it into (an existing one, or OUT/ ending in\n"
+    "                    '/'); '-' is standard output (also the default for input '-');\n"
+    "                    with a directory input, the output directory mirroring its tree\n"
     "  --report FILE     write the migration report as JSON (docs/convert.md)\n"
     "  --csv FILE        the same report as CSV, one row per activity, diagnostic, loss\n"
     "  --md FILE         the same report as Markdown (summary table, then per file)\n"
@@ -45,17 +47,25 @@ static const char usage_text[] =
     "  --scaffold DIR    write the native code the file needs but no type library on the\n"
     "                    library path provides: DIR/NAME.activities.xml and DIR/NAME.c\n"
     "                    with matching signatures and TODO bodies\n"
+    "  --sidecars DIR    where the files generated for Interop go (default: beside the\n"
+    "                    .xaml; needed when the .xaml goes to '-' or a device)\n"
+    "  --follow-symlinks with a directory input, follow symbolic links (default: skip and\n"
+    "                    report them; a directory is entered once, so loops end)\n"
     "  --check           convert, validate and report without writing definitions\n"
     "  --fail-on-loss    exit 1 when anything beyond designer-only data was lost\n"
     "  --interop         host every custom activity through the Interop activity\n"
     "  --json            print a summary object as the last line of stdout\n"
+    "\n"
+    "IN '-' reads the legacy workflow from standard input. No output may name an input or\n"
+    "another output (compared by device and inode).\n"
     "\n"
     "Exit status: 0 nothing failed, 1 a file failed (or lost something, with\n"
     "--fail-on-loss), 2 usage or input error.\n";
 
 typedef struct opts {
     const char *input, *rules, *lib_path, *output, *report, *csv, *md, *html, *scaffold;
-    bool check, fail_on_loss, interop, json;
+    const char *sidecars;
+    bool check, fail_on_loss, interop, json, follow_symlinks;
 } opts;
 
 enum {
@@ -69,7 +79,9 @@ enum {
     OPT_CHECK,
     OPT_LOSS,
     OPT_INTEROP,
-    OPT_JSON
+    OPT_JSON,
+    OPT_SIDECARS,
+    OPT_FOLLOW
 };
 
 static int parse_args(int argc, char **argv, opts *o)
@@ -87,6 +99,8 @@ static int parse_args(int argc, char **argv, opts *o)
         {"fail-on-loss", no_argument, NULL, OPT_LOSS},
         {"interop", no_argument, NULL, OPT_INTEROP},
         {"json", no_argument, NULL, OPT_JSON},
+        {"sidecars", required_argument, NULL, OPT_SIDECARS},
+        {"follow-symlinks", no_argument, NULL, OPT_FOLLOW},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -131,6 +145,12 @@ static int parse_args(int argc, char **argv, opts *o)
         case OPT_JSON:
             o->json = true;
             break;
+        case OPT_SIDECARS:
+            o->sidecars = optarg;
+            break;
+        case OPT_FOLLOW:
+            o->follow_symlinks = true;
+            break;
         default:
             return 2; /* reported by wfb_getopt */
         }
@@ -142,60 +162,9 @@ static int parse_args(int argc, char **argv, opts *o)
     return 0;
 }
 
-/* ---- the files of a directory tree, sorted so the run is deterministic ----------------------- */
-typedef struct file_list {
-    char **paths;
-    size_t count, cap;
-} file_list;
-
 static int by_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static bool list_add(file_list *l, const char *path)
-{
-    if (l->count == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 32;
-        char **n = realloc(l->paths, ncap * sizeof *n);
-        if (!n)
-            return false;
-        l->paths = n;
-        l->cap = ncap;
-    }
-    return (l->paths[l->count++] = strdup(path)) != NULL;
-}
-
-static bool collect(const char *dir, file_list *l)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return false;
-    bool ok = true;
-    struct dirent *e;
-    while (ok && (e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (stat(path, &st) != 0)
-            continue;
-        size_t n = strlen(e->d_name);
-        if (S_ISDIR(st.st_mode))
-            ok = collect(path, l);
-        else if (n > 5 && strcmp(e->d_name + n - 5, ".xoml") == 0)
-            ok = list_add(l, path);
-    }
-    closedir(d);
-    return ok;
-}
-
-static void list_free(file_list *l)
-{
-    for (size_t i = 0; i < l->count; i++)
-        free(l->paths[i]);
-    free(l->paths);
 }
 
 /* ---- one file ---------------------------------------------------------------------------------
@@ -207,6 +176,7 @@ typedef struct batch {
     size_t counts[3];
     bool input_error; /* a file failed to load (exit 2 for a single file) */
     bool lost;
+    bool progress; /* a progress line is on the terminal: clear it before a message */
 } batch;
 
 /* Print the file's error and warning diagnostics in the contract form. */
@@ -248,33 +218,85 @@ static void scaffold_one(batch *b, wfc_file *f, const char *input)
             res.typelib_path, res.source_path, res.symbol_count, res.guessed_count);
 }
 
-/* The files generated for Interop go beside the XAML (docs/convert.md "Interop"). */
-static wf_status write_sidecars(const char *out, const wfc_sidecars *side, wf_error *err)
+/* Where the XAML of `input` goes: -o FILE, '-', a directory (-o DIR, -o DIR/, the mirrored
+ * tree of a directory input), or beside the input; standard output for input '-' without -o. */
+static wf_status output_for(const batch *b, const char *input, const char *in_dir, char *out,
+                            size_t size, wf_error *err)
 {
-    const char *slash = strrchr(out, '/');
-    for (size_t i = 0; i < side->count; i++) {
-        char path[4200];
-        snprintf(path, sizeof path, "%.*s%s", slash ? (int)(slash - out + 1) : 0, out,
-                 side->items[i].name);
-        wf_status st = wfc_write_atomic(path, side->items[i].text, side->items[i].len, err);
-        if (st != WF_OK)
-            return st;
+    const char *o = b->o.output;
+    struct stat sb;
+    size_t n = o ? strlen(o) : 0;
+    bool into_dir = o && (in_dir || (n > 0 && o[n - 1] == '/') ||
+                          (stat(o, &sb) == 0 && S_ISDIR(sb.st_mode)));
+    if ((o && !into_dir) || (!o && strcmp(wfb_stdin_alias(input), input) != 0)) {
+        snprintf(out, size, "%s", o ? o : "-");
+        return WF_OK;
     }
+    return wfc_output_path(input, in_dir, o, out, size, err);
+}
+
+/* The path of one generated Interop file: in --sidecars DIR, else beside the XAML (refused
+ * when the XAML is a stream: there is no "beside"). */
+static wf_status sidecar_path(const batch *b, const char *out, const wfc_sidecar *sc, char *path,
+                              size_t size, wf_error *err)
+{
+    if (b->o.sidecars) {
+        snprintf(path, size, "%s/%s", b->o.sidecars, sc->name);
+        return WF_OK;
+    }
+    if (wfc_output_is_stream(out))
+        return wf_error_set(err, WF_E_IO, NULL,
+                            "the converted workflow needs generated files (%s) and -o %s "
+                            "cannot hold them: give --sidecars DIR",
+                            sc->name, out);
+    const char *slash = strrchr(out, '/');
+    snprintf(path, size, "%.*s%s", slash ? (int)(slash - out + 1) : 0, out, sc->name);
     return WF_OK;
+}
+
+/* The XAML and its generated Interop files, all or nothing: a failure leaves none of them. */
+static wf_status write_outputs(const batch *b, const char *input, const char *out,
+                               const char *xaml, size_t len, const wfc_sidecars *side,
+                               wf_error *err)
+{
+    wfc_writes *w = NULL;
+    wf_status st = wfc_writes_create(&w, err);
+    const char *inputs[] = {input, b->o.rules};
+    for (size_t i = 0; st == WF_OK && i < side->count; i++) {
+        if (side->items[i].optional && !b->o.sidecars && wfc_output_is_stream(out))
+            continue;
+        char path[4200];
+        const char *outputs[] = {out, path}, *what[] = {"-o", "the generated file"};
+        st = sidecar_path(b, out, &side->items[i], path, sizeof path, err);
+        if (st == WF_OK)
+            st = wfc_output_clash(inputs, 2, outputs, what, 2, err);
+        if (st == WF_OK)
+            st = wfc_writes_add(w, path, side->items[i].text, side->items[i].len, err);
+    }
+    if (st == WF_OK)
+        st = wfc_writes_add(w, out, xaml, len, err);
+    if (st == WF_OK)
+        st = wfc_writes_commit(w, err);
+    wfc_writes_destroy(w);
+    return st;
+}
+
+/* The name the converted definition gets (its locations, the generated files' names): the
+ * output, or for a stream the name it would have beside the input. */
+static void definition_name(const char *input, const char *out, char *name, size_t size)
+{
+    if (!wfc_output_is_stream(out) || wfc_output_path(input, NULL, NULL, name, size, NULL))
+        snprintf(name, size, "%s", out);
 }
 
 static void convert_one(batch *b, const char *input, const char *in_dir)
 {
-    wfc_file *f = wfc_report_add_file(b->report, input);
+    wfc_file *f = wfc_report_add_file(b->report, wfb_stdin_alias(input));
     if (!f)
         return;
-    char out[4096];
+    char out[4096], name[4096];
     wf_error err = WF_ERROR_INIT;
-    struct stat sb;
-    bool into_dir = b->o.output && (in_dir || (stat(b->o.output, &sb) == 0 && S_ISDIR(sb.st_mode)));
-    wf_status st = b->o.output && !into_dir
-                       ? (snprintf(out, sizeof out, "%s", b->o.output), WF_OK)
-                       : wfc_output_path(input, in_dir, b->o.output, out, sizeof out, &err);
+    wf_status st = output_for(b, input, in_dir, out, sizeof out, &err);
     if (st == WF_OK)
         st = wfc_output_check(input, out, &err);
     char *xaml = NULL;
@@ -282,10 +304,11 @@ static void convert_one(batch *b, const char *input, const char *in_dir)
     wfc_sidecars side = WFC_SIDECARS_INIT;
     bool converted = false;
     if (st == WF_OK) {
+        definition_name(input, out, name, sizeof name);
         wfc_opts co = WFC_OPTS_INIT;
         co.libpath = b->libpath;
         co.rules_path = in_dir ? NULL : b->o.rules;
-        co.output_name = out;
+        co.output_name = name;
         co.force_interop = b->o.interop;
         co.register_interop = wfb_interop_register;
         st = wfc_convert_file_side(&co, input, f, &xaml, &len, &side, &err);
@@ -298,9 +321,7 @@ static void convert_one(batch *b, const char *input, const char *in_dir)
         wfc_file_add_diag(f, WFC_ERROR, err.line, err.col, "output", "%s", err.message);
     }
     if (converted && !b->o.check) {
-        st = write_sidecars(out, &side, &err);
-        if (st == WF_OK)
-            st = wfc_write_atomic(out, xaml, len, &err);
+        st = write_outputs(b, input, out, xaml, len, &side, &err);
         if (st == WF_OK) {
             wfc_file_set_output(f, out);
         } else {
@@ -314,6 +335,8 @@ static void convert_one(batch *b, const char *input, const char *in_dir)
     wfc_sidecars_free(&side);
     if (!converted)
         wfc_file_set_status(f, WFC_FAILED);
+    if (b->progress)
+        fputs("\r\033[K", stderr); /* the file's messages start on a clean line */
     if (b->o.scaffold)
         scaffold_one(b, f, input);
     b->counts[wfc_file_status(f)]++;
@@ -365,11 +388,48 @@ static void print_json(const batch *b)
     wf_buf_fini(&j);
 }
 
+/* Run `dot -Tsvg PATH` (found on PATH, no shell: nothing in TMPDIR is ever parsed) and append
+ * its standard output to svg. *status: its wait status; false when it could not start
+ * (*missing: there is no `dot`). */
+static bool run_dot(const char *path, wf_buf *svg, int *status, bool *missing)
+{
+    int out[2];
+    *missing = false;
+    if (pipe(out) != 0)
+        return false;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addclose(&fa, out[0]);
+    posix_spawn_file_actions_addclose(&fa, out[1]);
+    char *const argv[] = {"dot", "-Tsvg", (char *)path, NULL};
+    extern char **environ;
+    pid_t pid;
+    int rc = posix_spawnp(&pid, "dot", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(out[1]);
+    if (rc != 0) {
+        *missing = rc == ENOENT;
+        close(out[0]);
+        return false;
+    }
+    char chunk[4096];
+    ssize_t n;
+    while ((n = read(out[0], chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0)
+            wf_buf_add(svg, chunk, (size_t)n);
+    close(out[0]);
+    while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+        ;
+    return true;
+}
+
 /* DOT -> SVG through Graphviz's `dot` (WF_E_NOTFOUND when it is not installed). */
 static wf_status dot_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
 {
     (void)ud;
-    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    const char *dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char path[4096];
     snprintf(path, sizeof path, "%s/wfbridge-dotXXXXXX", dir);
     int fd = mkstemp(path);
@@ -379,18 +439,13 @@ static wf_status dot_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
     size_t len = strlen(dot);
     bool ok = write(fd, dot, len) == (ssize_t)len;
     ok = close(fd) == 0 && ok;
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "dot -Tsvg '%s' 2>/dev/null", path);
-    FILE *p = ok ? popen(cmd, "r") : NULL;
-    char chunk[4096];
-    size_t n;
-    while (p && (n = fread(chunk, 1, sizeof chunk, p)) > 0)
-        wf_buf_add(svg, chunk, n);
-    int rc = p ? pclose(p) : -1;
+    int status = -1;
+    bool missing = false;
+    ok = ok && run_dot(path, svg, &status, &missing);
     unlink(path);
-    if (rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 127)
+    if (missing)
         return WF_E_NOTFOUND;
-    if (rc != 0 || svg->oom)
+    if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || svg->oom)
         return wf_error_set(err, WF_E_IO, NULL, "Graphviz 'dot' failed to draw a workflow");
     return WF_OK;
 }
@@ -417,26 +472,137 @@ static int write_report(const batch *b, const char *path, render_fn render)
     return st == WF_OK ? 0 : wfb_report(&err);
 }
 
-static int convert_tree(batch *b)
+/* The input files: the one file, or every .xoml of the tree (sorted by path). */
+typedef struct inputs {
+    char **paths; /* owned */
+    size_t count;
+} inputs;
+
+static int list_inputs(const batch *b, bool is_dir, inputs *in)
 {
-    if (!b->o.output)
-        return wfb_usage_error("converting a directory needs -o OUTDIR");
-    file_list l = {0};
-    if (!collect(b->o.input, &l)) {
-        list_free(&l);
-        return wfb_usage_error("cannot read directory %s", b->o.input);
+    if (!is_dir) {
+        in->paths = wf_calloc(1, sizeof *in->paths);
+        if (!in->paths || !(in->paths[0] = wf_strdup(b->o.input)))
+            return wfb_error("out of memory");
+        in->count = 1;
+        return 0;
     }
-    qsort(l.paths, l.count, sizeof *l.paths, by_name);
-    bool tty = isatty(STDERR_FILENO);
-    for (size_t i = 0; i < l.count; i++) {
+    char **rel = NULL;
+    size_t n = 0;
+    int rc = wfb_walk(b->o.input, ".xoml", b->o.follow_symlinks, &rel, &n);
+    if (rc)
+        return rc;
+    in->paths = wf_calloc(n ? n : 1, sizeof *in->paths);
+    for (size_t i = 0; in->paths && i < n; i++) {
+        size_t size = strlen(b->o.input) + strlen(rel[i]) + 2;
+        if ((in->paths[i] = wf_malloc(size)))
+            snprintf(in->paths[i], size, "%s/%s", b->o.input, rel[i]);
+        in->count += in->paths[i] != NULL;
+    }
+    wfb_walk_free(rel, n);
+    if (!in->paths || in->count != n)
+        return wfb_error("out of memory");
+    qsort(in->paths, in->count, sizeof *in->paths, by_name);
+    return 0;
+}
+
+/* Before anything is written: no output may name an input (a workflow or its rules) or another
+ * output, and only one thing may write standard output. */
+static int check_outputs(const batch *b, const inputs *in, bool is_dir)
+{
+    size_t n = in->count, m = n + 4;
+    const char **ins = wf_calloc(2 * n + 1, sizeof *ins);
+    const char **outs = wf_calloc(m, sizeof *outs), **what = wf_calloc(m, sizeof *what);
+    char (*names)[2][4096] = wf_calloc(n ? n : 1, sizeof *names);
+    wf_error err = WF_ERROR_INIT;
+    wf_status st = ins && outs && what && names ? WF_OK : WF_E_NOMEM;
+    for (size_t i = 0; st == WF_OK && i < n; i++) {
+        const char *p = in->paths[i];
+        size_t len = strlen(p);
+        ins[2 * i] = p;
+        snprintf(names[i][1], sizeof names[i][1], "%.*s.rules",
+                 (int)(len > 5 && strcmp(p + len - 5, ".xoml") == 0 ? len - 5 : len), p);
+        ins[2 * i + 1] = names[i][1];
+        st = output_for(b, p, is_dir ? b->o.input : NULL, names[i][0], sizeof names[i][0], &err);
+        outs[i] = b->o.check ? NULL : names[i][0];
+        what[i] = "-o";
+    }
+    ins[2 * n] = b->o.rules;
+    const char *reports[] = {b->o.report, b->o.csv, b->o.md, b->o.html};
+    const char *flags[] = {"--report", "--csv", "--md", "--html"};
+    for (size_t i = 0; i < 4; i++)
+        outs[n + i] = reports[i], what[n + i] = flags[i];
+    if (st == WF_OK)
+        st = wfc_output_clash(ins, 2 * n + 1, outs, what, m, &err);
+    bool to_stdout = false;
+    for (size_t i = 0; i < m; i++)
+        to_stdout |= outs[i] && strcmp(outs[i], "-") == 0;
+    wf_free(ins);
+    wf_free(outs);
+    wf_free(what);
+    wf_free(names);
+    if (st == WF_E_NOMEM && !err.message[0])
+        return wfb_error("out of memory");
+    if (st != WF_OK)
+        return wfb_report(&err);
+    if (to_stdout && b->o.json)
+        return wfb_usage_error("--json and an output '-' would both write standard output");
+    return 0;
+}
+
+static void convert_all(batch *b, const inputs *in, bool is_dir)
+{
+    bool tty = isatty(STDERR_FILENO) && is_dir;
+    for (size_t i = 0; i < in->count; i++) {
         if (tty)
-            fprintf(stderr, "\r\033[K[%zu/%zu] %s", i + 1, l.count, l.paths[i]);
-        convert_one(b, l.paths[i], b->o.input);
+            fprintf(stderr, "\r\033[K[%zu/%zu] %s", i + 1, in->count, in->paths[i]);
+        b->progress = tty;
+        convert_one(b, in->paths[i], is_dir ? b->o.input : NULL);
     }
     if (tty)
         fprintf(stderr, "\r\033[K");
-    list_free(&l);
-    return 0;
+}
+
+static void inputs_free(inputs *in)
+{
+    for (size_t i = 0; in->paths && i < in->count; i++)
+        wf_free(in->paths[i]);
+    wf_free(in->paths);
+}
+
+static int convert_input(batch *b)
+{
+    struct stat st;
+    bool is_dir = stat(b->o.input, &st) == 0 && S_ISDIR(st.st_mode);
+    if (is_dir && !b->o.output)
+        return wfb_usage_error("converting a directory needs -o OUTDIR");
+    if (is_dir && strcmp(b->o.output, "-") == 0)
+        return wfb_usage_error("-o - writes one file: a directory input needs -o OUTDIR");
+    inputs in = {0};
+    int rc = list_inputs(b, is_dir, &in);
+    if (rc == 0)
+        rc = check_outputs(b, &in, is_dir);
+    if (rc == 0)
+        convert_all(b, &in, is_dir);
+    inputs_free(&in);
+    if (rc != 0)
+        return rc;
+    if (is_dir)
+        summary(b, stderr);
+    rc = write_report(b, b->o.report, wfc_report_json);
+    if (rc == 0)
+        rc = write_report(b, b->o.csv, wfc_report_csv);
+    if (rc == 0)
+        rc = write_report(b, b->o.md, wfc_report_markdown);
+    if (rc == 0)
+        rc = write_report(b, b->o.html, render_html);
+    if (b->o.json)
+        print_json(b);
+    if (rc == 0 && b->counts[WFC_FAILED] > 0)
+        rc = !is_dir && b->input_error ? 2 : 1;
+    if (rc == 0 && b->o.fail_on_loss && b->lost)
+        rc = 1;
+    return rc;
 }
 
 int wfb_cmd_convert(int argc, char **argv)
@@ -446,6 +612,8 @@ int wfb_cmd_convert(int argc, char **argv)
     int rc = parse_args(argc, argv, &b.o);
     if (rc)
         return rc < 0 ? 0 : rc;
+    if ((rc = wfb_stdin_begin(&b.o.input, ".xoml")) != 0)
+        return rc;
     wf_error err = WF_ERROR_INIT;
     if (wfb_libpath(b.o.lib_path, &b.libpath, &err) != WF_OK)
         return wfb_fail(&err);
@@ -453,29 +621,7 @@ int wfb_cmd_convert(int argc, char **argv)
         wf_libpath_destroy(b.libpath);
         return wfb_fail(&err);
     }
-    struct stat st;
-    bool is_dir = stat(b.o.input, &st) == 0 && S_ISDIR(st.st_mode);
-    if (is_dir)
-        rc = convert_tree(&b);
-    else
-        convert_one(&b, b.o.input, NULL);
-    if (rc == 0) {
-        if (is_dir)
-            summary(&b, stderr);
-        rc = write_report(&b, b.o.report, wfc_report_json);
-        if (rc == 0)
-            rc = write_report(&b, b.o.csv, wfc_report_csv);
-        if (rc == 0)
-            rc = write_report(&b, b.o.md, wfc_report_markdown);
-        if (rc == 0)
-            rc = write_report(&b, b.o.html, render_html);
-        if (b.o.json)
-            print_json(&b);
-    }
-    if (rc == 0 && b.counts[WFC_FAILED] > 0)
-        rc = !is_dir && b.input_error ? 2 : 1;
-    if (rc == 0 && b.o.fail_on_loss && b.lost)
-        rc = 1;
+    rc = convert_input(&b);
     wfc_report_destroy(b.report);
     wf_libpath_destroy(b.libpath);
     return rc;

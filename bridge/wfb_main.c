@@ -22,6 +22,8 @@ static const struct verb {
     {"host", wfb_cmd_host, "run persisted instances whose timers are due"},
     {"verify", wfb_cmd_verify, "prove a conversion behaves like the legacy workflow"},
     {"start", wfb_cmd_start, "create runnable instances in a store for hosts to run"},
+    {"migrate-instances", wfb_cmd_migrate_instances, "move waiting legacy instances to a modern store"},
+    {"verify-instances", wfb_cmd_verify_instances, "prove migrated instances behave as their originals"},
     {"serve", wfb_cmd_serve, "serve workflow services over HTTP (SOAP, WSDL, JSON)"},
 };
 #define VERB_COUNT (sizeof verbs / sizeof verbs[0])
@@ -75,7 +77,9 @@ static int dispatch(int argc, char **argv)
     const struct verb *v = find_verb(a);
     if (!v)
         return wfb_usage_error("unknown verb '%s'", a);
-    return v->fn(argc - 1, argv + 1);
+    int rc = v->fn(argc - 1, argv + 1);
+    wfb_stdin_end();
+    return rc;
 }
 
 int main(int argc, char **argv)

@@ -3,11 +3,14 @@
  * one; the counters are atomics because runtimes allocate from several worker threads. */
 #include "wf_mem.h"
 
+#include <pthread.h> /* the process's map key, drawn once */
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>  /* vsnprintf */
 #include <stdlib.h> /* malloc, realloc, free */
 #include <string.h>
+
+#include "wf_random.h"
 
 /* ---- allocator hook ------------------------------------------------------------------- */
 
@@ -501,13 +504,40 @@ struct wf_strmap {
     size_t count; /* live entries */
     size_t used;  /* live + tombstones */
     void (*destroy_value)(void *value);
+    uint64_t k0, k1; /* this map's SipHash key (map_key) */
 };
+
+/* The process's random key, drawn once; each map mixes in its own sequence number, so that
+ * keys found to collide in one map (or one run) do not collide in another. */
+static uint64_t process_key[2];
+static pthread_once_t process_key_once = PTHREAD_ONCE_INIT;
+static atomic_uint_fast64_t maps_created;
+
+static void draw_process_key(void)
+{
+    wf_random_bytes(process_key, sizeof process_key);
+}
+
+static void map_key(wf_strmap *map)
+{
+    pthread_once(&process_key_once, draw_process_key);
+    uint64_t n = atomic_fetch_add(&maps_created, 1) + 1;
+    map->k0 = process_key[0];
+    map->k1 = wf_siphash24(process_key[0], process_key[1], &n, sizeof n);
+}
+
+static uint64_t key_hash(const wf_strmap *map, const char *key)
+{
+    return wf_siphash24(map->k0, map->k1, key, strlen(key));
+}
 
 wf_strmap *wf_strmap_create(void (*destroy_value)(void *value))
 {
     wf_strmap *map = wf_calloc(1, sizeof *map);
-    if (map)
+    if (map) {
         map->destroy_value = destroy_value;
+        map_key(map);
+    }
     return map;
 }
 
@@ -565,7 +595,7 @@ static bool map_resize(wf_strmap *map, size_t cap)
 
 wf_status wf_strmap_put(wf_strmap *map, const char *key, void *value)
 {
-    uint64_t hash = wf_hash_bytes(key, strlen(key));
+    uint64_t hash = key_hash(map, key);
     map_slot *s = map_find(map, key, hash);
     if (s) {
         if (map->destroy_value && s->value != value)
@@ -594,13 +624,13 @@ wf_status wf_strmap_put(wf_strmap *map, const char *key, void *value)
 
 void *wf_strmap_get(const wf_strmap *map, const char *key)
 {
-    map_slot *s = map_find(map, key, wf_hash_bytes(key, strlen(key)));
+    map_slot *s = map_find(map, key, key_hash(map, key));
     return s ? s->value : NULL;
 }
 
 bool wf_strmap_remove(wf_strmap *map, const char *key)
 {
-    map_slot *s = map_find(map, key, wf_hash_bytes(key, strlen(key)));
+    map_slot *s = map_find(map, key, key_hash(map, key));
     if (!s)
         return false;
     if (map->destroy_value)
@@ -642,4 +672,53 @@ uint64_t wf_hash_bytes(const void *data, size_t len)
         h *= 0x100000001b3ULL;
     }
     return h;
+}
+
+/* ---- SipHash-2-4 (Aumasson and Bernstein): 2 compression rounds per 8-byte word, 4 to
+ * finish; words and the key are read little-endian. ---------------------------------------- */
+#define ROTL64(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+
+static void sip_rounds(uint64_t v[4], int rounds)
+{
+    for (int i = 0; i < rounds; i++) {
+        v[0] += v[1];
+        v[1] = ROTL64(v[1], 13) ^ v[0];
+        v[0] = ROTL64(v[0], 32);
+        v[2] += v[3];
+        v[3] = ROTL64(v[3], 16) ^ v[2];
+        v[0] += v[3];
+        v[3] = ROTL64(v[3], 21) ^ v[0];
+        v[2] += v[1];
+        v[1] = ROTL64(v[1], 17) ^ v[2];
+        v[2] = ROTL64(v[2], 32);
+    }
+}
+
+static uint64_t read_le64(const unsigned char *p, size_t n)
+{
+    uint64_t w = 0;
+    for (size_t i = 0; i < n; i++)
+        w |= (uint64_t)p[i] << (8 * i);
+    return w;
+}
+
+uint64_t wf_siphash24(uint64_t k0, uint64_t k1, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    uint64_t v[4] = {k0 ^ 0x736f6d6570736575ULL, k1 ^ 0x646f72616e646f6dULL,
+                     k0 ^ 0x6c7967656e657261ULL, k1 ^ 0x7465646279746573ULL};
+    size_t whole = len - len % 8;
+    for (size_t i = 0; i < whole; i += 8) {
+        uint64_t m = read_le64(p + i, 8);
+        v[3] ^= m;
+        sip_rounds(v, 2);
+        v[0] ^= m;
+    }
+    uint64_t last = ((uint64_t)(len & 0xff) << 56) | read_le64(p + whole, len % 8);
+    v[3] ^= last;
+    sip_rounds(v, 2);
+    v[0] ^= last;
+    v[2] ^= 0xff;
+    sip_rounds(v, 4);
+    return v[0] ^ v[1] ^ v[2] ^ v[3];
 }

@@ -775,6 +775,15 @@ wf_status wfc__convert_path(const wfc_opts *opts, const char *path, unsigned dep
     st = convert_loaded(c, path, xaml, len, err);
     if (st == WF_OK && targs)
         root_args(c, targs, targ_count);
+    if (st == WF_OK && side && depth == 0) { /* the map of the file asked for */
+        wfc__map_json(c);
+        if (c->nomem) {
+            st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+            wf_free(*xaml);
+            *xaml = NULL;
+            *len = 0;
+        }
+    }
     if (st == WF_OK && side) {
         *side = c->side;
         c->side = (wfc_sidecars)WFC_SIDECARS_INIT;

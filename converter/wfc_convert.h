@@ -46,6 +46,8 @@ typedef struct wfc_sidecar {
     char *name;
     char *text;
     size_t len;
+    bool optional; /* not needed to run the XAML (the migration map): skipped, not refused,
+                    * when the XAML goes to a stream and no sidecar directory is given */
 } wfc_sidecar;
 
 typedef struct wfc_sidecars {

@@ -101,6 +101,9 @@ typedef struct wfc__conv {
     wf_error first; /* the first error, for the caller */
 } wfc__conv;
 
+/* NAME.xaml.map.json as a generated file (wfc_map_json.c), after a conversion succeeded. */
+void wfc__map_json(wfc__conv *c);
+
 /* Report (pass 2 only; errors also mark the conversion failed in both passes). */
 void wfc__diag(wfc__conv *c, wfc_severity sev, wf_loc at, const char *rule, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));

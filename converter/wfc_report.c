@@ -383,14 +383,19 @@ wf_status wfc_report_json(const wfc_report *r, wf_buf *out, wf_error *err)
 }
 
 /* ---- CSV and Markdown ------------------------------------------------------------------------ */
+/* A CSV cell. A cell a spreadsheet would read as a formula (starting with =, +, -, @, a tab or
+ * a carriage return: CSV injection) gets a leading ' and quotes, so it shows as text. */
 static void csv_field(wf_buf *b, const char *s)
 {
     s = s ? s : "";
-    if (!strpbrk(s, ",\"\r\n")) {
+    bool formula = *s && strchr("=+-@\t\r", *s);
+    if (!formula && !strpbrk(s, ",\"\r\n")) {
         wf_buf_adds(b, s);
         return;
     }
     wf_buf_addc(b, '"');
+    if (formula)
+        wf_buf_addc(b, '\'');
     for (; *s; s++) {
         if (*s == '"')
             wf_buf_addc(b, '"');
@@ -460,16 +465,30 @@ wf_status wfc_report_csv(const wfc_report *r, wf_buf *out, wf_error *err)
     return out->oom ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory") : WF_OK;
 }
 
-/* Markdown table cells: '|' escaped, line breaks as spaces. */
-static void md_cell(wf_buf *b, const char *s)
+/* Text from the input in Markdown: HTML's <, > and & as entities (no raw <script>), the
+ * punctuation that formats or links backslash-escaped ('|' would end a table cell), line
+ * breaks as spaces. */
+static void md_text(wf_buf *b, const char *s)
 {
-    wf_buf_adds(b, " ");
     for (; s && *s; s++) {
-        if (*s == '|')
-            wf_buf_adds(b, "\\|");
+        if (*s == '<')
+            wf_buf_adds(b, "&lt;");
+        else if (*s == '>')
+            wf_buf_adds(b, "&gt;");
+        else if (*s == '&')
+            wf_buf_adds(b, "&amp;");
+        else if (strchr("\\`*_[]|~#!", *s))
+            wf_buf_addc(b, '\\'), wf_buf_addc(b, *s);
         else
             wf_buf_addc(b, *s == '\n' || *s == '\r' ? ' ' : *s);
     }
+}
+
+/* One Markdown table cell. */
+static void md_cell(wf_buf *b, const char *s)
+{
+    wf_buf_adds(b, " ");
+    md_text(b, s);
     wf_buf_adds(b, " |");
 }
 
@@ -484,10 +503,12 @@ static unsigned coverage_percent(const wfc_file *f)
 static void file_markdown(const wfc_file *f, wf_buf *b)
 {
     wf_buf_adds(b, "\n## ");
-    wf_buf_adds(b, f->source);
+    md_text(b, f->source);
     wf_buf_addf(b, "\n\nStatus: **%s**", wfc_status_name(f->status));
-    if (f->output)
-        wf_buf_addf(b, ", written to `%s`", f->output);
+    if (f->output) {
+        wf_buf_adds(b, ", written to ");
+        md_text(b, f->output);
+    }
     wf_buf_adds(b, "\n\n| Activity | Legacy type | Modern type | Action | Line |\n"
                    "|---|---|---|---|---|\n");
     for (size_t i = 0; i < f->act_count; i++) {

@@ -224,6 +224,45 @@ START_TEST(test_hash_fnv1a_known_values)
 }
 END_TEST
 
+/* SipHash-2-4 against the reference vectors (key 00..0f, message 00..n-1). */
+START_TEST(test_siphash24_reference_vectors)
+{
+    unsigned char msg[16];
+    for (int i = 0; i < 16; i++)
+        msg[i] = (unsigned char)i;
+    const uint64_t k0 = 0x0706050403020100ULL, k1 = 0x0f0e0d0c0b0a0908ULL;
+    ck_assert_uint_eq(wf_siphash24(k0, k1, msg, 0), 0x726fdb47dd0e0e31ULL);
+    ck_assert_uint_eq(wf_siphash24(k0, k1, msg, 1), 0x74f839c593dc67fdULL);
+    ck_assert_uint_eq(wf_siphash24(k0, k1, msg, 2), 0x0d6c8009d9a94f5aULL);
+    ck_assert_uint_eq(wf_siphash24(k0, k1, msg, 8), 0x93f5f5799a932462ULL);
+    ck_assert_uint_eq(wf_siphash24(k0, k1, msg, 15), 0xa129ca6149be45e5ULL);
+    ck_assert_uint_eq(wf_siphash24(k0, k1, msg, 16), 0x3f2acc7f57c29bdbULL);
+    ck_assert_uint_ne(wf_siphash24(k0 ^ 1, k1, msg, 16), 0x3f2acc7f57c29bdbULL);
+}
+END_TEST
+
+/* Names from input files key the maps: many keys, the same lookups in two maps (each with
+ * its own key) give the same answers. */
+START_TEST(test_strmap_keyed_maps_agree)
+{
+    wf_strmap *a = wf_strmap_create(NULL), *b = wf_strmap_create(NULL);
+    char key[32];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(key, sizeof key, "act%d", i);
+        ck_assert_int_eq(wf_strmap_put(a, key, (void *)(intptr_t)(i + 1)), WF_OK);
+        ck_assert_int_eq(wf_strmap_put(b, key, (void *)(intptr_t)(i + 1)), WF_OK);
+    }
+    for (int i = 0; i < 5000; i++) {
+        snprintf(key, sizeof key, "act%d", i);
+        ck_assert_ptr_eq(wf_strmap_get(a, key), (void *)(intptr_t)(i + 1));
+        ck_assert_ptr_eq(wf_strmap_get(b, key), (void *)(intptr_t)(i + 1));
+    }
+    ck_assert_ptr_null(wf_strmap_get(a, "act5000"));
+    wf_strmap_destroy(a);
+    wf_strmap_destroy(b);
+}
+END_TEST
+
 static wf_status strmap_op(void *ud)
 {
     (void)ud;
@@ -258,6 +297,8 @@ Suite *common_mem_suite(void)
     tcase_add_test(core, test_strmap_put_get_remove_iterate);
     tcase_add_test(core, test_strmap_churn_with_tombstones);
     tcase_add_test(core, test_hash_fnv1a_known_values);
+    tcase_add_test(core, test_siphash24_reference_vectors);
+    tcase_add_test(core, test_strmap_keyed_maps_agree);
     suite_add_tcase(s, core);
     TCase *nomem = tcase_create("nomem");
     tcase_add_test(nomem, test_fail_after_refuses_nth_and_later);

@@ -412,7 +412,8 @@ START_TEST(test_custom_composite_in_its_own_file)
     ck_assert_ptr_nonnull(strstr(c.xaml, "xmlns:t0=\"clr-namespace:Conv;assembly=convcases\""));
     ck_assert_ptr_nonnull(
         strstr(c.xaml, "<t0:ApprovalStep DisplayName=\"managerApproval\" Total=\"[Total]\" />"));
-    ck_assert_uint_eq(c.side.count, 1);
+    ck_assert_uint_eq(c.side.count, 2); /* the activity type, then the map */
+    ck_assert_str_eq(c.side.items[1].name, "uses_approval_step.xaml.map.json");
     ck_assert_str_eq(c.side.items[0].name, "ApprovalStep.xaml");
     ck_assert_ptr_nonnull(strstr(c.side.items[0].text, "<Activity x:Class=\"Conv.ApprovalStep\""));
     ck_assert_ptr_nonnull(strstr(c.side.items[0].text, "BookmarkName=\"ICases.Go\""));
@@ -553,7 +554,7 @@ START_TEST(test_composite_with_hosted_body_is_partial)
     ck_assert_int_eq(wfc_file_status(c.file), WFC_PARTIAL);
     ck_assert_uint_eq(count_diags(c.file, "warning", "interop", 2), 1);
     ck_assert(has_activity(c.file, "step", "Steps.OddStep", "mapped"));
-    ck_assert_uint_eq(c.side.count, 3);
+    ck_assert_uint_eq(c.side.count, 4); /* ..., the activity type, the map */
     ck_assert_str_eq(c.side.items[2].name, "OddStep.xaml");
     ck_assert_ptr_nonnull(strstr(c.side.items[2].text, "<Interop DisplayName=\"pause\""));
     ck_assert_ptr_nonnull(strstr(c.xaml, "<t0:OddStep DisplayName=\"step\" Total=\"[Total]\" />"));
@@ -664,7 +665,8 @@ START_TEST(test_suspend_is_hosted_and_reviewed)
     ck_assert_uint_eq(count_diags(c.file, "review", "interop-suspend", 2), 1);
     ck_assert(has_activity(c.file, "pause", "Interop", "interop"));
     ck_assert(wfc_file_lost_more_than_designer(c.file));
-    ck_assert_uint_eq(c.side.count, 2); /* type library and body; no rules */
+    ck_assert_uint_eq(c.side.count, 3); /* type library and body; no rules; the map */
+    ck_assert_str_eq(c.side.items[2].name, "suspend.xaml.map.json");
     ck_assert_str_eq(c.side.items[0].name, "suspend.pause.activities.xml");
     ck_assert_str_eq(c.side.items[1].name, "suspend.pause.xoml");
     ck_assert_ptr_nonnull(strstr(c.xaml, "<Sequence DisplayName=\"Case\">\n    <Interop "

@@ -94,6 +94,41 @@ START_TEST(test_csv_and_markdown_carry_the_same_entries)
 }
 END_TEST
 
+/* Names and messages come from the input: a cell starting like a formula is neutralised in
+ * CSV; in Markdown raw HTML is escaped and '|' cannot split a cell or a heading. */
+START_TEST(test_csv_and_markdown_neutralise_hostile_text)
+{
+    wfc_report *r = NULL;
+    ck_assert_int_eq(wfc_report_create(&r, NULL), WF_OK);
+    wfc_file *f = wfc_report_add_file(r, "a|<b>.xoml");
+    wfc_file_add_activity(f, "=HYPERLINK(\"http://x\")", "+CodeActivity", "-Sequence", 2,
+                          WFC_ACT_MAPPED);
+    wfc_file_add_diag(f, WFC_WARNING, 3, 1, "@rule", "<script>alert(1)</script> a|b");
+    wf_buf b;
+    wf_buf_init(&b);
+    ck_assert_int_eq(wfc_report_csv(r, &b, NULL), WF_OK);
+    ck_assert_ptr_nonnull(strstr(b.data, ",activity,\"'=HYPERLINK(\"\"http://x\"\")\","
+                                         "\"'+CodeActivity\",\"'-Sequence\",mapped,"));
+    ck_assert_ptr_nonnull(strstr(b.data, ",warning,\"'@rule\",3,1,"));
+    ck_assert_ptr_null(strstr(b.data, ",=")); /* no cell starts a formula */
+    wf_buf_reset(&b);
+    ck_assert_int_eq(wfc_report_markdown(r, &b, NULL), WF_OK);
+    ck_assert_ptr_null(strstr(b.data, "<script>"));
+    ck_assert_ptr_null(strstr(b.data, "<b>"));
+    ck_assert_ptr_nonnull(strstr(b.data, "&lt;script&gt;alert(1)&lt;/script&gt; a\\|b |"));
+    ck_assert_ptr_nonnull(strstr(b.data, "## a\\|&lt;b&gt;.xoml\n"));
+    /* every table row of the diagnostics has its 4 cells: 5 unescaped '|' */
+    const char *row = strstr(b.data, "| warning |");
+    ck_assert_ptr_nonnull(row);
+    size_t bars = 0;
+    for (const char *p = row; *p && *p != '\n'; p++)
+        bars += *p == '|' && p[-1] != '\\';
+    ck_assert_uint_eq(bars, 5);
+    wf_buf_fini(&b);
+    wfc_report_destroy(r);
+}
+END_TEST
+
 static wf_status fake_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
 {
     (void)err;
@@ -174,6 +209,7 @@ Suite *report_suite(void)
     tcase_add_test(core, test_json_has_the_documented_shape);
     tcase_add_test(core, test_only_designer_losses_are_allowed);
     tcase_add_test(core, test_csv_and_markdown_carry_the_same_entries);
+    tcase_add_test(core, test_csv_and_markdown_neutralise_hostile_text);
     tcase_add_test(core, test_html_has_summary_tables_and_pictures);
     suite_add_tcase(s, core);
     TCase *nomem = tcase_create("nomem");
