@@ -32,6 +32,7 @@ int wfb_cmd_verify(int argc, char **argv);     /* wfb_verify.c: side-by-side val
 int wfb_cmd_start(int argc, char **argv);      /* wfb_start.c: create runnable instances */
 int wfb_cmd_migrate_instances(int argc, char **argv); /* wfb_migrate.c: legacy -> modern */
 int wfb_cmd_verify_instances(int argc, char **argv);  /* wfb_migrate_verify.c: prove it */
+int wfb_cmd_serve(int argc, char **argv);      /* wfb_serve.c: workflow services over HTTP */
 
 /* The instance store used when --store is not given: $WFBRIDGE_STORE if set, else a file in
  * the working directory. A store is a file, sqlite:FILE, postgresql://... or a libpq

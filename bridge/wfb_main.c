@@ -24,6 +24,7 @@ static const struct verb {
     {"start", wfb_cmd_start, "create runnable instances in a store for hosts to run"},
     {"migrate-instances", wfb_cmd_migrate_instances, "move waiting legacy instances to a modern store"},
     {"verify-instances", wfb_cmd_verify_instances, "prove migrated instances behave as their originals"},
+    {"serve", wfb_cmd_serve, "serve workflow services over HTTP (SOAP, WSDL, JSON)"},
 };
 #define VERB_COUNT (sizeof verbs / sizeof verbs[0])
 

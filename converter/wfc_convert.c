@@ -184,6 +184,7 @@ static const wfc__family *const families[] = {
     &wfc__map_state,  /* state machines */
     &wfc__map_custom, /* type-library activities, what only Interop hosts */
     &wfc__map_rules,  /* Policy */
+    &wfc__map_service, /* ReceiveActivity */
 };
 
 static const wfc__rule not_expected = {
@@ -378,6 +379,8 @@ static void document(wfc__conv *c, const char *source, wf_buf *out)
     wfc_xw_attr(W, "xmlns:s", "clr-namespace:System;assembly=mscorlib");
     wfc_xw_attr(W, "xmlns:scg", "clr-namespace:System.Collections.Generic;assembly=mscorlib");
     wfc_xw_attr(W, "xmlns:x", "http://schemas.microsoft.com/winfx/2006/xaml");
+    if (c->uses_services)
+        wfc_xw_attr(W, "xmlns:p", "http://schemas.microsoft.com/netfx/2009/xaml/servicemodel");
     for (size_t i = 0; i < c->lib_count; i++) {
         char attr[32];
         snprintf(attr, sizeof attr, "xmlns:%s", c->libs[i].prefix);

@@ -98,6 +98,7 @@ typedef struct wfc__conv {
                             not reported again */
     wfc__tns tns[WFC__MAX_TNS];
     size_t tns_count;
+    bool uses_services;  /* a Receive was written: the root declares the service model's xmlns */
     bool failed;         /* an error diagnostic was (or, in pass 1, will be) reported */
     bool nomem;
     wf_error first; /* the first error, for the caller */
@@ -181,6 +182,7 @@ extern const wfc__family wfc__map_event;  /* wfc_map_event.c: local services */
 extern const wfc__family wfc__map_state;  /* wfc_map_state.c: state machines */
 extern const wfc__family wfc__map_custom; /* wfc_map_custom.c: type libraries, Interop */
 extern const wfc__family wfc__map_rules;  /* wfc_map_rules.c: conditions, Policy */
+extern const wfc__family wfc__map_service; /* wfc_map_service.c: WF 3.5 workflow services */
 
 /* wfc_map_fault.c: FaultHandlers fh as TryCatch.Catches (WF3's first match kept). */
 void wfc__catches(wfc__conv *c, const wfl_node *fh);

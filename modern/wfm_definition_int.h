@@ -95,6 +95,7 @@ typedef struct wfm__param {
     wfm_expr *expr;       /* IN: value source with literal; OUT/INOUT: lvalue or NULL */
     wf_value literal;
     wf_loc loc;
+    const char *key;      /* x:Key (a message parameter's name), NULL if none */
 } wfm__param;
 
 /* The ActivityAction of a DELEGATE property; its environment is described above (Ed). */

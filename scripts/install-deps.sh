@@ -19,6 +19,10 @@ sqlite3
 graphviz
 libpq-dev
 nettle-dev
+libmicrohttpd-dev
+libcurl4-openssl-dev
+python3-zeep
+wrk
 "
 for arg in "$@"; do
     case "$arg" in

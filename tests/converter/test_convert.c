@@ -566,6 +566,98 @@ START_TEST(test_composite_with_hosted_body_is_partial)
 }
 END_TEST
 
+/* A TypedOperationInfo takes its contract from the type library's <Service>; the request
+ * parameters land where the bindings say, (ReturnValue) is the reply's OperationResult; a
+ * ReceiveActivity first in an EventDriven is the PickBranch's trigger. */
+static const char TYPED_RECEIVE[] =
+    "  <ListenActivity x:Name=\"wait\">\n"
+    "    <EventDrivenActivity x:Name=\"quoteBranch\">\n"
+    "      <ReceiveActivity x:Name=\"quote\" CanCreateInstance=\"True\">\n"
+    "        <ReceiveActivity.ServiceOperationInfo>\n"
+    "          <TypedOperationInfo ContractType=\"{x:Type ns0:%s}\" Name=\"RequestQuote\" />\n"
+    "        </ReceiveActivity.ServiceOperationInfo>\n"
+    "        <ReceiveActivity.ParameterBindings>\n"
+    "          <WorkflowParameterBinding ParameterName=\"parcel\">\n"
+    "            <WorkflowParameterBinding.Value><ActivityBind Name=\"Case\" Path=\"Person\" />"
+    "</WorkflowParameterBinding.Value>\n"
+    "          </WorkflowParameterBinding>\n"
+    "          <WorkflowParameterBinding ParameterName=\"weight\">\n"
+    "            <WorkflowParameterBinding.Value><ActivityBind Name=\"Case\" Path=\"A\" />"
+    "</WorkflowParameterBinding.Value>\n"
+    "          </WorkflowParameterBinding>\n"
+    "          <WorkflowParameterBinding ParameterName=\"(ReturnValue)\">\n"
+    "            <WorkflowParameterBinding.Value><ActivityBind Name=\"Case\" Path=\"Total\" />"
+    "</WorkflowParameterBinding.Value>\n"
+    "          </WorkflowParameterBinding>\n"
+    "        </ReceiveActivity.ParameterBindings>\n"
+    "        <CodeActivity x:Name=\"add\" ExecuteCode=\"Add\" />\n"
+    "      </ReceiveActivity>\n"
+    "    </EventDrivenActivity>\n"
+    "    <EventDrivenActivity x:Name=\"timeout\">\n"
+    "      <DelayActivity x:Name=\"wait10\" TimeoutDuration=\"00:00:10\" />\n"
+    "    </EventDrivenActivity>\n"
+    "  </ListenActivity>\n";
+
+START_TEST(test_typed_receive_in_listen_becomes_trigger_with_reply)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    char body[sizeof TYPED_RECEIVE + 16];
+    snprintf(body, sizeof body, TYPED_RECEIVE, "IQuotes");
+    convert_text(dir, "quotes.xoml", body, &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_CONVERTED);
+    ck_assert(has_activity(c.file, "quote", "Receive", "mapped"));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "xmlns:p=\"http://schemas.microsoft.com/netfx/2009/"
+                                         "xaml/servicemodel\""));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "<PickBranch.Trigger>\n          <Sequence "
+                                         "DisplayName=\"quote\">\n            <p:Receive "
+                                         "x:Name=\"quote_Receive\" OperationName=\"RequestQuote\" "
+                                         "ServiceContractName=\"IQuotes\" "
+                                         "CanCreateInstance=\"True\">"));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "<OutArgument x:TypeArguments=\"x:String\" "
+                                         "x:Key=\"parcel\">[Person]</OutArgument>"));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "<OutArgument x:TypeArguments=\"x:Int32\" "
+                                         "x:Key=\"weight\">[A]</OutArgument>"));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "<p:SendReply Request=\"{x:Reference quote_Receive}\">"));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "<InArgument x:TypeArguments=\"x:Int32\" "
+                                         "x:Key=\"RequestQuoteResult\">[Total]</InArgument>"));
+    /* the message reaches both runtimes the same way: legacy queue = modern bookmark */
+    char path[600];
+    snprintf(path, sizeof path, "%s/quotes.xaml", dir);
+    ck_assert_int_eq(wfc_write_atomic(path, c.xaml, c.len, NULL), WF_OK);
+    wfc_test_inputs in;
+    wfc_test_inputs_parse("arg A=1 arg B=2 event IQuotes.RequestQuote={\"parcel\": \"box\", "
+                          "\"weight\": 7}",
+                          &in);
+    char xoml[600];
+    snprintf(xoml, sizeof xoml, "%s/quotes.xoml", dir);
+    wfc_test_same_outcome(xoml, path, &in);
+    wfc_test_inputs_free(&in);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+START_TEST(test_typed_receive_without_declared_contract_is_hosted_located)
+{
+    /* Nothing valid fails a file: an undeclared contract hosts the Receive through Interop,
+     * with a located warning saying what to declare. */
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    char body[sizeof TYPED_RECEIVE + 16];
+    snprintf(body, sizeof body, TYPED_RECEIVE, "IPrices");
+    convert_text(dir, "prices.xoml", body, &c);
+    ck_assert_int_eq(c.status, WF_OK);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_PARTIAL);
+    ck_assert_uint_eq(count_diags(c.file, "warning", "service-contract", 4), 1);
+    ck_assert_uint_eq(count_diags(c.file, "warning", "interop", 4), 1);
+    ck_assert_ptr_nonnull(strstr(c.xaml, "<Interop "));
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* SuspendActivity has no WF4 form: hosted, with a review (Interop faults instead). */
 START_TEST(test_suspend_is_hosted_and_reviewed)
 {
@@ -980,6 +1072,7 @@ Suite *convert_suite(void)
     tcase_add_test(core, test_converts_without_the_native_libraries);
     tcase_add_test(core, test_interop_keeps_activity_binds_as_invoke);
     tcase_add_test(core, test_suspend_is_hosted_and_reviewed);
+    tcase_add_test(core, test_typed_receive_in_listen_becomes_trigger_with_reply);
     tcase_add_test(core, test_state_change_is_not_hosted);
     tcase_add_test(core, test_hosted_data_read_outside_is_refused);
     tcase_add_test(core, test_designer_written_file_converts_and_runs);
@@ -997,6 +1090,7 @@ Suite *convert_suite(void)
     tcase_add_test(bad, test_rules_file_that_does_not_match_is_located);
     tcase_add_test(bad, test_handler_without_native_function_fails_located);
     tcase_add_test(bad, test_wcf_and_web_service_activities_fail_precisely);
+    tcase_add_test(core, test_typed_receive_without_declared_contract_is_hosted_located);
     tcase_add_test(bad, test_activity_in_an_unhandled_position_is_not_dropped);
     tcase_add_test(bad, test_ignored_property_is_reported);
     tcase_add_test(bad, test_dropped_handler_makes_the_file_partial);
