@@ -29,6 +29,7 @@
 #define CHUNK_BYTES (64 * 1024) /* a stream grows by chunks of this size */
 #define MAX_CHUNKS 256          /* unwritten chunks before emitters wait (16 MB) */
 #define GATHER_NS 10000000      /* while records come, the thread looks every 10 ms */
+#define OUT_BYTES (64 * 1024)   /* lines go to the files in pieces of this size, while in cache */
 
 /* ---- binary records ---------------------------------------------------------------------- */
 
@@ -199,6 +200,15 @@ const char *wfm_rec_kind_name(wfm_rec_kind kind)
 {
     return kind < WFM_REC_KIND_COUNT ? kind_names[kind] : "Unknown";
 }
+
+/* The states a fixed entry names by number: 1-4 ActivityState's (WFM_ACT_* bit i is number
+ * i + 1), then WorkflowInstance's; any other state takes the string path. */
+static const char *const state_names[] = {
+    "",          "Executing", "Closed",     "Faulted",   "Canceled",  "Started",
+    "Idle",      "Persisted", "Unloaded",   "Resumed",   "Completed", "Terminated",
+    "Suspended", "Unsuspended", "Aborted",  "Deleted",
+};
+enum { STATE_COUNT = sizeof state_names / sizeof state_names[0], FIRST_INSTANCE_STATE = 5 };
 
 /* ---- the cheap clock ---------------------------------------------------------------------- */
 
@@ -733,6 +743,14 @@ static void store_flush(wfm_tracker *t)
     wf_buf_reset(&t->pend_text);
 }
 
+/* The lines gathered in t->out to the files (stdio buffers them until the pass's fflush). */
+static void write_files(wfm_tracker *t)
+{
+    for (size_t f = 0; f < t->file_count && t->out.len; f++)
+        fwrite(t->out.data, 1, t->out.len, t->files[f]);
+    wf_buf_reset(&t->out);
+}
+
 /* The line just formatted at t->out.data + start to the participants: the ring and the
  * store copy it, the file participant keeps it in the pass's output. */
 static void deliver(wfm_tracker *t, size_t start, uint32_t kind, uint64_t seq, int64_t time_us,
@@ -751,10 +769,10 @@ static void deliver(wfm_tracker *t, size_t start, uint32_t kind, uint64_t seq, i
         ring_put(t, text, len);
     if (t->store)
         store_put(t, kind, seq, time_us, instance, inst_len, text, len);
-    if (t->file_count)
-        wf_buf_addc(&t->out, '\n');
-    else
+    if (!t->file_count)
         t->out.len = start;
+    else if (wf_buf_addc(&t->out, '\n') && t->out.len >= OUT_BYTES)
+        write_files(t); /* while the bytes are still in the cache */
 }
 
 /* A context entry: the plan and clock anchor of the entries after it, and the instance's
@@ -789,14 +807,6 @@ static void w_node(writer *w, const wfm__track_plan *p, uint32_t node, unsigned 
 static void format_fast(const wfm__track_plan *p, const char *inst, size_t inst_len,
                         const frec *r, int64_t us, wf_buf *b)
 {
-    static const struct {
-        const char *text;
-        size_t len;
-    } states[5] = {{"", 0},
-                   {", \"state\": \"Executing\"", 22},
-                   {", \"state\": \"Closed\"", 19},
-                   {", \"state\": \"Faulted\"", 20},
-                   {", \"state\": \"Canceled\"", 21}};
     assert(p);
     unsigned state = (r->kind >> 8) & 0xffu;
     const char *kind = wfm_rec_kind_name((wfm_rec_kind)(r->kind & 0xffu));
@@ -810,8 +820,11 @@ static void format_fast(const wfm__track_plan *p, const char *inst, size_t inst_
     W_LIT(&w, ", \"seq\": ");
     w_uint(&w, r->seq);
     w_time(&w, us);
-    if (state < 5)
-        w_put(&w, states[state].text, states[state].len);
+    if (state && state < STATE_COUNT) {
+        W_LIT(&w, ", \"state\": \"");
+        w_put(&w, state_names[state], strlen(state_names[state]));
+        W_LIT(&w, "\"");
+    }
     if (r->activity != NO_NODE) {
         W_LIT(&w, ", \"activity\": ");
         w_node(&w, p, r->activity, 0);
@@ -945,10 +958,9 @@ static uint64_t drain(wfm_tracker *t)
         if (!found && ++spins > 64) /* a writer took its ticket and is about to publish */
             sched_yield();
     }
-    for (size_t f = 0; f < t->file_count && t->out.len; f++) {
-        fwrite(t->out.data, 1, t->out.len, t->files[f]);
+    write_files(t);
+    for (size_t f = 0; f < t->file_count; f++)
         fflush(t->files[f]);
-    }
     if (t->out.oom) {
         wf_buf_fini(&t->out);
         wf_buf_init(&t->out);
@@ -1323,16 +1335,12 @@ static void put_context(stream *s, unsigned char *dst, size_t size,
     memcpy(s->ctx_id, to->instance_id, sizeof s->ctx_id);
 }
 
-bool wfm__tracker_emit_node(const wfm__track_target *to, wfm_rec_kind kind, unsigned state,
-                            const wfm_node *activity, const wfm_node *child)
+/* A fixed entry (state: its number in state_names) after the caller's checks. */
+static bool emit_fixed(const wfm__track_target *to, wfm_rec_kind kind, unsigned state,
+                       uint32_t a, uint32_t c)
 {
     wfm_tracker *t = to->tracker;
     const wfm__track_plan *p = to->plan;
-    if (!t->thread_running || !p || !to->def)
-        return false;
-    uint32_t a = plan_node(p, to->def, activity), c = plan_node(p, to->def, child);
-    if (a == BAD_NODE || c == BAD_NODE)
-        return false;
     stream *s = my_stream(t);
     /* the same instance as the context's: its counter, plan and id (an address may be
      * reused within a batch by another instance, which has another id) */
@@ -1365,7 +1373,7 @@ bool wfm__tracker_emit_node(const wfm__track_target *to, wfm_rec_kind kind, unsi
     }
     frec r;
     r.size = (uint32_t)sizeof r;
-    r.kind = REC_FAST | (state ? (unsigned)__builtin_ctz(state) + 1 : 0) << 8 | (unsigned)kind;
+    r.kind = REC_FAST | state << 8 | (unsigned)kind;
     r.seq = seq;
     if (to->now_us != WFM__TRACK_NOW) {
         r.stamp = to->now_us;
@@ -1383,6 +1391,28 @@ bool wfm__tracker_emit_node(const wfm__track_target *to, wfm_rec_kind kind, unsi
     if (!s->depth)
         publish(t, s);
     return true;
+}
+
+bool wfm__tracker_emit_node(const wfm__track_target *to, wfm_rec_kind kind, unsigned state,
+                            const wfm_node *activity, const wfm_node *child)
+{
+    const wfm__track_plan *p = to->plan;
+    if (!to->tracker->thread_running || !p || !to->def)
+        return false;
+    uint32_t a = plan_node(p, to->def, activity), c = plan_node(p, to->def, child);
+    if (a == BAD_NODE || c == BAD_NODE)
+        return false;
+    return emit_fixed(to, kind, state ? (unsigned)__builtin_ctz(state) + 1 : 0, a, c);
+}
+
+bool wfm__tracker_emit_instance(const wfm__track_target *to, const char *state)
+{
+    if (!to->tracker->thread_running || !to->plan || !to->tracker->plain)
+        return false;
+    for (unsigned i = FIRST_INSTANCE_STATE; i < STATE_COUNT; i++)
+        if (strcmp(state_names[i], state) == 0)
+            return emit_fixed(to, WFM_REC_INSTANCE, i, NO_NODE, NO_NODE);
+    return false;
 }
 
 /* ---- plans: name patterns compiled per definition --------------------------------------- */

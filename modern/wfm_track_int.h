@@ -71,6 +71,10 @@ typedef struct wfm__track_target {
  * name a node (the caller then builds the record: wfm__tracker_emit_kept). */
 bool wfm__tracker_emit_node(const wfm__track_target *to, wfm_rec_kind kind, unsigned state,
                             const wfm_node *activity, const wfm_node *child);
+/* The fast path of a WorkflowInstance record without a fault the tracker wants (its kind):
+ * kept by a plain profile whatever its state; false, having done nothing, for a profile with
+ * names or a state without a number (the caller then builds it: wfm_tracker_emit). */
+bool wfm__tracker_emit_instance(const wfm__track_target *to, const char *state);
 /* Plain profile (wfm__profile_plain): the WFM_ACT_* states whose records keep variables;
  * -1 when the profile has name patterns (records are then matched, or decided by the plan).
  * With a plain profile, an event whose wfm__track_sched_mask bit is set is wanted. */

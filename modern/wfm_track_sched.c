@@ -17,6 +17,8 @@ void wfm__track_instance(const wfm__track_target *to, const char *state, const w
 {
     if (!wfm_tracker_wants(to->tracker, WFM_REC_INSTANCE))
         return;
+    if (!fault && wfm__tracker_emit_instance(to, state))
+        return;
     wfm_track_record r = base(to, WFM_REC_INSTANCE);
     r.state = state;
     r.fault = fault;

@@ -803,7 +803,7 @@ START_TEST(test_track_fixed_entries_keep_instance_numbers_names_and_time_across_
     time_text(t1 + 2000, hi, sizeof hi);
     char last_time[64] = "";
     uint64_t seq = 0;
-    size_t loops = 0, bodies = 0, compared = 0, distinct = 0;
+    size_t loops = 0, bodies = 0, compared = 0, distinct = 0, instance_records = 0;
     for (char *line = text; *line;) {
         char *end = strchr(line, '\n');
         ck_assert_ptr_nonnull(end);
@@ -826,12 +826,17 @@ START_TEST(test_track_fixed_entries_keep_instance_numbers_names_and_time_across_
             check_same_as_record_json(line, j);
             compared++;
         }
+        if (strcmp(member(j, "record"), "WorkflowInstance") == 0) { /* Started, Completed */
+            check_same_as_record_json(line, j);
+            instance_records++;
+        }
         json_decref(j);
         line = end + 1;
     }
     ck_assert_uint_ge(loops, 2500);  /* the While schedules each body */
     ck_assert_uint_ge(bodies, 3 * 2500); /* executing, scheduling and closing */
     ck_assert_uint_eq(compared, 50);
+    ck_assert_uint_eq(instance_records, 2);
     ck_assert_uint_gt(distinct, 100); /* the run takes milliseconds: the times advance */
     wf_free(text);
     wf_test_tmpdir_remove(d);
