@@ -27,6 +27,8 @@ SCALAR(wf_type_object, WF_K_OBJECT, "Object")
 SCALAR(wf_type_token, WF_K_TOKEN, "CompensationToken")
 #undef SCALAR
 
+const wf_value wf_null_value = {&wf_type_null, {0}};
+
 #define EXC(var, name, parent) const wf_type var = {WF_K_EXCEPTION, name, NULL, parent};
 EXC(wf_exc_exception, "Exception", NULL)
 EXC(wf_exc_system, "SystemException", &wf_exc_exception)
