@@ -1,5 +1,6 @@
 /* wfc_convert_int.h — the converter's state shared by the engine files inside converter/:
- * the walk over the legacy tree (wfc_convert.c), storage and expressions (wfc_data.c). The
+ * the session and its walk (wfc_convert.c), one file of rules per legacy activity family
+ * (wfc_map_*.c), native calls (wfc_invoke.c), storage and expressions (wfc_data.c). The
  * same walk runs twice: pass 1 records every use of every storage location, pass 2 writes
  * the XAML with each variable declared at the narrowest scope that covers its uses. */
 #ifndef WFC_CONVERT_INT_H
@@ -86,6 +87,7 @@ typedef struct wfc__conv {
     const char *out_name;   /* the XAML's file name */
     wfc__hosted hosted[WFC__MAX_HOSTED];
     size_t hosted_count;    /* this pass */
+    size_t dropped_count;   /* properties whose behaviour was not carried over */
     wfc_sidecars side;      /* pass 2: the generated files */
     void *source_doc;       /* the .xoml as an xmlDoc (wfc_interop.c), parsed on first use */
     wf_strmap *seen;     /* pass 2: name -> its first report entry + 1 */
@@ -99,10 +101,134 @@ typedef struct wfc__conv {
     wf_error first; /* the first error, for the caller */
 } wfc__conv;
 
+/* NAME.xaml.map.json as a generated file (wfc_map_json.c), after a conversion succeeded. */
+void wfc__map_json(wfc__conv *c);
+
 /* Report (pass 2 only; errors also mark the conversion failed in both passes). */
 void wfc__diag(wfc__conv *c, wfc_severity sev, wf_loc at, const char *rule, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 void wfc__activity(wfc__conv *c, const wfl_node *node, const char *modern_type, wfc_action action);
+
+/* ---- the walk (wfc_convert.c) -------------------------------------------------------------- */
+/* Convert n (and its subtree) through the rule of its kind, wrapped in a TryCatch /
+ * CancellationScope for the FaultHandlers / CancellationHandler the rule does not place. */
+void wfc__emit(wfc__conv *c, const wfl_node *n);
+/* Report a loss of `kind` at n (pass 2). */
+void wfc__loss(wfc__conv *c, wfc_loss_kind kind, const wfl_node *n, const char *what);
+wfl_kind wfc__kind_of(const wfl_node *n);
+/* Whether n is an alternative flow (FaultHandlers, CancellationHandler, ...), not a step. */
+bool wfc__is_alt_flow(const wfl_node *n);
+/* n's first child of `kind`, or NULL. */
+const wfl_node *wfc__child_of_kind(const wfl_node *n, wfl_kind kind);
+/* Record that the walk read DP `name` of n (pass 2; "*": all of them), for the
+ * ignored-property check. */
+void wfc__consumed(wfc__conv *c, const wfl_node *n, const char *name);
+/* DP `name` of n (UNSET when its type has no such DP), recorded as consumed. */
+void wfc__prop(wfc__conv *c, const wfl_node *n, const char *name, wfl_prop_info *out);
+/* DP `name` of n when it is a literal string, else NULL. */
+const char *wfc__literal_str(wfc__conv *c, const wfl_node *n, const char *name);
+/* Writers: <ELEM DisplayName="n's name" (open), <ELEM DisplayName ATTR="value"/>, an
+ * attribute naming type t (an error when it has no modern spelling), <ELEM
+ * x:TypeArguments="T">[expr]</ELEM>, and every child of n that is a step. */
+void wfc__open_named(wfc__conv *c, const char *elem, const wfl_node *n);
+void wfc__leaf(wfc__conv *c, const char *elem, const wfl_node *n, const char *attr,
+               const char *value);
+void wfc__type_attr(wfc__conv *c, const char *attr, const wf_type *t, wf_loc at);
+void wfc__argument(wfc__conv *c, const char *elem, const wf_type *t, const char *expr, wf_loc at);
+void wfc__children(wfc__conv *c, const wfl_node *n);
+/* <ActivityAction x:TypeArguments="T"> with its DelegateInArgument `name` of type t; the
+ * caller writes the handler and closes the ActivityAction. */
+void wfc__action_open(wfc__conv *c, const wf_type *t, const char *name, wf_loc at);
+/* <ELEM><Sequence DisplayName="h"> declaring h's variables, with h's steps. */
+void wfc__handler_body(wfc__conv *c, const char *elem, const wfl_node *h);
+
+/* ---- the family tables (wfc_map_*.c) ----------------------------------------------------- */
+/* One rule: how activities of a legacy kind convert. wfc__emit reports `modern` (when not
+ * NULL; else the emitter reports what it chose) and calls `emit`; a rule without `emit`
+ * hosts the subtree through Interop, `why` saying why. */
+typedef void (*wfc__emit_fn)(wfc__conv *c, const wfl_node *n);
+enum {
+    WFC__OWN_FAULTS = 1 << 0, /* the emitter places the node's FaultHandlers itself */
+    WFC__OWN_CANCEL = 1 << 1, /* ... and its CancellationHandler */
+};
+typedef struct wfc__rule {
+    wfl_kind kind;
+    wfc__emit_fn emit;  /* NULL: hosted through Interop */
+    const char *modern; /* the modern type reported, or NULL */
+    wfc_action action;  /* with modern */
+    const char *why;    /* without emit: why there is no modern equivalent */
+    unsigned flags;     /* WFC__OWN_* */
+} wfc__rule;
+/* One family's rules; a kind appears in one family only. */
+typedef struct wfc__family {
+    const char *name;
+    const wfc__rule *rules;
+    size_t count;
+} wfc__family;
+extern const wfc__family wfc__map_flow;   /* wfc_map_flow.c: loops and control flow */
+extern const wfc__family wfc__map_fault;  /* wfc_map_fault.c: faults, compensation */
+extern const wfc__family wfc__map_event;  /* wfc_map_event.c: local services */
+extern const wfc__family wfc__map_state;  /* wfc_map_state.c: state machines */
+extern const wfc__family wfc__map_custom; /* wfc_map_custom.c: type libraries, Interop */
+extern const wfc__family wfc__map_rules;  /* wfc_map_rules.c: conditions, Policy */
+
+/* wfc_map_fault.c: FaultHandlers fh as TryCatch.Catches (WF3's first match kept). */
+void wfc__catches(wfc__conv *c, const wfl_node *fh);
+/* wfc_map_fault.c: the body of composite n as a Sequence of its children (declaring n's
+ * variables when `vars`), inside a TryCatch when n has FaultHandlers. */
+void wfc__body(wfc__conv *c, const wfl_node *n, bool vars);
+/* wfc_map_fault.c: handler child h (CancellationHandler, CompensationHandler) as
+ * <PROP_ELEM><Sequence>, reported as `modern`. */
+void wfc__handler_prop(wfc__conv *c, const char *prop_elem, const wfl_node *h, const char *modern);
+/* wfc_map_custom.c: host subtree n through Interop (every activity in it reported as
+ * hosted); `why` says why it has no modern equivalent. */
+void wfc__interop_wrap(wfc__conv *c, const wfl_node *n, const char *why);
+
+/* ---- conditions (wfc_map_rules.c) ---------------------------------------------------------- */
+typedef struct wfc__cond_plan {
+    bool present; /* the node has a condition */
+    bool is_code; /* evaluated by an InvokeMethod into `var` first */
+    char var[160];
+    wf_buf text; /* the expression */
+    const wfl_tl_func *fn;
+} wfc__cond_plan;
+/* Read the condition DP `dp_name` of n into p: rules text, or a code condition (reported
+ * when it cannot convert). Always pair with wfc__cond_plan_fini. */
+void wfc__cond_plan_init(wfc__conv *c, const wfl_node *n, const char *dp_name, wfc__cond_plan *p);
+void wfc__cond_plan_fini(wfc__cond_plan *p);
+/* A code condition: open the Sequence that declares p->var and computes it (the caller
+ * closes it); nothing for a rules condition. */
+void wfc__cond_open(wfc__conv *c, const wfl_node *n, const wfc__cond_plan *p);
+/* Condition="[text]" on the open element. */
+void wfc__cond_attr(wfc__conv *c, const wfc__cond_plan *p);
+
+/* ---- native calls (wfc_invoke.c) ----------------------------------------------------------- */
+/* Where a function's parameters come from: the code-beside class's properties (handlers and
+ * conditions), a custom activity's DPs, or a service call's ParameterBindings. */
+typedef enum wfc__arg_source {
+    WFC__FROM_CLASS,
+    WFC__FROM_ACTIVITY,
+    WFC__FROM_BINDINGS
+} wfc__arg_source;
+/* <InvokeMethod> of fn from library tl, named `display`, its parameters from `src`, its result
+ * into `result_var` when given, else where the return value is bound. */
+void wfc__invoke(wfc__conv *c, const wfl_node *n, const char *display, const wfl_tl_func *fn,
+                 const wfl_typelib *tl, wfc__arg_source src, const char *result_var);
+/* The type library of the workflow's code-beside class, or NULL. */
+const wfl_typelib *wfc__class_typelib(const wfc__conv *c);
+/* Handler DP `dp_name` of n (ExecuteCode, Invoked, MethodInvoking) as an InvokeMethod;
+ * nothing when unset and not `required`, an error when it has no native function. */
+void wfc__handler_call(wfc__conv *c, const wfl_node *n, const char *dp_name, bool required);
+/* Whether n has a ParameterBinding with a value for `param` (nothing recorded). */
+bool wfc__has_binding(const wfl_node *n, const char *param);
+/* The expression of n's ParameterBinding for `param`, read and/or written; *found says
+ * whether there is one. False (reported) when it cannot be expressed. */
+bool wfc__binding_arg(wfc__conv *c, const wfl_node *n, const char *param, bool rd, bool wr,
+                      wf_buf *out, bool *found);
+
+/* ---- the report's pictures (wfc_graph.c) --------------------------------------------------- */
+/* After pass 2: both workflows as DOT, coloured by action, kept in the report file. */
+void wfc__graphs(wfc__conv *c);
 
 /* ---- activity types (wfc_acttype.c) --------------------------------------------------- */
 /* A custom composite (Definition=) n: its body converted to NAME.xaml (pass 2: kept as a
@@ -113,7 +239,7 @@ void wfc__acttype(wfc__conv *c, const wfl_node *n);
 wf_status wfc__convert_path(const wfc_opts *opts, const char *path, unsigned depth,
                             wfc_file *file, char **xaml, size_t *len, wfc_sidecars *side,
                             wfc__targ *targs, size_t *targ_count, wf_error *err);
-/* wfc_convert.c: the expression for typelib property p of custom activity n (its bind,
+/* wfc_invoke.c: the expression for typelib property p of custom activity n (its bind,
  * literal, default or own storage), read and/or written. */
 bool wfc__activity_arg(wfc__conv *c, const wfl_node *n, const wfl_tl_prop *p, bool rd, bool wr,
                        wf_buf *out);

@@ -38,6 +38,7 @@ struct wfl_tl_activity {
 
 struct wfl_tl_class {
     const char *name;
+    const char *base_type; /* BaseType: a built-in workflow root, NULL when not given */
     wfl_tl_prop *props;
     size_t prop_count;
     wfl_tl_func *funcs; /* handlers and conditions */
@@ -492,10 +493,18 @@ static void parse_class_func(tl_parse *p, const wf_xml_node *n, wfl_tl_class *cl
 
 static void parse_class(tl_parse *p, const wf_xml_node *n, wfl_tl_class *cls)
 {
-    static const char *const attrs[] = {"Name", NULL};
+    static const char *const attrs[] = {"Name", "BaseType", NULL};
     check_attrs(p, n, attrs);
     const char *name = required(p, n, "Name");
     cls->name = name ? tl_strdup(p, name) : "";
+    const wf_xml_attr *base = attr(n, "BaseType");
+    if (base && strcmp(base->value, "SequentialWorkflowActivity") != 0 &&
+        strcmp(base->value, "StateMachineWorkflowActivity") != 0)
+        report(p, WF_E_SCHEMA, wf_xml_value_loc(p->doc, base),
+               "BaseType '%s' must be SequentialWorkflowActivity or "
+               "StateMachineWorkflowActivity", base->value);
+    else if (base)
+        cls->base_type = tl_strdup(p, base->value);
     parse_class_body(p, n, cls);
 }
 
@@ -660,16 +669,16 @@ static size_t count_children(tl_parse *p, const wf_xml_node *root, const char *n
     return n;
 }
 
-/* Library= is optional when no element names a C function (only composite types). */
+/* Library= is optional when no element names a C function: composite types, classes with
+ * properties only (markup plus rules), services with events only. */
 static bool needs_library(tl_parse *p, const wf_xml_node *root)
 {
     for (const wf_xml_node *c = root->first_child; c; c = c->next) {
         if (is_tl_element(p, c, "ActivityType") && !attr(c, "Definition"))
             return true;
-        if (is_tl_element(p, c, "Class") || is_tl_element(p, c, "Service"))
-            return true;
         for (const wf_xml_node *k = c->first_child; k; k = k->next)
-            if (is_tl_element(p, k, "Handler") || is_tl_element(p, k, "Condition"))
+            if (is_tl_element(p, k, "Handler") || is_tl_element(p, k, "Condition") ||
+                is_tl_element(p, k, "Method"))
                 return true;
     }
     return false;
@@ -1001,6 +1010,11 @@ size_t wfl_tl_class_prop_count(const wfl_tl_class *c) { return c->prop_count; }
 const wfl_tl_prop *wfl_tl_class_prop(const wfl_tl_class *c, size_t index)
 {
     return index < c->prop_count ? &c->props[index] : NULL;
+}
+
+const char *wfl_tl_class_base_type(const wfl_tl_class *c)
+{
+    return c->base_type;
 }
 const wfl_tl_prop *wfl_tl_class_find_prop(const wfl_tl_class *c, const char *name)
 {

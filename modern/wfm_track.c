@@ -769,10 +769,12 @@ static void deliver(wfm_tracker *t, size_t start, uint32_t kind, uint64_t seq, i
         ring_put(t, text, len);
     if (t->store)
         store_put(t, kind, seq, time_us, instance, inst_len, text, len);
-    if (!t->file_count)
+    if (!t->file_count) { /* drop the text, keeping wf_buf's NUL at data[len] */
         t->out.len = start;
-    else if (wf_buf_addc(&t->out, '\n') && t->out.len >= OUT_BYTES)
+        t->out.data[start] = '\0';
+    } else if (wf_buf_addc(&t->out, '\n') && t->out.len >= OUT_BYTES) {
         write_files(t); /* while the bytes are still in the cache */
+    }
 }
 
 /* A context entry: the plan and clock anchor of the entries after it, and the instance's
