@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ static const char usage_text[] =
     "usage: wfbridge verify IN.xoml|DIR [--rules F] [--lib-path DIR] [--converted OUT.xaml]\n"
     "         [--cases CASES.json | --generate N [--seed S]] [--events SCRIPT.json]\n"
     "         [--tolerance T] [--max-steps N] [--json] [--junit FILE.xml] [--keep DIR]\n"
+    "         [-j N] [--timeout S] [--no-isolate]\n"
     "\n"
     "Run input cases on the legacy workflow and on its conversion and compare what they do:\n"
     "status, fault, native calls with their arguments, outputs, and the events waited on at\n"
@@ -44,6 +46,11 @@ static const char usage_text[] =
     "  --json             the result as one JSON object on the last line of stdout\n"
     "  --junit F          JUnit XML: one test case per input case and mode\n"
     "  --keep DIR         keep converted files, per-case traces and shrunk cases in DIR\n"
+    "  -j, --jobs N       runs at once, each in its own process (default: the cores)\n"
+    "  --timeout S        seconds a run may take before it is stopped and reported as\n"
+    "                     timed out (default 10, 0: none)\n"
+    "  --no-isolate       run every case in this process, one at a time (a native crash\n"
+    "                     then ends verify; native state carries from run to run)\n"
     "\n"
     "A divergence is shrunk to a small case written as a --cases file (into --keep DIR, else\n"
     "the working directory). Exit status: 0 equivalent, 1 diverged, 2 usage or input error.\n";
@@ -52,14 +59,20 @@ typedef struct vopts {
     const char *in, *rules, *lib_path, *converted, *cases, *events, *junit, *keep;
     size_t generate;
     uint64_t seed, max_steps;
-    double tolerance;
-    bool json;
+    double tolerance, timeout_s;
+    unsigned jobs; /* 0: the cores */
+    bool json, no_isolate;
 } vopts;
+
+/* Set by SIGINT, SIGTERM or SIGHUP: stop, clean up, then die of the signal (docs/verify.md
+ * "Isolation"). A signal handler can only reach a file-scope variable. */
+static volatile sig_atomic_t stop_signal;
 
 /* One row of the report: a case in a mode, equivalent or with its divergence. */
 typedef struct row {
     char *file, *cas, *mode;
     wfb_vdiff diff; /* what == NULL: equivalent */
+    char *shrunk;   /* the shrunk case written for this divergence, or NULL */
 } row;
 
 /* A decision outcome no case reached. */
@@ -111,19 +124,23 @@ static int parse(int argc, char **argv, vopts *o)
                                           {"seed", required_argument, NULL, 's'},
                                           {"events", required_argument, NULL, 'e'},
                                           {"tolerance", required_argument, NULL, 't'},
-                                          {"json", no_argument, NULL, 'j'},
+                                          {"json", no_argument, NULL, 'O'},
                                           {"junit", required_argument, NULL, 'u'},
                                           {"keep", required_argument, NULL, 'k'},
                                           {"max-steps", required_argument, NULL, 'm'},
+                                          {"jobs", required_argument, NULL, 'j'},
+                                          {"timeout", required_argument, NULL, 'T'},
+                                          {"no-isolate", no_argument, NULL, 'I'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     o->generate = 50;
     o->seed = 1;
     o->max_steps = 20000;
     o->tolerance = 1e-9;
+    o->timeout_s = 10;
     bool gen_given = false;
     int ch;
-    while ((ch = wfb_getopt(argc, argv, longs)) != -1) {
+    while ((ch = wfb_getopt_short(argc, argv, ":hj:", longs)) != -1) {
         char *end = NULL;
         switch (ch) {
         case 'h':
@@ -143,7 +160,7 @@ static int parse(int argc, char **argv, vopts *o)
         case 'e':
             o->events = optarg;
             break;
-        case 'j':
+        case 'O':
             o->json = true;
             break;
         case 'u':
@@ -169,6 +186,19 @@ static int parse(int argc, char **argv, vopts *o)
             if (*optarg < '0' || *optarg > '9' || *end)
                 return wfb_usage_error("--max-steps needs a whole number, not '%s'", optarg);
             break;
+        case 'j':
+            o->jobs = (unsigned)strtoul(optarg, &end, 10);
+            if (*optarg < '0' || *optarg > '9' || *end || o->jobs == 0 || o->jobs > 1024)
+                return wfb_usage_error("--jobs needs a number from 1 to 1024, not '%s'", optarg);
+            break;
+        case 'T':
+            o->timeout_s = strtod(optarg, &end);
+            if (end == optarg || *end || !(o->timeout_s >= 0) || o->timeout_s > 1e6)
+                return wfb_usage_error("--timeout needs seconds >= 0, not '%s'", optarg);
+            break;
+        case 'I':
+            o->no_isolate = true;
+            break;
         case 't':
             o->tolerance = strtod(optarg, &end);
             if (end == optarg || *end || !(o->tolerance >= 0))
@@ -189,12 +219,14 @@ static int parse(int argc, char **argv, vopts *o)
 }
 
 /* ---- the report -------------------------------------------------------------------------- */
-static void add_row(report *r, const char *file, const char *cas, const char *mode, wfb_vdiff *diff)
+static void add_row(report *r, const char *file, const char *cas, const char *mode, wfb_vdiff *diff,
+                    char *shrunk_take)
 {
     row *grown = wf_realloc(r->rows, (r->row_count + 1) * sizeof *grown);
     if (!grown) {
         r->oom = true;
         wfb_vdiff_fini(diff);
+        wf_free(shrunk_take);
         return;
     }
     r->rows = grown;
@@ -203,6 +235,7 @@ static void add_row(report *r, const char *file, const char *cas, const char *mo
     w->cas = wf_strdup(cas);
     w->mode = wf_strdup(mode);
     w->diff = *diff;
+    w->shrunk = shrunk_take;
     memset(diff, 0, sizeof *diff);
     r->oom |= !w->file || !w->cas || !w->mode;
 }
@@ -230,6 +263,7 @@ static void report_fini(report *r)
         wf_free(r->rows[i].cas);
         wf_free(r->rows[i].mode);
         wfb_vdiff_fini(&r->rows[i].diff);
+        wf_free(r->rows[i].shrunk);
     }
     wf_free(r->rows);
     for (size_t i = 0; i < r->file_count; i++) {
@@ -292,10 +326,12 @@ typedef struct job {
     char *skipped; /* why the Interop mode did not run, or NULL */
     char *side_dir; /* where conversions write their generated files */
     bool own_dir;   /* side_dir is a temporary directory, removed at the end */
+    char *shrunk_dir; /* --keep DIR, or a temporary directory made for the first shrunk case */
     wfb_verify_written written;
     wfb_vevent *events;
     size_t event_count;
     const vmode *pred_mode;
+    wfb_vpool *pool; /* where runs run (docs/verify.md "Isolation") */
     bool *seen; /* per decision outcome: some case's legacy run reached it */
 } job;
 
@@ -306,11 +342,12 @@ static wf_status still_diverges(void *ud, const wfb_vcase *c, bool *diverges, wf
     wfb_vobs lo, mo;
     wfb_vdiff d;
     bool equal = true;
-    wf_status rc = wfb_vlegacy_run(j->l, c, &lo, err);
+    memset(&mo, 0, sizeof mo);
+    wf_status rc = wfb_vpool_submit(j->pool, j->l, NULL, c, &lo, err);
     if (rc == WF_OK)
-        rc = wfb_vmodern_run(j->pred_mode->m, c, &mo, err);
-    else
-        memset(&mo, 0, sizeof mo);
+        rc = wfb_vpool_submit(j->pool, NULL, j->pred_mode->m, c, &mo, err);
+    if (rc == WF_OK)
+        rc = wfb_vpool_wait(j->pool, err);
     if (rc == WF_OK)
         rc = wfb_vcompare(&lo, &mo, j->o->tolerance, &equal, &d, err);
     if (rc == WF_OK)
@@ -438,6 +475,28 @@ static wf_status keep_obs(const job *j, const char *cas, const char *mode, const
     return rc;
 }
 
+/* Where shrunk cases go: --keep DIR, else a directory of their own under $TMPDIR, left for the
+ * user (its path is in the report), never the working directory. */
+static wf_status make_shrunk_dir(job *j, wf_error *err)
+{
+    if (j->shrunk_dir)
+        return WF_OK;
+    char tmpl[4096];
+    const char *tmp = getenv("TMPDIR");
+    if (j->o->keep) {
+        mkdir(j->o->keep, 0777);
+        snprintf(tmpl, sizeof tmpl, "%s", j->o->keep);
+    } else {
+        snprintf(tmpl, sizeof tmpl, "%s/wfb-shrunk-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(tmpl))
+            return wf_error_set(err, WF_E_IO, &(wf_loc){tmpl, 0, 0},
+                                "cannot create a directory for shrunk cases: %s", strerror(errno));
+    }
+    if (!(j->shrunk_dir = wf_strdup(tmpl)))
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    return WF_OK;
+}
+
 /* Shrink the first diverging case of a mode and write it as a --cases file. */
 static wf_status shrink_and_write(job *j, const vmode *md, const wfb_vcase *c, char **written,
                                   wf_error *err)
@@ -448,10 +507,10 @@ static wf_status shrink_and_write(job *j, const vmode *md, const wfb_vcase *c, c
     if (rc == WF_OK)
         rc = wfb_vshrink(&small, md->m, still_diverges, j, 300, err);
     char path[4096];
-    snprintf(path, sizeof path, "%s%s%s.%s.shrunk.json", j->o->keep ? j->o->keep : "",
-             j->o->keep ? "/" : "", j->stem, md->name);
-    if (j->o->keep)
-        mkdir(j->o->keep, 0777);
+    if (rc == WF_OK)
+        rc = make_shrunk_dir(j, err);
+    snprintf(path, sizeof path, "%s/%s.%s.shrunk.json", j->shrunk_dir ? j->shrunk_dir : ".",
+             j->stem, md->name);
     if (rc == WF_OK)
         rc = wfb_vcases_write(path, &small, 1, err);
     if (rc == WF_OK && !(*written = wf_strdup(path)))
@@ -464,6 +523,21 @@ static wf_status shrink_and_write(job *j, const vmode *md, const wfb_vcase *c, c
  * KEEP_FIRST diverging ones after those (a thousand generated traces are no reading, and loops
  * make them large). */
 #define KEEP_FIRST 10
+
+/* Run case c on the legacy definition and in every mode, at once (each run in its own
+ * process); every observation is valid for wfb_vobs_fini whatever this returns. */
+static wf_status run_case(job *j, const wfb_vcase *c, wfb_vobs *lo, wfb_vobs *mos, wf_error *err)
+{
+    memset(lo, 0, sizeof *lo);
+    memset(mos, 0, j->mode_count * sizeof *mos);
+    if (stop_signal)
+        return wf_error_set(err, WF_E_STATE, NULL, "interrupted");
+    wf_status rc = wfb_vpool_submit(j->pool, j->l, NULL, c, lo, err);
+    for (size_t k = 0; rc == WF_OK && k < j->mode_count; k++)
+        rc = wfb_vpool_submit(j->pool, NULL, j->modes[k].m, c, &mos[k], err);
+    wf_status wrc = wfb_vpool_wait(j->pool, err); /* also after a failed submit */
+    return rc == WF_OK ? wrc : rc;
+}
 
 /* Run every case in every mode; divergences go to the report. */
 static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, report *rep,
@@ -480,9 +554,9 @@ static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, re
                 break;
             c = &gc;
         }
-        wfb_vobs lo;
+        wfb_vobs lo, mos[2];
         bool case_diverged = false;
-        rc = wfb_vlegacy_run(j->l, c, &lo, err);
+        rc = run_case(j, c, &lo, mos, err);
         if (rc == WF_OK && !gen && lo.error) /* a --cases input the workflow does not take */
             rc = wf_error_set(err, WF_E_USAGE, &(wf_loc){j->o->cases, 0, 0}, "case '%s': %s",
                               c->name, lo.error);
@@ -491,44 +565,32 @@ static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, re
         if (rc == WF_OK && gen)
             rc = wfb_vgen_feedback(gen, c, &lo, err);
         for (size_t k = 0; rc == WF_OK && k < j->mode_count; k++) {
-            wfb_vobs mo;
+            const wfb_vobs *mo = &mos[k];
             wfb_vdiff d;
             bool equal;
-            rc = wfb_vmodern_run(j->modes[k].m, c, &mo, err);
-            if (rc != WF_OK)
-                break;
-            rc = wfb_vcompare(&lo, &mo, j->o->tolerance, &equal, &d, err);
+            rc = wfb_vcompare(&lo, mo, j->o->tolerance, &equal, &d, err);
             if (rc == WF_OK && (!gen || i < KEEP_FIRST || (!equal && kept < KEEP_FIRST)) &&
-                (rc = keep_obs(j, c->name, j->modes[k].name, &mo, err)) != WF_OK)
+                (rc = keep_obs(j, c->name, j->modes[k].name, mo, err)) != WF_OK)
                 wfb_vdiff_fini(&d);
-            wfb_vobs_fini(&mo);
             if (rc != WF_OK)
                 break;
+            char *path = NULL;
             if (!equal) {
                 fr->status = "diverged";
                 case_diverged = true;
                 if (!shrunk[k]) {
                     shrunk[k] = true;
-                    char *path = NULL;
                     rc = shrink_and_write(j, &j->modes[k], c, &path, err);
-                    if (rc == WF_OK) {
-                        size_t len = strlen(d.what) + strlen(path) + 32;
-                        char *w = wf_malloc(len);
-                        if (w)
-                            snprintf(w, len, "%s (shrunk case: %s)", d.what, path);
-                        wf_free(d.what);
-                        d.what = w;
-                        rc = w ? WF_OK : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-                    }
-                    wf_free(path);
                 }
             }
-            add_row(rep, j->file, c->name, j->modes[k].name, &d);
+            add_row(rep, j->file, c->name, j->modes[k].name, &d, path);
         }
         if (rc == WF_OK && (!gen || i < KEEP_FIRST || (case_diverged && kept < KEEP_FIRST)))
             rc = keep_obs(j, c->name, "legacy", &lo, err);
         kept += gen && i >= KEEP_FIRST && case_diverged;
         wfb_vobs_fini(&lo);
+        for (size_t k = 0; k < j->mode_count; k++)
+            wfb_vobs_fini(&mos[k]);
         if (gen)
             wfb_vcase_fini(&gc);
         fr->cases++;
@@ -658,6 +720,14 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
         rc = wfb_vgen_create(j.modes[0].m, j.l, o->seed, &gen, &err);
     }
     if (rc == WF_OK) {
+        wfb_vpool_opts po = WFB_VPOOL_OPTS_INIT;
+        po.jobs = o->jobs;
+        po.timeout_s = o->timeout_s;
+        po.in_process = o->no_isolate;
+        po.stop = &stop_signal;
+        rc = wfb_vpool_create(&po, &j.pool, &err);
+    }
+    if (rc == WF_OK) {
         fr->status = "equivalent";
         rc = run_cases(&j, cases, n, gen, rep, fr, &err);
     }
@@ -670,6 +740,7 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
     }
     rep->oom |= !fr->note;
     fr->seconds = now_s() - t0;
+    wfb_vpool_destroy(j.pool);
     wfb_vgen_destroy(gen);
     wfb_vcases_free(cases, cases ? n : 0);
     wfb_vevents_free(j.events, j.event_count);
@@ -681,6 +752,7 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
     if (j.own_dir)
         rmdir(j.side_dir);
     wf_free(j.side_dir);
+    wf_free(j.shrunk_dir);
     wfb_vlegacy_destroy(j.l);
     wf_free(j.seen);
     wf_free(j.skipped);
@@ -805,6 +877,10 @@ static void print_json(FILE *out, const report *r, size_t cases, bool diverged, 
         wf_buf_add_json_string(&b, w->diff.legacy, strlen(w->diff.legacy));
         wf_buf_adds(&b, ", \"modern\": ");
         wf_buf_add_json_string(&b, w->diff.modern, strlen(w->diff.modern));
+        if (w->shrunk) {
+            wf_buf_adds(&b, ", \"shrunk\": ");
+            wf_buf_add_json_string(&b, w->shrunk, strlen(w->shrunk));
+        }
         wf_buf_addc(&b, '}');
     }
     wf_buf_adds(&b, "]");
@@ -841,9 +917,12 @@ static void print_human(FILE *out, const report *r, bool dir)
         const row *w = &r->rows[i];
         if (w->diff.what && shown == MAX_SHOWN)
             hidden++;
-        else if (w->diff.what && ++shown)
+        else if (w->diff.what && ++shown) {
             fprintf(out, "%s: case %s [%s]: diverged: %s\n    legacy: %s\n    modern: %s\n",
                     w->file, w->cas, w->mode, w->diff.what, w->diff.legacy, w->diff.modern);
+            if (w->shrunk)
+                fprintf(out, "    shrunk case: %s\n", w->shrunk);
+        }
     }
     if (hidden)
         fprintf(out, "... and %zu more divergences\n", hidden);
@@ -945,6 +1024,10 @@ static wf_status write_junit(const char *path, const report *r, wf_error *err)
             xml_text(&b, w->diff.legacy);
             wf_buf_adds(&b, "\nmodern: ");
             xml_text(&b, w->diff.modern);
+            if (w->shrunk) {
+                wf_buf_adds(&b, "\nshrunk case: ");
+                xml_text(&b, w->shrunk);
+            }
             wf_buf_adds(&b, "</failure></testcase>\n");
         }
         wf_buf_adds(&b, "  </testsuite>\n");
@@ -968,6 +1051,37 @@ static wf_status write_junit(const char *path, const report *r, wf_error *err)
     return rc;
 }
 
+static void on_stop_signal(int sig)
+{
+    stop_signal = sig;
+}
+
+/* SIGINT, SIGTERM, SIGHUP stop verify between runs (a run going on is killed), so that the
+ * temporary directories are removed; verify then dies of the signal. */
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define STOP_SIGNALS (sizeof stop_signals / sizeof stop_signals[0])
+
+static void catch_stop_signals(struct sigaction *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal; /* no SA_RESTART: a wait for a run returns at once */
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < STOP_SIGNALS; i++)
+        sigaction(stop_signals[i], &sa, &old[i]);
+}
+
+static void release_stop_signals(const struct sigaction *old)
+{
+    for (size_t i = 0; i < STOP_SIGNALS; i++)
+        sigaction(stop_signals[i], &old[i], NULL);
+    if (!stop_signal)
+        return;
+    fprintf(stderr, "wfbridge verify: stopped by %s\n", strsignal(stop_signal));
+    signal(stop_signal, SIG_DFL);
+    raise(stop_signal);
+}
+
 int wfb_cmd_verify(int argc, char **argv)
 {
     wfb_verb_begin(VERB);
@@ -980,6 +1094,8 @@ int wfb_cmd_verify(int argc, char **argv)
     if (wfb_libpath(o.lib_path, &libpath, &err) != WF_OK)
         return wfb_report(&err);
     report rep = {0};
+    struct sigaction old_actions[STOP_SIGNALS];
+    catch_stop_signals(old_actions);
     struct stat st;
     bool dir = stat(o.in, &st) == 0 && S_ISDIR(st.st_mode);
     if (!dir) {
@@ -988,7 +1104,7 @@ int wfb_cmd_verify(int argc, char **argv)
         char **files = NULL;
         size_t nf = 0;
         rep.oom |= !list_xoml(o.in, "", &files, &nf);
-        for (size_t i = 0; !rep.oom && i < nf; i++) {
+        for (size_t i = 0; !rep.oom && !stop_signal && i < nf; i++) {
             char path[8200], conv[8200];
             snprintf(path, sizeof path, "%s/%s", o.in, files[i]);
             if (o.converted)
@@ -1007,10 +1123,12 @@ int wfb_cmd_verify(int argc, char **argv)
         diverged |= strcmp(rep.files[i].status, "diverged") == 0;
         error |= strcmp(rep.files[i].status, "error") == 0;
     }
-    if (!dir && error && !rep.files[0].reported)
+    if (!dir && error && !rep.files[0].reported && !stop_signal)
         fprintf(stderr, "%s\n", rep.files[0].note ? rep.files[0].note : "error: out of memory");
     if (rep.oom) {
         code = wfb_usage_error("out of memory");
+    } else if (stop_signal) {
+        code = 2; /* nothing is reported: verify dies of the signal below */
     } else if (code == 0) {
         if (o.junit && write_junit(o.junit, &rep, &err) != WF_OK)
             code = wfb_report(&err);
@@ -1025,5 +1143,6 @@ int wfb_cmd_verify(int argc, char **argv)
     }
     report_fini(&rep);
     wf_libpath_destroy(libpath);
+    release_stop_signals(old_actions);
     return code;
 }
