@@ -25,7 +25,7 @@ static const char usage_text[] =
     "usage: wfbridge verify IN.xoml|DIR [--rules F] [--lib-path DIR] [--converted OUT.xaml]\n"
     "         [--cases CASES.json | --generate N [--seed S]] [--events SCRIPT.json]\n"
     "         [--tolerance T] [--max-steps N] [--json] [--junit FILE.xml] [--keep DIR]\n"
-    "         [-j N] [--timeout S] [--no-isolate]\n"
+    "         [-j N] [--timeout S] [--no-isolate] [--null-rate R | --no-null]\n"
     "\n"
     "Run input cases on the legacy workflow and on its conversion and compare what they do:\n"
     "status, fault, native calls with their arguments, outputs, and the events waited on at\n"
@@ -38,6 +38,9 @@ static const char usage_text[] =
     "  --cases F          input cases: {\"cases\": [{\"name\", \"inputs\", \"events\"}]}\n"
     "  --generate N       N cases generated from the arguments' types (default 50)\n"
     "  --seed S           the generator's seed (default 1)\n"
+    "  --null-rate R      share of generated String, List and Object values that are null\n"
+    "                     (default 0.05)\n"
+    "  --no-null          never null: neither generated nor tried by the shrinker\n"
     "  --events F         event script for cases without one: [{\"event\", \"payload\"}]\n"
     "                     (generated cases: IN.events.json beside IN.xoml by default)\n"
     "  --tolerance T      Doubles are equal within T relative (default 1e-9)\n"
@@ -59,9 +62,9 @@ typedef struct vopts {
     const char *in, *rules, *lib_path, *converted, *cases, *events, *junit, *keep;
     size_t generate;
     uint64_t seed, max_steps;
-    double tolerance, timeout_s;
+    double tolerance, timeout_s, null_rate;
     unsigned jobs; /* 0: the cores */
-    bool json, no_isolate;
+    bool json, no_isolate, no_null;
 } vopts;
 
 /* Set by SIGINT, SIGTERM or SIGHUP: stop, clean up, then die of the signal (docs/verify.md
@@ -93,6 +96,7 @@ typedef struct fileres {
     char *file;
     const char *status; /* "equivalent", "diverged", "error" */
     size_t cases, diverged_cases;
+    size_t crashed, exited, timed_out; /* legacy runs that did not end by themselves */
     double seconds;
     char *note;    /* error text, or the decision coverage */
     bool reported; /* the error was printed already (as the file's diagnostics) */
@@ -131,6 +135,8 @@ static int parse(int argc, char **argv, vopts *o)
                                           {"jobs", required_argument, NULL, 'j'},
                                           {"timeout", required_argument, NULL, 'T'},
                                           {"no-isolate", no_argument, NULL, 'I'},
+                                          {"null-rate", required_argument, NULL, 'N'},
+                                          {"no-null", no_argument, NULL, 'n'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     o->generate = 50;
@@ -138,6 +144,7 @@ static int parse(int argc, char **argv, vopts *o)
     o->max_steps = 20000;
     o->tolerance = 1e-9;
     o->timeout_s = 10;
+    o->null_rate = WFB_VGEN_NULL_RATE;
     bool gen_given = false;
     int ch;
     while ((ch = wfb_getopt_short(argc, argv, ":hj:", longs)) != -1) {
@@ -198,6 +205,15 @@ static int parse(int argc, char **argv, vopts *o)
             break;
         case 'I':
             o->no_isolate = true;
+            break;
+        case 'N':
+            o->null_rate = strtod(optarg, &end);
+            if (end == optarg || *end || !(o->null_rate >= 0 && o->null_rate <= 1))
+                return wfb_usage_error("--null-rate needs a number from 0 to 1, not '%s'",
+                                       optarg);
+            break;
+        case 'n':
+            o->no_null = true;
             break;
         case 't':
             o->tolerance = strtod(optarg, &end);
@@ -505,7 +521,9 @@ static wf_status shrink_and_write(job *j, const vmode *md, const wfb_vcase *c, c
     wf_status rc = wfb_vcase_copy(c, &small, err);
     j->pred_mode = md;
     if (rc == WF_OK)
-        rc = wfb_vshrink(&small, md->m, still_diverges, j, 300, err);
+        rc = wfb_vshrink_with(&small, md->m, still_diverges, j,
+                              &(wfb_vshrink_opts){.max_tries = 300, .no_null = j->o->no_null},
+                              err);
     char path[4096];
     if (rc == WF_OK)
         rc = make_shrunk_dir(j, err);
@@ -560,6 +578,11 @@ static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, re
         if (rc == WF_OK && !gen && lo.error) /* a --cases input the workflow does not take */
             rc = wf_error_set(err, WF_E_USAGE, &(wf_loc){j->o->cases, 0, 0}, "case '%s': %s",
                               c->name, lo.error);
+        if (rc == WF_OK && lo.status) {
+            fr->crashed += strcmp(lo.status, "Crashed") == 0;
+            fr->exited += strcmp(lo.status, "Exited") == 0;
+            fr->timed_out += strcmp(lo.status, "TimedOut") == 0;
+        }
         for (size_t h = 0; rc == WF_OK && h < lo.hit_count; h++)
             j->seen[lo.hits[h]] = true;
         if (rc == WF_OK && gen)
@@ -650,13 +673,17 @@ static void coverage_text(wf_buf *b, const coverage *cv)
                     cv->unseen[i].activity, cv->unseen[i].outcome);
 }
 
-static char *coverage_note(const job *j, coverage *cv)
+static char *coverage_note(const job *j, const fileres *fr, coverage *cv)
 {
     wf_buf b;
     wf_buf_init(&b);
     if (!measure(j, cv))
         b.oom = true;
     coverage_text(&b, cv);
+    if (fr->crashed || fr->exited || fr->timed_out) /* docs/verify.md "Isolation" */
+        wf_buf_addf(&b, "; legacy runs that did not end by themselves: %zu crashed, %zu called "
+                        "exit(), %zu timed out",
+                    fr->crashed, fr->exited, fr->timed_out);
     if (j->skipped)
         wf_buf_addf(&b, "; interop mode skipped: %s", j->skipped);
     return wf_buf_detach(&b, NULL);
@@ -718,6 +745,8 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
     else if (rc == WF_OK) {
         n = o->generate;
         rc = wfb_vgen_create(j.modes[0].m, j.l, o->seed, &gen, &err);
+        if (rc == WF_OK)
+            wfb_vgen_set_null_rate(gen, o->no_null ? 0 : o->null_rate);
     }
     if (rc == WF_OK) {
         wfb_vpool_opts po = WFB_VPOOL_OPTS_INIT;
@@ -732,7 +761,7 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
         rc = run_cases(&j, cases, n, gen, rep, fr, &err);
     }
     if (rc == WF_OK) {
-        fr->note = coverage_note(&j, &fr->cov);
+        fr->note = coverage_note(&j, fr, &fr->cov);
     } else {
         fr->status = "error";
         fr->reported = wfb_report_diags(diags, false) != 0;
@@ -908,24 +937,91 @@ static void print_json(FILE *out, const report *r, size_t cases, bool diverged, 
     wf_buf_fini(&b);
 }
 
-/* The table; the first MAX_SHOWN divergences in full (--json and --junit have them all). */
+/* Values longer than this are shown as a window around their first difference. */
+#define SHOW_MAX 120
+#define SHOW_AROUND 32
+
+/* The byte offset where a and b first differ (the shorter length when one is a prefix). */
+static size_t first_difference(const char *a, const char *b)
+{
+    size_t i = 0;
+    while (a[i] && a[i] == b[i])
+        i++;
+    return i;
+}
+
+/* Back to the start of a UTF-8 character. */
+static size_t char_start(const char *s, size_t at)
+{
+    while (at > 0 && ((unsigned char)s[at] & 0xC0) == 0x80)
+        at--;
+    return at;
+}
+
+/* "    legacy: TEXT", or for a long one "    legacy: …WINDOW… (N bytes)", the window starting
+ * SHOW_AROUND bytes before the first difference. */
+static void print_side(FILE *out, const char *label, const char *text, size_t diff_at)
+{
+    size_t len = strlen(text);
+    if (len <= SHOW_MAX) {
+        fprintf(out, "    %s: %s\n", label, text);
+        return;
+    }
+    size_t from = char_start(text, diff_at > SHOW_AROUND ? diff_at - SHOW_AROUND : 0);
+    size_t to = diff_at + SHOW_AROUND < len ? char_start(text, diff_at + SHOW_AROUND) : len;
+    fprintf(out, "    %s: %s%.*s%s (%zu bytes)\n", label, from ? "\u2026" : "", (int)(to - from),
+            text + from, to < len ? "\u2026" : "", len);
+}
+
+/* One block per diverging case: its first divergence (long values shortened around where
+ * they first differ), then how many of its other modes diverged too. */
+static void print_case(FILE *out, const report *r, size_t first)
+{
+    const row *w = &r->rows[first];
+    fprintf(out, "%s: case %s [%s]: diverged: %s\n", w->file, w->cas, w->mode, w->diff.what);
+    size_t at = first_difference(w->diff.legacy, w->diff.modern);
+    print_side(out, "legacy", w->diff.legacy, at);
+    print_side(out, "modern", w->diff.modern, at);
+    if (strlen(w->diff.legacy) > SHOW_MAX || strlen(w->diff.modern) > SHOW_MAX)
+        fprintf(out, "    first difference at byte %zu (--json and --keep have both in full)\n",
+                at);
+    for (size_t k = first + 1; k < r->row_count; k++) {
+        const row *o = &r->rows[k];
+        if (strcmp(o->file, w->file) != 0 || strcmp(o->cas, w->cas) != 0)
+            break;
+        if (o->diff.what)
+            fprintf(out, "    also diverged in [%s]: %s\n", o->mode, o->diff.what);
+    }
+    for (size_t k = first; k < r->row_count; k++) {
+        const row *o = &r->rows[k];
+        if (strcmp(o->file, w->file) != 0 || strcmp(o->cas, w->cas) != 0)
+            break;
+        if (o->shrunk)
+            fprintf(out, "    shrunk case [%s]: %s\n", o->mode, o->shrunk);
+    }
+}
+
+/* The table; the first MAX_SHOWN diverging cases in full (--json and --junit have them all). */
 #define MAX_SHOWN 10
 static void print_human(FILE *out, const report *r, bool dir)
 {
     size_t shown = 0, hidden = 0;
+    const row *last = NULL; /* the last diverging row seen: a case's rows are consecutive */
     for (size_t i = 0; i < r->row_count; i++) {
         const row *w = &r->rows[i];
-        if (w->diff.what && shown == MAX_SHOWN)
+        if (!w->diff.what)
+            continue;
+        bool same_case = last && strcmp(last->file, w->file) == 0 && strcmp(last->cas, w->cas) == 0;
+        last = w;
+        if (same_case)
+            continue;
+        if (shown == MAX_SHOWN)
             hidden++;
-        else if (w->diff.what && ++shown) {
-            fprintf(out, "%s: case %s [%s]: diverged: %s\n    legacy: %s\n    modern: %s\n",
-                    w->file, w->cas, w->mode, w->diff.what, w->diff.legacy, w->diff.modern);
-            if (w->shrunk)
-                fprintf(out, "    shrunk case: %s\n", w->shrunk);
-        }
+        else if (++shown)
+            print_case(out, r, i);
     }
     if (hidden)
-        fprintf(out, "... and %zu more divergences\n", hidden);
+        fprintf(out, "... and %zu more diverging cases\n", hidden);
     if (dir)
         fprintf(out, "%-48s %7s  %-10s %8s\n", "file", "cases", "result", "time");
     for (size_t i = 0; i < r->file_count; i++) {

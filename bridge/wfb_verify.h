@@ -204,6 +204,11 @@ void wfb_vgen_destroy(wfb_vgen *g);
 /* Case number `index` (named "gen-INDEX"), with the given event script. */
 wf_status wfb_vgen_next(wfb_vgen *g, size_t index, const wfb_vevent *events, size_t event_count,
                         wfb_vcase *out, wf_error *err);
+/* Null is a value of String, List and Object: a generated one is null at this rate (0 ..
+ * 1; WFB_VGEN_NULL_RATE unless set; 0: never, `--no-null`). The null draws come from a
+ * stream of their own: the other values of a seed are the same at every rate. */
+#define WFB_VGEN_NULL_RATE 0.05
+void wfb_vgen_set_null_rate(wfb_vgen *g, double rate);
 /* Report the legacy run of the last case: cases that reach a new decision outcome (any kind)
  * are kept and varied. */
 wf_status wfb_vgen_feedback(wfb_vgen *g, const wfb_vcase *c, const wfb_vobs *legacy_obs,
@@ -221,6 +226,14 @@ typedef wf_status (*wfb_vpred_fn)(void *ud, const wfb_vcase *c, bool *diverges, 
  * then numbers toward 0, strings and lists shorter, at most max_tries runs. */
 wf_status wfb_vshrink(wfb_vcase *c, const wfb_vmodern *m, wfb_vpred_fn pred, void *ud,
                       size_t max_tries, wf_error *err);
+/* The same with options: a String, List or Object input tries its simpler values first and
+ * null (or leaving it out, whose default is null) last; with no_null, never. */
+typedef struct wfb_vshrink_opts {
+    size_t max_tries;
+    bool no_null; /* --no-null */
+} wfb_vshrink_opts;
+wf_status wfb_vshrink_with(wfb_vcase *c, const wfb_vmodern *m, wfb_vpred_fn pred, void *ud,
+                           const wfb_vshrink_opts *opts, wf_error *err);
 
 /* ---- the converter ----------------------------------------------------------------------- */
 typedef struct wfb_verify_conv {

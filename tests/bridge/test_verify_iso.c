@@ -261,6 +261,148 @@ START_TEST(test_verify_iso_crashes_compare_like_outcomes)
 }
 END_TEST
 
+/* ---- null inputs: the generator and the shrinker ------------------------------------------- */
+#define ORDER_XOML "samples/legacy/order_processing/order_processing.xoml"
+#define ORDER_XAML "tests/bridge/data/verify/order_processing.xaml"
+
+typedef struct order {
+    wf_libpath *lp;
+    wfb_vlegacy *l;
+    wfb_vmodern *m;
+} order;
+
+static void order_open(order *p)
+{
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wf_libpath_create(wf_test_sample_lib_dir(), &p->lp, &err), WF_OK);
+    ck_assert_int_eq(wfb_vlegacy_load(ORDER_XOML, NULL, p->lp, 20000, NULL, &p->l, &err), WF_OK);
+    size_t len;
+    char *text = wf_test_read_file(ORDER_XAML, &len);
+    ck_assert_int_eq(wfb_vmodern_load(ORDER_XAML, text, len, p->lp, 20000, NULL, &p->m, &err),
+                     WF_OK);
+    wf_free(text);
+}
+
+static void order_close(order *p)
+{
+    wfb_vmodern_destroy(p->m);
+    wfb_vlegacy_destroy(p->l);
+    wf_libpath_destroy(p->lp);
+}
+
+/* 100 cases at a null rate (no feedback): how many String inputs were null; every input's
+ * JSON into texts[case] (non-String ones only, with strings blanked). */
+static size_t nulls_at(order *p, double rate, char texts[100][512])
+{
+    wf_error err = WF_ERROR_INIT;
+    wfb_vgen *g = NULL;
+    ck_assert_int_eq(wfb_vgen_create(p->m, p->l, 7, &g, &err), WF_OK);
+    wfb_vgen_set_null_rate(g, rate);
+    size_t nulls = 0;
+    for (size_t i = 0; i < 100; i++) {
+        wfb_vcase c;
+        ck_assert_int_eq(wfb_vgen_next(g, i, NULL, 0, &c, &err), WF_OK);
+        texts[i][0] = '\0';
+        for (size_t k = 0; k < c.input_count; k++) {
+            bool is_null = strcmp(c.inputs[k].json, "null") == 0;
+            bool is_string = is_null || c.inputs[k].json[0] == '"';
+            nulls += is_null;
+            if (!is_string || strchr("0123456789-", c.inputs[k].json[1])) /* Decimal */
+                strncat(texts[i], c.inputs[k].json, 511 - strlen(texts[i]));
+        }
+        wfb_vcase_fini(&c);
+    }
+    wfb_vgen_destroy(g);
+    return nulls;
+}
+
+/* Null is generated for String inputs at the rate asked (never at 0, always at 1), and
+ * the other inputs of a seed do not depend on the rate. */
+START_TEST(test_verify_iso_generator_makes_nulls_at_its_rate)
+{
+    order p;
+    order_open(&p);
+    static char none[100][512], some[100][512], all[100][512];
+    ck_assert_uint_eq(nulls_at(&p, 0, none), 0);
+    size_t n = nulls_at(&p, WFB_VGEN_NULL_RATE, some);
+    ck_assert_uint_gt(n, 0);
+    ck_assert_uint_lt(n, 60); /* 100 cases of 2 String inputs, 5 % */
+    ck_assert_uint_eq(nulls_at(&p, 1, all), 200); /* OrderId and Sku, every time */
+    for (size_t i = 0; i < 100; i++) {
+        ck_assert_str_eq(none[i], some[i]);
+        ck_assert_str_eq(none[i], all[i]);
+    }
+    order_close(&p);
+}
+END_TEST
+
+/* An oracle that diverges for any OrderId, and one only for a null (or absent) one. */
+typedef struct seen_null {
+    bool only_null;
+    size_t null_trials;
+} seen_null;
+
+static wf_status order_id_oracle(void *ud, const wfb_vcase *c, bool *diverges, wf_error *err)
+{
+    (void)err;
+    seen_null *o = ud;
+    const char *id = NULL;
+    for (size_t i = 0; i < c->input_count; i++)
+        if (strcmp(c->inputs[i].name, "OrderId") == 0)
+            id = c->inputs[i].json;
+    bool is_null = !id || strcmp(id, "null") == 0;
+    o->null_trials += is_null;
+    *diverges = !o->only_null || is_null;
+    return WF_OK;
+}
+
+START_TEST(test_verify_iso_shrinker_tries_null_last)
+{
+    order p;
+    order_open(&p);
+    wf_error err = WF_ERROR_INIT;
+    for (int only_null = 0; only_null <= 1; only_null++)
+        for (int no_null = 0; no_null <= 1; no_null++) {
+            wfb_vcase c = {.name = wf_strdup("c")};
+            ck_assert_int_eq(wfb_vcase_set(&c, "OrderId", only_null ? "null" : "\"SO-77\"", &err),
+                             WF_OK);
+            seen_null o = {.only_null = only_null};
+            wfb_vshrink_opts so = {.max_tries = 300, .no_null = no_null};
+            ck_assert_int_eq(wfb_vshrink_with(&c, p.m, order_id_oracle, &o, &so, &err), WF_OK);
+            if (only_null && no_null) /* nothing non-null diverges: it stays as it was */
+                ck_assert_str_eq(c.inputs[0].json, "null");
+            else if (only_null) /* left out: its default, null, comes before an explicit one */
+                ck_assert_uint_eq(c.input_count, 0);
+            else /* "" diverges already: null is never needed */
+                ck_assert_str_eq(c.inputs[0].json, "\"\"");
+            if (no_null || !only_null)
+                ck_assert_uint_eq(o.null_trials, 0);
+            wfb_vcase_fini(&c);
+        }
+    order_close(&p);
+}
+END_TEST
+
+/* Generated nulls reach the null dereference of the holdorders library: both sides crash
+ * alike, verify says equivalent and counts the crashed runs. */
+START_TEST(test_verify_iso_generated_nulls_reach_the_crash)
+{
+    const char *args[] = {"verify",    HOLD_XOML,   "--lib-path", wf_test_lib_dir(),
+                          "--generate", "50",       "--timeout",  "1",
+                          NULL};
+    cli r;
+    run(args, NULL, NULL, &r);
+    ck_assert_msg(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "legacy runs that did not end by themselves: "), "%s", r.out);
+    cli_fini(&r);
+    const char *bad[] = {"verify", HOLD_XOML, "--null-rate", "1.5", NULL};
+    run(bad, NULL, NULL, &r);
+    ck_assert_int_eq(WEXITSTATUS(r.status), 2);
+    ck_assert_msg(strstr(r.err, "--null-rate needs a number from 0 to 1"), "%s", r.err);
+    cli_fini(&r);
+}
+END_TEST
+
 /* ---- the verb ------------------------------------------------------------------------------ */
 /* The honest conversion is equivalent in every case, crashes and hangs included; every run
  * reads audit sequence 1; the JSON and the JUnit report are complete. */
@@ -363,6 +505,54 @@ START_TEST(test_verify_iso_one_sided_crash_is_a_divergence)
 }
 END_TEST
 
+/* A 578-byte call text that differs at byte 312: the table shows a window around the first
+ * difference and where it is; --json has the whole text. The journal handler of the converted
+ * workflow gets a constant of 300 'A's and a 'B' in place of the Sku. */
+START_TEST(test_verify_iso_long_values_are_shortened_at_the_difference)
+{
+    char dir[1024], xaml[1200], long_sku[400];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(xaml, sizeof xaml, "%s/hold.xaml", dir);
+    const char *conv[] = {"convert", HOLD_XOML, "--lib-path", wf_test_lib_dir(), "-o", xaml,
+                          NULL};
+    ck_assert_int_eq(wf_test_run_cli(conv, NULL), 0);
+    char *text = wf_test_read_file(xaml, NULL);
+    char *at = strstr(text, "x:String\">[Sku]<"); /* the first: the journal handler's */
+    ck_assert_ptr_nonnull(at);
+    memset(long_sku, 'A', 300);
+    long_sku[300] = '\0';
+    wf_buf b;
+    wf_buf_init(&b);
+    wf_buf_add(&b, text, (size_t)(at - text) + 10);
+    wf_buf_addf(&b, "%sB%s", long_sku, at + 15);
+    wf_test_write_file(dir, "hold.xaml", b.data);
+    wf_buf_fini(&b);
+    wf_free(text);
+    char cases_text[600];
+    snprintf(cases_text, sizeof cases_text,
+             "[{\"name\": \"long\", \"inputs\": {\"Sku\": \"%sC\", \"Quantity\": 1, "
+             "\"Mode\": 0}}]",
+             long_sku);
+    char cases[1200];
+    snprintf(cases, sizeof cases, "%s", wf_test_write_file(dir, "cases.json", cases_text));
+    const char *args[] = {"verify", HOLD_XOML, "--lib-path", wf_test_lib_dir(), "--cases",
+                          cases,    "--json",  "--keep",     dir,               "--converted",
+                          xaml,     NULL};
+    cli r;
+    run(args, dir, NULL, &r);
+    ck_assert_int_eq(WEXITSTATUS(r.status), 1);
+    ck_assert_msg(strstr(r.err, "    first difference at byte 312 "), "%s", r.err);
+    ck_assert_msg(strstr(r.err, "AC\") -> (\"AAA"), "%s", r.err);
+    ck_assert_msg(!strstr(r.err, long_sku), "%s", r.err); /* never the whole value */
+    json_t *j = last_json(&r);
+    json_t *d = json_array_get(json_object_get(j, "divergences"), 0);
+    ck_assert_uint_eq(strlen(json_string_value(json_object_get(d, "legacy"))), 578);
+    json_decref(j);
+    cli_fini(&r);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* SIGTERM while a run hangs: the run is killed, the temporary directory removed, and verify
  * dies of the signal (no report of success). */
 START_TEST(test_verify_iso_signal_removes_temporary_files)
@@ -396,6 +586,10 @@ Suite *verify_iso_suite(void)
     tcase_add_test(core, test_verify_iso_honest_conversion_is_equivalent);
     tcase_add_test(core, test_verify_iso_one_sided_crash_is_a_divergence);
     tcase_add_test(core, test_verify_iso_signal_removes_temporary_files);
+    tcase_add_test(core, test_verify_iso_long_values_are_shortened_at_the_difference);
+    tcase_add_test(core, test_verify_iso_generator_makes_nulls_at_its_rate);
+    tcase_add_test(core, test_verify_iso_shrinker_tries_null_last);
+    tcase_add_test(core, test_verify_iso_generated_nulls_reach_the_crash);
     suite_add_tcase(s, core);
     return s;
 }
