@@ -103,12 +103,21 @@ typedef struct fileres {
     coverage cov;  /* total 0: none measured (no decision point, or an error) */
 } fileres;
 
+/* The progress line on a terminal (stderr): "[3/400] FILE: case 120/1000". */
+typedef struct progress {
+    bool on;            /* stderr is a terminal */
+    bool drawn;         /* a line is showing: clear it before anything else is printed */
+    size_t file, files; /* 1-based; files 0: a single file */
+    double last;        /* when it was drawn (s) */
+} progress;
+
 typedef struct report {
     row *rows;
     size_t row_count;
     fileres *files;
     size_t file_count;
     bool oom;
+    progress pg;
 } report;
 
 typedef struct vmode {
@@ -329,6 +338,32 @@ static wf_status keep_file(const char *dir, const char *name, const char *text, 
         return wf_error_set(err, WF_E_IO, &(wf_loc){path, 0, 0}, "cannot write the file");
     }
     return WF_OK;
+}
+
+/* ---- progress ---------------------------------------------------------------------------- */
+static void progress_clear(progress *pg)
+{
+    if (pg->drawn)
+        fputs("\r\033[K", stderr);
+    pg->drawn = false;
+}
+
+/* Redraw at most ten times a second (and always for case 0: a new file). */
+static void progress_show(progress *pg, const char *file, size_t done, size_t total)
+{
+    double t = now_s();
+    if (!pg->on || (done && t - pg->last < 0.1))
+        return;
+    pg->last = t;
+    progress_clear(pg);
+    if (pg->files)
+        fprintf(stderr, "[%zu/%zu] ", pg->file, pg->files);
+    if (total)
+        fprintf(stderr, "%s: case %zu/%zu", file, done, total);
+    else
+        fputs(file, stderr);
+    fflush(stderr);
+    pg->drawn = true;
 }
 
 /* ---- one file ---------------------------------------------------------------------------- */
@@ -617,6 +652,7 @@ static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, re
         if (gen)
             wfb_vcase_fini(&gc);
         fr->cases++;
+        progress_show(&rep->pg, j->file, i + 1, n);
         fr->diverged_cases += case_diverged;
     }
     return rep->oom && rc == WF_OK ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory") : rc;
@@ -764,6 +800,7 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
         fr->note = coverage_note(&j, fr, &fr->cov);
     } else {
         fr->status = "error";
+        progress_clear(&rep->pg);
         fr->reported = wfb_report_diags(diags, false) != 0;
         fr->note = error_text(&err);
     }
@@ -881,12 +918,11 @@ static void json_coverage(wf_buf *b, const report *r, const fileres *file)
     wf_buf_adds(b, "]}");
 }
 
-static void print_json(FILE *out, const report *r, size_t cases, bool diverged, bool dir)
+static void print_json(FILE *out, const report *r, size_t cases, const char *status, bool dir)
 {
     wf_buf b;
     wf_buf_init(&b);
-    wf_buf_addf(&b, "{\"status\": \"%s\", \"cases\": %zu, \"divergences\": [",
-                diverged ? "diverged" : "equivalent", cases);
+    wf_buf_addf(&b, "{\"status\": \"%s\", \"cases\": %zu, \"divergences\": [", status, cases);
     bool first = true;
     for (size_t i = 0; i < r->row_count; i++) {
         const row *w = &r->rows[i];
@@ -1001,6 +1037,22 @@ static void print_case(FILE *out, const report *r, size_t first)
     }
 }
 
+/* "4 files: 3 equivalent, 1 diverged, 0 errors; 400 cases in 8.61s" */
+static void print_summary(FILE *out, const report *r)
+{
+    size_t counts[3] = {0, 0, 0}, cases = 0; /* equivalent, diverged, error */
+    double seconds = 0;
+    for (size_t i = 0; i < r->file_count; i++) {
+        const fileres *f = &r->files[i];
+        counts[strcmp(f->status, "equivalent") == 0 ? 0 : strcmp(f->status, "diverged") == 0 ? 1 : 2]++;
+        cases += f->cases;
+        seconds += f->seconds;
+    }
+    fprintf(out, "%zu file%s: %zu equivalent, %zu diverged, %zu error%s; %zu cases in %.2fs\n",
+            r->file_count, r->file_count == 1 ? "" : "s", counts[0], counts[1], counts[2],
+            counts[2] == 1 ? "" : "s", cases, seconds);
+}
+
 /* The table; the first MAX_SHOWN diverging cases in full (--json and --junit have them all). */
 #define MAX_SHOWN 10
 static void print_human(FILE *out, const report *r, bool dir)
@@ -1037,6 +1089,8 @@ static void print_human(FILE *out, const report *r, bool dir)
         if (f->note)
             fprintf(out, "    %s\n", f->note);
     }
+    if (dir)
+        print_summary(out, r);
 }
 
 static void xml_text(wf_buf *b, const char *s)
@@ -1195,6 +1249,7 @@ int wfb_cmd_verify(int argc, char **argv)
     struct stat st;
     bool dir = stat(o.in, &st) == 0 && S_ISDIR(st.st_mode);
     if (!dir) {
+        rep.pg.on = isatty(STDERR_FILENO);
         verify_file(&o, o.in, o.converted, libpath, &rep);
     } else {
         char **files = NULL;
@@ -1206,12 +1261,16 @@ int wfb_cmd_verify(int argc, char **argv)
             if (o.converted)
                 snprintf(conv, sizeof conv, "%s/%.*s.xaml", o.converted,
                          (int)(strlen(files[i]) - 5), files[i]);
+            rep.pg = (progress){.on = isatty(STDERR_FILENO), .file = i + 1, .files = nf};
+            progress_show(&rep.pg, path, 0, 0);
             verify_file(&o, path, o.converted ? conv : NULL, libpath, &rep);
+            progress_clear(&rep.pg);
         }
         wfb__free_strs(files, nf);
         if (!rep.oom && nf == 0)
             code = wfb_usage_error("no .xoml file below '%s'", o.in);
     }
+    progress_clear(&rep.pg);
     size_t cases = 0;
     bool diverged = false, error = false;
     for (size_t i = 0; i < rep.file_count; i++) {
@@ -1233,7 +1292,11 @@ int wfb_cmd_verify(int argc, char **argv)
         } else {
             print_human(o.json ? stderr : stdout, &rep, dir);
             if (o.json)
-                print_json(stdout, &rep, cases, diverged, dir);
+                print_json(stdout, &rep, cases,
+                           error      ? "error"
+                           : diverged ? "diverged"
+                                      : "equivalent",
+                           dir);
             code = code ? code : error ? 2 : diverged ? 1 : 0;
         }
     }

@@ -553,6 +553,56 @@ START_TEST(test_verify_iso_long_values_are_shortened_at_the_difference)
 }
 END_TEST
 
+/* A folder with a file that cannot be loaded: --json says "error" (not "equivalent"), the
+ * table ends with a summary line, and on a terminal a progress line is drawn and cleared
+ * before the report (`script` gives verify a terminal). */
+START_TEST(test_verify_iso_folder_summary_progress_and_error_status)
+{
+    char dir[1024], tree[1200];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(tree, sizeof tree, "%s/tree", dir);
+    ck_assert_int_eq(mkdir(tree, 0700), 0);
+    char *text = wf_test_read_file(HOLD_XOML, NULL);
+    wf_test_write_file(tree, "a_hold.xoml", text);
+    wf_free(text);
+    wf_test_write_file(tree, "b_broken.xoml", "<SequentialWorkflowActivity");
+    const char *args[] = {"verify", tree, "--lib-path", wf_test_lib_dir(), "--generate", "4",
+                          "--no-null", "--json", NULL};
+    cli r;
+    run(args, dir, NULL, &r);
+    ck_assert_int_eq(WEXITSTATUS(r.status), 2);
+    json_t *j = last_json(&r);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "error");
+    json_t *files = json_object_get(j, "files");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(files, 0), "status")),
+                     "equivalent");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(files, 1), "status")),
+                     "error");
+    json_decref(j);
+    ck_assert_msg(strstr(r.err, "\n2 files: 1 equivalent, 0 diverged, 1 error; 4 cases in "),
+                  "%s", r.err);
+    ck_assert_msg(!strstr(r.err, "\033[K"), "%s", r.err); /* not a terminal: no progress */
+    cli_fini(&r);
+    /* on a terminal */
+    char cmd[4096], out[1200];
+    snprintf(out, sizeof out, "%s/typescript", dir);
+    snprintf(cmd, sizeof cmd,
+             "script -qec \"'%s/bin/wfbridge' verify '%s' --lib-path '%s' --generate 4 "
+             "--no-null\" /dev/null > '%s' 2>&1",
+             wf_test_build_dir(), tree, wf_test_lib_dir(), out);
+    ck_assert_int_ne(system(cmd), -1);
+    text = wf_test_read_file(out, NULL);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_msg(strstr(text, "[1/2] "), "%s", text);
+    ck_assert_msg(strstr(text, "[2/2] "), "%s", text);
+    ck_assert_msg(strstr(text, "a_hold.xoml: case "), "%s", text);
+    ck_assert_msg(strstr(text, "\r\033[K"), "%s", text); /* cleared before what follows */
+    ck_assert_msg(!strstr(text, "xomlfile ") && !strstr(text, "xoml/"), "%s", text);
+    wf_free(text);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* SIGTERM while a run hangs: the run is killed, the temporary directory removed, and verify
  * dies of the signal (no report of success). */
 START_TEST(test_verify_iso_signal_removes_temporary_files)
@@ -587,6 +637,7 @@ Suite *verify_iso_suite(void)
     tcase_add_test(core, test_verify_iso_one_sided_crash_is_a_divergence);
     tcase_add_test(core, test_verify_iso_signal_removes_temporary_files);
     tcase_add_test(core, test_verify_iso_long_values_are_shortened_at_the_difference);
+    tcase_add_test(core, test_verify_iso_folder_summary_progress_and_error_status);
     tcase_add_test(core, test_verify_iso_generator_makes_nulls_at_its_rate);
     tcase_add_test(core, test_verify_iso_shrinker_tries_null_last);
     tcase_add_test(core, test_verify_iso_generated_nulls_reach_the_crash);
