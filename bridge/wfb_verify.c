@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ static const char usage_text[] =
     "usage: wfbridge verify IN.xoml|DIR [--rules F] [--lib-path DIR] [--converted OUT.xaml]\n"
     "         [--cases CASES.json | --generate N [--seed S]] [--events SCRIPT.json]\n"
     "         [--tolerance T] [--max-steps N] [--json] [--junit FILE.xml] [--keep DIR]\n"
+    "         [-j N] [--timeout S] [--no-isolate] [--null-rate R | --no-null]\n"
     "\n"
     "Run input cases on the legacy workflow and on its conversion and compare what they do:\n"
     "status, fault, native calls with their arguments, outputs, and the events waited on at\n"
@@ -38,6 +40,9 @@ static const char usage_text[] =
     "  --generate N       N cases generated from the arguments' types (default 50, at\n"
     "                     most 10000000)\n"
     "  --seed S           the generator's seed (default 1)\n"
+    "  --null-rate R      share of generated String, List and Object values that are null\n"
+    "                     (default 0.05)\n"
+    "  --no-null          never null: neither generated nor tried by the shrinker\n"
     "  --events F         event script for cases without one: [{\"event\", \"payload\"}]\n"
     "                     (generated cases: IN.events.json beside IN.xoml by default)\n"
     "  --tolerance T      Doubles are equal within T relative (default 1e-9)\n"
@@ -46,6 +51,11 @@ static const char usage_text[] =
     "  --json             the result as one JSON object on the last line of stdout\n"
     "  --junit F          JUnit XML: one test case per input case and mode\n"
     "  --keep DIR         keep converted files, per-case traces and shrunk cases in DIR\n"
+    "  -j, --jobs N       runs at once, each in its own process (default: the cores)\n"
+    "  --timeout S        seconds a run may take before it is stopped and reported as\n"
+    "                     timed out (default 10, 0: none)\n"
+    "  --no-isolate       run every case in this process, one at a time (a native crash\n"
+    "                     then ends verify; native state carries from run to run)\n"
     "\n"
     "A divergence is shrunk to a small case written as a --cases file (into --keep DIR, else\n"
     "the working directory). Exit status: 0 equivalent, 1 diverged, 2 usage or input error.\n";
@@ -57,14 +67,20 @@ typedef struct vopts {
     const char *in, *rules, *lib_path, *converted, *cases, *events, *junit, *keep;
     size_t generate;
     uint64_t seed, max_steps;
-    double tolerance;
-    bool json;
+    double tolerance, timeout_s, null_rate;
+    unsigned jobs; /* 0: the cores */
+    bool json, no_isolate, no_null;
 } vopts;
+
+/* Set by SIGINT, SIGTERM or SIGHUP: stop, clean up, then die of the signal (docs/verify.md
+ * "Isolation"). A signal handler can only reach a file-scope variable. */
+static volatile sig_atomic_t stop_signal;
 
 /* One row of the report: a case in a mode, equivalent or with its divergence. */
 typedef struct row {
     char *file, *cas, *mode;
     wfb_vdiff diff; /* what == NULL: equivalent */
+    char *shrunk;   /* the shrunk case written for this divergence, or NULL */
 } row;
 
 /* A decision outcome no case reached. */
@@ -85,11 +101,20 @@ typedef struct fileres {
     char *file;
     const char *status; /* "equivalent", "diverged", "error" */
     size_t cases, diverged_cases;
+    size_t crashed, exited, timed_out; /* legacy runs that did not end by themselves */
     double seconds;
     char *note;    /* error text, or the decision coverage */
     bool reported; /* the error was printed already (as the file's diagnostics) */
     coverage cov;  /* total 0: none measured (no decision point, or an error) */
 } fileres;
+
+/* The progress line on a terminal (stderr): "[3/400] FILE: case 120/1000". */
+typedef struct progress {
+    bool on;            /* stderr is a terminal */
+    bool drawn;         /* a line is showing: clear it before anything else is printed */
+    size_t file, files; /* 1-based; files 0: a single file */
+    double last;        /* when it was drawn (s) */
+} progress;
 
 typedef struct report {
     row *rows;
@@ -97,6 +122,7 @@ typedef struct report {
     fileres *files;
     size_t file_count;
     bool oom;
+    progress pg;
 } report;
 
 typedef struct vmode {
@@ -116,19 +142,26 @@ static int parse(int argc, char **argv, vopts *o)
                                           {"seed", required_argument, NULL, 's'},
                                           {"events", required_argument, NULL, 'e'},
                                           {"tolerance", required_argument, NULL, 't'},
-                                          {"json", no_argument, NULL, 'j'},
+                                          {"json", no_argument, NULL, 'O'},
                                           {"junit", required_argument, NULL, 'u'},
                                           {"keep", required_argument, NULL, 'k'},
                                           {"max-steps", required_argument, NULL, 'm'},
+                                          {"jobs", required_argument, NULL, 'j'},
+                                          {"timeout", required_argument, NULL, 'T'},
+                                          {"no-isolate", no_argument, NULL, 'I'},
+                                          {"null-rate", required_argument, NULL, 'N'},
+                                          {"no-null", no_argument, NULL, 'n'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     o->generate = 50;
     o->seed = 1;
     o->max_steps = 20000;
     o->tolerance = 1e-9;
+    o->timeout_s = 10;
+    o->null_rate = WFB_VGEN_NULL_RATE;
     bool gen_given = false;
     int ch;
-    while ((ch = wfb_getopt(argc, argv, longs)) != -1) {
+    while ((ch = wfb_getopt_short(argc, argv, ":hj:", longs)) != -1) {
         char *end = NULL;
         unsigned long long n = 0;
         switch (ch) {
@@ -149,7 +182,7 @@ static int parse(int argc, char **argv, vopts *o)
         case 'e':
             o->events = optarg;
             break;
-        case 'j':
+        case 'O':
             o->json = true;
             break;
         case 'u':
@@ -174,6 +207,28 @@ static int parse(int argc, char **argv, vopts *o)
                 return 2;
             o->max_steps = n;
             break;
+        case 'j':
+            o->jobs = (unsigned)strtoul(optarg, &end, 10);
+            if (*optarg < '0' || *optarg > '9' || *end || o->jobs == 0 || o->jobs > 1024)
+                return wfb_usage_error("--jobs needs a number from 1 to 1024, not '%s'", optarg);
+            break;
+        case 'T':
+            o->timeout_s = strtod(optarg, &end);
+            if (end == optarg || *end || !(o->timeout_s >= 0) || o->timeout_s > 1e6)
+                return wfb_usage_error("--timeout needs seconds >= 0, not '%s'", optarg);
+            break;
+        case 'I':
+            o->no_isolate = true;
+            break;
+        case 'N':
+            o->null_rate = strtod(optarg, &end);
+            if (end == optarg || *end || !(o->null_rate >= 0 && o->null_rate <= 1))
+                return wfb_usage_error("--null-rate needs a number from 0 to 1, not '%s'",
+                                       optarg);
+            break;
+        case 'n':
+            o->no_null = true;
+            break;
         case 't':
             errno = 0;
             o->tolerance = strtod(optarg, &end);
@@ -195,12 +250,14 @@ static int parse(int argc, char **argv, vopts *o)
 }
 
 /* ---- the report -------------------------------------------------------------------------- */
-static void add_row(report *r, const char *file, const char *cas, const char *mode, wfb_vdiff *diff)
+static void add_row(report *r, const char *file, const char *cas, const char *mode, wfb_vdiff *diff,
+                    char *shrunk_take)
 {
     row *grown = wf_realloc(r->rows, (r->row_count + 1) * sizeof *grown);
     if (!grown) {
         r->oom = true;
         wfb_vdiff_fini(diff);
+        wf_free(shrunk_take);
         return;
     }
     r->rows = grown;
@@ -209,6 +266,7 @@ static void add_row(report *r, const char *file, const char *cas, const char *mo
     w->cas = wf_strdup(cas);
     w->mode = wf_strdup(mode);
     w->diff = *diff;
+    w->shrunk = shrunk_take;
     memset(diff, 0, sizeof *diff);
     r->oom |= !w->file || !w->cas || !w->mode;
 }
@@ -236,6 +294,7 @@ static void report_fini(report *r)
         wf_free(r->rows[i].cas);
         wf_free(r->rows[i].mode);
         wfb_vdiff_fini(&r->rows[i].diff);
+        wf_free(r->rows[i].shrunk);
     }
     wf_free(r->rows);
     for (size_t i = 0; i < r->file_count; i++) {
@@ -287,6 +346,32 @@ static wf_status keep_file(const char *dir, const char *name, const char *text, 
     return WF_OK;
 }
 
+/* ---- progress ---------------------------------------------------------------------------- */
+static void progress_clear(progress *pg)
+{
+    if (pg->drawn)
+        fputs("\r\033[K", stderr);
+    pg->drawn = false;
+}
+
+/* Redraw at most ten times a second (and always for case 0: a new file). */
+static void progress_show(progress *pg, const char *file, size_t done, size_t total)
+{
+    double t = now_s();
+    if (!pg->on || (done && t - pg->last < 0.1))
+        return;
+    pg->last = t;
+    progress_clear(pg);
+    if (pg->files)
+        fprintf(stderr, "[%zu/%zu] ", pg->file, pg->files);
+    if (total)
+        fprintf(stderr, "%s: case %zu/%zu", file, done, total);
+    else
+        fputs(file, stderr);
+    fflush(stderr);
+    pg->drawn = true;
+}
+
 /* ---- one file ---------------------------------------------------------------------------- */
 typedef struct job {
     const vopts *o;
@@ -298,10 +383,12 @@ typedef struct job {
     char *skipped; /* why the Interop mode did not run, or NULL */
     char *side_dir; /* where conversions write their generated files */
     bool own_dir;   /* side_dir is a temporary directory, removed at the end */
+    char *shrunk_dir; /* --keep DIR, or a temporary directory made for the first shrunk case */
     wfb_verify_written written;
     wfb_vevent *events;
     size_t event_count;
     const vmode *pred_mode;
+    wfb_vpool *pool; /* where runs run (docs/verify.md "Isolation") */
     bool *seen; /* per decision outcome: some case's legacy run reached it */
 } job;
 
@@ -312,11 +399,12 @@ static wf_status still_diverges(void *ud, const wfb_vcase *c, bool *diverges, wf
     wfb_vobs lo, mo;
     wfb_vdiff d;
     bool equal = true;
-    wf_status rc = wfb_vlegacy_run(j->l, c, &lo, err);
+    memset(&mo, 0, sizeof mo);
+    wf_status rc = wfb_vpool_submit(j->pool, j->l, NULL, c, &lo, err);
     if (rc == WF_OK)
-        rc = wfb_vmodern_run(j->pred_mode->m, c, &mo, err);
-    else
-        memset(&mo, 0, sizeof mo);
+        rc = wfb_vpool_submit(j->pool, NULL, j->pred_mode->m, c, &mo, err);
+    if (rc == WF_OK)
+        rc = wfb_vpool_wait(j->pool, err);
     if (rc == WF_OK)
         rc = wfb_vcompare(&lo, &mo, j->o->tolerance, &equal, &d, err);
     if (rc == WF_OK)
@@ -444,6 +532,28 @@ static wf_status keep_obs(const job *j, const char *cas, const char *mode, const
     return rc;
 }
 
+/* Where shrunk cases go: --keep DIR, else a directory of their own under $TMPDIR, left for the
+ * user (its path is in the report), never the working directory. */
+static wf_status make_shrunk_dir(job *j, wf_error *err)
+{
+    if (j->shrunk_dir)
+        return WF_OK;
+    char tmpl[4096];
+    const char *tmp = getenv("TMPDIR");
+    if (j->o->keep) {
+        mkdir(j->o->keep, 0777);
+        snprintf(tmpl, sizeof tmpl, "%s", j->o->keep);
+    } else {
+        snprintf(tmpl, sizeof tmpl, "%s/wfb-shrunk-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(tmpl))
+            return wf_error_set(err, WF_E_IO, &(wf_loc){tmpl, 0, 0},
+                                "cannot create a directory for shrunk cases: %s", strerror(errno));
+    }
+    if (!(j->shrunk_dir = wf_strdup(tmpl)))
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    return WF_OK;
+}
+
 /* Shrink the first diverging case of a mode and write it as a --cases file. */
 static wf_status shrink_and_write(job *j, const vmode *md, const wfb_vcase *c, char **written,
                                   wf_error *err)
@@ -452,12 +562,14 @@ static wf_status shrink_and_write(job *j, const vmode *md, const wfb_vcase *c, c
     wf_status rc = wfb_vcase_copy(c, &small, err);
     j->pred_mode = md;
     if (rc == WF_OK)
-        rc = wfb_vshrink(&small, md->m, still_diverges, j, 300, err);
+        rc = wfb_vshrink_with(&small, md->m, still_diverges, j,
+                              &(wfb_vshrink_opts){.max_tries = 300, .no_null = j->o->no_null},
+                              err);
     char path[4096];
-    snprintf(path, sizeof path, "%s%s%s.%s.shrunk.json", j->o->keep ? j->o->keep : "",
-             j->o->keep ? "/" : "", j->stem, md->name);
-    if (j->o->keep)
-        mkdir(j->o->keep, 0777);
+    if (rc == WF_OK)
+        rc = make_shrunk_dir(j, err);
+    snprintf(path, sizeof path, "%s/%s.%s.shrunk.json", j->shrunk_dir ? j->shrunk_dir : ".",
+             j->stem, md->name);
     if (rc == WF_OK)
         rc = wfb_vcases_write(path, &small, 1, err);
     if (rc == WF_OK && !(*written = wf_strdup(path)))
@@ -470,6 +582,21 @@ static wf_status shrink_and_write(job *j, const vmode *md, const wfb_vcase *c, c
  * KEEP_FIRST diverging ones after those (a thousand generated traces are no reading, and loops
  * make them large). */
 #define KEEP_FIRST 10
+
+/* Run case c on the legacy definition and in every mode, at once (each run in its own
+ * process); every observation is valid for wfb_vobs_fini whatever this returns. */
+static wf_status run_case(job *j, const wfb_vcase *c, wfb_vobs *lo, wfb_vobs *mos, wf_error *err)
+{
+    memset(lo, 0, sizeof *lo);
+    memset(mos, 0, j->mode_count * sizeof *mos);
+    if (stop_signal)
+        return wf_error_set(err, WF_E_STATE, NULL, "interrupted");
+    wf_status rc = wfb_vpool_submit(j->pool, j->l, NULL, c, lo, err);
+    for (size_t k = 0; rc == WF_OK && k < j->mode_count; k++)
+        rc = wfb_vpool_submit(j->pool, NULL, j->modes[k].m, c, &mos[k], err);
+    wf_status wrc = wfb_vpool_wait(j->pool, err); /* also after a failed submit */
+    return rc == WF_OK ? wrc : rc;
+}
 
 /* Run every case in every mode; divergences go to the report. */
 static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, report *rep,
@@ -486,58 +613,52 @@ static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, re
                 break;
             c = &gc;
         }
-        wfb_vobs lo;
+        wfb_vobs lo, mos[2];
         bool case_diverged = false;
-        rc = wfb_vlegacy_run(j->l, c, &lo, err);
+        rc = run_case(j, c, &lo, mos, err);
         if (rc == WF_OK && !gen && lo.error) /* a --cases input the workflow does not take */
             rc = wf_error_set(err, WF_E_USAGE, &(wf_loc){j->o->cases, 0, 0}, "case '%s': %s",
                               c->name, lo.error);
+        if (rc == WF_OK && lo.status) {
+            fr->crashed += strcmp(lo.status, "Crashed") == 0;
+            fr->exited += strcmp(lo.status, "Exited") == 0;
+            fr->timed_out += strcmp(lo.status, "TimedOut") == 0;
+        }
         for (size_t h = 0; rc == WF_OK && h < lo.hit_count; h++)
             j->seen[lo.hits[h]] = true;
         if (rc == WF_OK && gen)
             rc = wfb_vgen_feedback(gen, c, &lo, err);
         for (size_t k = 0; rc == WF_OK && k < j->mode_count; k++) {
-            wfb_vobs mo;
+            const wfb_vobs *mo = &mos[k];
             wfb_vdiff d;
             bool equal;
-            rc = wfb_vmodern_run(j->modes[k].m, c, &mo, err);
-            if (rc != WF_OK)
-                break;
-            rc = wfb_vcompare(&lo, &mo, j->o->tolerance, &equal, &d, err);
+            rc = wfb_vcompare(&lo, mo, j->o->tolerance, &equal, &d, err);
             if (rc == WF_OK && (!gen || i < KEEP_FIRST || (!equal && kept < KEEP_FIRST)) &&
-                (rc = keep_obs(j, c->name, j->modes[k].name, &mo, err)) != WF_OK)
+                (rc = keep_obs(j, c->name, j->modes[k].name, mo, err)) != WF_OK)
                 wfb_vdiff_fini(&d);
-            wfb_vobs_fini(&mo);
             if (rc != WF_OK)
                 break;
+            char *path = NULL;
             if (!equal) {
                 fr->status = "diverged";
                 case_diverged = true;
                 if (!shrunk[k]) {
                     shrunk[k] = true;
-                    char *path = NULL;
                     rc = shrink_and_write(j, &j->modes[k], c, &path, err);
-                    if (rc == WF_OK) {
-                        size_t len = strlen(d.what) + strlen(path) + 32;
-                        char *w = wf_malloc(len);
-                        if (w)
-                            snprintf(w, len, "%s (shrunk case: %s)", d.what, path);
-                        wf_free(d.what);
-                        d.what = w;
-                        rc = w ? WF_OK : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-                    }
-                    wf_free(path);
                 }
             }
-            add_row(rep, j->file, c->name, j->modes[k].name, &d);
+            add_row(rep, j->file, c->name, j->modes[k].name, &d, path);
         }
         if (rc == WF_OK && (!gen || i < KEEP_FIRST || (case_diverged && kept < KEEP_FIRST)))
             rc = keep_obs(j, c->name, "legacy", &lo, err);
         kept += gen && i >= KEEP_FIRST && case_diverged;
         wfb_vobs_fini(&lo);
+        for (size_t k = 0; k < j->mode_count; k++)
+            wfb_vobs_fini(&mos[k]);
         if (gen)
             wfb_vcase_fini(&gc);
         fr->cases++;
+        progress_show(&rep->pg, j->file, i + 1, n);
         fr->diverged_cases += case_diverged;
     }
     return rep->oom && rc == WF_OK ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory") : rc;
@@ -594,13 +715,17 @@ static void coverage_text(wf_buf *b, const coverage *cv)
                     cv->unseen[i].activity, cv->unseen[i].outcome);
 }
 
-static char *coverage_note(const job *j, coverage *cv)
+static char *coverage_note(const job *j, const fileres *fr, coverage *cv)
 {
     wf_buf b;
     wf_buf_init(&b);
     if (!measure(j, cv))
         b.oom = true;
     coverage_text(&b, cv);
+    if (fr->crashed || fr->exited || fr->timed_out) /* docs/verify.md "Isolation" */
+        wf_buf_addf(&b, "; legacy runs that did not end by themselves: %zu crashed, %zu called "
+                        "exit(), %zu timed out",
+                    fr->crashed, fr->exited, fr->timed_out);
     if (j->skipped)
         wf_buf_addf(&b, "; interop mode skipped: %s", j->skipped);
     return wf_buf_detach(&b, NULL);
@@ -662,20 +787,32 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
     else if (rc == WF_OK) {
         n = o->generate;
         rc = wfb_vgen_create(j.modes[0].m, j.l, o->seed, &gen, &err);
+        if (rc == WF_OK)
+            wfb_vgen_set_null_rate(gen, o->no_null ? 0 : o->null_rate);
+    }
+    if (rc == WF_OK) {
+        wfb_vpool_opts po = WFB_VPOOL_OPTS_INIT;
+        po.jobs = o->jobs;
+        po.timeout_s = o->timeout_s;
+        po.in_process = o->no_isolate;
+        po.stop = &stop_signal;
+        rc = wfb_vpool_create(&po, &j.pool, &err);
     }
     if (rc == WF_OK) {
         fr->status = "equivalent";
         rc = run_cases(&j, cases, n, gen, rep, fr, &err);
     }
     if (rc == WF_OK) {
-        fr->note = coverage_note(&j, &fr->cov);
+        fr->note = coverage_note(&j, fr, &fr->cov);
     } else {
         fr->status = "error";
+        progress_clear(&rep->pg);
         fr->reported = wfb_report_diags(diags, false) != 0;
         fr->note = error_text(&err);
     }
     rep->oom |= !fr->note;
     fr->seconds = now_s() - t0;
+    wfb_vpool_destroy(j.pool);
     wfb_vgen_destroy(gen);
     wfb_vcases_free(cases, cases ? n : 0);
     wfb_vevents_free(j.events, j.event_count);
@@ -687,6 +824,7 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
     if (j.own_dir)
         rmdir(j.side_dir);
     wf_free(j.side_dir);
+    wf_free(j.shrunk_dir);
     wfb_vlegacy_destroy(j.l);
     wf_free(j.seen);
     wf_free(j.skipped);
@@ -748,12 +886,11 @@ static void json_coverage(wf_buf *b, const report *r, const fileres *file)
     wf_buf_adds(b, "]}");
 }
 
-static void print_json(FILE *out, const report *r, size_t cases, bool diverged, bool dir)
+static void print_json(FILE *out, const report *r, size_t cases, const char *status, bool dir)
 {
     wf_buf b;
     wf_buf_init(&b);
-    wf_buf_addf(&b, "{\"status\": \"%s\", \"cases\": %zu, \"divergences\": [",
-                diverged ? "diverged" : "equivalent", cases);
+    wf_buf_addf(&b, "{\"status\": \"%s\", \"cases\": %zu, \"divergences\": [", status, cases);
     bool first = true;
     for (size_t i = 0; i < r->row_count; i++) {
         const row *w = &r->rows[i];
@@ -773,6 +910,10 @@ static void print_json(FILE *out, const report *r, size_t cases, bool diverged, 
         wf_buf_add_json_string(&b, w->diff.legacy, strlen(w->diff.legacy));
         wf_buf_adds(&b, ", \"modern\": ");
         wf_buf_add_json_string(&b, w->diff.modern, strlen(w->diff.modern));
+        if (w->shrunk) {
+            wf_buf_adds(&b, ", \"shrunk\": ");
+            wf_buf_add_json_string(&b, w->shrunk, strlen(w->shrunk));
+        }
         wf_buf_addc(&b, '}');
     }
     wf_buf_adds(&b, "]");
@@ -800,21 +941,107 @@ static void print_json(FILE *out, const report *r, size_t cases, bool diverged, 
     wf_buf_fini(&b);
 }
 
-/* The table; the first MAX_SHOWN divergences in full (--json and --junit have them all). */
+/* Values longer than this are shown as a window around their first difference. */
+#define SHOW_MAX 120
+#define SHOW_AROUND 32
+
+/* The byte offset where a and b first differ (the shorter length when one is a prefix). */
+static size_t first_difference(const char *a, const char *b)
+{
+    size_t i = 0;
+    while (a[i] && a[i] == b[i])
+        i++;
+    return i;
+}
+
+/* Back to the start of a UTF-8 character. */
+static size_t char_start(const char *s, size_t at)
+{
+    while (at > 0 && ((unsigned char)s[at] & 0xC0) == 0x80)
+        at--;
+    return at;
+}
+
+/* "    legacy: TEXT", or for a long one "    legacy: …WINDOW… (N bytes)", the window starting
+ * SHOW_AROUND bytes before the first difference. */
+static void print_side(FILE *out, const char *label, const char *text, size_t diff_at)
+{
+    size_t len = strlen(text);
+    if (len <= SHOW_MAX) {
+        fprintf(out, "    %s: %s\n", label, text);
+        return;
+    }
+    size_t from = char_start(text, diff_at > SHOW_AROUND ? diff_at - SHOW_AROUND : 0);
+    size_t to = diff_at + SHOW_AROUND < len ? char_start(text, diff_at + SHOW_AROUND) : len;
+    fprintf(out, "    %s: %s%.*s%s (%zu bytes)\n", label, from ? "\u2026" : "", (int)(to - from),
+            text + from, to < len ? "\u2026" : "", len);
+}
+
+/* One block per diverging case: its first divergence (long values shortened around where
+ * they first differ), then how many of its other modes diverged too. */
+static void print_case(FILE *out, const report *r, size_t first)
+{
+    const row *w = &r->rows[first];
+    fprintf(out, "%s: case %s [%s]: diverged: %s\n", w->file, w->cas, w->mode, w->diff.what);
+    size_t at = first_difference(w->diff.legacy, w->diff.modern);
+    print_side(out, "legacy", w->diff.legacy, at);
+    print_side(out, "modern", w->diff.modern, at);
+    if (strlen(w->diff.legacy) > SHOW_MAX || strlen(w->diff.modern) > SHOW_MAX)
+        fprintf(out, "    first difference at byte %zu (--json and --keep have both in full)\n",
+                at);
+    for (size_t k = first + 1; k < r->row_count; k++) {
+        const row *o = &r->rows[k];
+        if (strcmp(o->file, w->file) != 0 || strcmp(o->cas, w->cas) != 0)
+            break;
+        if (o->diff.what)
+            fprintf(out, "    also diverged in [%s]: %s\n", o->mode, o->diff.what);
+    }
+    for (size_t k = first; k < r->row_count; k++) {
+        const row *o = &r->rows[k];
+        if (strcmp(o->file, w->file) != 0 || strcmp(o->cas, w->cas) != 0)
+            break;
+        if (o->shrunk)
+            fprintf(out, "    shrunk case [%s]: %s\n", o->mode, o->shrunk);
+    }
+}
+
+/* "4 files: 3 equivalent, 1 diverged, 0 errors; 400 cases in 8.61s" */
+static void print_summary(FILE *out, const report *r)
+{
+    size_t counts[3] = {0, 0, 0}, cases = 0; /* equivalent, diverged, error */
+    double seconds = 0;
+    for (size_t i = 0; i < r->file_count; i++) {
+        const fileres *f = &r->files[i];
+        counts[strcmp(f->status, "equivalent") == 0 ? 0 : strcmp(f->status, "diverged") == 0 ? 1 : 2]++;
+        cases += f->cases;
+        seconds += f->seconds;
+    }
+    fprintf(out, "%zu file%s: %zu equivalent, %zu diverged, %zu error%s; %zu cases in %.2fs\n",
+            r->file_count, r->file_count == 1 ? "" : "s", counts[0], counts[1], counts[2],
+            counts[2] == 1 ? "" : "s", cases, seconds);
+}
+
+/* The table; the first MAX_SHOWN diverging cases in full (--json and --junit have them all). */
 #define MAX_SHOWN 10
 static void print_human(FILE *out, const report *r, bool dir)
 {
     size_t shown = 0, hidden = 0;
+    const row *last = NULL; /* the last diverging row seen: a case's rows are consecutive */
     for (size_t i = 0; i < r->row_count; i++) {
         const row *w = &r->rows[i];
-        if (w->diff.what && shown == MAX_SHOWN)
+        if (!w->diff.what)
+            continue;
+        bool same_case = last && strcmp(last->file, w->file) == 0 && strcmp(last->cas, w->cas) == 0;
+        last = w;
+        if (same_case)
+            continue;
+        if (shown == MAX_SHOWN)
             hidden++;
-        else if (w->diff.what && ++shown)
-            fprintf(out, "%s: case %s [%s]: diverged: %s\n    legacy: %s\n    modern: %s\n",
-                    w->file, w->cas, w->mode, w->diff.what, w->diff.legacy, w->diff.modern);
+        else if (++shown)
+            print_case(out, r, i);
     }
     if (hidden)
-        fprintf(out, "... and %zu more divergences\n", hidden);
+        fprintf(out, "... and %zu more diverging cases\n", hidden);
     if (dir)
         fprintf(out, "%-48s %7s  %-10s %8s\n", "file", "cases", "result", "time");
     for (size_t i = 0; i < r->file_count; i++) {
@@ -830,6 +1057,8 @@ static void print_human(FILE *out, const report *r, bool dir)
         if (f->note)
             fprintf(out, "    %s\n", f->note);
     }
+    if (dir)
+        print_summary(out, r);
 }
 
 static void xml_text(wf_buf *b, const char *s)
@@ -913,6 +1142,10 @@ static wf_status write_junit(const char *path, const report *r, wf_error *err)
             xml_text(&b, w->diff.legacy);
             wf_buf_adds(&b, "\nmodern: ");
             xml_text(&b, w->diff.modern);
+            if (w->shrunk) {
+                wf_buf_adds(&b, "\nshrunk case: ");
+                xml_text(&b, w->shrunk);
+            }
             wf_buf_adds(&b, "</failure></testcase>\n");
         }
         wf_buf_adds(&b, "  </testsuite>\n");
@@ -939,6 +1172,37 @@ static int check_junit(const vopts *o)
     return 0;
 }
 
+static void on_stop_signal(int sig)
+{
+    stop_signal = sig;
+}
+
+/* SIGINT, SIGTERM, SIGHUP stop verify between runs (a run going on is killed), so that the
+ * temporary directories are removed; verify then dies of the signal. */
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define STOP_SIGNALS (sizeof stop_signals / sizeof stop_signals[0])
+
+static void catch_stop_signals(struct sigaction *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal; /* no SA_RESTART: a wait for a run returns at once */
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < STOP_SIGNALS; i++)
+        sigaction(stop_signals[i], &sa, &old[i]);
+}
+
+static void release_stop_signals(const struct sigaction *old)
+{
+    for (size_t i = 0; i < STOP_SIGNALS; i++)
+        sigaction(stop_signals[i], &old[i], NULL);
+    if (!stop_signal)
+        return;
+    fprintf(stderr, "wfbridge verify: stopped by %s\n", strsignal(stop_signal));
+    signal(stop_signal, SIG_DFL);
+    raise(stop_signal);
+}
+
 int wfb_cmd_verify(int argc, char **argv)
 {
     wfb_verb_begin(VERB);
@@ -953,26 +1217,33 @@ int wfb_cmd_verify(int argc, char **argv)
     if (wfb_libpath(o.lib_path, &libpath, &err) != WF_OK)
         return wfb_report(&err);
     report rep = {0};
+    struct sigaction old_actions[STOP_SIGNALS];
+    catch_stop_signals(old_actions);
     struct stat st;
     bool dir = stat(o.in, &st) == 0 && S_ISDIR(st.st_mode);
     if (!dir) {
+        rep.pg.on = isatty(STDERR_FILENO);
         verify_file(&o, o.in, o.converted, libpath, &rep);
     } else {
         char **files = NULL;
         size_t nf = 0;
         code = wfb_walk(o.in, ".xoml", false, &files, &nf);
-        for (size_t i = 0; !rep.oom && i < nf; i++) {
+        for (size_t i = 0; !rep.oom && !stop_signal && i < nf; i++) {
             char path[8200], conv[8200];
             snprintf(path, sizeof path, "%s/%s", o.in, files[i]);
             if (o.converted)
                 snprintf(conv, sizeof conv, "%s/%.*s.xaml", o.converted,
                          (int)(strlen(files[i]) - 5), files[i]);
+            rep.pg = (progress){.on = isatty(STDERR_FILENO), .file = i + 1, .files = nf};
+            progress_show(&rep.pg, path, 0, 0);
             verify_file(&o, path, o.converted ? conv : NULL, libpath, &rep);
+            progress_clear(&rep.pg);
         }
         wfb_walk_free(files, nf);
         if (!rep.oom && code == 0 && nf == 0)
             code = wfb_usage_error("no .xoml file below '%s'", o.in);
     }
+    progress_clear(&rep.pg);
     size_t cases = 0;
     bool diverged = false, error = false;
     for (size_t i = 0; i < rep.file_count; i++) {
@@ -980,10 +1251,12 @@ int wfb_cmd_verify(int argc, char **argv)
         diverged |= strcmp(rep.files[i].status, "diverged") == 0;
         error |= strcmp(rep.files[i].status, "error") == 0;
     }
-    if (!dir && error && !rep.files[0].reported)
+    if (!dir && error && !rep.files[0].reported && !stop_signal)
         fprintf(stderr, "%s\n", rep.files[0].note ? rep.files[0].note : "error: out of memory");
     if (rep.oom) {
         code = wfb_usage_error("out of memory");
+    } else if (stop_signal) {
+        code = 2; /* nothing is reported: verify dies of the signal below */
     } else if (code == 0) {
         if (o.junit && write_junit(o.junit, &rep, &err) != WF_OK)
             code = wfb_report(&err);
@@ -992,11 +1265,16 @@ int wfb_cmd_verify(int argc, char **argv)
         } else {
             print_human(o.json ? stderr : stdout, &rep, dir);
             if (o.json)
-                print_json(stdout, &rep, cases, diverged, dir);
+                print_json(stdout, &rep, cases,
+                           error      ? "error"
+                           : diverged ? "diverged"
+                                      : "equivalent",
+                           dir);
             code = code ? code : error ? 2 : diverged ? 1 : 0;
         }
     }
     report_fini(&rep);
     wf_libpath_destroy(libpath);
+    release_stop_signals(old_actions);
     return code;
 }

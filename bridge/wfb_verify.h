@@ -5,6 +5,7 @@
 #ifndef WFB_VERIFY_H
 #define WFB_VERIFY_H
 
+#include <signal.h> /* sig_atomic_t */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -152,6 +153,34 @@ typedef struct wfb_vpoint {
 size_t wfb_vlegacy_point_count(const wfb_vlegacy *l);
 const wfb_vpoint *wfb_vlegacy_point(const wfb_vlegacy *l, size_t index); /* NULL past the end */
 
+/* ---- isolated runs (docs/verify.md "Isolation") --------------------------------------------
+ * 1. wfb_vpool_create after the definitions are loaded (their libraries too);
+ * 2. wfb_vpool_submit each run of a case (they start at once, up to `jobs` at a time, each in
+ *    a child forked from this process, so every run sees the native state of this moment);
+ * 3. wfb_vpool_wait: every submitted observation is filled. A run that crashed, called exit()
+ *    or ran past the timeout has status "Crashed", "Exited" or "TimedOut", the native calls it
+ *    entered (In values only) and a fault: type "SIGSEGV" / "exit N" / "timeout", message
+ *    "crashed: SIGSEGV in FUNCTION" (the call that never returned);
+ * 4. wfb_vpool_destroy (kills runs still going). Submitted observations are zeroed at once,
+ *    so they can be finied whatever wait returned. One thread uses a pool. */
+typedef struct wfb_vpool wfb_vpool;
+typedef struct wfb_vpool_opts {
+    unsigned jobs;     /* runs at once; 0: the number of online cores */
+    double timeout_s;  /* of each run; 0: none */
+    bool in_process;   /* run here, one at a time, unisolated (measuring the cost; debuggers) */
+    const volatile sig_atomic_t *stop; /* non-zero (set by a signal handler): wait gives up, WF_E_STATE */
+} wfb_vpool_opts;
+#define WFB_VPOOL_OPTS_INIT {0, 10.0, false, NULL}
+
+wf_status wfb_vpool_create(const wfb_vpool_opts *opts, wfb_vpool **out, wf_error *err);
+void wfb_vpool_destroy(wfb_vpool *p);
+unsigned wfb_vpool_jobs(const wfb_vpool *p);
+/* Run case c on the legacy definition l, or (l NULL) on the modern one m, into *obs. c and the
+ * definition are only read before this returns. WF_E_NOMEM, WF_E_IO (fork), WF_E_STATE. */
+wf_status wfb_vpool_submit(wfb_vpool *p, wfb_vlegacy *l, wfb_vmodern *m, const wfb_vcase *c,
+                           wfb_vobs *obs, wf_error *err);
+wf_status wfb_vpool_wait(wfb_vpool *p, wf_error *err);
+
 /* ---- comparison -------------------------------------------------------------------------- */
 typedef struct wfb_vdiff {
     char *what;   /* "status", "output Total", "call 3", "fault", "wait 1", ... */
@@ -175,6 +204,11 @@ void wfb_vgen_destroy(wfb_vgen *g);
 /* Case number `index` (named "gen-INDEX"), with the given event script. */
 wf_status wfb_vgen_next(wfb_vgen *g, size_t index, const wfb_vevent *events, size_t event_count,
                         wfb_vcase *out, wf_error *err);
+/* Null is a value of String, List and Object: a generated one is null at this rate (0 ..
+ * 1; WFB_VGEN_NULL_RATE unless set; 0: never, `--no-null`). The null draws come from a
+ * stream of their own: the other values of a seed are the same at every rate. */
+#define WFB_VGEN_NULL_RATE 0.05
+void wfb_vgen_set_null_rate(wfb_vgen *g, double rate);
 /* Report the legacy run of the last case: cases that reach a new decision outcome (any kind)
  * are kept and varied. */
 wf_status wfb_vgen_feedback(wfb_vgen *g, const wfb_vcase *c, const wfb_vobs *legacy_obs,
@@ -192,6 +226,14 @@ typedef wf_status (*wfb_vpred_fn)(void *ud, const wfb_vcase *c, bool *diverges, 
  * then numbers toward 0, strings and lists shorter, at most max_tries runs. */
 wf_status wfb_vshrink(wfb_vcase *c, const wfb_vmodern *m, wfb_vpred_fn pred, void *ud,
                       size_t max_tries, wf_error *err);
+/* The same with options: a String, List or Object input tries its simpler values first and
+ * null (or leaving it out, whose default is null) last; with no_null, never. */
+typedef struct wfb_vshrink_opts {
+    size_t max_tries;
+    bool no_null; /* --no-null */
+} wfb_vshrink_opts;
+wf_status wfb_vshrink_with(wfb_vcase *c, const wfb_vmodern *m, wfb_vpred_fn pred, void *ud,
+                           const wfb_vshrink_opts *opts, wf_error *err);
 
 /* ---- the converter ----------------------------------------------------------------------- */
 typedef struct wfb_verify_conv {

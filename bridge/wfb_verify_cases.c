@@ -295,6 +295,8 @@ struct wfb_vgen {
     const wfb_vmodern *m;
     const wfb_vlegacy *l;
     uint64_t state;
+    uint64_t null_state; /* a stream of its own, so the other values do not depend on it */
+    double null_rate;    /* of String, List and Object values */
     bool *seen; /* per legacy IfElse branch */
     size_t covered;
     bool *point_seen; /* per decision outcome (wfb_vlegacy_point) */
@@ -303,13 +305,18 @@ struct wfb_vgen {
     size_t corpus_count;
 };
 
-static uint64_t rnd(wfb_vgen *g)
+static uint64_t splitmix(uint64_t *state)
 {
     /* splitmix64: reproducible for a seed on every platform */
-    uint64_t z = (g->state += UINT64_C(0x9E3779B97F4A7C15));
+    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
     z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
     return z ^ (z >> 31);
+}
+
+static uint64_t rnd(wfb_vgen *g)
+{
+    return splitmix(&g->state);
 }
 
 static size_t pick(wfb_vgen *g, size_t n)
@@ -331,6 +338,8 @@ wf_status wfb_vgen_create(const wfb_vmodern *m, const wfb_vlegacy *l, uint64_t s
     g->m = m;
     g->l = l;
     g->state = seed;
+    g->null_state = seed ^ UINT64_C(0x6E756C6C); /* "null" */
+    g->null_rate = WFB_VGEN_NULL_RATE;
     *out = g;
     return WF_OK;
 }
@@ -371,8 +380,45 @@ static const char *const dec_edges[] = {"\"0\"",
 static const char *const dbl_edges[] = {"0",     "-0.5",    "1.5",
                                         "1e300", "-1e-300", "3.141592653589793"};
 
+static void gen_value(wfb_vgen *g, const wf_type *t, wf_buf *b, int depth);
+static void gen_value_of(wfb_vgen *g, const wf_type *t, wf_buf *b, int depth);
+
+void wfb_vgen_set_null_rate(wfb_vgen *g, double rate)
+{
+    g->null_rate = rate < 0 ? 0 : rate > 1 ? 1 : rate;
+}
+
+/* Null is a value of String, List and Object: real callers pass it. */
+static bool nullable(const wf_type *t)
+{
+    return t->kind == WF_K_STRING || t->kind == WF_K_LIST || t->kind == WF_K_OBJECT;
+}
+
+/* Whether this nullable value is null: drawn from the null stream at null_rate. */
+static bool draw_null(wfb_vgen *g)
+{
+    uint64_t r = splitmix(&g->null_state) >> 11; /* 53 bits */
+    return g->null_rate > 0 && (double)r / 9007199254740992.0 < g->null_rate;
+}
+
 /* One value of type t as JSON into b, from the edge values or random. */
 static void gen_value(wfb_vgen *g, const wf_type *t, wf_buf *b, int depth)
+{
+    if (nullable(t) && draw_null(g)) {
+        /* the same draws as for a value, so that the cases after it do not change */
+        wf_buf scratch;
+        wf_buf_init(&scratch);
+        gen_value_of(g, t, &scratch, depth);
+        b->oom |= scratch.oom;
+        wf_buf_fini(&scratch);
+        wf_buf_adds(b, "null");
+        return;
+    }
+    gen_value_of(g, t, b, depth);
+}
+
+/* A value of type t, never null for String and List. */
+static void gen_value_of(wfb_vgen *g, const wf_type *t, wf_buf *b, int depth)
 {
     bool edge = rnd(g) % 3 != 0;
     switch (t->kind) {
@@ -603,18 +649,47 @@ static size_t candidates(const wf_type *t, const char *json, char out[][128])
 wf_status wfb_vshrink(wfb_vcase *c, const wfb_vmodern *m, wfb_vpred_fn pred, void *ud,
                       size_t max_tries, wf_error *err)
 {
-    size_t tries = 0;
+    wfb_vshrink_opts o = {.max_tries = max_tries, .no_null = false};
+    return wfb_vshrink_with(c, m, pred, ud, &o, err);
+}
+
+/* The trials for one input, simplest first, in tries[] (NULL: leave the input out). Leaving
+ * out comes first (the workflow's default), except for a String, List or Object input, whose
+ * default is null: there the non-null candidates come first, then leaving out, then null, so a
+ * shrunk case is null only when nothing else shows the divergence; without null neither. */
+static size_t trials(const wf_type *t, const char *json, bool no_null, char cand[][128],
+                     const char **out)
+{
+    size_t n = candidates(t, json, cand), k = 0;
+    bool null_kind = t && nullable(t);
+    if (!null_kind)
+        out[k++] = NULL;
+    for (size_t i = 0; i < n; i++)
+        out[k++] = cand[i];
+    if (null_kind && !no_null) {
+        out[k++] = NULL;
+        out[k++] = "null";
+    }
+    return k;
+}
+
+wf_status wfb_vshrink_with(wfb_vcase *c, const wfb_vmodern *m, wfb_vpred_fn pred, void *ud,
+                           const wfb_vshrink_opts *o, wf_error *err)
+{
+    size_t tries = 0, max_tries = o->max_tries;
     for (bool progress = true; progress && tries < max_tries;) {
         progress = false;
         for (size_t i = 0; i < c->input_count && tries < max_tries; i++) {
             char cand[5][128];
+            const char *order[8];
             const wf_type *t = arg_type(m, c->inputs[i].name);
-            size_t n = candidates(t, c->inputs[i].json, cand);
-            /* dropping the input (the workflow's default) comes first */
-            for (size_t k = 0; k <= n && tries < max_tries; k++) {
-                const char *json = k == 0 ? NULL : cand[k - 1];
-                if (json && strcmp(json, c->inputs[i].json) == 0)
-                    continue;
+            size_t n = trials(t, c->inputs[i].json, o->no_null, cand, order);
+            /* only what comes before the value itself in that order is simpler */
+            for (size_t k = 0; k < n; k++)
+                if (order[k] && strcmp(order[k], c->inputs[i].json) == 0)
+                    n = k;
+            for (size_t k = 0; k < n && tries < max_tries; k++) {
+                const char *json = order[k];
                 wfb_vcase trial;
                 wf_status rc = wfb_vcase_copy(c, &trial, err);
                 if (rc == WF_OK)

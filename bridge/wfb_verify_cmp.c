@@ -370,6 +370,19 @@ static char *fault_text(const wfb_vobs *o)
     return s;
 }
 
+/* A run that did not end by itself (docs/verify.md "Isolation"): it crashed, called exit() or
+ * ran past --timeout. Its fault says how ("crashed: SIGSEGV in FUNCTION"). */
+static bool abnormal(const wfb_vobs *o)
+{
+    return strcmp(o->status, "Crashed") == 0 || strcmp(o->status, "Exited") == 0 ||
+           strcmp(o->status, "TimedOut") == 0;
+}
+
+static const char *status_text(const wfb_vobs *o)
+{
+    return abnormal(o) && o->fault_message ? o->fault_message : o->status;
+}
+
 wf_status wfb_vcompare(const wfb_vobs *legacy, const wfb_vobs *modern, double tolerance,
                        bool *equal, wfb_vdiff *diff, wf_error *err)
 {
@@ -383,10 +396,11 @@ wf_status wfb_vcompare(const wfb_vobs *legacy, const wfb_vobs *modern, double to
     }
     if (strcmp(l->status, m->status) != 0) {
         *equal = false;
-        return set_diff(diff, "status", l->status, m->status, err);
+        return set_diff(diff, "status", status_text(l), status_text(m), err);
     }
-    if (strcmp(l->status, "Limit") == 0)
-        return WF_OK; /* both ran past the step limit: the runtimes count steps differently */
+    if (strcmp(l->status, "Limit") == 0 || strcmp(l->status, "TimedOut") == 0)
+        return WF_OK; /* both ran past the step limit or the time limit: the runtimes count
+                         steps differently and run at different speeds */
     wf_status rc = compare_calls(l, m, tolerance, equal, diff, err);
     if (rc != WF_OK || !*equal)
         return rc;

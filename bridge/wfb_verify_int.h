@@ -31,4 +31,8 @@ void wfb__cover_rule(wfb__cover_run *r, const char *activity, const char *rule, 
 /* The outcomes reached, ascending, into obs->hits. False: out of memory. */
 bool wfb__cover_take(const wfb__cover_run *r, wfb_vobs *obs);
 
+/* The types tables observations of a runner's values belong to (decoding isolated runs). */
+wf_types *wfb__vlegacy_types(wfb_vlegacy *l);
+wf_types *wfb__vmodern_types(wfb_vmodern *m);
+
 #endif

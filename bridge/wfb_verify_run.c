@@ -437,6 +437,11 @@ void wfb_vlegacy_destroy(wfb_vlegacy *l)
     wf_free(l);
 }
 
+wf_types *wfb__vlegacy_types(wfb_vlegacy *l)
+{
+    return l->types;
+}
+
 size_t wfb_vlegacy_branch_count(const wfb_vlegacy *l)
 {
     return l->branch_count;
@@ -660,6 +665,11 @@ void wfb_vmodern_destroy(wfb_vmodern *m)
     wfm_runtime_destroy(m->rt);
     wf_free(m->args);
     wf_free(m);
+}
+
+wf_types *wfb__vmodern_types(wfb_vmodern *m)
+{
+    return wfm_runtime_types(m->rt);
 }
 
 size_t wfb_vmodern_arg_count(const wfb_vmodern *m)

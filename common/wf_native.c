@@ -548,6 +548,16 @@ static wf_status unmarshal(const wf_native_fn *fn, call_frame *cf, const ret_slo
     return WF_OK;
 }
 
+/* The thread's watcher (wf_native_watch_set): diagnostic, never set in the common path. */
+static _Thread_local wf_native_watch_fn watch_fn;
+static _Thread_local void *watch_ud;
+
+void wf_native_watch_set(wf_native_watch_fn watch, void *ud)
+{
+    watch_fn = watch;
+    watch_ud = ud;
+}
+
 wf_status wf_native_fn_call(const wf_native_fn *fn, const wf_value *args, wf_value *outs,
                             wf_value *ret, wf_error *err)
 {
@@ -563,6 +573,8 @@ wf_status wf_native_fn_call(const wf_native_fn *fn, const wf_value *args, wf_val
     }
     ret_slot rv;
     memset(&rv, 0, sizeof rv);
+    if (watch_fn)
+        watch_fn(watch_ud, fn, args);
     ffi_call((ffi_cif *)&fn->cif, fn->code, &rv, cf.avalues);
     st = unmarshal(fn, &cf, &rv, outs, ret, err);
     frame_release(fn, &cf);

@@ -91,4 +91,11 @@ const wf_native_sig *wf_native_fn_sig(const wf_native_fn *fn);
 wf_status wf_native_fn_call(const wf_native_fn *fn, const wf_value *args, wf_value *outs,
                             wf_value *ret, wf_error *err);
 
+/* A watcher told, on the calling thread, just before each native call it makes: the function
+ * and the In values given to wf_native_fn_call (args[i] for IN and INOUT parameters). `wfbridge
+ * verify` sets one in the child process of an isolated run, so a call that never returns (a
+ * crash, exit(), an endless loop) is named by its parent. One per thread; NULL clears it. */
+typedef void (*wf_native_watch_fn)(void *ud, const wf_native_fn *fn, const wf_value *args);
+void wf_native_watch_set(wf_native_watch_fn watch, void *ud);
+
 #endif

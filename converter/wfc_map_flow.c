@@ -285,6 +285,16 @@ static void emit_replicator(wfc__conv *c, const wfl_node *n)
         wfc_xw_open(W, "Sequence");
         wfc__write_variables(c, n, "Sequence");
     }
+    /* WF3 replicates nothing for a null InitialChildData; WF4's ForEach faults on null Values
+     * (docs/wf3-behaviour.md "Conversion fidelity"). */
+    wf_buf guard;
+    wf_buf_init(&guard);
+    wf_buf_addf(&guard, "[(%.*s) != null]", (int)(values.len > 2 ? values.len - 2 : 0),
+                values.len > 2 ? values.data + 1 : "");
+    wfc_xw_open(W, "If");
+    wfc_xw_attr(W, "Condition", guard.data);
+    wfc_xw_open(W, "If.Then");
+    wf_buf_fini(&guard);
     wfc__open_named(c, kind, n);
     wfc__type_attr(c, "x:TypeArguments", elem, wfl_node_loc(n));
     wfc_xw_attr(W, "Values", values.data);
@@ -294,6 +304,8 @@ static void emit_replicator(wfc__conv *c, const wfl_node *n)
     wfc_xw_close(W);
     wfc_xw_close(W);
     wfc_xw_close(W);
+    wfc_xw_close(W); /* If.Then */
+    wfc_xw_close(W); /* If */
     if (vars)
         wfc_xw_close(W);
     wf_buf_fini(&values);

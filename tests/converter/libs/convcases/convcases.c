@@ -22,7 +22,7 @@ void cc_keep(int32_t value, int32_t *result);
 
 void cc_double(int32_t value, int32_t *result)
 {
-    *result = value * 2;
+    *result = (int32_t)((uint32_t)value * 2u); /* wraps, as unchecked C# does */
 }
 
 void cc_greet(const char *who, char **greeting)
@@ -40,7 +40,7 @@ int32_t cc_fail(int32_t code)
 
 void cc_add(int32_t a, int32_t b, int32_t *total)
 {
-    *total = a + b;
+    *total = (int32_t)((uint32_t)a + (uint32_t)b); /* wraps, as unchecked C# does */
 }
 
 void cc_log(char **log, int32_t total)
@@ -62,7 +62,7 @@ void cc_log_count(char **log, int32_t count)
 
 void cc_inc(int32_t *count)
 {
-    (*count)++;
+    *count = (int32_t)((uint32_t)*count + 1u); /* wraps, as unchecked C# does */
 }
 
 void cc_note(char **note)
