@@ -8,7 +8,7 @@ BUILD    ?= build
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 CC       ?= cc
-PKGS     := libffi libxml-2.0 sqlite3 jansson libpq
+PKGS     := libffi libxml-2.0 sqlite3 jansson libpq nettle
 WARN     := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes -Wformat=2
 OPT      ?= -O2 -g
 CFLAGS_EXTRA ?=

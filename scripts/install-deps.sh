@@ -18,6 +18,7 @@ check
 sqlite3
 graphviz
 libpq-dev
+nettle-dev
 "
 for arg in "$@"; do
     case "$arg" in
