@@ -237,7 +237,7 @@ install: all $(DIST)
 # `make test` also installs into a scratch DESTDIR and links a program against the result.
 .PHONY: install-check
 install-check: all
-	CC="$(CC)" LDFLAGS_EXTRA="$(LDFLAGS_EXTRA)" sh tests/install/test_install.sh $(BUILD)
+	+CC="$(CC)" LDFLAGS_EXTRA="$(LDFLAGS_EXTRA)" sh tests/install/test_install.sh $(BUILD)
 test: install-check
 
 clean:

@@ -46,9 +46,10 @@ static const char usage_text[] =
     "  --md FILE         the same report as Markdown (summary table, then per file)\n"
     "  --html FILE       the same report as one HTML page, with the legacy and the converted\n"
     "                    workflow drawn side by side (needs Graphviz 'dot' for the pictures)\n"
-    "  --scaffold DIR    write the native code the file needs but no type library on the\n"
-    "                    library path provides: DIR/NAME.activities.xml and DIR/NAME.c\n"
-    "                    with matching signatures and TODO bodies\n"
+    "  --scaffold DIR    first write the native code the files need but no type library on\n"
+    "                    the library path provides: DIR/NAME.activities.xml per assembly,\n"
+    "                    NAME.c with TODO bodies and a Makefile (make -C DIR); then\n"
+    "                    convert against them; a later run only adds to DIR\n"
     "  --sidecars DIR    where the files generated for Interop go (default: beside the\n"
     "                    .xaml; needed when the .xaml goes to '-' or a device)\n"
     "  --follow-symlinks with a directory input, follow symbolic links (default: skip and\n"
@@ -180,6 +181,7 @@ typedef struct repeat {
 typedef struct batch {
     opts o;
     wf_libpath *libpath;
+    wfc_scaffold *scaffold; /* --scaffold: what it wrote, for each file's report entry */
     wfc_report *report;
     size_t counts[3];
     bool input_error; /* a file failed to load (exit 2 for a single file) */
@@ -286,22 +288,15 @@ static void print_diags(batch *b, const wfc_file *f)
     wf_free(order);
 }
 
-/* --scaffold: the missing native declarations of one file, noted in its report entry. */
-static void scaffold_one(batch *b, wfc_file *f, const char *input)
+/* --scaffold: what the scaffold wrote for this file, as its report entry's work list. */
+static void scaffold_notes(batch *b, wfc_file *f, const char *input)
 {
-    wfc_scaffold_result res;
-    wf_error err = WF_ERROR_INIT;
-    if (wfc_scaffold(b->libpath, input, b->o.scaffold, &res, &err) != WF_OK) {
-        wfc_file_add_diag(f, WFC_ERROR, err.line, err.col, "scaffold", "%s", err.message);
-        return;
+    wfc_scaffold_note n;
+    for (size_t i = 0; b->scaffold && wfc_scaffold_note_at(b->scaffold, input, i, &n); i++) {
+        bool conflict = strcmp(n.kind, "conflict") == 0;
+        wfc_file_add_diag(f, conflict ? WFC_WARNING : WFC_INFO, n.line, n.col, "scaffold",
+                          "%s: %s", n.kind, n.text);
     }
-    if (res.symbol_count == 0)
-        return;
-    wfc_file_add_diag(f, WFC_INFO, 0, 0, "scaffold",
-                      "wrote %s and %s: %zu declarations, %zu with a guessed type",
-                      res.typelib_path, res.source_path, res.symbol_count, res.guessed_count);
-    fprintf(stderr, "%s: scaffold %s, %s (%zu declarations, %zu types guessed)\n", input,
-            res.typelib_path, res.source_path, res.symbol_count, res.guessed_count);
 }
 
 /* Where the XAML of `input` goes: -o FILE, '-', a directory (-o DIR, -o DIR/, the mirrored
@@ -423,8 +418,7 @@ static void convert_one(batch *b, const char *input, const char *in_dir)
         wfc_file_set_status(f, WFC_FAILED);
     if (b->progress)
         fputs("\r\033[K", stderr); /* the file's messages start on a clean line */
-    if (b->o.scaffold)
-        scaffold_one(b, f, input);
+    scaffold_notes(b, f, input);
     b->counts[wfc_file_status(f)]++;
     b->lost |= wfc_file_lost_more_than_designer(f);
     print_diags(b, f);
@@ -706,6 +700,8 @@ static void inputs_free(inputs *in)
     wf_free(in->paths);
 }
 
+static int run_scaffold(batch *b, const inputs *in, bool is_dir);
+
 static int convert_input(batch *b)
 {
     struct stat st;
@@ -718,6 +714,8 @@ static int convert_input(batch *b)
     int rc = list_inputs(b, is_dir, &in);
     if (rc == 0)
         rc = check_outputs(b, &in, is_dir);
+    if (rc == 0 && b->o.scaffold)
+        rc = run_scaffold(b, &in, is_dir);
     if (rc == 0)
         convert_all(b, &in, is_dir);
     inputs_free(&in);
@@ -742,6 +740,53 @@ static int convert_input(batch *b)
     return rc;
 }
 
+/* The library path the conversion uses: the user's, then the scaffold directory. */
+static wf_status libpath_with(batch *b, const char *dir, wf_error *err)
+{
+    const char *user = b->o.lib_path ? b->o.lib_path : getenv("WFBRIDGE_LIB_PATH");
+    size_t len = (user ? strlen(user) : 0) + strlen(dir) + 2;
+    char *dirs = malloc(len);
+    if (!dirs)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    snprintf(dirs, len, "%s%s%s", user && *user ? user : "", user && *user ? ":" : "", dir);
+    wf_libpath *lp = NULL;
+    wf_status st = wf_libpath_create(dirs, &lp, err);
+    free(dirs);
+    if (st == WF_OK) {
+        wf_libpath_destroy(b->libpath);
+        b->libpath = lp;
+    }
+    return st;
+}
+
+/* --scaffold DIR: scan every input, write what is missing into DIR, then convert against it
+ * (docs/convert.md "Scaffolding"). A file that does not parse is left to its conversion. */
+static int run_scaffold(batch *b, const inputs *in, bool is_dir)
+{
+    wf_error err = WF_ERROR_INIT;
+    wf_status st = wfc_scaffold_create(b->libpath, b->o.scaffold, &b->scaffold, &err);
+    for (size_t i = 0; st == WF_OK && i < in->count; i++) {
+        wf_error scan_err = WF_ERROR_INIT;
+        if (wfc_scaffold_scan(b->scaffold, in->paths[i], is_dir ? NULL : b->o.rules, &scan_err) ==
+            WF_E_NOMEM)
+            st = wf_error_set(&err, WF_E_NOMEM, NULL, "out of memory");
+    }
+    wfc_scaffold_result res;
+    if (st == WF_OK)
+        st = wfc_scaffold_write(b->scaffold, &res, &err);
+    if (st != WF_OK)
+        return wfb_report(&err);
+    fprintf(stderr,
+            "scaffold %s: %zu declarations, %zu TODO functions, %zu types guessed, %zu "
+            "conflicts, %zu files written; build it with: make -C %s\n",
+            b->o.scaffold, res.declarations, res.functions, res.guessed, res.conflicts,
+            res.files_written, b->o.scaffold);
+    struct stat sb;
+    if (stat(b->o.scaffold, &sb) == 0 && libpath_with(b, b->o.scaffold, &err) != WF_OK)
+        return wfb_report(&err);
+    return 0;
+}
+
 int wfb_cmd_convert(int argc, char **argv)
 {
     wfb_verb_begin(VERB);
@@ -763,6 +808,7 @@ int wfb_cmd_convert(int argc, char **argv)
     wf_strmap_destroy(b.repeats);
     wf_free(b.repeat_list);
     wfc_report_destroy(b.report);
+    wfc_scaffold_destroy(b.scaffold);
     wf_libpath_destroy(b.libpath);
     return rc;
 }

@@ -31,7 +31,7 @@ void wfc__diag(wfc__conv *c, wfc_severity sev, wf_loc at, const char *rule, cons
         if (c->first.code == WF_OK)
             wf_error_set(&c->first, WF_E_UNSUPPORTED, &at, "%s", msg);
     }
-    if (c->pass != 2)
+    if (c->pass != 2 || c->repeat)
         return;
     wfc_file_add_diag(c->file, sev, at.line, at.col, rule, "%s", msg);
     if (sev == WFC_REVIEW) /* a semantic difference someone has to look at */
@@ -40,7 +40,7 @@ void wfc__diag(wfc__conv *c, wfc_severity sev, wf_loc at, const char *rule, cons
 
 void wfc__activity(wfc__conv *c, const wfl_node *node, const char *modern_type, wfc_action action)
 {
-    if (c->pass != 2)
+    if (c->pass != 2 || c->repeat)
         return;
     wfc_file_add_activity(c->file, wfl_node_name(node), wfl_node_type(node)->name, modern_type,
                           wfl_node_loc(node).line, action);
@@ -209,6 +209,34 @@ static void apply(wfc__conv *c, const wfc__rule *r, const wfl_node *n)
     r->emit(c, n);
 }
 
+void wfc__handlers_open(wfc__conv *c, const wfl_node *named, const wfl_node *ch,
+                        const wfl_node *fh)
+{
+    if (ch) {
+        wfc__open_named(c, "CancellationScope", named);
+        wfc_xw_open(W, "CancellationScope.Body");
+    }
+    if (fh) {
+        wfc__open_named(c, "TryCatch", named);
+        wfc_xw_open(W, "TryCatch.Try");
+    }
+}
+
+void wfc__handlers_close(wfc__conv *c, const wfl_node *ch, const wfl_node *fh)
+{
+    if (fh) {
+        wfc_xw_close(W);
+        wfc__catches(c, fh);
+        wfc_xw_close(W);
+    }
+    if (ch) {
+        wfc_xw_close(W);
+        wfc__handler_prop(c, "CancellationScope.CancellationHandler", ch,
+                          "CancellationScope.Handler");
+        wfc_xw_close(W);
+    }
+}
+
 /* n's modern form, inside a TryCatch / CancellationScope for the FaultHandlers /
  * CancellationHandler its rule does not place itself. */
 void wfc__emit(wfc__conv *c, const wfl_node *n)
@@ -227,26 +255,12 @@ void wfc__emit(wfc__conv *c, const wfl_node *n)
         (r->flags & WFC__OWN_FAULTS) ? NULL : wfc__child_of_kind(n, WFL_KIND_FAULT_HANDLERS);
     const wfl_node *ch =
         (r->flags & WFC__OWN_CANCEL) ? NULL : wfc__child_of_kind(n, WFL_KIND_CANCELLATION_HANDLER);
-    if (ch) {
-        wfc_xw_open(W, "CancellationScope");
-        wfc_xw_open(W, "CancellationScope.Body");
-    }
-    if (fh) {
-        wfc_xw_open(W, "TryCatch");
-        wfc_xw_open(W, "TryCatch.Try");
-    }
+    bool comp = (r->flags & WFC__DEFAULT_COMP) && wfc__default_comp_open(c, n);
+    wfc__handlers_open(c, NULL, ch, fh);
     apply(c, r, n);
-    if (fh) {
-        wfc_xw_close(W);
-        wfc__catches(c, fh);
-        wfc_xw_close(W);
-    }
-    if (ch) {
-        wfc_xw_close(W);
-        wfc__handler_prop(c, "CancellationScope.CancellationHandler", ch,
-                          "CancellationScope.Handler");
-        wfc_xw_close(W);
-    }
+    wfc__handlers_close(c, ch, fh);
+    if (comp)
+        wfc__default_comp_close(c);
 }
 
 /* ---- the file ------------------------------------------------------------------------------ */

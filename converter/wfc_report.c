@@ -377,11 +377,51 @@ static void file_json(const wfc_file *f, wf_buf *b)
     wf_buf_adds(b, "]}");
 }
 
+/* The project's totals, the migration's work list in numbers: files by status, and the
+ * scaffold's TODO functions and guessed types (its "todo:" / "guessed:" entries). */
+typedef struct totals {
+    size_t status[3], todo, guessed;
+} totals;
+
+static totals count_totals(const wfc_report *r)
+{
+    totals t = {{0}, 0, 0};
+    for (size_t i = 0; i < r->count; i++) {
+        const wfc_file *f = r->files[i];
+        t.status[f->status]++;
+        for (size_t k = 0; k < f->diag_count; k++) {
+            const rep_diag *d = &f->diags[k];
+            if (strcmp(d->rule, "scaffold") != 0)
+                continue;
+            t.todo += strncmp(d->message, "todo:", 5) == 0;
+            t.guessed += strncmp(d->message, "guessed:", 8) == 0;
+        }
+    }
+    return t;
+}
+
+/* The totals as the sentence the Markdown and HTML summaries open with. */
+static void totals_sentence(const wfc_report *r, char *text, size_t size)
+{
+    totals t = count_totals(r);
+    snprintf(text, size,
+             "%zu files: %zu converted, %zu partial, %zu failed; %zu TODO functions, %zu "
+             "guessed types.",
+             r->count, t.status[WFC_CONVERTED], t.status[WFC_PARTIAL], t.status[WFC_FAILED],
+             t.todo, t.guessed);
+}
+
 wf_status wfc_report_json(const wfc_report *r, wf_buf *out, wf_error *err)
 {
     if (r->nomem)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    wf_buf_adds(out, "{\"files\": [");
+    totals t = count_totals(r);
+    wf_buf_addf(out,
+                "{\"totals\": {\"files\": %zu, \"converted\": %zu, \"partial\": %zu, "
+                "\"failed\": %zu, \"todoFunctions\": %zu, \"guessedTypes\": %zu},\n",
+                r->count, t.status[WFC_CONVERTED], t.status[WFC_PARTIAL], t.status[WFC_FAILED],
+                t.todo, t.guessed);
+    wf_buf_adds(out, " \"files\": [");
     for (size_t i = 0; i < r->count; i++) {
         wf_buf_adds(out, i ? ",\n  " : "\n  ");
         file_json(r->files[i], out);
@@ -622,6 +662,11 @@ static void summary_total_status(const wfc_report *r, char *text, size_t size)
 
 static void html_summary(const wfc_report *r, wf_buf *b)
 {
+    char line[256];
+    totals_sentence(r, line, sizeof line);
+    wf_buf_adds(b, "<p id=\"totals\">");
+    html_text(b, line);
+    wf_buf_adds(b, "</p>\n");
     wf_buf_adds(b, "<table id=\"summary\">\n<tr>");
     for (size_t i = 0; i < SUMMARY_COLUMNS; i++)
         wf_buf_addf(b, "<th>%s</th>", summary_columns[i]);
@@ -873,7 +918,9 @@ wf_status wfc_report_markdown(const wfc_report *r, wf_buf *out, wf_error *err)
 {
     if (r->nomem)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    wf_buf_adds(out, "# Migration report\n\n|");
+    char line[256];
+    totals_sentence(r, line, sizeof line);
+    wf_buf_addf(out, "# Migration report\n\n%s\n\n|", line);
     for (size_t i = 0; i < SUMMARY_COLUMNS; i++)
         wf_buf_addf(out, " %s |", summary_columns[i]);
     wf_buf_adds(out, "\n|");

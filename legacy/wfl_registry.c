@@ -416,6 +416,8 @@ wf_status wfl_type_create_custom(wf_arena *arena, const wfl_typelib *tl,
         return rc;
     t->name = wfl_tl_activity_name(activity);
     t->kind = WFL_KIND_CUSTOM;
+    if (wfl_tl_activity_is_container(activity))
+        t->flags |= WFL_TF_COMPOSITE;
     t->custom = activity;
     t->typelib = tl;
     const wfl_tl_func *fn = wfl_tl_activity_func(activity);

@@ -20,6 +20,36 @@ static wf_status fill(wfc_report *r)
     return WF_OK;
 }
 
+/* The work list in numbers, at the top of every form: files by status and the scaffold's
+ * TODO functions and guessed types. */
+START_TEST(test_totals_count_the_scaffold_work_list)
+{
+    wfc_report *r = NULL;
+    ck_assert_int_eq(wfc_report_create(&r, NULL), WF_OK);
+    wfc_file *a = wfc_report_add_file(r, "a.xoml");
+    wfc_file_add_diag(a, WFC_INFO, 2, 5, "scaffold", "todo: void f(int32_t *n) in S/a.c");
+    wfc_file_add_diag(a, WFC_INFO, 3, 5, "scaffold", "guessed: property C.P: type String");
+    wfc_file_add_diag(a, WFC_WARNING, 4, 5, "scaffold", "conflict: property C.Q is declared");
+    wfc_file_set_status(a, WFC_PARTIAL);
+    wfc_file *b = wfc_report_add_file(r, "b.xoml");
+    wfc_file_add_diag(b, WFC_INFO, 7, 1, "scaffold", "todo: bool g(void) in S/a.c");
+    wfc_file_set_status(wfc_report_add_file(r, "c.xoml"), WFC_FAILED);
+    wf_buf j, m;
+    wf_buf_init(&j);
+    wf_buf_init(&m);
+    ck_assert_int_eq(wfc_report_json(r, &j, NULL), WF_OK);
+    ck_assert_int_eq(wfc_report_markdown(r, &m, NULL), WF_OK);
+    ck_assert_ptr_nonnull(strstr(j.data, "{\"totals\": {\"files\": 3, \"converted\": 1, "
+                                         "\"partial\": 1, \"failed\": 1, \"todoFunctions\": 2, "
+                                         "\"guessedTypes\": 1}"));
+    ck_assert_ptr_nonnull(strstr(m.data, "# Migration report\n\n3 files: 1 converted, 1 partial, "
+                                         "1 failed; 2 TODO functions, 1 guessed types.\n"));
+    wf_buf_fini(&j);
+    wf_buf_fini(&m);
+    wfc_report_destroy(r);
+}
+END_TEST
+
 START_TEST(test_json_has_the_documented_shape)
 {
     wfc_report *r = NULL;
@@ -31,7 +61,9 @@ START_TEST(test_json_has_the_documented_shape)
     ck_assert_int_eq(wfc_report_json(r, &b, &err), WF_OK);
     ck_assert_str_eq(
         b.data,
-        "{\"files\": [\n"
+        "{\"totals\": {\"files\": 1, \"converted\": 1, \"partial\": 0, \"failed\": 0, "
+        "\"todoFunctions\": 0, \"guessedTypes\": 0},\n"
+        " \"files\": [\n"
         "  {\"source\": \"in/a.xoml\", \"output\": \"out/a.xaml\", \"status\": \"converted\",\n"
         "   \"activities\": [\n"
         "    {\"name\": \"step\", \"legacyType\": \"CodeActivity\", \"modernType\": "
@@ -259,6 +291,7 @@ Suite *report_suite(void)
     Suite *s = suite_create("report");
     TCase *core = tcase_create("core");
     tcase_add_test(core, test_json_has_the_documented_shape);
+    tcase_add_test(core, test_totals_count_the_scaffold_work_list);
     tcase_add_test(core, test_only_designer_losses_are_allowed);
     tcase_add_test(core, test_csv_and_markdown_carry_the_same_entries);
     tcase_add_test(core, test_csv_and_markdown_neutralise_hostile_text);
