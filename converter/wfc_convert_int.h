@@ -84,7 +84,8 @@ typedef struct wfc__conv {
     wfc__lib libs[WFC__MAX_LIBS];
     size_t lib_count;
     const char *path;       /* the .xoml */
-    const char *out_name;   /* the XAML's file name */
+    const char *out_name;   /* the XAML's file name (in out_name_buf) */
+    char out_name_buf[1024]; /* lives as long as the conversion: the map reads it last */
     wfc__hosted hosted[WFC__MAX_HOSTED];
     size_t hosted_count;    /* this pass */
     size_t dropped_count;   /* properties whose behaviour was not carried over */
