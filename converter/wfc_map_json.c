@@ -5,6 +5,7 @@
  * migrate-instances` reads it to carry the values of running instances (docs/migrate.md,
  * docs/convert.md "The map file"). */
 #include <stdio.h>
+#include <assert.h>
 #include <string.h>
 
 #include "../legacy/wfl_typelib.h"
@@ -77,15 +78,8 @@ static void queues_of(wfc__conv *c, const wfl_node *n, wf_buf *b, size_t *count)
 
 void wfc__map_json(wfc__conv *c)
 {
-    /* c->out_name lived during the conversion only: the name again, as convert_loaded made it */
-    char out_name[1024];
-    size_t plen = strlen(c->path);
-    if (c->opts->output_name)
-        snprintf(out_name, sizeof out_name, "%s", c->opts->output_name);
-    else if (plen > 5 && strcmp(c->path + plen - 5, ".xoml") == 0)
-        snprintf(out_name, sizeof out_name, "%.*s.xaml", (int)(plen - 5), c->path);
-    else
-        snprintf(out_name, sizeof out_name, "%s.xaml", c->path);
+    const char *out_name = c->out_name; /* kept in the conversion (out_name_buf) */
+    assert(out_name != NULL);
     wf_buf b;
     wf_buf_init(&b);
     wf_buf_adds(&b, "{\n  \"format\": \"wfbridge-map\", \"version\": 1,\n  ");
