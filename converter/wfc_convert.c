@@ -658,11 +658,11 @@ static void default_output_name(const char *path, char *buf, size_t size)
 static wf_status convert_loaded(wfc__conv *c, const char *path, char **xaml, size_t *len,
                                 wf_error *err)
 {
-    char name[1024];
+    char *name = c->out_name_buf;
     if (c->opts->output_name)
-        snprintf(name, sizeof name, "%s", c->opts->output_name);
+        snprintf(name, sizeof c->out_name_buf, "%s", c->opts->output_name);
     else
-        default_output_name(path, name, sizeof name);
+        default_output_name(path, name, sizeof c->out_name_buf);
     c->path = path;
     c->out_name = name;
     run_pass(c, 1);

@@ -84,7 +84,8 @@ typedef struct wfc__conv {
     wfc__lib libs[WFC__MAX_LIBS];
     size_t lib_count;
     const char *path;       /* the .xoml */
-    const char *out_name;   /* the XAML's file name */
+    const char *out_name;   /* the XAML's file name (out_name_buf while converting) */
+    char out_name_buf[1024]; /* outlives convert_loaded: the map file names it afterwards */
     wfc__hosted hosted[WFC__MAX_HOSTED];
     size_t hosted_count;    /* this pass */
     wfc_sidecars side;      /* pass 2: the generated files */
