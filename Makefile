@@ -8,7 +8,7 @@ BUILD    ?= build
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 CC       ?= cc
-PKGS     := libffi libxml-2.0 sqlite3 jansson libpq libmicrohttpd libcurl
+PKGS     := libffi libxml-2.0 sqlite3 jansson libpq nettle libmicrohttpd libcurl
 WARN     := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes -Wformat=2
 OPT      ?= -O2 -g
 CFLAGS_EXTRA ?=
@@ -167,6 +167,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_SECONDS ?= 20
 FUZZ_SEED ?= 1
 fuzz: deps
+	@command -v clang >/dev/null 2>&1 || sh scripts/install-deps.sh --fuzz >&2
 	$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang OPT="-g -O1" \
 	  CFLAGS_EXTRA="-fsanitize=fuzzer-no-link,address,undefined" libs
 	@mkdir -p build-fuzz/fuzz
@@ -236,7 +237,7 @@ install: all $(DIST)
 # `make test` also installs into a scratch DESTDIR and links a program against the result.
 .PHONY: install-check
 install-check: all
-	CC="$(CC)" LDFLAGS_EXTRA="$(LDFLAGS_EXTRA)" sh tests/install/test_install.sh $(BUILD)
+	+CC="$(CC)" LDFLAGS_EXTRA="$(LDFLAGS_EXTRA)" sh tests/install/test_install.sh $(BUILD)
 test: install-check
 
 clean:

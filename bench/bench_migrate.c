@@ -108,9 +108,16 @@ done:
     return rc;
 }
 
+static void pg_quiet(void *ud, const char *message)
+{
+    (void)ud;
+    (void)message; /* DROP SCHEMA ... CASCADE lists every table it drops */
+}
+
 static int pg_exec(const char *base, const char *sql)
 {
     PGconn *c = PQconnectdb(base);
+    PQsetNoticeProcessor(c, pg_quiet, NULL);
     PGresult *r = PQstatus(c) == CONNECTION_OK ? PQexec(c, sql) : NULL;
     int rc = !r || PQresultStatus(r) != PGRES_COMMAND_OK;
     if (rc)

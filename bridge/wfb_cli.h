@@ -56,6 +56,10 @@ int wfb_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void wfb_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error: wfb_error plus " (see 'wfbridge VERB --help')"; returns 2. */
 int wfb_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* After a verb that ended in a usage error (rc 2) with --json among its arguments: the JSON
+ * object {"status": "error", "error": {"type": "UsageError", "message": ...}} on stdout, so a
+ * script reading the last line always finds one (docs/formats.md "Output contracts"). */
+void wfb_json_usage_error(int argc, char **argv, int rc);
 /* Print every diagnostic (sorted into source order, an identical repeat once); returns 2 if
  * any is an error, else 0. With no_libpath set and a WF_E_NOLIB error among them, the root
  * cause (WFB_NO_LIBPATH) comes first and only the WF_E_NOLIB errors follow it. */

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h> /* Graphviz's dot runs without a shell */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,9 +46,10 @@ static const char usage_text[] =
     "  --md FILE         the same report as Markdown (summary table, then per file)\n"
     "  --html FILE       the same report as one HTML page, with the legacy and the converted\n"
     "                    workflow drawn side by side (needs Graphviz 'dot' for the pictures)\n"
-    "  --scaffold DIR    write the native code the file needs but no type library on the\n"
-    "                    library path provides: DIR/NAME.activities.xml and DIR/NAME.c\n"
-    "                    with matching signatures and TODO bodies\n"
+    "  --scaffold DIR    first write the native code the files need but no type library on\n"
+    "                    the library path provides: DIR/NAME.activities.xml per assembly,\n"
+    "                    NAME.c with TODO bodies and a Makefile (make -C DIR); then\n"
+    "                    convert against them; a later run only adds to DIR\n"
     "  --sidecars DIR    where the files generated for Interop go (default: beside the\n"
     "                    .xaml; needed when the .xaml goes to '-' or a device)\n"
     "  --follow-symlinks with a directory input, follow symbolic links (default: skip and\n"
@@ -169,25 +172,109 @@ static int by_name(const void *a, const void *b)
 
 /* ---- one file ---------------------------------------------------------------------------------
  */
+/* A warning printed before, and how many identical ones were held back since. */
+typedef struct repeat {
+    char *text; /* owned: "message [rule]" */
+    size_t more;
+} repeat;
+
 typedef struct batch {
     opts o;
     wf_libpath *libpath;
+    wfc_scaffold *scaffold; /* --scaffold: what it wrote, for each file's report entry */
     wfc_report *report;
     size_t counts[3];
     bool input_error; /* a file failed to load (exit 2 for a single file) */
     bool lost;
     bool progress; /* a progress line is on the terminal: clear it before a message */
+    wf_strmap *repeats; /* owned: warning text -> repeat, for "and N more like this" */
+    repeat **repeat_list; /* owned array of borrowed entries: first-seen order */
+    size_t repeat_count;
 } batch;
 
-/* Print the file's error and warning diagnostics in the contract form. */
-static void print_diags(const wfc_file *f)
+/* Whether diagnostic a comes after b in source order (its file, then line, then column). */
+static bool diag_after(const wfc_file *f, size_t a, size_t b)
 {
-    for (size_t i = 0; i < wfc_file_diag_count(f); i++) {
+    wfc_severity sev;
+    const char *rule, *msg;
+    unsigned la, ca, lb, cb;
+    wfc_file_diag(f, a, &sev, &rule, &la, &ca, &msg);
+    wfc_file_diag(f, b, &sev, &rule, &lb, &cb, &msg);
+    int files = strcmp(wfc_file_diag_file(f, a), wfc_file_diag_file(f, b));
+    return files ? files > 0 : la != lb ? la > lb : ca > cb;
+}
+
+/* The diagnostics' indexes in source order (a stable insertion sort: they arrive nearly
+ * sorted); NULL when out of memory (then printed as they came). */
+static size_t *source_order(const wfc_file *f, size_t n)
+{
+    size_t *order = wf_calloc(n ? n : 1, sizeof *order);
+    for (size_t i = 0; order && i < n; i++) {
+        size_t k = i;
+        while (k > 0 && diag_after(f, order[k - 1], i)) {
+            order[k] = order[k - 1];
+            k--;
+        }
+        order[k] = i;
+    }
+    return order;
+}
+
+/* Whether a warning repeats one printed before (then counted, not printed). */
+static bool repeated(batch *b, wfc_severity sev, const char *rule, const char *msg)
+{
+    wf_buf key;
+    wf_buf_init(&key);
+    wf_buf_addf(&key, "%s%s [%s]", sev == WFC_REVIEW ? "review: " : "", msg, rule);
+    repeat *r = key.oom || !b->repeats ? NULL : wf_strmap_get(b->repeats, key.data);
+    if (r) {
+        r->more++;
+        wf_buf_fini(&key);
+        return true;
+    }
+    repeat **list = key.oom || !b->repeats
+                        ? NULL
+                        : wf_realloc(b->repeat_list, (b->repeat_count + 1) * sizeof *list);
+    if (list && (b->repeat_list = list, r = wf_calloc(1, sizeof *r)) &&
+        (r->text = wf_strdup(key.data)) && wf_strmap_put(b->repeats, r->text, r) == WF_OK) {
+        list[b->repeat_count++] = r;
+    } else if (r) {
+        wf_free(r->text);
+        wf_free(r);
+    }
+    wf_buf_fini(&key);
+    return false;
+}
+
+static void repeat_free(void *value)
+{
+    repeat *r = value;
+    wf_free(r->text);
+    wf_free(r);
+}
+
+/* After the run: one line per warning that was held back. */
+static void print_repeats(const batch *b)
+{
+    for (size_t i = 0; i < b->repeat_count; i++)
+        if (b->repeat_list[i]->more)
+            wfb_warning("and %zu more like this: %s", b->repeat_list[i]->more,
+                        b->repeat_list[i]->text);
+}
+
+/* Print the file's error and warning diagnostics in the contract form, in source order; a
+ * warning identical to one printed before is counted instead (print_repeats). */
+static void print_diags(batch *b, const wfc_file *f)
+{
+    size_t n = wfc_file_diag_count(f);
+    size_t *order = source_order(f, n);
+    for (size_t k = 0; k < n; k++) {
+        size_t i = order ? order[k] : k;
         wfc_severity sev;
         const char *rule, *msg;
         unsigned line, col;
         wfc_file_diag(f, i, &sev, &rule, &line, &col, &msg);
-        if (sev == WFC_INFO)
+        if (sev == WFC_INFO || (sev != WFC_ERROR && repeated(b, sev, rule, msg)))
             continue;
         wf_error e = WF_ERROR_INIT;
         wf_loc at = {wfc_file_diag_file(f, i), line, col};
@@ -198,24 +285,18 @@ static void print_diags(const wfc_file *f)
         else
             wfb_report_warning(&e);
     }
+    wf_free(order);
 }
 
-/* --scaffold: the missing native declarations of one file, noted in its report entry. */
-static void scaffold_one(batch *b, wfc_file *f, const char *input)
+/* --scaffold: what the scaffold wrote for this file, as its report entry's work list. */
+static void scaffold_notes(batch *b, wfc_file *f, const char *input)
 {
-    wfc_scaffold_result res;
-    wf_error err = WF_ERROR_INIT;
-    if (wfc_scaffold(b->libpath, input, b->o.scaffold, &res, &err) != WF_OK) {
-        wfc_file_add_diag(f, WFC_ERROR, err.line, err.col, "scaffold", "%s", err.message);
-        return;
+    wfc_scaffold_note n;
+    for (size_t i = 0; b->scaffold && wfc_scaffold_note_at(b->scaffold, input, i, &n); i++) {
+        bool conflict = strcmp(n.kind, "conflict") == 0;
+        wfc_file_add_diag(f, conflict ? WFC_WARNING : WFC_INFO, n.line, n.col, "scaffold",
+                          "%s: %s", n.kind, n.text);
     }
-    if (res.symbol_count == 0)
-        return;
-    wfc_file_add_diag(f, WFC_INFO, 0, 0, "scaffold",
-                      "wrote %s and %s: %zu declarations, %zu with a guessed type",
-                      res.typelib_path, res.source_path, res.symbol_count, res.guessed_count);
-    fprintf(stderr, "%s: scaffold %s, %s (%zu declarations, %zu types guessed)\n", input,
-            res.typelib_path, res.source_path, res.symbol_count, res.guessed_count);
 }
 
 /* Where the XAML of `input` goes: -o FILE, '-', a directory (-o DIR, -o DIR/, the mirrored
@@ -337,23 +418,25 @@ static void convert_one(batch *b, const char *input, const char *in_dir)
         wfc_file_set_status(f, WFC_FAILED);
     if (b->progress)
         fputs("\r\033[K", stderr); /* the file's messages start on a clean line */
-    if (b->o.scaffold)
-        scaffold_one(b, f, input);
+    scaffold_notes(b, f, input);
     b->counts[wfc_file_status(f)]++;
     b->lost |= wfc_file_lost_more_than_designer(f);
-    print_diags(f);
+    print_diags(b, f);
 }
 
-/* The first error of a failed file, for the summary. */
-static const char *first_error(const wfc_file *f, unsigned *line, unsigned *col)
+/* The first error of a failed file, for the summary, and the file it is in. */
+static const char *first_error(const wfc_file *f, const char **file, unsigned *line,
+                               unsigned *col)
 {
+    *file = wfc_file_source(f);
     for (size_t i = 0; i < wfc_file_diag_count(f); i++) {
         wfc_severity sev;
         const char *rule, *msg;
         wfc_file_diag(f, i, &sev, &rule, line, col, &msg);
         if (sev == WFC_ERROR)
-            return msg;
+            return *file = wfc_file_diag_file(f, i), msg;
     }
+    *line = *col = 0;
     return "failed";
 }
 
@@ -366,8 +449,12 @@ static void summary(const batch *b, FILE *out)
         if (wfc_file_status(f) != WFC_FAILED)
             continue;
         unsigned line = 0, col = 0;
-        const char *msg = first_error(f, &line, &col);
-        fprintf(out, "  failed: %s:%u:%u: %s\n", wfc_file_source(f), line, col, msg);
+        const char *file;
+        const char *msg = first_error(f, &file, &line, &col);
+        if (line) /* a position only where there is one: never file:0:0 */
+            fprintf(out, "  failed: %s:%u:%u: %s\n", file, line, col, msg);
+        else
+            fprintf(out, "  failed: %s: %s\n", file, msg);
     }
 }
 
@@ -375,8 +462,13 @@ static void print_json(const batch *b)
 {
     wf_buf j;
     wf_buf_init(&j);
-    wf_buf_addf(&j, "{\"converted\": %zu, \"partial\": %zu, \"failed\": %zu, \"files\": [",
-                b->counts[WFC_CONVERTED], b->counts[WFC_PARTIAL], b->counts[WFC_FAILED]);
+    const char *status = b->counts[WFC_FAILED]    ? "failed"
+                         : b->counts[WFC_PARTIAL] ? "partial"
+                                                  : "converted";
+    wf_buf_addf(&j,
+                "{\"status\": \"%s\", \"converted\": %zu, \"partial\": %zu, \"failed\": %zu, "
+                "\"files\": [",
+                status, b->counts[WFC_CONVERTED], b->counts[WFC_PARTIAL], b->counts[WFC_FAILED]);
     for (size_t i = 0; i < wfc_report_file_count(b->report); i++) {
         const wfc_file *f = wfc_report_file_at(b->report, i);
         wf_buf_adds(&j, i ? ", {\"source\": " : "{\"source\": ");
@@ -388,10 +480,44 @@ static void print_json(const batch *b)
     wf_buf_fini(&j);
 }
 
+/* The time all pictures of one HTML report may take together: a 20,000-activity file or
+ * 2,000 files must not keep `dot` busy for minutes (the page says drawing stopped). */
+#define DOT_BUDGET_MS 60000
+
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Read the child's output until EOF or the deadline; false when the deadline came first. */
+static bool read_until(int fd, int64_t deadline_ms, wf_buf *svg)
+{
+    char chunk[4096];
+    for (;;) {
+        int64_t left = deadline_ms - monotonic_ms();
+        struct pollfd p = {fd, POLLIN, 0};
+        if (left <= 0)
+            return false;
+        int r = poll(&p, 1, (int)(left > 1000 ? 1000 : left));
+        if (r < 0 && errno != EINTR)
+            return true;
+        if (r <= 0)
+            continue;
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n == 0 || (n < 0 && errno != EINTR))
+            return true;
+        if (n > 0)
+            wf_buf_add(svg, chunk, (size_t)n);
+    }
+}
+
 /* Run `dot -Tsvg PATH` (found on PATH, no shell: nothing in TMPDIR is ever parsed) and append
- * its standard output to svg. *status: its wait status; false when it could not start
- * (*missing: there is no `dot`). */
-static bool run_dot(const char *path, wf_buf *svg, int *status, bool *missing)
+ * its standard output to svg, stopping it (SIGKILL) at deadline_ms (*late). *status: its wait
+ * status; false when it could not start (*missing: there is no `dot`). */
+static bool run_dot(const char *path, int64_t deadline_ms, wf_buf *svg, int *status,
+                    bool *missing, bool *late)
 {
     int out[2];
     *missing = false;
@@ -414,21 +540,22 @@ static bool run_dot(const char *path, wf_buf *svg, int *status, bool *missing)
         close(out[0]);
         return false;
     }
-    char chunk[4096];
-    ssize_t n;
-    while ((n = read(out[0], chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
-        if (n > 0)
-            wf_buf_add(svg, chunk, (size_t)n);
+    *late = !read_until(out[0], deadline_ms, svg);
+    if (*late)
+        kill(pid, SIGKILL);
     close(out[0]);
     while (waitpid(pid, status, 0) < 0 && errno == EINTR)
         ;
     return true;
 }
 
-/* DOT -> SVG through Graphviz's `dot` (WF_E_NOTFOUND when it is not installed). */
+/* DOT -> SVG through Graphviz's `dot` (WF_E_NOTFOUND when it is not installed, WF_E_LIMIT
+ * once the report's drawing time, *ud the deadline in monotonic ms, is used up). */
 static wf_status dot_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
 {
-    (void)ud;
+    const int64_t *deadline_ms = ud;
+    if (monotonic_ms() >= *deadline_ms)
+        return wf_error_set(err, WF_E_LIMIT, NULL, "the time for drawing is used up");
     const char *dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char path[4096];
     snprintf(path, sizeof path, "%s/wfbridge-dotXXXXXX", dir);
@@ -440,11 +567,13 @@ static wf_status dot_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
     bool ok = write(fd, dot, len) == (ssize_t)len;
     ok = close(fd) == 0 && ok;
     int status = -1;
-    bool missing = false;
-    ok = ok && run_dot(path, svg, &status, &missing);
+    bool missing = false, late = false;
+    ok = ok && run_dot(path, *deadline_ms, svg, &status, &missing, &late);
     unlink(path);
     if (missing)
         return WF_E_NOTFOUND;
+    if (late)
+        return wf_error_set(err, WF_E_LIMIT, NULL, "the time for drawing is used up");
     if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || svg->oom)
         return wf_error_set(err, WF_E_IO, NULL, "Graphviz 'dot' failed to draw a workflow");
     return WF_OK;
@@ -452,7 +581,8 @@ static wf_status dot_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
 
 static wf_status render_html(const wfc_report *r, wf_buf *out, wf_error *err)
 {
-    return wfc_report_html(r, dot_svg, NULL, out, err);
+    int64_t deadline_ms = monotonic_ms() + DOT_BUDGET_MS;
+    return wfc_report_html(r, dot_svg, &deadline_ms, out, err);
 }
 
 typedef wf_status (*render_fn)(const wfc_report *r, wf_buf *out, wf_error *err);
@@ -536,7 +666,7 @@ static int check_outputs(const batch *b, const inputs *in, bool is_dir)
         st = wfc_output_clash(ins, 2 * n + 1, outs, what, m, &err);
     bool to_stdout = false;
     for (size_t i = 0; i < m; i++)
-        to_stdout |= outs[i] && strcmp(outs[i], "-") == 0;
+        to_stdout |= outs[i] && wfc_output_is_stdout(outs[i]);
     wf_free(ins);
     wf_free(outs);
     wf_free(what);
@@ -570,6 +700,8 @@ static void inputs_free(inputs *in)
     wf_free(in->paths);
 }
 
+static int run_scaffold(batch *b, const inputs *in, bool is_dir);
+
 static int convert_input(batch *b)
 {
     struct stat st;
@@ -582,11 +714,14 @@ static int convert_input(batch *b)
     int rc = list_inputs(b, is_dir, &in);
     if (rc == 0)
         rc = check_outputs(b, &in, is_dir);
+    if (rc == 0 && b->o.scaffold)
+        rc = run_scaffold(b, &in, is_dir);
     if (rc == 0)
         convert_all(b, &in, is_dir);
     inputs_free(&in);
     if (rc != 0)
         return rc;
+    print_repeats(b);
     if (is_dir)
         summary(b, stderr);
     rc = write_report(b, b->o.report, wfc_report_json);
@@ -605,6 +740,53 @@ static int convert_input(batch *b)
     return rc;
 }
 
+/* The library path the conversion uses: the user's, then the scaffold directory. */
+static wf_status libpath_with(batch *b, const char *dir, wf_error *err)
+{
+    const char *user = b->o.lib_path ? b->o.lib_path : getenv("WFBRIDGE_LIB_PATH");
+    size_t len = (user ? strlen(user) : 0) + strlen(dir) + 2;
+    char *dirs = malloc(len);
+    if (!dirs)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    snprintf(dirs, len, "%s%s%s", user && *user ? user : "", user && *user ? ":" : "", dir);
+    wf_libpath *lp = NULL;
+    wf_status st = wf_libpath_create(dirs, &lp, err);
+    free(dirs);
+    if (st == WF_OK) {
+        wf_libpath_destroy(b->libpath);
+        b->libpath = lp;
+    }
+    return st;
+}
+
+/* --scaffold DIR: scan every input, write what is missing into DIR, then convert against it
+ * (docs/convert.md "Scaffolding"). A file that does not parse is left to its conversion. */
+static int run_scaffold(batch *b, const inputs *in, bool is_dir)
+{
+    wf_error err = WF_ERROR_INIT;
+    wf_status st = wfc_scaffold_create(b->libpath, b->o.scaffold, &b->scaffold, &err);
+    for (size_t i = 0; st == WF_OK && i < in->count; i++) {
+        wf_error scan_err = WF_ERROR_INIT;
+        if (wfc_scaffold_scan(b->scaffold, in->paths[i], is_dir ? NULL : b->o.rules, &scan_err) ==
+            WF_E_NOMEM)
+            st = wf_error_set(&err, WF_E_NOMEM, NULL, "out of memory");
+    }
+    wfc_scaffold_result res;
+    if (st == WF_OK)
+        st = wfc_scaffold_write(b->scaffold, &res, &err);
+    if (st != WF_OK)
+        return wfb_report(&err);
+    fprintf(stderr,
+            "scaffold %s: %zu declarations, %zu TODO functions, %zu types guessed, %zu "
+            "conflicts, %zu files written; build it with: make -C %s\n",
+            b->o.scaffold, res.declarations, res.functions, res.guessed, res.conflicts,
+            res.files_written, b->o.scaffold);
+    struct stat sb;
+    if (stat(b->o.scaffold, &sb) == 0 && libpath_with(b, b->o.scaffold, &err) != WF_OK)
+        return wfb_report(&err);
+    return 0;
+}
+
 int wfb_cmd_convert(int argc, char **argv)
 {
     wfb_verb_begin(VERB);
@@ -621,8 +803,12 @@ int wfb_cmd_convert(int argc, char **argv)
         wf_libpath_destroy(b.libpath);
         return wfb_fail(&err);
     }
+    b.repeats = wf_strmap_create(repeat_free); /* NULL: every warning is printed */
     rc = convert_input(&b);
+    wf_strmap_destroy(b.repeats);
+    wf_free(b.repeat_list);
     wfc_report_destroy(b.report);
+    wfc_scaffold_destroy(b.scaffold);
     wf_libpath_destroy(b.libpath);
     return rc;
 }

@@ -32,12 +32,13 @@
 static const char usage_text[] =
     "usage: wfbridge host [--store S] [--once] [--workers N] [--poll MS]\n"
     "                     [--durability full|normal] [--lib-path DIR] [--json]\n"
-    "                     [--max-attempts N]\n\n"
+    "                     [--max-attempts N] [--isolate]\n\n"
     "Run the instances of the instance store (default: $WFBRIDGE_STORE, else " WFB_DEFAULT_STORE
     "\nin the working directory) whose timers are due, that have queued resumptions (applied\n"
     "in order) or that were saved while runnable, each until it is idle again (persisted and\n"
     "unloaded) or completes; instances another host holds are left alone. Prints one line\n"
-    "per instance run: \"ID STATUS\".\n\n"
+    "per instance run: \"ID STATUS\", and when it ends (also on SIGTERM) a summary line on\n"
+    "stderr: \"wfbridge host: ran N (closed N, ...), failed N, suspended N\".\n\n"
     "  --once            run what there is now, then exit (default: run until stopped,\n"
     "                    looking for new work every --poll period, when a timer falls due\n"
     "                    and, on PostgreSQL, at once when work is queued or started)\n"
@@ -52,13 +53,18 @@ static const char usage_text[] =
     "                    resume ID' takes it up by hand; 1 to 1000 (default 3).\n"
     "                    A row without a saved state (left by an older wfbridge) is\n"
     "                    suspended too\n"
+    "  --isolate         run every instance in a child process of its own ('wfbridge\n"
+    "                    resume ID'), one at a time: native code of untrusted definitions\n"
+    "                    that crashes takes down only its own run (reported as failed,\n"
+    "                    counted towards --max-attempts); much slower\n"
     "  --json            print each instance run as the result object of 'wfbridge resume\n"
     "                    --json' (one JSON object per line) instead of \"ID STATUS\", and\n"
     "                    last, when the host ends, {\"host\": {\"ran\": N, \"closed\": N,\n"
     "                    \"idle\": N, \"faulted\": N, \"canceled\": N, \"terminated\": N,\n"
     "                    \"executing\": N, \"failed\": N, \"suspended\": N}} (also when\n"
     "                    nothing ran); a quarantined instance prints {\"status\":\n"
-    "                    \"Suspended\", \"id\": ..., \"error\": {\"type\": \"Quarantined\", ...}}\n\n"
+    "                    \"Suspended\", \"id\": ..., \"error\": {\"type\": \"Quarantined\", ...}};\n"
+    "                    WriteLine output then goes to stderr\n\n"
     "SIGTERM or SIGINT: the instances in hand stop at their next persist point or idle\n"
     "(persisted and released), then exit 0.\n"
     "Exit status: 0, or 2 when the store cannot be opened or an instance failed to load.\n";
@@ -159,6 +165,7 @@ typedef struct feeder {
     bool json;
     size_t in_flight, max_in_flight;
     int64_t max_attempts;                              /* --max-attempts */
+    bool isolate;                                      /* --isolate */
     const char *store_name, *lib_path;                 /* for an instance run alone */
     int durability;
     size_t ran, failed, by_status[SAVED_STATUS_COUNT]; /* reported so far */
@@ -289,9 +296,10 @@ static void print_summary(const feeder *fd)
  * instance makes progress. */
 
 enum verdict {
-    RUN_HERE,    /* on the pool, as usual */
-    RUN_ALONE,   /* its last runs never ended: run it alone, in a child process */
-    SUSPEND_NOW, /* it cannot run at all */
+    RUN_HERE,     /* on the pool, as usual */
+    RUN_ISOLATED, /* --isolate: in a child process of its own; its death is counted only */
+    RUN_ALONE,    /* its last runs never ended: run it alone, in a child process */
+    SUSPEND_NOW,  /* it cannot run at all */
 };
 
 /* What to do with instance `id`; attempts: its count with this host's claim or lock
@@ -307,7 +315,9 @@ static enum verdict judge(const feeder *fd, int64_t attempts, bool has_state, ch
                  "it, so it cannot run (start a new instance instead)");
         return SUSPEND_NOW;
     }
-    return attempts > fd->max_attempts ? RUN_ALONE : RUN_HERE;
+    if (attempts > fd->max_attempts)
+        return RUN_ALONE;
+    return fd->isolate ? RUN_ISOLATED : RUN_HERE;
 }
 
 /* Suspend instance `id` (this host holds its lease) and report it: "ID Suspended" or the
@@ -399,10 +409,13 @@ static void report_alone(feeder *fd, const char *id, const char *line)
     json_decref(obj);
 }
 
-/* An instance whose last runs never ended (its lease is this host's): run it alone in a child
- * process, so that if it is what kills its process, nothing else dies with it. A child killed
- * by a signal quarantines it (suspend); otherwise its result is reported as a run. */
-static void run_alone(feeder *fd, const char *id, int64_t attempts)
+/* An instance whose last runs never ended, or any with --isolate (its lease is this host's):
+ * run it alone in a child process, so that if it is what kills its process, nothing else dies
+ * with it. A child killed by a signal quarantines it (suspend) when `last_chance`, else is
+ * reported as a failed run (its count stays up: the next time it is taken decides, maybe in
+ * this same pass, by the slow path); otherwise its result
+ * is reported as a run. */
+static void run_alone(feeder *fd, const char *id, int64_t attempts, bool last_chance)
 {
     wfm_store *store = wfm_host_store(fd->host);
     wf_error e = WF_ERROR_INIT;
@@ -424,7 +437,13 @@ static void run_alone(feeder *fd, const char *id, int64_t attempts)
             ;
     }
     char why[400];
-    if (pid > 0 && WIFSIGNALED(status)) {
+    if (pid > 0 && WIFSIGNALED(status) && !last_chance) {
+        wfb_warning("instance %s: its process was killed by signal %d (run %lld of at most "
+                    "%lld before it is quarantined)",
+                    id, WTERMSIG(status), (long long)attempts, (long long)fd->max_attempts + 1);
+        fd->failed++;
+        fd->rc = 2;
+    } else if (pid > 0 && WIFSIGNALED(status)) {
         snprintf(why, sizeof why,
                  "quarantined: its last %lld runs never ended (the process running it died "
                  "each time), and run alone it killed its process again (signal %d); run it "
@@ -444,6 +463,29 @@ static void run_alone(feeder *fd, const char *id, int64_t attempts)
     }
     wf_buf_fini(&text);
     fflush(stdout);
+}
+
+/* Without --json: the same counts as one line on stderr when the host ends (stdout keeps its
+ * "ID STATUS" lines only). */
+static void print_summary_text(const feeder *fd)
+{
+    fprintf(stderr, "wfbridge host: ran %zu (", fd->ran);
+    for (size_t i = 0; i < SAVED_STATUS_COUNT; i++) {
+        char key[16];
+        size_t n = 0;
+        for (const char *c = saved_statuses[i]; *c && n + 1 < sizeof key; c++)
+            key[n++] = (char)tolower((unsigned char)*c);
+        key[n] = '\0';
+        fprintf(stderr, "%s%s %zu", i ? ", " : "", key, fd->by_status[i]);
+    }
+    fprintf(stderr, "), failed %zu, suspended %zu\n", fd->failed, fd->suspended);
+}
+
+/* --json: WriteLine output goes to stderr, so every line of stdout is one JSON object. */
+static void write_stderr(void *ud, const char *text, size_t len)
+{
+    (void)ud;
+    fwrite(text, 1, len, stderr);
 }
 
 /* ---- claiming work ------------------------------------------------------------------------
@@ -507,7 +549,7 @@ static size_t claim_some(feeder *fd, size_t max)
             if (v == SUSPEND_NOW)
                 suspend(fd, r->id, why);
             else
-                run_alone(fd, r->id, r->attempts);
+                run_alone(fd, r->id, r->attempts, v == RUN_ALONE);
             wf_free(r->state);
             continue;
         }
@@ -559,7 +601,7 @@ static int look(feeder *fd, pass *p)
             if (v == SUSPEND_NOW)
                 suspend(fd, f->id, why);
             else
-                run_alone(fd, f->id, f->attempts + 1);
+                run_alone(fd, f->id, f->attempts + 1, v == RUN_ALONE);
             continue;
         }
         wf_status st = wfm_host_load(fd->host, f->id, &d, &e);
@@ -639,7 +681,7 @@ static const struct option options[] = {
     {"durability", required_argument, NULL, 'd'}, {"lib-path", required_argument, NULL, 'L'},
     {"json", no_argument, NULL, 'j'},             {"workers", required_argument, NULL, 'w'},
     {"poll", required_argument, NULL, 'p'},       {"help", no_argument, NULL, 'h'},
-    {"max-attempts", required_argument, NULL, 'm'},
+    {"max-attempts", required_argument, NULL, 'm'}, {"isolate", no_argument, NULL, 'i'},
     {NULL, 0, NULL, 0},
 };
 
@@ -647,7 +689,7 @@ int wfb_cmd_host(int argc, char **argv)
 {
     wfb_verb_begin("host");
     const char *store_path = NULL, *lib_path = NULL;
-    bool once = false, json = false;
+    bool once = false, json = false, isolate = false;
     int durability = 0, c;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned workers = cores > 0 && cores < 64 ? (unsigned)cores : 1;
@@ -685,6 +727,9 @@ int wfb_cmd_host(int argc, char **argv)
             bad = wfb_parse_count("--max-attempts", optarg, 1, 1000, &n);
             max_attempts = (int64_t)n;
             break;
+        case 'i':
+            isolate = true;
+            break;
         default:
             return 2;
         }
@@ -707,13 +752,15 @@ int wfb_cmd_host(int argc, char **argv)
     int rc = 2;
     wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
     ro.worker_count = workers;
+    if (json)
+        ro.write = write_stderr;
     wfb_durable_cfg cfg = {wfb_store_name(store_path), true, durability, NULL, 0};
     if (wfb_libpath(lib_path, &libpath, &err) == WF_OK &&
         (ro.libpath = libpath, wfm_runtime_create(&ro, &rt, &err)) == WF_OK &&
         wfb_interop_register(wfm_runtime_catalogue(rt), &err) == WF_OK &&
         wfb_durable_open(&cfg, rt, &store, &host, &err) == WF_OK) {
         feeder fd = {.host = host, .json = json, .max_in_flight = (size_t)workers * 256,
-                     .max_attempts = max_attempts, .store_name = cfg.path,
+                     .max_attempts = max_attempts, .isolate = isolate, .store_name = cfg.path,
                      .lib_path = lib_path, .durability = durability};
         pthread_mutex_init(&fd.lock, NULL);
         pthread_cond_init(&fd.cv, NULL);
@@ -721,6 +768,8 @@ int wfb_cmd_host(int argc, char **argv)
         rc = serve(&fd, once, poll_ms * 1000);
         if (json)
             print_summary(&fd);
+        else
+            print_summary_text(&fd);
         wake_store = NULL;
         pthread_mutex_destroy(&fd.lock);
         pthread_cond_destroy(&fd.cv);

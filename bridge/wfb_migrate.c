@@ -8,6 +8,7 @@
 #include "wfb_migrate_int.h"
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,7 +310,7 @@ static int open_modern(run *r)
     so.owner = MIGRATE_OWNER;
     so.lease_ms = RESERVE_MS;
     so.durability = (wfm_durability)r->o.durability;
-    so.group_commit = false;
+    so.group_commit = true;
     so.must_exist = r->o.rollback;
     wf_error err = WF_ERROR_INIT;
     if (wfm_store_open(&so, &r->modern, &err) != WF_OK)
@@ -332,9 +333,9 @@ static void failed(mig_plan *p, const wf_error *err)
     snprintf(p->reason, sizeof p->reason, "%.250s", err->message);
 }
 
-/* Write the modern instance reserved: created, or (a run that died before marking the legacy
- * row, or a rolled-back instance) taken back and overwritten. */
-static wf_status reserve(run *r, mig_plan *p, wf_error *err)
+/* The modern row of p, leased to the migration owner: created, or (a run that died before
+ * marking the legacy row, or a rolled-back instance) taken back. */
+static wf_status reserve_row(run *r, mig_plan *p, wf_error *err)
 {
     void *old = NULL;
     size_t old_len = 0;
@@ -343,63 +344,160 @@ static wf_status reserve(run *r, mig_plan *p, wf_error *err)
     wf_status rc = wfm_store_load_state(r->modern, p->id, &old, &old_len, status, &hash, err);
     wf_free(old);
     if (rc == WF_E_NOTFOUND)
-        rc = wfm_store_create_id(r->modern, wfm_definition_hash(p->map->mdef), p->id, err);
-    else if (rc == WF_OK)
-        rc = wfm_store_lock(r->modern, p->id, err);
-    if (rc != WF_OK)
-        return rc;
-    const char *marks[MIG_MAX_NAMES];
-    for (size_t i = 0; i < p->bookmarks.n; i++)
-        marks[i] = p->bookmarks.v[i];
-    wfm_store_save_rec rec = {0};
-    rec.id = p->id;
-    rec.status = "Idle";
-    rec.state = p->state.data;
-    rec.state_len = p->state.len;
-    rec.bookmarks = marks;
-    rec.bookmark_count = p->bookmarks.n;
-    rec.next_timer_us = p->next_timer_us;
-    return wfm_store_save(r->modern, &rec, err);
+        return wfm_store_create_id(r->modern, wfm_definition_hash(p->map->mdef), p->id, err);
+    return rc == WF_OK ? wfm_store_lock(r->modern, p->id, err) : rc;
 }
 
-/* Move a batch of instances: each reserved in the modern store (its own transaction), the
- * legacy rows of those reserved marked in one transaction, then each released. A batch that
+/* Reserve the modern rows of a batch: the new ones created in one transaction (or one by one
+ * when that fails), the others taken back one by one; those reserved go to ok[0..*k). ids is
+ * scratch room for n ids. */
+static void reserve_rows(run *r, mig_plan **batch, size_t n, mig_plan **ok, size_t *k,
+                         const char **ids, wf_error *err)
+{
+    size_t fresh = 0;
+    for (size_t i = 0; i < n && err->code == WF_OK; i++) {
+        void *old = NULL;
+        size_t len = 0;
+        char status[32];
+        uint64_t hash = 0;
+        wf_error e = WF_ERROR_INIT;
+        wf_status rc = wfm_store_load_state(r->modern, batch[i]->id, &old, &len, status, &hash, &e);
+        wf_free(old);
+        if (rc == WF_E_NOTFOUND && batch[i]->map == batch[0]->map)
+            ids[fresh++] = batch[i]->id;
+        else if (rc == WF_E_NOTFOUND ? reserve_row(r, batch[i], &e) == WF_OK
+                                     : rc == WF_OK && wfm_store_lock(r->modern, batch[i]->id,
+                                                                     &e) == WF_OK)
+            ok[(*k)++] = batch[i];
+        else
+            failed(batch[i], &e);
+    }
+    wf_error e = WF_ERROR_INIT;
+    bool together = fresh && wfm_store_create_ids(r->modern,
+                                                  wfm_definition_hash(batch[0]->map->mdef), ids,
+                                                  fresh, &e) == WF_OK;
+    for (size_t i = 0, f = 0; i < n && f < fresh; i++) {
+        if (batch[i]->id != ids[f])
+            continue;
+        f++;
+        e = (wf_error)WF_ERROR_INIT;
+        if (together || reserve_row(r, batch[i], &e) == WF_OK)
+            ok[(*k)++] = batch[i];
+        else
+            failed(batch[i], &e);
+    }
+}
+
+/* Saves of one batch handed to the store's commit thread, which groups them into shared
+ * transactions; mig_wait_saves returns once every one has committed or failed. */
+typedef struct saves {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t pending;
+    wfm_store_save_rec *recs;
+    const char *(*marks)[MIG_MAX_NAMES];
+    wf_status *status;
+    wf_error *errs;
+} saves;
+
+typedef struct save_slot {
+    saves *s;
+    size_t i;
+} save_slot;
+
+static void saved(void *ud, wf_status status, const wf_error *err)
+{
+    save_slot *slot = ud;
+    saves *s = slot->s;
+    pthread_mutex_lock(&s->mu);
+    s->status[slot->i] = status;
+    if (status != WF_OK && err)
+        s->errs[slot->i] = *err;
+    s->pending--;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Save ok[0..k) (release: give the lease up too) as one group; failures go to failed(). */
+static void save_group(run *r, mig_plan **ok, size_t k, bool release, saves *s,
+                       save_slot *slots)
+{
+    s->pending = 0;
+    for (size_t i = 0; i < k; i++) {
+        mig_plan *p = ok[i];
+        for (size_t b = 0; b < p->bookmarks.n; b++)
+            s->marks[i][b] = p->bookmarks.v[b];
+        s->recs[i] = (wfm_store_save_rec){.id = p->id, .status = "Idle", .state = p->state.data,
+                                          .state_len = p->state.len, .bookmarks = s->marks[i],
+                                          .bookmark_count = p->bookmarks.n,
+                                          .next_timer_us = p->next_timer_us, .release = release};
+        s->status[i] = WF_OK;
+        slots[i] = (save_slot){s, i};
+        pthread_mutex_lock(&s->mu);
+        s->pending++;
+        pthread_mutex_unlock(&s->mu);
+        wf_error e = WF_ERROR_INIT;
+        if (wfm_store_save_async(r->modern, &s->recs[i], saved, &slots[i], &e) != WF_OK) {
+            pthread_mutex_lock(&s->mu);
+            s->pending--;
+            s->status[i] = e.code;
+            s->errs[i] = e;
+            pthread_mutex_unlock(&s->mu);
+        }
+    }
+    pthread_mutex_lock(&s->mu);
+    while (s->pending)
+        pthread_cond_wait(&s->cv, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+    for (size_t i = 0; i < k; i++)
+        if (s->status[i] != WF_OK)
+            failed(ok[i], &s->errs[i]);
+}
+
+/* Move a batch of instances: each one's modern row reserved (its own transaction), their
+ * states saved, still reserved, in shared transactions, the legacy rows of those saved marked
+ * in one transaction, then their leases given up in shared transactions again. A batch that
  * dies half-way leaves its instances reserved and legacy-runnable, or marked and reserved
  * (finished by the next run): never runnable twice. */
 static void move_batch(run *r, mig_plan **batch, size_t n)
 {
+    saves s = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, NULL, NULL, NULL};
+    s.recs = wf_calloc(n, sizeof *s.recs);
+    s.marks = wf_calloc(n, sizeof *s.marks);
+    s.status = wf_calloc(n, sizeof *s.status);
+    s.errs = wf_calloc(n, sizeof *s.errs);
+    save_slot *slots = wf_calloc(n, sizeof *slots);
     const char **ids = wf_calloc(n, sizeof *ids);
     wfl_store_migration *ms = wf_calloc(n, sizeof *ms);
     mig_plan **ok = wf_calloc(n, sizeof *ok);
     wf_error err = WF_ERROR_INIT;
     size_t k = 0;
-    if (!ids || !ms || !ok)
+    if (!s.recs || !s.marks || !s.status || !s.errs || !slots || !ids || !ms || !ok)
         wf_error_set(&err, WF_E_NOMEM, NULL, "out of memory");
-    for (size_t i = 0; i < n && err.code == WF_OK; i++) {
-        mig_plan *p = batch[i];
-        wf_error e = WF_ERROR_INIT;
-        if (reserve(r, p, &e) != WF_OK) {
-            failed(p, &e);
+    reserve_rows(r, batch, n, ok, &k, ids, &err);
+    if (err.code == WF_OK)
+        save_group(r, ok, k, false, &s, slots);
+    size_t m = 0;
+    for (size_t i = 0; i < k && err.code == WF_OK; i++) {
+        if (ok[i]->verdict == MIG_FAILED)
             continue;
-        }
-        snprintf(ms[k].target, sizeof ms[k].target, "%s", wfb_store_name(r->o.to));
-        snprintf(ms[k].modern_id, sizeof ms[k].modern_id, "%s", p->id);
-        ms[k].state_hash = wf_hash_bytes(p->state.data, p->state.len);
-        ids[k] = p->id;
-        ok[k++] = p;
+        snprintf(ms[m].target, sizeof ms[m].target, "%s", wfb_store_name(r->o.to));
+        snprintf(ms[m].modern_id, sizeof ms[m].modern_id, "%s", ok[i]->id);
+        ms[m].state_hash = wf_hash_bytes(ok[i]->state.data, ok[i]->state.len);
+        ids[m] = ok[i]->id;
+        ok[m++] = ok[i];
     }
-    if (err.code == WF_OK && k &&
-        wfl_store_mark_migrated_many(r->legacy, ids, ms, k, &err) == WF_OK) {
-        for (size_t i = 0; i < k; i++) {
-            wf_error e = WF_ERROR_INIT;
-            if (wfm_store_release(r->modern, ok[i]->id, &e) != WF_OK)
-                failed(ok[i], &e); /* marked; the next run releases it */
-        }
-    } else {
+    if (err.code == WF_OK && m && wfl_store_mark_migrated_many(r->legacy, ids, ms, m, &err) == WF_OK)
+        save_group(r, ok, m, true, &s, slots); /* a failure here: marked, the next run releases */
+    else if (err.code != WF_OK)
         for (size_t i = 0; i < n; i++)
             if (batch[i]->verdict != MIG_FAILED)
                 failed(batch[i], &err);
-    }
+    wf_free(s.recs);
+    wf_free(s.marks);
+    wf_free(s.status);
+    wf_free(s.errs);
+    wf_free(slots);
     wf_free(ids);
     wf_free(ms);
     wf_free(ok);

@@ -279,8 +279,10 @@ static bool at_position(const mig_plan *p, wfm_instance *inst, bool *interop)
     return same;
 }
 
-/* Breadth-first over the steps until a replay is at the position: *found gets its steps. */
-static wf_status search(const replay_env *r, seq *found, bool *ok, bool *interop, wf_error *err)
+/* Breadth-first over the steps until a replay is at the position: *found gets its steps and
+ * *at the instance there (destroy it). */
+static wf_status search(const replay_env *r, seq *found, wfm_instance **at, bool *ok,
+                        bool *interop, wf_error *err)
 {
     seq *queue = wf_calloc(MIG_MAX_TRIES, sizeof *queue);
     if (!queue)
@@ -299,6 +301,8 @@ static wf_status search(const replay_env *r, seq *found, bool *ok, bool *interop
             *ok = true;
             *found = *s;
             s->n = 0;
+            *at = inst;
+            inst = NULL;
         } else if (s->n < MIG_MAX_DEPTH) {
             size_t bc = wfm_instance_bookmark_count(inst);
             bool timer = wfm_instance_next_timer_us(inst) != INT64_MAX;
@@ -369,18 +373,18 @@ static wf_status finish(const replay_env *r, wfm_instance *inst, wf_error *err)
     return WF_OK;
 }
 
-/* The found steps again with the clock shifted so the timers fall on the legacy due times. */
-static wf_status place(const replay_env *r, const seq *s, bool interop, wf_error *err)
+/* The found position with its timers on the legacy due times: the found steps replayed again
+ * with the clock shifted when they are not (inst is taken over). */
+static wf_status place(const replay_env *r, const seq *s, wfm_instance *inst, bool interop,
+                       wf_error *err)
 {
     mig_plan *p = r->p;
-    wfm_instance *inst = NULL;
     char why[160] = "";
-    int64_t shift = 0;
-    wf_status rc = replay(r, s, 0, &inst, why, sizeof why, err);
-    if (rc == WF_OK && inst && p->timer_count) {
+    wf_status rc = WF_OK;
+    if (p->timer_count) {
         int64_t due[MIG_MAX_NAMES];
         wfm_instance_timers(inst, due, MIG_MAX_NAMES);
-        shift = p->timers[0] - due[0];
+        int64_t shift = p->timers[0] - due[0];
         for (size_t i = 1; i < p->timer_count; i++)
             if (p->timers[i] - due[i] != shift) {
                 wfm_instance_destroy(inst);
@@ -388,9 +392,11 @@ static wf_status place(const replay_env *r, const seq *s, bool interop, wf_error
                                      "converted workflow's");
                 return WF_OK;
             }
-        wfm_instance_destroy(inst);
-        inst = NULL;
-        rc = replay(r, s, shift, &inst, why, sizeof why, err);
+        if (shift) {
+            wfm_instance_destroy(inst);
+            inst = NULL;
+            rc = replay(r, s, shift, &inst, why, sizeof why, err);
+        }
     }
     bool again = false;
     if (rc != WF_OK || !inst || !at_position(p, inst, &again)) {
@@ -430,16 +436,19 @@ static wf_status plan_exec(mig_ctx *c, mig_plan *p, wfl_exec *ex, wf_error *err)
     h.ex = ex;
     replay_env r = {c, p, &lv, c->now_us, &h};
     seq found = {{0}, 0};
+    wfm_instance *at = NULL;
     bool ok = false, interop = false;
     if (rc == WF_OK)
-        rc = search(&r, &found, &ok, &interop, err);
+        rc = search(&r, &found, &at, &ok, &interop, err);
     if (rc == WF_OK && !ok) {
         char pos[200];
         position_text(p, pos, sizeof pos);
         not_movable(p, "the converted workflow has no matching position (%s)", pos);
     } else if (rc == WF_OK) {
-        rc = place(&r, &found, interop, err);
+        rc = place(&r, &found, at, interop, err);
+        at = NULL;
     }
+    wfm_instance_destroy(at);
     seq_fini(&found);
     lvals_fini(&lv);
     hosted_fini(&h);

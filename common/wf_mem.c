@@ -3,6 +3,7 @@
  * one; the counters are atomics because runtimes allocate from several worker threads. */
 #include "wf_mem.h"
 
+#include <assert.h>
 #include <pthread.h> /* the process's map key, drawn once */
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -192,6 +193,7 @@ void *wf_arena_alloc(wf_arena *arena, size_t size)
     }
     void *p = b->data + b->used;
     b->used += need;
+    assert(b->used <= b->size && (uintptr_t)p % ARENA_ALIGN == 0);
     return p;
 }
 
@@ -278,6 +280,7 @@ void *wf_pool_get(wf_pool *pool)
     if (!pool->free_list && !pool_grow(pool))
         return NULL;
     void *slot = pool->free_list;
+    assert((uintptr_t)slot % 16 == 0); /* every slot starts on a slot boundary */
     pool->free_list = *(void **)slot;
     memset(slot, 0, pool->slot_size);
     pool->in_use++;
@@ -288,6 +291,8 @@ void wf_pool_put(wf_pool *pool, void *slot)
 {
     if (!slot)
         return;
+    assert(pool->in_use > 0 && slot != pool->free_list); /* more puts than gets: a double put */
+    assert((uintptr_t)slot % 16 == 0);
     *(void **)slot = pool->free_list;
     pool->free_list = slot;
     pool->in_use--;
@@ -302,6 +307,17 @@ size_t wf_pool_in_use(const wf_pool *pool)
 
 /* cap == 0 means data points here and nothing is owned. */
 static char buf_empty[1];
+
+/* The invariants wf_mem.h states: data never NULL, NUL-terminated at data[len], inside its
+ * capacity; the shared empty buffer never written. */
+static bool buf_ok(const wf_buf *buf)
+{
+    if (buf_empty[0] != '\0')
+        return false;
+    if (buf->cap == 0) /* wf_buf_init's empty buffer (or a zeroed struct, which adds accept) */
+        return (buf->data == buf_empty || !buf->data) && buf->len == 0;
+    return buf->len < buf->cap && buf->data[buf->len] == '\0';
+}
 
 void wf_buf_init(wf_buf *buf)
 {
@@ -327,6 +343,7 @@ void wf_buf_reset(wf_buf *buf)
 /* Make room for `extra` more bytes plus the NUL. */
 static bool buf_reserve(wf_buf *buf, size_t extra)
 {
+    assert(buf_ok(buf)); /* an uninitialised or corrupted buffer stops here */
     if (buf->oom)
         return false;
     if (extra > SIZE_MAX - buf->len - 1) {
@@ -359,6 +376,7 @@ bool wf_buf_add(wf_buf *buf, const void *data, size_t len)
         memcpy(buf->data + buf->len, data, len);
     buf->len += len;
     buf->data[buf->len] = '\0';
+    assert(buf_ok(buf));
     return true;
 }
 
@@ -389,6 +407,7 @@ bool wf_buf_addf(wf_buf *buf, const char *fmt, ...)
     vsnprintf(buf->data + buf->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
     buf->len += (size_t)n;
+    assert(buf_ok(buf));
     return true;
 }
 
@@ -619,6 +638,9 @@ wf_status wf_strmap_put(wf_strmap *map, const char *key, void *value)
         map->used++;
     map->slots[i] = (map_slot){copy, value, hash};
     map->count++;
+    /* open addressing: a power-of-two table never more than 3/4 full (tombstones included) */
+    assert((map->cap & (map->cap - 1)) == 0 && map->count <= map->used &&
+           map->used * 4 <= map->cap * 3);
     return WF_OK;
 }
 

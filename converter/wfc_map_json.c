@@ -77,11 +77,20 @@ static void queues_of(wfc__conv *c, const wfl_node *n, wf_buf *b, size_t *count)
 
 void wfc__map_json(wfc__conv *c)
 {
+    /* c->out_name lived during the conversion only: the name again, as convert_loaded made it */
+    char out_name[1024];
+    size_t plen = strlen(c->path);
+    if (c->opts->output_name)
+        snprintf(out_name, sizeof out_name, "%s", c->opts->output_name);
+    else if (plen > 5 && strcmp(c->path + plen - 5, ".xoml") == 0)
+        snprintf(out_name, sizeof out_name, "%.*s.xaml", (int)(plen - 5), c->path);
+    else
+        snprintf(out_name, sizeof out_name, "%s.xaml", c->path);
     wf_buf b;
     wf_buf_init(&b);
     wf_buf_adds(&b, "{\n  \"format\": \"wfbridge-map\", \"version\": 1,\n  ");
     str(&b, "source", c->path, false);
-    str(&b, "output", c->out_name, true);
+    str(&b, "output", out_name, true);
     wf_buf_adds(&b, ",\n");
     values(c, &b);
     activities(c, &b);
@@ -90,9 +99,8 @@ void wfc__map_json(wfc__conv *c)
     queues_of(c, c->root, &b, &count);
     wf_buf_adds(&b, "]\n}\n");
     char name[512]; /* a plain file name, beside the XAML */
-    const char *out = c->out_name ? c->out_name : "workflow.xaml";
-    const char *slash = strrchr(out, '/');
-    snprintf(name, sizeof name, "%s.map.json", slash ? slash + 1 : out);
+    const char *slash = strrchr(out_name, '/');
+    snprintf(name, sizeof name, "%s.map.json", slash ? slash + 1 : out_name);
     size_t len = 0;
     char *data = b.oom ? NULL : wf_buf_detach(&b, &len);
     wfc_sidecar *items = wf_realloc(c->side.items, (c->side.count + 1) * sizeof *items);

@@ -27,6 +27,7 @@ typedef struct svc_op {
     bool one_way;
     svc_param params[MAX_PARAMS];
     size_t count;
+    char why[800]; /* why the operation cannot be a Receive ("" when it can) */
 } svc_op;
 
 /* A .NET type name as OperationParameterInfo writes it ("Int32", "System.String"). */
@@ -56,7 +57,7 @@ static const char *field_str(const wf_value *rec, const char *name)
 }
 
 /* OperationInfo: the parameters written in the markup. */
-static bool op_from_markup(wfc__conv *c, const wfl_node *n, const wf_value *info, svc_op *op)
+static bool op_from_markup(const wf_value *info, svc_op *op)
 {
     snprintf(op->contract, sizeof op->contract, "%s", field_str(info, "ContractName"));
     op->one_way = strcmp(field_str(info, "IsOneWay"), "True") == 0;
@@ -71,10 +72,10 @@ static bool op_from_markup(wfc__conv *c, const wfl_node *n, const wf_value *info
         sp->reply = strstr(attrs, "Out") || strstr(attrs, "Retval");
         sp->request = strstr(attrs, "In") || !sp->reply;
         if (!sp->type) {
-            wfc__diag(c, WFC_ERROR, wfl_node_loc(n), "service-type",
-                      "parameter '%s' of operation '%s' has type '%s', which has no modern "
-                      "spelling",
-                      sp->name, op->name, field_str(p, "ParameterType"));
+            snprintf(op->why, sizeof op->why,
+                     "parameter '%s' of operation '%s' has type '%s', which has no modern "
+                     "spelling",
+                     sp->name, op->name, field_str(p, "ParameterType"));
             return false;
         }
         op->count++;
@@ -83,8 +84,7 @@ static bool op_from_markup(wfc__conv *c, const wfl_node *n, const wf_value *info
 }
 
 /* TypedOperationInfo: the contract interface is a <Service> of a type library. */
-static bool op_from_typelib(wfc__conv *c, const wfl_node *n, const char *contract_type,
-                            svc_op *op)
+static bool op_from_typelib(wfc__conv *c, const char *contract_type, svc_op *op)
 {
     const char *dot = strrchr(contract_type, '.');
     snprintf(op->contract, sizeof op->contract, "%s", dot ? dot + 1 : contract_type);
@@ -98,10 +98,10 @@ static bool op_from_typelib(wfc__conv *c, const wfl_node *n, const char *contrac
         }
     }
     if (!fn) {
-        wfc__diag(c, WFC_ERROR, wfl_node_loc(n), "service-contract",
-                  "contract '%s' with operation '%s' is not declared by a type library (a "
-                  "<Service Name=\"%s\"> with <Method Name=\"%s\">)",
-                  op->contract, op->name, op->contract, op->name);
+        snprintf(op->why, sizeof op->why,
+                 "contract '%s' with operation '%s' is not declared by a type library (a "
+                 "<Service Name=\"%s\"> with <Method Name=\"%s\">)",
+                 op->contract, op->name, op->contract, op->name);
         return false;
     }
     for (size_t i = 0; i < wfl_tl_func_param_count(fn) && op->count < MAX_PARAMS; i++) {
@@ -128,7 +128,7 @@ static bool read_op(wfc__conv *c, const wfl_node *n, svc_op *op)
         return false; /* the legacy loader refused it already */
     snprintf(op->name, sizeof op->name, "%s", field_str(info, "Name"));
     const char *typed = field_str(info, "ContractType");
-    return *typed ? op_from_typelib(c, n, typed, op) : op_from_markup(c, n, info, op);
+    return *typed ? op_from_typelib(c, typed, op) : op_from_markup(info, op);
 }
 
 /* <ReceiveParametersContent> / <SendParametersContent>: each parameter with a binding. */
@@ -206,12 +206,17 @@ static void send_reply(wfc__conv *c, const wfl_node *n, const svc_op *op)
     wfc_xw_close(W);
 }
 
-/* ReceiveActivity -> Sequence(Receive, validation, body, SendReply). */
+/* ReceiveActivity -> Sequence(Receive, validation, body, SendReply); one whose operation
+ * cannot be described (a contract no type library declares) is hosted through Interop, as
+ * before this mapping existed: the file still converts, `partial`. */
 static void emit_receive(wfc__conv *c, const wfl_node *n)
 {
     svc_op op;
-    if (!read_op(c, n, &op))
+    if (!read_op(c, n, &op)) {
+        if (op.why[0])
+            wfc__interop_wrap(c, n, op.why);
         return;
+    }
     c->uses_services = true;
     wfc__consumed(c, n, "ContextToken"); /* context correlation is the service's default */
     wfc__consumed(c, n, "ParameterBindings");

@@ -122,10 +122,30 @@ static wf_status stage(wfc_writes *w, pending *p, const char *data, size_t len, 
                         strerror(e ? e : EIO));
 }
 
+/* The descriptor a path names for this process: 1 for "-" and /dev/stdout (also when it
+ * leads to a regular file: the shell's `>` or `>>` is kept), 2 for /dev/stderr; else -1. */
+static int std_fd(const char *path)
+{
+    static const char *const names[][3] = {{"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"},
+                                           {"/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"}};
+    if (strcmp(path, "-") == 0)
+        return STDOUT_FILENO;
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < 3; i++)
+            if (strcmp(path, names[k][i]) == 0)
+                return k ? STDERR_FILENO : STDOUT_FILENO;
+    return -1;
+}
+
+bool wfc_output_is_stdout(const char *path)
+{
+    return std_fd(path) == STDOUT_FILENO;
+}
+
 bool wfc_output_is_stream(const char *path)
 {
     struct stat st;
-    if (strcmp(path, "-") == 0)
+    if (std_fd(path) >= 0)
         return true;
     return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
@@ -136,7 +156,7 @@ static wf_status classify(pending *p, const char *path, bool *stream, wf_error *
 {
     wf_loc at = {path, 0, 0};
     struct stat ls, st;
-    *stream = strcmp(path, "-") == 0;
+    *stream = std_fd(path) >= 0;
     if (*stream || lstat(path, &ls) != 0)
         return (p->target = wf_strdup(path)) ? WF_OK
                                              : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
@@ -184,13 +204,13 @@ wf_status wfc_writes_add(wfc_writes *w, const char *path, const char *data, size
 static wf_status write_stream(const pending *p, wf_error *err)
 {
     wf_loc at = {p->target, 0, 0};
-    bool is_stdout = strcmp(p->target, "-") == 0;
-    if (is_stdout) {
-        fflush(stdout);
-        if (write_all(STDOUT_FILENO, p->data, p->len))
+    int std = std_fd(p->target);
+    if (std >= 0) { /* the descriptor itself: its offset and O_APPEND are the shell's */
+        fflush(std == STDOUT_FILENO ? stdout : stderr);
+        if (write_all(std, p->data, p->len))
             return WF_OK;
-        return wf_error_set(err, WF_E_IO, NULL, "cannot write standard output: %s",
-                            strerror(errno));
+        return wf_error_set(err, WF_E_IO, NULL, "cannot write standard %s: %s",
+                            std == STDOUT_FILENO ? "output" : "error", strerror(errno));
     }
     int fd = open(p->target, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
     bool ok = fd >= 0 && fcntl(fd, F_SETFL, 0) == 0 && write_all(fd, p->data, p->len);
@@ -319,8 +339,9 @@ static identity identify(const char *path)
     identity id = {0};
     struct stat st;
     id.name = "";
-    if (strcmp(path, "-") == 0)
-        return id.known = id.stream = true, id.name = "-", id;
+    int std = std_fd(path);
+    if (std >= 0) /* "-" and /dev/stdout are one output */
+        return id.known = id.stream = true, id.name = std == STDOUT_FILENO ? "-" : "2", id;
     if (stat(path, &st) == 0) {
         id = (identity){st.st_dev, st.st_ino, "", true, !S_ISREG(st.st_mode)};
         return id;
@@ -357,7 +378,7 @@ wf_status wfc_output_clash(const char *const *inputs, size_t input_count,
             if (!outputs[k])
                 continue;
             identity q = identify(outputs[k]);
-            bool device = o.stream && q.stream && strcmp(o.name, "-") != 0;
+            bool device = o.stream && q.stream && std_fd(outputs[i]) < 0; /* /dev/null */
             bool same = same_identity(o, q) ||
                         (!o.known && !q.known && strcmp(outputs[i], outputs[k]) == 0);
             if (!device && same)

@@ -19,7 +19,8 @@
  *      wfc_writes_add created, so a failure at any step leaves nothing behind.
  * A path is a new path or a regular file (replaced by rename), a symbolic link to a regular
  * file (the file it names is replaced, the link kept), a character device, FIFO or socket
- * (written in place, never renamed over: /dev/null, /dev/stdout), or "-" (standard output).
+ * (written in place, never renamed over: /dev/null), or "-", /dev/stdout, /dev/stderr (the
+ * process's own descriptor, also when it leads to a regular file).
  * A directory or a dangling link is refused (WF_E_IO naming the path). */
 typedef struct wfc_writes wfc_writes;
 wf_status wfc_writes_create(wfc_writes **out, wf_error *err);
@@ -31,9 +32,11 @@ void wfc_writes_destroy(wfc_writes *w);
 /* One file through a wfc_writes set of its own. */
 wf_status wfc_write_atomic(const char *path, const char *data, size_t len, wf_error *err);
 
-/* Whether path is written as a stream, not replaced as a file: "-", or an existing character
- * device, FIFO or socket (after following links). */
+/* Whether path is written as a stream, not replaced as a file: "-", /dev/stdout, /dev/stderr,
+ * or an existing character device, FIFO or socket (after following links). */
 bool wfc_output_is_stream(const char *path);
+/* Whether path is this process's standard output ("-", /dev/stdout, /dev/fd/1). */
+bool wfc_output_is_stdout(const char *path);
 
 /* The XAML path for `input`: OUT_DIR/RELATIVE with .xoml replaced by .xaml when out_dir is
  * given (relative = input below in_dir), else beside the input. WF_E_LIMIT if too long. */

@@ -57,7 +57,7 @@ static void trace_call(void *ud, const wfl_tl_call_record *rec)
         }
     }
     const wfl_tl_prop *rp = wfl_tl_func_return(rec->fn);
-    if (rec->ret && !wf_is_null(rec->ret)) {
+    if (rec->ret && (rp || !wf_is_null(rec->ret))) { /* a Return binding, also null */
         names[n + no] = rp ? rp->name : "(ReturnValue)";
         vals[n + no++] = *rec->ret;
     }

@@ -34,6 +34,7 @@ struct wfl_tl_activity {
     wfl_tl_func func;         /* a leaf's Execute; symbol NULL for a composite */
     const char *definition;   /* a composite's Definition= (XOML file name), else NULL */
     struct wfl_tl_class *body; /* a composite's code-beside: its properties and functions */
+    bool container;           /* Children="Sequence": runs its child activities after Function */
 };
 
 struct wfl_tl_class {
@@ -411,7 +412,7 @@ static void parse_composite(tl_parse *p, const wf_xml_node *n, wfl_tl_activity *
 
 static void parse_activity(tl_parse *p, const wf_xml_node *n, wfl_tl_activity *act)
 {
-    static const char *const attrs[] = {"Name", "Function", "ErrorOnNonZero", NULL};
+    static const char *const attrs[] = {"Name", "Function", "ErrorOnNonZero", "Children", NULL};
     if (attr(n, "Definition")) {
         parse_composite(p, n, act);
         return;
@@ -425,6 +426,11 @@ static void parse_activity(tl_parse *p, const wf_xml_node *n, wfl_tl_activity *a
     act->func.symbol = sym ? tl_strdup(p, sym) : "";
     act->func.loc = node_loc(p, n);
     parse_bool_attr(p, n, "ErrorOnNonZero", &act->func.error_on_nonzero);
+    const wf_xml_attr *children = attr(n, "Children");
+    if (children && strcmp(children->value, "Sequence") != 0)
+        report(p, WF_E_SCHEMA, wf_xml_value_loc(p->doc, children),
+               "Children '%s' must be Sequence", children->value);
+    act->container = children != NULL;
     act->props = tl_alloc(p, n->child_count, sizeof *act->props);
     for (const wf_xml_node *c = n->first_child; c && act->props; c = c->next) {
         if (!is_tl_element(p, c, "Property")) {
@@ -1010,6 +1016,11 @@ size_t wfl_tl_class_prop_count(const wfl_tl_class *c) { return c->prop_count; }
 const wfl_tl_prop *wfl_tl_class_prop(const wfl_tl_class *c, size_t index)
 {
     return index < c->prop_count ? &c->props[index] : NULL;
+}
+
+bool wfl_tl_activity_is_container(const wfl_tl_activity *a)
+{
+    return a->container;
 }
 
 const char *wfl_tl_class_base_type(const wfl_tl_class *c)

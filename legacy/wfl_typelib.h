@@ -104,6 +104,9 @@ const wfl_tl_func *wfl_tl_activity_func(const wfl_tl_activity *a); /* its Execut
  * leaf. Its properties, handlers and conditions are also its code-beside class, found by
  * wfl_typelib_class under the type's Name (the last part of the XOML root's x:Class). */
 const char *wfl_tl_activity_definition(const wfl_tl_activity *a);
+/* A leaf with Children="Sequence" (a third-party composite known only from its markup): its
+ * Function runs first, then the child activities the markup gives it, in order. */
+bool wfl_tl_activity_is_container(const wfl_tl_activity *a);
 
 const char *wfl_tl_class_name(const wfl_tl_class *c);
 /* BaseType: the built-in root a workflow base class derives from

@@ -130,6 +130,7 @@ static void let_go(wfm_dinst *d)
 {
     wfm_host *h = d->host;
     pthread_mutex_lock(&h->lock);
+    assert(d->busy); /* only the thread that held it lets it go */
     d->busy = false;
     pthread_cond_broadcast(&h->cv);
     pthread_mutex_unlock(&h->lock);
@@ -261,6 +262,7 @@ static wf_status props_collect(const wfm_host *h, wfm_dinst *d, props *p, wf_err
  * completion). held: called by the worker holding the instance (a pool run's on_complete). */
 static wf_status save_prepare(wfm_host *h, wfm_dinst *d, bool release, bool held, wf_error *err)
 {
+    assert(d->busy); /* the saving thread holds the instance (hold, a pool run, poll) */
     if (!d->loaded)
         return wf_error_set(err, WF_E_STATE, NULL, "instance '%s' is not loaded", d->id.text);
     if (in_no_persist_zone(d))
@@ -306,6 +308,8 @@ static wf_status save_prepare(wfm_host *h, wfm_dinst *d, bool release, bool held
  * than a persist point: not counted, no on_persist, no tracking record. */
 static void save_finish(wfm_host *h, wfm_dinst *d, bool initial, wf_status st)
 {
+    /* a committed save means the row exists (the first one inserted it) */
+    assert(st != WF_OK || d->created_saved);
     if (st == WF_OK && initial) {
         d->created_saved = true;
     } else if (st == WF_OK) {

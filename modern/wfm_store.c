@@ -280,6 +280,27 @@ wf_status wfm_store_create_id(wfm_store *s, uint64_t definition_hash, const char
     return rc;
 }
 
+wf_status wfm_store_create_ids(wfm_store *s, uint64_t definition_hash, const char *const *ids,
+                               size_t count, wf_error *err)
+{
+    for (size_t i = 0; i < count; i++)
+        if (strlen(ids[i]) != 32 || strspn(ids[i], "0123456789abcdef") != 32)
+            return wf_error_set(err, WF_E_USAGE, NULL,
+                                "instance id '%s' is not 32 lowercase hex digits", ids[i]);
+    if (!s->ops->create_many) {
+        wf_status rc = WF_OK;
+        for (size_t i = 0; i < count && rc == WF_OK; i++)
+            rc = wfm_store_create_id(s, definition_hash, ids[i], err);
+        return rc;
+    }
+    char h[17];
+    hash_text(definition_hash, h);
+    pthread_mutex_lock(&s->conn_lock);
+    wf_status rc = s->ops->create_many(s, ids, count, h, now_ms(s), err);
+    pthread_mutex_unlock(&s->conn_lock);
+    return rc;
+}
+
 /* Is `owner` a default owner id (default_owner) of another process on this machine that no
  * longer exists? Its leases may be taken over at once instead of after they expire. A pid
  * reused by another process only delays the takeover until the lease expires. */

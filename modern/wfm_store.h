@@ -91,9 +91,15 @@ void wfm_store_new_id(wfm_store_id *out);
 wf_status wfm_store_create(wfm_store *store, uint64_t definition_hash, wfm_store_id *out,
                            wf_error *err);
 /* The same under a given id (32 lowercase hex digits; WF_E_USAGE otherwise): an instance that
- * keeps the id it had elsewhere (`wfbridge migrate-instances`). WF_E_STORE when it exists. */
+ * keeps the id it had elsewhere (`wfbridge migrate-instances`). An id that exists: WF_E_STORE
+ * on SQLite; on PostgreSQL nothing happens (creates are idempotent there, to be sent again
+ * after a reconnect), so look it up first. */
 wf_status wfm_store_create_id(wfm_store *store, uint64_t definition_hash, const char *id,
                               wf_error *err);
+/* `count` of them in one transaction where the backend can (SQLite; PostgreSQL: one each):
+ * all created or, on SQLite, none (an id that exists fails the whole call). */
+wf_status wfm_store_create_ids(wfm_store *store, uint64_t definition_hash,
+                               const char *const *ids, size_t count, wf_error *err);
 /* Attempts: taking a lease to run an instance (wfm_store_lock, wfm_store_claim) adds one to
  * its `attempts`; a save that releases the lease (the run ended: idle, completed, stopped)
  * sets it to 0 and wfm_store_release takes back its own one. So `attempts` counts the runs

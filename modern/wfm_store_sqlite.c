@@ -565,6 +565,20 @@ static wf_status sq_create(wfm_store *s, const char *id, const char *hash, int64
     return rc;
 }
 
+static wf_status sq_create_many(wfm_store *s, const char *const *ids, size_t count,
+                                const char *hash, int64_t now, wf_error *err)
+{
+    wf_error ignored = WF_ERROR_INIT;
+    wf_status rc = run(s, ST_BEGIN_IMMEDIATE, NULL, err, "");
+    for (size_t i = 0; rc == WF_OK && i < count; i++)
+        rc = sq_create(s, ids[i], hash, now, err);
+    if (rc == WF_OK)
+        rc = run(s, ST_COMMIT, NULL, err, "");
+    if (rc != WF_OK && !sqlite3_get_autocommit(db_of(s)))
+        run(s, ST_ROLLBACK, NULL, &ignored, "");
+    return rc;
+}
+
 static wf_status sq_take_lease(wfm_store *s, const char *id, const char *from, int64_t now,
                                bool *changed, wf_error *err)
 {
@@ -1124,6 +1138,7 @@ const wfm__store_ops wfm__store_sqlite_ops = {
     .close = sq_close,
     .put_definition = sq_put_definition,
     .create = sq_create,
+    .create_many = sq_create_many,
     .insert = sq_insert,
     .suspend = sq_suspend,
     .take_lease = sq_take_lease,

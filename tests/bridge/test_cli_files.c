@@ -129,6 +129,28 @@ START_TEST(test_verify_dir_skips_link_loops_and_fifos)
 }
 END_TEST
 
+/* A type library's error names the type library's file. */
+START_TEST(test_typelib_error_names_its_file)
+{
+    wf_test_write_file(tmp, "clash.activities.xml",
+                       "<TypeLibrary xmlns=\"urn:wfbridge:typelib\" Name=\"clash\" "
+                       "Library=\"libconvcases.so\">\n"
+                       "  <ActivityType Name=\"Step\" Function=\"cc_inc\">\n"
+                       "    <Property Name=\"Name\" Type=\"String\" Direction=\"In\"/>\n"
+                       "  </ActivityType>\n</TypeLibrary>\n");
+    wf_test_write_file(tmp, "w.xoml",
+                       "<SequentialWorkflowActivity x:Name=\"W\" "
+                       "xmlns:ns0=\"clr-namespace:T;Assembly=clash\" "
+                       "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" "
+                       "xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\">\n"
+                       "  <ns0:Step x:Name=\"s\" />\n</SequentialWorkflowActivity>\n");
+    ck_assert_int_eq(cli("run-legacy %s --lib-path %s:%s", at("w.xoml"), tmp, wfbt_test_libs()),
+                     2);
+    assert_contains("stderr", "clash.activities.xml:2:3: error: property 'Name' clashes");
+    assert_contains("stderr", "clashes with the built-in property");
+}
+END_TEST
+
 /* A number that does not fit is refused, never saturated to the largest value. */
 START_TEST(test_overflowing_numbers_are_refused)
 {
@@ -168,6 +190,7 @@ Suite *cli_files_suite(void)
     tcase_add_test(bad, test_junit_never_overwrites_an_input);
     tcase_add_test(bad, test_verify_dir_skips_link_loops_and_fifos);
     tcase_add_test(bad, test_overflowing_numbers_are_refused);
+    tcase_add_test(bad, test_typelib_error_names_its_file);
     suite_add_tcase(s, bad);
     return s;
 }

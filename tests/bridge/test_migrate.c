@@ -24,6 +24,7 @@
 #include "../../legacy/wfl_def.h"
 #include "../../legacy/wfl_exec.h"
 #include "../../legacy/wfl_store.h"
+#include "../modern/support_pg.h"
 #include "../wf_test_util.h"
 
 #define DATA "tests/bridge/data/migrate/"
@@ -401,6 +402,21 @@ START_TEST(test_dry_run_changes_nothing)
     json_decref(r);
     ck_assert(same_file("legacy.db", "before.db"));
     ck_assert(!exists("modern.db"));
+    /* the same as Markdown and HTML pages: counts, then a row per instance */
+    for (int html = 0; html < 2; html++) {
+        char extra[700], path[600];
+        snprintf(path, sizeof path, "%s/plan.%s", dir, html ? "html" : "md");
+        snprintf(extra, sizeof extra, "--dry-run --report %s", path);
+        json_decref(migrate(maps, extra, 0));
+        char *text = wf_test_read_file(path, NULL);
+        ck_assert_ptr_nonnull(text);
+        ck_assert_ptr_nonnull(strstr(text, "movable: 1, interop: 0, skipped: 0, failed: 0"));
+        ck_assert_ptr_nonnull(strstr(text, a));
+        ck_assert_ptr_nonnull(strstr(text, "IExpenseService.Approved, IExpenseService.Rejected"));
+        ck_assert_ptr_nonnull(strstr(text, html ? "<td>movable</td>" : "| movable |"));
+        wf_free(text);
+    }
+    ck_assert(!exists("modern.db"));
 }
 END_TEST
 
@@ -704,6 +720,83 @@ START_TEST(test_sigkill_at_random_points)
     ck_assert_int_eq(c.in_doubt, 0);
 }
 END_TEST
+
+/* ---- PostgreSQL ------------------------------------------------------------------------------ */
+static char pg_conn[1400], pg_schema[64];
+
+static void setup_pg(void)
+{
+    setup();
+    wf_test_pg_schema(pg_conn, sizeof pg_conn, pg_schema);
+}
+
+static void teardown_pg(void)
+{
+    wf_test_pg_drop(pg_schema);
+    teardown();
+}
+
+/* The same moves into a PostgreSQL store: an event wait and a loop in its third round, resumed
+ * there with the legacy outputs; a second run moves nothing; the reserved-then-released rows
+ * end unleased. */
+START_TEST(test_move_into_postgresql)
+{
+    char a[33], b[33], maps[1024], out[65536];
+    convert(DATA "approval.xoml", "approval.xaml", false);
+    convert(DATA "rounds.xoml", "rounds.xaml", false);
+    legacy_start(DATA "approval.xoml", "--arg Employee=ann --arg Amount=120", a);
+    legacy_start(DATA "rounds.xoml", "", b);
+    for (int i = 0; i < 2; i++)
+        json_decref(legacy_event(DATA "rounds.xoml", "legacy.db", b, "Approved=r"));
+    copy_file("legacy.db", "copy.db");
+    snprintf(maps, sizeof maps,
+             "--map " DATA "approval.xoml=%s/approval.xaml --map " DATA "rounds.xoml=%s/rounds.xaml",
+             dir, dir);
+    int rc = cli(out, sizeof out, "migrate-instances --from %s/legacy.db --to '%s' %s --lib-path %s"
+                                  " --json",
+                 dir, pg_conn, maps, libs);
+    ck_assert_msg(rc == 0, "%s", out);
+    json_t *r = last_json(out);
+    ck_assert_int_eq(count_of(r, "migrated"), 2);
+    json_decref(r);
+    ck_assert_int_eq(cli(out, sizeof out, "migrate-instances --from %s/legacy.db --to '%s' %s"
+                                          " --lib-path %s --json",
+                         dir, pg_conn, maps, libs),
+                     0);
+    r = last_json(out);
+    ck_assert_int_eq(count_of(r, "migrated"), 0);
+    json_decref(r);
+    char *leased = wf_test_pg_query(pg_conn, "SELECT count(*) FROM instances WHERE owner IS NOT NULL");
+    ck_assert_str_eq(leased, "0");
+    wf_free(leased);
+    const char *ev = "'Rejected={\"Approver\":\"bob\",\"Comment\":\"late\"}'";
+    ck_assert_int_eq(cli(out, sizeof out, "resume %s --store '%s' --lib-path %s --bookmark %s"
+                                          " --json",
+                         a, pg_conn, libs, ev),
+                     0);
+    same_outputs(last_json(out), legacy_event(DATA "approval.xoml", "copy.db", a, ev));
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(cli(out, sizeof out, "resume %s --store '%s' --lib-path %s --bookmark"
+                                              " Approved=z --json",
+                             b, pg_conn, libs),
+                         0);
+    json_decref(legacy_event(DATA "rounds.xoml", "copy.db", b, "Approved=z"));
+    same_outputs(last_json(out), legacy_event(DATA "rounds.xoml", "copy.db", b, "Approved=z"));
+}
+END_TEST
+
+Suite *migrate_pg_suite(void)
+{
+    Suite *s = suite_create("migrate_pg");
+    if (!wf_test_pg_available("migrate_pg"))
+        return s;
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, setup_pg, teardown_pg);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_move_into_postgresql);
+    suite_add_tcase(s, tc);
+    return s;
+}
 
 Suite *migrate_suite(void)
 {

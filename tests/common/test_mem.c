@@ -1,6 +1,7 @@
 /* test_mem.c — allocator hooks and the fail-after test hook, arena alignment and zeroing,
  * pool slot reuse, wf_buf invariants (NUL, sticky oom, JSON escaping) and wf_strmap. */
 #include <check.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,6 +264,27 @@ START_TEST(test_strmap_keyed_maps_agree)
 }
 END_TEST
 
+/* The invariants wf_mem.h states are asserted where they can break (the process aborts):
+ * a buffer whose length was moved past its NUL, and a slot put back twice. */
+START_TEST(test_buf_broken_invariant_aborts)
+{
+    wf_buf b;
+    wf_buf_init(&b);
+    wf_buf_adds(&b, "abc");
+    b.data[b.len] = 'x'; /* no NUL at data[len] any more */
+    wf_buf_adds(&b, "d");
+}
+END_TEST
+
+START_TEST(test_pool_double_put_aborts)
+{
+    wf_pool *p = wf_pool_create(32, 4);
+    void *slot = wf_pool_get(p);
+    wf_pool_put(p, slot);
+    wf_pool_put(p, slot);
+}
+END_TEST
+
 static wf_status strmap_op(void *ud)
 {
     (void)ud;
@@ -299,6 +321,8 @@ Suite *common_mem_suite(void)
     tcase_add_test(core, test_hash_fnv1a_known_values);
     tcase_add_test(core, test_siphash24_reference_vectors);
     tcase_add_test(core, test_strmap_keyed_maps_agree);
+    tcase_add_test_raise_signal(core, test_buf_broken_invariant_aborts, SIGABRT);
+    tcase_add_test_raise_signal(core, test_pool_double_put_aborts, SIGABRT);
     suite_add_tcase(s, core);
     TCase *nomem = tcase_create("nomem");
     tcase_add_test(nomem, test_fail_after_refuses_nth_and_later);

@@ -157,6 +157,9 @@ static const char *const golden[] = {
     "fault_handlers", "terminate",          "needs_interop", "rules_operators",
     "rules_bitwise",  "replicator_foreach", "scopes",        "state_machine",
     "composite_type", "workflow_services",
+    /* conversion fidelity: each case's inputs say what WF3 itself gives (`expect`) */
+    "compensate_explicit", "compensate_loop", "compensate_child_in_handler",
+    "cancel_handlers",     "nested_states",
 };
 
 START_TEST(test_golden_case_converts_and_runs_like_legacy)
@@ -442,7 +445,7 @@ END_TEST
 START_TEST(test_wcf_and_web_service_activities_fail_precisely)
 {
     converted c;
-    convert(REAL "/wcf_receive.xoml", false, &c);
+    convert(REAL "/broken/receive_without_operation.xoml", false, &c);
     ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
     ck_assert_uint_eq(count_diags(c.file, "error", "legacy-load", 2), 1);
     ck_assert_uint_eq(count_diags(c.file, "error", "legacy-load", 5), 0);
@@ -636,18 +639,29 @@ START_TEST(test_typed_receive_in_listen_becomes_trigger_with_reply)
 }
 END_TEST
 
-START_TEST(test_typed_receive_without_declared_contract_fails_located)
+/* A contract no type library declares cannot become a Receive: the activity is hosted
+ * through Interop (as before the mapping existed), the warning saying what to declare. */
+START_TEST(test_typed_receive_without_declared_contract_is_hosted)
 {
     const char *dir = wf_test_tmpdir();
     converted c;
     char body[sizeof TYPED_RECEIVE + 16];
     snprintf(body, sizeof body, TYPED_RECEIVE, "IPrices");
     convert_text(dir, "prices.xoml", body, &c);
-    ck_assert_int_eq(c.status, WF_E_UNSUPPORTED);
-    ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
-    ck_assert_uint_eq(count_diags(c.file, "error", "service-contract", 4), 1);
-    ck_assert_ptr_nonnull(strstr(c.err.message, "<Service Name=\"IPrices\">"));
-    ck_assert_ptr_null(c.xaml);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_PARTIAL);
+    ck_assert(has_activity(c.file, "quote", "Interop", "interop"));
+    ck_assert_uint_eq(count_diags(c.file, "warning", "interop", 4), 1);
+    bool named = false;
+    for (size_t i = 0; i < wfc_file_diag_count(c.file); i++) {
+        wfc_severity sev;
+        const char *r, *msg;
+        unsigned l, col;
+        wfc_file_diag(c.file, i, &sev, &r, &l, &col, &msg);
+        named |= strstr(msg, "<Service Name=\"IPrices\">") != NULL;
+    }
+    ck_assert(named);
+    ck_assert_ptr_null(strstr(c.xaml, "p:Receive"));
     converted_free(&c);
     wf_test_tmpdir_remove(dir);
 }
@@ -948,6 +962,82 @@ START_TEST(test_ignored_property_is_reported)
 }
 END_TEST
 
+/* The report's renderer: keeps the DOT text it is given. */
+static wf_status keep_dot(void *ud, const char *dot, wf_buf *svg, wf_error *err)
+{
+    (void)err;
+    wf_buf_adds(ud, dot);
+    wf_buf_adds(svg, "<svg></svg>");
+    return WF_OK;
+}
+
+/* A state machine is drawn as states and transitions, not as its containment tree. */
+START_TEST(test_state_machine_picture_has_states_and_transitions)
+{
+    converted c;
+    convert(CASES "/state_machine/state_machine.xoml", false, &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    wf_buf dots, html;
+    wf_buf_init(&dots);
+    wf_buf_init(&html);
+    ck_assert_int_eq(wfc_report_html(c.report, keep_dot, &dots, &html, NULL), WF_OK);
+    ck_assert_msg(strstr(dots.data, "\"Open\" -> \"Working\" [label=\"onGo\"];"), "%s",
+                  dots.data);
+    ck_assert_ptr_nonnull(strstr(dots.data, "\"Open\" [penwidth=3];"));
+    ck_assert_ptr_nonnull(strstr(dots.data, "\"Done\" [peripheries=2];"));
+    ck_assert_ptr_null(strstr(dots.data, "countEntry")); /* no activity inside a state */
+    wf_buf_fini(&dots);
+    wf_buf_fini(&html);
+    converted_free(&c);
+}
+END_TEST
+
+/* A zero Delay is an idle point in WF3 only: a review at its line, not a silent "mapped". */
+START_TEST(test_zero_delay_is_reported_at_its_line)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    convert_text(dir, "zero.xoml",
+                 "  <DelayActivity x:Name=\"tick\" TimeoutDuration=\"00:00:00\" />\n"
+                 "  <DelayActivity x:Name=\"wait\" TimeoutDuration=\"00:00:01\" />\n",
+                 &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_uint_eq(count_diags(c.file, "review", "delay-zero", 2), 1);
+    ck_assert_uint_eq(count_diags(c.file, "review", "delay-zero", 3), 0);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_PARTIAL);
+    ck_assert(wfc_file_lost_more_than_designer(c.file));
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* A native handler that would set a Delay's timeout is dropped: not "converted, 100%" but a
+ * partial file, the activity counted against coverage, and the rule says what to do. */
+START_TEST(test_dropped_handler_makes_the_file_partial)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    convert_text(dir, "timeout.xoml",
+                 "  <DelayActivity x:Name=\"wait\" TimeoutDuration=\"00:00:05\" "
+                 "InitializeTimeoutDuration=\"Increment\" />\n",
+                 &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_uint_eq(count_diags(c.file, "warning", "property-ignored", 2), 1);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_PARTIAL);
+    wf_buf b;
+    wf_buf_init(&b);
+    ck_assert_int_eq(wfc_report_markdown(c.report, &b, NULL), WF_OK);
+    ck_assert_msg(strstr(b.data, "| partial | 2 | 2 | 0 | 0 | 50% | 0 | 1 |"), "%s", b.data);
+    ck_assert_ptr_nonnull(strstr(b.data, "with --interop"));
+    wf_buf_reset(&b);
+    ck_assert_int_eq(wfc_report_json(c.report, &b, NULL), WF_OK);
+    ck_assert_ptr_nonnull(strstr(b.data, "\"action\": \"mapped\", \"behaviourLost\": true}"));
+    wf_buf_fini(&b);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* Whatever the walk does not place is an error, never silently dropped. */
 START_TEST(test_activity_in_an_unhandled_position_is_not_dropped)
 {
@@ -1009,9 +1099,12 @@ Suite *convert_suite(void)
     tcase_add_test(bad, test_rules_file_that_does_not_match_is_located);
     tcase_add_test(bad, test_handler_without_native_function_fails_located);
     tcase_add_test(bad, test_wcf_and_web_service_activities_fail_precisely);
-    tcase_add_test(bad, test_typed_receive_without_declared_contract_fails_located);
+    tcase_add_test(bad, test_typed_receive_without_declared_contract_is_hosted);
     tcase_add_test(bad, test_activity_in_an_unhandled_position_is_not_dropped);
     tcase_add_test(bad, test_ignored_property_is_reported);
+    tcase_add_test(bad, test_dropped_handler_makes_the_file_partial);
+    tcase_add_test(bad, test_zero_delay_is_reported_at_its_line);
+    tcase_add_test(bad, test_state_machine_picture_has_states_and_transitions);
     suite_add_tcase(s, bad);
     TCase *nomem = tcase_create("nomem");
     tcase_set_timeout(nomem, 300);

@@ -171,6 +171,23 @@ START_TEST(test_device_output_is_written_in_place)
 }
 END_TEST
 
+/* -o /dev/stdout writes through the process's descriptor, also when the shell sent it to a
+ * regular file; /dev/stdout stays what it was; sidecars are refused as with -o -. */
+START_TEST(test_dev_stdout_is_standard_output)
+{
+    struct stat before, after;
+    ck_assert_int_eq(lstat("/dev/stdout", &before), 0);
+    ck_assert_int_eq(convert_cmd("%s -o /dev/stdout", CASE), 0);
+    assert_contains("stdout", "<Pick DisplayName=\"wait\">");
+    ck_assert_int_eq(lstat("/dev/stdout", &after), 0);
+    ck_assert_int_eq((int)(after.st_mode & S_IFMT), (int)(before.st_mode & S_IFMT));
+    ck_assert_int_eq(convert_cmd("%s -o /dev/stdout", INTEROP), 2);
+    assert_contains("stderr", "give --sidecars DIR");
+    ck_assert_int_eq(convert_cmd("%s -o /dev/stdout --json", CASE), 2);
+    assert_contains("stderr", "both write standard output");
+}
+END_TEST
+
 START_TEST(test_fifo_output_without_reader_is_refused)
 {
     ck_assert_int_eq(mkfifo(at("fifo.xaml"), 0600), 0);
@@ -263,6 +280,82 @@ START_TEST(test_tree_walk_skips_links_loops_and_fifos)
 }
 END_TEST
 
+/* Messages in source order; a warning repeated in 5 files is printed once, then counted. */
+START_TEST(test_warnings_in_source_order_and_grouped)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/in && for i in 1 2 3 4 5; do cp %s %s/in/p$i.xoml; done", tmp, CASE,
+             tmp);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(convert_cmd("%s -o %s", at("in"), at("out")), 0);
+    char *err = slurp("stderr");
+    const char *review = strstr(err, "p1.xoml:2:2: warning: review:");
+    const char *first = strstr(err, "p1.xoml:14:6: warning:");
+    ck_assert_msg(review && first && review < first, "%s", err);
+    const char *bind = "ParameterName 'Value' binds a parameter";
+    size_t count = 0;
+    for (const char *p = strstr(err, bind); p; p = strstr(p + 1, bind))
+        count++;
+    ck_assert_uint_eq(count, 2); /* p1's warning and the summary line */
+    ck_assert_ptr_nonnull(strstr(err, "wfbridge convert: warning: and 4 more like this: "
+                                      "ParameterName 'Value' binds"));
+    ck_assert_ptr_nonnull(strstr(err, "converted 5, partial 0, failed 0"));
+    wf_free(err);
+}
+END_TEST
+
+/* On a terminal (a pty from util-linux `script`), the progress line is cleared before a
+ * message, never glued to it: "[1/3] a.xoml" is followed by "\r\033[K". */
+START_TEST(test_progress_line_is_cleared_before_messages)
+{
+    if (system("command -v script >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "test_progress_line_is_cleared_before_messages: no `script`, skipped\n");
+        return;
+    }
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/in && for i in 1 2 3; do cp %s %s/in/p$i.xoml; done",
+             tmp, CASE, tmp);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             "script -qec \"%s/bin/wfbridge convert %s -o %s --lib-path %s\" %s >/dev/null",
+             wf_test_build_dir(), at("in"), at("out"), wfc_test_lib_dirs(), at("tty.txt"));
+    ck_assert_int_eq(system(cmd), 0);
+    char *tty = slurp("tty.txt");
+    size_t bars = 0;
+    for (const char *p = strstr(tty, "/3] "); p; p = strstr(p + 1, "/3] ")) {
+        const char *end = strstr(p, ".xoml");
+        ck_assert_ptr_nonnull(end);
+        ck_assert_msg(strncmp(end + 5, "\r\033[K", 4) == 0, "glued: %.80s", p);
+        bars++;
+    }
+    ck_assert_uint_eq(bars, 3);
+    ck_assert_ptr_nonnull(strstr(tty, "p1.xoml\r\033[K"));
+    wf_free(tty);
+}
+END_TEST
+
+/* Positions name the file they are in: the summary never prints file:0:0, and an error of
+ * the converted XAML is located in the XAML, not in the .xoml. */
+START_TEST(test_positions_name_their_file)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/in %s/out/a.xaml && cp %s %s/in/a.xoml && cp "
+             "tests/converter/cases/needs_interop/needs_interop.group.xoml %s/in/g.xoml",
+             tmp, tmp, CASE, tmp, tmp);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(convert_cmd("%s -o %s", at("in"), at("out")), 1);
+    char *err = slurp("stderr");
+    ck_assert_msg(!strstr(err, ":0:0:"), "%s", err);
+    ck_assert_msg(strstr(err, "  failed: ") && strstr(err, "in/a.xoml: cannot write"), "%s", err);
+    /* the generated composite does not load once converted (a converter limitation): its
+     * XAML position names the XAML */
+    ck_assert_msg(strstr(err, "out/g.xaml:") && !strstr(err, "g.xoml:21:"), "%s", err);
+    wf_free(err);
+}
+END_TEST
+
 Suite *convert_files_suite(void)
 {
     Suite *s = suite_create("convert_files");
@@ -273,16 +366,20 @@ Suite *convert_files_suite(void)
     tcase_add_test(core, test_trailing_slash_is_a_directory);
     tcase_add_test(core, test_stream_output_needs_a_sidecar_directory);
     tcase_add_test(core, test_link_to_a_file_keeps_the_link);
+    tcase_add_test(core, test_warnings_in_source_order_and_grouped);
+    tcase_add_test(core, test_progress_line_is_cleared_before_messages);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_set_timeout(bad, 180);
     tcase_add_checked_fixture(bad, setup, teardown);
     tcase_add_test(bad, test_device_output_is_written_in_place);
+    tcase_add_test(bad, test_dev_stdout_is_standard_output);
     tcase_add_test(bad, test_fifo_output_without_reader_is_refused);
     tcase_add_test(bad, test_reports_never_overwrite_an_input);
     tcase_add_test(bad, test_failed_file_leaves_nothing);
     tcase_add_test(bad, test_bad_stdin_names_stdin);
     tcase_add_test(bad, test_tree_walk_skips_links_loops_and_fifos);
+    tcase_add_test(bad, test_positions_name_their_file);
     suite_add_tcase(s, bad);
     return s;
 }

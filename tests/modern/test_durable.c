@@ -2164,6 +2164,51 @@ START_TEST(cli_host_quarantines_a_poisoned_instance)
 }
 END_TEST
 
+/* host --isolate: each instance runs in a child process of its own, so the poisoned one
+ * kills only its own run (reported failed, exit 2) and the good ones close in the first
+ * pass; its runs are counted, and after --max-attempts it is quarantined as without it. */
+START_TEST(cli_host_isolate_confines_a_crash_to_its_instance)
+{
+    char dir[256], store[512];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(store, sizeof store, "%s/isolate.db", dir);
+    const char *lib = wf_test_lib_dir();
+    const char *bad[] = {"start", DATA "poison.xaml", "--store",    store, "--arg",
+                         "Tag=bad", "--lib-path",     lib,          NULL};
+    cli_out r = cli(dir, bad);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    cli_free(&r);
+    const char *good[] = {"start",    DATA "poison.xaml", "--store", store, "--arg", "Tag=good",
+                          "--count",  "3",                "--lib-path", lib, NULL};
+    r = cli(dir, good);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    cli_free(&r);
+    setenv("WFD_POISON", "bad", 1);
+    const char *host[] = {"host",         "--store", store, "--once",     "--isolate",
+                          "--max-attempts", "2",     "--json", "--lib-path", lib, NULL};
+    r = cli(dir, host);
+    ck_assert_msg(r.rc == 2, "rc %d: %s", r.rc, r.err); /* the host itself survives */
+    ck_assert_uint_eq(count_of(r.out, "{\"status\": \"Closed\""), 3);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"suspended\": 0}}"));
+    ck_assert_ptr_nonnull(strstr(r.err, "its process was killed by signal 9"));
+    cli_free(&r);
+    bool quarantined = false;
+    for (int pass = 0; pass < 3 && !quarantined; pass++) { /* counted until over the limit */
+        r = cli(dir, host);
+        ck_assert_msg(r.rc == 0 || r.rc == 2, "rc %d: %s", r.rc, r.err);
+        quarantined = strstr(r.out, "\"suspended\": 1}}") != NULL;
+        cli_free(&r);
+    }
+    ck_assert(quarantined);
+    const char *list[] = {"instances", "--store", store, "--status", "Suspended", NULL};
+    r = cli(dir, list);
+    ck_assert_uint_eq(count_of(r.out, " Suspended "), 1);
+    cli_free(&r);
+    unsetenv("WFD_POISON");
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 Suite *modern_durable_suite(void)
 {
     Suite *s = suite_create("modern_durable");
@@ -2202,6 +2247,7 @@ Suite *modern_durable_suite(void)
     tcase_add_test(tc, new_instance_has_no_row_until_saved);
     tcase_add_test(tc, cli_host_suspends_a_row_without_state);
     tcase_add_test(tc, cli_host_quarantines_a_poisoned_instance);
+    tcase_add_test(tc, cli_host_isolate_confines_a_crash_to_its_instance);
     tcase_add_test(tc, cli_start_on_a_full_disk_names_every_instance);
     suite_add_tcase(s, tc);
     TCase *bad = tcase_create("bad_input");

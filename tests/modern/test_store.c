@@ -293,6 +293,34 @@ START_TEST(test_store_lease_blocks_second_host_until_released)
 }
 END_TEST
 
+/* Instances created under given ids (migrate-instances keeps the legacy ids): leased to the
+ * creator; a malformed id is refused; on SQLite a batch holding an existing id creates none. */
+START_TEST(test_store_create_under_given_ids)
+{
+    wfm_store *a = open_store("host-a", 60000, false);
+    wfm_store *b = open_store("host-b", 60000, false);
+    wf_error err = WF_ERROR_INIT;
+    const char *ids[] = {"00000000000000000000000000000001", "00000000000000000000000000000002"};
+    ck_assert_int_eq(wfm_store_create_ids(a, 7, ids, 2, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_create_id(a, 7, "00000000000000000000000000000003", &err), WF_OK);
+    ck_assert_int_eq(wfm_store_lock(b, ids[1], &err), WF_E_LOCKED);
+    wf_error_clear(&err);
+    ck_assert_int_eq(save_simple(a, ids[1], "Idle", "x", true, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_lock(b, ids[1], &err), WF_OK);
+    ck_assert_int_eq(wfm_store_create_id(a, 7, "Not-Hex", &err), WF_E_USAGE);
+    wf_error_clear(&err);
+    if (!on_pg) { /* PostgreSQL creates them one by one, and a create that finds its row is a
+                     no-op there (so that a create sent again after a reconnect is harmless) */
+        const char *again[] = {"00000000000000000000000000000004", ids[0]};
+        ck_assert_int_ne(wfm_store_create_ids(a, 7, again, 2, &err), WF_OK);
+        wf_error_clear(&err);
+        ck_assert_int_eq(wfm_store_lock(a, again[0], &err), WF_E_NOTFOUND);
+    }
+    wfm_store_close(a);
+    wfm_store_close(b);
+}
+END_TEST
+
 START_TEST(test_store_expired_lease_of_killed_process_is_taken_over)
 {
     wf_error err = WF_ERROR_INIT;
@@ -1837,6 +1865,7 @@ static void add_shared_core(TCase *core)
     tcase_add_test(core, test_store_round_trip_keeps_state_bookmarks_and_props);
     tcase_add_test(core, test_store_query_by_status_property_bookmark_and_timer);
     tcase_add_test(core, test_store_lease_blocks_second_host_until_released);
+    tcase_add_test(core, test_store_create_under_given_ids);
     tcase_add_test(core, test_store_expired_lease_of_killed_process_is_taken_over);
     tcase_add_test(core, test_store_lease_of_dead_local_process_is_taken_over_at_once);
     tcase_add_test(core, test_store_parallel_first_open_of_a_new_file_all_succeed);
