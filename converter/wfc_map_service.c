@@ -25,9 +25,9 @@ typedef struct svc_op {
     char contract[128];
     char name[128];
     bool one_way;
+    bool undeclared; /* a TypedOperationInfo whose contract no type library declares */
     svc_param params[MAX_PARAMS];
     size_t count;
-    char why[800]; /* why the operation cannot be a Receive ("" when it can) */
 } svc_op;
 
 /* A .NET type name as OperationParameterInfo writes it ("Int32", "System.String"). */
@@ -57,7 +57,7 @@ static const char *field_str(const wf_value *rec, const char *name)
 }
 
 /* OperationInfo: the parameters written in the markup. */
-static bool op_from_markup(const wf_value *info, svc_op *op)
+static bool op_from_markup(wfc__conv *c, const wfl_node *n, const wf_value *info, svc_op *op)
 {
     snprintf(op->contract, sizeof op->contract, "%s", field_str(info, "ContractName"));
     op->one_way = strcmp(field_str(info, "IsOneWay"), "True") == 0;
@@ -72,10 +72,10 @@ static bool op_from_markup(const wf_value *info, svc_op *op)
         sp->reply = strstr(attrs, "Out") || strstr(attrs, "Retval");
         sp->request = strstr(attrs, "In") || !sp->reply;
         if (!sp->type) {
-            snprintf(op->why, sizeof op->why,
-                     "parameter '%s' of operation '%s' has type '%s', which has no modern "
-                     "spelling",
-                     sp->name, op->name, field_str(p, "ParameterType"));
+            wfc__diag(c, WFC_ERROR, wfl_node_loc(n), "service-type",
+                      "parameter '%s' of operation '%s' has type '%s', which has no modern "
+                      "spelling",
+                      sp->name, op->name, field_str(p, "ParameterType"));
             return false;
         }
         op->count++;
@@ -84,7 +84,8 @@ static bool op_from_markup(const wf_value *info, svc_op *op)
 }
 
 /* TypedOperationInfo: the contract interface is a <Service> of a type library. */
-static bool op_from_typelib(wfc__conv *c, const char *contract_type, svc_op *op)
+static bool op_from_typelib(wfc__conv *c, const wfl_node *n, const char *contract_type,
+                            svc_op *op)
 {
     const char *dot = strrchr(contract_type, '.');
     snprintf(op->contract, sizeof op->contract, "%s", dot ? dot + 1 : contract_type);
@@ -97,11 +98,13 @@ static bool op_from_typelib(wfc__conv *c, const char *contract_type, svc_op *op)
                 fn = wfl_tl_service_method(s, op->name);
         }
     }
-    if (!fn) {
-        snprintf(op->why, sizeof op->why,
-                 "contract '%s' with operation '%s' is not declared by a type library (a "
-                 "<Service Name=\"%s\"> with <Method Name=\"%s\">)",
-                 op->contract, op->name, op->contract, op->name);
+    if (!fn) { /* hosted instead: nothing valid fails a file */
+        wfc__diag(c, WFC_WARNING, wfl_node_loc(n), "service-contract",
+                  "contract '%s' with operation '%s' is not declared by a type library (a "
+                  "<Service Name=\"%s\"> with <Method Name=\"%s\">): the Receive is hosted "
+                  "through Interop until one declares it",
+                  op->contract, op->name, op->contract, op->name);
+        op->undeclared = true;
         return false;
     }
     for (size_t i = 0; i < wfl_tl_func_param_count(fn) && op->count < MAX_PARAMS; i++) {
@@ -128,7 +131,7 @@ static bool read_op(wfc__conv *c, const wfl_node *n, svc_op *op)
         return false; /* the legacy loader refused it already */
     snprintf(op->name, sizeof op->name, "%s", field_str(info, "Name"));
     const char *typed = field_str(info, "ContractType");
-    return *typed ? op_from_typelib(c, typed, op) : op_from_markup(info, op);
+    return *typed ? op_from_typelib(c, n, typed, op) : op_from_markup(c, n, info, op);
 }
 
 /* <ReceiveParametersContent> / <SendParametersContent>: each parameter with a binding. */
@@ -206,15 +209,13 @@ static void send_reply(wfc__conv *c, const wfl_node *n, const svc_op *op)
     wfc_xw_close(W);
 }
 
-/* ReceiveActivity -> Sequence(Receive, validation, body, SendReply); one whose operation
- * cannot be described (a contract no type library declares) is hosted through Interop, as
- * before this mapping existed: the file still converts, `partial`. */
+/* ReceiveActivity -> Sequence(Receive, validation, body, SendReply). */
 static void emit_receive(wfc__conv *c, const wfl_node *n)
 {
     svc_op op;
     if (!read_op(c, n, &op)) {
-        if (op.why[0])
-            wfc__interop_wrap(c, n, op.why);
+        if (op.undeclared)
+            wfc__interop_wrap(c, n, "its service contract is not declared by a type library");
         return;
     }
     c->uses_services = true;
