@@ -1,5 +1,6 @@
 /* convcases.c — native functions of the converter's golden cases (convcases.activities.xml):
- * plain C with no knowledge of either runtime, called by both. */
+ * plain C with no knowledge of either runtime, called by both. Int32 arithmetic wraps, as C#'s
+ * unchecked int does (verify's generated inputs reach Int32.MaxValue). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,7 +23,7 @@ void cc_keep(int32_t value, int32_t *result);
 
 void cc_double(int32_t value, int32_t *result)
 {
-    *result = value * 2;
+    *result = (int32_t)((uint32_t)value * 2u);
 }
 
 void cc_greet(const char *who, char **greeting)
@@ -40,7 +41,7 @@ int32_t cc_fail(int32_t code)
 
 void cc_add(int32_t a, int32_t b, int32_t *total)
 {
-    *total = a + b;
+    *total = (int32_t)((uint32_t)a + (uint32_t)b);
 }
 
 void cc_log(char **log, int32_t total)
@@ -62,7 +63,7 @@ void cc_log_count(char **log, int32_t count)
 
 void cc_inc(int32_t *count)
 {
-    (*count)++;
+    *count = (int32_t)((uint32_t)*count + 1u);
 }
 
 void cc_note(char **note)
