@@ -238,6 +238,36 @@ static bool add_path(wfc__conv *c, const wfl_bind *b, wf_buf *out)
     return true;
 }
 
+/* Whether `target` lies in the body of a While or Replicator that `from` is outside of: WF3
+ * runs that body on clones, so `from` sees the template, which never ran. */
+static bool template_of_loop(const wfl_node *target, const wfl_node *from)
+{
+    for (const wfl_node *l = wfl_node_parent(target); l; l = wfl_node_parent(l)) {
+        wfl_kind k = wfl_node_type(l)->kind;
+        if ((k == WFL_KIND_WHILE || k == WFL_KIND_REPLICATOR) && !below(from, l))
+            return true;
+    }
+    return false;
+}
+
+/*
+** A read, from outside a loop, of a whole DP of an activity in the loop's body: the template's
+** value, i.e. what the XOML gives it or its default, never an iteration's (docs/wf3-behaviour.md
+** "Conversion fidelity"). Written as that literal; no variable is shared with the iterations.
+*/
+static bool template_value(const wfl_node *target, const wfl_dp *dp, wf_buf *out,
+                           const wf_type **type)
+{
+    wfl_prop_info pi;
+    wfl_node_prop(target, dp, &pi);
+    const wf_value *v = pi.kind == WFL_PROP_LITERAL               ? pi.literal
+                        : dp->tl_prop && dp->tl_prop->has_default ? &dp->tl_prop->default_value
+                                                                  : &dp->default_value;
+    if (type)
+        *type = dp->type;
+    return wfl_rules_literal_text(v, out);
+}
+
 bool wfc__bind_expr(wfc__conv *c, const wfl_node *from, const wfl_bind *b, bool read, bool write,
                     wf_buf *out, const wf_type **type)
 {
@@ -263,6 +293,9 @@ bool wfc__bind_expr(wfc__conv *c, const wfl_node *from, const wfl_bind *b, bool 
                 continue;
             }
         }
+        if (dp && target != c->root && !write && b->seg_count == 1 && dp->kind == WFL_DPK_VALUE &&
+            template_of_loop(target, from))
+            return template_value(target, dp, out, type);
         wfc__slot *s = wfc__slot_of(c, target, member, dp ? dp->type : NULL, b->loc);
         if (!s)
             return false;

@@ -161,7 +161,7 @@ static const char *const golden[] = {
     "compensate_explicit", "compensate_loop", "compensate_child_in_handler",
     "cancel_handlers",     "nested_states",
     /* generated names: an x:Name that is not an identifier, encoded reversibly */
-    "name_not_identifier",
+    "name_not_identifier", "loop_template",
 };
 
 START_TEST(test_golden_case_converts_and_runs_like_legacy)

@@ -29,6 +29,7 @@ static const char *const cases[] = {
     "cancel_handlers",
     "nested_states",
     "name_not_identifier",
+    "loop_template",
 };
 
 START_TEST(test_golden_case_verifies_equivalent_on_generated_inputs)
