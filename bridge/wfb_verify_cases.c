@@ -415,6 +415,9 @@ static void gen_value(wfb_vgen *g, const wf_type *t, wf_buf *b, int depth)
             wf_buf_addf(b, "\"id-%u\"", (unsigned)pick(g, 1000));
         }
         break;
+    case WF_K_TIMESPAN: /* a null cannot be converted to a TimeSpan: 1 to 59 seconds */
+        wf_buf_addf(b, "\"00:00:%02u\"", 1 + (unsigned)pick(g, 59));
+        break;
     case WF_K_DATETIME:
         wf_buf_addf(b, "\"20%02u-0%u-1%uT0%u:00:00Z\"", (unsigned)pick(g, 40),
                     1 + (unsigned)pick(g, 9), (unsigned)pick(g, 9), (unsigned)pick(g, 9));

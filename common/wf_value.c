@@ -27,6 +27,8 @@ SCALAR(wf_type_object, WF_K_OBJECT, "Object")
 SCALAR(wf_type_token, WF_K_TOKEN, "CompensationToken")
 #undef SCALAR
 
+const wf_value wf_null_value = {&wf_type_null, {0}};
+
 #define EXC(var, name, parent) const wf_type var = {WF_K_EXCEPTION, name, NULL, parent};
 EXC(wf_exc_exception, "Exception", NULL)
 EXC(wf_exc_system, "SystemException", &wf_exc_exception)
@@ -635,7 +637,10 @@ void wf_value_release(wf_value *v)
             atomic_fetch_sub_explicit(refs, 1, memory_order_acq_rel) == 1)
             payload_free(v);
     }
-    *v = wf_null();
+    /* field by field: here the compiler sees wf_null_value's initialiser and builds it on
+     * the stack again (see wf_null) */
+    v->type = &wf_type_null;
+    memset(&v->u, 0, sizeof v->u);
 }
 
 void wf_value_set(wf_value *dst, const wf_value *src)

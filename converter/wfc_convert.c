@@ -184,6 +184,7 @@ static const wfc__family *const families[] = {
     &wfc__map_state,  /* state machines */
     &wfc__map_custom, /* type-library activities, what only Interop hosts */
     &wfc__map_rules,  /* Policy */
+    &wfc__map_service, /* ReceiveActivity */
 };
 
 static const wfc__rule not_expected = {
@@ -378,6 +379,8 @@ static void document(wfc__conv *c, const char *source, wf_buf *out)
     wfc_xw_attr(W, "xmlns:s", "clr-namespace:System;assembly=mscorlib");
     wfc_xw_attr(W, "xmlns:scg", "clr-namespace:System.Collections.Generic;assembly=mscorlib");
     wfc_xw_attr(W, "xmlns:x", "http://schemas.microsoft.com/winfx/2006/xaml");
+    if (c->uses_services)
+        wfc_xw_attr(W, "xmlns:p", "http://schemas.microsoft.com/netfx/2009/xaml/servicemodel");
     for (size_t i = 0; i < c->lib_count; i++) {
         char attr[32];
         snprintf(attr, sizeof attr, "xmlns:%s", c->libs[i].prefix);
@@ -418,8 +421,9 @@ static void check_all_reported(wfc__conv *c, const wfl_node *n)
         check_all_reported(c, wfl_node_child(n, i));
 }
 
-/* A DP written in the XOML that no emitter read would vanish: warn, and count it as lost.
- * Name, Description and Enabled are handled for every activity. */
+/* A DP written in the XOML that no emitter read would vanish: warn, count it as lost, and
+ * count the activity against coverage; the file is then partial, not converted (docs/convert.md
+ * "Rule ids"). Name, Description and Enabled are handled for every activity. */
 static void check_ignored_props(wfc__conv *c, const wfl_node *n)
 {
     if (wfl_node_is_disabled(n))
@@ -436,9 +440,13 @@ static void check_ignored_props(wfc__conv *c, const wfl_node *n)
         if (pi.kind == WFL_PROP_UNSET || wf_strmap_get(c->consumed, key))
             continue;
         wfc__diag(c, WFC_WARNING, pi.loc.line ? pi.loc : wfl_node_loc(n), "property-ignored",
-                  "%s.%s is not carried over to the modern workflow", wfl_node_name(n),
-                  t->dps[i]->name);
+                  "%s.%s is not carried over to the modern workflow: what it does is lost "
+                  "(write it into the converted workflow by hand, or host '%s' through "
+                  "Interop with --interop)",
+                  wfl_node_name(n), t->dps[i]->name, wfl_node_name(n));
         wfc__loss(c, WFC_LOSS_SEMANTICS, n, t->dps[i]->name);
+        wfc_file_activity_lost(c->file, wfl_node_name(n));
+        c->dropped_count++;
     }
     for (size_t i = 0; i < wfl_node_child_count(n); i++)
         check_ignored_props(c, wfl_node_child(n, i));
@@ -631,16 +639,18 @@ static wf_status validate(wfc__conv *c, const char *name, const char *text, size
         wf_diags_sort(diags);
         for (size_t i = 0; i < wf_diags_count(diags); i++) {
             const wf_diag *d = wf_diags_get(diags, i);
-            char excerpt[240];
-            if (d->severity == WF_SEV_ERROR)
-                wfc_file_add_diag(c->file, WFC_ERROR, d->error.line, d->error.col,
-                                  "modern-validation", "converted XAML rejected: %s (in: %s)",
-                                  d->error.message,
-                                  line_text(text, len, d->error.line, excerpt, sizeof excerpt));
+            char excerpt[240], msg[1200];
+            snprintf(msg, sizeof msg, "converted XAML rejected: %s (in: %s)", d->error.message,
+                     line_text(text, len, d->error.line, excerpt, sizeof excerpt));
+            if (d->severity == WF_SEV_ERROR) /* its position is in the XAML, named so */
+                wfc_file_add_diag_in(c->file, name, WFC_ERROR, d->error.line, d->error.col,
+                                     "modern-validation", msg);
         }
+        char msg[700];
+        snprintf(msg, sizeof msg, "converted XAML rejected: %s", e.message);
         if (wf_diags_count(diags) == 0)
-            wfc_file_add_diag(c->file, WFC_ERROR, e.line, e.col, "modern-validation",
-                              "converted XAML rejected: %s", e.message);
+            wfc_file_add_diag_in(c->file, name, WFC_ERROR, e.line, e.col, "modern-validation",
+                                 msg);
         wf_loc at = wfl_node_loc(c->root);
         wf_error_set(err, st, &at,
                      "the converted workflow does not load in the modern runtime: "
@@ -709,7 +719,7 @@ static wf_status convert_loaded(wfc__conv *c, const char *path, char **xaml, siz
         wf_buf_fini(&doc);
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     }
-    if (c->hosted_count)
+    if (c->hosted_count || c->dropped_count)
         wfc_file_set_status(c->file, WFC_PARTIAL);
     wf_status st = validate(c, name, doc.data, doc.len, err);
     if (st != WF_OK) {
@@ -786,6 +796,15 @@ wf_status wfc__convert_path(const wfc_opts *opts, const char *path, unsigned dep
     st = convert_loaded(c, path, xaml, len, err);
     if (st == WF_OK && targs)
         root_args(c, targs, targ_count);
+    if (st == WF_OK && side && depth == 0) { /* the map of the file asked for */
+        wfc__map_json(c);
+        if (c->nomem) {
+            st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+            wf_free(*xaml);
+            *xaml = NULL;
+            *len = 0;
+        }
+    }
     if (st == WF_OK && side) {
         *side = c->side;
         c->side = (wfc_sidecars)WFC_SIDECARS_INIT;

@@ -87,6 +87,7 @@ typedef struct wfc__conv {
     const char *out_name;   /* the XAML's file name */
     wfc__hosted hosted[WFC__MAX_HOSTED];
     size_t hosted_count;    /* this pass */
+    size_t dropped_count;   /* properties whose behaviour was not carried over */
     wfc_sidecars side;      /* pass 2: the generated files */
     void *source_doc;       /* the .xoml as an xmlDoc (wfc_interop.c), parsed on first use */
     wf_strmap *seen;     /* pass 2: name -> its first report entry + 1 */
@@ -97,10 +98,14 @@ typedef struct wfc__conv {
                             not reported again */
     wfc__tns tns[WFC__MAX_TNS];
     size_t tns_count;
+    bool uses_services;  /* a Receive was written: the root declares the service model's xmlns */
     bool failed;         /* an error diagnostic was (or, in pass 1, will be) reported */
     bool nomem;
     wf_error first; /* the first error, for the caller */
 } wfc__conv;
+
+/* NAME.xaml.map.json as a generated file (wfc_map_json.c), after a conversion succeeded. */
+void wfc__map_json(wfc__conv *c);
 
 /* Report (pass 2 only; errors also mark the conversion failed in both passes). */
 void wfc__diag(wfc__conv *c, wfc_severity sev, wf_loc at, const char *rule, const char *fmt, ...)
@@ -177,6 +182,7 @@ extern const wfc__family wfc__map_event;  /* wfc_map_event.c: local services */
 extern const wfc__family wfc__map_state;  /* wfc_map_state.c: state machines */
 extern const wfc__family wfc__map_custom; /* wfc_map_custom.c: type libraries, Interop */
 extern const wfc__family wfc__map_rules;  /* wfc_map_rules.c: conditions, Policy */
+extern const wfc__family wfc__map_service; /* wfc_map_service.c: WF 3.5 workflow services */
 
 /* wfc_map_fault.c: FaultHandlers fh as TryCatch.Catches (WF3's first match kept). */
 void wfc__catches(wfc__conv *c, const wfl_node *fh);

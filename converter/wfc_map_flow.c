@@ -197,6 +197,23 @@ static void emit_listen(wfc__conv *c, const wfl_node *n)
     wfc_xw_close(W);
 }
 
+/* A Delay of 00:00:00 is still an idle point in WF3 (its timer is queued: the instance goes
+ * idle, may persist, and other branches run first); the modern Delay completes at once. Not
+ * expressible in WF4: reported at the Delay's line and counted as lost behaviour (partial). */
+static void zero_delay(wfc__conv *c, const wfl_node *n)
+{
+    wfc__diag(c, WFC_REVIEW, wfl_node_loc(n), "delay-zero",
+              "Delay '%s' waits 00:00:00: WF3 still goes idle on its timer (the instance may "
+              "persist, other branches run first), the modern Delay completes without going "
+              "idle; remove the Delay, or give it a real duration, if the idle point matters",
+              wfl_node_name(n));
+    wfc__loss(c, WFC_LOSS_SEMANTICS, n, "Delay 00:00:00 idle point");
+    if (c->pass == 2) {
+        wfc_file_activity_lost(c->file, wfl_node_name(n));
+        c->dropped_count++;
+    }
+}
+
 static void emit_delay(wfc__conv *c, const wfl_node *n)
 {
     wfl_prop_info pi;
@@ -214,6 +231,8 @@ static void emit_delay(wfc__conv *c, const wfl_node *n)
     }
     wfc__leaf(c, "Delay", n, "Duration", d.data);
     wf_buf_fini(&d);
+    if (pi.kind != WFL_PROP_BIND && (pi.kind != WFL_PROP_LITERAL || pi.literal->u.i64 == 0))
+        zero_delay(c, n);
     if (wfc__child_of_kind(n, WFL_KIND_FAULT_HANDLERS) || wfl_node_child_count(n))
         wfc__diag(c, WFC_ERROR, wfl_node_loc(n), "unexpected-children", "Delay has children");
 }

@@ -404,11 +404,24 @@ static wfl_status invoke_execute(wfl_exec *ex, wfl_act *act)
 const wfl_kind_ops wfl_ops_invoke_workflow = {invoke_execute, NULL, NULL, NULL};
 
 /* ---- custom type-library activities --------------------------------------------------------- */
+/* A container (Children="Sequence"): its function, then its children like a Sequence. */
 static wfl_status custom_execute(wfl_exec *ex, wfl_act *act)
 {
     if (wfl_act_type(act)->composite)
         return wfl__composite_execute(ex, act);
-    return wfl__call_custom(ex, act);
+    wfl_status st = wfl__call_custom(ex, act);
+    if (st != WFL_ST_CLOSED || !(wfl_act_type(act)->flags & WFL_TF_COMPOSITE))
+        return st;
+    xact *x = wfl_act_exec(act);
+    x->cursor = 0;
+    return seq_next(ex, act) ? WFL_ST_EXECUTING : WFL_ST_CLOSED;
+}
+
+static void custom_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
+{
+    (void)child;
+    if (!seq_next(ex, act))
+        wfl__close(ex, act);
 }
 
 static void custom_stop(wfl_exec *ex, wfl_act *act)
@@ -423,4 +436,5 @@ static void custom_queue_item(wfl_exec *ex, wfl_act *act, xqueue *q)
         wfl__composite_queue_item(ex, act, q);
 }
 
-const wfl_kind_ops wfl_ops_custom = {custom_execute, custom_stop, NULL, custom_queue_item};
+const wfl_kind_ops wfl_ops_custom = {custom_execute, custom_stop, custom_child_closed,
+                                     custom_queue_item};

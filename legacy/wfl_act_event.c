@@ -10,7 +10,7 @@
 bool wfl__is_event_act(const wfl_act *act)
 {
     wfl_kind k = wfl_act_type(act)->kind;
-    return k == WFL_KIND_DELAY || k == WFL_KIND_HANDLE_EXTERNAL_EVENT;
+    return k == WFL_KIND_DELAY || k == WFL_KIND_HANDLE_EXTERNAL_EVENT || k == WFL_KIND_RECEIVE;
 }
 
 static const wfl_tl_service *service_of(const wfl_act *act, const char **iface)
@@ -38,6 +38,10 @@ static void event_queue_name(const wfl_act *act, char *buf, size_t size)
             snprintf(buf, size, "timer:%s#%u", wfl_act_name(act), (unsigned)ctx);
         else
             snprintf(buf, size, "timer:%s", wfl_act_name(act));
+        return;
+    }
+    if (wfl_act_type(act)->kind == WFL_KIND_RECEIVE) {
+        wfl__receive_queue_name(act, buf, size);
         return;
     }
     const char *iface;

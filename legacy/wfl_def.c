@@ -883,44 +883,103 @@ static void parse_params(loader *ld, const wf_xml_node *pe, wfl_pval *pv)
     pv->u.params.count = n;
 }
 
-static void record_value(loader *ld, const wf_xml_node *c, wfl_pval *pv)
+/* One attribute of a record element: a TimeoutDuration is a TimeSpan, {x:Null} null,
+ * {x:Type p:T} the type's name T, any other value its text. */
+static bool record_field(loader *ld, const wf_xml_node *c, const wf_xml_attr *a, wf_value *out)
 {
-    const char **keys = wf_calloc(c->attr_count + 1, sizeof *keys);
-    wf_value *vals = wf_calloc(c->attr_count + 1, sizeof *vals);
-    size_t n = 0;
-    bool ok = keys != NULL && vals != NULL;
-    for (size_t i = 0; ok && i < c->attr_count; i++) {
-        const wf_xml_attr *a = &c->attrs[i];
-        if (a->ns != NULL)
-            continue;
-        keys[n] = a->name;
-        if (strcmp(a->name, "TimeoutDuration") == 0) {
-            int64_t us = 0;
-            if (wf_timespan_parse(a->value, &us) != WF_OK) {
-                ERR(ld, WF_E_SYNTAX, value_loc(ld, a), "'%s' is not a TimeSpan", a->value);
-                ok = false;
-                break;
-            }
-            vals[n++] = wf_timespan_us(us);
-        } else if (wf_value_cstring(a->value, &vals[n++]) != WF_OK) {
-            ok = false;
+    if (strcmp(a->name, "TimeoutDuration") == 0) {
+        int64_t us = 0;
+        if (wf_timespan_parse(a->value, &us) != WF_OK) {
+            ERR(ld, WF_E_SYNTAX, value_loc(ld, a), "'%s' is not a TimeSpan", a->value);
+            return false;
         }
+        *out = wf_timespan_us(us);
+        return true;
     }
-    wf_value rec = wf_null();
-    if (ok && wf_value_record(keys, vals, n, &rec) == WF_OK) {
-        wf_value keep = rec;
-        keep_heap_literal(ld, &keep);
-        wf_value_release(&rec);
-        pv->kind = WFL_PV_LITERAL;
-        pv->loc = node_loc(ld, c);
-        pv->u.literal = keep;
-    } else if (ok || keys == NULL || vals == NULL) {
-        nomem(ld);
+    const char *arg = NULL;
+    ext_kind k = classify(ld, c, a->value, &arg);
+    if (k == EXT_NULL) {
+        *out = wf_null();
+        return true;
     }
+    const char *text = a->value;
+    if (k == EXT_TYPE && arg != NULL)
+        text = strchr(arg, ':') != NULL ? strchr(arg, ':') + 1 : arg;
+    return wf_value_cstring(text, out) == WF_OK || (nomem(ld), false);
+}
+
+static bool record_of(loader *ld, const wf_xml_node *c, size_t depth, wf_value *out);
+
+/* <Owner.Prop> inside a record element (OperationInfo.Parameters): a list of its elements. */
+static bool record_list(loader *ld, const wf_xml_node *pe, size_t depth, wf_value *out)
+{
+    wf_value *items = wf_calloc(pe->child_count + 1, sizeof *items);
+    size_t n = 0;
+    bool ok = items != NULL || (nomem(ld), false);
+    for (const wf_xml_node *k = pe->first_child; ok && k != NULL; k = k->next)
+        ok = record_of(ld, k, depth + 1, &items[n++]);
+    if (ok && wf_value_list(&wf_type_list_object, items, n, out) != WF_OK)
+        ok = (nomem(ld), false);
+    for (size_t i = 0; i < n; i++)
+        wf_value_release(&items[i]);
+    wf_free(items);
+    return ok;
+}
+
+/* A data element (CorrelationToken, OperationInfo, ChannelToken...) as a record: its
+ * attributes as fields, each property element <Owner.Prop> as a list field Prop. */
+static bool record_of(loader *ld, const wf_xml_node *c, size_t depth, wf_value *out)
+{
+    *out = wf_null();
+    if (depth > 8) {
+        ERR(ld, WF_E_LIMIT, node_loc(ld, c), "'%s' nests data elements too deep", c->name);
+        return false;
+    }
+    size_t cap = c->attr_count + c->child_count + 1;
+    const char **keys = wf_calloc(cap, sizeof *keys);
+    wf_value *vals = wf_calloc(cap, sizeof *vals);
+    size_t n = 0;
+    bool ok = (keys != NULL && vals != NULL) || (nomem(ld), false);
+    for (size_t i = 0; ok && i < c->attr_count; i++) {
+        if (c->attrs[i].ns != NULL)
+            continue;
+        keys[n] = c->attrs[i].name;
+        ok = record_field(ld, c, &c->attrs[i], &vals[n++]);
+    }
+    for (const wf_xml_node *k = c->first_child; ok && k != NULL; k = k->next) {
+        const char *dot = strchr(k->name, '.');
+        if (dot == NULL) {
+            ERR(ld, WF_E_SCHEMA, node_loc(ld, k), "unexpected '%s' inside '%s'", k->name,
+                c->name);
+            ok = false;
+            break;
+        }
+        keys[n] = dot + 1;
+        ok = record_list(ld, k, depth, &vals[n++]);
+    }
+    if (ok && wf_value_record(keys, vals, n, out) != WF_OK)
+        ok = (nomem(ld), false);
     for (size_t i = 0; i < n; i++)
         wf_value_release(&vals[i]);
     wf_free(keys);
     wf_free(vals);
+    return ok;
+}
+
+static void record_value(loader *ld, const wf_xml_node *c, wfl_pval *pv)
+{
+    wf_value rec = wf_null();
+    if (!record_of(ld, c, 0, &rec)) {
+        pv->kind = WFL_PV_NULL; /* reported: no "needs a value" after it */
+        pv->loc = node_loc(ld, c);
+        return;
+    }
+    wf_value keep = rec;
+    keep_heap_literal(ld, &keep);
+    wf_value_release(&rec);
+    pv->kind = WFL_PV_LITERAL;
+    pv->loc = node_loc(ld, c);
+    pv->u.literal = keep;
 }
 
 static void element_value(loader *ld, const wfl_dp *dp, const wf_xml_node *c, wfl_pval *pv)
@@ -1031,6 +1090,11 @@ static void property_element(loader *ld, const wf_xml_node *pe, wfl_node *node,
     char owner[128];
     wf_loc at = node_loc(ld, pe);
     snprintf(owner, sizeof owner, "%.*s", (int)(olen < 127 ? olen : 127), pe->name);
+    if (parent == NULL && strcmp(pe->name, "ReceiveActivity.WorkflowServiceAttributes") == 0) {
+        WARN(ld, at, "ignored ReceiveActivity.WorkflowServiceAttributes: the WCF host's "
+             "configuration of the service, not part of the workflow's behaviour");
+        return;
+    }
     const wfl_dp *att = wfl_registry_attached(owner, dot + 1);
     if (att != NULL && strcmp(att->name, "WhenCondition") == 0) {
         if (parent == NULL || parent->type->kind != WFL_KIND_CAG) {
@@ -1174,9 +1238,9 @@ static void root_class(loader *ld, const wf_xml_node *x, const wfl_type **type);
 /* Real projects root their markup in their own workflow base class (SharePoint's
  * RootWorkflowActivityWithData, a CRM's SplendidSequentialWorkflow, a book's
  * MarkupOnlyBaseWorkflow): an element of a type-library namespace naming a <Class> there (not
- * an ActivityType). It is read as the built-in root it derives from (a state machine when it
- * has InitialStateName, else sequential) with that class as code-beside, unless x:Class
- * names a class a type library declares. */
+ * an ActivityType). It is read as the built-in root it derives from (the class's BaseType;
+ * without one a state machine when it has InitialStateName, else sequential) with that class
+ * as code-beside, unless x:Class names a class a type library declares. */
 static const wfl_type *root_base_type(loader *ld, const wf_xml_node *x)
 {
     wfl_typelib *tl = x->ns != NULL ? typelib_of_ns(ld, x->ns) : NULL;
@@ -1193,7 +1257,9 @@ static const wfl_type *root_base_type(loader *ld, const wf_xml_node *x)
     if (cls == NULL)
         return NULL;
     bool states = wf_xml_attr_find(x, NULL, "InitialStateName") != NULL;
-    const char *base = states ? "StateMachineWorkflowActivity" : "SequentialWorkflowActivity";
+    const char *base = wfl_tl_class_base_type(cls);
+    if (base == NULL)
+        base = states ? "StateMachineWorkflowActivity" : "SequentialWorkflowActivity";
     ld->root_base = cls;
     ld->root_base_typelib = tl;
     WARN(ld, node_loc(ld, x), "root '%s' is the type-library class '%s': read as %s with that "
@@ -1855,8 +1921,8 @@ static void check_event_driven(loader *ld, const wfl_node *n)
             "HandleExternalEventActivity with ParameterBindings", n->name, first->type->name);
     else if (first == NULL || !(first->type->flags & WFL_TF_EVENT))
         ERR(ld, WF_E_SCHEMA, first != NULL ? first->loc : n->loc, "the first child of "
-            "EventDrivenActivity '%s' must be an event activity (Delay or "
-            "HandleExternalEvent)", n->name);
+            "EventDrivenActivity '%s' must be an event activity (Delay, HandleExternalEvent "
+            "or Receive)", n->name);
 }
 
 static void check_in_parent(loader *ld, const wfl_node *n, wfl_kind parent_kind)
@@ -1969,6 +2035,9 @@ static void check_structure(loader *ld, const wfl_node *n)
     case WFL_KIND_INVOKE_WORKFLOW: require(ld, n, "TargetWorkflow"); break;
     case WFL_KIND_HANDLE_EXTERNAL_EVENT: check_service_member(ld, n, "EventName", true); break;
     case WFL_KIND_CALL_EXTERNAL_METHOD: check_service_member(ld, n, "MethodName", false); break;
+    case WFL_KIND_RECEIVE: require(ld, n, "ServiceOperationInfo"); break;
+    case WFL_KIND_SEND: require(ld, n, "ServiceOperationInfo"); break;
+    case WFL_KIND_INVOKE_WEB_SERVICE: require(ld, n, "ProxyClass"); break;
     default: break;
     }
 }
@@ -2469,11 +2538,38 @@ static const char *node_literal(const wfl_node *node, const char *dp_name)
                : "";
 }
 
+/* A ReceiveActivity waits on "Contract.Operation"; `name` is that or the operation alone. */
+static bool receive_matches(const wfl_node *n, const char *name)
+{
+    const wfl_dp *dp = wfl_type_find_dp(n->type, "ServiceOperationInfo");
+    const wfl_pval *pv = dp ? wfl_node_pval(n, dp) : NULL;
+    if (!pv || pv->kind != WFL_PV_LITERAL || pv->u.literal.type->kind != WF_K_RECORD)
+        return false;
+    const wf_value *op = wf_value_record_get(&pv->u.literal, "Name");
+    const wf_value *c = wf_value_record_get(&pv->u.literal, "ContractName");
+    if (!c || c->type->kind != WF_K_STRING)
+        c = wf_value_record_get(&pv->u.literal, "ContractType");
+    if (!op || op->type->kind != WF_K_STRING)
+        return false;
+    const char *contract = c && c->type->kind == WF_K_STRING ? wf_value_str(c) : "";
+    const char *dot = strrchr(contract, '.');
+    contract = dot ? dot + 1 : contract;
+    size_t clen = strlen(contract);
+    if (strcmp(name, wf_value_str(op)) == 0)
+        return true;
+    return strncmp(name, contract, clen) == 0 && name[clen] == '.' &&
+           strcmp(name + clen + 1, wf_value_str(op)) == 0;
+}
+
 bool wfl_definition_find_event(const wfl_definition *def, const char *name,
                                const wfl_tl_event **ev)
 {
     for (size_t i = 0; i < def->node_count; i++) {
         const wfl_node *n = def->nodes[i];
+        if (n->type->kind == WFL_KIND_RECEIVE && receive_matches(n, name)) {
+            *ev = NULL; /* the message binds by parameter name */
+            return true;
+        }
         if (n->type->kind != WFL_KIND_HANDLE_EXTERNAL_EVENT)
             continue;
         const wfl_dp *dp = wfl_type_find_dp(n->type, "InterfaceType");

@@ -65,6 +65,9 @@ static const wfl_kind_ops *const kind_table[WFL_KIND_COUNT] = {
     [WFL_KIND_STATE] = &wfl_ops_state,
     [WFL_KIND_STATE_INITIALIZATION] = &wfl_ops_sequence,
     [WFL_KIND_STATE_FINALIZATION] = &wfl_ops_sequence,
+    [WFL_KIND_RECEIVE] = &wfl_ops_receive,
+    [WFL_KIND_SEND] = &wfl_ops_send,
+    [WFL_KIND_INVOKE_WEB_SERVICE] = &wfl_ops_invoke_web_service,
     [WFL_KIND_CUSTOM] = &wfl_ops_custom,
 };
 

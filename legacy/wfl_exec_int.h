@@ -148,6 +148,7 @@ extern const wfl_kind_ops wfl_ops_sequence, wfl_ops_code, wfl_ops_ifelse, wfl_op
 extern const wfl_kind_ops wfl_ops_listen, wfl_ops_delay, wfl_ops_hee, wfl_ops_cem;
 extern const wfl_kind_ops wfl_ops_replicator, wfl_ops_cag;
 extern const wfl_kind_ops wfl_ops_state_machine, wfl_ops_state, wfl_ops_set_state;
+extern const wfl_kind_ops wfl_ops_receive, wfl_ops_send, wfl_ops_invoke_web_service;
 
 /* ---- the transition requests (wfl_exec.c) -------------------------------------------- */
 xact *wfl__state(wfl_exec *ex, wfl_act *act);         /* created on first use; NULL on OOM */
@@ -223,6 +224,9 @@ wfl_status wfl__call_custom(wfl_exec *ex, wfl_act *act);
 wfl_status wfl__call_method(wfl_exec *ex, wfl_act *act, const wfl_tl_func *fn);
 /* Execute a RuleSet against the root. */
 wfl_status wfl__run_ruleset(wfl_exec *ex, wfl_act *act, const wfl_ruleset *rs);
+/* Write v through one of the activity's ParameterBindings (nothing when it binds nothing). */
+wf_status wfl__param_write(wfl_act *act, const wfl_param_binding *pb, const wf_value *v,
+                           wf_error *err);
 /* Write an event payload through the activity's ParameterBindings. */
 bool wfl__write_event_params(wfl_exec *ex, wfl_act *act, const wfl_tl_event *ev,
                              const wf_value *payload);
@@ -253,5 +257,7 @@ wfl_exec_opts wfl__composite_opts(wfl_exec *ex);
 bool wfl__event_subscribe(wfl_exec *ex, wfl_act *ev, wfl_act *listener);
 void wfl__event_unsubscribe(wfl_exec *ex, wfl_act *ev, wfl_act *listener);
 bool wfl__is_event_act(const wfl_act *act);
+/* A ReceiveActivity's queue: "Contract.Operation" (wfl_act_service.c). */
+void wfl__receive_queue_name(const wfl_act *act, char *buf, size_t size);
 
 #endif

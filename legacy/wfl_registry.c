@@ -113,6 +113,35 @@ static const dp_decl invoke_dps[] = {
     EV("Invoking"),
     STR("InstanceId", RO),
 };
+/* WF 3.5 workflow services (docs/wf3-behaviour.md "Workflow services"): the operation
+ * (OperationInfo / TypedOperationInfo) and the tokens are records of their attributes, an
+ * OperationInfo's Parameters a list of records. */
+#define RECMD(n) {n, WFL_DPK_VALUE, &wf_type_record, MD, NUL_V, NULL}
+static const dp_decl receive_dps[] = {
+    RECMD("ServiceOperationInfo"),
+    {"CanCreateInstance", WFL_DPK_VALUE, &wf_type_bool, MD, {&wf_type_bool, {.b = false}}, NULL},
+    RECMD("ContextToken"),
+    PARAMS("ParameterBindings"),
+    EV("OperationValidation"),
+    {"FaultMessage", WFL_DPK_VALUE, &wf_type_object, 0, NUL_V, NULL},
+};
+static const dp_decl send_dps[] = {
+    RECMD("ServiceOperationInfo"),
+    RECMD("ChannelToken"),
+    PARAMS("ParameterBindings"),
+    EV("BeforeSend"),
+    EV("AfterResponse"),
+    STR("CustomAddress", 0),
+};
+static const dp_decl iws_dps[] = {
+    TYPEDP("ProxyClass", MD),
+    STR("MethodName", MD),
+    STR("URL", 0),
+    STR("SessionId", MD),
+    PARAMS("ParameterBindings"),
+    EV("Invoking"),
+    EV("Invoked"),
+};
 static const dp_decl cag_dps[] = {COND("UntilCondition", OPT)};
 static const dp_decl setstate_dps[] = {AREF("TargetStateName")};
 static const dp_decl when_dp[] = {COND("WhenCondition", OPT)};
@@ -124,7 +153,6 @@ static const dp_decl when_dp[] = {COND("WhenCondition", OPT)};
 #define UNSUP(name, why) {name, WFL_KIND_UNSUPPORTED, WFL_KIND_ACTIVITY, 0, NULL, 0, why}
 
 static const char web_why[] = "web-service messaging has no native equivalent";
-static const char wcf_why[] = "WCF messaging has no native equivalent";
 
 /* Bases come before the types deriving from them. */
 static const type_decl type_decls[] = {
@@ -172,12 +200,12 @@ static const type_decl type_decls[] = {
       COMP | WFL_TF_ROOT, statemachine_dps),
     T0("StateInitializationActivity", WFL_KIND_STATE_INITIALIZATION, WFL_KIND_SEQUENCE, COMP),
     T0("StateFinalizationActivity", WFL_KIND_STATE_FINALIZATION, WFL_KIND_SEQUENCE, COMP),
-    UNSUP("InvokeWebServiceActivity", web_why),
+    T("InvokeWebServiceActivity", WFL_KIND_INVOKE_WEB_SERVICE, WFL_KIND_ACTIVITY, 0, iws_dps),
     UNSUP("WebServiceInputActivity", web_why),
     UNSUP("WebServiceOutputActivity", web_why),
     UNSUP("WebServiceFaultActivity", web_why),
-    UNSUP("SendActivity", wcf_why),
-    UNSUP("ReceiveActivity", wcf_why),
+    T("SendActivity", WFL_KIND_SEND, WFL_KIND_ACTIVITY, 0, send_dps),
+    T("ReceiveActivity", WFL_KIND_RECEIVE, WFL_KIND_SEQUENCE, COMP | WFL_TF_EVENT, receive_dps),
     UNSUP("EventHandlingScopeActivity", "concurrent event handlers are not supported"),
     UNSUP("EventHandlersActivity", "concurrent event handlers are not supported"),
     UNSUP("SynchronizationScopeActivity", "synchronization handles are not supported"),
@@ -325,14 +353,16 @@ const char *wfl_kind_name(wfl_kind kind)
         "CompensatableSequence", "Compensate", "CompensationHandler", "FaultHandlers",
         "FaultHandler", "CancellationHandler", "Throw", "Terminate", "Suspend",
         "InvokeWorkflow", "ConditionedActivityGroup", "SetState", "StateMachineWorkflow",
-        "State", "StateInitialization", "StateFinalization", "Custom", "Unsupported"};
+        "State", "StateInitialization", "StateFinalization", "Receive", "Send",
+        "InvokeWebService", "Custom", "Unsupported"};
     return (unsigned)kind < WFL_KIND_COUNT ? names[kind] : "?";
 }
 
 /* ---- per-definition types ------------------------------------------------------------- */
-/* Extend `base` with `count` typelib properties into a new arena type. */
-static wf_status extend_type(wf_arena *arena, const wfl_type *base, size_t count,
-                             const wfl_tl_prop *(*prop_at)(const void *, size_t),
+/* Extend `base` with `count` typelib properties into a new arena type; errors are located in
+ * the type library `tl` (its file, the property's line and column). */
+static wf_status extend_type(wf_arena *arena, const wfl_type *base, const wfl_typelib *tl,
+                             size_t count, const wfl_tl_prop *(*prop_at)(const void *, size_t),
                              const void *owner, wfl_type **out, wf_error *err)
 {
     wfl_type *t = wf_arena_alloc(arena, sizeof *t);
@@ -346,7 +376,7 @@ static wf_status extend_type(wf_arena *arena, const wfl_type *base, size_t count
     for (size_t k = 0; k < count; k++, n++) {
         const wfl_tl_prop *p = prop_at(owner, k);
         if (wfl_type_find_dp(base, p->name) != NULL) {
-            wf_loc at = {NULL, p->line, p->col};
+            wf_loc at = {tl ? wfl_typelib_file(tl) : NULL, p->line, p->col};
             return wf_error_set(err, WF_E_SCHEMA, &at,
                                 "property '%s' clashes with the built-in property of %s",
                                 p->name, base->name);
@@ -379,13 +409,15 @@ wf_status wfl_type_create_custom(wf_arena *arena, const wfl_typelib *tl,
 {
     wfl_type *t = NULL;
     *out = NULL;
-    wf_status rc = extend_type(arena, wfl_registry_builtin(WFL_KIND_ACTIVITY),
+    wf_status rc = extend_type(arena, wfl_registry_builtin(WFL_KIND_ACTIVITY), tl,
                                wfl_tl_activity_prop_count(activity), activity_prop_at, activity,
                                &t, err);
     if (rc != WF_OK)
         return rc;
     t->name = wfl_tl_activity_name(activity);
     t->kind = WFL_KIND_CUSTOM;
+    if (wfl_tl_activity_is_container(activity))
+        t->flags |= WFL_TF_COMPOSITE;
     t->custom = activity;
     t->typelib = tl;
     const wfl_tl_func *fn = wfl_tl_activity_func(activity);
@@ -429,8 +461,8 @@ wf_status wfl_type_create_code_beside(wf_arena *arena, const wfl_type *base,
 {
     wfl_type *t = NULL;
     *out = NULL;
-    wf_status rc = extend_type(arena, base, wfl_tl_class_prop_count(cls), class_prop_at, cls, &t,
-                               err);
+    wf_status rc = extend_type(arena, base, tl, wfl_tl_class_prop_count(cls), class_prop_at, cls,
+                               &t, err);
     if (rc != WF_OK)
         return rc;
     t->name = base->name;

@@ -54,6 +54,9 @@ typedef enum wfl_kind {
     WFL_KIND_STATE,
     WFL_KIND_STATE_INITIALIZATION,
     WFL_KIND_STATE_FINALIZATION,
+    WFL_KIND_RECEIVE,     /* WF 3.5 ReceiveActivity: waits on "Contract.Operation", then a body */
+    WFL_KIND_SEND,        /* WF 3.5 SendActivity: no channel here, faults located */
+    WFL_KIND_INVOKE_WEB_SERVICE, /* InvokeWebServiceActivity: no proxy here, faults located */
     WFL_KIND_CUSTOM,      /* a type-library ActivityType: see wfl_type.custom */
     WFL_KIND_UNSUPPORTED, /* a WF3 type known by name only: see wfl_type.unsupported */
     WFL_KIND_COUNT

@@ -34,10 +34,12 @@ struct wfl_tl_activity {
     wfl_tl_func func;         /* a leaf's Execute; symbol NULL for a composite */
     const char *definition;   /* a composite's Definition= (XOML file name), else NULL */
     struct wfl_tl_class *body; /* a composite's code-beside: its properties and functions */
+    bool container;           /* Children="Sequence": runs its child activities after Function */
 };
 
 struct wfl_tl_class {
     const char *name;
+    const char *base_type; /* BaseType: a built-in workflow root, NULL when not given */
     wfl_tl_prop *props;
     size_t prop_count;
     wfl_tl_func *funcs; /* handlers and conditions */
@@ -410,7 +412,7 @@ static void parse_composite(tl_parse *p, const wf_xml_node *n, wfl_tl_activity *
 
 static void parse_activity(tl_parse *p, const wf_xml_node *n, wfl_tl_activity *act)
 {
-    static const char *const attrs[] = {"Name", "Function", "ErrorOnNonZero", NULL};
+    static const char *const attrs[] = {"Name", "Function", "ErrorOnNonZero", "Children", NULL};
     if (attr(n, "Definition")) {
         parse_composite(p, n, act);
         return;
@@ -424,6 +426,11 @@ static void parse_activity(tl_parse *p, const wf_xml_node *n, wfl_tl_activity *a
     act->func.symbol = sym ? tl_strdup(p, sym) : "";
     act->func.loc = node_loc(p, n);
     parse_bool_attr(p, n, "ErrorOnNonZero", &act->func.error_on_nonzero);
+    const wf_xml_attr *children = attr(n, "Children");
+    if (children && strcmp(children->value, "Sequence") != 0)
+        report(p, WF_E_SCHEMA, wf_xml_value_loc(p->doc, children),
+               "Children '%s' must be Sequence", children->value);
+    act->container = children != NULL;
     act->props = tl_alloc(p, n->child_count, sizeof *act->props);
     for (const wf_xml_node *c = n->first_child; c && act->props; c = c->next) {
         if (!is_tl_element(p, c, "Property")) {
@@ -492,10 +499,18 @@ static void parse_class_func(tl_parse *p, const wf_xml_node *n, wfl_tl_class *cl
 
 static void parse_class(tl_parse *p, const wf_xml_node *n, wfl_tl_class *cls)
 {
-    static const char *const attrs[] = {"Name", NULL};
+    static const char *const attrs[] = {"Name", "BaseType", NULL};
     check_attrs(p, n, attrs);
     const char *name = required(p, n, "Name");
     cls->name = name ? tl_strdup(p, name) : "";
+    const wf_xml_attr *base = attr(n, "BaseType");
+    if (base && strcmp(base->value, "SequentialWorkflowActivity") != 0 &&
+        strcmp(base->value, "StateMachineWorkflowActivity") != 0)
+        report(p, WF_E_SCHEMA, wf_xml_value_loc(p->doc, base),
+               "BaseType '%s' must be SequentialWorkflowActivity or "
+               "StateMachineWorkflowActivity", base->value);
+    else if (base)
+        cls->base_type = tl_strdup(p, base->value);
     parse_class_body(p, n, cls);
 }
 
@@ -660,16 +675,16 @@ static size_t count_children(tl_parse *p, const wf_xml_node *root, const char *n
     return n;
 }
 
-/* Library= is optional when no element names a C function (only composite types). */
+/* Library= is optional when no element names a C function: composite types, classes with
+ * properties only (markup plus rules), services with events only. */
 static bool needs_library(tl_parse *p, const wf_xml_node *root)
 {
     for (const wf_xml_node *c = root->first_child; c; c = c->next) {
         if (is_tl_element(p, c, "ActivityType") && !attr(c, "Definition"))
             return true;
-        if (is_tl_element(p, c, "Class") || is_tl_element(p, c, "Service"))
-            return true;
         for (const wf_xml_node *k = c->first_child; k; k = k->next)
-            if (is_tl_element(p, k, "Handler") || is_tl_element(p, k, "Condition"))
+            if (is_tl_element(p, k, "Handler") || is_tl_element(p, k, "Condition") ||
+                is_tl_element(p, k, "Method"))
                 return true;
     }
     return false;
@@ -1001,6 +1016,16 @@ size_t wfl_tl_class_prop_count(const wfl_tl_class *c) { return c->prop_count; }
 const wfl_tl_prop *wfl_tl_class_prop(const wfl_tl_class *c, size_t index)
 {
     return index < c->prop_count ? &c->props[index] : NULL;
+}
+
+bool wfl_tl_activity_is_container(const wfl_tl_activity *a)
+{
+    return a->container;
+}
+
+const char *wfl_tl_class_base_type(const wfl_tl_class *c)
+{
+    return c->base_type;
 }
 const wfl_tl_prop *wfl_tl_class_find_prop(const wfl_tl_class *c, const char *name)
 {

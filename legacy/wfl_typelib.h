@@ -104,8 +104,14 @@ const wfl_tl_func *wfl_tl_activity_func(const wfl_tl_activity *a); /* its Execut
  * leaf. Its properties, handlers and conditions are also its code-beside class, found by
  * wfl_typelib_class under the type's Name (the last part of the XOML root's x:Class). */
 const char *wfl_tl_activity_definition(const wfl_tl_activity *a);
+/* A leaf with Children="Sequence" (a third-party composite known only from its markup): its
+ * Function runs first, then the child activities the markup gives it, in order. */
+bool wfl_tl_activity_is_container(const wfl_tl_activity *a);
 
 const char *wfl_tl_class_name(const wfl_tl_class *c);
+/* BaseType: the built-in root a workflow base class derives from
+ * ("SequentialWorkflowActivity" / "StateMachineWorkflowActivity"), NULL when not declared. */
+const char *wfl_tl_class_base_type(const wfl_tl_class *c);
 size_t wfl_tl_class_prop_count(const wfl_tl_class *c);
 const wfl_tl_prop *wfl_tl_class_prop(const wfl_tl_class *c, size_t index);
 const wfl_tl_prop *wfl_tl_class_find_prop(const wfl_tl_class *c, const char *name);

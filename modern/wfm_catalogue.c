@@ -339,6 +339,17 @@ wfm_prop_kind wfm_node_param_dir(const wfm_node *node, unsigned prop, size_t ind
     return p && p->params && index < p->count ? p->params[index].dir : WFM_PROP_IN;
 }
 
+const char *wfm_node_param_key(const wfm_node *node, unsigned prop, size_t index)
+{
+    const wfm__prop *p = prop_at(node, prop);
+    return p && p->params && index < p->count ? p->params[index].key : NULL;
+}
+
+const char *wfm_node_x_name(const wfm_node *node)
+{
+    return node->x_name;
+}
+
 const wf_type *wfm_node_param_type(const wfm_node *node, unsigned prop, size_t index)
 {
     const wfm__prop *p = prop_at(node, prop);

@@ -40,6 +40,11 @@ const char *wfm_node_type_prefix(const wfm_node *node, unsigned prop);
 /* PARAMS: the direction and type of parameter `index`. */
 wfm_prop_kind wfm_node_param_dir(const wfm_node *node, unsigned prop, size_t index);
 const wf_type *wfm_node_param_type(const wfm_node *node, unsigned prop, size_t index);
+/* PARAMS: the x:Key of parameter `index` (a message parameter's name in the messaging
+ * activities' ReceiveParametersContent / SendParametersContent), NULL when it has none. */
+const char *wfm_node_param_key(const wfm_node *node, unsigned prop, size_t index);
+/* x:Name as written, NULL when the element has none. */
+const char *wfm_node_x_name(const wfm_node *node);
 /* Data a prepare callback attached (owned by the node, destroyed with the definition). */
 void wfm_node_set_data(wfm_node *node, void *data, void (*destroy)(void *data));
 void *wfm_node_data(const wfm_node *node);

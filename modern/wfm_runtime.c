@@ -103,6 +103,7 @@ struct wfm_instance {
     char id[WF_ID_LEN + 1]; /* "" until wfm_instance_id or wfm_instance_set_id */
     uint64_t track_seq;   /* tracking record numbers */
     const wfm__track_plan *track_plan; /* the tracker's plan of def, or NULL */
+    bool track_masked; /* the scheduler's track_mask decides alone (a plain profile) */
 };
 
 static void shell_free(wfm_instance *inst);
@@ -130,7 +131,9 @@ static wfm__track_target track_target(wfm_instance *inst)
 {
     wfm_runtime *rt = inst->rt;
     wfm__track_target to = {rt->tracker, inst->track_plan, wfm_instance_id(inst),
-                            &inst->track_seq, rt->clock(rt->clock_ud)};
+                            &inst->track_seq,
+                            rt->clock == real_clock ? WFM__TRACK_NOW : rt->clock(rt->clock_ud),
+                            inst->def};
     return to;
 }
 
@@ -138,7 +141,8 @@ static void inst_track(void *ud, wfm__track_event ev, const wfm_ai *ai, const wf
                        const char *name, const wf_value *value)
 {
     wfm_instance *inst = ud;
-    if (!wfm__track_sched_wanted(inst->rt->tracker, inst->track_plan, ev, ai))
+    if (!inst->track_masked &&
+        !wfm__track_sched_wanted(inst->rt->tracker, inst->track_plan, ev, ai))
         return;
     if (ev == WFM__TRACK_RESUMED && wfm_persist_bookmark(name))
         return; /* the durable host's own resumption of a Persist request */
@@ -640,6 +644,7 @@ static void run_slice(wfm_instance *inst, counts *c)
 /* Under rt->lock, after a worker turn or a host hold: queue again or wait for a timer. */
 static void after_run_locked(wfm_runtime *rt, wfm_instance *inst)
 {
+    assert(inst->ps == PS_RUNNING || inst->ps == PS_HOST); /* the table above */
     inst->ps = PS_NONE;
     wfm__sched_state s = inst->ctx.state;
     if (inst->unpool) {
@@ -670,6 +675,7 @@ static size_t take_locked(wfm_runtime *rt, wfm_instance **batch)
     size_t n = 0;
     while (rt->q_head && n < TAKE_MAX && n < share) {
         wfm_instance *inst = rt->q_head;
+        assert(inst->ps == PS_QUEUED); /* the queue holds queued instances only */
         rt->q_head = inst->q_next;
         inst->ps = PS_RUNNING;
         inst->wanted = false;
@@ -925,6 +931,7 @@ wf_status wfm_instance_create(wfm_runtime *rt, wfm_definition *def, wfm_instance
         host.track_ud = inst;
     }
     inst->track_plan = wfm__track_plan_get(rt->tracker, def);
+    inst->track_masked = host.track_mask && wfm__tracker_data_states(rt->tracker) >= 0;
     wf_status st = list_outputs(inst, def) ? wfm__sched_init(&inst->ctx, def, &host, err)
                                            : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     if (st != WF_OK) {

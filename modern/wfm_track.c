@@ -1,9 +1,11 @@
-/* wfm_track.c — the tracker: filters records through its profile, copies each kept record as
- * a fixed binary header plus its strings into the emitting thread's own stream (no lock, no
- * formatting), and publishes a thread's records at the end of each run (one atomic ticket);
- * the tracker's thread formats them as JSON lines and writes the file, store and ring
- * participants, so a worker never formats, waits on I/O or wakes anyone per record. Published
- * batches are written in ticket order, so lines keep emission order across threads. */
+/* wfm_track.c — the tracker: filters records through its profile and copies each kept record
+ * in binary into the emitting thread's own stream (no lock, no formatting): the scheduler's
+ * common records as fixed 32-byte entries (node indexes, a cheap clock's ticks), the others as
+ * a header plus their strings; a thread's records are published at the end of each run (one
+ * atomic ticket). The tracker's thread resolves names through the definition's plan, formats
+ * JSON lines and writes the file, store and ring participants, so a worker never formats,
+ * waits on I/O or wakes anyone per record. Batches are written in ticket order, so lines keep
+ * emission order across threads. */
 #include <assert.h>
 #include <pthread.h>
 #include <sched.h> /* sched_yield */
@@ -12,8 +14,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h> /* __rdtsc */
+#define HAVE_TSC 1
+#endif
 
 #include "../common/wf_mem.h"
+#include "../common/wf_random.h" /* WF_ID_LEN */
 #include "wfm_track.h"
 #include "wfm_store.h"
 #include "wfm_track_int.h"
@@ -21,7 +28,8 @@
 #define MAX_FILES 4
 #define CHUNK_BYTES (64 * 1024) /* a stream grows by chunks of this size */
 #define MAX_CHUNKS 256          /* unwritten chunks before emitters wait (16 MB) */
-#define GATHER_NS 2000000       /* after a wake-up, let records gather for up to 2 ms */
+#define GATHER_NS 10000000      /* while records come, the thread looks every 10 ms */
+#define OUT_BYTES (64 * 1024)   /* lines go to the files in pieces of this size, while in cache */
 
 /* ---- binary records ---------------------------------------------------------------------- */
 
@@ -31,6 +39,37 @@ enum { F_INSTANCE, F_STATE, F_ACTIVITY, F_ACTIVITY_ID, F_CHILD, F_CHILD_ID, F_NA
        F_PAYLOAD, F_FAULT, F_DATA, F_COUNT };
 #define ABSENT UINT32_MAX
 #define REC_TRAILER 0xffffu /* kind of the record closing a published batch (seq: ticket) */
+#define REC_CTX 0xfffeu     /* kind of a context entry (crec) */
+#define REC_FAST 0x10000u   /* kind bit of a fixed entry (frec): REC_FAST | state << 8 | kind */
+#define REC_TICKS 0x20000u  /* frec: the stamp is clock ticks, not microseconds */
+#define NO_NODE UINT32_MAX
+
+/* What every entry starts with. */
+typedef struct rec_head {
+    uint32_t size; /* the entry's bytes, a multiple of 8 */
+    uint32_t kind;
+} rec_head;
+
+/* A fixed entry (wfm__tracker_emit_node): names and ids are the plan's, by node index, the
+ * instance the one of the last context entry of the batch. */
+typedef struct frec {
+    uint32_t size;
+    uint32_t kind;
+    uint64_t seq;
+    int64_t stamp;
+    uint32_t activity, child; /* node indexes, NO_NODE: none */
+} frec;
+
+/* The context of the fixed entries after it, until the next one or the batch's end. */
+typedef struct crec {
+    uint32_t size;
+    uint32_t kind;
+    const wfm__track_plan *plan; /* the tracker's: lives until wfm_tracker_destroy */
+    int64_t anchor_us;           /* the real clock at anchor_tick */
+    uint64_t anchor_tick;
+    uint32_t id_len, pad;
+    /* the instance id's bytes follow */
+} crec;
 
 typedef struct brec {
     uint32_t size; /* header and bytes, rounded up to 8 */
@@ -63,6 +102,17 @@ typedef struct stream {
     size_t rd_off;
     size_t peek_end;      /* reader: end of the next batch found (0: not looked yet) */
     uint64_t peek_ticket;
+    /* writer: the context entry its batch holds (ctx_seq NULL: none yet) */
+    const uint64_t *ctx_seq;
+    const wfm__track_plan *ctx_plan;
+    char ctx_id[WF_ID_LEN + 1];
+    /* reader: the context of the entries being written */
+    const wfm__track_plan *rd_plan;
+    int64_t rd_anchor_us, rd_last_us;
+    uint64_t rd_anchor_tick;
+    size_t rd_inst_len, rd_id_len;
+    char rd_inst[16 + 2 * 6 * (WF_ID_LEN + 1)]; /* ", \"instance\": " and the JSON string */
+    char rd_id[WF_ID_LEN + 1];
 } stream;
 
 /* A compiled plan (wfm_track_int.h), one per definition content, in the tracker's list. */
@@ -70,7 +120,10 @@ struct wfm__track_plan {
     wfm__track_plan *next;
     uint64_t hash;     /* the definition's content */
     size_t count;      /* its nodes */
-    uint16_t masks[];  /* by node index */
+    bool decides;      /* masks hold the profile's answers (a profile with names) */
+    const char *text;  /* node i's display name and id as JSON strings, quoted: */
+    const uint32_t *off; /* [2i] name, [2i + 1] id, [2i + 2] the end of both */
+    uint16_t masks[];  /* by node index; off and text follow in the same block */
 };
 
 /* A record kept for the store participant: offsets into wfm_tracker.pend_text. */
@@ -80,37 +133,62 @@ typedef struct pend_rec {
     const char *kind; /* static */
 } pend_rec;
 
+/* A ring entry: a line, in a buffer kept for the next line the slot takes, or a fixed entry
+ * kept in binary (formatted when read, like an ETW buffer: the ring's cost stays a copy). */
+typedef struct ring_slot {
+    char *text;
+    size_t cap;
+    bool fixed;
+    frec rec;
+    int64_t us;
+    const wfm__track_plan *plan;
+    char id[WF_ID_LEN + 1];
+} ring_slot;
+
+/* Three groups, padded apart so that the tracker's thread writing its own fields never
+ * takes the cache line emitters read on every record. */
 struct wfm_tracker {
+    /* read by the emitting threads; written before the first record or after the last */
     const wfm_profile *profile; /* borrowed */
     unsigned kinds;             /* wfm_profile_kinds(profile) */
     unsigned act_states;        /* wfm_profile_activity_states(profile) */
     bool plain;                 /* the masks decide alone (no names, no odd states) */
+    bool thread_running;
     unsigned data_states;       /* plain: ActivityState states that carry variables */
     uint64_t serial;            /* tells trackers apart in the threads' caches */
     _Atomic(wfm__track_plan *) plans; /* compiled plans, newest first (added under lock) */
+    char pad_readers[64];
+    /* shared by emitters and the tracker's thread */
     pthread_mutex_t lock;
     pthread_cond_t work, drained, space;
     stream *streams;            /* under lock */
     chunk *spare;               /* recycled chunks, under lock */
     size_t live_chunks;         /* under lock */
     _Atomic uint64_t tickets;   /* batches published */
-    uint64_t next_ticket;       /* the tracker's thread: next batch to write */
     uint64_t written_ticket;    /* under lock: batches written */
     _Atomic int sleeping;       /* the tracker's thread waits for work */
     _Atomic uint64_t dropped;
-    bool stop, thread_running, flush_wanted, space_wanted;
+    _Atomic uint64_t written;   /* records delivered, stored after each pass */
+    uint64_t flush_target;      /* under lock: flushes wait for the batches before it */
+    bool stop, space_wanted;
+    pthread_mutex_t ring_lock; /* the ring's own: emitters never take it */
+    ring_slot *ring; /* ring_cap slots, under ring_lock; a slot's buffer is reused */
+    size_t ring_cap, ring_start, ring_count;
+    char pad_shared[64];
+    /* the tracker's thread (and the participants' setup before it starts) */
+    uint64_t next_ticket;       /* next batch to write */
+    uint64_t delivered;         /* records delivered so far */
     pthread_t thread;
     FILE *files[MAX_FILES];
     bool owns_file[MAX_FILES];
     char *paths[MAX_FILES]; /* owned copies, for wfm_tracker_close's messages */
     size_t file_count;
     wfm_store *store; /* borrowed: the store participant's */
-    pend_rec *pend;   /* the tracker's thread: this pass's records for the store, */
+    pend_rec *pend;   /* this pass's records for the store, */
     size_t pend_count, pend_cap;
     wf_buf pend_text; /* their instance ids and texts (each NUL-terminated) */
-    char **ring; /* owned lines, ring_cap slots, under lock */
-    size_t ring_cap, ring_start, ring_count;
-    wf_buf out; /* the tracker's thread: the pass's lines */
+    wf_buf out; /* the pass's lines */
+    wf_buf tmp; /* scratch */
 };
 
 static const char *const kind_names[WFM_REC_KIND_COUNT] = {
@@ -121,6 +199,104 @@ static const char *const kind_names[WFM_REC_KIND_COUNT] = {
 const char *wfm_rec_kind_name(wfm_rec_kind kind)
 {
     return kind < WFM_REC_KIND_COUNT ? kind_names[kind] : "Unknown";
+}
+
+/* The states a fixed entry names by number: 1-4 ActivityState's (WFM_ACT_* bit i is number
+ * i + 1), then WorkflowInstance's; any other state takes the string path. */
+static const char *const state_names[] = {
+    "",          "Executing", "Closed",     "Faulted",   "Canceled",  "Started",
+    "Idle",      "Persisted", "Unloaded",   "Resumed",   "Completed", "Terminated",
+    "Suspended", "Unsuspended", "Aborted",  "Deleted",
+};
+enum { STATE_COUNT = sizeof state_names / sizeof state_names[0], FIRST_INSTANCE_STATE = 5 };
+
+/* ---- the cheap clock ---------------------------------------------------------------------- */
+
+/* Fixed entries are stamped with the processor's time-stamp counter when the kernel itself
+ * keeps time with it (clocksource "tsc": constant rate, synchronised across cores); the
+ * tracker's thread turns ticks into microseconds from the context entry's anchor (one real
+ * clock reading per run) and a rate measured once per process. Elsewhere each entry reads
+ * CLOCK_REALTIME. */
+static pthread_once_t tsc_checked = PTHREAD_ONCE_INIT, tsc_calibrated = PTHREAD_ONCE_INIT;
+static bool tsc_usable;
+static double us_per_tick;
+
+static int64_t real_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void tsc_check(void)
+{
+#ifdef HAVE_TSC
+    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+    char name[32] = "";
+    if (f) {
+        if (!fgets(name, sizeof name, f))
+            name[0] = '\0';
+        fclose(f);
+    }
+    tsc_usable = strncmp(name, "tsc", 3) == 0 && (name[3] == '\n' || name[3] == '\0');
+#endif
+}
+
+static uint64_t ticks(void)
+{
+#ifdef HAVE_TSC
+    return __rdtsc();
+#else
+    return 0;
+#endif
+}
+
+static double mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* The counter and the clock read together (the tightest of a few tries). */
+static void tick_pair(uint64_t *tick, double *ns)
+{
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 5; i++) {
+        uint64_t a = ticks();
+        double n = mono_ns();
+        uint64_t b = ticks();
+        if (b - a < best) {
+            best = b - a;
+            *tick = a + (b - a) / 2;
+            *ns = n;
+        }
+    }
+}
+
+/* The counter's rate over 2 ms of the monotonic clock (the tracker's thread, once). */
+static void tsc_calibrate(void)
+{
+    uint64_t t0, t1;
+    double n0, n1;
+    tick_pair(&t0, &n0);
+    do
+        tick_pair(&t1, &n1);
+    while (n1 - n0 < 2e6);
+    us_per_tick = t1 > t0 ? (n1 - n0) / 1e3 / (double)(t1 - t0) : 0;
+}
+
+/* A fixed entry's time in microseconds; never before the stream's previous one. */
+static int64_t stamp_us(stream *s, const frec *r)
+{
+    int64_t us = r->stamp;
+    if (r->kind & REC_TICKS)
+        us = s->rd_anchor_us +
+             (int64_t)((double)(int64_t)(r->stamp - (int64_t)s->rd_anchor_tick) * us_per_tick);
+    if (us < s->rd_last_us && (r->kind & REC_TICKS))
+        us = s->rd_last_us;
+    s->rd_last_us = us;
+    return us;
 }
 
 /* Values of a record rendered as JSON (payload, fault, the data object). */
@@ -417,6 +593,7 @@ static void publish(wfm_tracker *t, stream *s)
     memcpy(c->data + c->used, &tr, sizeof tr);
     c->used += TRAILER_BYTES;
     s->wr_published = c->used;
+    s->ctx_seq = NULL; /* the next batch starts with its own context entry */
     atomic_store_explicit(&c->published, c->used, memory_order_release);
     if (atomic_load(&t->sleeping))
         wake_thread(t);
@@ -466,26 +643,52 @@ static unsigned char *reserve(wfm_tracker *t, stream *s, size_t size)
 
 /* ---- the tracker's thread ------------------------------------------------------------------ */
 
-static void ring_put(wfm_tracker *t, const char *text, size_t len)
+/* The ring's next slot, dropping the oldest entry when full (the caller holds ring_lock). */
+static ring_slot *ring_next(wfm_tracker *t)
 {
-    char *copy = wf_strndup(text, len);
-    if (!copy) {
-        atomic_fetch_add(&t->dropped, 1);
-        return;
-    }
-    pthread_mutex_lock(&t->lock);
     if (t->ring_count == t->ring_cap) {
-        wf_free(t->ring[t->ring_start]);
         t->ring_start = (t->ring_start + 1) % t->ring_cap;
         t->ring_count--;
     }
-    t->ring[(t->ring_start + t->ring_count++) % t->ring_cap] = copy;
-    pthread_mutex_unlock(&t->lock);
+    return &t->ring[(t->ring_start + t->ring_count) % t->ring_cap];
+}
+
+/* A fixed entry of s's current context into the ring, in binary. */
+static void ring_put_fixed(wfm_tracker *t, const stream *s, const frec *r, int64_t us)
+{
+    ring_slot *slot = ring_next(t);
+    slot->fixed = true;
+    slot->rec = *r;
+    slot->us = us;
+    slot->plan = s->rd_plan;
+    memcpy(slot->id, s->rd_id, s->rd_id_len);
+    slot->id[s->rd_id_len] = '\0';
+    t->ring_count++;
+}
+
+/* One line into the ring (the caller holds ring_lock). */
+static void ring_put(wfm_tracker *t, const char *text, size_t len)
+{
+    ring_slot *slot = ring_next(t);
+    slot->fixed = false;
+    if (slot->cap <= len) {
+        size_t cap = len < 255 ? 256 : len + 1;
+        char *grown = wf_realloc(slot->text, cap);
+        if (!grown) {
+            atomic_fetch_add(&t->dropped, 1);
+            return;
+        }
+        slot->text = grown;
+        slot->cap = cap;
+    }
+    memcpy(slot->text, text, len);
+    slot->text[len] = '\0';
+    t->ring_count++;
 }
 
 /* Keep a record for the store participant; store_flush writes the pass's records. */
-static void store_put(wfm_tracker *t, const brec *h, const char *instance, const char *text,
-                      size_t len)
+static void store_put(wfm_tracker *t, uint32_t kind, uint64_t seq, int64_t time_us,
+                      const char *instance, size_t inst_len, const char *text, size_t len)
 {
     if (t->pend_count == t->pend_cap) {
         size_t cap = t->pend_cap ? t->pend_cap * 2 : 64;
@@ -500,15 +703,15 @@ static void store_put(wfm_tracker *t, const brec *h, const char *instance, const
     wf_buf *b = &t->pend_text;
     pend_rec *r = &t->pend[t->pend_count];
     r->inst_off = b->len;
-    wf_buf_add(b, instance ? instance : "", instance ? h->len[F_INSTANCE] : 0);
+    wf_buf_add(b, instance ? instance : "", instance ? inst_len : 0);
     wf_buf_addc(b, '\0');
     r->rec_off = b->len;
     r->rec_len = len;
     wf_buf_add(b, text, len);
     wf_buf_addc(b, '\0');
-    r->seq = (int64_t)h->seq;
-    r->time_us = h->time_us;
-    r->kind = wfm_rec_kind_name((wfm_rec_kind)h->kind);
+    r->seq = (int64_t)seq;
+    r->time_us = time_us;
+    r->kind = wfm_rec_kind_name((wfm_rec_kind)kind);
     if (b->oom) {
         atomic_fetch_add(&t->dropped, 1);
         return;
@@ -540,38 +743,143 @@ static void store_flush(wfm_tracker *t)
     wf_buf_reset(&t->pend_text);
 }
 
-/* Write the records of one batch: [from, to) of chunk c. Lines are formatted straight into
- * the pass's output (kept there only when a file participant will write it). */
-static void write_batch(wfm_tracker *t, const chunk *c, size_t from, size_t to)
+/* The lines gathered in t->out to the files (stdio buffers them until the pass's fflush). */
+static void write_files(wfm_tracker *t)
 {
+    for (size_t f = 0; f < t->file_count && t->out.len; f++)
+        fwrite(t->out.data, 1, t->out.len, t->files[f]);
+    wf_buf_reset(&t->out);
+}
+
+/* The line just formatted at t->out.data + start to the participants: the ring and the
+ * store copy it, the file participant keeps it in the pass's output. */
+static void deliver(wfm_tracker *t, size_t start, uint32_t kind, uint64_t seq, int64_t time_us,
+                    const char *instance, size_t inst_len, bool to_ring)
+{
+    if (t->out.oom) {
+        atomic_fetch_add(&t->dropped, 1);
+        wf_buf_fini(&t->out);
+        wf_buf_init(&t->out);
+        return;
+    }
+    const char *text = t->out.data + start;
+    size_t len = t->out.len - start;
+    t->delivered++;
+    if (t->ring && to_ring)
+        ring_put(t, text, len);
+    if (t->store)
+        store_put(t, kind, seq, time_us, instance, inst_len, text, len);
+    if (!t->file_count) { /* drop the text, keeping wf_buf's NUL at data[len] */
+        t->out.len = start;
+        t->out.data[start] = '\0';
+    } else if (wf_buf_addc(&t->out, '\n') && t->out.len >= OUT_BYTES) {
+        write_files(t); /* while the bytes are still in the cache */
+    }
+}
+
+/* A context entry: the plan and clock anchor of the entries after it, and the instance's
+ * "instance" member rendered once. */
+static void load_context(wfm_tracker *t, stream *s, const unsigned char *src)
+{
+    crec cr;
+    memcpy(&cr, src, sizeof cr);
+    s->rd_plan = cr.plan;
+    s->rd_anchor_us = cr.anchor_us;
+    s->rd_anchor_tick = cr.anchor_tick;
+    s->rd_last_us = INT64_MIN;
+    wf_buf_reset(&t->tmp);
+    wf_buf_adds(&t->tmp, ", \"instance\": ");
+    wf_buf_add_json_string(&t->tmp, (const char *)src + sizeof cr, cr.id_len);
+    s->rd_inst_len = t->tmp.oom || t->tmp.len > sizeof s->rd_inst ? 0 : t->tmp.len;
+    memcpy(s->rd_inst, t->tmp.data, s->rd_inst_len);
+    assert(cr.id_len <= WF_ID_LEN);
+    memcpy(s->rd_id, src + sizeof cr, cr.id_len);
+    s->rd_id_len = cr.id_len;
+}
+
+/* A node's name (which 0) or id (1) from the plan, as a JSON string. */
+static void w_node(writer *w, const wfm__track_plan *p, uint32_t node, unsigned which)
+{
+    size_t at = 2 * (size_t)node + which;
+    w_put(w, p->text + p->off[at], p->off[at + 1] - p->off[at]);
+}
+
+/* One fixed entry as its JSON line (the members format_brec would write for it): `inst` is
+ * its ", \"instance\": ..." member. */
+static void format_fast(const wfm__track_plan *p, const char *inst, size_t inst_len,
+                        const frec *r, int64_t us, wf_buf *b)
+{
+    assert(p);
+    unsigned state = (r->kind >> 8) & 0xffu;
+    const char *kind = wfm_rec_kind_name((wfm_rec_kind)(r->kind & 0xffu));
+    writer w;
+    w.b = b;
+    w.n = 0;
+    W_LIT(&w, "{\"record\": \"");
+    w_put(&w, kind, strlen(kind));
+    W_LIT(&w, "\"");
+    w_put(&w, inst, inst_len);
+    W_LIT(&w, ", \"seq\": ");
+    w_uint(&w, r->seq);
+    w_time(&w, us);
+    if (state && state < STATE_COUNT) {
+        W_LIT(&w, ", \"state\": \"");
+        w_put(&w, state_names[state], strlen(state_names[state]));
+        W_LIT(&w, "\"");
+    }
+    if (r->activity != NO_NODE) {
+        W_LIT(&w, ", \"activity\": ");
+        w_node(&w, p, r->activity, 0);
+        W_LIT(&w, ", \"activityId\": ");
+        w_node(&w, p, r->activity, 1);
+    }
+    if (r->child != NO_NODE) {
+        W_LIT(&w, ", \"child\": ");
+        w_node(&w, p, r->child, 0);
+        W_LIT(&w, ", \"childId\": ");
+        w_node(&w, p, r->child, 1);
+    }
+    W_LIT(&w, "}");
+    w_flush(&w);
+}
+
+/* Write the records of one batch of s: [from, to) of chunk c. Lines are formatted straight
+ * into the pass's output (kept there only when a file participant will write it). */
+static void write_batch(wfm_tracker *t, stream *s, const chunk *c, size_t from, size_t to)
+{
+    if (t->ring)
+        pthread_mutex_lock(&t->ring_lock);
     while (from < to) {
-        brec h;
-        memcpy(&h, c->data + from, sizeof h);
-        if (h.kind != REC_TRAILER) {
-            size_t start = t->out.len;
-            format_brec(c->data + from, &t->out);
-            if (t->out.oom) {
-                atomic_fetch_add(&t->dropped, 1);
-                wf_buf_fini(&t->out);
-                wf_buf_init(&t->out);
+        rec_head h;
+        const unsigned char *src = c->data + from;
+        memcpy(&h, src, sizeof h);
+        size_t start = t->out.len;
+        if (h.kind == REC_CTX) {
+            load_context(t, s, src);
+        } else if (h.kind & REC_FAST) {
+            frec r;
+            memcpy(&r, src, sizeof r);
+            int64_t us = stamp_us(s, &r);
+            if (t->ring)
+                ring_put_fixed(t, s, &r, us);
+            if (t->file_count || t->store) {
+                format_fast(s->rd_plan, s->rd_inst, s->rd_inst_len, &r, us, &t->out);
+                deliver(t, start, r.kind & 0xffu, r.seq, us, s->rd_id, s->rd_id_len, false);
             } else {
-                const char *text = t->out.data + start;
-                size_t len = t->out.len - start;
-                if (t->ring)
-                    ring_put(t, text, len);
-                if (t->store)
-                    store_put(t, &h,
-                              h.len[F_INSTANCE] == ABSENT ? NULL
-                                                          : (const char *)c->data + from + sizeof h,
-                              text, len);
-                if (t->file_count)
-                    wf_buf_addc(&t->out, '\n');
-                else
-                    t->out.len = start;
+                t->delivered++;
             }
+        } else if (h.kind != REC_TRAILER) {
+            brec b;
+            memcpy(&b, src, sizeof b);
+            format_brec(src, &t->out);
+            deliver(t, start, b.kind, b.seq, b.time_us,
+                    b.len[F_INSTANCE] == ABSENT ? NULL : (const char *)src + sizeof b,
+                    b.len[F_INSTANCE], true);
         }
         from += h.size;
     }
+    if (t->ring)
+        pthread_mutex_unlock(&t->ring_lock);
 }
 
 /* The end and ticket of the next published batch of s, if there is one. */
@@ -590,14 +898,16 @@ static bool peek_batch(wfm_tracker *t, stream *s)
         if (s->rd_off < pub) {
             size_t at = s->rd_off;
             for (;;) {
-                brec h;
+                rec_head h;
                 memcpy(&h, c->data + at, sizeof h);
-                at += h.size;
                 if (h.kind == REC_TRAILER) {
-                    s->peek_end = at;
-                    s->peek_ticket = h.seq;
+                    brec tr;
+                    memcpy(&tr, c->data + at, sizeof tr);
+                    s->peek_end = at + h.size;
+                    s->peek_ticket = tr.seq;
                     return true;
                 }
+                at += h.size;
             }
         }
         if (!next)
@@ -638,7 +948,7 @@ static uint64_t drain(wfm_tracker *t)
         for (stream *s = list; s; s = s->next) {
             if (!peek_batch(t, s) || s->peek_ticket != t->next_ticket)
                 continue;
-            write_batch(t, s->rd, s->rd_off, s->peek_end);
+            write_batch(t, s, s->rd, s->rd_off, s->peek_end);
             s->rd_off = s->peek_end;
             s->peek_end = 0;
             t->next_ticket++;
@@ -650,16 +960,16 @@ static uint64_t drain(wfm_tracker *t)
         if (!found && ++spins > 64) /* a writer took its ticket and is about to publish */
             sched_yield();
     }
-    for (size_t f = 0; f < t->file_count && t->out.len; f++) {
-        fwrite(t->out.data, 1, t->out.len, t->files[f]);
+    write_files(t);
+    for (size_t f = 0; f < t->file_count; f++)
         fflush(t->files[f]);
-    }
     if (t->out.oom) {
         wf_buf_fini(&t->out);
         wf_buf_init(&t->out);
     }
     if (t->store)
         store_flush(t);
+    atomic_store_explicit(&t->written, t->delivered, memory_order_relaxed);
     return done;
 }
 
@@ -678,10 +988,12 @@ static void gather_wait(wfm_tracker *t)
 static void *flush_main(void *arg)
 {
     wfm_tracker *t = arg;
+    if (tsc_usable)
+        pthread_once(&tsc_calibrated, tsc_calibrate); /* before the first tick is read here */
     pthread_mutex_lock(&t->lock);
     for (;;) {
         pthread_mutex_unlock(&t->lock);
-        drain(t);
+        uint64_t done = drain(t);
         pthread_mutex_lock(&t->lock);
         t->written_ticket = t->next_ticket;
         pthread_cond_broadcast(&t->drained);
@@ -690,12 +1002,19 @@ static void *flush_main(void *arg)
             break;
         if (more || t->stop)
             continue;
-        atomic_store(&t->sleeping, 1);
-        if (t->next_ticket == atomic_load(&t->tickets) && !t->flush_wanted && !t->stop)
-            pthread_cond_wait(&t->work, &t->lock);
-        atomic_store(&t->sleeping, 0);
-        /* One wake-up per batch of records, not per record: let more arrive. */
-        if (!t->stop && !t->flush_wanted && !t->space_wanted && t->live_chunks <= MAX_CHUNKS / 2)
+        /* Asleep (emitters wake it) only after a pass that found nothing; while records
+         * come, it looks again after GATHER_NS without being woken, so a busy worker
+         * never pays a wake-up and the thread runs about 100 times a second. */
+        /* a flush is served once written_ticket reaches its target: no spinning while the
+         * flushing thread waits to be scheduled */
+        bool flushing = t->written_ticket < t->flush_target;
+        if (!done && !flushing) {
+            atomic_store(&t->sleeping, 1);
+            if (t->next_ticket == atomic_load(&t->tickets) && !t->stop)
+                pthread_cond_wait(&t->work, &t->lock);
+            atomic_store(&t->sleeping, 0);
+        }
+        if (!t->stop && !flushing && !t->space_wanted && t->live_chunks <= MAX_CHUNKS / 2)
             gather_wait(t);
     }
     pthread_mutex_unlock(&t->lock);
@@ -725,11 +1044,14 @@ wf_status wfm_tracker_create(const wfm_profile *profile, wfm_tracker **out, wf_e
     t->act_states = wfm_profile_activity_states(profile);
     t->plain = wfm__profile_plain(profile, &t->data_states);
     t->serial = atomic_fetch_add(&tracker_serials, 1) + 1;
+    pthread_once(&tsc_checked, tsc_check);
     pthread_mutex_init(&t->lock, NULL);
+    pthread_mutex_init(&t->ring_lock, NULL);
     pthread_cond_init(&t->work, NULL);
     pthread_cond_init(&t->drained, NULL);
     pthread_cond_init(&t->space, NULL);
     wf_buf_init(&t->out);
+    wf_buf_init(&t->tmp);
     *out = t;
     return WF_OK;
 }
@@ -788,8 +1110,8 @@ void wfm_tracker_destroy(wfm_tracker *t)
     }
     wf_free(t->pend);
     wf_buf_fini(&t->pend_text);
-    for (size_t i = 0; i < t->ring_count; i++)
-        wf_free(t->ring[(t->ring_start + i) % t->ring_cap]);
+    for (size_t i = 0; i < t->ring_cap; i++)
+        wf_free(t->ring[i].text);
     wf_free(t->ring);
     while (t->streams) {
         stream *next = t->streams->next;
@@ -804,7 +1126,9 @@ void wfm_tracker_destroy(wfm_tracker *t)
         wf_free(p);
     }
     wf_buf_fini(&t->out);
+    wf_buf_fini(&t->tmp);
     pthread_mutex_destroy(&t->lock);
+    pthread_mutex_destroy(&t->ring_lock);
     pthread_cond_destroy(&t->work);
     pthread_cond_destroy(&t->drained);
     pthread_cond_destroy(&t->space);
@@ -862,20 +1186,34 @@ wf_status wfm_tracker_add_ring(wfm_tracker *t, size_t capacity, wf_error *err)
 size_t wfm_tracker_ring_count(wfm_tracker *t)
 {
     wfm_tracker_flush(t);
-    pthread_mutex_lock(&t->lock);
+    pthread_mutex_lock(&t->ring_lock);
     size_t n = t->ring_count;
-    pthread_mutex_unlock(&t->lock);
+    pthread_mutex_unlock(&t->ring_lock);
     return n;
 }
 
 bool wfm_tracker_ring_get(wfm_tracker *t, size_t index, char *buf, size_t size)
 {
     wfm_tracker_flush(t);
-    pthread_mutex_lock(&t->lock);
+    pthread_mutex_lock(&t->ring_lock);
     bool ok = index < t->ring_count;
-    if (ok)
-        snprintf(buf, size, "%s", t->ring[(t->ring_start + index) % t->ring_cap]);
-    pthread_mutex_unlock(&t->lock);
+    const ring_slot *slot = ok ? &t->ring[(t->ring_start + index) % t->ring_cap] : NULL;
+    if (slot && slot->fixed) {
+        wf_buf inst, line;
+        wf_buf_init(&inst);
+        wf_buf_init(&line);
+        wf_buf_adds(&inst, ", \"instance\": ");
+        wf_buf_add_json_string(&inst, slot->id, strlen(slot->id));
+        format_fast(slot->plan, inst.data, inst.len, &slot->rec, slot->us, &line);
+        ok = !inst.oom && !line.oom;
+        if (ok)
+            snprintf(buf, size, "%s", line.data);
+        wf_buf_fini(&inst);
+        wf_buf_fini(&line);
+    } else if (slot) {
+        snprintf(buf, size, "%s", slot->text);
+    }
+    pthread_mutex_unlock(&t->ring_lock);
     return ok;
 }
 
@@ -931,6 +1269,8 @@ void wfm__tracker_emit_kept(wfm_tracker *t, const wfm_track_record *rec, bool wa
 static void emit_kept(wfm_tracker *t, const wfm_track_record *rec, bool want_data)
 {
     wfm_track_record copy = *rec;
+    if (copy.time_us == WFM__TRACK_NOW)
+        copy.time_us = real_now_us();
     if (!want_data && rec->kind != WFM_REC_CUSTOM) /* WF4 custom records carry their data */
         copy.data_count = 0;
     rendered r;
@@ -957,6 +1297,133 @@ static void emit_kept(wfm_tracker *t, const wfm_track_record *rec, bool want_dat
         wf_buf_fini(&r.buf);
 }
 
+int wfm__tracker_data_states(const wfm_tracker *t)
+{
+    unsigned all = WFM_ACT_EXECUTING | WFM_ACT_CLOSED | WFM_ACT_FAULTED | WFM_ACT_CANCELED;
+    return t->plain ? (int)(t->data_states & all) : -1; /* "*" sets every bit */
+}
+
+#define BAD_NODE (UINT32_MAX - 1)
+
+/* The node's index in the plan, NO_NODE for none, BAD_NODE when the plan cannot name it. */
+static uint32_t plan_node(const wfm__track_plan *p, const wfm_definition *def,
+                          const wfm_node *node)
+{
+    if (!node)
+        return NO_NODE;
+    uint32_t i = node->index; /* wfm_node_index and wfm_definition_node_at, inline */
+    return i < p->count && i < def->node_count && def->nodes[i] == node ? i : BAD_NODE;
+}
+
+/* The context entry of the writer's batch: plan, clock anchor and instance id. */
+static void put_context(stream *s, unsigned char *dst, size_t size,
+                        const wfm__track_target *to, size_t id_len)
+{
+    crec cr;
+    memset(&cr, 0, sizeof cr);
+    cr.size = (uint32_t)size;
+    cr.kind = REC_CTX;
+    cr.plan = to->plan;
+    if (tsc_usable) {
+        cr.anchor_tick = ticks();
+        cr.anchor_us = real_now_us();
+    }
+    cr.id_len = (uint32_t)id_len;
+    memcpy(dst, &cr, sizeof cr);
+    memcpy(dst + sizeof cr, to->instance_id, id_len);
+    s->wr->used += size;
+    s->ctx_seq = to->seq;
+    s->ctx_plan = to->plan;
+    memcpy(s->ctx_id, to->instance_id, sizeof s->ctx_id);
+}
+
+/* A fixed entry (state: its number in state_names) after the caller's checks. On x86 the
+ * prefetch is PREFETCHW: the lines ahead come exclusive, ready for the store. */
+#ifdef HAVE_TSC
+__attribute__((target("prfchw")))
+#endif
+static bool emit_fixed(const wfm__track_target *to, wfm_rec_kind kind, unsigned state,
+                       uint32_t a, uint32_t c)
+{
+    wfm_tracker *t = to->tracker;
+    const wfm__track_plan *p = to->plan;
+    stream *s = my_stream(t);
+    /* the same instance as the context's: its counter, plan and id (an address may be
+     * reused within a batch by another instance, which has another id) */
+    bool fresh = !s || s->ctx_seq != to->seq || s->ctx_plan != p ||
+                 memcmp(s->ctx_id, to->instance_id, sizeof s->ctx_id) != 0;
+    size_t id_len = fresh ? strlen(to->instance_id) : 0;
+    if (id_len > WF_ID_LEN)
+        return false;
+    uint64_t seq = ++*to->seq;
+    size_t ctx_size = ALIGN8(sizeof(crec) + id_len);
+    size_t need = sizeof(frec) + (fresh ? ctx_size : 0);
+    unsigned char *dst = NULL;
+    if (s && s->wr && s->wr->cap - s->wr->used >= need + TRAILER_BYTES)
+        dst = s->wr->data + s->wr->used; /* reserve's common case, inline */
+    else if (s)
+        dst = reserve(t, s, need);
+    if (dst && !fresh && !s->ctx_seq) { /* reserve published the batch: a new context */
+        fresh = true;
+        id_len = strlen(to->instance_id);
+        ctx_size = ALIGN8(sizeof(crec) + id_len);
+        dst = reserve(t, s, sizeof(frec) + ctx_size);
+    }
+    if (!dst) {
+        atomic_fetch_add(&t->dropped, 1);
+        return true;
+    }
+    if (fresh) {
+        put_context(s, dst, ctx_size, to, id_len);
+        dst += ctx_size;
+    }
+    /* Fields stored in place (dst is 8-aligned, in malloc'ed memory): building the entry
+     * on the stack and copying it cost a store-forwarding stall per record. */
+    frec *r = (frec *)(void *)dst;
+    assert(((uintptr_t)dst & 7) == 0);
+    unsigned code = REC_FAST | state << 8 | (unsigned)kind;
+    r->size = (uint32_t)sizeof *r;
+    r->seq = seq;
+    r->activity = a;
+    r->child = c;
+    if (to->now_us != WFM__TRACK_NOW) {
+        r->stamp = to->now_us;
+    } else if (tsc_usable) {
+        r->stamp = (int64_t)ticks();
+        code |= REC_TICKS;
+    } else {
+        r->stamp = real_now_us();
+    }
+    r->kind = code;
+    s->wr->used += sizeof *r;
+    __builtin_prefetch(dst + 512, 1); /* the tracker's thread read these lines last */
+    if (!s->depth)
+        publish(t, s);
+    return true;
+}
+
+bool wfm__tracker_emit_node(const wfm__track_target *to, wfm_rec_kind kind, unsigned state,
+                            const wfm_node *activity, const wfm_node *child)
+{
+    const wfm__track_plan *p = to->plan;
+    if (!to->tracker->thread_running || !p || !to->def)
+        return false;
+    uint32_t a = plan_node(p, to->def, activity), c = plan_node(p, to->def, child);
+    if (a == BAD_NODE || c == BAD_NODE)
+        return false;
+    return emit_fixed(to, kind, state ? (unsigned)__builtin_ctz(state) + 1 : 0, a, c);
+}
+
+bool wfm__tracker_emit_instance(const wfm__track_target *to, const char *state)
+{
+    if (!to->tracker->thread_running || !to->plan || !to->tracker->plain)
+        return false;
+    for (unsigned i = FIRST_INSTANCE_STATE; i < STATE_COUNT; i++)
+        if (strcmp(state_names[i], state) == 0)
+            return emit_fixed(to, WFM_REC_INSTANCE, i, NO_NODE, NO_NODE);
+    return false;
+}
+
 /* ---- plans: name patterns compiled per definition --------------------------------------- */
 
 static wfm__track_plan *plan_find(wfm__track_plan *p, uint64_t hash, size_t count)
@@ -967,17 +1434,59 @@ static wfm__track_plan *plan_find(wfm__track_plan *p, uint64_t hash, size_t coun
     return NULL;
 }
 
-/* Each node's bits, from the records it would give (the fields wfm__track_sched fills). */
+/* Every node's display name and id as JSON strings into text, their offsets into off. */
+static bool plan_names(const wfm_definition *def, wf_buf *text, uint32_t *off)
+{
+    size_t n = wfm_definition_node_count(def);
+    for (size_t i = 0; i < n; i++) {
+        const wfm_node *node = wfm_definition_node_at(def, i);
+        const char *name = wfm_node_display_name(node), *id = wfm_node_id(node);
+        off[2 * i] = (uint32_t)text->len;
+        wf_buf_add_json_string(text, name, strlen(name));
+        off[2 * i + 1] = (uint32_t)text->len;
+        wf_buf_add_json_string(text, id, strlen(id));
+    }
+    off[2 * n] = (uint32_t)text->len;
+    return !text->oom && text->len < UINT32_MAX;
+}
+
+/* The plan's block: header, masks, offsets, then the names' text. */
+static wfm__track_plan *plan_alloc(const wfm_definition *def)
+{
+    size_t n = wfm_definition_node_count(def);
+    size_t offs_at = ALIGN8(sizeof(wfm__track_plan) + n * sizeof(uint16_t));
+    uint32_t *off = wf_malloc((2 * n + 1) * sizeof *off);
+    wf_buf text;
+    wf_buf_init(&text);
+    wfm__track_plan *p = NULL;
+    if (off && plan_names(def, &text, off))
+        p = wf_malloc(offs_at + (2 * n + 1) * sizeof *off + text.len);
+    if (p) {
+        unsigned char *block = (unsigned char *)p;
+        memcpy(block + offs_at, off, (2 * n + 1) * sizeof *off);
+        memcpy(block + offs_at + (2 * n + 1) * sizeof *off, text.data, text.len);
+        p->off = (const uint32_t *)(block + offs_at);
+        p->text = (const char *)(block + offs_at + (2 * n + 1) * sizeof *off);
+        p->next = NULL;
+        p->hash = wfm_definition_hash(def);
+        p->count = n;
+        p->decides = false;
+    }
+    wf_free(off);
+    wf_buf_fini(&text);
+    return p;
+}
+
+/* Each node's bits, from the records it would give (the fields wfm__track_sched fills), when
+ * the profile has names; and the nodes' names for the fixed entries. */
 static wfm__track_plan *plan_compile(const wfm_tracker *t, const wfm_definition *def)
 {
     static const char *const states[4] = {"Executing", "Closed", "Faulted", "Canceled"};
     size_t n = wfm_definition_node_count(def);
-    wfm__track_plan *p = wf_malloc(sizeof *p + n * sizeof p->masks[0]);
-    if (!p)
-        return NULL;
-    p->next = NULL;
-    p->hash = wfm_definition_hash(def);
-    p->count = n;
+    wfm__track_plan *p = plan_alloc(def);
+    if (!p || t->plain)
+        return p;
+    p->decides = true;
     bool names_handler = wfm__profile_names_child(t->profile, WFM_REC_FAULT_PROPAGATION);
     for (size_t i = 0; i < n; i++) {
         wfm_track_record r = {.kind = WFM_REC_ACTIVITY_STATE};
@@ -1002,7 +1511,7 @@ static wfm__track_plan *plan_compile(const wfm_tracker *t, const wfm_definition 
 
 const wfm__track_plan *wfm__track_plan_get(wfm_tracker *t, const wfm_definition *def)
 {
-    if (!t || t->plain || !t->kinds || !def)
+    if (!t || !t->kinds || !def)
         return NULL;
     uint64_t hash = wfm_definition_hash(def);
     size_t count = wfm_definition_node_count(def);
@@ -1029,7 +1538,7 @@ const wfm__track_plan *wfm__track_plan_get(wfm_tracker *t, const wfm_definition 
 bool wfm__track_plan_decides(const wfm__track_plan *p, const wfm_node *node, unsigned *mask)
 {
     uint32_t i = p ? wfm_node_index(node) : 0;
-    if (!p || i >= p->count)
+    if (!p || !p->decides || i >= p->count)
         return false;
     *mask = p->masks[i];
     return true;
@@ -1059,12 +1568,17 @@ void wfm_tracker_flush(wfm_tracker *t)
         return;
     uint64_t target = atomic_load(&t->tickets);
     pthread_mutex_lock(&t->lock);
-    t->flush_wanted = true;
+    if (t->flush_target < target)
+        t->flush_target = target;
     pthread_cond_signal(&t->work);
     while (t->written_ticket < target)
         pthread_cond_wait(&t->drained, &t->lock);
-    t->flush_wanted = false;
     pthread_mutex_unlock(&t->lock);
+}
+
+uint64_t wfm_tracker_written(const wfm_tracker *t)
+{
+    return t ? atomic_load_explicit(&((wfm_tracker *)t)->written, memory_order_relaxed) : 0;
 }
 
 uint64_t wfm_tracker_dropped(const wfm_tracker *t)

@@ -3,8 +3,9 @@
  * tests). The scheduler tests one mask bit per event before it builds a record, so with no
  * tracker (NULL) or a profile that excludes the event tracking costs a branch. Participants
  * never block a worker on I/O: a kept record is copied in binary into the emitting thread's
- * own buffer, published once per run, and formatted and written by the tracker's own thread
- * (docs/semantics.md §5 "Tracking"). */
+ * own buffer (the scheduler's common records as fixed 32-byte entries: node indexes and a
+ * cheap clock's ticks, names resolved later), published once per run, and formatted and
+ * written by the tracker's own thread (docs/semantics.md §5 "Tracking"). */
 #ifndef WFM_TRACK_H
 #define WFM_TRACK_H
 
@@ -101,8 +102,9 @@ wf_status wfm_tracker_add_file(wfm_tracker *tracker, const char *path, wf_error 
 /* Records go to the `tracking` table of an open instance store (either backend; borrowed: it
  * must outlive the tracker), one transaction per batch the tracker's thread writes. */
 wf_status wfm_tracker_add_store(wfm_tracker *tracker, wfm_store *store, wf_error *err);
-/* Keep the last `capacity` records (as JSON lines) in memory; reading the ring first waits
- * for the records emitted so far (wfm_tracker_flush). */
+/* Keep the last `capacity` records in memory (fixed entries in binary, formatted as their
+ * JSON line when read; the others as their line); reading the ring first waits for the
+ * records emitted so far (wfm_tracker_flush). */
 wf_status wfm_tracker_add_ring(wfm_tracker *tracker, size_t capacity, wf_error *err);
 size_t wfm_tracker_ring_count(wfm_tracker *tracker);
 /* Copy ring entry `index` (0 = oldest kept) into buf; false if out of range. */
@@ -119,6 +121,9 @@ void wfm_tracker_emit(wfm_tracker *tracker, const wfm_track_record *rec);
 void wfm_tracker_flush(wfm_tracker *tracker);
 /* Records dropped because memory ran out or a participant failed. */
 uint64_t wfm_tracker_dropped(const wfm_tracker *tracker);
+/* Records formatted and handed to the participants so far (exact after wfm_tracker_flush;
+ * a store participant may still drop some: wfm_tracker_dropped). NULL: 0. */
+uint64_t wfm_tracker_written(const wfm_tracker *tracker);
 
 /* Render a record as one JSON object (no newline). */
 bool wfm_track_record_json(const wfm_track_record *rec, wf_buf *out);

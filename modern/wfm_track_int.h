@@ -38,21 +38,47 @@ enum { WFM__PLAN_DATA_SHIFT = 4, WFM__PLAN_FAULT = 1u << 8, WFM__PLAN_FAULT_ASK 
 /* Whether some query of `kind` names a child (FaultPropagation: a handler) other than "*". */
 bool wfm__profile_names_child(const wfm_profile *profile, wfm_rec_kind kind);
 /* The plan of def, compiled on first use (the runtime asks at load and at instance
- * creation): NULL without a tracker, when the tracker's masks decide alone (no names), or
- * out of memory; every caller then takes the matching path, so NULL is never wrong. */
+ * creation); it also holds every node's display name and id, rendered as JSON strings, which
+ * the tracker's thread reads for wfm__tracker_emit_node's records (so the plan exists for
+ * every profile that keeps something). NULL without a tracker, with profile "none" or out of
+ * memory; every caller then takes the matching path, so NULL is never wrong. */
 const wfm__track_plan *wfm__track_plan_get(wfm_tracker *tracker, const wfm_definition *def);
-/* The node's bits into *mask: true when the plan decides for it; false without a plan or for
- * an index beyond the plan's nodes (the record is then matched as without a plan). */
+/* The node's bits into *mask: true when the plan decides for it; false without a plan, when
+ * the tracker's masks decide alone (no names) or for an index beyond the plan's nodes (the
+ * record is then matched as without a plan). */
 bool wfm__track_plan_decides(const wfm__track_plan *plan, const wfm_node *node, unsigned *mask);
+
+/* now_us of a target whose runtime keeps the real clock: the tracker stamps each record
+ * itself, from a cheap clock (wfm__tracker_emit_node), or CLOCK_REALTIME for the others. */
+#define WFM__TRACK_NOW INT64_MIN
 
 /* Where one instance's records go: its tracker, id and record counter. */
 typedef struct wfm__track_target {
     wfm_tracker *tracker; /* borrowed; NULL: no tracking */
     const wfm__track_plan *plan; /* the tracker's plan of the instance's definition, or NULL */
-    const char *instance_id;
+    const char *instance_id; /* WF_ID_LEN + 1 bytes (the instance's buffer) */
     uint64_t *seq;        /* the instance's record counter */
-    int64_t now_us;
+    int64_t now_us;       /* the runtime's clock, or WFM__TRACK_NOW */
+    const wfm_definition *def; /* the instance's: the plan's node indexes are its nodes' */
 } wfm__track_target;
+
+/* The fast path of a record the caller already decided the profile keeps, without values:
+ * ActivityState (state: one WFM_ACT_* bit), ActivityScheduled or CancelRequested (state 0),
+ * `activity` and `child` nodes of to->def or NULL. A fixed 32-byte entry goes into the
+ * emitting thread's buffer, with the node indexes in place of their names and ids (the
+ * tracker's thread reads them in the plan) and the instance id once per run. Numbers the
+ * record (++*to->seq) and returns true; false, having done nothing, when the plan cannot
+ * name a node (the caller then builds the record: wfm__tracker_emit_kept). */
+bool wfm__tracker_emit_node(const wfm__track_target *to, wfm_rec_kind kind, unsigned state,
+                            const wfm_node *activity, const wfm_node *child);
+/* The fast path of a WorkflowInstance record without a fault the tracker wants (its kind):
+ * kept by a plain profile whatever its state; false, having done nothing, for a profile with
+ * names or a state without a number (the caller then builds it: wfm_tracker_emit). */
+bool wfm__tracker_emit_instance(const wfm__track_target *to, const char *state);
+/* Plain profile (wfm__profile_plain): the WFM_ACT_* states whose records keep variables;
+ * -1 when the profile has name patterns (records are then matched, or decided by the plan).
+ * With a plain profile, an event whose wfm__track_sched_mask bit is set is wanted. */
+int wfm__tracker_data_states(const wfm_tracker *tracker);
 
 /* A WorkflowInstance record: state "Started", "Idle", "Completed", ... */
 void wfm__track_instance(const wfm__track_target *to, const char *state, const wf_value *fault);
@@ -65,7 +91,7 @@ bool wfm__track_sched_wanted(const wfm_tracker *tracker, const wfm__track_plan *
 unsigned wfm__track_sched_mask(const wfm_tracker *tracker);
 /* The scheduler's hook (wfm__sched_host.track) mapped to ActivityScheduled, ActivityState,
  * CancelRequested, FaultPropagation (source ai, `handler` or none) and BookmarkResumption
- * records. */
+ * records, for an event wfm__track_sched_wanted said the tracker could keep. */
 void wfm__track_sched(const wfm__track_target *to, wfm__track_event ev, const wfm_ai *ai,
                       const wfm_ai *handler, const char *name, const wf_value *value);
 /* The instance record for the state a run ended in (Idle, Completed, Faulted, ...), with

@@ -17,6 +17,8 @@ void wfm__track_instance(const wfm__track_target *to, const char *state, const w
 {
     if (!wfm_tracker_wants(to->tracker, WFM_REC_INSTANCE))
         return;
+    if (!fault && wfm__tracker_emit_instance(to, state))
+        return;
     wfm_track_record r = base(to, WFM_REC_INSTANCE);
     r.state = state;
     r.fault = fault;
@@ -74,6 +76,15 @@ static const char *closed_state(const wfm_ai *ai)
 static void activity_state(const wfm__track_target *to, const wfm_ai *ai, const char *state,
                            unsigned state_bit)
 {
+    unsigned mask = 0;
+    int data = -1; /* whether the record keeps variables; -1: the profile is to say */
+    if (wfm__track_plan_decides(to->plan, ai->node, &mask))
+        data = ((mask >> WFM__PLAN_DATA_SHIFT) & state_bit) != 0;
+    else if (wfm__tracker_data_states(to->tracker) >= 0)
+        data = ((unsigned)wfm__tracker_data_states(to->tracker) & state_bit) != 0;
+    if ((data == 0 || (data == 1 && (!ai->node->var_count || !ai->venv.slots))) &&
+        wfm__tracker_emit_node(to, WFM_REC_ACTIVITY_STATE, state_bit, ai->node, NULL))
+        return;
     wfm_track_record r = base(to, WFM_REC_ACTIVITY_STATE);
     r.state = state;
     r.activity = name_of(ai);
@@ -87,9 +98,8 @@ static void activity_state(const wfm__track_target *to, const wfm_ai *ai, const 
         r.data_values = ai->venv.slots;
         r.data_count = n;
     }
-    unsigned mask = 0;
-    if (wfm__track_plan_decides(to->plan, ai->node, &mask))
-        wfm__tracker_emit_kept(to->tracker, &r, (mask >> WFM__PLAN_DATA_SHIFT) & state_bit);
+    if (data >= 0)
+        wfm__tracker_emit_kept(to->tracker, &r, data);
     else
         wfm_tracker_emit(to->tracker, &r);
 }
@@ -168,14 +178,16 @@ unsigned wfm__track_sched_mask(const wfm_tracker *t)
 void wfm__track_sched(const wfm__track_target *to, wfm__track_event ev, const wfm_ai *ai,
                       const wfm_ai *handler, const char *name, const wf_value *value)
 {
-    wfm_rec_kind kind = kind_of(ev);
-    if (!wfm__track_sched_wanted(to->tracker, to->plan, ev, ai))
-        return;
+    wfm_rec_kind kind = kind_of(ev); /* the caller made sure the tracker wants it */
     if (ev == WFM__TRACK_EXECUTING || ev == WFM__TRACK_CLOSED) {
         activity_state(to, ai, ev == WFM__TRACK_EXECUTING ? "Executing" : closed_state(ai),
                        act_state_bit(ev, ai));
         return;
     }
+    if ((ev == WFM__TRACK_SCHEDULED || ev == WFM__TRACK_CANCEL_REQ) &&
+        wfm__tracker_data_states(to->tracker) >= 0 && /* no names to match */
+        wfm__tracker_emit_node(to, kind, 0, ai->parent ? ai->parent->node : NULL, ai->node))
+        return;
     wfm_track_record r = base(to, kind);
     if (ev == WFM__TRACK_CUSTOM) {
         const char *names[16];

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <nettle/sha2.h> /* the definition's digest */
+
 #include "../common/wf_file.h"
 #include "wfm_acts.h"
 
@@ -459,6 +461,14 @@ static bool reconcile(wfm_load *L, const nctx *nc, binding *b, const wf_xml_node
 }
 
 /* Attributes an expression element may carry besides the ones named in `allowed`. */
+/* <ReceiveParametersContent>/<SendParametersContent> (the messaging activities' Content): a
+ * wrapper whose arguments are the parameters of a PARAMS property, each named by its x:Key. */
+static bool is_params_content(const wf_xml_node *c)
+{
+    size_t len = c && c->name ? strlen(c->name) : 0;
+    return len > 17 && strcmp(c->name + len - 17, "ParametersContent") == 0;
+}
+
 static bool check_attrs(wfm_load *L, const nctx *nc, const wf_xml_node *c,
                         const char *const *allowed)
 {
@@ -468,6 +478,8 @@ static bool check_attrs(wfm_load *L, const nctx *nc, const wf_xml_node *c,
         if (skip_attr(c, a) || (wfm__xt_is_x(a->ns) && (strcmp(a->name, "TypeArguments") == 0 ||
                                                         strcmp(a->name, "Name") == 0)))
             continue;
+        if (wfm__xt_is_x(a->ns) && strcmp(a->name, "Key") == 0 && is_params_content(c->parent))
+            continue; /* a message parameter's name */
         bool known = false;
         for (size_t k = 0; allowed && allowed[k]; k++)
             if (!a->ns && strcmp(a->name, allowed[k]) == 0)
@@ -1211,6 +1223,10 @@ static void prop_params(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
     size_t count;
     const wf_xml_node **items = src_items(L, s, &count, &text_el);
     p->loc = s->pel ? loc_el(L, s->pel) : count ? loc_el(L, items[0]) : loc_el(L, nc->el);
+    if (count == 1 && is_params_content(items[0]))
+        items = pel_items(L, items[0], &count);
+    if (!items)
+        return;
     p->params = anew(L, count * sizeof *p->params);
     if (!p->params)
         return;
@@ -1229,7 +1245,9 @@ static void prop_params(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
         binding b = {dir, NULL, NULL, wf_null(), what};
         if (!bind_wrapper(L, nc, &b, c))
             continue;
-        p->params[p->count++] = (wfm__param){dir, b.type, b.expr, b.literal, loc_el(L, c)};
+        const wf_xml_attr *key = wf_xml_attr_find(c, WFM__NS_XAML, "Key");
+        p->params[p->count++] =
+            (wfm__param){dir, b.type, b.expr, b.literal, loc_el(L, c), key ? astr(L, key->value) : NULL};
     }
 }
 
@@ -1267,7 +1285,7 @@ wf_status wfm_load_bind_attr(wfm_load *L, wfm_node *node, unsigned pi, const cha
         return WF_E_NOMEM;
     if (p->count)
         memcpy(params, p->params, p->count * sizeof *params);
-    params[p->count] = (wfm__param){dir, b.type, b.expr, b.literal, loc_val(L, a)};
+    params[p->count] = (wfm__param){dir, b.type, b.expr, b.literal, loc_val(L, a), NULL};
     p->params = params;
     p->present = true;
     *index = p->count++;
@@ -1733,7 +1751,8 @@ static void report_unknown(wfm_load *L, const wf_xml_node *c)
                        c->name);
     else if (is_ns(ns, NS_SERVICEMODEL))
         wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c),
-                       "unknown activity '%s' (WCF messaging activities are not supported)",
+                       "unknown activity '%s' (of the WCF messaging activities only Receive and "
+                       "SendReply are supported)",
                        c->name);
     else if (ns_starts(ns, "clr-namespace:") && asm_at && asm_at[8])
         wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c),
@@ -2119,6 +2138,19 @@ static const char *type_class(wfm_load *L, const wf_xml_node *c)
     return cls;
 }
 
+/* digest = SHA-256(data), or with `chain` SHA-256(digest || data): the definition's digest
+ * covers its file and then each activity type file it expands, in load order. */
+static void sha256_chain(unsigned char digest[SHA256_DIGEST_SIZE], bool chain, const void *data,
+                         size_t len)
+{
+    struct sha256_ctx c;
+    sha256_init(&c);
+    if (chain)
+        sha256_update(&c, SHA256_DIGEST_SIZE, digest);
+    sha256_update(&c, len, data);
+    sha256_digest(&c, SHA256_DIGEST_SIZE, digest);
+}
+
 /* Read and parse the type file at `path`; NULL when reported (at c) or out of memory. */
 static wfm__src *read_type(wfm_load *L, const wf_xml_node *c, const char *cls, const char *path)
 {
@@ -2155,6 +2187,7 @@ static wfm__src *read_type(wfm_load *L, const wf_xml_node *c, const char *cls, c
     /* the definition's identity covers the types it expands (a saved instance refuses a
        changed type, docs/durability.md) */
     L->def->hash = L->def->hash * 0x100000001b3ull ^ wf_hash_bytes(s->data, s->len);
+    sha256_chain(L->def->sha256, true, s->data, s->len);
     return s;
 }
 
@@ -2280,7 +2313,7 @@ static void type_attr(wfm_load *L, nctx *wc, const wfm__arg *a, const wf_xml_att
     if (!bind_text(L, wc, &b, at->value, loc_val(L, at)))
         return;
     slots[p->count] = a->slot;
-    p->params[p->count++] = (wfm__param){a->dir, a->type, b.expr, b.literal, loc_val(L, at)};
+    p->params[p->count++] = (wfm__param){a->dir, a->type, b.expr, b.literal, loc_val(L, at), NULL};
     p->present = true;
 }
 
@@ -2571,6 +2604,7 @@ static bool load_init(wfm_load *L, const wfm_load_opts *opts, const char *name, 
     def->arena = arena;
     def->path = path;
     def->hash = wf_hash_bytes(data, len);
+    sha256_chain(def->sha256, false, data, len);
     def->catalogue = opts->catalogue;
     def->types = opts->types;
     L->def = def;

@@ -8,7 +8,7 @@
 BUILD=${BUILD:-build}
 CC=${CC:-cc}
 QUICK=${QUICK:-}
-PKGS=${PKGS:-"libffi libxml-2.0 sqlite3 jansson libpq"} # the Makefile passes its own list
+PKGS=${PKGS:-"libffi libxml-2.0 sqlite3 jansson libpq libmicrohttpd libcurl"} # the Makefile passes its own list
 LIBS=""
 for m in bridge converter modern legacy common; do
     [ -f "$BUILD/lib/libwf$m.a" ] && LIBS="$LIBS $BUILD/lib/libwf$m.a"

@@ -1,11 +1,12 @@
 #!/bin/sh
 # demo.sh — `make demo`: the whole migration job with the freshly built wfbridge: convert every
 # legacy sample (JSON and HTML report in build/demo/), run the converted and the mixed
-# workflows with the SQLite store, drain 500 instances with two hosts on one store, verify each legacy sample side by side with generated
-# inputs, then the sample runs of each runtime. Each command is printed exactly as it can be
-# pasted (the real binary path, quoted arguments), followed by one line of its result. Each run
-# states the exit status it expects (a sample may fault on purpose), and the script fails if
-# any run differs. It ends with a one-screen summary.
+# workflows with the SQLite store, drain 500 instances with two hosts on one store, serve a
+# converted WF 3.5 workflow service to its SOAP client, verify each legacy sample side by side
+# with generated inputs, then the sample runs of each runtime. Each command is printed exactly
+# as it can be pasted (the real binary path, quoted arguments), followed by one line of its
+# result. Each run states the exit status it expects (a sample may fault on purpose), and the
+# script fails if any run differs. It ends with a one-screen summary.
 BUILD=${BUILD:-build}
 WFBRIDGE="$BUILD/bin/wfbridge"
 LIBS="$BUILD/samples/lib"
@@ -233,6 +234,44 @@ demo_fleet()
     run_sample 0 "instances: every one Closed" instances --store "$store" --status Closed --json
 }
 
+# A WF 3.5 workflow service (samples/services/, see its README.md): converted, served with a
+# store on a free port of 127.0.0.1, driven by its SOAP client (python3-zeep, the instance
+# context in its session's WscContext cookie), then stopped with SIGTERM.
+demo_services()
+{
+    printf '\n## a workflow service: samples/services/calculator.xoml, served and called\n'
+    mkdir -p "$scratch/services"
+    run_sample 0 "convert: ReceiveActivity -> Receive/SendReply" convert \
+        samples/services/calculator.xoml -o "$scratch/services/calculator.xaml" --lib-path "$LIBS"
+    show_command serve "$scratch/services/calculator.xaml" --listen 127.0.0.1:0 \
+        --store "$scratch/services.db" --lib-path "$LIBS"
+    "$WFBRIDGE" serve "$scratch/services/calculator.xaml" --listen 127.0.0.1:0 \
+        --store "$scratch/services.db" --lib-path "$LIBS" >"$scratch/serve.out" 2>&1 &
+    serve=$!
+    url=""
+    tries=0
+    while [ -z "$url" ] && [ $tries -lt 500 ] && kill -0 "$serve" 2>/dev/null; do
+        url=$(sed -n 's/^listening: //p' "$scratch/serve.out")
+        [ -n "$url" ] || sleep 0.02
+        tries=$((tries + 1))
+    done
+    printf '   listening: %s\n' "${url:-(none)}"
+    printf '$ samples/services/calculator_client.py %s\n' "$url"
+    client=$(/usr/bin/python3 samples/services/calculator_client.py "$url" 2>&1)
+    check_exit $? 0
+    runs=$((runs + 2))
+    printf '%s\n' "$client" | sed 's/^/   /'
+    kill -TERM "$serve" 2>/dev/null
+    wait "$serve"
+    check_exit $? 0
+    if [ "$(printf '%s\n' "$client" | tail -n 1)" != "PowerOff -> 6" ]; then
+        printf '!! expected the calculator to end at 6\n'
+        failures=$((failures + 1))
+    fi
+    run_sample 0 "instances: the calculator's instance Closed" instances \
+        --store "$scratch/services.db" --status Closed
+}
+
 # Convert every legacy sample: XAML (and the files a partial conversion generates) into
 # $converted, the migration report as JSON and HTML.
 demo_convert()
@@ -307,6 +346,7 @@ demo_convert
 demo_converted
 demo_mixed
 demo_fleet
+demo_services
 demo_verify
 demo_modern
 demo_durable

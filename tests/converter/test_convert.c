@@ -156,7 +156,7 @@ static const char *const golden[] = {
     "sequence_code",  "ifelse_chain",       "while_code",    "parallel_pick",
     "fault_handlers", "terminate",          "needs_interop", "rules_operators",
     "rules_bitwise",  "replicator_foreach", "scopes",        "state_machine",
-    "composite_type",
+    "composite_type", "workflow_services",
     /* conversion fidelity: each case's inputs say what WF3 itself gives (`expect`) */
     "compensate_explicit", "compensate_loop", "compensate_child_in_handler",
     "cancel_handlers",     "nested_states",
@@ -417,7 +417,8 @@ START_TEST(test_custom_composite_in_its_own_file)
     ck_assert_ptr_nonnull(strstr(c.xaml, "xmlns:t0=\"clr-namespace:Conv;assembly=convcases\""));
     ck_assert_ptr_nonnull(
         strstr(c.xaml, "<t0:ApprovalStep DisplayName=\"managerApproval\" Total=\"[Total]\" />"));
-    ck_assert_uint_eq(c.side.count, 1);
+    ck_assert_uint_eq(c.side.count, 2); /* the activity type, then the map */
+    ck_assert_str_eq(c.side.items[1].name, "uses_approval_step.xaml.map.json");
     ck_assert_str_eq(c.side.items[0].name, "ApprovalStep.xaml");
     ck_assert_ptr_nonnull(strstr(c.side.items[0].text, "<Activity x:Class=\"Conv.ApprovalStep\""));
     ck_assert_ptr_nonnull(strstr(c.side.items[0].text, "BookmarkName=\"ICases.Go\""));
@@ -441,15 +442,17 @@ START_TEST(test_custom_composite_in_its_own_file)
 }
 END_TEST
 
+/* A ReceiveActivity without its ServiceOperationInfo is what WF 3.5's validator rejects; the
+ * InvokeWebService beside it loads (it is hosted, see the realworld loop). */
 START_TEST(test_wcf_and_web_service_activities_fail_precisely)
 {
     converted c;
-    convert(REAL "/wcf_receive.xoml", false, &c);
+    convert(REAL "/broken/receive_without_operation.xoml", false, &c);
     ck_assert_int_eq(wfc_file_status(c.file), WFC_FAILED);
     ck_assert_uint_eq(count_diags(c.file, "error", "legacy-load", 2), 1);
-    ck_assert_uint_eq(count_diags(c.file, "error", "legacy-load", 5), 1);
+    ck_assert_uint_eq(count_diags(c.file, "error", "legacy-load", 5), 0);
     ck_assert_uint_eq(c.err.line, 2);
-    ck_assert_ptr_nonnull(strstr(c.err.message, "ReceiveActivity"));
+    ck_assert_ptr_nonnull(strstr(c.err.message, "ServiceOperationInfo"));
     ck_assert_ptr_null(c.xaml);
     converted_free(&c);
 }
@@ -556,10 +559,102 @@ START_TEST(test_composite_with_hosted_body_is_partial)
     ck_assert_int_eq(wfc_file_status(c.file), WFC_PARTIAL);
     ck_assert_uint_eq(count_diags(c.file, "warning", "interop", 2), 1);
     ck_assert(has_activity(c.file, "step", "Steps.OddStep", "mapped"));
-    ck_assert_uint_eq(c.side.count, 3);
+    ck_assert_uint_eq(c.side.count, 4); /* ..., the activity type, the map */
     ck_assert_str_eq(c.side.items[2].name, "OddStep.xaml");
     ck_assert_ptr_nonnull(strstr(c.side.items[2].text, "<Interop DisplayName=\"pause\""));
     ck_assert_ptr_nonnull(strstr(c.xaml, "<t0:OddStep DisplayName=\"step\" Total=\"[Total]\" />"));
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* A TypedOperationInfo takes its contract from the type library's <Service>; the request
+ * parameters land where the bindings say, (ReturnValue) is the reply's OperationResult; a
+ * ReceiveActivity first in an EventDriven is the PickBranch's trigger. */
+static const char TYPED_RECEIVE[] =
+    "  <ListenActivity x:Name=\"wait\">\n"
+    "    <EventDrivenActivity x:Name=\"quoteBranch\">\n"
+    "      <ReceiveActivity x:Name=\"quote\" CanCreateInstance=\"True\">\n"
+    "        <ReceiveActivity.ServiceOperationInfo>\n"
+    "          <TypedOperationInfo ContractType=\"{x:Type ns0:%s}\" Name=\"RequestQuote\" />\n"
+    "        </ReceiveActivity.ServiceOperationInfo>\n"
+    "        <ReceiveActivity.ParameterBindings>\n"
+    "          <WorkflowParameterBinding ParameterName=\"parcel\">\n"
+    "            <WorkflowParameterBinding.Value><ActivityBind Name=\"Case\" Path=\"Person\" />"
+    "</WorkflowParameterBinding.Value>\n"
+    "          </WorkflowParameterBinding>\n"
+    "          <WorkflowParameterBinding ParameterName=\"weight\">\n"
+    "            <WorkflowParameterBinding.Value><ActivityBind Name=\"Case\" Path=\"A\" />"
+    "</WorkflowParameterBinding.Value>\n"
+    "          </WorkflowParameterBinding>\n"
+    "          <WorkflowParameterBinding ParameterName=\"(ReturnValue)\">\n"
+    "            <WorkflowParameterBinding.Value><ActivityBind Name=\"Case\" Path=\"Total\" />"
+    "</WorkflowParameterBinding.Value>\n"
+    "          </WorkflowParameterBinding>\n"
+    "        </ReceiveActivity.ParameterBindings>\n"
+    "        <CodeActivity x:Name=\"add\" ExecuteCode=\"Add\" />\n"
+    "      </ReceiveActivity>\n"
+    "    </EventDrivenActivity>\n"
+    "    <EventDrivenActivity x:Name=\"timeout\">\n"
+    "      <DelayActivity x:Name=\"wait10\" TimeoutDuration=\"00:00:10\" />\n"
+    "    </EventDrivenActivity>\n"
+    "  </ListenActivity>\n";
+
+START_TEST(test_typed_receive_in_listen_becomes_trigger_with_reply)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    char body[sizeof TYPED_RECEIVE + 16];
+    snprintf(body, sizeof body, TYPED_RECEIVE, "IQuotes");
+    convert_text(dir, "quotes.xoml", body, &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_CONVERTED);
+    ck_assert(has_activity(c.file, "quote", "Receive", "mapped"));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "xmlns:p=\"http://schemas.microsoft.com/netfx/2009/"
+                                         "xaml/servicemodel\""));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "<PickBranch.Trigger>\n          <Sequence "
+                                         "DisplayName=\"quote\">\n            <p:Receive "
+                                         "x:Name=\"quote_Receive\" OperationName=\"RequestQuote\" "
+                                         "ServiceContractName=\"IQuotes\" "
+                                         "CanCreateInstance=\"True\">"));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "<OutArgument x:TypeArguments=\"x:String\" "
+                                         "x:Key=\"parcel\">[Person]</OutArgument>"));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "<OutArgument x:TypeArguments=\"x:Int32\" "
+                                         "x:Key=\"weight\">[A]</OutArgument>"));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "<p:SendReply Request=\"{x:Reference quote_Receive}\">"));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "<InArgument x:TypeArguments=\"x:Int32\" "
+                                         "x:Key=\"RequestQuoteResult\">[Total]</InArgument>"));
+    /* the message reaches both runtimes the same way: legacy queue = modern bookmark */
+    char path[600];
+    snprintf(path, sizeof path, "%s/quotes.xaml", dir);
+    ck_assert_int_eq(wfc_write_atomic(path, c.xaml, c.len, NULL), WF_OK);
+    wfc_test_inputs in;
+    wfc_test_inputs_parse("arg A=1 arg B=2 event IQuotes.RequestQuote={\"parcel\": \"box\", "
+                          "\"weight\": 7}",
+                          &in);
+    char xoml[600];
+    snprintf(xoml, sizeof xoml, "%s/quotes.xoml", dir);
+    wfc_test_same_outcome(xoml, path, &in);
+    wfc_test_inputs_free(&in);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+START_TEST(test_typed_receive_without_declared_contract_is_hosted_located)
+{
+    /* Nothing valid fails a file: an undeclared contract hosts the Receive through Interop,
+     * with a located warning saying what to declare. */
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    char body[sizeof TYPED_RECEIVE + 16];
+    snprintf(body, sizeof body, TYPED_RECEIVE, "IPrices");
+    convert_text(dir, "prices.xoml", body, &c);
+    ck_assert_int_eq(c.status, WF_OK);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_PARTIAL);
+    ck_assert_uint_eq(count_diags(c.file, "warning", "service-contract", 4), 1);
+    ck_assert_uint_eq(count_diags(c.file, "warning", "interop", 4), 1);
+    ck_assert_ptr_nonnull(strstr(c.xaml, "<Interop "));
     converted_free(&c);
     wf_test_tmpdir_remove(dir);
 }
@@ -577,7 +672,8 @@ START_TEST(test_suspend_is_hosted_and_reviewed)
     ck_assert_uint_eq(count_diags(c.file, "review", "interop-suspend", 2), 1);
     ck_assert(has_activity(c.file, "pause", "Interop", "interop"));
     ck_assert(wfc_file_lost_more_than_designer(c.file));
-    ck_assert_uint_eq(c.side.count, 2); /* type library and body; no rules */
+    ck_assert_uint_eq(c.side.count, 3); /* type library and body; no rules; the map */
+    ck_assert_str_eq(c.side.items[2].name, "suspend.xaml.map.json");
     ck_assert_str_eq(c.side.items[0].name, "suspend.pause.activities.xml");
     ck_assert_str_eq(c.side.items[1].name, "suspend.pause.xoml");
     ck_assert_ptr_nonnull(strstr(c.xaml, "<Sequence DisplayName=\"Case\">\n    <Interop "
@@ -859,6 +955,82 @@ START_TEST(test_ignored_property_is_reported)
 }
 END_TEST
 
+/* The report's renderer: keeps the DOT text it is given. */
+static wf_status keep_dot(void *ud, const char *dot, wf_buf *svg, wf_error *err)
+{
+    (void)err;
+    wf_buf_adds(ud, dot);
+    wf_buf_adds(svg, "<svg></svg>");
+    return WF_OK;
+}
+
+/* A state machine is drawn as states and transitions, not as its containment tree. */
+START_TEST(test_state_machine_picture_has_states_and_transitions)
+{
+    converted c;
+    convert(CASES "/state_machine/state_machine.xoml", false, &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    wf_buf dots, html;
+    wf_buf_init(&dots);
+    wf_buf_init(&html);
+    ck_assert_int_eq(wfc_report_html(c.report, keep_dot, &dots, &html, NULL), WF_OK);
+    ck_assert_msg(strstr(dots.data, "\"Open\" -> \"Working\" [label=\"onGo\"];"), "%s",
+                  dots.data);
+    ck_assert_ptr_nonnull(strstr(dots.data, "\"Open\" [penwidth=3];"));
+    ck_assert_ptr_nonnull(strstr(dots.data, "\"Done\" [peripheries=2];"));
+    ck_assert_ptr_null(strstr(dots.data, "countEntry")); /* no activity inside a state */
+    wf_buf_fini(&dots);
+    wf_buf_fini(&html);
+    converted_free(&c);
+}
+END_TEST
+
+/* A zero Delay is an idle point in WF3 only: a review at its line, not a silent "mapped". */
+START_TEST(test_zero_delay_is_reported_at_its_line)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    convert_text(dir, "zero.xoml",
+                 "  <DelayActivity x:Name=\"tick\" TimeoutDuration=\"00:00:00\" />\n"
+                 "  <DelayActivity x:Name=\"wait\" TimeoutDuration=\"00:00:01\" />\n",
+                 &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_uint_eq(count_diags(c.file, "review", "delay-zero", 2), 1);
+    ck_assert_uint_eq(count_diags(c.file, "review", "delay-zero", 3), 0);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_PARTIAL);
+    ck_assert(wfc_file_lost_more_than_designer(c.file));
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* A native handler that would set a Delay's timeout is dropped: not "converted, 100%" but a
+ * partial file, the activity counted against coverage, and the rule says what to do. */
+START_TEST(test_dropped_handler_makes_the_file_partial)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    convert_text(dir, "timeout.xoml",
+                 "  <DelayActivity x:Name=\"wait\" TimeoutDuration=\"00:00:05\" "
+                 "InitializeTimeoutDuration=\"Increment\" />\n",
+                 &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_uint_eq(count_diags(c.file, "warning", "property-ignored", 2), 1);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_PARTIAL);
+    wf_buf b;
+    wf_buf_init(&b);
+    ck_assert_int_eq(wfc_report_markdown(c.report, &b, NULL), WF_OK);
+    ck_assert_msg(strstr(b.data, "| partial | 2 | 2 | 0 | 0 | 50% | 0 | 1 |"), "%s", b.data);
+    ck_assert_ptr_nonnull(strstr(b.data, "with --interop"));
+    wf_buf_reset(&b);
+    ck_assert_int_eq(wfc_report_json(c.report, &b, NULL), WF_OK);
+    ck_assert_ptr_nonnull(strstr(b.data, "\"action\": \"mapped\", \"behaviourLost\": true}"));
+    wf_buf_fini(&b);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* Whatever the walk does not place is an error, never silently dropped. */
 START_TEST(test_activity_in_an_unhandled_position_is_not_dropped)
 {
@@ -902,6 +1074,7 @@ Suite *convert_suite(void)
     tcase_add_test(core, test_converts_without_the_native_libraries);
     tcase_add_test(core, test_interop_keeps_activity_binds_as_invoke);
     tcase_add_test(core, test_suspend_is_hosted_and_reviewed);
+    tcase_add_test(core, test_typed_receive_in_listen_becomes_trigger_with_reply);
     tcase_add_test(core, test_state_change_is_not_hosted);
     tcase_add_test(core, test_hosted_data_read_outside_is_refused);
     tcase_add_test(core, test_designer_written_file_converts_and_runs);
@@ -919,8 +1092,12 @@ Suite *convert_suite(void)
     tcase_add_test(bad, test_rules_file_that_does_not_match_is_located);
     tcase_add_test(bad, test_handler_without_native_function_fails_located);
     tcase_add_test(bad, test_wcf_and_web_service_activities_fail_precisely);
+    tcase_add_test(core, test_typed_receive_without_declared_contract_is_hosted_located);
     tcase_add_test(bad, test_activity_in_an_unhandled_position_is_not_dropped);
     tcase_add_test(bad, test_ignored_property_is_reported);
+    tcase_add_test(bad, test_dropped_handler_makes_the_file_partial);
+    tcase_add_test(bad, test_zero_delay_is_reported_at_its_line);
+    tcase_add_test(bad, test_state_machine_picture_has_states_and_transitions);
     suite_add_tcase(s, bad);
     TCase *nomem = tcase_create("nomem");
     tcase_set_timeout(nomem, 300);

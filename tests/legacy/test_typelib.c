@@ -415,6 +415,58 @@ START_TEST(test_parse_only_has_no_native_binding)
 }
 END_TEST
 
+/* Markup plus rules: a class of properties and a service of events name no C function, so
+ * the type library needs no Library; a Method or a Handler still does. */
+START_TEST(test_data_only_library_needs_no_shared_object)
+{
+    static const char data_only[] =
+        "<TypeLibrary xmlns='urn:wfbridge:typelib' Name='Lending'>\n"
+        "  <Class Name='Lending.LoanApproval' BaseType='StateMachineWorkflowActivity'>"
+        "<Property Name='Score' Type='Int32'/></Class>\n"
+        "  <Service Name='ILoanEvents'><Event Name='Decided'/></Service>\n"
+        "  <Class Name='Lending.Other'/>\n"
+        "  <ActivityType Name='Scope' Definition='Scope.xoml' />\n"
+        "</TypeLibrary>\n";
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(
+        wfl_typelib_parse(types, "l.xml", data_only, strlen(data_only), &tl, NULL, &err), WF_OK);
+    ck_assert_ptr_nonnull(wfl_typelib_class(tl, "Lending.LoanApproval"));
+    ck_assert_str_eq(wfl_tl_class_base_type(wfl_typelib_class(tl, "Lending.LoanApproval")),
+                     "StateMachineWorkflowActivity");
+    ck_assert_ptr_null(wfl_tl_class_base_type(wfl_typelib_class(tl, "Lending.Other")));
+    ck_assert(!wfl_tl_activity_is_container(wfl_typelib_activity(tl, "Scope")));
+    ck_assert(!wfl_typelib_library(tl) || !*wfl_typelib_library(tl));
+    wfl_typelib_destroy(tl);
+    tl = NULL;
+    static const char with_method[] =
+        "<TypeLibrary xmlns='urn:wfbridge:typelib' Name='Lending'>\n"
+        "  <Service Name='ILoan'><Method Name='Ask' Function='ask'/></Service>\n"
+        "</TypeLibrary>\n";
+    ck_assert_int_eq(
+        wfl_typelib_parse(types, "l.xml", with_method, strlen(with_method), &tl, NULL, &err),
+        WF_E_SCHEMA);
+    WF_ASSERT_ERROR(err, WF_E_SCHEMA, 1, 1, "Library");
+}
+END_TEST
+
+/* A third-party composite known from its markup only: a leaf function plus its children. */
+START_TEST(test_container_activity_type)
+{
+    static const char text[] =
+        "<TypeLibrary xmlns='urn:wfbridge:typelib' Name='Bpel' Library='libbpel.so'>\n"
+        "  <ActivityType Name='BpelScope' Function='bpel_scope' Children='Sequence'>\n"
+        "    <Property Name='Isolated' Type='Boolean'/>\n"
+        "  </ActivityType>\n"
+        "</TypeLibrary>\n";
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfl_typelib_parse(types, "b.xml", text, strlen(text), &tl, NULL, &err),
+                     WF_OK);
+    const wfl_tl_activity *a = wfl_typelib_activity(tl, "BpelScope");
+    ck_assert(wfl_tl_activity_is_container(a));
+    ck_assert_str_eq(wfl_tl_func_symbol(wfl_tl_activity_func(a)), "bpel_scope");
+}
+END_TEST
+
 START_TEST(test_missing_typelib_is_not_found)
 {
     wf_error err = WF_ERROR_INIT;
@@ -581,6 +633,9 @@ static const bad_case bad_cases[] = {
     {"<Service Name='S'><Method Name='M' Function='m'/>\n<Event Name='M'/></Service>",
      WF_E_SCHEMA, 3, 1, "duplicate"},
     {"<ActivityType Name='A'/>", WF_E_SCHEMA, 2, 1, "Function"},
+    {"<Class Name='C' BaseType='FlowchartActivity'/>", WF_E_SCHEMA, 2, 27, "BaseType"},
+    {"<ActivityType Name='A' Function='f' Children='Parallel'/>", WF_E_SCHEMA, 2, 47,
+     "Sequence"},
 };
 
 START_TEST(test_bad_small_documents)
@@ -674,6 +729,8 @@ Suite *legacy_typelib_suite(void)
     tcase_add_test(tc, test_class_handler_and_condition);
     tcase_add_test(tc, test_service_methods_events_and_exceptions);
     tcase_add_test(tc, test_parse_only_has_no_native_binding);
+    tcase_add_test(tc, test_data_only_library_needs_no_shared_object);
+    tcase_add_test(tc, test_container_activity_type);
     tcase_add_test(tc, test_missing_typelib_is_not_found);
     tcase_add_test(tc, test_assembly_name_with_path_is_refused);
     suite_add_tcase(s, tc);

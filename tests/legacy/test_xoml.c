@@ -287,7 +287,7 @@ static const bad_case bad_cases[] = {
     {"bind_to_missing_member.xoml", WF_E_NAME, 2, 50, "OrderNumber"},
     {"bind_metadata_property.xoml", WF_E_SCHEMA, 2, 42, "metadata"},
     {"missing_typelib.xoml", WF_E_NOLIB, 1, 1, "NoSuchLib"},
-    {"unsupported_webservice.xoml", WF_E_UNSUPPORTED, 2, 2, "InvokeWebServiceActivity"},
+    {"unsupported_webservice.xoml", WF_E_UNSUPPORTED, 2, 2, "WebServiceInputActivity"},
     {"duplicate_name.xoml", WF_E_SCHEMA, 3, 2, "duplicate"},
     {"ifelse_without_branch.xoml", WF_E_SCHEMA, 2, 2, "at least 1"},
     {"ifelse_lone_branch_without_condition.xoml", WF_E_SCHEMA, 3, 3, "'Condition' is not set"},

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../common/wf_mem.h"
 #include "../../modern/wfm_store.h"
@@ -669,6 +670,263 @@ START_TEST(test_track_instance_moving_between_threads_stays_in_order)
 }
 END_TEST
 
+/* ---- fixed entries: the scheduler's common records in 32 bytes --------------------------- */
+#include <jansson.h>
+
+#include "../../modern/wfm_runtime.h"
+
+/* A While of `LOOP_N` iterations whose names need escaping: profile "all" gives about seven
+ * records an iteration, several chunks of fixed entries in one run. */
+#define LOOP_N "2500"
+static const char long_xaml[] =
+    "<Activity x:Class=\"T.Long\" xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\"\n"
+    " xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\">\n"
+    "  <While DisplayName=\"Loop &quot;2k&quot;\" Condition=\"[i &lt; " LOOP_N "]\">\n"
+    "    <While.Variables><Variable x:TypeArguments=\"x:Int32\" Name=\"i\"/></While.Variables>\n"
+    "    <Sequence DisplayName=\"Body\\\">\n"
+    "      <Assign x:TypeArguments=\"x:Int32\" To=\"[i]\" Value=\"[i + 1]\"/>\n"
+    "    </Sequence>\n"
+    "  </While>\n"
+    "</Activity>\n";
+
+static int64_t fixed_clock(void *ud)
+{
+    (void)ud;
+    return 1700000000000000LL;
+}
+
+/* Run long_xaml once into a file tracker (profile "all"); returns the file's text. */
+static char *run_long(const char *path, wfm_clock_fn clock, int64_t *t0, int64_t *t1)
+{
+    wf_error err = WF_ERROR_INIT;
+    wfm_tracker *t = file_tracker(path);
+    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
+    o.worker_count = 1;
+    o.write = wfm_test_discard;
+    o.tracker = t;
+    o.clock = clock;
+    wfm_runtime *rt = NULL;
+    wfm_definition *def = NULL;
+    wfm_instance *inst = NULL;
+    ck_assert_int_eq(wfm_runtime_create(&o, &rt, &err), WF_OK);
+    ck_assert_int_eq(
+        wfm_runtime_load_mem(rt, "long.xaml", long_xaml, strlen(long_xaml), &def, NULL, &err),
+        WF_OK);
+    ck_assert_int_eq(wfm_instance_create(rt, def, &inst, &err), WF_OK);
+    wfm_instance_set_id(inst, "fedcba9876543210fedcba9876543210");
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    *t0 = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    ck_assert_int_eq(wfm_instance_run(inst, &err), WF_OK);
+    clock_gettime(CLOCK_REALTIME, &ts);
+    *t1 = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    ck_assert_int_eq(wfm_instance_state_get(inst), WFM_INSTANCE_CLOSED);
+    wfm_tracker_flush(t);
+    ck_assert_uint_eq(wfm_tracker_dropped(t), 0);
+    uint64_t written = wfm_tracker_written(t);
+    wfm_instance_destroy(inst);
+    wfm_definition_release(def);
+    wfm_runtime_destroy(rt);
+    wfm_tracker_destroy(t);
+    size_t len = 0;
+    char *text = wf_test_read_file(path, &len);
+    ck_assert_ptr_nonnull(text);
+    size_t lines = 0;
+    for (size_t i = 0; i < len; i++)
+        lines += text[i] == '\n';
+    ck_assert_uint_eq(lines, written);
+    ck_assert_uint_gt(lines, 15000); /* more than 64 KB of fixed entries */
+    return text;
+}
+
+/* The "time" of a record at `us`, as the tracker writes it. */
+static void time_text(int64_t us, char *out, size_t size)
+{
+    wfm_track_record r = rec(WFM_REC_INSTANCE, "Started", NULL, 1);
+    r.time_us = us;
+    wf_buf b;
+    wf_buf_init(&b);
+    ck_assert(wfm_track_record_json(&r, &b));
+    json_t *j = json_loads(b.data, 0, NULL);
+    ck_assert_ptr_nonnull(j);
+    snprintf(out, size, "%s", json_string_value(json_object_get(j, "time")));
+    json_decref(j);
+    wf_buf_fini(&b);
+}
+
+static const char *member(json_t *j, const char *key)
+{
+    return json_string_value(json_object_get(j, key)); /* NULL when absent */
+}
+
+/* A record's "time" ("YYYY-MM-DDThh:mm:ss.ffffffZ", UTC) in microseconds. */
+static int64_t time_us_of(const char *time)
+{
+    struct tm tm = {0};
+    long frac = 0;
+    ck_assert_int_eq(sscanf(time, "%d-%d-%dT%d:%d:%d.%ld", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                            &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &frac),
+                     7);
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return (int64_t)timegm(&tm) * 1000000 + frac;
+}
+
+/* A line equals what wfm_track_record_json gives for the record it names (no values). */
+static void check_same_as_record_json(const char *line, json_t *j)
+{
+    wfm_track_record r = {0};
+    const char *kind = member(j, "record");
+    for (int k = 0; k < WFM_REC_KIND_COUNT; k++)
+        if (strcmp(kind, wfm_rec_kind_name((wfm_rec_kind)k)) == 0)
+            r.kind = (wfm_rec_kind)k;
+    r.instance_id = member(j, "instance");
+    r.seq = (uint64_t)json_integer_value(json_object_get(j, "seq"));
+    r.state = member(j, "state");
+    r.activity = member(j, "activity");
+    r.activity_id = member(j, "activityId");
+    r.child = member(j, "child");
+    r.child_id = member(j, "childId");
+    r.time_us = time_us_of(member(j, "time"));
+    wf_buf b;
+    wf_buf_init(&b);
+    ck_assert(wfm_track_record_json(&r, &b));
+    ck_assert_str_eq(line, b.data);
+    wf_buf_fini(&b);
+}
+
+START_TEST(test_track_fixed_entries_keep_instance_numbers_names_and_time_across_chunks)
+{
+    const char *dir = wf_test_tmpdir();
+    char d[256], path[512];
+    snprintf(d, sizeof d, "%s", dir);
+    snprintf(path, sizeof path, "%s/long.jsonl", d);
+    int64_t t0 = 0, t1 = 0;
+    char *text = run_long(path, NULL, &t0, &t1);
+    char lo[64], hi[64];
+    time_text(t0 - 2000, lo, sizeof lo); /* the clocks' readings may differ a little */
+    time_text(t1 + 2000, hi, sizeof hi);
+    int64_t last_us = 0;
+    uint64_t seq = 0;
+    size_t loops = 0, bodies = 0, compared = 0, distinct = 0, instance_records = 0;
+    for (char *line = text; *line;) {
+        char *end = strchr(line, '\n');
+        ck_assert_ptr_nonnull(end);
+        *end = '\0';
+        json_t *j = json_loads(line, 0, NULL);
+        ck_assert_msg(j != NULL, "not JSON: %s", line);
+        ck_assert_str_eq(member(j, "instance"), "fedcba9876543210fedcba9876543210");
+        ck_assert_uint_eq((uint64_t)json_integer_value(json_object_get(j, "seq")), ++seq);
+        const char *time = member(j, "time");
+        ck_assert_msg(strcmp(time, lo) >= 0 && strcmp(time, hi) <= 0, "%s not in %s..%s", time,
+                      lo, hi);
+        /* in order, but for the counter's rate measured to a few parts in 10,000 against
+         * the real clock some records read */
+        int64_t us = time_us_of(time);
+        ck_assert_msg(us >= last_us - 20, "%s before the previous record by > 20 us", time);
+        distinct += us != last_us;
+        last_us = us > last_us ? us : last_us;
+        const char *act = member(j, "activity");
+        loops += act && strcmp(act, "Loop \"2k\"") == 0;
+        bodies += act && strcmp(act, "Body\\") == 0;
+        if (act && !json_object_get(j, "data") && compared < 50 &&
+            (seq % 97 == 0 || strcmp(member(j, "record"), "ActivityScheduled") == 0)) {
+            check_same_as_record_json(line, j);
+            compared++;
+        }
+        if (strcmp(member(j, "record"), "WorkflowInstance") == 0) { /* Started, Completed */
+            check_same_as_record_json(line, j);
+            instance_records++;
+        }
+        json_decref(j);
+        line = end + 1;
+    }
+    ck_assert_uint_ge(loops, 2500);  /* the While schedules each body */
+    ck_assert_uint_ge(bodies, 3 * 2500); /* executing, scheduling and closing */
+    ck_assert_uint_eq(compared, 50);
+    ck_assert_uint_eq(instance_records, 2);
+    ck_assert_uint_gt(distinct, 100); /* the run takes milliseconds: the times advance */
+    wf_free(text);
+    wf_test_tmpdir_remove(d);
+}
+END_TEST
+
+START_TEST(test_track_fixed_entries_take_the_runtime_clock_when_it_is_not_the_real_one)
+{
+    const char *dir = wf_test_tmpdir();
+    char d[256], path[512];
+    snprintf(d, sizeof d, "%s", dir);
+    snprintf(path, sizeof path, "%s/long.jsonl", d);
+    int64_t t0 = 0, t1 = 0;
+    char *text = run_long(path, fixed_clock, &t0, &t1);
+    char want[64];
+    time_text(fixed_clock(NULL), want, sizeof want);
+    for (char *line = text; *line;) {
+        char *end = strchr(line, '\n');
+        *end = '\0';
+        json_t *j = json_loads(line, 0, NULL);
+        ck_assert_ptr_nonnull(j);
+        ck_assert_str_eq(member(j, "time"), want);
+        json_decref(j);
+        line = end + 1;
+    }
+    wf_free(text);
+    wf_test_tmpdir_remove(d);
+}
+END_TEST
+
+START_TEST(test_track_ring_of_fixed_entries_reads_as_the_file_lines)
+{
+    const char *dir = wf_test_tmpdir();
+    char d[256], path[512];
+    snprintf(d, sizeof d, "%s", dir);
+    snprintf(path, sizeof path, "%s/both.jsonl", d);
+    wf_error err = WF_ERROR_INIT;
+    wfm_tracker *t = file_tracker(path);
+    ck_assert_int_eq(wfm_tracker_add_ring(t, 40, &err), WF_OK);
+    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
+    o.worker_count = 1;
+    o.write = wfm_test_discard;
+    o.tracker = t;
+    wfm_runtime *rt = NULL;
+    wfm_definition *def = NULL;
+    ck_assert_int_eq(wfm_runtime_create(&o, &rt, &err), WF_OK);
+    ck_assert_int_eq(
+        wfm_runtime_load_mem(rt, "seq.xaml", seq_xaml, strlen(seq_xaml), &def, NULL, &err),
+        WF_OK);
+    for (int i = 0; i < 8; i++) { /* "all": 7 records a run; the ring keeps the last 40 */
+        wfm_instance *inst = NULL;
+        ck_assert_int_eq(wfm_instance_create(rt, def, &inst, &err), WF_OK);
+        ck_assert_int_eq(wfm_instance_run(inst, &err), WF_OK);
+        wfm_instance_destroy(inst);
+    }
+    ck_assert_uint_eq(wfm_tracker_ring_count(t), 40);
+    size_t len = 0;
+    char *text = wf_test_read_file(path, &len);
+    ck_assert_ptr_nonnull(text);
+    size_t lines = 0;
+    for (size_t i = 0; i < len; i++)
+        lines += text[i] == '\n';
+    ck_assert_uint_eq(lines, wfm_tracker_written(t));
+    char *line = text;
+    for (size_t i = 0; i < lines; i++) {
+        char *end = strchr(line, '\n');
+        *end = '\0';
+        if (i >= lines - 40) {
+            char got[1024];
+            ck_assert(wfm_tracker_ring_get(t, i - (lines - 40), got, sizeof got));
+            ck_assert_str_eq(got, line);
+        }
+        line = end + 1;
+    }
+    wf_free(text);
+    wfm_definition_release(def);
+    wfm_runtime_destroy(rt);
+    wfm_tracker_destroy(t);
+    wf_test_tmpdir_remove(d);
+}
+END_TEST
+
 Suite *modern_track_pipeline_suite(void)
 {
     Suite *s = suite_create("modern_track_pipeline");
@@ -676,6 +934,9 @@ Suite *modern_track_pipeline_suite(void)
     tcase_add_test(core, test_track_file_lines_are_the_record_json);
     tcase_add_test(core, test_track_batch_is_written_only_when_closed);
     tcase_add_test(core, test_track_instance_moving_between_threads_stays_in_order);
+    tcase_add_test(core, test_track_fixed_entries_keep_instance_numbers_names_and_time_across_chunks);
+    tcase_add_test(core, test_track_fixed_entries_take_the_runtime_clock_when_it_is_not_the_real_one);
+    tcase_add_test(core, test_track_ring_of_fixed_entries_reads_as_the_file_lines);
     suite_add_tcase(s, core);
     return s;
 }

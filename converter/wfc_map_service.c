@@ -1,0 +1,240 @@
+/* wfc_map_service.c — the converter's rules for WF 3.5 workflow services: a ReceiveActivity
+ * becomes WF4's Receive (its request parameters into the locations its ParameterBindings
+ * name), its OperationValidation handler (a non-zero status faults the request), its body,
+ * and a SendReply with the reply parameters ((ReturnValue) as OperationResult, as WCF names
+ * it), all in one Sequence (docs/convert.md "Workflow services", docs/services.md). The contract comes from
+ * an OperationInfo in the markup or, for a TypedOperationInfo, from the type library: a
+ * <Service Name="IContract"> whose <Method Name="Operation"> declares the parameters. */
+#include <stdio.h>
+#include <string.h>
+
+#include "wfc_convert_int.h"
+
+#define W (&c->w)
+#define SM_PREFIX "p" /* the service model namespace's prefix (declared by wfc_convert.c) */
+
+enum { MAX_PARAMS = 32 };
+
+typedef struct svc_param {
+    char name[128];      /* the WCF parameter name, "(ReturnValue)" for the return value */
+    const wf_type *type;
+    bool request, reply; /* In; Out / Retval (both for ref parameters) */
+} svc_param;
+
+typedef struct svc_op {
+    char contract[128];
+    char name[128];
+    bool one_way;
+    bool undeclared; /* a TypedOperationInfo whose contract no type library declares */
+    svc_param params[MAX_PARAMS];
+    size_t count;
+} svc_op;
+
+/* A .NET type name as OperationParameterInfo writes it ("Int32", "System.String"). */
+static const wf_type *clr_type(const char *name)
+{
+    static const struct {
+        const char *name;
+        const wf_type *type;
+    } table[] = {
+        {"Int32", &wf_type_int32},       {"Int64", &wf_type_int64},
+        {"String", &wf_type_string},     {"Boolean", &wf_type_bool},
+        {"Double", &wf_type_double},     {"Decimal", &wf_type_decimal},
+        {"DateTime", &wf_type_datetime}, {"TimeSpan", &wf_type_timespan},
+    };
+    const char *dot = strrchr(name, '.');
+    const char *local = dot ? dot + 1 : name;
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(local, table[i].name) == 0)
+            return table[i].type;
+    return NULL;
+}
+
+static const char *field_str(const wf_value *rec, const char *name)
+{
+    const wf_value *v = rec ? wf_value_record_get(rec, name) : NULL;
+    return v && v->type->kind == WF_K_STRING ? wf_value_str(v) : "";
+}
+
+/* OperationInfo: the parameters written in the markup. */
+static bool op_from_markup(wfc__conv *c, const wfl_node *n, const wf_value *info, svc_op *op)
+{
+    snprintf(op->contract, sizeof op->contract, "%s", field_str(info, "ContractName"));
+    op->one_way = strcmp(field_str(info, "IsOneWay"), "True") == 0;
+    const wf_value *list = wf_value_record_get(info, "Parameters");
+    size_t count = list && list->type->kind == WF_K_LIST ? wf_value_list_count(list) : 0;
+    for (size_t i = 0; i < count && op->count < MAX_PARAMS; i++) {
+        const wf_value *p = wf_value_list_at(list, i);
+        svc_param *sp = &op->params[op->count];
+        const char *attrs = field_str(p, "Attributes");
+        snprintf(sp->name, sizeof sp->name, "%s", field_str(p, "Name"));
+        sp->type = clr_type(field_str(p, "ParameterType"));
+        sp->reply = strstr(attrs, "Out") || strstr(attrs, "Retval");
+        sp->request = strstr(attrs, "In") || !sp->reply;
+        if (!sp->type) {
+            wfc__diag(c, WFC_ERROR, wfl_node_loc(n), "service-type",
+                      "parameter '%s' of operation '%s' has type '%s', which has no modern "
+                      "spelling",
+                      sp->name, op->name, field_str(p, "ParameterType"));
+            return false;
+        }
+        op->count++;
+    }
+    return true;
+}
+
+/* TypedOperationInfo: the contract interface is a <Service> of a type library. */
+static bool op_from_typelib(wfc__conv *c, const wfl_node *n, const char *contract_type,
+                            svc_op *op)
+{
+    const char *dot = strrchr(contract_type, '.');
+    snprintf(op->contract, sizeof op->contract, "%s", dot ? dot + 1 : contract_type);
+    const wfl_tl_func *fn = NULL;
+    for (size_t i = 0; !fn && i < wfl_definition_typelib_count(c->def); i++) {
+        const wfl_typelib *tl = wfl_definition_typelib_at(c->def, i);
+        for (size_t k = 0; !fn && k < wfl_typelib_service_count(tl); k++) {
+            const wfl_tl_service *s = wfl_typelib_service_at(tl, k);
+            if (strcmp(wfl_tl_service_name(s), op->contract) == 0)
+                fn = wfl_tl_service_method(s, op->name);
+        }
+    }
+    if (!fn) { /* hosted instead: nothing valid fails a file */
+        wfc__diag(c, WFC_WARNING, wfl_node_loc(n), "service-contract",
+                  "contract '%s' with operation '%s' is not declared by a type library (a "
+                  "<Service Name=\"%s\"> with <Method Name=\"%s\">): the Receive is hosted "
+                  "through Interop until one declares it",
+                  op->contract, op->name, op->contract, op->name);
+        op->undeclared = true;
+        return false;
+    }
+    for (size_t i = 0; i < wfl_tl_func_param_count(fn) && op->count < MAX_PARAMS; i++) {
+        const wfl_tl_prop *p = wfl_tl_func_param(fn, i);
+        svc_param *sp = &op->params[op->count++];
+        snprintf(sp->name, sizeof sp->name, "%s", p->name);
+        sp->type = p->type;
+        sp->request = p->dir == WFL_TL_IN || p->dir == WFL_TL_INOUT;
+        sp->reply = p->dir == WFL_TL_OUT || p->dir == WFL_TL_INOUT;
+    }
+    const wfl_tl_prop *ret = wfl_tl_func_return(fn);
+    if (ret && op->count < MAX_PARAMS)
+        op->params[op->count++] = (svc_param){"(ReturnValue)", ret->type, false, true};
+    return true;
+}
+
+static bool read_op(wfc__conv *c, const wfl_node *n, svc_op *op)
+{
+    memset(op, 0, sizeof *op);
+    wfl_prop_info pi;
+    wfc__prop(c, n, "ServiceOperationInfo", &pi);
+    const wf_value *info = pi.kind == WFL_PROP_LITERAL ? pi.literal : NULL;
+    if (!info || info->type->kind != WF_K_RECORD)
+        return false; /* the legacy loader refused it already */
+    snprintf(op->name, sizeof op->name, "%s", field_str(info, "Name"));
+    const char *typed = field_str(info, "ContractType");
+    return *typed ? op_from_typelib(c, n, typed, op) : op_from_markup(c, n, info, op);
+}
+
+/* <ReceiveParametersContent> / <SendParametersContent>: each parameter with a binding. */
+static void content(wfc__conv *c, const wfl_node *n, const svc_op *op, bool reply)
+{
+    wf_buf e;
+    wf_buf_init(&e);
+    bool opened = false;
+    for (size_t i = 0; i < op->count; i++) {
+        const svc_param *p = &op->params[i];
+        bool found = false;
+        wf_buf_reset(&e);
+        if ((reply ? !p->reply : !p->request) ||
+            !wfc__binding_arg(c, n, p->name, reply, !reply, &e, &found) || !found)
+            continue;
+        if (!opened) { /* the writer keeps the names it is given: literals only */
+            wfc_xw_open(W, reply ? SM_PREFIX ":SendReply.Content" : SM_PREFIX ":Receive.Content");
+            wfc_xw_open(W, reply ? SM_PREFIX ":SendParametersContent"
+                                 : SM_PREFIX ":ReceiveParametersContent");
+            opened = true;
+        }
+        char key[160];
+        snprintf(key, sizeof key, "%s", p->name);
+        if (strcmp(p->name, "(ReturnValue)") == 0)
+            snprintf(key, sizeof key, "%sResult", op->name); /* as WCF names it */
+        wfc_xw_open(W, reply ? "InArgument" : "OutArgument");
+        wfc__type_attr(c, "x:TypeArguments", p->type, wfl_node_loc(n));
+        wfc_xw_attr(W, "x:Key", key);
+        char *text = wf_malloc(e.len + 3);
+        if (!text) {
+            c->nomem = true;
+            break;
+        }
+        snprintf(text, e.len + 3, "[%s]", e.data);
+        wfc_xw_text(W, text);
+        wf_free(text);
+        wfc_xw_close(W);
+    }
+    if (opened) {
+        wfc_xw_close(W);
+        wfc_xw_close(W);
+    }
+    wf_buf_fini(&e);
+}
+
+static void receive(wfc__conv *c, const wfl_node *n, const svc_op *op)
+{
+    wfl_prop_info cc;
+    wfc__prop(c, n, "CanCreateInstance", &cc);
+    bool create = cc.kind == WFL_PROP_LITERAL && cc.literal->type->kind == WF_K_BOOL &&
+                  cc.literal->u.b;
+    wfc_xw_open(W, SM_PREFIX ":Receive");
+    wfc_xw_attrf(W, "x:Name", "%s_Receive", wfl_node_name(n));
+    wfc_xw_attr(W, "OperationName", op->name);
+    wfc_xw_attr(W, "ServiceContractName", op->contract);
+    if (create)
+        wfc_xw_attr(W, "CanCreateInstance", "True");
+    content(c, n, op, false);
+    wfc_xw_close(W);
+}
+
+/* OperationValidation: its code-beside handler runs before the body, as WF 3.5 raised it; a
+ * handler declared ErrorOnNonZero="true" that returns non-zero faults, and so does the
+ * request (and the instance, as on the legacy side). */
+static void validation(wfc__conv *c, const wfl_node *n)
+{
+    wfc__handler_call(c, n, "OperationValidation", false);
+}
+
+static void send_reply(wfc__conv *c, const wfl_node *n, const svc_op *op)
+{
+    wfc_xw_open(W, SM_PREFIX ":SendReply");
+    wfc_xw_attrf(W, "Request", "{x:Reference %s_Receive}", wfl_node_name(n));
+    content(c, n, op, true);
+    wfc_xw_close(W);
+}
+
+/* ReceiveActivity -> Sequence(Receive, validation, body, SendReply). */
+static void emit_receive(wfc__conv *c, const wfl_node *n)
+{
+    svc_op op;
+    if (!read_op(c, n, &op)) {
+        if (op.undeclared)
+            wfc__interop_wrap(c, n, "its service contract is not declared by a type library");
+        return;
+    }
+    c->uses_services = true;
+    wfc__consumed(c, n, "ContextToken"); /* context correlation is the service's default */
+    wfc__consumed(c, n, "ParameterBindings");
+    wfc__activity(c, n, "Receive", WFC_ACT_MAPPED);
+    wfc__open_named(c, "Sequence", n);
+    wfc__write_variables(c, n, "Sequence");
+    receive(c, n, &op);
+    validation(c, n);
+    wfc__children(c, n);
+    if (!op.one_way)
+        send_reply(c, n, &op);
+    wfc_xw_close(W);
+}
+
+static const wfc__rule service_rules[] = {
+    {WFL_KIND_RECEIVE, emit_receive, NULL, WFC_ACT_MAPPED, NULL, 0}, /* Receive + SendReply */
+};
+
+const wfc__family wfc__map_service = {"service", service_rules,
+                                      sizeof service_rules / sizeof service_rules[0]};
