@@ -286,6 +286,11 @@ wfc__slot *wfc__slot_of(wfc__conv *c, const wfl_node *owner, const char *dp_name
 #define WFC__ROLE_TOKEN "(Token)"
 #define WFC__ROLE_RUN   "(Run)"
 wfc__slot *wfc__token_slot(wfc__conv *c, const wfl_node *owner, const wfl_node *user);
+/* A name the converter makes for `owner` (a variable or a delegate argument): OWNER_LABEL,
+ * the owner's name encoded as an identifier (reversibly: _xHH_ for each byte that cannot be
+ * in one) and made unique among the root properties and the variables (_2, _3, ...). */
+void wfc__gen_name(const wfc__conv *c, const wfl_node *owner, const char *label, char *out,
+                   size_t size);
 /* The slot of DP `dp_name` of `owner` if one was made, else NULL. */
 wfc__slot *wfc__find_slot(wfc__conv *c, const wfl_node *owner, const char *dp_name);
 /* Record that `user` reads and/or writes slot. */

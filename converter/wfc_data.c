@@ -14,25 +14,54 @@ static bool is_param(const wfc__conv *c, const wfl_node *owner, const char *dp_n
     return owner == c->root && wfl_definition_find_param(c->def, dp_name, info);
 }
 
+/* A root property or a variable already has `name`. */
 static bool name_taken(const wfc__conv *c, const char *name)
 {
+    wfl_param_info info;
+    if (wfl_definition_find_param(c->def, name, &info))
+        return true;
     for (size_t i = 0; i < c->slot_count; i++)
         if (strcmp(c->slots[i].name, name) == 0)
             return true;
     return false;
 }
 
-/* OWNER_LABEL, made an identifier and unique among the slots. */
+/* Non-ASCII bytes (UTF-8 letters: "grüßen") are kept, as the expression language reads them. */
+static bool ident_char(char ch, bool first)
+{
+    return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+           (unsigned char)ch >= 0x80 || (!first && ch >= '0' && ch <= '9');
+}
+
+/* `name` as an identifier: every byte that cannot be in one, and the '_' of a "_x", written
+ * _xHH_ (as XmlConvert.EncodeName does), so the original name can be read back. */
+static void encode_name(const char *name, wf_buf *out)
+{
+    for (const char *p = name; *p; p++) {
+        bool escape = !ident_char(*p, p == name) || (p[0] == '_' && p[1] == 'x');
+        if (escape)
+            wf_buf_addf(out, "_x%02X_", (unsigned)(unsigned char)*p);
+        else
+            wf_buf_addc(out, *p);
+    }
+}
+
+void wfc__gen_name(const wfc__conv *c, const wfl_node *owner, const char *label, char *out,
+                   size_t size)
+{
+    wf_buf base;
+    wf_buf_init(&base);
+    encode_name(wfl_node_name(owner), &base);
+    wf_buf_addf(&base, "_%s", label);
+    snprintf(out, size, "%s", base.oom ? "_" : base.data);
+    for (unsigned n = 2; name_taken(c, out); n++)
+        snprintf(out, size, "%.100s_%u", base.oom ? "_" : base.data, n);
+    wf_buf_fini(&base);
+}
+
 static void unique_name(wfc__conv *c, wfc__slot *s, const char *label)
 {
-    char base[128];
-    snprintf(base, sizeof base, "%s_%s", wfl_node_name(s->owner), label);
-    for (char *p = base; *p; p++)
-        if (*p == '.' || *p == '-' || *p == ' ')
-            *p = '_';
-    snprintf(s->name, sizeof s->name, "%s", base);
-    for (unsigned n = 2; name_taken(c, s->name); n++)
-        snprintf(s->name, sizeof s->name, "%.100s_%u", base, n);
+    wfc__gen_name(c, s->owner, label, s->name, sizeof s->name);
 }
 
 wfc__slot *wfc__find_slot(wfc__conv *c, const wfl_node *owner, const char *dp_name)
@@ -209,6 +238,36 @@ static bool add_path(wfc__conv *c, const wfl_bind *b, wf_buf *out)
     return true;
 }
 
+/* Whether `target` lies in the body of a While or Replicator that `from` is outside of: WF3
+ * runs that body on clones, so `from` sees the template, which never ran. */
+static bool template_of_loop(const wfl_node *target, const wfl_node *from)
+{
+    for (const wfl_node *l = wfl_node_parent(target); l; l = wfl_node_parent(l)) {
+        wfl_kind k = wfl_node_type(l)->kind;
+        if ((k == WFL_KIND_WHILE || k == WFL_KIND_REPLICATOR) && !below(from, l))
+            return true;
+    }
+    return false;
+}
+
+/*
+** A read, from outside a loop, of a whole DP of an activity in the loop's body: the template's
+** value, i.e. what the XOML gives it or its default, never an iteration's (docs/wf3-behaviour.md
+** "Conversion fidelity"). Written as that literal; no variable is shared with the iterations.
+*/
+static bool template_value(const wfl_node *target, const wfl_dp *dp, wf_buf *out,
+                           const wf_type **type)
+{
+    wfl_prop_info pi;
+    wfl_node_prop(target, dp, &pi);
+    const wf_value *v = pi.kind == WFL_PROP_LITERAL               ? pi.literal
+                        : dp->tl_prop && dp->tl_prop->has_default ? &dp->tl_prop->default_value
+                                                                  : &dp->default_value;
+    if (type)
+        *type = dp->type;
+    return wfl_rules_literal_text(v, out);
+}
+
 bool wfc__bind_expr(wfc__conv *c, const wfl_node *from, const wfl_bind *b, bool read, bool write,
                     wf_buf *out, const wf_type **type)
 {
@@ -234,6 +293,9 @@ bool wfc__bind_expr(wfc__conv *c, const wfl_node *from, const wfl_bind *b, bool 
                 continue;
             }
         }
+        if (dp && target != c->root && !write && b->seg_count == 1 && dp->kind == WFL_DPK_VALUE &&
+            template_of_loop(target, from))
+            return template_value(target, dp, out, type);
         wfc__slot *s = wfc__slot_of(c, target, member, dp ? dp->type : NULL, b->loc);
         if (!s)
             return false;

@@ -103,7 +103,7 @@ static void emit_hee(wfc__conv *c, const wfl_node *n)
     }
     char bookmark[300], payload[160];
     snprintf(bookmark, sizeof bookmark, "%s.%s", wfl_tl_service_name(it.service), event);
-    snprintf(payload, sizeof payload, "%s_Payload", wfl_node_name(n));
+    wfc__gen_name(c, n, "Payload", payload, sizeof payload);
     bool record = wfl_tl_event_param_count(ev) > 1;
     bool seq = record || inv.kind != WFL_PROP_UNSET;
     if (seq)

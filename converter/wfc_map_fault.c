@@ -24,7 +24,7 @@ static bool unreachable_handler(wfc__conv *c, const wfl_node *fh, size_t index, 
 static void catch_one(wfc__conv *c, const wfl_node *h, const wf_type *t)
 {
     char arg[160];
-    snprintf(arg, sizeof arg, "%s_Fault", wfl_node_name(h));
+    wfc__gen_name(c, h, "Fault", arg, sizeof arg);
     wfc__activity(c, h, "Catch", WFC_ACT_MAPPED);
     wfc__open_named(c, "Catch", h);
     wfc__type_attr(c, "x:TypeArguments", t, wfl_node_loc(h));

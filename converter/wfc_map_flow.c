@@ -279,7 +279,7 @@ static void emit_replicator(wfc__conv *c, const wfl_node *n)
     const wf_type *elem;
     replicator_values(c, n, &values, &elem);
     char item[160];
-    snprintf(item, sizeof item, "%s_Item", wfl_node_name(n));
+    wfc__gen_name(c, n, "Item", item, sizeof item);
     bool vars = wfc__has_variables(c, n);
     if (vars) {
         wfc_xw_open(W, "Sequence");

@@ -128,7 +128,7 @@ void wfc__cond_plan_init(wfc__conv *c, const wfl_node *n, const char *dp_name, w
         p->present = true;
         p->is_code = true;
         p->fn = pi.fn;
-        snprintf(p->var, sizeof p->var, "%s_Condition", wfl_node_name(n));
+        wfc__gen_name(c, n, "Condition", p->var, sizeof p->var);
         wf_buf_adds(&p->text, p->var);
         if (!pi.fn || pi.bind || !wfc__class_typelib(c)) {
             wfc__diag(c, WFC_ERROR, pi.loc, "condition-no-native",

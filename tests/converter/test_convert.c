@@ -160,6 +160,8 @@ static const char *const golden[] = {
     /* conversion fidelity: each case's inputs say what WF3 itself gives (`expect`) */
     "compensate_explicit", "compensate_loop", "compensate_child_in_handler",
     "cancel_handlers",     "nested_states",
+    /* generated names: an x:Name that is not an identifier, encoded reversibly */
+    "name_not_identifier", "loop_template",
 };
 
 START_TEST(test_golden_case_converts_and_runs_like_legacy)

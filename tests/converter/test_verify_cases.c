@@ -28,6 +28,8 @@ static const char *const cases[] = {
     "compensate_child_in_handler",
     "cancel_handlers",
     "nested_states",
+    "name_not_identifier",
+    "loop_template",
 };
 
 START_TEST(test_golden_case_verifies_equivalent_on_generated_inputs)
