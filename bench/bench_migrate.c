@@ -176,8 +176,7 @@ static bool run_once(char **paths, size_t n, const char *s_dir, result *r)
     r->wall_s = bu_now() - w0;
     r->scaffold_s = t1 - t0;
     if (!ok)
-        fprintf(stderr, "bench_migrate: %s:%u:%u: %s\n", err.file, err.line, err.col,
-                err.message);
+        fprintf(stderr, "bench_migrate: %s:%u:%u: %s\n", err.file, err.line, err.col, err.message);
     wfc_report_destroy(rep);
     wf_libpath_destroy(lp);
     wfc_scaffold_destroy(s);
@@ -237,7 +236,8 @@ int main(void)
         bu_md("| both | %s | %.2f s (target < 2 s) |\n", bu_cell(all, c, sizeof c),
               all.med * (double)n / 1e6);
         bu_md("| both, wall clock (every scaffold file written atomically, fsynced) | %s | "
-              "%.2f s |\n\n", bu_cell(wl, d, sizeof d), wl.med * (double)n / 1e6);
+              "%.2f s |\n\n",
+              bu_cell(wl, d, sizeof d), wl.med * (double)n / 1e6);
         bu_json("bench_migrate", "migrate", "scaffold", "per file", "us", sc);
         bu_json("bench_migrate", "migrate", "convert", "per file", "us", cv);
         bu_json("bench_migrate", "migrate", "both", "per file", "us", all);

@@ -346,8 +346,13 @@ static void print_json(const batch *b)
 {
     wf_buf j;
     wf_buf_init(&j);
-    wf_buf_addf(&j, "{\"converted\": %zu, \"partial\": %zu, \"failed\": %zu, \"files\": [",
-                b->counts[WFC_CONVERTED], b->counts[WFC_PARTIAL], b->counts[WFC_FAILED]);
+    size_t todo = 0, guessed = 0;
+    wfc_report_scaffold_totals(b->report, &todo, &guessed);
+    wf_buf_addf(&j,
+                "{\"converted\": %zu, \"partial\": %zu, \"failed\": %zu, \"todoFunctions\": "
+                "%zu, \"guessedTypes\": %zu, \"files\": [",
+                b->counts[WFC_CONVERTED], b->counts[WFC_PARTIAL], b->counts[WFC_FAILED], todo,
+                guessed);
     for (size_t i = 0; i < wfc_report_file_count(b->report); i++) {
         const wfc_file *f = wfc_report_file_at(b->report, i);
         wf_buf_adds(&j, i ? ", {\"source\": " : "{\"source\": ");

@@ -390,6 +390,13 @@ static totals count_totals(const wfc_report *r)
     return t;
 }
 
+void wfc_report_scaffold_totals(const wfc_report *r, size_t *todo, size_t *guessed)
+{
+    totals t = count_totals(r);
+    *todo = t.todo;
+    *guessed = t.guessed;
+}
+
 wf_status wfc_report_json(const wfc_report *r, wf_buf *out, wf_error *err)
 {
     if (r->nomem)
