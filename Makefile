@@ -8,7 +8,7 @@ BUILD    ?= build
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 CC       ?= cc
-PKGS     := libffi libxml-2.0 sqlite3 jansson libpq
+PKGS     := libffi libxml-2.0 sqlite3 jansson libpq nettle
 WARN     := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes -Wformat=2
 OPT      ?= -O2 -g
 CFLAGS_EXTRA ?=
@@ -167,6 +167,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_SECONDS ?= 20
 FUZZ_SEED ?= 1
 fuzz: deps
+	@command -v clang >/dev/null 2>&1 || sh scripts/install-deps.sh --fuzz >&2
 	$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang OPT="-g -O1" \
 	  CFLAGS_EXTRA="-fsanitize=fuzzer-no-link,address,undefined" libs
 	@mkdir -p build-fuzz/fuzz
@@ -195,14 +196,49 @@ bench: deps all
 	@BUILD=$(BUILD) QUICK=$(QUICK) PKGS="$(PKGS)" sh scripts/bench.sh
 
 HEADERS := $(foreach m,$(PRESENT_MODULES),$(filter-out %_int.h,$(wildcard $(m)/*.h)))
-install: all
+# What `make install` adds to the program: one library of every module, shared (versioned,
+# soname libwfbridge.so.0) and static, a .pc whose Libs.private lists plain -l flags (so
+# `pkg-config --static` does not pull in libpq's own private dependencies), a man page per
+# verb generated from its --help, bash completion and the docs.
+SO_VERSION := 0.1.0
+SO_NAME    := libwfbridge.so.0
+LIB_OBJS = $(foreach m,$(PRESENT_MODULES),$(patsubst %.c,$(BUILD)/obj/%.o,$(call module_srcs,$(m))))
+$(BUILD)/dist/lib/libwfbridge.so.$(SO_VERSION): $(LIB_OBJS) | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -shared -Wl,-soname,$(SO_NAME) -o $@ $^ $(PKG_LIBS)
+$(BUILD)/dist/lib/libwfbridge.a: $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	ar rcs $@ $^
+$(BUILD)/dist/man/wfbridge.1: $(BUILD)/bin/wfbridge scripts/gen-man.sh
+	sh scripts/gen-man.sh $(BUILD)/bin/wfbridge $(BUILD)/dist/man $(SO_VERSION)
+DIST := $(BUILD)/dist/lib/libwfbridge.so.$(SO_VERSION) $(BUILD)/dist/lib/libwfbridge.a \
+        $(BUILD)/dist/man/wfbridge.1
+
+install: all $(DIST)
 	@for h in $(HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/wfbridge/$$h; done
-	@for l in $(LIBS_ALL); do install -D -m 644 $$l $(DESTDIR)$(PREFIX)/lib/$$(basename $$l); done
+	install -D -m 755 $(BUILD)/dist/lib/libwfbridge.so.$(SO_VERSION) \
+	  $(DESTDIR)$(PREFIX)/lib/libwfbridge.so.$(SO_VERSION)
+	ln -sf libwfbridge.so.$(SO_VERSION) $(DESTDIR)$(PREFIX)/lib/$(SO_NAME)
+	ln -sf $(SO_NAME) $(DESTDIR)$(PREFIX)/lib/libwfbridge.so
+	install -D -m 644 $(BUILD)/dist/lib/libwfbridge.a $(DESTDIR)$(PREFIX)/lib/libwfbridge.a
 	install -D -m 755 $(BUILD)/bin/wfbridge $(DESTDIR)$(PREFIX)/bin/wfbridge
+	@for f in $(BUILD)/dist/man/*.1; do \
+	  install -D -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man1/$$(basename $$f); done
+	install -D -m 644 scripts/wfbridge.bash \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/wfbridge
+	@for f in README.md docs/*.md; do \
+	  install -D -m 644 $$f $(DESTDIR)$(PREFIX)/share/doc/wfbridge/$$(basename $$f); done
 	@mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBS@|$(foreach m,$(LINK_ORDER),$(if $(filter $(m),$(PRESENT_MODULES)),-lwf$(m)))|' \
-	  -e 's|@REQUIRES@|$(PKGS)|' scripts/wfbridge.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/wfbridge.pc
+	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(SO_VERSION)|' \
+	  -e 's|@LIBS_PRIVATE@|$(PKG_LIBS)|' scripts/wfbridge.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/wfbridge.pc
 	@echo "installed under $(DESTDIR)$(PREFIX)"
+
+# `make test` also installs into a scratch DESTDIR and links a program against the result.
+.PHONY: install-check
+install-check: all
+	+CC="$(CC)" LDFLAGS_EXTRA="$(LDFLAGS_EXTRA)" sh tests/install/test_install.sh $(BUILD)
+test: install-check
 
 clean:
 	rm -rf build build-asan build-fuzz

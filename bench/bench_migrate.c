@@ -1,257 +1,235 @@
-/* bench_migrate.c — a whole project's first migration step: N real-shaped .xoml files (the
- * tests/converter/realworld corpus, each file copied into groups whose assemblies and classes
- * get the group's suffix, as a project with many workflows per assembly) scaffolded into one
- * directory and converted against it, in one process and on one core, as `wfbridge convert
- * DIR -o OUT --scaffold S` does. Reports CPU time per file for the scaffold, the conversion
- * and both, and the outcome counts. Target: 500 files in under 2 s. */
-#include <dirent.h>
-#include <stdint.h>
+/* bench_migrate.c — moving running instances (docs/migrate.md): N legacy instances of the
+ * expense sample waiting in their first state (a one-second Delay pending, two events
+ * awaited), moved by `wfbridge migrate-instances` into a fresh modern store: SQLite at
+ * durability normal and full, and PostgreSQL (a fresh schema per run; skipped without
+ * WFBRIDGE_BENCH_PG or WFBRIDGE_TEST_PG). Instances per second of the whole command (loading
+ * the definitions, planning every instance by replay, the transactions); the --dry-run row is
+ * the planning alone. usage: bench_migrate [N] */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <libpq-fe.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-#include "../bridge/wfb_interop.h"
 #include "../common/wf_mem.h"
 #include "../common/wf_native.h"
-#include "../converter/wfc_convert.h"
-#include "../converter/wfc_report.h"
-#include "../converter/wfc_scaffold.h"
+#include "../legacy/wfl_def.h"
+#include "../legacy/wfl_exec.h"
+#include "../legacy/wfl_store.h"
 #include "bench_util.h"
 
-#define CORPUS "tests/converter/realworld"
+#define SAMPLE "samples/legacy/expense_approval/expense_approval.xoml"
 
-typedef struct tmpl {
-    char name[256];
-    char *xoml, *rules; /* rules NULL when none */
-} tmpl;
+enum { MAX_REPS = 3 };
 
-static char *slurp(const char *path)
+static int run(char *const argv[])
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    if (text && fread(text, 1, (size_t)n, f) != (size_t)n) {
-        free(text);
-        text = NULL;
-    }
-    if (text)
-        text[n] = '\0';
-    fclose(f);
-    return text;
-}
-
-/* The valid files of the corpus (broken/ and the nested-states file left out). */
-static size_t load_templates(tmpl *out, size_t cap)
-{
-    DIR *d = opendir(CORPUS);
-    size_t n = 0;
-    struct dirent *e;
-    while (d && (e = readdir(d)) && n < cap) {
-        size_t len = strlen(e->d_name);
-        if (len < 6 || strcmp(e->d_name + len - 5, ".xoml") != 0 ||
-            strstr(e->d_name, "nested_states"))
-            continue;
-        char path[600];
-        snprintf(path, sizeof path, "%s/%s", CORPUS, e->d_name);
-        snprintf(out[n].name, sizeof out[n].name, "%.*s", (int)(len - 5), e->d_name);
-        out[n].xoml = slurp(path);
-        snprintf(path, sizeof path, "%s/%.*s.rules", CORPUS, (int)(len - 5), e->d_name);
-        out[n].rules = slurp(path);
-        n += out[n].xoml != NULL;
-    }
-    if (d)
-        closedir(d);
-    return n;
-}
-
-/* Copy text, appending `suffix` to every Assembly=NAME and to the x:Class's last part. */
-static char *variant(const char *text, const char *suffix)
-{
-    size_t cap = strlen(text) * 2 + 256;
-    char *out = malloc(cap), *o = out;
-    if (!out)
-        return NULL;
-    for (const char *p = text; *p;) {
-        bool asm_name = strncmp(p, "Assembly=", 9) == 0;
-        bool cls = strncmp(p, "x:Class=\"", 9) == 0;
-        if (!asm_name && !cls) {
-            *o++ = *p++;
-            continue;
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
         }
-        memcpy(o, p, 9);
-        o += 9;
-        p += 9;
-        size_t n = strcspn(p, asm_name ? ",\"" : "\"");
-        bool system = asm_name && (strncmp(p, "mscorlib", 8) == 0 || strncmp(p, "System", 6) == 0);
-        memcpy(o, p, n);
-        o += n;
-        p += n;
-        if (!system)
-            o += sprintf(o, "%s", suffix);
+        execv(argv[0], argv);
+        _exit(127);
     }
-    *o = '\0';
-    return out;
+    int st = 0;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return pid > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static bool write_file(const char *path, const char *text)
+/* N waiting instances of the sample in a new legacy store, one transaction. */
+static int legacy_store(const char *path, const char *libs, long n)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return false;
-    bool ok = fputs(text, f) >= 0;
-    return fclose(f) == 0 && ok;
-}
-
-/* The project: count files in dir, group g = i / templates. Their paths into paths. */
-static size_t make_project(const char *dir, tmpl *t, size_t nt, size_t count, char **paths)
-{
-    size_t made = 0;
-    for (size_t i = 0; i < count; i++) {
-        const tmpl *tp = &t[i % nt];
-        char suffix[32], path[1200];
-        snprintf(suffix, sizeof suffix, "G%zu", i / nt);
-        snprintf(path, sizeof path, "%s/%s_%zu.xoml", dir, tp->name, i);
-        char *x = variant(tp->xoml, suffix);
-        if (!x || !write_file(path, x)) {
-            free(x);
-            continue;
-        }
-        free(x);
-        if (tp->rules) {
-            char rpath[1220];
-            snprintf(rpath, sizeof rpath, "%s/%s_%zu.rules", dir, tp->name, i);
-            char *r = variant(tp->rules, suffix);
-            if (r)
-                write_file(rpath, r);
-            free(r);
-        }
-        paths[made++] = strdup(path);
-    }
-    return made;
-}
-
-typedef struct result {
-    double scaffold_s, convert_s, wall_s; /* CPU, CPU, and the wall clock of both */
-    size_t counts[3];
-    wfc_scaffold_result sc;
-} result;
-
-static bool run_once(char **paths, size_t n, const char *s_dir, result *r)
-{
-    memset(r, 0, sizeof *r);
     wf_error err = WF_ERROR_INIT;
-    wfc_scaffold *s = NULL;
-    double w0 = bu_now(), t0 = bu_cpu();
-    bool ok = wfc_scaffold_create(NULL, s_dir, &s, &err) == WF_OK;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = wfc_scaffold_scan(s, paths[i], NULL, &err) == WF_OK;
-    ok = ok && wfc_scaffold_write(s, &r->sc, &err) == WF_OK;
-    double t1 = bu_cpu();
+    wf_types *types = wf_types_create();
     wf_libpath *lp = NULL;
-    ok = ok && wf_libpath_create(s_dir, &lp, &err) == WF_OK;
-    wfc_report *rep = NULL;
-    ok = ok && wfc_report_create(&rep, &err) == WF_OK;
-    for (size_t i = 0; ok && i < n; i++) {
-        wfc_file *f = wfc_report_add_file(rep, paths[i]);
-        wfc_opts o = WFC_OPTS_INIT;
-        o.libpath = lp;
-        o.register_interop = wfb_interop_register;
-        char *xaml = NULL;
+    wfl_definition *def = NULL;
+    wfl_store *store = NULL;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    wfl_load_opts lo = WFL_LOAD_OPTS_INIT;
+    int rc = 1;
+    lo.types = types;
+    if (wf_libpath_create(libs, &lp, &err) != WF_OK)
+        goto done;
+    lo.libpath = lp;
+    if (wfl_definition_load_file(&lo, SAMPLE, &def, &err) != WF_OK ||
+        wfl_store_open(path, &store, &err) != WF_OK)
+        goto done;
+    if (sqlite3_open(path, &db) != SQLITE_OK || sqlite3_exec(db, "BEGIN", 0, 0, 0) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "INSERT INTO instances VALUES(?, 'Idle', ?)", -1, &st, 0) !=
+            SQLITE_OK)
+        goto done;
+    for (long i = 0; i < n; i++) {
+        char id[33];
+        snprintf(id, sizeof id, "%016x%016lx", 0xbe7cu, (unsigned long)i);
+        wfl_exec_opts eo = WFL_EXEC_OPTS_INIT;
+        eo.instance_id = id;
+        wfl_exec *ex = NULL;
+        wfl_exec_state state;
+        void *blob = NULL;
         size_t len = 0;
-        wfc_sidecars side = WFC_SIDECARS_INIT;
-        wf_error e = WF_ERROR_INIT;
-        if (wfc_convert_file_side(&o, paths[i], f, &xaml, &len, &side, &e) != WF_OK)
-            wfc_file_set_status(f, WFC_FAILED);
-        r->counts[wfc_file_status(f)]++;
-        wf_free(xaml);
-        wfc_sidecars_free(&side);
+        if (wfl_exec_create(def, NULL, &eo, &ex, &err) != WF_OK ||
+            wfl_exec_set_input_text(ex, "Employee", "ann", &err) != WF_OK ||
+            wfl_exec_set_input_text(ex, "Amount", "120.50", &err) != WF_OK ||
+            wfl_exec_run(ex, &state, &err) != WF_OK || state != WFL_EXEC_IDLE ||
+            wfl_exec_save(ex, &blob, &len, &err) != WF_OK) {
+            wfl_exec_destroy(ex);
+            goto done;
+        }
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_blob(st, 2, blob, (int)len, SQLITE_TRANSIENT);
+        int step = sqlite3_step(st);
+        sqlite3_reset(st);
+        wf_free(blob);
+        wfl_exec_destroy(ex);
+        if (step != SQLITE_DONE)
+            goto done;
     }
-    r->convert_s = bu_cpu() - t1;
-    r->wall_s = bu_now() - w0;
-    r->scaffold_s = t1 - t0;
-    if (!ok)
-        fprintf(stderr, "bench_migrate: %s:%u:%u: %s\n", err.file, err.line, err.col, err.message);
-    wfc_report_destroy(rep);
+    rc = sqlite3_exec(db, "COMMIT", 0, 0, 0) != SQLITE_OK;
+done:
+    if (rc)
+        fprintf(stderr, "bench_migrate: cannot build the legacy store: %s\n", err.message);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    wfl_store_close(store);
+    wfl_definition_destroy(def);
     wf_libpath_destroy(lp);
-    wfc_scaffold_destroy(s);
-    return ok;
+    wf_types_destroy(types);
+    return rc;
 }
 
-int main(void)
+static void pg_quiet(void *ud, const char *message)
 {
-    tmpl t[64];
-    size_t nt = load_templates(t, 64);
-    if (nt == 0) {
-        fprintf(stderr, "bench_migrate: no corpus in %s (run from the repository root)\n", CORPUS);
-        return 1;
-    }
-    size_t count = (size_t)bu_count(500, 60);
-    char base[600], cmd[700];
-    snprintf(base, sizeof base, "%s/wfb-migrate-XXXXXX", bench_tmp_base());
-    if (!mkdtemp(base))
-        return 1;
-    char **paths = calloc(count, sizeof *paths);
-    size_t n = paths ? make_project(base, t, nt, count, paths) : 0;
-    int reps = bu_reps(3);
-    double per_file[16], scaffold[16], convert[16], wall[16];
-    result r;
-    bool ok = n == count;
-    for (int i = 0; ok && i < reps; i++) {
-        char s_dir[700];
-        snprintf(s_dir, sizeof s_dir, "%s/S%d", base, i); /* a fresh scaffold each time */
-        ok = run_once(paths, n, s_dir, &r);
-        per_file[i] = (r.scaffold_s + r.convert_s) / (double)n * 1e6;
-        scaffold[i] = r.scaffold_s / (double)n * 1e6;
-        convert[i] = r.convert_s / (double)n * 1e6;
-        wall[i] = r.wall_s / (double)n * 1e6;
-    }
-    if (ok) {
-        bu_stat all = bu_summary(per_file, reps), sc = bu_summary(scaffold, reps),
-                cv = bu_summary(convert, reps), wl = bu_summary(wall, reps);
-        char a[64], b[64], c[64], d[64];
-        printf("%zu files (%zu templates): converted %zu, partial %zu, failed %zu; scaffold: "
-               "%zu declarations, %zu TODO functions, %zu guessed types\n",
-               n, nt, r.counts[0], r.counts[1], r.counts[2], r.sc.declarations, r.sc.functions,
-               r.sc.guessed);
-        printf("CPU per file: scaffold %s us, convert %s us, both %s us; %zu files in %.2f s "
-               "CPU, %.2f s wall (each written file is fsynced)\n",
-               bu_cell(sc, a, sizeof a), bu_cell(cv, b, sizeof b), bu_cell(all, c, sizeof c), n,
-               all.med * (double)n / 1e6, wl.med * (double)n / 1e6);
-        bu_md("## Migrating a project: scaffold + convert (CPU µs per file, one core)\n\n"
-              "%zu real-shaped files from tests/converter/realworld (%zu templates in groups "
-              "that each have their own assemblies), scaffolded into one directory and "
-              "converted against it in one process: converted %zu, partial %zu, failed %zu; "
-              "%zu declarations, %zu TODO functions, %zu guessed types.\n\n"
-              "| step | per file | %zu files |\n|---|---|---|\n",
-              n, nt, r.counts[0], r.counts[1], r.counts[2], r.sc.declarations, r.sc.functions,
-              r.sc.guessed, n);
-        bu_md("| scaffold | %s | %.2f s |\n", bu_cell(sc, a, sizeof a), sc.med * (double)n / 1e6);
-        bu_md("| convert | %s | %.2f s |\n", bu_cell(cv, b, sizeof b), cv.med * (double)n / 1e6);
-        bu_md("| both | %s | %.2f s (target < 2 s) |\n", bu_cell(all, c, sizeof c),
-              all.med * (double)n / 1e6);
-        bu_md("| both, wall clock (every scaffold file written atomically, fsynced) | %s | "
-              "%.2f s |\n\n",
-              bu_cell(wl, d, sizeof d), wl.med * (double)n / 1e6);
-        bu_json("bench_migrate", "migrate", "scaffold", "per file", "us", sc);
-        bu_json("bench_migrate", "migrate", "convert", "per file", "us", cv);
-        bu_json("bench_migrate", "migrate", "both", "per file", "us", all);
-        bu_json("bench_migrate", "migrate", "both, wall", "per file", "us", wl);
-    }
-    for (size_t i = 0; i < n; i++)
-        free(paths[i]);
-    free(paths);
-    for (size_t i = 0; i < nt; i++) {
-        free(t[i].xoml);
-        free(t[i].rules);
-    }
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
+    (void)ud;
+    (void)message; /* DROP SCHEMA ... CASCADE lists every table it drops */
+}
+
+static int pg_exec(const char *base, const char *sql)
+{
+    PGconn *c = PQconnectdb(base);
+    PQsetNoticeProcessor(c, pg_quiet, NULL);
+    PGresult *r = PQstatus(c) == CONNECTION_OK ? PQexec(c, sql) : NULL;
+    int rc = !r || PQresultStatus(r) != PGRES_COMMAND_OK;
+    if (rc)
+        fprintf(stderr, "bench_migrate: PostgreSQL: %s: %s", sql, PQerrorMessage(c));
+    PQclear(r);
+    PQfinish(c);
+    return rc;
+}
+
+typedef struct bench {
+    const char *wfbridge, *libs, *dir, *pg;
+    char map[2400];
+    long n;
+    int cell;
+} bench;
+
+/* One timed run into a fresh target; instances per second, or -1. */
+static double one_run(bench *b, const char *target, const char *durability, bool dry)
+{
+    char from[1200], store[1400], schema[64], cmd[2600];
+    snprintf(from, sizeof from, "%s/run.db", b->dir);
+    snprintf(cmd, sizeof cmd, "cp %s/legacy.db %s && rm -f %s/modern.db*", b->dir, from, b->dir);
     if (system(cmd) != 0)
-        fprintf(stderr, "bench_migrate: could not remove %s\n", base);
-    return ok ? 0 : 1;
+        return -1;
+    if (strcmp(target, "postgresql") == 0) {
+        snprintf(schema, sizeof schema, "wfbench_migrate_%ld_%d", (long)getpid(), ++b->cell);
+        snprintf(cmd, sizeof cmd, "CREATE SCHEMA %s", schema);
+        if (pg_exec(b->pg, cmd))
+            return -1;
+        if (strncmp(b->pg, "postgresql://", 13) == 0 || strncmp(b->pg, "postgres://", 11) == 0)
+            snprintf(store, sizeof store, "%s%coptions=-csearch_path%%3D%s", b->pg,
+                     strchr(b->pg, '?') ? '&' : '?', schema);
+        else
+            snprintf(store, sizeof store, "%s options='-csearch_path=%s'", b->pg, schema);
+    } else {
+        snprintf(store, sizeof store, "%s/modern.db", b->dir);
+    }
+    char *argv[] = {(char *)b->wfbridge, "migrate-instances", "--from", from, "--to", store,
+                    "--map", b->map, "--lib-path", (char *)b->libs, "--durability",
+                    (char *)durability, dry ? "--dry-run" : NULL, NULL};
+    double t0 = bu_now();
+    int rc = run(argv);
+    double s = bu_now() - t0;
+    if (strcmp(target, "postgresql") == 0) {
+        snprintf(cmd, sizeof cmd, "DROP SCHEMA %s CASCADE", schema);
+        pg_exec(b->pg, cmd);
+    }
+    if (rc != 0) {
+        fprintf(stderr, "bench_migrate: migrate-instances exited %d\n", rc);
+        return -1;
+    }
+    return (double)b->n / s;
+}
+
+static int row(bench *b, const char *target, const char *durability, bool dry)
+{
+    double v[MAX_REPS];
+    int reps = bu_reps(MAX_REPS);
+    if (one_run(b, target, durability, dry) < 0) /* warm-up */
+        return 1;
+    for (int i = 0; i < reps; i++)
+        if ((v[i] = one_run(b, target, durability, dry)) < 0)
+            return 1;
+    bu_stat s = bu_summary(v, reps);
+    char cell[64], label[128];
+    snprintf(label, sizeof label, "%s, durability %s%s", target, durability,
+             dry ? ", --dry-run (planning only)" : "");
+    printf("%-52s %s instances/s\n", label, bu_cell(s, cell, sizeof cell));
+    bu_md("| %s | %s | %s | %s |\n", target, durability, dry ? "--dry-run" : "move",
+          bu_cell(s, cell, sizeof cell));
+    bu_json("bench_migrate", "migrate instances", label, "instances/s", "instances/s", s);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    char self[1024], wfbridge[1200], libs[2400], dir[512], xaml[700], cmd[1400];
+    snprintf(self, sizeof self, "%s", argv[0]);
+    snprintf(wfbridge, sizeof wfbridge, "%.1000s/../bin/wfbridge", dirname(self));
+    snprintf(self, sizeof self, "%s", argv[0]);
+    snprintf(dir, sizeof dir, "%s/wfbench-migrate-%ld", bench_tmp_base(), (long)getpid());
+    snprintf(libs, sizeof libs, "%.1000s/../samples/lib:%s", dirname(self), dir);
+    bench b = {wfbridge, libs, dir, NULL, "", argc > 1 ? atol(argv[1]) : bu_count(5000, 200), 0};
+    b.pg = getenv("WFBRIDGE_BENCH_PG") ? getenv("WFBRIDGE_BENCH_PG") : getenv("WFBRIDGE_TEST_PG");
+    if (b.pg && !*b.pg)
+        b.pg = NULL;
+    snprintf(xaml, sizeof xaml, "%s/expense.xaml", dir);
+    snprintf(b.map, sizeof b.map, SAMPLE "=%s", xaml);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+    char *conv[] = {wfbridge, "convert", SAMPLE, "-o", xaml, "--lib-path", libs, NULL};
+    char store[600];
+    snprintf(store, sizeof store, "%s/legacy.db", dir);
+    if (system(cmd) != 0 || run(conv) != 0 || legacy_store(store, libs, b.n) != 0) {
+        fprintf(stderr, "bench_migrate: setup failed (%s)\n", wfbridge);
+        return 1;
+    }
+    printf("migrate-instances: %ld waiting instances of the expense sample\n", b.n);
+    bu_md("### Moving running instances\n\n%ld legacy instances of the expense sample waiting in "
+          "their first state (two events, a Delay pending), moved by `wfbridge "
+          "migrate-instances` (batches of 256) into a fresh store; instances per second of the "
+          "whole command, median (min–max) of %d runs.\n\n"
+          "| target | durability | run | instances/s |\n|---|---|---|---|\n",
+          b.n, bu_reps(MAX_REPS));
+    int rc = row(&b, "sqlite", "normal", true) || row(&b, "sqlite", "normal", false) ||
+             row(&b, "sqlite", "full", false);
+    if (!rc && b.pg)
+        rc = row(&b, "postgresql", "normal", false) || row(&b, "postgresql", "full", false);
+    else if (!rc)
+        bu_md("\nPostgreSQL rows: skipped, neither WFBRIDGE_BENCH_PG nor WFBRIDGE_TEST_PG names a "
+              "server.\n");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        rc = 1;
+    return rc;
 }

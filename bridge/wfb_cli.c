@@ -16,10 +16,14 @@
 static const char *current_verb;
 /* Why the first write of the result to stdout failed (0: it did not, or nobody saw why). */
 static int stdout_errno;
+/* The first usage error of the verb ("" when none), for its --json error object. */
+static char usage_message[512];
 
 void wfb_verb_begin(const char *verb)
 {
     current_verb = verb;
+    usage_message[0] = '\0';
+    wfb_stdin_end();
     optind = 0; /* glibc: a full re-initialisation of getopt_long */
 }
 
@@ -37,7 +41,9 @@ static void print_error(const wf_error *err, const char *severity)
     char line[1024];
     if (!err->file[0])
         print_prefix();
-    fprintf(stderr, "%s\n", wf_error_format(err, severity, line, sizeof line));
+    wf_error named = *err;
+    snprintf(named.file, sizeof named.file, "%s", wfb_stdin_alias(err->file));
+    fprintf(stderr, "%s\n", wf_error_format(&named, severity, line, sizeof line));
 }
 
 int wfb_report(const wf_error *err)
@@ -82,9 +88,32 @@ int wfb_usage_error(const char *fmt, ...)
     snprintf(hint, sizeof hint, " (see 'wfbridge %s --help')", current_verb ? current_verb : "");
     va_list ap;
     va_start(ap, fmt);
+    if (!usage_message[0]) {
+        va_list copy;
+        va_copy(copy, ap);
+        vsnprintf(usage_message, sizeof usage_message, fmt, copy);
+        va_end(copy);
+    }
     vmessage("error", fmt, ap, current_verb ? hint : " (see 'wfbridge --help')");
     va_end(ap);
     return 2;
+}
+
+void wfb_json_usage_error(int argc, char **argv, int rc)
+{
+    bool json = false;
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        json |= strcmp(argv[i], "--json") == 0;
+    if (rc != 2 || !usage_message[0] || !json)
+        return;
+    wf_buf b;
+    wf_buf_init(&b);
+    wf_buf_adds(&b, "{\"status\": \"error\", \"error\": {\"type\": \"UsageError\", \"message\": ");
+    wf_buf_add_json_string(&b, usage_message, strlen(usage_message));
+    wf_buf_adds(&b, "}}\n");
+    if (!b.oom)
+        fputs(b.data, stdout);
+    wf_buf_fini(&b);
 }
 
 static bool same_diag(const wf_diag *a, const wf_diag *b)

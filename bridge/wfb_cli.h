@@ -30,6 +30,8 @@ int wfb_cmd_host(int argc, char **argv);       /* wfb_host.c: resume due instanc
 int wfb_cmd_convert(int argc, char **argv);    /* wfb_convert.c: XOML -> XAML */
 int wfb_cmd_verify(int argc, char **argv);     /* wfb_verify.c: side-by-side validation */
 int wfb_cmd_start(int argc, char **argv);      /* wfb_start.c: create runnable instances */
+int wfb_cmd_migrate_instances(int argc, char **argv); /* wfb_migrate.c: legacy -> modern */
+int wfb_cmd_verify_instances(int argc, char **argv);  /* wfb_migrate_verify.c: prove it */
 
 /* The instance store used when --store is not given: $WFBRIDGE_STORE if set, else a file in
  * the working directory. A store is a file, sqlite:FILE, postgresql://... or a libpq
@@ -53,6 +55,10 @@ int wfb_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void wfb_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error: wfb_error plus " (see 'wfbridge VERB --help')"; returns 2. */
 int wfb_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* After a verb that ended in a usage error (rc 2) with --json among its arguments: the JSON
+ * object {"status": "error", "error": {"type": "UsageError", "message": ...}} on stdout, so a
+ * script reading the last line always finds one (docs/formats.md "Output contracts"). */
+void wfb_json_usage_error(int argc, char **argv, int rc);
 /* Print every diagnostic (sorted into source order, an identical repeat once); returns 2 if
  * any is an error, else 0. With no_libpath set and a WF_E_NOLIB error among them, the root
  * cause (WFB_NO_LIBPATH) comes first and only the WF_E_NOLIB errors follow it. */
@@ -68,6 +74,23 @@ int wfb_report_in_file(wf_error *err, const char *file);
 char *wfb_quote(const char *text, char *buf, size_t size);
 /* Append newline-separated names to b as JSON strings joined by ", " (no brackets). */
 void wfb_add_json_lines(wf_buf *b, const char *lines);
+
+/* ---- standard input as a definition (wfb_stdin.c) -----------------------------------------
+ * A verb that reads a definition accepts `-` for standard input: wfb_stdin_begin replaces *path
+ * by a temporary copy of stdin (file name ending in suffix, ".xoml"), messages name it
+ * "<stdin>" (wfb_stdin_alias), and wfb_stdin_end removes it (wfbridge runs it after every
+ * verb). A path other than "-" is left alone. 0, or 2 after reporting why stdin was not read. */
+int wfb_stdin_begin(const char **path, const char *suffix);
+void wfb_stdin_end(void);
+const char *wfb_stdin_alias(const char *file); /* "<stdin>" for the copy, else file */
+
+/* ---- directory trees (wfb_walk.c) ---------------------------------------------------------
+ * Every regular file whose name ends in suffix below root (names starting with '.' left out),
+ * as paths relative to root, sorted per directory. Symbolic links are skipped with a warning
+ * unless follow is set; a directory reached twice (a link loop) is entered once; a FIFO,
+ * device or socket is reported and skipped, never opened. 0, or 2 after reporting. */
+int wfb_walk(const char *root, const char *suffix, bool follow, char ***paths, size_t *count);
+void wfb_walk_free(char **paths, size_t count);
 
 /* ---- options ------------------------------------------------------------------------------ */
 /* The next option of a verb's table (getopt_long; long options only; options may come before

@@ -9,8 +9,13 @@
  * SIGINT: the instances in hand stop at their next persist point (saved, released), exit 0. */
 #include <assert.h>
 #include <ctype.h>
+#include <errno.h>
+#include <jansson.h> /* the result line of an instance run alone */
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,12 +31,14 @@
 
 static const char usage_text[] =
     "usage: wfbridge host [--store S] [--once] [--workers N] [--poll MS]\n"
-    "                     [--durability full|normal] [--lib-path DIR] [--json]\n\n"
+    "                     [--durability full|normal] [--lib-path DIR] [--json]\n"
+    "                     [--max-attempts N] [--isolate]\n\n"
     "Run the instances of the instance store (default: $WFBRIDGE_STORE, else " WFB_DEFAULT_STORE
     "\nin the working directory) whose timers are due, that have queued resumptions (applied\n"
     "in order) or that were saved while runnable, each until it is idle again (persisted and\n"
     "unloaded) or completes; instances another host holds are left alone. Prints one line\n"
-    "per instance run: \"ID STATUS\".\n\n"
+    "per instance run: \"ID STATUS\", and when it ends (also on SIGTERM) a summary line on\n"
+    "stderr: \"wfbridge host: ran N (closed N, ...), failed N, suspended N\".\n\n"
     "  --once            run what there is now, then exit (default: run until stopped,\n"
     "                    looking for new work every --poll period, when a timer falls due\n"
     "                    and, on PostgreSQL, at once when work is queued or started)\n"
@@ -39,11 +46,25 @@ static const char usage_text[] =
     "  --workers N       worker threads running the instances (default: one per core)\n"
     "  --durability D    full (default) or normal\n"
     "  --lib-path DIR    where native libraries are found (default $WFBRIDGE_LIB_PATH)\n"
+    "  --max-attempts N  an instance whose last N runs never ended (the process running\n"
+    "                    it died each time, e.g. a crash in native code) runs alone in a\n"
+    "                    child process; if that dies too it is quarantined: saved\n"
+    "                    Suspended with the reason, no host runs it again, 'wfbridge\n"
+    "                    resume ID' takes it up by hand; 1 to 1000 (default 3).\n"
+    "                    A row without a saved state (left by an older wfbridge) is\n"
+    "                    suspended too\n"
+    "  --isolate         run every instance in a child process of its own ('wfbridge\n"
+    "                    resume ID'), one at a time: native code of untrusted definitions\n"
+    "                    that crashes takes down only its own run (reported as failed,\n"
+    "                    counted towards --max-attempts); much slower\n"
     "  --json            print each instance run as the result object of 'wfbridge resume\n"
     "                    --json' (one JSON object per line) instead of \"ID STATUS\", and\n"
     "                    last, when the host ends, {\"host\": {\"ran\": N, \"closed\": N,\n"
     "                    \"idle\": N, \"faulted\": N, \"canceled\": N, \"terminated\": N,\n"
-    "                    \"executing\": N, \"failed\": N}} (also when nothing ran)\n\n"
+    "                    \"executing\": N, \"failed\": N, \"suspended\": N}} (also when\n"
+    "                    nothing ran); a quarantined instance prints {\"status\":\n"
+    "                    \"Suspended\", \"id\": ..., \"error\": {\"type\": \"Quarantined\", ...}};\n"
+    "                    WriteLine output then goes to stderr\n\n"
     "SIGTERM or SIGINT: the instances in hand stop at their next persist point or idle\n"
     "(persisted and released), then exit 0.\n"
     "Exit status: 0, or 2 when the store cannot be opened or an instance failed to load.\n";
@@ -58,11 +79,18 @@ static void on_stop_signal(int sig)
     wfm_store_wake(wake_store); /* a stop between the check and the wait is not missed */
 }
 
+/* A row the slow path found runnable. */
+typedef struct found {
+    char id[33];
+    int64_t attempts; /* before this host locks it */
+    bool has_state;
+} found;
+
 typedef struct pass {
     const wfm_store *store;
     wfm_host *host;
     int64_t now_us, next_due_us;
-    char (*ids)[33];
+    found *ids;
     size_t count, cap;
     bool oom;
 } pass;
@@ -100,7 +128,7 @@ static bool collect(void *ud, const wfm_store_row *row)
         return true;
     if (p->count == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 16;
-        char(*n)[33] = wf_realloc(p->ids, cap * sizeof *n);
+        found *n = wf_realloc(p->ids, cap * sizeof *n);
         if (!n) {
             p->oom = true;
             return false;
@@ -108,7 +136,10 @@ static bool collect(void *ud, const wfm_store_row *row)
         p->ids = n;
         p->cap = cap;
     }
-    snprintf(p->ids[p->count++], 33, "%s", row->id);
+    found *f = &p->ids[p->count++];
+    snprintf(f->id, sizeof f->id, "%s", row->id);
+    f->attempts = row->attempts;
+    f->has_state = row->has_state;
     return true;
 }
 
@@ -133,7 +164,12 @@ typedef struct feeder {
     wfm_host *host;
     bool json;
     size_t in_flight, max_in_flight;
+    int64_t max_attempts;                              /* --max-attempts */
+    bool isolate;                                      /* --isolate */
+    const char *store_name, *lib_path;                 /* for an instance run alone */
+    int durability;
     size_t ran, failed, by_status[SAVED_STATUS_COUNT]; /* reported so far */
+    size_t suspended;                                  /* quarantined by this host */
     bool ending; /* wfm_host_end_runs called */
     int rc;
     pthread_mutex_t lock;
@@ -248,7 +284,208 @@ static void print_summary(const feeder *fd)
         key[n] = '\0';
         printf(", \"%s\": %zu", key, fd->by_status[i]);
     }
-    printf(", \"failed\": %zu}}\n", fd->failed);
+    printf(", \"failed\": %zu, \"suspended\": %zu}}\n", fd->failed, fd->suspended);
+}
+
+/* ---- quarantine ----------------------------------------------------------------------------
+ * A run whose process dies (a crash in native code, SIGKILL) leaves the instance's lease and
+ * its `attempts` count up (wfm_store_lock / wfm_store_claim add one, a save that ends the run
+ * clears it). An instance taken for the (N+1)th time after N such runs, or a row with no
+ * saved state (a creator of an older wfbridge died before saving it), cannot be run safely:
+ * it is run alone in a child process or saved Suspended with the reason, so that every other
+ * instance makes progress. */
+
+enum verdict {
+    RUN_HERE,     /* on the pool, as usual */
+    RUN_ISOLATED, /* --isolate: in a child process of its own; its death is counted only */
+    RUN_ALONE,    /* its last runs never ended: run it alone, in a child process */
+    SUSPEND_NOW,  /* it cannot run at all */
+};
+
+/* What to do with instance `id`; attempts: its count with this host's claim or lock
+ * included. A process that died took every instance it held down with it, not only the one
+ * that killed it: so an instance over the limit is first run alone in a child process
+ * (run_alone), and only one that kills that child too is quarantined. */
+static enum verdict judge(const feeder *fd, int64_t attempts, bool has_state, char *why,
+                          size_t len)
+{
+    if (!has_state) {
+        snprintf(why, len,
+                 "it has no saved state: the process that created it stopped before saving "
+                 "it, so it cannot run (start a new instance instead)");
+        return SUSPEND_NOW;
+    }
+    if (attempts > fd->max_attempts)
+        return RUN_ALONE;
+    return fd->isolate ? RUN_ISOLATED : RUN_HERE;
+}
+
+/* Suspend instance `id` (this host holds its lease) and report it: "ID Suspended" or the
+ * result object, and a warning with the reason on stderr. */
+static void suspend(feeder *fd, const char *id, const char *why)
+{
+    wf_error e = WF_ERROR_INIT;
+    if (wfm_store_suspend(wfm_host_store(fd->host), id, why, &e) != WF_OK) {
+        wfb_report(&e);
+        fd->failed++;
+        fd->rc = 2;
+        return;
+    }
+    fd->suspended++;
+    wfb_warning("instance %s suspended: %s", id, why);
+    if (fd->json) {
+        wfb_result r = {.status = "Suspended", .instance_id = id, .error_type = "Quarantined",
+                        .error_message = why};
+        wfb_print_result(stdout, &r);
+    } else {
+        printf("%s Suspended\n", id);
+    }
+    if (fflush(stdout) != 0)
+        fd->rc = 2;
+}
+
+/* Start `wfbridge resume --store S ID --json` (this program) with its stdout on *out_fd. */
+static pid_t spawn_resume(const feeder *fd, const char *id, int *out_fd)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    int pipe_fds[2];
+    if (n <= 0 || pipe(pipe_fds) != 0)
+        return -1;
+    self[n] = '\0';
+    const char *argv[12] = {self, "resume", "--store", fd->store_name, id, "--json",
+                            "--durability", fd->durability ? "normal" : "full"};
+    size_t argc = 8;
+    if (fd->lib_path) {
+        argv[argc++] = "--lib-path";
+        argv[argc++] = fd->lib_path;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, pipe_fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&fa, pipe_fds[0]);
+    posix_spawn_file_actions_addclose(&fa, pipe_fds[1]);
+    extern char **environ;
+    pid_t pid = -1;
+    if (posix_spawn(&pid, self, &fa, NULL, (char *const *)argv, environ) != 0)
+        pid = -1;
+    posix_spawn_file_actions_destroy(&fa);
+    close(pipe_fds[1]);
+    if (pid < 0)
+        close(pipe_fds[0]);
+    *out_fd = pipe_fds[0];
+    return pid;
+}
+
+/* The last line of `text` (its result object), in place. */
+static const char *last_line(char *text)
+{
+    size_t len = strlen(text);
+    while (len && text[len - 1] == '\n')
+        text[--len] = '\0';
+    const char *nl = strrchr(text, '\n');
+    return nl ? nl + 1 : text;
+}
+
+/* The child's result line ({"status": ...}): count it and print it as this host prints a run. */
+static void report_alone(feeder *fd, const char *id, const char *line)
+{
+    json_t *obj = json_loads(line, 0, NULL);
+    const char *status = json_string_value(json_object_get(obj, "status"));
+    if (!status) {
+        wfb_warning("instance %s: no result from the process that ran it alone", id);
+        fd->failed++;
+        fd->rc = 2;
+    } else {
+        fd->ran++;
+        for (size_t i = 0; i < SAVED_STATUS_COUNT; i++)
+            if (strcmp(saved_statuses[i], status) == 0)
+                fd->by_status[i]++;
+        if (fd->json)
+            printf("%s\n", line);
+        else
+            printf("%s %s\n", id, status);
+    }
+    json_decref(obj);
+}
+
+/* An instance whose last runs never ended, or any with --isolate (its lease is this host's):
+ * run it alone in a child process, so that if it is what kills its process, nothing else dies
+ * with it. A child killed by a signal quarantines it (suspend) when `last_chance`, else is
+ * reported as a failed run (its count stays up: the next time it is taken decides, maybe in
+ * this same pass, by the slow path); otherwise its result
+ * is reported as a run. */
+static void run_alone(feeder *fd, const char *id, int64_t attempts, bool last_chance)
+{
+    wfm_store *store = wfm_host_store(fd->host);
+    wf_error e = WF_ERROR_INIT;
+    wfm_store_release(store, id, &e); /* the child takes it */
+    wf_error_clear(&e);
+    int out = -1;
+    pid_t pid = spawn_resume(fd, id, &out);
+    wf_buf text;
+    wf_buf_init(&text);
+    char chunk[4096];
+    ssize_t got;
+    while (pid > 0 && ((got = read(out, chunk, sizeof chunk)) > 0 || (got < 0 && errno == EINTR)))
+        if (got > 0)
+            wf_buf_add(&text, chunk, (size_t)got);
+    int status = 0;
+    if (pid > 0) {
+        close(out);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
+    char why[400];
+    if (pid > 0 && WIFSIGNALED(status) && !last_chance) {
+        wfb_warning("instance %s: its process was killed by signal %d (run %lld of at most "
+                    "%lld before it is quarantined)",
+                    id, WTERMSIG(status), (long long)attempts, (long long)fd->max_attempts + 1);
+        fd->failed++;
+        fd->rc = 2;
+    } else if (pid > 0 && WIFSIGNALED(status)) {
+        snprintf(why, sizeof why,
+                 "quarantined: its last %lld runs never ended (the process running it died "
+                 "each time), and run alone it killed its process again (signal %d); run it "
+                 "by hand with 'wfbridge resume %s'",
+                 (long long)(attempts - 1), WTERMSIG(status), id);
+        if (wfm_store_lock(store, id, &e) == WF_OK)
+            suspend(fd, id, why);
+        else
+            wfb_report(&e);
+    } else if (pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) < 2) {
+        report_alone(fd, id, text.oom || !text.data ? "" : last_line(text.data));
+    } else { /* the child reported its error on stderr */
+        if (pid <= 0)
+            wfb_warning("instance %s: cannot start a process to run it alone", id);
+        fd->failed++;
+        fd->rc = 2;
+    }
+    wf_buf_fini(&text);
+    fflush(stdout);
+}
+
+/* Without --json: the same counts as one line on stderr when the host ends (stdout keeps its
+ * "ID STATUS" lines only). */
+static void print_summary_text(const feeder *fd)
+{
+    fprintf(stderr, "wfbridge host: ran %zu (", fd->ran);
+    for (size_t i = 0; i < SAVED_STATUS_COUNT; i++) {
+        char key[16];
+        size_t n = 0;
+        for (const char *c = saved_statuses[i]; *c && n + 1 < sizeof key; c++)
+            key[n++] = (char)tolower((unsigned char)*c);
+        key[n] = '\0';
+        fprintf(stderr, "%s%s %zu", i ? ", " : "", key, fd->by_status[i]);
+    }
+    fprintf(stderr, "), failed %zu, suspended %zu\n", fd->failed, fd->suspended);
+}
+
+/* --json: WriteLine output goes to stderr, so every line of stdout is one JSON object. */
+static void write_stderr(void *ud, const char *text, size_t len)
+{
+    (void)ud;
+    fwrite(text, 1, len, stderr);
 }
 
 /* ---- claiming work ------------------------------------------------------------------------
@@ -260,7 +497,7 @@ typedef struct claim_copy {
     uint64_t hash;
     void *state;
     size_t state_len;
-    int64_t pending;
+    int64_t pending, attempts;
 } claim_copy;
 
 typedef struct claim_batch {
@@ -278,6 +515,7 @@ static bool copy_claimed(void *ud, const wfm_store_claimed *c)
     snprintf(r->status, sizeof r->status, "%s", c->status);
     r->hash = c->definition_hash;
     r->pending = c->pending_resumes;
+    r->attempts = c->attempts;
     r->state_len = c->state_len;
     r->state = NULL;
     if (c->state && !(r->state = wf_malloc(c->state_len ? c->state_len : 1)))
@@ -304,6 +542,17 @@ static size_t claim_some(feeder *fd, size_t max)
     }
     for (size_t i = 0; i < b.count; i++) {
         claim_copy *r = &b.rows[i];
+        char why[400];
+        enum verdict v = b.oom ? RUN_HERE
+                               : judge(fd, r->attempts, r->state != NULL, why, sizeof why);
+        if (v != RUN_HERE) {
+            if (v == SUSPEND_NOW)
+                suspend(fd, r->id, why);
+            else
+                run_alone(fd, r->id, r->attempts, v == RUN_ALONE);
+            wf_free(r->state);
+            continue;
+        }
         wfm_dinst *d = NULL;
         wf_status st = b.oom ? wf_error_set(&e, WF_E_NOMEM, NULL, "out of memory")
                              : wfm_host_adopt(host, r->id, r->status, r->hash, r->state,
@@ -343,7 +592,19 @@ static int look(feeder *fd, pass *p)
             break;
         wfm_dinst *d = NULL;
         wf_error e = WF_ERROR_INIT;
-        wf_status st = wfm_host_load(fd->host, p->ids[i], &d, &e);
+        const found *f = &p->ids[i];
+        char why[400];
+        enum verdict v = judge(fd, f->attempts + 1, f->has_state, why, sizeof why);
+        if (v != RUN_HERE) {
+            if (wfm_store_lock(store, f->id, &e) != WF_OK)
+                continue; /* another host took it: that host decides */
+            if (v == SUSPEND_NOW)
+                suspend(fd, f->id, why);
+            else
+                run_alone(fd, f->id, f->attempts + 1, v == RUN_ALONE);
+            continue;
+        }
+        wf_status st = wfm_host_load(fd->host, f->id, &d, &e);
         start_run(fd, d, st, &e);
         drain(fd, false);
     }
@@ -420,6 +681,7 @@ static const struct option options[] = {
     {"durability", required_argument, NULL, 'd'}, {"lib-path", required_argument, NULL, 'L'},
     {"json", no_argument, NULL, 'j'},             {"workers", required_argument, NULL, 'w'},
     {"poll", required_argument, NULL, 'p'},       {"help", no_argument, NULL, 'h'},
+    {"max-attempts", required_argument, NULL, 'm'}, {"isolate", no_argument, NULL, 'i'},
     {NULL, 0, NULL, 0},
 };
 
@@ -427,12 +689,12 @@ int wfb_cmd_host(int argc, char **argv)
 {
     wfb_verb_begin("host");
     const char *store_path = NULL, *lib_path = NULL;
-    bool once = false, json = false;
+    bool once = false, json = false, isolate = false;
     int durability = 0, c;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned workers = cores > 0 && cores < 64 ? (unsigned)cores : 1;
     unsigned long long n;
-    int64_t poll_ms = 1000;
+    int64_t poll_ms = 1000, max_attempts = 3;
     while ((c = wfb_getopt(argc, argv, options)) != -1) {
         int bad = 0;
         switch (c) {
@@ -461,6 +723,13 @@ int wfb_cmd_host(int argc, char **argv)
             bad = wfb_parse_count("--poll", optarg, 1, 3600000, &n);
             poll_ms = (int64_t)n;
             break;
+        case 'm':
+            bad = wfb_parse_count("--max-attempts", optarg, 1, 1000, &n);
+            max_attempts = (int64_t)n;
+            break;
+        case 'i':
+            isolate = true;
+            break;
         default:
             return 2;
         }
@@ -483,18 +752,24 @@ int wfb_cmd_host(int argc, char **argv)
     int rc = 2;
     wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
     ro.worker_count = workers;
+    if (json)
+        ro.write = write_stderr;
     wfb_durable_cfg cfg = {wfb_store_name(store_path), true, durability, NULL, 0};
     if (wfb_libpath(lib_path, &libpath, &err) == WF_OK &&
         (ro.libpath = libpath, wfm_runtime_create(&ro, &rt, &err)) == WF_OK &&
         wfb_interop_register(wfm_runtime_catalogue(rt), &err) == WF_OK &&
         wfb_durable_open(&cfg, rt, &store, &host, &err) == WF_OK) {
-        feeder fd = {.host = host, .json = json, .max_in_flight = (size_t)workers * 256};
+        feeder fd = {.host = host, .json = json, .max_in_flight = (size_t)workers * 256,
+                     .max_attempts = max_attempts, .isolate = isolate, .store_name = cfg.path,
+                     .lib_path = lib_path, .durability = durability};
         pthread_mutex_init(&fd.lock, NULL);
         pthread_cond_init(&fd.cv, NULL);
         wake_store = store;
         rc = serve(&fd, once, poll_ms * 1000);
         if (json)
             print_summary(&fd);
+        else
+            print_summary_text(&fd);
         wake_store = NULL;
         pthread_mutex_destroy(&fd.lock);
         pthread_cond_destroy(&fd.cv);

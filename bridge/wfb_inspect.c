@@ -16,8 +16,8 @@ static const char usage_text[] =
     "usage: wfbridge inspect [--store FILE] ID [--json]\n\n"
     "Print instance ID of the instance store (default: $WFBRIDGE_STORE, else " WFB_DEFAULT_STORE
     "\nin the working directory) as one JSON object: {\"id\", \"status\", \"definition\",\n"
-    "\"path\", \"owner\", \"lockExpires\", \"nextTimer\", \"bookmarks\", \"promoted\", "
-    "\"state\"},\nwhere \"state\" is the decoded instance state (null when none was saved). "
+    "\"path\", \"owner\", \"lockExpires\", \"nextTimer\", \"bookmarks\", \"attempts\",\n"
+    "\"reason\" (Suspended only), \"promoted\", \"state\"},\nwhere \"state\" is the decoded instance state (null when none was saved). "
     "Nothing in the\nstore changes.\nExit status: 0 printed, 2 unknown id, missing store or "
     "corrupt state.\n";
 
@@ -67,6 +67,11 @@ static bool row_fn(void *ud, const wfm_store_row *row)
     wf_buf_adds(b, ", \"bookmarks\": [");
     wfb_add_json_lines(b, row->bookmarks);
     wf_buf_adds(b, "]");
+    wf_buf_addf(b, ", \"attempts\": %lld", (long long)row->attempts);
+    if (row->reason) { /* Suspended: why */
+        wf_buf_adds(b, ", \"reason\": ");
+        wf_buf_add_json_string(b, row->reason, strlen(row->reason));
+    }
     return false;
 }
 

@@ -109,6 +109,7 @@ static wfl_exec_opts io_exec_opts(io_state *st, const wfb_io_type *t, const wfm_
     o.persist = io_persist_point;
     o.persist_ud = st;
     o.max_work_items = ctx ? wfm_ctx_steps_left(ctx) : 0; /* the instance's limit goes on */
+    o.skip_native = ctx && wfm_ctx_replaying(ctx);        /* migrate-instances' replay */
     return o;
 }
 
@@ -344,6 +345,24 @@ static void after_pulse(wfm_ctx *ctx, wfm_ai *ai, io_state *st, wfl_exec_state s
     wfm_ctx_complete(ctx, ai);
 }
 
+/* A replay (migrate-instances) that knows the values inside the legacy composite this
+ * activity hosts writes them into the hosted body once it waits: what the legacy body had
+ * computed there (through native calls the replay skips) goes on from there. */
+static void io_replay_values(wfm_ctx *ctx, wfm_ai *ai, io_state *st, const wfb_io_type *t)
+{
+    wfm_replay_values rv;
+    if (wfl_exec_state_get(st->ex) != WFL_EXEC_IDLE || !wfm_ctx_replay_values(ctx, ai, &rv))
+        return;
+    /* the composite itself (in a generated wrapper: the activity of the same name) */
+    const char *name = t->subtree ? t->subtree : wfm_node_display_name(wfm_ai_node(ai));
+    wfl_exec *body = wfl_exec_hosted(st->ex, name);
+    if (!body && !t->subtree)
+        body = st->ex;
+    wf_error e = WF_ERROR_INIT;
+    for (size_t i = 0; body && i < rv.count; i++)
+        wfl_exec_put(body, rv.names[i], &rv.values[i], &e); /* one it lacks stays as it is */
+}
+
 static void io_execute(wfm_ctx *ctx, wfm_ai *ai)
 {
     io_state *st = wfm_ai_state(ai);
@@ -379,6 +398,8 @@ static void io_execute(wfm_ctx *ctx, wfm_ai *ai)
         io_fail(ctx, ai, &e);
         return;
     }
+    if (wfm_ctx_replaying(ctx))
+        io_replay_values(ctx, ai, st, t);
     after_pulse(ctx, ai, st, state);
 }
 

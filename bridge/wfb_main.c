@@ -19,9 +19,11 @@ static const struct verb {
     {"instances", wfb_cmd_instances, "list the instances of an instance store"},
     {"resume", wfb_cmd_resume, "resume a persisted instance's bookmark"},
     {"inspect", wfb_cmd_inspect, "show a persisted instance's state and store row"},
-    {"host", wfb_cmd_host, "run persisted instances whose timers are due"},
+    {"host", wfb_cmd_host, "run a store's runnable instances (due timers, resumptions)"},
     {"verify", wfb_cmd_verify, "prove a conversion behaves like the legacy workflow"},
     {"start", wfb_cmd_start, "create runnable instances in a store for hosts to run"},
+    {"migrate-instances", wfb_cmd_migrate_instances, "move waiting legacy instances to a modern store"},
+    {"verify-instances", wfb_cmd_verify_instances, "prove migrated instances behave as their originals"},
 };
 #define VERB_COUNT (sizeof verbs / sizeof verbs[0])
 
@@ -74,7 +76,15 @@ static int dispatch(int argc, char **argv)
     const struct verb *v = find_verb(a);
     if (!v)
         return wfb_usage_error("unknown verb '%s'", a);
-    return v->fn(argc - 1, argv + 1);
+    for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--version") == 0) { /* VERB --version, as --help */
+            printf("wfbridge %s\n", WFB_VERSION);
+            return 0;
+        }
+    int rc = v->fn(argc - 1, argv + 1);
+    wfb_stdin_end();
+    wfb_json_usage_error(argc - 1, argv + 1, rc);
+    return rc;
 }
 
 int main(int argc, char **argv)

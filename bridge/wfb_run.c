@@ -421,6 +421,11 @@ int wfb_cmd_run(int argc, char **argv)
                   .max_steps = 10000000};
     o.promotes = wf_calloc((size_t)argc, sizeof *o.promotes);
     int rc = o.promotes ? parse_opts(argc, argv, &o) : wfb_error("out of memory");
+    if (rc == 0 && o.store && strcmp(o.file, "-") == 0)
+        rc = wfb_usage_error("--store keeps the definition's path for resume and host: give a "
+                             "file, not '-'");
+    if (rc == 0)
+        rc = wfb_stdin_begin(&o.file, ".xaml");
     if (rc == 0)
         rc = run_file(&o);
     wfb_assigns_fini(&o.args);

@@ -543,6 +543,8 @@ int wfb_cmd_run_legacy(int argc, char **argv)
     r.o.events = (wfb_assigns)WFB_ASSIGNS_INIT("--event");
     int code = parse_args(argc, argv, &r.o);
     if (code == 0)
+        code = wfb_stdin_begin(&r.o.file, ".xoml");
+    if (code == 0)
         code = load(&r);
     if (code == 0)
         code = check_inputs(&r);

@@ -2,7 +2,9 @@
  * creates N runnable instances of a workflow in an instance store without running them
  * (status Created, inputs saved, no lease held), for a fleet of `wfbridge host --store S`
  * processes to drain. Prints each id on its own line; with --json the last line is
- * {"status": "Created", "count": N, "ids": [...]}. */
+ * {"status": "Created", "count": N, "ids": [...]}, or "Failed" with the ids that exist when an
+ * error (a full disk) stopped it: each instance is created with its inputs in one
+ * transaction (wfm_host_start), so no other row exists. */
 #include <stdio.h>
 #include <string.h>
 
@@ -22,9 +24,12 @@ static const char usage_text[] =
     "  --count N         how many instances (default 1)\n"
     "  --arg NAME=VALUE  set In/InOut argument NAME of every instance (read as its type)\n"
     "  --promote NAME    keep argument NAME's value in the store at every save\n"
-    "  --json            last line: {\"status\": \"Created\", \"count\": N, \"ids\": [...]}\n\n"
+    "  --json            last line: {\"status\": \"Created\", \"count\": N, \"ids\": [...]}\n"
+    "                    (\"Failed\", with \"requested\": N, when an error stopped it: the\n"
+    "                    ids are those of the instances that exist)\n\n"
     "Exit status: 0, or 2 on a usage or input error (bad --arg values are found before any\n"
-    "instance is created).\n";
+    "instance is created) or a store error (a full disk; the instances created before it\n"
+    "stay, each with its inputs, and their ids are printed).\n";
 
 typedef struct start_opts {
     const char *file, *store, *lib_path;
@@ -96,11 +101,13 @@ static int set_inputs(wfm_instance *inst, const start_opts *o, const wf_value *v
     return 0;
 }
 
-/* Create the instances, printing each id (and collecting them for --json). */
+/* Create the instances, printing each id (and collecting them for --json); *created: how
+ * many exist. */
 static int create_all(wfm_host *host, wfm_definition *def, const start_opts *o,
-                      const wf_value *values, wf_buf *ids)
+                      const wf_value *values, wf_buf *ids, unsigned long *created)
 {
     for (unsigned long n = 0; n < o->count; n++) {
+        *created = n;
         wfm_dinst *d = NULL;
         wf_error err = WF_ERROR_INIT;
         if (wfm_host_new(host, def, &d, &err) != WF_OK)
@@ -116,6 +123,7 @@ static int create_all(wfm_host *host, wfm_definition *def, const start_opts *o,
         if (rc)
             return rc;
     }
+    *created = o->count;
     return 0;
 }
 
@@ -127,6 +135,9 @@ int wfb_cmd_start(int argc, char **argv)
         return wfb_usage_error("out of memory");
     start_opts o = {.args = WFB_ASSIGNS_INIT("--arg"), .promotes = promotes, .count = 1};
     int rc = parse_opts(argc, argv, &o);
+    if (rc == 0 && strcmp(o.file, "-") == 0)
+        rc = wfb_usage_error("the store keeps the definition's path for hosts: give a file, "
+                             "not '-'");
     wf_error err = WF_ERROR_INIT;
     wf_libpath *libpath = NULL;
     wfm_runtime *rt = NULL;
@@ -136,6 +147,7 @@ int wfb_cmd_start(int argc, char **argv)
     wf_value *values = wf_calloc(o.args.count + 1, sizeof *values);
     wf_buf ids;
     wf_buf_init(&ids);
+    unsigned long created = 0;
     wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
     ro.worker_count = 1;
     wfb_durable_cfg cfg = {wfb_store_name(o.store), false, o.durability, o.promotes,
@@ -154,8 +166,10 @@ int wfb_cmd_start(int argc, char **argv)
                                          o.promotes, o.promote_count, values)) == 0 &&
                  wfb_durable_open(&cfg, rt, &store, &host, &err) != WF_OK)
             rc = wfb_report(&err);
-        else if (rc == 0)
-            rc = create_all(host, def, &o, values, &ids);
+        else if (rc == 0 && (rc = create_all(host, def, &o, values, &ids, &created)) != 0 &&
+                 o.json)
+            printf("{\"status\": \"Failed\", \"count\": %lu, \"requested\": %lu, \"ids\": [%s]}\n",
+                   created, o.count, ids.oom ? "" : ids.data);
     }
     if (rc == 0 && o.json)
         printf("{\"status\": \"Created\", \"count\": %lu, \"ids\": [%s]}\n", o.count, ids.data);

@@ -2,9 +2,9 @@
  * conversion(s), report each divergence with a shrunk case, as a table, --json (docs/formats.md
  * "Output contracts") and --junit; a folder argument verifies every .xoml below it
  * (docs/verify.md). Only this file of the verify engine prints. */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +15,7 @@
 #include "../common/wf_xml.h"
 #include "../common/wf_file.h"
 #include "../common/wf_mem.h"
+#include "../converter/wfc_output.h"
 #include "wfb_cli.h"
 #include "wfb_verify.h"
 
@@ -34,7 +35,8 @@ static const char usage_text[] =
     "  --converted F      the converted workflow to check (a folder with a DIR argument:\n"
     "                     its REL.xaml for every REL.xoml); default: convert on the fly\n"
     "  --cases F          input cases: {\"cases\": [{\"name\", \"inputs\", \"events\"}]}\n"
-    "  --generate N       N cases generated from the arguments' types (default 50)\n"
+    "  --generate N       N cases generated from the arguments' types (default 50, at\n"
+    "                     most 10000000)\n"
     "  --seed S           the generator's seed (default 1)\n"
     "  --events F         event script for cases without one: [{\"event\", \"payload\"}]\n"
     "                     (generated cases: IN.events.json beside IN.xoml by default)\n"
@@ -47,6 +49,9 @@ static const char usage_text[] =
     "\n"
     "A divergence is shrunk to a small case written as a --cases file (into --keep DIR, else\n"
     "the working directory). Exit status: 0 equivalent, 1 diverged, 2 usage or input error.\n";
+
+/* --generate's ceiling: every case's report row is held until the end (docs/verify.md). */
+#define WFB_VERIFY_MAX_GENERATE 10000000
 
 typedef struct vopts {
     const char *in, *rules, *lib_path, *converted, *cases, *events, *junit, *keep;
@@ -125,6 +130,7 @@ static int parse(int argc, char **argv, vopts *o)
     int ch;
     while ((ch = wfb_getopt(argc, argv, longs)) != -1) {
         char *end = NULL;
+        unsigned long long n = 0;
         switch (ch) {
         case 'h':
             return wfb_help(usage_text), -1;
@@ -153,25 +159,25 @@ static int parse(int argc, char **argv, vopts *o)
             o->keep = optarg;
             break;
         case 'g':
-            o->generate = (size_t)strtoull(optarg, &end, 10);
-            if (*optarg < '0' || *optarg > '9' || *end || o->generate == 0)
-                return wfb_usage_error("--generate needs a positive number, not '%s'",
-                                       optarg);
+            if (wfb_parse_count("--generate", optarg, 1, WFB_VERIFY_MAX_GENERATE, &n))
+                return 2;
+            o->generate = (size_t)n;
             gen_given = true;
             break;
         case 's':
-            o->seed = strtoull(optarg, &end, 10);
-            if (*optarg < '0' || *optarg > '9' || *end)
-                return wfb_usage_error("--seed needs a whole number, not '%s'", optarg);
+            if (wfb_parse_count("--seed", optarg, 0, UINT64_MAX, &n))
+                return 2;
+            o->seed = n;
             break;
         case 'm':
-            o->max_steps = strtoull(optarg, &end, 10);
-            if (*optarg < '0' || *optarg > '9' || *end)
-                return wfb_usage_error("--max-steps needs a whole number, not '%s'", optarg);
+            if (wfb_parse_count("--max-steps", optarg, 0, UINT64_MAX, &n))
+                return 2;
+            o->max_steps = n;
             break;
         case 't':
+            errno = 0;
             o->tolerance = strtod(optarg, &end);
-            if (end == optarg || *end || !(o->tolerance >= 0))
+            if (end == optarg || *end || errno || !isfinite(o->tolerance) || o->tolerance < 0)
                 return wfb_usage_error("--tolerance needs a number >= 0, not '%s'", optarg);
             break;
         default:
@@ -687,44 +693,6 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
     wf_diags_destroy(diags);
 }
 
-/* ---- the folder form --------------------------------------------------------------------- */
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Every .xoml below dir (sorted, relative to root). */
-static bool list_xoml(const char *root, const char *rel, char ***out, size_t *n)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s%s%s", root, *rel ? "/" : "", rel);
-    DIR *d = opendir(path);
-    if (!d)
-        return true;
-    char **names = NULL;
-    size_t nn = 0;
-    bool ok = true;
-    for (struct dirent *e; ok && (e = readdir(d));)
-        if (e->d_name[0] != '.')
-            ok = wfb__push_str(&names, &nn, e->d_name);
-    closedir(d);
-    if (nn)
-        qsort(names, nn, sizeof *names, cmp_name);
-    for (size_t i = 0; ok && i < nn; i++) {
-        char sub[4096], full[8200];
-        snprintf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", names[i]);
-        snprintf(full, sizeof full, "%s/%s", root, sub);
-        struct stat st;
-        size_t len = strlen(sub);
-        if (stat(full, &st) == 0 && S_ISDIR(st.st_mode))
-            ok = list_xoml(root, sub, out, n);
-        else if (len > 5 && strcmp(sub + len - 5, ".xoml") == 0)
-            ok = wfb__push_str(out, n, sub);
-    }
-    wfb__free_strs(names, nn);
-    return ok;
-}
-
 /* ---- printing ---------------------------------------------------------------------------- */
 static void json_kv(wf_buf *b, const char *key, const char *value)
 {
@@ -954,18 +922,21 @@ static wf_status write_junit(const char *path, const report *r, wf_error *err)
     if (b.oom) {
         rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     } else {
-        char tmp[4200];
-        snprintf(tmp, sizeof tmp, "%s.tmp", path);
-        FILE *f = fopen(tmp, "w");
-        bool ok = f && fwrite(b.data, 1, b.len, f) == b.len;
-        ok = f && fclose(f) == 0 && ok;
-        if (!ok || rename(tmp, path) != 0) {
-            remove(tmp);
-            rc = wf_error_set(err, WF_E_IO, &(wf_loc){path, 0, 0}, "cannot write the file");
-        }
+        rc = wfc_write_atomic(path, b.data, b.len, err); /* also a device: never renamed over */
     }
     wf_buf_fini(&b);
     return rc;
+}
+
+/* --junit never names an input (compared by device and inode, docs/convert.md). */
+static int check_junit(const vopts *o)
+{
+    const char *inputs[] = {o->in, o->rules, o->converted, o->cases, o->events};
+    const char *what[] = {"--junit"};
+    wf_error err = WF_ERROR_INIT;
+    if (o->junit && wfc_output_clash(inputs, 5, &o->junit, what, 1, &err) != WF_OK)
+        return wfb_report(&err);
+    return 0;
 }
 
 int wfb_cmd_verify(int argc, char **argv)
@@ -975,6 +946,8 @@ int wfb_cmd_verify(int argc, char **argv)
     int code = parse(argc, argv, &o);
     if (code)
         return code < 0 ? 0 : code;
+    if ((code = wfb_stdin_begin(&o.in, ".xoml")) != 0 || (code = check_junit(&o)) != 0)
+        return code;
     wf_error err = WF_ERROR_INIT;
     wf_libpath *libpath = NULL;
     if (wfb_libpath(o.lib_path, &libpath, &err) != WF_OK)
@@ -987,7 +960,7 @@ int wfb_cmd_verify(int argc, char **argv)
     } else {
         char **files = NULL;
         size_t nf = 0;
-        rep.oom |= !list_xoml(o.in, "", &files, &nf);
+        code = wfb_walk(o.in, ".xoml", false, &files, &nf);
         for (size_t i = 0; !rep.oom && i < nf; i++) {
             char path[8200], conv[8200];
             snprintf(path, sizeof path, "%s/%s", o.in, files[i]);
@@ -996,8 +969,8 @@ int wfb_cmd_verify(int argc, char **argv)
                          (int)(strlen(files[i]) - 5), files[i]);
             verify_file(&o, path, o.converted ? conv : NULL, libpath, &rep);
         }
-        wfb__free_strs(files, nf);
-        if (!rep.oom && nf == 0)
+        wfb_walk_free(files, nf);
+        if (!rep.oom && code == 0 && nf == 0)
             code = wfb_usage_error("no .xoml file below '%s'", o.in);
     }
     size_t cases = 0;

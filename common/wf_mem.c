@@ -3,11 +3,15 @@
  * one; the counters are atomics because runtimes allocate from several worker threads. */
 #include "wf_mem.h"
 
+#include <assert.h>
+#include <pthread.h> /* the process's map key, drawn once */
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>  /* vsnprintf */
 #include <stdlib.h> /* malloc, realloc, free */
 #include <string.h>
+
+#include "wf_random.h"
 
 /* ---- allocator hook ------------------------------------------------------------------- */
 
@@ -189,6 +193,7 @@ void *wf_arena_alloc(wf_arena *arena, size_t size)
     }
     void *p = b->data + b->used;
     b->used += need;
+    assert(b->used <= b->size && (uintptr_t)p % ARENA_ALIGN == 0);
     return p;
 }
 
@@ -275,6 +280,7 @@ void *wf_pool_get(wf_pool *pool)
     if (!pool->free_list && !pool_grow(pool))
         return NULL;
     void *slot = pool->free_list;
+    assert((uintptr_t)slot % 16 == 0); /* every slot starts on a slot boundary */
     pool->free_list = *(void **)slot;
     memset(slot, 0, pool->slot_size);
     pool->in_use++;
@@ -285,6 +291,8 @@ void wf_pool_put(wf_pool *pool, void *slot)
 {
     if (!slot)
         return;
+    assert(pool->in_use > 0 && slot != pool->free_list); /* more puts than gets: a double put */
+    assert((uintptr_t)slot % 16 == 0);
     *(void **)slot = pool->free_list;
     pool->free_list = slot;
     pool->in_use--;
@@ -299,6 +307,17 @@ size_t wf_pool_in_use(const wf_pool *pool)
 
 /* cap == 0 means data points here and nothing is owned. */
 static char buf_empty[1];
+
+/* The invariants wf_mem.h states: data never NULL, NUL-terminated at data[len], inside its
+ * capacity; the shared empty buffer never written. */
+static bool buf_ok(const wf_buf *buf)
+{
+    if (buf_empty[0] != '\0')
+        return false;
+    if (buf->cap == 0) /* wf_buf_init's empty buffer (or a zeroed struct, which adds accept) */
+        return (buf->data == buf_empty || !buf->data) && buf->len == 0;
+    return buf->len < buf->cap && buf->data[buf->len] == '\0';
+}
 
 void wf_buf_init(wf_buf *buf)
 {
@@ -324,6 +343,7 @@ void wf_buf_reset(wf_buf *buf)
 /* Make room for `extra` more bytes plus the NUL. */
 static bool buf_reserve(wf_buf *buf, size_t extra)
 {
+    assert(buf_ok(buf)); /* an uninitialised or corrupted buffer stops here */
     if (buf->oom)
         return false;
     if (extra > SIZE_MAX - buf->len - 1) {
@@ -356,6 +376,7 @@ bool wf_buf_add(wf_buf *buf, const void *data, size_t len)
         memcpy(buf->data + buf->len, data, len);
     buf->len += len;
     buf->data[buf->len] = '\0';
+    assert(buf_ok(buf));
     return true;
 }
 
@@ -386,6 +407,7 @@ bool wf_buf_addf(wf_buf *buf, const char *fmt, ...)
     vsnprintf(buf->data + buf->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
     buf->len += (size_t)n;
+    assert(buf_ok(buf));
     return true;
 }
 
@@ -501,13 +523,40 @@ struct wf_strmap {
     size_t count; /* live entries */
     size_t used;  /* live + tombstones */
     void (*destroy_value)(void *value);
+    uint64_t k0, k1; /* this map's SipHash key (map_key) */
 };
+
+/* The process's random key, drawn once; each map mixes in its own sequence number, so that
+ * keys found to collide in one map (or one run) do not collide in another. */
+static uint64_t process_key[2];
+static pthread_once_t process_key_once = PTHREAD_ONCE_INIT;
+static atomic_uint_fast64_t maps_created;
+
+static void draw_process_key(void)
+{
+    wf_random_bytes(process_key, sizeof process_key);
+}
+
+static void map_key(wf_strmap *map)
+{
+    pthread_once(&process_key_once, draw_process_key);
+    uint64_t n = atomic_fetch_add(&maps_created, 1) + 1;
+    map->k0 = process_key[0];
+    map->k1 = wf_siphash24(process_key[0], process_key[1], &n, sizeof n);
+}
+
+static uint64_t key_hash(const wf_strmap *map, const char *key)
+{
+    return wf_siphash24(map->k0, map->k1, key, strlen(key));
+}
 
 wf_strmap *wf_strmap_create(void (*destroy_value)(void *value))
 {
     wf_strmap *map = wf_calloc(1, sizeof *map);
-    if (map)
+    if (map) {
         map->destroy_value = destroy_value;
+        map_key(map);
+    }
     return map;
 }
 
@@ -565,7 +614,7 @@ static bool map_resize(wf_strmap *map, size_t cap)
 
 wf_status wf_strmap_put(wf_strmap *map, const char *key, void *value)
 {
-    uint64_t hash = wf_hash_bytes(key, strlen(key));
+    uint64_t hash = key_hash(map, key);
     map_slot *s = map_find(map, key, hash);
     if (s) {
         if (map->destroy_value && s->value != value)
@@ -589,18 +638,21 @@ wf_status wf_strmap_put(wf_strmap *map, const char *key, void *value)
         map->used++;
     map->slots[i] = (map_slot){copy, value, hash};
     map->count++;
+    /* open addressing: a power-of-two table never more than 3/4 full (tombstones included) */
+    assert((map->cap & (map->cap - 1)) == 0 && map->count <= map->used &&
+           map->used * 4 <= map->cap * 3);
     return WF_OK;
 }
 
 void *wf_strmap_get(const wf_strmap *map, const char *key)
 {
-    map_slot *s = map_find(map, key, wf_hash_bytes(key, strlen(key)));
+    map_slot *s = map_find(map, key, key_hash(map, key));
     return s ? s->value : NULL;
 }
 
 bool wf_strmap_remove(wf_strmap *map, const char *key)
 {
-    map_slot *s = map_find(map, key, wf_hash_bytes(key, strlen(key)));
+    map_slot *s = map_find(map, key, key_hash(map, key));
     if (!s)
         return false;
     if (map->destroy_value)
@@ -642,4 +694,53 @@ uint64_t wf_hash_bytes(const void *data, size_t len)
         h *= 0x100000001b3ULL;
     }
     return h;
+}
+
+/* ---- SipHash-2-4 (Aumasson and Bernstein): 2 compression rounds per 8-byte word, 4 to
+ * finish; words and the key are read little-endian. ---------------------------------------- */
+#define ROTL64(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+
+static void sip_rounds(uint64_t v[4], int rounds)
+{
+    for (int i = 0; i < rounds; i++) {
+        v[0] += v[1];
+        v[1] = ROTL64(v[1], 13) ^ v[0];
+        v[0] = ROTL64(v[0], 32);
+        v[2] += v[3];
+        v[3] = ROTL64(v[3], 16) ^ v[2];
+        v[0] += v[3];
+        v[3] = ROTL64(v[3], 21) ^ v[0];
+        v[2] += v[1];
+        v[1] = ROTL64(v[1], 17) ^ v[2];
+        v[2] = ROTL64(v[2], 32);
+    }
+}
+
+static uint64_t read_le64(const unsigned char *p, size_t n)
+{
+    uint64_t w = 0;
+    for (size_t i = 0; i < n; i++)
+        w |= (uint64_t)p[i] << (8 * i);
+    return w;
+}
+
+uint64_t wf_siphash24(uint64_t k0, uint64_t k1, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    uint64_t v[4] = {k0 ^ 0x736f6d6570736575ULL, k1 ^ 0x646f72616e646f6dULL,
+                     k0 ^ 0x6c7967656e657261ULL, k1 ^ 0x7465646279746573ULL};
+    size_t whole = len - len % 8;
+    for (size_t i = 0; i < whole; i += 8) {
+        uint64_t m = read_le64(p + i, 8);
+        v[3] ^= m;
+        sip_rounds(v, 2);
+        v[0] ^= m;
+    }
+    uint64_t last = ((uint64_t)(len & 0xff) << 56) | read_le64(p + whole, len % 8);
+    v[3] ^= last;
+    sip_rounds(v, 2);
+    v[0] ^= last;
+    v[2] ^= 0xff;
+    sip_rounds(v, 4);
+    return v[0] ^ v[1] ^ v[2] ^ v[3];
 }

@@ -91,7 +91,11 @@ size_t wf_strmap_count(const wf_strmap *map);
 /* Iterate: *pos starts at 0; returns false at the end. Order is unspecified. */
 bool wf_strmap_next(const wf_strmap *map, size_t *pos, const char **key, void **value);
 
-/* 64-bit FNV-1a, for content hashes and map keys. */
+/* 64-bit FNV-1a, for content hashes (stable across runs). Not for tables keyed by input. */
 uint64_t wf_hash_bytes(const void *data, size_t len);
+/* SipHash-2-4 of data under the 128-bit key k0 (bytes 0-7, little-endian), k1 (bytes 8-15):
+ * a keyed hash for tables whose keys come from input files, so that nobody can choose names
+ * that all collide (wf_strmap keys it per process and per map). */
+uint64_t wf_siphash24(uint64_t k0, uint64_t k1, const void *data, size_t len);
 
 #endif

@@ -55,7 +55,7 @@ static void keep_file(wfc__conv *c, char *name, char *text, size_t len)
         return;
     }
     c->side.items = items;
-    c->side.items[c->side.count++] = (wfc_sidecar){name, text, len};
+    c->side.items[c->side.count++] = (wfc_sidecar){name, text, len, false};
 }
 
 /* The composite's Definition file: beside its type library. */

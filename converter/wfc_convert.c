@@ -31,7 +31,7 @@ void wfc__diag(wfc__conv *c, wfc_severity sev, wf_loc at, const char *rule, cons
         if (c->first.code == WF_OK)
             wf_error_set(&c->first, WF_E_UNSUPPORTED, &at, "%s", msg);
     }
-    if (c->pass != 2)
+    if (c->pass != 2 || c->repeat)
         return;
     wfc_file_add_diag(c->file, sev, at.line, at.col, rule, "%s", msg);
     if (sev == WFC_REVIEW) /* a semantic difference someone has to look at */
@@ -40,7 +40,7 @@ void wfc__diag(wfc__conv *c, wfc_severity sev, wf_loc at, const char *rule, cons
 
 void wfc__activity(wfc__conv *c, const wfl_node *node, const char *modern_type, wfc_action action)
 {
-    if (c->pass != 2)
+    if (c->pass != 2 || c->repeat)
         return;
     wfc_file_add_activity(c->file, wfl_node_name(node), wfl_node_type(node)->name, modern_type,
                           wfl_node_loc(node).line, action);
@@ -209,6 +209,34 @@ static void apply(wfc__conv *c, const wfc__rule *r, const wfl_node *n)
     r->emit(c, n);
 }
 
+void wfc__handlers_open(wfc__conv *c, const wfl_node *named, const wfl_node *ch,
+                        const wfl_node *fh)
+{
+    if (ch) {
+        wfc__open_named(c, "CancellationScope", named);
+        wfc_xw_open(W, "CancellationScope.Body");
+    }
+    if (fh) {
+        wfc__open_named(c, "TryCatch", named);
+        wfc_xw_open(W, "TryCatch.Try");
+    }
+}
+
+void wfc__handlers_close(wfc__conv *c, const wfl_node *ch, const wfl_node *fh)
+{
+    if (fh) {
+        wfc_xw_close(W);
+        wfc__catches(c, fh);
+        wfc_xw_close(W);
+    }
+    if (ch) {
+        wfc_xw_close(W);
+        wfc__handler_prop(c, "CancellationScope.CancellationHandler", ch,
+                          "CancellationScope.Handler");
+        wfc_xw_close(W);
+    }
+}
+
 /* n's modern form, inside a TryCatch / CancellationScope for the FaultHandlers /
  * CancellationHandler its rule does not place itself. */
 void wfc__emit(wfc__conv *c, const wfl_node *n)
@@ -227,26 +255,12 @@ void wfc__emit(wfc__conv *c, const wfl_node *n)
         (r->flags & WFC__OWN_FAULTS) ? NULL : wfc__child_of_kind(n, WFL_KIND_FAULT_HANDLERS);
     const wfl_node *ch =
         (r->flags & WFC__OWN_CANCEL) ? NULL : wfc__child_of_kind(n, WFL_KIND_CANCELLATION_HANDLER);
-    if (ch) {
-        wfc_xw_open(W, "CancellationScope");
-        wfc_xw_open(W, "CancellationScope.Body");
-    }
-    if (fh) {
-        wfc_xw_open(W, "TryCatch");
-        wfc_xw_open(W, "TryCatch.Try");
-    }
+    bool comp = (r->flags & WFC__DEFAULT_COMP) && wfc__default_comp_open(c, n);
+    wfc__handlers_open(c, NULL, ch, fh);
     apply(c, r, n);
-    if (fh) {
-        wfc_xw_close(W);
-        wfc__catches(c, fh);
-        wfc_xw_close(W);
-    }
-    if (ch) {
-        wfc_xw_close(W);
-        wfc__handler_prop(c, "CancellationScope.CancellationHandler", ch,
-                          "CancellationScope.Handler");
-        wfc_xw_close(W);
-    }
+    wfc__handlers_close(c, ch, fh);
+    if (comp)
+        wfc__default_comp_close(c);
 }
 
 /* ---- the file ------------------------------------------------------------------------------ */
@@ -404,8 +418,9 @@ static void check_all_reported(wfc__conv *c, const wfl_node *n)
         check_all_reported(c, wfl_node_child(n, i));
 }
 
-/* A DP written in the XOML that no emitter read would vanish: warn, and count it as lost.
- * Name, Description and Enabled are handled for every activity. */
+/* A DP written in the XOML that no emitter read would vanish: warn, count it as lost, and
+ * count the activity against coverage; the file is then partial, not converted (docs/convert.md
+ * "Rule ids"). Name, Description and Enabled are handled for every activity. */
 static void check_ignored_props(wfc__conv *c, const wfl_node *n)
 {
     if (wfl_node_is_disabled(n))
@@ -422,9 +437,13 @@ static void check_ignored_props(wfc__conv *c, const wfl_node *n)
         if (pi.kind == WFL_PROP_UNSET || wf_strmap_get(c->consumed, key))
             continue;
         wfc__diag(c, WFC_WARNING, pi.loc.line ? pi.loc : wfl_node_loc(n), "property-ignored",
-                  "%s.%s is not carried over to the modern workflow", wfl_node_name(n),
-                  t->dps[i]->name);
+                  "%s.%s is not carried over to the modern workflow: what it does is lost "
+                  "(write it into the converted workflow by hand, or host '%s' through "
+                  "Interop with --interop)",
+                  wfl_node_name(n), t->dps[i]->name, wfl_node_name(n));
         wfc__loss(c, WFC_LOSS_SEMANTICS, n, t->dps[i]->name);
+        wfc_file_activity_lost(c->file, wfl_node_name(n));
+        c->dropped_count++;
     }
     for (size_t i = 0; i < wfl_node_child_count(n); i++)
         check_ignored_props(c, wfl_node_child(n, i));
@@ -617,16 +636,18 @@ static wf_status validate(wfc__conv *c, const char *name, const char *text, size
         wf_diags_sort(diags);
         for (size_t i = 0; i < wf_diags_count(diags); i++) {
             const wf_diag *d = wf_diags_get(diags, i);
-            char excerpt[240];
-            if (d->severity == WF_SEV_ERROR)
-                wfc_file_add_diag(c->file, WFC_ERROR, d->error.line, d->error.col,
-                                  "modern-validation", "converted XAML rejected: %s (in: %s)",
-                                  d->error.message,
-                                  line_text(text, len, d->error.line, excerpt, sizeof excerpt));
+            char excerpt[240], msg[1200];
+            snprintf(msg, sizeof msg, "converted XAML rejected: %s (in: %s)", d->error.message,
+                     line_text(text, len, d->error.line, excerpt, sizeof excerpt));
+            if (d->severity == WF_SEV_ERROR) /* its position is in the XAML, named so */
+                wfc_file_add_diag_in(c->file, name, WFC_ERROR, d->error.line, d->error.col,
+                                     "modern-validation", msg);
         }
+        char msg[700];
+        snprintf(msg, sizeof msg, "converted XAML rejected: %s", e.message);
         if (wf_diags_count(diags) == 0)
-            wfc_file_add_diag(c->file, WFC_ERROR, e.line, e.col, "modern-validation",
-                              "converted XAML rejected: %s", e.message);
+            wfc_file_add_diag_in(c->file, name, WFC_ERROR, e.line, e.col, "modern-validation",
+                                 msg);
         wf_loc at = wfl_node_loc(c->root);
         wf_error_set(err, st, &at,
                      "the converted workflow does not load in the modern runtime: "
@@ -695,7 +716,7 @@ static wf_status convert_loaded(wfc__conv *c, const char *path, char **xaml, siz
         wf_buf_fini(&doc);
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     }
-    if (c->hosted_count)
+    if (c->hosted_count || c->dropped_count)
         wfc_file_set_status(c->file, WFC_PARTIAL);
     wf_status st = validate(c, name, doc.data, doc.len, err);
     if (st != WF_OK) {
@@ -772,6 +793,15 @@ wf_status wfc__convert_path(const wfc_opts *opts, const char *path, unsigned dep
     st = convert_loaded(c, path, xaml, len, err);
     if (st == WF_OK && targs)
         root_args(c, targs, targ_count);
+    if (st == WF_OK && side && depth == 0) { /* the map of the file asked for */
+        wfc__map_json(c);
+        if (c->nomem) {
+            st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+            wf_free(*xaml);
+            *xaml = NULL;
+            *len = 0;
+        }
+    }
     if (st == WF_OK && side) {
         *side = c->side;
         c->side = (wfc_sidecars)WFC_SIDECARS_INIT;

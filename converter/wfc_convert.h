@@ -10,6 +10,7 @@
 
 #include "../common/wf_error.h"
 #include "../common/wf_native.h"
+#include "../common/wf_version.h"
 #include "../modern/wfm_activity.h"
 #include "wfc_report.h"
 
@@ -22,7 +23,7 @@
  *    diagnostics, and err holds the first one (file:line:col of the .xoml where known).
  * No globals and no printing: conversions may run on several threads with separate files. */
 
-#define WFC_VERSION "0.1"
+#define WFC_VERSION WF_VERSION /* common/wf_version.h */
 
 typedef struct wfc_opts {
     const wf_libpath *libpath; /* borrowed; NULL: no type libraries can be found */
@@ -46,6 +47,8 @@ typedef struct wfc_sidecar {
     char *name;
     char *text;
     size_t len;
+    bool optional; /* not needed to run the XAML (the migration map): skipped, not refused,
+                    * when the XAML goes to a stream and no sidecar directory is given */
 } wfc_sidecar;
 
 typedef struct wfc_sidecars {

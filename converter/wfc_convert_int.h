@@ -87,18 +87,24 @@ typedef struct wfc__conv {
     const char *out_name;   /* the XAML's file name */
     wfc__hosted hosted[WFC__MAX_HOSTED];
     size_t hosted_count;    /* this pass */
+    size_t dropped_count;   /* properties whose behaviour was not carried over */
     wfc_sidecars side;      /* pass 2: the generated files */
     void *source_doc;       /* the .xoml as an xmlDoc (wfc_interop.c), parsed on first use */
     wf_strmap *seen;     /* pass 2: name -> its first report entry + 1 */
     wf_strmap *consumed; /* pass 2: "name\x1fDP" of every DP the walk read ("name\x1f*":
                             all of them, for Interop) */
     unsigned depth;      /* composites being converted around this one */
+    unsigned repeat;     /* > 0: writing a subtree again (a flattened state's EventDriven):
+                            not reported again */
     wfc__tns tns[WFC__MAX_TNS];
     size_t tns_count;
     bool failed;         /* an error diagnostic was (or, in pass 1, will be) reported */
     bool nomem;
     wf_error first; /* the first error, for the caller */
 } wfc__conv;
+
+/* NAME.xaml.map.json as a generated file (wfc_map_json.c), after a conversion succeeded. */
+void wfc__map_json(wfc__conv *c);
 
 /* Report (pass 2 only; errors also mark the conversion failed in both passes). */
 void wfc__diag(wfc__conv *c, wfc_severity sev, wf_loc at, const char *rule, const char *fmt, ...)
@@ -132,6 +138,12 @@ void wfc__leaf(wfc__conv *c, const char *elem, const wfl_node *n, const char *at
 void wfc__type_attr(wfc__conv *c, const char *attr, const wf_type *t, wf_loc at);
 void wfc__argument(wfc__conv *c, const char *elem, const wf_type *t, const char *expr, wf_loc at);
 void wfc__children(wfc__conv *c, const wfl_node *n);
+/* Open a CancellationScope for CancellationHandler ch and a TryCatch for FaultHandlers fh
+ * (either may be NULL; both named like `named`, or nameless) around what the caller writes
+ * next; wfc__handlers_close writes the handlers and closes them. */
+void wfc__handlers_open(wfc__conv *c, const wfl_node *named, const wfl_node *ch,
+                        const wfl_node *fh);
+void wfc__handlers_close(wfc__conv *c, const wfl_node *ch, const wfl_node *fh);
 /* <ActivityAction x:TypeArguments="T"> with its DelegateInArgument `name` of type t; the
  * caller writes the handler and closes the ActivityAction. */
 void wfc__action_open(wfc__conv *c, const wf_type *t, const char *name, wf_loc at);
@@ -146,6 +158,8 @@ typedef void (*wfc__emit_fn)(wfc__conv *c, const wfl_node *n);
 enum {
     WFC__OWN_FAULTS = 1 << 0, /* the emitter places the node's FaultHandlers itself */
     WFC__OWN_CANCEL = 1 << 1, /* ... and its CancellationHandler */
+    WFC__DEFAULT_COMP = 1 << 2, /* compensates its completed children when it faults or is
+                                   canceled (wfc__default_comp_open) */
 };
 typedef struct wfc__rule {
     wfl_kind kind;
@@ -176,6 +190,12 @@ void wfc__body(wfc__conv *c, const wfl_node *n, bool vars);
 /* wfc_map_fault.c: handler child h (CancellationHandler, CompensationHandler) as
  * <PROP_ELEM><Sequence>, reported as `modern`. */
 void wfc__handler_prop(wfc__conv *c, const char *prop_elem, const wfl_node *h, const char *modern);
+/* wfc_map_fault.c: WF3's default compensation for composite n (not the root, no
+ * CancellationHandler of its own, a CompensatableSequence below it): open a CompensableActivity
+ * without handlers around it, whose cancellation (by a fault passing through, or a cancel)
+ * compensates its completed children newest first. False when n needs none. */
+bool wfc__default_comp_open(wfc__conv *c, const wfl_node *n);
+void wfc__default_comp_close(wfc__conv *c);
 /* wfc_map_custom.c: host subtree n through Interop (every activity in it reported as
  * hosted); `why` says why it has no modern equivalent. */
 void wfc__interop_wrap(wfc__conv *c, const wfl_node *n, const char *why);
@@ -256,6 +276,13 @@ void wfc__interop_fini(wfc__conv *c);
  * when it cannot hold data (reported). */
 wfc__slot *wfc__slot_of(wfc__conv *c, const wfl_node *owner, const char *dp_name,
                         const wf_type *type, wf_loc at);
+/* The compensation token of CompensatableSequence `owner`, which `user` (a Compensate)
+ * compensates: the slot (role WFC__ROLE_TOKEN) that holds the token once `owner`'s body
+ * completed, and beside it the one (WFC__ROLE_RUN) its CompensableActivity.Result fills when
+ * it starts. Made in pass 1; NULL on out of memory. */
+#define WFC__ROLE_TOKEN "(Token)"
+#define WFC__ROLE_RUN   "(Run)"
+wfc__slot *wfc__token_slot(wfc__conv *c, const wfl_node *owner, const wfl_node *user);
 /* The slot of DP `dp_name` of `owner` if one was made, else NULL. */
 wfc__slot *wfc__find_slot(wfc__conv *c, const wfl_node *owner, const char *dp_name);
 /* Record that `user` reads and/or writes slot. */

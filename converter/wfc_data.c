@@ -22,10 +22,11 @@ static bool name_taken(const wfc__conv *c, const char *name)
     return false;
 }
 
-static void unique_name(wfc__conv *c, wfc__slot *s)
+/* OWNER_LABEL, made an identifier and unique among the slots. */
+static void unique_name(wfc__conv *c, wfc__slot *s, const char *label)
 {
     char base[128];
-    snprintf(base, sizeof base, "%s_%s", wfl_node_name(s->owner), s->dp_name);
+    snprintf(base, sizeof base, "%s_%s", wfl_node_name(s->owner), label);
     for (char *p = base; *p; p++)
         if (*p == '.' || *p == '-' || *p == ' ')
             *p = '_';
@@ -87,7 +88,7 @@ wfc__slot *wfc__slot_of(wfc__conv *c, const wfl_node *owner, const char *dp_name
     if (arg) {
         snprintf(s->name, sizeof s->name, "%s", info.name);
     } else {
-        unique_name(c, s);
+        unique_name(c, s, s->dp_name);
         wfl_prop_info pi;
         wfl_node_prop(owner, dp, &pi);
         if (pi.kind == WFL_PROP_LITERAL) /* written in the XOML: the variable starts there */
@@ -99,6 +100,33 @@ wfc__slot *wfc__slot_of(wfc__conv *c, const wfl_node *owner, const char *dp_name
     if (!arg) /* its owner reads or writes it too, wherever the binds are */
         wfc__use(c, s, owner, true, false);
     return s;
+}
+
+/* A variable of the converter's own, not a DP: `dp_name` is a parenthesized role. */
+static wfc__slot *own_slot(wfc__conv *c, const wfl_node *owner, const char *role,
+                           const wf_type *type)
+{
+    wfc__slot *s = wfc__find_slot(c, owner, role);
+    if (s || c->pass != 1 || !(s = new_slot(c)))
+        return s;
+    s->owner = owner;
+    s->dp_name = role;
+    s->type = type;
+    char label[32];
+    snprintf(label, sizeof label, "%.*s", (int)strlen(role) - 2, role + 1); /* "(Run)": Run */
+    unique_name(c, s, label);
+    c->slot_count++;
+    wfc__use(c, s, owner, true, true);
+    return s;
+}
+
+wfc__slot *wfc__token_slot(wfc__conv *c, const wfl_node *owner, const wfl_node *user)
+{
+    wfc__slot *run = own_slot(c, owner, WFC__ROLE_RUN, &wf_type_token);
+    wfc__slot *token = run ? own_slot(c, owner, WFC__ROLE_TOKEN, &wf_type_token) : NULL;
+    if (token)
+        wfc__use(c, token, user, true, true);
+    return token;
 }
 
 static const wfl_node *common_ancestor(const wfl_node *a, const wfl_node *b)

@@ -78,7 +78,7 @@ static void add_sidecar(wfc__conv *c, const char *name, wf_buf *text)
         return;
     }
     c->side.items = items;
-    c->side.items[c->side.count++] = (wfc_sidecar){copy, data, len};
+    c->side.items[c->side.count++] = (wfc_sidecar){copy, data, len, false};
 }
 
 /* The element of the source whose x:Name is `name`. */

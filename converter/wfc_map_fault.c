@@ -106,6 +106,42 @@ void wfc__handler_prop(wfc__conv *c, const char *prop_elem, const wfl_node *h, c
     wfc__handler_body(c, prop_elem, h);
 }
 
+static bool has_compensatable(const wfl_node *n)
+{
+    for (size_t i = 0; i < wfl_node_child_count(n); i++) {
+        const wfl_node *k = wfl_node_child(n, i);
+        if (wfl_node_is_disabled(k))
+            continue;
+        if (wfc__kind_of(k) == WFL_KIND_COMPENSATABLE_SEQUENCE || has_compensatable(k))
+            return true;
+    }
+    return false;
+}
+
+/*
+** Compensated by a Compensate naming it, a CompensatableSequence with a CompensationHandler
+** then has the completed children its handler left compensated, newest first: WF3's
+** CompensateActivity asks again once its target closed (docs/wf3-behaviour.md). A
+** Target-less Compensate at the end of the handler does that; the modern runtime would
+** confirm them instead. Reviewed: WF3's default compensation does not ask again.
+*/
+static void compensation_handler_then_rest(wfc__conv *c, const wfl_node *h)
+{
+    wfc__activity(c, h, "CompensableActivity.CompensationHandler", WFC_ACT_MAPPED);
+    wfc__diag(c, WFC_REVIEW, wfl_node_loc(h), "compensation-handler-rest",
+              "after '%s' runs for a Compensate, the completed children it did not compensate are "
+              "compensated too, as WF3 does; WF3's default compensation would leave them",
+              wfl_node_name(h));
+    wfc_xw_open(W, "CompensableActivity.CompensationHandler");
+    wfc__open_named(c, "Sequence", h);
+    wfc__write_variables(c, h, "Sequence");
+    wfc__children(c, h);
+    wfc__open_named(c, "Compensate", h);
+    wfc_xw_close(W);
+    wfc_xw_close(W);
+    wfc_xw_close(W);
+}
+
 static void emit_compensable(wfc__conv *c, const wfl_node *n)
 {
     bool vars = wfc__has_variables(c, n);
@@ -113,12 +149,29 @@ static void emit_compensable(wfc__conv *c, const wfl_node *n)
         wfc_xw_open(W, "Sequence");
         wfc__write_variables(c, n, "Sequence");
     }
+    /* a Compensate names it: its token is kept once the body completed (compensate_one) */
+    const wfc__slot *token = wfc__find_slot(c, n, WFC__ROLE_TOKEN);
+    const wfc__slot *run = wfc__find_slot(c, n, WFC__ROLE_RUN);
     wfc__open_named(c, "CompensableActivity", n);
+    if (token && run)
+        wfc_xw_attrf(W, "Result", "[%s]", run->name);
     wfc_xw_open(W, "CompensableActivity.Body");
+    if (token && run)
+        wfc_xw_open(W, "Sequence");
     wfc__body(c, n, false);
+    if (token && run) {
+        wfc_xw_open(W, "Assign");
+        wfc_xw_attr(W, "x:TypeArguments", "CompensationToken");
+        wfc_xw_attrf(W, "To", "[%s]", token->name);
+        wfc_xw_attrf(W, "Value", "[%s]", run->name);
+        wfc_xw_close(W);
+        wfc_xw_close(W);
+    }
     wfc_xw_close(W);
     const wfl_node *h = wfc__child_of_kind(n, WFL_KIND_COMPENSATION_HANDLER);
-    if (h)
+    if (h && token && has_compensatable(n))
+        compensation_handler_then_rest(c, h);
+    else if (h)
         wfc__handler_prop(c, "CompensableActivity.CompensationHandler", h,
                           "CompensableActivity.CompensationHandler");
     h = wfc__child_of_kind(n, WFL_KIND_CANCELLATION_HANDLER);
@@ -128,6 +181,28 @@ static void emit_compensable(wfc__conv *c, const wfl_node *n)
     wfc_xw_close(W);
     if (vars)
         wfc_xw_close(W);
+}
+
+/*
+** A WF3 composite that faults without handling the fault, or is canceled without a
+** CancellationHandler, compensates its completed children (While iterations included) newest
+** first (docs/wf3-behaviour.md "Conversion fidelity"). A CompensableActivity without
+** handlers does the same when it is canceled, and a WF4 fault caught outside cancels it.
+*/
+bool wfc__default_comp_open(wfc__conv *c, const wfl_node *n)
+{
+    if (n == c->root || wfc__child_of_kind(n, WFL_KIND_CANCELLATION_HANDLER) ||
+        !has_compensatable(n))
+        return false;
+    wfc__open_named(c, "CompensableActivity", n);
+    wfc_xw_open(W, "CompensableActivity.Body");
+    return true;
+}
+
+void wfc__default_comp_close(wfc__conv *c)
+{
+    wfc_xw_close(W);
+    wfc_xw_close(W);
 }
 
 static bool inside(const wfl_node *n, const wfl_node *ancestor)
@@ -149,8 +224,38 @@ static size_t count_compensatable_outside(const wfc__conv *c, const wfl_node *n,
     return count;
 }
 
-/* Compensate TargetActivityName=X -> a Target-less Compensate, which compensates every
- * completed compensable in scope newest first: the same as WF3 when X is the only one. */
+/*
+** Compensate naming a completed CompensatableSequence X compensates X alone, and only once:
+** WF3 does nothing for a target that did not complete or was compensated already
+** (docs/wf3-behaviour.md "Compensation"). Its CompensableActivity's token reaches the
+** Compensate's Target through X_Token, set when X's body completed and cleared once used:
+**   <If Condition="[X_Token IsNot Nothing]"> Compensate Target=X_Token; X_Token = Nothing
+*/
+static void compensate_one(wfc__conv *c, const wfl_node *n, const wfl_node *target)
+{
+    const wfc__slot *token = wfc__token_slot(c, target, n);
+    if (!token)
+        return;
+    wfc__open_named(c, "If", n);
+    wfc_xw_attrf(W, "Condition", "[%s IsNot Nothing]", token->name);
+    wfc_xw_open(W, "If.Then");
+    wfc_xw_open(W, "Sequence");
+    wfc__open_named(c, "Compensate", n);
+    wfc_xw_attrf(W, "Target", "[%s]", token->name);
+    wfc_xw_close(W);
+    wfc_xw_open(W, "Assign");
+    wfc_xw_attr(W, "x:TypeArguments", "CompensationToken");
+    wfc_xw_attrf(W, "To", "[%s]", token->name);
+    wfc_xw_attr(W, "Value", "[Nothing]");
+    wfc_xw_close(W);
+    wfc_xw_close(W);
+    wfc_xw_close(W);
+    wfc_xw_close(W);
+}
+
+/* Compensate TargetActivityName=X. X a CompensatableSequence beside the Compensate's scope:
+ * compensate_one. X the scope itself: a Target-less Compensate, which compensates every
+ * completed compensable in scope newest first, as WF3 does for its running scope. */
 static void emit_compensate(wfc__conv *c, const wfl_node *n)
 {
     const char *target_name = wfc__literal_str(c, n, "TargetActivityName");
@@ -158,6 +263,10 @@ static void emit_compensate(wfc__conv *c, const wfl_node *n)
     if (!target) {
         wfc__diag(c, WFC_ERROR, wfl_node_loc(n), "compensate-target",
                   "Compensate target '%s' is not an activity", target_name ? target_name : "");
+        return;
+    }
+    if (!inside(n, target) && wfc__kind_of(target) == WFL_KIND_COMPENSATABLE_SEQUENCE) {
+        compensate_one(c, n, target);
         return;
     }
     if (count_compensatable_outside(c, c->root, target) > 0)

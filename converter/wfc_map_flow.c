@@ -14,7 +14,8 @@ static void emit_sequence(wfc__conv *c, const wfl_node *n)
     const wfl_node *ch = wfc__child_of_kind(n, WFL_KIND_CANCELLATION_HANDLER);
     bool wrap = ch || wfc__child_of_kind(n, WFL_KIND_FAULT_HANDLERS);
     wfc__activity(c, n, ch ? "CancellationScope" : "Sequence", WFC_ACT_MAPPED);
-    if (wrap && wfc__has_variables(c, n)) {
+    bool outer = wrap && wfc__has_variables(c, n); /* the walk may add variables (pass 1) */
+    if (outer) {
         wfc_xw_open(W, "Sequence");
         wfc__write_variables(c, n, "Sequence");
     }
@@ -29,7 +30,7 @@ static void emit_sequence(wfc__conv *c, const wfl_node *n)
                           "CancellationScope.Handler");
         wfc_xw_close(W);
     }
-    if (wrap && wfc__has_variables(c, n))
+    if (outer)
         wfc_xw_close(W);
 }
 
@@ -149,6 +150,30 @@ static void emit_parallel(wfc__conv *c, const wfl_node *n)
     }
 }
 
+/* The steps after the event as PickBranch.Action, inside a TryCatch for the EventDriven's
+ * FaultHandlers and a CancellationScope for its CancellationHandler: WF3 runs an EventDriven
+ * only once its event arrived, so its handlers cover what follows the event
+ * (docs/wf3-behaviour.md "Conversion fidelity"). */
+static void pick_action(wfc__conv *c, const wfl_node *ed)
+{
+    const wfl_node *ch = wfc__child_of_kind(ed, WFL_KIND_CANCELLATION_HANDLER);
+    const wfl_node *fh = wfc__child_of_kind(ed, WFL_KIND_FAULT_HANDLERS);
+    size_t steps = 0;
+    for (size_t i = 1; i < wfl_node_child_count(ed); i++)
+        steps += !wfc__is_alt_flow(wfl_node_child(ed, i));
+    if (!steps && !ch && !fh)
+        return;
+    wfc_xw_open(W, "PickBranch.Action");
+    wfc__handlers_open(c, ed, ch, fh);
+    wfc_xw_open(W, "Sequence");
+    for (size_t i = 1; i < wfl_node_child_count(ed); i++)
+        if (!wfc__is_alt_flow(wfl_node_child(ed, i)))
+            wfc__emit(c, wfl_node_child(ed, i));
+    wfc_xw_close(W);
+    wfc__handlers_close(c, ch, fh);
+    wfc_xw_close(W);
+}
+
 /* EventDriven -> PickBranch: the first child (the event) is the Trigger, the rest the Action. */
 static void pick_branch(wfc__conv *c, const wfl_node *ed)
 {
@@ -159,23 +184,34 @@ static void pick_branch(wfc__conv *c, const wfl_node *ed)
         wfc__emit(c, wfl_node_child(ed, 0));
         wfc_xw_close(W);
     }
-    if (wfl_node_child_count(ed) > 1) {
-        wfc_xw_open(W, "PickBranch.Action");
-        wfc_xw_open(W, "Sequence");
-        for (size_t i = 1; i < wfl_node_child_count(ed); i++)
-            wfc__emit(c, wfl_node_child(ed, i));
-        wfc_xw_close(W);
-        wfc_xw_close(W);
-    }
+    pick_action(c, ed);
     wfc_xw_close(W);
 }
 
 static void emit_listen(wfc__conv *c, const wfl_node *n)
 {
     wfc__open_named(c, "Pick", n);
-    for (size_t i = 0; i < wfl_node_child_count(n); i++)
-        pick_branch(c, wfl_node_child(n, i));
+    for (size_t i = 0; i < wfl_node_child_count(n); i++) /* not its handlers: wfc__emit's */
+        if (!wfc__is_alt_flow(wfl_node_child(n, i)))
+            pick_branch(c, wfl_node_child(n, i));
     wfc_xw_close(W);
+}
+
+/* A Delay of 00:00:00 is still an idle point in WF3 (its timer is queued: the instance goes
+ * idle, may persist, and other branches run first); the modern Delay completes at once. Not
+ * expressible in WF4: reported at the Delay's line and counted as lost behaviour (partial). */
+static void zero_delay(wfc__conv *c, const wfl_node *n)
+{
+    wfc__diag(c, WFC_REVIEW, wfl_node_loc(n), "delay-zero",
+              "Delay '%s' waits 00:00:00: WF3 still goes idle on its timer (the instance may "
+              "persist, other branches run first), the modern Delay completes without going "
+              "idle; remove the Delay, or give it a real duration, if the idle point matters",
+              wfl_node_name(n));
+    wfc__loss(c, WFC_LOSS_SEMANTICS, n, "Delay 00:00:00 idle point");
+    if (c->pass == 2) {
+        wfc_file_activity_lost(c->file, wfl_node_name(n));
+        c->dropped_count++;
+    }
 }
 
 static void emit_delay(wfc__conv *c, const wfl_node *n)
@@ -195,6 +231,8 @@ static void emit_delay(wfc__conv *c, const wfl_node *n)
     }
     wfc__leaf(c, "Delay", n, "Duration", d.data);
     wf_buf_fini(&d);
+    if (pi.kind != WFL_PROP_BIND && (pi.kind != WFL_PROP_LITERAL || pi.literal->u.i64 == 0))
+        zero_delay(c, n);
     if (wfc__child_of_kind(n, WFL_KIND_FAULT_HANDLERS) || wfl_node_child_count(n))
         wfc__diag(c, WFC_ERROR, wfl_node_loc(n), "unexpected-children", "Delay has children");
 }
@@ -271,14 +309,15 @@ static const wfc__rule flow_rules[] = {
     {WFL_KIND_SEQUENTIAL_WORKFLOW, emit_sequence, NULL, WFC_ACT_MAPPED, NULL,
      WFC__OWN_FAULTS | WFC__OWN_CANCEL}, /* Sequence, or CancellationScope */
     {WFL_KIND_SEQUENCE, emit_sequence, NULL, WFC_ACT_MAPPED, NULL,
-     WFC__OWN_FAULTS | WFC__OWN_CANCEL}, /* Sequence, or CancellationScope */
+     WFC__OWN_FAULTS | WFC__OWN_CANCEL | WFC__DEFAULT_COMP}, /* Sequence, or CancellationScope */
     {WFL_KIND_CODE, emit_code, "InvokeMethod", WFC_ACT_INVOKE, NULL, 0},
-    {WFL_KIND_IFELSE, emit_ifelse, "If", WFC_ACT_MAPPED, NULL, 0},
-    {WFL_KIND_WHILE, emit_while, "While", WFC_ACT_MAPPED, NULL, 0},
-    {WFL_KIND_PARALLEL, emit_parallel, "Parallel", WFC_ACT_MAPPED, NULL, 0},
-    {WFL_KIND_LISTEN, emit_listen, "Pick", WFC_ACT_MAPPED, NULL, 0},
+    {WFL_KIND_IFELSE, emit_ifelse, "If", WFC_ACT_MAPPED, NULL, WFC__DEFAULT_COMP},
+    {WFL_KIND_WHILE, emit_while, "While", WFC_ACT_MAPPED, NULL, WFC__DEFAULT_COMP},
+    {WFL_KIND_PARALLEL, emit_parallel, "Parallel", WFC_ACT_MAPPED, NULL, WFC__DEFAULT_COMP},
+    {WFL_KIND_LISTEN, emit_listen, "Pick", WFC_ACT_MAPPED, NULL, WFC__DEFAULT_COMP},
     {WFL_KIND_DELAY, emit_delay, "Delay", WFC_ACT_MAPPED, NULL, 0},
-    {WFL_KIND_REPLICATOR, emit_replicator, NULL, WFC_ACT_MAPPED, NULL, 0}, /* ForEach, ... */
+    {WFL_KIND_REPLICATOR, emit_replicator, NULL, WFC_ACT_MAPPED, NULL,
+     WFC__DEFAULT_COMP}, /* ForEach, ... */
     {WFL_KIND_CAG, NULL, NULL, WFC_ACT_INTEROP, "no WF4 activity", 0},
 };
 

@@ -71,7 +71,34 @@ static void state_phase(wfc__conv *c, const wfl_node *s, wfl_kind kind, const ch
     wfc__handler_body(c, elem, h);
 }
 
-static void emit_state(wfc__conv *c, const wfl_node *s, const char *completed)
+/* The composite states around a leaf state, nearest first. */
+typedef struct outer_states {
+    const wfl_node *states[16];
+    size_t count;
+} outer_states;
+
+/* The transitions of leaf state s for the EventDrivens of `owner` (s itself or a composite
+ * state around it). An EventDriven of a composite state is written once per leaf below it and
+ * reported with the first. */
+static bool transitions_of(wfc__conv *c, const wfl_node *s, const wfl_node *owner, bool any)
+{
+    for (size_t i = 0; i < wfl_node_child_count(owner); i++) {
+        const wfl_node *ed = wfl_node_child(owner, i);
+        if (wfc__kind_of(ed) != WFL_KIND_EVENT_DRIVEN)
+            continue;
+        if (!any)
+            wfc_xw_open(W, "State.Transitions");
+        any = true;
+        bool again = c->seen && wf_strmap_get(c->seen, wfl_node_name(ed));
+        c->repeat += again;
+        transition(c, s, ed);
+        c->repeat -= again;
+    }
+    return any;
+}
+
+static void emit_state(wfc__conv *c, const wfl_node *s, const char *completed,
+                       const outer_states *up)
 {
     wfc__activity(c, s, "State", WFC_ACT_MAPPED);
     wfc_xw_open(W, "State");
@@ -81,21 +108,47 @@ static void emit_state(wfc__conv *c, const wfl_node *s, const char *completed)
         wfc_xw_attr(W, "IsFinal", "True");
     state_phase(c, s, WFL_KIND_STATE_INITIALIZATION, "State.Entry");
     state_phase(c, s, WFL_KIND_STATE_FINALIZATION, "State.Exit");
-    bool any = false;
-    for (size_t i = 0; i < wfl_node_child_count(s); i++) {
-        const wfl_node *k = wfl_node_child(s, i);
-        if (wfc__kind_of(k) == WFL_KIND_STATE) {
-            wfc__interop_wrap(c, k, "a state nested in another state");
-        } else if (wfc__kind_of(k) == WFL_KIND_EVENT_DRIVEN) {
-            if (!any)
-                wfc_xw_open(W, "State.Transitions");
-            any = true;
-            transition(c, s, k);
-        }
-    }
+    bool any = transitions_of(c, s, s, false);
+    for (size_t i = 0; i < up->count; i++)
+        any = transitions_of(c, s, up->states[i], any);
     if (any)
         wfc_xw_close(W);
     wfc_xw_close(W);
+}
+
+static bool is_composite_state(const wfl_node *s)
+{
+    for (size_t i = 0; i < wfl_node_child_count(s); i++)
+        if (wfc__kind_of(wfl_node_child(s, i)) == WFL_KIND_STATE)
+            return true;
+    return false;
+}
+
+/*
+** WF4's StateMachine has no nested states: a composite state is flattened into its leaf
+** states (WF3 enters and targets only leaves; a composite holds EventDrivens and states), and
+** its EventDrivens, which WF3 handles while the machine is in any state below it, become
+** transitions of each of those leaves, after the leaf's own (docs/convert.md).
+*/
+static void emit_states(wfc__conv *c, const wfl_node *s, const char *completed,
+                        const outer_states *up)
+{
+    if (!is_composite_state(s)) {
+        emit_state(c, s, completed, up);
+        return;
+    }
+    wfc__activity(c, s, "(flattened)", WFC_ACT_MAPPED);
+    if (up->count == sizeof up->states / sizeof up->states[0]) {
+        wfc__diag(c, WFC_ERROR, wfl_node_loc(s), "nesting-limit", "states nest too deep");
+        return;
+    }
+    outer_states inner = {.count = up->count + 1};
+    inner.states[0] = s;
+    for (size_t i = 0; i < up->count; i++)
+        inner.states[i + 1] = up->states[i];
+    for (size_t i = 0; i < wfl_node_child_count(s); i++)
+        if (wfc__kind_of(wfl_node_child(s, i)) == WFL_KIND_STATE)
+            emit_states(c, wfl_node_child(s, i), completed, &inner);
 }
 
 static void emit_state_machine(wfc__conv *c, const wfl_node *n)
@@ -109,7 +162,7 @@ static void emit_state_machine(wfc__conv *c, const wfl_node *n)
     for (size_t i = 0; i < wfl_node_child_count(n); i++) {
         const wfl_node *k = wfl_node_child(n, i);
         if (wfc__kind_of(k) == WFL_KIND_STATE)
-            emit_state(c, k, completed);
+            emit_states(c, k, completed, &(outer_states){.count = 0});
         else
             wfc__interop_wrap(c, k, "an event handler of the whole state machine");
     }

@@ -11,6 +11,7 @@ typedef struct rep_activity {
     char *name, *legacy_type, *modern_type;
     unsigned line;
     wfc_action action;
+    bool lost; /* some of its behaviour was not carried over */
 } rep_activity;
 
 typedef struct rep_diag {
@@ -177,7 +178,16 @@ void wfc_file_add_activity(wfc_file *f, const char *name, const char *legacy_typ
         return;
     rep_activity *a = &f->acts[f->act_count++];
     *a = (rep_activity){dup(f->report, name), dup(f->report, legacy_type),
-                        dup(f->report, modern_type), line, action};
+                        dup(f->report, modern_type), line, action, false};
+}
+
+void wfc_file_activity_lost(wfc_file *f, const char *name)
+{
+    for (size_t i = f->act_count; i-- > 0;)
+        if (f->acts[i].name && strcmp(f->acts[i].name, name) == 0) {
+            f->acts[i].lost = true;
+            return;
+        }
 }
 
 void wfc_file_add_diag_in(wfc_file *f, const char *file, wfc_severity sev, unsigned line,
@@ -338,7 +348,7 @@ static void file_json(const wfc_file *f, wf_buf *b)
         json_str(b, "modernType", a->modern_type);
         wf_buf_addf(b, ", \"line\": %u, ", a->line);
         json_str(b, "action", wfc_action_name(a->action));
-        wf_buf_adds(b, "}");
+        wf_buf_adds(b, a->lost ? ", \"behaviourLost\": true}" : "}");
     }
     wf_buf_adds(b, "],\n   \"diagnostics\": [");
     for (size_t i = 0; i < f->diag_count; i++) {
@@ -397,6 +407,17 @@ void wfc_report_scaffold_totals(const wfc_report *r, size_t *todo, size_t *guess
     *guessed = t.guessed;
 }
 
+/* The totals as the sentence the Markdown and HTML summaries open with. */
+static void totals_sentence(const wfc_report *r, char *text, size_t size)
+{
+    totals t = count_totals(r);
+    snprintf(text, size,
+             "%zu files: %zu converted, %zu partial, %zu failed; %zu TODO functions, %zu "
+             "guessed types.",
+             r->count, t.status[WFC_CONVERTED], t.status[WFC_PARTIAL], t.status[WFC_FAILED],
+             t.todo, t.guessed);
+}
+
 wf_status wfc_report_json(const wfc_report *r, wf_buf *out, wf_error *err)
 {
     if (r->nomem)
@@ -419,14 +440,19 @@ wf_status wfc_report_json(const wfc_report *r, wf_buf *out, wf_error *err)
 }
 
 /* ---- CSV and Markdown ------------------------------------------------------------------------ */
+/* A CSV cell. A cell a spreadsheet would read as a formula (starting with =, +, -, @, a tab or
+ * a carriage return: CSV injection) gets a leading ' and quotes, so it shows as text. */
 static void csv_field(wf_buf *b, const char *s)
 {
     s = s ? s : "";
-    if (!strpbrk(s, ",\"\r\n")) {
+    bool formula = *s && strchr("=+-@\t\r", *s);
+    if (!formula && !strpbrk(s, ",\"\r\n")) {
         wf_buf_adds(b, s);
         return;
     }
     wf_buf_addc(b, '"');
+    if (formula)
+        wf_buf_addc(b, '\'');
     for (; *s; s++) {
         if (*s == '"')
             wf_buf_addc(b, '"');
@@ -496,34 +522,42 @@ wf_status wfc_report_csv(const wfc_report *r, wf_buf *out, wf_error *err)
     return out->oom ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory") : WF_OK;
 }
 
-/* Markdown table cells: '|' escaped, line breaks as spaces. */
-static void md_cell(wf_buf *b, const char *s)
+/* Text from the input in Markdown: HTML's <, > and & as entities (no raw <script>), the
+ * punctuation that formats or links backslash-escaped ('|' would end a table cell), line
+ * breaks as spaces. */
+static void md_text(wf_buf *b, const char *s)
 {
-    wf_buf_adds(b, " ");
     for (; s && *s; s++) {
-        if (*s == '|')
-            wf_buf_adds(b, "\\|");
+        if (*s == '<')
+            wf_buf_adds(b, "&lt;");
+        else if (*s == '>')
+            wf_buf_adds(b, "&gt;");
+        else if (*s == '&')
+            wf_buf_adds(b, "&amp;");
+        else if (strchr("\\`*_[]|~#!", *s))
+            wf_buf_addc(b, '\\'), wf_buf_addc(b, *s);
         else
             wf_buf_addc(b, *s == '\n' || *s == '\r' ? ' ' : *s);
     }
-    wf_buf_adds(b, " |");
 }
 
-static unsigned coverage_percent(const wfc_file *f)
+/* One Markdown table cell. */
+static void md_cell(wf_buf *b, const char *s)
 {
-    size_t done = 0;
-    for (size_t i = 0; i < f->act_count; i++)
-        done += f->acts[i].action == WFC_ACT_MAPPED || f->acts[i].action == WFC_ACT_INVOKE;
-    return f->act_count ? (unsigned)(done * 100 / f->act_count) : 100;
+    wf_buf_adds(b, " ");
+    md_text(b, s);
+    wf_buf_adds(b, " |");
 }
 
 static void file_markdown(const wfc_file *f, wf_buf *b)
 {
     wf_buf_adds(b, "\n## ");
-    wf_buf_adds(b, f->source);
+    md_text(b, f->source);
     wf_buf_addf(b, "\n\nStatus: **%s**", wfc_status_name(f->status));
-    if (f->output)
-        wf_buf_addf(b, ", written to `%s`", f->output);
+    if (f->output) {
+        wf_buf_adds(b, ", written to ");
+        md_text(b, f->output);
+    }
     wf_buf_adds(b, "\n\n| Activity | Legacy type | Modern type | Action | Line |\n"
                    "|---|---|---|---|---|\n");
     for (size_t i = 0; i < f->act_count; i++) {
@@ -552,31 +586,6 @@ static void file_markdown(const wfc_file *f, wf_buf *b)
     }
 }
 
-wf_status wfc_report_markdown(const wfc_report *r, wf_buf *out, wf_error *err)
-{
-    if (r->nomem)
-        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    totals t = count_totals(r);
-    wf_buf_addf(out,
-                "# Migration report\n\n%zu files: %zu converted, %zu partial, %zu failed; "
-                "%zu TODO functions, %zu guessed types.\n\n",
-                r->count, t.status[WFC_CONVERTED], t.status[WFC_PARTIAL], t.status[WFC_FAILED],
-                t.todo, t.guessed);
-    wf_buf_adds(out, "| File | Status | Activities | Coverage | Errors |\n"
-                     "|---|---|---|---|---|\n");
-    for (size_t i = 0; i < r->count; i++) {
-        const wfc_file *f = r->files[i];
-        wf_buf_adds(out, "|");
-        md_cell(out, f->source);
-        md_cell(out, wfc_status_name(f->status));
-        wf_buf_addf(out, " %zu | %u%% | %zu |\n", f->act_count, coverage_percent(f),
-                    wfc_file_error_count(f));
-    }
-    for (size_t i = 0; i < r->count; i++)
-        file_markdown(r->files[i], out);
-    return out->oom ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory") : WF_OK;
-}
-
 /* ---- HTML
  * ---------------------------------------------------------------------------------------- */
 static void html_text(wf_buf *b, const char *s)
@@ -595,38 +604,178 @@ static const char html_head[] =
     "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
     "<title>Migration report</title>\n<style>\n"
     "body{font-family:sans-serif;margin:2em;color:#222}\n"
-    "table{border-collapse:collapse;margin:1em 0}\n"
-    "td,th{border:1px solid #bbb;padding:.2em .6em;text-align:left}\n"
+    "table{border-collapse:collapse;margin:1em 0;max-width:100%}\n"
+    "#summary td:first-child{word-break:break-all}\n"
+    "td,th{border:1px solid #bbb;padding:.2em .6em;text-align:left;vertical-align:top}\n"
+    "tr.total td{font-weight:bold;border-top:2px solid #666}\n"
     ".converted{color:#1a7f37}.partial{color:#9a6700}.failed{color:#cf222e}\n"
     ".mapped{background:#dafbe1}.invoke{background:#ddf4ff}.interop{background:#fff1c2}\n"
-    ".dropped-designer-only{background:#eee}\n"
+    ".dropped-designer-only{background:#eee}.lost{background:#ffebe9}\n"
     ".error{color:#cf222e}.warning,.review{color:#9a6700}.info{color:#555}\n"
-    ".pictures{display:flex;gap:2em;align-items:flex-start}.pictures div{flex:1}\n"
+    "#legend span{padding:.1em .5em;margin-right:.5em;border:1px solid #bbb}\n"
+    ".pictures{display:flex;gap:2em;align-items:flex-start}\n"
+    ".pictures div{flex:1;min-width:0;overflow:auto}\n"
+    "svg{max-width:100%;height:auto}\n"
     "</style>\n</head>\n<body>\n<h1>Migration report</h1>\n";
+
+/* The numbers of one file the HTML and Markdown summaries show, in the same columns. */
+typedef struct summary_row {
+    size_t acts, mapped, invoke, interop, covered, errors, warnings;
+} summary_row;
+
+static void summary_count(const wfc_file *f, summary_row *n)
+{
+    for (size_t k = 0; k < f->act_count; k++) {
+        wfc_action a = f->acts[k].action;
+        n->mapped += a == WFC_ACT_MAPPED;
+        n->invoke += a == WFC_ACT_INVOKE;
+        n->interop += a == WFC_ACT_INTEROP;
+        n->covered += !f->acts[k].lost && (a == WFC_ACT_MAPPED || a == WFC_ACT_INVOKE);
+    }
+    n->acts += f->act_count;
+    for (size_t k = 0; k < f->diag_count; k++) {
+        n->errors += f->diags[k].sev == WFC_ERROR;
+        n->warnings += f->diags[k].sev == WFC_WARNING || f->diags[k].sev == WFC_REVIEW;
+    }
+}
+
+static unsigned summary_coverage(const summary_row *n)
+{
+    return n->acts ? (unsigned)(n->covered * 100 / n->acts) : 100;
+}
+
+/* The summary's header and the numeric cells of a row, in `fmt`'s cell syntax. */
+static const char *const summary_columns[] = {"File",     "Status",   "Activities",
+                                              "Mapped",   "Invoke",   "Interop",
+                                              "Coverage", "Errors",   "Warnings"};
+enum { SUMMARY_COLUMNS = sizeof summary_columns / sizeof summary_columns[0] };
+
+static void summary_numbers(wf_buf *b, const summary_row *n, const char *open, const char *close)
+{
+    wf_buf_addf(b, "%s%zu%s%s%zu%s%s%zu%s%s%zu%s%s%u%%%s%s%zu%s%s%zu%s", open, n->acts, close, open,
+                n->mapped, close, open, n->invoke, close, open, n->interop, close, open,
+                summary_coverage(n), close, open, n->errors, close, open, n->warnings, close);
+}
+
+/* "N files: C converted, P partial, F failed" of the whole report. */
+static void summary_total_status(const wfc_report *r, char *text, size_t size)
+{
+    size_t st[3] = {0};
+    for (size_t i = 0; i < r->count; i++)
+        st[r->files[i]->status]++;
+    snprintf(text, size, "%zu converted, %zu partial, %zu failed", st[WFC_CONVERTED],
+             st[WFC_PARTIAL], st[WFC_FAILED]);
+}
 
 static void html_summary(const wfc_report *r, wf_buf *b)
 {
-    totals t = count_totals(r);
-    wf_buf_addf(b,
-                "<p id=\"totals\">%zu files: %zu converted, %zu partial, %zu failed; %zu TODO "
-                "functions, %zu guessed types.</p>\n",
-                r->count, t.status[WFC_CONVERTED], t.status[WFC_PARTIAL], t.status[WFC_FAILED],
-                t.todo, t.guessed);
-    wf_buf_adds(b, "<table id=\"summary\">\n<tr><th>File</th><th>Status</th><th>Activities</th>"
-                   "<th>Mapped</th><th>Invoke</th><th>Interop</th><th>Coverage</th></tr>\n");
+    char line[256];
+    totals_sentence(r, line, sizeof line);
+    wf_buf_adds(b, "<p id=\"totals\">");
+    html_text(b, line);
+    wf_buf_adds(b, "</p>\n");
+    wf_buf_adds(b, "<table id=\"summary\">\n<tr>");
+    for (size_t i = 0; i < SUMMARY_COLUMNS; i++)
+        wf_buf_addf(b, "<th>%s</th>", summary_columns[i]);
+    wf_buf_adds(b, "</tr>\n");
+    summary_row total = {0};
     for (size_t i = 0; i < r->count; i++) {
         const wfc_file *f = r->files[i];
-        size_t n[4] = {0};
-        for (size_t k = 0; k < f->act_count; k++)
-            n[f->acts[k].action]++;
+        summary_row n = {0};
+        summary_count(f, &n);
+        summary_count(f, &total);
         wf_buf_adds(b, "<tr>");
         html_cell(b, "td", NULL, f->source);
         html_cell(b, "td", wfc_status_name(f->status), wfc_status_name(f->status));
-        wf_buf_addf(b, "<td>%zu</td><td>%zu</td><td>%zu</td><td>%zu</td><td>%u%%</td></tr>\n",
-                    f->act_count, n[WFC_ACT_MAPPED], n[WFC_ACT_INVOKE], n[WFC_ACT_INTEROP],
-                    coverage_percent(f));
+        summary_numbers(b, &n, "<td>", "</td>");
+        wf_buf_adds(b, "</tr>\n");
     }
-    wf_buf_adds(b, "</table>\n");
+    char status[128];
+    summary_total_status(r, status, sizeof status);
+    wf_buf_addf(b, "<tr class=\"total\"><td>Total: %zu files</td><td>%s</td>", r->count, status);
+    summary_numbers(b, &total, "<td>", "</td>");
+    wf_buf_adds(b, "</tr>\n</table>\n");
+}
+
+static void html_legend(wf_buf *b)
+{
+    wf_buf_adds(b, "<p id=\"legend\">Activities and picture boxes: "
+                   "<span class=\"mapped\">mapped</span><span class=\"invoke\">invoke "
+                   "(native call)</span><span class=\"interop\">interop (hosted legacy)</span>"
+                   "<span class=\"dropped-designer-only\">dropped (designer only)</span>"
+                   "<span class=\"lost\">behaviour lost</span>. Coverage: activities mapped or "
+                   "invoked without lost behaviour, of all. A state machine is drawn as its "
+                   "states and transitions (SetState), the initial state bold.</p>\n");
+}
+
+/* What to do about each rule (docs/convert.md "Rule ids"). */
+static const struct remedy {
+    const char *rule, *todo;
+} remedies[] = {
+    {"interop", "Run the converted file with its directory on the library path "
+                "(--lib-path OUTDIR:...); plan to rewrite the hosted part with modern activities."},
+    {"property-ignored", "Write the behaviour into the converted workflow by hand, or host the "
+                         "activity through Interop (--interop)."},
+    {"delay-zero", "Remove the Delay, or give it a real duration if the idle point matters."},
+    {"parallel-interleaving", "Check that the branches do not rely on WF3's step-by-step "
+                              "interleaving; prove it with wfbridge verify."},
+    {"state-no-setstate", "Add a SetState where the state must not be entered again (its "
+                          "Entry runs again in WF4)."},
+    {"legacy-warning", "Fix the legacy definition as the message says (WF3 itself refuses it)."},
+    {"loop-variable-scope", "Check that the loop body does not expect fresh data per "
+                            "iteration; move the variable into the body if it should."},
+    {"rules-arithmetic-overflow", "Make sure the condition cannot overflow, or guard it: "
+                                  "modern expressions fail where WF3 wrapped around."},
+    {"compensate-target-scope", "Check that compensating every completed activity in scope is "
+                                "what the workflow wants."},
+    {"interop-suspend", "Replace the SuspendActivity, or accept a fault in its place."},
+    {"fault-handler-unreachable", "Remove the shadowed FaultHandler or reorder the handlers."},
+    {"ifelse-unreachable-branch", "Remove the unreachable branch or give the earlier one a "
+                                  "condition."},
+    {"legacy-load", "Fix the legacy file (or its type library, rules) at the place named."},
+    {"modern-validation", "Report it: the converter wrote XAML its own loader refuses."},
+    {"internal", "Report it: a converter invariant failed."},
+};
+
+static const char *remedy_for(const char *rule)
+{
+    for (size_t i = 0; i < sizeof remedies / sizeof remedies[0]; i++)
+        if (strcmp(remedies[i].rule, rule) == 0)
+            return remedies[i].todo;
+    return "See docs/convert.md, \"Rule ids\": the message says what is missing.";
+}
+
+/* One row per rule of an error, warning or review in the report, first seen first. */
+static void html_remediation(const wfc_report *r, wf_buf *b)
+{
+    bool any = false;
+    for (size_t i = 0; i < r->count; i++)
+        for (size_t k = 0; k < r->files[i]->diag_count; k++) {
+            const rep_diag *d = &r->files[i]->diags[k];
+            bool first = d->sev != WFC_INFO;
+            for (size_t pi = 0; first && pi <= i; pi++)
+                for (size_t pk = 0; first && pk < (pi == i ? k : r->files[pi]->diag_count); pk++)
+                    first = r->files[pi]->diags[pk].sev == WFC_INFO ||
+                            strcmp(r->files[pi]->diags[pk].rule, d->rule) != 0;
+            if (!first)
+                continue;
+            size_t count = 0;
+            for (size_t qi = 0; qi < r->count; qi++)
+                for (size_t qk = 0; qk < r->files[qi]->diag_count; qk++)
+                    count += r->files[qi]->diags[qk].sev != WFC_INFO &&
+                             strcmp(r->files[qi]->diags[qk].rule, d->rule) == 0;
+            if (!any)
+                wf_buf_adds(b, "<h2>What to do</h2>\n<table id=\"remediation\">\n<tr><th>Rule"
+                               "</th><th>Count</th><th>What to do</th></tr>\n");
+            any = true;
+            wf_buf_adds(b, "<tr>");
+            html_cell(b, "td", wfc_severity_name(d->sev), d->rule);
+            wf_buf_addf(b, "<td>%zu</td>", count);
+            html_cell(b, "td", NULL, remedy_for(d->rule));
+            wf_buf_adds(b, "</tr>\n");
+        }
+    if (any)
+        wf_buf_adds(b, "</table>\n");
 }
 
 static void html_activities(const wfc_file *f, wf_buf *b)
@@ -635,7 +784,7 @@ static void html_activities(const wfc_file *f, wf_buf *b)
                    "<th>Action</th><th>Line</th></tr>\n");
     for (size_t i = 0; i < f->act_count; i++) {
         const rep_activity *a = &f->acts[i];
-        wf_buf_addf(b, "<tr class=\"%s\">", wfc_action_name(a->action));
+        wf_buf_addf(b, "<tr class=\"%s\">", a->lost ? "lost" : wfc_action_name(a->action));
         html_cell(b, "td", NULL, a->name);
         html_cell(b, "td", NULL, a->legacy_type);
         html_cell(b, "td", NULL, a->modern_type);
@@ -656,47 +805,81 @@ static void html_diags(const wfc_file *f, wf_buf *b)
         wf_buf_adds(b, "<tr>");
         html_cell(b, "td", wfc_severity_name(d->sev), wfc_severity_name(d->sev));
         html_cell(b, "td", NULL, d->rule);
+        wf_buf_adds(b, "<td>");
+        html_text(b, d->file ? d->file : f->source);
         if (d->line)
-            wf_buf_addf(b, "<td>%u:%u</td>", d->line, d->col);
-        else
-            wf_buf_adds(b, "<td>(file)</td>");
+            wf_buf_addf(b, ":%u:%u", d->line, d->col);
+        wf_buf_adds(b, "</td>");
         html_cell(b, "td", NULL, d->message);
         wf_buf_adds(b, "</tr>\n");
     }
     wf_buf_adds(b, "</table>\n");
 }
 
-/* One picture: the renderer's SVG from its <svg element on (no XML prolog inside HTML). */
-static wf_status html_picture(const char *title, const char *dot, wfc_svg_fn render, void *ud,
-                              wf_buf *b, wf_error *err)
+/* The SVG from its <svg element on (no XML prolog inside HTML), every id="X" made
+ * id="PREFIX-X" (and references to it), so the ids of all pictures of the page are unique. */
+static void svg_with_unique_ids(wf_buf *b, const char *svg, const char *prefix)
+{
+    const char *p = strstr(svg, "<svg");
+    for (p = p ? p : ""; *p;) {
+        const char *id = strstr(p, " id=\"");
+        const char *ref = strstr(p, "url(#");
+        const char *hit = id && (!ref || id < ref) ? id : ref;
+        if (!hit) {
+            wf_buf_adds(b, p);
+            break;
+        }
+        size_t skip = 5; /* strlen(" id=\"") == strlen("url(#") */
+        wf_buf_add(b, p, (size_t)(hit - p) + skip);
+        wf_buf_addf(b, "%s-", prefix);
+        p = hit + skip;
+    }
+}
+
+/* One picture; WF_E_LIMIT from the renderer: it was stopped (its time is up). */
+static wf_status html_picture(const char *title, const char *id, const char *dot,
+                              wfc_svg_fn render, void *ud, wf_buf *b, wf_error *err)
 {
     wf_buf svg;
     wf_buf_init(&svg);
     wf_status st = render(ud, dot, &svg, err);
     if (st == WF_OK) {
-        const char *start = strstr(svg.data, "<svg");
-        wf_buf_addf(b, "<div><h3>%s</h3>\n%s</div>\n", title, start ? start : "");
+        wf_buf_addf(b, "<div><h3>%s</h3>\n", title);
+        svg_with_unique_ids(b, svg.data, id);
+        wf_buf_adds(b, "</div>\n");
     }
     wf_buf_fini(&svg);
     return st;
 }
 
-static wf_status html_pictures(const wfc_file *f, wfc_svg_fn render, void *ud, bool *missing,
-                               wf_buf *b, wf_error *err)
+/* Why the pictures of the page stopped (0: they did not). */
+enum { PICTURES_DRAWN, PICTURES_NO_DOT, PICTURES_OUT_OF_TIME };
+
+static wf_status html_pictures(const wfc_file *f, size_t index, wfc_svg_fn render, void *ud,
+                               int *stopped, wf_buf *b, wf_error *err)
 {
     if (!f->legacy_dot || !f->modern_dot)
         return WF_OK;
-    if (!render || *missing) {
-        *missing = true;
+    if (!render || *stopped) {
+        *stopped = *stopped ? *stopped : PICTURES_NO_DOT;
         return WF_OK;
     }
+    if (f->act_count > WFC_REPORT_PICTURE_MAX) {
+        wf_buf_addf(b, "<p class=\"no-picture\">Not drawn: %zu activities (pictures are drawn "
+                       "for files of up to %d).</p>\n",
+                    f->act_count, WFC_REPORT_PICTURE_MAX);
+        return WF_OK;
+    }
+    char id[2][32];
+    snprintf(id[0], sizeof id[0], "f%zu-legacy", index);
+    snprintf(id[1], sizeof id[1], "f%zu-converted", index);
     wf_buf_adds(b, "<div class=\"pictures\">\n");
-    wf_status st = html_picture("Legacy", f->legacy_dot, render, ud, b, err);
+    wf_status st = html_picture("Legacy", id[0], f->legacy_dot, render, ud, b, err);
     if (st == WF_OK)
-        st = html_picture("Converted", f->modern_dot, render, ud, b, err);
+        st = html_picture("Converted", id[1], f->modern_dot, render, ud, b, err);
     wf_buf_adds(b, "</div>\n");
-    if (st == WF_E_NOTFOUND) {
-        *missing = true;
+    if (st == WF_E_NOTFOUND || st == WF_E_LIMIT) {
+        *stopped = st == WF_E_LIMIT ? PICTURES_OUT_OF_TIME : PICTURES_NO_DOT;
         wf_error_clear(err);
         return WF_OK;
     }
@@ -710,7 +893,9 @@ wf_status wfc_report_html(const wfc_report *r, wfc_svg_fn render, void *ud, wf_b
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     wf_buf_adds(out, html_head);
     html_summary(r, out);
-    bool missing = false;
+    html_legend(out);
+    html_remediation(r, out);
+    int stopped = PICTURES_DRAWN;
     wf_status st = WF_OK;
     for (size_t i = 0; i < r->count && st == WF_OK; i++) {
         const wfc_file *f = r->files[i];
@@ -720,13 +905,53 @@ wf_status wfc_report_html(const wfc_report *r, wfc_svg_fn render, void *ud, wf_b
                     wfc_status_name(f->status));
         html_activities(f, out);
         html_diags(f, out);
-        st = html_pictures(f, render, ud, &missing, out, err);
+        st = html_pictures(f, i, render, ud, &stopped, out, err);
     }
-    if (missing)
+    if (stopped == PICTURES_NO_DOT)
         wf_buf_adds(out, "<p id=\"no-pictures\">The workflow pictures need Graphviz "
                          "(<code>dot</code>); install it to see them.</p>\n");
+    else if (stopped == PICTURES_OUT_OF_TIME)
+        wf_buf_adds(out, "<p id=\"no-pictures\">Drawing stopped: the pictures took longer "
+                         "than the time allowed for them; the files after that are not "
+                         "drawn.</p>\n");
     wf_buf_adds(out, "</body>\n</html>\n");
     if (st == WF_OK && out->oom)
         st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     return st;
+}
+
+/* ---- Markdown's summary: the HTML summary's columns and totals ------------------------------ */
+wf_status wfc_report_markdown(const wfc_report *r, wf_buf *out, wf_error *err)
+{
+    if (r->nomem)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    char line[256];
+    totals_sentence(r, line, sizeof line);
+    wf_buf_addf(out, "# Migration report\n\n%s\n\n|", line);
+    for (size_t i = 0; i < SUMMARY_COLUMNS; i++)
+        wf_buf_addf(out, " %s |", summary_columns[i]);
+    wf_buf_adds(out, "\n|");
+    for (size_t i = 0; i < SUMMARY_COLUMNS; i++)
+        wf_buf_adds(out, "---|");
+    wf_buf_adds(out, "\n");
+    summary_row total = {0};
+    for (size_t i = 0; i < r->count; i++) {
+        const wfc_file *f = r->files[i];
+        summary_row n = {0};
+        summary_count(f, &n);
+        summary_count(f, &total);
+        wf_buf_adds(out, "|");
+        md_cell(out, f->source);
+        md_cell(out, wfc_status_name(f->status));
+        summary_numbers(out, &n, " ", " |");
+        wf_buf_adds(out, "\n");
+    }
+    char status[128];
+    summary_total_status(r, status, sizeof status);
+    wf_buf_addf(out, "| **Total: %zu files** | %s |", r->count, status);
+    summary_numbers(out, &total, " ", " |");
+    wf_buf_adds(out, "\n");
+    for (size_t i = 0; i < r->count; i++)
+        file_markdown(r->files[i], out);
+    return out->oom ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory") : WF_OK;
 }

@@ -48,6 +48,9 @@ bool wfc_file_nomem(const wfc_file *f);
 const char *wfc_file_source(const wfc_file *f);
 void wfc_file_add_activity(wfc_file *f, const char *name, const char *legacy_type,
                            const char *modern_type, unsigned line, wfc_action action);
+/* The activity `name` (the last one added by that name) lost behaviour in the conversion (a
+ * property not carried over): it no longer counts as covered. */
+void wfc_file_activity_lost(wfc_file *f, const char *name);
 void wfc_file_add_diag(wfc_file *f, wfc_severity sev, unsigned line, unsigned col, const char *rule,
                        const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /* The same for a problem in another file than the source (its .rules, a type library):
@@ -89,16 +92,22 @@ wf_status wfc_report_json(const wfc_report *r, wf_buf *out, wf_error *err);
  * source,status,kind,name,legacyType,modernType,action,severity,rule,line,col,message */
 wf_status wfc_report_csv(const wfc_report *r, wf_buf *out, wf_error *err);
 /* Turns DOT text into SVG appended to svg: WF_OK, or WF_E_NOTFOUND when no renderer
- * (Graphviz) is available, or another error for a renderer failure. */
+ * (Graphviz) is available, WF_E_LIMIT when the time allowed for drawing is used up, or
+ * another error for a renderer failure. */
 typedef wf_status (*wfc_svg_fn)(void *ud, const char *dot, wf_buf *svg, wf_error *err);
-/* A self-contained HTML page: the summary table (status, activity counts, coverage), then
- * per file its activities (legacy type -> modern type, action, line), its diagnostics, and
- * the legacy and converted workflows side by side as SVG coloured by action. Without a
- * renderer (render NULL or WF_E_NOTFOUND) the page says the pictures need Graphviz. */
+/* Files with more activities than this are not drawn (the page says so). */
+#define WFC_REPORT_PICTURE_MAX 400
+/* A self-contained HTML page: the summary table (the Markdown summary's columns, with a
+ * totals row), a legend, "What to do" per rule that occurs, then per file its activities
+ * (legacy type -> modern type, action, line), its diagnostics (file:line:col), and the
+ * legacy and converted workflows side by side as SVG coloured by action, each picture's
+ * element ids prefixed so they are unique in the page. Without a renderer (render NULL or
+ * WF_E_NOTFOUND), or once it answers WF_E_LIMIT, the page says why pictures are missing. */
 wf_status wfc_report_html(const wfc_report *r, wfc_svg_fn render, void *ud, wf_buf *out,
                           wf_error *err);
-/* Markdown: a summary table (status, activity count, coverage = mapped or invoked / all),
- * then per file its activities and diagnostics. */
+/* Markdown: the summary table of the HTML page (File, Status, Activities, Mapped, Invoke,
+ * Interop, Coverage = mapped or invoked without lost behaviour / all, Errors, Warnings incl.
+ * reviews) with a totals row, then per file its activities and diagnostics. */
 wf_status wfc_report_markdown(const wfc_report *r, wf_buf *out, wf_error *err);
 
 #endif

@@ -232,7 +232,9 @@ static wfl_status policy_execute(wfl_exec *ex, wfl_act *act)
 const wfl_kind_ops wfl_ops_policy = {policy_execute, NULL, NULL, NULL};
 
 /* ---- Compensate: the named completed activity (or its kept loop contexts), newest first;
- * naming an enclosing scope compensates that scope's completed children ------------------------ */
+ * naming an enclosing scope compensates that scope's completed children. Once the named
+ * activity is compensated, WF3 asks again and compensates the completed children its
+ * CompensationHandler left, newest first (docs/wf3-behaviour.md "Compensation") ------------ */
 static bool is_ancestor(const wfl_act *anc, const wfl_act *act)
 {
     for (const wfl_act *a = wfl_act_parent(act); a; a = wfl_act_parent(a))
@@ -259,6 +261,8 @@ static wfl_act *compensate_next(wfl_act *act, wfl_act *target)
             best_order = cx->order;
         }
     }
+    if (!best && wfl_act_status(target) != WFL_ST_INITIALIZED) /* ran, not to be compensated */
+        return wfl__comp_next(target);
     return best;
 }
 

@@ -260,6 +260,8 @@ bool wfl__raise_event(wfl_exec *ex, wfl_act *act, const char *dp_name)
         return true;
     if (!pv->u.handler.fn)
         return fault_msg(ex, act, WF_E_NAME, "code-beside handler", pv->u.handler.name);
+    if (ex->opts.skip_native)
+        return true;
     wf_error err = WF_ERROR_INIT;
     if (invoke_on(ex, act, root_of(ex), pv->u.handler.fn, NULL, &err) != WF_OK) {
         wfl__throw_error(ex, act, &err, NULL);
@@ -285,7 +287,7 @@ wfl_status wfl__call_custom(wfl_exec *ex, wfl_act *act)
 {
     const wfl_type *t = wfl_act_type(act);
     const wfl_tl_func *fn = t->custom ? wfl_tl_activity_func(t->custom) : NULL;
-    if (!fn)
+    if (!fn || ex->opts.skip_native)
         return WFL_ST_CLOSED;
     wf_error err; /* per call: cleared, not zero-filled (780 bytes) */
     wf_error_clear(&err);
@@ -395,6 +397,8 @@ static wf_status method_set(void *ud, const char *name, const wf_value *value, w
 
 wfl_status wfl__call_method(wfl_exec *ex, wfl_act *act, const wfl_tl_func *fn)
 {
+    if (ex->opts.skip_native)
+        return WFL_ST_CLOSED;
     call_ctx cc = {ex, act, act, fn};
     wf_error err = WF_ERROR_INIT;
     wf_value ret = wf_null();

@@ -112,13 +112,16 @@ typedef struct wfl_exec_opts {
                                 WF_E_LIMIT instead and the instance stays as it was then */
     wfl_rule_fn on_rule; /* Policy rule tracking; NULL: none (costs nothing) */
     void *rule_ud;
+    bool skip_native; /* handlers, custom activities and service methods are not called (a
+                         replay that rebuilds a position their calls already reached);
+                         conditions still are */
 } wfl_exec_opts;
 
 #define WFL_EXEC_OPTS_INIT                                                                    \
     {.trace = NULL, .trace_ud = NULL, .invoke_workflow = NULL, .invoke_ud = NULL,            \
      .clock = NULL, .clock_ud = NULL, .persist = NULL, .persist_ud = NULL,                   \
      .instance_id = NULL, .no_checkpoints = false, .no_persistence = false,                \
-     .max_work_items = 0, .on_rule = NULL, .rule_ud = NULL}
+     .max_work_items = 0, .on_rule = NULL, .rule_ud = NULL, .skip_native = false}
 
 /* Create an executor. subtree: NULL for the whole workflow, else the name of the activity to
  * run as root (WF_E_NAME if absent). */
@@ -201,6 +204,21 @@ typedef struct wfl_exec_stats {
     uint64_t native_calls;        /* traced or not */
 } wfl_exec_stats;
 void wfl_exec_stats_get(const wfl_exec *ex, wfl_exec_stats *out);
+
+/* Position (`wfbridge migrate-instances`), only between pulses, looking inside the bodies of
+ * executing custom composite activities too: fn gets the name of every executing activity,
+ * parents before children, loop iterations' clones included; each_queue every queue some
+ * activity waits on; the pending timers' due times, earliest first, go into due[max] (the
+ * count is returned and may exceed max); wfl_exec_hosted gives the executor running the body
+ * of the executing composite activity named `activity` (NULL when there is none), whose root
+ * properties wfl_exec_output_* read and wfl_exec_put writes (any time between pulses). */
+typedef void (*wfl_name_fn)(void *ud, const char *name);
+typedef void (*wfl_queue_fn)(void *ud, const char *name, bool is_timer);
+void wfl_exec_each_executing(wfl_exec *ex, wfl_name_fn fn, void *ud);
+void wfl_exec_each_queue(wfl_exec *ex, wfl_queue_fn fn, void *ud);
+size_t wfl_exec_timers(const wfl_exec *ex, int64_t *due, size_t max);
+wfl_exec *wfl_exec_hosted(wfl_exec *ex, const char *activity);
+wf_status wfl_exec_put(wfl_exec *ex, const char *name, const wf_value *value, wf_error *err);
 
 /* Save the whole state (instance tree, scheduler, queues, timers, contexts) as one versioned
  * blob (wf_free it). Only between pulses. */

@@ -359,9 +359,10 @@ const char *wfl_kind_name(wfl_kind kind)
 }
 
 /* ---- per-definition types ------------------------------------------------------------- */
-/* Extend `base` with `count` typelib properties into a new arena type. */
-static wf_status extend_type(wf_arena *arena, const wfl_type *base, size_t count,
-                             const wfl_tl_prop *(*prop_at)(const void *, size_t),
+/* Extend `base` with `count` typelib properties into a new arena type; errors are located in
+ * the type library `tl` (its file, the property's line and column). */
+static wf_status extend_type(wf_arena *arena, const wfl_type *base, const wfl_typelib *tl,
+                             size_t count, const wfl_tl_prop *(*prop_at)(const void *, size_t),
                              const void *owner, wfl_type **out, wf_error *err)
 {
     wfl_type *t = wf_arena_alloc(arena, sizeof *t);
@@ -375,7 +376,7 @@ static wf_status extend_type(wf_arena *arena, const wfl_type *base, size_t count
     for (size_t k = 0; k < count; k++, n++) {
         const wfl_tl_prop *p = prop_at(owner, k);
         if (wfl_type_find_dp(base, p->name) != NULL) {
-            wf_loc at = {NULL, p->line, p->col};
+            wf_loc at = {tl ? wfl_typelib_file(tl) : NULL, p->line, p->col};
             return wf_error_set(err, WF_E_SCHEMA, &at,
                                 "property '%s' clashes with the built-in property of %s",
                                 p->name, base->name);
@@ -408,7 +409,7 @@ wf_status wfl_type_create_custom(wf_arena *arena, const wfl_typelib *tl,
 {
     wfl_type *t = NULL;
     *out = NULL;
-    wf_status rc = extend_type(arena, wfl_registry_builtin(WFL_KIND_ACTIVITY),
+    wf_status rc = extend_type(arena, wfl_registry_builtin(WFL_KIND_ACTIVITY), tl,
                                wfl_tl_activity_prop_count(activity), activity_prop_at, activity,
                                &t, err);
     if (rc != WF_OK)
@@ -460,8 +461,8 @@ wf_status wfl_type_create_code_beside(wf_arena *arena, const wfl_type *base,
 {
     wfl_type *t = NULL;
     *out = NULL;
-    wf_status rc = extend_type(arena, base, wfl_tl_class_prop_count(cls), class_prop_at, cls, &t,
-                               err);
+    wf_status rc = extend_type(arena, base, tl, wfl_tl_class_prop_count(cls), class_prop_at, cls,
+                               &t, err);
     if (rc != WF_OK)
         return rc;
     t->name = base->name;

@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../common/wf_mem.h"
@@ -213,10 +214,19 @@ wf_status wfl_store_load(wfl_store *store, const char *instance_id, void **blob,
     *blob = NULL;
     *len = 0;
     sqlite3_stmt *st;
-    wf_status rc =
-        select_row(store, "SELECT blob FROM instances WHERE id = ?", instance_id, &st, err);
+    wf_status rc = select_row(store, "SELECT blob, status FROM instances WHERE id = ?",
+                              instance_id, &st, err);
     if (rc != WF_OK)
         return rc;
+    const char *status = (const char *)sqlite3_column_text(st, 1);
+    if (status && strcmp(status, WFL_STORE_MIGRATED) == 0) {
+        sqlite3_finalize(st);
+        wf_loc loc = {store->path, 0, 0};
+        return wf_error_set(err, WF_E_STATE, &loc,
+                            "instance '%s' was migrated to a modern store (wfbridge "
+                            "migrate-instances): it no longer runs here",
+                            instance_id);
+    }
     size_t n = (size_t)sqlite3_column_bytes(st, 0);
     const void *data = sqlite3_column_blob(st, 0);
     void *copy = wf_malloc(n ? n : 1);
@@ -272,4 +282,157 @@ wf_status wfl_store_count(wfl_store *store, size_t *count, wf_error *err)
     *count = (size_t)sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     return WF_OK;
+}
+
+/* ---- migration marks -------------------------------------------------------------------------- */
+wf_status wfl_store_each(wfl_store *store, wfl_store_row_fn fn, void *ud, wf_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(store->db, "SELECT id, status, blob FROM instances ORDER BY id", -1,
+                           &st, NULL) != SQLITE_OK)
+        return db_error(store, err, "cannot read the store");
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *id = (const char *)sqlite3_column_text(st, 0);
+        const char *status = (const char *)sqlite3_column_text(st, 1);
+        const void *blob = sqlite3_column_blob(st, 2);
+        size_t len = (size_t)sqlite3_column_bytes(st, 2);
+        if (!fn(ud, id ? id : "", status ? status : "", blob, len)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    wf_status out = rc == SQLITE_DONE ? WF_OK : db_error(store, err, "cannot read the store");
+    sqlite3_finalize(st);
+    return out;
+}
+
+static wf_status step_done(wfl_store *store, sqlite3_stmt *st, int *changes, wf_error *err)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return db_error(store, err, "cannot update the store");
+    if (changes)
+        *changes = sqlite3_changes(store->db);
+    return WF_OK;
+}
+
+static wf_status mark_in_tx(wfl_store *store, const char *id, const wfl_store_migration *m,
+                            wf_error *err)
+{
+    wf_status rc = exec_sql(store,
+                            "CREATE TABLE IF NOT EXISTS migrated(id TEXT PRIMARY KEY,"
+                            " previous_status TEXT NOT NULL, target TEXT NOT NULL,"
+                            " modern_id TEXT NOT NULL, state_hash TEXT NOT NULL)",
+                            err);
+    char status[32];
+    if (rc == WF_OK)
+        rc = wfl_store_status(store, id, status, sizeof status, err);
+    if (rc != WF_OK || strcmp(status, WFL_STORE_MIGRATED) == 0)
+        return rc;
+    char hash[17];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)m->state_hash);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(store->db,
+                           "INSERT OR REPLACE INTO migrated VALUES(?, ?, ?, ?, ?)", -1, &st,
+                           NULL) != SQLITE_OK)
+        return db_error(store, err, "cannot update the store");
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, status, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, m->target, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 4, m->modern_id, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 5, hash, -1, SQLITE_TRANSIENT);
+    rc = step_done(store, st, NULL, err);
+    if (rc != WF_OK)
+        return rc;
+    if (sqlite3_prepare_v2(store->db, "UPDATE instances SET status = '" WFL_STORE_MIGRATED
+                                      "' WHERE id = ?",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_error(store, err, "cannot update the store");
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+    return step_done(store, st, NULL, err);
+}
+
+wf_status wfl_store_mark_migrated(wfl_store *store, const char *id,
+                                  const wfl_store_migration *m, wf_error *err)
+{
+    return wfl_store_mark_migrated_many(store, &id, m, 1, err);
+}
+
+wf_status wfl_store_mark_migrated_many(wfl_store *store, const char *const *ids,
+                                       const wfl_store_migration *ms, size_t count,
+                                       wf_error *err)
+{
+    wf_status rc = exec_sql(store, "BEGIN IMMEDIATE", err);
+    if (rc != WF_OK)
+        return rc;
+    for (size_t i = 0; i < count && rc == WF_OK; i++)
+        rc = mark_in_tx(store, ids[i], &ms[i], err);
+    if (rc == WF_OK)
+        rc = exec_sql(store, "COMMIT", err);
+    if (rc != WF_OK)
+        sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+static bool has_migrated_table(wfl_store *store)
+{
+    return query_is(store,
+                    "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='migrated'",
+                    "1");
+}
+
+wf_status wfl_store_migration_get(wfl_store *store, const char *id, wfl_store_migration *m,
+                                  wf_error *err)
+{
+    memset(m, 0, sizeof *m);
+    wf_loc loc = {store->path, 0, 0};
+    if (!has_migrated_table(store))
+        return wf_error_set(err, WF_E_NOTFOUND, &loc, "instance '%s' was not migrated", id);
+    sqlite3_stmt *st;
+    wf_status rc = select_row(store,
+                              "SELECT previous_status, target, modern_id, state_hash"
+                              " FROM migrated WHERE id = ?",
+                              id, &st, err);
+    if (rc != WF_OK)
+        return rc;
+    snprintf(m->previous_status, sizeof m->previous_status, "%s", sqlite3_column_text(st, 0));
+    snprintf(m->target, sizeof m->target, "%s", sqlite3_column_text(st, 1));
+    snprintf(m->modern_id, sizeof m->modern_id, "%s", sqlite3_column_text(st, 2));
+    m->state_hash = strtoull((const char *)sqlite3_column_text(st, 3), NULL, 16);
+    sqlite3_finalize(st);
+    return WF_OK;
+}
+
+wf_status wfl_store_unmark_migrated(wfl_store *store, const char *id, wf_error *err)
+{
+    if (!has_migrated_table(store))
+        return WF_OK;
+    wf_status rc = exec_sql(store, "BEGIN IMMEDIATE", err);
+    if (rc != WF_OK)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(store->db,
+                           "UPDATE instances SET status = (SELECT previous_status FROM migrated"
+                           " WHERE migrated.id = instances.id) WHERE id = ? AND id IN"
+                           " (SELECT id FROM migrated)",
+                           -1, &st, NULL) != SQLITE_OK)
+        rc = db_error(store, err, "cannot update the store");
+    else {
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+        rc = step_done(store, st, NULL, err);
+    }
+    if (rc == WF_OK && sqlite3_prepare_v2(store->db, "DELETE FROM migrated WHERE id = ?", -1,
+                                          &st, NULL) != SQLITE_OK)
+        rc = db_error(store, err, "cannot update the store");
+    else if (rc == WF_OK) {
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+        rc = step_done(store, st, NULL, err);
+    }
+    if (rc == WF_OK)
+        rc = exec_sql(store, "COMMIT", err);
+    if (rc != WF_OK)
+        sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
 }

@@ -6,6 +6,7 @@
 #ifndef WFL_STORE_H
 #define WFL_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,7 +31,8 @@ void wfl_store_close(wfl_store *store); /* accepts NULL */
  * transaction. WF_E_STORE on an SQLite failure (the previous row stays). */
 wf_status wfl_store_save(wfl_store *store, const char *instance_id, const char *status,
                          const void *blob, size_t len, wf_error *err);
-/* Read the blob (wf_free it). WF_E_NOTFOUND naming the id when there is no such instance. */
+/* Read the blob (wf_free it). WF_E_NOTFOUND naming the id when there is no such instance;
+ * WF_E_STATE for an instance marked migrated (it runs in a modern store now). */
 wf_status wfl_store_load(wfl_store *store, const char *instance_id, void **blob, size_t *len,
                          wf_error *err);
 /* The stored status text of an instance into buf (WF_E_NOTFOUND when absent). */
@@ -40,5 +42,39 @@ wf_status wfl_store_status(wfl_store *store, const char *instance_id, char *buf,
 wf_status wfl_store_remove(wfl_store *store, const char *instance_id, wf_error *err);
 /* Number of stored instances (for tests and `instances`). */
 wf_status wfl_store_count(wfl_store *store, size_t *count, wf_error *err);
+
+/* ---- moving instances to a modern store (`wfbridge migrate-instances`) ----------------------
+ * A migrated instance keeps its row and blob; its status becomes "Migrated" (no longer
+ * loadable) and a row of the `migrated` table (created on first use) remembers its previous
+ * status, the target store, the modern instance id and a hash of the modern state written, so
+ * that the mark can be undone (--rollback). */
+#define WFL_STORE_MIGRATED "Migrated"
+
+/* Call fn for every instance in id order; fn returns false to stop. The strings and blob live
+ * during the call. */
+typedef bool (*wfl_store_row_fn)(void *ud, const char *id, const char *status, const void *blob,
+                                 size_t len);
+wf_status wfl_store_each(wfl_store *store, wfl_store_row_fn fn, void *ud, wf_error *err);
+
+typedef struct wfl_store_migration {
+    char previous_status[32];
+    char target[256];
+    char modern_id[64];
+    uint64_t state_hash;
+} wfl_store_migration;
+/* Mark instance `id` migrated, in one transaction (idempotent: a second mark keeps the first
+ * previous status). WF_E_NOTFOUND when absent. */
+wf_status wfl_store_mark_migrated(wfl_store *store, const char *id,
+                                  const wfl_store_migration *m, wf_error *err);
+/* The same for `count` instances in one transaction: all marked or none. */
+wf_status wfl_store_mark_migrated_many(wfl_store *store, const char *const *ids,
+                                       const wfl_store_migration *ms, size_t count,
+                                       wf_error *err);
+/* The migration record of `id` (WF_E_NOTFOUND when it was not migrated). */
+wf_status wfl_store_migration_get(wfl_store *store, const char *id, wfl_store_migration *m,
+                                  wf_error *err);
+/* Undo the mark: the previous status back, the record gone, in one transaction (absent
+ * record: nothing to do). */
+wf_status wfl_store_unmark_migrated(wfl_store *store, const char *id, wf_error *err);
 
 #endif

@@ -205,6 +205,10 @@ static void invoke_execute(wfm_ctx *ctx, wfm_ai *ai)
                       "InvokeMethod: not bound to a native library (validate-only load)");
         return;
     }
+    if (wfm_ctx_replaying(ctx)) { /* rebuilding a migrated position: the call already ran */
+        wfm_ctx_complete(ctx, ai);
+        return;
+    }
     size_t n = wfm_node_count(node, IM_PARAMETERS);
     wf_value args[IM_MAX_PARAMS], outs[IM_MAX_PARAMS + 1];
     for (size_t i = 0; i <= n; i++)

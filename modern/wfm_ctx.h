@@ -152,6 +152,18 @@ void wfm_ctx_trace_call(wfm_ctx *ctx, wfm_ai *ai, const char *function, const wf
                         size_t in_count, const wf_value *out, size_t out_count);
 /* The same for values already split: in the In and InOut values, out the Out and InOut values
  * then the return value (the legacy trace's form: calls made by an activity Interop hosts). */
+/* The instance is being replayed to a position (wfm_migrate.h): kinds that call native code
+ * skip the call and complete without writing its outputs. */
+bool wfm_ctx_replaying(const wfm_ctx *ctx);
+/* While replaying: values the host has for the inside of activity ai (looked up by its
+ * DisplayName), which a kind that keeps foreign state (Interop: the body of a hosted legacy
+ * composite) writes there once it waits; false when there are none. */
+typedef struct wfm_replay_values {
+    const char *const *names;
+    const wf_value *values;
+    size_t count;
+} wfm_replay_values;
+bool wfm_ctx_replay_values(const wfm_ctx *ctx, const wfm_ai *ai, wfm_replay_values *out);
 void wfm_ctx_trace_call_split(wfm_ctx *ctx, wfm_ai *ai, const char *function, const wf_value *in,
                               size_t in_count, const wf_value *out, size_t out_count);
 

@@ -42,6 +42,11 @@ uint64_t wfm_definition_hash(const wfm_definition *def)
     return def->hash;
 }
 
+const unsigned char *wfm_definition_sha256(const wfm_definition *def)
+{
+    return def->sha256;
+}
+
 const wfm_node *wfm_definition_root(const wfm_definition *def)
 {
     return def->root;

@@ -72,6 +72,9 @@ void wfm_definition_release(wfm_definition *def);           /* accepts NULL */
 const char *wfm_definition_path(const wfm_definition *def);
 const char *wfm_definition_class(const wfm_definition *def); /* x:Class, NULL if none */
 uint64_t wfm_definition_hash(const wfm_definition *def);     /* wf_hash_bytes of the file */
+/* SHA-256 of the file, chained with each activity type file it expands (32 bytes): a saved
+ * state records it and is restored only into a definition with the same one. */
+const unsigned char *wfm_definition_sha256(const wfm_definition *def);
 const wfm_node *wfm_definition_root(const wfm_definition *def); /* the body activity */
 size_t wfm_definition_node_count(const wfm_definition *def);
 const wfm_node *wfm_definition_node_at(const wfm_definition *def, size_t index); /* by index */

@@ -5,9 +5,11 @@
  * flag (under host->lock) keeps the host API and the background thread off each other.
  *
  * A durable instance (d->loaded: in memory and leased; d->dirty: changed since saved):
- *   (store row Created, leased) -> loaded, dirty     wfm_host_new
- *   first run: the Created state is saved first       run_queue (save_state, initial)
- *   (Created, leased) -> unloaded, saved Created      wfm_host_start (save_state, initial,
+ *   (no store row yet, id chosen) -> loaded, dirty   wfm_host_new
+ *   first run: the Created state is saved first       run_queue (save_state, initial): the
+ *                                                      row is inserted with its state in one
+ *                                                      transaction (wfm_store_insert)
+ *   (new) -> unloaded, saved Created                  wfm_host_start (save_state, initial,
  *                                                      release)
  *   saved row -> loaded, clean                         wfm_host_load (restore, then lock)
  *   loaded -> loaded, dirty                            wfm_host_run / wfm_host_resume
@@ -60,7 +62,8 @@ struct wfm_dinst {
     bool resumed; /* loaded from the store: its next run emits the Resumed record */
     size_t kept_count;
     int64_t resumes_through; /* the last queued resumption applied (deleted by the next save) */
-    bool created_saved;      /* the state before the first run is in the store */
+    bool created_saved;      /* the store row exists (inserted with its first state) */
+    uint64_t def_hash;       /* the definition's content hash (the row's `definition`) */
     wf_buf blob;             /* the encoded state, reused by every save (no allocation once
                                 it has grown to the instance's size) */
     props props;             /* of the save in progress */
@@ -127,6 +130,7 @@ static void let_go(wfm_dinst *d)
 {
     wfm_host *h = d->host;
     pthread_mutex_lock(&h->lock);
+    assert(d->busy); /* only the thread that held it lets it go */
     d->busy = false;
     pthread_cond_broadcast(&h->cv);
     pthread_mutex_unlock(&h->lock);
@@ -258,6 +262,7 @@ static wf_status props_collect(const wfm_host *h, wfm_dinst *d, props *p, wf_err
  * completion). held: called by the worker holding the instance (a pool run's on_complete). */
 static wf_status save_prepare(wfm_host *h, wfm_dinst *d, bool release, bool held, wf_error *err)
 {
+    assert(d->busy); /* the saving thread holds the instance (hold, a pool run, poll) */
     if (!d->loaded)
         return wf_error_set(err, WF_E_STATE, NULL, "instance '%s' is not loaded", d->id.text);
     if (in_no_persist_zone(d))
@@ -303,6 +308,8 @@ static wf_status save_prepare(wfm_host *h, wfm_dinst *d, bool release, bool held
  * than a persist point: not counted, no on_persist, no tracking record. */
 static void save_finish(wfm_host *h, wfm_dinst *d, bool initial, wf_status st)
 {
+    /* a committed save means the row exists (the first one inserted it) */
+    assert(st != WF_OK || d->created_saved);
     if (st == WF_OK && initial) {
         d->created_saved = true;
     } else if (st == WF_OK) {
@@ -319,13 +326,18 @@ static void save_finish(wfm_host *h, wfm_dinst *d, bool initial, wf_status st)
     d->props = (props){0};
 }
 
-/* Save and wait for the commit. */
+/* Save and wait for the commit. The first save of a new instance creates its row (there is
+ * never a row without a state: a crash or a full disk before this commit leaves nothing). */
 static wf_status save_state(wfm_host *h, wfm_dinst *d, bool release, bool initial,
                             wf_error *err)
 {
     wf_status st = save_prepare(h, d, release, false, err);
-    if (st == WF_OK)
+    if (st == WF_OK && !d->created_saved)
+        st = wfm_store_insert(h->store, d->def_hash, &d->rec, err);
+    else if (st == WF_OK)
         st = wfm_store_save(h->store, &d->rec, err);
+    if (st == WF_OK)
+        d->created_saved = true;
     save_finish(h, d, initial, st);
     return st;
 }
@@ -520,7 +532,7 @@ static void dinst_free(wfm_dinst *d)
     wf_free(d);
 }
 
-/* The in-memory instance first, so that a failure leaves no store row behind. */
+/* The in-memory instance and an id; no store row until its first save. */
 wf_status wfm_host_new(wfm_host *h, wfm_definition *def, wfm_dinst **out, wf_error *err)
 {
     *out = NULL;
@@ -542,13 +554,13 @@ wf_status wfm_host_new(wfm_host *h, wfm_definition *def, wfm_dinst **out, wf_err
         if (st == WF_OK)
             mark_recorded(h, wfm_definition_hash(def));
     }
-    if (st == WF_OK)
-        st = wfm_store_create(h->store, wfm_definition_hash(def), &d->id, err);
     if (st != WF_OK) {
         wfm_instance_destroy(d->inst);
         dinst_free(d);
         return st;
     }
+    wfm_store_new_id(&d->id); /* the row comes with the first save (save_state) */
+    d->def_hash = wfm_definition_hash(def);
     d->loaded = true;
     d->dirty = true;
     wfm_instance_set_id(d->inst, d->id.text);
@@ -1306,7 +1318,7 @@ void wfm_dinst_close(wfm_dinst *d)
         return;
     wfm_host *h = d->host;
     hold(d);
-    if (d->loaded) {
+    if (d->loaded && d->created_saved) { /* a new instance never saved has no row */
         wf_error tmp = WF_ERROR_INIT;
         wfm_store_release(h->store, d->id.text, &tmp);
         wf_error_clear(&tmp);

@@ -18,7 +18,7 @@
 /* Lifecycle:
  * 1. wfm_host_create(rt, store, opts). The Persist activity of an instance the host runs
  *    requests a persist (outside a durable host a Persist completes at once).
- * 2. wfm_host_new (store row + lease; set inputs on wfm_dinst_instance) or wfm_host_load
+ * 2. wfm_host_new (an id; set inputs on wfm_dinst_instance) or wfm_host_load
  *    (lock + restore by id); wfm_host_start instead saves a new instance for another host.
  * 3. wfm_host_run: runs on the caller's thread to the next idle or completion, saving at each
  *    persist point on the way; wfm_host_resume + wfm_host_run continue it.
@@ -84,8 +84,10 @@ wf_status wfm_host_create(wfm_runtime *rt, wfm_store *store, const wfm_host_opts
 void wfm_host_destroy(wfm_host *host);
 wfm_store *wfm_host_store(wfm_host *host);
 
-/* A new instance of def: a store row (status "Created", leased to this host) and an
- * in-memory instance, not yet run. */
+/* A new instance of def: an in-memory instance, not yet run, and its id. The store row is
+ * created by its first save (wfm_host_run, wfm_host_start, wfm_host_persist) together with
+ * that state, leased to this host, in one transaction: a process that dies or a disk that
+ * fills up before that commit leaves no row; closing it unsaved leaves none either. */
 wf_status wfm_host_new(wfm_host *host, wfm_definition *def, wfm_dinst **out, wf_error *err);
 /* Load instance `id`: decode its saved state (the definition is loaded again from the path the
  * store recorded and must have the same content hash), then take its lease. WF_E_NOTFOUND

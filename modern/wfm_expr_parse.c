@@ -212,11 +212,13 @@ bool wfm_expr__is_num(const wf_type *t)
     return k == WF_K_INT32 || k == WF_K_INT64 || k == WF_K_DOUBLE || k == WF_K_DECIMAL;
 }
 
+/* Reference types: Nothing converts to them and compares with them (WF4's CompensationToken
+ * is a class, so `token IsNot Nothing` holds once a CompensableActivity set it). */
 static bool is_ref(const wf_type *t)
 {
     wf_kind k = t->kind;
     return k == WF_K_STRING || k == WF_K_LIST || k == WF_K_RECORD || k == WF_K_EXCEPTION ||
-           k == WF_K_OBJECT || k == WF_K_NULL;
+           k == WF_K_OBJECT || k == WF_K_NULL || k == WF_K_TOKEN;
 }
 
 static int rank(wf_kind k)

@@ -4,9 +4,12 @@
  * callbacks (kind, table index), environments references (see env_ref), so the same
  * definition in another process rebuilds the same instance.
  *
- * Layout, version 1 (every number a LEB128 varint, "int" zig-zag, "str" length + bytes):
+ * Layout, version 2 (every number a LEB128 varint, "int" zig-zag, "str" length + bytes):
  *   "WFMS" version
- *   header   hash path node_count sched_state int:next_timer blocking_bookmarks
+ *   header   hash sha256 path node_count sched_state int:next_timer blocking_bookmarks
+ *            (hash: wfm_definition_hash, the store's identifier; sha256: 32 raw bytes,
+ *            wfm_definition_sha256, which restoring checks; version 1 has no sha256 and is
+ *            checked by hash alone)
  *   kinds    count (ns name)*            -- kinds named by the rest, in first-use order
  *   tree     count (node kind child_count id)*    -- preorder
  *   envs     count (slot_count parent_ref value*)* -- "free" environments (snapshots)
@@ -588,6 +591,7 @@ static void w_header(wfm_persist_writer *w, wf_buf *out)
     wf_buf_add(out, WFM_STATE_MAGIC, MAGIC_LEN);
     wf_codec_put_uint(out, WFM_STATE_VERSION);
     wf_codec_put_uint(out, ctx->def->hash);
+    wf_buf_add(out, ctx->def->sha256, sizeof ctx->def->sha256);
     wf_codec_put_str(out, ctx->def->path);
     wf_codec_put_uint(out, ctx->def->node_count);
     wf_codec_put_uint(out, ctx->state);
@@ -951,6 +955,8 @@ static void r_section(wfm_persist_reader *r, const char *what,
 typedef struct header {
     uint64_t version, hash, node_count, state, bookmarks;
     int64_t next_timer;
+    bool has_sha256; /* version >= 2 */
+    unsigned char sha256[32];
 } header;
 
 static wf_status corrupt_error(wfm_persist_reader *r, wf_error *err)
@@ -968,11 +974,17 @@ static wf_status r_header(wf_reader *in, header *h, char **path, wf_error *err)
         return wf_error_set(err, WF_E_CORRUPT, NULL,
                             "not a saved modern instance state (bad magic)");
     h->version = wf_codec_get_uint(in);
-    if (in->bad || h->version != WFM_STATE_VERSION)
+    if (in->bad || h->version < 1 || h->version > WFM_STATE_VERSION)
         return wf_error_set(err, WF_E_CORRUPT, NULL,
-                            "unknown instance state version %llu (this build reads %u)",
+                            "unknown instance state version %llu (this build reads 1 to %u)",
                             (unsigned long long)h->version, WFM_STATE_VERSION);
     h->hash = wf_codec_get_uint(in);
+    h->has_sha256 = h->version >= 2;
+    const void *digest = h->has_sha256 ? wf_codec_get_raw(in, sizeof h->sha256) : NULL;
+    if (h->has_sha256 && !digest)
+        return wf_error_set(err, WF_E_CORRUPT, NULL, "corrupt instance state: bad header");
+    if (digest)
+        memcpy(h->sha256, digest, sizeof h->sha256);
     bool nomem = false;
     char *p = wf_codec_get_str(in, &nomem);
     if (nomem)
@@ -1359,6 +1371,11 @@ wf_status wfm_instance_restore(wfm_runtime *rt, wfm_definition *def, const void 
                             "the state was saved from another definition (content hash "
                             "%016llx, %s has %016llx)",
                             (unsigned long long)h.hash, def->path, (unsigned long long)def->hash);
+    if (h.has_sha256 && memcmp(h.sha256, def->sha256, sizeof h.sha256) != 0)
+        return wf_error_set(err, WF_E_STATE, NULL,
+                            "the state was saved from another definition (its SHA-256 differs "
+                            "from that of %s)",
+                            def->path);
     if (h.node_count != def->node_count)
         return wf_error_set(err, WF_E_CORRUPT, NULL,
                             "corrupt instance state: the node count does not match");
@@ -1764,6 +1781,12 @@ wf_status wfm_state_to_json(wfm_runtime *rt, const void *data, size_t len, wf_bu
         char when[64];
         wf_datetime_format(h.next_timer, when, sizeof when);
         wf_buf_addf(&tmp, ",\"next_timer\":\"%s\"", when);
+    }
+    if (h.has_sha256) {
+        wf_buf_adds(&tmp, ",\"sha256\":\"");
+        for (size_t i = 0; i < sizeof h.sha256; i++)
+            wf_buf_addf(&tmp, "%02x", h.sha256[i]);
+        wf_buf_addc(&tmp, '"');
     }
     wf_free(path);
     j_body(&j);

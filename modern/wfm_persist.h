@@ -22,7 +22,7 @@
 #include "wfm_runtime.h"
 
 #define WFM_STATE_MAGIC   "WFMS"
-#define WFM_STATE_VERSION 1u
+#define WFM_STATE_VERSION 2u /* 2 adds the definition's SHA-256; version 1 is still read */
 
 /* Append the instance's state to `out` (out is left as it was on failure). Waits while the
  * worker pool runs the instance. WF_E_STATE inside a no-persist zone (an activity of a

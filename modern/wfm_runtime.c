@@ -640,6 +640,7 @@ static void run_slice(wfm_instance *inst, counts *c)
 /* Under rt->lock, after a worker turn or a host hold: queue again or wait for a timer. */
 static void after_run_locked(wfm_runtime *rt, wfm_instance *inst)
 {
+    assert(inst->ps == PS_RUNNING || inst->ps == PS_HOST); /* the table above */
     inst->ps = PS_NONE;
     wfm__sched_state s = inst->ctx.state;
     if (inst->unpool) {
@@ -670,6 +671,7 @@ static size_t take_locked(wfm_runtime *rt, wfm_instance **batch)
     size_t n = 0;
     while (rt->q_head && n < TAKE_MAX && n < share) {
         wfm_instance *inst = rt->q_head;
+        assert(inst->ps == PS_QUEUED); /* the queue holds queued instances only */
         rt->q_head = inst->q_next;
         inst->ps = PS_RUNNING;
         inst->wanted = false;

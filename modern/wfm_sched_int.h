@@ -166,6 +166,9 @@ typedef struct wfm__sched_host {
                   size_t in_count, const wf_value *out, size_t out_count, bool split);
     void *trace_ud;
     uint64_t max_steps; /* work items without going idle; 0: no limit */
+    bool replay;        /* native calls are skipped (wfm_migrate.h: rebuilding a position) */
+    bool (*replay_values)(void *ud, const char *activity, wfm_replay_values *out);
+    void *replay_ud;
 } wfm__sched_host;
 
 #define WFM__STATE_CLASSES 5 /* per-kind state pools: 16, 32, 64, 128, 256 bytes */

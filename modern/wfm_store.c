@@ -237,6 +237,70 @@ wf_status wfm_store_create(wfm_store *s, uint64_t definition_hash, wfm_store_id 
     return rc;
 }
 
+void wfm_store_new_id(wfm_store_id *out)
+{
+    wf_random_id(out->text);
+}
+
+wf_status wfm_store_insert(wfm_store *s, uint64_t definition_hash, const wfm_store_save_rec *rec,
+                           wf_error *err)
+{
+    char h[17];
+    hash_text(definition_hash, h);
+    assert(rec->id && strlen(rec->id) == 32); /* an id from wfm_store_new_id */
+    pthread_mutex_lock(&s->conn_lock);
+    wf_status rc = s->ops->insert(s, h, rec, now_ms(s), err);
+    if (rc == WF_OK) {
+        s->saves++;
+        s->commits++;
+    }
+    pthread_mutex_unlock(&s->conn_lock);
+    return rc;
+}
+
+wf_status wfm_store_suspend(wfm_store *s, const char *id, const char *reason, wf_error *err)
+{
+    pthread_mutex_lock(&s->conn_lock);
+    wf_status rc = s->ops->suspend(s, id, reason, now_ms(s), err);
+    pthread_mutex_unlock(&s->conn_lock);
+    return rc;
+}
+
+wf_status wfm_store_create_id(wfm_store *s, uint64_t definition_hash, const char *id,
+                              wf_error *err)
+{
+    if (strlen(id) != 32 || strspn(id, "0123456789abcdef") != 32)
+        return wf_error_set(err, WF_E_USAGE, NULL,
+                            "instance id '%s' is not 32 lowercase hex digits", id);
+    char h[17];
+    hash_text(definition_hash, h);
+    pthread_mutex_lock(&s->conn_lock);
+    wf_status rc = s->ops->create(s, id, h, now_ms(s), err);
+    pthread_mutex_unlock(&s->conn_lock);
+    return rc;
+}
+
+wf_status wfm_store_create_ids(wfm_store *s, uint64_t definition_hash, const char *const *ids,
+                               size_t count, wf_error *err)
+{
+    for (size_t i = 0; i < count; i++)
+        if (strlen(ids[i]) != 32 || strspn(ids[i], "0123456789abcdef") != 32)
+            return wf_error_set(err, WF_E_USAGE, NULL,
+                                "instance id '%s' is not 32 lowercase hex digits", ids[i]);
+    if (!s->ops->create_many) {
+        wf_status rc = WF_OK;
+        for (size_t i = 0; i < count && rc == WF_OK; i++)
+            rc = wfm_store_create_id(s, definition_hash, ids[i], err);
+        return rc;
+    }
+    char h[17];
+    hash_text(definition_hash, h);
+    pthread_mutex_lock(&s->conn_lock);
+    wf_status rc = s->ops->create_many(s, ids, count, h, now_ms(s), err);
+    pthread_mutex_unlock(&s->conn_lock);
+    return rc;
+}
+
 /* Is `owner` a default owner id (default_owner) of another process on this machine that no
  * longer exists? Its leases may be taken over at once instead of after they expire. A pid
  * reused by another process only delays the takeover until the lease expires. */

@@ -67,8 +67,9 @@ typedef struct wfm_store_opts {
         .group_commit = true, .read_only = false, .must_exist = false, .clock_ms = NULL,           \
         .clock_ud = NULL                                                                           \
     }
-/* 1: the first schema; 2: pending_resumes (resumptions queued by another process). */
-#define WFM_STORE_SCHEMA_VERSION 2
+/* 1: the first schema; 2: pending_resumes (resumptions queued by another process); 3:
+ * instances.attempts and instances.reason (runs that never ended, quarantine). */
+#define WFM_STORE_SCHEMA_VERSION 3
 
 wf_status wfm_store_open(const wfm_store_opts *opts, wfm_store **out, wf_error *err);
 void wfm_store_close(wfm_store *store); /* accepts NULL */
@@ -83,8 +84,27 @@ typedef struct wfm_store_id {
     char text[33];
 } wfm_store_id;
 
+/* A fresh random id (no store row yet: wfm_store_insert creates it). */
+void wfm_store_new_id(wfm_store_id *out);
+/* A new instance row without state (status "Created", leased to this owner). Hosts use
+ * wfm_store_insert instead, which writes the row and its first state at once. */
 wf_status wfm_store_create(wfm_store *store, uint64_t definition_hash, wfm_store_id *out,
                            wf_error *err);
+/* The same under a given id (32 lowercase hex digits; WF_E_USAGE otherwise): an instance that
+ * keeps the id it had elsewhere (`wfbridge migrate-instances`). An id that exists: WF_E_STORE
+ * on SQLite; on PostgreSQL nothing happens (creates are idempotent there, to be sent again
+ * after a reconnect), so look it up first. */
+wf_status wfm_store_create_id(wfm_store *store, uint64_t definition_hash, const char *id,
+                              wf_error *err);
+/* `count` of them in one transaction where the backend can (SQLite; PostgreSQL: one each):
+ * all created or, on SQLite, none (an id that exists fails the whole call). */
+wf_status wfm_store_create_ids(wfm_store *store, uint64_t definition_hash,
+                               const char *const *ids, size_t count, wf_error *err);
+/* Attempts: taking a lease to run an instance (wfm_store_lock, wfm_store_claim) adds one to
+ * its `attempts`; a save that releases the lease (the run ended: idle, completed, stopped)
+ * sets it to 0 and wfm_store_release takes back its own one. So `attempts` counts the runs
+ * whose process died holding the lease, plus the one in progress (docs/durability.md,
+ * "Poisoned instances"). */
 wf_status wfm_store_lock(wfm_store *store, const char *id, wf_error *err);
 wf_status wfm_store_release(wfm_store *store, const char *id, wf_error *err);
 /* Renew the lease of every instance this owner holds (call periodically while running). */
@@ -112,6 +132,21 @@ typedef struct wfm_store_save_rec {
  * host took the instance over). Either everything in rec is written or nothing. */
 wf_status wfm_store_save(wfm_store *store, const wfm_store_save_rec *rec, wf_error *err);
 
+/* Create instance rec->id (wfm_store_new_id) of definition `definition_hash` and write its
+ * first save in one transaction: the row with its status and state, bookmarks and promoted
+ * properties, leased to this owner, or released when rec->release (then announced as work
+ * like a released save). A crash or a full disk leaves either all of it or no row at all.
+ * WF_E_STORE when the id exists; rec->resumes_through is ignored (nothing is queued yet). */
+wf_status wfm_store_insert(wfm_store *store, uint64_t definition_hash,
+                           const wfm_store_save_rec *rec, wf_error *err);
+
+/* Quarantine instance `id`, whose lease the caller holds: status "Suspended" with `reason`
+ * (kept until the next save), lease released, attempts back to 0, state untouched. No host
+ * claims it again; `wfbridge resume ID` (wfm_host_load, then a run) takes it up by hand and
+ * its next save records the status its state has. WF_E_LOCKED without the lease. */
+wf_status wfm_store_suspend(wfm_store *store, const char *id, const char *reason,
+                            wf_error *err);
+
 /* Read the state blob (wf_free *state) and status (static string in the store's table or a
  * copy into status[32]). WF_E_NOTFOUND for an unknown id. */
 wf_status wfm_store_load_state(wfm_store *store, const char *id, void **state, size_t *state_len,
@@ -129,6 +164,12 @@ typedef struct wfm_store_row {
     const char *bookmarks;       /* names separated by '\n' ("" for none) */
     int64_t pending_resumes;     /* resumptions queued for it (wfm_store_enqueue_resume) */
     const char *next_resume;     /* the bookmark of the first queued one, NULL if none */
+    int64_t attempts;            /* times taken to run (claimed or locked) since a run last
+                                    ended with a release: a run whose process died is one
+                                    that never ended */
+    const char *reason;          /* why it is "Suspended" (NULL otherwise) */
+    bool has_state;              /* false: a row a creator left before saving its state (a
+                                    store written by an older wfbridge); it cannot run */
 } wfm_store_row;
 
 typedef struct wfm_store_query {
@@ -212,6 +253,7 @@ typedef struct wfm_store_claimed {
     const void *state;       /* the saved state blob (NULL, 0 if none) */
     size_t state_len;
     int64_t pending_resumes; /* queued resumptions (wfm_store_enqueue_resume) */
+    int64_t attempts;        /* wfm_store_row.attempts, this claim included (>= 1) */
 } wfm_store_claimed;
 /* Called for each claimed instance, oldest first; the strings and the state are valid during
  * the call only. fn runs under the store's connection lock: it must not call the store.

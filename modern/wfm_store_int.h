@@ -83,6 +83,16 @@ struct wfm__store_ops {
                                 wf_error *err);
     wf_status (*create)(wfm_store *s, const char *id, const char *hash, int64_t now,
                         wf_error *err);
+    /* Optional (NULL: create, one at a time): `count` new rows in one transaction, all or
+     * none. */
+    wf_status (*create_many)(wfm_store *s, const char *const *ids, size_t count,
+                             const char *hash, int64_t now, wf_error *err);
+    /* wfm_store_insert: the row and its first save in one transaction. */
+    wf_status (*insert)(wfm_store *s, const char *hash, const wfm_store_save_rec *r,
+                        int64_t now, wf_error *err);
+    /* wfm_store_suspend (only while this owner holds the lease). */
+    wf_status (*suspend)(wfm_store *s, const char *id, const char *reason, int64_t now,
+                         wf_error *err);
     /* Take the lease of `id`: if `from` is NULL when it is free, ours or expired; else only
      * while `from` holds it (compare-and-set). *changed: whether it was taken. */
     wf_status (*take_lease)(wfm_store *s, const char *id, const char *from, int64_t now,

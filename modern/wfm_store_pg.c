@@ -38,13 +38,16 @@ enum pg_stmt {
     PS_CLAIM,
     PS_SAVE_STATE,
     PS_PUT_TRACKING,
+    PS_INSERT,
+    PS_SUSPEND,
     PS_COUNT
 };
 
 static const char *const pg_sql[PS_COUNT] = {
     [PS_SAVE] =
         "WITH u AS (UPDATE instances SET status = $4, state = $5, updated_ms = $3,"
-        " next_timer_us = $6, version = version + 1, save_token = $13,"
+        " next_timer_us = $6, version = version + 1, save_token = $13, reason = NULL,"
+        " attempts = CASE WHEN $7::boolean THEN 0 ELSE attempts END,"
         " owner = CASE WHEN $7::boolean THEN NULL ELSE owner END,"
         " lock_expires_ms = CASE WHEN $7::boolean THEN 0 ELSE $8::bigint END"
         " WHERE id = $1 AND owner = $2 AND lock_expires_ms >= $3 RETURNING id, version),"
@@ -65,13 +68,14 @@ static const char *const pg_sql[PS_COUNT] = {
         " WHERE $7::boolean AND $4 IN ('Created', 'Executing'))"
         " SELECT count(*), (SELECT count(*) FROM n), max(version) FROM u",
     [PS_TOKEN_OF] = "SELECT save_token FROM instances WHERE id = $1",
-    [PS_TAKE_LEASE] = "UPDATE instances SET owner = $1, lock_expires_ms = $2 WHERE id = $3"
+    [PS_TAKE_LEASE] = "UPDATE instances SET owner = $1, lock_expires_ms = $2,"
+                      " attempts = attempts + 1 WHERE id = $3"
                       " AND (owner IS NULL OR owner = $1 OR lock_expires_ms < $4)",
-    [PS_TAKE_FROM] = "UPDATE instances SET owner = $1, lock_expires_ms = $2 WHERE id = $3"
-                     " AND owner = $4",
+    [PS_TAKE_FROM] = "UPDATE instances SET owner = $1, lock_expires_ms = $2,"
+                     " attempts = attempts + 1 WHERE id = $3 AND owner = $4",
     [PS_OWNER_OF] = "SELECT owner FROM instances WHERE id = $1",
-    [PS_RELEASE] = "UPDATE instances SET owner = NULL, lock_expires_ms = 0"
-                   " WHERE id = $1 AND owner = $2",
+    [PS_RELEASE] = "UPDATE instances SET owner = NULL, lock_expires_ms = 0,"
+                   " attempts = greatest(attempts - 1, 0) WHERE id = $1 AND owner = $2",
     [PS_RENEW] = "UPDATE instances SET lock_expires_ms = $1 WHERE owner = $2"
                  " AND lock_expires_ms >= $3",
     [PS_CREATE] = "INSERT INTO instances(id, definition, status, created_ms, updated_ms, owner,"
@@ -86,7 +90,8 @@ static const char *const pg_sql[PS_COUNT] = {
         " (SELECT string_agg(name, E'\\n' ORDER BY name) FROM bookmarks b"
         "  WHERE b.instance = i.id),"
         " (SELECT count(*) FROM pending_resumes r WHERE r.instance = i.id),"
-        " (SELECT bookmark FROM pending_resumes r WHERE r.instance = i.id ORDER BY seq LIMIT 1)"
+        " (SELECT bookmark FROM pending_resumes r WHERE r.instance = i.id ORDER BY seq LIMIT 1),"
+        " i.attempts, i.reason, i.state IS NOT NULL"
         " FROM instances i LEFT JOIN definitions d ON d.hash = i.definition"
         " WHERE ($1::text IS NULL OR i.status = $1)"
         " AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM promoted p WHERE p.instance = i.id"
@@ -111,7 +116,8 @@ static const char *const pg_sql[PS_COUNT] = {
      * Rows another transaction has locked (being claimed, saved or renewed) are skipped; a
      * row that changed since the snapshot is checked again once locked (EvalPlanQual). */
     [PS_CLAIM] =
-        "WITH c AS (UPDATE instances SET owner = $1, lock_expires_ms = $2::bigint"
+        "WITH c AS (UPDATE instances SET owner = $1, lock_expires_ms = $2::bigint,"
+        " attempts = attempts + 1"
         " WHERE id IN (SELECT i.id FROM instances i"
         " WHERE (i.owner IS NULL OR i.lock_expires_ms < $3::bigint)"
         " AND (i.status IN ('Created', 'Executing') OR (i.status = 'Idle'"
@@ -120,9 +126,9 @@ static const char *const pg_sql[PS_COUNT] = {
         " (SELECT r.bookmark FROM pending_resumes r WHERE r.instance = i.id"
         " ORDER BY r.seq LIMIT 1)))))"
         " ORDER BY i.created_ms, i.id LIMIT $5::bigint FOR UPDATE SKIP LOCKED)"
-        " RETURNING id, status, definition, state, created_ms)"
+        " RETURNING id, status, definition, state, created_ms, attempts)"
         " SELECT c.id, c.status, c.definition, c.state,"
-        " (SELECT count(*) FROM pending_resumes r WHERE r.instance = c.id)"
+        " (SELECT count(*) FROM pending_resumes r WHERE r.instance = c.id), c.attempts"
         " FROM c ORDER BY c.created_ms, c.id",
     /* A save whose bookmarks and promoted properties are those this connection last wrote
      * (the names cache), that keeps its lease and deletes no queued resumption: the row only,
@@ -139,6 +145,26 @@ static const char *const pg_sql[PS_COUNT] = {
         " SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[])"
         " ON CONFLICT (instance, seq) DO UPDATE SET time_us = excluded.time_us,"
         " kind = excluded.kind, record = excluded.record",
+    /* wfm_store_insert: the row with its first state, bookmarks and promoted properties in
+     * one statement; $6 owner (NULL: released, then announced as work), $9 the save token
+     * (a statement run again after a dropped connection finds its own row) */
+    [PS_INSERT] =
+        "WITH i AS (INSERT INTO instances(id, definition, status, state, created_ms,"
+        " updated_ms, owner, lock_expires_ms, next_timer_us, version, save_token)"
+        " VALUES($1, $2, $3, $4, $5, $5, $6, $7, $8, 1, $9) ON CONFLICT (id) DO NOTHING"
+        " RETURNING id),"
+        " ib AS (INSERT INTO bookmarks(instance, name) SELECT i.id, b.n"
+        " FROM i, unnest($10::text[]) AS b(n) ON CONFLICT DO NOTHING),"
+        " ip AS (INSERT INTO promoted(instance, name, value)"
+        " SELECT DISTINCT ON (p.n) i.id, p.n, p.v"
+        " FROM i, unnest($11::text[], $12::text[]) WITH ORDINALITY AS p(n, v, o)"
+        " ORDER BY p.n, p.o DESC ON CONFLICT (instance, name) DO NOTHING),"
+        " n AS (SELECT pg_notify('wfbridge_work', i.id) FROM i WHERE $6::text IS NULL"
+        " AND $3 IN ('Created', 'Executing'))"
+        " SELECT count(*), (SELECT count(*) FROM n) FROM i",
+    [PS_SUSPEND] = "UPDATE instances SET status = 'Suspended', reason = $1, updated_ms = $2,"
+                   " owner = NULL, lock_expires_ms = 0, attempts = 0, version = version + 1"
+                   " WHERE id = $3 AND owner = $4",
 };
 
 static const char schema_v1[] =
@@ -170,7 +196,13 @@ static const char schema_v2[] =
     " token bigint NOT NULL DEFAULT 0, PRIMARY KEY(instance, seq));";
 
 /* Migrations from version N to N+1, index 0 creating version 1 (as in the SQLite backend). */
-static const char *const migrations[WFM_STORE_SCHEMA_VERSION] = {schema_v1, schema_v2};
+/* Version 3: unfinished runs per instance (quarantine) and why an instance is Suspended. */
+static const char schema_v3[] =
+    "ALTER TABLE instances ADD COLUMN attempts bigint NOT NULL DEFAULT 0;"
+    "ALTER TABLE instances ADD COLUMN reason text;";
+
+static const char *const migrations[WFM_STORE_SCHEMA_VERSION] = {schema_v1, schema_v2,
+                                                                  schema_v3};
 
 static const char *const tables[] = {"wfbridge_meta", "definitions", "instances", "bookmarks",
                                      "promoted",      "tracking",    "pending_resumes"};
@@ -304,7 +336,7 @@ static void p_blob(pg_params *p, const void *data, size_t len)
 static const char *const stmt_names[PS_COUNT] = {
     "save",    "token_of", "take_lease", "take_from", "owner_of",     "release", "renew",
     "create",  "put_def",  "load",       "query",     "props",        "enqueue", "seq_of_token",
-    "pending", "claim",    "save_state", "put_tracking"};
+    "pending", "claim",    "save_state", "put_tracking", "insert", "suspend"};
 
 /* Prepare statement `id` in this session unless it is already. */
 static wf_status ensure_prepared(wfm_store *s, enum pg_stmt id, wf_error *err)
@@ -912,6 +944,70 @@ static wf_status pg_write_batch(wfm_store *s, wfm__pending_save *batch, int64_t 
     return rc;
 }
 
+/* wfm_store_insert: one statement (so one transaction). Run again after a dropped
+ * connection, it finds the row there: its token says whether that is this insert. */
+static wf_status pg_insert(wfm_store *s, const char *hash, const wfm_store_save_rec *r,
+                           int64_t now, wf_error *err)
+{
+    int64_t token = 0;
+    wf_random_bytes(&token, sizeof token);
+    token = (int64_t)((uint64_t)token >> 1) | 1;
+    wf_buf bm, names, values;
+    wf_buf_init(&bm);
+    wf_buf_init(&names);
+    wf_buf_init(&values);
+    array_literal(&bm, r->bookmarks, r->bookmark_count);
+    array_literal(&names, r->prop_names, r->prop_count);
+    array_literal(&values, r->prop_values, r->prop_count);
+    pg_params q = {0};
+    p_text(&q, r->id);
+    p_text(&q, hash);
+    p_text(&q, r->status);
+    p_blob(&q, r->state, r->state_len);
+    p_int(&q, now);
+    p_text(&q, r->release ? NULL : s->owner);
+    p_int(&q, r->release ? 0 : now + s->lease_ms);
+    p_int(&q, r->next_timer_us);
+    p_int(&q, token);
+    p_text(&q, bm.data);
+    p_text(&q, names.data);
+    p_text(&q, values.data);
+    PGresult *res = NULL;
+    wf_status rc = bm.oom || names.oom || values.oom
+                       ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory saving")
+                       : run(s, PS_INSERT, &q, &res, err);
+    bool inserted = rc == WF_OK && PQntuples(res) > 0 && col_int(res, 0, 0) > 0;
+    PQclear(res);
+    if (rc == WF_OK && !inserted && (rc = committed(s, r->id, token, &inserted, err)) == WF_OK &&
+        !inserted)
+        rc = wfm__store_fail(s, WF_E_STORE, err, "instance '%s' already exists", r->id);
+    wfm__names_forget(s, r->id);
+    wf_buf_fini(&bm);
+    wf_buf_fini(&names);
+    wf_buf_fini(&values);
+    return rc;
+}
+
+static wf_status pg_suspend(wfm_store *s, const char *id, const char *reason, int64_t now,
+                            wf_error *err)
+{
+    pg_params p = {0};
+    p_text(&p, reason);
+    p_int(&p, now);
+    p_text(&p, id);
+    p_text(&p, s->owner);
+    int changes = 0;
+    wfm__names_forget(s, id);
+    wf_status rc = run_cmd(s, PS_SUSPEND, &p, &changes, err);
+    if (rc != WF_OK || changes > 0)
+        return rc;
+    char *owner = NULL;
+    bool exists = false;
+    rc = pg_owner_of(s, id, &owner, &exists, err);
+    wf_free(owner);
+    return rc == WF_OK ? wfm__store_lock_failure(s, id, exists, err) : rc;
+}
+
 /* ---- reading ----------------------------------------------------------------------------- */
 
 static wf_status pg_load_state(wfm_store *s, const char *id, void **state, size_t *state_len,
@@ -965,7 +1061,8 @@ static wf_status pg_query_rows(wfm_store *s, const wfm_store_query *q, wfm_store
                              col_int(r, i, 5),     col_text(r, i, 6),
                              col_int(r, i, 7),     col_int(r, i, 8),
                              bm ? bm : "",         col_int(r, i, 10),
-                             col_text(r, i, 11)};
+                             col_text(r, i, 11),   col_int(r, i, 12),
+                             col_text(r, i, 13),   strcmp(PQgetvalue(r, i, 14), "t") == 0};
         if (!fn(ud, &row))
             break;
     }
@@ -1137,7 +1234,7 @@ static wf_status pg_claim(wfm_store *s, size_t max, int64_t now, int64_t now_us,
         }
         wfm_store_claimed c = {PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
                                strtoull(PQgetvalue(r, i, 2), NULL, 16), len ? blob : NULL, len,
-                               col_int(r, i, 4)};
+                               col_int(r, i, 4), col_int(r, i, 5)};
         bool more = fn(ud, &c);
         PQfreemem(blob);
         if (!more)
@@ -1207,6 +1304,8 @@ const wfm__store_ops wfm__store_pg_ops = {
     .close = pg_close,
     .put_definition = pg_put_definition,
     .create = pg_create,
+    .insert = pg_insert,
+    .suspend = pg_suspend,
     .take_lease = pg_take_lease,
     .owner_of = pg_owner_of,
     .release = pg_release,

@@ -46,6 +46,7 @@ enum stmt_id {
     ST_CREATE,
     ST_CLAIM,
     ST_PUT_TRACKING,
+    ST_INSERT,
     ST_COUNT
 };
 
@@ -57,7 +58,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_RELEASE] = "RELEASE one_save",
     [ST_ROLLBACK_TO] = "ROLLBACK TO one_save",
     [ST_SAVE] = "UPDATE instances SET status = ?1, state = ?2, updated_ms = ?3,"
-                " next_timer_us = ?4, version = version + 1,"
+                " next_timer_us = ?4, version = version + 1, reason = NULL,"
+                " attempts = CASE WHEN ?5 THEN 0 ELSE attempts END,"
                 " owner = CASE WHEN ?5 THEN NULL ELSE owner END,"
                 " lock_expires_ms = CASE WHEN ?5 THEN 0 ELSE ?6 END"
                 " WHERE id = ?7 AND owner = ?8 AND lock_expires_ms >= ?3 RETURNING version",
@@ -67,20 +69,22 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_INSERT_PROMOTED] = "INSERT OR REPLACE INTO promoted(instance, name, value)"
                            " VALUES(?, ?, ?)",
     [ST_DELETE_RESUMES] = "DELETE FROM pending_resumes WHERE instance = ? AND seq <= ?",
-    [ST_TAKE_LEASE] = "UPDATE instances SET owner = ?1, lock_expires_ms = ?2 WHERE id = ?3"
+    [ST_TAKE_LEASE] = "UPDATE instances SET owner = ?1, lock_expires_ms = ?2,"
+                      " attempts = attempts + 1 WHERE id = ?3"
                       " AND (owner IS NULL OR owner = ?1 OR lock_expires_ms < ?4)",
-    [ST_TAKE_FROM] = "UPDATE instances SET owner = ?1, lock_expires_ms = ?2 WHERE id = ?3"
-                     " AND owner = ?4",
+    [ST_TAKE_FROM] = "UPDATE instances SET owner = ?1, lock_expires_ms = ?2,"
+                     " attempts = attempts + 1 WHERE id = ?3 AND owner = ?4",
     [ST_OWNER_OF] = "SELECT owner FROM instances WHERE id = ?",
-    [ST_RELEASE_LEASE] = "UPDATE instances SET owner = NULL, lock_expires_ms = 0"
-                         " WHERE id = ? AND owner = ?",
+    [ST_RELEASE_LEASE] = "UPDATE instances SET owner = NULL, lock_expires_ms = 0,"
+                         " attempts = max(attempts - 1, 0) WHERE id = ? AND owner = ?",
     [ST_RENEW] = "UPDATE instances SET lock_expires_ms = ? WHERE owner = ?"
                  " AND lock_expires_ms >= ?",
     [ST_CREATE] = "INSERT INTO instances(id, definition, status, created_ms, updated_ms,"
                   " owner, lock_expires_ms) VALUES(?, ?, 'Created', ?, ?, ?, ?)",
     /* wfm_store_claim: ?1 owner, ?2 new expiry, ?3 now (ms), ?4 now (us, timers), ?5 max */
     [ST_CLAIM] =
-        "UPDATE instances SET owner = ?1, lock_expires_ms = ?2 WHERE id IN (SELECT i.id"
+        "UPDATE instances SET owner = ?1, lock_expires_ms = ?2, attempts = attempts + 1"
+        " WHERE id IN (SELECT i.id"
         " FROM instances i WHERE (i.owner IS NULL OR i.lock_expires_ms < ?3)"
         " AND (i.status IN ('Created', 'Executing') OR (i.status = 'Idle'"
         " AND ((i.next_timer_us > 0 AND i.next_timer_us <= ?4)"
@@ -89,9 +93,14 @@ static const char *const stmt_sql[ST_COUNT] = {
         " ORDER BY r.seq LIMIT 1)))))"
         " ORDER BY i.created_ms, i.id LIMIT ?5)"
         " RETURNING id, status, definition, state, created_ms,"
-        " (SELECT count(*) FROM pending_resumes r WHERE r.instance = instances.id)",
+        " (SELECT count(*) FROM pending_resumes r WHERE r.instance = instances.id), attempts",
     [ST_PUT_TRACKING] = "INSERT OR REPLACE INTO tracking(instance, seq, time_us, kind, record)"
                         " VALUES(?, ?, ?, ?, ?)",
+    /* wfm_store_insert: ?1 id, ?2 definition, ?3 status, ?4 state, ?5 now, ?6 owner (NULL:
+     * released), ?7 lease expiry, ?8 next timer */
+    [ST_INSERT] = "INSERT INTO instances(id, definition, status, state, created_ms, updated_ms,"
+                  " owner, lock_expires_ms, next_timer_us, version)"
+                  " VALUES(?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, 1)",
 };
 
 typedef struct sq_conn {
@@ -132,9 +141,16 @@ static const char schema_v2[] =
     " bookmark TEXT NOT NULL, payload_json TEXT NOT NULL, created_ms INTEGER NOT NULL,"
     " PRIMARY KEY(instance, seq)) WITHOUT ROWID;";
 
+/* Version 3: how many runs of an instance never ended (a poisoned instance is quarantined
+ * after some) and why an instance is Suspended. */
+static const char schema_v3[] =
+    "ALTER TABLE instances ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE instances ADD COLUMN reason TEXT;";
+
 /* Migrations from version N to N+1; index 0 is the creation of version 1. A future schema
  * adds its step here and bumps WFM_STORE_SCHEMA_VERSION; migrate() then records the version. */
-static const char *const migrations[WFM_STORE_SCHEMA_VERSION] = {schema_v1, schema_v2};
+static const char *const migrations[WFM_STORE_SCHEMA_VERSION] = {schema_v1, schema_v2,
+                                                                  schema_v3};
 
 static wf_status db_error(wfm_store *s, wf_error *err, const char *what)
 {
@@ -549,6 +565,20 @@ static wf_status sq_create(wfm_store *s, const char *id, const char *hash, int64
     return rc;
 }
 
+static wf_status sq_create_many(wfm_store *s, const char *const *ids, size_t count,
+                                const char *hash, int64_t now, wf_error *err)
+{
+    wf_error ignored = WF_ERROR_INIT;
+    wf_status rc = run(s, ST_BEGIN_IMMEDIATE, NULL, err, "");
+    for (size_t i = 0; rc == WF_OK && i < count; i++)
+        rc = sq_create(s, ids[i], hash, now, err);
+    if (rc == WF_OK)
+        rc = run(s, ST_COMMIT, NULL, err, "");
+    if (rc != WF_OK && !sqlite3_get_autocommit(db_of(s)))
+        run(s, ST_ROLLBACK, NULL, &ignored, "");
+    return rc;
+}
+
 static wf_status sq_take_lease(wfm_store *s, const char *id, const char *from, int64_t now,
                                bool *changed, wf_error *err)
 {
@@ -598,6 +628,76 @@ static wf_status sq_renew(wfm_store *s, int64_t now, wf_error *err)
 }
 
 /* ---- saving ------------------------------------------------------------------------------ */
+
+static wf_status write_names(wfm_store *s, enum stmt_id id, const char *instance,
+                             const char *const *names, const char *const *values, size_t count,
+                             wf_error *err);
+
+/* The new row with its first state (inside the caller's transaction). */
+static wf_status insert_row(wfm_store *s, const char *hash, const wfm_store_save_rec *r,
+                            int64_t now, wf_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    wf_status rc = stmt(s, ST_INSERT, &st, err);
+    if (rc != WF_OK)
+        return rc;
+    sqlite3_bind_text(st, 1, r->id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, hash, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, r->status, -1, SQLITE_STATIC);
+    if (r->state)
+        sqlite3_bind_blob(st, 4, r->state, (int)r->state_len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, now);
+    if (!r->release)
+        sqlite3_bind_text(st, 6, s->owner, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 7, r->release ? 0 : now + s->lease_ms);
+    sqlite3_bind_int64(st, 8, r->next_timer_us);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = db_error(s, err, "store");
+    done(st);
+    return rc;
+}
+
+static wf_status sq_insert(wfm_store *s, const char *hash, const wfm_store_save_rec *r,
+                           int64_t now, wf_error *err)
+{
+    wf_error ignored = WF_ERROR_INIT;
+    wfm__names_forget(s, r->id);
+    wf_status rc = run(s, ST_BEGIN_IMMEDIATE, NULL, err, "");
+    if (rc == WF_OK)
+        rc = insert_row(s, hash, r, now, err);
+    if (rc == WF_OK)
+        rc = write_names(s, ST_INSERT_BOOKMARK, r->id, r->bookmarks, NULL, r->bookmark_count,
+                         err);
+    if (rc == WF_OK)
+        rc = write_names(s, ST_INSERT_PROMOTED, r->id, r->prop_names, r->prop_values,
+                         r->prop_count, err);
+    if (rc == WF_OK)
+        rc = run(s, ST_COMMIT, NULL, err, "");
+    if (rc != WF_OK && !sqlite3_get_autocommit(db_of(s)))
+        run(s, ST_ROLLBACK, NULL, &ignored, "");
+    return rc;
+}
+
+static wf_status sq_suspend(wfm_store *s, const char *id, const char *reason, int64_t now,
+                            wf_error *err)
+{
+    int changes = 0;
+    wfm__names_forget(s, id);
+    wf_status rc = run_once(s,
+                            "UPDATE instances SET status = 'Suspended', reason = ?1,"
+                            " updated_ms = ?2, owner = NULL, lock_expires_ms = 0, attempts = 0,"
+                            " version = version + 1 WHERE id = ?3 AND owner = ?4",
+                            err, "titt", reason, now, id, s->owner);
+    if (rc == WF_OK)
+        changes = sqlite3_changes(db_of(s));
+    if (rc != WF_OK || changes > 0)
+        return rc;
+    char *owner = NULL;
+    bool exists = false;
+    rc = sq_owner_of(s, id, &owner, &exists, err);
+    wf_free(owner);
+    return rc == WF_OK ? wfm__store_lock_failure(s, id, exists, err) : rc;
+}
 
 static wf_status write_names(wfm_store *s, enum stmt_id id, const char *instance,
                              const char *const *names, const char *const *values, size_t count,
@@ -769,7 +869,8 @@ static const char query_sql[] =
     " i.lock_expires_ms, i.next_timer_us,"
     " (SELECT group_concat(name, char(10)) FROM bookmarks b WHERE b.instance = i.id),"
     " (SELECT count(*) FROM pending_resumes r WHERE r.instance = i.id),"
-    " (SELECT bookmark FROM pending_resumes r WHERE r.instance = i.id ORDER BY seq LIMIT 1)"
+    " (SELECT bookmark FROM pending_resumes r WHERE r.instance = i.id ORDER BY seq LIMIT 1),"
+    " i.attempts, i.reason, i.state IS NOT NULL"
     " FROM instances i LEFT JOIN definitions d ON d.hash = i.definition"
     " WHERE (?1 IS NULL OR i.status = ?1)"
     " AND (?2 IS NULL OR EXISTS (SELECT 1 FROM promoted p WHERE p.instance = i.id"
@@ -807,7 +908,9 @@ static wf_status sq_query_rows(wfm_store *s, const wfm_store_query *q, wfm_store
                              sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
                              col_text(st, 6), sqlite3_column_int64(st, 7),
                              sqlite3_column_int64(st, 8), bm ? bm : "",
-                             sqlite3_column_int64(st, 10), col_text(st, 11)};
+                             sqlite3_column_int64(st, 10), col_text(st, 11),
+                             sqlite3_column_int64(st, 12), col_text(st, 13),
+                             sqlite3_column_int(st, 14) != 0};
         if (!fn(ud, &row))
             break;
     }
@@ -931,7 +1034,7 @@ typedef struct claimed_row {
     char id[33];
     char status[32];
     uint64_t hash;
-    int64_t created_ms, pending;
+    int64_t created_ms, pending, attempts;
     size_t state_at, state_len; /* in the blob buffer; state_len 0: no state */
 } claimed_row;
 
@@ -966,6 +1069,7 @@ static bool copy_claimed(sqlite3_stmt *st, claimed_row **rows, size_t *n, size_t
     r->state_len = blob && len > 0 ? (size_t)len : 0;
     r->created_ms = sqlite3_column_int64(st, 4);
     r->pending = sqlite3_column_int64(st, 5);
+    r->attempts = sqlite3_column_int64(st, 6);
     return r->state_len == 0 || wf_buf_add(blobs, blob, r->state_len);
 }
 
@@ -1006,7 +1110,7 @@ static wf_status sq_claim(wfm_store *s, size_t max, int64_t now, int64_t now_us,
             const claimed_row *r = &rows[i];
             wfm_store_claimed c = {r->id, r->status, r->hash,
                                    r->state_len ? blobs.data + r->state_at : NULL, r->state_len,
-                                   r->pending};
+                                   r->pending, r->attempts};
             if (!fn(ud, &c))
                 break;
         }
@@ -1034,6 +1138,9 @@ const wfm__store_ops wfm__store_sqlite_ops = {
     .close = sq_close,
     .put_definition = sq_put_definition,
     .create = sq_create,
+    .create_many = sq_create_many,
+    .insert = sq_insert,
+    .suspend = sq_suspend,
     .take_lease = sq_take_lease,
     .owner_of = sq_owner_of,
     .release = sq_release,

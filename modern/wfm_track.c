@@ -564,10 +564,12 @@ static void write_batch(wfm_tracker *t, const chunk *c, size_t from, size_t to)
                               h.len[F_INSTANCE] == ABSENT ? NULL
                                                           : (const char *)c->data + from + sizeof h,
                               text, len);
-                if (t->file_count)
+                if (t->file_count) {
                     wf_buf_addc(&t->out, '\n');
-                else
+                } else { /* drop the text, keeping wf_buf's NUL at data[len] */
                     t->out.len = start;
+                    t->out.data[start] = '\0';
+                }
             }
         }
         from += h.size;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <nettle/sha2.h> /* the definition's digest */
+
 #include "../common/wf_file.h"
 #include "wfm_acts.h"
 
@@ -2119,6 +2121,19 @@ static const char *type_class(wfm_load *L, const wf_xml_node *c)
     return cls;
 }
 
+/* digest = SHA-256(data), or with `chain` SHA-256(digest || data): the definition's digest
+ * covers its file and then each activity type file it expands, in load order. */
+static void sha256_chain(unsigned char digest[SHA256_DIGEST_SIZE], bool chain, const void *data,
+                         size_t len)
+{
+    struct sha256_ctx c;
+    sha256_init(&c);
+    if (chain)
+        sha256_update(&c, SHA256_DIGEST_SIZE, digest);
+    sha256_update(&c, len, data);
+    sha256_digest(&c, SHA256_DIGEST_SIZE, digest);
+}
+
 /* Read and parse the type file at `path`; NULL when reported (at c) or out of memory. */
 static wfm__src *read_type(wfm_load *L, const wf_xml_node *c, const char *cls, const char *path)
 {
@@ -2155,6 +2170,7 @@ static wfm__src *read_type(wfm_load *L, const wf_xml_node *c, const char *cls, c
     /* the definition's identity covers the types it expands (a saved instance refuses a
        changed type, docs/durability.md) */
     L->def->hash = L->def->hash * 0x100000001b3ull ^ wf_hash_bytes(s->data, s->len);
+    sha256_chain(L->def->sha256, true, s->data, s->len);
     return s;
 }
 
@@ -2571,6 +2587,7 @@ static bool load_init(wfm_load *L, const wfm_load_opts *opts, const char *name, 
     def->arena = arena;
     def->path = path;
     def->hash = wf_hash_bytes(data, len);
+    sha256_chain(def->sha256, false, data, len);
     def->catalogue = opts->catalogue;
     def->types = opts->types;
     L->def = def;

@@ -123,7 +123,7 @@ START_TEST(durable_verbs_json)
     ck_assert_str_eq(wfbt_last_line(r.out), "{\"host\": {\"ran\": 1, \"closed\": 1, \"idle\": 0, "
                                             "\"faulted\": 0, \"canceled\": 0, "
                                             "\"terminated\": 0, \"executing\": 0, "
-                                            "\"failed\": 0}}");
+                                            "\"failed\": 0, \"suspended\": 0}}");
     wfbt_out_free(&r);
     wfbt_tmp_remove(tmp);
 }

@@ -239,7 +239,7 @@ START_TEST(choices_and_dependencies)
 {
     wfbt_out r = wfbt_run(ARGS("instances", "--status", "idle"));
     ASSERT_REFUSED(r, "wfbridge instances: error: --status takes one of Created, Executing, Idle, "
-                      "Closed, Faulted, Canceled, Terminated, not 'idle' (see 'wfbridge "
+                      "Closed, Faulted, Canceled, Terminated, Suspended, not 'idle' (see 'wfbridge "
                       "instances --help')\n");
     wfbt_out_free(&r);
     r = wfbt_run(ARGS("run", wfbt_data("args.xaml"), "--durability", "full"));

@@ -850,7 +850,7 @@ START_TEST(test_verify_cli_usage_errors)
     const char *a3[] = {"verify", ORDER_XOML, "--bogus", NULL};
     const char *a4[] = {"verify", ORDER_XOML, "--cases", "x.json", "--generate", "3", NULL};
     const char *const *all[] = {a1, a2, a3, a4};
-    const char *want[] = {"no IN.xoml", "--generate needs a positive number",
+    const char *want[] = {"no IN.xoml", "--generate needs a whole number from 1",
                           "unknown option '--bogus'", "exclude each other"};
     for (size_t i = 0; i < 4; i++) {
         char *err = NULL;

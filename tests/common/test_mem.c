@@ -1,6 +1,7 @@
 /* test_mem.c — allocator hooks and the fail-after test hook, arena alignment and zeroing,
  * pool slot reuse, wf_buf invariants (NUL, sticky oom, JSON escaping) and wf_strmap. */
 #include <check.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,6 +225,66 @@ START_TEST(test_hash_fnv1a_known_values)
 }
 END_TEST
 
+/* SipHash-2-4 against the reference vectors (key 00..0f, message 00..n-1). */
+START_TEST(test_siphash24_reference_vectors)
+{
+    unsigned char msg[16];
+    for (int i = 0; i < 16; i++)
+        msg[i] = (unsigned char)i;
+    const uint64_t k0 = 0x0706050403020100ULL, k1 = 0x0f0e0d0c0b0a0908ULL;
+    ck_assert_uint_eq(wf_siphash24(k0, k1, msg, 0), 0x726fdb47dd0e0e31ULL);
+    ck_assert_uint_eq(wf_siphash24(k0, k1, msg, 1), 0x74f839c593dc67fdULL);
+    ck_assert_uint_eq(wf_siphash24(k0, k1, msg, 2), 0x0d6c8009d9a94f5aULL);
+    ck_assert_uint_eq(wf_siphash24(k0, k1, msg, 8), 0x93f5f5799a932462ULL);
+    ck_assert_uint_eq(wf_siphash24(k0, k1, msg, 15), 0xa129ca6149be45e5ULL);
+    ck_assert_uint_eq(wf_siphash24(k0, k1, msg, 16), 0x3f2acc7f57c29bdbULL);
+    ck_assert_uint_ne(wf_siphash24(k0 ^ 1, k1, msg, 16), 0x3f2acc7f57c29bdbULL);
+}
+END_TEST
+
+/* Names from input files key the maps: many keys, the same lookups in two maps (each with
+ * its own key) give the same answers. */
+START_TEST(test_strmap_keyed_maps_agree)
+{
+    wf_strmap *a = wf_strmap_create(NULL), *b = wf_strmap_create(NULL);
+    char key[32];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(key, sizeof key, "act%d", i);
+        ck_assert_int_eq(wf_strmap_put(a, key, (void *)(intptr_t)(i + 1)), WF_OK);
+        ck_assert_int_eq(wf_strmap_put(b, key, (void *)(intptr_t)(i + 1)), WF_OK);
+    }
+    for (int i = 0; i < 5000; i++) {
+        snprintf(key, sizeof key, "act%d", i);
+        ck_assert_ptr_eq(wf_strmap_get(a, key), (void *)(intptr_t)(i + 1));
+        ck_assert_ptr_eq(wf_strmap_get(b, key), (void *)(intptr_t)(i + 1));
+    }
+    ck_assert_ptr_null(wf_strmap_get(a, "act5000"));
+    wf_strmap_destroy(a);
+    wf_strmap_destroy(b);
+}
+END_TEST
+
+/* The invariants wf_mem.h states are asserted where they can break (the process aborts):
+ * a buffer whose length was moved past its NUL, and a slot put back twice. */
+START_TEST(test_buf_broken_invariant_aborts)
+{
+    wf_buf b;
+    wf_buf_init(&b);
+    wf_buf_adds(&b, "abc");
+    b.data[b.len] = 'x'; /* no NUL at data[len] any more */
+    wf_buf_adds(&b, "d");
+}
+END_TEST
+
+START_TEST(test_pool_double_put_aborts)
+{
+    wf_pool *p = wf_pool_create(32, 4);
+    void *slot = wf_pool_get(p);
+    wf_pool_put(p, slot);
+    wf_pool_put(p, slot);
+}
+END_TEST
+
 static wf_status strmap_op(void *ud)
 {
     (void)ud;
@@ -258,6 +319,10 @@ Suite *common_mem_suite(void)
     tcase_add_test(core, test_strmap_put_get_remove_iterate);
     tcase_add_test(core, test_strmap_churn_with_tombstones);
     tcase_add_test(core, test_hash_fnv1a_known_values);
+    tcase_add_test(core, test_siphash24_reference_vectors);
+    tcase_add_test(core, test_strmap_keyed_maps_agree);
+    tcase_add_test_raise_signal(core, test_buf_broken_invariant_aborts, SIGABRT);
+    tcase_add_test_raise_signal(core, test_pool_double_put_aborts, SIGABRT);
     suite_add_tcase(s, core);
     TCase *nomem = tcase_create("nomem");
     tcase_add_test(nomem, test_fail_after_refuses_nth_and_later);

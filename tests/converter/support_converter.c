@@ -23,15 +23,18 @@ const char *wfc_test_lib_dirs(void)
     return buf;
 }
 
-/* The end of the value starting at p: the next " arg " / " event " keyword or the line end. */
+/* The end of the value starting at p: the next " arg " / " event " / " expect " keyword or
+ * the line end. */
 static const char *value_end(const char *p)
 {
     const char *end = p + strcspn(p, "\n");
-    const char *a = strstr(p, " arg "), *e = strstr(p, " event ");
+    const char *a = strstr(p, " arg "), *e = strstr(p, " event "), *x = strstr(p, " expect ");
     if (a && a < end)
         end = a;
     if (e && e < end)
         end = e;
+    if (x && x < end)
+        end = x;
     return end;
 }
 
@@ -43,15 +46,18 @@ void wfc_test_inputs_parse(const char *line, wfc_test_inputs *out)
         p += strspn(p, " \n");
         if (!*p)
             break;
-        bool is_arg = strncmp(p, "arg ", 4) == 0;
-        ck_assert_msg(is_arg || strncmp(p, "event ", 6) == 0, "bad inputs at '%s'", p);
-        p += is_arg ? 4 : 6;
+        bool is_arg = strncmp(p, "arg ", 4) == 0, is_expect = strncmp(p, "expect ", 7) == 0;
+        ck_assert_msg(is_arg || is_expect || strncmp(p, "event ", 6) == 0, "bad inputs at '%s'",
+                      p);
+        p += is_arg ? 4 : is_expect ? 7 : 6;
         const char *end = value_end(p);
         char *value = strndup(p, (size_t)(end - p));
         ck_assert_ptr_nonnull(value);
         if (is_arg && out->arg_count < 16)
             out->args[out->arg_count++] = value;
-        else if (!is_arg && out->event_count < 8)
+        else if (is_expect && out->expect_count < 8)
+            out->expects[out->expect_count++] = value;
+        else if (!is_arg && !is_expect && out->event_count < 8)
             out->events[out->event_count++] = value;
         else
             free(value);
@@ -65,6 +71,8 @@ void wfc_test_inputs_free(wfc_test_inputs *in)
         free(in->args[i]);
     for (size_t i = 0; i < in->event_count; i++)
         free(in->events[i]);
+    for (size_t i = 0; i < in->expect_count; i++)
+        free(in->expects[i]);
 }
 
 /* NAME=VALUE split in place into a static copy. */
@@ -246,6 +254,35 @@ static bool same_value(const wf_value *a, const wf_value *b)
     return wf_value_equal(a, b);
 }
 
+/* "NAME=TEXT": output NAME of o is TEXT (a string as it is, any other value as JSON), or
+ * "state=S": o ended in state S. */
+static void expect_output(const char *file, const outcome *o, const char *want)
+{
+    char name[128];
+    const char *text;
+    split(want, name, sizeof name, &text);
+    if (strcmp(name, "state") == 0) {
+        ck_assert_msg(strcmp(o->state, text) == 0, "%s: state %s, WF3 %s", file, o->state, text);
+        return;
+    }
+    for (size_t i = 0; i < o->count; i++) {
+        if (strcmp(o->names[i], name) != 0)
+            continue;
+        const wf_value *v = &o->values[i];
+        wf_buf got;
+        wf_buf_init(&got);
+        if (v->type->kind == WF_K_STRING)
+            wf_buf_adds(&got, wf_value_str(v));
+        else
+            wf_value_to_json(v, &got);
+        bool same = strcmp(got.data, text) == 0;
+        ck_assert_msg(same, "%s: %s is %s, WF3 gives %s", file, name, got.data, text);
+        wf_buf_fini(&got);
+        return;
+    }
+    ck_abort_msg("%s: no output %s", file, name);
+}
+
 void wfc_test_same_outcome(const char *xoml, const char *xaml, const wfc_test_inputs *in)
 {
     wf_types *types = wf_types_create();
@@ -275,6 +312,10 @@ void wfc_test_same_outcome(const char *xoml, const char *xaml, const wfc_test_in
             char *l = text_of(&legacy.values[k]), *m = text_of(&modern.values[i]);
             ck_abort_msg("%s: %s is %s in legacy, %s in modern", xaml, modern.names[i], l, m);
         }
+    }
+    for (size_t i = 0; i < in->expect_count; i++) {
+        expect_output(xoml, &legacy, in->expects[i]);
+        expect_output(xaml, &modern, in->expects[i]);
     }
     outcome_free(&legacy);
     outcome_free(&modern);

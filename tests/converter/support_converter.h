@@ -14,13 +14,17 @@
 const char *wfc_test_lib_dirs(void);
 
 /* One run's inputs, as one line of a case's `inputs` file:
- * "arg NAME=VALUE ... event NAME=PAYLOAD ..." (tokens separated by spaces; a PAYLOAD is JSON
- * when it parses, else a string). */
+ * "arg NAME=VALUE ... event NAME=PAYLOAD ... expect NAME=TEXT ..." (tokens separated by
+ * spaces; a PAYLOAD is JSON when it parses, else a string). An `expect` is what WF3 itself
+ * gives: output NAME as TEXT (a string as it is, other values as JSON), or `state=S` (Closed,
+ * Idle, Failed); both runtimes must give it. */
 typedef struct wfc_test_inputs {
     char *args[16];
     size_t arg_count;
     char *events[8];
     size_t event_count;
+    char *expects[8];
+    size_t expect_count;
 } wfc_test_inputs;
 
 void wfc_test_inputs_parse(const char *line, wfc_test_inputs *out);

@@ -157,6 +157,9 @@ static const char *const golden[] = {
     "fault_handlers", "terminate",          "needs_interop", "rules_operators",
     "rules_bitwise",  "replicator_foreach", "scopes",        "state_machine",
     "composite_type", "workflow_services",
+    /* conversion fidelity: each case's inputs say what WF3 itself gives (`expect`) */
+    "compensate_explicit", "compensate_loop", "compensate_child_in_handler",
+    "cancel_handlers",     "nested_states",
 };
 
 START_TEST(test_golden_case_converts_and_runs_like_legacy)
@@ -412,7 +415,8 @@ START_TEST(test_custom_composite_in_its_own_file)
     ck_assert_ptr_nonnull(strstr(c.xaml, "xmlns:t0=\"clr-namespace:Conv;assembly=convcases\""));
     ck_assert_ptr_nonnull(
         strstr(c.xaml, "<t0:ApprovalStep DisplayName=\"managerApproval\" Total=\"[Total]\" />"));
-    ck_assert_uint_eq(c.side.count, 1);
+    ck_assert_uint_eq(c.side.count, 2); /* the activity type, then the map */
+    ck_assert_str_eq(c.side.items[1].name, "uses_approval_step.xaml.map.json");
     ck_assert_str_eq(c.side.items[0].name, "ApprovalStep.xaml");
     ck_assert_ptr_nonnull(strstr(c.side.items[0].text, "<Activity x:Class=\"Conv.ApprovalStep\""));
     ck_assert_ptr_nonnull(strstr(c.side.items[0].text, "BookmarkName=\"ICases.Go\""));
@@ -553,7 +557,7 @@ START_TEST(test_composite_with_hosted_body_is_partial)
     ck_assert_int_eq(wfc_file_status(c.file), WFC_PARTIAL);
     ck_assert_uint_eq(count_diags(c.file, "warning", "interop", 2), 1);
     ck_assert(has_activity(c.file, "step", "Steps.OddStep", "mapped"));
-    ck_assert_uint_eq(c.side.count, 3);
+    ck_assert_uint_eq(c.side.count, 4); /* ..., the activity type, the map */
     ck_assert_str_eq(c.side.items[2].name, "OddStep.xaml");
     ck_assert_ptr_nonnull(strstr(c.side.items[2].text, "<Interop DisplayName=\"pause\""));
     ck_assert_ptr_nonnull(strstr(c.xaml, "<t0:OddStep DisplayName=\"step\" Total=\"[Total]\" />"));
@@ -574,7 +578,8 @@ START_TEST(test_suspend_is_hosted_and_reviewed)
     ck_assert_uint_eq(count_diags(c.file, "review", "interop-suspend", 2), 1);
     ck_assert(has_activity(c.file, "pause", "Interop", "interop"));
     ck_assert(wfc_file_lost_more_than_designer(c.file));
-    ck_assert_uint_eq(c.side.count, 2); /* type library and body; no rules */
+    ck_assert_uint_eq(c.side.count, 3); /* type library and body; no rules; the map */
+    ck_assert_str_eq(c.side.items[2].name, "suspend.xaml.map.json");
     ck_assert_str_eq(c.side.items[0].name, "suspend.pause.activities.xml");
     ck_assert_str_eq(c.side.items[1].name, "suspend.pause.xoml");
     ck_assert_ptr_nonnull(strstr(c.xaml, "<Sequence DisplayName=\"Case\">\n    <Interop "
@@ -856,6 +861,82 @@ START_TEST(test_ignored_property_is_reported)
 }
 END_TEST
 
+/* The report's renderer: keeps the DOT text it is given. */
+static wf_status keep_dot(void *ud, const char *dot, wf_buf *svg, wf_error *err)
+{
+    (void)err;
+    wf_buf_adds(ud, dot);
+    wf_buf_adds(svg, "<svg></svg>");
+    return WF_OK;
+}
+
+/* A state machine is drawn as states and transitions, not as its containment tree. */
+START_TEST(test_state_machine_picture_has_states_and_transitions)
+{
+    converted c;
+    convert(CASES "/state_machine/state_machine.xoml", false, &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    wf_buf dots, html;
+    wf_buf_init(&dots);
+    wf_buf_init(&html);
+    ck_assert_int_eq(wfc_report_html(c.report, keep_dot, &dots, &html, NULL), WF_OK);
+    ck_assert_msg(strstr(dots.data, "\"Open\" -> \"Working\" [label=\"onGo\"];"), "%s",
+                  dots.data);
+    ck_assert_ptr_nonnull(strstr(dots.data, "\"Open\" [penwidth=3];"));
+    ck_assert_ptr_nonnull(strstr(dots.data, "\"Done\" [peripheries=2];"));
+    ck_assert_ptr_null(strstr(dots.data, "countEntry")); /* no activity inside a state */
+    wf_buf_fini(&dots);
+    wf_buf_fini(&html);
+    converted_free(&c);
+}
+END_TEST
+
+/* A zero Delay is an idle point in WF3 only: a review at its line, not a silent "mapped". */
+START_TEST(test_zero_delay_is_reported_at_its_line)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    convert_text(dir, "zero.xoml",
+                 "  <DelayActivity x:Name=\"tick\" TimeoutDuration=\"00:00:00\" />\n"
+                 "  <DelayActivity x:Name=\"wait\" TimeoutDuration=\"00:00:01\" />\n",
+                 &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_uint_eq(count_diags(c.file, "review", "delay-zero", 2), 1);
+    ck_assert_uint_eq(count_diags(c.file, "review", "delay-zero", 3), 0);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_PARTIAL);
+    ck_assert(wfc_file_lost_more_than_designer(c.file));
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* A native handler that would set a Delay's timeout is dropped: not "converted, 100%" but a
+ * partial file, the activity counted against coverage, and the rule says what to do. */
+START_TEST(test_dropped_handler_makes_the_file_partial)
+{
+    const char *dir = wf_test_tmpdir();
+    converted c;
+    convert_text(dir, "timeout.xoml",
+                 "  <DelayActivity x:Name=\"wait\" TimeoutDuration=\"00:00:05\" "
+                 "InitializeTimeoutDuration=\"Increment\" />\n",
+                 &c);
+    ck_assert_msg(c.status == WF_OK, "%s", c.err.message);
+    ck_assert_uint_eq(count_diags(c.file, "warning", "property-ignored", 2), 1);
+    ck_assert_int_eq(wfc_file_status(c.file), WFC_PARTIAL);
+    wf_buf b;
+    wf_buf_init(&b);
+    ck_assert_int_eq(wfc_report_markdown(c.report, &b, NULL), WF_OK);
+    ck_assert_msg(strstr(b.data, "| partial | 2 | 2 | 0 | 0 | 50% | 0 | 1 |"), "%s", b.data);
+    ck_assert_ptr_nonnull(strstr(b.data, "with --interop"));
+    wf_buf_reset(&b);
+    ck_assert_int_eq(wfc_report_json(c.report, &b, NULL), WF_OK);
+    ck_assert_ptr_nonnull(strstr(b.data, "\"action\": \"mapped\", \"behaviourLost\": true}"));
+    wf_buf_fini(&b);
+    converted_free(&c);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* Whatever the walk does not place is an error, never silently dropped. */
 START_TEST(test_activity_in_an_unhandled_position_is_not_dropped)
 {
@@ -918,6 +999,9 @@ Suite *convert_suite(void)
     tcase_add_test(bad, test_wcf_and_web_service_activities_fail_precisely);
     tcase_add_test(bad, test_activity_in_an_unhandled_position_is_not_dropped);
     tcase_add_test(bad, test_ignored_property_is_reported);
+    tcase_add_test(bad, test_dropped_handler_makes_the_file_partial);
+    tcase_add_test(bad, test_zero_delay_is_reported_at_its_line);
+    tcase_add_test(bad, test_state_machine_picture_has_states_and_transitions);
     suite_add_tcase(s, bad);
     TCase *nomem = tcase_create("nomem");
     tcase_set_timeout(nomem, 300);

@@ -79,7 +79,7 @@ START_TEST(test_file_converts_with_report)
              CASE, tmp, tmp, tmp, tmp);
     ck_assert_int_eq(convert_cmd(args), 0);
     assert_contains("r.csv", ",converted,activity,wait,ListenActivity,Pick,mapped,,,");
-    assert_contains("r.md", "| converted | 16 | 100% | 0 |");
+    assert_contains("r.md", "| converted | 16 | 11 | 5 | 0 | 100% | 0 | 4 |");
     assert_contains("pp.xaml", "<Pick DisplayName=\"wait\">");
     assert_contains("report.json", "\"status\": \"converted\"");
     assert_contains("report.json", "\"rule\": \"parallel-interleaving\"");
@@ -95,6 +95,31 @@ static bool have_program(const char *name)
     snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", name);
     return system(cmd) == 0;
 }
+
+/* Graphviz runs without a shell: a TMPDIR holding a quote and a command substitution is
+ * only a directory name (it used to end the quoted path in the `dot` command line and run
+ * the command). */
+START_TEST(test_html_dot_ignores_shell_syntax_in_tmpdir)
+{
+    if (!have_program("dot"))
+        return;
+    const char *marker = "wfb-dot-injected"; /* what the substitution would create, in the
+                                                 working directory of the shell */
+    char odd[2048], args[4096];
+    snprintf(odd, sizeof odd, "%s/it's $(touch %s)", tmp, marker);
+    ck_assert_int_eq(mkdir(odd, 0755), 0);
+    setenv("TMPDIR", odd, 1);
+    snprintf(args, sizeof args, "%s --check --html %s/r.html", CASE, tmp);
+    int rc = convert_cmd(args);
+    unsetenv("TMPDIR");
+    bool injected = exists(marker);
+    unlink(marker);
+    ck_assert(!injected);
+    ck_assert_int_eq(rc, 0);
+    assert_contains("r.html", "<h3>Converted</h3>\n<svg");
+    ck_assert_int_eq(rmdir(odd), 0); /* and no temporary file left in it */
+}
+END_TEST
 
 /* The HTML page draws both workflows with Graphviz when it is installed and says so when
  * not; in headless Chromium (when installed) it shows the summary table and an SVG. */
@@ -141,7 +166,7 @@ START_TEST(test_check_writes_no_definition)
     snprintf(path, sizeof path, "%s/pp.xaml", tmp);
     ck_assert(!exists(path));
     assert_contains("report.json", "\"output\": null");
-    assert_contains("stdout", "{\"converted\": 1, \"partial\": 0, \"failed\": 0");
+    assert_contains("stdout", "\"converted\": 1, \"partial\": 0, \"failed\": 0");
 }
 END_TEST
 
@@ -295,6 +320,7 @@ Suite *convert_cli_suite(void)
     tcase_add_test(core, test_file_converts_with_report);
     tcase_add_test(core, test_check_writes_no_definition);
     tcase_add_test(core, test_html_report_has_summary_and_pictures);
+    tcase_add_test(core, test_html_dot_ignores_shell_syntax_in_tmpdir);
     tcase_add_test(core, test_fail_on_loss_exits_one);
     tcase_add_test(core, test_output_into_an_existing_directory);
     tcase_add_test(core, test_interop_file_is_partial_with_its_composite);

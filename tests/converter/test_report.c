@@ -119,8 +119,47 @@ START_TEST(test_csv_and_markdown_carry_the_same_entries)
     ck_assert_ptr_nonnull(strstr(b.data, "in/a.rules,converted,diagnostic,"));
     wf_buf_reset(&b);
     ck_assert_int_eq(wfc_report_markdown(r, &b, NULL), WF_OK);
-    ck_assert_ptr_nonnull(strstr(b.data, "| in/a.xoml | converted | 2 | 50% | 1 |\n"));
+    ck_assert_ptr_nonnull(strstr(b.data, "| File | Status | Activities | Mapped | Invoke | "
+                                         "Interop | Coverage | Errors | Warnings |\n"));
+    ck_assert_ptr_nonnull(strstr(b.data, "| in/a.xoml | converted | 2 | 0 | 1 | 1 | 50% | 1 | 1 |\n"));
+    ck_assert_ptr_nonnull(strstr(b.data, "| **Total: 1 files** | 1 converted, 0 partial, 0 failed "
+                                         "| 2 | 0 | 1 | 1 | 50% | 1 | 1 |\n"));
     ck_assert_ptr_nonnull(strstr(b.data, "| pol\\|icy | PolicyActivity | Interop | interop | 5 |"));
+    wf_buf_fini(&b);
+    wfc_report_destroy(r);
+}
+END_TEST
+
+/* Names and messages come from the input: a cell starting like a formula is neutralised in
+ * CSV; in Markdown raw HTML is escaped and '|' cannot split a cell or a heading. */
+START_TEST(test_csv_and_markdown_neutralise_hostile_text)
+{
+    wfc_report *r = NULL;
+    ck_assert_int_eq(wfc_report_create(&r, NULL), WF_OK);
+    wfc_file *f = wfc_report_add_file(r, "a|<b>.xoml");
+    wfc_file_add_activity(f, "=HYPERLINK(\"http://x\")", "+CodeActivity", "-Sequence", 2,
+                          WFC_ACT_MAPPED);
+    wfc_file_add_diag(f, WFC_WARNING, 3, 1, "@rule", "<script>alert(1)</script> a|b");
+    wf_buf b;
+    wf_buf_init(&b);
+    ck_assert_int_eq(wfc_report_csv(r, &b, NULL), WF_OK);
+    ck_assert_ptr_nonnull(strstr(b.data, ",activity,\"'=HYPERLINK(\"\"http://x\"\")\","
+                                         "\"'+CodeActivity\",\"'-Sequence\",mapped,"));
+    ck_assert_ptr_nonnull(strstr(b.data, ",warning,\"'@rule\",3,1,"));
+    ck_assert_ptr_null(strstr(b.data, ",=")); /* no cell starts a formula */
+    wf_buf_reset(&b);
+    ck_assert_int_eq(wfc_report_markdown(r, &b, NULL), WF_OK);
+    ck_assert_ptr_null(strstr(b.data, "<script>"));
+    ck_assert_ptr_null(strstr(b.data, "<b>"));
+    ck_assert_ptr_nonnull(strstr(b.data, "&lt;script&gt;alert(1)&lt;/script&gt; a\\|b |"));
+    ck_assert_ptr_nonnull(strstr(b.data, "## a\\|&lt;b&gt;.xoml\n"));
+    /* every table row of the diagnostics has its 4 cells: 5 unescaped '|' */
+    const char *row = strstr(b.data, "| warning |");
+    ck_assert_ptr_nonnull(row);
+    size_t bars = 0;
+    for (const char *p = row; *p && *p != '\n'; p++)
+        bars += *p == '|' && p[-1] != '\\';
+    ck_assert_uint_eq(bars, 5);
     wf_buf_fini(&b);
     wfc_report_destroy(r);
 }
@@ -142,6 +181,39 @@ static wf_status no_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
     return WF_E_NOTFOUND;
 }
 
+static wf_status late_svg(void *ud, const char *dot, wf_buf *svg, wf_error *err)
+{
+    (void)dot, (void)svg;
+    int *calls = ud;
+    (*calls)++;
+    return wf_error_set(err, WF_E_LIMIT, NULL, "the time for drawing is used up");
+}
+
+/* A file too large to draw is not drawn; a renderer out of time stops the drawing; both are
+ * said on the page. */
+START_TEST(test_html_caps_the_pictures)
+{
+    wfc_report *r = NULL;
+    ck_assert_int_eq(wfc_report_create(&r, NULL), WF_OK);
+    wfc_file *big = wfc_report_add_file(r, "big.xoml");
+    for (int i = 0; i <= WFC_REPORT_PICTURE_MAX; i++)
+        wfc_file_add_activity(big, "a", "CodeActivity", "InvokeMethod", 1, WFC_ACT_INVOKE);
+    wfc_file_set_graphs(big, "digraph a {}", "digraph b {}");
+    for (int i = 0; i < 2; i++)
+        wfc_file_set_graphs(wfc_report_add_file(r, i ? "c.xoml" : "b.xoml"), "digraph a {}",
+                            "digraph b {}");
+    wf_buf b;
+    wf_buf_init(&b);
+    int calls = 0;
+    ck_assert_int_eq(wfc_report_html(r, late_svg, &calls, &b, NULL), WF_OK);
+    ck_assert_int_eq(calls, 1); /* big.xoml not drawn, b.xoml out of time, c.xoml not tried */
+    ck_assert_ptr_nonnull(strstr(b.data, "Not drawn: 401 activities"));
+    ck_assert_ptr_nonnull(strstr(b.data, "Drawing stopped"));
+    wf_buf_fini(&b);
+    wfc_report_destroy(r);
+}
+END_TEST
+
 START_TEST(test_html_has_summary_tables_and_pictures)
 {
     wfc_report *r = NULL;
@@ -154,11 +226,26 @@ START_TEST(test_html_has_summary_tables_and_pictures)
     ck_assert_int_eq(wfc_report_html(r, fake_svg, &calls, &b, NULL), WF_OK);
     ck_assert_int_eq(calls, 2);
     ck_assert_ptr_nonnull(strstr(b.data, "<table id=\"summary\">"));
+    /* the Markdown summary's columns, then a totals row */
+    ck_assert_ptr_nonnull(strstr(b.data, "<th>Coverage</th><th>Errors</th><th>Warnings</th>"));
     ck_assert_ptr_nonnull(strstr(b.data, "<td>in/a.xoml</td><td class=\"converted\">converted</td>"
-                                         "<td>1</td><td>0</td><td>1</td><td>0</td><td>100%</td>"));
+                                         "<td>1</td><td>0</td><td>1</td><td>0</td><td>100%</td>"
+                                         "<td>1</td><td>1</td>"));
+    ck_assert_ptr_nonnull(strstr(b.data, "<tr class=\"total\"><td>Total: 1 files</td><td>1 "
+                                         "converted, 0 partial, 0 failed</td><td>1</td>"));
+    ck_assert_ptr_nonnull(strstr(b.data, "<p id=\"legend\">"));
+    /* what to do per rule, and where with the file */
+    ck_assert_ptr_nonnull(strstr(b.data, "<table id=\"remediation\">"));
+    ck_assert_ptr_nonnull(strstr(b.data, "<td class=\"review\">parallel-interleaving</td><td>1"
+                                         "</td><td>Check that the branches"));
+    ck_assert_ptr_nonnull(strstr(b.data, "<td>in/a.xoml:4:2</td>"));
+    ck_assert_ptr_nonnull(strstr(b.data, "<td>in/a.rules:9:1</td>"));
     ck_assert_ptr_nonnull(strstr(b.data, "<tr class=\"invoke\"><td>step</td>"));
     ck_assert_ptr_nonnull(strstr(b.data, "<td>say &quot;hi&quot;</td>"));
-    ck_assert_ptr_nonnull(strstr(b.data, "<h3>Legacy</h3>\n<svg id=\"pic\">"));
+    /* every picture's ids are its own */
+    ck_assert_ptr_nonnull(strstr(b.data, "<h3>Legacy</h3>\n<svg id=\"f0-legacy-pic\">"));
+    ck_assert_ptr_nonnull(strstr(b.data, "<h3>Converted</h3>\n<svg id=\"f0-converted-pic\">"));
+    ck_assert_ptr_nonnull(strstr(b.data, "svg{max-width:100%;height:auto}"));
     ck_assert_ptr_null(strstr(b.data, "<?xml"));
     ck_assert_ptr_null(strstr(b.data, "no-pictures"));
     wf_buf_reset(&b);
@@ -207,6 +294,8 @@ Suite *report_suite(void)
     tcase_add_test(core, test_totals_count_the_scaffold_work_list);
     tcase_add_test(core, test_only_designer_losses_are_allowed);
     tcase_add_test(core, test_csv_and_markdown_carry_the_same_entries);
+    tcase_add_test(core, test_csv_and_markdown_neutralise_hostile_text);
+    tcase_add_test(core, test_html_caps_the_pictures);
     tcase_add_test(core, test_html_has_summary_tables_and_pictures);
     suite_add_tcase(s, core);
     TCase *nomem = tcase_create("nomem");

@@ -73,17 +73,23 @@ START_TEST(test_operator_fault_in_rule_is_not_wrapped)
 }
 END_TEST
 
+/* Run `file` (no rules, no inputs): it ends in `want` with `log` in Log. */
+static void run_logged(const char *file, wfl_exec_state want, const char *log)
+{
+    xt_env e;
+    xt_load(&e, file, NULL);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), want);
+    ck_assert_str_eq(xt_str(&e, "Log"), log);
+    xt_free(&e);
+}
+
 /* ---- 3. Compensate may name the activity that owns the handler ----------------------------- */
 /* The CompensationHandler of 'outer' compensates 'outer' itself: its completed compensatable
  * children are undone newest first, then the handler goes on. */
 START_TEST(test_compensate_may_target_the_handlers_owner)
 {
-    xt_env e;
-    xt_load(&e, "compensate_owner.xoml", NULL);
-    xt_start(&e);
-    ck_assert_int_eq(xt_run(&e), WFL_EXEC_FAULTED);
-    ck_assert_str_eq(xt_str(&e, "Log"), "AB219");
-    xt_free(&e);
+    run_logged("compensate_owner.xoml", WFL_EXEC_FAULTED, "AB219");
 }
 END_TEST
 
@@ -93,12 +99,16 @@ END_TEST
  * "2"), then outer (its handler: "9"). */
 START_TEST(test_handler_alone_compensates_nothing_else)
 {
-    xt_env e;
-    xt_load(&e, "compensate_handler_only.xoml", NULL);
-    xt_start(&e);
-    ck_assert_int_eq(xt_run(&e), WFL_EXEC_FAULTED);
-    ck_assert_str_eq(xt_str(&e, "Log"), "AB29");
-    xt_free(&e);
+    run_logged("compensate_handler_only.xoml", WFL_EXEC_FAULTED, "AB29");
+}
+END_TEST
+
+/* A Compensate naming `outer`: its handler compensates `second`, then the children it left
+ * (third, then first) are compensated, newest first; the default compensation above leaves
+ * them. */
+START_TEST(test_compensate_then_children_the_handler_left)
+{
+    run_logged("compensate_handler_then_rest.xoml", WFL_EXEC_CLOSED, "PQRqorpF");
 }
 END_TEST
 
@@ -290,6 +300,7 @@ Suite *legacy_fidelity_suite(void)
     tcase_add_test(core, test_operator_fault_in_rule_is_not_wrapped);
     tcase_add_test(core, test_compensate_may_target_the_handlers_owner);
     tcase_add_test(core, test_handler_alone_compensates_nothing_else);
+    tcase_add_test(core, test_compensate_then_children_the_handler_left);
     tcase_add_test(core, test_parallel_replicator_raises_child_completed_for_every_child);
     tcase_add_test(core, test_parallel_replicator_cancels_only_running_children);
     tcase_add_test(core, test_event_binds_e_and_sender);

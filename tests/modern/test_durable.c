@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <jansson.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1387,15 +1389,15 @@ START_TEST(load_unknown_completed_unsaved)
     ck_assert_ptr_null(d);
     WF_ASSERT_ERROR(err, WF_E_NOTFOUND, 0, 0, "no instance '0123456789abcdef0123456789abcdef'");
     wf_error_clear(&err);
-    /* created but never run: no saved state */
+    /* created but never run: not in the store (its row comes with its first save) */
     wfm_definition *def = NULL;
     ck_assert_int_eq(wfm_runtime_load(f.rt, DATA "delay.xaml", &def, NULL, &err), WF_OK);
     wfm_dinst *fresh = NULL;
     ck_assert_int_eq(wfm_host_new(f.host, def, &fresh, &err), WF_OK);
     wfm_definition_release(def);
-    ck_assert_int_eq(wfm_host_load(f.host, wfm_dinst_id(fresh), &d, &err), WF_E_STATE);
+    ck_assert_int_eq(wfm_host_load(f.host, wfm_dinst_id(fresh), &d, &err), WF_E_NOTFOUND);
     ck_assert_ptr_null(d);
-    WF_ASSERT_ERROR(err, WF_E_STATE, 0, 0, "no saved state");
+    WF_ASSERT_ERROR(err, WF_E_NOTFOUND, 0, 0, "no instance");
     wf_error_clear(&err);
     wfm_dinst_close(fresh);
     /* completed */
@@ -1846,13 +1848,13 @@ START_TEST(cli_host_once_json_ends_with_a_summary)
         last--;
     ck_assert_str_eq(last, "{\"host\": {\"ran\": 2, \"closed\": 0, \"idle\": 2, \"faulted\": 0, "
                            "\"canceled\": 0, \"terminated\": 0, \"executing\": 0, "
-                           "\"failed\": 0}}\n");
+                           "\"failed\": 0, \"suspended\": 0}}\n");
     cli_free(&r);
     r = cli(dir, host); /* both wait on their bookmark: nothing to run */
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
     ck_assert_str_eq(r.out, "{\"host\": {\"ran\": 0, \"closed\": 0, \"idle\": 0, \"faulted\": 0, "
                             "\"canceled\": 0, \"terminated\": 0, \"executing\": 0, "
-                            "\"failed\": 0}}\n");
+                            "\"failed\": 0, \"suspended\": 0}}\n");
     cli_free(&r);
     const char *plain[] = {"host", "--store", store, "--once", NULL};
     r = cli(dir, plain);
@@ -1933,6 +1935,280 @@ START_TEST(cli_store_uris_and_environment)
 }
 END_TEST
 
+/* ---- creation faults and poisoned instances ------------------------------------------------ */
+
+/* `wfbridge ARGS` with files limited to `fsize` bytes (a write past it fails with EFBIG, as
+ * on a full disk; SIGXFSZ ignored), in dir. */
+static cli_out cli_small_disk(const char *dir, const char *const *args, rlim_t fsize)
+{
+    char out_path[512], err_path[512], exe[512];
+    snprintf(out_path, sizeof out_path, "%s/cli.out", dir);
+    snprintf(err_path, sizeof err_path, "%s/cli.err", dir);
+    snprintf(exe, sizeof exe, "%s/bin/wfbridge", wf_test_build_dir());
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        struct rlimit lim = {fsize, fsize};
+        if (o < 0 || e < 0 || setrlimit(RLIMIT_FSIZE, &lim) != 0)
+            _exit(126);
+        signal(SIGXFSZ, SIG_IGN);
+        dup2(o, 1);
+        dup2(e, 2);
+        const char *argv[16] = {exe};
+        for (size_t i = 0; args[i] && i < 14; i++)
+            argv[i + 1] = args[i];
+        execv(exe, (char *const *)argv);
+        _exit(127);
+    }
+    return cli_wait(dir, pid);
+}
+
+static int64_t store_int(const char *store, const char *sql)
+{
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open_v2(store, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    int64_t n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+/* `start --count 2000` on a disk that fills up after a few instances: exit 2, and every
+ * instance that exists has its state and is named in the --json line (there used to be rows
+ * committed without a state, and no ids printed). */
+START_TEST(cli_start_on_a_full_disk_names_every_instance)
+{
+    char dir[256], store[512];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(store, sizeof store, "%s/full.db", dir);
+    const char *start[] = {"start", DATA "approve.xaml", "--store", store, "--count", "2000",
+                           "--arg", "Who=eve",           "--json",  NULL};
+    cli_out r = cli_small_disk(dir, start, 128 * 1024);
+    ck_assert_msg(r.rc == 2, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.err, "full.db: error:"));
+    json_t *line = json_loads(r.out, 0, NULL);
+    ck_assert_msg(line != NULL, "no JSON line: %s", r.out);
+    ck_assert_str_eq(json_string_value(json_object_get(line, "status")), "Failed");
+    json_t *ids = json_object_get(line, "ids");
+    size_t count = json_array_size(ids);
+    ck_assert_int_eq(json_integer_value(json_object_get(line, "count")), (json_int_t)count);
+    ck_assert_uint_gt(count, 0);
+    ck_assert_uint_lt(count, 2000);
+    ck_assert_int_eq(store_int(store, "SELECT count(*) FROM instances"), (int64_t)count);
+    ck_assert_int_eq(store_int(store, "SELECT count(*) FROM instances WHERE state IS NULL"), 0);
+    for (size_t i = 0; i < count; i++) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM instances WHERE id = '%s'",
+                 json_string_value(json_array_get(ids, i)));
+        ck_assert_int_eq(store_int(store, sql), 1);
+    }
+    json_decref(line);
+    cli_free(&r);
+    /* and a host runs every one of them */
+    const char *host[] = {"host", "--store", store, "--once", NULL};
+    r = cli(dir, host);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_uint_eq(count_of(r.out, " Idle\n"), count);
+    cli_free(&r);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* A new instance is not in the store until its first save, which writes the row and the
+ * state in one transaction: closing it unsaved leaves nothing behind. */
+START_TEST(new_instance_has_no_row_until_saved)
+{
+    fixture f;
+    fx_init(&f, NULL);
+    wf_error err = WF_ERROR_INIT;
+    wfm_definition *def = NULL;
+    ck_assert_int_eq(wfm_runtime_load(f.rt, DATA "approve.xaml", &def, NULL, &err), WF_OK);
+    wfm_dinst *d = NULL;
+    ck_assert_int_eq(wfm_host_new(f.host, def, &d, &err), WF_OK);
+    ck_assert_uint_eq(strlen(wfm_dinst_id(d)), 32);
+    void *blob = NULL;
+    size_t len = 0;
+    char status[32];
+    ck_assert_int_eq(wfm_store_load_state(f.store, wfm_dinst_id(d), &blob, &len, status, NULL,
+                                          &err),
+                     WF_E_NOTFOUND);
+    wf_error_clear(&err);
+    wfm_dinst_close(d);
+    ck_assert_int_eq(wfm_host_new(f.host, def, &d, &err), WF_OK);
+    ck_assert_int_eq(wfm_host_start(f.host, d, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_load_state(f.store, wfm_dinst_id(d), &blob, &len, status, NULL,
+                                          &err),
+                     WF_OK);
+    ck_assert_str_eq(status, "Created");
+    ck_assert_ptr_nonnull(blob);
+    wf_free(blob);
+    wfm_dinst_close(d);
+    wfm_definition_release(def);
+    fx_fini(&f);
+}
+END_TEST
+
+/* A row a creator of an older wfbridge left without its state, leased to a process that died:
+ * the host suspends it with the reason (it used to skip it forever, silently) and runs the
+ * others. */
+START_TEST(cli_host_suspends_a_row_without_state)
+{
+    char dir[256], store[512];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(store, sizeof store, "%s/stateless.db", dir);
+    const char *start[] = {"start", DATA "approve.xaml", "--store", store, "--arg", "Who=eve",
+                           NULL};
+    cli_out r = cli(dir, start);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    cli_free(&r);
+    char host_name[200], sql[1024];
+    gethostname(host_name, sizeof host_name);
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(0);
+    waitpid(dead, NULL, 0);
+    snprintf(sql, sizeof sql,
+             "INSERT INTO instances(id, definition, status, created_ms, updated_ms, owner,"
+             " lock_expires_ms) SELECT '00000000000000000000000000000abc', definition,"
+             " 'Created', 1, 1, '%s:%d:0badf00d', 9000000000000 FROM instances LIMIT 1",
+             host_name, (int)dead);
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(store, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    const char *host[] = {"host", "--store", store, "--once", NULL};
+    r = cli(dir, host);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "00000000000000000000000000000abc Suspended\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, " Idle\n"));
+    ck_assert_ptr_nonnull(strstr(r.err, "warning: instance 00000000000000000000000000000abc "
+                                        "suspended: it has no saved state"));
+    cli_free(&r);
+    const char *list[] = {"instances", "--store", store, "--status", "Suspended", "--json", NULL};
+    r = cli(dir, list);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"reason\": \"it has no saved state"));
+    cli_free(&r);
+    r = cli(dir, host); /* reported once: no host takes it again */
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_str_eq(r.out, "");
+    cli_free(&r);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* One poisoned instance (its native call kills the process) among good ones: each host it
+ * kills takes the others down too; after 3 such runs it runs alone in a child process,
+ * which it kills as well, and is quarantined (Suspended, with the reason, in `instances` and
+ * `inspect`); the good ones complete; `resume` takes it up by hand once it is cured. */
+START_TEST(cli_host_quarantines_a_poisoned_instance)
+{
+    char dir[256], store[512];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(store, sizeof store, "%s/poison.db", dir);
+    const char *lib = wf_test_lib_dir();
+    const char *bad[] = {"start", DATA "poison.xaml", "--store",    store, "--arg",
+                         "Tag=bad", "--lib-path",     lib,          NULL};
+    cli_out r = cli(dir, bad);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    char id[33];
+    snprintf(id, sizeof id, "%.32s", r.out);
+    cli_free(&r);
+    const char *good[] = {"start",    DATA "poison.xaml", "--store", store, "--arg", "Tag=good",
+                          "--count",  "4",                "--lib-path", lib, NULL};
+    r = cli(dir, good);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    cli_free(&r);
+    setenv("WFD_POISON", "bad", 1);
+    const char *host[] = {"host",      "--store", store, "--once",
+                          "--workers", "1", "--json", "--lib-path", lib, NULL};
+    for (int i = 0; i < 3; i++) { /* the poisoned one runs first and kills every host */
+        r = cli(dir, host);
+        ck_assert_msg(r.rc == -1, "run %d: rc %d: %s", i, r.rc, r.err);
+        cli_free(&r);
+    }
+    r = cli(dir, host);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_uint_eq(count_of(r.out, "{\"status\": \"Closed\""), 4);
+    ck_assert_uint_eq(count_of(r.out, "{\"status\": \"Suspended\""), 1);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"suspended\": 1}}"));
+    ck_assert_ptr_nonnull(strstr(r.err, "quarantined: its last 3 runs never ended"));
+    cli_free(&r);
+    r = cli(dir, host); /* nothing left to run: the quarantined one is not taken again */
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "{\"host\": {\"ran\": 0,"));
+    cli_free(&r);
+    const char *inspect[] = {"inspect", "--store", store, id, NULL};
+    r = cli(dir, inspect);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"status\": \"Suspended\""));
+    ck_assert_ptr_nonnull(strstr(r.out, "\"reason\": \"quarantined: its last 3 runs"));
+    cli_free(&r);
+    unsetenv("WFD_POISON");
+    const char *resume[] = {"resume", "--store", store, id, "--json", "--lib-path", lib, NULL};
+    r = cli(dir, resume);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"status\": \"Closed\""));
+    ck_assert_ptr_nonnull(strstr(r.out, "\"Done\": \"bad\""));
+    cli_free(&r);
+    const char *list[] = {"instances", "--store", store, "--status", "Closed", NULL};
+    r = cli(dir, list);
+    ck_assert_uint_eq(count_of(r.out, " Closed "), 5);
+    cli_free(&r);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* host --isolate: each instance runs in a child process of its own, so the poisoned one
+ * kills only its own run (reported failed, exit 2) and the good ones close in the first
+ * pass; its runs are counted, and after --max-attempts it is quarantined as without it. */
+START_TEST(cli_host_isolate_confines_a_crash_to_its_instance)
+{
+    char dir[256], store[512];
+    snprintf(dir, sizeof dir, "%s", wf_test_tmpdir());
+    snprintf(store, sizeof store, "%s/isolate.db", dir);
+    const char *lib = wf_test_lib_dir();
+    const char *bad[] = {"start", DATA "poison.xaml", "--store",    store, "--arg",
+                         "Tag=bad", "--lib-path",     lib,          NULL};
+    cli_out r = cli(dir, bad);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    cli_free(&r);
+    const char *good[] = {"start",    DATA "poison.xaml", "--store", store, "--arg", "Tag=good",
+                          "--count",  "3",                "--lib-path", lib, NULL};
+    r = cli(dir, good);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    cli_free(&r);
+    setenv("WFD_POISON", "bad", 1);
+    const char *host[] = {"host",         "--store", store, "--once",     "--isolate",
+                          "--max-attempts", "2",     "--json", "--lib-path", lib, NULL};
+    r = cli(dir, host);
+    ck_assert_msg(r.rc == 2, "rc %d: %s", r.rc, r.err); /* the host itself survives */
+    ck_assert_uint_eq(count_of(r.out, "{\"status\": \"Closed\""), 3);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"suspended\": 0}}"));
+    ck_assert_ptr_nonnull(strstr(r.err, "its process was killed by signal 9"));
+    cli_free(&r);
+    bool quarantined = false;
+    for (int pass = 0; pass < 3 && !quarantined; pass++) { /* counted until over the limit */
+        r = cli(dir, host);
+        ck_assert_msg(r.rc == 0 || r.rc == 2, "rc %d: %s", r.rc, r.err);
+        quarantined = strstr(r.out, "\"suspended\": 1}}") != NULL;
+        cli_free(&r);
+    }
+    ck_assert(quarantined);
+    const char *list[] = {"instances", "--store", store, "--status", "Suspended", NULL};
+    r = cli(dir, list);
+    ck_assert_uint_eq(count_of(r.out, " Suspended "), 1);
+    cli_free(&r);
+    unsetenv("WFD_POISON");
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 Suite *modern_durable_suite(void)
 {
     Suite *s = suite_create("modern_durable");
@@ -1968,6 +2244,11 @@ Suite *modern_durable_suite(void)
     tcase_add_test(tc, cli_start_creates_instances_a_host_runs);
     tcase_add_test(tc, cli_host_workers_and_sigterm);
     tcase_add_test(tc, cli_host_once_json_ends_with_a_summary);
+    tcase_add_test(tc, new_instance_has_no_row_until_saved);
+    tcase_add_test(tc, cli_host_suspends_a_row_without_state);
+    tcase_add_test(tc, cli_host_quarantines_a_poisoned_instance);
+    tcase_add_test(tc, cli_host_isolate_confines_a_crash_to_its_instance);
+    tcase_add_test(tc, cli_start_on_a_full_disk_names_every_instance);
     suite_add_tcase(s, tc);
     TCase *bad = tcase_create("bad_input");
     tcase_set_timeout(bad, 60);

@@ -30,6 +30,7 @@ enum {
     IN_EXC,
     IN_RO,
     IN_OBJS,
+    IN_TOKEN,
     IN_SLOTS
 };
 enum { OUT_X, OUT_S, OUT_NAMES, OUT_REC, OUT_SLOTS };
@@ -47,7 +48,22 @@ static wf_arena *arena;
 static wf_value inner_slots[IN_SLOTS], outer_slots[OUT_SLOTS];
 static wfm_env outer_env, inner_env;
 
-enum { T_DEC, T_I32, T_STR, T_BOOL, T_I64, T_DBL, T_OBJ, T_REC, T_LINT, T_DT, T_TS, T_EXC, T_LSTR };
+enum {
+    T_DEC,
+    T_I32,
+    T_STR,
+    T_BOOL,
+    T_I64,
+    T_DBL,
+    T_OBJ,
+    T_REC,
+    T_LINT,
+    T_DT,
+    T_TS,
+    T_EXC,
+    T_LSTR,
+    T_TOKEN
+};
 
 static const wf_type *type_of(int t)
 {
@@ -76,6 +92,8 @@ static const wf_type *type_of(int t)
         return &wf_type_timespan;
     case T_EXC:
         return &wf_exc_exception;
+    case T_TOKEN:
+        return &wf_type_token;
     default:
         return &wf_type_object;
     }
@@ -92,6 +110,7 @@ static const tname names[] = {
     {"objs", T_OBJ, 0, IN_OBJS, true},   {"outer_x", T_I32, 1, OUT_X, true},
     {"outer_s", T_STR, 1, OUT_S, true},  {"names", T_LSTR, 1, OUT_NAMES, true},
     {"orec", T_REC, 1, OUT_REC, true},   {"Default", T_I32, 0, IN_RO, false},
+    {"tok", T_TOKEN, 0, IN_TOKEN, true},
 };
 
 static bool resolve(void *ud, const char *name, size_t len, wfm_name *out)
@@ -1123,6 +1142,18 @@ START_TEST(test_nothing_converts_to_value_default)
 }
 END_TEST
 
+/* CompensationToken is a class in WF4: it compares with Nothing (a converted Compensate runs
+ * only while its target's token is set, docs/convert.md). */
+START_TEST(test_compensation_token_compares_with_nothing)
+{
+    CHECK_BOOL("[tok IsNot Nothing]", false);
+    CHECK_BOOL("[tok Is Nothing]", true);
+    inner_slots[IN_TOKEN] = (wf_value){&wf_type_token, {.i64 = 1}};
+    CHECK_BOOL("[tok IsNot Nothing]", true);
+    CHECK_BOOL("[tok <> Nothing]", true);
+}
+END_TEST
+
 /* Real literals with an exponent, for every suffix. Decimal ones are exact (the point moves
  * in the text, never through a double) and keep the places written, as .NET parses. */
 START_TEST(test_exponent_literals)
@@ -1928,6 +1959,7 @@ Suite *modern_expr_suite(void)
     tcase_add_test(tc, test_compat_lambdas);
     tcase_add_test(tc, test_default_of_each_type);
     tcase_add_test(tc, test_nothing_converts_to_value_default);
+    tcase_add_test(tc, test_compensation_token_compares_with_nothing);
     tcase_add_test(tc, test_exponent_literals);
     tcase_add_test(tc, test_xaml_assigns_defaults_and_exponents);
     suite_add_tcase(s, tc);

@@ -218,7 +218,8 @@ static void cycle(host *h, const char *path)
     wf_error err = WF_ERROR_INIT;
     ck_assert_msg(wfm_state_to_json(NULL, blob.data, blob.len, &json, &err) == WF_OK, "%s",
                   err.message);
-    ck_assert_ptr_nonnull(strstr(json.data, "\"version\":1"));
+    ck_assert_ptr_nonnull(strstr(json.data, "\"version\":2"));
+    ck_assert_ptr_nonnull(strstr(json.data, "\"sha256\":\""));
     wf_buf_fini(&json);
     host_close(h);
     host_open(h, path);
@@ -468,7 +469,7 @@ START_TEST(test_unknown_version_bad_magic_and_trailing_bytes_are_corrupt)
     wfm_state_info info;
     err = (wf_error)WF_ERROR_INIT;
     ck_assert_int_eq(wfm_state_peek(blob.data, blob.len, &info, &err), WF_E_CORRUPT);
-    blob.data[4] = 1;
+    blob.data[4] = WFM_STATE_VERSION;
     blob.data[0] = 'X';
     err = (wf_error)WF_ERROR_INIT;
     ck_assert_int_eq(wfm_instance_restore(h.rt, h.def, blob.data, blob.len, &inst, &err),
@@ -487,6 +488,44 @@ START_TEST(test_unknown_version_bad_magic_and_trailing_bytes_are_corrupt)
     ck_assert_uint_eq(info.blocking_bookmarks, 2);
     ck_assert_uint_eq(info.definition_hash, wfm_definition_hash(h.def));
     ck_assert(info.next_timer_us == INT64_MAX);
+    host_close(&h);
+    wf_buf_fini(&blob);
+    wf_buf_fini(&out);
+}
+END_TEST
+
+/* The state records its definition's SHA-256: a blob whose 64-bit content hash matches but
+ * whose SHA-256 does not (what a file colliding on the short hash would give) is refused; a
+ * version 1 blob of an older build (no SHA-256) still restores, checked by the short hash. */
+START_TEST(test_state_checks_the_definition_sha256_and_reads_version_1)
+{
+    wf_buf blob, out;
+    wf_buf_init(&blob);
+    wf_buf_init(&out);
+    blob_at(&cases[0], 0, &blob);
+    host h;
+    open_only(&h, &out, cases[0].path);
+    size_t at = 5; /* "WFMS", the version varint, then the hash varint */
+    while ((unsigned char)blob.data[at] & 0x80)
+        at++;
+    at++;
+    ck_assert(memcmp(blob.data + at, wfm_definition_sha256(h.def), 32) == 0);
+    wf_error err = WF_ERROR_INIT;
+    wfm_instance *inst = NULL;
+    blob.data[at + 7] ^= 1;
+    ck_assert_int_eq(wfm_instance_restore(h.rt, h.def, blob.data, blob.len, &inst, &err),
+                     WF_E_STATE);
+    WF_ASSERT_ERROR(err, WF_E_STATE, 0, 0, "SHA-256 differs");
+    ck_assert_ptr_null(inst);
+    blob.data[at + 7] ^= 1;
+    memmove(blob.data + at, blob.data + at + 32, blob.len - at - 32);
+    blob.len -= 32;
+    blob.data[4] = 1;
+    err = (wf_error)WF_ERROR_INIT;
+    ck_assert_msg(wfm_instance_restore(h.rt, h.def, blob.data, blob.len, &inst, &err) == WF_OK,
+                  "%s", err.message);
+    ck_assert_int_eq(wfm_instance_state_get(inst), WFM_INSTANCE_IDLE);
+    wfm_instance_destroy(inst);
     host_close(&h);
     wf_buf_fini(&blob);
     wf_buf_fini(&out);
@@ -793,6 +832,7 @@ Suite *modern_persist_suite(void)
     tcase_add_loop_test(tc, test_flipped_bits_never_crash, 0, SAMPLES);
     tcase_add_test(tc, test_unknown_version_bad_magic_and_trailing_bytes_are_corrupt);
     tcase_add_test(tc, test_restore_into_another_definition_is_a_state_error);
+    tcase_add_test(tc, test_state_checks_the_definition_sha256_and_reads_version_1);
     tcase_add_loop_test(tc, test_save_refused_in_no_persist_zone_and_for_unlisted_callbacks, 0,
                         3);
     tcase_add_test(tc, test_inspect_shows_activities_variables_and_bookmarks);

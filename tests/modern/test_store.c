@@ -293,6 +293,34 @@ START_TEST(test_store_lease_blocks_second_host_until_released)
 }
 END_TEST
 
+/* Instances created under given ids (migrate-instances keeps the legacy ids): leased to the
+ * creator; a malformed id is refused; on SQLite a batch holding an existing id creates none. */
+START_TEST(test_store_create_under_given_ids)
+{
+    wfm_store *a = open_store("host-a", 60000, false);
+    wfm_store *b = open_store("host-b", 60000, false);
+    wf_error err = WF_ERROR_INIT;
+    const char *ids[] = {"00000000000000000000000000000001", "00000000000000000000000000000002"};
+    ck_assert_int_eq(wfm_store_create_ids(a, 7, ids, 2, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_create_id(a, 7, "00000000000000000000000000000003", &err), WF_OK);
+    ck_assert_int_eq(wfm_store_lock(b, ids[1], &err), WF_E_LOCKED);
+    wf_error_clear(&err);
+    ck_assert_int_eq(save_simple(a, ids[1], "Idle", "x", true, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_lock(b, ids[1], &err), WF_OK);
+    ck_assert_int_eq(wfm_store_create_id(a, 7, "Not-Hex", &err), WF_E_USAGE);
+    wf_error_clear(&err);
+    if (!on_pg) { /* PostgreSQL creates them one by one, and a create that finds its row is a
+                     no-op there (so that a create sent again after a reconnect is harmless) */
+        const char *again[] = {"00000000000000000000000000000004", ids[0]};
+        ck_assert_int_ne(wfm_store_create_ids(a, 7, again, 2, &err), WF_OK);
+        wf_error_clear(&err);
+        ck_assert_int_eq(wfm_store_lock(a, again[0], &err), WF_E_NOTFOUND);
+    }
+    wfm_store_close(a);
+    wfm_store_close(b);
+}
+END_TEST
+
 START_TEST(test_store_expired_lease_of_killed_process_is_taken_over)
 {
     wf_error err = WF_ERROR_INIT;
@@ -771,11 +799,13 @@ START_TEST(test_store_version_1_is_migrated)
     wfm_store_close(s);
     ck_assert_int_eq(meta_version(), WFM_STORE_SCHEMA_VERSION);
     store_exec("DROP TABLE pending_resumes;"
+                "ALTER TABLE instances DROP COLUMN attempts;"
+                "ALTER TABLE instances DROP COLUMN reason;"
                 "UPDATE wfbridge_meta SET value = '1' WHERE key = 'schema_version';");
     ck_assert_int_eq(meta_version(), 1);
 
     s = open_store("host-b", 0, false);
-    ck_assert_int_eq(meta_version(), 2);
+    ck_assert_int_eq(meta_version(), WFM_STORE_SCHEMA_VERSION);
     void *blob = NULL;
     size_t len = 0;
     char status[32];
@@ -959,6 +989,8 @@ START_TEST(test_store_read_only_refuses_a_store_to_migrate)
     wfm_store *s = open_store("host-a", 0, false);
     wfm_store_close(s);
     store_exec("DROP TABLE pending_resumes;"
+                "ALTER TABLE instances DROP COLUMN attempts;"
+                "ALTER TABLE instances DROP COLUMN reason;"
                 "UPDATE wfbridge_meta SET value = '1' WHERE key = 'schema_version';");
     wfm_store_opts o = WFM_STORE_OPTS_INIT;
     o.path = path;
@@ -971,8 +1003,8 @@ START_TEST(test_store_next_schema_version_is_refused_untouched)
 {
     store_exec("CREATE TABLE wfbridge_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
                 "INSERT INTO wfbridge_meta VALUES('application', 'wfbridge-instance-store');"
-                "INSERT INTO wfbridge_meta VALUES('schema_version', '3');");
-    assert_refused_unchanged(WF_E_STORE, "version 3 is newer");
+                "INSERT INTO wfbridge_meta VALUES('schema_version', '4');");
+    assert_refused_unchanged(WF_E_STORE, "version 4 is newer");
 }
 END_TEST
 
@@ -1688,6 +1720,141 @@ START_TEST(test_store_tracking_records_are_written_and_replaced)
 }
 END_TEST
 
+/* The row of `id` as the store lists it: attempts, reason, has_state, status. */
+typedef struct row_seen {
+    const char *id;
+    bool found, has_state;
+    int64_t attempts;
+    char status[32], reason[256];
+} row_seen;
+
+static bool see_row(void *ud, const wfm_store_row *row)
+{
+    row_seen *r = ud;
+    if (strcmp(row->id, r->id) != 0)
+        return true;
+    r->found = true;
+    r->has_state = row->has_state;
+    r->attempts = row->attempts;
+    snprintf(r->status, sizeof r->status, "%s", row->status);
+    snprintf(r->reason, sizeof r->reason, "%s", row->reason ? row->reason : "");
+    return false;
+}
+
+static row_seen seen(wfm_store *s, const char *id)
+{
+    row_seen r = {.id = id};
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_query q = WFM_STORE_QUERY_INIT;
+    ck_assert_int_eq(wfm_store_query_rows(s, &q, see_row, &r, &err), WF_OK);
+    ck_assert(r.found);
+    return r;
+}
+
+static bool note_claimed(void *ud, const wfm_store_claimed *c)
+{
+    *(int64_t *)ud = c->attempts;
+    return true;
+}
+
+/* Attempts count the runs that never ended: a lock or a claim adds one, a save that releases
+ * clears it, a release gives back its own; a suspended instance keeps its state, leaves the
+ * claims and takes the next save's status. */
+START_TEST(test_store_attempts_count_unfinished_runs_and_suspend_quarantines)
+{
+    wfm_store *s = open_store("host-a", 0, false);
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_id id;
+    ck_assert_int_eq(wfm_store_create(s, 7, &id, &err), WF_OK);
+    ck_assert_int_eq(save_simple(s, id.text, "Executing", "s1", true, &err), WF_OK);
+    ck_assert_int_eq(seen(s, id.text).attempts, 0);
+    ck_assert_int_eq(wfm_store_lock(s, id.text, &err), WF_OK);
+    ck_assert_int_eq(seen(s, id.text).attempts, 1);
+    ck_assert_int_eq(wfm_store_release(s, id.text, &err), WF_OK);
+    ck_assert_int_eq(seen(s, id.text).attempts, 0);
+    int64_t attempts = 0;
+    size_t n = 0;
+    for (int run = 1; run <= 3; run++) { /* three hosts that died holding it */
+        ck_assert_int_eq(wfm_store_claim(s, 8, 0, note_claimed, &attempts, &n, &err), WF_OK);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_int_eq(attempts, run);
+        test_now_ms += 120000; /* the lease expires */
+    }
+    ck_assert_int_eq(wfm_store_lock(s, id.text, &err), WF_OK);
+    ck_assert_int_eq(save_simple(s, id.text, "Executing", "s2", false, &err), WF_OK);
+    ck_assert_int_eq(seen(s, id.text).attempts, 4); /* a save that keeps the lease: no end */
+    ck_assert_int_eq(wfm_store_suspend(s, id.text, "it kills its host", &err), WF_OK);
+    row_seen r = seen(s, id.text);
+    ck_assert_str_eq(r.status, "Suspended");
+    ck_assert_str_eq(r.reason, "it kills its host");
+    ck_assert_int_eq(r.attempts, 0);
+    ck_assert(r.has_state);
+    ck_assert_int_eq(wfm_store_claim(s, 8, 0, note_claimed, &attempts, &n, &err), WF_OK);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_int_eq(wfm_store_suspend(s, id.text, "again", &err), WF_E_LOCKED); /* no lease */
+    wf_error_clear(&err);
+    void *state = NULL;
+    size_t len = 0;
+    char status[32];
+    ck_assert_int_eq(wfm_store_load_state(s, id.text, &state, &len, status, NULL, &err), WF_OK);
+    ck_assert(len == 2 && memcmp(state, "s2", 2) == 0);
+    wf_free(state);
+    ck_assert_int_eq(wfm_store_lock(s, id.text, &err), WF_OK); /* by hand */
+    ck_assert_int_eq(save_simple(s, id.text, "Idle", "s3", true, &err), WF_OK);
+    r = seen(s, id.text);
+    ck_assert_str_eq(r.status, "Idle");
+    ck_assert_str_eq(r.reason, "");
+    ck_assert_int_eq(r.attempts, 0);
+    wfm_store_close(s);
+}
+END_TEST
+
+/* wfm_store_insert writes the row and its first state at once, released or leased; an id
+ * that exists is refused and changes nothing. */
+START_TEST(test_store_insert_creates_the_row_with_its_state)
+{
+    wfm_store *s = open_store("host-a", 0, false);
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_id id;
+    wfm_store_new_id(&id);
+    const char *bms[] = {"approve"};
+    const char *names[] = {"customer"};
+    const char *values[] = {"contoso"};
+    wfm_store_save_rec rec = {id.text, "Created", "first", 5, bms, 1, names, values, 1, 0,
+                              true, 0};
+    ck_assert_int_eq(wfm_store_insert(s, 9, &rec, &err), WF_OK);
+    row_seen r = seen(s, id.text);
+    ck_assert_str_eq(r.status, "Created");
+    ck_assert(r.has_state);
+    char *props = NULL;
+    ck_assert_int_eq(wfm_store_props(s, id.text, &props, &err), WF_OK);
+    ck_assert_str_eq(props, "customer=contoso\n");
+    wf_free(props);
+    rec.state = "other";
+    ck_assert_int_eq(wfm_store_insert(s, 9, &rec, &err), WF_E_STORE);
+    wf_error_clear(&err);
+    void *state = NULL;
+    size_t len = 0;
+    char status[32];
+    uint64_t hash = 0;
+    ck_assert_int_eq(wfm_store_load_state(s, id.text, &state, &len, status, &hash, &err), WF_OK);
+    ck_assert(len == 5 && memcmp(state, "first", 5) == 0);
+    ck_assert_uint_eq(hash, 9);
+    wf_free(state);
+    int64_t attempts = 0;
+    size_t n = 0;
+    ck_assert_int_eq(wfm_store_claim(s, 8, 0, note_claimed, &attempts, &n, &err), WF_OK);
+    ck_assert_uint_eq(n, 1); /* released: runnable */
+    wfm_store_id leased;
+    wfm_store_new_id(&leased);
+    rec.id = leased.text;
+    rec.release = false;
+    ck_assert_int_eq(wfm_store_insert(s, 9, &rec, &err), WF_OK);
+    ck_assert_int_eq(save_simple(s, leased.text, "Idle", "x", true, &err), WF_OK); /* ours */
+    wfm_store_close(s);
+}
+END_TEST
+
 /* The tests both backends run. */
 static void add_shared_core(TCase *core)
 {
@@ -1698,6 +1865,7 @@ static void add_shared_core(TCase *core)
     tcase_add_test(core, test_store_round_trip_keeps_state_bookmarks_and_props);
     tcase_add_test(core, test_store_query_by_status_property_bookmark_and_timer);
     tcase_add_test(core, test_store_lease_blocks_second_host_until_released);
+    tcase_add_test(core, test_store_create_under_given_ids);
     tcase_add_test(core, test_store_expired_lease_of_killed_process_is_taken_over);
     tcase_add_test(core, test_store_lease_of_dead_local_process_is_taken_over_at_once);
     tcase_add_test(core, test_store_parallel_first_open_of_a_new_file_all_succeed);
@@ -1705,6 +1873,8 @@ static void add_shared_core(TCase *core)
     tcase_add_test(core, test_store_group_commit_writes_every_save_of_concurrent_hosts);
     tcase_add_test(core, test_store_queued_resumes_are_deleted_by_the_save_that_applies_them);
     tcase_add_test(core, test_store_version_1_is_migrated);
+    tcase_add_test(core, test_store_attempts_count_unfinished_runs_and_suspend_quarantines);
+    tcase_add_test(core, test_store_insert_creates_the_row_with_its_state);
     tcase_add_test(core, test_store_claim_takes_what_can_progress_oldest_first);
     tcase_add_test(core, test_store_claim_respects_max_and_a_stopping_callback);
     tcase_add_test(core, test_store_claim_takes_over_expired_leases_and_renew_keeps_them);

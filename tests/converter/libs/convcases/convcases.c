@@ -16,6 +16,9 @@ void cc_log_count(char **log, int32_t count);
 void cc_note(char **note);
 bool cc_below_limit(int32_t count, int32_t limit);
 int32_t cc_notify(const char *text);
+void cc_mark(const char *letter, char **log);
+void cc_mark_number(const char *prefix, int32_t n, char **log);
+void cc_keep(int32_t value, int32_t *result);
 
 void cc_double(int32_t value, int32_t *result)
 {
@@ -75,4 +78,31 @@ bool cc_below_limit(int32_t count, int32_t limit)
 int32_t cc_notify(const char *text)
 {
     return (int32_t)strlen(text ? text : "");
+}
+
+/* Append `letter` to the trace in *log (the fidelity cases compare traces with WF3's). */
+void cc_mark(const char *letter, char **log)
+{
+    const char *old = *log ? *log : "";
+    size_t n = strlen(old) + strlen(letter ? letter : "") + 1;
+    char *s = malloc(n);
+    if (!s)
+        return;
+    snprintf(s, n, "%s%s", old, letter ? letter : "");
+    free(*log);
+    *log = s;
+}
+
+/* Append prefix and the decimal digits of n (which iteration a compensation undoes). */
+void cc_mark_number(const char *prefix, int32_t n, char **log)
+{
+    char letter[48];
+    snprintf(letter, sizeof letter, "%s%d", prefix ? prefix : "", (int)n);
+    cc_mark(letter, log);
+}
+
+/* Keep a copy of value in the activity's own property (an iteration's own state). */
+void cc_keep(int32_t value, int32_t *result)
+{
+    *result = value;
 }
