@@ -400,6 +400,13 @@ static totals count_totals(const wfc_report *r)
     return t;
 }
 
+void wfc_report_scaffold_totals(const wfc_report *r, size_t *todo, size_t *guessed)
+{
+    totals t = count_totals(r);
+    *todo = t.todo;
+    *guessed = t.guessed;
+}
+
 /* The totals as the sentence the Markdown and HTML summaries open with. */
 static void totals_sentence(const wfc_report *r, char *text, size_t size)
 {

@@ -146,9 +146,9 @@ void wfc__sc_note(wfc_scaffold *s, const char *source, const char *kind, unsigne
 const char *wfc__sc_ctype(const char *type, int dir)
 {
     static const char *const map[][3] = {
-        {"Boolean", "bool", "bool *"},       {"Int32", "int32_t", "int32_t *"},
-        {"Int64", "int64_t", "int64_t *"},   {"Double", "double", "double *"},
-        {"Decimal", "int64_t", "int64_t *"}, {"DateTime", "int64_t", "int64_t *"},
+        {"Boolean", "bool", "bool *"},         {"Int32", "int32_t", "int32_t *"},
+        {"Int64", "int64_t", "int64_t *"},     {"Double", "double", "double *"},
+        {"Decimal", "int64_t", "int64_t *"},   {"DateTime", "int64_t", "int64_t *"},
         {"String", "const char *", "char **"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
@@ -174,9 +174,14 @@ typedef struct scan {
 
 static bool is_system_assembly(const char *name)
 {
-    static const char *const exact[] = {"System", "mscorlib", "WindowsBase", "PresentationCore",
-                                        "PresentationFramework", "Microsoft.VisualBasic",
-                                        "Microsoft.CSharp", NULL};
+    static const char *const exact[] = {"System",
+                                        "mscorlib",
+                                        "WindowsBase",
+                                        "PresentationCore",
+                                        "PresentationFramework",
+                                        "Microsoft.VisualBasic",
+                                        "Microsoft.CSharp",
+                                        NULL};
     for (const char *const *e = exact; *e; e++)
         if (strcasecmp(name, *e) == 0)
             return true;
@@ -185,8 +190,7 @@ static bool is_system_assembly(const char *name)
 
 /* "clr-namespace:NS;Assembly=NAME, Version=..." -> NS and NAME ("" without Assembly=). False
  * for another namespace or a system assembly. */
-static bool clr_parts(const char *uri, char *ns, size_t ns_size, char *assembly,
-                      size_t asm_size)
+static bool clr_parts(const char *uri, char *ns, size_t ns_size, char *assembly, size_t asm_size)
 {
     if (!uri || strncasecmp(uri, "clr-namespace:", 14) != 0)
         return false;
@@ -233,8 +237,8 @@ static size_t root_prop_of_bind(scan *sc, const char *bname, const char *path, c
     snprintf(first, sizeof first, "%.*s", (int)n, path);
     bool nested = path[n] != '\0';
     return wfc__sc_add(sc->s, SC_CLASS_PROP, sc->class_assembly, sc->class_name, NULL, first,
-                       nested ? "Record" : type, nested ? SC_INFERRED : strength, at.file,
-                       at.line, at.col);
+                       nested ? "Record" : type, nested ? SC_INFERRED : strength, at.file, at.line,
+                       at.col);
 }
 
 /* The property a bind text names, if the root's or a custom activity's. */
@@ -251,8 +255,8 @@ static size_t bind_target(scan *sc, const char *text, const char *type, int stre
         uintptr_t act = idx == NO_IDX ? (uintptr_t)wf_strmap_get(sc->customs, b->name) : 0;
         if (act) {
             const sc_item *a = &sc->s->items[act - 1];
-            idx = wfc__sc_add(sc->s, SC_ACT_PROP, a->assembly, a->name, NULL, b->segs[0].name,
-                              type, strength, at.file, at.line, at.col);
+            idx = wfc__sc_add(sc->s, SC_ACT_PROP, a->assembly, a->name, NULL, b->segs[0].name, type,
+                              strength, at.file, at.line, at.col);
             if (idx != NO_IDX)
                 sc->s->items[idx].is_read = true;
         }
@@ -283,13 +287,13 @@ static void add_handler(scan *sc, const char *name, bool condition, wf_loc at)
         if (arena && wfl_bind_parse_markup(arena, name, WF_LOC_NONE, &b, NULL) == WF_OK &&
             b->seg_count == 1 && strcmp(b->name, sc->root_name) == 0)
             wfc__sc_add(sc->s, condition ? SC_CONDITION : SC_HANDLER, sc->class_assembly,
-                        sc->class_name, NULL, b->segs[0].name, NULL, SC_GUESS, at.file,
-                        at.line, at.col);
+                        sc->class_name, NULL, b->segs[0].name, NULL, SC_GUESS, at.file, at.line,
+                        at.col);
         wf_arena_destroy(arena);
         return;
     }
-    wfc__sc_add(sc->s, condition ? SC_CONDITION : SC_HANDLER, sc->class_assembly,
-                sc->class_name, NULL, name, NULL, SC_GUESS, at.file, at.line, at.col);
+    wfc__sc_add(sc->s, condition ? SC_CONDITION : SC_HANDLER, sc->class_assembly, sc->class_name,
+                NULL, name, NULL, SC_GUESS, at.file, at.line, at.col);
 }
 
 /* The type a literal attribute value looks like (a guess). */
@@ -332,7 +336,7 @@ static bool type_markup(const wf_xml_node *x, const char *text, const char **ns,
 /* A System type name ("Int32", "String") as a type-library type, or NULL. */
 static const char *system_type(const char *name)
 {
-    static const char *const known[] = {"Boolean", "Int32",  "Int64",    "Double", "Decimal",
+    static const char *const known[] = {"Boolean", "Int32",    "Int64",    "Double", "Decimal",
                                         "String",  "DateTime", "TimeSpan", "Object", NULL};
     for (const char *const *k = known; *k; k++)
         if (strcmp(*k, name) == 0)
@@ -389,8 +393,8 @@ static void service_binding(scan *sc, const wf_xml_node *b, const char *param, s
         if (strcmp(param, "sender") == 0) {
             if (prop != NO_IDX)
                 wfc__sc_add(sc->s, SC_CLASS_PROP, sc->s->items[prop].assembly,
-                            sc->s->items[prop].container, NULL, sc->s->items[prop].name,
-                            "String", SC_CERTAIN, at.file, at.line, at.col);
+                            sc->s->items[prop].container, NULL, sc->s->items[prop].name, "String",
+                            SC_CERTAIN, at.file, at.line, at.col);
             return;
         }
         p = wfc__sc_add(sc->s, SC_EVENT_PARAM, c->assembly, c->service, c->member, param,
@@ -422,8 +426,8 @@ static void scan_local_service(scan *sc, const wf_xml_node *x, bool event)
     snprintf(c.service, sizeof c.service, "%s", iface);
     snprintf(c.member, sizeof c.member, "%s", member->value);
     wf_loc at = loc_of(sc, x);
-    wfc__sc_add(sc->s, SC_SERVICE, c.assembly, NULL, NULL, iface, NULL, SC_GUESS, at.file,
-                at.line, at.col);
+    wfc__sc_add(sc->s, SC_SERVICE, c.assembly, NULL, NULL, iface, NULL, SC_GUESS, at.file, at.line,
+                at.col);
     wfc__sc_add(sc->s, event ? SC_EVENT : SC_METHOD, c.assembly, iface, NULL, member->value, NULL,
                 SC_GUESS, at.file, at.line, at.col);
     each_binding(sc, x, service_binding, &c);
@@ -453,9 +457,8 @@ static void message_binding(scan *sc, const wf_xml_node *b, const char *param, s
     const char *type = operation_param_type(ud, param);
     wf_loc at = loc_of(sc, b);
     if (prop != NO_IDX && type)
-        wfc__sc_add(sc->s, SC_CLASS_PROP, sc->s->items[prop].assembly,
-                    sc->s->items[prop].container, NULL, sc->s->items[prop].name, type,
-                    SC_CERTAIN, at.file, at.line, at.col);
+        wfc__sc_add(sc->s, SC_CLASS_PROP, sc->s->items[prop].assembly, sc->s->items[prop].container,
+                    NULL, sc->s->items[prop].name, type, SC_CERTAIN, at.file, at.line, at.col);
 }
 
 static void scan_attributes(scan *sc, const wf_xml_node *x, const wfl_type *t)
@@ -510,8 +513,8 @@ static void scan_custom(scan *sc, const wf_xml_node *x, const char *assembly)
             continue;
         wf_loc vat = wf_xml_value_loc(sc->doc, a);
         const char *lt = wfl_bind_is_markup(a->value) ? NULL : literal_type(a->value);
-        size_t p = wfc__sc_add(sc->s, SC_ACT_PROP, assembly, x->name, NULL, a->name, lt,
-                               SC_LITERAL, vat.file, vat.line, vat.col);
+        size_t p = wfc__sc_add(sc->s, SC_ACT_PROP, assembly, x->name, NULL, a->name, lt, SC_LITERAL,
+                               vat.file, vat.line, vat.col);
         if (p != NO_IDX)
             sc->s->items[p].is_set = true;
         wfc__sc_link(sc->s, p, bind_target(sc, a->value, NULL, SC_GUESS, vat));
@@ -522,8 +525,8 @@ static void scan_custom(scan *sc, const wf_xml_node *x, const char *assembly)
             continue;
         }
         const char *prop = strchr(c->name, '.') + 1;
-        size_t p = wfc__sc_add(sc->s, SC_ACT_PROP, assembly, x->name, NULL, prop, NULL,
-                               SC_GUESS, at.file, c->line, c->col);
+        size_t p = wfc__sc_add(sc->s, SC_ACT_PROP, assembly, x->name, NULL, prop, NULL, SC_GUESS,
+                               at.file, c->line, c->col);
         if (p != NO_IDX)
             sc->s->items[p].is_set = true;
         if (c->first_child && strcmp(c->first_child->name, "ActivityBind") == 0)
@@ -560,8 +563,7 @@ static void scan_namespaces(scan *sc, const wf_xml_node *x)
 {
     for (size_t i = 0; i < x->nsdecl_count; i++) {
         char ns[256], assembly[256];
-        if (clr_parts(x->nsdecls[i].uri, ns, sizeof ns, assembly, sizeof assembly) &&
-            assembly[0])
+        if (clr_parts(x->nsdecls[i].uri, ns, sizeof ns, assembly, sizeof assembly) && assembly[0])
             wfc__sc_add(sc->s, SC_ASSEMBLY, assembly, NULL, NULL, assembly, NULL, SC_GUESS,
                         sc->path, x->line, x->col);
     }
@@ -599,15 +601,17 @@ static void scan_root(scan *sc, const wf_xml_node *root)
     const wf_xml_attr *name = wf_xml_attr_find(root, NS_X, "Name");
     const char *last = cls ? strrchr(cls->value, '.') : NULL;
     snprintf(sc->root_name, sizeof sc->root_name, "%s",
-             name ? name->value : last ? last + 1 : cls ? cls->value : root->name);
+             name   ? name->value
+             : last ? last + 1
+             : cls  ? cls->value
+                    : root->name);
     own_assembly(sc, root, cls ? cls->value : NULL);
     char ns[256], assembly[256];
     wf_loc at = loc_of(sc, root);
     if (custom_of(sc, root, ns, sizeof ns, assembly, sizeof assembly)) {
         /* a workflow base class as the root: the markup binds to its members */
         snprintf(sc->class_assembly, sizeof sc->class_assembly, "%s", assembly);
-        snprintf(sc->class_name, sizeof sc->class_name, "%s%s%s", ns, ns[0] ? "." : "",
-                 root->name);
+        snprintf(sc->class_name, sizeof sc->class_name, "%s%s%s", ns, ns[0] ? "." : "", root->name);
         size_t c = wfc__sc_add(sc->s, SC_CLASS, assembly, NULL, NULL, sc->class_name, NULL,
                                SC_GUESS, at.file, at.line, at.col);
         if (c != NO_IDX)
@@ -669,8 +673,7 @@ static const char *primitive_type(const wf_xml_node *e)
     return v ? system_type(v->name) : NULL;
 }
 
-static void rules_pair(scan *sc, const wf_xml_node *x, const char *left, const char *right,
-                       const char *rules_path)
+static void rules_pair(scan *sc, const wf_xml_node *x, const char *left, const char *right)
 {
     const wf_xml_node *l = prop_child(x, left), *r = prop_child(x, right);
     const char *lm = this_member(l), *rm = this_member(r);
@@ -679,21 +682,21 @@ static void rules_pair(scan *sc, const wf_xml_node *x, const char *left, const c
     const char *type = lm ? rt : lt;
     if (member && type && sc->class_name[0])
         wfc__sc_add(sc->s, SC_CLASS_PROP, sc->class_assembly, sc->class_name, NULL, member, type,
-                    SC_INFERRED, rules_path, x->line, x->col);
+                    SC_INFERRED, sc->path, 0, 0); /* the workflow's, found in its rules */
 }
 
-static void scan_rules_node(scan *sc, const wf_xml_node *x, const char *rules_path)
+static void scan_rules_node(scan *sc, const wf_xml_node *x)
 {
     const char *m = this_member(x);
     if (m && sc->class_name[0])
         wfc__sc_add(sc->s, SC_CLASS_PROP, sc->class_assembly, sc->class_name, NULL, m, NULL,
-                    SC_GUESS, rules_path, x->line, x->col);
+                    SC_GUESS, sc->path, 0, 0);
     if (is_codedom(x, "CodeBinaryOperatorExpression"))
-        rules_pair(sc, x, "Left", "Right", rules_path);
+        rules_pair(sc, x, "Left", "Right");
     else if (is_codedom(x, "CodeAssignStatement"))
-        rules_pair(sc, x, "Left", "Right", rules_path);
+        rules_pair(sc, x, "Left", "Right");
     for (const wf_xml_node *c = x->first_child; c; c = c->next)
-        scan_rules_node(sc, c, rules_path);
+        scan_rules_node(sc, c);
 }
 
 static wf_status scan_rules(scan *sc, const char *rules, wf_error *err)
@@ -701,7 +704,7 @@ static wf_status scan_rules(scan *sc, const char *rules, wf_error *err)
     wf_xml_doc *doc = NULL;
     wf_status st = wf_xml_load_file(rules, NULL, &doc, err);
     if (st == WF_OK)
-        scan_rules_node(sc, wf_xml_root(doc), rules);
+        scan_rules_node(sc, wf_xml_root(doc));
     wf_xml_doc_destroy(doc);
     return st;
 }

@@ -34,19 +34,19 @@ enum { SC_GUESS = 0, SC_LITERAL = 1, SC_INFERRED = 2, SC_CERTAIN = 3 };
 typedef struct sc_item {
     sc_kind kind;
     char *assembly, *container, *owner, *name; /* owned; "" when not used */
-    const char *type;    /* static type name: "String", "Int32", ... */
-    int strength;        /* SC_GUESS ... SC_CERTAIN */
-    int dir;             /* wfl_tl_dir for activity properties and method parameters */
-    const char *base;    /* SC_CLASS of a custom root: its BaseType, else NULL */
-    bool composite;      /* SC_ACTIVITY with child activities in the markup */
-    bool is_set;         /* SC_ACT_PROP: the markup gives it a value (literal or bind) */
-    bool is_read;        /* SC_ACT_PROP: another activity binds to it (Out unless set) */
-    bool implied;        /* SC_ASSEMBLY only because an item lives there: no empty file */
-    char *source;        /* owned: the first file that needs it */
-    unsigned line, col;  /* there */
+    const char *type;                          /* static type name: "String", "Int32", ... */
+    int strength;                              /* SC_GUESS ... SC_CERTAIN */
+    int dir;            /* wfl_tl_dir for activity properties and method parameters */
+    const char *base;   /* SC_CLASS of a custom root: its BaseType, else NULL */
+    bool composite;     /* SC_ACTIVITY with child activities in the markup */
+    bool is_set;        /* SC_ACT_PROP: the markup gives it a value (literal or bind) */
+    bool is_read;       /* SC_ACT_PROP: another activity binds to it (Out unless set) */
+    bool implied;       /* SC_ASSEMBLY only because an item lives there: no empty file */
+    char *source;       /* owned: the first file that needs it */
+    unsigned line, col; /* there */
     /* writer: */
-    bool exists;         /* a type library already declares it */
-    char *function;      /* owned: C symbol of a new handler/condition/activity/method */
+    bool exists;    /* a type library already declares it */
+    char *function; /* owned: C symbol of a new handler/condition/activity/method */
 } sc_item;
 
 /* A note for the report (wfc_scaffold_note). */
@@ -60,7 +60,7 @@ struct wfc_scaffold {
     char *dir;
     sc_item *items;
     size_t count, cap;
-    wf_strmap *index; /* key -> item index + 1 (as a pointer-sized integer) */
+    wf_strmap *index;   /* key -> item index + 1 (as a pointer-sized integer) */
     size_t (*links)[2]; /* pairs of items that must share a type (a bind) */
     size_t link_count, link_cap;
     sc_note *notes;

@@ -36,12 +36,12 @@ typedef struct writer {
 /* One assembly's state while writing. */
 typedef struct unit {
     const char *assembly;
-    wfl_typelib *user;     /* declared on the library path (not in the scaffold dir) */
-    wfl_typelib *mine;     /* the scaffold dir's earlier type library */
-    char *mine_text;       /* its text (wf_malloc'd) */
+    wfl_typelib *user; /* declared on the library path (not in the scaffold dir) */
+    wfl_typelib *mine; /* the scaffold dir's earlier type library */
+    char *mine_text;   /* its text (wf_malloc'd) */
     size_t mine_len;
     char tl_path[4200];
-    wf_strmap *symbols;    /* C symbols used in this assembly */
+    wf_strmap *symbols; /* C symbols used in this assembly */
 } unit;
 
 static const char *const DIRS[] = {"In", "Out", "InOut", "Return"};
@@ -79,12 +79,12 @@ static const char *last_part(const char *name)
 /* A C parameter name for a property or parameter (keywords get a trailing '_'). */
 static void c_param(char *out, size_t size, const char *name)
 {
-    static const char *const kw[] = {"int", "char", "bool", "double", "long", "short", "float",
-                                      "void", "if", "else", "for", "while", "do", "return",
-                                      "switch", "case", "default", "break", "continue", "auto",
-                                      "const", "static", "struct", "union", "enum", "register",
-                                      "signed", "unsigned", "volatile", "extern", "goto",
-                                      "sizeof", "typedef", "inline", "restrict", NULL};
+    static const char *const kw[] = {
+        "int",     "char",     "bool",     "double",   "long",     "short",  "float",  "void",
+        "if",      "else",     "for",      "while",    "do",       "return", "switch", "case",
+        "default", "break",    "continue", "auto",     "const",    "static", "struct", "union",
+        "enum",    "register", "signed",   "unsigned", "volatile", "extern", "goto",   "sizeof",
+        "typedef", "inline",   "restrict", NULL};
     c_ident(out, size, name, NULL, NULL);
     for (const char *const *k = kw; *k; k++)
         if (strcmp(out, *k) == 0 && strlen(out) + 1 < size)
@@ -153,18 +153,27 @@ static bool declared(const wfl_typelib *tl, const sc_item *it, const wfl_tl_prop
     const wfl_tl_activity *act = wfl_typelib_activity(tl, it->container);
     const wfl_tl_service *svc = wfl_typelib_service(tl, it->container);
     switch (it->kind) {
-    case SC_ASSEMBLY: return true;
-    case SC_CLASS: return tl_class(tl, it->name) != NULL;
-    case SC_CLASS_PROP: return cls && (*prop = wfl_tl_class_find_prop(cls, it->name)) != NULL;
-    case SC_HANDLER: return cls && wfl_tl_class_handler(cls, it->name);
-    case SC_CONDITION: return cls && wfl_tl_class_condition(cls, it->name);
-    case SC_ACTIVITY: return wfl_typelib_activity(tl, it->name) != NULL;
+    case SC_ASSEMBLY:
+        return true;
+    case SC_CLASS:
+        return tl_class(tl, it->name) != NULL;
+    case SC_CLASS_PROP:
+        return cls && (*prop = wfl_tl_class_find_prop(cls, it->name)) != NULL;
+    case SC_HANDLER:
+        return cls && wfl_tl_class_handler(cls, it->name);
+    case SC_CONDITION:
+        return cls && wfl_tl_class_condition(cls, it->name);
+    case SC_ACTIVITY:
+        return wfl_typelib_activity(tl, it->name) != NULL;
     case SC_ACT_PROP:
         *locked = act != NULL;
         return act && (*prop = wfl_tl_activity_find_prop(act, it->name)) != NULL;
-    case SC_SERVICE: return wfl_typelib_service(tl, it->name) != NULL;
-    case SC_METHOD: return svc && wfl_tl_service_method(svc, it->name);
-    case SC_EVENT: return svc && wfl_tl_service_event(svc, it->name);
+    case SC_SERVICE:
+        return wfl_typelib_service(tl, it->name) != NULL;
+    case SC_METHOD:
+        return svc && wfl_tl_service_method(svc, it->name);
+    case SC_EVENT:
+        return svc && wfl_tl_service_event(svc, it->name);
     case SC_METHOD_PARAM: {
         const wfl_tl_func *m = svc ? wfl_tl_service_method(svc, it->owner) : NULL;
         *locked = m != NULL;
@@ -181,11 +190,11 @@ static bool declared(const wfl_typelib *tl, const sc_item *it, const wfl_tl_prop
 
 static const char *item_label(const sc_item *it, char *buf, size_t size)
 {
-    static const char *const kinds[] = {"assembly", "class",  "property", "handler",
+    static const char *const kinds[] = {"assembly",  "class",         "property", "handler",
                                         "condition", "activity type", "property", "service",
-                                        "method", "parameter", "event", "parameter"};
-    snprintf(buf, size, "%s %s%s%s%s%s", kinds[it->kind], it->container, it->container[0] ? "." : "",
-             it->owner, it->owner[0] ? "." : "", it->name);
+                                        "method",    "parameter",     "event",    "parameter"};
+    snprintf(buf, size, "%s %s%s%s%s%s", kinds[it->kind], it->container,
+             it->container[0] ? "." : "", it->owner, it->owner[0] ? "." : "", it->name);
     return buf;
 }
 
@@ -207,8 +216,8 @@ static void match_typelib(writer *w, unit *u, const wfl_typelib *tl, bool is_min
     char label[700];
     for (size_t i = 0; i < s->count; i++) {
         sc_item *it = &s->items[i];
-        if (it->exists || (only_class ? !of_class(it, only_class)
-                                      : strcmp(it->assembly, u->assembly) != 0))
+        if (it->exists ||
+            (only_class ? !of_class(it, only_class) : strcmp(it->assembly, u->assembly) != 0))
             continue;
         const wfl_tl_prop *p = NULL;
         bool locked = false;
@@ -216,8 +225,8 @@ static void match_typelib(writer *w, unit *u, const wfl_typelib *tl, bool is_min
         if (it->exists && p && it->strength == SC_CERTAIN && !same_type(p->type->name, it->type)) {
             wfc__sc_note(s, it->source, "conflict", it->line, it->col,
                          "%s is declared as %s in %s, the markup says %s: not changed",
-                         item_label(it, label, sizeof label), p->type->name,
-                         wfl_typelib_file(tl), it->type);
+                         item_label(it, label, sizeof label), p->type->name, wfl_typelib_file(tl),
+                         it->type);
             w->res->conflicts++;
         } else if (!it->exists && (!is_mine || locked)) {
             /* the user's own type library, or a new parameter of a declared function */
@@ -267,8 +276,7 @@ static wf_status load_existing(writer *w, unit *u, wf_error *err)
     wfc_scaffold *s = w->s;
     if (s->libpath) {
         wf_error e = WF_ERROR_INIT;
-        wf_status st = wfl_typelib_load_decl(s->libpath, w->types, u->assembly, &u->user, NULL,
-                                             &e);
+        wf_status st = wfl_typelib_load_decl(s->libpath, w->types, u->assembly, &u->user, NULL, &e);
         if (st == WF_OK && in_scaffold_dir(s, wfl_typelib_file(u->user))) {
             wfl_typelib_destroy(u->user);
             u->user = NULL;
@@ -292,11 +300,9 @@ static wf_status load_existing(writer *w, unit *u, wf_error *err)
     if (f)
         fclose(f);
     if (!u->mine_text)
-        return wf_error_set(err, WF_E_IO, NULL, "cannot read %s: %s", u->tl_path,
-                            strerror(errno));
+        return wf_error_set(err, WF_E_IO, NULL, "cannot read %s: %s", u->tl_path, strerror(errno));
     u->mine_text[u->mine_len] = '\0';
-    return wfl_typelib_parse(w->types, u->tl_path, u->mine_text, u->mine_len, &u->mine, NULL,
-                             err);
+    return wfl_typelib_parse(w->types, u->tl_path, u->mine_text, u->mine_len, &u->mine, NULL, err);
 }
 
 /* ---- type library text -------------------------------------------------------------- */
@@ -534,8 +540,7 @@ typedef struct insertion {
 } insertion;
 
 /* Insert the new members of declared container `name` (a <Tag>) before its end. */
-static bool insert_members(writer *w, unit *u, const char *tag, const char *name,
-                           insertion *ins)
+static bool insert_members(writer *w, unit *u, const char *tag, const char *name, insertion *ins)
 {
     wf_buf members;
     wf_buf_init(&members);
@@ -545,8 +550,7 @@ static bool insert_members(writer *w, unit *u, const char *tag, const char *name
         write_service_members(w, u, name, &members);
     size_t open_end = 0, close = 0;
     bool self = false;
-    bool ok = members.len == 0 ||
-              find_element(u->mine_text, tag, name, &open_end, &self, &close);
+    bool ok = members.len == 0 || find_element(u->mine_text, tag, name, &open_end, &self, &close);
     wf_buf_init(&ins->text);
     ins->at = 0;
     ins->skip = 0;
@@ -638,8 +642,7 @@ static void c_params_from(wf_buf *sig, wf_buf *body, const char *type, int dir, 
     char p[256];
     c_param(p, sizeof p, name);
     const char *ct = wfc__sc_ctype(type, dir);
-    wf_buf_addf(sig, "%s%s%s%s", sig->len ? ", " : "", ct, ct[strlen(ct) - 1] == '*' ? "" : " ",
-                p);
+    wf_buf_addf(sig, "%s%s%s%s", sig->len ? ", " : "", ct, ct[strlen(ct) - 1] == '*' ? "" : " ", p);
     wf_buf_addf(body, "    (void)%s;\n", p);
 }
 
@@ -647,14 +650,19 @@ static void c_params_from(wf_buf *sig, wf_buf *body, const char *type, int dir, 
 static void c_function(wf_buf *b, const char *ret, const char *fn, const wf_buf *sig,
                        const wf_buf *body, const char *what, const sc_item *it)
 {
-    wf_buf_addf(b, "/* TODO: %s (%s:%u). */\n", what, it->source, it->line);
+    if (it->line)
+        wf_buf_addf(b, "/* TODO: %s (%s:%u). */\n", what, it->source, it->line);
+    else
+        wf_buf_addf(b, "/* TODO: %s (%s, its rules). */\n", what, it->source);
     wf_buf_addf(b, "%s%s%s(%s);\n", ret, ret[strlen(ret) - 1] == '*' ? "" : " ", fn,
                 sig->len ? sig->data : "void");
     wf_buf_addf(b, "%s%s%s(%s)\n{\n%s", ret, ret[strlen(ret) - 1] == '*' ? "" : " ", fn,
                 sig->len ? sig->data : "void", body->data);
     if (strcmp(ret, "void") != 0)
         wf_buf_addf(b, "    return %s;\n",
-                    strcmp(ret, "bool") == 0 ? "false" : strchr(ret, '*') ? "NULL" : "0");
+                    strcmp(ret, "bool") == 0 ? "false"
+                    : strchr(ret, '*')       ? "NULL"
+                                             : "0");
     wf_buf_adds(b, "}\n\n");
 }
 
@@ -673,8 +681,8 @@ static void c_item(writer *w, unit *u, const sc_item *it, wf_buf *b, wf_buf *one
             c_params_from(&sig, &body, props[k].type,
                           it->kind == SC_CONDITION ? WFL_TL_IN : WFL_TL_INOUT, props[k].name);
         ret = it->kind == SC_CONDITION ? "bool" : "void";
-        snprintf(what, sizeof what, "the %s %s of %s", it->kind == SC_CONDITION ? "condition"
-                 : "handler", it->name, it->container);
+        snprintf(what, sizeof what, "the %s %s of %s",
+                 it->kind == SC_CONDITION ? "condition" : "handler", it->name, it->container);
     } else {
         sc_kind pk = it->kind == SC_ACTIVITY ? SC_ACT_PROP : SC_METHOD_PARAM;
         const char *cont = it->kind == SC_ACTIVITY ? it->name : it->container;
@@ -687,9 +695,9 @@ static void c_item(writer *w, unit *u, const sc_item *it, wf_buf *b, wf_buf *one
             else
                 c_params_from(&sig, &body, p->type, p->dir, p->name);
         }
-        snprintf(what, sizeof what, "the %s %s%s%s", it->kind == SC_ACTIVITY ? "activity"
-                 : "method", it->kind == SC_METHOD ? it->container : "",
-                 it->kind == SC_METHOD ? "." : "", it->name);
+        snprintf(
+            what, sizeof what, "the %s %s%s%s", it->kind == SC_ACTIVITY ? "activity" : "method",
+            it->kind == SC_METHOD ? it->container : "", it->kind == SC_METHOD ? "." : "", it->name);
     }
     c_function(b, ret, it->function, &sig, &body, what, it);
     wf_buf_addf(one, "%s %s(%s)", ret, it->function, sig.len ? sig.data : "void");
@@ -819,8 +827,8 @@ static void count_new(writer *w, const unit *u)
         if (typed && it->strength < SC_CERTAIN) {
             w->res->guessed++;
             wfc__sc_note(w->s, it->source, "guessed", it->line, it->col,
-                         "%s: type %s guessed, check it in %s", item_label(it, label,
-                         sizeof label), it->type, u->tl_path);
+                         "%s: type %s guessed, check it in %s", item_label(it, label, sizeof label),
+                         it->type, u->tl_path);
         }
     }
 }
@@ -901,8 +909,8 @@ static wf_status flush(writer *w, wf_error *err)
         wf_buf_adds(&f->text, MAKEFILE);
     }
     for (size_t i = 0; i < w->file_count; i++) {
-        wf_status st = wfc_write_atomic(w->files[i].path, w->files[i].text.data,
-                                        w->files[i].text.len, err);
+        wf_status st =
+            wfc_write_atomic(w->files[i].path, w->files[i].text.data, w->files[i].text.len, err);
         if (st != WF_OK)
             return st;
         w->res->files_written++;
@@ -925,9 +933,9 @@ wf_status wfc_scaffold_write(wfc_scaffold *s, wfc_scaffold_result *out, wf_error
     size_t scanned = s->count;
     for (size_t i = 0; i < scanned; i++) { /* every assembly an item lives in gets a unit */
         size_t before = s->count;
-        size_t a = wfc__sc_add(s, SC_ASSEMBLY, s->items[i].assembly, NULL, NULL,
-                               s->items[i].assembly, NULL, SC_GUESS, s->items[i].source,
-                               s->items[i].line, s->items[i].col);
+        size_t a =
+            wfc__sc_add(s, SC_ASSEMBLY, s->items[i].assembly, NULL, NULL, s->items[i].assembly,
+                        NULL, SC_GUESS, s->items[i].source, s->items[i].line, s->items[i].col);
         if (a != (size_t)-1 && s->count > before)
             s->items[a].implied = true;
     }
@@ -936,8 +944,7 @@ wf_status wfc_scaffold_write(wfc_scaffold *s, wfc_scaffold_result *out, wf_error
     for (size_t i = 0; i < s->count; i++)
         n += s->items[i].kind == SC_ASSEMBLY;
     unit *units = wf_calloc(n + 1, sizeof *units);
-    wf_status st = w.types && units ? WF_OK
-                                    : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    wf_status st = w.types && units ? WF_OK : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     size_t used = 0;
     for (size_t i = 0; i < s->count && st == WF_OK; i++) { /* 1. what exists, all of it */
         if (s->items[i].kind != SC_ASSEMBLY)

@@ -41,17 +41,16 @@ static bool is_reply_param(const wfl_act *act, const char *param)
     if (strcmp(param, "(ReturnValue)") == 0)
         return true;
     const wfl_pval *pv = wfl__pval(act, "ServiceOperationInfo");
-    const wf_value *list = pv && pv->kind == WFL_PV_LITERAL &&
-                                   pv->u.literal.type->kind == WF_K_RECORD
-                               ? wf_value_record_get(&pv->u.literal, "Parameters")
-                               : NULL;
-    for (size_t i = 0; list && list->type->kind == WF_K_LIST && i < wf_value_list_count(list); i++) {
+    const wf_value *list =
+        pv && pv->kind == WFL_PV_LITERAL && pv->u.literal.type->kind == WF_K_RECORD
+            ? wf_value_record_get(&pv->u.literal, "Parameters")
+            : NULL;
+    for (size_t i = 0; list && list->type->kind == WF_K_LIST && i < wf_value_list_count(list);
+         i++) {
         const wf_value *p = wf_value_list_at(list, i);
-        const wf_value *name = p->type->kind == WF_K_RECORD ? wf_value_record_get(p, "Name")
-                                                              : NULL;
-        const wf_value *attrs = p->type->kind == WF_K_RECORD
-                                    ? wf_value_record_get(p, "Attributes")
-                                    : NULL;
+        const wf_value *name = p->type->kind == WF_K_RECORD ? wf_value_record_get(p, "Name") : NULL;
+        const wf_value *attrs =
+            p->type->kind == WF_K_RECORD ? wf_value_record_get(p, "Attributes") : NULL;
         if (name && name->type->kind == WF_K_STRING && strcmp(wf_value_str(name), param) == 0)
             return attrs && attrs->type->kind == WF_K_STRING &&
                    strstr(wf_value_str(attrs), "In") == NULL;
@@ -72,8 +71,8 @@ static bool receive_deliver(wfl_exec *ex, wfl_act *act, const wf_value *msg)
         const wfl_param_binding *pb = &pv->u.params.items[i];
         if (is_reply_param(act, pb->param))
             continue;
-        const wf_value *v = msg->type->kind == WF_K_RECORD ? wf_value_record_get(msg, pb->param)
-                                                            : NULL;
+        const wf_value *v =
+            msg->type->kind == WF_K_RECORD ? wf_value_record_get(msg, pb->param) : NULL;
         if (!v && (requests == 1 || msg->type->kind != WF_K_RECORD))
             v = msg;
         wf_error err = WF_ERROR_INIT;
@@ -162,15 +161,16 @@ static wfl_status send_execute(wfl_exec *ex, wfl_act *act)
     if (!wfl__raise_event(ex, act, "BeforeSend"))
         return WFL_ST_FAULTING;
     const wfl_pval *tok = wfl__pval(act, "ChannelToken");
-    const wf_value *ep = tok && tok->kind == WFL_PV_LITERAL &&
-                                 tok->u.literal.type->kind == WF_K_RECORD
-                             ? wf_value_record_get(&tok->u.literal, "EndpointName")
-                             : NULL;
+    const wf_value *ep =
+        tok && tok->kind == WFL_PV_LITERAL && tok->u.literal.type->kind == WF_K_RECORD
+            ? wf_value_record_get(&tok->u.literal, "EndpointName")
+            : NULL;
     wf_error e = WF_ERROR_INIT;
     wf_error_set(&e, WF_E_UNSUPPORTED, &wfl_act_node(act)->loc,
                  "SendActivity '%s': no WCF channel for %s.%s%s%s in the legacy runtime (the "
-                 "converted workflow sends it)", wfl_act_name(act), contract_of(act),
-                 opinfo_str(act, "Name"), ep && ep->type->kind == WF_K_STRING ? ", endpoint " : "",
+                 "converted workflow sends it)",
+                 wfl_act_name(act), contract_of(act), opinfo_str(act, "Name"),
+                 ep && ep->type->kind == WF_K_STRING ? ", endpoint " : "",
                  ep && ep->type->kind == WF_K_STRING ? wf_value_str(ep) : "");
     return wfl__throw_error(ex, act, &e, NULL);
 }
@@ -186,8 +186,8 @@ static wfl_status iws_execute(wfl_exec *ex, wfl_act *act)
     wf_error e = WF_ERROR_INIT;
     wf_error_set(&e, WF_E_UNSUPPORTED, &wfl_act_node(act)->loc,
                  "InvokeWebServiceActivity '%s': no web-service proxy %s for %s in wfbridge; "
-                 "call the service from native code", wfl_act_name(act),
-                 proxy && proxy->kind == WFL_PV_TYPE ? proxy->u.type.name : "",
+                 "call the service from native code",
+                 wfl_act_name(act), proxy && proxy->kind == WFL_PV_TYPE ? proxy->u.type.name : "",
                  method && method->kind == WFL_PV_LITERAL ? wf_value_str(&method->u.literal) : "");
     return wfl__throw_error(ex, act, &e, NULL);
 }

@@ -17,11 +17,11 @@
 #include "../wf_test_util.h"
 #include "support_converter.h"
 
-#define HEAD                                                                                     \
-    "<SequentialWorkflowActivity x:Class=\"Acme.Billing.InvoiceFlow\" x:Name=\"InvoiceFlow\" "   \
-    "xmlns:ns0=\"clr-namespace:Acme.Billing;Assembly=billing\" "                                 \
-    "xmlns:ns1=\"clr-namespace:Acme.Mail;Assembly=mailer, Version=1.0.0.0\" "                    \
-    "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" "                                  \
+#define HEAD                                                                                       \
+    "<SequentialWorkflowActivity x:Class=\"Acme.Billing.InvoiceFlow\" x:Name=\"InvoiceFlow\" "     \
+    "xmlns:ns0=\"clr-namespace:Acme.Billing;Assembly=billing\" "                                   \
+    "xmlns:ns1=\"clr-namespace:Acme.Mail;Assembly=mailer, Version=1.0.0.0\" "                      \
+    "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" "                                    \
     "xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\">\n"
 
 static const char flow[] =
@@ -129,7 +129,8 @@ START_TEST(test_missing_native_code_is_scaffolded_per_assembly)
     ck_assert_ptr_nonnull(strstr(billing, "<Parameter Property=\"Sku\" Direction=\"InOut\"/>"));
     ck_assert_ptr_null(strstr(billing, "<Parameter Property=\"Grace\""));
     char *mailer = read_in(s_dir, "mailer.activities.xml");
-    ck_assert_ptr_nonnull(strstr(mailer, "<Method Name=\"Send\" Function=\"mailer_imailer_send\">"));
+    ck_assert_ptr_nonnull(
+        strstr(mailer, "<Method Name=\"Send\" Function=\"mailer_imailer_send\">"));
     ck_assert_ptr_nonnull(strstr(mailer, "Name=\"ReturnValue\" Type=\"String\" "
                                          "Direction=\"Return\""));
     wf_free(billing);
@@ -185,7 +186,8 @@ START_TEST(test_types_come_from_the_markup_and_the_rules)
             "<WorkflowParameterBinding ParameterName=\"value\"><WorkflowParameterBinding.Value>"
             "<ActivityBind Name=\"Scored\" Path=\"Operand\"/></WorkflowParameterBinding.Value>"
             "</WorkflowParameterBinding></ReceiveActivity.ParameterBindings></ReceiveActivity>\n"
-            "  <HandleExternalEventActivity x:Name=\"h\" EventName=\"Done\" InterfaceType=\"{x:Type "
+            "  <HandleExternalEventActivity x:Name=\"h\" EventName=\"Done\" "
+            "InterfaceType=\"{x:Type "
             "ns0:IDesk}\"><HandleExternalEventActivity.ParameterBindings>"
             "<WorkflowParameterBinding ParameterName=\"e\"><WorkflowParameterBinding.Value>"
             "<ActivityBind Name=\"Scored\" Path=\"Args\"/></WorkflowParameterBinding.Value>"
@@ -249,7 +251,7 @@ START_TEST(test_rerun_adds_and_never_rewrites)
     ck_assert_int_eq(scaffold(NULL, s_dir, files, &res, &err, &s), WF_OK);
     ck_assert_uint_eq(res.functions, 1);
     ck_assert_uint_eq(res.declarations, 2); /* CloseInvoice, Region */
-    ck_assert_uint_eq(res.conflicts, 2); /* Customer, and IMailer.Send's `to` bound to it */
+    ck_assert_uint_eq(res.conflicts, 2);    /* Customer, and IMailer.Send's `to` bound to it */
     char *c_after = read_in(s_dir, "billing.c");
     ck_assert_str_eq(c_after, edited);
     char *c2 = read_in(s_dir, "billing__2.c");
@@ -350,7 +352,7 @@ START_TEST(test_assembly_name_that_is_a_path_is_refused)
         struct stat st;
         ck_assert_int_ne(stat(s_dir, &st), 0);
         free(files[0]);
-    wf_test_tmpdir_remove(dir);
+        wf_test_tmpdir_remove(dir);
     }
 }
 END_TEST

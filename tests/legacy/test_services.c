@@ -91,19 +91,19 @@ END_TEST
 START_TEST(test_operation_info_with_a_stray_element_is_located)
 {
     const char *dir = wf_test_tmpdir();
-    const char *path = wf_test_write_file(
-        dir, "stray.xoml",
-        "<SequentialWorkflowActivity x:Name=\"W\" "
-        "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" "
-        "xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\">\n"
-        "  <ReceiveActivity x:Name=\"r\">\n"
-        "    <ReceiveActivity.ServiceOperationInfo>\n"
-        "      <OperationInfo Name=\"Op\" ContractName=\"IC\">\n"
-        "        <CodeActivity x:Name=\"c\" />\n"
-        "      </OperationInfo>\n"
-        "    </ReceiveActivity.ServiceOperationInfo>\n"
-        "  </ReceiveActivity>\n"
-        "</SequentialWorkflowActivity>\n");
+    const char *path =
+        wf_test_write_file(dir, "stray.xoml",
+                           "<SequentialWorkflowActivity x:Name=\"W\" "
+                           "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" "
+                           "xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\">\n"
+                           "  <ReceiveActivity x:Name=\"r\">\n"
+                           "    <ReceiveActivity.ServiceOperationInfo>\n"
+                           "      <OperationInfo Name=\"Op\" ContractName=\"IC\">\n"
+                           "        <CodeActivity x:Name=\"c\" />\n"
+                           "      </OperationInfo>\n"
+                           "    </ReceiveActivity.ServiceOperationInfo>\n"
+                           "  </ReceiveActivity>\n"
+                           "</SequentialWorkflowActivity>\n");
     wf_types *types = wf_types_create();
     wfl_load_opts lo = WFL_LOAD_OPTS_INIT;
     lo.types = types;

@@ -20,9 +20,15 @@ void cc_mark(const char *letter, char **log);
 void cc_mark_number(const char *prefix, int32_t n, char **log);
 void cc_keep(int32_t value, int32_t *result);
 
+/* Int32 arithmetic wraps as C#'s unchecked default does (verify feeds the Int32 edges). */
+static int32_t wrap(int64_t v)
+{
+    return (int32_t)(uint32_t)(uint64_t)v;
+}
+
 void cc_double(int32_t value, int32_t *result)
 {
-    *result = (int32_t)((uint32_t)value * 2u); /* wraps, as unchecked C# does */
+    *result = wrap((int64_t)value * 2);
 }
 
 void cc_greet(const char *who, char **greeting)
@@ -40,7 +46,7 @@ int32_t cc_fail(int32_t code)
 
 void cc_add(int32_t a, int32_t b, int32_t *total)
 {
-    *total = (int32_t)((uint32_t)a + (uint32_t)b); /* wraps, as unchecked C# does */
+    *total = wrap((int64_t)a + b);
 }
 
 void cc_log(char **log, int32_t total)
@@ -62,7 +68,7 @@ void cc_log_count(char **log, int32_t count)
 
 void cc_inc(int32_t *count)
 {
-    *count = (int32_t)((uint32_t)*count + 1u); /* wraps, as unchecked C# does */
+    *count = wrap((int64_t)*count + 1);
 }
 
 void cc_note(char **note)
@@ -105,12 +111,4 @@ void cc_mark_number(const char *prefix, int32_t n, char **log)
 void cc_keep(int32_t value, int32_t *result)
 {
     *result = value;
-}
-
-/* IQuotes.RequestQuote: declared as a WCF contract's operation (a ReceiveActivity's
- * TypedOperationInfo); nothing calls it, the message arrives from a client. */
-int32_t cc_request_quote(const char *parcel, int32_t weight);
-int32_t cc_request_quote(const char *parcel, int32_t weight)
-{
-    return (int32_t)strlen(parcel ? parcel : "") + weight;
 }
