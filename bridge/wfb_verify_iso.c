@@ -212,13 +212,33 @@ static void on_enter(void *ud, const wf_native_fn *fn, const wf_value *args)
     wf_buf_fini(&b);
 }
 
+/* The file descriptor the child writes to: above those native code is likely to open, so
+ * every run finds the same lowest free descriptors. */
+#define CHILD_FD_MIN 512
+
 /* Runs in the forked child and never returns: the parent's signal handlers and standard
- * output are not the run's (native code printing must not reach verify's report). */
-static void child_main(int fd, wfb_vlegacy *l, wfb_vmodern *m, const wfb_vcase *c)
+ * output are not the run's (native code printing must not reach verify's report), and the
+ * pipes of the runs going on beside it are closed, so every run has the same descriptors. */
+static void child_main(const wfb_vpool *p, int fd, wfb_vlegacy *l, wfb_vmodern *m,
+                       const wfb_vcase *c)
 {
+    for (unsigned i = 0; i < p->o.jobs; i++)
+        if (p->slots[i].pid)
+            close(p->slots[i].fd);
+    int high = fcntl(fd, F_DUPFD, CHILD_FD_MIN);
+    if (high >= 0) {
+        close(fd);
+        fd = high;
+    }
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         signal(sigs[i], SIG_DFL);
+#if defined(__SANITIZE_ADDRESS__)
+    /* a sanitizer build (`make asan`) reports a crash and exits 1: let it be the signal it is */
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        signal(faults[i], SIG_DFL);
+#endif
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -534,7 +554,7 @@ static wf_status start(wfb_vpool *p, slot *s, wfb_vlegacy *l, wfb_vmodern *m, co
     }
     if (pid == 0) {
         close(pipefd[0]);
-        child_main(pipefd[1], l, m, c);
+        child_main(p, pipefd[1], l, m, c);
     }
     close(pipefd[1]);
     memset(s, 0, sizeof *s);

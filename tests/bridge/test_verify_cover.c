@@ -404,6 +404,7 @@ Suite *verify_cover_suite(void)
     tcase_add_test(core, test_verify_cover_report_names_the_uncovered);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
+    tcase_set_timeout(limits, 60); /* runs to the step limit: slow under `make asan` */
     tcase_add_test(limits, test_verify_cover_limit_run_keeps_its_outcomes);
     tcase_add_test(limits, test_verify_cover_hosted_loop_stops_at_the_step_limit);
     suite_add_tcase(s, limits);
