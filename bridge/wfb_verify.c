@@ -358,7 +358,7 @@ static void progress_clear(progress *pg)
 static void progress_show(progress *pg, const char *file, size_t done, size_t total)
 {
     double t = now_s();
-    if (!pg->on || (done && t - pg->last < 0.1))
+    if (!pg->on || (done && done < total && t - pg->last < 0.1)) /* the last case always shows */
         return;
     pg->last = t;
     progress_clear(pg);

@@ -112,3 +112,11 @@ void cc_keep(int32_t value, int32_t *result)
 {
     *result = value;
 }
+
+/* IQuotes.RequestQuote: declared as a WCF contract's operation (a ReceiveActivity's
+ * TypedOperationInfo); nothing calls it, the message arrives from a client. */
+int32_t cc_request_quote(const char *parcel, int32_t weight);
+int32_t cc_request_quote(const char *parcel, int32_t weight)
+{
+    return wrap((int64_t)strlen(parcel ? parcel : "") + weight);
+}
