@@ -57,7 +57,8 @@ void wfb_report_warning(const wf_error *err)
     print_error(err, "warning");
 }
 
-static void vmessage(const char *severity, const char *fmt, va_list ap, const char *suffix)
+__attribute__((format(printf, 2, 0))) static void vmessage(const char *severity, const char *fmt,
+                                                         va_list ap, const char *suffix)
 {
     print_prefix();
     fprintf(stderr, "%s: ", severity);
