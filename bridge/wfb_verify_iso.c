@@ -525,6 +525,14 @@ static wf_status step(wfb_vpool *p, wf_error *err)
         of[n++] = s;
     }
     int wait_ms = first > 0 ? (int)((first - now) * 1000) + 1 : -1;
+    if (p->o.stop) {
+        /* A stop signal that lands just before poll() would not interrupt it: look at the
+         * flag first, and wake at least every 100 ms to look again. */
+        if (*p->o.stop)
+            return wf_error_set(err, WF_E_STATE, NULL, "interrupted");
+        if (wait_ms < 0 || wait_ms > 100)
+            wait_ms = 100;
+    }
     int got = poll(fds, n, wait_ms);
     if (got < 0 && errno != EINTR)
         return wf_error_set(err, WF_E_IO, NULL, "poll: %s", strerror(errno));
