@@ -465,8 +465,8 @@ static void print_json(const batch *b)
     const char *status = b->counts[WFC_FAILED]    ? "failed"
                          : b->counts[WFC_PARTIAL] ? "partial"
                                                   : "converted";
-    size_t todo = 0, guessed = 0;
-    wfc_report_scaffold_totals(b->report, &todo, &guessed);
+    size_t todo_functions = 0, guessed_types = 0;
+    wfc_report_scaffold_totals(b->report, &todo_functions, &guessed_types);
     wf_buf_addf(&j,
                 "{\"status\": \"%s\", \"converted\": %zu, \"partial\": %zu, \"failed\": %zu, "
                 "\"files\": [",
@@ -477,7 +477,8 @@ static void print_json(const batch *b)
         wf_buf_add_json_string(&j, wfc_file_source(f), strlen(wfc_file_source(f)));
         wf_buf_addf(&j, ", \"status\": \"%s\"}", wfc_status_name(wfc_file_status(f)));
     }
-    wf_buf_addf(&j, "], \"todoFunctions\": %zu, \"guessedTypes\": %zu}", todo, guessed);
+    wf_buf_addf(&j, "], \"todoFunctions\": %zu, \"guessedTypes\": %zu}", todo_functions,
+                guessed_types);
     printf("%s\n", j.data);
     wf_buf_fini(&j);
 }

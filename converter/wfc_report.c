@@ -380,7 +380,7 @@ static void file_json(const wfc_file *f, wf_buf *b)
 /* The project's totals, the migration's work list in numbers: files by status, and the
  * scaffold's TODO functions and guessed types (its "todo:" / "guessed:" entries). */
 typedef struct totals {
-    size_t status[3], todo, guessed;
+    size_t status[3], todo_functions, guessed_types;
 } totals;
 
 static totals count_totals(const wfc_report *r)
@@ -393,18 +393,19 @@ static totals count_totals(const wfc_report *r)
             const rep_diag *d = &f->diags[k];
             if (strcmp(d->rule, "scaffold") != 0)
                 continue;
-            t.todo += strncmp(d->message, "todo:", 5) == 0;
-            t.guessed += strncmp(d->message, "guessed:", 8) == 0;
+            t.todo_functions += strncmp(d->message, "todo:", 5) == 0;
+            t.guessed_types += strncmp(d->message, "guessed:", 8) == 0;
         }
     }
     return t;
 }
 
-void wfc_report_scaffold_totals(const wfc_report *r, size_t *todo, size_t *guessed)
+void wfc_report_scaffold_totals(const wfc_report *r, size_t *todo_functions,
+                                size_t *guessed_types)
 {
     totals t = count_totals(r);
-    *todo = t.todo;
-    *guessed = t.guessed;
+    *todo_functions = t.todo_functions;
+    *guessed_types = t.guessed_types;
 }
 
 /* The totals as the sentence the Markdown and HTML summaries open with. */
@@ -415,7 +416,7 @@ static void totals_sentence(const wfc_report *r, char *text, size_t size)
              "%zu files: %zu converted, %zu partial, %zu failed; %zu TODO functions, %zu "
              "guessed types.",
              r->count, t.status[WFC_CONVERTED], t.status[WFC_PARTIAL], t.status[WFC_FAILED],
-             t.todo, t.guessed);
+             t.todo_functions, t.guessed_types);
 }
 
 wf_status wfc_report_json(const wfc_report *r, wf_buf *out, wf_error *err)
@@ -427,7 +428,7 @@ wf_status wfc_report_json(const wfc_report *r, wf_buf *out, wf_error *err)
                 "{\"totals\": {\"files\": %zu, \"converted\": %zu, \"partial\": %zu, "
                 "\"failed\": %zu, \"todoFunctions\": %zu, \"guessedTypes\": %zu},\n",
                 r->count, t.status[WFC_CONVERTED], t.status[WFC_PARTIAL], t.status[WFC_FAILED],
-                t.todo, t.guessed);
+                t.todo_functions, t.guessed_types);
     wf_buf_adds(out, " \"files\": [");
     for (size_t i = 0; i < r->count; i++) {
         wf_buf_adds(out, i ? ",\n  " : "\n  ");
@@ -710,7 +711,7 @@ static void html_legend(wf_buf *b)
 
 /* What to do about each rule (docs/convert.md "Rule ids"). */
 static const struct remedy {
-    const char *rule, *todo;
+    const char *rule, *what_to_do;
 } remedies[] = {
     {"interop", "Run the converted file with its directory on the library path "
                 "(--lib-path OUTDIR:...); plan to rewrite the hosted part with modern activities."},
@@ -741,7 +742,7 @@ static const char *remedy_for(const char *rule)
 {
     for (size_t i = 0; i < sizeof remedies / sizeof remedies[0]; i++)
         if (strcmp(remedies[i].rule, rule) == 0)
-            return remedies[i].todo;
+            return remedies[i].what_to_do;
     return "See docs/convert.md, \"Rule ids\": the message says what is missing.";
 }
 

@@ -85,7 +85,8 @@ const char *wfc_severity_name(wfc_severity s); /* "error", "warning", "review", 
 
 /* With --scaffold: the TODO functions and guessed types its "todo:" / "guessed:" entries
  * list over every file (the totals at the top of each form of the report). */
-void wfc_report_scaffold_totals(const wfc_report *r, size_t *todo, size_t *guessed);
+void wfc_report_scaffold_totals(const wfc_report *r, size_t *todo_functions,
+                                size_t *guessed_types);
 /* {"totals": {...}, "files": [...]} with "losses" per file; WF_E_NOMEM. */
 wf_status wfc_report_json(const wfc_report *r, wf_buf *out, wf_error *err);
 /* RFC 4180 CSV, one row per activity, diagnostic and loss:
