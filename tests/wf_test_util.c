@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,4 +170,28 @@ unsigned wf_test_nomem_loop(wf_test_op op, void *ud, unsigned max_runs)
     }
     ck_abort_msg("operation still refused allocations after %u runs", max_runs);
     return max_runs;
+}
+
+int wf_test_shell_cli(const char *dir, unsigned timeout_s, const char *fmt, ...)
+{
+    char args[8192], cmd[16384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "timeout %u %s/bin/wfbridge %s >%s/stdout 2>%s/stderr", timeout_s,
+             wf_test_build_dir(), args, dir, dir);
+    int rc = system(cmd);
+    if (rc == -1)
+        return 127;
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+}
+
+const char *wf_test_path(const char *dir, const char *name)
+{
+    static char path[4][2048];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(path[k], sizeof path[k], "%s/%s", dir, name);
+    return path[k];
 }

@@ -35,6 +35,14 @@ void wf_test_fifo_writer_end(int pid);
  * Returns the exit status (128 + signal when killed). */
 int wf_test_run_cli(const char *const *argv, char **err_text);
 
+/* Run `BUILD/bin/wfbridge ARGS` through the shell (ARGS may hold redirections) under
+ * `timeout timeout_s`, stdout and stderr into DIR/stdout and DIR/stderr. Returns the exit code
+ * (124: timed out; 128 + signal when killed). */
+int wf_test_shell_cli(const char *dir, unsigned timeout_s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* DIR/NAME in one of four rotating buffers (so a few can appear in one call). */
+const char *wf_test_path(const char *dir, const char *name);
+
 /* Run `op` with allocation N and every later one refused, N = 1, 2, ..., until a run sees no
  * refused allocation (wf_alloc_fail_count() == 0: op allocates fewer than N times). Asserts
  * that every run which had an allocation refused returned WF_E_NOMEM (op frees everything

@@ -4,7 +4,6 @@
  * a link loop and a FIFO without hanging (bridge/wfb_stdin.c, bridge/wfb_walk.c); numbers that
  * overflow are refused. */
 #include <check.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,29 +32,18 @@ static void teardown(void)
 
 /* Run `wfbridge ARGS` (a shell fragment) with stdout, stderr in tmp/stdout, tmp/stderr, at
  * most 120 s; returns the exit code. */
-static int cli(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int cli(const char *fmt, ...)
+#define cli(...) checked(wf_test_shell_cli(tmp, 120, __VA_ARGS__))
+
+static int checked(int rc)
 {
-    char args[8192], cmd[16384];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "timeout 120 %s/bin/wfbridge %s >%s/stdout 2>%s/stderr",
-             wf_test_build_dir(), args, tmp, tmp);
-    int rc = system(cmd);
-    ck_assert(WIFEXITED(rc));
-    ck_assert_msg(WEXITSTATUS(rc) != 124, "wfbridge %s timed out", args);
-    return WEXITSTATUS(rc);
+    ck_assert_msg(rc != 124, "wfbridge timed out");
+    ck_assert_msg(rc < 128, "wfbridge killed by signal %d", rc - 128);
+    return rc;
 }
 
 static const char *at(const char *name)
 {
-    static char path[4][2048];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(path[k], sizeof path[k], "%s/%s", tmp, name);
-    return path[k];
+    return wf_test_path(tmp, name);
 }
 
 static void assert_contains(const char *name, const char *needle)

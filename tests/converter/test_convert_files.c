@@ -3,7 +3,6 @@
  * and devices as outputs, outputs that name an input or each other, a directory named by a
  * trailing '/', all-or-nothing files, and directory trees with link loops and FIFOs. */
 #include <check.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,30 +31,20 @@ static void teardown(void)
 
 /* Run `wfbridge convert ARGS` (a shell fragment: redirections allowed) with stdout and stderr
  * in tmp/stdout and tmp/stderr, at most 60 s; returns the exit code. */
-static int convert_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int convert_cmd(const char *fmt, ...)
+#define convert_cmd(fmt, ...)                                                                     \
+    checked(wf_test_shell_cli(tmp, 60, "convert --lib-path %s " fmt, wfc_test_lib_dirs(),         \
+                              ##__VA_ARGS__))
+
+static int checked(int rc)
 {
-    char args[8192], cmd[16384];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd,
-             "timeout 60 %s/bin/wfbridge convert --lib-path %s %s >%s/stdout 2>%s/stderr",
-             wf_test_build_dir(), wfc_test_lib_dirs(), args, tmp, tmp);
-    int rc = system(cmd);
-    ck_assert(WIFEXITED(rc));
-    ck_assert_msg(WEXITSTATUS(rc) != 124, "convert %s timed out", args);
-    return WEXITSTATUS(rc);
+    ck_assert_msg(rc != 124, "convert timed out");
+    ck_assert_msg(rc < 128, "convert killed by signal %d", rc - 128);
+    return rc;
 }
 
 static const char *at(const char *name)
 {
-    static char path[4][2048];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(path[k], sizeof path[k], "%s/%s", tmp, name);
-    return path[k];
+    return wf_test_path(tmp, name);
 }
 
 static bool exists(const char *name)
