@@ -250,6 +250,7 @@ static int serve(const serve_opts *o, wf_libpath *libpath)
     sigaddset(&stop, SIGTERM);
     sigaddset(&stop, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop, NULL); /* every thread started below inherits it */
+    signal(SIGPIPE, SIG_IGN); /* a client gone mid-reply is an error return, not a death */
     wfb_server srv = {0};
     pthread_mutex_init(&srv.lock, NULL);
     pthread_cond_init(&srv.wake, NULL);
