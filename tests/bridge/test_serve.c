@@ -104,7 +104,14 @@ static void serve_stop(server *s)
     int status = 0;
     kill(s->pid, SIGTERM);
     ck_assert_int_eq(waitpid(s->pid, &status, 0), s->pid);
-    ck_assert(WIFEXITED(status));
+    if (!WIFEXITED(status)) { /* say why: the signal and what serve printed */
+        char out[700];
+        snprintf(out, sizeof out, "%s/serve.out", s->dir);
+        char *text = wf_test_read_file(out, NULL);
+        ck_assert_msg(WIFEXITED(status), "serve died of signal %d:\n%.3000s", WTERMSIG(status),
+                      text ? text : "");
+        wf_free(text);
+    }
     ck_assert_int_eq(WEXITSTATUS(status), 0);
 }
 
