@@ -399,6 +399,21 @@ static void memory_report(double mper, double lper, const large_stats *l)
           met(l->load[1].med <= 20));
     bu_md("| large, cold load + first run (ms) | %s | %s | - | - | | |\n\n",
           bu_cell(l->cold[0], c, sizeof c), bu_cell(l->cold[1], d, sizeof d));
+    bu_md("Where the bytes go (the definition's arena, which holds all of it, read with the\n"
+          "internal layout on this workflow): a node record is 120 bytes (kind, location, parent,\n"
+          "owner, id, index, depth, names, type, properties, variables, data), its property\n"
+          "records 140 (1.17 a node at 120 bytes each: one record carries every field any\n"
+          "property kind may need: location, type, expression, literal, child, items, keys,\n"
+          "parameters, delegate), its dotted id ~9, the by-index table and children arrays ~16;\n"
+          "the rest, ~110, is the Assign's compiled expressions (one node in six) and the\n"
+          "arena's chunk slack. <= 150 bytes needs a compact node (no per-node location file,\n"
+          "data or owner pointers), property records by kind (a Sequence's children list needs\n"
+          "16 bytes, not 120) and ids computed on demand (not done: the layout is read across the\n"
+          "runtime). Cold load (perf): no single hot spot; building the tree ~65%% (children\n"
+          "gathered and placed, the catalogue looked up per element 11%%, the designer-member\n"
+          "check 9%%, variables 9%%), libxml2's parse 14%%, the arena's zeroed growth 14%% (page\n"
+          "faults included), the dotted ids through snprintf 11%%, expressions 10%% (shares\n"
+          "overlap); <= 20 ms would need all of them halved at once.\n\n");
     bu_json("bench_activation", "memory", "1,001 definitions", "legacy", "bytes per definition",
             bu_one(lper));
     bu_json("bench_activation", "memory", "1,001 definitions", "modern", "bytes per definition",

@@ -783,6 +783,13 @@ static void pg_table(const cell_fig *figs, const bool *ok)
     for (int i = 0; i < GRID; i++)
         if (grid[i].pg && ok[i])
             pg_row(&grid[i], &figs[i], figs[i].orch_s * figs[i].seconds);
+    bu_md("\nWhere the time goes: the server's CPU per orchestration is 2-3x the hosts' (each\n"
+          "orchestration's 6 saves, its claim and its lease traffic are statements the server\n"
+          "parses, plans from the prepared form, writes to WAL and commits); hosts and server\n"
+          "share the 2 cores, so past 2 hosts more hosts add CPU per orchestration (more\n"
+          "connections, smaller batches, more claims that find nothing) and no core to spend it\n"
+          "on. The raw limit is far above the cells' commits at normal: the server's commit\n"
+          "rate is not what bounds them, its CPU per statement is.\n");
 }
 
 static int fleet_table(fleet *f, double base)
