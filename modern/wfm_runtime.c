@@ -23,6 +23,7 @@
 
 #include "../common/wf_file.h"
 #include "../common/wf_random.h"
+#include "wfm_acts.h"    /* wfm__wfe_payload */
 #include "wfm_persist.h" /* wfm_persist_bookmark */
 #include "wfm_sched_int.h"
 #include "wfm_track_int.h"
@@ -1272,6 +1273,27 @@ const char *wfm_instance_bookmark_name(const wfm_instance *inst, size_t index)
 int64_t wfm_instance_next_timer_us(const wfm_instance *inst)
 {
     return wfm__sched_next_timer(&inst->ctx);
+}
+
+wf_status wfm_instance_check_resume(const wfm_instance *inst, const char *name,
+                                    const wf_value *payload, wf_error *err)
+{
+    const wfm_ctx *ctx = &inst->ctx;
+    if (ctx->state >= WFM__SCHED_CLOSED)
+        return WF_OK; /* wfm_instance_resume reports it */
+    const wfm__bookmark *bm = ctx->bookmark_map ? wf_strmap_get(ctx->bookmark_map, name) : NULL;
+    if (!bm || !bm->owner || !(bm->owner->spec->flags & WFM_KIND_GENERIC))
+        return WF_OK;
+    wf_value v = wf_null();
+    wf_error why = WF_ERROR_INIT;
+    wf_status st = wfm__wfe_payload(bm->owner->node, payload, &v, &why);
+    wf_value_release(&v);
+    if (st == WF_E_NOMEM)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    if (st != WF_OK)
+        return wf_error_set(err, st == WF_E_NAME ? WF_E_NAME : WF_E_TYPE, NULL,
+                            "bookmark '%s' cannot take this payload: %s", name, why.message);
+    return WF_OK;
 }
 
 wf_status wfm_instance_resume(wfm_instance *inst, const char *name, const wf_value *payload,
