@@ -708,6 +708,8 @@ static const wfm_prop_spec wfe_props[] = {
     {"Parameters", WFM_PROP_LITERAL, "x:String", NULL, 0, NULL},
 };
 
+#define WFE_MAX_PARAMS 64 /* wf_payload_bind's limit */
+
 /* The parsed Parameters of a WaitForEvent, attached to its node. */
 typedef struct wfe_sig {
     size_t count;
@@ -752,13 +754,12 @@ static wf_status wfe_prepare(wfm_load *load, wfm_node *node)
     return WF_OK;
 }
 
-static const wfm_kind_spec wfe_spec;
-
-wf_status wfm__wfe_payload(const wfm_node *node, const wf_value *payload, wf_value *out,
-                           wf_error *err)
+/* The value a resumption with `payload` (NULL: null) gives Result, by the node's Parameters
+ * and T. */
+static wf_status wfe_payload(const wfm_node *node, const wf_value *payload, wf_value *out,
+                             wf_error *err)
 {
-    bool wfe = wfm_kind_spec_of(wfm_node_kind(node)) == &wfe_spec;
-    const wfe_sig *sig = wfe ? wfm_node_data(node) : NULL;
+    const wfe_sig *sig = wfm_node_data(node);
     const wf_type *t = wfm_node_type_arg(node);
     wf_value none = wf_null(), bound = wf_null();
     const wf_value *v = payload ? payload : &none;
@@ -779,11 +780,21 @@ wf_status wfm__wfe_payload(const wfm_node *node, const wf_value *payload, wf_val
     return st;
 }
 
+static wf_status wfe_check_resume(const wfm_ai *ai, const char *bookmark,
+                                  const wf_value *payload, wf_error *err)
+{
+    (void)bookmark;
+    wf_value v = wf_null();
+    wf_status st = wfe_payload(wfm_ai_node(ai), payload, &v, err);
+    wf_value_release(&v);
+    return st;
+}
+
 static void wfe_resume(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)
 {
     wf_value v = wf_null();
     wf_error e = WF_ERROR_INIT;
-    if (wfm__wfe_payload(wfm_ai_node(ai), payload, &v, &e) != WF_OK) {
+    if (wfe_payload(wfm_ai_node(ai), payload, &v, &e) != WF_OK) {
         wfm_ctx_throw(ctx, ai, &wf_exc_invalid_cast, "WaitForEvent: %s", e.message);
         return;
     }
@@ -820,6 +831,7 @@ static const wfm_kind_spec wfe_spec = {
     .prop_count = 3,
     .prepare = wfe_prepare,
     .execute = wfe_execute,
+    .check_resume = wfe_check_resume,
     .callbacks = wfe_callbacks,
     .callback_count = 1,
 };

@@ -19,12 +19,6 @@ wf_status wfm_acts_fault_register(wfm_catalogue *cat, wf_error *err);
 wf_status wfm_acts_comp_register(wfm_catalogue *cat, wf_error *err);
 wf_status wfm_acts_invoke_register(wfm_catalogue *cat, wf_error *err);
 
-/* WaitForEvent (wfm_act_core.c): the value a resumption of `node`'s bookmark with `payload`
- * (NULL: null) gives Result, by its Parameters and T (docs/formats.md "Event payloads");
- * for any other generic kind, the payload converted to its type argument. */
-#define WFE_MAX_PARAMS 64
-wf_status wfm__wfe_payload(const wfm_node *node, const wf_value *payload, wf_value *out,
-                           wf_error *err);
 /* NoPersistScope, the collection activities and InvokeAction (wfm_act_coll.c), called by
  * wfm__builtins_register. */
 wf_status wfm_acts_coll_register(wfm_catalogue *cat, wf_error *err);

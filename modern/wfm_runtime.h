@@ -164,7 +164,7 @@ int64_t wfm_instance_next_timer_us(const wfm_instance *inst);
 
 /* Whether a resumption of bookmark `name` with `payload` (NULL: null) would be taken: the
  * activity waiting on it binds the payload by its declared parameters and type
- * (docs/formats.md "Event payloads"). WF_E_TYPE / WF_E_NAME saying why not; WF_OK also when
+ * (docs/formats.md "Event payloads"). WF_E_TYPE saying why not; WF_OK also when
  * there is no such bookmark (wfm_instance_resume reports that). Changes nothing. */
 wf_status wfm_instance_check_resume(const wfm_instance *inst, const char *name,
                                     const wf_value *payload, wf_error *err);

@@ -8,6 +8,7 @@
 
 #include "../../common/wf_mem.h"
 #include "../../common/wf_payload.h"
+#include "../../modern/wfm_store.h"
 #include "../wf_test_util.h"
 
 #define DATA "tests/bridge/data/payload"
@@ -159,6 +160,57 @@ START_TEST(test_every_verb_refuses_alike)
 }
 END_TEST
 
+/* The converted Record-parameter event is hosted through Interop: run --resume refuses what
+ * run-legacy --event refuses, before delivering. */
+START_TEST(test_interop_refuses_alike)
+{
+    static const char *const payloads[] = {"{\"e\": 5}", "text"};
+    for (size_t i = 0; i < 2; i++) {
+        ck_assert_int_eq(cli("run-legacy " DATA "/filed.xoml --event 'Filed=%s'", payloads[i]), 2);
+        assert_in("stderr", "parameter e: ");
+        ck_assert_int_eq(cli("run %s --resume 'Filed=%s'", wf_test_path(tmp, "f.xaml"),
+                             payloads[i]),
+                         2);
+        assert_in("stderr", "cannot take this payload: parameter e: ");
+    }
+}
+END_TEST
+
+/* A queued resumption (resume while another host holds the instance) that the rule refuses is
+ * dropped by the host that applies the queue, not delivered; the next one is applied. */
+START_TEST(test_host_drops_refused_queued_payload)
+{
+    const char *store = wf_test_path(tmp, "q.db");
+    char path[600];
+    snprintf(path, sizeof path, "%s", store);
+    ck_assert_int_eq(cli("run %s --store %s --json", wf_test_path(tmp, "a.xaml"), path), 0);
+    char *started = slurp("stdout");
+    char *id = strstr(started, "\"id\": \"");
+    ck_assert_ptr_nonnull(id);
+    id += 7;
+    id[strcspn(id, "\"")] = '\0';
+    wfm_store_opts so = WFM_STORE_OPTS_INIT;
+    so.path = path;
+    so.owner = "holder";
+    wfm_store *s = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_open(&so, &s, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_lock(s, id, &err), WF_OK);
+    ck_assert_int_eq(cli("resume %s --store %s --bookmark 'Approved={\"x\": 1}'", id, path), 0);
+    assert_in("stdout", "queued (#1)");
+    ck_assert_int_eq(cli("resume %s --store %s --bookmark 'Approved=ann'", id, path), 0);
+    assert_in("stdout", "queued (#2)");
+    ck_assert_int_eq(wfm_store_release(s, id, &err), WF_OK);
+    wfm_store_close(s);
+    ck_assert_int_eq(cli("host --store %s --once --json", path), 0);
+    ck_assert_int_eq(cli("inspect %s --store %s --json", id, path), 0);
+    assert_in("stdout", "\"status\": \"Idle\"");
+    assert_in("stdout", "\"Approver\":\"ann\"");
+    assert_in("stdout", "\"bookmarks\": [\"IApprovalService.Amended\"]");
+    wf_free(started);
+}
+END_TEST
+
 /* ---- the rule itself ---------------------------------------------------------------------- */
 START_TEST(test_bind_keyed_bare_and_refused)
 {
@@ -208,6 +260,8 @@ Suite *event_payload_suite(void)
     tcase_add_checked_fixture(bad, setup, teardown);
     tcase_add_loop_test(bad, test_every_verb_refuses_alike, 0,
                         (int)(sizeof refusals / sizeof refusals[0]));
+    tcase_add_test(bad, test_interop_refuses_alike);
+    tcase_add_test(bad, test_host_drops_refused_queued_payload);
     suite_add_tcase(s, bad);
     TCase *rule = tcase_create("rule");
     tcase_add_test(rule, test_bind_keyed_bare_and_refused);
