@@ -223,6 +223,18 @@ json_t *wf_jsonw_value(const wf_value *v, bool decimal_as_number)
     }
 }
 
+json_t *wf_jsonw_members(const char *const *names, const wf_value *values, size_t count,
+                         bool decimal_as_number)
+{
+    json_t *obj = json_object();
+    bool ok = obj != NULL;
+    for (size_t i = 0; ok && i < count; i++)
+        ok = wf_jsonw_set(obj, names[i], wf_jsonw_value(&values[i], decimal_as_number));
+    if (!ok)
+        json_decref(obj);
+    return ok ? obj : NULL;
+}
+
 /* ---- tree -> text -------------------------------------------------------------------- */
 typedef struct dumper {
     wf_buf *out;

@@ -43,6 +43,9 @@ json_t *wf_jsonw_double(double d);
 /* A value per the output contract (wf_value_to_json, docs/formats.md "Values"): Decimal as a
  * string with its scale unless decimal_as_number, then as an exact number token. */
 json_t *wf_jsonw_value(const wf_value *v, bool decimal_as_number);
+/* {names[0]: values[0], ...} with wf_jsonw_value. */
+json_t *wf_jsonw_members(const char *const *names, const wf_value *values, size_t count,
+                         bool decimal_as_number);
 /* JSON text made elsewhere (a decoded instance state), written as it is; NULL when jansson
  * does not read it as one JSON value or memory ran out. Trailing blanks are dropped. */
 json_t *wf_jsonw_raw(const char *text, size_t len);
