@@ -276,12 +276,20 @@ static void dump_key(dumper *d, const char *key)
     wf_buf_adds(d->out, d->flags & WF_JSONW_COMPACT ? ":" : ": ");
 }
 
-/* Between members: "," (and a blank when spaced), or a new line and indentation. */
-static void separate(dumper *d, size_t index, unsigned depth)
+/* Whether a container at `depth` (the root is 0) is written one member per line. */
+static bool indented(const dumper *d, unsigned depth)
+{
+    unsigned limit = d->flags >> WF_JSONW_DEPTH_SHIFT;
+    return (d->flags & WF_JSONW_INDENT) && (limit == 0 || depth < limit);
+}
+
+/* Before a member of a container: "," unless first, then a new line and indentation (or a
+ * blank when spaced). */
+static void separate(dumper *d, size_t index, unsigned depth, bool indent)
 {
     if (index > 0)
         wf_buf_addc(d->out, ',');
-    if (d->flags & WF_JSONW_INDENT) {
+    if (indent) {
         wf_buf_addc(d->out, '\n');
         for (unsigned i = 0; i < depth; i++)
             wf_buf_adds(d->out, "  ");
@@ -294,8 +302,8 @@ static void dump_node(dumper *d, const json_t *j, unsigned depth);
 
 static void close_container(dumper *d, size_t count, unsigned depth, char bracket)
 {
-    if (count > 0 && (d->flags & WF_JSONW_INDENT))
-        separate(d, 0, depth);
+    if (count > 0 && indented(d, depth))
+        separate(d, 0, depth, true);
     wf_buf_addc(d->out, bracket);
 }
 
@@ -306,7 +314,7 @@ static void dump_object(dumper *d, const json_t *j, unsigned depth)
     const char *key;
     json_t *value;
     json_object_foreach ((json_t *)j, key, value) {
-        separate(d, index++, depth + 1);
+        separate(d, index++, depth + 1, indented(d, depth));
         dump_key(d, key);
         dump_node(d, value, depth + 1);
     }
@@ -318,7 +326,7 @@ static void dump_array(dumper *d, const json_t *j, unsigned depth)
     wf_buf_addc(d->out, '[');
     size_t count = json_array_size(j);
     for (size_t i = 0; i < count; i++) {
-        separate(d, i, depth + 1);
+        separate(d, i, depth + 1, indented(d, depth));
         dump_node(d, json_array_get(j, i), depth + 1);
     }
     close_container(d, count, depth, ']');

@@ -24,12 +24,15 @@
 
 /* Output forms. COMPACT: no blanks ({"a":1,"b":[1,2]}); SPACED, the default: one line with
  * ", " and ": " ({"a": 1, "b": [1, 2]}), the form every --json line has; INDENT: two blanks
- * per level, one member per line (report files). */
+ * per level, one member per line (report files); WF_JSONW_INDENT_TO(n): indented down to
+ * depth n (the root is 0), deeper containers spaced on one line. */
 enum {
     WF_JSONW_SPACED = 0,
     WF_JSONW_COMPACT = 1,
     WF_JSONW_INDENT = 2,
 };
+#define WF_JSONW_DEPTH_SHIFT  4
+#define WF_JSONW_INDENT_TO(n) (WF_JSONW_INDENT | ((unsigned)(n) << WF_JSONW_DEPTH_SHIFT))
 
 /* Text as a JSON string; NULL gives null, invalid UTF-8 bytes become U+FFFD. */
 json_t *wf_jsonw_str(const char *s);

@@ -43,6 +43,8 @@ START_TEST(test_three_forms)
     expect(json_pack(fmt, "a", 1, "b", 2, 1, "c", "d"), WF_JSONW_INDENT,
            "{\n  \"a\": 1,\n  \"b\": [\n    2,\n    true,\n    null\n  ],\n  \"c\": {},\n"
            "  \"d\": []\n}");
+    expect(json_pack(fmt, "a", 1, "b", 2, 1, "c", "d"), WF_JSONW_INDENT_TO(1),
+           "{\n  \"a\": 1,\n  \"b\": [2, true, null],\n  \"c\": {},\n  \"d\": []\n}");
     /* members keep the order they were set in */
     expect(json_pack("{s:i, s:i, s:i}", "z", 1, "a", 2, "m", 3), WF_JSONW_COMPACT,
            "{\"z\":1,\"a\":2,\"m\":3}");
