@@ -156,38 +156,19 @@ static int parse_args(int argc, char **argv, opts *o)
 }
 
 /* ---- tracing: one JSON line per native call ------------------------------------------------ */
-static void json_members(wf_buf *b, const char *const *names, const wf_value *values, size_t n)
-{
-    wf_buf_addc(b, '{');
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            wf_buf_adds(b, ", ");
-        wf_buf_add_json_string(b, names[i], strlen(names[i]));
-        wf_buf_adds(b, ": ");
-        wf_value_to_json(&values[i], b);
-    }
-    wf_buf_addc(b, '}');
-}
-
 static void trace_cb(void *ud, const wfl_trace_rec *rec)
 {
     (void)ud;
     if (rec->kind != WFL_TRACE_NATIVE)
         return;
-    wf_buf b;
-    wf_buf_init(&b);
-    wf_buf_adds(&b, "{\"activity\": ");
-    wf_buf_add_json_string(&b, rec->activity, strlen(rec->activity));
-    wf_buf_adds(&b, ", \"function\": ");
-    wf_buf_add_json_string(&b, rec->function, strlen(rec->function));
-    wf_buf_adds(&b, ", \"in\": ");
-    json_members(&b, rec->in_names, rec->in_values, rec->in_count);
-    wf_buf_adds(&b, ", \"out\": ");
-    json_members(&b, rec->out_names, rec->out_values, rec->out_count);
-    wf_buf_adds(&b, "}\n");
-    if (!b.oom)
-        fputs(b.data, stderr);
-    wf_buf_fini(&b);
+    json_t *line = json_pack(
+        "{s:o, s:o, s:o, s:o}", "activity", wf_jsonw_str(rec->activity), "function",
+        wf_jsonw_str(rec->function), "in",
+        wf_jsonw_members(rec->in_names, rec->in_values, rec->in_count, false), "out",
+        wf_jsonw_members(rec->out_names, rec->out_values, rec->out_count, false));
+    if (line)
+        wf_jsonw_print(stderr, line, WF_JSONW_SPACED);
+    json_decref(line);
 }
 
 /* ---- persistence ------------------------------------------------------------------------------
