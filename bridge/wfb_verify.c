@@ -723,7 +723,8 @@ static bool add_unseen(const job *j, coverage *cv, const wfb_vpoint *p)
     u->outcome = wf_strdup(p->outcome);
     u->where = wf_strdup(where);
     u->why = why_unseen(j, p);
-    return u->activity && u->outcome && u->where && (u->why || !p->why);
+    bool want_why = p->why || (p->event && !scripted(j, p->event));
+    return u->activity && u->outcome && u->where && (u->why || !want_why);
 }
 
 /* The file's coverage from j->seen; false: out of memory. */
