@@ -770,6 +770,39 @@ static char *coverage_note(const job *j, const fileres *fr, coverage *cv)
     return wf_buf_detach(&b, NULL);
 }
 
+/* One event script against the legacy workflow's events, before any case runs: a payload
+ * the event payload rule refuses is an input error of the file (as `run-legacy --event`). */
+static wf_status check_script(const job *j, const char *case_name, const wfb_vevent *events,
+                              size_t count, const char *path, wf_error *err)
+{
+    for (size_t i = 0; i < count; i++) {
+        wf_error why = WF_ERROR_INIT;
+        wf_status rc = wfb_vlegacy_check_event(j->l, &events[i], &why);
+        if (rc == WF_E_NOMEM)
+            return wf_error_set(err, rc, NULL, "out of memory");
+        if (rc != WF_OK)
+            return wf_error_set(err, WF_E_TYPE, &(wf_loc){path, 0, 0},
+                                "%s%s%sevent %zu (%s): %s", case_name ? "case '" : "",
+                                case_name ? case_name : "", case_name ? "': " : "", i + 1,
+                                events[i].name, why.message);
+    }
+    return WF_OK;
+}
+
+static wf_status check_scripts(const job *j, const wfb_vcase *cases, size_t n, const char *path,
+                               wf_error *err)
+{
+    if (!cases)
+        return check_script(j, NULL, j->events, j->event_count, path, err);
+    for (size_t i = 0; i < n; i++) {
+        wf_status rc = check_script(j, cases[i].name, cases[i].events, cases[i].event_count,
+                                    path, err);
+        if (rc != WF_OK)
+            return rc;
+    }
+    return WF_OK;
+}
+
 /* FILE.events.json beside FILE.xoml, the event script used without --events; NULL if none. */
 static const char *events_beside(const char *file, char *buf, size_t size)
 {
@@ -829,6 +862,8 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
         if (rc == WF_OK)
             wfb_vgen_set_null_rate(gen, o->no_null ? 0 : o->null_rate);
     }
+    if (rc == WF_OK)
+        rc = check_scripts(&j, cases, n, o->cases ? o->cases : events, &err);
     if (rc == WF_OK) {
         wfb_vpool_opts po = WFB_VPOOL_OPTS_INIT;
         po.jobs = o->jobs;
