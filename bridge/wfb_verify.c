@@ -60,7 +60,7 @@ static const char usage_text[] =
     "A divergence is shrunk to a small case written as a --cases file (into --keep DIR, else\n"
     "the working directory). Exit status: 0 equivalent, 1 diverged, 2 usage or input error.\n";
 
-/* --generate's ceiling: every case's report row is held until the end (docs/verify.md). */
+/* --generate's ceiling (docs/verify.md); cases are streamed, only divergences are held. */
 #define WFB_VERIFY_MAX_GENERATE 10000000
 
 typedef struct vopts {
@@ -108,6 +108,8 @@ typedef struct fileres {
     char *note;    /* error text, or the decision coverage */
     bool reported; /* the error was printed already (as the file's diagnostics) */
     coverage cov;  /* total 0: none measured (no decision point, or an error) */
+    size_t passed_rows; /* equivalent (case, mode) pairs: counted, not held */
+    long passed_from;   /* where its JUnit test cases start in report.passed */
 } fileres;
 
 /* The progress line on a terminal (stderr): "[3/400] FILE: case 120/1000". */
@@ -125,6 +127,11 @@ typedef struct report {
     size_t file_count;
     bool oom;
     progress pg;
+    /* --junit: the equivalent test cases, streamed to an unlinked temporary file as they
+     * come, file after file (NULL without --junit); only divergences are held in rows, so
+     * memory does not grow with the number of cases. */
+    FILE *passed;
+    bool passed_failed; /* writing it failed (a full disk) */
 } report;
 
 typedef struct vmode {
@@ -285,12 +292,38 @@ static fileres *add_file(report *r, const char *file)
     memset(f, 0, sizeof *f);
     f->file = wf_strdup(file);
     f->status = "error";
+    f->passed_from = r->passed ? ftell(r->passed) : 0;
     r->oom |= !f->file;
     return f;
 }
 
+static void xml_text(wf_buf *b, const char *s);
+
+/* An equivalent (case, mode): counted, and with --junit its test case streamed out. */
+static void pass_row(report *r, fileres *f, const char *cas, const char *mode)
+{
+    f->passed_rows++;
+    if (!r->passed)
+        return;
+    wf_buf b;
+    wf_buf_init(&b);
+    wf_buf_adds(&b, "    <testcase classname=\"");
+    xml_text(&b, f->file);
+    wf_buf_adds(&b, "\" name=\"");
+    xml_text(&b, cas);
+    wf_buf_adds(&b, " [");
+    xml_text(&b, mode);
+    wf_buf_adds(&b, "]\"/>\n");
+    r->oom |= b.oom;
+    if (!b.oom && fwrite(b.data, 1, b.len, r->passed) != b.len)
+        r->passed_failed = true;
+    wf_buf_fini(&b);
+}
+
 static void report_fini(report *r)
 {
+    if (r->passed)
+        fclose(r->passed);
     for (size_t i = 0; i < r->row_count; i++) {
         wf_free(r->rows[i].file);
         wf_free(r->rows[i].cas);
@@ -679,7 +712,13 @@ static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, re
                     rc = shrink_and_write(j, &j->modes[k], c, &path, err);
                 }
             }
-            add_row(rep, j->file, c->name, j->modes[k].name, &d, path);
+            if (d.what) {
+                add_row(rep, j->file, c->name, j->modes[k].name, &d, path);
+            } else {
+                pass_row(rep, fr, c->name, j->modes[k].name);
+                wfb_vdiff_fini(&d);
+                wf_free(path);
+            }
         }
         if (rc == WF_OK && (!gen || i < KEEP_FIRST || (case_diverged && kept < KEEP_FIRST)))
             rc = keep_obs(j, c->name, "legacy", &lo, err);
@@ -789,6 +828,39 @@ static char *coverage_note(const job *j, const fileres *fr, coverage *cv)
     return wf_buf_detach(&b, NULL);
 }
 
+/* One event script against the legacy workflow's events, before any case runs: a payload
+ * the event payload rule refuses is an input error of the file (as `run-legacy --event`). */
+static wf_status check_script(const job *j, const char *case_name, const wfb_vevent *events,
+                              size_t count, const char *path, wf_error *err)
+{
+    for (size_t i = 0; i < count; i++) {
+        wf_error why = WF_ERROR_INIT;
+        wf_status rc = wfb_vlegacy_check_event(j->l, &events[i], &why);
+        if (rc == WF_E_NOMEM)
+            return wf_error_set(err, rc, NULL, "out of memory");
+        if (rc != WF_OK)
+            return wf_error_set(err, WF_E_TYPE, &(wf_loc){path, 0, 0},
+                                "%s%s%sevent %zu (%s): %s", case_name ? "case '" : "",
+                                case_name ? case_name : "", case_name ? "': " : "", i + 1,
+                                events[i].name, why.message);
+    }
+    return WF_OK;
+}
+
+static wf_status check_scripts(const job *j, const wfb_vcase *cases, size_t n, const char *path,
+                               wf_error *err)
+{
+    if (!cases)
+        return check_script(j, NULL, j->events, j->event_count, path, err);
+    for (size_t i = 0; i < n; i++) {
+        wf_status rc = check_script(j, cases[i].name, cases[i].events, cases[i].event_count,
+                                    path, err);
+        if (rc != WF_OK)
+            return rc;
+    }
+    return WF_OK;
+}
+
 /* FILE.events.json beside FILE.xoml, the event script used without --events; NULL if none. */
 static const char *events_beside(const char *file, char *buf, size_t size)
 {
@@ -848,6 +920,8 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
         if (rc == WF_OK)
             wfb_vgen_set_null_rate(gen, o->no_null ? 0 : o->null_rate);
     }
+    if (rc == WF_OK)
+        rc = check_scripts(&j, cases, n, o->cases ? o->cases : events, &err);
     if (rc == WF_OK) {
         wfb_vpool_opts po = WFB_VPOOL_OPTS_INIT;
         po.jobs = o->jobs;
@@ -1165,15 +1239,35 @@ static void junit_coverage(wf_buf *b, const coverage *cv)
     wf_buf_adds(b, "    </properties>\n");
 }
 
+/* Append the streamed test cases in [from, to) of `passed` (to -1: to its end) to b. */
+static bool copy_passed(FILE *passed, long from, long to, wf_buf *b)
+{
+    if (fseek(passed, 0, SEEK_END) != 0)
+        return false;
+    long end = to < 0 ? ftell(passed) : to;
+    if (end < from || fseek(passed, from, SEEK_SET) != 0)
+        return false;
+    char chunk[8192];
+    for (long left = end - from; left > 0;) {
+        size_t want = left < (long)sizeof chunk ? (size_t)left : sizeof chunk;
+        if (fread(chunk, 1, want, passed) != want)
+            return false;
+        wf_buf_add(b, chunk, want);
+        left -= (long)want;
+    }
+    return true;
+}
+
 static wf_status write_junit(const char *path, const report *r, wf_error *err)
 {
+    bool unread = false;
     wf_buf b;
     wf_buf_init(&b);
     wf_buf_adds(
         &b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"wfbridge verify\">\n");
     for (size_t i = 0; i < r->file_count; i++) {
         const fileres *f = &r->files[i];
-        size_t tests = 0, failures = 0;
+        size_t tests = f->passed_rows, failures = 0;
         for (size_t k = 0; k < r->row_count; k++)
             if (strcmp(r->rows[k].file, f->file) == 0) {
                 tests++;
@@ -1218,11 +1312,18 @@ static wf_status write_junit(const char *path, const report *r, wf_error *err)
             }
             wf_buf_adds(&b, "</failure></testcase>\n");
         }
+        long to = i + 1 < r->file_count ? r->files[i + 1].passed_from : -1;
+        if (r->passed && !copy_passed(r->passed, f->passed_from, to, &b))
+            unread = true;
         wf_buf_adds(&b, "  </testsuite>\n");
     }
     wf_buf_adds(&b, "</testsuites>\n");
     wf_status rc = WF_OK;
-    if (b.oom) {
+    if (unread || r->passed_failed) {
+        rc = wf_error_set(err, WF_E_IO, NULL, "%s: the equivalent test cases were lost: %s",
+                          path, r->passed_failed ? "a temporary file could not be written"
+                                                 : "a temporary file could not be read back");
+    } else if (b.oom) {
         rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     } else {
         rc = wfc_write_atomic(path, b.data, b.len, err); /* also a device: never renamed over */
@@ -1287,6 +1388,10 @@ int wfb_cmd_verify(int argc, char **argv)
     if (wfb_libpath(o.lib_path, &libpath, &err) != WF_OK)
         return wfb_report(&err);
     report rep = {0};
+    if (o.junit && !(rep.passed = tmpfile())) {
+        wf_libpath_destroy(libpath);
+        return wfb_error("--junit: cannot create a temporary file: %s", strerror(errno));
+    }
     struct sigaction old_actions[STOP_SIGNALS];
     catch_stop_signals(old_actions);
     struct stat st;

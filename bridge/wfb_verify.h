@@ -105,6 +105,10 @@ typedef struct wfb_vmodern wfb_vmodern; /* a modern runtime with one loaded defi
 wf_status wfb_vlegacy_load(const char *path, const char *rules, const wf_libpath *libpath,
                            uint64_t max_steps, wf_diags *diags, wfb_vlegacy **out, wf_error *err);
 void wfb_vlegacy_destroy(wfb_vlegacy *l);
+/* Whether the workflow's event ev->name takes ev's payload by the event payload rule
+ * (docs/formats.md "Event payloads"): WF_OK, or WF_E_TYPE saying why not. An event no
+ * HandleExternalEvent declares is not checked here (the run reports it). */
+wf_status wfb_vlegacy_check_event(const wfb_vlegacy *l, const wfb_vevent *ev, wf_error *err);
 /* Load modern XAML text (name: its file name for locations). */
 wf_status wfb_vmodern_load(const char *name, const char *xaml, size_t len,
                            const wf_libpath *libpath, uint64_t max_steps, wf_diags *diags,

@@ -556,6 +556,16 @@ static wf_status legacy_drive(wfb_vlegacy *l, wfl_exec *ex, const wfb_vcase *c, 
     return rc;
 }
 
+wf_status wfb_vlegacy_check_event(const wfb_vlegacy *l, const wfb_vevent *ev, wf_error *err)
+{
+    wf_value v;
+    wf_status rc = parse_payload(l->types, ev, &v, err);
+    if (rc == WF_OK)
+        rc = legacy_check_payload(l, ev->name, &v, err);
+    wf_value_release(&v);
+    return rc == WF_OK || rc == WF_E_NOMEM ? rc : WF_E_TYPE;
+}
+
 wf_status wfb_vlegacy_run(wfb_vlegacy *l, const wfb_vcase *c, wfb_vobs *obs, wf_error *err)
 {
     memset(obs, 0, sizeof *obs);
