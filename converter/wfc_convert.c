@@ -130,6 +130,12 @@ void wfc__type_attr(wfc__conv *c, const char *attr, const wf_type *t, wf_loc at)
         wfc__diag(c, WFC_ERROR, at, "type-unmapped", "type %s has no modern spelling", t->name);
     wfc_xw_attr(W, attr, b.data);
     wf_buf_fini(&b);
+    const char *prefix, *ns = wfc__type_xmlns(t, &prefix);
+    if (ns) {
+        char name[32];
+        snprintf(name, sizeof name, "xmlns:%s", prefix);
+        wfc_xw_attr(W, name, ns);
+    }
 }
 
 /* <ELEM x:TypeArguments="T">[expr]</ELEM> */

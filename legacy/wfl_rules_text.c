@@ -145,8 +145,14 @@ static void print_args(const wfl_rexpr *e, size_t first, wf_buf *out)
 }
 
 /* Where a member or call hangs: nothing for `this`, "Type." for statics, "target." else. */
+/* A lookup that found nothing is a null target: the member read from it faults (inside
+ * WF3Rule, as RuleEvaluationException). */
 static void print_target(const wfl_rexpr *t, wf_buf *out)
 {
+    if (t->kind == WFL_REX_THIS && t->lookup_missed) {
+        wf_buf_adds(out, "((object)null).");
+        return;
+    }
     if (t->kind == WFL_REX_THIS)
         return;
     if (t->kind == WFL_REX_TYPEREF)

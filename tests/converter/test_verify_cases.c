@@ -8,12 +8,13 @@
 #include "../bridge/support_bridge.h"
 #include "../wf_test_util.h"
 
-/* rules_bitwise does not convert (on purpose). ifelse_chain and rules_operators still diverge
- * on generated inputs: a rule that calls a method on null raises RuleEvaluationException in
- * WF3, the converted expression NullReferenceException (docs/convert.md "Testing a
- * conversion"). */
+/* rules_bitwise does not convert (on purpose). */
 static const char *const cases[] = {
     "sequence_code",
+    "ifelse_chain",
+    "rules_operators",
+    "rules_exceptions",
+    "rules_lookup_blanks",
     "while_code",
     "parallel_pick",
     "fault_handlers",
