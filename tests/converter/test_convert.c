@@ -166,6 +166,8 @@ static const char *const golden[] = {
     "rules_exceptions",
     /* a GetActivityByName string kept verbatim, blanks included, finds nothing */
     "rules_lookup_blanks",
+    /* a composite's declared In / Out directions: In not copied back, Out not copied in */
+    "composite_direction",
 };
 
 START_TEST(test_golden_case_converts_and_runs_like_legacy)

@@ -26,6 +26,7 @@ static const char *const cases[] = {
     "scopes",
     "state_machine",
     "composite_type",
+    "composite_direction",
     "compensate_explicit",
     "compensate_loop",
     "compensate_child_in_handler",
