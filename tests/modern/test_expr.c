@@ -845,6 +845,7 @@ START_TEST(test_wf3_rule_semantics)
     check_fault("[WF3Rule(total * 1000000000000000000000000000m)]", &wf_exc_overflow);
     check_fault("[WF3Rule(nul.Length)]", &wf_exc_rule_evaluation);
     check_fault("[WF3Rule(nul.ToUpper() == name)]", &wf_exc_rule_evaluation);
+    check_fault("[WF3Rule(nul.ToString() == name)]", &wf_exc_rule_evaluation);
     check_fault("[WF3Rule(name.Substring(10))]", &wf_exc_target_invocation);
     check_fault("[WF3Rule(name.PadLeft(-1))]", &wf_exc_target_invocation);
     CHECK_BOOL("[WF3Rule(nul != null && nul.Length > 0)]", false);
