@@ -131,6 +131,12 @@ void wfc__type_attr(wfc__conv *c, const char *attr, const wf_type *t, wf_loc at)
         wfc__diag(c, WFC_ERROR, at, "type-unmapped", "type %s has no modern spelling", t->name);
     wfc_xw_attr(W, attr, b.data);
     wf_buf_fini(&b);
+    const char *prefix, *ns = wfc__type_xmlns(t, &prefix);
+    if (ns) {
+        char name[32];
+        snprintf(name, sizeof name, "xmlns:%s", prefix);
+        wfc_xw_attr(W, name, ns);
+    }
 }
 
 /* <ELEM x:TypeArguments="T">[expr]</ELEM> */
@@ -298,6 +304,19 @@ static wfc__slot *arg_slot(wfc__conv *c, const char *name)
     return NULL;
 }
 
+/* A root argument's direction: what the body does with it, except that a composite's
+ * property declared In or Out in its type library keeps that direction (docs/formats.md
+ * "Composite activity types"): an In one written by the body changes only the body's copy,
+ * an Out one read by the body starts from its default. */
+static wfl_tl_dir member_dir(wfc__conv *c, const char *name)
+{
+    const wfl_tl_class *cls = c->depth ? wfl_node_type(c->root)->code_beside : NULL;
+    const wfl_tl_prop *p = cls ? wfl_tl_class_find_prop(cls, name) : NULL;
+    if (p && (p->dir == WFL_TL_IN || p->dir == WFL_TL_OUT))
+        return p->dir;
+    return arg_dir(arg_slot(c, name));
+}
+
 static void members(wfc__conv *c)
 {
     size_t n = wfl_definition_param_count(c->def);
@@ -307,7 +326,7 @@ static void members(wfc__conv *c)
     for (size_t i = 0; i < n; i++) {
         wfl_param_info p;
         wfl_definition_param(c->def, i, &p);
-        wfl_tl_dir dir = arg_dir(arg_slot(c, p.name));
+        wfl_tl_dir dir = member_dir(c, p.name);
         wf_buf t;
         wf_buf_init(&t);
         wf_buf_adds(&t, dir == WFL_TL_IN    ? "InArgument("
@@ -760,7 +779,7 @@ static void root_args(wfc__conv *c, wfc__targ *targs, size_t *count)
         wfl_definition_param(c->def, i, &p);
         wfc__targ *t = &targs[(*count)++];
         snprintf(t->name, sizeof t->name, "%s", p.name);
-        t->dir = arg_dir(arg_slot(c, p.name));
+        t->dir = member_dir(c, p.name);
     }
 }
 
