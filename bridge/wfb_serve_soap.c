@@ -137,18 +137,6 @@ void wfb_respond_fault(wfb_call *call, unsigned http, const char *code, const ch
     wf_buf_adds(o, "</faultstring></s:Fault></s:Body></s:Envelope>");
 }
 
-/* A value as XML Schema text: booleans are lower case there. */
-static bool xsd_text(const wf_value *v, wf_buf *out)
-{
-    if (v->type->kind == WF_K_BOOL)
-        return wf_buf_adds(out, v->u.b ? "true" : "false");
-    wf_buf t;
-    wf_buf_init(&t);
-    bool ok = wf_value_to_text(v, &t) && wf_xml_escape(out, t.data, false);
-    wf_buf_fini(&t);
-    return ok;
-}
-
 void wfb_respond_reply(wfb_call *call, const wf_value *reply)
 {
     start_response(call, 200);
@@ -174,7 +162,7 @@ void wfb_respond_reply(wfb_call *call, const wf_value *reply)
             continue;
         }
         wf_buf_addf(o, "<%s>", key);
-        xsd_text(v, o);
+        wfm_msg_xsd_text(v, o);
         wf_buf_addf(o, "</%s>", key);
     }
     wf_buf_addf(o, "</%sResponse></s:Body></s:Envelope>", call->op->operation);

@@ -1751,8 +1751,8 @@ static void report_unknown(wfm_load *L, const wf_xml_node *c)
                        c->name);
     else if (is_ns(ns, NS_SERVICEMODEL))
         wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c),
-                       "unknown activity '%s' (of the WCF messaging activities only Receive and "
-                       "SendReply are supported)",
+                       "unknown activity '%s' (of the WCF messaging activities only Receive, "
+                       "SendReply, Send and ReceiveReply are supported)",
                        c->name);
     else if (ns_starts(ns, "clr-namespace:") && asm_at && asm_at[8])
         wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c),
