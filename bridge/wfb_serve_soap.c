@@ -432,10 +432,16 @@ static void wsdl_binding(const wfb_server *srv, const wfb_endpoint *ep, wf_buf *
             wf_buf_adds(o, "<wsdl:output><soap:body use=\"literal\"/></wsdl:output>");
         wf_buf_adds(o, "</wsdl:operation>");
     }
-    wf_buf_addf(o, "</wsdl:binding><wsdl:service name=\"%sService\"><wsdl:port "
-                   "name=\"BasicHttpBinding_%s\" binding=\"tns:BasicHttpBinding_%s\">"
-                   "<soap:address location=\"%s%s\"/></wsdl:port></wsdl:service>",
-                ep->contract[0] == 'I' && ep->contract[1] ? ep->contract + 1 : ep->contract,
+    const char *service = wfm_definition_service_name(ep->def); /* WorkflowServiceAttributes */
+    wf_buf_adds(o, "</wsdl:binding><wsdl:service name=\"");
+    if (service)
+        wf_xml_escape(o, service, true);
+    else
+        wf_buf_addf(o, "%sService",
+                    ep->contract[0] == 'I' && ep->contract[1] ? ep->contract + 1 : ep->contract);
+    wf_buf_addf(o, "\"><wsdl:port name=\"BasicHttpBinding_%s\" "
+                   "binding=\"tns:BasicHttpBinding_%s\"><soap:address location=\"%s%s\"/>"
+                   "</wsdl:port></wsdl:service>",
                 ep->contract, ep->contract, srv->base_url, ep->path);
 }
 

@@ -409,6 +409,9 @@ START_TEST(test_serve_converted_wf35_calculator)
                                                 NULL});
     ck_assert_msg(o.rc == 0, "convert: %s", o.err);
     wfbt_out_free(&o);
+    char *text = wf_test_read_file(xaml, NULL); /* WorkflowServiceAttributes' Name */
+    ck_assert_ptr_nonnull(strstr(text, "p:WorkflowService.Name=\"CalculatorService\""));
+    wf_free(text);
     s.def = xaml;
     s.lib_path = wfbt_sample_libs();
     snprintf(s.store, sizeof s.store, "%s", wfbt_tmp_path(s.dir, "calc.db"));
