@@ -462,6 +462,11 @@ const wfb_vpoint *wfb_vlegacy_point(const wfb_vlegacy *l, size_t index)
     return wfb__cover_point(l->cover, index);
 }
 
+const wfb__cover *wfb__vlegacy_cover(const wfb_vlegacy *l)
+{
+    return l->cover;
+}
+
 static wf_status legacy_set_inputs(wfb_vlegacy *l, wfl_exec *ex, const wfb_vcase *c, wf_error *e)
 {
     for (size_t i = 0; i < c->input_count; i++) {
