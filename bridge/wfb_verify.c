@@ -87,6 +87,8 @@ typedef struct row {
 typedef struct unseen {
     wfb_vkind kind;
     char *activity, *outcome;
+    char *where; /* "FILE:LINE:COL" of the activity */
+    char *why;   /* why no case reached it, when known; else NULL */
 } unseen;
 
 /* Decision coverage of a file, or of them all (docs/verify.md "Coverage"). */
@@ -303,6 +305,8 @@ static void report_fini(report *r)
         for (size_t k = 0; k < r->files[i].cov.unseen_count; k++) {
             wf_free(r->files[i].cov.unseen[k].activity);
             wf_free(r->files[i].cov.unseen[k].outcome);
+            wf_free(r->files[i].cov.unseen[k].where);
+            wf_free(r->files[i].cov.unseen[k].why);
         }
         wf_free(r->files[i].cov.unseen);
     }
@@ -390,6 +394,8 @@ typedef struct job {
     const vmode *pred_mode;
     wfb_vpool *pool; /* where runs run (docs/verify.md "Isolation") */
     bool *seen; /* per decision outcome: some case's legacy run reached it */
+    char **scripted; /* every event (short name) some case's script holds */
+    size_t scripted_count;
 } job;
 
 /* The shrinker's oracle: does the case still diverge in pred_mode? */
@@ -598,6 +604,30 @@ static wf_status run_case(job *j, const wfb_vcase *c, wfb_vobs *lo, wfb_vobs *mo
     return rc == WF_OK ? wrc : rc;
 }
 
+static const char *short_event(const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    return dot ? dot + 1 : name;
+}
+
+static bool scripted(const job *j, const char *event)
+{
+    for (size_t i = 0; i < j->scripted_count; i++)
+        if (strcmp(j->scripted[i], short_event(event)) == 0)
+            return true;
+    return false;
+}
+
+/* Remember the events of c's script (a branch no script can reach is reported so). */
+static bool note_script(job *j, const wfb_vcase *c)
+{
+    for (size_t i = 0; i < c->event_count; i++)
+        if (!scripted(j, c->events[i].name) &&
+            !wfb__push_str(&j->scripted, &j->scripted_count, short_event(c->events[i].name)))
+            return false;
+    return true;
+}
+
 /* Run every case in every mode; divergences go to the report. */
 static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, report *rep,
                            fileres *fr, wf_error *err)
@@ -624,6 +654,8 @@ static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, re
             fr->exited += strcmp(lo.status, "Exited") == 0;
             fr->timed_out += strcmp(lo.status, "TimedOut") == 0;
         }
+        if (rc == WF_OK && !note_script(j, c))
+            rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
         for (size_t h = 0; rc == WF_OK && h < lo.hit_count; h++)
             j->seen[lo.hits[h]] = true;
         if (rc == WF_OK && gen)
@@ -664,6 +696,36 @@ static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, re
     return rep->oom && rc == WF_OK ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory") : rc;
 }
 
+/* Why no case reached p: what the definition shows, else an event no script has. */
+static char *why_unseen(const job *j, const wfb_vpoint *p)
+{
+    char text[600];
+    if (p->why)
+        return wf_strdup(p->why);
+    if (!p->event || scripted(j, p->event))
+        return NULL;
+    snprintf(text, sizeof text, "no case's event script has %s", p->event);
+    return wf_strdup(text);
+}
+
+static bool add_unseen(const job *j, coverage *cv, const wfb_vpoint *p)
+{
+    unseen *grown = wf_realloc(cv->unseen, (cv->unseen_count + 1) * sizeof *grown);
+    if (!grown)
+        return false;
+    cv->unseen = grown;
+    unseen *u = &grown[cv->unseen_count++];
+    char where[4200];
+    snprintf(where, sizeof where, "%s:%u:%u", p->where.file ? p->where.file : j->file,
+             p->where.line, p->where.col);
+    u->kind = p->kind;
+    u->activity = wf_strdup(p->activity);
+    u->outcome = wf_strdup(p->outcome);
+    u->where = wf_strdup(where);
+    u->why = why_unseen(j, p);
+    return u->activity && u->outcome && u->where && (u->why || !p->why);
+}
+
 /* The file's coverage from j->seen; false: out of memory. */
 static bool measure(const job *j, coverage *cv)
 {
@@ -676,18 +738,9 @@ static bool measure(const job *j, coverage *cv)
         if (j->seen[i]) {
             cv->covered++;
             cv->kind_covered[p->kind]++;
-            continue;
+        } else if (!add_unseen(j, cv, p)) {
+            return false;
         }
-        unseen *grown = wf_realloc(cv->unseen, (cv->unseen_count + 1) * sizeof *grown);
-        if (!grown)
-            return false;
-        cv->unseen = grown;
-        unseen *u = &grown[cv->unseen_count++];
-        u->kind = p->kind;
-        u->activity = wf_strdup(p->activity);
-        u->outcome = wf_strdup(p->outcome);
-        if (!u->activity || !u->outcome)
-            return false;
     }
     return true;
 }
@@ -710,9 +763,13 @@ static void coverage_text(wf_buf *b, const coverage *cv)
         }
     if (!first)
         wf_buf_addc(b, ')');
-    for (size_t i = 0; i < cv->unseen_count; i++)
-        wf_buf_addf(b, "%s%s %s %s", i ? ", " : "; not seen: ", wfb_vkind_name(cv->unseen[i].kind),
-                    cv->unseen[i].activity, cv->unseen[i].outcome);
+    for (size_t i = 0; i < cv->unseen_count; i++) {
+        const unseen *u = &cv->unseen[i];
+        wf_buf_addf(b, "%s%s %s %s at %s", i ? ", " : "; not seen: ", wfb_vkind_name(u->kind),
+                    u->activity, u->outcome, u->where);
+        if (u->why)
+            wf_buf_addf(b, " (%s)", u->why);
+    }
 }
 
 static char *coverage_note(const job *j, const fileres *fr, coverage *cv)
@@ -827,6 +884,7 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
     wf_free(j.shrunk_dir);
     wfb_vlegacy_destroy(j.l);
     wf_free(j.seen);
+    wfb__free_strs(j.scripted, j.scripted_count);
     wf_free(j.skipped);
     wf_diags_destroy(diags);
 }
@@ -880,6 +938,14 @@ static void json_coverage(wf_buf *b, const report *r, const fileres *file)
             json_kv(b, "activity", f->cov.unseen[u].activity);
             wf_buf_adds(b, ", ");
             json_kv(b, "outcome", f->cov.unseen[u].outcome);
+            wf_buf_adds(b, ", ");
+            json_kv(b, "where", f->cov.unseen[u].where);
+            if (f->cov.unseen[u].why) {
+                wf_buf_adds(b, ", ");
+                json_kv(b, "why", f->cov.unseen[u].why);
+            } else {
+                wf_buf_adds(b, ", \"why\": null");
+            }
             wf_buf_addc(b, '}');
         }
     }
@@ -1088,8 +1154,11 @@ static void junit_coverage(wf_buf *b, const coverage *cv)
             junit_property(b, name, value);
         }
     for (size_t i = 0; i < cv->unseen_count; i++) {
-        snprintf(value, sizeof value, "%s %s %s", wfb_vkind_name(cv->unseen[i].kind),
-                 cv->unseen[i].activity, cv->unseen[i].outcome);
+        const unseen *u = &cv->unseen[i];
+        int n = snprintf(value, sizeof value, "%s %s %s at %s", wfb_vkind_name(u->kind),
+                         u->activity, u->outcome, u->where);
+        if (u->why && n > 0 && (size_t)n < sizeof value)
+            snprintf(value + n, sizeof value - (size_t)n, " (%s)", u->why);
         junit_property(b, "uncovered", value);
     }
     wf_buf_adds(b, "    </properties>\n");
