@@ -236,6 +236,30 @@ START_TEST(test_send_timeout)
 }
 END_TEST
 
+/* The context a service gave is state: saved and restored with the instance (as a durable
+ * host does while it waits on a bookmark), the next Send carries it. */
+static const char across_save[] = HEAD "<Sequence>" SEND_ADD("s1", "") RECEIVE_REPLY("s1")
+    "<WaitForEvent x:TypeArguments=\"x:Int32\" BookmarkName=\"go\" />" SEND_ADD("s2", "")
+    "<p:ReceiveReply Request=\"{x:Reference s2}\" /></Sequence></Activity>";
+
+START_TEST(test_send_context_survives_save_and_restore)
+{
+    stub s;
+    wfm_test_run r;
+    open_at(&s, &r, across_save, "/ok");
+    ck_assert_int_eq(run_waiting(&r), WFM_INSTANCE_IDLE);
+    ck_assert_uint_eq(s.calls, 1);
+    ck_assert_ptr_null(strstr(s.last_body, "instanceId")); /* none known yet */
+    wfm_test_save_restore(&r);
+    wf_value go = wf_int32(1);
+    wfm_test_resume(&r, "go", &go);
+    ck_assert_int_eq(run_waiting(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_uint_eq(s.calls, 2);
+    ck_assert_ptr_nonnull(strstr(s.last_body, "<Property name=\"instanceId\">" STUB_ID));
+    close_all(&s, &r);
+}
+END_TEST
+
 /* The instance and the runtime go while the reply is on its way: nothing leaks or is touched
  * after it was freed (make asan). */
 START_TEST(test_send_instance_destroyed_in_flight)
@@ -288,6 +312,7 @@ Suite *modern_send_suite(void)
     tcase_set_timeout(core, 60);
     tcase_add_test(core, test_send_soap_request_and_context);
     tcase_add_test(core, test_send_on_the_pool);
+    tcase_add_test(core, test_send_context_survives_save_and_restore);
     tcase_add_test(core, test_send_instance_destroyed_in_flight);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
