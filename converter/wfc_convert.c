@@ -401,6 +401,8 @@ static void document(wfc__conv *c, const char *source, wf_buf *out)
     wfc_xw_attr(W, "xmlns:x", "http://schemas.microsoft.com/winfx/2006/xaml");
     if (c->uses_services)
         wfc_xw_attr(W, "xmlns:p", "http://schemas.microsoft.com/netfx/2009/xaml/servicemodel");
+    if (c->uses_services && wfl_definition_service_name(c->def)) /* WorkflowServiceAttributes */
+        wfc_xw_attr(W, "p:WorkflowService.Name", wfl_definition_service_name(c->def));
     for (size_t i = 0; i < c->lib_count; i++) {
         char attr[32];
         snprintf(attr, sizeof attr, "xmlns:%s", c->libs[i].prefix);

@@ -47,6 +47,11 @@ const char *wfm_definition_class(const wfm_definition *def)
     return def->class_name;
 }
 
+const char *wfm_definition_service_name(const wfm_definition *def)
+{
+    return def->service_name;
+}
+
 uint64_t wfm_definition_hash(const wfm_definition *def)
 {
     return def->hash;
