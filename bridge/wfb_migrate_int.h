@@ -58,6 +58,7 @@ typedef struct mig_plan {
     int64_t next_timer_us; /* 0: none */
     size_t values_carried;
     mig_names steps; /* resumptions the replay took: "bookmark NAME" / "timer" */
+    char from_owner[320]; /* a row left Migrating: the process that marked it ("": none) */
 } mig_plan;
 
 typedef struct mig_ctx {

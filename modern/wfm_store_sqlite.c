@@ -657,25 +657,34 @@ static wf_status insert_row(wfm_store *s, const char *hash, const wfm_store_save
     return rc;
 }
 
-static wf_status sq_insert(wfm_store *s, const char *hash, const wfm_store_save_rec *r,
-                           int64_t now, wf_error *err)
+/* `count` rows with their first saves in one transaction: all or none. */
+static wf_status sq_insert_many(wfm_store *s, const char *hash, const wfm_store_save_rec *recs,
+                                size_t count, int64_t now, wf_error *err)
 {
     wf_error ignored = WF_ERROR_INIT;
-    wfm__names_forget(s, r->id);
     wf_status rc = run(s, ST_BEGIN_IMMEDIATE, NULL, err, "");
-    if (rc == WF_OK)
+    for (size_t i = 0; rc == WF_OK && i < count; i++) {
+        const wfm_store_save_rec *r = &recs[i];
+        wfm__names_forget(s, r->id);
         rc = insert_row(s, hash, r, now, err);
-    if (rc == WF_OK)
-        rc = write_names(s, ST_INSERT_BOOKMARK, r->id, r->bookmarks, NULL, r->bookmark_count,
-                         err);
-    if (rc == WF_OK)
-        rc = write_names(s, ST_INSERT_PROMOTED, r->id, r->prop_names, r->prop_values,
-                         r->prop_count, err);
+        if (rc == WF_OK)
+            rc = write_names(s, ST_INSERT_BOOKMARK, r->id, r->bookmarks, NULL,
+                             r->bookmark_count, err);
+        if (rc == WF_OK)
+            rc = write_names(s, ST_INSERT_PROMOTED, r->id, r->prop_names, r->prop_values,
+                             r->prop_count, err);
+    }
     if (rc == WF_OK)
         rc = run(s, ST_COMMIT, NULL, err, "");
     if (rc != WF_OK && !sqlite3_get_autocommit(db_of(s)))
         run(s, ST_ROLLBACK, NULL, &ignored, "");
     return rc;
+}
+
+static wf_status sq_insert(wfm_store *s, const char *hash, const wfm_store_save_rec *r,
+                           int64_t now, wf_error *err)
+{
+    return sq_insert_many(s, hash, r, 1, now, err);
 }
 
 static wf_status sq_suspend(wfm_store *s, const char *id, const char *reason, int64_t now,
@@ -1140,6 +1149,7 @@ const wfm__store_ops wfm__store_sqlite_ops = {
     .create = sq_create,
     .create_many = sq_create_many,
     .insert = sq_insert,
+    .insert_many = sq_insert_many,
     .suspend = sq_suspend,
     .take_lease = sq_take_lease,
     .owner_of = sq_owner_of,
