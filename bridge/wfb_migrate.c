@@ -107,8 +107,28 @@ static int parse(int argc, char **argv, opts *o)
 }
 
 /* ---- loading the maps ---------------------------------------------------------------------- */
-/* NEW.xaml.map.json's "values": [{"legacy": DP, "modern": NAME, "root": true}, ...] (absent
- * file: none); entries of other activities' properties ("root": false) are not read. */
+/* One "values" entry: a root property's into from/to, another activity's ("root": false, with
+ * its "owner") into act_owner/act_from/act_to. */
+static void add_value_pair(mig_map *m, json_t *v)
+{
+    const char *l = json_string_value(json_object_get(v, "legacy"));
+    const char *t = json_string_value(json_object_get(v, "modern"));
+    const char *owner = json_string_value(json_object_get(v, "owner"));
+    json_t *on_root = json_object_get(v, "root");
+    if (!l || !t)
+        return;
+    if (!on_root || json_is_true(on_root)) {
+        m->from[m->pair_count] = wf_strdup(l);
+        m->to[m->pair_count++] = wf_strdup(t);
+    } else if (owner) {
+        m->act_owner[m->act_count] = wf_strdup(owner);
+        m->act_from[m->act_count] = wf_strdup(l);
+        m->act_to[m->act_count++] = wf_strdup(t);
+    }
+}
+
+/* NEW.xaml.map.json's "values": [{"legacy": DP, "owner": ACTIVITY, "modern": NAME, "root":
+ * true|false}, ...] (absent file: none). */
 static int read_value_map(mig_map *m)
 {
     char path[4096];
@@ -127,21 +147,15 @@ static int read_value_map(mig_map *m)
                      root ? "no \"values\" array" : je.text);
         return wfb_report(&e);
     }
-    size_t n = json_array_size(values);
-    m->from = wf_calloc(n ? n : 1, sizeof *m->from);
-    m->to = wf_calloc(n ? n : 1, sizeof *m->to);
-    for (size_t i = 0; m->from && m->to && i < n; i++) {
-        json_t *v = json_array_get(values, i);
-        const char *l = json_string_value(json_object_get(v, "legacy"));
-        const char *t = json_string_value(json_object_get(v, "modern"));
-        json_t *on_root = json_object_get(v, "root"); /* the root's properties only */
-        if (l && t && (!on_root || json_is_true(on_root))) {
-            m->from[m->pair_count] = wf_strdup(l);
-            m->to[m->pair_count++] = wf_strdup(t);
-        }
-    }
+    size_t n = json_array_size(values) ? json_array_size(values) : 1;
+    char ***lists[] = {&m->from, &m->to, &m->act_owner, &m->act_from, &m->act_to};
+    bool ok = true;
+    for (size_t k = 0; k < sizeof lists / sizeof *lists; k++)
+        ok = (*lists[k] = wf_calloc(n, sizeof(char *))) != NULL && ok;
+    for (size_t i = 0; ok && i < json_array_size(values); i++)
+        add_value_pair(m, json_array_get(values, i));
     json_decref(root);
-    return m->from && m->to ? 0 : wfb_error("out of memory");
+    return ok ? 0 : wfb_error("out of memory");
 }
 
 static int load_map(mig_ctx *c, const wf_libpath *lp, const char *xoml, const char *xaml)
@@ -214,8 +228,16 @@ void mig_teardown(mig_ctx *c, wf_libpath *lp)
             wf_free(m->from[k]);
             wf_free(m->to[k]);
         }
+        for (size_t k = 0; k < m->act_count; k++) {
+            wf_free(m->act_owner[k]);
+            wf_free(m->act_from[k]);
+            wf_free(m->act_to[k]);
+        }
         wf_free(m->from);
         wf_free(m->to);
+        wf_free(m->act_owner);
+        wf_free(m->act_from);
+        wf_free(m->act_to);
     }
     wf_free(c->maps);
     wfm_runtime_destroy(c->rt);

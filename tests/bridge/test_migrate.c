@@ -198,19 +198,30 @@ START_TEST(test_event_wait_with_delay_pending)
 }
 END_TEST
 
-/* A While waiting inside its third round: the round counter carries over. */
-START_TEST(test_loop_in_its_third_round)
+/* DATA NAME.xoml converted, started in legacy.db and sent each of `events` in turn, copied to
+ * copy.db and migrated (the one instance moves): its id. */
+static void moved_after(const char *name, const char *const *events, char *id)
 {
-    char id[33], maps[512];
-    convert(DATA "rounds.xoml", "rounds.xaml", false);
-    legacy_start(DATA "rounds.xoml", "", id);
-    json_decref(legacy_event(DATA "rounds.xoml", "legacy.db", id, "Approved=a"));
-    json_decref(legacy_event(DATA "rounds.xoml", "legacy.db", id, "Approved=b"));
+    char xoml[256], xaml[64], maps[1024];
+    snprintf(xoml, sizeof xoml, DATA "%s.xoml", name);
+    snprintf(xaml, sizeof xaml, "%s.xaml", name);
+    convert(xoml, xaml, false);
+    legacy_start(xoml, "", id);
+    for (size_t i = 0; events[i]; i++)
+        json_decref(legacy_event(xoml, "legacy.db", id, events[i]));
     copy_file("legacy.db", "copy.db");
-    snprintf(maps, sizeof maps, "--map " DATA "rounds.xoml=%s/rounds.xaml", dir);
+    snprintf(maps, sizeof maps, "--map %s=%s/%s", xoml, dir, xaml);
     json_t *r = migrate(maps, "", 0);
     ck_assert_int_eq(count_of(r, "migrated"), 1);
     json_decref(r);
+}
+
+/* A While waiting inside its third round: the round counter carries over. */
+START_TEST(test_loop_in_its_third_round)
+{
+    char id[33];
+    const char *events[] = {"Approved=a", "Approved=b", NULL};
+    moved_after("rounds", events, id);
     json_decref(modern_resume(id, "Approved=c"));
     json_decref(legacy_event(DATA "rounds.xoml", "copy.db", id, "Approved=c"));
     json_t *m = modern_resume(id, "Approved=d");
@@ -219,6 +230,27 @@ START_TEST(test_loop_in_its_third_round)
                                                         "Escalations")),
                      4);
     same_outputs(m, legacy_event(DATA "rounds.xoml", "copy.db", id, "Approved=d"));
+}
+END_TEST
+
+/* A value held by an activity rather than the root — Double's Result, computed by a native
+ * call before the wait, a variable of the round in the conversion (NAME.xaml.map.json
+ * "root": false) — carries over into the round the instance waits in: the rest of that round
+ * uses it (Log gets "t=4;", not the "t=0;" of a replay that skipped the call). */
+START_TEST(test_activity_values_carry_over)
+{
+    char id[33];
+    size_t used = strlen(libs);
+    snprintf(libs + used, sizeof libs - used, ":%s/tests/lib", wf_test_build_dir());
+    const char *events[] = {"Go=1", NULL};
+    moved_after("doubled", events, id);
+    json_t *m = modern_resume(id, "Go=1");
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(m, "outputs"), "Log")),
+                     "t=2;t=4;");
+    same_outputs(m, legacy_event(DATA "doubled.xoml", "copy.db", id, "Go=1"));
+    m = modern_resume(id, "Go=1");
+    ck_assert_str_eq(json_string_value(json_object_get(m, "status")), "Closed");
+    same_outputs(m, legacy_event(DATA "doubled.xoml", "copy.db", id, "Go=1"));
 }
 END_TEST
 
@@ -980,6 +1012,7 @@ Suite *migrate_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_event_wait_with_delay_pending);
     tcase_add_test(tc, test_loop_in_its_third_round);
+    tcase_add_test(tc, test_activity_values_carry_over);
     tcase_add_test(tc, test_state_machine_in_its_second_state);
     tcase_add_test(tc, test_composite_hosted_through_interop);
     tcase_add_test(tc, test_verify_instances_equivalent_and_diverged);
