@@ -322,6 +322,22 @@ static int verify_instances(const char *maps, const char *events, char *out, siz
                dir, dir, maps, libs, events);
 }
 
+/* On a fresh pair of stores, an approval moved with a wrong map file that swaps the legacy
+ * Employee and the modern `name` (and back): its id into a. */
+static void moved_with_swapped_map(const char *name, const char *maps, char *a)
+{
+    char cmd[1200], map[512];
+    snprintf(cmd, sizeof cmd, "rm -f %s/legacy.db* %s/modern.db*", dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(map, sizeof map,
+             "{\"values\": [{\"legacy\": \"Employee\", \"modern\": \"%s\", \"root\": true},"
+             " {\"legacy\": \"%s\", \"modern\": \"Employee\", \"root\": true}]}\n",
+             name, name);
+    write_map("approval.xaml.map.json", map);
+    legacy_start(DATA "approval.xoml", "--arg Employee=ann --arg Amount=120", a);
+    json_decref(migrate(maps, "", 0));
+}
+
 /* verify-instances says equivalent for faithful moves (a loop in its third round, an event
  * wait whose Delay is then fired) and diverged for a deliberately wrong map file (the legacy
  * Employee written into the modern Comment), naming the output. Neither store changes. */
@@ -350,21 +366,50 @@ START_TEST(test_verify_instances_equivalent_and_diverged)
     ck_assert(same_file("legacy.db", "legacy.before"));
     ck_assert(same_file("modern.db", "modern.before"));
     /* a wrong map: a fresh pair of stores */
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "rm -f %s/legacy.db* %s/modern.db*", dir, dir);
-    ck_assert_int_eq(system(cmd), 0);
-    write_map("approval.xaml.map.json",
-              "{\"values\": [{\"legacy\": \"Employee\", \"modern\": \"Comment\", \"root\": true},"
-              " {\"legacy\": \"Comment\", \"modern\": \"Employee\", \"root\": true}]}\n");
-    legacy_start(DATA "approval.xoml", "--arg Employee=ann --arg Amount=120", a);
     snprintf(maps, sizeof maps, "--map " DATA "approval.xoml=%s/approval.xaml", dir);
-    json_decref(migrate(maps, "", 0));
+    moved_with_swapped_map("Comment", maps, a);
     ck_assert_int_eq(verify_instances(maps, "--event Approved=x", out, sizeof out), 1);
     r = last_json(out);
     ck_assert_str_eq(json_string_value(json_object_get(r, "status")), "diverged");
     json_t *d = json_array_get(json_object_get(r, "divergences"), 0);
     ck_assert_str_eq(json_string_value(json_object_get(d, "what")), "output Comment");
     ck_assert_str_eq(json_string_value(json_object_get(d, "instance")), a);
+    json_decref(r);
+}
+END_TEST
+
+/* verify-instances --generate: runs made from the script (events left out, in other orders,
+ * timers fired first) are equivalent for a faithful move, and find a wrong map that the
+ * script does not: the legacy Employee written into the modern Approver, which the approval of
+ * the script overwrites, shows when the approval does not come first and the Delay fires. */
+START_TEST(test_verify_instances_generated_events_find_a_wrong_map)
+{
+    char a[33], maps[1024], events[600], out[65536];
+    convert(DATA "approval.xoml", "approval.xaml", false);
+    write_map("script.json", "[{\"event\": \"Approved\", \"payload\": \"x\"},"
+                             " {\"event\": \"Rejected\", \"payload\": {\"Approver\": \"bob\","
+                             " \"Comment\": \"late\"}}]\n");
+    snprintf(maps, sizeof maps, "--map " DATA "approval.xoml=%s/approval.xaml", dir);
+    snprintf(events, sizeof events, "--events %s/script.json --generate 8 --seed 3", dir);
+    legacy_start(DATA "approval.xoml", "--arg Employee=ann --arg Amount=120", a);
+    json_decref(migrate(maps, "", 0));
+    ck_assert_int_eq(verify_instances(maps, events, out, sizeof out), 0);
+    json_t *r = last_json(out);
+    ck_assert_str_eq(json_string_value(json_object_get(r, "status")), "equivalent");
+    ck_assert_int_eq(json_integer_value(json_object_get(r, "runs")), 9);
+    json_decref(r);
+    /* the wrong map, on a fresh pair of stores */
+    moved_with_swapped_map("Approver", maps, a);
+    char script[600];
+    snprintf(script, sizeof script, "--events %s/script.json", dir);
+    ck_assert_int_eq(verify_instances(maps, script, out, sizeof out), 0);
+    ck_assert_int_eq(verify_instances(maps, events, out, sizeof out), 1);
+    r = last_json(out);
+    ck_assert_str_eq(json_string_value(json_object_get(r, "status")), "diverged");
+    json_t *d = json_array_get(json_object_get(r, "divergences"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(d, "what")), "output Approver");
+    ck_assert_str_eq(json_string_value(json_object_get(d, "modern")), "\"ann\" (String)");
+    ck_assert_int_eq(strncmp(json_string_value(json_object_get(d, "case")), "gen-", 4), 0);
     json_decref(r);
 }
 END_TEST
@@ -1016,6 +1061,7 @@ Suite *migrate_suite(void)
     tcase_add_test(tc, test_state_machine_in_its_second_state);
     tcase_add_test(tc, test_composite_hosted_through_interop);
     tcase_add_test(tc, test_verify_instances_equivalent_and_diverged);
+    tcase_add_test(tc, test_verify_instances_generated_events_find_a_wrong_map);
     suite_add_tcase(s, tc);
     tc = tcase_create("stores");
     tcase_add_checked_fixture(tc, setup, teardown);
