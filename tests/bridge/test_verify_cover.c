@@ -251,14 +251,20 @@ START_TEST(test_verify_cover_cag_children_and_replicator)
 }
 END_TEST
 
-/* Run a case with the events named (NULL-terminated), each with a null payload. */
+/* Run a case with the events named (NULL-terminated), each with the payload its parameters
+ * take (the expenses service's Approved and Rejected). */
 static void run_script(wfb_vlegacy *l, const char *const *events, wfb_vobs *o)
 {
     wf_error err = WF_ERROR_INIT;
     wfb_vevent evs[4] = {{0}};
     wfb_vcase c = {.name = (char *)"c", .events = evs};
-    for (; events[c.event_count]; c.event_count++)
-        evs[c.event_count].name = (char *)events[c.event_count];
+    for (; events[c.event_count]; c.event_count++) {
+        wfb_vevent *e = &evs[c.event_count];
+        e->name = (char *)events[c.event_count];
+        e->payload = strcmp(e->name, "Rejected") == 0
+                         ? (char *)"{\"Approver\": \"bob\", \"Comment\": \"no\"}"
+                         : (char *)"\"alice\"";
+    }
     ck_assert_int_eq(wfb_vlegacy_run(l, &c, o, &err), WF_OK);
 }
 
