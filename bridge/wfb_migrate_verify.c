@@ -229,7 +229,7 @@ typedef struct vrun {
     wfl_store *legacy;
     wfm_store *modern;
     size_t checked, diverged;
-    wf_buf divs; /* JSON objects of the divergences */
+    json_t *divs; /* owned: the divergences, as JSON objects; NULL once memory ran out */
     wf_error err;
 } vrun;
 
@@ -267,16 +267,15 @@ static wf_status restore_pair(vrun *r, pair *p, const char *id, const void *blob
 
 static void add_divergence(vrun *r, const char *id, const wfb_vdiff *d)
 {
-    wf_buf *b = &r->divs;
-    wf_buf_adds(b, r->diverged++ ? ", {\"instance\": " : "{\"instance\": ");
-    wf_buf_add_json_string(b, id, strlen(id));
-    wf_buf_adds(b, ", \"what\": ");
-    wf_buf_add_json_string(b, d->what ? d->what : "", d->what ? strlen(d->what) : 0);
-    wf_buf_adds(b, ", \"legacy\": ");
-    wf_buf_add_json_string(b, d->legacy ? d->legacy : "", d->legacy ? strlen(d->legacy) : 0);
-    wf_buf_adds(b, ", \"modern\": ");
-    wf_buf_add_json_string(b, d->modern ? d->modern : "", d->modern ? strlen(d->modern) : 0);
-    wf_buf_addc(b, '}');
+    r->diverged++;
+    json_t *obj = json_pack("{s:o, s:o, s:o, s:o}", "instance", wf_jsonw_str(id), "what",
+                            wf_jsonw_str(d->what ? d->what : ""), "legacy",
+                            wf_jsonw_str(d->legacy ? d->legacy : ""), "modern",
+                            wf_jsonw_str(d->modern ? d->modern : ""));
+    if (r->divs && !wf_jsonw_append(r->divs, obj)) {
+        json_decref(r->divs);
+        r->divs = NULL;
+    }
     if (!r->o.json)
         printf("%s: diverged: %s: legacy %s, modern %s\n", id, d->what ? d->what : "",
                d->legacy ? d->legacy : "", d->modern ? d->modern : "");
@@ -359,12 +358,14 @@ static int execute(vrun *r, wf_libpath **lp)
     if (rc != 0)
         return rc;
     if (r->o.json)
-        printf("{\"status\": \"%s\", \"instances\": %zu, \"divergences\": [%.*s]}\n",
-               r->diverged ? "diverged" : "equivalent", r->checked, (int)r->divs.len,
-               r->divs.data ? r->divs.data : "");
+        rc = wfb_print_json(r->divs ? json_pack("{s:s, s:I, s:O}", "status",
+                                                r->diverged ? "diverged" : "equivalent",
+                                                "instances", (json_int_t)r->checked,
+                                                "divergences", r->divs)
+                                    : NULL);
     else
         printf("%zu instance(s) checked, %zu diverged\n", r->checked, r->diverged);
-    return r->diverged ? 1 : 0;
+    return rc ? rc : r->diverged ? 1 : 0;
 }
 
 int wfb_cmd_verify_instances(int argc, char **argv)
@@ -375,14 +376,14 @@ int wfb_cmd_verify_instances(int argc, char **argv)
     r.o.maps = (wfb_assigns)WFB_ASSIGNS_INIT("--map");
     r.o.events = (wfb_assigns)WFB_ASSIGNS_INIT("--event");
     r.err = (wf_error)WF_ERROR_INIT;
-    wf_buf_init(&r.divs);
+    r.divs = json_array();
     int rc = parse(argc, argv, &r.o);
     wf_libpath *lp = NULL;
     if (rc == 0)
         rc = execute(&r, &lp);
     else if (rc < 0)
         rc = wfb_help(usage);
-    wf_buf_fini(&r.divs);
+    json_decref(r.divs);
     wfm_store_close(r.modern);
     wfl_store_close(r.legacy);
     mig_teardown(&r.c, lp);
