@@ -562,6 +562,21 @@ static const void *const io_callbacks[] = {
     (const void *)io_resume_15, (const void *)io_on_timer,  (const void *)io_on_persisted,
 };
 
+/* A resumption of the legacy queue `bookmark` takes what `run-legacy --event` takes: the
+ * payload bound to the event's parameters (docs/formats.md "Event payloads"). */
+static wf_status io_check_resume(const wfm_ai *ai, const char *bookmark, const wf_value *payload,
+                                 wf_error *err)
+{
+    const wfb_io_type *t = wfm_node_data(wfm_ai_node(ai));
+    const wfl_tl_event *ev = NULL;
+    if (!t || !wfl_definition_find_event(t->def, bookmark, &ev) || !ev)
+        return WF_OK;
+    wf_value bound = wf_null();
+    wf_status st = wfl_tl_event_bind(ev, payload, &bound, err);
+    wf_value_release(&bound);
+    return st;
+}
+
 static const wfm_kind_spec io_spec = {
     .name = WFB_INTEROP_KIND,
     .category = "Activity",
@@ -578,6 +593,7 @@ static const wfm_kind_spec io_spec = {
     .restore = io_restore,
     .prepare = wfb__io_prepare,
     .bind = wfb__io_bind,
+    .check_resume = io_check_resume,
 };
 
 wf_status wfb_interop_register(wfm_catalogue *cat, wf_error *err)

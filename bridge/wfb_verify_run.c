@@ -486,6 +486,21 @@ static bool legacy_record_wait(wfl_exec *ex, wfb_vobs *o)
     return ok;
 }
 
+/* An event script's payload refused as `run-legacy --event` refuses it (wfl_tl_event_bind). */
+static wf_status legacy_check_payload(const wfb_vlegacy *l, const char *event, const wf_value *v,
+                                      wf_error *e)
+{
+    const wfl_tl_event *tev = NULL;
+    if (!wfl_definition_find_event(l->def, event, &tev) || !tev)
+        return WF_OK;
+    wf_value bound = wf_null();
+    wf_status rc = wfl_tl_event_bind(tev, v, &bound, e);
+    wf_value_release(&bound);
+    if (rc != WF_OK)
+        wf_error_prefix(e, "event %s: ", event);
+    return rc;
+}
+
 static wf_status legacy_drive(wfb_vlegacy *l, wfl_exec *ex, const wfb_vcase *c, lrun *r,
                               wfl_exec_state *st, wf_error *e)
 {
@@ -507,7 +522,9 @@ static wf_status legacy_drive(wfb_vlegacy *l, wfl_exec *ex, const wfb_vcase *c, 
             if ((rc = parse_payload(l->types, ev, &v, e)) != WF_OK)
                 return rc;
             next++;
-            rc = wfl_exec_deliver(ex, qname, &v, st, e);
+            rc = legacy_check_payload(l, ev->name, &v, e);
+            if (rc == WF_OK)
+                rc = wfl_exec_deliver(ex, qname, &v, st, e);
             wf_value_release(&v);
         } else if (wfl_exec_next_timer(ex, &due)) {
             if (due > r->now)
@@ -744,7 +761,9 @@ static wf_status modern_drive(wfb_vmodern *m, wfm_instance *inst, const wfb_vcas
             if ((rc = parse_payload(wfm_runtime_types(m->rt), ev, &v, e)) != WF_OK)
                 return rc;
             next++;
-            rc = wfm_instance_resume(inst, name, &v, e);
+            rc = wfm_instance_check_resume(inst, name, &v, e);
+            if (rc == WF_OK)
+                rc = wfm_instance_resume(inst, name, &v, e);
             wf_value_release(&v);
             if (rc != WF_OK)
                 return rc;

@@ -11,6 +11,7 @@
 
 #include "../common/wf_mem.h"
 #include "../common/wf_xml.h"
+#include "../common/wf_payload.h"
 
 #define TL_NS "urn:wfbridge:typelib"
 
@@ -1083,6 +1084,16 @@ size_t wfl_tl_event_param_count(const wfl_tl_event *e) { return e->param_count; 
 const wfl_tl_prop *wfl_tl_event_param(const wfl_tl_event *e, size_t index)
 {
     return index < e->param_count ? &e->params[index] : NULL;
+}
+
+wf_status wfl_tl_event_bind(const wfl_tl_event *e, const wf_value *payload, wf_value *out,
+                            wf_error *err)
+{
+    wf_payload_param params[64];
+    size_t n = e->param_count < 64 ? e->param_count : 64;
+    for (size_t i = 0; i < n; i++)
+        params[i] = (wf_payload_param){e->params[i].name, e->params[i].type};
+    return wf_payload_bind(payload, params, n, out, err);
 }
 
 wfl_tl_func_kind wfl_tl_func_kind_of(const wfl_tl_func *fn) { return fn->kind; }

@@ -18,6 +18,7 @@ wf_status wfm_acts_flow_register(wfm_catalogue *cat, wf_error *err);
 wf_status wfm_acts_fault_register(wfm_catalogue *cat, wf_error *err);
 wf_status wfm_acts_comp_register(wfm_catalogue *cat, wf_error *err);
 wf_status wfm_acts_invoke_register(wfm_catalogue *cat, wf_error *err);
+
 /* NoPersistScope, the collection activities and InvokeAction (wfm_act_coll.c), called by
  * wfm__builtins_register. */
 wf_status wfm_acts_coll_register(wfm_catalogue *cat, wf_error *err);

@@ -1274,6 +1274,32 @@ int64_t wfm_instance_next_timer_us(const wfm_instance *inst)
     return wfm__sched_next_timer(&inst->ctx);
 }
 
+wf_status wfm_instance_check_resume(const wfm_instance *inst, const char *name,
+                                    const wf_value *payload, wf_error *err)
+{
+    const wfm_ctx *ctx = &inst->ctx;
+    if (ctx->state >= WFM__SCHED_CLOSED)
+        return WF_OK; /* wfm_instance_resume reports it */
+    const wfm__bookmark *bm = ctx->bookmark_map ? wf_strmap_get(ctx->bookmark_map, name) : NULL;
+    if (!bm || !bm->owner)
+        return WF_OK;
+    wf_value none = wf_null(), v = wf_null();
+    wf_error why = WF_ERROR_INIT;
+    const wf_type *t = wfm_node_type_arg(bm->owner->node);
+    wf_status st = WF_OK;
+    if (bm->owner->spec->check_resume)
+        st = bm->owner->spec->check_resume(bm->owner, name, payload ? payload : &none, &why);
+    else if ((bm->owner->spec->flags & WFM_KIND_GENERIC) && t)
+        st = wf_value_convert(payload ? payload : &none, t, &v, &why);
+    wf_value_release(&v);
+    if (st == WF_E_NOMEM)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    if (st != WF_OK)
+        return wf_error_set(err, WF_E_TYPE, NULL,
+                            "bookmark '%s' cannot take this payload: %s", name, why.message);
+    return WF_OK;
+}
+
 wf_status wfm_instance_resume(wfm_instance *inst, const char *name, const wf_value *payload,
                               wf_error *err)
 {

@@ -162,6 +162,13 @@ const char *wfm_instance_bookmark_name(const wfm_instance *inst, size_t index);
 /* Earliest pending timer (us since the epoch) or INT64_MAX when none. */
 int64_t wfm_instance_next_timer_us(const wfm_instance *inst);
 
+/* Whether a resumption of bookmark `name` with `payload` (NULL: null) would be taken: the
+ * activity waiting on it binds the payload by its declared parameters and type
+ * (docs/formats.md "Event payloads"). WF_E_TYPE saying why not; WF_OK also when
+ * there is no such bookmark (wfm_instance_resume reports that). Changes nothing. */
+wf_status wfm_instance_check_resume(const wfm_instance *inst, const char *name,
+                                    const wf_value *payload, wf_error *err);
+
 /* Resume bookmark `name` with `payload` (NULL: null). The resumption is queued at the back;
  * run the instance again (a started instance is put back on the pool). WF_E_NOTFOUND for an
  * unknown name, WF_E_STATE when the instance has completed. */
