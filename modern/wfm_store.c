@@ -242,12 +242,19 @@ void wfm_store_new_id(wfm_store_id *out)
     wf_random_id(out->text);
 }
 
+static wf_status save_pending(wfm_store *s, wfm__pending_save *p, wf_error *err);
+
 wf_status wfm_store_insert(wfm_store *s, uint64_t definition_hash, const wfm_store_save_rec *rec,
                            wf_error *err)
 {
     char h[17];
     hash_text(definition_hash, h);
     assert(rec->id && strlen(rec->id) == 32); /* an id from wfm_store_new_id */
+    if (!s->ops->insert) { /* a save that creates the row, grouped with the others */
+        wfm__pending_save p = {.rec = rec, .status = WF_OK, .err = WF_ERROR_INIT,
+                               .insert_hash = h};
+        return save_pending(s, &p, err);
+    }
     pthread_mutex_lock(&s->conn_lock);
     wf_status rc = s->ops->insert(s, h, rec, now_ms(s), err);
     if (rc == WF_OK) {
@@ -525,15 +532,15 @@ static void lead_locked(wfm_store *s)
     }
 }
 
-wf_status wfm_store_save(wfm_store *s, const wfm_store_save_rec *rec, wf_error *err)
+/* Write p (a save, or an insert) and wait for its commit: alone, or queued and grouped. */
+static wf_status save_pending(wfm_store *s, wfm__pending_save *p, wf_error *err)
 {
-    wfm__pending_save p = {.rec = rec, .status = WF_OK, .err = WF_ERROR_INIT};
     if (!s->group_commit && !s->committer_started) {
-        write_batch(s, &p);
+        write_batch(s, p);
     } else {
         pthread_mutex_lock(&s->queue_lock);
-        enqueue_locked(s, &p);
-        while (!p.done) {
+        enqueue_locked(s, p);
+        while (!p->done) {
             if (s->leader_active) {
                 pthread_cond_wait(&s->queue_cond, &s->queue_lock);
                 continue;
@@ -542,9 +549,15 @@ wf_status wfm_store_save(wfm_store *s, const wfm_store_save_rec *rec, wf_error *
         }
         pthread_mutex_unlock(&s->queue_lock);
     }
-    if (p.status != WF_OK && err && err->code == WF_OK)
-        *err = p.err;
-    return p.status;
+    if (p->status != WF_OK && err && err->code == WF_OK)
+        *err = p->err;
+    return p->status;
+}
+
+wf_status wfm_store_save(wfm_store *s, const wfm_store_save_rec *rec, wf_error *err)
+{
+    wfm__pending_save p = {.rec = rec, .status = WF_OK, .err = WF_ERROR_INIT};
+    return save_pending(s, &p, err);
 }
 
 /* The commit thread: writes what wfm_store_save_async queued, in batches, until the store
