@@ -853,8 +853,6 @@ static const struct remedy {
     {"legacy-warning", "Fix the legacy definition as the message says (WF3 itself refuses it)."},
     {"loop-variable-scope", "Check that the loop body does not expect fresh data per "
                             "iteration; move the variable into the body if it should."},
-    {"rules-arithmetic-overflow", "Make sure the condition cannot overflow, or guard it: "
-                                  "modern expressions fail where WF3 wrapped around."},
     {"compensate-target-scope", "Check that compensating every completed activity in scope is "
                                 "what the workflow wants."},
     {"interop-suspend", "Replace the SuspendActivity, or accept a fault in its place."},
