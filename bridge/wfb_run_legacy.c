@@ -11,6 +11,7 @@
 #include "../legacy/wfl_exec.h"
 #include "../legacy/wfl_store.h"
 #include "wfb_cli.h"
+#include "wfb_migrate_home.h"
 
 static const char usage_text[] =
     "usage: wfbridge run-legacy FILE.xoml [--rules FILE] [--lib-path DIR]\n"
@@ -311,7 +312,16 @@ static int start(run *r)
     if (r->o.instance) {
         void *blob = NULL;
         size_t len = 0;
-        wf_status rc = wfl_store_load(r->store, r->o.instance, &blob, &len, &err);
+        wfb_home home = WFB_HOME_LEGACY; /* a move left in doubt is settled first */
+        bool held = false;
+        wf_status rc = wfb_migrate_settle(r->store, r->o.instance, &home, &held, &err);
+        if (rc == WF_OK && held)
+            rc = wf_error_set(&err, WF_E_STATE, NULL,
+                              "instance '%s' is being migrated to a modern store by a running "
+                              "wfbridge migrate-instances",
+                              r->o.instance);
+        if (rc == WF_OK || rc == WF_E_NOTFOUND)
+            rc = wfl_store_load(r->store, r->o.instance, &blob, &len, &err);
         if (rc == WF_OK)
             rc = wfl_exec_restore(r->def, &eo, blob, len, &r->ex, &err);
         wf_free(blob);

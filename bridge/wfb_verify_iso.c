@@ -1,8 +1,12 @@
-/* wfb_verify_iso.c — isolated runs for `wfbridge verify`: every run of a case is forked from the
- * process that loaded the libraries, so each starts from the same native state, and a run that
- * crashes, calls exit() or never ends is an outcome, not the end of verify (docs/verify.md
- * "Isolation"). The child streams a record to its parent before each native call, then its
- * whole observation; the parent knows which call never returned from the last record. */
+/* wfb_verify_iso.c — isolated runs for `wfbridge verify` (docs/verify.md "Isolation"): a pool
+ * of worker processes, one per job, each forked from verify once the definitions and their
+ * libraries are loaded. A worker runs one case at a time and puts the native state back after
+ * each (wfb_verify_worker.c), so every run starts from the state of that moment; a run that
+ * crashes, calls exit() or never ends is an outcome, not the end of verify: its worker is
+ * replaced by a fresh fork. Worker states, and the function that moves each:
+ *
+ *   none --spawn--> idle --dispatch--> busy --collect (RESULT)--> idle
+ *   busy --reap (death, timeout)--> none        idle --retire (WORKER_RUNS runs)--> none */
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +14,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,26 +25,29 @@
 #include "wfb_verify.h"
 #include "wfb_verify_int.h"
 
-/* Records on the pipe: a tag byte, a LEB128 payload length, the payload. */
-#define REC_ENTER  'E' /* before a native call: function, In values */
-#define REC_RESULT 'R' /* the run's whole observation */
-#define REC_FAIL   'F' /* the run itself failed (out of memory): message */
+/* A worker is replaced after this many runs, so what restoring leaves behind (heap blocks a
+ * restored static pointed to) stays bounded; a fork costs about as much as 10 runs. */
+#define WORKER_RUNS 2000
 
-/* One run going on: a forked child and what it sent so far. */
+/* One worker and the run it is making. */
 typedef struct slot {
-    pid_t pid; /* 0: free */
-    int fd;    /* the read end of the child's pipe */
-    wf_buf in;
-    wfb_vobs *obs;   /* borrowed: filled when the child is done */
-    wf_types *types; /* the runner's, for decoding values */
-    double deadline; /* monotonic s; 0: none */
-    bool eof;
+    pid_t pid;        /* the worker; 0: none */
+    int fd;           /* our end of its socket */
+    unsigned runs;    /* made by this worker */
+    wfb__journal *jr; /* shared with the worker */
+    bool busy;        /* a run was sent and not answered */
+    wf_buf in;        /* what the run sent so far */
+    size_t scanned;   /* in's whole records before this offset are ENTER records */
+    wfb_vobs *obs;    /* borrowed: filled when the run is over */
+    wf_types *types;  /* the runner's, for decoding values */
+    double deadline;  /* monotonic s; 0: none */
 } slot;
 
 struct wfb_vpool {
     wfb_vpool_opts o;
-    slot *slots; /* o.jobs of them */
-    size_t active;
+    slot *slots;           /* o.jobs of them */
+    wfb__journal *journals; /* o.jobs of them, shared (mmap) */
+    size_t active;          /* busy slots */
 };
 
 static double mono_s(void)
@@ -63,31 +72,52 @@ wf_status wfb_vpool_create(const wfb_vpool_opts *o, wfb_vpool **out, wf_error *e
         wf_free(p);
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     }
+    if (p->o.in_process) {
+        *out = p;
+        return WF_OK;
+    }
+    p->journals = mmap(NULL, p->o.jobs * sizeof *p->journals, PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p->journals == MAP_FAILED) {
+        p->journals = NULL;
+        wfb_vpool_destroy(p);
+        return wf_error_set(err, WF_E_NOMEM, NULL, "cannot map worker journals: %s",
+                            strerror(errno));
+    }
+    for (unsigned i = 0; i < p->o.jobs; i++) {
+        p->slots[i].fd = -1;
+        p->slots[i].jr = &p->journals[i];
+    }
     *out = p;
     return WF_OK;
 }
 
-static void slot_clear(slot *s)
+/* The worker ends (killed: it may be in an endless loop; idle, it holds nothing); how. */
+static int slot_end(slot *s)
 {
+    int wstatus = 0;
     if (s->fd >= 0)
         close(s->fd);
-    wf_buf_fini(&s->in);
-    memset(s, 0, sizeof *s);
+    s->fd = -1;
+    if (s->pid) {
+        kill(s->pid, SIGKILL);
+        while (waitpid(s->pid, &wstatus, 0) < 0 && errno == EINTR)
+            ;
+    }
+    s->pid = 0;
+    return wstatus;
 }
 
 void wfb_vpool_destroy(wfb_vpool *p)
 {
     if (!p)
         return;
-    for (unsigned i = 0; i < p->o.jobs; i++) {
-        slot *s = &p->slots[i];
-        if (!s->pid)
-            continue;
-        kill(s->pid, SIGKILL);
-        while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
-            ;
-        slot_clear(s);
+    for (unsigned i = 0; p->journals && i < p->o.jobs; i++) {
+        slot_end(&p->slots[i]);
+        wf_buf_fini(&p->slots[i].in);
     }
+    if (p->journals)
+        munmap(p->journals, p->o.jobs * sizeof *p->journals);
     wf_free(p->slots);
     wf_free(p);
 }
@@ -95,171 +125,6 @@ void wfb_vpool_destroy(wfb_vpool *p)
 unsigned wfb_vpool_jobs(const wfb_vpool *p)
 {
     return p->o.jobs;
-}
-
-/* ---- encoding an observation --------------------------------------------------------------- */
-/* A value; one the codec has no form for travels as its JSON text. */
-static void put_value(wf_buf *b, const wf_value *v)
-{
-    size_t mark = b->len;
-    wf_error e = WF_ERROR_INIT;
-    if (wf_codec_put_value(b, v, &e) == WF_OK || b->oom)
-        return;
-    b->len = mark;
-    wf_buf json;
-    wf_buf_init(&json);
-    wf_value_to_json(v, &json);
-    wf_value s = wf_null();
-    if (!json.oom && wf_value_cstring(json.data ? json.data : "", &s) == WF_OK)
-        wf_codec_put_value(b, &s, &e);
-    else
-        b->oom = true;
-    wf_value_release(&s);
-    wf_buf_fini(&json);
-}
-
-static void put_opt_str(wf_buf *b, const char *s)
-{
-    wf_codec_put_uint(b, s != NULL);
-    if (s)
-        wf_codec_put_str(b, s);
-}
-
-static void put_strs(wf_buf *b, char *const *s, size_t n)
-{
-    wf_codec_put_uint(b, n);
-    for (size_t i = 0; i < n; i++)
-        wf_codec_put_str(b, s[i]);
-}
-
-static void put_values(wf_buf *b, const wf_value *v, size_t n)
-{
-    wf_codec_put_uint(b, n);
-    for (size_t i = 0; i < n; i++)
-        put_value(b, &v[i]);
-}
-
-static void encode_obs(wf_buf *b, const wfb_vobs *o)
-{
-    wf_codec_put_str(b, o->status ? o->status : "Error");
-    wf_codec_put_uint(b, o->output_count);
-    for (size_t i = 0; i < o->output_count; i++) {
-        wf_codec_put_str(b, o->output_names[i]);
-        put_value(b, &o->output_values[i]);
-    }
-    wf_codec_put_uint(b, o->call_count);
-    for (size_t i = 0; i < o->call_count; i++) {
-        const wfb_vcall *c = &o->calls[i];
-        wf_codec_put_str(b, c->function);
-        wf_codec_put_str(b, c->activity);
-        wf_codec_put_str(b, c->branch);
-        put_values(b, c->in, c->in_count);
-        put_values(b, c->out, c->out_count);
-    }
-    put_opt_str(b, o->fault_type);
-    put_opt_str(b, o->fault_message);
-    put_strs(b, o->waits, o->wait_count);
-    put_opt_str(b, o->error);
-    put_strs(b, o->taken, o->taken_count);
-    wf_codec_put_uint(b, o->hit_count);
-    for (size_t i = 0; i < o->hit_count; i++)
-        wf_codec_put_uint(b, o->hits[i]);
-}
-
-/* ---- the child ---------------------------------------------------------------------------- */
-static void write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            _exit(120); /* the parent is gone */
-        p += n;
-        len -= (size_t)n;
-    }
-}
-
-static void send_rec(int fd, char tag, const wf_buf *payload)
-{
-    wf_buf head;
-    wf_buf_init(&head);
-    wf_buf_addc(&head, tag);
-    wf_codec_put_uint(&head, payload->len);
-    if (head.oom || payload->oom)
-        _exit(121);
-    write_all(fd, head.data, head.len);
-    write_all(fd, payload->data ? payload->data : "", payload->len);
-    wf_buf_fini(&head);
-}
-
-/* The watcher (wf_native_watch_set): the call about to be made, before it can crash. */
-static void on_enter(void *ud, const wf_native_fn *fn, const wf_value *args)
-{
-    const wf_native_sig *sig = wf_native_fn_sig(fn);
-    wf_buf b;
-    wf_buf_init(&b);
-    wf_codec_put_str(&b, wf_native_fn_name(fn));
-    size_t n = 0;
-    for (size_t i = 0; i < sig->param_count; i++)
-        n += sig->params[i].dir != WF_NATIVE_OUT;
-    wf_codec_put_uint(&b, n);
-    for (size_t i = 0; i < sig->param_count; i++)
-        if (sig->params[i].dir != WF_NATIVE_OUT)
-            put_value(&b, &args[i]);
-    send_rec(*(int *)ud, REC_ENTER, &b);
-    wf_buf_fini(&b);
-}
-
-/* The file descriptor the child writes to: above those native code is likely to open, so
- * every run finds the same lowest free descriptors. */
-#define CHILD_FD_MIN 512
-
-/* Runs in the forked child and never returns: the parent's signal handlers and standard
- * output are not the run's (native code printing must not reach verify's report), and the
- * pipes of the runs going on beside it are closed, so every run has the same descriptors. */
-static void child_main(const wfb_vpool *p, int fd, wfb_vlegacy *l, wfb_vmodern *m,
-                       const wfb_vcase *c)
-{
-    for (unsigned i = 0; i < p->o.jobs; i++)
-        if (p->slots[i].pid)
-            close(p->slots[i].fd);
-    int high = fcntl(fd, F_DUPFD, CHILD_FD_MIN);
-    if (high >= 0) {
-        close(fd);
-        fd = high;
-    }
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        signal(sigs[i], SIG_DFL);
-#if defined(__SANITIZE_ADDRESS__)
-    /* a sanitizer build (`make asan`) reports a crash and exits 1: let it be the signal it is */
-    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
-    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
-        signal(faults[i], SIG_DFL);
-#endif
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    int devnull = open("/dev/null", O_WRONLY);
-    if (devnull >= 0) {
-        dup2(devnull, STDOUT_FILENO);
-        close(devnull);
-    }
-    wf_native_watch_set(on_enter, &fd);
-    wfb_vobs obs;
-    wf_error err = WF_ERROR_INIT;
-    wf_status rc = l ? wfb_vlegacy_run(l, c, &obs, &err) : wfb_vmodern_run(m, c, &obs, &err);
-    wf_native_watch_set(NULL, NULL);
-    wf_buf b;
-    wf_buf_init(&b);
-    if (rc == WF_OK)
-        encode_obs(&b, &obs);
-    else
-        wf_codec_put_str(&b, err.message);
-    send_rec(fd, rc == WF_OK ? REC_RESULT : REC_FAIL, &b);
-    _exit(0); /* no atexit handler of the parent runs here */
 }
 
 /* ---- decoding in the parent ------------------------------------------------------------------- */
@@ -427,83 +292,147 @@ static bool abnormal(wfb_vobs *o, int wstatus, double timed_out_s)
     return o->fault_type && o->fault_message;
 }
 
-/* Turn what the child sent and how it ended into *s->obs. */
-static wf_status finish(wfb_vpool *p, slot *s, int wstatus, double timed_out_s, wf_error *err)
-{
-    (void)p;
-    wf_reader r;
-    wf_reader_init(&r, s->in.data ? s->in.data : "", s->in.len, s->types);
+/* What a run sent: its records on the socket, then those in the journal. */
+typedef struct sent {
     wfb_vobs entered, result;
-    memset(&entered, 0, sizeof entered);
-    memset(&result, 0, sizeof result);
-    bool ok = true, got = false;
-    char *fail = NULL;
-    while (ok && !got && !fail && wf_reader_left(&r) > 0) {
+    bool got, ok;
+    char *fail; /* owned */
+} sent;
+
+/* Read the records in data: with `died`, the ENTER records (the RESULT of a killed run is
+ * not its outcome); otherwise only its RESULT or FAIL. */
+static void scan(const void *data, size_t len, wf_types *types, bool died, sent *t)
+{
+    wf_reader r;
+    wf_reader_init(&r, data, len, types);
+    while (t->ok && !t->got && !t->fail && wf_reader_left(&r) > 0) {
         unsigned tag = wf_codec_get_u8(&r);
-        size_t len = (size_t)wf_codec_get_uint(&r);
-        const void *body = wf_codec_get_raw(&r, len);
+        size_t n = (size_t)wf_codec_get_uint(&r);
+        const void *body = wf_codec_get_raw(&r, n);
         if (!body)
-            break; /* cut short: the child died while writing */
+            break; /* cut short: the worker died while writing */
         wf_reader rec;
-        wf_reader_init(&rec, body, len, s->types);
-        if (tag == REC_ENTER)
-            ok = decode_enter(&rec, &entered);
-        else if (tag == REC_RESULT)
-            got = decode_obs(&rec, &result) || (wfb_vobs_fini(&result), false);
-        else if (tag == REC_FAIL)
-            fail = wf_codec_get_str(&rec, NULL);
+        wf_reader_init(&rec, body, n, types);
+        if (tag == WFB__REC_ENTER && died)
+            t->ok = decode_enter(&rec, &t->entered);
+        else if (tag == WFB__REC_RESULT && !died)
+            t->got = decode_obs(&rec, &t->result) || (wfb_vobs_fini(&t->result), false);
+        else if (tag == WFB__REC_FAIL && !died)
+            t->fail = wf_codec_get_str(&rec, NULL);
     }
-    bool clean = timed_out_s <= 0 && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
+}
+
+/* Turn what the run sent into *s->obs: its RESULT; or, when the worker died (wstatus) or was
+ * killed at its deadline, the calls it entered and how it ended. */
+static wf_status finish(slot *s, bool died, int wstatus, double timed_out_s, wf_error *err)
+{
+    sent t;
+    memset(&t, 0, sizeof t);
+    t.ok = true;
+    size_t jlen = __atomic_load_n(&s->jr->len, __ATOMIC_ACQUIRE);
+    scan(s->in.data ? s->in.data : "", s->in.len, s->types, died, &t);
+    scan(s->jr->data, jlen < WFB__JOURNAL_SIZE ? jlen : WFB__JOURNAL_SIZE, s->types, died, &t);
     wf_status rc = WF_OK;
-    if (fail && clean) {
-        rc = wf_error_set(err, WF_E_NOMEM, NULL, "%s", fail);
-    } else if (got && clean) {
-        *s->obs = result;
-        memset(&result, 0, sizeof result);
+    if (t.fail) {
+        rc = wf_error_set(err, WF_E_NOMEM, NULL, "%s", t.fail);
+    } else if (t.got) {
+        *s->obs = t.result;
+        memset(&t.result, 0, sizeof t.result);
     } else {
-        ok = ok && abnormal(&entered, wstatus, timed_out_s);
-        *s->obs = entered;
-        memset(&entered, 0, sizeof entered);
+        bool ok = t.ok && abnormal(&t.entered, died ? wstatus : 0, timed_out_s);
+        *s->obs = t.entered;
+        memset(&t.entered, 0, sizeof t.entered);
         if (!ok)
             rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     }
-    wf_free(fail);
-    wfb_vobs_fini(&entered);
-    wfb_vobs_fini(&result);
+    wf_free(t.fail);
+    wfb_vobs_fini(&t.entered);
+    wfb_vobs_fini(&t.result);
     return rc;
 }
 
 /* ---- the pool ------------------------------------------------------------------------------ */
-static wf_status reap(wfb_vpool *p, slot *s, double timed_out_s, wf_error *err)
+static wf_status spawn(wfb_vpool *p, slot *s, wf_error *err)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return wf_error_set(err, WF_E_IO, NULL, "cannot create a socket pair: %s",
+                            strerror(errno));
+    int others[p->o.jobs];
+    size_t n = 0;
+    for (unsigned i = 0; i < p->o.jobs; i++)
+        if (p->slots[i].fd >= 0)
+            others[n++] = p->slots[i].fd;
+    fflush(NULL); /* nothing buffered is written twice */
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return wf_error_set(err, WF_E_IO, NULL, "cannot fork a worker: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(sv[0]);
+        wfb__worker_main(sv[1], s->jr, others, n);
+    }
+    close(sv[1]);
+    s->pid = pid;
+    s->fd = sv[0];
+    s->runs = 0;
+    return WF_OK;
+}
+
+/* The run is over, as what it sent says or as the worker ended. */
+static wf_status collect(wfb_vpool *p, slot *s, bool died, double timed_out_s, wf_error *err)
 {
     int wstatus = 0;
-    if (timed_out_s > 0)
-        kill(s->pid, SIGKILL);
-    while (waitpid(s->pid, &wstatus, 0) < 0 && errno == EINTR)
-        ;
-    /* what it wrote before it ended (not waiting on a process it left behind) */
-    fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) | O_NONBLOCK);
-    char chunk[65536];
-    for (ssize_t n; (n = read(s->fd, chunk, sizeof chunk)) > 0;)
-        wf_buf_add(&s->in, chunk, (size_t)n);
+    if (died)
+        wstatus = slot_end(s);
     wf_status rc = s->in.oom ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory")
-                             : finish(p, s, wstatus, timed_out_s, err);
-    slot_clear(s);
+                             : finish(s, died, wstatus, timed_out_s, err);
+    wf_buf_fini(&s->in);
+    size_t used = __atomic_load_n(&s->jr->len, __ATOMIC_ACQUIRE);
+    if (used > WFB__JOURNAL_KEEP) { /* the memory of a huge run, back to the system */
+        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        uintptr_t from = ((uintptr_t)s->jr->data + WFB__JOURNAL_KEEP + page - 1) & ~(page - 1);
+        madvise((void *)from, (uintptr_t)s->jr->data + used - from, MADV_REMOVE);
+    }
+    s->busy = false;
+    s->runs++;
     p->active--;
     return rc;
 }
 
-/* Read what is there from s; at end of file the run is over. */
+/* Whether s->in holds the run's DONE; looks only at what came since the last look (a run
+ * whose journal fills sends its records on the socket). */
+static bool answered(slot *s)
+{
+    while (s->scanned < s->in.len) {
+        wf_reader r;
+        wf_reader_init(&r, s->in.data + s->scanned, s->in.len - s->scanned, NULL);
+        unsigned tag = wf_codec_get_u8(&r);
+        size_t len = (size_t)wf_codec_get_uint(&r);
+        if (!wf_codec_get_raw(&r, len))
+            return false;
+        if (tag == WFB__REC_DONE)
+            return true;
+        s->scanned = s->in.len - wf_reader_left(&r);
+    }
+    return false;
+}
+
+/* Read what is there from s; an answer or the worker's end finishes the run. */
 static wf_status drain(wfb_vpool *p, slot *s, wf_error *err)
 {
     char chunk[65536];
     ssize_t n = read(s->fd, chunk, sizeof chunk);
-    if (n < 0)
-        return errno == EINTR || errno == EAGAIN ? WF_OK : reap(p, s, 0, err);
-    if (n == 0)
-        return reap(p, s, 0, err);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return WF_OK;
+    if (n <= 0)
+        return collect(p, s, true, 0, err);
     wf_buf_add(&s->in, chunk, (size_t)n);
-    return WF_OK;
+    if (s->in.oom)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    return answered(s) ? collect(p, s, false, 0, err) : WF_OK;
 }
 
 /* Wait until some run ends (or stopped). */
@@ -515,10 +444,10 @@ static wf_status step(wfb_vpool *p, wf_error *err)
     double now = mono_s(), first = 0;
     for (unsigned i = 0; i < p->o.jobs; i++) {
         slot *s = &p->slots[i];
-        if (!s->pid)
+        if (!s->busy)
             continue;
         if (s->deadline > 0 && now >= s->deadline)
-            return reap(p, s, p->o.timeout_s, err);
+            return collect(p, s, true, p->o.timeout_s, err);
         if (s->deadline > 0 && (first == 0 || s->deadline < first))
             first = s->deadline;
         fds[n] = (struct pollfd){.fd = s->fd, .events = POLLIN};
@@ -547,28 +476,46 @@ static wf_status step(wfb_vpool *p, wf_error *err)
     return WF_OK;
 }
 
+/* Send the run to s's worker (a fresh one when it has none, has made WORKER_RUNS runs or
+ * died while idle). */
+static wf_status dispatch(wfb_vpool *p, slot *s, const wf_buf *run, wf_error *err)
+{
+    for (int attempt = 0;; attempt++) {
+        if (s->pid && s->runs >= WORKER_RUNS)
+            slot_end(s);
+        if (!s->pid) {
+            wf_status rc = spawn(p, s, err);
+            if (rc != WF_OK)
+                return rc;
+        }
+        __atomic_store_n(&s->jr->len, 0, __ATOMIC_RELEASE);
+        if (wfb__send_all(s->fd, run->data, run->len))
+            return WF_OK;
+        slot_end(s);
+        if (attempt)
+            return wf_error_set(err, WF_E_IO, NULL, "a verify worker does not take runs");
+    }
+}
+
 static wf_status start(wfb_vpool *p, slot *s, wfb_vlegacy *l, wfb_vmodern *m, const wfb_vcase *c,
                        wfb_vobs *obs, wf_error *err)
 {
-    int pipefd[2];
-    if (pipe(pipefd) != 0)
-        return wf_error_set(err, WF_E_IO, NULL, "cannot create a pipe: %s", strerror(errno));
-    fflush(NULL); /* nothing buffered is written twice */
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(pipefd[0]);
-        close(pipefd[1]);
-        return wf_error_set(err, WF_E_IO, NULL, "cannot fork a run: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        close(pipefd[0]);
-        child_main(p, pipefd[1], l, m, c);
-    }
-    close(pipefd[1]);
-    memset(s, 0, sizeof *s);
+    wf_buf body, run;
+    wf_buf_init(&body);
+    wf_buf_init(&run);
+    wfb__run_encode(&body, l, m, c);
+    wf_buf_addc(&run, WFB__REC_RUN);
+    wf_codec_put_uint(&run, body.len);
+    wf_buf_add(&run, body.data ? body.data : "", body.len);
+    wf_status rc = body.oom || run.oom ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory")
+                                       : dispatch(p, s, &run, err);
+    wf_buf_fini(&body);
+    wf_buf_fini(&run);
+    if (rc != WF_OK)
+        return rc;
     wf_buf_init(&s->in);
-    s->pid = pid;
-    s->fd = pipefd[0];
+    s->scanned = 0;
+    s->busy = true;
     s->obs = obs;
     s->types = l ? wfb__vlegacy_types(l) : wfb__vmodern_types(m);
     s->deadline = p->o.timeout_s > 0 ? mono_s() + p->o.timeout_s : 0;
@@ -589,7 +536,7 @@ wf_status wfb_vpool_submit(wfb_vpool *p, wfb_vlegacy *l, wfb_vmodern *m, const w
             return rc;
     }
     for (unsigned i = 0; i < p->o.jobs; i++)
-        if (!p->slots[i].pid)
+        if (!p->slots[i].busy)
             return start(p, &p->slots[i], l, m, c, obs, err);
     assert(!"a free slot when fewer than jobs runs are active");
     return WF_E_STATE;

@@ -462,6 +462,11 @@ const wfb_vpoint *wfb_vlegacy_point(const wfb_vlegacy *l, size_t index)
     return wfb__cover_point(l->cover, index);
 }
 
+const wfb__cover *wfb__vlegacy_cover(const wfb_vlegacy *l)
+{
+    return l->cover;
+}
+
 static wf_status legacy_set_inputs(wfb_vlegacy *l, wfl_exec *ex, const wfb_vcase *c, wf_error *e)
 {
     for (size_t i = 0; i < c->input_count; i++) {
@@ -549,6 +554,16 @@ static wf_status legacy_drive(wfb_vlegacy *l, wfl_exec *ex, const wfb_vcase *c, 
         }
     }
     return rc;
+}
+
+wf_status wfb_vlegacy_check_event(const wfb_vlegacy *l, const wfb_vevent *ev, wf_error *err)
+{
+    wf_value v;
+    wf_status rc = parse_payload(l->types, ev, &v, err);
+    if (rc == WF_OK)
+        rc = legacy_check_payload(l, ev->name, &v, err);
+    wf_value_release(&v);
+    return rc == WF_OK || rc == WF_E_NOMEM ? rc : WF_E_TYPE;
 }
 
 wf_status wfb_vlegacy_run(wfb_vlegacy *l, const wfb_vcase *c, wfb_vobs *obs, wf_error *err)

@@ -2,10 +2,12 @@
  * shared through a refcounted registry, and libffi calls whose call interface is built once
  * per prepared function. Marshalling follows the type mapping of docs/architecture.md "The legacy
  * model"; strings the callee allocates are released with the C library's free() (wf_native.h). */
+#define _GNU_SOURCE /* dl_iterate_phdr */
 #include "wf_native.h"
 
 #include <dlfcn.h>
 #include <ffi.h>
+#include <link.h> /* dl_iterate_phdr */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h> /* malloc/free: the callee's side of string ownership */
@@ -129,11 +131,59 @@ struct wf_native_lib {
     char *file;    /* full path, owned */
     void *handle;  /* from dlopen */
     unsigned refs; /* guarded by libs_lock */
+    uintptr_t *objects; /* owned: dlpi_addr of every object its dlopen brought in */
+    size_t object_count;
     wf_native_lib *next;
 };
 
 static pthread_mutex_t libs_lock = PTHREAD_MUTEX_INITIALIZER;
 static wf_native_lib *libs;
+
+/* The objects of the process in dl_iterate_phdr order: new ones are appended, so what a
+ * dlopen brings in is what follows the objects counted before it. */
+typedef struct objects_seen {
+    size_t skip, count;
+    uintptr_t *addr; /* NULL: only counting */
+} objects_seen;
+
+static int object_seen(struct dl_phdr_info *info, size_t size, void *ud)
+{
+    (void)size;
+    objects_seen *o = ud;
+    if (o->skip) {
+        o->skip--;
+        return 0;
+    }
+    if (o->addr)
+        o->addr[o->count] = (uintptr_t)info->dlpi_addr;
+    o->count++;
+    return 0;
+}
+
+/* Note in lib the objects past the first `before` ones (the dlopen that just happened). */
+static void lib_note_objects(wf_native_lib *lib, size_t before)
+{
+    objects_seen o = {.skip = before};
+    dl_iterate_phdr(object_seen, &o);
+    size_t n = o.count;
+    if (!n || !(lib->objects = wf_calloc(n, sizeof *lib->objects)))
+        return; /* none new, or out of memory: verify's workers then restore none of them */
+    o = (objects_seen){.skip = before, .addr = lib->objects};
+    dl_iterate_phdr(object_seen, &o);
+    lib->object_count = o.count < n ? o.count : n;
+}
+
+size_t wf_native_lib_objects(uintptr_t *out, size_t max)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&libs_lock);
+    for (const wf_native_lib *lib = libs; lib; lib = lib->next)
+        for (size_t i = 0; i < lib->object_count; i++, n++)
+            if (n < max)
+                out[n] = lib->objects[i];
+    pthread_mutex_unlock(&libs_lock);
+    return n;
+}
 
 /* Opens (or retains) the library at `file`; caller holds libs_lock. */
 static wf_status lib_open_locked(const char *file, wf_native_lib **out, wf_error *err)
@@ -153,6 +203,8 @@ static wf_status lib_open_locked(const char *file, wf_native_lib **out, wf_error
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory opening %s", file);
     }
     dlerror();
+    objects_seen before = {0};
+    dl_iterate_phdr(object_seen, &before);
     lib->handle = dlopen(file, RTLD_NOW | RTLD_LOCAL);
     if (!lib->handle) {
         const char *why = dlerror();
@@ -162,6 +214,7 @@ static wf_status lib_open_locked(const char *file, wf_native_lib **out, wf_error
         wf_free(lib);
         return st;
     }
+    lib_note_objects(lib, before.count);
     lib->refs = 1;
     lib->next = libs;
     libs = lib;
@@ -232,6 +285,7 @@ void wf_native_lib_close(wf_native_lib *lib)
     if (!last)
         return;
     dlclose(lib->handle);
+    wf_free(lib->objects);
     wf_free(lib->file);
     wf_free(lib);
 }

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "wf_error.h"
 #include "wf_value.h"
@@ -41,6 +42,11 @@ wf_status wf_native_lib_open(const wf_libpath *path, const char *name, wf_native
                              wf_error *err);
 void wf_native_lib_close(wf_native_lib *lib); /* accepts NULL */
 const char *wf_native_lib_file(const wf_native_lib *lib);
+/* The objects opening the libraries still open brought into the process (each library and
+ * the dependencies it loaded first), by load address (dl_iterate_phdr's dlpi_addr); the
+ * program and what it links are not among them. Fills up to max, returns the count.
+ * `wfbridge verify` puts their writable segments back before each isolated run. */
+size_t wf_native_lib_objects(uintptr_t *out, size_t max);
 
 /* String ownership at the boundary (the C library's malloc/free, never wf_malloc):
  * - IN: a `const char *` borrowed for the call (NULL for a null value); the callee must not

@@ -76,8 +76,8 @@ static wf_status refuse(const wf_value *v, const wf_payload_param *params, size_
                 return wf_error_set(err, WF_E_NAME, NULL,
                                     "no parameter '%s' (the event declares: %s)",
                                     wf_value_record_key(v, k), list);
-    if (v->type->kind == WF_K_RECORD || (count == 0 && wf_is_null(v)))
-        return WF_OK; /* {} gives no parameter; null is "nothing" for an event without any */
+    if (v->type->kind == WF_K_RECORD || wf_is_null(v))
+        return WF_OK; /* {} and null (no payload) give no parameter */
     return wf_error_set(err, WF_E_TYPE, NULL,
                         "the event declares %zu parameters (%s): give them as a JSON object "
                         "keyed by parameter name",

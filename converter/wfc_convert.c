@@ -3,6 +3,7 @@
  * (wfc_map_*.c: each WF3 activity with a WF4 equivalent becomes it, docs/semantics.md §7;
  * what has none is hosted through the Interop activity), then writes the document root and
  * its members and loads the result with the modern loader before anyone sees it. */
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -400,6 +401,8 @@ static void document(wfc__conv *c, const char *source, wf_buf *out)
     wfc_xw_attr(W, "xmlns:x", "http://schemas.microsoft.com/winfx/2006/xaml");
     if (c->uses_services)
         wfc_xw_attr(W, "xmlns:p", "http://schemas.microsoft.com/netfx/2009/xaml/servicemodel");
+    if (c->uses_services && wfl_definition_service_name(c->def)) /* WorkflowServiceAttributes */
+        wfc_xw_attr(W, "p:WorkflowService.Name", wfl_definition_service_name(c->def));
     for (size_t i = 0; i < c->lib_count; i++) {
         char attr[32];
         snprintf(attr, sizeof attr, "xmlns:%s", c->libs[i].prefix);
@@ -473,11 +476,13 @@ static void check_ignored_props(wfc__conv *c, const wfl_node *n)
 
 static void run_pass(wfc__conv *c, int pass)
 {
+    assert(pass == c->pass + 1); /* pass 1, then pass 2 on what pass 1 recorded */
     c->pass = pass;
     c->hosted_count = 0;
     wf_buf_reset(&c->body);
     wfc_xw_init(W, &c->body, 1);
     wfc__emit(c, c->root);
+    assert(c->w.depth == 0 || !wfc_xw_ok(W)); /* every rule closes what it opens */
     if (c->w.too_deep)
         wfc__diag(c, WFC_ERROR, wfl_node_loc(c->root), "nesting-limit",
                   "the workflow nests more than %d modern elements deep", WFC_XW_MAX_DEPTH);

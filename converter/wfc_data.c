@@ -2,6 +2,7 @@
  * other activities' DPs variables declared at the narrowest scope covering every use (a DP
  * inside a loop body stays per iteration), and every ActivityBind a reference to one of them
  * (docs/architecture.md "The converter"; docs/semantics.md §1 "ActivityBind", §5). */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -179,6 +180,7 @@ static void record_use(wfc__conv *c, const wfc__slot *slot, const wfl_node *user
         c->uses = n;
         c->use_cap = ncap;
     }
+    assert(slot >= c->slots && slot < c->slots + c->slot_count); /* a slot of this session */
     c->uses[c->use_count++] = (wfc__use_rec){(size_t)(slot - c->slots), user, write};
 }
 

@@ -35,6 +35,8 @@ enum { WFM__TYPE_ARGS, WFM__TYPE_BODY };
 wf_status wfm_act_type_register(wfm_catalogue *cat, wf_error *err);
 /* Receive and SendReply (wfm_act_msg.c, wfm_msg.h), called by wfm__builtins_register. */
 wf_status wfm_act_msg_register(wfm_catalogue *cat, wf_error *err);
+/* Send and ReceiveReply (wfm_act_send.c), called by wfm__builtins_register. */
+wf_status wfm_act_send_register(wfm_catalogue *cat, wf_error *err);
 /* The core kinds (wfm_act_core.c): Sequence, Assign, WriteLine, If, While, DoWhile, ForEach,
  * ParallelForEach, Parallel, Switch, Delay, Pick, PickBranch, WaitForEvent; called by
  * wfm__builtins_register. */

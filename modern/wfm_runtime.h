@@ -174,6 +174,12 @@ wf_status wfm_instance_check_resume(const wfm_instance *inst, const char *name,
  * unknown name, WF_E_STATE when the instance has completed. */
 wf_status wfm_instance_resume(wfm_instance *inst, const char *name, const wf_value *payload,
                               wf_error *err);
+/* Asynchronous work of the instance (wfm_ctx_async_begin) that has not been resumed yet. A
+ * host running the instance on its own thread (wfm_instance_run) finds it idle with work
+ * pending: wfm_instance_wait_async blocks the calling thread until some completes, then run
+ * it again. Returns at once when none is pending. */
+bool wfm_instance_async_pending(const wfm_instance *inst);
+void wfm_instance_wait_async(wfm_instance *inst);
 /* Request cancellation of the whole instance (takes effect when it next runs). */
 wf_status wfm_instance_cancel(wfm_instance *inst, wf_error *err);
 /* End the instance at once as Terminated with `reason` as the exception message. */

@@ -94,6 +94,10 @@ struct wfm__store_ops {
      * joins a group commit). */
     wf_status (*insert)(wfm_store *s, const char *hash, const wfm_store_save_rec *r,
                         int64_t now, wf_error *err);
+    /* Optional (NULL: insert, one at a time): `count` of them in one transaction, all or
+     * none. */
+    wf_status (*insert_many)(wfm_store *s, const char *hash, const wfm_store_save_rec *recs,
+                             size_t count, int64_t now, wf_error *err);
     /* wfm_store_suspend (only while this owner holds the lease). */
     wf_status (*suspend)(wfm_store *s, const char *id, const char *reason, int64_t now,
                          wf_error *err);

@@ -657,20 +657,42 @@ static wf_status insert_row(wfm_store *s, const char *hash, const wfm_store_save
     return rc;
 }
 
-/* wfm_store_insert, inside write_batch's transaction: the row, its bookmarks and promoted
- * properties. */
-static wf_status insert_instance(wfm_store *s, const wfm__pending_save *p, int64_t now,
-                                 wf_error *err)
+/* A new row with its bookmarks and promoted properties (inside the caller's transaction). */
+static wf_status insert_rec(wfm_store *s, const char *hash, const wfm_store_save_rec *r,
+                            int64_t now, wf_error *err)
 {
-    const wfm_store_save_rec *r = p->rec;
     wfm__names_forget(s, r->id);
-    wf_status rc = insert_row(s, p->insert_hash, r, now, err);
+    wf_status rc = insert_row(s, hash, r, now, err);
     if (rc == WF_OK)
         rc = write_names(s, ST_INSERT_BOOKMARK, r->id, r->bookmarks, NULL, r->bookmark_count,
                          err);
     if (rc == WF_OK)
         rc = write_names(s, ST_INSERT_PROMOTED, r->id, r->prop_names, r->prop_values,
                          r->prop_count, err);
+    return rc;
+}
+
+/* wfm_store_insert, inside write_batch's transaction: the row, its bookmarks and promoted
+ * properties. */
+static wf_status insert_instance(wfm_store *s, const wfm__pending_save *p, int64_t now,
+                                 wf_error *err)
+{
+    return insert_rec(s, p->insert_hash, p->rec, now, err);
+}
+
+/* wfm_store_insert_many: `count` rows with their first saves in one transaction of their
+ * own, all or none. */
+static wf_status sq_insert_many(wfm_store *s, const char *hash, const wfm_store_save_rec *recs,
+                                size_t count, int64_t now, wf_error *err)
+{
+    wf_error ignored = WF_ERROR_INIT;
+    wf_status rc = run(s, ST_BEGIN_IMMEDIATE, NULL, err, "");
+    for (size_t i = 0; rc == WF_OK && i < count; i++)
+        rc = insert_rec(s, hash, &recs[i], now, err);
+    if (rc == WF_OK)
+        rc = run(s, ST_COMMIT, NULL, err, "");
+    if (rc != WF_OK && !sqlite3_get_autocommit(db_of(s)))
+        run(s, ST_ROLLBACK, NULL, &ignored, "");
     return rc;
 }
 
@@ -1136,6 +1158,7 @@ const wfm__store_ops wfm__store_sqlite_ops = {
     .put_definition = sq_put_definition,
     .create = sq_create,
     .create_many = sq_create_many,
+    .insert_many = sq_insert_many,
     .suspend = sq_suspend,
     .take_lease = sq_take_lease,
     .owner_of = sq_owner_of,

@@ -156,7 +156,7 @@ static const char *const golden[] = {
     "sequence_code",  "ifelse_chain",       "while_code",    "parallel_pick",
     "fault_handlers", "terminate",          "needs_interop", "rules_operators",
     "rules_bitwise",  "replicator_foreach", "scopes",        "state_machine",
-    "composite_type", "workflow_services",
+    "composite_type", "workflow_services", "send_activity", "service_attributes",
     /* conversion fidelity: each case's inputs say what WF3 itself gives (`expect`) */
     "compensate_explicit", "compensate_loop", "compensate_child_in_handler",
     "cancel_handlers",     "nested_states",

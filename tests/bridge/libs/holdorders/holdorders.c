@@ -3,10 +3,13 @@
  * (a static counter, a global buffer, a file descriptor it never closes) or misbehaves on some input (null, a mode, a negative
  * quantity), so only runs that each start in a fresh process agree with each other. */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void ho_audit(const char *note, int32_t *sequence);
 void ho_price_order(const char *sku, int32_t quantity, int64_t *price);
@@ -15,6 +18,10 @@ void ho_check_stock(int32_t quantity);
 void ho_shutdown(int32_t mode);
 void ho_journal(const char *sku, char **journal);
 void ho_open_log(int32_t *handle);
+void ho_cache_sku(const char *sku, int32_t *cached);
+void ho_count_thread_calls(int32_t *calls);
+void ho_mark_process(int32_t *found);
+void ho_process_id(int32_t *pid);
 
 static int32_t audit_sequence = 1; /* the next audit number, as the audit table would give */
 static char journal_buffer[256];  /* every line written so far */
@@ -68,4 +75,64 @@ void ho_journal(const char *sku, char **journal)
 void ho_open_log(int32_t *handle)
 {
     *handle = open("/dev/null", O_WRONLY);
+}
+
+/* A price cache on the heap, reached through a static pointer: *cached is how many SKUs it
+ * held before this one was added. */
+struct cache_entry {
+    char sku[32];
+    struct cache_entry *next;
+};
+static struct cache_entry *price_cache;
+
+void ho_cache_sku(const char *sku, int32_t *cached)
+{
+    int32_t n = 0;
+    for (struct cache_entry *e = price_cache; e; e = e->next)
+        n++;
+    *cached = n;
+    struct cache_entry *e = calloc(1, sizeof *e);
+    if (!e)
+        return;
+    snprintf(e->sku, sizeof e->sku, "%s", sku ? sku : "-");
+    e->next = price_cache;
+    price_cache = e;
+}
+
+/* Calls made on this thread so far, this one included (thread-local storage). */
+static __thread int32_t thread_calls;
+
+void ho_count_thread_calls(int32_t *calls)
+{
+    *calls = ++thread_calls;
+}
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+}
+
+/* Process state a library may change and never put back: *found has a bit for each mark an
+ * earlier call left (1 environment, 2 SIGUSR1 handler, 4 working directory, 8 umask); then
+ * every mark is left again. */
+void ho_mark_process(int32_t *found)
+{
+    struct sigaction sa;
+    sigaction(SIGUSR1, NULL, &sa);
+    char cwd[4096];
+    mode_t old = umask(077);
+    *found = (getenv("HO_MARKED") != NULL) | (sa.sa_handler == on_usr1) << 1 |
+             (getcwd(cwd, sizeof cwd) && strcmp(cwd, "/") == 0) << 2 | (old == 077) << 3;
+    setenv("HO_MARKED", "yes", 1);
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1;
+    sigaction(SIGUSR1, &sa, NULL);
+    if (chdir("/") != 0)
+        *found |= 16;
+}
+
+/* The process the call runs in. */
+void ho_process_id(int32_t *pid)
+{
+    *pid = (int32_t)getpid();
 }
