@@ -59,15 +59,17 @@ static char *legacy_seq(int n)
 
 /* The large workflow: `blocks` nested blocks of six activities each (a Sequence holding a
  * no-op, a Sequence of two no-ops and a counting step), so ~6 nodes per block. */
-static char *modern_large(int blocks)
+/* `tag` names the class: a text never loaded before (the runtime caches definitions by text). */
+static char *modern_large(int blocks, int tag)
 {
     wf_buf b;
     wf_buf_init(&b);
-    wf_buf_adds(&b, "<Activity x:Class=\"Bench.Large\" "
+    wf_buf_addf(&b, "<Activity x:Class=\"Bench.Large%d\" "
                     "xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\" "
                     "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\">"
                     "<x:Members><x:Property Name=\"Result\" Type=\"OutArgument(x:Int32)\"/>"
-                    "</x:Members><Sequence>");
+                    "</x:Members><Sequence>",
+                tag);
     for (int i = 0; i < blocks; i++)
         wf_buf_adds(&b, "<Sequence><Sequence/><Sequence><Sequence/><Sequence/></Sequence>"
                         "<Assign x:TypeArguments=\"x:Int32\" To=\"[Result]\" "
@@ -271,30 +273,41 @@ static int defs_memory(env *e, double *modern_per, double *legacy_per)
     return rc;
 }
 
+enum { LARGE_REPS = 5 };
+
+/* One measurement of the large definition: heap kept by each model's loaded definition after
+ * its first run, CPU ms of the load alone and of the load plus the first run. */
 typedef struct large_result {
-    size_t nodes, modern_bytes, legacy_bytes, legacy_acts;
-    double modern_cold_ms, legacy_cold_ms;
+    size_t nodes, legacy_acts;
+    double modern_bytes, legacy_bytes;
+    double modern_load_ms, legacy_load_ms, modern_cold_ms, legacy_cold_ms;
 } large_result;
 
-static int large_memory(env *e, int blocks, large_result *out)
+static int large_memory(env *e, int blocks, int tag, large_result *out)
 {
-    char *mt = modern_large(blocks), *lt = legacy_large(blocks);
+    char *mt = modern_large(blocks, tag), *lt = legacy_large(blocks);
     wfm_definition *mdef = NULL;
     wfl_definition *ldef = NULL;
     int rc = !mt || !lt;
     size_t h0 = heap_bytes();
     double c0 = bu_cpu();
-    rc = rc || modern_load(e, mt, &mdef) || modern_instance(e->rt, mdef);
+    rc = rc || modern_load(e, mt, &mdef);
+    double cl = bu_cpu();
+    rc = rc || modern_instance(e->rt, mdef);
     double c1 = bu_cpu();
     size_t h1 = heap_bytes();
-    rc = rc || legacy_load(e, lt, &ldef) || legacy_instance(ldef);
+    rc = rc || legacy_load(e, lt, &ldef);
+    double cl2 = bu_cpu();
+    rc = rc || legacy_instance(ldef);
     double c2 = bu_cpu();
     size_t h2 = heap_bytes();
     if (!rc) {
         out->nodes = wfm_definition_node_count(mdef);
         out->legacy_acts = (size_t)blocks * 6 + 1;
-        out->modern_bytes = h1 - h0;
-        out->legacy_bytes = h2 - h1;
+        out->modern_bytes = (double)h1 - (double)h0;
+        out->legacy_bytes = (double)h2 - (double)h1;
+        out->modern_load_ms = (cl - c0) * 1e3;
+        out->legacy_load_ms = (cl2 - c1) * 1e3;
         out->modern_cold_ms = (c1 - c0) * 1e3;
         out->legacy_cold_ms = (c2 - c1) * 1e3;
     }
@@ -303,6 +316,117 @@ static int large_memory(env *e, int blocks, large_result *out)
     wf_free(mt);
     wf_free(lt);
     return rc;
+}
+
+/* The large definition's figures over its repetitions (after a warm-up). */
+typedef struct large_stats {
+    size_t nodes;
+    bu_stat per_node, per_act, smaller, load[2], cold[2]; /* [0] legacy, [1] modern */
+    double modern_mb, legacy_mb;
+} large_stats;
+
+static int large_reps(env *e, int blocks, large_stats *out)
+{
+    double pn[LARGE_REPS], pa[LARGE_REPS], sm[LARGE_REPS], ld[2][LARGE_REPS], cd[2][LARGE_REPS];
+    int reps = bu_reps(LARGE_REPS);
+    large_result r = {0};
+    int rc = large_memory(e, blocks, 0, &r); /* warm-up */
+    for (int i = 0; i < reps && !rc; i++) {
+        rc = large_memory(e, blocks, i + 1, &r);
+        pn[i] = r.modern_bytes / (double)r.nodes;
+        pa[i] = r.legacy_bytes / (double)r.legacy_acts;
+        sm[i] = 100.0 * (1.0 - r.modern_bytes / r.legacy_bytes);
+        ld[0][i] = r.legacy_load_ms;
+        ld[1][i] = r.modern_load_ms;
+        cd[0][i] = r.legacy_cold_ms;
+        cd[1][i] = r.modern_cold_ms;
+    }
+    if (rc)
+        return rc;
+    out->nodes = r.nodes;
+    out->per_node = bu_summary(pn, reps);
+    out->per_act = bu_summary(pa, reps);
+    out->smaller = bu_summary(sm, reps);
+    for (int k = 0; k < 2; k++) {
+        out->load[k] = bu_summary(ld[k], reps);
+        out->cold[k] = bu_summary(cd[k], reps);
+    }
+    out->modern_mb = out->per_node.med * (double)r.nodes / 1e6;
+    out->legacy_mb = out->per_act.med * (double)r.legacy_acts / 1e6;
+    return 0;
+}
+
+static const char *met(bool ok)
+{
+    return ok ? "met" : "not met";
+}
+
+/* The memory table (the paper's, and issue 23's targets beside each figure). */
+static void memory_report(double mper, double lper, const large_stats *l)
+{
+    char a[64], b[64], c[64], d[64];
+    double mb_m = mper * (DEFS - 1) / 1e6, mb_l = lper * (DEFS - 1) / 1e6;
+    printf("1,001 definitions: +%.2f MB modern (%.0f B each), +%.2f MB legacy (%.0f B each)\n",
+           mb_m, mper, mb_l, lper);
+    printf("large: %zu nodes, modern %.0f B/node (load %.1f ms, cold %.1f ms), legacy %.0f "
+           "B/activity (load %.1f ms, cold %.1f ms): modern %.0f%% smaller\n",
+           l->nodes, l->per_node.med, l->load[1].med, l->cold[1].med, l->per_act.med,
+           l->load[0].med, l->cold[0].med, l->smaller.med);
+    bu_md("\n## Memory\n\n"
+          "Heap bytes in use (glibc mallinfo2). 1,001 definitions: one-activity sequences,\n"
+          "identical but for the name, each loaded, instantiated and run once and kept; the\n"
+          "delta between the first and all 1,001 (the paper's table), one measurement. Large:\n"
+          "one generated definition of ~6 activities per block (nested sequences, no-ops and a\n"
+          "counting step), loaded and run once, then freed; median (min–max) of %d\n"
+          "repetitions after a warm-up, both models in each. Cold load: CPU ms to parse,\n"
+          "validate and compile it; then with its first run. Targets: <= 1 KB per small\n"
+          "definition, <= 150 bytes per node, >= 75%% less than legacy, cold load <= 20 ms.\n\n"
+          "| measure | legacy | modern | target | met? | seed WF3 | seed WF4 |\n"
+          "|---|---|---|---|---|---|---|\n"
+          "| 1,001 definitions, delta | %.2f MB (%s B each) | %.2f MB (%s B each) | <= 1 KB each "
+          "| %s | 18 MB | 9 MB |\n",
+          bu_reps(LARGE_REPS), mb_l, bu_num(lper, a, sizeof a), mb_m, bu_num(mper, b, sizeof b),
+          met(mper <= 1024));
+    bu_md("| large definition, %zu nodes | %.1f MB, %s B per activity | %.1f MB, %s B per node | "
+          "<= 150 B per node | %s | | |\n",
+          l->nodes, l->legacy_mb, bu_cell(l->per_act, a, sizeof a), l->modern_mb,
+          bu_cell(l->per_node, b, sizeof b), met(l->per_node.med <= 150));
+    bu_md("| large, modern smaller than legacy | | %s%% | >= 75%% | %s | | 79%% (depth 7, ~29K "
+          "activities) |\n",
+          bu_cell(l->smaller, a, sizeof a), met(l->smaller.med >= 75));
+    bu_md("| large, cold load (ms) | %s | %s | <= 20 ms | %s | | |\n",
+          bu_cell(l->load[0], a, sizeof a), bu_cell(l->load[1], b, sizeof b),
+          met(l->load[1].med <= 20));
+    bu_md("| large, cold load + first run (ms) | %s | %s | - | - | | |\n\n",
+          bu_cell(l->cold[0], c, sizeof c), bu_cell(l->cold[1], d, sizeof d));
+    bu_md("Where the bytes go (the definition's arena, which holds all of it, read with the\n"
+          "internal layout on this workflow): a node record is 120 bytes (kind, location, parent,\n"
+          "owner, id, index, depth, names, type, properties, variables, data), its property\n"
+          "records 140 (1.17 a node at 120 bytes each: one record carries every field any\n"
+          "property kind may need: location, type, expression, literal, child, items, keys,\n"
+          "parameters, delegate), its dotted id ~9, the by-index table and children arrays ~16;\n"
+          "the rest, ~110, is the Assign's compiled expressions (one node in six) and the\n"
+          "arena's chunk slack. <= 150 bytes needs a compact node (no per-node location file,\n"
+          "data or owner pointers), property records by kind (a Sequence's children list needs\n"
+          "16 bytes, not 120) and ids computed on demand (not done: the layout is read across the\n"
+          "runtime). Cold load (perf): no single hot spot; building the tree ~65%% (children\n"
+          "gathered and placed, the catalogue looked up per element 11%%, the designer-member\n"
+          "check 9%%, variables 9%%), libxml2's parse 14%%, the arena's zeroed growth 14%% (page\n"
+          "faults included), the dotted ids through snprintf 11%%, expressions 10%% (shares\n"
+          "overlap); <= 20 ms would need all of them halved at once.\n\n");
+    bu_json("bench_activation", "memory", "1,001 definitions", "legacy", "bytes per definition",
+            bu_one(lper));
+    bu_json("bench_activation", "memory", "1,001 definitions", "modern", "bytes per definition",
+            bu_one(mper));
+    bu_json("bench_activation", "memory", "large definition", "legacy", "bytes per activity",
+            l->per_act);
+    bu_json("bench_activation", "memory", "large definition", "modern", "bytes per node",
+            l->per_node);
+    bu_json("bench_activation", "memory", "large definition", "modern smaller", "%", l->smaller);
+    bu_json("bench_activation", "memory", "large definition", "load modern", "ms", l->load[1]);
+    bu_json("bench_activation", "memory", "large definition", "load legacy", "ms", l->load[0]);
+    bu_json("bench_activation", "memory", "large definition", "cold modern", "ms", l->cold[1]);
+    bu_json("bench_activation", "memory", "large definition", "cold legacy", "ms", l->cold[0]);
 }
 
 /* ---- the report ------------------------------------------------------------------------------ */
@@ -329,11 +453,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < 3 && !rc; i++)
         rc = activation(&e, sizes[i], &rows[i]);
     double mper = 0, lper = 0;
-    large_result large = {0};
+    large_stats large = {0};
     if (!rc)
         rc = defs_memory(&e, &mper, &lper);
     if (!rc)
-        rc = large_memory(&e, bu_quick() ? 50 : 5500, &large);
+        rc = large_reps(&e, bu_quick() ? 50 : 5500, &large);
     if (!rc) {
         char a[64], b[64], c[64], d[64];
         printf("activation (CPU us): activities, cold legacy / modern, warm legacy / modern\n");
@@ -360,50 +484,7 @@ int main(int argc, char **argv)
             bu_json("bench_activation", "activation", row, "warm legacy", "us", rows[i].warm[0]);
             bu_json("bench_activation", "activation", row, "warm modern", "us", rows[i].warm[1]);
         }
-        double mb_m = mper * (DEFS - 1) / 1e6, mb_l = lper * (DEFS - 1) / 1e6;
-        double per_node = (double)large.modern_bytes / (double)large.nodes;
-        double per_act = (double)large.legacy_bytes / (double)large.legacy_acts;
-        double smaller = 100.0 * (1.0 - (double)large.modern_bytes / (double)large.legacy_bytes);
-        printf("1,001 definitions: +%.2f MB modern (%.0f B each), +%.2f MB legacy (%.0f B each)\n",
-               mb_m, mper, mb_l, lper);
-        printf("large: %zu nodes, modern %.0f B/node (%.1f MB, cold %.1f ms), legacy %.0f B/activity"
-               " (%.1f MB, cold %.1f ms): modern %.0f%% smaller\n",
-               large.nodes, per_node, (double)large.modern_bytes / 1e6, large.modern_cold_ms,
-               per_act, (double)large.legacy_bytes / 1e6, large.legacy_cold_ms, smaller);
-        bu_md("\n## Memory\n\n"
-              "Heap bytes in use (glibc mallinfo2), one measurement each. 1,001 definitions:\n"
-              "one-activity sequences, identical but for the name, each loaded, instantiated and\n"
-              "run once and kept; the delta between the first and all 1,001 (the paper's table).\n"
-              "Large: one generated definition of ~6 activities per block (nested sequences,\n"
-              "no-ops and a counting step), loaded and run once. Targets: <= 1 KB\n"
-              "per small definition, <= 200 bytes per node, >= 75%% less than legacy.\n\n"
-              "| measure | legacy | modern | seed WF3 | seed WF4 |\n|---|---|---|---|---|\n"
-              "| 1,001 definitions, delta | %.2f MB (%s B each) | %.2f MB (%s B each) | 18 MB | 9 MB "
-              "|\n",
-              mb_l, bu_num(lper, a, sizeof a), mb_m, bu_num(mper, b, sizeof b));
-        bu_md("| large definition, %zu nodes | %.1f MB (%s B per activity) | %.1f MB (%s B per "
-              "node) | | |\n",
-              large.nodes, (double)large.legacy_bytes / 1e6, bu_num(per_act, a, sizeof a),
-              (double)large.modern_bytes / 1e6, bu_num(per_node, b, sizeof b));
-        bu_md("| large, modern smaller than legacy | | %.0f%% | | 79%% (depth 7, ~29K activities) "
-              "|\n",
-              smaller);
-        bu_md("| large, cold load + first run | %.1f ms | %.1f ms | | |\n\n", large.legacy_cold_ms,
-              large.modern_cold_ms);
-        bu_json("bench_activation", "memory", "1,001 definitions", "legacy", "bytes per definition",
-                bu_one(lper));
-        bu_json("bench_activation", "memory", "1,001 definitions", "modern", "bytes per definition",
-                bu_one(mper));
-        bu_json("bench_activation", "memory", "large definition", "legacy", "bytes per activity",
-                bu_one(per_act));
-        bu_json("bench_activation", "memory", "large definition", "modern", "bytes per node",
-                bu_one(per_node));
-        bu_json("bench_activation", "memory", "large definition", "modern smaller", "%",
-                bu_one(smaller));
-        bu_json("bench_activation", "memory", "large definition", "cold modern", "ms",
-                bu_one(large.modern_cold_ms));
-        bu_json("bench_activation", "memory", "large definition", "cold legacy", "ms",
-                bu_one(large.legacy_cold_ms));
+        memory_report(mper, lper, &large);
     }
     wfm_runtime_destroy(e.rt);
     wf_libpath_destroy(e.libpath);

@@ -516,6 +516,32 @@ static const char *seed_of(const bench_case *bc, int engine)
     return engine == E_LEGACY ? "1,576" : "153,582";
 }
 
+/* The targets of a row (issue 23): C / modern <= 3 on the sequences, <= 5 on While and the
+ * loops; on those, modern / legacy <= 5 (the legacy runtime within 5x of modern). 0: none. */
+static double c_target(const bench_case *bc)
+{
+    static const char *const loops[] = {"While x1000", "Replicator par", "Replicator seq"};
+    if (strncmp(bc->name, "sequence of 5", 13) == 0)
+        return 3;
+    for (size_t i = 0; i < sizeof loops / sizeof loops[0]; i++)
+        if (strncmp(bc->name, loops[i], strlen(loops[i])) == 0)
+            return 5;
+    return 0;
+}
+
+static const char *target_cells(const bench_case *bc, const case_result *r, char *buf,
+                                size_t size)
+{
+    double t = c_target(bc);
+    if (t == 0)
+        snprintf(buf, size, "- | -");
+    else
+        snprintf(buf, size, "C / modern <= %.0fx; modern / legacy <= 5x | %s; %s", t,
+                 r->modern_vs_c.med <= t ? "met" : "not met",
+                 r->modern_vs_legacy.med <= 5 ? "met" : "not met");
+    return buf;
+}
+
 static void report(const case_result *res)
 {
     char a[64], b[64], c[64], d[64], e[64];
@@ -528,20 +554,42 @@ static void report(const case_result *res)
           "Ratios are per repetition, then the median. Legacy no-ops are CodeActivity with an\n"
           "empty native handler, modern ones empty Sequences (the paper's Comment);\n"
           "TransactionScope x50 = one workflow of 50 loop iterations through a scope (the\n"
-          "paper's one operation). Target: modern within 3x of the C baseline for the\n"
-          "sequence and the While.\n\n"
+          "paper's one operation). Targets (CPU): modern within 3x of the C baseline on the\n"
+          "sequences and within 5x on While and the loops; there, legacy within 5x of modern.\n\n"
           "### CPU time (workflows per CPU-second)\n\n"
-          "| case | legacy | modern | C baseline | modern / legacy | C / modern | seed WF3 | "
-          "seed WF4 |\n|---|---|---|---|---|---|---|---|\n",
+          "| case | legacy | modern | C baseline | modern / legacy | C / modern | target | met? | "
+          "seed WF3 | seed WF4 |\n|---|---|---|---|---|---|---|---|---|---|\n",
           reps);
     for (size_t i = 0; i < CASE_COUNT; i++) {
         const case_result *r = &res[i];
-        bu_md("| %s | %s | %s | %s | %s | %s | %s | %s |\n", cases[i].name,
+        char t[96];
+        bu_md("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cases[i].name,
               bu_cell(r->cpu[E_LEGACY], a, sizeof a), bu_cell(r->cpu[E_MODERN], b, sizeof b),
               bu_cell(r->cpu[E_C], c, sizeof c), bu_cell(r->modern_vs_legacy, d, sizeof d),
-              bu_cell(r->modern_vs_c, e, sizeof e), seed_of(&cases[i], E_LEGACY),
-              seed_of(&cases[i], E_MODERN));
+              bu_cell(r->modern_vs_c, e, sizeof e), target_cells(&cases[i], r, t, sizeof t),
+              seed_of(&cases[i], E_LEGACY), seed_of(&cases[i], E_MODERN));
     }
+    bu_md("\nWhere the time goes (perf record on the modern runtime, one thread, after the\n"
+          "store-forwarding stalls of Boolean results and of each new work item's payload were\n"
+          "removed). While x1000: one iteration costs ~150 ns of CPU, the C baseline's ~7.5 ns.\n"
+          "Each iteration evaluates two compiled expressions, the condition and the Assign's\n"
+          "value (wfm_expr__eval, 24%% of the samples: a switch per expression node, a kind check\n"
+          "per operand); creates, schedules and frees an activity instance for the Assign\n"
+          "(ai_new, ai_free, close_ai, drop_waits: ~9%%); pushes and pops two work items,\n"
+          "execute and done (push_ai_front + pop_front ~9%%), through the scheduler loop\n"
+          "(wfm__sched_run 9%%); reads the Assign's properties (get_prop 6%%) and writes Result\n"
+          "through the environment (wfm_ctx_set 5%%). The baseline walks the tree recursively\n"
+          "over an int array, with no instance, work item or environment: the bookkeeping a\n"
+          "WF4-model runtime keeps to persist and cancel at any step is ~60 ns an iteration by\n"
+          "itself, 8x the baseline's whole iteration, so <= 5x needs leaf activities run\n"
+          "without an instance and expressions compiled past the tree walk (not done).\n"
+          "PFE x100: ~140 ns per item against ~2 ns: a delegate environment per branch\n"
+          "(wfm_ctx_schedule_delegate 7%%), the item string retained and released\n"
+          "(wf_value_retain / release 12%%), then the same instance and work-item costs.\n"
+          "Sequence of 5: ~0.5 µs a workflow, 6 activity instances and 12 work items: the\n"
+          "scheduler loop 12%%, work items 13%%, instance pools and recycling (wfm__sched_recycle,\n"
+          "ai_new, wf_pool_get / put, ai_free, memset) ~23%%, the tracking mask 4%%, creating and\n"
+          "destroying the instance ~7%%.\n");
     bu_md("\n### Wall clock (workflows per second)\n\n"
           "| case | legacy | modern | C baseline | legacy contexts/wf | work items/wf (L / M) |\n"
           "|---|---|---|---|---|---|\n");

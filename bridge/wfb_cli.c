@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "../common/wf_mem.h"
+#include "../common/wf_jsonw.h"
 
 /* The verb this process runs (wfb_verb_begin): the prefix of messages without a file. */
 static const char *current_verb;
@@ -107,14 +108,11 @@ void wfb_json_usage_error(int argc, char **argv, int rc)
         json |= strcmp(argv[i], "--json") == 0;
     if (rc != 2 || !usage_message[0] || !json)
         return;
-    wf_buf b;
-    wf_buf_init(&b);
-    wf_buf_adds(&b, "{\"status\": \"error\", \"error\": {\"type\": \"UsageError\", \"message\": ");
-    wf_buf_add_json_string(&b, usage_message, strlen(usage_message));
-    wf_buf_adds(&b, "}}\n");
-    if (!b.oom)
-        fputs(b.data, stdout);
-    wf_buf_fini(&b);
+    json_t *root = json_pack("{s:s, s:{s:s, s:o}}", "status", "error", "error", "type",
+                             "UsageError", "message", wf_jsonw_str(usage_message));
+    if (root)
+        wf_jsonw_print(stdout, root, WF_JSONW_SPACED);
+    json_decref(root);
 }
 
 static bool same_diag(const wf_diag *a, const wf_diag *b)
@@ -189,16 +187,38 @@ char *wfb_quote(const char *text, char *buf, size_t size)
     return buf;
 }
 
-void wfb_add_json_lines(wf_buf *b, const char *lines)
+json_t *wfb_json_lines(const char *lines)
 {
-    const char *p = lines;
-    for (bool first = true; *p; first = false) {
+    json_t *arr = json_array();
+    bool ok = arr != NULL;
+    for (const char *p = lines; ok && *p;) {
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        wf_buf_adds(b, first ? "" : ", ");
-        wf_buf_add_json_string(b, p, len);
+        ok = wf_jsonw_append(arr, wf_jsonw_strn(p, len));
         p += len + (nl ? 1 : 0);
     }
+    if (!ok)
+        json_decref(arr);
+    return ok ? arr : NULL;
+}
+
+int wfb_print_json(json_t *root)
+{
+    wf_buf b;
+    wf_buf_init(&b);
+    bool ok = root && wf_jsonw_dump(root, WF_JSONW_SPACED, &b) && wf_buf_addc(&b, '\n');
+    if (ok)
+        fwrite(b.data, 1, b.len, stdout); /* a failed write is reported at the end */
+    wf_buf_fini(&b);
+    json_decref(root);
+    return ok ? 0 : wfb_error("out of memory");
+}
+
+json_t *wfb_json_time_us(int64_t us)
+{
+    char when[64];
+    wf_datetime_format(us, when, sizeof when);
+    return json_string(when);
 }
 
 /* ---- options ------------------------------------------------------------------------------ */
@@ -325,43 +345,41 @@ void wfb_sleep_until(int64_t due_us)
 }
 
 /* ---- output ------------------------------------------------------------------------------- */
+static json_t *result_json(const wfb_result *r)
+{
+    json_t *root = json_pack("{s:o}", "status", wf_jsonw_str(r->status));
+    json_t *outputs = wf_jsonw_members(r->output_names, r->output_values, r->output_count, false);
+    json_t *marks = json_array();
+    bool ok = root && outputs && marks;
+    if (ok && r->instance_id)
+        ok = wf_jsonw_set(root, "id", wf_jsonw_str(r->instance_id));
+    for (size_t i = 0; ok && i < r->bookmark_count; i++)
+        ok = wf_jsonw_append(marks, wf_jsonw_str(r->bookmarks[i]));
+    ok = ok && wf_jsonw_set(root, "outputs", json_incref(outputs)) &&
+         wf_jsonw_set(root, "bookmarks", json_incref(marks));
+    if (ok && r->error_type)
+        ok = wf_jsonw_set(root, "error",
+                          json_pack("{s:o, s:o}", "type", wf_jsonw_str(r->error_type), "message",
+                                    wf_jsonw_str(r->error_message ? r->error_message : "")));
+    json_decref(outputs);
+    json_decref(marks);
+    if (!ok)
+        json_decref(root);
+    return ok ? root : NULL;
+}
+
 void wfb_print_result(FILE *out, const wfb_result *r)
 {
+    json_t *root = result_json(r);
     wf_buf b;
     wf_buf_init(&b);
-    wf_buf_adds(&b, "{\"status\": ");
-    wf_buf_add_json_string(&b, r->status, strlen(r->status));
-    if (r->instance_id) {
-        wf_buf_adds(&b, ", \"id\": ");
-        wf_buf_add_json_string(&b, r->instance_id, strlen(r->instance_id));
-    }
-    wf_buf_adds(&b, ", \"outputs\": {");
-    for (size_t i = 0; i < r->output_count; i++) {
-        if (i)
-            wf_buf_adds(&b, ", ");
-        wf_buf_add_json_string(&b, r->output_names[i], strlen(r->output_names[i]));
-        wf_buf_adds(&b, ": ");
-        wf_value_to_json(&r->output_values[i], &b);
-    }
-    wf_buf_adds(&b, "}, \"bookmarks\": [");
-    for (size_t i = 0; i < r->bookmark_count; i++) {
-        if (i)
-            wf_buf_adds(&b, ", ");
-        wf_buf_add_json_string(&b, r->bookmarks[i], strlen(r->bookmarks[i]));
-    }
-    wf_buf_adds(&b, "]");
-    if (r->error_type) {
-        wf_buf_adds(&b, ", \"error\": {\"type\": ");
-        wf_buf_add_json_string(&b, r->error_type, strlen(r->error_type));
-        wf_buf_adds(&b, ", \"message\": ");
-        const char *m = r->error_message ? r->error_message : "";
-        wf_buf_add_json_string(&b, m, strlen(m));
-        wf_buf_adds(&b, "}");
-    }
-    wf_buf_adds(&b, "}\n");
+    if (root)
+        wf_jsonw_dump(root, WF_JSONW_SPACED, &b);
+    json_decref(root);
+    wf_buf_addc(&b, '\n');
     errno = 0;
-    if ((fputs(b.oom ? "{\"status\": \"Faulted\", \"error\": {\"type\": \"OutOfMemory\"}}\n"
-                     : b.data,
+    if ((fputs(!root || b.oom ? "{\"status\": \"Faulted\", \"error\": {\"type\": \"OutOfMemory\"}}\n"
+                              : b.data,
                out) == EOF ||
          fflush(out) != 0) &&
         out == stdout && !stdout_errno)

@@ -13,6 +13,7 @@
 
 #include "../common/wf_error.h"
 #include "../common/wf_mem.h"
+#include "../common/wf_jsonw.h" /* wfb_json_lines */
 #include "../common/wf_native.h"
 #include "../common/wf_value.h"
 #include "../modern/wfm_definition.h" /* wfb_modern_inputs */
@@ -73,8 +74,14 @@ int wfb_report_in_file(wf_error *err, const char *file);
 /* User input quoted for a message: 'text' when short, else its first 60 bytes (never cut inside
  * a UTF-8 sequence) as 'text...' (N bytes). Returns buf; size >= 96 holds any result. */
 char *wfb_quote(const char *text, char *buf, size_t size);
-/* Append newline-separated names to b as JSON strings joined by ", " (no brackets). */
-void wfb_add_json_lines(wf_buf *b, const char *lines);
+/* Print root (taken; NULL allowed) and a newline on stdout, the one-line form; 0, or 2 after
+ * reporting "out of memory" when root is NULL or could not be written out. A failed write is
+ * reported when the program ends (wfb_close_stdout). */
+int wfb_print_json(json_t *root);
+/* Newline-separated names as a JSON array of strings; NULL when memory ran out. */
+json_t *wfb_json_lines(const char *lines);
+/* A DateTime (microseconds) as its ISO 8601 JSON string. */
+json_t *wfb_json_time_us(int64_t us);
 
 /* ---- standard input as a definition (wfb_stdin.c) -----------------------------------------
  * A verb that reads a definition accepts `-` for standard input: wfb_stdin_begin replaces *path

@@ -460,27 +460,27 @@ static void summary(const batch *b, FILE *out)
 
 static void print_json(const batch *b)
 {
-    wf_buf j;
-    wf_buf_init(&j);
     const char *status = b->counts[WFC_FAILED]    ? "failed"
                          : b->counts[WFC_PARTIAL] ? "partial"
                                                   : "converted";
     size_t todo_functions = 0, guessed_types = 0;
     wfc_report_scaffold_totals(b->report, &todo_functions, &guessed_types);
-    wf_buf_addf(&j,
-                "{\"status\": \"%s\", \"converted\": %zu, \"partial\": %zu, \"failed\": %zu, "
-                "\"files\": [",
-                status, b->counts[WFC_CONVERTED], b->counts[WFC_PARTIAL], b->counts[WFC_FAILED]);
-    for (size_t i = 0; i < wfc_report_file_count(b->report); i++) {
+    json_t *files = json_array();
+    bool ok = files != NULL;
+    for (size_t i = 0; ok && i < wfc_report_file_count(b->report); i++) {
         const wfc_file *f = wfc_report_file_at(b->report, i);
-        wf_buf_adds(&j, i ? ", {\"source\": " : "{\"source\": ");
-        wf_buf_add_json_string(&j, wfc_file_source(f), strlen(wfc_file_source(f)));
-        wf_buf_addf(&j, ", \"status\": \"%s\"}", wfc_status_name(wfc_file_status(f)));
+        ok = wf_jsonw_append(files, json_pack("{s:o, s:s}", "source",
+                                              wf_jsonw_str(wfc_file_source(f)), "status",
+                                              wfc_status_name(wfc_file_status(f))));
     }
-    wf_buf_addf(&j, "], \"todoFunctions\": %zu, \"guessedTypes\": %zu}", todo_functions,
-                guessed_types);
-    printf("%s\n", j.data);
-    wf_buf_fini(&j);
+    wfb_print_json(ok ? json_pack("{s:s, s:I, s:I, s:I, s:O, s:I, s:I}", "status", status,
+                                  "converted", (json_int_t)b->counts[WFC_CONVERTED], "partial",
+                                  (json_int_t)b->counts[WFC_PARTIAL], "failed",
+                                  (json_int_t)b->counts[WFC_FAILED], "files", files,
+                                  "todoFunctions", (json_int_t)todo_functions, "guessedTypes",
+                                  (json_int_t)guessed_types)
+                      : NULL);
+    json_decref(files);
 }
 
 /* The time all pictures of one HTML report may take together: a 20,000-activity file or

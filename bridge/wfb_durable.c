@@ -162,9 +162,13 @@ wf_status wfb_durable_drive(wfm_host *host, wfm_dinst *d, wf_error *err)
         wf_status st = wfm_host_run(host, d, err);
         if (st != WF_OK || !wfm_dinst_loaded(d))
             return st;
-        /* still loaded while idle: a no-persist zone deferred the persist. A timer inside the
-         * zone is waited for; anything else cannot be persisted. */
+        /* still loaded while idle: a no-persist zone deferred the persist. A timer or a
+         * Send's reply inside the zone is waited for; anything else cannot be persisted. */
         wfm_instance *inst = wfm_dinst_instance(d);
+        if (wfm_instance_async_pending(inst)) { /* a Send waits for its reply */
+            wfm_instance_wait_async(inst);
+            continue;
+        }
         int64_t due = wfm_instance_next_timer_us(inst);
         if (due == INT64_MAX)
             return wf_error_set(err, WF_E_STATE, NULL,

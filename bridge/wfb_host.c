@@ -275,16 +275,23 @@ static void start_run(feeder *fd, wfm_dinst *d, wf_status st, wf_error *e)
  * contracts"), also when nothing was runnable. */
 static void print_summary(const feeder *fd)
 {
-    printf("{\"host\": {\"ran\": %zu", fd->ran);
-    for (size_t i = 0; i < SAVED_STATUS_COUNT; i++) {
+    json_t *counts = json_pack("{s:I}", "ran", (json_int_t)fd->ran);
+    bool ok = counts != NULL;
+    for (size_t i = 0; ok && i < SAVED_STATUS_COUNT; i++) {
         char key[16];
         size_t n = 0;
         for (const char *c = saved_statuses[i]; *c && n + 1 < sizeof key; c++)
             key[n++] = (char)tolower((unsigned char)*c);
         key[n] = '\0';
-        printf(", \"%s\": %zu", key, fd->by_status[i]);
+        ok = wf_jsonw_set(counts, key, json_integer((json_int_t)fd->by_status[i]));
     }
-    printf(", \"failed\": %zu, \"suspended\": %zu}}\n", fd->failed, fd->suspended);
+    ok = ok && wf_jsonw_set(counts, "failed", json_integer((json_int_t)fd->failed)) &&
+         wf_jsonw_set(counts, "suspended", json_integer((json_int_t)fd->suspended));
+    if (!ok) {
+        json_decref(counts);
+        counts = NULL;
+    }
+    wfb_print_json(counts ? json_pack("{s:o}", "host", counts) : NULL);
 }
 
 /* ---- quarantine ----------------------------------------------------------------------------

@@ -23,15 +23,13 @@ static const char usage_text[] =
 
 typedef struct find_row {
     const char *id;
-    wf_buf out;
-    bool found;
+    json_t *root; /* owned; NULL until found, or when memory ran out */
+    bool found, oom;
 } find_row;
 
-static void add_time_us(wf_buf *b, const char *key, int64_t us)
+static json_t *time_or_null(bool set, int64_t us)
 {
-    char when[64];
-    wf_datetime_format(us, when, sizeof when);
-    wf_buf_addf(b, ", \"%s\": \"%s\"", key, when);
+    return set ? wfb_json_time_us(us) : json_null();
 }
 
 static bool row_fn(void *ud, const wfm_store_row *row)
@@ -39,70 +37,50 @@ static bool row_fn(void *ud, const wfm_store_row *row)
     find_row *f = ud;
     if (strcmp(row->id, f->id) != 0)
         return true;
-    wf_buf *b = &f->out;
     f->found = true;
-    wf_buf_adds(b, "{\"id\": ");
-    wf_buf_add_json_string(b, row->id, strlen(row->id));
-    wf_buf_adds(b, ", \"status\": ");
-    wf_buf_add_json_string(b, row->status, strlen(row->status));
-    wf_buf_addf(
-        b, ", \"definition\": \"%016llx\", \"path\": ", (unsigned long long)row->definition_hash);
-    if (row->definition_path)
-        wf_buf_add_json_string(b, row->definition_path, strlen(row->definition_path));
-    else
-        wf_buf_adds(b, "null");
-    add_time_us(b, "created", row->created_ms * 1000);
-    add_time_us(b, "updated", row->updated_ms * 1000);
-    wf_buf_adds(b, ", \"owner\": ");
-    if (row->owner) {
-        wf_buf_add_json_string(b, row->owner, strlen(row->owner));
-        add_time_us(b, "lockExpires", row->lock_expires_ms * 1000);
-    } else {
-        wf_buf_adds(b, "null, \"lockExpires\": null");
-    }
-    if (row->next_timer_us > 0)
-        add_time_us(b, "nextTimer", row->next_timer_us);
-    else
-        wf_buf_adds(b, ", \"nextTimer\": null");
-    wf_buf_adds(b, ", \"bookmarks\": [");
-    wfb_add_json_lines(b, row->bookmarks);
-    wf_buf_adds(b, "]");
-    wf_buf_addf(b, ", \"attempts\": %lld", (long long)row->attempts);
-    if (row->reason) { /* Suspended: why */
-        wf_buf_adds(b, ", \"reason\": ");
-        wf_buf_add_json_string(b, row->reason, strlen(row->reason));
-    }
+    char hash[17];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)row->definition_hash);
+    f->root = json_pack(
+        "{s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I}", "id", wf_jsonw_str(row->id),
+        "status", wf_jsonw_str(row->status), "definition", hash, "path",
+        wf_jsonw_str(row->definition_path), "created", wfb_json_time_us(row->created_ms * 1000),
+        "updated", wfb_json_time_us(row->updated_ms * 1000), "owner", wf_jsonw_str(row->owner),
+        "lockExpires", time_or_null(row->owner != NULL, row->lock_expires_ms * 1000), "nextTimer",
+        time_or_null(row->next_timer_us > 0, row->next_timer_us), "bookmarks",
+        wfb_json_lines(row->bookmarks), "attempts", (json_int_t)row->attempts);
+    if (f->root && row->reason) /* Suspended: why */
+        f->oom = !wf_jsonw_set(f->root, "reason", wf_jsonw_str(row->reason));
     return false;
 }
 
-/* "name=value\n" lines -> , "promoted": {"name": "value", ...} */
-static void add_props(wf_buf *b, const char *lines)
+/* "name=value\n" lines -> {"name": "value", ...} */
+static json_t *props_json(const char *lines)
 {
-    wf_buf_adds(b, ", \"promoted\": {");
-    const char *p = lines;
-    for (bool first = true; *p; first = false) {
+    json_t *obj = json_object();
+    bool ok = obj != NULL;
+    for (const char *p = lines; ok && *p;) {
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
         const char *eq = memchr(p, '=', len);
         size_t klen = eq ? (size_t)(eq - p) : len;
-        wf_buf_adds(b, first ? "" : ", ");
-        wf_buf_add_json_string(b, p, klen);
-        wf_buf_adds(b, ": ");
-        if (eq)
-            wf_buf_add_json_string(b, eq + 1, len - klen - 1);
-        else
-            wf_buf_adds(b, "null");
+        char *key = wf_strndup(p, klen);
+        ok = key && wf_jsonw_set(obj, key, eq ? wf_jsonw_strn(eq + 1, len - klen - 1)
+                                                : json_null());
+        wf_free(key);
         p += len + (nl ? 1 : 0);
     }
-    wf_buf_adds(b, "}");
+    if (!ok)
+        json_decref(obj);
+    return ok ? obj : NULL;
 }
 
 static int inspect(const char *path, const char *id)
 {
     wf_error err = WF_ERROR_INIT;
     wfm_store *store = NULL;
-    find_row f = {id, {0}, false};
-    wf_buf_init(&f.out);
+    find_row f = {.id = id};
+    wf_buf state;
+    wf_buf_init(&state);
     char *props = NULL;
     void *blob = NULL;
     size_t len = 0;
@@ -124,21 +102,19 @@ static int inspect(const char *path, const char *id)
     if (wfm_store_props(store, id, &props, &err) != WF_OK ||
         wfm_store_load_state(store, id, &blob, &len, status, &hash, &err) != WF_OK)
         goto fail;
-    add_props(&f.out, props ? props : "");
-    wf_buf_adds(&f.out, ", \"state\": ");
-    if (!blob)
-        wf_buf_adds(&f.out, "null");
-    else if (wfm_state_to_json(NULL, blob, len, &f.out, &err) != WF_OK) {
+    if (blob && wfm_state_to_json(NULL, blob, len, &state, &err) != WF_OK) {
         wf_error_prefix(&err, "instance '%s': ", id);
         goto fail;
     }
-    wf_buf_adds(&f.out, "}\n");
-    if (f.out.oom) {
-        wf_error_set(&err, WF_E_NOMEM, NULL, "out of memory");
+    json_t *state_json = blob ? wf_jsonw_raw(state.data, state.len) : json_null();
+    if (blob && !state_json && !state.oom) {
+        wf_error_set(&err, WF_E_CORRUPT, NULL, "instance '%s': the decoded state is not JSON", id);
         goto fail;
     }
-    fwrite(f.out.data, 1, f.out.len, stdout);
-    rc = 0;
+    json_t *root = f.oom ? NULL : f.root;
+    bool ok = wf_jsonw_set(root, "promoted", props_json(props ? props : ""));
+    ok = wf_jsonw_set(ok ? root : NULL, "state", state_json); /* state_json always taken */
+    rc = wfb_print_json(ok ? json_incref(f.root) : NULL);
     goto done;
 fail:
     wfb_report(&err);
@@ -146,7 +122,8 @@ fail:
 done:
     wf_free(blob);
     wf_free(props);
-    wf_buf_fini(&f.out);
+    wf_buf_fini(&state);
+    json_decref(f.root);
     wfm_store_close(store);
     return rc;
 }

@@ -25,55 +25,39 @@ static const char usage_text[] =
 typedef struct list_state {
     bool json;
     size_t count;
-    wf_buf out;
+    json_t *rows; /* owned; --json only; NULL once memory ran out */
 } list_state;
 
-static void add_time(wf_buf *b, const char *key, int64_t ms)
+static json_t *row_json(const wfm_store_row *row)
 {
-    char when[64];
-    wf_datetime_format(ms * 1000, when, sizeof when);
-    wf_buf_addf(b, ", \"%s\": \"%s\"", key, when);
-}
-
-static void add_json_row(wf_buf *b, const wfm_store_row *row)
-{
-    wf_buf_adds(b, "{\"id\": ");
-    wf_buf_add_json_string(b, row->id, strlen(row->id));
-    wf_buf_adds(b, ", \"status\": ");
-    wf_buf_add_json_string(b, row->status, strlen(row->status));
-    wf_buf_addf(b, ", \"definition\": \"%016llx\"", (unsigned long long)row->definition_hash);
-    if (row->definition_path) {
-        wf_buf_adds(b, ", \"path\": ");
-        wf_buf_add_json_string(b, row->definition_path, strlen(row->definition_path));
-    }
-    add_time(b, "created", row->created_ms);
-    add_time(b, "updated", row->updated_ms);
-    wf_buf_adds(b, ", \"owner\": ");
-    if (row->owner)
-        wf_buf_add_json_string(b, row->owner, strlen(row->owner));
-    else
-        wf_buf_adds(b, "null");
-    wf_buf_adds(b, ", \"bookmarks\": [");
-    wfb_add_json_lines(b, row->bookmarks);
-    wf_buf_adds(b, "]");
-    if (row->next_timer_us > 0) {
-        char when[64];
-        wf_datetime_format(row->next_timer_us, when, sizeof when);
-        wf_buf_addf(b, ", \"nextTimer\": \"%s\"", when);
-    }
-    if (row->reason) { /* Suspended (quarantined): why */
-        wf_buf_adds(b, ", \"reason\": ");
-        wf_buf_add_json_string(b, row->reason, strlen(row->reason));
-    }
-    wf_buf_adds(b, "}");
+    char hash[17];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)row->definition_hash);
+    json_t *obj = json_pack("{s:o, s:o, s:s}", "id", wf_jsonw_str(row->id), "status",
+                            wf_jsonw_str(row->status), "definition", hash);
+    bool ok = obj != NULL;
+    if (ok && row->definition_path)
+        ok = wf_jsonw_set(obj, "path", wf_jsonw_str(row->definition_path));
+    ok = ok && wf_jsonw_set(obj, "created", wfb_json_time_us(row->created_ms * 1000)) &&
+         wf_jsonw_set(obj, "updated", wfb_json_time_us(row->updated_ms * 1000)) &&
+         wf_jsonw_set(obj, "owner", wf_jsonw_str(row->owner)) &&
+         wf_jsonw_set(obj, "bookmarks", wfb_json_lines(row->bookmarks));
+    if (ok && row->next_timer_us > 0)
+        ok = wf_jsonw_set(obj, "nextTimer", wfb_json_time_us(row->next_timer_us));
+    if (ok && row->reason) /* Suspended (quarantined): why */
+        ok = wf_jsonw_set(obj, "reason", wf_jsonw_str(row->reason));
+    if (!ok)
+        json_decref(obj);
+    return ok ? obj : NULL;
 }
 
 static bool print_row(void *ud, const wfm_store_row *row)
 {
     list_state *ls = ud;
     if (ls->json) {
-        wf_buf_adds(&ls->out, ls->count ? ", " : "");
-        add_json_row(&ls->out, row);
+        if (ls->rows && !wf_jsonw_append(ls->rows, row_json(row))) {
+            json_decref(ls->rows);
+            ls->rows = NULL;
+        }
     } else {
         char when[64];
         wf_datetime_format(row->updated_ms * 1000, when, sizeof when);
@@ -178,17 +162,17 @@ int wfb_cmd_instances(int argc, char **argv)
     so.read_only = true;
     wfm_store *store = NULL;
     wf_error err = WF_ERROR_INIT;
-    list_state ls = {o.json, 0, {0}};
-    wf_buf_init(&ls.out);
+    list_state ls = {o.json, 0, json_array()};
     wf_status st = wfm_store_open(&so, &store, &err);
     if (st == WF_OK)
         st = wfm_store_query_rows(store, &o.q, print_row, &ls, &err);
+    rc = 0;
     if (st == WF_OK && o.json)
-        printf("{\"instances\": [%s]}\n", ls.out.data);
+        rc = wfb_print_json(ls.rows ? json_pack("{s:O}", "instances", ls.rows) : NULL);
     else if (st == WF_OK && ls.count == 0)
         fprintf(stderr, "no instances match\n"); /* a note, not an error: exit 0 */
     wfm_store_close(store);
-    wf_buf_fini(&ls.out);
+    json_decref(ls.rows);
     wfb_assigns_fini(&o.where);
-    return st == WF_OK ? 0 : wfb_report(&err);
+    return st == WF_OK ? rc : wfb_report(&err);
 }

@@ -258,6 +258,17 @@ static bool sync_timer(wfm_ctx *ctx, wfm_ai *ai, io_state *st)
     return true;
 }
 
+/* What went into a composite's In property: its In argument's value, or the default. */
+static wf_status echo_input(wfm_ctx *ctx, wfm_ai *ai, const wfb_io_arg *a, wf_value *out)
+{
+    if (a->echo_param != SIZE_MAX)
+        return wfm_ctx_get_param(ctx, ai, IO_ARGS, a->echo_param, out) == WF_OK ? WF_OK
+                                                                               : WF_E_FAULT;
+    const wfl_tl_prop *p = a->echo_of;
+    *out = p->has_default ? wf_value_retain(&p->default_value) : wf_type_default(p->type);
+    return WF_OK;
+}
+
 /* Out arguments back from the legacy properties (WF4: also when the root faults/cancels). */
 static bool copy_outputs(wfm_ctx *ctx, wfm_ai *ai, io_state *st, const wfb_io_type *t)
 {
@@ -268,8 +279,14 @@ static bool copy_outputs(wfm_ctx *ctx, wfm_ai *ai, io_state *st, const wfb_io_ty
         wf_value v = wf_null();
         wf_error e; /* per call: cleared, not zero-filled (780 bytes) */
         wf_error_clear(&e);
-        wf_status rc = a->output != SIZE_MAX ? wfl_exec_output_value(st->ex, a->output, &v, &e)
-                                             : wfl_exec_output(st->ex, a->prop, &v, &e);
+        wf_status rc;
+        if (a->echo_of)
+            rc = echo_input(ctx, ai, a, &v);
+        else
+            rc = a->output != SIZE_MAX ? wfl_exec_output_value(st->ex, a->output, &v, &e)
+                                       : wfl_exec_output(st->ex, a->prop, &v, &e);
+        if (rc == WF_E_FAULT)
+            return false; /* the runtime has faulted ai */
         if (rc != WF_OK) {
             io_fail(ctx, ai, &e);
             return false;
@@ -562,6 +579,21 @@ static const void *const io_callbacks[] = {
     (const void *)io_resume_15, (const void *)io_on_timer,  (const void *)io_on_persisted,
 };
 
+/* A resumption of the legacy queue `bookmark` takes what `run-legacy --event` takes: the
+ * payload bound to the event's parameters (docs/formats.md "Event payloads"). */
+static wf_status io_check_resume(const wfm_ai *ai, const char *bookmark, const wf_value *payload,
+                                 wf_error *err)
+{
+    const wfb_io_type *t = wfm_node_data(wfm_ai_node(ai));
+    const wfl_tl_event *ev = NULL;
+    if (!t || !wfl_definition_find_event(t->def, bookmark, &ev) || !ev)
+        return WF_OK;
+    wf_value bound = wf_null();
+    wf_status st = wfl_tl_event_bind(ev, payload, &bound, err);
+    wf_value_release(&bound);
+    return st;
+}
+
 static const wfm_kind_spec io_spec = {
     .name = WFB_INTEROP_KIND,
     .category = "Activity",
@@ -578,6 +610,7 @@ static const wfm_kind_spec io_spec = {
     .restore = io_restore,
     .prepare = wfb__io_prepare,
     .bind = wfb__io_bind,
+    .check_resume = io_check_resume,
 };
 
 wf_status wfb_interop_register(wfm_catalogue *cat, wf_error *err)

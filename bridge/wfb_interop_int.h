@@ -22,6 +22,11 @@ typedef struct wfb_io_arg {
     wfm_prop_kind dir; /* WFM_PROP_IN or WFM_PROP_OUT */
     size_t param;      /* index in the node's ActivityProperties parameters */
     size_t output;     /* the property's index among wfl_exec_output_* (SIZE_MAX: by name) */
+    /* The Out argument of a composite's In property gives back what went in, never the body's
+     * changes (docs/formats.md "Composite activity types"): the In argument's parameter, or
+     * SIZE_MAX for the property's default. Unused (NULL) otherwise. */
+    const wfl_tl_prop *echo_of;
+    size_t echo_param;
 } wfb_io_arg;
 
 typedef struct wfb_io_type {

@@ -97,22 +97,24 @@ static wf_status add_arg(wfb_io_type *t, const char *prop, wfm_prop_kind dir, si
     char *copy = wf_strdup(prop);
     if (!copy)
         return WF_E_NOMEM;
-    t->args[t->arg_count++] = (wfb_io_arg){copy, dir, param, SIZE_MAX};
+    t->args[t->arg_count++] = (wfb_io_arg){copy, dir, param, SIZE_MAX, NULL, SIZE_MAX};
     return WF_OK;
 }
 
-/* One property: In `P` (or `PIn`) unless Direction="Return", and Out `POut`. */
+/* One property: In `P` (or `PIn`) unless Direction="Return", and Out `POut`. A composite's
+ * Out property takes no value in (the attribute is accepted and not given to the body), and
+ * the Out of its In property echoes the In (as wfl_act_composite.c copies them). */
 static wf_status bind_prop(wfm_load *load, wfm_node *node, wfb_io_type *t, const wfl_tl_prop *p,
-                           bool clash)
+                           bool clash, bool composite)
 {
     char name[300];
-    size_t idx;
+    size_t idx, in_idx = SIZE_MAX;
     wf_status rc;
     if (p->dir != WFL_TL_RETURN) {
         snprintf(name, sizeof name, "%s%s", p->name, clash ? "In" : "");
-        rc = wfm_load_bind_attr(load, node, IO_ARGS, name, WFM_PROP_IN, p->type, &idx);
-        if (rc == WF_OK && idx != SIZE_MAX)
-            rc = add_arg(t, p->name, WFM_PROP_IN, idx);
+        rc = wfm_load_bind_attr(load, node, IO_ARGS, name, WFM_PROP_IN, p->type, &in_idx);
+        if (rc == WF_OK && in_idx != SIZE_MAX && !(composite && p->dir == WFL_TL_OUT))
+            rc = add_arg(t, p->name, WFM_PROP_IN, in_idx);
         if (rc != WF_OK)
             return rc;
     }
@@ -120,6 +122,10 @@ static wf_status bind_prop(wfm_load *load, wfm_node *node, wfb_io_type *t, const
     rc = wfm_load_bind_attr(load, node, IO_ARGS, name, WFM_PROP_OUT, p->type, &idx);
     if (rc == WF_OK && idx != SIZE_MAX)
         rc = add_arg(t, p->name, WFM_PROP_OUT, idx);
+    if (rc == WF_OK && idx != SIZE_MAX && composite && p->dir == WFL_TL_IN) {
+        t->args[t->arg_count - 1].echo_of = p;
+        t->args[t->arg_count - 1].echo_param = in_idx;
+    }
     return rc;
 }
 
@@ -250,7 +256,8 @@ static wf_status bind_type(wfm_load *load, wfm_node *node, const wfl_typelib *tl
         return WF_E_NOMEM;
     bool clash = names_clash(act);
     for (size_t i = 0; i < wfl_tl_activity_prop_count(act); i++) {
-        wf_status rc = bind_prop(load, node, t, wfl_tl_activity_prop(act, i), clash);
+        wf_status rc = bind_prop(load, node, t, wfl_tl_activity_prop(act, i), clash,
+                                 wfl_tl_activity_definition(act) != NULL);
         if (rc != WF_OK)
             return rc;
     }

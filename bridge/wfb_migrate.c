@@ -2,13 +2,13 @@
  * (run-legacy --store) to a modern store as instances of the converted definitions, under the
  * same ids (docs/migrate.md). Two passes: every instance is decoded and planned first (a
  * store or map that is bad stops the command before anything is written: exit 2), then each
- * movable one is moved with one transaction per store: the modern instance is written
- * reserved (leased to the migration owner), the legacy row is marked migrated, the lease is
- * released. --rollback undoes marks whose modern instance never ran. */
+ * movable one is moved in batches of three transactions: the legacy rows claimed (Migrating),
+ * the modern instances written in one transaction (the commit that moves them), the legacy
+ * rows settled (Migrated); wfb_migrate_home.c says where an instance runs at any moment.
+ * --rollback undoes moves whose modern instance never ran, the same way back. */
 #include "wfb_migrate_int.h"
 
 #include <jansson.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +20,7 @@
 #include "wfb_cli.h"
 #include "wfb_durable.h"
 #include "wfb_interop.h"
+#include "wfb_migrate_home.h"
 #include "wfb_migrate_report.h"
 
 static const char usage[] =
@@ -106,8 +107,28 @@ static int parse(int argc, char **argv, opts *o)
 }
 
 /* ---- loading the maps ---------------------------------------------------------------------- */
-/* NEW.xaml.map.json's "values": [{"legacy": DP, "modern": NAME, "root": true}, ...] (absent
- * file: none); entries of other activities' properties ("root": false) are not read. */
+/* One "values" entry: a root property's into from/to, another activity's ("root": false, with
+ * its "owner") into act_owner/act_from/act_to. */
+static void add_value_pair(mig_map *m, json_t *v)
+{
+    const char *l = json_string_value(json_object_get(v, "legacy"));
+    const char *t = json_string_value(json_object_get(v, "modern"));
+    const char *owner = json_string_value(json_object_get(v, "owner"));
+    json_t *on_root = json_object_get(v, "root");
+    if (!l || !t)
+        return;
+    if (!on_root || json_is_true(on_root)) {
+        m->from[m->pair_count] = wf_strdup(l);
+        m->to[m->pair_count++] = wf_strdup(t);
+    } else if (owner) {
+        m->act_owner[m->act_count] = wf_strdup(owner);
+        m->act_from[m->act_count] = wf_strdup(l);
+        m->act_to[m->act_count++] = wf_strdup(t);
+    }
+}
+
+/* NEW.xaml.map.json's "values": [{"legacy": DP, "owner": ACTIVITY, "modern": NAME, "root":
+ * true|false}, ...] (absent file: none). */
 static int read_value_map(mig_map *m)
 {
     char path[4096];
@@ -126,21 +147,15 @@ static int read_value_map(mig_map *m)
                      root ? "no \"values\" array" : je.text);
         return wfb_report(&e);
     }
-    size_t n = json_array_size(values);
-    m->from = wf_calloc(n ? n : 1, sizeof *m->from);
-    m->to = wf_calloc(n ? n : 1, sizeof *m->to);
-    for (size_t i = 0; m->from && m->to && i < n; i++) {
-        json_t *v = json_array_get(values, i);
-        const char *l = json_string_value(json_object_get(v, "legacy"));
-        const char *t = json_string_value(json_object_get(v, "modern"));
-        json_t *on_root = json_object_get(v, "root"); /* the root's properties only */
-        if (l && t && (!on_root || json_is_true(on_root))) {
-            m->from[m->pair_count] = wf_strdup(l);
-            m->to[m->pair_count++] = wf_strdup(t);
-        }
-    }
+    size_t n = json_array_size(values) ? json_array_size(values) : 1;
+    char ***lists[] = {&m->from, &m->to, &m->act_owner, &m->act_from, &m->act_to};
+    bool ok = true;
+    for (size_t k = 0; k < sizeof lists / sizeof *lists; k++)
+        ok = (*lists[k] = wf_calloc(n, sizeof(char *))) != NULL && ok;
+    for (size_t i = 0; ok && i < json_array_size(values); i++)
+        add_value_pair(m, json_array_get(values, i));
     json_decref(root);
-    return m->from && m->to ? 0 : wfb_error("out of memory");
+    return ok ? 0 : wfb_error("out of memory");
 }
 
 static int load_map(mig_ctx *c, const wf_libpath *lp, const char *xoml, const char *xaml)
@@ -213,8 +228,16 @@ void mig_teardown(mig_ctx *c, wf_libpath *lp)
             wf_free(m->from[k]);
             wf_free(m->to[k]);
         }
+        for (size_t k = 0; k < m->act_count; k++) {
+            wf_free(m->act_owner[k]);
+            wf_free(m->act_from[k]);
+            wf_free(m->act_to[k]);
+        }
         wf_free(m->from);
         wf_free(m->to);
+        wf_free(m->act_owner);
+        wf_free(m->act_from);
+        wf_free(m->act_to);
     }
     wf_free(c->maps);
     wfm_runtime_destroy(c->rt);
@@ -231,6 +254,7 @@ typedef struct run {
     wf_error err; /* the first bad instance: stops the command before pass 2 */
     wfl_store *legacy;
     wfm_store *modern;
+    char target[1024]; /* the modern store as the legacy records name it */
 } run;
 
 static mig_plan *plan_new(run *r, const char *id, const char *status)
@@ -262,9 +286,18 @@ static bool plan_row(void *ud, const char *id, const char *status, const void *b
         wf_error_set(&r->err, WF_E_NOMEM, NULL, "out of memory");
         return false;
     }
-    if (strcmp(status, WFL_STORE_MIGRATED) == 0) {
+    bool in_doubt = strcmp(status, WFL_STORE_MIGRATING) == 0;
+    if (strcmp(status, WFL_STORE_MIGRATED) == 0 || (in_doubt && r->o.rollback)) {
         p->verdict = MIG_DONE;
         return true;
+    }
+    if (in_doubt) { /* left by a run that died (or moving now): planned as what it was */
+        wfl_store_migration m;
+        if (wfl_store_migration_get(r->legacy, id, &m, &r->err) != WF_OK)
+            return false;
+        snprintf(p->status, sizeof p->status, "%s", m.previous_status);
+        snprintf(p->from_owner, sizeof p->from_owner, "%s", m.owner);
+        status = p->status;
     }
     if (r->o.rollback) { /* only migrated rows matter */
         p->verdict = MIG_NOT_MOVABLE;
@@ -300,24 +333,25 @@ static int open_legacy(run *r)
 }
 
 /* ---- pass 2: move ---------------------------------------------------------------------------- */
-#define MIGRATE_OWNER "wfbridge-migrate"
-#define RESERVE_MS    (10LL * 366 * 24 * 3600 * 1000) /* the lease of a reserved instance */
-
 static int open_modern(run *r)
 {
     wfm_store_opts so = WFM_STORE_OPTS_INIT;
     so.path = wfb_store_name(r->o.to);
-    so.owner = MIGRATE_OWNER;
-    so.lease_ms = RESERVE_MS;
     so.durability = (wfm_durability)r->o.durability;
     so.group_commit = true;
     so.must_exist = r->o.rollback;
     wf_error err = WF_ERROR_INIT;
     if (wfm_store_open(&so, &r->modern, &err) != WF_OK)
         return wfb_report(&err);
+    /* the target as the legacy records name it: a file by its absolute path, so that
+     * run-legacy finds it from any directory */
+    const char *file = strncmp(so.path, "sqlite:", 7) == 0 ? so.path + 7 : so.path;
+    char *abs = realpath(file, NULL);
+    snprintf(r->target, sizeof r->target, "%s", abs ? abs : so.path);
+    free(abs);
     for (size_t i = 0; i < r->c.map_count; i++) { /* hosts load definitions from these paths */
         const mig_map *m = &r->c.maps[i];
-        char *abs = realpath(m->xaml, NULL);
+        abs = realpath(m->xaml, NULL);
         wf_status rc = wfm_store_put_definition(r->modern, wfm_definition_hash(m->mdef),
                                                 abs ? abs : m->xaml, &err);
         free(abs);
@@ -333,221 +367,240 @@ static void failed(mig_plan *p, const wf_error *err)
     snprintf(p->reason, sizeof p->reason, "%.250s", err->message);
 }
 
-/* The modern row of p, leased to the migration owner: created, or (a run that died before
- * marking the legacy row, or a rolled-back instance) taken back. */
-static wf_status reserve_row(run *r, mig_plan *p, wf_error *err)
+static wfm_store_save_rec save_rec(const mig_plan *p, const char **marks)
 {
+    for (size_t b = 0; b < p->bookmarks.n; b++)
+        marks[b] = p->bookmarks.v[b];
+    return (wfm_store_save_rec){.id = p->id, .status = "Idle", .state = p->state.data,
+                                .state_len = p->state.len, .bookmarks = marks,
+                                .bookmark_count = p->bookmarks.n,
+                                .next_timer_us = p->next_timer_us, .release = true};
+}
+
+/* Write the modern copy of one claimed instance, released: a new row, or over the row a
+ * rollback ended. *found: a copy committed before (by the run that died holding the claim). */
+static wf_status write_copy(run *r, mig_plan *p, bool *found, wf_error *err)
+{
+    const char *marks[MIG_MAX_NAMES];
+    wfm_store_save_rec rec = save_rec(p, marks);
+    wfl_store_migration m;
+    snprintf(m.modern_id, sizeof m.modern_id, "%s", p->id);
+    wf_status rc = wfb_migrate_copy_committed(r->modern, &m, found, err);
+    if (rc != WF_OK || *found)
+        return rc;
     void *old = NULL;
-    size_t old_len = 0;
+    size_t len = 0;
     char status[32];
     uint64_t hash = 0;
-    wf_status rc = wfm_store_load_state(r->modern, p->id, &old, &old_len, status, &hash, err);
+    rc = wfm_store_load_state(r->modern, p->id, &old, &len, status, &hash, err);
     wf_free(old);
-    if (rc == WF_E_NOTFOUND)
-        return wfm_store_create_id(r->modern, wfm_definition_hash(p->map->mdef), p->id, err);
-    return rc == WF_OK ? wfm_store_lock(r->modern, p->id, err) : rc;
+    if (rc == WF_E_NOTFOUND) {
+        wf_error_clear(err);
+        return wfm_store_insert(r->modern, wfm_definition_hash(p->map->mdef), &rec, err);
+    }
+    if (rc == WF_OK && (rc = wfm_store_lock(r->modern, p->id, err)) == WF_OK)
+        rc = wfm_store_save(r->modern, &rec, err);
+    return rc;
 }
 
-/* Reserve the modern rows of a batch: the new ones created in one transaction (or one by one
- * when that fails), the others taken back one by one; those reserved go to ok[0..*k). ids is
- * scratch room for n ids. */
-static void reserve_rows(run *r, mig_plan **batch, size_t n, mig_plan **ok, size_t *k,
-                         const char **ids, wf_error *err)
+/* The modern copies of the claimed ok[0..k): the new rows of one definition in one
+ * transaction, the others (that transaction failed: one exists) one by one. Those written or
+ * found go to done[0..*d); found[i] says which were found. */
+static void write_copies(run *r, mig_plan **ok, size_t k, mig_plan **done, size_t *d,
+                         bool *found, wfm_store_save_rec *recs, const char *(*marks)[MIG_MAX_NAMES])
 {
     size_t fresh = 0;
-    for (size_t i = 0; i < n && err->code == WF_OK; i++) {
-        void *old = NULL;
-        size_t len = 0;
-        char status[32];
-        uint64_t hash = 0;
-        wf_error e = WF_ERROR_INIT;
-        wf_status rc = wfm_store_load_state(r->modern, batch[i]->id, &old, &len, status, &hash, &e);
-        wf_free(old);
-        if (rc == WF_E_NOTFOUND && batch[i]->map == batch[0]->map)
-            ids[fresh++] = batch[i]->id;
-        else if (rc == WF_E_NOTFOUND ? reserve_row(r, batch[i], &e) == WF_OK
-                                     : rc == WF_OK && wfm_store_lock(r->modern, batch[i]->id,
-                                                                     &e) == WF_OK)
-            ok[(*k)++] = batch[i];
-        else
-            failed(batch[i], &e);
-    }
+    for (size_t i = 0; i < k; i++)
+        if (!ok[i]->from_owner[0] && ok[i]->map == ok[0]->map)
+            recs[fresh++] = save_rec(ok[i], marks[i]);
     wf_error e = WF_ERROR_INIT;
-    bool together = fresh && wfm_store_create_ids(r->modern,
-                                                  wfm_definition_hash(batch[0]->map->mdef), ids,
-                                                  fresh, &e) == WF_OK;
-    for (size_t i = 0, f = 0; i < n && f < fresh; i++) {
-        if (batch[i]->id != ids[f])
-            continue;
-        f++;
+    bool together = fresh == k && wfm_store_insert_many(r->modern,
+                                                        wfm_definition_hash(ok[0]->map->mdef),
+                                                        recs, fresh, &e) == WF_OK;
+    for (size_t i = 0; i < k; i++) {
         e = (wf_error)WF_ERROR_INIT;
-        if (together || reserve_row(r, batch[i], &e) == WF_OK)
-            ok[(*k)++] = batch[i];
+        found[*d] = false;
+        if (together || write_copy(r, ok[i], &found[*d], &e) == WF_OK)
+            done[(*d)++] = ok[i];
         else
-            failed(batch[i], &e);
+            failed(ok[i], &e);
     }
 }
 
-/* Saves of one batch handed to the store's commit thread, which groups them into shared
- * transactions; mig_wait_saves returns once every one has committed or failed. */
-typedef struct saves {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    size_t pending;
+typedef struct batch_room {
+    const char **ids;
+    const char **from;
+    wfl_store_migration *ms;
+    bool *taken, *found;
+    mig_plan **ok, **done;
     wfm_store_save_rec *recs;
     const char *(*marks)[MIG_MAX_NAMES];
-    wf_status *status;
-    wf_error *errs;
-} saves;
+} batch_room;
 
-typedef struct save_slot {
-    saves *s;
-    size_t i;
-} save_slot;
-
-static void saved(void *ud, wf_status status, const wf_error *err)
+static bool room_alloc(batch_room *b, size_t n)
 {
-    save_slot *slot = ud;
-    saves *s = slot->s;
-    pthread_mutex_lock(&s->mu);
-    s->status[slot->i] = status;
-    if (status != WF_OK && err)
-        s->errs[slot->i] = *err;
-    s->pending--;
-    pthread_cond_signal(&s->cv);
-    pthread_mutex_unlock(&s->mu);
+    b->ids = wf_calloc(n, sizeof *b->ids);
+    b->from = wf_calloc(n, sizeof *b->from);
+    b->ms = wf_calloc(n, sizeof *b->ms);
+    b->taken = wf_calloc(n, sizeof *b->taken);
+    b->found = wf_calloc(n, sizeof *b->found);
+    b->ok = wf_calloc(n, sizeof *b->ok);
+    b->done = wf_calloc(n, sizeof *b->done);
+    b->recs = wf_calloc(n, sizeof *b->recs);
+    b->marks = wf_calloc(n, sizeof *b->marks);
+    return b->ids && b->from && b->ms && b->taken && b->found && b->ok && b->done && b->recs &&
+           b->marks;
 }
 
-/* Save ok[0..k) (release: give the lease up too) as one group; failures go to failed(). */
-static void save_group(run *r, mig_plan **ok, size_t k, bool release, saves *s,
-                       save_slot *slots)
+static void room_free(batch_room *b)
 {
-    s->pending = 0;
-    for (size_t i = 0; i < k; i++) {
-        mig_plan *p = ok[i];
-        for (size_t b = 0; b < p->bookmarks.n; b++)
-            s->marks[i][b] = p->bookmarks.v[b];
-        s->recs[i] = (wfm_store_save_rec){.id = p->id, .status = "Idle", .state = p->state.data,
-                                          .state_len = p->state.len, .bookmarks = s->marks[i],
-                                          .bookmark_count = p->bookmarks.n,
-                                          .next_timer_us = p->next_timer_us, .release = release};
-        s->status[i] = WF_OK;
-        slots[i] = (save_slot){s, i};
-        pthread_mutex_lock(&s->mu);
-        s->pending++;
-        pthread_mutex_unlock(&s->mu);
-        wf_error e = WF_ERROR_INIT;
-        if (wfm_store_save_async(r->modern, &s->recs[i], saved, &slots[i], &e) != WF_OK) {
-            pthread_mutex_lock(&s->mu);
-            s->pending--;
-            s->status[i] = e.code;
-            s->errs[i] = e;
-            pthread_mutex_unlock(&s->mu);
+    wf_free(b->ids);
+    wf_free(b->from);
+    wf_free(b->ms);
+    wf_free(b->taken);
+    wf_free(b->found);
+    wf_free(b->ok);
+    wf_free(b->done);
+    wf_free(b->recs);
+    wf_free(b->marks);
+}
+
+/* Claim the legacy rows of a batch (Migrating under this run, one transaction): those still
+ * as planned go to ok[0..*k); a row another live run is moving, or has moved, is left. */
+static wf_status claim_batch(run *r, mig_plan **batch, size_t n, batch_room *b, size_t *k,
+                             wf_error *err)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) {
+        mig_plan *p = batch[i];
+        if (p->from_owner[0] && !wfm_store_owner_is_dead(p->from_owner)) {
+            p->verdict = MIG_NOT_MOVABLE;
+            snprintf(p->reason, sizeof p->reason,
+                     "another migrate-instances (%.200s) is moving it", p->from_owner);
+            continue;
+        }
+        wfl_store_migration *m = &b->ms[c];
+        snprintf(m->target, sizeof m->target, "%s", r->target);
+        snprintf(m->modern_id, sizeof m->modern_id, "%s", p->id);
+        snprintf(m->owner, sizeof m->owner, "%s", wfm_store_owner(r->modern));
+        m->state_hash = wf_hash_bytes(p->state.data, p->state.len);
+        b->ids[c] = p->id;
+        b->from[c] = p->from_owner[0] ? p->from_owner : NULL;
+        b->ok[c++] = p;
+    }
+    wf_status rc = c ? wfl_store_claim_migrations(r->legacy, b->ids, b->ms, b->from, c,
+                                                  b->taken, err)
+                     : WF_OK;
+    *k = 0;
+    for (size_t i = 0; i < c && rc == WF_OK; i++) {
+        if (b->taken[i])
+            b->ok[(*k)++] = b->ok[i];
+        else {
+            b->ok[i]->verdict = MIG_DONE;
+            snprintf(b->ok[i]->reason, sizeof b->ok[i]->reason,
+                     "another migrate-instances moved it");
         }
     }
-    pthread_mutex_lock(&s->mu);
-    while (s->pending)
-        pthread_cond_wait(&s->cv, &s->mu);
-    pthread_mutex_unlock(&s->mu);
-    for (size_t i = 0; i < k; i++)
-        if (s->status[i] != WF_OK)
-            failed(ok[i], &s->errs[i]);
+    return rc;
 }
 
-/* Move a batch of instances: each one's modern row reserved (its own transaction), their
- * states saved, still reserved, in shared transactions, the legacy rows of those saved marked
- * in one transaction, then their leases given up in shared transactions again. A batch that
- * dies half-way leaves its instances reserved and legacy-runnable, or marked and reserved
- * (finished by the next run): never runnable twice. */
+/* Move a batch: (1) legacy, one transaction: the rows become Migrating under this run; (2)
+ * modern: the copies written, released, in one transaction (the commit that moves them);
+ * (3) legacy, one transaction: Migrating becomes Migrated. A copy that could not be written
+ * gets its legacy row back. At every moment each instance runs in exactly one store
+ * (wfb_migrate_home). */
 static void move_batch(run *r, mig_plan **batch, size_t n)
 {
-    saves s = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, NULL, NULL, NULL};
-    s.recs = wf_calloc(n, sizeof *s.recs);
-    s.marks = wf_calloc(n, sizeof *s.marks);
-    s.status = wf_calloc(n, sizeof *s.status);
-    s.errs = wf_calloc(n, sizeof *s.errs);
-    save_slot *slots = wf_calloc(n, sizeof *slots);
-    const char **ids = wf_calloc(n, sizeof *ids);
-    wfl_store_migration *ms = wf_calloc(n, sizeof *ms);
-    mig_plan **ok = wf_calloc(n, sizeof *ok);
+    batch_room b;
     wf_error err = WF_ERROR_INIT;
-    size_t k = 0;
-    if (!s.recs || !s.marks || !s.status || !s.errs || !slots || !ids || !ms || !ok)
+    size_t k = 0, d = 0;
+    if (!room_alloc(&b, n))
         wf_error_set(&err, WF_E_NOMEM, NULL, "out of memory");
-    reserve_rows(r, batch, n, ok, &k, ids, &err);
-    if (err.code == WF_OK)
-        save_group(r, ok, k, false, &s, slots);
-    size_t m = 0;
-    for (size_t i = 0; i < k && err.code == WF_OK; i++) {
-        if (ok[i]->verdict == MIG_FAILED)
-            continue;
-        snprintf(ms[m].target, sizeof ms[m].target, "%s", wfb_store_name(r->o.to));
-        snprintf(ms[m].modern_id, sizeof ms[m].modern_id, "%s", ok[i]->id);
-        ms[m].state_hash = wf_hash_bytes(ok[i]->state.data, ok[i]->state.len);
-        ids[m] = ok[i]->id;
-        ok[m++] = ok[i];
+    else if (claim_batch(r, batch, n, &b, &k, &err) == WF_OK && k)
+        write_copies(r, b.ok, k, b.done, &d, b.found, b.recs, b.marks);
+    for (size_t i = 0; i < d; i++) {
+        b.ids[i] = b.done[i]->id;
+        if (b.found[i])
+            b.done[i]->verdict = MIG_DONE;
     }
-    if (err.code == WF_OK && m && wfl_store_mark_migrated_many(r->legacy, ids, ms, m, &err) == WF_OK)
-        save_group(r, ok, m, true, &s, slots); /* a failure here: marked, the next run releases */
-    else if (err.code != WF_OK)
+    if (err.code == WF_OK && d)
+        wfl_store_finish_migrations(r->legacy, b.ids, d, wfm_store_owner(r->modern), &err);
+    for (size_t i = 0; i < k; i++) { /* not written: give the legacy row back */
+        wf_error e = WF_ERROR_INIT;
+        if (b.ok[i]->verdict == MIG_FAILED)
+            wfl_store_unmark_migrated(r->legacy, b.ok[i]->id, wfm_store_owner(r->modern), NULL,
+                                      &e);
+    }
+    if (err.code != WF_OK) /* a failed step 3 is settled by the next run */
         for (size_t i = 0; i < n; i++)
-            if (batch[i]->verdict != MIG_FAILED)
+            if (batch[i]->verdict == MIG_MOVABLE || batch[i]->verdict == MIG_INTEROP)
                 failed(batch[i], &err);
-    wf_free(s.recs);
-    wf_free(s.marks);
-    wf_free(s.status);
-    wf_free(s.errs);
-    wf_free(slots);
-    wf_free(ids);
-    wf_free(ms);
-    wf_free(ok);
+    room_free(&b);
 }
 
-/* A migrated instance whose lease a run that died still holds (between marking the legacy
- * row and releasing): release it now. A lease another owner holds is left alone. */
-static void finish_move(run *r, mig_plan *p)
+/* The modern copy of a rollback, locked: ran since it was migrated? (*gone: a rollback that
+ * died already ended it.) */
+static wf_status copy_untouched(run *r, const wfl_store_migration *m, bool *untouched,
+                                bool *gone, wf_error *err)
 {
-    wf_error err = WF_ERROR_INIT;
-    wfl_store_migration m;
-    if (wfl_store_migration_get(r->legacy, p->id, &m, &err) == WF_OK)
-        wfm_store_release(r->modern, m.modern_id, &err);
-}
-
-/* --rollback of one migrated instance: end the modern copy (only if it never ran), then give
- * the legacy row its status back, then let the modern row go. */
-static void roll_back(run *r, mig_plan *p)
-{
-    wf_error err = WF_ERROR_INIT;
-    wfl_store_migration m;
     void *state = NULL;
     size_t len = 0;
     char status[32];
     uint64_t hash = 0;
-    if (wfl_store_migration_get(r->legacy, p->id, &m, &err) != WF_OK ||
-        wfm_store_load_state(r->modern, m.modern_id, &state, &len, status, &hash, &err) !=
-            WF_OK) {
-        failed(p, &err);
-        return;
-    }
-    bool untouched = strcmp(status, "Idle") == 0 && wf_hash_bytes(state, len) == m.state_hash;
-    bool ended = strcmp(status, "Terminated") == 0 && len == 0; /* a rollback that died */
+    wf_status rc = wfm_store_load_state(r->modern, m->modern_id, &state, &len, status, &hash, err);
+    *gone = rc == WF_OK && strcmp(status, WFB_ROLLED_BACK) == 0;
+    *untouched = rc == WF_OK && strcmp(status, "Idle") == 0 &&
+                 wf_hash_bytes(state, len) == m->state_hash;
     wf_free(state);
-    if (!untouched && !ended) {
-        p->verdict = MIG_FAILED;
-        snprintf(p->reason, sizeof p->reason,
-                 "the modern instance has run since it was migrated (it is %s): it cannot go "
-                 "back",
-                 status);
+    if (rc == WF_OK && !*untouched && !*gone)
+        rc = wf_error_set(err, WF_E_STATE, NULL,
+                          "the modern instance has run since it was migrated (it is %s): it "
+                          "cannot go back",
+                          status);
+    return rc;
+}
+
+/* --rollback of one migrated instance: (1) legacy: Migrating under this run again; (2)
+ * modern: the copy, if it never ran, ended as RolledBack (the commit that moves it back);
+ * (3) legacy: its previous status back. A copy that ran keeps running: Migrated again. */
+static void roll_back(run *r, mig_plan *p)
+{
+    wf_error err = WF_ERROR_INIT;
+    wfl_store_migration m;
+    const char *me = wfm_store_owner(r->modern);
+    bool taken = false, untouched = false, gone = false;
+    if (wfl_store_migration_get(r->legacy, p->id, &m, &err) != WF_OK) {
+        failed(p, &err);
         return;
     }
-    wfm_store_save_rec rec = {0};
-    rec.id = m.modern_id;
-    rec.status = "Terminated";
-    if (wfm_store_lock(r->modern, m.modern_id, &err) != WF_OK ||
-        wfm_store_save(r->modern, &rec, &err) != WF_OK ||
-        wfl_store_unmark_migrated(r->legacy, p->id, &err) != WF_OK ||
-        wfm_store_release(r->modern, m.modern_id, &err) != WF_OK) {
+    char was[sizeof m.owner];
+    const char *from = was;
+    snprintf(was, sizeof was, "%s", m.owner);
+    snprintf(m.owner, sizeof m.owner, "%s", me);
+    if (wfl_store_claim_migrations(r->legacy, (const char *const *)&p->id, &m, &from, 1, &taken,
+                                   &err) != WF_OK ||
+        !taken) {
+        if (err.code == WF_OK)
+            wf_error_set(&err, WF_E_LOCKED, NULL, "another migrate-instances is moving it");
         failed(p, &err);
+        return;
+    }
+    wfm_store_save_rec rec = {.id = m.modern_id, .status = WFB_ROLLED_BACK, .release = true};
+    wf_status rc = wfm_store_lock(r->modern, m.modern_id, &err);
+    if (rc == WF_OK && (rc = copy_untouched(r, &m, &untouched, &gone, &err)) == WF_OK &&
+        untouched)
+        rc = wfm_store_save(r->modern, &rec, &err);
+    if (rc != WF_OK) { /* still modern: settled as it was */
+        wf_error e = WF_ERROR_INIT;
+        wfm_store_release(r->modern, m.modern_id, &e);
+        wfl_store_finish_migrations(r->legacy, (const char *const *)&p->id, 1, me, &e);
+        failed(p, &err);
+        return;
+    }
+    if (gone)
+        wfm_store_release(r->modern, m.modern_id, &err);
+    if (wfl_store_unmark_migrated(r->legacy, p->id, me, NULL, &err) != WF_OK) {
+        failed(p, &err); /* back in the legacy store; the next --rollback settles the row */
         return;
     }
     p->verdict = MIG_MOVABLE; /* reported as rolled back */
@@ -561,8 +614,6 @@ static void pass2(run *r)
         mig_plan *p = &r->plans[i];
         if (r->o.rollback && p->verdict == MIG_DONE)
             roll_back(r, p);
-        else if (!r->o.rollback && p->verdict == MIG_DONE)
-            finish_move(r, p);
         else if (!r->o.rollback && (p->verdict == MIG_MOVABLE || p->verdict == MIG_INTEROP)) {
             if (!batch) {
                 p->verdict = MIG_FAILED;

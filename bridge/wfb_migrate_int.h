@@ -25,8 +25,10 @@ typedef struct mig_map {
     const char *xoml, *xaml; /* borrowed from argv */
     wfl_definition *ldef;
     wfm_definition *mdef;
-    char **from, **to; /* the map file's "values" pairs */
+    char **from, **to; /* the map file's "values" pairs of the root's properties */
     size_t pair_count;
+    char **act_owner, **act_from, **act_to; /* ... and of other activities' properties */
+    size_t act_count;
 } mig_map;
 
 typedef enum mig_verdict {
@@ -58,6 +60,7 @@ typedef struct mig_plan {
     int64_t next_timer_us; /* 0: none */
     size_t values_carried;
     mig_names steps; /* resumptions the replay took: "bookmark NAME" / "timer" */
+    char from_owner[320]; /* a row left Migrating: the process that marked it ("": none) */
 } mig_plan;
 
 typedef struct mig_ctx {

@@ -346,6 +346,32 @@ static void not_movable(mig_plan *p, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Write the values the map gives to other activities' properties (a variable of the scope
+ * the activity was in) from the live legacy activities: false (not movable) when one does
+ * not fit. An activity with no live instance (its round ended) has nothing to carry. */
+static bool carry_activity_values(const replay_env *r, wfm_instance *inst, wf_error *err)
+{
+    mig_plan *p = r->p;
+    const mig_map *m = p->map;
+    for (size_t i = 0; i < m->act_count; i++) {
+        wf_value v = wf_null();
+        bool found = false;
+        size_t n = 0;
+        wf_status rc = wfl_exec_activity_value(r->h->ex, m->act_owner[i], m->act_from[i], &v,
+                                               &found, err);
+        if (rc == WF_OK && found && v.type->kind != WF_K_NULL)
+            rc = wfm_instance_assign(inst, m->act_to[i], &v, &n, err);
+        wf_value_release(&v);
+        if (rc != WF_OK) {
+            not_movable(p, "value of '%s.%s' does not fit the converted workflow",
+                        m->act_owner[i], m->act_from[i]);
+            return false;
+        }
+        p->values_carried += n > 0;
+    }
+    return true;
+}
+
 /* Write the legacy values into the found instance and encode it. */
 static wf_status finish(const replay_env *r, wfm_instance *inst, wf_error *err)
 {
@@ -359,6 +385,8 @@ static wf_status finish(const replay_env *r, wfm_instance *inst, wf_error *err)
         }
         p->values_carried += n > 0;
     }
+    if (!carry_activity_values(r, inst, err))
+        return WF_OK;
     wf_status rc = wfm_instance_save(inst, &p->state, err);
     if (rc != WF_OK) {
         char msg[160];

@@ -3,9 +3,11 @@
  * instance marked migrated in the legacy store, its legacy blob (the row is never changed
  * after the mark) is restored in memory and the modern instance is read from the modern store
  * and restored in memory too — neither store is written; both are driven with the same event
- * script (--event, in order, each to whichever side waits on it), then their timers are fired
- * on one virtual clock, and what each showed (status, outputs, native calls, fault, the
- * events waited on at each idle point) is compared by verify's comparison (wfb_vcompare). */
+ * script (--event, --events, in order, each to whichever side waits on it, timers firing on
+ * one virtual clock when neither waits on the next event), then with --generate N seeded
+ * variations of it (events left out, other orders, timers firing before an event), and what
+ * each showed (status, outputs, native calls, fault, the events waited on at each idle
+ * point) is compared by verify's comparison (wfb_vcompare). */
 #include "wfb_migrate_int.h"
 
 #include <stdio.h>
@@ -22,7 +24,8 @@
 
 static const char usage[] =
     "usage: wfbridge verify-instances --from LEGACY_STORE --to STORE --map OLD.xoml=NEW.xaml...\n"
-    "         [--lib-path DIR] [--event NAME=PAYLOAD]... [--json]\n"
+    "         [--lib-path DIR] [--event NAME=PAYLOAD]... [--events SCRIPT.json]\n"
+    "         [--generate N [--seed S]] [--json]\n"
     "\n"
     "For every instance migrated from LEGACY_STORE to STORE (wfbridge migrate-instances), run\n"
     "its legacy original and its modern copy, in memory, with the same events, then their\n"
@@ -30,21 +33,32 @@ static const char usage[] =
     "Neither store is changed; native calls are made (as by verify).\n"
     "\n"
     "  --event NAME=PAYLOAD  an event, in order (as run-legacy --event; repeatable)\n"
+    "  --events FILE        more events, a JSON array of {\"event\": NAME, \"payload\": VALUE}\n"
+    "                       (as verify --events)\n"
+    "  --generate N         also N generated runs per instance: the events in other orders,\n"
+    "                       some left out, timers firing before them (default seed 1)\n"
+    "  --seed S             the generator's seed\n"
     "  --json                one JSON object on the last line\n"
     "\n"
     "Exit status: 0 every instance equivalent, 1 some diverged, 2 usage or input error.\n";
 
 typedef struct vopts {
-    const char *from, *to, *lib_path;
+    const char *from, *to, *lib_path, *events_file;
     wfb_assigns maps, events;
     bool json;
+    size_t generate;
+    uint64_t seed;
 } vopts;
 
 static const struct option table[] = {
-    {"from", required_argument, NULL, 'f'},  {"to", required_argument, NULL, 't'},
-    {"map", required_argument, NULL, 'm'},   {"lib-path", required_argument, NULL, 'L'},
-    {"event", required_argument, NULL, 'e'}, {"json", no_argument, NULL, 'j'},
-    {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+    {"from", required_argument, NULL, 'f'},     {"to", required_argument, NULL, 't'},
+    {"map", required_argument, NULL, 'm'},      {"lib-path", required_argument, NULL, 'L'},
+    {"event", required_argument, NULL, 'e'},    {"events", required_argument, NULL, 'E'},
+    {"generate", required_argument, NULL, 'g'}, {"seed", required_argument, NULL, 's'},
+    {"json", no_argument, NULL, 'j'},           {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
+#define MAX_GENERATED 10000 /* generated runs per instance */
 
 static int parse(int argc, char **argv, vopts *o)
 {
@@ -62,6 +76,19 @@ static int parse(int argc, char **argv, vopts *o)
                 return 2;
             break;
         case 'L': o->lib_path = optarg; break;
+        case 'E': o->events_file = optarg; break;
+        case 'g':
+        case 's': {
+            unsigned long long n = 0;
+            if (wfb_parse_count(c == 'g' ? "--generate" : "--seed", optarg, c == 'g' ? 1 : 0,
+                                c == 'g' ? MAX_GENERATED : UINT64_MAX, &n))
+                return 2;
+            if (c == 'g')
+                o->generate = (size_t)n;
+            else
+                o->seed = n;
+            break;
+        }
         case 'j': o->json = true; break;
         case 'h': return -1;
         default: return 2;
@@ -228,7 +255,9 @@ typedef struct vrun {
     mig_ctx c;
     wfl_store *legacy;
     wfm_store *modern;
-    size_t checked, diverged;
+    wfb_vevent *script; /* --event then --events: payloads as text (JSON or a plain string) */
+    size_t script_count;
+    size_t checked, diverged, runs;
     wf_buf divs; /* JSON objects of the divergences */
     wf_error err;
 } vrun;
@@ -265,11 +294,26 @@ static wf_status restore_pair(vrun *r, pair *p, const char *id, const void *blob
     return WF_OK;
 }
 
-static void add_divergence(vrun *r, const char *id, const wfb_vdiff *d)
+/* One run of an instance: its name ("script", "gen-K") and the events in the order sent. */
+typedef struct vcase {
+    char name[32];
+    const wfb_vevent **events;
+    size_t count;
+    uint64_t rng; /* 0: no timers fired early */
+} vcase;
+
+static void add_divergence(vrun *r, const char *id, const vcase *vc, const wfb_vdiff *d)
 {
-    wf_buf *b = &r->divs;
+    wf_buf *b = &r->divs, order;
+    wf_buf_init(&order);
+    for (size_t i = 0; i < vc->count; i++)
+        wf_buf_addf(&order, "%s%s", i ? ", " : "", vc->events[i]->name);
     wf_buf_adds(b, r->diverged++ ? ", {\"instance\": " : "{\"instance\": ");
     wf_buf_add_json_string(b, id, strlen(id));
+    wf_buf_adds(b, ", \"case\": ");
+    wf_buf_add_json_string(b, vc->name, strlen(vc->name));
+    wf_buf_adds(b, ", \"events\": ");
+    wf_buf_add_json_string(b, order.data ? order.data : "", order.len);
     wf_buf_adds(b, ", \"what\": ");
     wf_buf_add_json_string(b, d->what ? d->what : "", d->what ? strlen(d->what) : 0);
     wf_buf_adds(b, ", \"legacy\": ");
@@ -278,47 +322,126 @@ static void add_divergence(vrun *r, const char *id, const wfb_vdiff *d)
     wf_buf_add_json_string(b, d->modern ? d->modern : "", d->modern ? strlen(d->modern) : 0);
     wf_buf_addc(b, '}');
     if (!r->o.json)
-        printf("%s: diverged: %s: legacy %s, modern %s\n", id, d->what ? d->what : "",
+        printf("%s: diverged (%s: %s): %s: legacy %s, modern %s\n", id, vc->name,
+               order.data ? order.data : "no events", d->what ? d->what : "",
                d->legacy ? d->legacy : "", d->modern ? d->modern : "");
+    wf_buf_fini(&order);
 }
 
-static wf_status check_one(vrun *r, const char *id, const void *blob, size_t len, wf_error *err)
+static uint64_t next_rand(uint64_t *s) /* splitmix64 */
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Does either side wait on event `name` now? */
+static bool awaited(pair *p, const char *name)
+{
+    return (wfl_exec_state_get(p->ex) == WFL_EXEC_IDLE && wfl_exec_queue_find(p->ex, name)) ||
+           (wfm_instance_state_get(p->inst) == WFM_INSTANCE_IDLE &&
+            modern_bookmark(p->inst, name));
+}
+
+/* Drive the pair through vc as verify drives a case: an event that neither side waits on yet
+ * lets the pending timers fire first (a generated case also fires one, at random, before an
+ * event that is waited on), then it goes to whichever side waits on it; then every timer. */
+static wf_status drive(pair *p, vcase *vc, wf_error *err)
+{
+    wf_status rc = WF_OK;
+    for (size_t i = 0; rc == WF_OK && i < vc->count; i++) {
+        const wfb_vevent *ev = vc->events[i];
+        for (int t = 0; rc == WF_OK && t < 64; t++) {
+            bool early = vc->rng && next_rand(&vc->rng) % 4 == 0;
+            if ((awaited(p, ev->name) && !early) || !fire_timer(p, &rc, err))
+                break;
+            record_waits(p);
+        }
+        if (rc == WF_OK)
+            rc = deliver(p, ev->name, ev->payload ? ev->payload : "null", err);
+        if (rc == WF_OK)
+            record_waits(p);
+    }
+    for (int i = 0; rc == WF_OK && i < 64 && fire_timer(p, &rc, err); i++)
+        record_waits(p);
+    return rc;
+}
+
+/* Run one case of instance id: WF_E_STATE when the sides diverged (recorded), WF_OK when
+ * they agree, another code when a run failed. */
+static wf_status check_case(vrun *r, const char *id, const void *blob, size_t len, vcase *vc,
+                            wf_error *err)
 {
     pair p;
     memset(&p, 0, sizeof p);
     p.c = &r->c;
     r->c.now_us = wfb_now_us();
     wf_status rc = restore_pair(r, &p, id, blob, len, err);
-    if (rc == WF_OK)
+    if (rc == WF_OK) {
         record_waits(&p);
-    for (size_t i = 0; rc == WF_OK && i < r->o.events.count; i++) {
-        rc = deliver(&p, r->o.events.names[i], r->o.events.values[i], err);
-        if (rc == WF_OK)
-            record_waits(&p);
+        rc = drive(&p, vc, err);
     }
-    for (int i = 0; rc == WF_OK && i < 64 && fire_timer(&p, &rc, err); i++)
-        record_waits(&p);
+    bool equal = true;
     if (rc == WF_OK) {
         finish_obs(&p);
-        bool equal = true;
         wfb_vdiff d = {0};
         if (p.l.oom || p.m.oom)
             rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
         else
             rc = wfb_vcompare(&p.l.obs, &p.m.obs, 0.0, &equal, &d, err);
         if (rc == WF_OK && !equal)
-            add_divergence(r, id, &d);
-        else if (rc == WF_OK && !r->o.json)
-            printf("%s: equivalent (%s)\n", id, p.m.obs.status);
+            add_divergence(r, id, vc, &d);
         wfb_vdiff_fini(&d);
-        r->checked++;
+        r->runs++;
     }
     p.l.obs.status = p.m.obs.status = NULL;
     wfb_vobs_fini(&p.l.obs);
     wfb_vobs_fini(&p.m.obs);
     wfl_exec_destroy(p.ex);
     wfm_instance_destroy(p.inst);
-    return rc;
+    return rc == WF_OK && !equal ? WF_E_STATE : rc;
+}
+
+/* Generated case k: each scripted event kept at 3 in 4, in a shuffled order, timers fired
+ * early at random. The seed, the instance id and k decide it. */
+static void generate_case(const vrun *r, const char *id, size_t k, vcase *vc)
+{
+    uint64_t rng = r->o.seed ^ wf_hash_bytes(id, strlen(id)) ^ (k * 0x2545f4914f6cdd1dULL);
+    snprintf(vc->name, sizeof vc->name, "gen-%zu", k);
+    vc->count = 0;
+    for (size_t i = 0; i < r->script_count; i++)
+        if (next_rand(&rng) % 4 != 0)
+            vc->events[vc->count++] = &r->script[i];
+    for (size_t i = vc->count; i > 1; i--) {
+        size_t j = (size_t)(next_rand(&rng) % i);
+        const wfb_vevent *t = vc->events[i - 1];
+        vc->events[i - 1] = vc->events[j];
+        vc->events[j] = t;
+    }
+    vc->rng = next_rand(&rng) | 1;
+}
+
+/* The script as given, then --generate N variations; stops at the first divergence. */
+static wf_status check_one(vrun *r, const char *id, const void *blob, size_t len, wf_error *err)
+{
+    vcase vc = {"script", NULL, r->script_count, 0};
+    vc.events = wf_calloc(r->script_count ? r->script_count : 1, sizeof *vc.events);
+    if (!vc.events)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < r->script_count; i++)
+        vc.events[i] = &r->script[i];
+    wf_status rc = check_case(r, id, blob, len, &vc, err);
+    size_t k = 0;
+    while (rc == WF_OK && k < r->o.generate) {
+        generate_case(r, id, ++k, &vc);
+        rc = check_case(r, id, blob, len, &vc, err);
+    }
+    wf_free(vc.events);
+    if (rc == WF_OK && !r->o.json)
+        printf("%s: equivalent (%zu run(s))\n", id, k + 1);
+    r->checked += rc == WF_OK || rc == WF_E_STATE;
+    return rc == WF_E_STATE ? WF_OK : rc;
 }
 
 static bool check_row(void *ud, const char *id, const char *status, const void *blob, size_t len)
@@ -333,6 +456,30 @@ static bool check_row(void *ud, const char *id, const char *status, const void *
         return false;
     }
     return true;
+}
+
+/* The script: the --event list, then the --events file. */
+static wf_status load_script(vrun *r, wf_error *err)
+{
+    wfb_vevent *file = NULL;
+    size_t n = 0;
+    if (r->o.events_file && wfb_vevents_load(r->o.events_file, &file, &n, err) != WF_OK)
+        return err->code;
+    size_t total = r->o.events.count + n;
+    r->script = wf_calloc(total ? total : 1, sizeof *r->script);
+    bool ok = r->script != NULL;
+    for (size_t i = 0; ok && i < r->o.events.count; i++) {
+        r->script[i].name = wf_strdup(r->o.events.names[i]);
+        r->script[i].payload = wf_strdup(r->o.events.values[i]);
+        ok = r->script[i].name && r->script[i].payload;
+        r->script_count++;
+    }
+    for (size_t i = 0; ok && i < n; i++) {
+        r->script[r->script_count++] = file[i];
+        file[i] = (wfb_vevent){NULL, NULL};
+    }
+    wfb_vevents_free(file, n);
+    return ok ? WF_OK : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
 }
 
 static int execute(vrun *r, wf_libpath **lp)
@@ -352,6 +499,8 @@ static int execute(vrun *r, wf_libpath **lp)
     so.read_only = true;
     if (rc == 0 && wfm_store_open(&so, &r->modern, &err) != WF_OK)
         return wfb_report(&err);
+    if (rc == 0 && load_script(r, &err) != WF_OK)
+        return wfb_report(&err);
     if (rc == 0 && wfl_store_each(r->legacy, check_row, r, &err) != WF_OK)
         return wfb_report(&err);
     if (rc == 0 && r->err.code != WF_OK)
@@ -359,11 +508,13 @@ static int execute(vrun *r, wf_libpath **lp)
     if (rc != 0)
         return rc;
     if (r->o.json)
-        printf("{\"status\": \"%s\", \"instances\": %zu, \"divergences\": [%.*s]}\n",
-               r->diverged ? "diverged" : "equivalent", r->checked, (int)r->divs.len,
-               r->divs.data ? r->divs.data : "");
+        printf("{\"status\": \"%s\", \"instances\": %zu, \"runs\": %zu, \"divergences\":"
+               " [%.*s]}\n",
+               r->diverged ? "diverged" : "equivalent", r->checked, r->runs,
+               (int)r->divs.len, r->divs.data ? r->divs.data : "");
     else
-        printf("%zu instance(s) checked, %zu diverged\n", r->checked, r->diverged);
+        printf("%zu instance(s) checked in %zu run(s), %zu diverged\n", r->checked, r->runs,
+               r->diverged);
     return r->diverged ? 1 : 0;
 }
 
@@ -375,6 +526,7 @@ int wfb_cmd_verify_instances(int argc, char **argv)
     r.o.maps = (wfb_assigns)WFB_ASSIGNS_INIT("--map");
     r.o.events = (wfb_assigns)WFB_ASSIGNS_INIT("--event");
     r.err = (wf_error)WF_ERROR_INIT;
+    r.o.seed = 1;
     wf_buf_init(&r.divs);
     int rc = parse(argc, argv, &r.o);
     wf_libpath *lp = NULL;
@@ -383,6 +535,7 @@ int wfb_cmd_verify_instances(int argc, char **argv)
     else if (rc < 0)
         rc = wfb_help(usage);
     wf_buf_fini(&r.divs);
+    wfb_vevents_free(r.script, r.script_count);
     wfm_store_close(r.modern);
     wfl_store_close(r.legacy);
     mig_teardown(&r.c, lp);

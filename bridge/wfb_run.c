@@ -249,7 +249,8 @@ static int resume_one(wfm_runtime *rt, wfm_instance *inst, const run_opts *o, si
     char full[512];
     snprintf(full, sizeof full, "%s", bookmark ? bookmark : name); /* resuming frees it */
     if (wfb_payload_from_text(wfm_runtime_types(rt), "--resume", name, o->resumes.values[i],
-                              &payload, &err) == WF_OK)
+                              &payload, &err) == WF_OK &&
+        wfm_instance_check_resume(inst, full, &payload, &err) == WF_OK)
         wfm_instance_resume(inst, full, &payload, &err);
     wf_value_release(&payload);
     if (err.code == WF_OK)
@@ -269,6 +270,10 @@ static int drive(wfm_runtime *rt, wfm_instance *inst, const run_opts *o)
             return wfb_report(&err);
         if (wfm_instance_state_get(inst) != WFM_INSTANCE_IDLE)
             return 0;
+        if (wfm_instance_async_pending(inst)) { /* a Send waits for its reply */
+            wfm_instance_wait_async(inst);
+            continue;
+        }
         int64_t due = wfm_instance_next_timer_us(inst);
         const char *bookmark = NULL;
         if (next_resume < nr && find_resume(inst, o, next_resume, &bookmark))

@@ -11,6 +11,7 @@
 #include "../legacy/wfl_exec.h"
 #include "../legacy/wfl_store.h"
 #include "wfb_cli.h"
+#include "wfb_migrate_home.h"
 
 static const char usage_text[] =
     "usage: wfbridge run-legacy FILE.xoml [--rules FILE] [--lib-path DIR]\n"
@@ -156,38 +157,19 @@ static int parse_args(int argc, char **argv, opts *o)
 }
 
 /* ---- tracing: one JSON line per native call ------------------------------------------------ */
-static void json_members(wf_buf *b, const char *const *names, const wf_value *values, size_t n)
-{
-    wf_buf_addc(b, '{');
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            wf_buf_adds(b, ", ");
-        wf_buf_add_json_string(b, names[i], strlen(names[i]));
-        wf_buf_adds(b, ": ");
-        wf_value_to_json(&values[i], b);
-    }
-    wf_buf_addc(b, '}');
-}
-
 static void trace_cb(void *ud, const wfl_trace_rec *rec)
 {
     (void)ud;
     if (rec->kind != WFL_TRACE_NATIVE)
         return;
-    wf_buf b;
-    wf_buf_init(&b);
-    wf_buf_adds(&b, "{\"activity\": ");
-    wf_buf_add_json_string(&b, rec->activity, strlen(rec->activity));
-    wf_buf_adds(&b, ", \"function\": ");
-    wf_buf_add_json_string(&b, rec->function, strlen(rec->function));
-    wf_buf_adds(&b, ", \"in\": ");
-    json_members(&b, rec->in_names, rec->in_values, rec->in_count);
-    wf_buf_adds(&b, ", \"out\": ");
-    json_members(&b, rec->out_names, rec->out_values, rec->out_count);
-    wf_buf_adds(&b, "}\n");
-    if (!b.oom)
-        fputs(b.data, stderr);
-    wf_buf_fini(&b);
+    json_t *line = json_pack(
+        "{s:o, s:o, s:o, s:o}", "activity", wf_jsonw_str(rec->activity), "function",
+        wf_jsonw_str(rec->function), "in",
+        wf_jsonw_members(rec->in_names, rec->in_values, rec->in_count, false), "out",
+        wf_jsonw_members(rec->out_names, rec->out_values, rec->out_count, false));
+    if (line)
+        wf_jsonw_print(stderr, line, WF_JSONW_SPACED);
+    json_decref(line);
 }
 
 /* ---- persistence ------------------------------------------------------------------------------
@@ -253,36 +235,12 @@ static void param_list(const wfl_definition *def, char *buf, size_t size)
     }
 }
 
-static void event_param_list(const wfl_tl_event *ev, char *buf, size_t size)
-{
-    snprintf(buf, size, "none");
-    for (size_t i = 0, used = 0; i < wfl_tl_event_param_count(ev); i++)
-        used += (size_t)snprintf(buf + used, used < size ? size - used : 0, "%s%s",
-                                 i ? ", " : "", wfl_tl_event_param(ev, i)->name);
-}
-
-/* Does value v convert to the parameter's type? (the executor converts the same way) */
-static wf_status check_param(const wfl_tl_prop *p, const char *event, const wf_value *v,
-                             wf_error *err)
-{
-    wf_value conv = wf_null();
-    wf_error e = WF_ERROR_INIT;
-    wf_status st = wf_value_convert(v, p->type, &conv, &e);
-    wf_value_release(&conv);
-    if (st != WF_OK)
-        return wf_error_set(err, st, NULL, "--event %s: parameter %s: %s", event, p->name,
-                            e.message);
-    return WF_OK;
-}
-
-/* An --event payload against the event's declared parameters: a JSON object names only
- * declared parameters; a bare value is for an event with one parameter. */
+/* An --event payload against the event's declared parameters, by the rule every verb shares
+ * (wfl_tl_event_bind, docs/formats.md "Event payloads"). */
 static wf_status check_event(const run *r, size_t i, wf_error *err)
 {
     const char *name = r->o.events.names[i];
-    const wf_value *v = &r->event_values[i];
     const wfl_tl_event *ev = NULL;
-    char names[512], q[128];
     wf_loc loc = {r->o.file, 0, 0};
     if (!wfl_definition_find_event(r->def, name, &ev))
         return wf_error_set(err, WF_E_NAME, &loc,
@@ -291,31 +249,12 @@ static wf_status check_event(const run *r, size_t i, wf_error *err)
                             name, name);
     if (!ev)
         return WF_OK; /* the interface has no type library: the payload binds to "e" */
-    size_t n = wfl_tl_event_param_count(ev);
-    event_param_list(ev, names, sizeof names);
-    if (v->type->kind != WF_K_RECORD) {
-        if (n == 1)
-            return check_param(wfl_tl_event_param(ev, 0), name, v, err);
-        return wf_error_set(err, WF_E_TYPE, NULL,
-                            "--event %s: event %s has %zu parameters (%s): give them as a "
-                            "JSON object, not %s",
-                            name, wfl_tl_event_name(ev), n, names,
-                            wfb_quote(r->o.events.values[i], q, sizeof q));
-    }
-    for (size_t k = 0; k < wf_value_record_count(v); k++) {
-        const char *key = wf_value_record_key(v, k);
-        const wfl_tl_prop *p = NULL;
-        for (size_t j = 0; j < n && !p; j++)
-            if (strcmp(wfl_tl_event_param(ev, j)->name, key) == 0)
-                p = wfl_tl_event_param(ev, j);
-        if (!p)
-            return wf_error_set(err, WF_E_NAME, NULL,
-                                "--event %s: event %s has no parameter '%s' (it declares: %s)",
-                                name, wfl_tl_event_name(ev), key, names);
-        if (check_param(p, name, wf_value_record_at(v, k), err) != WF_OK)
-            return err->code;
-    }
-    return WF_OK;
+    wf_value bound = wf_null();
+    wf_status st = wfl_tl_event_bind(ev, &r->event_values[i], &bound, err);
+    wf_value_release(&bound);
+    if (st != WF_OK)
+        wf_error_prefix(err, "--event %s: event %s: ", name, wfl_tl_event_name(ev));
+    return st;
 }
 
 /* Every --arg and --event converted and checked against the definition before anything runs. */
@@ -373,7 +312,16 @@ static int start(run *r)
     if (r->o.instance) {
         void *blob = NULL;
         size_t len = 0;
-        wf_status rc = wfl_store_load(r->store, r->o.instance, &blob, &len, &err);
+        wfb_home home = WFB_HOME_LEGACY; /* a move left in doubt is settled first */
+        bool held = false;
+        wf_status rc = wfb_migrate_settle(r->store, r->o.instance, &home, &held, &err);
+        if (rc == WF_OK && held)
+            rc = wf_error_set(&err, WF_E_STATE, NULL,
+                              "instance '%s' is being migrated to a modern store by a running "
+                              "wfbridge migrate-instances",
+                              r->o.instance);
+        if (rc == WF_OK || rc == WF_E_NOTFOUND)
+            rc = wfl_store_load(r->store, r->o.instance, &blob, &len, &err);
         if (rc == WF_OK)
             rc = wfl_exec_restore(r->def, &eo, blob, len, &r->ex, &err);
         wf_free(blob);

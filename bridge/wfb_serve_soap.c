@@ -137,18 +137,6 @@ void wfb_respond_fault(wfb_call *call, unsigned http, const char *code, const ch
     wf_buf_adds(o, "</faultstring></s:Fault></s:Body></s:Envelope>");
 }
 
-/* A value as XML Schema text: booleans are lower case there. */
-static bool xsd_text(const wf_value *v, wf_buf *out)
-{
-    if (v->type->kind == WF_K_BOOL)
-        return wf_buf_adds(out, v->u.b ? "true" : "false");
-    wf_buf t;
-    wf_buf_init(&t);
-    bool ok = wf_value_to_text(v, &t) && wf_xml_escape(out, t.data, false);
-    wf_buf_fini(&t);
-    return ok;
-}
-
 void wfb_respond_reply(wfb_call *call, const wf_value *reply)
 {
     start_response(call, 200);
@@ -174,7 +162,7 @@ void wfb_respond_reply(wfb_call *call, const wf_value *reply)
             continue;
         }
         wf_buf_addf(o, "<%s>", key);
-        xsd_text(v, o);
+        wfm_msg_xsd_text(v, o);
         wf_buf_addf(o, "</%s>", key);
     }
     wf_buf_addf(o, "</%sResponse></s:Body></s:Envelope>", call->op->operation);
@@ -444,10 +432,16 @@ static void wsdl_binding(const wfb_server *srv, const wfb_endpoint *ep, wf_buf *
             wf_buf_adds(o, "<wsdl:output><soap:body use=\"literal\"/></wsdl:output>");
         wf_buf_adds(o, "</wsdl:operation>");
     }
-    wf_buf_addf(o, "</wsdl:binding><wsdl:service name=\"%sService\"><wsdl:port "
-                   "name=\"BasicHttpBinding_%s\" binding=\"tns:BasicHttpBinding_%s\">"
-                   "<soap:address location=\"%s%s\"/></wsdl:port></wsdl:service>",
-                ep->contract[0] == 'I' && ep->contract[1] ? ep->contract + 1 : ep->contract,
+    const char *service = wfm_definition_service_name(ep->def); /* WorkflowServiceAttributes */
+    wf_buf_adds(o, "</wsdl:binding><wsdl:service name=\"");
+    if (service)
+        wf_xml_escape(o, service, true);
+    else
+        wf_buf_addf(o, "%sService",
+                    ep->contract[0] == 'I' && ep->contract[1] ? ep->contract + 1 : ep->contract);
+    wf_buf_addf(o, "\"><wsdl:port name=\"BasicHttpBinding_%s\" "
+                   "binding=\"tns:BasicHttpBinding_%s\"><soap:address location=\"%s%s\"/>"
+                   "</wsdl:port></wsdl:service>",
                 ep->contract, ep->contract, srv->base_url, ep->path);
 }
 

@@ -104,7 +104,7 @@ static int set_inputs(wfm_instance *inst, const start_opts *o, const wf_value *v
 /* Create the instances, printing each id (and collecting them for --json); *created: how
  * many exist. */
 static int create_all(wfm_host *host, wfm_definition *def, const start_opts *o,
-                      const wf_value *values, wf_buf *ids, unsigned long *created)
+                      const wf_value *values, json_t *ids, unsigned long *created)
 {
     for (unsigned long n = 0; n < o->count; n++) {
         *created = n;
@@ -117,8 +117,8 @@ static int create_all(wfm_host *host, wfm_definition *def, const start_opts *o,
             rc = wfb_report(&err);
         if (rc == 0 && !o->json)
             printf("%s\n", wfm_dinst_id(d));
-        if (rc == 0)
-            wf_buf_addf(ids, "%s\"%s\"", n ? ", " : "", wfm_dinst_id(d));
+        if (rc == 0 && !wf_jsonw_append(ids, wf_jsonw_str(wfm_dinst_id(d))))
+            rc = wfb_error("out of memory");
         wfm_dinst_close(d);
         if (rc)
             return rc;
@@ -145,8 +145,7 @@ int wfb_cmd_start(int argc, char **argv)
     wfm_store *store = NULL;
     wfm_host *host = NULL;
     wf_value *values = wf_calloc(o.args.count + 1, sizeof *values);
-    wf_buf ids;
-    wf_buf_init(&ids);
+    json_t *ids = json_array(); /* checked by create_all */
     unsigned long created = 0;
     wfm_runtime_opts ro = WFM_RUNTIME_OPTS_INIT;
     ro.worker_count = 1;
@@ -166,19 +165,19 @@ int wfb_cmd_start(int argc, char **argv)
                                          o.promotes, o.promote_count, values)) == 0 &&
                  wfb_durable_open(&cfg, rt, &store, &host, &err) != WF_OK)
             rc = wfb_report(&err);
-        else if (rc == 0 && (rc = create_all(host, def, &o, values, &ids, &created)) != 0 &&
+        else if (rc == 0 && (rc = create_all(host, def, &o, values, ids, &created)) != 0 &&
                  o.json)
-            printf("{\"status\": \"Failed\", \"count\": %lu, \"requested\": %lu, \"ids\": [%s]}\n",
-                   created, o.count, ids.oom ? "" : ids.data);
+            wfb_print_json(json_pack("{s:s, s:I, s:I, s:O}", "status", "Failed", "count",
+                                     (json_int_t)created, "requested", (json_int_t)o.count, "ids",
+                                     ids));
     }
     if (rc == 0 && o.json)
-        printf("{\"status\": \"Created\", \"count\": %lu, \"ids\": [%s]}\n", o.count, ids.data);
-    if (rc == 0 && ids.oom)
-        rc = wfb_usage_error("out of memory");
+        rc = wfb_print_json(json_pack("{s:s, s:I, s:O}", "status", "Created", "count",
+                                      (json_int_t)o.count, "ids", ids));
     for (size_t i = 0; values && i < o.args.count; i++)
         wf_value_release(&values[i]);
     wf_free(values);
-    wf_buf_fini(&ids);
+    json_decref(ids);
     wfm_host_destroy(host);
     wfm_store_close(store);
     wfm_definition_release(def);

@@ -60,7 +60,7 @@ static const char usage_text[] =
     "A divergence is shrunk to a small case written as a --cases file (into --keep DIR, else\n"
     "the working directory). Exit status: 0 equivalent, 1 diverged, 2 usage or input error.\n";
 
-/* --generate's ceiling: every case's report row is held until the end (docs/verify.md). */
+/* --generate's ceiling (docs/verify.md); cases are streamed, only divergences are held. */
 #define WFB_VERIFY_MAX_GENERATE 10000000
 
 typedef struct vopts {
@@ -87,6 +87,8 @@ typedef struct row {
 typedef struct unseen {
     wfb_vkind kind;
     char *activity, *outcome;
+    char *where; /* "FILE:LINE:COL" of the activity */
+    char *why;   /* why no case reached it, when known; else NULL */
 } unseen;
 
 /* Decision coverage of a file, or of them all (docs/verify.md "Coverage"). */
@@ -106,6 +108,8 @@ typedef struct fileres {
     char *note;    /* error text, or the decision coverage */
     bool reported; /* the error was printed already (as the file's diagnostics) */
     coverage cov;  /* total 0: none measured (no decision point, or an error) */
+    size_t passed_rows; /* equivalent (case, mode) pairs: counted, not held */
+    long passed_from;   /* where its JUnit test cases start in report.passed */
 } fileres;
 
 /* The progress line on a terminal (stderr): "[3/400] FILE: case 120/1000". */
@@ -123,6 +127,11 @@ typedef struct report {
     size_t file_count;
     bool oom;
     progress pg;
+    /* --junit: the equivalent test cases, streamed to an unlinked temporary file as they
+     * come, file after file (NULL without --junit); only divergences are held in rows, so
+     * memory does not grow with the number of cases. */
+    FILE *passed;
+    bool passed_failed; /* writing it failed (a full disk) */
 } report;
 
 typedef struct vmode {
@@ -283,12 +292,38 @@ static fileres *add_file(report *r, const char *file)
     memset(f, 0, sizeof *f);
     f->file = wf_strdup(file);
     f->status = "error";
+    f->passed_from = r->passed ? ftell(r->passed) : 0;
     r->oom |= !f->file;
     return f;
 }
 
+static void xml_text(wf_buf *b, const char *s);
+
+/* An equivalent (case, mode): counted, and with --junit its test case streamed out. */
+static void pass_row(report *r, fileres *f, const char *cas, const char *mode)
+{
+    f->passed_rows++;
+    if (!r->passed)
+        return;
+    wf_buf b;
+    wf_buf_init(&b);
+    wf_buf_adds(&b, "    <testcase classname=\"");
+    xml_text(&b, f->file);
+    wf_buf_adds(&b, "\" name=\"");
+    xml_text(&b, cas);
+    wf_buf_adds(&b, " [");
+    xml_text(&b, mode);
+    wf_buf_adds(&b, "]\"/>\n");
+    r->oom |= b.oom;
+    if (!b.oom && fwrite(b.data, 1, b.len, r->passed) != b.len)
+        r->passed_failed = true;
+    wf_buf_fini(&b);
+}
+
 static void report_fini(report *r)
 {
+    if (r->passed)
+        fclose(r->passed);
     for (size_t i = 0; i < r->row_count; i++) {
         wf_free(r->rows[i].file);
         wf_free(r->rows[i].cas);
@@ -303,6 +338,8 @@ static void report_fini(report *r)
         for (size_t k = 0; k < r->files[i].cov.unseen_count; k++) {
             wf_free(r->files[i].cov.unseen[k].activity);
             wf_free(r->files[i].cov.unseen[k].outcome);
+            wf_free(r->files[i].cov.unseen[k].where);
+            wf_free(r->files[i].cov.unseen[k].why);
         }
         wf_free(r->files[i].cov.unseen);
     }
@@ -390,6 +427,8 @@ typedef struct job {
     const vmode *pred_mode;
     wfb_vpool *pool; /* where runs run (docs/verify.md "Isolation") */
     bool *seen; /* per decision outcome: some case's legacy run reached it */
+    char **scripted; /* every event (short name) some case's script holds */
+    size_t scripted_count;
 } job;
 
 /* The shrinker's oracle: does the case still diverge in pred_mode? */
@@ -598,6 +637,30 @@ static wf_status run_case(job *j, const wfb_vcase *c, wfb_vobs *lo, wfb_vobs *mo
     return rc == WF_OK ? wrc : rc;
 }
 
+static const char *short_event(const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    return dot ? dot + 1 : name;
+}
+
+static bool scripted(const job *j, const char *event)
+{
+    for (size_t i = 0; i < j->scripted_count; i++)
+        if (strcmp(j->scripted[i], short_event(event)) == 0)
+            return true;
+    return false;
+}
+
+/* Remember the events of c's script (a branch no script can reach is reported so). */
+static bool note_script(job *j, const wfb_vcase *c)
+{
+    for (size_t i = 0; i < c->event_count; i++)
+        if (!scripted(j, c->events[i].name) &&
+            !wfb__push_str(&j->scripted, &j->scripted_count, short_event(c->events[i].name)))
+            return false;
+    return true;
+}
+
 /* Run every case in every mode; divergences go to the report. */
 static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, report *rep,
                            fileres *fr, wf_error *err)
@@ -624,6 +687,8 @@ static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, re
             fr->exited += strcmp(lo.status, "Exited") == 0;
             fr->timed_out += strcmp(lo.status, "TimedOut") == 0;
         }
+        if (rc == WF_OK && !note_script(j, c))
+            rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
         for (size_t h = 0; rc == WF_OK && h < lo.hit_count; h++)
             j->seen[lo.hits[h]] = true;
         if (rc == WF_OK && gen)
@@ -647,7 +712,13 @@ static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, re
                     rc = shrink_and_write(j, &j->modes[k], c, &path, err);
                 }
             }
-            add_row(rep, j->file, c->name, j->modes[k].name, &d, path);
+            if (d.what) {
+                add_row(rep, j->file, c->name, j->modes[k].name, &d, path);
+            } else {
+                pass_row(rep, fr, c->name, j->modes[k].name);
+                wfb_vdiff_fini(&d);
+                wf_free(path);
+            }
         }
         if (rc == WF_OK && (!gen || i < KEEP_FIRST || (case_diverged && kept < KEEP_FIRST)))
             rc = keep_obs(j, c->name, "legacy", &lo, err);
@@ -664,6 +735,37 @@ static wf_status run_cases(job *j, wfb_vcase *cases, size_t n, wfb_vgen *gen, re
     return rep->oom && rc == WF_OK ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory") : rc;
 }
 
+/* Why no case reached p: what the definition shows, else an event no script has. */
+static char *why_unseen(const job *j, const wfb_vpoint *p)
+{
+    char text[600];
+    if (p->why)
+        return wf_strdup(p->why);
+    if (!p->event || scripted(j, p->event))
+        return NULL;
+    snprintf(text, sizeof text, "no case's event script has %s", p->event);
+    return wf_strdup(text);
+}
+
+static bool add_unseen(const job *j, coverage *cv, const wfb_vpoint *p)
+{
+    unseen *grown = wf_realloc(cv->unseen, (cv->unseen_count + 1) * sizeof *grown);
+    if (!grown)
+        return false;
+    cv->unseen = grown;
+    unseen *u = &grown[cv->unseen_count++];
+    char where[4200];
+    snprintf(where, sizeof where, "%s:%u:%u", p->where.file ? p->where.file : j->file,
+             p->where.line, p->where.col);
+    u->kind = p->kind;
+    u->activity = wf_strdup(p->activity);
+    u->outcome = wf_strdup(p->outcome);
+    u->where = wf_strdup(where);
+    u->why = why_unseen(j, p);
+    bool want_why = p->why || (p->event && !scripted(j, p->event));
+    return u->activity && u->outcome && u->where && (u->why || !want_why);
+}
+
 /* The file's coverage from j->seen; false: out of memory. */
 static bool measure(const job *j, coverage *cv)
 {
@@ -676,18 +778,9 @@ static bool measure(const job *j, coverage *cv)
         if (j->seen[i]) {
             cv->covered++;
             cv->kind_covered[p->kind]++;
-            continue;
+        } else if (!add_unseen(j, cv, p)) {
+            return false;
         }
-        unseen *grown = wf_realloc(cv->unseen, (cv->unseen_count + 1) * sizeof *grown);
-        if (!grown)
-            return false;
-        cv->unseen = grown;
-        unseen *u = &grown[cv->unseen_count++];
-        u->kind = p->kind;
-        u->activity = wf_strdup(p->activity);
-        u->outcome = wf_strdup(p->outcome);
-        if (!u->activity || !u->outcome)
-            return false;
     }
     return true;
 }
@@ -710,9 +803,13 @@ static void coverage_text(wf_buf *b, const coverage *cv)
         }
     if (!first)
         wf_buf_addc(b, ')');
-    for (size_t i = 0; i < cv->unseen_count; i++)
-        wf_buf_addf(b, "%s%s %s %s", i ? ", " : "; not seen: ", wfb_vkind_name(cv->unseen[i].kind),
-                    cv->unseen[i].activity, cv->unseen[i].outcome);
+    for (size_t i = 0; i < cv->unseen_count; i++) {
+        const unseen *u = &cv->unseen[i];
+        wf_buf_addf(b, "%s%s %s %s at %s", i ? ", " : "; not seen: ", wfb_vkind_name(u->kind),
+                    u->activity, u->outcome, u->where);
+        if (u->why)
+            wf_buf_addf(b, " (%s)", u->why);
+    }
 }
 
 static char *coverage_note(const job *j, const fileres *fr, coverage *cv)
@@ -729,6 +826,39 @@ static char *coverage_note(const job *j, const fileres *fr, coverage *cv)
     if (j->skipped)
         wf_buf_addf(&b, "; interop mode skipped: %s", j->skipped);
     return wf_buf_detach(&b, NULL);
+}
+
+/* One event script against the legacy workflow's events, before any case runs: a payload
+ * the event payload rule refuses is an input error of the file (as `run-legacy --event`). */
+static wf_status check_script(const job *j, const char *case_name, const wfb_vevent *events,
+                              size_t count, const char *path, wf_error *err)
+{
+    for (size_t i = 0; i < count; i++) {
+        wf_error why = WF_ERROR_INIT;
+        wf_status rc = wfb_vlegacy_check_event(j->l, &events[i], &why);
+        if (rc == WF_E_NOMEM)
+            return wf_error_set(err, rc, NULL, "out of memory");
+        if (rc != WF_OK)
+            return wf_error_set(err, WF_E_TYPE, &(wf_loc){path, 0, 0},
+                                "%s%s%sevent %zu (%s): %s", case_name ? "case '" : "",
+                                case_name ? case_name : "", case_name ? "': " : "", i + 1,
+                                events[i].name, why.message);
+    }
+    return WF_OK;
+}
+
+static wf_status check_scripts(const job *j, const wfb_vcase *cases, size_t n, const char *path,
+                               wf_error *err)
+{
+    if (!cases)
+        return check_script(j, NULL, j->events, j->event_count, path, err);
+    for (size_t i = 0; i < n; i++) {
+        wf_status rc = check_script(j, cases[i].name, cases[i].events, cases[i].event_count,
+                                    path, err);
+        if (rc != WF_OK)
+            return rc;
+    }
+    return WF_OK;
 }
 
 /* FILE.events.json beside FILE.xoml, the event script used without --events; NULL if none. */
@@ -790,6 +920,8 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
         if (rc == WF_OK)
             wfb_vgen_set_null_rate(gen, o->no_null ? 0 : o->null_rate);
     }
+    if (rc == WF_OK)
+        rc = check_scripts(&j, cases, n, o->cases ? o->cases : events, &err);
     if (rc == WF_OK) {
         wfb_vpool_opts po = WFB_VPOOL_OPTS_INIT;
         po.jobs = o->jobs;
@@ -827,6 +959,7 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
     wf_free(j.shrunk_dir);
     wfb_vlegacy_destroy(j.l);
     wf_free(j.seen);
+    wfb__free_strs(j.scripted, j.scripted_count);
     wf_free(j.skipped);
     wf_diags_destroy(diags);
 }
@@ -880,6 +1013,14 @@ static void json_coverage(wf_buf *b, const report *r, const fileres *file)
             json_kv(b, "activity", f->cov.unseen[u].activity);
             wf_buf_adds(b, ", ");
             json_kv(b, "outcome", f->cov.unseen[u].outcome);
+            wf_buf_adds(b, ", ");
+            json_kv(b, "where", f->cov.unseen[u].where);
+            if (f->cov.unseen[u].why) {
+                wf_buf_adds(b, ", ");
+                json_kv(b, "why", f->cov.unseen[u].why);
+            } else {
+                wf_buf_adds(b, ", \"why\": null");
+            }
             wf_buf_addc(b, '}');
         }
     }
@@ -1088,22 +1229,45 @@ static void junit_coverage(wf_buf *b, const coverage *cv)
             junit_property(b, name, value);
         }
     for (size_t i = 0; i < cv->unseen_count; i++) {
-        snprintf(value, sizeof value, "%s %s %s", wfb_vkind_name(cv->unseen[i].kind),
-                 cv->unseen[i].activity, cv->unseen[i].outcome);
+        const unseen *u = &cv->unseen[i];
+        int n = snprintf(value, sizeof value, "%s %s %s at %s", wfb_vkind_name(u->kind),
+                         u->activity, u->outcome, u->where);
+        if (u->why && n > 0 && (size_t)n < sizeof value)
+            snprintf(value + n, sizeof value - (size_t)n, " (%s)", u->why);
         junit_property(b, "uncovered", value);
     }
     wf_buf_adds(b, "    </properties>\n");
 }
 
+/* Append the streamed test cases in [from, to) of `passed` (to -1: to its end) to b. */
+static bool copy_passed(FILE *passed, long from, long to, wf_buf *b)
+{
+    if (fseek(passed, 0, SEEK_END) != 0)
+        return false;
+    long end = to < 0 ? ftell(passed) : to;
+    if (end < from || fseek(passed, from, SEEK_SET) != 0)
+        return false;
+    char chunk[8192];
+    for (long left = end - from; left > 0;) {
+        size_t want = left < (long)sizeof chunk ? (size_t)left : sizeof chunk;
+        if (fread(chunk, 1, want, passed) != want)
+            return false;
+        wf_buf_add(b, chunk, want);
+        left -= (long)want;
+    }
+    return true;
+}
+
 static wf_status write_junit(const char *path, const report *r, wf_error *err)
 {
+    bool unread = false;
     wf_buf b;
     wf_buf_init(&b);
     wf_buf_adds(
         &b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"wfbridge verify\">\n");
     for (size_t i = 0; i < r->file_count; i++) {
         const fileres *f = &r->files[i];
-        size_t tests = 0, failures = 0;
+        size_t tests = f->passed_rows, failures = 0;
         for (size_t k = 0; k < r->row_count; k++)
             if (strcmp(r->rows[k].file, f->file) == 0) {
                 tests++;
@@ -1148,11 +1312,18 @@ static wf_status write_junit(const char *path, const report *r, wf_error *err)
             }
             wf_buf_adds(&b, "</failure></testcase>\n");
         }
+        long to = i + 1 < r->file_count ? r->files[i + 1].passed_from : -1;
+        if (r->passed && !copy_passed(r->passed, f->passed_from, to, &b))
+            unread = true;
         wf_buf_adds(&b, "  </testsuite>\n");
     }
     wf_buf_adds(&b, "</testsuites>\n");
     wf_status rc = WF_OK;
-    if (b.oom) {
+    if (unread || r->passed_failed) {
+        rc = wf_error_set(err, WF_E_IO, NULL, "%s: the equivalent test cases were lost: %s",
+                          path, r->passed_failed ? "a temporary file could not be written"
+                                                 : "a temporary file could not be read back");
+    } else if (b.oom) {
         rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     } else {
         rc = wfc_write_atomic(path, b.data, b.len, err); /* also a device: never renamed over */
@@ -1217,6 +1388,10 @@ int wfb_cmd_verify(int argc, char **argv)
     if (wfb_libpath(o.lib_path, &libpath, &err) != WF_OK)
         return wfb_report(&err);
     report rep = {0};
+    if (o.junit && !(rep.passed = tmpfile())) {
+        wf_libpath_destroy(libpath);
+        return wfb_error("--junit: cannot create a temporary file: %s", strerror(errno));
+    }
     struct sigaction old_actions[STOP_SIGNALS];
     catch_stop_signals(old_actions);
     struct stat st;

@@ -105,6 +105,10 @@ typedef struct wfb_vmodern wfb_vmodern; /* a modern runtime with one loaded defi
 wf_status wfb_vlegacy_load(const char *path, const char *rules, const wf_libpath *libpath,
                            uint64_t max_steps, wf_diags *diags, wfb_vlegacy **out, wf_error *err);
 void wfb_vlegacy_destroy(wfb_vlegacy *l);
+/* Whether the workflow's event ev->name takes ev's payload by the event payload rule
+ * (docs/formats.md "Event payloads"): WF_OK, or WF_E_TYPE saying why not. An event no
+ * HandleExternalEvent declares is not checked here (the run reports it). */
+wf_status wfb_vlegacy_check_event(const wfb_vlegacy *l, const wfb_vevent *ev, wf_error *err);
 /* Load modern XAML text (name: its file name for locations). */
 wf_status wfb_vmodern_load(const char *name, const char *xaml, size_t len,
                            const wf_libpath *libpath, uint64_t max_steps, wf_diags *diags,
@@ -130,24 +134,29 @@ const char *wfb_vlegacy_branch_name(const wfb_vlegacy *l, size_t index);
  * legacy definition, in document order. */
 typedef enum wfb_vkind {
     WFB_VK_IFELSE,     /* activity: the IfElseBranch; outcome "taken" */
-    WFB_VK_WHILE,      /* the While; "entered" (body ran at least once) / "skipped" */
+    WFB_VK_WHILE,      /* the While; "skipped" / "1 iteration" / "2+ iterations" */
     WFB_VK_FAULT,      /* a FaultHandler, "caught TYPE"; the handlers' owner, "no fault" */
     WFB_VK_EVENT,      /* an EventDriven (of a Listen or a State); "won" */
     WFB_VK_STATE,      /* the source state of a SetState; "-> TARGET" */
     WFB_VK_POLICY,     /* the Policy; "RULE then" / "RULE else" */
     WFB_VK_CAG,        /* a ConditionedActivityGroup child; "ran" */
-    WFB_VK_REPLICATOR, /* the Replicator; "ran a child" / "ran none" */
+    WFB_VK_REPLICATOR, /* the Replicator; "ran none" / "ran 1 child" / "ran 2+ children" */
+    WFB_VK_ORDER,      /* a Parallel whose branches wait on events; "A then B" (the order of
+                          the first HandleExternalEvent of each branch) */
     WFB_VK_COUNT
 } wfb_vkind;
 
 /* "IfElse", "While", "FaultHandlers", "EventDriven", "StateMachine", "Policy", "CAG",
- * "Replicator". */
+ * "Replicator", "EventOrder". */
 const char *wfb_vkind_name(wfb_vkind kind);
 
 typedef struct wfb_vpoint {
     wfb_vkind kind;
     const char *activity; /* x:Name */
     const char *outcome;
+    wf_loc where;      /* the activity's element in the legacy file */
+    const char *why;   /* why no run can reach it, when the definition alone shows it; else NULL */
+    const char *event; /* EventDriven: the event its first activity waits on; NULL: none */
 } wfb_vpoint;
 
 size_t wfb_vlegacy_point_count(const wfb_vlegacy *l);

@@ -9,8 +9,9 @@
 
 #include <jansson.h>
 
+#include "../common/wf_decimal.h"
 #include "../common/wf_mem.h"
-#include "wfb_verify.h"
+#include "wfb_verify_int.h"
 
 static wf_status nomem(wf_error *err)
 {
@@ -484,15 +485,147 @@ static void gen_value_of(wfb_vgen *g, const wf_type *t, wf_buf *b, int depth)
     }
 }
 
+/* A number a hint stands for; false for other values. */
+static bool hint_number(const wf_value *v, double *x)
+{
+    switch (v->type->kind) {
+    case WF_K_INT32:
+        *x = v->u.i32;
+        return true;
+    case WF_K_INT64:
+        *x = (double)v->u.i64;
+        return true;
+    case WF_K_DOUBLE:
+        *x = v->u.d;
+        return true;
+    case WF_K_DECIMAL:
+        *x = wf_decimal_to_double(v->u.dec);
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A value of type t at or next to the constant of hint h (docs/verify.md "Coverage"): the
+ * constant itself, one step below or one above. False when h does not fit t. */
+static bool gen_hinted(wfb_vgen *g, const wf_type *t, const wfb__vhint *h, wf_buf *b)
+{
+    double x, step = (double)pick(g, 3) - 1;
+    if (t->kind == WF_K_STRING && h->value->type->kind == WF_K_STRING)
+        return wf_value_to_json(h->value, b);
+    if (!hint_number(h->value, &x))
+        return false;
+    switch (t->kind) {
+    case WF_K_INT32:
+    case WF_K_INT64:
+        if (x < -9e18 || x > 9e18)
+            return false;
+        wf_buf_addf(b, "%" PRId64, (int64_t)x + (int64_t)step);
+        return true;
+    case WF_K_DECIMAL:
+        wf_buf_addf(b, "\"%.4f\"", x + step / 100);
+        return true;
+    case WF_K_DOUBLE:
+        wf_buf_addf(b, "%.17g", x + step / 100);
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A third of the values of an input that a rule condition compares with constants are one of
+ * those constants or a neighbour (no draw for the other inputs: their values stay those of
+ * the seed). */
+static bool gen_from_hints(wfb_vgen *g, const char *name, const wf_type *t, wf_buf *b)
+{
+    const wfb__cover *cv = wfb__vlegacy_cover(g->l);
+    const wfb__vhint *mine[16];
+    size_t n = 0;
+    for (size_t i = 0; i < wfb__cover_hint_count(cv) && n < 16; i++)
+        if (strcmp(wfb__cover_hint(cv, i)->name, name) == 0)
+            mine[n++] = wfb__cover_hint(cv, i);
+    if (!n || rnd(g) % 3 != 0)
+        return false;
+    return gen_hinted(g, t, mine[pick(g, n)], b);
+}
+
 static wf_status gen_input(wfb_vgen *g, wfb_vcase *c, size_t arg, wf_error *err)
 {
     wf_buf b;
     wf_buf_init(&b);
-    gen_value(g, wfb_vmodern_arg_type(g->m, arg), &b, 0);
-    wf_status rc =
-        b.oom ? nomem(err) : wfb_vcase_set(c, wfb_vmodern_arg_name(g->m, arg), b.data, err);
+    const char *name = wfb_vmodern_arg_name(g->m, arg);
+    const wf_type *t = wfb_vmodern_arg_type(g->m, arg);
+    if (!gen_from_hints(g, name, t, &b)) {
+        wf_buf_reset(&b);
+        gen_value(g, t, &b, 0);
+    }
+    wf_status rc = b.oom ? nomem(err) : wfb_vcase_set(c, name, b.data, err);
     wf_buf_fini(&b);
     return rc;
+}
+
+/* The integer input `name` of c, when it has one. */
+static bool int_input(const wfb_vcase *c, const char *name, int64_t *v)
+{
+    for (size_t i = 0; i < c->input_count; i++) {
+        if (strcmp(c->inputs[i].name, name) != 0)
+            continue;
+        char *end;
+        long long x = strtoll(c->inputs[i].json, &end, 10);
+        *v = x;
+        return end != c->inputs[i].json && *end == '\0';
+    }
+    return false;
+}
+
+/* Change one input of a kept case: an integer (a loop counter, a count, an index) half the
+ * time moves next to its value (one less or more, half, the negation, twice plus one), so the
+ * runs around the kept one are tried (a loop run once where it ran three times); else a new
+ * value. */
+static wf_status vary_input(wfb_vgen *g, wfb_vcase *c, size_t arg, wf_error *err)
+{
+    const char *name = wfb_vmodern_arg_name(g->m, arg);
+    const wf_type *t = wfb_vmodern_arg_type(g->m, arg);
+    int64_t v;
+    bool is_int = t->kind == WF_K_INT32 || t->kind == WF_K_INT64;
+    if (!is_int || !int_input(c, name, &v) || rnd(g) & 1)
+        return gen_input(g, c, arg, err);
+    int64_t lo = t->kind == WF_K_INT32 ? INT32_MIN : INT64_MIN;
+    int64_t hi = t->kind == WF_K_INT32 ? INT32_MAX : INT64_MAX;
+    int64_t next[] = {v > lo ? v - 1 : v, v < hi ? v + 1 : v, v / 2, v > lo ? -v : v,
+                      v >= -1 && v < hi / 2 ? 2 * v + 1 : v};
+    char text[32];
+    snprintf(text, sizeof text, "%" PRId64, next[pick(g, sizeof next / sizeof *next)]);
+    return wfb_vcase_set(c, name, text, err);
+}
+
+static void drop_event(wfb_vcase *c, size_t at)
+{
+    wf_free(c->events[at].name);
+    wf_free(c->events[at].payload);
+    memmove(&c->events[at], &c->events[at + 1], (c->event_count - at - 1) * sizeof *c->events);
+    c->event_count--;
+}
+
+/* Vary the event script of a case (docs/verify.md "Coverage"): a quarter of them get only a
+ * prefix of it (possibly none: the outcomes of an event that does not come, a Delay branch
+ * that wins, a state left by its timeout); of a script of several events, a quarter have one
+ * event moved before another (the orders of events a run waits on at once) and a quarter lose
+ * one event. */
+static void vary_script(wfb_vgen *g, wfb_vcase *c)
+{
+    uint64_t how = rnd(g) % 4;
+    if (how == 0) {
+        for (size_t keep = pick(g, c->event_count); c->event_count > keep;)
+            drop_event(c, c->event_count - 1);
+    } else if (how == 1 && c->event_count > 1) {
+        size_t from = 1 + pick(g, c->event_count - 1), to = pick(g, from);
+        wfb_vevent moved = c->events[from];
+        memmove(&c->events[to + 1], &c->events[to], (from - to) * sizeof *c->events);
+        c->events[to] = moved;
+    } else if (how == 2 && c->event_count > 1) {
+        drop_event(c, pick(g, c->event_count));
+    }
 }
 
 wf_status wfb_vgen_next(wfb_vgen *g, size_t index, const wfb_vevent *events, size_t event_count,
@@ -506,7 +639,7 @@ wf_status wfb_vgen_next(wfb_vgen *g, size_t index, const wfb_vevent *events, siz
     if (varied) {
         rc = wfb_vcase_copy(&g->corpus[pick(g, g->corpus_count)], out, err);
         if (rc == WF_OK && wfb_vmodern_arg_count(g->m))
-            rc = gen_input(g, out, pick(g, wfb_vmodern_arg_count(g->m)), err);
+            rc = vary_input(g, out, pick(g, wfb_vmodern_arg_count(g->m)), err);
     } else {
         rc = WF_OK;
         for (size_t i = 0; rc == WF_OK && i < wfb_vmodern_arg_count(g->m); i++)
@@ -522,16 +655,8 @@ wf_status wfb_vgen_next(wfb_vgen *g, size_t index, const wfb_vevent *events, siz
         wfb_vevents_free(out->events, out->event_count);
         rc = copy_events(events, event_count, &out->events, &out->event_count, err);
     }
-    /* a quarter of the cases with a script get only a prefix of it: the outcomes of an event
-     * that does not come (a Delay branch that wins, a state left waiting) */
-    if (rc == WF_OK && out->event_count && rnd(g) % 4 == 0) {
-        size_t keep = pick(g, out->event_count);
-        for (size_t i = keep; i < out->event_count; i++) {
-            wf_free(out->events[i].name);
-            wf_free(out->events[i].payload);
-        }
-        out->event_count = keep;
-    }
+    if (rc == WF_OK && out->event_count)
+        vary_script(g, out);
     if (rc != WF_OK)
         wfb_vcase_fini(out);
     return rc;

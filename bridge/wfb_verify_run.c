@@ -462,6 +462,11 @@ const wfb_vpoint *wfb_vlegacy_point(const wfb_vlegacy *l, size_t index)
     return wfb__cover_point(l->cover, index);
 }
 
+const wfb__cover *wfb__vlegacy_cover(const wfb_vlegacy *l)
+{
+    return l->cover;
+}
+
 static wf_status legacy_set_inputs(wfb_vlegacy *l, wfl_exec *ex, const wfb_vcase *c, wf_error *e)
 {
     for (size_t i = 0; i < c->input_count; i++) {
@@ -500,6 +505,21 @@ static bool legacy_record_wait(wfl_exec *ex, wfb_vobs *o)
     return ok;
 }
 
+/* An event script's payload refused as `run-legacy --event` refuses it (wfl_tl_event_bind). */
+static wf_status legacy_check_payload(const wfb_vlegacy *l, const char *event, const wf_value *v,
+                                      wf_error *e)
+{
+    const wfl_tl_event *tev = NULL;
+    if (!wfl_definition_find_event(l->def, event, &tev) || !tev)
+        return WF_OK;
+    wf_value bound = wf_null();
+    wf_status rc = wfl_tl_event_bind(tev, v, &bound, e);
+    wf_value_release(&bound);
+    if (rc != WF_OK)
+        wf_error_prefix(e, "event %s: ", event);
+    return rc;
+}
+
 static wf_status legacy_drive(wfb_vlegacy *l, wfl_exec *ex, const wfb_vcase *c, lrun *r,
                               wfl_exec_state *st, wf_error *e)
 {
@@ -521,7 +541,9 @@ static wf_status legacy_drive(wfb_vlegacy *l, wfl_exec *ex, const wfb_vcase *c, 
             if ((rc = parse_payload(l->types, ev, &v, e)) != WF_OK)
                 return rc;
             next++;
-            rc = wfl_exec_deliver(ex, qname, &v, st, e);
+            rc = legacy_check_payload(l, ev->name, &v, e);
+            if (rc == WF_OK)
+                rc = wfl_exec_deliver(ex, qname, &v, st, e);
             wf_value_release(&v);
         } else if (wfl_exec_next_timer(ex, &due)) {
             if (due > r->now)
@@ -532,6 +554,16 @@ static wf_status legacy_drive(wfb_vlegacy *l, wfl_exec *ex, const wfb_vcase *c, 
         }
     }
     return rc;
+}
+
+wf_status wfb_vlegacy_check_event(const wfb_vlegacy *l, const wfb_vevent *ev, wf_error *err)
+{
+    wf_value v;
+    wf_status rc = parse_payload(l->types, ev, &v, err);
+    if (rc == WF_OK)
+        rc = legacy_check_payload(l, ev->name, &v, err);
+    wf_value_release(&v);
+    return rc == WF_OK || rc == WF_E_NOMEM ? rc : WF_E_TYPE;
 }
 
 wf_status wfb_vlegacy_run(wfb_vlegacy *l, const wfb_vcase *c, wfb_vobs *obs, wf_error *err)
@@ -758,7 +790,9 @@ static wf_status modern_drive(wfb_vmodern *m, wfm_instance *inst, const wfb_vcas
             if ((rc = parse_payload(wfm_runtime_types(m->rt), ev, &v, e)) != WF_OK)
                 return rc;
             next++;
-            rc = wfm_instance_resume(inst, name, &v, e);
+            rc = wfm_instance_check_resume(inst, name, &v, e);
+            if (rc == WF_OK)
+                rc = wfm_instance_resume(inst, name, &v, e);
             wf_value_release(&v);
             if (rc != WF_OK)
                 return rc;

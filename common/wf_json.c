@@ -35,6 +35,11 @@ static void install_alloc(void)
     json_set_alloc_funcs(json_alloc, wf_free);
 }
 
+void wf__json_alloc_install(void)
+{
+    pthread_once(&alloc_once, install_alloc);
+}
+
 /* ---- the scan: nesting depth and number positions --------------------------------------- */
 typedef struct jscan {
     size_t *nums; /* byte offset of each number token, in document order */
@@ -351,7 +356,7 @@ wf_status wf__json_parse_typed(wf_types *types, const wf_type *target, const cha
 {
     (void)types; /* arrays are List(Object), which is static */
     *out = wf_null();
-    pthread_once(&alloc_once, install_alloc);
+    wf__json_alloc_install();
     jctx jc = {.text = text, .len = len, .sc = {.nums = NULL}, .err = err};
     size_t from = len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
     scan(text, len, from, &jc.sc);

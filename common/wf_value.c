@@ -50,6 +50,11 @@ EXC(wf_exc_timeout, "TimeoutException", &wf_exc_system)
 EXC(wf_exc_operation_canceled, "OperationCanceledException", &wf_exc_system)
 EXC(wf_exc_native, "NativeException", &wf_exc_system)
 EXC(wf_exc_workflow_terminated, "WorkflowTerminatedException", &wf_exc_exception)
+/* WF3's rules engine (docs/wf3-behaviour.md "Rules: faults and their exception types"): known
+ * to both runtimes, so a converted rule raises, and a Catch names, the same types. */
+EXC(wf_exc_rule, "RuleException", &wf_exc_exception)
+EXC(wf_exc_rule_evaluation, "RuleEvaluationException", &wf_exc_rule)
+EXC(wf_exc_target_invocation, "TargetInvocationException", &wf_exc_application)
 #undef EXC
 
 /* Lists of built-in scalars are static so they compare equal across wf_types tables. */
@@ -98,6 +103,9 @@ static const wf_type *const builtin_types[] = {
     &wf_exc_operation_canceled,
     &wf_exc_native,
     &wf_exc_workflow_terminated,
+    &wf_exc_rule,
+    &wf_exc_rule_evaluation,
+    &wf_exc_target_invocation,
     &list_bool,
     &list_int32,
     &list_int64,

@@ -55,7 +55,7 @@ extern const wf_type wf_exc_exception, wf_exc_system, wf_exc_application,
     wf_exc_arithmetic, wf_exc_divide_by_zero, wf_exc_overflow, wf_exc_null_reference,
     wf_exc_format, wf_exc_invalid_cast, wf_exc_index_range, wf_exc_key_not_found,
     wf_exc_not_supported, wf_exc_timeout, wf_exc_operation_canceled, wf_exc_native,
-    wf_exc_workflow_terminated;
+    wf_exc_workflow_terminated, wf_exc_rule, wf_exc_rule_evaluation, wf_exc_target_invocation;
 
 /* The interning table for constructed types. Thread-safe (a mutex); filled mostly at load. */
 typedef struct wf_types wf_types;
@@ -217,5 +217,12 @@ void wf_datetime_format(int64_t us, char *buf, size_t size); /* ISO 8601, UTC, '
  * ("00:00:10", "1.02:03:04.5000000"). WF_E_SYNTAX / WF_E_RANGE. */
 wf_status wf_timespan_parse(const char *text, int64_t *us);
 void wf_timespan_format(int64_t us, char *buf, size_t size);
+
+/* .NET's ArgumentOutOfRangeException message (parameter named) for s.Substring(start, length)
+ * on a string of `count` characters, checks in .NET's order; NULL when the call is valid.
+ * Both runtimes raise it, so a rule and its conversion fault alike. */
+const char *wf_substring_fault(int64_t start, int64_t length, size_t count);
+/* .NET's message for s.PadLeft / s.PadRight with a negative width. */
+#define WF_MSG_PAD_NEGATIVE "Non-negative number required. (Parameter 'totalWidth')"
 
 #endif

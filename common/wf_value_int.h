@@ -1,6 +1,6 @@
 /* wf_value_int.h — payload layouts and move-in constructors shared by wf_value.c,
- * wf_value_text.c and wf_json.c only (no other folder includes this). A payload whose refs is
- * negative is immortal: retain and release skip it (wf_value_string_static). */
+ * wf_value_text.c, wf_json.c and wf_jsonw.c only (no other folder includes this). A payload
+ * whose refs is negative is immortal: retain and release skip it (wf_value_string_static). */
 #ifndef WF_VALUE_INT_H
 #define WF_VALUE_INT_H
 
@@ -50,6 +50,10 @@ wf_status wf_value_record_take(const char *const *keys, wf_value *values, size_t
  * from their digits; the value is not converted to target yet (wf_json_parse_as does). */
 wf_status wf__json_parse_typed(wf_types *types, const wf_type *target, const char *text,
                               size_t len, wf_value *out, wf_error *err);
+
+/* jansson allocates through wf_malloc (so the Nth-allocation tests reach it); idempotent,
+ * called before any jansson use. */
+void wf__json_alloc_install(void);
 
 /* Text forms used by both conversion and rendering. */
 void wf_double_format(double d, char *buf, size_t size); /* shortest round-trip, .NET "R" */

@@ -544,3 +544,17 @@ bool wf_value_to_text(const wf_value *v, wf_buf *out)
 {
     return render(v, out, false);
 }
+
+const char *wf_substring_fault(int64_t start, int64_t length, size_t count)
+{
+    if (start < 0)
+        return "StartIndex cannot be less than zero. (Parameter 'startIndex')";
+    if ((uint64_t)start > count)
+        return "startIndex cannot be larger than length of string. (Parameter 'startIndex')";
+    if (length < 0)
+        return "Length cannot be less than zero. (Parameter 'length')";
+    if ((uint64_t)length > count - (uint64_t)start)
+        return "Index and length must refer to a location within the string. "
+               "(Parameter 'length')";
+    return NULL;
+}

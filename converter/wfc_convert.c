@@ -3,6 +3,7 @@
  * (wfc_map_*.c: each WF3 activity with a WF4 equivalent becomes it, docs/semantics.md §7;
  * what has none is hosted through the Interop activity), then writes the document root and
  * its members and loads the result with the modern loader before anyone sees it. */
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -130,6 +131,12 @@ void wfc__type_attr(wfc__conv *c, const char *attr, const wf_type *t, wf_loc at)
         wfc__diag(c, WFC_ERROR, at, "type-unmapped", "type %s has no modern spelling", t->name);
     wfc_xw_attr(W, attr, b.data);
     wf_buf_fini(&b);
+    const char *prefix, *ns = wfc__type_xmlns(t, &prefix);
+    if (ns) {
+        char name[32];
+        snprintf(name, sizeof name, "xmlns:%s", prefix);
+        wfc_xw_attr(W, name, ns);
+    }
 }
 
 /* <ELEM x:TypeArguments="T">[expr]</ELEM> */
@@ -297,6 +304,19 @@ static wfc__slot *arg_slot(wfc__conv *c, const char *name)
     return NULL;
 }
 
+/* A root argument's direction: what the body does with it, except that a composite's
+ * property declared In or Out in its type library keeps that direction (docs/formats.md
+ * "Composite activity types"): an In one written by the body changes only the body's copy,
+ * an Out one read by the body starts from its default. */
+static wfl_tl_dir member_dir(wfc__conv *c, const char *name)
+{
+    const wfl_tl_class *cls = c->depth ? wfl_node_type(c->root)->code_beside : NULL;
+    const wfl_tl_prop *p = cls ? wfl_tl_class_find_prop(cls, name) : NULL;
+    if (p && (p->dir == WFL_TL_IN || p->dir == WFL_TL_OUT))
+        return p->dir;
+    return arg_dir(arg_slot(c, name));
+}
+
 static void members(wfc__conv *c)
 {
     size_t n = wfl_definition_param_count(c->def);
@@ -306,7 +326,7 @@ static void members(wfc__conv *c)
     for (size_t i = 0; i < n; i++) {
         wfl_param_info p;
         wfl_definition_param(c->def, i, &p);
-        wfl_tl_dir dir = arg_dir(arg_slot(c, p.name));
+        wfl_tl_dir dir = member_dir(c, p.name);
         wf_buf t;
         wf_buf_init(&t);
         wf_buf_adds(&t, dir == WFL_TL_IN    ? "InArgument("
@@ -381,6 +401,8 @@ static void document(wfc__conv *c, const char *source, wf_buf *out)
     wfc_xw_attr(W, "xmlns:x", "http://schemas.microsoft.com/winfx/2006/xaml");
     if (c->uses_services)
         wfc_xw_attr(W, "xmlns:p", "http://schemas.microsoft.com/netfx/2009/xaml/servicemodel");
+    if (c->uses_services && wfl_definition_service_name(c->def)) /* WorkflowServiceAttributes */
+        wfc_xw_attr(W, "p:WorkflowService.Name", wfl_definition_service_name(c->def));
     for (size_t i = 0; i < c->lib_count; i++) {
         char attr[32];
         snprintf(attr, sizeof attr, "xmlns:%s", c->libs[i].prefix);
@@ -454,11 +476,13 @@ static void check_ignored_props(wfc__conv *c, const wfl_node *n)
 
 static void run_pass(wfc__conv *c, int pass)
 {
+    assert(pass == c->pass + 1); /* pass 1, then pass 2 on what pass 1 recorded */
     c->pass = pass;
     c->hosted_count = 0;
     wf_buf_reset(&c->body);
     wfc_xw_init(W, &c->body, 1);
     wfc__emit(c, c->root);
+    assert(c->w.depth == 0 || !wfc_xw_ok(W)); /* every rule closes what it opens */
     if (c->w.too_deep)
         wfc__diag(c, WFC_ERROR, wfl_node_loc(c->root), "nesting-limit",
                   "the workflow nests more than %d modern elements deep", WFC_XW_MAX_DEPTH);
@@ -757,7 +781,7 @@ static void root_args(wfc__conv *c, wfc__targ *targs, size_t *count)
         wfl_definition_param(c->def, i, &p);
         wfc__targ *t = &targs[(*count)++];
         snprintf(t->name, sizeof t->name, "%s", p.name);
-        t->dir = arg_dir(arg_slot(c, p.name));
+        t->dir = member_dir(c, p.name);
     }
 }
 

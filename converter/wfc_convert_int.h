@@ -309,6 +309,10 @@ bool wfc__param_expr(wfc__conv *c, const wfl_node *user, const char *name, bool 
 /* XAML type name (x:Int32, scg:List(x:String), s:InvalidOperationException); false when
  * the type has no modern spelling. */
 bool wfc__xaml_type(const wf_type *t, wf_buf *out);
+/* For a type outside the namespaces the document declares (the rules engine's exceptions):
+ * the xmlns to declare where it is used, and its prefix in *prefix; else NULL. */
+const char *wfc__type_xmlns(const wf_type *t, const char **prefix);
+#define WFC__NS_RULES "clr-namespace:System.Workflow.Activities.Rules;assembly=System.Workflow.Activities"
 /* C#-style cast name for an Object member ("string", "int"), or NULL. */
 const char *wfc__cast_name(const wf_type *t);
 /* Write <X.Variables> for the slots declared at `scope` (nothing when none); `owner_elem` is

@@ -2,6 +2,7 @@
  * other activities' DPs variables declared at the narrowest scope covering every use (a DP
  * inside a loop body stays per iteration), and every ActivityBind a reference to one of them
  * (docs/architecture.md "The converter"; docs/semantics.md §1 "ActivityBind", §5). */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -179,6 +180,7 @@ static void record_use(wfc__conv *c, const wfc__slot *slot, const wfl_node *user
         c->uses = n;
         c->use_cap = ncap;
     }
+    assert(slot >= c->slots && slot < c->slots + c->slot_count); /* a slot of this session */
     c->uses[c->use_count++] = (wfc__use_rec){(size_t)(slot - c->slots), user, write};
 }
 
@@ -344,6 +346,26 @@ static bool builtin_exception(const wf_type *t)
     return false;
 }
 
+/* Exceptions of WF3's rules engine, outside System: their prefix and namespace. */
+static const struct {
+    const wf_type *type;
+    const char *prefix, *ns;
+} rule_exceptions[] = {
+    {&wf_exc_rule, "swar", WFC__NS_RULES},
+    {&wf_exc_rule_evaluation, "swar", WFC__NS_RULES},
+    {&wf_exc_target_invocation, "sr", "clr-namespace:System.Reflection;assembly=mscorlib"},
+};
+
+const char *wfc__type_xmlns(const wf_type *t, const char **prefix)
+{
+    for (size_t i = 0; i < sizeof rule_exceptions / sizeof rule_exceptions[0]; i++)
+        if (rule_exceptions[i].type == t) {
+            *prefix = rule_exceptions[i].prefix;
+            return rule_exceptions[i].ns;
+        }
+    return NULL;
+}
+
 bool wfc__xaml_type(const wf_type *t, wf_buf *out)
 {
     switch (t->kind) {
@@ -373,10 +395,12 @@ bool wfc__xaml_type(const wf_type *t, wf_buf *out)
         if (!wfc__xaml_type(t->elem, out))
             return false;
         return wf_buf_adds(out, ")");
-    case WF_K_EXCEPTION:
-        if (!builtin_exception(t))
+    case WF_K_EXCEPTION: {
+        const char *prefix = "s";
+        if (!wfc__type_xmlns(t, &prefix) && !builtin_exception(t))
             return false;
-        return wf_buf_addf(out, "s:%s", t->name);
+        return wf_buf_addf(out, "%s:%s", prefix, t->name);
+    }
     default:
         return false;
     }

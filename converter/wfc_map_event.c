@@ -54,8 +54,10 @@ static void object_variable(wfc__conv *c, const char *name)
     wfc_xw_close(W);
 }
 
-/* <WaitForEvent x:TypeArguments=T BookmarkName=... Result=...>: a one-parameter event
- * delivers that parameter, a larger one the record into `payload`. */
+/* <WaitForEvent x:TypeArguments=T BookmarkName=... Parameters="P:Type;..." Result=...>: the
+ * payload binds to the event's parameters as in the legacy runtime (docs/formats.md "Event
+ * payloads"); a one-parameter event delivers that parameter, a larger one the record into
+ * `payload`. */
 static void wait_for_event(wfc__conv *c, const wfl_node *n, const wfl_tl_event *ev,
                            const char *bookmark, const char *payload)
 {
@@ -63,14 +65,21 @@ static void wait_for_event(wfc__conv *c, const wfl_node *n, const wfl_tl_event *
     wf_buf e;
     wf_buf_init(&e);
     bool found = false;
-    if (np == 1)
-        wfc__binding_arg(c, n, wfl_tl_event_param(ev, 0)->name, false, true, &e, &found);
     wfc__open_named(c, "WaitForEvent", n);
     if (np == 1)
         wfc__type_attr(c, "x:TypeArguments", wfl_tl_event_param(ev, 0)->type, wfl_node_loc(n));
     else
         wfc_xw_attr(W, "x:TypeArguments", "x:Object");
     wfc_xw_attr(W, "BookmarkName", bookmark);
+    wf_buf_reset(&e);
+    for (size_t i = 0; i < np; i++) /* the payload binds by name (docs/formats.md) */
+        wf_buf_addf(&e, "%s%s:%s", i ? ";" : "", wfl_tl_event_param(ev, i)->name,
+                    wfl_tl_event_param(ev, i)->type->name);
+    if (np)
+        wfc_xw_attr(W, "Parameters", e.data);
+    wf_buf_reset(&e);
+    if (np == 1)
+        wfc__binding_arg(c, n, wfl_tl_event_param(ev, 0)->name, false, true, &e, &found);
     if (np > 1)
         wfc_xw_attrf(W, "Result", "[%s]", payload);
     else if (found)

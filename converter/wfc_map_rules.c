@@ -10,54 +10,24 @@
 
 #define W (&c->w)
 
-/* The static type of a rules expression where it is evident (literals, `this.Member`,
- * arithmetic on them); NULL when unknown. */
-static const wf_type *rexpr_type(const wfc__conv *c, const wfl_rexpr *e)
+/* Whether e needs WF3Rule(...) to behave as in WF3: Int32/Int64 arithmetic (which wraps in WF3
+ * rules and is checked in plain modern expressions), or a member, indexer or method applied to
+ * a value that may be null or may fault (RuleEvaluationException, TargetInvocationException in
+ * WF3). Members and methods of `this` and of a type cannot. */
+static bool rexpr_needs_rule_mode(const wfl_rexpr *e)
 {
-    wfl_param_info info;
-    switch (wfl_rexpr_kind_of(e)) {
-    case WFL_REX_PRIMITIVE:
-        return wfl_rexpr_value(e)->type;
-    case WFL_REX_CAST:
-        return wfl_rexpr_type(e);
-    case WFL_REX_MEMBER:
-        if (wfl_rexpr_child_count(e) > 0 &&
-            wfl_rexpr_kind_of(wfl_rexpr_child(e, 0)) == WFL_REX_THIS &&
-            wfl_definition_find_param(c->def, wfl_rexpr_name(e), &info))
-            return info.type;
-        return NULL;
-    case WFL_REX_BINARY: {
-        wfl_rop op = wfl_rexpr_op(e);
-        if (op > WFL_ROP_MODULUS)
-            return &wf_type_bool;
-        const wf_type *l = rexpr_type(c, wfl_rexpr_child(e, 0));
-        return l ? l : rexpr_type(c, wfl_rexpr_child(e, 1));
-    }
-    default:
-        return NULL;
-    }
-}
-
-static bool is_integer(const wf_type *t)
-{
-    return t && (t->kind == WF_K_INT32 || t->kind == WF_K_INT64);
-}
-
-/* Int32/Int64 arithmetic that wraps in WF3 rules and is checked in modern expressions:
- * + - * with an integer operand, or with no operand of evident type. */
-static bool rexpr_wrapping_arith(const wfc__conv *c, const wfl_rexpr *e)
-{
-    if (wfl_rexpr_kind_of(e) == WFL_REX_BINARY) {
-        wfl_rop op = wfl_rexpr_op(e);
-        if (op == WFL_ROP_ADD || op == WFL_ROP_SUBTRACT || op == WFL_ROP_MULTIPLY) {
-            const wf_type *l = rexpr_type(c, wfl_rexpr_child(e, 0));
-            const wf_type *r = rexpr_type(c, wfl_rexpr_child(e, 1));
-            if (is_integer(l) || is_integer(r) || (!l && !r))
-                return true;
-        }
+    wfl_rexpr_kind k = wfl_rexpr_kind_of(e);
+    if (k == WFL_REX_BINARY && wfl_rexpr_op(e) <= WFL_ROP_MULTIPLY)
+        return true;
+    if ((k == WFL_REX_MEMBER || k == WFL_REX_INVOKE || k == WFL_REX_INDEX) &&
+        wfl_rexpr_child_count(e) > 0) {
+        const wfl_rexpr *target = wfl_rexpr_child(e, 0);
+        wfl_rexpr_kind t = wfl_rexpr_kind_of(target);
+        if ((t != WFL_REX_THIS && t != WFL_REX_TYPEREF) || wfl_rexpr_lookup_missed(target))
+            return true;
     }
     for (size_t i = 0; i < wfl_rexpr_child_count(e); i++)
-        if (rexpr_wrapping_arith(c, wfl_rexpr_child(e, i)))
+        if (rexpr_needs_rule_mode(wfl_rexpr_child(e, i)))
             return true;
     return false;
 }
@@ -113,16 +83,16 @@ void wfc__cond_plan_init(wfc__conv *c, const wfl_node *n, const char *dp_name, w
             return;
         }
         rexpr_reads(c, n, e);
+        bool rule_mode = rexpr_needs_rule_mode(e);
+        if (rule_mode)
+            wf_buf_adds(&p->text, "WF3Rule(");
         wfl_rules_expr_text(e, &p->text);
+        if (rule_mode)
+            wf_buf_addc(&p->text, ')');
         if (rexpr_has_op(e, is_bitwise))
             wfc__diag(c, WFC_ERROR, pi.loc, "rules-bitwise-operator",
                       "condition '%s' uses a bitwise operator (BitwiseAnd/BitwiseOr), which the "
                       "modern expression language does not have",
-                      pi.name);
-        if (rexpr_wrapping_arith(c, e))
-            wfc__diag(c, WFC_REVIEW, pi.loc, "rules-arithmetic-overflow",
-                      "condition '%s': WF3 rules arithmetic wraps on Int32/Int64 overflow, "
-                      "modern expressions are checked",
                       pi.name);
     } else if (pi.kind == WFL_PROP_CODE_CONDITION) {
         p->present = true;

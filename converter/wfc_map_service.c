@@ -4,7 +4,9 @@
  * and a SendReply with the reply parameters ((ReturnValue) as OperationResult, as WCF names
  * it), all in one Sequence (docs/convert.md "Workflow services", docs/services.md). The contract comes from
  * an OperationInfo in the markup or, for a TypedOperationInfo, from the type library: a
- * <Service Name="IContract"> whose <Method Name="Operation"> declares the parameters. */
+ * <Service Name="IContract"> whose <Method Name="Operation"> declares the parameters. A
+ * SendActivity becomes Send + ReceiveReply the same way, its ChannelToken's EndpointName the
+ * endpoint of the definition's endpoint file (docs/formats.md "Endpoint files"). */
 #include <stdio.h>
 #include <string.h>
 
@@ -134,9 +136,29 @@ static bool read_op(wfc__conv *c, const wfl_node *n, svc_op *op)
     return *typed ? op_from_typelib(c, n, typed, op) : op_from_markup(c, n, info, op);
 }
 
-/* <ReceiveParametersContent> / <SendParametersContent>: each parameter with a binding. */
-static void content(wfc__conv *c, const wfl_node *n, const svc_op *op, bool reply)
+/* Where the parameters of one message go: the property element and its content element,
+ * which of the operation's parameters (the reply's or the request's) and as what (InArgument:
+ * the binding is read, OutArgument: it is written). */
+typedef struct content_form {
+    const char *property; /* "p:Receive.Content" */
+    const char *element;  /* "p:ReceiveParametersContent" */
+    bool reply;           /* the reply's parameters, else the request's */
+    bool in;              /* InArgument, else OutArgument */
+} content_form;
+
+static const content_form receive_form = {SM_PREFIX ":Receive.Content",
+                                          SM_PREFIX ":ReceiveParametersContent", false, false};
+static const content_form send_reply_form = {SM_PREFIX ":SendReply.Content",
+                                             SM_PREFIX ":SendParametersContent", true, true};
+static const content_form send_form = {SM_PREFIX ":Send.Content",
+                                       SM_PREFIX ":SendParametersContent", false, true};
+static const content_form receive_reply_form = {
+    SM_PREFIX ":ReceiveReply.Content", SM_PREFIX ":ReceiveParametersContent", true, false};
+
+/* The message's content: each parameter with a binding. */
+static void content(wfc__conv *c, const wfl_node *n, const svc_op *op, const content_form *form)
 {
+    bool reply = form->reply;
     wf_buf e;
     wf_buf_init(&e);
     bool opened = false;
@@ -145,19 +167,18 @@ static void content(wfc__conv *c, const wfl_node *n, const svc_op *op, bool repl
         bool found = false;
         wf_buf_reset(&e);
         if ((reply ? !p->reply : !p->request) ||
-            !wfc__binding_arg(c, n, p->name, reply, !reply, &e, &found) || !found)
+            !wfc__binding_arg(c, n, p->name, form->in, !form->in, &e, &found) || !found)
             continue;
         if (!opened) { /* the writer keeps the names it is given: literals only */
-            wfc_xw_open(W, reply ? SM_PREFIX ":SendReply.Content" : SM_PREFIX ":Receive.Content");
-            wfc_xw_open(W, reply ? SM_PREFIX ":SendParametersContent"
-                                 : SM_PREFIX ":ReceiveParametersContent");
+            wfc_xw_open(W, form->property);
+            wfc_xw_open(W, form->element);
             opened = true;
         }
         char key[160];
         snprintf(key, sizeof key, "%s", p->name);
         if (strcmp(p->name, "(ReturnValue)") == 0)
             snprintf(key, sizeof key, "%sResult", op->name); /* as WCF names it */
-        wfc_xw_open(W, reply ? "InArgument" : "OutArgument");
+        wfc_xw_open(W, form->in ? "InArgument" : "OutArgument");
         wfc__type_attr(c, "x:TypeArguments", p->type, wfl_node_loc(n));
         wfc_xw_attr(W, "x:Key", key);
         char *text = wf_malloc(e.len + 3);
@@ -189,7 +210,7 @@ static void receive(wfc__conv *c, const wfl_node *n, const svc_op *op)
     wfc_xw_attr(W, "ServiceContractName", op->contract);
     if (create)
         wfc_xw_attr(W, "CanCreateInstance", "True");
-    content(c, n, op, false);
+    content(c, n, op, &receive_form);
     wfc_xw_close(W);
 }
 
@@ -205,19 +226,27 @@ static void send_reply(wfc__conv *c, const wfl_node *n, const svc_op *op)
 {
     wfc_xw_open(W, SM_PREFIX ":SendReply");
     wfc_xw_attrf(W, "Request", "{x:Reference %s_Receive}", wfl_node_name(n));
-    content(c, n, op, true);
+    content(c, n, op, &send_reply_form);
     wfc_xw_close(W);
+}
+
+/* The operation of n, else false: n is then hosted when its contract is undeclared (a
+ * warning said so) or was refused by the legacy loader. */
+static bool op_or_hosted(wfc__conv *c, const wfl_node *n, svc_op *op)
+{
+    if (read_op(c, n, op))
+        return true;
+    if (op->undeclared)
+        wfc__interop_wrap(c, n, "its service contract is not declared by a type library");
+    return false;
 }
 
 /* ReceiveActivity -> Sequence(Receive, validation, body, SendReply). */
 static void emit_receive(wfc__conv *c, const wfl_node *n)
 {
     svc_op op;
-    if (!read_op(c, n, &op)) {
-        if (op.undeclared)
-            wfc__interop_wrap(c, n, "its service contract is not declared by a type library");
+    if (!op_or_hosted(c, n, &op))
         return;
-    }
     c->uses_services = true;
     wfc__consumed(c, n, "ContextToken"); /* context correlation is the service's default */
     wfc__consumed(c, n, "ParameterBindings");
@@ -232,8 +261,77 @@ static void emit_receive(wfc__conv *c, const wfl_node *n)
     wfc_xw_close(W);
 }
 
+/* The endpoint of a SendActivity: its ChannelToken's EndpointName (the app.config endpoint,
+ * now one of the definition's endpoint file), else its literal CustomAddress. */
+static bool send_endpoint(wfc__conv *c, const wfl_node *n, const char **endpoint,
+                          const char **token, const char **address)
+{
+    wfl_prop_info tok, addr;
+    wfc__prop(c, n, "ChannelToken", &tok);
+    wfc__prop(c, n, "CustomAddress", &addr);
+    const wf_value *t = tok.kind == WFL_PROP_LITERAL ? tok.literal : NULL;
+    *endpoint = field_str(t, "EndpointName");
+    *token = field_str(t, "Name");
+    *address = addr.kind == WFL_PROP_LITERAL && addr.literal->type->kind == WF_K_STRING
+                   ? wf_value_str(addr.literal)
+                   : "";
+    return **endpoint || **address;
+}
+
+static void send(wfc__conv *c, const wfl_node *n, const svc_op *op)
+{
+    const char *endpoint, *token, *address;
+    send_endpoint(c, n, &endpoint, &token, &address);
+    wfc_xw_open(W, SM_PREFIX ":Send");
+    wfc_xw_attrf(W, "x:Name", "%s_Send", wfl_node_name(n));
+    wfc_xw_attr(W, "OperationName", op->name);
+    wfc_xw_attr(W, "ServiceContractName", op->contract);
+    if (*endpoint)
+        wfc_xw_attr(W, "EndpointConfigurationName", endpoint);
+    else
+        wfc_xw_attr(W, "EndpointAddress", address);
+    if (*token)
+        wfc_xw_attr(W, "ChannelToken", token);
+    content(c, n, op, &send_form);
+    wfc_xw_close(W);
+    wfc_xw_open(W, SM_PREFIX ":ReceiveReply");
+    wfc_xw_attrf(W, "Request", "{x:Reference %s_Send}", wfl_node_name(n));
+    content(c, n, op, &receive_reply_form);
+    wfc_xw_close(W);
+}
+
+/* SendActivity -> Sequence(BeforeSend handler, Send, ReceiveReply, AfterResponse handler):
+ * the handlers run where WF 3.5 raised the events. */
+static void emit_send(wfc__conv *c, const wfl_node *n)
+{
+    svc_op op;
+    const char *endpoint, *token, *address;
+    if (!op_or_hosted(c, n, &op))
+        return;
+    if (!send_endpoint(c, n, &endpoint, &token, &address)) {
+        wfc__diag(c, WFC_WARNING, wfl_node_loc(n), "service-endpoint",
+                  "SendActivity '%s' names no endpoint (a ChannelToken with an EndpointName, "
+                  "or a CustomAddress): hosted through Interop",
+                  wfl_node_name(n));
+        wfc__interop_wrap(c, n, "it names no endpoint");
+        return;
+    }
+    c->uses_services = true;
+    wfc__consumed(c, n, "ChannelToken"); /* its context: the Send's channel */
+    wfc__consumed(c, n, "CustomAddress");
+    wfc__consumed(c, n, "ParameterBindings");
+    wfc__activity(c, n, "Send", WFC_ACT_MAPPED);
+    wfc__open_named(c, "Sequence", n);
+    wfc__write_variables(c, n, "Sequence");
+    wfc__handler_call(c, n, "BeforeSend", false);
+    send(c, n, &op);
+    wfc__handler_call(c, n, "AfterResponse", false);
+    wfc_xw_close(W);
+}
+
 static const wfc__rule service_rules[] = {
     {WFL_KIND_RECEIVE, emit_receive, NULL, WFC_ACT_MAPPED, NULL, 0}, /* Receive + SendReply */
+    {WFL_KIND_SEND, emit_send, NULL, WFC_ACT_MAPPED, NULL, 0},       /* Send + ReceiveReply */
 };
 
 const wfc__family wfc__map_service = {"service", service_rules,

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/wf_jsonw.h"
 #include "../common/wf_xml.h"
 #include "wfc_report.h"
 
@@ -320,61 +321,59 @@ static const char *loss_name(wfc_loss_kind k)
     return names[k];
 }
 
-static void json_str(wf_buf *b, const char *key, const char *value)
+static json_t *activity_json(const rep_activity *a)
 {
-    wf_buf_addf(b, "\"%s\": ", key);
-    if (value)
-        wf_buf_add_json_string(b, value, strlen(value));
-    else
-        wf_buf_adds(b, "null");
+    json_t *o = json_pack("{s:o, s:o, s:o, s:I, s:s}", "name", wf_jsonw_str(a->name),
+                          "legacyType", wf_jsonw_str(a->legacy_type), "modernType",
+                          wf_jsonw_str(a->modern_type), "line", (json_int_t)a->line, "action",
+                          wfc_action_name(a->action));
+    if (o && a->lost && json_object_set_new(o, "behaviourLost", json_true()) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
 }
 
-static void file_json(const wfc_file *f, wf_buf *b)
+static json_t *diag_json(const rep_diag *d)
 {
-    wf_buf_adds(b, "{");
-    json_str(b, "source", f->source);
-    wf_buf_adds(b, ", ");
-    json_str(b, "output", f->output);
-    wf_buf_adds(b, ", ");
-    json_str(b, "status", wfc_status_name(f->status));
-    wf_buf_adds(b, ",\n   \"activities\": [");
-    for (size_t i = 0; i < f->act_count; i++) {
-        const rep_activity *a = &f->acts[i];
-        wf_buf_adds(b, i ? ",\n    {" : "\n    {");
-        json_str(b, "name", a->name);
-        wf_buf_adds(b, ", ");
-        json_str(b, "legacyType", a->legacy_type);
-        wf_buf_adds(b, ", ");
-        json_str(b, "modernType", a->modern_type);
-        wf_buf_addf(b, ", \"line\": %u, ", a->line);
-        json_str(b, "action", wfc_action_name(a->action));
-        wf_buf_adds(b, a->lost ? ", \"behaviourLost\": true}" : "}");
-    }
-    wf_buf_adds(b, "],\n   \"diagnostics\": [");
-    for (size_t i = 0; i < f->diag_count; i++) {
-        const rep_diag *d = &f->diags[i];
-        wf_buf_adds(b, i ? ",\n    {" : "\n    {");
-        json_str(b, "severity", wfc_severity_name(d->sev));
-        if (d->file) {
-            wf_buf_adds(b, ", ");
-            json_str(b, "file", d->file);
-        }
-        wf_buf_addf(b, ", \"line\": %u, \"col\": %u, ", d->line, d->col);
-        json_str(b, "message", d->message);
-        wf_buf_adds(b, ", ");
-        json_str(b, "rule", d->rule);
-        wf_buf_adds(b, "}");
-    }
-    wf_buf_adds(b, "],\n   \"losses\": [");
-    for (size_t i = 0; i < f->loss_count; i++) {
-        const rep_loss *l = &f->losses[i];
-        wf_buf_adds(b, i ? ",\n    {" : "\n    {");
-        json_str(b, "kind", loss_name(l->kind));
-        wf_buf_addf(b, ", \"line\": %u, ", l->line);
-        json_str(b, "what", l->what);
-        wf_buf_adds(b, "}");
-    }
-    wf_buf_adds(b, "]}");
+    json_t *o = json_pack("{s:s}", "severity", wfc_severity_name(d->sev));
+    bool ok = o != NULL;
+    if (ok && d->file)
+        ok = wf_jsonw_set(o, "file", wf_jsonw_str(d->file));
+    ok = ok && wf_jsonw_set(o, "line", json_integer(d->line)) &&
+         wf_jsonw_set(o, "col", json_integer(d->col)) &&
+         wf_jsonw_set(o, "message", wf_jsonw_str(d->message)) &&
+         wf_jsonw_set(o, "rule", wf_jsonw_str(d->rule));
+    if (!ok)
+        json_decref(o);
+    return ok ? o : NULL;
+}
+
+static json_t *loss_json(const rep_loss *l)
+{
+    return json_pack("{s:s, s:I, s:o}", "kind", loss_name(l->kind), "line", (json_int_t)l->line,
+                     "what", wf_jsonw_str(l->what));
+}
+
+static json_t *file_json(const wfc_file *f)
+{
+    json_t *acts = json_array(), *diags = json_array(), *losses = json_array();
+    bool ok = acts && diags && losses;
+    for (size_t i = 0; ok && i < f->act_count; i++)
+        ok = wf_jsonw_append(acts, activity_json(&f->acts[i]));
+    for (size_t i = 0; ok && i < f->diag_count; i++)
+        ok = wf_jsonw_append(diags, diag_json(&f->diags[i]));
+    for (size_t i = 0; ok && i < f->loss_count; i++)
+        ok = wf_jsonw_append(losses, loss_json(&f->losses[i]));
+    json_t *o = ok ? json_pack("{s:o, s:o, s:s, s:O, s:O, s:O}", "source", wf_jsonw_str(f->source),
+                               "output", wf_jsonw_str(f->output), "status",
+                               wfc_status_name(f->status), "activities", acts, "diagnostics",
+                               diags, "losses", losses)
+                   : NULL;
+    json_decref(acts);
+    json_decref(diags);
+    json_decref(losses);
+    return o;
 }
 
 /* The project's totals, the migration's work list in numbers: files by status, and the
@@ -424,18 +423,23 @@ wf_status wfc_report_json(const wfc_report *r, wf_buf *out, wf_error *err)
     if (r->nomem)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     totals t = count_totals(r);
-    wf_buf_addf(out,
-                "{\"totals\": {\"files\": %zu, \"converted\": %zu, \"partial\": %zu, "
-                "\"failed\": %zu, \"todoFunctions\": %zu, \"guessedTypes\": %zu},\n",
-                r->count, t.status[WFC_CONVERTED], t.status[WFC_PARTIAL], t.status[WFC_FAILED],
-                t.todo_functions, t.guessed_types);
-    wf_buf_adds(out, " \"files\": [");
-    for (size_t i = 0; i < r->count; i++) {
-        wf_buf_adds(out, i ? ",\n  " : "\n  ");
-        file_json(r->files[i], out);
-    }
-    wf_buf_adds(out, "]}\n");
-    if (out->oom)
+    json_t *files = json_array();
+    bool ok = files != NULL;
+    for (size_t i = 0; ok && i < r->count; i++)
+        ok = wf_jsonw_append(files, file_json(r->files[i]));
+    json_t *root =
+        ok ? json_pack("{s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:O}", "totals", "files",
+                       (json_int_t)r->count, "converted", (json_int_t)t.status[WFC_CONVERTED],
+                       "partial", (json_int_t)t.status[WFC_PARTIAL], "failed",
+                       (json_int_t)t.status[WFC_FAILED], "todoFunctions",
+                       (json_int_t)t.todo_functions, "guessedTypes", (json_int_t)t.guessed_types,
+                       "files", files)
+           : NULL;
+    /* one line per activity, diagnostic and loss; the rest indented */
+    ok = root && wf_jsonw_dump(root, WF_JSONW_INDENT_TO(4), out) && wf_buf_addc(out, '\n');
+    json_decref(files);
+    json_decref(root);
+    if (!ok)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     return WF_OK;
 }
@@ -725,8 +729,6 @@ static const struct remedy {
     {"legacy-warning", "Fix the legacy definition as the message says (WF3 itself refuses it)."},
     {"loop-variable-scope", "Check that the loop body does not expect fresh data per "
                             "iteration; move the variable into the body if it should."},
-    {"rules-arithmetic-overflow", "Make sure the condition cannot overflow, or guard it: "
-                                  "modern expressions fail where WF3 wrapped around."},
     {"compensate-target-scope", "Check that compensating every completed activity in scope is "
                                 "what the workflow wants."},
     {"interop-suspend", "Replace the SuspendActivity, or accept a fault in its place."},

@@ -410,15 +410,15 @@ static void service_binding(scan *sc, const wf_xml_node *b, const char *param, s
     wfc__sc_link(sc->s, p, prop);
 }
 
-/* HandleExternalEvent / CallExternalMethod: InterfaceType="{x:Type p:IFoo}". */
-static void scan_local_service(scan *sc, const wf_xml_node *x, bool event)
+/* A member of an interface named by `it` ("{x:Type p:IFoo}") on element `typed`, its
+ * parameters from x's ParameterBindings. */
+static void scan_service_member(scan *sc, const wf_xml_node *x, const wf_xml_node *typed,
+                                const wf_xml_attr *it, const wf_xml_attr *member, bool event)
 {
-    const wf_xml_attr *it = wf_xml_attr_find(x, NULL, "InterfaceType");
-    const wf_xml_attr *member = wf_xml_attr_find(x, NULL, event ? "EventName" : "MethodName");
     const char *ns = NULL;
     char iface[256], clr[256];
     svc_ctx c = {.event = event};
-    if (!it || !member || !type_markup(x, it->value, &ns, iface, sizeof iface) ||
+    if (!it || !member || !type_markup(typed, it->value, &ns, iface, sizeof iface) ||
         !clr_parts(ns, clr, sizeof clr, c.assembly, sizeof c.assembly))
         return;
     if (!c.assembly[0])
@@ -431,6 +431,27 @@ static void scan_local_service(scan *sc, const wf_xml_node *x, bool event)
     wfc__sc_add(sc->s, event ? SC_EVENT : SC_METHOD, c.assembly, iface, NULL, member->value, NULL,
                 SC_GUESS, at.file, at.line, at.col);
     each_binding(sc, x, service_binding, &c);
+}
+
+/* HandleExternalEvent / CallExternalMethod: InterfaceType="{x:Type p:IFoo}". */
+static void scan_local_service(scan *sc, const wf_xml_node *x, bool event)
+{
+    scan_service_member(sc, x, x, wf_xml_attr_find(x, NULL, "InterfaceType"),
+                        wf_xml_attr_find(x, NULL, event ? "EventName" : "MethodName"), event);
+}
+
+/* A ReceiveActivity with a TypedOperationInfo: the contract interface is a <Service> whose
+ * <Method> is the operation (docs/convert.md "Workflow services"), so that the Receive then
+ * converts. False for an OperationInfo, whose contract is in the markup. */
+static bool scan_contract(scan *sc, const wf_xml_node *x)
+{
+    const wf_xml_node *soi = child_named(x, "ServiceOperationInfo");
+    const wf_xml_node *op = soi ? soi->first_child : NULL;
+    if (!op || strcmp(op->name, "TypedOperationInfo") != 0)
+        return false;
+    scan_service_member(sc, x, op, wf_xml_attr_find(op, NULL, "ContractType"),
+                        wf_xml_attr_find(op, NULL, "Name"), false);
+    return true;
 }
 
 /* Receive: the OperationParameterInfo's ParameterType types the property a binding names. */
@@ -483,7 +504,7 @@ static void scan_builtin(scan *sc, const wf_xml_node *x, const wfl_type *t)
     scan_attributes(sc, x, t);
     if (t->kind == WFL_KIND_HANDLE_EXTERNAL_EVENT || t->kind == WFL_KIND_CALL_EXTERNAL_METHOD)
         scan_local_service(sc, x, t->kind == WFL_KIND_HANDLE_EXTERNAL_EVENT);
-    else if (t->kind == WFL_KIND_RECEIVE)
+    else if (t->kind == WFL_KIND_RECEIVE && !scan_contract(sc, x))
         each_binding(sc, x, message_binding, (void *)x);
 }
 

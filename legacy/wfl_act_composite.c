@@ -1,7 +1,8 @@
 /* wfl_act_composite.c — a composite type-library activity (Definition= XOML) used inside a
  * XOML workflow: its body runs on a nested executor over the body's own definition, from fresh
  * state on each execution. The activity's properties are copied into the body's root when it
- * starts and back when it finishes (also on a fault or cancellation); the queues the body waits
+ * starts (not the Out ones) and back when it finishes (not the In ones; also on a fault or
+ * cancellation), as a native activity's are read and written; the queues the body waits
  * on become queues of the outer instance, named alike, that the activity subscribes to, and
  * its earliest timer a timer of the outer instance. Faults, termination, cancellation,
  * persistence points and the trace pass through (docs/formats.md "Type library"). */
@@ -108,11 +109,13 @@ static bool sync_waits(wfl_exec *ex, wfl_act *act, xact *x)
     return true;
 }
 
-/* The body's root properties back into the activity's (through its binds). */
+/* The body's root properties back into the activity's (through its binds), but In ones. */
 static void copy_out(wfl_exec *ex, wfl_act *act, wfl_exec *child)
 {
     const wfl_tl_activity *t = wfl_act_type(act)->custom;
     for (size_t i = 0; i < wfl_tl_activity_prop_count(t); i++) {
+        if (wfl_tl_activity_prop(t, i)->dir == WFL_TL_IN)
+            continue;
         const char *name = wfl_tl_activity_prop(t, i)->name;
         wf_value v = wf_null();
         wf_error err = WF_ERROR_INIT;
@@ -185,6 +188,8 @@ wfl_status wfl__composite_execute(wfl_exec *ex, wfl_act *act)
         return WFL_ST_EXECUTING;
     }
     for (size_t i = 0; i < wfl_tl_activity_prop_count(t->custom); i++) {
+        if (wfl_tl_activity_prop(t->custom, i)->dir == WFL_TL_OUT)
+            continue; /* the body starts from the property's default */
         const char *name = wfl_tl_activity_prop(t->custom, i)->name;
         wf_value v = wf_null();
         wf_status rc = wfl_act_get_by_name(act, name, &v, &err);

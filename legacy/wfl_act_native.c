@@ -411,70 +411,51 @@ wfl_status wfl__call_method(wfl_exec *ex, wfl_act *act, const wfl_tl_func *fn)
     return WFL_ST_CLOSED;
 }
 
-/* The value of declared parameter `p` (of `n`) in an event payload: the record's field, or
- * the bare payload of a one-parameter event; *v NULL when a record lacks it. */
-static const wf_value *payload_field(const wf_value *payload, const wfl_tl_prop *p, size_t n)
-{
-    if (payload->type->kind != WF_K_RECORD)
-        return n == 1 ? payload : NULL;
-    const wf_value *field = wf_value_record_get(payload, p->name);
-    return field ? field : n == 1 ? payload : NULL;
-}
-
-/* The event arguments `e`: the single declared parameter when it is named e, otherwise a
- * record of the declared parameters (field = parameter name) converted to their types. */
-static wf_status event_args(const wfl_tl_event *ev, const wf_value *payload, wf_value *out,
+/* The event arguments `e` from the bound payload (wf_payload_bind: a record of the parameters
+ * given, already converted): the single declared parameter when it is named e, otherwise a
+ * record of every declared parameter (null when not given). */
+static wf_status event_args(const wfl_tl_event *ev, const wf_value *bound, wf_value *out,
                             wf_error *err)
 {
     size_t n = wfl_tl_event_param_count(ev);
-    if (n == 1 && strcmp(wfl_tl_event_param(ev, 0)->name, "e") == 0)
-        return wf_value_convert(payload, wfl_tl_event_param(ev, 0)->type, out, err);
+    wf_value none = wf_null();
+    if (n == 1 && strcmp(wfl_tl_event_param(ev, 0)->name, "e") == 0) {
+        const wf_value *e = wf_value_record_get(bound, "e");
+        *out = wf_value_retain(e ? e : &none);
+        return WF_OK;
+    }
     const char *keys[32];
     wf_value vals[32];
     size_t k = 0;
-    wf_status rc = WF_OK;
-    for (size_t i = 0; i < n && k < 32 && rc == WF_OK; i++) {
-        const wfl_tl_prop *p = wfl_tl_event_param(ev, i);
-        const wf_value *v = payload_field(payload, p, n);
-        keys[k] = p->name;
-        vals[k] = wf_null();
-        if (v && (rc = wf_value_convert(v, p->type, &vals[k], err)) != WF_OK)
-            wf_error_prefix(err, "event parameter %s: ", p->name);
-        k++;
+    for (size_t i = 0; i < n && k < 32; i++, k++) {
+        const wf_value *v = wf_value_record_get(bound, wfl_tl_event_param(ev, i)->name);
+        keys[k] = wfl_tl_event_param(ev, i)->name;
+        vals[k] = v ? *v : none;
     }
-    if (rc == WF_OK && (rc = wf_value_record(keys, vals, k, out)) != WF_OK)
-        wf_error_set(err, rc, NULL, "out of memory building the event arguments");
-    for (size_t i = 0; i < k; i++)
-        wf_value_release(&vals[i]);
-    return rc;
+    if (wf_value_record(keys, vals, k, out) != WF_OK)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory building the event arguments");
+    return WF_OK;
 }
 
 /* HandleExternalEvent's ParameterBindings (docs/wf3-behaviour.md): `e` receives the event
  * arguments, `sender` the service's name; a declared parameter bound by its own name (a
  * wfbridge extension the loader warns about) receives that parameter. */
 static wf_status write_event_binding(wfl_act *act, const wfl_param_binding *pb,
-                                     const wfl_tl_event *ev, const wf_value *payload,
+                                     const wfl_tl_event *ev, const wf_value *bound,
                                      wf_error *err)
 {
     wf_value v = wf_null();
     wf_status rc = WF_OK;
     if (strcmp(pb->param, "e") == 0) {
-        rc = event_args(ev, payload, &v, err);
+        rc = event_args(ev, bound, &v, err);
     } else if (strcmp(pb->param, "sender") == 0) {
         const wfl_pval *it = wfl__pval(act, "InterfaceType");
         const wfl_tl_service *s = it && it->kind == WFL_PV_TYPE ? it->u.type.service : NULL;
         rc = wf_value_cstring(s ? wfl_tl_service_name(s) : "", &v);
     } else {
-        size_t n = wfl_tl_event_param_count(ev);
-        for (size_t i = 0; i < n; i++) {
-            const wfl_tl_prop *p = wfl_tl_event_param(ev, i);
-            const wf_value *field = strcmp(p->name, pb->param) == 0 ? payload_field(payload, p, n)
-                                                                     : NULL;
-            if (field && (rc = wf_value_convert(field, p->type, &v, err)) != WF_OK)
-                wf_error_prefix(err, "event parameter %s: ", p->name);
-            if (strcmp(p->name, pb->param) == 0)
-                break;
-        }
+        const wf_value *field = wf_value_record_get(bound, pb->param);
+        if (field)
+            v = wf_value_retain(field);
     }
     if (rc == WF_OK)
         rc = binding_set(act, pb, &v, err);
@@ -493,12 +474,18 @@ bool wfl__write_event_params(wfl_exec *ex, wfl_act *act, const wfl_tl_event *ev,
         }
         return true;
     }
-    const wfl_pval *pv = wfl__pval(act, "ParameterBindings");
-    for (size_t i = 0; pv && pv->kind == WFL_PV_PARAMS && i < pv->u.params.count; i++) {
-        if (write_event_binding(act, &pv->u.params.items[i], ev, payload, &err) != WF_OK) {
-            wfl__throw_error(ex, act, &err, NULL);
-            return false;
-        }
+    wf_value bound = wf_null();
+    if (wfl_tl_event_bind(ev, payload, &bound, &err) != WF_OK) {
+        wfl__throw_error(ex, act, &err, NULL);
+        return false;
     }
-    return true;
+    const wfl_pval *pv = wfl__pval(act, "ParameterBindings");
+    bool ok = true;
+    for (size_t i = 0; ok && pv && pv->kind == WFL_PV_PARAMS && i < pv->u.params.count; i++) {
+        ok = write_event_binding(act, &pv->u.params.items[i], ev, &bound, &err) == WF_OK;
+        if (!ok)
+            wfl__throw_error(ex, act, &err, NULL);
+    }
+    wf_value_release(&bound);
+    return ok;
 }

@@ -6,6 +6,7 @@
  * workflow). The host may force a move through the "SetStateQueue" (docs/semantics.md §3). */
 #include "wfl_exec_int.h"
 
+#include <assert.h>
 #include <string.h>
 
 /*
@@ -100,6 +101,8 @@ static void for_each_handler(wfl_exec *ex, wfl_act *root, bool subscribe)
 /* Run a clone of `tmpl` (StateInitialization, StateFinalization or an EventDriven). */
 static bool run_clone(wfl_exec *ex, wfl_act *root, wfl_act *tmpl, int what, uint32_t queue_id)
 {
+    /* one clone at a time: every caller starts one only when none runs (SM_IDLE) */
+    assert(((const xact *)wfl_act_exec(root))->count == SM_IDLE && what != SM_IDLE);
     wfl_act *clone = wfl__clone(ex, tmpl);
     if (!clone)
         return false;

@@ -1091,8 +1091,11 @@ static void property_element(loader *ld, const wf_xml_node *pe, wfl_node *node,
     wf_loc at = node_loc(ld, pe);
     snprintf(owner, sizeof owner, "%.*s", (int)(olen < 127 ? olen : 127), pe->name);
     if (parent == NULL && strcmp(pe->name, "ReceiveActivity.WorkflowServiceAttributes") == 0) {
-        WARN(ld, at, "ignored ReceiveActivity.WorkflowServiceAttributes: the WCF host's "
-             "configuration of the service, not part of the workflow's behaviour");
+        /* the WCF host's configuration, no behaviour here: only the service's name is kept */
+        const wf_xml_attr *name =
+            pe->first_child ? wf_xml_attr_find(pe->first_child, NULL, "Name") : NULL;
+        if (name && *name->value)
+            ld->def->service_name = adup(ld, name->value);
         return;
     }
     const wfl_dp *att = wfl_registry_attached(owner, dot + 1);
@@ -2480,6 +2483,11 @@ const char *wfl_definition_root_name(const wfl_definition *def)
 const char *wfl_definition_class_name(const wfl_definition *def)
 {
     return def->class_name;
+}
+
+const char *wfl_definition_service_name(const wfl_definition *def)
+{
+    return def->service_name;
 }
 
 size_t wfl_definition_activity_count(const wfl_definition *def)

@@ -58,6 +58,9 @@ void wfl_definition_destroy(wfl_definition *def); /* accepts NULL */
 const char *wfl_definition_path(const wfl_definition *def);      /* as given */
 const char *wfl_definition_root_name(const wfl_definition *def); /* "Workflow1" */
 const char *wfl_definition_class_name(const wfl_definition *def); /* x:Class or NULL */
+/* The root's ReceiveActivity.WorkflowServiceAttributes Name (a WF 3.5 workflow service's
+ * name, for the converter), or NULL. */
+const char *wfl_definition_service_name(const wfl_definition *def);
 size_t wfl_definition_activity_count(const wfl_definition *def);
 size_t wfl_definition_warning_count(const wfl_definition *def);
 

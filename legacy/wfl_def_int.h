@@ -117,6 +117,7 @@ struct wfl_definition {
     wf_types *types;         /* borrowed */
     const char *path;        /* in arena */
     const char *class_name;  /* x:Class or NULL */
+    const char *service_name; /* WorkflowServiceAttributes Name (WF 3.5), or NULL */
     wfl_node *root;
     wfl_node **nodes;        /* node_count entries, pre-order */
     size_t node_count;

@@ -136,6 +136,7 @@ bool wfl__wiq_push(wi_queue *q, const work_item *it)
         q->head = 0;
         q->cap = cap;
     }
+    assert(q->count < q->cap && q->head < q->cap); /* the ring has room after growing */
     q->items[(q->head + q->count) % q->cap] = *it;
     q->count++;
     return true;
@@ -145,6 +146,7 @@ static bool wiq_pop(wi_queue *q, work_item *out)
 {
     if (!q->count)
         return false;
+    assert(q->head < q->cap && q->count <= q->cap);
     *out = q->items[q->head];
     q->head = (q->head + 1) % q->cap;
     q->count--;
@@ -736,6 +738,7 @@ static void timer_sift_up(xtimer *h, size_t i)
         h[(i - 1) / 2] = t;
         i = (i - 1) / 2;
     }
+    assert(i == 0 || !timer_before(&h[i], &h[(i - 1) / 2])); /* heap order restored */
 }
 
 static void timer_sift_down(xtimer *h, size_t n, size_t i)
@@ -746,8 +749,10 @@ static void timer_sift_down(xtimer *h, size_t n, size_t i)
             m = l;
         if (r < n && timer_before(&h[r], &h[m]))
             m = r;
-        if (m == i)
+        if (m == i) {
+            assert(i == 0 || !timer_before(&h[i], &h[(i - 1) / 2])); /* heap order restored */
             return;
+        }
         xtimer t = h[i];
         h[i] = h[m];
         h[m] = t;
@@ -912,6 +917,7 @@ bool wfl__timer_add(wfl_exec *ex, int64_t due_us, uint32_t queue_id, uint64_t se
 /* Take the earliest timer off the heap. */
 static xtimer timer_pop(wfl_exec *ex)
 {
+    assert(ex->timer_count > 0);
     xtimer top = ex->timers[0];
     ex->timers[0] = ex->timers[--ex->timer_count];
     timer_sift_down(ex->timers, ex->timer_count, 0);

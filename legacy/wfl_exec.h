@@ -219,6 +219,12 @@ void wfl_exec_each_queue(wfl_exec *ex, wfl_queue_fn fn, void *ud);
 size_t wfl_exec_timers(const wfl_exec *ex, int64_t *due, size_t max);
 wfl_exec *wfl_exec_hosted(wfl_exec *ex, const char *activity);
 wf_status wfl_exec_put(wfl_exec *ex, const char *name, const wf_value *value, wf_error *err);
+/* The value of property `prop` of the live instance of `activity`: the one in the running
+ * round of every loop around it (an activity of the round that has not run yet holds its
+ * initial value). *found false when none is live (a round that ended or has not begun), which
+ * is no error; WF_E_NAME when the activity has no such property. */
+wf_status wfl_exec_activity_value(wfl_exec *ex, const char *activity, const char *prop,
+                                  wf_value *out, bool *found, wf_error *err);
 
 /* Save the whole state (instance tree, scheduler, queues, timers, contexts) as one versioned
  * blob (wf_free it). Only between pulses. */

@@ -119,3 +119,28 @@ wf_status wfl_exec_put(wfl_exec *ex, const char *name, const wf_value *value, wf
 {
     return wfl_act_set_by_name(ex->root, name, value, err);
 }
+
+/* The live activity named `name` under act: act itself, or inside it while it executes, the
+ * clones of its running loop rounds before its templates (which never run). */
+static wfl_act *find_live(wfl_act *act, const char *name)
+{
+    if (strcmp(wfl_act_name(act), name) == 0)
+        return act;
+    if (wfl_act_status(act) != WFL_ST_EXECUTING)
+        return NULL;
+    wfl_act *found = NULL;
+    for (size_t i = 0, n = wfl_act_context_count(act); i < n && !found; i++)
+        found = find_live(wfl_act_context_at(act, i), name);
+    for (size_t i = 0, n = wfl_act_child_count(act); i < n && !found; i++)
+        if (wfl_act_child(act, i))
+            found = find_live(wfl_act_child(act, i), name);
+    return found;
+}
+
+wf_status wfl_exec_activity_value(wfl_exec *ex, const char *activity, const char *prop,
+                                  wf_value *out, bool *found, wf_error *err)
+{
+    wfl_act *act = ex->root ? find_live(ex->root, activity) : NULL;
+    *found = act != NULL;
+    return act ? wfl_act_get_by_name(act, prop, out, err) : WF_OK;
+}

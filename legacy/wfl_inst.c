@@ -6,6 +6,7 @@
 
 #include "../common/wf_codec.h"
 
+#include <assert.h>
 #include <string.h>
 
 #define BIND_DEPTH_MAX 32
@@ -382,8 +383,17 @@ static wf_status check_dp(const wfl_act *act, const wfl_dp *dp, wf_error *err)
     return WF_OK;
 }
 
+/* The value slot of `dp` in `act`: dp is one of the DPs of act's type (check_dp ran on every
+ * path that gets here), so its index is a slot index (wfl_registry.h: dps[i]->index == i). */
+static wf_value *slot_of(wfl_act *act, const wfl_dp *dp)
+{
+    assert(dp->index < act->node->type->dp_count && act->node->type->dps[dp->index] == dp);
+    return &act->slots[dp->index];
+}
+
 static const wfl_bind *bind_of(const wfl_act *act, const wfl_dp *dp)
 {
+    assert(dp->index < act->node->type->dp_count && act->node->type->dps[dp->index] == dp);
     const wfl_pval *pv = &act->node->props[dp->index];
     return pv->kind == WFL_PV_BIND ? pv->u.bind : NULL;
 }
@@ -413,7 +423,7 @@ static wf_status read_dp(wfl_act *act, const wfl_dp *dp, unsigned depth, wf_valu
 {
     const wfl_bind *b = bind_of(act, dp);
     if (b == NULL) {
-        *out = wf_value_retain(&act->slots[dp->index]);
+        *out = wf_value_retain(slot_of(act, dp));
         return WF_OK;
     }
     return read_bind(act, b, depth + 1, out, err);
@@ -468,8 +478,9 @@ static wf_status store_dp(wfl_act *act, const wfl_dp *dp, const wf_value *value,
         wf_error_prefix(err, "property '%s' of '%s': ", dp->name, act->node->name);
         return rc;
     }
-    wf_value_release(&act->slots[dp->index]);
-    act->slots[dp->index] = conv;
+    wf_value *slot = slot_of(act, dp);
+    wf_value_release(slot);
+    *slot = conv;
     act->dirty = true;
     return WF_OK;
 }
@@ -513,7 +524,7 @@ wf_status wfl_act_get(wfl_act *act, const wfl_dp *dp, wf_value *out, wf_error *e
         return rc;
     const wfl_bind *b = bind_of(act, dp);
     if (b == NULL) {
-        *out = wf_value_retain(&act->slots[dp->index]);
+        *out = wf_value_retain(slot_of(act, dp));
         return WF_OK;
     }
     wf_value raw = wf_null();

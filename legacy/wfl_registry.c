@@ -4,6 +4,7 @@
  * (docs/semantics.md §1 "Properties", §3 catalogue). */
 #include "wfl_registry.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <string.h>
 #include <strings.h> /* strcasecmp */
@@ -249,9 +250,13 @@ static void build_type(size_t i)
     wfl_type *t = &g_reg.types[i];
     const wfl_type *base = d->base == WFL_KIND_COUNT ? NULL : g_reg.by_kind[d->base];
     size_t n = 0;
+    assert(d->base == WFL_KIND_COUNT || base != NULL); /* type_decls lists bases first */
+    assert((base ? base->dp_count : 0) + d->dp_count <= MAX_FLAT);
     if (base != NULL) {
-        for (; n < base->dp_count; n++)
+        for (; n < base->dp_count; n++) {
+            assert(base->dps[n]->index == n); /* base DPs keep their slots in every subtype */
             g_reg.flat[i][n] = base->dps[n];
+        }
     }
     for (size_t k = 0; k < d->dp_count; k++, n++) {
         fill_dp(&g_reg.own[i][k], &d->dps[k], n, t);

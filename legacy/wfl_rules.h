@@ -172,6 +172,10 @@ wf_loc wfl_rexpr_loc(const wfl_rexpr *e);
 size_t wfl_rexpr_child_count(const wfl_rexpr *e);
 const wfl_rexpr *wfl_rexpr_child(const wfl_rexpr *e, size_t index);
 const char *wfl_rexpr_name(const wfl_rexpr *e); /* member, method or type name; else NULL */
+/* THIS read from GetActivityByName("N") where N is not the root's name, blanks included:
+ * WF3's lookup returns null there (docs/wf3-behaviour.md "Rules: string arguments are
+ * verbatim"). */
+bool wfl_rexpr_lookup_missed(const wfl_rexpr *e);
 wfl_rop wfl_rexpr_op(const wfl_rexpr *e);        /* BINARY */
 const wf_value *wfl_rexpr_value(const wfl_rexpr *e); /* PRIMITIVE (immortal), else NULL */
 const wf_type *wfl_rexpr_type(const wfl_rexpr *e);   /* CAST, NEW: resolved type */

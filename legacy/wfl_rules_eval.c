@@ -25,21 +25,30 @@ typedef struct ev {
     const wfl_rules *owner;  /* NULL for a bare expression */
 } ev;
 
-/* For rules loaded without a wf_types (the types then match by name only). */
-static const wf_type fb_rule = {WF_K_EXCEPTION, "RuleException", NULL, &wf_exc_exception};
-static const wf_type fb_rule_eval = {WF_K_EXCEPTION, "RuleEvaluationException", NULL, &fb_rule};
-static const wf_type fb_target_inv = {WF_K_EXCEPTION, "TargetInvocationException", NULL,
-                                      &wf_exc_application};
-static const wfl_rules_excs fallback_excs = {&fb_rule, &fb_rule_eval, &fb_target_inv};
+/* For rules loaded without a wf_types: the built-in types (common/wf_value.h). */
+static const wfl_rules_excs fallback_excs = {&wf_exc_rule, &wf_exc_rule_evaluation,
+                                             &wf_exc_target_invocation};
 
 static const wfl_rules_excs *excs_of(const wfl_rules *owner)
 {
     return owner && owner->excs.rule_eval ? &owner->excs : &fallback_excs;
 }
 
+static void mark_missed_lookups(wfl_rexpr *e, const char *root_name)
+{
+    if (!e)
+        return;
+    if (e->kind == WFL_REX_THIS && e->name)
+        e->lookup_missed = strcmp(e->name, root_name) != 0;
+    for (size_t i = 0; i < e->kid_count; i++)
+        mark_missed_lookups(e->kids[i], root_name);
+}
+
 void wfl__rules_set_root(wfl_rules *rules, const char *root_name)
 {
     rules->root_name = root_name;
+    for (size_t i = 0; root_name && i < rules->cond_count; i++)
+        mark_missed_lookups(rules->conds[i].expr, root_name);
 }
 
 static wf_status eval(ev *c, const wfl_rexpr *e, wf_value *out);
@@ -773,10 +782,9 @@ static wf_status substring(ev *c, const wfl_rexpr *e, const char *s, const wf_va
         return fail(c, WF_E_TYPE, e, "Substring takes one or two integer arguments");
     int64_t start = as_i64(&args[0]);
     int64_t count = argc == 2 ? as_i64(&args[1]) : (int64_t)len - start;
-    if (start < 0 || count < 0 || (uint64_t)start > len || (uint64_t)(start + count) > len)
-        return fault(c, &wf_exc_argument_range, e,
-                     "Index and length must refer to a location within the string.", "%s",
-                     "Substring");
+    const char *msg = wf_substring_fault(start, count, len);
+    if (msg)
+        return fault(c, &wf_exc_argument_range, e, msg, "%s", "Substring");
     return wf_value_string(s + start, (size_t)count, out) == WF_OK ? WF_OK : nomem(c, e);
 }
 
@@ -817,6 +825,8 @@ static wf_status edit_string(ev *c, const wfl_rexpr *e, const char *s, const wf_
     size_t len = strlen(s);
     int64_t a = as_i64(&args[0]);
     int64_t n = !pad && !insert ? (argc == 2 ? as_i64(&args[1]) : (int64_t)len - a) : 0;
+    if (pad && a < 0)
+        return fault(c, &wf_exc_argument_range, e, WF_MSG_PAD_NEGATIVE, "%s", m);
     if (a < 0 || (pad && a > 1000000) ||
         (!pad && ((uint64_t)a > len || n < 0 || (uint64_t)(a + n) > len)))
         return range_fault(c, e);

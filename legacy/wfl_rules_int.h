@@ -28,6 +28,8 @@ struct wfl_rexpr {
     const wf_type *type;  /* CAST / NEW: resolved; TYPEREF: NULL when not a value type */
     wfl_rexpr **kids;     /* see wfl_rexpr_kind */
     size_t kid_count;
+    bool lookup_missed; /* THIS from GetActivityByName of a name that is not the root's
+                           (wfl__rules_set_root): null in WF3 */
 };
 
 struct wfl_rule_action {

@@ -1339,6 +1339,7 @@ const wfl_rexpr *wfl_rexpr_child(const wfl_rexpr *e, size_t index)
     return index < e->kid_count ? e->kids[index] : NULL;
 }
 const char *wfl_rexpr_name(const wfl_rexpr *e) { return e->name; }
+bool wfl_rexpr_lookup_missed(const wfl_rexpr *e) { return e->lookup_missed; }
 wfl_rop wfl_rexpr_op(const wfl_rexpr *e) { return e->op; }
 const wf_value *wfl_rexpr_value(const wfl_rexpr *e)
 {

@@ -1,8 +1,8 @@
 /* wfl_rules_text.c — prints compiled rule expressions as modern expression text, the form
  * the converter writes into XAML: `this.` disappears, CodeDOM operators become C# operators,
  * the rules parser's encodings of `!x`, `a != b` and `-x` are undone, literals carry the
- * suffixes the modern expression language reads (5L, 12.5m), and ToString/Equals become
- * str(x) / x == y. */
+ * suffixes the modern expression language reads (5L, 12.5m), and x.Equals(y) becomes x == y
+ * (x.ToString() stays a method call, so that a null x faults as in WF3). */
 #include "wfl_rules_int.h"
 
 #include <math.h>
@@ -145,8 +145,14 @@ static void print_args(const wfl_rexpr *e, size_t first, wf_buf *out)
 }
 
 /* Where a member or call hangs: nothing for `this`, "Type." for statics, "target." else. */
+/* A lookup that found nothing is a null target: the member read from it faults (inside
+ * WF3Rule, as RuleEvaluationException). */
 static void print_target(const wfl_rexpr *t, wf_buf *out)
 {
+    if (t->kind == WFL_REX_THIS && t->lookup_missed) {
+        wf_buf_adds(out, "((object)null).");
+        return;
+    }
     if (t->kind == WFL_REX_THIS)
         return;
     if (t->kind == WFL_REX_TYPEREF)
@@ -222,19 +228,12 @@ static void print_binary(const wfl_rexpr *e, wf_buf *out, int min_prec)
     close_paren(wrap, out);
 }
 
-/* Value methods the modern language spells differently: x.ToString() is str(x), and
- * x.Equals(y) is x == y. */
+/* A value method the modern language spells differently: x.Equals(y) is x == y. */
 static bool print_value_call(const wfl_rexpr *e, wf_buf *out, int min_prec)
 {
     wfl_rexpr_kind on = e->kids[0]->kind;
     if (on == WFL_REX_THIS || on == WFL_REX_TYPEREF)
         return false;
-    if (strcmp(e->name, "ToString") == 0 && e->kid_count == 1) {
-        wf_buf_adds(out, "str(");
-        print(e->kids[0], out, 0);
-        wf_buf_addc(out, ')');
-        return true;
-    }
     if (strcmp(e->name, "Equals") == 0 && e->kid_count == 2) {
         bool wrap = P_EQ < min_prec;
         open_paren(wrap, out);

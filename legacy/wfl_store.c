@@ -219,13 +219,14 @@ wf_status wfl_store_load(wfl_store *store, const char *instance_id, void **blob,
     if (rc != WF_OK)
         return rc;
     const char *status = (const char *)sqlite3_column_text(st, 1);
-    if (status && strcmp(status, WFL_STORE_MIGRATED) == 0) {
+    bool moving = status && strcmp(status, WFL_STORE_MIGRATING) == 0;
+    if (moving || (status && strcmp(status, WFL_STORE_MIGRATED) == 0)) {
         sqlite3_finalize(st);
         wf_loc loc = {store->path, 0, 0};
         return wf_error_set(err, WF_E_STATE, &loc,
-                            "instance '%s' was migrated to a modern store (wfbridge "
-                            "migrate-instances): it no longer runs here",
-                            instance_id);
+                            "instance '%s' %s to a modern store (wfbridge migrate-instances)%s",
+                            instance_id, moving ? "is being migrated" : "was migrated",
+                            moving ? "" : ": it no longer runs here");
     }
     size_t n = (size_t)sqlite3_column_bytes(st, 0);
     const void *data = sqlite3_column_blob(st, 0);
@@ -318,57 +319,138 @@ static wf_status step_done(wfl_store *store, sqlite3_stmt *st, int *changes, wf_
     return WF_OK;
 }
 
-static wf_status mark_in_tx(wfl_store *store, const char *id, const wfl_store_migration *m,
-                            wf_error *err)
+static bool has_migrated_table(wfl_store *store)
+{
+    return query_is(store,
+                    "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='migrated'",
+                    "1");
+}
+
+/* The `migrated` table, with its owner column (added to a table of an older wfbridge). */
+static wf_status migrated_table(wfl_store *store, wf_error *err)
 {
     wf_status rc = exec_sql(store,
                             "CREATE TABLE IF NOT EXISTS migrated(id TEXT PRIMARY KEY,"
                             " previous_status TEXT NOT NULL, target TEXT NOT NULL,"
-                            " modern_id TEXT NOT NULL, state_hash TEXT NOT NULL)",
+                            " modern_id TEXT NOT NULL, state_hash TEXT NOT NULL,"
+                            " owner TEXT NOT NULL DEFAULT '')",
                             err);
-    char status[32];
+    if (rc == WF_OK && !query_is(store,
+                                 "SELECT count(*) FROM pragma_table_info('migrated')"
+                                 " WHERE name = 'owner'",
+                                 "1"))
+        rc = exec_sql(store, "ALTER TABLE migrated ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
+                      err);
+    return rc;
+}
+
+static wf_status prepare(wfl_store *store, const char *sql, sqlite3_stmt **st, wf_error *err)
+{
+    return sqlite3_prepare_v2(store->db, sql, -1, st, NULL) == SQLITE_OK
+               ? WF_OK
+               : db_error(store, err, "cannot update the store");
+}
+
+/* The statements of a claim, prepared once per transaction. */
+typedef struct claim_sts {
+    sqlite3_stmt *fresh, *record, *takeover, *status;
+} claim_sts;
+
+static void claim_sts_fini(claim_sts *c)
+{
+    sqlite3_finalize(c->fresh);
+    sqlite3_finalize(c->record);
+    sqlite3_finalize(c->takeover);
+    sqlite3_finalize(c->status);
+}
+
+static wf_status claim_prepare(wfl_store *store, claim_sts *c, wf_error *err)
+{
+    wf_status rc = prepare(store,
+                           "UPDATE instances SET status = '" WFL_STORE_MIGRATING "' WHERE id = ?1"
+                           " AND status NOT IN ('" WFL_STORE_MIGRATING "', '" WFL_STORE_MIGRATED
+                           "')",
+                           &c->fresh, err);
     if (rc == WF_OK)
-        rc = wfl_store_status(store, id, status, sizeof status, err);
-    if (rc != WF_OK || strcmp(status, WFL_STORE_MIGRATED) == 0)
-        return rc;
-    char hash[17];
+        rc = prepare(store,
+                     "INSERT INTO migrated(id, previous_status, target, modern_id, state_hash,"
+                     " owner) VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(id) DO UPDATE SET"
+                     " previous_status = excluded.previous_status, target = excluded.target,"
+                     " modern_id = excluded.modern_id, state_hash = excluded.state_hash,"
+                     " owner = excluded.owner",
+                     &c->record, err);
+    if (rc == WF_OK)
+        rc = prepare(store,
+                     "UPDATE migrated SET target = ?2, modern_id = ?3, state_hash = ?4,"
+                     " owner = ?5 WHERE id = ?1 AND owner = ?6 AND EXISTS (SELECT 1 FROM"
+                     " instances WHERE instances.id = ?1 AND status IN ('" WFL_STORE_MIGRATING
+                     "', '" WFL_STORE_MIGRATED "'))",
+                     &c->takeover, err);
+    if (rc == WF_OK)
+        rc = prepare(store,
+                     "UPDATE instances SET status = '" WFL_STORE_MIGRATING "' WHERE id = ?1",
+                     &c->status, err);
+    return rc;
+}
+
+static wf_status step_reset(wfl_store *store, sqlite3_stmt *st, int *changes, wf_error *err)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE)
+        return db_error(store, err, "cannot update the store");
+    if (changes)
+        *changes = sqlite3_changes(store->db);
+    return WF_OK;
+}
+
+static wf_status claim_one(wfl_store *store, claim_sts *c, const char *id,
+                           const wfl_store_migration *m, const char *from_owner, bool *taken,
+                           wf_error *err)
+{
+    char hash[17], status[32];
     snprintf(hash, sizeof hash, "%016llx", (unsigned long long)m->state_hash);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(store->db,
-                           "INSERT OR REPLACE INTO migrated VALUES(?, ?, ?, ?, ?)", -1, &st,
-                           NULL) != SQLITE_OK)
-        return db_error(store, err, "cannot update the store");
-    sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, status, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 3, m->target, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 4, m->modern_id, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 5, hash, -1, SQLITE_TRANSIENT);
-    rc = step_done(store, st, NULL, err);
-    if (rc != WF_OK)
+    int changes = 0;
+    wf_status rc = WF_OK;
+    if (from_owner) { /* compare-and-set on the record's owner */
+        sqlite3_bind_text(c->takeover, 1, id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(c->takeover, 2, m->target, -1, SQLITE_STATIC);
+        sqlite3_bind_text(c->takeover, 3, m->modern_id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(c->takeover, 4, hash, -1, SQLITE_STATIC);
+        sqlite3_bind_text(c->takeover, 5, m->owner, -1, SQLITE_STATIC);
+        sqlite3_bind_text(c->takeover, 6, from_owner, -1, SQLITE_STATIC);
+        rc = step_reset(store, c->takeover, &changes, err);
+        if (rc == WF_OK && changes) {
+            sqlite3_bind_text(c->status, 1, id, -1, SQLITE_STATIC);
+            rc = step_reset(store, c->status, NULL, err);
+        }
+        *taken = rc == WF_OK && changes;
         return rc;
-    if (sqlite3_prepare_v2(store->db, "UPDATE instances SET status = '" WFL_STORE_MIGRATED
-                                      "' WHERE id = ?",
-                           -1, &st, NULL) != SQLITE_OK)
-        return db_error(store, err, "cannot update the store");
-    sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
-    return step_done(store, st, NULL, err);
+    }
+    rc = wfl_store_status(store, id, status, sizeof status, err);
+    if (rc == WF_E_NOTFOUND) { /* gone since it was read: not ours to move */
+        wf_error_clear(err);
+        *taken = false;
+        return WF_OK;
+    }
+    sqlite3_bind_text(c->fresh, 1, id, -1, SQLITE_STATIC);
+    if (rc == WF_OK)
+        rc = step_reset(store, c->fresh, &changes, err);
+    *taken = rc == WF_OK && changes;
+    if (!*taken)
+        return rc;
+    sqlite3_bind_text(c->record, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(c->record, 2, status, -1, SQLITE_STATIC);
+    sqlite3_bind_text(c->record, 3, m->target, -1, SQLITE_STATIC);
+    sqlite3_bind_text(c->record, 4, m->modern_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(c->record, 5, hash, -1, SQLITE_STATIC);
+    sqlite3_bind_text(c->record, 6, m->owner, -1, SQLITE_STATIC);
+    return step_reset(store, c->record, NULL, err);
 }
 
-wf_status wfl_store_mark_migrated(wfl_store *store, const char *id,
-                                  const wfl_store_migration *m, wf_error *err)
+static wf_status commit_or_roll_back(wfl_store *store, wf_status rc, wf_error *err)
 {
-    return wfl_store_mark_migrated_many(store, &id, m, 1, err);
-}
-
-wf_status wfl_store_mark_migrated_many(wfl_store *store, const char *const *ids,
-                                       const wfl_store_migration *ms, size_t count,
-                                       wf_error *err)
-{
-    wf_status rc = exec_sql(store, "BEGIN IMMEDIATE", err);
-    if (rc != WF_OK)
-        return rc;
-    for (size_t i = 0; i < count && rc == WF_OK; i++)
-        rc = mark_in_tx(store, ids[i], &ms[i], err);
     if (rc == WF_OK)
         rc = exec_sql(store, "COMMIT", err);
     if (rc != WF_OK)
@@ -376,11 +458,52 @@ wf_status wfl_store_mark_migrated_many(wfl_store *store, const char *const *ids,
     return rc;
 }
 
-static bool has_migrated_table(wfl_store *store)
+wf_status wfl_store_claim_migrations(wfl_store *store, const char *const *ids,
+                                     const wfl_store_migration *ms,
+                                     const char *const *from_owner, size_t count, bool *taken,
+                                     wf_error *err)
 {
-    return query_is(store,
-                    "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='migrated'",
-                    "1");
+    for (size_t i = 0; i < count; i++)
+        taken[i] = false;
+    wf_status rc = exec_sql(store, "BEGIN IMMEDIATE", err);
+    if (rc != WF_OK)
+        return rc;
+    claim_sts c = {NULL, NULL, NULL, NULL};
+    rc = migrated_table(store, err);
+    if (rc == WF_OK)
+        rc = claim_prepare(store, &c, err);
+    for (size_t i = 0; i < count && rc == WF_OK; i++)
+        rc = claim_one(store, &c, ids[i], &ms[i], from_owner ? from_owner[i] : NULL, &taken[i],
+                       err);
+    claim_sts_fini(&c);
+    rc = commit_or_roll_back(store, rc, err);
+    if (rc != WF_OK)
+        for (size_t i = 0; i < count; i++)
+            taken[i] = false;
+    return rc;
+}
+
+wf_status wfl_store_finish_migrations(wfl_store *store, const char *const *ids, size_t count,
+                                      const char *owner, wf_error *err)
+{
+    wf_status rc = exec_sql(store, "BEGIN IMMEDIATE", err);
+    if (rc != WF_OK)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    rc = migrated_table(store, err);
+    if (rc == WF_OK)
+        rc = prepare(store,
+                     "UPDATE instances SET status = '" WFL_STORE_MIGRATED "' WHERE id = ?1 AND"
+                     " status = '" WFL_STORE_MIGRATING "' AND EXISTS (SELECT 1 FROM migrated"
+                     " WHERE migrated.id = ?1 AND owner = ?2)",
+                     &st, err);
+    for (size_t i = 0; i < count && rc == WF_OK; i++) {
+        sqlite3_bind_text(st, 1, ids[i], -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, owner, -1, SQLITE_STATIC);
+        rc = step_reset(store, st, NULL, err);
+    }
+    sqlite3_finalize(st);
+    return commit_or_roll_back(store, rc, err);
 }
 
 wf_status wfl_store_migration_get(wfl_store *store, const char *id, wfl_store_migration *m,
@@ -390,10 +513,16 @@ wf_status wfl_store_migration_get(wfl_store *store, const char *id, wfl_store_mi
     wf_loc loc = {store->path, 0, 0};
     if (!has_migrated_table(store))
         return wf_error_set(err, WF_E_NOTFOUND, &loc, "instance '%s' was not migrated", id);
+    bool with_owner = query_is(store,
+                               "SELECT count(*) FROM pragma_table_info('migrated')"
+                               " WHERE name = 'owner'",
+                               "1");
     sqlite3_stmt *st;
     wf_status rc = select_row(store,
-                              "SELECT previous_status, target, modern_id, state_hash"
-                              " FROM migrated WHERE id = ?",
+                              with_owner ? "SELECT previous_status, target, modern_id,"
+                                           " state_hash, owner FROM migrated WHERE id = ?"
+                                         : "SELECT previous_status, target, modern_id,"
+                                           " state_hash, '' FROM migrated WHERE id = ?",
                               id, &st, err);
     if (rc != WF_OK)
         return rc;
@@ -401,38 +530,42 @@ wf_status wfl_store_migration_get(wfl_store *store, const char *id, wfl_store_mi
     snprintf(m->target, sizeof m->target, "%s", sqlite3_column_text(st, 1));
     snprintf(m->modern_id, sizeof m->modern_id, "%s", sqlite3_column_text(st, 2));
     m->state_hash = strtoull((const char *)sqlite3_column_text(st, 3), NULL, 16);
+    snprintf(m->owner, sizeof m->owner, "%s", sqlite3_column_text(st, 4));
     sqlite3_finalize(st);
     return WF_OK;
 }
 
-wf_status wfl_store_unmark_migrated(wfl_store *store, const char *id, wf_error *err)
+wf_status wfl_store_unmark_migrated(wfl_store *store, const char *id, const char *owner,
+                                    bool *undone, wf_error *err)
 {
+    if (undone)
+        *undone = false;
     if (!has_migrated_table(store))
         return WF_OK;
     wf_status rc = exec_sql(store, "BEGIN IMMEDIATE", err);
     if (rc != WF_OK)
         return rc;
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(store->db,
-                           "UPDATE instances SET status = (SELECT previous_status FROM migrated"
-                           " WHERE migrated.id = instances.id) WHERE id = ? AND id IN"
-                           " (SELECT id FROM migrated)",
-                           -1, &st, NULL) != SQLITE_OK)
-        rc = db_error(store, err, "cannot update the store");
-    else {
-        sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
-        rc = step_done(store, st, NULL, err);
-    }
-    if (rc == WF_OK && sqlite3_prepare_v2(store->db, "DELETE FROM migrated WHERE id = ?", -1,
-                                          &st, NULL) != SQLITE_OK)
-        rc = db_error(store, err, "cannot update the store");
-    else if (rc == WF_OK) {
-        sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
-        rc = step_done(store, st, NULL, err);
-    }
+    int changes = 0;
+    rc = migrated_table(store, err);
     if (rc == WF_OK)
-        rc = exec_sql(store, "COMMIT", err);
-    if (rc != WF_OK)
-        sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+        rc = prepare(store,
+                     "UPDATE instances SET status = (SELECT previous_status FROM migrated"
+                     " WHERE migrated.id = instances.id) WHERE id = ?1 AND EXISTS (SELECT 1"
+                     " FROM migrated WHERE migrated.id = ?1 AND (?2 IS NULL OR owner = ?2))",
+                     &st, err);
+    if (rc == WF_OK) {
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, owner, -1, SQLITE_STATIC);
+        rc = step_done(store, st, &changes, err);
+    }
+    if (rc == WF_OK && changes && (rc = prepare(store, "DELETE FROM migrated WHERE id = ?",
+                                                &st, err)) == WF_OK) {
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+        rc = step_done(store, st, NULL, err);
+    }
+    rc = commit_or_roll_back(store, rc, err);
+    if (undone)
+        *undone = rc == WF_OK && changes > 0;
     return rc;
 }

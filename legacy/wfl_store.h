@@ -44,11 +44,14 @@ wf_status wfl_store_remove(wfl_store *store, const char *instance_id, wf_error *
 wf_status wfl_store_count(wfl_store *store, size_t *count, wf_error *err);
 
 /* ---- moving instances to a modern store (`wfbridge migrate-instances`) ----------------------
- * A migrated instance keeps its row and blob; its status becomes "Migrated" (no longer
- * loadable) and a row of the `migrated` table (created on first use) remembers its previous
- * status, the target store, the modern instance id and a hash of the modern state written, so
- * that the mark can be undone (--rollback). */
-#define WFL_STORE_MIGRATED "Migrated"
+ * A migrated instance keeps its row and blob; a row of the `migrated` table (created on first
+ * use) remembers its previous status, the target store, the modern instance id, a hash of the
+ * modern state written and the migrate-instances process (owner) that moved it last. Its
+ * status is "Migrating" while a move or a rollback is in doubt, "Migrated" once the move is
+ * settled; neither is loadable (docs/migrate.md "Never both, never neither": a Migrating row
+ * runs here exactly when its modern copy was not committed, which the bridge decides). */
+#define WFL_STORE_MIGRATED  "Migrated"
+#define WFL_STORE_MIGRATING "Migrating"
 
 /* Call fn for every instance in id order; fn returns false to stop. The strings and blob live
  * during the call. */
@@ -58,23 +61,32 @@ wf_status wfl_store_each(wfl_store *store, wfl_store_row_fn fn, void *ud, wf_err
 
 typedef struct wfl_store_migration {
     char previous_status[32];
-    char target[256];
+    char target[1024];
     char modern_id[64];
     uint64_t state_hash;
+    char owner[320]; /* "" in records written before owners were kept */
 } wfl_store_migration;
-/* Mark instance `id` migrated, in one transaction (idempotent: a second mark keeps the first
- * previous status). WF_E_NOTFOUND when absent. */
-wf_status wfl_store_mark_migrated(wfl_store *store, const char *id,
-                                  const wfl_store_migration *m, wf_error *err);
-/* The same for `count` instances in one transaction: all marked or none. */
-wf_status wfl_store_mark_migrated_many(wfl_store *store, const char *const *ids,
-                                       const wfl_store_migration *ms, size_t count,
-                                       wf_error *err);
+
+/* Claim `count` rows for a move (or a rollback) in one transaction: each row whose state is
+ * the expected one becomes "Migrating" with record ms[i] (its owner ms[i].owner; a previous
+ * status already recorded is kept) and taken[i] is set; the others are left as they are
+ * (taken[i] false: another process got there first). Expected: from_owner[i] NULL, a row that
+ * is neither Migrating nor Migrated (its status is recorded as the previous one); else a
+ * Migrating or Migrated row whose record's owner is from_owner[i] (compare-and-set). */
+wf_status wfl_store_claim_migrations(wfl_store *store, const char *const *ids,
+                                     const wfl_store_migration *ms,
+                                     const char *const *from_owner, size_t count, bool *taken,
+                                     wf_error *err);
+/* Settle moves: the rows of `ids` that are Migrating under `owner` become Migrated (one
+ * transaction; the others are left alone). */
+wf_status wfl_store_finish_migrations(wfl_store *store, const char *const *ids, size_t count,
+                                      const char *owner, wf_error *err);
 /* The migration record of `id` (WF_E_NOTFOUND when it was not migrated). */
 wf_status wfl_store_migration_get(wfl_store *store, const char *id, wfl_store_migration *m,
                                   wf_error *err);
-/* Undo the mark: the previous status back, the record gone, in one transaction (absent
- * record: nothing to do). */
-wf_status wfl_store_unmark_migrated(wfl_store *store, const char *id, wf_error *err);
+/* Undo the mark: the previous status back, the record gone, in one transaction; only while
+ * the record's owner is `owner` (NULL: any). *undone (optional): whether it was undone. */
+wf_status wfl_store_unmark_migrated(wfl_store *store, const char *id, const char *owner,
+                                    bool *undone, wf_error *err);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "../common/wf_mem.h"
 #include "../common/wf_xml.h"
+#include "../common/wf_payload.h"
 
 #define TL_NS "urn:wfbridge:typelib"
 
@@ -310,19 +311,25 @@ static void unknown_element(tl_parse *p, const wf_xml_node *n, const char *paren
            n->prefix ? n->prefix : "", n->prefix ? ":" : "", n->name, parent);
 }
 
-/* A <Property> of an ActivityType (native: must map to C) or a Class. */
-static void parse_property(tl_parse *p, const wf_xml_node *n, bool of_activity, wfl_tl_prop *prop)
+/* Whose <Property> it is: a native ActivityType's (its type must map to C, Direction may be
+ * Return), a composite ActivityType's (Direction In, Out or InOut; without one, InOut: copied
+ * into the body and back, docs/formats.md "Composite activity types") or a Class's. */
+typedef enum prop_owner { PROP_NATIVE, PROP_COMPOSITE, PROP_CLASS } prop_owner;
+
+static void parse_property(tl_parse *p, const wf_xml_node *n, prop_owner owner, wfl_tl_prop *prop)
 {
     static const char *const act_attrs[] = {"Name", "Type", "Direction", "Default", NULL};
     static const char *const cls_attrs[] = {"Name", "Type", "Default", NULL};
-    check_attrs(p, n, of_activity ? act_attrs : cls_attrs);
+    check_attrs(p, n, owner == PROP_CLASS ? cls_attrs : act_attrs);
     const char *name = required(p, n, "Name");
     prop->name = name ? tl_strdup(p, name) : "";
     prop->line = n->line;
     prop->col = n->col;
-    prop->type = parse_type(p, n, of_activity);
-    if (of_activity)
-        parse_dir(p, n, true, &prop->dir);
+    prop->type = parse_type(p, n, owner == PROP_NATIVE);
+    if (owner == PROP_COMPOSITE && !attr(n, "Direction"))
+        prop->dir = WFL_TL_INOUT;
+    else if (owner != PROP_CLASS)
+        parse_dir(p, n, owner == PROP_NATIVE, &prop->dir);
     parse_default(p, n, prop);
     if (prop->has_default && prop->dir != WFL_TL_IN && prop->dir != WFL_TL_INOUT)
         report(p, WF_E_SCHEMA, wf_xml_node_loc(p->doc, n),
@@ -383,7 +390,8 @@ static void finish_func(tl_parse *p, wfl_tl_func *fn, const wfl_tl_prop *all, si
 }
 
 static bool valid_library_name(const char *name);
-static void parse_class_body(tl_parse *p, const wf_xml_node *n, wfl_tl_class *cls);
+static void parse_class_body(tl_parse *p, const wf_xml_node *n, prop_owner kind,
+                             wfl_tl_class *cls);
 
 /* <ActivityType Name= Definition="X.xoml">: a composite whose body is a XOML file beside the
  * type library; its Property/Handler/Condition children are its code-beside, as a Class's. */
@@ -405,7 +413,7 @@ static void parse_composite(tl_parse *p, const wf_xml_node *n, wfl_tl_activity *
     if (!act->body)
         return;
     act->body->name = act->name;
-    parse_class_body(p, n, act->body);
+    parse_class_body(p, n, PROP_COMPOSITE, act->body);
     act->props = act->body->props;
     act->prop_count = act->body->prop_count;
 }
@@ -437,7 +445,7 @@ static void parse_activity(tl_parse *p, const wf_xml_node *n, wfl_tl_activity *a
             unknown_element(p, c, "ActivityType");
             continue;
         }
-        parse_property(p, c, true, &act->props[act->prop_count++]);
+        parse_property(p, c, PROP_NATIVE, &act->props[act->prop_count++]);
     }
     dup_check_props(p, act->props, act->prop_count, act->name);
     finish_func(p, &act->func, act->props, act->prop_count);
@@ -511,11 +519,12 @@ static void parse_class(tl_parse *p, const wf_xml_node *n, wfl_tl_class *cls)
                "StateMachineWorkflowActivity", base->value);
     else if (base)
         cls->base_type = tl_strdup(p, base->value);
-    parse_class_body(p, n, cls);
+    parse_class_body(p, n, PROP_CLASS, cls);
 }
 
 /* Properties, Handlers and Conditions of a Class or of a composite ActivityType. */
-static void parse_class_body(tl_parse *p, const wf_xml_node *n, wfl_tl_class *cls)
+static void parse_class_body(tl_parse *p, const wf_xml_node *n, prop_owner kind,
+                             wfl_tl_class *cls)
 {
     const char *owner = n->name;
     cls->props = tl_alloc(p, n->child_count, sizeof *cls->props);
@@ -525,7 +534,7 @@ static void parse_class_body(tl_parse *p, const wf_xml_node *n, wfl_tl_class *cl
     /* Properties first, so handlers may bind properties declared after them. */
     for (const wf_xml_node *c = n->first_child; c; c = c->next)
         if (is_tl_element(p, c, "Property"))
-            parse_property(p, c, false, &cls->props[cls->prop_count++]);
+            parse_property(p, c, kind, &cls->props[cls->prop_count++]);
     dup_check_props(p, cls->props, cls->prop_count, cls->name);
     const char **names = tl_alloc(p, n->child_count, sizeof *names);
     for (const wf_xml_node *c = n->first_child; c && names; c = c->next) {
@@ -1083,6 +1092,16 @@ size_t wfl_tl_event_param_count(const wfl_tl_event *e) { return e->param_count; 
 const wfl_tl_prop *wfl_tl_event_param(const wfl_tl_event *e, size_t index)
 {
     return index < e->param_count ? &e->params[index] : NULL;
+}
+
+wf_status wfl_tl_event_bind(const wfl_tl_event *e, const wf_value *payload, wf_value *out,
+                            wf_error *err)
+{
+    wf_payload_param params[64];
+    size_t n = e->param_count < 64 ? e->param_count : 64;
+    for (size_t i = 0; i < n; i++)
+        params[i] = (wf_payload_param){e->params[i].name, e->params[i].type};
+    return wf_payload_bind(payload, params, n, out, err);
 }
 
 wfl_tl_func_kind wfl_tl_func_kind_of(const wfl_tl_func *fn) { return fn->kind; }

@@ -131,6 +131,10 @@ const wfl_tl_event *wfl_tl_service_event_at(const wfl_tl_service *s, size_t inde
 const char *wfl_tl_event_name(const wfl_tl_event *e);
 size_t wfl_tl_event_param_count(const wfl_tl_event *e);
 const wfl_tl_prop *wfl_tl_event_param(const wfl_tl_event *e, size_t index);
+/* wf_payload_bind against the event's declared parameters (docs/formats.md "Event
+ * payloads"): OUT a record of the parameters the payload gives, converted. */
+wf_status wfl_tl_event_bind(const wfl_tl_event *e, const wf_value *payload, wf_value *out,
+                            wf_error *err);
 
 /* ---- functions ------------------------------------------------------------------------- */
 wfl_tl_func_kind wfl_tl_func_kind_of(const wfl_tl_func *fn);

@@ -4,6 +4,8 @@
  * the scheduler's front/back rules (docs/semantics.md §5, wfm_activity.h). */
 #include <string.h>
 
+#include "../common/wf_mem.h"
+#include "../common/wf_payload.h"
 #include "wfm_activity.h"
 #include "wfm_acts.h"
 #include "wfm_ctx.h"
@@ -694,24 +696,108 @@ static const wfm_kind_spec pickbranch_spec = {
 
 /* ---- WaitForEvent<T>: wfbridge's Receive-style activity ----------------------------------- */
 /* <WaitForEvent x:TypeArguments="x:Int32" BookmarkName="approve" Result="[amount]"/> waits
- * on bookmark BookmarkName; the host's resume payload, converted to T, goes to Result. */
-enum { WFE_NAME, WFE_RESULT };
+ * on bookmark BookmarkName; the host's resume payload, converted to T, goes to Result. With
+ * Parameters="Approver:String;Amount:Decimal" (what the converter writes for a
+ * HandleExternalEvent) the payload is first bound to those parameters by the rule every verb
+ * shares (wf_payload_bind, docs/formats.md "Event payloads"): Result receives the one
+ * parameter's value, or with several the record of them. */
+enum { WFE_NAME, WFE_RESULT, WFE_PARAMS };
 static const wfm_prop_spec wfe_props[] = {
     {"BookmarkName", WFM_PROP_IN, "x:String", NULL, WFM_PROP_REQUIRED, NULL},
     {"Result", WFM_PROP_OUT, "T", NULL, 0, NULL},
+    {"Parameters", WFM_PROP_LITERAL, "x:String", NULL, 0, NULL},
 };
+
+#define WFE_MAX_PARAMS 64 /* wf_payload_bind's limit */
+
+/* The parsed Parameters of a WaitForEvent, attached to its node. */
+typedef struct wfe_sig {
+    size_t count;
+    wf_payload_param params[WFE_MAX_PARAMS];
+    char text[]; /* the attribute's text, split in place; params point into it */
+} wfe_sig;
+
+/* One "Name" or "Name:Type" of Parameters into sig; false (reported) when malformed. */
+static bool wfe_param(wfm_load *load, wfm_node *node, wfe_sig *sig, char *item)
+{
+    char *colon = strchr(item, ':');
+    if (colon)
+        *colon++ = '\0';
+    const wf_type *t = colon ? wf_types_find(wfm_load_types(load), colon) : NULL;
+    if (!*item || (colon && !t) || sig->count == WFE_MAX_PARAMS) {
+        wfm_load_error(load, node, WF_E_SCHEMA,
+                       "WaitForEvent.Parameters: '%s%s%s' is not NAME or NAME:TYPE (at most %d)",
+                       item, colon ? ":" : "", colon ? colon : "", WFE_MAX_PARAMS);
+        return false;
+    }
+    sig->params[sig->count++] = (wf_payload_param){item, t};
+    return true;
+}
+
+static wf_status wfe_prepare(wfm_load *load, wfm_node *node)
+{
+    const wf_value *text = wfm_node_literal(node, WFE_PARAMS);
+    if (text->type->kind != WF_K_STRING)
+        return WF_OK;
+    size_t len = strlen(wf_value_str(text));
+    wfe_sig *sig = wf_calloc(1, sizeof *sig + len + 1);
+    if (!sig)
+        return WF_E_NOMEM;
+    memcpy(sig->text, wf_value_str(text), len + 1);
+    bool ok = true;
+    for (char *save = NULL, *item = strtok_r(sig->text, ";", &save); ok && item;
+         item = strtok_r(NULL, ";", &save))
+        ok = wfe_param(load, node, sig, item);
+    if (ok && sig->count == 1 && !sig->params[0].type)
+        sig->params[0].type = wfm_node_type_arg(node); /* one parameter: T */
+    wfm_node_set_data(node, sig, wf_free);
+    return WF_OK;
+}
+
+/* The value a resumption with `payload` (NULL: null) gives Result, by the node's Parameters
+ * and T. */
+static wf_status wfe_payload(const wfm_node *node, const wf_value *payload, wf_value *out,
+                             wf_error *err)
+{
+    const wfe_sig *sig = wfm_node_data(node);
+    const wf_type *t = wfm_node_type_arg(node);
+    wf_value none = wf_null(), bound = wf_null();
+    const wf_value *v = payload ? payload : &none;
+    *out = wf_null();
+    if (sig) {
+        wf_status st = wf_payload_bind(v, sig->params, sig->count, &bound, err);
+        if (st != WF_OK)
+            return st;
+        v = sig->count == 1 ? wf_value_record_get(&bound, sig->params[0].name) : &bound;
+        v = v ? v : &none;
+    }
+    wf_status st = WF_OK;
+    if (t)
+        st = wf_value_convert(v, t, out, err);
+    else
+        *out = wf_value_retain(v);
+    wf_value_release(&bound);
+    return st;
+}
+
+static wf_status wfe_check_resume(const wfm_ai *ai, const char *bookmark,
+                                  const wf_value *payload, wf_error *err)
+{
+    (void)bookmark;
+    wf_value v = wf_null();
+    wf_status st = wfe_payload(wfm_ai_node(ai), payload, &v, err);
+    wf_value_release(&v);
+    return st;
+}
 
 static void wfe_resume(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)
 {
-    const wf_type *t = wfm_node_type_arg(wfm_ai_node(ai));
     wf_value v = wf_null();
     wf_error e = WF_ERROR_INIT;
-    if (t && wf_value_convert(payload, t, &v, &e) != WF_OK) {
+    if (wfe_payload(wfm_ai_node(ai), payload, &v, &e) != WF_OK) {
         wfm_ctx_throw(ctx, ai, &wf_exc_invalid_cast, "WaitForEvent: %s", e.message);
         return;
     }
-    if (!t)
-        v = wf_value_retain(payload);
     wf_status st = wfm_ctx_set(ctx, ai, WFE_RESULT, &v);
     wf_value_release(&v);
     if (st == WF_OK)
@@ -742,8 +828,10 @@ static const wfm_kind_spec wfe_spec = {
     .category = "Activity",
     .flags = WFM_KIND_GENERIC | WFM_KIND_CAN_IDLE,
     .props = wfe_props,
-    .prop_count = 2,
+    .prop_count = 3,
+    .prepare = wfe_prepare,
     .execute = wfe_execute,
+    .check_resume = wfe_check_resume,
     .callbacks = wfe_callbacks,
     .callback_count = 1,
 };

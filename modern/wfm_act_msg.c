@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../common/wf_mem.h"
+#include "../common/wf_xml.h"
 #include "wfm_activity.h"
 #include "wfm_acts.h"
 #include "wfm_ctx.h"
@@ -82,8 +83,7 @@ static const wfm_prop_spec receive_props[] = {
     {"Content", WFM_PROP_PARAMS, NULL, NULL, 0, NULL},
 };
 
-/* "{ns}Name" or "Name" (then the default namespace), as WF4 writes an XName. */
-static bool split_xname(const char *text, char *ns, size_t ns_size, char *name, size_t name_size)
+bool wfm_msg_split_xname(const char *text, char *ns, size_t ns_size, char *name, size_t name_size)
 {
     const char *local = text;
     if (*text == '{') {
@@ -103,7 +103,7 @@ static bool receive_names(const wfm_node *node, char *ns, size_t ns_size, char *
                           size_t contract_size, char *mark, size_t mark_size)
 {
     const char *op = wf_value_str(wfm_node_literal(node, RCV_OPERATION));
-    if (!split_xname(wf_value_str(wfm_node_literal(node, RCV_CONTRACT)), ns, ns_size, contract,
+    if (!wfm_msg_split_xname(wf_value_str(wfm_node_literal(node, RCV_CONTRACT)), ns, ns_size, contract,
                      contract_size))
         return false;
     return *op && !strpbrk(op, "/{} .") &&
@@ -213,8 +213,7 @@ static const wfm_prop_spec sendreply_props[] = {
     {"Content", WFM_PROP_PARAMS, NULL, NULL, 0, NULL},
 };
 
-/* "{x:Reference Name}" -> "Name" (malloc'd), NULL when the text has another form. */
-static char *reference_name(const char *text)
+char *wfm_msg_reference_name(const char *text)
 {
     size_t len = strlen(text);
     if (len < 15 || strncmp(text, "{x:Reference ", 13) != 0 || text[len - 1] != '}')
@@ -240,7 +239,7 @@ static wf_status sendreply_prepare(wfm_load *load, wfm_node *node)
     const char *request = wfm_load_claim_attr(load, node, "Request");
     if (!request)
         return WF_OK;
-    char *name = reference_name(request);
+    char *name = wfm_msg_reference_name(request);
     if (!name) {
         wfm_load_error(load, node, WF_E_SCHEMA,
                        "SendReply's Request is '{x:Reference NAME}' naming its Receive");
@@ -260,10 +259,10 @@ static int find_pending(const msg_ext *x, const char *receive_name)
     return -1;
 }
 
-static wf_status reply_body(wfm_ctx *ctx, wfm_ai *ai, wf_value *out)
+wf_status wfm_msg_params_record(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, wf_value *out)
 {
     const wfm_node *node = wfm_ai_node(ai);
-    size_t n = wfm_node_count(node, SR_CONTENT);
+    size_t n = wfm_node_count(node, prop);
     const char *keys[64];
     wf_value values[64];
     if (n > 64)
@@ -271,8 +270,8 @@ static wf_status reply_body(wfm_ctx *ctx, wfm_ai *ai, wf_value *out)
     size_t got = 0;
     wf_status st = WF_OK;
     for (; got < n && st == WF_OK; got++) {
-        keys[got] = wfm_node_param_key(node, SR_CONTENT, got);
-        st = wfm_ctx_get_param(ctx, ai, SR_CONTENT, got, &values[got]);
+        keys[got] = wfm_node_param_key(node, prop, got);
+        st = wfm_ctx_get_param(ctx, ai, prop, got, &values[got]);
     }
     if (st != WF_OK)
         got--; /* the failed one holds nothing */
@@ -308,7 +307,7 @@ static void sendreply_execute(wfm_ctx *ctx, wfm_ai *ai)
         return;
     }
     wf_value body = wf_null();
-    wf_status st = reply_body(ctx, ai, &body);
+    wf_status st = wfm_msg_params_record(ctx, ai, SR_CONTENT, &body);
     if (st == WF_E_NOMEM)
         wfm_ctx_nomem(ctx);
     if (st != WF_OK)
@@ -362,6 +361,17 @@ wf_status wfm_msg_take_reply(wfm_instance *inst, int64_t request, wf_value *out)
         return WF_OK;
     }
     return WF_E_NOTFOUND;
+}
+
+bool wfm_msg_xsd_text(const wf_value *v, wf_buf *out)
+{
+    if (v->type->kind == WF_K_BOOL)
+        return wf_buf_adds(out, v->u.b ? "true" : "false");
+    wf_buf t;
+    wf_buf_init(&t);
+    bool ok = wf_value_to_text(v, &t) && wf_xml_escape(out, t.data, false);
+    wf_buf_fini(&t);
+    return ok;
 }
 
 static bool is_kind(const wfm_node *node, const wfm_kind_spec *spec)

@@ -123,6 +123,13 @@ typedef struct wfm_kind_spec {
      * wfm_load_next_attr. Attributes it leaves unclaimed are reported as unknown after
      * prepare. Same rules as prepare: report problems, return WF_OK unless out of memory. */
     wf_status (*bind)(wfm_load *load, wfm_node *node);
+    /* ---- resumption payloads (optional) ----
+     * Whether a resumption of `bookmark`, which the node of `ai` owns, would take `payload`
+     * (never NULL): WF_OK, or an error saying why (wfm_instance_check_resume; docs/formats.md
+     * "Event payloads"). Changes nothing. Without it a generic kind's payload must convert to
+     * its type argument. */
+    wf_status (*check_resume)(const wfm_ai *ai, const char *bookmark, const wf_value *payload,
+                              wf_error *err);
 } wfm_kind_spec;
 
 /* Register a kind. The spec and everything it points to must outlive the catalogue (static

@@ -18,6 +18,7 @@ wf_status wfm_acts_flow_register(wfm_catalogue *cat, wf_error *err);
 wf_status wfm_acts_fault_register(wfm_catalogue *cat, wf_error *err);
 wf_status wfm_acts_comp_register(wfm_catalogue *cat, wf_error *err);
 wf_status wfm_acts_invoke_register(wfm_catalogue *cat, wf_error *err);
+
 /* NoPersistScope, the collection activities and InvokeAction (wfm_act_coll.c), called by
  * wfm__builtins_register. */
 wf_status wfm_acts_coll_register(wfm_catalogue *cat, wf_error *err);
@@ -34,6 +35,8 @@ enum { WFM__TYPE_ARGS, WFM__TYPE_BODY };
 wf_status wfm_act_type_register(wfm_catalogue *cat, wf_error *err);
 /* Receive and SendReply (wfm_act_msg.c, wfm_msg.h), called by wfm__builtins_register. */
 wf_status wfm_act_msg_register(wfm_catalogue *cat, wf_error *err);
+/* Send and ReceiveReply (wfm_act_send.c), called by wfm__builtins_register. */
+wf_status wfm_act_send_register(wfm_catalogue *cat, wf_error *err);
 /* The core kinds (wfm_act_core.c): Sequence, Assign, WriteLine, If, While, DoWhile, ForEach,
  * ParallelForEach, Parallel, Switch, Delay, Pick, PickBranch, WaitForEvent; called by
  * wfm__builtins_register. */

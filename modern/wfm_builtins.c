@@ -14,5 +14,6 @@ wf_status wfm__builtins_register(wfm_catalogue *cat, wf_error *err)
     st = st == WF_OK ? wfm_acts_coll_register(cat, err) : st; /* wfm_act_coll.c */
     st = st == WF_OK ? wfm_act_type_register(cat, err) : st;  /* wfm_act_type.c */
     st = st == WF_OK ? wfm_act_msg_register(cat, err) : st;   /* wfm_act_msg.c */
+    st = st == WF_OK ? wfm_act_send_register(cat, err) : st;  /* wfm_act_send.c */
     return st;
 }

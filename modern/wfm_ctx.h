@@ -128,6 +128,31 @@ void *wfm_ctx_ext_get(wfm_ctx *ctx, const wfm_ext_spec *spec);
 /* The extension state for `key` if it exists (NULL otherwise); never creates it. */
 void *wfm_ctx_ext_find(const wfm_ctx *ctx, const void *key);
 
+/* ---- asynchronous work (docs/services.md "Send and ReceiveReply") ---------------------------
+ * Work done outside the instance, e.g. an HTTP request (wfm_act_send.c). wfm_ctx_async_begin
+ * creates a blocking bookmark `name` owned by ai (on_resume receives the completion's
+ * payload) and hands back a handle; whoever does the work calls wfm_async_complete once, from
+ * any thread. Meanwhile the instance is idle but not waiting for its host: a pool run is not
+ * reported idle (on_complete), wfm_runtime_wait_idle waits for it, and a host running it on
+ * its own thread waits with wfm_instance_wait_async. The completion resumes the bookmark
+ * (nothing happens when ai closed meanwhile) and runs the instance again. A handle outlives
+ * the instance: completing it after the instance was destroyed only frees it. Mark the kind
+ * WFM_KIND_NO_PERSIST: nothing of the work is saved. WF_E_NOMEM; WF_E_STATE duplicate name. */
+typedef struct wfm_async wfm_async;
+wf_status wfm_ctx_async_begin(wfm_ctx *ctx, wfm_ai *ai, const char *name, wfm_resume_fn on_resume,
+                              wfm_async **out);
+void wfm_async_complete(wfm_async *async, wf_value payload); /* payload taken over */
+
+/* Per-runtime state a kind shares between all instances (the HTTP engine of Send), keyed by
+ * the address of its static descriptor: created by `create` on first use, destroyed by
+ * wfm_runtime_destroy after every instance is gone. NULL with *err set when create fails. */
+typedef struct wfm_rt_ext_spec {
+    const char *name;
+    wf_status (*create)(void **out, wf_error *err);
+    void (*destroy)(void *state);
+} wfm_rt_ext_spec;
+void *wfm_ctx_runtime_ext(wfm_ctx *ctx, const wfm_rt_ext_spec *spec, wf_error *err);
+
 /* Called once when the root activity has finished (body_status says how), before the instance
  * completes. The hook may schedule nodes as children of `root` with wfm_ctx_schedule (e.g.
  * confirmation or compensation handlers); the instance completes when they are done. */

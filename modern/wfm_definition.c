@@ -3,19 +3,29 @@
  * runs the node data destroy functions prepare callbacks registered, then drops the arena. */
 #include "wfm_definition_int.h"
 
+#include <assert.h>
 #include <string.h>
 
 wfm_definition *wfm_definition_retain(wfm_definition *def)
 {
-    if (def)
-        atomic_fetch_add_explicit(&def->refcount, 1, memory_order_relaxed);
+    if (def) {
+        unsigned long before = (unsigned long)atomic_fetch_add_explicit(&def->refcount, 1,
+                                                                        memory_order_relaxed);
+        assert(before > 0); /* only a holder retains: a released definition is gone */
+        (void)before;
+    }
     return def;
 }
 
 /* Also used by the loader to drop a half-built definition (refcount 1). */
 void wfm_definition_release(wfm_definition *def)
 {
-    if (!def || atomic_fetch_sub_explicit(&def->refcount, 1, memory_order_acq_rel) != 1)
+    if (!def)
+        return;
+    unsigned long before =
+        (unsigned long)atomic_fetch_sub_explicit(&def->refcount, 1, memory_order_acq_rel);
+    assert(before > 0); /* one release per retain (and per load) */
+    if (before != 1)
         return;
     for (uint32_t i = 0; i < def->node_count; i++) {
         wfm_node *n = def->nodes[i];
@@ -35,6 +45,11 @@ const char *wfm_definition_path(const wfm_definition *def)
 const char *wfm_definition_class(const wfm_definition *def)
 {
     return def->class_name;
+}
+
+const char *wfm_definition_service_name(const wfm_definition *def)
+{
+    return def->service_name;
 }
 
 uint64_t wfm_definition_hash(const wfm_definition *def)

@@ -71,6 +71,9 @@ void wfm_definition_release(wfm_definition *def);           /* accepts NULL */
 
 const char *wfm_definition_path(const wfm_definition *def);
 const char *wfm_definition_class(const wfm_definition *def); /* x:Class, NULL if none */
+/* The service's name, written on the root as WF4's WorkflowService has it:
+ * <Activity p:WorkflowService.Name="CalculatorService"> (docs/services.md); NULL if none. */
+const char *wfm_definition_service_name(const wfm_definition *def);
 uint64_t wfm_definition_hash(const wfm_definition *def);     /* wf_hash_bytes of the file */
 /* SHA-256 of the file, chained with each activity type file it expands (32 bytes): a saved
  * state records it and is restored only into a definition with the same one. */

@@ -171,6 +171,7 @@ struct wfm_definition {
     atomic_uint refcount;
     const char *path;       /* in the arena; the `file` of every wf_loc */
     const char *class_name; /* x:Class, NULL */
+    const char *service_name; /* the root's p:WorkflowService.Name, NULL */
     uint64_t hash;          /* wf_hash_bytes of the file bytes: the store's identifier */
     unsigned char sha256[32]; /* SHA-256 of the file bytes, chained with each activity type
                                  file it expands: what a saved state is checked against */

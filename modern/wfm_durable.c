@@ -840,40 +840,18 @@ static wf_status resume_requests(wfm_dinst *d, size_t requests, wf_error *err)
 }
 
 /* ---- resumption payloads ------------------------------------------------------------------- */
-/* The type a resumption of `bookmark` must convert to: the type argument of the generic
- * activity waiting on it (WaitForEvent<T>); NULL when it declares none or there is no such
- * bookmark (wfm_instance_resume then reports it). */
-static const wf_type *bookmark_type(wfm_dinst *d, const char *bookmark)
-{
-    if (is_done(d->inst))
-        return NULL;
-    wfm_ctx *ctx = wfm__instance_ctx(d->inst);
-    const wfm__bookmark *bm = ctx->bookmark_map ? wf_strmap_get(ctx->bookmark_map, bookmark) : NULL;
-    if (!bm || !bm->owner || !(bm->owner->spec->flags & WFM_KIND_GENERIC))
-        return NULL;
-    return wfm_node_type_arg(bm->owner->node);
-}
-
-/* WF_E_TYPE, naming the bookmark and its type, when payload (NULL: null) does not convert to
- * the bookmark's declared type; checked before resuming, so a wrong value never reaches the
- * instance (where it would fault it). */
+/* WF_E_TYPE / WF_E_NAME, naming the bookmark and the instance, when payload (NULL: null) is
+ * not one the activity waiting on `bookmark` takes (wfm_instance_check_resume); checked
+ * before resuming, so a wrong value never reaches the instance (where it would fault it). */
 static wf_status check_payload(wfm_dinst *d, const char *bookmark, const wf_value *payload,
                                wf_error *err)
 {
-    const wf_type *type = bookmark_type(d, bookmark);
-    if (!type)
+    if (is_done(d->inst))
         return WF_OK;
-    wf_value none = wf_null(), converted = wf_null();
-    wf_error why = WF_ERROR_INIT;
-    wf_status st = wf_value_convert(payload ? payload : &none, type, &converted, &why);
-    wf_value_release(&converted);
-    if (st == WF_E_NOMEM)
-        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    if (st != WF_OK)
-        return wf_error_set(err, WF_E_TYPE, NULL,
-                            "bookmark '%s' of instance '%s' expects a value of type %s: %s",
-                            bookmark, d->id.text, type->name, why.message);
-    return WF_OK;
+    wf_status st = wfm_instance_check_resume(d->inst, bookmark, payload, err);
+    if (st != WF_OK && st != WF_E_NOMEM)
+        wf_error_prefix(err, "instance '%s': ", d->id.text);
+    return st;
 }
 
 /* ---- queued resumptions (wfm_store_enqueue_resume) ----------------------------------------- */

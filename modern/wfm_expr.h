@@ -103,6 +103,13 @@ typedef struct wfm_expr wfm_expr;
  *              new [System.]Random([seed]).Next() / .Next(max) / .Next(min, max) / .NextDouble():
  *              a pseudo-random number from a per-thread generator seeded from the clock (with a
  *              seed: repeatable, but not .NET's sequence), so the expression is not constant
+ *   WF3Rule(e) e evaluated as WF3's rules engine evaluates a rule (the converter writes it
+ *              around a converted .rules condition): Int32/Int64 + - * and unary - wrap; a
+ *              member, indexer or method of null raises RuleEvaluationException ("The target
+ *              of 'M' evaluated to null.", before the method's arguments are evaluated); a
+ *              method that faults raises TargetInvocationException ("Method T.M threw an
+ *              exception: INNER") (docs/wf3-behaviour.md "Rules: faults and their exception
+ *              types")
  *   empty      "[]" with an expected reference type (String, List, Record, Object, exception)
  *              is WF4's "no expression": null. Otherwise (value type, no expected type, or an
  *              l-value) it is a syntax error at the ']'.

@@ -225,6 +225,7 @@ static xnode *make_call(xparser *p, uint8_t fn, const char *fname, int min, int 
         return NULL;
     n->sub = fn;
     n->param = param;
+    n->name = fname; /* static: a literal or a member table's name */
     n->off = nargs ? args[0]->off : off;
     if (first)
         n->flags |= XN_RECV;
@@ -1292,6 +1293,20 @@ static xnode *parse_default(xparser *p, const xtok *kw)
     return n;
 }
 
+/* WF3Rule(e): e with the semantics of WF3's rules engine, which the converter writes around
+ * a converted rule (docs/formats.md "Expressions"). The mode is a flag on every node parsed
+ * inside, read by the evaluator. */
+static xnode *parse_rule(xparser *p)
+{
+    wfm_expr__advance(p);
+    if (!wfm_expr__expect(p, '('))
+        return NULL;
+    p->rules++;
+    xnode *x = wfm_expr__parse_expr(p);
+    p->rules--;
+    return x && wfm_expr__expect(p, ')') ? x : NULL;
+}
+
 static xnode *keyword(xparser *p, const xtok *t, bool *handled)
 {
     *handled = true;
@@ -1318,6 +1333,9 @@ static xnode *keyword(xparser *p, const xtok *t, bool *handled)
         return parse_new(p);
     if (wfm_expr__tok_is(p, t, "typeof")) /* VB: TypeOf x Is T, TypeOf x IsNot T */
         return parse_typeof(p);
+    xtok next = wfm_expr__peek(p);
+    if (wfm_expr__tok_is(p, t, "WF3Rule") && punct_is(&next, '('))
+        return parse_rule(p);
     static const char *const reserved[] = {"and", "or", "andalso", "orelse",
                                            "mod", "is", "isnot",   "not"};
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)

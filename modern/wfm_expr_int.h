@@ -116,6 +116,7 @@ enum {
     XN_WRITABLE = 1u << 2, /* XOP_SLOT: the name may be assigned */
     XN_LITERAL = 1u << 3,  /* XOP_NEW_LIST: an array literal, whose type follows its target */
     XN_NOTHING = 1u << 4,  /* XOP_CONST: VB's Nothing, which converts to any type's default */
+    XN_RULE = 1u << 5,     /* inside WF3Rule(...): WF3 rules semantics (wfm_expr_eval.c) */
 };
 
 typedef struct xnode xnode;
@@ -131,7 +132,7 @@ struct xnode {
     const wf_type *aux;  /* XOP_NEW_EXC: exception type */
     xnode *a, *b, *c;
     xnode **args;         /* arena */
-    const char *name;     /* XOP_FIELD: member / key (arena) */
+    const char *name;     /* XOP_FIELD: member / key (arena); XOP_CALL with XN_RULE: method */
     uint32_t hops, index; /* XOP_SLOT */
     wf_value k;           /* XOP_CONST */
 };
@@ -193,6 +194,7 @@ typedef struct xparser {
     xtok cur;
     unsigned nest;    /* recursion depth */
     unsigned lambdas; /* lambdas being parsed (nested in each other) */
+    unsigned rules;   /* WF3Rule(...) being parsed: new nodes get XN_RULE */
     wf_status status; /* first error */
     wf_error *err;
 } xparser;

@@ -104,7 +104,7 @@ static wf_status str_pad(const wf_value *s, const wf_value *width, int64_t right
                          wf_value *exc)
 {
     if (width->u.i32 < 0)
-        return arg_range(exc, "totalWidth");
+        return wfm_expr__raise(exc, &wf_exc_argument_range, WF_MSG_PAD_NEGATIVE);
     size_t have = wfm_expr__u8_count(wf_value_str(s), wf_value_str_len(s));
     size_t pad = (size_t)width->u.i32 > have ? (size_t)width->u.i32 - have : 0;
     wf_buf buf;
@@ -142,10 +142,9 @@ static wf_status str_substring(const wf_value *s, const wf_value *args, unsigned
     size_t len = wf_value_str_len(s), count = wfm_expr__u8_count(p, len);
     int64_t start = args[0].u.i32;
     int64_t n = nargs > 1 ? args[1].u.i32 : (int64_t)count - start;
-    if (start < 0 || (size_t)start > count)
-        return arg_range(exc, "startIndex");
-    if (n < 0 || (size_t)(start + n) > count)
-        return arg_range(exc, "length");
+    const char *fault = wf_substring_fault(start, n, count);
+    if (fault)
+        return wfm_expr__raise(exc, &wf_exc_argument_range, "%s", fault);
     size_t from = u8_offset(p, len, (size_t)start), to = u8_offset(p, len, (size_t)(start + n));
     return wf_value_string(p + from, to - from, out);
 }

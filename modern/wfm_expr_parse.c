@@ -116,7 +116,7 @@ xnode *wfm_expr__mk(xparser *p, int op, const wf_type *type, uint32_t off, xnode
         return wfm_expr__fail(p, off, WF_E_LIMIT, "expression is too complex (deeper than %d)",
                               WFM_EXPR_MAX_DEPTH);
     n->depth = (uint16_t)(depth + 1);
-    n->flags = pure ? XN_PURE : 0;
+    n->flags = (uint8_t)((pure ? XN_PURE : 0) | (p->rules ? XN_RULE : 0));
     return n;
 }
 

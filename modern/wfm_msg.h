@@ -67,4 +67,17 @@ wf_status wfm_msg_deliver_initial(wfm_instance *inst, const char *bookmark,
  * record, one field per reply parameter). WF_E_NOTFOUND when no SendReply answered it. */
 wf_status wfm_msg_take_reply(wfm_instance *inst, int64_t request, wf_value *out);
 
+/* A contract name as WF4 writes an XName, "{ns}Name" or "Name" (then WFM_MSG_DEFAULT_NS): false
+ * when empty, too long, or the name holds '/', '{', '}' or a space. */
+bool wfm_msg_split_xname(const char *text, char *ns, size_t ns_size, char *name,
+                         size_t name_size);
+/* For activities that speak messages (Send, ReceiveReply: wfm_act_send.c) and hosts:
+ * "{x:Reference Name}" -> "Name" (wf_malloc'd), NULL when the text has another form. */
+char *wfm_msg_reference_name(const char *text);
+/* The In parameters of PARAMS property `prop` of ai as a record named by their x:Keys (on
+ * failure the runtime has faulted ai, as wfm_ctx_get_param). WF_E_NOMEM. */
+wf_status wfm_msg_params_record(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, wf_value *out);
+/* A value as XML Schema text, escaped for element content (booleans in lower case). */
+bool wfm_msg_xsd_text(const wf_value *v, wf_buf *out);
+
 #endif

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h> /* offsetof */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,24 @@
 
 enum { PS_NONE = 0, PS_QUEUED, PS_RUNNING, PS_HOST };
 #define SLICE_ITEMS 4096 /* work items per turn on a worker, for fairness */
+
+/* Asynchronous work (wfm_ctx_async_begin). Until it completes both the instance (its list) and
+ * the worker doing it hold the handle; then only the instance does, until the next run
+ * resumes its bookmark (drain_async) or the instance goes (async_detach_all). */
+struct wfm_async {
+    wfm_runtime *rt;
+    wfm_instance *inst; /* NULL once the instance is gone (under rt->lock) */
+    wfm_async *next;    /* the instance's list */
+    bool done;
+    wf_value payload; /* owned once done */
+    char name[128];   /* the bookmark */
+};
+
+enum { RT_EXT_MAX = 8 };
+typedef struct rt_ext {
+    const wfm_rt_ext_spec *spec;
+    void *state;
+} rt_ext;
 
 typedef struct timer_entry {
     int64_t due_us;
@@ -74,6 +93,9 @@ struct wfm_runtime {
         n_timers;
     wfm_tracker *tracker;     /* borrowed; NULL: no tracking */
     uint64_t max_steps;       /* opts.max_steps */
+    unsigned async_waiting;   /* asynchronous work begun and not completed, under lock */
+    rt_ext exts[RT_EXT_MAX];  /* wfm_ctx_runtime_ext, under cache_lock */
+    size_t ext_count;
 };
 
 struct wfm_instance {
@@ -100,6 +122,8 @@ struct wfm_instance {
     bool counted_done;
     uint64_t timer_gen;
     wfm_instance *q_next; /* the runnable queue, or the spare list */
+    wfm_async *asyncs;    /* begun and not yet resumed (under rt->lock) */
+    _Atomic unsigned async_count; /* entries of asyncs, readable without the lock */
     char id[WF_ID_LEN + 1]; /* "" until wfm_instance_id or wfm_instance_set_id */
     uint64_t track_seq;   /* tracking record numbers */
     const wfm__track_plan *track_plan; /* the tracker's plan of def, or NULL */
@@ -299,6 +323,8 @@ void wfm_runtime_destroy(wfm_runtime *rt)
 {
     if (!rt)
         return;
+    for (size_t i = rt->ext_count; i-- > 0;) /* e.g. the HTTP engine: its work ends first */
+        rt->exts[i].spec->destroy(rt->exts[i].state);
     pthread_mutex_lock(&rt->lock);
     rt->stop = true;
     pthread_cond_broadcast(&rt->work_cv);
@@ -505,7 +531,7 @@ static void inst_wait_locked(wfm_runtime *rt)
 
 static bool pool_idle_locked(const wfm_runtime *rt)
 {
-    return !rt->q_head && !rt->running && !rt->timer_waiting;
+    return !rt->q_head && !rt->running && !rt->timer_waiting && !rt->async_waiting;
 }
 
 static void idle_wake_locked(wfm_runtime *rt)
@@ -626,9 +652,12 @@ static void add_counters(wfm_instance *inst)
     publish_counters(inst->rt, &c);
 }
 
+static void drain_async(wfm_instance *inst);
+
 /* One turn of an instance on a worker. */
 static void run_slice(wfm_instance *inst, counts *c)
 {
+    drain_async(inst);
     wfm__tracker_batch_begin(inst->rt->tracker);
     wfm__sched_state s = wfm__sched_run(&inst->ctx, SLICE_ITEMS);
     gather_counters(inst, c);
@@ -636,7 +665,8 @@ static void run_slice(wfm_instance *inst, counts *c)
     wfm__tracker_batch_end(inst->rt->tracker);
     bool report = s >= WFM__SCHED_CLOSED ||
                   (s == WFM__SCHED_IDLE &&
-                   (inst->report_idle || wfm__sched_next_timer(&inst->ctx) == INT64_MAX));
+                   (inst->report_idle || (wfm__sched_next_timer(&inst->ctx) == INT64_MAX &&
+                                          !atomic_load(&inst->async_count))));
     if (report && inst->on_complete)
         inst->on_complete(inst, inst->on_complete_ud);
 }
@@ -944,6 +974,157 @@ wf_status wfm_instance_create(wfm_runtime *rt, wfm_definition *def, wfm_instance
     return WF_OK;
 }
 
+/* ---- asynchronous work --------------------------------------------------------------- */
+static wfm_instance *ctx_instance(wfm_ctx *ctx)
+{
+    return (wfm_instance *)(void *)((char *)ctx - offsetof(wfm_instance, ctx));
+}
+
+wf_status wfm_ctx_async_begin(wfm_ctx *ctx, wfm_ai *ai, const char *name, wfm_resume_fn on_resume,
+                              wfm_async **out)
+{
+    *out = NULL;
+    wfm_instance *inst = ctx_instance(ctx);
+    wfm_async *a = wf_calloc(1, sizeof *a);
+    if (!a)
+        return WF_E_NOMEM;
+    if ((size_t)snprintf(a->name, sizeof a->name, "%s", name) >= sizeof a->name) {
+        wf_free(a);
+        return WF_E_LIMIT;
+    }
+    wf_status st = wfm_ctx_bookmark(ctx, ai, name, 0, on_resume);
+    if (st != WF_OK) {
+        wf_free(a);
+        return st;
+    }
+    wfm_runtime *rt = inst->rt;
+    a->rt = rt;
+    a->inst = inst;
+    a->payload = wf_null();
+    pthread_mutex_lock(&rt->lock);
+    a->next = inst->asyncs;
+    inst->asyncs = a;
+    atomic_fetch_add(&inst->async_count, 1);
+    rt->async_waiting++;
+    pthread_mutex_unlock(&rt->lock);
+    *out = a;
+    return WF_OK;
+}
+
+void wfm_async_complete(wfm_async *a, wf_value payload)
+{
+    wfm_runtime *rt = a->rt;
+    pthread_mutex_lock(&rt->lock);
+    wfm_instance *inst = a->inst;
+    if (inst) {
+        a->done = true;
+        a->payload = payload;
+        rt->async_waiting--;
+        if (inst->pooled)
+            post_locked(rt, inst);
+        idle_wake_locked(rt); /* a host in wfm_instance_wait_async */
+    }
+    pthread_mutex_unlock(&rt->lock);
+    if (!inst) { /* the instance went first */
+        wf_value_release(&payload);
+        wf_free(a);
+    }
+}
+
+static void async_free_list(wfm_async *list)
+{
+    while (list) {
+        wfm_async *next = list->next;
+        wf_value_release(&list->payload);
+        wf_free(list);
+        list = next;
+    }
+}
+
+/* Under rt->lock: the instance goes. Pending work is left to its worker (which frees the
+ * handle); the completed entries are returned for async_free_list. */
+static wfm_async *async_detach_locked(wfm_runtime *rt, wfm_instance *inst)
+{
+    wfm_async *done = NULL;
+    while (inst->asyncs) {
+        wfm_async *a = inst->asyncs;
+        inst->asyncs = a->next;
+        a->inst = NULL;
+        if (a->done) {
+            a->next = done;
+            done = a;
+        } else {
+            rt->async_waiting--;
+        }
+    }
+    atomic_store(&inst->async_count, 0);
+    return done;
+}
+
+/* The instance is held by the calling thread: resume the bookmarks of completed work (a
+ * bookmark gone with its activity is skipped). */
+static void drain_async(wfm_instance *inst)
+{
+    if (!atomic_load(&inst->async_count))
+        return;
+    wfm_runtime *rt = inst->rt;
+    wfm_async *done = NULL;
+    pthread_mutex_lock(&rt->lock);
+    for (wfm_async **pp = &inst->asyncs; *pp;) {
+        wfm_async *a = *pp;
+        if (!a->done) {
+            pp = &a->next;
+            continue;
+        }
+        *pp = a->next;
+        a->next = done;
+        done = a;
+        atomic_fetch_sub(&inst->async_count, 1);
+    }
+    pthread_mutex_unlock(&rt->lock);
+    for (wfm_async *a = done; a; a = a->next) {
+        wf_error ignored = WF_ERROR_INIT;
+        wfm__sched_resume(&inst->ctx, a->name, &a->payload, &ignored);
+    }
+    async_free_list(done);
+}
+
+bool wfm_instance_async_pending(const wfm_instance *inst)
+{
+    return atomic_load(&inst->async_count) != 0;
+}
+
+void wfm_instance_wait_async(wfm_instance *inst)
+{
+    wfm_runtime *rt = inst->rt;
+    pthread_mutex_lock(&rt->lock);
+    for (;;) {
+        bool any = inst->asyncs != NULL, ready = false;
+        for (wfm_async *a = inst->asyncs; a && !ready; a = a->next)
+            ready = a->done;
+        if (!any || ready)
+            break;
+        inst_wait_locked(rt);
+    }
+    pthread_mutex_unlock(&rt->lock);
+}
+
+void *wfm_ctx_runtime_ext(wfm_ctx *ctx, const wfm_rt_ext_spec *spec, wf_error *err)
+{
+    wfm_runtime *rt = ctx_instance(ctx)->rt;
+    void *state = NULL;
+    pthread_mutex_lock(&rt->cache_lock); /* short holds only, like the definition cache's */
+    for (size_t i = 0; i < rt->ext_count && !state; i++)
+        if (rt->exts[i].spec == spec)
+            state = rt->exts[i].state;
+    if (!state && rt->ext_count == RT_EXT_MAX)
+        wf_error_set(err, WF_E_LIMIT, NULL, "too many runtime extensions");
+    else if (!state && spec->create(&state, err) == WF_OK)
+        rt->exts[rt->ext_count++] = (rt_ext){spec, state};
+    pthread_mutex_unlock(&rt->cache_lock);
+    return state;
+}
+
 void wfm_instance_destroy(wfm_instance *inst)
 {
     if (!inst)
@@ -967,8 +1148,10 @@ void wfm_instance_destroy(wfm_instance *inst)
         inst->ps = PS_NONE;
     }
     timer_purge_locked(rt, inst);
+    wfm_async *done = async_detach_locked(rt, inst);
     idle_wake_locked(rt);
     pthread_mutex_unlock(&rt->lock);
+    async_free_list(done);
     wfm_definition *def = inst->def;
     shell_put(rt, inst); /* releases the run's values first: they may point into def */
     wfm_definition_release(def);
@@ -1157,6 +1340,7 @@ wf_status wfm_instance_run(wfm_instance *inst, wf_error *err)
     else
         st = start_if_new(inst, err);
     if (st == WF_OK) {
+        drain_async(inst);
         wfm__sched_run(&inst->ctx, 0);
         track_run_end(inst);
         if (inst->ctx.step_limit_hit)
@@ -1272,6 +1456,32 @@ const char *wfm_instance_bookmark_name(const wfm_instance *inst, size_t index)
 int64_t wfm_instance_next_timer_us(const wfm_instance *inst)
 {
     return wfm__sched_next_timer(&inst->ctx);
+}
+
+wf_status wfm_instance_check_resume(const wfm_instance *inst, const char *name,
+                                    const wf_value *payload, wf_error *err)
+{
+    const wfm_ctx *ctx = &inst->ctx;
+    if (ctx->state >= WFM__SCHED_CLOSED)
+        return WF_OK; /* wfm_instance_resume reports it */
+    const wfm__bookmark *bm = ctx->bookmark_map ? wf_strmap_get(ctx->bookmark_map, name) : NULL;
+    if (!bm || !bm->owner)
+        return WF_OK;
+    wf_value none = wf_null(), v = wf_null();
+    wf_error why = WF_ERROR_INIT;
+    const wf_type *t = wfm_node_type_arg(bm->owner->node);
+    wf_status st = WF_OK;
+    if (bm->owner->spec->check_resume)
+        st = bm->owner->spec->check_resume(bm->owner, name, payload ? payload : &none, &why);
+    else if ((bm->owner->spec->flags & WFM_KIND_GENERIC) && t)
+        st = wf_value_convert(payload ? payload : &none, t, &v, &why);
+    wf_value_release(&v);
+    if (st == WF_E_NOMEM)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    if (st != WF_OK)
+        return wf_error_set(err, WF_E_TYPE, NULL,
+                            "bookmark '%s' cannot take this payload: %s", name, why.message);
+    return WF_OK;
 }
 
 wf_status wfm_instance_resume(wfm_instance *inst, const char *name, const wf_value *payload,

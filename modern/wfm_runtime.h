@@ -162,11 +162,24 @@ const char *wfm_instance_bookmark_name(const wfm_instance *inst, size_t index);
 /* Earliest pending timer (us since the epoch) or INT64_MAX when none. */
 int64_t wfm_instance_next_timer_us(const wfm_instance *inst);
 
+/* Whether a resumption of bookmark `name` with `payload` (NULL: null) would be taken: the
+ * activity waiting on it binds the payload by its declared parameters and type
+ * (docs/formats.md "Event payloads"). WF_E_TYPE saying why not; WF_OK also when
+ * there is no such bookmark (wfm_instance_resume reports that). Changes nothing. */
+wf_status wfm_instance_check_resume(const wfm_instance *inst, const char *name,
+                                    const wf_value *payload, wf_error *err);
+
 /* Resume bookmark `name` with `payload` (NULL: null). The resumption is queued at the back;
  * run the instance again (a started instance is put back on the pool). WF_E_NOTFOUND for an
  * unknown name, WF_E_STATE when the instance has completed. */
 wf_status wfm_instance_resume(wfm_instance *inst, const char *name, const wf_value *payload,
                               wf_error *err);
+/* Asynchronous work of the instance (wfm_ctx_async_begin) that has not been resumed yet. A
+ * host running the instance on its own thread (wfm_instance_run) finds it idle with work
+ * pending: wfm_instance_wait_async blocks the calling thread until some completes, then run
+ * it again. Returns at once when none is pending. */
+bool wfm_instance_async_pending(const wfm_instance *inst);
+void wfm_instance_wait_async(wfm_instance *inst);
 /* Request cancellation of the whole instance (takes effect when it next runs). */
 wf_status wfm_instance_cancel(wfm_instance *inst, wf_error *err);
 /* End the instance at once as Terminated with `reason` as the exception message. */

@@ -101,7 +101,7 @@ static char *display_name(const wfm__store_ops *ops, const char *target)
 }
 
 /* The default owner id: this machine, this process, and randomness for several stores in
- * one process. owner_is_dead reads it back. */
+ * one process. wfm_store_owner_is_dead reads it back. */
 static char *default_owner(void)
 {
     unsigned char r[4];
@@ -242,16 +242,46 @@ void wfm_store_new_id(wfm_store_id *out)
     wf_random_id(out->text);
 }
 
+static wf_status save_pending(wfm_store *s, wfm__pending_save *p, wf_error *err);
+
 wf_status wfm_store_insert(wfm_store *s, uint64_t definition_hash, const wfm_store_save_rec *rec,
                            wf_error *err)
 {
     char h[17];
     hash_text(definition_hash, h);
     assert(rec->id && strlen(rec->id) == 32); /* an id from wfm_store_new_id */
+    if (!s->ops->insert) { /* a save that creates the row, grouped with the others */
+        wfm__pending_save p = {.rec = rec, .status = WF_OK, .err = WF_ERROR_INIT,
+                               .insert_hash = h};
+        return save_pending(s, &p, err);
+    }
     pthread_mutex_lock(&s->conn_lock);
     wf_status rc = s->ops->insert(s, h, rec, now_ms(s), err);
     if (rc == WF_OK) {
         s->saves++;
+        s->commits++;
+    }
+    pthread_mutex_unlock(&s->conn_lock);
+    return rc;
+}
+
+wf_status wfm_store_insert_many(wfm_store *s, uint64_t definition_hash,
+                                const wfm_store_save_rec *recs, size_t count, wf_error *err)
+{
+    if (!s->ops->insert_many) {
+        wf_status rc = WF_OK;
+        for (size_t i = 0; i < count && rc == WF_OK; i++)
+            rc = wfm_store_insert(s, definition_hash, &recs[i], err);
+        return rc;
+    }
+    char h[17];
+    hash_text(definition_hash, h);
+    for (size_t i = 0; i < count; i++)
+        assert(recs[i].id && strlen(recs[i].id) == 32);
+    pthread_mutex_lock(&s->conn_lock);
+    wf_status rc = count ? s->ops->insert_many(s, h, recs, count, now_ms(s), err) : WF_OK;
+    if (rc == WF_OK && count) {
+        s->saves += count;
         s->commits++;
     }
     pthread_mutex_unlock(&s->conn_lock);
@@ -304,7 +334,7 @@ wf_status wfm_store_create_ids(wfm_store *s, uint64_t definition_hash, const cha
 /* Is `owner` a default owner id (default_owner) of another process on this machine that no
  * longer exists? Its leases may be taken over at once instead of after they expire. A pid
  * reused by another process only delays the takeover until the lease expires. */
-static bool owner_is_dead(const char *owner)
+bool wfm_store_owner_is_dead(const char *owner)
 {
     const char *rand = strrchr(owner, ':');
     if (!rand || rand == owner || strlen(rand + 1) != 8 ||
@@ -333,7 +363,7 @@ static bool owner_is_dead(const char *owner)
 bool wfm_store_row_lockable(const wfm_store *s, const wfm_store_row *row)
 {
     return !row->owner || strcmp(row->owner, s->owner) == 0 ||
-           row->lock_expires_ms < now_ms(s) || owner_is_dead(row->owner);
+           row->lock_expires_ms < now_ms(s) || wfm_store_owner_is_dead(row->owner);
 }
 
 /* The lease if it is free, ours or expired; else from a dead local owner, if that is who
@@ -345,7 +375,7 @@ static wf_status lock_locked(wfm_store *s, const char *id, int64_t now, wf_error
     wf_status rc = s->ops->take_lease(s, id, NULL, now, &changed, err);
     if (rc == WF_OK && !changed)
         rc = s->ops->owner_of(s, id, &owner, &exists, err);
-    if (rc == WF_OK && !changed && owner && owner_is_dead(owner))
+    if (rc == WF_OK && !changed && owner && wfm_store_owner_is_dead(owner))
         rc = s->ops->take_lease(s, id, owner, now, &changed, err);
     wf_free(owner);
     if (rc == WF_OK && !changed)
@@ -525,15 +555,15 @@ static void lead_locked(wfm_store *s)
     }
 }
 
-wf_status wfm_store_save(wfm_store *s, const wfm_store_save_rec *rec, wf_error *err)
+/* Write p (a save, or an insert) and wait for its commit: alone, or queued and grouped. */
+static wf_status save_pending(wfm_store *s, wfm__pending_save *p, wf_error *err)
 {
-    wfm__pending_save p = {.rec = rec, .status = WF_OK, .err = WF_ERROR_INIT};
     if (!s->group_commit && !s->committer_started) {
-        write_batch(s, &p);
+        write_batch(s, p);
     } else {
         pthread_mutex_lock(&s->queue_lock);
-        enqueue_locked(s, &p);
-        while (!p.done) {
+        enqueue_locked(s, p);
+        while (!p->done) {
             if (s->leader_active) {
                 pthread_cond_wait(&s->queue_cond, &s->queue_lock);
                 continue;
@@ -542,9 +572,15 @@ wf_status wfm_store_save(wfm_store *s, const wfm_store_save_rec *rec, wf_error *
         }
         pthread_mutex_unlock(&s->queue_lock);
     }
-    if (p.status != WF_OK && err && err->code == WF_OK)
-        *err = p.err;
-    return p.status;
+    if (p->status != WF_OK && err && err->code == WF_OK)
+        *err = p->err;
+    return p->status;
+}
+
+wf_status wfm_store_save(wfm_store *s, const wfm_store_save_rec *rec, wf_error *err)
+{
+    wfm__pending_save p = {.rec = rec, .status = WF_OK, .err = WF_ERROR_INIT};
+    return save_pending(s, &p, err);
 }
 
 /* The commit thread: writes what wfm_store_save_async queued, in batches, until the store

@@ -140,6 +140,11 @@ wf_status wfm_store_save(wfm_store *store, const wfm_store_save_rec *rec, wf_err
 wf_status wfm_store_insert(wfm_store *store, uint64_t definition_hash,
                            const wfm_store_save_rec *rec, wf_error *err);
 
+/* `count` wfm_store_insert's in one transaction where the backend can (SQLite; PostgreSQL:
+ * one each): all of them or, on SQLite, none (an id that exists fails the whole call). */
+wf_status wfm_store_insert_many(wfm_store *store, uint64_t definition_hash,
+                                const wfm_store_save_rec *recs, size_t count, wf_error *err);
+
 /* Quarantine instance `id`, whose lease the caller holds: status "Suspended" with `reason`
  * (kept until the next save), lease released, attempts back to 0, state untouched. No host
  * claims it again; `wfbridge resume ID` (wfm_host_load, then a run) takes it up by hand and
@@ -194,6 +199,10 @@ wf_status wfm_store_query_rows(wfm_store *store, const wfm_store_query *q, wfm_s
  * by a process of this machine that died)? A hint for hosts choosing work among query rows
  * without reading their state: wfm_store_lock decides. */
 bool wfm_store_row_lockable(const wfm_store *store, const wfm_store_row *row);
+/* Is `owner` a default owner id (opts.owner NULL) of a process of this machine that no longer
+ * exists? (Its leases may be taken over at once; `wfbridge migrate-instances` uses the same
+ * test for the moves a process that died left in doubt.) */
+bool wfm_store_owner_is_dead(const char *owner);
 /* Promoted properties of one instance, as "name=value\n" lines (wf_free the result). */
 wf_status wfm_store_props(wfm_store *store, const char *id, char **out, wf_error *err);
 

@@ -19,6 +19,8 @@ typedef struct wfm__pending_save {
     bool done;
     bool wrote_names; /* SQLite's names cache: the save rewrote bookmarks / properties, */
     int64_t version;  /* and the row version it left */
+    const char *insert_hash; /* wfm_store_insert on a backend without `insert`: the new row's
+                                definition hash (hex), the save creates the row; else NULL */
     wfm_store_saved_fn fn; /* wfm_store_save_async: called once committed (heap entry) */
     void *ud;
     struct wfm__pending_save *next;
@@ -87,9 +89,15 @@ struct wfm__store_ops {
      * none. */
     wf_status (*create_many)(wfm_store *s, const char *const *ids, size_t count,
                              const char *hash, int64_t now, wf_error *err);
-    /* wfm_store_insert: the row and its first save in one transaction. */
+    /* wfm_store_insert: the row and its first save in one transaction. Optional (NULL: the
+     * insert is a pending save with insert_hash set, written by write_batch, so that it
+     * joins a group commit). */
     wf_status (*insert)(wfm_store *s, const char *hash, const wfm_store_save_rec *r,
                         int64_t now, wf_error *err);
+    /* Optional (NULL: insert, one at a time): `count` of them in one transaction, all or
+     * none. */
+    wf_status (*insert_many)(wfm_store *s, const char *hash, const wfm_store_save_rec *recs,
+                             size_t count, int64_t now, wf_error *err);
     /* wfm_store_suspend (only while this owner holds the lease). */
     wf_status (*suspend)(wfm_store *s, const char *id, const char *reason, int64_t now,
                          wf_error *err);

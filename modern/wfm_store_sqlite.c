@@ -657,20 +657,38 @@ static wf_status insert_row(wfm_store *s, const char *hash, const wfm_store_save
     return rc;
 }
 
-static wf_status sq_insert(wfm_store *s, const char *hash, const wfm_store_save_rec *r,
-                           int64_t now, wf_error *err)
+/* A new row with its bookmarks and promoted properties (inside the caller's transaction). */
+static wf_status insert_rec(wfm_store *s, const char *hash, const wfm_store_save_rec *r,
+                            int64_t now, wf_error *err)
 {
-    wf_error ignored = WF_ERROR_INIT;
     wfm__names_forget(s, r->id);
-    wf_status rc = run(s, ST_BEGIN_IMMEDIATE, NULL, err, "");
-    if (rc == WF_OK)
-        rc = insert_row(s, hash, r, now, err);
+    wf_status rc = insert_row(s, hash, r, now, err);
     if (rc == WF_OK)
         rc = write_names(s, ST_INSERT_BOOKMARK, r->id, r->bookmarks, NULL, r->bookmark_count,
                          err);
     if (rc == WF_OK)
         rc = write_names(s, ST_INSERT_PROMOTED, r->id, r->prop_names, r->prop_values,
                          r->prop_count, err);
+    return rc;
+}
+
+/* wfm_store_insert, inside write_batch's transaction: the row, its bookmarks and promoted
+ * properties. */
+static wf_status insert_instance(wfm_store *s, const wfm__pending_save *p, int64_t now,
+                                 wf_error *err)
+{
+    return insert_rec(s, p->insert_hash, p->rec, now, err);
+}
+
+/* wfm_store_insert_many: `count` rows with their first saves in one transaction of their
+ * own, all or none. */
+static wf_status sq_insert_many(wfm_store *s, const char *hash, const wfm_store_save_rec *recs,
+                                size_t count, int64_t now, wf_error *err)
+{
+    wf_error ignored = WF_ERROR_INIT;
+    wf_status rc = run(s, ST_BEGIN_IMMEDIATE, NULL, err, "");
+    for (size_t i = 0; rc == WF_OK && i < count; i++)
+        rc = insert_rec(s, hash, &recs[i], now, err);
     if (rc == WF_OK)
         rc = run(s, ST_COMMIT, NULL, err, "");
     if (rc != WF_OK && !sqlite3_get_autocommit(db_of(s)))
@@ -778,7 +796,8 @@ static void save_one(wfm_store *s, wfm__pending_save *p, bool alone, int64_t now
     p->status = alone ? WF_OK : run(s, ST_SAVEPOINT, NULL, &p->err, "");
     if (p->status != WF_OK)
         return;
-    p->status = write_instance(s, p, now, &p->err);
+    p->status = p->insert_hash ? insert_instance(s, p, now, &p->err)
+                               : write_instance(s, p, now, &p->err);
     if (alone)
         return;
     if (p->status != WF_OK)
@@ -791,7 +810,7 @@ static void save_one(wfm_store *s, wfm__pending_save *p, bool alone, int64_t now
 static void note_names(wfm_store *s, wfm__pending_save *batch, bool committed)
 {
     for (wfm__pending_save *p = batch; p; p = p->next) {
-        if (!committed || p->status != WF_OK || p->rec->release)
+        if (!committed || p->status != WF_OK || p->rec->release || p->insert_hash)
             wfm__names_forget(s, p->rec->id);
         else
             wfm__names_remember(s, p->rec, p->version);
@@ -1139,7 +1158,7 @@ const wfm__store_ops wfm__store_sqlite_ops = {
     .put_definition = sq_put_definition,
     .create = sq_create,
     .create_many = sq_create_many,
-    .insert = sq_insert,
+    .insert_many = sq_insert_many,
     .suspend = sq_suspend,
     .take_lease = sq_take_lease,
     .owner_of = sq_owner_of,

@@ -1751,8 +1751,8 @@ static void report_unknown(wfm_load *L, const wf_xml_node *c)
                        c->name);
     else if (is_ns(ns, NS_SERVICEMODEL))
         wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c),
-                       "unknown activity '%s' (of the WCF messaging activities only Receive and "
-                       "SendReply are supported)",
+                       "unknown activity '%s' (of the WCF messaging activities only Receive, "
+                       "SendReply, Send and ReceiveReply are supported)",
                        c->name);
     else if (ns_starts(ns, "clr-namespace:") && asm_at && asm_at[8])
         wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c),
@@ -1961,11 +1961,25 @@ static bool member_declared(const wf_xml_node *root, const char *member)
     return false;
 }
 
+/* WF4's WorkflowService Name and ConfigurationName, attached to the root: the name is the
+ * service's (serve's WSDL); the configuration name has nothing to configure here. */
+static bool service_attr(wfm_load *L, const wf_xml_attr *a)
+{
+    if (!a->ns || !is_ns(a->ns, NS_SERVICEMODEL))
+        return false;
+    if (strcmp(a->name, "WorkflowService.Name") == 0)
+        L->def->service_name = astr(L, a->value);
+    return strcmp(a->name, "WorkflowService.Name") == 0 ||
+           strcmp(a->name, "WorkflowService.ConfigurationName") == 0;
+}
+
 static void root_attrs(wfm_load *L, const wf_xml_node *root)
 {
     for (size_t i = 0; i < root->attr_count; i++) {
         const wf_xml_attr *a = &root->attrs[i];
         if (skip_attr(root, a) || (wfm__xt_is_x(a->ns) && strcmp(a->name, "Class") == 0))
+            continue;
+        if (service_attr(L, a))
             continue;
         wfm__arg *arg = default_target(L, a->ns, a->name);
         if (arg)

@@ -51,6 +51,61 @@ done
 for src in bench/bench_*.c; do
     case " $programs " in *" $src "*) ;; *) programs="$programs $src" ;; esac
 done
+dbos_note=""
+dbos_rows=""
+pg_dir=""
+pg_stop() {
+    [ -n "$pg_dir" ] || return 0
+    $pg_as "$pg_bin/pg_ctl" -D "$pg_dir/data" -m fast -w stop >/dev/null 2>&1
+    rm -rf "$pg_dir"
+    pg_dir=""
+}
+trap pg_stop EXIT
+pg_start() { # sets pg_dir, pg_url_base; or dbos_note saying why not
+    pg_bin=$(pg_config --bindir 2>/dev/null)
+    [ -x "$pg_bin/initdb" ] || pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -1)
+    if [ ! -x "$pg_bin/initdb" ] || [ ! -x "$pg_bin/pg_ctl" ] || ! command -v psql >/dev/null; then
+        dbos_note="DBOS: skipped, PostgreSQL (initdb, pg_ctl, psql) is not installed (apt-get install postgresql)."
+        return 1
+    fi
+    pg_as=""
+    if [ "$(id -u)" = 0 ]; then
+        pg_user=postgres
+        id "$pg_user" >/dev/null 2>&1 || pg_user=nobody
+        pg_as="runuser -u $pg_user --"
+    fi
+    # /tmp, not $TMPDIR: the socket path must stay short and reachable by that user.
+    pg_dir=$(mktemp -d /tmp/wfbench-pg.XXXXXX) || { dbos_note="DBOS: skipped, no temporary directory."; return 1; }
+    chmod 755 "$pg_dir"
+    [ -n "$pg_as" ] && chown "$pg_user" "$pg_dir"
+    if ! $pg_as "$pg_bin/initdb" -D "$pg_dir/data" -A trust -U bench --no-sync >"$pg_dir/initdb.log" 2>&1; then
+        dbos_note="DBOS: skipped, initdb failed: $(tail -1 "$pg_dir/initdb.log")"
+        pg_stop
+        return 1
+    fi
+    if ! $pg_as "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log" -w -t 60 \
+        -o "-k $pg_dir -c listen_addresses= -c max_connections=50" start >/dev/null 2>&1; then
+        dbos_note="DBOS: skipped, PostgreSQL did not start: $(tail -1 "$pg_dir/server.log" 2>/dev/null)"
+        pg_stop
+        return 1
+    fi
+    if ! psql -h "$pg_dir" -U bench -d postgres -q -c "CREATE DATABASE dbos_on" \
+        -c "CREATE DATABASE dbos_off" -c "ALTER DATABASE dbos_off SET synchronous_commit = off" \
+        >/dev/null 2>&1; then
+        dbos_note="DBOS: skipped, cannot create its databases."
+        pg_stop
+        return 1
+    fi
+    return 0
+}
+# A full run without a PostgreSQL server named (WFBRIDGE_BENCH_PG / WFBRIDGE_TEST_PG) starts
+# a private one (pg_start) for the fleet's PostgreSQL cells too (DBOS uses it afterwards).
+if [ "$WFBENCH_QUICK" = 0 ] && [ -z "${WFBRIDGE_BENCH_PG:-}" ] && [ -z "${WFBRIDGE_TEST_PG:-}" ] &&
+    pg_start; then
+    WFBRIDGE_BENCH_PG="host=$pg_dir dbname=postgres user=bench"
+    export WFBRIDGE_BENCH_PG
+fi
+dbos_note="" # a failed start above is tried again (and reported) by the DBOS section
 start=$(date +%s)
 for src in $programs; do
     [ -f "$src" ] || continue
@@ -195,53 +250,6 @@ fi
 # postgres user, else nobody); it is stopped and removed at the end. Two databases: the
 # defaults (synchronous_commit=on, a commit waits for its WAL flush, like durability FULL) and
 # synchronous_commit=off (like NORMAL: a crash may drop the last commits).
-dbos_note=""
-dbos_rows=""
-pg_dir=""
-pg_stop() {
-    [ -n "$pg_dir" ] || return 0
-    $pg_as "$pg_bin/pg_ctl" -D "$pg_dir/data" -m fast -w stop >/dev/null 2>&1
-    rm -rf "$pg_dir"
-    pg_dir=""
-}
-trap pg_stop EXIT
-pg_start() { # sets pg_dir, pg_url_base; or dbos_note saying why not
-    pg_bin=$(pg_config --bindir 2>/dev/null)
-    [ -x "$pg_bin/initdb" ] || pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -1)
-    if [ ! -x "$pg_bin/initdb" ] || [ ! -x "$pg_bin/pg_ctl" ] || ! command -v psql >/dev/null; then
-        dbos_note="DBOS: skipped, PostgreSQL (initdb, pg_ctl, psql) is not installed (apt-get install postgresql)."
-        return 1
-    fi
-    pg_as=""
-    if [ "$(id -u)" = 0 ]; then
-        pg_user=postgres
-        id "$pg_user" >/dev/null 2>&1 || pg_user=nobody
-        pg_as="runuser -u $pg_user --"
-    fi
-    # /tmp, not $TMPDIR: the socket path must stay short and reachable by that user.
-    pg_dir=$(mktemp -d /tmp/wfbench-pg.XXXXXX) || { dbos_note="DBOS: skipped, no temporary directory."; return 1; }
-    chmod 755 "$pg_dir"
-    [ -n "$pg_as" ] && chown "$pg_user" "$pg_dir"
-    if ! $pg_as "$pg_bin/initdb" -D "$pg_dir/data" -A trust -U bench --no-sync >"$pg_dir/initdb.log" 2>&1; then
-        dbos_note="DBOS: skipped, initdb failed: $(tail -1 "$pg_dir/initdb.log")"
-        pg_stop
-        return 1
-    fi
-    if ! $pg_as "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log" -w -t 60 \
-        -o "-k $pg_dir -c listen_addresses= -c max_connections=50" start >/dev/null 2>&1; then
-        dbos_note="DBOS: skipped, PostgreSQL did not start: $(tail -1 "$pg_dir/server.log" 2>/dev/null)"
-        pg_stop
-        return 1
-    fi
-    if ! psql -h "$pg_dir" -U bench -d postgres -q -c "CREATE DATABASE dbos_on" \
-        -c "CREATE DATABASE dbos_off" -c "ALTER DATABASE dbos_off SET synchronous_commit = off" \
-        >/dev/null 2>&1; then
-        dbos_note="DBOS: skipped, cannot create its databases."
-        pg_stop
-        return 1
-    fi
-    return 0
-}
 if [ "$WFBENCH_QUICK" = 1 ]; then
     dbos_note="DBOS: not run in quick mode."
 elif ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
@@ -253,7 +261,7 @@ else
     if [ ! -d "$ddir/node_modules/@dbos-inc/dbos-sdk" ] &&
         ! (cd "$ddir" && timeout 300 npm install --no-audit --no-fund --silent >/dev/null 2>&1); then
         dbos_note="DBOS: skipped, npm install of @dbos-inc/dbos-sdk failed (is the npm registry reachable?)."
-    elif pg_start; then
+    elif [ -n "$pg_dir" ] || pg_start; then
         echo "== DBOS (peer, PostgreSQL $("$pg_bin/postgres" --version 2>/dev/null | awk '{print $3}'))"
         : > "$ddir/peer.jsonl"
         for sc in on off; do

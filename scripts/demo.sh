@@ -261,6 +261,21 @@ demo_services()
     check_exit $? 0
     runs=$((runs + 2))
     printf '%s\n' "$client" | sed 's/^/   /'
+    # a WF 3.5 client of the service: its SendActivities, converted to Send/ReceiveReply, call
+    # the served calculator at the address its endpoint file gives (docs/formats.md)
+    run_sample 0 "convert: SendActivity -> Send/ReceiveReply" convert \
+        samples/services/calculator_batch.xoml -o "$scratch/services/calculator_batch.xaml" \
+        --lib-path "$LIBS"
+    printf '{"endpoints": {"CalculatorEndpoint": {"address": "%s"}}}\n' "$url" \
+        >"$scratch/services/calculator_batch.endpoints.json"
+    printf '$ cat %s\n   %s\n' "$scratch/services/calculator_batch.endpoints.json" \
+        "$(cat "$scratch/services/calculator_batch.endpoints.json")"
+    run_sample 0 "run: PowerOn, Add(7), Multiply(7), PowerOff through Send" run \
+        "$scratch/services/calculator_batch.xaml" --lib-path "$LIBS" --arg Amount=7 --json
+    if ! printf '%s\n' "$out" | grep -q '"Result": 49'; then
+        printf '!! expected the batch client to end at 49\n'
+        failures=$((failures + 1))
+    fi
     kill -TERM "$serve" 2>/dev/null
     wait "$serve"
     check_exit $? 0

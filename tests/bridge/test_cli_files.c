@@ -160,6 +160,10 @@ START_TEST(test_overflowing_numbers_are_refused)
     assert_contains("stderr", "--tolerance needs a number");
     ck_assert_int_eq(cli("run %s --max-steps %s", wfbt_data("args.xaml"), big), 2);
     assert_contains("stderr", "--max-steps needs a whole number");
+    ck_assert_int_eq(cli("run-legacy %s --lib-path %s --max-steps %s", ORDER_XOML,
+                         wfbt_sample_libs(), big),
+                     2);
+    assert_contains("stderr", "--max-steps needs a whole number");
 }
 END_TEST
 

@@ -193,13 +193,14 @@ START_TEST(event_payload_checked_first)
     wfbt_out_free(&r);
     r = wfbt_run(ARGS("run-legacy", expense(), "--lib-path", libs, "--trace", "--event",
                       "Rejected={\"Bogus\":1}"));
-    ASSERT_REFUSED(r, "wfbridge run-legacy: error: --event Rejected: event Rejected has no "
-                      "parameter 'Bogus' (it declares: Approver, Comment)\n");
+    ASSERT_REFUSED(r, "wfbridge run-legacy: error: --event Rejected: event Rejected: no "
+                      "parameter 'Bogus' (the event declares: Approver, Comment)\n");
     wfbt_out_free(&r);
     r = wfbt_run(ARGS("run-legacy", expense(), "--lib-path", libs, "--trace", "--event",
                       "Rejected=bob"));
-    ASSERT_REFUSED(r, "wfbridge run-legacy: error: --event Rejected: event Rejected has 2 "
-                      "parameters (Approver, Comment): give them as a JSON object, not 'bob'\n");
+    ASSERT_REFUSED(r, "wfbridge run-legacy: error: --event Rejected: event Rejected: the event "
+                      "declares 2 parameters (Approver, Comment): give them as a JSON object "
+                      "keyed by parameter name\n");
     wfbt_out_free(&r);
     r = wfbt_run(ARGS("run-legacy", expense(), "--lib-path", libs, "--trace", "--event",
                       "Nope=1"));

@@ -240,6 +240,21 @@ START_TEST(test_legacy_throw_caught_by_its_type)
 }
 END_TEST
 
+/* A composite's declared directions hold under Interop as in the legacy runtime
+ * (convcases' TallyStep: Count In, Total InOut, Log Out): the body increments Count and
+ * Total and marks "T" + Count into Log, which starts empty. */
+START_TEST(test_composite_property_directions)
+{
+    wfm_test_run r;
+    open_file(&r, DATA "directions.xaml");
+    ck_assert_int_eq(wfm_test_go(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_instance_output(r.inst, "Count")->u.i32, 4); /* In: not copied back */
+    ck_assert_int_eq(wfm_instance_output(r.inst, "Total")->u.i32, 11);
+    ck_assert_str_eq(out_str(&r, "Log"), "T5"); /* Out: "x;" never went in */
+    wfm_test_close(&r);
+}
+END_TEST
+
 START_TEST(test_composite_only_library)
 {
     wfm_test_run r;
@@ -594,6 +609,7 @@ Suite *interop_wait_suite(void)
     tcase_add_test(core, test_modern_fault_before_the_legacy_side_starts);
     tcase_add_test(core, test_legacy_throw_caught_by_its_type);
     tcase_add_test(core, test_composite_only_library);
+    tcase_add_test(core, test_composite_property_directions);
     tcase_add_test(core, test_cli_store_then_resume_in_a_new_process);
     tcase_add_test(core, test_cli_short_bookmark_names);
     tcase_add_test(core, test_cli_short_name_queued_for_another_host);

@@ -3,7 +3,9 @@
  * a Delay pending, a While in its third round, the expense state machine in its second state,
  * a composite hosted through Interop) move to a modern store under the same id and, resumed
  * with the same event as their legacy copy, end with the same outputs; a second run moves
- * nothing; --dry-run and bad input change neither store; --rollback gives the legacy row back.
+ * nothing; --dry-run and bad input change neither store; --rollback gives the legacy row back;
+ * killed at random moments, every instance runs in exactly one store after each kill; two
+ * runs at once move each instance once.
  * Fixtures: tests/bridge/data/migrate/ over the samples' expenses and approvals libraries. */
 #include <check.h>
 #include <fcntl.h>
@@ -19,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../bridge/wfb_migrate_home.h"
 #include "../../common/wf_mem.h"
 #include "../../common/wf_native.h"
 #include "../../legacy/wfl_def.h"
@@ -195,19 +198,30 @@ START_TEST(test_event_wait_with_delay_pending)
 }
 END_TEST
 
-/* A While waiting inside its third round: the round counter carries over. */
-START_TEST(test_loop_in_its_third_round)
+/* DATA NAME.xoml converted, started in legacy.db and sent each of `events` in turn, copied to
+ * copy.db and migrated (the one instance moves): its id. */
+static void moved_after(const char *name, const char *const *events, char *id)
 {
-    char id[33], maps[512];
-    convert(DATA "rounds.xoml", "rounds.xaml", false);
-    legacy_start(DATA "rounds.xoml", "", id);
-    json_decref(legacy_event(DATA "rounds.xoml", "legacy.db", id, "Approved=a"));
-    json_decref(legacy_event(DATA "rounds.xoml", "legacy.db", id, "Approved=b"));
+    char xoml[256], xaml[64], maps[1024];
+    snprintf(xoml, sizeof xoml, DATA "%s.xoml", name);
+    snprintf(xaml, sizeof xaml, "%s.xaml", name);
+    convert(xoml, xaml, false);
+    legacy_start(xoml, "", id);
+    for (size_t i = 0; events[i]; i++)
+        json_decref(legacy_event(xoml, "legacy.db", id, events[i]));
     copy_file("legacy.db", "copy.db");
-    snprintf(maps, sizeof maps, "--map " DATA "rounds.xoml=%s/rounds.xaml", dir);
+    snprintf(maps, sizeof maps, "--map %s=%s/%s", xoml, dir, xaml);
     json_t *r = migrate(maps, "", 0);
     ck_assert_int_eq(count_of(r, "migrated"), 1);
     json_decref(r);
+}
+
+/* A While waiting inside its third round: the round counter carries over. */
+START_TEST(test_loop_in_its_third_round)
+{
+    char id[33];
+    const char *events[] = {"Approved=a", "Approved=b", NULL};
+    moved_after("rounds", events, id);
     json_decref(modern_resume(id, "Approved=c"));
     json_decref(legacy_event(DATA "rounds.xoml", "copy.db", id, "Approved=c"));
     json_t *m = modern_resume(id, "Approved=d");
@@ -216,6 +230,27 @@ START_TEST(test_loop_in_its_third_round)
                                                         "Escalations")),
                      4);
     same_outputs(m, legacy_event(DATA "rounds.xoml", "copy.db", id, "Approved=d"));
+}
+END_TEST
+
+/* A value held by an activity rather than the root — Double's Result, computed by a native
+ * call before the wait, a variable of the round in the conversion (NAME.xaml.map.json
+ * "root": false) — carries over into the round the instance waits in: the rest of that round
+ * uses it (Log gets "t=4;", not the "t=0;" of a replay that skipped the call). */
+START_TEST(test_activity_values_carry_over)
+{
+    char id[33];
+    size_t used = strlen(libs);
+    snprintf(libs + used, sizeof libs - used, ":%s/tests/lib", wf_test_build_dir());
+    const char *events[] = {"Go=1", NULL};
+    moved_after("doubled", events, id);
+    json_t *m = modern_resume(id, "Go=1");
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(m, "outputs"), "Log")),
+                     "t=2;t=4;");
+    same_outputs(m, legacy_event(DATA "doubled.xoml", "copy.db", id, "Go=1"));
+    m = modern_resume(id, "Go=1");
+    ck_assert_str_eq(json_string_value(json_object_get(m, "status")), "Closed");
+    same_outputs(m, legacy_event(DATA "doubled.xoml", "copy.db", id, "Go=1"));
 }
 END_TEST
 
@@ -287,6 +322,22 @@ static int verify_instances(const char *maps, const char *events, char *out, siz
                dir, dir, maps, libs, events);
 }
 
+/* On a fresh pair of stores, an approval moved with a wrong map file that swaps the legacy
+ * Employee and the modern `name` (and back): its id into a. */
+static void moved_with_swapped_map(const char *name, const char *maps, char *a)
+{
+    char cmd[1200], map[512];
+    snprintf(cmd, sizeof cmd, "rm -f %s/legacy.db* %s/modern.db*", dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(map, sizeof map,
+             "{\"values\": [{\"legacy\": \"Employee\", \"modern\": \"%s\", \"root\": true},"
+             " {\"legacy\": \"%s\", \"modern\": \"Employee\", \"root\": true}]}\n",
+             name, name);
+    write_map("approval.xaml.map.json", map);
+    legacy_start(DATA "approval.xoml", "--arg Employee=ann --arg Amount=120", a);
+    json_decref(migrate(maps, "", 0));
+}
+
 /* verify-instances says equivalent for faithful moves (a loop in its third round, an event
  * wait whose Delay is then fired) and diverged for a deliberately wrong map file (the legacy
  * Employee written into the modern Comment), naming the output. Neither store changes. */
@@ -315,21 +366,50 @@ START_TEST(test_verify_instances_equivalent_and_diverged)
     ck_assert(same_file("legacy.db", "legacy.before"));
     ck_assert(same_file("modern.db", "modern.before"));
     /* a wrong map: a fresh pair of stores */
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "rm -f %s/legacy.db* %s/modern.db*", dir, dir);
-    ck_assert_int_eq(system(cmd), 0);
-    write_map("approval.xaml.map.json",
-              "{\"values\": [{\"legacy\": \"Employee\", \"modern\": \"Comment\", \"root\": true},"
-              " {\"legacy\": \"Comment\", \"modern\": \"Employee\", \"root\": true}]}\n");
-    legacy_start(DATA "approval.xoml", "--arg Employee=ann --arg Amount=120", a);
     snprintf(maps, sizeof maps, "--map " DATA "approval.xoml=%s/approval.xaml", dir);
-    json_decref(migrate(maps, "", 0));
+    moved_with_swapped_map("Comment", maps, a);
     ck_assert_int_eq(verify_instances(maps, "--event Approved=x", out, sizeof out), 1);
     r = last_json(out);
     ck_assert_str_eq(json_string_value(json_object_get(r, "status")), "diverged");
     json_t *d = json_array_get(json_object_get(r, "divergences"), 0);
     ck_assert_str_eq(json_string_value(json_object_get(d, "what")), "output Comment");
     ck_assert_str_eq(json_string_value(json_object_get(d, "instance")), a);
+    json_decref(r);
+}
+END_TEST
+
+/* verify-instances --generate: runs made from the script (events left out, in other orders,
+ * timers fired first) are equivalent for a faithful move, and find a wrong map that the
+ * script does not: the legacy Employee written into the modern Approver, which the approval of
+ * the script overwrites, shows when the approval does not come first and the Delay fires. */
+START_TEST(test_verify_instances_generated_events_find_a_wrong_map)
+{
+    char a[33], maps[1024], events[600], out[65536];
+    convert(DATA "approval.xoml", "approval.xaml", false);
+    write_map("script.json", "[{\"event\": \"Approved\", \"payload\": \"x\"},"
+                             " {\"event\": \"Rejected\", \"payload\": {\"Approver\": \"bob\","
+                             " \"Comment\": \"late\"}}]\n");
+    snprintf(maps, sizeof maps, "--map " DATA "approval.xoml=%s/approval.xaml", dir);
+    snprintf(events, sizeof events, "--events %s/script.json --generate 8 --seed 3", dir);
+    legacy_start(DATA "approval.xoml", "--arg Employee=ann --arg Amount=120", a);
+    json_decref(migrate(maps, "", 0));
+    ck_assert_int_eq(verify_instances(maps, events, out, sizeof out), 0);
+    json_t *r = last_json(out);
+    ck_assert_str_eq(json_string_value(json_object_get(r, "status")), "equivalent");
+    ck_assert_int_eq(json_integer_value(json_object_get(r, "runs")), 9);
+    json_decref(r);
+    /* the wrong map, on a fresh pair of stores */
+    moved_with_swapped_map("Approver", maps, a);
+    char script[600];
+    snprintf(script, sizeof script, "--events %s/script.json", dir);
+    ck_assert_int_eq(verify_instances(maps, script, out, sizeof out), 0);
+    ck_assert_int_eq(verify_instances(maps, events, out, sizeof out), 1);
+    r = last_json(out);
+    ck_assert_str_eq(json_string_value(json_object_get(r, "status")), "diverged");
+    json_t *d = json_array_get(json_object_get(r, "divergences"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(d, "what")), "output Approver");
+    ck_assert_str_eq(json_string_value(json_object_get(d, "modern")), "\"ann\" (String)");
+    ck_assert_int_eq(strncmp(json_string_value(json_object_get(d, "case")), "gen-", 4), 0);
     json_decref(r);
 }
 END_TEST
@@ -443,7 +523,7 @@ START_TEST(test_rollback_only_before_the_modern_copy_ran)
     ck_assert_str_eq(json_string_value(json_object_get(l, "status")), "Closed");
     json_decref(l);
     ck_assert_int_eq(cli(out, sizeof out, "inspect %s --store %s/modern.db", a, dir), 0);
-    ck_assert_ptr_nonnull(strstr(out, "\"status\": \"Terminated\""));
+    ck_assert_ptr_nonnull(strstr(out, "\"status\": \"RolledBack\""));
     ck_assert_int_eq(cli(out, sizeof out, "run-legacy " DATA "approval.xoml --lib-path %s --store"
                                           " %s/legacy.db --instance %s --event Approved=x",
                          libs, dir, b),
@@ -451,33 +531,90 @@ START_TEST(test_rollback_only_before_the_modern_copy_ran)
 }
 END_TEST
 
-/* A run killed between marking the legacy rows and releasing the modern ones leaves them
- * reserved (made here by hand: the lease of the migration owner put back); the next run
- * releases them and moves nothing twice. */
-START_TEST(test_next_run_releases_what_a_dead_run_reserved)
+/* The owner id of a process of this machine that has ended (as wfm_store's default owner ids
+ * name processes). */
+static void dead_owner(char *out, size_t size)
 {
-    char a[33], maps[512], out[8192];
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        _exit(0);
+    ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+    char host[256];
+    ck_assert_int_eq(gethostname(host, sizeof host), 0);
+    host[sizeof host - 1] = '\0';
+    host[strcspn(host, ":")] = '\0';
+    snprintf(out, size, "%s:%ld:deadbeef", host, (long)pid);
+}
+
+/* The status of `id` in legacy.db (a static buffer). */
+static const char *legacy_status(const char *id)
+{
+    static char status[32];
+    char path[512];
+    snprintf(path, sizeof path, "%s/legacy.db", dir);
+    wf_error err = WF_ERROR_INIT;
+    wfl_store *ls = NULL;
+    ck_assert_int_eq(wfl_store_open(path, &ls, &err), WF_OK);
+    ck_assert_int_eq(wfl_store_status(ls, id, status, sizeof status, &err), WF_OK);
+    wfl_store_close(ls);
+    return status;
+}
+
+/* Make a migrated row of legacy.db look like a move in doubt: Migrating under `owner`. */
+static void in_doubt(const char *id, const char *owner)
+{
+    char q[1024];
+    snprintf(q, sizeof q, "UPDATE instances SET status = 'Migrating' WHERE id = '%s';"
+                          " UPDATE migrated SET owner = '%s' WHERE id = '%s'",
+             id, owner, id);
+    sql("legacy.db", q);
+}
+
+/* A run that died between marking a legacy row Migrating and the end of the move left it in
+ * doubt: its modern copy committed decides. Committed: the modern store runs it (run-legacy
+ * refuses and settles the row Migrated, a new run counts it as moved before); not committed
+ * (the target file gone here): run-legacy gives the row back and runs it. A row a live
+ * process is moving runs nowhere else: run-legacy refuses it. */
+START_TEST(test_moves_in_doubt_are_settled_by_the_modern_commit)
+{
+    char a[33], b[33], c[33], maps[512], out[8192], dead[320], live[320];
     convert(DATA "approval.xoml", "approval.xaml", false);
     legacy_start(DATA "approval.xoml", "--arg Employee=ann --arg Amount=1", a);
+    legacy_start(DATA "approval.xoml", "--arg Employee=bea --arg Amount=2", b);
+    legacy_start(DATA "approval.xoml", "--arg Employee=cid --arg Amount=3", c);
     snprintf(maps, sizeof maps, "--map " DATA "approval.xoml=%s/approval.xaml", dir);
     json_decref(migrate(maps, "", 0));
-    sql("modern.db", "UPDATE instances SET owner = 'wfbridge-migrate', lock_expires_ms ="
-                     " 9000000000000");
-    ck_assert_int_eq(cli(out, sizeof out, "resume %s --store %s/modern.db --lib-path %s"
-                                          " --bookmark Approved=x --json",
-                         a, dir, libs),
-                     0);
-    ck_assert_ptr_nonnull(strstr(out, "Queued")); /* reserved: not run, only queued */
-    json_t *r = migrate(maps, "", 0);
+    dead_owner(dead, sizeof dead);
+    snprintf(live, sizeof live, "%.*s:%ld:0badf00d", (int)strcspn(dead, ":"), dead,
+             (long)getpid());
+    in_doubt(a, dead);
+    in_doubt(c, live);
+#define RUN_LEGACY                                                                                 \
+    "run-legacy " DATA "approval.xoml --lib-path %s --store %s/legacy.db --instance %s"             \
+    " --event Approved=x"
+    ck_assert_int_eq(cli(out, sizeof out, RUN_LEGACY, libs, dir, a), 2);
+    ck_assert_str_eq(legacy_status(a), "Migrated");
+    ck_assert_int_eq(cli(out, sizeof out, RUN_LEGACY, libs, dir, c), 2);
+    ck_assert_str_eq(legacy_status(c), "Migrating");
+    in_doubt(a, dead);
+    json_t *r = migrate(maps, "", 0); /* a: settled as moved before; c: being moved */
     ck_assert_int_eq(count_of(r, "migrated"), 0);
-    ck_assert_int_eq(count_of(r, "alreadyMigrated"), 1);
+    ck_assert_int_eq(count_of(r, "alreadyMigrated"), 2);
+    ck_assert_int_eq(count_of(r, "skipped"), 1);
     json_decref(r);
-    json_t *m = modern_resume(a, "Approved=y"); /* the queued Approved=x goes first */
+    json_t *m = modern_resume(a, "Approved=y");
     ck_assert_str_eq(json_string_value(json_object_get(m, "status")), "Closed");
-    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(m, "outputs"),
-                                                       "Approver")),
-                     "x");
     json_decref(m);
+    /* b in doubt with no modern copy: legacy again */
+    in_doubt(b, dead);
+    char from[600], to[600];
+    snprintf(from, sizeof from, "%s/modern.db", dir);
+    snprintf(to, sizeof to, "%s/moved-away.db", dir);
+    ck_assert_int_eq(rename(from, to), 0);
+    json_t *l = legacy_event(DATA "approval.xoml", "legacy.db", b, "Approved=z");
+    ck_assert_str_eq(json_string_value(json_object_get(l, "status")), "Closed");
+    json_decref(l);
 }
 END_TEST
 
@@ -610,8 +747,11 @@ static void waiting_store(const char *path, int n)
     wf_types_destroy(types);
 }
 
-/* Where each instance is runnable now: legacy (not marked), modern (a released Idle row),
- * reserved (leased to the migration). Counts per state; fails on one runnable in both. */
+/* Where each instance runs now. Legacy: as run-legacy decides (wfb_migrate_home: not marked,
+ * or Migrating without a modern commit); modern: an Idle row a host may claim, read from the
+ * modern file directly. Fails unless every instance runs in exactly one of them, or when a
+ * row counts as held by a live process (none is alive). Counts per store, and the rows in
+ * doubt. */
 typedef struct census {
     int legacy, modern, in_doubt, total;
 } census;
@@ -619,44 +759,79 @@ typedef struct census {
 static census take_census(const char *legacy, const char *modern)
 {
     census c = {0, 0, 0, 0};
+    wf_error err = WF_ERROR_INIT;
+    wfl_store *ls = NULL;
+    ck_assert_int_eq(wfl_store_open(legacy, &ls, &err), WF_OK);
+    wfm_store *ms = NULL;
+    wfm_store_opts so = WFM_STORE_OPTS_INIT;
+    so.path = modern;
+    so.read_only = true;
+    bool has_modern = access(modern, F_OK) == 0 && wfm_store_open(&so, &ms, &err) == WF_OK;
     sqlite3 *db = NULL;
-    ck_assert_int_eq(sqlite3_open_v2(legacy, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_open_v2(legacy, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     char attach[600];
-    snprintf(attach, sizeof attach, "ATTACH DATABASE '%s' AS m", modern);
-    bool has_modern = access(modern, F_OK) == 0 &&
-                      sqlite3_exec(db, attach, NULL, NULL, NULL) == SQLITE_OK &&
-                      sqlite3_exec(db, "SELECT 1 FROM m.instances LIMIT 1", NULL, NULL, NULL) ==
-                          SQLITE_OK;
+    snprintf(attach, sizeof attach, "ATTACH DATABASE 'file:%s?mode=ro' AS m", modern);
+    has_modern = has_modern && sqlite3_exec(db, attach, NULL, NULL, NULL) == SQLITE_OK;
     sqlite3_stmt *st = NULL;
     ck_assert_int_eq(
         sqlite3_prepare_v2(db,
-                           has_modern
-                               ? "SELECT l.id, l.status, r.status, r.owner FROM instances l"
-                                 " LEFT JOIN m.instances r ON r.id = l.id"
-                               : "SELECT id, status, NULL, NULL FROM instances",
+                           has_modern ? "SELECT l.id, l.status, r.status FROM instances l"
+                                        " LEFT JOIN m.instances r ON r.id = l.id"
+                                      : "SELECT id, status, NULL FROM instances",
                            -1, &st, NULL),
         SQLITE_OK);
     while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *ls = (const char *)sqlite3_column_text(st, 1);
-        const char *ms = (const char *)sqlite3_column_text(st, 2);
-        const char *owner = (const char *)sqlite3_column_text(st, 3);
-        bool in_legacy = strcmp(ls, "Migrated") != 0;
-        bool in_modern = ms && strcmp(ms, "Idle") == 0 && !owner;
-        ck_assert_msg(!(in_legacy && in_modern), "instance %s runnable in both stores",
-                      (const char *)sqlite3_column_text(st, 0));
+        const char *id = (const char *)sqlite3_column_text(st, 0);
+        const char *ms_status = (const char *)sqlite3_column_text(st, 2);
+        wfb_home home = WFB_HOME_LEGACY;
+        bool held = true;
+        ck_assert_int_eq(wfb_migrate_home(ls, id, ms, &home, &held, &err), WF_OK);
+        ck_assert_msg(!held, "instance %s held by a process that died", id);
+        bool in_legacy = home == WFB_HOME_LEGACY;
+        bool in_modern = ms_status && strcmp(ms_status, "Idle") == 0;
+        ck_assert_msg(!(in_legacy && in_modern), "instance %s runnable in both stores", id);
+        ck_assert_msg(in_legacy || in_modern, "instance %s runnable in neither store", id);
         c.legacy += in_legacy;
         c.modern += in_modern;
-        c.in_doubt += !in_legacy && !in_modern;
+        c.in_doubt += strcmp((const char *)sqlite3_column_text(st, 1), "Migrating") == 0;
         c.total++;
     }
     sqlite3_finalize(st);
     sqlite3_close(db);
+    wfm_store_close(ms);
+    wfl_store_close(ls);
     return c;
 }
 
+/* A store of n waiting approvals (pristine.db keeps a copy) and the paths of a bulk run. */
+typedef struct bulk {
+    char legacy[512], modern[512], map[1200], bin[512];
+} bulk;
+
+static void bulk_setup(bulk *b, int n)
+{
+    convert(DATA "approval.xoml", "approval.xaml", false);
+    snprintf(b->legacy, sizeof b->legacy, "%s/legacy.db", dir);
+    snprintf(b->modern, sizeof b->modern, "%s/modern.db", dir);
+    snprintf(b->map, sizeof b->map, DATA "approval.xoml=%s/approval.xaml", dir);
+    snprintf(b->bin, sizeof b->bin, "%s/bin/wfbridge", wf_test_build_dir());
+    waiting_store(b->legacy, n);
+    copy_file("legacy.db", "pristine.db");
+}
+
+/* Back to the start: the pristine legacy store, no modern store. */
+static void bulk_restart(const bulk *b)
+{
+    char cmd[2000];
+    copy_file("pristine.db", "legacy.db");
+    snprintf(cmd, sizeof cmd, "rm -f %s %s-wal %s-shm", b->modern, b->modern, b->modern);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
 /* SIGKILL migrate-instances at seeded random moments over a store of waiting instances, again
- * and again; after each kill no instance is runnable twice and at most the batch being moved
- * is in doubt (marked, still reserved); a last run finishes: every instance is runnable in the
+ * and again (each run continues what the killed ones left; once all have moved, from the
+ * start again); after each kill every instance runs in exactly one store and at most the
+ * batch being moved is in doubt (Migrating); a last run finishes: every instance runs in the
  * modern store, once.
  * WF_MIGRATE_KILLS, WF_MIGRATE_INSTANCES and WF_MIGRATE_SEED change the defaults (50 kills,
  * 1,000 instances). */
@@ -668,19 +843,14 @@ START_TEST(test_sigkill_at_random_points)
                                                : 20261202u;
     printf("migrate kill test: seed %u, %d kills over %d instances\n", seed, kills, n);
     srand(seed);
-    char legacy[512], modern[512], xaml[512], map[1200], bin[512];
-    convert(DATA "approval.xoml", "approval.xaml", false);
-    snprintf(legacy, sizeof legacy, "%s/legacy.db", dir);
-    snprintf(modern, sizeof modern, "%s/modern.db", dir);
-    snprintf(xaml, sizeof xaml, "%s/approval.xaml", dir);
-    snprintf(map, sizeof map, DATA "approval.xoml=%s", xaml);
-    snprintf(bin, sizeof bin, "%s/bin/wfbridge", wf_test_build_dir());
-    waiting_store(legacy, n);
+    bulk b;
+    bulk_setup(&b, n);
+    const char *legacy = b.legacy, *modern = b.modern, *bin = b.bin;
     const char *argv[] = {bin, "migrate-instances", "--from", legacy, "--to", modern, "--map",
-                          map, "--lib-path", libs, "--durability", "normal", "--batch", "64",
+                          b.map, "--lib-path", libs, "--durability", "normal", "--batch", "64",
                           NULL};
-    int in_doubt_seen = 0, moved_before_kill = 0;
-    int max_ms = 300;
+    int in_doubt_seen = 0, moved_before_kill = 0, restarts = 0;
+    int max_ms = 500;
     for (int k = 0; k < kills; k++) {
         pid_t pid = fork();
         ck_assert_int_ge(pid, 0);
@@ -699,8 +869,13 @@ START_TEST(test_sigkill_at_random_points)
         ck_assert_int_eq(c.total, n);
         /* only the batch being moved when the kill came (--batch 64) can be in doubt */
         ck_assert_msg(c.in_doubt <= 64, "%d instances in doubt after kill %d", c.in_doubt, k);
+        ck_assert_int_eq(c.legacy + c.modern, n);
         in_doubt_seen += c.in_doubt > 0;
         moved_before_kill += c.modern > 0 && c.modern < n;
+        if (c.modern == n) { /* all moved: the next kills start over */
+            bulk_restart(&b);
+            restarts++;
+        }
     }
     pid_t pid = fork();
     if (pid == 0) {
@@ -712,12 +887,88 @@ START_TEST(test_sigkill_at_random_points)
     int status = 0;
     waitpid(pid, &status, 0);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "last run: status %d", status);
-    printf("migrate kill test: %d kills left some moved and some not, %d left a batch in doubt\n",
-           moved_before_kill, in_doubt_seen);
+    printf("migrate kill test: %d kills left some moved and some not, %d left a batch in doubt,"
+           " %d started over\n",
+           moved_before_kill, in_doubt_seen, restarts);
     census c = take_census(legacy, modern);
     ck_assert_int_eq(c.modern, n);
     ck_assert_int_eq(c.legacy, 0);
     ck_assert_int_eq(c.in_doubt, 0);
+}
+END_TEST
+
+/* Start `wfbridge ARGV...` with stdout into the file `out` (stderr dropped); its pid. */
+static pid_t spawn_to(const char *const *argv, const char *out)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int null = open("/dev/null", O_WRONLY);
+        dup2(fd, 1);
+        dup2(null, 2);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Run migrate-instances processes on the same stores at once (`runs` of them, argv each),
+ * require each to exit 0 with no failed move, and return the sums of their "migrated" and
+ * "alreadyMigrated" counts. */
+static void runs_at_once(const char *const *argv, int runs, long *moved, long *before)
+{
+    pid_t pid[4];
+    char out[4][600];
+    ck_assert_int_le(runs, 4);
+    for (int i = 0; i < runs; i++) {
+        snprintf(out[i], sizeof out[i], "%s/run%d.out", dir, i);
+        pid[i] = spawn_to(argv, out[i]);
+    }
+    *moved = *before = 0;
+    for (int i = 0; i < runs; i++) {
+        int status = 0;
+        ck_assert_int_eq(waitpid(pid[i], &status, 0), pid[i]);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "run %d: status %d", i,
+                      status);
+        char *text = wf_test_read_file(out[i], NULL);
+        ck_assert_ptr_nonnull(text);
+        json_t *r = last_json(text);
+        printf("migrate runs at once: run %d moved %ld, found moved %ld\n", i,
+               count_of(r, "migrated"), count_of(r, "alreadyMigrated"));
+        ck_assert_int_eq(count_of(r, "failed"), 0);
+        *moved += count_of(r, "migrated");
+        *before += count_of(r, "alreadyMigrated");
+        json_decref(r);
+        wf_free(text);
+    }
+}
+
+/* Two migrate-instances started together on the same stores, three times over fresh stores:
+ * each instance is claimed by one of them, so the moves they report add up to the store and
+ * each instance ends in the modern store exactly once; a third run moves nothing. */
+START_TEST(test_two_runs_at_once_move_each_instance_once)
+{
+    int n = 600;
+    bulk b;
+    bulk_setup(&b, n);
+    const char *argv[] = {b.bin, "migrate-instances", "--from", b.legacy, "--to", b.modern,
+                          "--map", b.map, "--lib-path", libs, "--durability", "normal",
+                          "--batch", "16", "--json", NULL};
+    for (int round = 0; round < 3; round++) {
+        bulk_restart(&b);
+        long moved = 0, before = 0;
+        runs_at_once(argv, 2, &moved, &before);
+        ck_assert_int_eq(moved, n);
+        census c = take_census(b.legacy, b.modern);
+        ck_assert_int_eq(c.modern, n);
+        ck_assert_int_eq(c.legacy, 0);
+        ck_assert_int_eq(c.in_doubt, 0);
+    }
+    long moved = 0, before = 0;
+    runs_at_once(argv, 1, &moved, &before);
+    ck_assert_int_eq(moved, 0);
+    ck_assert_int_eq(before, n);
 }
 END_TEST
 
@@ -806,9 +1057,11 @@ Suite *migrate_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_event_wait_with_delay_pending);
     tcase_add_test(tc, test_loop_in_its_third_round);
+    tcase_add_test(tc, test_activity_values_carry_over);
     tcase_add_test(tc, test_state_machine_in_its_second_state);
     tcase_add_test(tc, test_composite_hosted_through_interop);
     tcase_add_test(tc, test_verify_instances_equivalent_and_diverged);
+    tcase_add_test(tc, test_verify_instances_generated_events_find_a_wrong_map);
     suite_add_tcase(s, tc);
     tc = tcase_create("stores");
     tcase_add_checked_fixture(tc, setup, teardown);
@@ -816,13 +1069,14 @@ Suite *migrate_suite(void)
     tcase_add_test(tc, test_second_run_moves_nothing);
     tcase_add_test(tc, test_dry_run_changes_nothing);
     tcase_add_test(tc, test_rollback_only_before_the_modern_copy_ran);
-    tcase_add_test(tc, test_next_run_releases_what_a_dead_run_reserved);
+    tcase_add_test(tc, test_moves_in_doubt_are_settled_by_the_modern_commit);
     tcase_add_test(tc, test_bad_input_changes_neither_store);
     suite_add_tcase(s, tc);
     tc = tcase_create("kill");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_sigkill_at_random_points);
+    tcase_add_test(tc, test_two_runs_at_once_move_each_instance_once);
     suite_add_tcase(s, tc);
     return s;
 }

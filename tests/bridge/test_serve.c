@@ -409,6 +409,9 @@ START_TEST(test_serve_converted_wf35_calculator)
                                                 NULL});
     ck_assert_msg(o.rc == 0, "convert: %s", o.err);
     wfbt_out_free(&o);
+    char *text = wf_test_read_file(xaml, NULL); /* WorkflowServiceAttributes' Name */
+    ck_assert_ptr_nonnull(strstr(text, "p:WorkflowService.Name=\"CalculatorService\""));
+    wf_free(text);
     s.def = xaml;
     s.lib_path = wfbt_sample_libs();
     snprintf(s.store, sizeof s.store, "%s", wfbt_tmp_path(s.dir, "calc.db"));
@@ -608,6 +611,168 @@ START_TEST(test_serve_pg_two_processes_one_instance)
 }
 END_TEST
 
+/* ---- Send: a workflow calling services (docs/services.md "Send and ReceiveReply") -------- */
+#define SEND_DATA "tests/bridge/data/send/"
+
+/* Copy client definition `name` into dir with an endpoint file beside it naming `endpoint`
+ * at `address` (binding "" for basicHttpBinding); the copy's path into path. */
+static void client_copy(const char *dir, const char *name, const char *endpoint,
+                        const char *address, const char *binding, char path[700])
+{
+    char src[300], eps[300], text[700];
+    snprintf(src, sizeof src, SEND_DATA "%s.xaml", name);
+    char *xaml = wf_test_read_file(src, NULL);
+    ck_assert_ptr_nonnull(xaml);
+    snprintf(eps, sizeof eps, "%s.xaml", name);
+    wf_test_write_file(dir, eps, xaml);
+    wf_free(xaml);
+    snprintf(text, sizeof text,
+             "{\"endpoints\": {\"%s\": {\"address\": \"%s\"%s%s%s}}}\n", endpoint, address,
+             *binding ? ", \"binding\": \"" : "", binding, *binding ? "\"" : "");
+    snprintf(eps, sizeof eps, "%s.endpoints.json", name);
+    wf_test_write_file(dir, eps, text);
+    snprintf(path, 700, "%s/%s.xaml", dir, name);
+}
+
+/* Serve the calculator converted from the WF 3.5 sample (service B). */
+static void serve_converted_calculator(server *s)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->dir, sizeof s->dir, "%s", wfbt_tmpdir());
+    char xaml[700];
+    snprintf(xaml, sizeof xaml, "%s", wfbt_tmp_path(s->dir, "calculator.xaml"));
+    wfbt_out o = wfbt_run((const char *const[]){"convert", "samples/services/calculator.xoml",
+                                                "-o", xaml, "--lib-path", wfbt_sample_libs(),
+                                                NULL});
+    ck_assert_msg(o.rc == 0, "convert: %s", o.err);
+    wfbt_out_free(&o);
+    s->def = wf_strdup(xaml);
+    s->lib_path = wfbt_sample_libs();
+    snprintf(s->store, sizeof s->store, "%s", wfbt_tmp_path(s->dir, "calc.db"));
+    serve_start(s, s->store, NULL);
+}
+
+static void server_done(server *s)
+{
+    serve_stop(s);
+    wf_free((char *)s->def);
+    wfbt_tmp_remove(s->dir);
+}
+
+/* A workflow run by `wfbridge run` Sends to the converted calculator (SOAP and JSON): the
+ * reply's value, and B's fault (HTTP 500, SOAP fault) as a FaultException. */
+START_TEST(test_send_calls_converted_service)
+{
+    server b;
+    serve_converted_calculator(&b);
+    char dir[512], a[700];
+    snprintf(dir, sizeof dir, "%s", wfbt_tmpdir());
+    for (int json = 0; json < 2; json++) {
+        client_copy(dir, "calc_client", "CalculatorEndpoint", b.url, json ? "json" : "", a);
+        wfbt_out o = wfbt_run((const char *const[]){"run", a, "--arg", "divisor=4", "--json",
+                                                    NULL});
+        ck_assert_msg(o.rc == 0, "run: %s %s", o.out, o.err);
+        ck_assert_ptr_nonnull(strstr(o.out, "\"status\": \"Closed\", \"outputs\": {\"total\": 9}"));
+        wfbt_out_free(&o);
+        o = wfbt_run((const char *const[]){"run", a, "--arg", "divisor=0", "--json", NULL});
+        ck_assert_int_eq(o.rc, 1);
+        ck_assert_ptr_nonnull(strstr(o.out, "\"type\": \"FaultException\""));
+        ck_assert_ptr_nonnull(strstr(o.out, "calc_check_divisor"));
+        wfbt_out_free(&o);
+    }
+    wfbt_tmp_remove(dir);
+    server_done(&b);
+}
+END_TEST
+
+/* Service A (served, with and without a store) Sends to service B inside its request: the
+ * instance waits on its pool for B's replies and answers its own client. */
+START_TEST(test_send_from_served_workflow)
+{
+    server b;
+    serve_converted_calculator(&b);
+    for (int durable = 0; durable < 2; durable++) {
+        server a;
+        char def[700];
+        memset(&a, 0, sizeof a);
+        snprintf(a.dir, sizeof a.dir, "%s", wfbt_tmpdir());
+        client_copy(a.dir, "gateway_service", "CalculatorEndpoint", b.url, "", def);
+        a.def = def;
+        if (durable)
+            snprintf(a.store, sizeof a.store, "%s", wfbt_tmp_path(a.dir, "a.db"));
+        serve_start(&a, durable ? a.store : NULL, NULL);
+        reply r = post(&a, "/AddTwice", "{\"value\": 7}", NULL);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_str_eq(r.body.data, "{\"AddTwiceResult\": 14}");
+        reply_free(&r);
+        serve_stop(&a);
+        wfbt_tmp_remove(a.dir);
+    }
+    server_done(&b);
+}
+END_TEST
+
+/* B answers after the Send's timeout: TimeoutException; nobody listening: an
+ * EndpointNotFoundException. */
+START_TEST(test_send_timeout_and_refused_connection)
+{
+    server b;
+    memset(&b, 0, sizeof b);
+    snprintf(b.dir, sizeof b.dir, "%s", wfbt_tmpdir());
+    b.def = SEND_DATA "slow_service.xaml";
+    serve_start(&b, NULL, NULL);
+    char dir[512], a[700];
+    snprintf(dir, sizeof dir, "%s", wfbt_tmpdir());
+    client_copy(dir, "quote_client", "QuotesEndpoint", b.url, "json", a);
+    wfbt_out o = wfbt_run((const char *const[]){"run", a, "--json", NULL});
+    ck_assert_int_eq(o.rc, 1);
+    ck_assert_ptr_nonnull(strstr(o.out, "\"type\": \"TimeoutException\""));
+    ck_assert_ptr_nonnull(strstr(o.out, "within 300 ms"));
+    wfbt_out_free(&o);
+    serve_kill(&b); /* its instance still sleeps in the Delay */
+    wfbt_tmp_remove(b.dir);
+    /* a port that was free a moment ago: connections are refused */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof sa;
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    close(fd);
+    char url[100];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/IQuotes", (unsigned)ntohs(sa.sin_port));
+    client_copy(dir, "quote_client", "QuotesEndpoint", url, "", a);
+    o = wfbt_run((const char *const[]){"run", a, "--json", NULL});
+    ck_assert_int_eq(o.rc, 1);
+    ck_assert_ptr_nonnull(strstr(o.out, "\"type\": \"EndpointNotFoundException\""));
+    ck_assert_ptr_nonnull(strstr(o.out, url));
+    wfbt_out_free(&o);
+    wfbt_tmp_remove(dir);
+}
+END_TEST
+
+/* An endpoint the file does not have, or a malformed file: a located error before anything
+ * runs (exit 2). */
+START_TEST(test_send_missing_endpoint_is_located)
+{
+    char dir[512], a[700];
+    snprintf(dir, sizeof dir, "%s", wfbt_tmpdir());
+    client_copy(dir, "quote_client", "OtherEndpoint", "http://127.0.0.1:9/", "", a);
+    wfbt_out o = wfbt_run((const char *const[]){"run", a, NULL});
+    ck_assert_int_eq(o.rc, 2);
+    ck_assert_ptr_nonnull(strstr(o.err, "quote_client.xaml:9:5: error: no endpoint 'QuotesEndpoint'"));
+    ck_assert_ptr_nonnull(strstr(o.err, "quote_client.endpoints.json"));
+    ck_assert_str_eq(o.out, "");
+    wfbt_out_free(&o);
+    wf_test_write_file(dir, "quote_client.endpoints.json", "{\"endpoints\": {\n  \"QuotesEndpoint\": [}\n");
+    o = wfbt_run((const char *const[]){"run", a, NULL});
+    ck_assert_int_eq(o.rc, 2);
+    ck_assert_ptr_nonnull(strstr(o.err, "quote_client.endpoints.json:2:"));
+    ck_assert_ptr_nonnull(strstr(o.err, "malformed endpoint file"));
+    wfbt_out_free(&o);
+    wfbt_tmp_remove(dir);
+}
+END_TEST
+
 Suite *bridge_serve_pg_suite(void)
 {
     Suite *s = suite_create("bridge_serve_pg");
@@ -645,5 +810,22 @@ Suite *bridge_serve_suite(void)
     tcase_set_timeout(lim, 120);
     tcase_add_test(lim, test_serve_many_concurrent_connections);
     suite_add_tcase(s, lim);
+    return s;
+}
+
+Suite *bridge_send_suite(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    Suite *s = suite_create("bridge_send");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_send_calls_converted_service);
+    tcase_add_test(tc, test_send_from_served_workflow);
+    suite_add_tcase(s, tc);
+    TCase *bad = tcase_create("bad_input");
+    tcase_set_timeout(bad, 120);
+    tcase_add_test(bad, test_send_timeout_and_refused_connection);
+    tcase_add_test(bad, test_send_missing_endpoint_is_located);
+    suite_add_tcase(s, bad);
     return s;
 }

@@ -17,6 +17,14 @@
  *                      NativeException handler now runs for the Exception catch and the
  *                      other way round (what pairing reordered catches with the wrong handler
  *                      bodies produces)
+ * Mutations only one decision outcome shows (the default 50 generated cases of seed 1 must
+ * find each: the generator steers toward the outcomes no case reached yet):
+ *   while_to_do_while  loop_skip: the While becomes a DoWhile (differs only when skipped)
+ *   catch_wrong_body   fault_path: the NativeException catch reports done, not the failure
+ *   pick_wrong_action  pick_branch: the Rejected branch records an approval (its script
+ *                      approves first: only a reordered or shortened script rejects)
+ *   wrong_transition   state_path: Pending's timeout goes to Done, not Escalated (only a
+ *                      script without the approval lets the timer fire)
  * Reordering the Catch elements whole is not a fault: a WF4 TryCatch picks the best-matching
  * catch, not the first (docs/semantics.md §5), so verify must call that mutant equivalent. */
 #include <check.h>
@@ -27,6 +35,7 @@
 
 #include "../../common/wf_mem.h"
 #include "../wf_test_util.h"
+#include "support_bridge.h"
 
 #define DATA       "tests/bridge/data/verify/"
 #define ORDER_XOML "samples/legacy/order_processing/order_processing.xoml"
@@ -161,6 +170,36 @@ static void reorder_catches(char **t)
             "x:TypeArguments=\"s:Exception\">");
 }
 
+static void while_to_do_while(char **t)
+{
+    replace(t, "<While DisplayName=\"postRecords\"", "<DoWhile DisplayName=\"postRecords\"");
+    replace(t, "</While>", "</DoWhile>");
+}
+
+static void catch_wrong_body(char **t)
+{
+    replace(t,
+            "MethodName=\"batch_report\">\n                <InArgument "
+            "x:TypeArguments=\"x:Int32\">[Index]</InArgument>",
+            "MethodName=\"batch_done\">");
+}
+
+static void pick_wrong_action(char **t)
+{
+    replace(t,
+            "MethodName=\"expenses_record_rejection\">\n              <InArgument "
+            "x:TypeArguments=\"x:String\">[Approver]</InArgument>\n              <InArgument "
+            "x:TypeArguments=\"x:String\">[Comment]</InArgument>",
+            "MethodName=\"expenses_record_approval\">\n              <InArgument "
+            "x:TypeArguments=\"x:String\">[Approver]</InArgument>");
+}
+
+static void wrong_transition(char **t)
+{
+    replace(t, "<Transition DisplayName=\"onNoAnswer\" To=\"{x:Reference Escalated}\">",
+            "<Transition DisplayName=\"onNoAnswer\" To=\"{x:Reference Done}\">");
+}
+
 static const mutation mutations[] = {
     {"flip_condition", ORDER_XOML, DATA "order_processing.xaml", flip_condition},
     {"drop_assignment", ORDER_XOML, DATA "order_processing.xaml", drop_assignment},
@@ -173,6 +212,23 @@ static const mutation mutations[] = {
     {"reorder_catches", DATA "batch_loop.xoml", DATA "batch_loop.xaml", reorder_catches},
 };
 #define MUTATION_COUNT (sizeof mutations / sizeof mutations[0])
+
+typedef struct path_mutation {
+    mutation m;
+    const char *activity, *outcome; /* the outcome of that path: the cases must reach it */
+} path_mutation;
+
+static const path_mutation path_mutations[] = {
+    {{"while_to_do_while", DATA "loop_skip.xoml", DATA "loop_skip.xaml", while_to_do_while},
+     "postRecords", "skipped"},
+    {{"catch_wrong_body", DATA "fault_path.xoml", DATA "fault_path.xaml", catch_wrong_body},
+     "onPostFailed", "caught NativeException"},
+    {{"pick_wrong_action", DATA "pick_branch.xoml", DATA "pick_branch.xaml", pick_wrong_action},
+     "onRejected", "won"},
+    {{"wrong_transition", DATA "state_path.xoml", DATA "state_path.xaml", wrong_transition},
+     "Pending", "-> Escalated"},
+};
+#define PATH_MUTATION_COUNT (sizeof path_mutations / sizeof path_mutations[0])
 
 static int run_verify(const char *xoml, const char *xaml, const char *cases, const char *keep,
                       char **err)
@@ -263,6 +319,64 @@ START_TEST(test_verify_whole_catch_reorder_is_equivalent)
 }
 END_TEST
 
+/* `verify --seed 1` with the default case count, in verify's process; --json's last line of
+ * stdout into *json. The exit status. */
+static int run_default(const char *dir, const char *xoml, const char *xaml, char **json)
+{
+    int code = wf_test_shell_cli(dir, 120,
+                                 "verify '%s' --lib-path '%s' --converted '%s' --seed 1 "
+                                 "--no-isolate --keep '%s' --json",
+                                 xoml, wf_test_sample_lib_dir(), xaml, wf_test_path(dir, "keep"));
+    size_t len;
+    char *out = wf_test_read_file(wf_test_path(dir, "stdout"), &len);
+    ck_assert_ptr_nonnull(out);
+    *json = wf_strdup(wfbt_last_line(out));
+    wf_free(out);
+    return code;
+}
+
+/* A conversion wrong on one path only: the correct one is equivalent and its runs reach the
+ * outcome of that path; the mutant diverges within the default cases, and its shrunk case
+ * still diverges. */
+START_TEST(test_verify_path_mutant_found_within_default_cases)
+{
+    const path_mutation *pm = &path_mutations[_i];
+    const char *dir = wf_test_tmpdir();
+    char *json = NULL;
+    ck_assert_msg(run_default(dir, pm->m.xoml, pm->m.xaml, &json) == 0, "%s: baseline: %s",
+                  pm->m.name, json);
+    char unseen[300]; /* how --json lists an outcome no case reached */
+    snprintf(unseen, sizeof unseen, "\"activity\": \"%s\", \"outcome\": \"%s\"", pm->activity,
+             pm->outcome);
+    ck_assert_msg(strstr(json, "\"uncovered\": [") && !strstr(json, unseen), "%s: %s: %s",
+                  pm->m.name, unseen, json);
+    if (strstr(pm->m.xoml, "state_path")) /* an Approved after the timer: no script has it */
+        ck_assert_msg(strstr(json, "\"activity\": \"onDirectorApproved\", \"outcome\": \"won\""),
+                      "%s", json);
+    wf_free(json);
+    size_t len;
+    char *text = wf_test_read_file(pm->m.xaml, &len);
+    ck_assert_ptr_nonnull(text);
+    pm->m.apply(&text);
+    char xaml[600];
+    snprintf(xaml, sizeof xaml, "%s", wf_test_write_file(dir, "mutant.xaml", text));
+    wf_free(text);
+    ck_assert_msg(run_default(dir, pm->m.xoml, xaml, &json) == 1, "%s not caught: %s",
+                  pm->m.name, json);
+    ck_assert_msg(strstr(json, "\"status\": \"diverged\""), "%s", json);
+    const char *shrunk = strstr(json, "\"shrunk\": \"");
+    ck_assert_msg(shrunk != NULL, "%s", json);
+    char path[600];
+    snprintf(path, sizeof path, "%.*s", (int)strcspn(shrunk + 11, "\""), shrunk + 11);
+    wf_free(json);
+    char *err = NULL;
+    ck_assert_msg(run_verify(pm->m.xoml, xaml, path, NULL, &err) == 1, "%s: shrunk case: %s",
+                  pm->m.name, err ? err : "");
+    wf_free(err);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 Suite *verify_mutations_suite(void)
 {
     Suite *s = suite_create("verify_mutations");
@@ -271,6 +385,8 @@ Suite *verify_mutations_suite(void)
     tcase_add_loop_test(core, test_verify_mutations_baseline_is_equivalent, 0, 2);
     tcase_add_loop_test(core, test_verify_mutation_is_caught_with_a_shrunk_case, 0, MUTATION_COUNT);
     tcase_add_test(core, test_verify_whole_catch_reorder_is_equivalent);
+    tcase_add_loop_test(core, test_verify_path_mutant_found_within_default_cases, 0,
+                        PATH_MUTATION_COUNT);
     suite_add_tcase(s, core);
     return s;
 }

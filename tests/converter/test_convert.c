@@ -156,12 +156,18 @@ static const char *const golden[] = {
     "sequence_code",  "ifelse_chain",       "while_code",    "parallel_pick",
     "fault_handlers", "terminate",          "needs_interop", "rules_operators",
     "rules_bitwise",  "replicator_foreach", "scopes",        "state_machine",
-    "composite_type", "workflow_services",
+    "composite_type", "workflow_services", "send_activity", "service_attributes",
     /* conversion fidelity: each case's inputs say what WF3 itself gives (`expect`) */
     "compensate_explicit", "compensate_loop", "compensate_child_in_handler",
     "cancel_handlers",     "nested_states",
     /* generated names: an x:Name that is not an identifier, encoded reversibly */
     "name_not_identifier", "loop_template",
+    /* WF3 rules semantics after conversion: WF3Rule(...) raises WF3's exception types */
+    "rules_exceptions",
+    /* a GetActivityByName string kept verbatim, blanks included, finds nothing */
+    "rules_lookup_blanks",
+    /* a composite's declared In / Out directions: In not copied back, Out not copied in */
+    "composite_direction",
 };
 
 START_TEST(test_golden_case_converts_and_runs_like_legacy)
@@ -185,13 +191,22 @@ START_TEST(test_golden_case_converts_and_runs_like_legacy)
 }
 END_TEST
 
-/* String concatenation is not wrapping arithmetic: only the Int32 condition is reviewed. */
-START_TEST(test_only_integer_rules_arithmetic_is_reviewed)
+/* A rule condition whose arithmetic wraps, or whose members and methods apply to values that
+ * may be null or may fault, is written inside WF3Rule(...); one over `this` members alone is
+ * not (docs/convert.md "Rules"). */
+START_TEST(test_rules_conditions_keep_wf3_semantics)
 {
     converted c;
     convert(CASES "/rules_operators/rules_operators.xoml", false, &c);
-    ck_assert_uint_eq(count_diags(c.file, "review", "rules-arithmetic-overflow", 0), 1);
-    ck_assert_uint_eq(count_diags(c.file, "review", "rules-arithmetic-overflow", 4), 1);
+    ck_assert_int_eq(c.status, WF_OK);
+    ck_assert_ptr_nonnull(strstr(c.xaml, "Condition=\"[WF3Rule((A - B) * 2 / 1 % 7"));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "Condition=\"[WF3Rule(!(Person.ToUpper()"));
+    ck_assert_uint_eq(count_diags(c.file, "review", "rules-arithmetic-overflow", 0), 0);
+    converted_free(&c);
+    convert("samples/legacy/order_processing/order_processing.xoml", false, &c);
+    ck_assert_int_eq(c.status, WF_OK);
+    ck_assert_ptr_nonnull(strstr(c.xaml, "Condition=\"[Total &gt; 1000m]\""));
+    ck_assert_ptr_null(strstr(c.xaml, "WF3Rule("));
     converted_free(&c);
 }
 END_TEST
@@ -1066,7 +1081,7 @@ Suite *convert_suite(void)
     tcase_add_loop_test(core, test_golden_case_converts_and_runs_like_legacy, 0,
                         sizeof golden / sizeof golden[0]);
     tcase_add_test(core, test_same_input_gives_identical_bytes);
-    tcase_add_test(core, test_only_integer_rules_arithmetic_is_reviewed);
+    tcase_add_test(core, test_rules_conditions_keep_wf3_semantics);
     tcase_add_test(core, test_interop_option_sends_custom_activities_to_interop);
     tcase_add_loop_test(core, test_sample_converts_and_runs_like_legacy, 0,
                         sizeof samples / sizeof samples[0]);

@@ -217,6 +217,63 @@ START_TEST(test_types_come_from_the_markup_and_the_rules)
 }
 END_TEST
 
+/* A ReceiveActivity whose TypedOperationInfo names a contract no type library declares: the
+ * scaffold declares the interface as a <Service> whose <Method> is the operation, with its
+ * parameters from the bindings, and the file then converts fully (no Interop, no warning). */
+START_TEST(test_typed_contract_is_scaffolded_and_converts)
+{
+    const char *dir = wf_test_tmpdir();
+    char s_dir[1024];
+    snprintf(s_dir, sizeof s_dir, "%s/S", dir);
+    char *files[] = {
+        put(dir, "quote.xoml",
+            "<SequentialWorkflowActivity x:Class=\"Acme.Quote\" x:Name=\"Quote\" "
+            "xmlns:ns0=\"clr-namespace:Acme.Contracts;Assembly=contracts\" "
+            "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" "
+            "xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\">\n"
+            "  <ReceiveActivity x:Name=\"ask\" CanCreateInstance=\"True\">"
+            "<ReceiveActivity.ServiceOperationInfo><TypedOperationInfo "
+            "ContractType=\"{x:Type ns0:IPrices}\" Name=\"RequestQuote\" />"
+            "</ReceiveActivity.ServiceOperationInfo><ReceiveActivity.ParameterBindings>"
+            "<WorkflowParameterBinding ParameterName=\"parcel\"><WorkflowParameterBinding.Value>"
+            "<ActivityBind Name=\"Quote\" Path=\"Parcel\"/></WorkflowParameterBinding.Value>"
+            "</WorkflowParameterBinding><WorkflowParameterBinding ParameterName=\"(ReturnValue)\">"
+            "<WorkflowParameterBinding.Value><ActivityBind Name=\"Quote\" Path=\"Price\"/>"
+            "</WorkflowParameterBinding.Value></WorkflowParameterBinding>"
+            "</ReceiveActivity.ParameterBindings></ReceiveActivity>\n"
+            "</SequentialWorkflowActivity>\n"),
+        NULL};
+    wfc_scaffold_result res;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(scaffold(NULL, s_dir, files, &res, &err, NULL), WF_OK);
+    char *lib = read_in(s_dir, "contracts.activities.xml");
+    ck_assert_ptr_nonnull(lib);
+    ck_assert_ptr_nonnull(strstr(lib, "<Service Name=\"IPrices\">"));
+    ck_assert_ptr_nonnull(strstr(lib, "<Method Name=\"RequestQuote\" "));
+    ck_assert_ptr_nonnull(strstr(lib, "<Parameter Name=\"parcel\" Type=\"String\""));
+    ck_assert_ptr_nonnull(strstr(lib, "Name=\"ReturnValue\" Type=\"String\" Direction=\"Return\""));
+    wf_free(lib);
+    assert_parses(s_dir, "contracts.activities.xml");
+    /* the CLI's scaffold-then-convert: the Receive maps */
+    int rc = wf_test_shell_cli(dir, 60, "convert %s -o %s --scaffold %s/S2 --report %s",
+                               files[0], wf_test_path(dir, "quote.xaml"), dir,
+                               wf_test_path(dir, "report.json"));
+    ck_assert_int_eq(rc, 0);
+    char *report = read_in(dir, "report.json");
+    ck_assert_ptr_nonnull(report);
+    ck_assert_ptr_nonnull(strstr(report, "\"status\": \"converted\""));
+    ck_assert_ptr_null(strstr(report, "service-contract"));
+    wf_free(report);
+    char *xaml = read_in(dir, "quote.xaml");
+    ck_assert_ptr_nonnull(strstr(xaml, "<p:Receive x:Name=\"ask_Receive\" "
+                                       "OperationName=\"RequestQuote\" "
+                                       "ServiceContractName=\"IPrices\""));
+    wf_free(xaml);
+    free(files[0]);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* A second run with a new handler and property: the type library gains them, NAME.c the user
  * edited stays byte for byte, the new function goes to NAME__2.c; a type the markup now
  * states differently is a conflict, not a rewrite. */
@@ -414,6 +471,7 @@ Suite *scaffold_suite(void)
     tcase_set_timeout(core, 60);
     tcase_add_test(core, test_missing_native_code_is_scaffolded_per_assembly);
     tcase_add_test(core, test_types_come_from_the_markup_and_the_rules);
+    tcase_add_test(core, test_typed_contract_is_scaffolded_and_converts);
     tcase_add_test(core, test_rerun_adds_and_never_rewrites);
     tcase_add_test(core, test_nothing_is_written_when_all_is_declared);
     suite_add_tcase(s, core);

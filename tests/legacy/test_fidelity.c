@@ -55,8 +55,10 @@ START_TEST(test_method_fault_in_rule_is_wrapped_in_target_invocation)
     ck_assert_str_eq(caught_type(&e), "TargetInvocationException");
     wf_value v = wf_null();
     ck_assert_int_eq(wfl_exec_output(e.ex, "Caught", &v, NULL), WF_OK);
-    ck_assert_ptr_nonnull(strstr(wf_value_exc_message(&v), "Substring"));
-    ck_assert_ptr_nonnull(strstr(wf_value_exc_message(&v), "within the string"));
+    /* .NET's message for "ab".Substring(5), which the modern runtime gives too */
+    ck_assert_str_eq(wf_value_exc_message(&v),
+                     "Method String.Substring threw an exception: startIndex cannot be larger "
+                     "than length of string. (Parameter 'startIndex')");
     wf_value_release(&v);
     xt_free(&e);
 }

@@ -273,7 +273,7 @@ START_TEST(test_printer_produces_modern_text)
     expect_text("CallsThis", "Twice(A) == 20");
     expect_text("BitwiseOr", "(A | B) == 11");
     expect_text("Concat", "Name + A == \"Ada10\"");
-    expect_text("ToStringCall", "str(D) == \"2.75\"");
+    expect_text("ToStringCall", "D.ToString() == \"2.75\"");
     expect_text("EqualsCall", "A == 10L");
     expect_text("Substring", "Padded.Trim().Substring(1, 2) == \" y\"");
     expect_text("DecimalMath", "D * 2m == 5.5m");

@@ -449,6 +449,36 @@ START_TEST(test_data_only_library_needs_no_shared_object)
 }
 END_TEST
 
+/* Parse a type library from text into tl; it must load. */
+static void parse_ok(const char *name, const char *text)
+{
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_msg(wfl_typelib_parse(types, name, text, strlen(text), &tl, NULL, &err) == WF_OK,
+                  "%s", err.message);
+}
+
+/* A composite's properties take Direction as a native type's do (In, Out, InOut); without one
+ * a property is InOut, copied into the body and back. */
+START_TEST(test_composite_property_directions)
+{
+    static const char text[] =
+        "<TypeLibrary xmlns='urn:wfbridge:typelib' Name='Desk'>\n"
+        "  <ActivityType Name='Tally' Definition='Tally.xoml'>\n"
+        "    <Property Name='Count' Type='Int32' Direction='In' Default='3'/>\n"
+        "    <Property Name='Log' Type='String' Direction='Out'/>\n"
+        "    <Property Name='Total' Type='Int32' Direction='InOut'/>\n"
+        "    <Property Name='Note' Type='String'/>\n"
+        "  </ActivityType>\n"
+        "</TypeLibrary>\n";
+    parse_ok("d.xml", text);
+    const wfl_tl_activity *act = wfl_typelib_activity(tl, "Tally");
+    ck_assert_int_eq(wfl_tl_activity_find_prop(act, "Count")->dir, WFL_TL_IN);
+    ck_assert_int_eq(wfl_tl_activity_find_prop(act, "Log")->dir, WFL_TL_OUT);
+    ck_assert_int_eq(wfl_tl_activity_find_prop(act, "Total")->dir, WFL_TL_INOUT);
+    ck_assert_int_eq(wfl_tl_activity_find_prop(act, "Note")->dir, WFL_TL_INOUT);
+}
+END_TEST
+
 /* A third-party composite known from its markup only: a leaf function plus its children. */
 START_TEST(test_container_activity_type)
 {
@@ -458,9 +488,7 @@ START_TEST(test_container_activity_type)
         "    <Property Name='Isolated' Type='Boolean'/>\n"
         "  </ActivityType>\n"
         "</TypeLibrary>\n";
-    wf_error err = WF_ERROR_INIT;
-    ck_assert_int_eq(wfl_typelib_parse(types, "b.xml", text, strlen(text), &tl, NULL, &err),
-                     WF_OK);
+    parse_ok("b.xml", text);
     const wfl_tl_activity *a = wfl_typelib_activity(tl, "BpelScope");
     ck_assert(wfl_tl_activity_is_container(a));
     ck_assert_str_eq(wfl_tl_func_symbol(wfl_tl_activity_func(a)), "bpel_scope");
@@ -526,6 +554,15 @@ END_TEST
 START_TEST(test_bad_direction)
 {
     expect_bad("bad_direction", WF_E_SYNTAX, 3, 55, "Sideways");
+}
+END_TEST
+
+/* A composite has no function, so no return value; and an Out property takes no Default. */
+START_TEST(test_bad_composite_direction)
+{
+    expect_bad("composite_return_direction", WF_E_SYNTAX, 3, 53, "In, Out or InOut");
+    tl = NULL;
+    expect_bad("composite_default_on_out", WF_E_SCHEMA, 3, 5, "Default");
 }
 END_TEST
 
@@ -730,6 +767,7 @@ Suite *legacy_typelib_suite(void)
     tcase_add_test(tc, test_service_methods_events_and_exceptions);
     tcase_add_test(tc, test_parse_only_has_no_native_binding);
     tcase_add_test(tc, test_data_only_library_needs_no_shared_object);
+    tcase_add_test(tc, test_composite_property_directions);
     tcase_add_test(tc, test_container_activity_type);
     tcase_add_test(tc, test_missing_typelib_is_not_found);
     tcase_add_test(tc, test_assembly_name_with_path_is_refused);
@@ -740,6 +778,7 @@ Suite *legacy_typelib_suite(void)
     tcase_add_test(tc, test_bad_missing_library);
     tcase_add_test(tc, test_bad_library_outside_path_is_refused);
     tcase_add_test(tc, test_bad_function_not_exported);
+    tcase_add_test(tc, test_bad_composite_direction);
     tcase_add_test(tc, test_bad_unknown_type);
     tcase_add_test(tc, test_bad_direction);
     tcase_add_test(tc, test_bad_malformed_xml);

@@ -266,10 +266,12 @@ static const bad_case bad_cases[] = {
      "unknown activity 'ReadInt' (a custom activity from assembly 'NumberGuessActivities')", 1},
     /* the x:Reference to the failed node is not reported again */
     {"custom_activity_referenced.xaml", WF_E_SCHEMA, 7, 5, "unknown activity 'PromptNode'", 1},
-    {"wcf_send.xaml", WF_E_SCHEMA, 4, 5,
-     "unknown activity 'Send' (of the WCF messaging activities only Receive and SendReply are "
-     "supported)",
+    {"wcf_correlation.xaml", WF_E_SCHEMA, 5, 5,
+     "unknown activity 'InitializeCorrelation' (of the WCF messaging activities only Receive, "
+     "SendReply, Send and ReceiveReply are supported)",
      1},
+    /* a Send whose endpoint file is missing: located at the Send, before anything runs */
+    {"wcf_send.xaml", WF_E_NAME, 4, 5, "endpoint 'partner': cannot read the endpoint file", 1},
     {"workflow_service.xamlx", WF_E_SCHEMA, 1, 1, "unknown activity 'WorkflowService'", 1},
     {"object_key.xaml", WF_E_SCHEMA, 6, 9, "unsupported x:Key value 'Person'", 1},
     {"key_twice.xaml", WF_E_SCHEMA, 4, 7, "x:Key is set more than once on WriteLine", 1},

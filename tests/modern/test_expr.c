@@ -832,6 +832,44 @@ START_TEST(test_runtime_exceptions)
 }
 END_TEST
 
+/* WF3Rule(e), which the converter writes around a converted rule, evaluates e as WF3's rules
+ * engine does (docs/formats.md "Expressions"): the same text outside it keeps C#'s checked
+ * semantics (test_runtime_exceptions). */
+START_TEST(test_wf3_rule_semantics)
+{
+    CHECK_I32("[WF3Rule(2147483647 + count)]", -2147483642);
+    CHECK_I32("[WF3Rule(count * 1000000000)]", -1589934592);
+    CHECK_I32("[WF3Rule(-(count - 7 - 2147483647 - 1))]", -2147483647 - 1);
+    CHECK_I64("[WF3Rule(big * big)]", (int64_t)((uint64_t)5000000000LL * 5000000000ULL));
+    check_fault("[WF3Rule(count / (count - 7))]", &wf_exc_divide_by_zero);
+    check_fault("[WF3Rule(total * 1000000000000000000000000000m)]", &wf_exc_overflow);
+    check_fault("[WF3Rule(nul.Length)]", &wf_exc_rule_evaluation);
+    check_fault("[WF3Rule(nul.ToUpper() == name)]", &wf_exc_rule_evaluation);
+    check_fault("[WF3Rule(nul.ToString() == name)]", &wf_exc_rule_evaluation);
+    check_fault("[WF3Rule(name.Substring(10))]", &wf_exc_target_invocation);
+    check_fault("[WF3Rule(name.PadLeft(-1))]", &wf_exc_target_invocation);
+    CHECK_BOOL("[WF3Rule(nul != null && nul.Length > 0)]", false);
+    /* the target is checked before the arguments are evaluated */
+    check_fault("[WF3Rule(nul.Contains((count / 0).ToString()))]", &wf_exc_rule_evaluation);
+
+    wfm_expr *e = compile("[WF3Rule(name.Substring(2, 5))]");
+    wf_value out, exc;
+    ck_assert_int_eq(wfm_expr_eval(e, &inner_env, &out, &exc), WF_E_FAULT);
+    ck_assert_str_eq(wf_value_exc_message(&exc),
+                     "Method String.Substring threw an exception: Index and length must refer "
+                     "to a location within the string. (Parameter 'length')");
+    wf_value_release(&exc);
+    e = compile("[WF3Rule(nul.Trim())]");
+    ck_assert_int_eq(wfm_expr_eval(e, &inner_env, &out, &exc), WF_E_FAULT);
+    ck_assert_str_eq(wf_value_exc_message(&exc), "The target of 'Trim' evaluated to null.");
+    wf_value_release(&exc);
+    /* the types derive as in WF3: not SystemException, so a Catch of it does not match */
+    ck_assert_ptr_eq(wf_exc_rule_evaluation.base, &wf_exc_rule);
+    ck_assert_ptr_eq(wf_exc_rule.base, &wf_exc_exception);
+    ck_assert_ptr_eq(wf_exc_target_invocation.base, &wf_exc_application);
+}
+END_TEST
+
 START_TEST(test_constant_folding)
 {
     ck_assert(wfm_expr_is_constant(compile("[1 + 2 * 3]")));
@@ -1932,6 +1970,7 @@ Suite *modern_expr_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_literals);
     tcase_add_test(tc, test_precedence);
+    tcase_add_test(tc, test_wf3_rule_semantics);
     tcase_add_test(tc, test_interpolated_strings);
     tcase_add_test(tc, test_names_and_hops);
     tcase_add_test(tc, test_numeric_typing);

@@ -175,6 +175,28 @@ START_TEST(test_msg_bad_operation_name)
 }
 END_TEST
 
+/* WF4's WorkflowService Name on the root names the service (serve's WSDL); its
+ * ConfigurationName is accepted and has nothing to configure. */
+START_TEST(test_msg_workflow_service_name)
+{
+    static const char xaml[] =
+        "<Activity x:Class=\"T\" xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\"\n"
+        " xmlns:p=\"http://schemas.microsoft.com/netfx/2009/xaml/servicemodel\"\n"
+        " xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\"\n"
+        " p:WorkflowService.Name=\"GreetingService\" "
+        "p:WorkflowService.ConfigurationName=\"Conv.GreetingService\">\n"
+        "<p:Receive OperationName=\"Greet\" ServiceContractName=\"IGreeting\" "
+        "CanCreateInstance=\"True\" /></Activity>";
+    wfm_test_run r;
+    wfm_test_open_mem(&r, "greeting.xaml", xaml);
+    ck_assert_str_eq(wfm_definition_service_name(r.def), "GreetingService");
+    wfm_test_close(&r);
+    wfm_test_open_file(&r, DIR "calculator.xaml");
+    ck_assert_ptr_null(wfm_definition_service_name(r.def));
+    wfm_test_close(&r);
+}
+END_TEST
+
 Suite *modern_msg_suite(void)
 {
     Suite *s = suite_create("modern_msg");
@@ -184,6 +206,7 @@ Suite *modern_msg_suite(void)
     tcase_add_test(tc, test_msg_without_creating_message_waits_on_receive);
     tcase_add_test(tc, test_msg_message_without_request_gets_no_reply);
     tcase_add_test(tc, test_msg_divide_by_zero_faults_the_instance);
+    tcase_add_test(tc, test_msg_workflow_service_name);
     suite_add_tcase(s, tc);
     TCase *bad = tcase_create("bad_input");
     tcase_add_test(bad, test_msg_bad_correlates_on);

@@ -1855,6 +1855,81 @@ START_TEST(test_store_insert_creates_the_row_with_its_state)
 }
 END_TEST
 
+/* Inserts of concurrent hosts under group commit share transactions with each other: each
+ * new row holds its own first state, and an insert of an id that exists fails alone (its
+ * batch's other inserts commit, the existing row keeps its state). */
+typedef struct inserter {
+    wfm_store *store;
+    wfm_store_id ids[25];
+    const char *taken; /* an id inserted before: inserting it again must fail */
+    int failures, refused;
+} inserter;
+
+static void *insert_many(void *arg)
+{
+    inserter *in = arg;
+    for (int i = 0; i < 25; i++) {
+        wf_error err = WF_ERROR_INIT;
+        wfm_store_new_id(&in->ids[i]);
+        wfm_store_save_rec rec = {in->ids[i].text, "Created", in->ids[i].text, 32, NULL, 0,
+                                  NULL, NULL, 0, 0, true, 0};
+        if (wfm_store_insert(in->store, 9, &rec, &err) != WF_OK)
+            in->failures++;
+        if (i % 8 == 0) {
+            wf_error_clear(&err);
+            rec.id = in->taken;
+            rec.state = "again";
+            rec.state_len = 5;
+            in->refused += wfm_store_insert(in->store, 9, &rec, &err) == WF_E_STORE;
+        }
+    }
+    return NULL;
+}
+
+/* Row `id` is Created with state want[0..len). */
+static void assert_stored(wfm_store *s, const char *id, const char *want, size_t want_len)
+{
+    wf_error err = WF_ERROR_INIT;
+    void *state = NULL;
+    size_t len = 0;
+    char status[32];
+    ck_assert_int_eq(wfm_store_load_state(s, id, &state, &len, status, NULL, &err), WF_OK);
+    ck_assert(len == want_len && memcmp(state, want, len) == 0);
+    ck_assert_str_eq(status, "Created");
+    wf_free(state);
+}
+
+START_TEST(test_store_group_commit_inserts_of_concurrent_hosts_stand_alone)
+{
+    wfm_store *s = open_store("host-a", 0, true);
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_id first;
+    wfm_store_new_id(&first);
+    wfm_store_save_rec rec = {first.text, "Created", "first", 5, NULL, 0, NULL, NULL, 0, 0,
+                              true, 0};
+    ck_assert_int_eq(wfm_store_insert(s, 9, &rec, &err), WF_OK);
+    inserter ins[8];
+    pthread_t threads[8];
+    for (int t = 0; t < 8; t++) {
+        ins[t] = (inserter){.store = s, .taken = first.text};
+        pthread_create(&threads[t], NULL, insert_many, &ins[t]);
+    }
+    for (int t = 0; t < 8; t++)
+        pthread_join(threads[t], NULL);
+    uint64_t commits = 0, saves = 0;
+    wfm_store_counters(s, &commits, &saves);
+    ck_assert_uint_eq(saves, 1 + 8 * 25);
+    for (int t = 0; t < 8; t++) {
+        ck_assert_int_eq(ins[t].failures, 0);
+        ck_assert_int_eq(ins[t].refused, 4);
+        for (int i = 0; i < 25; i++)
+            assert_stored(s, ins[t].ids[i].text, ins[t].ids[i].text, 32);
+    }
+    assert_stored(s, first.text, "first", 5);
+    wfm_store_close(s);
+}
+END_TEST
+
 /* The tests both backends run. */
 static void add_shared_core(TCase *core)
 {
@@ -1875,6 +1950,7 @@ static void add_shared_core(TCase *core)
     tcase_add_test(core, test_store_version_1_is_migrated);
     tcase_add_test(core, test_store_attempts_count_unfinished_runs_and_suspend_quarantines);
     tcase_add_test(core, test_store_insert_creates_the_row_with_its_state);
+    tcase_add_test(core, test_store_group_commit_inserts_of_concurrent_hosts_stand_alone);
     tcase_add_test(core, test_store_claim_takes_what_can_progress_oldest_first);
     tcase_add_test(core, test_store_claim_respects_max_and_a_stopping_callback);
     tcase_add_test(core, test_store_claim_takes_over_expired_leases_and_renew_keeps_them);

@@ -42,7 +42,7 @@ void reviews_record(const char *reviewer, const char *verdict, char **summary,
     free(*summary);
     *summary = s;
     if (verdict && strcmp(verdict, "approved") == 0)
-        (*approvals)++;
+        *approvals = (int32_t)((uint32_t)*approvals + 1u); /* wraps, as C#'s unchecked int does */
 }
 
 void reviews_publish(char **status);

@@ -1,0 +1,326 @@
+/* test_send.c — Send and ReceiveReply (modern/wfm_act_send.c) over the runtime's HTTP engine
+ * (modern/wfm_http.c) against a stub service on 127.0.0.1 (libmicrohttpd): the SOAP request
+ * as basicHttpBinding writes it, the reply's values, the service's context sent back, a run
+ * on the caller's thread and one on the pool, a SOAP fault, a timeout, a reply that is no
+ * envelope, load errors, and an instance destroyed while its request is in flight. */
+#include <check.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../modern/wfm_runtime.h"
+#include "../wf_test_util.h"
+#include "support_modern.h"
+
+#define STUB_ID "0123456789abcdef0123456789abcdef"
+
+/* ---- the stub service --------------------------------------------------------------------- */
+typedef struct stub {
+    struct MHD_Daemon *daemon;
+    char url[64]; /* http://127.0.0.1:PORT */
+    pthread_mutex_t lock;
+    unsigned calls;
+    char last_body[2048], last_action[256], last_instance[64];
+} stub;
+
+static const char reply_ok[] =
+    "<s:Envelope xmlns:s=\"http://schemas.xmlsoap.org/soap/envelope/\"><s:Body>"
+    "<AddResponse xmlns=\"http://tempuri.org/\"><AddResult>42</AddResult></AddResponse>"
+    "</s:Body></s:Envelope>";
+static const char reply_fault[] =
+    "<s:Envelope xmlns:s=\"http://schemas.xmlsoap.org/soap/envelope/\"><s:Body><s:Fault>"
+    "<faultcode>s:Server</faultcode><faultstring>the divisor is zero</faultstring>"
+    "</s:Fault></s:Body></s:Envelope>";
+
+static void stub_note(stub *s, struct MHD_Connection *conn, const wf_buf *body)
+{
+    const char *action = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "SOAPAction");
+    const char *id = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Instance-Id");
+    pthread_mutex_lock(&s->lock);
+    s->calls++;
+    snprintf(s->last_body, sizeof s->last_body, "%s", body->data);
+    snprintf(s->last_action, sizeof s->last_action, "%s", action ? action : "");
+    snprintf(s->last_instance, sizeof s->last_instance, "%s", id ? id : "");
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* /ok: the Add reply with a context; /fault: HTTP 500 with a SOAP fault; /slow: the reply a
+ * second late; /json/Add: {"AddResult": 7}. */
+static enum MHD_Result stub_handle(void *cls, struct MHD_Connection *conn, const char *url,
+                                   const char *method, const char *version,
+                                   const char *upload, size_t *upload_size, void **con_cls)
+{
+    (void)method;
+    (void)version;
+    stub *s = cls;
+    wf_buf *body = *con_cls;
+    if (!body) {
+        body = wf_calloc(1, sizeof *body);
+        wf_buf_init(body);
+        *con_cls = body;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        wf_buf_add(body, upload, *upload_size);
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    stub_note(s, conn, body);
+    bool fault = strcmp(url, "/fault") == 0, json = strcmp(url, "/json/Add") == 0;
+    if (strcmp(url, "/slow") == 0)
+        sleep(1);
+    const char *text = fault ? reply_fault : json ? "{\"AddResult\": 7}" : reply_ok;
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+    MHD_add_response_header(r, "X-Instance-Id", STUB_ID);
+    enum MHD_Result ret = MHD_queue_response(conn, fault ? 500 : 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static void stub_done(void *cls, struct MHD_Connection *conn, void **con_cls,
+                      enum MHD_RequestTerminationCode code)
+{
+    (void)cls;
+    (void)conn;
+    (void)code;
+    wf_buf *body = *con_cls;
+    if (body) {
+        wf_buf_fini(body);
+        wf_free(body);
+    }
+}
+
+static void stub_start(stub *s)
+{
+    memset(s, 0, sizeof *s);
+    pthread_mutex_init(&s->lock, NULL);
+    s->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION,
+                                 0, NULL, NULL, stub_handle, s, MHD_OPTION_NOTIFY_COMPLETED,
+                                 stub_done, s, MHD_OPTION_SOCK_ADDR, NULL, MHD_OPTION_END);
+    ck_assert_ptr_nonnull(s->daemon);
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    snprintf(s->url, sizeof s->url, "http://127.0.0.1:%u", (unsigned)info->port);
+}
+
+static void stub_stop(stub *s)
+{
+    MHD_stop_daemon(s->daemon);
+    pthread_mutex_destroy(&s->lock);
+}
+
+/* ---- workflows ---------------------------------------------------------------------------- */
+#define HEAD                                                                                       \
+    "<Activity x:Class=\"T\" xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\"\n" \
+    " xmlns:p=\"http://schemas.microsoft.com/netfx/2009/xaml/servicemodel\"\n"                     \
+    " xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\">\n"                                 \
+    "<x:Members><x:Property Name=\"url\" Type=\"InArgument(x:String)\" />\n"                       \
+    "<x:Property Name=\"total\" Type=\"OutArgument(x:Int32)\" /></x:Members>\n"
+#define SEND_ADD(name, extra)                                                                      \
+    "<p:Send x:Name=\"" name "\" OperationName=\"Add\" ServiceContractName=\"ICalculator\"\n"      \
+    " EndpointAddress=\"[url]\" " extra "><p:Send.Content><p:SendParametersContent>\n"             \
+    "<InArgument x:TypeArguments=\"x:Int32\" x:Key=\"value\">[5]</InArgument>\n"                   \
+    "</p:SendParametersContent></p:Send.Content></p:Send>\n"
+#define RECEIVE_REPLY(name)                                                                        \
+    "<p:ReceiveReply Request=\"{x:Reference " name "}\"><p:ReceiveReply.Content>\n"                \
+    "<p:ReceiveParametersContent>\n"                                                               \
+    "<OutArgument x:TypeArguments=\"x:Int32\" x:Key=\"AddResult\">[total]</OutArgument>\n"         \
+    "</p:ReceiveParametersContent></p:ReceiveReply.Content></p:ReceiveReply>\n"
+
+static const char two_calls[] = HEAD "<Sequence>" SEND_ADD("s1", "") RECEIVE_REPLY("s1")
+    SEND_ADD("s2", "") "<p:ReceiveReply Request=\"{x:Reference s2}\" />"
+    "</Sequence></Activity>";
+
+/* Run on the calling thread, waiting for the replies as `wfbridge run` does. */
+static wfm_instance_state run_waiting(wfm_test_run *r)
+{
+    for (;;) {
+        wfm_instance_state st = wfm_test_go(r);
+        if (st != WFM_INSTANCE_IDLE || !wfm_instance_async_pending(r->inst))
+            return st;
+        wfm_instance_wait_async(r->inst);
+    }
+}
+
+/* Start the stub and open `xaml` with its argument url = the stub's `path`. */
+static void open_at(stub *s, wfm_test_run *r, const char *xaml, const char *path)
+{
+    stub_start(s);
+    char url[100];
+    snprintf(url, sizeof url, "%s%s", s->url, path);
+    wfm_test_open_mem(r, "send.xaml", xaml);
+    wf_value v = wf_null();
+    ck_assert_int_eq(wf_value_cstring(url, &v), WF_OK);
+    wfm_test_input(r, "url", v);
+}
+
+static void close_all(stub *s, wfm_test_run *r)
+{
+    wfm_test_close(r);
+    stub_stop(s);
+}
+
+START_TEST(test_send_soap_request_and_context)
+{
+    stub s;
+    wfm_test_run r;
+    open_at(&s, &r, two_calls, "/ok");
+    ck_assert_int_eq(run_waiting(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_instance_output(r.inst, "total")->u.i32, 42);
+    ck_assert_uint_eq(s.calls, 2);
+    ck_assert_str_eq(s.last_action, "\"http://tempuri.org/ICalculator/Add\"");
+    ck_assert_ptr_nonnull(strstr(s.last_body, "<s:Body><Add xmlns=\"http://tempuri.org/\">"
+                                              "<value>5</value></Add></s:Body>"));
+    /* the second call carries the context the first reply gave */
+    ck_assert_ptr_nonnull(strstr(s.last_body, "<Property name=\"instanceId\">" STUB_ID));
+    close_all(&s, &r);
+}
+END_TEST
+
+START_TEST(test_send_on_the_pool)
+{
+    stub s;
+    wfm_test_run r;
+    open_at(&s, &r, two_calls, "/ok");
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_start(r.inst, &err), WF_OK);
+    wfm_runtime_wait_idle(r.rt); /* waits for the requests too */
+    ck_assert_int_eq(wfm_instance_state_get(r.inst), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_instance_output(r.inst, "total")->u.i32, 42);
+    ck_assert_uint_eq(s.calls, 2);
+    close_all(&s, &r);
+}
+END_TEST
+
+/* A reply that is no SOAP envelope (here the JSON form's) to a SOAP Send. */
+START_TEST(test_send_reply_not_soap)
+{
+    stub s;
+    wfm_test_run r;
+    open_at(&s, &r, two_calls, "/json/Add");
+    ck_assert_int_eq(run_waiting(&r), WFM_INSTANCE_FAULTED);
+    ck_assert_str_eq(wfm_instance_fault(r.inst)->type->name, "CommunicationException");
+    ck_assert_ptr_nonnull(strstr(wf_value_exc_message(wfm_instance_fault(r.inst)),
+                                 "not a SOAP 1.1 envelope"));
+    close_all(&s, &r);
+}
+END_TEST
+
+START_TEST(test_send_soap_fault_faults_the_send)
+{
+    stub s;
+    wfm_test_run r;
+    open_at(&s, &r, two_calls, "/fault");
+    ck_assert_int_eq(run_waiting(&r), WFM_INSTANCE_FAULTED);
+    const wf_value *exc = wfm_instance_fault(r.inst);
+    ck_assert_str_eq(exc->type->name, "FaultException");
+    ck_assert_str_eq(wf_value_exc_message(exc), "the divisor is zero");
+    ck_assert_uint_eq(s.calls, 1);
+    close_all(&s, &r);
+}
+END_TEST
+
+START_TEST(test_send_timeout)
+{
+    static const char xaml[] = HEAD "<Sequence>" SEND_ADD("s1", "Timeout=\"00:00:00.2\"")
+        RECEIVE_REPLY("s1") "</Sequence></Activity>";
+    stub s;
+    wfm_test_run r;
+    open_at(&s, &r, xaml, "/slow");
+    ck_assert_int_eq(run_waiting(&r), WFM_INSTANCE_FAULTED);
+    ck_assert_str_eq(wfm_instance_fault(r.inst)->type->name, "TimeoutException");
+    ck_assert_ptr_nonnull(strstr(wf_value_exc_message(wfm_instance_fault(r.inst)), "200 ms"));
+    close_all(&s, &r);
+}
+END_TEST
+
+/* The context a service gave is state: saved and restored with the instance (as a durable
+ * host does while it waits on a bookmark), the next Send carries it. */
+static const char across_save[] = HEAD "<Sequence>" SEND_ADD("s1", "") RECEIVE_REPLY("s1")
+    "<WaitForEvent x:TypeArguments=\"x:Int32\" BookmarkName=\"go\" />" SEND_ADD("s2", "")
+    "<p:ReceiveReply Request=\"{x:Reference s2}\" /></Sequence></Activity>";
+
+START_TEST(test_send_context_survives_save_and_restore)
+{
+    stub s;
+    wfm_test_run r;
+    open_at(&s, &r, across_save, "/ok");
+    ck_assert_int_eq(run_waiting(&r), WFM_INSTANCE_IDLE);
+    ck_assert_uint_eq(s.calls, 1);
+    ck_assert_ptr_null(strstr(s.last_body, "instanceId")); /* none known yet */
+    wfm_test_save_restore(&r);
+    wf_value go = wf_int32(1);
+    wfm_test_resume(&r, "go", &go);
+    ck_assert_int_eq(run_waiting(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_uint_eq(s.calls, 2);
+    ck_assert_ptr_nonnull(strstr(s.last_body, "<Property name=\"instanceId\">" STUB_ID));
+    close_all(&s, &r);
+}
+END_TEST
+
+/* The instance and the runtime go while the reply is on its way: nothing leaks or is touched
+ * after it was freed (make asan). */
+START_TEST(test_send_instance_destroyed_in_flight)
+{
+    stub s;
+    wfm_test_run r;
+    open_at(&s, &r, two_calls, "/slow");
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_instance_start(r.inst, &err), WF_OK);
+    while (!wfm_instance_async_pending(r.inst))
+        usleep(1000);
+    close_all(&s, &r);
+}
+END_TEST
+
+START_TEST(test_send_load_errors)
+{
+    wfm_test_run r;
+    wfm_test_runtime(&r);
+    static const char *const bad[][2] = {
+        {HEAD "<p:Send OperationName=\"Add\" ServiceContractName=\"ICalculator\" />"
+              "</Activity>",
+         "EndpointConfigurationName"},
+        {HEAD "<p:Send OperationName=\"A.b\" ServiceContractName=\"ICalculator\" "
+              "EndpointAddress=\"[url]\" /></Activity>",
+         "OperationName"},
+        {HEAD "<p:ReceiveReply Request=\"s1\" /></Activity>", "{x:Reference NAME}"},
+        {HEAD "<p:Send OperationName=\"Add\" ServiceContractName=\"ICalculator\" "
+              "EndpointConfigurationName=\"Calc\" /></Activity>",
+         "no-such-dir/send.endpoints.json"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        wfm_definition *def = NULL;
+        wf_error err = WF_ERROR_INIT;
+        ck_assert_int_ne(wfm_runtime_load_mem(r.rt, "no-such-dir/send.xaml", bad[i][0],
+                                              strlen(bad[i][0]), &def, NULL, &err),
+                         WF_OK);
+        ck_assert_ptr_null(def);
+        ck_assert_msg(strstr(err.message, bad[i][1]), "%zu: %s", i, err.message);
+        ck_assert_uint_eq(err.line, 6);
+    }
+    wfm_test_close(&r);
+}
+END_TEST
+
+Suite *modern_send_suite(void)
+{
+    Suite *s = suite_create("modern_send");
+    TCase *core = tcase_create("core");
+    tcase_set_timeout(core, 60);
+    tcase_add_test(core, test_send_soap_request_and_context);
+    tcase_add_test(core, test_send_on_the_pool);
+    tcase_add_test(core, test_send_context_survives_save_and_restore);
+    tcase_add_test(core, test_send_instance_destroyed_in_flight);
+    suite_add_tcase(s, core);
+    TCase *bad = tcase_create("bad_input");
+    tcase_set_timeout(bad, 60);
+    tcase_add_test(bad, test_send_soap_fault_faults_the_send);
+    tcase_add_test(bad, test_send_timeout);
+    tcase_add_test(bad, test_send_reply_not_soap);
+    tcase_add_test(bad, test_send_load_errors);
+    suite_add_tcase(s, bad);
+    return s;
+}
