@@ -319,13 +319,13 @@ START_TEST(test_verify_whole_catch_reorder_is_equivalent)
 }
 END_TEST
 
-/* `verify --seed 1` with the default case count, in verify's process; --json's last line of
- * stdout into *json. The exit status. */
+/* `verify --seed 1` with the default case count, isolated; --json's last line of stdout
+ * into *json. The exit status. */
 static int run_default(const char *dir, const char *xoml, const char *xaml, char **json)
 {
     int code = wf_test_shell_cli(dir, 120,
                                  "verify '%s' --lib-path '%s' --converted '%s' --seed 1 "
-                                 "--no-isolate --keep '%s' --json",
+                                 "--keep '%s' --json",
                                  xoml, wf_test_sample_lib_dir(), xaml, wf_test_path(dir, "keep"));
     size_t len;
     char *out = wf_test_read_file(wf_test_path(dir, "stdout"), &len);
