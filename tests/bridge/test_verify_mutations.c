@@ -233,12 +233,14 @@ static const path_mutation path_mutations[] = {
 static int run_verify(const char *xoml, const char *xaml, const char *cases, const char *keep,
                       char **err)
 {
-    /* in verify's process: the sample libraries keep no state, and a fork per run of the
-     * batch loop's long runs costs 20 times the runs themselves on a loaded machine
-     * (isolation has its own tests, test_verify_iso.c) */
-    const char *args[16] = {"verify",      xoml, "--lib-path",   wf_test_sample_lib_dir(),
-                            "--converted", xaml, "--no-isolate"};
-    size_t n = 7;
+    /* isolated, as users run it, except the batch loop: its runs to the step limit observe
+     * a hundred megabytes each, and moving that from a worker to verify costs four times
+     * the runs themselves on a loaded machine (the sample libraries keep no state) */
+    const char *args[16] = {"verify", xoml, "--lib-path", wf_test_sample_lib_dir(), "--converted",
+                            xaml};
+    size_t n = 6;
+    if (strstr(xoml, "batch_loop"))
+        args[n++] = "--no-isolate";
     if (cases) {
         args[n++] = "--cases";
         args[n++] = cases;
