@@ -573,6 +573,12 @@ static void roll_back(run *r, mig_plan *p)
         failed(p, &err);
         return;
     }
+    if (strcmp(p->status, WFL_STORE_MIGRATING) == 0 && !wfm_store_owner_is_dead(m.owner)) {
+        wf_error_set(&err, WF_E_LOCKED, NULL, "another migrate-instances (%.200s) is moving it",
+                     m.owner);
+        failed(p, &err);
+        return;
+    }
     char was[sizeof m.owner];
     const char *from = was;
     snprintf(was, sizeof was, "%s", m.owner);
