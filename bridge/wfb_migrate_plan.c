@@ -401,6 +401,22 @@ static wf_status finish(const replay_env *r, wfm_instance *inst, wf_error *err)
     return WF_OK;
 }
 
+static void note_foreach(void *ud, const char *name, const char *kind)
+{
+    const char **loop = ud;
+    if (!*loop && (strcmp(kind, "ForEach") == 0 || strcmp(kind, "ParallelForEach") == 0))
+        *loop = name;
+}
+
+/* The first ForEach / ParallelForEach the instance waits inside (NULL: none): a replay starts
+ * it again at its first item, whatever item the legacy Replicator was at. */
+static const char *inside_foreach(wfm_instance *inst)
+{
+    const char *loop = NULL;
+    wfm_instance_each_executing(inst, note_foreach, &loop);
+    return loop;
+}
+
 /* The found position with its timers on the legacy due times: the found steps replayed again
  * with the clock shifted when they are not (inst is taken over). */
 static wf_status place(const replay_env *r, const seq *s, wfm_instance *inst, bool interop,
@@ -432,6 +448,14 @@ static wf_status place(const replay_env *r, const seq *s, wfm_instance *inst, bo
         if (rc == WF_OK)
             not_movable(p, "%s", "the replay does not come back to the same position");
         return rc;
+    }
+    const char *loop = inside_foreach(inst);
+    if (loop) {
+        not_movable(p, "it waits inside the ForEach '%.100s', whose item the replay does not "
+                       "recover (it would start again at the first one)",
+                    loop);
+        wfm_instance_destroy(inst);
+        return WF_OK;
     }
     p->verdict = interop ? MIG_INTEROP : MIG_MOVABLE;
     for (size_t i = 0; i < s->n; i++) {
