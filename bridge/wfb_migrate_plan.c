@@ -281,8 +281,18 @@ static bool at_position(const mig_plan *p, wfm_instance *inst, bool *interop)
 
 /* Breadth-first over the steps until a replay is at the position: *found gets its steps and
  * *at the instance there (destroy it). */
+/* Note in hint (once) a replay that ended when it resumed a bookmark without a payload: the
+ * path to the position may need the event's payload, which the replay does not have. */
+static void note_payload_hint(const seq *s, const char *why, char *hint, size_t size)
+{
+    if (hint[0] || !why[0] || s->n == 0 || !s->step[s->n - 1])
+        return;
+    snprintf(hint, size, "; resuming '%.60s' without the event's payload, %.90s",
+             s->step[s->n - 1], why);
+}
+
 static wf_status search(const replay_env *r, seq *found, wfm_instance **at, bool *ok,
-                        bool *interop, wf_error *err)
+                        bool *interop, char *hint, size_t hint_size, wf_error *err)
 {
     seq *queue = wf_calloc(MIG_MAX_TRIES, sizeof *queue);
     if (!queue)
@@ -294,9 +304,12 @@ static wf_status search(const replay_env *r, seq *found, wfm_instance **at, bool
     while (head < tail && !*ok && rc == WF_OK) {
         seq *s = &queue[head++];
         wfm_instance *inst = NULL;
+        why[0] = '\0';
         rc = replay(r, s, 0, &inst, why, sizeof why, err);
-        if (!inst)
+        if (!inst) {
+            note_payload_hint(s, why, hint, hint_size);
             continue;
+        }
         if (at_position(r->p, inst, interop)) {
             *ok = true;
             *found = *s;
@@ -490,12 +503,13 @@ static wf_status plan_exec(mig_ctx *c, mig_plan *p, wfl_exec *ex, wf_error *err)
     seq found = {{0}, 0};
     wfm_instance *at = NULL;
     bool ok = false, interop = false;
+    char hint[200] = "";
     if (rc == WF_OK)
-        rc = search(&r, &found, &at, &ok, &interop, err);
+        rc = search(&r, &found, &at, &ok, &interop, hint, sizeof hint, err);
     if (rc == WF_OK && !ok) {
         char pos[200];
         position_text(p, pos, sizeof pos);
-        not_movable(p, "the converted workflow has no matching position (%s)", pos);
+        not_movable(p, "the converted workflow has no matching position (%s)%s", pos, hint);
     } else if (rc == WF_OK) {
         rc = place(&r, &found, at, interop, err);
         at = NULL;

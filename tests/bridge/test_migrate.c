@@ -260,27 +260,48 @@ START_TEST(test_activity_values_carry_over)
 }
 END_TEST
 
+/* DATA NAME.xoml (test libraries) started with args, sent Go=1 and migrated (extra options):
+ * the one instance stays legacy with a reason that contains `want`; its id into id. */
+static void stays_legacy(const char *name, const char *args, const char *extra,
+                         const char *want, char *id)
+{
+    char xoml[256], xaml[64], maps[1024];
+    use_test_libs();
+    snprintf(xoml, sizeof xoml, DATA "%s.xoml", name);
+    snprintf(xaml, sizeof xaml, "%s.xaml", name);
+    convert(xoml, xaml, false);
+    legacy_start(xoml, args, id);
+    json_decref(legacy_event(xoml, "legacy.db", id, "Go=1"));
+    snprintf(maps, sizeof maps, "--map %s=%s/%s", xoml, dir, xaml);
+    json_t *r = migrate(maps, extra, 0);
+    ck_assert_int_eq(count_of(r, "skipped"), 1);
+    const char *why = json_string_value(
+        json_object_get(json_array_get(json_object_get(r, "instances"), 0), "reason"));
+    ck_assert_msg(why && strstr(why, want), "reason: %s", why ? why : "(none)");
+    json_decref(r);
+}
+
 /* A Replicator waiting in its second item becomes a ForEach that a replay would start again
  * at its first: the instance stays legacy, with that reason, and still runs there. */
 START_TEST(test_foreach_round_stays_legacy)
 {
-    char id[33], maps[512];
-    use_test_libs();
-    convert(DATA "items.xoml", "items.xaml", false);
-    legacy_start(DATA "items.xoml", "--arg 'Items=[1,2,3]'", id);
-    json_decref(legacy_event(DATA "items.xoml", "legacy.db", id, "Go=1"));
-    snprintf(maps, sizeof maps, "--map " DATA "items.xoml=%s/items.xaml", dir);
-    json_t *r = migrate(maps, "", 0);
-    ck_assert_int_eq(count_of(r, "skipped"), 1);
-    const char *why = json_string_value(
-        json_object_get(json_array_get(json_object_get(r, "instances"), 0), "reason"));
-    ck_assert_ptr_nonnull(why);
-    ck_assert_ptr_nonnull(strstr(why, "ForEach 'eachItem'"));
-    json_decref(r);
+    char id[33];
+    stays_legacy("items", "--arg 'Items=[1,2,3]'", "", "ForEach 'eachItem'", id);
     json_t *l = legacy_event(DATA "items.xoml", "legacy.db", id, "Go=2");
     ck_assert_str_eq(json_string_value(json_object_get(json_object_get(l, "outputs"), "Log")),
                      "t=1;t=2;");
     json_decref(l);
+}
+END_TEST
+
+/* A Parallel whose first branch took its event (Go carries an Int32) while the second waits:
+ * the replay would have to resume Go with a payload it does not have, so the instance stays
+ * legacy and the reason says so. */
+START_TEST(test_position_behind_a_payload_stays_legacy)
+{
+    char id[33];
+    stays_legacy("parallel", "", "--dry-run",
+                 "resuming 'ICases.Go' without the event's payload", id);
 }
 END_TEST
 
@@ -1089,6 +1110,7 @@ Suite *migrate_suite(void)
     tcase_add_test(tc, test_loop_in_its_third_round);
     tcase_add_test(tc, test_activity_values_carry_over);
     tcase_add_test(tc, test_foreach_round_stays_legacy);
+    tcase_add_test(tc, test_position_behind_a_payload_stays_legacy);
     tcase_add_test(tc, test_state_machine_in_its_second_state);
     tcase_add_test(tc, test_composite_hosted_through_interop);
     tcase_add_test(tc, test_verify_instances_equivalent_and_diverged);
