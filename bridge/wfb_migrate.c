@@ -40,9 +40,9 @@ static const char usage[] =
     "  --dry-run           report what would move (movable, movable through Interop, not\n"
     "                      movable and why) and change nothing\n"
     "  --rollback          make migrated instances legacy-runnable again (only those whose\n"
-    "                      modern instance never ran); the modern row is ended as Terminated\n"
+    "                      modern instance never ran); the modern row is ended as RolledBack\n"
     "  --durability LEVEL  the modern store's commits: full (default) or normal\n"
-    "  --batch N           legacy rows marked per transaction (default 256; 1: one each)\n"
+    "  --batch N           instances moved per transaction of each store (default 256)\n"
     "  --report FILE       also write the report as Markdown (.md) or HTML (.html)\n"
     "  --json              print the report as one JSON object on the last line\n"
     "\n"
@@ -570,6 +570,12 @@ static void roll_back(run *r, mig_plan *p)
     const char *me = wfm_store_owner(r->modern);
     bool taken = false, untouched = false, gone = false;
     if (wfl_store_migration_get(r->legacy, p->id, &m, &err) != WF_OK) {
+        failed(p, &err);
+        return;
+    }
+    if (strcmp(p->status, WFL_STORE_MIGRATING) == 0 && !wfm_store_owner_is_dead(m.owner)) {
+        wf_error_set(&err, WF_E_LOCKED, NULL, "another migrate-instances (%.200s) is moving it",
+                     m.owner);
         failed(p, &err);
         return;
     }

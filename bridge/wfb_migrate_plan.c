@@ -281,8 +281,18 @@ static bool at_position(const mig_plan *p, wfm_instance *inst, bool *interop)
 
 /* Breadth-first over the steps until a replay is at the position: *found gets its steps and
  * *at the instance there (destroy it). */
+/* Note in hint (once) a replay that ended when it resumed a bookmark without a payload: the
+ * path to the position may need the event's payload, which the replay does not have. */
+static void note_payload_hint(const seq *s, const char *why, char *hint, size_t size)
+{
+    if (hint[0] || !why[0] || s->n == 0 || !s->step[s->n - 1])
+        return;
+    snprintf(hint, size, "; resuming '%.60s' without the event's payload, %.90s",
+             s->step[s->n - 1], why);
+}
+
 static wf_status search(const replay_env *r, seq *found, wfm_instance **at, bool *ok,
-                        bool *interop, wf_error *err)
+                        bool *interop, char *hint, size_t hint_size, wf_error *err)
 {
     seq *queue = wf_calloc(MIG_MAX_TRIES, sizeof *queue);
     if (!queue)
@@ -294,9 +304,12 @@ static wf_status search(const replay_env *r, seq *found, wfm_instance **at, bool
     while (head < tail && !*ok && rc == WF_OK) {
         seq *s = &queue[head++];
         wfm_instance *inst = NULL;
+        why[0] = '\0';
         rc = replay(r, s, 0, &inst, why, sizeof why, err);
-        if (!inst)
+        if (!inst) {
+            note_payload_hint(s, why, hint, hint_size);
             continue;
+        }
         if (at_position(r->p, inst, interop)) {
             *ok = true;
             *found = *s;
@@ -401,6 +414,22 @@ static wf_status finish(const replay_env *r, wfm_instance *inst, wf_error *err)
     return WF_OK;
 }
 
+static void note_foreach(void *ud, const char *name, const char *kind)
+{
+    const char **loop = ud;
+    if (!*loop && (strcmp(kind, "ForEach") == 0 || strcmp(kind, "ParallelForEach") == 0))
+        *loop = name;
+}
+
+/* The first ForEach / ParallelForEach the instance waits inside (NULL: none): a replay starts
+ * it again at its first item, whatever item the legacy Replicator was at. */
+static const char *inside_foreach(wfm_instance *inst)
+{
+    const char *loop = NULL;
+    wfm_instance_each_executing(inst, note_foreach, &loop);
+    return loop;
+}
+
 /* The found position with its timers on the legacy due times: the found steps replayed again
  * with the clock shifted when they are not (inst is taken over). */
 static wf_status place(const replay_env *r, const seq *s, wfm_instance *inst, bool interop,
@@ -432,6 +461,14 @@ static wf_status place(const replay_env *r, const seq *s, wfm_instance *inst, bo
         if (rc == WF_OK)
             not_movable(p, "%s", "the replay does not come back to the same position");
         return rc;
+    }
+    const char *loop = inside_foreach(inst);
+    if (loop) {
+        not_movable(p, "it waits inside the ForEach '%.100s', whose item the replay does not "
+                       "recover (it would start again at the first one)",
+                    loop);
+        wfm_instance_destroy(inst);
+        return WF_OK;
     }
     p->verdict = interop ? MIG_INTEROP : MIG_MOVABLE;
     for (size_t i = 0; i < s->n; i++) {
@@ -466,12 +503,13 @@ static wf_status plan_exec(mig_ctx *c, mig_plan *p, wfl_exec *ex, wf_error *err)
     seq found = {{0}, 0};
     wfm_instance *at = NULL;
     bool ok = false, interop = false;
+    char hint[200] = "";
     if (rc == WF_OK)
-        rc = search(&r, &found, &at, &ok, &interop, err);
+        rc = search(&r, &found, &at, &ok, &interop, hint, sizeof hint, err);
     if (rc == WF_OK && !ok) {
         char pos[200];
         position_text(p, pos, sizeof pos);
-        not_movable(p, "the converted workflow has no matching position (%s)", pos);
+        not_movable(p, "the converted workflow has no matching position (%s)%s", pos, hint);
     } else if (rc == WF_OK) {
         rc = place(&r, &found, at, interop, err);
         at = NULL;

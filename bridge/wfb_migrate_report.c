@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/wf_jsonw.h"
 #include "wfb_migrate_report.h"
 
 /* The word each verdict has in a report. */
@@ -43,77 +44,76 @@ static void iso_time(int64_t us, char *buf, size_t size)
     snprintf(buf + k, size > k ? size - k : 0, ".%06lldZ", (long long)(us % 1000000));
 }
 
-static void json_names(wf_buf *b, const char *key, const mig_names *n)
+static json_t *json_names(const mig_names *n)
 {
-    wf_buf_addf(b, ", \"%s\": [", key);
-    for (size_t i = 0; i < n->n; i++) {
-        if (i)
-            wf_buf_adds(b, ", ");
-        wf_buf_add_json_string(b, n->v[i], strlen(n->v[i]));
-    }
-    wf_buf_addc(b, ']');
+    json_t *arr = json_array();
+    bool ok = arr != NULL;
+    for (size_t i = 0; ok && i < n->n; i++)
+        ok = wf_jsonw_append(arr, wf_jsonw_str(n->v[i]));
+    if (!ok)
+        json_decref(arr);
+    return ok ? arr : NULL;
 }
 
-static void json_str(wf_buf *b, const char *key, const char *s)
+static json_t *json_timers(const mig_plan *p)
 {
-    wf_buf_addf(b, ", \"%s\": ", key);
-    wf_buf_add_json_string(b, s, strlen(s));
-}
-
-static void json_plan(wf_buf *b, const mig_plan *p, const mig_report_opts *o)
-{
-    wf_buf_adds(b, "{\"id\": ");
-    wf_buf_add_json_string(b, p->id, strlen(p->id));
-    json_str(b, "status", word(p, o));
-    json_str(b, "legacyStatus", p->status);
-    if (p->map)
-        json_str(b, "definition", p->map->xaml);
-    if (p->reason[0])
-        json_str(b, "reason", p->reason);
-    json_names(b, "waitingOn", &p->queues);
-    wf_buf_adds(b, ", \"timers\": [");
-    for (size_t i = 0; i < p->timer_count; i++) {
+    json_t *arr = json_array();
+    bool ok = arr != NULL;
+    for (size_t i = 0; ok && i < p->timer_count; i++) {
         char t[40];
         iso_time(p->timers[i], t, sizeof t);
-        wf_buf_addf(b, "%s\"%s\"", i ? ", " : "", t);
+        ok = wf_jsonw_append(arr, json_string(t));
     }
-    wf_buf_addc(b, ']');
-    json_names(b, "executing", &p->executing);
-    if (p->verdict == MIG_MOVABLE || p->verdict == MIG_INTEROP) {
-        json_names(b, "bookmarks", &p->bookmarks);
-        json_names(b, "replay", &p->steps);
-        wf_buf_addf(b, ", \"valuesCarried\": %zu", p->values_carried);
-    }
-    wf_buf_addc(b, '}');
+    if (!ok)
+        json_decref(arr);
+    return ok ? arr : NULL;
+}
+
+static json_t *json_plan(const mig_plan *p, const mig_report_opts *o)
+{
+    json_t *obj = json_pack("{s:o, s:s, s:o}", "id", wf_jsonw_str(p->id), "status", word(p, o),
+                            "legacyStatus", wf_jsonw_str(p->status));
+    bool ok = obj != NULL;
+    if (ok && p->map)
+        ok = wf_jsonw_set(obj, "definition", wf_jsonw_str(p->map->xaml));
+    if (ok && p->reason[0])
+        ok = wf_jsonw_set(obj, "reason", wf_jsonw_str(p->reason));
+    ok = ok && wf_jsonw_set(obj, "waitingOn", json_names(&p->queues)) &&
+         wf_jsonw_set(obj, "timers", json_timers(p)) &&
+         wf_jsonw_set(obj, "executing", json_names(&p->executing));
+    if (ok && (p->verdict == MIG_MOVABLE || p->verdict == MIG_INTEROP))
+        ok = wf_jsonw_set(obj, "bookmarks", json_names(&p->bookmarks)) &&
+             wf_jsonw_set(obj, "replay", json_names(&p->steps)) &&
+             wf_jsonw_set(obj, "valuesCarried", json_integer((json_int_t)p->values_carried));
+    if (!ok)
+        json_decref(obj);
+    return ok ? obj : NULL;
 }
 
 void mig_report_json(FILE *out, const mig_plan *plans, size_t count, const mig_report_opts *o)
 {
     size_t n[5];
     mig_count(plans, count, o, n);
-    wf_buf b;
-    wf_buf_init(&b);
-    if (o->rollback)
-        wf_buf_addf(&b, "{\"rolledBack\": %zu, \"failed\": %zu, \"instances\": [",
-                    n[MIG_MOVABLE], n[MIG_FAILED]);
-    else
-        wf_buf_addf(&b,
-                    "{\"migrated\": %zu, \"interop\": %zu, \"skipped\": %zu, \"failed\": %zu, "
-                    "\"alreadyMigrated\": %zu, \"dryRun\": %s, \"instances\": [",
-                    n[MIG_MOVABLE], n[MIG_INTEROP], n[MIG_NOT_MOVABLE], n[MIG_FAILED],
-                    n[MIG_DONE], o->dry_run ? "true" : "false");
-    bool first = true;
-    for (size_t i = 0; i < count; i++) {
-        if (o->rollback && plans[i].verdict == MIG_NOT_MOVABLE)
-            continue;
-        if (!first)
-            wf_buf_adds(&b, ", ");
-        first = false;
-        json_plan(&b, &plans[i], o);
-    }
-    wf_buf_adds(&b, "]}\n");
-    fwrite(b.data, 1, b.len, out);
-    wf_buf_fini(&b);
+    json_t *list = json_array();
+    bool ok = list != NULL;
+    for (size_t i = 0; ok && i < count; i++)
+        if (!o->rollback || plans[i].verdict != MIG_NOT_MOVABLE)
+            ok = wf_jsonw_append(list, json_plan(&plans[i], o));
+    json_t *root = !ok ? NULL
+                   : o->rollback
+                       ? json_pack("{s:I, s:I, s:O}", "rolledBack", (json_int_t)n[MIG_MOVABLE],
+                                   "failed", (json_int_t)n[MIG_FAILED], "instances", list)
+                       : json_pack("{s:I, s:I, s:I, s:I, s:I, s:b, s:O}", "migrated",
+                                   (json_int_t)n[MIG_MOVABLE], "interop",
+                                   (json_int_t)n[MIG_INTEROP], "skipped",
+                                   (json_int_t)n[MIG_NOT_MOVABLE], "failed",
+                                   (json_int_t)n[MIG_FAILED], "alreadyMigrated",
+                                   (json_int_t)n[MIG_DONE], "dryRun", o->dry_run, "instances",
+                                   list);
+    if (root)
+        wf_jsonw_print(out, root, WF_JSONW_SPACED);
+    json_decref(root);
+    json_decref(list);
 }
 
 /* ---- Markdown / HTML ---------------------------------------------------------------------- */

@@ -258,7 +258,7 @@ typedef struct vrun {
     wfb_vevent *script; /* --event then --events: payloads as text (JSON or a plain string) */
     size_t script_count;
     size_t checked, diverged, runs;
-    wf_buf divs; /* JSON objects of the divergences */
+    json_t *divs; /* owned: the divergences, as JSON objects; NULL once memory ran out */
     wf_error err;
 } vrun;
 
@@ -304,23 +304,21 @@ typedef struct vcase {
 
 static void add_divergence(vrun *r, const char *id, const vcase *vc, const wfb_vdiff *d)
 {
-    wf_buf *b = &r->divs, order;
+    wf_buf order;
     wf_buf_init(&order);
     for (size_t i = 0; i < vc->count; i++)
         wf_buf_addf(&order, "%s%s", i ? ", " : "", vc->events[i]->name);
-    wf_buf_adds(b, r->diverged++ ? ", {\"instance\": " : "{\"instance\": ");
-    wf_buf_add_json_string(b, id, strlen(id));
-    wf_buf_adds(b, ", \"case\": ");
-    wf_buf_add_json_string(b, vc->name, strlen(vc->name));
-    wf_buf_adds(b, ", \"events\": ");
-    wf_buf_add_json_string(b, order.data ? order.data : "", order.len);
-    wf_buf_adds(b, ", \"what\": ");
-    wf_buf_add_json_string(b, d->what ? d->what : "", d->what ? strlen(d->what) : 0);
-    wf_buf_adds(b, ", \"legacy\": ");
-    wf_buf_add_json_string(b, d->legacy ? d->legacy : "", d->legacy ? strlen(d->legacy) : 0);
-    wf_buf_adds(b, ", \"modern\": ");
-    wf_buf_add_json_string(b, d->modern ? d->modern : "", d->modern ? strlen(d->modern) : 0);
-    wf_buf_addc(b, '}');
+    r->diverged++;
+    json_t *obj = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "instance", wf_jsonw_str(id),
+                            "case", wf_jsonw_str(vc->name), "events",
+                            order.oom ? NULL : wf_jsonw_strn(order.data, order.len), "what",
+                            wf_jsonw_str(d->what ? d->what : ""), "legacy",
+                            wf_jsonw_str(d->legacy ? d->legacy : ""), "modern",
+                            wf_jsonw_str(d->modern ? d->modern : ""));
+    if (r->divs && !wf_jsonw_append(r->divs, obj)) {
+        json_decref(r->divs);
+        r->divs = NULL;
+    }
     if (!r->o.json)
         printf("%s: diverged (%s: %s): %s: legacy %s, modern %s\n", id, vc->name,
                order.data ? order.data : "no events", d->what ? d->what : "",
@@ -508,14 +506,15 @@ static int execute(vrun *r, wf_libpath **lp)
     if (rc != 0)
         return rc;
     if (r->o.json)
-        printf("{\"status\": \"%s\", \"instances\": %zu, \"runs\": %zu, \"divergences\":"
-               " [%.*s]}\n",
-               r->diverged ? "diverged" : "equivalent", r->checked, r->runs,
-               (int)r->divs.len, r->divs.data ? r->divs.data : "");
+        rc = wfb_print_json(r->divs ? json_pack("{s:s, s:I, s:I, s:O}", "status",
+                                                r->diverged ? "diverged" : "equivalent",
+                                                "instances", (json_int_t)r->checked, "runs",
+                                                (json_int_t)r->runs, "divergences", r->divs)
+                                    : NULL);
     else
         printf("%zu instance(s) checked in %zu run(s), %zu diverged\n", r->checked, r->runs,
                r->diverged);
-    return r->diverged ? 1 : 0;
+    return rc ? rc : r->diverged ? 1 : 0;
 }
 
 int wfb_cmd_verify_instances(int argc, char **argv)
@@ -527,14 +526,14 @@ int wfb_cmd_verify_instances(int argc, char **argv)
     r.o.events = (wfb_assigns)WFB_ASSIGNS_INIT("--event");
     r.err = (wf_error)WF_ERROR_INIT;
     r.o.seed = 1;
-    wf_buf_init(&r.divs);
+    r.divs = json_array();
     int rc = parse(argc, argv, &r.o);
     wf_libpath *lp = NULL;
     if (rc == 0)
         rc = execute(&r, &lp);
     else if (rc < 0)
         rc = wfb_help(usage);
-    wf_buf_fini(&r.divs);
+    json_decref(r.divs);
     wfb_vevents_free(r.script, r.script_count);
     wfm_store_close(r.modern);
     wfl_store_close(r.legacy);

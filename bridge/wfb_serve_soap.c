@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/wf_jsonw.h"
 #include "../common/wf_xml.h"
 #include "wfb_serve.h"
 
@@ -113,6 +114,16 @@ static void start_response(wfb_call *call, unsigned http)
     call->answered = true;
 }
 
+/* A JSON body from a tree (taken; NULL when memory ran out, which marks the body oom). */
+static void body_json(wf_buf *o, json_t *body)
+{
+    if (!body)
+        o->oom = true;
+    else
+        wf_jsonw_dump(body, WF_JSONW_SPACED, o);
+    json_decref(body);
+}
+
 void wfb_respond_fault(wfb_call *call, unsigned http, const char *code, const char *fmt, ...)
 {
     char msg[600];
@@ -123,11 +134,8 @@ void wfb_respond_fault(wfb_call *call, unsigned http, const char *code, const ch
     start_response(call, http);
     wf_buf *o = &call->out;
     if (call->form == WFB_JSON) {
-        wf_buf_adds(o, "{\"fault\": {\"code\": ");
-        wf_buf_add_json_string(o, code, strlen(code));
-        wf_buf_adds(o, ", \"message\": ");
-        wf_buf_add_json_string(o, msg, strlen(msg));
-        wf_buf_adds(o, "}}");
+        body_json(o, json_pack("{s:{s:o, s:o}}", "fault", "code", wf_jsonw_str(code), "message",
+                               wf_jsonw_str(msg)));
         return;
     }
     wf_buf_addf(o, "<s:Envelope xmlns:s=\"" NS_SOAP "\"><s:Body><s:Fault><faultcode>s:%s"
@@ -142,10 +150,7 @@ void wfb_respond_reply(wfb_call *call, const wf_value *reply)
     start_response(call, 200);
     wf_buf *o = &call->out;
     if (call->form == WFB_JSON) {
-        if (!reply || wf_is_null(reply))
-            wf_buf_adds(o, "{}");
-        else
-            wf_value_to_json(reply, o);
+        body_json(o, !reply || wf_is_null(reply) ? json_object() : wf_jsonw_value(reply, false));
         return;
     }
     wf_buf_addf(o, "<s:Envelope xmlns:s=\"" NS_SOAP "\"><s:Body><%sResponse xmlns=\"",

@@ -965,15 +965,41 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
 }
 
 /* ---- printing ---------------------------------------------------------------------------- */
-static void json_kv(wf_buf *b, const char *key, const char *value)
+static json_t *coverage_kinds(const coverage *sum)
 {
-    wf_buf_addf(b, "\"%s\": ", key);
-    wf_buf_add_json_string(b, value, strlen(value));
+    json_t *kinds = json_object();
+    bool ok = kinds != NULL;
+    for (int k = 0; ok && k < WFB_VK_COUNT; k++)
+        if (sum->kind_total[k])
+            ok = wf_jsonw_set(kinds, wfb_vkind_name((wfb_vkind)k),
+                              json_pack("{s:I, s:I}", "covered", (json_int_t)sum->kind_covered[k],
+                                        "total", (json_int_t)sum->kind_total[k]));
+    if (!ok)
+        json_decref(kinds);
+    return ok ? kinds : NULL;
+}
+
+/* The activities of f no case reached; with_file: each names f's file first. */
+static bool add_uncovered(json_t *list, const fileres *f, bool with_file)
+{
+    bool ok = true;
+    for (size_t u = 0; ok && u < f->cov.unseen_count; u++) {
+        json_t *item = with_file ? json_pack("{s:o}", "file", wf_jsonw_str(f->file)) : json_object();
+        ok = wf_jsonw_set(item, "kind", json_string(wfb_vkind_name(f->cov.unseen[u].kind))) &&
+             wf_jsonw_set(item, "activity", wf_jsonw_str(f->cov.unseen[u].activity)) &&
+             wf_jsonw_set(item, "outcome", wf_jsonw_str(f->cov.unseen[u].outcome)) &&
+             wf_jsonw_set(item, "where", wf_jsonw_str(f->cov.unseen[u].where)) &&
+             wf_jsonw_set(item, "why", wf_jsonw_str(f->cov.unseen[u].why)); /* NULL: null */
+        if (!ok)
+            json_decref(item);
+        ok = ok && wf_jsonw_append(list, item);
+    }
+    return ok;
 }
 
 /* {"covered", "total", "kinds": {KIND: {"covered", "total"}}, "uncovered": [{["file",] "kind",
  * "activity", "outcome"}]}: of one file (file NULL), or of every file of r summed. */
-static void json_coverage(wf_buf *b, const report *r, const fileres *file)
+static json_t *json_coverage(const report *r, const fileres *file)
 {
     coverage sum = {0};
     for (size_t i = 0; i < r->file_count; i++) {
@@ -987,99 +1013,63 @@ static void json_coverage(wf_buf *b, const report *r, const fileres *file)
             sum.kind_total[k] += cv->kind_total[k];
         }
     }
-    wf_buf_addf(b, "{\"covered\": %zu, \"total\": %zu, \"kinds\": {", sum.covered, sum.total);
-    bool first = true;
-    for (int k = 0; k < WFB_VK_COUNT; k++)
-        if (sum.kind_total[k]) {
-            wf_buf_addf(b, "%s\"%s\": {\"covered\": %zu, \"total\": %zu}", first ? "" : ", ",
-                        wfb_vkind_name((wfb_vkind)k), sum.kind_covered[k], sum.kind_total[k]);
-            first = false;
-        }
-    wf_buf_adds(b, "}, \"uncovered\": [");
-    first = true;
-    for (size_t i = 0; i < r->file_count; i++) {
-        const fileres *f = &r->files[i];
-        if (file && file != f)
-            continue;
-        for (size_t u = 0; u < f->cov.unseen_count; u++) {
-            wf_buf_adds(b, first ? "{" : ", {");
-            first = false;
-            if (!file) {
-                json_kv(b, "file", f->file);
-                wf_buf_adds(b, ", ");
-            }
-            json_kv(b, "kind", wfb_vkind_name(f->cov.unseen[u].kind));
-            wf_buf_adds(b, ", ");
-            json_kv(b, "activity", f->cov.unseen[u].activity);
-            wf_buf_adds(b, ", ");
-            json_kv(b, "outcome", f->cov.unseen[u].outcome);
-            wf_buf_adds(b, ", ");
-            json_kv(b, "where", f->cov.unseen[u].where);
-            if (f->cov.unseen[u].why) {
-                wf_buf_adds(b, ", ");
-                json_kv(b, "why", f->cov.unseen[u].why);
-            } else {
-                wf_buf_adds(b, ", \"why\": null");
-            }
-            wf_buf_addc(b, '}');
-        }
+    json_t *uncovered = json_array();
+    bool ok = uncovered != NULL;
+    for (size_t i = 0; ok && i < r->file_count; i++)
+        if (!file || file == &r->files[i])
+            ok = add_uncovered(uncovered, &r->files[i], !file);
+    json_t *cov = ok ? json_pack("{s:I, s:I, s:o, s:O}", "covered", (json_int_t)sum.covered,
+                                 "total", (json_int_t)sum.total, "kinds", coverage_kinds(&sum),
+                                 "uncovered", uncovered)
+                     : NULL;
+    json_decref(uncovered);
+    return cov;
+}
+
+static json_t *divergence_json(const row *w)
+{
+    json_t *o = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "file", wf_jsonw_str(w->file), "case",
+                          wf_jsonw_str(w->cas), "mode", wf_jsonw_str(w->mode), "what",
+                          wf_jsonw_str(w->diff.what), "legacy", wf_jsonw_str(w->diff.legacy),
+                          "modern", wf_jsonw_str(w->diff.modern));
+    if (o && w->shrunk && !wf_jsonw_set(o, "shrunk", wf_jsonw_str(w->shrunk))) {
+        json_decref(o);
+        return NULL;
     }
-    wf_buf_adds(b, "]}");
+    return o;
+}
+
+static json_t *file_json(const report *r, const fileres *f)
+{
+    char seconds[32];
+    snprintf(seconds, sizeof seconds, "%.3f", f->seconds);
+    return json_pack("{s:o, s:s, s:I, s:o, s:o, s:o}", "file", wf_jsonw_str(f->file), "status",
+                     f->status, "cases", (json_int_t)f->cases, "seconds",
+                     wf_jsonw_number(seconds), "note", wf_jsonw_str(f->note ? f->note : ""),
+                     "coverage", json_coverage(r, f));
 }
 
 static void print_json(FILE *out, const report *r, size_t cases, const char *status, bool dir)
 {
-    wf_buf b;
-    wf_buf_init(&b);
-    wf_buf_addf(&b, "{\"status\": \"%s\", \"cases\": %zu, \"divergences\": [", status, cases);
-    bool first = true;
-    for (size_t i = 0; i < r->row_count; i++) {
-        const row *w = &r->rows[i];
-        if (!w->diff.what)
-            continue;
-        wf_buf_adds(&b, first ? "" : ", ");
-        first = false;
-        wf_buf_adds(&b, "{\"file\": ");
-        wf_buf_add_json_string(&b, w->file, strlen(w->file));
-        wf_buf_adds(&b, ", \"case\": ");
-        wf_buf_add_json_string(&b, w->cas, strlen(w->cas));
-        wf_buf_adds(&b, ", \"mode\": ");
-        wf_buf_add_json_string(&b, w->mode, strlen(w->mode));
-        wf_buf_adds(&b, ", \"what\": ");
-        wf_buf_add_json_string(&b, w->diff.what, strlen(w->diff.what));
-        wf_buf_adds(&b, ", \"legacy\": ");
-        wf_buf_add_json_string(&b, w->diff.legacy, strlen(w->diff.legacy));
-        wf_buf_adds(&b, ", \"modern\": ");
-        wf_buf_add_json_string(&b, w->diff.modern, strlen(w->diff.modern));
-        if (w->shrunk) {
-            wf_buf_adds(&b, ", \"shrunk\": ");
-            wf_buf_add_json_string(&b, w->shrunk, strlen(w->shrunk));
-        }
-        wf_buf_addc(&b, '}');
-    }
-    wf_buf_adds(&b, "]");
-    if (dir) {
-        wf_buf_adds(&b, ", \"files\": [");
-        for (size_t i = 0; i < r->file_count; i++) {
-            const fileres *f = &r->files[i];
-            wf_buf_adds(&b, i ? ", " : "");
-            wf_buf_adds(&b, "{\"file\": ");
-            wf_buf_add_json_string(&b, f->file, strlen(f->file));
-            wf_buf_addf(&b, ", \"status\": \"%s\", \"cases\": %zu, \"seconds\": %.3f, \"note\": ",
-                        f->status, f->cases, f->seconds);
-            wf_buf_add_json_string(&b, f->note ? f->note : "", f->note ? strlen(f->note) : 0);
-            wf_buf_adds(&b, ", \"coverage\": ");
-            json_coverage(&b, r, f);
-            wf_buf_addc(&b, '}');
-        }
-        wf_buf_addc(&b, ']');
-    }
-    wf_buf_adds(&b, ", \"coverage\": ");
-    json_coverage(&b, r, NULL);
-    wf_buf_adds(&b, "}\n");
-    if (!b.oom)
-        fputs(b.data, out);
-    wf_buf_fini(&b);
+    json_t *divs = json_array(), *files = dir ? json_array() : NULL;
+    bool ok = divs && (files || !dir);
+    for (size_t i = 0; ok && i < r->row_count; i++)
+        if (r->rows[i].diff.what)
+            ok = wf_jsonw_append(divs, divergence_json(&r->rows[i]));
+    for (size_t i = 0; ok && dir && i < r->file_count; i++)
+        ok = wf_jsonw_append(files, file_json(r, &r->files[i]));
+    json_t *root = ok ? json_pack("{s:s, s:I, s:O}", "status", status, "cases",
+                                  (json_int_t)cases, "divergences", divs)
+                      : NULL;
+    if (root && dir)
+        ok = wf_jsonw_set(root, "files", json_incref(files));
+    if (root && ok)
+        ok = wf_jsonw_set(root, "coverage", json_coverage(r, NULL));
+    if (root && ok)
+        wf_jsonw_print(out, root, WF_JSONW_SPACED);
+    json_decref(root);
+    json_decref(divs);
+    json_decref(files);
 }
 
 /* Values longer than this are shown as a window around their first difference. */

@@ -163,14 +163,16 @@ size_t wfb_vlegacy_point_count(const wfb_vlegacy *l);
 const wfb_vpoint *wfb_vlegacy_point(const wfb_vlegacy *l, size_t index); /* NULL past the end */
 
 /* ---- isolated runs (docs/verify.md "Isolation") --------------------------------------------
- * 1. wfb_vpool_create after the definitions are loaded (their libraries too);
+ * 1. wfb_vpool_create after the definitions are loaded (their libraries too); from then on
+ *    this process makes no native call itself (its workers are forked from it);
  * 2. wfb_vpool_submit each run of a case (they start at once, up to `jobs` at a time, each in
- *    a child forked from this process, so every run sees the native state of this moment);
+ *    a worker forked from this process that puts the native state back after every run, so
+ *    every run sees the native state of this moment);
  * 3. wfb_vpool_wait: every submitted observation is filled. A run that crashed, called exit()
  *    or ran past the timeout has status "Crashed", "Exited" or "TimedOut", the native calls it
  *    entered (In values only) and a fault: type "SIGSEGV" / "exit N" / "timeout", message
  *    "crashed: SIGSEGV in FUNCTION" (the call that never returned);
- * 4. wfb_vpool_destroy (kills runs still going). Submitted observations are zeroed at once,
+ * 4. wfb_vpool_destroy (kills the workers and runs still going). Submitted observations are zeroed at once,
  *    so they can be finied whatever wait returned. One thread uses a pool. */
 typedef struct wfb_vpool wfb_vpool;
 typedef struct wfb_vpool_opts {

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "../common/wf_decimal.h"
+#include "../common/wf_jsonw.h"
 #include "../common/wf_mem.h"
 #include "wfb_verify_int.h"
 
@@ -245,34 +246,42 @@ wf_status wfb_vcases_load(const char *path, const wfb_vevent *events, size_t eve
 }
 
 /* ---- writing ----------------------------------------------------------------------------- */
+/* Inputs and payloads are kept as JSON text: written as they are, checked by the writer. */
+static json_t *case_json(const wfb_vcase *c)
+{
+    json_t *inputs = json_object(), *events = json_array();
+    bool ok = inputs && events;
+    for (size_t k = 0; ok && k < c->input_count; k++)
+        ok = wf_jsonw_set(inputs, c->inputs[k].name,
+                          wf_jsonw_raw(c->inputs[k].json, strlen(c->inputs[k].json)));
+    for (size_t k = 0; ok && k < c->event_count; k++) {
+        const char *payload = c->events[k].payload;
+        ok = wf_jsonw_append(events, json_pack("{s:o, s:o}", "event",
+                                               wf_jsonw_str(c->events[k].name), "payload",
+                                               payload ? wf_jsonw_raw(payload, strlen(payload))
+                                                       : json_null()));
+    }
+    json_t *obj = ok ? json_pack("{s:o, s:O, s:O}", "name", wf_jsonw_str(c->name), "inputs",
+                                 inputs, "events", events)
+                     : NULL;
+    json_decref(inputs);
+    json_decref(events);
+    return obj;
+}
+
 wf_status wfb_vcases_write(const char *path, const wfb_vcase *cases, size_t count, wf_error *err)
 {
+    json_t *list = json_array();
+    bool built = list != NULL;
+    for (size_t i = 0; built && i < count; i++)
+        built = wf_jsonw_append(list, case_json(&cases[i]));
+    json_t *root = built ? json_pack("{s:O}", "cases", list) : NULL;
     wf_buf b;
     wf_buf_init(&b);
-    wf_buf_adds(&b, "{\"cases\": [\n");
-    for (size_t i = 0; i < count; i++) {
-        const wfb_vcase *c = &cases[i];
-        wf_buf_adds(&b, "  {\"name\": ");
-        wf_buf_add_json_string(&b, c->name, strlen(c->name));
-        wf_buf_adds(&b, ", \"inputs\": {");
-        for (size_t k = 0; k < c->input_count; k++) {
-            wf_buf_adds(&b, k ? ", " : "");
-            wf_buf_add_json_string(&b, c->inputs[k].name, strlen(c->inputs[k].name));
-            wf_buf_adds(&b, ": ");
-            wf_buf_adds(&b, c->inputs[k].json);
-        }
-        wf_buf_adds(&b, "}, \"events\": [");
-        for (size_t k = 0; k < c->event_count; k++) {
-            wf_buf_adds(&b, k ? ", " : "");
-            wf_buf_adds(&b, "{\"event\": ");
-            wf_buf_add_json_string(&b, c->events[k].name, strlen(c->events[k].name));
-            wf_buf_adds(&b, ", \"payload\": ");
-            wf_buf_adds(&b, c->events[k].payload ? c->events[k].payload : "null");
-            wf_buf_addc(&b, '}');
-        }
-        wf_buf_adds(&b, i + 1 < count ? "]},\n" : "]}\n");
-    }
-    wf_buf_adds(&b, "]}\n");
+    if (!root || !wf_jsonw_dump(root, WF_JSONW_INDENT_TO(2), &b) || !wf_buf_addc(&b, '\n'))
+        b.oom = true; /* one case per line */
+    json_decref(root);
+    json_decref(list);
     if (b.oom) {
         wf_buf_fini(&b);
         return nomem(err);

@@ -162,24 +162,33 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static bool add_fd(wfb__fresh *f, int fd, size_t *cap)
+{
+    if (f->fd_count == *cap) {
+        int *grown = wf_realloc(f->fds, (*cap = *cap * 2 + 16) * sizeof *grown);
+        if (!grown)
+            return false;
+        f->fds = grown;
+    }
+    f->fds[f->fd_count++] = fd;
+    return true;
+}
+
+/* The open descriptors, from /proc/self/fd (or, without /proc, by asking each number). */
 static bool snapshot_fds(wfb__fresh *f)
 {
-    DIR *d = opendir("/proc/self/fd");
-    if (!d)
-        return false;
     size_t cap = 0;
     bool ok = true;
-    for (struct dirent *e; ok && (e = readdir(d));) {
-        if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(d))
-            continue;
-        if (f->fd_count == cap) {
-            int *grown = wf_realloc(f->fds, (cap = cap * 2 + 16) * sizeof *grown);
-            ok = grown != NULL;
-            f->fds = ok ? grown : f->fds;
-        }
-        if (ok)
-            f->fds[f->fd_count++] = atoi(e->d_name);
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) {
+        for (int fd = 0; ok && fd < 4096; fd++)
+            if (fcntl(fd, F_GETFD) >= 0)
+                ok = add_fd(f, fd, &cap);
+        return ok;
     }
+    for (struct dirent *e; ok && (e = readdir(d));)
+        if (e->d_name[0] != '.' && atoi(e->d_name) != dirfd(d))
+            ok = add_fd(f, atoi(e->d_name), &cap);
     closedir(d);
     if (ok)
         qsort(f->fds, f->fd_count, sizeof *f->fds, cmp_int);
@@ -342,11 +351,8 @@ wf_status wfb__fresh_create(wfb__fresh **out, wf_error *err)
     umask(f->umask);
     snapshot_signals(f);
     const char *loc = setlocale(LC_ALL, NULL);
-    bool ok = w.ok && snapshot_env(f) && (!loc || (f->locale = wf_strdup(loc)));
-    if (ok && !snapshot_fds(f)) {
-        wfb__fresh_destroy(f);
-        return wf_error_set(err, WF_E_IO, NULL, "cannot list /proc/self/fd: %s", strerror(errno));
-    }
+    bool ok = w.ok && snapshot_env(f) && (!loc || (f->locale = wf_strdup(loc))) &&
+              snapshot_fds(f);
     if (!ok) {
         wfb__fresh_destroy(f);
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");

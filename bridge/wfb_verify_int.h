@@ -63,7 +63,7 @@ wf_types *wfb__vmodern_types(wfb_vmodern *m);
  * mapped when first written (a run of a long loop to the step limit enters and returns a
  * hundred megabytes of values) and those past WFB__JOURNAL_KEEP given back after the run. */
 #define WFB__JOURNAL_SIZE ((size_t)1 << 30)
-#define WFB__JOURNAL_KEEP ((size_t)8 << 20)
+#define WFB__JOURNAL_KEEP ((size_t)64 << 20)
 typedef struct wfb__journal {
     size_t len;
     unsigned char data[WFB__JOURNAL_SIZE];

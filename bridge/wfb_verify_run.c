@@ -7,6 +7,7 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+#include "../common/wf_jsonw.h"
 #include "../common/wf_mem.h"
 #include "../legacy/wfl_def.h"
 #include "../legacy/wfl_exec.h"
@@ -160,69 +161,54 @@ void wfb_vobs_fini(wfb_vobs *o)
     memset(o, 0, sizeof *o);
 }
 
-static void json_values(wf_buf *b, const wf_value *v, size_t n)
+static json_t *json_values(const wf_value *v, size_t n)
 {
-    wf_buf_addc(b, '[');
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            wf_buf_adds(b, ", ");
-        wf_value_to_json(&v[i], b);
-    }
-    wf_buf_addc(b, ']');
+    json_t *arr = json_array();
+    bool ok = arr != NULL;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = wf_jsonw_append(arr, wf_jsonw_value(&v[i], false));
+    if (!ok)
+        json_decref(arr);
+    return ok ? arr : NULL;
 }
 
-static void json_str(wf_buf *b, const char *s)
+static json_t *call_json(const wfb_vcall *c)
 {
-    if (s)
-        wf_buf_add_json_string(b, s, strlen(s));
-    else
-        wf_buf_adds(b, "null");
+    return json_pack("{s:o, s:o, s:o, s:o, s:o}", "function", wf_jsonw_str(c->function),
+                     "activity", wf_jsonw_str(c->activity), "branch", wf_jsonw_str(c->branch),
+                     "in", json_values(c->in, c->in_count), "out",
+                     json_values(c->out, c->out_count));
+}
+
+static json_t *obs_json(const wfb_vobs *o)
+{
+    json_t *calls = json_array(), *waits = json_array();
+    bool ok = calls && waits;
+    for (size_t i = 0; ok && i < o->call_count; i++)
+        ok = wf_jsonw_append(calls, call_json(&o->calls[i]));
+    for (size_t i = 0; ok && i < o->wait_count; i++)
+        ok = wf_jsonw_append(waits, wf_jsonw_str(o->waits[i]));
+    json_t *error = !ok             ? NULL
+                    : o->fault_type ? json_pack("{s:o, s:o}", "type", wf_jsonw_str(o->fault_type),
+                                                "message", wf_jsonw_str(o->fault_message))
+                                    : wf_jsonw_str(o->error);
+    json_t *root = ok ? json_pack("{s:o, s:o, s:O, s:O, s:o}", "status", wf_jsonw_str(o->status),
+                                  "outputs",
+                                  wf_jsonw_members((const char *const *)o->output_names,
+                                                   o->output_values, o->output_count, false),
+                                  "calls", calls, "waits", waits, "error", error)
+                      : NULL;
+    json_decref(calls);
+    json_decref(waits);
+    return root;
 }
 
 bool wfb_vobs_to_json(const wfb_vobs *o, wf_buf *b)
 {
-    wf_buf_adds(b, "{\"status\": ");
-    json_str(b, o->status);
-    wf_buf_adds(b, ", \"outputs\": {");
-    for (size_t i = 0; i < o->output_count; i++) {
-        wf_buf_adds(b, i ? ", " : "");
-        json_str(b, o->output_names[i]);
-        wf_buf_adds(b, ": ");
-        wf_value_to_json(&o->output_values[i], b);
-    }
-    wf_buf_adds(b, "}, \"calls\": [");
-    for (size_t i = 0; i < o->call_count; i++) {
-        const wfb_vcall *c = &o->calls[i];
-        wf_buf_adds(b, i ? ",\n  " : "\n  ");
-        wf_buf_adds(b, "{\"function\": ");
-        json_str(b, c->function);
-        wf_buf_adds(b, ", \"activity\": ");
-        json_str(b, c->activity);
-        wf_buf_adds(b, ", \"branch\": ");
-        json_str(b, c->branch);
-        wf_buf_adds(b, ", \"in\": ");
-        json_values(b, c->in, c->in_count);
-        wf_buf_adds(b, ", \"out\": ");
-        json_values(b, c->out, c->out_count);
-        wf_buf_addc(b, '}');
-    }
-    wf_buf_adds(b, "], \"waits\": [");
-    for (size_t i = 0; i < o->wait_count; i++) {
-        wf_buf_adds(b, i ? ", " : "");
-        json_str(b, o->waits[i]);
-    }
-    wf_buf_adds(b, "], \"error\": ");
-    if (o->fault_type) {
-        wf_buf_adds(b, "{\"type\": ");
-        json_str(b, o->fault_type);
-        wf_buf_adds(b, ", \"message\": ");
-        json_str(b, o->fault_message);
-        wf_buf_addc(b, '}');
-    } else {
-        json_str(b, o->error);
-    }
-    wf_buf_adds(b, "}\n");
-    return !b->oom;
+    json_t *root = obs_json(o);
+    bool ok = root && wf_jsonw_dump(root, WF_JSONW_SPACED, b) && wf_buf_addc(b, '\n');
+    json_decref(root);
+    return ok;
 }
 
 /* The next event of the script if `find` says the run waits for it now. */

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE /* close_range */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h> /* mallopt */
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -312,6 +313,11 @@ static int worker_setup(int fd, const int *close_fds, size_t close_count)
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
+    /* The heap a run frees stays the worker's for the next run, instead of going back to
+     * the system and being faulted in and zeroed again (a run of a long loop builds an
+     * observation of a hundred megabytes). */
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
     int devnull = open("/dev/null", O_WRONLY);
     if (devnull >= 0) {
         dup2(devnull, STDOUT_FILENO);

@@ -6,6 +6,8 @@
 #include <stdio.h>  /* snprintf */
 #include <string.h>
 
+#include "wf_jsonw.h"
+
 /* The tag of a Decimal (magnitude and scale). The WF_K_DECIMAL tag itself is the form written
  * before Decimal kept its scale (int64 1/10,000 units): still read, as scale 4. */
 #define TAG_DECIMAL 0x40u
@@ -427,90 +429,109 @@ wf_status wf_codec_get_value(wf_reader *r, wf_value *out, wf_error *err)
     return rc;
 }
 
-/* ---- JSON rendering straight from the bytes ------------------------------------------ */
+/* ---- JSON rendering straight from the bytes ------------------------------------------
+ * Each reader builds its jansson node only when `out` is set (otherwise it only checks the
+ * bytes). False when the bytes are bad or a node could not be made (no memory; the reader
+ * stays good then, which tells the two apart). */
+#define JSON_OUT(out, make) ((out) ? (*(out) = (make)) != NULL : true)
 
-static bool json_str(wf_reader *r, wf_buf *out)
+static bool json_str(wf_reader *r, json_t **out)
 {
     size_t len;
     const char *s = wf_codec_get_bytes(r, &len);
-    if (!s)
-        return false;
-    if (out)
-        wf_buf_add_json_string(out, s, len);
-    return true;
+    return s && JSON_OUT(out, wf_jsonw_strn(s, len));
 }
 
-static bool json_value(wf_reader *r, wf_buf *out, unsigned depth);
+static bool json_value(wf_reader *r, json_t **out, unsigned depth);
 
-static bool json_items(wf_reader *r, wf_buf *out, unsigned depth, bool keyed)
+static bool json_items(wf_reader *r, json_t **out, unsigned depth, bool keyed)
 {
     uint64_t n = wf_codec_get_uint(r);
     if (r->bad || n > wf_reader_left(r))
         return wf_reader_fail(r, "a count runs past the end of the data");
-    if (out)
-        wf_buf_addc(out, keyed ? '{' : '[');
-    for (uint64_t i = 0; i < n; i++) {
-        if (out && i)
-            wf_buf_addc(out, ',');
-        if (keyed && !json_str(r, out))
-            return false;
-        if (out && keyed)
-            wf_buf_addc(out, ':');
-        if (!json_value(r, out, depth + 1))
-            return false;
+    json_t *box = out ? (keyed ? json_object() : json_array()) : NULL;
+    bool ok = !out || box;
+    for (uint64_t i = 0; ok && i < n; i++) {
+        json_t *key = NULL, *item = NULL;
+        ok = (!keyed || json_str(r, out ? &key : NULL)) &&
+             json_value(r, out ? &item : NULL, depth + 1);
+        if (ok && out)
+            ok = keyed ? wf_jsonw_set(box, json_string_value(key), item)
+                       : wf_jsonw_append(box, item);
+        else
+            json_decref(item);
+        json_decref(key);
     }
-    if (out)
-        wf_buf_addc(out, keyed ? '}' : ']');
-    return true;
+    if (ok && out)
+        *out = box;
+    else
+        json_decref(box);
+    return ok;
 }
 
-static bool json_scalar(wf_reader *r, wf_buf *out, unsigned k)
+/* The text of a scalar: a JSON number token, or a string (quoted = true). */
+static bool scalar_text(wf_reader *r, unsigned k, char *text, size_t size, bool *quoted)
 {
-    char text[64];
+    *quoted = k != WF_K_BOOL && k != WF_K_DOUBLE && k != WF_K_INT32 && k != WF_K_INT64 &&
+              k != WF_K_TOKEN;
     if (k == WF_K_BOOL) {
         unsigned b = wf_codec_get_u8(r);
         if (b > 1)
             return wf_reader_fail(r, "bad Boolean");
-        snprintf(text, sizeof text, "%s", b ? "true" : "false");
+        snprintf(text, size, "%s", b ? "true" : "false");
     } else if (k == WF_K_DOUBLE) {
         uint64_t bits = wf_codec_get_uint(r);
         double d;
         memcpy(&d, &bits, sizeof d);
-        if (d != d || d - d != 0) /* NaN and infinities are not JSON numbers */
-            snprintf(text, sizeof text, "\"%s\"",
-                     d != d ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
+        *quoted = d != d || d - d != 0; /* NaN and infinities are not JSON numbers */
+        if (*quoted)
+            snprintf(text, size, "%s", d != d ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
         else
-            snprintf(text, sizeof text, "%.17g", d);
+            snprintf(text, size, "%.17g", d);
     } else if (k == TAG_DECIMAL) {
         wf_decimal d;
         if (!get_decimal(r, &d))
             return false;
-        char inner[WF_DECIMAL_TEXT_MAX];
-        wf_decimal_format(d, inner, sizeof inner);
-        snprintf(text, sizeof text, "\"%s\"", inner);
+        wf_decimal_format(d, text, size);
     } else {
         int64_t v = wf_codec_get_int(r);
-        if (k == WF_K_DECIMAL || k == WF_K_DATETIME || k == WF_K_TIMESPAN) {
-            char inner[48];
-            if (k == WF_K_DECIMAL)
-                wf_decimal_format(wf_decimal_from_currency(v), inner, sizeof inner);
-            else if (k == WF_K_DATETIME)
-                wf_datetime_format(v, inner, sizeof inner);
-            else
-                wf_timespan_format(v, inner, sizeof inner);
-            snprintf(text, sizeof text, "\"%s\"", inner);
-        } else {
-            snprintf(text, sizeof text, "%lld", (long long)v);
-        }
+        if (k == WF_K_DECIMAL)
+            wf_decimal_format(wf_decimal_from_currency(v), text, size);
+        else if (k == WF_K_DATETIME)
+            wf_datetime_format(v, text, size);
+        else if (k == WF_K_TIMESPAN)
+            wf_timespan_format(v, text, size);
+        else
+            snprintf(text, size, "%lld", (long long)v);
     }
-    if (r->bad)
-        return false;
-    if (out)
-        wf_buf_adds(out, text);
-    return true;
+    return !r->bad;
 }
 
-static bool json_value(wf_reader *r, wf_buf *out, unsigned depth)
+static bool json_scalar(wf_reader *r, json_t **out, unsigned k)
+{
+    char text[64];
+    bool quoted;
+    if (!scalar_text(r, k, text, sizeof text, &quoted))
+        return false;
+    if (k == WF_K_BOOL)
+        return JSON_OUT(out, json_boolean(text[0] == 't'));
+    return JSON_OUT(out, quoted ? json_string(text) : wf_jsonw_number(text));
+}
+
+static bool json_exception(wf_reader *r, json_t **out)
+{
+    json_t *type = NULL, *message = NULL;
+    size_t len;
+    bool ok = json_str(r, out ? &type : NULL) && json_str(r, out ? &message : NULL) &&
+              wf_codec_get_bytes(r, &len) != NULL; /* the parent type */
+    if (ok && out)
+        return JSON_OUT(out, json_pack("{s:o, s:o}", "type", type, "message", message));
+    json_decref(type);
+    json_decref(message);
+    return ok;
+}
+
+static bool json_value(wf_reader *r, json_t **out, unsigned depth)
 {
     if (depth > WF_CODEC_DEPTH_MAX)
         return wf_reader_fail(r, "values nested too deeply");
@@ -519,9 +540,7 @@ static bool json_value(wf_reader *r, wf_buf *out, unsigned depth)
         return false;
     switch (k) {
     case WF_K_NULL:
-        if (out)
-            wf_buf_adds(out, "null");
-        return true;
+        return JSON_OUT(out, json_null());
     case WF_K_BOOL:
     case WF_K_INT32:
     case WF_K_INT64:
@@ -543,20 +562,7 @@ static bool json_value(wf_reader *r, wf_buf *out, unsigned depth)
     case WF_K_RECORD:
         return json_items(r, out, depth, true);
     case WF_K_EXCEPTION:
-        if (out)
-            wf_buf_adds(out, "{\"type\":");
-        if (!json_str(r, out))
-            return false;
-        if (out)
-            wf_buf_adds(out, ",\"message\":");
-        if (!json_str(r, out))
-            return false;
-        size_t len;
-        if (!wf_codec_get_bytes(r, &len)) /* the parent type */
-            return false;
-        if (out)
-            wf_buf_addc(out, '}');
-        return true;
+        return json_exception(r, out);
     default:
         return wf_reader_fail(r, "unknown value kind");
     }
@@ -564,5 +570,12 @@ static bool json_value(wf_reader *r, wf_buf *out, unsigned depth)
 
 bool wf_codec_value_json(wf_reader *r, wf_buf *out)
 {
-    return json_value(r, out, 0);
+    json_t *j = NULL;
+    bool ok = json_value(r, out ? &j : NULL, 0);
+    if (ok && out)
+        ok = wf_jsonw_dump(j, WF_JSONW_COMPACT, out);
+    else if (out && wf_reader_ok(r))
+        out->oom = true;
+    json_decref(j);
+    return ok;
 }

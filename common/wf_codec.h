@@ -49,8 +49,9 @@ const void *wf_codec_get_bytes(wf_reader *r, size_t *len); /* length-prefixed, N
 char *wf_codec_get_str(wf_reader *r, bool *nomem);
 /* A value; WF_E_CORRUPT (message from the reader) or WF_E_NOMEM; *out null on failure. */
 wf_status wf_codec_get_value(wf_reader *r, wf_value *out, wf_error *err);
-/* Skip one encoded value, rendering it as JSON into `out` when out is non-NULL (no types
- * table needed: type names are shown as written). False when the input is bad. */
+/* Skip one encoded value, rendering it as compact JSON into `out` when out is non-NULL (no
+ * types table needed: type names are shown as written; written by wf_jsonw). False when the
+ * input is bad, or when memory ran out (then out->oom is set and the reader stays good). */
 bool wf_codec_value_json(wf_reader *r, wf_buf *out);
 
 #endif

@@ -8,56 +8,60 @@
 #include <assert.h>
 #include <string.h>
 
+#include "../common/wf_jsonw.h"
 #include "../legacy/wfl_typelib.h"
 #include "wfc_convert_int.h"
 
-static void str(wf_buf *b, const char *key, const char *value, bool comma)
+static json_t *text(const char *value)
 {
-    wf_buf_addf(b, "%s\"%s\": ", comma ? ", " : "", key);
-    wf_buf_add_json_string(b, value ? value : "", value ? strlen(value) : 0);
+    return wf_jsonw_str(value ? value : "");
 }
 
-static void values(wfc__conv *c, wf_buf *b)
+static json_t *values(wfc__conv *c)
 {
-    wf_buf_adds(b, "  \"values\": [");
-    for (size_t i = 0; i < c->slot_count; i++) {
+    json_t *arr = json_array();
+    bool ok = arr != NULL;
+    for (size_t i = 0; ok && i < c->slot_count; i++) {
         const wfc__slot *s = &c->slots[i];
-        wf_buf_adds(b, i ? ",\n    {" : "\n    {");
-        str(b, "legacy", s->dp_name, false);
-        str(b, "owner", wfl_node_name(s->owner), true);
-        str(b, "modern", s->name, true);
-        str(b, "kind", s->is_arg ? "argument" : "variable", true);
-        wf_buf_addf(b, ", \"root\": %s", s->owner == c->root ? "true" : "false");
-        if (!s->is_arg && s->scope)
-            str(b, "scope", wfl_node_name(s->scope), true);
-        wf_buf_addc(b, '}');
+        json_t *v = json_pack("{s:o, s:o, s:o, s:s, s:b}", "legacy", text(s->dp_name), "owner",
+                              text(wfl_node_name(s->owner)), "modern", text(s->name), "kind",
+                              s->is_arg ? "argument" : "variable", "root", s->owner == c->root);
+        if (v && !s->is_arg && s->scope && !wf_jsonw_set(v, "scope", text(wfl_node_name(s->scope)))) {
+            json_decref(v);
+            v = NULL;
+        }
+        ok = wf_jsonw_append(arr, v);
     }
-    wf_buf_adds(b, "],\n");
+    if (!ok)
+        json_decref(arr);
+    return ok ? arr : NULL;
 }
 
-static void activities(wfc__conv *c, wf_buf *b)
+static json_t *activities(wfc__conv *c)
 {
     static const char *const actions[] = {"mapped", "invoke", "interop",
                                           "dropped-designer-only"};
-    wf_buf_adds(b, "  \"activities\": [");
-    for (size_t i = 0, n = wfc_file_activity_count(c->file); i < n; i++) {
+    json_t *arr = json_array();
+    bool ok = arr != NULL;
+    for (size_t i = 0, n = wfc_file_activity_count(c->file); ok && i < n; i++) {
         const char *name = NULL, *modern = NULL;
         wfc_action action = WFC_ACT_MAPPED;
         if (!wfc_file_activity(c->file, i, &name, &modern, &action))
             continue;
-        wf_buf_adds(b, i ? ",\n    {" : "\n    {");
-        str(b, "legacy", name, false);
-        str(b, "modern", action == WFC_ACT_DROPPED_DESIGNER ? "" : name, true);
-        str(b, "modernType", modern, true);
-        str(b, "action", actions[action], true);
-        wf_buf_addc(b, '}');
+        ok = wf_jsonw_append(
+            arr, json_pack("{s:o, s:o, s:o, s:s}", "legacy", text(name), "modern",
+                           text(action == WFC_ACT_DROPPED_DESIGNER ? "" : name), "modernType",
+                           text(modern), "action", actions[action]));
     }
-    wf_buf_adds(b, "],\n");
+    if (!ok)
+        json_decref(arr);
+    return ok ? arr : NULL;
 }
 
 /* Every HandleExternalEvent of the tree: its queue "Interface.Event" is the bookmark's name. */
-static void queues_of(wfc__conv *c, const wfl_node *n, wf_buf *b, size_t *count)
+static bool queues_of(wfc__conv *c, const wfl_node *n, json_t *arr)
 {
+    bool ok = true;
     if (strcmp(wfl_node_type(n)->name, "HandleExternalEventActivity") == 0) {
         wfl_prop_info it;
         wfc__prop(c, n, "InterfaceType", &it);
@@ -65,15 +69,26 @@ static void queues_of(wfc__conv *c, const wfl_node *n, wf_buf *b, size_t *count)
         if (it.service && event) {
             char q[300];
             snprintf(q, sizeof q, "%s.%s", wfl_tl_service_name(it.service), event);
-            wf_buf_adds(b, (*count)++ ? ",\n    {" : "\n    {");
-            str(b, "legacy", q, false);
-            str(b, "bookmark", q, true);
-            str(b, "activity", wfl_node_name(n), true);
-            wf_buf_addc(b, '}');
+            ok = wf_jsonw_append(arr, json_pack("{s:o, s:o, s:o}", "legacy", text(q), "bookmark",
+                                                text(q), "activity", text(wfl_node_name(n))));
         }
     }
-    for (size_t i = 0; i < wfl_node_child_count(n); i++)
-        queues_of(c, wfl_node_child(n, i), b, count);
+    for (size_t i = 0; ok && i < wfl_node_child_count(n); i++)
+        ok = queues_of(c, wfl_node_child(n, i), arr);
+    return ok;
+}
+
+static json_t *map_json(wfc__conv *c)
+{
+    json_t *queues = json_array();
+    json_t *root = queues && queues_of(c, c->root, queues)
+                       ? json_pack("{s:s, s:i, s:o, s:o, s:o, s:o, s:O}", "format",
+                                   "wfbridge-map", "version", 1, "source", text(c->path),
+                                   "output", text(c->out_name), "values", values(c),
+                                   "activities", activities(c), "queues", queues)
+                       : NULL;
+    json_decref(queues);
+    return root;
 }
 
 void wfc__map_json(wfc__conv *c)
@@ -82,16 +97,10 @@ void wfc__map_json(wfc__conv *c)
     assert(out_name != NULL);
     wf_buf b;
     wf_buf_init(&b);
-    wf_buf_adds(&b, "{\n  \"format\": \"wfbridge-map\", \"version\": 1,\n  ");
-    str(&b, "source", c->path, false);
-    str(&b, "output", out_name, true);
-    wf_buf_adds(&b, ",\n");
-    values(c, &b);
-    activities(c, &b);
-    size_t count = 0;
-    wf_buf_adds(&b, "  \"queues\": [");
-    queues_of(c, c->root, &b, &count);
-    wf_buf_adds(&b, "]\n}\n");
+    json_t *root = map_json(c); /* one line per value, activity and queue */
+    if (!root || !wf_jsonw_dump(root, WF_JSONW_INDENT_TO(2), &b) || !wf_buf_addc(&b, '\n'))
+        b.oom = true;
+    json_decref(root);
     char name[512]; /* a plain file name, beside the XAML */
     const char *slash = strrchr(out_name, '/');
     snprintf(name, sizeof name, "%s.map.json", slash ? slash + 1 : out_name);

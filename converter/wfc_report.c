@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <libxml/xmlwriter.h>
+
 #include "../common/wf_jsonw.h"
 #include "../common/wf_xml.h"
 #include "wfc_report.h"
@@ -592,22 +594,68 @@ static void file_markdown(const wfc_file *f, wf_buf *b)
 }
 
 /* ---- HTML
- * ---------------------------------------------------------------------------------------- */
-static void html_text(wf_buf *b, const char *s)
+ * ----------------------------------------------------------------------------------------
+ * Written through libxml2's xmlTextWriter: text and attribute values are escaped by it, every
+ * element is closed by it (FullEndElement: "<td></td>", never "<td/>", which HTML would read
+ * as an open tag). Only the constant style sheet and the SVG pictures go in raw. */
+typedef struct html {
+    xmlTextWriterPtr w;
+    bool failed; /* some write failed (no memory) */
+} html;
+
+static void h_check(html *h, int rc)
 {
-    (void)wf_xml_escape(b, s ? s : "", true); /* out of memory shows as b->oom */
+    h->failed |= rc < 0;
 }
 
-static void html_cell(wf_buf *b, const char *tag, const char *cls, const char *text)
+static void h_open(html *h, const char *tag, const char *cls)
 {
-    wf_buf_addf(b, "<%s%s%s%s>", tag, cls ? " class=\"" : "", cls ? cls : "", cls ? "\"" : "");
-    html_text(b, text);
-    wf_buf_addf(b, "</%s>", tag);
+    h_check(h, xmlTextWriterStartElement(h->w, BAD_CAST tag));
+    if (cls)
+        h_check(h, xmlTextWriterWriteAttribute(h->w, BAD_CAST "class", BAD_CAST cls));
 }
 
-static const char html_head[] =
-    "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-    "<title>Migration report</title>\n<style>\n"
+static void h_close(html *h)
+{
+    h_check(h, xmlTextWriterFullEndElement(h->w));
+}
+
+static void html_text(html *h, const char *s)
+{
+    h_check(h, xmlTextWriterWriteString(h->w, BAD_CAST(s ? s : "")));
+}
+
+static void html_textf(html *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void html_textf(html *h, const char *fmt, ...)
+{
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    html_text(h, text);
+}
+
+static void html_cell(html *h, const char *tag, const char *cls, const char *text)
+{
+    h_open(h, tag, cls);
+    html_text(h, text);
+    h_close(h);
+}
+
+/* An element with an id and text, then a new line. */
+static void html_para(html *h, const char *tag, const char *id, const char *text)
+{
+    h_check(h, xmlTextWriterStartElement(h->w, BAD_CAST tag));
+    if (id)
+        h_check(h, xmlTextWriterWriteAttribute(h->w, BAD_CAST "id", BAD_CAST id));
+    html_text(h, text);
+    h_close(h);
+    html_text(h, "\n");
+}
+
+static const char html_style[] =
+    "\n"
     "body{font-family:sans-serif;margin:2em;color:#222}\n"
     "table{border-collapse:collapse;margin:1em 0;max-width:100%}\n"
     "#summary td:first-child{word-break:break-all}\n"
@@ -620,8 +668,34 @@ static const char html_head[] =
     "#legend span{padding:.1em .5em;margin-right:.5em;border:1px solid #bbb}\n"
     ".pictures{display:flex;gap:2em;align-items:flex-start}\n"
     ".pictures div{flex:1;min-width:0;overflow:auto}\n"
-    "svg{max-width:100%;height:auto}\n"
-    "</style>\n</head>\n<body>\n<h1>Migration report</h1>\n";
+    "svg{max-width:100%;height:auto}\n";
+
+/* From <!DOCTYPE html> to the page's heading. */
+static void html_begin(html *h)
+{
+    h_check(h, xmlTextWriterStartDTD(h->w, BAD_CAST "html", NULL, NULL));
+    h_check(h, xmlTextWriterEndDTD(h->w));
+    html_text(h, "\n");
+    h_check(h, xmlTextWriterStartElement(h->w, BAD_CAST "html"));
+    h_check(h, xmlTextWriterWriteAttribute(h->w, BAD_CAST "lang", BAD_CAST "en"));
+    html_text(h, "\n");
+    h_open(h, "head", NULL);
+    html_text(h, "\n");
+    h_check(h, xmlTextWriterStartElement(h->w, BAD_CAST "meta"));
+    h_check(h, xmlTextWriterWriteAttribute(h->w, BAD_CAST "charset", BAD_CAST "utf-8"));
+    h_check(h, xmlTextWriterEndElement(h->w)); /* a void element: <meta .../> */
+    html_text(h, "\n");
+    html_para(h, "title", NULL, "Migration report");
+    h_open(h, "style", NULL);
+    h_check(h, xmlTextWriterWriteRaw(h->w, BAD_CAST html_style)); /* constant, no markup */
+    h_close(h);
+    html_text(h, "\n");
+    h_close(h); /* head */
+    html_text(h, "\n");
+    h_open(h, "body", NULL);
+    html_text(h, "\n");
+    html_para(h, "h1", NULL, "Migration report");
+}
 
 /* The numbers of one file the HTML and Markdown summaries show, in the same columns. */
 typedef struct summary_row {
@@ -672,45 +746,95 @@ static void summary_total_status(const wfc_report *r, char *text, size_t size)
              st[WFC_PARTIAL], st[WFC_FAILED]);
 }
 
-static void html_summary(const wfc_report *r, wf_buf *b)
+/* The numeric cells of a summary row. */
+static void html_numbers(html *h, const summary_row *n)
+{
+    size_t cells[] = {n->acts, n->mapped, n->invoke, n->interop};
+    for (size_t i = 0; i < 4; i++) {
+        h_open(h, "td", NULL);
+        html_textf(h, "%zu", cells[i]);
+        h_close(h);
+    }
+    h_open(h, "td", NULL);
+    html_textf(h, "%u%%", summary_coverage(n));
+    h_close(h);
+    h_open(h, "td", NULL);
+    html_textf(h, "%zu", n->errors);
+    h_close(h);
+    h_open(h, "td", NULL);
+    html_textf(h, "%zu", n->warnings);
+    h_close(h);
+}
+
+/* Open a table (id may be NULL) with its header row. */
+static void html_table(html *h, const char *id, const char *const *heads, size_t count)
+{
+    h_check(h, xmlTextWriterStartElement(h->w, BAD_CAST "table"));
+    if (id)
+        h_check(h, xmlTextWriterWriteAttribute(h->w, BAD_CAST "id", BAD_CAST id));
+    html_text(h, "\n");
+    h_open(h, "tr", NULL);
+    for (size_t i = 0; i < count; i++)
+        html_cell(h, "th", NULL, heads[i]);
+    h_close(h);
+    html_text(h, "\n");
+}
+
+static void html_end_row(html *h)
+{
+    h_close(h);
+    html_text(h, "\n");
+}
+
+static void html_summary(const wfc_report *r, html *h)
 {
     char line[256];
     totals_sentence(r, line, sizeof line);
-    wf_buf_adds(b, "<p id=\"totals\">");
-    html_text(b, line);
-    wf_buf_adds(b, "</p>\n");
-    wf_buf_adds(b, "<table id=\"summary\">\n<tr>");
-    for (size_t i = 0; i < SUMMARY_COLUMNS; i++)
-        wf_buf_addf(b, "<th>%s</th>", summary_columns[i]);
-    wf_buf_adds(b, "</tr>\n");
+    html_para(h, "p", "totals", line);
+    html_table(h, "summary", summary_columns, SUMMARY_COLUMNS);
     summary_row total = {0};
     for (size_t i = 0; i < r->count; i++) {
         const wfc_file *f = r->files[i];
         summary_row n = {0};
         summary_count(f, &n);
         summary_count(f, &total);
-        wf_buf_adds(b, "<tr>");
-        html_cell(b, "td", NULL, f->source);
-        html_cell(b, "td", wfc_status_name(f->status), wfc_status_name(f->status));
-        summary_numbers(b, &n, "<td>", "</td>");
-        wf_buf_adds(b, "</tr>\n");
+        h_open(h, "tr", NULL);
+        html_cell(h, "td", NULL, f->source);
+        html_cell(h, "td", wfc_status_name(f->status), wfc_status_name(f->status));
+        html_numbers(h, &n);
+        html_end_row(h);
     }
-    char status[128];
+    char status[128], files[64];
     summary_total_status(r, status, sizeof status);
-    wf_buf_addf(b, "<tr class=\"total\"><td>Total: %zu files</td><td>%s</td>", r->count, status);
-    summary_numbers(b, &total, "<td>", "</td>");
-    wf_buf_adds(b, "</tr>\n</table>\n");
+    snprintf(files, sizeof files, "Total: %zu files", r->count);
+    h_open(h, "tr", "total");
+    html_cell(h, "td", NULL, files);
+    html_cell(h, "td", NULL, status);
+    html_numbers(h, &total);
+    html_end_row(h);
+    h_close(h); /* table */
+    html_text(h, "\n");
 }
 
-static void html_legend(wf_buf *b)
+static void html_legend(html *h)
 {
-    wf_buf_adds(b, "<p id=\"legend\">Activities and picture boxes: "
-                   "<span class=\"mapped\">mapped</span><span class=\"invoke\">invoke "
-                   "(native call)</span><span class=\"interop\">interop (hosted legacy)</span>"
-                   "<span class=\"dropped-designer-only\">dropped (designer only)</span>"
-                   "<span class=\"lost\">behaviour lost</span>. Coverage: activities mapped or "
-                   "invoked without lost behaviour, of all. A state machine is drawn as its "
-                   "states and transitions (SetState), the initial state bold.</p>\n");
+    static const char *const keys[][2] = {
+        {"mapped", "mapped"},
+        {"invoke", "invoke (native call)"},
+        {"interop", "interop (hosted legacy)"},
+        {"dropped-designer-only", "dropped (designer only)"},
+        {"lost", "behaviour lost"},
+    };
+    h_check(h, xmlTextWriterStartElement(h->w, BAD_CAST "p"));
+    h_check(h, xmlTextWriterWriteAttribute(h->w, BAD_CAST "id", BAD_CAST "legend"));
+    html_text(h, "Activities and picture boxes: ");
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        html_cell(h, "span", keys[i][0], keys[i][1]);
+    html_text(h, ". Coverage: activities mapped or invoked without lost behaviour, of all. A "
+                 "state machine is drawn as its states and transitions (SetState), the initial "
+                 "state bold.");
+    h_close(h);
+    html_text(h, "\n");
 }
 
 /* What to do about each rule (docs/convert.md "Rule ids"). */
@@ -749,7 +873,7 @@ static const char *remedy_for(const char *rule)
 }
 
 /* One row per rule of an error, warning or review in the report, first seen first. */
-static void html_remediation(const wfc_report *r, wf_buf *b)
+static void html_remediation(const wfc_report *r, html *h)
 {
     bool any = false;
     for (size_t i = 0; i < r->count; i++)
@@ -767,56 +891,68 @@ static void html_remediation(const wfc_report *r, wf_buf *b)
                 for (size_t qk = 0; qk < r->files[qi]->diag_count; qk++)
                     count += r->files[qi]->diags[qk].sev != WFC_INFO &&
                              strcmp(r->files[qi]->diags[qk].rule, d->rule) == 0;
-            if (!any)
-                wf_buf_adds(b, "<h2>What to do</h2>\n<table id=\"remediation\">\n<tr><th>Rule"
-                               "</th><th>Count</th><th>What to do</th></tr>\n");
+            static const char *const heads[] = {"Rule", "Count", "What to do"};
+            if (!any) {
+                html_para(h, "h2", NULL, "What to do");
+                html_table(h, "remediation", heads, 3);
+            }
             any = true;
-            wf_buf_adds(b, "<tr>");
-            html_cell(b, "td", wfc_severity_name(d->sev), d->rule);
-            wf_buf_addf(b, "<td>%zu</td>", count);
-            html_cell(b, "td", NULL, remedy_for(d->rule));
-            wf_buf_adds(b, "</tr>\n");
+            h_open(h, "tr", NULL);
+            html_cell(h, "td", wfc_severity_name(d->sev), d->rule);
+            h_open(h, "td", NULL);
+            html_textf(h, "%zu", count);
+            h_close(h);
+            html_cell(h, "td", NULL, remedy_for(d->rule));
+            html_end_row(h);
         }
-    if (any)
-        wf_buf_adds(b, "</table>\n");
+    if (any) {
+        h_close(h); /* table */
+        html_text(h, "\n");
+    }
 }
 
-static void html_activities(const wfc_file *f, wf_buf *b)
+static void html_activities(const wfc_file *f, html *h)
 {
-    wf_buf_adds(b, "<table>\n<tr><th>Activity</th><th>Legacy type</th><th>Modern type</th>"
-                   "<th>Action</th><th>Line</th></tr>\n");
+    static const char *const heads[] = {"Activity", "Legacy type", "Modern type", "Action",
+                                        "Line"};
+    html_table(h, NULL, heads, 5);
     for (size_t i = 0; i < f->act_count; i++) {
         const rep_activity *a = &f->acts[i];
-        wf_buf_addf(b, "<tr class=\"%s\">", a->lost ? "lost" : wfc_action_name(a->action));
-        html_cell(b, "td", NULL, a->name);
-        html_cell(b, "td", NULL, a->legacy_type);
-        html_cell(b, "td", NULL, a->modern_type);
-        html_cell(b, "td", NULL, wfc_action_name(a->action));
-        wf_buf_addf(b, "<td>%u</td></tr>\n", a->line);
+        h_open(h, "tr", a->lost ? "lost" : wfc_action_name(a->action));
+        html_cell(h, "td", NULL, a->name);
+        html_cell(h, "td", NULL, a->legacy_type);
+        html_cell(h, "td", NULL, a->modern_type);
+        html_cell(h, "td", NULL, wfc_action_name(a->action));
+        h_open(h, "td", NULL);
+        html_textf(h, "%u", a->line);
+        h_close(h);
+        html_end_row(h);
     }
-    wf_buf_adds(b, "</table>\n");
+    h_close(h); /* table */
+    html_text(h, "\n");
 }
 
-static void html_diags(const wfc_file *f, wf_buf *b)
+static void html_diags(const wfc_file *f, html *h)
 {
+    static const char *const heads[] = {"Severity", "Rule", "Where", "Message"};
     if (!f->diag_count)
         return;
-    wf_buf_adds(b, "<table>\n<tr><th>Severity</th><th>Rule</th><th>Where</th><th>Message</th>"
-                   "</tr>\n");
+    html_table(h, NULL, heads, 4);
     for (size_t i = 0; i < f->diag_count; i++) {
         const rep_diag *d = &f->diags[i];
-        wf_buf_adds(b, "<tr>");
-        html_cell(b, "td", wfc_severity_name(d->sev), wfc_severity_name(d->sev));
-        html_cell(b, "td", NULL, d->rule);
-        wf_buf_adds(b, "<td>");
-        html_text(b, d->file ? d->file : f->source);
+        h_open(h, "tr", NULL);
+        html_cell(h, "td", wfc_severity_name(d->sev), wfc_severity_name(d->sev));
+        html_cell(h, "td", NULL, d->rule);
+        h_open(h, "td", NULL);
+        html_text(h, d->file ? d->file : f->source);
         if (d->line)
-            wf_buf_addf(b, ":%u:%u", d->line, d->col);
-        wf_buf_adds(b, "</td>");
-        html_cell(b, "td", NULL, d->message);
-        wf_buf_adds(b, "</tr>\n");
+            html_textf(h, ":%u:%u", d->line, d->col);
+        h_close(h);
+        html_cell(h, "td", NULL, d->message);
+        html_end_row(h);
     }
-    wf_buf_adds(b, "</table>\n");
+    h_close(h); /* table */
+    html_text(h, "\n");
 }
 
 /* The SVG from its <svg element on (no XML prolog inside HTML), every id="X" made
@@ -841,16 +977,22 @@ static void svg_with_unique_ids(wf_buf *b, const char *svg, const char *prefix)
 
 /* One picture; WF_E_LIMIT from the renderer: it was stopped (its time is up). */
 static wf_status html_picture(const char *title, const char *id, const char *dot,
-                              wfc_svg_fn render, void *ud, wf_buf *b, wf_error *err)
+                              wfc_svg_fn render, void *ud, html *h, wf_error *err)
 {
-    wf_buf svg;
+    wf_buf svg, unique;
     wf_buf_init(&svg);
+    wf_buf_init(&unique);
     wf_status st = render(ud, dot, &svg, err);
     if (st == WF_OK) {
-        wf_buf_addf(b, "<div><h3>%s</h3>\n", title);
-        svg_with_unique_ids(b, svg.data, id);
-        wf_buf_adds(b, "</div>\n");
+        h_open(h, "div", NULL);
+        html_para(h, "h3", NULL, title);
+        svg_with_unique_ids(&unique, svg.data, id);
+        h->failed |= unique.oom;
+        h_check(h, xmlTextWriterWriteRaw(h->w, BAD_CAST unique.data)); /* dot's own SVG */
+        h_close(h);
+        html_text(h, "\n");
     }
+    wf_buf_fini(&unique);
     wf_buf_fini(&svg);
     return st;
 }
@@ -859,7 +1001,7 @@ static wf_status html_picture(const char *title, const char *id, const char *dot
 enum { PICTURES_DRAWN, PICTURES_NO_DOT, PICTURES_OUT_OF_TIME };
 
 static wf_status html_pictures(const wfc_file *f, size_t index, wfc_svg_fn render, void *ud,
-                               int *stopped, wf_buf *b, wf_error *err)
+                               int *stopped, html *h, wf_error *err)
 {
     if (!f->legacy_dot || !f->modern_dot)
         return WF_OK;
@@ -868,23 +1010,61 @@ static wf_status html_pictures(const wfc_file *f, size_t index, wfc_svg_fn rende
         return WF_OK;
     }
     if (f->act_count > WFC_REPORT_PICTURE_MAX) {
-        wf_buf_addf(b, "<p class=\"no-picture\">Not drawn: %zu activities (pictures are drawn "
-                       "for files of up to %d).</p>\n",
-                    f->act_count, WFC_REPORT_PICTURE_MAX);
+        h_open(h, "p", "no-picture");
+        html_textf(h, "Not drawn: %zu activities (pictures are drawn for files of up to %d).",
+                   f->act_count, WFC_REPORT_PICTURE_MAX);
+        h_close(h);
+        html_text(h, "\n");
         return WF_OK;
     }
     char id[2][32];
     snprintf(id[0], sizeof id[0], "f%zu-legacy", index);
     snprintf(id[1], sizeof id[1], "f%zu-converted", index);
-    wf_buf_adds(b, "<div class=\"pictures\">\n");
-    wf_status st = html_picture("Legacy", id[0], f->legacy_dot, render, ud, b, err);
+    h_open(h, "div", "pictures");
+    html_text(h, "\n");
+    wf_status st = html_picture("Legacy", id[0], f->legacy_dot, render, ud, h, err);
     if (st == WF_OK)
-        st = html_picture("Converted", id[1], f->modern_dot, render, ud, b, err);
-    wf_buf_adds(b, "</div>\n");
+        st = html_picture("Converted", id[1], f->modern_dot, render, ud, h, err);
+    h_close(h);
+    html_text(h, "\n");
     if (st == WF_E_NOTFOUND || st == WF_E_LIMIT) {
         *stopped = st == WF_E_LIMIT ? PICTURES_OUT_OF_TIME : PICTURES_NO_DOT;
         wf_error_clear(err);
         return WF_OK;
+    }
+    return st;
+}
+
+/* The files' sections and the note on pictures not drawn. */
+static wf_status html_files(const wfc_report *r, wfc_svg_fn render, void *ud, html *h,
+                            wf_error *err)
+{
+    int stopped = PICTURES_DRAWN;
+    wf_status st = WF_OK;
+    for (size_t i = 0; i < r->count && st == WF_OK; i++) {
+        const wfc_file *f = r->files[i];
+        h_open(h, "h2", NULL);
+        html_text(h, f->source);
+        html_text(h, " ");
+        html_cell(h, "span", wfc_status_name(f->status), wfc_status_name(f->status));
+        h_close(h);
+        html_text(h, "\n");
+        html_activities(f, h);
+        html_diags(f, h);
+        st = html_pictures(f, i, render, ud, &stopped, h, err);
+    }
+    if (stopped == PICTURES_NO_DOT) {
+        h_check(h, xmlTextWriterStartElement(h->w, BAD_CAST "p"));
+        h_check(h, xmlTextWriterWriteAttribute(h->w, BAD_CAST "id", BAD_CAST "no-pictures"));
+        html_text(h, "The workflow pictures need Graphviz (");
+        html_cell(h, "code", NULL, "dot");
+        html_text(h, "); install it to see them.");
+        h_close(h);
+        html_text(h, "\n");
+    } else if (stopped == PICTURES_OUT_OF_TIME) {
+        html_para(h, "p", "no-pictures",
+                  "Drawing stopped: the pictures took longer than the time allowed for them; "
+                  "the files after that are not drawn.");
     }
     return st;
 }
@@ -894,31 +1074,27 @@ wf_status wfc_report_html(const wfc_report *r, wfc_svg_fn render, void *ud, wf_b
 {
     if (r->nomem)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    wf_buf_adds(out, html_head);
-    html_summary(r, out);
-    html_legend(out);
-    html_remediation(r, out);
-    int stopped = PICTURES_DRAWN;
-    wf_status st = WF_OK;
-    for (size_t i = 0; i < r->count && st == WF_OK; i++) {
-        const wfc_file *f = r->files[i];
-        wf_buf_adds(out, "<h2>");
-        html_text(out, f->source);
-        wf_buf_addf(out, " <span class=\"%s\">%s</span></h2>\n", wfc_status_name(f->status),
-                    wfc_status_name(f->status));
-        html_activities(f, out);
-        html_diags(f, out);
-        st = html_pictures(f, i, render, ud, &stopped, out, err);
+    xmlBufferPtr buf = xmlBufferCreate();
+    html h = {buf ? xmlNewTextWriterMemory(buf, 0) : NULL, false};
+    if (!h.w) {
+        xmlBufferFree(buf);
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     }
-    if (stopped == PICTURES_NO_DOT)
-        wf_buf_adds(out, "<p id=\"no-pictures\">The workflow pictures need Graphviz "
-                         "(<code>dot</code>); install it to see them.</p>\n");
-    else if (stopped == PICTURES_OUT_OF_TIME)
-        wf_buf_adds(out, "<p id=\"no-pictures\">Drawing stopped: the pictures took longer "
-                         "than the time allowed for them; the files after that are not "
-                         "drawn.</p>\n");
-    wf_buf_adds(out, "</body>\n</html>\n");
-    if (st == WF_OK && out->oom)
+    html_begin(&h);
+    html_summary(r, &h);
+    html_legend(&h);
+    html_remediation(r, &h);
+    wf_status st = html_files(r, render, ud, &h, err);
+    h_close(&h); /* body */
+    html_text(&h, "\n");
+    h_close(&h); /* html */
+    html_text(&h, "\n");
+    h_check(&h, xmlTextWriterFlush(h.w));
+    xmlFreeTextWriter(h.w); /* the buffer stays ours */
+    if (st == WF_OK && !h.failed)
+        wf_buf_add(out, xmlBufferContent(buf), (size_t)xmlBufferLength(buf));
+    xmlBufferFree(buf);
+    if (st == WF_OK && (h.failed || out->oom))
         st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     return st;
 }

@@ -233,6 +233,13 @@ START_TEST(test_loop_in_its_third_round)
 }
 END_TEST
 
+/* The test libraries (convcases: custom activities, the ICases service) on the path too. */
+static void use_test_libs(void)
+{
+    size_t used = strlen(libs);
+    snprintf(libs + used, sizeof libs - used, ":%s/tests/lib", wf_test_build_dir());
+}
+
 /* A value held by an activity rather than the root — Double's Result, computed by a native
  * call before the wait, a variable of the round in the conversion (NAME.xaml.map.json
  * "root": false) — carries over into the round the instance waits in: the rest of that round
@@ -240,8 +247,7 @@ END_TEST
 START_TEST(test_activity_values_carry_over)
 {
     char id[33];
-    size_t used = strlen(libs);
-    snprintf(libs + used, sizeof libs - used, ":%s/tests/lib", wf_test_build_dir());
+    use_test_libs();
     const char *events[] = {"Go=1", NULL};
     moved_after("doubled", events, id);
     json_t *m = modern_resume(id, "Go=1");
@@ -251,6 +257,51 @@ START_TEST(test_activity_values_carry_over)
     m = modern_resume(id, "Go=1");
     ck_assert_str_eq(json_string_value(json_object_get(m, "status")), "Closed");
     same_outputs(m, legacy_event(DATA "doubled.xoml", "copy.db", id, "Go=1"));
+}
+END_TEST
+
+/* DATA NAME.xoml (test libraries) started with args, sent Go=1 and migrated (extra options):
+ * the one instance stays legacy with a reason that contains `want`; its id into id. */
+static void stays_legacy(const char *name, const char *args, const char *extra,
+                         const char *want, char *id)
+{
+    char xoml[256], xaml[64], maps[1024];
+    use_test_libs();
+    snprintf(xoml, sizeof xoml, DATA "%s.xoml", name);
+    snprintf(xaml, sizeof xaml, "%s.xaml", name);
+    convert(xoml, xaml, false);
+    legacy_start(xoml, args, id);
+    json_decref(legacy_event(xoml, "legacy.db", id, "Go=1"));
+    snprintf(maps, sizeof maps, "--map %s=%s/%s", xoml, dir, xaml);
+    json_t *r = migrate(maps, extra, 0);
+    ck_assert_int_eq(count_of(r, "skipped"), 1);
+    const char *why = json_string_value(
+        json_object_get(json_array_get(json_object_get(r, "instances"), 0), "reason"));
+    ck_assert_msg(why && strstr(why, want), "reason: %s", why ? why : "(none)");
+    json_decref(r);
+}
+
+/* A Replicator waiting in its second item becomes a ForEach that a replay would start again
+ * at its first: the instance stays legacy, with that reason, and still runs there. */
+START_TEST(test_foreach_round_stays_legacy)
+{
+    char id[33];
+    stays_legacy("items", "--arg 'Items=[1,2,3]'", "", "ForEach 'eachItem'", id);
+    json_t *l = legacy_event(DATA "items.xoml", "legacy.db", id, "Go=2");
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(l, "outputs"), "Log")),
+                     "t=1;t=2;");
+    json_decref(l);
+}
+END_TEST
+
+/* A Parallel whose first branch took its event (Go carries an Int32) while the second waits:
+ * the replay would have to resume Go with a payload it does not have, so the instance stays
+ * legacy and the reason says so. */
+START_TEST(test_position_behind_a_payload_stays_legacy)
+{
+    char id[33];
+    stays_legacy("parallel", "", "--dry-run",
+                 "resuming 'ICases.Go' without the event's payload", id);
 }
 END_TEST
 
@@ -1058,6 +1109,8 @@ Suite *migrate_suite(void)
     tcase_add_test(tc, test_event_wait_with_delay_pending);
     tcase_add_test(tc, test_loop_in_its_third_round);
     tcase_add_test(tc, test_activity_values_carry_over);
+    tcase_add_test(tc, test_foreach_round_stays_legacy);
+    tcase_add_test(tc, test_position_behind_a_payload_stays_legacy);
     tcase_add_test(tc, test_state_machine_in_its_second_state);
     tcase_add_test(tc, test_composite_hosted_through_interop);
     tcase_add_test(tc, test_verify_instances_equivalent_and_diverged);

@@ -293,11 +293,44 @@ START_TEST(test_out_of_memory_is_sticky_and_leaks_nothing)
 }
 END_TEST
 
+/* HTML through xmlTextWriter: text from the input is escaped, every element closed. */
+START_TEST(test_html_escapes_hostile_text)
+{
+    wfc_report *r = NULL;
+    ck_assert_int_eq(wfc_report_create(&r, NULL), WF_OK);
+    wfc_file *f = wfc_report_add_file(r, "a|<b>&.xoml");
+    wfc_file_add_activity(f, "", "<i>CodeActivity", "Sequence", 2, WFC_ACT_MAPPED);
+    wfc_file_add_diag(f, WFC_WARNING, 3, 1, "rule", "<script>alert(1)</script> a|b");
+    wfc_file_set_status(f, WFC_PARTIAL);
+    wf_buf b;
+    wf_buf_init(&b);
+    ck_assert_int_eq(wfc_report_html(r, no_svg, NULL, &b, NULL), WF_OK);
+    ck_assert_ptr_null(strstr(b.data, "<script>"));
+    ck_assert_ptr_null(strstr(b.data, "<b>"));
+    ck_assert_ptr_null(strstr(b.data, "<i>"));
+    ck_assert_ptr_nonnull(strstr(b.data, "<td>&lt;script&gt;alert(1)&lt;/script&gt; a|b</td>"));
+    ck_assert_ptr_nonnull(strstr(b.data, "<h2>a|&lt;b&gt;&amp;.xoml <span class=\"partial\">"));
+    ck_assert_ptr_nonnull(strstr(b.data, "<!DOCTYPE html>\n<html lang=\"en\">"));
+    ck_assert_ptr_nonnull(strstr(b.data, "</body>\n</html>\n"));
+    /* an empty cell is closed as HTML needs: only the void <meta> ends in "/>" */
+    ck_assert_ptr_nonnull(strstr(b.data, "<tr class=\"mapped\"><td></td>"));
+    ck_assert_ptr_nonnull(strstr(b.data, "<meta charset=\"utf-8\"/>"));
+    size_t closed = 0;
+    for (const char *p = strstr(b.data, "/>"); p; p = strstr(p + 2, "/>"))
+        closed++;
+    ck_assert_uint_eq(closed, 1);
+    wf_buf_fini(&b);
+    wfc_report_destroy(r);
+}
+END_TEST
+
 Suite *report_suite(void)
 {
     Suite *s = suite_create("report");
     TCase *core = tcase_create("core");
     tcase_add_test(core, test_json_has_the_documented_shape);
+    tcase_add_test(core, test_html_escapes_hostile_text);
+    tcase_add_test(core, test_html_escapes_hostile_text);
     tcase_add_test(core, test_totals_count_the_scaffold_work_list);
     tcase_add_test(core, test_only_designer_losses_are_allowed);
     tcase_add_test(core, test_csv_and_markdown_carry_the_same_entries);

@@ -99,6 +99,16 @@ void ho_cache_sku(const char *sku, int32_t *cached)
     price_cache = e;
 }
 
+/* The cache goes with the library when it is unloaded. */
+__attribute__((destructor)) static void drop_price_cache(void)
+{
+    while (price_cache) {
+        struct cache_entry *next = price_cache->next;
+        free(price_cache);
+        price_cache = next;
+    }
+}
+
 /* Calls made on this thread so far, this one included (thread-local storage). */
 static __thread int32_t thread_calls;
 
