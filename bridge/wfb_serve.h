@@ -96,7 +96,8 @@ void wfb_dispatch_stop(wfb_server *srv);                   /* joins the threads,
 
 /* wfb_serve_soap.c: parsing into call->op / call->payload / call->instance (false: the
  * response was filled with the fault), and building responses. */
-bool wfb_soap_parse(wfb_call *call, const char *soap_action, const char *cookie);
+bool wfb_soap_parse(wfb_call *call, const char *soap_action, const char *cookie,
+                    const char *instance_header);
 bool wfb_json_parse(wfb_call *call, const char *op_name, const char *cookie,
                     const char *instance_header);
 void wfb_respond_reply(wfb_call *call, const wf_value *reply);

@@ -127,13 +127,12 @@ static enum MHD_Result dispatch(wfb_server *srv, struct MHD_Connection *conn, wf
         return send_call(conn, call);
     }
     call->request = atomic_fetch_add(&srv->next_request, 1) + 1;
+    const char *instance = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Instance-Id");
     bool ok = call->form == WFB_SOAP
                   ? wfb_soap_parse(call, MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                                      "SOAPAction"),
-                                   cookie)
-                  : wfb_json_parse(call, rest, cookie,
-                                   MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                               "X-Instance-Id"));
+                                   cookie, instance)
+                  : wfb_json_parse(call, rest, cookie, instance);
     if (!ok)
         return send_call(conn, call);
     call->submitted = true;

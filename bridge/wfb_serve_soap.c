@@ -68,6 +68,13 @@ static bool is_instance_id(const char *s)
     return n > 0 && n <= 32 && strspn(s, "0123456789abcdefABCDEF") == n;
 }
 
+/* The X-Instance-Id header (clients without cookies) into call->instance. */
+static void context_from_header(wfb_call *call, const char *header)
+{
+    if (header && is_instance_id(header))
+        memcpy(call->instance, header, strlen(header) + 1); /* <= 32 */
+}
+
 /* The instanceId property of a wsc:Context element into call->instance. */
 static void context_from_element(wfb_call *call, const wf_xml_node *ctx)
 {
@@ -287,7 +294,8 @@ static const wfm_msg_op *soap_op(wfb_call *call, const char *action, const wf_xm
     return find_op(call->ep, action + n, len - (size_t)n);
 }
 
-bool wfb_soap_parse(wfb_call *call, const char *soap_action, const char *cookie)
+bool wfb_soap_parse(wfb_call *call, const char *soap_action, const char *cookie,
+                    const char *instance_header)
 {
     wf_xml_doc *doc = NULL;
     wf_error e = WF_ERROR_INIT;
@@ -318,6 +326,7 @@ bool wfb_soap_parse(wfb_call *call, const char *soap_action, const char *cookie)
                                              "Context");
         if (cookie)
             context_from_cookie(call, cookie);
+        context_from_header(call, instance_header);
         if (ctx)
             context_from_element(call, ctx);
         ok = soap_params(call, wrapper);
@@ -351,8 +360,7 @@ bool wfb_json_parse(wfb_call *call, const char *op_name, const char *cookie,
     }
     if (cookie)
         context_from_cookie(call, cookie);
-    if (instance_header && is_instance_id(instance_header))
-        memcpy(call->instance, instance_header, strlen(instance_header) + 1); /* <= 32 */
+    context_from_header(call, instance_header);
     bool ok = build_payload(call, &given);
     wf_value_release(&given);
     return ok;

@@ -302,6 +302,36 @@ START_TEST(test_serve_soap_cookie_and_context_header)
 }
 END_TEST
 
+/* docs/services.md: a SOAP client without cookies names its instance with X-Instance-Id. */
+START_TEST(test_serve_soap_instance_header)
+{
+    server s;
+    server_init(&s, false);
+    char id[33], idh[60];
+    power_on(&s, id);
+    snprintf(idh, sizeof idh, "X-Instance-Id: %s", id);
+    const char *headers[] = {"Content-Type: text/xml; charset=utf-8",
+                             "SOAPAction: \"http://tempuri.org/ICalculator/Add\"", idh, NULL};
+    char *body = soap_body(NULL, "Add", "<value>7</value>");
+    reply r = post(&s, "", body, headers);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_ptr_nonnull(strstr(r.body.data, "<AddResult>7</AddResult>"));
+    reply_free(&r);
+    r = post(&s, "", body, headers);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_ptr_nonnull(strstr(r.body.data, "<AddResult>14</AddResult>"));
+    reply_free(&r);
+    headers[2] = NULL; /* no context at all: refused, naming the ways to give one */
+    r = post(&s, "", body, headers);
+    ck_assert_int_eq(r.status, 400);
+    ck_assert_ptr_nonnull(strstr(r.body.data, "X-Instance-Id"));
+    reply_free(&r);
+    wf_free(body);
+    serve_stop(&s);
+    wfbt_tmp_remove(s.dir);
+}
+END_TEST
+
 START_TEST(test_serve_wsdl)
 {
     server s;
@@ -794,6 +824,7 @@ Suite *bridge_serve_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_serve_json_calculator);
     tcase_add_test(tc, test_serve_soap_cookie_and_context_header);
+    tcase_add_test(tc, test_serve_soap_instance_header);
     tcase_add_test(tc, test_serve_wsdl);
     tcase_add_test(tc, test_serve_zeep_client);
     tcase_add_test(tc, test_serve_receive_survives_sigkill);
