@@ -1,10 +1,8 @@
 /* bench_verify.c — what isolating verify's runs costs (docs/verify.md "Isolation"): `wfbridge
- * verify SAMPLE --generate N --seed 1 --no-null` on the legacy samples, every run in a worker
+ * verify SAMPLE --generate N --seed 1` on the legacy samples, every run in a worker
  * process that puts the native state back after it (the default: -j cores, and -j 1) against
  * all runs in verify's process (--no-isolate), in cases per second (one case = a legacy run
- * and two modern runs). No generated nulls: they find document_review's known null-list
- * divergence (docs/convert.md), and shrinking it is not what is measured here. Runs the
- * built program ($BUILD/bin/wfbridge, found from this program's path: $BUILD/bench/). */
+ * and two modern runs), generated nulls included. Runs the built program ($BUILD/bin/wfbridge, found from this program's path: $BUILD/bench/). */
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +30,7 @@ static double cases_per_s(const char *build, const char *sample, long cases, con
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
              "'%s/bin/wfbridge' verify samples/legacy/%s/%s.xoml --lib-path '%s/samples/lib' "
-             "--generate %ld --seed 1 --no-null %s 2>&1",
+             "--generate %ld --seed 1 %s 2>&1",
              build, sample, sample, build, cases, mode);
     FILE *p = popen(cmd, "r");
     if (!p)
@@ -58,7 +56,7 @@ int main(int argc, char **argv)
     snprintf(build, sizeof build, "%s", dirname(dirname(self))); /* $BUILD/bench/x -> $BUILD */
     int reps = bu_reps(3);
     bu_md("## verify: isolated runs against one process\n\n"
-          "`wfbridge verify samples/legacy/S/S.xoml --generate N --seed 1 --no-null`: cases per "
+          "`wfbridge verify samples/legacy/S/S.xoml --generate N --seed 1`: cases per "
           "second (median of %d, min–max), every run in a worker that restores the native "
           "state after it (docs/verify.md \"Isolation\") against every run in verify's own "
           "process (`--no-isolate`).\n\n"

@@ -409,15 +409,22 @@ void wfc_report_scaffold_totals(const wfc_report *r, size_t *todo_functions,
     *guessed_types = t.guessed_types;
 }
 
+/* The "s" of a count's noun: "1 file", "2 files". */
+static const char *plural(size_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
 /* The totals as the sentence the Markdown and HTML summaries open with. */
 static void totals_sentence(const wfc_report *r, char *text, size_t size)
 {
     totals t = count_totals(r);
     snprintf(text, size,
-             "%zu files: %zu converted, %zu partial, %zu failed; %zu TODO functions, %zu "
-             "guessed types.",
-             r->count, t.status[WFC_CONVERTED], t.status[WFC_PARTIAL], t.status[WFC_FAILED],
-             t.todo_functions, t.guessed_types);
+             "%zu file%s: %zu converted, %zu partial, %zu failed; %zu TODO function%s, %zu "
+             "guessed type%s.",
+             r->count, plural(r->count), t.status[WFC_CONVERTED], t.status[WFC_PARTIAL],
+             t.status[WFC_FAILED], t.todo_functions, plural(t.todo_functions), t.guessed_types,
+             plural(t.guessed_types));
 }
 
 wf_status wfc_report_json(const wfc_report *r, wf_buf *out, wf_error *err)
@@ -806,7 +813,7 @@ static void html_summary(const wfc_report *r, html *h)
     }
     char status[128], files[64];
     summary_total_status(r, status, sizeof status);
-    snprintf(files, sizeof files, "Total: %zu files", r->count);
+    snprintf(files, sizeof files, "Total: %zu file%s", r->count, plural(r->count));
     h_open(h, "tr", "total");
     html_cell(h, "td", NULL, files);
     html_cell(h, "td", NULL, status);
@@ -1127,7 +1134,7 @@ wf_status wfc_report_markdown(const wfc_report *r, wf_buf *out, wf_error *err)
     }
     char status[128];
     summary_total_status(r, status, sizeof status);
-    wf_buf_addf(out, "| **Total: %zu files** | %s |", r->count, status);
+    wf_buf_addf(out, "| **Total: %zu file%s** | %s |", r->count, plural(r->count), status);
     summary_numbers(out, &total, " ", " |");
     wf_buf_adds(out, "\n");
     for (size_t i = 0; i < r->count; i++)

@@ -50,7 +50,7 @@ START_TEST(test_totals_count_the_scaffold_work_list)
     ck_assert(todo == 2 && guessed == 1);
     json_decref(root);
     ck_assert_ptr_nonnull(strstr(m.data, "# Migration report\n\n3 files: 1 converted, 1 partial, "
-                                         "1 failed; 2 TODO functions, 1 guessed types.\n"));
+                                         "1 failed; 2 TODO functions, 1 guessed type.\n"));
     wf_buf_fini(&j);
     wf_buf_fini(&m);
     wfc_report_destroy(r);
@@ -129,7 +129,7 @@ START_TEST(test_csv_and_markdown_carry_the_same_entries)
     ck_assert_ptr_nonnull(strstr(b.data, "| File | Status | Activities | Mapped | Invoke | "
                                          "Interop | Coverage | Errors | Warnings |\n"));
     ck_assert_ptr_nonnull(strstr(b.data, "| in/a.xoml | converted | 2 | 0 | 1 | 1 | 50% | 1 | 1 |\n"));
-    ck_assert_ptr_nonnull(strstr(b.data, "| **Total: 1 files** | 1 converted, 0 partial, 0 failed "
+    ck_assert_ptr_nonnull(strstr(b.data, "| **Total: 1 file** | 1 converted, 0 partial, 0 failed "
                                          "| 2 | 0 | 1 | 1 | 50% | 1 | 1 |\n"));
     ck_assert_ptr_nonnull(strstr(b.data, "| pol\\|icy | PolicyActivity | Interop | interop | 5 |"));
     wf_buf_fini(&b);
@@ -238,7 +238,7 @@ START_TEST(test_html_has_summary_tables_and_pictures)
     ck_assert_ptr_nonnull(strstr(b.data, "<td>in/a.xoml</td><td class=\"converted\">converted</td>"
                                          "<td>1</td><td>0</td><td>1</td><td>0</td><td>100%</td>"
                                          "<td>1</td><td>1</td>"));
-    ck_assert_ptr_nonnull(strstr(b.data, "<tr class=\"total\"><td>Total: 1 files</td><td>1 "
+    ck_assert_ptr_nonnull(strstr(b.data, "<tr class=\"total\"><td>Total: 1 file</td><td>1 "
                                          "converted, 0 partial, 0 failed</td><td>1</td>"));
     ck_assert_ptr_nonnull(strstr(b.data, "<p id=\"legend\">"));
     /* what to do per rule, and where with the file */
