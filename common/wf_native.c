@@ -5,6 +5,7 @@
 #define _GNU_SOURCE /* dl_iterate_phdr */
 #include "wf_native.h"
 
+#include <assert.h>
 #include <dlfcn.h>
 #include <ffi.h>
 #include <link.h> /* dl_iterate_phdr */
@@ -190,6 +191,7 @@ static wf_status lib_open_locked(const char *file, wf_native_lib **out, wf_error
 {
     for (wf_native_lib *lib = libs; lib; lib = lib->next)
         if (strcmp(lib->file, file) == 0) {
+            assert(lib->refs > 0); /* a library left in the registry is referenced */
             lib->refs++;
             *out = lib;
             return WF_OK;
@@ -274,11 +276,14 @@ void wf_native_lib_close(wf_native_lib *lib)
     if (!lib)
         return;
     pthread_mutex_lock(&libs_lock);
+    assert(lib->refs > 0); /* one close per open: a second close would underflow */
     bool last = --lib->refs == 0;
     if (last) {
         wf_native_lib **link = &libs;
-        while (*link != lib)
+        while (*link != lib) {
+            assert(*link); /* an open library is in the registry */
             link = &(*link)->next;
+        }
         *link = lib->next;
     }
     pthread_mutex_unlock(&libs_lock);
