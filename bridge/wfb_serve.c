@@ -193,8 +193,11 @@ static void raise_fd_limit(void)
 static int start_http(wfb_server *srv, const serve_opts *o, const struct sockaddr_in *sa)
 {
     raise_fd_limit();
+    /* poll(), not epoll: libmicrohttpd 0.9.75's MHD_quiesce_daemon races a worker that took
+     * the listen socket out of its epoll set at the connection limit, and aborts the process
+     * ("Failed to remove listen FD from epoll set") on the SIGTERM that follows a flood. */
     srv->daemon = MHD_start_daemon(
-        MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
+        MHD_USE_POLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
         wfb_http_request, srv, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)sa,
         MHD_OPTION_NOTIFY_COMPLETED, wfb_http_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)(o->timeout ? o->timeout : 10), MHD_OPTION_CONNECTION_LIMIT, 4000u,
