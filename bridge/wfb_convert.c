@@ -292,11 +292,8 @@ static void print_diags(batch *b, const wfc_file *f)
 static void scaffold_notes(batch *b, wfc_file *f, const char *input)
 {
     wfc_scaffold_note n;
-    for (size_t i = 0; b->scaffold && wfc_scaffold_note_at(b->scaffold, input, i, &n); i++) {
-        bool conflict = strcmp(n.kind, "conflict") == 0;
-        wfc_file_add_diag(f, conflict ? WFC_WARNING : WFC_INFO, n.line, n.col, "scaffold",
-                          "%s: %s", n.kind, n.text);
-    }
+    for (size_t i = 0; b->scaffold && wfc_scaffold_note_at(b->scaffold, input, i, &n); i++)
+        wfc_file_add_scaffold(f, n.kind, n.line, n.col, n.text);
 }
 
 /* Where the XAML of `input` goes: -o FILE, '-', a directory (-o DIR, -o DIR/, the mirrored
@@ -463,8 +460,8 @@ static void print_json(const batch *b)
     const char *status = b->counts[WFC_FAILED]    ? "failed"
                          : b->counts[WFC_PARTIAL] ? "partial"
                                                   : "converted";
-    size_t todo_functions = 0, guessed_types = 0;
-    wfc_report_scaffold_totals(b->report, &todo_functions, &guessed_types);
+    size_t stub_functions = 0, guessed_types = 0;
+    wfc_report_scaffold_totals(b->report, &stub_functions, &guessed_types);
     json_t *files = json_array();
     bool ok = files != NULL;
     for (size_t i = 0; ok && i < wfc_report_file_count(b->report); i++) {
@@ -477,7 +474,7 @@ static void print_json(const batch *b)
                                   "converted", (json_int_t)b->counts[WFC_CONVERTED], "partial",
                                   (json_int_t)b->counts[WFC_PARTIAL], "failed",
                                   (json_int_t)b->counts[WFC_FAILED], "files", files,
-                                  "todoFunctions", (json_int_t)todo_functions, "guessedTypes",
+                                  "stubFunctions", (json_int_t)stub_functions, "guessedTypes",
                                   (json_int_t)guessed_types)
                       : NULL);
     json_decref(files);
@@ -780,7 +777,7 @@ static int run_scaffold(batch *b, const inputs *in, bool is_dir)
     if (st != WF_OK)
         return wfb_report(&err);
     fprintf(stderr,
-            "scaffold %s: %zu declarations, %zu TODO functions, %zu types guessed, %zu "
+            "scaffold %s: %zu declarations, %zu stub functions, %zu types guessed, %zu "
             "conflicts, %zu files written; build it with: make -C %s\n",
             b->o.scaffold, res.declarations, res.functions, res.guessed, res.conflicts,
             res.files_written, b->o.scaffold);

@@ -41,6 +41,7 @@ struct wfc_file {
     rep_loss *losses;
     size_t loss_count, loss_cap;
     char *legacy_dot, *modern_dot; /* NULL until the conversion drew them */
+    size_t stub_functions, guessed_types; /* the scaffold entries of those kinds */
 };
 
 struct wfc_report {
@@ -379,9 +380,9 @@ static json_t *file_json(const wfc_file *f)
 }
 
 /* The project's totals, the migration's work list in numbers: files by status, and the
- * scaffold's TODO functions and guessed types (its "todo:" / "guessed:" entries). */
+ * scaffold's stub functions and guessed types (counted as its entries were added). */
 typedef struct totals {
-    size_t status[3], todo_functions, guessed_types;
+    size_t status[3], stub_functions, guessed_types;
 } totals;
 
 static totals count_totals(const wfc_report *r)
@@ -390,22 +391,27 @@ static totals count_totals(const wfc_report *r)
     for (size_t i = 0; i < r->count; i++) {
         const wfc_file *f = r->files[i];
         t.status[f->status]++;
-        for (size_t k = 0; k < f->diag_count; k++) {
-            const rep_diag *d = &f->diags[k];
-            if (strcmp(d->rule, "scaffold") != 0)
-                continue;
-            t.todo_functions += strncmp(d->message, "todo:", 5) == 0;
-            t.guessed_types += strncmp(d->message, "guessed:", 8) == 0;
-        }
+        t.stub_functions += f->stub_functions;
+        t.guessed_types += f->guessed_types;
     }
     return t;
 }
 
-void wfc_report_scaffold_totals(const wfc_report *r, size_t *todo_functions,
+void wfc_file_add_scaffold(wfc_file *f, const char *kind, unsigned line, unsigned col,
+                           const char *text)
+{
+    bool conflict = strcmp(kind, "conflict") == 0;
+    f->stub_functions += strcmp(kind, "stub") == 0;
+    f->guessed_types += strcmp(kind, "guessed") == 0;
+    wfc_file_add_diag(f, conflict ? WFC_WARNING : WFC_INFO, line, col, "scaffold", "%s: %s", kind,
+                      text);
+}
+
+void wfc_report_scaffold_totals(const wfc_report *r, size_t *stub_functions,
                                 size_t *guessed_types)
 {
     totals t = count_totals(r);
-    *todo_functions = t.todo_functions;
+    *stub_functions = t.stub_functions;
     *guessed_types = t.guessed_types;
 }
 
@@ -420,10 +426,10 @@ static void totals_sentence(const wfc_report *r, char *text, size_t size)
 {
     totals t = count_totals(r);
     snprintf(text, size,
-             "%zu file%s: %zu converted, %zu partial, %zu failed; %zu TODO function%s, %zu "
+             "%zu file%s: %zu converted, %zu partial, %zu failed; %zu stub function%s, %zu "
              "guessed type%s.",
              r->count, plural(r->count), t.status[WFC_CONVERTED], t.status[WFC_PARTIAL],
-             t.status[WFC_FAILED], t.todo_functions, plural(t.todo_functions), t.guessed_types,
+             t.status[WFC_FAILED], t.stub_functions, plural(t.stub_functions), t.guessed_types,
              plural(t.guessed_types));
 }
 
@@ -440,8 +446,8 @@ wf_status wfc_report_json(const wfc_report *r, wf_buf *out, wf_error *err)
         ok ? json_pack("{s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:O}", "totals", "files",
                        (json_int_t)r->count, "converted", (json_int_t)t.status[WFC_CONVERTED],
                        "partial", (json_int_t)t.status[WFC_PARTIAL], "failed",
-                       (json_int_t)t.status[WFC_FAILED], "todoFunctions",
-                       (json_int_t)t.todo_functions, "guessedTypes", (json_int_t)t.guessed_types,
+                       (json_int_t)t.status[WFC_FAILED], "stubFunctions",
+                       (json_int_t)t.stub_functions, "guessedTypes", (json_int_t)t.guessed_types,
                        "files", files)
            : NULL;
     /* one line per activity, diagnostic and loss; the rest indented */
