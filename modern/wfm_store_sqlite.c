@@ -681,14 +681,18 @@ static wf_status insert_instance(wfm_store *s, const wfm__pending_save *p, int64
 }
 
 /* wfm_store_insert_many: `count` rows with their first saves in one transaction of their
- * own, all or none. */
+ * own, all or none; a row that exists is named. */
 static wf_status sq_insert_many(wfm_store *s, const char *hash, const wfm_store_save_rec *recs,
                                 size_t count, int64_t now, wf_error *err)
 {
     wf_error ignored = WF_ERROR_INIT;
     wf_status rc = run(s, ST_BEGIN_IMMEDIATE, NULL, err, "");
     for (size_t i = 0; rc == WF_OK && i < count; i++)
-        rc = insert_rec(s, hash, &recs[i], now, err);
+        if ((rc = insert_rec(s, hash, &recs[i], now, err)) != WF_OK &&
+            sqlite3_extended_errcode(db_of(s)) == SQLITE_CONSTRAINT_PRIMARYKEY) {
+            wf_error_clear(err);
+            rc = wfm__store_fail(s, WF_E_STORE, err, "instance '%s' already exists", recs[i].id);
+        }
     if (rc == WF_OK)
         rc = run(s, ST_COMMIT, NULL, err, "");
     if (rc != WF_OK && !sqlite3_get_autocommit(db_of(s)))

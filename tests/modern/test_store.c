@@ -1930,6 +1930,52 @@ START_TEST(test_store_group_commit_inserts_of_concurrent_hosts_stand_alone)
 }
 END_TEST
 
+/* wfm_store_insert_many (the commit of migrate-instances): the batch's rows in one
+ * transaction, each with its state; a batch holding one id that exists fails naming it and
+ * writes none of its rows (PostgreSQL sends the batch in one pipeline). */
+START_TEST(test_store_insert_many_writes_the_batch_all_or_none)
+{
+    wfm_store *s = open_store("host-a", 0, false);
+    wf_error err = WF_ERROR_INIT;
+    enum { N = 40, DUP = N / 2 + 5 };
+    wfm_store_id ids[N];
+    wfm_store_save_rec recs[N];
+    const char *bms[] = {"IExpenseService.Approved"};
+    for (int i = 0; i < N; i++) {
+        wfm_store_new_id(&ids[i]);
+        recs[i] = (wfm_store_save_rec){ids[i].text, "Idle", ids[i].text, 32, bms, 1, NULL,
+                                       NULL, 0, 1000 + i, true, 0};
+    }
+    uint64_t commits = 0, saves = 0, commits_after = 0, saves_after = 0;
+    wfm_store_counters(s, &commits, &saves);
+    ck_assert_int_eq(wfm_store_insert_many(s, 9, recs, N / 2, &err), WF_OK);
+    wfm_store_counters(s, &commits_after, &saves_after);
+    ck_assert_uint_eq(commits_after, commits + 1);
+    ck_assert_uint_eq(saves_after, saves + N / 2);
+    recs[DUP].id = ids[3].text;
+    ck_assert_int_eq(wfm_store_insert_many(s, 9, recs + N / 2, N / 2, &err), WF_E_STORE);
+    ck_assert_msg(strstr(err.message, ids[3].text), "%s", err.message);
+    wf_error_clear(&err);
+    for (int i = 0; i < N; i++) {
+        void *state = NULL;
+        size_t len = 0;
+        char status[32];
+        wf_status rc = wfm_store_load_state(s, ids[i].text, &state, &len, status, NULL, &err);
+        wf_error_clear(&err);
+        if (i >= N / 2) { /* the failed batch wrote nothing */
+            ck_assert_int_ne(rc, WF_OK);
+            continue;
+        }
+        ck_assert_int_eq(rc, WF_OK);
+        ck_assert(len == 32 && memcmp(state, ids[i].text, 32) == 0);
+        ck_assert_str_eq(status, "Idle");
+        ck_assert_str_eq(seen(s, ids[i].text).status, "Idle");
+        wf_free(state);
+    }
+    wfm_store_close(s);
+}
+END_TEST
+
 /* The tests both backends run. */
 static void add_shared_core(TCase *core)
 {
@@ -1951,6 +1997,7 @@ static void add_shared_core(TCase *core)
     tcase_add_test(core, test_store_attempts_count_unfinished_runs_and_suspend_quarantines);
     tcase_add_test(core, test_store_insert_creates_the_row_with_its_state);
     tcase_add_test(core, test_store_group_commit_inserts_of_concurrent_hosts_stand_alone);
+    tcase_add_test(core, test_store_insert_many_writes_the_batch_all_or_none);
     tcase_add_test(core, test_store_claim_takes_what_can_progress_oldest_first);
     tcase_add_test(core, test_store_claim_respects_max_and_a_stopping_callback);
     tcase_add_test(core, test_store_claim_takes_over_expired_leases_and_renew_keeps_them);
