@@ -31,7 +31,9 @@ enum { SEND_MAX_CONTEXTS = 16, SEND_MAX_REPLIES = 16 };
 /* ---- per-instance state ------------------------------------------------------------------- */
 typedef struct send_context {
     char channel[128]; /* the ChannelToken (default: the endpoint's name or address) */
-    char id[64];       /* the instance id the service answered with */
+    char id[64];       /* the instance id the service answered with ("" when none) */
+    char cookies[1024]; /* the cookies it set ("WscContext=...; ASP.NET_SessionId=..."), sent
+                           back on the channel as a cookie-keeping client does */
 } send_context;
 
 typedef struct send_reply {
@@ -58,12 +60,13 @@ static void ext_fini(void *state)
 static wf_status ext_save(const void *state, wfm_persist_writer *w)
 {
     const send_ext *x = state;
-    wfm_persist_write_uint(w, 1); /* layout version */
+    wfm_persist_write_uint(w, 2); /* layout version (1: without cookies) */
     wfm_persist_write_uint(w, x->calls);
     wfm_persist_write_uint(w, x->context_count);
     for (size_t i = 0; i < x->context_count; i++) {
         wfm_persist_write_str(w, x->contexts[i].channel);
         wfm_persist_write_str(w, x->contexts[i].id);
+        wfm_persist_write_str(w, x->contexts[i].cookies);
     }
     return WF_OK;
 }
@@ -71,7 +74,8 @@ static wf_status ext_save(const void *state, wfm_persist_writer *w)
 static wf_status ext_restore(void *state, wfm_persist_reader *r)
 {
     send_ext *x = state;
-    if (wfm_persist_read_uint(r) != 1)
+    uint64_t layout = wfm_persist_read_uint(r);
+    if (layout != 1 && layout != 2)
         wfm_persist_read_fail(r, "unknown layout of the Send contexts");
     x->calls = wfm_persist_read_uint(r);
     uint64_t n = wfm_persist_read_uint(r);
@@ -79,11 +83,14 @@ static wf_status ext_restore(void *state, wfm_persist_reader *r)
         wfm_persist_read_fail(r, "too many Send contexts");
     for (uint64_t i = 0; i < n && wfm_persist_read_ok(r); i++) {
         char *channel = wfm_persist_read_str(r), *id = wfm_persist_read_str(r);
+        char *cookies = layout == 2 ? wfm_persist_read_str(r) : NULL;
         send_context *c = &x->contexts[x->context_count++];
         snprintf(c->channel, sizeof c->channel, "%s", channel ? channel : "");
         snprintf(c->id, sizeof c->id, "%s", id ? id : "");
+        snprintf(c->cookies, sizeof c->cookies, "%s", cookies ? cookies : "");
         wf_free(channel);
         wf_free(id);
+        wf_free(cookies);
     }
     return WF_OK;
 }
@@ -277,7 +284,7 @@ static bool request_body(const send_conf *c, const wf_value *params, const char 
     if (c->json)
         return wf_value_to_json(params, out);
     wf_buf_adds(out, "<s:Envelope xmlns:s=\"" NS_SOAP "\">");
-    if (id) {
+    if (id && *id) {
         wf_buf_adds(out, "<s:Header><Context xmlns=\"" NS_CONTEXT "\"><Property name=\"instanceId\">");
         wf_xml_escape(out, id, false);
         wf_buf_adds(out, "</Property></Context></s:Header>");
@@ -311,17 +318,19 @@ typedef struct send_call {
 static void send_done(void *ud, const wfm_http_reply *reply)
 {
     send_call *call = ud;
-    static const char *const keys[] = {"error", "message", "status", "body", "instanceId", "url"};
-    wf_value values[6] = {wf_int32((int32_t)reply->error), wf_null(),
+    static const char *const keys[] = {"error", "message",    "status",
+                                       "body",  "instanceId", "url", "cookies"};
+    wf_value values[7] = {wf_int32((int32_t)reply->error), wf_null(),
                           wf_int32((int32_t)reply->status)};
     bool ok = wf_value_cstring(reply->message, &values[1]) == WF_OK &&
               wf_value_string(reply->body, reply->len, &values[3]) == WF_OK &&
               wf_value_cstring(reply->instance_id, &values[4]) == WF_OK &&
-              wf_value_cstring(call->url, &values[5]) == WF_OK;
+              wf_value_cstring(call->url, &values[5]) == WF_OK &&
+              wf_value_cstring(reply->cookies, &values[6]) == WF_OK;
     wf_value payload = wf_null();
-    if (ok && wf_value_record(keys, values, 6, &payload) != WF_OK)
+    if (ok && wf_value_record(keys, values, 7, &payload) != WF_OK)
         payload = wf_null(); /* the Send reports the missing reply */
-    for (size_t i = 0; i < 6; i++)
+    for (size_t i = 0; i < 7; i++)
         if (values[i].type)
             wf_value_release(&values[i]);
     wfm_async_complete(call->async, payload);
@@ -330,17 +339,18 @@ static void send_done(void *ud, const wfm_http_reply *reply)
 
 static void send_resumed(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload);
 
-static void send_context_id(const send_ext *x, const char *channel, const char **id)
+/* The context kept for `channel`, NULL when the service gave none yet. */
+static const send_context *send_context_of(const send_ext *x, const char *channel)
 {
-    *id = NULL;
-    for (size_t i = 0; i < x->context_count && !*id; i++)
+    for (size_t i = 0; i < x->context_count; i++)
         if (strcmp(x->contexts[i].channel, channel) == 0)
-            *id = x->contexts[i].id;
+            return &x->contexts[i];
+    return NULL;
 }
 
 /* Start the request: the Send waits on bookmark "$send/N" until send_done completes it. */
 static void send_start(wfm_ctx *ctx, wfm_ai *ai, send_ext *x, const char *address,
-                       const char *id, const wf_buf *body)
+                       const char *id, const char *cookies, const wf_buf *body)
 {
     const send_conf *c = wfm_node_data(wfm_ai_node(ai));
     wf_error err = WF_ERROR_INIT;
@@ -362,6 +372,7 @@ static void send_start(wfm_ctx *ctx, wfm_ai *ai, send_ext *x, const char *addres
                             c->json ? "application/json" : "text/xml; charset=utf-8",
                             c->json ? NULL : c->action,
                             id,
+                            cookies,
                             body->data,
                             body->len,
                             c->timeout_ms};
@@ -387,15 +398,19 @@ static void send_execute(wfm_ctx *ctx, wfm_ai *ai)
         wf_value_release(&address);
         return;
     }
-    const char *id;
-    send_context_id(x, c->channel, &id);
+    /* The context goes back the way the service gave it, as WCF's context channel does: its
+     * cookies when it set some (basicHttpContextBinding, an ASMX session), else its id as a
+     * wsc:Context header (SOAP) or X-Instance-Id (JSON). */
+    const send_context *context = send_context_of(x, c->channel);
+    const char *cookies = context && *context->cookies ? context->cookies : NULL;
+    const char *id = context && !cookies ? context->id : NULL;
     wf_buf body;
     wf_buf_init(&body);
     if (!request_body(c, &params, id, &body))
         wfm_ctx_nomem(ctx);
     else
         send_start(ctx, ai, x, wf_is_null(&address) ? c->address : wf_value_str(&address), id,
-                   &body);
+                   cookies, &body);
     wf_buf_fini(&body);
     wf_value_release(&params);
     wf_value_release(&address);
@@ -453,9 +468,27 @@ static bool wrapper_record(const wf_xml_node *wrapper, wf_value *out)
     return ok;
 }
 
-/* A SOAP reply: its wrapper's fields, or a fault thrown. False when the Send was faulted. */
+/* The instance id of a wsHttpContextBinding reply's header <Context xmlns=NS_CONTEXT>
+ * <Property name="instanceId">ID</Property></Context> (WCF's ContextMessageHeader) into id. */
+static void header_context(const wf_xml_node *env, char *id, size_t size)
+{
+    const wf_xml_node *header = soap_child(env, "Header");
+    for (const wf_xml_node *h = header ? header->first_child : NULL; h; h = h->next) {
+        if (!h->ns || strcmp(h->ns, NS_CONTEXT) != 0 || strcmp(h->name, "Context") != 0)
+            continue;
+        for (const wf_xml_node *p = h->first_child; p; p = p->next) {
+            const wf_xml_attr *name = wf_xml_attr_find(p, NULL, "name");
+            if (strcmp(p->name, "Property") == 0 && name &&
+                strcmp(name->value, "instanceId") == 0 && strlen(p->text) < size)
+                snprintf(id, size, "%s", p->text);
+        }
+    }
+}
+
+/* A SOAP reply: its wrapper's fields and the context its header carries (into id), or a fault
+ * thrown. False when the Send was faulted. */
 static bool soap_reply(wfm_ctx *ctx, wfm_ai *ai, const char *url, long status, const char *body,
-                       size_t len, wf_value *out)
+                       size_t len, wf_value *out, char *id, size_t id_size)
 {
     const send_conf *c = wfm_node_data(wfm_ai_node(ai));
     wf_xml_doc *doc = NULL;
@@ -478,6 +511,8 @@ static bool soap_reply(wfm_ctx *ctx, wfm_ai *ai, const char *url, long status, c
                       c->contract, c->operation, url, doc ? "" : ": ", doc ? "" : e.message);
     else if (!(ok = wrapper_record(wrapper, out)))
         wfm_ctx_nomem(ctx);
+    if (ok)
+        header_context(env, id, id_size);
     wf_xml_doc_destroy(doc);
     return ok;
 }
@@ -536,20 +571,56 @@ static const char *field_str(const wf_value *rec, const char *key)
     return v ? wf_value_str(v) : "";
 }
 
-/* Keep the context the service answered with for the Send's channel. */
-static void keep_context(send_ext *x, const char *channel, const char *id)
+/* Cookie pairs `add` ("a=1; b=2") into `jar`: a pair replaces the one of the same name, as
+ * a client's cookie store does. False (jar unchanged) when the result would not fit. */
+static bool merge_cookies(char *jar, size_t size, const char *add)
 {
-    if (!*id)
+    char out[sizeof ((send_context *)0)->cookies] = "";
+    size_t used = 0;
+    for (int pass = 0; pass < 2; pass++) { /* the kept pairs not replaced, then the new ones */
+        const char *p = pass ? add : jar;
+        while (*p) {
+            size_t len = strcspn(p, ";"), name = strcspn(p, "=");
+            bool replaced = false;
+            if (!pass)
+                for (const char *q = add; *q && !replaced; q += strcspn(q, ";"), q += *q ? 2 : 0)
+                    replaced = strcspn(q, "=") == name && strncmp(q, p, name) == 0;
+            if (!replaced) {
+                int n = snprintf(out + used, sizeof out - used, "%s%.*s", used ? "; " : "",
+                                 (int)len, p);
+                if (n < 0 || (size_t)n >= sizeof out - used)
+                    return false;
+                used += (size_t)n;
+            }
+            p += len;
+            p += *p ? 2 : 0; /* "; " */
+        }
+    }
+    snprintf(jar, size, "%s", out);
+    return true;
+}
+
+/* Keep the context the service answered with for the Send's channel: its instance id
+ * (X-Instance-Id, a Context header) and its cookies. */
+static void keep_context(send_ext *x, const char *channel, const char *id, const char *cookies)
+{
+    if (!*id && !*cookies)
         return;
     size_t i = 0;
     while (i < x->context_count && strcmp(x->contexts[i].channel, channel) != 0)
         i++;
     if (i == SEND_MAX_CONTEXTS)
         i = SEND_MAX_CONTEXTS - 1; /* the last channel gives way */
-    else if (i == x->context_count)
+    else if (i == x->context_count) {
         x->context_count++;
-    snprintf(x->contexts[i].channel, sizeof x->contexts[i].channel, "%s", channel);
-    snprintf(x->contexts[i].id, sizeof x->contexts[i].id, "%s", id);
+        memset(&x->contexts[i], 0, sizeof x->contexts[i]);
+    }
+    send_context *c = &x->contexts[i];
+    snprintf(c->channel, sizeof c->channel, "%s", channel);
+    if (*id)
+        snprintf(c->id, sizeof c->id, "%s", id);
+    if (*cookies && !merge_cookies(c->cookies, sizeof c->cookies, cookies))
+        snprintf(c->cookies, sizeof c->cookies, "%s", cookies); /* the newest only */
 }
 
 static void send_resumed(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)
@@ -569,13 +640,15 @@ static void send_resumed(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)
     const wf_value *body = wf_value_record_get(payload, "body");
     long status = field_int(payload, "status");
     wf_value reply = wf_null();
+    char id[64];
+    snprintf(id, sizeof id, "%s", field_str(payload, "instanceId"));
     bool ok = c->json ? json_reply(ctx, ai, url, status, wf_value_str(body),
                                    wf_value_str_len(body), &reply)
                       : soap_reply(ctx, ai, url, status, wf_value_str(body),
-                                   wf_value_str_len(body), &reply);
+                                   wf_value_str_len(body), &reply, id, sizeof id);
     if (!ok)
         return;
-    keep_context(x, c->channel, field_str(payload, "instanceId"));
+    keep_context(x, c->channel, id, field_str(payload, "cookies"));
     if (x->reply_count == SEND_MAX_REPLIES) {
         wf_value_release(&reply);
         wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation,
