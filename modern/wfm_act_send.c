@@ -8,6 +8,7 @@
  * and are saved, the replies not yet taken are not. Endpoint addresses come from the file
  * beside the definition, NAME.endpoints.json (docs/formats.md "Endpoint files"). */
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +39,10 @@ typedef struct send_context {
 
 typedef struct send_reply {
     const wfm_node *send;
-    wf_value body; /* owned record */
+    wf_value body; /* owned record; null for a fault */
     bool soap;     /* fields are XML Schema text */
+    const wf_type *fault; /* the request failed: the ReceiveReply throws this */
+    char *fault_message;  /* owned */
 } send_reply;
 
 typedef struct send_ext {
@@ -53,8 +56,10 @@ typedef struct send_ext {
 static void ext_fini(void *state)
 {
     send_ext *x = state;
-    for (size_t i = 0; i < x->reply_count; i++)
+    for (size_t i = 0; i < x->reply_count; i++) {
         wf_value_release(&x->replies[i].body);
+        wf_free(x->replies[i].fault_message);
+    }
 }
 
 static wf_status ext_save(const void *state, wfm_persist_writer *w)
@@ -416,6 +421,24 @@ static void send_execute(wfm_ctx *ctx, wfm_ai *ai)
     wf_value_release(&address);
 }
 
+/* Why a request got no usable reply: the exception its ReceiveReply (or a one-way Send)
+ * throws. */
+typedef struct send_fault {
+    const wf_type *type; /* NULL: none */
+    char message[512];
+} send_fault;
+
+static void fault_set(send_fault *f, const wf_type *type, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fault_set(send_fault *f, const wf_type *type, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->message, sizeof f->message, fmt, ap);
+    va_end(ap);
+    f->type = type;
+}
+
 /* Exception types of WCF's client side, declared on first use. */
 static const wf_type *wcf_exception(wfm_ctx *ctx, const char *name)
 {
@@ -488,7 +511,7 @@ static void header_context(const wf_xml_node *env, char *id, size_t size)
 /* A SOAP reply: its wrapper's fields and the context its header carries (into id), or a fault
  * thrown. False when the Send was faulted. */
 static bool soap_reply(wfm_ctx *ctx, wfm_ai *ai, const char *url, long status, const char *body,
-                       size_t len, wf_value *out, char *id, size_t id_size)
+                       size_t len, wf_value *out, char *id, size_t id_size, send_fault *f)
 {
     const send_conf *c = wfm_node_data(wfm_ai_node(ai));
     wf_xml_doc *doc = NULL;
@@ -500,13 +523,13 @@ static bool soap_reply(wfm_ctx *ctx, wfm_ai *ai, const char *url, long status, c
     const wf_xml_node *fault = soap_child(sbody, "Fault");
     bool ok = false;
     if (fault)
-        wfm_ctx_throw(ctx, ai, wcf_exception(ctx, "FaultException"), "%s",
+        fault_set(f, wcf_exception(ctx, "FaultException"), "%s",
                       child_text(fault, "faultstring"));
     else if (status < 200 || status > 299)
-        wfm_ctx_throw(ctx, ai, wcf_exception(ctx, "CommunicationException"),
+        fault_set(f, wcf_exception(ctx, "CommunicationException"),
                       "%s.%s: %s answered HTTP %ld", c->contract, c->operation, url, status);
     else if (!wrapper)
-        wfm_ctx_throw(ctx, ai, wcf_exception(ctx, "CommunicationException"),
+        fault_set(f, wcf_exception(ctx, "CommunicationException"),
                       "%s.%s: the reply from %s is not a SOAP 1.1 envelope with a body%s%s",
                       c->contract, c->operation, url, doc ? "" : ": ", doc ? "" : e.message);
     else if (!(ok = wrapper_record(wrapper, out)))
@@ -519,7 +542,7 @@ static bool soap_reply(wfm_ctx *ctx, wfm_ai *ai, const char *url, long status, c
 
 /* A JSON reply: its object, or {"fault": {"code", "message"}} thrown. */
 static bool json_reply(wfm_ctx *ctx, wfm_ai *ai, const char *url, long status, const char *body,
-                       size_t len, wf_value *out)
+                       size_t len, wf_value *out, send_fault *f)
 {
     const send_conf *c = wfm_node_data(wfm_ai_node(ai));
     wf_error e = WF_ERROR_INIT;
@@ -527,10 +550,10 @@ static bool json_reply(wfm_ctx *ctx, wfm_ai *ai, const char *url, long status, c
                   out->type->kind == WF_K_RECORD;
     const wf_value *fault = parsed ? wf_value_record_get(out, "fault") : NULL;
     if (fault)
-        wfm_ctx_throw(ctx, ai, wcf_exception(ctx, "FaultException"), "%s",
+        fault_set(f, wcf_exception(ctx, "FaultException"), "%s",
                       wf_value_str(wf_value_record_get(fault, "message")));
     else if (status < 200 || status > 299 || !parsed)
-        wfm_ctx_throw(ctx, ai, wcf_exception(ctx, "CommunicationException"),
+        fault_set(f, wcf_exception(ctx, "CommunicationException"),
                       "%s.%s: %s answered HTTP %ld%s", c->contract, c->operation, url, status,
                       parsed ? "" : " without a JSON object");
     if (fault || status < 200 || status > 299 || !parsed) {
@@ -542,19 +565,20 @@ static bool json_reply(wfm_ctx *ctx, wfm_ai *ai, const char *url, long status, c
 }
 
 /* No reply: the transport's reason as a fault. */
-static void send_failed(wfm_ctx *ctx, wfm_ai *ai, int error, const char *message, const char *url)
+static void send_failed(wfm_ctx *ctx, wfm_ai *ai, int error, const char *message, const char *url,
+                        send_fault *f)
 {
     const send_conf *c = wfm_node_data(wfm_ai_node(ai));
     if (error == WFM_HTTP_TIMEOUT)
-        wfm_ctx_throw(ctx, ai, &wf_exc_timeout,
+        fault_set(f, &wf_exc_timeout,
                       "%s.%s: no reply from %s within %ld ms (the Send's timeout)", c->contract,
                       c->operation, url, c->timeout_ms);
     else if (error == WFM_HTTP_UNREACHABLE)
-        wfm_ctx_throw(ctx, ai, wcf_exception(ctx, "EndpointNotFoundException"),
+        fault_set(f, wcf_exception(ctx, "EndpointNotFoundException"),
                       "%s.%s: there was no endpoint listening at %s: %s", c->contract,
                       c->operation, url, message);
     else
-        wfm_ctx_throw(ctx, ai, wcf_exception(ctx, "CommunicationException"),
+        fault_set(f, wcf_exception(ctx, "CommunicationException"),
                       "%s.%s: the request to %s failed: %s", c->contract, c->operation, url,
                       message);
 }
@@ -623,6 +647,69 @@ static void keep_context(send_ext *x, const char *channel, const char *id, const
         snprintf(c->cookies, sizeof c->cookies, "%s", cookies); /* the newest only */
 }
 
+/* Whether a ReceiveReply in the tree below n takes the reply of the Send named send_name
+ * (it names that Send, or names none: the latest reply). Tree edges only, so x:Reference
+ * cycles (Flowchart) are not followed. */
+static bool takes_reply(const wfm_node *n, const char *send_name)
+{
+    const wfm_kind_spec *spec = wfm_kind_spec_of(wfm_node_kind(n));
+    if (strcmp(spec->name, "ReceiveReply") == 0 && spec->ns &&
+        strcmp(spec->ns, WFM_NS_SERVICEMODEL) == 0) {
+        const char *name = wfm_node_data(n);
+        return !name || (send_name && strcmp(name, send_name) == 0);
+    }
+    for (unsigned p = 0; p < spec->prop_count; p++) {
+        wfm_prop_kind k = spec->props[p].kind;
+        bool one = k == WFM_PROP_ACTIVITY || k == WFM_PROP_NODE || k == WFM_PROP_DELEGATE;
+        bool many = k == WFM_PROP_ACTIVITIES || k == WFM_PROP_NODES || k == WFM_PROP_KEYED;
+        size_t count = one ? 1 : many ? wfm_node_count(n, p) : 0;
+        for (size_t i = 0; i < count; i++) {
+            const wfm_node *child = one ? wfm_node_child(n, p) : wfm_node_at(n, p, i);
+            if (child && wfm_node_parent(child) == n && takes_reply(child, send_name))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* A request-reply Send (a ReceiveReply takes its reply), not a one-way one. */
+static bool is_two_way(const wfm_node *send)
+{
+    const wfm_node *root = send;
+    while (wfm_node_parent(root))
+        root = wfm_node_parent(root);
+    return takes_reply(root, wfm_node_x_name(send));
+}
+
+/* Keep the reply (or the fault in its place) for the ReceiveReply; the Send completes. */
+static void keep_reply(wfm_ctx *ctx, wfm_ai *ai, send_ext *x, send_reply r)
+{
+    if (x->reply_count == SEND_MAX_REPLIES) {
+        wf_value_release(&r.body);
+        wf_free(r.fault_message);
+        wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation,
+                      "Send: more than %d replies wait for their ReceiveReply", SEND_MAX_REPLIES);
+        return;
+    }
+    x->replies[x->reply_count++] = r;
+    wfm_ctx_complete(ctx, ai);
+}
+
+/* As in WF4: a request-reply Send completes and its ReceiveReply faults; a one-way Send
+ * faults itself. */
+static void deliver_fault(wfm_ctx *ctx, wfm_ai *ai, send_ext *x, const send_fault *f)
+{
+    if (!is_two_way(wfm_ai_node(ai))) {
+        wfm_ctx_throw(ctx, ai, f->type, "%s", f->message);
+        return;
+    }
+    send_reply r = {wfm_ai_node(ai), wf_null(), false, f->type, wf_strdup(f->message)};
+    if (!r.fault_message)
+        wfm_ctx_nomem(ctx);
+    else
+        keep_reply(ctx, ai, x, r);
+}
+
 static void send_resumed(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)
 {
     const send_conf *c = wfm_node_data(wfm_ai_node(ai));
@@ -633,30 +720,27 @@ static void send_resumed(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)
     }
     int32_t error = field_int(payload, "error");
     const char *url = field_str(payload, "url");
-    if (error != WFM_HTTP_OK) {
-        send_failed(ctx, ai, error, field_str(payload, "message"), url);
-        return;
-    }
-    const wf_value *body = wf_value_record_get(payload, "body");
-    long status = field_int(payload, "status");
+    send_fault f = {NULL, ""};
     wf_value reply = wf_null();
     char id[64];
     snprintf(id, sizeof id, "%s", field_str(payload, "instanceId"));
-    bool ok = c->json ? json_reply(ctx, ai, url, status, wf_value_str(body),
-                                   wf_value_str_len(body), &reply)
-                      : soap_reply(ctx, ai, url, status, wf_value_str(body),
-                                   wf_value_str_len(body), &reply, id, sizeof id);
-    if (!ok)
-        return;
-    keep_context(x, c->channel, id, field_str(payload, "cookies"));
-    if (x->reply_count == SEND_MAX_REPLIES) {
-        wf_value_release(&reply);
-        wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation,
-                      "Send: more than %d replies wait for their ReceiveReply", SEND_MAX_REPLIES);
-        return;
+    bool ok = false;
+    if (error != WFM_HTTP_OK) {
+        send_failed(ctx, ai, error, field_str(payload, "message"), url, &f);
+    } else {
+        const wf_value *body = wf_value_record_get(payload, "body");
+        long status = field_int(payload, "status");
+        ok = c->json ? json_reply(ctx, ai, url, status, wf_value_str(body),
+                                  wf_value_str_len(body), &reply, &f)
+                     : soap_reply(ctx, ai, url, status, wf_value_str(body),
+                                  wf_value_str_len(body), &reply, id, sizeof id, &f);
     }
-    x->replies[x->reply_count++] = (send_reply){wfm_ai_node(ai), reply, !c->json};
-    wfm_ctx_complete(ctx, ai);
+    if (f.type)
+        deliver_fault(ctx, ai, x, &f);
+    if (!ok)
+        return; /* a fault delivered, or out of memory (reported) */
+    keep_context(x, c->channel, id, field_str(payload, "cookies"));
+    keep_reply(ctx, ai, x, (send_reply){wfm_ai_node(ai), reply, !c->json, NULL, NULL});
 }
 
 static const void *const send_callbacks[] = {(const void *)send_resumed};
@@ -759,6 +843,11 @@ static void receivereply_execute(wfm_ctx *ctx, wfm_ai *ai)
     }
     send_reply r = x->replies[at];
     x->replies[at] = x->replies[--x->reply_count];
+    if (r.fault) { /* the request failed: its fault is the ReceiveReply's, as in WF4 */
+        wfm_ctx_throw(ctx, ai, r.fault, "%s", r.fault_message);
+        wf_free(r.fault_message);
+        return;
+    }
     bool ok = true;
     size_t n = wfm_node_count(wfm_ai_node(ai), RR_CONTENT);
     for (size_t i = 0; i < n && ok; i++)

@@ -4,7 +4,8 @@
  * on the caller's thread and one on the pool, a SOAP fault, a timeout, a reply that is no
  * envelope, load errors, and an instance destroyed while its request is in flight; the
  * context kept from a cookie (basicHttpContextBinding, an ASMX session) or a SOAP Context
- * header (wsHttpContextBinding). */
+ * header (wsHttpContextBinding); an ASMX web method's shape; a request's fault at its
+ * ReceiveReply, a one-way Send's at the Send. */
 #include <check.h>
 #include <microhttpd.h>
 #include <pthread.h>
@@ -42,6 +43,11 @@ static const char reply_header[] =
     "<Property name=\"instanceId\">hdr-7</Property></Context></s:Header><s:Body>"
     "<AddResponse xmlns=\"http://tempuri.org/\"><AddResult>42</AddResult></AddResponse>"
     "</s:Body></s:Envelope>";
+/* An ASMX web method's reply (wsdl.exe's proxy reads MethodResponse/MethodResult). */
+static const char reply_asmx[] =
+    "<soap:Envelope xmlns:soap=\"http://schemas.xmlsoap.org/soap/envelope/\"><soap:Body>"
+    "<DepositResponse xmlns=\"http://contoso.com/accounts/\"><DepositResult>105</DepositResult>"
+    "</DepositResponse></soap:Body></soap:Envelope>";
 #define WSC_COOKIE "WscContext=\"PENvbnRleHQ+\""
 
 static void stub_note(stub *s, struct MHD_Connection *conn, const wf_buf *body)
@@ -85,7 +91,9 @@ static enum MHD_Result stub_handle(void *cls, struct MHD_Connection *conn, const
     if (strcmp(url, "/slow") == 0)
         sleep(1);
     bool header = strcmp(url, "/header") == 0, cookie = strcmp(url, "/cookie") == 0;
-    const char *text = fault    ? reply_fault
+    bool asmx = strcmp(url, "/asmx") == 0;
+    const char *text = asmx     ? reply_asmx
+                       : fault  ? reply_fault
                        : json   ? "{\"AddResult\": 7}"
                        : header ? reply_header
                                 : reply_ok;
@@ -93,6 +101,8 @@ static enum MHD_Result stub_handle(void *cls, struct MHD_Connection *conn, const
         MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
     if (!header)
         MHD_add_response_header(r, "X-Instance-Id", STUB_ID);
+    if (asmx && s->calls == 1)
+        MHD_add_response_header(r, "Set-Cookie", "ASP.NET_SessionId=a1; path=/; HttpOnly");
     if (cookie) {
         MHD_add_response_header(r, "Set-Cookie", WSC_COOKIE "; Path=/; HttpOnly");
         MHD_add_response_header(r, "Set-Cookie", s->calls == 1 ? "ASP.NET_SessionId=s1; path=/"
@@ -245,6 +255,49 @@ START_TEST(test_send_soap_fault_faults_the_send)
 }
 END_TEST
 
+/* As in WF4 (docs/services.md "Faults"): the fault of a request-reply Send is its
+ * ReceiveReply's, so a TryCatch around the Send alone does not see it and one around the
+ * ReceiveReply does; a one-way Send (no ReceiveReply) faults itself. */
+#define TRY_SET(body, value)                                                                       \
+    "<TryCatch><TryCatch.Try>" body "</TryCatch.Try><TryCatch.Catches>"                            \
+    "<Catch x:TypeArguments=\"s:Exception\"><ActivityAction x:TypeArguments=\"s:Exception\">"     \
+    "<Assign x:TypeArguments=\"x:Int32\" To=\"[total]\" Value=\"[" value "]\" />"                \
+    "</ActivityAction></Catch></TryCatch.Catches></TryCatch>"
+#define HEAD_S                                                                                     \
+    "<Activity x:Class=\"T\" xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\"\n" \
+    " xmlns:p=\"http://schemas.microsoft.com/netfx/2009/xaml/servicemodel\"\n"                     \
+    " xmlns:s=\"clr-namespace:System;assembly=mscorlib\"\n"                                       \
+    " xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\">\n"                                 \
+    "<x:Members><x:Property Name=\"url\" Type=\"InArgument(x:String)\" />\n"                       \
+    "<x:Property Name=\"total\" Type=\"OutArgument(x:Int32)\" /></x:Members>\n"
+
+START_TEST(test_send_fault_surfaces_at_receive_reply)
+{
+    static const char xaml[] = HEAD_S "<Sequence>" TRY_SET(SEND_ADD("s1", ""), "-1")
+        TRY_SET(RECEIVE_REPLY("s1"), "total + 100") "</Sequence></Activity>";
+    stub s;
+    wfm_test_run r;
+    open_at(&s, &r, xaml, "/fault");
+    ck_assert_int_eq(run_waiting(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_instance_output(r.inst, "total")->u.i32, 100);
+    close_all(&s, &r);
+}
+END_TEST
+
+START_TEST(test_send_one_way_faults_itself)
+{
+    static const char xaml[] = HEAD_S "<Sequence>" TRY_SET(SEND_ADD("s1", ""), "9")
+        "</Sequence></Activity>";
+    stub s;
+    wfm_test_run r;
+    open_at(&s, &r, xaml, "/fault");
+    ck_assert_int_eq(run_waiting(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_instance_output(r.inst, "total")->u.i32, 9);
+    close_all(&s, &r);
+}
+END_TEST
+
+/* A timeout is the ReceiveReply's fault too, with its type and message. */
 START_TEST(test_send_timeout)
 {
     static const char xaml[] = HEAD "<Sequence>" SEND_ADD("s1", "Timeout=\"00:00:00.2\"")
@@ -337,6 +390,39 @@ START_TEST(test_send_context_from_soap_header)
 }
 END_TEST
 
+/* A converted InvokeWebServiceActivity (docs/convert.md "ASMX web services"): SOAPAction
+ * NAMESPACE/Method, the wrapper in the proxy's namespace, MethodResult read back, and the
+ * ASP.NET session cookie shared by the calls of one SessionId (one ChannelToken). */
+#define ASMX_DEPOSIT(name)                                                                         \
+    "<p:Send x:Name=\"" name "\" OperationName=\"Deposit\"\n"                                     \
+    " ServiceContractName=\"{http://contoso.com/accounts/}AccountService\"\n"                     \
+    " Action=\"http://contoso.com/accounts/Deposit\" EndpointAddress=\"[url]\"\n"                 \
+    " ChannelToken=\"session:account\"><p:Send.Content><p:SendParametersContent>\n"              \
+    "<InArgument x:TypeArguments=\"x:Int32\" x:Key=\"amount\">[5]</InArgument>\n"                \
+    "</p:SendParametersContent></p:Send.Content></p:Send>\n"                                      \
+    "<p:ReceiveReply Request=\"{x:Reference " name "}\"><p:ReceiveReply.Content>\n"             \
+    "<p:ReceiveParametersContent>\n"                                                               \
+    "<OutArgument x:TypeArguments=\"x:Int32\" x:Key=\"DepositResult\">[total]</OutArgument>\n"   \
+    "</p:ReceiveParametersContent></p:ReceiveReply.Content></p:ReceiveReply>\n"
+
+START_TEST(test_send_asmx_web_method)
+{
+    static const char xaml[] = HEAD "<Sequence>" ASMX_DEPOSIT("d1") ASMX_DEPOSIT("d2")
+        "</Sequence></Activity>";
+    stub s;
+    wfm_test_run r;
+    open_at(&s, &r, xaml, "/asmx");
+    ck_assert_int_eq(run_waiting(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_instance_output(r.inst, "total")->u.i32, 105);
+    ck_assert_uint_eq(s.calls, 2);
+    ck_assert_str_eq(s.last_action, "\"http://contoso.com/accounts/Deposit\"");
+    ck_assert_ptr_nonnull(strstr(s.last_body, "<s:Body><Deposit xmlns=\"http://contoso.com/"
+                                              "accounts/\"><amount>5</amount></Deposit>"));
+    ck_assert_str_eq(s.last_cookie, "ASP.NET_SessionId=a1");
+    close_all(&s, &r);
+}
+END_TEST
+
 /* The instance and the runtime go while the reply is on its way: nothing leaks or is touched
  * after it was freed (make asan). */
 START_TEST(test_send_instance_destroyed_in_flight)
@@ -394,11 +480,14 @@ Suite *modern_send_suite(void)
     tcase_add_test(core, test_send_context_from_cookies);
     tcase_add_test(core, test_send_cookie_replaced_by_name);
     tcase_add_test(core, test_send_context_from_soap_header);
+    tcase_add_test(core, test_send_asmx_web_method);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_set_timeout(bad, 60);
     tcase_add_test(bad, test_send_soap_fault_faults_the_send);
     tcase_add_test(bad, test_send_timeout);
+    tcase_add_test(bad, test_send_fault_surfaces_at_receive_reply);
+    tcase_add_test(bad, test_send_one_way_faults_itself);
     tcase_add_test(bad, test_send_reply_not_soap);
     tcase_add_test(bad, test_send_load_errors);
     suite_add_tcase(s, bad);
