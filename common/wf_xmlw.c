@@ -320,6 +320,24 @@ void wf_xmlw_html_para(wf_xmlw *x, const char *tag, const char *id, const char *
     wf_xmlw_text(x, "\n");
 }
 
+void wf_xmlw_html_close_line(wf_xmlw *x)
+{
+    wf_xmlw_close(x);
+    wf_xmlw_text(x, "\n");
+}
+
+void wf_xmlw_html_table(wf_xmlw *x, const char *id, const char *const *heads, size_t count)
+{
+    wf_xmlw_open(x, "table");
+    if (id)
+        wf_xmlw_attr(x, "id", id);
+    wf_xmlw_text(x, "\n");
+    wf_xmlw_html_open(x, "tr", NULL);
+    for (size_t i = 0; i < count; i++)
+        wf_xmlw_html_cell(x, "th", NULL, heads[i]);
+    wf_xmlw_html_close_line(x);
+}
+
 void wf_xmlw_html_begin(wf_xmlw *x, const char *title, const char *style)
 {
     if (usable(x)) {

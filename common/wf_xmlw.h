@@ -62,12 +62,16 @@ bool wf_xmlw_failed(const wf_xmlw *x);
 /* HTML pages (html mode): <!DOCTYPE html>, <html lang="en"><head> with charset, title and the
  * constant style sheet (NULL: none), then <body><h1>title</h1>; html_end closes body and html.
  * html_open adds class="cls" when cls is not NULL; html_cell is html_open, text, close;
- * html_para is an element with an optional id and text, then a line break. */
+ * html_para is an element with an optional id and text, then a line break; html_close_line
+ * closes an element and breaks the line; html_table opens a table (id may be NULL) and writes
+ * its header row of `count` heads. */
 void wf_xmlw_html_begin(wf_xmlw *x, const char *title, const char *style);
 void wf_xmlw_html_end(wf_xmlw *x);
 void wf_xmlw_html_open(wf_xmlw *x, const char *tag, const char *cls);
 void wf_xmlw_html_cell(wf_xmlw *x, const char *tag, const char *cls, const char *text);
 void wf_xmlw_html_para(wf_xmlw *x, const char *tag, const char *id, const char *text);
+void wf_xmlw_html_close_line(wf_xmlw *x);
+void wf_xmlw_html_table(wf_xmlw *x, const char *id, const char *const *heads, size_t count);
 
 /* The cleaning every value gets, for a caller that writes XML text elsewhere: text with each
  * character XML 1.0 cannot carry replaced by U+FFFD. Returns text itself when it needed no
