@@ -16,7 +16,7 @@ struct wf_xmlw {
     xmlTextWriterPtr w; /* owned */
     wf_xmlw_opts opts;
     size_t depth;      /* elements the caller opened and did not close */
-    size_t start;      /* bytes of wrapper markup before the caller's first byte */
+    size_t start;      /* bytes before the caller's first: declaration, wrappers */
     bool tag_open;     /* the innermost start tag can still take attributes */
     bool failed;       /* a libxml2 call failed: out of memory */
     bool misused;      /* calls out of order (close without open, attribute after content) */
@@ -84,13 +84,22 @@ static const xmlChar *xml_name(wf_xmlw *x, const char *name)
     return NULL;
 }
 
-/* With a base depth, the caller's first element must be indented as if that many elements
- * were open: they are, as wrappers, and "" ends their start tags so the cut is clean. */
-static void open_wrappers(wf_xmlw *x)
+/* Every writer starts a document, declared UTF-8: only then does libxml2 copy non-ASCII
+ * attribute text as it is rather than as character references, so every output spells it
+ * the same way. The declaration is cut unless wf_xmlw_declaration keeps it. With a base
+ * depth, the caller's first element must be indented as if that many elements were open:
+ * they are, as wrappers, and "" ends their start tags so the cut is clean. */
+static void begin(wf_xmlw *x)
 {
-    for (size_t i = 0; i < x->opts.base_depth; i++)
+    check(x, xmlTextWriterStartDocument(x->w, "1.0", "UTF-8", NULL));
+    if (x->opts.indent) {
+        check(x, xmlTextWriterSetIndent(x->w, 1));
+        check(x, xmlTextWriterSetIndentString(x->w, BAD_CAST "  "));
+    }
+    for (size_t i = 0; x->opts.indent && i < x->opts.base_depth; i++)
         check(x, xmlTextWriterStartElement(x->w, BAD_CAST "_"));
-    check(x, xmlTextWriterWriteRaw(x->w, BAD_CAST ""));
+    if (x->opts.indent && x->opts.base_depth)
+        check(x, xmlTextWriterWriteRaw(x->w, BAD_CAST ""));
     check(x, xmlTextWriterFlush(x->w));
     x->start = (size_t)xmlBufferLength(x->buf);
 }
@@ -106,12 +115,8 @@ wf_status wf_xmlw_create(const wf_xmlw_opts *opts, wf_xmlw **out, wf_error *err)
     wf_buf_init(&x->scratch2);
     x->buf = xmlBufferCreate();
     x->w = x->buf ? xmlNewTextWriterMemory(x->buf, 0) : NULL;
-    if (x->w && opts->indent) {
-        check(x, xmlTextWriterSetIndent(x->w, 1));
-        check(x, xmlTextWriterSetIndentString(x->w, BAD_CAST "  "));
-        if (opts->base_depth)
-            open_wrappers(x);
-    }
+    if (x->w)
+        begin(x);
     if (!x->w || x->failed) {
         wf_xmlw_destroy(x);
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
@@ -157,8 +162,10 @@ static const xmlChar *cleaned(wf_xmlw *x, const char *text, wf_buf *scratch)
 
 void wf_xmlw_declaration(wf_xmlw *x)
 {
-    if (usable(x))
-        check(x, xmlTextWriterStartDocument(x->w, "1.0", "UTF-8", NULL));
+    check(x, xmlTextWriterFlush(x->w));
+    if (x->opts.base_depth || (size_t)xmlBufferLength(x->buf) != x->start)
+        x->misused = true; /* not first */
+    x->start = 0;
 }
 
 void wf_xmlw_open(wf_xmlw *x, const char *name)
@@ -274,7 +281,11 @@ void wf_xmlw_raw(wf_xmlw *x, const char *markup)
 {
     if (!usable(x))
         return;
+    if (x->opts.indent && x->tag_open) /* end the start tag as before a child: ">\n" */
+        check(x, xmlTextWriterWriteRaw(x->w, BAD_CAST "\n"));
     check(x, xmlTextWriterWriteRaw(x->w, BAD_CAST markup));
+    if (x->opts.indent) /* raw text switched the end tag's indentation off: lines go on */
+        check(x, xmlTextWriterSetIndent(x->w, 1));
     x->tag_open = false;
 }
 

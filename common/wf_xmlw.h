@@ -52,7 +52,8 @@ void wf_xmlw_close(wf_xmlw *x);      /* `/>` when empty, except in html mode */
 void wf_xmlw_close_void(wf_xmlw *x); /* `/>` when empty, in every mode (HTML void elements) */
 void wf_xmlw_comment(wf_xmlw *x, const char *text); /* written as <!-- text --> */
 /* Markup that is already XML: a constant (a style sheet), an SVG picture, or text an earlier
- * wf_xmlw wrote. It is not checked; in indent mode it must bring its own line breaks. */
+ * wf_xmlw wrote. It is not checked. In indent mode it is the current element's content as
+ * whole lines (each ending with a line break, indented as the writer that made it was told). */
 void wf_xmlw_raw(wf_xmlw *x, const char *markup);
 /* <name>text</name>: the leaf most outputs are made of. */
 void wf_xmlw_leaf(wf_xmlw *x, const char *name, const char *text);

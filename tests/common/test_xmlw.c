@@ -147,17 +147,39 @@ START_TEST(test_indentation_and_base_depth)
 {
     wf_xmlw *x = make(true, 2, false);
     wf_xmlw_open(x, "Sequence");
-    wf_xmlw_attr(x, "DisplayName", "s");
+    wf_xmlw_attr(x, "DisplayName", "s\xC3\xA9"); /* non-ASCII as it is, not as &#xE9; */
     wf_xmlw_leaf(x, "InArgument", "[a]");
     wf_xmlw_open(x, "Delay");
     wf_xmlw_close(x);
     wf_xmlw_close(x);
     char *text = finish(x);
-    ck_assert_str_eq(text, "    <Sequence DisplayName=\"s\">\n"
+    ck_assert_str_eq(text, "    <Sequence DisplayName=\"s\xC3\xA9\">\n"
                            "      <InArgument>[a]</InArgument>\n"
                            "      <Delay/>\n"
                            "    </Sequence>\n");
     wf_free(text);
+}
+END_TEST
+
+START_TEST(test_markup_from_another_writer_nests)
+{
+    wf_xmlw *inner = make(true, 2, false);
+    wf_xmlw_leaf(inner, "c", "t");
+    char *block = finish(inner);
+    for (int empty_first = 0; empty_first < 2; empty_first++) {
+        wf_xmlw *x = make(true, 0, false);
+        wf_xmlw_open(x, "a");
+        wf_xmlw_open(x, "b");
+        if (empty_first)
+            wf_xmlw_raw(x, ""); /* nothing, but the start tag is ended */
+        wf_xmlw_raw(x, block);
+        wf_xmlw_close(x);
+        wf_xmlw_close(x);
+        char *text = finish(x);
+        ck_assert_str_eq(text, "<a>\n  <b>\n    <c>t</c>\n  </b>\n</a>\n");
+        wf_free(text);
+    }
+    wf_free(block);
 }
 END_TEST
 
@@ -256,6 +278,7 @@ Suite *common_xmlw_suite(void)
     tcase_add_test(core, test_a_name_that_is_not_an_xml_name_fails);
     tcase_add_test(core, test_comment_text_cannot_end_the_comment);
     tcase_add_test(core, test_indentation_and_base_depth);
+    tcase_add_test(core, test_markup_from_another_writer_nests);
     tcase_add_test(core, test_same_calls_same_bytes);
     tcase_add_test(core, test_html_page_closes_every_element);
     suite_add_tcase(s, core);
