@@ -191,10 +191,11 @@ static wf_status rules_get(void *ud, const wfl_rules_seg *path, size_t count, wf
     wfl_exec *ex = ud;
     if (count != 1 || path[0].index_count)
         return WF_E_NAME; /* the evaluator reads the prefix and applies the rest itself */
-    if (!wfl__dp(root_of(ex), path[0].name))
+    const wfl_dp *dp = wfl__dp(root_of(ex), path[0].name);
+    if (!dp)
         return wf_error_set(err, WF_E_NAME, NULL, "'%s' is not a member of the workflow",
                             path[0].name);
-    return wfl_act_get_by_name(root_of(ex), path[0].name, out, err);
+    return wfl_act_get(root_of(ex), dp, out, err);
 }
 
 static wf_status rules_set(void *ud, const wfl_rules_seg *path, size_t count, const wf_value *value,

@@ -266,6 +266,14 @@ static size_t index_size(size_t n)
     return size;
 }
 
+/* DP names are short: a byte loop beats a call to strcmp on the lookup path. */
+static inline bool same_name(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
+
 static void index_build(wfl_type *t, uint16_t *table, size_t size)
 {
     assert(size >= 2 * t->dp_count && (size & (size - 1)) == 0 && t->dp_count < UINT16_MAX);
@@ -377,7 +385,7 @@ const wfl_dp *wfl_type_find_dp(const wfl_type *type, const char *name)
             uint16_t k = type->dp_index[h];
             if (k == 0)
                 return NULL;
-            if (strcmp(type->dps[k - 1]->name, name) == 0)
+            if (same_name(type->dps[k - 1]->name, name))
                 return type->dps[k - 1];
         }
     }
