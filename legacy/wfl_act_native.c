@@ -6,9 +6,37 @@
 
 #include <string.h>
 
+/* The runtime reads built-in DPs by name ("Condition", "ExecuteCode", "UntilCondition") on
+ * every step. A per-thread table remembers, by the address of the name, the built-in DP last
+ * found for it; a hit is checked by content (the type holds that DP at its index and its
+ * name is dp_name), so a reused address can only miss. Built-in DPs are static: an entry
+ * never dangles. */
+enum { DP_CACHE_SIZE = 64 };
+typedef struct dp_cache_entry {
+    const char *name;
+    const wfl_dp *dp;
+} dp_cache_entry;
+static _Thread_local dp_cache_entry dp_cache[DP_CACHE_SIZE];
+
+static bool dp_name_is(const wfl_dp *dp, const char *name)
+{
+    const char *a = dp->name;
+    while (*a && *a == *name)
+        a++, name++;
+    return *a == *name;
+}
+
 const wfl_dp *wfl__dp(const wfl_act *act, const char *dp_name)
 {
-    return wfl_type_find_dp(wfl_act_type(act), dp_name);
+    const wfl_type *t = wfl_act_type(act);
+    dp_cache_entry *e = &dp_cache[((uintptr_t)dp_name >> 3) % DP_CACHE_SIZE];
+    const wfl_dp *dp = e->name == dp_name ? e->dp : NULL;
+    if (dp && dp->index < t->dp_count && t->dps[dp->index] == dp && dp_name_is(dp, dp_name))
+        return dp;
+    dp = wfl_type_find_dp(t, dp_name);
+    if (dp && wfl_dp_is_builtin(dp))
+        *e = (dp_cache_entry){dp_name, dp};
+    return dp;
 }
 
 const wfl_pval *wfl__pval(const wfl_act *act, const char *dp_name)

@@ -396,6 +396,12 @@ const wfl_dp *wfl_type_find_dp(const wfl_type *type, const char *name)
     return NULL;
 }
 
+bool wfl_dp_is_builtin(const wfl_dp *dp)
+{
+    uintptr_t p = (uintptr_t)dp, own = (uintptr_t)g_reg.own;
+    return p >= own && p < own + sizeof g_reg.own;
+}
+
 bool wfl_type_is_a(const wfl_type *type, const wfl_type *base)
 {
     for (const wfl_type *t = type; t != NULL; t = t->base) {

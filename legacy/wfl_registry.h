@@ -147,6 +147,8 @@ const wfl_type *wfl_registry_type_at(size_t index);
 const wfl_dp *wfl_registry_attached(const char *owner, const char *name);
 
 const wfl_dp *wfl_type_find_dp(const wfl_type *type, const char *name); /* NULL if absent */
+/* True when dp is a DP of a built-in type (static: it lives as long as the process). */
+bool wfl_dp_is_builtin(const wfl_dp *dp);
 bool wfl_type_is_a(const wfl_type *type, const wfl_type *base);
 const char *wfl_kind_name(wfl_kind kind); /* "Sequence", "IfElseBranch", ... */
 

@@ -28,11 +28,14 @@ START_TEST(test_every_type_is_flattened_base_first)
         for (size_t k = 0; k < t->dp_count; k++) {
             ck_assert_uint_eq(t->dps[k]->index, k);
             ck_assert(wfl_type_is_a(t, t->dps[k]->owner) || t->dps[k]->owner == t);
-            /* the by-name index finds what a scan finds: the first DP of the name */
+            /* names are unique in a type (the runtime's per-thread DP cache relies on it)
+             * and the by-name index finds each */
             size_t first = 0;
             while (strcmp(t->dps[first]->name, t->dps[k]->name) != 0)
                 first++;
-            ck_assert_ptr_eq(wfl_type_find_dp(t, t->dps[k]->name), t->dps[first]);
+            ck_assert_uint_eq(first, k);
+            ck_assert_ptr_eq(wfl_type_find_dp(t, t->dps[k]->name), t->dps[k]);
+            ck_assert(wfl_dp_is_builtin(t->dps[k]));
         }
         ck_assert_ptr_nonnull(t->dp_index);
         ck_assert_ptr_null(wfl_type_find_dp(t, "NoSuchProperty"));
@@ -206,6 +209,8 @@ START_TEST(test_custom_and_code_beside_types)
     ck_assert_uint_eq(wfl_tl_class_func_count(flow), 1);
     ck_assert_ptr_nonnull(root->class_fn_dps);
     ck_assert_ptr_eq(root->class_fn_dps[0][0], wfl_type_find_dp(root, "Total"));
+    ck_assert(!wfl_dp_is_builtin(wfl_type_find_dp(root, "Total")));
+    ck_assert(wfl_dp_is_builtin(wfl_type_find_dp(root, "Initialized")));
     wf_error_clear(&err);
     ck_assert_int_eq(wfl_type_create_code_beside(arena, base, tl, wfl_typelib_class(tl, "Reg.Bad"),
                                                  &root, &err),
