@@ -156,5 +156,7 @@ wf_status wfm_expr_store(const wfm_expr *expr, wfm_env *env, const wf_value *val
     if (!expr->lvalue)
         return wfm_expr__raise(exc, &wf_exc_invalid_operation,
                                "expression '%s' was not compiled as an l-value", expr->text);
+    if (expr->quick == XQ_SLOT && wfm_expr__quick_store(expr, env, value))
+        return WF_OK;
     return wfm_expr__store(expr->root, env, value, exc);
 }

@@ -1231,6 +1231,22 @@ bool wfm_expr__quick_eval(const wfm_expr *e, const wfm_env *env, wf_value *out)
     return true;
 }
 
+bool wfm_expr__quick_store(const wfm_expr *e, wfm_env *env, const wf_value *value)
+{
+    if (e->quick != XQ_SLOT || value->type != e->root->type ||
+        ((1u << value->type->kind) & HEAP_KINDS))
+        return false;
+    for (uint32_t h = 0; env && h < e->hops; h++)
+        env = env->parent;
+    if (!env || e->index >= env->count)
+        return false;
+    wf_value *slot = &env->slots[e->index];
+    drop(slot);
+    slot->type = value->type;
+    slot->u = value->u;
+    return true;
+}
+
 /* ---- store ---------------------------------------------------------------------------- */
 /* A copy of record `rec` with `key` set to `value` (added when absent). */
 static wf_status record_with(const wf_value *rec, const char *key, const wf_value *value,

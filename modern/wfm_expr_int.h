@@ -255,6 +255,9 @@ void wfm_expr__quick_prepare(wfm_expr *e);
 /* Evaluate e's quick form: false when it has none or it does not apply to these values (the
  * caller then walks the tree). */
 bool wfm_expr__quick_eval(const wfm_expr *e, const wfm_env *env, wf_value *out);
+/* Store a scalar of the slot's own type through e's XQ_SLOT form: false when that does not
+ * apply (the caller then stores through the tree, which converts). */
+bool wfm_expr__quick_store(const wfm_expr *e, wfm_env *env, const wf_value *value);
 /* Convert v to `to` in mode XV_*. WF_OK, WF_E_FAULT (exc set) or WF_E_NOMEM. */
 wf_status wfm_expr__conv(const wf_value *v, const wf_type *to, int mode, wf_value *out,
                          wf_value *exc);

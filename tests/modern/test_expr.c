@@ -828,6 +828,21 @@ START_TEST(test_quick_forms_match_tree)
     check_quick_same("[count + 1]", XQ_SLOT_ARITH_I32);
     check_quick_same("[count < 8]", XQ_SLOT_CMP_I32);
     inner_slots[IN_COUNT] = wf_int32(7);
+    /* stores: a scalar of the slot's type directly, anything else converted by the tree */
+    wfm_expr *to = compile_as("[count]", NULL, WFM_EXPR_LVALUE);
+    ck_assert_int_eq(to->quick, XQ_SLOT);
+    wf_value v = wf_int32(-4), exc;
+    ck_assert_int_eq(wfm_expr_store(to, &inner_env, &v, &exc), WF_OK);
+    ck_assert_ptr_eq(inner_slots[IN_COUNT].type, &wf_type_int32);
+    ck_assert_int_eq(inner_slots[IN_COUNT].u.i32, -4);
+    v = wf_int64(12);
+    ck_assert_int_eq(wfm_expr_store(to, &inner_env, &v, &exc), WF_OK);
+    ck_assert_ptr_eq(inner_slots[IN_COUNT].type, &wf_type_int32); /* converted */
+    ck_assert_int_eq(inner_slots[IN_COUNT].u.i32, 12);
+    to = compile_as("[outer_x]", NULL, WFM_EXPR_LVALUE);
+    v = wf_int32(55);
+    ck_assert_int_eq(wfm_expr_store(to, &inner_env, &v, &exc), WF_OK);
+    ck_assert_int_eq(outer_slots[OUT_X].u.i32, 55);
 }
 END_TEST
 
