@@ -845,14 +845,18 @@ static const wf_type *spec_type(wfm_load *L, const wfm_node *n, const char *st, 
     return t;
 }
 
+/* "Kind.Prop", for messages (built for every property read, so without snprintf). */
 static const char *label(wfm_load *L, const nctx *nc, unsigned pi)
 {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s.%s", nc->kname, nc->node->kind->spec->props[pi].name);
-    char *copy = wf_arena_strdup(L->tmp, buf);
+    const char *prop = nc->node->kind->spec->props[pi].name;
+    size_t kl = strlen(nc->kname), pl = strlen(prop);
+    char *copy = tnew(L, kl + pl + 2);
     if (!copy)
-        L->nomem = true;
-    return copy ? copy : "";
+        return "";
+    memcpy(copy, nc->kname, kl);
+    copy[kl] = '.';
+    memcpy(copy + kl + 1, prop, pl + 1);
+    return copy;
 }
 
 static void infer_t(nctx *nc, bool uses_t, const wf_type *t, const char *st)
@@ -1788,13 +1792,26 @@ static void report_unknown(wfm_load *L, const wf_xml_node *c)
         wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c), "unknown activity '%s'", c->name);
 }
 
+/* wfm_catalogue_find through the load's memo (wfm_load_int.h). */
+static const wfm_kind *find_kind(wfm_load *L, const char *ns, const char *name)
+{
+    size_t slot = (size_t)(((uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15u) >> 58); /* 0..63 */
+    if (L->kind_memo[slot].name == name && L->kind_memo[slot].ns == ns)
+        return L->kind_memo[slot].kind;
+    const wfm_kind *kind = wfm_catalogue_find(L->opts->catalogue, ns, name);
+    L->kind_memo[slot].ns = ns;
+    L->kind_memo[slot].name = name;
+    L->kind_memo[slot].kind = kind;
+    return kind;
+}
+
 static wfm_node *build_item(wfm_load *L, const wf_xml_node *c, nctx *parent, const char *accepts,
                             const char *what, bool keyed)
 {
     if (L->nomem)
         return NULL;
     /* An element in no namespace is never an activity (find treats NULL as the default). */
-    const wfm_kind *kind = c->ns ? wfm_catalogue_find(L->opts->catalogue, c->ns, c->name) : NULL;
+    const wfm_kind *kind = c->ns ? find_kind(L, c->ns, c->name) : NULL;
     if (!kind && (is_acts_clr(c->ns) || is_interop_ns(c->ns)))
         kind = wfm_catalogue_find(L->opts->catalogue, WFM_NS_ACTIVITIES, c->name);
     if (!kind && is_type_ns(L, c->ns) && strcmp(accepts, "Activity") == 0)

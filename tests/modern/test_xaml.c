@@ -550,6 +550,16 @@ START_TEST(test_switch_catch_invoke_and_prepare)
     const wfm_node *probe = wfm_node_child(tc, TC_FINALLY);
     ck_assert_int_eq(wfm_node_literal(probe, PR_COUNT)->u.i32, 5);
     ck_assert(wfm_node_literal(probe, PR_FLAG)->u.b);
+    /* A property's members of other kinds share storage: accessors of the wrong kind read
+     * nothing rather than another kind's bytes. */
+    ck_assert_ptr_null(wfm_node_at(im, IM_PARAMS, 0));
+    ck_assert_ptr_null(wfm_node_child(im, IM_PARAMS));
+    ck_assert_ptr_null(wfm_node_key(sw, SW_EXPR, 0));
+    ck_assert(wf_is_null(wfm_node_literal(tc, TC_CATCHES)));
+    ck_assert_str_eq(wfm_node_type_text(im, IM_METHOD), "");
+    ck_assert_ptr_null(wfm_node_type_prefix(im, IM_PARAMS));
+    ck_assert_ptr_null(wfm_node_param_type(sw, SW_CASES, 0));
+    ck_assert_str_eq(wfm_node_display_name(im), "InvokeMethod"); /* the kind's name */
     wfm_definition_release(def);
 }
 END_TEST
