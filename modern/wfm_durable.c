@@ -901,6 +901,8 @@ static void queue_free(queue_copy *q)
 
 static wf_status queue_read(wfm_host *h, wfm_dinst *d, queue_copy *q, wf_error *err)
 {
+    if (!d->created_saved) /* no row yet, so nothing queued (an enqueue needs the row) */
+        return WF_OK;
     wf_status st = wfm_store_pending_resumes(h->store, d->id.text, queue_row, q, err);
     if (st == WF_OK && q->oom)
         st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
