@@ -852,22 +852,24 @@ static void fleet_row(int i, const cell_sum *sums, const bool *ok, double base)
     const grid_row *g = &grid[i];
     const cell_sum *m = &sums[i];
     const char *store = g->pg ? "PostgreSQL" : "SQLite", *dur = g->full ? "full" : "normal";
-    char a[64], b[64], c50[64], c99[64], t[96];
+    char a[64], b[64], c50[64], c99[64], h[64], t[96];
     printf("%-10s %-6s %d host(s): %7.0f orch/s %8.0f work items/s (%.2f saves+%.2f act "
-           "per orch) p50 %6.0f ms p99 %6.0f ms  x%.3g of baseline\n",
+           "per orch) p50 %6.0f ms p99 %6.0f ms  host CPU %.0f us/orch  x%.3g of baseline\n",
            store, dur, g->hosts, m->orch_s.med, m->items_s.med, m->saves_per.med,
-           m->acts_per.med, m->p50_ms.med, m->p99_ms.med, m->orch_s.med / base);
-    bu_md("| %s | %s | %d | %s | %s | %.2f (%.2f + %.2f) | %s | %s | %.3g | %s |\n", store, dur,
-          g->hosts, bu_cell(m->orch_s, a, sizeof a), bu_cell(m->items_s, b, sizeof b),
+           m->acts_per.med, m->p50_ms.med, m->p99_ms.med, m->host_us.med, m->orch_s.med / base);
+    bu_md("| %s | %s | %d | %s | %s | %.2f (%.2f + %.2f) | %s | %s | %s | %.3g | %s |\n", store,
+          dur, g->hosts, bu_cell(m->orch_s, a, sizeof a), bu_cell(m->items_s, b, sizeof b),
           m->saves_per.med + m->acts_per.med, m->saves_per.med, m->acts_per.med,
           bu_cell(m->p50_ms, c50, sizeof c50), bu_cell(m->p99_ms, c99, sizeof c99),
-          m->orch_s.med / base, target_of(i, sums, ok, t, sizeof t));
+          bu_cell(m->host_us, h, sizeof h), m->orch_s.med / base,
+          target_of(i, sums, ok, t, sizeof t));
     char row[96];
     snprintf(row, sizeof row, "%s, %s, %d host%s", store, dur, g->hosts, g->hosts > 1 ? "s" : "");
     bu_json("bench_fleet", "fleet", row, "orchestrations", "orchestrations/s", m->orch_s);
     bu_json("bench_fleet", "fleet", row, "work items", "work items/s", m->items_s);
     bu_json("bench_fleet", "fleet", row, "latency p50", "ms", m->p50_ms);
     bu_json("bench_fleet", "fleet", row, "latency p99", "ms", m->p99_ms);
+    bu_json("bench_fleet", "fleet", row, "host CPU", "us per orchestration", m->host_us);
     bu_json("bench_fleet", "fleet", row, "/ baseline", "x", bu_one(m->orch_s.med / base));
 }
 
@@ -894,14 +896,14 @@ static int fleet_table(fleet *f, double base, int reps)
             }
         }
     bu_md("| store | durability | hosts | orchestrations/s | work items/s | work items per "
-          "orchestration (saves + activities) | p50 ms | p99 ms | / baseline | target | met? "
-          "|\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+          "orchestration (saves + activities) | p50 ms | p99 ms | host CPU µs/orch | / baseline "
+          "| target | met? |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < GRID && !rc; i++) {
         const grid_row *g = &grid[i];
         if (g->pg && !f->pg_base)
             continue;
         if (!ok[i]) {
-            bu_md("| %s | %s | %d | failed (see the program's stderr) | | | | | | | |\n",
+            bu_md("| %s | %s | %d | failed (see the program's stderr) | | | | | | | | |\n",
                   g->pg ? "PostgreSQL" : "SQLite", g->full ? "full" : "normal", g->hosts);
             continue;
         }
@@ -986,7 +988,9 @@ int main(int argc, char **argv)
               "what the run did: orchestration steps are the saves the hosts made (the rise of\n"
               "the rows' `version` column, which every save increments: each Persist and the\n"
               "completion), activities are the `hello` calls the library counted in a counter\n"
-              "shared by the host processes.\n\n"
+              "shared by the host processes. Host CPU: the host processes' user + system time\n"
+              "(getrusage of the reaped children) per orchestration, which the machine's load\n"
+              "changes far less than the rates.\n\n"
               "Baseline (same run): the same workload in one process on the runtime pool (one\n"
               "worker per core), no store, so Persist completes at once: %s orchestrations/s\n"
               "(median of %d after a warm-up). `/ baseline` is each cell's orchestrations/s over\n"
