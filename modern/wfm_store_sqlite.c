@@ -48,6 +48,8 @@ enum stmt_id {
     ST_CLAIM,
     ST_PUT_TRACKING,
     ST_INSERT,
+    ST_PROPS,
+    ST_PENDING,
     ST_COUNT
 };
 
@@ -110,6 +112,10 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_INSERT] = "INSERT INTO instances(id, definition, status, state, created_ms, updated_ms,"
                   " owner, lock_expires_ms, next_timer_us, version)"
                   " VALUES(?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, 1)",
+    /* read for every instance a host adopts or loads */
+    [ST_PROPS] = "SELECT name, value FROM promoted WHERE instance = ? ORDER BY name",
+    [ST_PENDING] = "SELECT seq, bookmark, payload_json, created_ms FROM pending_resumes"
+                   " WHERE instance = ? ORDER BY seq",
 };
 
 typedef struct sq_conn {
@@ -1027,8 +1033,7 @@ static wf_status sq_query_rows(wfm_store *s, const wfm_store_query *q, wfm_store
 static wf_status sq_props(wfm_store *s, const char *id, wf_buf *out, wf_error *err)
 {
     sqlite3_stmt *st = NULL;
-    wf_status rc = prepare(s, "SELECT name, value FROM promoted WHERE instance = ? ORDER BY name",
-                           &st, err);
+    wf_status rc = stmt(s, ST_PROPS, &st, err);
     if (rc != WF_OK)
         return rc;
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -1039,7 +1044,7 @@ static wf_status sq_props(wfm_store *s, const char *id, wf_buf *out, wf_error *e
     }
     if (step != SQLITE_DONE)
         rc = db_error(s, err, "store");
-    sqlite3_finalize(st);
+    done(st);
     return rc;
 }
 
@@ -1110,10 +1115,7 @@ static wf_status sq_pending_resumes(wfm_store *s, const char *id, wfm_store_resu
                                     void *ud, wf_error *err)
 {
     sqlite3_stmt *st = NULL;
-    wf_status rc = prepare(s,
-                           "SELECT seq, bookmark, payload_json, created_ms FROM pending_resumes"
-                           " WHERE instance = ? ORDER BY seq",
-                           &st, err);
+    wf_status rc = stmt(s, ST_PENDING, &st, err);
     if (rc != WF_OK)
         return rc;
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -1126,7 +1128,7 @@ static wf_status sq_pending_resumes(wfm_store *s, const char *id, wfm_store_resu
     }
     if (step != SQLITE_ROW && step != SQLITE_DONE)
         rc = db_error(s, err, "store");
-    sqlite3_finalize(st);
+    done(st);
     return rc;
 }
 
