@@ -616,10 +616,8 @@ static _Thread_local struct {
 } cached_stream;
 
 /* This thread's stream in t (created on first use); NULL when memory ran out. */
-static stream *my_stream(wfm_tracker *t)
+static stream *find_stream(wfm_tracker *t)
 {
-    if (cached_stream.serial == t->serial)
-        return cached_stream.s;
     pthread_mutex_lock(&t->lock);
     stream *s = t->streams;
     while (s && s->owner != &thread_token)
@@ -635,6 +633,14 @@ static stream *my_stream(wfm_tracker *t)
         cached_stream.s = s;
     }
     return s;
+}
+
+/* find_stream, its common case inline. */
+static inline stream *my_stream(wfm_tracker *t)
+{
+    if (__builtin_expect(cached_stream.serial == t->serial, 1))
+        return cached_stream.s;
+    return find_stream(t);
 }
 
 static void wake_thread(wfm_tracker *t)
@@ -878,9 +884,16 @@ static void deliver(wfm_tracker *t, size_t start, uint32_t kind, uint64_t seq, i
     if (!t->file_count) { /* drop the text, keeping wf_buf's NUL at data[len] */
         t->out.len = start;
         t->out.data[start] = '\0';
-    } else if (wf_buf_addc(&t->out, '\n') && t->out.len >= OUT_BYTES) {
-        write_files(t); /* while the bytes are still in the cache */
+        return;
     }
+    if (t->out.cap - t->out.len > 1) { /* format_fast leaves room: wf_buf_addc inline */
+        t->out.data[t->out.len++] = '\n';
+        t->out.data[t->out.len] = '\0';
+    } else {
+        wf_buf_addc(&t->out, '\n');
+    }
+    if (t->out.len >= OUT_BYTES)
+        write_files(t);
 }
 
 /* ", \"instance\": ID, \"seq\": ": what a fixed entry's line has between its kind and
@@ -1482,9 +1495,11 @@ static void put_context(stream *s, unsigned char *dst, size_t size,
 /* A fixed entry (state: its number in state_names) after the caller's checks. On x86 the
  * prefetch is PREFETCHW: the lines ahead come exclusive, ready for the store. */
 #ifdef HAVE_TSC
-__attribute__((target("prfchw")))
+#define FAST_PATH __attribute__((target("prfchw")))
+#else
+#define FAST_PATH
 #endif
-static bool emit_fixed(const wfm__track_target *to, wfm_rec_kind kind, unsigned state,
+FAST_PATH static inline __attribute__((always_inline)) bool emit_fixed(const wfm__track_target *to, wfm_rec_kind kind, unsigned state,
                        uint32_t a, uint32_t c)
 {
     wfm_tracker *t = to->tracker;
@@ -1544,8 +1559,27 @@ static bool emit_fixed(const wfm__track_target *to, wfm_rec_kind kind, unsigned 
     return true;
 }
 
-bool wfm__tracker_emit_node(const wfm__track_target *to, wfm_rec_kind kind, unsigned state,
-                            const wfm_node *activity, const wfm_node *child)
+FAST_PATH bool wfm__tracker_emit_activity(const wfm__track_target *to, const wfm_node *node,
+                                          unsigned state_bit, bool has_vars)
+{
+    const wfm__track_plan *p = to->plan;
+    const wfm_tracker *t = to->tracker;
+    if (!p || !t->thread_running || !to->def)
+        return false;
+    uint32_t i = plan_node(p, to->def, node);
+    unsigned data_bits;
+    if (i == BAD_NODE || (!p->decides && !t->plain))
+        return false; /* the record is matched */
+    data_bits = p->decides ? (unsigned)p->masks[i] >> WFM__PLAN_DATA_SHIFT : t->data_states;
+    if ((data_bits & state_bit) && has_vars)
+        return false; /* the record carries variables */
+    return emit_fixed(to, WFM_REC_ACTIVITY_STATE, (unsigned)__builtin_ctz(state_bit) + 1, i,
+                      NO_NODE);
+}
+
+FAST_PATH bool wfm__tracker_emit_node(const wfm__track_target *to, wfm_rec_kind kind,
+                                      unsigned state, const wfm_node *activity,
+                                      const wfm_node *child)
 {
     const wfm__track_plan *p = to->plan;
     if (!to->tracker->thread_running || !p || !to->def)
@@ -1556,7 +1590,7 @@ bool wfm__tracker_emit_node(const wfm__track_target *to, wfm_rec_kind kind, unsi
     return emit_fixed(to, kind, state ? (unsigned)__builtin_ctz(state) + 1 : 0, a, c);
 }
 
-bool wfm__tracker_emit_instance(const wfm__track_target *to, const char *state)
+FAST_PATH bool wfm__tracker_emit_instance(const wfm__track_target *to, const char *state)
 {
     if (!to->tracker->thread_running || !to->plan || !to->tracker->plain)
         return false;
