@@ -107,6 +107,7 @@ typedef struct fileres {
     double seconds;
     char *note;    /* error text, or the decision coverage */
     bool reported; /* the error was printed already (as the file's diagnostics) */
+    wf_error error; /* status "error": its root cause */
     coverage cov;  /* total 0: none measured (no decision point, or an error) */
     size_t passed_rows; /* equivalent (case, mode) pairs: counted, not held */
     long passed_from;   /* where its JUnit test cases start in report.passed */
@@ -958,6 +959,7 @@ static void verify_file(const vopts *o, const char *file, const char *converted,
         progress_clear(&rep->pg);
         fr->reported = wfb_report_diags(diags, false) != 0;
         fr->note = error_text(&err);
+        fr->error = err;
     }
     rep->oom |= !fr->note;
     fr->seconds = now_s() - t0;
@@ -1446,7 +1448,7 @@ int wfb_cmd_verify(int argc, char **argv)
         error |= strcmp(rep.files[i].status, "error") == 0;
     }
     if (!dir && error && !rep.files[0].reported && !stop_signal)
-        fprintf(stderr, "%s\n", rep.files[0].note ? rep.files[0].note : "error: out of memory");
+        wfb_fail(&rep.files[0].error);
     if (rep.oom) {
         code = wfb_usage_error("out of memory");
     } else if (stop_signal) {
@@ -1458,12 +1460,14 @@ int wfb_cmd_verify(int argc, char **argv)
             code = code ? code : 2;
         } else {
             print_human(o.json ? stderr : stdout, &rep, dir);
-            if (o.json)
+            if (o.json) {
                 print_json(stdout, &rep, cases,
                            error      ? "error"
                            : diverged ? "diverged"
                                       : "equivalent",
                            dir);
+                wfb_json_printed();
+            }
             code = code ? code : error ? 2 : diverged ? 1 : 0;
         }
     }
