@@ -5,6 +5,7 @@
 #define WFM_EXPR_INT_H
 
 #include <stdarg.h>
+#include <stddef.h> /* offsetof */
 
 #include "../common/wf_calendar.h"
 #include "wfm_expr.h"
@@ -120,6 +121,8 @@ enum {
 };
 
 typedef struct xnode xnode;
+/* A constant or slot node is allocated without the operator members (XNODE_LEAF_SIZE bytes):
+ * read a, b, c, args, aux, name and param only on other ops. */
 struct xnode {
     uint8_t op;          /* xop */
     uint8_t sub;         /* operator, conversion mode or function */
@@ -127,15 +130,24 @@ struct xnode {
     uint8_t nargs;       /* XOP_CALL / XOP_NEW_*: args count */
     uint16_t depth;      /* 1 + deepest child */
     uint32_t off;        /* source offset of the node's first token (compile-time messages) */
-    int64_t param;       /* XF_TS_FROM / XF_DT_ADD: microseconds per unit; *_PART, *_TOTAL: which */
     const wf_type *type; /* static result type */
-    const wf_type *aux;  /* XOP_NEW_EXC: exception type */
-    xnode *a, *b, *c;
-    xnode **args;         /* arena */
-    const char *name;     /* XOP_FIELD: member / key (arena); XOP_CALL with XN_RULE: method */
-    uint32_t hops, index; /* XOP_SLOT */
-    wf_value k;           /* XOP_CONST */
+    union {
+        wf_value k;                       /* XOP_CONST */
+        struct {                          /* XOP_SLOT */
+            uint32_t hops, index;
+        };
+        struct {                          /* every other op */
+            xnode *a, *b, *c;
+            xnode **args;        /* arena */
+            const wf_type *aux;  /* XOP_NEW_EXC: exception type */
+            const char *name;    /* XOP_FIELD: member / key (arena); XOP_CALL with XN_RULE:
+                                    method */
+            int64_t param;       /* XF_TS_FROM / XF_DT_ADD: microseconds per unit; *_PART,
+                                    *_TOTAL: which */
+        };
+    };
 };
+#define XNODE_LEAF_SIZE (offsetof(xnode, k) + sizeof(wf_value))
 
 /* Quick forms: shapes common enough in loops to skip the tree walk (wfm_expr__quick_*):
  * a slot read, and an Int32 slot compared with or combined with an Int32 constant. The tree

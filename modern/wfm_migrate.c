@@ -32,7 +32,7 @@ void wfm_instance_set_replay_values(wfm_instance *inst, wfm_replay_values_fn fn,
 bool wfm_ctx_replay_values(const wfm_ctx *ctx, const wfm_ai *ai, wfm_replay_values *out)
 {
     return ctx->host.replay && ctx->host.replay_values &&
-           ctx->host.replay_values(ctx->host.replay_ud, ai->node->display_name, out);
+           ctx->host.replay_values(ctx->host.replay_ud, wfm_node_display_name(ai->node), out);
 }
 
 static wfm_ai *next_preorder(wfm_ai *a, wfm_ai *root)
@@ -50,12 +50,12 @@ void wfm_instance_each_executing(wfm_instance *inst, wfm_name_fn fn, void *ud)
     wfm_ctx *ctx = wfm__instance_hold(inst);
     for (wfm_ai *a = ctx->root; a; a = next_preorder(a, ctx->root))
         if (a->status == WFM_EXECUTING) {
-            fn(ud, a->node->display_name, a->spec->name);
+            fn(ud, wfm_node_display_name(a->node), a->spec->name);
             /* nodes that are not activity instances of their own (a StateMachine's State,
              * a Transition) contain it: they are where the instance is too */
             const wfm_node *stop = a->parent ? a->parent->node : NULL;
             for (const wfm_node *n = a->node->parent; n && n != stop; n = n->parent)
-                fn(ud, n->display_name, "");
+                fn(ud, wfm_node_display_name(n), "");
         }
     wfm__instance_unhold(inst);
 }
@@ -122,7 +122,7 @@ wf_status wfm_instance_assign(wfm_instance *inst, const char *name, const wf_val
 bool wfm_definition_has_display_name(const wfm_definition *def, const char *name)
 {
     for (uint32_t i = 0; i < def->node_count; i++)
-        if (def->nodes[i]->display_name && strcmp(def->nodes[i]->display_name, name) == 0)
+        if (strcmp(wfm_node_display_name(def->nodes[i]), name) == 0)
             return true;
     return false;
 }

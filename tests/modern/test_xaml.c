@@ -489,14 +489,14 @@ START_TEST(test_flowchart_references_and_cycles)
     ck_assert_str_eq(wfm_node_display_name(fc), "Loop");
     const wfm_node *start = wfm_node_child(fc, FC_START);
     ck_assert_ptr_nonnull(start);
-    ck_assert_str_eq(start->x_name, "__ReferenceID0");
+    ck_assert_str_eq(wfm_node_x_name(start), "__ReferenceID0");
     ck_assert_uint_eq(wfm_node_count(fc, FC_NODES), 4);
     ck_assert_ptr_eq(wfm_node_at(fc, FC_NODES, 0), start);
     const wfm_node *dec = wfm_node_child(start, FS_NEXT);
     ck_assert_str_eq(wfm_node_display_name(dec), "More?");
     ck_assert_ptr_eq(wfm_node_at(fc, FC_NODES, 1), dec);
     ck_assert_ptr_eq(wfm_node_child(dec, FD_TRUE), start); /* a cycle */
-    ck_assert_ptr_eq(dec->owner, fc);
+    ck_assert_ptr_eq(wfm__node_owner(dec), fc);
     const wfm_node *sw = wfm_node_child(dec, FD_FALSE);
     ck_assert_ptr_eq(wfm_node_type_arg(sw), &wf_type_int32);
     ck_assert_uint_eq(wfm_node_count(sw, FW_CASES), 2);
@@ -544,12 +544,22 @@ START_TEST(test_switch_catch_invoke_and_prepare)
     ck_assert_uint_eq(wfm_node_count(tc, TC_CATCHES), 1);
     const wfm_node *ca = wfm_node_at(tc, TC_CATCHES, 0);
     ck_assert_str_eq(ca->kind->spec->category, "Catch");
-    ck_assert_ptr_eq(ca->owner, tc);
+    ck_assert_ptr_eq(wfm__node_owner(ca), tc);
     ck_assert_ptr_eq(wfm_node_type_arg(ca), &wf_exc_invalid_operation);
     ck_assert_str_eq(ca->props[CA_ACTION].delegate->arg_name, "ex");
     const wfm_node *probe = wfm_node_child(tc, TC_FINALLY);
     ck_assert_int_eq(wfm_node_literal(probe, PR_COUNT)->u.i32, 5);
     ck_assert(wfm_node_literal(probe, PR_FLAG)->u.b);
+    /* A property's members of other kinds share storage: accessors of the wrong kind read
+     * nothing rather than another kind's bytes. */
+    ck_assert_ptr_null(wfm_node_at(im, IM_PARAMS, 0));
+    ck_assert_ptr_null(wfm_node_child(im, IM_PARAMS));
+    ck_assert_ptr_null(wfm_node_key(sw, SW_EXPR, 0));
+    ck_assert(wf_is_null(wfm_node_literal(tc, TC_CATCHES)));
+    ck_assert_str_eq(wfm_node_type_text(im, IM_METHOD), "");
+    ck_assert_ptr_null(wfm_node_type_prefix(im, IM_PARAMS));
+    ck_assert_ptr_null(wfm_node_param_type(sw, SW_CASES, 0));
+    ck_assert_str_eq(wfm_node_display_name(im), "InvokeMethod"); /* the kind's name */
     wfm_definition_release(def);
 }
 END_TEST
@@ -585,7 +595,7 @@ START_TEST(test_shared_activity_references)
     const wfm_node *ch = wfm_node_at(root, SEQ_ACTIVITIES, 0);
     ck_assert_uint_eq(wfm_node_count(ch, CH_BRANCHES), 3);
     const wfm_node *t = wfm_node_child(wfm_node_at(ch, CH_BRANCHES, 0), BR_TRIGGER);
-    ck_assert_str_eq(t->x_name, "t");
+    ck_assert_str_eq(wfm_node_x_name(t), "t");
     ck_assert_ptr_eq(wfm_node_child(wfm_node_at(ch, CH_BRANCHES, 1), BR_TRIGGER), t);
     ck_assert_ptr_eq(wfm_node_child(wfm_node_at(ch, CH_BRANCHES, 2), BR_TRIGGER), t);
     ck_assert_str_eq(wfm_node_id(t), "1.1.1.1");
@@ -835,7 +845,10 @@ START_TEST(test_nesting_within_limit_loads)
                      WF_OK);
     ck_assert_uint_eq(wfm_definition_node_count(def), 200);
     const wfm_node *last = wfm_definition_node_at(def, 199);
-    ck_assert_uint_eq(last->depth, 199);
+    unsigned depth = 0;
+    for (const wfm_node *n = last; wfm_node_parent(n); n = wfm_node_parent(n))
+        depth++;
+    ck_assert_uint_eq(depth, 199);
     wfm_definition_release(def);
     wf_free(text);
 }
