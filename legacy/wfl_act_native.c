@@ -21,6 +21,8 @@ static _Thread_local dp_cache_entry dp_cache[DP_CACHE_SIZE];
 static bool dp_name_is(const wfl_dp *dp, const char *name)
 {
     const char *a = dp->name;
+    if (a == name) /* the linker merges equal string literals: usually the same bytes */
+        return true;
     while (*a && *a == *name)
         a++, name++;
     return *a == *name;

@@ -28,7 +28,8 @@ static bool get_bool(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, bool *out)
     if (wfm_ctx_get(ctx, ai, prop, &v) != WF_OK)
         return false;
     *out = v.type->kind == WF_K_BOOL && v.u.b;
-    wf_value_release(&v);
+    if (v.type->kind != WF_K_BOOL) /* a Boolean holds nothing to release */
+        wf_value_release(&v);
     return true;
 }
 
