@@ -17,13 +17,19 @@
 static const char *current_verb;
 /* Why the first write of the result to stdout failed (0: it did not, or nobody saw why). */
 static int stdout_errno;
-/* The first usage error of the verb ("" when none), for its --json error object. */
-static char usage_message[512];
+/* What the verb said, for the --json error object of a failure (wfb_json_failure): the
+ * first error it reported (the root cause) and whether a JSON object went to stdout. */
+static struct {
+    bool error_seen; /* first holds the first error reported */
+    bool usage;      /* ... and it was a usage error */
+    bool json_out;   /* a JSON object was printed on stdout */
+    wf_error first;  /* code WF_OK for a message without a status (wfb_error) */
+} said;
 
 void wfb_verb_begin(const char *verb)
 {
     current_verb = verb;
-    usage_message[0] = '\0';
+    memset(&said, 0, sizeof said);
     wfb_stdin_end();
     optind = 0; /* glibc: a full re-initialisation of getopt_long */
 }
@@ -36,6 +42,16 @@ static void print_prefix(void)
         fputs("wfbridge: ", stderr);
 }
 
+/* Keep err as the verb's root cause unless an error came before it. */
+static void note_error(const wf_error *err, bool usage)
+{
+    if (said.error_seen)
+        return;
+    said.error_seen = true;
+    said.usage = usage;
+    said.first = *err;
+}
+
 /* One message in the contract form: with a file "FILE:L:C: SEV: msg", else the verb prefix. */
 static void print_error(const wf_error *err, const char *severity)
 {
@@ -44,6 +60,8 @@ static void print_error(const wf_error *err, const char *severity)
         print_prefix();
     wf_error named = *err;
     snprintf(named.file, sizeof named.file, "%s", wfb_stdin_alias(err->file));
+    if (strcmp(severity, "error") == 0)
+        note_error(&named, false);
     fprintf(stderr, "%s\n", wf_error_format(&named, severity, line, sizeof line));
 }
 
@@ -61,6 +79,14 @@ void wfb_report_warning(const wf_error *err)
 __attribute__((format(printf, 2, 0))) static void vmessage(const char *severity, const char *fmt,
                                                          va_list ap, const char *suffix)
 {
+    if (strcmp(severity, "error") == 0 && !said.error_seen) {
+        wf_error text = WF_ERROR_INIT;
+        va_list copy;
+        va_copy(copy, ap);
+        vsnprintf(text.message, sizeof text.message, fmt, copy);
+        va_end(copy);
+        note_error(&text, strcmp(suffix, "") != 0);
+    }
     print_prefix();
     fprintf(stderr, "%s: ", severity);
     vfprintf(stderr, fmt, ap);
@@ -90,26 +116,45 @@ int wfb_usage_error(const char *fmt, ...)
     snprintf(hint, sizeof hint, " (see 'wfbridge %s --help')", current_verb ? current_verb : "");
     va_list ap;
     va_start(ap, fmt);
-    if (!usage_message[0]) {
-        va_list copy;
-        va_copy(copy, ap);
-        vsnprintf(usage_message, sizeof usage_message, fmt, copy);
-        va_end(copy);
-    }
     vmessage("error", fmt, ap, current_verb ? hint : " (see 'wfbridge --help')");
     va_end(ap);
     return 2;
 }
 
-void wfb_json_usage_error(int argc, char **argv, int rc)
+void wfb_json_printed(void)
+{
+    said.json_out = true;
+}
+
+/* The error object of a failure: the root cause's type, message and position. */
+static json_t *failure_json(int rc)
+{
+    const wf_error *e = &said.first;
+    const char *type = said.usage ? "UsageError" : rc == 2 ? "InputError" : "Failure";
+    json_t *error = json_pack("{s:s, s:o}", "type", type, "message",
+                              wf_jsonw_str(said.error_seen ? e->message : "failed"));
+    bool ok = error != NULL;
+    if (ok && e->code != WF_OK)
+        ok = wf_jsonw_set(error, "code", json_string(wf_status_name(e->code)));
+    if (ok && e->file[0])
+        ok = wf_jsonw_set(error, "file", wf_jsonw_str(e->file));
+    if (ok && e->line)
+        ok = wf_jsonw_set(error, "line", json_integer(e->line)) &&
+             wf_jsonw_set(error, "col", json_integer(e->col));
+    json_t *root = ok ? json_pack("{s:s, s:o}", "status", "error", "error", error) : NULL;
+    if (!ok)
+        json_decref(error);
+    return root;
+}
+
+void wfb_json_failure(int argc, char **argv, int rc)
 {
     bool json = false;
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
         json |= strcmp(argv[i], "--json") == 0;
-    if (rc != 2 || !usage_message[0] || !json)
+    if (rc == 0 || said.json_out || !json)
         return;
-    json_t *root = json_pack("{s:s, s:{s:s, s:o}}", "status", "error", "error", "type",
-                             "UsageError", "message", wf_jsonw_str(usage_message));
+    json_t *root = failure_json(rc);
     if (root)
         wf_jsonw_print(stdout, root, WF_JSONW_SPACED);
     json_decref(root);
@@ -209,6 +254,7 @@ int wfb_print_json(json_t *root)
     bool ok = root && wf_jsonw_dump(root, WF_JSONW_SPACED, &b) && wf_buf_addc(&b, '\n');
     if (ok)
         fwrite(b.data, 1, b.len, stdout); /* a failed write is reported at the end */
+    said.json_out |= ok;
     wf_buf_fini(&b);
     json_decref(root);
     return ok ? 0 : wfb_error("out of memory");
@@ -377,6 +423,7 @@ void wfb_print_result(FILE *out, const wfb_result *r)
         wf_jsonw_dump(root, WF_JSONW_SPACED, &b);
     json_decref(root);
     wf_buf_addc(&b, '\n');
+    said.json_out |= out == stdout;
     errno = 0;
     if ((fputs(!root || b.oom ? "{\"status\": \"Faulted\", \"error\": {\"type\": \"OutOfMemory\"}}\n"
                               : b.data,

@@ -57,10 +57,15 @@ int wfb_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void wfb_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error: wfb_error plus " (see 'wfbridge VERB --help')"; returns 2. */
 int wfb_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* After a verb that ended in a usage error (rc 2) with --json among its arguments: the JSON
- * object {"status": "error", "error": {"type": "UsageError", "message": ...}} on stdout, so a
- * script reading the last line always finds one (docs/formats.md "Output contracts"). */
-void wfb_json_usage_error(int argc, char **argv, int rc);
+/* After a verb that failed (rc 1 or 2) with --json among its arguments and printed no JSON
+ * object on stdout: the object {"status": "error", "error": {"type", "message", "code",
+ * "file", "line", "col"}} of the first error it reported (type "UsageError" for a usage
+ * error, else "InputError" for rc 2, "Failure" for rc 1; code, file, line and col when known),
+ * so a script reading the last line always finds one (docs/formats.md "Output contracts").
+ * wfb_print_json and wfb_print_result note their object; a verb writing JSON to stdout
+ * otherwise calls wfb_json_printed. */
+void wfb_json_failure(int argc, char **argv, int rc);
+void wfb_json_printed(void);
 /* Print every diagnostic (sorted into source order, an identical repeat once); returns 2 if
  * any is an error, else 0. With no_libpath set and a WF_E_NOLIB error among them, the root
  * cause (WFB_NO_LIBPATH) comes first and only the WF_E_NOLIB errors follow it. */

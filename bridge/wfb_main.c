@@ -84,7 +84,7 @@ static int dispatch(int argc, char **argv)
         }
     int rc = v->fn(argc - 1, argv + 1);
     wfb_stdin_end();
-    wfb_json_usage_error(argc - 1, argv + 1, rc);
+    wfb_json_failure(argc - 1, argv + 1, rc);
     return rc;
 }
 

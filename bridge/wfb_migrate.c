@@ -674,9 +674,10 @@ static int execute(run *r, wf_libpath **lp)
     mig_report_opts ro = {r->o.dry_run, r->o.rollback};
     if (r->o.report && mig_report_file(r->o.report, r->plans, r->count, &ro) != 0)
         return wfb_error("cannot write the report to '%s'", r->o.report);
-    if (r->o.json)
+    if (r->o.json) {
         mig_report_json(stdout, r->plans, r->count, &ro);
-    else
+        wfb_json_printed();
+    } else
         text_report(r, &ro);
     size_t n[5];
     mig_count(r->plans, r->count, &ro, n);

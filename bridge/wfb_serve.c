@@ -26,7 +26,7 @@ void wfb_http_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 static const char usage_text[] =
     "usage: wfbridge serve DEF.xaml... --listen HOST:PORT [--store S] [--workers N]\n"
-    "                      [--durability full|normal] [--timeout S] [--lib-path DIR]\n\n"
+    "                      [--durability full|normal] [--timeout S] [--lib-path DIR] [--json]\n\n"
     "Serve the service contracts of the definitions (their Receive activities) over HTTP:\n"
     "one endpoint per contract at http://HOST:PORT/CONTRACT taking SOAP 1.1 (as WCF's\n"
     "basicHttpContextBinding: the instance context in the WscContext cookie or a wsc:Context\n"
@@ -39,7 +39,9 @@ static const char usage_text[] =
     "  --workers N         worker threads running the instances (default: one per core)\n"
     "  --durability D      full (default) or normal\n"
     "  --timeout S         close a connection idle for S seconds (default 10)\n"
-    "  --lib-path DIR      where native libraries are found (default $WFBRIDGE_LIB_PATH)\n\n"
+    "  --lib-path DIR      where native libraries are found (default $WFBRIDGE_LIB_PATH)\n"
+    "  --json              each listening line as {\"status\": \"listening\", \"url\": URL}; a\n"
+    "                      startup failure as the error object (docs/formats.md)\n\n"
     "SIGTERM or SIGINT: stop accepting, answer the requests in flight, exit 0.\n"
     "Exit status: 0, or 2 when a definition, the store or the address cannot be used.\n";
 
@@ -47,6 +49,7 @@ typedef struct serve_opts {
     const char *listen, *store, *lib_path;
     unsigned long long workers, timeout;
     int durability;
+    bool json; /* --json: listening lines as JSON objects */
     const char **files;
     size_t file_count;
 } serve_opts;
@@ -57,7 +60,8 @@ static int parse_opts(int argc, char **argv, serve_opts *o)
         {"listen", required_argument, NULL, 'l'},   {"store", required_argument, NULL, 's'},
         {"workers", required_argument, NULL, 'w'},  {"durability", required_argument, NULL, 'd'},
         {"timeout", required_argument, NULL, 't'},  {"lib-path", required_argument, NULL, 'L'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"json", no_argument, NULL, 'j'},           {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     int c, bad = 0;
     while (!bad && (c = wfb_getopt(argc, argv, table)) != -1) {
@@ -66,6 +70,7 @@ static int parse_opts(int argc, char **argv, serve_opts *o)
         case 'l': o->listen = optarg; break;
         case 's': o->store = optarg; break;
         case 'L': o->lib_path = optarg; break;
+        case 'j': o->json = true; break;
         case 'w': bad = wfb_parse_count("--workers", optarg, 1, 256, &o->workers); break;
         case 't': bad = wfb_parse_count("--timeout", optarg, 1, 3600, &o->timeout); break;
         case 'd': bad = wfb_parse_durability(optarg, &o->durability); break;
@@ -210,8 +215,14 @@ static int start_http(wfb_server *srv, const serve_opts *o, const struct sockadd
     inet_ntop(AF_INET, &sa->sin_addr, host, sizeof host);
     snprintf(srv->base_url, sizeof srv->base_url, "http://%s:%u", host,
              info ? (unsigned)info->port : (unsigned)ntohs(sa->sin_port));
-    for (size_t i = 0; i < srv->endpoint_count; i++)
-        printf("listening: %s%s\n", srv->base_url, srv->endpoints[i].path);
+    for (size_t i = 0; i < srv->endpoint_count; i++) {
+        char url[512];
+        snprintf(url, sizeof url, "%s%s", srv->base_url, srv->endpoints[i].path);
+        if (o->json)
+            wfb_print_json(json_pack("{s:s, s:o}", "status", "listening", "url", wf_jsonw_str(url)));
+        else
+            printf("listening: %s\n", url);
+    }
     fflush(stdout);
     return 0;
 }

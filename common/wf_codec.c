@@ -579,3 +579,12 @@ bool wf_codec_value_json(wf_reader *r, wf_buf *out)
     json_decref(j);
     return ok;
 }
+
+json_t *wf_codec_value_tree(wf_reader *r)
+{
+    json_t *j = NULL;
+    if (json_value(r, &j, 0))
+        return j;
+    json_decref(j);
+    return NULL;
+}

@@ -53,5 +53,8 @@ wf_status wf_codec_get_value(wf_reader *r, wf_value *out, wf_error *err);
  * types table needed: type names are shown as written; written by wf_jsonw). False when the
  * input is bad, or when memory ran out (then out->oom is set and the reader stays good). */
 bool wf_codec_value_json(wf_reader *r, wf_buf *out);
+/* The same value as a jansson tree (a new reference, Decimals as exact number tokens, see
+ * wf_jsonw.h); NULL when the input is bad or memory ran out (the reader stays good then). */
+struct json_t *wf_codec_value_tree(wf_reader *r);
 
 #endif

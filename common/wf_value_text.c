@@ -13,6 +13,7 @@
 #include <strings.h> /* strncasecmp */
 
 #include "wf_calendar.h"
+#include "wf_jsonw.h"
 #include "wf_value_int.h"
 
 typedef __int128 i128;
@@ -431,83 +432,41 @@ wf_status wf_value_parse(wf_types *types, const wf_type *t, const char *text, wf
 
 /* ---- rendering ------------------------------------------------------------------------ */
 
-static bool render(const wf_value *v, wf_buf *out, bool json);
-
-static void render_list(const wf_value *v, wf_buf *out)
-{
-    wf_buf_addc(out, '[');
-    for (size_t i = 0; i < wf_value_list_count(v); i++) {
-        if (i)
-            wf_buf_adds(out, ", ");
-        render(wf_value_list_at(v, i), out, true);
-    }
-    wf_buf_addc(out, ']');
-}
-
-static void render_record(const wf_value *v, wf_buf *out)
-{
-    wf_buf_addc(out, '{');
-    for (size_t i = 0; i < wf_value_record_count(v); i++) {
-        if (i)
-            wf_buf_adds(out, ", ");
-        const char *key = wf_value_record_key(v, i);
-        wf_buf_add_json_string(out, key, strlen(key));
-        wf_buf_adds(out, ": ");
-        render(wf_value_record_at(v, i), out, true);
-    }
-    wf_buf_addc(out, '}');
-}
-
-/* Text that JSON shows as a string and WriteLine shows bare. */
-static void render_quoted(wf_buf *out, const char *s, size_t len, bool json)
-{
-    if (json)
-        wf_buf_add_json_string(out, s, len);
-    else
-        wf_buf_add(out, s, len);
-}
-
-static void render_exception(const wf_value *v, wf_buf *out, bool json)
-{
-    const char *msg = wf_value_exc_message(v);
-    if (!json) {
-        wf_buf_addf(out, "%s: %s", v->type->name, msg);
-        return;
-    }
-    wf_buf_adds(out, "{\"type\": ");
-    wf_buf_add_json_string(out, v->type->name, strlen(v->type->name));
-    wf_buf_adds(out, ", \"message\": ");
-    wf_buf_add_json_string(out, msg, strlen(msg));
-    wf_buf_addc(out, '}');
-}
-
-/* Kinds whose text is formatted into a small buffer; JSON quotes all but finite doubles. */
-static void render_formatted(const wf_value *v, wf_buf *out, bool json)
+/* Text of the kinds formatted into a small buffer (Double, Decimal, DateTime, TimeSpan). */
+static void render_formatted(const wf_value *v, wf_buf *out)
 {
     char tmp[64];
-    bool quote = json;
-    if (v->type->kind == WF_K_DOUBLE) {
+    if (v->type->kind == WF_K_DOUBLE)
         wf_double_format(v->u.d, tmp, sizeof tmp);
-        quote = json && !isfinite(v->u.d);
-    } else if (v->type->kind == WF_K_DECIMAL) {
+    else if (v->type->kind == WF_K_DECIMAL)
         wf_decimal_format(v->u.dec, tmp, sizeof tmp);
-    } else if (v->type->kind == WF_K_DATETIME) {
+    else if (v->type->kind == WF_K_DATETIME)
         wf_datetime_format(v->u.i64, tmp, sizeof tmp);
-    } else {
+    else
         wf_timespan_format(v->u.i64, tmp, sizeof tmp);
-    }
-    render_quoted(out, tmp, strlen(tmp), quote);
+    wf_buf_adds(out, tmp);
 }
 
-static bool render(const wf_value *v, wf_buf *out, bool json)
+/* JSON is written by the one writer (wf_jsonw.h) from a jansson tree, so it is valid JSON
+ * by construction; spaced as every --json line is ({"a": 1, "b": [1, 2]}). */
+bool wf_value_to_json(const wf_value *v, wf_buf *out)
+{
+    json_t *tree = wf_jsonw_value(v, false);
+    bool ok = tree && wf_jsonw_dump(tree, WF_JSONW_SPACED, out);
+    json_decref(tree);
+    if (!ok)
+        out->oom = true;
+    return ok && !out->oom;
+}
+
+bool wf_value_to_text(const wf_value *v, wf_buf *out)
 {
     switch (v->type->kind) {
     case WF_K_NULL:
     case WF_K_OBJECT:
-        wf_buf_adds(out, json ? "null" : "");
         break;
     case WF_K_BOOL:
-        wf_buf_adds(out, json ? (v->u.b ? "true" : "false") : (v->u.b ? "True" : "False"));
+        wf_buf_adds(out, v->u.b ? "True" : "False");
         break;
     case WF_K_INT32:
         wf_buf_addf(out, "%" PRId32, v->u.i32);
@@ -517,32 +476,19 @@ static bool render(const wf_value *v, wf_buf *out, bool json)
         wf_buf_addf(out, "%" PRId64, v->u.i64);
         break;
     case WF_K_STRING:
-        render_quoted(out, wf_value_str(v), wf_value_str_len(v), json);
+        wf_buf_add(out, wf_value_str(v), wf_value_str_len(v));
         break;
     case WF_K_LIST:
-        render_list(v, out);
-        break;
     case WF_K_RECORD:
-        render_record(v, out);
-        break;
+        return wf_value_to_json(v, out);
     case WF_K_EXCEPTION:
-        render_exception(v, out, json);
+        wf_buf_addf(out, "%s: %s", v->type->name, wf_value_exc_message(v));
         break;
     default:
-        render_formatted(v, out, json);
+        render_formatted(v, out);
         break;
     }
     return !out->oom;
-}
-
-bool wf_value_to_json(const wf_value *v, wf_buf *out)
-{
-    return render(v, out, true);
-}
-
-bool wf_value_to_text(const wf_value *v, wf_buf *out)
-{
-    return render(v, out, false);
 }
 
 const char *wf_substring_fault(int64_t start, int64_t length, size_t count)

@@ -134,7 +134,9 @@ typedef void (*wfm_host_done_fn)(void *ud, wfm_dinst *d, wf_status status, const
  * pending inside a no-persist zone is waited for on the pool; outside one, idle applies the
  * idle policy. After wfm_host_end_runs, a run reaching a Persist request saves it and
  * releases the lease instead of continuing (a graceful stop: another host goes on from
- * there). Queued resumptions are read (from the store) and applied as by wfm_host_run. An
+ * there). Queued resumptions are read (from the store) and applied as by wfm_host_run. A new
+ * instance's first save (see wfm_host_run) joins the commit thread's group commit too, and the
+ * instance starts once it committed (a failed one ends the run: done gets the error). An
  * error before the instance was started is returned and done is never called. */
 wf_status wfm_host_run_pooled(wfm_host *host, wfm_dinst *d, wfm_host_done_fn done, void *ud,
                               wf_error *err);

@@ -149,10 +149,20 @@ struct xnode {
 };
 #define XNODE_LEAF_SIZE (offsetof(xnode, k) + sizeof(wf_value))
 
+/* Quick forms: shapes common enough in loops to skip the tree walk (wfm_expr__quick_*):
+ * a slot read, and an Int32 slot compared with or combined with an Int32 constant. The tree
+ * stays the reference: a quick form that meets anything unusual (a slot holding another
+ * kind, an overflow) falls back to it, so both give the same value or exception. */
+typedef enum xquick { XQ_NONE = 0, XQ_SLOT, XQ_SLOT_CMP_I32, XQ_SLOT_ARITH_I32 } xquick;
+
 struct wfm_expr {
     xnode *root;
     const char *text; /* arena copy of the source */
     bool lvalue;
+    uint8_t quick;        /* xquick */
+    uint8_t quick_op;     /* XC_* / XA_* of the quick form */
+    int32_t quick_k;      /* its constant */
+    uint32_t hops, index; /* its slot */
 };
 
 /* ---- lexer ---------------------------------------------------------------------------- */
@@ -252,6 +262,14 @@ bool wfm_expr__parse_args(xparser *p, xnode **args, unsigned *nargs, unsigned ma
 /* ---- evaluation ----------------------------------------------------------------------- */
 wf_status wfm_expr__eval(const xnode *n, const wfm_env *env, wf_value *out, wf_value *exc);
 wf_status wfm_expr__store(const xnode *n, wfm_env *env, const wf_value *value, wf_value *exc);
+/* Fill e's quick form from its tree (XQ_NONE when it has none). */
+void wfm_expr__quick_prepare(wfm_expr *e);
+/* Evaluate e's quick form: false when it has none or it does not apply to these values (the
+ * caller then walks the tree). */
+bool wfm_expr__quick_eval(const wfm_expr *e, const wfm_env *env, wf_value *out);
+/* Store a scalar of the slot's own type through e's XQ_SLOT form: false when that does not
+ * apply (the caller then stores through the tree, which converts). */
+bool wfm_expr__quick_store(const wfm_expr *e, wfm_env *env, const wf_value *value);
 /* Convert v to `to` in mode XV_*. WF_OK, WF_E_FAULT (exc set) or WF_E_NOMEM. */
 wf_status wfm_expr__conv(const wf_value *v, const wf_type *to, int mode, wf_value *out,
                          wf_value *exc);

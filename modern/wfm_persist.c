@@ -27,12 +27,14 @@
  *   A section is length-prefixed bytes; a callback is 0 or (kind_ref + 1, index). */
 #include "wfm_persist.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h> /* qsort, bsearch */
 #include <string.h>
 
 #include "../common/wf_codec.h"
+#include "../common/wf_jsonw.h"
 #include "wfm_sched_int.h"
 
 #define MAGIC_LEN 4
@@ -1421,6 +1423,9 @@ wf_status wfm_state_peek(const void *data, size_t len, wfm_state_info *out, wf_e
 }
 
 /* ---- JSON (wfbridge inspect) ------------------------------------------------------------ */
+/* The decoded state as a jansson tree, written compact by wf_jsonw (docs/formats.md "JSON
+ * text"). Building reads the blob in its order; a node that cannot be made while the reader
+ * is still good means memory ran out. */
 
 typedef struct json_node {
     uint64_t node, kind, children;
@@ -1430,7 +1435,6 @@ typedef struct json_node {
 
 typedef struct json_ctx {
     wf_reader in;
-    wf_buf *out;
     char **kinds; /* names, for callbacks and activities */
     size_t kind_count;
     json_node *tree; /* [ai_count] */
@@ -1438,74 +1442,100 @@ typedef struct json_ctx {
     bool nomem;
 } json_ctx;
 
-static void j_key(json_ctx *j, const char *key, bool first)
+/* Set key in obj / append to arr, taking v; a failure with a good reader is no memory. */
+static void j_set(json_ctx *j, json_t *obj, const char *key, json_t *v)
 {
-    if (!first)
-        wf_buf_addc(j->out, ',');
-    wf_buf_add_json_string(j->out, key, strlen(key));
-    wf_buf_addc(j->out, ':');
+    if (!wf_jsonw_set(obj, key, v) && !j->in.bad)
+        j->nomem = true;
 }
 
-static void j_str(json_ctx *j)
+static void j_add(json_ctx *j, json_t *arr, json_t *v)
+{
+    if (!wf_jsonw_append(arr, v) && !j->in.bad)
+        j->nomem = true;
+}
+
+/* An object made by the caller; NULL (counted as no memory) when it could not be. */
+static json_t *j_obj(json_ctx *j, json_t *made)
+{
+    j->nomem |= !made;
+    return made;
+}
+
+static json_t *j_u64(uint64_t v)
+{
+    char text[24];
+    snprintf(text, sizeof text, "%llu", (unsigned long long)v);
+    return wf_jsonw_number(text);
+}
+
+static json_t *j_str(json_ctx *j)
 {
     size_t len;
     const char *s = wf_codec_get_bytes(&j->in, &len);
-    if (s)
-        wf_buf_add_json_string(j->out, s, len);
+    return s ? wf_jsonw_strn(s, len) : NULL;
 }
 
-static void j_value(json_ctx *j)
+/* obj[name] = v, taking both (name a string node: a name of the blob may hold any byte). */
+static void j_named(json_ctx *j, json_t *obj, json_t *name, json_t *v)
 {
-    if (!j->in.bad)
-        wf_codec_value_json(&j->in, j->out);
+    if (obj && name && v &&
+        json_object_setn_new(obj, json_string_value(name), json_string_length(name), v) == 0)
+        v = NULL;
+    else if (!j->in.bad)
+        j->nomem = true;
+    json_decref(v);
+    json_decref(name);
 }
 
-static void j_uint(json_ctx *j)
+static json_t *j_value(json_ctx *j)
 {
-    wf_buf_addf(j->out, "%llu", (unsigned long long)wf_codec_get_uint(&j->in));
+    return j->in.bad ? NULL : wf_codec_value_tree(&j->in);
 }
 
-static void j_env(json_ctx *j)
+static json_t *j_uint(json_ctx *j)
+{
+    return j_u64(wf_codec_get_uint(&j->in));
+}
+
+static json_t *j_env(json_ctx *j)
 {
     uint64_t ref = wf_codec_get_uint(&j->in);
-    if (ref == 0) {
-        wf_buf_adds(j->out, "null");
-    } else if (ref == 1) {
-        wf_buf_adds(j->out, "\"root\"");
-    } else {
-        uint64_t x = ref - 2, i = x / 3;
-        static const char *const what[] = {"variables of activity", "delegate of activity",
-                                           "free"};
-        if ((x % 3 == 2 && i >= j->env_count) || (x % 3 != 2 && i >= j->ai_count))
-            wf_reader_fail(&j->in, "an environment reference is out of range");
-        wf_buf_addf(j->out, "\"%s %llu\"", what[x % 3], (unsigned long long)i);
-    }
+    if (ref == 0)
+        return json_null();
+    if (ref == 1)
+        return json_string("root");
+    uint64_t x = ref - 2, i = x / 3;
+    static const char *const what[] = {"variables of activity", "delegate of activity", "free"};
+    if ((x % 3 == 2 && i >= j->env_count) || (x % 3 != 2 && i >= j->ai_count))
+        wf_reader_fail(&j->in, "an environment reference is out of range");
+    char text[64];
+    snprintf(text, sizeof text, "%s %llu", what[x % 3], (unsigned long long)i);
+    return json_string(text);
 }
 
-static void j_ptr(json_ctx *j)
+static json_t *j_ptr(json_ctx *j)
 {
     uint64_t k = wf_codec_get_uint(&j->in);
-    if (!k) {
-        wf_buf_adds(j->out, "null");
-        return;
-    }
+    if (!k)
+        return json_null();
     uint64_t i = wf_codec_get_uint(&j->in);
     if (k > j->kind_count) {
         wf_reader_fail(&j->in, "a callback reference is out of range");
-        return;
+        return NULL;
     }
-    wf_buf_addf(j->out, "\"%s#%llu\"", j->kinds[k - 1], (unsigned long long)i);
+    assert(j->kinds[k - 1] != NULL); /* j_kinds failed the reader for a bad name */
+    char text[300];
+    snprintf(text, sizeof text, "%s#%llu", j->kinds[k - 1], (unsigned long long)i);
+    return wf_jsonw_str(text);
 }
 
-static void j_ai(json_ctx *j)
+static json_t *j_ai(json_ctx *j)
 {
     uint64_t i = wf_codec_get_uint(&j->in);
     if (i > j->ai_count)
         wf_reader_fail(&j->in, "an activity reference is out of range");
-    if (i)
-        wf_buf_addf(j->out, "%llu", (unsigned long long)(i - 1));
-    else
-        wf_buf_adds(j->out, "null");
+    return i ? j_u64(i - 1) : json_null();
 }
 
 static const char *status_name(uint64_t s)
@@ -1529,8 +1559,6 @@ static void j_kinds(json_ctx *j)
         size_t len;
         wf_codec_get_bytes(&j->in, &len); /* the namespace */
         char *name = wf_codec_get_str(&j->in, &j->nomem);
-        if (name && strpbrk(name, "\"\\")) /* printed between quotes as it is */
-            wf_reader_fail(&j->in, "bad kind name");
         j->kinds[j->kind_count] = name;
         if (!name)
             wf_reader_fail(&j->in, "bad kind name");
@@ -1561,206 +1589,212 @@ static void j_tree(json_ctx *j)
     }
 }
 
-static void j_free_envs(json_ctx *j)
+static void j_free_envs(json_ctx *j, json_t *root)
 {
     j->env_count = wf_codec_get_uint(&j->in);
     if (j->env_count > wf_reader_left(&j->in) / 2)
         wf_reader_fail(&j->in, "bad environment count");
-    j_key(j, "environments", false);
-    wf_buf_addc(j->out, '[');
+    json_t *envs = j_obj(j, json_array());
     for (uint64_t k = 0; k < j->env_count && !j->in.bad; k++) {
         uint64_t count = wf_codec_get_uint(&j->in);
         if (count > wf_reader_left(&j->in))
             wf_reader_fail(&j->in, "bad environment size");
-        wf_buf_addf(j->out, "%s{\"parent\":", k ? "," : "");
-        j_env(j);
-        wf_buf_adds(j->out, ",\"slots\":[");
-        for (uint64_t i = 0; i < count && !j->in.bad; i++) {
-            if (i)
-                wf_buf_addc(j->out, ',');
-            j_value(j);
-        }
-        wf_buf_adds(j->out, "]}");
+        json_t *env = j_obj(j, json_object());
+        j_set(j, env, "parent", j_env(j));
+        json_t *slots = j_obj(j, json_array());
+        for (uint64_t i = 0; i < count && !j->in.bad; i++)
+            j_add(j, slots, j_value(j));
+        j_set(j, env, "slots", slots);
+        j_add(j, envs, env);
     }
-    wf_buf_addc(j->out, ']');
+    j_set(j, root, "environments", envs);
 }
 
-static void j_scalars(json_ctx *j)
+static void j_scalars(json_ctx *j, json_t *root)
 {
     uint64_t flags = wf_codec_get_uint(&j->in);
-    wf_buf_addf(j->out, ",\"faulted\":%s,\"finishing\":%s,\"body_status\":\"%s\"",
-                flags & 1 ? "true" : "false", flags & 2 ? "true" : "false",
-                status_name(wf_codec_get_uint(&j->in)));
+    j_set(j, root, "faulted", json_boolean(flags & 1));
+    j_set(j, root, "finishing", json_boolean(flags & 2));
+    j_set(j, root, "body_status", json_string(status_name(wf_codec_get_uint(&j->in))));
     wf_codec_get_uint(&j->in); /* timer sequence */
-    j_key(j, "fault", false);
-    j_value(j);
+    j_set(j, root, "fault", j_value(j));
     wf_codec_get_uint(&j->in);
-    wf_buf_adds(j->out, ",\"fault_at\":{\"line\":");
-    j_uint(j);
-    wf_buf_adds(j->out, ",\"col\":");
-    j_uint(j);
-    wf_buf_addc(j->out, '}');
+    json_t *at = j_obj(j, json_object());
+    j_set(j, at, "line", j_uint(j));
+    j_set(j, at, "col", j_uint(j));
+    j_set(j, root, "fault_at", at);
     uint64_t n = wf_codec_get_uint(&j->in);
-    j_key(j, "arguments", false);
-    wf_buf_addc(j->out, '{');
+    json_t *args = j_obj(j, json_object());
     for (uint64_t i = 0; i < n && !j->in.bad; i++) {
-        if (i)
-            wf_buf_addc(j->out, ',');
-        j_str(j);
-        wf_buf_addc(j->out, ':');
+        json_t *name = j_str(j);
         wf_codec_get_uint(&j->in); /* supplied */
-        j_value(j);
+        j_named(j, args, name, j_value(j));
     }
-    wf_buf_addc(j->out, '}');
+    j_set(j, root, "arguments", args);
 }
 
-static void j_exts(json_ctx *j)
+static void j_exts(json_ctx *j, json_t *root)
 {
     uint64_t n = wf_codec_get_uint(&j->in);
-    j_key(j, "extensions", false);
-    wf_buf_addc(j->out, '[');
+    json_t *exts = j_obj(j, json_array());
     for (uint64_t i = 0; i < n && !j->in.bad; i++) {
-        wf_buf_adds(j->out, i ? ",{\"name\":" : "{\"name\":");
-        j_str(j);
+        json_t *ext = j_obj(j, json_object());
+        j_set(j, ext, "name", j_str(j));
         size_t len;
         wf_codec_get_bytes(&j->in, &len);
-        wf_buf_addf(j->out, ",\"state_bytes\":%zu}", len);
+        j_set(j, ext, "state_bytes", j_u64(len));
+        j_add(j, exts, ext);
     }
-    wf_buf_addc(j->out, ']');
+    j_set(j, root, "extensions", exts);
 }
 
-static void j_activity(json_ctx *j, uint64_t i)
+static void j_variables(json_ctx *j, json_t *act)
 {
-    const json_node *n = &j->tree[i];
-    wf_buf_addf(j->out, "%s{\"index\":%llu,\"node\":%llu,\"id\":", i ? "," : "",
-                (unsigned long long)i, (unsigned long long)n->node);
-    wf_buf_add_json_string(j->out, n->id, n->id_len);
-    wf_buf_addf(j->out, ",\"kind\":\"%s\",\"children\":%llu,\"status\":\"%s\"",
-                j->kinds[n->kind], (unsigned long long)n->children,
-                status_name(wf_codec_get_uint(&j->in)));
-    wf_buf_adds(j->out, ",\"flags\":");
-    j_uint(j);
-    wf_buf_adds(j->out, ",\"env\":");
-    j_env(j);
-    wf_buf_adds(j->out, ",\"on_done\":");
-    j_ptr(j);
-    wf_buf_adds(j->out, ",\"on_fault\":");
-    j_ptr(j);
     uint64_t vcount = wf_codec_get_uint(&j->in);
     if (vcount > wf_reader_left(&j->in))
         wf_reader_fail(&j->in, "bad variable count");
     if (vcount) {
-        wf_buf_adds(j->out, ",\"variables_parent\":");
-        j_env(j);
-        wf_buf_adds(j->out, ",\"variables\":{");
+        j_set(j, act, "variables_parent", j_env(j));
+        json_t *vars = j_obj(j, json_object());
         for (uint64_t v = 0; v < vcount && !j->in.bad; v++) {
-            if (v)
-                wf_buf_addc(j->out, ',');
-            j_str(j);
-            wf_buf_addc(j->out, ':');
-            j_value(j);
+            json_t *name = j_str(j);
+            j_named(j, vars, name, j_value(j));
         }
-        wf_buf_addc(j->out, '}');
+        j_set(j, act, "variables", vars);
     }
     if (wf_codec_get_uint(&j->in)) {
-        wf_buf_adds(j->out, ",\"delegate_parent\":");
-        j_env(j);
-        wf_buf_adds(j->out, ",\"delegate_argument\":");
-        j_value(j);
+        j_set(j, act, "delegate_parent", j_env(j));
+        j_set(j, act, "delegate_argument", j_value(j));
     }
-    wf_buf_addc(j->out, '}');
 }
 
-static void j_waits(json_ctx *j)
+static json_t *j_activity(json_ctx *j, uint64_t i)
+{
+    const json_node *n = &j->tree[i];
+    assert(n->kind < j->kind_count); /* j_tree checked every kind reference */
+    json_t *act = j_obj(j, json_object());
+    j_set(j, act, "index", j_u64(i));
+    j_set(j, act, "node", j_u64(n->node));
+    j_set(j, act, "id", wf_jsonw_strn(n->id ? n->id : "", n->id_len));
+    j_set(j, act, "kind", wf_jsonw_str(j->kinds[n->kind]));
+    j_set(j, act, "children", j_u64(n->children));
+    j_set(j, act, "status", json_string(status_name(wf_codec_get_uint(&j->in))));
+    j_set(j, act, "flags", j_uint(j));
+    j_set(j, act, "env", j_env(j));
+    j_set(j, act, "on_done", j_ptr(j));
+    j_set(j, act, "on_fault", j_ptr(j));
+    j_variables(j, act);
+    return act;
+}
+
+static void j_waits(json_ctx *j, json_t *root)
 {
     uint64_t n = wf_codec_get_uint(&j->in);
-    j_key(j, "bookmarks", false);
-    wf_buf_addc(j->out, '[');
+    json_t *marks = j_obj(j, json_array());
     for (uint64_t i = 0; i < n && !j->in.bad; i++) {
-        wf_buf_adds(j->out, i ? ",{\"name\":" : "{\"name\":");
-        j_str(j);
-        wf_buf_adds(j->out, ",\"owner\":");
-        j_ai(j);
-        wf_buf_adds(j->out, ",\"flags\":");
-        j_uint(j);
-        wf_buf_adds(j->out, ",\"callback\":");
-        j_ptr(j);
-        wf_buf_addc(j->out, '}');
+        json_t *mark = j_obj(j, json_object());
+        j_set(j, mark, "name", j_str(j));
+        j_set(j, mark, "owner", j_ai(j));
+        j_set(j, mark, "flags", j_uint(j));
+        j_set(j, mark, "callback", j_ptr(j));
+        j_add(j, marks, mark);
     }
+    j_set(j, root, "bookmarks", marks);
     n = wf_codec_get_uint(&j->in);
-    wf_buf_adds(j->out, "],\"timers\":[");
+    json_t *timers = j_obj(j, json_array());
     for (uint64_t i = 0; i < n && !j->in.bad; i++) {
         char when[64];
         wf_datetime_format(wf_codec_get_int(&j->in), when, sizeof when);
-        wf_buf_addf(j->out, "%s{\"due\":\"%s\",\"owner\":", i ? "," : "", when);
-        j_ai(j);
-        wf_buf_adds(j->out, ",\"callback\":");
-        j_ptr(j);
-        wf_buf_addc(j->out, '}');
+        json_t *timer = j_obj(j, json_object());
+        j_set(j, timer, "due", json_string(when));
+        j_set(j, timer, "owner", j_ai(j));
+        j_set(j, timer, "callback", j_ptr(j));
+        j_add(j, timers, timer);
     }
-    wf_buf_addc(j->out, ']');
+    j_set(j, root, "timers", timers);
 }
 
-static void j_queue(json_ctx *j)
+static void j_queue(json_ctx *j, json_t *root)
 {
     static const char *const kinds[] = {"execute", "done", "resume", "fault", "root_done"};
     uint64_t n = wf_codec_get_uint(&j->in);
-    j_key(j, "work_items", false);
-    wf_buf_addc(j->out, '[');
+    json_t *items = j_obj(j, json_array());
     for (uint64_t i = 0; i < n && !j->in.bad; i++) {
         uint64_t k = wf_codec_get_uint(&j->in);
         if (k > 4)
             wf_reader_fail(&j->in, "bad work item");
-        wf_buf_addf(j->out, "%s{\"kind\":\"%s\",\"activity\":", i ? "," : "", kinds[k % 5]);
-        j_ai(j);
-        wf_buf_adds(j->out, ",\"callback\":");
-        j_ptr(j);
-        wf_buf_adds(j->out, ",\"value\":");
-        j_value(j);
-        wf_buf_addc(j->out, '}');
+        json_t *item = j_obj(j, json_object());
+        j_set(j, item, "kind", json_string(kinds[k % 5]));
+        j_set(j, item, "activity", j_ai(j));
+        j_set(j, item, "callback", j_ptr(j));
+        j_set(j, item, "value", j_value(j));
+        j_add(j, items, item);
     }
+    j_set(j, root, "work_items", items);
     n = wf_codec_get_uint(&j->in);
-    wf_buf_adds(j->out, "],\"finish_hooks\":[");
+    json_t *hooks = j_obj(j, json_array());
     for (uint64_t i = 0; i < n && !j->in.bad; i++) {
-        wf_buf_adds(j->out, i ? ",{\"callback\":" : "{\"callback\":");
-        j_ptr(j);
-        wf_buf_adds(j->out, ",\"data\":");
-        j_ptr(j);
-        wf_buf_addc(j->out, '}');
+        json_t *hook = j_obj(j, json_object());
+        j_set(j, hook, "callback", j_ptr(j));
+        j_set(j, hook, "data", j_ptr(j));
+        j_add(j, hooks, hook);
     }
-    wf_buf_addc(j->out, ']');
+    j_set(j, root, "finish_hooks", hooks);
 }
 
-static void j_body(json_ctx *j)
+static void j_body(json_ctx *j, json_t *root)
 {
     j_kinds(j);
     j_tree(j);
-    j_free_envs(j);
-    j_scalars(j);
-    j_exts(j);
-    j_key(j, "activities", false);
-    wf_buf_addc(j->out, '[');
+    j_free_envs(j, root);
+    j_scalars(j, root);
+    j_exts(j, root);
+    json_t *acts = j_obj(j, json_array());
     for (uint64_t i = 0; i < j->ai_count && !j->in.bad; i++)
-        j_activity(j, i);
-    wf_buf_adds(j->out, "],\"activity_state_bytes\":[");
+        j_add(j, acts, j_activity(j, i));
+    j_set(j, root, "activities", acts);
+    json_t *sizes = j_obj(j, json_array());
     for (uint64_t i = 0; i < j->ai_count && !j->in.bad; i++) {
         size_t len;
         wf_codec_get_bytes(&j->in, &len);
-        wf_buf_addf(j->out, "%s%zu", i ? "," : "", len);
+        j_add(j, sizes, j_u64(len));
     }
-    wf_buf_addc(j->out, ']');
-    j_waits(j);
-    j_queue(j);
+    j_set(j, root, "activity_state_bytes", sizes);
+    j_waits(j, root);
+    j_queue(j, root);
     if (!j->in.bad && wf_reader_left(&j->in))
         wf_reader_fail(&j->in, "trailing bytes after the state");
+}
+
+/* The header's members, in the order inspect shows them. */
+static json_t *j_header(json_ctx *j, const header *h, const char *path)
+{
+    static const char *const states[] = {"Created", "Executing", "Idle",      "Closed",
+                                         "Faulted", "Canceled",  "Terminated"};
+    char hash[20], when[64], sha[2 * sizeof h->sha256 + 1];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)h->hash);
+    json_t *root = j_obj(j, json_object());
+    j_set(j, root, "version", j_u64(h->version));
+    j_set(j, root, "definition",
+          json_pack("{s:s, s:o, s:o}", "hash", hash, "path", wf_jsonw_str(path ? path : ""),
+                    "node_count", j_u64(h->node_count)));
+    j_set(j, root, "state", json_string(states[h->state]));
+    j_set(j, root, "blocking_bookmarks", j_u64(h->bookmarks));
+    if (h->next_timer != INT64_MAX) {
+        wf_datetime_format(h->next_timer, when, sizeof when);
+        j_set(j, root, "next_timer", json_string(when));
+    }
+    for (size_t i = 0; h->has_sha256 && i < sizeof h->sha256; i++)
+        snprintf(sha + 2 * i, 3, "%02x", h->sha256[i]);
+    if (h->has_sha256)
+        j_set(j, root, "sha256", json_string(sha));
+    return root;
 }
 
 wf_status wfm_state_to_json(wfm_runtime *rt, const void *data, size_t len, wf_buf *out,
                             wf_error *err)
 {
     (void)rt;
-    static const char *const states[] = {"Created", "Executing", "Idle",      "Closed",
-                                         "Faulted", "Canceled",  "Terminated"};
     json_ctx j = {0};
     wf_reader_init(&j.in, data, len, NULL);
     header h;
@@ -1768,40 +1802,24 @@ wf_status wfm_state_to_json(wfm_runtime *rt, const void *data, size_t len, wf_bu
     wf_status st = r_header(&j.in, &h, &path, err);
     if (st != WF_OK)
         return st;
-    wf_buf tmp;
-    wf_buf_init(&tmp);
-    j.out = &tmp;
-    wf_buf_addf(&tmp, "{\"version\":%llu,\"definition\":{\"hash\":\"%016llx\",\"path\":",
-                (unsigned long long)h.version, (unsigned long long)h.hash);
-    wf_buf_add_json_string(&tmp, path ? path : "", path ? strlen(path) : 0);
-    wf_buf_addf(&tmp, ",\"node_count\":%llu},\"state\":\"%s\",\"blocking_bookmarks\":%llu",
-                (unsigned long long)h.node_count, states[h.state],
-                (unsigned long long)h.bookmarks);
-    if (h.next_timer != INT64_MAX) {
-        char when[64];
-        wf_datetime_format(h.next_timer, when, sizeof when);
-        wf_buf_addf(&tmp, ",\"next_timer\":\"%s\"", when);
-    }
-    if (h.has_sha256) {
-        wf_buf_adds(&tmp, ",\"sha256\":\"");
-        for (size_t i = 0; i < sizeof h.sha256; i++)
-            wf_buf_addf(&tmp, "%02x", h.sha256[i]);
-        wf_buf_addc(&tmp, '"');
-    }
+    json_t *root = j_header(&j, &h, path);
     wf_free(path);
-    j_body(&j);
-    wf_buf_addc(&tmp, '}');
+    j_body(&j, root);
     for (size_t i = 0; i < j.kind_count; i++)
         wf_free(j.kinds[i]);
     wf_free(j.kinds);
     wf_free(j.tree);
-    if (j.nomem || tmp.oom)
+    wf_buf text;
+    wf_buf_init(&text);
+    if (j.nomem)
         st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     else if (j.in.bad)
         st = wf_error_set(err, WF_E_CORRUPT, NULL, "corrupt instance state: %s", j.in.why);
-    else if (!wf_buf_add(out, tmp.data, tmp.len))
+    else if (!wf_jsonw_dump(root, WF_JSONW_COMPACT, &text) ||
+             !wf_buf_add(out, text.data, text.len))
         st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    wf_buf_fini(&tmp);
+    wf_buf_fini(&text);
+    json_decref(root);
     return st;
 }
 

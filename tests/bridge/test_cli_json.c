@@ -216,7 +216,8 @@ START_TEST(inspect_unknown_id)
     wfbt_out_free(&r);
     r = wfbt_run(ARGS("inspect", "--store", db, "0123456789abcdef0123456789abcdef", "--json"));
     ck_assert_int_eq(r.rc, 2);
-    ck_assert_str_eq(r.out, "");
+    ck_assert_ptr_nonnull(strstr(r.out, "{\"status\": \"error\", \"error\": {\"type\": "
+                                        "\"InputError\", \"message\": \"no instance "));
     ck_assert_ptr_nonnull(strstr(r.err, ": error: no instance '0123456789abcdef0123456789abcdef'"));
     wfbt_out_free(&r);
     wfbt_tmp_remove(tmp);

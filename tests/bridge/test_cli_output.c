@@ -57,7 +57,10 @@ START_TEST(track_to_dev_full)
                                "--arg", "S=x", "--resume", "go=1"));
     ck_assert_int_eq(r.rc, 2);
     ck_assert_str_eq(r.err, "/dev/full: error: cannot write the tracking file\n");
-    ck_assert_ptr_null(strstr(r.out, "\"status\""));
+    ck_assert_ptr_null(strstr(r.out, "\"Closed\""));
+    ck_assert_ptr_nonnull(strstr(wfbt_last_line(r.out), "{\"status\": \"error\", \"error\": {"
+                                                        "\"type\": \"InputError\", \"message\": "
+                                                        "\"cannot write the tracking file\""));
     wfbt_out_free(&r);
 }
 END_TEST

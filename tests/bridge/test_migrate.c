@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
+#include <libxml/parser.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -545,6 +546,10 @@ START_TEST(test_dry_run_changes_nothing)
         ck_assert_ptr_nonnull(strstr(text, a));
         ck_assert_ptr_nonnull(strstr(text, "IExpenseService.Approved, IExpenseService.Rejected"));
         ck_assert_ptr_nonnull(strstr(text, html ? "<td>movable</td>" : "| movable |"));
+        xmlDoc *page = html ? xmlReadMemory(text, (int)strlen(text), path, NULL, XML_PARSE_NONET)
+                            : NULL;
+        ck_assert(!html || page); /* the page is well-formed (common/wf_xmlw.h) */
+        xmlFreeDoc(page);
         wf_free(text);
     }
     ck_assert(!exists("modern.db"));

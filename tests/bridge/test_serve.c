@@ -690,7 +690,9 @@ static void server_done(server *s)
 }
 
 /* A workflow run by `wfbridge run` Sends to the converted calculator (SOAP and JSON): the
- * reply's value, and B's fault (HTTP 500, SOAP fault) as a FaultException. */
+ * reply's value, and B's fault (HTTP 500, SOAP fault) as a FaultException. PowerOn, Add,
+ * Multiply, Divide land on one instance of B through the WscContext cookie alone (a Send that
+ * got cookies sends neither X-Instance-Id nor a Context header: tests/modern/test_send.c). */
 START_TEST(test_send_calls_converted_service)
 {
     server b;

@@ -584,6 +584,33 @@ START_TEST(test_inspect_shows_activities_variables_and_bookmarks)
 }
 END_TEST
 
+/* A kind name of the blob holding a control byte and an invalid UTF-8 byte is escaped, not
+ * written raw: the decoded state is JSON whatever the blob holds (it was not, before the
+ * state was built as a jansson tree). */
+START_TEST(test_inspect_escapes_kind_names)
+{
+    wf_buf blob, json;
+    wf_buf_init(&blob);
+    wf_buf_init(&json);
+    blob_at(&cases[4], 2, &blob);
+    char *at = NULL;
+    for (size_t i = 0; !at && i + 12 <= blob.len; i++)
+        at = memcmp(blob.data + i, "WaitForEvent", 12) == 0 ? blob.data + i : NULL;
+    ck_assert_ptr_nonnull(at);
+    at[1] = '\x01';
+    at[2] = '\xff';
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_state_to_json(NULL, blob.data, blob.len, &json, &err), WF_OK);
+    ck_assert_ptr_nonnull(strstr(json.data, "\"kind\":\"W\\u0001\xef\xbf\xbdtForEvent\""));
+    ck_assert_ptr_nonnull(strstr(json.data, "\"callback\":\"W\\u0001\xef\xbf\xbdtForEvent#0\""));
+    wf_value v;
+    ck_assert_int_eq(wf_json_parse(NULL, json.data, json.len, &v, &err), WF_OK);
+    wf_value_release(&v);
+    wf_buf_fini(&blob);
+    wf_buf_fini(&json);
+}
+END_TEST
+
 /* Save inside a no-persist zone, and with a callback no table lists: refused, named. */
 START_TEST(test_save_refused_in_no_persist_zone_and_for_unlisted_callbacks)
 {
@@ -836,6 +863,7 @@ Suite *modern_persist_suite(void)
     tcase_add_loop_test(tc, test_save_refused_in_no_persist_zone_and_for_unlisted_callbacks, 0,
                         3);
     tcase_add_test(tc, test_inspect_shows_activities_variables_and_bookmarks);
+    tcase_add_test(tc, test_inspect_escapes_kind_names);
     tcase_add_test(tc, test_values_of_every_kind_round_trip_through_the_codec);
     tcase_add_test(tc, test_fuzzer_findings_are_clean_errors);
     tcase_add_test(tc, test_register_refuses_state_without_persistence);
