@@ -655,7 +655,7 @@ static const wfm__prop *prop_of(const wfm_ai *ai, const wfm_node *node, unsigned
     if (prop >= spec->prop_count)
         return NULL;
     *kind = spec->props[prop].kind;
-    return &node->props[prop];
+    return wfm__node_prop(node, prop);
 }
 
 static wf_status get_prop(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsigned prop,
@@ -786,7 +786,8 @@ wf_status wfm_ctx_schedule_delegate(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *no
         node->kind->spec->props[prop].kind != WFM_PROP_DELEGATE || !can_schedule(ctx, ai))
         return WF_E_STATE;
     static const wfm__delegate unwritten; /* no ActivityAction: no argument type, no body */
-    const wfm__delegate *d = node->props[prop].delegate ? node->props[prop].delegate : &unwritten;
+    const wfm__delegate *d = wfm__node_prop(node, prop)->delegate;
+    d = d ? d : &unwritten;
     wf_value v = arg ? wf_value_retain(arg) : wf_null();
     if (d->arg_type && v.type != d->arg_type && !wf_is_null(&v)) {
         wf_value conv;
