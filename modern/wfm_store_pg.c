@@ -147,7 +147,8 @@ static const char *const pg_sql[PS_COUNT] = {
         " ORDER BY i.created_ms, i.id LIMIT $5::bigint FOR UPDATE SKIP LOCKED)"
         " RETURNING id, status, definition, state, created_ms, attempts)"
         " SELECT c.id, c.status, c.definition, c.state,"
-        " (SELECT count(*) FROM pending_resumes r WHERE r.instance = c.id), c.attempts"
+        " (SELECT count(*) FROM pending_resumes r WHERE r.instance = c.id), c.attempts,"
+        " (SELECT count(*) FROM promoted p WHERE p.instance = c.id)"
         " FROM c ORDER BY c.created_ms, c.id",
     /* A save whose bookmarks and promoted properties are those this connection last wrote
      * (the names cache), that keeps its lease and deletes no queued resumption: the row only,
@@ -1343,7 +1344,7 @@ static wf_status pg_claim(wfm_store *s, size_t max, int64_t now, int64_t now_us,
         }
         wfm_store_claimed c = {PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
                                strtoull(PQgetvalue(r, i, 2), NULL, 16), len ? blob : NULL, len,
-                               col_int(r, i, 4), col_int(r, i, 5)};
+                               col_int(r, i, 4), col_int(r, i, 5), col_int(r, i, 6)};
         bool more = fn(ud, &c);
         PQfreemem(blob);
         if (!more)

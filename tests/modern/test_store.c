@@ -1193,6 +1193,7 @@ typedef struct claim_log {
     char states[16][32];
     size_t state_lens[16];
     int64_t pending[16];
+    int64_t promoted[16];
     int stop_after; /* > 0: return false after this many calls */
 } claim_log;
 
@@ -1210,6 +1211,7 @@ static bool log_claim(void *ud, const wfm_store_claimed *c)
         memcpy(l->states[i], c->state, c->state_len);
     l->state_lens[i] = c->state_len;
     l->pending[i] = c->pending_resumes;
+    l->promoted[i] = c->promoted;
     return l->stop_after <= 0 || l->count < l->stop_after;
 }
 
@@ -1325,6 +1327,14 @@ START_TEST(test_store_claim_respects_max_and_a_stopping_callback)
     wfm_store_id ids[5];
     for (int i = 0; i < 5; i++)
         ids[i] = make_row(a, 1, "Executing", "s", 1, 0, NULL);
+    /* a claim counts each row's promoted properties (a host reads back only where some are) */
+    wf_error err = WF_ERROR_INIT;
+    const char *names[] = {"amount", "who"}, *values[] = {"5", "ann"};
+    wfm_store_save_rec rec = {.id = ids[0].text, .status = "Executing", .state = "s",
+                              .state_len = 1, .prop_names = names, .prop_values = values,
+                              .prop_count = 2, .release = true};
+    ck_assert_int_eq(wfm_store_lock(a, ids[0].text, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_save(a, &rec, &err), WF_OK);
     wfm_store *b = open_store("host-b", 60000, false);
     size_t count = 0;
     claim_log l = claim_now(b, 2, 0, &count);
@@ -1332,10 +1342,11 @@ START_TEST(test_store_claim_respects_max_and_a_stopping_callback)
     ck_assert_int_eq(l.count, 2);
     ck_assert_str_eq(l.ids[0], ids[0].text);
     ck_assert_str_eq(l.ids[1], ids[1].text);
+    ck_assert_int_eq(l.promoted[0], 2);
+    ck_assert_int_eq(l.promoted[1], 0);
     wfm_store *c = open_store("host-c", 60000, false);
     memset(&l, 0, sizeof l);
     l.stop_after = 1;
-    wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfm_store_claim(c, 10, 0, log_claim, &l, &count, &err), WF_OK);
     ck_assert_uint_eq(count, 3);
     ck_assert_int_eq(l.count, 1);
