@@ -595,6 +595,24 @@ static const char *field_str(const wf_value *rec, const char *key)
     return v ? wf_value_str(v) : "";
 }
 
+/* The pair after the one at p ("a=1; b=2": "b=2"), "" after the last. */
+static const char *next_pair(const char *p)
+{
+    p += strcspn(p, ";");
+    p += *p ? 1 : 0;
+    return p + strspn(p, " ");
+}
+
+/* Whether the pairs `list` hold a cookie named like the pair at p. */
+static bool names_cookie(const char *list, const char *p)
+{
+    size_t name = strcspn(p, "=;");
+    for (const char *q = list; *q; q = next_pair(q))
+        if (strcspn(q, "=;") == name && strncmp(q, p, name) == 0)
+            return true;
+    return false;
+}
+
 /* Cookie pairs `add` ("a=1; b=2") into `jar`: a pair replaces the one of the same name, as
  * a client's cookie store does. False (jar unchanged) when the result would not fit. */
 static bool merge_cookies(char *jar, size_t size, const char *add)
@@ -602,22 +620,14 @@ static bool merge_cookies(char *jar, size_t size, const char *add)
     char out[sizeof ((send_context *)0)->cookies] = "";
     size_t used = 0;
     for (int pass = 0; pass < 2; pass++) { /* the kept pairs not replaced, then the new ones */
-        const char *p = pass ? add : jar;
-        while (*p) {
-            size_t len = strcspn(p, ";"), name = strcspn(p, "=");
-            bool replaced = false;
-            if (!pass)
-                for (const char *q = add; *q && !replaced; q += strcspn(q, ";"), q += *q ? 2 : 0)
-                    replaced = strcspn(q, "=") == name && strncmp(q, p, name) == 0;
-            if (!replaced) {
-                int n = snprintf(out + used, sizeof out - used, "%s%.*s", used ? "; " : "",
-                                 (int)len, p);
-                if (n < 0 || (size_t)n >= sizeof out - used)
-                    return false;
-                used += (size_t)n;
-            }
-            p += len;
-            p += *p ? 2 : 0; /* "; " */
+        for (const char *p = pass ? add : jar; *p; p = next_pair(p)) {
+            if (!pass && names_cookie(add, p))
+                continue;
+            int n = snprintf(out + used, sizeof out - used, "%s%.*s", used ? "; " : "",
+                             (int)strcspn(p, ";"), p);
+            if (n < 0 || (size_t)n >= sizeof out - used)
+                return false;
+            used += (size_t)n;
         }
     }
     snprintf(jar, size, "%s", out);
