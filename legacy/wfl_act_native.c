@@ -21,6 +21,8 @@ static _Thread_local dp_cache_entry dp_cache[DP_CACHE_SIZE];
 static bool dp_name_is(const wfl_dp *dp, const char *name)
 {
     const char *a = dp->name;
+    if (a == name) /* the linker merges equal string literals: usually the same bytes */
+        return true;
     while (*a && *a == *name)
         a++, name++;
     return *a == *name;
@@ -512,6 +514,54 @@ static wf_status write_event_binding(wfl_act *act, const wfl_param_binding *pb,
     if (rc == WF_OK)
         rc = binding_set(act, pb, &v, err);
     wf_value_release(&v);
+    return rc;
+}
+
+/* One parameter read back: bound by its own name, else a field of what `e` holds (the whole
+ * of it for the single parameter e). *kept false when no binding writes it. */
+static wf_status read_event_param(wfl_act *act, const wfl_tl_event *ev, const char *param,
+                                  wf_value *out, bool *kept, wf_error *err)
+{
+    const wfl_param_binding *pb = find_binding(act, param);
+    *out = wf_null();
+    *kept = pb && pb->is_bind;
+    if (*kept)
+        return binding_get(act, pb, out, err);
+    pb = find_binding(act, "e");
+    *kept = pb && pb->is_bind;
+    if (!*kept)
+        return WF_OK;
+    wf_value e = wf_null();
+    wf_status rc = binding_get(act, pb, &e, err);
+    const wf_value *field = wfl_tl_event_param_count(ev) == 1 && strcmp(param, "e") == 0
+                                ? &e
+                                : wf_value_record_get(&e, param);
+    *kept = rc == WF_OK && field;
+    if (*kept)
+        *out = wf_value_retain(field);
+    wf_value_release(&e);
+    return rc;
+}
+
+wf_status wfl__read_event_params(wfl_act *act, const wfl_tl_event *ev, wf_value *out,
+                                 const char **unbound, wf_error *err)
+{
+    const char *keys[32];
+    wf_value vals[32];
+    size_t n = wfl_tl_event_param_count(ev), k = 0;
+    wf_status rc = WF_OK;
+    *unbound = NULL;
+    for (; k < n && k < 32 && rc == WF_OK; k++) {
+        bool kept;
+        keys[k] = wfl_tl_event_param(ev, k)->name;
+        rc = read_event_param(act, ev, keys[k], &vals[k], &kept, err);
+        if (rc == WF_OK && !kept && !*unbound)
+            *unbound = keys[k];
+    }
+    if (rc == WF_OK && wf_value_record(keys, vals, k, out) != WF_OK)
+        rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory building an event payload");
+    for (size_t i = 0; i < k; i++)
+        wf_value_release(&vals[i]);
     return rc;
 }
 

@@ -194,7 +194,7 @@ wf_status wfm_catalogue_register(wfm_catalogue *cat, const wfm_kind_spec *spec, 
     if (wf_strmap_get(cat->by_name, key))
         return wf_error_set(err, WF_E_STATE, NULL, "activity kind '%s' is already registered",
                             spec->name);
-    wfm_kind *kind = wf_calloc(1, sizeof *kind);
+    wfm_kind *kind = wf_calloc(1, sizeof *kind + spec->prop_count * sizeof kind->prop_off[0]);
     if (!kind || !grow_kinds(cat)) {
         wf_free(kind);
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory registering '%s'", spec->name);
@@ -204,6 +204,10 @@ wf_status wfm_catalogue_register(wfm_catalogue *cat, const wfm_kind_spec *spec, 
     kind->index = (uint32_t)cat->count;
     kind->is_activity = strcmp(spec->category, "Activity") == 0;
     kind->content_index = content_index;
+    for (size_t i = 0; i < spec->prop_count; i++) {
+        kind->prop_off[i] = kind->props_size;
+        kind->props_size += wfm__prop_size(spec->props[i].kind);
+    }
     if (wf_strmap_put(cat->by_name, key, kind) != WF_OK) {
         wf_free(kind);
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory registering '%s'", spec->name);
@@ -269,7 +273,7 @@ const wf_type *wfm_node_type_arg(const wfm_node *node)
 
 static const wfm__prop *prop_at(const wfm_node *node, unsigned prop)
 {
-    return prop < node->kind->spec->prop_count ? &node->props[prop] : NULL;
+    return prop < node->kind->spec->prop_count ? wfm__node_prop(node, prop) : NULL;
 }
 
 /* Property `prop` when it is of kind `a` or `b` (the members of other kinds share storage). */

@@ -65,6 +65,7 @@
 #ifndef WFM_DEFINITION_INT_H
 #define WFM_DEFINITION_INT_H
 
+#include <assert.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -86,6 +87,8 @@ struct wfm_kind {
     uint32_t index;            /* registration order in the catalogue */
     bool is_activity;          /* category "Activity" */
     int content_index;         /* index of spec->content_prop in props, -1 if none */
+    uint32_t props_size;       /* bytes of a node's property records (wfm__prop_size) */
+    uint32_t prop_off[];       /* [spec->prop_count]: where each record starts */
 };
 
 /* One In/Out/InOut parameter of a PARAMS property. */
@@ -135,6 +138,21 @@ typedef struct wfm__prop {
     };
 } wfm__prop;
 
+/* The bytes a property record of `kind` takes: up to its last member (a Sequence's
+ * Activities 24, an Assign's Value 48). */
+static inline uint32_t wfm__prop_size(wfm_prop_kind kind)
+{
+    switch (kind) {
+    case WFM_PROP_IN:
+    case WFM_PROP_OUT:
+    case WFM_PROP_INOUT:
+    case WFM_PROP_LITERAL: return (uint32_t)sizeof(wfm__prop);
+    case WFM_PROP_KEYED: return (uint32_t)(offsetof(wfm__prop, keys) + sizeof(wf_value *));
+    case WFM_PROP_TYPE: return (uint32_t)(offsetof(wfm__prop, type_prefix) + sizeof(char *));
+    default: return (uint32_t)(offsetof(wfm__prop, child) + sizeof(void *));
+    }
+}
+
 /* Whether a prop kind keeps a value source (expr and literal). */
 static inline bool wfm__prop_is_value(wfm_prop_kind kind)
 {
@@ -165,7 +183,8 @@ typedef struct wfm__node_data {
     void (*destroy)(void *data);
 } wfm__node_data;
 
-/* A node: 80 bytes and its properties in the same allocation. What can be derived is not
+/* A node: 80 bytes and its property records in the same allocation, each only as long as
+ * its kind needs (wfm__node_prop). What can be derived is not
  * stored: the owner (wfm__node_owner), the display name when it is the kind name. */
 struct wfm_node {
     const wfm_kind *kind;
@@ -179,8 +198,16 @@ struct wfm_node {
     uint32_t index;           /* dense preorder index */
     uint32_t var_count : 31;
     uint32_t creates_env : 1; /* var_count > 0 (activities only) */
-    wfm__prop props[];        /* [kind->spec->prop_count] */
+    _Alignas(8) unsigned char props[]; /* kind->props_size bytes of records */
 };
+
+/* Property record `prop` of `node` (below spec->prop_count). Only its kind's members exist:
+ * the record may end before the members of other kinds. */
+static inline wfm__prop *wfm__node_prop(const wfm_node *node, unsigned prop)
+{
+    assert(prop < node->kind->spec->prop_count);
+    return (wfm__prop *)(uintptr_t)(node->props + node->kind->prop_off[prop]);
+}
 
 /* The nearest activity node: the node itself for an activity, else its parent's owner. */
 static inline const wfm_node *wfm__node_owner(const wfm_node *node)
@@ -220,12 +247,6 @@ struct wfm_definition {
     wf_value *owned_values;         /* heap literals (lists, records), released at free */
     size_t owned_count;
 };
-
-/* The value source of IN property `prop` of `node`: expr (may be NULL) and literal. */
-static inline const wfm__prop *wfm__node_prop(const wfm_node *node, unsigned prop)
-{
-    return &node->props[prop];
-}
 
 /* ---- the catalogue's callback index (wfm_catalogue.c; the state writer, wfm_persist.c) ----
  * Every registered kind's callbacks (wfm_kind_spec.callbacks) sorted by address, then kind,

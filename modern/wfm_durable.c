@@ -707,9 +707,9 @@ static wf_status keep_promoted(wfm_host *h, wfm_dinst *d, wf_error *err)
 }
 
 /* The wfm_dinst of a restored instance whose lease this host holds (inst is taken over on
- * success only). */
-static wf_status dinst_loaded(wfm_host *h, const char *id, wfm_instance *inst, wfm_dinst **out,
-                              wf_error *err)
+ * success only). read_props: the store may hold promoted properties for it (keep_promoted). */
+static wf_status dinst_loaded(wfm_host *h, const char *id, wfm_instance *inst, bool read_props,
+                              wfm_dinst **out, wf_error *err)
 {
     wfm_dinst *d = dinst_new(h, id, err);
     if (!d)
@@ -720,7 +720,7 @@ static wf_status dinst_loaded(wfm_host *h, const char *id, wfm_instance *inst, w
     d->created_saved = true;
     wfm_instance_set_id(inst, id);
     wf_status st = refresh_bookmarks(d, err);
-    if (st == WF_OK)
+    if (st == WF_OK && read_props)
         st = keep_promoted(h, d, err);
     if (st != WF_OK) {
         free_bookmarks(d);
@@ -767,7 +767,7 @@ wf_status wfm_host_load(wfm_host *h, const char *id, wfm_dinst **out, wf_error *
         if ((st = read_and_restore(h, id, &blob, &len, &inst, err)) != WF_OK)
             goto fail;
     }
-    if ((st = dinst_loaded(h, id, inst, &d, err)) != WF_OK)
+    if ((st = dinst_loaded(h, id, inst, true, &d, err)) != WF_OK)
         goto fail;
     wf_free(blob);
     wf_free(again);
@@ -786,7 +786,7 @@ fail:
 
 wf_status wfm_host_adopt(wfm_host *h, const char *id, const char *status, uint64_t hash,
                          const void *state, size_t state_len, int64_t pending_resumes,
-                         wfm_dinst **out, wf_error *err)
+                         int64_t promoted, wfm_dinst **out, wf_error *err)
 {
     *out = NULL;
     if (not_open(h, id, err) != WF_OK) /* the lease is the open copy's: keep it */
@@ -796,7 +796,7 @@ wf_status wfm_host_adopt(wfm_host *h, const char *id, const char *status, uint64
                        ? wf_error_set(err, WF_E_STATE, NULL, "instance '%s' has completed (%s)",
                                       id, status)
                        : restore(h, id, hash, state, state_len, &inst, err);
-    if (st == WF_OK && (st = dinst_loaded(h, id, inst, out, err)) != WF_OK)
+    if (st == WF_OK && (st = dinst_loaded(h, id, inst, promoted != 0, out, err)) != WF_OK)
         wfm_instance_destroy(inst);
     if (st == WF_OK)
         (*out)->queue_empty = pending_resumes == 0;

@@ -271,6 +271,7 @@ typedef struct wfm_store_claimed {
     size_t state_len;
     int64_t pending_resumes; /* queued resumptions (wfm_store_enqueue_resume) */
     int64_t attempts;        /* wfm_store_row.attempts, this claim included (>= 1) */
+    int64_t promoted;        /* promoted properties stored for it (0: nothing to read back) */
 } wfm_store_claimed;
 /* Called for each claimed instance, oldest first; the strings and the state are valid during
  * the call only. fn runs under the store's connection lock: it must not call the store.

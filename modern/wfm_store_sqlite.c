@@ -104,7 +104,8 @@ static const char *const stmt_sql[ST_COUNT] = {
         " ORDER BY r.seq LIMIT 1)))))"
         " ORDER BY i.created_ms, i.id LIMIT ?5)"
         " RETURNING id, status, definition, state, created_ms,"
-        " (SELECT count(*) FROM pending_resumes r WHERE r.instance = instances.id), attempts",
+        " (SELECT count(*) FROM pending_resumes r WHERE r.instance = instances.id), attempts,"
+        " (SELECT count(*) FROM promoted p WHERE p.instance = instances.id)",
     [ST_PUT_TRACKING] = "INSERT OR REPLACE INTO tracking(instance, seq, time_us, kind, record)"
                         " VALUES(?, ?, ?, ?, ?)",
     /* wfm_store_insert: ?1 id, ?2 definition, ?3 status, ?4 state, ?5 now, ?6 owner (NULL:
@@ -696,14 +697,18 @@ static wf_status insert_instance(wfm_store *s, const wfm__pending_save *p, int64
 }
 
 /* wfm_store_insert_many: `count` rows with their first saves in one transaction of their
- * own, all or none. */
+ * own, all or none; a row that exists is named. */
 static wf_status sq_insert_many(wfm_store *s, const char *hash, const wfm_store_save_rec *recs,
                                 size_t count, int64_t now, wf_error *err)
 {
     wf_error ignored = WF_ERROR_INIT;
     wf_status rc = run(s, ST_BEGIN_IMMEDIATE, NULL, err, "");
     for (size_t i = 0; rc == WF_OK && i < count; i++)
-        rc = insert_rec(s, hash, &recs[i], now, err);
+        if ((rc = insert_rec(s, hash, &recs[i], now, err)) != WF_OK &&
+            sqlite3_extended_errcode(db_of(s)) == SQLITE_CONSTRAINT_PRIMARYKEY) {
+            wf_error_clear(err);
+            rc = wfm__store_fail(s, WF_E_STORE, err, "instance '%s' already exists", recs[i].id);
+        }
     if (rc == WF_OK)
         rc = run(s, ST_COMMIT, NULL, err, "");
     if (rc != WF_OK && !sqlite3_get_autocommit(db_of(s)))
@@ -1140,7 +1145,7 @@ typedef struct claimed_row {
     char id[33];
     char status[32];
     uint64_t hash;
-    int64_t created_ms, pending, attempts;
+    int64_t created_ms, pending, attempts, promoted;
     size_t state_at, state_len; /* in the blob buffer; state_len 0: no state */
 } claimed_row;
 
@@ -1176,6 +1181,7 @@ static bool copy_claimed(sqlite3_stmt *st, claimed_row **rows, size_t *n, size_t
     r->created_ms = sqlite3_column_int64(st, 4);
     r->pending = sqlite3_column_int64(st, 5);
     r->attempts = sqlite3_column_int64(st, 6);
+    r->promoted = sqlite3_column_int64(st, 7);
     return r->state_len == 0 || wf_buf_add(blobs, blob, r->state_len);
 }
 
@@ -1216,7 +1222,7 @@ static wf_status sq_claim(wfm_store *s, size_t max, int64_t now, int64_t now_us,
             const claimed_row *r = &rows[i];
             wfm_store_claimed c = {r->id, r->status, r->hash,
                                    r->state_len ? blobs.data + r->state_at : NULL, r->state_len,
-                                   r->pending, r->attempts};
+                                   r->pending, r->attempts, r->promoted};
             if (!fn(ud, &c))
                 break;
         }

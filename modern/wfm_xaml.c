@@ -868,7 +868,7 @@ static void infer_t(nctx *nc, bool uses_t, const wf_type *t, const char *st)
 static void prop_binding(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 {
     const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
-    wfm__prop *p = &nc->node->props[pi];
+    wfm__prop *p = wfm__node_prop(nc->node, pi);
     bool uses_t;
     binding b = {ps->kind, spec_type(L, nc->node, ps->type, &uses_t), NULL, wf_null(),
                  label(L, nc, pi)};
@@ -892,7 +892,7 @@ static void prop_binding(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 static void prop_literal(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 {
     const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
-    wfm__prop *p = &nc->node->props[pi];
+    wfm__prop *p = wfm__node_prop(nc->node, pi);
     bool uses_t;
     p->type = spec_type(L, nc->node, ps->type, &uses_t);
     const char *text;
@@ -920,7 +920,7 @@ static void prop_literal(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 
 static void prop_type(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 {
-    wfm__prop *p = &nc->node->props[pi];
+    wfm__prop *p = wfm__node_prop(nc->node, pi);
     const wf_xml_node *el = s->attr ? nc->el : s->pel ? s->pel : s->text_el;
     const char *text = s->attr ? s->attr->value : el ? el->text : "";
     wf_loc at = s->attr ? loc_val(L, s->attr) : el ? loc_text(L, el) : loc_el(L, nc->el);
@@ -1060,7 +1060,7 @@ static void attr_node(wfm_load *L, nctx *nc, wfm__prop *p, const wf_xml_attr *a,
 static void prop_single(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 {
     const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
-    wfm__prop *p = &nc->node->props[pi];
+    wfm__prop *p = wfm__node_prop(nc->node, pi);
     const char *what = label(L, nc, pi);
     if (s->attr) {
         attr_node(L, nc, p, s->attr, ps, what);
@@ -1175,7 +1175,7 @@ static bool item_key(wfm_load *L, nctx *nc, wfm__prop *p, const wf_xml_node *c,
 static void prop_many(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 {
     const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
-    wfm__prop *p = &nc->node->props[pi];
+    wfm__prop *p = wfm__node_prop(nc->node, pi);
     const char *what = label(L, nc, pi);
     bool keyed = ps->kind == WFM_PROP_KEYED;
     if (s->attr) {
@@ -1214,7 +1214,7 @@ static void prop_many(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 /* <InvokeMethod.Parameters><InArgument x:TypeArguments="x:Int32">[a]</InArgument>... */
 static void prop_params(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 {
-    wfm__prop *p = &nc->node->props[pi];
+    wfm__prop *p = wfm__node_prop(nc->node, pi);
     const char *what = label(L, nc, pi);
     if (s->attr) {
         REPORT(L, nc, WF_E_SCHEMA, loc_val(L, s->attr), "%s needs argument elements", what);
@@ -1279,7 +1279,7 @@ wf_status wfm_load_bind_attr(wfm_load *L, wfm_node *node, unsigned pi, const cha
     binding b = {dir, type, NULL, wf_null(), what};
     if (!bind_text(L, &nc, &b, a->value, loc_val(L, a)))
         return L->nomem ? WF_E_NOMEM : WF_OK;
-    wfm__prop *p = &node->props[pi];
+    wfm__prop *p = wfm__node_prop(node, pi);
     wfm__param *params = anew(L, (p->count + 1) * sizeof *params);
     if (!params)
         return WF_E_NOMEM;
@@ -1357,7 +1357,7 @@ static void read_action(wfm_load *L, nctx *nc, unsigned pi, const wf_xml_node *a
                         const char *what)
 {
     const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
-    wfm__prop *p = &nc->node->props[pi];
+    wfm__prop *p = wfm__node_prop(nc->node, pi);
     if (!p->delegate && !(p->delegate = anew(L, sizeof *p->delegate)))
         return;
     wfm__delegate *d = p->delegate;
@@ -1562,7 +1562,7 @@ static void variable_defaults(wfm_load *L, nctx *nc, const var_src *srcs)
 static wfm_node *new_node(wfm_load *L, const wfm_kind *kind, wf_loc loc, const nctx *parent)
 {
     const wfm_kind_spec *spec = kind->spec;
-    wfm_node *node = anew(L, sizeof *node + spec->prop_count * sizeof node->props[0]);
+    wfm_node *node = anew(L, sizeof *node + kind->props_size);
     if (!node)
         return NULL;
     node->kind = kind;
@@ -1572,7 +1572,7 @@ static wfm_node *new_node(wfm_load *L, const wfm_kind *kind, wf_loc loc, const n
         return NULL;
     for (size_t i = 0; i < spec->prop_count; i++)
         if (wfm__prop_is_value(spec->props[i].kind))
-            node->props[i].literal = wf_null();
+            wfm__node_prop(node, (unsigned)i)->literal = wf_null();
     return node;
 }
 
@@ -1634,7 +1634,7 @@ static void type_arguments(wfm_load *L, nctx *nc)
 static void prop_absent(wfm_load *L, nctx *nc, unsigned pi)
 {
     const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
-    wfm__prop *p = &nc->node->props[pi];
+    wfm__prop *p = wfm__node_prop(nc->node, pi);
     if (ps->flags & WFM_PROP_REQUIRED) {
         REPORT(L, nc, WF_E_SCHEMA, loc_el(L, nc->el), "%s is required", label(L, nc, pi));
         return;
@@ -1657,7 +1657,7 @@ static void process_prop(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
         prop_absent(L, nc, pi);
         return;
     }
-    nc->node->props[pi].present = true;
+    wfm__node_prop(nc->node, pi)->present = true;
     switch (nc->node->kind->spec->props[pi].kind) {
     case WFM_PROP_IN:
     case WFM_PROP_OUT:
@@ -2304,7 +2304,7 @@ static void expand_body(wfm_load *L, nctx *wc, const wfm__src *s, const char *cl
     if (!L->names)
         L->nomem = true;
     else
-        wc->node->props[WFM__TYPE_BODY].child = activity_body(L, wf_xml_root(s->doc), wc);
+        wfm__node_prop(wc->node, WFM__TYPE_BODY)->child = activity_body(L, wf_xml_root(s->doc), wc);
     if (!L->nomem)
         resolve_refs(L);
     wfm__var *vars = anew(L, def->arg_count * sizeof *vars);
@@ -2326,7 +2326,7 @@ static void expand_body(wfm_load *L, nctx *wc, const wfm__src *s, const char *cl
     L->ref_count = ref_count;
     L->ref_cap = ref_cap;
     /* keep the type's arguments for binding; restore the definition's */
-    wc->node->props[WFM__TYPE_BODY].present = true;
+    wfm__node_prop(wc->node, WFM__TYPE_BODY)->present = true;
     L->type_args = def->args;
     L->type_arg_count = def->arg_count;
     def->class_name = cname;
@@ -2338,7 +2338,7 @@ static void expand_body(wfm_load *L, nctx *wc, const wfm__src *s, const char *cl
 static void type_attr(wfm_load *L, nctx *wc, const wfm__arg *a, const wf_xml_attr *at,
                       uint32_t *slots)
 {
-    wfm__prop *p = &wc->node->props[WFM__TYPE_ARGS];
+    wfm__prop *p = wfm__node_prop(wc->node, WFM__TYPE_ARGS);
     size_t kl = strlen(wc->kname), nl = strlen(a->name);
     char *what = anew(L, kl + nl + 2);
     if (!what)
@@ -2360,7 +2360,7 @@ static void type_attrs(wfm_load *L, nctx *wc, bool keyed)
 {
     wfm_node *w = wc->node;
     const wf_xml_node *el = wc->el;
-    wfm__prop *p = &w->props[WFM__TYPE_ARGS];
+    wfm__prop *p = wfm__node_prop(w, WFM__TYPE_ARGS);
     uint32_t *slots = anew(L, el->attr_count * sizeof *slots);
     p->params = anew(L, el->attr_count * sizeof *p->params);
     if (!w->data)
@@ -2516,7 +2516,7 @@ static void number(wfm_load *L, wfm_node *n, const char *id)
     size_t len = strlen(id);
     const wfm_kind_spec *spec = n->kind->spec;
     for (size_t i = 0; i < spec->prop_count; i++) {
-        wfm__prop *p = &n->props[i];
+        wfm__prop *p = wfm__node_prop(n, (unsigned)i);
         switch (spec->props[i].kind) {
         case WFM_PROP_ACTIVITY:
         case WFM_PROP_NODE: number_child(L, n, len, p->child, &k); break;

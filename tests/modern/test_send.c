@@ -10,6 +10,7 @@
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@ typedef struct stub {
     pthread_mutex_t lock;
     unsigned calls;
     char last_body[2048], last_action[256], last_instance[64], last_cookie[512];
+    int calc_total; /* /calc: the ASMX calculator's session state */
 } stub;
 
 static const char reply_ok[] =
@@ -64,6 +66,44 @@ static void stub_note(stub *s, struct MHD_Connection *conn, const wf_buf *body)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* /calc: an ASMX calculator service whose session is ASP.NET's cookie, as [WebMethod(
+ * EnableSession = true)] keeps it: PowerOn starts it (total 0), Add and Multiply change the
+ * session's total and answer it; without the cookie they fault. */
+static enum MHD_Result calc_handle(stub *s, struct MHD_Connection *conn)
+{
+    static const char ns[] = "\"http://tempuri.org/";
+    char text[600], op[32] = "";
+    pthread_mutex_lock(&s->lock);
+    bool session = strstr(s->last_cookie, "ASP.NET_SessionId=calc1") != NULL;
+    const char *value = strstr(s->last_body, "<value>");
+    int v = value ? atoi(value + 7) : 0;
+    if (strncmp(s->last_action, ns, sizeof ns - 1) == 0)
+        snprintf(op, sizeof op, "%.*s", (int)strcspn(s->last_action + sizeof ns - 1, "\""),
+                 s->last_action + sizeof ns - 1);
+    bool power_on = strcmp(op, "PowerOn") == 0, known = power_on || strcmp(op, "Add") == 0 ||
+                                                       strcmp(op, "Multiply") == 0;
+    if (power_on)
+        s->calc_total = 0;
+    else if (known && session)
+        s->calc_total = strcmp(op, "Add") == 0 ? s->calc_total + v : s->calc_total * v;
+    if (!known || (!power_on && !session))
+        snprintf(text, sizeof text, "%.*s", (int)strcspn(reply_fault, "\0"), reply_fault);
+    else
+        snprintf(text, sizeof text,
+                 "<soap:Envelope xmlns:soap=\"http://schemas.xmlsoap.org/soap/envelope/\">"
+                 "<soap:Body><%sResponse xmlns=\"http://tempuri.org/\"><%sResult>%d</%sResult>"
+                 "</%sResponse></soap:Body></soap:Envelope>",
+                 op, op, s->calc_total, op, op);
+    pthread_mutex_unlock(&s->lock);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_COPY);
+    if (power_on)
+        MHD_add_response_header(r, "Set-Cookie", "ASP.NET_SessionId=calc1; path=/; HttpOnly");
+    enum MHD_Result ret = MHD_queue_response(conn, strstr(text, "Fault") ? 500 : 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 /* /ok: the Add reply with a context; /fault: HTTP 500 with a SOAP fault; /slow: the reply a
  * second late; /json/Add: {"AddResult": 7}; /cookie: as /ok, with the cookies `serve` and an
  * ASMX service set (the second a changed session); /header: the context in a SOAP header. */
@@ -87,6 +127,8 @@ static enum MHD_Result stub_handle(void *cls, struct MHD_Connection *conn, const
         return MHD_YES;
     }
     stub_note(s, conn, body);
+    if (strcmp(url, "/calc") == 0)
+        return calc_handle(s, conn);
     bool fault = strcmp(url, "/fault") == 0, json = strcmp(url, "/json/Add") == 0;
     if (strcmp(url, "/slow") == 0)
         sleep(1);
@@ -423,6 +465,42 @@ START_TEST(test_send_asmx_web_method)
 }
 END_TEST
 
+/* A WF3 workflow calling an ASMX web service through its wsdl.exe proxy, converted and run
+ * by the CLI: three InvokeWebServiceActivitys with one SessionId reach the service as ASMX
+ * web-method calls (SOAPAction http://tempuri.org/Add), at the endpoint named after the
+ * proxy class, in one ASP.NET session: (0 + 12) * 3 = 36. */
+START_TEST(test_send_converted_web_service_session)
+{
+    stub s;
+    stub_start(&s);
+    const char *dir = wf_test_tmpdir();
+    ck_assert_int_eq(wf_test_shell_cli(dir, 60,
+                                       "convert tests/modern/data/asmx/asmx_client.xoml -o %s "
+                                       "--lib-path tests/modern/data/asmx",
+                                       wf_test_path(dir, "asmx_client.xaml")),
+                     0);
+    char eps[200];
+    snprintf(eps, sizeof eps, "{\"endpoints\": {\"Calculator\": {\"address\": \"%s/calc\"}}}\n",
+             s.url);
+    wf_test_write_file(dir, "asmx_client.endpoints.json", eps);
+    ck_assert_int_eq(wf_test_shell_cli(dir, 60, "run %s --lib-path tests/modern/data/asmx --json "
+                                       "--arg Amount=12 --arg Factor=3",
+                                       wf_test_path(dir, "asmx_client.xaml")),
+                     0);
+    char *out = wf_test_read_file(wf_test_path(dir, "stdout"), NULL);
+    ck_assert_ptr_nonnull(out);
+    ck_assert_msg(strstr(out, "\"status\": \"Closed\"") && strstr(out, "\"Total\": 36"), "%s",
+                  out);
+    wf_free(out);
+    ck_assert_uint_eq(s.calls, 3);
+    ck_assert_str_eq(s.last_action, "\"http://tempuri.org/Multiply\"");
+    ck_assert_ptr_nonnull(strstr(s.last_body, "<Multiply xmlns=\"http://tempuri.org/\">"
+                                              "<value>3</value></Multiply>"));
+    wf_test_tmpdir_remove(dir);
+    stub_stop(&s);
+}
+END_TEST
+
 /* The instance and the runtime go while the reply is on its way: nothing leaks or is touched
  * after it was freed (make asan). */
 START_TEST(test_send_instance_destroyed_in_flight)
@@ -481,6 +559,7 @@ Suite *modern_send_suite(void)
     tcase_add_test(core, test_send_cookie_replaced_by_name);
     tcase_add_test(core, test_send_context_from_soap_header);
     tcase_add_test(core, test_send_asmx_web_method);
+    tcase_add_test(core, test_send_converted_web_service_session);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_set_timeout(bad, 60);
