@@ -383,11 +383,11 @@ static const char *base_name(const char *path)
 }
 
 /* The whole document: declaration, provenance comment, <Activity> with its namespaces and
- * x:Members, then the body written by pass 2. */
-static void document(wfc__conv *c, const char *source, wf_buf *out)
+ * x:Members, then the body written by pass 2. False when memory ran out. */
+static bool document(wfc__conv *c, const char *source, wf_buf *out)
 {
     wfc_xw_init(W, out, 0);
-    wf_buf_adds(out, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n");
+    wfc_xw_declaration(W);
     char note[600];
     snprintf(note, sizeof note, "converted from %s by wfbridge convert %s", base_name(source),
              WFC_VERSION);
@@ -423,7 +423,9 @@ static void document(wfc__conv *c, const char *source, wf_buf *out)
     }
     root_defaults(c, cls);
     members(c);
-    wfc_xw_end_start_tag(W); /* the body follows, written by pass 2 at depth 1 */
+    wfc_xw_markup(W, c->body.data); /* written by pass 2 at depth 1 */
+    wfc_xw_close(W);
+    return wfc_xw_finish(W);
 }
 
 /* Nothing may vanish silently: every activity the walk did not report (outside disabled
@@ -483,10 +485,11 @@ static void run_pass(wfc__conv *c, int pass)
     wfc_xw_init(W, &c->body, 1);
     wfc__emit(c, c->root);
     assert(c->w.depth == 0 || !wfc_xw_ok(W)); /* every rule closes what it opens */
+    bool ok = wfc_xw_finish(W);
     if (c->w.too_deep)
         wfc__diag(c, WFC_ERROR, wfl_node_loc(c->root), "nesting-limit",
                   "the workflow nests more than %d modern elements deep", WFC_XW_MAX_DEPTH);
-    else if (!wfc_xw_ok(W))
+    else if (!ok)
         c->nomem = true;
 }
 
@@ -736,10 +739,7 @@ static wf_status convert_loaded(wfc__conv *c, const char *path, char **xaml, siz
     }
     wf_buf doc;
     wf_buf_init(&doc);
-    document(c, path, &doc);
-    wf_buf_add(&doc, c->body.data, c->body.len);
-    wf_buf_adds(&doc, "</Activity>\n");
-    if (doc.oom) {
+    if (!document(c, path, &doc) || doc.oom) {
         wf_buf_fini(&doc);
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     }

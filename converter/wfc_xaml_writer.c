@@ -1,67 +1,52 @@
 /* wfc_xaml_writer.c — the deterministic XML text writer of converted definitions
- * (wfc_xaml_writer.h). Layout is fixed: one element per line, two spaces per level. */
+ * (wfc_xaml_writer.h): the common writer in indent mode, plus the rule that text sits right
+ * after its start tag and the converter's nesting limit. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/wf_xml.h"
 #include "wfc_xaml_writer.h"
 
 void wfc_xw_init(wfc_xw *w, wf_buf *out, size_t base_depth)
 {
     memset(w, 0, sizeof *w);
     w->out = out;
-    w->base = base_depth;
+    wf_xmlw_opts o = WF_XMLW_OPTS_INIT;
+    o.indent = true;
+    o.base_depth = base_depth;
+    w->failed = wf_xmlw_create(&o, &w->x, NULL) != WF_OK;
 }
 
-static void put(wfc_xw *w, const char *s)
+static bool usable(const wfc_xw *w)
 {
-    if (!wf_buf_adds(w->out, s))
-        w->failed = true;
+    return !w->failed && !wf_xmlw_failed(w->x);
 }
 
-static void indent(wfc_xw *w, size_t level)
+void wfc_xw_declaration(wfc_xw *w)
 {
-    for (size_t i = 0; i < (w->base + level) * 2; i++)
-        if (!wf_buf_addc(w->out, ' '))
-            w->failed = true;
-}
-
-void wfc_xw_end_start_tag(wfc_xw *w)
-{
-    if (w->tag_open) {
-        put(w, ">\n");
-        w->tag_open = false;
-    }
+    if (usable(w))
+        wf_xmlw_declaration(w->x);
 }
 
 void wfc_xw_open(wfc_xw *w, const char *name)
 {
-    wfc_xw_end_start_tag(w);
     if (w->depth >= WFC_XW_MAX_DEPTH) {
         w->failed = w->too_deep = true;
         return;
     }
-    indent(w, w->depth);
-    put(w, "<");
-    put(w, name);
-    w->stack[w->depth++] = name;
+    if (!usable(w))
+        return;
+    wf_xmlw_open(w->x, name);
+    w->depth++;
     w->tag_open = true;
-    w->has_text = false;
 }
 
 void wfc_xw_attr(wfc_xw *w, const char *name, const char *value)
 {
-    if (!w->tag_open) {
+    if (!w->tag_open)
         w->failed = true;
-        return;
-    }
-    put(w, " ");
-    put(w, name);
-    put(w, "=\"");
-    if (!wf_xml_escape(w->out, value ? value : "", true))
-        w->failed = true;
-    put(w, "\"");
+    if (usable(w))
+        wf_xmlw_attr(w->x, name, value);
 }
 
 void wfc_xw_attrf(wfc_xw *w, const char *name, const char *fmt, ...)
@@ -79,15 +64,11 @@ void wfc_xw_attrf(wfc_xw *w, const char *name, const char *fmt, ...)
 
 void wfc_xw_text(wfc_xw *w, const char *text)
 {
-    if (!w->tag_open) {
+    if (!w->tag_open)
         w->failed = true;
-        return;
-    }
-    put(w, ">");
-    if (!wf_xml_escape(w->out, text, false))
-        w->failed = true;
+    if (usable(w))
+        wf_xmlw_text(w->x, text);
     w->tag_open = false;
-    w->has_text = true;
 }
 
 void wfc_xw_close(wfc_xw *w)
@@ -96,30 +77,17 @@ void wfc_xw_close(wfc_xw *w)
         w->failed = true;
         return;
     }
-    const char *name = w->stack[--w->depth];
-    if (w->tag_open) {
-        put(w, " />\n");
-    } else {
-        if (!w->has_text)
-            indent(w, w->depth);
-        put(w, "</");
-        put(w, name);
-        put(w, ">\n");
-    }
+    w->depth--;
     w->tag_open = false;
-    w->has_text = false;
+    if (usable(w))
+        wf_xmlw_close(w->x);
 }
 
 void wfc_xw_comment(wfc_xw *w, const char *text)
 {
-    wfc_xw_end_start_tag(w);
-    indent(w, w->depth);
-    put(w, "<!-- ");
-    for (const char *p = text; *p; p++) {
-        if (!wf_buf_addc(w->out, *p) || (p[0] == '-' && p[1] == '-' && !wf_buf_addc(w->out, ' ')))
-            w->failed = true;
-    }
-    put(w, " -->\n");
+    w->tag_open = false;
+    if (usable(w))
+        wf_xmlw_comment(w->x, text);
 }
 
 void wfc_xw_leaf_text(wfc_xw *w, const char *name, const char *text)
@@ -129,7 +97,23 @@ void wfc_xw_leaf_text(wfc_xw *w, const char *name, const char *text)
     wfc_xw_close(w);
 }
 
+void wfc_xw_markup(wfc_xw *w, const char *markup)
+{
+    if (usable(w))
+        wf_xmlw_raw(w->x, markup);
+    w->tag_open = false;
+}
+
 bool wfc_xw_ok(const wfc_xw *w)
 {
-    return !w->failed && !w->out->oom && w->depth == 0;
+    return usable(w) && w->depth == 0;
+}
+
+bool wfc_xw_finish(wfc_xw *w)
+{
+    bool ok = wfc_xw_ok(w) && wf_xmlw_finish(w->x, w->out, NULL) == WF_OK;
+    wf_xmlw_destroy(w->x);
+    w->x = NULL;
+    w->failed |= !ok;
+    return ok;
 }

@@ -433,7 +433,7 @@ START_TEST(test_custom_composite_in_its_own_file)
     ck_assert(has_activity(c.file, "managerApproval", "Conv.ApprovalStep", "mapped"));
     ck_assert_ptr_nonnull(strstr(c.xaml, "xmlns:t0=\"clr-namespace:Conv;assembly=convcases\""));
     ck_assert_ptr_nonnull(
-        strstr(c.xaml, "<t0:ApprovalStep DisplayName=\"managerApproval\" Total=\"[Total]\" />"));
+        strstr(c.xaml, "<t0:ApprovalStep DisplayName=\"managerApproval\" Total=\"[Total]\"/>"));
     ck_assert_uint_eq(c.side.count, 2); /* the activity type, then the map */
     ck_assert_str_eq(c.side.items[1].name, "uses_approval_step.xaml.map.json");
     ck_assert_str_eq(c.side.items[0].name, "ApprovalStep.xaml");
@@ -579,7 +579,7 @@ START_TEST(test_composite_with_hosted_body_is_partial)
     ck_assert_uint_eq(c.side.count, 4); /* ..., the activity type, the map */
     ck_assert_str_eq(c.side.items[2].name, "OddStep.xaml");
     ck_assert_ptr_nonnull(strstr(c.side.items[2].text, "<Interop DisplayName=\"pause\""));
-    ck_assert_ptr_nonnull(strstr(c.xaml, "<t0:OddStep DisplayName=\"step\" Total=\"[Total]\" />"));
+    ck_assert_ptr_nonnull(strstr(c.xaml, "<t0:OddStep DisplayName=\"step\" Total=\"[Total]\"/>"));
     converted_free(&c);
     wf_test_tmpdir_remove(dir);
 }
@@ -694,7 +694,7 @@ START_TEST(test_suspend_is_hosted_and_reviewed)
     ck_assert_str_eq(c.side.items[0].name, "suspend.pause.activities.xml");
     ck_assert_str_eq(c.side.items[1].name, "suspend.pause.xoml");
     ck_assert_ptr_nonnull(strstr(c.xaml, "<Sequence DisplayName=\"Case\">\n    <Interop "
-                                         "DisplayName=\"pause\" ActivityType=\"io0:Case\" />"));
+                                         "DisplayName=\"pause\" ActivityType=\"io0:Case\"/>"));
     converted_free(&c);
     wf_test_tmpdir_remove(dir);
 }

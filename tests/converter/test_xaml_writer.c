@@ -27,12 +27,42 @@ START_TEST(test_layout_and_escaping_are_fixed)
     wfc_xw_init(&w, &b, 1);
     write_sample(&w);
     ck_assert(wfc_xw_ok(&w));
+    ck_assert(wfc_xw_finish(&w));
     ck_assert_str_eq(b.data, "  <!-- a - - b -->\n"
                              "  <Sequence DisplayName=\"a &quot;&lt;&amp;&gt;&quot; b&#10;\">\n"
-                             "    <Delay Duration=\"00:00:01\" />\n"
+                             "    <Delay Duration=\"00:00:01\"/>\n"
                              "    <InArgument>[a &lt; b &amp;&amp; c]</InArgument>\n"
                              "  </Sequence>\n");
     wf_buf_fini(&b);
+}
+END_TEST
+
+/* The converter's two-writer document: a body written first at depth 1, then the head whose
+ * root element takes it as content. */
+START_TEST(test_body_placed_in_the_document)
+{
+    wf_buf body, doc;
+    wf_buf_init(&body);
+    wf_buf_init(&doc);
+    wfc_xw w;
+    wfc_xw_init(&w, &body, 1);
+    wfc_xw_leaf_text(&w, "WriteLine", "caf\xC3\xA9 \x01");
+    ck_assert(wfc_xw_finish(&w));
+    wfc_xw_init(&w, &doc, 0);
+    wfc_xw_declaration(&w);
+    wfc_xw_comment(&w, "converted");
+    wfc_xw_open(&w, "Activity");
+    wfc_xw_attr(&w, "x:Class", "W");
+    wfc_xw_markup(&w, body.data);
+    wfc_xw_close(&w);
+    ck_assert(wfc_xw_finish(&w));
+    ck_assert_str_eq(doc.data, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                               "<!-- converted -->\n"
+                               "<Activity x:Class=\"W\">\n"
+                               "  <WriteLine>caf\xC3\xA9 \xEF\xBF\xBD</WriteLine>\n"
+                               "</Activity>\n");
+    wf_buf_fini(&body);
+    wf_buf_fini(&doc);
 }
 END_TEST
 
@@ -48,6 +78,8 @@ START_TEST(test_unbalanced_calls_are_not_ok)
     ck_assert(wfc_xw_ok(&w));
     wfc_xw_close(&w);
     ck_assert(!wfc_xw_ok(&w));
+    ck_assert(!wfc_xw_finish(&w));
+    ck_assert_uint_eq(b.len, 0); /* nothing half-written */
     wf_buf_fini(&b);
 }
 END_TEST
@@ -64,6 +96,7 @@ START_TEST(test_nesting_beyond_the_limit_is_reported)
     wfc_xw_open(&w, "Sequence");
     ck_assert(w.too_deep);
     ck_assert(!wfc_xw_ok(&w));
+    ck_assert(!wfc_xw_finish(&w));
     wf_buf_fini(&b);
 }
 END_TEST
@@ -76,7 +109,7 @@ static wf_status write_op(void *ud)
     wfc_xw w;
     wfc_xw_init(&w, &b, 2);
     write_sample(&w);
-    bool ok = wfc_xw_ok(&w);
+    bool ok = wfc_xw_finish(&w);
     wf_buf_fini(&b);
     return ok ? WF_OK : WF_E_NOMEM;
 }
@@ -92,6 +125,7 @@ Suite *xaml_writer_suite(void)
     Suite *s = suite_create("xaml_writer");
     TCase *core = tcase_create("core");
     tcase_add_test(core, test_layout_and_escaping_are_fixed);
+    tcase_add_test(core, test_body_placed_in_the_document);
     tcase_add_test(core, test_unbalanced_calls_are_not_ok);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
