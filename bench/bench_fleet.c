@@ -29,7 +29,7 @@
 #include "../modern/wfm_runtime.h"
 #include "bench_util.h"
 
-enum { CITIES = 5, MAX_HOSTS = 4, BASE_REPS = 15, RAW_CONNS = 8 };
+enum { CITIES = 5, MAX_HOSTS = 4, BASE_REPS = 15, RAW_CONNS = 8, CELL_REPS = 3 };
 
 static const char *const cities[CITIES] = {"Tokyo", "Seattle", "London", "Cairo", "Lima"};
 
@@ -708,61 +708,114 @@ static const grid_row grid[] = {
 };
 enum { GRID = sizeof grid / sizeof grid[0] };
 
+/* A cell's figures over its repetitions (median, min, max of each). */
+typedef struct cell_sum {
+    bu_stat orch_s, items_s, p50_ms, p99_ms, saves_per, acts_per;
+    bu_stat host_us, server_us, total_us, commits_s, commits_per, limit_s, of_limit;
+    bool server, commits, limit; /* those figures were measured in every repetition */
+} cell_sum;
+
+enum { F_ORCH, F_ITEMS, F_P50, F_P99, F_SAVES, F_ACTS, F_HOST, F_SERVER, F_TOTAL, F_COMMITS_S,
+       F_COMMITS_PER, F_LIMIT, F_OF_LIMIT, FIGURES };
+
+/* Each figure of one repetition of a cell into v[figure]. */
+static void cell_values(const cell_fig *c, double v[FIGURES])
+{
+    double n = c->orch_s * c->seconds, commits_s = (double)c->commits / c->seconds;
+    v[F_ORCH] = c->orch_s;
+    v[F_ITEMS] = c->items_s;
+    v[F_P50] = c->p50_ms;
+    v[F_P99] = c->p99_ms;
+    v[F_SAVES] = (double)c->saves / n;
+    v[F_ACTS] = (double)c->activities / n;
+    v[F_HOST] = c->host_cpu_s * 1e6 / n;
+    v[F_SERVER] = c->server_cpu_s * 1e6 / n;
+    v[F_TOTAL] = (c->host_cpu_s + c->server_cpu_s) * 1e6 / n;
+    v[F_COMMITS_S] = commits_s;
+    v[F_COMMITS_PER] = (double)c->commits / n;
+    v[F_LIMIT] = c->limit_s;
+    v[F_OF_LIMIT] = c->limit_s > 0 ? 100.0 * commits_s / c->limit_s : 0;
+}
+
+static cell_sum summarise(const cell_fig *figs, int reps)
+{
+    double v[FIGURES][CELL_REPS], one[FIGURES];
+    cell_sum m;
+    m.server = m.commits = m.limit = true;
+    for (int r = 0; r < reps; r++) {
+        cell_values(&figs[r], one);
+        for (int k = 0; k < FIGURES; k++)
+            v[k][r] = one[k];
+        m.server = m.server && figs[r].server_cpu_s >= 0;
+        m.commits = m.commits && figs[r].commits >= 0;
+        m.limit = m.limit && figs[r].limit_s > 0;
+    }
+    bu_stat *out[FIGURES] = {&m.orch_s,  &m.items_s,   &m.p50_ms,    &m.p99_ms,   &m.saves_per,
+                             &m.acts_per, &m.host_us,  &m.server_us, &m.total_us, &m.commits_s,
+                             &m.commits_per, &m.limit_s, &m.of_limit};
+    for (int k = 0; k < FIGURES; k++)
+        *out[k] = bu_summary(v[k], reps);
+    return m;
+}
+
 /* The targets: >= 50,000 work items/s on SQLite at normal (one host); PostgreSQL
- * orchestrations/s growing with hosts (each row against the row with half its hosts). */
-static const char *target_of(int i, const cell_fig *figs, const bool *ok, char *buf, size_t size)
+ * orchestrations/s growing with hosts (each row's median against the row with half its
+ * hosts). */
+static const char *target_of(int i, const cell_sum *sums, const bool *ok, char *buf,
+                             size_t size)
 {
     const grid_row *g = &grid[i];
     if (!g->pg && !g->full && g->hosts == 1)
         snprintf(buf, size, ">= 50,000 work items/s | %s",
-                 figs[i].items_s >= 50000 ? "met" : "not met");
+                 sums[i].items_s.med >= 50000 ? "met" : "not met");
     else if (g->pg && g->hosts > 1 && ok[i - 1])
         snprintf(buf, size, "> %d host%s (%.0f/s) | %s", g->hosts / 2, g->hosts > 2 ? "s" : "",
-                 figs[i - 1].orch_s, figs[i].orch_s > figs[i - 1].orch_s ? "met" : "not met");
+                 sums[i - 1].orch_s.med,
+                 sums[i].orch_s.med > sums[i - 1].orch_s.med ? "met" : "not met");
     else
         snprintf(buf, size, "- | -");
     return buf;
 }
 
 /* One PostgreSQL cell's CPU per orchestration and commits against the raw limit. */
-static void pg_row(const grid_row *g, const cell_fig *c, double n)
+static void pg_row(const grid_row *g, const cell_sum *m)
 {
-    char srv[32] = "-", tot[32] = "-", com[32] = "-", per[32] = "-", lim[32] = "-", of[32] = "-";
-    double host_us = c->host_cpu_s * 1e6 / n;
-    if (c->server_cpu_s >= 0) {
-        snprintf(srv, sizeof srv, "%.0f", c->server_cpu_s * 1e6 / n);
-        snprintf(tot, sizeof tot, "%.0f", (c->host_cpu_s + c->server_cpu_s) * 1e6 / n);
+    char o[64], h[64], srv[64] = "-", tot[64] = "-", com[64] = "-", per[64] = "-", lim[64] = "-",
+                       of[64] = "-";
+    if (m->server) {
+        bu_cell(m->server_us, srv, sizeof srv);
+        bu_cell(m->total_us, tot, sizeof tot);
     }
-    double commits_s = c->commits >= 0 ? (double)c->commits / c->seconds : 0;
-    if (c->commits >= 0) {
-        bu_num(commits_s, com, sizeof com);
-        snprintf(per, sizeof per, "%.2f", (double)c->commits / n);
+    if (m->commits) {
+        bu_cell(m->commits_s, com, sizeof com);
+        snprintf(per, sizeof per, "%.2f", m->commits_per.med);
     }
-    if (c->limit_s > 0) {
-        bu_num(c->limit_s, lim, sizeof lim);
-        if (c->commits >= 0)
-            snprintf(of, sizeof of, "%.0f%%", 100.0 * commits_s / c->limit_s);
+    if (m->limit) {
+        bu_cell(m->limit_s, lim, sizeof lim);
+        if (m->commits)
+            snprintf(of, sizeof of, "%.0f%% (%.0f–%.0f%%)", m->of_limit.med, m->of_limit.min,
+                     m->of_limit.max);
     }
     printf("PostgreSQL %-6s %d host(s): host CPU %.0f us/orch, server CPU %s us/orch, "
            "%s commits/s (%s per orch), raw limit %s commits/s (%s)\n",
-           g->full ? "full" : "normal", g->hosts, host_us, srv, com, per, lim, of);
-    bu_md("| %s | %d | %s | %.0f | %s | %s | %s | %s | %s | %s |\n", g->full ? "full" : "normal",
-          g->hosts, bu_num(c->orch_s, (char[32]){0}, 32), host_us, srv, tot, com, per, lim, of);
+           g->full ? "full" : "normal", g->hosts, m->host_us.med, srv, com, per, lim, of);
+    bu_md("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", g->full ? "full" : "normal",
+          g->hosts, bu_cell(m->orch_s, o, sizeof o), bu_cell(m->host_us, h, sizeof h), srv, tot,
+          com, per, lim, of);
     char row[96];
     snprintf(row, sizeof row, "PostgreSQL, %s, %d host%s", g->full ? "full" : "normal", g->hosts,
              g->hosts > 1 ? "s" : "");
-    bu_json("bench_fleet", "fleet pg", row, "host CPU", "us per orchestration", bu_one(host_us));
-    if (c->server_cpu_s >= 0)
+    bu_json("bench_fleet", "fleet pg", row, "host CPU", "us per orchestration", m->host_us);
+    if (m->server)
         bu_json("bench_fleet", "fleet pg", row, "server CPU", "us per orchestration",
-                bu_one(c->server_cpu_s * 1e6 / n));
-    if (c->commits >= 0)
-        bu_json("bench_fleet", "fleet pg", row, "server commits", "commits/s", bu_one(commits_s));
-    if (c->limit_s > 0)
-        bu_json("bench_fleet", "fleet pg", row, "raw prepared UPDATE", "commits/s",
-                bu_one(c->limit_s));
+                m->server_us);
+    if (m->commits)
+        bu_json("bench_fleet", "fleet pg", row, "server commits", "commits/s", m->commits_s);
+    if (m->limit)
+        bu_json("bench_fleet", "fleet pg", row, "raw prepared UPDATE", "commits/s", m->limit_s);
 }
 
-static void pg_table(const cell_fig *figs, const bool *ok)
+static void pg_table(const cell_sum *sums, const bool *ok)
 {
     bu_md("\nPostgreSQL: where each cell's CPU goes and how close its commits come to the\n"
           "server's limit. Host CPU: the host processes' user + system time (getrusage of the\n"
@@ -775,14 +828,15 @@ static void pg_table(const cell_fig *figs, const bool *ok)
           "per save, COMMIT). The limit: right after the cell, 8 connections each committing\n"
           "a prepared UPDATE of a 600-byte blob into a row of its own for 1 s, at the cell's\n"
           "synchronous_commit (the server's commit throughput with as many committers as the\n"
-          "largest cell has host threads); `of limit` is the cell's commits/s over it. The\n"
-          "server shares the 2 cores with the hosts.\n\n"
+          "largest cell has host threads); `of limit` is the cell's commits/s over it, per\n"
+          "repetition. Median (min–max) of the repetitions above. The server shares the 2\n"
+          "cores with the hosts.\n\n"
           "| durability | hosts | orchestrations/s | host CPU µs/orch | server CPU µs/orch | "
           "total CPU µs/orch | server commits/s | commits per orch | raw UPDATE commits/s "
           "(limit) | of limit |\n|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < GRID; i++)
         if (grid[i].pg && ok[i])
-            pg_row(&grid[i], &figs[i], figs[i].orch_s * figs[i].seconds);
+            pg_row(&grid[i], &sums[i]);
     bu_md("\nWhere the time goes: the server's CPU per orchestration is 2-3x the hosts' (each\n"
           "orchestration's 6 saves, its claim and its lease traffic are statements the server\n"
           "parses, plans from the prepared form, writes to WAL and commits); hosts and server\n"
@@ -792,52 +846,72 @@ static void pg_table(const cell_fig *figs, const bool *ok)
           "rate is not what bounds them, its CPU per statement is.\n");
 }
 
-static int fleet_table(fleet *f, double base)
+/* One cell's row of the main table (its repetitions summarised). */
+static void fleet_row(int i, const cell_sum *sums, const bool *ok, double base)
 {
-    cell_fig figs[GRID];
+    const grid_row *g = &grid[i];
+    const cell_sum *m = &sums[i];
+    const char *store = g->pg ? "PostgreSQL" : "SQLite", *dur = g->full ? "full" : "normal";
+    char a[64], b[64], c50[64], c99[64], h[64], t[96];
+    printf("%-10s %-6s %d host(s): %7.0f orch/s %8.0f work items/s (%.2f saves+%.2f act "
+           "per orch) p50 %6.0f ms p99 %6.0f ms  host CPU %.0f us/orch  x%.3g of baseline\n",
+           store, dur, g->hosts, m->orch_s.med, m->items_s.med, m->saves_per.med,
+           m->acts_per.med, m->p50_ms.med, m->p99_ms.med, m->host_us.med, m->orch_s.med / base);
+    bu_md("| %s | %s | %d | %s | %s | %.2f (%.2f + %.2f) | %s | %s | %s | %.3g | %s |\n", store,
+          dur, g->hosts, bu_cell(m->orch_s, a, sizeof a), bu_cell(m->items_s, b, sizeof b),
+          m->saves_per.med + m->acts_per.med, m->saves_per.med, m->acts_per.med,
+          bu_cell(m->p50_ms, c50, sizeof c50), bu_cell(m->p99_ms, c99, sizeof c99),
+          bu_cell(m->host_us, h, sizeof h), m->orch_s.med / base,
+          target_of(i, sums, ok, t, sizeof t));
+    char row[96];
+    snprintf(row, sizeof row, "%s, %s, %d host%s", store, dur, g->hosts, g->hosts > 1 ? "s" : "");
+    bu_json("bench_fleet", "fleet", row, "orchestrations", "orchestrations/s", m->orch_s);
+    bu_json("bench_fleet", "fleet", row, "work items", "work items/s", m->items_s);
+    bu_json("bench_fleet", "fleet", row, "latency p50", "ms", m->p50_ms);
+    bu_json("bench_fleet", "fleet", row, "latency p99", "ms", m->p99_ms);
+    bu_json("bench_fleet", "fleet", row, "host CPU", "us per orchestration", m->host_us);
+    bu_json("bench_fleet", "fleet", row, "/ baseline", "x", bu_one(m->orch_s.med / base));
+}
+
+/* Every cell `reps` times, the repetitions interleaved (the whole grid, then again). */
+static int fleet_table(fleet *f, double base, int reps)
+{
+    static cell_fig figs[GRID][CELL_REPS];
+    cell_sum sums[GRID];
     bool ok[GRID];
     int rc = 0;
     memset(figs, 0, sizeof figs);
-    memset(ok, 0, sizeof ok);
+    memset(sums, 0, sizeof sums);
+    for (int i = 0; i < GRID; i++)
+        ok[i] = !grid[i].pg || f->pg_base;
+    for (int r = 0; r < reps && !rc; r++)
+        for (int i = 0; i < GRID && !rc; i++) {
+            if (!ok[i])
+                continue;
+            ok[i] = run_cell(f, grid[i].pg, grid[i].full, grid[i].hosts, &figs[i][r]) == 0;
+            if (!ok[i]) {
+                printf("%s %s %d host(s): failed\n", grid[i].pg ? "PostgreSQL" : "SQLite",
+                       grid[i].full ? "full" : "normal", grid[i].hosts);
+                rc = !grid[i].optional;
+            }
+        }
     bu_md("| store | durability | hosts | orchestrations/s | work items/s | work items per "
-          "orchestration (saves + activities) | p50 ms | p99 ms | / baseline | target | met? "
-          "|\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+          "orchestration (saves + activities) | p50 ms | p99 ms | host CPU µs/orch | / baseline "
+          "| target | met? |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < GRID && !rc; i++) {
         const grid_row *g = &grid[i];
-        const char *store = g->pg ? "PostgreSQL" : "SQLite", *dur = g->full ? "full" : "normal";
         if (g->pg && !f->pg_base)
             continue;
-        ok[i] = run_cell(f, g->pg, g->full, g->hosts, &figs[i]) == 0;
         if (!ok[i]) {
-            printf("%-10s %-6s %d host(s): failed\n", store, dur, g->hosts);
-            bu_md("| %s | %s | %d | failed (see the program's stderr) | | | | | | | |\n", store, dur,
-                  g->hosts);
-            rc = !g->optional;
+            bu_md("| %s | %s | %d | failed (see the program's stderr) | | | | | | | | |\n",
+                  g->pg ? "PostgreSQL" : "SQLite", g->full ? "full" : "normal", g->hosts);
             continue;
         }
-        const cell_fig *c = &figs[i];
-        double per = (double)((uint64_t)c->saves + c->activities) / (double)f->n;
-        char a[32], b[32], t[96];
-        printf("%-10s %-6s %d host(s): %7.0f orch/s %8.0f work items/s (%.2f saves+%.2f act "
-               "per orch) p50 %6.0f ms p99 %6.0f ms  x%.3g of baseline\n",
-               store, dur, g->hosts, c->orch_s, c->items_s, (double)c->saves / (double)f->n,
-               (double)c->activities / (double)f->n, c->p50_ms, c->p99_ms, c->orch_s / base);
-        bu_md("| %s | %s | %d | %s | %s | %.2f (%.2f + %.2f) | %.0f | %.0f | %.3g | %s |\n", store,
-              dur, g->hosts, bu_num(c->orch_s, a, sizeof a), bu_num(c->items_s, b, sizeof b), per,
-              (double)c->saves / (double)f->n, (double)c->activities / (double)f->n, c->p50_ms,
-              c->p99_ms, c->orch_s / base, target_of(i, figs, ok, t, sizeof t));
-        char row[96];
-        snprintf(row, sizeof row, "%s, %s, %d host%s", store, dur, g->hosts,
-                 g->hosts > 1 ? "s" : "");
-        bu_json("bench_fleet", "fleet", row, "orchestrations", "orchestrations/s",
-                bu_one(c->orch_s));
-        bu_json("bench_fleet", "fleet", row, "work items", "work items/s", bu_one(c->items_s));
-        bu_json("bench_fleet", "fleet", row, "latency p50", "ms", bu_one(c->p50_ms));
-        bu_json("bench_fleet", "fleet", row, "latency p99", "ms", bu_one(c->p99_ms));
-        bu_json("bench_fleet", "fleet", row, "/ baseline", "x", bu_one(c->orch_s / base));
+        sums[i] = summarise(figs[i], reps);
+        fleet_row(i, sums, ok, base);
     }
-    if (f->pg_base)
-        pg_table(figs, ok);
+    if (!rc && f->pg_base)
+        pg_table(sums, ok);
     if (!f->pg_base) {
         printf("PostgreSQL: skipped, neither WFBRIDGE_BENCH_PG nor WFBRIDGE_TEST_PG is set\n");
         bu_md("\nPostgreSQL rows: skipped, neither WFBRIDGE_BENCH_PG nor WFBRIDGE_TEST_PG names a "
@@ -905,7 +979,8 @@ int main(int argc, char **argv)
               "(default workers: one per core, %ld here) and stopped with SIGTERM once the store\n"
               "shows every instance Closed. Time runs from the hosts' start to the last\n"
               "completion (the largest `updated_ms` of the Closed rows); p50 / p99: each\n"
-              "instance's `updated_ms` minus the hosts' start. One run per cell; PostgreSQL cells\n"
+              "instance's `updated_ms` minus the hosts' start. Each cell: median (min–max) of %d\n"
+              "repetitions, the whole grid run once, then again; PostgreSQL cells\n"
               "each on a fresh schema of the server in WFBRIDGE_BENCH_PG or WFBRIDGE_TEST_PG,\n"
               "sharing this machine's cores.\n\n"
               "A work item is what such schedulers call an action: an operation the scheduler\n"
@@ -913,16 +988,18 @@ int main(int argc, char **argv)
               "what the run did: orchestration steps are the saves the hosts made (the rise of\n"
               "the rows' `version` column, which every save increments: each Persist and the\n"
               "completion), activities are the `hello` calls the library counted in a counter\n"
-              "shared by the host processes.\n\n"
+              "shared by the host processes. Host CPU: the host processes' user + system time\n"
+              "(getrusage of the reaped children) per orchestration, which the machine's load\n"
+              "changes far less than the rates.\n\n"
               "Baseline (same run): the same workload in one process on the runtime pool (one\n"
               "worker per core), no store, so Persist completes at once: %s orchestrations/s\n"
               "(median of %d after a warm-up). `/ baseline` is each cell's orchestrations/s over\n"
               "it. Targets: >= 50,000 work items/s on SQLite at normal; PostgreSQL\n"
               "growing with hosts.\n\n",
-              n, n, sysconf(_SC_NPROCESSORS_ONLN), bu_cell(base, c, sizeof c), reps);
+              n, n, sysconf(_SC_NPROCESSORS_ONLN), bu_reps(CELL_REPS), bu_cell(base, c, sizeof c), reps);
         bu_json("bench_fleet", "fleet", "baseline: one process, no store", "orchestrations",
                 "orchestrations/s", base);
-        rc = fleet_table(&f, base.med);
+        rc = fleet_table(&f, base.med, bu_reps(CELL_REPS));
     }
     counter_close(&f.activities);
     unlink(xaml_path);

@@ -505,7 +505,7 @@ typedef struct claim_copy {
     uint64_t hash;
     void *state;
     size_t state_len;
-    int64_t pending, attempts;
+    int64_t pending, attempts, promoted;
 } claim_copy;
 
 typedef struct claim_batch {
@@ -524,6 +524,7 @@ static bool copy_claimed(void *ud, const wfm_store_claimed *c)
     r->hash = c->definition_hash;
     r->pending = c->pending_resumes;
     r->attempts = c->attempts;
+    r->promoted = c->promoted;
     r->state_len = c->state_len;
     r->state = NULL;
     if (c->state && !(r->state = wf_malloc(c->state_len ? c->state_len : 1)))
@@ -564,7 +565,7 @@ static size_t claim_some(feeder *fd, size_t max)
         wfm_dinst *d = NULL;
         wf_status st = b.oom ? wf_error_set(&e, WF_E_NOMEM, NULL, "out of memory")
                              : wfm_host_adopt(host, r->id, r->status, r->hash, r->state,
-                                              r->state_len, r->pending, &d, &e);
+                                              r->state_len, r->pending, r->promoted, &d, &e);
         if (b.oom) { /* give the lease back: a later claim takes it again */
             wf_error tmp = WF_ERROR_INIT;
             wfm_store_release(wfm_host_store(host), r->id, &tmp);

@@ -50,7 +50,7 @@ typedef struct mig_plan {
     char status[32]; /* legacy status */
     const mig_map *map;
     mig_verdict verdict;
-    char reason[256];
+    char reason[384];
     mig_names queues, executing; /* legacy position */
     int64_t timers[MIG_MAX_NAMES];
     size_t timer_count;

@@ -12,6 +12,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../legacy/wfl_exec.h"
@@ -118,6 +119,11 @@ static void legacy_position(wfl_exec *ex, mig_plan *p)
     p->timer_count = wfl_exec_timers(ex, p->timers, MIG_MAX_NAMES);
 }
 
+/* The legacy runtime reads the clock for each Delay it starts, so the Delays one pulse starts
+ * together (the rounds of a parallel Replicator) are due microseconds apart, where the replay's
+ * virtual clock makes them due at one instant: intervals that differ by less than this match. */
+#define MIG_TIMER_SLACK_US 1000
+
 /* ---- replay ---------------------------------------------------------------------------------- */
 typedef struct seq {
     char *step[MIG_MAX_DEPTH]; /* bookmark names; NULL: fire the earliest timer */
@@ -137,6 +143,9 @@ typedef struct hosted {
     char *name[MIG_MAX_NAMES];
     lvals vals[MIG_MAX_NAMES];
     size_t count;
+    size_t items[MIG_MAX_NAMES]; /* the running items of the last loop asked for */
+    char unbound[128];           /* an event parameter a replay step could not give back */
+    mig_names loops;             /* the loops started at their legacy items */
 } hosted;
 
 static void hosted_fini(hosted *h)
@@ -145,6 +154,24 @@ static void hosted_fini(hosted *h)
         wf_free(h->name[i]);
         lvals_fini(&h->vals[i]);
     }
+    mig_names_fini(&h->loops);
+}
+
+/* A ForEach / ParallelForEach (a Replicator's conversion) starts at the items its legacy
+ * Replicator runs, over the legacy list: the replay does not run the items before again. */
+static bool hosted_items(void *ud, const char *activity, wfm_replay_items *out)
+{
+    hosted *h = ud;
+    const wf_value *data = NULL;
+    size_t live = 0;
+    size_t n = wfl_exec_replicator_items(h->ex, activity, &data, h->items, MIG_MAX_NAMES, &live);
+    if (live != 1 || n > MIG_MAX_NAMES || !data || data->type->kind != WF_K_LIST)
+        return false;
+    out->values = data;
+    out->running = h->items;
+    out->running_count = n;
+    mig_names_add(&h->loops, activity);
+    return true;
 }
 
 static bool hosted_values(void *ud, const char *activity, wfm_replay_values *out)
@@ -197,6 +224,25 @@ static wf_status set_inputs(const replay_env *r, wfm_instance *inst, wf_error *e
     return WF_OK;
 }
 
+/* Resume bookmark `name` with the payload the legacy event carried, read back from the
+ * values its ParameterBindings wrote, so that a branch on it (an IfElse on the amount the
+ * event brought) goes the legacy way. A parameter no binding kept stays null: the first one is
+ * noted in r->unbound for the reason, should the path not lead to the position. */
+static wf_status resume_as_legacy(const replay_env *r, wfm_instance *inst, const char *name,
+                                  wf_error *err)
+{
+    wf_value payload = wf_null();
+    const char *unbound = NULL;
+    bool found = false;
+    wf_status rc = wfl_exec_event_payload(r->h->ex, name, &payload, &found, &unbound, err);
+    if (rc == WF_OK && found && unbound && !r->h->unbound[0])
+        snprintf(r->h->unbound, sizeof r->h->unbound, "%s", unbound);
+    if (rc == WF_OK)
+        rc = wfm_instance_resume(inst, name, found ? &payload : NULL, err);
+    wf_value_release(&payload);
+    return rc;
+}
+
 /* Run the converted definition from its start through the steps of s; *inst is Idle at the
  * end, or NULL (with why) when the path does not lead to an idle instance. */
 static wf_status replay(const replay_env *r, const seq *s, int64_t shift, wfm_instance **out,
@@ -205,12 +251,14 @@ static wf_status replay(const replay_env *r, const seq *s, int64_t shift, wfm_in
     *out = NULL;
     wfm_instance *inst = NULL;
     r->c->now_us = r->start_us + shift;
+    r->h->unbound[0] = '\0';
     wf_status rc = wfm_instance_create(r->c->rt, r->p->map->mdef, &inst, err);
     if (rc != WF_OK)
         return rc;
     wfm_instance_set_id(inst, r->p->id);
     wfm_instance_set_replay(inst, true);
     wfm_instance_set_replay_values(inst, hosted_values, r->h);
+    wfm_instance_set_replay_items(inst, hosted_items);
     rc = set_inputs(r, inst, err);
     if (rc == WF_OK)
         rc = wfm_instance_run(inst, err);
@@ -218,7 +266,7 @@ static wf_status replay(const replay_env *r, const seq *s, int64_t shift, wfm_in
         if (wfm_instance_state_get(inst) != WFM_INSTANCE_IDLE)
             break;
         if (s->step[i]) {
-            rc = wfm_instance_resume(inst, s->step[i], NULL, err);
+            rc = resume_as_legacy(r, inst, s->step[i], err);
         } else {
             int64_t due = wfm_instance_next_timer_us(inst);
             if (due == INT64_MAX)
@@ -279,18 +327,25 @@ static bool at_position(const mig_plan *p, wfm_instance *inst, bool *interop)
     return same;
 }
 
-/* Breadth-first over the steps until a replay is at the position: *found gets its steps and
- * *at the instance there (destroy it). */
-/* Note in hint (once) a replay that ended when it resumed a bookmark without a payload: the
- * path to the position may need the event's payload, which the replay does not have. */
-static void note_payload_hint(const seq *s, const char *why, char *hint, size_t size)
+/* Note in hint (once) a replay that ended when it resumed a bookmark: the path to the
+ * position may need an event's parameter that the legacy values do not give back. */
+static void note_payload_hint(const seq *s, const char *why, const char *unbound, char *hint,
+                              size_t size)
 {
     if (hint[0] || !why[0] || s->n == 0 || !s->step[s->n - 1])
         return;
-    snprintf(hint, size, "; resuming '%.60s' without the event's payload, %.90s",
-             s->step[s->n - 1], why);
+    if (unbound[0])
+        snprintf(hint, size, "; resuming '%.60s' needs the event's '%.40s', which no "
+                             "ParameterBinding of the legacy instance kept: %.80s",
+                 s->step[s->n - 1], unbound, why);
+    else
+        snprintf(hint, size, "; resuming '%.60s' with the event's payload the legacy values "
+                             "give back, %.80s",
+                 s->step[s->n - 1], why);
 }
 
+/* Breadth-first over the steps until a replay is at the position: *found gets its steps and
+ * *at the instance there (destroy it). */
 static wf_status search(const replay_env *r, seq *found, wfm_instance **at, bool *ok,
                         bool *interop, char *hint, size_t hint_size, wf_error *err)
 {
@@ -307,7 +362,7 @@ static wf_status search(const replay_env *r, seq *found, wfm_instance **at, bool
         why[0] = '\0';
         rc = replay(r, s, 0, &inst, why, sizeof why, err);
         if (!inst) {
-            note_payload_hint(s, why, hint, hint_size);
+            note_payload_hint(s, why, r->h->unbound, hint, hint_size);
             continue;
         }
         if (at_position(r->p, inst, interop)) {
@@ -414,20 +469,27 @@ static wf_status finish(const replay_env *r, wfm_instance *inst, wf_error *err)
     return WF_OK;
 }
 
+typedef struct loop_seen {
+    const mig_names *recovered;
+    const char *loop;
+} loop_seen;
+
 static void note_foreach(void *ud, const char *name, const char *kind)
 {
-    const char **loop = ud;
-    if (!*loop && (strcmp(kind, "ForEach") == 0 || strcmp(kind, "ParallelForEach") == 0))
-        *loop = name;
+    loop_seen *l = ud;
+    if (!l->loop && (strcmp(kind, "ForEach") == 0 || strcmp(kind, "ParallelForEach") == 0) &&
+        !mig_names_has(l->recovered, name))
+        l->loop = name;
 }
 
-/* The first ForEach / ParallelForEach the instance waits inside (NULL: none): a replay starts
- * it again at its first item, whatever item the legacy Replicator was at. */
-static const char *inside_foreach(wfm_instance *inst)
+/* The first ForEach / ParallelForEach the instance waits inside that the replay started at its
+ * first item (NULL: none): no single legacy Replicator of that name runs (it is inside the
+ * parallel rounds of another loop, or hosted), so the item is not known. */
+static const char *inside_foreach(wfm_instance *inst, const mig_names *recovered)
 {
-    const char *loop = NULL;
-    wfm_instance_each_executing(inst, note_foreach, &loop);
-    return loop;
+    loop_seen l = {recovered, NULL};
+    wfm_instance_each_executing(inst, note_foreach, &l);
+    return l.loop;
 }
 
 /* The found position with its timers on the legacy due times: the found steps replayed again
@@ -443,7 +505,7 @@ static wf_status place(const replay_env *r, const seq *s, wfm_instance *inst, bo
         wfm_instance_timers(inst, due, MIG_MAX_NAMES);
         int64_t shift = p->timers[0] - due[0];
         for (size_t i = 1; i < p->timer_count; i++)
-            if (p->timers[i] - due[i] != shift) {
+            if (llabs(p->timers[i] - due[i] - shift) > MIG_TIMER_SLACK_US) {
                 wfm_instance_destroy(inst);
                 not_movable(p, "%s", "its timers are not due at the same intervals as the "
                                      "converted workflow's");
@@ -455,6 +517,8 @@ static wf_status place(const replay_env *r, const seq *s, wfm_instance *inst, bo
             rc = replay(r, s, shift, &inst, why, sizeof why, err);
         }
     }
+    if (rc == WF_OK && inst && p->timer_count) /* each on its legacy due time, to the µs */
+        wfm_instance_place_timers(inst, p->timers, p->timer_count);
     bool again = false;
     if (rc != WF_OK || !inst || !at_position(p, inst, &again)) {
         wfm_instance_destroy(inst);
@@ -462,10 +526,11 @@ static wf_status place(const replay_env *r, const seq *s, wfm_instance *inst, bo
             not_movable(p, "%s", "the replay does not come back to the same position");
         return rc;
     }
-    const char *loop = inside_foreach(inst);
+    const char *loop = inside_foreach(inst, &r->h->loops);
     if (loop) {
         not_movable(p, "it waits inside the ForEach '%.100s', whose item the replay does not "
-                       "recover (it would start again at the first one)",
+                       "recover (no single legacy Replicator of that name runs, or its rounds do "
+                       "not record their item; it would start again at the first one)",
                     loop);
         wfm_instance_destroy(inst);
         return WF_OK;
@@ -503,7 +568,7 @@ static wf_status plan_exec(mig_ctx *c, mig_plan *p, wfl_exec *ex, wf_error *err)
     seq found = {{0}, 0};
     wfm_instance *at = NULL;
     bool ok = false, interop = false;
-    char hint[200] = "";
+    char hint[320] = "";
     if (rc == WF_OK)
         rc = search(&r, &found, &at, &ok, &interop, hint, sizeof hint, err);
     if (rc == WF_OK && !ok) {

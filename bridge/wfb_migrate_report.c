@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "../common/wf_jsonw.h"
+#include "../common/wf_xmlw.h"
 #include "wfb_migrate_report.h"
 
 /* The word each verdict has in a report. */
@@ -117,80 +118,133 @@ void mig_report_json(FILE *out, const mig_plan *plans, size_t count, const mig_r
 }
 
 /* ---- Markdown / HTML ---------------------------------------------------------------------- */
-static void esc(FILE *f, const char *s, bool html)
+enum { COLUMNS = 6 };
+
+static const char *const heads[COLUMNS] = {"instance",         "status",         "legacy position",
+                                           "modern bookmarks", "values carried", "reason"};
+
+static void names_text(wf_buf *b, const mig_names *n)
 {
-    for (; *s; s++) {
-        if (html && *s == '<')
-            fputs("&lt;", f);
-        else if (html && *s == '>')
-            fputs("&gt;", f);
-        else if (html && *s == '&')
-            fputs("&amp;", f);
-        else if (!html && *s == '|')
-            fputs("\\|", f);
-        else
-            fputc(*s, f);
-    }
+    for (size_t i = 0; i < n->n; i++)
+        wf_buf_addf(b, "%s%s", i ? ", " : "", n->v[i]);
 }
 
-static void names_cell(FILE *f, const mig_names *n, bool html)
+/* The cells of one instance's row, as plain text (each format escapes them its own way). */
+static void row_cells(const mig_plan *p, const mig_report_opts *o, wf_buf cells[COLUMNS])
 {
-    for (size_t i = 0; i < n->n; i++) {
-        fputs(i ? ", " : "", f);
-        esc(f, n->v[i], html);
-    }
-}
-
-static void row(FILE *f, const mig_plan *p, const mig_report_opts *o, bool html)
-{
-    const char *open = html ? "<tr><td>" : "| ", *sep = html ? "</td><td>" : " | ";
-    fputs(open, f);
-    esc(f, p->id, html);
-    fprintf(f, "%s%s%s", sep, word(p, o), sep);
-    names_cell(f, &p->queues, html);
+    wf_buf_adds(&cells[0], p->id);
+    wf_buf_adds(&cells[1], word(p, o));
+    names_text(&cells[2], &p->queues);
     if (p->timer_count) {
         char t[40];
         iso_time(p->timers[0], t, sizeof t);
-        fprintf(f, "%stimer %s", p->queues.n ? "; " : "", t);
+        wf_buf_addf(&cells[2], "%stimer %s", p->queues.n ? "; " : "", t);
     }
-    fputs(sep, f);
-    names_cell(f, &p->bookmarks, html);
-    fprintf(f, "%s%zu%s", sep, p->values_carried, sep);
-    esc(f, p->reason, html);
-    fputs(html ? "</td></tr>\n" : " |\n", f);
+    names_text(&cells[3], &p->bookmarks);
+    wf_buf_addf(&cells[4], "%zu", p->values_carried);
+    wf_buf_adds(&cells[5], p->reason);
 }
 
-int mig_report_file(const char *path, const mig_plan *plans, size_t count,
-                    const mig_report_opts *o)
+static void md_cell(wf_buf *b, const char *s)
 {
-    bool html = strlen(path) > 5 && strcmp(path + strlen(path) - 5, ".html") == 0;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
+    wf_buf_adds(b, " ");
+    for (; *s; s++) {
+        if (*s == '|')
+            wf_buf_adds(b, "\\|");
+        else
+            wf_buf_addc(b, *s);
+    }
+    wf_buf_adds(b, " |");
+}
+
+static void md_row(wf_buf *b, const mig_plan *p, const mig_report_opts *o)
+{
+    wf_buf cells[COLUMNS];
+    wf_buf_adds(b, "|");
+    for (size_t i = 0; i < COLUMNS; i++)
+        wf_buf_init(&cells[i]);
+    row_cells(p, o, cells);
+    for (size_t i = 0; i < COLUMNS; i++) {
+        b->oom |= cells[i].oom;
+        md_cell(b, cells[i].data);
+        wf_buf_fini(&cells[i]);
+    }
+    wf_buf_adds(b, "\n");
+}
+
+static void html_row(wf_xmlw *x, const mig_plan *p, const mig_report_opts *o, bool *oom)
+{
+    wf_buf cells[COLUMNS];
+    wf_xmlw_html_open(x, "tr", NULL);
+    for (size_t i = 0; i < COLUMNS; i++)
+        wf_buf_init(&cells[i]);
+    row_cells(p, o, cells);
+    for (size_t i = 0; i < COLUMNS; i++) {
+        *oom |= cells[i].oom;
+        wf_xmlw_html_cell(x, "td", NULL, cells[i].data);
+        wf_buf_fini(&cells[i]);
+    }
+    wf_xmlw_html_close_line(x);
+}
+
+static const char title[] = "Instance migration";
+
+static void markdown(wf_buf *b, const char *counts, const mig_plan *plans, size_t count,
+                     const mig_report_opts *o)
+{
+    wf_buf_addf(b, "# %s\n\n%s\n\n|", title, counts);
+    for (size_t i = 0; i < COLUMNS; i++)
+        wf_buf_addf(b, " %s |", heads[i]);
+    wf_buf_adds(b, "\n|");
+    for (size_t i = 0; i < COLUMNS; i++)
+        wf_buf_adds(b, "---|");
+    wf_buf_adds(b, "\n");
+    for (size_t i = 0; i < count; i++)
+        md_row(b, &plans[i], o);
+}
+
+/* The page through the common writer (common/wf_xmlw.h), as the convert report is written. */
+static bool html(wf_buf *b, const char *counts, const mig_plan *plans, size_t count,
+                 const mig_report_opts *o)
+{
+    wf_xmlw_opts xo = WF_XMLW_OPTS_INIT;
+    xo.html = true;
+    wf_xmlw *x = NULL;
+    if (wf_xmlw_create(&xo, &x, NULL) != WF_OK)
+        return false;
+    bool oom = false;
+    wf_xmlw_html_begin(x, title, NULL);
+    wf_xmlw_html_para(x, "p", "counts", counts);
+    wf_xmlw_html_table(x, NULL, heads, COLUMNS);
+    for (size_t i = 0; i < count; i++)
+        html_row(x, &plans[i], o, &oom);
+    wf_xmlw_html_close_line(x); /* table */
+    wf_xmlw_html_end(x);
+    bool ok = wf_xmlw_finish(x, b, NULL) == WF_OK && !oom;
+    wf_xmlw_destroy(x);
+    return ok;
+}
+
+int mig_report_file(const char *path, const mig_plan *plans, size_t count, const mig_report_opts *o)
+{
+    bool is_html = strlen(path) > 5 && strcmp(path + strlen(path) - 5, ".html") == 0;
     size_t n[5];
     mig_count(plans, count, o, n);
-    const char *title = "Instance migration";
-    if (html)
-        fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%s</title>"
-                   "</head><body>\n<h1>%s</h1>\n<p>",
-                title, title);
-    else
-        fprintf(f, "# %s\n\n", title);
-    fprintf(f, "%s: %zu, interop: %zu, skipped: %zu, failed: %zu, already migrated: %zu%s\n",
-            o->dry_run ? "movable" : o->rollback ? "rolled back" : "migrated", n[MIG_MOVABLE],
-            n[MIG_INTEROP], n[MIG_NOT_MOVABLE], n[MIG_FAILED], n[MIG_DONE],
-            o->dry_run ? " (dry run: nothing changed)" : "");
-    if (html)
-        fputs("</p>\n<table>\n<tr><th>instance</th><th>status</th><th>legacy position</th>"
-              "<th>modern bookmarks</th><th>values carried</th><th>reason</th></tr>\n",
-              f);
-    else
-        fputs("\n| instance | status | legacy position | modern bookmarks | values carried |"
-              " reason |\n|---|---|---|---|---|---|\n",
-              f);
-    for (size_t i = 0; i < count; i++)
-        row(f, &plans[i], o, html);
-    if (html)
-        fputs("</table>\n</body></html>\n", f);
-    return fclose(f) == 0 ? 0 : -1;
+    char counts[256];
+    snprintf(counts, sizeof counts,
+             "%s: %zu, interop: %zu, skipped: %zu, failed: %zu, already migrated: %zu%s",
+             o->dry_run    ? "movable"
+             : o->rollback ? "rolled back"
+                           : "migrated",
+             n[MIG_MOVABLE], n[MIG_INTEROP], n[MIG_NOT_MOVABLE], n[MIG_FAILED], n[MIG_DONE],
+             o->dry_run ? " (dry run: nothing changed)" : "");
+    wf_buf b;
+    wf_buf_init(&b);
+    bool ok = is_html ? html(&b, counts, plans, count, o)
+                      : (markdown(&b, counts, plans, count, o), !b.oom);
+    FILE *f = ok ? fopen(path, "w") : NULL;
+    ok = f && fwrite(b.data, 1, b.len, f) == b.len;
+    ok = (f && fclose(f) == 0) && ok;
+    wf_buf_fini(&b);
+    return ok ? 0 : -1;
 }

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/wf_xml.h"
+#include "../common/wf_xmlw.h"
 #include "../common/wf_file.h"
 #include "../common/wf_mem.h"
 #include "../converter/wfc_output.h"
@@ -298,25 +298,42 @@ static fileres *add_file(report *r, const char *file)
     return f;
 }
 
-static void xml_text(wf_buf *b, const char *s);
+/* <testcase classname="FILE" name="CASE [MODE]">, left open for a failure or the close. */
+static void junit_testcase(wf_xmlw *x, const char *file, const char *cas, const char *mode,
+                           bool *oom)
+{
+    wf_buf name;
+    wf_buf_init(&name);
+    wf_buf_addf(&name, "%s [%s]", cas, mode);
+    *oom |= name.oom;
+    wf_xmlw_open(x, "testcase");
+    wf_xmlw_attr(x, "classname", file);
+    wf_xmlw_attr(x, "name", name.data);
+    wf_buf_fini(&name);
+}
 
-/* An equivalent (case, mode): counted, and with --junit its test case streamed out. */
+/* An equivalent (case, mode): counted, and with --junit its test case streamed out, written
+ * as write_junit places it (two levels deep). */
 static void pass_row(report *r, fileres *f, const char *cas, const char *mode)
 {
     f->passed_rows++;
     if (!r->passed)
         return;
+    wf_xmlw_opts o = WF_XMLW_OPTS_INIT;
+    o.indent = true;
+    o.base_depth = 2;
+    wf_xmlw *x = NULL;
     wf_buf b;
     wf_buf_init(&b);
-    wf_buf_adds(&b, "    <testcase classname=\"");
-    xml_text(&b, f->file);
-    wf_buf_adds(&b, "\" name=\"");
-    xml_text(&b, cas);
-    wf_buf_adds(&b, " [");
-    xml_text(&b, mode);
-    wf_buf_adds(&b, "]\"/>\n");
-    r->oom |= b.oom;
-    if (!b.oom && fwrite(b.data, 1, b.len, r->passed) != b.len)
+    bool oom = wf_xmlw_create(&o, &x, NULL) != WF_OK;
+    if (x) {
+        junit_testcase(x, f->file, cas, mode, &oom);
+        wf_xmlw_close(x);
+        oom |= wf_xmlw_finish(x, &b, NULL) != WF_OK;
+    }
+    wf_xmlw_destroy(x);
+    r->oom |= oom;
+    if (!oom && fwrite(b.data, 1, b.len, r->passed) != b.len)
         r->passed_failed = true;
     wf_buf_fini(&b);
 }
@@ -1194,31 +1211,25 @@ static void print_human(FILE *out, const report *r, bool dir)
         print_summary(out, r);
 }
 
-static void xml_text(wf_buf *b, const char *s)
+static void junit_property(wf_xmlw *x, const char *name, const char *value)
 {
-    (void)wf_xml_escape(b, s ? s : "", true); /* out of memory shows as b->oom */
+    wf_xmlw_open(x, "property");
+    wf_xmlw_attr(x, "name", name);
+    wf_xmlw_attr(x, "value", value);
+    wf_xmlw_close(x);
 }
 
-static void junit_property(wf_buf *b, const char *name, const char *value)
-{
-    wf_buf_adds(b, "      <property name=\"");
-    xml_text(b, name);
-    wf_buf_adds(b, "\" value=\"");
-    xml_text(b, value);
-    wf_buf_adds(b, "\"/>\n");
-}
-
-static void junit_coverage(wf_buf *b, const coverage *cv)
+static void junit_coverage(wf_xmlw *x, const coverage *cv)
 {
     char name[64], value[1200];
-    wf_buf_adds(b, "    <properties>\n");
+    wf_xmlw_open(x, "properties");
     snprintf(value, sizeof value, "%zu/%zu", cv->covered, cv->total);
-    junit_property(b, "coverage", value);
+    junit_property(x, "coverage", value);
     for (int k = 0; k < WFB_VK_COUNT; k++)
         if (cv->kind_total[k]) {
             snprintf(name, sizeof name, "coverage.%s", wfb_vkind_name((wfb_vkind)k));
             snprintf(value, sizeof value, "%zu/%zu", cv->kind_covered[k], cv->kind_total[k]);
-            junit_property(b, name, value);
+            junit_property(x, name, value);
         }
     for (size_t i = 0; i < cv->unseen_count; i++) {
         const unseen *u = &cv->unseen[i];
@@ -1226,100 +1237,118 @@ static void junit_coverage(wf_buf *b, const coverage *cv)
                          u->activity, u->outcome, u->where);
         if (u->why && n > 0 && (size_t)n < sizeof value)
             snprintf(value + n, sizeof value - (size_t)n, " (%s)", u->why);
-        junit_property(b, "uncovered", value);
+        junit_property(x, "uncovered", value);
     }
-    wf_buf_adds(b, "    </properties>\n");
+    wf_xmlw_close(x);
 }
 
-/* Append the streamed test cases in [from, to) of `passed` (to -1: to its end) to b. */
-static bool copy_passed(FILE *passed, long from, long to, wf_buf *b)
+/* Put the streamed test cases in [from, to) of `passed` (to -1: to its end) into x. */
+static bool copy_passed(FILE *passed, long from, long to, wf_xmlw *x)
 {
     if (fseek(passed, 0, SEEK_END) != 0)
         return false;
     long end = to < 0 ? ftell(passed) : to;
     if (end < from || fseek(passed, from, SEEK_SET) != 0)
         return false;
-    char chunk[8192];
+    char chunk[8193];
     for (long left = end - from; left > 0;) {
-        size_t want = left < (long)sizeof chunk ? (size_t)left : sizeof chunk;
+        size_t want = left < (long)sizeof chunk - 1 ? (size_t)left : sizeof chunk - 1;
         if (fread(chunk, 1, want, passed) != want)
             return false;
-        wf_buf_add(b, chunk, want);
+        chunk[want] = '\0';
+        wf_xmlw_raw(x, chunk); /* written by pass_row through the same writer */
         left -= (long)want;
     }
     return true;
 }
 
+/* A diverging (case, mode), or one that ran equivalent but was held as a row. */
+static void junit_row(wf_xmlw *x, const char *file, const row *w, bool *oom)
+{
+    junit_testcase(x, file, w->cas, w->mode, oom);
+    if (w->diff.what) {
+        wf_buf t;
+        wf_buf_init(&t);
+        wf_buf_addf(&t, "legacy: %s\nmodern: %s", w->diff.legacy ? w->diff.legacy : "",
+                    w->diff.modern ? w->diff.modern : "");
+        if (w->shrunk)
+            wf_buf_addf(&t, "\nshrunk case: %s", w->shrunk);
+        *oom |= t.oom;
+        wf_xmlw_open(x, "failure");
+        wf_xmlw_attr(x, "message", w->diff.what);
+        wf_xmlw_text(x, t.data);
+        wf_xmlw_close(x);
+        wf_buf_fini(&t);
+    }
+    wf_xmlw_close(x);
+}
+
+/* One <testsuite> per file: counts, coverage, a load error, rows, then the streamed passes. */
+static bool junit_suite(wf_xmlw *x, const report *r, size_t i, bool *oom)
+{
+    const fileres *f = &r->files[i];
+    bool error = strcmp(f->status, "error") == 0;
+    size_t tests = f->passed_rows, failures = 0;
+    for (size_t k = 0; k < r->row_count; k++)
+        if (strcmp(r->rows[k].file, f->file) == 0) {
+            tests++;
+            failures += r->rows[k].diff.what != NULL;
+        }
+    wf_xmlw_open(x, "testsuite");
+    wf_xmlw_attr(x, "name", f->file);
+    wf_xmlw_attrf(x, "tests", "%zu", tests + error);
+    wf_xmlw_attrf(x, "failures", "%zu", failures);
+    wf_xmlw_attrf(x, "errors", "%d", error);
+    wf_xmlw_attrf(x, "time", "%.3f", f->seconds);
+    if (f->cov.total) /* decision coverage (docs/verify.md "Coverage") */
+        junit_coverage(x, &f->cov);
+    if (error) {
+        wf_xmlw_open(x, "testcase");
+        wf_xmlw_attr(x, "classname", "verify");
+        wf_xmlw_attr(x, "name", "load");
+        wf_xmlw_open(x, "error");
+        wf_xmlw_attr(x, "message", f->note ? f->note : "");
+        wf_xmlw_close(x);
+        wf_xmlw_close(x);
+    }
+    for (size_t k = 0; k < r->row_count; k++)
+        if (strcmp(r->rows[k].file, f->file) == 0)
+            junit_row(x, f->file, &r->rows[k], oom);
+    long to = i + 1 < r->file_count ? r->files[i + 1].passed_from : -1;
+    bool read = !r->passed || copy_passed(r->passed, f->passed_from, to, x);
+    wf_xmlw_close(x);
+    return read;
+}
+
+/* The JUnit file through the common writer (common/wf_xmlw.h): well-formed whatever the
+ * case names and values hold. */
 static wf_status write_junit(const char *path, const report *r, wf_error *err)
 {
-    bool unread = false;
+    wf_xmlw_opts o = WF_XMLW_OPTS_INIT;
+    o.indent = true;
+    wf_xmlw *x = NULL;
+    if (wf_xmlw_create(&o, &x, err) != WF_OK)
+        return WF_E_NOMEM;
+    bool unread = false, oom = false;
+    wf_xmlw_declaration(x);
+    wf_xmlw_open(x, "testsuites");
+    wf_xmlw_attr(x, "name", "wfbridge verify");
+    for (size_t i = 0; i < r->file_count; i++)
+        unread |= !junit_suite(x, r, i, &oom);
+    wf_xmlw_close(x);
     wf_buf b;
     wf_buf_init(&b);
-    wf_buf_adds(
-        &b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"wfbridge verify\">\n");
-    for (size_t i = 0; i < r->file_count; i++) {
-        const fileres *f = &r->files[i];
-        size_t tests = f->passed_rows, failures = 0;
-        for (size_t k = 0; k < r->row_count; k++)
-            if (strcmp(r->rows[k].file, f->file) == 0) {
-                tests++;
-                failures += r->rows[k].diff.what != NULL;
-            }
-        wf_buf_adds(&b, "  <testsuite name=\"");
-        xml_text(&b, f->file);
-        wf_buf_addf(&b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%d\" time=\"%.3f\">\n",
-                    tests + (strcmp(f->status, "error") == 0), failures,
-                    strcmp(f->status, "error") == 0, f->seconds);
-        if (f->cov.total) /* decision coverage (docs/verify.md "Coverage") */
-            junit_coverage(&b, &f->cov);
-        if (strcmp(f->status, "error") == 0) {
-            wf_buf_adds(&b, "    <testcase classname=\"verify\" name=\"load\"><error message=\"");
-            xml_text(&b, f->note ? f->note : "");
-            wf_buf_adds(&b, "\"/></testcase>\n");
-        }
-        for (size_t k = 0; k < r->row_count; k++) {
-            const row *w = &r->rows[k];
-            if (strcmp(w->file, f->file) != 0)
-                continue;
-            wf_buf_adds(&b, "    <testcase classname=\"");
-            xml_text(&b, f->file);
-            wf_buf_adds(&b, "\" name=\"");
-            xml_text(&b, w->cas);
-            wf_buf_adds(&b, " [");
-            xml_text(&b, w->mode);
-            wf_buf_adds(&b, "]\"");
-            if (!w->diff.what) {
-                wf_buf_adds(&b, "/>\n");
-                continue;
-            }
-            wf_buf_adds(&b, "><failure message=\"");
-            xml_text(&b, w->diff.what);
-            wf_buf_adds(&b, "\">legacy: ");
-            xml_text(&b, w->diff.legacy);
-            wf_buf_adds(&b, "\nmodern: ");
-            xml_text(&b, w->diff.modern);
-            if (w->shrunk) {
-                wf_buf_adds(&b, "\nshrunk case: ");
-                xml_text(&b, w->shrunk);
-            }
-            wf_buf_adds(&b, "</failure></testcase>\n");
-        }
-        long to = i + 1 < r->file_count ? r->files[i + 1].passed_from : -1;
-        if (r->passed && !copy_passed(r->passed, f->passed_from, to, &b))
-            unread = true;
-        wf_buf_adds(&b, "  </testsuite>\n");
-    }
-    wf_buf_adds(&b, "</testsuites>\n");
     wf_status rc = WF_OK;
     if (unread || r->passed_failed) {
         rc = wf_error_set(err, WF_E_IO, NULL, "%s: the equivalent test cases were lost: %s",
                           path, r->passed_failed ? "a temporary file could not be written"
                                                  : "a temporary file could not be read back");
-    } else if (b.oom) {
+    } else if (oom) {
         rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    } else {
+    } else if ((rc = wf_xmlw_finish(x, &b, err)) == WF_OK) {
         rc = wfc_write_atomic(path, b.data, b.len, err); /* also a device: never renamed over */
     }
+    wf_xmlw_destroy(x);
     wf_buf_fini(&b);
     return rc;
 }

@@ -118,12 +118,17 @@ char *wf_strdup(const char *s)
 
 /* ---- arena ---------------------------------------------------------------------------- */
 
-#define ARENA_ALIGN         16
+/* Structures take bytes from the bottom of a block, 8-byte aligned (the widest scalar a
+ * structure in wfbridge holds: pointers, 64-bit integers, doubles) and zeroed one request at
+ * a time, so a block is never cleared as a whole; strings take bytes from its top, packed
+ * with no alignment and not zeroed (they are copied over at once). The block is full when
+ * the two meet. */
+#define ARENA_ALIGN         8
 #define ARENA_DEFAULT_BLOCK 8192
 
 typedef struct arena_block {
     struct arena_block *next;
-    size_t size, used; /* bytes of data[] */
+    size_t size, used, top; /* bytes of data[]: [0, used) structures, [top, size) strings */
     _Alignas(ARENA_ALIGN) unsigned char data[];
 } arena_block;
 
@@ -156,17 +161,18 @@ void wf_arena_destroy(wf_arena *arena)
 }
 
 /* A request larger than a quarter block gets a block of its own, linked behind the head so
- * the head keeps filling. */
+ * the head keeps filling. The block is not cleared: each request zeroes what it takes. */
 static arena_block *arena_grow(wf_arena *arena, size_t size)
 {
     bool own = size > arena->block_size / 4;
     size_t data = own ? size : arena->block_size;
     if (data > SIZE_MAX - sizeof(arena_block))
         return NULL;
-    arena_block *b = wf_calloc(1, sizeof(arena_block) + data);
+    arena_block *b = wf_malloc(sizeof(arena_block) + data);
     if (!b)
         return NULL;
-    b->size = data;
+    b->size = b->top = data;
+    b->used = 0;
     arena->reserved += sizeof(arena_block) + data;
     if (own && arena->head) {
         b->next = arena->head->next;
@@ -178,6 +184,16 @@ static arena_block *arena_grow(wf_arena *arena, size_t size)
     return b;
 }
 
+/* A block with `need` bytes free between its two ends, growing the arena if the head has
+ * none. */
+static arena_block *arena_room(wf_arena *arena, size_t need)
+{
+    arena_block *b = arena->head;
+    if (b && b->top - b->used >= need)
+        return b;
+    return arena_grow(arena, need);
+}
+
 void *wf_arena_alloc(wf_arena *arena, size_t size)
 {
     if (size > SIZE_MAX - ARENA_ALIGN)
@@ -185,15 +201,13 @@ void *wf_arena_alloc(wf_arena *arena, size_t size)
     size_t need = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
     if (need == 0)
         need = ARENA_ALIGN;
-    arena_block *b = arena->head;
-    if (!b || b->size - b->used < need) {
-        b = arena_grow(arena, need);
-        if (!b)
-            return NULL;
-    }
+    arena_block *b = arena_room(arena, need);
+    if (!b)
+        return NULL;
     void *p = b->data + b->used;
     b->used += need;
-    assert(b->used <= b->size && (uintptr_t)p % ARENA_ALIGN == 0);
+    assert(b->used <= b->top && (uintptr_t)p % ARENA_ALIGN == 0);
+    memset(p, 0, need);
     return p;
 }
 
@@ -201,9 +215,12 @@ char *wf_arena_strndup(wf_arena *arena, const char *s, size_t len)
 {
     if (len == SIZE_MAX)
         return NULL;
-    char *p = wf_arena_alloc(arena, len + 1);
-    if (!p)
+    arena_block *b = arena_room(arena, len + 1);
+    if (!b)
         return NULL;
+    b->top -= len + 1;
+    char *p = (char *)b->data + b->top;
+    assert(b->used <= b->top);
     memcpy(p, s, len);
     p[len] = '\0';
     return p;

@@ -38,7 +38,8 @@ typedef struct wf_arena wf_arena;
 
 wf_arena *wf_arena_create(size_t block_size); /* 0 = default (8 KiB) */
 void wf_arena_destroy(wf_arena *arena);       /* accepts NULL */
-void *wf_arena_alloc(wf_arena *arena, size_t size); /* 16-byte aligned, zeroed; NULL on OOM */
+void *wf_arena_alloc(wf_arena *arena, size_t size); /* 8-byte aligned, zeroed; NULL on OOM */
+/* Strings are packed (no alignment), from the other end of the arena's block. */
 char *wf_arena_strdup(wf_arena *arena, const char *s);
 char *wf_arena_strndup(wf_arena *arena, const char *s, size_t len);
 size_t wf_arena_bytes(const wf_arena *arena); /* bytes reserved from the allocator */

@@ -508,7 +508,9 @@ static void frame_release(const wf_native_fn *fn, call_frame *cf)
 static wf_status prepare_frame(const wf_native_fn *fn, const wf_value *args, call_frame *cf,
                                wf_error *err)
 {
-    memset(cf, 0, sizeof *cf);
+    /* only the slots a call uses: zeroing the whole frame (MAX_PARAMS of each array) was
+     * half of this function's time on a two-parameter handler */
+    memset(cf->slots, 0, fn->sig.param_count * sizeof cf->slots[0]);
     for (size_t i = 0; i < fn->sig.param_count; i++)
         cf->held[i] = wf_null();
     for (size_t i = 0; i < fn->sig.param_count; i++) {

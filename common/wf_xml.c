@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h> /* uintptr_t */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h> /* strcasecmp */
@@ -58,6 +59,11 @@ typedef struct loader {
     size_t nodes;
     wf_status st; /* our own first failure (limits, DOCTYPE, out of memory) */
     wf_error *err;
+    /* Names and namespace URIs come from libxml2's dictionary, one pointer per distinct
+     * string: the copy made for one is reused for the next element that has it (so a
+     * document's equal names mostly share one copy). Direct-mapped by pointer. */
+    const xmlChar *dup_key[256];
+    const char *dup_copy[256];
     bool have_xerr; /* libxml2's first error: code, line, column and message */
     int xcode, xline, xcol;
     char xmsg[256];
@@ -315,9 +321,16 @@ static const char *dup(loader *ld, const xmlChar *s)
 {
     if (!s)
         return NULL;
+    size_t slot = (size_t)(((uint64_t)(uintptr_t)s * 0x9E3779B97F4A7C15u) >> 56); /* 0..255 */
+    if (ld->dup_key[slot] == s)
+        return ld->dup_copy[slot];
     char *copy = wf_arena_strdup(ld->doc->arena, (const char *)s);
     if (!copy)
         fail(ld, WF_E_NOMEM, SIZE_MAX, "out of memory loading XML");
+    else if (xmlDictOwns(ld->ctxt->dict, s) == 1) {
+        ld->dup_key[slot] = s;
+        ld->dup_copy[slot] = copy;
+    }
     return copy;
 }
 

@@ -102,11 +102,8 @@ static const wfc__rule custom_rules[] = {
     {WFL_KIND_CUSTOM, emit_custom, NULL, WFC_ACT_INVOKE, NULL, 0}, /* InvokeMethod, a type */
     {WFL_KIND_INVOKE_WORKFLOW, NULL, NULL, WFC_ACT_INTEROP, "no WF4 activity", 0},
     {WFL_KIND_UNSUPPORTED, emit_unsupported, NULL, WFC_ACT_INTEROP, NULL, 0},
-    /* WF 3.5 calls out: the legacy runtime's form, hosted (wf3-behaviour.md "Workflow
-     * services"); ReceiveActivity and SendActivity map to Receive/SendReply and
-     * Send/ReceiveReply (wfc_map_service.c) */
-    {WFL_KIND_INVOKE_WEB_SERVICE, NULL, NULL, WFC_ACT_INTEROP,
-     "an ASMX web-service call with no proxy in wfbridge", 0},
+    /* WF 3.5 calls out: ReceiveActivity, SendActivity and InvokeWebServiceActivity map to
+     * Receive/SendReply and Send/ReceiveReply (wfc_map_service.c) */
 };
 
 const wfc__family wfc__map_custom = {"custom", custom_rules,

@@ -6,7 +6,10 @@
  * an OperationInfo in the markup or, for a TypedOperationInfo, from the type library: a
  * <Service Name="IContract"> whose <Method Name="Operation"> declares the parameters. A
  * SendActivity becomes Send + ReceiveReply the same way, its ChannelToken's EndpointName the
- * endpoint of the definition's endpoint file (docs/formats.md "Endpoint files"). */
+ * endpoint of the definition's endpoint file (docs/formats.md "Endpoint files"). An
+ * InvokeWebServiceActivity (an ASMX proxy call) becomes Send + ReceiveReply in ASMX's SOAP
+ * shape: SOAPAction NAMESPACE/Method, its parameters typed by the proxy's <Service> in a type
+ * library or by the properties they are bound to (docs/convert.md "ASMX web services"). */
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +27,7 @@ typedef struct svc_param {
 } svc_param;
 
 typedef struct svc_op {
+    char ns[256]; /* an ASMX proxy's namespace; "" for a WCF contract (its own default) */
     char contract[128];
     char name[128];
     bool one_way;
@@ -85,6 +89,23 @@ static bool op_from_markup(wfc__conv *c, const wfl_node *n, const wf_value *info
     return true;
 }
 
+/* The parameters of a type library's <Method> (Return: "(ReturnValue)"). */
+static bool op_from_func(const wfl_tl_func *fn, svc_op *op)
+{
+    for (size_t i = 0; i < wfl_tl_func_param_count(fn) && op->count < MAX_PARAMS; i++) {
+        const wfl_tl_prop *p = wfl_tl_func_param(fn, i);
+        svc_param *sp = &op->params[op->count++];
+        snprintf(sp->name, sizeof sp->name, "%s", p->name);
+        sp->type = p->type;
+        sp->request = p->dir == WFL_TL_IN || p->dir == WFL_TL_INOUT;
+        sp->reply = p->dir == WFL_TL_OUT || p->dir == WFL_TL_INOUT;
+    }
+    const wfl_tl_prop *ret = wfl_tl_func_return(fn);
+    if (ret && op->count < MAX_PARAMS)
+        op->params[op->count++] = (svc_param){"(ReturnValue)", ret->type, false, true};
+    return true;
+}
+
 /* TypedOperationInfo: the contract interface is a <Service> of a type library. */
 static bool op_from_typelib(wfc__conv *c, const wfl_node *n, const char *contract_type,
                             svc_op *op)
@@ -109,18 +130,7 @@ static bool op_from_typelib(wfc__conv *c, const wfl_node *n, const char *contrac
         op->undeclared = true;
         return false;
     }
-    for (size_t i = 0; i < wfl_tl_func_param_count(fn) && op->count < MAX_PARAMS; i++) {
-        const wfl_tl_prop *p = wfl_tl_func_param(fn, i);
-        svc_param *sp = &op->params[op->count++];
-        snprintf(sp->name, sizeof sp->name, "%s", p->name);
-        sp->type = p->type;
-        sp->request = p->dir == WFL_TL_IN || p->dir == WFL_TL_INOUT;
-        sp->reply = p->dir == WFL_TL_OUT || p->dir == WFL_TL_INOUT;
-    }
-    const wfl_tl_prop *ret = wfl_tl_func_return(fn);
-    if (ret && op->count < MAX_PARAMS)
-        op->params[op->count++] = (svc_param){"(ReturnValue)", ret->type, false, true};
-    return true;
+    return op_from_func(fn, op);
 }
 
 static bool read_op(wfc__conv *c, const wfl_node *n, svc_op *op)
@@ -278,6 +288,17 @@ static bool send_endpoint(wfc__conv *c, const wfl_node *n, const char **endpoint
     return **endpoint || **address;
 }
 
+/* The open Send's content, its end, and the ReceiveReply that takes its reply. */
+static void send_content_and_reply(wfc__conv *c, const wfl_node *n, const svc_op *op)
+{
+    content(c, n, op, &send_form);
+    wfc_xw_close(W);
+    wfc_xw_open(W, SM_PREFIX ":ReceiveReply");
+    wfc_xw_attrf(W, "Request", "{x:Reference %s_Send}", wfl_node_name(n));
+    content(c, n, op, &receive_reply_form);
+    wfc_xw_close(W);
+}
+
 static void send(wfc__conv *c, const wfl_node *n, const svc_op *op)
 {
     const char *endpoint, *token, *address;
@@ -292,12 +313,7 @@ static void send(wfc__conv *c, const wfl_node *n, const svc_op *op)
         wfc_xw_attr(W, "EndpointAddress", address);
     if (*token)
         wfc_xw_attr(W, "ChannelToken", token);
-    content(c, n, op, &send_form);
-    wfc_xw_close(W);
-    wfc_xw_open(W, SM_PREFIX ":ReceiveReply");
-    wfc_xw_attrf(W, "Request", "{x:Reference %s_Send}", wfl_node_name(n));
-    content(c, n, op, &receive_reply_form);
-    wfc_xw_close(W);
+    send_content_and_reply(c, n, op);
 }
 
 /* SendActivity -> Sequence(BeforeSend handler, Send, ReceiveReply, AfterResponse handler):
@@ -329,9 +345,138 @@ static void emit_send(wfc__conv *c, const wfl_node *n)
     wfc_xw_close(W);
 }
 
+/* ---- InvokeWebServiceActivity: an ASMX proxy's web method -------------------------------- */
+#define ASMX_DEFAULT_NS "http://tempuri.org/" /* [WebService]'s default namespace */
+
+/* The proxy class's <Service> in a type library (its last dotted name), or NULL. */
+static const wfl_tl_service *proxy_service(const wfc__conv *c, const char *proxy)
+{
+    for (size_t i = 0; i < wfl_definition_typelib_count(c->def); i++) {
+        const wfl_typelib *tl = wfl_definition_typelib_at(c->def, i);
+        const wfl_tl_service *s = wfl_typelib_service(tl, proxy);
+        if (s)
+            return s;
+    }
+    return NULL;
+}
+
+/* Without a declaration: each ParameterBinding is a parameter typed by what it is bound to
+ * (a property, a literal); (ReturnValue) is the reply, the others the request. */
+static bool op_from_bindings(wfc__conv *c, const wfl_node *n, svc_op *op)
+{
+    const wfl_dp *dp = wfl_type_find_dp(wfl_node_type(n), "ParameterBindings");
+    wfl_param_binding_info b;
+    wf_buf scratch;
+    wf_buf_init(&scratch);
+    bool ok = true;
+    for (size_t i = 0; ok && dp && wfl_node_param_binding(n, dp, i, &b) && op->count < MAX_PARAMS;
+         i++) {
+        const wf_type *t = NULL;
+        bool ret = strcmp(b.param, "(ReturnValue)") == 0;
+        wf_buf_reset(&scratch);
+        if (b.bind)
+            ok = wfc__bind_expr(c, n, b.bind, false, false, &scratch, &t);
+        else if (b.has_value && b.literal && !wf_is_null(b.literal))
+            t = b.literal->type;
+        if (ok && !t) {
+            wfc__diag(c, WFC_ERROR, b.loc, "service-type",
+                      "parameter '%s' of web method '%s' is bound to no typed property: declare "
+                      "the proxy '%s' in a type library (docs/convert.md \"ASMX web services\")",
+                      b.param, op->name, op->contract);
+            ok = false;
+        }
+        if (!ok)
+            break;
+        svc_param *sp = &op->params[op->count++];
+        snprintf(sp->name, sizeof sp->name, "%s", b.param);
+        sp->type = t;
+        sp->request = !ret;
+        sp->reply = ret;
+    }
+    wf_buf_fini(&scratch);
+    return ok;
+}
+
+/* The web method of n: ProxyClass's name as the contract, MethodName as the operation. */
+static bool read_web_method(wfc__conv *c, const wfl_node *n, svc_op *op)
+{
+    memset(op, 0, sizeof *op);
+    wfl_prop_info proxy, method;
+    wfc__prop(c, n, "ProxyClass", &proxy);
+    wfc__prop(c, n, "MethodName", &method);
+    if (proxy.kind != WFL_PROP_TYPE || !proxy.name || method.kind != WFL_PROP_LITERAL ||
+        method.literal->type->kind != WF_K_STRING)
+        return false; /* the legacy loader refused it already */
+    snprintf(op->contract, sizeof op->contract, "%s", proxy.name);
+    snprintf(op->name, sizeof op->name, "%s", wf_value_str(method.literal));
+    const wfl_tl_service *s = proxy_service(c, op->contract);
+    const wfl_tl_func *fn = s ? wfl_tl_service_method(s, op->name) : NULL;
+    snprintf(op->ns, sizeof op->ns, "%s",
+             s && *wfl_tl_service_namespace(s) ? wfl_tl_service_namespace(s) : ASMX_DEFAULT_NS);
+    if (!fn)
+        return op_from_bindings(c, n, op);
+    return op_from_func(fn, op);
+}
+
+static const char *literal_str(wfc__conv *c, const wfl_node *n, const char *dp)
+{
+    wfl_prop_info pi;
+    wfc__prop(c, n, dp, &pi);
+    return pi.kind == WFL_PROP_LITERAL && pi.literal->type->kind == WF_K_STRING
+               ? wf_value_str(pi.literal)
+               : "";
+}
+
+/* Send in ASMX's shape: SOAPAction NAMESPACE[/]Method, the wrapper <Method xmlns=NAMESPACE>;
+ * the address from URL (WF3 set the proxy's Url from it) or the endpoint named after the
+ * proxy class; the session (ASMX's cookie) shared by the calls with one SessionId. */
+static void web_send(wfc__conv *c, const wfl_node *n, const svc_op *op)
+{
+    const char *url = literal_str(c, n, "URL"), *session = literal_str(c, n, "SessionId");
+    size_t nslen = strlen(op->ns);
+    wfc_xw_open(W, SM_PREFIX ":Send");
+    wfc_xw_attrf(W, "x:Name", "%s_Send", wfl_node_name(n));
+    wfc_xw_attr(W, "OperationName", op->name);
+    wfc_xw_attrf(W, "ServiceContractName", "{%s}%s", op->ns, op->contract);
+    wfc_xw_attrf(W, "Action", "%s%s%s", op->ns, nslen && op->ns[nslen - 1] == '/' ? "" : "/",
+                 op->name);
+    if (*url)
+        wfc_xw_attr(W, "EndpointAddress", url);
+    else
+        wfc_xw_attr(W, "EndpointConfigurationName", op->contract);
+    if (*session)
+        wfc_xw_attrf(W, "ChannelToken", "session:%s", session);
+    else /* WF3 made a new proxy, with no cookies, for each call without a session */
+        wfc_xw_attrf(W, "ChannelToken", "call:%s", wfl_node_name(n));
+    send_content_and_reply(c, n, op);
+}
+
+/* InvokeWebServiceActivity -> Sequence(Invoking handler, Send, ReceiveReply, Invoked
+ * handler), the handlers where WF3 raised the events. */
+static void emit_invoke_web_service(wfc__conv *c, const wfl_node *n)
+{
+    svc_op op;
+    if (!read_web_method(c, n, &op))
+        return;
+    c->uses_services = true;
+    wfc__consumed(c, n, "ProxyClass");
+    wfc__consumed(c, n, "MethodName");
+    wfc__consumed(c, n, "URL");
+    wfc__consumed(c, n, "SessionId");
+    wfc__consumed(c, n, "ParameterBindings");
+    wfc__activity(c, n, "Send", WFC_ACT_MAPPED);
+    wfc__open_named(c, "Sequence", n);
+    wfc__write_variables(c, n, "Sequence");
+    wfc__handler_call(c, n, "Invoking", false);
+    web_send(c, n, &op);
+    wfc__handler_call(c, n, "Invoked", false);
+    wfc_xw_close(W);
+}
+
 static const wfc__rule service_rules[] = {
     {WFL_KIND_RECEIVE, emit_receive, NULL, WFC_ACT_MAPPED, NULL, 0}, /* Receive + SendReply */
     {WFL_KIND_SEND, emit_send, NULL, WFC_ACT_MAPPED, NULL, 0},       /* Send + ReceiveReply */
+    {WFL_KIND_INVOKE_WEB_SERVICE, emit_invoke_web_service, NULL, WFC_ACT_MAPPED, NULL, 0},
 };
 
 const wfc__family wfc__map_service = {"service", service_rules,

@@ -5,10 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <libxml/xmlwriter.h>
-
 #include "../common/wf_jsonw.h"
 #include "../common/wf_xml.h"
+#include "../common/wf_xmlw.h"
 #include "wfc_report.h"
 
 typedef struct rep_activity {
@@ -614,64 +613,11 @@ static void file_markdown(const wfc_file *f, wf_buf *b)
 
 /* ---- HTML
  * ----------------------------------------------------------------------------------------
- * Written through libxml2's xmlTextWriter: text and attribute values are escaped by it, every
- * element is closed by it (FullEndElement: "<td></td>", never "<td/>", which HTML would read
- * as an open tag). Only the constant style sheet and the SVG pictures go in raw. */
-typedef struct html {
-    xmlTextWriterPtr w;
-    bool failed; /* some write failed (no memory) */
-} html;
-
-static void h_check(html *h, int rc)
-{
-    h->failed |= rc < 0;
-}
-
-static void h_open(html *h, const char *tag, const char *cls)
-{
-    h_check(h, xmlTextWriterStartElement(h->w, BAD_CAST tag));
-    if (cls)
-        h_check(h, xmlTextWriterWriteAttribute(h->w, BAD_CAST "class", BAD_CAST cls));
-}
-
-static void h_close(html *h)
-{
-    h_check(h, xmlTextWriterFullEndElement(h->w));
-}
-
-static void html_text(html *h, const char *s)
-{
-    h_check(h, xmlTextWriterWriteString(h->w, BAD_CAST(s ? s : "")));
-}
-
-static void html_textf(html *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void html_textf(html *h, const char *fmt, ...)
-{
-    char text[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    html_text(h, text);
-}
-
-static void html_cell(html *h, const char *tag, const char *cls, const char *text)
-{
-    h_open(h, tag, cls);
-    html_text(h, text);
-    h_close(h);
-}
-
-/* An element with an id and text, then a new line. */
-static void html_para(html *h, const char *tag, const char *id, const char *text)
-{
-    h_check(h, xmlTextWriterStartElement(h->w, BAD_CAST tag));
-    if (id)
-        h_check(h, xmlTextWriterWriteAttribute(h->w, BAD_CAST "id", BAD_CAST id));
-    html_text(h, text);
-    h_close(h);
-    html_text(h, "\n");
-}
+ * Written through common/wf_xmlw.h (libxml2's xmlTextWriter): text and attribute values are
+ * escaped by it, every element is closed by it (html mode: "<td></td>", never "<td/>", which
+ * HTML would read as an open tag). Only the constant style sheet and the SVG pictures go in
+ * raw. */
+typedef wf_xmlw html; /* the page helpers are common/wf_xmlw.h's html_* */
 
 static const char html_style[] =
     "\n"
@@ -688,33 +634,6 @@ static const char html_style[] =
     ".pictures{display:flex;gap:2em;align-items:flex-start}\n"
     ".pictures div{flex:1;min-width:0;overflow:auto}\n"
     "svg{max-width:100%;height:auto}\n";
-
-/* From <!DOCTYPE html> to the page's heading. */
-static void html_begin(html *h)
-{
-    h_check(h, xmlTextWriterStartDTD(h->w, BAD_CAST "html", NULL, NULL));
-    h_check(h, xmlTextWriterEndDTD(h->w));
-    html_text(h, "\n");
-    h_check(h, xmlTextWriterStartElement(h->w, BAD_CAST "html"));
-    h_check(h, xmlTextWriterWriteAttribute(h->w, BAD_CAST "lang", BAD_CAST "en"));
-    html_text(h, "\n");
-    h_open(h, "head", NULL);
-    html_text(h, "\n");
-    h_check(h, xmlTextWriterStartElement(h->w, BAD_CAST "meta"));
-    h_check(h, xmlTextWriterWriteAttribute(h->w, BAD_CAST "charset", BAD_CAST "utf-8"));
-    h_check(h, xmlTextWriterEndElement(h->w)); /* a void element: <meta .../> */
-    html_text(h, "\n");
-    html_para(h, "title", NULL, "Migration report");
-    h_open(h, "style", NULL);
-    h_check(h, xmlTextWriterWriteRaw(h->w, BAD_CAST html_style)); /* constant, no markup */
-    h_close(h);
-    html_text(h, "\n");
-    h_close(h); /* head */
-    html_text(h, "\n");
-    h_open(h, "body", NULL);
-    html_text(h, "\n");
-    html_para(h, "h1", NULL, "Migration report");
-}
 
 /* The numbers of one file the HTML and Markdown summaries show, in the same columns. */
 typedef struct summary_row {
@@ -770,69 +689,49 @@ static void html_numbers(html *h, const summary_row *n)
 {
     size_t cells[] = {n->acts, n->mapped, n->invoke, n->interop};
     for (size_t i = 0; i < 4; i++) {
-        h_open(h, "td", NULL);
-        html_textf(h, "%zu", cells[i]);
-        h_close(h);
+        wf_xmlw_html_open(h, "td", NULL);
+        wf_xmlw_textf(h, "%zu", cells[i]);
+        wf_xmlw_close(h);
     }
-    h_open(h, "td", NULL);
-    html_textf(h, "%u%%", summary_coverage(n));
-    h_close(h);
-    h_open(h, "td", NULL);
-    html_textf(h, "%zu", n->errors);
-    h_close(h);
-    h_open(h, "td", NULL);
-    html_textf(h, "%zu", n->warnings);
-    h_close(h);
-}
-
-/* Open a table (id may be NULL) with its header row. */
-static void html_table(html *h, const char *id, const char *const *heads, size_t count)
-{
-    h_check(h, xmlTextWriterStartElement(h->w, BAD_CAST "table"));
-    if (id)
-        h_check(h, xmlTextWriterWriteAttribute(h->w, BAD_CAST "id", BAD_CAST id));
-    html_text(h, "\n");
-    h_open(h, "tr", NULL);
-    for (size_t i = 0; i < count; i++)
-        html_cell(h, "th", NULL, heads[i]);
-    h_close(h);
-    html_text(h, "\n");
-}
-
-static void html_end_row(html *h)
-{
-    h_close(h);
-    html_text(h, "\n");
+    wf_xmlw_html_open(h, "td", NULL);
+    wf_xmlw_textf(h, "%u%%", summary_coverage(n));
+    wf_xmlw_close(h);
+    wf_xmlw_html_open(h, "td", NULL);
+    wf_xmlw_textf(h, "%zu", n->errors);
+    wf_xmlw_close(h);
+    wf_xmlw_html_open(h, "td", NULL);
+    wf_xmlw_textf(h, "%zu", n->warnings);
+    wf_xmlw_close(h);
 }
 
 static void html_summary(const wfc_report *r, html *h)
 {
     char line[256];
     totals_sentence(r, line, sizeof line);
-    html_para(h, "p", "totals", line);
-    html_table(h, "summary", summary_columns, SUMMARY_COLUMNS);
+    wf_xmlw_html_para(h, "p", "totals", line);
+    wf_xmlw_html_table(h, "summary", summary_columns, SUMMARY_COLUMNS);
     summary_row total = {0};
     for (size_t i = 0; i < r->count; i++) {
         const wfc_file *f = r->files[i];
         summary_row n = {0};
         summary_count(f, &n);
         summary_count(f, &total);
-        h_open(h, "tr", NULL);
-        html_cell(h, "td", NULL, f->source);
-        html_cell(h, "td", wfc_status_name(f->status), wfc_status_name(f->status));
+        wf_xmlw_html_open(h, "tr", NULL);
+        wf_xmlw_html_cell(h, "td", NULL, f->source);
+        wf_xmlw_html_cell(h, "td", wfc_status_name(f->status), wfc_status_name(f->status));
         html_numbers(h, &n);
-        html_end_row(h);
+        wf_xmlw_html_close_line(h);
     }
     char status[128], files[64];
     summary_total_status(r, status, sizeof status);
     snprintf(files, sizeof files, "Total: %zu file%s", r->count, plural(r->count));
-    h_open(h, "tr", "total");
-    html_cell(h, "td", NULL, files);
-    html_cell(h, "td", NULL, status);
+    wf_xmlw_html_open(h, "tr", "total");
+    wf_xmlw_html_cell(h, "td", NULL, files);
+    wf_xmlw_html_cell(h, "td", NULL, status);
     html_numbers(h, &total);
-    html_end_row(h);
-    h_close(h); /* table */
-    html_text(h, "\n");
+    wf_xmlw_html_close_line(h);
+    wf_xmlw_close(h); /* table */
+    wf_xmlw_text(h, "\n");
 }
 
 static void html_legend(html *h)
@@ -844,16 +743,16 @@ static void html_legend(html *h)
         {"dropped-designer-only", "dropped (designer only)"},
         {"lost", "behaviour lost"},
     };
-    h_check(h, xmlTextWriterStartElement(h->w, BAD_CAST "p"));
-    h_check(h, xmlTextWriterWriteAttribute(h->w, BAD_CAST "id", BAD_CAST "legend"));
-    html_text(h, "Activities and picture boxes: ");
+    wf_xmlw_open(h, "p");
+    wf_xmlw_attr(h, "id", "legend");
+    wf_xmlw_text(h, "Activities and picture boxes: ");
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        html_cell(h, "span", keys[i][0], keys[i][1]);
-    html_text(h, ". Coverage: activities mapped or invoked without lost behaviour, of all. A "
+        wf_xmlw_html_cell(h, "span", keys[i][0], keys[i][1]);
+    wf_xmlw_text(h, ". Coverage: activities mapped or invoked without lost behaviour, of all. A "
                  "state machine is drawn as its states and transitions (SetState), the initial "
                  "state bold.");
-    h_close(h);
-    html_text(h, "\n");
+    wf_xmlw_close(h);
+    wf_xmlw_text(h, "\n");
 }
 
 /* What to do about each rule (docs/convert.md "Rule ids"). */
@@ -912,21 +811,21 @@ static void html_remediation(const wfc_report *r, html *h)
                              strcmp(r->files[qi]->diags[qk].rule, d->rule) == 0;
             static const char *const heads[] = {"Rule", "Count", "What to do"};
             if (!any) {
-                html_para(h, "h2", NULL, "What to do");
-                html_table(h, "remediation", heads, 3);
+                wf_xmlw_html_para(h, "h2", NULL, "What to do");
+                wf_xmlw_html_table(h, "remediation", heads, 3);
             }
             any = true;
-            h_open(h, "tr", NULL);
-            html_cell(h, "td", wfc_severity_name(d->sev), d->rule);
-            h_open(h, "td", NULL);
-            html_textf(h, "%zu", count);
-            h_close(h);
-            html_cell(h, "td", NULL, remedy_for(d->rule));
-            html_end_row(h);
+            wf_xmlw_html_open(h, "tr", NULL);
+            wf_xmlw_html_cell(h, "td", wfc_severity_name(d->sev), d->rule);
+            wf_xmlw_html_open(h, "td", NULL);
+            wf_xmlw_textf(h, "%zu", count);
+            wf_xmlw_close(h);
+            wf_xmlw_html_cell(h, "td", NULL, remedy_for(d->rule));
+            wf_xmlw_html_close_line(h);
         }
     if (any) {
-        h_close(h); /* table */
-        html_text(h, "\n");
+        wf_xmlw_close(h); /* table */
+        wf_xmlw_text(h, "\n");
     }
 }
 
@@ -934,21 +833,21 @@ static void html_activities(const wfc_file *f, html *h)
 {
     static const char *const heads[] = {"Activity", "Legacy type", "Modern type", "Action",
                                         "Line"};
-    html_table(h, NULL, heads, 5);
+    wf_xmlw_html_table(h, NULL, heads, 5);
     for (size_t i = 0; i < f->act_count; i++) {
         const rep_activity *a = &f->acts[i];
-        h_open(h, "tr", a->lost ? "lost" : wfc_action_name(a->action));
-        html_cell(h, "td", NULL, a->name);
-        html_cell(h, "td", NULL, a->legacy_type);
-        html_cell(h, "td", NULL, a->modern_type);
-        html_cell(h, "td", NULL, wfc_action_name(a->action));
-        h_open(h, "td", NULL);
-        html_textf(h, "%u", a->line);
-        h_close(h);
-        html_end_row(h);
+        wf_xmlw_html_open(h, "tr", a->lost ? "lost" : wfc_action_name(a->action));
+        wf_xmlw_html_cell(h, "td", NULL, a->name);
+        wf_xmlw_html_cell(h, "td", NULL, a->legacy_type);
+        wf_xmlw_html_cell(h, "td", NULL, a->modern_type);
+        wf_xmlw_html_cell(h, "td", NULL, wfc_action_name(a->action));
+        wf_xmlw_html_open(h, "td", NULL);
+        wf_xmlw_textf(h, "%u", a->line);
+        wf_xmlw_close(h);
+        wf_xmlw_html_close_line(h);
     }
-    h_close(h); /* table */
-    html_text(h, "\n");
+    wf_xmlw_close(h); /* table */
+    wf_xmlw_text(h, "\n");
 }
 
 static void html_diags(const wfc_file *f, html *h)
@@ -956,22 +855,22 @@ static void html_diags(const wfc_file *f, html *h)
     static const char *const heads[] = {"Severity", "Rule", "Where", "Message"};
     if (!f->diag_count)
         return;
-    html_table(h, NULL, heads, 4);
+    wf_xmlw_html_table(h, NULL, heads, 4);
     for (size_t i = 0; i < f->diag_count; i++) {
         const rep_diag *d = &f->diags[i];
-        h_open(h, "tr", NULL);
-        html_cell(h, "td", wfc_severity_name(d->sev), wfc_severity_name(d->sev));
-        html_cell(h, "td", NULL, d->rule);
-        h_open(h, "td", NULL);
-        html_text(h, d->file ? d->file : f->source);
+        wf_xmlw_html_open(h, "tr", NULL);
+        wf_xmlw_html_cell(h, "td", wfc_severity_name(d->sev), wfc_severity_name(d->sev));
+        wf_xmlw_html_cell(h, "td", NULL, d->rule);
+        wf_xmlw_html_open(h, "td", NULL);
+        wf_xmlw_text(h, d->file ? d->file : f->source);
         if (d->line)
-            html_textf(h, ":%u:%u", d->line, d->col);
-        h_close(h);
-        html_cell(h, "td", NULL, d->message);
-        html_end_row(h);
+            wf_xmlw_textf(h, ":%u:%u", d->line, d->col);
+        wf_xmlw_close(h);
+        wf_xmlw_html_cell(h, "td", NULL, d->message);
+        wf_xmlw_html_close_line(h);
     }
-    h_close(h); /* table */
-    html_text(h, "\n");
+    wf_xmlw_close(h); /* table */
+    wf_xmlw_text(h, "\n");
 }
 
 /* The SVG from its <svg element on (no XML prolog inside HTML), every id="X" made
@@ -1003,13 +902,14 @@ static wf_status html_picture(const char *title, const char *id, const char *dot
     wf_buf_init(&unique);
     wf_status st = render(ud, dot, &svg, err);
     if (st == WF_OK) {
-        h_open(h, "div", NULL);
-        html_para(h, "h3", NULL, title);
+        wf_xmlw_html_open(h, "div", NULL);
+        wf_xmlw_html_para(h, "h3", NULL, title);
         svg_with_unique_ids(&unique, svg.data, id);
-        h->failed |= unique.oom;
-        h_check(h, xmlTextWriterWriteRaw(h->w, BAD_CAST unique.data)); /* dot's own SVG */
-        h_close(h);
-        html_text(h, "\n");
+        if (unique.oom)
+            st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+        wf_xmlw_raw(h, unique.data); /* dot's own SVG */
+        wf_xmlw_close(h);
+        wf_xmlw_text(h, "\n");
     }
     wf_buf_fini(&unique);
     wf_buf_fini(&svg);
@@ -1029,23 +929,23 @@ static wf_status html_pictures(const wfc_file *f, size_t index, wfc_svg_fn rende
         return WF_OK;
     }
     if (f->act_count > WFC_REPORT_PICTURE_MAX) {
-        h_open(h, "p", "no-picture");
-        html_textf(h, "Not drawn: %zu activities (pictures are drawn for files of up to %d).",
+        wf_xmlw_html_open(h, "p", "no-picture");
+        wf_xmlw_textf(h, "Not drawn: %zu activities (pictures are drawn for files of up to %d).",
                    f->act_count, WFC_REPORT_PICTURE_MAX);
-        h_close(h);
-        html_text(h, "\n");
+        wf_xmlw_close(h);
+        wf_xmlw_text(h, "\n");
         return WF_OK;
     }
     char id[2][32];
     snprintf(id[0], sizeof id[0], "f%zu-legacy", index);
     snprintf(id[1], sizeof id[1], "f%zu-converted", index);
-    h_open(h, "div", "pictures");
-    html_text(h, "\n");
+    wf_xmlw_html_open(h, "div", "pictures");
+    wf_xmlw_text(h, "\n");
     wf_status st = html_picture("Legacy", id[0], f->legacy_dot, render, ud, h, err);
     if (st == WF_OK)
         st = html_picture("Converted", id[1], f->modern_dot, render, ud, h, err);
-    h_close(h);
-    html_text(h, "\n");
+    wf_xmlw_close(h);
+    wf_xmlw_text(h, "\n");
     if (st == WF_E_NOTFOUND || st == WF_E_LIMIT) {
         *stopped = st == WF_E_LIMIT ? PICTURES_OUT_OF_TIME : PICTURES_NO_DOT;
         wf_error_clear(err);
@@ -1062,26 +962,26 @@ static wf_status html_files(const wfc_report *r, wfc_svg_fn render, void *ud, ht
     wf_status st = WF_OK;
     for (size_t i = 0; i < r->count && st == WF_OK; i++) {
         const wfc_file *f = r->files[i];
-        h_open(h, "h2", NULL);
-        html_text(h, f->source);
-        html_text(h, " ");
-        html_cell(h, "span", wfc_status_name(f->status), wfc_status_name(f->status));
-        h_close(h);
-        html_text(h, "\n");
+        wf_xmlw_html_open(h, "h2", NULL);
+        wf_xmlw_text(h, f->source);
+        wf_xmlw_text(h, " ");
+        wf_xmlw_html_cell(h, "span", wfc_status_name(f->status), wfc_status_name(f->status));
+        wf_xmlw_close(h);
+        wf_xmlw_text(h, "\n");
         html_activities(f, h);
         html_diags(f, h);
         st = html_pictures(f, i, render, ud, &stopped, h, err);
     }
     if (stopped == PICTURES_NO_DOT) {
-        h_check(h, xmlTextWriterStartElement(h->w, BAD_CAST "p"));
-        h_check(h, xmlTextWriterWriteAttribute(h->w, BAD_CAST "id", BAD_CAST "no-pictures"));
-        html_text(h, "The workflow pictures need Graphviz (");
-        html_cell(h, "code", NULL, "dot");
-        html_text(h, "); install it to see them.");
-        h_close(h);
-        html_text(h, "\n");
+        wf_xmlw_open(h, "p");
+        wf_xmlw_attr(h, "id", "no-pictures");
+        wf_xmlw_text(h, "The workflow pictures need Graphviz (");
+        wf_xmlw_html_cell(h, "code", NULL, "dot");
+        wf_xmlw_text(h, "); install it to see them.");
+        wf_xmlw_close(h);
+        wf_xmlw_text(h, "\n");
     } else if (stopped == PICTURES_OUT_OF_TIME) {
-        html_para(h, "p", "no-pictures",
+        wf_xmlw_html_para(h, "p", "no-pictures",
                   "Drawing stopped: the pictures took longer than the time allowed for them; "
                   "the files after that are not drawn.");
     }
@@ -1093,28 +993,21 @@ wf_status wfc_report_html(const wfc_report *r, wfc_svg_fn render, void *ud, wf_b
 {
     if (r->nomem)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    xmlBufferPtr buf = xmlBufferCreate();
-    html h = {buf ? xmlNewTextWriterMemory(buf, 0) : NULL, false};
-    if (!h.w) {
-        xmlBufferFree(buf);
-        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    }
-    html_begin(&h);
-    html_summary(r, &h);
-    html_legend(&h);
-    html_remediation(r, &h);
-    wf_status st = html_files(r, render, ud, &h, err);
-    h_close(&h); /* body */
-    html_text(&h, "\n");
-    h_close(&h); /* html */
-    html_text(&h, "\n");
-    h_check(&h, xmlTextWriterFlush(h.w));
-    xmlFreeTextWriter(h.w); /* the buffer stays ours */
-    if (st == WF_OK && !h.failed)
-        wf_buf_add(out, xmlBufferContent(buf), (size_t)xmlBufferLength(buf));
-    xmlBufferFree(buf);
-    if (st == WF_OK && (h.failed || out->oom))
-        st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    wf_xmlw_opts o = WF_XMLW_OPTS_INIT;
+    o.html = true;
+    html *h = NULL;
+    wf_status st = wf_xmlw_create(&o, &h, err);
+    if (st != WF_OK)
+        return st;
+    wf_xmlw_html_begin(h, "Migration report", html_style);
+    html_summary(r, h);
+    html_legend(h);
+    html_remediation(r, h);
+    st = html_files(r, render, ud, h, err);
+    wf_xmlw_html_end(h);
+    if (st == WF_OK)
+        st = wf_xmlw_finish(h, out, err);
+    wf_xmlw_destroy(h);
     return st;
 }
 

@@ -424,6 +424,9 @@ static void scan_service_member(scan *sc, const wf_xml_node *x, const wf_xml_nod
     if (!it || !member || !type_markup(typed, it->value, &ns, iface, sizeof iface) ||
         !clr_parts(ns, clr, sizeof clr, c.assembly, sizeof c.assembly))
         return;
+    const char *dot = strrchr(iface, '.'); /* localhost.Service1: the loader's Service1 */
+    if (dot)
+        memmove(iface, dot + 1, strlen(dot + 1) + 1);
     if (!c.assembly[0])
         snprintf(c.assembly, sizeof c.assembly, "%s", sc->own_assembly);
     snprintf(c.service, sizeof c.service, "%s", iface);
@@ -502,12 +505,22 @@ static void scan_attributes(scan *sc, const wf_xml_node *x, const wfl_type *t)
     }
 }
 
+/* InvokeWebServiceActivity: the proxy class as a <Service>, the web method as its <Method>
+ * (docs/convert.md "ASMX web services"). */
+static void scan_proxy(scan *sc, const wf_xml_node *x)
+{
+    scan_service_member(sc, x, x, wf_xml_attr_find(x, NULL, "ProxyClass"),
+                        wf_xml_attr_find(x, NULL, "MethodName"), false);
+}
+
 static void scan_builtin(scan *sc, const wf_xml_node *x, const wfl_type *t)
 {
     scan_attributes(sc, x, t);
     if (t->kind == WFL_KIND_HANDLE_EXTERNAL_EVENT || t->kind == WFL_KIND_CALL_EXTERNAL_METHOD)
         scan_local_service(sc, x, t->kind == WFL_KIND_HANDLE_EXTERNAL_EVENT);
-    else if (t->kind == WFL_KIND_RECEIVE && !scan_contract(sc, x))
+    else if (t->kind == WFL_KIND_INVOKE_WEB_SERVICE)
+        scan_proxy(sc, x);
+    else if ((t->kind == WFL_KIND_RECEIVE || t->kind == WFL_KIND_SEND) && !scan_contract(sc, x))
         each_binding(sc, x, message_binding, (void *)x);
 }
 

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "../common/wf_xml.h"
+#include "../common/wf_xmlw.h"
 #include "../legacy/wfl_typelib.h"
 #include "wfc_output.h"
 #include "wfc_scaffold_int.h"
@@ -314,16 +315,30 @@ static bool new_in(const sc_item *it, const unit *u, sc_kind kind, const char *c
            (!owner || strcmp(it->owner, owner) == 0);
 }
 
-static void xml_attr(wf_buf *b, const char *name, const char *value)
+/* The text keeps its hand-made layout (one entry per line, a "guessed" mark after it) while
+ * the markup comes from the common writer (common/wf_xmlw.h) in its compact mode: line
+ * breaks and indentation are written as text between the elements. */
+static void lead(wf_xmlw *x, int level)
 {
-    wf_buf_addf(b, " %s=\"", name);
-    b->oom |= !wf_xml_escape(b, value, true);
-    wf_buf_addc(b, '"');
+    static const char spaces[] = "        ";
+    wf_xmlw_text(x, spaces + sizeof spaces - 1 - 2 * (size_t)level);
 }
 
-static const char *guess_mark(const sc_item *it)
+/* A line's start: indentation, then <tag Name="name". */
+static void open_named(wf_xmlw *x, int level, const char *tag, const char *name)
 {
-    return it->strength < SC_CERTAIN ? "<!-- guessed -->" : "";
+    lead(x, level);
+    wf_xmlw_open(x, tag);
+    wf_xmlw_attr(x, "Name", name);
+}
+
+/* End the element; a guessed entry gets its mark after it; then the line. */
+static void close_line(wf_xmlw *x, const sc_item *it)
+{
+    wf_xmlw_close(x);
+    if (it && it->strength < SC_CERTAIN)
+        wf_xmlw_comment(x, "guessed");
+    wf_xmlw_text(x, "\n");
 }
 
 /* A type a function parameter can carry (C mapping), else String (and guessed). */
@@ -357,16 +372,15 @@ static size_t class_props(const writer *w, const unit *u, const char *cls, prop_
     return n;
 }
 
-static void write_class_members(writer *w, unit *u, const char *cls, wf_buf *b)
+static void write_class_members(writer *w, unit *u, const char *cls, wf_xmlw *x)
 {
     for (size_t i = 0; i < w->s->count; i++) {
         const sc_item *it = &w->s->items[i];
         if (!new_in(it, u, SC_CLASS_PROP, cls, NULL))
             continue;
-        wf_buf_adds(b, "    <Property");
-        xml_attr(b, "Name", it->name);
-        xml_attr(b, "Type", it->type);
-        wf_buf_addf(b, "/>%s\n", guess_mark(it));
+        open_named(x, 2, "Property", it->name);
+        wf_xmlw_attr(x, "Type", it->type);
+        close_line(x, it);
     }
     prop_ref props[MAX_PARAMS];
     size_t n = class_props(w, u, cls, props);
@@ -375,102 +389,129 @@ static void write_class_members(writer *w, unit *u, const char *cls, wf_buf *b)
         bool cond = new_in(it, u, SC_CONDITION, cls, NULL);
         if (!cond && !new_in(it, u, SC_HANDLER, cls, NULL))
             continue;
-        wf_buf_addf(b, "    <%s", cond ? "Condition" : "Handler");
-        xml_attr(b, "Name", it->name);
-        xml_attr(b, "Function", it->function);
-        wf_buf_adds(b, n ? ">\n" : "/>\n");
+        open_named(x, 2, cond ? "Condition" : "Handler", it->name);
+        wf_xmlw_attr(x, "Function", it->function);
+        if (n)
+            wf_xmlw_text(x, "\n");
         for (size_t k = 0; k < n; k++) {
-            wf_buf_adds(b, "      <Parameter");
-            xml_attr(b, "Property", props[k].name);
-            wf_buf_addf(b, " Direction=\"%s\"/>\n", cond ? "In" : "InOut");
+            lead(x, 3);
+            wf_xmlw_open(x, "Parameter");
+            wf_xmlw_attr(x, "Property", props[k].name);
+            wf_xmlw_attr(x, "Direction", cond ? "In" : "InOut");
+            close_line(x, NULL);
         }
         if (n)
-            wf_buf_addf(b, "    </%s>\n", cond ? "Condition" : "Handler");
+            lead(x, 2);
+        close_line(x, NULL);
     }
 }
 
-static void write_activity(writer *w, unit *u, const sc_item *a, wf_buf *b)
+static void write_activity(writer *w, unit *u, const sc_item *a, wf_xmlw *x)
 {
-    wf_buf_adds(b, "  <ActivityType");
-    xml_attr(b, "Name", a->name);
-    xml_attr(b, "Function", a->function);
-    if (a->composite) /* its children run after the function: check that WF3 did so */
-        wf_buf_adds(b, " Children=\"Sequence\"");
-    wf_buf_adds(b, a->composite ? "><!-- guessed: Children -->\n" : ">\n");
+    open_named(x, 1, "ActivityType", a->name);
+    wf_xmlw_attr(x, "Function", a->function);
+    if (a->composite) { /* its children run after the function: check that WF3 did so */
+        wf_xmlw_attr(x, "Children", "Sequence");
+        wf_xmlw_comment(x, "guessed: Children");
+    }
+    wf_xmlw_text(x, "\n");
     for (size_t i = 0; i < w->s->count; i++) {
         sc_item *p = &w->s->items[i];
         if (!new_in(p, u, SC_ACT_PROP, a->name, NULL))
             continue;
         c_mappable(p);
-        wf_buf_adds(b, "    <Property");
-        xml_attr(b, "Name", p->name);
-        xml_attr(b, "Type", p->type);
-        wf_buf_addf(b, " Direction=\"%s\"/>%s\n", DIRS[p->dir], guess_mark(p));
+        open_named(x, 2, "Property", p->name);
+        wf_xmlw_attr(x, "Type", p->type);
+        wf_xmlw_attr(x, "Direction", DIRS[p->dir]);
+        close_line(x, p);
     }
-    wf_buf_adds(b, "  </ActivityType>\n");
+    lead(x, 1);
+    close_line(x, NULL);
 }
 
-static void write_service_members(writer *w, unit *u, const char *svc, wf_buf *b)
+static void write_service_members(writer *w, unit *u, const char *svc, wf_xmlw *x)
 {
     for (size_t i = 0; i < w->s->count; i++) {
         const sc_item *m = &w->s->items[i];
         bool ev = new_in(m, u, SC_EVENT, svc, NULL);
         if (!ev && !new_in(m, u, SC_METHOD, svc, NULL))
             continue;
-        wf_buf_addf(b, "    <%s", ev ? "Event" : "Method");
-        xml_attr(b, "Name", m->name);
+        open_named(x, 2, ev ? "Event" : "Method", m->name);
         if (!ev)
-            xml_attr(b, "Function", m->function);
-        wf_buf_adds(b, ">\n");
+            wf_xmlw_attr(x, "Function", m->function);
+        wf_xmlw_text(x, "\n");
         for (size_t k = 0; k < w->s->count; k++) {
             sc_item *p = &w->s->items[k];
             if (!new_in(p, u, ev ? SC_EVENT_PARAM : SC_METHOD_PARAM, svc, m->name))
                 continue;
             if (!ev)
                 c_mappable(p);
-            wf_buf_adds(b, "      <Parameter");
-            xml_attr(b, "Name", p->name);
-            xml_attr(b, "Type", p->type);
+            open_named(x, 3, "Parameter", p->name);
+            wf_xmlw_attr(x, "Type", p->type);
             if (!ev)
-                wf_buf_addf(b, " Direction=\"%s\"", DIRS[p->dir]);
-            wf_buf_addf(b, "/>%s\n", guess_mark(p));
+                wf_xmlw_attr(x, "Direction", DIRS[p->dir]);
+            close_line(x, p);
         }
-        wf_buf_addf(b, "    </%s>\n", ev ? "Event" : "Method");
+        lead(x, 2);
+        close_line(x, NULL);
     }
 }
 
-static void write_class(writer *w, unit *u, const sc_item *c, wf_buf *b)
+static void write_class(writer *w, unit *u, const sc_item *c, wf_xmlw *x)
 {
-    wf_buf_adds(b, "  <Class");
-    xml_attr(b, "Name", c->name);
+    open_named(x, 1, "Class", c->name);
     if (c->base)
-        xml_attr(b, "BaseType", c->base);
-    wf_buf_adds(b, ">\n");
-    write_class_members(w, u, c->name, b);
-    wf_buf_adds(b, "  </Class>\n");
+        wf_xmlw_attr(x, "BaseType", c->base);
+    wf_xmlw_text(x, "\n");
+    write_class_members(w, u, c->name, x);
+    lead(x, 1);
+    close_line(x, NULL);
 }
 
-static void write_service(writer *w, unit *u, const sc_item *sv, wf_buf *b)
+static void write_service(writer *w, unit *u, const sc_item *sv, wf_xmlw *x)
 {
-    wf_buf_adds(b, "  <Service");
-    xml_attr(b, "Name", sv->name);
-    wf_buf_adds(b, ">\n");
-    write_service_members(w, u, sv->name, b);
-    wf_buf_adds(b, "  </Service>\n");
+    open_named(x, 1, "Service", sv->name);
+    wf_xmlw_text(x, "\n");
+    write_service_members(w, u, sv->name, x);
+    lead(x, 1);
+    close_line(x, NULL);
 }
 
 /* The new top-level entries of u (containers nobody declares yet). */
-static void write_new_containers(writer *w, unit *u, wf_buf *b)
+static void write_new_containers(writer *w, unit *u, wf_xmlw *x)
 {
     for (size_t i = 0; i < w->s->count; i++) {
         const sc_item *it = &w->s->items[i];
         if (new_in(it, u, SC_ACTIVITY, NULL, NULL))
-            write_activity(w, u, it, b);
+            write_activity(w, u, it, x);
         else if (new_in(it, u, SC_CLASS, NULL, NULL))
-            write_class(w, u, it, b);
+            write_class(w, u, it, x);
         else if (new_in(it, u, SC_SERVICE, NULL, NULL))
-            write_service(w, u, it, b);
+            write_service(w, u, it, x);
     }
+}
+
+/* What `part` writes (for the container `name`, if it takes one), as text to put into an
+ * earlier type library or a new one; out->oom when it could not be written. */
+typedef void (*part_fn)(writer *w, unit *u, const char *name, wf_xmlw *x);
+
+static void part_text(writer *w, unit *u, part_fn part, const char *name, wf_buf *out)
+{
+    wf_xmlw_opts o = WF_XMLW_OPTS_INIT;
+    wf_xmlw *x = NULL;
+    if (wf_xmlw_create(&o, &x, NULL) == WF_OK) {
+        part(w, u, name, x);
+        out->oom |= wf_xmlw_finish(x, out, NULL) != WF_OK;
+    } else {
+        out->oom = true;
+    }
+    wf_xmlw_destroy(x);
+}
+
+static void new_containers_part(writer *w, unit *u, const char *name, wf_xmlw *x)
+{
+    (void)name;
+    write_new_containers(w, u, x);
 }
 
 static bool has_new_function(const writer *w, const unit *u)
@@ -483,22 +524,28 @@ static bool has_new_function(const writer *w, const unit *u)
     return false;
 }
 
-static void typelib_header(unit *u, bool library, wf_buf *b)
+/* A new type library: what the scaffold writes, and the new entries. */
+static void new_typelib_part(writer *w, unit *u, const char *name, wf_xmlw *x)
 {
-    wf_buf_addf(b,
-                "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
-                "<!-- %s.activities.xml — written by the scaffold of wfbridge convert from "
-                "the\n"
-                "     markup that uses it. Entries marked \"guessed\" have a type the markup "
-                "did not\n"
-                "     state: check them. Edit freely: a later scaffold run only adds to this "
-                "file. -->\n"
-                "<TypeLibrary xmlns=\"urn:wfbridge:typelib\"",
-                u->assembly);
-    xml_attr(b, "Name", u->assembly);
-    if (library)
-        wf_buf_addf(b, " Library=\"lib%s.so\"", u->assembly);
-    wf_buf_adds(b, ">\n");
+    (void)name;
+    char note[600];
+    snprintf(note, sizeof note,
+             "%s.activities.xml — written by the scaffold of wfbridge convert from the\n"
+             "     markup that uses it. Entries marked \"guessed\" have a type the markup did "
+             "not\n"
+             "     state: check them. Edit freely: a later scaffold run only adds to this file.",
+             u->assembly);
+    wf_xmlw_declaration(x);
+    wf_xmlw_comment(x, note);
+    wf_xmlw_text(x, "\n");
+    wf_xmlw_open(x, "TypeLibrary");
+    wf_xmlw_attr(x, "xmlns", "urn:wfbridge:typelib");
+    wf_xmlw_attr(x, "Name", u->assembly);
+    if (has_new_function(w, u))
+        wf_xmlw_attrf(x, "Library", "lib%s.so", u->assembly);
+    wf_xmlw_text(x, "\n");
+    write_new_containers(w, u, x);
+    close_line(x, NULL);
 }
 
 /* ---- inserting into an earlier type library ---------------------------------------------- */
@@ -544,10 +591,8 @@ static bool insert_members(writer *w, unit *u, const char *tag, const char *name
 {
     wf_buf members;
     wf_buf_init(&members);
-    if (strcmp(tag, "Class") == 0)
-        write_class_members(w, u, name, &members);
-    else
-        write_service_members(w, u, name, &members);
+    part_text(w, u, strcmp(tag, "Class") == 0 ? write_class_members : write_service_members, name,
+              &members);
     size_t open_end = 0, close = 0;
     bool self = false;
     bool ok = members.len == 0 || find_element(u->mine_text, tag, name, &open_end, &self, &close);
@@ -609,7 +654,7 @@ static wf_status extend_typelib(writer *w, unit *u, wf_buf *out, wf_error *err)
     if (!end)
         return wf_error_set(err, WF_E_SCHEMA, &(wf_loc){u->tl_path, 1, 1}, "no </TypeLibrary>");
     wf_buf_init(&ins[n].text);
-    write_new_containers(w, u, &ins[n].text);
+    part_text(w, u, new_containers_part, NULL, &ins[n].text);
     ins[n].at = (size_t)(end - u->mine_text);
     ins[n].skip = 0;
     n++;
@@ -870,9 +915,7 @@ static wf_status write_unit(writer *w, unit *u, wf_error *err)
     if (u->mine) {
         st = extend_typelib(w, u, &f->text, err);
     } else {
-        typelib_header(u, has_new_function(w, u), &f->text);
-        write_new_containers(w, u, &f->text);
-        wf_buf_adds(&f->text, "</TypeLibrary>\n");
+        part_text(w, u, new_typelib_part, NULL, &f->text);
     }
     if (st == WF_OK)
         st = write_c(w, u, err);

@@ -153,6 +153,23 @@ static void event_stop(wfl_exec *ex, wfl_act *act)
 
 const wfl_kind_ops wfl_ops_hee = {hee_execute, event_stop, NULL, hee_queue_item};
 
+void wfl__event_queue_name(const wfl_act *act, char *buf, size_t size)
+{
+    event_queue_name(act, buf, size);
+}
+
+wf_status wfl__hee_payload(wfl_act *act, wf_value *out, const char **unbound, wf_error *err)
+{
+    const char *iface;
+    const wfl_tl_service *s = service_of(act, &iface);
+    const wfl_tl_event *ev = s ? wfl_tl_service_event(s, literal_str(act, "EventName")) : NULL;
+    if (ev)
+        return wfl__read_event_params(act, ev, out, unbound, err);
+    *out = wf_null(); /* no type library: nothing says what the payload was */
+    *unbound = "e";
+    return WF_OK;
+}
+
 /* ---- Delay ------------------------------------------------------------------------------------
  */
 static wfl_status delay_try(wfl_exec *ex, wfl_act *act, xqueue *q)

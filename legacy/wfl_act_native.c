@@ -6,9 +6,39 @@
 
 #include <string.h>
 
+/* The runtime reads built-in DPs by name ("Condition", "ExecuteCode", "UntilCondition") on
+ * every step. A per-thread table remembers, by the address of the name, the built-in DP last
+ * found for it; a hit is checked by content (the type holds that DP at its index and its
+ * name is dp_name), so a reused address can only miss. Built-in DPs are static: an entry
+ * never dangles. */
+enum { DP_CACHE_SIZE = 64 };
+typedef struct dp_cache_entry {
+    const char *name;
+    const wfl_dp *dp;
+} dp_cache_entry;
+static _Thread_local dp_cache_entry dp_cache[DP_CACHE_SIZE];
+
+static bool dp_name_is(const wfl_dp *dp, const char *name)
+{
+    const char *a = dp->name;
+    if (a == name) /* the linker merges equal string literals: usually the same bytes */
+        return true;
+    while (*a && *a == *name)
+        a++, name++;
+    return *a == *name;
+}
+
 const wfl_dp *wfl__dp(const wfl_act *act, const char *dp_name)
 {
-    return wfl_type_find_dp(wfl_act_type(act), dp_name);
+    const wfl_type *t = wfl_act_type(act);
+    dp_cache_entry *e = &dp_cache[((uintptr_t)dp_name >> 3) % DP_CACHE_SIZE];
+    const wfl_dp *dp = e->name == dp_name ? e->dp : NULL;
+    if (dp && dp->index < t->dp_count && t->dps[dp->index] == dp && dp_name_is(dp, dp_name))
+        return dp;
+    dp = wfl_type_find_dp(t, dp_name);
+    if (dp && wfl_dp_is_builtin(dp))
+        *e = (dp_cache_entry){dp_name, dp};
+    return dp;
 }
 
 const wfl_pval *wfl__pval(const wfl_act *act, const char *dp_name)
@@ -28,6 +58,7 @@ typedef struct call_ctx {
     wfl_act *act;    /* the activity the call is made for (trace) */
     wfl_act *target; /* whose DPs the names read/write */
     const wfl_tl_func *fn;
+    const wfl_dp *const *dps; /* get_at_dp / set_at_dp: fn's parameters resolved, or NULL */
 } call_ctx;
 
 static void trace_call(void *ud, const wfl_tl_call_record *rec)
@@ -121,10 +152,50 @@ static wf_status invoke_cc(call_ctx *cc, wfl_tl_get_fn get, wfl_tl_set_fn set, w
     return wfl_tl_func_invoke(cc->fn, &b, ret, err);
 }
 
+static wf_status get_at_dp(void *ud, size_t index, wf_value *out, wf_error *err)
+{
+    call_ctx *cc = ud;
+    return wfl_act_get(cc->target, cc->dps[index], out, err);
+}
+
+static wf_status set_at_dp(void *ud, size_t index, const wf_value *value, wf_error *err)
+{
+    call_ctx *cc = ud;
+    return wfl_act_set(cc->target, cc->dps[index], value, err);
+}
+
+/* Call cc->fn through cc->dps (parameters resolved at load, no lookup by name). */
+static wf_status invoke_at(call_ctx *cc, wf_value *ret, wf_error *err)
+{
+    cc->ex->stats.native_calls++;
+    wfl_tl_binding b = WFL_TL_BINDING_INIT;
+    b.get_at = get_at_dp;
+    b.set_at = set_at_dp;
+    b.trace = cc->ex->opts.trace ? trace_call : NULL;
+    b.ud = cc;
+    return wfl_tl_func_invoke(cc->fn, &b, ret, err);
+}
+
+/* A code-beside function's parameters as resolved on the target's type, or NULL (read by
+ * name: no such array, or an event's child and data may stand in for the target's DPs). */
+static const wfl_dp *const *class_fn_dps(const wfl_exec *ex, const wfl_act *target,
+                                         const wfl_tl_func *fn)
+{
+    const wfl_type *t = wfl_act_type(target);
+    if (!t->class_fn_dps || ex->event_child || ex->event_data)
+        return NULL;
+    for (size_t i = 0, n = wfl_tl_class_func_count(t->code_beside); i < n; i++)
+        if (wfl_tl_class_func_at(t->code_beside, i) == fn)
+            return t->class_fn_dps[i];
+    return NULL;
+}
+
 static wf_status invoke_on(wfl_exec *ex, wfl_act *act, wfl_act *target, const wfl_tl_func *fn,
                            wf_value *ret, wf_error *err)
 {
-    call_ctx cc = {ex, act, target, fn};
+    call_ctx cc = {ex, act, target, fn, class_fn_dps(ex, target, fn)};
+    if (cc.dps)
+        return invoke_at(&cc, ret, err);
     return invoke_cc(&cc, get_by_name, set_by_name, ret, err);
 }
 
@@ -150,10 +221,11 @@ static wf_status rules_get(void *ud, const wfl_rules_seg *path, size_t count, wf
     wfl_exec *ex = ud;
     if (count != 1 || path[0].index_count)
         return WF_E_NAME; /* the evaluator reads the prefix and applies the rest itself */
-    if (!wfl__dp(root_of(ex), path[0].name))
+    const wfl_dp *dp = wfl__dp(root_of(ex), path[0].name);
+    if (!dp)
         return wf_error_set(err, WF_E_NAME, NULL, "'%s' is not a member of the workflow",
                             path[0].name);
-    return wfl_act_get_by_name(root_of(ex), path[0].name, out, err);
+    return wfl_act_get(root_of(ex), dp, out, err);
 }
 
 static wf_status rules_set(void *ud, const wfl_rules_seg *path, size_t count, const wf_value *value,
@@ -271,18 +343,6 @@ bool wfl__raise_event(wfl_exec *ex, wfl_act *act, const char *dp_name)
 }
 
 /* A custom activity's Execute reads and writes its own DPs, resolved at load (exec_dps). */
-static wf_status get_exec_dp(void *ud, size_t index, wf_value *out, wf_error *err)
-{
-    call_ctx *cc = ud;
-    return wfl_act_get(cc->target, wfl_act_type(cc->target)->exec_dps[index], out, err);
-}
-
-static wf_status set_exec_dp(void *ud, size_t index, const wf_value *value, wf_error *err)
-{
-    call_ctx *cc = ud;
-    return wfl_act_set(cc->target, wfl_act_type(cc->target)->exec_dps[index], value, err);
-}
-
 wfl_status wfl__call_custom(wfl_exec *ex, wfl_act *act)
 {
     const wfl_type *t = wfl_act_type(act);
@@ -291,16 +351,10 @@ wfl_status wfl__call_custom(wfl_exec *ex, wfl_act *act)
         return WFL_ST_CLOSED;
     wf_error err; /* per call: cleared, not zero-filled (780 bytes) */
     wf_error_clear(&err);
-    call_ctx cc = {ex, act, act, fn};
+    call_ctx cc = {ex, act, act, fn, t->exec_dps};
     wf_status rc;
     if (t->exec_dps && !ex->event_child && !ex->event_data) {
-        ex->stats.native_calls++;
-        wfl_tl_binding b = WFL_TL_BINDING_INIT;
-        b.get_at = get_exec_dp;
-        b.set_at = set_exec_dp;
-        b.trace = ex->opts.trace ? trace_call : NULL;
-        b.ud = &cc;
-        rc = wfl_tl_func_invoke(fn, &b, NULL, &err);
+        rc = invoke_at(&cc, NULL, &err);
     } else {
         rc = invoke_cc(&cc, get_by_name, set_by_name, NULL, &err);
     }
@@ -399,7 +453,7 @@ wfl_status wfl__call_method(wfl_exec *ex, wfl_act *act, const wfl_tl_func *fn)
 {
     if (ex->opts.skip_native)
         return WFL_ST_CLOSED;
-    call_ctx cc = {ex, act, act, fn};
+    call_ctx cc = {ex, act, act, fn, NULL};
     wf_error err = WF_ERROR_INIT;
     wf_value ret = wf_null();
     wf_status rc = invoke_cc(&cc, method_get, method_set, &ret, &err);
@@ -460,6 +514,54 @@ static wf_status write_event_binding(wfl_act *act, const wfl_param_binding *pb,
     if (rc == WF_OK)
         rc = binding_set(act, pb, &v, err);
     wf_value_release(&v);
+    return rc;
+}
+
+/* One parameter read back: bound by its own name, else a field of what `e` holds (the whole
+ * of it for the single parameter e). *kept false when no binding writes it. */
+static wf_status read_event_param(wfl_act *act, const wfl_tl_event *ev, const char *param,
+                                  wf_value *out, bool *kept, wf_error *err)
+{
+    const wfl_param_binding *pb = find_binding(act, param);
+    *out = wf_null();
+    *kept = pb && pb->is_bind;
+    if (*kept)
+        return binding_get(act, pb, out, err);
+    pb = find_binding(act, "e");
+    *kept = pb && pb->is_bind;
+    if (!*kept)
+        return WF_OK;
+    wf_value e = wf_null();
+    wf_status rc = binding_get(act, pb, &e, err);
+    const wf_value *field = wfl_tl_event_param_count(ev) == 1 && strcmp(param, "e") == 0
+                                ? &e
+                                : wf_value_record_get(&e, param);
+    *kept = rc == WF_OK && field;
+    if (*kept)
+        *out = wf_value_retain(field);
+    wf_value_release(&e);
+    return rc;
+}
+
+wf_status wfl__read_event_params(wfl_act *act, const wfl_tl_event *ev, wf_value *out,
+                                 const char **unbound, wf_error *err)
+{
+    const char *keys[32];
+    wf_value vals[32];
+    size_t n = wfl_tl_event_param_count(ev), k = 0;
+    wf_status rc = WF_OK;
+    *unbound = NULL;
+    for (; k < n && k < 32 && rc == WF_OK; k++) {
+        bool kept;
+        keys[k] = wfl_tl_event_param(ev, k)->name;
+        rc = read_event_param(act, ev, keys[k], &vals[k], &kept, err);
+        if (rc == WF_OK && !kept && !*unbound)
+            *unbound = keys[k];
+    }
+    if (rc == WF_OK && wf_value_record(keys, vals, k, out) != WF_OK)
+        rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory building an event payload");
+    for (size_t i = 0; i < k; i++)
+        wf_value_release(&vals[i]);
     return rc;
 }
 

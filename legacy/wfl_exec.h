@@ -225,6 +225,21 @@ wf_status wfl_exec_put(wfl_exec *ex, const char *name, const wf_value *value, wf
  * is no error; WF_E_NAME when the activity has no such property. */
 wf_status wfl_exec_activity_value(wfl_exec *ex, const char *activity, const char *prop,
                                   wf_value *out, bool *found, wf_error *err);
+/* Where the executing Replicator named `activity` is: *data its list (borrowed, valid until
+ * the next pulse), the data indexes of its executing clones, ascending, into idx[max]
+ * (returns how many, may exceed max); *live how many Replicators of that name execute (0:
+ * none, *data NULL; several: the rounds of an enclosing parallel loop, the first one read).
+ * *data is NULL too when its rounds do not record their item (a round that is a Replicator or
+ * a Receive itself keeps its own state where the item index is kept). */
+size_t wfl_exec_replicator_items(wfl_exec *ex, const char *activity, const wf_value **data,
+                                 size_t *idx, size_t max, size_t *live);
+/* The payload of the event that queue `queue` delivered to a HandleExternalEvent, rebuilt
+ * from the values its ParameterBindings wrote (a record of the event's parameters: what they
+ * hold now, which is what the event carried unless something wrote them since). *unbound
+ * names a parameter no binding kept (its field null; NULL: none); *found false when no
+ * HandleExternalEvent waits on that queue. */
+wf_status wfl_exec_event_payload(wfl_exec *ex, const char *queue, wf_value *out, bool *found,
+                                 const char **unbound, wf_error *err);
 
 /* Save the whole state (instance tree, scheduler, queues, timers, contexts) as one versioned
  * blob (wf_free it). Only between pulses. */

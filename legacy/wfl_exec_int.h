@@ -230,6 +230,14 @@ wf_status wfl__param_write(wfl_act *act, const wfl_param_binding *pb, const wf_v
 /* Write an event payload through the activity's ParameterBindings. */
 bool wfl__write_event_params(wfl_exec *ex, wfl_act *act, const wfl_tl_event *ev,
                              const wf_value *payload);
+/* The inverse, for rebuilding a position (wfl_exec_event_payload): the record of the event's
+ * parameters read back through what the bindings wrote (a parameter bound by its own name, or
+ * `e`'s field); *unbound names the first parameter no binding keeps (NULL: none), left null. */
+wf_status wfl__read_event_params(wfl_act *act, const wfl_tl_event *ev, wf_value *out,
+                                 const char **unbound, wf_error *err);
+/* The same for a HandleExternalEvent (its service's event), and its queue's name. */
+wf_status wfl__hee_payload(wfl_act *act, wf_value *out, const char **unbound, wf_error *err);
+void wfl__event_queue_name(const wfl_act *act, char *buf, size_t size);
 
 /* TransactionScope (docs/semantics.md §3): take the checkpoint when the scope starts; on a fault
  * of that scope, roll the whole instance back to it and fault the scope there (true when it did

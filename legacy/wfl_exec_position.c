@@ -120,21 +120,35 @@ wf_status wfl_exec_put(wfl_exec *ex, const char *name, const wf_value *value, wf
     return wfl_act_set_by_name(ex->root, name, value, err);
 }
 
-/* The live activity named `name` under act: act itself, or inside it while it executes, the
- * clones of its running loop rounds before its templates (which never run). */
-static wfl_act *find_live(wfl_act *act, const char *name)
+/* The first activity under act (act included) that matches key, the clones of its running
+ * loop rounds before its templates (which never run); inside executing activities only, or
+ * (every_status) anywhere. */
+typedef bool (*act_match)(wfl_act *act, const char *key);
+
+static wfl_act *find_first(wfl_act *act, act_match match, const char *key, bool every_status)
 {
-    if (strcmp(wfl_act_name(act), name) == 0)
+    if (match(act, key))
         return act;
-    if (wfl_act_status(act) != WFL_ST_EXECUTING)
+    if (!every_status && wfl_act_status(act) != WFL_ST_EXECUTING)
         return NULL;
     wfl_act *found = NULL;
     for (size_t i = 0, n = wfl_act_context_count(act); i < n && !found; i++)
-        found = find_live(wfl_act_context_at(act, i), name);
+        found = find_first(wfl_act_context_at(act, i), match, key, every_status);
     for (size_t i = 0, n = wfl_act_child_count(act); i < n && !found; i++)
         if (wfl_act_child(act, i))
-            found = find_live(wfl_act_child(act, i), name);
+            found = find_first(wfl_act_child(act, i), match, key, every_status);
     return found;
+}
+
+static bool named(wfl_act *act, const char *name)
+{
+    return strcmp(wfl_act_name(act), name) == 0;
+}
+
+/* The live activity named `name` under act: act itself, or inside it while it executes. */
+static wfl_act *find_live(wfl_act *act, const char *name)
+{
+    return find_first(act, named, name, false);
 }
 
 wf_status wfl_exec_activity_value(wfl_exec *ex, const char *activity, const char *prop,
@@ -143,4 +157,77 @@ wf_status wfl_exec_activity_value(wfl_exec *ex, const char *activity, const char
     wfl_act *act = ex->root ? find_live(ex->root, activity) : NULL;
     *found = act != NULL;
     return act ? wfl_act_get_by_name(act, prop, out, err) : WF_OK;
+}
+
+typedef struct rep_find {
+    const char *name;
+    wfl_act *first;
+    size_t live;
+} rep_find;
+
+static void find_replicator(void *ud, wfl_act *act)
+{
+    rep_find *r = ud;
+    if (wfl_act_type(act)->kind == WFL_KIND_REPLICATOR && strcmp(wfl_act_name(act), r->name) == 0
+        && r->live++ == 0)
+        r->first = act;
+}
+
+/* A clone's xact.aux is its data index, unless the clone's root keeps its own there. */
+static bool clone_keeps_index(const wfl_act *clone)
+{
+    wfl_kind k = wfl_act_type(clone)->kind;
+    return k != WFL_KIND_REPLICATOR && k != WFL_KIND_RECEIVE;
+}
+
+static int index_cmp(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+size_t wfl_exec_replicator_items(wfl_exec *ex, const char *activity, const wf_value **data,
+                                 size_t *idx, size_t max, size_t *live)
+{
+    rep_find r = {activity, NULL, 0};
+    if (ex->root)
+        walk(ex->root, find_replicator, &r);
+    *live = r.live;
+    *data = r.first ? &((const xact *)wfl_act_exec(r.first))->val : NULL;
+    size_t n = 0;
+    for (size_t i = 0, c = r.first ? wfl_act_context_count(r.first) : 0; i < c; i++) {
+        wfl_act *clone = wfl_act_context_at(r.first, i);
+        const xact *cx = wfl_act_exec(clone);
+        if (!cx || wfl_act_status(clone) != WFL_ST_EXECUTING)
+            continue;
+        if (!clone_keeps_index(clone)) {
+            *data = NULL;
+            return 0;
+        }
+        if (n++ < max)
+            idx[n - 1] = (size_t)cx->aux;
+    }
+    qsort(idx, n < max ? n : max, sizeof *idx, index_cmp);
+    return n;
+}
+
+static bool waits_on(wfl_act *act, const char *queue)
+{
+    char name[300];
+    if (wfl_act_type(act)->kind != WFL_KIND_HANDLE_EXTERNAL_EVENT)
+        return false;
+    wfl__event_queue_name(act, name, sizeof name);
+    return strcmp(name, queue) == 0;
+}
+
+wf_status wfl_exec_event_payload(wfl_exec *ex, const char *queue, wf_value *out, bool *found,
+                                 const char **unbound, wf_error *err)
+{
+    /* the one in the running round of its loops (what that round's bindings wrote), else the
+     * definition's */
+    wfl_act *hee = ex->root ? find_first(ex->root, waits_on, queue, true) : NULL;
+    *out = wf_null();
+    *unbound = NULL;
+    *found = hee != NULL;
+    return hee ? wfl__hee_payload(hee, out, unbound, err) : WF_OK;
 }

@@ -224,6 +224,7 @@ typedef struct registry {
     const wfl_type *by_kind[WFL_KIND_COUNT];
     wfl_dp own[TYPE_COUNT][MAX_FLAT];        /* each type's own DPs */
     const wfl_dp *flat[TYPE_COUNT][MAX_FLAT]; /* flattened pointers */
+    uint16_t index[TYPE_COUNT][2 * MAX_FLAT]; /* their dp_index tables */
     wfl_dp when;                              /* attached WhenCondition */
     wfl_type when_owner;
 } registry;
@@ -242,6 +243,50 @@ static void fill_dp(wfl_dp *dp, const dp_decl *d, size_t index, const wfl_type *
     dp->index = index;
     dp->owner = owner;
     dp->tl_prop = NULL;
+}
+
+/* ---- DP lookup by name ------------------------------------------------------------------
+ * Names are looked up per native call (code-beside handlers read and write the root's DPs by
+ * name), so each type keeps an open-addressing table from name hash to DP index. Equal names
+ * probe in insertion order: the first DP of a name wins, as in a scan of dps. */
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* Slots of the table for n DPs: a power of two, at least 2n. */
+static size_t index_size(size_t n)
+{
+    size_t size = 8;
+    while (size < 2 * n)
+        size *= 2;
+    return size;
+}
+
+/* DP names are short: a byte loop beats a call to strcmp on the lookup path. */
+static inline bool same_name(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
+
+static void index_build(wfl_type *t, uint16_t *table, size_t size)
+{
+    assert(size >= 2 * t->dp_count && (size & (size - 1)) == 0 && t->dp_count < UINT16_MAX);
+    memset(table, 0, size * sizeof *table);
+    uint32_t mask = (uint32_t)size - 1;
+    for (size_t i = 0; i < t->dp_count; i++) {
+        uint32_t h = name_hash(t->dps[i]->name) & mask;
+        while (table[h])
+            h = (h + 1) & mask;
+        table[h] = (uint16_t)(i + 1);
+    }
+    t->dp_index = table;
+    t->dp_index_mask = mask;
 }
 
 static void build_type(size_t i)
@@ -268,6 +313,7 @@ static void build_type(size_t i)
     t->flags = d->flags;
     t->dps = g_reg.flat[i];
     t->dp_count = n;
+    index_build(t, g_reg.index[i], index_size(n));
     t->unsupported = d->unsupported;
     if (d->kind != WFL_KIND_UNSUPPORTED)
         g_reg.by_kind[d->kind] = t;
@@ -335,11 +381,27 @@ const wfl_dp *wfl_type_find_dp(const wfl_type *type, const char *name)
 {
     if (type == NULL || name == NULL)
         return NULL;
+    if (type->dp_index) {
+        for (uint32_t h = name_hash(name) & type->dp_index_mask;;
+             h = (h + 1) & type->dp_index_mask) {
+            uint16_t k = type->dp_index[h];
+            if (k == 0)
+                return NULL;
+            if (same_name(type->dps[k - 1]->name, name))
+                return type->dps[k - 1];
+        }
+    }
     for (size_t i = 0; i < type->dp_count; i++) {
         if (strcmp(type->dps[i]->name, name) == 0)
             return type->dps[i];
     }
     return NULL;
+}
+
+bool wfl_dp_is_builtin(const wfl_dp *dp)
+{
+    uintptr_t p = (uintptr_t)dp, own = (uintptr_t)g_reg.own;
+    return p >= own && p < own + sizeof g_reg.own;
 }
 
 bool wfl_type_is_a(const wfl_type *type, const wfl_type *base)
@@ -398,6 +460,10 @@ static wf_status extend_type(wf_arena *arena, const wfl_type *base, const wfl_ty
     }
     *t = (wfl_type){.base = base, .kind = base->kind, .flags = base->flags & ~WFL_TF_ABSTRACT,
                     .dps = flat, .dp_count = n};
+    size_t size = index_size(n);
+    uint16_t *table = n < UINT16_MAX ? wf_arena_alloc(arena, size * sizeof *table) : NULL;
+    if (table)
+        index_build(t, table, size);
     *out = t;
     return WF_OK;
 }
@@ -410,6 +476,25 @@ static const wfl_tl_prop *activity_prop_at(const void *owner, size_t index)
 static const wfl_tl_prop *class_prop_at(const void *owner, size_t index)
 {
     return wfl_tl_class_prop(owner, index);
+}
+
+/* The DP of each parameter of fn on t, then of its Return binding (NULL when it has none):
+ * resolved once, so calls need no lookup by name. NULL with *missing set when a name is not
+ * a DP of t, NULL alone on out of memory. */
+static const wfl_dp **resolve_fn_dps(wf_arena *arena, const wfl_type *t, const wfl_tl_func *fn,
+                                     const char **missing)
+{
+    size_t n = wfl_tl_func_param_count(fn);
+    const wfl_dp **dps = wf_arena_alloc(arena, (n + 1) * sizeof *dps);
+    for (size_t i = 0; dps != NULL && i <= n; i++) {
+        const wfl_tl_prop *p = i < n ? wfl_tl_func_param(fn, i) : wfl_tl_func_return(fn);
+        dps[i] = p ? wfl_type_find_dp(t, p->name) : NULL;
+        if (p && !dps[i]) {
+            *missing = p->name;
+            return NULL;
+        }
+    }
+    return dps;
 }
 
 wf_status wfl_type_create_custom(wf_arena *arena, const wfl_typelib *tl,
@@ -431,17 +516,13 @@ wf_status wfl_type_create_custom(wf_arena *arena, const wfl_typelib *tl,
     t->typelib = tl;
     const wfl_tl_func *fn = wfl_tl_activity_func(activity);
     if (fn) {
-        size_t n = wfl_tl_func_param_count(fn);
-        const wfl_dp **dps = wf_arena_alloc(arena, (n + 1) * sizeof *dps);
-        if (dps == NULL)
+        const char *missing = NULL;
+        const wfl_dp **dps = resolve_fn_dps(arena, t, fn, &missing);
+        if (dps == NULL && missing == NULL)
             return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-        for (size_t i = 0; i <= n; i++) {
-            const wfl_tl_prop *p = i < n ? wfl_tl_func_param(fn, i) : wfl_tl_func_return(fn);
-            dps[i] = p ? wfl_type_find_dp(t, p->name) : NULL;
-            if (p && !dps[i]) /* the type library checks this: never a half-resolved type */
-                return wf_error_set(err, WF_E_SCHEMA, NULL, "'%s' has no property '%s'",
-                                    t->name, p->name);
-        }
+        if (dps == NULL) /* the type library checks this: never a half-resolved type */
+            return wf_error_set(err, WF_E_SCHEMA, NULL, "'%s' has no property '%s'", t->name,
+                                missing);
         t->exec_dps = dps;
     }
     *out = t;
@@ -477,6 +558,17 @@ wf_status wfl_type_create_code_beside(wf_arena *arena, const wfl_type *base,
     t->name = base->name;
     t->typelib = tl;
     t->code_beside = cls;
+    size_t count = wfl_tl_class_func_count(cls);
+    const wfl_dp *const **fn_dps = wf_arena_alloc(arena, (count + 1) * sizeof *fn_dps);
+    if (fn_dps == NULL)
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < count; i++) {
+        const char *missing = NULL; /* a parameter that is no DP: that one goes by name */
+        fn_dps[i] = resolve_fn_dps(arena, t, wfl_tl_class_func_at(cls, i), &missing);
+        if (fn_dps[i] == NULL && missing == NULL)
+            return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    }
+    t->class_fn_dps = fn_dps;
     *out = t;
     return WF_OK;
 }

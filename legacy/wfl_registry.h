@@ -110,6 +110,9 @@ struct wfl_type {
     unsigned flags;         /* WFL_TF_* */
     const wfl_dp *const *dps; /* flattened, base DPs first; dps[i]->index == i */
     size_t dp_count;
+    const uint16_t *dp_index; /* by name: a hash table of index + 1 (0 empty), mask + 1 slots,
+                                 or NULL (wfl_type_find_dp scans dps) */
+    uint32_t dp_index_mask;
     const wfl_tl_activity *custom; /* WFL_KIND_CUSTOM: the type-library activity type */
     const struct wfl_definition *composite; /* WFL_KIND_CUSTOM with Definition=: its body,
                                                run by a nested executor (wfl_act_composite.c) */
@@ -118,6 +121,9 @@ struct wfl_type {
                                       once: no lookup by name per call); NULL otherwise */
     const wfl_typelib *typelib;    /* custom and code-beside types: where they come from */
     const wfl_tl_class *code_beside; /* a root made for x:Class: its class, else NULL */
+    const wfl_dp *const *const *class_fn_dps; /* code_beside: per class function (by
+                                      wfl_tl_class_func_at index) its exec_dps-like array, NULL
+                                      for one with a parameter that is no DP (read by name) */
     const char *unsupported;       /* WFL_KIND_UNSUPPORTED: why ("web-service messaging
                                       has no native equivalent") */
 };
@@ -141,6 +147,8 @@ const wfl_type *wfl_registry_type_at(size_t index);
 const wfl_dp *wfl_registry_attached(const char *owner, const char *name);
 
 const wfl_dp *wfl_type_find_dp(const wfl_type *type, const char *name); /* NULL if absent */
+/* True when dp is a DP of a built-in type (static: it lives as long as the process). */
+bool wfl_dp_is_builtin(const wfl_dp *dp);
 bool wfl_type_is_a(const wfl_type *type, const wfl_type *base);
 const char *wfl_kind_name(wfl_kind kind); /* "Sequence", "IfElseBranch", ... */
 

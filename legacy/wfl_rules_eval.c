@@ -155,8 +155,7 @@ static bool values_equal(const wf_value *a, const wf_value *b)
         return wf_is_null(a) && wf_is_null(b);
     if (is_number(a) && is_number(b)) {
         int cmp = 0;
-        wf_error e = WF_ERROR_INIT;
-        return wf_value_compare(a, b, &cmp, &e) == WF_OK && cmp == 0;
+        return wf_value_compare(a, b, &cmp, NULL) == WF_OK && cmp == 0;
     }
     return wf_value_equal(a, b);
 }
@@ -307,9 +306,8 @@ static wf_status compare_op(ev *c, const wfl_rexpr *at, const wf_value *l, const
         *out = wf_bool(false);
         return WF_OK;
     }
-    int cmp = 0;
-    wf_error e = WF_ERROR_INIT;
-    if (wf_value_compare(l, r, &cmp, &e) != WF_OK)
+    int cmp = 0; /* the message is not used: no 780-byte error to clear per comparison */
+    if (wf_value_compare(l, r, &cmp, NULL) != WF_OK)
         return fail(c, WF_E_TYPE, at, "cannot compare %s with %s", l->type->name,
                     r->type->name);
     bool res = at->op == WFL_ROP_LESS_THAN               ? cmp < 0
@@ -590,7 +588,8 @@ static wf_status read_this_path(ev *c, const wfl_rexpr *e, thispath *tp, wf_valu
         size_t nsegs = thispath_segs(tp, k);
         if (nsegs == 0)
             continue;
-        wf_error local = WF_ERROR_INIT;
+        wf_error local; /* per read: cleared, not zero-filled (780 bytes) */
+        wf_error_clear(&local);
         wf_value v = wf_null();
         wf_status st = c->t->get(c->t->ud, tp->segs, nsegs, &v, c->exc, &local);
         if (st == WF_E_NAME)
@@ -645,7 +644,8 @@ static wf_status assign_this_path(ev *c, const wfl_rexpr *target, const wf_value
         st = lookup_missed(c, &tp);
     if (st == WF_OK) {
         size_t nsegs = thispath_segs(&tp, tp.count);
-        wf_error local = WF_ERROR_INIT;
+        wf_error local; /* per assignment: cleared, not zero-filled */
+        wf_error_clear(&local);
         if (nsegs == 0)
             st = fail(c, WF_E_UNSUPPORTED, target, "cannot assign to this member path");
         else if (!c->t || !c->t->set)

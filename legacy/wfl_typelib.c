@@ -55,6 +55,7 @@ struct wfl_tl_event {
 
 struct wfl_tl_service {
     const char *name;
+    const char *ns; /* Namespace: an ASMX proxy's WebServiceBinding namespace, "" when none */
     wfl_tl_func *methods;
     size_t method_count;
     wfl_tl_event *events;
@@ -598,10 +599,12 @@ static void parse_method(tl_parse *p, const wf_xml_node *n, wfl_tl_func *fn)
 
 static void parse_service(tl_parse *p, const wf_xml_node *n, wfl_tl_service *svc)
 {
-    static const char *const attrs[] = {"Name", NULL};
+    static const char *const attrs[] = {"Name", "Namespace", NULL};
     check_attrs(p, n, attrs);
     const char *name = required(p, n, "Name");
+    const wf_xml_attr *ns = wf_xml_attr_find(n, NULL, "Namespace");
     svc->name = name ? tl_strdup(p, name) : "";
+    svc->ns = ns ? tl_strdup(p, ns->value) : "";
     svc->methods = tl_alloc(p, n->child_count, sizeof *svc->methods);
     svc->events = tl_alloc(p, n->child_count, sizeof *svc->events);
     const char **names = tl_alloc(p, n->child_count, sizeof *names);
@@ -1065,6 +1068,7 @@ const wfl_tl_func *wfl_tl_class_func_at(const wfl_tl_class *c, size_t index)
 }
 
 const char *wfl_tl_service_name(const wfl_tl_service *s) { return s->name; }
+const char *wfl_tl_service_namespace(const wfl_tl_service *s) { return s->ns; }
 const wfl_tl_func *wfl_tl_service_method(const wfl_tl_service *s, const char *name)
 {
     return find_func(s->methods, s->method_count, WFL_TL_METHOD, name);

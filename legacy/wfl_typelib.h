@@ -121,6 +121,8 @@ size_t wfl_tl_class_func_count(const wfl_tl_class *c); /* handlers and condition
 const wfl_tl_func *wfl_tl_class_func_at(const wfl_tl_class *c, size_t index);
 
 const char *wfl_tl_service_name(const wfl_tl_service *s);
+/* Namespace="..." of the <Service>: an ASMX proxy's namespace (docs/convert.md), "" if none. */
+const char *wfl_tl_service_namespace(const wfl_tl_service *s);
 const wfl_tl_func *wfl_tl_service_method(const wfl_tl_service *s, const char *name);
 size_t wfl_tl_service_method_count(const wfl_tl_service *s);
 const wfl_tl_func *wfl_tl_service_method_at(const wfl_tl_service *s, size_t index);

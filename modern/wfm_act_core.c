@@ -28,7 +28,8 @@ static bool get_bool(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, bool *out)
     if (wfm_ctx_get(ctx, ai, prop, &v) != WF_OK)
         return false;
     *out = v.type->kind == WF_K_BOOL && v.u.b;
-    wf_value_release(&v);
+    if (v.type->kind != WF_K_BOOL) /* a Boolean holds nothing to release */
+        wf_value_release(&v);
     return true;
 }
 
@@ -269,7 +270,27 @@ static void fe_fini(wfm_ai *ai)
         wf_value_release(&st->values);
 }
 
-static bool fe_start(wfm_ctx *ctx, wfm_ai *ai)
+/* Replaying a migrated instance (wfm_migrate.h): the list the legacy loop iterates, in this
+ * loop's list type, replaces Values, and *at says which items run there (none: the host has
+ * no counterpart, start at the first). False with a fault thrown. */
+static bool fe_replay_at(wfm_ctx *ctx, wfm_ai *ai, wfm_replay_items *at)
+{
+    fe_state *st = wfm_ai_state(ai);
+    if (!wfm_ctx_replay_items(ctx, ai, at))
+        return true;
+    wf_value v = wf_null();
+    wf_error e = WF_ERROR_INIT;
+    if (wf_value_convert(at->values, st->values.type, &v, &e) != WF_OK) {
+        wfm_ctx_throw(ctx, ai, &wf_exc_invalid_cast, "%s: the replayed items: %s",
+                      wfm_node_display_name(wfm_ai_node(ai)), e.message);
+        return false;
+    }
+    wf_value_release(&st->values);
+    st->values = v;
+    return true;
+}
+
+static bool fe_start(wfm_ctx *ctx, wfm_ai *ai, wfm_replay_items *at)
 {
     fe_state *st = wfm_ai_state(ai);
     if (wfm_ctx_get(ctx, ai, FE_VALUES, &st->values) != WF_OK)
@@ -279,7 +300,7 @@ static bool fe_start(wfm_ctx *ctx, wfm_ai *ai)
                       wfm_node_display_name(wfm_ai_node(ai)));
         return false;
     }
-    return true;
+    return fe_replay_at(ctx, ai, at);
 }
 
 static void foreach_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child);
@@ -303,8 +324,12 @@ static void foreach_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
 
 static void foreach_execute(wfm_ctx *ctx, wfm_ai *ai)
 {
-    if (fe_start(ctx, ai))
-        foreach_next(ctx, ai);
+    wfm_replay_items at = {NULL, NULL, 0};
+    if (!fe_start(ctx, ai, &at))
+        return;
+    if (at.running_count) /* replaying: the items before the legacy one have run */
+        ((fe_state *)wfm_ai_state(ai))->next = at.running[0];
+    foreach_next(ctx, ai);
 }
 
 /* Parallel and ParallelForEach: after each child, CompletionCondition; true cancels the rest
@@ -335,15 +360,24 @@ static void pfe_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
 /* Forward order: the deque is LIFO, so the last item's body runs first (WF4). */
 static void pfe_execute(wfm_ctx *ctx, wfm_ai *ai)
 {
-    if (!fe_start(ctx, ai))
+    wfm_replay_items at = {NULL, NULL, 0};
+    if (!fe_start(ctx, ai, &at))
         return;
     fe_state *st = wfm_ai_state(ai);
-    size_t n = wf_value_list_count(&st->values);
-    for (size_t i = 0; i < n; i++)
+    size_t n = wf_value_list_count(&st->values), started = 0, k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (at.values) { /* replaying: only the items still running in the legacy loop */
+            while (k < at.running_count && at.running[k] < i)
+                k++;
+            if (k == at.running_count || at.running[k] != i)
+                continue;
+        }
         if (wfm_ctx_schedule_delegate(ctx, ai, wfm_ai_node(ai), FE_BODY,
                                       wf_value_list_at(&st->values, i), pfe_done, NULL) != WF_OK)
             return;
-    if (n == 0)
+        started++;
+    }
+    if (started == 0)
         wfm_ctx_complete(ctx, ai);
 }
 

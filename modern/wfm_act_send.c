@@ -8,6 +8,7 @@
  * and are saved, the replies not yet taken are not. Endpoint addresses come from the file
  * beside the definition, NAME.endpoints.json (docs/formats.md "Endpoint files"). */
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,13 +32,17 @@ enum { SEND_MAX_CONTEXTS = 16, SEND_MAX_REPLIES = 16 };
 /* ---- per-instance state ------------------------------------------------------------------- */
 typedef struct send_context {
     char channel[128]; /* the ChannelToken (default: the endpoint's name or address) */
-    char id[64];       /* the instance id the service answered with */
+    char id[64];       /* the instance id the service answered with ("" when none) */
+    char cookies[1024]; /* the cookies it set ("WscContext=...; ASP.NET_SessionId=..."), sent
+                           back on the channel as a cookie-keeping client does */
 } send_context;
 
 typedef struct send_reply {
     const wfm_node *send;
-    wf_value body; /* owned record */
+    wf_value body; /* owned record; null for a fault */
     bool soap;     /* fields are XML Schema text */
+    const wf_type *fault; /* the request failed: the ReceiveReply throws this */
+    char *fault_message;  /* owned */
 } send_reply;
 
 typedef struct send_ext {
@@ -51,19 +56,22 @@ typedef struct send_ext {
 static void ext_fini(void *state)
 {
     send_ext *x = state;
-    for (size_t i = 0; i < x->reply_count; i++)
+    for (size_t i = 0; i < x->reply_count; i++) {
         wf_value_release(&x->replies[i].body);
+        wf_free(x->replies[i].fault_message);
+    }
 }
 
 static wf_status ext_save(const void *state, wfm_persist_writer *w)
 {
     const send_ext *x = state;
-    wfm_persist_write_uint(w, 1); /* layout version */
+    wfm_persist_write_uint(w, 2); /* layout version (1: without cookies) */
     wfm_persist_write_uint(w, x->calls);
     wfm_persist_write_uint(w, x->context_count);
     for (size_t i = 0; i < x->context_count; i++) {
         wfm_persist_write_str(w, x->contexts[i].channel);
         wfm_persist_write_str(w, x->contexts[i].id);
+        wfm_persist_write_str(w, x->contexts[i].cookies);
     }
     return WF_OK;
 }
@@ -71,7 +79,8 @@ static wf_status ext_save(const void *state, wfm_persist_writer *w)
 static wf_status ext_restore(void *state, wfm_persist_reader *r)
 {
     send_ext *x = state;
-    if (wfm_persist_read_uint(r) != 1)
+    uint64_t layout = wfm_persist_read_uint(r);
+    if (layout != 1 && layout != 2)
         wfm_persist_read_fail(r, "unknown layout of the Send contexts");
     x->calls = wfm_persist_read_uint(r);
     uint64_t n = wfm_persist_read_uint(r);
@@ -79,11 +88,14 @@ static wf_status ext_restore(void *state, wfm_persist_reader *r)
         wfm_persist_read_fail(r, "too many Send contexts");
     for (uint64_t i = 0; i < n && wfm_persist_read_ok(r); i++) {
         char *channel = wfm_persist_read_str(r), *id = wfm_persist_read_str(r);
+        char *cookies = layout == 2 ? wfm_persist_read_str(r) : NULL;
         send_context *c = &x->contexts[x->context_count++];
         snprintf(c->channel, sizeof c->channel, "%s", channel ? channel : "");
         snprintf(c->id, sizeof c->id, "%s", id ? id : "");
+        snprintf(c->cookies, sizeof c->cookies, "%s", cookies ? cookies : "");
         wf_free(channel);
         wf_free(id);
+        wf_free(cookies);
     }
     return WF_OK;
 }
@@ -277,7 +289,7 @@ static bool request_body(const send_conf *c, const wf_value *params, const char 
     if (c->json)
         return wf_value_to_json(params, out);
     wf_buf_adds(out, "<s:Envelope xmlns:s=\"" NS_SOAP "\">");
-    if (id) {
+    if (id && *id) {
         wf_buf_adds(out, "<s:Header><Context xmlns=\"" NS_CONTEXT "\"><Property name=\"instanceId\">");
         wf_xml_escape(out, id, false);
         wf_buf_adds(out, "</Property></Context></s:Header>");
@@ -311,17 +323,19 @@ typedef struct send_call {
 static void send_done(void *ud, const wfm_http_reply *reply)
 {
     send_call *call = ud;
-    static const char *const keys[] = {"error", "message", "status", "body", "instanceId", "url"};
-    wf_value values[6] = {wf_int32((int32_t)reply->error), wf_null(),
+    static const char *const keys[] = {"error", "message",    "status",
+                                       "body",  "instanceId", "url", "cookies"};
+    wf_value values[7] = {wf_int32((int32_t)reply->error), wf_null(),
                           wf_int32((int32_t)reply->status)};
     bool ok = wf_value_cstring(reply->message, &values[1]) == WF_OK &&
               wf_value_string(reply->body, reply->len, &values[3]) == WF_OK &&
               wf_value_cstring(reply->instance_id, &values[4]) == WF_OK &&
-              wf_value_cstring(call->url, &values[5]) == WF_OK;
+              wf_value_cstring(call->url, &values[5]) == WF_OK &&
+              wf_value_cstring(reply->cookies, &values[6]) == WF_OK;
     wf_value payload = wf_null();
-    if (ok && wf_value_record(keys, values, 6, &payload) != WF_OK)
+    if (ok && wf_value_record(keys, values, 7, &payload) != WF_OK)
         payload = wf_null(); /* the Send reports the missing reply */
-    for (size_t i = 0; i < 6; i++)
+    for (size_t i = 0; i < 7; i++)
         if (values[i].type)
             wf_value_release(&values[i]);
     wfm_async_complete(call->async, payload);
@@ -330,17 +344,18 @@ static void send_done(void *ud, const wfm_http_reply *reply)
 
 static void send_resumed(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload);
 
-static void send_context_id(const send_ext *x, const char *channel, const char **id)
+/* The context kept for `channel`, NULL when the service gave none yet. */
+static const send_context *send_context_of(const send_ext *x, const char *channel)
 {
-    *id = NULL;
-    for (size_t i = 0; i < x->context_count && !*id; i++)
+    for (size_t i = 0; i < x->context_count; i++)
         if (strcmp(x->contexts[i].channel, channel) == 0)
-            *id = x->contexts[i].id;
+            return &x->contexts[i];
+    return NULL;
 }
 
 /* Start the request: the Send waits on bookmark "$send/N" until send_done completes it. */
 static void send_start(wfm_ctx *ctx, wfm_ai *ai, send_ext *x, const char *address,
-                       const char *id, const wf_buf *body)
+                       const char *id, const char *cookies, const wf_buf *body)
 {
     const send_conf *c = wfm_node_data(wfm_ai_node(ai));
     wf_error err = WF_ERROR_INIT;
@@ -362,6 +377,7 @@ static void send_start(wfm_ctx *ctx, wfm_ai *ai, send_ext *x, const char *addres
                             c->json ? "application/json" : "text/xml; charset=utf-8",
                             c->json ? NULL : c->action,
                             id,
+                            cookies,
                             body->data,
                             body->len,
                             c->timeout_ms};
@@ -387,18 +403,40 @@ static void send_execute(wfm_ctx *ctx, wfm_ai *ai)
         wf_value_release(&address);
         return;
     }
-    const char *id;
-    send_context_id(x, c->channel, &id);
+    /* The context goes back the way the service gave it, as WCF's context channel does: its
+     * cookies when it set some (basicHttpContextBinding, an ASMX session), else its id as a
+     * wsc:Context header (SOAP) or X-Instance-Id (JSON). */
+    const send_context *context = send_context_of(x, c->channel);
+    const char *cookies = context && *context->cookies ? context->cookies : NULL;
+    const char *id = context && !cookies ? context->id : NULL;
     wf_buf body;
     wf_buf_init(&body);
     if (!request_body(c, &params, id, &body))
         wfm_ctx_nomem(ctx);
     else
         send_start(ctx, ai, x, wf_is_null(&address) ? c->address : wf_value_str(&address), id,
-                   &body);
+                   cookies, &body);
     wf_buf_fini(&body);
     wf_value_release(&params);
     wf_value_release(&address);
+}
+
+/* Why a request got no usable reply: the exception its ReceiveReply (or a one-way Send)
+ * throws. */
+typedef struct send_fault {
+    const wf_type *type; /* NULL: none */
+    char message[512];
+} send_fault;
+
+static void fault_set(send_fault *f, const wf_type *type, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fault_set(send_fault *f, const wf_type *type, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->message, sizeof f->message, fmt, ap);
+    va_end(ap);
+    f->type = type;
 }
 
 /* Exception types of WCF's client side, declared on first use. */
@@ -453,9 +491,27 @@ static bool wrapper_record(const wf_xml_node *wrapper, wf_value *out)
     return ok;
 }
 
-/* A SOAP reply: its wrapper's fields, or a fault thrown. False when the Send was faulted. */
+/* The instance id of a wsHttpContextBinding reply's header <Context xmlns=NS_CONTEXT>
+ * <Property name="instanceId">ID</Property></Context> (WCF's ContextMessageHeader) into id. */
+static void header_context(const wf_xml_node *env, char *id, size_t size)
+{
+    const wf_xml_node *header = soap_child(env, "Header");
+    for (const wf_xml_node *h = header ? header->first_child : NULL; h; h = h->next) {
+        if (!h->ns || strcmp(h->ns, NS_CONTEXT) != 0 || strcmp(h->name, "Context") != 0)
+            continue;
+        for (const wf_xml_node *p = h->first_child; p; p = p->next) {
+            const wf_xml_attr *name = wf_xml_attr_find(p, NULL, "name");
+            if (strcmp(p->name, "Property") == 0 && name &&
+                strcmp(name->value, "instanceId") == 0 && strlen(p->text) < size)
+                snprintf(id, size, "%s", p->text);
+        }
+    }
+}
+
+/* A SOAP reply: its wrapper's fields and the context its header carries (into id), or a fault
+ * thrown. False when the Send was faulted. */
 static bool soap_reply(wfm_ctx *ctx, wfm_ai *ai, const char *url, long status, const char *body,
-                       size_t len, wf_value *out)
+                       size_t len, wf_value *out, char *id, size_t id_size, send_fault *f)
 {
     const send_conf *c = wfm_node_data(wfm_ai_node(ai));
     wf_xml_doc *doc = NULL;
@@ -467,24 +523,26 @@ static bool soap_reply(wfm_ctx *ctx, wfm_ai *ai, const char *url, long status, c
     const wf_xml_node *fault = soap_child(sbody, "Fault");
     bool ok = false;
     if (fault)
-        wfm_ctx_throw(ctx, ai, wcf_exception(ctx, "FaultException"), "%s",
+        fault_set(f, wcf_exception(ctx, "FaultException"), "%s",
                       child_text(fault, "faultstring"));
     else if (status < 200 || status > 299)
-        wfm_ctx_throw(ctx, ai, wcf_exception(ctx, "CommunicationException"),
+        fault_set(f, wcf_exception(ctx, "CommunicationException"),
                       "%s.%s: %s answered HTTP %ld", c->contract, c->operation, url, status);
     else if (!wrapper)
-        wfm_ctx_throw(ctx, ai, wcf_exception(ctx, "CommunicationException"),
+        fault_set(f, wcf_exception(ctx, "CommunicationException"),
                       "%s.%s: the reply from %s is not a SOAP 1.1 envelope with a body%s%s",
                       c->contract, c->operation, url, doc ? "" : ": ", doc ? "" : e.message);
     else if (!(ok = wrapper_record(wrapper, out)))
         wfm_ctx_nomem(ctx);
+    if (ok)
+        header_context(env, id, id_size);
     wf_xml_doc_destroy(doc);
     return ok;
 }
 
 /* A JSON reply: its object, or {"fault": {"code", "message"}} thrown. */
 static bool json_reply(wfm_ctx *ctx, wfm_ai *ai, const char *url, long status, const char *body,
-                       size_t len, wf_value *out)
+                       size_t len, wf_value *out, send_fault *f)
 {
     const send_conf *c = wfm_node_data(wfm_ai_node(ai));
     wf_error e = WF_ERROR_INIT;
@@ -492,10 +550,10 @@ static bool json_reply(wfm_ctx *ctx, wfm_ai *ai, const char *url, long status, c
                   out->type->kind == WF_K_RECORD;
     const wf_value *fault = parsed ? wf_value_record_get(out, "fault") : NULL;
     if (fault)
-        wfm_ctx_throw(ctx, ai, wcf_exception(ctx, "FaultException"), "%s",
+        fault_set(f, wcf_exception(ctx, "FaultException"), "%s",
                       wf_value_str(wf_value_record_get(fault, "message")));
     else if (status < 200 || status > 299 || !parsed)
-        wfm_ctx_throw(ctx, ai, wcf_exception(ctx, "CommunicationException"),
+        fault_set(f, wcf_exception(ctx, "CommunicationException"),
                       "%s.%s: %s answered HTTP %ld%s", c->contract, c->operation, url, status,
                       parsed ? "" : " without a JSON object");
     if (fault || status < 200 || status > 299 || !parsed) {
@@ -507,19 +565,20 @@ static bool json_reply(wfm_ctx *ctx, wfm_ai *ai, const char *url, long status, c
 }
 
 /* No reply: the transport's reason as a fault. */
-static void send_failed(wfm_ctx *ctx, wfm_ai *ai, int error, const char *message, const char *url)
+static void send_failed(wfm_ctx *ctx, wfm_ai *ai, int error, const char *message, const char *url,
+                        send_fault *f)
 {
     const send_conf *c = wfm_node_data(wfm_ai_node(ai));
     if (error == WFM_HTTP_TIMEOUT)
-        wfm_ctx_throw(ctx, ai, &wf_exc_timeout,
+        fault_set(f, &wf_exc_timeout,
                       "%s.%s: no reply from %s within %ld ms (the Send's timeout)", c->contract,
                       c->operation, url, c->timeout_ms);
     else if (error == WFM_HTTP_UNREACHABLE)
-        wfm_ctx_throw(ctx, ai, wcf_exception(ctx, "EndpointNotFoundException"),
+        fault_set(f, wcf_exception(ctx, "EndpointNotFoundException"),
                       "%s.%s: there was no endpoint listening at %s: %s", c->contract,
                       c->operation, url, message);
     else
-        wfm_ctx_throw(ctx, ai, wcf_exception(ctx, "CommunicationException"),
+        fault_set(f, wcf_exception(ctx, "CommunicationException"),
                       "%s.%s: the request to %s failed: %s", c->contract, c->operation, url,
                       message);
 }
@@ -536,20 +595,119 @@ static const char *field_str(const wf_value *rec, const char *key)
     return v ? wf_value_str(v) : "";
 }
 
-/* Keep the context the service answered with for the Send's channel. */
-static void keep_context(send_ext *x, const char *channel, const char *id)
+/* Cookie pairs `add` ("a=1; b=2") into `jar`: a pair replaces the one of the same name, as
+ * a client's cookie store does. False (jar unchanged) when the result would not fit. */
+static bool merge_cookies(char *jar, size_t size, const char *add)
 {
-    if (!*id)
+    char out[sizeof ((send_context *)0)->cookies] = "";
+    size_t used = 0;
+    for (int pass = 0; pass < 2; pass++) { /* the kept pairs not replaced, then the new ones */
+        const char *p = pass ? add : jar;
+        while (*p) {
+            size_t len = strcspn(p, ";"), name = strcspn(p, "=");
+            bool replaced = false;
+            if (!pass)
+                for (const char *q = add; *q && !replaced; q += strcspn(q, ";"), q += *q ? 2 : 0)
+                    replaced = strcspn(q, "=") == name && strncmp(q, p, name) == 0;
+            if (!replaced) {
+                int n = snprintf(out + used, sizeof out - used, "%s%.*s", used ? "; " : "",
+                                 (int)len, p);
+                if (n < 0 || (size_t)n >= sizeof out - used)
+                    return false;
+                used += (size_t)n;
+            }
+            p += len;
+            p += *p ? 2 : 0; /* "; " */
+        }
+    }
+    snprintf(jar, size, "%s", out);
+    return true;
+}
+
+/* Keep the context the service answered with for the Send's channel: its instance id
+ * (X-Instance-Id, a Context header) and its cookies. */
+static void keep_context(send_ext *x, const char *channel, const char *id, const char *cookies)
+{
+    if (!*id && !*cookies)
         return;
     size_t i = 0;
     while (i < x->context_count && strcmp(x->contexts[i].channel, channel) != 0)
         i++;
     if (i == SEND_MAX_CONTEXTS)
         i = SEND_MAX_CONTEXTS - 1; /* the last channel gives way */
-    else if (i == x->context_count)
+    else if (i == x->context_count) {
         x->context_count++;
-    snprintf(x->contexts[i].channel, sizeof x->contexts[i].channel, "%s", channel);
-    snprintf(x->contexts[i].id, sizeof x->contexts[i].id, "%s", id);
+        memset(&x->contexts[i], 0, sizeof x->contexts[i]);
+    }
+    send_context *c = &x->contexts[i];
+    snprintf(c->channel, sizeof c->channel, "%s", channel);
+    if (*id)
+        snprintf(c->id, sizeof c->id, "%s", id);
+    if (*cookies && !merge_cookies(c->cookies, sizeof c->cookies, cookies))
+        snprintf(c->cookies, sizeof c->cookies, "%s", cookies); /* the newest only */
+}
+
+/* Whether a ReceiveReply in the tree below n takes the reply of the Send named send_name
+ * (it names that Send, or names none: the latest reply). Tree edges only, so x:Reference
+ * cycles (Flowchart) are not followed. */
+static bool takes_reply(const wfm_node *n, const char *send_name)
+{
+    const wfm_kind_spec *spec = wfm_kind_spec_of(wfm_node_kind(n));
+    if (strcmp(spec->name, "ReceiveReply") == 0 && spec->ns &&
+        strcmp(spec->ns, WFM_NS_SERVICEMODEL) == 0) {
+        const char *name = wfm_node_data(n);
+        return !name || (send_name && strcmp(name, send_name) == 0);
+    }
+    for (unsigned p = 0; p < spec->prop_count; p++) {
+        wfm_prop_kind k = spec->props[p].kind;
+        bool one = k == WFM_PROP_ACTIVITY || k == WFM_PROP_NODE || k == WFM_PROP_DELEGATE;
+        bool many = k == WFM_PROP_ACTIVITIES || k == WFM_PROP_NODES || k == WFM_PROP_KEYED;
+        size_t count = one ? 1 : many ? wfm_node_count(n, p) : 0;
+        for (size_t i = 0; i < count; i++) {
+            const wfm_node *child = one ? wfm_node_child(n, p) : wfm_node_at(n, p, i);
+            if (child && wfm_node_parent(child) == n && takes_reply(child, send_name))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* A request-reply Send (a ReceiveReply takes its reply), not a one-way one. */
+static bool is_two_way(const wfm_node *send)
+{
+    const wfm_node *root = send;
+    while (wfm_node_parent(root))
+        root = wfm_node_parent(root);
+    return takes_reply(root, wfm_node_x_name(send));
+}
+
+/* Keep the reply (or the fault in its place) for the ReceiveReply; the Send completes. */
+static void keep_reply(wfm_ctx *ctx, wfm_ai *ai, send_ext *x, send_reply r)
+{
+    if (x->reply_count == SEND_MAX_REPLIES) {
+        wf_value_release(&r.body);
+        wf_free(r.fault_message);
+        wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation,
+                      "Send: more than %d replies wait for their ReceiveReply", SEND_MAX_REPLIES);
+        return;
+    }
+    x->replies[x->reply_count++] = r;
+    wfm_ctx_complete(ctx, ai);
+}
+
+/* As in WF4: a request-reply Send completes and its ReceiveReply faults; a one-way Send
+ * faults itself. */
+static void deliver_fault(wfm_ctx *ctx, wfm_ai *ai, send_ext *x, const send_fault *f)
+{
+    if (!is_two_way(wfm_ai_node(ai))) {
+        wfm_ctx_throw(ctx, ai, f->type, "%s", f->message);
+        return;
+    }
+    send_reply r = {wfm_ai_node(ai), wf_null(), false, f->type, wf_strdup(f->message)};
+    if (!r.fault_message)
+        wfm_ctx_nomem(ctx);
+    else
+        keep_reply(ctx, ai, x, r);
 }
 
 static void send_resumed(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)
@@ -562,28 +720,27 @@ static void send_resumed(wfm_ctx *ctx, wfm_ai *ai, const wf_value *payload)
     }
     int32_t error = field_int(payload, "error");
     const char *url = field_str(payload, "url");
-    if (error != WFM_HTTP_OK) {
-        send_failed(ctx, ai, error, field_str(payload, "message"), url);
-        return;
-    }
-    const wf_value *body = wf_value_record_get(payload, "body");
-    long status = field_int(payload, "status");
+    send_fault f = {NULL, ""};
     wf_value reply = wf_null();
-    bool ok = c->json ? json_reply(ctx, ai, url, status, wf_value_str(body),
-                                   wf_value_str_len(body), &reply)
-                      : soap_reply(ctx, ai, url, status, wf_value_str(body),
-                                   wf_value_str_len(body), &reply);
-    if (!ok)
-        return;
-    keep_context(x, c->channel, field_str(payload, "instanceId"));
-    if (x->reply_count == SEND_MAX_REPLIES) {
-        wf_value_release(&reply);
-        wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation,
-                      "Send: more than %d replies wait for their ReceiveReply", SEND_MAX_REPLIES);
-        return;
+    char id[64];
+    snprintf(id, sizeof id, "%s", field_str(payload, "instanceId"));
+    bool ok = false;
+    if (error != WFM_HTTP_OK) {
+        send_failed(ctx, ai, error, field_str(payload, "message"), url, &f);
+    } else {
+        const wf_value *body = wf_value_record_get(payload, "body");
+        long status = field_int(payload, "status");
+        ok = c->json ? json_reply(ctx, ai, url, status, wf_value_str(body),
+                                  wf_value_str_len(body), &reply, &f)
+                     : soap_reply(ctx, ai, url, status, wf_value_str(body),
+                                  wf_value_str_len(body), &reply, id, sizeof id, &f);
     }
-    x->replies[x->reply_count++] = (send_reply){wfm_ai_node(ai), reply, !c->json};
-    wfm_ctx_complete(ctx, ai);
+    if (f.type)
+        deliver_fault(ctx, ai, x, &f);
+    if (!ok)
+        return; /* a fault delivered, or out of memory (reported) */
+    keep_context(x, c->channel, id, field_str(payload, "cookies"));
+    keep_reply(ctx, ai, x, (send_reply){wfm_ai_node(ai), reply, !c->json, NULL, NULL});
 }
 
 static const void *const send_callbacks[] = {(const void *)send_resumed};
@@ -686,6 +843,11 @@ static void receivereply_execute(wfm_ctx *ctx, wfm_ai *ai)
     }
     send_reply r = x->replies[at];
     x->replies[at] = x->replies[--x->reply_count];
+    if (r.fault) { /* the request failed: its fault is the ReceiveReply's, as in WF4 */
+        wfm_ctx_throw(ctx, ai, r.fault, "%s", r.fault_message);
+        wf_free(r.fault_message);
+        return;
+    }
     bool ok = true;
     size_t n = wfm_node_count(wfm_ai_node(ai), RR_CONTENT);
     for (size_t i = 0; i < n && ok; i++)

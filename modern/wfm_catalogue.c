@@ -196,7 +196,7 @@ wf_status wfm_catalogue_register(wfm_catalogue *cat, const wfm_kind_spec *spec, 
     if (wf_strmap_get(cat->by_name, key))
         return wf_error_set(err, WF_E_STATE, NULL, "activity kind '%s' is already registered",
                             spec->name);
-    wfm_kind *kind = wf_calloc(1, sizeof *kind);
+    wfm_kind *kind = wf_calloc(1, sizeof *kind + spec->prop_count * sizeof kind->prop_off[0]);
     if (!kind || !grow_kinds(cat)) {
         wf_free(kind);
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory registering '%s'", spec->name);
@@ -206,6 +206,10 @@ wf_status wfm_catalogue_register(wfm_catalogue *cat, const wfm_kind_spec *spec, 
     kind->index = (uint32_t)cat->count;
     kind->is_activity = strcmp(spec->category, "Activity") == 0;
     kind->content_index = content_index;
+    for (size_t i = 0; i < spec->prop_count; i++) {
+        kind->prop_off[i] = kind->props_size;
+        kind->props_size += wfm__prop_size(spec->props[i].kind);
+    }
     if (wf_strmap_put(cat->by_name, key, kind) != WF_OK) {
         wf_free(kind);
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory registering '%s'", spec->name);
@@ -250,7 +254,8 @@ wf_loc wfm_node_loc(const wfm_node *node)
 
 const char *wfm_node_display_name(const wfm_node *node)
 {
-    return node->display_name;
+    return node->names && node->names->display_name ? node->names->display_name
+                                                     : node->kind->spec->name;
 }
 
 const char *wfm_node_id(const wfm_node *node)
@@ -270,7 +275,23 @@ const wf_type *wfm_node_type_arg(const wfm_node *node)
 
 static const wfm__prop *prop_at(const wfm_node *node, unsigned prop)
 {
-    return prop < node->kind->spec->prop_count ? &node->props[prop] : NULL;
+    return prop < node->kind->spec->prop_count ? wfm__node_prop(node, prop) : NULL;
+}
+
+/* Property `prop` when it is of kind `a` or `b` (the members of other kinds share storage). */
+static const wfm__prop *prop_of2(const wfm_node *node, unsigned prop, wfm_prop_kind a,
+                                 wfm_prop_kind b)
+{
+    const wfm__prop *p = prop_at(node, prop);
+    wfm_prop_kind k = p ? node->kind->spec->props[prop].kind : a;
+    return p && (k == a || k == b) ? p : NULL;
+}
+
+/* Property `prop` when it holds a list of nodes (ACTIVITIES, NODES, KEYED). */
+static const wfm__prop *prop_list(const wfm_node *node, unsigned prop)
+{
+    const wfm__prop *p = prop_of2(node, prop, WFM_PROP_ACTIVITIES, WFM_PROP_NODES);
+    return p ? p : prop_of2(node, prop, WFM_PROP_KEYED, WFM_PROP_KEYED);
 }
 
 bool wfm_node_has(const wfm_node *node, unsigned prop)
@@ -289,9 +310,12 @@ const wfm_node *wfm_node_child(const wfm_node *node, unsigned prop)
     const wfm__prop *p = prop_at(node, prop);
     if (!p)
         return NULL;
-    if (node->kind->spec->props[prop].kind == WFM_PROP_DELEGATE)
-        return p->delegate ? p->delegate->body : NULL;
-    return p->child;
+    switch (node->kind->spec->props[prop].kind) {
+    case WFM_PROP_DELEGATE: return p->delegate ? p->delegate->body : NULL;
+    case WFM_PROP_ACTIVITY:
+    case WFM_PROP_NODE: return p->child;
+    default: return NULL;
+    }
 }
 
 size_t wfm_node_count(const wfm_node *node, unsigned prop)
@@ -302,20 +326,23 @@ size_t wfm_node_count(const wfm_node *node, unsigned prop)
 
 const wfm_node *wfm_node_at(const wfm_node *node, unsigned prop, size_t index)
 {
-    const wfm__prop *p = prop_at(node, prop);
+    const wfm__prop *p = prop_list(node, prop);
     return p && p->items && index < p->count ? p->items[index] : NULL;
 }
 
 const wf_value *wfm_node_key(const wfm_node *node, unsigned prop, size_t index)
 {
-    const wfm__prop *p = prop_at(node, prop);
+    const wfm__prop *p = prop_of2(node, prop, WFM_PROP_KEYED, WFM_PROP_KEYED);
     return p && p->keys && index < p->count ? &p->keys[index] : NULL;
 }
 
 const wf_value *wfm_node_literal(const wfm_node *node, unsigned prop)
 {
+    static const wf_value none = {&wf_type_null, {0}};
     const wfm__prop *p = prop_at(node, prop);
-    return p ? &p->literal : NULL;
+    if (!p)
+        return NULL;
+    return wfm__prop_is_value(node->kind->spec->props[prop].kind) ? &p->literal : &none;
 }
 
 const wf_type *wfm_node_prop_type(const wfm_node *node, unsigned prop)
@@ -326,50 +353,56 @@ const wf_type *wfm_node_prop_type(const wfm_node *node, unsigned prop)
 
 const char *wfm_node_type_text(const wfm_node *node, unsigned prop)
 {
-    const wfm__prop *p = prop_at(node, prop);
+    const wfm__prop *p = prop_of2(node, prop, WFM_PROP_TYPE, WFM_PROP_TYPE);
     return p && p->type_text ? p->type_text : "";
 }
 
 const char *wfm_node_type_prefix(const wfm_node *node, unsigned prop)
 {
-    const wfm__prop *p = prop_at(node, prop);
+    const wfm__prop *p = prop_of2(node, prop, WFM_PROP_TYPE, WFM_PROP_TYPE);
     return p ? p->type_prefix : NULL;
 }
 
 wfm_prop_kind wfm_node_param_dir(const wfm_node *node, unsigned prop, size_t index)
 {
-    const wfm__prop *p = prop_at(node, prop);
+    const wfm__prop *p = prop_of2(node, prop, WFM_PROP_PARAMS, WFM_PROP_PARAMS);
     return p && p->params && index < p->count ? p->params[index].dir : WFM_PROP_IN;
 }
 
 const char *wfm_node_param_key(const wfm_node *node, unsigned prop, size_t index)
 {
-    const wfm__prop *p = prop_at(node, prop);
+    const wfm__prop *p = prop_of2(node, prop, WFM_PROP_PARAMS, WFM_PROP_PARAMS);
     return p && p->params && index < p->count ? p->params[index].key : NULL;
 }
 
 const char *wfm_node_x_name(const wfm_node *node)
 {
-    return node->x_name;
+    return node->names ? node->names->x_name : NULL;
 }
 
 const wf_type *wfm_node_param_type(const wfm_node *node, unsigned prop, size_t index)
 {
-    const wfm__prop *p = prop_at(node, prop);
+    const wfm__prop *p = prop_of2(node, prop, WFM_PROP_PARAMS, WFM_PROP_PARAMS);
     return p && p->params && index < p->count ? p->params[index].type : NULL;
 }
 
+/* The loader gives a node its attachment cell when its kind has a prepare or bind callback
+ * (the only code that attaches data). */
 void wfm_node_set_data(wfm_node *node, void *data, void (*destroy)(void *data))
 {
-    if (node->data && node->data_destroy && node->data != data)
-        node->data_destroy(node->data);
-    node->data = data;
-    node->data_destroy = destroy;
+    wfm__node_data *d = node->data;
+    assert(d || !data);
+    if (!d)
+        return;
+    if (d->data && d->destroy && d->data != data)
+        d->destroy(d->data);
+    d->data = data;
+    d->destroy = destroy;
 }
 
 void *wfm_node_data(const wfm_node *node)
 {
-    return node->data;
+    return node->data ? node->data->data : NULL;
 }
 
 /* ---- load-time services -------------------------------------------------------------- */

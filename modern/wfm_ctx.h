@@ -189,6 +189,16 @@ typedef struct wfm_replay_values {
     size_t count;
 } wfm_replay_values;
 bool wfm_ctx_replay_values(const wfm_ctx *ctx, const wfm_ai *ai, wfm_replay_values *out);
+/* While replaying: where the host's loop counterpart of ai (a ForEach / ParallelForEach, by
+ * its DisplayName) is: the list it iterates and the items whose bodies are running, ascending
+ * (a sequential loop: one, the current item); the loop starts there instead of at its first
+ * item. False when the host has none. */
+typedef struct wfm_replay_items {
+    const wf_value *values; /* a list */
+    const size_t *running;
+    size_t running_count;
+} wfm_replay_items;
+bool wfm_ctx_replay_items(const wfm_ctx *ctx, const wfm_ai *ai, wfm_replay_items *out);
 void wfm_ctx_trace_call_split(wfm_ctx *ctx, wfm_ai *ai, const char *function, const wf_value *in,
                               size_t in_count, const wf_value *out, size_t out_count);
 

@@ -65,6 +65,7 @@
 #ifndef WFM_DEFINITION_INT_H
 #define WFM_DEFINITION_INT_H
 
+#include <assert.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -86,6 +87,8 @@ struct wfm_kind {
     uint32_t index;            /* registration order in the catalogue */
     bool is_activity;          /* category "Activity" */
     int content_index;         /* index of spec->content_prop in props, -1 if none */
+    uint32_t props_size;       /* bytes of a node's property records (wfm__prop_size) */
+    uint32_t prop_off[];       /* [spec->prop_count]: where each record starts */
 };
 
 /* One In/Out/InOut parameter of a PARAMS property. */
@@ -106,25 +109,56 @@ typedef struct wfm__delegate {
     wf_loc loc;
 } wfm__delegate;
 
-/* One property of a node, indexed like spec->props. Which fields are used depends on the
- * spec's prop kind; the others stay zero / null. */
+/* One property of a node, indexed like spec->props. Only the members of the spec's prop kind
+ * exist (they share storage): read them only after checking the kind (wfm_node.h's accessors
+ * do). Locations of property values are reported while loading and not kept. */
 typedef struct wfm__prop {
     bool present;        /* written in the XAML */
     uint32_t count;      /* ACTIVITIES, NODES, KEYED, PARAMS: items */
-    wf_loc loc;          /* of the attribute value / property element / content item */
     const wf_type *type; /* IN/OUT/INOUT/LITERAL: value type; KEYED: key type; TYPE: the
                             named type (NULL when it is a clr-namespace type such as p:Any);
                             DELEGATE: the argument type */
-    wfm_expr *expr;      /* IN/OUT/INOUT (see the value-source rule) */
-    wf_value literal;    /* IN (see the rule), LITERAL (converted, or spec default, or null) */
-    wfm_node *child;     /* ACTIVITY, NODE (may be a referenced node) */
-    wfm_node **items;    /* ACTIVITIES, NODES, KEYED: count nodes */
-    wf_value *keys;      /* KEYED: count keys, converted to `type` */
-    wfm__param *params;  /* PARAMS: count parameters */
-    wfm__delegate *delegate; /* DELEGATE, when written (NULL: an empty action) */
-    const char *type_text;   /* TYPE: the text as written ("p:Any") */
-    const char *type_prefix; /* TYPE: "p" of "p:Any", NULL when unprefixed */
+    union {
+        struct {              /* IN/OUT/INOUT/LITERAL */
+            wfm_expr *expr;   /* IN/OUT/INOUT (see the value-source rule) */
+            wf_value literal; /* IN (see the rule), LITERAL (converted, or spec default, or
+                                 null) */
+        };
+        wfm_node *child;      /* ACTIVITY, NODE (may be a referenced node) */
+        struct {              /* ACTIVITIES, NODES, KEYED */
+            wfm_node **items; /* count nodes */
+            wf_value *keys;   /* KEYED: count keys, converted to `type` */
+        };
+        wfm__param *params;      /* PARAMS: count parameters */
+        wfm__delegate *delegate; /* DELEGATE, when written (NULL: an empty action) */
+        struct {                 /* TYPE */
+            const char *type_text;   /* the text as written ("p:Any") */
+            const char *type_prefix; /* "p" of "p:Any", NULL when unprefixed */
+        };
+    };
 } wfm__prop;
+
+/* The bytes a property record of `kind` takes: up to its last member (a Sequence's
+ * Activities 24, an Assign's Value 48). */
+static inline uint32_t wfm__prop_size(wfm_prop_kind kind)
+{
+    switch (kind) {
+    case WFM_PROP_IN:
+    case WFM_PROP_OUT:
+    case WFM_PROP_INOUT:
+    case WFM_PROP_LITERAL: return (uint32_t)sizeof(wfm__prop);
+    case WFM_PROP_KEYED: return (uint32_t)(offsetof(wfm__prop, keys) + sizeof(wf_value *));
+    case WFM_PROP_TYPE: return (uint32_t)(offsetof(wfm__prop, type_prefix) + sizeof(char *));
+    default: return (uint32_t)(offsetof(wfm__prop, child) + sizeof(void *));
+    }
+}
+
+/* Whether a prop kind keeps a value source (expr and literal). */
+static inline bool wfm__prop_is_value(wfm_prop_kind kind)
+{
+    return kind == WFM_PROP_IN || kind == WFM_PROP_OUT || kind == WFM_PROP_INOUT ||
+           kind == WFM_PROP_LITERAL;
+}
 
 /* One entry of <Kind.Variables>. */
 typedef struct wfm__var {
@@ -136,24 +170,52 @@ typedef struct wfm__var {
     wf_loc loc;
 } wfm__var;
 
+/* What few nodes have: kept out of the node record (NULL when the element has neither). */
+typedef struct wfm__node_names {
+    const char *display_name; /* DisplayName, NULL if not written */
+    const char *x_name;       /* x:Name, NULL if none */
+} wfm__node_names;
+
+/* wfm_node_set_data's attachment: in the arena, given by the loader to the nodes whose kind
+ * has a prepare or bind callback; the data is destroyed with the definition. */
+typedef struct wfm__node_data {
+    void *data;
+    void (*destroy)(void *data);
+} wfm__node_data;
+
+/* A node: 80 bytes and its property records in the same allocation, each only as long as
+ * its kind needs (wfm__node_prop). What can be derived is not
+ * stored: the owner (wfm__node_owner), the display name when it is the kind name. */
 struct wfm_node {
     const wfm_kind *kind;
     wf_loc loc;               /* of the element's '<' (file = the definition's path) */
     wfm_node *parent;         /* tree parent; NULL for the root body */
-    wfm_node *owner;          /* nearest activity node: itself for activities */
     const char *id;           /* "1.2.3" */
-    uint32_t index;           /* dense preorder index */
-    uint32_t depth;           /* tree depth, root body 0 */
-    const char *display_name; /* DisplayName, else the kind name */
-    const char *x_name;       /* x:Name, NULL if none */
     const wf_type *type_arg;  /* first x:TypeArguments type (or inferred, Assign), NULL */
-    wfm__prop *props;         /* [kind->spec->prop_count] */
     wfm__var *vars;
-    uint32_t var_count;
-    bool creates_env;         /* var_count > 0 (activities only) */
-    void *data;               /* wfm_node_set_data */
-    void (*data_destroy)(void *data);
+    wfm__node_names *names;   /* NULL when neither DisplayName nor x:Name is written */
+    wfm__node_data *data;     /* wfm_node_set_data, NULL if none */
+    uint32_t index;           /* dense preorder index */
+    uint32_t var_count : 31;
+    uint32_t creates_env : 1; /* var_count > 0 (activities only) */
+    _Alignas(8) unsigned char props[]; /* kind->props_size bytes of records */
 };
+
+/* Property record `prop` of `node` (below spec->prop_count). Only its kind's members exist:
+ * the record may end before the members of other kinds. */
+static inline wfm__prop *wfm__node_prop(const wfm_node *node, unsigned prop)
+{
+    assert(prop < node->kind->spec->prop_count);
+    return (wfm__prop *)(uintptr_t)(node->props + node->kind->prop_off[prop]);
+}
+
+/* The nearest activity node: the node itself for an activity, else its parent's owner. */
+static inline const wfm_node *wfm__node_owner(const wfm_node *node)
+{
+    while (node && !node->kind->is_activity)
+        node = node->parent;
+    return node;
+}
 
 typedef struct wfm__arg {
     const char *name;
@@ -185,12 +247,6 @@ struct wfm_definition {
     wf_value *owned_values;         /* heap literals (lists, records), released at free */
     size_t owned_count;
 };
-
-/* The value source of IN property `prop` of `node`: expr (may be NULL) and literal. */
-static inline const wfm__prop *wfm__node_prop(const wfm_node *node, unsigned prop)
-{
-    return &node->props[prop];
-}
 
 /* ---- the catalogue's callback index (wfm_catalogue.c; the state writer, wfm_persist.c) ----
  * Every registered kind's callbacks (wfm_kind_spec.callbacks) sorted by address, then kind,

@@ -707,9 +707,9 @@ static wf_status keep_promoted(wfm_host *h, wfm_dinst *d, wf_error *err)
 }
 
 /* The wfm_dinst of a restored instance whose lease this host holds (inst is taken over on
- * success only). */
-static wf_status dinst_loaded(wfm_host *h, const char *id, wfm_instance *inst, wfm_dinst **out,
-                              wf_error *err)
+ * success only). read_props: the store may hold promoted properties for it (keep_promoted). */
+static wf_status dinst_loaded(wfm_host *h, const char *id, wfm_instance *inst, bool read_props,
+                              wfm_dinst **out, wf_error *err)
 {
     wfm_dinst *d = dinst_new(h, id, err);
     if (!d)
@@ -720,7 +720,7 @@ static wf_status dinst_loaded(wfm_host *h, const char *id, wfm_instance *inst, w
     d->created_saved = true;
     wfm_instance_set_id(inst, id);
     wf_status st = refresh_bookmarks(d, err);
-    if (st == WF_OK)
+    if (st == WF_OK && read_props)
         st = keep_promoted(h, d, err);
     if (st != WF_OK) {
         free_bookmarks(d);
@@ -767,7 +767,7 @@ wf_status wfm_host_load(wfm_host *h, const char *id, wfm_dinst **out, wf_error *
         if ((st = read_and_restore(h, id, &blob, &len, &inst, err)) != WF_OK)
             goto fail;
     }
-    if ((st = dinst_loaded(h, id, inst, &d, err)) != WF_OK)
+    if ((st = dinst_loaded(h, id, inst, true, &d, err)) != WF_OK)
         goto fail;
     wf_free(blob);
     wf_free(again);
@@ -786,7 +786,7 @@ fail:
 
 wf_status wfm_host_adopt(wfm_host *h, const char *id, const char *status, uint64_t hash,
                          const void *state, size_t state_len, int64_t pending_resumes,
-                         wfm_dinst **out, wf_error *err)
+                         int64_t promoted, wfm_dinst **out, wf_error *err)
 {
     *out = NULL;
     if (not_open(h, id, err) != WF_OK) /* the lease is the open copy's: keep it */
@@ -796,7 +796,7 @@ wf_status wfm_host_adopt(wfm_host *h, const char *id, const char *status, uint64
                        ? wf_error_set(err, WF_E_STATE, NULL, "instance '%s' has completed (%s)",
                                       id, status)
                        : restore(h, id, hash, state, state_len, &inst, err);
-    if (st == WF_OK && (st = dinst_loaded(h, id, inst, out, err)) != WF_OK)
+    if (st == WF_OK && (st = dinst_loaded(h, id, inst, promoted != 0, out, err)) != WF_OK)
         wfm_instance_destroy(inst);
     if (st == WF_OK)
         (*out)->queue_empty = pending_resumes == 0;
@@ -901,6 +901,8 @@ static void queue_free(queue_copy *q)
 
 static wf_status queue_read(wfm_host *h, wfm_dinst *d, queue_copy *q, wf_error *err)
 {
+    if (!d->created_saved) /* no row yet, so nothing queued (an enqueue needs the row) */
+        return WF_OK;
     wf_status st = wfm_store_pending_resumes(h->store, d->id.text, queue_row, q, err);
     if (st == WF_OK && q->oom)
         st = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
@@ -1190,13 +1192,53 @@ static void pool_step(wfm_instance *inst, void *ud)
     pool_end(d, WF_OK, &err);
 }
 
+/* Start a pool run of d (held, its queue read, its creation saved): the Persist requests a
+ * restored instance has, the queued resumptions, then on the pool. */
+static wf_status pool_begin(wfm_host *h, wfm_dinst *d, wf_error *err)
+{
+    bool applied = false;
+    wf_status st = WF_OK;
+    size_t requests = persist_requests(d->inst);
+    if (requests && d->dirty)
+        st = save_locked(h, d, false, err);
+    if (st == WF_OK && requests)
+        st = resume_requests(d, requests, err);
+    if (st == WF_OK)
+        st = queue_apply(h, d, d->queue, &applied, err);
+    if (st != WF_OK)
+        return st;
+    if (d->resumed) {
+        d->resumed = false;
+        wfm_instance_track_state(d->inst, "Resumed");
+    }
+    wfm_instance_on_complete(d->inst, pool_step, d);
+    wfm__instance_report_idle(d->inst, true);
+    d->dirty = true;
+    return wfm_instance_start(d->inst, err);
+}
+
+/* A new instance's creation save (wfm_store_insert_async) committed or failed: run it now. */
+static void pool_created(void *ud, wf_status st, const wf_error *serr)
+{
+    wfm_dinst *d = ud;
+    wf_error err = WF_ERROR_INIT;
+    if (st != WF_OK)
+        err = *serr;
+    else
+        d->created_saved = true;
+    save_finish(d->host, d, true, st);
+    if (st == WF_OK)
+        st = pool_begin(d->host, d, &err);
+    if (st != WF_OK)
+        pool_end(d, st, &err);
+}
+
 wf_status wfm_host_run_pooled(wfm_host *h, wfm_dinst *d, wfm_host_done_fn done, void *ud,
                               wf_error *err)
 {
     assert(done);
     hold(d);
     wf_status st = WF_OK;
-    bool applied = false;
     if (!d->loaded)
         st = wf_error_set(err, WF_E_STATE, NULL, "instance '%s' is not loaded (%s)", d->id.text,
                           is_done(d->inst) ? "completed" : "unloaded");
@@ -1205,27 +1247,19 @@ wf_status wfm_host_run_pooled(wfm_host *h, wfm_dinst *d, wfm_host_done_fn done, 
     if (st == WF_OK && !d->queue_empty) /* one read saved per claimed instance */
         st = queue_read(h, d, d->queue, err);
     d->queue_empty = false;
+    d->done = done;
+    d->done_ud = ud;
     if (st == WF_OK && wfm_instance_state_get(d->inst) == WFM_INSTANCE_CREATED &&
-        !d->created_saved)
-        st = save_state(h, d, false, true, err);
-    size_t requests = st == WF_OK ? persist_requests(d->inst) : 0;
-    if (st == WF_OK && requests && d->dirty)
-        st = save_locked(h, d, false, err);
-    if (st == WF_OK && requests)
-        st = resume_requests(d, requests, err);
-    if (st == WF_OK)
-        st = queue_apply(h, d, d->queue, &applied, err);
-    if (st == WF_OK) {
-        if (d->resumed) {
-            d->resumed = false;
-            wfm_instance_track_state(d->inst, "Resumed");
-        }
-        d->done = done;
-        d->done_ud = ud;
-        wfm_instance_on_complete(d->inst, pool_step, d);
-        wfm__instance_report_idle(d->inst, true);
-        d->dirty = true;
-        st = wfm_instance_start(d->inst, err);
+        !d->created_saved) {
+        /* its creation joins the commit thread's group commit; it runs once committed */
+        st = save_prepare(h, d, false, false, err);
+        if (st == WF_OK)
+            st = wfm_store_insert_async(h->store, d->def_hash, &d->rec, pool_created, d, err);
+        if (st == WF_OK)
+            return WF_OK;
+        save_finish(h, d, true, st);
+    } else if (st == WF_OK) {
+        st = pool_begin(h, d, err);
     }
     if (st != WF_OK) {
         d->done = NULL;

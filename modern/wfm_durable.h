@@ -103,12 +103,13 @@ bool wfm_host_has(wfm_host *host, const char *id);
 /* As wfm_host_load for an instance whose lease this host's store already holds and whose row
  * it read (wfm_store_claim): decodes `state` without reading the store. pending_resumes: the
  * queued resumptions the claim counted (0: the next wfm_host_run_pooled does not read the
- * queue; one queued later waits for the instance's next run). On any failure the lease is
+ * queue; one queued later waits for the instance's next run); promoted: the promoted
+ * properties it counted (0: none are read back; only the lease holder writes them). On any failure the lease is
  * given back. WF_E_STATE for a completed status or no state; WF_E_LOCKED (lease kept) when
  * this host already has the instance open. */
 wf_status wfm_host_adopt(wfm_host *host, const char *id, const char *status, uint64_t hash,
                          const void *state, size_t state_len, int64_t pending_resumes,
-                         wfm_dinst **out, wf_error *err);
+                         int64_t promoted, wfm_dinst **out, wf_error *err);
 /* Run to the next idle or completion: a Persist request saves the instance (keeping the
  * lease) and continues; completion saves the final status and state and releases the lease;
  * idle applies the idle policy above. The first run of a new instance saves it first
@@ -134,7 +135,9 @@ typedef void (*wfm_host_done_fn)(void *ud, wfm_dinst *d, wf_status status, const
  * pending inside a no-persist zone is waited for on the pool; outside one, idle applies the
  * idle policy. After wfm_host_end_runs, a run reaching a Persist request saves it and
  * releases the lease instead of continuing (a graceful stop: another host goes on from
- * there). Queued resumptions are read (from the store) and applied as by wfm_host_run. An
+ * there). Queued resumptions are read (from the store) and applied as by wfm_host_run. A new
+ * instance's first save (see wfm_host_run) joins the commit thread's group commit too, and the
+ * instance starts once it committed (a failed one ends the run: done gets the error). An
  * error before the instance was started is returned and done is never called. */
 wf_status wfm_host_run_pooled(wfm_host *host, wfm_dinst *d, wfm_host_done_fn done, void *ud,
                               wf_error *err);

@@ -122,6 +122,7 @@ wf_status wfm_expr_compile(wf_arena *arena, const wfm_expr_scope *scope, const c
     e->root = root;
     e->text = copy;
     e->lvalue = (flags & WFM_EXPR_LVALUE) != 0;
+    wfm_expr__quick_prepare(e);
     *out = e;
     return WF_OK;
 }
@@ -144,6 +145,8 @@ const char *wfm_expr_text(const wfm_expr *expr)
 wf_status wfm_expr_eval(const wfm_expr *expr, const wfm_env *env, wf_value *out, wf_value *exc)
 {
     *exc = wf_null();
+    if (expr->quick && wfm_expr__quick_eval(expr, env, out))
+        return WF_OK;
     return wfm_expr__eval(expr->root, env, out, exc);
 }
 
@@ -153,5 +156,7 @@ wf_status wfm_expr_store(const wfm_expr *expr, wfm_env *env, const wf_value *val
     if (!expr->lvalue)
         return wfm_expr__raise(exc, &wf_exc_invalid_operation,
                                "expression '%s' was not compiled as an l-value", expr->text);
+    if (expr->quick == XQ_SLOT && wfm_expr__quick_store(expr, env, value))
+        return WF_OK;
     return wfm_expr__store(expr->root, env, value, exc);
 }

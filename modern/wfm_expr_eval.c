@@ -268,7 +268,7 @@ wf_status wfm_expr__conv(const wf_value *v, const wf_type *to, int mode, wf_valu
 {
     wf_kind f = v->type->kind, t = to->kind;
     if (v->type == to || t == WF_K_OBJECT || (f == t && f != WF_K_LIST && f != WF_K_EXCEPTION)) {
-        *out = wf_value_retain(v);
+        *out = keep(v);
         return WF_OK;
     }
     *out = wf_null();
@@ -1140,6 +1140,113 @@ wf_status wfm_expr__eval(const xnode *n, const wfm_env *env, wf_value *out, wf_v
     return fail(wfm_expr__raise(exc, &wf_exc_invalid_operation, "bad expression node"), out);
 }
 
+/* ---- quick forms (wfm_expr_int.h) ----------------------------------------------------- */
+static bool is_i32_slot(const xnode *n)
+{
+    return n->op == XOP_SLOT && n->type == &wf_type_int32;
+}
+
+static bool is_i32_const(const xnode *n)
+{
+    return n->op == XOP_CONST && n->k.type == &wf_type_int32;
+}
+
+void wfm_expr__quick_prepare(wfm_expr *e)
+{
+    const xnode *n = e->root;
+    e->quick = XQ_NONE;
+    e->quick_op = 0;
+    e->quick_k = 0;
+    e->hops = e->index = 0;
+    if (n->op == XOP_SLOT) {
+        e->quick = XQ_SLOT;
+    } else if (n->op == XOP_CMP && is_i32_slot(n->a) && is_i32_const(n->b)) {
+        e->quick = XQ_SLOT_CMP_I32;
+    } else if (n->op == XOP_ARITH && !(n->flags & XN_RULE) && n->sub <= XA_MUL &&
+               n->type == &wf_type_int32 && is_i32_slot(n->a) && is_i32_const(n->b)) {
+        e->quick = XQ_SLOT_ARITH_I32;
+    } else {
+        return;
+    }
+    const xnode *slot = e->quick == XQ_SLOT ? n : n->a;
+    e->hops = slot->hops;
+    e->index = slot->index;
+    if (e->quick != XQ_SLOT) {
+        e->quick_op = n->sub;
+        e->quick_k = n->b->k.u.i32;
+    }
+}
+
+static bool cmp_i32(int op, int32_t a, int32_t b)
+{
+    switch (op) {
+    case XC_EQ:
+        return a == b;
+    case XC_NE:
+        return a != b;
+    case XC_LT:
+        return a < b;
+    case XC_LE:
+        return a <= b;
+    case XC_GT:
+        return a > b;
+    default:
+        return a >= b;
+    }
+}
+
+/* Overflow: false, and the tree raises the OverflowException. */
+static bool arith_i32_quick(int op, int32_t a, int32_t b, int32_t *r)
+{
+    if (op == XA_ADD)
+        return !__builtin_add_overflow(a, b, r);
+    if (op == XA_SUB)
+        return !__builtin_sub_overflow(a, b, r);
+    return !__builtin_mul_overflow(a, b, r);
+}
+
+bool wfm_expr__quick_eval(const wfm_expr *e, const wfm_env *env, wf_value *out)
+{
+    for (uint32_t h = 0; env && h < e->hops; h++)
+        env = env->parent;
+    if (!env || e->index >= env->count)
+        return false;
+    const wf_value *v = &env->slots[e->index];
+    if (e->quick == XQ_SLOT) {
+        *out = keep(v);
+        return true;
+    }
+    if (v->type != &wf_type_int32)
+        return false;
+    if (e->quick == XQ_SLOT_CMP_I32) {
+        put_bool(out, cmp_i32(e->quick_op, v->u.i32, e->quick_k));
+        return true;
+    }
+    int32_t r;
+    if (!arith_i32_quick(e->quick_op, v->u.i32, e->quick_k, &r))
+        return false;
+    out->type = &wf_type_int32;
+    memset(&out->u, 0, sizeof out->u);
+    out->u.i32 = r;
+    return true;
+}
+
+bool wfm_expr__quick_store(const wfm_expr *e, wfm_env *env, const wf_value *value)
+{
+    if (e->quick != XQ_SLOT || value->type != e->root->type ||
+        ((1u << value->type->kind) & HEAP_KINDS))
+        return false;
+    for (uint32_t h = 0; env && h < e->hops; h++)
+        env = env->parent;
+    if (!env || e->index >= env->count)
+        return false;
+    wf_value *slot = &env->slots[e->index];
+    drop(slot);
+    slot->type = value->type;
+    slot->u = value->u;
+    return true;
+}
+
 /* ---- store ---------------------------------------------------------------------------- */
 /* A copy of record `rec` with `key` set to `value` (added when absent). */
 static wf_status record_with(const wf_value *rec, const char *key, const wf_value *value,
@@ -1239,7 +1346,7 @@ wf_status wfm_expr__store(const xnode *n, wfm_env *env, const wf_value *value, w
     wf_status st = wfm_expr__conv(value, n->type, XV_IMPLICIT, &v, exc);
     if (st != WF_OK)
         return st;
-    wf_value_release(slot);
+    drop(slot);
     *slot = v;
     return WF_OK;
 }

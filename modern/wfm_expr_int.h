@@ -5,6 +5,7 @@
 #define WFM_EXPR_INT_H
 
 #include <stdarg.h>
+#include <stddef.h> /* offsetof */
 
 #include "../common/wf_calendar.h"
 #include "wfm_expr.h"
@@ -120,6 +121,8 @@ enum {
 };
 
 typedef struct xnode xnode;
+/* A constant or slot node is allocated without the operator members (XNODE_LEAF_SIZE bytes):
+ * read a, b, c, args, aux, name and param only on other ops. */
 struct xnode {
     uint8_t op;          /* xop */
     uint8_t sub;         /* operator, conversion mode or function */
@@ -127,20 +130,39 @@ struct xnode {
     uint8_t nargs;       /* XOP_CALL / XOP_NEW_*: args count */
     uint16_t depth;      /* 1 + deepest child */
     uint32_t off;        /* source offset of the node's first token (compile-time messages) */
-    int64_t param;       /* XF_TS_FROM / XF_DT_ADD: microseconds per unit; *_PART, *_TOTAL: which */
     const wf_type *type; /* static result type */
-    const wf_type *aux;  /* XOP_NEW_EXC: exception type */
-    xnode *a, *b, *c;
-    xnode **args;         /* arena */
-    const char *name;     /* XOP_FIELD: member / key (arena); XOP_CALL with XN_RULE: method */
-    uint32_t hops, index; /* XOP_SLOT */
-    wf_value k;           /* XOP_CONST */
+    union {
+        wf_value k;                       /* XOP_CONST */
+        struct {                          /* XOP_SLOT */
+            uint32_t hops, index;
+        };
+        struct {                          /* every other op */
+            xnode *a, *b, *c;
+            xnode **args;        /* arena */
+            const wf_type *aux;  /* XOP_NEW_EXC: exception type */
+            const char *name;    /* XOP_FIELD: member / key (arena); XOP_CALL with XN_RULE:
+                                    method */
+            int64_t param;       /* XF_TS_FROM / XF_DT_ADD: microseconds per unit; *_PART,
+                                    *_TOTAL: which */
+        };
+    };
 };
+#define XNODE_LEAF_SIZE (offsetof(xnode, k) + sizeof(wf_value))
+
+/* Quick forms: shapes common enough in loops to skip the tree walk (wfm_expr__quick_*):
+ * a slot read, and an Int32 slot compared with or combined with an Int32 constant. The tree
+ * stays the reference: a quick form that meets anything unusual (a slot holding another
+ * kind, an overflow) falls back to it, so both give the same value or exception. */
+typedef enum xquick { XQ_NONE = 0, XQ_SLOT, XQ_SLOT_CMP_I32, XQ_SLOT_ARITH_I32 } xquick;
 
 struct wfm_expr {
     xnode *root;
     const char *text; /* arena copy of the source */
     bool lvalue;
+    uint8_t quick;        /* xquick */
+    uint8_t quick_op;     /* XC_* / XA_* of the quick form */
+    int32_t quick_k;      /* its constant */
+    uint32_t hops, index; /* its slot */
 };
 
 /* ---- lexer ---------------------------------------------------------------------------- */
@@ -240,6 +262,14 @@ bool wfm_expr__parse_args(xparser *p, xnode **args, unsigned *nargs, unsigned ma
 /* ---- evaluation ----------------------------------------------------------------------- */
 wf_status wfm_expr__eval(const xnode *n, const wfm_env *env, wf_value *out, wf_value *exc);
 wf_status wfm_expr__store(const xnode *n, wfm_env *env, const wf_value *value, wf_value *exc);
+/* Fill e's quick form from its tree (XQ_NONE when it has none). */
+void wfm_expr__quick_prepare(wfm_expr *e);
+/* Evaluate e's quick form: false when it has none or it does not apply to these values (the
+ * caller then walks the tree). */
+bool wfm_expr__quick_eval(const wfm_expr *e, const wfm_env *env, wf_value *out);
+/* Store a scalar of the slot's own type through e's XQ_SLOT form: false when that does not
+ * apply (the caller then stores through the tree, which converts). */
+bool wfm_expr__quick_store(const wfm_expr *e, wfm_env *env, const wf_value *value);
 /* Convert v to `to` in mode XV_*. WF_OK, WF_E_FAULT (exc set) or WF_E_NOMEM. */
 wf_status wfm_expr__conv(const wf_value *v, const wf_type *to, int mode, wf_value *out,
                          wf_value *exc);

@@ -2,6 +2,7 @@
  * precedence (plus VB's spellings), names resolved to slots, conversions made explicit as
  * nodes, constants folded as each node is built. Every error names the offending token and
  * points at it (line and column within the expression's source). */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -93,15 +94,19 @@ static bool expect(xparser *p, int c)
 xnode *wfm_expr__mk(xparser *p, int op, const wf_type *type, uint32_t off, xnode *a, xnode *b,
                     xnode *c)
 {
-    xnode *n = wf_arena_alloc(p->arena, sizeof *n);
+    bool leaf = op == XOP_CONST || op == XOP_SLOT;
+    assert(!leaf || (!a && !b && !c));
+    xnode *n = wf_arena_alloc(p->arena, leaf ? XNODE_LEAF_SIZE : sizeof *n);
     if (!n)
         return wfm_expr__nomem(p);
     n->op = (uint8_t)op;
     n->type = type;
     n->off = a ? a->off : off;
-    n->a = a;
-    n->b = b;
-    n->c = c;
+    if (!leaf) {
+        n->a = a;
+        n->b = b;
+        n->c = c;
+    }
     unsigned depth = 0;
     bool pure = true;
     xnode *kids[3] = {a, b, c};
@@ -196,11 +201,9 @@ xnode *wfm_expr__fold(xparser *p, xnode *n)
             return wfm_expr__nomem(p);
         v = sv;
     }
-    n->op = XOP_CONST;
-    n->k = v;
-    n->a = n->b = n->c = NULL;
-    n->args = NULL;
+    n->op = XOP_CONST; /* in place: the node has the operator members' room */
     n->nargs = 0;
+    n->k = v;
     n->depth = 1;
     return n;
 }

@@ -21,6 +21,8 @@ typedef struct http_job {
     wf_buf request;  /* the body sent */
     wf_buf response; /* the body received */
     char instance_id[64];
+    char cookies[1024]; /* Set-Cookie pairs of the reply */
+    bool cookies_overflow;
     char errbuf[CURL_ERROR_SIZE];
     wfm_http_done_fn done;
     void *ud;
@@ -48,7 +50,8 @@ static void job_free(http_job *job)
 static void job_end(http_job *job, wfm_http_error error, const char *message, long status)
 {
     wfm_http_reply reply = {error,         message,           status, job->response.data,
-                            job->response.len, job->instance_id};
+                            job->response.len, job->instance_id,
+                            job->cookies_overflow ? "" : job->cookies};
     job->done(job->ud, &reply);
     job_free(job);
 }
@@ -59,21 +62,50 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
     return wf_buf_add(&job->response, data, size * n) ? size * n : 0;
 }
 
-/* Keeps X-Instance-Id: the context a creating operation of `wfbridge serve` answers with. */
+/* The value of header line `data` when it is header `name` (with its colon), trimmed. */
+static bool header_value(const char *data, size_t len, const char *name, const char **v,
+                         size_t *vlen)
+{
+    size_t n = strlen(name);
+    if (len <= n || strncasecmp(data, name, n) != 0)
+        return false;
+    *v = data + n;
+    *vlen = len - n;
+    while (*vlen && isspace((unsigned char)**v))
+        (*v)++, (*vlen)--;
+    while (*vlen && isspace((unsigned char)(*v)[*vlen - 1]))
+        (*vlen)--;
+    return true;
+}
+
+/* Set-Cookie: NAME=VALUE; Path=/ -> "NAME=VALUE" appended to the reply's cookie pairs. */
+static void keep_cookie(http_job *job, const char *v, size_t vlen)
+{
+    const char *semi = memchr(v, ';', vlen);
+    size_t pair = semi ? (size_t)(semi - v) : vlen;
+    size_t used = strlen(job->cookies);
+    if (!pair || !memchr(v, '=', pair))
+        return;
+    if (used + pair + 3 > sizeof job->cookies) {
+        job->cookies_overflow = true;
+        return;
+    }
+    snprintf(job->cookies + used, sizeof job->cookies - used, "%s%.*s", used ? "; " : "",
+             (int)pair, v);
+}
+
+/* Keeps X-Instance-Id (the context a creating operation of `wfbridge serve` answers with) and
+ * the cookies (basicHttpContextBinding's WscContext, an ASMX service's session). */
 static size_t on_header(char *data, size_t size, size_t n, void *ud)
 {
     http_job *job = ud;
-    size_t len = size * n;
-    static const char name[] = "X-Instance-Id:";
-    if (len > sizeof name - 1 && strncasecmp(data, name, sizeof name - 1) == 0) {
-        const char *v = data + sizeof name - 1;
-        size_t vlen = len - (sizeof name - 1);
-        while (vlen && isspace((unsigned char)*v))
-            v++, vlen--;
-        while (vlen && isspace((unsigned char)v[vlen - 1]))
-            vlen--;
+    size_t len = size * n, vlen;
+    const char *v;
+    if (header_value(data, len, "X-Instance-Id:", &v, &vlen)) {
         if (vlen < sizeof job->instance_id)
             snprintf(job->instance_id, sizeof job->instance_id, "%.*s", (int)vlen, v);
+    } else if (header_value(data, len, "Set-Cookie:", &v, &vlen)) {
+        keep_cookie(job, v, vlen);
     }
     return len;
 }
@@ -82,7 +114,7 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
  * would add. */
 static bool add_header(http_job *job, const char *name, const char *value, bool quoted)
 {
-    char line[600];
+    char line[1200]; /* a Cookie header of up to 1 KiB */
     const char *q = quoted ? "\"" : "";
     int n = *value || quoted ? snprintf(line, sizeof line, "%s: %s%s%s", name, q, value, q)
                              : snprintf(line, sizeof line, "%s:", name);
@@ -104,6 +136,8 @@ static bool job_setup(http_job *job, const wfm_http_request *req)
         ok = add_header(job, "SOAPAction", req->soap_action, true);
     if (ok && req->instance_id && *req->instance_id)
         ok = add_header(job, "X-Instance-Id", req->instance_id, false);
+    if (ok && req->cookies && *req->cookies)
+        ok = add_header(job, "Cookie", req->cookies, false);
     if (!ok)
         return false;
     CURL *e = job->easy;

@@ -29,6 +29,7 @@ typedef struct wfm_http_request {
     const char *content_type; /* "text/xml; charset=utf-8" */
     const char *soap_action;  /* NULL: no SOAPAction header; else sent quoted */
     const char *instance_id;  /* NULL or "": none; else sent as X-Instance-Id */
+    const char *cookies;      /* NULL or "": none; else the Cookie header ("a=1; b=2") */
     const char *body;         /* copied */
     size_t len;
     long timeout_ms; /* > 0 */
@@ -41,6 +42,8 @@ typedef struct wfm_http_reply {
     const char *body;    /* NUL-terminated; valid during the callback */
     size_t len;
     const char *instance_id; /* X-Instance-Id of the reply, "" when none */
+    const char *cookies;     /* the reply's Set-Cookie NAME=VALUE pairs ("a=1; b=2"), "" when
+                                none (attributes such as Path dropped; "" too when over 1 KiB) */
 } wfm_http_reply;
 
 typedef void (*wfm_http_done_fn)(void *ud, const wfm_http_reply *reply);

@@ -94,6 +94,13 @@ struct wfm_load {
     wf_value *owned; /* heap literals (lists, records) released with the definition */
     size_t owned_count, owned_cap;
     size_t cur_lnode; /* lnode of the node whose prepare runs, for quick lookups */
+    /* Catalogue lookups by element: the XML loader shares one copy of each distinct name and
+     * namespace, so a (ns, name) pointer pair seen before has the same answer (kinds are
+     * registered before loads). Direct-mapped by the name's address; kind may be NULL. */
+    struct {
+        const char *ns, *name;
+        const wfm_kind *kind;
+    } kind_memo[64];
 };
 
 /* wfm_xaml.c: the lnode of a node (NULL if none). */

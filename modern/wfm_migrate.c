@@ -3,6 +3,7 @@
  * and values through the scheduler's activity tree. */
 #include "wfm_migrate.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,7 +33,20 @@ void wfm_instance_set_replay_values(wfm_instance *inst, wfm_replay_values_fn fn,
 bool wfm_ctx_replay_values(const wfm_ctx *ctx, const wfm_ai *ai, wfm_replay_values *out)
 {
     return ctx->host.replay && ctx->host.replay_values &&
-           ctx->host.replay_values(ctx->host.replay_ud, ai->node->display_name, out);
+           ctx->host.replay_values(ctx->host.replay_ud, wfm_node_display_name(ai->node), out);
+}
+
+void wfm_instance_set_replay_items(wfm_instance *inst, wfm_replay_items_fn fn)
+{
+    wfm_ctx *ctx = wfm__instance_hold(inst);
+    ctx->host.replay_items = fn;
+    wfm__instance_unhold(inst);
+}
+
+bool wfm_ctx_replay_items(const wfm_ctx *ctx, const wfm_ai *ai, wfm_replay_items *out)
+{
+    return ctx->host.replay && ctx->host.replay_items &&
+           ctx->host.replay_items(ctx->host.replay_ud, wfm_node_display_name(ai->node), out);
 }
 
 static wfm_ai *next_preorder(wfm_ai *a, wfm_ai *root)
@@ -50,12 +64,12 @@ void wfm_instance_each_executing(wfm_instance *inst, wfm_name_fn fn, void *ud)
     wfm_ctx *ctx = wfm__instance_hold(inst);
     for (wfm_ai *a = ctx->root; a; a = next_preorder(a, ctx->root))
         if (a->status == WFM_EXECUTING) {
-            fn(ud, a->node->display_name, a->spec->name);
+            fn(ud, wfm_node_display_name(a->node), a->spec->name);
             /* nodes that are not activity instances of their own (a StateMachine's State,
              * a Transition) contain it: they are where the instance is too */
             const wfm_node *stop = a->parent ? a->parent->node : NULL;
             for (const wfm_node *n = a->node->parent; n && n != stop; n = n->parent)
-                fn(ud, n->display_name, "");
+                fn(ud, wfm_node_display_name(n), "");
         }
     wfm__instance_unhold(inst);
 }
@@ -76,6 +90,30 @@ size_t wfm_instance_timers(wfm_instance *inst, int64_t *due, size_t max)
     if (n <= max) /* the heap is ordered only along its paths */
         qsort(due, n, sizeof *due, due_cmp);
     return n;
+}
+
+static int fire_order_cmp(const void *a, const void *b)
+{
+    const wfm__timer *x = a, *y = b;
+    if (x->due_us != y->due_us)
+        return x->due_us < y->due_us ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Sorted by (due, seq), the array is a min-heap; ascending due times keep it sorted. */
+bool wfm_instance_place_timers(wfm_instance *inst, const int64_t *due, size_t n)
+{
+    wfm_ctx *ctx = wfm__instance_hold(inst);
+    bool ok = ctx->timer_count == n;
+    if (ok) {
+        qsort(ctx->timers, n, sizeof *ctx->timers, fire_order_cmp);
+        for (size_t i = 0; i < n; i++) {
+            assert(i == 0 || due[i] >= due[i - 1]);
+            ctx->timers[i].due_us = due[i];
+        }
+    }
+    wfm__instance_unhold(inst);
+    return ok;
 }
 
 /* Convert and store into one slot. */
@@ -122,7 +160,7 @@ wf_status wfm_instance_assign(wfm_instance *inst, const char *name, const wf_val
 bool wfm_definition_has_display_name(const wfm_definition *def, const char *name)
 {
     for (uint32_t i = 0; i < def->node_count; i++)
-        if (def->nodes[i]->display_name && strcmp(def->nodes[i]->display_name, name) == 0)
+        if (strcmp(wfm_node_display_name(def->nodes[i]), name) == 0)
             return true;
     return false;
 }

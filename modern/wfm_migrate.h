@@ -23,6 +23,11 @@ void wfm_instance_set_replay(wfm_instance *inst, bool on);
  * false (wfm_ctx.h, wfm_ctx_replay_values). They must live until the run returns. */
 typedef bool (*wfm_replay_values_fn)(void *ud, const char *activity, wfm_replay_values *out);
 void wfm_instance_set_replay_values(wfm_instance *inst, wfm_replay_values_fn fn, void *ud);
+/* While replaying, fn gives the item a ForEach / ParallelForEach with that DisplayName resumes
+ * at (wfm_ctx.h, wfm_ctx_replay_items), or false; the same ud as the values' callback. The
+ * loop copies what it needs before the callback returns to its caller's next step. */
+typedef bool (*wfm_replay_items_fn)(void *ud, const char *activity, wfm_replay_items *out);
+void wfm_instance_set_replay_items(wfm_instance *inst, wfm_replay_items_fn fn);
 
 /* Call fn with the DisplayName and kind name ("Sequence", "Interop") of every executing
  * activity instance, in preorder, each followed by the definition nodes between it and its
@@ -34,6 +39,9 @@ void wfm_instance_each_executing(wfm_instance *inst, wfm_name_fn fn, void *ud);
 /* The due times of the pending timers, earliest first, into due[max]; returns how many there
  * are (may exceed max). Only between runs. */
 size_t wfm_instance_timers(wfm_instance *inst, int64_t *due, size_t max);
+/* Give the pending timers, taken in the order they fire, the due times due[n] (ascending):
+ * false, changing nothing, when the instance has not exactly n timers. Only between runs. */
+bool wfm_instance_place_timers(wfm_instance *inst, const int64_t *due, size_t n);
 
 /* Write `value` (converted to each slot's type) into the argument called `name` (any
  * direction) and into every live variable called `name`; *count: how many slots were written

@@ -92,6 +92,7 @@ struct wfm_runtime {
     _Atomic uint64_t n_defs, n_hits, n_created, n_completed, n_executed, n_items, n_resumed,
         n_timers;
     wfm_tracker *tracker;     /* borrowed; NULL: no tracking */
+    unsigned track_mask;      /* wfm__track_sched_mask(tracker), fixed with the tracker */
     uint64_t max_steps;       /* opts.max_steps */
     unsigned async_waiting;   /* asynchronous work begun and not completed, under lock */
     rt_ext exts[RT_EXT_MAX];  /* wfm_ctx_runtime_ext, under cache_lock */
@@ -301,6 +302,7 @@ wf_status wfm_runtime_create(const wfm_runtime_opts *opts, wfm_runtime **out, wf
     rt->max_steps = opts->max_steps;
     rt->clock_ud = opts->clock_ud;
     rt->tracker = opts->tracker;
+    rt->track_mask = wfm__track_sched_mask(rt->tracker); /* a tracker's profile never changes */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     rt->worker_count = opts->worker_count ? opts->worker_count : (cores > 0 ? (unsigned)cores : 1);
     pthread_mutex_init(&rt->out_lock, NULL);
@@ -955,7 +957,7 @@ wf_status wfm_instance_create(wfm_runtime *rt, wfm_definition *def, wfm_instance
     host.clock_ud = rt;
     host.types = rt->types;
     host.max_steps = rt->max_steps;
-    host.track_mask = wfm__track_sched_mask(rt->tracker);
+    host.track_mask = rt->track_mask;
     if (host.track_mask) {
         host.track = inst_track;
         host.track_ud = inst;

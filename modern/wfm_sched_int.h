@@ -168,6 +168,7 @@ typedef struct wfm__sched_host {
     uint64_t max_steps; /* work items without going idle; 0: no limit */
     bool replay;        /* native calls are skipped (wfm_migrate.h: rebuilding a position) */
     bool (*replay_values)(void *ud, const char *activity, wfm_replay_values *out);
+    bool (*replay_items)(void *ud, const char *activity, wfm_replay_items *out);
     void *replay_ud;
 } wfm__sched_host;
 

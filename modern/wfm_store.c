@@ -606,8 +606,9 @@ static void *committer_main(void *arg)
     return NULL;
 }
 
-wf_status wfm_store_save_async(wfm_store *s, const wfm_store_save_rec *rec,
-                               wfm_store_saved_fn fn, void *ud, wf_error *err)
+/* Queue a save (an insert when `hash` is set) for the commit thread, starting it first. */
+static wf_status queue_async(wfm_store *s, const wfm_store_save_rec *rec, const uint64_t *hash,
+                             wfm_store_saved_fn fn, void *ud, wf_error *err)
 {
     assert(fn);
     wfm__pending_save *p = wf_calloc(1, sizeof *p);
@@ -615,6 +616,10 @@ wf_status wfm_store_save_async(wfm_store *s, const wfm_store_save_rec *rec,
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory queueing a save");
     *p = (wfm__pending_save){.rec = rec, .status = WF_OK, .err = WF_ERROR_INIT, .fn = fn,
                              .ud = ud};
+    if (hash) {
+        hash_text(*hash, p->insert_hex);
+        p->insert_hash = p->insert_hex;
+    }
     pthread_mutex_lock(&s->queue_lock);
     if (!s->committer_started) {
         if (pthread_create(&s->committer, NULL, committer_main, s) != 0) {
@@ -627,6 +632,25 @@ wf_status wfm_store_save_async(wfm_store *s, const wfm_store_save_rec *rec,
     enqueue_locked(s, p);
     pthread_cond_signal(&s->commit_cond);
     pthread_mutex_unlock(&s->queue_lock);
+    return WF_OK;
+}
+
+wf_status wfm_store_save_async(wfm_store *s, const wfm_store_save_rec *rec,
+                               wfm_store_saved_fn fn, void *ud, wf_error *err)
+{
+    return queue_async(s, rec, NULL, fn, ud, err);
+}
+
+wf_status wfm_store_insert_async(wfm_store *s, uint64_t definition_hash,
+                                 const wfm_store_save_rec *rec, wfm_store_saved_fn fn, void *ud,
+                                 wf_error *err)
+{
+    assert(rec->id && strlen(rec->id) == 32);
+    if (!s->ops->insert)
+        return queue_async(s, rec, &definition_hash, fn, ud, err);
+    wf_error e = WF_ERROR_INIT;
+    wf_status rc = wfm_store_insert(s, definition_hash, rec, &e);
+    fn(ud, rc, &e);
     return WF_OK;
 }
 

@@ -218,6 +218,14 @@ typedef void (*wfm_store_saved_fn)(void *ud, wf_status status, const wf_error *e
 wf_status wfm_store_save_async(wfm_store *store, const wfm_store_save_rec *rec,
                                wfm_store_saved_fn fn, void *ud, wf_error *err);
 
+/* wfm_store_insert without waiting, as wfm_store_save_async is wfm_store_save: the insert
+ * joins the commit thread's group commit, and fn is called once it committed or failed. On a
+ * backend that writes an insert in a statement of its own (PostgreSQL), it is written at once
+ * and fn is called on the calling thread before this returns. */
+wf_status wfm_store_insert_async(wfm_store *store, uint64_t definition_hash,
+                                 const wfm_store_save_rec *rec, wfm_store_saved_fn fn, void *ud,
+                                 wf_error *err);
+
 /* ---- pending resumptions ------------------------------------------------------------------
  * A process that cannot lock an instance (another live host holds its lease) queues the
  * resumption instead: the host that runs the instance next applies the queued resumptions in
@@ -263,6 +271,7 @@ typedef struct wfm_store_claimed {
     size_t state_len;
     int64_t pending_resumes; /* queued resumptions (wfm_store_enqueue_resume) */
     int64_t attempts;        /* wfm_store_row.attempts, this claim included (>= 1) */
+    int64_t promoted;        /* promoted properties stored for it (0: nothing to read back) */
 } wfm_store_claimed;
 /* Called for each claimed instance, oldest first; the strings and the state are valid during
  * the call only. fn runs under the store's connection lock: it must not call the store.

@@ -21,6 +21,7 @@ typedef struct wfm__pending_save {
     int64_t version;  /* and the row version it left */
     const char *insert_hash; /* wfm_store_insert on a backend without `insert`: the new row's
                                 definition hash (hex), the save creates the row; else NULL */
+    char insert_hex[17];     /* wfm_store_insert_async: insert_hash points here */
     wfm_store_saved_fn fn; /* wfm_store_save_async: called once committed (heap entry) */
     void *ud;
     struct wfm__pending_save *next;

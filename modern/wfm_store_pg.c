@@ -40,8 +40,27 @@ enum pg_stmt {
     PS_PUT_TRACKING,
     PS_INSERT,
     PS_SUSPEND,
+    PS_INSERT_NEW,
     PS_COUNT
 };
+
+/* wfm_store_insert's statement: the row with its first state, bookmarks and promoted
+ * properties in one statement; $6 owner (NULL: released, then announced as work), $9 the save
+ * token (a statement run again after a dropped connection finds its own row); `conflict`: what
+ * a row already there does. */
+#define PG_INSERT_ROW(conflict)                                                                    \
+    "WITH i AS (INSERT INTO instances(id, definition, status, state, created_ms,"                  \
+    " updated_ms, owner, lock_expires_ms, next_timer_us, version, save_token)"                     \
+    " VALUES($1, $2, $3, $4, $5, $5, $6, $7, $8, 1, $9)" conflict " RETURNING id),"                \
+    " ib AS (INSERT INTO bookmarks(instance, name) SELECT i.id, b.n"                               \
+    " FROM i, unnest($10::text[]) AS b(n) ON CONFLICT DO NOTHING),"                                \
+    " ip AS (INSERT INTO promoted(instance, name, value)"                                          \
+    " SELECT DISTINCT ON (p.n) i.id, p.n, p.v"                                                     \
+    " FROM i, unnest($11::text[], $12::text[]) WITH ORDINALITY AS p(n, v, o)"                      \
+    " ORDER BY p.n, p.o DESC ON CONFLICT (instance, name) DO NOTHING),"                            \
+    " n AS (SELECT pg_notify('wfbridge_work', i.id) FROM i WHERE $6::text IS NULL"                 \
+    " AND $3 IN ('Created', 'Executing'))"                                                         \
+    " SELECT count(*), (SELECT count(*) FROM n) FROM i"
 
 static const char *const pg_sql[PS_COUNT] = {
     [PS_SAVE] =
@@ -128,7 +147,8 @@ static const char *const pg_sql[PS_COUNT] = {
         " ORDER BY i.created_ms, i.id LIMIT $5::bigint FOR UPDATE SKIP LOCKED)"
         " RETURNING id, status, definition, state, created_ms, attempts)"
         " SELECT c.id, c.status, c.definition, c.state,"
-        " (SELECT count(*) FROM pending_resumes r WHERE r.instance = c.id), c.attempts"
+        " (SELECT count(*) FROM pending_resumes r WHERE r.instance = c.id), c.attempts,"
+        " (SELECT count(*) FROM promoted p WHERE p.instance = c.id)"
         " FROM c ORDER BY c.created_ms, c.id",
     /* A save whose bookmarks and promoted properties are those this connection last wrote
      * (the names cache), that keeps its lease and deletes no queued resumption: the row only,
@@ -145,23 +165,11 @@ static const char *const pg_sql[PS_COUNT] = {
         " SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[])"
         " ON CONFLICT (instance, seq) DO UPDATE SET time_us = excluded.time_us,"
         " kind = excluded.kind, record = excluded.record",
-    /* wfm_store_insert: the row with its first state, bookmarks and promoted properties in
-     * one statement; $6 owner (NULL: released, then announced as work), $9 the save token
-     * (a statement run again after a dropped connection finds its own row) */
-    [PS_INSERT] =
-        "WITH i AS (INSERT INTO instances(id, definition, status, state, created_ms,"
-        " updated_ms, owner, lock_expires_ms, next_timer_us, version, save_token)"
-        " VALUES($1, $2, $3, $4, $5, $5, $6, $7, $8, 1, $9) ON CONFLICT (id) DO NOTHING"
-        " RETURNING id),"
-        " ib AS (INSERT INTO bookmarks(instance, name) SELECT i.id, b.n"
-        " FROM i, unnest($10::text[]) AS b(n) ON CONFLICT DO NOTHING),"
-        " ip AS (INSERT INTO promoted(instance, name, value)"
-        " SELECT DISTINCT ON (p.n) i.id, p.n, p.v"
-        " FROM i, unnest($11::text[], $12::text[]) WITH ORDINALITY AS p(n, v, o)"
-        " ORDER BY p.n, p.o DESC ON CONFLICT (instance, name) DO NOTHING),"
-        " n AS (SELECT pg_notify('wfbridge_work', i.id) FROM i WHERE $6::text IS NULL"
-        " AND $3 IN ('Created', 'Executing'))"
-        " SELECT count(*), (SELECT count(*) FROM n) FROM i",
+    /* wfm_store_insert (PG_INSERT_ROW above) */
+    [PS_INSERT] = PG_INSERT_ROW(" ON CONFLICT (id) DO NOTHING"),
+    /* wfm_store_insert_many: the same where an existing row is an error (the batch's
+     * transaction then writes nothing) */
+    [PS_INSERT_NEW] = PG_INSERT_ROW(""),
     [PS_SUSPEND] = "UPDATE instances SET status = 'Suspended', reason = $1, updated_ms = $2,"
                    " owner = NULL, lock_expires_ms = 0, attempts = 0, version = version + 1"
                    " WHERE id = $3 AND owner = $4",
@@ -336,7 +344,7 @@ static void p_blob(pg_params *p, const void *data, size_t len)
 static const char *const stmt_names[PS_COUNT] = {
     "save",    "token_of", "take_lease", "take_from", "owner_of",     "release", "renew",
     "create",  "put_def",  "load",       "query",     "props",        "enqueue", "seq_of_token",
-    "pending", "claim",    "save_state", "put_tracking", "insert", "suspend"};
+    "pending", "claim",    "save_state", "put_tracking", "insert", "suspend", "insert_new"};
 
 /* Prepare statement `id` in this session unless it is already. */
 static wf_status ensure_prepared(wfm_store *s, enum pg_stmt id, wf_error *err)
@@ -944,36 +952,61 @@ static wf_status pg_write_batch(wfm_store *s, wfm__pending_save *batch, int64_t 
     return rc;
 }
 
+/* The parameters of PG_INSERT_ROW for r (its arrays written into a[3], which q points into):
+ * false when out of memory. */
+typedef struct insert_arrays {
+    wf_buf bm, names, values;
+} insert_arrays;
+
+static bool insert_params(wfm_store *s, const char *hash, const wfm_store_save_rec *r,
+                          int64_t now, int64_t token, insert_arrays *a, pg_params *q)
+{
+    wf_buf_init(&a->bm);
+    wf_buf_init(&a->names);
+    wf_buf_init(&a->values);
+    array_literal(&a->bm, r->bookmarks, r->bookmark_count);
+    array_literal(&a->names, r->prop_names, r->prop_count);
+    array_literal(&a->values, r->prop_values, r->prop_count);
+    *q = (pg_params){0};
+    p_text(q, r->id);
+    p_text(q, hash);
+    p_text(q, r->status);
+    p_blob(q, r->state, r->state_len);
+    p_int(q, now);
+    p_text(q, r->release ? NULL : s->owner);
+    p_int(q, r->release ? 0 : now + s->lease_ms);
+    p_int(q, r->next_timer_us);
+    p_int(q, token);
+    p_text(q, a->bm.data);
+    p_text(q, a->names.data);
+    p_text(q, a->values.data);
+    return !a->bm.oom && !a->names.oom && !a->values.oom;
+}
+
+static void insert_arrays_fini(insert_arrays *a)
+{
+    wf_buf_fini(&a->bm);
+    wf_buf_fini(&a->names);
+    wf_buf_fini(&a->values);
+}
+
+static int64_t new_token(void)
+{
+    int64_t token = 0;
+    wf_random_bytes(&token, sizeof token);
+    return (int64_t)((uint64_t)token >> 1) | 1;
+}
+
 /* wfm_store_insert: one statement (so one transaction). Run again after a dropped
  * connection, it finds the row there: its token says whether that is this insert. */
 static wf_status pg_insert(wfm_store *s, const char *hash, const wfm_store_save_rec *r,
                            int64_t now, wf_error *err)
 {
-    int64_t token = 0;
-    wf_random_bytes(&token, sizeof token);
-    token = (int64_t)((uint64_t)token >> 1) | 1;
-    wf_buf bm, names, values;
-    wf_buf_init(&bm);
-    wf_buf_init(&names);
-    wf_buf_init(&values);
-    array_literal(&bm, r->bookmarks, r->bookmark_count);
-    array_literal(&names, r->prop_names, r->prop_count);
-    array_literal(&values, r->prop_values, r->prop_count);
-    pg_params q = {0};
-    p_text(&q, r->id);
-    p_text(&q, hash);
-    p_text(&q, r->status);
-    p_blob(&q, r->state, r->state_len);
-    p_int(&q, now);
-    p_text(&q, r->release ? NULL : s->owner);
-    p_int(&q, r->release ? 0 : now + s->lease_ms);
-    p_int(&q, r->next_timer_us);
-    p_int(&q, token);
-    p_text(&q, bm.data);
-    p_text(&q, names.data);
-    p_text(&q, values.data);
+    int64_t token = new_token();
+    insert_arrays a;
+    pg_params q;
     PGresult *res = NULL;
-    wf_status rc = bm.oom || names.oom || values.oom
+    wf_status rc = !insert_params(s, hash, r, now, token, &a, &q)
                        ? wf_error_set(err, WF_E_NOMEM, NULL, "out of memory saving")
                        : run(s, PS_INSERT, &q, &res, err);
     bool inserted = rc == WF_OK && PQntuples(res) > 0 && col_int(res, 0, 0) > 0;
@@ -982,9 +1015,86 @@ static wf_status pg_insert(wfm_store *s, const char *hash, const wfm_store_save_
         !inserted)
         rc = wfm__store_fail(s, WF_E_STORE, err, "instance '%s' already exists", r->id);
     wfm__names_forget(s, r->id);
-    wf_buf_fini(&bm);
-    wf_buf_fini(&names);
-    wf_buf_fini(&values);
+    insert_arrays_fini(&a);
+    return rc;
+}
+
+/* Send the batch's inserts (q[count], built beforehand) in one pipeline ending in a sync: the
+ * statements up to the sync are one implicit transaction, so one round trip writes all of them
+ * or, on any error, none. False when the connection failed. */
+static bool send_inserts(wfm_store *s, const pg_params *q, size_t count)
+{
+    PGconn *conn = conn_of(s);
+    bool ok = PQenterPipelineMode(conn) == 1;
+    for (size_t i = 0; ok && i < count; i++)
+        ok = PQsendQueryPrepared(conn, stmt_names[PS_INSERT_NEW], q[i].n, q[i].values,
+                                 q[i].lens, q[i].formats, 0) == 1;
+    return ok && PQpipelineSync(conn) == 1;
+}
+
+/* Read the pipeline's results up to its sync: WF_OK when every insert wrote its row; else
+ * the first failure (an existing row named by its id). */
+static wf_status read_inserts(wfm_store *s, const wfm_store_save_rec *recs, size_t count,
+                              wf_error *err)
+{
+    PGconn *conn = conn_of(s);
+    wf_status rc = WF_OK;
+    for (size_t i = 0; i <= count; i++) {
+        PGresult *r = PQgetResult(conn);
+        if (!r) { /* the connection failed */
+            rc = rc != WF_OK ? rc : pg_fail(s, WF_E_STORE, err, "store", result_error(s, NULL));
+            break;
+        }
+        ExecStatusType t = PQresultStatus(r);
+        const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+        if (t == PGRES_FATAL_ERROR && rc == WF_OK)
+            rc = state && strcmp(state, "23505") == 0
+                     ? wfm__store_fail(s, WF_E_STORE, err, "instance '%s' already exists",
+                                       recs[i].id)
+                     : pg_fail(s, WF_E_STORE, err, "store", result_error(s, r));
+        PQclear(r);
+        if (t == PGRES_PIPELINE_SYNC)
+            break;
+        if (i < count && (r = PQgetResult(conn)) != NULL) /* the end of statement i */
+            PQclear(r);
+    }
+    return rc;
+}
+
+/* wfm_store_insert_many: the rows with their first saves in one transaction and one round
+ * trip (PS_INSERT_NEW pipelined). A dropped connection is reconnected and the batch read back
+ * by its token (one transaction: its first row there means all of it), then sent again when
+ * it did not commit. */
+static wf_status pg_insert_many(wfm_store *s, const char *hash, const wfm_store_save_rec *recs,
+                                size_t count, int64_t now, wf_error *err)
+{
+    int64_t token = new_token();
+    insert_arrays *a = wf_calloc(count, sizeof *a);
+    pg_params *q = wf_calloc(count, sizeof *q);
+    bool built = a && q;
+    for (size_t i = 0; built && i < count; i++)
+        built = insert_params(s, hash, &recs[i], now, token, &a[i], &q[i]);
+    wf_status rc = built ? WF_OK : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory saving");
+    for (int attempt = 0; built && attempt < 2; attempt++) {
+        rc = ensure_prepared(s, PS_INSERT_NEW, err);
+        if (rc == WF_OK)
+            rc = send_inserts(s, q, count)
+                     ? read_inserts(s, recs, count, err)
+                     : pg_fail(s, WF_E_STORE, err, "store", result_error(s, NULL));
+        PQexitPipelineMode(conn_of(s));
+        bool done = false;
+        if (rc == WF_OK || !lost(s) || reconnect(s, err) != WF_OK ||
+            committed(s, recs[0].id, token, &done, err) != WF_OK || done) {
+            rc = done ? WF_OK : rc;
+            break;
+        }
+    }
+    for (size_t i = 0; a && i < count; i++) {
+        insert_arrays_fini(&a[i]);
+        wfm__names_forget(s, recs[i].id);
+    }
+    wf_free(a);
+    wf_free(q);
     return rc;
 }
 
@@ -1234,7 +1344,7 @@ static wf_status pg_claim(wfm_store *s, size_t max, int64_t now, int64_t now_us,
         }
         wfm_store_claimed c = {PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
                                strtoull(PQgetvalue(r, i, 2), NULL, 16), len ? blob : NULL, len,
-                               col_int(r, i, 4), col_int(r, i, 5)};
+                               col_int(r, i, 4), col_int(r, i, 5), col_int(r, i, 6)};
         bool more = fn(ud, &c);
         PQfreemem(blob);
         if (!more)
@@ -1305,6 +1415,7 @@ const wfm__store_ops wfm__store_pg_ops = {
     .put_definition = pg_put_definition,
     .create = pg_create,
     .insert = pg_insert,
+    .insert_many = pg_insert_many,
     .suspend = pg_suspend,
     .take_lease = pg_take_lease,
     .owner_of = pg_owner_of,

@@ -33,6 +33,7 @@ enum stmt_id {
     ST_RELEASE,
     ST_ROLLBACK_TO,
     ST_SAVE,
+    ST_SAVE_KEPT,
     ST_DELETE_BOOKMARKS,
     ST_DELETE_PROMOTED,
     ST_INSERT_BOOKMARK,
@@ -47,6 +48,8 @@ enum stmt_id {
     ST_CLAIM,
     ST_PUT_TRACKING,
     ST_INSERT,
+    ST_PROPS,
+    ST_PENDING,
     ST_COUNT
 };
 
@@ -63,6 +66,14 @@ static const char *const stmt_sql[ST_COUNT] = {
                 " owner = CASE WHEN ?5 THEN NULL ELSE owner END,"
                 " lock_expires_ms = CASE WHEN ?5 THEN 0 ELSE ?6 END"
                 " WHERE id = ?7 AND owner = ?8 AND lock_expires_ms >= ?3 RETURNING version",
+    /* ST_SAVE for a save keeping the names this connection last wrote: no RETURNING (the
+     * version is known), guarded by the version that save left (?9) */
+    [ST_SAVE_KEPT] = "UPDATE instances SET status = ?1, state = ?2, updated_ms = ?3,"
+                     " next_timer_us = ?4, version = version + 1, reason = NULL,"
+                     " attempts = CASE WHEN ?5 THEN 0 ELSE attempts END,"
+                     " owner = CASE WHEN ?5 THEN NULL ELSE owner END,"
+                     " lock_expires_ms = CASE WHEN ?5 THEN 0 ELSE ?6 END"
+                     " WHERE id = ?7 AND owner = ?8 AND lock_expires_ms >= ?3 AND version = ?9",
     [ST_DELETE_BOOKMARKS] = "DELETE FROM bookmarks WHERE instance = ?",
     [ST_DELETE_PROMOTED] = "DELETE FROM promoted WHERE instance = ?",
     [ST_INSERT_BOOKMARK] = "INSERT OR IGNORE INTO bookmarks(instance, name) VALUES(?, ?)",
@@ -93,7 +104,8 @@ static const char *const stmt_sql[ST_COUNT] = {
         " ORDER BY r.seq LIMIT 1)))))"
         " ORDER BY i.created_ms, i.id LIMIT ?5)"
         " RETURNING id, status, definition, state, created_ms,"
-        " (SELECT count(*) FROM pending_resumes r WHERE r.instance = instances.id), attempts",
+        " (SELECT count(*) FROM pending_resumes r WHERE r.instance = instances.id), attempts,"
+        " (SELECT count(*) FROM promoted p WHERE p.instance = instances.id)",
     [ST_PUT_TRACKING] = "INSERT OR REPLACE INTO tracking(instance, seq, time_us, kind, record)"
                         " VALUES(?, ?, ?, ?, ?)",
     /* wfm_store_insert: ?1 id, ?2 definition, ?3 status, ?4 state, ?5 now, ?6 owner (NULL:
@@ -101,6 +113,10 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_INSERT] = "INSERT INTO instances(id, definition, status, state, created_ms, updated_ms,"
                   " owner, lock_expires_ms, next_timer_us, version)"
                   " VALUES(?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, 1)",
+    /* read for every instance a host adopts or loads */
+    [ST_PROPS] = "SELECT name, value FROM promoted WHERE instance = ? ORDER BY name",
+    [ST_PENDING] = "SELECT seq, bookmark, payload_json, created_ms FROM pending_resumes"
+                   " WHERE instance = ? ORDER BY seq",
 };
 
 typedef struct sq_conn {
@@ -681,14 +697,18 @@ static wf_status insert_instance(wfm_store *s, const wfm__pending_save *p, int64
 }
 
 /* wfm_store_insert_many: `count` rows with their first saves in one transaction of their
- * own, all or none. */
+ * own, all or none; a row that exists is named. */
 static wf_status sq_insert_many(wfm_store *s, const char *hash, const wfm_store_save_rec *recs,
                                 size_t count, int64_t now, wf_error *err)
 {
     wf_error ignored = WF_ERROR_INIT;
     wf_status rc = run(s, ST_BEGIN_IMMEDIATE, NULL, err, "");
     for (size_t i = 0; rc == WF_OK && i < count; i++)
-        rc = insert_rec(s, hash, &recs[i], now, err);
+        if ((rc = insert_rec(s, hash, &recs[i], now, err)) != WF_OK &&
+            sqlite3_extended_errcode(db_of(s)) == SQLITE_CONSTRAINT_PRIMARYKEY) {
+            wf_error_clear(err);
+            rc = wfm__store_fail(s, WF_E_STORE, err, "instance '%s' already exists", recs[i].id);
+        }
     if (rc == WF_OK)
         rc = run(s, ST_COMMIT, NULL, err, "");
     if (rc != WF_OK && !sqlite3_get_autocommit(db_of(s)))
@@ -737,12 +757,12 @@ static wf_status write_names(wfm_store *s, enum stmt_id id, const char *instance
 
 /* The instance row (only with a live lease of ours), then its bookmarks, promoted properties
  * and applied resumptions: only the statements that have something to do. */
-static wf_status write_instance(wfm_store *s, wfm__pending_save *p, int64_t now,
-                                wf_error *err)
+/* Bind the row update of save r (ST_SAVE, ST_SAVE_KEPT) to kept statement `id`. */
+static wf_status bind_save(wfm_store *s, enum stmt_id id, const wfm_store_save_rec *r,
+                           int64_t now, sqlite3_stmt **out, wf_error *err)
 {
-    const wfm_store_save_rec *r = p->rec;
     sqlite3_stmt *st = NULL;
-    wf_status rc = stmt(s, ST_SAVE, &st, err);
+    wf_status rc = stmt(s, id, &st, err);
     if (rc != WF_OK)
         return rc;
     sqlite3_bind_text(st, 1, r->status, -1, SQLITE_STATIC);
@@ -756,6 +776,49 @@ static wf_status write_instance(wfm_store *s, wfm__pending_save *p, int64_t now,
     sqlite3_bind_int64(st, 6, now + s->lease_ms);
     sqlite3_bind_text(st, 7, r->id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 8, s->owner, -1, SQLITE_STATIC);
+    *out = st;
+    return WF_OK;
+}
+
+/* A save whose names are those this connection last committed for the instance: the row
+ * alone, guarded by the version that commit left. *saved false (nothing changed) when the
+ * row is at another version or the lease is gone: the caller saves it in full. */
+static wf_status write_kept(wfm_store *s, wfm__pending_save *p, int64_t now, bool *saved,
+                            wf_error *err)
+{
+    const wfm__names_entry *last = wfm__names_get(s, p->rec->id);
+    *saved = false;
+    if (!last || !wfm__names_unchanged(s, p->rec, last->version))
+        return WF_OK;
+    int64_t version = last->version;
+    sqlite3_stmt *st = NULL;
+    wf_status rc = bind_save(s, ST_SAVE_KEPT, p->rec, now, &st, err);
+    if (rc != WF_OK)
+        return rc;
+    sqlite3_bind_int64(st, 9, version);
+    int step = sqlite3_step(st);
+    *saved = step == SQLITE_DONE && sqlite3_changes(db_of(s)) == 1;
+    done(st);
+    if (step != SQLITE_DONE)
+        return db_error(s, err, "store");
+    p->version = version + 1;
+    return WF_OK;
+}
+
+static wf_status write_instance(wfm_store *s, wfm__pending_save *p, int64_t now,
+                                wf_error *err)
+{
+    const wfm_store_save_rec *r = p->rec;
+    bool kept = false;
+    wf_status rc = write_kept(s, p, now, &kept, err);
+    if (rc == WF_OK && kept && r->resumes_through > 0)
+        rc = run(s, ST_DELETE_RESUMES, NULL, err, "ti", r->id, r->resumes_through);
+    if (rc != WF_OK || kept)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    rc = bind_save(s, ST_SAVE, r, now, &st, err);
+    if (rc != WF_OK)
+        return rc;
     int step = sqlite3_step(st);
     bool saved = step == SQLITE_ROW;
     if (saved) {
@@ -817,14 +880,47 @@ static void note_names(wfm_store *s, wfm__pending_save *batch, bool committed)
     }
 }
 
+/* A save that failed without changing anything: its row update found no live lease of ours
+ * (write_instance stops there), so the batch needs no savepoint to undo it. */
+static bool failed_untouched(const wfm__pending_save *p)
+{
+    return !p->insert_hash && (p->status == WF_E_LOCKED || p->status == WF_E_NOTFOUND);
+}
+
+/* The saves of a batch of several inside the open transaction without a savepoint each
+ * (two statements fewer per save): true when every one either succeeded or changed nothing.
+ * Otherwise a failed save may have left part of its writes: the caller rolls back and writes
+ * the batch again under savepoints. */
+static bool write_unguarded(wfm_store *s, wfm__pending_save *batch, int64_t now)
+{
+    for (wfm__pending_save *p = batch; p; p = p->next) {
+        p->status = p->insert_hash ? insert_instance(s, p, now, &p->err)
+                                   : write_instance(s, p, now, &p->err);
+        if (p->status != WF_OK && !failed_untouched(p))
+            return false;
+    }
+    return true;
+}
+
 static wf_status sq_write_batch(wfm_store *s, wfm__pending_save *batch, int64_t now,
                                 uint64_t *commits, wf_error *err)
 {
     wf_error ignored = WF_ERROR_INIT;
     bool alone = batch && !batch->next;
     wf_status rc = run(s, ST_BEGIN_IMMEDIATE, NULL, err, "");
-    for (wfm__pending_save *p = batch; rc == WF_OK && p; p = p->next)
-        save_one(s, p, alone, now);
+    if (rc == WF_OK && !alone && !write_unguarded(s, batch, now)) {
+        run(s, ST_ROLLBACK, NULL, &ignored, "");
+        for (wfm__pending_save *p = batch; p; p = p->next) {
+            p->status = WF_OK;
+            p->err = (wf_error)WF_ERROR_INIT;
+            p->wrote_names = false;
+        }
+        rc = run(s, ST_BEGIN_IMMEDIATE, NULL, err, "");
+        for (wfm__pending_save *p = batch; rc == WF_OK && p; p = p->next)
+            save_one(s, p, false, now);
+    } else if (rc == WF_OK && alone) {
+        save_one(s, batch, true, now);
+    }
     if (rc == WF_OK && alone && batch->status != WF_OK) { /* nothing to commit */
         run(s, ST_ROLLBACK, NULL, &ignored, "");
         note_names(s, batch, false);
@@ -942,8 +1038,7 @@ static wf_status sq_query_rows(wfm_store *s, const wfm_store_query *q, wfm_store
 static wf_status sq_props(wfm_store *s, const char *id, wf_buf *out, wf_error *err)
 {
     sqlite3_stmt *st = NULL;
-    wf_status rc = prepare(s, "SELECT name, value FROM promoted WHERE instance = ? ORDER BY name",
-                           &st, err);
+    wf_status rc = stmt(s, ST_PROPS, &st, err);
     if (rc != WF_OK)
         return rc;
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -954,7 +1049,7 @@ static wf_status sq_props(wfm_store *s, const char *id, wf_buf *out, wf_error *e
     }
     if (step != SQLITE_DONE)
         rc = db_error(s, err, "store");
-    sqlite3_finalize(st);
+    done(st);
     return rc;
 }
 
@@ -1025,10 +1120,7 @@ static wf_status sq_pending_resumes(wfm_store *s, const char *id, wfm_store_resu
                                     void *ud, wf_error *err)
 {
     sqlite3_stmt *st = NULL;
-    wf_status rc = prepare(s,
-                           "SELECT seq, bookmark, payload_json, created_ms FROM pending_resumes"
-                           " WHERE instance = ? ORDER BY seq",
-                           &st, err);
+    wf_status rc = stmt(s, ST_PENDING, &st, err);
     if (rc != WF_OK)
         return rc;
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -1041,7 +1133,7 @@ static wf_status sq_pending_resumes(wfm_store *s, const char *id, wfm_store_resu
     }
     if (step != SQLITE_ROW && step != SQLITE_DONE)
         rc = db_error(s, err, "store");
-    sqlite3_finalize(st);
+    done(st);
     return rc;
 }
 
@@ -1053,7 +1145,7 @@ typedef struct claimed_row {
     char id[33];
     char status[32];
     uint64_t hash;
-    int64_t created_ms, pending, attempts;
+    int64_t created_ms, pending, attempts, promoted;
     size_t state_at, state_len; /* in the blob buffer; state_len 0: no state */
 } claimed_row;
 
@@ -1089,6 +1181,7 @@ static bool copy_claimed(sqlite3_stmt *st, claimed_row **rows, size_t *n, size_t
     r->created_ms = sqlite3_column_int64(st, 4);
     r->pending = sqlite3_column_int64(st, 5);
     r->attempts = sqlite3_column_int64(st, 6);
+    r->promoted = sqlite3_column_int64(st, 7);
     return r->state_len == 0 || wf_buf_add(blobs, blob, r->state_len);
 }
 
@@ -1129,7 +1222,7 @@ static wf_status sq_claim(wfm_store *s, size_t max, int64_t now, int64_t now_us,
             const claimed_row *r = &rows[i];
             wfm_store_claimed c = {r->id, r->status, r->hash,
                                    r->state_len ? blobs.data + r->state_at : NULL, r->state_len,
-                                   r->pending, r->attempts};
+                                   r->pending, r->attempts, r->promoted};
             if (!fn(ud, &c))
                 break;
         }

@@ -6,19 +6,25 @@
  * JSON lines and writes the file, store and ring participants, so a worker never formats,
  * waits on I/O or wakes anyone per record. Batches are written in ticket order, so lines keep
  * emission order across threads. */
+#define _GNU_SOURCE /* fallocate */
 #include <assert.h>
+#include <errno.h>
+#include <fcntl.h> /* open, fallocate */
 #include <pthread.h>
 #include <sched.h> /* sched_yield */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h> /* fstat */
 #include <time.h>
+#include <unistd.h> /* write, ftruncate */
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h> /* __rdtsc */
 #define HAVE_TSC 1
 #endif
 
+#include "../common/wf_jsonw.h"
 #include "../common/wf_mem.h"
 #include "../common/wf_random.h" /* WF_ID_LEN */
 #include "wfm_track.h"
@@ -29,7 +35,9 @@
 #define CHUNK_BYTES (64 * 1024) /* a stream grows by chunks of this size */
 #define MAX_CHUNKS 256          /* unwritten chunks before emitters wait (16 MB) */
 #define GATHER_NS 10000000      /* while records come, the thread looks every 10 ms */
-#define OUT_BYTES (64 * 1024)   /* lines go to the files in pieces of this size, while in cache */
+#define OUT_BYTES (256 * 1024)  /* lines go to the files in writes of this size */
+#define PREALLOC_MIN (1 << 20)  /* a file's first preallocation, doubling up to PREALLOC_MAX */
+#define PREALLOC_MAX (64 << 20)
 
 /* ---- binary records ---------------------------------------------------------------------- */
 
@@ -111,7 +119,7 @@ typedef struct stream {
     int64_t rd_anchor_us, rd_last_us;
     uint64_t rd_anchor_tick;
     size_t rd_inst_len, rd_id_len;
-    char rd_inst[16 + 2 * 6 * (WF_ID_LEN + 1)]; /* ", \"instance\": " and the JSON string */
+    char rd_inst[32 + 6 * (WF_ID_LEN + 1)]; /* ", \"instance\": ID, \"seq\": " */
     char rd_id[WF_ID_LEN + 1];
 } stream;
 
@@ -121,8 +129,9 @@ struct wfm__track_plan {
     uint64_t hash;     /* the definition's content */
     size_t count;      /* its nodes */
     bool decides;      /* masks hold the profile's answers (a profile with names) */
-    const char *text;  /* node i's display name and id as JSON strings, quoted: */
-    const uint32_t *off; /* [2i] name, [2i + 1] id, [2i + 2] the end of both */
+    const char *text;  /* node i's members as a record's activity and as its child: */
+    const uint32_t *off; /* [2i] ", \"activity\": NAME, \"activityId\": ID", [2i + 1]
+                          * ", \"child\": NAME, \"childId\": ID", [2i + 2] their end */
     uint16_t masks[];  /* by node index; off and text follow in the same block */
 };
 
@@ -144,6 +153,20 @@ typedef struct ring_slot {
     const wfm__track_plan *plan;
     char id[WF_ID_LEN + 1];
 } ring_slot;
+
+/* A file participant: stdout through stdio (other output shares it), any other file through
+ * its descriptor, written in large appends into space reserved ahead (fallocate, growing
+ * geometrically and kept beyond the file's size), so the file system allocates blocks a few
+ * times per file rather than on every page; wfm_tracker_close gives back what is unused. */
+typedef struct tfile {
+    FILE *stream;   /* stdout, or NULL */
+    int fd;         /* an owned file's, or -1 */
+    char *path;     /* owned copy, for wfm_tracker_close's messages */
+    off_t end;      /* where the next append lands (the size, as far as this tracker knows) */
+    off_t reserved; /* space reserved up to here */
+    off_t step;     /* the next reservation's size; 0: the file system cannot reserve */
+    bool failed;    /* a write failed */
+} tfile;
 
 /* Three groups, padded apart so that the tracker's thread writing its own fields never
  * takes the cache line emitters read on every record. */
@@ -179,9 +202,7 @@ struct wfm_tracker {
     uint64_t next_ticket;       /* next batch to write */
     uint64_t delivered;         /* records delivered so far */
     pthread_t thread;
-    FILE *files[MAX_FILES];
-    bool owns_file[MAX_FILES];
-    char *paths[MAX_FILES]; /* owned copies, for wfm_tracker_close's messages */
+    tfile files[MAX_FILES];
     size_t file_count;
     wfm_store *store; /* borrowed: the store participant's */
     pend_rec *pend;   /* this pass's records for the store, */
@@ -191,10 +212,20 @@ struct wfm_tracker {
     wf_buf tmp; /* scratch */
 };
 
-static const char *const kind_names[WFM_REC_KIND_COUNT] = {
-    "WorkflowInstance", "ActivityState",   "ActivityScheduled", "BookmarkResumption",
-    "FaultPropagation", "CancelRequested", "CustomTracking",
-};
+#define KINDS(X)                                                                           \
+    X("WorkflowInstance") X("ActivityState") X("ActivityScheduled") X("BookmarkResumption")    \
+    X("FaultPropagation") X("CancelRequested") X("CustomTracking")
+#define NAME_OF(s) s,
+static const char *const kind_names[WFM_REC_KIND_COUNT] = {KINDS(NAME_OF)};
+
+/* Pre-encoded JSON text of the fast path's members (names known at compile time). */
+typedef struct token {
+    const char *s;
+    size_t n;
+} token;
+#define TOKEN(lit) {lit, sizeof(lit) - 1},
+#define KIND_HEAD(s) TOKEN("{\"record\": \"" s "\"")
+static const token kind_heads[WFM_REC_KIND_COUNT] = {KINDS(KIND_HEAD)};
 
 const char *wfm_rec_kind_name(wfm_rec_kind kind)
 {
@@ -203,11 +234,13 @@ const char *wfm_rec_kind_name(wfm_rec_kind kind)
 
 /* The states a fixed entry names by number: 1-4 ActivityState's (WFM_ACT_* bit i is number
  * i + 1), then WorkflowInstance's; any other state takes the string path. */
-static const char *const state_names[] = {
-    "",          "Executing", "Closed",     "Faulted",   "Canceled",  "Started",
-    "Idle",      "Persisted", "Unloaded",   "Resumed",   "Completed", "Terminated",
-    "Suspended", "Unsuspended", "Aborted",  "Deleted",
-};
+#define STATES(X)                                                                          \
+    X("") X("Executing") X("Closed") X("Faulted") X("Canceled") X("Started") X("Idle")        \
+    X("Persisted") X("Unloaded") X("Resumed") X("Completed") X("Terminated") X("Suspended")   \
+    X("Unsuspended") X("Aborted") X("Deleted")
+static const char *const state_names[] = {STATES(NAME_OF)};
+#define STATE_MEMBER(s) TOKEN(", \"state\": \"" s "\"")
+static const token state_members[] = {STATES(STATE_MEMBER)};
 enum { STATE_COUNT = sizeof state_names / sizeof state_names[0], FIRST_INSTANCE_STATE = 5 };
 
 /* ---- the cheap clock ---------------------------------------------------------------------- */
@@ -299,6 +332,16 @@ static int64_t stamp_us(stream *s, const frec *r)
     return us;
 }
 
+/* s as a JSON string, encoded by jansson (invalid UTF-8 becomes U+FFFD); out->oom when
+ * memory ran out. */
+static void json_str(wf_buf *out, const char *s, size_t len)
+{
+    json_t *j = wf_jsonw_strn(s, len);
+    if (!j || !wf_jsonw_dump(j, WF_JSONW_COMPACT, out))
+        out->oom = true;
+    json_decref(j);
+}
+
 /* Values of a record rendered as JSON (payload, fault, the data object). */
 typedef struct rendered {
     wf_buf buf;
@@ -324,7 +367,7 @@ static bool render_values(const wfm_track_record *rec, rendered *r)
         wf_buf_addc(&r->buf, '{');
         for (size_t i = 0; i < rec->data_count; i++) {
             wf_buf_adds(&r->buf, i ? ", " : "");
-            wf_buf_add_json_string(&r->buf, rec->data_names[i], strlen(rec->data_names[i]));
+            json_str(&r->buf, rec->data_names[i], strlen(rec->data_names[i]));
             wf_buf_adds(&r->buf, ": ");
             wf_value_to_json(&rec->data_values[i], &r->buf);
         }
@@ -413,7 +456,7 @@ static void w_key(writer *w, const char *key, size_t key_len)
     W_LIT(w, "\": ");
 }
 
-/* A JSON string: copied when nothing in it needs escaping, else wf_buf_add_json_string. */
+/* A JSON string: copied when nothing in it needs escaping, else encoded by jansson. */
 static void w_string(writer *w, const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;
@@ -422,7 +465,7 @@ static void w_string(writer *w, const char *s, size_t len)
         i++;
     if (i < len) {
         w_flush(w);
-        wf_buf_add_json_string(w->b, s, len);
+        json_str(w->b, s, len);
         return;
     }
     W_LIT(w, "\"");
@@ -430,45 +473,67 @@ static void w_string(writer *w, const char *s, size_t len)
     W_LIT(w, "\"");
 }
 
-static void w_uint(writer *w, uint64_t v)
+static const char digit_pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
+/* v's decimal digits at dst (room for 20); returns their count. */
+static size_t put_uint(char *dst, uint64_t v)
 {
-    char digits[24];
-    size_t n = sizeof digits;
-    do {
-        digits[--n] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    w_put(w, digits + n, sizeof digits - n);
+    char tmp[20];
+    size_t n = sizeof tmp;
+    while (v >= 100) {
+        n -= 2;
+        memcpy(tmp + n, digit_pairs + 2 * (v % 100), 2);
+        v /= 100;
+    }
+    if (v >= 10) {
+        n -= 2;
+        memcpy(tmp + n, digit_pairs + 2 * v, 2);
+    } else {
+        tmp[--n] = (char)('0' + v);
+    }
+    memcpy(dst, tmp + n, sizeof tmp - n);
+    return sizeof tmp - n;
 }
 
-/* ISO 8601 with microseconds; the "YYYY-MM-DDThh:mm:ss" part is cached per thread, since
- * records come many per second. */
-static void w_time(writer *w, int64_t us)
+static void w_uint(writer *w, uint64_t v)
+{
+    char digits[20];
+    w_put(w, digits, put_uint(digits, v));
+}
+
+/* The time member of a record, ", \"time\": \"YYYY-MM-DDThh:mm:ss.ffffffZ\"" (ISO 8601 with
+ * microseconds): the text is made once per second (per thread: records come many per second)
+ * and the fraction's six digits written into its copy. */
+enum { TIME_MAX = 64 };
+static size_t put_time(char *dst, int64_t us)
 {
     static _Thread_local int64_t cached_sec = INT64_MIN;
-    static _Thread_local char cached[32];
+    static _Thread_local char cached[TIME_MAX];
     static _Thread_local size_t cached_len;
     int64_t sec = us >= 0 ? us / 1000000 : -((-us + 999999) / 1000000);
     if (sec != cached_sec) {
-        char full[64];
+        char full[48];
         wf_datetime_format(sec * 1000000, full, sizeof full);
-        size_t len = strcspn(full, ".Z");
-        if (len >= sizeof cached)
-            len = sizeof cached - 1;
-        memcpy(cached, full, len);
-        cached[len] = '\0';
-        cached_len = len;
+        int n = snprintf(cached, sizeof cached, ", \"time\": \"%.*s.000000Z\"",
+                         (int)strcspn(full, ".Z"), full);
+        cached_len = n > 0 && (size_t)n < sizeof cached ? (size_t)n : 0;
         cached_sec = sec;
     }
-    char frac[8];
-    int64_t f = us - sec * 1000000;
-    for (int i = 6; i >= 1; i--, f /= 10)
-        frac[i] = (char)('0' + f % 10);
-    frac[0] = '.';
-    W_LIT(w, ", \"time\": \"");
-    w_put(w, cached, cached_len);
-    w_put(w, frac, 7);
-    W_LIT(w, "Z\"");
+    unsigned f = (unsigned)(us - sec * 1000000);
+    if (cached_len < 8) /* no text for this second (cannot happen with a sane clock) */
+        return 0;
+    memcpy(dst, cached, cached_len);
+    char *frac = dst + cached_len - 8; /* "ffffffZ\"" */
+    memcpy(frac, digit_pairs + 2 * (f / 10000), 2);
+    memcpy(frac + 2, digit_pairs + 2 * (f / 100 % 100), 2);
+    memcpy(frac + 4, digit_pairs + 2 * (f % 100), 2);
+    return cached_len;
+}
+
+static void w_time(writer *w, int64_t us)
+{
+    char text[TIME_MAX];
+    w_put(w, text, put_time(text, us));
 }
 
 /* One encoded record as its JSON line (no newline), appended to b. */
@@ -551,10 +616,8 @@ static _Thread_local struct {
 } cached_stream;
 
 /* This thread's stream in t (created on first use); NULL when memory ran out. */
-static stream *my_stream(wfm_tracker *t)
+static stream *find_stream(wfm_tracker *t)
 {
-    if (cached_stream.serial == t->serial)
-        return cached_stream.s;
     pthread_mutex_lock(&t->lock);
     stream *s = t->streams;
     while (s && s->owner != &thread_token)
@@ -570,6 +633,14 @@ static stream *my_stream(wfm_tracker *t)
         cached_stream.s = s;
     }
     return s;
+}
+
+/* find_stream, its common case inline. */
+static inline stream *my_stream(wfm_tracker *t)
+{
+    if (__builtin_expect(cached_stream.serial == t->serial, 1))
+        return cached_stream.s;
+    return find_stream(t);
 }
 
 static void wake_thread(wfm_tracker *t)
@@ -743,11 +814,52 @@ static void store_flush(wfm_tracker *t)
     wf_buf_reset(&t->pend_text);
 }
 
-/* The lines gathered in t->out to the files (stdio buffers them until the pass's fflush). */
+/* Reserve the file's space ahead of an append of len bytes (FALLOC_FL_KEEP_SIZE: the size
+ * stays the content's); a file system that cannot is not asked again. */
+static void file_reserve(tfile *f, size_t len)
+{
+    if (!f->step || f->end + (off_t)len <= f->reserved)
+        return;
+    off_t from = f->reserved > f->end ? f->reserved : f->end;
+    while (f->reserved < f->end + (off_t)len) {
+        if (fallocate(f->fd, FALLOC_FL_KEEP_SIZE, from, f->step) != 0) {
+            f->step = 0;
+            return;
+        }
+        f->reserved = from + f->step;
+        from = f->reserved;
+        f->step = f->step < PREALLOC_MAX ? f->step * 2 : PREALLOC_MAX;
+    }
+}
+
+/* All of data appended to an owned file (a short write is continued); false on an error. */
+static bool file_append(tfile *f, const char *data, size_t len)
+{
+    file_reserve(f, len);
+    while (len) {
+        ssize_t n = write(f->fd, data, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        data += n;
+        len -= (size_t)n;
+        f->end += n;
+    }
+    return true;
+}
+
+/* The lines gathered in t->out to the files: owned files at once, stdout through stdio until
+ * the pass's fflush. */
 static void write_files(wfm_tracker *t)
 {
-    for (size_t f = 0; f < t->file_count && t->out.len; f++)
-        fwrite(t->out.data, 1, t->out.len, t->files[f]);
+    for (size_t i = 0; i < t->file_count && t->out.len; i++) {
+        tfile *f = &t->files[i];
+        if (f->stream)
+            fwrite(t->out.data, 1, t->out.len, f->stream);
+        else if (!f->failed && !file_append(f, t->out.data, t->out.len))
+            f->failed = true;
+    }
     wf_buf_reset(&t->out);
 }
 
@@ -772,9 +884,25 @@ static void deliver(wfm_tracker *t, size_t start, uint32_t kind, uint64_t seq, i
     if (!t->file_count) { /* drop the text, keeping wf_buf's NUL at data[len] */
         t->out.len = start;
         t->out.data[start] = '\0';
-    } else if (wf_buf_addc(&t->out, '\n') && t->out.len >= OUT_BYTES) {
-        write_files(t); /* while the bytes are still in the cache */
+        return;
     }
+    if (t->out.cap - t->out.len > 1) { /* format_fast leaves room: wf_buf_addc inline */
+        t->out.data[t->out.len++] = '\n';
+        t->out.data[t->out.len] = '\0';
+    } else {
+        wf_buf_addc(&t->out, '\n');
+    }
+    if (t->out.len >= OUT_BYTES)
+        write_files(t);
+}
+
+/* ", \"instance\": ID, \"seq\": ": what a fixed entry's line has between its kind and
+ * its number. */
+static void instance_head(wf_buf *out, const char *id, size_t len)
+{
+    wf_buf_adds(out, ", \"instance\": ");
+    json_str(out, id, len);
+    wf_buf_adds(out, ", \"seq\": ");
 }
 
 /* A context entry: the plan and clock anchor of the entries after it, and the instance's
@@ -788,8 +916,7 @@ static void load_context(wfm_tracker *t, stream *s, const unsigned char *src)
     s->rd_anchor_tick = cr.anchor_tick;
     s->rd_last_us = INT64_MIN;
     wf_buf_reset(&t->tmp);
-    wf_buf_adds(&t->tmp, ", \"instance\": ");
-    wf_buf_add_json_string(&t->tmp, (const char *)src + sizeof cr, cr.id_len);
+    instance_head(&t->tmp, (const char *)src + sizeof cr, cr.id_len);
     s->rd_inst_len = t->tmp.oom || t->tmp.len > sizeof s->rd_inst ? 0 : t->tmp.len;
     memcpy(s->rd_inst, t->tmp.data, s->rd_inst_len);
     assert(cr.id_len <= WF_ID_LEN);
@@ -797,50 +924,58 @@ static void load_context(wfm_tracker *t, stream *s, const unsigned char *src)
     s->rd_id_len = cr.id_len;
 }
 
-/* A node's name (which 0) or id (1) from the plan, as a JSON string. */
-static void w_node(writer *w, const wfm__track_plan *p, uint32_t node, unsigned which)
+/* A node's members from the plan (which 0: as the record's activity, 1: as its child);
+ * nothing for NO_NODE. */
+static token node_members(const wfm__track_plan *p, uint32_t node, unsigned which)
 {
+    if (node == NO_NODE)
+        return (token){"", 0};
     size_t at = 2 * (size_t)node + which;
-    w_put(w, p->text + p->off[at], p->off[at + 1] - p->off[at]);
+    return (token){p->text + p->off[at], p->off[at + 1] - p->off[at]};
 }
 
-/* One fixed entry as its JSON line (the members format_brec would write for it): `inst` is
- * its ", \"instance\": ..." member. */
-static void format_fast(const wfm__track_plan *p, const char *inst, size_t inst_len,
+/* Room for `need` more bytes at the end of b, which the caller writes and then counts in
+ * b->len (keeping the NUL after them); NULL when memory ran out. */
+static char *room(wf_buf *b, size_t need)
+{
+    if (b->cap - b->len <= need && !b->oom) {
+        size_t len = b->len;
+        if (wf_buf_addf(b, "%*s", (int)need, "")) {
+            b->len = len;
+            b->data[len] = '\0';
+        }
+    }
+    return b->oom ? NULL : b->data + b->len;
+}
+
+static char *put(char *dst, const token t)
+{
+    memcpy(dst, t.s, t.n);
+    return dst + t.n;
+}
+
+/* One fixed entry as its JSON line (the members format_brec would write for it), copied
+ * from pre-encoded tokens: `head` is its ", \"instance\": ID, \"seq\": " (instance_head). */
+static void format_fast(const wfm__track_plan *p, const char *head, size_t head_len,
                         const frec *r, int64_t us, wf_buf *b)
 {
-    assert(p);
-    unsigned state = (r->kind >> 8) & 0xffu;
-    const char *kind = wfm_rec_kind_name((wfm_rec_kind)(r->kind & 0xffu));
-    writer w;
-    w.b = b;
-    w.n = 0;
-    W_LIT(&w, "{\"record\": \"");
-    w_put(&w, kind, strlen(kind));
-    W_LIT(&w, "\"");
-    w_put(&w, inst, inst_len);
-    W_LIT(&w, ", \"seq\": ");
-    w_uint(&w, r->seq);
-    w_time(&w, us);
-    if (state && state < STATE_COUNT) {
-        W_LIT(&w, ", \"state\": \"");
-        w_put(&w, state_names[state], strlen(state_names[state]));
-        W_LIT(&w, "\"");
-    }
-    if (r->activity != NO_NODE) {
-        W_LIT(&w, ", \"activity\": ");
-        w_node(&w, p, r->activity, 0);
-        W_LIT(&w, ", \"activityId\": ");
-        w_node(&w, p, r->activity, 1);
-    }
-    if (r->child != NO_NODE) {
-        W_LIT(&w, ", \"child\": ");
-        w_node(&w, p, r->child, 0);
-        W_LIT(&w, ", \"childId\": ");
-        w_node(&w, p, r->child, 1);
-    }
-    W_LIT(&w, "}");
-    w_flush(&w);
+    unsigned state = (r->kind >> 8) & 0xffu, kind = r->kind & 0xffu;
+    assert(p && kind < WFM_REC_KIND_COUNT);
+    token st = state < STATE_COUNT ? state_members[state] : state_members[0];
+    if (!state || state >= STATE_COUNT)
+        st.n = 0;
+    token a = node_members(p, r->activity, 0), c = node_members(p, r->child, 1);
+    char *start = room(b, kind_heads[kind].n + head_len + 20 + TIME_MAX + st.n + a.n + c.n + 2);
+    if (!start)
+        return;
+    char *o = put(start, kind_heads[kind]);
+    o = put(o, (token){head, head_len});
+    o += put_uint(o, r->seq);
+    o += put_time(o, us);
+    o = put(put(put(o, st), a), c);
+    *o++ = '}';
+    b->len += (size_t)(o - start);
+    b->data[b->len] = '\0';
 }
 
 /* Write the records of one batch of s: [from, to) of chunk c. Lines are formatted straight
@@ -962,7 +1097,8 @@ static uint64_t drain(wfm_tracker *t)
     }
     write_files(t);
     for (size_t f = 0; f < t->file_count; f++)
-        fflush(t->files[f]);
+        if (t->files[f].stream)
+            fflush(t->files[f].stream);
     if (t->out.oom) {
         wf_buf_fini(&t->out);
         wf_buf_init(&t->out);
@@ -1056,6 +1192,22 @@ wf_status wfm_tracker_create(const wfm_profile *profile, wfm_tracker **out, wf_e
     return WF_OK;
 }
 
+/* Give back the space reserved beyond the file's end (truncating to the size it has now:
+ * another process may have appended too) and close it; true when a write or the close
+ * failed. Closed once: later calls do nothing. */
+static bool file_close(tfile *f)
+{
+    if (f->fd < 0)
+        return false;
+    struct stat st;
+    if (f->reserved > f->end && fstat(f->fd, &st) == 0 && st.st_size <= f->reserved &&
+        ftruncate(f->fd, st.st_size) != 0)
+        f->failed = true;
+    bool failed = close(f->fd) != 0 || f->failed;
+    f->fd = -1;
+    return failed;
+}
+
 static void stop_thread(wfm_tracker *t)
 {
     if (!t->thread_running)
@@ -1075,14 +1227,11 @@ wf_status wfm_tracker_close(wfm_tracker *t, wf_error *err)
         return WF_OK;
     stop_thread(t);
     wf_status st = WF_OK;
-    for (size_t f = 0; f < t->file_count; f++) {
-        if (!t->owns_file[f] || !t->files[f])
-            continue;
-        bool failed = ferror(t->files[f]) != 0;
-        failed = fclose(t->files[f]) != 0 || failed;
-        t->files[f] = NULL;
+    for (size_t i = 0; i < t->file_count; i++) {
+        tfile *f = &t->files[i];
+        bool failed = f->stream ? ferror(f->stream) != 0 : file_close(f);
         if (failed && st == WF_OK) {
-            wf_loc loc = {t->paths[f], 0, 0};
+            wf_loc loc = {f->path, 0, 0};
             st = wf_error_set(err, WF_E_IO, &loc, "cannot write the tracking file");
         }
     }
@@ -1104,9 +1253,8 @@ void wfm_tracker_destroy(wfm_tracker *t)
         return;
     stop_thread(t);
     for (size_t f = 0; f < t->file_count; f++) {
-        if (t->owns_file[f] && t->files[f])
-            fclose(t->files[f]);
-        wf_free(t->paths[f]);
+        file_close(&t->files[f]);
+        wf_free(t->files[f].path);
     }
     wf_free(t->pend);
     wf_buf_fini(&t->pend_text);
@@ -1143,15 +1291,23 @@ wf_status wfm_tracker_add_file(wfm_tracker *t, const char *path, wf_error *err)
     char *copy = wf_strdup(path);
     if (!copy)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    FILE *f = is_stdout ? stdout : fopen(path, "a");
-    if (!f) {
+    tfile *f = &t->files[t->file_count];
+    memset(f, 0, sizeof *f);
+    f->fd = is_stdout ? -1 : open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    struct stat st;
+    if (!is_stdout && (f->fd < 0 || fstat(f->fd, &st) != 0)) {
+        if (f->fd >= 0)
+            close(f->fd);
         wf_free(copy);
         wf_loc loc = {path, 0, 0};
         return wf_error_set(err, WF_E_IO, &loc, "cannot open the tracking file");
     }
-    t->paths[t->file_count] = copy;
-    t->files[t->file_count] = f;
-    t->owns_file[t->file_count++] = !is_stdout;
+    f->stream = is_stdout ? stdout : NULL;
+    f->path = copy;
+    f->end = is_stdout ? 0 : st.st_size;
+    f->reserved = f->end;
+    f->step = is_stdout || !S_ISREG(st.st_mode) ? 0 : PREALLOC_MIN;
+    t->file_count++;
     return start_thread(t, err);
 }
 
@@ -1202,8 +1358,7 @@ bool wfm_tracker_ring_get(wfm_tracker *t, size_t index, char *buf, size_t size)
         wf_buf inst, line;
         wf_buf_init(&inst);
         wf_buf_init(&line);
-        wf_buf_adds(&inst, ", \"instance\": ");
-        wf_buf_add_json_string(&inst, slot->id, strlen(slot->id));
+        instance_head(&inst, slot->id, strlen(slot->id));
         format_fast(slot->plan, inst.data, inst.len, &slot->rec, slot->us, &line);
         ok = !inst.oom && !line.oom;
         if (ok)
@@ -1340,9 +1495,11 @@ static void put_context(stream *s, unsigned char *dst, size_t size,
 /* A fixed entry (state: its number in state_names) after the caller's checks. On x86 the
  * prefetch is PREFETCHW: the lines ahead come exclusive, ready for the store. */
 #ifdef HAVE_TSC
-__attribute__((target("prfchw")))
+#define FAST_PATH __attribute__((target("prfchw")))
+#else
+#define FAST_PATH
 #endif
-static bool emit_fixed(const wfm__track_target *to, wfm_rec_kind kind, unsigned state,
+FAST_PATH static inline __attribute__((always_inline)) bool emit_fixed(const wfm__track_target *to, wfm_rec_kind kind, unsigned state,
                        uint32_t a, uint32_t c)
 {
     wfm_tracker *t = to->tracker;
@@ -1402,8 +1559,27 @@ static bool emit_fixed(const wfm__track_target *to, wfm_rec_kind kind, unsigned 
     return true;
 }
 
-bool wfm__tracker_emit_node(const wfm__track_target *to, wfm_rec_kind kind, unsigned state,
-                            const wfm_node *activity, const wfm_node *child)
+FAST_PATH bool wfm__tracker_emit_activity(const wfm__track_target *to, const wfm_node *node,
+                                          unsigned state_bit, bool has_vars)
+{
+    const wfm__track_plan *p = to->plan;
+    const wfm_tracker *t = to->tracker;
+    if (!p || !t->thread_running || !to->def)
+        return false;
+    uint32_t i = plan_node(p, to->def, node);
+    unsigned data_bits;
+    if (i == BAD_NODE || (!p->decides && !t->plain))
+        return false; /* the record is matched */
+    data_bits = p->decides ? (unsigned)p->masks[i] >> WFM__PLAN_DATA_SHIFT : t->data_states;
+    if ((data_bits & state_bit) && has_vars)
+        return false; /* the record carries variables */
+    return emit_fixed(to, WFM_REC_ACTIVITY_STATE, (unsigned)__builtin_ctz(state_bit) + 1, i,
+                      NO_NODE);
+}
+
+FAST_PATH bool wfm__tracker_emit_node(const wfm__track_target *to, wfm_rec_kind kind,
+                                      unsigned state, const wfm_node *activity,
+                                      const wfm_node *child)
 {
     const wfm__track_plan *p = to->plan;
     if (!to->tracker->thread_running || !p || !to->def)
@@ -1414,7 +1590,7 @@ bool wfm__tracker_emit_node(const wfm__track_target *to, wfm_rec_kind kind, unsi
     return emit_fixed(to, kind, state ? (unsigned)__builtin_ctz(state) + 1 : 0, a, c);
 }
 
-bool wfm__tracker_emit_instance(const wfm__track_target *to, const char *state)
+FAST_PATH bool wfm__tracker_emit_instance(const wfm__track_target *to, const char *state)
 {
     if (!to->tracker->thread_running || !to->plan || !to->tracker->plain)
         return false;
@@ -1434,7 +1610,17 @@ static wfm__track_plan *plan_find(wfm__track_plan *p, uint64_t hash, size_t coun
     return NULL;
 }
 
-/* Every node's display name and id as JSON strings into text, their offsets into off. */
+/* A node's name and id as the members of a record (keys: "activity" and "activityId", or
+ * "child" and "childId"), encoded once per plan. */
+static void node_text(wf_buf *text, const char *key, const char *name, const char *id)
+{
+    wf_buf_addf(text, ", \"%s\": ", key);
+    json_str(text, name, strlen(name));
+    wf_buf_addf(text, ", \"%sId\": ", key);
+    json_str(text, id, strlen(id));
+}
+
+/* Every node's members as activity and as child into text, their offsets into off. */
 static bool plan_names(const wfm_definition *def, wf_buf *text, uint32_t *off)
 {
     size_t n = wfm_definition_node_count(def);
@@ -1442,9 +1628,9 @@ static bool plan_names(const wfm_definition *def, wf_buf *text, uint32_t *off)
         const wfm_node *node = wfm_definition_node_at(def, i);
         const char *name = wfm_node_display_name(node), *id = wfm_node_id(node);
         off[2 * i] = (uint32_t)text->len;
-        wf_buf_add_json_string(text, name, strlen(name));
+        node_text(text, "activity", name, id);
         off[2 * i + 1] = (uint32_t)text->len;
-        wf_buf_add_json_string(text, id, strlen(id));
+        node_text(text, "child", name, id);
     }
     off[2 * n] = (uint32_t)text->len;
     return !text->oom && text->len < UINT32_MAX;

@@ -71,6 +71,13 @@ typedef struct wfm__track_target {
  * name a node (the caller then builds the record: wfm__tracker_emit_kept). */
 bool wfm__tracker_emit_node(const wfm__track_target *to, wfm_rec_kind kind, unsigned state,
                             const wfm_node *activity, const wfm_node *child);
+/* The fast path of an ActivityState record of node (state_bit: one WFM_ACT_* bit) in one
+ * call: the plan's bits, or a plain profile's masks, say whether it keeps variables (when
+ * has_vars: the activity has some); true, the record numbered and queued, when it keeps none
+ * (wfm__tracker_emit_node's fixed entry); false, having done nothing, when the caller must
+ * build the record (variables, a profile matching names without a plan's answer). */
+bool wfm__tracker_emit_activity(const wfm__track_target *to, const wfm_node *node,
+                                unsigned state_bit, bool has_vars);
 /* The fast path of a WorkflowInstance record without a fault the tracker wants (its kind):
  * kept by a plain profile whatever its state; false, having done nothing, for a profile with
  * names or a state without a number (the caller then builds it: wfm_tracker_emit). */

@@ -76,6 +76,9 @@ static const char *closed_state(const wfm_ai *ai)
 static void activity_state(const wfm__track_target *to, const wfm_ai *ai, const char *state,
                            unsigned state_bit)
 {
+    bool has_vars = ai->node->var_count && ai->venv.slots;
+    if (wfm__tracker_emit_activity(to, ai->node, state_bit, has_vars))
+        return;
     unsigned mask = 0;
     int data = -1; /* whether the record keeps variables; -1: the profile is to say */
     if (wfm__track_plan_decides(to->plan, ai->node, &mask))

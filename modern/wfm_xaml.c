@@ -4,6 +4,7 @@
  * is read, runs prepare callbacks, and reports every problem with file:line:col. */
 #include "wfm_load_int.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@ typedef struct nctx {
 
 static wfm_node *build_item(wfm_load *L, const wf_xml_node *c, nctx *parent, const char *accepts,
                             const char *what, bool keyed);
+static void set_names(wfm_load *L, wfm_node *node, const char *display_name, const char *x_name);
 static const char *class_short(const wfm_load *L);
 static wfm_node *expand_type(wfm_load *L, const wf_xml_node *c, nctx *parent, bool keyed);
 static bool is_type_ns(const wfm_load *L, const char *ns);
@@ -739,12 +741,12 @@ static void gather_attrs(wfm_load *L, nctx *nc, psrc *src, bool keyed)
             if (strcmp(a->name, "TypeArguments") == 0 || (keyed && strcmp(a->name, "Key") == 0))
                 continue;
             if (strcmp(a->name, "Name") == 0) {
-                nc->node->x_name = astr(L, a->value);
+                set_names(L, nc->node, NULL, a->value);
                 continue;
             }
         } else if (!a->ns) {
             if (strcmp(a->name, "DisplayName") == 0) {
-                nc->node->display_name = astr(L, a->value);
+                set_names(L, nc->node, a->value, NULL);
                 continue;
             }
             int pi = find_prop(spec, a->name, strlen(a->name));
@@ -843,14 +845,18 @@ static const wf_type *spec_type(wfm_load *L, const wfm_node *n, const char *st, 
     return t;
 }
 
+/* "Kind.Prop", for messages (built for every property read, so without snprintf). */
 static const char *label(wfm_load *L, const nctx *nc, unsigned pi)
 {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s.%s", nc->kname, nc->node->kind->spec->props[pi].name);
-    char *copy = wf_arena_strdup(L->tmp, buf);
+    const char *prop = nc->node->kind->spec->props[pi].name;
+    size_t kl = strlen(nc->kname), pl = strlen(prop);
+    char *copy = tnew(L, kl + pl + 2);
     if (!copy)
-        L->nomem = true;
-    return copy ? copy : "";
+        return "";
+    memcpy(copy, nc->kname, kl);
+    copy[kl] = '.';
+    memcpy(copy + kl + 1, prop, pl + 1);
+    return copy;
 }
 
 static void infer_t(nctx *nc, bool uses_t, const wf_type *t, const char *st)
@@ -862,19 +868,17 @@ static void infer_t(nctx *nc, bool uses_t, const wf_type *t, const char *st)
 static void prop_binding(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 {
     const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
-    wfm__prop *p = &nc->node->props[pi];
+    wfm__prop *p = wfm__node_prop(nc->node, pi);
     bool uses_t;
     binding b = {ps->kind, spec_type(L, nc->node, ps->type, &uses_t), NULL, wf_null(),
                  label(L, nc, pi)};
     bool ok;
     if (s->attr) {
-        p->loc = loc_val(L, s->attr);
-        ok = bind_text(L, nc, &b, s->attr->value, p->loc);
+        ok = bind_text(L, nc, &b, s->attr->value, loc_val(L, s->attr));
     } else {
         const wf_xml_node *text_el;
         size_t count;
         const wf_xml_node **items = src_items(L, s, &count, &text_el);
-        p->loc = s->pel ? loc_el(L, s->pel) : count ? loc_el(L, items[0]) : loc_text(L, text_el);
         ok = bind_items(L, nc, &b, items, count, text_el);
     }
     if (!ok)
@@ -888,12 +892,13 @@ static void prop_binding(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 static void prop_literal(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 {
     const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
-    wfm__prop *p = &nc->node->props[pi];
+    wfm__prop *p = wfm__node_prop(nc->node, pi);
     bool uses_t;
     p->type = spec_type(L, nc->node, ps->type, &uses_t);
     const char *text;
+    wf_loc at;
     if (s->attr) {
-        p->loc = loc_val(L, s->attr);
+        at = loc_val(L, s->attr);
         text = s->attr->value;
     } else {
         const wf_xml_node *el = s->pel ? s->pel : s->text_el;
@@ -902,25 +907,25 @@ static void prop_literal(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
                    "%s takes a literal value", label(L, nc, pi));
             return;
         }
-        p->loc = loc_text(L, el);
+        at = loc_text(L, el);
         text = el->text;
     }
     size_t len;
     const char *t = wfm__xt_trim(text, &len);
     if (is_null_ext(t, len))
         return;
-    if (wfm__xt_literal(L, p->type, text, p->loc, &p->literal) != WF_OK)
+    if (wfm__xt_literal(L, p->type, text, at, &p->literal) != WF_OK)
         mark_bad(L, nc->ln);
 }
 
 static void prop_type(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 {
-    wfm__prop *p = &nc->node->props[pi];
+    wfm__prop *p = wfm__node_prop(nc->node, pi);
     const wf_xml_node *el = s->attr ? nc->el : s->pel ? s->pel : s->text_el;
     const char *text = s->attr ? s->attr->value : el ? el->text : "";
-    p->loc = s->attr ? loc_val(L, s->attr) : el ? loc_text(L, el) : loc_el(L, nc->el);
+    wf_loc at = s->attr ? loc_val(L, s->attr) : el ? loc_text(L, el) : loc_el(L, nc->el);
     size_t len;
-    const char *t = trim_at(text, &p->loc, &len);
+    const char *t = trim_at(text, &at, &len);
     if (len > 9 && strncmp(t, "{x:Type ", 8) == 0 && t[len - 1] == '}') {
         t += 8;
         len -= 9;
@@ -942,7 +947,7 @@ static void prop_type(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
     const char *uri = p->type_prefix ? wf_xml_lookup_ns(el, p->type_prefix) : NULL;
     if (uri && ns_starts(uri, "clr-namespace:") && strstr(uri, "ssembly="))
         return; /* a native library type (InvokeMethod TargetType="p:Any") */
-    REPORT(L, nc, WF_E_TYPE, p->loc, "unknown type '%s'", full);
+    REPORT(L, nc, WF_E_TYPE, at, "unknown type '%s'", full);
 }
 
 static void add_ref(wfm_load *L, nctx *nc, wfm_node **slot, const char *name, size_t len,
@@ -1055,17 +1060,15 @@ static void attr_node(wfm_load *L, nctx *nc, wfm__prop *p, const wf_xml_attr *a,
 static void prop_single(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 {
     const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
-    wfm__prop *p = &nc->node->props[pi];
+    wfm__prop *p = wfm__node_prop(nc->node, pi);
     const char *what = label(L, nc, pi);
     if (s->attr) {
-        p->loc = loc_val(L, s->attr);
         attr_node(L, nc, p, s->attr, ps, what);
         return;
     }
     const wf_xml_node *text_el;
     size_t count;
     const wf_xml_node **items = src_items(L, s, &count, &text_el);
-    p->loc = s->pel ? loc_el(L, s->pel) : count ? loc_el(L, items[0]) : loc_el(L, nc->el);
     for (size_t i = 0; i < count; i++) {
         if (i == 0) {
             place_item(L, nc, &p->child, items[i], ps, what, false, NULL);
@@ -1172,21 +1175,20 @@ static bool item_key(wfm_load *L, nctx *nc, wfm__prop *p, const wf_xml_node *c,
 static void prop_many(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 {
     const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
-    wfm__prop *p = &nc->node->props[pi];
+    wfm__prop *p = wfm__node_prop(nc->node, pi);
     const char *what = label(L, nc, pi);
     bool keyed = ps->kind == WFM_PROP_KEYED;
     if (s->attr) {
-        p->loc = loc_val(L, s->attr);
         size_t len;
         const char *t = wfm__xt_trim(s->attr->value, &len);
         if (!is_null_ext(t, len))
-            REPORT(L, nc, WF_E_SCHEMA, p->loc, "%s needs elements, not a value", what);
+            REPORT(L, nc, WF_E_SCHEMA, loc_val(L, s->attr), "%s needs elements, not a value",
+                   what);
         return;
     }
     const wf_xml_node *text_el;
     size_t count;
     const wf_xml_node **items = src_items(L, s, &count, &text_el);
-    p->loc = s->pel ? loc_el(L, s->pel) : count ? loc_el(L, items[0]) : loc_el(L, nc->el);
     if (keyed) {
         bool uses_t;
         p->type = spec_type(L, nc->node, ps->type, &uses_t);
@@ -1212,17 +1214,15 @@ static void prop_many(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 /* <InvokeMethod.Parameters><InArgument x:TypeArguments="x:Int32">[a]</InArgument>... */
 static void prop_params(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 {
-    wfm__prop *p = &nc->node->props[pi];
+    wfm__prop *p = wfm__node_prop(nc->node, pi);
     const char *what = label(L, nc, pi);
     if (s->attr) {
-        p->loc = loc_val(L, s->attr);
-        REPORT(L, nc, WF_E_SCHEMA, p->loc, "%s needs argument elements", what);
+        REPORT(L, nc, WF_E_SCHEMA, loc_val(L, s->attr), "%s needs argument elements", what);
         return;
     }
     const wf_xml_node *text_el;
     size_t count;
     const wf_xml_node **items = src_items(L, s, &count, &text_el);
-    p->loc = s->pel ? loc_el(L, s->pel) : count ? loc_el(L, items[0]) : loc_el(L, nc->el);
     if (count == 1 && is_params_content(items[0]))
         items = pel_items(L, items[0], &count);
     if (!items)
@@ -1279,7 +1279,7 @@ wf_status wfm_load_bind_attr(wfm_load *L, wfm_node *node, unsigned pi, const cha
     binding b = {dir, type, NULL, wf_null(), what};
     if (!bind_text(L, &nc, &b, a->value, loc_val(L, a)))
         return L->nomem ? WF_E_NOMEM : WF_OK;
-    wfm__prop *p = &node->props[pi];
+    wfm__prop *p = wfm__node_prop(node, pi);
     wfm__param *params = anew(L, (p->count + 1) * sizeof *params);
     if (!params)
         return WF_E_NOMEM;
@@ -1357,7 +1357,7 @@ static void read_action(wfm_load *L, nctx *nc, unsigned pi, const wf_xml_node *a
                         const char *what)
 {
     const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
-    wfm__prop *p = &nc->node->props[pi];
+    wfm__prop *p = wfm__node_prop(nc->node, pi);
     if (!p->delegate && !(p->delegate = anew(L, sizeof *p->delegate)))
         return;
     wfm__delegate *d = p->delegate;
@@ -1404,17 +1404,15 @@ static void read_action(wfm_load *L, nctx *nc, unsigned pi, const wf_xml_node *a
 
 static void prop_delegate(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
 {
-    wfm__prop *p = &nc->node->props[pi];
     const char *what = label(L, nc, pi);
     if (s->attr) {
-        p->loc = loc_val(L, s->attr);
-        REPORT(L, nc, WF_E_SCHEMA, p->loc, "%s needs an ActivityAction element", what);
+        REPORT(L, nc, WF_E_SCHEMA, loc_val(L, s->attr), "%s needs an ActivityAction element",
+               what);
         return;
     }
     const wf_xml_node *text_el;
     size_t count;
     const wf_xml_node **items = src_items(L, s, &count, &text_el);
-    p->loc = s->pel ? loc_el(L, s->pel) : count ? loc_el(L, items[0]) : loc_el(L, nc->el);
     for (size_t i = 0; i < count; i++) {
         const wf_xml_node *c = items[i];
         if (i > 0)
@@ -1559,6 +1557,38 @@ static void variable_defaults(wfm_load *L, nctx *nc, const var_src *srcs)
 }
 
 /* ---- nodes ----------------------------------------------------------------------------- */
+/* A node of `kind` under `parent` with its properties in the same allocation; value
+ * properties hold null until set. */
+static wfm_node *new_node(wfm_load *L, const wfm_kind *kind, wf_loc loc, const nctx *parent)
+{
+    const wfm_kind_spec *spec = kind->spec;
+    wfm_node *node = anew(L, sizeof *node + kind->props_size);
+    if (!node)
+        return NULL;
+    node->kind = kind;
+    node->loc = loc;
+    node->parent = parent ? parent->node : NULL;
+    if ((spec->prepare || spec->bind) && !(node->data = anew(L, sizeof *node->data)))
+        return NULL;
+    for (size_t i = 0; i < spec->prop_count; i++)
+        if (wfm__prop_is_value(spec->props[i].kind))
+            wfm__node_prop(node, (unsigned)i)->literal = wf_null();
+    return node;
+}
+
+/* Set the node's DisplayName or x:Name (NULL: leave as it is). */
+static void set_names(wfm_load *L, wfm_node *node, const char *display_name, const char *x_name)
+{
+    wfm__node_names *n = node->names;
+    if (!n && !(n = anew(L, sizeof *n)))
+        return;
+    if (display_name && !(n->display_name = astr(L, display_name)))
+        return;
+    if (x_name && !(n->x_name = astr(L, x_name)))
+        return;
+    node->names = n;
+}
+
 static size_t add_lnode(wfm_load *L, wfm_node *node, const wf_xml_node *el)
 {
     if (L->lnode_count == L->lnode_cap) {
@@ -1604,7 +1634,7 @@ static void type_arguments(wfm_load *L, nctx *nc)
 static void prop_absent(wfm_load *L, nctx *nc, unsigned pi)
 {
     const wfm_prop_spec *ps = &nc->node->kind->spec->props[pi];
-    wfm__prop *p = &nc->node->props[pi];
+    wfm__prop *p = wfm__node_prop(nc->node, pi);
     if (ps->flags & WFM_PROP_REQUIRED) {
         REPORT(L, nc, WF_E_SCHEMA, loc_el(L, nc->el), "%s is required", label(L, nc, pi));
         return;
@@ -1627,7 +1657,7 @@ static void process_prop(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
         prop_absent(L, nc, pi);
         return;
     }
-    nc->node->props[pi].present = true;
+    wfm__node_prop(nc->node, pi)->present = true;
     switch (nc->node->kind->spec->props[pi].kind) {
     case WFM_PROP_IN:
     case WFM_PROP_OUT:
@@ -1663,7 +1693,7 @@ static void process_props(wfm_load *L, nctx *nc, const psrc *src)
 /* Enter the node's x:Name (if any) in the x:Name map of the file being read. */
 static void register_name(wfm_load *L, nctx *nc)
 {
-    const char *name = nc->node->x_name;
+    const char *name = wfm_node_x_name(nc->node);
     if (!name)
         return;
     if (wf_strmap_get(L->names, name))
@@ -1677,20 +1707,10 @@ static wfm_node *build_node(wfm_load *L, const wf_xml_node *el, const wfm_kind *
                             nctx *parent, bool keyed)
 {
     const wfm_kind_spec *spec = kind->spec;
-    wfm_node *node = anew(L, sizeof *node);
-    wfm__prop *props = anew(L, spec->prop_count * sizeof *props);
+    wfm_node *node = new_node(L, kind, loc_el(L, el), parent);
     psrc *src = tnew(L, spec->prop_count * sizeof *src);
-    if (!node || !props || !src)
+    if (!node || !src)
         return NULL;
-    node->kind = kind;
-    node->loc = loc_el(L, el);
-    node->parent = parent ? parent->node : NULL;
-    node->owner = kind->is_activity ? node : parent ? parent->node->owner : NULL;
-    node->depth = parent ? parent->node->depth + 1 : 0;
-    node->display_name = spec->name;
-    node->props = props;
-    for (size_t i = 0; i < spec->prop_count; i++)
-        props[i].literal = wf_null();
     nctx nc = {node, add_lnode(L, node, el), el, spec->name};
     if (nc.ln == SIZE_MAX)
         return NULL;
@@ -1772,13 +1792,26 @@ static void report_unknown(wfm_load *L, const wf_xml_node *c)
         wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, c), "unknown activity '%s'", c->name);
 }
 
+/* wfm_catalogue_find through the load's memo (wfm_load_int.h). */
+static const wfm_kind *find_kind(wfm_load *L, const char *ns, const char *name)
+{
+    size_t slot = (size_t)(((uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15u) >> 58); /* 0..63 */
+    if (L->kind_memo[slot].name == name && L->kind_memo[slot].ns == ns)
+        return L->kind_memo[slot].kind;
+    const wfm_kind *kind = wfm_catalogue_find(L->opts->catalogue, ns, name);
+    L->kind_memo[slot].ns = ns;
+    L->kind_memo[slot].name = name;
+    L->kind_memo[slot].kind = kind;
+    return kind;
+}
+
 static wfm_node *build_item(wfm_load *L, const wf_xml_node *c, nctx *parent, const char *accepts,
                             const char *what, bool keyed)
 {
     if (L->nomem)
         return NULL;
     /* An element in no namespace is never an activity (find treats NULL as the default). */
-    const wfm_kind *kind = c->ns ? wfm_catalogue_find(L->opts->catalogue, c->ns, c->name) : NULL;
+    const wfm_kind *kind = c->ns ? find_kind(L, c->ns, c->name) : NULL;
     if (!kind && (is_acts_clr(c->ns) || is_interop_ns(c->ns)))
         kind = wfm_catalogue_find(L->opts->catalogue, WFM_NS_ACTIVITIES, c->name);
     if (!kind && is_type_ns(L, c->ns) && strcmp(accepts, "Activity") == 0)
@@ -2022,25 +2055,15 @@ static wfm_node *empty_body(wfm_load *L, const wf_xml_node *root, const nctx *pa
         wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, root), "Activity has no body activity");
         return NULL;
     }
-    wfm_node *node = anew(L, sizeof *node);
-    wfm__prop *props = anew(L, kind->spec->prop_count * sizeof *props);
-    if (!node || !props)
+    wfm_node *node = new_node(L, kind, loc_el(L, root), parent);
+    if (!node)
         return NULL;
-    node->kind = kind;
-    node->loc = loc_el(L, root);
-    node->owner = node;
-    node->parent = parent ? parent->node : NULL;
-    node->depth = parent ? parent->node->depth + 1 : 0;
-    node->display_name = kind->spec->name;
-    node->props = props;
+    assert(kind->is_activity); /* its own owner */
     nctx nc = {node, add_lnode(L, node, root), root, kind->spec->name};
     if (nc.ln == SIZE_MAX)
         return NULL;
-    for (unsigned i = 0; i < kind->spec->prop_count; i++) {
-        props[i].literal = wf_null();
-        props[i].loc = node->loc;
+    for (unsigned i = 0; i < kind->spec->prop_count; i++)
         prop_absent(L, &nc, i);
-    }
     return node;
 }
 
@@ -2281,7 +2304,7 @@ static void expand_body(wfm_load *L, nctx *wc, const wfm__src *s, const char *cl
     if (!L->names)
         L->nomem = true;
     else
-        wc->node->props[WFM__TYPE_BODY].child = activity_body(L, wf_xml_root(s->doc), wc);
+        wfm__node_prop(wc->node, WFM__TYPE_BODY)->child = activity_body(L, wf_xml_root(s->doc), wc);
     if (!L->nomem)
         resolve_refs(L);
     wfm__var *vars = anew(L, def->arg_count * sizeof *vars);
@@ -2303,7 +2326,7 @@ static void expand_body(wfm_load *L, nctx *wc, const wfm__src *s, const char *cl
     L->ref_count = ref_count;
     L->ref_cap = ref_cap;
     /* keep the type's arguments for binding; restore the definition's */
-    wc->node->props[WFM__TYPE_BODY].present = true;
+    wfm__node_prop(wc->node, WFM__TYPE_BODY)->present = true;
     L->type_args = def->args;
     L->type_arg_count = def->arg_count;
     def->class_name = cname;
@@ -2315,7 +2338,7 @@ static void expand_body(wfm_load *L, nctx *wc, const wfm__src *s, const char *cl
 static void type_attr(wfm_load *L, nctx *wc, const wfm__arg *a, const wf_xml_attr *at,
                       uint32_t *slots)
 {
-    wfm__prop *p = &wc->node->props[WFM__TYPE_ARGS];
+    wfm__prop *p = wfm__node_prop(wc->node, WFM__TYPE_ARGS);
     size_t kl = strlen(wc->kname), nl = strlen(a->name);
     char *what = anew(L, kl + nl + 2);
     if (!what)
@@ -2337,11 +2360,12 @@ static void type_attrs(wfm_load *L, nctx *wc, bool keyed)
 {
     wfm_node *w = wc->node;
     const wf_xml_node *el = wc->el;
-    wfm__prop *p = &w->props[WFM__TYPE_ARGS];
+    wfm__prop *p = wfm__node_prop(w, WFM__TYPE_ARGS);
     uint32_t *slots = anew(L, el->attr_count * sizeof *slots);
     p->params = anew(L, el->attr_count * sizeof *p->params);
-    p->loc = w->loc;
-    if (!slots || !p->params)
+    if (!w->data)
+        w->data = anew(L, sizeof *w->data);
+    if (!slots || !p->params || !w->data)
         return;
     wfm_node_set_data(w, slots, NULL);
     wfm__scope_frame hidden = {L->scope, NULL, 0}, *outer = L->scope;
@@ -2352,11 +2376,11 @@ static void type_attrs(wfm_load *L, nctx *wc, bool keyed)
         if (skip_attr(el, a) || (keyed && wfm__xt_is_x(a->ns) && strcmp(a->name, "Key") == 0))
             continue;
         if (wfm__xt_is_x(a->ns) && strcmp(a->name, "Name") == 0) {
-            w->x_name = astr(L, a->value);
+            set_names(L, w, NULL, a->value);
             continue;
         }
         if (!a->ns && strcmp(a->name, "DisplayName") == 0) {
-            w->display_name = astr(L, a->value);
+            set_names(L, w, a->value, NULL);
             continue;
         }
         const wfm__arg *arg = NULL;
@@ -2391,19 +2415,13 @@ static wfm_node *expand_type(wfm_load *L, const wf_xml_node *c, nctx *parent, bo
         name_failed(L, c);
         return NULL;
     }
-    wfm_node *w = anew(L, sizeof *w);
-    wfm__prop *props = anew(L, kind->spec->prop_count * sizeof *props);
-    if (!w || !props)
+    wfm_node *w = new_node(L, kind, loc_el(L, c), parent);
+    if (!w)
         return NULL;
-    *w = (wfm_node){.kind = kind, .loc = loc_el(L, c), .props = props};
-    w->parent = parent ? parent->node : NULL;
-    w->owner = w;
-    w->depth = parent ? parent->node->depth + 1 : 0;
-    w->display_name = astr(L, c->name);
-    for (size_t i = 0; i < kind->spec->prop_count; i++)
-        props[i] = (wfm__prop){.literal = wf_null(), .loc = w->loc};
-    nctx wc = {w, add_lnode(L, w, c), c, w->display_name};
-    if (wc.ln == SIZE_MAX || !w->display_name)
+    assert(kind->is_activity); /* its own owner */
+    set_names(L, w, c->name, NULL);
+    nctx wc = {w, add_lnode(L, w, c), c, wfm_node_display_name(w)};
+    if (wc.ln == SIZE_MAX || !w->names)
         return NULL;
     wfm__src *s = find_type(L, c, cls);
     if (!s) {
@@ -2423,8 +2441,8 @@ static wfm_node *expand_type(wfm_load *L, const wf_xml_node *c, nctx *parent, bo
 static const wfm_node *sched_owner(const wfm_node *n)
 {
     if (!n->kind->is_activity)
-        return n->owner;
-    return n->parent ? n->parent->owner : NULL;
+        return wfm__node_owner(n);
+    return wfm__node_owner(n->parent);
 }
 
 static void resolve_refs(wfm_load *L)
@@ -2442,7 +2460,7 @@ static void resolve_refs(wfm_load *L)
             if (strcmp(target->kind->spec->category, r->accepts) != 0)
                 wfm__xt_report(L, WF_E_SCHEMA, r->loc, "%s cannot appear in %s",
                                target->kind->spec->name, r->prop);
-            else if (sched_owner(target) != r->site->owner)
+            else if (sched_owner(target) != wfm__node_owner(r->site))
                 wfm__xt_report(L, WF_E_SCHEMA, r->loc,
                                "x:Reference '%s' points outside the activity that owns %s", r->name,
                                r->prop);
@@ -2457,19 +2475,36 @@ static void resolve_refs(wfm_load *L)
 
 static void number(wfm_load *L, wfm_node *n, const char *id);
 
-static void number_child(wfm_load *L, wfm_node *n, wfm_node *c, unsigned *k)
+/* The id of the k-th child of a node whose id is `pid` (pid_len bytes): "pid.k", packed in the
+ * arena. Written by hand: this runs once per node of every definition loaded. */
+static const char *child_id(wfm_load *L, const char *pid, size_t pid_len, unsigned k)
+{
+    char digits[16], small[256];
+    size_t nd = 0;
+    do
+        digits[nd++] = (char)('0' + k % 10);
+    while ((k /= 10) != 0);
+    size_t len = pid_len + 1 + nd;
+    char *buf = len < sizeof small ? small : tnew(L, len);
+    if (!buf)
+        return NULL;
+    memcpy(buf, pid, pid_len);
+    buf[pid_len] = '.';
+    for (size_t i = 0; i < nd; i++)
+        buf[pid_len + 1 + i] = digits[nd - 1 - i];
+    char *id = wf_arena_strndup(L->arena, buf, len);
+    if (!id)
+        L->nomem = true;
+    return id;
+}
+
+static void number_child(wfm_load *L, wfm_node *n, size_t n_len, wfm_node *c, unsigned *k)
 {
     if (!c || c->parent != n || c->id)
         return;
-    char buf[32];
-    snprintf(buf, sizeof buf, ".%u", ++*k);
-    size_t len = strlen(n->id);
-    char *id = anew(L, len + strlen(buf) + 1);
-    if (!id)
-        return;
-    memcpy(id, n->id, len);
-    strcpy(id + len, buf);
-    number(L, c, id);
+    const char *id = child_id(L, n->id, n_len, ++*k);
+    if (id)
+        number(L, c, id);
 }
 
 static void number(wfm_load *L, wfm_node *n, const char *id)
@@ -2478,12 +2513,24 @@ static void number(wfm_load *L, wfm_node *n, const char *id)
     n->index = L->def->node_count;
     L->def->nodes[L->def->node_count++] = n;
     unsigned k = 0;
-    for (size_t i = 0; i < n->kind->spec->prop_count; i++) {
-        wfm__prop *p = &n->props[i];
-        number_child(L, n, p->child, &k);
-        number_child(L, n, p->delegate ? p->delegate->body : NULL, &k);
-        for (size_t j = 0; p->items && j < p->count; j++)
-            number_child(L, n, p->items[j], &k);
+    size_t len = strlen(id);
+    const wfm_kind_spec *spec = n->kind->spec;
+    for (size_t i = 0; i < spec->prop_count; i++) {
+        wfm__prop *p = wfm__node_prop(n, (unsigned)i);
+        switch (spec->props[i].kind) {
+        case WFM_PROP_ACTIVITY:
+        case WFM_PROP_NODE: number_child(L, n, len, p->child, &k); break;
+        case WFM_PROP_DELEGATE:
+            number_child(L, n, len, p->delegate ? p->delegate->body : NULL, &k);
+            break;
+        case WFM_PROP_ACTIVITIES:
+        case WFM_PROP_NODES:
+        case WFM_PROP_KEYED:
+            for (size_t j = 0; p->items && j < p->count; j++)
+                number_child(L, n, len, p->items[j], &k);
+            break;
+        default: break;
+        }
     }
 }
 

@@ -75,7 +75,7 @@ bool wfm__xt_designer_member(const char *ns, const char *name)
     static const char *const text_expr[] = {
         "TextExpression.NamespacesForImplementation", "TextExpression.ReferencesForImplementation",
         "TextExpression.Namespaces", "TextExpression.References", NULL};
-    if (!ns)
+    if (!ns || !strchr(name, '.')) /* every member above is attached: Owner.Member */
         return false;
     if (starts_with(ns, "http://schemas.microsoft.com/netfx/2009/xaml/activities/presentation") ||
         starts_with(ns, "http://schemas.microsoft.com/netfx/2010/xaml/activities/presentation")) {

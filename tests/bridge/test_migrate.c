@@ -1,7 +1,8 @@
 /* test_migrate.c — `wfbridge migrate-instances` (bridge/wfb_migrate*.c, docs/migrate.md):
  * legacy instances stopped with run-legacy --store at their waiting points (an event wait with
  * a Delay pending, a While in its third round, the expense state machine in its second state,
- * a composite hosted through Interop) move to a modern store under the same id and, resumed
+ * a composite hosted through Interop, a sequential Replicator in its third line, a parallel
+ * one with a Delay in each round) move to a modern store under the same id and, resumed
  * with the same event as their legacy copy, end with the same outputs; a second run moves
  * nothing; --dry-run and bad input change neither store; --rollback gives the legacy row back;
  * killed at random moments, every instance runs in exactly one store after each kill; two
@@ -11,6 +12,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
+#include <libxml/parser.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -198,15 +200,16 @@ START_TEST(test_event_wait_with_delay_pending)
 }
 END_TEST
 
-/* DATA NAME.xoml converted, started in legacy.db and sent each of `events` in turn, copied to
+/* DATA NAME.xoml converted, started in legacy.db (args) and sent each of `events` in turn, copied to
  * copy.db and migrated (the one instance moves): its id. */
-static void moved_after(const char *name, const char *const *events, char *id)
+static void moved_after(const char *name, const char *args, const char *const *events,
+                        char *id)
 {
     char xoml[256], xaml[64], maps[1024];
     snprintf(xoml, sizeof xoml, DATA "%s.xoml", name);
     snprintf(xaml, sizeof xaml, "%s.xaml", name);
     convert(xoml, xaml, false);
-    legacy_start(xoml, "", id);
+    legacy_start(xoml, args, id);
     for (size_t i = 0; events[i]; i++)
         json_decref(legacy_event(xoml, "legacy.db", id, events[i]));
     copy_file("legacy.db", "copy.db");
@@ -221,7 +224,7 @@ START_TEST(test_loop_in_its_third_round)
 {
     char id[33];
     const char *events[] = {"Approved=a", "Approved=b", NULL};
-    moved_after("rounds", events, id);
+    moved_after("rounds", "", events, id);
     json_decref(modern_resume(id, "Approved=c"));
     json_decref(legacy_event(DATA "rounds.xoml", "copy.db", id, "Approved=c"));
     json_t *m = modern_resume(id, "Approved=d");
@@ -249,7 +252,7 @@ START_TEST(test_activity_values_carry_over)
     char id[33];
     use_test_libs();
     const char *events[] = {"Go=1", NULL};
-    moved_after("doubled", events, id);
+    moved_after("doubled", "", events, id);
     json_t *m = modern_resume(id, "Go=1");
     ck_assert_str_eq(json_string_value(json_object_get(json_object_get(m, "outputs"), "Log")),
                      "t=2;t=4;");
@@ -281,27 +284,59 @@ static void stays_legacy(const char *name, const char *args, const char *extra,
     json_decref(r);
 }
 
-/* A Replicator waiting in its second item becomes a ForEach that a replay would start again
- * at its first: the instance stays legacy, with that reason, and still runs there. */
-START_TEST(test_foreach_round_stays_legacy)
+/* A Replicator in the parallel rounds of another: the inner one runs once per outer round,
+ * so no single legacy Replicator says where its ForEach is; the instance stays legacy, with
+ * that reason, and still runs there. */
+START_TEST(test_foreach_of_unknown_item_stays_legacy)
 {
-    char id[33];
-    stays_legacy("items", "--arg 'Items=[1,2,3]'", "", "ForEach 'eachItem'", id);
-    json_t *l = legacy_event(DATA "items.xoml", "legacy.db", id, "Go=2");
-    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(l, "outputs"), "Log")),
-                     "t=1;t=2;");
+    char id[33], maps[1024];
+    use_test_libs();
+    convert(DATA "nested.xoml", "nested.xaml", false);
+    legacy_start(DATA "nested.xoml", "--arg 'Items=[1,2]'", id);
+    snprintf(maps, sizeof maps, "--map " DATA "nested.xoml=%s/nested.xaml", dir);
+    json_t *r = migrate(maps, "", 0);
+    ck_assert_int_eq(count_of(r, "skipped"), 1);
+    const char *why = json_string_value(
+        json_object_get(json_array_get(json_object_get(r, "instances"), 0), "reason"));
+    ck_assert_msg(why && strstr(why, "ForEach 'eachRegion', whose item the replay does not "
+                                     "recover"),
+                  "reason: %s", why ? why : "(none)");
+    json_decref(r);
+    json_t *l = legacy_event(DATA "nested.xoml", "legacy.db", id, NULL);
+    ck_assert_str_eq(json_string_value(json_object_get(l, "status")), "Idle");
     json_decref(l);
 }
 END_TEST
 
-/* A Parallel whose first branch took its event (Go carries an Int32) while the second waits:
- * the replay would have to resume Go with a payload it does not have, so the instance stays
- * legacy and the reason says so. */
+/* A Parallel whose first branch took its event (Go carries an Int32 that no ParameterBinding
+ * keeps) while the second waits: the replay cannot give Go the payload it carried, so the
+ * instance stays legacy and the reason names the event and the parameter. */
 START_TEST(test_position_behind_a_payload_stays_legacy)
 {
     char id[33];
     stays_legacy("parallel", "", "--dry-run",
-                 "resuming 'ICases.Go' without the event's payload", id);
+                 "resuming 'ICases.Go' needs the event's 'Value', which no ParameterBinding of "
+                 "the legacy instance kept",
+                 id);
+}
+END_TEST
+
+/* An IfElse on the amount an event brought (Go's Value, bound to Total): the legacy instance
+ * got 500 and waits for the second signature of the large branch; the replay resumes Go with
+ * the payload read back from Total, takes the same branch and the instance moves, finishing
+ * with the legacy outputs. */
+START_TEST(test_position_behind_a_payload_moves_with_the_legacy_values)
+{
+    char id[33];
+    use_test_libs();
+    const char *events[] = {"Go=500", NULL};
+    moved_after("threshold", "", events, id);
+    const char *ev = "'Stop={\"Who\":\"ann\",\"Why\":\"signed\"}'";
+    json_t *m = modern_resume(id, ev);
+    ck_assert_str_eq(json_string_value(json_object_get(m, "status")), "Closed");
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(m, "outputs"), "Log")),
+                     "t=500;");
+    same_outputs(m, legacy_event(DATA "threshold.xoml", "copy.db", id, ev));
 }
 END_TEST
 
@@ -481,6 +516,64 @@ static bool exists(const char *name)
     return stat(path, &sb) == 0;
 }
 
+/* A purchase order signed off line by line (a sequential Replicator over the line amounts),
+ * waiting in its third line: the ForEach resumes at item 2 over the legacy list, not at the
+ * first; the line's weight, computed by a native activity before the wait (weighLine.Result,
+ * a variable of the round in the conversion), is carried into that round (the log gets "t=4;",
+ * not the 0 of the call the replay skipped), verify-instances finds the two equivalent, and the
+ * order finishes with the legacy outputs. */
+START_TEST(test_replicator_waiting_in_its_third_child)
+{
+    char id[33];
+    use_test_libs();
+    const char *events[] = {"Go=1", "Go=2", NULL};
+    moved_after("signoff", "--arg 'Items=[120,45,300,80]'", events, id);
+    char maps[1024], out[65536];
+    snprintf(maps, sizeof maps, "--map " DATA "signoff.xoml=%s/signoff.xaml", dir);
+    ck_assert_int_eq(verify_instances(maps, "--event Go=3 --event Go=4 --generate 4", out,
+                                      sizeof out),
+                     0);
+    json_t *r = last_json(out);
+    ck_assert_str_eq(json_string_value(json_object_get(r, "status")), "equivalent");
+    json_decref(r);
+    json_t *m = modern_resume(id, "Go=3");
+    ck_assert_str_eq(json_string_value(json_object_get(m, "status")), "Idle");
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(m, "outputs"), "Log")),
+                     "t=0;t=2;t=4;");
+    same_outputs(m, legacy_event(DATA "signoff.xoml", "copy.db", id, "Go=3"));
+    m = modern_resume(id, "Go=4");
+    ck_assert_str_eq(json_string_value(json_object_get(m, "status")), "Closed");
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(m, "outputs"), "Count")),
+                     4);
+    same_outputs(m, legacy_event(DATA "signoff.xoml", "copy.db", id, "Go=4"));
+}
+END_TEST
+
+/* A parallel Replicator whose three rounds each wait on a two-hour Delay: the
+ * ParallelForEach runs the bodies of the rounds the legacy one runs, each timer due at its
+ * legacy instant to the microsecond (the legacy rounds started microseconds apart), and
+ * verify-instances, firing them on one clock, finds the two equivalent. */
+START_TEST(test_parallel_replicator_rounds_keep_their_timers)
+{
+    char id[33], maps[1024], out[65536];
+    use_test_libs();
+    const char *events[] = {NULL};
+    moved_after("fanout", "--arg 'Items=[1,2,3]'", events, id);
+    ck_assert_int_eq(cli(out, sizeof out, "inspect %s --store %s/modern.db", id, dir), 0);
+    json_t *row = last_json(out);
+    json_t *timers = json_object_get(json_object_get(row, "state"), "timers");
+    ck_assert_uint_eq(json_array_size(timers), 3);
+    ck_assert_str_ne(json_string_value(json_object_get(json_array_get(timers, 0), "due")),
+                     json_string_value(json_object_get(json_array_get(timers, 2), "due")));
+    json_decref(row);
+    snprintf(maps, sizeof maps, "--map " DATA "fanout.xoml=%s/fanout.xaml", dir);
+    ck_assert_int_eq(verify_instances(maps, "--generate 3", out, sizeof out), 0);
+    json_t *r = last_json(out);
+    ck_assert_str_eq(json_string_value(json_object_get(r, "status")), "equivalent");
+    json_decref(r);
+}
+END_TEST
+
 /* Two waiting instances and one that completed: the completed one stays with its reason; a
  * second run moves nothing; run-legacy refuses a migrated instance. */
 START_TEST(test_second_run_moves_nothing)
@@ -545,6 +638,10 @@ START_TEST(test_dry_run_changes_nothing)
         ck_assert_ptr_nonnull(strstr(text, a));
         ck_assert_ptr_nonnull(strstr(text, "IExpenseService.Approved, IExpenseService.Rejected"));
         ck_assert_ptr_nonnull(strstr(text, html ? "<td>movable</td>" : "| movable |"));
+        xmlDoc *page = html ? xmlReadMemory(text, (int)strlen(text), path, NULL, XML_PARSE_NONET)
+                            : NULL;
+        ck_assert(!html || page); /* the page is well-formed (common/wf_xmlw.h) */
+        xmlFreeDoc(page);
         wf_free(text);
     }
     ck_assert(!exists("modern.db"));
@@ -1109,12 +1206,15 @@ Suite *migrate_suite(void)
     tcase_add_test(tc, test_event_wait_with_delay_pending);
     tcase_add_test(tc, test_loop_in_its_third_round);
     tcase_add_test(tc, test_activity_values_carry_over);
-    tcase_add_test(tc, test_foreach_round_stays_legacy);
+    tcase_add_test(tc, test_foreach_of_unknown_item_stays_legacy);
     tcase_add_test(tc, test_position_behind_a_payload_stays_legacy);
+    tcase_add_test(tc, test_position_behind_a_payload_moves_with_the_legacy_values);
     tcase_add_test(tc, test_state_machine_in_its_second_state);
     tcase_add_test(tc, test_composite_hosted_through_interop);
     tcase_add_test(tc, test_verify_instances_equivalent_and_diverged);
     tcase_add_test(tc, test_verify_instances_generated_events_find_a_wrong_map);
+    tcase_add_test(tc, test_replicator_waiting_in_its_third_child);
+    tcase_add_test(tc, test_parallel_replicator_rounds_keep_their_timers);
     suite_add_tcase(s, tc);
     tc = tcase_create("stores");
     tcase_add_checked_fixture(tc, setup, teardown);

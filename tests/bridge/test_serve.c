@@ -8,6 +8,7 @@
 #include <check.h>
 #include <curl/curl.h>
 #include <fcntl.h>
+#include <libxml/parser.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -234,6 +235,14 @@ static reply soap(const server *s, const char *op, const char *params, const cha
     return r;
 }
 
+/* A SOAP reply or fault is well-formed XML (common/wf_xmlw.h writes it). */
+static void assert_well_formed(const reply *r)
+{
+    xmlDoc *doc = xmlReadMemory(r->body.data, (int)r->body.len, "reply", NULL, XML_PARSE_NONET);
+    ck_assert_msg(doc != NULL, "not well-formed: %s", r->body.data);
+    xmlFreeDoc(doc);
+}
+
 /* What the store holds, as `wfbridge instances` lists it. */
 static char *store_listing(const server *s)
 {
@@ -278,6 +287,7 @@ START_TEST(test_serve_soap_cookie_and_context_header)
     ck_assert_int_eq(r.status, 200);
     ck_assert_ptr_nonnull(strstr(r.body.data, "<AddResponse xmlns=\"http://tempuri.org/\">"
                                               "<AddResult>5</AddResult></AddResponse>"));
+    assert_well_formed(&r);
     ck_assert_str_eq(header(&r, "Set-Cookie", buf, sizeof buf), ""); /* only a creating op */
     reply_free(&r);
     char ctx[300];
@@ -293,6 +303,7 @@ START_TEST(test_serve_soap_cookie_and_context_header)
     ck_assert_int_eq(r.status, 500);
     ck_assert_ptr_nonnull(strstr(r.body.data, "<faultcode>s:Server</faultcode>"));
     ck_assert_ptr_nonnull(strstr(r.body.data, "DivideByZeroException"));
+    assert_well_formed(&r);
     reply_free(&r);
     serve_stop(&s);
     char *list = store_listing(&s);
@@ -353,6 +364,9 @@ START_TEST(test_serve_wsdl)
     char where[300];
     snprintf(where, sizeof where, "<soap:address location=\"%s\"/>", s.url);
     ck_assert_ptr_nonnull(strstr(body.data, where));
+    xmlDoc *doc = xmlReadMemory(body.data, (int)body.len, "wsdl", NULL, XML_PARSE_NONET);
+    ck_assert_ptr_nonnull(doc); /* well-formed (common/wf_xmlw.h) */
+    xmlFreeDoc(doc);
     wf_buf_fini(&body);
     serve_stop(&s);
     wfbt_tmp_remove(s.dir);
@@ -488,6 +502,7 @@ START_TEST(test_serve_bad_messages_change_nothing)
     r = soap(&s, "Bogus", "", NULL, NULL);
     ck_assert_int_eq(r.status, 500);
     ck_assert_ptr_nonnull(strstr(r.body.data, "ActionNotSupported"));
+    assert_well_formed(&r);
     reply_free(&r);
     json_call(&s, "/Add", id, "{\"value\": 5", 400, "malformed JSON at 1:12");
     json_call(&s, "/Add", id, "[1]", 400, "not a JSON object");
@@ -690,7 +705,9 @@ static void server_done(server *s)
 }
 
 /* A workflow run by `wfbridge run` Sends to the converted calculator (SOAP and JSON): the
- * reply's value, and B's fault (HTTP 500, SOAP fault) as a FaultException. */
+ * reply's value, and B's fault (HTTP 500, SOAP fault) as a FaultException. PowerOn, Add,
+ * Multiply, Divide land on one instance of B through the WscContext cookie alone (a Send that
+ * got cookies sends neither X-Instance-Id nor a Context header: tests/modern/test_send.c). */
 START_TEST(test_send_calls_converted_service)
 {
     server b;

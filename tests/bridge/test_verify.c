@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -633,6 +635,52 @@ START_TEST(test_verify_cli_equivalent_with_junit_and_keep)
 }
 END_TEST
 
+/* The name attribute of the first <testcase> below root, or NULL. */
+static xmlChar *first_testcase_name(xmlNode *n)
+{
+    for (; n; n = n->next) {
+        if (n->type == XML_ELEMENT_NODE && xmlStrEqual(n->name, BAD_CAST "testcase"))
+            return xmlGetProp(n, BAD_CAST "name");
+        xmlChar *found = first_testcase_name(n->children);
+        if (found)
+            return found;
+    }
+    return NULL;
+}
+
+/* A case name of any origin makes a well-formed JUnit file: markup characters, non-ASCII
+ * text and "]]>" come back as written; a control character (the hand-written escaping wrote
+ * "&#1;", which no XML parser reads) comes back as U+FFFD. */
+START_TEST(test_verify_junit_is_well_formed_for_any_case_name)
+{
+    const char *dir = wf_test_tmpdir();
+    char junit[512];
+    snprintf(junit, sizeof junit, "%s/v.xml", dir);
+    const char *cases = wf_test_write_file(
+        dir, "c.json",
+        "[{\"name\": \"<a&b> \\\"q\\\" '\\u00e9\\u78ba' \\u0001 ]]>\", \"inputs\": {}}]");
+    const char *args[] = {"verify",      ORDER_XOML, "--lib-path", wf_test_sample_lib_dir(),
+                          "--converted", ORDER_XAML, "--cases",    cases,
+                          "--junit",     junit,      NULL};
+    char *err = NULL;
+    ck_assert_msg(verify(args, &err) == 0, "%s", err ? err : "");
+    wf_free(err);
+    size_t len;
+    char *xml = wf_test_read_file(junit, &len);
+    ck_assert_ptr_nonnull(xml);
+    xmlDoc *doc = xmlReadMemory(xml, (int)len, junit, NULL, XML_PARSE_NONET);
+    ck_assert_msg(doc != NULL, "not well-formed: %s", xml);
+    xmlChar *name = first_testcase_name(xmlDocGetRootElement(doc));
+    ck_assert_ptr_nonnull(name);
+    ck_assert_str_eq((const char *)name,
+                     "<a&b> \"q\" '\xC3\xA9\xE7\xA2\xBA' \xEF\xBF\xBD ]]> [converted]");
+    xmlFree(name);
+    xmlFreeDoc(doc);
+    wf_free(xml);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* Events by short and by queue name, a record payload, a timer fired in virtual time, and a
  * case left idle: the expense sample against its hand-written equivalent. */
 START_TEST(test_verify_cli_event_script_cases)
@@ -1061,6 +1109,7 @@ Suite *verify_suite(void)
     tcase_add_test(core, test_verify_cases_round_trip);
     tcase_add_test(core, test_verify_generator_covers_every_branch);
     tcase_add_test(core, test_verify_cli_equivalent_with_junit_and_keep);
+    tcase_add_test(core, test_verify_junit_is_well_formed_for_any_case_name);
     tcase_add_test(core, test_verify_cli_event_script_cases);
     tcase_add_test(core, test_verify_cli_folder_form);
     tcase_add_test(core, test_verify_cli_converts_on_the_fly);

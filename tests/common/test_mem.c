@@ -70,19 +70,55 @@ START_TEST(test_arena_aligned_zeroed_large)
     for (size_t size = 1; size < 200; size += 7) {
         unsigned char *p = wf_arena_alloc(a, size);
         ck_assert_ptr_nonnull(p);
-        ck_assert_uint_eq((uintptr_t)p % 16, 0);
+        ck_assert_uint_eq((uintptr_t)p % 8, 0);
         for (size_t i = 0; i < size; i++)
             ck_assert_uint_eq(p[i], 0);
         memset(p, 0xAB, size);
     }
     char *big = wf_arena_alloc(a, 10000);
     ck_assert_ptr_nonnull(big);
-    ck_assert_uint_eq((uintptr_t)big % 16, 0);
+    ck_assert_uint_eq((uintptr_t)big % 8, 0);
     ck_assert_str_eq(wf_arena_strdup(a, "hello"), "hello");
     ck_assert_str_eq(wf_arena_strndup(a, "hello", 2), "he");
     ck_assert_uint_ge(wf_arena_bytes(a), 10000);
     wf_arena_destroy(a);
     wf_arena_destroy(NULL);
+}
+END_TEST
+
+/* Strings fill a block from its top, structures from its bottom: interleaved, neither
+ * overwrites the other, structures stay aligned and zeroed, strings packed. */
+START_TEST(test_arena_strings_and_structs_share_blocks)
+{
+    wf_arena *a = wf_arena_create(128);
+    ck_assert_ptr_nonnull(a);
+    char *strs[64];
+    unsigned char *structs[64];
+    for (int i = 0; i < 64; i++) {
+        char text[16];
+        snprintf(text, sizeof text, "s%d", i);
+        strs[i] = wf_arena_strdup(a, text);
+        structs[i] = wf_arena_alloc(a, 20);
+        ck_assert_ptr_nonnull(strs[i]);
+        ck_assert_ptr_nonnull(structs[i]);
+        ck_assert_uint_eq((uintptr_t)structs[i] % 8, 0);
+        for (int k = 0; k < 20; k++)
+            ck_assert_uint_eq(structs[i][k], 0);
+        memset(structs[i], 0xCD, 20);
+    }
+    for (int i = 0; i < 64; i++) {
+        char text[16];
+        snprintf(text, sizeof text, "s%d", i);
+        ck_assert_str_eq(strs[i], text);
+        for (int k = 0; k < 20; k++)
+            ck_assert_uint_eq(structs[i][k], 0xCD);
+    }
+    /* consecutive short strings in one block are packed: "cd" right below "ab" */
+    wf_arena *b = wf_arena_create(128);
+    char *x = wf_arena_strdup(b, "ab"), *y = wf_arena_strdup(b, "cd");
+    ck_assert_ptr_eq(y + 3, x);
+    wf_arena_destroy(b);
+    wf_arena_destroy(a);
 }
 END_TEST
 
@@ -313,6 +349,7 @@ Suite *common_mem_suite(void)
     TCase *core = tcase_create("core");
     tcase_add_test(core, test_hooks_route_allocations);
     tcase_add_test(core, test_arena_aligned_zeroed_large);
+    tcase_add_test(core, test_arena_strings_and_structs_share_blocks);
     tcase_add_test(core, test_pool_reuses_slots);
     tcase_add_test(core, test_buf_invariants);
     tcase_add_test(core, test_buf_json_string_escapes);

@@ -139,6 +139,27 @@ START_TEST(test_load_mem_with_bom_and_crlf)
 }
 END_TEST
 
+/* Equal names and namespaces share one copy in the document (the XAML loader looks kinds
+ * up by these pointers); the strings are still right. */
+START_TEST(test_equal_names_share_one_copy)
+{
+    static const char text[] = "<a xmlns='urn:x'><b k='1'/><b k='2'/><c/></a>";
+    wf_xml_doc *doc = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wf_xml_load_mem("n.xml", text, sizeof text - 1, NULL, &doc, &err), WF_OK);
+    const wf_xml_node *a = wf_xml_root(doc), *b1 = a->first_child, *b2 = b1->next;
+    const wf_xml_node *c = b2->next;
+    ck_assert_ptr_eq(b1->name, b2->name);
+    ck_assert_ptr_eq(a->ns, c->ns);
+    ck_assert_ptr_eq(b1->attrs[0].name, b2->attrs[0].name);
+    ck_assert_str_eq(b2->name, "b");
+    ck_assert_str_eq(c->name, "c");
+    ck_assert_str_eq(c->ns, "urn:x");
+    ck_assert_str_eq(b2->attrs[0].value, "2");
+    wf_xml_doc_destroy(doc);
+}
+END_TEST
+
 START_TEST(test_clr_namespace_that_is_not_a_uri_loads)
 {
     const char text[] = "<RuleDefinitions xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/"
@@ -428,6 +449,7 @@ Suite *common_xml_suite(void)
     tcase_add_test(core, test_cdata_content_is_not_markup);
     tcase_add_test(core, test_namespaces_resolve_through_parents);
     tcase_add_test(core, test_load_mem_with_bom_and_crlf);
+    tcase_add_test(core, test_equal_names_share_one_copy);
     tcase_add_test(core, test_clr_namespace_that_is_not_a_uri_loads);
     tcase_add_test(core, test_concurrent_loads);
     suite_add_tcase(s, core);

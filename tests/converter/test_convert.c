@@ -168,6 +168,8 @@ static const char *const golden[] = {
     "rules_lookup_blanks",
     /* a composite's declared In / Out directions: In not copied back, Out not copied in */
     "composite_direction",
+    /* InvokeWebServiceActivity: ASMX Sends, a session shared by SessionId, URL or endpoint */
+    "invoke_web_service",
 };
 
 START_TEST(test_golden_case_converts_and_runs_like_legacy)

@@ -118,6 +118,15 @@ static const char *run_status(const char *verb, const char *file, const char *li
     return status;
 }
 
+static bool calls_out(const char *xaml)
+{
+    char *text = wf_test_read_file(xaml, NULL);
+    ck_assert_ptr_nonnull(text);
+    bool send = strstr(text, "<p:Send ") != NULL;
+    wf_free(text);
+    return send;
+}
+
 START_TEST(test_corpus_scaffolds_builds_converts_runs_and_verifies)
 {
     json_t *res = convert_corpus();
@@ -149,10 +158,17 @@ START_TEST(test_corpus_scaffolds_builds_converts_runs_and_verifies)
         out_of(src, xaml, sizeof xaml);
         char legacy[64];
         snprintf(legacy, sizeof legacy, "%s", run_status("run-legacy", src, libs, "l.db"));
-        const char *modern = run_status("run", xaml, out_libs, "m.db");
         ck_assert_msg(strcmp(legacy, "Closed") == 0 || strcmp(legacy, "Idle") == 0 ||
                           strcmp(legacy, "Terminated") == 0 || strcmp(legacy, "Faulted") == 0,
                       "%s: %s", src, legacy);
+        /* a call out (a Send from a SendActivity or InvokeWebServiceActivity) has no channel
+         * on the legacy side, which faults (docs/wf3-behaviour.md "Workflow services"), and
+         * needs the service and its endpoint file on the converted side: nothing to compare */
+        if (calls_out(xaml)) {
+            ok++;
+            continue;
+        }
+        const char *modern = run_status("run", xaml, out_libs, "m.db");
         ck_assert_msg(strcmp(legacy, modern) == 0 ||
                           (strcmp(legacy, "Terminated") == 0 && strcmp(modern, "Faulted") == 0),
                       "%s: legacy %s, converted %s", src, legacy, modern);

@@ -217,6 +217,70 @@ START_TEST(test_types_come_from_the_markup_and_the_rules)
 }
 END_TEST
 
+/* A SendActivity's undeclared typed contract and an InvokeWebServiceActivity's undeclared
+ * ASMX proxy: the scaffold declares both as <Service>s (the proxy by its last dotted name),
+ * and the re-convert maps both to Send + ReceiveReply instead of hosting them. */
+START_TEST(test_send_contract_and_web_proxy_are_scaffolded_and_convert)
+{
+    const char *dir = wf_test_tmpdir();
+    char *files[] = {
+        put(dir, "dispatch.xoml",
+            "<SequentialWorkflowActivity x:Class=\"Acme.Dispatch\" x:Name=\"Dispatch\" "
+            "xmlns:ns0=\"clr-namespace:Acme.Contracts;Assembly=contracts\" "
+            "xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\" "
+            "xmlns=\"http://schemas.microsoft.com/winfx/2006/xaml/workflow\">\n"
+            "  <SendActivity x:Name=\"askShipper\"><SendActivity.ChannelToken><ChannelToken "
+            "Name=\"ShipperChannel\" EndpointName=\"ShipperEndpoint\" "
+            "OwnerActivityName=\"Dispatch\" /></SendActivity.ChannelToken>"
+            "<SendActivity.ServiceOperationInfo><TypedOperationInfo "
+            "ContractType=\"{x:Type ns0:IShipper}\" Name=\"Ship\" />"
+            "</SendActivity.ServiceOperationInfo><SendActivity.ParameterBindings>"
+            "<WorkflowParameterBinding ParameterName=\"parcel\"><WorkflowParameterBinding.Value>"
+            "<ActivityBind Name=\"Dispatch\" Path=\"Parcel\"/></WorkflowParameterBinding.Value>"
+            "</WorkflowParameterBinding></SendActivity.ParameterBindings></SendActivity>\n"
+            "  <InvokeWebServiceActivity x:Name=\"rate\" "
+            "ProxyClass=\"{x:Type ns0:localhost.RatesService}\" MethodName=\"GetRate\">"
+            "<InvokeWebServiceActivity.ParameterBindings>"
+            "<WorkflowParameterBinding ParameterName=\"(ReturnValue)\">"
+            "<WorkflowParameterBinding.Value><ActivityBind Name=\"Dispatch\" Path=\"Rate\"/>"
+            "</WorkflowParameterBinding.Value></WorkflowParameterBinding>"
+            "</InvokeWebServiceActivity.ParameterBindings></InvokeWebServiceActivity>\n"
+            "</SequentialWorkflowActivity>\n"),
+        NULL};
+    int rc = wf_test_shell_cli(dir, 60, "convert %s -o %s --scaffold %s/S --report %s",
+                               files[0], wf_test_path(dir, "dispatch.xaml"), dir,
+                               wf_test_path(dir, "report.json"));
+    ck_assert_int_eq(rc, 0);
+    char s_dir[1024];
+    snprintf(s_dir, sizeof s_dir, "%s/S", dir);
+    char *lib = read_in(s_dir, "contracts.activities.xml");
+    ck_assert_ptr_nonnull(lib);
+    ck_assert_ptr_nonnull(strstr(lib, "<Service Name=\"IShipper\">"));
+    ck_assert_ptr_nonnull(strstr(lib, "<Method Name=\"Ship\" "));
+    ck_assert_ptr_nonnull(strstr(lib, "<Service Name=\"RatesService\">"));
+    ck_assert_ptr_nonnull(strstr(lib, "<Method Name=\"GetRate\" "));
+    wf_free(lib);
+    assert_parses(s_dir, "contracts.activities.xml");
+    char *report = read_in(dir, "report.json");
+    ck_assert_ptr_nonnull(report);
+    ck_assert_ptr_nonnull(strstr(report, "\"status\": \"converted\""));
+    ck_assert_ptr_null(strstr(report, "service-contract"));
+    wf_free(report);
+    char *xaml = read_in(dir, "dispatch.xaml");
+    ck_assert_ptr_nonnull(strstr(xaml, "<p:Send x:Name=\"askShipper_Send\" OperationName=\"Ship\" "
+                                       "ServiceContractName=\"IShipper\" "
+                                       "EndpointConfigurationName=\"ShipperEndpoint\""));
+    ck_assert_ptr_nonnull(strstr(xaml, "OperationName=\"GetRate\" ServiceContractName=\""
+                                       "{http://tempuri.org/}RatesService\" Action=\"http://"
+                                       "tempuri.org/GetRate\" EndpointConfigurationName=\""
+                                       "RatesService\""));
+    ck_assert_ptr_null(strstr(xaml, "<Interop"));
+    wf_free(xaml);
+    free(files[0]);
+    wf_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* A ReceiveActivity whose TypedOperationInfo names a contract no type library declares: the
  * scaffold declares the interface as a <Service> whose <Method> is the operation, with its
  * parameters from the bindings, and the file then converts fully (no Interop, no warning). */
@@ -472,6 +536,7 @@ Suite *scaffold_suite(void)
     tcase_add_test(core, test_missing_native_code_is_scaffolded_per_assembly);
     tcase_add_test(core, test_types_come_from_the_markup_and_the_rules);
     tcase_add_test(core, test_typed_contract_is_scaffolded_and_converts);
+    tcase_add_test(core, test_send_contract_and_web_proxy_are_scaffolded_and_convert);
     tcase_add_test(core, test_rerun_adds_and_never_rewrites);
     tcase_add_test(core, test_nothing_is_written_when_all_is_declared);
     suite_add_tcase(s, core);

@@ -28,7 +28,18 @@ START_TEST(test_every_type_is_flattened_base_first)
         for (size_t k = 0; k < t->dp_count; k++) {
             ck_assert_uint_eq(t->dps[k]->index, k);
             ck_assert(wfl_type_is_a(t, t->dps[k]->owner) || t->dps[k]->owner == t);
+            /* names are unique in a type (the runtime's per-thread DP cache relies on it)
+             * and the by-name index finds each */
+            size_t first = 0;
+            while (strcmp(t->dps[first]->name, t->dps[k]->name) != 0)
+                first++;
+            ck_assert_uint_eq(first, k);
+            ck_assert_ptr_eq(wfl_type_find_dp(t, t->dps[k]->name), t->dps[k]);
+            ck_assert(wfl_dp_is_builtin(t->dps[k]));
         }
+        ck_assert_ptr_nonnull(t->dp_index);
+        ck_assert_ptr_null(wfl_type_find_dp(t, "NoSuchProperty"));
+        ck_assert_ptr_null(wfl_type_find_dp(t, ""));
         ck_assert_str_eq(t->dps[WFL_DPI_NAME]->name, "Name");
         ck_assert_str_eq(t->dps[WFL_DPI_DESCRIPTION]->name, "Description");
         ck_assert_str_eq(t->dps[WFL_DPI_ENABLED]->name, "Enabled");
@@ -150,7 +161,9 @@ static const char typelib_xml[] =
     "    <Property Name=\"Count\" Type=\"Int32\" Direction=\"Out\"/>\n"
     "  </ActivityType>\n"
     "  <Class Name=\"Reg.Flow\"><Property Name=\"Total\" Type=\"Int64\"/>"
-    "<Property Name=\"Started\" Type=\"DateTime\"/></Class>\n"
+    "<Property Name=\"Started\" Type=\"DateTime\"/>"
+    "<Handler Name=\"Add\" Function=\"reg_add\"><Parameter Property=\"Total\" "
+    "Direction=\"InOut\"/></Handler></Class>\n"
     "  <Class Name=\"Reg.Bad\"><Property Name=\"Enabled\" Type=\"Boolean\"/></Class>\n"
     "</TypeLibrary>\n";
 
@@ -191,6 +204,13 @@ START_TEST(test_custom_and_code_beside_types)
     wf_datetime_format(started->u.i64, when, sizeof when);
     ck_assert_str_eq(when, "0001-01-01T00:00:00Z");
     ck_assert_ptr_eq(wfl_type_find_dp(root, "Initialized"), wfl_type_find_dp(base, "Initialized"));
+    /* handler parameters resolved once, against the root's DPs */
+    const wfl_tl_class *flow = wfl_typelib_class(tl, "Reg.Flow");
+    ck_assert_uint_eq(wfl_tl_class_func_count(flow), 1);
+    ck_assert_ptr_nonnull(root->class_fn_dps);
+    ck_assert_ptr_eq(root->class_fn_dps[0][0], wfl_type_find_dp(root, "Total"));
+    ck_assert(!wfl_dp_is_builtin(wfl_type_find_dp(root, "Total")));
+    ck_assert(wfl_dp_is_builtin(wfl_type_find_dp(root, "Initialized")));
     wf_error_clear(&err);
     ck_assert_int_eq(wfl_type_create_code_beside(arena, base, tl, wfl_typelib_class(tl, "Reg.Bad"),
                                                  &root, &err),

@@ -457,6 +457,24 @@ static void parse_ok(const char *name, const char *text)
                   "%s", err.message);
 }
 
+/* An ASMX proxy declared as a <Service>: its Namespace (the proxy's WebServiceBinding
+ * namespace, docs/convert.md "ASMX web services"), "" when the attribute is absent. */
+START_TEST(test_service_namespace_of_a_web_proxy)
+{
+    parse_ok("p.xml",
+             "<TypeLibrary xmlns='urn:wfbridge:typelib' Name='Accounts' Library='libacct.so'>\n"
+             "  <Service Name='AccountService' Namespace='http://contoso.com/accounts/'>"
+             "<Method Name='Deposit' Function='acct_deposit'>"
+             "<Parameter Name='amount' Type='Int32' Direction='In'/>"
+             "<Parameter Name='balance' Type='Int32' Direction='Return'/></Method></Service>\n"
+             "  <Service Name='IAudit'><Event Name='Done'/></Service>\n"
+             "</TypeLibrary>\n");
+    ck_assert_str_eq(wfl_tl_service_namespace(wfl_typelib_service(tl, "AccountService")),
+                     "http://contoso.com/accounts/");
+    ck_assert_str_eq(wfl_tl_service_namespace(wfl_typelib_service(tl, "IAudit")), "");
+}
+END_TEST
+
 /* A composite's properties take Direction as a native type's do (In, Out, InOut); without one
  * a property is InOut, copied into the body and back. */
 START_TEST(test_composite_property_directions)
@@ -767,6 +785,7 @@ Suite *legacy_typelib_suite(void)
     tcase_add_test(tc, test_service_methods_events_and_exceptions);
     tcase_add_test(tc, test_parse_only_has_no_native_binding);
     tcase_add_test(tc, test_data_only_library_needs_no_shared_object);
+    tcase_add_test(tc, test_service_namespace_of_a_web_proxy);
     tcase_add_test(tc, test_composite_property_directions);
     tcase_add_test(tc, test_container_activity_type);
     tcase_add_test(tc, test_missing_typelib_is_not_found);

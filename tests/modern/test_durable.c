@@ -958,14 +958,20 @@ static void count_saved(void *ud, wf_status st, const wf_error *err)
     __atomic_add_fetch(st == WF_OK ? &c->ok : &c->failed, 1, __ATOMIC_RELAXED);
 }
 
+/* A fixture with n instances of delay.xaml saved Created and released. */
+static void fx_init_created(fixture *f, char (*ids)[33], int n)
+{
+    fx_init(f, NULL);
+    for (int i = 0; i < n; i++)
+        created_unloaded(f, DATA "delay.xaml", ids[i]);
+}
+
 START_TEST(store_save_async_commits_each_once_and_close_drains)
 {
     fixture f;
-    fx_init(&f, NULL);
     enum { N = 50 };
     static char ids[N][33];
-    for (int i = 0; i < N; i++)
-        created_unloaded(&f, DATA "delay.xaml", ids[i]);
+    fx_init_created(&f, ids, N);
     wf_error err = WF_ERROR_INIT;
     wfm_store_save_rec recs[N + 1];
     saved_count c = {0, 0};
@@ -989,6 +995,176 @@ START_TEST(store_save_async_commits_each_once_and_close_drains)
     wfm_store_close(f.store);
     f.store = NULL;
     wf_test_tmpdir_remove(f.dir);
+}
+END_TEST
+
+/* A gate the commit thread waits at inside a save's callback: the saves queued meanwhile
+ * form the next batch, all of them, so a test knows which saves share a transaction. */
+typedef struct commit_gate {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    bool entered, open;
+} commit_gate;
+
+static void gate_saved(void *ud, wf_status st, const wf_error *err)
+{
+    (void)err;
+    commit_gate *g = ud;
+    ck_assert_int_eq(st, WF_OK);
+    pthread_mutex_lock(&g->lock);
+    g->entered = true;
+    pthread_cond_broadcast(&g->cv);
+    while (!g->open)
+        pthread_cond_wait(&g->cv, &g->lock);
+    pthread_mutex_unlock(&g->lock);
+}
+
+/* Queue a save of `id` whose callback holds the commit thread until gate_open. */
+static void gate_close(commit_gate *g, wfm_store *store, wfm_store_save_rec *rec, const char *id)
+{
+    *g = (commit_gate){PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false};
+    *rec = (wfm_store_save_rec){.id = id, .status = "Idle"};
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_lock(store, id, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_save_async(store, rec, gate_saved, g, &err), WF_OK);
+    pthread_mutex_lock(&g->lock);
+    while (!g->entered)
+        pthread_cond_wait(&g->cv, &g->lock);
+    pthread_mutex_unlock(&g->lock);
+}
+
+static void gate_open(commit_gate *g)
+{
+    pthread_mutex_lock(&g->lock);
+    g->open = true;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->lock);
+}
+
+typedef struct save_result {
+    wf_status status;
+    bool called;
+    char message[600];
+    pool_wait *w; /* counts the calls */
+} save_result;
+
+static void record_saved(void *ud, wf_status st, const wf_error *err)
+{
+    save_result *r = ud;
+    r->called = true;
+    r->status = st;
+    snprintf(r->message, sizeof r->message, "%s", st == WF_OK ? "" : err->message);
+    pool_done(r->w, NULL, WF_OK, NULL);
+}
+
+/* One batch holding good saves, a save without a live lease (it changes nothing) and an
+ * insert that fails half way (its id exists): the batch is written without a savepoint per
+ * save first, then again under savepoints, so the good saves commit, in one transaction, and
+ * the failed ones report their own errors. */
+START_TEST(store_batch_commits_good_saves_beside_failed_ones)
+{
+    fixture f;
+    enum { N = 4 };
+    static char ids[N][33];
+    fx_init_created(&f, ids, N);
+    wf_error err = WF_ERROR_INIT;
+    for (int i = 1; i < 3; i++)
+        ck_assert_int_eq(wfm_store_lock(f.store, ids[i], &err), WF_OK);
+    commit_gate g;
+    wfm_store_save_rec first, recs[4];
+    gate_close(&g, f.store, &first, ids[0]);
+    uint64_t commits0 = 0, saves0 = 0, commits = 0, saves = 0;
+    wfm_store_counters(f.store, &commits0, &saves0);
+    pool_wait w;
+    pool_wait_init(&w);
+    save_result res[4] = {{.w = &w}, {.w = &w}, {.w = &w}, {.w = &w}};
+    recs[0] = (wfm_store_save_rec){.id = ids[1], .status = "Closed", .state = "one",
+                                   .state_len = 3, .release = true};
+    recs[1] = (wfm_store_save_rec){.id = ids[3], .status = "Faulted", .release = true};
+    recs[2] = (wfm_store_save_rec){.id = ids[2], .status = "Created", .state = "dup",
+                                   .state_len = 3};
+    recs[3] = (wfm_store_save_rec){.id = ids[2], .status = "Closed", .state = "two",
+                                   .state_len = 3, .release = true};
+    ck_assert_int_eq(wfm_store_save_async(f.store, &recs[0], record_saved, &res[0], &err), WF_OK);
+    ck_assert_int_eq(wfm_store_save_async(f.store, &recs[1], record_saved, &res[1], &err), WF_OK);
+    ck_assert_int_eq(wfm_store_insert_async(f.store, 7, &recs[2], record_saved, &res[2], &err),
+                     WF_OK);
+    ck_assert_int_eq(wfm_store_save_async(f.store, &recs[3], record_saved, &res[3], &err), WF_OK);
+    gate_open(&g);
+    pool_wait_for(&w, 4);
+    wfm_store_counters(f.store, &commits, &saves);
+    ck_assert_uint_eq(commits - commits0, 1);
+    ck_assert_uint_eq(saves - saves0, 2);
+    ck_assert_msg(res[0].called && res[0].status == WF_OK, "%s", res[0].message);
+    ck_assert(res[1].called);
+    ck_assert_int_eq(res[1].status, WF_E_LOCKED);
+    ck_assert(res[2].called);
+    ck_assert_int_eq(res[2].status, WF_E_STORE);
+    ck_assert_msg(res[3].called && res[3].status == WF_OK, "%s", res[3].message);
+    for (int i = 1; i < N; i++) {
+        void *state = NULL;
+        size_t len = 0;
+        char status[32];
+        ck_assert_int_eq(wfm_store_load_state(f.store, ids[i], &state, &len, status, NULL, &err),
+                         WF_OK);
+        ck_assert_str_eq(status, i == 3 ? "Created" : "Closed");
+        if (i < 3) {
+            ck_assert_uint_eq(len, 3);
+            ck_assert(memcmp(state, i == 1 ? "one" : "two", 3) == 0);
+        }
+        wf_free(state);
+    }
+    pool_wait_fini(&w);
+    fx_fini(&f);
+}
+END_TEST
+
+/* A new instance run on the pool starts only once its creation save committed: while the
+ * commit thread is held, none of them runs; released, every one completes. */
+START_TEST(pooled_new_instances_start_once_created)
+{
+    enum { N = 6 };
+    fixture f;
+    f.no_promote = true;
+    fx_init(&f, NULL);
+    char held[33];
+    created_unloaded(&f, DATA "delay.xaml", held);
+    commit_gate g;
+    wfm_store_save_rec first;
+    gate_close(&g, f.store, &first, held);
+    wf_error err = WF_ERROR_INIT;
+    wfm_definition *def = NULL;
+    ck_assert_int_eq(wfm_runtime_load(f.rt, DATA "five_persists.xaml", &def, NULL, &err), WF_OK);
+    pool_wait w;
+    pool_wait_init(&w);
+    wfm_dinst *ds[N];
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(wfm_host_new(f.host, def, &ds[i], &err), WF_OK);
+        ck_assert_int_eq(wfm_host_run_pooled(f.host, ds[i], pool_done, &w, &err), WF_OK);
+    }
+    wfm_definition_release(def);
+    pthread_mutex_lock(&w.lock);
+    ck_assert_uint_eq(w.ended, 0);
+    pthread_mutex_unlock(&w.lock);
+    for (int i = 0; i < N; i++)
+        ck_assert_int_eq(wfm_instance_state_get(wfm_dinst_instance(ds[i])),
+                         WFM_INSTANCE_CREATED);
+    gate_open(&g);
+    pool_wait_for(&w, N);
+    ck_assert_msg(w.failed == 0, "%s", w.message);
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(wfm_instance_state_get(wfm_dinst_instance(ds[i])), WFM_INSTANCE_CLOSED);
+        ck_assert_int_eq(output_i32(ds[i], "N"), 5);
+        ck_assert_uint_eq(wfm_dinst_saves(ds[i]), 6);
+        wfm_dinst_close(ds[i]);
+    }
+    wfm_store_query q = WFM_STORE_QUERY_INIT;
+    q.status = "Closed";
+    row_copy r = {0};
+    ck_assert_int_eq(wfm_store_query_rows(f.store, &q, copy_row, &r, &err), WF_OK);
+    ck_assert_uint_eq(r.n, N);
+    pool_wait_fini(&w);
+    fx_fini(&f);
 }
 END_TEST
 
@@ -2236,6 +2412,8 @@ Suite *modern_durable_suite(void)
     tcase_add_test(tc, pooled_run_with_a_lost_lease_ends_locked);
     tcase_add_test(tc, pooled_save_waiting_on_the_store_holds_no_worker);
     tcase_add_test(tc, store_save_async_commits_each_once_and_close_drains);
+    tcase_add_test(tc, store_batch_commits_good_saves_beside_failed_ones);
+    tcase_add_test(tc, pooled_new_instances_start_once_created);
     tcase_add_test(tc, lease_renewed_while_loaded);
     tcase_add_test(tc, cli_end_to_end);
     tcase_add_test(tc, cli_host_runs_due_timer);

@@ -10,6 +10,7 @@
 
 #include "../../common/wf_calendar.h"
 #include "../../modern/wfm_expr.h"
+#include "../../modern/wfm_expr_int.h" /* quick forms against the tree */
 #include "../wf_test_util.h"
 #include "support_modern.h"
 
@@ -775,6 +776,73 @@ START_TEST(test_store)
     ck_assert_ptr_eq(exc.type, &wf_exc_index_range);
     wf_value_release(&exc);
     CHECK_I32("[count]", 9);
+}
+END_TEST
+
+/* The quick forms (a slot; an Int32 slot against an Int32 constant) give what the tree gives,
+ * for every operator, at the edges of Int32, one level up, and when the slot holds a value of
+ * another kind (an Int32 Object slot written as Int64): then the tree decides. */
+static void check_quick_same(const char *text, int quick)
+{
+    wfm_expr *e = compile(text);
+    ck_assert_msg(e->quick == quick, "'%s': quick form %d, want %d", text, e->quick, quick);
+    wf_value q, t, qexc, texc;
+    wf_status qs = wfm_expr_eval(e, &inner_env, &q, &qexc);
+    texc = wf_null();
+    wf_status ts = wfm_expr__eval(e->root, &inner_env, &t, &texc);
+    ck_assert_int_eq(qs, ts);
+    if (ts == WF_OK) {
+        ck_assert_msg(q.type == t.type && wf_value_equal(&q, &t), "'%s': quick and tree differ",
+                      text);
+    } else {
+        ck_assert_ptr_eq(qexc.type, texc.type);
+        wf_value_release(&qexc);
+        wf_value_release(&texc);
+    }
+    wf_value_release(&q);
+    wf_value_release(&t);
+}
+
+START_TEST(test_quick_forms_match_tree)
+{
+    static const char *const cmps[] = {"[count < 8]",  "[count <= 7]", "[count > 7]",
+                                       "[count >= 8]", "[count == 7]", "[count != 7]",
+                                       "[outer_x < 101]"};
+    static const char *const ariths[] = {"[count + 1]", "[count - 9]", "[count * -3]",
+                                         "[outer_x + 1]", "[count + 2147483647]",
+                                         "[count - -2147483647]", "[count * 1000000000]"};
+    static const int32_t counts[] = {7, INT32_MAX, INT32_MIN, 0};
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        inner_slots[IN_COUNT] = wf_int32(counts[c]);
+        for (size_t i = 0; i < sizeof cmps / sizeof cmps[0]; i++)
+            check_quick_same(cmps[i], XQ_SLOT_CMP_I32);
+        for (size_t i = 0; i < sizeof ariths / sizeof ariths[0]; i++)
+            check_quick_same(ariths[i], XQ_SLOT_ARITH_I32);
+    }
+    check_quick_same("[count]", XQ_SLOT);
+    check_quick_same("[name]", XQ_SLOT);
+    check_quick_same("[names]", XQ_SLOT);
+    check_quick_same("[count / 2]", XQ_NONE); /* division keeps the tree */
+    check_quick_same("[1 + count]", XQ_NONE);
+    inner_slots[IN_COUNT] = wf_int64(5); /* not the slot's static type: the tree decides */
+    check_quick_same("[count + 1]", XQ_SLOT_ARITH_I32);
+    check_quick_same("[count < 8]", XQ_SLOT_CMP_I32);
+    inner_slots[IN_COUNT] = wf_int32(7);
+    /* stores: a scalar of the slot's type directly, anything else converted by the tree */
+    wfm_expr *to = compile_as("[count]", NULL, WFM_EXPR_LVALUE);
+    ck_assert_int_eq(to->quick, XQ_SLOT);
+    wf_value v = wf_int32(-4), exc;
+    ck_assert_int_eq(wfm_expr_store(to, &inner_env, &v, &exc), WF_OK);
+    ck_assert_ptr_eq(inner_slots[IN_COUNT].type, &wf_type_int32);
+    ck_assert_int_eq(inner_slots[IN_COUNT].u.i32, -4);
+    v = wf_int64(12);
+    ck_assert_int_eq(wfm_expr_store(to, &inner_env, &v, &exc), WF_OK);
+    ck_assert_ptr_eq(inner_slots[IN_COUNT].type, &wf_type_int32); /* converted */
+    ck_assert_int_eq(inner_slots[IN_COUNT].u.i32, 12);
+    to = compile_as("[outer_x]", NULL, WFM_EXPR_LVALUE);
+    v = wf_int32(55);
+    ck_assert_int_eq(wfm_expr_store(to, &inner_env, &v, &exc), WF_OK);
+    ck_assert_int_eq(outer_slots[OUT_X].u.i32, 55);
 }
 END_TEST
 
@@ -2000,6 +2068,7 @@ Suite *modern_expr_suite(void)
     tcase_add_test(tc, test_nothing_converts_to_value_default);
     tcase_add_test(tc, test_compensation_token_compares_with_nothing);
     tcase_add_test(tc, test_exponent_literals);
+    tcase_add_test(tc, test_quick_forms_match_tree);
     tcase_add_test(tc, test_xaml_assigns_defaults_and_exponents);
     suite_add_tcase(s, tc);
 

@@ -2,11 +2,15 @@
  * (modern/wfm_http.c) against a stub service on 127.0.0.1 (libmicrohttpd): the SOAP request
  * as basicHttpBinding writes it, the reply's values, the service's context sent back, a run
  * on the caller's thread and one on the pool, a SOAP fault, a timeout, a reply that is no
- * envelope, load errors, and an instance destroyed while its request is in flight. */
+ * envelope, load errors, and an instance destroyed while its request is in flight; the
+ * context kept from a cookie (basicHttpContextBinding, an ASMX session) or a SOAP Context
+ * header (wsHttpContextBinding); an ASMX web method's shape; a request's fault at its
+ * ReceiveReply, a one-way Send's at the Send. */
 #include <check.h>
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -22,7 +26,8 @@ typedef struct stub {
     char url[64]; /* http://127.0.0.1:PORT */
     pthread_mutex_t lock;
     unsigned calls;
-    char last_body[2048], last_action[256], last_instance[64];
+    char last_body[2048], last_action[256], last_instance[64], last_cookie[512];
+    int calc_total; /* /calc: the ASMX calculator's session state */
 } stub;
 
 static const char reply_ok[] =
@@ -33,12 +38,27 @@ static const char reply_fault[] =
     "<s:Envelope xmlns:s=\"http://schemas.xmlsoap.org/soap/envelope/\"><s:Body><s:Fault>"
     "<faultcode>s:Server</faultcode><faultstring>the divisor is zero</faultstring>"
     "</s:Fault></s:Body></s:Envelope>";
+/* wsHttpContextBinding's shape: the context in a SOAP header of the reply. */
+static const char reply_header[] =
+    "<s:Envelope xmlns:s=\"http://schemas.xmlsoap.org/soap/envelope/\"><s:Header>"
+    "<Context xmlns=\"http://schemas.microsoft.com/ws/2006/05/context\">"
+    "<Property name=\"instanceId\">hdr-7</Property></Context></s:Header><s:Body>"
+    "<AddResponse xmlns=\"http://tempuri.org/\"><AddResult>42</AddResult></AddResponse>"
+    "</s:Body></s:Envelope>";
+/* An ASMX web method's reply (wsdl.exe's proxy reads MethodResponse/MethodResult). */
+static const char reply_asmx[] =
+    "<soap:Envelope xmlns:soap=\"http://schemas.xmlsoap.org/soap/envelope/\"><soap:Body>"
+    "<DepositResponse xmlns=\"http://contoso.com/accounts/\"><DepositResult>105</DepositResult>"
+    "</DepositResponse></soap:Body></soap:Envelope>";
+#define WSC_COOKIE "WscContext=\"PENvbnRleHQ+\""
 
 static void stub_note(stub *s, struct MHD_Connection *conn, const wf_buf *body)
 {
     const char *action = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "SOAPAction");
     const char *id = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Instance-Id");
+    const char *cookie = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Cookie");
     pthread_mutex_lock(&s->lock);
+    snprintf(s->last_cookie, sizeof s->last_cookie, "%s", cookie ? cookie : "");
     s->calls++;
     snprintf(s->last_body, sizeof s->last_body, "%s", body->data);
     snprintf(s->last_action, sizeof s->last_action, "%s", action ? action : "");
@@ -46,8 +66,47 @@ static void stub_note(stub *s, struct MHD_Connection *conn, const wf_buf *body)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* /calc: an ASMX calculator service whose session is ASP.NET's cookie, as [WebMethod(
+ * EnableSession = true)] keeps it: PowerOn starts it (total 0), Add and Multiply change the
+ * session's total and answer it; without the cookie they fault. */
+static enum MHD_Result calc_handle(stub *s, struct MHD_Connection *conn)
+{
+    static const char ns[] = "\"http://tempuri.org/";
+    char text[600], op[32] = "";
+    pthread_mutex_lock(&s->lock);
+    bool session = strstr(s->last_cookie, "ASP.NET_SessionId=calc1") != NULL;
+    const char *value = strstr(s->last_body, "<value>");
+    int v = value ? atoi(value + 7) : 0;
+    if (strncmp(s->last_action, ns, sizeof ns - 1) == 0)
+        snprintf(op, sizeof op, "%.*s", (int)strcspn(s->last_action + sizeof ns - 1, "\""),
+                 s->last_action + sizeof ns - 1);
+    bool power_on = strcmp(op, "PowerOn") == 0, known = power_on || strcmp(op, "Add") == 0 ||
+                                                       strcmp(op, "Multiply") == 0;
+    if (power_on)
+        s->calc_total = 0;
+    else if (known && session)
+        s->calc_total = strcmp(op, "Add") == 0 ? s->calc_total + v : s->calc_total * v;
+    if (!known || (!power_on && !session))
+        snprintf(text, sizeof text, "%.*s", (int)strcspn(reply_fault, "\0"), reply_fault);
+    else
+        snprintf(text, sizeof text,
+                 "<soap:Envelope xmlns:soap=\"http://schemas.xmlsoap.org/soap/envelope/\">"
+                 "<soap:Body><%sResponse xmlns=\"http://tempuri.org/\"><%sResult>%d</%sResult>"
+                 "</%sResponse></soap:Body></soap:Envelope>",
+                 op, op, s->calc_total, op, op);
+    pthread_mutex_unlock(&s->lock);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_COPY);
+    if (power_on)
+        MHD_add_response_header(r, "Set-Cookie", "ASP.NET_SessionId=calc1; path=/; HttpOnly");
+    enum MHD_Result ret = MHD_queue_response(conn, strstr(text, "Fault") ? 500 : 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 /* /ok: the Add reply with a context; /fault: HTTP 500 with a SOAP fault; /slow: the reply a
- * second late; /json/Add: {"AddResult": 7}. */
+ * second late; /json/Add: {"AddResult": 7}; /cookie: as /ok, with the cookies `serve` and an
+ * ASMX service set (the second a changed session); /header: the context in a SOAP header. */
 static enum MHD_Result stub_handle(void *cls, struct MHD_Connection *conn, const char *url,
                                    const char *method, const char *version,
                                    const char *upload, size_t *upload_size, void **con_cls)
@@ -68,13 +127,29 @@ static enum MHD_Result stub_handle(void *cls, struct MHD_Connection *conn, const
         return MHD_YES;
     }
     stub_note(s, conn, body);
+    if (strcmp(url, "/calc") == 0)
+        return calc_handle(s, conn);
     bool fault = strcmp(url, "/fault") == 0, json = strcmp(url, "/json/Add") == 0;
     if (strcmp(url, "/slow") == 0)
         sleep(1);
-    const char *text = fault ? reply_fault : json ? "{\"AddResult\": 7}" : reply_ok;
+    bool header = strcmp(url, "/header") == 0, cookie = strcmp(url, "/cookie") == 0;
+    bool asmx = strcmp(url, "/asmx") == 0;
+    const char *text = asmx     ? reply_asmx
+                       : fault  ? reply_fault
+                       : json   ? "{\"AddResult\": 7}"
+                       : header ? reply_header
+                                : reply_ok;
     struct MHD_Response *r =
         MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
-    MHD_add_response_header(r, "X-Instance-Id", STUB_ID);
+    if (!header)
+        MHD_add_response_header(r, "X-Instance-Id", STUB_ID);
+    if (asmx && s->calls == 1)
+        MHD_add_response_header(r, "Set-Cookie", "ASP.NET_SessionId=a1; path=/; HttpOnly");
+    if (cookie) {
+        MHD_add_response_header(r, "Set-Cookie", WSC_COOKIE "; Path=/; HttpOnly");
+        MHD_add_response_header(r, "Set-Cookie", s->calls == 1 ? "ASP.NET_SessionId=s1; path=/"
+                                                               : "ASP.NET_SessionId=s2; path=/");
+    }
     enum MHD_Result ret = MHD_queue_response(conn, fault ? 500 : 200, r);
     MHD_destroy_response(r);
     return ret;
@@ -222,6 +297,49 @@ START_TEST(test_send_soap_fault_faults_the_send)
 }
 END_TEST
 
+/* As in WF4 (docs/services.md "Faults"): the fault of a request-reply Send is its
+ * ReceiveReply's, so a TryCatch around the Send alone does not see it and one around the
+ * ReceiveReply does; a one-way Send (no ReceiveReply) faults itself. */
+#define TRY_SET(body, value)                                                                       \
+    "<TryCatch><TryCatch.Try>" body "</TryCatch.Try><TryCatch.Catches>"                            \
+    "<Catch x:TypeArguments=\"s:Exception\"><ActivityAction x:TypeArguments=\"s:Exception\">"     \
+    "<Assign x:TypeArguments=\"x:Int32\" To=\"[total]\" Value=\"[" value "]\" />"                \
+    "</ActivityAction></Catch></TryCatch.Catches></TryCatch>"
+#define HEAD_S                                                                                     \
+    "<Activity x:Class=\"T\" xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\"\n" \
+    " xmlns:p=\"http://schemas.microsoft.com/netfx/2009/xaml/servicemodel\"\n"                     \
+    " xmlns:s=\"clr-namespace:System;assembly=mscorlib\"\n"                                       \
+    " xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\">\n"                                 \
+    "<x:Members><x:Property Name=\"url\" Type=\"InArgument(x:String)\" />\n"                       \
+    "<x:Property Name=\"total\" Type=\"OutArgument(x:Int32)\" /></x:Members>\n"
+
+START_TEST(test_send_fault_surfaces_at_receive_reply)
+{
+    static const char xaml[] = HEAD_S "<Sequence>" TRY_SET(SEND_ADD("s1", ""), "-1")
+        TRY_SET(RECEIVE_REPLY("s1"), "total + 100") "</Sequence></Activity>";
+    stub s;
+    wfm_test_run r;
+    open_at(&s, &r, xaml, "/fault");
+    ck_assert_int_eq(run_waiting(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_instance_output(r.inst, "total")->u.i32, 100);
+    close_all(&s, &r);
+}
+END_TEST
+
+START_TEST(test_send_one_way_faults_itself)
+{
+    static const char xaml[] = HEAD_S "<Sequence>" TRY_SET(SEND_ADD("s1", ""), "9")
+        "</Sequence></Activity>";
+    stub s;
+    wfm_test_run r;
+    open_at(&s, &r, xaml, "/fault");
+    ck_assert_int_eq(run_waiting(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_instance_output(r.inst, "total")->u.i32, 9);
+    close_all(&s, &r);
+}
+END_TEST
+
+/* A timeout is the ReceiveReply's fault too, with its type and message. */
 START_TEST(test_send_timeout)
 {
     static const char xaml[] = HEAD "<Sequence>" SEND_ADD("s1", "Timeout=\"00:00:00.2\"")
@@ -257,6 +375,129 @@ START_TEST(test_send_context_survives_save_and_restore)
     ck_assert_uint_eq(s.calls, 2);
     ck_assert_ptr_nonnull(strstr(s.last_body, "<Property name=\"instanceId\">" STUB_ID));
     close_all(&s, &r);
+}
+END_TEST
+
+/* A service that keeps its context in cookies gets them back, and only them, as a WCF client
+ * with AllowCookies does: the second call carries WscContext and the session cookie, neither
+ * a Context header nor X-Instance-Id; a cookie set again replaces the kept one. The cookies
+ * are state: they survive a save and restore. */
+START_TEST(test_send_context_from_cookies)
+{
+    stub s;
+    wfm_test_run r;
+    open_at(&s, &r, across_save, "/cookie");
+    ck_assert_int_eq(run_waiting(&r), WFM_INSTANCE_IDLE);
+    ck_assert_str_eq(s.last_cookie, "");
+    wfm_test_save_restore(&r);
+    wf_value go = wf_int32(1);
+    wfm_test_resume(&r, "go", &go);
+    ck_assert_int_eq(run_waiting(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_uint_eq(s.calls, 2);
+    ck_assert_str_eq(s.last_cookie, WSC_COOKIE "; ASP.NET_SessionId=s1");
+    ck_assert_str_eq(s.last_instance, "");
+    ck_assert_ptr_null(strstr(s.last_body, "instanceId"));
+    close_all(&s, &r);
+}
+END_TEST
+
+START_TEST(test_send_cookie_replaced_by_name)
+{
+    static const char three[] = HEAD "<Sequence>" SEND_ADD("s1", "") RECEIVE_REPLY("s1")
+        SEND_ADD("s2", "") RECEIVE_REPLY("s2") SEND_ADD("s3", "") RECEIVE_REPLY("s3")
+        "</Sequence></Activity>";
+    stub s;
+    wfm_test_run r;
+    open_at(&s, &r, three, "/cookie");
+    ck_assert_int_eq(run_waiting(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_uint_eq(s.calls, 3);
+    ck_assert_str_eq(s.last_cookie, WSC_COOKIE "; ASP.NET_SessionId=s2");
+    close_all(&s, &r);
+}
+END_TEST
+
+/* wsHttpContextBinding: the context came in the reply's SOAP header and goes back as one. */
+START_TEST(test_send_context_from_soap_header)
+{
+    stub s;
+    wfm_test_run r;
+    open_at(&s, &r, two_calls, "/header");
+    ck_assert_int_eq(run_waiting(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_uint_eq(s.calls, 2);
+    ck_assert_ptr_nonnull(strstr(s.last_body, "<s:Header><Context xmlns=\"http://schemas."
+                                              "microsoft.com/ws/2006/05/context\"><Property "
+                                              "name=\"instanceId\">hdr-7</Property>"));
+    ck_assert_str_eq(s.last_cookie, "");
+    close_all(&s, &r);
+}
+END_TEST
+
+/* A converted InvokeWebServiceActivity (docs/convert.md "ASMX web services"): SOAPAction
+ * NAMESPACE/Method, the wrapper in the proxy's namespace, MethodResult read back, and the
+ * ASP.NET session cookie shared by the calls of one SessionId (one ChannelToken). */
+#define ASMX_DEPOSIT(name)                                                                         \
+    "<p:Send x:Name=\"" name "\" OperationName=\"Deposit\"\n"                                     \
+    " ServiceContractName=\"{http://contoso.com/accounts/}AccountService\"\n"                     \
+    " Action=\"http://contoso.com/accounts/Deposit\" EndpointAddress=\"[url]\"\n"                 \
+    " ChannelToken=\"session:account\"><p:Send.Content><p:SendParametersContent>\n"              \
+    "<InArgument x:TypeArguments=\"x:Int32\" x:Key=\"amount\">[5]</InArgument>\n"                \
+    "</p:SendParametersContent></p:Send.Content></p:Send>\n"                                      \
+    "<p:ReceiveReply Request=\"{x:Reference " name "}\"><p:ReceiveReply.Content>\n"             \
+    "<p:ReceiveParametersContent>\n"                                                               \
+    "<OutArgument x:TypeArguments=\"x:Int32\" x:Key=\"DepositResult\">[total]</OutArgument>\n"   \
+    "</p:ReceiveParametersContent></p:ReceiveReply.Content></p:ReceiveReply>\n"
+
+START_TEST(test_send_asmx_web_method)
+{
+    static const char xaml[] = HEAD "<Sequence>" ASMX_DEPOSIT("d1") ASMX_DEPOSIT("d2")
+        "</Sequence></Activity>";
+    stub s;
+    wfm_test_run r;
+    open_at(&s, &r, xaml, "/asmx");
+    ck_assert_int_eq(run_waiting(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_int_eq(wfm_instance_output(r.inst, "total")->u.i32, 105);
+    ck_assert_uint_eq(s.calls, 2);
+    ck_assert_str_eq(s.last_action, "\"http://contoso.com/accounts/Deposit\"");
+    ck_assert_ptr_nonnull(strstr(s.last_body, "<s:Body><Deposit xmlns=\"http://contoso.com/"
+                                              "accounts/\"><amount>5</amount></Deposit>"));
+    ck_assert_str_eq(s.last_cookie, "ASP.NET_SessionId=a1");
+    close_all(&s, &r);
+}
+END_TEST
+
+/* A WF3 workflow calling an ASMX web service through its wsdl.exe proxy, converted and run
+ * by the CLI: three InvokeWebServiceActivitys with one SessionId reach the service as ASMX
+ * web-method calls (SOAPAction http://tempuri.org/Add), at the endpoint named after the
+ * proxy class, in one ASP.NET session: (0 + 12) * 3 = 36. */
+START_TEST(test_send_converted_web_service_session)
+{
+    stub s;
+    stub_start(&s);
+    const char *dir = wf_test_tmpdir();
+    ck_assert_int_eq(wf_test_shell_cli(dir, 60,
+                                       "convert tests/modern/data/asmx/asmx_client.xoml -o %s "
+                                       "--lib-path tests/modern/data/asmx",
+                                       wf_test_path(dir, "asmx_client.xaml")),
+                     0);
+    char eps[200];
+    snprintf(eps, sizeof eps, "{\"endpoints\": {\"Calculator\": {\"address\": \"%s/calc\"}}}\n",
+             s.url);
+    wf_test_write_file(dir, "asmx_client.endpoints.json", eps);
+    ck_assert_int_eq(wf_test_shell_cli(dir, 60, "run %s --lib-path tests/modern/data/asmx --json "
+                                       "--arg Amount=12 --arg Factor=3",
+                                       wf_test_path(dir, "asmx_client.xaml")),
+                     0);
+    char *out = wf_test_read_file(wf_test_path(dir, "stdout"), NULL);
+    ck_assert_ptr_nonnull(out);
+    ck_assert_msg(strstr(out, "\"status\": \"Closed\"") && strstr(out, "\"Total\": 36"), "%s",
+                  out);
+    wf_free(out);
+    ck_assert_uint_eq(s.calls, 3);
+    ck_assert_str_eq(s.last_action, "\"http://tempuri.org/Multiply\"");
+    ck_assert_ptr_nonnull(strstr(s.last_body, "<Multiply xmlns=\"http://tempuri.org/\">"
+                                              "<value>3</value></Multiply>"));
+    wf_test_tmpdir_remove(dir);
+    stub_stop(&s);
 }
 END_TEST
 
@@ -314,11 +555,18 @@ Suite *modern_send_suite(void)
     tcase_add_test(core, test_send_on_the_pool);
     tcase_add_test(core, test_send_context_survives_save_and_restore);
     tcase_add_test(core, test_send_instance_destroyed_in_flight);
+    tcase_add_test(core, test_send_context_from_cookies);
+    tcase_add_test(core, test_send_cookie_replaced_by_name);
+    tcase_add_test(core, test_send_context_from_soap_header);
+    tcase_add_test(core, test_send_asmx_web_method);
+    tcase_add_test(core, test_send_converted_web_service_session);
     suite_add_tcase(s, core);
     TCase *bad = tcase_create("bad_input");
     tcase_set_timeout(bad, 60);
     tcase_add_test(bad, test_send_soap_fault_faults_the_send);
     tcase_add_test(bad, test_send_timeout);
+    tcase_add_test(bad, test_send_fault_surfaces_at_receive_reply);
+    tcase_add_test(bad, test_send_one_way_faults_itself);
     tcase_add_test(bad, test_send_reply_not_soap);
     tcase_add_test(bad, test_send_load_errors);
     suite_add_tcase(s, bad);

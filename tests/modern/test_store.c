@@ -1193,6 +1193,7 @@ typedef struct claim_log {
     char states[16][32];
     size_t state_lens[16];
     int64_t pending[16];
+    int64_t promoted[16];
     int stop_after; /* > 0: return false after this many calls */
 } claim_log;
 
@@ -1210,6 +1211,7 @@ static bool log_claim(void *ud, const wfm_store_claimed *c)
         memcpy(l->states[i], c->state, c->state_len);
     l->state_lens[i] = c->state_len;
     l->pending[i] = c->pending_resumes;
+    l->promoted[i] = c->promoted;
     return l->stop_after <= 0 || l->count < l->stop_after;
 }
 
@@ -1325,6 +1327,14 @@ START_TEST(test_store_claim_respects_max_and_a_stopping_callback)
     wfm_store_id ids[5];
     for (int i = 0; i < 5; i++)
         ids[i] = make_row(a, 1, "Executing", "s", 1, 0, NULL);
+    /* a claim counts each row's promoted properties (a host reads back only where some are) */
+    wf_error err = WF_ERROR_INIT;
+    const char *names[] = {"amount", "who"}, *values[] = {"5", "ann"};
+    wfm_store_save_rec rec = {.id = ids[0].text, .status = "Executing", .state = "s",
+                              .state_len = 1, .prop_names = names, .prop_values = values,
+                              .prop_count = 2, .release = true};
+    ck_assert_int_eq(wfm_store_lock(a, ids[0].text, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_save(a, &rec, &err), WF_OK);
     wfm_store *b = open_store("host-b", 60000, false);
     size_t count = 0;
     claim_log l = claim_now(b, 2, 0, &count);
@@ -1332,10 +1342,11 @@ START_TEST(test_store_claim_respects_max_and_a_stopping_callback)
     ck_assert_int_eq(l.count, 2);
     ck_assert_str_eq(l.ids[0], ids[0].text);
     ck_assert_str_eq(l.ids[1], ids[1].text);
+    ck_assert_int_eq(l.promoted[0], 2);
+    ck_assert_int_eq(l.promoted[1], 0);
     wfm_store *c = open_store("host-c", 60000, false);
     memset(&l, 0, sizeof l);
     l.stop_after = 1;
-    wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfm_store_claim(c, 10, 0, log_claim, &l, &count, &err), WF_OK);
     ck_assert_uint_eq(count, 3);
     ck_assert_int_eq(l.count, 1);
@@ -1930,6 +1941,52 @@ START_TEST(test_store_group_commit_inserts_of_concurrent_hosts_stand_alone)
 }
 END_TEST
 
+/* wfm_store_insert_many (the commit of migrate-instances): the batch's rows in one
+ * transaction, each with its state; a batch holding one id that exists fails naming it and
+ * writes none of its rows (PostgreSQL sends the batch in one pipeline). */
+START_TEST(test_store_insert_many_writes_the_batch_all_or_none)
+{
+    wfm_store *s = open_store("host-a", 0, false);
+    wf_error err = WF_ERROR_INIT;
+    enum { N = 40, DUP = N / 2 + 5 };
+    wfm_store_id ids[N];
+    wfm_store_save_rec recs[N];
+    const char *bms[] = {"IExpenseService.Approved"};
+    for (int i = 0; i < N; i++) {
+        wfm_store_new_id(&ids[i]);
+        recs[i] = (wfm_store_save_rec){ids[i].text, "Idle", ids[i].text, 32, bms, 1, NULL,
+                                       NULL, 0, 1000 + i, true, 0};
+    }
+    uint64_t commits = 0, saves = 0, commits_after = 0, saves_after = 0;
+    wfm_store_counters(s, &commits, &saves);
+    ck_assert_int_eq(wfm_store_insert_many(s, 9, recs, N / 2, &err), WF_OK);
+    wfm_store_counters(s, &commits_after, &saves_after);
+    ck_assert_uint_eq(commits_after, commits + 1);
+    ck_assert_uint_eq(saves_after, saves + N / 2);
+    recs[DUP].id = ids[3].text;
+    ck_assert_int_eq(wfm_store_insert_many(s, 9, recs + N / 2, N / 2, &err), WF_E_STORE);
+    ck_assert_msg(strstr(err.message, ids[3].text), "%s", err.message);
+    wf_error_clear(&err);
+    for (int i = 0; i < N; i++) {
+        void *state = NULL;
+        size_t len = 0;
+        char status[32];
+        wf_status rc = wfm_store_load_state(s, ids[i].text, &state, &len, status, NULL, &err);
+        wf_error_clear(&err);
+        if (i >= N / 2) { /* the failed batch wrote nothing */
+            ck_assert_int_ne(rc, WF_OK);
+            continue;
+        }
+        ck_assert_int_eq(rc, WF_OK);
+        ck_assert(len == 32 && memcmp(state, ids[i].text, 32) == 0);
+        ck_assert_str_eq(status, "Idle");
+        ck_assert_str_eq(seen(s, ids[i].text).status, "Idle");
+        wf_free(state);
+    }
+    wfm_store_close(s);
+}
+END_TEST
+
 /* The tests both backends run. */
 static void add_shared_core(TCase *core)
 {
@@ -1951,6 +2008,7 @@ static void add_shared_core(TCase *core)
     tcase_add_test(core, test_store_attempts_count_unfinished_runs_and_suspend_quarantines);
     tcase_add_test(core, test_store_insert_creates_the_row_with_its_state);
     tcase_add_test(core, test_store_group_commit_inserts_of_concurrent_hosts_stand_alone);
+    tcase_add_test(core, test_store_insert_many_writes_the_batch_all_or_none);
     tcase_add_test(core, test_store_claim_takes_what_can_progress_oldest_first);
     tcase_add_test(core, test_store_claim_respects_max_and_a_stopping_callback);
     tcase_add_test(core, test_store_claim_takes_over_expired_leases_and_renew_keeps_them);

@@ -710,25 +710,45 @@ static int64_t stamp_us(const char *marker)
     return (int64_t)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000;
 }
 
-/* Run long_xaml once into a file tracker (profile "all"); returns the file's text. */
-static char *run_long(const char *path, wfm_clock_fn clock, int64_t *t0, int64_t *t1)
+/* One runtime (one worker, tracker t, clock or the real one when NULL) with one instance
+ * of xaml, id `id`, ready to run; one_end releases them. */
+typedef struct one {
+    wfm_runtime *rt;
+    wfm_definition *def;
+    wfm_instance *inst;
+} one;
+
+static one one_begin(wfm_tracker *t, const char *xaml, wfm_clock_fn clock, const char *id)
 {
     wf_error err = WF_ERROR_INIT;
-    wfm_tracker *t = file_tracker(path);
     wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
     o.worker_count = 1;
     o.write = wfm_test_discard;
     o.tracker = t;
     o.clock = clock;
-    wfm_runtime *rt = NULL;
-    wfm_definition *def = NULL;
-    wfm_instance *inst = NULL;
-    ck_assert_int_eq(wfm_runtime_create(&o, &rt, &err), WF_OK);
+    one x = {0};
+    ck_assert_int_eq(wfm_runtime_create(&o, &x.rt, &err), WF_OK);
     ck_assert_int_eq(
-        wfm_runtime_load_mem(rt, "long.xaml", long_xaml, strlen(long_xaml), &def, NULL, &err),
-        WF_OK);
-    ck_assert_int_eq(wfm_instance_create(rt, def, &inst, &err), WF_OK);
-    wfm_instance_set_id(inst, "fedcba9876543210fedcba9876543210");
+        wfm_runtime_load_mem(x.rt, "one.xaml", xaml, strlen(xaml), &x.def, NULL, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_create(x.rt, x.def, &x.inst, &err), WF_OK);
+    wfm_instance_set_id(x.inst, id);
+    return x;
+}
+
+static void one_end(one *x)
+{
+    wfm_instance_destroy(x->inst);
+    wfm_definition_release(x->def);
+    wfm_runtime_destroy(x->rt);
+}
+
+/* Run long_xaml once into a file tracker (profile "all"); returns the file's text. */
+static char *run_long(const char *path, wfm_clock_fn clock, int64_t *t0, int64_t *t1)
+{
+    wf_error err = WF_ERROR_INIT;
+    wfm_tracker *t = file_tracker(path);
+    one x = one_begin(t, long_xaml, clock, "fedcba9876543210fedcba9876543210");
+    wfm_instance *inst = x.inst;
     char marker[600];
     snprintf(marker, sizeof marker, "%s.stamp", path);
     *t0 = stamp_us(marker);
@@ -738,9 +758,7 @@ static char *run_long(const char *path, wfm_clock_fn clock, int64_t *t0, int64_t
     wfm_tracker_flush(t);
     ck_assert_uint_eq(wfm_tracker_dropped(t), 0);
     uint64_t written = wfm_tracker_written(t);
-    wfm_instance_destroy(inst);
-    wfm_definition_release(def);
-    wfm_runtime_destroy(rt);
+    one_end(&x);
     wfm_tracker_destroy(t);
     size_t len = 0;
     char *text = wf_test_read_file(path, &len);
@@ -942,6 +960,135 @@ START_TEST(test_track_ring_of_fixed_entries_reads_as_the_file_lines)
 }
 END_TEST
 
+/* ---- valid JSON whatever the names hold ---------------------------------------------------- */
+
+/* Display names with quotes, a backslash, control characters and non-ASCII text (XML cannot
+ * carry invalid UTF-8: that comes through the instance id and wfm_tracker_emit below). */
+static const char odd_xaml[] =
+    "<Activity x:Class=\"T.Odd\" xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\"\n"
+    " xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\">\n"
+    "  <Sequence DisplayName=\"say &quot;hi&quot;&#9;tab&#10;line\\\">\n"
+    "    <WriteLine DisplayName=\"caf&#xE9; &#x1F600; &lt;/&gt;\" Text=\"x\"/>\n"
+    "  </Sequence>\n"
+    "</Activity>\n";
+
+/* Every line of text parses with jansson (which refuses invalid UTF-8 and raw control
+ * characters); returns the lines, each decoded into js (at most max). */
+static size_t parse_lines(char *text, json_t **js, size_t max)
+{
+    size_t n = 0;
+    for (char *line = text; *line;) {
+        char *end = strchr(line, '\n');
+        ck_assert_ptr_nonnull(end);
+        *end = '\0';
+        json_error_t e;
+        json_t *j = json_loads(line, 0, &e);
+        ck_assert_msg(j != NULL, "not JSON (%s): %s", e.text, line);
+        ck_assert_uint_lt(n, max);
+        js[n++] = j;
+        line = end + 1;
+    }
+    return n;
+}
+
+START_TEST(test_track_lines_are_json_whatever_the_names_hold)
+{
+    const char *dir = wf_test_tmpdir();
+    char d[256], path[512];
+    snprintf(d, sizeof d, "%s", dir);
+    snprintf(path, sizeof path, "%s/odd.jsonl", d);
+    wf_error err = WF_ERROR_INIT;
+    wfm_tracker *t = file_tracker(path);
+    /* the runtime's fixed entries: names from the plan, the instance id from the context */
+    one x = one_begin(t, odd_xaml, NULL, "id\"\x01\xff\\");
+    ck_assert_int_eq(wfm_instance_run(x.inst, &err), WF_OK);
+    /* records built by the caller: every string field, variable names included */
+    const char *bad = "q\"b\\s\x01\x1f\x7f \xff \xc3 \xc0\xaf \xed\xa0\x80 \xe2\x82";
+    const char *names[2] = {bad, "ok"};
+    wf_value vals[2] = {wf_int32(1), wf_int32(2)};
+    for (int k = 0; k < WFM_REC_KIND_COUNT; k++) {
+        wfm_track_record r = rec((wfm_rec_kind)k, k == 1 ? "Closed" : bad, bad, 1);
+        r.instance_id = bad;
+        r.activity_id = bad;
+        r.child = bad;
+        r.child_id = bad;
+        r.name = bad;
+        r.data_names = names;
+        r.data_values = vals;
+        r.data_count = 2;
+        wfm_tracker_emit(t, &r);
+    }
+    wfm_tracker_flush(t);
+    size_t len = 0;
+    char *text = wf_test_read_file(path, &len);
+    ck_assert_ptr_nonnull(text);
+    json_t *js[64];
+    size_t n = parse_lines(text, js, 64);
+    ck_assert_uint_eq(n, wfm_tracker_written(t));
+    size_t seq_named = 0, line_named = 0, replaced = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *act = member(js[i], "activity"), *inst_id = member(js[i], "instance");
+        const char *child = member(js[i], "child");
+        seq_named += act && strcmp(act, "say \"hi\"\ttab\nline\\") == 0;
+        line_named += (act && strcmp(act, "caf\xc3\xa9 \xf0\x9f\x98\x80 </>") == 0) +
+                      (child && strcmp(child, "caf\xc3\xa9 \xf0\x9f\x98\x80 </>") == 0);
+        replaced += inst_id && strstr(inst_id, "\xef\xbf\xbd") != NULL; /* U+FFFD */
+        json_decref(js[i]);
+    }
+    ck_assert_uint_ge(seq_named, 3); /* "all": executing, scheduling, closing */
+    ck_assert_uint_ge(line_named, 3);
+    ck_assert_uint_eq(replaced, n); /* both ids hold invalid UTF-8 */
+    ck_assert_uint_ge(n, 7 + WFM_REC_KIND_COUNT);
+    wf_free(text);
+    one_end(&x);
+    wfm_tracker_destroy(t);
+    wf_test_tmpdir_remove(d);
+}
+END_TEST
+
+/* The file participant appends after what the file holds, and gives back the space it
+ * reserved ahead once closed. */
+START_TEST(test_track_file_appends_and_returns_reserved_space)
+{
+    const char *dir = wf_test_tmpdir();
+    char d[256], path[512];
+    snprintf(d, sizeof d, "%s", dir);
+    snprintf(path, sizeof path, "%s/append.jsonl", d);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"before\": 1}\n", f);
+    ck_assert_int_eq(fclose(f), 0);
+    for (int round = 0; round < 2; round++) {
+        wfm_tracker *t = file_tracker(path);
+        for (uint64_t i = 1; i <= 500; i++) {
+            wfm_track_record r = rec(WFM_REC_ACTIVITY_STATE, "Closed", "Step", i);
+            wfm_tracker_emit(t, &r);
+        }
+        wf_error err = WF_ERROR_INIT;
+        ck_assert_int_eq(wfm_tracker_close(t, &err), WF_OK);
+        wfm_tracker_destroy(t);
+    }
+    size_t len = 0;
+    char *text = wf_test_read_file(path, &len);
+    ck_assert_ptr_nonnull(text);
+    ck_assert(strncmp(text, "{\"before\": 1}\n", 14) == 0);
+    json_t *js[1001];
+    size_t n = parse_lines(text, js, 1001);
+    ck_assert_uint_eq(n, 1001);
+    ck_assert_int_eq(json_integer_value(json_object_get(js[1000], "seq")), 500);
+    for (size_t i = 0; i < n; i++)
+        json_decref(js[i]);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_size, (off_t)len);
+    /* reserved: 1 MB at least; kept: the content's blocks (and a file system's rounding) */
+    ck_assert_msg((int64_t)st.st_blocks * 512 < (int64_t)len + 256 * 1024,
+                  "%lld bytes allocated for %zu", (long long)st.st_blocks * 512, len);
+    wf_free(text);
+    wf_test_tmpdir_remove(d);
+}
+END_TEST
+
 Suite *modern_track_pipeline_suite(void)
 {
     Suite *s = suite_create("modern_track_pipeline");
@@ -952,6 +1099,8 @@ Suite *modern_track_pipeline_suite(void)
     tcase_add_test(core, test_track_fixed_entries_keep_instance_numbers_names_and_time_across_chunks);
     tcase_add_test(core, test_track_fixed_entries_take_the_runtime_clock_when_it_is_not_the_real_one);
     tcase_add_test(core, test_track_ring_of_fixed_entries_reads_as_the_file_lines);
+    tcase_add_test(core, test_track_lines_are_json_whatever_the_names_hold);
+    tcase_add_test(core, test_track_file_appends_and_returns_reserved_space);
     suite_add_tcase(s, core);
     return s;
 }

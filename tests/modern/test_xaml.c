@@ -219,11 +219,11 @@ static void free_text(void *data)
 
 static wf_status invoke_prepare(wfm_load *load, wfm_node *node)
 {
-    const char *prefix = node->props[IM_TARGET].type_prefix;
+    const char *prefix = wfm__node_prop(node, IM_TARGET)->type_prefix;
     const char *assembly = wfm_load_assembly(load, node, prefix);
     if (!assembly) {
         wfm_load_error(load, node, WF_E_NOLIB, "no assembly for '%s'",
-                       node->props[IM_TARGET].type_text);
+                       wfm__node_prop(node, IM_TARGET)->type_text);
         return WF_OK;
     }
     char *copy = wf_strdup(assembly);
@@ -343,7 +343,7 @@ static wfm_definition *load_ok(const char *path)
 /* Evaluate IN expression of `prop` of `node` (or its literal) in env. */
 static wf_value eval_prop(const wfm_node *node, unsigned prop, const wfm_env *env)
 {
-    const wfm__prop *p = &node->props[prop];
+    const wfm__prop *p = wfm__node_prop(node, prop);
     if (!p->expr)
         return wf_value_retain(&p->literal);
     wf_value out = wf_null(), exc = wf_null();
@@ -399,24 +399,24 @@ START_TEST(test_designer_file_gives_tree_ids_and_values)
     const wfm_node *wl = wfm_node_at(root, SEQ_ACTIVITIES, 0);
     ck_assert_str_eq(wfm_node_id(wl), "1.1");
     ck_assert_str_eq(wfm_node_display_name(wl), "WriteLine");
-    ck_assert_ptr_null(wl->props[WL_TEXT].expr);
-    ck_assert_str_eq(wf_value_str(&wl->props[WL_TEXT].literal), "Hello");
+    ck_assert_ptr_null(wfm__node_prop(wl, WL_TEXT)->expr);
+    ck_assert_str_eq(wf_value_str(&wfm__node_prop(wl, WL_TEXT)->literal), "Hello");
     const wfm_node *assign = wfm_node_at(root, SEQ_ACTIVITIES, 1);
     ck_assert_str_eq(wfm_node_id(assign), "1.2");
     ck_assert_ptr_eq(wfm_node_type_arg(assign), &wf_type_int32); /* inferred from To */
     const wfm_node *fe = wfm_node_at(root, SEQ_ACTIVITIES, 2);
     ck_assert_str_eq(wfm_node_display_name(fe), "Add items");
-    ck_assert_str_eq(fe->props[FE_BODY].delegate->arg_name, "item");
-    ck_assert_ptr_eq(fe->props[FE_BODY].delegate->arg_type, &wf_type_int32);
-    const wfm_node *body = fe->props[FE_BODY].delegate->body;
+    ck_assert_str_eq(wfm__node_prop(fe, FE_BODY)->delegate->arg_name, "item");
+    ck_assert_ptr_eq(wfm__node_prop(fe, FE_BODY)->delegate->arg_type, &wf_type_int32);
+    const wfm_node *body = wfm__node_prop(fe, FE_BODY)->delegate->body;
     ck_assert_str_eq(wfm_node_id(body), "1.3.1");
     ck_assert_ptr_eq(body->parent, fe);
     const wfm_node *iff = wfm_node_at(root, SEQ_ACTIVITIES, 3);
     ck_assert_str_eq(wfm_node_id(wfm_node_child(iff, IF_ELSE)), "1.4.2");
     ck_assert(!wfm_node_has(iff, 99));
     const wfm_node *delay = wfm_node_at(root, SEQ_ACTIVITIES, 4);
-    ck_assert_ptr_eq(delay->props[DL_DURATION].literal.type, &wf_type_timespan);
-    ck_assert(delay->props[DL_DURATION].literal.u.i64 == 5000000);
+    ck_assert_ptr_eq(wfm__node_prop(delay, DL_DURATION)->literal.type, &wf_type_timespan);
+    ck_assert(wfm__node_prop(delay, DL_DURATION)->literal.u.i64 == 5000000);
     ck_assert_uint_eq(wfm_definition_node_count(def), 11);
     for (size_t i = 0; i < wfm_definition_node_count(def); i++)
         ck_assert_uint_eq(wfm_node_index(wfm_definition_node_at(def, i)), i);
@@ -447,7 +447,7 @@ START_TEST(test_designer_file_envs_slots_and_hops)
     ck_assert_int_eq(eval_i32(assign, AS_VALUE, &ev_main), 14);
     /* ForEach body: Ed (item) under env(main), the body Sequence's Ev (inner sum) under Ed. */
     const wfm_node *fe = wfm_node_at(root, SEQ_ACTIVITIES, 2);
-    const wfm_node *body = fe->props[FE_BODY].delegate->body;
+    const wfm_node *body = wfm__node_prop(fe, FE_BODY)->delegate->body;
     wf_value ed_slots[1] = {wf_int32(3)};
     wfm_env ed = {&ev_main, ed_slots, 1};
     wf_value inner_slots[1] = {wf_int32(0)};
@@ -455,7 +455,7 @@ START_TEST(test_designer_file_envs_slots_and_hops)
     const wfm_node *in_assign = wfm_node_at(body, SEQ_ACTIVITIES, 0);
     ck_assert_int_eq(eval_i32(in_assign, AS_VALUE, &ev_body), 6);
     wf_value v99 = wf_int32(99);
-    ck_assert_int_eq(wfm_expr_store(in_assign->props[AS_TO].expr, &ev_body, &v99, &exc), WF_OK);
+    ck_assert_int_eq(wfm_expr_store(wfm__node_prop(in_assign, AS_TO)->expr, &ev_body, &v99, &exc), WF_OK);
     ck_assert_int_eq(inner_slots[0].u.i32, 99); /* the inner sum shadows the outer one */
     ck_assert_int_eq(main_slots[0].u.i32, 10);
     const wfm_node *in_wl = wfm_node_at(body, SEQ_ACTIVITIES, 1);
@@ -468,7 +468,7 @@ START_TEST(test_designer_file_envs_slots_and_hops)
     ck_assert(cond.u.b);
     const wfm_node *then = wfm_node_child(iff, IF_THEN);
     wf_value v7 = wf_int32(7);
-    ck_assert_int_eq(wfm_expr_store(then->props[AS_TO].expr, &ev_main, &v7, &exc), WF_OK);
+    ck_assert_int_eq(wfm_expr_store(wfm__node_prop(then, AS_TO)->expr, &ev_main, &v7, &exc), WF_OK);
     ck_assert_int_eq(e0_slots[2].u.i32, 7);
     const wfm_node *els = wfm_node_child(iff, IF_ELSE);
     text = eval_prop(els, WL_TEXT, &ev_main);
@@ -489,14 +489,14 @@ START_TEST(test_flowchart_references_and_cycles)
     ck_assert_str_eq(wfm_node_display_name(fc), "Loop");
     const wfm_node *start = wfm_node_child(fc, FC_START);
     ck_assert_ptr_nonnull(start);
-    ck_assert_str_eq(start->x_name, "__ReferenceID0");
+    ck_assert_str_eq(wfm_node_x_name(start), "__ReferenceID0");
     ck_assert_uint_eq(wfm_node_count(fc, FC_NODES), 4);
     ck_assert_ptr_eq(wfm_node_at(fc, FC_NODES, 0), start);
     const wfm_node *dec = wfm_node_child(start, FS_NEXT);
     ck_assert_str_eq(wfm_node_display_name(dec), "More?");
     ck_assert_ptr_eq(wfm_node_at(fc, FC_NODES, 1), dec);
     ck_assert_ptr_eq(wfm_node_child(dec, FD_TRUE), start); /* a cycle */
-    ck_assert_ptr_eq(dec->owner, fc);
+    ck_assert_ptr_eq(wfm__node_owner(dec), fc);
     const wfm_node *sw = wfm_node_child(dec, FD_FALSE);
     ck_assert_ptr_eq(wfm_node_type_arg(sw), &wf_type_int32);
     ck_assert_uint_eq(wfm_node_count(sw, FW_CASES), 2);
@@ -531,7 +531,7 @@ START_TEST(test_switch_catch_invoke_and_prepare)
     ck_assert_uint_eq(wfm_node_count(sw, SW_CASES), 2);
     ck_assert_str_eq(wf_value_str(wfm_node_key(sw, SW_CASES, 1)), "bc");
     const wfm_node *im = wfm_node_at(sw, SW_CASES, 1);
-    ck_assert_str_eq(im->props[IM_TARGET].type_text, "p:Any");
+    ck_assert_str_eq(wfm__node_prop(im, IM_TARGET)->type_text, "p:Any");
     ck_assert_ptr_null(wfm_node_prop_type(im, IM_TARGET));
     ck_assert_str_eq((const char *)wfm_node_data(im), "calc");
     ck_assert_str_eq(wf_value_str(wfm_node_literal(im, IM_METHOD)), "add");
@@ -539,17 +539,27 @@ START_TEST(test_switch_catch_invoke_and_prepare)
     ck_assert_int_eq(wfm_node_param_dir(im, IM_PARAMS, 1), WFM_PROP_IN);
     ck_assert_int_eq(wfm_node_param_dir(im, IM_PARAMS, 2), WFM_PROP_OUT);
     ck_assert_ptr_eq(wfm_node_param_type(im, IM_PARAMS, 1), &wf_type_int32);
-    ck_assert_int_eq(im->props[IM_PARAMS].params[1].literal.u.i32, 40);
-    ck_assert_ptr_nonnull(im->props[IM_PARAMS].params[2].expr);
+    ck_assert_int_eq(wfm__node_prop(im, IM_PARAMS)->params[1].literal.u.i32, 40);
+    ck_assert_ptr_nonnull(wfm__node_prop(im, IM_PARAMS)->params[2].expr);
     ck_assert_uint_eq(wfm_node_count(tc, TC_CATCHES), 1);
     const wfm_node *ca = wfm_node_at(tc, TC_CATCHES, 0);
     ck_assert_str_eq(ca->kind->spec->category, "Catch");
-    ck_assert_ptr_eq(ca->owner, tc);
+    ck_assert_ptr_eq(wfm__node_owner(ca), tc);
     ck_assert_ptr_eq(wfm_node_type_arg(ca), &wf_exc_invalid_operation);
-    ck_assert_str_eq(ca->props[CA_ACTION].delegate->arg_name, "ex");
+    ck_assert_str_eq(wfm__node_prop(ca, CA_ACTION)->delegate->arg_name, "ex");
     const wfm_node *probe = wfm_node_child(tc, TC_FINALLY);
     ck_assert_int_eq(wfm_node_literal(probe, PR_COUNT)->u.i32, 5);
     ck_assert(wfm_node_literal(probe, PR_FLAG)->u.b);
+    /* A property's members of other kinds share storage: accessors of the wrong kind read
+     * nothing rather than another kind's bytes. */
+    ck_assert_ptr_null(wfm_node_at(im, IM_PARAMS, 0));
+    ck_assert_ptr_null(wfm_node_child(im, IM_PARAMS));
+    ck_assert_ptr_null(wfm_node_key(sw, SW_EXPR, 0));
+    ck_assert(wf_is_null(wfm_node_literal(tc, TC_CATCHES)));
+    ck_assert_str_eq(wfm_node_type_text(im, IM_METHOD), "");
+    ck_assert_ptr_null(wfm_node_type_prefix(im, IM_PARAMS));
+    ck_assert_ptr_null(wfm_node_param_type(sw, SW_CASES, 0));
+    ck_assert_str_eq(wfm_node_display_name(im), "InvokeMethod"); /* the kind's name */
     wfm_definition_release(def);
 }
 END_TEST
@@ -585,7 +595,7 @@ START_TEST(test_shared_activity_references)
     const wfm_node *ch = wfm_node_at(root, SEQ_ACTIVITIES, 0);
     ck_assert_uint_eq(wfm_node_count(ch, CH_BRANCHES), 3);
     const wfm_node *t = wfm_node_child(wfm_node_at(ch, CH_BRANCHES, 0), BR_TRIGGER);
-    ck_assert_str_eq(t->x_name, "t");
+    ck_assert_str_eq(wfm_node_x_name(t), "t");
     ck_assert_ptr_eq(wfm_node_child(wfm_node_at(ch, CH_BRANCHES, 1), BR_TRIGGER), t);
     ck_assert_ptr_eq(wfm_node_child(wfm_node_at(ch, CH_BRANCHES, 2), BR_TRIGGER), t);
     ck_assert_str_eq(wfm_node_id(t), "1.1.1.1");
@@ -835,7 +845,10 @@ START_TEST(test_nesting_within_limit_loads)
                      WF_OK);
     ck_assert_uint_eq(wfm_definition_node_count(def), 200);
     const wfm_node *last = wfm_definition_node_at(def, 199);
-    ck_assert_uint_eq(last->depth, 199);
+    unsigned depth = 0;
+    for (const wfm_node *n = last; wfm_node_parent(n); n = wfm_node_parent(n))
+        depth++;
+    ck_assert_uint_eq(depth, 199);
     wfm_definition_release(def);
     wf_free(text);
 }
