@@ -220,6 +220,7 @@ int wfb_report_in_file(wf_error *err, const char *file)
 
 char *wfb_quote(const char *text, char *buf, size_t size)
 {
+    assert(size >= 96); /* the longest result: 60 bytes, quotes, "..." and the byte count */
     size_t len = strlen(text);
     if (len <= QUOTE_BYTES) {
         snprintf(buf, size, "'%s'", text);

@@ -238,6 +238,7 @@ static void drain(feeder *fd, bool block)
     pthread_mutex_unlock(&fd->lock);
     for (finished *f = list, *next; f; f = next) {
         next = f->next;
+        assert(fd->in_flight > 0); /* every run that ends was started by start_run */
         fd->in_flight--;
         report(fd, f);
     }

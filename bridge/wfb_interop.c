@@ -6,6 +6,7 @@
  * (docs/architecture.md "The bridge"). */
 #include "wfb_interop.h"
 
+#include <assert.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -388,6 +389,7 @@ static void io_execute(wfm_ctx *ctx, wfm_ai *ai)
     wf_error e; /* per call: cleared, not zero-filled (780 bytes) */
     wf_error_clear(&e);
     wfl_exec_opts o = io_exec_opts(st, t, ctx);
+    assert(st->ex == NULL); /* one executor per execution, taken here and dropped at the end */
     st->ex = atomic_exchange(&t->spare, NULL);
     if (st->ex) {
         wfl_exec_reset(st->ex, &o);

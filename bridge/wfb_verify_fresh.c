@@ -201,6 +201,7 @@ static void restore_fds(const wfb__fresh *f)
     unsigned from = 0;
     for (size_t i = 0; i < f->fd_count; i++) {
         unsigned fd = (unsigned)f->fds[i];
+        assert(i == 0 || f->fds[i] > f->fds[i - 1]); /* ascending, or a gap closes a kept one */
         if (fd > from)
             close_range(from, fd - 1, 0);
         from = fd + 1;

@@ -3,6 +3,7 @@
  * and a bad read makes the reader sticky-bad, so decoders check once per record. */
 #include "wf_codec.h"
 
+#include <assert.h>
 #include <stdio.h>  /* snprintf */
 #include <string.h>
 
@@ -131,6 +132,7 @@ bool wf_reader_ok(const wf_reader *r)
 
 size_t wf_reader_left(const wf_reader *r)
 {
+    assert(r->p <= r->end); /* every read was checked against the end first */
     return r->bad ? 0 : (size_t)(r->end - r->p);
 }
 

@@ -4,6 +4,7 @@
  * rule of .NET's decimal arithmetic), so no result is rounded twice. */
 #include "wf_decimal.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -167,6 +168,7 @@ static wf_status fit(big mag, int scale, bool sticky, bool neg, wf_decimal *out)
             break;
         digit = 0, sticky = true, dropped = false; /* 2^96: drop one more digit */
     }
+    assert(scale >= 0 && scale <= WF_DECIMAL_MAX_SCALE && big_fits96(&mag));
     out->lo = (uint64_t)mag.w[1] << 32 | mag.w[0];
     out->hi = mag.w[2];
     out->scale = (uint8_t)scale;

@@ -3,6 +3,7 @@
  * that runs out of memory only counts what it dropped (wf_error.h). */
 #include "wf_error.h"
 
+#include <assert.h>
 #include <stdio.h> /* vsnprintf */
 #include <string.h>
 
@@ -57,6 +58,7 @@ static void copy_trunc(char *dst, size_t size, const char *src)
 wf_status wf_error_setv(wf_error *err, wf_status code, const wf_loc *loc, const char *fmt,
                         va_list ap)
 {
+    assert((unsigned)code < WF_STATUS_COUNT); /* every code has its row in the table */
     if (!err || err->code != WF_OK || code == WF_OK)
         return code;
     err->code = code;

@@ -3,6 +3,7 @@
  * Text and JSON live in wf_value_text.c and wf_json.c; payload layouts in wf_value_int.h. */
 #include "wf_value.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h> /* snprintf */
 #include <string.h>
@@ -608,8 +609,11 @@ wf_value wf_value_retain(const wf_value *v)
 {
     if (is_heap(v)) {
         atomic_long *refs = refs_of(v);
-        if (atomic_load_explicit(refs, memory_order_relaxed) >= 0)
-            atomic_fetch_add_explicit(refs, 1, memory_order_relaxed);
+        if (atomic_load_explicit(refs, memory_order_relaxed) >= 0) {
+            long before = atomic_fetch_add_explicit(refs, 1, memory_order_relaxed);
+            assert(before > 0); /* retaining a freed payload: a missing retain elsewhere */
+            (void)before;
+        }
     }
     return *v;
 }
@@ -641,8 +645,11 @@ void wf_value_release(wf_value *v)
         return;
     if (is_heap(v)) {
         atomic_long *refs = refs_of(v);
-        if (atomic_load_explicit(refs, memory_order_relaxed) >= 0 &&
-            atomic_fetch_sub_explicit(refs, 1, memory_order_acq_rel) == 1)
+        long before = atomic_load_explicit(refs, memory_order_relaxed) >= 0
+                          ? atomic_fetch_sub_explicit(refs, 1, memory_order_acq_rel)
+                          : WF_REFS_IMMORTAL;
+        assert(before != 0); /* released once more than retained */
+        if (before == 1)
             payload_free(v);
     }
     /* field by field: here the compiler sees wf_null_value's initialiser and builds it on

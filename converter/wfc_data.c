@@ -96,6 +96,7 @@ wfc__slot *wfc__slot_of(wfc__conv *c, const wfl_node *owner, const char *dp_name
     wfc__slot *s = wfc__find_slot(c, owner, dp_name);
     if (s)
         return s;
+    assert(c->pass == 1 || c->pass == 2);
     if (c->pass != 1) { /* pass 2 sees exactly the slots pass 1 made */
         wfc__diag(c, WFC_ERROR, at, "internal", "no storage for %s.%s", wfl_node_name(owner),
                   dp_name);
@@ -216,6 +217,8 @@ void wfc__use(wfc__conv *c, wfc__slot *slot, const wfl_node *user, bool read, bo
     slot->written |= write;
     if (!slot->is_arg)
         slot->scope = slot->scope ? common_ancestor(slot->scope, user) : user;
+    /* the scope covers every use seen so far, this one included */
+    assert(slot->is_arg || !slot->scope || common_ancestor(slot->scope, user) == slot->scope);
 }
 
 /* Append the path segments after the bound member: `.Name`, `[3]`, `.key`. */

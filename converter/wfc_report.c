@@ -1,5 +1,6 @@
 /* wfc_report.c — the migration report's entries and its JSON form (wfc_report.h). Entries
  * are kept in insertion order, so the same conversion renders the same bytes. */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -102,6 +103,7 @@ static bool grow(wfc_report *r, void **items, size_t *cap, size_t count, size_t 
 {
     if (r->nomem)
         return false;
+    assert(count <= *cap); /* items[0..count) are in use, never beyond the capacity */
     if (count < *cap)
         return true;
     size_t ncap = *cap ? *cap * 2 : 8;
@@ -302,24 +304,28 @@ bool wfc_file_lost_more_than_designer(const wfc_file *f)
 const char *wfc_status_name(wfc_status s)
 {
     static const char *const names[] = {"converted", "partial", "failed"};
+    assert((size_t)s < sizeof names / sizeof *names); /* one name per enum value */
     return names[s];
 }
 
 const char *wfc_action_name(wfc_action a)
 {
     static const char *const names[] = {"mapped", "invoke", "interop", "dropped-designer-only"};
+    assert((size_t)a < sizeof names / sizeof *names); /* one name per enum value */
     return names[a];
 }
 
 const char *wfc_severity_name(wfc_severity s)
 {
     static const char *const names[] = {"error", "warning", "review", "info"};
+    assert((size_t)s < sizeof names / sizeof *names); /* one name per enum value */
     return names[s];
 }
 
 static const char *loss_name(wfc_loss_kind k)
 {
     static const char *const names[] = {"designer-only", "semantics", "code"};
+    assert((size_t)k < sizeof names / sizeof *names); /* one name per enum value */
     return names[k];
 }
 

@@ -3,6 +3,7 @@
  * class with its properties, handlers and conditions, custom activity types with their
  * properties, local services with methods and events. Types come from the strongest evidence
  * the markup gives (wfc_scaffold_int.h); the writer is wfc_scaffold_write.c. */
+#include <assert.h>
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -62,9 +63,11 @@ size_t wfc__sc_add(wfc_scaffold *s, sc_kind kind, const char *assembly, const ch
                    const char *owner, const char *name, const char *type, int strength,
                    const char *source, unsigned line, unsigned col)
 {
+    assert(strength >= SC_GUESS && strength <= SC_CERTAIN);
     size_t at = wfc__sc_find(s, kind, assembly, container, owner, name);
     if (at != NO_IDX) {
         sc_item *it = &s->items[at];
+        assert(at < s->count && it->kind == kind); /* the index is keyed by kind and names */
         if (type && strength > it->strength) {
             it->type = type;
             it->strength = strength;

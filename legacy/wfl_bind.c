@@ -3,6 +3,7 @@
  * rebuilding every container on the way (docs/semantics.md §1 "ActivityBind"). */
 #include "wfl_bind.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -286,12 +287,14 @@ wf_status wfl_bind_parse_path(wf_arena *arena, const char *path, wf_loc loc,
         p++;
     if (*skip_ws(p) == '\0')
         return WF_OK;
-    wfl_path_seg *segs = wf_arena_alloc(arena, count_segments(p) * sizeof *segs);
+    size_t cap = count_segments(p); /* every segment but the first starts at '.' or '[' */
+    wfl_path_seg *segs = wf_arena_alloc(arena, cap * sizeof *segs);
     if (segs == NULL)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
     size_t n = 0;
     bool want_member = true;
     while (*p != '\0') {
+        assert(n < cap || (!want_member && *p != '['));
         if (want_member) {
             if (!is_ident_start(*p))
                 return path_error(err, loc, path, p, "expected a member name");

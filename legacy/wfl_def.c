@@ -6,6 +6,7 @@
 #include "wfl_def_int.h"
 #include "wfl_rules_int.h" /* walking rule expressions for this.GetActivityByName */
 
+#include <assert.h>
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1420,6 +1421,8 @@ static void root_class(loader *ld, const wf_xml_node *x, const wfl_type **type)
 static void number_nodes(loader *ld, wfl_node *node, size_t *next)
 {
     node->index = (*next)++;
+    assert(node->index < ld->node_count); /* counted as the elements were read */
+    assert(!node->parent || node->parent->index < node->index); /* pre-order */
     ld->def->nodes[node->index] = node;
     for (size_t i = 0; i < node->child_count; i++)
         number_nodes(ld, node->children[i], next);
@@ -2500,6 +2503,7 @@ bool wfl_definition_activity(const wfl_definition *def, size_t index, wfl_activi
     if (index >= def->node_count)
         return false;
     const wfl_node *n = def->nodes[index];
+    assert(n->index == index); /* dense: nodes[index] is the node numbered index */
     out->name = n->name;
     out->type = n->type->name;
     out->loc = n->loc;

@@ -5,6 +5,7 @@
 #ifndef WFL_DEF_INT_H
 #define WFL_DEF_INT_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -140,6 +141,7 @@ struct wfl_definition {
 /* The pval of DP `dp` on node (dp must belong to the node's type). */
 static inline const wfl_pval *wfl_node_pval(const wfl_node *node, const wfl_dp *dp)
 {
+    assert(dp->index < node->type->dp_count && node->type->dps[dp->index] == dp);
     return &node->props[dp->index];
 }
 

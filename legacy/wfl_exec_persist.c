@@ -7,6 +7,7 @@
 
 #include "../common/wf_codec.h"
 
+#include <assert.h>
 #include <string.h>
 
 /* Version 2: everything after the header in common/wf_codec.h's encoding (varints, values
@@ -71,6 +72,8 @@ static bool save_act(void *ud, const wfl_act *act, wf_buf *out)
 
 static void put_items(wf_buf *b, const wi_queue *q)
 {
+    /* the ring of wfl__wiq_push: count items from head, wrapping at cap */
+    assert(q->cap == 0 ? q->count == 0 : q->head < q->cap && q->count <= q->cap);
     wf_codec_put_uint(b, q->count);
     for (size_t i = 0; i < q->count; i++) {
         const work_item *it = &q->items[(q->head + i) % q->cap];

@@ -192,7 +192,11 @@ wfl_act *wfl_inst_root(wfl_inst *inst)
 
 wfl_act *wfl_inst_act_at(wfl_inst *inst, size_t node_index)
 {
-    return node_index < inst->def->node_count ? inst->templates[node_index] : NULL;
+    if (node_index >= inst->def->node_count)
+        return NULL;
+    wfl_act *a = inst->templates[node_index];
+    assert(a == NULL || a->node->index == node_index); /* templates are kept by node index */
+    return a;
 }
 
 static wfl_act *find_in(wfl_act *a, uint32_t ctx, size_t node_index)
@@ -665,14 +669,16 @@ void wfl_act_clone_release(wfl_act *clone)
     if (clone == NULL || !clone->clone_root)
         return;
     wfl_act *parent = clone->parent;
-    for (size_t i = 0; i < parent->context_count; i++) {
+    bool found = false;
+    for (size_t i = 0; !found && i < parent->context_count; i++) {
         if (parent->contexts[i] == clone) {
             memmove(&parent->contexts[i], &parent->contexts[i + 1],
                     (parent->context_count - i - 1) * sizeof *parent->contexts);
             parent->context_count--;
-            break;
+            found = true;
         }
     }
+    assert(found); /* a clone root is owned by its parent's context list, once */
     act_free(clone);
 }
 

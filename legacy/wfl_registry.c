@@ -349,7 +349,9 @@ const wfl_type *wfl_registry_builtin(wfl_kind kind)
 {
     if ((unsigned)kind >= WFL_KIND_COUNT)
         return NULL;
-    return reg()->by_kind[kind];
+    const wfl_type *t = reg()->by_kind[kind];
+    assert(t == NULL || t->kind == kind); /* by_kind is indexed by the type's own kind */
+    return t;
 }
 
 size_t wfl_registry_type_count(void)
@@ -438,8 +440,10 @@ static wf_status extend_type(wf_arena *arena, const wfl_type *base, const wfl_ty
     if (t == NULL || flat == NULL || own == NULL)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory building a type");
     size_t n = 0;
-    for (; n < base->dp_count; n++)
+    for (; n < base->dp_count; n++) {
         flat[n] = base->dps[n];
+        assert(flat[n]->index == n); /* base DPs keep their slots in every subtype */
+    }
     for (size_t k = 0; k < count; k++, n++) {
         const wfl_tl_prop *p = prop_at(owner, k);
         if (wfl_type_find_dp(base, p->name) != NULL) {

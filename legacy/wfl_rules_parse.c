@@ -4,6 +4,7 @@
  * (diags); the load fails with the first one. */
 #include "wfl_rules_int.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1093,6 +1094,7 @@ static void parse_ruleset(rp *p, const wf_xml_node *n, wfl_ruleset *rs)
             report(p, WF_E_SCHEMA, c, "unexpected element <%s> in <RuleSet.Rules>", c->name);
             continue;
         }
+        assert(rs->rule_count < count); /* one slot per child element of <RuleSet.Rules> */
         wfl_rule *r = &rs->rules[rs->rule_count];
         parse_rule(p, c, r);
         for (size_t i = 0; i < rs->rule_count; i++)
@@ -1107,6 +1109,8 @@ static void parse_ruleset(rp *p, const wf_xml_node *n, wfl_ruleset *rs)
         return;
     if (rs->rule_count > 1) /* an empty rule set (as the designer saves one) has no array */
         qsort(rs->rules, rs->rule_count, sizeof *rs->rules, rule_order);
+    for (size_t i = 1; i < rs->rule_count; i++) /* execution order: priority, then name */
+        assert(rule_order(&rs->rules[i - 1], &rs->rules[i]) <= 0);
     rs->active = rp_alloc(p, rs->rule_count, sizeof *rs->active);
     for (size_t i = 0; i < rs->rule_count && rs->active; i++)
         if (rs->rules[i].active)

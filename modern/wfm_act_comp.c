@@ -3,6 +3,7 @@
  * extension; when its body closes, the token keeps a snapshot of the activity's environment
  * chain so its handlers later see the variables as they were then. The workflow's end
  * confirms (success) or compensates (fault, cancel) what is still open, newest first. */
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -195,6 +196,7 @@ static comp_token *token_find(comp_ext *ext, const wf_value *v)
 {
     if (v->type->kind != WF_K_TOKEN || v->u.i64 < 1 || (uint64_t)v->u.i64 > ext->count)
         return NULL;
+    assert(ext->tokens[v->u.i64 - 1]->id == v->u.i64); /* tokens[id - 1] */
     return ext->tokens[v->u.i64 - 1];
 }
 

@@ -92,6 +92,8 @@ static bool build_callbacks_locked(wfm_catalogue *cat)
     }
     if (used)
         qsort(cbs, used, sizeof *cbs, callback_cmp);
+    for (size_t i = 1; i < used; i++) /* strictly ascending: the savers look callbacks up */
+        assert(callback_cmp(&cbs[i - 1], &cbs[i]) < 0);
     wf_free(cat->cbs);
     cat->cbs = cbs;
     cat->cb_count = used;

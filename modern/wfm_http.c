@@ -2,6 +2,7 @@
  * one libcurl multi handle. Posting threads only append to the incoming list under the lock
  * and wake the thread (curl_multi_wakeup); the easy handles are touched by the HTTP thread
  * alone, so libcurl needs no locking of its own. */
+#include <assert.h>
 #include <ctype.h>
 #include <curl/curl.h>
 #include <pthread.h>
@@ -180,6 +181,7 @@ static void unlink_active(wfm_http *http, http_job *job)
             return;
         }
     }
+    assert(!"a finished job is on the active list: adopt_incoming put it there");
 }
 
 static void finish_done(wfm_http *http)
@@ -191,6 +193,7 @@ static void finish_done(wfm_http *http)
             continue;
         http_job *job = NULL;
         curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&job);
+        assert(job && job->easy == msg->easy_handle); /* job_setup set CURLOPT_PRIVATE */
         CURLcode code = msg->data.result;
         long status = 0;
         curl_easy_getinfo(job->easy, CURLINFO_RESPONSE_CODE, &status);
