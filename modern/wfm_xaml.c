@@ -1597,7 +1597,7 @@ static void set_names(wfm_load *L, wfm_node *node, const char *display_name, con
 static size_t add_lnode(wfm_load *L, wfm_node *node, const wf_xml_node *el)
 {
     if (L->lnode_count == L->lnode_cap) {
-        size_t cap = L->lnode_cap ? L->lnode_cap * 2 : 64;
+        size_t cap = L->lnode_cap ? L->lnode_cap * 2 : L->main_elements ? L->main_elements : 64;
         wfm__lnode *ln = wf_realloc(L->lnodes, cap * sizeof *ln);
         if (!ln) {
             L->nomem = true;
@@ -2645,6 +2645,19 @@ static wf_status load_result(wfm_load *L, wf_error *err)
     return WF_OK;
 }
 
+/* At most one element per '<' of the file: the first capacity of the lnode array, so a
+ * large definition does not copy it over and over as it grows (at least 64). */
+static size_t element_bound(const char *data, size_t len)
+{
+    size_t n = 0;
+    const char *p = data, *end = data + len;
+    while (p < end && (p = memchr(p, '<', (size_t)(end - p))) != NULL) {
+        n++;
+        p++;
+    }
+    return n > 64 ? n : 64;
+}
+
 static bool load_init(wfm_load *L, const wfm_load_opts *opts, const char *name, const char *data,
                       size_t len)
 {
@@ -2694,6 +2707,7 @@ wf_status wfm_definition_load_mem(const wfm_load_opts *opts, const char *name, c
         L.main_doc = L.doc;
         L.main_data = data;
         L.main_len = len;
+        L.main_elements = element_bound(data, len);
         if (rc == WF_E_NOMEM)
             L.nomem = true;
         else if (rc != WF_OK) {
