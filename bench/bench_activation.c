@@ -400,20 +400,22 @@ static void memory_report(double mper, double lper, const large_stats *l)
     bu_md("| large, cold load + first run (ms) | %s | %s | - | - | | |\n\n",
           bu_cell(l->cold[0], c, sizeof c), bu_cell(l->cold[1], d, sizeof d));
     bu_md("Where the bytes go (the definition's arena, which holds all of it, read with the\n"
-          "internal layout on this workflow): a node record is 120 bytes (kind, location, parent,\n"
-          "owner, id, index, depth, names, type, properties, variables, data), its property\n"
-          "records 140 (1.17 a node at 120 bytes each: one record carries every field any\n"
-          "property kind may need: location, type, expression, literal, child, items, keys,\n"
-          "parameters, delegate), its dotted id ~9, the by-index table and children arrays ~16;\n"
-          "the rest, ~110, is the Assign's compiled expressions (one node in six) and the\n"
-          "arena's chunk slack. <= 150 bytes needs a compact node (no per-node location file,\n"
-          "data or owner pointers), property records by kind (a Sequence's children list needs\n"
-          "16 bytes, not 120) and ids computed on demand (not done: the layout is read across the\n"
-          "runtime). Cold load (perf): no single hot spot; building the tree ~65%% (children\n"
-          "gathered and placed, the catalogue looked up per element 11%%, the designer-member\n"
-          "check 9%%, variables 9%%), libxml2's parse 14%%, the arena's zeroed growth 14%% (page\n"
-          "faults included), the dotted ids through snprintf 11%%, expressions 10%% (shares\n"
-          "overlap); <= 20 ms would need all of them halved at once.\n\n");
+          "internal layout on this workflow): a node record is 64 bytes (kind, parent, id, type\n"
+          "argument, variables, line and column, index, and one pointer to what few nodes have:\n"
+          "DisplayName, x:Name, attached data, the file of a tree's top node; the owner and the\n"
+          "file are derived); its property records follow it, each only as long as its kind\n"
+          "needs (a Sequence's Activities 24 bytes, an Assign's To and Value 48 each: 36 a node);\n"
+          "the dotted id ~10 (strings are packed, not aligned); the by-index table and children\n"
+          "arrays 16; the Assign's two compiled expressions ~53 a node (one node in six: a\n"
+          "constant or slot 48 bytes, an operator 80, the expression records and their source\n"
+          "text); arena slack ~0. <= 150 bytes needs ~30 more: ids computed from the tree on\n"
+          "demand (18 with the pointer), a value record without its literal when an expression\n"
+          "is bound (8), expression source kept only for messages (5). Cold load (perf, shares of\n"
+          "the load): libxml2's parse ~25%%, building the tree ~65%% (the arena's zeroing and page\n"
+          "faults ~17%%, the expressions ~16%%, the mc:Ignorable walk up the ancestors of every\n"
+          "element ~12%%, numbering ~6%%, the catalogue lookups ~4%% now memoized by interned\n"
+          "name); <= 20 ms would need the parse streamed (xmlReader, no DOM of our own) and the\n"
+          "tree built in one pass over it.\n\n");
     bu_json("bench_activation", "memory", "1,001 definitions", "legacy", "bytes per definition",
             bu_one(lper));
     bu_json("bench_activation", "memory", "1,001 definitions", "modern", "bytes per definition",

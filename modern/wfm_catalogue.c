@@ -249,12 +249,16 @@ const wfm_kind *wfm_node_kind(const wfm_node *node)
 
 wf_loc wfm_node_loc(const wfm_node *node)
 {
-    return node->loc;
+    const wfm_node *top = node;
+    while (!(top->extra && top->extra->file) && top->parent)
+        top = top->parent;
+    const char *file = top->extra ? top->extra->file : NULL;
+    return (wf_loc){.file = file, .line = node->line, .col = node->col};
 }
 
 const char *wfm_node_display_name(const wfm_node *node)
 {
-    return node->names && node->names->display_name ? node->names->display_name
+    return node->extra && node->extra->display_name ? node->extra->display_name
                                                      : node->kind->spec->name;
 }
 
@@ -377,7 +381,7 @@ const char *wfm_node_param_key(const wfm_node *node, unsigned prop, size_t index
 
 const char *wfm_node_x_name(const wfm_node *node)
 {
-    return node->names ? node->names->x_name : NULL;
+    return node->extra ? node->extra->x_name : NULL;
 }
 
 const wf_type *wfm_node_param_type(const wfm_node *node, unsigned prop, size_t index)
@@ -390,7 +394,7 @@ const wf_type *wfm_node_param_type(const wfm_node *node, unsigned prop, size_t i
  * (the only code that attaches data). */
 void wfm_node_set_data(wfm_node *node, void *data, void (*destroy)(void *data))
 {
-    wfm__node_data *d = node->data;
+    wfm__node_extra *d = node->extra;
     assert(d || !data);
     if (!d)
         return;
@@ -402,7 +406,7 @@ void wfm_node_set_data(wfm_node *node, void *data, void (*destroy)(void *data))
 
 void *wfm_node_data(const wfm_node *node)
 {
-    return node->data ? node->data->data : NULL;
+    return node->extra ? node->extra->data : NULL;
 }
 
 /* ---- load-time services -------------------------------------------------------------- */
@@ -416,7 +420,8 @@ void wfm_load_error(wfm_load *load, const wfm_node *node, wf_status code, const 
     wf_error e = WF_ERROR_INIT;
     va_list ap;
     va_start(ap, fmt);
-    wf_error_setv(&e, code, node ? &node->loc : NULL, fmt, ap);
+    wf_loc at = node ? wfm_node_loc(node) : WF_LOC_NONE;
+    wf_error_setv(&e, code, node ? &at : NULL, fmt, ap);
     va_end(ap);
     if (code == WF_E_NOMEM)
         load->nomem = true;
@@ -430,7 +435,8 @@ void wfm_load_error_at(wfm_load *load, const wfm_node *node, wf_loc at, wf_statu
     wf_error e = WF_ERROR_INIT;
     va_list ap;
     va_start(ap, fmt);
-    wf_error_setv(&e, code, at.line ? &at : node ? &node->loc : NULL, fmt, ap);
+    wf_loc nat = node ? wfm_node_loc(node) : WF_LOC_NONE;
+    wf_error_setv(&e, code, at.line ? &at : node ? &nat : NULL, fmt, ap);
     va_end(ap);
     if (code == WF_E_NOMEM)
         load->nomem = true;
@@ -443,7 +449,8 @@ void wfm_load_warning(wfm_load *load, const wfm_node *node, const char *fmt, ...
     wf_error e = WF_ERROR_INIT;
     va_list ap;
     va_start(ap, fmt);
-    wf_error_setv(&e, WF_E_SCHEMA, node ? &node->loc : NULL, fmt, ap);
+    wf_loc at = node ? wfm_node_loc(node) : WF_LOC_NONE;
+    wf_error_setv(&e, WF_E_SCHEMA, node ? &at : NULL, fmt, ap);
     va_end(ap);
     wfm__load_diag(load, WF_SEV_WARNING, &e);
 }

@@ -29,8 +29,8 @@ void wfm_definition_release(wfm_definition *def)
         return;
     for (uint32_t i = 0; i < def->node_count; i++) {
         wfm_node *n = def->nodes[i];
-        if (n->data && n->data->data && n->data->destroy)
-            n->data->destroy(n->data->data);
+        if (n->extra && n->extra->data && n->extra->destroy)
+            n->extra->destroy(n->extra->data);
     }
     for (size_t i = 0; i < def->owned_count; i++)
         wf_value_release(&def->owned_values[i]);

@@ -170,31 +170,31 @@ typedef struct wfm__var {
     wf_loc loc;
 } wfm__var;
 
-/* What few nodes have: kept out of the node record (NULL when the element has neither). */
-typedef struct wfm__node_names {
+/* What few nodes have, kept out of the node record: allocated (in the arena) for a node
+ * with a DisplayName or an x:Name, the top node of each file's tree (the definition's root
+ * body, an activity type's body: `file` names the file of every node below it, see
+ * wfm_node_loc) and the nodes whose kind has a prepare or bind callback (the only code that
+ * attaches data; the data is destroyed with the definition). */
+typedef struct wfm__node_extra {
     const char *display_name; /* DisplayName, NULL if not written */
     const char *x_name;       /* x:Name, NULL if none */
-} wfm__node_names;
-
-/* wfm_node_set_data's attachment: in the arena, given by the loader to the nodes whose kind
- * has a prepare or bind callback; the data is destroyed with the definition. */
-typedef struct wfm__node_data {
-    void *data;
+    const char *file;         /* the top node of a file's tree: that file; else NULL */
+    void *data;               /* wfm_node_set_data */
     void (*destroy)(void *data);
-} wfm__node_data;
+} wfm__node_extra;
 
-/* A node: 80 bytes and its property records in the same allocation, each only as long as
- * its kind needs (wfm__node_prop). What can be derived is not
- * stored: the owner (wfm__node_owner), the display name when it is the kind name. */
+/* A node: 64 bytes and its property records in the same allocation, each only as long as
+ * its kind needs (wfm__node_prop). What can be derived is not stored: the owner
+ * (wfm__node_owner), the display name when it is the kind name, the file of the location
+ * (from the nearest node up the tree that names one). */
 struct wfm_node {
     const wfm_kind *kind;
-    wf_loc loc;               /* of the element's '<' (file = the definition's path) */
     wfm_node *parent;         /* tree parent; NULL for the root body */
     const char *id;           /* "1.2.3" */
     const wf_type *type_arg;  /* first x:TypeArguments type (or inferred, Assign), NULL */
     wfm__var *vars;
-    wfm__node_names *names;   /* NULL when neither DisplayName nor x:Name is written */
-    wfm__node_data *data;     /* wfm_node_set_data, NULL if none */
+    wfm__node_extra *extra;   /* NULL for most nodes (see wfm__node_extra) */
+    uint32_t line, col;       /* of the element's '<' (wfm_node_loc) */
     uint32_t index;           /* dense preorder index */
     uint32_t var_count : 31;
     uint32_t creates_env : 1; /* var_count > 0 (activities only) */

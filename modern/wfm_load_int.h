@@ -89,6 +89,7 @@ struct wfm_load {
     wf_strmap *names;        /* x:Name -> wfm__lnode index + 1 (as uintptr_t) */
     wfm__lnode *lnodes;
     size_t lnode_count, lnode_cap;
+    size_t main_elements; /* an upper bound of the definition file's elements */
     wfm__pending_ref *refs;
     size_t ref_count, ref_cap;
     wf_value *owned; /* heap literals (lists, records) released with the definition */

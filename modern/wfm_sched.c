@@ -1027,7 +1027,7 @@ static void fault_instance(wfm_ctx *ctx, wfm_ai *src, wf_value exc, bool run_hoo
     if (!ctx->faulted) {
         wf_value_release(&ctx->fault);
         ctx->fault = exc;
-        ctx->fault_loc = src->node->loc;
+        ctx->fault_loc = wfm_node_loc(src->node);
         ctx->faulted = true;
     } else {
         wf_value_release(&exc);
@@ -1107,7 +1107,7 @@ void wfm_ctx_terminate(wfm_ctx *ctx, wfm_ai *ai, wf_value exc)
     }
     wf_value_release(&ctx->fault);
     ctx->fault = exc;
-    ctx->fault_loc = ai ? ai->node->loc : WF_LOC_NONE;
+    ctx->fault_loc = ai ? wfm_node_loc(ai->node) : WF_LOC_NONE;
     ctx->terminating = true;
 }
 
@@ -1149,7 +1149,7 @@ static void step_limit(wfm_ctx *ctx)
     }
     ctx->step_limit_hit = true;
     wfm_ctx_terminate(ctx, NULL, exc);
-    ctx->fault_loc = ctx->def->root ? ctx->def->root->loc : WF_LOC_NONE;
+    ctx->fault_loc = ctx->def->root ? wfm_node_loc(ctx->def->root) : WF_LOC_NONE;
 }
 
 uint64_t wfm_ctx_steps_left(const wfm_ctx *ctx)
@@ -1169,7 +1169,7 @@ void wfm_ctx_steps_exhausted(wfm_ctx *ctx)
 
 wf_status wfm__sched_step_limit_error(const wfm_ctx *ctx, wf_error *err)
 {
-    wf_loc at = ctx->def->root ? ctx->def->root->loc : WF_LOC_NONE;
+    wf_loc at = ctx->def->root ? wfm_node_loc(ctx->def->root) : WF_LOC_NONE;
     return wf_error_set(err, WF_E_LIMIT, &at, STEP_LIMIT_FMT,
                         (unsigned long long)ctx->host.max_steps);
 }

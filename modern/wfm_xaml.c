@@ -1566,10 +1566,15 @@ static wfm_node *new_node(wfm_load *L, const wfm_kind *kind, wf_loc loc, const n
     if (!node)
         return NULL;
     node->kind = kind;
-    node->loc = loc;
+    node->line = loc.line;
+    node->col = loc.col;
     node->parent = parent ? parent->node : NULL;
-    if ((spec->prepare || spec->bind) && !(node->data = anew(L, sizeof *node->data)))
+    /* the top node of a file's tree names the file (wfm_node_loc) */
+    bool top = !parent || parent->ln >= L->lnode_count || L->lnodes[parent->ln].src != L->src;
+    if ((top || spec->prepare || spec->bind) && !(node->extra = anew(L, sizeof *node->extra)))
         return NULL;
+    if (top)
+        node->extra->file = L->file;
     for (size_t i = 0; i < spec->prop_count; i++)
         if (wfm__prop_is_value(spec->props[i].kind))
             wfm__node_prop(node, (unsigned)i)->literal = wf_null();
@@ -1579,20 +1584,20 @@ static wfm_node *new_node(wfm_load *L, const wfm_kind *kind, wf_loc loc, const n
 /* Set the node's DisplayName or x:Name (NULL: leave as it is). */
 static void set_names(wfm_load *L, wfm_node *node, const char *display_name, const char *x_name)
 {
-    wfm__node_names *n = node->names;
+    wfm__node_extra *n = node->extra;
     if (!n && !(n = anew(L, sizeof *n)))
         return;
+    node->extra = n;
     if (display_name && !(n->display_name = astr(L, display_name)))
         return;
-    if (x_name && !(n->x_name = astr(L, x_name)))
-        return;
-    node->names = n;
+    if (x_name)
+        n->x_name = astr(L, x_name);
 }
 
 static size_t add_lnode(wfm_load *L, wfm_node *node, const wf_xml_node *el)
 {
     if (L->lnode_count == L->lnode_cap) {
-        size_t cap = L->lnode_cap ? L->lnode_cap * 2 : 64;
+        size_t cap = L->lnode_cap ? L->lnode_cap * 2 : L->main_elements ? L->main_elements : 64;
         wfm__lnode *ln = wf_realloc(L->lnodes, cap * sizeof *ln);
         if (!ln) {
             L->nomem = true;
@@ -2363,9 +2368,9 @@ static void type_attrs(wfm_load *L, nctx *wc, bool keyed)
     wfm__prop *p = wfm__node_prop(w, WFM__TYPE_ARGS);
     uint32_t *slots = anew(L, el->attr_count * sizeof *slots);
     p->params = anew(L, el->attr_count * sizeof *p->params);
-    if (!w->data)
-        w->data = anew(L, sizeof *w->data);
-    if (!slots || !p->params || !w->data)
+    if (!w->extra)
+        w->extra = anew(L, sizeof *w->extra);
+    if (!slots || !p->params || !w->extra)
         return;
     wfm_node_set_data(w, slots, NULL);
     wfm__scope_frame hidden = {L->scope, NULL, 0}, *outer = L->scope;
@@ -2421,7 +2426,7 @@ static wfm_node *expand_type(wfm_load *L, const wf_xml_node *c, nctx *parent, bo
     assert(kind->is_activity); /* its own owner */
     set_names(L, w, c->name, NULL);
     nctx wc = {w, add_lnode(L, w, c), c, wfm_node_display_name(w)};
-    if (wc.ln == SIZE_MAX || !w->names)
+    if (wc.ln == SIZE_MAX || !w->extra || !w->extra->display_name)
         return NULL;
     wfm__src *s = find_type(L, c, cls);
     if (!s) {
@@ -2640,6 +2645,19 @@ static wf_status load_result(wfm_load *L, wf_error *err)
     return WF_OK;
 }
 
+/* At most one element per '<' of the file: the first capacity of the lnode array, so a
+ * large definition does not copy it over and over as it grows (at least 64). */
+static size_t element_bound(const char *data, size_t len)
+{
+    size_t n = 0;
+    const char *p = data, *end = data + len;
+    while (p < end && (p = memchr(p, '<', (size_t)(end - p))) != NULL) {
+        n++;
+        p++;
+    }
+    return n > 64 ? n : 64;
+}
+
 static bool load_init(wfm_load *L, const wfm_load_opts *opts, const char *name, const char *data,
                       size_t len)
 {
@@ -2689,6 +2707,7 @@ wf_status wfm_definition_load_mem(const wfm_load_opts *opts, const char *name, c
         L.main_doc = L.doc;
         L.main_data = data;
         L.main_len = len;
+        L.main_elements = element_bound(data, len);
         if (rc == WF_E_NOMEM)
             L.nomem = true;
         else if (rc != WF_OK) {
