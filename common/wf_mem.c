@@ -448,66 +448,6 @@ size_t wf_utf8_seq_len(const void *data, size_t left)
     return n;
 }
 
-static void json_escape_byte(wf_buf *buf, unsigned char c)
-{
-    switch (c) {
-    case '"':
-        wf_buf_add(buf, "\\\"", 2);
-        break;
-    case '\\':
-        wf_buf_add(buf, "\\\\", 2);
-        break;
-    case '\n':
-        wf_buf_add(buf, "\\n", 2);
-        break;
-    case '\r':
-        wf_buf_add(buf, "\\r", 2);
-        break;
-    case '\t':
-        wf_buf_add(buf, "\\t", 2);
-        break;
-    case '\b':
-        wf_buf_add(buf, "\\b", 2);
-        break;
-    case '\f':
-        wf_buf_add(buf, "\\f", 2);
-        break;
-    default:
-        wf_buf_addf(buf, "\\u%04x", c);
-        break;
-    }
-}
-
-/* Invalid UTF-8 bytes become U+FFFD so the output is always valid JSON. */
-bool wf_buf_add_json_string(wf_buf *buf, const char *s, size_t len)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    wf_buf_addc(buf, '"');
-    size_t i = 0;
-    while (i < len) {
-        size_t run = i;
-        while (run < len && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\')
-            run++;
-        wf_buf_add(buf, p + i, run - i);
-        i = run;
-        if (i >= len)
-            break;
-        if (p[i] < 0x80) {
-            json_escape_byte(buf, p[i++]);
-            continue;
-        }
-        size_t n = wf_utf8_seq_len(p + i, len - i);
-        if (n == 0) {
-            wf_buf_adds(buf, "\\ufffd");
-            i++;
-        } else {
-            wf_buf_add(buf, p + i, n);
-            i += n;
-        }
-    }
-    return wf_buf_addc(buf, '"');
-}
-
 char *wf_buf_detach(wf_buf *buf, size_t *len)
 {
     if (buf->oom) {

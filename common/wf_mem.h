@@ -72,7 +72,6 @@ bool wf_buf_add(wf_buf *buf, const void *data, size_t len);
 bool wf_buf_adds(wf_buf *buf, const char *s);
 bool wf_buf_addc(wf_buf *buf, char c);
 bool wf_buf_addf(wf_buf *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-bool wf_buf_add_json_string(wf_buf *buf, const char *s, size_t len); /* quoted, escaped */
 /* Length of the valid UTF-8 sequence at s (at most `left` bytes, left >= 1): 1 for ASCII, 0 if
  * invalid (overlong, surrogate, beyond U+10FFFF, truncated). */
 size_t wf_utf8_seq_len(const void *s, size_t left);

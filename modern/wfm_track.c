@@ -1568,7 +1568,8 @@ FAST_PATH bool wfm__tracker_emit_activity(const wfm__track_target *to, const wfm
         return false;
     uint32_t i = plan_node(p, to->def, node);
     unsigned data_bits;
-    if (i == BAD_NODE || (!p->decides && !t->plain))
+    assert(state_bit);
+    if (i == BAD_NODE || i == NO_NODE || (!p->decides && !t->plain))
         return false; /* the record is matched */
     data_bits = p->decides ? (unsigned)p->masks[i] >> WFM__PLAN_DATA_SHIFT : t->data_states;
     if ((data_bits & state_bit) && has_vars)

@@ -172,17 +172,6 @@ START_TEST(test_buf_invariants)
 }
 END_TEST
 
-START_TEST(test_buf_json_string_escapes)
-{
-    wf_buf b;
-    wf_buf_init(&b);
-    const char in[] = "q\"b\\n\n\x01\xC3\xA9\xFF";
-    wf_buf_add_json_string(&b, in, sizeof in - 1);
-    ck_assert_str_eq(b.data, "\"q\\\"b\\\\n\\n\\u0001\xC3\xA9\\ufffd\"");
-    wf_buf_fini(&b);
-}
-END_TEST
-
 START_TEST(test_buf_oom_is_sticky)
 {
     wf_buf b;
@@ -352,7 +341,6 @@ Suite *common_mem_suite(void)
     tcase_add_test(core, test_arena_strings_and_structs_share_blocks);
     tcase_add_test(core, test_pool_reuses_slots);
     tcase_add_test(core, test_buf_invariants);
-    tcase_add_test(core, test_buf_json_string_escapes);
     tcase_add_test(core, test_strmap_put_get_remove_iterate);
     tcase_add_test(core, test_strmap_churn_with_tombstones);
     tcase_add_test(core, test_hash_fnv1a_known_values);
