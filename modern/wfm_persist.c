@@ -1479,10 +1479,10 @@ static json_t *j_str(json_ctx *j)
 /* obj[name] = v, taking both (name a string node: a name of the blob may hold any byte). */
 static void j_named(json_ctx *j, json_t *obj, json_t *name, json_t *v)
 {
-    if (obj && name && v &&
-        json_object_setn_new(obj, json_string_value(name), json_string_length(name), v) == 0)
-        v = NULL;
-    else if (!j->in.bad)
+    /* json_object_setn, not _setn_new: the _new form frees v also when it fails */
+    bool ok = obj && name && v &&
+              json_object_setn(obj, json_string_value(name), json_string_length(name), v) == 0;
+    if (!ok && !j->in.bad)
         j->nomem = true;
     json_decref(v);
     json_decref(name);
