@@ -332,10 +332,26 @@ static int64_t stamp_us(stream *s, const frec *r)
     return us;
 }
 
-/* s as a JSON string, encoded by jansson (invalid UTF-8 becomes U+FFFD); out->oom when
- * memory ran out. */
+/* Whether s is printable ASCII without '"' or '\\': a JSON string as it is, quoted. */
+static bool plain_ascii(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < len && p[i] >= 0x20 && p[i] < 0x80 && p[i] != '"' && p[i] != '\\')
+        i++;
+    return i == len;
+}
+
+/* s as a JSON string: quoted as it is when plain_ascii (an instance id, most names), else
+ * encoded by jansson (invalid UTF-8 becomes U+FFFD); out->oom when memory ran out. */
 static void json_str(wf_buf *out, const char *s, size_t len)
 {
+    if (plain_ascii(s, len)) {
+        wf_buf_addc(out, '"');
+        wf_buf_add(out, s, len);
+        wf_buf_addc(out, '"');
+        return;
+    }
     json_t *j = wf_jsonw_strn(s, len);
     if (!j || !wf_jsonw_dump(j, WF_JSONW_COMPACT, out))
         out->oom = true;
@@ -459,11 +475,7 @@ static void w_key(writer *w, const char *key, size_t key_len)
 /* A JSON string: copied when nothing in it needs escaping, else encoded by jansson. */
 static void w_string(writer *w, const char *s, size_t len)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < len && p[i] >= 0x20 && p[i] < 0x80 && p[i] != '"' && p[i] != '\\')
-        i++;
-    if (i < len) {
+    if (!plain_ascii(s, len)) {
         w_flush(w);
         json_str(w->b, s, len);
         return;
