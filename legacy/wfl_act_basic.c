@@ -54,6 +54,15 @@ static void seq_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
 
 const wfl_kind_ops wfl_ops_sequence = {seq_execute, NULL, seq_child_closed, NULL};
 
+/* cursor: the next child to look at, so never past the children. */
+const char *wfl__check_sequence(wfl_exec *ex, wfl_act *act, const xact *x)
+{
+    (void)ex;
+    if (x->cursor < 0 || (size_t)x->cursor > wfl_act_child_count(act))
+        return "a sequence's child cursor is out of range";
+    return NULL;
+}
+
 /* ---- Code ------------------------------------------------------------------------------------ */
 static wfl_status code_execute(wfl_exec *ex, wfl_act *act)
 {
@@ -134,6 +143,23 @@ static void while_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
 }
 
 const wfl_kind_ops wfl_ops_while = {while_execute, NULL, while_child_closed, NULL};
+
+/* cursor: the iterations started; one clone at most runs at a time. */
+const char *wfl__check_while(wfl_exec *ex, wfl_act *act, const xact *x)
+{
+    (void)ex;
+    if (x->cursor < 0)
+        return "a While's iteration count is negative";
+    size_t running = 0;
+    for (size_t i = 0; i < wfl_act_context_count(act); i++)
+        if (wfl__is_running(wfl_act_context_at(act, i)))
+            running++;
+    if (running > 1 || (running && wfl_act_status(act) == WFL_ST_INITIALIZED))
+        return "a While runs more than one iteration";
+    if (running && x->cursor == 0)
+        return "a While runs an iteration it never started";
+    return NULL;
+}
 
 /* ---- Parallel: every branch scheduled at once; FIFO interleaves them ----------------------------
  */

@@ -278,6 +278,25 @@ static void listen_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
 const wfl_kind_ops wfl_ops_listen = {listen_execute, listen_stop, listen_child_closed,
                                      listen_queue_item};
 
+/* cursor: the winning branch (-1 while waiting); a waiting Listen that is Executing is
+ * subscribed to at least one queue, and only the winner runs. */
+const char *wfl__check_listen(wfl_exec *ex, wfl_act *act, const xact *x)
+{
+    size_t n = wfl_act_child_count(act);
+    if (x->cursor < -1 || (x->cursor >= 0 && (size_t)x->cursor >= n))
+        return "a Listen's winning branch is out of range";
+    for (size_t i = 0; i < n; i++)
+        if ((int32_t)i != x->cursor && wfl__is_running(wfl_act_child(act, i)))
+            return "a Listen runs a branch that did not win";
+    if (x->cursor >= 0 || wfl_act_status(act) != WFL_ST_EXECUTING)
+        return NULL;
+    for (size_t i = 0; i < ex->queue_count; i++)
+        for (size_t j = 0; j < ex->queues[i]->sub_count; j++)
+            if (ex->queues[i]->subs[j] == act)
+                return NULL;
+    return "a waiting Listen is subscribed to no queue";
+}
+
 /* ---- CallExternalMethod -------------------------------------------------------------------------
  */
 static wfl_status cem_execute(wfl_exec *ex, wfl_act *act)

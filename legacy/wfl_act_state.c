@@ -287,6 +287,23 @@ static void sm_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
 
 const wfl_kind_ops wfl_ops_state_machine = {sm_execute, sm_stop, sm_child_closed, sm_queue_item};
 
+static bool is_state_or_none(wfl_exec *ex, int32_t index)
+{
+    wfl_act *s = state_at(ex, index);
+    return index == -1 || (s && wfl_act_type(s)->kind == WFL_KIND_STATE);
+}
+
+/* cursor / aux: the current / requested state, each a State node or -1; count: SM_*. */
+const char *wfl__check_state_machine(wfl_exec *ex, wfl_act *act, const xact *x)
+{
+    (void)act;
+    if (!is_state_or_none(ex, x->cursor) || !is_state_or_none(ex, x->aux))
+        return "a state machine's current or next state is not a State";
+    if (x->count < SM_IDLE || x->count > SM_FINAL)
+        return "a state machine's running handler is unknown";
+    return NULL;
+}
+
 /* A State is never executed on its own: the machine activates it. */
 static wfl_status state_execute(wfl_exec *ex, wfl_act *act)
 {

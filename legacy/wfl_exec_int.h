@@ -150,6 +150,15 @@ extern const wfl_kind_ops wfl_ops_replicator, wfl_ops_cag;
 extern const wfl_kind_ops wfl_ops_state_machine, wfl_ops_state, wfl_ops_set_state;
 extern const wfl_kind_ops wfl_ops_receive, wfl_ops_send, wfl_ops_invoke_web_service;
 
+/* Restore checks (wfl_exec_persist.c calls them once the whole state is read): is a restored
+ * xact consistent with its definition node and the restored tree? NULL when it is, else what is
+ * wrong. One per kind that keeps a cursor or counters in its xact. */
+typedef const char *(*wfl_restore_check)(wfl_exec *ex, wfl_act *act, const xact *x);
+const char *wfl__check_sequence(wfl_exec *ex, wfl_act *act, const xact *x);
+const char *wfl__check_while(wfl_exec *ex, wfl_act *act, const xact *x);
+const char *wfl__check_listen(wfl_exec *ex, wfl_act *act, const xact *x);
+const char *wfl__check_state_machine(wfl_exec *ex, wfl_act *act, const xact *x);
+
 /* ---- the transition requests (wfl_exec.c) -------------------------------------------- */
 xact *wfl__state(wfl_exec *ex, wfl_act *act);         /* created on first use; NULL on OOM */
 bool wfl__wiq_push(wi_queue *q, const work_item *it); /* false on out of memory */

@@ -1,8 +1,11 @@
 /* wfl_exec_persist.c — the executor's state as one versioned blob: a checked header, the
  * instance tree from wfl_inst_save (with every activity's xact through the hooks), then the
  * scheduler queues, workflow queues and timers. Activities are referred to by (context id,
- * node index), resolved with wfl_inst_find_act after the tree is rebuilt. Anything malformed
- * is WF_E_CORRUPT and nothing is created (docs/semantics.md §4 "Persistence points", §6). */
+ * node index), resolved with wfl_inst_find_act after the tree is rebuilt. Once everything is
+ * read, every restored xact is checked against its definition node and the restored tree (the
+ * common part here, each kind's cursor and counters by its wfl__check_* in wfl_act_*.c), so
+ * the behaviours' invariants hold for any blob. Anything malformed or inconsistent is
+ * WF_E_CORRUPT and nothing is created (docs/semantics.md §4 "Persistence points", §6). */
 #include "wfl_exec_int.h"
 
 #include "../common/wf_codec.h"
@@ -230,6 +233,7 @@ typedef struct ref {
 } ref;
 
 typedef struct pending_listener {
+    wfl_act *act;
     xact *x;
     ref listener;
 } pending_listener;
@@ -319,7 +323,7 @@ static wf_status load_act(void *ud, wfl_act *act, const void *data, size_t len, 
         rc->pend = p;
         rc->pend_cap = cap;
     }
-    rc->pend[rc->pend_count++] = (pending_listener){x, l};
+    rc->pend[rc->pend_count++] = (pending_listener){act, x, l};
     if (rd.nomem)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory restoring the instance");
     if (bad(&rd) || wf_reader_left(&rd.r))
@@ -463,30 +467,85 @@ static wf_status read_exec_fields(reader *rd, wfl_exec *ex, ref *root, const cha
     return WF_OK;
 }
 
-/* Rebuild the activity tree with every xact, then resolve the references into it. */
-static wf_status restore_tree(wfl_exec *ex, const char *bytes, size_t len, ref root, wf_error *err)
+/* ---- consistency of what was restored -------------------------------------------------------- */
+/* The kinds whose xact holds a cursor or counters that the behaviour relies on. */
+static const wfl_restore_check check_table[WFL_KIND_COUNT] = {
+    [WFL_KIND_SEQUENTIAL_WORKFLOW] = wfl__check_sequence,
+    [WFL_KIND_SEQUENCE] = wfl__check_sequence,
+    [WFL_KIND_IFELSE_BRANCH] = wfl__check_sequence,
+    [WFL_KIND_EVENT_DRIVEN] = wfl__check_sequence,
+    [WFL_KIND_TRANSACTION_SCOPE] = wfl__check_sequence,
+    [WFL_KIND_COMPENSATABLE_SEQUENCE] = wfl__check_sequence,
+    [WFL_KIND_COMPENSATION_HANDLER] = wfl__check_sequence,
+    [WFL_KIND_FAULT_HANDLER] = wfl__check_sequence,
+    [WFL_KIND_CANCELLATION_HANDLER] = wfl__check_sequence,
+    [WFL_KIND_STATE_INITIALIZATION] = wfl__check_sequence,
+    [WFL_KIND_STATE_FINALIZATION] = wfl__check_sequence,
+    [WFL_KIND_WHILE] = wfl__check_while,
+    [WFL_KIND_LISTEN] = wfl__check_listen,
+    [WFL_KIND_STATE_MACHINE_WORKFLOW] = wfl__check_state_machine,
+};
+
+/* What holds for every kind: known sub-phase and flags (a sub-phase only where the status has
+ * one), a completion order already given, and no running child under an activity that is not
+ * running. */
+static const char *check_common(wfl_exec *ex, wfl_act *act, const xact *x)
 {
-    restore_ctx rx = {ex, ex->def, NULL, 0, 0};
+    if (x->phase > XP_DEFAULT_COMP)
+        return "an unknown sub-phase";
+    if (x->flags & ~(XF_KEEP_CONTEXT | XF_STARTED | XF_HANDLED | XF_BUSY))
+        return "unknown flags";
+    if (x->order > ex->next_order)
+        return "a completion order not given yet";
+    wfl_status st = wfl_act_status(act);
+    if (x->phase != XP_NONE && st != WFL_ST_CANCELING && st != WFL_ST_FAULTING &&
+        st != WFL_ST_COMPENSATING)
+        return "a sub-phase outside Canceling, Faulting or Compensating";
+    if (!wfl__is_running(act) && wfl__running_children(act))
+        return "a running child under an activity that is not running";
+    return NULL;
+}
+
+/* Every restored xact against its definition node and the restored tree and queues. */
+static wf_status check_restored(wfl_exec *ex, const pending_listener *p, size_t n, wf_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        wfl_kind kind = wfl_act_type(p[i].act)->kind;
+        wfl_restore_check own = kind < WFL_KIND_COUNT ? check_table[kind] : NULL;
+        const char *why = check_common(ex, p[i].act, p[i].x);
+        if (!why && own)
+            why = own(ex, p[i].act, p[i].x);
+        if (why)
+            return wf_error_set(err, WF_E_CORRUPT, NULL,
+                                "cannot restore instance '%s': activity '%s' has %s",
+                                ex->instance_id, wfl_act_name(p[i].act), why);
+    }
+    return WF_OK;
+}
+
+/* Rebuild the activity tree with every xact, then resolve the references into it. */
+static wf_status restore_tree(wfl_exec *ex, const char *bytes, size_t len, ref root,
+                              restore_ctx *rx, wf_error *err)
+{
     wfl_inst_hooks hooks = WFL_INST_HOOKS_INIT;
     hooks.load_act = load_act;
-    hooks.ud = &rx;
+    hooks.ud = rx;
     wfl_inst *inst = NULL;
     wf_status rc = wfl_inst_restore(ex->def, bytes, len, &hooks, &inst, err);
     if (rc != WF_OK) { /* the activities are gone: drop what their xacts hold */
-        for (size_t i = 0; i < rx.pend_count; i++) {
-            wf_value_release(&rx.pend[i].x->exc);
-            wf_value_release(&rx.pend[i].x->val);
+        for (size_t i = 0; i < rx->pend_count; i++) {
+            wf_value_release(&rx->pend[i].x->exc);
+            wf_value_release(&rx->pend[i].x->val);
         }
-        wf_free(rx.pend);
+        rx->pend_count = 0;
         return rc;
     }
     bool missing = false;
     wfl_exec_attach(ex, inst, NULL);
     ex->root = resolve(ex, root, &missing);
-    for (size_t i = 0; i < rx.pend_count; i++)
-        if (rx.pend[i].listener.ctx != NO_CONTEXT)
-            rx.pend[i].x->listener = resolve(ex, rx.pend[i].listener, &missing);
-    wf_free(rx.pend);
+    for (size_t i = 0; i < rx->pend_count; i++)
+        if (rx->pend[i].listener.ctx != NO_CONTEXT)
+            rx->pend[i].x->listener = resolve(ex, rx->pend[i].listener, &missing);
     return missing || !ex->root ? corrupt(err, "bad activity reference") : WF_OK;
 }
 
@@ -514,9 +573,10 @@ wf_status wfl_exec_restore(const wfl_definition *def, const wfl_exec_opts *opts,
     ref root;
     const char *inst_bytes;
     size_t inst_len;
+    restore_ctx rx = {ex, ex->def, NULL, 0, 0};
     rc = read_exec_fields(&rd, ex, &root, &inst_bytes, &inst_len, err);
     if (rc == WF_OK)
-        rc = restore_tree(ex, inst_bytes, inst_len, root, err);
+        rc = restore_tree(ex, inst_bytes, inst_len, root, &rx, err);
     if (rc == WF_OK) {
         read_items(&rd, ex, &ex->atomic);
         read_items(&rd, ex, &ex->normal);
@@ -528,7 +588,10 @@ wf_status wfl_exec_restore(const wfl_definition *def, const wfl_exec_opts *opts,
             rc = wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
         else if (bad(&rd) || wf_reader_left(&rd.r))
             rc = corrupt(err, "bad scheduler or queue data");
+        else
+            rc = check_restored(ex, rx.pend, rx.pend_count, err);
     }
+    wf_free(rx.pend);
     if (rc != WF_OK) {
         wfl_exec_destroy(ex);
         return rc;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../../common/wf_mem.h"
+#include "../../legacy/wfl_exec_int.h" /* the xact fields a corrupt blob carries */
 #include "../../legacy/wfl_store.h"
 #include "../wf_test_util.h"
 #include "test_exec.h"
@@ -363,13 +364,202 @@ START_TEST(test_fuzzed_blob_with_shared_queue_is_safe)
     }
     memcpy(blob + 24, payload, n);
     wfl_exec *ex = NULL;
-    wf_status rc = wfl_exec_restore(e.def, NULL, blob, n + 24, &ex, NULL);
-    ck_assert_int_eq(rc, WF_OK); /* the payload must stay readable to test the fix */
+    wf_error err = WF_ERROR_INIT;
+    wf_status rc = wfl_exec_restore(e.def, NULL, blob, n + 24, &ex, &err);
+    /* the payload must stay readable (and consistent) to test the fix */
+    ck_assert_msg(rc == WF_OK, "%s", err.message);
     wfl_exec_state st;
     wfl_exec_fire_timers(ex, INT64_MAX, &st, NULL);
     wfl_exec_destroy(ex);
     wf_free(blob);
     wf_free(payload);
+    xt_free(&e);
+}
+END_TEST
+
+/* ---- restored state checked against the definition ------------------------------------------ */
+enum field { F_PHASE, F_FLAGS, F_CURSOR, F_AUX, F_COUNT, F_STATUS };
+
+static wfl_act *act_named(wfl_exec *ex, const char *name)
+{
+    for (size_t i = 0; i < ex->def->node_count; i++) {
+        wfl_act *a = wfl_inst_act_at(ex->inst, i);
+        if (a && strcmp(wfl_act_name(a), name) == 0)
+            return a;
+    }
+    ck_abort_msg("no activity %s", name);
+    return NULL;
+}
+
+/* Set one field of `name` in e->ex to `v`, save (a valid checksum), and check the restore
+ * refuses it naming the instance and the activity; then put the field back. */
+static void expect_refused_as(xt_env *e, const char *name, enum field f, int32_t v,
+                              const char *blamed)
+{
+    wfl_act *a = act_named(e->ex, name);
+    xact *x = wfl_act_exec(a);
+    ck_assert_msg(x != NULL || f == F_STATUS, "%s was never executed", name);
+    xact keep = x ? *x : (xact){0};
+    wfl_status st = wfl_act_status(a);
+    switch (f) {
+    case F_PHASE:
+        x->phase = (uint32_t)v;
+        break;
+    case F_FLAGS:
+        x->flags = (uint32_t)v;
+        break;
+    case F_CURSOR:
+        x->cursor = v;
+        break;
+    case F_AUX:
+        x->aux = v;
+        break;
+    case F_COUNT:
+        x->count = v;
+        break;
+    case F_STATUS:
+        wfl_act_set_status(a, (wfl_status)v);
+        break;
+    }
+    void *blob = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(wfl_exec_save(e->ex, &blob, &len, NULL), WF_OK);
+    if (x)
+        *x = keep;
+    wfl_act_set_status(a, st);
+    char needle[128];
+    snprintf(needle, sizeof needle, "instance 'test-instance': activity '%s' has", blamed);
+    wfl_exec *ex = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_msg(wfl_exec_restore(e->def, NULL, blob, len, &ex, &err) == WF_E_CORRUPT,
+                  "%s field %d = %d was restored", name, (int)f, (int)v);
+    ck_assert_ptr_null(ex);
+    ck_assert_msg(strstr(err.message, needle) != NULL, "'%s' not in '%s'", needle, err.message);
+    wf_free(blob);
+}
+
+static void expect_refused(xt_env *e, const char *name, enum field f, int32_t v)
+{
+    expect_refused_as(e, name, f, v, name);
+}
+
+/* The unmutated state still restores and runs on (the mutations were put back). */
+static void expect_restores(xt_env *e)
+{
+    void *blob = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(wfl_exec_save(e->ex, &blob, &len, NULL), WF_OK);
+    wfl_exec *ex = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_msg(wfl_exec_restore(e->def, NULL, blob, len, &ex, &err) == WF_OK, "%s", err.message);
+    wfl_exec_destroy(ex);
+    wf_free(blob);
+}
+
+START_TEST(test_waiting_listen_with_bad_fields_is_refused)
+{
+    xt_env e;
+    xt_load(&e, "listen.xoml", NULL);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_IDLE);
+    expect_refused(&e, "listen1", F_CURSOR, 2); /* two branches */
+    expect_refused(&e, "listen1", F_CURSOR, -2);
+    expect_refused(&e, "listen1", F_PHASE, 7);
+    expect_refused(&e, "listen1", F_FLAGS, 0x100);
+    expect_refused_as(&e, "onApproved", F_STATUS, WFL_ST_EXECUTING, "listen1"); /* a loser */
+    expect_refused(&e, "ExecFlow", F_CURSOR, 9);
+    expect_refused(&e, "ExecFlow", F_STATUS, WFL_ST_CLOSED); /* listen1 still runs */
+    expect_restores(&e);
+    ck_assert_int_eq(xt_deliver(&e, "ITestService.Approved", "{\"Approver\": \"ann\"}"),
+                     WFL_EXEC_CLOSED);
+    xt_free(&e);
+}
+END_TEST
+
+START_TEST(test_while_in_third_iteration_with_bad_fields_is_refused)
+{
+    xt_env e;
+    xt_load(&e, "while_wait.xoml", NULL);
+    xt_start(&e);
+    xt_set(&e, "Limit", "5");
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_IDLE);
+    ck_assert_int_eq(xt_deliver(&e, "ITestService.Approved", "\"a\""), WFL_EXEC_IDLE);
+    ck_assert_int_eq(xt_deliver(&e, "ITestService.Approved", "\"b\""), WFL_EXEC_IDLE);
+    ck_assert_int_eq(((xact *)wfl_act_exec(act_named(e.ex, "approvals")))->cursor, 3);
+    expect_refused(&e, "approvals", F_CURSOR, -1);
+    expect_refused(&e, "approvals", F_CURSOR, 0); /* an iteration runs */
+    expect_refused(&e, "approvals", F_STATUS, WFL_ST_CLOSED);
+    expect_refused(&e, "approvals", F_PHASE, XP_HANDLER); /* only while Canceling/Faulting */
+    expect_refused(&e, "ExecFlow", F_CURSOR, 3);
+    expect_refused(&e, "ExecFlow", F_CURSOR, INT32_MIN);
+    expect_restores(&e);
+    reload(&e);
+    ck_assert_int_eq(xt_deliver(&e, "ITestService.Approved", "\"c\""), WFL_EXEC_IDLE);
+    ck_assert_int_eq(xt_int(&e, "Count"), 4);
+    xt_free(&e);
+}
+END_TEST
+
+START_TEST(test_parallel_with_bad_fields_is_refused)
+{
+    xt_env e;
+    xt_load(&e, "timers.xoml", NULL);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_IDLE);
+    expect_refused(&e, "both", F_STATUS, WFL_ST_CLOSED);      /* branches still wait */
+    expect_refused(&e, "both", F_STATUS, WFL_ST_INITIALIZED); /* ... under a fresh one */
+    expect_refused(&e, "slow", F_CURSOR, 3);                  /* two children */
+    expect_refused(&e, "fast", F_CURSOR, -1);
+    expect_refused(&e, "slow", F_PHASE, 99);
+    expect_restores(&e);
+    xt_free(&e);
+}
+END_TEST
+
+START_TEST(test_state_machine_with_bad_fields_is_refused)
+{
+    xt_env e;
+    xt_load(&e, "statemachine.xoml", NULL);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_IDLE);
+    ck_assert_int_eq(xt_deliver(&e, "ITestService.Approved", "\"alice\""), WFL_EXEC_IDLE);
+    expect_refused(&e, "ExecFlow", F_CURSOR, 0);      /* the machine, not a State */
+    expect_refused(&e, "ExecFlow", F_CURSOR, 100000); /* past the nodes */
+    expect_refused(&e, "ExecFlow", F_AUX, 3);         /* the Delay */
+    expect_refused(&e, "ExecFlow", F_COUNT, 9);       /* no such handler */
+    expect_refused(&e, "ExecFlow", F_COUNT, -1);
+    expect_restores(&e);
+    xt_free(&e);
+}
+END_TEST
+
+/* Through the store: a refused blob leaves the stored bytes as they were. */
+START_TEST(test_stored_inconsistent_blob_is_refused_untouched)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/legacy.db", wf_test_tmpdir());
+    wfl_store *st = NULL;
+    ck_assert_int_eq(wfl_store_open(path, &st, NULL), WF_OK);
+    xt_env e;
+    xt_load(&e, "listen.xoml", NULL);
+    xt_start(&e);
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_IDLE);
+    xact *x = wfl_act_exec(act_named(e.ex, "listen1"));
+    x->cursor = 40;
+    void *blob = NULL, *back = NULL, *again = NULL;
+    size_t len = 0, back_len = 0, again_len = 0;
+    ck_assert_int_eq(wfl_exec_save(e.ex, &blob, &len, NULL), WF_OK);
+    x->cursor = -1;
+    ck_assert_int_eq(wfl_store_save(st, "test-instance", "Idle", blob, len, NULL), WF_OK);
+    ck_assert_int_eq(wfl_store_load(st, "test-instance", &back, &back_len, NULL), WF_OK);
+    expect_corrupt(&e, back, back_len, "winning branch is out of range");
+    ck_assert_int_eq(wfl_store_load(st, "test-instance", &again, &again_len, NULL), WF_OK);
+    ck_assert_uint_eq(again_len, len);
+    ck_assert_mem_eq(again, blob, len);
+    wf_free(blob);
+    wf_free(back);
+    wf_free(again);
+    wfl_store_close(st);
     xt_free(&e);
 }
 END_TEST
@@ -487,6 +677,11 @@ Suite *legacy_persist_suite(void)
     tcase_add_test(bad, test_store_keeps_blobs_and_refuses_foreign_files);
     tcase_add_test(bad, test_store_incomplete_or_foreign_meta_is_refused_untouched);
     tcase_add_test(bad, test_fuzzed_blob_with_shared_queue_is_safe);
+    tcase_add_test(bad, test_waiting_listen_with_bad_fields_is_refused);
+    tcase_add_test(bad, test_while_in_third_iteration_with_bad_fields_is_refused);
+    tcase_add_test(bad, test_parallel_with_bad_fields_is_refused);
+    tcase_add_test(bad, test_state_machine_with_bad_fields_is_refused);
+    tcase_add_test(bad, test_stored_inconsistent_blob_is_refused_untouched);
     suite_add_tcase(s, bad);
     TCase *nomem = tcase_create("nomem");
     tcase_set_timeout(nomem, 60);
