@@ -4,6 +4,7 @@
  * type-library activities (docs/semantics.md §3). */
 #include "wfl_exec_int.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,6 +13,8 @@ static bool seq_next(wfl_exec *ex, wfl_act *act)
 {
     xact *x = wfl_act_exec(act);
     size_t n = wfl_act_child_count(act);
+    /* set here or restored through wfl__check_sequence / wfl__check_custom */
+    assert(x->cursor >= 0 && (size_t)x->cursor <= n);
     while ((size_t)x->cursor < n) {
         wfl_act *c = wfl_act_child(act, (size_t)x->cursor++);
         if (wfl__is_body_child(c)) {
@@ -125,6 +128,7 @@ static wfl_status while_step(wfl_exec *ex, wfl_act *act)
     wfl_act *clone = wfl__clone(ex, body);
     if (!clone)
         return WFL_ST_FAULTING;
+    assert(((xact *)wfl_act_exec(act))->cursor >= 0); /* wfl__check_while on restore */
     ((xact *)wfl_act_exec(act))->cursor++;
     wfl__execute(ex, clone);
     return WFL_ST_EXECUTING;
@@ -441,6 +445,15 @@ static wfl_status custom_execute(wfl_exec *ex, wfl_act *act)
     xact *x = wfl_act_exec(act);
     x->cursor = 0;
     return seq_next(ex, act) ? WFL_ST_EXECUTING : WFL_ST_CLOSED;
+}
+
+/* A composite-flagged type without a body runs its children as a Sequence does. */
+const char *wfl__check_custom(wfl_exec *ex, wfl_act *act, const xact *x)
+{
+    const wfl_type *t = wfl_act_type(act);
+    if (t->composite || !(t->flags & WFL_TF_COMPOSITE))
+        return NULL;
+    return wfl__check_sequence(ex, act, x);
 }
 
 static void custom_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)

@@ -4,6 +4,7 @@
  * and CallExternalMethod (docs/semantics.md §3, §4 "Queues and events"). */
 #include "wfl_exec_int.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -248,6 +249,8 @@ static wfl_status listen_execute(wfl_exec *ex, wfl_act *act)
 static void listen_queue_item(wfl_exec *ex, wfl_act *act, xqueue *q)
 {
     xact *x = wfl_act_exec(act);
+    /* -1 or a branch: set here or restored through wfl__check_listen */
+    assert(x->cursor >= -1 && x->cursor < (int32_t)wfl_act_child_count(act));
     if (x->cursor >= 0)
         return; /* a winner is already running */
     for (size_t i = 0; i < wfl_act_child_count(act); i++) {

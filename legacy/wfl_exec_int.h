@@ -155,6 +155,7 @@ extern const wfl_kind_ops wfl_ops_receive, wfl_ops_send, wfl_ops_invoke_web_serv
  * wrong. One per kind that keeps a cursor or counters in its xact. */
 typedef const char *(*wfl_restore_check)(wfl_exec *ex, wfl_act *act, const xact *x);
 const char *wfl__check_sequence(wfl_exec *ex, wfl_act *act, const xact *x);
+const char *wfl__check_custom(wfl_exec *ex, wfl_act *act, const xact *x);
 const char *wfl__check_while(wfl_exec *ex, wfl_act *act, const xact *x);
 const char *wfl__check_listen(wfl_exec *ex, wfl_act *act, const xact *x);
 const char *wfl__check_state_machine(wfl_exec *ex, wfl_act *act, const xact *x);

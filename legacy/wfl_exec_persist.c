@@ -481,6 +481,7 @@ static const wfl_restore_check check_table[WFL_KIND_COUNT] = {
     [WFL_KIND_CANCELLATION_HANDLER] = wfl__check_sequence,
     [WFL_KIND_STATE_INITIALIZATION] = wfl__check_sequence,
     [WFL_KIND_STATE_FINALIZATION] = wfl__check_sequence,
+    [WFL_KIND_CUSTOM] = wfl__check_custom,
     [WFL_KIND_WHILE] = wfl__check_while,
     [WFL_KIND_LISTEN] = wfl__check_listen,
     [WFL_KIND_STATE_MACHINE_WORKFLOW] = wfl__check_state_machine,
