@@ -556,6 +556,21 @@ START_TEST(test_stored_inconsistent_blob_is_refused_untouched)
     ck_assert_int_eq(wfl_store_load(st, "test-instance", &again, &again_len, NULL), WF_OK);
     ck_assert_uint_eq(again_len, len);
     ck_assert_mem_eq(again, blob, len);
+    /* the CLI resuming it: a corrupt-state error, the stored bytes unchanged */
+    const char *dir = wf_test_tmpdir();
+    int rc = wf_test_shell_cli(dir, 60,
+                               "run-legacy tests/legacy/data/exec/listen.xoml --lib-path %s "
+                               "--store %s --instance test-instance",
+                               wf_test_lib_dir(), path);
+    char *text = wf_test_read_file(wf_test_path(dir, "stderr"), NULL);
+    ck_assert_msg(rc == 2, "exit %d: %s", rc, text); /* an input error (docs/formats.md) */
+    ck_assert_msg(strstr(text, "activity 'listen1' has a Listen's winning branch") != NULL, "%s",
+                  text);
+    wf_free(text);
+    wf_free(again);
+    ck_assert_int_eq(wfl_store_load(st, "test-instance", &again, &again_len, NULL), WF_OK);
+    ck_assert_uint_eq(again_len, len);
+    ck_assert_mem_eq(again, blob, len);
     wf_free(blob);
     wf_free(back);
     wf_free(again);
