@@ -455,6 +455,26 @@ static void summary(const batch *b, FILE *out)
     }
 }
 
+/* A failed file's first error, shaped like the error object of docs/formats.md:
+ * {"message", "file", "line", "col"}, the position only where there is one. */
+static json_t *error_json(const wfc_file *f)
+{
+    unsigned line = 0, col = 0;
+    const char *file;
+    const char *msg = first_error(f, &file, &line, &col);
+    json_t *e = json_pack("{s:o, s:o}", "message", wf_jsonw_str(msg), "file", wf_jsonw_str(file));
+    bool ok = e != NULL;
+    if (line) {
+        ok = ok && wf_jsonw_set(e, "line", json_integer(line));
+        ok = ok && wf_jsonw_set(e, "col", json_integer(col));
+    }
+    if (!ok) {
+        json_decref(e);
+        return NULL;
+    }
+    return e;
+}
+
 static void print_json(const batch *b)
 {
     const char *status = b->counts[WFC_FAILED]    ? "failed"
@@ -466,9 +486,11 @@ static void print_json(const batch *b)
     bool ok = files != NULL;
     for (size_t i = 0; ok && i < wfc_report_file_count(b->report); i++) {
         const wfc_file *f = wfc_report_file_at(b->report, i);
-        ok = wf_jsonw_append(files, json_pack("{s:o, s:s}", "source",
-                                              wf_jsonw_str(wfc_file_source(f)), "status",
-                                              wfc_status_name(wfc_file_status(f))));
+        json_t *entry = json_pack("{s:o, s:s}", "source", wf_jsonw_str(wfc_file_source(f)),
+                                  "status", wfc_status_name(wfc_file_status(f)));
+        if (wfc_file_status(f) == WFC_FAILED)
+            ok = wf_jsonw_set(entry, "error", error_json(f));
+        ok = wf_jsonw_append(ok ? files : NULL, entry) && ok;
     }
     wfb_print_json(ok ? json_pack("{s:s, s:I, s:I, s:I, s:O, s:I, s:I}", "status", status,
                                   "converted", (json_int_t)b->counts[WFC_CONVERTED], "partial",

@@ -147,13 +147,21 @@ START_TEST(text_mode_failure_prints_no_object)
 }
 END_TEST
 
-/* A verb that failed but printed its own object (convert's summary) prints no second one. */
+/* A verb that failed but printed its own object (convert's summary) prints no second one;
+ * the summary names each failed file's first error. */
 START_TEST(own_object_is_not_doubled)
 {
     wfbt_out r = wfbt_run((const char *const[]){"convert", XOML_BAD, "--check", "--json", NULL});
     ck_assert_int_eq(r.rc, 2);
     json_t *root = only_object(&r, "convert");
     ck_assert_str_eq(json_string_value(json_object_get(root, "status")), "failed");
+    /* the failed file says why, located like the error object */
+    json_t *error = json_object_get(json_array_get(json_object_get(root, "files"), 0), "error");
+    ck_assert_ptr_nonnull(error);
+    ck_assert_str_eq(json_string_value(json_object_get(error, "file")), XOML_BAD);
+    ck_assert_int_eq(json_integer_value(json_object_get(error, "line")), 4);
+    ck_assert_int_eq(json_integer_value(json_object_get(error, "col")), 56);
+    ck_assert_ptr_nonnull(json_string_value(json_object_get(error, "message")));
     json_decref(root);
     wfbt_out_free(&r);
 }
