@@ -911,31 +911,3 @@ bool wf_xml_resolve_qname(const wf_xml_node *node, const char *qname, const char
         *ns = uri;
     return uri != NULL;
 }
-
-/* ---- writing ----------------------------------------------------------------------------- */
-bool wf_xml_escape(wf_buf *out, const char *text, bool attribute)
-{
-    bool ok = true;
-    for (const unsigned char *p = (const unsigned char *)text; *p && ok; p++) {
-        switch (*p) {
-        case '&':
-            ok = wf_buf_adds(out, "&amp;");
-            break;
-        case '<':
-            ok = wf_buf_adds(out, "&lt;");
-            break;
-        case '>':
-            ok = wf_buf_adds(out, "&gt;");
-            break;
-        case '"':
-            ok = attribute ? wf_buf_adds(out, "&quot;") : wf_buf_addc(out, '"');
-            break;
-        default:
-            if (*p < 0x20 && (attribute || (*p != '\n' && *p != '\t')))
-                ok = wf_buf_addf(out, "&#%u;", (unsigned)*p);
-            else
-                ok = wf_buf_addc(out, (char)*p);
-        }
-    }
-    return ok;
-}

@@ -10,7 +10,6 @@
 #include <stddef.h>
 
 #include "wf_error.h"
-#include "wf_mem.h" /* wf_buf */
 
 typedef struct wf_xml_doc wf_xml_doc;
 
@@ -83,10 +82,5 @@ bool wf_xml_text_blank(const char *text);
  * without a prefix uses the default namespace. Returns false if the prefix is undeclared. */
 bool wf_xml_resolve_qname(const wf_xml_node *node, const char *qname, const char **ns,
                           const char **local, size_t *local_len);
-
-/* Append `text` to out escaped for XML: & < > always, '"' in attribute values; control bytes
- * as character references (tab, newline and return kept as they are in element text). Returns
- * false when out ran out of memory. */
-bool wf_xml_escape(wf_buf *out, const char *text, bool attribute);
 
 #endif

@@ -476,6 +476,17 @@ static void check_ignored_props(wfc__conv *c, const wfl_node *n)
         check_ignored_props(c, wfl_node_child(n, i));
 }
 
+/* The body writer refused a call (a name that is not an XML name reached it): an error with
+ * the writer's message, whose kind (WF_E_NAME, ...) the conversion fails with. */
+static void writer_failed(wfc__conv *c)
+{
+    bool first = c->first.code == WF_OK;
+    wfc__diag(c, WFC_ERROR, wfl_node_loc(c->root), "xml-writer",
+              "the converted workflow cannot be written as XML: %s", c->w.err.message);
+    if (first)
+        c->first.code = c->w.err.code;
+}
+
 static void run_pass(wfc__conv *c, int pass)
 {
     assert(pass == c->pass + 1); /* pass 1, then pass 2 on what pass 1 recorded */
@@ -489,8 +500,10 @@ static void run_pass(wfc__conv *c, int pass)
     if (c->w.too_deep)
         wfc__diag(c, WFC_ERROR, wfl_node_loc(c->root), "nesting-limit",
                   "the workflow nests more than %d modern elements deep", WFC_XW_MAX_DEPTH);
-    else if (!ok)
+    else if (!ok && c->w.err.code == WF_E_NOMEM)
         c->nomem = true;
+    else if (!ok)
+        writer_failed(c);
 }
 
 /* Line `line` of text, trimmed and cut to fit, for a diagnostic. */
@@ -703,6 +716,15 @@ static void default_output_name(const char *path, char *buf, size_t size)
     snprintf(buf, size, "%.*s.xaml", (int)len, path);
 }
 
+/* The conversion failed: its first error, at path. */
+static wf_status failed_first(wfc__conv *c, const char *path, wf_error *err)
+{
+    wfc_file_set_status(c->file, WFC_FAILED);
+    wf_error_set(err, c->first.code, &(wf_loc){path, c->first.line, c->first.col}, "%s",
+                 c->first.message);
+    return c->first.code;
+}
+
 static wf_status convert_loaded(wfc__conv *c, const char *path, char **xaml, size_t *len,
                                 wf_error *err)
 {
@@ -731,17 +753,17 @@ static wf_status convert_loaded(wfc__conv *c, const char *path, char **xaml, siz
     wfc__graphs(c);
     if (c->nomem)
         return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
-    if (c->failed) {
-        wfc_file_set_status(c->file, WFC_FAILED);
-        wf_error_set(err, c->first.code, &(wf_loc){path, c->first.line, c->first.col}, "%s",
-                     c->first.message);
-        return c->first.code;
-    }
+    if (c->failed)
+        return failed_first(c, path, err);
     wf_buf doc;
     wf_buf_init(&doc);
-    if (!document(c, path, &doc) || doc.oom) {
+    bool written = document(c, path, &doc) && !doc.oom;
+    if (!written) {
         wf_buf_fini(&doc);
-        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+        if (c->w.err.code == WF_E_NOMEM || c->w.err.code == WF_OK) /* WF_OK: doc.oom */
+            return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+        writer_failed(c);
+        return failed_first(c, path, err);
     }
     if (c->hosted_count || c->dropped_count)
         wfc_file_set_status(c->file, WFC_PARTIAL);

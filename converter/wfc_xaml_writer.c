@@ -109,9 +109,24 @@ bool wfc_xw_ok(const wfc_xw *w)
     return usable(w) && w->depth == 0;
 }
 
+/* The writer's own finish (its error: a bad name, no memory) unless this layer saw the
+ * nesting limit, a failed create or calls out of order first. */
+static bool finish(wfc_xw *w)
+{
+    if (w->too_deep)
+        return !wf_error_set(&w->err, WF_E_LIMIT, NULL, "more than %d elements nested",
+                             WFC_XW_MAX_DEPTH);
+    if (!w->x)
+        return !wf_error_set(&w->err, WF_E_NOMEM, NULL, "out of memory");
+    if (!wf_xmlw_failed(w->x) && (w->failed || w->depth))
+        return !wf_error_set(&w->err, WF_E_STATE, NULL,
+                             "XAML writer: elements not closed in order");
+    return wf_xmlw_finish(w->x, w->out, &w->err) == WF_OK;
+}
+
 bool wfc_xw_finish(wfc_xw *w)
 {
-    bool ok = wfc_xw_ok(w) && wf_xmlw_finish(w->x, w->out, NULL) == WF_OK;
+    bool ok = finish(w);
     wf_xmlw_destroy(w->x);
     w->x = NULL;
     w->failed |= !ok;

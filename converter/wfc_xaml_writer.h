@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../common/wf_error.h"
 #include "../common/wf_mem.h"
 #include "../common/wf_xmlw.h"
 
@@ -17,8 +18,10 @@
  * 2. wfc_xw_open(&w, "Sequence"), wfc_xw_attr(...)*, then children or wfc_xw_text, then
  *    wfc_xw_close(&w) (which writes `/>` when nothing was inside).
  * 3. wfc_xw_finish(&w) once at the end: appends the text to the buffer and releases the
- *    writer; false when memory ran out, the element stack overflowed (then too_deep is set)
- *    or the calls did not nest (then nothing is appended). wfc_xw_ok asks the same before. */
+ *    writer; false when memory ran out, the element stack overflowed (then too_deep is set),
+ *    a name was not an XML name or the calls did not nest (then nothing is appended), with
+ *    the reason in err (WF_E_NOMEM, WF_E_LIMIT, WF_E_NAME, WF_E_STATE). wfc_xw_ok asks the
+ *    same before. */
 
 #define WFC_XW_MAX_DEPTH 256
 
@@ -29,6 +32,7 @@ typedef struct wfc_xw {
     bool tag_open; /* the start tag of the innermost element can still take attributes */
     bool failed;   /* out of memory or a misuse (close without open, ...) */
     bool too_deep; /* more than WFC_XW_MAX_DEPTH open elements were asked for */
+    wf_error err;  /* set by wfc_xw_finish when it fails */
 } wfc_xw;
 
 void wfc_xw_init(wfc_xw *w, wf_buf *out, size_t base_depth);

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "../common/wf_mem.h"
-#include "../common/wf_xml.h"
 #include "wfm_activity.h"
 #include "wfm_acts.h"
 #include "wfm_ctx.h"
@@ -363,13 +362,17 @@ wf_status wfm_msg_take_reply(wfm_instance *inst, int64_t request, wf_value *out)
     return WF_E_NOTFOUND;
 }
 
-bool wfm_msg_xsd_text(const wf_value *v, wf_buf *out)
+bool wfm_msg_xsd_text(wf_xmlw *x, const wf_value *v)
 {
-    if (v->type->kind == WF_K_BOOL)
-        return wf_buf_adds(out, v->u.b ? "true" : "false");
+    if (v->type->kind == WF_K_BOOL) {
+        wf_xmlw_text(x, v->u.b ? "true" : "false");
+        return true;
+    }
     wf_buf t;
     wf_buf_init(&t);
-    bool ok = wf_value_to_text(v, &t) && wf_xml_escape(out, t.data, false);
+    bool ok = wf_value_to_text(v, &t);
+    if (ok)
+        wf_xmlw_text(x, t.data);
     wf_buf_fini(&t);
     return ok;
 }

@@ -7,6 +7,7 @@
  * is a no-persist zone; the contexts the instance got from the services it called are state
  * and are saved, the replies not yet taken are not. Endpoint addresses come from the file
  * beside the definition, NAME.endpoints.json (docs/formats.md "Endpoint files"). */
+#include <assert.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "../common/wf_mem.h"
 #include "../common/wf_xml.h"
+#include "../common/wf_xmlw.h"
 #include "wfm_activity.h"
 #include "wfm_acts.h"
 #include "wfm_ctx.h"
@@ -283,34 +285,54 @@ static wf_status send_prepare(wfm_load *load, wfm_node *node)
 
 /* The request body: a SOAP 1.1 envelope as basicHttpBinding writes it (document/literal
  * wrapped), with the service's context as a wsc:Context header once it gave one; or the
- * parameters as a JSON object (the context then goes as X-Instance-Id). */
-static bool request_body(const send_conf *c, const wf_value *params, const char *id, wf_buf *out)
+ * parameters as a JSON object (the context then goes as X-Instance-Id). The envelope goes
+ * through the common writer (common/wf_xmlw.h), so a value with a control character or invalid
+ * UTF-8 still makes a well-formed request; a key that is not an XML name fails (WF_E_NAME). */
+static wf_status request_body(const send_conf *c, const wf_value *params, const char *id,
+                              wf_buf *out, wf_error *err)
 {
     if (c->json)
-        return wf_value_to_json(params, out);
-    wf_buf_adds(out, "<s:Envelope xmlns:s=\"" NS_SOAP "\">");
+        return wf_value_to_json(params, out) ? WF_OK
+                                             : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    wf_xmlw_opts opts = WF_XMLW_OPTS_INIT;
+    wf_xmlw *x = NULL;
+    if (wf_xmlw_create(&opts, &x, err) != WF_OK)
+        return err->code;
+    wf_xmlw_open(x, "s:Envelope");
+    wf_xmlw_attr(x, "xmlns:s", NS_SOAP);
     if (id && *id) {
-        wf_buf_adds(out, "<s:Header><Context xmlns=\"" NS_CONTEXT "\"><Property name=\"instanceId\">");
-        wf_xml_escape(out, id, false);
-        wf_buf_adds(out, "</Property></Context></s:Header>");
+        wf_xmlw_open(x, "s:Header");
+        wf_xmlw_open(x, "Context");
+        wf_xmlw_attr(x, "xmlns", NS_CONTEXT);
+        wf_xmlw_open(x, "Property");
+        wf_xmlw_attr(x, "name", "instanceId");
+        wf_xmlw_text(x, id);
+        wf_xmlw_close(x);
+        wf_xmlw_close(x);
+        wf_xmlw_close(x);
     }
-    wf_buf_addf(out, "<s:Body><%s xmlns=\"", c->operation);
-    wf_xml_escape(out, c->ns, true);
-    wf_buf_adds(out, "\">");
-    for (size_t i = 0; i < wf_value_record_count(params); i++) {
-        const char *key = wf_value_record_key(params, i);
+    wf_xmlw_open(x, "s:Body");
+    wf_xmlw_open(x, c->operation);
+    wf_xmlw_attr(x, "xmlns", c->ns);
+    bool ok = true;
+    for (size_t i = 0; ok && i < wf_value_record_count(params); i++) {
         const wf_value *v = wf_value_record_at(params, i);
+        wf_xmlw_open(x, wf_value_record_key(params, i));
         if (wf_is_null(v)) {
-            wf_buf_addf(out, "<%s i:nil=\"true\" xmlns:i=\"http://www.w3.org/2001/"
-                             "XMLSchema-instance\"/>",
-                        key);
-            continue;
+            wf_xmlw_attr(x, "i:nil", "true");
+            wf_xmlw_attr(x, "xmlns:i", "http://www.w3.org/2001/XMLSchema-instance");
+        } else {
+            ok = wfm_msg_xsd_text(x, v);
         }
-        wf_buf_addf(out, "<%s>", key);
-        wfm_msg_xsd_text(v, out);
-        wf_buf_addf(out, "</%s>", key);
+        wf_xmlw_close(x);
     }
-    return wf_buf_addf(out, "</%s></s:Body></s:Envelope>", c->operation);
+    wf_xmlw_close(x);
+    wf_xmlw_close(x);
+    wf_xmlw_close(x);
+    wf_status st =
+        ok ? wf_xmlw_finish(x, out, err) : wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    wf_xmlw_destroy(x);
+    return st;
 }
 
 /* A request on its way: the HTTP thread's side. */
@@ -371,8 +393,9 @@ static void send_start(wfm_ctx *ctx, wfm_ai *ai, send_ext *x, const char *addres
             wfm_ctx_nomem(ctx);
         return;
     }
-    snprintf(call->url, sizeof call->url, "%s%s%s", address, c->json ? "/" : "",
-             c->json ? c->operation : "");
+    int n = snprintf(call->url, sizeof call->url, "%s%s%s", address, c->json ? "/" : "",
+                     c->json ? c->operation : "");
+    assert(n >= 0 && (size_t)n < sizeof call->url); /* send_execute checked the length */
     wfm_http_request req = {call->url,
                             c->json ? "application/json" : "text/xml; charset=utf-8",
                             c->json ? NULL : c->action,
@@ -409,13 +432,21 @@ static void send_execute(wfm_ctx *ctx, wfm_ai *ai)
     const send_context *context = send_context_of(x, c->channel);
     const char *cookies = context && *context->cookies ? context->cookies : NULL;
     const char *id = context && !cookies ? context->id : NULL;
+    const char *to = wf_is_null(&address) ? c->address : wf_value_str(&address);
     wf_buf body;
     wf_buf_init(&body);
-    if (!request_body(c, &params, id, &body))
+    wf_error err = WF_ERROR_INIT;
+    size_t url_len = strlen(to) + (c->json ? 1 + strlen(c->operation) : 0);
+    if (url_len >= sizeof((send_call *)NULL)->url)
+        wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation,
+                      "Send: the request URL is longer than %zu bytes",
+                      sizeof((send_call *)NULL)->url - 1);
+    else if (request_body(c, &params, id, &body, &err) == WF_E_NOMEM)
         wfm_ctx_nomem(ctx);
+    else if (err.code)
+        wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation, "Send: %s", err.message);
     else
-        send_start(ctx, ai, x, wf_is_null(&address) ? c->address : wf_value_str(&address), id,
-                   cookies, &body);
+        send_start(ctx, ai, x, to, id, cookies, &body);
     wf_buf_fini(&body);
     wf_value_release(&params);
     wf_value_release(&address);

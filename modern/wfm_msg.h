@@ -25,6 +25,7 @@
 
 #include "../common/wf_error.h"
 #include "../common/wf_value.h"
+#include "../common/wf_xmlw.h"
 #include "wfm_definition.h"
 #include "wfm_runtime.h"
 
@@ -77,7 +78,8 @@ char *wfm_msg_reference_name(const char *text);
 /* The In parameters of PARAMS property `prop` of ai as a record named by their x:Keys (on
  * failure the runtime has faulted ai, as wfm_ctx_get_param). WF_E_NOMEM. */
 wf_status wfm_msg_params_record(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, wf_value *out);
-/* A value as XML Schema text, escaped for element content (booleans in lower case). */
-bool wfm_msg_xsd_text(const wf_value *v, wf_buf *out);
+/* A value as XML Schema text, the content of x's open element (booleans in lower case).
+ * Returns false when memory ran out before the text reached the writer. */
+bool wfm_msg_xsd_text(wf_xmlw *x, const wf_value *v);
 
 #endif

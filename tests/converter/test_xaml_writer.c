@@ -1,6 +1,8 @@
 /* test_xaml_writer.c — the converter's deterministic XML writer (converter/wfc_xaml_writer.c):
- * layout, escaping, the nesting limit, and running out of memory. */
+ * layout, escaping, the nesting limit, a name that is not an XML name, and running out of
+ * memory. */
 #include <check.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../../common/wf_mem.h"
@@ -79,6 +81,7 @@ START_TEST(test_unbalanced_calls_are_not_ok)
     wfc_xw_close(&w);
     ck_assert(!wfc_xw_ok(&w));
     ck_assert(!wfc_xw_finish(&w));
+    ck_assert_int_eq(w.err.code, WF_E_STATE);
     ck_assert_uint_eq(b.len, 0); /* nothing half-written */
     wf_buf_fini(&b);
 }
@@ -97,7 +100,34 @@ START_TEST(test_nesting_beyond_the_limit_is_reported)
     ck_assert(w.too_deep);
     ck_assert(!wfc_xw_ok(&w));
     ck_assert(!wfc_xw_finish(&w));
+    ck_assert_int_eq(w.err.code, WF_E_LIMIT);
     wf_buf_fini(&b);
+}
+END_TEST
+
+/* A name that is not an XML name (an attribute from a property "1st", a prefixed element
+ * whose local part starts with a digit) is the writer's error, kind and name, not "out of
+ * memory"; nothing is appended. */
+START_TEST(test_bad_name_is_reported_as_such)
+{
+    static const char *const bad[][2] = {{"Sequence", "1st"}, {"t0:1Step", "DisplayName"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        wf_buf b;
+        wf_buf_init(&b);
+        wfc_xw w;
+        wfc_xw_init(&w, &b, 1);
+        wfc_xw_open(&w, bad[i][0]);
+        wfc_xw_attr(&w, bad[i][1], "[x]");
+        wfc_xw_close(&w);
+        ck_assert(!wfc_xw_ok(&w));
+        ck_assert(!wfc_xw_finish(&w));
+        ck_assert_int_eq(w.err.code, WF_E_NAME);
+        char want[64];
+        snprintf(want, sizeof want, "'%s' is not an XML name", i ? bad[i][0] : bad[i][1]);
+        ck_assert_str_eq(w.err.message, want);
+        ck_assert_uint_eq(b.len, 0);
+        wf_buf_fini(&b);
+    }
 }
 END_TEST
 
@@ -127,6 +157,7 @@ Suite *xaml_writer_suite(void)
     tcase_add_test(core, test_layout_and_escaping_are_fixed);
     tcase_add_test(core, test_body_placed_in_the_document);
     tcase_add_test(core, test_unbalanced_calls_are_not_ok);
+    tcase_add_test(core, test_bad_name_is_reported_as_such);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
     tcase_add_test(limits, test_nesting_beyond_the_limit_is_reported);

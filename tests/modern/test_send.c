@@ -5,7 +5,8 @@
  * envelope, load errors, and an instance destroyed while its request is in flight; the
  * context kept from a cookie (basicHttpContextBinding, an ASMX session) or a SOAP Context
  * header (wsHttpContextBinding); an ASMX web method's shape; a request's fault at its
- * ReceiveReply, a one-way Send's at the Send. */
+ * ReceiveReply, a one-way Send's at the Send; a value XML 1.0 cannot carry, a key that is no
+ * XML name. */
 #include <check.h>
 #include <microhttpd.h>
 #include <pthread.h>
@@ -13,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
 
 #include "../../modern/wfm_runtime.h"
 #include "../wf_test_util.h"
@@ -237,6 +241,18 @@ static void close_all(stub *s, wfm_test_run *r)
     stub_stop(s);
 }
 
+/* Run r to its fault: exception `type` with `message`, after `calls` requests; then close. */
+static void expect_fault(stub *s, wfm_test_run *r, const char *type, const char *message,
+                         unsigned calls)
+{
+    ck_assert_int_eq(run_waiting(r), WFM_INSTANCE_FAULTED);
+    const wf_value *exc = wfm_instance_fault(r->inst);
+    ck_assert_str_eq(exc->type->name, type);
+    ck_assert_str_eq(wf_value_exc_message(exc), message);
+    ck_assert_uint_eq(s->calls, calls);
+    close_all(s, r);
+}
+
 START_TEST(test_send_soap_request_and_context)
 {
     stub s;
@@ -251,6 +267,60 @@ START_TEST(test_send_soap_request_and_context)
     /* the second call carries the context the first reply gave */
     ck_assert_ptr_nonnull(strstr(s.last_body, "<Property name=\"instanceId\">" STUB_ID));
     close_all(&s, &r);
+}
+END_TEST
+
+/* A value XML 1.0 cannot carry as it is (a control character, invalid UTF-8) and one that
+ * ends a CDATA section still make a request libxml2 parses: the writer puts U+FFFD for the
+ * first two and escapes the third. */
+#define HEAD_NOTE                                                                                  \
+    "<Activity x:Class=\"T\" xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\"\n"  \
+    " xmlns:p=\"http://schemas.microsoft.com/netfx/2009/xaml/servicemodel\"\n"                     \
+    " xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\">\n"                                 \
+    "<x:Members><x:Property Name=\"url\" Type=\"InArgument(x:String)\" />\n"                       \
+    "<x:Property Name=\"note\" Type=\"InArgument(x:String)\" /></x:Members>\n"
+#define NOTE_SEND(key)                                                                             \
+    HEAD_NOTE "<Sequence><p:Send x:Name=\"s1\" OperationName=\"Add\" "                             \
+              "ServiceContractName=\"ICalculator\""                                                \
+              " EndpointAddress=\"[url]\"><p:Send.Content><p:SendParametersContent>\n"             \
+              "<InArgument x:TypeArguments=\"x:String\" x:Key=\"" key "\">[note]</InArgument>\n"   \
+              "</p:SendParametersContent></p:Send.Content></p:Send>"                               \
+              "<p:ReceiveReply Request=\"{x:Reference s1}\" /></Sequence></Activity>"
+
+START_TEST(test_send_value_xml_cannot_carry)
+{
+    static const char note[] = "a\x01"
+                               "b\xff]]>c";
+    stub s;
+    wfm_test_run r;
+    open_at(&s, &r, NOTE_SEND("note"), "/ok");
+    wf_value v = wf_null();
+    ck_assert_int_eq(wf_value_string(note, sizeof note - 1, &v), WF_OK);
+    wfm_test_input(&r, "note", v);
+    ck_assert_int_eq(run_waiting(&r), WFM_INSTANCE_CLOSED);
+    ck_assert_uint_eq(s.calls, 1);
+    xmlDocPtr doc = xmlReadMemory(s.last_body, (int)strlen(s.last_body), "request.xml", NULL,
+                                  XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    ck_assert_msg(doc != NULL, "request not well-formed: %s", s.last_body);
+    xmlChar *text = xmlNodeGetContent(xmlDocGetRootElement(doc));
+    ck_assert_str_eq((const char *)text, "a\xef\xbf\xbd"
+                                         "b\xef\xbf\xbd]]>c");
+    ck_assert_ptr_nonnull(strstr(s.last_body, "<note>a\xef\xbf\xbd"
+                                              "b\xef\xbf\xbd]]&gt;c</note>"));
+    xmlFree(text);
+    xmlFreeDoc(doc);
+    close_all(&s, &r);
+}
+END_TEST
+
+/* A parameter key that is no XML name cannot become an element: the Send faults with the
+ * writer's message, no request goes out. */
+START_TEST(test_send_key_not_an_xml_name)
+{
+    stub s;
+    wfm_test_run r;
+    open_at(&s, &r, NOTE_SEND("1st"), "/ok");
+    expect_fault(&s, &r, "InvalidOperationException", "Send: '1st' is not an XML name", 0);
 }
 END_TEST
 
@@ -288,12 +358,7 @@ START_TEST(test_send_soap_fault_faults_the_send)
     stub s;
     wfm_test_run r;
     open_at(&s, &r, two_calls, "/fault");
-    ck_assert_int_eq(run_waiting(&r), WFM_INSTANCE_FAULTED);
-    const wf_value *exc = wfm_instance_fault(r.inst);
-    ck_assert_str_eq(exc->type->name, "FaultException");
-    ck_assert_str_eq(wf_value_exc_message(exc), "the divisor is zero");
-    ck_assert_uint_eq(s.calls, 1);
-    close_all(&s, &r);
+    expect_fault(&s, &r, "FaultException", "the divisor is zero", 1);
 }
 END_TEST
 
@@ -569,6 +634,8 @@ Suite *modern_send_suite(void)
     tcase_add_test(bad, test_send_one_way_faults_itself);
     tcase_add_test(bad, test_send_reply_not_soap);
     tcase_add_test(bad, test_send_load_errors);
+    tcase_add_test(bad, test_send_value_xml_cannot_carry);
+    tcase_add_test(bad, test_send_key_not_an_xml_name);
     suite_add_tcase(s, bad);
     return s;
 }
