@@ -195,22 +195,6 @@ void wfb_respond_fault(wfb_call *call, unsigned http, const char *code, const ch
     o->oom |= !soap_envelope(o, fault_body, call, &f);
 }
 
-/* A value as xs: text: Boolean in lower case, the rest as wf_value_to_text writes it. */
-static void xsd_text(wf_xmlw *x, const wf_value *v)
-{
-    if (v->type->kind == WF_K_BOOL) {
-        wf_xmlw_text(x, v->u.b ? "true" : "false");
-        return;
-    }
-    wf_buf t;
-    wf_buf_init(&t);
-    if (wf_value_to_text(v, &t))
-        wf_xmlw_text(x, t.data);
-    else
-        wf_xmlw_close(x); /* out of memory: the unbalanced writer reports it */
-    wf_buf_fini(&t);
-}
-
 static void reply_body(wf_xmlw *x, const wfb_call *call, const void *ud)
 {
     const wf_value *reply = ud;
@@ -227,7 +211,8 @@ static void reply_body(wf_xmlw *x, const wfb_call *call, const void *ud)
             wf_xmlw_attr(x, "xmlns:i", "http://www.w3.org/2001/XMLSchema-instance");
             wf_xmlw_close_void(x);
         } else {
-            xsd_text(x, v);
+            if (!wfm_msg_xsd_text(x, v))
+                wf_xmlw_close_void(x); /* out of memory: the unbalanced writer reports it */
             wf_xmlw_close(x);
         }
     }
