@@ -181,13 +181,20 @@ static void html_row(wf_xmlw *x, const mig_plan *p, const mig_report_opts *o, bo
     row_cells(p, o, cells);
     for (size_t i = 0; i < COLUMNS; i++) {
         *oom |= cells[i].oom;
-        wf_xmlw_html_cell(x, "td", NULL, cells[i].data);
+        wf_xmlw_html_cell(x, "td", i == 1 ? word(p, o) : NULL, cells[i].data);
         wf_buf_fini(&cells[i]);
     }
     wf_xmlw_html_close_line(x);
 }
 
 static const char title[] = "Instance migration";
+
+/* The common report sheet, each verdict's word a class of its status cell. */
+static const char html_style[] =
+    WF_XMLW_REPORT_STYLE
+    ".migrated,.movable,.rolled-back,.already-migrated{color:#1a7f37}\n"
+    ".interop,.movable-interop{color:#0969da}\n"
+    ".skipped,.not-movable{color:#9a6700}.failed{color:#cf222e}\n";
 
 static void markdown(wf_buf *b, const char *counts, const mig_plan *plans, size_t count,
                      const mig_report_opts *o)
@@ -213,7 +220,7 @@ static bool html(wf_buf *b, const char *counts, const mig_plan *plans, size_t co
     if (wf_xmlw_create(&xo, &x, NULL) != WF_OK)
         return false;
     bool oom = false;
-    wf_xmlw_html_begin(x, title, NULL);
+    wf_xmlw_html_begin(x, title, html_style);
     wf_xmlw_html_para(x, "p", "counts", counts);
     wf_xmlw_html_table(x, NULL, heads, COLUMNS);
     for (size_t i = 0; i < count; i++)

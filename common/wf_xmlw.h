@@ -66,6 +66,13 @@ bool wf_xmlw_failed(const wf_xmlw *x);
  * html_para is an element with an optional id and text, then a line break; html_close_line
  * closes an element and breaks the line; html_table opens a table (id may be NULL) and writes
  * its header row of `count` heads. */
+/* The style sheet every report page starts from (a page appends its own classes). */
+#define WF_XMLW_REPORT_STYLE                                                                   \
+    "\n"                                                                                       \
+    "body{font-family:sans-serif;margin:2em;color:#222}\n"                                     \
+    "table{border-collapse:collapse;margin:1em 0;max-width:100%}\n"                            \
+    "td,th{border:1px solid #bbb;padding:.2em .6em;text-align:left;vertical-align:top}\n"      \
+    "tr.total td{font-weight:bold;border-top:2px solid #666}\n"
 void wf_xmlw_html_begin(wf_xmlw *x, const char *title, const char *style);
 void wf_xmlw_html_end(wf_xmlw *x);
 void wf_xmlw_html_open(wf_xmlw *x, const char *tag, const char *cls);

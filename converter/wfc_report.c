@@ -620,12 +620,8 @@ static void file_markdown(const wfc_file *f, wf_buf *b)
 typedef wf_xmlw html; /* the page helpers are common/wf_xmlw.h's html_* */
 
 static const char html_style[] =
-    "\n"
-    "body{font-family:sans-serif;margin:2em;color:#222}\n"
-    "table{border-collapse:collapse;margin:1em 0;max-width:100%}\n"
+    WF_XMLW_REPORT_STYLE
     "#summary td:first-child{word-break:break-all}\n"
-    "td,th{border:1px solid #bbb;padding:.2em .6em;text-align:left;vertical-align:top}\n"
-    "tr.total td{font-weight:bold;border-top:2px solid #666}\n"
     ".converted{color:#1a7f37}.partial{color:#9a6700}.failed{color:#cf222e}\n"
     ".mapped{background:#dafbe1}.invoke{background:#ddf4ff}.interop{background:#fff1c2}\n"
     ".dropped-designer-only{background:#eee}.lost{background:#ffebe9}\n"
