@@ -30,10 +30,14 @@ static void walk(const wfm_definition *def)
         const wfm_node *n = wfm_definition_node_at(def, i);
         if (!n->id || n->index != i || !wfm_node_kind(n))
             abort();
-        for (unsigned p = 0; p < wfm_kind_spec_of(n->kind)->prop_count; p++)
-            for (size_t k = 0; k < wfm_node_count(n, p); k++)
-                if (n->props[p].items && !wfm_node_at(n, p, k))
+        const wfm_kind_spec *spec = wfm_kind_spec_of(n->kind);
+        for (unsigned p = 0; p < spec->prop_count; p++) {
+            wfm_prop_kind kind = spec->props[p].kind;
+            bool nodes = kind == WFM_PROP_ACTIVITIES || kind == WFM_PROP_NODES;
+            for (size_t k = 0; nodes && k < wfm_node_count(n, p); k++)
+                if (!wfm_node_at(n, p, k))
                     abort();
+        }
     }
 }
 
