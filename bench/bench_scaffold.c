@@ -217,7 +217,7 @@ int main(void)
                 cv = bu_summary(convert, reps), wl = bu_summary(wall, reps);
         char a[64], b[64], c[64], d[64];
         printf("%zu files (%zu templates): converted %zu, partial %zu, failed %zu; scaffold: "
-               "%zu declarations, %zu stub functions, %zu guessed types\n",
+               "%zu declarations, %zu functions to write, %zu guessed types\n",
                n, nt, r.counts[0], r.counts[1], r.counts[2], r.sc.declarations, r.sc.functions,
                r.sc.guessed);
         printf("CPU per file: scaffold %s us, convert %s us, both %s us; %zu files in %.2f s "
@@ -228,7 +228,7 @@ int main(void)
               "%zu real-shaped files from tests/converter/realworld (%zu templates in groups "
               "that each have their own assemblies), scaffolded into one directory and "
               "converted against it in one process: converted %zu, partial %zu, failed %zu; "
-              "%zu declarations, %zu stub functions, %zu guessed types.\n\n"
+              "%zu declarations, %zu functions to write, %zu guessed types.\n\n"
               "| step | per file | %zu files |\n|---|---|---|\n",
               n, nt, r.counts[0], r.counts[1], r.counts[2], r.sc.declarations, r.sc.functions,
               r.sc.guessed, n);

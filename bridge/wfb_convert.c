@@ -480,8 +480,8 @@ static void print_json(const batch *b)
     const char *status = b->counts[WFC_FAILED]    ? "failed"
                          : b->counts[WFC_PARTIAL] ? "partial"
                                                   : "converted";
-    size_t stub_functions = 0, guessed_types = 0;
-    wfc_report_scaffold_totals(b->report, &stub_functions, &guessed_types);
+    size_t functions_to_write = 0, guessed_types = 0;
+    wfc_report_scaffold_totals(b->report, &functions_to_write, &guessed_types);
     json_t *files = json_array();
     bool ok = files != NULL;
     for (size_t i = 0; ok && i < wfc_report_file_count(b->report); i++) {
@@ -496,7 +496,7 @@ static void print_json(const batch *b)
                                   "converted", (json_int_t)b->counts[WFC_CONVERTED], "partial",
                                   (json_int_t)b->counts[WFC_PARTIAL], "failed",
                                   (json_int_t)b->counts[WFC_FAILED], "files", files,
-                                  "stubFunctions", (json_int_t)stub_functions, "guessedTypes",
+                                  "functionsToWrite", (json_int_t)functions_to_write, "guessedTypes",
                                   (json_int_t)guessed_types)
                       : NULL);
     json_decref(files);
@@ -799,7 +799,7 @@ static int run_scaffold(batch *b, const inputs *in, bool is_dir)
     if (st != WF_OK)
         return wfb_report(&err);
     fprintf(stderr,
-            "scaffold %s: %zu declarations, %zu stub functions, %zu types guessed, %zu "
+            "scaffold %s: %zu declarations, %zu functions to write, %zu types guessed, %zu "
             "conflicts, %zu files written; build it with: make -C %s\n",
             b->o.scaffold, res.declarations, res.functions, res.guessed, res.conflicts,
             res.files_written, b->o.scaffold);

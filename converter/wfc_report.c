@@ -41,7 +41,7 @@ struct wfc_file {
     rep_loss *losses;
     size_t loss_count, loss_cap;
     char *legacy_dot, *modern_dot; /* NULL until the conversion drew them */
-    size_t stub_functions, guessed_types; /* the scaffold entries of those kinds */
+    size_t functions_to_write, guessed_types; /* the scaffold entries of those kinds */
 };
 
 struct wfc_report {
@@ -385,9 +385,9 @@ static json_t *file_json(const wfc_file *f)
 }
 
 /* The project's totals, the migration's work list in numbers: files by status, and the
- * scaffold's stub functions and guessed types (counted as its entries were added). */
+ * scaffold's functions to write and guessed types (counted as its entries were added). */
 typedef struct totals {
-    size_t status[3], stub_functions, guessed_types;
+    size_t status[3], functions_to_write, guessed_types;
 } totals;
 
 static totals count_totals(const wfc_report *r)
@@ -396,7 +396,7 @@ static totals count_totals(const wfc_report *r)
     for (size_t i = 0; i < r->count; i++) {
         const wfc_file *f = r->files[i];
         t.status[f->status]++;
-        t.stub_functions += f->stub_functions;
+        t.functions_to_write += f->functions_to_write;
         t.guessed_types += f->guessed_types;
     }
     return t;
@@ -406,17 +406,17 @@ void wfc_file_add_scaffold(wfc_file *f, const char *kind, unsigned line, unsigne
                            const char *text)
 {
     bool conflict = strcmp(kind, "conflict") == 0;
-    f->stub_functions += strcmp(kind, "stub") == 0;
+    f->functions_to_write += strcmp(kind, "function") == 0;
     f->guessed_types += strcmp(kind, "guessed") == 0;
     wfc_file_add_diag(f, conflict ? WFC_WARNING : WFC_INFO, line, col, "scaffold", "%s: %s", kind,
                       text);
 }
 
-void wfc_report_scaffold_totals(const wfc_report *r, size_t *stub_functions,
+void wfc_report_scaffold_totals(const wfc_report *r, size_t *functions_to_write,
                                 size_t *guessed_types)
 {
     totals t = count_totals(r);
-    *stub_functions = t.stub_functions;
+    *functions_to_write = t.functions_to_write;
     *guessed_types = t.guessed_types;
 }
 
@@ -431,10 +431,10 @@ static void totals_sentence(const wfc_report *r, char *text, size_t size)
 {
     totals t = count_totals(r);
     snprintf(text, size,
-             "%zu file%s: %zu converted, %zu partial, %zu failed; %zu stub function%s, %zu "
+             "%zu file%s: %zu converted, %zu partial, %zu failed; %zu function%s to write, %zu "
              "guessed type%s.",
              r->count, plural(r->count), t.status[WFC_CONVERTED], t.status[WFC_PARTIAL],
-             t.status[WFC_FAILED], t.stub_functions, plural(t.stub_functions), t.guessed_types,
+             t.status[WFC_FAILED], t.functions_to_write, plural(t.functions_to_write), t.guessed_types,
              plural(t.guessed_types));
 }
 
@@ -451,8 +451,8 @@ wf_status wfc_report_json(const wfc_report *r, wf_buf *out, wf_error *err)
         ok ? json_pack("{s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:O}", "totals", "files",
                        (json_int_t)r->count, "converted", (json_int_t)t.status[WFC_CONVERTED],
                        "partial", (json_int_t)t.status[WFC_PARTIAL], "failed",
-                       (json_int_t)t.status[WFC_FAILED], "stubFunctions",
-                       (json_int_t)t.stub_functions, "guessedTypes", (json_int_t)t.guessed_types,
+                       (json_int_t)t.status[WFC_FAILED], "functionsToWrite",
+                       (json_int_t)t.functions_to_write, "guessedTypes", (json_int_t)t.guessed_types,
                        "files", files)
            : NULL;
     /* one line per activity, diagnostic and loss; the rest indented */

@@ -83,13 +83,13 @@ const char *wfc_status_name(wfc_status s);     /* "converted", "partial", "faile
 const char *wfc_action_name(wfc_action a);     /* "mapped", "invoke", ... */
 const char *wfc_severity_name(wfc_severity s); /* "error", "warning", "review", "info" */
 
-/* One --scaffold entry for the file, of kind "stub" (a C function to implement), "guessed"
+/* One --scaffold entry for the file, of kind "function" (a C function to implement), "guessed"
  * (a type to check), "conflict" (a warning) or "declared": a "scaffold" entry "KIND: TEXT". */
 void wfc_file_add_scaffold(wfc_file *f, const char *kind, unsigned line, unsigned col,
                            const char *text);
-/* With --scaffold: the stub functions and guessed types its entries list over every file
+/* With --scaffold: the functions to write and guessed types its entries list over every file
  * (the totals at the top of each form of the report). */
-void wfc_report_scaffold_totals(const wfc_report *r, size_t *stub_functions,
+void wfc_report_scaffold_totals(const wfc_report *r, size_t *functions_to_write,
                                 size_t *guessed_types);
 /* {"totals": {...}, "files": [...]} with "losses" per file; WF_E_NOMEM. */
 wf_status wfc_report_json(const wfc_report *r, wf_buf *out, wf_error *err);

@@ -44,7 +44,7 @@ wf_status wfc_scaffold_write(wfc_scaffold *s, wfc_scaffold_result *out, wf_error
 void wfc_scaffold_destroy(wfc_scaffold *s); /* accepts NULL */
 
 /* What the scaffold did for one source file, each with the markup position that needs it:
- * kind "stub" (a C function to implement: text = its signature and file), "guessed" (a type
+ * kind "function" (a C function to implement: text = its signature and file), "guessed" (a type
  * to check), "conflict" (a declaration that disagrees with the markup), "declared". */
 typedef struct wfc_scaffold_note {
     const char *kind;

@@ -802,7 +802,7 @@ static wf_status write_c(writer *w, unit *u, wf_error *err)
         wf_buf one;
         wf_buf_init(&one);
         c_item(w, u, it, &f->text, &one);
-        wfc__sc_note(w->s, it->source, "stub", it->line, it->col, "%s in %s", one.data, path);
+        wfc__sc_note(w->s, it->source, "function", it->line, it->col, "%s in %s", one.data, path);
         wf_buf_fini(&one);
         w->res->functions++;
     }

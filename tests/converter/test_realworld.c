@@ -190,7 +190,7 @@ START_TEST(test_corpus_scaffolds_builds_converts_runs_and_verifies)
     ck_assert_uint_eq(broken, 3);
     ck_assert_uint_eq(ok, json_array_size(files) - 3); /* every valid file: 29 today */
     /* the work list in numbers: every scaffolded function and guess is counted */
-    ck_assert_int_ge(json_integer_value(json_object_get(res, "stubFunctions")), 60);
+    ck_assert_int_ge(json_integer_value(json_object_get(res, "functionsToWrite")), 60);
     ck_assert_int_ge(json_integer_value(json_object_get(res, "guessedTypes")), 60);
     json_decref(res);
 }
@@ -217,7 +217,7 @@ START_TEST(test_second_run_changes_nothing_in_the_scaffold)
     char *after = snapshot();
     ck_assert_str_eq(before, after);
     char *err = slurp("stderr");
-    ck_assert_ptr_nonnull(strstr(err, "0 declarations, 0 stub functions"));
+    ck_assert_ptr_nonnull(strstr(err, "0 declarations, 0 functions to write"));
     wf_free(err);
     ck_assert_int_eq(json_integer_value(json_object_get(again, "failed")), 3); /* broken/ */
     json_decref(again);

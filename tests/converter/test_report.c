@@ -22,18 +22,18 @@ static wf_status fill(wfc_report *r)
 }
 
 /* The work list in numbers, at the top of every form: files by status and the scaffold's
- * stub functions and guessed types. */
+ * functions to write and guessed types. */
 START_TEST(test_totals_count_the_scaffold_work_list)
 {
     wfc_report *r = NULL;
     ck_assert_int_eq(wfc_report_create(&r, NULL), WF_OK);
     wfc_file *a = wfc_report_add_file(r, "a.xoml");
-    wfc_file_add_scaffold(a, "stub", 2, 5, "void f(int32_t *n) in S/a.c");
+    wfc_file_add_scaffold(a, "function", 2, 5, "void f(int32_t *n) in S/a.c");
     wfc_file_add_scaffold(a, "guessed", 3, 5, "property C.P: type String");
     wfc_file_add_scaffold(a, "conflict", 4, 5, "property C.Q is declared");
     wfc_file_set_status(a, WFC_PARTIAL);
     wfc_file *b = wfc_report_add_file(r, "b.xoml");
-    wfc_file_add_scaffold(b, "stub", 7, 1, "bool g(void) in S/a.c");
+    wfc_file_add_scaffold(b, "function", 7, 1, "bool g(void) in S/a.c");
     wfc_file_set_status(wfc_report_add_file(r, "c.xoml"), WFC_FAILED);
     wf_buf j, m;
     wf_buf_init(&j);
@@ -41,16 +41,16 @@ START_TEST(test_totals_count_the_scaffold_work_list)
     ck_assert_int_eq(wfc_report_json(r, &j, NULL), WF_OK);
     ck_assert_int_eq(wfc_report_markdown(r, &m, NULL), WF_OK);
     json_t *root = json_loads(j.data, 0, NULL);
-    json_int_t files, converted, partial, failed, stubs, guessed;
+    json_int_t files, converted, partial, failed, to_write, guessed;
     ck_assert_int_eq(json_unpack(root, "{s:{s:I, s:I, s:I, s:I, s:I, s:I}}", "totals", "files",
                                  &files, "converted", &converted, "partial", &partial, "failed",
-                                 &failed, "stubFunctions", &stubs, "guessedTypes", &guessed),
+                                 &failed, "functionsToWrite", &to_write, "guessedTypes", &guessed),
                      0);
     ck_assert(files == 3 && converted == 1 && partial == 1 && failed == 1);
-    ck_assert(stubs == 2 && guessed == 1);
+    ck_assert(to_write == 2 && guessed == 1);
     json_decref(root);
     ck_assert_ptr_nonnull(strstr(m.data, "# Migration report\n\n3 files: 1 converted, 1 partial, "
-                                         "1 failed; 2 stub functions, 1 guessed type.\n"));
+                                         "1 failed; 2 functions to write, 1 guessed type.\n"));
     wf_buf_fini(&j);
     wf_buf_fini(&m);
     wfc_report_destroy(r);
@@ -69,7 +69,7 @@ START_TEST(test_json_has_the_documented_shape)
     ck_assert_str_eq(
         b.data,
         "{\n  \"totals\": {\n    \"files\": 1,\n    \"converted\": 1,\n    \"partial\": 0,\n"
-        "    \"failed\": 0,\n    \"stubFunctions\": 0,\n    \"guessedTypes\": 0\n  },\n"
+        "    \"failed\": 0,\n    \"functionsToWrite\": 0,\n    \"guessedTypes\": 0\n  },\n"
         "  \"files\": [\n    {\n      \"source\": \"in/a.xoml\",\n      \"output\": \"out/a.xaml\",\n"
         "      \"status\": \"converted\",\n      \"activities\": [\n"
         "        {\"name\": \"step\", \"legacyType\": \"CodeActivity\", \"modernType\": "
