@@ -318,6 +318,25 @@ static void send(wfc__conv *c, const wfl_node *n, const svc_op *op)
 
 /* SendActivity -> Sequence(BeforeSend handler, Send, ReceiveReply, AfterResponse handler):
  * the handlers run where WF 3.5 raised the events. */
+/* An outgoing call as the converter writes it: a Sequence of the activity's variables, its
+ * handler before the call, the Send + ReceiveReply `write` produces, its handler after. */
+static void call_sequence(wfc__conv *c, const wfl_node *n, const char *const *consumed,
+                          const char *before,
+                          void (*write)(wfc__conv *, const wfl_node *, const svc_op *),
+                          const svc_op *op, const char *after)
+{
+    c->uses_services = true;
+    for (size_t i = 0; consumed[i]; i++)
+        wfc__consumed(c, n, consumed[i]);
+    wfc__activity(c, n, "Send", WFC_ACT_MAPPED);
+    wfc__open_named(c, "Sequence", n);
+    wfc__write_variables(c, n, "Sequence");
+    wfc__handler_call(c, n, before, false);
+    write(c, n, op);
+    wfc__handler_call(c, n, after, false);
+    wfc_xw_close(W);
+}
+
 static void emit_send(wfc__conv *c, const wfl_node *n)
 {
     svc_op op;
@@ -332,17 +351,9 @@ static void emit_send(wfc__conv *c, const wfl_node *n)
         wfc__interop_wrap(c, n, "it names no endpoint");
         return;
     }
-    c->uses_services = true;
-    wfc__consumed(c, n, "ChannelToken"); /* its context: the Send's channel */
-    wfc__consumed(c, n, "CustomAddress");
-    wfc__consumed(c, n, "ParameterBindings");
-    wfc__activity(c, n, "Send", WFC_ACT_MAPPED);
-    wfc__open_named(c, "Sequence", n);
-    wfc__write_variables(c, n, "Sequence");
-    wfc__handler_call(c, n, "BeforeSend", false);
-    send(c, n, &op);
-    wfc__handler_call(c, n, "AfterResponse", false);
-    wfc_xw_close(W);
+    static const char *const consumed[] = {"ChannelToken", /* its context: the Send's channel */
+                                           "CustomAddress", "ParameterBindings", NULL};
+    call_sequence(c, n, consumed, "BeforeSend", send, &op, "AfterResponse");
 }
 
 /* ---- InvokeWebServiceActivity: an ASMX proxy's web method -------------------------------- */
@@ -458,19 +469,9 @@ static void emit_invoke_web_service(wfc__conv *c, const wfl_node *n)
     svc_op op;
     if (!read_web_method(c, n, &op))
         return;
-    c->uses_services = true;
-    wfc__consumed(c, n, "ProxyClass");
-    wfc__consumed(c, n, "MethodName");
-    wfc__consumed(c, n, "URL");
-    wfc__consumed(c, n, "SessionId");
-    wfc__consumed(c, n, "ParameterBindings");
-    wfc__activity(c, n, "Send", WFC_ACT_MAPPED);
-    wfc__open_named(c, "Sequence", n);
-    wfc__write_variables(c, n, "Sequence");
-    wfc__handler_call(c, n, "Invoking", false);
-    web_send(c, n, &op);
-    wfc__handler_call(c, n, "Invoked", false);
-    wfc_xw_close(W);
+    static const char *const consumed[] = {"ProxyClass", "MethodName", "URL", "SessionId",
+                                           "ParameterBindings", NULL};
+    call_sequence(c, n, consumed, "Invoking", web_send, &op, "Invoked");
 }
 
 static const wfc__rule service_rules[] = {
