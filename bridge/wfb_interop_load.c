@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../common/wf_mem.h"
 #include "../legacy/wfl_exec.h"
@@ -287,6 +288,26 @@ static wf_status bind_type(wfm_load *load, wfm_node *node, const wfl_typelib *tl
     return host_definition(load, node, assembly, type, name, t);
 }
 
+/* When a type library is missing from the path but lies beside the definition (where convert
+ * writes the sidecars of the composites it generates), the way to fix it; "" otherwise. */
+static const char *beside_hint(const wfm_node *node, const char *assembly, char *buf,
+                               size_t cap)
+{
+    wf_loc at = wfm_node_loc(node);
+    const char *slash = at.file ? strrchr(at.file, '/') : NULL;
+    int dir_len = slash ? (int)(slash - at.file) : 1;
+    const char *dir = slash ? at.file : ".";
+    char path[4096];
+    int n = snprintf(path, sizeof path, "%.*s/%s.activities.xml", dir_len, dir, assembly);
+    struct stat st;
+    if (!at.file || n < 0 || (size_t)n >= sizeof path || stat(path, &st) != 0 ||
+        !S_ISREG(st.st_mode))
+        return "";
+    snprintf(buf, cap, " (it is in %.*s, beside the definition: add that directory to --lib-path)",
+             dir_len, dir);
+    return buf;
+}
+
 wf_status wfb__io_bind(wfm_load *load, wfm_node *node)
 {
     if (wfm_node_count(node, IO_ARGS)) {
@@ -314,6 +335,12 @@ wf_status wfb__io_bind(wfm_load *load, wfm_node *node)
         path, wfm_load_types(load), assembly, &tl, NULL, &e);
     if (rc == WF_E_NOMEM)
         return rc;
+    if (rc == WF_E_NOTFOUND) {
+        char hint[600];
+        wfm_load_error(load, node, WF_E_NOLIB, "Interop: %s%s", e.message,
+                       beside_hint(node, assembly, hint, sizeof hint));
+        return WF_OK;
+    }
     if (rc != WF_OK) {
         char what[200];
         snprintf(what, sizeof what, "type library '%s'", assembly);

@@ -1732,8 +1732,13 @@ static wfm_node *build_node(wfm_load *L, const wf_xml_node *el, const wfm_kind *
     process_props(L, &nc, src);
     if (spec->bind && !L->lnodes[nc.ln].bad) {
         L->cur_lnode = nc.ln;
+        size_t errors = L->errors;
         if (spec->bind(L, node) == WF_E_NOMEM)
             L->nomem = true;
+        /* A bind that failed (a type library not found, say) claimed none of the attributes
+         * it reads: reporting each as unknown would only repeat its error. */
+        if (L->errors > errors)
+            L->lnodes[nc.ln].bad = true;
         L->cur_lnode = SIZE_MAX;
     }
     if (node->creates_env)

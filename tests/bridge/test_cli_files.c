@@ -117,6 +117,31 @@ START_TEST(test_verify_dir_skips_link_loops_and_fifos)
 }
 END_TEST
 
+/* A converted file run without its sidecars on the library path: one error per Interop, which
+ * says where the type library is, and no follow-on "unknown attribute" for each legacy
+ * property the missing library would have declared. */
+START_TEST(test_missing_sidecar_is_one_error_with_its_directory)
+{
+    ck_assert_int_eq(cli("convert %s --lib-path %s -o %s/", EXPENSE, wfbt_sample_libs(), tmp), 0);
+    ck_assert_int_eq(cli("run %s --lib-path %s", at("expense_approval.xaml"), wfbt_sample_libs()),
+                     2);
+    assert_contains("stderr", "'expense_approval.approved.activities.xml' not found on the "
+                              "library path");
+    char hint[700];
+    snprintf(hint, sizeof hint, "(it is in %s, beside the definition: add that directory to "
+                                "--lib-path)", tmp);
+    assert_contains("stderr", hint);
+    char *text = wf_test_read_file(at("stderr"), NULL);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_msg(strstr(text, "unknown attribute") == NULL, "follow-on errors:\n%s", text);
+    wf_free(text);
+    char libs[1200];
+    snprintf(libs, sizeof libs, "%s:%s", wfbt_sample_libs(), tmp);
+    ck_assert_int_eq(cli("run %s --lib-path %s --json", at("expense_approval.xaml"), libs), 0);
+    assert_contains("stdout", "\"status\": \"Idle\"");
+}
+END_TEST
+
 /* A type library's error names the type library's file. */
 START_TEST(test_typelib_error_names_its_file)
 {
@@ -183,6 +208,7 @@ Suite *cli_files_suite(void)
     tcase_add_test(bad, test_verify_dir_skips_link_loops_and_fifos);
     tcase_add_test(bad, test_overflowing_numbers_are_refused);
     tcase_add_test(bad, test_typelib_error_names_its_file);
+    tcase_add_test(bad, test_missing_sidecar_is_one_error_with_its_directory);
     suite_add_tcase(s, bad);
     return s;
 }

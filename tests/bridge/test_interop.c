@@ -298,7 +298,7 @@ START_TEST(test_activity_type_needs_a_type_library_prefix)
     static const want_diag want[] = {
         {WF_E_SCHEMA, 6, 3, "does not map clr-namespace"},
         {WF_E_SCHEMA, 7, 3, "needs a prefix"},
-        {WF_E_NOLIB, 8, 3, "type library 'nosuchlib'"},
+        {WF_E_NOLIB, 8, 3, "type library for assembly 'nosuchlib'"},
         {WF_E_SCHEMA, 9, 3, "Name 'a b' is not a legacy activity name"},
     };
     expect_diags(DATA "bad_type.xaml", want, sizeof want / sizeof want[0]);
