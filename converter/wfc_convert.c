@@ -346,19 +346,25 @@ static void members(wfc__conv *c)
     wfc_xw_close(W);
 }
 
-/* Root properties the XOML gives a value become argument defaults, written as WF4 does:
- * xmlns:this="clr-namespace:NS" and this:Class.Name="[value]" on the root. */
+/* Root properties the XOML gives a value, or whose code-beside class declares a Default,
+ * become argument defaults, written as WF4 does: xmlns:this="clr-namespace:NS" and
+ * this:Class.Name="[value]" on the root. An Out argument takes no default (WF4 has none). */
 static void root_defaults(wfc__conv *c, const char *cls)
 {
     const char *full = cls ? cls : wfl_node_name(c->root);
     const char *dot = strrchr(full, '.');
+    const wfl_tl_class *code = wfl_node_type(c->root)->code_beside;
     bool any = false;
     for (size_t i = 0; i < wfl_definition_param_count(c->def); i++) {
         wfl_param_info p;
         wfl_definition_param(c->def, i, &p);
         wfl_prop_info pi;
         wfc__prop(c, c->root, p.name, &pi);
-        if (pi.kind != WFL_PROP_LITERAL)
+        const wfl_tl_prop *tp = code ? wfl_tl_class_find_prop(code, p.name) : NULL;
+        const wf_value *value = pi.kind == WFL_PROP_LITERAL ? pi.literal
+                                : tp && tp->has_default ? &tp->default_value
+                                                        : NULL;
+        if (!value || (pi.kind != WFL_PROP_LITERAL && member_dir(c, p.name) == WFL_TL_OUT))
             continue;
         if (!any)
             wfc_xw_attrf(W, "xmlns:this", "clr-namespace:%.*s", dot ? (int)(dot - full) : 0, full);
@@ -366,7 +372,7 @@ static void root_defaults(wfc__conv *c, const char *cls)
         wf_buf v;
         wf_buf_init(&v);
         wf_buf_addc(&v, '[');
-        wfl_rules_literal_text(pi.literal, &v);
+        wfl_rules_literal_text(value, &v);
         wf_buf_addc(&v, ']');
         char attr[300];
         snprintf(attr, sizeof attr, "this:%s.%s", dot ? dot + 1 : full, p.name);

@@ -170,6 +170,8 @@ static const char *const golden[] = {
     "composite_direction",
     /* InvokeWebServiceActivity: ASMX Sends, a session shared by SessionId, URL or endpoint */
     "invoke_web_service",
+    /* root properties the code-beside class gives a Default: the argument defaults */
+    "class_defaults",
 };
 
 START_TEST(test_golden_case_converts_and_runs_like_legacy)
