@@ -637,6 +637,21 @@ static void vary_script(wfb_vgen *g, wfb_vcase *c)
     }
 }
 
+/* The first generated case leaves its inputs out, so both sides start from their own
+ * defaults (a property's Default in the legacy type library, the argument default the
+ * conversion wrote): the run a caller gets without --arg. Its values are drawn all the same,
+ * so the cases after it are those the seed always gave. With --no-null, inputs whose default
+ * is null (String, List, Object) keep their drawn value. */
+static void leave_inputs_out(const wfb_vgen *g, wfb_vcase *c)
+{
+    for (size_t i = 0; i < wfb_vmodern_arg_count(g->m); i++) {
+        wf_kind k = wfb_vmodern_arg_type(g->m, i)->kind;
+        bool null_default = k == WF_K_STRING || k == WF_K_LIST || k == WF_K_OBJECT;
+        if (g->null_rate > 0 || !null_default)
+            wfb_vcase_set(c, wfb_vmodern_arg_name(g->m, i), NULL, NULL); /* removal: no error */
+    }
+}
+
 wf_status wfb_vgen_next(wfb_vgen *g, size_t index, const wfb_vevent *events, size_t event_count,
                         wfb_vcase *out, wf_error *err)
 {
@@ -653,6 +668,8 @@ wf_status wfb_vgen_next(wfb_vgen *g, size_t index, const wfb_vevent *events, siz
         rc = WF_OK;
         for (size_t i = 0; rc == WF_OK && i < wfb_vmodern_arg_count(g->m); i++)
             rc = gen_input(g, out, i, err);
+        if (rc == WF_OK && index == 0)
+            leave_inputs_out(g, out);
     }
     char name[32];
     snprintf(name, sizeof name, "gen-%zu", index + 1);

@@ -173,7 +173,9 @@ START_TEST(test_corpus_scaffolds_builds_converts_runs_and_verifies)
                           (strcmp(legacy, "Terminated") == 0 && strcmp(modern, "Faulted") == 0),
                       "%s: legacy %s, converted %s", src, legacy, modern);
         /* NAME.cases.json beside a file gives it realistic inputs (a record that is never
-         * null in the original project), else three generated cases */
+         * null in the original project; a cache delay that is never zero: a zero Delay idles
+         * in WF3 and not in WF4, docs/convert.md "delay-zero", which generated cases starting
+         * from the TimeSpan default report), else three generated cases */
         char cases[1200], opt[1300];
         struct stat sb;
         snprintf(cases, sizeof cases, "%.*s.cases.json", (int)(strlen(src) - 5), src);

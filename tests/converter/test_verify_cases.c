@@ -37,6 +37,7 @@ static const char *const cases[] = {
     "name_not_identifier",
     "loop_template",
     "service_attributes",
+    "class_defaults",
 };
 
 START_TEST(test_golden_case_verifies_equivalent_on_generated_inputs)
