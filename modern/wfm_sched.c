@@ -299,7 +299,10 @@ static wfm_ai *ai_new(wfm_ctx *ctx, const wfm_node *node, wfm_ai *parent, wfm_en
     ai->serial = ++ctx->next_serial;
     ai->env = env;
     ai->status = WFM_EXECUTING;
-    if (ai->spec->state_size && !(ai->state = state_alloc(ctx, ai->spec->state_size))) {
+    size_t state_size = ai->spec->state_size;
+    if (state_size && state_size <= sizeof ai->small_state) {
+        ai->state = ai->small_state; /* zeroed with the rest of the slot */
+    } else if (state_size && !(ai->state = state_alloc(ctx, state_size))) {
         ai->serial = 0;
         wf_pool_put(ctx->ai_pool, ai);
         ctx->nomem = true;
@@ -331,7 +334,7 @@ static void ai_free(wfm_ctx *ctx, wfm_ai *ai)
     drop_waits(ctx, ai);
     if (ai->spec->fini && (ai->flags & WFM__AI_STARTED))
         ai->spec->fini(ai);
-    if (ai->state)
+    if (ai->state && ai->state != ai->small_state)
         state_free(ctx, ai->state, ai->spec->state_size);
     if (ai->venv.slots)
         env_release(ctx, &ai->venv);
@@ -680,8 +683,24 @@ static wf_status get_prop(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsign
     }
 }
 
+/* The activity's own In property bound to an expression, the case of nearly every read in
+ * a loop (a condition, an Assign's value), without get_prop's layers; anything else goes
+ * through get_prop. */
 wf_status wfm_ctx_get(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, wf_value *out)
 {
+    if (__builtin_expect(ai_live(ai) && prop < ai->spec->prop_count &&
+                             ai->spec->props[prop].kind == WFM_PROP_IN,
+                         1)) {
+        const wfm__prop *p = wfm__node_prop(ai->node, prop);
+        if (p->expr) {
+            *out = wf_null();
+            wf_value exc;
+            wf_status st = wfm_expr_eval(p->expr, ai->env, out, &exc);
+            if (st != WF_OK)
+                fault_from_status(ctx, ai, st, &exc);
+            return st;
+        }
+    }
     return get_prop(ctx, ai, ai->node, prop, out);
 }
 
@@ -693,11 +712,19 @@ wf_status wfm_ctx_eval_node(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsi
 
 wf_status wfm_ctx_set(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, const wf_value *value)
 {
-    wfm_prop_kind kind;
-    const wfm__prop *p = prop_of(ai, ai->node, prop, &kind);
-    if (!p || (kind != WFM_PROP_OUT && kind != WFM_PROP_INOUT))
+    if (!ai_live(ai) || prop >= ai->spec->prop_count)
         return WF_E_STATE;
-    return store_location(ctx, ai, p->expr, value);
+    wfm_prop_kind kind = ai->spec->props[prop].kind;
+    if (kind != WFM_PROP_OUT && kind != WFM_PROP_INOUT)
+        return WF_E_STATE;
+    const wfm_expr *expr = wfm__node_prop(ai->node, prop)->expr;
+    if (!expr)
+        return WF_OK;
+    wf_value exc;
+    wf_status st = wfm_expr_store(expr, ai->env, value, &exc);
+    if (st != WF_OK)
+        fault_from_status(ctx, ai, st, &exc);
+    return st;
 }
 
 static const wfm__param *param_of(const wfm_ai *ai, unsigned prop, size_t index)

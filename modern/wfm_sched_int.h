@@ -46,6 +46,8 @@ enum {
 
 typedef struct wfm__bookmark wfm__bookmark;
 
+#define WFM__AI_SMALL_STATE 16 /* bytes of kind state kept inside the activity instance */
+
 /* An activity instance. Lives from wfm_ctx_schedule until its parent's on_done returned (or
  * it is aborted); comes from the instance's ai pool. `serial` (never 0 while alive) lets a
  * queued work item notice that its instance was freed and the slot reused. */
@@ -63,10 +65,13 @@ struct wfm_ai {
     wfm_env *env;            /* env(ai): &venv, or the environment it was scheduled in */
     wfm_env venv;            /* Ev: the node's variables (slots NULL when none) */
     wfm_env denv;            /* Ed: a delegate body's one-slot environment (slots NULL if not) */
-    void *state;             /* spec->state_size bytes or NULL */
+    void *state;             /* spec->state_size bytes or NULL: small_state or a pool's */
     wfm__bookmark *bookmarks; /* owned by this ai (list via owner_next) */
     uint8_t status;          /* wfm_status */
     uint8_t flags;           /* WFM_AI_* */
+    /* a state of at most WFM__AI_SMALL_STATE bytes (a Sequence's position) lives here, so
+     * those kinds take no slot from a state pool */
+    _Alignas(16) unsigned char small_state[WFM__AI_SMALL_STATE];
 };
 
 struct wfm__bookmark {
