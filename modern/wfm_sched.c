@@ -120,8 +120,12 @@ static bool ring_room(wfm_ctx *ctx, wfm__wi *wi)
     return false;
 }
 
+static void spill_top(wfm_ctx *ctx);
+
 static void push_front(wfm_ctx *ctx, wfm__wi wi)
 {
+    if (ctx->top_set)
+        spill_top(ctx);
     if (!ring_room(ctx, &wi))
         return;
     ctx->head = (ctx->head + ctx->cap - 1) & (ctx->cap - 1);
@@ -153,7 +157,7 @@ static void pop_front(wfm_ctx *ctx, wfm__wi *out)
 }
 
 /* The common case, written in place: an item about an activity, without a value. */
-static void push_ai_front(wfm_ctx *ctx, wfm__wi_kind kind, wfm_ai *ai)
+static void ring_push_ai_front(wfm_ctx *ctx, wfm__wi_kind kind, wfm_ai *ai, uint64_t serial)
 {
     if (ctx->count == ctx->cap && !ring_grow(ctx)) {
         ctx->nomem = true;
@@ -163,7 +167,7 @@ static void push_ai_front(wfm_ctx *ctx, wfm__wi_kind kind, wfm_ai *ai)
     wfm__wi *wi = &ctx->ring[ctx->head];
     wi->kind = kind;
     wi->ai = ai;
-    wi->serial = ai->serial;
+    wi->serial = serial;
     wi->fn = NULL;
     /* field by field, the payload in one store: copying wf_null() stores it in two parts
      * that pop_front's 16-byte read of the payload spans, a store-forwarding stall on
@@ -171,6 +175,51 @@ static void push_ai_front(wfm_ctx *ctx, wfm__wi_kind kind, wfm_ai *ai)
     wi->value.type = &wf_type_null;
     memset(&wi->value.u, 0, sizeof wi->value.u);
     ctx->count++;
+}
+
+/* The held front item goes to the ring's front: before another item takes the front, and
+ * when the run ends. Its serial is the one taken when it was pushed (ai may be gone). */
+static void spill_top(wfm_ctx *ctx)
+{
+    ctx->top_set = false;
+    ring_push_ai_front(ctx, ctx->top_kind, ctx->top_ai, ctx->top_serial);
+}
+
+/* Inside a run the item is held in top (the previous holder spilled to the ring), so the
+ * usual push-then-pop of the next item never touches the ring. */
+static void push_ai_front(wfm_ctx *ctx, wfm__wi_kind kind, wfm_ai *ai)
+{
+    if (!ctx->in_run) {
+        ring_push_ai_front(ctx, kind, ai, ai->serial);
+        return;
+    }
+    if (ctx->top_set)
+        spill_top(ctx);
+    ctx->top_set = true;
+    ctx->top_kind = kind;
+    ctx->top_ai = ai;
+    ctx->top_serial = ai->serial;
+}
+
+/* Items queued, the held one included. */
+static size_t queued(const wfm_ctx *ctx)
+{
+    return ctx->count + ctx->top_set;
+}
+
+/* The front item: the held one, else the ring's. */
+static void take_front(wfm_ctx *ctx, wfm__wi *out)
+{
+    if (!ctx->top_set) {
+        pop_front(ctx, out);
+        return;
+    }
+    ctx->top_set = false;
+    out->kind = ctx->top_kind;
+    out->ai = ctx->top_ai;
+    out->serial = ctx->top_serial;
+    out->fn = NULL;
+    out->value.type = &wf_type_null; /* read only when the item's activity is gone */
 }
 
 static wfm__wi make_wi(wfm__wi_kind kind, wfm_ai *ai)
@@ -181,6 +230,7 @@ static wfm__wi make_wi(wfm__wi_kind kind, wfm_ai *ai)
 
 static void clear_queue(wfm_ctx *ctx)
 {
+    ctx->top_set = false;
     while (ctx->count) {
         wfm__wi wi;
         pop_front(ctx, &wi);
@@ -1234,18 +1284,22 @@ wfm__sched_state wfm__sched_run(wfm_ctx *ctx, size_t budget)
         return ctx->state;
     fire_due_timers(ctx);
     size_t n = 0;
-    while (ctx->count && !is_final(ctx->state)) {
+    ctx->in_run = true;
+    while (queued(ctx) && !is_final(ctx->state)) {
         if (ctx->nomem || ctx->terminating || (budget && n >= budget))
             break;
         wfm__wi wi;
-        pop_front(ctx, &wi);
+        take_front(ctx, &wi);
         n++;
         dispatch(ctx, &wi);
-        if (!ctx->count)
+        if (!queued(ctx))
             fire_due_timers(ctx);
-        if (++ctx->steps == ctx->host.max_steps && ctx->count && !is_final(ctx->state))
+        if (++ctx->steps == ctx->host.max_steps && queued(ctx) && !is_final(ctx->state))
             step_limit(ctx);
     }
+    if (ctx->top_set)
+        spill_top(ctx);
+    ctx->in_run = false;
     ctx->n_work_items += n;
     if (ctx->nomem && !is_final(ctx->state))
         fail_nomem(ctx);

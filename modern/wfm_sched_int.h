@@ -190,9 +190,16 @@ struct wfm_ctx {
     uint32_t root_cap;
     wfm_ai *root;
     uint64_t next_serial, next_timer_seq;
-    /* the deque: a ring of `cap` items, `count` used from `head` */
+    /* the deque: a ring of `cap` items, `count` used from `head`. While wfm__sched_run runs
+     * (in_run), the front item may instead be held in top_* (top_set): most items about an
+     * activity are popped right after they were pushed. Outside a run the ring is the whole
+     * queue. */
     wfm__wi *ring;
     size_t head, count, cap;
+    bool in_run, top_set;
+    wfm__wi_kind top_kind;
+    wfm_ai *top_ai;
+    uint64_t top_serial;
     wf_pool *ai_pool, *bm_pool;
     wf_pool *state_pools[WFM__STATE_CLASSES];
     wf_pool *env_pools[WFM__ENV_CLASSES];
