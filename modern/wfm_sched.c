@@ -187,7 +187,7 @@ static void spill_top(wfm_ctx *ctx)
 
 /* Inside a run the item is held in top (the previous holder spilled to the ring), so the
  * usual push-then-pop of the next item never touches the ring. */
-static void push_ai_front(wfm_ctx *ctx, wfm__wi_kind kind, wfm_ai *ai)
+static inline void push_ai_front(wfm_ctx *ctx, wfm__wi_kind kind, wfm_ai *ai)
 {
     if (!ctx->in_run) {
         ring_push_ai_front(ctx, kind, ai, ai->serial);
@@ -316,7 +316,7 @@ static void link_child(wfm_ai *parent, wfm_ai *child)
     parent->child_count++;
 }
 
-static void unlink_child(wfm_ai *child)
+static inline void unlink_child(wfm_ai *child)
 {
     wfm_ai *parent = child->parent;
     if (!parent)
