@@ -120,8 +120,12 @@ static bool ring_room(wfm_ctx *ctx, wfm__wi *wi)
     return false;
 }
 
+static void spill_top(wfm_ctx *ctx);
+
 static void push_front(wfm_ctx *ctx, wfm__wi wi)
 {
+    if (ctx->top_set)
+        spill_top(ctx);
     if (!ring_room(ctx, &wi))
         return;
     ctx->head = (ctx->head + ctx->cap - 1) & (ctx->cap - 1);
@@ -153,7 +157,7 @@ static void pop_front(wfm_ctx *ctx, wfm__wi *out)
 }
 
 /* The common case, written in place: an item about an activity, without a value. */
-static void push_ai_front(wfm_ctx *ctx, wfm__wi_kind kind, wfm_ai *ai)
+static void ring_push_ai_front(wfm_ctx *ctx, wfm__wi_kind kind, wfm_ai *ai, uint64_t serial)
 {
     if (ctx->count == ctx->cap && !ring_grow(ctx)) {
         ctx->nomem = true;
@@ -163,7 +167,7 @@ static void push_ai_front(wfm_ctx *ctx, wfm__wi_kind kind, wfm_ai *ai)
     wfm__wi *wi = &ctx->ring[ctx->head];
     wi->kind = kind;
     wi->ai = ai;
-    wi->serial = ai->serial;
+    wi->serial = serial;
     wi->fn = NULL;
     /* field by field, the payload in one store: copying wf_null() stores it in two parts
      * that pop_front's 16-byte read of the payload spans, a store-forwarding stall on
@@ -171,6 +175,51 @@ static void push_ai_front(wfm_ctx *ctx, wfm__wi_kind kind, wfm_ai *ai)
     wi->value.type = &wf_type_null;
     memset(&wi->value.u, 0, sizeof wi->value.u);
     ctx->count++;
+}
+
+/* The held front item goes to the ring's front: before another item takes the front, and
+ * when the run ends. Its serial is the one taken when it was pushed (ai may be gone). */
+static void spill_top(wfm_ctx *ctx)
+{
+    ctx->top_set = false;
+    ring_push_ai_front(ctx, ctx->top_kind, ctx->top_ai, ctx->top_serial);
+}
+
+/* Inside a run the item is held in top (the previous holder spilled to the ring), so the
+ * usual push-then-pop of the next item never touches the ring. */
+static inline void push_ai_front(wfm_ctx *ctx, wfm__wi_kind kind, wfm_ai *ai)
+{
+    if (!ctx->in_run) {
+        ring_push_ai_front(ctx, kind, ai, ai->serial);
+        return;
+    }
+    if (ctx->top_set)
+        spill_top(ctx);
+    ctx->top_set = true;
+    ctx->top_kind = kind;
+    ctx->top_ai = ai;
+    ctx->top_serial = ai->serial;
+}
+
+/* Items queued, the held one included. */
+static size_t queued(const wfm_ctx *ctx)
+{
+    return ctx->count + ctx->top_set;
+}
+
+/* The front item: the held one, else the ring's. */
+static void take_front(wfm_ctx *ctx, wfm__wi *out)
+{
+    if (!ctx->top_set) {
+        pop_front(ctx, out);
+        return;
+    }
+    ctx->top_set = false;
+    out->kind = ctx->top_kind;
+    out->ai = ctx->top_ai;
+    out->serial = ctx->top_serial;
+    out->fn = NULL;
+    out->value.type = &wf_type_null; /* read only when the item's activity is gone */
 }
 
 static wfm__wi make_wi(wfm__wi_kind kind, wfm_ai *ai)
@@ -181,6 +230,7 @@ static wfm__wi make_wi(wfm__wi_kind kind, wfm_ai *ai)
 
 static void clear_queue(wfm_ctx *ctx)
 {
+    ctx->top_set = false;
     while (ctx->count) {
         wfm__wi wi;
         pop_front(ctx, &wi);
@@ -266,7 +316,7 @@ static void link_child(wfm_ai *parent, wfm_ai *child)
     parent->child_count++;
 }
 
-static void unlink_child(wfm_ai *child)
+static inline void unlink_child(wfm_ai *child)
 {
     wfm_ai *parent = child->parent;
     if (!parent)
@@ -299,7 +349,10 @@ static wfm_ai *ai_new(wfm_ctx *ctx, const wfm_node *node, wfm_ai *parent, wfm_en
     ai->serial = ++ctx->next_serial;
     ai->env = env;
     ai->status = WFM_EXECUTING;
-    if (ai->spec->state_size && !(ai->state = state_alloc(ctx, ai->spec->state_size))) {
+    size_t state_size = ai->spec->state_size;
+    if (state_size && state_size <= sizeof ai->small_state) {
+        ai->state = ai->small_state; /* zeroed with the rest of the slot */
+    } else if (state_size && !(ai->state = state_alloc(ctx, state_size))) {
         ai->serial = 0;
         wf_pool_put(ctx->ai_pool, ai);
         ctx->nomem = true;
@@ -331,7 +384,7 @@ static void ai_free(wfm_ctx *ctx, wfm_ai *ai)
     drop_waits(ctx, ai);
     if (ai->spec->fini && (ai->flags & WFM__AI_STARTED))
         ai->spec->fini(ai);
-    if (ai->state)
+    if (ai->state && ai->state != ai->small_state)
         state_free(ctx, ai->state, ai->spec->state_size);
     if (ai->venv.slots)
         env_release(ctx, &ai->venv);
@@ -680,8 +733,24 @@ static wf_status get_prop(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsign
     }
 }
 
+/* The activity's own In property bound to an expression, the case of nearly every read in
+ * a loop (a condition, an Assign's value), without get_prop's layers; anything else goes
+ * through get_prop. */
 wf_status wfm_ctx_get(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, wf_value *out)
 {
+    if (__builtin_expect(ai_live(ai) && prop < ai->spec->prop_count &&
+                             ai->spec->props[prop].kind == WFM_PROP_IN,
+                         1)) {
+        const wfm__prop *p = wfm__node_prop(ai->node, prop);
+        if (p->expr) {
+            *out = wf_null();
+            wf_value exc;
+            wf_status st = wfm_expr_eval(p->expr, ai->env, out, &exc);
+            if (st != WF_OK)
+                fault_from_status(ctx, ai, st, &exc);
+            return st;
+        }
+    }
     return get_prop(ctx, ai, ai->node, prop, out);
 }
 
@@ -693,11 +762,19 @@ wf_status wfm_ctx_eval_node(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsi
 
 wf_status wfm_ctx_set(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, const wf_value *value)
 {
-    wfm_prop_kind kind;
-    const wfm__prop *p = prop_of(ai, ai->node, prop, &kind);
-    if (!p || (kind != WFM_PROP_OUT && kind != WFM_PROP_INOUT))
+    if (!ai_live(ai) || prop >= ai->spec->prop_count)
         return WF_E_STATE;
-    return store_location(ctx, ai, p->expr, value);
+    wfm_prop_kind kind = ai->spec->props[prop].kind;
+    if (kind != WFM_PROP_OUT && kind != WFM_PROP_INOUT)
+        return WF_E_STATE;
+    const wfm_expr *expr = wfm__node_prop(ai->node, prop)->expr;
+    if (!expr)
+        return WF_OK;
+    wf_value exc;
+    wf_status st = wfm_expr_store(expr, ai->env, value, &exc);
+    if (st != WF_OK)
+        fault_from_status(ctx, ai, st, &exc);
+    return st;
 }
 
 static const wfm__param *param_of(const wfm_ai *ai, unsigned prop, size_t index)
@@ -1207,18 +1284,22 @@ wfm__sched_state wfm__sched_run(wfm_ctx *ctx, size_t budget)
         return ctx->state;
     fire_due_timers(ctx);
     size_t n = 0;
-    while (ctx->count && !is_final(ctx->state)) {
+    ctx->in_run = true;
+    while (queued(ctx) && !is_final(ctx->state)) {
         if (ctx->nomem || ctx->terminating || (budget && n >= budget))
             break;
         wfm__wi wi;
-        pop_front(ctx, &wi);
+        take_front(ctx, &wi);
         n++;
         dispatch(ctx, &wi);
-        if (!ctx->count)
+        if (!queued(ctx))
             fire_due_timers(ctx);
-        if (++ctx->steps == ctx->host.max_steps && ctx->count && !is_final(ctx->state))
+        if (++ctx->steps == ctx->host.max_steps && queued(ctx) && !is_final(ctx->state))
             step_limit(ctx);
     }
+    if (ctx->top_set)
+        spill_top(ctx);
+    ctx->in_run = false;
     ctx->n_work_items += n;
     if (ctx->nomem && !is_final(ctx->state))
         fail_nomem(ctx);

@@ -46,6 +46,8 @@ enum {
 
 typedef struct wfm__bookmark wfm__bookmark;
 
+#define WFM__AI_SMALL_STATE 16 /* bytes of kind state kept inside the activity instance */
+
 /* An activity instance. Lives from wfm_ctx_schedule until its parent's on_done returned (or
  * it is aborted); comes from the instance's ai pool. `serial` (never 0 while alive) lets a
  * queued work item notice that its instance was freed and the slot reused. */
@@ -63,10 +65,13 @@ struct wfm_ai {
     wfm_env *env;            /* env(ai): &venv, or the environment it was scheduled in */
     wfm_env venv;            /* Ev: the node's variables (slots NULL when none) */
     wfm_env denv;            /* Ed: a delegate body's one-slot environment (slots NULL if not) */
-    void *state;             /* spec->state_size bytes or NULL */
+    void *state;             /* spec->state_size bytes or NULL: small_state or a pool's */
     wfm__bookmark *bookmarks; /* owned by this ai (list via owner_next) */
     uint8_t status;          /* wfm_status */
     uint8_t flags;           /* WFM_AI_* */
+    /* a state of at most WFM__AI_SMALL_STATE bytes (a Sequence's position) lives here, so
+     * those kinds take no slot from a state pool */
+    _Alignas(16) unsigned char small_state[WFM__AI_SMALL_STATE];
 };
 
 struct wfm__bookmark {
@@ -185,9 +190,16 @@ struct wfm_ctx {
     uint32_t root_cap;
     wfm_ai *root;
     uint64_t next_serial, next_timer_seq;
-    /* the deque: a ring of `cap` items, `count` used from `head` */
+    /* the deque: a ring of `cap` items, `count` used from `head`. While wfm__sched_run runs
+     * (in_run), the front item may instead be held in top_* (top_set): most items about an
+     * activity are popped right after they were pushed. Outside a run the ring is the whole
+     * queue. */
     wfm__wi *ring;
     size_t head, count, cap;
+    bool in_run, top_set;
+    wfm__wi_kind top_kind;
+    wfm_ai *top_ai;
+    uint64_t top_serial;
     wf_pool *ai_pool, *bm_pool;
     wf_pool *state_pools[WFM__STATE_CLASSES];
     wf_pool *env_pools[WFM__ENV_CLASSES];
