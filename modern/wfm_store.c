@@ -3,7 +3,8 @@
  * connection string: wfm_store_pg.c), and does what both share: the owner id and the
  * takeover of a dead local owner's lease, the injected clock, the leader/follower group
  * commit (the first saver hands every queued save to the backend as one batch and wakes the
- * others after its COMMIT), the commit thread of asynchronous saves, and the counters. Every backend call runs under `conn_lock`. */
+ * others after its COMMIT; it first waits briefly for the savers announced by
+ * wfm_store_saver_begin), the commit thread of asynchronous saves, and the counters. Every backend call runs under `conn_lock`. */
 #include "wfm_store_int.h"
 
 #include <assert.h>
@@ -521,8 +522,8 @@ static void notify(wfm__pending_save *async)
 
 /* How long a leader gathers its batch for announced savers (wfm_store_saver_begin): until
  * GATHER_GAP_NS pass with no new save, GATHER_MAX_NS in all. */
-#define GATHER_GAP_NS 800000
-#define GATHER_MAX_NS 4000000
+#define GATHER_GAP_NS 300000
+#define GATHER_MAX_NS 2000000
 
 static int64_t mono_ns(void)
 {

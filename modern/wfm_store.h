@@ -133,7 +133,7 @@ typedef struct wfm_store_save_rec {
 wf_status wfm_store_save(wfm_store *store, const wfm_store_save_rec *rec, wf_error *err);
 
 /* A thread about to save repeatedly (wfm_host_run) announces itself until _end: with group
- * commit, a batch waits a moment (under 1 ms while saves keep coming, 4 ms at most) for the
+ * commit, a batch waits a moment (0.3 ms past the last save queued, 2 ms at most) for the
  * announced savers still running to queue theirs, so that their saves share one commit. */
 void wfm_store_saver_begin(wfm_store *store);
 void wfm_store_saver_end(wfm_store *store);
