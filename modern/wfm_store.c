@@ -521,9 +521,12 @@ static void notify(wfm__pending_save *async)
 }
 
 /* How long a leader gathers its batch for announced savers (wfm_store_saver_begin): until
- * GATHER_GAP_NS pass with no new save, GATHER_MAX_NS in all. */
+ * GATHER_GAP_NS pass with no new save, GATHER_MAX_NS in all. A gather that ends short of
+ * every saver (their runs do more than save, in step with each other or not) makes the next
+ * GATHER_SKIP batches commit at once. */
 #define GATHER_GAP_NS 300000
 #define GATHER_MAX_NS 2000000
+#define GATHER_SKIP 16
 
 static int64_t mono_ns(void)
 {
@@ -545,6 +548,10 @@ static void gather_locked(wfm_store *s)
 {
     if (!s->group_commit || gathered(s))
         return;
+    if (s->gather_skip > 0) {
+        s->gather_skip--;
+        return;
+    }
     int64_t end = mono_ns() + GATHER_MAX_NS;
     uint64_t seen = s->arrivals;
     while (!gathered(s)) {
@@ -558,6 +565,8 @@ static void gather_locked(wfm_store *s)
             seen = s->arrivals;
         }
     }
+    if (!gathered(s))
+        s->gather_skip = GATHER_SKIP;
 }
 
 /* Under queue_lock, with no leader active: become the leader, gather, and take the queue (only
