@@ -1038,7 +1038,9 @@ static wf_status run_locked(wfm_host *h, wfm_dinst *d, wf_error *err)
 wf_status wfm_host_run(wfm_host *h, wfm_dinst *d, wf_error *err)
 {
     hold(d);
+    wfm_store_saver_begin(h->store); /* its saves may share a commit with other runs' */
     wf_status st = run_locked(h, d, err);
+    wfm_store_saver_end(h->store);
     let_go(d);
     return st;
 }

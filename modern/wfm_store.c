@@ -3,7 +3,8 @@
  * connection string: wfm_store_pg.c), and does what both share: the owner id and the
  * takeover of a dead local owner's lease, the injected clock, the leader/follower group
  * commit (the first saver hands every queued save to the backend as one batch and wakes the
- * others after its COMMIT), the commit thread of asynchronous saves, and the counters. Every backend call runs under `conn_lock`. */
+ * others after its COMMIT; it first waits briefly for the savers announced by
+ * wfm_store_saver_begin), the commit thread of asynchronous saves, and the counters. Every backend call runs under `conn_lock`. */
 #include "wfm_store_int.h"
 
 #include <assert.h>
@@ -130,6 +131,11 @@ wf_status wfm_store_open(const wfm_store_opts *opts, wfm_store **out, wf_error *
     pthread_mutex_init(&s->queue_lock, NULL);
     pthread_cond_init(&s->queue_cond, NULL);
     pthread_cond_init(&s->commit_cond, NULL);
+    pthread_condattr_t mono;
+    pthread_condattr_init(&mono);
+    pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->gather_cond, &mono);
+    pthread_condattr_destroy(&mono);
     wf_buf_init(&s->names_scratch);
     s->names = wf_strmap_create(wf_free);
     if (pipe(s->wake_fds) != 0)
@@ -184,6 +190,7 @@ void wfm_store_close(wfm_store *s)
     pthread_mutex_destroy(&s->queue_lock);
     pthread_cond_destroy(&s->queue_cond);
     pthread_cond_destroy(&s->commit_cond);
+    pthread_cond_destroy(&s->gather_cond);
     wf_strmap_destroy(s->names);
     wf_buf_fini(&s->names_scratch);
     for (int i = 0; i < 2; i++)
@@ -495,6 +502,7 @@ static wfm__pending_save *finish_locked(wfm_store *s, wfm__pending_save *batch)
             *tail = q;
             tail = &q->next;
         } else {
+            s->sync_queued--;
             q->done = true;
         }
     }
@@ -512,12 +520,62 @@ static void notify(wfm__pending_save *async)
     }
 }
 
-/* Under queue_lock, with no leader active: become the leader and take the queue (only its
- * head without group commit). */
+/* How long a leader gathers its batch for announced savers (wfm_store_saver_begin): until
+ * GATHER_GAP_NS pass with no new save, GATHER_MAX_NS in all. A gather that ends short of
+ * every saver (their runs do more than save, in step with each other or not) makes the next
+ * GATHER_SKIP batches commit at once. */
+#define GATHER_GAP_NS 300000
+#define GATHER_MAX_NS 2000000
+#define GATHER_SKIP 16
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static bool gathered(const wfm_store *s)
+{
+    return s->sync_queued >= s->savers;
+}
+
+/* Under queue_lock, as the leader: with group commit, while an announced saver has not queued
+ * its save (it is running its instance and will), wait for it as long as saves keep coming.
+ * The savers then share this commit instead of each leading one of its own. The leader is
+ * woken when the last announced saver queues (or one ends its run), else at each gap's end. */
+static void gather_locked(wfm_store *s)
+{
+    if (!s->group_commit || gathered(s))
+        return;
+    if (s->gather_skip > 0) {
+        s->gather_skip--;
+        return;
+    }
+    int64_t end = mono_ns() + GATHER_MAX_NS;
+    uint64_t seen = s->arrivals;
+    while (!gathered(s)) {
+        int64_t now = mono_ns(), until = now + GATHER_GAP_NS < end ? now + GATHER_GAP_NS : end;
+        struct timespec ts = {.tv_sec = until / 1000000000, .tv_nsec = until % 1000000000};
+        if (now >= end)
+            break;
+        if (pthread_cond_timedwait(&s->gather_cond, &s->queue_lock, &ts) == ETIMEDOUT) {
+            if (s->arrivals == seen) /* a whole gap without a new save */
+                break;
+            seen = s->arrivals;
+        }
+    }
+    if (!gathered(s))
+        s->gather_skip = GATHER_SKIP;
+}
+
+/* Under queue_lock, with no leader active: become the leader, gather, and take the queue (only
+ * its head without group commit). */
 static wfm__pending_save *take_locked(wfm_store *s)
 {
     assert(!s->leader_active && s->queue_head);
     s->leader_active = true;
+    gather_locked(s);
     wfm__pending_save *batch = s->queue_head;
     if (s->group_commit) {
         s->queue_head = s->queue_tail = NULL;
@@ -537,6 +595,28 @@ static void enqueue_locked(wfm_store *s, wfm__pending_save *p)
     else
         s->queue_head = p;
     s->queue_tail = p;
+    s->arrivals++;
+    if (!p->fn)
+        s->sync_queued++;
+    if (s->leader_active && gathered(s))
+        pthread_cond_signal(&s->gather_cond);
+}
+
+void wfm_store_saver_begin(wfm_store *s)
+{
+    pthread_mutex_lock(&s->queue_lock);
+    s->savers++;
+    pthread_mutex_unlock(&s->queue_lock);
+}
+
+void wfm_store_saver_end(wfm_store *s)
+{
+    pthread_mutex_lock(&s->queue_lock);
+    assert(s->savers > 0);
+    s->savers--;
+    if (s->leader_active && gathered(s))
+        pthread_cond_signal(&s->gather_cond);
+    pthread_mutex_unlock(&s->queue_lock);
 }
 
 /* Under queue_lock, with no leader active: write the queue as one batch (the lock is let go

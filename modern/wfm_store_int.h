@@ -52,6 +52,11 @@ struct wfm_store {
      * other save since. Dropped when the lease is taken or released or a commit fails. */
     wf_strmap *names;
     wf_buf names_scratch; /* wfm__names_text of the save being written */
+    pthread_cond_t gather_cond; /* a leader gathering its batch waits for more saves */
+    size_t savers;              /* wfm_store_saver_begin calls less wfm_store_saver_end */
+    size_t sync_queued;         /* synchronous saves queued or being written */
+    uint64_t arrivals;          /* saves queued since the store opened */
+    unsigned gather_skip;       /* batches left to commit without gathering */
     pthread_cond_t commit_cond; /* the commit thread waits for asynchronous saves */
     pthread_t committer;        /* started by the first wfm_store_save_async */
     bool committer_started, committer_stop;

@@ -597,11 +597,14 @@ typedef struct saver {
     wfm_store *store;
     wfm_store_id ids[25];
     int failures;
+    bool announce; /* wfm_store_saver_begin / _end around the saves, as wfm_host_run does */
 } saver;
 
 static void *save_many(void *arg)
 {
     saver *sv = arg;
+    if (sv->announce)
+        wfm_store_saver_begin(sv->store);
     for (int round = 0; round < 4; round++)
         for (int i = 0; i < 25; i++) {
             char blob[64];
@@ -611,18 +614,25 @@ static void *save_many(void *arg)
                             false, &err) != WF_OK)
                 sv->failures++;
         }
+    if (sv->announce)
+        wfm_store_saver_end(sv->store);
     return NULL;
 }
 
-START_TEST(test_store_group_commit_writes_every_save_of_concurrent_hosts)
+/* 8 threads each save 25 instances 4 times; announce: as announced savers, while this thread
+ * is one too that never saves (a batch waits for it only a moment). */
+static void save_concurrently(bool announce)
 {
     wfm_store *s = open_store("host-a", 0, true);
     wf_error err = WF_ERROR_INIT;
     saver savers[8];
     pthread_t threads[8];
+    if (announce)
+        wfm_store_saver_begin(s);
     for (int t = 0; t < 8; t++) {
         savers[t].store = s;
         savers[t].failures = 0;
+        savers[t].announce = announce;
         for (int i = 0; i < 25; i++)
             ck_assert_int_eq(wfm_store_create(s, 9, &savers[t].ids[i], &err), WF_OK);
     }
@@ -630,6 +640,8 @@ START_TEST(test_store_group_commit_writes_every_save_of_concurrent_hosts)
         pthread_create(&threads[t], NULL, save_many, &savers[t]);
     for (int t = 0; t < 8; t++)
         pthread_join(threads[t], NULL);
+    if (announce)
+        wfm_store_saver_end(s);
     uint64_t commits = 0, saves = 0;
     wfm_store_counters(s, &commits, &saves);
     ck_assert_uint_eq(saves, 8 * 25 * 4);
@@ -651,6 +663,17 @@ START_TEST(test_store_group_commit_writes_every_save_of_concurrent_hosts)
         }
     }
     wfm_store_close(s);
+}
+
+START_TEST(test_store_group_commit_writes_every_save_of_concurrent_hosts)
+{
+    save_concurrently(false);
+}
+END_TEST
+
+START_TEST(test_store_group_commit_of_announced_savers_writes_every_save)
+{
+    save_concurrently(true);
 }
 END_TEST
 
@@ -2003,6 +2026,7 @@ static void add_shared_core(TCase *core)
     tcase_add_test(core, test_store_parallel_first_open_of_a_new_file_all_succeed);
     tcase_add_test(core, test_store_read_only_reads_and_never_writes);
     tcase_add_test(core, test_store_group_commit_writes_every_save_of_concurrent_hosts);
+    tcase_add_test(core, test_store_group_commit_of_announced_savers_writes_every_save);
     tcase_add_test(core, test_store_queued_resumes_are_deleted_by_the_save_that_applies_them);
     tcase_add_test(core, test_store_version_1_is_migrated);
     tcase_add_test(core, test_store_attempts_count_unfinished_runs_and_suspend_quarantines);
