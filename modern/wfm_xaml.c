@@ -776,7 +776,8 @@ static void gather_children(wfm_load *L, nctx *nc, psrc *src, bool keyed)
     const wfm_kind *kind = nc->node->kind;
     int ci = kind->content_index;
     if (ci >= 0) {
-        src[ci].items = tnew(L, count_children(L, nc->el) * sizeof *src[ci].items);
+        /* room for every element child (skipped ones included): no pass to count them */
+        src[ci].items = tnew(L, nc->el->child_count * sizeof *src[ci].items);
         if (!src[ci].items)
             return;
     }
