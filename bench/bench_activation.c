@@ -411,11 +411,12 @@ static void memory_report(double mper, double lper, const large_stats *l)
           "text); arena slack ~0. <= 150 bytes needs ~30 more: ids computed from the tree on\n"
           "demand (18 with the pointer), a value record without its literal when an expression\n"
           "is bound (8), expression source kept only for messages (5). Cold load (perf, shares of\n"
-          "the load): libxml2's parse ~25%%, building the tree ~65%% (the arena's zeroing and page\n"
-          "faults ~17%%, the expressions ~16%%, the mc:Ignorable walk up the ancestors of every\n"
-          "element ~12%%, numbering ~6%%, the catalogue lookups ~4%% now memoized by interned\n"
-          "name); <= 20 ms would need the parse streamed (xmlReader, no DOM of our own) and the\n"
-          "tree built in one pass over it.\n\n");
+          "the load): libxml2's parse with the DOM it feeds (columns included) ~25%%, building\n"
+          "the tree ~60%% (the expressions ~16%%, the arena's zeroing and page faults ~15%%,\n"
+          "numbering ~6%%, mc:Ignorable ~4%%, its carriers found once per file), hashing the\n"
+          "text ~7%% (the definition's FNV identity, its SHA-256 digest, the cache key); <= 20 ms\n"
+          "would need the parse streamed (xmlReader, no DOM of our own), the tree built in one\n"
+          "pass over it and fewer bytes per node to fault in.\n\n");
     bu_json("bench_activation", "memory", "1,001 definitions", "legacy", "bytes per definition",
             bu_one(lper));
     bu_json("bench_activation", "memory", "1,001 definitions", "modern", "bytes per definition",

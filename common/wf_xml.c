@@ -71,23 +71,59 @@ typedef struct loader {
 
 /* ---- source positions ----------------------------------------------------------------- */
 
+/* Where each line after the first begins (a line ends at "\n", "\r\n" or a lone "\r"),
+ * written to starts when not NULL; returns how many. Input without a '\r' (most) is
+ * scanned with memchr. */
+static size_t line_breaks(const char *data, size_t len, size_t *starts)
+{
+    size_t n = 0;
+    if (len == 0)
+        return 0;
+    if (!memchr(data, '\r', len)) {
+        const char *p = data, *end = data + len;
+        for (; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; n++) {
+            p++;
+            if (starts)
+                starts[n] = (size_t)(p - data);
+        }
+        return n;
+    }
+    for (size_t i = 0; i < len; i++) {
+        char c = data[i];
+        if (c == '\n' || (c == '\r' && (i + 1 >= len || data[i + 1] != '\n'))) {
+            if (starts)
+                starts[n] = i + 1;
+            n++;
+        }
+    }
+    return n;
+}
+
 static bool build_lines(loader *ld)
 {
-    size_t n = 1;
-    for (size_t i = 0; i < ld->len; i++)
-        n += ld->data[i] == '\n' ||
-             (ld->data[i] == '\r' && (i + 1 >= ld->len || ld->data[i + 1] != '\n'));
+    size_t n = 1 + line_breaks(ld->data, ld->len, NULL);
     ld->line_starts = wf_malloc(n * sizeof *ld->line_starts);
     if (!ld->line_starts)
         return false;
     ld->line_starts[0] = 0;
-    ld->line_count = 1;
-    for (size_t i = 0; i < ld->len; i++) {
-        char c = ld->data[i];
-        if (c == '\n' || (c == '\r' && (i + 1 >= ld->len || ld->data[i + 1] != '\n')))
-            ld->line_starts[ld->line_count++] = i + 1;
-    }
+    ld->line_count = 1 + line_breaks(ld->data, ld->len, ld->line_starts + 1);
     return true;
+}
+
+/* Characters (UTF-8 lead bytes) in data[from, to): eight bytes at a time, a continuation
+ * byte being one whose top bits are 10 (one flag bit per byte, summed by a multiply). */
+static size_t chars_between(const char *data, size_t from, size_t to)
+{
+    const uint64_t high = 0x8080808080808080ull, ones = 0x0101010101010101ull;
+    size_t n = to - from, cont = 0, i = from;
+    for (; i + 8 <= to; i += 8) {
+        uint64_t w;
+        memcpy(&w, data + i, sizeof w);
+        cont += (size_t)((((w & ~(w << 1) & high) >> 7) * ones) >> 56);
+    }
+    for (; i < to; i++)
+        cont += ((unsigned char)data[i] & 0xC0) == 0x80;
+    return n - cont;
 }
 
 /* 1-based line and character column (UTF-8 lead bytes; a tab counts 1). Events arrive in
@@ -111,8 +147,9 @@ static void pos_of(loader *ld, size_t off, unsigned *line, unsigned *col)
         start = ld->memo_off;
         c = ld->memo_col;
     }
-    for (size_t i = start; i < off && i < ld->len; i++)
-        c += ((unsigned char)ld->data[i] & 0xC0) != 0x80;
+    size_t end = off < ld->len ? off : ld->len;
+    if (start < end)
+        c += (unsigned)chars_between(ld->data, start, end);
     *line = (unsigned)(lo + 1);
     *col = c;
     ld->memo_off = off;

@@ -102,6 +102,7 @@ struct wfm_load {
         const char *ns, *name;
         const wfm_kind *kind;
     } kind_memo[64];
+    struct wfm__ign_scope *ign; /* mc:Ignorable carriers by document (wfm_xaml_types.c) */
 };
 
 /* wfm_xaml.c: the lnode of a node (NULL if none). */
@@ -117,8 +118,9 @@ void wfm__load_diag(wfm_load *load, wf_severity sev, const wf_error *e);
 void wfm__xt_report(wfm_load *load, wf_status code, wf_loc at, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 bool wfm__xt_is_x(const char *ns);
-/* ns is listed (by prefix) in an mc:Ignorable in scope at el. */
-bool wfm__xt_ignorable(const wf_xml_node *el, const char *ns);
+/* ns is listed (by prefix) in an mc:Ignorable in scope at el. The carriers of each document
+ * are found once per load (kept in load->ign, from load->tmp). */
+bool wfm__xt_ignorable(wfm_load *load, const wf_xml_node *el, const char *ns);
 /* A designer-only member WF4 writes outside mc:Ignorable (sap ViewState, TextExpression...). */
 bool wfm__xt_designer_member(const char *ns, const char *name);
 const char *wfm__xt_trim(const char *s, size_t *len);

@@ -386,7 +386,10 @@ wf_status wfm_runtime_load_mem(wfm_runtime *rt, const char *name, const char *da
 {
     *out = NULL;
     char key[64 + 4096];
-    snprintf(key, sizeof key, "%016llx:%s", (unsigned long long)wf_hash_bytes(data, len), name);
+    /* SipHash reads 8 bytes a step: faster on a large file than the byte-wise hash that
+       identifies a definition in stores, which the load computes once more */
+    uint64_t h = wf_siphash24(0x77666d63616368ull, 0x6b6579ull, data, len);
+    snprintf(key, sizeof key, "%016llx:%s", (unsigned long long)h, name);
     pthread_mutex_lock(&rt->cache_lock);
     wfm_definition *def = wf_strmap_get(rt->cache, key);
     if (def)

@@ -184,17 +184,17 @@ static bool ns_starts(const char *ns, const char *prefix)
     return ns && strncmp(ns, prefix, strlen(prefix)) == 0;
 }
 
-static bool skip_el(const wf_xml_node *c)
+static bool skip_el(wfm_load *L, const wf_xml_node *c)
 {
-    return wfm__xt_ignorable(c, c->ns) || wfm__xt_designer_member(c->ns, c->name);
+    return wfm__xt_ignorable(L, c, c->ns) || wfm__xt_designer_member(c->ns, c->name);
 }
 
-static bool skip_attr(const wf_xml_node *el, const wf_xml_attr *a)
+static bool skip_attr(wfm_load *L, const wf_xml_node *el, const wf_xml_attr *a)
 {
     if (!a->ns) /* an unprefixed Owner.Member is in the default namespace (CoreWF writes
                    VisualBasic.Settings="{x:Null}" so) */
         return strchr(a->name, '.') && wfm__xt_designer_member(wf_xml_lookup_ns(el, NULL), a->name);
-    return is_ns(a->ns, NS_XML) || wfm__xt_ignorable(el, a->ns) ||
+    return is_ns(a->ns, NS_XML) || wfm__xt_ignorable(L, el, a->ns) ||
            wfm__xt_designer_member(a->ns, a->name) ||
            (is_ns(a->ns, WFM__NS_MC) && strcmp(a->name, "Ignorable") == 0);
 }
@@ -229,11 +229,11 @@ static bool is_null_ext(const char *t, size_t len)
     return len == 8 && memcmp(t, "{x:Null}", 8) == 0;
 }
 
-static size_t count_children(const wf_xml_node *el)
+static size_t count_children(wfm_load *L, const wf_xml_node *el)
 {
     size_t n = 0;
     for (const wf_xml_node *c = el->first_child; c; c = c->next)
-        if (!skip_el(c))
+        if (!skip_el(L, c))
             n++;
     return n;
 }
@@ -477,8 +477,8 @@ static bool check_attrs(wfm_load *L, const nctx *nc, const wf_xml_node *c,
     bool ok = true;
     for (size_t i = 0; i < c->attr_count; i++) {
         const wf_xml_attr *a = &c->attrs[i];
-        if (skip_attr(c, a) || (wfm__xt_is_x(a->ns) && (strcmp(a->name, "TypeArguments") == 0 ||
-                                                        strcmp(a->name, "Name") == 0)))
+        if (skip_attr(L, c, a) || (wfm__xt_is_x(a->ns) && (strcmp(a->name, "TypeArguments") == 0 ||
+                                                           strcmp(a->name, "Name") == 0)))
             continue;
         if (wfm__xt_is_x(a->ns) && strcmp(a->name, "Key") == 0 && is_params_content(c->parent))
             continue; /* a message parameter's name */
@@ -555,7 +555,7 @@ static bool bind_wrapper(wfm_load *L, const nctx *nc, binding *b, const wf_xml_n
         return false;
     const wf_xml_node *inner = NULL;
     for (const wf_xml_node *k = c->first_child; k; k = k->next) {
-        if (skip_el(k))
+        if (skip_el(L, k))
             continue;
         if (inner) {
             REPORT(L, nc, WF_E_SCHEMA, loc_el(L, k), "more than one value in %s", b->what);
@@ -637,13 +637,13 @@ static bool bind_items(wfm_load *L, const nctx *nc, binding *b, const wf_xml_nod
 /* ---- gathering an element's members ------------------------------------------------------ */
 static const wf_xml_node **pel_items(wfm_load *L, const wf_xml_node *pel, size_t *count)
 {
-    size_t n = count_children(pel);
+    size_t n = count_children(L, pel);
     const wf_xml_node **items = tnew(L, n * sizeof *items);
     *count = 0;
     if (!items)
         return NULL;
     for (const wf_xml_node *c = pel->first_child; c; c = c->next)
-        if (!skip_el(c))
+        if (!skip_el(L, c))
             items[(*count)++] = c;
     return items;
 }
@@ -696,7 +696,7 @@ static bool attached_ignored(wfm_load *L, const wf_xml_node *at_el, const char *
 {
     const char *dot = strchr(name, '.');
     if (!dot || dot == name || !dot[1] || !ns_starts(ns, "clr-namespace:") || is_acts_clr(ns) ||
-        wfm__xt_ignorable(at_el, ns) || owner_is(name, dot, class_short(L)) ||
+        wfm__xt_ignorable(L, at_el, ns) || owner_is(name, dot, class_short(L)) ||
         owner_is(name, dot, kname))
         return false;
     wf_error e = WF_ERROR_INIT;
@@ -735,7 +735,7 @@ static void gather_attrs(wfm_load *L, nctx *nc, psrc *src, bool keyed)
     const wfm_kind_spec *spec = nc->node->kind->spec;
     for (size_t i = 0; i < nc->el->attr_count; i++) {
         const wf_xml_attr *a = &nc->el->attrs[i];
-        if (skip_attr(nc->el, a))
+        if (skip_attr(L, nc->el, a))
             continue;
         if (wfm__xt_is_x(a->ns)) {
             if (strcmp(a->name, "TypeArguments") == 0 || (keyed && strcmp(a->name, "Key") == 0))
@@ -776,12 +776,13 @@ static void gather_children(wfm_load *L, nctx *nc, psrc *src, bool keyed)
     const wfm_kind *kind = nc->node->kind;
     int ci = kind->content_index;
     if (ci >= 0) {
-        src[ci].items = tnew(L, count_children(nc->el) * sizeof *src[ci].items);
+        /* room for every element child (skipped ones included): no pass to count them */
+        src[ci].items = tnew(L, nc->el->child_count * sizeof *src[ci].items);
         if (!src[ci].items)
             return;
     }
     for (const wf_xml_node *c = nc->el->first_child; c; c = c->next) {
-        if (skip_el(c) || (keyed && is_x_key(c)))
+        if (skip_el(L, c) || (keyed && is_x_key(c)))
             continue; /* <x:Key> of a keyed item is read by the collection (prop_many) */
         const char *member = member_of(nc, c);
         if (member) {
@@ -902,7 +903,7 @@ static void prop_literal(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
         text = s->attr->value;
     } else {
         const wf_xml_node *el = s->pel ? s->pel : s->text_el;
-        if (!el || (s->pel && count_children(s->pel))) {
+        if (!el || (s->pel && count_children(L, s->pel))) {
             REPORT(L, nc, WF_E_SCHEMA, s->pel ? loc_el(L, s->pel) : loc_el(L, s->items[0]),
                    "%s takes a literal value", label(L, nc, pi));
             return;
@@ -977,7 +978,7 @@ static void element_ref(wfm_load *L, nctx *nc, wfm_node **slot, const wf_xml_nod
 {
     *key_el = NULL;
     for (const wf_xml_node *k = c->first_child; k; k = k->next) {
-        if (skip_el(k))
+        if (skip_el(L, k))
             continue;
         if (wfm__xt_is_x(k->ns) && strcmp(k->name, "Key") == 0 && key_el && !*key_el)
             *key_el = k;
@@ -1107,7 +1108,7 @@ static bool key_el_text(wfm_load *L, nctx *nc, const wf_xml_node *key_el, const 
     const wf_xml_node *inner = NULL;
     *null_key = false;
     for (const wf_xml_node *k = key_el->first_child; k; k = k->next) {
-        if (skip_el(k))
+        if (skip_el(L, k))
             continue;
         if (inner || !wf_xml_text_blank(key_el->text) ||
             (!is_x_primitive(k) && !is_x_null(k))) {
@@ -1310,7 +1311,7 @@ static bool delegate_arg(wfm_load *L, nctx *nc, const wf_xml_node *pel, wfm__del
 {
     static const char *const allowed[] = {"Name", NULL};
     for (const wf_xml_node *c = pel->first_child; c; c = c->next) {
-        if (skip_el(c))
+        if (skip_el(L, c))
             continue;
         if (!is_acts(c->ns) || strcmp(c->name, "DelegateInArgument") != 0 || d->arg_name) {
             REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "%s cannot appear in ActivityAction.Argument",
@@ -1372,7 +1373,7 @@ static void read_action(wfm_load *L, nctx *nc, unsigned pi, const wf_xml_node *a
     infer_t(nc, uses_t, b.type, ps->type);
     const wf_xml_node *body = NULL;
     for (const wf_xml_node *c = aa->first_child; c; c = c->next) {
-        if (skip_el(c))
+        if (skip_el(L, c))
             continue;
         const wf_xml_node *cand = c;
         if (is_acts(c->ns) && strcmp(c->name, "ActivityAction.Argument") == 0) {
@@ -1455,7 +1456,7 @@ static void read_variable(wfm_load *L, nctx *nc, const wf_xml_node *c, wfm__var 
         v->writable = false;
     vs->deflt = wf_xml_attr_find(c, NULL, "Default");
     for (const wf_xml_node *k = c->first_child; k; k = k->next) {
-        if (skip_el(k))
+        if (skip_el(L, k))
             continue;
         if (is_acts(k->ns) && strcmp(k->name, "Variable.Default") == 0 && !vs->deflt &&
             !vs->deflt_el)
@@ -1470,7 +1471,7 @@ static wfm__scope_name *read_variables(wfm_load *L, nctx *nc, var_src **srcs)
 {
     const wf_xml_node *pel = NULL;
     for (const wf_xml_node *c = nc->el->first_child; c; c = c->next) {
-        const char *m = skip_el(c) ? NULL : member_of(nc, c);
+        const char *m = skip_el(L, c) ? NULL : member_of(nc, c);
         if (m && strcmp(m, "Variables") == 0) {
             if (pel)
                 REPORT(L, nc, WF_E_SCHEMA, loc_el(L, c), "%s is set more than once", c->name);
@@ -1484,7 +1485,7 @@ static wfm__scope_name *read_variables(wfm_load *L, nctx *nc, var_src **srcs)
     if (!(nc->node->kind->spec->flags & WFM_KIND_VARIABLES)) {
         REPORT(L, nc, WF_E_SCHEMA, loc_el(L, pel), "%s does not accept Variables", nc->kname);
         for (const wf_xml_node *c = pel->first_child; c; c = c->next) {
-            const wf_xml_attr *na = skip_el(c) ? NULL : wf_xml_attr_find(c, NULL, "Name");
+            const wf_xml_attr *na = skip_el(L, c) ? NULL : wf_xml_attr_find(c, NULL, "Name");
             name_rejected(L, na ? na->value : NULL);
         }
         return NULL;
@@ -1873,7 +1874,8 @@ static bool read_member(wfm_load *L, const wf_xml_node *c, wfm__arg *a)
     static const char *const allowed[] = {"Name", "Type", NULL};
     bool ok = check_attrs(L, NULL, c, allowed);
     for (const wf_xml_node *k = c->first_child; k; k = k->next)
-        if (!skip_el(k) && !(wfm__xt_is_x(k->ns) && strcmp(k->name, "Property.Attributes") == 0)) {
+        if (!skip_el(L, k) &&
+            !(wfm__xt_is_x(k->ns) && strcmp(k->name, "Property.Attributes") == 0)) {
             wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, k), "%s cannot appear in x:Property", k->name);
             ok = false;
         }
@@ -2020,7 +2022,7 @@ static void root_attrs(wfm_load *L, const wf_xml_node *root)
 {
     for (size_t i = 0; i < root->attr_count; i++) {
         const wf_xml_attr *a = &root->attrs[i];
-        if (skip_attr(root, a) || (wfm__xt_is_x(a->ns) && strcmp(a->name, "Class") == 0))
+        if (skip_attr(L, root, a) || (wfm__xt_is_x(a->ns) && strcmp(a->name, "Class") == 0))
             continue;
         if (service_attr(L, a))
             continue;
@@ -2042,16 +2044,16 @@ static void root_attrs(wfm_load *L, const wf_xml_node *root)
 /* Whether the root carries what the WF4 designer writes (mc:Ignorable, view state, text
  * expression imports, VisualBasic.Settings): a designer file with no activity yet. A
  * hand-written root without a body stays an error (most likely a forgotten body). */
-static bool designer_written(const wf_xml_node *root)
+static bool designer_written(wfm_load *L, const wf_xml_node *root)
 {
     if (wf_xml_attr_find(root, WFM__NS_MC, "Ignorable"))
         return true;
     for (size_t i = 0; i < root->attr_count; i++)
         if (root->attrs[i].ns && !is_ns(root->attrs[i].ns, NS_XML) &&
-            skip_attr(root, &root->attrs[i]))
+            skip_attr(L, root, &root->attrs[i]))
             return true;
     for (const wf_xml_node *c = root->first_child; c; c = c->next)
-        if (skip_el(c))
+        if (skip_el(L, c))
             return true;
     return false;
 }
@@ -2088,14 +2090,14 @@ static wfm_node *activity_body(wfm_load *L, const wf_xml_node *root, nctx *paren
     wfm__scope_name *names = NULL;
     const wf_xml_node *body = NULL;
     for (const wf_xml_node *c = root->first_child; c; c = c->next)
-        if (!skip_el(c) && wfm__xt_is_x(c->ns) && strcmp(c->name, "Members") == 0)
+        if (!skip_el(L, c) && wfm__xt_is_x(c->ns) && strcmp(c->name, "Members") == 0)
             read_members(L, c, &names);
     wfm__scope_frame frame = {NULL, names, L->def->arg_count}, *outer = L->scope;
     wfm_node *node = NULL;
     L->scope = &frame;
     root_attrs(L, root);
     for (const wf_xml_node *c = root->first_child; c; c = c->next) {
-        if (skip_el(c) || (wfm__xt_is_x(c->ns) && strcmp(c->name, "Members") == 0))
+        if (skip_el(L, c) || (wfm__xt_is_x(c->ns) && strcmp(c->name, "Members") == 0))
             continue;
         wfm__arg *arg = default_target(L, c->ns, c->name);
         if (arg) {
@@ -2114,7 +2116,7 @@ static wfm_node *activity_body(wfm_load *L, const wf_xml_node *root, nctx *paren
             node = build_item(L, c, parent, "Activity", "Activity", false);
         }
     }
-    if (!body && designer_written(root))
+    if (!body && designer_written(L, root))
         node = empty_body(L, root, parent);
     else if (!body)
         wfm__xt_report(L, WF_E_SCHEMA, loc_el(L, root), "Activity has no body activity");
@@ -2383,7 +2385,7 @@ static void type_attrs(wfm_load *L, nctx *wc, bool keyed)
         L->scope = &hidden;
     for (size_t i = 0; i < el->attr_count; i++) {
         const wf_xml_attr *a = &el->attrs[i];
-        if (skip_attr(el, a) || (keyed && wfm__xt_is_x(a->ns) && strcmp(a->name, "Key") == 0))
+        if (skip_attr(L, el, a) || (keyed && wfm__xt_is_x(a->ns) && strcmp(a->name, "Key") == 0))
             continue;
         if (wfm__xt_is_x(a->ns) && strcmp(a->name, "Name") == 0) {
             set_names(L, w, NULL, a->value);
@@ -2406,7 +2408,7 @@ static void type_attrs(wfm_load *L, nctx *wc, bool keyed)
     }
     L->scope = outer;
     for (const wf_xml_node *c = el->first_child; c; c = c->next)
-        if (!skip_el(c))
+        if (!skip_el(L, c))
             REPORT(L, wc, WF_E_SCHEMA, loc_el(L, c),
                    "%s cannot appear in activity type %s (write its arguments as attributes)",
                    c->name, wc->kname);

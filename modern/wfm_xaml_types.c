@@ -26,8 +26,33 @@ bool wfm__xt_is_x(const char *ns)
     return ns && strcmp(ns, WFM__NS_XAML) == 0;
 }
 
-static bool prefix_listed(const wf_xml_node *at, const char *list, const char *ns)
+/* The elements of one document that carry mc:Ignorable, each with the namespaces its list
+ * names (prefixes resolved where it is written). Most files have none, or one on the root,
+ * so a check compares a few URIs instead of reading every ancestor's attributes. */
+typedef struct ign_carrier {
+    const wf_xml_node *el;
+    const char **uris;
+    size_t uri_count;
+} ign_carrier;
+
+struct wfm__ign_scope {
+    const wf_xml_node *root;
+    ign_carrier *carriers;
+    size_t count;
+    struct wfm__ign_scope *next;
+};
+
+/* The namespaces the list names at `at`: each whitespace-separated prefix that resolves. */
+static bool carrier_init(wfm_load *load, ign_carrier *c, const wf_xml_node *at, const char *list)
 {
+    size_t max = 0;
+    for (const char *p = list; *p; p++)
+        max += !isspace((unsigned char)*p) && (p == list || isspace((unsigned char)p[-1]));
+    c->el = at;
+    c->uri_count = 0;
+    c->uris = wf_arena_alloc(load->tmp, (max ? max : 1) * sizeof *c->uris);
+    if (!c->uris)
+        return false;
     const char *p = list;
     while (*p) {
         while (*p && isspace((unsigned char)*p))
@@ -40,24 +65,74 @@ static bool prefix_listed(const wf_xml_node *at, const char *list, const char *n
             memcpy(prefix, p, len);
             prefix[len] = '\0';
             const char *uri = wf_xml_lookup_ns(at, prefix);
-            if (uri && strcmp(uri, ns) == 0)
-                return true;
+            if (uri)
+                c->uris[c->uri_count++] = uri;
         }
         p += len;
     }
+    return true;
+}
+
+/* The element after n in document order within root's tree; NULL after the last. */
+static const wf_xml_node *tree_next(const wf_xml_node *root, const wf_xml_node *n)
+{
+    if (n->first_child)
+        return n->first_child;
+    while (n != root && !n->next)
+        n = n->parent;
+    return n == root ? NULL : n->next;
+}
+
+/* Every carrier under `root`, in document order (two walks of the tree: count, then fill). */
+static struct wfm__ign_scope *scope_build(wfm_load *load, const wf_xml_node *root)
+{
+    struct wfm__ign_scope *s = wf_arena_alloc(load->tmp, sizeof *s);
+    if (!s)
+        return NULL;
+    s->root = root;
+    size_t cap = 0;
+    for (const wf_xml_node *n = root; n; n = tree_next(root, n))
+        cap += wf_xml_attr_find(n, WFM__NS_MC, "Ignorable") != NULL;
+    s->carriers = wf_arena_alloc(load->tmp, (cap ? cap : 1) * sizeof *s->carriers);
+    if (!s->carriers)
+        return NULL;
+    for (const wf_xml_node *n = root; n && s->count < cap; n = tree_next(root, n)) {
+        const wf_xml_attr *a = wf_xml_attr_find(n, WFM__NS_MC, "Ignorable");
+        if (a && !carrier_init(load, &s->carriers[s->count++], n, a->value))
+            return NULL;
+    }
+    s->next = load->ign;
+    load->ign = s;
+    return s;
+}
+
+static bool encloses(const wf_xml_node *outer, const wf_xml_node *el)
+{
+    for (const wf_xml_node *n = el; n; n = n->parent)
+        if (n == outer)
+            return true;
     return false;
 }
 
 /* mc:Ignorable applies to the element that carries it and everything inside. */
-bool wfm__xt_ignorable(const wf_xml_node *el, const char *ns)
+bool wfm__xt_ignorable(wfm_load *load, const wf_xml_node *el, const char *ns)
 {
     if (!ns)
         return false;
-    for (const wf_xml_node *n = el; n; n = n->parent) {
-        const wf_xml_attr *a = wf_xml_attr_find(n, WFM__NS_MC, "Ignorable");
-        if (a && prefix_listed(n, a->value, ns))
-            return true;
+    const wf_xml_node *root = el;
+    while (root->parent)
+        root = root->parent;
+    struct wfm__ign_scope *s = load->ign;
+    while (s && s->root != root)
+        s = s->next;
+    if (!s && !(s = scope_build(load, root))) {
+        load->nomem = true;
+        return false;
     }
+    for (size_t i = 0; i < s->count; i++)
+        for (size_t k = 0; k < s->carriers[i].uri_count; k++)
+            if (strcmp(s->carriers[i].uris[k], ns) == 0 && encloses(s->carriers[i].el, el))
+                return true;
     return false;
 }
 

@@ -139,6 +139,31 @@ START_TEST(test_load_mem_with_bom_and_crlf)
 }
 END_TEST
 
+/* Columns count characters, not bytes, however long the line (twenty two-byte characters
+ * here), and a lone '\r' ends a line as "\n" and "\r\n" do. */
+START_TEST(test_columns_count_characters_on_long_lines)
+{
+    char text[256];
+    char accents[41];
+    for (int i = 0; i < 20; i++)
+        memcpy(accents + 2 * i, "\xC3\xA9", 2);
+    accents[40] = '\0';
+    int len = snprintf(text, sizeof text, "<a t='%s'><b/>\r<c/>\n  <d/></a>", accents);
+    wf_error err = WF_ERROR_INIT;
+    wf_xml_doc *doc = NULL;
+    ck_assert_int_eq(wf_xml_load_mem("long.xml", text, (size_t)len, NULL, &doc, &err), WF_OK);
+    const wf_xml_node *a = wf_xml_root(doc), *b = a->first_child;
+    ck_assert_uint_eq(a->attrs[0].value_col, 7);
+    ck_assert_uint_eq(b->line, 1);
+    ck_assert_uint_eq(b->col, 29);
+    ck_assert_uint_eq(b->next->line, 2);
+    ck_assert_uint_eq(b->next->col, 1);
+    ck_assert_uint_eq(b->next->next->line, 3);
+    ck_assert_uint_eq(b->next->next->col, 3);
+    wf_xml_doc_destroy(doc);
+}
+END_TEST
+
 /* Equal names and namespaces share one copy in the document (the XAML loader looks kinds
  * up by these pointers); the strings are still right. */
 START_TEST(test_equal_names_share_one_copy)
@@ -449,6 +474,7 @@ Suite *common_xml_suite(void)
     tcase_add_test(core, test_cdata_content_is_not_markup);
     tcase_add_test(core, test_namespaces_resolve_through_parents);
     tcase_add_test(core, test_load_mem_with_bom_and_crlf);
+    tcase_add_test(core, test_columns_count_characters_on_long_lines);
     tcase_add_test(core, test_equal_names_share_one_copy);
     tcase_add_test(core, test_clr_namespace_that_is_not_a_uri_loads);
     tcase_add_test(core, test_concurrent_loads);

@@ -721,6 +721,7 @@ static const bad_case bad_cases[] = {
     {"reference_to_activity.xaml", WF_E_SCHEMA, 5, 7, "x:Reference cannot appear in If.Then"},
     {"set_twice.xaml", WF_E_SCHEMA, 4, 5, "If.Condition is set more than once"},
     {"attribute_in_unlisted_namespace.xaml", WF_E_SCHEMA, 3, 23, "unknown attribute 'foo:Colour'"},
+    {"ignorable_outside_its_element.xaml", WF_E_SCHEMA, 5, 23, "unknown attribute 'sap:Anything'"},
     {"unknown_target_type.xaml", WF_E_TYPE, 3, 29, "unknown type 'q:Nope'"},
     {"shared_reference_other_owner.xaml", WF_E_SCHEMA, 8, 24, "points outside"},
     {"element_without_namespace.xaml", WF_E_SCHEMA, 1, 1, "unknown activity 'Flowchart'"},
