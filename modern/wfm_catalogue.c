@@ -262,11 +262,6 @@ const char *wfm_node_display_name(const wfm_node *node)
                                                      : node->kind->spec->name;
 }
 
-const char *wfm_node_id(const wfm_node *node)
-{
-    return node->id;
-}
-
 uint32_t wfm_node_index(const wfm_node *node)
 {
     return node->index;

@@ -22,10 +22,13 @@
  * comes from To). It stays NULL when nothing fixes it.
  *
  * Node identity. Every element that became a node (activities and auxiliary nodes such as
- * FlowStep, Catch, delegate bodies) has a dense `index` (0..node_count-1) and a WF4-style `id`
- * by position: the root body is "1"; the children of a node are numbered 1, 2, ... in spec
- * property order, then item order ("1.2.3"). A node reached through x:Reference is numbered
- * where its element is written, once; `parent` is that tree parent.
+ * FlowStep, Catch, delegate bodies) has a dense preorder `index` (0..node_count-1) and a
+ * WF4-style id by position: the root body is "1"; the children of a node are numbered 1, 2,
+ * ... in spec property order, then item order ("1.2.3"). A node reached through x:Reference
+ * is numbered where its element is written, once; `parent` is that tree parent. Ids are not
+ * stored in the nodes: the child numbered k-th is the k-th node in index order whose parent
+ * is that node, so the definition builds every id at once when one is first asked for
+ * (wfm_node_id).
  *
  * ENVIRONMENTS (how names become slots; the runtime must build envs exactly like this):
  *   E0  The root environment: one slot per x:Members argument, in declaration order
@@ -179,18 +182,19 @@ typedef struct wfm__node_extra {
     const char *display_name; /* DisplayName, NULL if not written */
     const char *x_name;       /* x:Name, NULL if none */
     const char *file;         /* the top node of a file's tree: that file; else NULL */
+    struct wfm_definition *def; /* the top node of a file's tree: the definition (wfm_node_id
+                                   reads it at the root body) */
     void *data;               /* wfm_node_set_data */
     void (*destroy)(void *data);
 } wfm__node_extra;
 
-/* A node: 64 bytes and its property records in the same allocation, each only as long as
+/* A node: 56 bytes and its property records in the same allocation, each only as long as
  * its kind needs (wfm__node_prop). What can be derived is not stored: the owner
  * (wfm__node_owner), the display name when it is the kind name, the file of the location
- * (from the nearest node up the tree that names one). */
+ * (from the nearest node up the tree that names one), the id (wfm_definition.c). */
 struct wfm_node {
     const wfm_kind *kind;
     wfm_node *parent;         /* tree parent; NULL for the root body */
-    const char *id;           /* "1.2.3" */
     const wf_type *type_arg;  /* first x:TypeArguments type (or inferred, Assign), NULL */
     wfm__var *vars;
     wfm__node_extra *extra;   /* NULL for most nodes (see wfm__node_extra) */
@@ -242,6 +246,12 @@ struct wfm_definition {
     uint32_t arg_count;
     wfm_node **nodes;       /* [node_count] by index */
     uint32_t node_count;
+    uint32_t numbered;      /* nodes[0..numbered) are in the tree; the rest, built for their
+                               errors only, have the id "0" */
+    /* [node_count] ids, built on the first wfm_node_id (one heap block, freed with the
+       definition): a thread that finds NULL builds a table and publishes it unless another
+       thread did first */
+    _Atomic(const char **) ids;
     const wfm_catalogue *catalogue; /* borrowed */
     wf_types *types;                /* borrowed */
     wf_value *owned_values;         /* heap literals (lists, records), released at free */
