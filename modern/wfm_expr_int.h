@@ -121,8 +121,9 @@ enum {
 };
 
 typedef struct xnode xnode;
-/* A constant or slot node is allocated without the operator members (XNODE_LEAF_SIZE bytes):
- * read a, b, c, args, aux, name and param only on other ops. */
+/* A constant or slot node is allocated without the operator members (XNODE_CONST_SIZE and
+ * XNODE_SLOT_SIZE bytes): read a, b, c, args, aux, name and param only on other ops, k only
+ * on a constant. */
 struct xnode {
     uint8_t op;          /* xop */
     uint8_t sub;         /* operator, conversion mode or function */
@@ -147,7 +148,8 @@ struct xnode {
         };
     };
 };
-#define XNODE_LEAF_SIZE (offsetof(xnode, k) + sizeof(wf_value))
+#define XNODE_CONST_SIZE (offsetof(xnode, k) + sizeof(wf_value))
+#define XNODE_SLOT_SIZE  (offsetof(xnode, index) + sizeof(uint32_t))
 
 /* Quick forms: shapes common enough in loops to skip the tree walk (wfm_expr__quick_*):
  * a slot read, and an Int32 slot compared with or combined with an Int32 constant. The tree
