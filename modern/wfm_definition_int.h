@@ -17,7 +17,8 @@
  * default(T)). INOUT reads evaluate the same expr. prop->type is then the LOCATION's type
  * (an x:Object Out property such as InvokeMethod.Result binds a location of any type; the
  * value is converted to prop->type when stored).
- * Generic kinds: node->type_arg is x:TypeArguments, or when absent inferred from the first
+ * Generic kinds: the node's type argument (wfm__node_type_arg) is x:TypeArguments, or when
+ * absent inferred from the first
  * "T" property bound with a type (Out/InOut first, then delegates, then the rest: Assign's T
  * comes from To). It stays NULL when nothing fixes it.
  *
@@ -89,8 +90,11 @@ struct wfm_kind {
     const char *ns;            /* spec->ns or WFM_NS_ACTIVITIES */
     uint32_t index;            /* registration order in the catalogue */
     bool is_activity;          /* category "Activity" */
+    bool has_type_arg;         /* generic, or a property typed "T" / "List(T)": its nodes keep
+                                  a type argument (wfm__node_type_arg) */
     int content_index;         /* index of spec->content_prop in props, -1 if none */
-    uint32_t props_size;       /* bytes of a node's property records (wfm__prop_size) */
+    uint32_t props_size;       /* bytes of a node's property records (wfm__prop_size), after
+                                  the type argument when it has one */
     uint32_t prop_off[];       /* [spec->prop_count]: where each record starts */
 };
 
@@ -117,16 +121,16 @@ typedef struct wfm__delegate {
  * do). Locations of property values are reported while loading and not kept. */
 typedef struct wfm__prop {
     bool present;        /* written in the XAML */
+    bool bound;          /* IN/OUT/INOUT: an expression is bound (expr, no literal kept) */
     uint32_t count;      /* ACTIVITIES, NODES, KEYED, PARAMS: items */
     const wf_type *type; /* IN/OUT/INOUT/LITERAL: value type; KEYED: key type; TYPE: the
                             named type (NULL when it is a clr-namespace type such as p:Any);
                             DELEGATE: the argument type */
     union {
-        struct {              /* IN/OUT/INOUT/LITERAL */
-            wfm_expr *expr;   /* IN/OUT/INOUT (see the value-source rule) */
-            wf_value literal; /* IN (see the rule), LITERAL (converted, or spec default, or
-                                 null) */
-        };
+        wfm_expr *expr;       /* IN/OUT/INOUT when bound (see the value-source rule; read it
+                                 with wfm__prop_expr) */
+        wf_value literal;     /* IN when not bound (see the rule), LITERAL (converted, or spec
+                                 default, or null) */
         wfm_node *child;      /* ACTIVITY, NODE (may be a referenced node) */
         struct {              /* ACTIVITIES, NODES, KEYED */
             wfm_node **items; /* count nodes */
@@ -142,7 +146,7 @@ typedef struct wfm__prop {
 } wfm__prop;
 
 /* The bytes a property record of `kind` takes: up to its last member (a Sequence's
- * Activities 24, an Assign's Value 48). */
+ * Activities 24, an Assign's Value 40). */
 static inline uint32_t wfm__prop_size(wfm_prop_kind kind)
 {
     switch (kind) {
@@ -156,7 +160,13 @@ static inline uint32_t wfm__prop_size(wfm_prop_kind kind)
     }
 }
 
-/* Whether a prop kind keeps a value source (expr and literal). */
+/* The value source's expression of a value property record, NULL when its literal holds. */
+static inline wfm_expr *wfm__prop_expr(const wfm__prop *p)
+{
+    return p->bound ? p->expr : NULL;
+}
+
+/* Whether a prop kind keeps a value source (expr or literal). */
 static inline bool wfm__prop_is_value(wfm_prop_kind kind)
 {
     return kind == WFM_PROP_IN || kind == WFM_PROP_OUT || kind == WFM_PROP_INOUT ||
@@ -188,14 +198,14 @@ typedef struct wfm__node_extra {
     void (*destroy)(void *data);
 } wfm__node_extra;
 
-/* A node: 56 bytes and its property records in the same allocation, each only as long as
- * its kind needs (wfm__node_prop). What can be derived is not stored: the owner
+/* A node: 48 bytes and its property records in the same allocation, each only as long as
+ * its kind needs (wfm__node_prop), preceded by the type argument for the kinds that have one
+ * (wfm__node_type_arg). What can be derived is not stored: the owner
  * (wfm__node_owner), the display name when it is the kind name, the file of the location
  * (from the nearest node up the tree that names one), the id (wfm_definition.c). */
 struct wfm_node {
     const wfm_kind *kind;
     wfm_node *parent;         /* tree parent; NULL for the root body */
-    const wf_type *type_arg;  /* first x:TypeArguments type (or inferred, Assign), NULL */
     wfm__var *vars;
     wfm__node_extra *extra;   /* NULL for most nodes (see wfm__node_extra) */
     uint32_t line, col;       /* of the element's '<' (wfm_node_loc) */
@@ -211,6 +221,19 @@ static inline wfm__prop *wfm__node_prop(const wfm_node *node, unsigned prop)
 {
     assert(prop < node->kind->spec->prop_count);
     return (wfm__prop *)(uintptr_t)(node->props + node->kind->prop_off[prop]);
+}
+
+/* The node's first x:TypeArguments type (or inferred: Assign's from To), NULL when nothing
+ * fixes it or its kind has none (wfm_kind.has_type_arg). */
+static inline const wf_type *wfm__node_type_arg(const wfm_node *node)
+{
+    return node->kind->has_type_arg ? *(const wf_type *const *)(const void *)node->props : NULL;
+}
+
+static inline void wfm__node_set_type_arg(wfm_node *node, const wf_type *type)
+{
+    assert(node->kind->has_type_arg);
+    *(const wf_type **)(void *)node->props = type;
 }
 
 /* The nearest activity node: the node itself for an activity, else its parent's owner. */

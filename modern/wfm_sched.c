@@ -669,9 +669,9 @@ static wf_status get_prop(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsign
     switch (kind) {
     case WFM_PROP_IN:
     case WFM_PROP_LITERAL:
-        return eval_source(ctx, ai, p->expr, &p->literal, ai->env, out);
+        return eval_source(ctx, ai, wfm__prop_expr(p), &p->literal, ai->env, out);
     case WFM_PROP_INOUT:
-        if (p->expr)
+        if (p->bound)
             return eval_source(ctx, ai, p->expr, NULL, ai->env, out);
         *out = wf_type_default(p->type);
         return WF_OK;
@@ -697,7 +697,7 @@ wf_status wfm_ctx_set(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, const wf_value *v
     const wfm__prop *p = prop_of(ai, ai->node, prop, &kind);
     if (!p || (kind != WFM_PROP_OUT && kind != WFM_PROP_INOUT))
         return WF_E_STATE;
-    return store_location(ctx, ai, p->expr, value);
+    return store_location(ctx, ai, wfm__prop_expr(p), value);
 }
 
 static const wfm__param *param_of(const wfm_ai *ai, unsigned prop, size_t index)

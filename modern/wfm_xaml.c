@@ -829,13 +829,13 @@ static const wf_type *spec_type(wfm_load *L, const wfm_node *n, const char *st, 
         return NULL;
     if (strcmp(st, "T") == 0) {
         *uses_t = true;
-        return n->type_arg;
+        return wfm__node_type_arg(n);
     }
     if (strcmp(st, "List(T)") == 0) {
         *uses_t = true;
-        if (!n->type_arg)
+        if (!wfm__node_type_arg(n))
             return NULL;
-        const wf_type *t = wf_types_list(L->types, n->type_arg);
+        const wf_type *t = wf_types_list(L->types, wfm__node_type_arg(n));
         if (!t)
             L->nomem = true;
         return t;
@@ -861,8 +861,8 @@ static const char *label(wfm_load *L, const nctx *nc, unsigned pi)
 
 static void infer_t(nctx *nc, bool uses_t, const wf_type *t, const char *st)
 {
-    if (uses_t && !nc->node->type_arg && t && strcmp(st, "T") == 0)
-        nc->node->type_arg = t;
+    if (uses_t && !wfm__node_type_arg(nc->node) && t && strcmp(st, "T") == 0)
+        wfm__node_set_type_arg(nc->node, t);
 }
 
 static void prop_binding(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
@@ -883,8 +883,11 @@ static void prop_binding(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
     }
     if (!ok)
         return;
-    p->expr = b.expr;
-    p->literal = b.literal;
+    p->bound = b.expr != NULL;
+    if (p->bound)
+        p->expr = b.expr;
+    else
+        p->literal = b.literal;
     p->type = b.type;
     infer_t(nc, uses_t, b.type, ps->type);
 }
@@ -1633,9 +1636,12 @@ static void type_arguments(wfm_load *L, nctx *nc)
                nc->kname);
         return;
     }
+    const wf_type *t = NULL;
     if (wfm__xt_type(L, nc->el, ta->value, wfm__xt_first_type_len(ta->value), loc_val(L, ta),
-                     &nc->node->type_arg) != WF_OK)
+                     &t) != WF_OK)
         mark_bad(L, nc->ln);
+    else
+        wfm__node_set_type_arg(nc->node, t);
 }
 
 /* Absent property: defaults and the REQUIRED check. */

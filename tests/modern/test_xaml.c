@@ -344,7 +344,7 @@ static wfm_definition *load_ok(const char *path)
 static wf_value eval_prop(const wfm_node *node, unsigned prop, const wfm_env *env)
 {
     const wfm__prop *p = wfm__node_prop(node, prop);
-    if (!p->expr)
+    if (!wfm__prop_expr(p))
         return wf_value_retain(&p->literal);
     wf_value out = wf_null(), exc = wf_null();
     ck_assert_int_eq(wfm_expr_eval(p->expr, env, &out, &exc), WF_OK);
@@ -399,7 +399,7 @@ START_TEST(test_designer_file_gives_tree_ids_and_values)
     const wfm_node *wl = wfm_node_at(root, SEQ_ACTIVITIES, 0);
     ck_assert_str_eq(wfm_node_id(wl), "1.1");
     ck_assert_str_eq(wfm_node_display_name(wl), "WriteLine");
-    ck_assert_ptr_null(wfm__node_prop(wl, WL_TEXT)->expr);
+    ck_assert_ptr_null(wfm__prop_expr(wfm__node_prop(wl, WL_TEXT)));
     ck_assert_str_eq(wf_value_str(&wfm__node_prop(wl, WL_TEXT)->literal), "Hello");
     const wfm_node *assign = wfm_node_at(root, SEQ_ACTIVITIES, 1);
     ck_assert_str_eq(wfm_node_id(assign), "1.2");
