@@ -400,23 +400,24 @@ static void memory_report(double mper, double lper, const large_stats *l)
     bu_md("| large, cold load + first run (ms) | %s | %s | - | - | | |\n\n",
           bu_cell(l->cold[0], c, sizeof c), bu_cell(l->cold[1], d, sizeof d));
     bu_md("Where the bytes go (the definition's arena, which holds all of it, read with the\n"
-          "internal layout on this workflow): a node record is 64 bytes (kind, parent, id, type\n"
-          "argument, variables, line and column, index, and one pointer to what few nodes have:\n"
-          "DisplayName, x:Name, attached data, the file of a tree's top node; the owner and the\n"
-          "file are derived); its property records follow it, each only as long as its kind\n"
-          "needs (a Sequence's Activities 24 bytes, an Assign's To and Value 48 each: 36 a node);\n"
-          "the dotted id ~10 (strings are packed, not aligned); the by-index table and children\n"
-          "arrays 16; the Assign's two compiled expressions ~53 a node (one node in six: a\n"
-          "constant or slot 48 bytes, an operator 80, the expression records and their source\n"
-          "text); arena slack ~0. <= 150 bytes needs ~30 more: ids computed from the tree on\n"
-          "demand (18 with the pointer), a value record without its literal when an expression\n"
-          "is bound (8), expression source kept only for messages (5). Cold load (perf, shares of\n"
-          "the load): libxml2's parse with the DOM it feeds (columns included) ~25%%, building\n"
+          "internal layout on this workflow): a node record is 48 bytes (kind, parent, variables,\n"
+          "line and column, index, and one pointer to what few nodes have: DisplayName, x:Name,\n"
+          "attached data, the file of a tree's top node; the owner, the file and the dotted id\n"
+          "are derived, the ids all at once into one heap block the first time something asks\n"
+          "for one: tracking, a save, a message); its property records follow it, each only as\n"
+          "long as its kind needs, after the type argument for the generic kinds (a Sequence's\n"
+          "Activities 24 bytes; an Assign's type argument 8, To and Value 40 each, an expression\n"
+          "or a literal: ~35 a node); the by-index table and children arrays 16; the Assign's\n"
+          "two compiled expressions ~41 a node (one node in six: the expression records 32 bytes\n"
+          "each, a constant 40, a slot 24, an operator 72, and their source text, kept for\n"
+          "run-time messages); arena slack ~0. What is left would need the expressions shared or\n"
+          "their source re-read from the file for messages (~4 a node). Cold load (perf, shares\n"
+          "of the load): libxml2's parse with the DOM it feeds (columns included) ~25%%, building\n"
           "the tree ~60%% (the expressions ~16%%, the arena's zeroing and page faults ~15%%,\n"
-          "numbering ~6%%, mc:Ignorable ~4%%, its carriers found once per file), hashing the\n"
-          "text ~7%% (the definition's FNV identity, its SHA-256 digest, the cache key); <= 20 ms\n"
-          "would need the parse streamed (xmlReader, no DOM of our own), the tree built in one\n"
-          "pass over it and fewer bytes per node to fault in.\n\n");
+          "mc:Ignorable ~4%%, its carriers found once per file, numbering ~2%% now that it writes\n"
+          "no ids), hashing the text ~7%% (the definition's FNV identity, its SHA-256 digest, the\n"
+          "cache key); <= 20 ms would need the parse streamed (xmlReader, no DOM of our own), the\n"
+          "tree built in one pass over it and fewer bytes per node to fault in.\n\n");
     bu_json("bench_activation", "memory", "1,001 definitions", "legacy", "bytes per definition",
             bu_one(lper));
     bu_json("bench_activation", "memory", "1,001 definitions", "modern", "bytes per definition",

@@ -421,6 +421,9 @@ wf_status wfb__io_prepare(wfm_load *load, wfm_node *node)
         return WF_OK;
     check_transactions(load, node, t);
     /* node ids exist from now on */
-    snprintf(t->instance_id, sizeof t->instance_id, "interop-%s", wfm_node_id(node));
+    const char *id = wfm_node_id(node);
+    if (!id)
+        return WF_E_NOMEM;
+    snprintf(t->instance_id, sizeof t->instance_id, "interop-%s", id);
     return index_outputs(load, node, t);
 }

@@ -83,9 +83,11 @@ wf_status wfm_ctx_request_persist(wfm_ctx *ctx, wfm_ai *ai, wfm_resume_fn resume
     /* A unique internal name: the node id plus a counter (a restored instance may still wait
      * on an older persist bookmark, so skip names in use). */
     char name[96];
+    const char *id = wfm_node_id(wfm_ai_node(ai));
+    if (!id)
+        return WF_E_NOMEM;
     for (unsigned n = 0;; n++) {
-        snprintf(name, sizeof name, WFM_PERSIST_BOOKMARK_PREFIX "%s#%u",
-                 wfm_node_id(wfm_ai_node(ai)), n);
+        snprintf(name, sizeof name, WFM_PERSIST_BOOKMARK_PREFIX "%s#%u", id, n);
         wf_status st = wfm_ctx_bookmark(ctx, ai, name, 0, resumed);
         if (st == WF_OK)
             *requested = true;

@@ -206,6 +206,13 @@ wf_status wfm_catalogue_register(wfm_catalogue *cat, const wfm_kind_spec *spec, 
     kind->index = (uint32_t)cat->count;
     kind->is_activity = strcmp(spec->category, "Activity") == 0;
     kind->content_index = content_index;
+    kind->has_type_arg = (spec->flags & WFM_KIND_GENERIC) != 0;
+    for (size_t i = 0; i < spec->prop_count; i++) {
+        const char *t = spec->props[i].type;
+        if (t && (strcmp(t, "T") == 0 || strcmp(t, "List(T)") == 0))
+            kind->has_type_arg = true;
+    }
+    kind->props_size = kind->has_type_arg ? (uint32_t)sizeof(wf_type *) : 0;
     for (size_t i = 0; i < spec->prop_count; i++) {
         kind->prop_off[i] = kind->props_size;
         kind->props_size += wfm__prop_size(spec->props[i].kind);
@@ -262,11 +269,6 @@ const char *wfm_node_display_name(const wfm_node *node)
                                                      : node->kind->spec->name;
 }
 
-const char *wfm_node_id(const wfm_node *node)
-{
-    return node->id;
-}
-
 uint32_t wfm_node_index(const wfm_node *node)
 {
     return node->index;
@@ -274,7 +276,7 @@ uint32_t wfm_node_index(const wfm_node *node)
 
 const wf_type *wfm_node_type_arg(const wfm_node *node)
 {
-    return node->type_arg;
+    return wfm__node_type_arg(node);
 }
 
 static const wfm__prop *prop_at(const wfm_node *node, unsigned prop)
@@ -346,7 +348,8 @@ const wf_value *wfm_node_literal(const wfm_node *node, unsigned prop)
     const wfm__prop *p = prop_at(node, prop);
     if (!p)
         return NULL;
-    return wfm__prop_is_value(node->kind->spec->props[prop].kind) ? &p->literal : &none;
+    return wfm__prop_is_value(node->kind->spec->props[prop].kind) && !p->bound ? &p->literal
+                                                                               : &none;
 }
 
 const wf_type *wfm_node_prop_type(const wfm_node *node, unsigned prop)

@@ -17,15 +17,19 @@
  * default(T)). INOUT reads evaluate the same expr. prop->type is then the LOCATION's type
  * (an x:Object Out property such as InvokeMethod.Result binds a location of any type; the
  * value is converted to prop->type when stored).
- * Generic kinds: node->type_arg is x:TypeArguments, or when absent inferred from the first
+ * Generic kinds: the node's type argument (wfm__node_type_arg) is x:TypeArguments, or when
+ * absent inferred from the first
  * "T" property bound with a type (Out/InOut first, then delegates, then the rest: Assign's T
  * comes from To). It stays NULL when nothing fixes it.
  *
  * Node identity. Every element that became a node (activities and auxiliary nodes such as
- * FlowStep, Catch, delegate bodies) has a dense `index` (0..node_count-1) and a WF4-style `id`
- * by position: the root body is "1"; the children of a node are numbered 1, 2, ... in spec
- * property order, then item order ("1.2.3"). A node reached through x:Reference is numbered
- * where its element is written, once; `parent` is that tree parent.
+ * FlowStep, Catch, delegate bodies) has a dense preorder `index` (0..node_count-1) and a
+ * WF4-style id by position: the root body is "1"; the children of a node are numbered 1, 2,
+ * ... in spec property order, then item order ("1.2.3"). A node reached through x:Reference
+ * is numbered where its element is written, once; `parent` is that tree parent. Ids are not
+ * stored in the nodes: the child numbered k-th is the k-th node in index order whose parent
+ * is that node, so the definition builds every id at once when one is first asked for
+ * (wfm_node_id).
  *
  * ENVIRONMENTS (how names become slots; the runtime must build envs exactly like this):
  *   E0  The root environment: one slot per x:Members argument, in declaration order
@@ -86,8 +90,11 @@ struct wfm_kind {
     const char *ns;            /* spec->ns or WFM_NS_ACTIVITIES */
     uint32_t index;            /* registration order in the catalogue */
     bool is_activity;          /* category "Activity" */
+    bool has_type_arg;         /* generic, or a property typed "T" / "List(T)": its nodes keep
+                                  a type argument (wfm__node_type_arg) */
     int content_index;         /* index of spec->content_prop in props, -1 if none */
-    uint32_t props_size;       /* bytes of a node's property records (wfm__prop_size) */
+    uint32_t props_size;       /* bytes of a node's property records (wfm__prop_size), after
+                                  the type argument when it has one */
     uint32_t prop_off[];       /* [spec->prop_count]: where each record starts */
 };
 
@@ -114,16 +121,16 @@ typedef struct wfm__delegate {
  * do). Locations of property values are reported while loading and not kept. */
 typedef struct wfm__prop {
     bool present;        /* written in the XAML */
+    bool bound;          /* IN/OUT/INOUT: an expression is bound (expr, no literal kept) */
     uint32_t count;      /* ACTIVITIES, NODES, KEYED, PARAMS: items */
     const wf_type *type; /* IN/OUT/INOUT/LITERAL: value type; KEYED: key type; TYPE: the
                             named type (NULL when it is a clr-namespace type such as p:Any);
                             DELEGATE: the argument type */
     union {
-        struct {              /* IN/OUT/INOUT/LITERAL */
-            wfm_expr *expr;   /* IN/OUT/INOUT (see the value-source rule) */
-            wf_value literal; /* IN (see the rule), LITERAL (converted, or spec default, or
-                                 null) */
-        };
+        wfm_expr *expr;       /* IN/OUT/INOUT when bound (see the value-source rule; read it
+                                 with wfm__prop_expr) */
+        wf_value literal;     /* IN when not bound (see the rule), LITERAL (converted, or spec
+                                 default, or null) */
         wfm_node *child;      /* ACTIVITY, NODE (may be a referenced node) */
         struct {              /* ACTIVITIES, NODES, KEYED */
             wfm_node **items; /* count nodes */
@@ -139,7 +146,7 @@ typedef struct wfm__prop {
 } wfm__prop;
 
 /* The bytes a property record of `kind` takes: up to its last member (a Sequence's
- * Activities 24, an Assign's Value 48). */
+ * Activities 24, an Assign's Value 40). */
 static inline uint32_t wfm__prop_size(wfm_prop_kind kind)
 {
     switch (kind) {
@@ -153,7 +160,13 @@ static inline uint32_t wfm__prop_size(wfm_prop_kind kind)
     }
 }
 
-/* Whether a prop kind keeps a value source (expr and literal). */
+/* The value source's expression of a value property record, NULL when its literal holds. */
+static inline wfm_expr *wfm__prop_expr(const wfm__prop *p)
+{
+    return p->bound ? p->expr : NULL;
+}
+
+/* Whether a prop kind keeps a value source (expr or literal). */
 static inline bool wfm__prop_is_value(wfm_prop_kind kind)
 {
     return kind == WFM_PROP_IN || kind == WFM_PROP_OUT || kind == WFM_PROP_INOUT ||
@@ -179,19 +192,20 @@ typedef struct wfm__node_extra {
     const char *display_name; /* DisplayName, NULL if not written */
     const char *x_name;       /* x:Name, NULL if none */
     const char *file;         /* the top node of a file's tree: that file; else NULL */
+    struct wfm_definition *def; /* the top node of a file's tree: the definition (wfm_node_id
+                                   reads it at the root body) */
     void *data;               /* wfm_node_set_data */
     void (*destroy)(void *data);
 } wfm__node_extra;
 
-/* A node: 64 bytes and its property records in the same allocation, each only as long as
- * its kind needs (wfm__node_prop). What can be derived is not stored: the owner
+/* A node: 48 bytes and its property records in the same allocation, each only as long as
+ * its kind needs (wfm__node_prop), preceded by the type argument for the kinds that have one
+ * (wfm__node_type_arg). What can be derived is not stored: the owner
  * (wfm__node_owner), the display name when it is the kind name, the file of the location
- * (from the nearest node up the tree that names one). */
+ * (from the nearest node up the tree that names one), the id (wfm_definition.c). */
 struct wfm_node {
     const wfm_kind *kind;
     wfm_node *parent;         /* tree parent; NULL for the root body */
-    const char *id;           /* "1.2.3" */
-    const wf_type *type_arg;  /* first x:TypeArguments type (or inferred, Assign), NULL */
     wfm__var *vars;
     wfm__node_extra *extra;   /* NULL for most nodes (see wfm__node_extra) */
     uint32_t line, col;       /* of the element's '<' (wfm_node_loc) */
@@ -207,6 +221,19 @@ static inline wfm__prop *wfm__node_prop(const wfm_node *node, unsigned prop)
 {
     assert(prop < node->kind->spec->prop_count);
     return (wfm__prop *)(uintptr_t)(node->props + node->kind->prop_off[prop]);
+}
+
+/* The node's first x:TypeArguments type (or inferred: Assign's from To), NULL when nothing
+ * fixes it or its kind has none (wfm_kind.has_type_arg). */
+static inline const wf_type *wfm__node_type_arg(const wfm_node *node)
+{
+    return node->kind->has_type_arg ? *(const wf_type *const *)(const void *)node->props : NULL;
+}
+
+static inline void wfm__node_set_type_arg(wfm_node *node, const wf_type *type)
+{
+    assert(node->kind->has_type_arg);
+    *(const wf_type **)(void *)node->props = type;
 }
 
 /* The nearest activity node: the node itself for an activity, else its parent's owner. */
@@ -242,6 +269,12 @@ struct wfm_definition {
     uint32_t arg_count;
     wfm_node **nodes;       /* [node_count] by index */
     uint32_t node_count;
+    uint32_t numbered;      /* nodes[0..numbered) are in the tree; the rest, built for their
+                               errors only, have the id "0" */
+    /* [node_count] ids, built on the first wfm_node_id (one heap block, freed with the
+       definition): a thread that finds NULL builds a table and publishes it unless another
+       thread did first */
+    _Atomic(const char **) ids;
     const wfm_catalogue *catalogue; /* borrowed */
     wf_types *types;                /* borrowed */
     wf_value *owned_values;         /* heap literals (lists, records), released at free */

@@ -121,15 +121,17 @@ enum {
 };
 
 typedef struct xnode xnode;
-/* A constant or slot node is allocated without the operator members (XNODE_LEAF_SIZE bytes):
- * read a, b, c, args, aux, name and param only on other ops. */
+/* A constant or slot node is allocated without the operator members (XNODE_CONST_SIZE and
+ * XNODE_SLOT_SIZE bytes): read a, b, c, args, aux, name and param only on other ops, k only
+ * on a constant. */
 struct xnode {
     uint8_t op;          /* xop */
     uint8_t sub;         /* operator, conversion mode or function */
     uint8_t flags;       /* XN_* */
     uint8_t nargs;       /* XOP_CALL / XOP_NEW_*: args count */
-    uint16_t depth;      /* 1 + deepest child */
-    uint32_t off;        /* source offset of the node's first token (compile-time messages) */
+    uint32_t depth : 11; /* 1 + deepest child (<= WFM_EXPR_MAX_DEPTH) */
+    uint32_t off : 21;   /* source offset of the node's first token (compile-time messages;
+                            <= WFM_EXPR_MAX_TEXT) */
     const wf_type *type; /* static result type */
     union {
         wf_value k;                       /* XOP_CONST */
@@ -147,7 +149,10 @@ struct xnode {
         };
     };
 };
-#define XNODE_LEAF_SIZE (offsetof(xnode, k) + sizeof(wf_value))
+#define XNODE_CONST_SIZE (offsetof(xnode, k) + sizeof(wf_value))
+#define XNODE_SLOT_SIZE  (offsetof(xnode, index) + sizeof(uint32_t))
+_Static_assert(WFM_EXPR_MAX_DEPTH < (1u << 11) && WFM_EXPR_MAX_TEXT < (1u << 21),
+               "xnode.depth and xnode.off hold their limits");
 
 /* Quick forms: shapes common enough in loops to skip the tree walk (wfm_expr__quick_*):
  * a slot read, and an Int32 slot compared with or combined with an Int32 constant. The tree

@@ -96,7 +96,10 @@ xnode *wfm_expr__mk(xparser *p, int op, const wf_type *type, uint32_t off, xnode
 {
     bool leaf = op == XOP_CONST || op == XOP_SLOT;
     assert(!leaf || (!a && !b && !c));
-    xnode *n = wf_arena_alloc(p->arena, leaf ? XNODE_LEAF_SIZE : sizeof *n);
+    size_t size = op == XOP_CONST  ? XNODE_CONST_SIZE
+                  : op == XOP_SLOT ? XNODE_SLOT_SIZE
+                                   : sizeof(xnode);
+    xnode *n = wf_arena_alloc(p->arena, size);
     if (!n)
         return wfm_expr__nomem(p);
     n->op = (uint8_t)op;

@@ -17,7 +17,9 @@
 const wfm_kind *wfm_node_kind(const wfm_node *node);
 wf_loc wfm_node_loc(const wfm_node *node);
 const char *wfm_node_display_name(const wfm_node *node); /* DisplayName, else the kind name */
-const char *wfm_node_id(const wfm_node *node);           /* "1.3.2", stable per definition */
+/* "1.3.2", stable per definition; valid as long as the definition. Thread-safe; the first
+ * call on a definition builds all of its ids, NULL when memory runs out then. */
+const char *wfm_node_id(const wfm_node *node);
 /* The tree parent: the node whose property the element is written in (NULL for the root
  * body). A node reached through x:Reference has the parent where it is written. */
 const wfm_node *wfm_node_parent(const wfm_node *node);

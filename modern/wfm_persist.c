@@ -240,6 +240,13 @@ void wfm_persist_write_ptr(wfm_persist_writer *w, const void *callback)
     wf_codec_put_uint(w->out, x->index);
 }
 
+/* The node's id for a message ("?" when memory ran out building the ids). */
+static const char *msg_id(const wfm_node *node)
+{
+    const char *id = wfm_node_id(node);
+    return id ? id : "?";
+}
+
 /* A callback the runtime calls with an activity of kind `holder`: it must be in that kind's
  * own table (the parent's for on_done / on_fault, the owner's for bookmarks and timers). */
 static void w_callback(wfm_persist_writer *w, const wfm_ai *holder, const void *fn)
@@ -260,7 +267,7 @@ static void w_callback(wfm_persist_writer *w, const wfm_ai *holder, const void *
     w_fail(w, WF_E_STATE,
            "cannot persist: kind '%s' (activity %s) handed the runtime a callback that is not in "
            "its callbacks table",
-           spec->name, holder->node->id);
+           spec->name, msg_id(holder->node));
     wf_codec_put_uint(w->out, 0);
 }
 
@@ -342,7 +349,7 @@ static bool no_persist_zone(wfm_persist_writer *w)
             w_fail(w, WF_E_STATE,
                    "cannot persist while %s '%s' (activity %s) is executing: it is a "
                    "no-persist zone",
-                   a->spec->name, wfm_node_display_name(a->node), a->node->id);
+                   a->spec->name, wfm_node_display_name(a->node), msg_id(a->node));
             return true;
         }
     }
@@ -357,7 +364,12 @@ static void w_tree(wfm_persist_writer *w)
         wf_codec_put_uint(w->out, a->node->index);
         wf_codec_put_uint(w->out, kind_ref(w, a->node->kind));
         wf_codec_put_uint(w->out, a->child_count);
-        wf_codec_put_str(w->out, a->node->id);
+        const char *id = wfm_node_id(a->node);
+        if (!id) {
+            w_fail(w, WF_E_NOMEM, "out of memory");
+            return;
+        }
+        wf_codec_put_str(w->out, id);
     }
 }
 

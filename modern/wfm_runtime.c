@@ -1179,7 +1179,8 @@ static void call_branch(const wfm_ai *ai, char *buf, size_t size)
         if (strcmp(kind, "Parallel") != 0 && strcmp(kind, "ParallelForEach") != 0)
             continue;
         char seg[96];
-        int n = snprintf(seg, sizeof seg, "%s#%lx/", wfm_node_id(node),
+        const char *id = wfm_node_id(node);
+        int n = snprintf(seg, sizeof seg, "%s#%lx/", id ? id : "?",
                          (unsigned long)(uintptr_t)child);
         size_t len = strlen(buf), sl = n > 0 ? (size_t)n : 0;
         if (sl >= sizeof seg || len + sl + 1 > size)

@@ -722,9 +722,9 @@ static wf_status get_prop(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsign
     switch (kind) {
     case WFM_PROP_IN:
     case WFM_PROP_LITERAL:
-        return eval_source(ctx, ai, p->expr, &p->literal, ai->env, out);
+        return eval_source(ctx, ai, wfm__prop_expr(p), &p->literal, ai->env, out);
     case WFM_PROP_INOUT:
-        if (p->expr)
+        if (p->bound)
             return eval_source(ctx, ai, p->expr, NULL, ai->env, out);
         *out = wf_type_default(p->type);
         return WF_OK;
@@ -741,11 +741,11 @@ wf_status wfm_ctx_get(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, wf_value *out)
     if (__builtin_expect(ai_live(ai) && prop < ai->spec->prop_count &&
                              ai->spec->props[prop].kind == WFM_PROP_IN,
                          1)) {
-        const wfm__prop *p = wfm__node_prop(ai->node, prop);
-        if (p->expr) {
+        const wfm_expr *expr = wfm__prop_expr(wfm__node_prop(ai->node, prop));
+        if (expr) {
             *out = wf_null();
             wf_value exc;
-            wf_status st = wfm_expr_eval(p->expr, ai->env, out, &exc);
+            wf_status st = wfm_expr_eval(expr, ai->env, out, &exc);
             if (st != WF_OK)
                 fault_from_status(ctx, ai, st, &exc);
             return st;
@@ -767,14 +767,7 @@ wf_status wfm_ctx_set(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, const wf_value *v
     wfm_prop_kind kind = ai->spec->props[prop].kind;
     if (kind != WFM_PROP_OUT && kind != WFM_PROP_INOUT)
         return WF_E_STATE;
-    const wfm_expr *expr = wfm__node_prop(ai->node, prop)->expr;
-    if (!expr)
-        return WF_OK;
-    wf_value exc;
-    wf_status st = wfm_expr_store(expr, ai->env, value, &exc);
-    if (st != WF_OK)
-        fault_from_status(ctx, ai, st, &exc);
-    return st;
+    return store_location(ctx, ai, wfm__prop_expr(wfm__node_prop(ai->node, prop)), value);
 }
 
 static const wfm__param *param_of(const wfm_ai *ai, unsigned prop, size_t index)

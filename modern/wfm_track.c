@@ -1640,6 +1640,8 @@ static bool plan_names(const wfm_definition *def, wf_buf *text, uint32_t *off)
     for (size_t i = 0; i < n; i++) {
         const wfm_node *node = wfm_definition_node_at(def, i);
         const char *name = wfm_node_display_name(node), *id = wfm_node_id(node);
+        if (!id)
+            return false; /* out of memory */
         off[2 * i] = (uint32_t)text->len;
         node_text(text, "activity", name, id);
         off[2 * i + 1] = (uint32_t)text->len;

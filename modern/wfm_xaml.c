@@ -830,13 +830,13 @@ static const wf_type *spec_type(wfm_load *L, const wfm_node *n, const char *st, 
         return NULL;
     if (strcmp(st, "T") == 0) {
         *uses_t = true;
-        return n->type_arg;
+        return wfm__node_type_arg(n);
     }
     if (strcmp(st, "List(T)") == 0) {
         *uses_t = true;
-        if (!n->type_arg)
+        if (!wfm__node_type_arg(n))
             return NULL;
-        const wf_type *t = wf_types_list(L->types, n->type_arg);
+        const wf_type *t = wf_types_list(L->types, wfm__node_type_arg(n));
         if (!t)
             L->nomem = true;
         return t;
@@ -862,8 +862,8 @@ static const char *label(wfm_load *L, const nctx *nc, unsigned pi)
 
 static void infer_t(nctx *nc, bool uses_t, const wf_type *t, const char *st)
 {
-    if (uses_t && !nc->node->type_arg && t && strcmp(st, "T") == 0)
-        nc->node->type_arg = t;
+    if (uses_t && !wfm__node_type_arg(nc->node) && t && strcmp(st, "T") == 0)
+        wfm__node_set_type_arg(nc->node, t);
 }
 
 static void prop_binding(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
@@ -884,8 +884,11 @@ static void prop_binding(wfm_load *L, nctx *nc, unsigned pi, const psrc *s)
     }
     if (!ok)
         return;
-    p->expr = b.expr;
-    p->literal = b.literal;
+    p->bound = b.expr != NULL;
+    if (p->bound)
+        p->expr = b.expr;
+    else
+        p->literal = b.literal;
     p->type = b.type;
     infer_t(nc, uses_t, b.type, ps->type);
 }
@@ -1570,12 +1573,15 @@ static wfm_node *new_node(wfm_load *L, const wfm_kind *kind, wf_loc loc, const n
     node->line = loc.line;
     node->col = loc.col;
     node->parent = parent ? parent->node : NULL;
+    node->index = UINT32_MAX; /* until numbered */
     /* the top node of a file's tree names the file (wfm_node_loc) */
     bool top = !parent || parent->ln >= L->lnode_count || L->lnodes[parent->ln].src != L->src;
     if ((top || spec->prepare || spec->bind) && !(node->extra = anew(L, sizeof *node->extra)))
         return NULL;
-    if (top)
+    if (top) {
         node->extra->file = L->file;
+        node->extra->def = L->def;
+    }
     for (size_t i = 0; i < spec->prop_count; i++)
         if (wfm__prop_is_value(spec->props[i].kind))
             wfm__node_prop(node, (unsigned)i)->literal = wf_null();
@@ -1631,9 +1637,12 @@ static void type_arguments(wfm_load *L, nctx *nc)
                nc->kname);
         return;
     }
+    const wf_type *t = NULL;
     if (wfm__xt_type(L, nc->el, ta->value, wfm__xt_first_type_len(ta->value), loc_val(L, ta),
-                     &nc->node->type_arg) != WF_OK)
+                     &t) != WF_OK)
         mark_bad(L, nc->ln);
+    else
+        wfm__node_set_type_arg(nc->node, t);
 }
 
 /* Absent property: defaults and the REQUIRED check. */
@@ -2485,61 +2494,33 @@ static void resolve_refs(wfm_load *L)
     }
 }
 
-static void number(wfm_load *L, wfm_node *n, const char *id);
+/* Preorder numbering: the root body first, then each node's children in spec property
+ * order, then item order; a node reached through x:Reference is numbered where its element is
+ * written (its tree parent), once. The ids follow from this order (wfm_node_id). */
+static void number(wfm_load *L, wfm_node *n);
 
-/* The id of the k-th child of a node whose id is `pid` (pid_len bytes): "pid.k", packed in the
- * arena. Written by hand: this runs once per node of every definition loaded. */
-static const char *child_id(wfm_load *L, const char *pid, size_t pid_len, unsigned k)
+static void number_child(wfm_load *L, wfm_node *n, wfm_node *c)
 {
-    char digits[16], small[256];
-    size_t nd = 0;
-    do
-        digits[nd++] = (char)('0' + k % 10);
-    while ((k /= 10) != 0);
-    size_t len = pid_len + 1 + nd;
-    char *buf = len < sizeof small ? small : tnew(L, len);
-    if (!buf)
-        return NULL;
-    memcpy(buf, pid, pid_len);
-    buf[pid_len] = '.';
-    for (size_t i = 0; i < nd; i++)
-        buf[pid_len + 1 + i] = digits[nd - 1 - i];
-    char *id = wf_arena_strndup(L->arena, buf, len);
-    if (!id)
-        L->nomem = true;
-    return id;
+    if (c && c->parent == n && c->index == UINT32_MAX)
+        number(L, c);
 }
 
-static void number_child(wfm_load *L, wfm_node *n, size_t n_len, wfm_node *c, unsigned *k)
+static void number(wfm_load *L, wfm_node *n)
 {
-    if (!c || c->parent != n || c->id)
-        return;
-    const char *id = child_id(L, n->id, n_len, ++*k);
-    if (id)
-        number(L, c, id);
-}
-
-static void number(wfm_load *L, wfm_node *n, const char *id)
-{
-    n->id = id;
     n->index = L->def->node_count;
     L->def->nodes[L->def->node_count++] = n;
-    unsigned k = 0;
-    size_t len = strlen(id);
     const wfm_kind_spec *spec = n->kind->spec;
     for (size_t i = 0; i < spec->prop_count; i++) {
         wfm__prop *p = wfm__node_prop(n, (unsigned)i);
         switch (spec->props[i].kind) {
         case WFM_PROP_ACTIVITY:
-        case WFM_PROP_NODE: number_child(L, n, len, p->child, &k); break;
-        case WFM_PROP_DELEGATE:
-            number_child(L, n, len, p->delegate ? p->delegate->body : NULL, &k);
-            break;
+        case WFM_PROP_NODE: number_child(L, n, p->child); break;
+        case WFM_PROP_DELEGATE: number_child(L, n, p->delegate ? p->delegate->body : NULL); break;
         case WFM_PROP_ACTIVITIES:
         case WFM_PROP_NODES:
         case WFM_PROP_KEYED:
             for (size_t j = 0; p->items && j < p->count; j++)
-                number_child(L, n, len, p->items[j], &k);
+                number_child(L, n, p->items[j]);
             break;
         default: break;
         }
@@ -2553,11 +2534,11 @@ static void number_all(wfm_load *L)
     if (!def->nodes)
         return;
     if (def->root)
-        number(L, def->root, "1");
+        number(L, def->root);
+    def->numbered = def->node_count;
     for (size_t i = 0; i < L->lnode_count; i++) {
         wfm_node *n = L->lnodes[i].node;
-        if (!n->id) { /* built for its errors only */
-            n->id = "0";
+        if (n->index == UINT32_MAX) { /* built for its errors only: id "0" */
             n->index = def->node_count;
             def->nodes[def->node_count++] = n;
         }

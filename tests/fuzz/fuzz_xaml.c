@@ -28,7 +28,7 @@ static void walk(const wfm_definition *def)
 {
     for (size_t i = 0; i < wfm_definition_node_count(def); i++) {
         const wfm_node *n = wfm_definition_node_at(def, i);
-        if (!n->id || n->index != i || !wfm_node_kind(n))
+        if (!wfm_node_id(n) || n->index != i || !wfm_node_kind(n))
             abort();
         const wfm_kind_spec *spec = wfm_kind_spec_of(n->kind);
         for (unsigned p = 0; p < spec->prop_count; p++) {

@@ -344,7 +344,7 @@ static wfm_definition *load_ok(const char *path)
 static wf_value eval_prop(const wfm_node *node, unsigned prop, const wfm_env *env)
 {
     const wfm__prop *p = wfm__node_prop(node, prop);
-    if (!p->expr)
+    if (!wfm__prop_expr(p))
         return wf_value_retain(&p->literal);
     wf_value out = wf_null(), exc = wf_null();
     ck_assert_int_eq(wfm_expr_eval(p->expr, env, &out, &exc), WF_OK);
@@ -399,7 +399,7 @@ START_TEST(test_designer_file_gives_tree_ids_and_values)
     const wfm_node *wl = wfm_node_at(root, SEQ_ACTIVITIES, 0);
     ck_assert_str_eq(wfm_node_id(wl), "1.1");
     ck_assert_str_eq(wfm_node_display_name(wl), "WriteLine");
-    ck_assert_ptr_null(wfm__node_prop(wl, WL_TEXT)->expr);
+    ck_assert_ptr_null(wfm__prop_expr(wfm__node_prop(wl, WL_TEXT)));
     ck_assert_str_eq(wf_value_str(&wfm__node_prop(wl, WL_TEXT)->literal), "Hello");
     const wfm_node *assign = wfm_node_at(root, SEQ_ACTIVITIES, 1);
     ck_assert_str_eq(wfm_node_id(assign), "1.2");
@@ -678,6 +678,48 @@ START_TEST(test_concurrent_loads)
 }
 END_TEST
 
+/* Ids are built on the first wfm_node_id: threads asking at once for the ids of one fresh
+ * definition all get the same strings, at the same addresses, valid until it is released. */
+typedef struct ids_job {
+    const wfm_definition *def;
+    const char *ids[11];
+} ids_job;
+
+static void *ids_thread(void *arg)
+{
+    ids_job *job = arg;
+    for (size_t i = 11; i-- > 0;)
+        job->ids[i] = wfm_node_id(wfm_definition_node_at(job->def, i));
+    return NULL;
+}
+
+START_TEST(test_ids_built_once_for_concurrent_readers)
+{
+    wfm_definition *def = load_ok(DATA "order.xaml");
+    ck_assert_uint_eq(wfm_definition_node_count(def), 11);
+    pthread_t threads[4];
+    ids_job jobs[4];
+    for (int t = 0; t < 4; t++) {
+        jobs[t].def = def;
+        ck_assert_int_eq(pthread_create(&threads[t], NULL, ids_thread, &jobs[t]), 0);
+    }
+    for (int t = 0; t < 4; t++)
+        ck_assert_int_eq(pthread_join(threads[t], NULL), 0);
+    for (size_t i = 0; i < 11; i++) {
+        const wfm_node *node = wfm_definition_node_at(def, i);
+        ck_assert_ptr_nonnull(jobs[0].ids[i]);
+        ck_assert_str_eq(wfm_node_id(node), jobs[0].ids[i]);
+        for (int t = 1; t < 4; t++)
+            ck_assert_ptr_eq(jobs[t].ids[i], jobs[0].ids[i]);
+        for (size_t k = 0; k < i; k++) /* one id per node */
+            ck_assert_str_ne(jobs[0].ids[k], jobs[0].ids[i]);
+    }
+    ck_assert_str_eq(jobs[0].ids[0], "1");
+    ck_assert_str_eq(wfm_node_id(wfm_node_at(wfm_definition_root(def), SEQ_ACTIVITIES, 1)), "1.2");
+    wfm_definition_release(def);
+}
+END_TEST
+
 /* ---- bad_input ------------------------------------------------------------------------ */
 typedef struct bad_case {
     const char *file;
@@ -914,6 +956,7 @@ Suite *modern_xaml_suite(void)
     tcase_add_test(tc, test_shared_activity_references);
     tcase_add_test(tc, test_defaults_for_absent_properties);
     tcase_add_test(tc, test_concurrent_loads);
+    tcase_add_test(tc, test_ids_built_once_for_concurrent_readers);
     suite_add_tcase(s, tc);
     tc = tcase_create("bad_input");
     tcase_add_checked_fixture(tc, setup, teardown);
