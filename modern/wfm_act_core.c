@@ -308,12 +308,14 @@ static void foreach_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child);
 static void foreach_next(wfm_ctx *ctx, wfm_ai *ai)
 {
     fe_state *st = wfm_ai_state(ai);
-    if (st->next >= wf_value_list_count(&st->values)) {
+    const wf_value *item = wf_value_list_at(&st->values, st->next); /* NULL past the end */
+    if (!item) {
         wfm_ctx_complete(ctx, ai);
         return;
     }
-    const wf_value *item = wf_value_list_at(&st->values, st->next++);
-    wfm_ctx_schedule_delegate(ctx, ai, wfm_ai_node(ai), FE_BODY, item, foreach_done, NULL);
+    st->next++;
+    /* st->values holds the item until this ai is freed, after its children */
+    wfm_ctx_schedule_delegate_borrowed(ctx, ai, wfm_ai_node(ai), FE_BODY, item, foreach_done, NULL);
 }
 
 static void foreach_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
@@ -372,8 +374,9 @@ static void pfe_execute(wfm_ctx *ctx, wfm_ai *ai)
             if (k == at.running_count || at.running[k] != i)
                 continue;
         }
-        if (wfm_ctx_schedule_delegate(ctx, ai, wfm_ai_node(ai), FE_BODY,
-                                      wf_value_list_at(&st->values, i), pfe_done, NULL) != WF_OK)
+        if (wfm_ctx_schedule_delegate_borrowed(ctx, ai, wfm_ai_node(ai), FE_BODY,
+                                               wf_value_list_at(&st->values, i), pfe_done,
+                                               NULL) != WF_OK)
             return;
         started++;
     }

@@ -63,10 +63,12 @@ struct wfm_ai {
     wfm_env *env;            /* env(ai): &venv, or the environment it was scheduled in */
     wfm_env venv;            /* Ev: the node's variables (slots NULL when none) */
     wfm_env denv;            /* Ed: a delegate body's one-slot environment (slots NULL if not) */
+    wf_value darg;           /* Ed's one slot (denv.slots points here) */
     void *state;             /* spec->state_size bytes or NULL */
     wfm__bookmark *bookmarks; /* owned by this ai (list via owner_next) */
     uint8_t status;          /* wfm_status */
     uint8_t flags;           /* WFM_AI_* */
+    bool darg_borrowed;      /* darg holds no reference (wfm_ctx_schedule_delegate_borrowed) */
 };
 
 struct wfm__bookmark {
