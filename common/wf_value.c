@@ -605,7 +605,7 @@ const char *wf_value_exc_message(const wf_value *v)
 
 /* ---- reference counting --------------------------------------------------------------- */
 
-wf_value wf_value_retain(const wf_value *v)
+wf_value wf__value_retain_heap(const wf_value *v)
 {
     if (is_heap(v)) {
         atomic_long *refs = refs_of(v);
@@ -639,10 +639,8 @@ static void payload_free(wf_value *v)
     wf_free(v->u.s);
 }
 
-void wf_value_release(wf_value *v)
+void wf__value_release_heap(wf_value *v)
 {
-    if (!v)
-        return;
     if (is_heap(v)) {
         atomic_long *refs = refs_of(v);
         long before = atomic_load_explicit(refs, memory_order_relaxed) >= 0
