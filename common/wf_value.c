@@ -570,6 +570,11 @@ const wf_value *wf_value_list_at(const wf_value *v, size_t index)
     return &v->u.list->items[index];
 }
 
+const wf_value *wf_value_list_items(const wf_value *v)
+{
+    return wf_value_list_count(v) ? v->u.list->items : NULL;
+}
+
 size_t wf_value_record_count(const wf_value *v)
 {
     return v->type->kind == WF_K_RECORD && v->u.rec ? v->u.rec->count : 0;

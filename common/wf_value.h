@@ -145,6 +145,8 @@ const char *wf_value_str(const wf_value *v);     /* String payload; "" for null 
 size_t wf_value_str_len(const wf_value *v);
 size_t wf_value_list_count(const wf_value *v);
 const wf_value *wf_value_list_at(const wf_value *v, size_t index); /* NULL if out of range */
+/* The wf_value_list_count items as one array, borrowed from the list; NULL when there are none. */
+const wf_value *wf_value_list_items(const wf_value *v);
 size_t wf_value_record_count(const wf_value *v);
 const char *wf_value_record_key(const wf_value *v, size_t index);
 const wf_value *wf_value_record_at(const wf_value *v, size_t index);
