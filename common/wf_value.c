@@ -570,6 +570,11 @@ const wf_value *wf_value_list_at(const wf_value *v, size_t index)
     return &v->u.list->items[index];
 }
 
+const wf_value *wf_value_list_items(const wf_value *v)
+{
+    return wf_value_list_count(v) ? v->u.list->items : NULL;
+}
+
 size_t wf_value_record_count(const wf_value *v)
 {
     return v->type->kind == WF_K_RECORD && v->u.rec ? v->u.rec->count : 0;
@@ -605,7 +610,7 @@ const char *wf_value_exc_message(const wf_value *v)
 
 /* ---- reference counting --------------------------------------------------------------- */
 
-wf_value wf_value_retain(const wf_value *v)
+wf_value wf__value_retain_heap(const wf_value *v)
 {
     if (is_heap(v)) {
         atomic_long *refs = refs_of(v);
@@ -639,10 +644,8 @@ static void payload_free(wf_value *v)
     wf_free(v->u.s);
 }
 
-void wf_value_release(wf_value *v)
+void wf__value_release_heap(wf_value *v)
 {
-    if (!v)
-        return;
     if (is_heap(v)) {
         atomic_long *refs = refs_of(v);
         long before = atomic_load_explicit(refs, memory_order_relaxed) >= 0

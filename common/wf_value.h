@@ -145,6 +145,8 @@ const char *wf_value_str(const wf_value *v);     /* String payload; "" for null 
 size_t wf_value_str_len(const wf_value *v);
 size_t wf_value_list_count(const wf_value *v);
 const wf_value *wf_value_list_at(const wf_value *v, size_t index); /* NULL if out of range */
+/* The wf_value_list_count items as one array, borrowed from the list; NULL when there are none. */
+const wf_value *wf_value_list_items(const wf_value *v);
 size_t wf_value_record_count(const wf_value *v);
 const char *wf_value_record_key(const wf_value *v, size_t index);
 const wf_value *wf_value_record_at(const wf_value *v, size_t index);
@@ -152,9 +154,25 @@ const wf_value *wf_value_record_get(const wf_value *v, const char *key); /* NULL
 const char *wf_value_exc_message(const wf_value *v);
 
 /* Copy semantics: retain adds a reference to a heap payload (no-op for scalars);
- * release drops it and sets *v to null. Safe on null values. */
-wf_value wf_value_retain(const wf_value *v);
-void wf_value_release(wf_value *v);
+ * release drops it and sets *v to null. Safe on null values. Inline, so that a scalar costs
+ * a test and no call; the payload's atomic count is handled out of line. */
+#define WF__HEAP_KINDS                                                                             \
+    ((1u << WF_K_STRING) | (1u << WF_K_LIST) | (1u << WF_K_RECORD) | (1u << WF_K_EXCEPTION))
+wf_value wf__value_retain_heap(const wf_value *v);
+void wf__value_release_heap(wf_value *v);
+static inline wf_value wf_value_retain(const wf_value *v)
+{
+    return ((1u << v->type->kind) & WF__HEAP_KINDS) ? wf__value_retain_heap(v) : *v;
+}
+static inline void wf_value_release(wf_value *v)
+{
+    if (!v)
+        return;
+    if ((1u << v->type->kind) & WF__HEAP_KINDS)
+        wf__value_release_heap(v);
+    else
+        *v = wf_null_value;
+}
 /* Assign with retain/release: *dst = src. */
 void wf_value_set(wf_value *dst, const wf_value *src);
 

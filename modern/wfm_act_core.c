@@ -260,7 +260,9 @@ static const wfm_prop_spec foreach_props[] = {
 typedef struct fe_state {
     wf_value values; /* owned: the list, evaluated once at the start */
     size_t next;
-    bool stopping; /* ParallelForEach: CompletionCondition became true */
+    bool stopping;      /* ParallelForEach: CompletionCondition became true */
+    bool no_completion; /* ParallelForEach without CompletionCondition (not saved: false
+                         * after a restore, which only costs the property lookup) */
 } fe_state;
 
 static void fe_fini(wfm_ai *ai)
@@ -308,12 +310,14 @@ static void foreach_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child);
 static void foreach_next(wfm_ctx *ctx, wfm_ai *ai)
 {
     fe_state *st = wfm_ai_state(ai);
-    if (st->next >= wf_value_list_count(&st->values)) {
+    const wf_value *item = wf_value_list_at(&st->values, st->next); /* NULL past the end */
+    if (!item) {
         wfm_ctx_complete(ctx, ai);
         return;
     }
-    const wf_value *item = wf_value_list_at(&st->values, st->next++);
-    wfm_ctx_schedule_delegate(ctx, ai, wfm_ai_node(ai), FE_BODY, item, foreach_done, NULL);
+    st->next++;
+    /* st->values holds the item until this ai is freed, after its children */
+    wfm_ctx_schedule_delegate_borrowed(ctx, ai, wfm_ai_node(ai), FE_BODY, item, foreach_done, NULL);
 }
 
 static void foreach_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
@@ -354,7 +358,10 @@ static void par_child_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child, unsigned con
 static void pfe_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
 {
     fe_state *st = wfm_ai_state(ai);
-    par_child_done(ctx, ai, child, FE_COMPLETION, &st->stopping);
+    if (!st->no_completion)
+        par_child_done(ctx, ai, child, FE_COMPLETION, &st->stopping);
+    else if (wfm_ai_running_children(ai) == 0)
+        wfm_ctx_complete(ctx, ai);
 }
 
 /* Forward order: the deque is LIFO, so the last item's body runs first (WF4). */
@@ -364,6 +371,10 @@ static void pfe_execute(wfm_ctx *ctx, wfm_ai *ai)
     if (!fe_start(ctx, ai, &at))
         return;
     fe_state *st = wfm_ai_state(ai);
+    const wfm_node *node = wfm_ai_node(ai);
+    st->no_completion = !wfm_node_has(node, FE_COMPLETION);
+    /* st->values holds the items until this ai is freed, after its children */
+    const wf_value *items = wf_value_list_items(&st->values);
     size_t n = wf_value_list_count(&st->values), started = 0, k = 0;
     for (size_t i = 0; i < n; i++) {
         if (at.values) { /* replaying: only the items still running in the legacy loop */
@@ -372,8 +383,8 @@ static void pfe_execute(wfm_ctx *ctx, wfm_ai *ai)
             if (k == at.running_count || at.running[k] != i)
                 continue;
         }
-        if (wfm_ctx_schedule_delegate(ctx, ai, wfm_ai_node(ai), FE_BODY,
-                                      wf_value_list_at(&st->values, i), pfe_done, NULL) != WF_OK)
+        if (wfm_ctx_schedule_delegate_borrowed(ctx, ai, node, FE_BODY, &items[i], pfe_done, NULL) !=
+            WF_OK)
             return;
         started++;
     }

@@ -63,6 +63,12 @@ wf_status wfm_ctx_schedule_in_env(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *chil
 wf_status wfm_ctx_schedule_delegate(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsigned prop,
                                     const wf_value *arg, wfm_done_fn on_done,
                                     wfm_fault_fn on_fault);
+/* wfm_ctx_schedule_delegate without a reference on `arg`: the caller guarantees that arg
+ * outlives the child, e.g. an item of a list held in ai's own state (children are freed
+ * before their parent). Saves two atomic operations per child on a shared payload. */
+wf_status wfm_ctx_schedule_delegate_borrowed(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node,
+                                             unsigned prop, const wf_value *arg,
+                                             wfm_done_fn on_done, wfm_fault_fn on_fault);
 /* Close ai (WFM_CLOSED, or WFM_CANCELED after wfm_ctx_mark_canceled). Children must be done. */
 void wfm_ctx_complete(wfm_ctx *ctx, wfm_ai *ai);
 void wfm_ctx_mark_canceled(wfm_ctx *ctx, wfm_ai *ai);

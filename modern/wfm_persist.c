@@ -1184,7 +1184,7 @@ static void r_scalars(wfm_persist_reader *r)
     ctx->fault_loc.col = (unsigned)col;
 }
 
-/* Environment `count` slots plus their parent; used for venv and denv. */
+/* Environment `count` slots plus their parent (venv). */
 static void r_own_env(wfm_persist_reader *r, wfm_env *env, uint32_t count)
 {
     env->parent = env_at(r, wf_codec_get_uint(&r->in));
@@ -1230,9 +1230,12 @@ static void r_activity(wfm_persist_reader *r, wfm_ai *ai)
     if (r_ok(r) && denv > 1)
         r_fail(r, "bad delegate environment");
     if (denv && r_ok(r)) {
-        r_own_env(r, &ai->denv, 1);
-        if (r_ok(r))
-            ai->denv.slots[0] = wfm_persist_read_value(r);
+        ai->denv.parent = env_at(r, wf_codec_get_uint(&r->in));
+        if (r_ok(r)) {
+            ai->darg = wfm_persist_read_value(r);
+            ai->denv.slots = &ai->darg; /* owned: ai_free releases it */
+            ai->denv.count = 1;
+        }
     }
 }
 

@@ -388,8 +388,8 @@ static void ai_free(wfm_ctx *ctx, wfm_ai *ai)
         state_free(ctx, ai->state, ai->spec->state_size);
     if (ai->venv.slots)
         env_release(ctx, &ai->venv);
-    if (ai->denv.slots)
-        env_release(ctx, &ai->denv);
+    if (ai->denv.slots && !ai->darg_borrowed)
+        wf_value_release(&ai->darg);
     ai->serial = 0;
     wf_pool_put(ctx->ai_pool, ai);
 }
@@ -847,10 +847,13 @@ void wfm_ctx_nomem(wfm_ctx *ctx)
     ctx->nomem = true;
 }
 
-/* Ed: one slot holding the delegate argument (converted to its declared type), parented to
- * env(ai). An empty ActivityAction yields a child that completes at once. */
-wf_status wfm_ctx_schedule_delegate(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsigned prop,
-                                    const wf_value *arg, wfm_done_fn on_done, wfm_fault_fn on_fault)
+/* Ed: one slot, ai->darg, holding the delegate argument (converted to its declared type),
+ * parented to env(ai). `borrowed`: arg outlives the child, no reference is taken unless a
+ * conversion made a new value. An empty ActivityAction yields a child that completes at
+ * once. */
+static wf_status schedule_delegate(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsigned prop,
+                                   const wf_value *arg, bool borrowed, wfm_done_fn on_done,
+                                   wfm_fault_fn on_fault)
 {
     if (!node || !on_done || prop >= node->kind->spec->prop_count ||
         node->kind->spec->props[prop].kind != WFM_PROP_DELEGATE || !can_schedule(ctx, ai))
@@ -858,32 +861,27 @@ wf_status wfm_ctx_schedule_delegate(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *no
     static const wfm__delegate unwritten; /* no ActivityAction: no argument type, no body */
     const wfm__delegate *d = wfm__node_prop(node, prop)->delegate;
     d = d ? d : &unwritten;
-    wf_value v = arg ? wf_value_retain(arg) : wf_null();
+    wf_value v = arg ? *arg : wf_null();
     if (d->arg_type && v.type != d->arg_type && !wf_is_null(&v)) {
-        wf_value conv;
         wf_error e = WF_ERROR_INIT;
-        wf_status st = wf_value_convert(&v, d->arg_type, &conv, &e);
-        wf_value_release(&v);
-        if (st != WF_OK) {
+        if (wf_value_convert(arg, d->arg_type, &v, &e) != WF_OK) {
             wfm_ctx_throw(ctx, ai, &wf_exc_invalid_cast, "%s", e.message);
             return WF_E_TYPE;
         }
-        v = conv;
+        borrowed = false;
+    } else if (!borrowed) {
+        v = wf_value_retain(&v);
     }
     wfm_ai *child = ai_new(ctx, d->body ? d->body : node, ai, ai->env);
-    wf_value *slot = child ? slots_alloc(ctx, 1) : NULL;
-    if (!slot) {
-        wf_value_release(&v);
-        if (child) {
-            unlink_child(child);
-            ai_free(ctx, child);
-        }
-        ctx->nomem = true;
+    if (!child) {
+        if (!borrowed)
+            wf_value_release(&v);
         return WF_E_NOMEM;
     }
-    slot[0] = v;
+    child->darg = v;
+    child->darg_borrowed = borrowed;
     child->denv.parent = ai->env;
-    child->denv.slots = slot;
+    child->denv.slots = &child->darg;
     child->denv.count = 1;
     child->env = &child->denv;
     child->on_done = on_done;
@@ -893,6 +891,19 @@ wf_status wfm_ctx_schedule_delegate(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *no
     push_ai_front(ctx, WFM__WI_EXECUTE, child);
     TRACK(ctx, WFM__TRACK_SCHEDULED, child, NULL, NULL);
     return ctx->nomem ? WF_E_NOMEM : WF_OK;
+}
+
+wf_status wfm_ctx_schedule_delegate(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, unsigned prop,
+                                    const wf_value *arg, wfm_done_fn on_done, wfm_fault_fn on_fault)
+{
+    return schedule_delegate(ctx, ai, node, prop, arg, false, on_done, on_fault);
+}
+
+wf_status wfm_ctx_schedule_delegate_borrowed(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node,
+                                             unsigned prop, const wf_value *arg,
+                                             wfm_done_fn on_done, wfm_fault_fn on_fault)
+{
+    return schedule_delegate(ctx, ai, node, prop, arg, true, on_done, on_fault);
 }
 
 static void run_execute(wfm_ctx *ctx, wfm_ai *ai)

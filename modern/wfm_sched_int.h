@@ -65,10 +65,12 @@ struct wfm_ai {
     wfm_env *env;            /* env(ai): &venv, or the environment it was scheduled in */
     wfm_env venv;            /* Ev: the node's variables (slots NULL when none) */
     wfm_env denv;            /* Ed: a delegate body's one-slot environment (slots NULL if not) */
+    wf_value darg;           /* Ed's one slot (denv.slots points here) */
     void *state;             /* spec->state_size bytes or NULL: small_state or a pool's */
     wfm__bookmark *bookmarks; /* owned by this ai (list via owner_next) */
     uint8_t status;          /* wfm_status */
     uint8_t flags;           /* WFM_AI_* */
+    bool darg_borrowed;      /* darg holds no reference (wfm_ctx_schedule_delegate_borrowed) */
     /* a state of at most WFM__AI_SMALL_STATE bytes (a Sequence's position) lives here, so
      * those kinds take no slot from a state pool */
     _Alignas(16) unsigned char small_state[WFM__AI_SMALL_STATE];

@@ -119,6 +119,13 @@ START_TEST(test_strings_lists_records_refcounts)
     ck_assert(wf_is_null(&s));
     ck_assert_uint_eq(wf_value_str_len(wf_value_list_at(&list, 1)), 7);
     ck_assert_ptr_null(wf_value_list_at(&list, 2));
+    ck_assert_ptr_eq(wf_value_list_items(&list), wf_value_list_at(&list, 0));
+    ck_assert_ptr_eq(wf_value_list_items(&list) + 1, wf_value_list_at(&list, 1));
+    ck_assert_ptr_null(wf_value_list_items(&rec)); /* not a list */
+    wf_value empty;
+    ck_assert_int_eq(wf_value_list(wf_types_list(NULL, &wf_type_object), NULL, 0, &empty), WF_OK);
+    ck_assert_ptr_null(wf_value_list_items(&empty));
+    wf_value_release(&empty);
     ck_assert_str_eq(wf_value_record_key(&rec, 1), "s");
     ck_assert_int_eq(wf_value_record_get(&rec, "n")->u.i32, 1);
     ck_assert_ptr_null(wf_value_record_get(&rec, "x"));

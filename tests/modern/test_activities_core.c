@@ -195,6 +195,50 @@ START_TEST(test_foreach_runs_body_per_item_in_order)
 }
 END_TEST
 
+/* ForEach and ParallelForEach bind each item without a reference of its own: the list they
+ * evaluated at the start keeps it alive, even once the variable it came from holds another
+ * list and every body waits (the items are built at run time, so only that list owns them). */
+START_TEST(test_loop_items_outlive_the_variable_they_came_from)
+{
+    static const char *const kinds[] = {"ForEach", "ParallelForEach"};
+    for (int k = 0; k < 2; k++) {
+        char xaml[2048];
+        snprintf(xaml, sizeof xaml, HEAD
+                 "<Sequence>"
+                 "  <Sequence.Variables>"
+                 "    <Variable x:TypeArguments=\"scg:List(x:String)\" Name=\"L\""
+                 "              Default=\"[new List&lt;string&gt; { &quot;a&quot; + 1,"
+                 "                       &quot;b&quot; + 2 }]\"/>"
+                 "  </Sequence.Variables>"
+                 "  <%s x:TypeArguments=\"x:String\" Values=\"[L]\">"
+                 "    <ActivityAction x:TypeArguments=\"x:String\">"
+                 "      <ActivityAction.Argument>"
+                 "        <DelegateInArgument x:TypeArguments=\"x:String\" Name=\"item\"/>"
+                 "      </ActivityAction.Argument>"
+                 "      <Sequence>"
+                 "        <Assign x:TypeArguments=\"scg:List(x:String)\" To=\"[L]\""
+                 "                Value=\"[new List&lt;string&gt; { &quot;z&quot; }]\"/>"
+                 "        <WaitForEvent x:TypeArguments=\"x:Int32\" BookmarkName=\"[item]\"/>"
+                 WLX("item + &quot; &quot; + L.Count")
+                 "      </Sequence>"
+                 "    </ActivityAction>"
+                 "  </%s>"
+                 "</Sequence>" TAIL, kinds[k], kinds[k]);
+        fix f;
+        fix_open(&f, xaml);
+        wf_error err = WF_ERROR_INIT;
+        wf_value one = wf_int32(1);
+        ck_assert_str_eq(fix_run(&f), "Idle");
+        ck_assert_int_eq(wfm_instance_resume(f.inst, "a1", &one, &err), WF_OK);
+        ck_assert_str_eq(fix_run(&f), "Idle");
+        ck_assert_int_eq(wfm_instance_resume(f.inst, "b2", &one, &err), WF_OK);
+        ck_assert_str_eq(fix_run(&f), "Closed");
+        ck_assert_str_eq(f.out.data, "a1 1\nb2 1\n");
+        wfm_test_close(&f);
+    }
+}
+END_TEST
+
 START_TEST(test_parallel_for_each_completion_condition_stops_early)
 {
     /* All three bodies wait; the condition is checked after each body completes: true after
@@ -465,6 +509,7 @@ Suite *modern_activities_core_suite(void)
     tcase_add_test(core, test_dowhile_runs_body_before_condition);
     tcase_add_test(core, test_foreach_runs_body_per_item_in_order);
     tcase_add_test(core, test_parallel_for_each_completion_condition_stops_early);
+    tcase_add_test(core, test_loop_items_outlive_the_variable_they_came_from);
     tcase_add_test(core, test_switch_picks_case_or_default);
     tcase_add_test(core, test_wait_for_event_converts_payload_to_result);
     tcase_add_test(core, test_inner_variable_shadows_outer);
