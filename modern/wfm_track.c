@@ -98,6 +98,14 @@ typedef struct chunk {
     unsigned char data[];
 } chunk;
 
+/* A record number's decimal digits, kept by the tracker's thread to write the next number
+ * of the same instance (most often the last plus one) by incrementing the text. */
+typedef struct seq_text {
+    uint64_t seq;
+    size_t len;     /* 0: none kept */
+    char digits[24]; /* len digits, copied 24 bytes at a time */
+} seq_text;
+
 /* One emitting thread's records (one writer, the tracker's thread reading). */
 typedef struct stream {
     struct stream *next;  /* the tracker's list */
@@ -120,6 +128,7 @@ typedef struct stream {
     uint64_t rd_anchor_tick;
     size_t rd_inst_len, rd_id_len;
     char rd_inst[32 + 6 * (WF_ID_LEN + 1)]; /* ", \"instance\": ID, \"seq\": " */
+    seq_text rd_seq; /* the last fixed entry's number in decimal */
     char rd_id[WF_ID_LEN + 1];
 } stream;
 
@@ -515,7 +524,8 @@ static void w_uint(writer *w, uint64_t v)
 
 /* The time member of a record, ", \"time\": \"YYYY-MM-DDThh:mm:ss.ffffffZ\"" (ISO 8601 with
  * microseconds): the text is made once per second (per thread: records come many per second)
- * and the fraction's six digits written into its copy. */
+ * and the fraction's six digits written into its copy. dst has room for TIME_MAX bytes, all
+ * written (a copy of constant size), of which the returned count are the member's. */
 enum { TIME_MAX = 64 };
 static size_t put_time(char *dst, int64_t us)
 {
@@ -534,7 +544,7 @@ static size_t put_time(char *dst, int64_t us)
     unsigned f = (unsigned)(us - sec * 1000000);
     if (cached_len < 8) /* no text for this second (cannot happen with a sane clock) */
         return 0;
-    memcpy(dst, cached, cached_len);
+    memcpy(dst, cached, TIME_MAX);
     char *frac = dst + cached_len - 8; /* "ffffffZ\"" */
     memcpy(frac, digit_pairs + 2 * (f / 10000), 2);
     memcpy(frac + 2, digit_pairs + 2 * (f / 100 % 100), 2);
@@ -663,7 +673,7 @@ static void wake_thread(wfm_tracker *t)
 }
 
 /* Close the writer's batch: a trailer with the next ticket, then the bytes become readable. */
-static void publish(wfm_tracker *t, stream *s)
+static __attribute__((noinline)) void publish(wfm_tracker *t, stream *s)
 {
     chunk *c = s->wr;
     if (!c || c->used == s->wr_published)
@@ -927,6 +937,7 @@ static void load_context(wfm_tracker *t, stream *s, const unsigned char *src)
     s->rd_anchor_us = cr.anchor_us;
     s->rd_anchor_tick = cr.anchor_tick;
     s->rd_last_us = INT64_MIN;
+    s->rd_seq.len = 0;
     wf_buf_reset(&t->tmp);
     instance_head(&t->tmp, (const char *)src + sizeof cr, cr.id_len);
     s->rd_inst_len = t->tmp.oom || t->tmp.len > sizeof s->rd_inst ? 0 : t->tmp.len;
@@ -960,16 +971,52 @@ static char *room(wf_buf *b, size_t need)
     return b->oom ? NULL : b->data + b->len;
 }
 
-static char *put(char *dst, const token t)
+/* t's bytes at dst, in copies of constant size (a token is a few dozen bytes: a call to
+ * memcpy per token cost as much as the copy); the 8- and 16-byte copies may overlap. */
+static inline char *put(char *dst, const token t)
 {
-    memcpy(dst, t.s, t.n);
-    return dst + t.n;
+    const char *src = t.s;
+    size_t n = t.n;
+    if (n >= 16) {
+        for (size_t i = 0; i + 16 < n; i += 16)
+            memcpy(dst + i, src + i, 16);
+        memcpy(dst + n - 16, src + n - 16, 16);
+    } else if (n >= 8) {
+        memcpy(dst, src, 8);
+        memcpy(dst + n - 8, src + n - 8, 8);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            dst[i] = src[i];
+    }
+    return dst + n;
+}
+
+/* seq's digits at dst, which has room for sizeof kept->digits bytes (all written): the
+ * kept text incremented in place when seq follows its number, else made anew; returns the
+ * digits' count. */
+static size_t put_seq(char *dst, seq_text *kept, uint64_t seq)
+{
+    size_t i = kept->len;
+    if (i && seq == kept->seq + 1) {
+        while (i > 0 && kept->digits[i - 1] == '9')
+            kept->digits[--i] = '0';
+        if (i > 0)
+            kept->digits[i - 1]++;
+        else /* 9...9 + 1: one digit more */
+            kept->len = put_uint(kept->digits, seq);
+    } else {
+        kept->len = put_uint(kept->digits, seq);
+    }
+    kept->seq = seq;
+    memcpy(dst, kept->digits, sizeof kept->digits);
+    return kept->len;
 }
 
 /* One fixed entry as its JSON line (the members format_brec would write for it), copied
- * from pre-encoded tokens: `head` is its ", \"instance\": ID, \"seq\": " (instance_head). */
+ * from pre-encoded tokens: `head` is its ", \"instance\": ID, \"seq\": " (instance_head),
+ * `kept` the record number last written for the same instance. */
 static void format_fast(const wfm__track_plan *p, const char *head, size_t head_len,
-                        const frec *r, int64_t us, wf_buf *b)
+                        seq_text *kept, const frec *r, int64_t us, wf_buf *b)
 {
     unsigned state = (r->kind >> 8) & 0xffu, kind = r->kind & 0xffu;
     assert(p && kind < WFM_REC_KIND_COUNT);
@@ -977,12 +1024,13 @@ static void format_fast(const wfm__track_plan *p, const char *head, size_t head_
     if (!state || state >= STATE_COUNT)
         st.n = 0;
     token a = node_members(p, r->activity, 0), c = node_members(p, r->child, 1);
-    char *start = room(b, kind_heads[kind].n + head_len + 20 + TIME_MAX + st.n + a.n + c.n + 2);
+    char *start = room(b, kind_heads[kind].n + head_len + sizeof kept->digits + TIME_MAX + st.n +
+                              a.n + c.n + 2);
     if (!start)
         return;
     char *o = put(start, kind_heads[kind]);
     o = put(o, (token){head, head_len});
-    o += put_uint(o, r->seq);
+    o += put_seq(o, kept, r->seq);
     o += put_time(o, us);
     o = put(put(put(o, st), a), c);
     *o++ = '}';
@@ -1010,8 +1058,19 @@ static void write_batch(wfm_tracker *t, stream *s, const chunk *c, size_t from, 
             if (t->ring)
                 ring_put_fixed(t, s, &r, us);
             if (t->file_count || t->store) {
-                format_fast(s->rd_plan, s->rd_inst, s->rd_inst_len, &r, us, &t->out);
-                deliver(t, start, r.kind & 0xffu, r.seq, us, s->rd_id, s->rd_id_len, false);
+                format_fast(s->rd_plan, s->rd_inst, s->rd_inst_len, &s->rd_seq, &r, us,
+                            &t->out);
+                if (!t->store && !t->out.oom && t->out.cap - t->out.len > 1) {
+                    /* files only: deliver's work for them, inline */
+                    t->delivered++;
+                    t->out.data[t->out.len++] = '\n';
+                    t->out.data[t->out.len] = '\0';
+                    if (t->out.len >= OUT_BYTES)
+                        write_files(t);
+                } else {
+                    deliver(t, start, r.kind & 0xffu, r.seq, us, s->rd_id, s->rd_id_len,
+                            false);
+                }
             } else {
                 t->delivered++;
             }
@@ -1371,7 +1430,8 @@ bool wfm_tracker_ring_get(wfm_tracker *t, size_t index, char *buf, size_t size)
         wf_buf_init(&inst);
         wf_buf_init(&line);
         instance_head(&inst, slot->id, strlen(slot->id));
-        format_fast(slot->plan, inst.data, inst.len, &slot->rec, slot->us, &line);
+        seq_text kept = {0};
+        format_fast(slot->plan, inst.data, inst.len, &kept, &slot->rec, slot->us, &line);
         ok = !inst.oom && !line.oom;
         if (ok)
             snprintf(buf, size, "%s", line.data);
@@ -1504,47 +1564,54 @@ static void put_context(stream *s, unsigned char *dst, size_t size,
     memcpy(s->ctx_id, to->instance_id, sizeof s->ctx_id);
 }
 
-/* A fixed entry (state: its number in state_names) after the caller's checks. On x86 the
- * prefetch is PREFETCHW: the lines ahead come exclusive, ready for the store. */
+/* Room for a fixed entry in the writer's batch when it needs a new context entry first (the
+ * batch's first entry, another instance) or a new chunk (which starts a batch): the context
+ * written, the returned pointer where the entry goes; NULL when memory ran out. */
+static __attribute__((noinline)) unsigned char *fixed_room(wfm_tracker *t, stream *s,
+                                                           const wfm__track_target *to)
+{
+    size_t id_len = strlen(to->instance_id); /* <= WF_ID_LEN: the caller's check */
+    size_t ctx_size = ALIGN8(sizeof(crec) + id_len);
+    unsigned char *dst = NULL;
+    if (s->wr && s->wr->cap - s->wr->used >= sizeof(frec) + ctx_size + TRAILER_BYTES)
+        dst = s->wr->data + s->wr->used;
+    else
+        dst = reserve(t, s, sizeof(frec) + ctx_size); /* publishes the batch it closes */
+    if (!dst)
+        return NULL;
+    put_context(s, dst, ctx_size, to, id_len);
+    return dst + ctx_size;
+}
+
+/* A fixed entry (state: its number in state_names) after the caller's checks. The common
+ * case, the same instance as the batch's context with room in the chunk, is straight-line;
+ * the rest is fixed_room's. On x86 the prefetch is PREFETCHW: the lines ahead come
+ * exclusive, ready for the store. */
 #ifdef HAVE_TSC
 #define FAST_PATH __attribute__((target("prfchw")))
 #else
 #define FAST_PATH
 #endif
-FAST_PATH static inline __attribute__((always_inline)) bool emit_fixed(const wfm__track_target *to, wfm_rec_kind kind, unsigned state,
-                       uint32_t a, uint32_t c)
+FAST_PATH static inline __attribute__((always_inline)) bool
+emit_fixed(const wfm__track_target *to, wfm_rec_kind kind, unsigned state, uint32_t a,
+           uint32_t c)
 {
     wfm_tracker *t = to->tracker;
-    const wfm__track_plan *p = to->plan;
     stream *s = my_stream(t);
     /* the same instance as the context's: its counter, plan and id (an address may be
-     * reused within a batch by another instance, which has another id) */
-    bool fresh = !s || s->ctx_seq != to->seq || s->ctx_plan != p ||
-                 memcmp(s->ctx_id, to->instance_id, sizeof s->ctx_id) != 0;
-    size_t id_len = fresh ? strlen(to->instance_id) : 0;
-    if (id_len > WF_ID_LEN)
-        return false;
-    uint64_t seq = ++*to->seq;
-    size_t ctx_size = ALIGN8(sizeof(crec) + id_len);
-    size_t need = sizeof(frec) + (fresh ? ctx_size : 0);
-    unsigned char *dst = NULL;
-    if (s && s->wr && s->wr->cap - s->wr->used >= need + TRAILER_BYTES)
-        dst = s->wr->data + s->wr->used; /* reserve's common case, inline */
-    else if (s)
-        dst = reserve(t, s, need);
-    if (dst && !fresh && !s->ctx_seq) { /* reserve published the batch: a new context */
-        fresh = true;
-        id_len = strlen(to->instance_id);
-        ctx_size = ALIGN8(sizeof(crec) + id_len);
-        dst = reserve(t, s, sizeof(frec) + ctx_size);
-    }
-    if (!dst) {
+     * reused within a batch by another instance, which has another id); a context entry
+     * implies s->wr */
+    unsigned char *dst;
+    if (__builtin_expect(s && s->ctx_seq == to->seq && s->ctx_plan == to->plan &&
+                             memcmp(s->ctx_id, to->instance_id, sizeof s->ctx_id) == 0 &&
+                             s->wr->cap - s->wr->used >= sizeof(frec) + TRAILER_BYTES,
+                         1))
+        dst = s->wr->data + s->wr->used;
+    else if (s && strlen(to->instance_id) > WF_ID_LEN)
+        return false; /* the caller builds the record */
+    else if (!s || (dst = fixed_room(t, s, to)) == NULL) {
         atomic_fetch_add(&t->dropped, 1);
         return true;
-    }
-    if (fresh) {
-        put_context(s, dst, ctx_size, to, id_len);
-        dst += ctx_size;
     }
     /* Fields stored in place (dst is 8-aligned, in malloc'ed memory): building the entry
      * on the stack and copying it cost a store-forwarding stall per record. */
@@ -1552,7 +1619,7 @@ FAST_PATH static inline __attribute__((always_inline)) bool emit_fixed(const wfm
     assert(((uintptr_t)dst & 7) == 0);
     unsigned code = REC_FAST | state << 8 | (unsigned)kind;
     r->size = (uint32_t)sizeof *r;
-    r->seq = seq;
+    r->seq = ++*to->seq;
     r->activity = a;
     r->child = c;
     if (to->now_us != WFM__TRACK_NOW) {

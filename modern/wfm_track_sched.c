@@ -72,13 +72,12 @@ static const char *closed_state(const wfm_ai *ai)
 }
 
 /* ActivityState with the activity's own variables (the profile, or the plan's data bit for
- * the state, decides whether they stay). */
-static void activity_state(const wfm__track_target *to, const wfm_ai *ai, const char *state,
-                           unsigned state_bit)
+ * the state, decides whether they stay), after wfm__tracker_emit_activity declined it. Out of
+ * line: its frame (the variables' names) is not the fast path's to pay. */
+static __attribute__((noinline)) void activity_state(const wfm__track_target *to,
+                                                     const wfm_ai *ai, const char *state,
+                                                     unsigned state_bit)
 {
-    bool has_vars = ai->node->var_count && ai->venv.slots;
-    if (wfm__tracker_emit_activity(to, ai->node, state_bit, has_vars))
-        return;
     unsigned mask = 0;
     int data = -1; /* whether the record keeps variables; -1: the profile is to say */
     if (wfm__track_plan_decides(to->plan, ai->node, &mask))
@@ -178,15 +177,32 @@ unsigned wfm__track_sched_mask(const wfm_tracker *t)
     return mask;
 }
 
+static void other_event(const wfm__track_target *to, wfm__track_event ev, const wfm_ai *ai,
+                        const wfm_ai *handler, const char *name, const wf_value *value);
+
+/* ActivityState records, the common case, first and alone: the other events' frames are
+ * other_event's. */
 void wfm__track_sched(const wfm__track_target *to, wfm__track_event ev, const wfm_ai *ai,
                       const wfm_ai *handler, const char *name, const wf_value *value)
 {
-    wfm_rec_kind kind = kind_of(ev); /* the caller made sure the tracker wants it */
-    if (ev == WFM__TRACK_EXECUTING || ev == WFM__TRACK_CLOSED) {
-        activity_state(to, ai, ev == WFM__TRACK_EXECUTING ? "Executing" : closed_state(ai),
-                       act_state_bit(ev, ai));
+    if (ev != WFM__TRACK_EXECUTING && ev != WFM__TRACK_CLOSED) {
+        other_event(to, ev, ai, handler, name, value);
         return;
     }
+    unsigned bit = act_state_bit(ev, ai);
+    bool has_vars = ai->node->var_count && ai->venv.slots;
+    if (!wfm__tracker_emit_activity(to, ai->node, bit, has_vars))
+        activity_state(to, ai, ev == WFM__TRACK_EXECUTING ? "Executing" : closed_state(ai), bit);
+}
+
+/* ActivityScheduled, CancelRequested, FaultPropagation, BookmarkResumption and custom
+ * records. */
+static __attribute__((noinline)) void other_event(const wfm__track_target *to,
+                                                  wfm__track_event ev, const wfm_ai *ai,
+                                                  const wfm_ai *handler, const char *name,
+                                                  const wf_value *value)
+{
+    wfm_rec_kind kind = kind_of(ev); /* the caller made sure the tracker wants it */
     if ((ev == WFM__TRACK_SCHEDULED || ev == WFM__TRACK_CANCEL_REQ) &&
         wfm__tracker_data_states(to->tracker) >= 0 && /* no names to match */
         wfm__tracker_emit_node(to, kind, 0, ai->parent ? ai->parent->node : NULL, ai->node))
