@@ -184,10 +184,8 @@ static const wfl_dp *const *class_fn_dps(const wfl_exec *ex, const wfl_act *targ
     const wfl_type *t = wfl_act_type(target);
     if (!t->class_fn_dps || ex->event_child || ex->event_data)
         return NULL;
-    for (size_t i = 0, n = wfl_tl_class_func_count(t->code_beside); i < n; i++)
-        if (wfl_tl_class_func_at(t->code_beside, i) == fn)
-            return t->class_fn_dps[i];
-    return NULL;
+    size_t i = wfl_tl_class_func_index(t->code_beside, fn);
+    return i < wfl_tl_class_func_count(t->code_beside) ? t->class_fn_dps[i] : NULL;
 }
 
 static wf_status invoke_on(wfl_exec *ex, wfl_act *act, wfl_act *target, const wfl_tl_func *fn,
@@ -279,7 +277,8 @@ bool wfl__condition(wfl_exec *ex, wfl_act *act, const wfl_cond *cond, bool *ok)
 
 bool wfl__condition_of(wfl_exec *ex, wfl_act *act, wfl_act *owner, const wfl_cond *cond, bool *ok)
 {
-    wf_error err = WF_ERROR_INIT;
+    wf_error err; /* per call: cleared, not zero-filled (780 bytes) */
+    wf_error_clear(&err);
     *ok = false;
     if (cond->kind == WFL_COND_CODE) {
         if (!cond->fn)
@@ -334,7 +333,8 @@ bool wfl__raise_event(wfl_exec *ex, wfl_act *act, const char *dp_name)
         return fault_msg(ex, act, WF_E_NAME, "code-beside handler", pv->u.handler.name);
     if (ex->opts.skip_native)
         return true;
-    wf_error err = WF_ERROR_INIT;
+    wf_error err; /* per call: cleared, not zero-filled (780 bytes) */
+    wf_error_clear(&err);
     if (invoke_on(ex, act, root_of(ex), pv->u.handler.fn, NULL, &err) != WF_OK) {
         wfl__throw_error(ex, act, &err, NULL);
         return false;
