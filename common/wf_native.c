@@ -302,6 +302,10 @@ const char *wf_native_lib_file(const wf_native_lib *lib)
 
 /* ---- prepared functions --------------------------------------------------------------- */
 
+/* A call made without libffi through a function pointer of the exact C type (see "direct
+ * calls"): code, avalues as for ffi_call, ret a ret_slot. */
+typedef void (*direct_fn)(void (*code)(void), void **avalues, void *ret);
+
 struct wf_native_fn {
     char *name;         /* owned */
     char *lib_file;     /* owned copy, for messages */
@@ -310,6 +314,7 @@ struct wf_native_fn {
     wf_native_param params[MAX_PARAMS];
     ffi_type *arg_types[MAX_PARAMS];
     ffi_cif cif;
+    direct_fn direct; /* NULL: called through ffi_call */
 };
 
 /* The C type of a value type at the boundary; NULL when it has none. */
@@ -354,8 +359,11 @@ static wf_status check_sig(const wf_native_sig *sig, const char *symbol, wf_erro
     return WF_OK;
 }
 
+static direct_fn direct_of(const wf_native_fn *fn);
+
 static wf_status build_cif(wf_native_fn *fn, wf_error *err)
 {
+    fn->direct = direct_of(fn);
     for (size_t i = 0; i < fn->sig.param_count; i++)
         fn->arg_types[i] =
             fn->params[i].dir == WF_NATIVE_IN ? c_type(fn->params[i].type) : &ffi_type_pointer;
@@ -442,6 +450,91 @@ typedef union ret_slot {
     char *s;
 } ret_slot;
 
+/* ---- direct calls ---------------------------------------------------------------------
+ * ffi_call classifies the signature again on every call (~380 instructions, as much as the
+ * rest of a call). The shapes code-beside handlers and conditions use most, up to two Int32
+ * or pointer arguments and a void, Boolean or Int32 result, are called through a function
+ * pointer of their C type instead: the same call, since the declared signature is the
+ * function's. A pointer argument (OUT/INOUT, or an IN String) goes as void *, as libffi's
+ * ffi_type_pointer passes it; a Boolean comes back as uint8_t (ffi_type_uint8). */
+static int32_t arg_i(void *a)
+{
+    int32_t v;
+    memcpy(&v, a, sizeof v);
+    return v;
+}
+static void *arg_p(void *a)
+{
+    void *v;
+    memcpy(&v, a, sizeof v);
+    return v;
+}
+#define CT_i         int32_t
+#define CT_p         void *
+#define RT_v         void
+#define RT_b         uint8_t
+#define RT_i         int32_t
+#define KEEP_v(call) call
+#define KEEP_b(call) r->a = (call)
+#define KEEP_i(call) r->sa = (call)
+#define DIRECT0(R)                                                                                 \
+    static void direct_##R(void (*code)(void), void **av, void *ret)                               \
+    {                                                                                              \
+        ret_slot *r = ret;                                                                         \
+        (void)r, (void)av;                                                                         \
+        KEEP_##R(((RT_##R(*)(void))code)());                                                       \
+    }
+#define DIRECT1(R, A)                                                                              \
+    static void direct_##R##A(void (*code)(void), void **av, void *ret)                            \
+    {                                                                                              \
+        ret_slot *r = ret;                                                                         \
+        (void)r;                                                                                   \
+        KEEP_##R(((RT_##R(*)(CT_##A))code)(arg_##A(av[0])));                                       \
+    }
+#define DIRECT2(R, A, B)                                                                           \
+    static void direct_##R##A##B(void (*code)(void), void **av, void *ret)                         \
+    {                                                                                              \
+        ret_slot *r = ret;                                                                         \
+        (void)r;                                                                                   \
+        KEEP_##R(((RT_##R(*)(CT_##A, CT_##B))code)(arg_##A(av[0]), arg_##B(av[1])));               \
+    }
+/* one shape per result kind and parameter count on a line */
+/* clang-format off */
+#define DIRECT_SHAPES(X0, X1, X2)                                                                  \
+    X0(v) X0(b) X0(i)                                                                              \
+    X1(v, i) X1(v, p) X1(b, i) X1(b, p) X1(i, i) X1(i, p)                                          \
+    X2(v, i, i) X2(v, i, p) X2(v, p, i) X2(v, p, p) X2(b, i, i) X2(b, i, p) X2(b, p, i)            \
+    X2(b, p, p) X2(i, i, i) X2(i, i, p) X2(i, p, i) X2(i, p, p)
+/* clang-format on */
+DIRECT_SHAPES(DIRECT0, DIRECT1, DIRECT2)
+#define SHAPE0(R)       {#R, direct_##R},
+#define SHAPE1(R, A)    {#R #A, direct_##R##A},
+#define SHAPE2(R, A, B) {#R #A #B, direct_##R##A##B},
+static const struct {
+    const char *shape; /* the result's letter, then each parameter's */
+    direct_fn call;
+} direct_shapes[] = {DIRECT_SHAPES(SHAPE0, SHAPE1, SHAPE2)};
+
+/* The direct call for fn's signature, or NULL (called through libffi). */
+static direct_fn direct_of(const wf_native_fn *fn)
+{
+    const wf_type *rt = fn->sig.ret;
+    char shape[4] = {!rt ? 'v' : rt->kind == WF_K_BOOL ? 'b' : rt->kind == WF_K_INT32 ? 'i' : 0};
+    if (!shape[0] || fn->sig.param_count > 2)
+        return NULL;
+    for (size_t i = 0; i < fn->sig.param_count; i++) {
+        const wf_native_param *p = &fn->params[i];
+        bool by_ptr = p->dir != WF_NATIVE_IN || p->type->kind == WF_K_STRING;
+        shape[i + 1] = by_ptr ? 'p' : p->type->kind == WF_K_INT32 ? 'i' : 0;
+        if (!shape[i + 1])
+            return NULL;
+    }
+    for (size_t i = 0; i < sizeof direct_shapes / sizeof direct_shapes[0]; i++)
+        if (strcmp(direct_shapes[i].shape, shape) == 0)
+            return direct_shapes[i].call;
+    return NULL;
+}
+
 static void store_scalar(slot *s, const wf_value *v)
 {
     switch (v->type->kind) {
@@ -464,6 +557,11 @@ static wf_status marshal_in(const wf_native_fn *fn, size_t i, const wf_value *ar
                             wf_error *err)
 {
     const wf_native_param *p = &fn->params[i];
+    wf_kind k = p->type->kind;
+    if (arg->type == p->type && k != WF_K_STRING && k != WF_K_DECIMAL) {
+        store_scalar(&cf->slots[i], arg); /* a scalar of the declared type: nothing to hold */
+        return WF_OK;
+    }
     wf_status st = wf_value_convert(arg, p->type, &cf->held[i], err);
     if (st != WF_OK) {
         wf_error_prefix(err, "argument %zu of %s: ", i + 1, fn->name);
@@ -501,7 +599,8 @@ static void frame_release(const wf_native_fn *fn, call_frame *cf)
     for (size_t i = 0; i < fn->sig.param_count; i++) {
         if (fn->params[i].dir != WF_NATIVE_IN && fn->params[i].type->kind == WF_K_STRING)
             free(cf->slots[i].s);
-        wf_value_release(&cf->held[i]);
+        if (!wf_is_null(&cf->held[i])) /* a scalar of the declared type is not held */
+            wf_value_release(&cf->held[i]);
     }
 }
 
@@ -636,7 +735,10 @@ wf_status wf_native_fn_call(const wf_native_fn *fn, const wf_value *args, wf_val
     memset(&rv, 0, sizeof rv);
     if (watch_fn)
         watch_fn(watch_ud, fn, args);
-    ffi_call((ffi_cif *)&fn->cif, fn->code, &rv, cf.avalues);
+    if (fn->direct)
+        fn->direct(fn->code, cf.avalues, &rv);
+    else
+        ffi_call((ffi_cif *)&fn->cif, fn->code, &rv, cf.avalues);
     st = unmarshal(fn, &cf, &rv, outs, ret, err);
     frame_release(fn, &cf);
     if (st == WF_OK && fn->sig.error_on_nonzero && (int32_t)rv.sa != 0)

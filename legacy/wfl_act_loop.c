@@ -51,8 +51,12 @@ static wfl_status until_met(wfl_exec *ex, wfl_act *act)
 /* ---- Replicator -------------------------------------------------------------------------- */
 static bool is_parallel(wfl_act *act)
 {
-    /* asked after every child: the cached DP, and no 780-byte error to clear (unused) */
+    /* asked after every child: the cached DP, the slot read in place when not bound, and no
+     * 780-byte error to clear (unused) */
     const wfl_dp *dp = wfl__dp(act, "ExecutionType");
+    const wf_value *slot = dp ? wfl_act_peek(act, dp) : NULL;
+    if (slot)
+        return strcmp(wf_value_str(slot), "Parallel") == 0;
     wf_value v = wf_null();
     bool par = dp && wfl_act_get(act, dp, &v, NULL) == WF_OK &&
                strcmp(wf_value_str(&v), "Parallel") == 0;

@@ -184,10 +184,8 @@ static const wfl_dp *const *class_fn_dps(const wfl_exec *ex, const wfl_act *targ
     const wfl_type *t = wfl_act_type(target);
     if (!t->class_fn_dps || ex->event_child || ex->event_data)
         return NULL;
-    for (size_t i = 0, n = wfl_tl_class_func_count(t->code_beside); i < n; i++)
-        if (wfl_tl_class_func_at(t->code_beside, i) == fn)
-            return t->class_fn_dps[i];
-    return NULL;
+    size_t i = wfl_tl_class_func_index(t->code_beside, fn);
+    return i < wfl_tl_class_func_count(t->code_beside) ? t->class_fn_dps[i] : NULL;
 }
 
 static wf_status invoke_on(wfl_exec *ex, wfl_act *act, wfl_act *target, const wfl_tl_func *fn,
@@ -201,6 +199,28 @@ static wf_status invoke_on(wfl_exec *ex, wfl_act *act, wfl_act *target, const wf
 
 /* ---- rules target: `this` is the root ----------------------------------------------------------
  */
+/* The root's DP a this-path names. Rules name the same few members on every evaluation (a
+ * While's condition each iteration): remembered per executor by the address of the name, and
+ * a hit is checked against the root's current type and by content, so nothing read can
+ * dangle and a reused address can only miss. */
+static const wfl_dp *root_member(wfl_exec *ex, const char *name)
+{
+    const wfl_type *t = wfl_act_type(root_of(ex));
+    size_t slots = sizeof ex->members / sizeof ex->members[0];
+    uint64_t h = (uint64_t)(uintptr_t)name * UINT64_C(0x9E3779B97F4A7C15); /* names packed */
+    member_memo *e = &ex->members[(h >> 32) % slots];
+    if (e->name == name && e->type == t && e->index < t->dp_count &&
+        dp_name_is(t->dps[e->index], name))
+        return t->dps[e->index];
+    const wfl_dp *dp = wfl__dp(root_of(ex), name);
+    if (dp && dp->index < t->dp_count && t->dps[dp->index] == dp) {
+        e->name = name;
+        e->type = t;
+        e->index = dp->index;
+    }
+    return dp;
+}
+
 static wf_status segs_to_path(const wfl_rules_seg *path, size_t count, wfl_path_seg *out,
                               size_t max, size_t *n, wf_error *err)
 {
@@ -221,7 +241,7 @@ static wf_status rules_get(void *ud, const wfl_rules_seg *path, size_t count, wf
     wfl_exec *ex = ud;
     if (count != 1 || path[0].index_count)
         return WF_E_NAME; /* the evaluator reads the prefix and applies the rest itself */
-    const wfl_dp *dp = wfl__dp(root_of(ex), path[0].name);
+    const wfl_dp *dp = root_member(ex, path[0].name);
     if (!dp)
         return wf_error_set(err, WF_E_NAME, NULL, "'%s' is not a member of the workflow",
                             path[0].name);
@@ -238,8 +258,11 @@ static wf_status rules_set(void *ud, const wfl_rules_seg *path, size_t count, co
         if (path[i].index_count)
             return wf_error_set(err, WF_E_UNSUPPORTED, NULL,
                                 "assigning through an indexer is not supported");
-    if (count == 1)
-        return wfl_act_set_by_name(root, path[0].name, value, err);
+    if (count == 1) {
+        const wfl_dp *dp = root_member(ex, path[0].name);
+        return dp ? wfl_act_set(root, dp, value, err)
+                  : wfl_act_set_by_name(root, path[0].name, value, err); /* its message */
+    }
     wfl_path_seg segs[16];
     size_t n = 0;
     wf_status rc = segs_to_path(path, count, segs, 16, &n, err);
@@ -279,7 +302,8 @@ bool wfl__condition(wfl_exec *ex, wfl_act *act, const wfl_cond *cond, bool *ok)
 
 bool wfl__condition_of(wfl_exec *ex, wfl_act *act, wfl_act *owner, const wfl_cond *cond, bool *ok)
 {
-    wf_error err = WF_ERROR_INIT;
+    wf_error err; /* per call: cleared, not zero-filled (780 bytes) */
+    wf_error_clear(&err);
     *ok = false;
     if (cond->kind == WFL_COND_CODE) {
         if (!cond->fn)
@@ -334,7 +358,8 @@ bool wfl__raise_event(wfl_exec *ex, wfl_act *act, const char *dp_name)
         return fault_msg(ex, act, WF_E_NAME, "code-beside handler", pv->u.handler.name);
     if (ex->opts.skip_native)
         return true;
-    wf_error err = WF_ERROR_INIT;
+    wf_error err; /* per call: cleared, not zero-filled (780 bytes) */
+    wf_error_clear(&err);
     if (invoke_on(ex, act, root_of(ex), pv->u.handler.fn, NULL, &err) != WF_OK) {
         wfl__throw_error(ex, act, &err, NULL);
         return false;
@@ -378,7 +403,8 @@ wfl_status wfl__run_ruleset(wfl_exec *ex, wfl_act *act, const wfl_ruleset *rs)
 {
     wfl_rules_target t = rules_target(ex);
     wf_value exc = wf_null();
-    wf_error err = WF_ERROR_INIT;
+    wf_error err; /* per call: cleared, not zero-filled (780 bytes) */
+    wf_error_clear(&err);
     rule_ctx rc = {ex, act};
     wfl_rules_exec_opts ro = WFL_RULES_EXEC_OPTS_INIT;
     ro.on_rule = ex->opts.on_rule ? rule_seen : NULL;

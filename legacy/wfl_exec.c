@@ -115,9 +115,12 @@ static void dispose_xact(void *ud, wfl_act *act, void *exec)
     (void)act;
     wfl_exec *ex = ud;
     xact *x = exec;
-    wf_value_release(&x->exc);
-    wf_value_release(&x->val);
-    wfl_exec_destroy(x->nested);
+    if (!wf_is_null(&x->exc)) /* most activities close without either */
+        wf_value_release(&x->exc);
+    if (!wf_is_null(&x->val))
+        wf_value_release(&x->val);
+    if (x->nested)
+        wfl_exec_destroy(x->nested);
     wf_pool_put(ex->xpool, x);
 }
 
@@ -368,7 +371,8 @@ bool wfl__is_body_child(const wfl_act *child)
 wfl_act *wfl__clone(wfl_exec *ex, wfl_act *template_act)
 {
     wfl_act *clone = NULL;
-    wf_error err = WF_ERROR_INIT;
+    wf_error err; /* per call: cleared, not zero-filled (780 bytes) */
+    wf_error_clear(&err);
     if (wfl_act_clone(template_act, &clone, &err) != WF_OK) {
         wfl__fail(ex, &err);
         return NULL;

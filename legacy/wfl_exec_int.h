@@ -85,6 +85,14 @@ typedef struct xtimer {
     uint64_t seq; /* creation order: equal due times fire first-come first-served */
 } xtimer;
 
+/* A member of the root found by name: the name's address, the root type it was found on and
+ * the DP's index there (wfl_act_native.c root_member). */
+typedef struct member_memo {
+    const char *name;
+    const wfl_type *type;
+    size_t index;
+} member_memo;
+
 struct wfl_exec {
     const wfl_definition *def; /* borrowed */
     wfl_inst *inst;            /* owned */
@@ -122,6 +130,7 @@ struct wfl_exec {
     const wfl_act *out_root;
     const wfl_dp *out_dps[16];
     size_t out_count; /* SIZE_MAX: more than 16, looked up each time */
+    member_memo members[16]; /* the root's members .rules this-paths name (root_member) */
     char **waiting_names; /* wfl_exec_queue_* view, rebuilt after each pulse */
     uint32_t *waiting_ids;
     size_t waiting_count;

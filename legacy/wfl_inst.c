@@ -34,6 +34,8 @@ struct wfl_inst {
     const wfl_definition *def;
     wfl_act *root;
     wfl_act **templates; /* by node index */
+    wfl_act **spares;    /* by node index: one freed block of that node's size (a loop's next
+                            clone takes it), in the templates' allocation */
     uint32_t next_context;
     wfl_act_dispose_fn dispose;
     void *dispose_ud;
@@ -56,9 +58,13 @@ static wfl_act *act_new(wfl_inst *inst, const wfl_node *node, wfl_act *parent, u
 {
     size_t nslots = node->type->dp_count, nkids = node->child_count;
     size_t size = sizeof(wfl_act) + nslots * sizeof(wf_value) + nkids * sizeof(wfl_act *);
-    wfl_act *a = wf_calloc(1, size);
-    if (a == NULL)
+    wfl_act *a = inst->spares[node->index];
+    if (a != NULL) {
+        inst->spares[node->index] = NULL;
+        memset(a, 0, size);
+    } else if ((a = wf_calloc(1, size)) == NULL) {
         return NULL;
+    }
     a->inst = inst;
     a->node = node;
     a->parent = parent;
@@ -82,8 +88,13 @@ static void act_free(wfl_act *a)
     if (a->exec != NULL && a->inst->dispose != NULL)
         a->inst->dispose(a->inst->dispose_ud, a, a->exec);
     for (size_t i = 0; i < a->node->type->dp_count; i++)
-        wf_value_release(&a->slots[i]);
-    wf_free(a);
+        if (!wf_is_null(&a->slots[i]))
+            wf_value_release(&a->slots[i]);
+    wfl_act **spare = &a->inst->spares[a->node->index];
+    if (*spare == NULL)
+        *spare = a;
+    else
+        wf_free(a);
 }
 
 /* A fresh subtree for `node`; templates (non-NULL) receives the template acts by index. */
@@ -111,11 +122,12 @@ static wfl_inst *inst_new(const wfl_definition *def)
     if (inst == NULL)
         return NULL;
     inst->def = def;
-    inst->templates = wf_calloc(def->node_count + 1, sizeof *inst->templates);
+    inst->templates = wf_calloc(2 * (def->node_count + 1), sizeof *inst->templates);
     if (inst->templates == NULL) {
         wf_free(inst);
         return NULL;
     }
+    inst->spares = inst->templates + def->node_count + 1;
     return inst;
 }
 
@@ -139,6 +151,8 @@ void wfl_inst_destroy(wfl_inst *inst)
     if (inst == NULL)
         return;
     act_free(inst->root);
+    for (size_t i = 0; i <= inst->def->node_count; i++)
+        wf_free(inst->spares[i]);
     wf_free(inst->templates);
     wf_free(inst);
 }
@@ -537,6 +551,13 @@ wf_status wfl_act_get(wfl_act *act, const wfl_dp *dp, wf_value *out, wf_error *e
     rc = wf_value_convert(&raw, dp->type, out, err);
     wf_value_release(&raw);
     return rc;
+}
+
+const wf_value *wfl_act_peek(const wfl_act *act, const wfl_dp *dp)
+{
+    if (check_dp(act, dp, NULL) != WF_OK || bind_of(act, dp) != NULL)
+        return NULL;
+    return &act->slots[dp->index];
 }
 
 static wf_status set_checked(wfl_act *act, const wfl_dp *dp, const wf_value *value,

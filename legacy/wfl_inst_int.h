@@ -98,6 +98,9 @@ void wfl_act_set_exec(wfl_act *act, void *exec); /* owned by the executor; see d
  * WF_E_RANGE (index), WF_E_FAULT (null in a path), WF_E_TYPE (conversion), WF_E_SCHEMA (dp
  * not of this type or not a value DP). *out is retained. */
 wf_status wfl_act_get(wfl_act *act, const wfl_dp *dp, wf_value *out, wf_error *err);
+/* The slot's value, borrowed until the DP is next written, when dp is an unbound value DP of
+ * act's type (what wfl_act_get would return); NULL otherwise: use wfl_act_get. */
+const wf_value *wfl_act_peek(const wfl_act *act, const wfl_dp *dp);
 /* Write: converted to dp->type; a bound DP writes through to the target (rebuilding records
  * and lists along the path). Metadata and read-only DPs: WF_E_STATE (the executor sets
  * read-only DPs such as FaultHandler.Fault with wfl_act_set_internal). */

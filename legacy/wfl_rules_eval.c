@@ -624,8 +624,35 @@ static wf_status lookup_missed(ev *c, const thispath *tp)
     return null_ref(c, tp->steps[0], tp->steps[0]->name ? tp->steps[0]->name : "[]");
 }
 
+/* this.Member, the common path (a While's condition each iteration): one segment, nothing to
+ * evaluate or walk, so no thispath; the same reads and messages as the general path. */
+static bool is_this_member(const wfl_rexpr *e)
+{
+    return e->kind == WFL_REX_MEMBER && e->kid_count >= 1 && e->kids[0]->kind == WFL_REX_THIS &&
+           !e->kids[0]->name;
+}
+
+static wf_status read_this_member(ev *c, const wfl_rexpr *e, wf_value *out)
+{
+    if (!c->t || !c->t->get)
+        return fail(c, WF_E_STATE, e, "no target to read '%s' from", e->name);
+    wfl_rules_seg seg = {e->name, NULL, 0};
+    wf_error local; /* per read: cleared, not zero-filled (780 bytes) */
+    wf_error_clear(&local);
+    wf_value v = wf_null();
+    wf_status st = c->t->get(c->t->ud, &seg, 1, &v, c->exc, &local);
+    if (st == WF_E_NAME)
+        return fail(c, WF_E_NAME, e, "'this' has no member '%s'", e->name);
+    if (st != WF_OK)
+        return wf_error_set(c->err, st, &e->loc, "%s", local.message);
+    *out = v;
+    return WF_OK;
+}
+
 static wf_status eval_this_path(ev *c, const wfl_rexpr *e, wf_value *out)
 {
+    if (is_this_member(e))
+        return read_this_member(c, e, out);
     thispath tp;
     wf_status st = thispath_init(c, e, &tp);
     if (st == WF_OK)
@@ -638,6 +665,15 @@ static wf_status eval_this_path(ev *c, const wfl_rexpr *e, wf_value *out)
 
 static wf_status assign_this_path(ev *c, const wfl_rexpr *target, const wf_value *value)
 {
+    if (is_this_member(target) && c->t && c->t->set) {
+        wfl_rules_seg seg = {target->name, NULL, 0};
+        wf_error local; /* per assignment: cleared, not zero-filled */
+        wf_error_clear(&local);
+        wf_status st = c->t->set(c->t->ud, &seg, 1, value, c->exc, &local);
+        if (st != WF_OK)
+            wf_error_set(c->err, st, &target->loc, "%s", local.message);
+        return st;
+    }
     thispath tp;
     wf_status st = thispath_init(c, target, &tp);
     if (st == WF_OK)
@@ -1248,13 +1284,18 @@ wf_status wfl_rules_execute(const wfl_ruleset *ruleset, const wfl_rules_target *
     ev c = {target, exc ? exc : &scratch, err, excs_of(ruleset->owner), ruleset->owner};
     *c.exc = wf_null();
     size_t n = ruleset->active_count;
-    bool *evaluated = wf_calloc(n ? n : 1, sizeof *evaluated);
-    unsigned *executed = wf_calloc(n ? n : 1, sizeof *executed);
+    enum { ON_STACK = 16 }; /* most rule sets: no allocation per execution */
+    bool evaluated_stack[ON_STACK] = {0};
+    unsigned executed_stack[ON_STACK] = {0};
+    bool *evaluated = n <= ON_STACK ? evaluated_stack : wf_calloc(n, sizeof *evaluated);
+    unsigned *executed = n <= ON_STACK ? executed_stack : wf_calloc(n, sizeof *executed);
     wf_status st = evaluated && executed
                        ? execute(&c, ruleset, opts, evaluated, executed)
                        : wf_error_set(err, WF_E_NOMEM, &ruleset->loc, "out of memory");
-    wf_free(evaluated);
-    wf_free(executed);
+    if (evaluated != evaluated_stack)
+        wf_free(evaluated);
+    if (executed != executed_stack)
+        wf_free(executed);
     wf_value_release(&scratch);
     return st;
 }

@@ -26,6 +26,7 @@ struct wfl_tl_func {
     const wf_type *ret_type;        /* C return type, NULL = void */
     wf_native_fn *native;           /* owned; NULL if parse-only */
     wf_loc loc;
+    size_t index; /* in its class's funcs (wfl_tl_class_func_index); 0 elsewhere */
 };
 
 struct wfl_tl_activity {
@@ -547,6 +548,7 @@ static void parse_class_body(tl_parse *p, const wf_xml_node *n, prop_owner kind,
         }
         wfl_tl_func *fn = &cls->funcs[cls->func_count];
         parse_class_func(p, c, cls, fn);
+        fn->index = cls->func_count;
         if (is_duplicate(names, cls->func_count, fn->name))
             report(p, WF_E_SCHEMA, fn->loc, "duplicate name '%s' in class '%s'", fn->name,
                    cls->name);
@@ -1066,6 +1068,10 @@ const wfl_tl_func *wfl_tl_class_func_at(const wfl_tl_class *c, size_t index)
 {
     return index < c->func_count ? &c->funcs[index] : NULL;
 }
+size_t wfl_tl_class_func_index(const wfl_tl_class *c, const wfl_tl_func *fn)
+{
+    return fn->index < c->func_count && &c->funcs[fn->index] == fn ? fn->index : c->func_count;
+}
 
 const char *wfl_tl_service_name(const wfl_tl_service *s) { return s->name; }
 const char *wfl_tl_service_namespace(const wfl_tl_service *s) { return s->ns; }
@@ -1137,6 +1143,10 @@ static wf_status gather_args(const wfl_tl_func *fn, const wfl_tl_binding *b, wf_
         wf_value raw = wf_null();
         wf_status st = b->get_at ? b->get_at(b->ud, i, &raw, err)
                                  : b->get(b->ud, prm->name, prm->type, &raw, err);
+        if (st == WF_OK && raw.type == prm->type) { /* already the declared type: moved */
+            args[i] = raw;
+            continue;
+        }
         if (st == WF_OK) {
             st = wf_value_convert(&raw, prm->type, &args[i], err);
             if (st != WF_OK)
@@ -1178,7 +1188,8 @@ static wf_status write_back(const wfl_tl_func *fn, const wfl_tl_binding *b, cons
 static void release_values(wf_value *values, size_t count)
 {
     for (size_t i = 0; i < count; i++)
-        wf_value_release(&values[i]);
+        if (!wf_is_null(&values[i])) /* an Out parameter's unused In side: nothing to drop */
+            wf_value_release(&values[i]);
 }
 
 static wf_status call_native(const wfl_tl_func *fn, const wfl_tl_binding *b, wf_value *args,

@@ -119,6 +119,8 @@ const wfl_tl_func *wfl_tl_class_handler(const wfl_tl_class *c, const char *name)
 const wfl_tl_func *wfl_tl_class_condition(const wfl_tl_class *c, const char *name);
 size_t wfl_tl_class_func_count(const wfl_tl_class *c); /* handlers and conditions */
 const wfl_tl_func *wfl_tl_class_func_at(const wfl_tl_class *c, size_t index);
+/* fn's index in c (wfl_tl_class_func_at(c, i) == fn), wfl_tl_class_func_count(c) if not c's. */
+size_t wfl_tl_class_func_index(const wfl_tl_class *c, const wfl_tl_func *fn);
 
 const char *wfl_tl_service_name(const wfl_tl_service *s);
 /* Namespace="..." of the <Service>: an ASMX proxy's namespace (docs/convert.md), "" if none. */

@@ -89,6 +89,15 @@ START_TEST(test_scalars_cross_the_boundary)
     ck_assert_int_eq(call("wfn_add32", &wf_type_int32, two32, 2, false, a32, NULL, &ret, &err),
                      WF_OK);
     ck_assert_int_eq(ret.u.i32, 7);
+    /* called without libffi (a Boolean or void result, Int32 or pointer parameters) */
+    ck_assert_int_eq(call("wfn_below", &wf_type_bool, two32, 2, false, a32, NULL, &ret, &err),
+                     WF_OK);
+    ck_assert(ret.type == &wf_type_bool && ret.u.b == true);
+    wf_native_param inout32 = {&wf_type_int32, WF_NATIVE_INOUT};
+    wf_value bumped = wf_null(), start = wf_int32(41);
+    ck_assert_int_eq(call("wfn_bump", NULL, &inout32, 1, false, &start, &bumped, &ret, &err),
+                     WF_OK);
+    ck_assert(bumped.type == &wf_type_int32 && bumped.u.i32 == 42 && wf_is_null(&ret));
     wf_native_param two64[] = {{&wf_type_int64, WF_NATIVE_IN}, {&wf_type_int64, WF_NATIVE_IN}};
     wf_value a64[] = {wf_int64(3000000000LL), wf_int32(3)};
     ck_assert_int_eq(call("wfn_mul64", &wf_type_int64, two64, 2, false, a64, NULL, &ret, &err),

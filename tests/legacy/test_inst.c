@@ -124,6 +124,21 @@ START_TEST(test_set_converts_and_guards)
 }
 END_TEST
 
+START_TEST(test_peek_reads_unbound_slots_in_place)
+{
+    wfl_act *inner = act("inner");
+    const wfl_dp *sku = wfl_type_find_dp(wfl_act_type(inner), "Sku");
+    const wf_value *slot = wfl_act_peek(inner, sku);
+    ck_assert_ptr_nonnull(slot);
+    ck_assert_str_eq(wf_value_str(slot), "tmpl");
+    set_str(inner, "Sku", "changed");
+    ck_assert_str_eq(wf_value_str(wfl_act_peek(inner, sku)), "changed");
+    ck_assert_ptr_null(wfl_act_peek(act("direct"), sku)); /* bound: read it with wfl_act_get */
+    const wfl_dp *foreign = wfl_type_find_dp(wfl_act_type(act("loop")), "Condition");
+    ck_assert_ptr_null(wfl_act_peek(inner, foreign));
+}
+END_TEST
+
 static unsigned disposed;
 
 static void count_dispose(void *ud, wfl_act *a, void *exec)
@@ -466,6 +481,7 @@ Suite *legacy_inst_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_create_mirrors_the_definition);
     tcase_add_test(tc, test_set_converts_and_guards);
+    tcase_add_test(tc, test_peek_reads_unbound_slots_in_place);
     tcase_add_test(tc, test_clone_starts_from_the_definition);
     tcase_add_test(tc, test_save_restore_round_trip);
     suite_add_tcase(s, tc);

@@ -343,6 +343,10 @@ START_TEST(test_class_handler_and_condition)
     ck_assert_uint_eq(wfl_tl_class_prop_count(c), 4);
     ck_assert_ptr_nonnull(wfl_tl_class_find_prop(c, "Lines")); /* declared after handlers */
     ck_assert_uint_eq(wfl_tl_class_func_count(c), 3);
+    for (size_t i = 0; i < 3; i++)
+        ck_assert_uint_eq(wfl_tl_class_func_index(c, wfl_tl_class_func_at(c, i)), i);
+    const wfl_tl_func *other = wfl_tl_activity_func(wfl_typelib_activity(tl, "ReserveStock"));
+    ck_assert_uint_eq(wfl_tl_class_func_index(c, other), 3); /* not the class's */
     ck_assert_ptr_null(wfl_tl_class_handler(c, "IsLarge")); /* a condition, not a handler */
     bag b = {0};
     bag_put(&b, "OrderId", str("ORD-7"));

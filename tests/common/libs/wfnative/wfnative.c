@@ -8,6 +8,8 @@
 #include <string.h>
 
 bool wfn_not(bool b);
+bool wfn_below(int32_t a, int32_t b);
+void wfn_bump(int32_t *value);
 int32_t wfn_add32(int32_t a, int32_t b);
 int64_t wfn_mul64(int64_t a, int64_t b);
 double wfn_half(double d);
@@ -108,4 +110,14 @@ int32_t wfn_mixed(bool flag, int32_t a, int64_t b, double c, const char *s, int6
 {
     return (flag == true) + (a == -7) + (b == 9000000000LL) + (c == 1.5) +
            (s && strcmp(s, "caf\xC3\xA9") == 0) + (dec == 125000) + (when == 86400000000LL);
+}
+
+bool wfn_below(int32_t a, int32_t b)
+{
+    return a < b;
+}
+
+void wfn_bump(int32_t *value)
+{
+    (*value)++;
 }
