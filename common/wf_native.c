@@ -599,8 +599,7 @@ static void frame_release(const wf_native_fn *fn, call_frame *cf)
     for (size_t i = 0; i < fn->sig.param_count; i++) {
         if (fn->params[i].dir != WF_NATIVE_IN && fn->params[i].type->kind == WF_K_STRING)
             free(cf->slots[i].s);
-        if (!wf_is_null(&cf->held[i])) /* a scalar of the declared type is not held */
-            wf_value_release(&cf->held[i]);
+        wf_value_release(&cf->held[i]); /* null for a scalar of the declared type */
     }
 }
 
