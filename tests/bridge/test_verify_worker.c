@@ -5,8 +5,13 @@
  * umask); a crash in the middle of a batch changes no other case's observation, and the
  * observations do not depend on -j. The library is tests/bridge/libs/holdorders. */
 #include <check.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../../bridge/wfb_verify.h"
 #include "../../common/wf_mem.h"
@@ -106,11 +111,40 @@ START_TEST(test_verify_worker_state_is_fresh_after_a_hundred_runs)
 }
 END_TEST
 
+/* What ho_mark_process changes in the process that runs it, kept to be put back. */
+typedef struct process_marks {
+    int cwd_fd;
+    mode_t umask;
+    struct sigaction usr1;
+} process_marks;
+
+static void marks_save(process_marks *m)
+{
+    m->cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ck_assert_int_ge(m->cwd_fd, 0);
+    m->umask = umask(022);
+    umask(m->umask);
+    ck_assert_int_eq(sigaction(SIGUSR1, NULL, &m->usr1), 0);
+}
+
+static void marks_restore(process_marks *m)
+{
+    ck_assert_int_eq(fchdir(m->cwd_fd), 0);
+    close(m->cwd_fd);
+    umask(m->umask);
+    ck_assert_int_eq(sigaction(SIGUSR1, &m->usr1, NULL), 0);
+    unsetenv("HO_MARKED");
+}
+
 /* The same library in this process: the second run sees the first one's state everywhere,
- * so the assertions above can fail. */
+ * so the assertions above can fail. The test puts the process back as it found it (the
+ * directory, umask, handler and environment), so nothing after it, in this process or at its
+ * exit, runs in "/" with a foreign handler. */
 START_TEST(test_verify_worker_in_process_runs_see_each_others_state)
 {
     wf_error err = WF_ERROR_INIT;
+    process_marks marks;
+    marks_save(&marks);
     bench_pool b;
     ck_assert_int_eq(wf_libpath_create(wf_test_lib_dir(), &b.lp, &err), WF_OK);
     ck_assert_int_eq(wfb_vlegacy_load(STATE_XOML, NULL, b.lp, 20000, NULL, &b.l, &err), WF_OK);
@@ -131,6 +165,7 @@ START_TEST(test_verify_worker_in_process_runs_see_each_others_state)
         wfb_vcase_fini(&cases[i]);
     }
     pool_close(&b);
+    marks_restore(&marks);
 }
 END_TEST
 
