@@ -1430,33 +1430,14 @@ bool wfm__sched_recycle(wfm_ctx *ctx)
         return false;
     release_run(ctx);
     assert(pools_empty(ctx));
-    /* what is kept, in locals: a copy of the whole ctx was a third of recycling's time */
-    wfm__wi *ring = ctx->ring;
-    size_t cap = ctx->cap, timer_cap = ctx->timer_cap, hook_cap = ctx->hook_cap;
-    wf_pool *ai_pool = ctx->ai_pool, *bm_pool = ctx->bm_pool;
-    wf_pool *state_pools[WFM__STATE_CLASSES], *env_pools[WFM__ENV_CLASSES];
-    memcpy(state_pools, ctx->state_pools, sizeof state_pools);
-    memcpy(env_pools, ctx->env_pools, sizeof env_pools);
-    wf_strmap *bookmark_map = ctx->bookmark_map;
-    wfm__timer *timers = ctx->timers;
-    wfm__finish_hook *hooks = ctx->hooks;
+    /* The buffers and pools lead the struct and stay in place; def and host are set by the
+     * next wfm__sched_init; the run's state is zeroed (E0's slots block kept). */
     wf_value *root_slots = ctx->root_env.slots;
-    uint32_t root_cap = ctx->root_cap;
-    memset(ctx, 0, sizeof *ctx);
+    size_t run_at = offsetof(wfm_ctx, state);
+    memset((char *)ctx + run_at, 0, sizeof *ctx - run_at);
+    ctx->def = NULL;
     ctx->fault = wf_null();
-    ctx->ring = ring;
-    ctx->cap = cap;
-    ctx->ai_pool = ai_pool;
-    ctx->bm_pool = bm_pool;
-    memcpy(ctx->state_pools, state_pools, sizeof ctx->state_pools);
-    memcpy(ctx->env_pools, env_pools, sizeof ctx->env_pools);
-    ctx->bookmark_map = bookmark_map;
-    ctx->timers = timers;
-    ctx->timer_cap = timer_cap;
-    ctx->hooks = hooks;
-    ctx->hook_cap = hook_cap;
     ctx->root_env.slots = root_slots;
-    ctx->root_cap = root_cap;
     return true;
 }
 
