@@ -823,23 +823,41 @@ static wfm_ai *schedule_node(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, wfm
     return child;
 }
 
-wf_status wfm_ctx_schedule(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *child, wfm_done_fn on_done,
-                           wfm_fault_fn on_fault)
+/* wfm_ctx_schedule and its variants: check what the kind asks, then schedule. */
+static inline wf_status schedule_checked(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *child,
+                                         wfm_env *env, wfm_done_fn on_done,
+                                         wfm_fault_fn on_fault)
 {
     if (!child || !on_done || !child->kind->is_activity || !child->kind->spec->execute ||
         !can_schedule(ctx, ai))
         return WF_E_STATE;
-    return schedule_node(ctx, ai, child, ai->env, on_done, on_fault) ? WF_OK : WF_E_NOMEM;
+    return schedule_node(ctx, ai, child, env, on_done, on_fault) ? WF_OK : WF_E_NOMEM;
+}
+
+wf_status wfm_ctx_schedule(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *child, wfm_done_fn on_done,
+                           wfm_fault_fn on_fault)
+{
+    return schedule_checked(ctx, ai, child, ai->env, on_done, on_fault);
+}
+
+wf_status wfm_ctx_schedule_item(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, size_t index,
+                                wfm_done_fn on_done, wfm_fault_fn on_fault)
+{
+    if (prop >= ai->spec->prop_count) /* ai->spec is its node's kind's */
+        return WF_E_STATE;
+    wfm_prop_kind kind = ai->spec->props[prop].kind;
+    if (kind != WFM_PROP_ACTIVITIES && kind != WFM_PROP_NODES && kind != WFM_PROP_KEYED)
+        return WF_E_STATE;
+    const wfm__prop *p = wfm__node_prop(ai->node, prop);
+    if (index >= p->count)
+        return WF_E_NOTFOUND;
+    return schedule_checked(ctx, ai, p->items[index], ai->env, on_done, on_fault);
 }
 
 wf_status wfm_ctx_schedule_in_env(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *child, wfm_env *env,
                                   wfm_done_fn on_done, wfm_fault_fn on_fault)
 {
-    if (!child || !on_done || !child->kind->is_activity || !child->kind->spec->execute ||
-        !can_schedule(ctx, ai))
-        return WF_E_STATE;
-    return schedule_node(ctx, ai, child, env ? env : ai->env, on_done, on_fault) ? WF_OK
-                                                                                : WF_E_NOMEM;
+    return schedule_checked(ctx, ai, child, env ? env : ai->env, on_done, on_fault);
 }
 
 void wfm_ctx_nomem(wfm_ctx *ctx)
