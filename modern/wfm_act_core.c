@@ -47,12 +47,13 @@ static void seq_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child);
 static void seq_next(wfm_ctx *ctx, wfm_ai *ai)
 {
     seq_state *st = wfm_ai_state(ai);
-    const wfm_node *node = wfm_ai_node(ai);
-    if (st->next >= wfm_node_count(node, SEQ_ACTIVITIES)) {
+    /* a failed schedule has recorded out-of-memory in the ctx, as SCHEDULE's */
+    if (wfm_ctx_schedule_item(ctx, ai, SEQ_ACTIVITIES, st->next, seq_done, NULL) ==
+        WF_E_NOTFOUND) {
         wfm_ctx_complete(ctx, ai);
         return;
     }
-    SCHEDULE(ctx, ai, wfm_node_at(node, SEQ_ACTIVITIES, st->next++), seq_done);
+    st->next++;
 }
 
 static void seq_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
@@ -465,10 +466,9 @@ static void par_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
 /* Reverse order, so branch 1 runs first; each runs depth-first until it blocks. */
 static void par_execute(wfm_ctx *ctx, wfm_ai *ai)
 {
-    const wfm_node *node = wfm_ai_node(ai);
-    size_t n = wfm_node_count(node, PAR_BRANCHES);
+    size_t n = wfm_node_count(wfm_ai_node(ai), PAR_BRANCHES);
     for (size_t i = n; i-- > 0;)
-        if (SCHEDULE(ctx, ai, wfm_node_at(node, PAR_BRANCHES, i), par_done) != WF_OK)
+        if (wfm_ctx_schedule_item(ctx, ai, PAR_BRANCHES, i, par_done, NULL) != WF_OK)
             return;
     if (n == 0)
         wfm_ctx_complete(ctx, ai);

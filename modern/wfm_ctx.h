@@ -51,6 +51,10 @@ wf_status wfm_ctx_set_param(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, size_t inde
  * required, on_fault optional (NULL: faults pass through). */
 wf_status wfm_ctx_schedule(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *child, wfm_done_fn on_done,
                            wfm_fault_fn on_fault);
+/* wfm_ctx_schedule of item `index` of ai's own list property `prop` (ACTIVITIES, NODES,
+ * KEYED), in one call: WF_E_NOTFOUND when the list has no such item (nothing scheduled). */
+wf_status wfm_ctx_schedule_item(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, size_t index,
+                                wfm_done_fn on_done, wfm_fault_fn on_fault);
 /* Like wfm_ctx_schedule, but the child runs in `env` instead of env(ai): an environment the
  * kind owns (a snapshot whose parent chain ends at the root environment, e.g. the variables
  * a CompensableActivity had when its body closed), which must outlive the child. The kind

@@ -8,7 +8,11 @@
  *   QUEUED -> RUNNING  worker_main takes it
  *   RUNNING -> NONE    after_slice (-> QUEUED again if more work or a post arrived)
  *   NONE -> HOST       host_hold (run, resume, cancel, terminate on the caller's thread)
- *   HOST -> NONE       host_release (-> QUEUED when the instance lives on the pool) */
+ *   HOST -> NONE       host_release (-> QUEUED when the instance lives on the pool)
+ * Until an instance is shared (inst->shared: started on the pool, or asynchronous work
+ * begun) no other thread has a pointer to it, so the host's NONE <-> HOST moves and
+ * wfm_instance_destroy skip rt->lock; from then on every move takes it. The host API's rule
+ * (calls on one instance do not race) orders the unlocked moves with the host's later calls. */
 #include "wfm_runtime.h"
 
 #include <assert.h>
@@ -67,6 +71,9 @@ struct wfm_runtime {
     void *clock_ud;
     pthread_mutex_t out_lock; /* serialises the runtime's writer */
     pthread_mutex_t spare_lock;
+    /* One recycled shell handed over by an atomic exchange, so a host creating and
+     * destroying instances one at a time never takes spare_lock; the rest wait in spares. */
+    _Atomic(wfm_instance *) spare_hot;
     wfm_instance *spares; /* recycled instance shells (q_next list) */
     size_t spare_count;
     /* definition cache */
@@ -113,7 +120,8 @@ struct wfm_instance {
     void *call_trace_ud;
     size_t *outputs; /* arg indices of Out/InOut arguments */
     size_t output_count, outputs_cap;
-    /* pool bookkeeping, under rt->lock */
+    /* pool bookkeeping, under rt->lock once shared */
+    bool shared; /* reachable from another thread (the pool, asynchronous work); sticky */
     int ps;
     bool wanted; /* posted while running or held by the host */
     bool pooled; /* started on the pool */
@@ -307,6 +315,7 @@ wf_status wfm_runtime_create(const wfm_runtime_opts *opts, wfm_runtime **out, wf
     rt->worker_count = opts->worker_count ? opts->worker_count : (cores > 0 ? (unsigned)cores : 1);
     pthread_mutex_init(&rt->out_lock, NULL);
     pthread_mutex_init(&rt->spare_lock, NULL);
+    atomic_init(&rt->spare_hot, NULL);
     pthread_mutex_init(&rt->cache_lock, NULL);
     pthread_mutex_init(&rt->lock, NULL);
     pthread_cond_init(&rt->work_cv, NULL);
@@ -338,6 +347,7 @@ void wfm_runtime_destroy(wfm_runtime *rt)
         pthread_join(rt->timer_thread, NULL);
     wf_free(rt->workers);
     wf_free(rt->theap);
+    shell_free(atomic_load(&rt->spare_hot)); /* accepts NULL */
     while (rt->spares) {
         wfm_instance *next = rt->spares->q_next;
         shell_free(rt->spares);
@@ -871,6 +881,9 @@ const char *wfm_instance_state_name(wfm_instance_state state)
 
 static wfm_instance *shell_get(wfm_runtime *rt)
 {
+    wfm_instance *hot = atomic_exchange_explicit(&rt->spare_hot, NULL, memory_order_acquire);
+    if (hot)
+        return hot;
     pthread_mutex_lock(&rt->spare_lock);
     wfm_instance *inst = rt->spares;
     if (inst) {
@@ -883,6 +896,8 @@ static wfm_instance *shell_get(wfm_runtime *rt)
 
 static void shell_free(wfm_instance *inst)
 {
+    if (!inst)
+        return;
     wfm__sched_fini(&inst->ctx);
     wf_free(inst->outputs);
     wf_free(inst);
@@ -908,12 +923,17 @@ static void shell_put(wfm_runtime *rt, wfm_instance *inst)
     inst->call_trace_ud = NULL;
     inst->output_count = 0;
     inst->ps = PS_NONE;
+    inst->shared = false;
     inst->wanted = inst->pooled = inst->timer_registered = inst->counted_done = false;
     inst->report_idle = inst->unpool = false;
     inst->timer_gen = 0;
     inst->q_next = NULL;
     inst->id[0] = '\0';
     inst->track_seq = 0;
+    wfm_instance *none = NULL;
+    if (atomic_compare_exchange_strong_explicit(&rt->spare_hot, &none, inst, memory_order_release,
+                                                memory_order_relaxed))
+        return;
     pthread_mutex_lock(&rt->spare_lock);
     bool kept = rt->spare_count < SPARE_MAX;
     if (kept) {
@@ -926,11 +946,12 @@ static void shell_put(wfm_runtime *rt, wfm_instance *inst)
         shell_free(inst);
 }
 
+/* The fields, not wfm_definition_arg_count / _arg_dir: this runs at every create. */
 static bool list_outputs(wfm_instance *inst, const wfm_definition *def)
 {
-    size_t n = wfm_definition_arg_count(def), outs = 0;
+    size_t n = def->arg_count, outs = 0;
     for (size_t i = 0; i < n; i++)
-        outs += wfm_definition_arg_dir(def, i) != WFM_PROP_IN;
+        outs += def->args[i].dir != WFM_PROP_IN;
     if (outs > inst->outputs_cap) {
         size_t *o = wf_realloc(inst->outputs, outs * sizeof *o);
         if (!o)
@@ -940,7 +961,7 @@ static bool list_outputs(wfm_instance *inst, const wfm_definition *def)
     }
     inst->output_count = 0;
     for (size_t i = 0; i < n; i++)
-        if (wfm_definition_arg_dir(def, i) != WFM_PROP_IN)
+        if (def->args[i].dir != WFM_PROP_IN)
             inst->outputs[inst->output_count++] = i;
     return true;
 }
@@ -1007,6 +1028,8 @@ wf_status wfm_ctx_async_begin(wfm_ctx *ctx, wfm_ai *ai, const char *name, wfm_re
     a->inst = inst;
     a->payload = wf_null();
     pthread_mutex_lock(&rt->lock);
+    if (!inst->shared) /* a worker's instance is shared already: no write the host might read */
+        inst->shared = true;
     a->next = inst->asyncs;
     inst->asyncs = a;
     atomic_fetch_add(&inst->async_count, 1);
@@ -1130,11 +1153,28 @@ void *wfm_ctx_runtime_ext(wfm_ctx *ctx, const wfm_rt_ext_spec *spec, wf_error *e
     return state;
 }
 
+static wfm_async *pool_leave(wfm_runtime *rt, wfm_instance *inst);
+
 void wfm_instance_destroy(wfm_instance *inst)
 {
     if (!inst)
         return;
     wfm_runtime *rt = inst->rt;
+    wfm_async *done = NULL;
+    if (inst->shared)
+        done = pool_leave(rt, inst);
+    else /* never on the pool and no asynchronous work: nothing to wait for or take back */
+        assert(inst->ps == PS_NONE && !inst->timer_registered && !inst->asyncs);
+    async_free_list(done);
+    wfm_definition *def = inst->def;
+    shell_put(rt, inst); /* releases the run's values first: they may point into def */
+    wfm_definition_release(def);
+}
+
+/* wfm_instance_destroy of a shared instance: wait for the pool to let go, take it off the
+ * queue and the timers, and detach its asynchronous work (the completed entries returned). */
+static wfm_async *pool_leave(wfm_runtime *rt, wfm_instance *inst)
+{
     pthread_mutex_lock(&rt->lock);
     while (inst->ps == PS_RUNNING || inst->ps == PS_HOST)
         inst_wait_locked(rt);
@@ -1156,10 +1196,7 @@ void wfm_instance_destroy(wfm_instance *inst)
     wfm_async *done = async_detach_locked(rt, inst);
     idle_wake_locked(rt);
     pthread_mutex_unlock(&rt->lock);
-    async_free_list(done);
-    wfm_definition *def = inst->def;
-    shell_put(rt, inst); /* releases the run's values first: they may point into def */
-    wfm_definition_release(def);
+    return done;
 }
 
 void wfm_instance_set_writer(wfm_instance *inst, wfm_write_fn write, void *ud)
@@ -1298,6 +1335,11 @@ wf_status wfm_instance_set_input(wfm_instance *inst, const char *name, const wf_
 /* Take the instance for the calling thread, waiting while the pool has it. */
 static void host_hold(wfm_instance *inst)
 {
+    if (!inst->shared) {
+        assert(inst->ps == PS_NONE); /* no other thread can have taken it */
+        inst->ps = PS_HOST;
+        return;
+    }
     wfm_runtime *rt = inst->rt;
     pthread_mutex_lock(&rt->lock);
     while (inst->ps != PS_NONE)
@@ -1310,6 +1352,12 @@ static void host_release(wfm_instance *inst)
 {
     wfm_runtime *rt = inst->rt;
     add_counters(inst);
+    if (!inst->shared) { /* after_run_locked's moves for an instance off the pool */
+        assert(inst->ps == PS_HOST && !inst->pooled && !inst->timer_registered);
+        inst->ps = PS_NONE;
+        inst->wanted = false;
+        return;
+    }
     pthread_mutex_lock(&rt->lock);
     after_run_locked(rt, inst);
     pthread_mutex_unlock(&rt->lock);
@@ -1332,11 +1380,16 @@ static wf_status start_if_new(wfm_instance *inst, wf_error *err)
 wf_status wfm_instance_run(wfm_instance *inst, wf_error *err)
 {
     wfm_runtime *rt = inst->rt;
-    pthread_mutex_lock(&rt->lock);
-    bool busy = inst->ps != PS_NONE;
-    if (!busy)
-        inst->ps = PS_HOST;
-    pthread_mutex_unlock(&rt->lock);
+    bool busy = false;
+    if (!inst->shared) {
+        host_hold(inst);
+    } else {
+        pthread_mutex_lock(&rt->lock);
+        busy = inst->ps != PS_NONE;
+        if (!busy)
+            inst->ps = PS_HOST;
+        pthread_mutex_unlock(&rt->lock);
+    }
     if (busy)
         return wf_error_set(err, WF_E_STATE, NULL, "the instance is running on the worker pool");
     wf_status st = WF_OK;
@@ -1366,8 +1419,10 @@ wf_status wfm_instance_start(wfm_instance *inst, wf_error *err)
         st = wf_error_set(err, WF_E_STATE, NULL, "the instance is running or has completed");
     else
         st = pool_start_locked(rt, err);
-    if (st == WF_OK)
+    if (st == WF_OK) {
         inst->ps = PS_HOST;
+        inst->shared = true; /* the pool's threads may take it from here on */
+    }
     pthread_mutex_unlock(&rt->lock);
     if (st != WF_OK)
         return st;

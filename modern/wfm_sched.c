@@ -823,23 +823,41 @@ static wfm_ai *schedule_node(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, wfm
     return child;
 }
 
-wf_status wfm_ctx_schedule(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *child, wfm_done_fn on_done,
-                           wfm_fault_fn on_fault)
+/* wfm_ctx_schedule and its variants: check what the kind asks, then schedule. */
+static inline wf_status schedule_checked(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *child,
+                                         wfm_env *env, wfm_done_fn on_done,
+                                         wfm_fault_fn on_fault)
 {
     if (!child || !on_done || !child->kind->is_activity || !child->kind->spec->execute ||
         !can_schedule(ctx, ai))
         return WF_E_STATE;
-    return schedule_node(ctx, ai, child, ai->env, on_done, on_fault) ? WF_OK : WF_E_NOMEM;
+    return schedule_node(ctx, ai, child, env, on_done, on_fault) ? WF_OK : WF_E_NOMEM;
+}
+
+wf_status wfm_ctx_schedule(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *child, wfm_done_fn on_done,
+                           wfm_fault_fn on_fault)
+{
+    return schedule_checked(ctx, ai, child, ai->env, on_done, on_fault);
+}
+
+wf_status wfm_ctx_schedule_item(wfm_ctx *ctx, wfm_ai *ai, unsigned prop, size_t index,
+                                wfm_done_fn on_done, wfm_fault_fn on_fault)
+{
+    if (prop >= ai->spec->prop_count) /* ai->spec is its node's kind's */
+        return WF_E_STATE;
+    wfm_prop_kind kind = ai->spec->props[prop].kind;
+    if (kind != WFM_PROP_ACTIVITIES && kind != WFM_PROP_NODES && kind != WFM_PROP_KEYED)
+        return WF_E_STATE;
+    const wfm__prop *p = wfm__node_prop(ai->node, prop);
+    if (index >= p->count)
+        return WF_E_NOTFOUND;
+    return schedule_checked(ctx, ai, p->items[index], ai->env, on_done, on_fault);
 }
 
 wf_status wfm_ctx_schedule_in_env(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *child, wfm_env *env,
                                   wfm_done_fn on_done, wfm_fault_fn on_fault)
 {
-    if (!child || !on_done || !child->kind->is_activity || !child->kind->spec->execute ||
-        !can_schedule(ctx, ai))
-        return WF_E_STATE;
-    return schedule_node(ctx, ai, child, env ? env : ai->env, on_done, on_fault) ? WF_OK
-                                                                                : WF_E_NOMEM;
+    return schedule_checked(ctx, ai, child, env ? env : ai->env, on_done, on_fault);
 }
 
 void wfm_ctx_nomem(wfm_ctx *ctx)
@@ -1430,33 +1448,14 @@ bool wfm__sched_recycle(wfm_ctx *ctx)
         return false;
     release_run(ctx);
     assert(pools_empty(ctx));
-    /* what is kept, in locals: a copy of the whole ctx was a third of recycling's time */
-    wfm__wi *ring = ctx->ring;
-    size_t cap = ctx->cap, timer_cap = ctx->timer_cap, hook_cap = ctx->hook_cap;
-    wf_pool *ai_pool = ctx->ai_pool, *bm_pool = ctx->bm_pool;
-    wf_pool *state_pools[WFM__STATE_CLASSES], *env_pools[WFM__ENV_CLASSES];
-    memcpy(state_pools, ctx->state_pools, sizeof state_pools);
-    memcpy(env_pools, ctx->env_pools, sizeof env_pools);
-    wf_strmap *bookmark_map = ctx->bookmark_map;
-    wfm__timer *timers = ctx->timers;
-    wfm__finish_hook *hooks = ctx->hooks;
+    /* The buffers and pools lead the struct and stay in place; def and host are set by the
+     * next wfm__sched_init; the run's state is zeroed (E0's slots block kept). */
     wf_value *root_slots = ctx->root_env.slots;
-    uint32_t root_cap = ctx->root_cap;
-    memset(ctx, 0, sizeof *ctx);
+    size_t run_at = offsetof(wfm_ctx, state);
+    memset((char *)ctx + run_at, 0, sizeof *ctx - run_at);
+    ctx->def = NULL;
     ctx->fault = wf_null();
-    ctx->ring = ring;
-    ctx->cap = cap;
-    ctx->ai_pool = ai_pool;
-    ctx->bm_pool = bm_pool;
-    memcpy(ctx->state_pools, state_pools, sizeof ctx->state_pools);
-    memcpy(ctx->env_pools, env_pools, sizeof ctx->env_pools);
-    ctx->bookmark_map = bookmark_map;
-    ctx->timers = timers;
-    ctx->timer_cap = timer_cap;
-    ctx->hooks = hooks;
-    ctx->hook_cap = hook_cap;
     ctx->root_env.slots = root_slots;
-    ctx->root_cap = root_cap;
     return true;
 }
 

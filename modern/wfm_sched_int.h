@@ -184,34 +184,40 @@ typedef struct wfm__sched_host {
 
 /* The running instance, as callbacks see it (wfm_ctx). Embedded in wfm_instance. */
 struct wfm_ctx {
+    /* Buffers and pools: wfm__sched_recycle keeps these (and E0's slots) for the next
+     * instance and zeroes everything from `state` on; wfm__sched_init sets def and host. */
+    wfm__wi *ring;    /* the deque's ring (below) */
+    size_t cap;       /* its items */
+    uint32_t root_cap; /* arguments E0's block has room for */
+    wf_pool *ai_pool, *bm_pool;
+    wf_pool *state_pools[WFM__STATE_CLASSES];
+    wf_pool *env_pools[WFM__ENV_CLASSES];
+    wf_strmap *bookmark_map; /* name -> wfm__bookmark */
+    wfm__timer *timers;      /* min-heap on (due_us, seq) */
+    size_t timer_cap;
+    wfm__finish_hook *hooks;
+    size_t hook_cap;
     const wfm_definition *def; /* retained by the instance */
     wfm__sched_host host;
+    /* one run's state */
     wfm__sched_state state;
     wfm_env root_env; /* E0 (slots owned; room for root_cap arguments) */
     bool *supplied;   /* [arg_count]: the host set this argument (in E0's block) */
-    uint32_t root_cap;
     wfm_ai *root;
     uint64_t next_serial, next_timer_seq;
     /* the deque: a ring of `cap` items, `count` used from `head`. While wfm__sched_run runs
      * (in_run), the front item may instead be held in top_* (top_set): most items about an
      * activity are popped right after they were pushed. Outside a run the ring is the whole
      * queue. */
-    wfm__wi *ring;
-    size_t head, count, cap;
+    size_t head, count;
     bool in_run, top_set;
     wfm__wi_kind top_kind;
     wfm_ai *top_ai;
     uint64_t top_serial;
-    wf_pool *ai_pool, *bm_pool;
-    wf_pool *state_pools[WFM__STATE_CLASSES];
-    wf_pool *env_pools[WFM__ENV_CLASSES];
-    wf_strmap *bookmark_map; /* name -> wfm__bookmark */
     wfm__bookmark *bm_first, *bm_last;
     size_t blocking_bookmarks;
-    wfm__timer *timers; /* min-heap on (due_us, seq) */
-    size_t timer_count, timer_cap;
-    wfm__finish_hook *hooks;
-    size_t hook_count, hook_cap;
+    size_t timer_count;
+    size_t hook_count;
     bool finishing;         /* the root closed, finish hooks' work is running */
     wfm_status body_status; /* how the root body ended */
     wfm__ext *exts;

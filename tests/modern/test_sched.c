@@ -772,12 +772,58 @@ static const wfm_kind_spec nomem_spec = {
     .execute = nomem_execute,
 };
 
+/* t:Backwards runs its Items last to first with wfm_ctx_schedule_item, all at once (the
+ * last scheduled runs first, so they run in document order); it faults when the call
+ * accepts an index past the list, a property that is not a list or one it does not have. */
+enum { BACK_ITEMS, BACK_BODY };
+static void back_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
+{
+    (void)child;
+    if (wfm_ai_running_children(ai) == 0)
+        wfm_ctx_complete(ctx, ai);
+}
+
+static void back_execute(wfm_ctx *ctx, wfm_ai *ai)
+{
+    size_t n = wfm_node_count(wfm_ai_node(ai), BACK_ITEMS);
+    if (wfm_ctx_schedule_item(ctx, ai, BACK_ITEMS, n, back_done, NULL) != WF_E_NOTFOUND ||
+        wfm_ctx_schedule_item(ctx, ai, BACK_BODY, 0, back_done, NULL) != WF_E_STATE ||
+        wfm_ctx_schedule_item(ctx, ai, 7, 0, back_done, NULL) != WF_E_STATE) {
+        wfm_ctx_throw(ctx, ai, &wf_exc_invalid_operation, "schedule_item accepted a bad item");
+        return;
+    }
+    for (size_t i = n; i-- > 0;)
+        if (wfm_ctx_schedule_item(ctx, ai, BACK_ITEMS, i, back_done, NULL) != WF_OK)
+            return;
+    if (n == 0)
+        wfm_ctx_complete(ctx, ai);
+}
+
+static const wfm_prop_spec back_props[] = {
+    {"Items", WFM_PROP_ACTIVITIES, NULL, NULL, WFM_PROP_CONTENT, NULL},
+    {"Body", WFM_PROP_ACTIVITY, NULL, NULL, 0, NULL},
+};
+static const void *const back_callbacks[] = {(const void *)back_done};
+static const wfm_kind_spec back_spec = {
+    .name = "Backwards",
+    .ns = SNAP_NS,
+    .category = "Activity",
+    .props = back_props,
+    .prop_count = 2,
+    .content_prop = "Items",
+    .execute = back_execute,
+    .callbacks = back_callbacks,
+    .callback_count = 1,
+};
+
 static void fix_open_snap(fix *f, const char *xaml)
 {
     fix_rt(f);
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(wfm_catalogue_register(wfm_runtime_catalogue(f->rt), &snap_spec, &err), WF_OK);
     ck_assert_int_eq(wfm_catalogue_register(wfm_runtime_catalogue(f->rt), &nomem_spec, &err),
+                     WF_OK);
+    ck_assert_int_eq(wfm_catalogue_register(wfm_runtime_catalogue(f->rt), &back_spec, &err),
                      WF_OK);
     ck_assert_msg(wfm_runtime_load_mem(f->rt, "t.xaml", xaml, strlen(xaml), &f->def, NULL, &err) ==
                       WF_OK,
@@ -819,6 +865,17 @@ START_TEST(test_schedule_in_env_runs_child_in_the_kinds_environment)
     fix_resume(&f, "go", NULL);
     ck_assert_str_eq(fix_run(&f), "Closed");
     ck_assert_str_eq(f.out.data, "in 42\nafter 43\nlive 1\n");
+    wfm_test_close(&f);
+}
+END_TEST
+
+START_TEST(test_schedule_item_schedules_list_items_and_refuses_others)
+{
+    fix f;
+    fix_open_snap(&f, SNAP_HEAD "<Sequence><t:Backwards>" WL("a") WL("b") WL("c")
+                                "</t:Backwards><t:Backwards/>" WL("d") "</Sequence>" TAIL);
+    ck_assert_str_eq(fix_run(&f), "Closed");
+    ck_assert_str_eq(f.out.data, "a\nb\nc\nd\n");
     wfm_test_close(&f);
 }
 END_TEST
@@ -887,6 +944,7 @@ Suite *modern_sched_suite(void)
     tcase_add_test(core, test_multiple_and_nonblocking_bookmarks);
     tcase_add_test(core, test_handled_fault_completes_parent_that_lost_its_child);
     tcase_add_test(core, test_schedule_in_env_runs_child_in_the_kinds_environment);
+    tcase_add_test(core, test_schedule_item_schedules_list_items_and_refuses_others);
     tcase_add_test(core, test_ctx_nomem_faults_the_instance_without_exception);
     tcase_add_test(core, test_asserts_are_enabled_in_this_build);
     tcase_add_test_raise_signal(core, test_illegal_state_move_is_caught_by_an_assert, SIGABRT);
