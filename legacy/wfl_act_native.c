@@ -148,7 +148,7 @@ static wf_status invoke_cc(call_ctx *cc, wfl_tl_get_fn get, wfl_tl_set_fn set, w
                            wf_error *err)
 {
     cc->ex->stats.native_calls++;
-    wfl_tl_binding b = {get, set, cc->ex->opts.trace ? trace_call : NULL, cc, NULL, NULL};
+    wfl_tl_binding b = {get, set, cc->ex->opts.trace ? trace_call : NULL, cc, NULL, NULL, NULL};
     return wfl_tl_func_invoke(cc->fn, &b, ret, err);
 }
 
@@ -164,6 +164,13 @@ static wf_status set_at_dp(void *ud, size_t index, const wf_value *value, wf_err
     return wfl_act_set(cc->target, cc->dps[index], value, err);
 }
 
+/* An unbound DP's value in its slot (a bound one is read through get_at_dp). */
+static const wf_value *peek_at_dp(void *ud, size_t index)
+{
+    call_ctx *cc = ud;
+    return wfl_act_peek(cc->target, cc->dps[index]);
+}
+
 /* Call cc->fn through cc->dps (parameters resolved at load, no lookup by name). */
 static wf_status invoke_at(call_ctx *cc, wf_value *ret, wf_error *err)
 {
@@ -171,6 +178,7 @@ static wf_status invoke_at(call_ctx *cc, wf_value *ret, wf_error *err)
     wfl_tl_binding b = WFL_TL_BINDING_INIT;
     b.get_at = get_at_dp;
     b.set_at = set_at_dp;
+    b.peek_at = peek_at_dp;
     b.trace = cc->ex->opts.trace ? trace_call : NULL;
     b.ud = cc;
     return wfl_tl_func_invoke(cc->fn, &b, ret, err);
