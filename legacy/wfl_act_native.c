@@ -207,6 +207,8 @@ static wf_status invoke_on(wfl_exec *ex, wfl_act *act, wfl_act *target, const wf
 
 /* ---- rules target: `this` is the root ----------------------------------------------------------
  */
+enum { MEMBER_PROBES = 4 }; /* a rule set's few names share 16 entries: probe, not evict */
+
 /* The root's DP a this-path names. Rules name the same few members on every evaluation (a
  * While's condition each iteration): remembered per executor by the address of the name, and
  * a hit is checked against the root's current type and by content, so nothing read can
@@ -217,6 +219,13 @@ static const wfl_dp *root_member(wfl_exec *ex, const char *name)
     size_t slots = sizeof ex->members / sizeof ex->members[0];
     uint64_t h = (uint64_t)(uintptr_t)name * UINT64_C(0x9E3779B97F4A7C15); /* names packed */
     member_memo *e = &ex->members[(h >> 32) % slots];
+    for (size_t i = 0; i < MEMBER_PROBES; i++) {
+        member_memo *m = &ex->members[((h >> 32) + i) % slots];
+        if (m->name == name || !m->name) {
+            e = m;
+            break;
+        }
+    }
     if (e->name == name && e->type == t && e->index < t->dp_count &&
         dp_name_is(t->dps[e->index], name))
         return t->dps[e->index];
@@ -287,9 +296,17 @@ static wf_status rules_set(void *ud, const wfl_rules_seg *path, size_t count, co
     return rc;
 }
 
+/* The slot rules_get would copy from (an unbound DP of the root), or NULL. */
+static const wf_value *rules_peek(void *ud, const char *member)
+{
+    wfl_exec *ex = ud;
+    const wfl_dp *dp = root_member(ex, member);
+    return dp ? wfl_act_peek(root_of(ex), dp) : NULL;
+}
+
 static wfl_rules_target rules_target(wfl_exec *ex)
 {
-    wfl_rules_target t = {rules_get, rules_set, NULL, ex};
+    wfl_rules_target t = {rules_get, rules_set, NULL, ex, rules_peek};
     return t;
 }
 
