@@ -315,6 +315,7 @@ struct wf_native_fn {
     ffi_type *arg_types[MAX_PARAMS];
     ffi_cif cif;
     direct_fn direct; /* NULL: called through ffi_call */
+    bool scalar;      /* wf_native_fn_is_scalar */
 };
 
 /* The C type of a value type at the boundary; NULL when it has none. */
@@ -361,9 +362,35 @@ static wf_status check_sig(const wf_native_sig *sig, const char *symbol, wf_erro
 
 static direct_fn direct_of(const wf_native_fn *fn);
 
+/* A type whose C value is a plain register: nothing to convert, hold or free. */
+static bool is_scalar_type(const wf_type *t)
+{
+    switch (t->kind) {
+    case WF_K_BOOL:
+    case WF_K_INT32:
+    case WF_K_INT64:
+    case WF_K_DATETIME:
+    case WF_K_DOUBLE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool scalar_sig(const wf_native_sig *sig)
+{
+    if (sig->error_on_nonzero || (sig->ret && !is_scalar_type(sig->ret)))
+        return false;
+    for (size_t i = 0; i < sig->param_count; i++)
+        if (!is_scalar_type(sig->params[i].type))
+            return false;
+    return true;
+}
+
 static wf_status build_cif(wf_native_fn *fn, wf_error *err)
 {
     fn->direct = direct_of(fn);
+    fn->scalar = scalar_sig(&fn->sig);
     for (size_t i = 0; i < fn->sig.param_count; i++)
         fn->arg_types[i] =
             fn->params[i].dir == WF_NATIVE_IN ? c_type(fn->params[i].type) : &ffi_type_pointer;
@@ -603,6 +630,25 @@ static void frame_release(const wf_native_fn *fn, call_frame *cf)
     }
 }
 
+/* Parameter i's argument as the callee takes it: the slot's value for IN, its address for
+ * OUT and INOUT. */
+static void frame_link(const wf_native_fn *fn, call_frame *cf, size_t i)
+{
+    cf->ptrs[i] = &cf->slots[i];
+    cf->avalues[i] =
+        fn->params[i].dir == WF_NATIVE_IN ? (void *)&cf->slots[i] : (void *)&cf->ptrs[i];
+}
+
+/* The call itself, on a linked frame; rv receives the raw result. */
+static void frame_call(const wf_native_fn *fn, call_frame *cf, ret_slot *rv)
+{
+    memset(rv, 0, sizeof *rv);
+    if (fn->direct)
+        fn->direct(fn->code, cf->avalues, rv);
+    else
+        ffi_call((ffi_cif *)&fn->cif, fn->code, rv, cf->avalues);
+}
+
 static wf_status prepare_frame(const wf_native_fn *fn, const wf_value *args, call_frame *cf,
                                wf_error *err)
 {
@@ -617,9 +663,7 @@ static wf_status prepare_frame(const wf_native_fn *fn, const wf_value *args, cal
             if (st != WF_OK)
                 return st;
         }
-        cf->ptrs[i] = &cf->slots[i];
-        cf->avalues[i] =
-            fn->params[i].dir == WF_NATIVE_IN ? (void *)&cf->slots[i] : (void *)&cf->ptrs[i];
+        frame_link(fn, cf, i);
     }
     return WF_OK;
 }
@@ -717,6 +761,46 @@ void wf_native_watch_set(wf_native_watch_fn watch, void *ud)
     watch_ud = ud;
 }
 
+bool wf_native_fn_is_scalar(const wf_native_fn *fn)
+{
+    return fn->scalar;
+}
+
+/* The watcher's view of a scalar call: the In values side by side, null for OUT. */
+static void watch_scalar(const wf_native_fn *fn, const wf_value *const *args)
+{
+    wf_value in[MAX_PARAMS];
+    for (size_t i = 0; i < fn->sig.param_count; i++)
+        in[i] = fn->params[i].dir == WF_NATIVE_OUT ? wf_null() : *args[i];
+    watch_fn(watch_ud, fn, in);
+}
+
+void wf_native_fn_call_scalar(const wf_native_fn *fn, const wf_value *const *args, wf_value *outs,
+                              wf_value *ret)
+{
+    assert(fn->scalar);
+    if (ret)
+        *ret = wf_null();
+    call_frame cf; /* slots, ptrs and avalues only: a scalar holds nothing */
+    for (size_t i = 0; i < fn->sig.param_count; i++) {
+        if (outs)
+            outs[i] = wf_null();
+        cf.slots[i].i64 = 0;
+        if (fn->params[i].dir != WF_NATIVE_OUT) {
+            assert(args[i]->type == fn->params[i].type);
+            store_scalar(&cf.slots[i], args[i]);
+        }
+        frame_link(fn, &cf, i);
+    }
+    if (watch_fn)
+        watch_scalar(fn, args);
+    ret_slot rv;
+    frame_call(fn, &cf, &rv);
+    wf_status st = unmarshal(fn, &cf, &rv, outs, ret, NULL);
+    assert(st == WF_OK); /* from_c allocates only for strings */
+    (void)st;
+}
+
 wf_status wf_native_fn_call(const wf_native_fn *fn, const wf_value *args, wf_value *outs,
                             wf_value *ret, wf_error *err)
 {
@@ -730,14 +814,10 @@ wf_status wf_native_fn_call(const wf_native_fn *fn, const wf_value *args, wf_val
         frame_release(fn, &cf);
         return st;
     }
-    ret_slot rv;
-    memset(&rv, 0, sizeof rv);
     if (watch_fn)
         watch_fn(watch_ud, fn, args);
-    if (fn->direct)
-        fn->direct(fn->code, cf.avalues, &rv);
-    else
-        ffi_call((ffi_cif *)&fn->cif, fn->code, &rv, cf.avalues);
+    ret_slot rv;
+    frame_call(fn, &cf, &rv);
     st = unmarshal(fn, &cf, &rv, outs, ret, err);
     frame_release(fn, &cf);
     if (st == WF_OK && fn->sig.error_on_nonzero && (int32_t)rv.sa != 0)

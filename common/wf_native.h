@@ -97,6 +97,17 @@ const wf_native_sig *wf_native_fn_sig(const wf_native_fn *fn);
 wf_status wf_native_fn_call(const wf_native_fn *fn, const wf_value *args, wf_value *outs,
                             wf_value *ret, wf_error *err);
 
+/* Whether fn is scalar: every parameter and the result (if any) Boolean, Int32, Int64,
+ * DateTime or Double, and no ErrorOnNonZero. Such a call cannot fail once its In values have
+ * their declared types, which is what wf_native_fn_call_scalar relies on. */
+bool wf_native_fn_is_scalar(const wf_native_fn *fn);
+/* wf_native_fn_call for a scalar fn whose In values already have the declared types, for
+ * callers that hold them in place: args[i] points at the In value of an IN or INOUT parameter
+ * (borrowed for the call; ignored, and may be NULL, for OUT). outs and *ret are filled as by
+ * wf_native_fn_call (scalars: nothing to release) and the watcher sees the same values. */
+void wf_native_fn_call_scalar(const wf_native_fn *fn, const wf_value *const *args, wf_value *outs,
+                              wf_value *ret);
+
 /* A watcher told, on the calling thread, just before each native call it makes: the function
  * and the In values given to wf_native_fn_call (args[i] for IN and INOUT parameters). `wfbridge
  * verify` sets one in the child process of an isolated run, so a call that never returns (a

@@ -148,7 +148,7 @@ static wf_status invoke_cc(call_ctx *cc, wfl_tl_get_fn get, wfl_tl_set_fn set, w
                            wf_error *err)
 {
     cc->ex->stats.native_calls++;
-    wfl_tl_binding b = {get, set, cc->ex->opts.trace ? trace_call : NULL, cc, NULL, NULL};
+    wfl_tl_binding b = {get, set, cc->ex->opts.trace ? trace_call : NULL, cc, NULL, NULL, NULL};
     return wfl_tl_func_invoke(cc->fn, &b, ret, err);
 }
 
@@ -164,6 +164,13 @@ static wf_status set_at_dp(void *ud, size_t index, const wf_value *value, wf_err
     return wfl_act_set(cc->target, cc->dps[index], value, err);
 }
 
+/* An unbound DP's value in its slot (a bound one is read through get_at_dp). */
+static const wf_value *peek_at_dp(void *ud, size_t index)
+{
+    call_ctx *cc = ud;
+    return wfl_act_peek(cc->target, cc->dps[index]);
+}
+
 /* Call cc->fn through cc->dps (parameters resolved at load, no lookup by name). */
 static wf_status invoke_at(call_ctx *cc, wf_value *ret, wf_error *err)
 {
@@ -171,6 +178,7 @@ static wf_status invoke_at(call_ctx *cc, wf_value *ret, wf_error *err)
     wfl_tl_binding b = WFL_TL_BINDING_INIT;
     b.get_at = get_at_dp;
     b.set_at = set_at_dp;
+    b.peek_at = peek_at_dp;
     b.trace = cc->ex->opts.trace ? trace_call : NULL;
     b.ud = cc;
     return wfl_tl_func_invoke(cc->fn, &b, ret, err);
@@ -199,6 +207,8 @@ static wf_status invoke_on(wfl_exec *ex, wfl_act *act, wfl_act *target, const wf
 
 /* ---- rules target: `this` is the root ----------------------------------------------------------
  */
+enum { MEMBER_PROBES = 4 }; /* a rule set's few names share 16 entries: probe, not evict */
+
 /* The root's DP a this-path names. Rules name the same few members on every evaluation (a
  * While's condition each iteration): remembered per executor by the address of the name, and
  * a hit is checked against the root's current type and by content, so nothing read can
@@ -209,6 +219,13 @@ static const wfl_dp *root_member(wfl_exec *ex, const char *name)
     size_t slots = sizeof ex->members / sizeof ex->members[0];
     uint64_t h = (uint64_t)(uintptr_t)name * UINT64_C(0x9E3779B97F4A7C15); /* names packed */
     member_memo *e = &ex->members[(h >> 32) % slots];
+    for (size_t i = 0; i < MEMBER_PROBES; i++) {
+        member_memo *m = &ex->members[((h >> 32) + i) % slots];
+        if (m->name == name || !m->name) {
+            e = m;
+            break;
+        }
+    }
     if (e->name == name && e->type == t && e->index < t->dp_count &&
         dp_name_is(t->dps[e->index], name))
         return t->dps[e->index];
@@ -279,9 +296,17 @@ static wf_status rules_set(void *ud, const wfl_rules_seg *path, size_t count, co
     return rc;
 }
 
+/* The slot rules_get would copy from (an unbound DP of the root), or NULL. */
+static const wf_value *rules_peek(void *ud, const char *member)
+{
+    wfl_exec *ex = ud;
+    const wfl_dp *dp = root_member(ex, member);
+    return dp ? wfl_act_peek(root_of(ex), dp) : NULL;
+}
+
 static wfl_rules_target rules_target(wfl_exec *ex)
 {
-    wfl_rules_target t = {rules_get, rules_set, NULL, ex};
+    wfl_rules_target t = {rules_get, rules_set, NULL, ex, rules_peek};
     return t;
 }
 

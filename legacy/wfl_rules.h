@@ -49,6 +49,10 @@ typedef struct wfl_rules_target {
     wf_status (*invoke)(void *ud, const char *method, const wf_value *args, size_t argc,
                         wf_value *ret, wf_value *exc, wf_error *err);
     void *ud;
+    /* optional: the value `this.member` reads, in place (borrowed for the evaluation step),
+     * or NULL to read it through get. The evaluator then computes Int32 comparisons and
+     * + and - on members and literals without a copy; the results are get's. */
+    const wf_value *(*peek)(void *ud, const char *member);
 } wfl_rules_target;
 
 /* ---- loading --------------------------------------------------------------------------- */

@@ -374,8 +374,48 @@ static wf_status eval_bool(ev *c, const wfl_rexpr *e, bool *out)
     return WF_OK;
 }
 
+static bool is_this_member(const wfl_rexpr *e);
+
+/* An operand of the Int32 quick form: a literal, or a plain this.Member the target peeks. */
+static const wf_value *quick_operand(ev *c, const wfl_rexpr *e)
+{
+    if (e->kind == WFL_REX_PRIMITIVE)
+        return &e->value;
+    return c->t && c->t->peek && is_this_member(e) ? c->t->peek(c->t->ud, e->name) : NULL;
+}
+
+/* A comparison, + or - of two Int32 operands (a While's condition, a counter's step) computed
+ * in place: what binop gives for two Int32 values (compare_op, values_equal, int_op's wrap).
+ * False, nothing done, for anything else: the general path evaluates it. */
+static bool quick_binary(ev *c, const wfl_rexpr *e, wf_value *out)
+{
+    if (e->op != WFL_ROP_LESS_THAN && e->op != WFL_ROP_LESS_THAN_OR_EQUAL &&
+        e->op != WFL_ROP_GREATER_THAN && e->op != WFL_ROP_GREATER_THAN_OR_EQUAL &&
+        e->op != WFL_ROP_VALUE_EQUALITY && e->op != WFL_ROP_ADD && e->op != WFL_ROP_SUBTRACT)
+        return false;
+    const wf_value *l = quick_operand(c, e->kids[0]);
+    if (!l || l->type->kind != WF_K_INT32)
+        return false;
+    const wf_value *r = quick_operand(c, e->kids[1]);
+    if (!r || r->type->kind != WF_K_INT32)
+        return false;
+    int32_t a = l->u.i32, b = r->u.i32;
+    switch (e->op) {
+    case WFL_ROP_LESS_THAN: *out = wf_bool(a < b); break;
+    case WFL_ROP_LESS_THAN_OR_EQUAL: *out = wf_bool(a <= b); break;
+    case WFL_ROP_GREATER_THAN: *out = wf_bool(a > b); break;
+    case WFL_ROP_GREATER_THAN_OR_EQUAL: *out = wf_bool(a >= b); break;
+    case WFL_ROP_VALUE_EQUALITY: *out = wf_bool(a == b); break;
+    case WFL_ROP_ADD: *out = wf_int32((int32_t)((uint32_t)a + (uint32_t)b)); break;
+    default: *out = wf_int32((int32_t)((uint32_t)a - (uint32_t)b)); break;
+    }
+    return true;
+}
+
 static wf_status eval_binary(ev *c, const wfl_rexpr *e, wf_value *out)
 {
+    if (quick_binary(c, e, out))
+        return WF_OK;
     if (e->op == WFL_ROP_BOOLEAN_AND || e->op == WFL_ROP_BOOLEAN_OR) {
         bool l = false, r = false;
         wf_status st = eval_bool(c, e->kids[0], &l);

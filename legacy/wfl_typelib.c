@@ -1128,6 +1128,7 @@ const wf_native_fn *wfl_tl_func_native(const wfl_tl_func *fn) { return fn->nativ
 wf_loc wfl_tl_func_loc(const wfl_tl_func *fn) { return fn->loc; }
 
 /* ---- invoke ---------------------------------------------------------------------------- */
+enum { PEEK_MAX = 8 }; /* parameters of a call made on peeked values */
 
 /* Read the In/InOut values through b->get, converted to the declared types. */
 static wf_status gather_args(const wfl_tl_func *fn, const wfl_tl_binding *b, wf_value *args,
@@ -1220,6 +1221,35 @@ static wf_status call_native(const wfl_tl_func *fn, const wfl_tl_binding *b, wf_
     return st;
 }
 
+/* The In values of a scalar call read in place through b->peek_at; false when one cannot be
+ * (not peekable, or not of the declared type: the general path reads and converts it). */
+static bool peek_args(const wfl_tl_func *fn, const wfl_tl_binding *b, const wf_value **in)
+{
+    if (!b->peek_at || b->trace || fn->ret_binding || fn->param_count > PEEK_MAX ||
+        !wf_native_fn_is_scalar(fn->native))
+        return false;
+    for (size_t i = 0; i < fn->param_count; i++) {
+        const wfl_tl_prop *prm = &fn->params[i];
+        in[i] = prm->dir == WFL_TL_OUT ? NULL : b->peek_at(b->ud, i);
+        if (prm->dir != WFL_TL_OUT && (!in[i] || in[i]->type != prm->type))
+            return false;
+    }
+    return true;
+}
+
+/* call_native for a scalar function on peeked In values: nothing converted, held or released
+ * (scalars), the same write-back. */
+static wf_status call_scalar(const wfl_tl_func *fn, const wfl_tl_binding *b,
+                             const wf_value *const *in, wf_value *ret, wf_error *err)
+{
+    wf_value outs[PEEK_MAX], r;
+    wf_native_fn_call_scalar(fn->native, in, outs, &r);
+    wf_status st = write_back(fn, b, outs, &r, err);
+    if (ret)
+        *ret = r;
+    return st;
+}
+
 wf_status wfl_tl_func_invoke(const wfl_tl_func *fn, const wfl_tl_binding *b, wf_value *ret,
                              wf_error *err)
 {
@@ -1229,6 +1259,9 @@ wf_status wfl_tl_func_invoke(const wfl_tl_func *fn, const wfl_tl_binding *b, wf_
         return wf_error_set(err, WF_E_STATE, &fn->loc,
                             "'%s' has no native binding (type library parsed without its "
                             "library)", fn->symbol);
+    const wf_value *in[PEEK_MAX];
+    if (peek_args(fn, b, in))
+        return call_scalar(fn, b, in, ret, err);
     wf_value stack[2 * 16];
     wf_value *args = stack, *outs = stack + 16;
     if (fn->param_count > 16) {

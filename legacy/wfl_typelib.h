@@ -179,6 +179,10 @@ typedef wf_status (*wfl_tl_get_at_fn)(void *ud, size_t index, wf_value *out, wf_
 typedef wf_status (*wfl_tl_set_at_fn)(void *ud, size_t index, const wf_value *value,
                                       wf_error *err);
 
+/* The In value of parameter `index` where the caller keeps it (borrowed for the call), or
+ * NULL when it has to be read through get_at (a bound property, say). */
+typedef const wf_value *(*wfl_tl_peek_at_fn)(void *ud, size_t index);
+
 typedef struct wfl_tl_binding {
     wfl_tl_get_fn get;     /* required when the function has In/InOut parameters */
     wfl_tl_set_fn set;     /* required when it has Out/InOut/Return bindings */
@@ -186,10 +190,14 @@ typedef struct wfl_tl_binding {
     void *ud;
     wfl_tl_get_at_fn get_at; /* optional: used instead of get */
     wfl_tl_set_at_fn set_at; /* optional: used instead of set */
+    /* optional, beside get_at: a scalar function (wf_native_fn_is_scalar) whose In values
+     * all peek as their declared types is called on them in place, nothing copied */
+    wfl_tl_peek_at_fn peek_at;
 } wfl_tl_binding;
 
 #define WFL_TL_BINDING_INIT                                                                       \
-    {.get = NULL, .set = NULL, .trace = NULL, .ud = NULL, .get_at = NULL, .set_at = NULL}
+    {.get = NULL, .set = NULL, .trace = NULL, .ud = NULL, .get_at = NULL, .set_at = NULL,        \
+     .peek_at = NULL}
 
 /* Call fn: gather In/InOut values by name through b->get, call the native function, write
  * Out/InOut values and the Return binding back through b->set, then trace. *ret (optional)

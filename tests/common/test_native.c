@@ -195,6 +195,69 @@ START_TEST(test_scalar_out_and_inout_slots)
 }
 END_TEST
 
+/* The in-place call of a scalar function gives what wf_native_fn_call gives: Out and InOut
+ * values, the result, null for the In side (libffi: wfn_counts; direct: wfn_below). */
+START_TEST(test_scalar_call_in_place_matches_the_general_call)
+{
+    wf_libpath *path = test_path();
+    wf_native_lib *lib = open_lib(path);
+    wf_native_param p[] = {{&wf_type_int32, WF_NATIVE_INOUT},
+                           {&wf_type_int64, WF_NATIVE_OUT},
+                           {&wf_type_double, WF_NATIVE_OUT},
+                           {&wf_type_bool, WF_NATIVE_OUT}};
+    wf_native_sig sig = {NULL, p, 4, false};
+    wf_native_fn *counts = NULL, *below = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wf_native_fn_prepare(lib, "wfn_counts", &sig, &counts, &err), WF_OK);
+    ck_assert(wf_native_fn_is_scalar(counts));
+    wf_value start = wf_int32(41), outs[4], ret;
+    const wf_value *in[4] = {&start, NULL, NULL, NULL};
+    wf_native_fn_call_scalar(counts, in, outs, &ret);
+    ck_assert(wf_is_null(&ret));
+    ck_assert(outs[0].type == &wf_type_int32 && outs[0].u.i32 == 42);
+    ck_assert(outs[1].type == &wf_type_int64 && outs[1].u.i64 == 5000000000LL);
+    ck_assert(outs[2].type == &wf_type_double && outs[2].u.d == 0.25);
+    ck_assert(outs[3].type == &wf_type_bool && outs[3].u.b);
+    ck_assert_int_eq(start.u.i32, 41); /* the In value is read, not written */
+    wf_native_param two32[] = {{&wf_type_int32, WF_NATIVE_IN}, {&wf_type_int32, WF_NATIVE_IN}};
+    wf_native_sig bsig = {&wf_type_bool, two32, 2, false};
+    ck_assert_int_eq(wf_native_fn_prepare(lib, "wfn_below", &bsig, &below, &err), WF_OK);
+    wf_value a = wf_int32(-5), b = wf_int32(12);
+    const wf_value *args[2] = {&a, &b};
+    wf_native_fn_call_scalar(below, args, outs, &ret);
+    ck_assert(ret.type == &wf_type_bool && ret.u.b);
+    ck_assert(wf_is_null(&outs[0]) && wf_is_null(&outs[1]));
+    wf_native_fn_destroy(below);
+    wf_native_fn_destroy(counts);
+    wf_native_lib_close(lib);
+    wf_libpath_destroy(path);
+}
+END_TEST
+
+/* Strings, Decimals and ErrorOnNonZero keep the general call (conversion, ownership, fault). */
+START_TEST(test_scalar_excludes_strings_decimals_and_status)
+{
+    wf_libpath *path = test_path();
+    wf_native_lib *lib = open_lib(path);
+    wf_native_param sp = {&wf_type_string, WF_NATIVE_IN};
+    wf_native_param dec = {&wf_type_decimal, WF_NATIVE_IN};
+    wf_native_param i32 = {&wf_type_int32, WF_NATIVE_IN};
+    wf_native_sig sigs[] = {{&wf_type_int32, &sp, 1, false},
+                            {&wf_type_decimal, &dec, 1, false},
+                            {&wf_type_int32, &i32, 1, true}};
+    const char *symbols[] = {"wfn_strlen", "wfn_decimal_double", "wfn_not"};
+    for (size_t i = 0; i < 3; i++) {
+        wf_native_fn *fn = NULL;
+        wf_error err = WF_ERROR_INIT;
+        ck_assert_int_eq(wf_native_fn_prepare(lib, symbols[i], &sigs[i], &fn, &err), WF_OK);
+        ck_assert(!wf_native_fn_is_scalar(fn));
+        wf_native_fn_destroy(fn);
+    }
+    wf_native_lib_close(lib);
+    wf_libpath_destroy(path);
+}
+END_TEST
+
 START_TEST(test_error_on_nonzero_still_fills_outputs)
 {
     wf_native_param p[] = {{&wf_type_int32, WF_NATIVE_IN}, {&wf_type_string, WF_NATIVE_OUT}};
@@ -362,6 +425,8 @@ Suite *common_native_suite(void)
     tcase_add_test(core, test_every_parameter_type_in_one_call);
     tcase_add_test(core, test_strings_in_out_and_returned);
     tcase_add_test(core, test_scalar_out_and_inout_slots);
+    tcase_add_test(core, test_scalar_call_in_place_matches_the_general_call);
+    tcase_add_test(core, test_scalar_excludes_strings_decimals_and_status);
     tcase_add_test(core, test_error_on_nonzero_still_fills_outputs);
     tcase_add_test(core, test_decimal_rounds_into_currency);
     suite_add_tcase(s, core);

@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wf_error err = WF_ERROR_INIT;
     if (wfl_rules_load_mem("fuzz.rules", (const char *)data, size, types, &rules, diags, &err) ==
         WF_OK) {
-        wfl_rules_target target = {no_member, NULL, NULL, NULL};
+        wfl_rules_target target = {no_member, NULL, NULL, NULL, NULL};
         for (size_t i = 0; i < wfl_rules_condition_count(rules); i++) {
             const wfl_rule_cond *c = wfl_rules_condition_at(rules, i);
             wf_buf buf;

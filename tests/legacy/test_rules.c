@@ -90,9 +90,19 @@ static wf_status obj_invoke_cb(void *ud, const char *method, const wf_value *arg
     return WF_OK;
 }
 
+/* The in-place read (wfl_rules_target.peek): the same value obj_get_cb copies. */
+static const wf_value *obj_peek_cb(void *ud, const char *member)
+{
+    return obj_get(ud, member);
+}
+
+static bool peeking; /* targets offer peek (the legacy runtime's root does) */
+
 static wfl_rules_target target_for(obj *o)
 {
-    wfl_rules_target t = {obj_get_cb, obj_set_cb, obj_invoke_cb, o};
+    wfl_rules_target t = {obj_get_cb, obj_set_cb, obj_invoke_cb, o, NULL};
+    if (peeking)
+        t.peek = obj_peek_cb;
     return t;
 }
 
@@ -114,6 +124,7 @@ static void setup(void)
     ck_assert_ptr_nonnull(types);
     rules = NULL;
     memset(&self, 0, sizeof self);
+    peeking = false;
 }
 
 static void teardown(void)
@@ -589,7 +600,7 @@ END_TEST
 
 /* WF3 evaluates Int32/Int64 arithmetic unchecked, like compiled C# (docs/wf3-behaviour.md):
  * 3 * 1,000,000,000 is -1,294,967,296; only MinValue / -1 still throws. */
-START_TEST(test_integer_arithmetic_wraps)
+static void expect_unchecked_arithmetic(void)
 {
     load("tests/legacy/data/unchecked.rules");
     obj_put(&self, "IntMax", wf_int32(INT32_MAX));
@@ -600,12 +611,16 @@ START_TEST(test_integer_arithmetic_wraps)
     expect_true("Int64Wraps");
     expect_fault("MinOverMinusOne", &wf_exc_overflow);
 }
+
+START_TEST(test_integer_arithmetic_wraps)
+{
+    expect_unchecked_arithmetic();
+}
 END_TEST
 
-START_TEST(test_type_errors_and_unknown_members_are_errors)
+/* The operator fixture's type mismatch is WF_E_TYPE; with `this` emptied, Add names 'A'. */
+static void expect_type_and_name_errors(void)
 {
-    load(OPS);
-    fill_operands();
     bool result;
     wf_error err = WF_ERROR_INIT;
     ck_assert_int_eq(cond("TypeMismatch", &result, NULL, &err), WF_E_TYPE);
@@ -614,6 +629,44 @@ START_TEST(test_type_errors_and_unknown_members_are_errors)
     memset(&self, 0, sizeof self);
     ck_assert_int_eq(cond("Add", &result, NULL, &err), WF_E_NAME);
     ck_assert_ptr_nonnull(strstr(err.message, "'A'"));
+}
+
+/* Int32 comparisons, + and - on members read in place (quick_binary) give the tree's results:
+ * the operators, the false cases, the wrap at Int32.MaxValue; other types still go the tree's
+ * way (TypeMismatch), and a member the target does not have is still WF_E_NAME. */
+START_TEST(test_members_read_in_place_evaluate_the_same)
+{
+    peeking = true;
+    load(OPS);
+    fill_operands();
+    static const char *const names[] = {
+        "IsPreferred", "Add", "Subtract", "ValueEquality", "LessThan", "LessThanOrEqual",
+        "GreaterThan", "GreaterThanOrEqual", "Negative", "DecimalMath", "DoubleMath"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        expect_true(names[i]);
+    bool result = true;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(cond("Overflow", &result, NULL, &err), WF_OK);
+    ck_assert(!result);
+    obj_put(&self, "ClientId", wf_int32(2000));
+    ck_assert_int_eq(cond("IsPreferred", &result, NULL, &err), WF_OK);
+    ck_assert(!result);
+    expect_type_and_name_errors();
+}
+END_TEST
+
+START_TEST(test_members_read_in_place_wrap_the_same)
+{
+    peeking = true;
+    expect_unchecked_arithmetic();
+}
+END_TEST
+
+START_TEST(test_type_errors_and_unknown_members_are_errors)
+{
+    load(OPS);
+    fill_operands();
+    expect_type_and_name_errors();
 }
 END_TEST
 
@@ -881,6 +934,8 @@ Suite *legacy_rules_suite(void)
     tcase_add_test(tc, test_list_and_string_methods);
     tcase_add_test(tc, test_decimal_is_system_decimal);
     tcase_add_test(tc, test_type_errors_and_unknown_members_are_errors);
+    tcase_add_test(tc, test_members_read_in_place_evaluate_the_same);
+    tcase_add_test(tc, test_members_read_in_place_wrap_the_same);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("bad_input");
