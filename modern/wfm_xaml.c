@@ -2670,7 +2670,7 @@ static bool load_init(wfm_load *L, const wfm_load_opts *opts, const char *name, 
     atomic_init(&def->refcount, 1);
     def->arena = arena;
     def->path = path;
-    def->hash = wf_hash_bytes(data, len);
+    def->hash = opts->text_hash ? *opts->text_hash : wf_hash_bytes(data, len);
     sha256_chain(def->sha256, false, data, len);
     def->catalogue = opts->catalogue;
     def->types = opts->types;
