@@ -199,14 +199,16 @@ static bool skip_attr(wfm_load *L, const wf_xml_node *el, const wf_xml_attr *a)
            (is_ns(a->ns, WFM__NS_MC) && strcmp(a->name, "Ignorable") == 0);
 }
 
+/* Every item placed asks both: the local name is tested first (its first byte inline), as it
+ * rules out almost every element without comparing the long namespace URI. */
 static bool is_x_reference(const wf_xml_node *c)
 {
-    return wfm__xt_is_x(c->ns) && strcmp(c->name, "Reference") == 0;
+    return c->name[0] == 'R' && strcmp(c->name, "Reference") == 0 && wfm__xt_is_x(c->ns);
 }
 
 static bool is_x_null(const wf_xml_node *c)
 {
-    return wfm__xt_is_x(c->ns) && strcmp(c->name, "Null") == 0;
+    return c->name[0] == 'N' && strcmp(c->name, "Null") == 0 && wfm__xt_is_x(c->ns);
 }
 
 /* The text after leading blanks, with its location advanced over them. */
