@@ -412,12 +412,19 @@ static void memory_report(double mper, double lper, const large_stats *l)
           "each, a constant 40, a slot 24, an operator 72, and their source text, kept for\n"
           "run-time messages); arena slack ~0. What is left would need the expressions shared or\n"
           "their source re-read from the file for messages (~4 a node). Cold load (perf, shares\n"
-          "of the load): libxml2's parse with the DOM it feeds (columns included) ~25%%, building\n"
-          "the tree ~60%% (the expressions ~16%%, the arena's zeroing and page faults ~15%%,\n"
-          "mc:Ignorable ~4%%, its carriers found once per file, numbering ~2%% now that it writes\n"
-          "no ids), hashing the text ~7%% (the definition's FNV identity, its SHA-256 digest, the\n"
-          "cache key); <= 20 ms would need the parse streamed (xmlReader, no DOM of our own), the\n"
-          "tree built in one pass over it and fewer bytes per node to fault in.\n\n");
+          "of the load at machine load ~4; callgrind: ~202M instructions a load, 234M before the\n"
+          "parser compared keywords inline, the cache key became the FNV identity and the\n"
+          "start-tag scan lost its per-byte calls): libxml2's parse ~14%%, our SAX handlers\n"
+          "building the DOM with columns ~12%%, building the tree ~65%% (the expressions ~13%%,\n"
+          "the arena's zeroing and page faults ~9%%, the mc:Ignorable and designer-member checks\n"
+          "that first touch each element of the DOM, cold by then, ~7%%, mc:Ignorable's carriers\n"
+          "found once per file ~3%%, numbering ~3%%), hashing the text ~4%% (the FNV identity,\n"
+          "which is also the runtime's cache key, so the text is hashed once, and the SHA-256\n"
+          "digest, with SHA-NI). The page faults, ~1,100 a load (the definition's arena, fresh\n"
+          "from the kernel each time since the last one was freed), cost more as the machine gets\n"
+          "busier: ~40%% of the load in one profile at load 8, most of the spread between quiet\n"
+          "and loaded runs. <= 20 ms would need the parse streamed into the tree (no DOM of our\n"
+          "own, written and then read back cold) and fewer bytes per node to fault in.\n\n");
     bu_json("bench_activation", "memory", "1,001 definitions", "legacy", "bytes per definition",
             bu_one(lper));
     bu_json("bench_activation", "memory", "1,001 definitions", "modern", "bytes per definition",

@@ -161,8 +161,9 @@ void wf_arena_destroy(wf_arena *arena)
 }
 
 /* A request larger than a quarter block gets a block of its own, linked behind the head so
- * the head keeps filling. The block is not cleared: each request zeroes what it takes. */
-static arena_block *arena_grow(wf_arena *arena, size_t size)
+ * the head keeps filling. The block is not cleared: each request zeroes what it takes.
+ * Out of line: arena_room's common case (the head has room) then inlines into its callers. */
+static __attribute__((noinline)) arena_block *arena_grow(wf_arena *arena, size_t size)
 {
     bool own = size > arena->block_size / 4;
     size_t data = own ? size : arena->block_size;
@@ -189,7 +190,7 @@ static arena_block *arena_grow(wf_arena *arena, size_t size)
 static arena_block *arena_room(wf_arena *arena, size_t need)
 {
     arena_block *b = arena->head;
-    if (b && b->top - b->used >= need)
+    if (__builtin_expect(b && b->top - b->used >= need, 1))
         return b;
     return arena_grow(arena, need);
 }

@@ -50,6 +50,7 @@ typedef struct loader {
     size_t cursor;       /* source offset just past the last markup (or text) accounted for */
     size_t *line_starts; /* offsets where each line begins */
     size_t line_count;
+    bool has_bom;    /* the input starts with a UTF-8 byte order mark */
     size_t memo_off; /* the last position pos_of computed */
     unsigned memo_line, memo_col;
     wf_xml_limits lim;
@@ -107,6 +108,7 @@ static bool build_lines(loader *ld)
         return false;
     ld->line_starts[0] = 0;
     ld->line_count = 1 + line_breaks(ld->data, ld->len, ld->line_starts + 1);
+    ld->has_bom = ld->len >= 3 && memcmp(ld->data, "\xEF\xBB\xBF", 3) == 0;
     return true;
 }
 
@@ -141,7 +143,7 @@ static void pos_of(loader *ld, size_t off, unsigned *line, unsigned *col)
     }
     unsigned c = 1;
     size_t start = ld->line_starts[lo];
-    if (lo == 0 && ld->len >= 3 && memcmp(ld->data, "\xEF\xBB\xBF", 3) == 0)
+    if (lo == 0 && ld->has_bom)
         start = off >= 3 ? 3 : off; /* the byte order mark is not a character of line 1 */
     if (ld->memo_line == lo + 1 && ld->memo_off >= start && ld->memo_off <= off) {
         start = ld->memo_off;
@@ -176,6 +178,8 @@ static size_t skip_past(const loader *ld, size_t off, const char *end)
 /* If a comment, PI or CDATA section starts at off, the offset past it; else off. */
 static size_t skip_special(const loader *ld, size_t off)
 {
+    if (off + 1 < ld->len && ld->data[off + 1] != '!' && ld->data[off + 1] != '?')
+        return off; /* a tag: what follows its '<' can start none of them */
     if (starts(ld, off, "<!--"))
         return skip_past(ld, off + 4, "-->");
     if (starts(ld, off, "<?"))
@@ -296,9 +300,14 @@ static void on_subset(void *ud, const xmlChar *name, const xmlChar *ext_id, cons
 
 /* ---- start tags ----------------------------------------------------------------------- */
 
+/* The bytes that end a name in a start tag: white space, '=', '/' and '>'. A table, since
+ * the scan asks this of every byte of every name. */
+static const bool name_end[256] = {[' '] = true, ['\t'] = true, ['\n'] = true, ['\r'] = true,
+                                   ['='] = true, ['/'] = true,  ['>'] = true};
+
 static bool is_name_end(char c)
 {
-    return is_space(c) || c == '=' || c == '/' || c == '>';
+    return name_end[(unsigned char)c];
 }
 
 /* Scans the start tag whose '<' is at lt: records up to cap attributes (xmlns ones too) and

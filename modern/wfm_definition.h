@@ -50,11 +50,14 @@ typedef struct wfm_load_opts {
      * (an InvokeMethod faults with InvalidOperationException). */
     wfm_native_check_fn check_native;
     void *check_ud;
+    /* Non-NULL: wf_hash_bytes of the text, which the caller computed already (the runtime's
+     * cache key); the load then does not hash the text a second time. */
+    const uint64_t *text_hash;
 } wfm_load_opts;
 
 #define WFM_LOAD_OPTS_INIT                                                                         \
     {.catalogue = NULL, .types = NULL, .libpath = NULL, .diags = NULL, .xml_limits = NULL,         \
-     .check_native = NULL, .check_ud = NULL}
+     .check_native = NULL, .check_ud = NULL, .text_hash = NULL}
 
 /* Load, validate and compile. On failure *out is NULL, every problem found was added to
  * opts->diags (as "file:line:col" errors), and err holds the first error in source order.

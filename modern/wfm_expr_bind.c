@@ -1307,9 +1307,20 @@ static xnode *parse_rule(xparser *p)
     return x && wfm_expr__expect(p, ')') ? x : NULL;
 }
 
+/* False when t cannot be one of the words keyword() knows (their first letters and at most 7
+ * letters): most names are rejected here without testing each word. Keep in step with it. */
+static bool may_be_keyword(const xparser *p, const xtok *t)
+{
+    static const char initials[] = "adfimnotw";
+    return t->kind == TK_ID && t->len <= 7 &&
+           memchr(initials, wfm_expr__ascii_lower(p->text[t->off]), sizeof initials - 1);
+}
+
 static xnode *keyword(xparser *p, const xtok *t, bool *handled)
 {
-    *handled = true;
+    *handled = may_be_keyword(p, t);
+    if (!*handled)
+        return NULL;
     if (wfm_expr__tok_is(p, t, "true") || wfm_expr__tok_is(p, t, "false")) {
         wfm_expr__advance(p);
         xnode *n = wfm_expr__mk(p, XOP_CONST, &wf_type_bool, t->off, NULL, NULL, NULL);

@@ -233,7 +233,25 @@ xnode *wfm_expr__unexpected(xparser *p);
 void wfm_expr__advance(xparser *p);
 bool wfm_expr__expect(xparser *p, int c);
 xtok wfm_expr__peek(const xparser *p);
-bool wfm_expr__tok_is(const xparser *p, const xtok *t, const char *word); /* case-insensitive */
+
+static inline char wfm_expr__ascii_lower(char c)
+{
+    return c >= 'A' && c <= 'Z' ? (char)(c + ('a' - 'A')) : c;
+}
+
+/* True if t is the name `word`, compared as the C locale's strncasecmp would. Inline: the
+ * parser asks this for every keyword a name might be, and with `word` a constant most answers
+ * are "no" at the first byte. */
+static inline bool wfm_expr__tok_is(const xparser *p, const xtok *t, const char *word)
+{
+    if (t->kind != TK_ID)
+        return false;
+    const char *s = p->text + t->off;
+    for (uint32_t i = 0; i < t->len; i++)
+        if (word[i] == '\0' || wfm_expr__ascii_lower(s[i]) != wfm_expr__ascii_lower(word[i]))
+            return false;
+    return word[t->len] == '\0';
+}
 
 xnode *wfm_expr__mk(xparser *p, int op, const wf_type *type, uint32_t off, xnode *a, xnode *b,
                     xnode *c);

@@ -5,7 +5,6 @@
 #include <assert.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "wfm_expr_int.h"
 
@@ -67,12 +66,6 @@ static bool tok_punct(const xtok *t, int c)
 static bool is_p(const xparser *p, int c)
 {
     return tok_punct(&p->cur, c);
-}
-
-bool wfm_expr__tok_is(const xparser *p, const xtok *t, const char *word)
-{
-    return t->kind == TK_ID && strlen(word) == t->len &&
-           strncasecmp(p->text + t->off, word, t->len) == 0;
 }
 
 static bool is_kw(const xparser *p, const char *word)

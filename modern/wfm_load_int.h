@@ -103,6 +103,10 @@ struct wfm_load {
         const wfm_kind *kind;
     } kind_memo[64];
     struct wfm__ign_scope *ign; /* mc:Ignorable carriers by document (wfm_xaml_types.c) */
+    /* The scope of the last element asked about, by its parent: siblings are asked in a row,
+     * so most questions need no walk up to their document's root. */
+    const wf_xml_node *ign_parent;
+    struct wfm__ign_scope *ign_last;
 };
 
 /* wfm_xaml.c: the lnode of a node (NULL if none). */

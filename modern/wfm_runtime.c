@@ -396,9 +396,9 @@ wf_status wfm_runtime_load_mem(wfm_runtime *rt, const char *name, const char *da
 {
     *out = NULL;
     char key[64 + 4096];
-    /* SipHash reads 8 bytes a step: faster on a large file than the byte-wise hash that
-       identifies a definition in stores, which the load computes once more */
-    uint64_t h = wf_siphash24(0x77666d63616368ull, 0x6b6579ull, data, len);
+    /* The key is the hash that identifies a definition in stores, which a load needs anyway:
+       the text is hashed once, whether the definition is cached or not. */
+    uint64_t h = wf_hash_bytes(data, len);
     snprintf(key, sizeof key, "%016llx:%s", (unsigned long long)h, name);
     pthread_mutex_lock(&rt->cache_lock);
     wfm_definition *def = wf_strmap_get(rt->cache, key);
@@ -417,6 +417,7 @@ wf_status wfm_runtime_load_mem(wfm_runtime *rt, const char *name, const char *da
     lo.check_native = rt->check_native;
     lo.check_ud = rt->check_ud;
     lo.diags = diags;
+    lo.text_hash = &h;
     wf_status st = wfm_definition_load_mem(&lo, name, data, len, &def, err);
     if (st != WF_OK)
         return st;

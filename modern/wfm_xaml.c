@@ -199,14 +199,16 @@ static bool skip_attr(wfm_load *L, const wf_xml_node *el, const wf_xml_attr *a)
            (is_ns(a->ns, WFM__NS_MC) && strcmp(a->name, "Ignorable") == 0);
 }
 
+/* Every item placed asks both: the local name is tested first (its first byte inline), as it
+ * rules out almost every element without comparing the long namespace URI. */
 static bool is_x_reference(const wf_xml_node *c)
 {
-    return wfm__xt_is_x(c->ns) && strcmp(c->name, "Reference") == 0;
+    return c->name[0] == 'R' && strcmp(c->name, "Reference") == 0 && wfm__xt_is_x(c->ns);
 }
 
 static bool is_x_null(const wf_xml_node *c)
 {
-    return wfm__xt_is_x(c->ns) && strcmp(c->name, "Null") == 0;
+    return c->name[0] == 'N' && strcmp(c->name, "Null") == 0 && wfm__xt_is_x(c->ns);
 }
 
 /* The text after leading blanks, with its location advanced over them. */
@@ -2670,7 +2672,7 @@ static bool load_init(wfm_load *L, const wfm_load_opts *opts, const char *name, 
     atomic_init(&def->refcount, 1);
     def->arena = arena;
     def->path = path;
-    def->hash = wf_hash_bytes(data, len);
+    def->hash = opts->text_hash ? *opts->text_hash : wf_hash_bytes(data, len);
     sha256_chain(def->sha256, false, data, len);
     def->catalogue = opts->catalogue;
     def->types = opts->types;

@@ -119,15 +119,22 @@ bool wfm__xt_ignorable(wfm_load *load, const wf_xml_node *el, const char *ns)
 {
     if (!ns)
         return false;
-    const wf_xml_node *root = el;
-    while (root->parent)
-        root = root->parent;
-    struct wfm__ign_scope *s = load->ign;
-    while (s && s->root != root)
-        s = s->next;
-    if (!s && !(s = scope_build(load, root))) {
-        load->nomem = true;
-        return false;
+    struct wfm__ign_scope *s = NULL;
+    if (el->parent && el->parent == load->ign_parent) {
+        s = load->ign_last;
+    } else {
+        const wf_xml_node *root = el;
+        while (root->parent)
+            root = root->parent;
+        s = load->ign;
+        while (s && s->root != root)
+            s = s->next;
+        if (!s && !(s = scope_build(load, root))) {
+            load->nomem = true;
+            return false;
+        }
+        load->ign_parent = el->parent;
+        load->ign_last = s;
     }
     for (size_t i = 0; i < s->count; i++)
         for (size_t k = 0; k < s->carriers[i].uri_count; k++)

@@ -486,6 +486,7 @@ START_TEST(test_vb_spellings)
     CHECK_BOOL("[Not flag]", false);
     CHECK_BOOL("[Not count = 5]", true);
     CHECK_BOOL("[NOT (1 > 2)]", true);
+    CHECK_BOOL("[flag ANDALSO nOt (count MOD 2 = 0)]", true); /* keywords in any case */
     CHECK_I32("[count Mod 4]", 3);
     CHECK_STR("[If(flag, \"yes\", \"no\")]", "yes");
     CHECK_I64("[If(count > 100, 1, big)]", 5000000000LL);

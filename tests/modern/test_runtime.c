@@ -68,6 +68,25 @@ START_TEST(test_same_file_loaded_twice_is_the_same_definition)
 }
 END_TEST
 
+/* The cache key is the text's hash, which the load then takes as the definition's identity
+ * instead of hashing the text again: the identity is still the hash of the bytes alone. */
+START_TEST(test_cached_load_keeps_the_text_hash_as_identity)
+{
+    wfm_runtime *rt = make_rt();
+    wfm_definition *a = load_small(rt), *b = NULL;
+    wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_runtime_load_mem(rt, "other.xaml", SMALL, strlen(SMALL), &b, NULL, &err),
+                     WF_OK);
+    ck_assert_ptr_ne(a, b); /* the key holds the name too */
+    ck_assert(wfm_definition_hash(a) == wf_hash_bytes(SMALL, strlen(SMALL)));
+    ck_assert(wfm_definition_hash(b) == wfm_definition_hash(a));
+    ck_assert(memcmp(wfm_definition_sha256(a), wfm_definition_sha256(b), 32) == 0);
+    wfm_definition_release(a);
+    wfm_definition_release(b);
+    wfm_runtime_destroy(rt);
+}
+END_TEST
+
 START_TEST(test_inputs_outputs_and_bookmarks_round_trip)
 {
     wfm_runtime *rt = make_rt();
@@ -601,6 +620,7 @@ Suite *modern_runtime_suite(void)
     Suite *s = suite_create("modern_runtime");
     TCase *core = tcase_create("core");
     tcase_add_test(core, test_same_file_loaded_twice_is_the_same_definition);
+    tcase_add_test(core, test_cached_load_keeps_the_text_hash_as_identity);
     tcase_add_test(core, test_inputs_outputs_and_bookmarks_round_trip);
     tcase_add_test(core, test_instances_of_one_definition_are_independent);
     tcase_add_test(core, test_samples_run_as_documented);
