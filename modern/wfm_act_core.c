@@ -331,8 +331,7 @@ static void foreach_next(wfm_ctx *ctx, wfm_ai *ai)
         /* st->values holds the item until this ai is freed, after its children */
         wfm_inline_result r = wfm_ctx_run_delegate_inline(ctx, ai, &d);
         if (r == WFM_INLINE_UNAVAILABLE)
-            wfm_ctx_schedule_delegate_borrowed(ctx, ai, d.node, FE_BODY, d.arg, foreach_done,
-                                               NULL);
+            wfm_ctx_schedule_delegate_borrowed(ctx, ai, d.node, FE_BODY, d.arg, foreach_done, NULL);
         if (r != WFM_INLINE_CLOSED)
             return;
     }

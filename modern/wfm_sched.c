@@ -1123,9 +1123,8 @@ static wfm_ai *leaf_materialise(wfm_ctx *ctx)
     wfm_ai *leaf = &ctx->leaf, *parent = leaf->parent;
     leaf->flags |= WFM__AI_FAULTING; /* spent: later calls on it are ignored */
     for (size_t i = 0; i < ctx->leaf_pending_count; i++)
-        if (schedule_delegate(ctx, parent, ctx->leaf_dnode, ctx->leaf_dprop,
-                              &ctx->leaf_pending[i], true, leaf->on_done,
-                              leaf->on_fault) != WF_OK)
+        if (schedule_delegate(ctx, parent, ctx->leaf_dnode, ctx->leaf_dprop, &ctx->leaf_pending[i],
+                              true, leaf->on_done, leaf->on_fault) != WF_OK)
             return NULL;
     wfm_ai *ai = ai_new(ctx, leaf->node, parent, leaf->env);
     if (!ai)

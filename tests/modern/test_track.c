@@ -492,7 +492,8 @@ END_TEST
 
 /* A While whose body is one Assign: the third Assign divides by zero, inside a TryCatch. */
 static const char loop_fault_xaml[] =
-    "<Activity x:Class=\"T.Loop\" xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\"\n"
+    "<Activity x:Class=\"T.Loop\"\n"
+    " xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\"\n"
     " xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\"\n"
     " xmlns:s=\"clr-namespace:System;assembly=mscorlib\">\n"
     "  <TryCatch DisplayName=\"Guard\"><TryCatch.Try>\n"
