@@ -203,7 +203,7 @@ static void loop_body_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child);
 static void loop_check(wfm_ctx *ctx, wfm_ai *ai)
 {
     const wfm_node *body = wfm_node_child(wfm_ai_node(ai), LOOP_BODY);
-    for (;;) {
+    for (bool again = false;; again = true) {
         bool cond;
         if (!get_bool(ctx, ai, LOOP_CONDITION, &cond))
             return;
@@ -211,7 +211,8 @@ static void loop_check(wfm_ctx *ctx, wfm_ai *ai)
             wfm_ctx_complete(ctx, ai);
             return;
         }
-        wfm_inline_result r = wfm_ctx_run_inline(ctx, ai, body, loop_body_done, NULL);
+        wfm_inline_result r = again ? wfm_ctx_run_inline_again(ctx, ai, NULL, 0)
+                                    : wfm_ctx_run_inline(ctx, ai, body, loop_body_done, NULL);
         if (r == WFM_INLINE_UNAVAILABLE)
             SCHEDULE(ctx, ai, body, loop_body_done);
         if (r != WFM_INLINE_CLOSED)
@@ -321,7 +322,7 @@ static void foreach_next(wfm_ctx *ctx, wfm_ai *ai)
 {
     fe_state *st = wfm_ai_state(ai);
     wfm_inline_delegate d = {wfm_ai_node(ai), FE_BODY, NULL, NULL, 0, foreach_done, NULL};
-    for (;;) {
+    for (bool again = false;; again = true) {
         d.arg = wf_value_list_at(&st->values, st->next); /* NULL past the end */
         if (!d.arg) {
             wfm_ctx_complete(ctx, ai);
@@ -329,7 +330,8 @@ static void foreach_next(wfm_ctx *ctx, wfm_ai *ai)
         }
         st->next++;
         /* st->values holds the item until this ai is freed, after its children */
-        wfm_inline_result r = wfm_ctx_run_delegate_inline(ctx, ai, &d);
+        wfm_inline_result r = again ? wfm_ctx_run_inline_again(ctx, ai, d.arg, 0)
+                                    : wfm_ctx_run_delegate_inline(ctx, ai, &d);
         if (r == WFM_INLINE_UNAVAILABLE)
             wfm_ctx_schedule_delegate_borrowed(ctx, ai, d.node, FE_BODY, d.arg, foreach_done, NULL);
         if (r != WFM_INLINE_CLOSED)
@@ -388,10 +390,11 @@ static void pfe_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
 static bool pfe_run_inline(wfm_ctx *ctx, wfm_ai *ai, const wf_value *items, size_t *count)
 {
     wfm_inline_delegate d = {wfm_ai_node(ai), FE_BODY, NULL, items, 0, pfe_done, NULL};
-    for (size_t i = *count; i > 0; i--) {
+    for (size_t i = *count, first = i; i > 0; i--) {
         d.arg = &items[i - 1];
         d.pending_count = i - 1;
-        wfm_inline_result r = wfm_ctx_run_delegate_inline(ctx, ai, &d);
+        wfm_inline_result r = i < first ? wfm_ctx_run_inline_again(ctx, ai, d.arg, i - 1)
+                                        : wfm_ctx_run_delegate_inline(ctx, ai, &d);
         if (r == WFM_INLINE_STOPPED)
             return false;
         if (r == WFM_INLINE_UNAVAILABLE)

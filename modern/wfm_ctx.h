@@ -99,6 +99,11 @@ typedef struct wfm_inline_delegate {
 } wfm_inline_delegate;
 wfm_inline_result wfm_ctx_run_delegate_inline(wfm_ctx *ctx, wfm_ai *ai,
                                               const wfm_inline_delegate *d);
+/* The leaf of the last wfm_ctx_run_inline / _run_delegate_inline once more, in the same
+ * callback right after it returned WFM_INLINE_CLOSED: the same child and callbacks; a
+ * delegate body gets `arg` and `pending_count` pending siblings (else both are ignored). */
+wfm_inline_result wfm_ctx_run_inline_again(wfm_ctx *ctx, wfm_ai *ai, const wf_value *arg,
+                                           size_t pending_count);
 /* Close ai (WFM_CLOSED, or WFM_CANCELED after wfm_ctx_mark_canceled). Children must be done. */
 void wfm_ctx_complete(wfm_ctx *ctx, wfm_ai *ai);
 void wfm_ctx_mark_canceled(wfm_ctx *ctx, wfm_ai *ai);

@@ -1088,13 +1088,19 @@ void wfm__sched_cancel(wfm_ctx *ctx)
 #define TRACK_LEAF_BITS                                                                            \
     ((1u << WFM__TRACK_SCHEDULED) | (1u << WFM__TRACK_EXECUTING) | WFM__TRACK_BIT_CLOSED)
 
+/* A leaf's two items fit before the run's budget and the step limit. */
+static inline bool inline_room(const wfm_ctx *ctx)
+{
+    return !ctx->nomem && !ctx->terminating &&
+           (!ctx->run_budget || ctx->run_items + 2 <= ctx->run_budget) &&
+           (!ctx->host.max_steps || ctx->steps + 2 < ctx->host.max_steps);
+}
+
 static bool inline_allowed(const wfm_ctx *ctx, const wfm_ai *ai, const wfm_node *child)
 {
     return ctx->in_run && (child->kind->spec->flags & WFM_KIND_INLINE) && !child->creates_env &&
            !(ctx->host.track_mask & TRACK_LEAF_BITS) && ai_live(ai) &&
-           !(ai->flags & (WFM__AI_CANCEL_REQ | WFM__AI_COMPLETING)) && !ctx->nomem &&
-           !ctx->terminating && (!ctx->run_budget || ctx->run_items + 2 <= ctx->run_budget) &&
-           (!ctx->host.max_steps || ctx->steps + 2 < ctx->host.max_steps);
+           !(ai->flags & (WFM__AI_CANCEL_REQ | WFM__AI_COMPLETING)) && inline_room(ctx);
 }
 
 static wfm_ai *leaf_begin(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, wfm_done_fn on_done,
@@ -1113,6 +1119,7 @@ static wfm_ai *leaf_begin(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, wfm_do
     leaf->status = WFM_EXECUTING;
     leaf->flags = WFM__AI_STARTED;
     ctx->leaf_pending_count = 0;
+    ctx->leaf_arg_type = NULL;
     return leaf;
 }
 
@@ -1191,6 +1198,28 @@ wfm_inline_result wfm_ctx_run_delegate_inline(wfm_ctx *ctx, wfm_ai *ai,
     ctx->leaf_dprop = d->prop;
     ctx->leaf_pending = d->pending;
     ctx->leaf_pending_count = d->pending_count;
+    ctx->leaf_arg_type = dl->arg_type;
+    return leaf_run(ctx, leaf);
+}
+
+/* Only the dynamic conditions can have changed since the leaf closed: nothing else ran. */
+wfm_inline_result wfm_ctx_run_inline_again(wfm_ctx *ctx, wfm_ai *ai, const wf_value *arg,
+                                           size_t pending_count)
+{
+    wfm_ai *leaf = &ctx->leaf;
+    assert(leaf->parent == ai && leaf->status == WFM_CLOSED);
+    (void)ai;
+    if (!inline_room(ctx))
+        return WFM_INLINE_UNAVAILABLE;
+    if (leaf->env == &leaf->denv) {
+        wf_value v = arg ? *arg : wf_null();
+        if (ctx->leaf_arg_type && v.type != ctx->leaf_arg_type && !wf_is_null(&v))
+            return WFM_INLINE_UNAVAILABLE; /* to convert: the ordinary way */
+        leaf->darg = v;
+        ctx->leaf_pending_count = pending_count;
+    }
+    leaf->status = WFM_EXECUTING;
+    leaf->flags = WFM__AI_STARTED;
     return leaf_run(ctx, leaf);
 }
 

@@ -230,6 +230,7 @@ struct wfm_ctx {
     unsigned leaf_dprop;
     const wf_value *leaf_pending;
     size_t leaf_pending_count;
+    const wf_type *leaf_arg_type; /* the delegate argument's declared type, or NULL */
     uint64_t steps;   /* work items run since the instance was last idle */
     bool step_limit_hit; /* host.max_steps ended it (Terminated) */
     /* counters, added to the runtime's when a run ends */
