@@ -1088,6 +1088,12 @@ void wfm__sched_cancel(wfm_ctx *ctx)
 #define TRACK_LEAF_BITS                                                                            \
     ((1u << WFM__TRACK_SCHEDULED) | (1u << WFM__TRACK_EXECUTING) | WFM__TRACK_BIT_CLOSED)
 
+/* Binding v to a delegate argument of type t converts it (schedule_delegate). */
+static bool arg_converts(const wf_type *t, const wf_value *v)
+{
+    return t && v->type != t && !wf_is_null(v);
+}
+
 /* A leaf's two items fit before the run's budget and the step limit. */
 static inline bool inline_room(const wfm_ctx *ctx)
 {
@@ -1184,10 +1190,13 @@ wfm_inline_result wfm_ctx_run_delegate_inline(wfm_ctx *ctx, wfm_ai *ai,
         return WFM_INLINE_UNAVAILABLE;
     const wfm__delegate *dl = wfm__node_prop(d->node, d->prop)->delegate;
     wf_value arg = d->arg ? *d->arg : wf_null();
-    /* no body (completes at once) or an argument to convert: the ordinary way */
-    if (!dl || !dl->body || !inline_allowed(ctx, ai, dl->body) ||
-        (dl->arg_type && arg.type != dl->arg_type && !wf_is_null(&arg)))
+    /* No body (completes at once) or an argument to convert: the ordinary way. A pending
+     * sibling's conversion may fail, and it would have failed before any body ran. */
+    if (!dl || !dl->body || !inline_allowed(ctx, ai, dl->body) || arg_converts(dl->arg_type, &arg))
         return WFM_INLINE_UNAVAILABLE;
+    for (size_t i = 0; i < d->pending_count; i++)
+        if (arg_converts(dl->arg_type, &d->pending[i]))
+            return WFM_INLINE_UNAVAILABLE;
     wfm_ai *leaf = leaf_begin(ctx, ai, dl->body, d->on_done, d->on_fault);
     leaf->darg = arg;
     leaf->denv.parent = ai->env;
@@ -1213,7 +1222,7 @@ wfm_inline_result wfm_ctx_run_inline_again(wfm_ctx *ctx, wfm_ai *ai, const wf_va
         return WFM_INLINE_UNAVAILABLE;
     if (leaf->env == &leaf->denv) {
         wf_value v = arg ? *arg : wf_null();
-        if (ctx->leaf_arg_type && v.type != ctx->leaf_arg_type && !wf_is_null(&v))
+        if (arg_converts(ctx->leaf_arg_type, &v))
             return WFM_INLINE_UNAVAILABLE; /* to convert: the ordinary way */
         leaf->darg = v;
         ctx->leaf_pending_count = pending_count;
