@@ -100,7 +100,7 @@ static void assign_execute(wfm_ctx *ctx, wfm_ai *ai)
 static const wfm_kind_spec assign_spec = {
     .name = "Assign",
     .category = "Activity",
-    .flags = WFM_KIND_GENERIC,
+    .flags = WFM_KIND_GENERIC | WFM_KIND_INLINE,
     .props = assign_props,
     .prop_count = 2,
     .execute = assign_execute,
@@ -150,6 +150,7 @@ static wf_status writeline_prepare(wfm_load *load, wfm_node *node)
 static const wfm_kind_spec writeline_spec = {
     .name = "WriteLine",
     .category = "Activity",
+    .flags = WFM_KIND_INLINE,
     .content_prop = "Text", /* <WriteLine><InArgument ...>[x]</InArgument></WriteLine> */
     .props = writeline_props,
     .prop_count = 1,
@@ -198,17 +199,26 @@ static const wfm_prop_spec loop_props[] = {
 
 static void loop_body_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child);
 
-/* A loop without a body has nothing to repeat: it ends after one evaluation. */
+/* A loop without a body has nothing to repeat: it ends after one evaluation. A leaf body
+ * that can run inline loops here; the first that cannot is scheduled. */
 static void loop_check(wfm_ctx *ctx, wfm_ai *ai)
 {
-    bool cond;
-    if (!get_bool(ctx, ai, LOOP_CONDITION, &cond))
-        return;
     const wfm_node *body = wfm_node_child(wfm_ai_node(ai), LOOP_BODY);
-    if (cond && body)
-        SCHEDULE(ctx, ai, body, loop_body_done);
-    else
-        wfm_ctx_complete(ctx, ai);
+    for (bool again = false;; again = true) {
+        bool cond;
+        if (!get_bool(ctx, ai, LOOP_CONDITION, &cond))
+            return;
+        if (!cond || !body) {
+            wfm_ctx_complete(ctx, ai);
+            return;
+        }
+        wfm_inline_result r = again ? wfm_ctx_run_inline_again(ctx, ai, NULL, 0)
+                                    : wfm_ctx_run_inline(ctx, ai, body, loop_body_done, NULL);
+        if (r == WFM_INLINE_UNAVAILABLE)
+            SCHEDULE(ctx, ai, body, loop_body_done);
+        if (r != WFM_INLINE_CLOSED)
+            return;
+    }
 }
 
 static void loop_body_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
@@ -308,17 +318,26 @@ static bool fe_start(wfm_ctx *ctx, wfm_ai *ai, wfm_replay_items *at)
 
 static void foreach_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child);
 
+/* A leaf body that can run inline loops here; the first that cannot is scheduled. */
 static void foreach_next(wfm_ctx *ctx, wfm_ai *ai)
 {
     fe_state *st = wfm_ai_state(ai);
-    const wf_value *item = wf_value_list_at(&st->values, st->next); /* NULL past the end */
-    if (!item) {
-        wfm_ctx_complete(ctx, ai);
-        return;
+    wfm_inline_delegate d = {wfm_ai_node(ai), FE_BODY, NULL, NULL, 0, foreach_done, NULL};
+    for (bool again = false;; again = true) {
+        d.arg = wf_value_list_at(&st->values, st->next); /* NULL past the end */
+        if (!d.arg) {
+            wfm_ctx_complete(ctx, ai);
+            return;
+        }
+        st->next++;
+        /* st->values holds the item until this ai is freed, after its children */
+        wfm_inline_result r = again ? wfm_ctx_run_inline_again(ctx, ai, d.arg, 0)
+                                    : wfm_ctx_run_delegate_inline(ctx, ai, &d);
+        if (r == WFM_INLINE_UNAVAILABLE)
+            wfm_ctx_schedule_delegate_borrowed(ctx, ai, d.node, FE_BODY, d.arg, foreach_done, NULL);
+        if (r != WFM_INLINE_CLOSED)
+            return;
     }
-    st->next++;
-    /* st->values holds the item until this ai is freed, after its children */
-    wfm_ctx_schedule_delegate_borrowed(ctx, ai, wfm_ai_node(ai), FE_BODY, item, foreach_done, NULL);
 }
 
 static void foreach_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
@@ -365,6 +384,27 @@ static void pfe_done(wfm_ctx *ctx, wfm_ai *ai, wfm_ai *child)
         wfm_ctx_complete(ctx, ai);
 }
 
+/* Without a CompletionCondition, pfe_done only counts the children: the bodies that can run
+ * inline run here, last first as the deque would run them, and *count becomes the number of
+ * items (from the first) still to schedule. False when a body faulted (the items before it
+ * are scheduled, the fault queued after them: wfm_inline_delegate.pending). */
+static bool pfe_run_inline(wfm_ctx *ctx, wfm_ai *ai, const wf_value *items, size_t *count)
+{
+    wfm_inline_delegate d = {wfm_ai_node(ai), FE_BODY, NULL, items, 0, pfe_done, NULL};
+    for (size_t i = *count, first = i; i > 0; i--) {
+        d.arg = &items[i - 1];
+        d.pending_count = i - 1;
+        wfm_inline_result r = i < first ? wfm_ctx_run_inline_again(ctx, ai, d.arg, i - 1)
+                                        : wfm_ctx_run_delegate_inline(ctx, ai, &d);
+        if (r == WFM_INLINE_STOPPED)
+            return false;
+        if (r == WFM_INLINE_UNAVAILABLE)
+            break;
+        *count = i - 1;
+    }
+    return true;
+}
+
 /* Forward order: the deque is LIFO, so the last item's body runs first (WF4). */
 static void pfe_execute(wfm_ctx *ctx, wfm_ai *ai)
 {
@@ -377,6 +417,8 @@ static void pfe_execute(wfm_ctx *ctx, wfm_ai *ai)
     /* st->values holds the items until this ai is freed, after its children */
     const wf_value *items = wf_value_list_items(&st->values);
     size_t n = wf_value_list_count(&st->values), started = 0, k = 0;
+    if (!at.values && st->no_completion && !pfe_run_inline(ctx, ai, items, &n))
+        return;
     for (size_t i = 0; i < n; i++) {
         if (at.values) { /* replaying: only the items still running in the legacy loop */
             while (k < at.running_count && at.running[k] < i)

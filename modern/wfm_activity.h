@@ -60,11 +60,15 @@ typedef struct wfm_prop_spec {
 } wfm_prop_spec;
 
 enum {
-    WFM_KIND_GENERIC = 1u << 0,    /* takes x:TypeArguments (the "T" of its props) */
-    WFM_KIND_VARIABLES = 1u << 1,  /* accepts <Kind.Variables> */
-    WFM_KIND_CAN_IDLE = 1u << 2,   /* may create bookmarks or timers */
-    WFM_KIND_NO_PERSIST = 1u << 3, /* the instance may not persist while one is executing */
+    WFM_KIND_GENERIC = 1u << 0,     /* takes x:TypeArguments (the "T" of its props) */
+    WFM_KIND_VARIABLES = 1u << 1,   /* accepts <Kind.Variables> */
+    WFM_KIND_CAN_IDLE = 1u << 2,    /* may create bookmarks or timers */
+    WFM_KIND_NO_PERSIST = 1u << 3,  /* the instance may not persist while one is executing */
     WFM_KIND_STATE_PLAIN = 1u << 4, /* the state_size bytes hold no pointers: saved as bytes */
+    /* execute completes or faults before it returns, using only the activity's own
+     * properties and the writer (no children, bookmarks, timers, variables, state or custom
+     * tracking): the scheduler may run it without an activity instance (wfm_ctx_run_inline) */
+    WFM_KIND_INLINE = 1u << 5,
 };
 
 /* Persistence (wfm_persist.h, "Persistence contract"). */

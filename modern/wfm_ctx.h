@@ -73,6 +73,41 @@ wf_status wfm_ctx_schedule_delegate(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *no
 wf_status wfm_ctx_schedule_delegate_borrowed(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node,
                                              unsigned prop, const wf_value *arg,
                                              wfm_done_fn on_done, wfm_fault_fn on_fault);
+/* Running a leaf child inline: without an activity instance or work items of its own, where
+ * nothing can tell the difference. A call stands for "schedule the child, return from this
+ * callback, and get on_done for it": make it only where the callback would do exactly that,
+ * and on WFM_INLINE_CLOSED carry on as on_done would (on_done is not called). It runs only a
+ * WFM_KIND_INLINE kind, with no tracking of activity states, under a live parent neither
+ * canceling nor completing, and when its two work items fit in the run's budget and step
+ * limit (they are counted as run). A child that faults (or stays open) becomes the activity
+ * instance it would have been, the fault queued on it, so it propagates as before. */
+typedef enum wfm_inline_result {
+    WFM_INLINE_UNAVAILABLE, /* not run: schedule the child the ordinary way */
+    WFM_INLINE_CLOSED,      /* ran and closed */
+    WFM_INLINE_STOPPED,     /* ran and faulted (or memory ran out): return */
+} wfm_inline_result;
+wfm_inline_result wfm_ctx_run_inline(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *child,
+                                     wfm_done_fn on_done, wfm_fault_fn on_fault);
+/* The body of a delegate, as wfm_ctx_schedule_delegate_borrowed would schedule it. */
+typedef struct wfm_inline_delegate {
+    const wfm_node *node; /* the node owning DELEGATE property `prop` */
+    unsigned prop;
+    const wf_value *arg; /* borrowed: outlives the child (see _borrowed) */
+    /* arguments of siblings scheduled just before this one with the same node, prop and
+     * callbacks that have not run yet (ParallelForEach runs the last first); a faulting body
+     * schedules them first, so the fault finds them where they would be */
+    const wf_value *pending;
+    size_t pending_count;
+    wfm_done_fn on_done;
+    wfm_fault_fn on_fault;
+} wfm_inline_delegate;
+wfm_inline_result wfm_ctx_run_delegate_inline(wfm_ctx *ctx, wfm_ai *ai,
+                                              const wfm_inline_delegate *d);
+/* The leaf of the last wfm_ctx_run_inline / _run_delegate_inline once more, in the same
+ * callback right after it returned WFM_INLINE_CLOSED: the same child and callbacks; a
+ * delegate body gets `arg` and `pending_count` pending siblings (else both are ignored). */
+wfm_inline_result wfm_ctx_run_inline_again(wfm_ctx *ctx, wfm_ai *ai, const wf_value *arg,
+                                           size_t pending_count);
 /* Close ai (WFM_CLOSED, or WFM_CANCELED after wfm_ctx_mark_canceled). Children must be done. */
 void wfm_ctx_complete(wfm_ctx *ctx, wfm_ai *ai);
 void wfm_ctx_mark_canceled(wfm_ctx *ctx, wfm_ai *ai);

@@ -956,6 +956,10 @@ void wfm_ctx_complete(wfm_ctx *ctx, wfm_ai *ai)
 {
     if (!ai_live(ai))
         return;
+    if (ai == &ctx->leaf) { /* an inline leaf: leaf_run sees it closed */
+        ai->status = WFM_CLOSED;
+        return;
+    }
     if (ai->child_count) {
         ai->flags |= WFM__AI_COMPLETING; /* closes when the last child is done */
         return;
@@ -1090,11 +1094,171 @@ void wfm__sched_cancel(wfm_ctx *ctx)
         set_state(ctx, WFM__SCHED_RUNNING);
 }
 
+/* ---- inline leaves (wfm_ctx_run_inline) ------------------------------------------------
+ * A leaf run inline is the sequence "execute item, done item" of a scheduled child with
+ * nothing in between, so it may run where the parent's callback would schedule it: the
+ * parent is live and neither canceling nor completing (its on_done would be called), the
+ * child's states are not tracked, and its two items fit in the run's budget and step limit
+ * without reaching either (they are counted as run, so every limit, stop and counter falls
+ * where it would). Nothing outside the callback sees the child in between: persistence and
+ * host cancellation happen between runs. Faults: the stand-in becomes the child instance it
+ * would have been (leaf_materialise), then the fault is queued on it as usual. */
+#define TRACK_LEAF_BITS                                                                            \
+    ((1u << WFM__TRACK_SCHEDULED) | (1u << WFM__TRACK_EXECUTING) | WFM__TRACK_BIT_CLOSED)
+
+/* Binding v to a delegate argument of type t converts it (schedule_delegate). */
+static bool arg_converts(const wf_type *t, const wf_value *v)
+{
+    return t && v->type != t && !wf_is_null(v);
+}
+
+/* A leaf's two items fit before the run's budget and the step limit. */
+static inline bool inline_room(const wfm_ctx *ctx)
+{
+    return !ctx->nomem && !ctx->terminating &&
+           (!ctx->run_budget || ctx->run_items + 2 <= ctx->run_budget) &&
+           (!ctx->host.max_steps || ctx->steps + 2 < ctx->host.max_steps);
+}
+
+static bool inline_allowed(const wfm_ctx *ctx, const wfm_ai *ai, const wfm_node *child)
+{
+    return ctx->in_run && (child->kind->spec->flags & WFM_KIND_INLINE) && !child->creates_env &&
+           !(ctx->host.track_mask & TRACK_LEAF_BITS) && ai_live(ai) &&
+           !(ai->flags & (WFM__AI_CANCEL_REQ | WFM__AI_COMPLETING)) && inline_room(ctx);
+}
+
+static wfm_ai *leaf_begin(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *node, wfm_done_fn on_done,
+                          wfm_fault_fn on_fault)
+{
+    assert(node->kind->spec->state_size == 0 && !node->kind->spec->fini);
+    wfm_ai *leaf = &ctx->leaf;
+    assert(!leaf->spec || !ai_live(leaf)); /* never nested: a leaf schedules nothing */
+    leaf->node = node;
+    leaf->spec = node->kind->spec;
+    leaf->serial = ++ctx->next_serial;
+    leaf->parent = ai;
+    leaf->env = ai->env;
+    leaf->on_done = on_done;
+    leaf->on_fault = on_fault;
+    leaf->status = WFM_EXECUTING;
+    leaf->flags = WFM__AI_STARTED;
+    ctx->leaf_pending_count = 0;
+    ctx->leaf_arg_type = NULL;
+    return leaf;
+}
+
+/* The stand-in becomes a started child instance of its parent, linked after the pending
+ * siblings (scheduled first, as they were), with the same callbacks and environment. */
+static wfm_ai *leaf_materialise(wfm_ctx *ctx)
+{
+    wfm_ai *leaf = &ctx->leaf, *parent = leaf->parent;
+    leaf->flags |= WFM__AI_FAULTING; /* spent: later calls on it are ignored */
+    for (size_t i = 0; i < ctx->leaf_pending_count; i++)
+        if (schedule_delegate(ctx, parent, ctx->leaf_dnode, ctx->leaf_dprop, &ctx->leaf_pending[i],
+                              true, leaf->on_done, leaf->on_fault) != WF_OK)
+            return NULL;
+    wfm_ai *ai = ai_new(ctx, leaf->node, parent, leaf->env);
+    if (!ai)
+        return NULL;
+    ai->on_done = leaf->on_done;
+    ai->on_fault = leaf->on_fault;
+    ai->flags = WFM__AI_STARTED;
+    if (leaf->env == &leaf->denv) {
+        ai->darg = leaf->darg;
+        ai->darg_borrowed = true;
+        ai->denv = leaf->denv;
+        ai->denv.slots = &ai->darg;
+        ai->env = &ai->denv;
+    }
+    return ai;
+}
+
+/* Run the stand-in's execute as its execute item, then count its done item. */
+static wfm_inline_result leaf_run(wfm_ctx *ctx, wfm_ai *leaf)
+{
+    ctx->run_items++;
+    ctx->steps++;
+    ctx->n_executed++;
+    leaf->spec->execute(ctx, leaf);
+    if (__builtin_expect(leaf->status == WFM_CLOSED, 1)) {
+        ctx->run_items++;
+        ctx->steps++;
+        return WFM_INLINE_CLOSED;
+    }
+    if (ai_live(leaf) && !ctx->nomem)
+        leaf_materialise(ctx); /* neither closed nor faulted: it stays open, as it would */
+    leaf->status = WFM_FAULTED;
+    return WFM_INLINE_STOPPED;
+}
+
+wfm_inline_result wfm_ctx_run_inline(wfm_ctx *ctx, wfm_ai *ai, const wfm_node *child,
+                                     wfm_done_fn on_done, wfm_fault_fn on_fault)
+{
+    if (!child || !on_done || !inline_allowed(ctx, ai, child))
+        return WFM_INLINE_UNAVAILABLE;
+    return leaf_run(ctx, leaf_begin(ctx, ai, child, on_done, on_fault));
+}
+
+wfm_inline_result wfm_ctx_run_delegate_inline(wfm_ctx *ctx, wfm_ai *ai,
+                                              const wfm_inline_delegate *d)
+{
+    const wfm_kind_spec *spec = d->node->kind->spec;
+    if (!d->on_done || d->prop >= spec->prop_count ||
+        spec->props[d->prop].kind != WFM_PROP_DELEGATE)
+        return WFM_INLINE_UNAVAILABLE;
+    const wfm__delegate *dl = wfm__node_prop(d->node, d->prop)->delegate;
+    wf_value arg = d->arg ? *d->arg : wf_null();
+    /* No body (completes at once) or an argument to convert: the ordinary way. A pending
+     * sibling's conversion may fail, and it would have failed before any body ran. */
+    if (!dl || !dl->body || !inline_allowed(ctx, ai, dl->body) || arg_converts(dl->arg_type, &arg))
+        return WFM_INLINE_UNAVAILABLE;
+    for (size_t i = 0; i < d->pending_count; i++)
+        if (arg_converts(dl->arg_type, &d->pending[i]))
+            return WFM_INLINE_UNAVAILABLE;
+    wfm_ai *leaf = leaf_begin(ctx, ai, dl->body, d->on_done, d->on_fault);
+    leaf->darg = arg;
+    leaf->denv.parent = ai->env;
+    leaf->denv.slots = &leaf->darg;
+    leaf->denv.count = 1;
+    leaf->env = &leaf->denv;
+    ctx->leaf_dnode = d->node;
+    ctx->leaf_dprop = d->prop;
+    ctx->leaf_pending = d->pending;
+    ctx->leaf_pending_count = d->pending_count;
+    ctx->leaf_arg_type = dl->arg_type;
+    return leaf_run(ctx, leaf);
+}
+
+/* Only the dynamic conditions can have changed since the leaf closed: nothing else ran. */
+wfm_inline_result wfm_ctx_run_inline_again(wfm_ctx *ctx, wfm_ai *ai, const wf_value *arg,
+                                           size_t pending_count)
+{
+    wfm_ai *leaf = &ctx->leaf;
+    assert(leaf->parent == ai && leaf->status == WFM_CLOSED);
+    (void)ai;
+    if (!inline_room(ctx))
+        return WFM_INLINE_UNAVAILABLE;
+    if (leaf->env == &leaf->denv) {
+        wf_value v = arg ? *arg : wf_null();
+        if (arg_converts(ctx->leaf_arg_type, &v))
+            return WFM_INLINE_UNAVAILABLE; /* to convert: the ordinary way */
+        leaf->darg = v;
+        ctx->leaf_pending_count = pending_count;
+    }
+    leaf->status = WFM_EXECUTING;
+    leaf->flags = WFM__AI_STARTED;
+    return leaf_run(ctx, leaf);
+}
+
 /* ---- faults --------------------------------------------------------------------------- */
 
 void wfm_ctx_fault(wfm_ctx *ctx, wfm_ai *ai, wf_value exc)
 {
     if (!ai || ai->status != WFM_EXECUTING || (ai->flags & WFM__AI_FAULTING)) {
+        wf_value_release(&exc);
+        return;
+    }
+    if (ai == &ctx->leaf && !(ai = leaf_materialise(ctx))) {
         wf_value_release(&exc);
         return;
     }
@@ -1305,14 +1469,15 @@ wfm__sched_state wfm__sched_run(wfm_ctx *ctx, size_t budget)
     if (is_final(ctx->state) || ctx->state == WFM__SCHED_NEW)
         return ctx->state;
     fire_due_timers(ctx);
-    size_t n = 0;
+    ctx->run_items = 0; /* inline leaves count their items here too */
+    ctx->run_budget = budget;
     ctx->in_run = true;
     while (queued(ctx) && !is_final(ctx->state)) {
-        if (ctx->nomem || ctx->terminating || (budget && n >= budget))
+        if (ctx->nomem || ctx->terminating || (budget && ctx->run_items >= budget))
             break;
         wfm__wi wi;
         take_front(ctx, &wi);
-        n++;
+        ctx->run_items++;
         dispatch(ctx, &wi);
         if (!queued(ctx))
             fire_due_timers(ctx);
@@ -1322,7 +1487,7 @@ wfm__sched_state wfm__sched_run(wfm_ctx *ctx, size_t budget)
     if (ctx->top_set)
         spill_top(ctx);
     ctx->in_run = false;
-    ctx->n_work_items += n;
+    ctx->n_work_items += ctx->run_items;
     if (ctx->nomem && !is_final(ctx->state))
         fail_nomem(ctx);
     else if (ctx->terminating && !is_final(ctx->state))

@@ -227,6 +227,16 @@ struct wfm_ctx {
     bool nomem;       /* ran out of memory: the instance faults */
     bool terminating; /* wfm_ctx_terminate was called: ends before the next item */
     bool faulted;     /* an unhandled fault ended (or is ending) the instance */
+    /* the run: items taken so far and the budget (0: none), for inline leaves */
+    size_t run_items, run_budget;
+    /* the inline leaf (wfm_ctx_run_inline): its stand-in activity instance, never linked
+     * or queued; for a delegate body, the delegate and the pending siblings */
+    wfm_ai leaf;
+    const wfm_node *leaf_dnode;
+    unsigned leaf_dprop;
+    const wf_value *leaf_pending;
+    size_t leaf_pending_count;
+    const wf_type *leaf_arg_type; /* the delegate argument's declared type, or NULL */
     uint64_t steps;   /* work items run since the instance was last idle */
     bool step_limit_hit; /* host.max_steps ended it (Terminated) */
     /* counters, added to the runtime's when a run ends */

@@ -16,6 +16,7 @@
 #include "../../modern/wfm_node.h"
 #include "../../modern/wfm_persist.h"
 #include "../../modern/wfm_runtime.h"
+#include "../../modern/wfm_track.h"
 #include "../../modern/wfm_sched_int.h" /* the state-move assert */
 #include "../wf_test_util.h"
 #include "support_modern.h"
@@ -892,6 +893,149 @@ START_TEST(test_ctx_nomem_faults_the_instance_without_exception)
 END_TEST
 
 /* ---- invariants: the asserts are compiled in, and they fire -------------------------------- */
+
+/* ---- inline leaves: the same outcome as a scheduled leaf ------------------------------- */
+
+#define VARS_I                                                                                     \
+    "<Sequence.Variables><Variable x:TypeArguments=\"x:Int32\" Name=\"i\"/>"                      \
+    "<Variable x:TypeArguments=\"x:Int32\" Name=\"j\"/>"                                          \
+    "<Variable x:TypeArguments=\"scg:List(x:Int32)\" Name=\"xs\" "                                \
+    "Default=\"[new List(Of Int32) From {1, 2, 3, 4}]\"/></Sequence.Variables>"
+#define INC(v)    "<Assign x:TypeArguments=\"x:Int32\" To=\"[" v "]\" Value=\"[" v " + 1]\"/>"
+#define EACH(kind, body)                                                                           \
+    "<" kind " x:TypeArguments=\"x:Int32\" Values=\"[xs]\">"                                      \
+    "<ActivityAction x:TypeArguments=\"x:Int32\"><ActivityAction.Argument>"                        \
+    "<DelegateInArgument x:TypeArguments=\"x:Int32\" Name=\"x\"/></ActivityAction.Argument>"     \
+    body "</ActivityAction></" kind ">"
+
+/* The fourth Assign of the loop divides by zero: the fault leaves the While through the
+ * TryCatch with i as the three closed Assigns left it, and the next loop starts from there. */
+START_TEST(test_inline_assign_fault_in_while_is_caught_by_trycatch)
+{
+    fix f;
+    fix_open(&f, HEAD
+             "<Sequence>" VARS_I
+             "  <TryCatch>"
+             "    <TryCatch.Try>"
+             "      <While Condition=\"[i &lt; 10]\">"
+             "        <Assign x:TypeArguments=\"x:Int32\" To=\"[i]\" "
+             "                Value=\"[i + 1 + 0 * (10 / (3 - i))]\"/>"
+             "      </While>"
+             "    </TryCatch.Try>"
+             CATCH_ALL("<WriteLine Text=\"[&quot;caught &quot; + e.Message + &quot; at &quot; + "
+                       "i.ToString()]\"/>")
+             "  </TryCatch>"
+             "  <While Condition=\"[i &lt; 6]\">" INC("i") "</While>"
+             "  <WriteLine Text=\"[&quot;end &quot; + i.ToString()]\"/>"
+             "</Sequence>" TAIL);
+    ck_assert_str_eq(fix_run(&f), "Closed");
+    ck_assert_str_eq(f.out.data, "caught Attempted to divide by zero. at 3\nend 6\n");
+    wfm_test_close(&f);
+}
+END_TEST
+
+/* ParallelForEach runs the last item's body first; the body of item 2 faults while item 1's
+ * is still pending, and the handled fault cancels that one: it never writes. */
+START_TEST(test_inline_parallel_for_each_fault_cancels_the_pending_bodies)
+{
+    fix f;
+    fix_open(&f, HEAD
+             "<Sequence>" VARS_I
+             "  <TryCatch>"
+             "    <TryCatch.Try>"
+             EACH("ParallelForEach", "<WriteLine Text=\"[(10 / (2 - x)).ToString()]\"/>")
+             "    </TryCatch.Try>"
+             CATCH_ALL("<WriteLine Text=\"[&quot;caught &quot; + e.Message]\"/>")
+             "  </TryCatch>"
+             EACH("ForEach", "<WriteLine Text=\"[x.ToString()]\"/>")
+             "</Sequence>" TAIL);
+    ck_assert_str_eq(fix_run(&f), "Closed");
+    ck_assert_str_eq(f.out.data, "-5\n-10\ncaught Attempted to divide by zero.\n1\n2\n3\n4\n");
+    wfm_test_close(&f);
+}
+END_TEST
+
+/* A run with a budget stops where a scheduled body would have stopped it: after the While's
+ * execute, two work items per iteration, so a budget of 7 leaves three Assigns closed and the
+ * fourth's execute item queued; the host's cancel closes that one before it runs. */
+START_TEST(test_inline_while_canceled_at_a_run_budget_stops_where_scheduled_would)
+{
+    fix f;
+    fix_open(&f, HEAD
+             "<x:Members><x:Property Name=\"Result\" Type=\"OutArgument(x:Int32)\"/></x:Members>"
+             "<While Condition=\"[Result &lt; 1000]\">" INC("Result") "</While>" TAIL);
+    wfm_ctx *ctx = wfm__instance_hold(f.inst);
+    ck_assert_int_eq(wfm__sched_start(ctx), WF_OK);
+    ck_assert_int_eq(wfm__sched_run(ctx, 7), WFM__SCHED_RUNNING);
+    ck_assert_int_eq(ctx->root_env.slots[0].u.i32, 3);
+    wfm__sched_cancel(ctx);
+    ck_assert_int_eq(wfm__sched_run(ctx, 0), WFM__SCHED_CANCELED);
+    ck_assert_int_eq(ctx->root_env.slots[0].u.i32, 3);
+    wfm__instance_unhold(f.inst);
+    wfm_test_close(&f);
+}
+END_TEST
+
+/* Run `xaml` to its first idle on a runtime with or without a tracker (tracking of activity
+ * states keeps every leaf scheduled) and return the saved state; *tracked gets the count of
+ * records kept. */
+static void save_at_idle(const char *xaml, bool tracking, wf_buf *blob, size_t *records)
+{
+    wfm_tracker *t = NULL;
+    wf_error err = WF_ERROR_INIT;
+    if (tracking) {
+        ck_assert_int_eq(wfm_tracker_create(wfm_profile_builtin("all"), &t, &err), WF_OK);
+        ck_assert_int_eq(wfm_tracker_add_ring(t, 4096, &err), WF_OK);
+    }
+    wfm_runtime_opts o = WFM_RUNTIME_OPTS_INIT;
+    o.worker_count = 1;
+    o.write = wfm_test_discard;
+    o.tracker = t;
+    wfm_runtime *rt = NULL;
+    wfm_definition *def = NULL;
+    wfm_instance *inst = NULL;
+    ck_assert_int_eq(wfm_runtime_create(&o, &rt, &err), WF_OK);
+    ck_assert_int_eq(wfm_runtime_load_mem(rt, "p.xaml", xaml, strlen(xaml), &def, NULL, &err),
+                     WF_OK);
+    ck_assert_int_eq(wfm_instance_create(rt, def, &inst, &err), WF_OK);
+    ck_assert_int_eq(wfm_durable_mark(inst, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_run(inst, &err), WF_OK);
+    ck_assert_int_eq(wfm_instance_state_get(inst), WFM_INSTANCE_IDLE);
+    ck_assert_int_eq(wfm_instance_save(inst, blob, &err), WF_OK);
+    wfm_instance_destroy(inst);
+    wfm_definition_release(def);
+    wfm_runtime_destroy(rt);
+    *records = t ? wfm_tracker_ring_count(t) : 0;
+    wfm_tracker_destroy(t);
+}
+
+/* Loops whose leaves ran inline save the same bytes as with every leaf scheduled: the
+ * Persist beside the loop waits for the save once the queue drained, after the loop. */
+START_TEST(test_inline_loops_save_the_same_state_beside_a_persist)
+{
+    static const char xaml[] =
+        HEAD "<Sequence>" VARS_I
+        "  <While Condition=\"[i &lt; 3]\">" INC("i") "</While>"
+        "  <Parallel>"
+        "    <While Condition=\"[j &lt; 5]\">" INC("j") "</While>"
+        "    <Persist/>"
+        EACH("ForEach", "<Assign x:TypeArguments=\"x:Int32\" To=\"[i]\" Value=\"[i + x]\"/>")
+        "  </Parallel>"
+        "</Sequence>" TAIL;
+    wf_buf plain, tracked;
+    wf_buf_init(&plain);
+    wf_buf_init(&tracked);
+    size_t none = 0, records = 0;
+    save_at_idle(xaml, false, &plain, &none);
+    save_at_idle(xaml, true, &tracked, &records);
+    ck_assert_uint_gt(records, 30); /* each Assign's scheduled, executing and closed records */
+    ck_assert_uint_eq(plain.len, tracked.len);
+    ck_assert_mem_eq(plain.data, tracked.data, plain.len);
+    wf_buf_fini(&plain);
+    wf_buf_fini(&tracked);
+}
+END_TEST
+
 START_TEST(test_asserts_are_enabled_in_this_build)
 {
 #ifdef NDEBUG
@@ -950,5 +1094,11 @@ Suite *modern_sched_suite(void)
     tcase_add_test_raise_signal(core, test_illegal_state_move_is_caught_by_an_assert, SIGABRT);
     tcase_set_timeout(core, 30);
     suite_add_tcase(s, core);
+    TCase *leaf = tcase_create("inline");
+    tcase_add_test(leaf, test_inline_assign_fault_in_while_is_caught_by_trycatch);
+    tcase_add_test(leaf, test_inline_parallel_for_each_fault_cancels_the_pending_bodies);
+    tcase_add_test(leaf, test_inline_while_canceled_at_a_run_budget_stops_where_scheduled_would);
+    tcase_add_test(leaf, test_inline_loops_save_the_same_state_beside_a_persist);
+    suite_add_tcase(s, leaf);
     return s;
 }

@@ -276,8 +276,9 @@ static const char seq_xaml[] =
     "  </Sequence>\n"
     "</Activity>\n";
 
-/* Run seq_xaml with `profile`; copy the kept records' "record"/"state"/"activity" into out. */
-static size_t run_tracked(const char *profile, char lines[][512], size_t max)
+/* Run `xaml` with `profile`; copy the kept records' lines into `lines` (at most max). */
+static size_t run_tracked_xaml(const char *xaml, const char *profile, char lines[][512],
+                               size_t max)
 {
     wf_error err = WF_ERROR_INIT;
     wfm_tracker *t = ring_tracker(wfm_profile_builtin(profile));
@@ -290,8 +291,7 @@ static size_t run_tracked(const char *profile, char lines[][512], size_t max)
     wfm_instance *inst = NULL;
     ck_assert_int_eq(wfm_runtime_create(&o, &rt, &err), WF_OK);
     ck_assert_int_eq(
-        wfm_runtime_load_mem(rt, "seq.xaml", seq_xaml, strlen(seq_xaml), &def, NULL, &err),
-        WF_OK);
+        wfm_runtime_load_mem(rt, "seq.xaml", xaml, strlen(xaml), &def, NULL, &err), WF_OK);
     ck_assert_int_eq(wfm_instance_create(rt, def, &inst, &err), WF_OK);
     wfm_instance_set_id(inst, "0123456789abcdef0123456789abcdef");
     ck_assert_int_eq(wfm_instance_run(inst, &err), WF_OK);
@@ -303,6 +303,11 @@ static size_t run_tracked(const char *profile, char lines[][512], size_t max)
     wfm_runtime_destroy(rt);
     wfm_tracker_destroy(t);
     return n;
+}
+
+static size_t run_tracked(const char *profile, char lines[][512], size_t max)
+{
+    return run_tracked_xaml(seq_xaml, profile, lines, max);
 }
 
 static bool has(const char *line, const char *a, const char *b)
@@ -485,6 +490,77 @@ START_TEST(test_track_runtime_fault_queries_match_source_and_handler)
 }
 END_TEST
 
+/* A While whose body is one Assign: the third Assign divides by zero, inside a TryCatch. */
+static const char loop_fault_xaml[] =
+    "<Activity x:Class=\"T.Loop\"\n"
+    " xmlns=\"http://schemas.microsoft.com/netfx/2009/xaml/activities\"\n"
+    " xmlns:x=\"http://schemas.microsoft.com/winfx/2006/xaml\"\n"
+    " xmlns:s=\"clr-namespace:System;assembly=mscorlib\">\n"
+    "  <TryCatch DisplayName=\"Guard\"><TryCatch.Try>\n"
+    "    <Sequence DisplayName=\"Main\">\n"
+    "      <Sequence.Variables><Variable x:TypeArguments=\"x:Int32\" Name=\"i\"/>"
+    "</Sequence.Variables>\n"
+    "      <While DisplayName=\"Loop\" Condition=\"[i &lt; 5]\">\n"
+    "        <Assign DisplayName=\"Inc\" x:TypeArguments=\"x:Int32\" To=\"[i]\"\n"
+    "                Value=\"[i + 1 + 0 * (10 / (2 - i))]\"/>\n"
+    "      </While>\n"
+    "    </Sequence>\n"
+    "  </TryCatch.Try><TryCatch.Catches><Catch x:TypeArguments=\"s:DivideByZeroException\"/>"
+    "</TryCatch.Catches></TryCatch>\n"
+    "</Activity>\n";
+
+/* With activity states tracked, every leaf keeps its own activity instance: each closed
+ * Assign has its Closed record (basic), as with any scheduled activity. */
+START_TEST(test_track_runtime_loop_leaves_keep_their_records)
+{
+    char lines[32][512];
+    size_t n = run_tracked_xaml(loop_fault_xaml, "basic", lines, 32);
+    ck_assert_uint_le(n, 32);
+    size_t closed = 0, faults = 0;
+    for (size_t i = 0; i < n; i++) {
+        closed += has(lines[i], "\"state\": \"Closed\"", "\"activity\": \"Inc\"");
+        faults += has(lines[i], "FaultPropagation", "\"activity\": \"Inc\"");
+    }
+    ck_assert_uint_eq(closed, 2);
+    ck_assert_uint_eq(faults, 1);
+    ck_assert(has(lines[n - 1], "\"state\": \"Completed\"", NULL));
+}
+END_TEST
+
+/* The same record but for its sequence number and time. */
+static void check_same_but_stamp(const char *a, const char *b)
+{
+    const char *sa = strstr(a, "\"seq\""), *sb = strstr(b, "\"seq\"");
+    ck_assert_ptr_nonnull(sa);
+    ck_assert_ptr_nonnull(sb);
+    ck_assert_int_eq(sa - a, sb - b);
+    ck_assert_mem_eq(a, b, (size_t)(sa - a));
+    const char *ta = strstr(sa, "\"time\": \""), *tb = strstr(sb, "\"time\": \"");
+    ck_assert_ptr_nonnull(ta);
+    ck_assert_ptr_nonnull(tb);
+    ck_assert_str_eq(strchr(ta + 9, '"'), strchr(tb + 9, '"'));
+}
+
+/* Health keeps no Closed records, so the leaves run inline; a leaf that faults is still the
+ * source of its fault and closes Faulted, with the same records as a scheduled one. */
+START_TEST(test_track_runtime_inline_leaf_fault_keeps_its_records)
+{
+    char basic[32][512], health[32][512];
+    size_t nb = run_tracked_xaml(loop_fault_xaml, "basic", basic, 32);
+    size_t nh = run_tracked_xaml(loop_fault_xaml, "health", health, 32);
+    /* health's records are basic's without the Closed ones */
+    size_t k = 0;
+    for (size_t i = 0; i < nb && i < 32; i++) {
+        if (has(basic[i], "\"state\": \"Closed\"", NULL))
+            continue;
+        ck_assert_uint_lt(k, nh);
+        check_same_but_stamp(health[k++], basic[i]);
+    }
+    ck_assert_uint_eq(k, nh);
+    ck_assert_uint_ge(nh, 3);
+}
+END_TEST
+
 Suite *modern_track_runtime_suite(void)
 {
     Suite *s = suite_create("modern_track_runtime");
@@ -494,6 +570,8 @@ Suite *modern_track_runtime_suite(void)
     tcase_add_test(core, test_track_runtime_none_profile_keeps_nothing);
     tcase_add_test(core, test_track_runtime_named_profile_follows_each_definition);
     tcase_add_test(core, test_track_runtime_fault_queries_match_source_and_handler);
+    tcase_add_test(core, test_track_runtime_loop_leaves_keep_their_records);
+    tcase_add_test(core, test_track_runtime_inline_leaf_fault_keeps_its_records);
     suite_add_tcase(s, core);
     return s;
 }
