@@ -810,17 +810,26 @@ static int64_t meta_version(void)
     return n;
 }
 
-/* A version 1 store (as wfbridge wrote it before pending_resumes existed) is migrated in
- * place: its rows stay, the new table appears, the recorded version becomes 2. */
-START_TEST(test_store_version_1_is_migrated)
+/* A new store holding one instance saved `status` with `state`, released, then closed (to be
+ * aged by the test). */
+static wfm_store_id store_with_one_row(const char *status, const char *state)
 {
     wfm_store *s = open_store("host-a", 0, false);
     wf_error err = WF_ERROR_INIT;
     wfm_store_id a;
     ck_assert_int_eq(wfm_store_create(s, 7, &a, &err), WF_OK);
-    ck_assert_int_eq(save_simple(s, a.text, "Idle", "state-1", true, &err), WF_OK);
+    ck_assert_int_eq(save_simple(s, a.text, status, state, true, &err), WF_OK);
     wfm_store_close(s);
     ck_assert_int_eq(meta_version(), WFM_STORE_SCHEMA_VERSION);
+    return a;
+}
+
+/* A version 1 store (as wfbridge wrote it before pending_resumes existed) is migrated in
+ * place: its rows stay, the new table appears, the recorded version becomes 2. */
+START_TEST(test_store_version_1_is_migrated)
+{
+    wfm_store_id a = store_with_one_row("Idle", "state-1");
+    wf_error err = WF_ERROR_INIT;
     store_exec("DROP TABLE pending_resumes;"
                 "ALTER TABLE instances DROP COLUMN attempts;"
                 "ALTER TABLE instances DROP COLUMN reason;"
@@ -828,7 +837,7 @@ START_TEST(test_store_version_1_is_migrated)
                 "UPDATE wfbridge_meta SET value = '1' WHERE key = 'schema_version';");
     ck_assert_int_eq(meta_version(), 1);
 
-    s = open_store("host-b", 0, false);
+    wfm_store *s = open_store("host-b", 0, false);
     ck_assert_int_eq(meta_version(), WFM_STORE_SCHEMA_VERSION);
     void *blob = NULL;
     size_t len = 0;
@@ -1272,12 +1281,9 @@ static wfm_store_id make_row(wfm_store *s, uint64_t hash, const char *status, co
  * missing) and reads it as is on SQLite (version 4 adds nothing there). */
 START_TEST(test_store_version_3_is_migrated)
 {
-    wfm_store *s = open_store("host-a", 0, false);
+    wfm_store_id a = store_with_one_row("Executing", "state-3");
+    wfm_store *s = NULL;
     wf_error err = WF_ERROR_INIT;
-    wfm_store_id a;
-    ck_assert_int_eq(wfm_store_create(s, 7, &a, &err), WF_OK);
-    ck_assert_int_eq(save_simple(s, a.text, "Executing", "state-3", true, &err), WF_OK);
-    wfm_store_close(s);
     if (on_pg)
         store_exec("DROP INDEX instances_claimable;");
     store_exec("UPDATE wfbridge_meta SET value = '3' WHERE key = 'schema_version';");
