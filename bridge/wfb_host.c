@@ -577,10 +577,14 @@ static size_t claim_some(feeder *fd, size_t max)
     return b.count;
 }
 
-/* ---- looking at the whole store -----------------------------------------------------------
- * The slow path, every poll period: list the store for rows a claim does not take (leases of
- * a dead process of this machine, which wfm_store_lock takes over at once; this host's own
- * leases left by a claim whose reply was lost) and for the next timer due. */
+/* ---- looking at the live rows -------------------------------------------------------------
+ * The slow path, every poll period while claims come back short: list the rows that can still
+ * run (Created, Executing, Idle; never the ended ones, which a store accumulates) for those a
+ * claim does not take (leases of a dead process of this machine, which wfm_store_lock takes
+ * over at once; this host's own leases left by a claim whose reply was lost) and for the next
+ * timer due. */
+static const char *const live_statuses[] = {"Created", "Executing", "Idle"};
+
 static int look(feeder *fd, pass *p)
 {
     wfm_store *store = wfm_host_store(fd->host);
@@ -588,7 +592,13 @@ static int look(feeder *fd, pass *p)
     *p = (pass){store, fd->host, wfb_now_us(), INT64_MAX, NULL, 0, 0, false};
     wf_error err = WF_ERROR_INIT;
     wfm_store_query q = WFM_STORE_QUERY_INIT;
-    if (wfm_store_query_rows(store, &q, collect, p, &err) != WF_OK || p->oom) {
+    wf_status st = WF_OK;
+    for (size_t i = 0; st == WF_OK && !p->oom && i < sizeof live_statuses / sizeof *live_statuses;
+         i++) {
+        q.status = live_statuses[i];
+        st = wfm_store_query_rows(store, &q, collect, p, &err);
+    }
+    if (st != WF_OK || p->oom) {
         if (err.code == WF_OK)
             wf_error_set(&err, WF_E_NOMEM, NULL, "out of memory");
         p->count = 0;
@@ -613,44 +623,97 @@ static int look(feeder *fd, pass *p)
                 run_alone(fd, f->id, f->attempts + 1, v == RUN_ALONE);
             continue;
         }
-        wf_status st = wfm_host_load(fd->host, f->id, &d, &e);
-        start_run(fd, d, st, &e);
+        wf_status ls = wfm_host_load(fd->host, f->id, &d, &e);
+        start_run(fd, d, ls, &e);
         drain(fd, false);
     }
     return 0;
 }
 
+/* ---- when to claim ----------------------------------------------------------------------------
+ * A claim is a statement the store's server runs, so the host claims whole batches (a pool
+ * with room for fewer keeps running what it has) and, after a claim that came back short,
+ * waits before the next: CLAIM_BACKOFF_MIN_US after one that found some work, doubling after
+ * each that found none up to the poll period. Work announced by another process
+ * (wfm_store_wait: a start, a release, a queued resumption) ends the wait at once; timers
+ * and expired leases are found by the next claim, within the poll period. */
+enum { CLAIM_BATCH = 64 };
+#define CLAIM_BACKOFF_MIN_US 10000
+
+typedef struct pacing {
+    int64_t backoff_us; /* 0: claim whenever there is room */
+    int64_t not_before; /* no claim before this time (us) */
+} pacing;
+
+static void pacing_after_claim(pacing *pc, size_t got, size_t asked, int64_t now, int64_t poll_us)
+{
+    if (got == asked) {
+        pc->backoff_us = 0;
+    } else if (got > 0 || pc->backoff_us == 0) {
+        pc->backoff_us = CLAIM_BACKOFF_MIN_US;
+    } else {
+        pc->backoff_us *= 2;
+    }
+    if (pc->backoff_us > poll_us)
+        pc->backoff_us = poll_us;
+    pc->not_before = now + pc->backoff_us;
+}
+
+static void pacing_reset(pacing *pc)
+{
+    pc->backoff_us = 0;
+    pc->not_before = 0;
+}
+
+/* While runs are in flight the host waits for them, not in wfm_store_wait: check without
+ * waiting whether work was announced meanwhile. */
+static int check_announced(wfm_store *store, pacing *pc)
+{
+    wf_error err = WF_ERROR_INIT;
+    bool woken = false;
+    if (wfm_store_wait(store, 0, &woken, &err) != WF_OK)
+        return wfb_report(&err);
+    if (woken)
+        pacing_reset(pc);
+    return 0;
+}
+
 /* The host's loop: claim work in batches while there is room on the pool; when claims come
- * back short, look at the whole store (at most every poll period, or when a timer falls due),
- * then wait: for runs to end while some are in flight, else in wfm_store_wait (woken on
- * PostgreSQL when another process announces work). --once: claim until nothing is left, look
- * once, then wait for the runs it started. Returns the exit code. */
+ * back short, claim again after a back-off (pacing), look at the live rows (at most every
+ * poll period, or when a timer falls due), and wait: for runs to end while some are in
+ * flight, else in wfm_store_wait (woken on PostgreSQL when another process announces work).
+ * --once: claim until nothing is left, look once, then wait for the runs it started.
+ * Returns the exit code. */
 static int serve(feeder *fd, bool once, int64_t poll_us)
 {
     wfm_store *store = wfm_host_store(fd->host);
     pass p = {0};
+    pacing pc = {0, 0};
     bool looked = false, dry = false;
     int64_t last_look = 0;
     int rc = 0;
+    size_t batch = fd->max_in_flight < CLAIM_BATCH ? fd->max_in_flight : CLAIM_BATCH;
     while (!stopping && !ferror(stdout)) {
         size_t room = fd->max_in_flight - fd->in_flight;
-        if (room > 64)
-            room = 64;
-        if (room && !(once && dry)) {
+        if (room > batch)
+            room = batch;
+        int64_t now = wfb_now_us();
+        if (room == batch && !(once && dry) && now >= pc.not_before) {
             size_t got = claim_some(fd, room);
             drain(fd, false);
             if (got == SIZE_MAX) {
                 rc = 2;
                 break;
             }
+            pacing_after_claim(&pc, got, room, wfb_now_us(), poll_us);
             if (got == room)
                 continue; /* there may be more */
             dry = true;
-        } else if (!room) {
+        } else if (room < batch) {
             drain(fd, true);
             continue;
         }
-        int64_t now = wfb_now_us();
+        now = wfb_now_us();
         if (!looked || now - last_look >= poll_us || p.next_due_us <= now) {
             if (once && looked)
                 break;
@@ -664,19 +727,25 @@ static int serve(feeder *fd, bool once, int64_t poll_us)
             break;
         if (fd->in_flight > 0) {
             drain(fd, true); /* until something ends, at most 50 ms */
-            dry = false;
+            if (pc.backoff_us > 0 && check_announced(store, &pc) != 0) {
+                rc = 2;
+                break;
+            }
             continue;
         }
         int64_t wait = poll_us - (now - last_look);
         if (p.next_due_us != INT64_MAX && p.next_due_us - now < wait)
             wait = p.next_due_us - now;
+        if (pc.not_before - now < wait)
+            wait = pc.not_before - now;
         wf_error err = WF_ERROR_INIT;
         bool woken = false;
         if (wait > 0 && wfm_store_wait(store, (wait + 999) / 1000, &woken, &err) != WF_OK) {
             rc = wfb_report(&err);
             break;
         }
-        dry = false;
+        if (woken)
+            pacing_reset(&pc);
     }
     drain(fd, false); /* stopping: the runs in hand end at their next persist point */
     while (fd->in_flight)

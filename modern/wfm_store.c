@@ -824,7 +824,7 @@ wf_status wfm_store_wait(wfm_store *s, int64_t timeout_ms, bool *woken, wf_error
     wf_status rc = WF_OK;
     if (take_wakes(s))
         *woken = true;
-    else if (timeout_ms > 0)
+    else if (timeout_ms >= 0) /* 0: only what was announced already */
         rc = s->ops->wait(s, timeout_ms, s->wake_fds[0], woken, err);
     if (take_wakes(s))
         *woken = true;

@@ -68,8 +68,9 @@ typedef struct wfm_store_opts {
         .clock_ud = NULL                                                                           \
     }
 /* 1: the first schema; 2: pending_resumes (resumptions queued by another process); 3:
- * instances.attempts and instances.reason (runs that never ended, quarantine). */
-#define WFM_STORE_SCHEMA_VERSION 3
+ * instances.attempts and instances.reason (runs that never ended, quarantine); 4: on
+ * PostgreSQL, an index of the free runnable rows in claim order (nothing changes on SQLite). */
+#define WFM_STORE_SCHEMA_VERSION 4
 
 wf_status wfm_store_open(const wfm_store_opts *opts, wfm_store **out, wf_error *err);
 void wfm_store_close(wfm_store *store); /* accepts NULL */
@@ -256,7 +257,8 @@ wf_status wfm_store_pending_resumes(wfm_store *store, const char *id, wfm_store_
 
 /* Wait up to timeout_ms for work announced by another process: a resumption queued, or an
  * instance saved runnable and unleased (Created / Executing, released; e.g. by `wfbridge
- * start`). *woken (optional) is true when that ended the wait early. On PostgreSQL this is
+ * start`). *woken (optional) is true when that ended the wait early; timeout_ms 0 does not
+ * wait, it only tells whether work was announced since the last wait. On PostgreSQL this is
  * LISTEN/NOTIFY on a connection of its own (a waiter wakes within milliseconds); SQLite has
  * no notifications and just sleeps, so hosts poll. One waiter at a time per store. */
 wf_status wfm_store_wait(wfm_store *store, int64_t timeout_ms, bool *woken, wf_error *err);

@@ -62,6 +62,10 @@ enum pg_stmt {
     " AND $3 IN ('Created', 'Executing'))"                                                         \
     " SELECT count(*), (SELECT count(*) FROM n) FROM i"
 
+/* How each kind of claimable row is taken (PS_CLAIM): the oldest first, at most $5, locked,
+ * skipping rows another transaction holds. */
+#define PG_CLAIM_TAKE " ORDER BY i.created_ms, i.id LIMIT $5::bigint FOR UPDATE SKIP LOCKED"
+
 static const char *const pg_sql[PS_COUNT] = {
     [PS_SAVE] =
         "WITH u AS (UPDATE instances SET status = $4, state = $5, updated_ms = $3,"
@@ -136,19 +140,34 @@ static const char *const pg_sql[PS_COUNT] = {
     [PS_PENDING] = "SELECT seq, bookmark, payload_json, created_ms FROM pending_resumes"
                    " WHERE instance = $1 ORDER BY seq",
     /* wfm_store_claim: $1 owner, $2 new expiry, $3 now (ms), $4 now (us, timers), $5 max.
-     * Rows another transaction has locked (being claimed, saved or renewed) are skipped; a
-     * row that changed since the snapshot is checked again once locked (EvalPlanQual). */
+     * The candidates come from four kinds of claimable row, each read through an index of its
+     * own, so a claim that finds nothing reads no row it cannot take: free rows saved
+     * runnable (instances_claimable, in claim order), expired leases (instances_by_owner:
+     * every leased row), Idle rows with a timer due (instances_by_timer) and Idle rows whose
+     * first queued resumption they wait on (from pending_resumes). Rows another transaction
+     * has locked (being claimed, saved or renewed) are skipped; a row that changed since the
+     * snapshot is checked again once locked (EvalPlanQual). Each kind locks at most $5 rows,
+     * the oldest $5 of them all are leased (the others' locks end with the statement). */
     [PS_CLAIM] =
         "WITH c AS (UPDATE instances SET owner = $1, lock_expires_ms = $2::bigint,"
         " attempts = attempts + 1"
-        " WHERE id IN (SELECT i.id FROM instances i"
-        " WHERE (i.owner IS NULL OR i.lock_expires_ms < $3::bigint)"
-        " AND (i.status IN ('Created', 'Executing') OR (i.status = 'Idle'"
-        " AND ((i.next_timer_us > 0 AND i.next_timer_us <= $4::bigint)"
-        " OR EXISTS (SELECT 1 FROM bookmarks b WHERE b.instance = i.id AND b.name ="
+        " WHERE id IN (SELECT k.id FROM ("
+        " SELECT * FROM (SELECT i.id, i.created_ms FROM instances i"
+        " WHERE i.owner IS NULL AND i.status IN ('Created', 'Executing')"
+        PG_CLAIM_TAKE ") ready"
+        " UNION ALL SELECT * FROM (SELECT i.id, i.created_ms FROM instances i"
+        " WHERE i.owner IS NOT NULL AND i.lock_expires_ms < $3::bigint"
+        " AND i.status IN ('Created', 'Executing')" PG_CLAIM_TAKE ") expired"
+        " UNION ALL SELECT * FROM (SELECT i.id, i.created_ms FROM instances i"
+        " WHERE i.status = 'Idle' AND i.next_timer_us > 0 AND i.next_timer_us <= $4::bigint"
+        " AND (i.owner IS NULL OR i.lock_expires_ms < $3::bigint)" PG_CLAIM_TAKE ") due"
+        " UNION ALL SELECT * FROM (SELECT i.id, i.created_ms FROM instances i"
+        " WHERE i.id IN (SELECT r.instance FROM pending_resumes r) AND i.status = 'Idle'"
+        " AND (i.owner IS NULL OR i.lock_expires_ms < $3::bigint)"
+        " AND EXISTS (SELECT 1 FROM bookmarks b WHERE b.instance = i.id AND b.name ="
         " (SELECT r.bookmark FROM pending_resumes r WHERE r.instance = i.id"
-        " ORDER BY r.seq LIMIT 1)))))"
-        " ORDER BY i.created_ms, i.id LIMIT $5::bigint FOR UPDATE SKIP LOCKED)"
+        " ORDER BY r.seq LIMIT 1))" PG_CLAIM_TAKE ") resumable"
+        " ) k ORDER BY k.created_ms, k.id LIMIT $5::bigint)"
         " RETURNING id, status, definition, state, created_ms, attempts)"
         " SELECT c.id, c.status, c.definition, c.state,"
         " (SELECT count(*) FROM pending_resumes r WHERE r.instance = c.id), c.attempts,"
@@ -210,14 +229,22 @@ static const char schema_v2[] =
     " bookmark text NOT NULL, payload_json text NOT NULL, created_ms bigint NOT NULL,"
     " token bigint NOT NULL DEFAULT 0, PRIMARY KEY(instance, seq));";
 
-/* Migrations from version N to N+1, index 0 creating version 1 (as in the SQLite backend). */
 /* Version 3: unfinished runs per instance (quarantine) and why an instance is Suspended. */
 static const char schema_v3[] =
     "ALTER TABLE instances ADD COLUMN attempts bigint NOT NULL DEFAULT 0;"
     "ALTER TABLE instances ADD COLUMN reason text;";
 
+/* Version 4: the free rows saved runnable in claim order (PS_CLAIM), so that a claim reads
+ * only rows it can take. Its columns are already indexed or never change (status and owner
+ * change where instances_by_status and instances_by_owner change anyway; created_ms and id
+ * never do): a save that was a heap-only update still is. */
+static const char schema_v4[] =
+    "CREATE INDEX instances_claimable ON instances(created_ms, id)"
+    " WHERE owner IS NULL AND status IN ('Created', 'Executing');";
+
+/* Migrations from version N to N+1, index 0 creating version 1 (as in the SQLite backend). */
 static const char *const migrations[WFM_STORE_SCHEMA_VERSION] = {schema_v1, schema_v2,
-                                                                  schema_v3};
+                                                                  schema_v3, schema_v4};
 
 static const char *const tables[] = {"wfbridge_meta", "definitions", "instances", "bookmarks",
                                      "promoted",      "tracking",    "pending_resumes"};

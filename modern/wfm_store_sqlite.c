@@ -163,10 +163,15 @@ static const char schema_v3[] =
     "ALTER TABLE instances ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE instances ADD COLUMN reason TEXT;";
 
+/* Version 4 is PostgreSQL's index of the free runnable rows in claim order; the version is
+ * shared, and a SQLite store only records it (one host per file claims with a scan it can
+ * afford). */
+static const char schema_v4[] = "";
+
 /* Migrations from version N to N+1; index 0 is the creation of version 1. A future schema
  * adds its step here and bumps WFM_STORE_SCHEMA_VERSION; migrate() then records the version. */
 static const char *const migrations[WFM_STORE_SCHEMA_VERSION] = {schema_v1, schema_v2,
-                                                                  schema_v3};
+                                                                  schema_v3, schema_v4};
 
 static wf_status db_error(wfm_store *s, wf_error *err, const char *what)
 {
@@ -524,6 +529,16 @@ static wf_status open_db(wfm_store *s, const char *path, const wfm_store_opts *o
 }
 
 
+/* Does a version `version` store have this code's tables and columns (every later migration
+ * only records its version here, as version 4 does)? A read-only open then reads it as is. */
+static bool schema_current(int version)
+{
+    for (int v = version; v < WFM_STORE_SCHEMA_VERSION; v++)
+        if (migrations[v][0] != '\0')
+            return false;
+    return true;
+}
+
 static wf_status sq_open(wfm_store *s, const char *path, const wfm_store_opts *opts,
                          wf_error *err)
 {
@@ -537,7 +552,8 @@ static wf_status sq_open(wfm_store *s, const char *path, const wfm_store_opts *o
     if (rc == WF_OK && version == 0 && (opts->read_only || opts->must_exist))
         return wfm__store_fail(s, WF_E_STORE, err,
                                "not a wfbridge instance store (it has no tables)");
-    if (rc == WF_OK && version < WFM_STORE_SCHEMA_VERSION && opts->read_only)
+    if (rc == WF_OK && version < WFM_STORE_SCHEMA_VERSION && opts->read_only &&
+        !schema_current(version))
         return wfm__store_fail(s, WF_E_STORE, err,
                                "store schema version %d must be migrated to %d: open it once "
                                "for writing",

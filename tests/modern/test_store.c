@@ -810,24 +810,34 @@ static int64_t meta_version(void)
     return n;
 }
 
-/* A version 1 store (as wfbridge wrote it before pending_resumes existed) is migrated in
- * place: its rows stay, the new table appears, the recorded version becomes 2. */
-START_TEST(test_store_version_1_is_migrated)
+/* A new store holding one instance saved `status` with `state`, released, then closed (to be
+ * aged by the test). */
+static wfm_store_id store_with_one_row(const char *status, const char *state)
 {
     wfm_store *s = open_store("host-a", 0, false);
     wf_error err = WF_ERROR_INIT;
     wfm_store_id a;
     ck_assert_int_eq(wfm_store_create(s, 7, &a, &err), WF_OK);
-    ck_assert_int_eq(save_simple(s, a.text, "Idle", "state-1", true, &err), WF_OK);
+    ck_assert_int_eq(save_simple(s, a.text, status, state, true, &err), WF_OK);
     wfm_store_close(s);
     ck_assert_int_eq(meta_version(), WFM_STORE_SCHEMA_VERSION);
+    return a;
+}
+
+/* A version 1 store (as wfbridge wrote it before pending_resumes existed) is migrated in
+ * place: its rows stay, the new table appears, the recorded version becomes 2. */
+START_TEST(test_store_version_1_is_migrated)
+{
+    wfm_store_id a = store_with_one_row("Idle", "state-1");
+    wf_error err = WF_ERROR_INIT;
     store_exec("DROP TABLE pending_resumes;"
                 "ALTER TABLE instances DROP COLUMN attempts;"
                 "ALTER TABLE instances DROP COLUMN reason;"
+                "DROP INDEX IF EXISTS instances_claimable;" /* PostgreSQL's, version 4 */
                 "UPDATE wfbridge_meta SET value = '1' WHERE key = 'schema_version';");
     ck_assert_int_eq(meta_version(), 1);
 
-    s = open_store("host-b", 0, false);
+    wfm_store *s = open_store("host-b", 0, false);
     ck_assert_int_eq(meta_version(), WFM_STORE_SCHEMA_VERSION);
     void *blob = NULL;
     size_t len = 0;
@@ -1026,8 +1036,8 @@ START_TEST(test_store_next_schema_version_is_refused_untouched)
 {
     store_exec("CREATE TABLE wfbridge_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
                 "INSERT INTO wfbridge_meta VALUES('application', 'wfbridge-instance-store');"
-                "INSERT INTO wfbridge_meta VALUES('schema_version', '4');");
-    assert_refused_unchanged(WF_E_STORE, "version 4 is newer");
+                "INSERT INTO wfbridge_meta VALUES('schema_version', '5');");
+    assert_refused_unchanged(WF_E_STORE, "version 5 is newer");
 }
 END_TEST
 
@@ -1264,6 +1274,49 @@ static wfm_store_id make_row(wfm_store *s, uint64_t hash, const char *status, co
     ck_assert_msg(wfm_store_save(s, &r, &err) == WF_OK, "%s", err.message);
     return id;
 }
+
+/* A version 3 store (before PostgreSQL's claim index) is migrated in place: its rows stay,
+ * the index appears on PostgreSQL, the recorded version becomes 4, and a claim takes the
+ * runnable row as before. A read-only open of it is refused on PostgreSQL (the index is
+ * missing) and reads it as is on SQLite (version 4 adds nothing there). */
+START_TEST(test_store_version_3_is_migrated)
+{
+    wfm_store_id a = store_with_one_row("Executing", "state-3");
+    wfm_store *s = NULL;
+    wf_error err = WF_ERROR_INIT;
+    if (on_pg)
+        store_exec("DROP INDEX instances_claimable;");
+    store_exec("UPDATE wfbridge_meta SET value = '3' WHERE key = 'schema_version';");
+    ck_assert_int_eq(meta_version(), 3);
+
+    wfm_store_opts o = WFM_STORE_OPTS_INIT;
+    o.path = path;
+    o.read_only = true;
+    if (on_pg) {
+        assert_open_refused(&o, WF_E_STORE, "must be migrated");
+    } else {
+        ck_assert_int_eq(wfm_store_open(&o, &s, &err), WF_OK);
+        wfm_store_close(s);
+    }
+    ck_assert_int_eq(meta_version(), 3);
+
+    s = open_store("host-b", 0, false);
+    ck_assert_int_eq(meta_version(), WFM_STORE_SCHEMA_VERSION);
+    if (on_pg) {
+        char *n = store_query("SELECT count(*) FROM pg_indexes WHERE schemaname ="
+                              " current_schema() AND indexname = 'instances_claimable'");
+        ck_assert_str_eq(n, "1");
+        wf_free(n);
+    }
+    size_t count = 0;
+    claim_log l = claim_now(s, 8, 0, &count);
+    ck_assert_uint_eq(count, 1);
+    ck_assert_str_eq(l.ids[0], a.text);
+    ck_assert_uint_eq(l.state_lens[0], 7);
+    ck_assert(memcmp(l.states[0], "state-3", 7) == 0);
+    wfm_store_close(s);
+}
+END_TEST
 
 static char *owner_in_store(const char *id)
 {
@@ -2029,6 +2082,7 @@ static void add_shared_core(TCase *core)
     tcase_add_test(core, test_store_group_commit_of_announced_savers_writes_every_save);
     tcase_add_test(core, test_store_queued_resumes_are_deleted_by_the_save_that_applies_them);
     tcase_add_test(core, test_store_version_1_is_migrated);
+    tcase_add_test(core, test_store_version_3_is_migrated);
     tcase_add_test(core, test_store_attempts_count_unfinished_runs_and_suspend_quarantines);
     tcase_add_test(core, test_store_insert_creates_the_row_with_its_state);
     tcase_add_test(core, test_store_group_commit_inserts_of_concurrent_hosts_stand_alone);
