@@ -543,7 +543,7 @@ static bool gathered(const wfm_store *s)
 /* Under queue_lock, as the leader: with group commit, while an announced saver has not queued
  * its save (it is running its instance and will), wait for it as long as saves keep coming.
  * The savers then share this commit instead of each leading one of its own. The leader is
- * woken when the last announced saver queues (or one ends its run), else at each gap's end. */
+ * woken when the last announced saver queues, else at each gap's end. */
 static void gather_locked(wfm_store *s)
 {
     if (!s->group_commit || gathered(s))
@@ -609,13 +609,16 @@ void wfm_store_saver_begin(wfm_store *s)
     pthread_mutex_unlock(&s->queue_lock);
 }
 
+/* A saver that ends does not cut a gathering leader's wait short: a thread between two runs
+ * (its last save committed, its next run's first save microseconds away) would otherwise
+ * leave the others a batch of their own, then wait a whole commit alone and lead a batch out
+ * of step with theirs. The leader waits for its gap to end instead (the returning saver's
+ * save ends it at once), so a saver gone for good costs one gap at most. */
 void wfm_store_saver_end(wfm_store *s)
 {
     pthread_mutex_lock(&s->queue_lock);
     assert(s->savers > 0);
     s->savers--;
-    if (s->leader_active && gathered(s))
-        pthread_cond_signal(&s->gather_cond);
     pthread_mutex_unlock(&s->queue_lock);
 }
 
