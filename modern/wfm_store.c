@@ -449,24 +449,41 @@ void wfm__names_forget(wfm_store *s, const char *id)
     wf_strmap_remove(s->names, id);
 }
 
+static void note_index(wfm__names_entry *e, const wfm_store_save_rec *r, int64_t version)
+{
+    e->version = version;
+    e->next_timer_us = r->next_timer_us;
+    size_t len = strlen(r->status);
+    if (len >= sizeof e->status)
+        len = 0; /* no status that long exists; never match one */
+    memcpy(e->status, r->status, len);
+    e->status[len] = '\0';
+}
+
 void wfm__names_remember(wfm_store *s, const wfm_store_save_rec *r, int64_t version)
 {
     const char *text = wfm__names_text(s, r);
     wfm__names_entry *last = wf_strmap_get(s->names, r->id);
     if (text && last && strcmp(last->text, text) == 0) { /* the same names, one save later */
-        last->version = version;
+        note_index(last, r, version);
         return;
     }
     size_t len = text ? strlen(text) : 0;
     wfm__names_entry *e = text ? wf_malloc(sizeof *e + len + 1) : NULL;
     if (e) {
-        e->version = version;
+        note_index(e, r, version);
         memcpy(e->text, text, len + 1);
     }
     if (!e || wf_strmap_put(s->names, r->id, e) != WF_OK) {
         wf_free(e);
         wfm__names_forget(s, r->id);
     }
+}
+
+bool wfm__names_same_index(const wfm__names_entry *last, const wfm_store_save_rec *r)
+{
+    return last->status[0] && strcmp(last->status, r->status) == 0 &&
+           last->next_timer_us == r->next_timer_us;
 }
 
 /* ---- saving: group commit ------------------------------------------------------------------ */
