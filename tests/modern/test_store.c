@@ -1154,14 +1154,19 @@ static wf_status save_marks(wfm_store *s, const char *id, const char *mark, cons
     return wfm_store_save(s, &r, &err);
 }
 
-static int waiting_on(wfm_store *s, const char *bookmark)
+static int count_matching(wfm_store *s, const wfm_store_query *q)
 {
     rows r = {0};
     wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_query_rows(s, q, count_row, &r, &err), WF_OK);
+    return r.count;
+}
+
+static int waiting_on(wfm_store *s, const char *bookmark)
+{
     wfm_store_query q = WFM_STORE_QUERY_INIT;
     q.bookmark = bookmark;
-    ck_assert_int_eq(wfm_store_query_rows(s, &q, count_row, &r, &err), WF_OK);
-    return r.count;
+    return count_matching(s, &q);
 }
 
 /* Saves that write the same bookmarks and properties again may skip writing them; any
@@ -1215,13 +1220,10 @@ static wf_status save_as(wfm_store *s, const char *id, const char *status, int64
 
 static int rows_where(wfm_store *s, const char *status, int64_t due_before_us)
 {
-    rows r = {0};
-    wf_error err = WF_ERROR_INIT;
     wfm_store_query q = WFM_STORE_QUERY_INIT;
     q.status = status;
     q.due_before_us = due_before_us;
-    ck_assert_int_eq(wfm_store_query_rows(s, &q, count_row, &r, &err), WF_OK);
-    return r.count;
+    return count_matching(s, &q);
 }
 
 /* Saves that leave the status and timer as the last save wrote them may skip rewriting those
