@@ -449,24 +449,41 @@ void wfm__names_forget(wfm_store *s, const char *id)
     wf_strmap_remove(s->names, id);
 }
 
+static void note_index(wfm__names_entry *e, const wfm_store_save_rec *r, int64_t version)
+{
+    e->version = version;
+    e->next_timer_us = r->next_timer_us;
+    size_t len = strlen(r->status);
+    if (len >= sizeof e->status)
+        len = 0; /* no status that long exists; never match one */
+    memcpy(e->status, r->status, len);
+    e->status[len] = '\0';
+}
+
 void wfm__names_remember(wfm_store *s, const wfm_store_save_rec *r, int64_t version)
 {
     const char *text = wfm__names_text(s, r);
     wfm__names_entry *last = wf_strmap_get(s->names, r->id);
     if (text && last && strcmp(last->text, text) == 0) { /* the same names, one save later */
-        last->version = version;
+        note_index(last, r, version);
         return;
     }
     size_t len = text ? strlen(text) : 0;
     wfm__names_entry *e = text ? wf_malloc(sizeof *e + len + 1) : NULL;
     if (e) {
-        e->version = version;
+        note_index(e, r, version);
         memcpy(e->text, text, len + 1);
     }
     if (!e || wf_strmap_put(s->names, r->id, e) != WF_OK) {
         wf_free(e);
         wfm__names_forget(s, r->id);
     }
+}
+
+bool wfm__names_same_index(const wfm__names_entry *last, const wfm_store_save_rec *r)
+{
+    return last->status[0] && strcmp(last->status, r->status) == 0 &&
+           last->next_timer_us == r->next_timer_us;
 }
 
 /* ---- saving: group commit ------------------------------------------------------------------ */
@@ -543,7 +560,7 @@ static bool gathered(const wfm_store *s)
 /* Under queue_lock, as the leader: with group commit, while an announced saver has not queued
  * its save (it is running its instance and will), wait for it as long as saves keep coming.
  * The savers then share this commit instead of each leading one of its own. The leader is
- * woken when the last announced saver queues (or one ends its run), else at each gap's end. */
+ * woken when the last announced saver queues, else at each gap's end. */
 static void gather_locked(wfm_store *s)
 {
     if (!s->group_commit || gathered(s))
@@ -609,13 +626,16 @@ void wfm_store_saver_begin(wfm_store *s)
     pthread_mutex_unlock(&s->queue_lock);
 }
 
+/* A saver that ends does not cut a gathering leader's wait short: a thread between two runs
+ * (its last save committed, its next run's first save microseconds away) would otherwise
+ * leave the others a batch of their own, then wait a whole commit alone and lead a batch out
+ * of step with theirs. The leader waits for its gap to end instead (the returning saver's
+ * save ends it at once), so a saver gone for good costs one gap at most. */
 void wfm_store_saver_end(wfm_store *s)
 {
     pthread_mutex_lock(&s->queue_lock);
     assert(s->savers > 0);
     s->savers--;
-    if (s->leader_active && gathered(s))
-        pthread_cond_signal(&s->gather_cond);
     pthread_mutex_unlock(&s->queue_lock);
 }
 

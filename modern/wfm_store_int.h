@@ -65,8 +65,10 @@ struct wfm_store {
 
 /* ---- the names cache (wfm_store.c) ---- */
 typedef struct wfm__names_entry {
-    int64_t version; /* instances.version after that save */
-    char text[];     /* wfm__names_text */
+    int64_t version;       /* instances.version after that save */
+    int64_t next_timer_us; /* and the indexed columns it left: next_timer_us, */
+    char status[16];       /* status ("" when too long to keep) */
+    char text[];           /* wfm__names_text */
 } wfm__names_entry;
 /* The canonical text of a save's names into s->names_scratch (reset first); NULL when out of
  * memory. */
@@ -76,8 +78,11 @@ const char *wfm__names_text(wfm_store *s, const wfm_store_save_rec *r);
 bool wfm__names_unchanged(wfm_store *s, const wfm_store_save_rec *r, int64_t version);
 const wfm__names_entry *wfm__names_get(wfm_store *s, const char *id);
 void wfm__names_forget(wfm_store *s, const char *id);
-/* Remember r's names as committed, the row now at `version` (a copy failing only forgets). */
+/* Remember r's names, status and timer as committed, the row now at `version` (a copy failing
+ * only forgets). */
 void wfm__names_remember(wfm_store *s, const wfm_store_save_rec *r, int64_t version);
+/* Does save r leave the row's indexed columns (status, next_timer_us) as `last` knows them? */
+bool wfm__names_same_index(const wfm__names_entry *last, const wfm_store_save_rec *r);
 
 /* Backend operations. `now` is the store clock (ms). Text ids and hashes are as in the
  * schema (32 and 16 lowercase hex digits). */

@@ -34,6 +34,7 @@ enum stmt_id {
     ST_ROLLBACK_TO,
     ST_SAVE,
     ST_SAVE_KEPT,
+    ST_SAVE_ROW,
     ST_DELETE_BOOKMARKS,
     ST_DELETE_PROMOTED,
     ST_INSERT_BOOKMARK,
@@ -74,6 +75,15 @@ static const char *const stmt_sql[ST_COUNT] = {
                      " owner = CASE WHEN ?5 THEN NULL ELSE owner END,"
                      " lock_expires_ms = CASE WHEN ?5 THEN 0 ELSE ?6 END"
                      " WHERE id = ?7 AND owner = ?8 AND lock_expires_ms >= ?3 AND version = ?9",
+    /* ST_SAVE_KEPT when the status and timer stay as that save left them (a Persist in the
+     * middle of a run): without them in SET, SQLite rewrites no index entry (it would delete
+     * and insert the row's instances_by_status entry, dirtying that page, at every save);
+     * ?1 and ?4 are bound but unused */
+    [ST_SAVE_ROW] = "UPDATE instances SET state = ?2, updated_ms = ?3, version = version + 1,"
+                    " reason = NULL, attempts = CASE WHEN ?5 THEN 0 ELSE attempts END,"
+                    " owner = CASE WHEN ?5 THEN NULL ELSE owner END,"
+                    " lock_expires_ms = CASE WHEN ?5 THEN 0 ELSE ?6 END"
+                    " WHERE id = ?7 AND owner = ?8 AND lock_expires_ms >= ?3 AND version = ?9",
     [ST_DELETE_BOOKMARKS] = "DELETE FROM bookmarks WHERE instance = ?",
     [ST_DELETE_PROMOTED] = "DELETE FROM promoted WHERE instance = ?",
     [ST_INSERT_BOOKMARK] = "INSERT OR IGNORE INTO bookmarks(instance, name) VALUES(?, ?)",
@@ -773,7 +783,7 @@ static wf_status write_names(wfm_store *s, enum stmt_id id, const char *instance
 
 /* The instance row (only with a live lease of ours), then its bookmarks, promoted properties
  * and applied resumptions: only the statements that have something to do. */
-/* Bind the row update of save r (ST_SAVE, ST_SAVE_KEPT) to kept statement `id`. */
+/* Bind the row update of save r (ST_SAVE, ST_SAVE_KEPT, ST_SAVE_ROW) to kept statement `id`. */
 static wf_status bind_save(wfm_store *s, enum stmt_id id, const wfm_store_save_rec *r,
                            int64_t now, sqlite3_stmt **out, wf_error *err)
 {
@@ -808,7 +818,8 @@ static wf_status write_kept(wfm_store *s, wfm__pending_save *p, int64_t now, boo
         return WF_OK;
     int64_t version = last->version;
     sqlite3_stmt *st = NULL;
-    wf_status rc = bind_save(s, ST_SAVE_KEPT, p->rec, now, &st, err);
+    wf_status rc = bind_save(s, wfm__names_same_index(last, p->rec) ? ST_SAVE_ROW : ST_SAVE_KEPT,
+                             p->rec, now, &st, err);
     if (rc != WF_OK)
         return rc;
     sqlite3_bind_int64(st, 9, version);

@@ -1164,14 +1164,19 @@ static wf_status save_marks(wfm_store *s, const char *id, const char *mark, cons
     return wfm_store_save(s, &r, &err);
 }
 
-static int waiting_on(wfm_store *s, const char *bookmark)
+static int count_matching(wfm_store *s, const wfm_store_query *q)
 {
     rows r = {0};
     wf_error err = WF_ERROR_INIT;
+    ck_assert_int_eq(wfm_store_query_rows(s, q, count_row, &r, &err), WF_OK);
+    return r.count;
+}
+
+static int waiting_on(wfm_store *s, const char *bookmark)
+{
     wfm_store_query q = WFM_STORE_QUERY_INIT;
     q.bookmark = bookmark;
-    ck_assert_int_eq(wfm_store_query_rows(s, &q, count_row, &r, &err), WF_OK);
-    return r.count;
+    return count_matching(s, &q);
 }
 
 /* Saves that write the same bookmarks and properties again may skip writing them; any
@@ -1210,6 +1215,59 @@ START_TEST(test_store_bookmarks_and_props_follow_every_save)
     ck_assert_int_eq(waiting_on(a, "x"), 1);
     ck_assert_int_eq(waiting_on(a, "z"), 0);
     wfm_store_close(a2);
+    wfm_store_close(a);
+    wfm_store_close(b);
+}
+END_TEST
+
+static wf_status save_as(wfm_store *s, const char *id, const char *status, int64_t timer_us)
+{
+    const char *bms[] = {"go"};
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_save_rec r = {id, status, "s", 1, bms, 1, NULL, NULL, 0, timer_us, false, 0};
+    return wfm_store_save(s, &r, &err);
+}
+
+static int rows_where(wfm_store *s, const char *status, int64_t due_before_us)
+{
+    wfm_store_query q = WFM_STORE_QUERY_INIT;
+    q.status = status;
+    q.due_before_us = due_before_us;
+    return count_matching(s, &q);
+}
+
+/* Saves that leave the status and timer as the last save wrote them may skip rewriting those
+ * columns; every change, and anything another host wrote in between, must reach the store
+ * and its queries by status and timer. */
+START_TEST(test_store_status_and_timer_follow_every_save)
+{
+    wfm_store *a = open_store("host-a", 0, false);
+    wfm_store *b = open_store("host-b", 0, false);
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_id id;
+    ck_assert_int_eq(wfm_store_create(a, 1, &id, &err), WF_OK);
+    for (int i = 0; i < 3; i++) /* the first writes the status, the others keep it */
+        ck_assert_int_eq(save_as(a, id.text, "Executing", 0), WF_OK);
+    ck_assert_int_eq(rows_where(a, "Executing", 0), 1);
+    ck_assert_int_eq(rows_where(a, NULL, 1000), 0);
+    ck_assert_int_eq(save_as(a, id.text, "Executing", 500), WF_OK); /* the timer changed */
+    ck_assert_int_eq(save_as(a, id.text, "Executing", 500), WF_OK);
+    ck_assert_int_eq(rows_where(a, NULL, 1000), 1);
+    ck_assert_int_eq(save_as(a, id.text, "Idle", 500), WF_OK); /* the status changed */
+    ck_assert_int_eq(save_as(a, id.text, "Idle", 500), WF_OK);
+    ck_assert_int_eq(rows_where(a, "Executing", 0), 0);
+    ck_assert_int_eq(rows_where(a, "Idle", 1000), 1);
+    ck_assert_int_eq(wfm_store_release(a, id.text, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_lock(b, id.text, &err), WF_OK); /* another host writes */
+    ck_assert_int_eq(save_as(b, id.text, "Executing", 0), WF_OK);
+    ck_assert_int_eq(wfm_store_release(b, id.text, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_lock(a, id.text, &err), WF_OK);
+    ck_assert_int_eq(save_as(a, id.text, "Idle", 500), WF_OK); /* as a last wrote */
+    ck_assert_int_eq(rows_where(a, "Executing", 0), 0);
+    ck_assert_int_eq(rows_where(a, "Idle", 1000), 1);
+    char *row = store_query("SELECT status || ' ' || next_timer_us FROM instances");
+    ck_assert_str_eq(row, "Idle 500");
+    wf_free(row);
     wfm_store_close(a);
     wfm_store_close(b);
 }
@@ -2070,6 +2128,7 @@ static void add_shared_core(TCase *core)
     tcase_add_test(core, test_store_wake_ends_the_next_wait);
     tcase_add_test(core, test_store_tracking_records_are_written_and_replaced);
     tcase_add_test(core, test_store_bookmarks_and_props_follow_every_save);
+    tcase_add_test(core, test_store_status_and_timer_follow_every_save);
     tcase_add_test(core, test_store_round_trip_keeps_state_bookmarks_and_props);
     tcase_add_test(core, test_store_query_by_status_property_bookmark_and_timer);
     tcase_add_test(core, test_store_lease_blocks_second_host_until_released);
