@@ -147,7 +147,8 @@ static const char *const pg_sql[PS_COUNT] = {
      * first queued resumption they wait on (from pending_resumes). Rows another transaction
      * has locked (being claimed, saved or renewed) are skipped; a row that changed since the
      * snapshot is checked again once locked (EvalPlanQual). Each kind locks at most $5 rows,
-     * the oldest $5 of them all are leased (the others' locks end with the statement). */
+     * the oldest $5 of them all are leased (the others' locks end with the statement); UNION
+     * drops a row of two kinds (a due timer and a resumption) so that it takes one place. */
     [PS_CLAIM] =
         "WITH c AS (UPDATE instances SET owner = $1, lock_expires_ms = $2::bigint,"
         " attempts = attempts + 1"
@@ -155,13 +156,13 @@ static const char *const pg_sql[PS_COUNT] = {
         " SELECT * FROM (SELECT i.id, i.created_ms FROM instances i"
         " WHERE i.owner IS NULL AND i.status IN ('Created', 'Executing')"
         PG_CLAIM_TAKE ") ready"
-        " UNION ALL SELECT * FROM (SELECT i.id, i.created_ms FROM instances i"
+        " UNION SELECT * FROM (SELECT i.id, i.created_ms FROM instances i"
         " WHERE i.owner IS NOT NULL AND i.lock_expires_ms < $3::bigint"
         " AND i.status IN ('Created', 'Executing')" PG_CLAIM_TAKE ") expired"
-        " UNION ALL SELECT * FROM (SELECT i.id, i.created_ms FROM instances i"
+        " UNION SELECT * FROM (SELECT i.id, i.created_ms FROM instances i"
         " WHERE i.status = 'Idle' AND i.next_timer_us > 0 AND i.next_timer_us <= $4::bigint"
         " AND (i.owner IS NULL OR i.lock_expires_ms < $3::bigint)" PG_CLAIM_TAKE ") due"
-        " UNION ALL SELECT * FROM (SELECT i.id, i.created_ms FROM instances i"
+        " UNION SELECT * FROM (SELECT i.id, i.created_ms FROM instances i"
         " WHERE i.id IN (SELECT r.instance FROM pending_resumes r) AND i.status = 'Idle'"
         " AND (i.owner IS NULL OR i.lock_expires_ms < $3::bigint)"
         " AND EXISTS (SELECT 1 FROM bookmarks b WHERE b.instance = i.id AND b.name ="

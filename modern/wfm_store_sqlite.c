@@ -102,17 +102,37 @@ static const char *const stmt_sql[ST_COUNT] = {
                  " AND lock_expires_ms >= ?",
     [ST_CREATE] = "INSERT INTO instances(id, definition, status, created_ms, updated_ms,"
                   " owner, lock_expires_ms) VALUES(?, ?, 'Created', ?, ?, ?, ?)",
-    /* wfm_store_claim: ?1 owner, ?2 new expiry, ?3 now (ms), ?4 now (us, timers), ?5 max */
+    /* wfm_store_claim: ?1 owner, ?2 new expiry, ?3 now (ms), ?4 now (us, timers), ?5 max.
+     * The candidates come from four kinds of claimable row, each read through an index of its
+     * own with its own limit, so a claim reads only rows it can take (or nearly): free rows
+     * saved runnable (instances_claimable, in claim order), expired leases (instances_by_lease,
+     * from the oldest expiry), Idle rows with a timer due (instances_by_timer) and Idle rows
+     * whose first queued resumption they wait on (from pending_resumes). The oldest ?5 of each
+     * kind hold the oldest ?5 of them all; UNION drops a row of two kinds (a due timer and a
+     * resumption) so that it takes one place only. */
     [ST_CLAIM] =
         "UPDATE instances SET owner = ?1, lock_expires_ms = ?2, attempts = attempts + 1"
-        " WHERE id IN (SELECT i.id"
-        " FROM instances i WHERE (i.owner IS NULL OR i.lock_expires_ms < ?3)"
-        " AND (i.status IN ('Created', 'Executing') OR (i.status = 'Idle'"
-        " AND ((i.next_timer_us > 0 AND i.next_timer_us <= ?4)"
-        " OR EXISTS (SELECT 1 FROM bookmarks b WHERE b.instance = i.id AND b.name ="
-        " (SELECT r.bookmark FROM pending_resumes r WHERE r.instance = i.id"
-        " ORDER BY r.seq LIMIT 1)))))"
+        " WHERE id IN (SELECT k.id FROM ("
+        " SELECT * FROM (SELECT i.id, i.created_ms FROM instances i"
+        " INDEXED BY instances_claimable"
+        " WHERE i.owner IS NULL AND i.status IN ('Created', 'Executing')"
         " ORDER BY i.created_ms, i.id LIMIT ?5)"
+        " UNION SELECT * FROM (SELECT i.id, i.created_ms FROM instances i"
+        " INDEXED BY instances_by_lease"
+        " WHERE i.owner IS NOT NULL AND i.lock_expires_ms < ?3"
+        " AND i.status IN ('Created', 'Executing') ORDER BY i.created_ms, i.id LIMIT ?5)"
+        " UNION SELECT * FROM (SELECT i.id, i.created_ms FROM instances i"
+        " INDEXED BY instances_by_timer"
+        " WHERE i.next_timer_us > 0 AND i.next_timer_us <= ?4 AND i.status = 'Idle'"
+        " AND (i.owner IS NULL OR i.lock_expires_ms < ?3) ORDER BY i.created_ms, i.id LIMIT ?5)"
+        " UNION SELECT * FROM (SELECT i.id, i.created_ms"
+        " FROM (SELECT DISTINCT r.instance FROM pending_resumes r) q"
+        " CROSS JOIN instances i ON i.id = q.instance WHERE i.status = 'Idle'"
+        " AND (i.owner IS NULL OR i.lock_expires_ms < ?3)"
+        " AND EXISTS (SELECT 1 FROM bookmarks b WHERE b.instance = i.id AND b.name ="
+        " (SELECT r.bookmark FROM pending_resumes r WHERE r.instance = i.id"
+        " ORDER BY r.seq LIMIT 1)) ORDER BY i.created_ms, i.id LIMIT ?5)"
+        " ) k ORDER BY k.created_ms, k.id LIMIT ?5)"
         " RETURNING id, status, definition, state, created_ms,"
         " (SELECT count(*) FROM pending_resumes r WHERE r.instance = instances.id), attempts,"
         " (SELECT count(*) FROM promoted p WHERE p.instance = instances.id)",
@@ -173,10 +193,18 @@ static const char schema_v3[] =
     "ALTER TABLE instances ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE instances ADD COLUMN reason TEXT;";
 
-/* Version 4 is PostgreSQL's index of the free runnable rows in claim order; the version is
- * shared, and a SQLite store only records it (one host per file claims with a scan it can
- * afford). */
-static const char schema_v4[] = "";
+/* Version 4: the indexes ST_CLAIM reads its kinds of claimable row through, so that a claim
+ * reads only rows it can take: the free rows saved runnable in claim order (as PostgreSQL's
+ * instances_claimable) and the leased rows by expiry (which wfm_store_renew also reads).
+ * Only indexes: a read-only open reads a version 3 store as it is (it never claims). */
+static const char schema_v4[] =
+    "CREATE INDEX instances_claimable ON instances(created_ms, id)"
+    " WHERE owner IS NULL AND status IN ('Created', 'Executing');"
+    "CREATE INDEX instances_by_lease ON instances(lock_expires_ms) WHERE owner IS NOT NULL;";
+
+/* Which migrations add no table or column (only indexes): a read-only open skips them. */
+static const bool migration_indexes_only[WFM_STORE_SCHEMA_VERSION] = {false, false, false,
+                                                                      true};
 
 /* Migrations from version N to N+1; index 0 is the creation of version 1. A future schema
  * adds its step here and bumps WFM_STORE_SCHEMA_VERSION; migrate() then records the version. */
@@ -540,11 +568,11 @@ static wf_status open_db(wfm_store *s, const char *path, const wfm_store_opts *o
 
 
 /* Does a version `version` store have this code's tables and columns (every later migration
- * only records its version here, as version 4 does)? A read-only open then reads it as is. */
+ * only adds indexes, as version 4 does)? A read-only open then reads it as is. */
 static bool schema_current(int version)
 {
     for (int v = version; v < WFM_STORE_SCHEMA_VERSION; v++)
-        if (migrations[v][0] != '\0')
+        if (!migration_indexes_only[v])
             return false;
     return true;
 }

@@ -833,7 +833,8 @@ START_TEST(test_store_version_1_is_migrated)
     store_exec("DROP TABLE pending_resumes;"
                 "ALTER TABLE instances DROP COLUMN attempts;"
                 "ALTER TABLE instances DROP COLUMN reason;"
-                "DROP INDEX IF EXISTS instances_claimable;" /* PostgreSQL's, version 4 */
+                "DROP INDEX IF EXISTS instances_claimable;" /* version 4 */
+                "DROP INDEX IF EXISTS instances_by_lease;"  /* SQLite's, version 4 */
                 "UPDATE wfbridge_meta SET value = '1' WHERE key = 'schema_version';");
     ck_assert_int_eq(meta_version(), 1);
 
@@ -1333,17 +1334,25 @@ static wfm_store_id make_row(wfm_store *s, uint64_t hash, const char *status, co
     return id;
 }
 
-/* A version 3 store (before PostgreSQL's claim index) is migrated in place: its rows stay,
- * the index appears on PostgreSQL, the recorded version becomes 4, and a claim takes the
- * runnable row as before. A read-only open of it is refused on PostgreSQL (the index is
- * missing) and reads it as is on SQLite (version 4 adds nothing there). */
+/* The indexes version 4 added (PostgreSQL: one, SQLite: two), as counted in the catalogue. */
+static char *v4_indexes(void)
+{
+    return store_query(on_pg ? "SELECT count(*) FROM pg_indexes WHERE schemaname ="
+                               " current_schema() AND indexname = 'instances_claimable'"
+                             : "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND"
+                               " name IN ('instances_claimable', 'instances_by_lease')");
+}
+
+/* A version 3 store gets version 4's claim indexes on its next writable open, and a claim
+ * then reads through them. A read-only open of it is refused on PostgreSQL; on SQLite, where
+ * version 4 adds nothing a read-only open reads (it never claims), it reads the store as is. */
 START_TEST(test_store_version_3_is_migrated)
 {
     wfm_store_id a = store_with_one_row("Executing", "state-3");
     wfm_store *s = NULL;
     wf_error err = WF_ERROR_INIT;
-    if (on_pg)
-        store_exec("DROP INDEX instances_claimable;");
+    store_exec(on_pg ? "DROP INDEX instances_claimable;"
+                     : "DROP INDEX instances_claimable; DROP INDEX instances_by_lease;");
     store_exec("UPDATE wfbridge_meta SET value = '3' WHERE key = 'schema_version';");
     ck_assert_int_eq(meta_version(), 3);
 
@@ -1354,18 +1363,25 @@ START_TEST(test_store_version_3_is_migrated)
         assert_open_refused(&o, WF_E_STORE, "must be migrated");
     } else {
         ck_assert_int_eq(wfm_store_open(&o, &s, &err), WF_OK);
+        void *blob = NULL;
+        size_t len = 0;
+        char status[32];
+        ck_assert_int_eq(wfm_store_load_state(s, a.text, &blob, &len, status, NULL, &err), WF_OK);
+        ck_assert_str_eq(status, "Executing");
+        ck_assert_uint_eq(len, 7);
+        wf_free(blob);
         wfm_store_close(s);
     }
     ck_assert_int_eq(meta_version(), 3);
+    char *n = v4_indexes();
+    ck_assert_str_eq(n, "0");
+    wf_free(n);
 
     s = open_store("host-b", 0, false);
     ck_assert_int_eq(meta_version(), WFM_STORE_SCHEMA_VERSION);
-    if (on_pg) {
-        char *n = store_query("SELECT count(*) FROM pg_indexes WHERE schemaname ="
-                              " current_schema() AND indexname = 'instances_claimable'");
-        ck_assert_str_eq(n, "1");
-        wf_free(n);
-    }
+    n = v4_indexes();
+    ck_assert_str_eq(n, on_pg ? "1" : "2");
+    wf_free(n);
     size_t count = 0;
     claim_log l = claim_now(s, 8, 0, &count);
     ck_assert_uint_eq(count, 1);
@@ -1529,6 +1545,51 @@ START_TEST(test_store_claim_takes_over_expired_leases_and_renew_keeps_them)
     ck_assert_uint_eq(count, 1);
     wfm_store_close(a);
     wfm_store_close(b);
+}
+END_TEST
+
+/* Each kind of claimable row (free runnable, expired lease, timer due, resumption waited on)
+ * is found apart; the claim still hands out the oldest `max` of them all, in creation order,
+ * and a row of two kinds (timer due and resumption waited on) takes one place only. */
+START_TEST(test_store_claim_takes_the_oldest_of_every_kind_once)
+{
+    wfm_store *a = open_store("host-a", 1000, false);
+    wfm_store *b = open_store("host-b", 60000, false);
+    wfm_store *c = open_store("host-c", 60000, false);
+    wf_error err = WF_ERROR_INIT;
+    wfm_store_id both = make_row(a, 1, "Idle", "b", 1, 10, "go");
+    wfm_store_id expired;
+    test_now_ms += 1;
+    ck_assert_int_eq(wfm_store_create(a, 2, &expired, &err), WF_OK); /* leased to a */
+    wfm_store_id running = make_row(a, 3, "Executing", "r", 1, 0, NULL);
+    wfm_store_id resumable = make_row(a, 4, "Idle", "q", 1, 0, "go");
+    wfm_store_id created = make_row(a, 5, "Created", NULL, 0, 0, NULL);
+    ck_assert_int_eq(wfm_store_enqueue_resume(b, both.text, "go", "1", NULL, &err), WF_OK);
+    ck_assert_int_eq(wfm_store_enqueue_resume(b, resumable.text, "go", "2", NULL, &err), WF_OK);
+    test_now_ms += 1001; /* a's lease of `expired` has ended */
+
+    const wfm_store_id *want[] = {&both, &expired, &running, &resumable, &created};
+    size_t count = 0;
+    claim_log l = claim_now(c, 2, 5000, &count);
+    ck_assert_uint_eq(count, 2);
+    ck_assert_str_eq(l.ids[0], want[0]->text);
+    ck_assert_str_eq(l.ids[1], want[1]->text);
+    ck_assert_int_eq(l.pending[0], 1);
+    l = claim_now(c, 2, 5000, &count);
+    ck_assert_uint_eq(count, 2);
+    ck_assert_str_eq(l.ids[0], want[2]->text);
+    ck_assert_str_eq(l.ids[1], want[3]->text);
+    l = claim_now(c, 8, 5000, &count);
+    ck_assert_uint_eq(count, 1);
+    ck_assert_str_eq(l.ids[0], want[4]->text);
+    for (int i = 0; i < 5; i++) {
+        char *owner = owner_in_store(want[i]->text);
+        ck_assert_str_eq(owner, "host-c");
+        wf_free(owner);
+    }
+    wfm_store_close(a);
+    wfm_store_close(b);
+    wfm_store_close(c);
 }
 END_TEST
 
@@ -2149,6 +2210,7 @@ static void add_shared_core(TCase *core)
     tcase_add_test(core, test_store_claim_takes_what_can_progress_oldest_first);
     tcase_add_test(core, test_store_claim_respects_max_and_a_stopping_callback);
     tcase_add_test(core, test_store_claim_takes_over_expired_leases_and_renew_keeps_them);
+    tcase_add_test(core, test_store_claim_takes_the_oldest_of_every_kind_once);
     tcase_add_test(core, test_store_claim_leaves_a_dead_local_owner_to_lock);
     tcase_add_test(core, test_store_claim_by_two_owners_at_once_hands_out_each_row_once);
 }
