@@ -49,6 +49,7 @@ typedef struct queue_copy queue_copy;
 
 struct wfm_dinst {
     wfm_host *host;
+    wfm_dinst *same_bucket; /* the next linked wfm_dinst in its host's bucket (host->lock) */
     wfm_store_id id;
     wfm_instance *inst;
     bool loaded; /* in memory and leased: may run */
@@ -90,6 +91,8 @@ struct wfm_host {
     pthread_mutex_t lock;
     pthread_cond_t cv; /* busy flags, the renewal thread's sleep */
     wfm_dinst *first;
+    wfm_dinst **buckets; /* every linked wfm_dinst by a hash of its id, chained */
+    size_t bucket_count, linked; /* a power of two; linked: how many are in the list */
     def_entry *defs;
     size_t def_count, def_cap;
     pthread_t thread;
@@ -392,6 +395,11 @@ wf_status wfm_host_create(wfm_runtime *rt, wfm_store *store, const wfm_host_opts
     h->store = store;
     pthread_mutex_init(&h->lock, NULL);
     pthread_cond_init(&h->cv, NULL);
+    h->bucket_count = 64;
+    if (!(h->buckets = wf_calloc(h->bucket_count, sizeof *h->buckets))) {
+        wfm_host_destroy(h);
+        return wf_error_set(err, WF_E_NOMEM, NULL, "out of memory");
+    }
     if (h->opts.renew_ms >= 0) {
         if (pthread_create(&h->thread, NULL, renew_main, h) != 0) {
             wfm_host_destroy(h);
@@ -417,6 +425,7 @@ void wfm_host_destroy(wfm_host *h)
     for (size_t i = 0; i < h->def_count; i++)
         wfm_definition_release(h->defs[i].def);
     wf_free(h->defs);
+    wf_free(h->buckets);
     pthread_cond_destroy(&h->cv);
     pthread_mutex_destroy(&h->lock);
     wf_free(h);
@@ -476,11 +485,20 @@ static wfm_definition *cached_def(wfm_host *h, uint64_t hash)
     return def;
 }
 
+/* The bucket of instance `id` (FNV-1a of the id). */
+static size_t bucket_of(const wfm_host *h, const char *id)
+{
+    uint64_t x = 14695981039346656037u;
+    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+        x = (x ^ *p) * 1099511628211u;
+    return (size_t)x & (h->bucket_count - 1);
+}
+
 /* Under h->lock: the host's wfm_dinst of instance `id` that holds its lease or is in use, if
  * any (loaded changes only while busy is set, so reading it when not busy is safe). */
 static wfm_dinst *open_dinst_locked(wfm_host *h, const char *id)
 {
-    for (wfm_dinst *d = h->first; d; d = d->next)
+    for (wfm_dinst *d = h->buckets[bucket_of(h, id)]; d; d = d->same_bucket)
         if ((d->busy || d->loaded) && strcmp(d->id.text, id) == 0)
             return d;
     return NULL;
@@ -503,6 +521,25 @@ static wf_status not_open(wfm_host *h, const char *id, wf_error *err)
     return wf_error_set(err, WF_E_LOCKED, NULL, "instance '%s' is already loaded by this host", id);
 }
 
+/* Under h->lock: twice the buckets once there are more linked instances than buckets (out of
+ * memory: the chains grow longer instead). */
+static void grow_buckets_locked(wfm_host *h)
+{
+    if (h->linked <= h->bucket_count)
+        return;
+    wfm_dinst **grown = wf_calloc(h->bucket_count * 2, sizeof *grown);
+    if (!grown)
+        return;
+    wf_free(h->buckets);
+    h->buckets = grown;
+    h->bucket_count *= 2;
+    for (wfm_dinst *d = h->first; d; d = d->next) {
+        size_t b = bucket_of(h, d->id.text);
+        d->same_bucket = h->buckets[b];
+        h->buckets[b] = d;
+    }
+}
+
 static void link_dinst(wfm_host *h, wfm_dinst *d)
 {
     pthread_mutex_lock(&h->lock);
@@ -510,7 +547,30 @@ static void link_dinst(wfm_host *h, wfm_dinst *d)
     if (h->first)
         h->first->prev = d;
     h->first = d;
+    size_t b = bucket_of(h, d->id.text);
+    d->same_bucket = h->buckets[b];
+    h->buckets[b] = d;
+    h->linked++;
+    grow_buckets_locked(h);
     pthread_mutex_unlock(&h->lock);
+}
+
+/* Under h->lock: take d out of the list and its bucket. */
+static void unlink_dinst_locked(wfm_host *h, wfm_dinst *d)
+{
+    if (d->prev)
+        d->prev->next = d->next;
+    else
+        h->first = d->next;
+    if (d->next)
+        d->next->prev = d->prev;
+    wfm_dinst **at = &h->buckets[bucket_of(h, d->id.text)];
+    while (*at != d) {
+        assert(*at); /* a linked wfm_dinst is in its bucket */
+        at = &(*at)->same_bucket;
+    }
+    *at = d->same_bucket;
+    h->linked--;
 }
 
 static wfm_dinst *dinst_new(wfm_host *h, const char *id, wf_error *err)
@@ -1338,12 +1398,7 @@ void wfm_dinst_close(wfm_dinst *d)
         wf_error_clear(&tmp);
     }
     pthread_mutex_lock(&h->lock);
-    if (d->prev)
-        d->prev->next = d->next;
-    else
-        h->first = d->next;
-    if (d->next)
-        d->next->prev = d->prev;
+    unlink_dinst_locked(h, d);
     pthread_mutex_unlock(&h->lock);
     wfm_instance_destroy(d->inst);
     free_bookmarks(d);

@@ -1192,6 +1192,35 @@ START_TEST(load_of_an_instance_open_here_is_refused)
 }
 END_TEST
 
+/* wfm_host_has finds each of many open instances (more than the host's first buckets hold)
+ * and none once it is closed. */
+START_TEST(host_has_each_of_many_open_instances)
+{
+    enum { MANY = 150 };
+    fixture f;
+    wfm_host_opts keep = WFM_HOST_OPTS_INIT;
+    keep.time_to_persist_ms = 0;
+    keep.time_to_unload_ms = WFM_HOST_NEVER;
+    fx_init(&f, &keep);
+    wfm_dinst *d[MANY];
+    char ids[MANY][33];
+    for (int i = 0; i < MANY; i++) {
+        d[i] = start(&f, DATA "approve.xaml");
+        snprintf(ids[i], sizeof ids[i], "%s", wfm_dinst_id(d[i]));
+    }
+    for (int i = 0; i < MANY; i++)
+        ck_assert(wfm_host_has(f.host, ids[i]));
+    for (int i = 0; i < MANY; i += 2)
+        wfm_dinst_close(d[i]);
+    for (int i = 0; i < MANY; i++)
+        ck_assert(wfm_host_has(f.host, ids[i]) == (i % 2 == 1));
+    for (int i = 1; i < MANY; i += 2)
+        wfm_dinst_close(d[i]);
+    ck_assert(!wfm_host_has(f.host, ids[1]));
+    fx_fini(&f);
+}
+END_TEST
+
 START_TEST(lease_and_takeover)
 {
     fixture a, b;
@@ -2405,6 +2434,7 @@ Suite *modern_durable_suite(void)
     tcase_add_test(tc, resume_in_new_process);
     tcase_add_test(tc, lease_and_takeover);
     tcase_add_test(tc, load_of_an_instance_open_here_is_refused);
+    tcase_add_test(tc, host_has_each_of_many_open_instances);
     tcase_add_test(tc, pooled_runs_save_through_the_commit_thread);
     tcase_add_test(tc, pooled_idle_on_a_timer_is_unloaded_off_the_pool);
     tcase_add_test(tc, pooled_end_runs_stops_at_the_next_persist_point);
