@@ -824,6 +824,21 @@ static wfm_store_id store_with_one_row(const char *status, const char *state)
     return a;
 }
 
+/* Instance `id` loads from s with this status and state (text). */
+static void assert_loads(wfm_store *s, const char *id, const char *want_status,
+                         const char *want_state)
+{
+    wf_error err = WF_ERROR_INIT;
+    void *blob = NULL;
+    size_t len = 0;
+    char status[32];
+    ck_assert_int_eq(wfm_store_load_state(s, id, &blob, &len, status, NULL, &err), WF_OK);
+    ck_assert_str_eq(status, want_status);
+    ck_assert_uint_eq(len, strlen(want_state));
+    ck_assert(memcmp(blob, want_state, len) == 0);
+    wf_free(blob);
+}
+
 /* A version 1 store (as wfbridge wrote it before pending_resumes existed) is migrated in
  * place: its rows stay, the new table appears, the recorded version becomes 2. */
 START_TEST(test_store_version_1_is_migrated)
@@ -840,14 +855,7 @@ START_TEST(test_store_version_1_is_migrated)
 
     wfm_store *s = open_store("host-b", 0, false);
     ck_assert_int_eq(meta_version(), WFM_STORE_SCHEMA_VERSION);
-    void *blob = NULL;
-    size_t len = 0;
-    char status[32];
-    ck_assert_int_eq(wfm_store_load_state(s, a.text, &blob, &len, status, NULL, &err), WF_OK);
-    ck_assert_str_eq(status, "Idle");
-    ck_assert_uint_eq(len, 7);
-    ck_assert(memcmp(blob, "state-1", 7) == 0);
-    wf_free(blob);
+    assert_loads(s, a.text, "Idle", "state-1");
     int64_t seq = 0;
     ck_assert_int_eq(wfm_store_enqueue_resume(s, a.text, "approve", "1", &seq, &err), WF_OK);
     ck_assert_int_eq(seq, 1);
@@ -1363,13 +1371,7 @@ START_TEST(test_store_version_3_is_migrated)
         assert_open_refused(&o, WF_E_STORE, "must be migrated");
     } else {
         ck_assert_int_eq(wfm_store_open(&o, &s, &err), WF_OK);
-        void *blob = NULL;
-        size_t len = 0;
-        char status[32];
-        ck_assert_int_eq(wfm_store_load_state(s, a.text, &blob, &len, status, NULL, &err), WF_OK);
-        ck_assert_str_eq(status, "Executing");
-        ck_assert_uint_eq(len, 7);
-        wf_free(blob);
+        assert_loads(s, a.text, "Executing", "state-3");
         wfm_store_close(s);
     }
     ck_assert_int_eq(meta_version(), 3);
