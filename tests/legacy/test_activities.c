@@ -62,6 +62,22 @@ START_TEST(test_replicator_with_no_data_closes)
 }
 END_TEST
 
+/* Each Replicator raises its own child events, also while the other one's children run. */
+START_TEST(test_nested_replicators_raise_their_own_child_events)
+{
+    xt_env e;
+    xt_load(&e, "replicator_nested.xoml", NULL);
+    xt_start(&e);
+    xt_set(&e, "Items", "[\"x\",\"y\"]");
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    /* per outer child: its ChildInitialized (A), the inner ones' (C C), their ChildCompleted
+     * (D D), then the outer ChildCompleted (B) */
+    ck_assert_str_eq(xt_str(&e, "Log"), "ACCDDBACCDDB");
+    ck_assert_int_eq(xt_int(&e, "Count"), 4);
+    xt_free(&e);
+}
+END_TEST
+
 START_TEST(test_listen_first_event_wins)
 {
     xt_env e;
@@ -339,6 +355,7 @@ Suite *legacy_activities_suite(void)
     tcase_add_test(core, test_while_iteration_state_dies_with_its_clone);
     tcase_add_test(core, test_replicator_children_see_their_instance_data);
     tcase_add_test(core, test_replicator_with_no_data_closes);
+    tcase_add_test(core, test_nested_replicators_raise_their_own_child_events);
     tcase_add_test(core, test_listen_first_event_wins);
     tcase_add_test(core, test_delay_fires_on_the_host_clock);
     tcase_add_test(core, test_timers_fire_earliest_first);
