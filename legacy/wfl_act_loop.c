@@ -49,10 +49,14 @@ static wfl_status until_met(wfl_exec *ex, wfl_act *act)
 }
 
 /* ---- Replicator -------------------------------------------------------------------------- */
-static bool is_parallel(wfl_act *act)
+/* xact.memo: what a run reads once. ExecutionType is read when the Replicator executes, after
+ * its Initialized handler (a restored run reads it again); UntilCondition is the definition's. */
+#define REP_KNOWN     0x1u /* the bits below are set */
+#define REP_PARALLEL  0x2u /* ExecutionType is Parallel */
+#define REP_HAS_UNTIL 0x4u /* an UntilCondition is given */
+
+static bool read_parallel(wfl_act *act)
 {
-    /* asked after every child: the cached DP, the slot read in place when not bound, and no
-     * 780-byte error to clear (unused) */
     const wfl_dp *dp = wfl__dp(act, "ExecutionType");
     const wf_value *slot = dp ? wfl_act_peek(act, dp) : NULL;
     if (slot)
@@ -64,8 +68,42 @@ static bool is_parallel(wfl_act *act)
     return par;
 }
 
-static bool child_event(wfl_exec *ex, wfl_act *act, wfl_act *clone, const char *event)
+static uint32_t rep_memo(wfl_act *act)
 {
+    xact *x = wfl_act_exec(act);
+    if (!(x->memo & REP_KNOWN))
+        x->memo = REP_KNOWN | (read_parallel(act) ? REP_PARALLEL : 0) |
+                  (has_condition(act, "UntilCondition") ? REP_HAS_UNTIL : 0);
+    return x->memo;
+}
+
+static bool is_parallel(wfl_act *act)
+{
+    return rep_memo(act) & REP_PARALLEL;
+}
+
+static bool rep_has_until(wfl_act *act)
+{
+    return rep_memo(act) & REP_HAS_UNTIL;
+}
+
+/* The event's property value, looked up by name once per Replicator node in a row. */
+static const wfl_pval *child_event_pval(wfl_exec *ex, wfl_act *act, bool completed)
+{
+    const wfl_node *node = wfl_act_node(act);
+    if (ex->rep_node != node) {
+        ex->rep_child_initialized = wfl__pval(act, "ChildInitialized");
+        ex->rep_child_completed = wfl__pval(act, "ChildCompleted");
+        ex->rep_node = node;
+    }
+    return completed ? ex->rep_child_completed : ex->rep_child_initialized;
+}
+
+static bool child_event(wfl_exec *ex, wfl_act *act, wfl_act *clone, bool completed)
+{
+    const wfl_pval *pv = child_event_pval(ex, act, completed);
+    if (!pv || (pv->kind != WFL_PV_HANDLER && pv->kind != WFL_PV_BIND))
+        return true; /* nothing to call: no need to show the clone */
     xact *x = wfl_act_exec(act);
     xact *cx = wfl_act_exec(clone);
     const wf_value *data = wf_value_list_at(&x->val, (size_t)cx->aux);
@@ -74,13 +112,12 @@ static bool child_event(wfl_exec *ex, wfl_act *act, wfl_act *clone, const char *
     const wf_value *saved_data = ex->event_data;
     ex->event_child = clone;
     ex->event_data = data ? data : &null_data;
-    bool ok = wfl__raise_event(ex, act, event);
+    bool ok = wfl__raise_pval(ex, act, pv, completed ? "ChildCompleted" : "ChildInitialized");
     ex->event_child = saved_child;
     ex->event_data = saved_data;
     return ok;
 }
 
-/* Clone the template for data item `index` and raise ChildInitialized; NULL on a fault. */
 static wfl_act *rep_make_child(wfl_exec *ex, wfl_act *act, size_t index)
 {
     wfl_act *tmpl = template_child(act);
@@ -88,7 +125,7 @@ static wfl_act *rep_make_child(wfl_exec *ex, wfl_act *act, size_t index)
     if (!clone)
         return NULL;
     ((xact *)wfl_act_exec(clone))->aux = (int32_t)index;
-    if (!child_event(ex, act, clone, "ChildInitialized")) {
+    if (!child_event(ex, act, clone, false)) {
         wfl_act_clone_release(clone);
         return NULL;
     }
@@ -98,7 +135,7 @@ static wfl_act *rep_make_child(wfl_exec *ex, wfl_act *act, size_t index)
 static bool rep_until(wfl_exec *ex, wfl_act *act, bool *ok)
 {
     *ok = true;
-    if (!has_condition(act, "UntilCondition"))
+    if (!rep_has_until(act))
         return false;
     return wfl__condition_dp(ex, act, "UntilCondition", false, ok);
 }
@@ -114,7 +151,7 @@ static wfl_status rep_start(wfl_exec *ex, wfl_act *act)
     size_t n = wf_value_list_count(&x->val);
     if (!is_parallel(act)) {
         if ((size_t)x->aux >= n)
-            return has_condition(act, "UntilCondition") ? WFL_ST_EXECUTING : rep_done(ex, act);
+            return rep_has_until(act) ? WFL_ST_EXECUTING : rep_done(ex, act);
         wfl_act *c = rep_make_child(ex, act, (size_t)x->aux++);
         if (!c)
             return WFL_ST_FAULTING;
@@ -133,7 +170,7 @@ static wfl_status rep_start(wfl_exec *ex, wfl_act *act)
     }
     if (x->count)
         return WFL_ST_EXECUTING;
-    return has_condition(act, "UntilCondition") ? WFL_ST_EXECUTING : rep_done(ex, act);
+    return rep_has_until(act) ? WFL_ST_EXECUTING : rep_done(ex, act);
 }
 
 static wfl_status rep_execute(wfl_exec *ex, wfl_act *act)
@@ -144,6 +181,7 @@ static wfl_status rep_execute(wfl_exec *ex, wfl_act *act)
     x->count = 0;
     if (!wfl__raise_event(ex, act, "Initialized"))
         return WFL_ST_FAULTING;
+    x->memo = 0; /* the Initialized handler may have set ExecutionType */
     wf_error err = WF_ERROR_INIT;
     wf_value data = wf_null();
     if (wfl_act_get_by_name(act, "InitialChildData", &data, &err) != WF_OK)
@@ -165,7 +203,7 @@ static void rep_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
     /* WF3 handles each child's close on its own: ChildCompleted first (for children that
      * closed before the UntilCondition held, and for the ones it canceled, too), then the
      * condition, which once true stays true (docs/wf3-behaviour.md) */
-    if (wfl_act_is_clone_root(child) && !child_event(ex, act, child, "ChildCompleted"))
+    if (wfl_act_is_clone_root(child) && !child_event(ex, act, child, true))
         return;
     if (x->cursor == LOOP_UNTIL_MET) {
         if (running == 0 && rep_done(ex, act) == WFL_ST_CLOSED)
@@ -181,7 +219,7 @@ static void rep_child_closed(wfl_exec *ex, wfl_act *act, wfl_act *child)
     else if (!is_parallel(act))
         st = rep_start(ex, act);
     else
-        st = running || has_condition(act, "UntilCondition") ? WFL_ST_EXECUTING : WFL_ST_CLOSED;
+        st = running || rep_has_until(act) ? WFL_ST_EXECUTING : WFL_ST_CLOSED;
     if (st == WFL_ST_CLOSED && x->cursor == LOOP_UNTIL_MET)
         st = rep_done(ex, act);
     else if (st == WFL_ST_CLOSED && is_parallel(act))

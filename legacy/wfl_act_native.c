@@ -369,7 +369,11 @@ bool wfl__condition_dp(wfl_exec *ex, wfl_act *act, const char *dp_name, bool uns
 
 bool wfl__raise_event(wfl_exec *ex, wfl_act *act, const char *dp_name)
 {
-    const wfl_pval *pv = wfl__pval(act, dp_name);
+    return wfl__raise_pval(ex, act, wfl__pval(act, dp_name), dp_name);
+}
+
+bool wfl__raise_pval(wfl_exec *ex, wfl_act *act, const wfl_pval *pv, const char *dp_name)
+{
     if (pv && pv->kind == WFL_PV_BIND) {
         wf_error e = WF_ERROR_INIT;
         wf_error_set(&e, WF_E_UNSUPPORTED, &pv->loc,

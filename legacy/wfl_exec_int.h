@@ -36,6 +36,7 @@ typedef struct xact {
     int32_t cursor;    /* Sequence: next child; IfElse: chosen branch; loops: iterations */
     int32_t aux;       /* Replicator: next data index / a clone's data index; misc */
     int32_t count;     /* children or contexts running */
+    uint32_t memo;     /* kind-specific, not saved (0 after a restore): Replicator REP_* */
     uint32_t queue_id; /* event activities: the queue they created (0 = none) */
     uint64_t order;    /* completion order when closed Succeeded (0 = never) */
     wf_value exc;      /* Faulting: the current exception; closed Faulted: propagating */
@@ -131,6 +132,10 @@ struct wfl_exec {
     const wfl_dp *out_dps[16];
     size_t out_count; /* SIZE_MAX: more than 16, looked up each time */
     member_memo members[16]; /* the root's members .rules this-paths name (root_member) */
+    /* the Replicator node whose child events were looked up last, and their property values
+     * (NULL: unset), so its children do not look them up by name (wfl_act_loop.c) */
+    const wfl_node *rep_node;
+    const wfl_pval *rep_child_initialized, *rep_child_completed;
     char **waiting_names; /* wfl_exec_queue_* view, rebuilt after each pulse */
     uint32_t *waiting_ids;
     size_t waiting_count;
@@ -237,6 +242,8 @@ bool wfl__condition_of(wfl_exec *ex, wfl_act *act, wfl_act *owner, const wfl_con
 bool wfl__condition_dp(wfl_exec *ex, wfl_act *act, const char *dp_name, bool unset_true, bool *ok);
 /* Raise the event DP `dp_name` (a code-beside handler); true when fine or unset. */
 bool wfl__raise_event(wfl_exec *ex, wfl_act *act, const char *dp_name);
+/* The same for the event's property value, already looked up (NULL: unset). */
+bool wfl__raise_pval(wfl_exec *ex, wfl_act *act, const wfl_pval *pv, const char *dp_name);
 /* Call a custom activity's Execute against its DPs. */
 wfl_status wfl__call_custom(wfl_exec *ex, wfl_act *act);
 /* Call a service method with the activity's ParameterBindings. */

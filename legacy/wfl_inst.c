@@ -10,6 +10,7 @@
 #include <string.h>
 
 #define BIND_DEPTH_MAX 32
+#define SPARES_MAX     16 /* freed activity blocks kept per node */
 
 struct wfl_act {
     wfl_inst *inst;
@@ -34,8 +35,10 @@ struct wfl_inst {
     const wfl_definition *def;
     wfl_act *root;
     wfl_act **templates; /* by node index */
-    wfl_act **spares;    /* by node index: one freed block of that node's size (a loop's next
-                            clone takes it), in the templates' allocation */
+    wfl_act **spares;    /* by node index: freed blocks of that node's size, a list through
+                            their parent field, at most SPARES_MAX (a loop's next clone, or a
+                            parallel Replicator's next round, takes them), in the templates'
+                            allocation */
     uint32_t next_context;
     wfl_act_dispose_fn dispose;
     void *dispose_ud;
@@ -60,7 +63,7 @@ static wfl_act *act_new(wfl_inst *inst, const wfl_node *node, wfl_act *parent, u
     size_t size = sizeof(wfl_act) + nslots * sizeof(wf_value) + nkids * sizeof(wfl_act *);
     wfl_act *a = inst->spares[node->index];
     if (a != NULL) {
-        inst->spares[node->index] = NULL;
+        inst->spares[node->index] = a->parent;
         memset(a, 0, size);
     } else if ((a = wf_calloc(1, size)) == NULL) {
         return NULL;
@@ -74,6 +77,20 @@ static wfl_act *act_new(wfl_inst *inst, const wfl_node *node, wfl_act *parent, u
     for (size_t i = 0; i < nslots; i++)
         init_slot(&a->slots[i], node->type->dps[i], &node->props[i]);
     return a;
+}
+
+/* Keep a freed block on its node's spare list (the list's length in its head's context_count)
+ * unless SPARES_MAX are kept already. */
+static void spare_put(wfl_act **list, wfl_act *a)
+{
+    size_t kept = *list != NULL ? (*list)->context_count : 0;
+    if (kept >= SPARES_MAX) {
+        wf_free(a);
+        return;
+    }
+    a->parent = *list;
+    a->context_count = kept + 1;
+    *list = a;
 }
 
 static void act_free(wfl_act *a)
@@ -90,11 +107,7 @@ static void act_free(wfl_act *a)
     for (size_t i = 0; i < a->node->type->dp_count; i++)
         if (!wf_is_null(&a->slots[i]))
             wf_value_release(&a->slots[i]);
-    wfl_act **spare = &a->inst->spares[a->node->index];
-    if (*spare == NULL)
-        *spare = a;
-    else
-        wf_free(a);
+    spare_put(&a->inst->spares[a->node->index], a);
 }
 
 /* A fresh subtree for `node`; templates (non-NULL) receives the template acts by index. */
@@ -152,7 +165,10 @@ void wfl_inst_destroy(wfl_inst *inst)
         return;
     act_free(inst->root);
     for (size_t i = 0; i <= inst->def->node_count; i++)
-        wf_free(inst->spares[i]);
+        for (wfl_act *a = inst->spares[i], *next; a != NULL; a = next) {
+            next = a->parent;
+            wf_free(a);
+        }
     wf_free(inst->templates);
     wf_free(inst);
 }

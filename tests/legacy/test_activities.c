@@ -62,6 +62,41 @@ START_TEST(test_replicator_with_no_data_closes)
 }
 END_TEST
 
+/* Each Replicator raises its own child events, also while the other one's children run. */
+START_TEST(test_nested_replicators_raise_their_own_child_events)
+{
+    xt_env e;
+    xt_load(&e, "replicator_nested.xoml", NULL);
+    xt_start(&e);
+    xt_set(&e, "Items", "[\"x\",\"y\"]");
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    /* per outer child: its ChildInitialized (A), the inner ones' (C C), their ChildCompleted
+     * (D D), then the outer ChildCompleted (B) */
+    ck_assert_str_eq(xt_str(&e, "Log"), "ACCDDBACCDDB");
+    ck_assert_int_eq(xt_int(&e, "Count"), 4);
+    xt_free(&e);
+}
+END_TEST
+
+/* A parallel Replicator run again in the same instance: each round's clones are fresh
+ * contexts, also those made from blocks an earlier round freed (more than a node keeps). */
+START_TEST(test_parallel_replicator_rounds_each_clone_every_item)
+{
+    xt_env e;
+    xt_load(&e, "replicator_rounds.xoml", NULL);
+    xt_start(&e);
+    xt_set(&e, "Items", "[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\",\"j\","
+                        "\"k\",\"l\",\"m\",\"n\",\"o\",\"p\",\"q\",\"r\",\"s\",\"t\"]");
+    xt_set(&e, "Limit", "50");
+    ck_assert_int_eq(xt_run(&e), WFL_EXEC_CLOSED);
+    ck_assert_int_eq(xt_int(&e, "Count"), 60); /* three rounds of 20 */
+    wfl_exec_stats stats;
+    wfl_exec_stats_get(e.ex, &stats);
+    ck_assert_uint_eq(stats.contexts_created, 3 + 60); /* one per round, one per item */
+    xt_free(&e);
+}
+END_TEST
+
 START_TEST(test_listen_first_event_wins)
 {
     xt_env e;
@@ -339,6 +374,8 @@ Suite *legacy_activities_suite(void)
     tcase_add_test(core, test_while_iteration_state_dies_with_its_clone);
     tcase_add_test(core, test_replicator_children_see_their_instance_data);
     tcase_add_test(core, test_replicator_with_no_data_closes);
+    tcase_add_test(core, test_nested_replicators_raise_their_own_child_events);
+    tcase_add_test(core, test_parallel_replicator_rounds_each_clone_every_item);
     tcase_add_test(core, test_listen_first_event_wins);
     tcase_add_test(core, test_delay_fires_on_the_host_clock);
     tcase_add_test(core, test_timers_fire_earliest_first);
