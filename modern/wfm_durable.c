@@ -485,13 +485,10 @@ static wfm_definition *cached_def(wfm_host *h, uint64_t hash)
     return def;
 }
 
-/* The bucket of instance `id` (FNV-1a of the id). */
+/* The bucket of instance `id`. */
 static size_t bucket_of(const wfm_host *h, const char *id)
 {
-    uint64_t x = 14695981039346656037u;
-    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
-        x = (x ^ *p) * 1099511628211u;
-    return (size_t)x & (h->bucket_count - 1);
+    return (size_t)wf_hash_bytes(id, strlen(id)) & (h->bucket_count - 1);
 }
 
 /* Under h->lock: the host's wfm_dinst of instance `id` that holds its lease or is in use, if
